@@ -1,0 +1,22 @@
+// The seam between the gateway and an upstream: one adapter per provider type,
+// no provider-specific branches in shared code.
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
+
+export interface UpstreamCall {
+  /** The validated request, already rewritten for the upstream: `model` is the
+   * upstream model name, exactly one of max_tokens / max_completion_tokens is set. */
+  request: ChatRequest;
+  /** The request id the client sees; sent upstream as `x-request-id`. */
+  requestId: string;
+  /** Aborted when the client leaves or a gateway deadline passes. */
+  signal: AbortSignal;
+}
+
+export interface ChatProvider {
+  /** Non-streaming completion, normalised to the spec's response shape
+   * (the gateway overwrites `model` with the resolved alias). Throws ApiError. */
+  complete(call: UpstreamCall): Promise<ChatCompletion>;
+  /** Streaming completion as parsed chunks, normalised. Throws ApiError
+   * (before or during iteration) when the upstream fails or the stream is cut. */
+  stream(call: UpstreamCall): AsyncIterable<ChatCompletionChunk>;
+}
