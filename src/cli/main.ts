@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// The `portcullis` command: dispatches to subcommands. Every subcommand reads
+// the same config (--config FILE or PORTCULLIS_CONFIG), so the CLI and the
+// server act on the same data directory.
+import { ConfigError } from '../config/config.ts';
+import { CONFIG_ENV, DATA_DIR_ENV, loadConfig } from '../config/config-loader.ts';
+import { runKeysCommand } from './keys-command.ts';
+import { runServeCommand } from './serve-command.ts';
+
+const USAGE = `Usage: portcullis <command> [options]
+
+An OpenAI-compatible inference gateway.
+
+Commands:
+  serve        Start the gateway (see: portcullis serve --help)
+  keys         Create, list and revoke API keys (see: portcullis keys --help)
+
+Options for every command:
+  --config FILE   Config file (default: $${CONFIG_ENV}; without either, the
+                  embedded demo config with data in $${DATA_DIR_ENV} or ./data)
+  -h, --help      Show help
+`;
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+/** Takes `--config FILE` / `--config=FILE` out of the arguments, wherever it is. */
+export function extractConfigFlag(args: readonly string[]): { configPath: string | undefined; rest: string[] } {
+  const rest: string[] = [];
+  let configPath: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '--') {
+      rest.push(...args.slice(i));
+      break;
+    }
+    if (arg === '--config' || arg.startsWith('--config=')) {
+      const value = arg === '--config' ? args[++i] : arg.slice('--config='.length);
+      if (value === undefined || value === '' || value.startsWith('--')) throw new UsageError('--config needs a file path');
+      if (configPath !== undefined) throw new UsageError('--config given more than once');
+      configPath = value;
+      continue;
+    }
+    rest.push(arg);
+  }
+  return { configPath, rest };
+}
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed: { configPath: string | undefined; rest: string[] };
+  try {
+    parsed = extractConfigFlag(argv);
+  } catch (err) {
+    io.stderr.write(`portcullis: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const [command, ...args] = parsed.rest;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    (command === undefined ? io.stderr : io.stdout).write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  const wantsHelp = args.includes('--help') || args.includes('-h');
+  try {
+    switch (command) {
+      case 'serve':
+        return await runServeCommand(args, { ...io, configPath: parsed.configPath });
+      case 'keys': {
+        if (wantsHelp) return await runKeysCommand(args, { dataDir: '', stdout: io.stdout, stderr: io.stderr });
+        const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
+        return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr });
+      }
+      default:
+        io.stderr.write(`portcullis: unknown command '${command}'\n\n${USAGE}`);
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.stderr.write(`portcullis: invalid configuration: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+// Run when executed directly (not when imported by tests).
+const invokedAs = process.argv[1];
+if (invokedAs !== undefined && /(^|[\\/])(main\.[jt]s|portcullis)$/.test(invokedAs)) {
+  runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() }).then(
+    (code) => {
+      if (code !== 0 || process.exitCode === undefined) process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`portcullis: unexpected error: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

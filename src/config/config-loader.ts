@@ -1,0 +1,83 @@
+// I/O shell around parseConfig: finds the file (--config, then
+// PORTCULLIS_CONFIG), reads it, and falls back to the embedded default.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { JsonParseError, parseJson } from '../json/parser.ts';
+import { ConfigError, type GatewayConfig } from './config.ts';
+import { parseConfig } from './config-parser.ts';
+
+export const CONFIG_ENV = 'PORTCULLIS_CONFIG';
+export const DATA_DIR_ENV = 'PORTCULLIS_DATA_DIR';
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/** The embedded default: the demo provider behind service-chat (and service-auto). */
+export function embeddedConfigValue(): unknown {
+  return {
+    listen: { host: '127.0.0.1', port: 8080 },
+    providers: { demo: { type: 'demo' } },
+    aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } },
+    auto: { default: 'service-chat' },
+  };
+}
+
+export interface LoadConfigOptions {
+  /** Value of --config, if given. */
+  configPath?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const given = options.configPath ?? nonEmpty(env[CONFIG_ENV]);
+  if (given === undefined) {
+    const config = parseConfig(embeddedConfigValue(), null, cwd);
+    const dataDir = nonEmpty(env[DATA_DIR_ENV]);
+    return dataDir === undefined ? config : { ...config, dataDir: path.resolve(cwd, dataDir) };
+  }
+  const file = path.resolve(cwd, given);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'file not found' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? 'error'})`;
+    throw new ConfigError(file, '', why);
+  }
+  if (bytes.length > MAX_CONFIG_BYTES) throw new ConfigError(file, '', `is larger than ${MAX_CONFIG_BYTES} bytes`);
+  let value: unknown;
+  try {
+    value = parseJson(bytes, { rejectDuplicateKeys: true });
+  } catch (err) {
+    if (err instanceof JsonParseError) throw new ConfigError(file, '', `is not valid JSON: ${err.message}`);
+    throw err;
+  }
+  const config = parseConfig(value, file, path.dirname(file));
+  const dataDir = nonEmpty(env[DATA_DIR_ENV]);
+  return dataDir === undefined ? config : { ...config, dataDir: path.resolve(cwd, dataDir) };
+}
+
+/**
+ * Reads the upstream API keys named by `apiKeyEnv` at start, so a missing
+ * variable stops the server with a clear message instead of failing requests.
+ */
+export function resolveProviderKeys(config: GatewayConfig, env: NodeJS.ProcessEnv = process.env): Map<string, string | undefined> {
+  const keys = new Map<string, string | undefined>();
+  for (const [name, provider] of Object.entries(config.providers)) {
+    if (provider.type !== 'openai' || provider.apiKeyEnv === null) {
+      keys.set(name, undefined);
+      continue;
+    }
+    const key = nonEmpty(env[provider.apiKeyEnv]);
+    if (key === undefined) {
+      throw new ConfigError(config.source, `providers.${name}.apiKeyEnv`, `environment variable ${provider.apiKeyEnv} is not set or empty`);
+    }
+    keys.set(name, key);
+  }
+  return keys;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}

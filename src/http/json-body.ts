@@ -1,0 +1,114 @@
+// Reads a JSON request body chunk by chunk into the streaming parser, so a
+// request is rejected as soon as its bytes allow: a Content-Length over the
+// limit before any byte is read, and a bad field (via the parser's observer)
+// without reading the rest of the body.
+import type { IncomingMessage } from 'node:http';
+import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
+import { createJsonParser, JsonParseError, type JsonLimits, type JsonObserver } from '../json/parser.ts';
+
+export interface JsonBodyOptions {
+  maxBytes: number;
+  limits: Omit<JsonLimits, 'maxBytes'>;
+  observer?: JsonObserver;
+}
+
+/** Thrown when the client goes away before its body has arrived. */
+export class ClientGoneError extends Error {
+  override name = 'ClientGoneError';
+  readonly code = 'client_gone';
+}
+
+/**
+ * `application/json`, optionally with `charset=utf-8`. Anything else is 415:
+ * the body would not be read the way the client meant it.
+ */
+export function checkJsonContentType(header: string | undefined): void {
+  if (header === undefined) throw new UnsupportedMediaTypeError(undefined);
+  const semi = header.indexOf(';');
+  const mediaType = (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
+  if (mediaType !== 'application/json') throw new UnsupportedMediaTypeError(header);
+  if (semi === -1) return;
+  for (const param of header.slice(semi + 1).split(';')) {
+    const eq = param.indexOf('=');
+    if (eq === -1) continue;
+    const name = param.slice(0, eq).trim().toLowerCase();
+    const value = param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (name === 'charset' && value !== 'utf-8' && value !== 'utf8') throw new UnsupportedMediaTypeError(header);
+  }
+}
+
+export function readJsonBody(req: IncomingMessage, options: JsonBodyOptions): Promise<unknown> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > options.maxBytes) {
+    return Promise.reject(new PayloadTooLargeError(options.maxBytes));
+  }
+  const parser = createJsonParser({
+    limits: { ...options.limits, maxBytes: options.maxBytes },
+    rejectDuplicateKeys: true,
+    ...(options.observer === undefined ? {} : { observer: options.observer }),
+  });
+
+  return new Promise((resolve, reject) => {
+    let received = 0;
+    let settled = false;
+    const cleanup = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const fail = (err: unknown): void => {
+      if (settled) return;
+      settled = true;
+      cleanup();
+      // Stop reading: the rest of the body is never looked at.
+      req.pause();
+      reject(toRequestError(err, options.maxBytes));
+    };
+    const onData = (chunk: Buffer): void => {
+      received += chunk.length;
+      if (received > options.maxBytes) return fail(new PayloadTooLargeError(options.maxBytes));
+      try {
+        parser.feed(chunk);
+      } catch (err) {
+        fail(err);
+      }
+    };
+    const onEnd = (): void => {
+      if (settled) return;
+      let value: unknown;
+      try {
+        value = parser.end();
+      } catch (err) {
+        return fail(err);
+      }
+      settled = true;
+      cleanup();
+      resolve(value);
+    };
+    const onError = (): void => fail(new ClientGoneError('client connection failed while sending the body'));
+    const onClose = (): void => {
+      if (!req.complete) fail(new ClientGoneError('client closed the connection before the body was complete'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+function toRequestError(err: unknown, maxBytes: number): unknown {
+  if (!(err instanceof JsonParseError)) return err;
+  if (err.code === 'limit_exceeded') {
+    if (err.limit === 'maxBytes') return new PayloadTooLargeError(maxBytes);
+    return new InvalidRequestError(`The request body crosses a size limit: ${err.message}`, null, 'json_limit_exceeded');
+  }
+  if (err.code === 'duplicate_key') {
+    return new InvalidRequestError(`The request body repeats a key: ${err.message}`, null, 'duplicate_key');
+  }
+  return new InvalidRequestError(
+    `We could not parse the JSON body of your request: ${err.message}`,
+    null,
+    'invalid_json',
+  );
+}

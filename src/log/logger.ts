@@ -1,0 +1,44 @@
+// Structured logs, one JSON object per line. Callers pass only named fields
+// chosen for the purpose (ids, statuses, timings): never keys, never prompt
+// or completion text, never upstream bodies.
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type LogFields = Record<string, string | number | boolean | null | undefined>;
+
+const LEVEL_RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+}
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  write?: (line: string) => void;
+  clock?: () => Date;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const min = LEVEL_RANK[options.level ?? 'info'];
+  const write = options.write ?? ((line: string) => process.stdout.write(line));
+  const clock = options.clock ?? (() => new Date());
+  const log = (level: LogLevel, msg: string, fields?: LogFields): void => {
+    if (LEVEL_RANK[level] < min) return;
+    write(`${JSON.stringify({ time: clock().toISOString(), level, msg, ...fields })}\n`);
+  };
+  return {
+    debug: (msg, fields) => log('debug', msg, fields),
+    info: (msg, fields) => log('info', msg, fields),
+    warn: (msg, fields) => log('warn', msg, fields),
+    error: (msg, fields) => log('error', msg, fields),
+  };
+}
+
+export function isLogLevel(value: string): value is LogLevel {
+  return Object.hasOwn(LEVEL_RANK, value);
+}
+
+/** A logger that drops everything (tests, benchmarks). */
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
