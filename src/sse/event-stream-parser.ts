@@ -1,0 +1,316 @@
+// A pure parser of the `text/event-stream` format: text in, events out.
+// Spec: https://html.spec.whatwg.org/multipage/server-sent-events.html#parsing-an-event-stream
+//
+// It knows nothing about bytes, sockets or fetch: UTF-8 decoding across network
+// chunks lives in ./event-stream-reader.ts. Input arrives as arbitrary slices of
+// the decoded text (a line, a CRLF pair or a surrogate pair may be cut anywhere),
+// and every character is looked at a bounded number of times: lines are found
+// with indexOf from remembered positions, never by re-scanning what was seen.
+
+/** One dispatched event. */
+export interface EventStreamEvent {
+  /** The data lines of the event joined with "\n". */
+  data: string;
+  /** The `event:` field, or "message" when the event had none (spec step 5–6). */
+  event: string;
+  /** The last event ID buffer at dispatch time; per the spec it persists across
+   * events until the stream sets it again. `undefined` until an `id:` field. */
+  id: string | undefined;
+}
+
+export interface EventStreamCallbacks {
+  onEvent(event: EventStreamEvent): void;
+  /** A comment line (`:` first), without the colon and one leading space. */
+  onComment?(text: string): void;
+}
+
+export interface EventStreamParserOptions {
+  /** Most UTF-8 bytes one event may hold: its data buffer (values and the LF
+   * after each) and event type, plus the whole line being read (field name,
+   * colon and value; not its terminator). Comments and ignored fields count
+   * only while they are the line being read. Default 1 MiB. */
+  maxEventBytes?: number;
+}
+
+export interface EventStreamParser {
+  /** Parse the next slice of decoded text. Throws EventStreamError. */
+  feed(text: string): void;
+  /** End of the stream: an event not closed by a blank line is discarded, as the
+   * spec requires. Further feeds throw. */
+  end(): void;
+}
+
+export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
+
+export type EventStreamErrorCode = 'sse_event_too_large' | 'sse_parser_ended';
+
+/** A limit crossed or a parser used after it stopped; `code` is stable. */
+export class EventStreamError extends Error {
+  override name = 'EventStreamError';
+  readonly code: EventStreamErrorCode;
+  constructor(code: EventStreamErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+const State = {
+  /** Reading lines. */
+  Open: 'open',
+  /** end() was called. */
+  Ended: 'ended',
+  /** A limit was crossed or a callback threw; every later call rethrows. */
+  Failed: 'failed',
+} as const;
+type State = (typeof State)[keyof typeof State];
+
+const LF = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+const COLON = 0x3a;
+const BOM = 0xfeff;
+const HIGH_SURROGATE_FIRST = 0xd800;
+const HIGH_SURROGATE_LAST = 0xdbff;
+const NOT_FOUND = -1;
+
+export function createEventStreamParser(
+  callbacks: EventStreamCallbacks,
+  options: EventStreamParserOptions = {},
+): EventStreamParser {
+  const maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
+  if (!Number.isSafeInteger(maxEventBytes) || maxEventBytes <= 0) {
+    throw new RangeError('maxEventBytes must be a positive integer');
+  }
+
+  let state: State = State.Open;
+  let failure: unknown = undefined;
+
+  // "When a stream is parsed, a data buffer, an event type buffer, and a last
+  // event ID buffer must be associated with it. They must be initialized to the
+  // empty string." The ID buffer starts as undefined so a consumer can tell
+  // "never set" from "set to empty".
+  let dataBuffer = '';
+  let eventTypeBuffer = '';
+  let lastEventIdBuffer: string | undefined = undefined;
+  /** UTF-8 bytes held by dataBuffer and eventTypeBuffer. */
+  let eventBytes = 0;
+  let eventTypeBytes = 0;
+
+  /** The start of a line not yet terminated, kept across feeds. */
+  let pendingLine = '';
+  let pendingBytes = 0;
+  /** The previous feed ended with CR: an LF opening this feed is the CRLF's
+   * second half, not an empty line. */
+  let skipLeadingLf = false;
+  /** No text seen yet: a leading BOM is still to be stripped. */
+  let atStreamStart = true;
+
+  function feed(text: string): void {
+    guardOpen();
+    try {
+      scan(text);
+    } catch (error) {
+      state = State.Failed;
+      failure = error;
+      throw error;
+    }
+  }
+
+  function end(): void {
+    guardOpen();
+    state = State.Ended;
+    // "Once the end of the file is reached, any pending data must be discarded.
+    // (If the file ends in the middle of an event, before the final empty line,
+    // the incomplete event is not dispatched.)"
+    dataBuffer = '';
+    eventTypeBuffer = '';
+    pendingLine = '';
+  }
+
+  function guardOpen(): void {
+    if (state === State.Failed) throw failure;
+    if (state === State.Ended) {
+      throw new EventStreamError('sse_parser_ended', 'The event stream parser has already ended.');
+    }
+  }
+
+  function scan(text: string): void {
+    let position = 0;
+    const length = text.length;
+    if (length === 0) return;
+
+    if (atStreamStart) {
+      atStreamStart = false;
+      // stream = [ bom ] *event — the UTF-8 decode algorithm strips one BOM.
+      if (text.charCodeAt(0) === BOM) position = 1;
+    }
+    if (skipLeadingLf && position < length) {
+      skipLeadingLf = false;
+      if (text.charCodeAt(position) === LF) position++;
+    }
+
+    // Next CR and LF at or after `position`, each searched again only once the
+    // scan has passed it, so no character is searched twice.
+    let nextCr = text.indexOf('\r', position);
+    let nextLf = text.indexOf('\n', position);
+
+    while (position < length) {
+      if (nextCr !== NOT_FOUND && nextCr < position) nextCr = text.indexOf('\r', position);
+      if (nextLf !== NOT_FOUND && nextLf < position) nextLf = text.indexOf('\n', position);
+
+      // "...a CRLF character pair, a single LF not preceded by a CR, and a single
+      // CR not followed by an LF being the ways in which a line can end."
+      let lineEnd: number;
+      if (nextCr === NOT_FOUND) lineEnd = nextLf;
+      else if (nextLf === NOT_FOUND) lineEnd = nextCr;
+      else lineEnd = nextCr < nextLf ? nextCr : nextLf;
+
+      if (lineEnd === NOT_FOUND) {
+        holdPartialLine(text, position, length);
+        return;
+      }
+
+      let line = text.slice(position, lineEnd);
+      let lineBytes = utf8ByteLength(line);
+      if (pendingLine.length > 0) {
+        line = pendingLine + line;
+        lineBytes += pendingBytes;
+        pendingLine = '';
+        pendingBytes = 0;
+      }
+      checkEventSize(lineBytes);
+
+      position = lineEnd + 1;
+      if (text.charCodeAt(lineEnd) === CR) {
+        if (position < length) {
+          if (text.charCodeAt(position) === LF) position++;
+        } else {
+          skipLeadingLf = true;
+        }
+      }
+      processLine(line, lineBytes);
+    }
+  }
+
+  function holdPartialLine(text: string, from: number, to: number): void {
+    const rest = from === 0 ? text : text.slice(from, to);
+    pendingBytes += utf8ByteLength(rest);
+    checkEventSize(pendingBytes);
+    pendingLine = pendingLine.length === 0 ? rest : pendingLine + rest;
+  }
+
+  /** The event being built plus `lineBytes` must stay within the limit. */
+  function checkEventSize(lineBytes: number): void {
+    if (eventBytes + lineBytes > maxEventBytes) {
+      throw new EventStreamError(
+        'sse_event_too_large',
+        `An event-stream event exceeds the limit of ${maxEventBytes} bytes.`,
+      );
+    }
+  }
+
+  // "Lines must be processed, in the order they are received, as follows:"
+  // `lineBytes` is the line's UTF-8 length; field names that matter are ASCII,
+  // so a value's byte length is lineBytes minus the index where it starts.
+  function processLine(line: string, lineBytes: number): void {
+    // "If the line is empty (a blank line): Dispatch the event, as defined below."
+    if (line.length === 0) {
+      dispatchEvent();
+      return;
+    }
+    const colon = line.indexOf(':');
+    // "If the line starts with a U+003A COLON character (:): Ignore the line."
+    // (Comments are surfaced so a consumer can see keep-alives.)
+    if (colon === 0) {
+      if (callbacks.onComment !== undefined) {
+        callbacks.onComment(line.charCodeAt(1) === SPACE ? line.slice(2) : line.slice(1));
+      }
+      return;
+    }
+    // "If the line contains a U+003A COLON character (:): Collect the characters
+    // on the line before the first U+003A COLON character (:), and let field be
+    // that string. Collect the characters on the line after the first U+003A
+    // COLON character (:), and let value be that string. If value starts with a
+    // U+0020 SPACE character, remove it from value."
+    if (colon !== NOT_FOUND) {
+      const valueStart = line.charCodeAt(colon + 1) === SPACE ? colon + 2 : colon + 1;
+      processField(line.slice(0, colon), line.slice(valueStart), lineBytes - valueStart);
+      return;
+    }
+    // "Otherwise, the string is not empty but does not contain a U+003A COLON
+    // character (:): Process the field using the steps described below, using
+    // the whole line as the field name, and the empty string as the field value."
+    processField(line, '', 0);
+  }
+
+  // "Field names must be compared literally, with no case folding performed."
+  function processField(field: string, value: string, valueBytes: number): void {
+    switch (field) {
+      case 'event':
+        // "Set the event type buffer to field value."
+        eventBytes += valueBytes - eventTypeBytes;
+        eventTypeBuffer = value;
+        eventTypeBytes = valueBytes;
+        return;
+      case 'data':
+        // "Append the field value to the data buffer, then append a single
+        // U+000A LINE FEED (LF) character to the data buffer."
+        dataBuffer = dataBuffer + value + '\n';
+        eventBytes += valueBytes + 1;
+        return;
+      case 'id':
+        // "If the field value does not contain U+0000 NULL, then set the last
+        // event ID buffer to the field value. Otherwise, ignore the field."
+        if (value.indexOf('\u0000') === NOT_FOUND) lastEventIdBuffer = value;
+        return;
+      default:
+        // "retry": sets a reconnection time, which only a reconnecting client
+        // needs; this parser serves one request. "Otherwise: The field is ignored."
+        return;
+    }
+  }
+
+  // "When the user agent is required to dispatch the event..."
+  function dispatchEvent(): void {
+    // "2. If the data buffer is an empty string, set the data buffer and the
+    // event type buffer to the empty string and return."
+    if (dataBuffer.length === 0) {
+      eventTypeBuffer = '';
+      eventTypeBytes = 0;
+      eventBytes = 0;
+      return;
+    }
+    // "3. If the data buffer's last character is a U+000A LINE FEED (LF)
+    // character, then remove the last character from the data buffer."
+    const data = dataBuffer.charCodeAt(dataBuffer.length - 1) === LF ? dataBuffer.slice(0, -1) : dataBuffer;
+    // "5. Initialize event's type attribute to "message" ... 6. If the event type
+    // buffer has a value other than the empty string, change the type of the
+    // newly created event to equal the value of the event type buffer."
+    const event = eventTypeBuffer.length === 0 ? 'message' : eventTypeBuffer;
+    // "7. Set the data buffer and the event type buffer to the empty string."
+    dataBuffer = '';
+    eventTypeBuffer = '';
+    eventTypeBytes = 0;
+    eventBytes = 0;
+    callbacks.onEvent({ data, event, id: lastEventIdBuffer });
+  }
+
+  return { feed, end };
+}
+
+/** UTF-8 length of a string. A high surrogate counts 1 and a low surrogate 3,
+ * so a pair counts its 4 bytes even when a feed boundary cuts it in two (the
+ * parts are counted in different feeds); a lone high surrogate, which a
+ * TextDecoder never produces, is under-counted by 2. */
+function utf8ByteLength(text: string): number {
+  let bytes = 0;
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= HIGH_SURROGATE_FIRST && code <= HIGH_SURROGATE_LAST) bytes += 1;
+    else bytes += 3;
+  }
+  return bytes;
+}
