@@ -1,0 +1,110 @@
+// Every failure of the key store, as data with a stable `code`.
+// These errors reach operators (CLI output, server logs), never HTTP clients:
+// the server answers an unknown or revoked key with AuthenticationError from
+// src/errors.ts. No message ever contains a raw key; ids, names, prefixes and
+// file paths are not secret.
+
+export type KeyStoreErrorCode =
+  | 'invalid_key_name'
+  | 'key_not_found'
+  | 'key_already_revoked'
+  | 'key_file_invalid'
+  | 'key_store_lock_timeout'
+  | 'key_store_io_error'
+  | 'key_store_closed';
+
+/** Base of every key store error; switch on `code`, not on the message. */
+export class KeyStoreError extends Error {
+  override name = 'KeyStoreError';
+  readonly code: KeyStoreErrorCode;
+
+  constructor(code: KeyStoreErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+  }
+}
+
+/** The name given to `create` is empty, too long or holds control characters. */
+export class InvalidKeyNameError extends KeyStoreError {
+  override name = 'InvalidKeyNameError';
+  readonly problem: string;
+  constructor(problem: string) {
+    super('invalid_key_name', `Invalid key name: ${problem}.`);
+    this.problem = problem;
+  }
+}
+
+/** `revoke` was given an id that no key has. */
+export class KeyNotFoundError extends KeyStoreError {
+  override name = 'KeyNotFoundError';
+  readonly keyId: string;
+  constructor(keyId: string) {
+    super('key_not_found', `No API key has the id '${keyId}'. Run "portcullis keys list" to see the ids.`);
+    this.keyId = keyId;
+  }
+}
+
+/**
+ * Revoking a revoked key is an error rather than a silent no-op: a second
+ * revoke usually means the operator copied the wrong id, and the key they meant
+ * to revoke is still active.
+ */
+export class KeyAlreadyRevokedError extends KeyStoreError {
+  override name = 'KeyAlreadyRevokedError';
+  readonly keyId: string;
+  readonly revokedAt: string;
+  constructor(keyId: string, revokedAt: string) {
+    super('key_already_revoked', `API key '${keyId}' was already revoked at ${revokedAt}.`);
+    this.keyId = keyId;
+    this.revokedAt = revokedAt;
+  }
+}
+
+/**
+ * A store file is not valid JSON or does not match its schema. The file is
+ * never treated as empty and never overwritten: the operator must repair or
+ * restore it, because guessing would lose keys or resurrect revoked ones.
+ */
+export class KeyFileInvalidError extends KeyStoreError {
+  override name = 'KeyFileInvalidError';
+  readonly path: string;
+  readonly problem: string;
+  constructor(path: string, problem: string, advice: string, options: { cause?: unknown } = {}) {
+    super('key_file_invalid', `Key store file ${path} is invalid: ${problem}. ${advice}`, options);
+    this.path = path;
+    this.problem = problem;
+  }
+}
+
+/** Another process held the lock file for longer than the wait allows. */
+export class KeyStoreLockTimeoutError extends KeyStoreError {
+  override name = 'KeyStoreLockTimeoutError';
+  readonly lockPath: string;
+  constructor(lockPath: string, waitedMs: number, holder: string) {
+    super(
+      'key_store_lock_timeout',
+      `Timed out after ${waitedMs} ms waiting for the lock file ${lockPath} (held by ${holder}). ` +
+        'If no other portcullis process is changing keys, delete the lock file and retry.',
+    );
+    this.lockPath = lockPath;
+  }
+}
+
+/** A file system operation failed; `cause` keeps the original error (with its errno code). */
+export class KeyStoreIoError extends KeyStoreError {
+  override name = 'KeyStoreIoError';
+  readonly path: string;
+  constructor(operation: string, path: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super('key_store_io_error', `Could not ${operation} ${path}: ${reason}`, { cause });
+    this.path = path;
+  }
+}
+
+/** The store was used after close(). */
+export class KeyStoreClosedError extends KeyStoreError {
+  override name = 'KeyStoreClosedError';
+  constructor() {
+    super('key_store_closed', 'The key store is closed.');
+  }
+}
