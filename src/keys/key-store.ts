@@ -1,0 +1,365 @@
+// The API key store: keys.json under the data directory, an in-memory index for the
+// server's per-request lookup, and last-used times kept apart in keys-last-used.json.
+//
+// Who writes what:
+// - keys.json is written only by create() and revoke() (the CLI), under keys.json.lock,
+//   each time re-reading the file under the lock so concurrent CLIs lose nothing.
+// - keys-last-used.json is written only by flushes of touch() data (the server), under
+//   its own lock, merged with what is on disk. A server therefore never rewrites
+//   keys.json and cannot undo a create or revoke it has not seen yet.
+//
+// How a server sees CLI changes: authenticate() stats keys.json at most once per
+// `reloadIntervalMs` (one synchronous stat, microseconds) and re-reads it when the
+// inode, size or times changed; an fs.watch on the data directory makes the next
+// authenticate() check at once instead of waiting for the interval. A revoke therefore
+// takes effect for every authenticate() call that starts `reloadIntervalMs` (default
+// 1 s) or more after the revoking `portcullis keys revoke` returned; usually at once.
+// A reload that finds a broken file keeps the last good index and reports through
+// `onError`, once per distinct broken version of the file.
+
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, statSync, watch, type FSWatcher, type Stats } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, keyDisplayPrefix } from './api-key.ts';
+import { removeStaleTempFiles, writeFileAtomic } from './atomic-file.ts';
+import { KeyAlreadyRevokedError, KeyNotFoundError, KeyStoreClosedError, KeyStoreIoError } from './errors.ts';
+import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from './file-lock.ts';
+import {
+  laterTime,
+  newKeyId,
+  parseKeysFile,
+  parseLastUsedFile,
+  serializeKeysFile,
+  serializeLastUsedFile,
+  validateKeyName,
+  type KeyRecord,
+} from './store-format.ts';
+
+export type { KeyRecord } from './store-format.ts';
+
+export const KEYS_FILE_NAME = 'keys.json';
+export const LAST_USED_FILE_NAME = 'keys-last-used.json';
+export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
+export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
+const DATA_DIR_MODE = 0o700;
+
+export interface KeyStoreOptions {
+  /** Source of createdAt/revokedAt/last-used times and of the reload interval's clock. */
+  clock?: () => Date;
+  /** Minimum time between two stats of keys.json by authenticate(); default 1000. */
+  reloadIntervalMs?: number;
+  /** Delay between the first unflushed touch() and the write of keys-last-used.json; default 5000. */
+  lastUsedFlushMs?: number;
+  /** Watch the data directory so changes are seen before the interval ends; default true. */
+  watch?: boolean;
+  /** Background failures: a broken keys.json on reload, a failed last-used flush. Default: process.emitWarning. */
+  onError?: (error: Error) => void;
+  /** Lock file timing (tests shorten it). */
+  lock?: Partial<FileLockOptions>;
+}
+
+export type ListedKey = KeyRecord & { readonly lastUsedAt: string | null };
+
+export interface KeyStore {
+  readonly keysFilePath: string;
+  readonly lastUsedFilePath: string;
+  /** Create a key; the raw key is returned once and never stored. */
+  create(name: string): Promise<{ key: string; record: KeyRecord }>;
+  /** Every key in creation order, read fresh from disk, with its last use. */
+  list(): Promise<ListedKey[]>;
+  /** Mark a key revoked; KeyNotFoundError or KeyAlreadyRevokedError otherwise. */
+  revoke(id: string): Promise<KeyRecord>;
+  /** Synchronous per-request lookup: the active key's record, or null. Does not record use. */
+  authenticate(rawKey: string): KeyRecord | null;
+  /** Record that key `id` was used now; kept in memory, flushed within `lastUsedFlushMs`. */
+  touch(id: string): void;
+  /** Write pending last-used times now. */
+  flushLastUsed(): Promise<void>;
+  /** Stop watching, flush pending last-used times. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface LoadedKeys {
+  records: KeyRecord[];
+  /** Identity of the file version the records came from; 'missing' when there is no file. */
+  signature: string;
+}
+
+const MISSING = 'missing';
+
+function signatureOf(stats: Stats | undefined): string {
+  return stats === undefined ? MISSING : `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+}
+
+function isMissingFile(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === 'ENOENT';
+}
+
+/**
+ * Open the store in `dataDir` (created with mode 0700 if missing) and load keys.json
+ * synchronously, so a broken file stops startup with KeyFileInvalidError instead of
+ * leaving a server that refuses every key. A missing keys.json is an empty store.
+ */
+export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): KeyStore {
+  const dir = resolve(dataDir);
+  const keysFilePath = join(dir, KEYS_FILE_NAME);
+  const lastUsedFilePath = join(dir, LAST_USED_FILE_NAME);
+  const clock = options.clock ?? (() => new Date());
+  const reloadIntervalMs = options.reloadIntervalMs ?? DEFAULT_RELOAD_INTERVAL_MS;
+  const lastUsedFlushMs = options.lastUsedFlushMs ?? DEFAULT_LAST_USED_FLUSH_MS;
+  const lockOptions: FileLockOptions = { ...DEFAULT_LOCK_OPTIONS, ...options.lock };
+  const onError = options.onError ?? ((error: Error) => process.emitWarning(error));
+
+  try {
+    mkdirSync(dir, { recursive: true, mode: DATA_DIR_MODE });
+  } catch (cause) {
+    throw new KeyStoreIoError('create the data directory', dir, cause);
+  }
+
+  let closed = false;
+  let closing: Promise<void> | null = null;
+  let byHash = new Map<string, KeyRecord>();
+  let byId = new Map<string, KeyRecord>();
+  let loadedSignature = MISSING;
+  let lastCheckMs = clock().getTime();
+  let changeSeen = false;
+  let reportedBrokenSignature: string | null = null;
+  const pendingLastUsed = new Map<string, string>();
+  let flushTimer: NodeJS.Timeout | null = null;
+  let flushChain: Promise<void> = Promise.resolve();
+
+  function adopt(loaded: LoadedKeys): void {
+    byHash = new Map(loaded.records.map((r) => [r.hash, r]));
+    byId = new Map(loaded.records.map((r) => [r.id, r]));
+    loadedSignature = loaded.signature;
+    reportedBrokenSignature = null;
+  }
+
+  function readKeysSync(): LoadedKeys {
+    let fd: number;
+    try {
+      fd = openSync(keysFilePath, 'r');
+    } catch (cause) {
+      if (isMissingFile(cause)) return { records: [], signature: MISSING };
+      throw new KeyStoreIoError('read', keysFilePath, cause);
+    }
+    let text: string;
+    let signature: string;
+    try {
+      // fstat and read through one descriptor: the signature belongs to the bytes read
+      // even if the file is replaced meanwhile.
+      signature = signatureOf(fstatSync(fd));
+      text = readFileSync(fd, 'utf8');
+    } catch (cause) {
+      throw new KeyStoreIoError('read', keysFilePath, cause);
+    } finally {
+      closeSync(fd);
+    }
+    return { records: parseKeysFile(text, keysFilePath), signature };
+  }
+
+  async function readKeys(): Promise<LoadedKeys> {
+    let handle;
+    try {
+      handle = await open(keysFilePath, 'r');
+    } catch (cause) {
+      if (isMissingFile(cause)) return { records: [], signature: MISSING };
+      throw new KeyStoreIoError('read', keysFilePath, cause);
+    }
+    let text: string;
+    let signature: string;
+    try {
+      signature = signatureOf(await handle.stat());
+      text = await handle.readFile('utf8');
+    } catch (cause) {
+      throw new KeyStoreIoError('read', keysFilePath, cause);
+    } finally {
+      await handle.close();
+    }
+    return { records: parseKeysFile(text, keysFilePath), signature };
+  }
+
+  async function readLastUsed(): Promise<Map<string, string>> {
+    let text: string;
+    try {
+      const handle = await open(lastUsedFilePath, 'r');
+      try {
+        text = await handle.readFile('utf8');
+      } finally {
+        await handle.close();
+      }
+    } catch (cause) {
+      if (isMissingFile(cause)) return new Map();
+      throw new KeyStoreIoError('read', lastUsedFilePath, cause);
+    }
+    return parseLastUsedFile(text, lastUsedFilePath);
+  }
+
+  function currentSignature(): string {
+    try {
+      return signatureOf(statSync(keysFilePath, { throwIfNoEntry: false }));
+    } catch (cause) {
+      throw new KeyStoreIoError('check', keysFilePath, cause);
+    }
+  }
+
+  /** Read-modify-write of keys.json under its lock; the result becomes the index. */
+  function updateKeys<T>(change: (records: KeyRecord[]) => { records: KeyRecord[]; result: T }): Promise<T> {
+    if (closed) return Promise.reject(new KeyStoreClosedError());
+    return withFileLock(`${keysFilePath}.lock`, lockOptions, async () => {
+      const current = await readKeys();
+      const { records, result } = change(current.records);
+      await removeStaleTempFiles(keysFilePath);
+      await writeFileAtomic(keysFilePath, serializeKeysFile(records));
+      adopt({ records, signature: currentSignature() });
+      return result;
+    });
+  }
+
+  function maybeReload(): void {
+    const now = clock().getTime();
+    // `now < lastCheckMs`: the clock went backwards; check rather than wait for it to catch up.
+    if (!changeSeen && now - lastCheckMs < reloadIntervalMs && now >= lastCheckMs) return;
+    lastCheckMs = now;
+    changeSeen = false;
+    try {
+      const signature = currentSignature();
+      if (signature === loadedSignature || signature === reportedBrokenSignature) return;
+      try {
+        adopt(readKeysSync());
+      } catch (error) {
+        reportedBrokenSignature = signature;
+        throw error;
+      }
+    } catch (error) {
+      onError(error as Error);
+    }
+  }
+
+  adopt(readKeysSync());
+  lastCheckMs = clock().getTime();
+
+  let watcher: FSWatcher | null = null;
+  function stopWatching(): void {
+    watcher?.close();
+    watcher = null;
+  }
+  if (options.watch ?? true) {
+    try {
+      // persistent: false so the watcher alone never keeps the process alive.
+      watcher = watch(dir, { persistent: false }, (_event, filename) => {
+        // Some platforms report no file name; then any change may be ours.
+        if (filename === null || filename === KEYS_FILE_NAME) changeSeen = true;
+      });
+      // Watching is only a shortcut: without it the periodic stat still sees changes.
+      watcher.on('error', stopWatching);
+    } catch {
+      watcher = null;
+    }
+  }
+
+  async function flushOnce(): Promise<void> {
+    if (pendingLastUsed.size === 0) return;
+    const snapshot = new Map(pendingLastUsed);
+    await withFileLock(`${lastUsedFilePath}.lock`, lockOptions, async () => {
+      const merged = await readLastUsed();
+      for (const [id, time] of snapshot) merged.set(id, laterTime(merged.get(id), time));
+      await removeStaleTempFiles(lastUsedFilePath);
+      await writeFileAtomic(lastUsedFilePath, serializeLastUsedFile(merged));
+    });
+    for (const [id, time] of snapshot) {
+      if (pendingLastUsed.get(id) === time) pendingLastUsed.delete(id);
+    }
+  }
+
+  function flushLastUsed(): Promise<void> {
+    const run = flushChain.then(flushOnce);
+    flushChain = run.catch(() => undefined);
+    return run;
+  }
+
+  return {
+    keysFilePath,
+    lastUsedFilePath,
+
+    create(name: string) {
+      let cleanName: string;
+      try {
+        cleanName = validateKeyName(name);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+      return updateKeys((records) => {
+        const key = generateApiKey();
+        let id = newKeyId();
+        while (records.some((r) => r.id === id)) id = newKeyId();
+        const record: KeyRecord = Object.freeze({
+          id,
+          name: cleanName,
+          prefix: keyDisplayPrefix(key),
+          hash: hashApiKey(key),
+          createdAt: clock().toISOString(),
+          revokedAt: null,
+        });
+        return { records: [...records, record], result: { key, record } };
+      });
+    },
+
+    async list() {
+      if (closed) throw new KeyStoreClosedError();
+      const loaded = await readKeys();
+      const lastUsed = await readLastUsed();
+      adopt(loaded);
+      return loaded.records.map((record) => {
+        const onDisk = lastUsed.get(record.id);
+        const pending = pendingLastUsed.get(record.id);
+        const lastUsedAt = pending === undefined ? (onDisk ?? null) : laterTime(onDisk, pending);
+        return Object.freeze({ ...record, lastUsedAt });
+      });
+    },
+
+    revoke(id: string) {
+      return updateKeys((records) => {
+        const index = records.findIndex((r) => r.id === id);
+        const current = records[index];
+        if (current === undefined) throw new KeyNotFoundError(String(id));
+        if (current.revokedAt !== null) throw new KeyAlreadyRevokedError(current.id, current.revokedAt);
+        const revoked: KeyRecord = Object.freeze({ ...current, revokedAt: clock().toISOString() });
+        return { records: records.with(index, revoked), result: revoked };
+      });
+    },
+
+    authenticate(rawKey: string) {
+      // Format and checksum first: garbage never costs a hash, a stat or a lookup.
+      if (closed || !isWellFormedApiKey(rawKey)) return null;
+      maybeReload();
+      // Looking up by SHA-256 leaks nothing useful through timing: an attacker cannot
+      // steer the hash of their guess towards a stored one.
+      const record = byHash.get(hashApiKey(rawKey));
+      return record === undefined || record.revokedAt !== null ? null : record;
+    },
+
+    touch(id: string) {
+      if (closed || !byId.has(id)) return;
+      pendingLastUsed.set(id, clock().toISOString());
+      if (flushTimer !== null) return;
+      flushTimer = setTimeout(() => {
+        flushTimer = null;
+        flushLastUsed().catch((error: unknown) => onError(error as Error));
+      }, lastUsedFlushMs);
+      flushTimer.unref();
+    },
+
+    flushLastUsed,
+
+    close() {
+      if (closing !== null) return closing;
+      closed = true;
+      stopWatching();
+      if (flushTimer !== null) clearTimeout(flushTimer);
+      flushTimer = null;
+      closing = flushLastUsed();
+      return closing;
+    },
+  };
+}

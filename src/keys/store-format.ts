@@ -1,0 +1,224 @@
+// The two files of the key store, as pure parse/serialize functions.
+//
+// <dataDir>/keys.json (written only by `create`/`revoke`, under the lock):
+//   {"version":1,"keys":[{"id","name","prefix","hash","createdAt","revokedAt"}, ...]}
+// <dataDir>/keys-last-used.json (written only by servers, under its own lock):
+//   {"version":1,"lastUsed":{"<key id>":"<ISO time>", ...}}
+//
+// Parsing is strict: a wrong version, a missing or unknown field, a malformed value
+// or a duplicate id/hash is an error naming the file and the JSON path. Unknown
+// fields are refused rather than ignored so that a rewrite can never drop data that a
+// newer version put there. Format documented in docs/keys.md.
+
+import { randomBytes } from 'node:crypto';
+import { API_KEY_DISPLAY_CHARS, API_KEY_MARKER } from './api-key.ts';
+import { InvalidKeyNameError, KeyFileInvalidError } from './errors.ts';
+
+export const KEY_FILE_VERSION = 1;
+export const KEY_NAME_MAX_LENGTH = 64;
+
+/** What the store keeps about a key. Never the raw key: only its SHA-256. */
+export interface KeyRecord {
+  readonly id: string;
+  readonly name: string;
+  /** Display prefix of the key, e.g. `pcl_AbC1x9Qz` (see keyDisplayPrefix). */
+  readonly prefix: string;
+  /** SHA-256 of the raw key, lowercase hex. */
+  readonly hash: string;
+  /** ISO 8601, as produced by Date#toISOString. */
+  readonly createdAt: string;
+  readonly revokedAt: string | null;
+}
+
+/** Last use per key id, ISO 8601. */
+export type LastUsedMap = ReadonlyMap<string, string>;
+
+const KEY_ID_MARKER = 'key_';
+const KEY_ID_RANDOM_LENGTH = 16;
+const KEY_ID_PATTERN = /^key_[0-9A-Za-z]{16}$/;
+const PREFIX_PATTERN = new RegExp(`^${API_KEY_MARKER}[0-9A-Za-z]{${API_KEY_DISPLAY_CHARS}}$`);
+const HASH_PATTERN = /^[0-9a-f]{64}$/;
+const RECORD_FIELDS = ['id', 'name', 'prefix', 'hash', 'createdAt', 'revokedAt'] as const;
+// Control, format, surrogate and private-use characters, and the Unicode line/paragraph
+// separators: anything that would corrupt a terminal table or hide characters. Listed by
+// category instead of "not printable" (\p{C}) because unassigned code points (Cn) shift
+// between the Unicode versions of Node 20, 22 and 24.
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}]/u;
+const ID_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+const KEYS_FILE_ADVICE = 'The file was left untouched; repair it or restore it from a backup.';
+const LAST_USED_FILE_ADVICE =
+  'The file was left untouched; it only holds last-used times, so deleting it is safe.';
+
+/**
+ * The trimmed name, or InvalidKeyNameError. Names are labels for humans (1 to 64
+ * printable characters after trimming); they need not be unique, keys are told apart
+ * by id.
+ */
+export function validateKeyName(name: unknown): string {
+  if (typeof name !== 'string') throw new InvalidKeyNameError('it must be a string');
+  const trimmed = name.trim();
+  if (trimmed.length === 0) throw new InvalidKeyNameError('it is empty');
+  const length = [...trimmed].length;
+  if (length > KEY_NAME_MAX_LENGTH) {
+    throw new InvalidKeyNameError(`it has ${length} characters, the limit is ${KEY_NAME_MAX_LENGTH}`);
+  }
+  if (UNPRINTABLE.test(trimmed)) throw new InvalidKeyNameError('it contains control or invisible characters');
+  return trimmed;
+}
+
+/** A fresh public key id, `key_` plus 16 base62 characters (rejection-sampled, so unbiased). */
+export function newKeyId(): string {
+  let id = KEY_ID_MARKER;
+  while (id.length < KEY_ID_MARKER.length + KEY_ID_RANDOM_LENGTH) {
+    for (const byte of randomBytes(KEY_ID_RANDOM_LENGTH * 2)) {
+      // 248 = 4 * 62: bytes at or above it would favour the first characters.
+      if (byte < 248 && id.length < KEY_ID_MARKER.length + KEY_ID_RANDOM_LENGTH) id += ID_ALPHABET.charAt(byte % 62);
+    }
+  }
+  return id;
+}
+
+export function isKeyId(s: string): boolean {
+  return KEY_ID_PATTERN.test(s);
+}
+
+function isIsoTimestamp(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const time = Date.parse(value);
+  return Number.isFinite(time) && new Date(time).toISOString() === value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseJson(text: string, path: string, advice: string): unknown {
+  if (text.trim().length === 0) throw new KeyFileInvalidError(path, 'it is empty', advice);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (cause) {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    throw new KeyFileInvalidError(path, `it is not valid JSON (${detail})`, advice, { cause });
+  }
+}
+
+function checkTopLevel(doc: unknown, path: string, listField: string, advice: string): Record<string, unknown> {
+  if (!isPlainObject(doc)) {
+    throw new KeyFileInvalidError(path, `expected an object {"version":1,"${listField}":...}`, advice);
+  }
+  if (doc['version'] !== KEY_FILE_VERSION) {
+    const found = JSON.stringify(doc['version']) ?? 'nothing';
+    throw new KeyFileInvalidError(
+      path,
+      `"version" is ${found}, this version of portcullis reads version ${KEY_FILE_VERSION}`,
+      advice,
+    );
+  }
+  for (const field of Object.keys(doc)) {
+    if (field !== 'version' && field !== listField) {
+      throw new KeyFileInvalidError(path, `unknown top-level field "${field}"`, advice);
+    }
+  }
+  return doc;
+}
+
+function parseRecord(raw: unknown, at: string, path: string): KeyRecord {
+  const fail = (problem: string): never => {
+    throw new KeyFileInvalidError(path, `${at}${problem}`, KEYS_FILE_ADVICE);
+  };
+  if (!isPlainObject(raw)) return fail(' must be an object');
+  for (const field of Object.keys(raw)) {
+    if (!(RECORD_FIELDS as readonly string[]).includes(field)) fail(` has an unknown field "${field}"`);
+  }
+  const { id, name, prefix, hash, createdAt, revokedAt } = raw;
+  if (typeof id !== 'string' || !isKeyId(id)) fail('.id must look like key_ followed by 16 letters or digits');
+  if (typeof name !== 'string') return fail('.name must be a string');
+  try {
+    if (validateKeyName(name) !== name) fail('.name must not start or end with spaces');
+  } catch (error) {
+    if (error instanceof InvalidKeyNameError) fail(`.name is invalid: ${error.problem}`);
+    throw error;
+  }
+  if (typeof prefix !== 'string' || !PREFIX_PATTERN.test(prefix)) {
+    fail(`.prefix must be ${API_KEY_MARKER} followed by ${API_KEY_DISPLAY_CHARS} letters or digits`);
+  }
+  if (typeof hash !== 'string' || !HASH_PATTERN.test(hash)) fail('.hash must be 64 lowercase hex digits');
+  if (!isIsoTimestamp(createdAt)) fail('.createdAt must be an ISO 8601 time like 2025-01-31T12:00:00.000Z');
+  if (revokedAt !== null && !isIsoTimestamp(revokedAt)) {
+    fail('.revokedAt must be null or an ISO 8601 time like 2025-01-31T12:00:00.000Z');
+  }
+  return Object.freeze({
+    id: id as string,
+    name,
+    prefix: prefix as string,
+    hash: hash as string,
+    createdAt: createdAt as string,
+    revokedAt: revokedAt as string | null,
+  });
+}
+
+/** The records of a keys.json text, in file order; KeyFileInvalidError naming `path` otherwise. */
+export function parseKeysFile(text: string, path: string): KeyRecord[] {
+  const doc = checkTopLevel(parseJson(text, path, KEYS_FILE_ADVICE), path, 'keys', KEYS_FILE_ADVICE);
+  const rawKeys = doc['keys'];
+  if (!Array.isArray(rawKeys)) throw new KeyFileInvalidError(path, '"keys" must be an array', KEYS_FILE_ADVICE);
+  const records: KeyRecord[] = [];
+  const ids = new Set<string>();
+  const hashes = new Set<string>();
+  rawKeys.forEach((raw: unknown, index) => {
+    const record = parseRecord(raw, `keys[${index}]`, path);
+    if (ids.has(record.id)) {
+      throw new KeyFileInvalidError(path, `keys[${index}].id '${record.id}' appears twice`, KEYS_FILE_ADVICE);
+    }
+    if (hashes.has(record.hash)) {
+      throw new KeyFileInvalidError(path, `keys[${index}].hash appears twice`, KEYS_FILE_ADVICE);
+    }
+    ids.add(record.id);
+    hashes.add(record.hash);
+    records.push(record);
+  });
+  return records;
+}
+
+export function serializeKeysFile(records: readonly KeyRecord[]): string {
+  const keys = records.map((r) => ({
+    id: r.id,
+    name: r.name,
+    prefix: r.prefix,
+    hash: r.hash,
+    createdAt: r.createdAt,
+    revokedAt: r.revokedAt,
+  }));
+  return JSON.stringify({ version: KEY_FILE_VERSION, keys }, null, 2) + '\n';
+}
+
+/** The id -> ISO time map of a keys-last-used.json text; KeyFileInvalidError naming `path` otherwise. */
+export function parseLastUsedFile(text: string, path: string): Map<string, string> {
+  const doc = checkTopLevel(parseJson(text, path, LAST_USED_FILE_ADVICE), path, 'lastUsed', LAST_USED_FILE_ADVICE);
+  const raw = doc['lastUsed'];
+  if (!isPlainObject(raw)) {
+    throw new KeyFileInvalidError(path, '"lastUsed" must be an object', LAST_USED_FILE_ADVICE);
+  }
+  const lastUsed = new Map<string, string>();
+  for (const [id, time] of Object.entries(raw)) {
+    if (!isKeyId(id)) {
+      throw new KeyFileInvalidError(path, `lastUsed has a field "${id}" that is not a key id`, LAST_USED_FILE_ADVICE);
+    }
+    if (!isIsoTimestamp(time)) {
+      throw new KeyFileInvalidError(path, `lastUsed.${id} must be an ISO 8601 time`, LAST_USED_FILE_ADVICE);
+    }
+    lastUsed.set(id, time);
+  }
+  return lastUsed;
+}
+
+export function serializeLastUsedFile(lastUsed: LastUsedMap): string {
+  const entries = [...lastUsed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify({ version: KEY_FILE_VERSION, lastUsed: Object.fromEntries(entries) }, null, 2) + '\n';
+}
+
+/** The later of two ISO times (both produced by toISOString, so they compare as strings). */
+export function laterTime(a: string | undefined, b: string): string {
+  return a !== undefined && a > b ? a : b;
+}
