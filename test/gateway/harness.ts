@@ -1,0 +1,161 @@
+// Integration harness: the real gateway on 127.0.0.1 port 0, a fake upstream
+// on port 0, a temp data directory with one live key. Nothing leaves loopback.
+import { mkdtempSync, rmSync } from 'node:fs';
+import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseConfig } from '../../src/config/config-parser.ts';
+import { createGateway } from '../../src/gateway/gateway.ts';
+import { openKeyStore } from '../../src/keys/key-store.ts';
+import { createLogger } from '../../src/log/logger.ts';
+
+export interface UpstreamRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+export interface FakeUpstream {
+  baseUrl: string;
+  requests: UpstreamRequest[];
+  /** Resolves when the upstream sees the client side of a request close early. */
+  aborted: Promise<void>;
+  handle: (req: UpstreamRequest, res: ServerResponse) => void | Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startFakeUpstream(handle: FakeUpstream['handle']): Promise<FakeUpstream> {
+  let markAborted: () => void = () => {};
+  const upstream: FakeUpstream = {
+    baseUrl: '',
+    requests: [],
+    aborted: new Promise<void>((resolve) => {
+      markAborted = resolve;
+    }),
+    handle,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+  const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(parts).toString('utf8');
+      const record: UpstreamRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: text === '' ? undefined : JSON.parse(text) };
+      upstream.requests.push(record);
+      res.on('close', () => {
+        if (!res.writableFinished) markAborted();
+      });
+      void upstream.handle(record, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  upstream.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return upstream;
+}
+
+export interface TestGateway {
+  baseUrl: string;
+  key: string;
+  keyId: string;
+  dataDir: string;
+  logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the gateway. `configValue` is a config file's content; by default the
+ * embedded demo setup. `upstreamBaseUrl` adds an "openai" provider `fake`
+ * behind alias `service-fake`.
+ */
+export async function startGateway(options: { configValue?: Record<string, unknown>; upstreamBaseUrl?: string; env?: NodeJS.ProcessEnv } = {}): Promise<TestGateway> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-it-'));
+  const value: Record<string, unknown> = options.configValue ?? {
+    providers: {
+      demo: { type: 'demo' },
+      ...(options.upstreamBaseUrl === undefined ? {} : { fake: { type: 'openai', baseUrl: options.upstreamBaseUrl, apiKeyEnv: 'FAKE_UPSTREAM_KEY' } }),
+    },
+    aliases: {
+      'service-chat': { provider: 'demo', model: 'portcullis-demo' },
+      ...(options.upstreamBaseUrl === undefined ? {} : { 'service-fake': { provider: 'fake', model: 'upstream-model-1' } }),
+    },
+    auto: { default: 'service-chat' },
+  };
+  const config = parseConfig({ ...value, dataDir }, null, dataDir);
+  const keys = await openKeyStore(dataDir);
+  const created = await keys.create('integration');
+  const logs: Record<string, unknown>[] = [];
+  const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+  const gateway = createGateway({ config, keys, logger, env: { FAKE_UPSTREAM_KEY: 'sk-upstream-secret', ...options.env }, loadedAt: 1_700_000_000 });
+  const address = await gateway.listen(0, '127.0.0.1');
+  return {
+    baseUrl: `http://127.0.0.1:${address.port}`,
+    key: created.key,
+    keyId: created.record.id,
+    dataDir,
+    logs,
+    async close() {
+      gateway.server.closeAllConnections();
+      await gateway.close();
+      await keys.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  json(): unknown;
+}
+
+/**
+ * A raw HTTP/1.1 request with node:http, so tests see exact status, headers
+ * and bytes (fetch would hide some of them).
+ */
+export function request(
+  baseUrl: string,
+  method: string,
+  urlPath: string,
+  options: { headers?: Record<string, string>; body?: string | Buffer; agent?: http.Agent | false } = {},
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${baseUrl}${urlPath}`, { method, headers: options.headers ?? {}, agent: options.agent ?? false }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(parts).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** POST /v1/chat/completions with JSON and the given key. */
+export function postChat(gw: TestGateway, body: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+  return request(gw.baseUrl, 'POST', '/v1/chat/completions', {
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.key}`, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** Splits an SSE body into its `data:` payloads, checking the framing strictly. */
+export function sseData(text: string): string[] {
+  if (!text.endsWith('\n\n')) throw new Error(`stream does not end with a blank line: ${JSON.stringify(text.slice(-40))}`);
+  return text
+    .slice(0, -2)
+    .split('\n\n')
+    .map((frame) => {
+      if (!frame.startsWith('data: ') || frame.includes('\n')) throw new Error(`unexpected frame ${JSON.stringify(frame)}`);
+      return frame.slice('data: '.length);
+    });
+}
