@@ -1,0 +1,264 @@
+// What the built-in demo provider answers: a pure, deterministic function of
+// the request. The demo provider is NOT a language model; it exists so the
+// gateway can be tried, and SDK integrations tested, without any upstream.
+//
+// Rules (the same request always gives the same reply; only ids vary):
+//
+// 1. A tool call is made when `tools` is non-empty and either
+//    - tool_choice is "required" or names a function (this wins over rule 2), or
+//    - tool_choice is absent or "auto", the last message is not a tool result,
+//      and the text of the last user message contains a tool's name
+//      (case-insensitive) or one of the whole words "tool", "tools", "call",
+//      "use" (words are runs of ASCII letters, digits and "_").
+//    The tool is the named one, else the first tool whose name appears in that
+//    text, else the first tool. Its arguments are built from the parameters
+//    schema (see `placeholderArguments`). tool_choice "none" never calls a tool.
+// 2. When the last message is a tool result, the reply quotes it:
+//    `Portcullis demo provider (not a language model). The tool returned: "<result>". The request had N messages.`
+// 3. Otherwise the reply echoes the last user message:
+//    `Portcullis demo provider (not a language model). You said: "<text>". The request had N messages.`
+//    Quoted texts are cut to 200 characters, with "…" added when cut.
+// 4. With response_format json_object the text is a JSON object instead:
+//    `{"demo": true, "note": "...", "echo": "<text>", "messages": N}` ("tool_result"
+//    in place of "echo" after a tool result).
+//
+// Tokens are counted roughly: a reply is cut into pieces at spaces (one piece =
+// one completion token); a tool call costs 1 token for its name plus one per
+// 16-character piece of its arguments. When the maximum output (max_completion_tokens
+// ?? max_tokens ?? 4096) is reached the reply is cut there with finish_reason
+// "length". Prompt tokens are ceil(characters of all message text / 4).
+
+import type { ChatMessage, ChatRequest, FinishReason, ToolDefinition, Usage } from '../chat/types.ts';
+
+export const DEMO_NOTICE = 'Portcullis demo provider (not a language model).';
+const QUOTE_LIMIT = 200;
+const ARGUMENT_PIECE_LENGTH = 16;
+const DEFAULT_MAX_OUTPUT = 4096;
+const SCHEMA_DEPTH_LIMIT = 8;
+const TRIGGER_WORDS: ReadonlySet<string> = new Set(['tool', 'tools', 'call', 'use']);
+
+export const DemoReplyKind = {
+  Text: 'text',
+  ToolCall: 'tool_call',
+} as const;
+export type DemoReplyKind = (typeof DemoReplyKind)[keyof typeof DemoReplyKind];
+
+export type DemoReply =
+  | {
+      kind: typeof DemoReplyKind.Text;
+      /** Content pieces in order; joined they are the whole (possibly cut) text. */
+      pieces: string[];
+      finishReason: FinishReason;
+      usage: Usage;
+    }
+  | {
+      kind: typeof DemoReplyKind.ToolCall;
+      toolName: string;
+      /** Argument pieces in order; joined they are the (possibly cut) JSON text. */
+      pieces: string[];
+      finishReason: FinishReason;
+      usage: Usage;
+    };
+
+export function planDemoReply(request: ChatRequest): DemoReply {
+  const maxOutput = request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_OUTPUT;
+  const promptTokens = Math.ceil(countMessageChars(request.messages) / 4);
+  const usageFor = (completionTokens: number): Usage => ({
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    prompt_tokens_details: { cached_tokens: 0 },
+  });
+
+  const tool = chooseTool(request);
+  if (tool !== undefined && maxOutput > 0) {
+    const all = splitArguments(JSON.stringify(placeholderArguments(tool.function.parameters)));
+    const kept = Math.min(all.length, maxOutput - 1);
+    return {
+      kind: DemoReplyKind.ToolCall,
+      toolName: tool.function.name,
+      pieces: all.slice(0, kept),
+      finishReason: kept < all.length ? 'length' : 'tool_calls',
+      usage: usageFor(1 + kept),
+    };
+  }
+
+  const all = splitWords(replyText(request));
+  const kept = Math.max(0, Math.min(all.length, maxOutput));
+  return {
+    kind: DemoReplyKind.Text,
+    pieces: all.slice(0, kept),
+    finishReason: kept < all.length ? 'length' : 'stop',
+    usage: usageFor(kept),
+  };
+}
+
+/** Rule 1 of the header: the tool to call, or undefined for a text reply. */
+export function chooseTool(request: ChatRequest): ToolDefinition | undefined {
+  const tools = request.tools ?? [];
+  const choice = request.tool_choice;
+  if (tools.length === 0 || choice === 'none') return undefined;
+  if (typeof choice === 'object') {
+    const named = tools.find((t) => t.function.name === choice.function.name);
+    return named ?? { type: 'function', function: { name: choice.function.name } };
+  }
+  const userText = lastUserText(request.messages).toLowerCase();
+  const mentioned = tools.find((t) => t.function.name !== '' && userText.includes(t.function.name.toLowerCase()));
+  if (choice === 'required') return mentioned ?? tools[0];
+  if (lastMessage(request.messages)?.role === 'tool') return undefined;
+  if (mentioned !== undefined) return mentioned;
+  return hasTriggerWord(userText) ? tools[0] : undefined;
+}
+
+/**
+ * Deterministic arguments from a JSON Schema: every required property gets a
+ * typed placeholder: string "demo", number/integer 1, boolean true, null null,
+ * array [], enum its first entry, const its value, anyOf/oneOf the first option,
+ * object the same rule applied to its own required properties (to a depth of 8).
+ * Optional properties are left out.
+ */
+export function placeholderArguments(parameters: Record<string, unknown> | undefined): Record<string, unknown> {
+  return objectPlaceholder(parameters, 0);
+}
+
+function objectPlaceholder(schema: Record<string, unknown> | undefined, depth: number): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  if (schema === undefined || depth >= SCHEMA_DEPTH_LIMIT) return result;
+  const required = schema['required'];
+  const properties = asRecord(schema['properties']) ?? {};
+  if (!Array.isArray(required)) return result;
+  for (const name of required) {
+    if (typeof name !== 'string') continue;
+    result[name] = valuePlaceholder(properties[name], depth + 1);
+  }
+  return result;
+}
+
+function valuePlaceholder(raw: unknown, depth: number): unknown {
+  const schema = asRecord(raw);
+  if (schema === undefined) return 'demo';
+  const enumValues = schema['enum'];
+  if (Array.isArray(enumValues) && enumValues.length > 0) return enumValues[0];
+  if (Object.hasOwn(schema, 'const')) return schema['const'];
+  let type = schema['type'];
+  if (Array.isArray(type)) type = type.find((t) => t !== 'null') ?? 'null';
+  if (type === undefined) {
+    const options = schema['anyOf'] ?? schema['oneOf'];
+    if (Array.isArray(options) && options.length > 0) return valuePlaceholder(options[0], depth);
+    if (schema['properties'] !== undefined) type = 'object';
+  }
+  switch (type) {
+    case 'number':
+    case 'integer':
+      return 1;
+    case 'boolean':
+      return true;
+    case 'null':
+      return null;
+    case 'array':
+      return [];
+    case 'object':
+      return objectPlaceholder(schema, depth);
+    default:
+      return 'demo';
+  }
+}
+
+/** Rules 2-4 of the header. */
+export function replyText(request: ChatRequest): string {
+  const messages = request.messages;
+  const afterTool = lastMessage(messages)?.role === 'tool';
+  const quoted = quote(afterTool ? messageText(lastMessage(messages)) : lastUserText(messages));
+  if (request.response_format?.type === 'json_object') {
+    const entries: Array<[string, unknown]> = [
+      ['demo', true],
+      ['note', DEMO_NOTICE],
+      [afterTool ? 'tool_result' : 'echo', quoted],
+      ['messages', messages.length],
+    ];
+    return `{${entries.map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)}`).join(', ')}}`;
+  }
+  const count = `The request had ${messages.length} ${messages.length === 1 ? 'message' : 'messages'}.`;
+  return afterTool
+    ? `${DEMO_NOTICE} The tool returned: "${quoted}". ${count}`
+    : `${DEMO_NOTICE} You said: "${quoted}". ${count}`;
+}
+
+/** Pieces at spaces: the first word, then " word" for each following one. */
+export function splitWords(text: string): string[] {
+  const pieces: string[] = [];
+  let start = 0;
+  for (let at = text.indexOf(' ', 1); at !== -1; at = text.indexOf(' ', at + 1)) {
+    pieces.push(text.slice(start, at));
+    start = at;
+  }
+  if (start < text.length) pieces.push(text.slice(start));
+  return pieces;
+}
+
+/** 16-character pieces that never split a surrogate pair. */
+export function splitArguments(json: string): string[] {
+  const pieces: string[] = [];
+  let start = 0;
+  while (start < json.length) {
+    let end = Math.min(start + ARGUMENT_PIECE_LENGTH, json.length);
+    if (end < json.length && isLowSurrogate(json.charCodeAt(end))) end++;
+    pieces.push(json.slice(start, end));
+    start = end;
+  }
+  return pieces;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+function quote(text: string): string {
+  let count = 0;
+  let end = 0;
+  for (const char of text) {
+    if (count === QUOTE_LIMIT) return `${text.slice(0, end)}…`;
+    count++;
+    end += char.length;
+  }
+  return text;
+}
+
+function hasTriggerWord(lowerText: string): boolean {
+  for (const word of lowerText.split(/[^a-z0-9_]+/)) {
+    if (TRIGGER_WORDS.has(word)) return true;
+  }
+  return false;
+}
+
+function lastMessage(messages: readonly ChatMessage[]): ChatMessage | undefined {
+  return messages[messages.length - 1];
+}
+
+function lastUserText(messages: readonly ChatMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as ChatMessage;
+    if (message.role === 'user') return messageText(message);
+  }
+  return '';
+}
+
+/** The text of a message: string content, or its text parts joined. */
+function messageText(message: ChatMessage | undefined): string {
+  const content = message?.content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  let text = '';
+  for (const part of content) if (part.type === 'text') text += part.text;
+  return text;
+}
+
+function countMessageChars(messages: readonly ChatMessage[]): number {
+  let chars = 0;
+  for (const message of messages) chars += messageText(message).length;
+  return chars;
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
