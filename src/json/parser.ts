@@ -1,0 +1,650 @@
+// A streaming JSON parser over bytes, fed chunk by chunk as an HTTP body arrives.
+// It accepts exactly what JSON.parse accepts (RFC 8259) and builds the same value,
+// but it never needs the whole body in memory as a string, it stops at the first
+// byte past a limit, and an observer can reject a request from its first keys.
+//
+// Design: a pure closure with named states and one switch in the byte loop. The
+// container stack lives in arrays, never on the JS call stack, so nesting depth is
+// bounded only by `maxDepth`. Strings are found with indexOf and decoded a run at a
+// time (a run is the bytes between escapes), not byte by byte.
+//
+// A leading UTF-8 byte order mark is rejected (unexpected_byte at offset 0), as
+// JSON.parse rejects U+FEFF before a value: RFC 8259 section 8.1 forbids senders
+// from adding one, and no client this gateway serves sends one.
+
+import { Buffer } from 'node:buffer';
+import { JsonParseError, describeByte, type JsonLimitName, type JsonParseErrorCode } from './json-parse-error.ts';
+import { findStringContentFault } from './string-content.ts';
+
+export { JsonParseError } from './json-parse-error.ts';
+export type { JsonLimitName, JsonParseErrorCode } from './json-parse-error.ts';
+
+export interface JsonLimits {
+  /** Bytes in the whole input. */
+  maxBytes: number;
+  /** Containers open at once: 1 for `[]`, 2 for `[[]]`. 0 allows only a scalar. */
+  maxDepth: number;
+  /** Raw bytes between the quotes of one string or key, escape sequences counted as written. */
+  maxStringBytes: number;
+  /** Entries in any single array, or members in any single object (a duplicated key counts each time). */
+  maxMembers: number;
+}
+
+export const DEFAULT_JSON_LIMITS: Readonly<JsonLimits> = Object.freeze({
+  maxBytes: Number.POSITIVE_INFINITY,
+  maxDepth: 10_000,
+  maxStringBytes: Number.POSITIVE_INFINITY,
+  maxMembers: Number.POSITIVE_INFINITY,
+});
+
+export type JsonValueKind = 'object' | 'array' | 'string' | 'number' | 'boolean' | 'null';
+
+/** A path into the document: object keys and array indices, [] for the root. */
+export type JsonPath = readonly (string | number)[];
+
+/**
+ * Hooks called while parsing. The path array is reused and mutated by the parser:
+ * copy it to keep it. A hook may throw to abort parsing; the error leaves feed()
+ * unchanged and the parser stays terminated.
+ */
+export interface JsonObserver {
+  /** An object key is complete; `path` is the path of the object holding it. */
+  key?(path: JsonPath, key: string): void;
+  /** The first byte of a value was seen; `path` is the path of that value. */
+  valueStart?(path: JsonPath, kind: JsonValueKind): void;
+}
+
+export interface JsonParserOptions {
+  limits?: Partial<JsonLimits>;
+  observer?: JsonObserver;
+  /** Fail with 'duplicate_key' instead of letting the last occurrence win. */
+  rejectDuplicateKeys?: boolean;
+}
+
+export interface JsonParser {
+  /** Parses the next bytes of the input. Throws JsonParseError, or what an observer threw. */
+  feed(chunk: Uint8Array): void;
+  /** Declares the input complete and returns the value. */
+  end(): unknown;
+}
+
+const State = {
+  Value: 0,
+  FirstValueOrArrayEnd: 1,
+  FirstKeyOrObjectEnd: 2,
+  Key: 3,
+  Colon: 4,
+  CommaOrObjectEnd: 5,
+  CommaOrArrayEnd: 6,
+  String: 7,
+  Escape: 8,
+  UnicodeEscape: 9,
+  NumberMinus: 10,
+  NumberZero: 11,
+  NumberInteger: 12,
+  NumberPoint: 13,
+  NumberFraction: 14,
+  NumberExponentMark: 15,
+  NumberExponentSign: 16,
+  NumberExponent: 17,
+  Literal: 18,
+  Done: 19,
+} as const;
+type State = (typeof State)[keyof typeof State];
+const STATE_NAMES: readonly string[] = Object.keys(State);
+
+const Byte = {
+  Tab: 0x09,
+  LineFeed: 0x0a,
+  CarriageReturn: 0x0d,
+  Space: 0x20,
+  Quote: 0x22,
+  Plus: 0x2b,
+  Comma: 0x2c,
+  Minus: 0x2d,
+  Point: 0x2e,
+  Zero: 0x30,
+  One: 0x31,
+  Nine: 0x39,
+  Colon: 0x3a,
+  UpperE: 0x45,
+  OpenBracket: 0x5b,
+  Backslash: 0x5c,
+  CloseBracket: 0x5d,
+  LowerE: 0x65,
+  LowerF: 0x66,
+  LowerN: 0x6e,
+  LowerT: 0x74,
+  LowerU: 0x75,
+  OpenBrace: 0x7b,
+  CloseBrace: 0x7d,
+} as const;
+
+/** RFC 8259 section 7: the characters a two-character escape stands for, by the byte after the backslash. */
+const SHORT_ESCAPES: readonly (string | undefined)[] = (() => {
+  const table: (string | undefined)[] = new Array<string | undefined>(256).fill(undefined);
+  const pairs: [string, string][] = [['"', '"'], ['\\', '\\'], ['/', '/'], ['b', '\b'], ['f', '\f'], ['n', '\n'], ['r', '\r'], ['t', '\t']];
+  for (const [letter, value] of pairs) table[letter.charCodeAt(0)] = value;
+  return table;
+})();
+
+/** Hex digit values by byte, -1 for anything else. */
+const HEX_VALUES: Int8Array = (() => {
+  const table = new Int8Array(256).fill(-1);
+  for (let d = 0; d < 10; d++) table[0x30 + d] = d;
+  for (let d = 0; d < 6; d++) {
+    table[0x41 + d] = 10 + d;
+    table[0x61 + d] = 10 + d;
+  }
+  return table;
+})();
+
+/**
+ * Decoded text that may need a second look: a control character (must be escaped)
+ * or U+FFFD (what the decoder puts in place of invalid UTF-8, or a real U+FFFD).
+ */
+const SUSPECT_TEXT = /[\u0000-\u001f\ufffd]/;
+
+function isWhitespace(byte: number): boolean {
+  return byte === Byte.Space || byte === Byte.LineFeed || byte === Byte.CarriageReturn || byte === Byte.Tab;
+}
+
+function isDigit(byte: number): boolean {
+  return byte >= Byte.Zero && byte <= Byte.Nine;
+}
+
+function resolveLimits(partial: Partial<JsonLimits> | undefined): JsonLimits {
+  const limits = { ...DEFAULT_JSON_LIMITS, ...partial };
+  for (const name of Object.keys(DEFAULT_JSON_LIMITS) as JsonLimitName[]) {
+    const value = limits[name];
+    if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+      throw new RangeError(`JSON limit ${name} must be a non-negative number, got ${String(value)}`);
+    }
+  }
+  return limits;
+}
+
+function asBuffer(chunk: Uint8Array): Buffer {
+  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+}
+
+export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
+  const limits = resolveLimits(options.limits);
+  const { maxBytes, maxDepth, maxStringBytes, maxMembers } = limits;
+  const observer = options.observer;
+  const rejectDuplicateKeys = options.rejectDuplicateKeys === true;
+
+  let state: State = State.Value;
+  let failure: { error: unknown } | undefined;
+  let ended = false;
+  let root: unknown;
+
+  // The chunk being parsed and the offset of its first byte in the whole input.
+  let buf: Buffer = Buffer.alloc(0);
+  let base = 0;
+  // Position of the next backslash in `buf` at or after the current string run, or buf.length.
+  let nextBackslash = -1;
+
+  // Open containers, innermost last, with the members each has seen.
+  const containers: (Record<string, unknown> | unknown[])[] = [];
+  const memberCounts: number[] = [];
+  // The key whose value comes next in the innermost object.
+  let pendingKey = '';
+  // Path of the value being read; maintained only for an observer.
+  const path: (string | number)[] = [];
+
+  // String in progress: offset of its first content byte, text decoded up to the
+  // last escape, raw bytes of the current run held from earlier chunks.
+  let stringIsKey = false;
+  let contentStart = 0;
+  let runOffset = 0;
+  let decoded = '';
+  const pieces: Uint8Array[] = [];
+  let unicodeValue = 0;
+  let unicodeDigits = 0;
+
+  // Number in progress: its start in `buf`, its text from earlier chunks.
+  let numberStart = 0;
+  let numberText = '';
+
+  // Literal in progress.
+  let literalText = '';
+  let literalIndex = 0;
+  let literalValue: boolean | null = null;
+
+  function fail(code: JsonParseErrorCode, offset: number, problem: string, limit?: JsonLimitName): never {
+    const where = `at byte offset ${offset} (parser state ${STATE_NAMES[state] ?? String(state)})`;
+    throw new JsonParseError(code, offset, `${problem} ${where}`, limit);
+  }
+
+  function failUnexpected(i: number, expected: string): never {
+    fail('unexpected_byte', base + i, `Unexpected byte ${describeByte(buf[i] as number)}, expected ${expected},`);
+  }
+
+  function failStringLimit(): never {
+    fail('limit_exceeded', contentStart + maxStringBytes, `String longer than ${maxStringBytes} bytes`, 'maxStringBytes');
+  }
+
+  /** State after a value is complete, whatever holds it. */
+  function afterValue(): State {
+    const depth = containers.length;
+    if (depth === 0) return State.Done;
+    if (observer !== undefined) path.pop();
+    return Array.isArray(containers[depth - 1]) ? State.CommaOrArrayEnd : State.CommaOrObjectEnd;
+  }
+
+  /** Stores a value in its container, or as the root. */
+  function attach(value: unknown): void {
+    const depth = containers.length;
+    if (depth === 0) {
+      root = value;
+      return;
+    }
+    const container = containers[depth - 1] as Record<string, unknown> | unknown[];
+    if (Array.isArray(container)) container.push(value);
+    else if (pendingKey === '__proto__') {
+      // Assignment would call the Object.prototype setter and swap the prototype;
+      // JSON.parse makes an own data property, and so do we.
+      Object.defineProperty(container, pendingKey, { value, writable: true, enumerable: true, configurable: true });
+    } else container[pendingKey] = value;
+  }
+
+  function completeScalar(value: unknown): State {
+    attach(value);
+    return afterValue();
+  }
+
+  /** Dispatches on the first byte of a value at buf[i]; returns the next state. */
+  function beginValue(i: number): State {
+    const byte = buf[i] as number;
+    let kind: JsonValueKind;
+    if (byte === Byte.Quote) kind = 'string';
+    else if (byte === Byte.OpenBrace) kind = 'object';
+    else if (byte === Byte.OpenBracket) kind = 'array';
+    else if (byte === Byte.Minus || isDigit(byte)) kind = 'number';
+    else if (byte === Byte.LowerT || byte === Byte.LowerF) kind = 'boolean';
+    else if (byte === Byte.LowerN) kind = 'null';
+    else failUnexpected(i, 'a value');
+
+    const depth = containers.length;
+    const container = containers[depth - 1];
+    const inArray = Array.isArray(container);
+    if (inArray) {
+      const count = (memberCounts[depth - 1] as number) + 1;
+      if (count > maxMembers) fail('limit_exceeded', base + i, `Array with more than ${maxMembers} entries`, 'maxMembers');
+      memberCounts[depth - 1] = count;
+    }
+    if ((kind === 'object' || kind === 'array') && depth >= maxDepth) {
+      fail('limit_exceeded', base + i, `Nesting deeper than ${maxDepth}`, 'maxDepth');
+    }
+    if (observer !== undefined) {
+      if (depth > 0) path.push(inArray ? (container.length as number) : pendingKey);
+      observer.valueStart?.(path, kind);
+    }
+
+    switch (byte) {
+      case Byte.Quote:
+        beginString(i, false);
+        return State.String;
+      case Byte.OpenBrace:
+      case Byte.OpenBracket: {
+        const opened = byte === Byte.OpenBrace ? {} : [];
+        attach(opened);
+        containers.push(opened);
+        memberCounts.push(0);
+        return byte === Byte.OpenBrace ? State.FirstKeyOrObjectEnd : State.FirstValueOrArrayEnd;
+      }
+      case Byte.Minus:
+        numberStart = i;
+        numberText = '';
+        return State.NumberMinus;
+      case Byte.Zero:
+        numberStart = i;
+        numberText = '';
+        return State.NumberZero;
+      case Byte.LowerT:
+        return beginLiteral('true', true);
+      case Byte.LowerF:
+        return beginLiteral('false', false);
+      case Byte.LowerN:
+        return beginLiteral('null', null);
+      default:
+        numberStart = i;
+        numberText = '';
+        return State.NumberInteger;
+    }
+  }
+
+  function beginLiteral(text: string, value: boolean | null): State {
+    literalText = text;
+    literalIndex = 1;
+    literalValue = value;
+    return State.Literal;
+  }
+
+  /** A key's opening quote at buf[i]. */
+  function beginKey(i: number): State {
+    const depth = containers.length;
+    const count = (memberCounts[depth - 1] as number) + 1;
+    if (count > maxMembers) fail('limit_exceeded', base + i, `Object with more than ${maxMembers} members`, 'maxMembers');
+    memberCounts[depth - 1] = count;
+    beginString(i, true);
+    return State.String;
+  }
+
+  function beginString(quote: number, isKey: boolean): void {
+    stringIsKey = isKey;
+    contentStart = base + quote + 1;
+    runOffset = contentStart;
+    decoded = '';
+  }
+
+  function closeContainer(): State {
+    containers.pop();
+    memberCounts.pop();
+    return afterValue();
+  }
+
+  /**
+   * Decodes the raw run buf[from, to) (plus pieces held from earlier chunks) and
+   * checks it: RFC 8259 section 7 forbids unescaped U+0000..U+001F, and section 8.1
+   * requires UTF-8. The decoder never fails, it substitutes U+FFFD, so only text
+   * with a control character or U+FFFD gets the byte-level check.
+   */
+  function decodeRun(from: number, to: number): string {
+    let bytes: Uint8Array = buf;
+    let start = from;
+    let stop = to;
+    let text: string;
+    if (pieces.length === 0) {
+      if (from === to) return '';
+      text = buf.toString('utf8', from, to);
+    } else {
+      pieces.push(buf.subarray(from, to));
+      const joined = Buffer.concat(pieces);
+      pieces.length = 0;
+      text = joined.toString('utf8');
+      bytes = joined;
+      start = 0;
+      stop = joined.length;
+    }
+    if (SUSPECT_TEXT.test(text)) {
+      const fault = findStringContentFault(bytes, start, stop);
+      if (fault !== undefined) {
+        const offset = runOffset + fault.index;
+        if (fault.code === 'control_character') fail('unexpected_byte', offset, 'Unescaped control character in string');
+        fail('invalid_utf8', offset, 'Invalid UTF-8 in string');
+      }
+    }
+    return text;
+  }
+
+  function completeString(text: string): State {
+    if (!stringIsKey) return completeScalar(text);
+    const object = containers[containers.length - 1] as Record<string, unknown>;
+    if (rejectDuplicateKeys && Object.hasOwn(object, text)) {
+      fail('duplicate_key', contentStart - 1, 'Duplicate object key');
+    }
+    pendingKey = text;
+    observer?.key?.(path, text);
+    return State.Colon;
+  }
+
+  /** The number ends before buf[i]. */
+  function completeNumber(i: number): State {
+    const text = numberText + buf.toString('latin1', numberStart, i);
+    numberText = '';
+    // The number grammar of RFC 8259 is a subset of StringNumericLiteral, and both
+    // round to the nearest double, so Number() gives what JSON.parse gives, -0 included.
+    return completeScalar(Number(text));
+  }
+
+  /** The byte loop over buf[0, end). */
+  function consume(end: number): void {
+    let i = 0;
+    while (i < end) {
+      switch (state) {
+        case State.String: {
+          let quote = buf.indexOf(Byte.Quote, i);
+          if (quote === -1) quote = end;
+          if (nextBackslash < i) {
+            nextBackslash = buf.indexOf(Byte.Backslash, i);
+            if (nextBackslash === -1) nextBackslash = end;
+          }
+          if (quote === end && nextBackslash === end) {
+            // The run goes on in the next chunk; copy it, the caller may reuse the chunk.
+            if (base + end - contentStart > maxStringBytes) failStringLimit();
+            if (end > i) pieces.push(Uint8Array.prototype.slice.call(buf, i, end));
+            i = end;
+          } else if (quote < nextBackslash) {
+            if (base + quote - contentStart > maxStringBytes) failStringLimit();
+            const run = decodeRun(i, quote);
+            const text = decoded === '' ? run : decoded + run;
+            decoded = '';
+            i = quote + 1;
+            state = completeString(text);
+          } else {
+            // The backslash is itself a content byte.
+            if (base + nextBackslash - contentStart >= maxStringBytes) failStringLimit();
+            decoded += decodeRun(i, nextBackslash);
+            i = nextBackslash + 1;
+            state = State.Escape;
+          }
+          break;
+        }
+        case State.Escape: {
+          if (base + i - contentStart >= maxStringBytes) failStringLimit();
+          const byte = buf[i] as number;
+          const escaped = SHORT_ESCAPES[byte];
+          if (escaped !== undefined) {
+            decoded += escaped;
+            runOffset = base + i + 1;
+            state = State.String;
+          } else if (byte === Byte.LowerU) {
+            unicodeValue = 0;
+            unicodeDigits = 0;
+            state = State.UnicodeEscape;
+          } else fail('invalid_escape', base + i, `Invalid escape ${describeByte(byte)} in string`);
+          i++;
+          break;
+        }
+        case State.UnicodeEscape: {
+          if (base + i - contentStart >= maxStringBytes) failStringLimit();
+          const digit = HEX_VALUES[buf[i] as number] as number;
+          if (digit < 0) fail('invalid_escape', base + i, `Invalid hex digit ${describeByte(buf[i] as number)} in \\u escape`);
+          unicodeValue = unicodeValue * 16 + digit;
+          if (++unicodeDigits === 4) {
+            // One UTF-16 code unit per escape: a pair of escapes makes a pair, and a
+            // lone surrogate stays lone, exactly as JSON.parse builds it.
+            decoded += String.fromCharCode(unicodeValue);
+            runOffset = base + i + 1;
+            state = State.String;
+          }
+          i++;
+          break;
+        }
+        case State.Value:
+        case State.FirstValueOrArrayEnd: {
+          const byte = buf[i] as number;
+          if (isWhitespace(byte)) i++;
+          else if (byte === Byte.CloseBracket && state === State.FirstValueOrArrayEnd) {
+            i++;
+            state = closeContainer();
+          } else {
+            state = beginValue(i);
+            i++;
+          }
+          break;
+        }
+        case State.FirstKeyOrObjectEnd:
+        case State.Key: {
+          const byte = buf[i] as number;
+          if (isWhitespace(byte)) i++;
+          else if (byte === Byte.Quote) {
+            state = beginKey(i);
+            i++;
+          } else if (byte === Byte.CloseBrace && state === State.FirstKeyOrObjectEnd) {
+            i++;
+            state = closeContainer();
+          } else failUnexpected(i, state === State.Key ? 'a key' : "a key or '}'");
+          break;
+        }
+        case State.Colon: {
+          const byte = buf[i] as number;
+          if (isWhitespace(byte)) i++;
+          else if (byte === Byte.Colon) {
+            i++;
+            state = State.Value;
+          } else failUnexpected(i, "':'");
+          break;
+        }
+        case State.CommaOrObjectEnd: {
+          const byte = buf[i] as number;
+          i++;
+          if (byte === Byte.Comma) state = State.Key;
+          else if (byte === Byte.CloseBrace) state = closeContainer();
+          else if (!isWhitespace(byte)) failUnexpected(i - 1, "',' or '}'");
+          break;
+        }
+        case State.CommaOrArrayEnd: {
+          const byte = buf[i] as number;
+          i++;
+          if (byte === Byte.Comma) state = State.Value;
+          else if (byte === Byte.CloseBracket) state = closeContainer();
+          else if (!isWhitespace(byte)) failUnexpected(i - 1, "',' or ']'");
+          break;
+        }
+        case State.NumberMinus: {
+          const byte = buf[i] as number;
+          if (byte === Byte.Zero) state = State.NumberZero;
+          else if (byte >= Byte.One && byte <= Byte.Nine) state = State.NumberInteger;
+          else fail('invalid_number', base + i, `Expected a digit after '-', got ${describeByte(byte)},`);
+          i++;
+          break;
+        }
+        case State.NumberZero: {
+          const byte = buf[i] as number;
+          if (byte === Byte.Point) state = State.NumberPoint;
+          else if (byte === Byte.LowerE || byte === Byte.UpperE) state = State.NumberExponentMark;
+          else if (isDigit(byte)) fail('invalid_number', base + i, 'Leading zero in number');
+          else {
+            state = completeNumber(i);
+            break;
+          }
+          i++;
+          break;
+        }
+        case State.NumberInteger:
+        case State.NumberFraction:
+        case State.NumberExponent: {
+          while (i < end && isDigit(buf[i] as number)) i++;
+          if (i === end) break;
+          const byte = buf[i] as number;
+          if (byte === Byte.Point && state === State.NumberInteger) state = State.NumberPoint;
+          else if ((byte === Byte.LowerE || byte === Byte.UpperE) && state !== State.NumberExponent) state = State.NumberExponentMark;
+          else {
+            state = completeNumber(i);
+            break;
+          }
+          i++;
+          break;
+        }
+        case State.NumberPoint:
+        case State.NumberExponentSign: {
+          const byte = buf[i] as number;
+          if (!isDigit(byte)) fail('invalid_number', base + i, `Expected a digit, got ${describeByte(byte)},`);
+          state = state === State.NumberPoint ? State.NumberFraction : State.NumberExponent;
+          i++;
+          break;
+        }
+        case State.NumberExponentMark: {
+          const byte = buf[i] as number;
+          if (byte === Byte.Plus || byte === Byte.Minus) state = State.NumberExponentSign;
+          else if (isDigit(byte)) state = State.NumberExponent;
+          else fail('invalid_number', base + i, `Expected a sign or digit in exponent, got ${describeByte(byte)},`);
+          i++;
+          break;
+        }
+        case State.Literal: {
+          if (buf[i] !== literalText.charCodeAt(literalIndex)) failUnexpected(i, `'${literalText}'`);
+          i++;
+          if (++literalIndex === literalText.length) state = completeScalar(literalValue);
+          break;
+        }
+        case State.Done: {
+          if (!isWhitespace(buf[i] as number)) failUnexpected(i, 'the end of input');
+          i++;
+          break;
+        }
+      }
+    }
+    // Carry a number cut by the chunk end into the next chunk.
+    if (state >= State.NumberMinus && state <= State.NumberExponent) {
+      numberText += buf.toString('latin1', numberStart, end);
+      numberStart = 0;
+    }
+  }
+
+  function feed(chunk: Uint8Array): void {
+    if (failure !== undefined) throw failure.error;
+    if (ended) throw new Error('JSON parser: feed() after end()');
+    try {
+      buf = asBuffer(chunk);
+      const overflow = base + buf.length > maxBytes;
+      if (overflow) buf = buf.subarray(0, maxBytes - base);
+      nextBackslash = -1;
+      consume(buf.length);
+      base += buf.length;
+      if (overflow) fail('limit_exceeded', base, `Input longer than ${maxBytes} bytes`, 'maxBytes');
+    } catch (error) {
+      failure = { error };
+      throw error;
+    } finally {
+      buf = EMPTY;
+    }
+  }
+
+  function end(): unknown {
+    if (failure !== undefined) throw failure.error;
+    if (ended) return root;
+    try {
+      if (containers.length === 0 && (state === State.NumberZero || state === State.NumberInteger || state === State.NumberFraction || state === State.NumberExponent)) {
+        state = completeNumber(0);
+      }
+      if (state !== State.Done) {
+        fail('unexpected_end', base, base === 0 ? 'Empty input' : 'Input ends before the JSON value is complete');
+      }
+    } catch (error) {
+      failure = { error };
+      throw error;
+    }
+    ended = true;
+    return root;
+  }
+
+  return { feed, end };
+}
+
+const EMPTY: Buffer = Buffer.alloc(0);
+
+/**
+ * Parses a whole document. A string is parsed as its UTF-8 encoding; a string
+ * holding a lone surrogate has no such encoding and fails as invalid UTF-8.
+ */
+export function parseJson(input: Uint8Array | string, options?: JsonParserOptions): unknown {
+  const parser = createJsonParser(options);
+  if (typeof input === 'string') {
+    const lone = LONE_SURROGATE.exec(input);
+    if (lone !== null) {
+      const offset = Buffer.byteLength(input.slice(0, lone.index), 'utf8');
+      // Parse the well-formed prefix first so an earlier fault is reported first.
+      parser.feed(Buffer.from(input.slice(0, lone.index), 'utf8'));
+      throw new JsonParseError('invalid_utf8', offset, `Lone surrogate in input at byte offset ${offset}`);
+    }
+    parser.feed(Buffer.from(input, 'utf8'));
+  } else parser.feed(input);
+  return parser.end();
+}
+
+/** In a `u` regex surrogate pairs are single code points, so this matches only lone halves. */
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
