@@ -34,13 +34,20 @@ export class InvalidKeyNameError extends KeyStoreError {
   }
 }
 
+const KEY_ID_SHAPE = /^key_[0-9A-Za-z]{16}$/;
+
 /** `revoke` was given an id that no key has. */
 export class KeyNotFoundError extends KeyStoreError {
   override name = 'KeyNotFoundError';
-  readonly keyId: string;
+  /** The id asked for, or null when it did not have the shape of an id (it might be a raw key). */
+  readonly keyId: string | null;
   constructor(keyId: string) {
-    super('key_not_found', `No API key has the id '${keyId}'. Run "portcullis keys list" to see the ids.`);
-    this.keyId = keyId;
+    // Echo the id only when it has the shape of one: an operator who pastes the raw
+    // key instead of its id must not see it copied into logs.
+    const shaped = KEY_ID_SHAPE.test(keyId);
+    const shown = shaped ? `the id '${keyId}'` : 'that id (ids look like key_ followed by 16 letters or digits)';
+    super('key_not_found', `No API key has ${shown}. Run "portcullis keys list" to see the ids.`);
+    this.keyId = shaped ? keyId : null;
   }
 }
 

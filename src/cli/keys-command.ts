@@ -1,0 +1,262 @@
+// `portcullis keys create|list|revoke`: the operator's side of the key store.
+// Exit codes: 0 done, 1 the store refused or failed (message on stderr), 2 the command
+// line is wrong (message and usage hint on stderr). The raw key is printed once, by
+// `create`, and appears nowhere else: not in listings, errors or logs.
+// `--config FILE` is consumed by main.ts, which resolves ctx.dataDir from it.
+
+import { parseArgs } from 'node:util';
+import { InvalidKeyNameError, KeyStoreError } from '../keys/errors.ts';
+import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore, type KeyStore, type ListedKey } from '../keys/key-store.ts';
+
+export interface KeysCommandContext {
+  dataDir: string;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+
+interface Subcommand {
+  usage: string;
+  options: OptionSpec;
+  allowPositionals: boolean;
+  run(store: KeyStore, values: Record<string, string | boolean | undefined>, positionals: string[], ctx: KeysCommandContext): Promise<number>;
+}
+
+const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
+const JSON_OPTION = { json: { type: 'boolean' } } as const;
+const REVOKE_DELAY_SECONDS = DEFAULT_RELOAD_INTERVAL_MS / 1000;
+
+export const KEYS_USAGE = `Usage: portcullis keys <command> [options]
+
+Manage the API keys clients send as "Authorization: Bearer <key>".
+
+Commands:
+  create --name NAME   Create a key and print it once
+  list                 List keys with their status and last use (never the keys)
+  revoke ID            Revoke a key by id
+
+Options:
+  -h, --help           Show this help; "portcullis keys <command> --help" for a command
+`;
+
+const CREATE_USAGE = `Usage: portcullis keys create --name NAME [--json]
+
+Create an API key. The key is printed once and cannot be shown again:
+only its SHA-256 hash is stored.
+
+Options:
+  --name NAME   A label for the key, 1 to 64 printable characters (required)
+  --json        Print {"id","name","prefix","createdAt","key"} as JSON
+  -h, --help    Show this help
+`;
+
+const LIST_USAGE = `Usage: portcullis keys list [--json]
+
+List API keys: id, name, prefix, creation time, last use and status.
+The keys themselves are never shown.
+
+Options:
+  --json       Print a JSON array of {"id","name","prefix","createdAt","revokedAt","lastUsedAt","status"}
+  -h, --help   Show this help
+`;
+
+const REVOKE_USAGE = `Usage: portcullis keys revoke ID [--json]
+
+Revoke the API key with id ID (see "portcullis keys list"). Running servers
+refuse it within ${REVOKE_DELAY_SECONDS} second. Revoking a revoked key is an error.
+
+Options:
+  --json       Print the revoked key's {"id","name","prefix","createdAt","revokedAt"} as JSON
+  -h, --help   Show this help
+`;
+
+/** ISO time without milliseconds, for tables. */
+function shortTime(iso: string): string {
+  return iso.replace(/\.\d{3}Z$/, 'Z');
+}
+
+function statusOf(key: { revokedAt: string | null }): 'active' | 'revoked' {
+  return key.revokedAt === null ? 'active' : 'revoked';
+}
+
+function toJson(value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n';
+}
+
+function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((title, column) =>
+    Math.max([...title].length, ...rows.map((row) => [...(row[column] ?? '')].length)),
+  );
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell + ' '.repeat((widths[column] ?? 0) - [...cell].length)))
+      .join('  ') + '\n';
+  return line(header) + rows.map(line).join('');
+}
+
+function renderKeyList(keys: readonly ListedKey[]): string {
+  if (keys.length === 0) return 'No API keys yet. Create one with: portcullis keys create --name NAME\n';
+  return renderTable(
+    ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'STATUS'],
+    keys.map((k) => [
+      k.id,
+      k.name,
+      k.prefix,
+      shortTime(k.createdAt),
+      k.lastUsedAt === null ? 'never' : shortTime(k.lastUsedAt),
+      statusOf(k),
+    ]),
+  );
+}
+
+const SUBCOMMANDS: Record<string, Subcommand> = {
+  create: {
+    usage: CREATE_USAGE,
+    options: { ...HELP_OPTION, ...JSON_OPTION, name: { type: 'string' } },
+    allowPositionals: false,
+    async run(store, values, _positionals, ctx) {
+      const name = values['name'];
+      if (typeof name !== 'string') return usageError(ctx, 'create', "missing required option '--name NAME'");
+      const { key, record } = await store.create(name);
+      if (values['json'] === true) {
+        const { id, prefix, createdAt } = record;
+        ctx.stdout.write(toJson({ id, name: record.name, prefix, createdAt, key }));
+        return 0;
+      }
+      ctx.stdout.write(
+        'API key created. Copy it now: it cannot be shown again.\n\n' +
+          `  ${key}\n\n` +
+          `id:      ${record.id}\n` +
+          `name:    ${record.name}\n` +
+          `prefix:  ${record.prefix}\n` +
+          `created: ${record.createdAt}\n\n` +
+          'Clients send it in the header "Authorization: Bearer <key>".\n',
+      );
+      return 0;
+    },
+  },
+  list: {
+    usage: LIST_USAGE,
+    options: { ...HELP_OPTION, ...JSON_OPTION },
+    allowPositionals: false,
+    async run(store, values, _positionals, ctx) {
+      const keys = await store.list();
+      if (values['json'] === true) {
+        ctx.stdout.write(
+          toJson(
+            keys.map((k) => ({
+              id: k.id,
+              name: k.name,
+              prefix: k.prefix,
+              createdAt: k.createdAt,
+              revokedAt: k.revokedAt,
+              lastUsedAt: k.lastUsedAt,
+              status: statusOf(k),
+            })),
+          ),
+        );
+      } else {
+        ctx.stdout.write(renderKeyList(keys));
+      }
+      return 0;
+    },
+  },
+  revoke: {
+    usage: REVOKE_USAGE,
+    options: { ...HELP_OPTION, ...JSON_OPTION },
+    allowPositionals: true,
+    async run(store, values, positionals, ctx) {
+      const [id, extra] = positionals;
+      if (id === undefined) return usageError(ctx, 'revoke', 'missing key ID');
+      if (extra !== undefined) return usageError(ctx, 'revoke', 'expected one key ID, got ' + positionals.length);
+      const revoked = await store.revoke(id);
+      if (values['json'] === true) {
+        const { name, prefix, createdAt, revokedAt } = revoked;
+        ctx.stdout.write(toJson({ id: revoked.id, name, prefix, createdAt, revokedAt }));
+        return 0;
+      }
+      ctx.stdout.write(
+        `Revoked API key ${revoked.id} ("${revoked.name}", prefix ${revoked.prefix}).\n` +
+          `Running servers refuse it within ${REVOKE_DELAY_SECONDS} second.\n`,
+      );
+      return 0;
+    },
+  },
+};
+
+function usageError(ctx: KeysCommandContext, subcommand: string | null, problem: string): number {
+  const command = subcommand === null ? 'portcullis keys' : `portcullis keys ${subcommand}`;
+  ctx.stderr.write(`${command}: ${problem}\nRun "${command} --help" for usage.\n`);
+  return 2;
+}
+
+/**
+ * Our own wording for a strict parseArgs failure, found by re-reading the tokens:
+ * Node's messages differ between versions and would make the CLI's output unstable.
+ */
+function describeArgumentProblem(subcommand: Subcommand, args: string[], error: Error): string {
+  const { tokens } = parseArgs({ args, options: subcommand.options, strict: false, allowPositionals: true, tokens: true });
+  for (const token of tokens) {
+    if (token.kind === 'positional' && !subcommand.allowPositionals) return `unexpected argument '${token.value}'`;
+    if (token.kind !== 'option') continue;
+    const spec = subcommand.options[token.name];
+    if (spec === undefined) return `unknown option '${token.rawName}'`;
+    if (spec.type === 'boolean' && token.value !== undefined) return `option '${token.rawName}' does not take a value`;
+    if (spec.type === 'string' && (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))) {
+      return `option '${token.rawName}' needs a value (write ${token.rawName}=VALUE for a value starting with '-')`;
+    }
+  }
+  return error.message;
+}
+
+function wantsHelp(subcommand: Subcommand, args: string[]): boolean {
+  const { tokens } = parseArgs({ args, options: subcommand.options, strict: false, allowPositionals: true, tokens: true });
+  return tokens.some((t) => t.kind === 'option' && t.name === 'help');
+}
+
+/** Run `portcullis keys ...`; resolves to the process exit code. */
+export async function runKeysCommand(args: string[], ctx: KeysCommandContext): Promise<number> {
+  const [name, ...rest] = args;
+  if (name === undefined) return usageError(ctx, null, 'missing command (create, list or revoke)');
+  if (name === '--help' || name === '-h' || name === 'help') {
+    ctx.stdout.write(KEYS_USAGE);
+    return 0;
+  }
+  const subcommand = Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
+  if (subcommand === undefined) {
+    return usageError(ctx, null, name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`);
+  }
+  // Help wins over any other problem on the line, and never opens the store
+  // (main.ts passes no data directory when it sees --help).
+  if (wantsHelp(subcommand, rest)) {
+    ctx.stdout.write(subcommand.usage);
+    return 0;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options: subcommand.options, strict: true, allowPositionals: subcommand.allowPositionals });
+  } catch (error) {
+    return usageError(ctx, name, describeArgumentProblem(subcommand, rest, error as Error));
+  }
+  if (ctx.dataDir === '') {
+    ctx.stderr.write(`portcullis keys ${name}: no data directory is configured.\n`);
+    return 1;
+  }
+
+  let store: KeyStore | null = null;
+  try {
+    // No watcher: a CLI run reads and writes once and exits.
+    store = openKeyStore(ctx.dataDir, { watch: false });
+    return await subcommand.run(store, parsed.values, parsed.positionals, ctx);
+  } catch (error) {
+    if (error instanceof InvalidKeyNameError) return usageError(ctx, name, error.message);
+    if (error instanceof KeyStoreError) {
+      ctx.stderr.write(`portcullis keys ${name}: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await store?.close();
+  }
+}
