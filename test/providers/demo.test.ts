@@ -439,3 +439,15 @@ test('planDemoReply: without a max field the (short) reply is never cut', () => 
   assert.equal(reply.usage.completion_tokens, splitWords(replyText(request)).length);
   assert.equal(reply.usage.completion_tokens, 115);
 });
+
+test('abort between chunks with a delay rejects the next pull at once', async () => {
+  const provider = createDemoProvider({ delayMs: 10_000 });
+  const controller = new AbortController();
+  const reason = new Error('stop');
+  const iterator = provider.stream(call({}, controller.signal))[Symbol.asyncIterator]();
+  assert.equal((await iterator.next()).done, false);
+  controller.abort(reason);
+  const started = Date.now();
+  await assert.rejects(iterator.next(), (err: unknown) => err === reason);
+  assert.ok(Date.now() - started < 1000);
+});
