@@ -1,0 +1,291 @@
+// The message rules of a chat-completion request (spec: Message and Content
+// parts tables, rules 4 and 5), run after the structural pass has vouched for
+// every kind the skeleton names. Builds the forwarded messages: only the
+// fields the upstream needs, in fresh objects; what SDK tool loops echo back
+// from a response (annotations, audio, function_call: null, reasoning_content)
+// is accepted and dropped.
+import { createIssue, type InvalidValueReason, type IssuePath, type RequestIssue } from './request-issues.ts';
+import type { ChatMessage, ContentPart, Role, ToolCall } from './types.ts';
+
+type JsonObject = Record<string, unknown>;
+
+const ROLES: readonly Role[] = ['system', 'developer', 'user', 'assistant', 'tool'];
+
+/** OpenAI's message definitions, per role. */
+function roleAllowsField(role: Role, field: string): boolean {
+  switch (role) {
+    case 'system':
+    case 'developer':
+    case 'user':
+      return field === 'content' || field === 'name';
+    case 'tool':
+      return field === 'content' || field === 'tool_call_id';
+    case 'assistant':
+      switch (field) {
+        case 'content':
+        case 'name':
+        case 'tool_calls':
+        case 'refusal':
+        case 'annotations':
+        case 'audio':
+        case 'function_call':
+        case 'reasoning_content':
+          return true;
+        default:
+          return false;
+      }
+  }
+}
+
+const PART_TYPES = ['text', 'image_url', 'refusal'] as const;
+type PartType = (typeof PART_TYPES)[number];
+
+function partTypesFor(role: Role): readonly PartType[] {
+  switch (role) {
+    case 'user':
+      return ['text', 'image_url'];
+    case 'assistant':
+      return ['text', 'refusal'];
+    default:
+      return ['text'];
+  }
+}
+
+const IMAGE_DETAILS = ['auto', 'low', 'high'] as const;
+
+function own(object: JsonObject, key: string): unknown {
+  return Object.hasOwn(object, key) ? object[key] : undefined;
+}
+
+/**
+ * Spec rule 5: "When an image_url uses a data: URL or a non-HTTPS URL, the
+ * request is rejected." The URL is forwarded as the client wrote it.
+ */
+function imageUrlFault(url: string): InvalidValueReason | undefined {
+  if (url.trimStart().slice(0, 5).toLowerCase() === 'data:') return { rule: 'data_url' };
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    return { rule: 'not_absolute_url' };
+  }
+  return protocol === 'https:' ? undefined : { rule: 'not_https' };
+}
+
+function normaliseImageUrl(image: JsonObject, at: IssuePath, issues: RequestIssue[]): ContentPart | undefined {
+  let url: string | undefined;
+  let detail: (typeof IMAGE_DETAILS)[number] | undefined;
+  for (const key of Object.keys(image)) {
+    const value = image[key];
+    if (value === undefined) continue;
+    if (key === 'url') {
+      url = value as string;
+      const fault = imageUrlFault(url);
+      if (fault !== undefined) issues.push(createIssue([...at, key], { code: 'invalid_value', reason: fault }));
+    } else if (key === 'detail') {
+      const found = IMAGE_DETAILS.find((d) => d === value);
+      if (found === undefined) {
+        issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'one_of', received: value as string, allowed: IMAGE_DETAILS } }));
+      }
+      detail = found;
+    } else {
+      issues.push(createIssue([...at, key], { code: 'unknown_parameter' }));
+    }
+  }
+  if (url === undefined) {
+    issues.push(createIssue([...at, 'url'], { code: 'missing_required_parameter' }));
+    return undefined;
+  }
+  return { type: 'image_url', image_url: detail === undefined ? { url } : { url, detail } };
+}
+
+/** Parts keep their text; refusal parts (assistant only) are returned through `refusals`. */
+function normaliseParts(parts: readonly unknown[], role: Role, at: IssuePath, issues: RequestIssue[], refusals: string[]): ContentPart[] {
+  if (parts.length === 0) issues.push(createIssue(at, { code: 'array_below_min_length', minimum: 1 }));
+  const out: ContentPart[] = [];
+  for (let j = 0; j < parts.length; j++) {
+    const part = parts[j] as JsonObject;
+    const partAt = [...at, j];
+    const type = own(part, 'type');
+    if (type === undefined) {
+      issues.push(createIssue([...partAt, 'type'], { code: 'missing_required_parameter' }));
+      continue;
+    }
+    const allowed = partTypesFor(role);
+    const known = PART_TYPES.find((t) => t === type);
+    if (known === undefined || !allowed.includes(known)) {
+      const reason: InvalidValueReason =
+        known === undefined ? { rule: 'one_of', received: type as string, allowed } : { rule: 'part_not_allowed', partType: known, role };
+      issues.push(createIssue([...partAt, 'type'], { code: 'invalid_value', reason }));
+      continue;
+    }
+    // The one field that carries the part's payload is named after its type.
+    let payload: unknown;
+    for (const key of Object.keys(part)) {
+      if (key === 'type' || part[key] === undefined) continue;
+      if (key === known) payload = part[key];
+      else issues.push(createIssue([...partAt, key], { code: 'unknown_parameter' }));
+    }
+    if (payload === undefined) {
+      issues.push(createIssue([...partAt, known], { code: 'missing_required_parameter' }));
+      continue;
+    }
+    if (known === 'text') out.push({ type: 'text', text: payload as string });
+    else if (known === 'refusal') refusals.push(payload as string);
+    else {
+      const image = normaliseImageUrl(payload as JsonObject, [...partAt, known], issues);
+      if (image !== undefined) out.push(image);
+    }
+  }
+  return out;
+}
+
+function normaliseToolCalls(calls: readonly unknown[], at: IssuePath, issues: RequestIssue[]): ToolCall[] {
+  const out: ToolCall[] = [];
+  for (let j = 0; j < calls.length; j++) {
+    const call = calls[j] as JsonObject;
+    const callAt = [...at, j];
+    let id: string | undefined;
+    let typed = false;
+    let fn: { name: string; arguments: string } | undefined;
+    for (const key of Object.keys(call)) {
+      const value = call[key];
+      if (value === undefined) continue;
+      switch (key) {
+        case 'id':
+          id = value as string;
+          if (id === '') issues.push(createIssue([...callAt, key], { code: 'invalid_value', reason: { rule: 'non_empty' } }));
+          break;
+        case 'type':
+          typed = true;
+          if (value !== 'function') {
+            issues.push(createIssue([...callAt, key], { code: 'invalid_value', reason: { rule: 'one_of', received: value as string, allowed: ['function'] } }));
+          }
+          break;
+        case 'function':
+          fn = normaliseCalledFunction(value as JsonObject, [...callAt, key], issues);
+          break;
+        default:
+          issues.push(createIssue([...callAt, key], { code: 'unknown_parameter' }));
+      }
+    }
+    if (id === undefined) issues.push(createIssue([...callAt, 'id'], { code: 'missing_required_parameter' }));
+    if (!typed) issues.push(createIssue([...callAt, 'type'], { code: 'missing_required_parameter' }));
+    if (!Object.hasOwn(call, 'function')) issues.push(createIssue([...callAt, 'function'], { code: 'missing_required_parameter' }));
+    if (id !== undefined && fn !== undefined) out.push({ id, type: 'function', function: fn });
+  }
+  return out;
+}
+
+function normaliseCalledFunction(fn: JsonObject, at: IssuePath, issues: RequestIssue[]): { name: string; arguments: string } | undefined {
+  let name: string | undefined;
+  let args: string | undefined;
+  for (const key of Object.keys(fn)) {
+    const value = fn[key];
+    if (value === undefined) continue;
+    if (key === 'name') {
+      name = value as string;
+      if (name === '') issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'non_empty' } }));
+    } else if (key === 'arguments') {
+      args = value as string;
+    } else {
+      issues.push(createIssue([...at, key], { code: 'unknown_parameter' }));
+    }
+  }
+  if (name === undefined) issues.push(createIssue([...at, 'name'], { code: 'missing_required_parameter' }));
+  if (args === undefined) issues.push(createIssue([...at, 'arguments'], { code: 'missing_required_parameter' }));
+  return name === undefined || args === undefined ? undefined : { name, arguments: args };
+}
+
+function normaliseMessage(message: JsonObject, at: IssuePath, issues: RequestIssue[]): ChatMessage | undefined {
+  // Every other rule of a message depends on its role, so the role comes first.
+  const rawRole = own(message, 'role');
+  if (rawRole === undefined) {
+    issues.push(createIssue([...at, 'role'], { code: 'missing_required_parameter' }));
+    return undefined;
+  }
+  const role = ROLES.find((r) => r === rawRole);
+  if (role === undefined) {
+    issues.push(createIssue([...at, 'role'], { code: 'invalid_value', reason: { rule: 'one_of', received: rawRole as string, allowed: ROLES } }));
+    return undefined;
+  }
+
+  const out: ChatMessage = { role };
+  const refusals: string[] = [];
+  let contentSeen = false;
+  let hasContent = false;
+  let hasToolCallId = false;
+  for (const key of Object.keys(message)) {
+    const value = message[key];
+    if (key === 'role' || value === undefined) continue;
+    if (!roleAllowsField(role, key)) {
+      issues.push(createIssue([...at, key], { code: 'unknown_parameter' }));
+      continue;
+    }
+    switch (key) {
+      case 'content':
+        contentSeen = true;
+        if (value === null) {
+          if (role !== 'assistant') {
+            issues.push(createIssue([...at, key], { code: 'invalid_type', expected: 'a string or an array of content parts', received: 'null' }));
+          }
+        } else if (typeof value === 'string') {
+          hasContent = true;
+          out.content = value;
+        } else {
+          hasContent = true;
+          const parts = normaliseParts(value as unknown[], role, [...at, key], issues, refusals);
+          // An assistant message whose parts were all refusals says nothing but its refusal.
+          if (parts.length > 0 || role !== 'assistant') out.content = parts;
+        }
+        break;
+      case 'name':
+        out.name = value as string;
+        break;
+      case 'tool_call_id':
+        hasToolCallId = true;
+        out.tool_call_id = value as string;
+        if (value === '') issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'non_empty' } }));
+        break;
+      case 'tool_calls':
+        if (value !== null && (value as unknown[]).length > 0) out.tool_calls = normaliseToolCalls(value as unknown[], [...at, key], issues);
+        break;
+      case 'refusal':
+        if (value !== null) out.refusal = value as string;
+        break;
+      case 'function_call':
+        if (value !== null) issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'function_call_unsupported' } }));
+        break;
+      default:
+      // annotations, audio, reasoning_content: accepted from echoed responses, not forwarded.
+    }
+  }
+
+  if (refusals.length > 0 && out.refusal === undefined) out.refusal = refusals.join('\n');
+  if (role === 'assistant') {
+    if (out.content === undefined) out.content = null;
+    // OpenAI: content is "required unless tool_calls or function_call is specified".
+    const saysSomething = hasContent || out.tool_calls !== undefined || out.refusal !== undefined;
+    if (!saysSomething) {
+      issues.push(
+        createIssue([...at, 'content'], { code: 'missing_required_parameter', hint: 'An assistant message needs content unless it has tool_calls or a refusal.' }),
+      );
+    }
+  } else if (!contentSeen) {
+    issues.push(createIssue([...at, 'content'], { code: 'missing_required_parameter' }));
+  }
+  // Spec rule 4: "When a message has role tool and lacks tool_call_id, the request is rejected."
+  if (role === 'tool' && !hasToolCallId) issues.push(createIssue([...at, 'tool_call_id'], { code: 'missing_required_parameter' }));
+  return out;
+}
+
+/** Spec: messages is an array of message, length 1 to 256 (the upper bound is structural). */
+export function normaliseMessages(messages: readonly unknown[], issues: RequestIssue[]): ChatMessage[] {
+  if (messages.length === 0) issues.push(createIssue(['messages'], { code: 'array_below_min_length', minimum: 1 }));
+  const out: ChatMessage[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const message = normaliseMessage(messages[i] as JsonObject, ['messages', i], issues);
+    if (message !== undefined) out.push(message);
+  }
+  return out;
+}

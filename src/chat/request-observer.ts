@@ -1,0 +1,47 @@
+// Early rejection while the body is still arriving: hooks for the streaming
+// JSON parser that throw the validator's own error as soon as the bytes make a
+// structural fault certain (root not an object, an unknown field, a value of
+// the wrong kind, the first entry past a length limit). Role-dependent and
+// value rules wait for the whole value; see request-shape.ts for why both
+// checkers report the same first fault.
+//
+// Called for every value of the body: each call is a length test and at most
+// MAX_SHAPED_PATH_LENGTH map lookups, and allocates only when it throws.
+import type { JsonObserver } from './request-shape.ts';
+import { issueToError } from './request-issues.ts';
+import { acceptsKind, isIndexLikeKey, MAX_SHAPED_PATH_LENGTH, REQUEST_SHAPE, shapeAt, type JsonValueKind } from './request-shape.ts';
+import { tooManyEntries, unknownField, wrongKind } from './request-structure.ts';
+
+export function createChatRequestObserver(): JsonObserver {
+  return {
+    key(path: readonly (string | number)[], key: string): void {
+      if (path.length >= MAX_SHAPED_PATH_LENGTH) return;
+      const container = shapeAt(path, path.length);
+      if (container?.fields === undefined || container.fields.has(key) || isIndexLikeKey(key)) return;
+      throw issueToError(unknownField([...path, key]));
+    },
+
+    valueStart(path: readonly (string | number)[], kind: JsonValueKind): void {
+      const depth = path.length;
+      if (depth > MAX_SHAPED_PATH_LENGTH) return;
+      if (depth === 0) {
+        if (!acceptsKind(REQUEST_SHAPE, kind)) throw issueToError(wrongKind([], REQUEST_SHAPE, kind));
+        return;
+      }
+      const parent = shapeAt(path, depth - 1);
+      if (parent === undefined) return;
+      const last = path[depth - 1] as string | number;
+      let own;
+      if (typeof last === 'number') {
+        own = parent.items;
+        if (own === undefined) return;
+        // The path is reused by the parser: copy before keeping it in an error.
+        if (parent.maxItems !== undefined && last >= parent.maxItems) throw issueToError(tooManyEntries(path.slice(0, -1), parent.maxItems));
+      } else {
+        own = parent.fields?.get(last);
+        if (own === undefined) return;
+      }
+      if (!acceptsKind(own, kind)) throw issueToError(wrongKind(path.slice(), own, kind));
+    },
+  };
+}
