@@ -1,0 +1,217 @@
+// What an upstream failure means for the client, as plain functions over data:
+// an HTTP status and the upstream's error body in, an ApiError out. The policy:
+// a request the upstream judged invalid is the client's to fix (400, with the
+// upstream's own words); anything about the gateway's credentials, model mapping
+// or the upstream's health is the gateway's problem (502/504), and its message
+// never names the upstream URL, the key or more of the body than the upstream's
+// own error message.
+
+import { ApiError, InvalidRequestError, UpstreamError } from '../errors.ts';
+
+/** Longest upstream error message passed on to a client. */
+export const MAX_UPSTREAM_MESSAGE_CHARS = 500;
+
+/** The parts of an upstream error body worth passing on. */
+export interface UpstreamErrorDetail {
+  message: string;
+  param: string | null;
+  code: string | null;
+}
+
+/** 429 passed on with a `retry-after` the client can obey. */
+export class UpstreamRateLimitError extends ApiError {
+  override name = 'UpstreamRateLimitError';
+  constructor(retryAfter: string, retryAfterMs: string | null) {
+    const headers: Record<string, string> = { 'retry-after': retryAfter };
+    if (retryAfterMs !== null) headers['retry-after-ms'] = retryAfterMs;
+    super(429, 'rate_limit_error', 'The upstream provider is rate limiting requests; retry after a pause.', {
+      code: 'rate_limit_exceeded',
+      headers,
+    });
+  }
+}
+
+/** The caller aborted the upstream call through `call.signal` (the client left
+ * or a gateway deadline passed); `cause` is the signal's reason. Not an ApiError:
+ * there is usually nobody left to answer. */
+export class ClientAbortError extends Error {
+  override name = 'AbortError';
+  readonly code = 'client_aborted';
+  constructor(reason: unknown) {
+    super('The upstream call was aborted by the caller.', { cause: reason });
+  }
+}
+
+/** True for the error a provider throws when `call.signal` aborted the call. */
+export function isClientAbort(error: unknown): error is ClientAbortError {
+  return error instanceof ClientAbortError;
+}
+
+/**
+ * Reads the error out of an upstream's JSON error body. Accepts the shapes
+ * OpenAI-compatible servers use: `{"error":{"message",...}}` (OpenAI, llama.cpp),
+ * `{"error":"text"}` (Ollama), top-level `{"message",...}` (vLLM) and
+ * `{"detail":"text"}` (FastAPI servers). `param` and `code` are kept only when
+ * they are strings (vLLM sends a numeric code).
+ */
+export function readUpstreamErrorDetail(body: unknown): UpstreamErrorDetail | undefined {
+  if (!isRecord(body)) return undefined;
+  const error = body['error'];
+  if (typeof error === 'string') return detail(error, null, null);
+  if (isRecord(error)) {
+    if (typeof error['message'] === 'string') return detail(error['message'], error['param'], error['code']);
+    return undefined;
+  }
+  if (typeof body['message'] === 'string') return detail(body['message'], body['param'], body['code']);
+  if (typeof body['detail'] === 'string') return detail(body['detail'], null, null);
+  return undefined;
+}
+
+function detail(message: string, param: unknown, code: unknown): UpstreamErrorDetail | undefined {
+  const trimmed = truncateMessage(message.trim());
+  if (trimmed.length === 0) return undefined;
+  return {
+    message: trimmed,
+    param: typeof param === 'string' && param.length > 0 ? truncateMessage(param) : null,
+    code: typeof code === 'string' && code.length > 0 ? truncateMessage(code) : null,
+  };
+}
+
+/** At most MAX_UPSTREAM_MESSAGE_CHARS, cut on a code point boundary. */
+export function truncateMessage(text: string): string {
+  if (text.length <= MAX_UPSTREAM_MESSAGE_CHARS) return text;
+  let end = MAX_UPSTREAM_MESSAGE_CHARS - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return text.slice(0, end) + '…';
+}
+
+/** The upstream answered `status` (not 2xx). `retryAfter*` are its headers. */
+export function upstreamHttpError(
+  status: number,
+  detail: UpstreamErrorDetail | undefined,
+  retryAfter: string | null,
+  retryAfterMs: string | null,
+): ApiError {
+  switch (status) {
+    case 400:
+    case 413:
+    case 422:
+      // The upstream judged the client's request (its content, its size for
+      // this model): the client can act on the upstream's own words.
+      if (detail !== undefined) return new InvalidRequestError(detail.message, detail.param, detail.code);
+      return new InvalidRequestError(
+        `The upstream provider rejected the request (HTTP ${status}) without saying why.`,
+        null,
+        'upstream_rejected_request',
+      );
+    case 401:
+    case 403:
+      return new UpstreamError(
+        502,
+        `The upstream provider refused the gateway's credentials (HTTP ${status}). ` +
+          'This is a gateway configuration problem, not a problem with your API key.',
+        'upstream_auth_failed',
+      );
+    case 404:
+      // The gateway chose the upstream model and URL; a client cannot fix this.
+      return new UpstreamError(
+        502,
+        'The upstream provider does not serve the model or endpoint the gateway is configured to use (HTTP 404). ' +
+          'This is a gateway configuration problem.',
+        'upstream_not_found',
+      );
+    case 408:
+      return new UpstreamError(504, 'The upstream provider timed out (HTTP 408).', 'upstream_timeout');
+    case 429:
+      return new UpstreamRateLimitError(retryAfterSeconds(retryAfter), retryAfterMilliseconds(retryAfterMs));
+    default:
+      if (status >= 500 && status <= 599) {
+        return new UpstreamError(502, withDetail(`The upstream provider failed (HTTP ${status})`, detail), 'upstream_error');
+      }
+      return new UpstreamError(
+        502,
+        withDetail(`The upstream provider answered with an unexpected HTTP ${status}`, detail),
+        'upstream_error',
+      );
+  }
+}
+
+function withDetail(sentence: string, detail: UpstreamErrorDetail | undefined): string {
+  return detail === undefined ? `${sentence}.` : `${sentence}: ${detail.message}`;
+}
+
+/** Seconds to wait, as the upstream said it (delta-seconds or an HTTP date);
+ * '1' when it said nothing usable, because LangChain throws a 429 at once
+ * unless Retry-After is present. */
+export function retryAfterSeconds(value: string | null): string {
+  if (value === null) return '1';
+  const trimmed = value.trim();
+  if (trimmed.length === 0 || trimmed.length > 64) return '1';
+  if (isDigits(trimmed)) return trimmed.length > 9 ? '1' : trimmed;
+  // HTTP dates are always in GMT; the suffix also keeps Date.parse's leniency
+  // (it takes '1.5' or '-3' for dates) out.
+  return trimmed.endsWith(' GMT') && !Number.isNaN(Date.parse(trimmed)) ? trimmed : '1';
+}
+
+function retryAfterMilliseconds(value: string | null): string | null {
+  if (value === null) return null;
+  const trimmed = value.trim();
+  return trimmed.length > 0 && trimmed.length <= 12 && isDigits(trimmed) ? trimmed : null;
+}
+
+function isDigits(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x30 || code > 0x39) return false;
+  }
+  return true;
+}
+
+/** A `data: {"error":...}` frame inside a stream. */
+export function upstreamStreamError(error: unknown): UpstreamError {
+  const found = readUpstreamErrorDetail({ error });
+  return new UpstreamError(
+    502,
+    found === undefined ? 'The upstream provider reported an error during the stream.' : found.message,
+    'upstream_error',
+  );
+}
+
+export function upstreamTimeoutError(timeoutMs: number, what: 'response headers' | 'the whole response'): UpstreamError {
+  return new UpstreamError(
+    504,
+    `The upstream provider did not deliver ${what} within ${timeoutMs} ms.`,
+    'upstream_timeout',
+  );
+}
+
+export function upstreamUnreachableError(cause: unknown): UpstreamError {
+  return new UpstreamError(502, 'The upstream provider could not be reached.', 'upstream_unreachable', { cause });
+}
+
+export function upstreamConnectionLostError(cause: unknown): UpstreamError {
+  return new UpstreamError(
+    502,
+    'The connection to the upstream provider was lost while reading its response.',
+    'upstream_unreachable',
+    { cause },
+  );
+}
+
+export function upstreamStreamTruncatedError(cause?: unknown): UpstreamError {
+  return new UpstreamError(
+    502,
+    'The upstream stream ended unexpectedly.',
+    'upstream_stream_truncated',
+    cause === undefined ? {} : { cause },
+  );
+}
+
+export function badUpstreamResponseError(message: string, cause?: unknown): UpstreamError {
+  return new UpstreamError(502, message, 'bad_upstream_response', cause === undefined ? {} : { cause });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

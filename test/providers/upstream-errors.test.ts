@@ -1,0 +1,227 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ApiError } from '../../src/errors.ts';
+import {
+  ClientAbortError,
+  isClientAbort,
+  MAX_UPSTREAM_MESSAGE_CHARS,
+  readUpstreamErrorDetail,
+  retryAfterSeconds,
+  truncateMessage,
+  upstreamHttpError,
+  upstreamStreamError,
+} from '../../src/providers/upstream-errors.ts';
+
+function rendered(error: ApiError): { status: number; body: unknown; headers: Record<string, string> } {
+  return { status: error.status, body: error.toBody(), headers: error.headers };
+}
+
+describe('readUpstreamErrorDetail', () => {
+  const cases: Array<[string, unknown, ReturnType<typeof readUpstreamErrorDetail>]> = [
+    [
+      'OpenAI shape',
+      { error: { message: 'bad temp', type: 'invalid_request_error', param: 'temperature', code: 'invalid_value' } },
+      { message: 'bad temp', param: 'temperature', code: 'invalid_value' },
+    ],
+    ['OpenAI shape, nulls', { error: { message: 'm', param: null, code: null } }, { message: 'm', param: null, code: null }],
+    ['llama.cpp numeric code', { error: { code: 400, message: 'ctx', type: 'invalid_request_error' } }, { message: 'ctx', param: null, code: null }],
+    ['Ollama string error', { error: 'model not loaded' }, { message: 'model not loaded', param: null, code: null }],
+    [
+      'vLLM top-level',
+      { object: 'error', message: 'too long', type: 'BadRequestError', param: null, code: 400 },
+      { message: 'too long', param: null, code: null },
+    ],
+    ['FastAPI detail', { detail: 'Not Found' }, { message: 'Not Found', param: null, code: null }],
+    ['error object without message', { error: { code: 'x' } }, undefined],
+    ['blank message', { error: { message: '   ' } }, undefined],
+    ['empty param and code dropped', { error: { message: 'm', param: '', code: '' } }, { message: 'm', param: null, code: null }],
+    ['array', [{ error: 'x' }], undefined],
+    ['string', 'error', undefined],
+    ['null', null, undefined],
+    ['number message', { message: 5 }, undefined],
+  ];
+  for (const [name, body, expected] of cases) {
+    test(name, () => {
+      assert.deepEqual(readUpstreamErrorDetail(body), expected);
+    });
+  }
+});
+
+describe('truncateMessage', () => {
+  test('short messages are unchanged', () => {
+    const text = 'a'.repeat(MAX_UPSTREAM_MESSAGE_CHARS);
+    assert.equal(truncateMessage(text), text);
+  });
+  test('long messages end with an ellipsis at 500 characters', () => {
+    const out = truncateMessage('b'.repeat(2000));
+    assert.equal(out.length, 500);
+    assert.equal(out, 'b'.repeat(499) + '…');
+  });
+  test('a surrogate pair is not cut in half', () => {
+    assert.equal(truncateMessage('a'.repeat(498) + '😀'.repeat(10)), 'a'.repeat(498) + '…');
+    assert.equal(truncateMessage('a'.repeat(497) + '😀'.repeat(10)), 'a'.repeat(497) + '😀…');
+  });
+});
+
+describe('retryAfterSeconds', () => {
+  const cases: Array<[string | null, string]> = [
+    [null, '1'],
+    ['', '1'],
+    ['7', '7'],
+    [' 30 ', '30'],
+    ['0', '0'],
+    ['1.5', '1'],
+    ['-3', '1'],
+    ['soon', '1'],
+    ['2015-10-21', '1'],
+    ['9999999999', '1'],
+    ['Wed, 21 Oct 2015 07:28:00 GMT', 'Wed, 21 Oct 2015 07:28:00 GMT'],
+  ];
+  for (const [input, expected] of cases) {
+    test(`${JSON.stringify(input)} -> ${expected}`, () => {
+      assert.equal(retryAfterSeconds(input), expected);
+    });
+  }
+});
+
+describe('upstreamHttpError', () => {
+  const openAiDetail = { message: "'temperature' must be at most 2", param: 'temperature', code: 'invalid_value' };
+
+  test('400 with a detail passes the upstream words on as 400', () => {
+    assert.deepEqual(rendered(upstreamHttpError(400, openAiDetail, null, null)), {
+      status: 400,
+      body: { error: { message: "'temperature' must be at most 2", type: 'invalid_request_error', param: 'temperature', code: 'invalid_value' } },
+      headers: {},
+    });
+  });
+
+  test('422 and 413 are the client request too', () => {
+    for (const status of [413, 422]) {
+      const error = upstreamHttpError(status, { message: 'too long', param: null, code: null }, null, null);
+      assert.deepEqual(rendered(error).body, { error: { message: 'too long', type: 'invalid_request_error', param: null, code: null } });
+      assert.equal(error.status, 400);
+    }
+  });
+
+  test('400 without a detail', () => {
+    assert.deepEqual(upstreamHttpError(400, undefined, null, null).toBody(), {
+      error: {
+        message: 'The upstream provider rejected the request (HTTP 400) without saying why.',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'upstream_rejected_request',
+      },
+    });
+  });
+
+  test('401 and 403 blame the gateway credentials, never the client key', () => {
+    for (const status of [401, 403]) {
+      const error = upstreamHttpError(status, { message: 'Incorrect API key provided: sk-abc***', param: null, code: 'invalid_api_key' }, null, null);
+      assert.deepEqual(rendered(error), {
+        status: 502,
+        body: {
+          error: {
+            message: `The upstream provider refused the gateway's credentials (HTTP ${status}). This is a gateway configuration problem, not a problem with your API key.`,
+            type: 'upstream_error',
+            param: null,
+            code: 'upstream_auth_failed',
+          },
+        },
+        headers: {},
+      });
+    }
+  });
+
+  test('404 is the gateway misconfiguration, and does not repeat the upstream words', () => {
+    const error = upstreamHttpError(404, { message: 'The model `internal-model-7b` does not exist', param: null, code: 'model_not_found' }, null, null);
+    assert.deepEqual(rendered(error), {
+      status: 502,
+      body: {
+        error: {
+          message:
+            'The upstream provider does not serve the model or endpoint the gateway is configured to use (HTTP 404). This is a gateway configuration problem.',
+          type: 'upstream_error',
+          param: null,
+          code: 'upstream_not_found',
+        },
+      },
+      headers: {},
+    });
+  });
+
+  test('408 is a timeout', () => {
+    assert.deepEqual(rendered(upstreamHttpError(408, undefined, null, null)), {
+      status: 504,
+      body: { error: { message: 'The upstream provider timed out (HTTP 408).', type: 'server_error', param: null, code: 'upstream_timeout' } },
+      headers: {},
+    });
+  });
+
+  test('429 keeps retry-after, defaults it to 1, passes retry-after-ms', () => {
+    const body = {
+      error: {
+        message: 'The upstream provider is rate limiting requests; retry after a pause.',
+        type: 'rate_limit_error',
+        param: null,
+        code: 'rate_limit_exceeded',
+      },
+    };
+    assert.deepEqual(rendered(upstreamHttpError(429, openAiDetail, '12', null)), { status: 429, body, headers: { 'retry-after': '12' } });
+    assert.deepEqual(rendered(upstreamHttpError(429, undefined, null, null)), { status: 429, body, headers: { 'retry-after': '1' } });
+    assert.deepEqual(rendered(upstreamHttpError(429, undefined, 'later', '250')), {
+      status: 429,
+      body,
+      headers: { 'retry-after': '1', 'retry-after-ms': '250' },
+    });
+    assert.deepEqual(rendered(upstreamHttpError(429, undefined, '2', 'x')).headers, { 'retry-after': '2' });
+  });
+
+  test('5xx is 502 upstream_error with the upstream message when there is one', () => {
+    assert.deepEqual(upstreamHttpError(500, { message: 'CUDA out of memory', param: null, code: null }, null, null).toBody(), {
+      error: { message: 'The upstream provider failed (HTTP 500): CUDA out of memory', type: 'upstream_error', param: null, code: 'upstream_error' },
+    });
+    const unavailable = upstreamHttpError(503, undefined, '5', null);
+    assert.equal(unavailable.status, 502);
+    assert.equal(unavailable.message, 'The upstream provider failed (HTTP 503).');
+    assert.deepEqual(unavailable.headers, {});
+  });
+
+  test('any other status is 502 upstream_error', () => {
+    for (const status of [302, 402, 405, 409, 418]) {
+      const error = upstreamHttpError(status, undefined, null, null);
+      assert.equal(error.status, 502);
+      assert.equal(error.code, 'upstream_error');
+      assert.equal(error.message, `The upstream provider answered with an unexpected HTTP ${status}.`);
+    }
+  });
+});
+
+describe('upstreamStreamError', () => {
+  test('message from an OpenAI error object', () => {
+    assert.deepEqual(upstreamStreamError({ message: 'overloaded', type: 'server_error' }).toBody(), {
+      error: { message: 'overloaded', type: 'upstream_error', param: null, code: 'upstream_error' },
+    });
+  });
+  test('message from a string error', () => {
+    assert.equal(upstreamStreamError('boom').message, 'boom');
+  });
+  test('no usable message', () => {
+    assert.equal(upstreamStreamError({ code: 1 }).message, 'The upstream provider reported an error during the stream.');
+  });
+  test('long messages are truncated', () => {
+    assert.equal(upstreamStreamError({ message: 'x'.repeat(5000) }).message.length, 500);
+  });
+});
+
+describe('isClientAbort', () => {
+  test('recognises ClientAbortError only', () => {
+    const reason = new Error('client left');
+    const error = new ClientAbortError(reason);
+    assert.equal(isClientAbort(error), true);
+    assert.equal(error.name, 'AbortError');
+    assert.equal(error.code, 'client_aborted');
+    assert.equal(error.cause, reason);
+    assert.equal(isClientAbort(new DOMException('aborted', 'AbortError')), false);
+    assert.equal(isClientAbort(new Error('x')), false);
+  });
+});
