@@ -264,7 +264,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
     else if (byte === Byte.Minus || isDigit(byte)) kind = 'number';
     else if (byte === Byte.LowerT || byte === Byte.LowerF) kind = 'boolean';
     else if (byte === Byte.LowerN) kind = 'null';
-    else failUnexpected(i, 'a value');
+    else failUnexpected(i, state === State.FirstValueOrArrayEnd ? "a value or ']'" : 'a value');
 
     const depth = containers.length;
     const container = containers[depth - 1];
