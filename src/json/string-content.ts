@@ -3,8 +3,6 @@
 // a control character or U+FFFD, to learn whether the input is really at fault
 // and at which byte.
 
-import { Buffer } from 'node:buffer';
-
 export interface StringContentFault {
   code: 'invalid_utf8' | 'control_character';
   /** Index in the scanned bytes of the first byte of the faulty sequence. */
@@ -71,9 +69,4 @@ function sequenceLength(bytes: Uint8Array, i: number, end: number): number {
     if (next < Byte.ContinuationMin || next > Byte.ContinuationMax) return 0;
   }
   return length;
-}
-
-/** Joins the pieces of a string run that crossed chunk boundaries. */
-export function joinPieces(pieces: readonly Uint8Array[], tail: Uint8Array): Buffer {
-  return Buffer.concat([...pieces, tail]);
 }

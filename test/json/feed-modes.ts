@@ -60,23 +60,23 @@ export function runChunks(chunks: readonly Uint8Array[], makeOptions: OptionsFac
 }
 
 export interface ModesOptions {
-  /** Split at every index only up to this many bytes; longer inputs are split at a sample of indices. */
-  maxEverySplit?: number;
+  /** Split at every index up to this many bytes (default 4096). */
+  everySplitUpTo?: number;
+  /** Longer inputs are split at this many evenly spaced indices (default 64). */
+  sampledSplits?: number;
   /** Skip byte by byte above this many bytes. */
-  maxByteByByte?: number;
+  byteByByteUpTo?: number;
 }
 
 /** The outcome shared by every way of feeding `input`; fails the test if the ways disagree. */
 export function parseEveryWay(input: Uint8Array, makeOptions: OptionsFactory = () => ({}), modes: ModesOptions = {}): Outcome {
   const whole = runChunks([input], makeOptions);
-  const maxByteByByte = modes.maxByteByByte ?? Number.POSITIVE_INFINITY;
-  if (input.length <= maxByteByByte) {
+  if (input.length <= (modes.byteByByteUpTo ?? Number.POSITIVE_INFINITY)) {
     const bytes: Uint8Array[] = [];
     for (let i = 0; i < input.length; i++) bytes.push(input.subarray(i, i + 1));
     assert.deepStrictEqual(runChunks(bytes, makeOptions), whole, 'byte by byte differs from whole');
   }
-  const maxEverySplit = modes.maxEverySplit ?? 4096;
-  const step = input.length <= maxEverySplit ? 1 : Math.ceil(input.length / maxEverySplit);
+  const step = input.length <= (modes.everySplitUpTo ?? 4096) ? 1 : Math.ceil(input.length / (modes.sampledSplits ?? 64));
   for (let at = 0; at <= input.length; at += step) {
     const split = runChunks([input.subarray(0, at), input.subarray(at)], makeOptions);
     assert.deepStrictEqual(split, whole, `split at ${at} differs from whole`);

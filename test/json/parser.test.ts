@@ -258,7 +258,7 @@ describe('nesting', () => {
     for (let level = 1; level < depth; level++) value = (value as unknown[])[0];
     assert.deepStrictEqual(value, []);
     const tooDeep = `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`;
-    expectError(parseEveryWay(bytesOf(tooDeep), () => ({}), { maxEverySplit: 64, maxByteByByte: 0 }), 'limit_exceeded', 5 + depth - 1, 'maxDepth');
+    expectError(parseEveryWay(bytesOf(tooDeep), () => ({}), { byteByByteUpTo: 0 }), 'limit_exceeded', 5 + depth - 1, 'maxDepth');
   });
 
   it('never recurses on the JS stack, whatever the depth', () => {
