@@ -5,18 +5,18 @@
 // on local file systems. The file holds {pid, hostname, token, acquiredAt} so a waiter
 // can tell a live holder from debris. A lock is stale, and gets broken, when:
 // - it names this host and a pid that no longer exists;
-// - it names this process but a token this process does not hold (a crashed process
+// - it names this host and our pid but not this process's nonce (a crashed process
 //   had the same pid, which happens in containers where pids restart low);
 // - it is older than `staleMs` (30 s by default; a holder only keeps it for one
 //   read-modify-write of a small file, milliseconds), which also covers other hosts
 //   and pids reused by unrelated processes;
 // - it is unreadable or empty and older than `staleMs` (a holder died between the
 //   exclusive create and writing its content).
-// Breaking renames the lock aside and checks it is the same file judged stale; if a
-// fresh lock was moved by mistake it is linked back.
+// Breaking is itself serialised (see breakStaleLock). One race remains, accepted: a
+// holder alive but past `staleMs` may release at the instant its lock is broken.
 
 import { randomBytes } from 'node:crypto';
-import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KeyStoreIoError, KeyStoreLockTimeoutError } from './errors.ts';
@@ -48,8 +48,15 @@ interface ObservedLock {
 const FIRST_RETRY_MS = 5;
 const MAX_RETRY_MS = 100;
 
-/** Tokens of the locks this process holds or is taking right now. */
-const heldTokens = new Set<string>();
+/**
+ * Every token this process writes starts with this nonce, so a lock carrying our pid
+ * can be told apart from one left by an earlier process that had the same pid.
+ * A lock of this process is never judged dead, only too old: a lock just released
+ * by a sibling in this process must not look like debris to a waiter that read it a
+ * moment earlier.
+ */
+const PROCESS_NONCE = randomBytes(8).toString('hex');
+let tokenCounter = 0;
 
 /** Run `work` while holding the lock file `lockPath`; the lock is released however `work` ends. */
 export async function withFileLock<T>(lockPath: string, options: FileLockOptions, work: () => Promise<T>): Promise<T> {
@@ -62,34 +69,26 @@ export async function withFileLock<T>(lockPath: string, options: FileLockOptions
 }
 
 async function acquire(lockPath: string, options: FileLockOptions): Promise<string> {
-  const token = randomBytes(12).toString('hex');
+  const token = `${PROCESS_NONCE}.${tokenCounter++}.${randomBytes(6).toString('hex')}`;
   const content: LockContent = { pid: process.pid, hostname: hostname(), token, acquiredAt: new Date().toISOString() };
   const started = Date.now();
   let retryMs = FIRST_RETRY_MS;
   let lastSeen: ObservedLock | null = null;
-  // Registered before the create so a waiter in this process never mistakes our
-  // half-written lock for debris of a dead process with our pid.
-  heldTokens.add(token);
-  try {
-    for (;;) {
-      if (await tryCreate(lockPath, content)) return token;
-      const observed = await observe(lockPath);
-      const broken = observed !== null && isStale(observed, options.staleMs) && (await breakStaleLock(lockPath, observed));
-      if (observed !== null) lastSeen = observed;
-      const waited = Date.now() - started;
-      if (waited >= options.timeoutMs) {
-        throw new KeyStoreLockTimeoutError(lockPath, waited, describeHolder(lastSeen));
-      }
-      // Retry at once when the lock just vanished or was broken; otherwise back off
-      // with jitter so waiters do not retry in lockstep.
-      if (observed !== null && !broken) {
-        await sleep(Math.min(retryMs, options.timeoutMs - waited) * (0.5 + Math.random() / 2));
-        retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
-      }
+  for (;;) {
+    if (await tryCreate(lockPath, content)) return token;
+    const observed = await observe(lockPath);
+    const broken = observed !== null && isStale(observed, options.staleMs) && (await breakStaleLock(lockPath, observed, options.staleMs));
+    if (observed !== null) lastSeen = observed;
+    const waited = Date.now() - started;
+    if (waited >= options.timeoutMs) {
+      throw new KeyStoreLockTimeoutError(lockPath, waited, describeHolder(lastSeen));
     }
-  } catch (error) {
-    heldTokens.delete(token);
-    throw error;
+    // Retry at once when the lock just vanished or was broken; otherwise back off
+    // with jitter so waiters do not retry in lockstep.
+    if (observed !== null && !broken) {
+      await sleep(Math.min(retryMs, options.timeoutMs - waited) * (0.5 + Math.random() / 2));
+      retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
+    }
   }
 }
 
@@ -146,7 +145,7 @@ function isStale(lock: ObservedLock, staleMs: number): boolean {
   if (Date.now() - lock.mtimeMs > staleMs) return true;
   const holder = lock.content;
   if (holder === null || holder.hostname !== hostname()) return false;
-  if (holder.pid === process.pid) return !heldTokens.has(holder.token);
+  if (holder.pid === process.pid) return !holder.token.startsWith(PROCESS_NONCE + '.');
   return !isProcessAlive(holder.pid);
 }
 
@@ -160,38 +159,43 @@ function isProcessAlive(pid: number): boolean {
   }
 }
 
-/** Remove the stale lock; true when the lock file is gone (by us or someone else). */
-async function breakStaleLock(lockPath: string, stale: ObservedLock): Promise<boolean> {
-  const aside = `${lockPath}.${process.pid}.${randomBytes(6).toString('hex')}.stale`;
+/**
+ * Remove a lock judged stale; true when the lock file is gone.
+ * Breakers take turns through a second exclusive file, `<lock>.break`, and re-check
+ * under it that the lock is still the very file judged stale (same inode and bytes).
+ * Without that, two waiters that both saw the dead lock could each remove one file:
+ * the dead lock, then the fresh lock the first of them had just taken.
+ */
+async function breakStaleLock(lockPath: string, stale: ObservedLock, staleMs: number): Promise<boolean> {
+  const breakPath = `${lockPath}.break`;
   try {
-    await rename(lockPath, aside);
+    const handle = await open(breakPath, 'wx', PRIVATE_FILE_MODE);
+    await handle.close();
   } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return true; // someone else broke it
-    throw new KeyStoreIoError('break the stale lock file', lockPath, cause);
-  }
-  const moved = await observe(aside);
-  if (moved !== null && (moved.ino !== stale.ino || moved.text !== stale.text)) {
-    // Between our look and the rename, the stale lock was broken and a live process
-    // took the lock: give it back. If yet another process took it meanwhile, link()
-    // fails with EEXIST and that process keeps it.
-    await link(aside, lockPath).catch(() => undefined);
-    await unlink(aside).catch(() => undefined);
+    if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') throw new KeyStoreIoError('create', breakPath, cause);
+    // Another waiter is breaking it. A break file only lives for a stat and an unlink,
+    // so an old one is debris of a crash in between.
+    const breaking = await stat(breakPath).catch(() => null);
+    if (breaking !== null && Date.now() - breaking.mtimeMs > staleMs) await unlink(breakPath).catch(() => undefined);
     return false;
   }
-  await unlink(aside).catch(() => undefined);
-  return true;
+  try {
+    const current = await observe(lockPath);
+    if (current === null) return true;
+    if (current.ino !== stale.ino || current.text !== stale.text) return false; // replaced meanwhile: judge again
+    await unlink(lockPath).catch((cause: unknown) => {
+      if ((cause as NodeJS.ErrnoException).code !== 'ENOENT') throw new KeyStoreIoError('break the stale lock file', lockPath, cause);
+    });
+    return true;
+  } finally {
+    await unlink(breakPath).catch(() => undefined);
+  }
 }
 
 async function release(lockPath: string, token: string): Promise<void> {
-  heldTokens.delete(token);
-  let text: string;
-  try {
-    text = await readFile(lockPath, 'utf8');
-  } catch {
-    return; // already gone: broken as stale by a waiter
-  }
+  const text = await readFile(lockPath, 'utf8').catch(() => null);
   // Only remove our own lock: if ours was broken as stale, the file now belongs to someone else.
-  if (parseLockContent(text)?.token === token) await unlink(lockPath).catch(() => undefined);
+  if (text !== null && parseLockContent(text)?.token === token) await unlink(lockPath).catch(() => undefined);
 }
 
 function describeHolder(lock: ObservedLock | null): string {

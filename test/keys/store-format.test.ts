@@ -1,0 +1,179 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { InvalidKeyNameError, KeyFileInvalidError } from '../../src/keys/errors.ts';
+import {
+  isKeyId,
+  laterTime,
+  newKeyId,
+  parseKeysFile,
+  parseLastUsedFile,
+  serializeKeysFile,
+  serializeLastUsedFile,
+  validateKeyName,
+  type KeyRecord,
+} from '../../src/keys/store-format.ts';
+
+const PATH = '/data/keys.json';
+const LAST_USED_PATH = '/data/keys-last-used.json';
+const RECORD: KeyRecord = {
+  id: 'key_AAAAAAAAAAAAAAAA',
+  name: 'my app',
+  prefix: 'pcl_AbC1x9Qz',
+  hash: 'a'.repeat(64),
+  createdAt: '2025-01-31T12:00:00.000Z',
+  revokedAt: null,
+};
+const REVOKED: KeyRecord = {
+  ...RECORD,
+  id: 'key_BBBBBBBBBBBBBBBB',
+  hash: 'b'.repeat(64),
+  revokedAt: '2025-02-01T00:00:00.000Z',
+};
+
+test('validateKeyName trims and accepts 1 to 64 printable characters', () => {
+  assert.equal(validateKeyName('  my app  '), 'my app');
+  assert.equal(validateKeyName('x'), 'x');
+  assert.equal(validateKeyName('é'.repeat(64)), 'é'.repeat(64));
+  assert.equal(validateKeyName('🔑'.repeat(64)), '🔑'.repeat(64)); // counted in code points, not UTF-16 units
+});
+
+test('validateKeyName refuses empty, long, control and invisible names with a clear problem', () => {
+  const cases: [unknown, string][] = [
+    ['', 'Invalid key name: it is empty.'],
+    ['   \t ', 'Invalid key name: it is empty.'],
+    ['x'.repeat(65), 'Invalid key name: it has 65 characters, the limit is 64.'],
+    ['a\nb', 'Invalid key name: it contains control or invisible characters.'],
+    ['a\u0000b', 'Invalid key name: it contains control or invisible characters.'],
+    ['a\u001b[31mb', 'Invalid key name: it contains control or invisible characters.'],
+    ['a\u200bb', 'Invalid key name: it contains control or invisible characters.'],
+    ['a\u2028b', 'Invalid key name: it contains control or invisible characters.'],
+    ['a\u202eb', 'Invalid key name: it contains control or invisible characters.'],
+    [42, 'Invalid key name: it must be a string.'],
+  ];
+  for (const [name, message] of cases) {
+    assert.throws(
+      () => validateKeyName(name),
+      (err: unknown) => err instanceof InvalidKeyNameError && err.code === 'invalid_key_name' && err.message === message,
+      JSON.stringify(name),
+    );
+  }
+});
+
+test('newKeyId: key_ and 16 base62 characters, distinct', () => {
+  const ids = new Set<string>();
+  for (let i = 0; i < 1000; i++) {
+    const id = newKeyId();
+    assert.match(id, /^key_[0-9A-Za-z]{16}$/);
+    assert.equal(isKeyId(id), true);
+    ids.add(id);
+  }
+  assert.equal(ids.size, 1000);
+  assert.equal(isKeyId('key_short'), false);
+  assert.equal(isKeyId('pcl_AAAAAAAAAAAAAAAA'), false);
+});
+
+test('keys file round-trips through serialize and parse', () => {
+  const text = serializeKeysFile([RECORD, REVOKED]);
+  assert.equal(
+    text,
+    '{\n  "version": 1,\n  "keys": [\n' +
+      '    {\n      "id": "key_AAAAAAAAAAAAAAAA",\n      "name": "my app",\n      "prefix": "pcl_AbC1x9Qz",\n' +
+      `      "hash": "${'a'.repeat(64)}",\n      "createdAt": "2025-01-31T12:00:00.000Z",\n      "revokedAt": null\n    },\n` +
+      '    {\n      "id": "key_BBBBBBBBBBBBBBBB",\n      "name": "my app",\n      "prefix": "pcl_AbC1x9Qz",\n' +
+      `      "hash": "${'b'.repeat(64)}",\n      "createdAt": "2025-01-31T12:00:00.000Z",\n      "revokedAt": "2025-02-01T00:00:00.000Z"\n    }\n` +
+      '  ]\n}\n',
+  );
+  assert.deepEqual(parseKeysFile(text, PATH), [RECORD, REVOKED]);
+  assert.deepEqual(parseKeysFile('{"version":1,"keys":[]}', PATH), []);
+  assert.equal(Object.isFrozen(parseKeysFile(text, PATH)[0]), true);
+});
+
+function assertInvalid(text: string, problem: string, path = PATH, parse = parseKeysFile as (t: string, p: string) => unknown): void {
+  assert.throws(
+    () => parse(text, path),
+    (err: unknown) =>
+      err instanceof KeyFileInvalidError &&
+      err.code === 'key_file_invalid' &&
+      err.path === path &&
+      err.problem === problem &&
+      err.message.startsWith(`Key store file ${path} is invalid: ${problem}. The file was left untouched`),
+    problem,
+  );
+}
+
+function withRecord(change: Record<string, unknown>): string {
+  return JSON.stringify({ version: 1, keys: [{ ...RECORD, ...change }] });
+}
+
+test('keys file: syntax and top-level problems name the file and the problem', () => {
+  assertInvalid('', 'it is empty');
+  assertInvalid('  \n', 'it is empty');
+  assert.throws(
+    () => parseKeysFile('{"version":1,"keys":[', PATH),
+    (err: unknown) => err instanceof KeyFileInvalidError && /^it is not valid JSON \(.+\)$/.test(err.problem) && err.cause instanceof SyntaxError,
+  );
+  assertInvalid('[]', 'expected an object {"version":1,"keys":...}');
+  assertInvalid('null', 'expected an object {"version":1,"keys":...}');
+  assertInvalid('{"keys":[]}', '"version" is nothing, this version of portcullis reads version 1');
+  assertInvalid('{"version":2,"keys":[]}', '"version" is 2, this version of portcullis reads version 1');
+  assertInvalid('{"version":"1","keys":[]}', '"version" is "1", this version of portcullis reads version 1');
+  assertInvalid('{"version":1}', '"keys" must be an array');
+  assertInvalid('{"version":1,"keys":{}}', '"keys" must be an array');
+  assertInvalid('{"version":1,"keys":[],"extra":true}', 'unknown top-level field "extra"');
+});
+
+test('keys file: record problems give the JSON path', () => {
+  assertInvalid('{"version":1,"keys":[1]}', 'keys[0] must be an object');
+  assertInvalid(withRecord({ scopes: [] }), 'keys[0] has an unknown field "scopes"');
+  assertInvalid(withRecord({ id: 'key_1' }), 'keys[0].id must look like key_ followed by 16 letters or digits');
+  assertInvalid(withRecord({ name: 7 }), 'keys[0].name must be a string');
+  assertInvalid(withRecord({ name: '' }), 'keys[0].name is invalid: it is empty');
+  assertInvalid(withRecord({ name: ' padded' }), 'keys[0].name must not start or end with spaces');
+  assertInvalid(withRecord({ prefix: 'sk-AbC1x9Qz' }), 'keys[0].prefix must be pcl_ followed by 8 letters or digits');
+  assertInvalid(withRecord({ hash: 'A'.repeat(64) }), 'keys[0].hash must be 64 lowercase hex digits');
+  assertInvalid(withRecord({ hash: undefined }), 'keys[0].hash must be 64 lowercase hex digits');
+  assertInvalid(withRecord({ createdAt: '2025-01-31' }), 'keys[0].createdAt must be an ISO 8601 time like 2025-01-31T12:00:00.000Z');
+  assertInvalid(withRecord({ revokedAt: 'yesterday' }), 'keys[0].revokedAt must be null or an ISO 8601 time like 2025-01-31T12:00:00.000Z');
+  const twice = (change: Partial<KeyRecord>): string =>
+    JSON.stringify({ version: 1, keys: [RECORD, { ...RECORD, ...change }] });
+  assertInvalid(twice({ hash: 'c'.repeat(64) }), "keys[1].id 'key_AAAAAAAAAAAAAAAA' appears twice");
+  assertInvalid(twice({ id: 'key_CCCCCCCCCCCCCCCC' }), 'keys[1].hash appears twice');
+});
+
+test('last-used file round-trips, sorted by id', () => {
+  const map = new Map([
+    ['key_BBBBBBBBBBBBBBBB', '2025-02-01T00:00:00.000Z'],
+    ['key_AAAAAAAAAAAAAAAA', '2025-01-31T12:00:00.000Z'],
+  ]);
+  const text = serializeLastUsedFile(map);
+  assert.equal(
+    text,
+    '{\n  "version": 1,\n  "lastUsed": {\n    "key_AAAAAAAAAAAAAAAA": "2025-01-31T12:00:00.000Z",\n' +
+      '    "key_BBBBBBBBBBBBBBBB": "2025-02-01T00:00:00.000Z"\n  }\n}\n',
+  );
+  assert.deepEqual(parseLastUsedFile(text, LAST_USED_PATH), map);
+});
+
+test('last-used file problems name the file and say deleting it is safe', () => {
+  const parse = parseLastUsedFile as (t: string, p: string) => unknown;
+  assertInvalidLastUsed('{"version":1,"lastUsed":[]}', '"lastUsed" must be an object');
+  assertInvalidLastUsed('{"version":1,"lastUsed":{"nope":"2025-01-31T12:00:00.000Z"}}', 'lastUsed has a field "nope" that is not a key id');
+  assertInvalidLastUsed('{"version":1,"lastUsed":{"key_AAAAAAAAAAAAAAAA":1}}', 'lastUsed.key_AAAAAAAAAAAAAAAA must be an ISO 8601 time');
+  assertInvalidLastUsed('{"version":1,"keys":{}}', 'unknown top-level field "keys"');
+  function assertInvalidLastUsed(text: string, problem: string): void {
+    assert.throws(
+      () => parse(text, LAST_USED_PATH),
+      (err: unknown) =>
+        err instanceof KeyFileInvalidError &&
+        err.message ===
+          `Key store file ${LAST_USED_PATH} is invalid: ${problem}. The file was left untouched; it only holds last-used times, so deleting it is safe.`,
+      problem,
+    );
+  }
+});
+
+test('laterTime picks the later ISO time', () => {
+  assert.equal(laterTime(undefined, '2025-01-01T00:00:00.000Z'), '2025-01-01T00:00:00.000Z');
+  assert.equal(laterTime('2025-01-02T00:00:00.000Z', '2025-01-01T00:00:00.000Z'), '2025-01-02T00:00:00.000Z');
+  assert.equal(laterTime('2025-01-01T00:00:00.000Z', '2025-01-02T00:00:00.000Z'), '2025-01-02T00:00:00.000Z');
+});
