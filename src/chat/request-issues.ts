@@ -20,7 +20,7 @@
 // | array_above_max_length      | messages > 256, tools > 64, stop > 4                        |
 // | array_below_min_length      | messages = [], content = []                                 |
 import { InvalidRequestError } from '../errors.ts';
-import type { JsonValueKind } from './request-shape.ts';
+import type { JsonValueKind } from '../json/parser.ts';
 
 export type IssuePath = readonly (string | number)[];
 

@@ -7,21 +7,21 @@
 //
 // Called for every value of the body: each call is a length test and at most
 // MAX_SHAPED_PATH_LENGTH map lookups, and allocates only when it throws.
-import type { JsonObserver } from './request-shape.ts';
+import type { JsonObserver, JsonPath, JsonValueKind } from '../json/parser.ts';
 import { issueToError } from './request-issues.ts';
-import { acceptsKind, isIndexLikeKey, MAX_SHAPED_PATH_LENGTH, REQUEST_SHAPE, shapeAt, type JsonValueKind } from './request-shape.ts';
+import { acceptsKind, isIndexLikeKey, MAX_SHAPED_PATH_LENGTH, REQUEST_SHAPE, shapeAt } from './request-shape.ts';
 import { tooManyEntries, unknownField, wrongKind } from './request-structure.ts';
 
 export function createChatRequestObserver(): JsonObserver {
   return {
-    key(path: readonly (string | number)[], key: string): void {
+    key(path: JsonPath, key: string): void {
       if (path.length >= MAX_SHAPED_PATH_LENGTH) return;
       const container = shapeAt(path, path.length);
       if (container?.fields === undefined || container.fields.has(key) || isIndexLikeKey(key)) return;
       throw issueToError(unknownField([...path, key]));
     },
 
-    valueStart(path: readonly (string | number)[], kind: JsonValueKind): void {
+    valueStart(path: JsonPath, kind: JsonValueKind): void {
       const depth = path.length;
       if (depth > MAX_SHAPED_PATH_LENGTH) return;
       if (depth === 0) {

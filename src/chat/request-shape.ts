@@ -14,14 +14,7 @@
 // order of such a fault cannot be agreed between the byte stream and the
 // parsed value; the validator reports them in its later pass.
 
-/** The kinds of JSON values, as the streaming parser names them. */
-export type JsonValueKind = 'object' | 'array' | 'string' | 'number' | 'boolean' | 'null';
-
-/** The streaming parser's hooks (TEMPORARY local copy until src/json/parser.ts lands). */
-export interface JsonObserver {
-  key?(path: readonly (string | number)[], key: string): void;
-  valueStart?(path: readonly (string | number)[], kind: JsonValueKind): void;
-}
+import type { JsonValueKind } from '../json/parser.ts';
 
 const KindBit = { object: 1, array: 2, string: 4, number: 8, boolean: 16, null: 32 } as const;
 
