@@ -211,7 +211,15 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Ke
       const { records, result } = change(current.records);
       await removeStaleTempFiles(keysFilePath);
       await writeFileAtomic(keysFilePath, serializeKeysFile(records));
-      adopt({ records, signature: currentSignature() });
+      // The change is on disk: a failing stat now must not report it as failed.
+      // An unknown signature only makes the next check re-read the file.
+      let signature = '';
+      try {
+        signature = currentSignature();
+      } catch {
+        // keep '' (never equal to a real signature)
+      }
+      adopt({ records, signature });
       return result;
     });
   }
