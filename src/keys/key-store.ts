@@ -87,6 +87,9 @@ interface LoadedKeys {
 
 const MISSING = 'missing';
 
+// Every write renames a new file into place, and every create or revoke changes the
+// size (a record added, `null` replaced by a timestamp), so the signature changes even
+// where timestamps are coarse and inode numbers get reused.
 function signatureOf(stats: Stats | undefined): string {
   return stats === undefined ? MISSING : `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
 }
