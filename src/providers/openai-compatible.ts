@@ -1,0 +1,355 @@
+// The adapter for upstreams that speak OpenAI's chat-completions API (OpenAI,
+// vLLM, llama.cpp, Ollama, LiteLLM, ...): POST {baseUrl}/chat/completions with
+// built-in fetch. What a failure means for the client is decided in
+// ./upstream-errors.ts; this file owns the exchange: headers, timers, the abort
+// wiring, bounded reads and the stream loop.
+
+import { normalizeChunk, normalizeCompletion } from '../chat/completion-response.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
+import { ApiError } from '../errors.ts';
+import { EventStreamError } from '../sse/event-stream-parser.ts';
+import { readEventStream } from '../sse/event-stream-reader.ts';
+import type { ChatProvider, UpstreamCall } from './provider.ts';
+import {
+  badUpstreamResponseError,
+  ClientAbortError,
+  readUpstreamErrorDetail,
+  upstreamConnectionLostError,
+  upstreamHttpError,
+  upstreamStreamError,
+  upstreamStreamTruncatedError,
+  upstreamTimeoutError,
+  upstreamUnreachableError,
+} from './upstream-errors.ts';
+
+export { isClientAbort, ClientAbortError, UpstreamRateLimitError } from './upstream-errors.ts';
+
+export interface OpenAICompatibleOptions {
+  /** e.g. `https://api.openai.com/v1`; a trailing slash is allowed. */
+  baseUrl: string;
+  /** Sent as `authorization: Bearer <apiKey>`; never logged or echoed. */
+  apiKey?: string;
+  /** Extra request headers; content-type, accept and x-request-id are ours. */
+  headers?: Record<string, string>;
+  /** Whole exchange, headers to last byte. Default 600000 (10 minutes). */
+  timeoutMs?: number;
+  /** From sending the request to the response headers. Default 60000. */
+  firstByteTimeoutMs?: number;
+  /** Non-stream response body limit (decoded bytes). Default 16 MiB. */
+  maxResponseBytes?: number;
+  /** Largest single event of a stream. Default 1 MiB. */
+  maxEventBytes?: number;
+}
+
+export const DEFAULT_TIMEOUT_MS = 600_000;
+export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
+/** An error body is read only for its message; more than this is not worth it. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+/** setTimeout's largest delay; beyond it Node fires at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+const DONE = '[DONE]';
+
+export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions): ChatProvider {
+  const endpoint = chatCompletionsUrl(options.baseUrl);
+  const timeoutMs = positiveMs(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs');
+  const firstByteTimeoutMs = positiveMs(options.firstByteTimeoutMs, DEFAULT_FIRST_BYTE_TIMEOUT_MS, 'firstByteTimeoutMs');
+  const maxResponseBytes = positiveMs(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes');
+  const maxEventBytes = positiveMs(options.maxEventBytes, DEFAULT_MAX_EVENT_BYTES, 'maxEventBytes');
+  // Built once so that an invalid header value fails at startup, not per call.
+  let baseHeaders: Headers;
+  try {
+    baseHeaders = new Headers(options.headers ?? {});
+  } catch {
+    // fetch's own message would quote the value, which may be a secret.
+    throw new TypeError('The upstream headers contain an invalid header name or value.');
+  }
+  if (options.apiKey !== undefined && options.apiKey !== '') {
+    try {
+      baseHeaders.set('authorization', `Bearer ${options.apiKey}`);
+    } catch {
+      throw new TypeError('The upstream apiKey contains characters not allowed in a header.');
+    }
+  }
+
+  const settings: ExchangeSettings = { endpoint, baseHeaders, timeoutMs, firstByteTimeoutMs };
+
+  async function complete(call: UpstreamCall): Promise<ChatCompletion> {
+    const exchange = openExchange(call, settings, false);
+    try {
+      const response = await exchange.send(call.request);
+      const raw = parseJson(await readBodyBounded(response, maxResponseBytes));
+      return normalizeCompletion(raw);
+    } catch (error) {
+      throw exchange.explain(error);
+    } finally {
+      exchange.close();
+    }
+  }
+
+  async function* stream(call: UpstreamCall): AsyncGenerator<ChatCompletionChunk, void, undefined> {
+    const exchange = openExchange(call, settings, true);
+    try {
+      // Usage always travels upstream; the gateway drops the usage chunk when
+      // the client did not ask for it.
+      const request: ChatRequest = { ...call.request, stream: true, stream_options: { include_usage: true } };
+      const response = await exchange.send(request);
+      const body = eventStreamBody(response);
+      let done = false;
+      for await (const event of readEventStream(body, { maxEventBytes })) {
+        if (event.data === DONE) {
+          done = true;
+          break;
+        }
+        const raw = parseJson(event.data);
+        if (isErrorFrame(raw)) throw upstreamStreamError(raw['error']);
+        if (event.event === 'error') throw upstreamStreamError(raw);
+        yield normalizeChunk(raw);
+      }
+      if (!done) throw upstreamStreamTruncatedError();
+    } catch (error) {
+      throw exchange.explain(error);
+    } finally {
+      exchange.close();
+    }
+  }
+
+  return { complete, stream };
+}
+
+/** `${baseUrl}/chat/completions`, with or without a trailing slash on baseUrl. */
+export function chatCompletionsUrl(baseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new TypeError('The upstream baseUrl is not a valid URL.');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError('The upstream baseUrl must use http or https.');
+  }
+  if (url.search !== '' || url.hash !== '') throw new TypeError('The upstream baseUrl must not have a query or fragment.');
+  let path = url.pathname;
+  while (path.endsWith('/')) path = path.slice(0, -1);
+  url.pathname = `${path}/chat/completions`;
+  return url.toString();
+}
+
+function positiveMs(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0 || value > MAX_TIMER_MS) {
+    throw new RangeError(`${name} must be a positive integer of at most ${MAX_TIMER_MS}.`);
+  }
+  return value;
+}
+
+interface ExchangeSettings {
+  endpoint: string;
+  baseHeaders: Headers;
+  timeoutMs: number;
+  firstByteTimeoutMs: number;
+}
+
+/** Why our own controller aborted the fetch. */
+const Abort = {
+  None: 'none',
+  Client: 'client',
+  FirstByteTimeout: 'first_byte_timeout',
+  TotalTimeout: 'total_timeout',
+  Closed: 'closed',
+} as const;
+type Abort = (typeof Abort)[keyof typeof Abort];
+
+const Phase = {
+  /** Until the response headers arrive. */
+  Connecting: 'connecting',
+  /** Reading the body. */
+  Reading: 'reading',
+} as const;
+type Phase = (typeof Phase)[keyof typeof Phase];
+
+interface Exchange {
+  /** POSTs `request`; resolves with a 2xx response, throws the mapped error otherwise. */
+  send(request: ChatRequest): Promise<Response>;
+  /** The error to throw for anything that went wrong during the exchange. */
+  explain(error: unknown): unknown;
+  /** Clears timers and listeners and aborts the fetch if still running. Idempotent. */
+  close(): void;
+}
+
+/**
+ * One upstream exchange: a controller that the caller's signal, the first-byte
+ * timer and the total timer can all abort, remembering which did, so that an
+ * AbortError from fetch can be told apart into 499-ish, 504 or 502.
+ */
+function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming: boolean): Exchange {
+  const controller = new AbortController();
+  let abort: Abort = Abort.None;
+  let phase: Phase = Phase.Connecting;
+  let firstByteTimer: NodeJS.Timeout | undefined;
+  let totalTimer: NodeJS.Timeout | undefined;
+
+  const abortFor = (why: Abort): void => {
+    if (abort !== Abort.None) return;
+    abort = why;
+    controller.abort();
+  };
+  const onCallerAbort = (): void => abortFor(Abort.Client);
+
+  if (call.signal.aborted) abort = Abort.Client;
+  else {
+    call.signal.addEventListener('abort', onCallerAbort, { once: true });
+    totalTimer = setTimeout(() => abortFor(Abort.TotalTimeout), settings.timeoutMs);
+    firstByteTimer = setTimeout(() => abortFor(Abort.FirstByteTimeout), settings.firstByteTimeoutMs);
+  }
+
+  async function send(request: ChatRequest): Promise<Response> {
+    if (abort === Abort.Client) throw new ClientAbortError(call.signal.reason);
+    const headers = new Headers(settings.baseHeaders);
+    headers.set('content-type', 'application/json');
+    headers.set('accept', streaming ? 'text/event-stream' : 'application/json');
+    headers.set('x-request-id', call.requestId);
+
+    const response = await fetch(settings.endpoint, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(request),
+      signal: controller.signal,
+      // A redirect would resend the body (and, same-origin, the key) elsewhere.
+      redirect: 'manual',
+    });
+    phase = Phase.Reading;
+    clearTimeout(firstByteTimer);
+    if (response.status >= 200 && response.status <= 299) return response;
+
+    const detail = await readErrorDetail(response);
+    if (abort !== Abort.None) throw abortError();
+    throw upstreamHttpError(
+      response.status,
+      detail,
+      response.headers.get('retry-after'),
+      response.headers.get('retry-after-ms'),
+    );
+  }
+
+  function abortError(): unknown {
+    switch (abort) {
+      case Abort.Client:
+        return new ClientAbortError(call.signal.reason);
+      case Abort.FirstByteTimeout:
+        return upstreamTimeoutError(settings.firstByteTimeoutMs, 'response headers');
+      case Abort.TotalTimeout:
+        return upstreamTimeoutError(settings.timeoutMs, 'the whole response');
+      default:
+        return undefined;
+    }
+  }
+
+  function explain(error: unknown): unknown {
+    // Our own abort came first; whatever fetch or the body threw is its echo.
+    const aborted = abortError();
+    if (aborted !== undefined) return aborted;
+    if (error instanceof ApiError) return error;
+    if (error instanceof EventStreamError) {
+      return badUpstreamResponseError('The upstream provider sent a stream event larger than the gateway accepts.', error);
+    }
+    if (phase === Phase.Connecting) return upstreamUnreachableError(error);
+    return streaming ? upstreamStreamTruncatedError(error) : upstreamConnectionLostError(error);
+  }
+
+  function close(): void {
+    clearTimeout(firstByteTimer);
+    clearTimeout(totalTimer);
+    call.signal.removeEventListener('abort', onCallerAbort);
+    // A no-op once the body was read to its end; otherwise it frees the socket
+    // (a consumer that stopped early, or an error mid-body).
+    abortFor(Abort.Closed);
+  }
+
+  return { send, explain, close };
+}
+
+/** The 2xx body as text, refusing more than `limit` bytes (counted after
+ * fetch's content decoding, so a compressed bomb is caught too). */
+async function readBodyBounded(response: Response, limit: number): Promise<string> {
+  const declared = response.headers.get('content-length');
+  if (declared !== null && Number(declared) > limit) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLargeError(limit);
+  }
+  const chunks = await readChunks(response, limit);
+  if (chunks === undefined) throw tooLargeError(limit);
+  return chunks;
+}
+
+function tooLargeError(limit: number): ApiError {
+  return badUpstreamResponseError(`The upstream response exceeds the gateway's limit of ${limit} bytes.`);
+}
+
+/** The body decoded as UTF-8, or undefined when it crosses `limit` (the rest is
+ * cancelled, not read). */
+async function readChunks(response: Response, limit: number): Promise<string | undefined> {
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder('utf-8');
+  const parts: string[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) {
+        await reader.cancel().catch(() => undefined);
+        return undefined;
+      }
+      parts.push(decoder.decode(value, { stream: true }));
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  parts.push(decoder.decode());
+  return parts.join('');
+}
+
+/** The upstream's own error message, if its body has one; never throws. */
+async function readErrorDetail(response: Response): Promise<ReturnType<typeof readUpstreamErrorDetail>> {
+  try {
+    const text = await readChunks(response, MAX_ERROR_BODY_BYTES);
+    if (text === undefined || text.length === 0) return undefined;
+    return readUpstreamErrorDetail(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw badUpstreamResponseError('The upstream provider returned a response that is not valid JSON.', error);
+  }
+}
+
+/** The body of a streaming answer; anything but an event stream is refused
+ * rather than guessed at (a missing content-type is given the benefit). */
+function eventStreamBody(response: Response): ReadableStream<Uint8Array> {
+  const contentType = response.headers.get('content-type');
+  if (contentType !== null) {
+    const semicolon = contentType.indexOf(';');
+    const mediaType = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+    if (mediaType !== 'text/event-stream') {
+      void response.body?.cancel().catch(() => undefined);
+      throw badUpstreamResponseError('The upstream provider did not answer with an event stream.');
+    }
+  }
+  if (response.body === null) throw upstreamStreamTruncatedError();
+  return response.body;
+}
+
+function isErrorFrame(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const error = (value as Record<string, unknown>)['error'];
+  return error !== undefined && error !== null;
+}
