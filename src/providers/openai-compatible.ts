@@ -13,10 +13,12 @@ import type { ChatProvider, UpstreamCall } from './provider.ts';
 import {
   badUpstreamResponseError,
   ClientAbortError,
+  isNetworkTimeout,
   readUpstreamErrorDetail,
   upstreamConnectionLostError,
   upstreamHttpError,
   upstreamStreamError,
+  upstreamStalledError,
   upstreamStreamTruncatedError,
   upstreamTimeoutError,
   upstreamUnreachableError,
@@ -53,10 +55,10 @@ const DONE = '[DONE]';
 
 export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions): ChatProvider {
   const endpoint = chatCompletionsUrl(options.baseUrl);
-  const timeoutMs = positiveMs(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs');
-  const firstByteTimeoutMs = positiveMs(options.firstByteTimeoutMs, DEFAULT_FIRST_BYTE_TIMEOUT_MS, 'firstByteTimeoutMs');
-  const maxResponseBytes = positiveMs(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes');
-  const maxEventBytes = positiveMs(options.maxEventBytes, DEFAULT_MAX_EVENT_BYTES, 'maxEventBytes');
+  const timeoutMs = positiveInteger(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs');
+  const firstByteTimeoutMs = positiveInteger(options.firstByteTimeoutMs, DEFAULT_FIRST_BYTE_TIMEOUT_MS, 'firstByteTimeoutMs');
+  const maxResponseBytes = positiveInteger(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes');
+  const maxEventBytes = positiveInteger(options.maxEventBytes, DEFAULT_MAX_EVENT_BYTES, 'maxEventBytes');
   // Built once so that an invalid header value fails at startup, not per call.
   let baseHeaders: Headers;
   try {
@@ -129,14 +131,19 @@ export function chatCompletionsUrl(baseUrl: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new TypeError('The upstream baseUrl must use http or https.');
   }
-  if (url.search !== '' || url.hash !== '') throw new TypeError('The upstream baseUrl must not have a query or fragment.');
+  if (url.hash !== '') throw new TypeError('The upstream baseUrl must not have a fragment.');
+  // fetch refuses such URLs on every call; refuse them once, at startup.
+  if (url.username !== '' || url.password !== '') {
+    throw new TypeError('The upstream baseUrl must not contain credentials; use apiKey or headers.');
+  }
+  // A query (e.g. an api-version) stays after the path.
   let path = url.pathname;
   while (path.endsWith('/')) path = path.slice(0, -1);
   url.pathname = `${path}/chat/completions`;
   return url.toString();
 }
 
-function positiveMs(value: number | undefined, fallback: number, name: string): number {
+function positiveInteger(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value <= 0 || value > MAX_TIMER_MS) {
     throw new RangeError(`${name} must be a positive integer of at most ${MAX_TIMER_MS}.`);
@@ -251,6 +258,9 @@ function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming:
     const aborted = abortError();
     if (aborted !== undefined) return aborted;
     if (error instanceof ApiError) return error;
+    // Node's fetch has its own clocks (undici: 300 s for headers and between
+    // body chunks, 10 s to connect); running into one is still a timeout.
+    if (isNetworkTimeout(error)) return upstreamStalledError(error);
     if (error instanceof EventStreamError) {
       return badUpstreamResponseError('The upstream provider sent a stream event larger than the gateway accepts.', error);
     }

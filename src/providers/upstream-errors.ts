@@ -186,6 +186,30 @@ export function upstreamTimeoutError(timeoutMs: number, what: 'response headers'
   );
 }
 
+/** A network-level timeout inside fetch, not one of the provider's own timers. */
+export function upstreamStalledError(cause: unknown): UpstreamError {
+  return new UpstreamError(504, 'The upstream provider stopped responding.', 'upstream_timeout', { cause });
+}
+
+const NETWORK_TIMEOUT_CODES: ReadonlySet<string> = new Set([
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ETIMEDOUT',
+]);
+
+/** True when `error` or one of its causes (fetch wraps them in "fetch failed")
+ * carries the code of a network timeout. Follows at most 4 causes. */
+export function isNetworkTimeout(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_TIMEOUT_CODES.has(code)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 export function upstreamUnreachableError(cause: unknown): UpstreamError {
   return new UpstreamError(502, 'The upstream provider could not be reached.', 'upstream_unreachable', { cause });
 }

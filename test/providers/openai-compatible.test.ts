@@ -168,13 +168,15 @@ describe('chatCompletionsUrl and options', () => {
     assert.equal(chatCompletionsUrl('http://h:1/v1//'), 'http://h:1/v1/chat/completions');
     assert.equal(chatCompletionsUrl('https://h'), 'https://h/chat/completions');
     assert.equal(chatCompletionsUrl('https://h/'), 'https://h/chat/completions');
+    assert.equal(chatCompletionsUrl('https://h/openai/?api-version=2024-10-21'), 'https://h/openai/chat/completions?api-version=2024-10-21');
   });
 
   test('invalid options fail at creation without echoing secrets', () => {
     const bad: Array<Partial<OpenAICompatibleOptions>> = [
       { baseUrl: 'not a url' },
       { baseUrl: 'ftp://h/v1' },
-      { baseUrl: 'http://h/v1?x=1' },
+      { baseUrl: 'http://h/v1#frag' },
+      { baseUrl: 'http://user:pass@h/v1' },
       { timeoutMs: 0 },
       { firstByteTimeoutMs: -1 },
       { maxResponseBytes: 1.5 },

@@ -4,6 +4,7 @@ import { ApiError } from '../../src/errors.ts';
 import {
   ClientAbortError,
   isClientAbort,
+  isNetworkTimeout,
   MAX_UPSTREAM_MESSAGE_CHARS,
   readUpstreamErrorDetail,
   retryAfterSeconds,
@@ -223,5 +224,31 @@ describe('isClientAbort', () => {
     assert.equal(error.cause, reason);
     assert.equal(isClientAbort(new DOMException('aborted', 'AbortError')), false);
     assert.equal(isClientAbort(new Error('x')), false);
+  });
+});
+
+describe('isNetworkTimeout', () => {
+  function coded(code: string, message = 'x'): Error {
+    return Object.assign(new Error(message), { code });
+  }
+  test('fetch failed caused by an undici headers timeout', () => {
+    assert.equal(isNetworkTimeout(new TypeError('fetch failed', { cause: coded('UND_ERR_HEADERS_TIMEOUT') })), true);
+  });
+  test('body timeout and connect timeout, nested twice', () => {
+    assert.equal(isNetworkTimeout(new TypeError('terminated', { cause: new Error('x', { cause: coded('UND_ERR_BODY_TIMEOUT') }) })), true);
+    assert.equal(isNetworkTimeout(coded('UND_ERR_CONNECT_TIMEOUT')), true);
+    assert.equal(isNetworkTimeout(coded('ETIMEDOUT')), true);
+  });
+  test('other failures are not timeouts', () => {
+    assert.equal(isNetworkTimeout(new TypeError('fetch failed', { cause: coded('ECONNREFUSED') })), false);
+    assert.equal(isNetworkTimeout(new Error('x')), false);
+    assert.equal(isNetworkTimeout('ETIMEDOUT'), false);
+    assert.equal(isNetworkTimeout(null), false);
+  });
+  test('a cause chain that loops ends', () => {
+    const a: Error & { cause?: unknown } = new Error('a');
+    const b = new Error('b', { cause: a });
+    a.cause = b;
+    assert.equal(isNetworkTimeout(a), false);
   });
 });
