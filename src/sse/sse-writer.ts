@@ -58,6 +58,8 @@ const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
 
 export function createSseWriter(res: ServerResponse): SseWriter {
   let state: State = State.Idle;
+  /** start() succeeded; separate from `state`, which may turn Gone first. */
+  let started = false;
   let failure: SseWriteError | undefined = undefined;
   const gone = new AbortController();
 
@@ -83,15 +85,23 @@ export function createSseWriter(res: ServerResponse): SseWriter {
 
   res.on('close', onClose);
   res.on('error', onError);
+  // Created after the client already left ('close' has fired): say so now.
+  if (res.destroyed && !res.writableFinished) {
+    markGone(new SseWriteError('sse_client_gone', 'The client closed the connection.'));
+  }
 
   function start(headers: Record<string, string> = {}): void {
-    if (state !== State.Idle) throw new SseWriteError('sse_ended', 'start() was already called.');
-    state = State.Streaming;
+    if (started) throw new SseWriteError('sse_ended', 'start() was already called.');
     // Lower-case keys so a caller's `Content-Type` cannot sit beside ours.
     const merged: Record<string, string> = {};
     for (const name of Object.keys(headers)) merged[name.toLowerCase()] = headers[name] as string;
     Object.assign(merged, EVENT_STREAM_HEADERS);
+    // Throws (headers already sent, invalid value) before any state changes,
+    // so the caller's error boundary still owns the response.
     res.writeHead(200, merged);
+    started = true;
+    if (state === State.Gone) return;
+    state = State.Streaming;
     // The client sees the 200 now, before the first token, and can start its clock.
     res.flushHeaders();
   }
@@ -105,7 +115,7 @@ export function createSseWriter(res: ServerResponse): SseWriter {
   }
 
   function write(chunk: string): Promise<void> {
-    if (state === State.Idle) {
+    if (!started) {
       return Promise.reject(new SseWriteError('sse_not_started', 'start() must be called before writing events.'));
     }
     if (state === State.Ended) return Promise.reject(new SseWriteError('sse_ended', 'The event stream has ended.'));
@@ -157,7 +167,7 @@ export function createSseWriter(res: ServerResponse): SseWriter {
     state = State.Ended;
     // Before start() nothing was sent: the caller's error boundary still owns
     // the response.
-    if (previous === State.Idle || res.destroyed) return;
+    if (!started || res.destroyed) return;
     // After a failed write the connection cannot carry a well-formed end.
     if (previous === State.Gone) res.destroy();
     else res.end();

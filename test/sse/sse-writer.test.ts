@@ -284,4 +284,48 @@ describe('createSseWriter on a real server', () => {
     assert.equal(second, first);
     assert.deepEqual(handlerErrors, []);
   });
+
+  test('a writer created after the client left knows it at once', async () => {
+    let outcome: Promise<unknown> = Promise.resolve();
+    let aborted: boolean | undefined;
+    let handled: () => void = () => {};
+    const wasHandled = new Promise<void>((resolve) => {
+      handled = resolve;
+    });
+    handler = async (_req, res) => {
+      await once(res, 'close');
+      const sse = createSseWriter(res);
+      aborted = sse.signal.aborted;
+      sse.start();
+      outcome = sse.data('x');
+      sse.end();
+      handled();
+    };
+    const req = get({ host: '127.0.0.1', port, path: '/' });
+    req.on('error', () => {});
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    req.destroy();
+    await wasHandled;
+    assert.equal(aborted, true);
+    await assert.rejects(outcome, withCode('sse_client_gone'));
+  });
+
+  test('start() that throws leaves the writer unstarted', async () => {
+    const outcomes: string[] = [];
+    handler = async (_req, res) => {
+      const sse = createSseWriter(res);
+      try {
+        sse.start({ 'x-bad': 'line\nbreak' });
+      } catch (error) {
+        outcomes.push((error as { code: string }).code);
+      }
+      await sse.data('x').catch((error: SseWriteError) => outcomes.push(error.code));
+      sse.start();
+      await sse.data('ok');
+      sse.end();
+    };
+    const res = await request();
+    assert.equal(await readAll(res), 'data: ok\n\n');
+    assert.deepEqual(outcomes, ['ERR_INVALID_CHAR', 'sse_not_started']);
+  });
 });
