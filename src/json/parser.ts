@@ -14,7 +14,9 @@
 
 import { Buffer } from 'node:buffer';
 import { JsonParseError, describeByte, type JsonLimitName, type JsonParseErrorCode } from './json-parse-error.ts';
-import { findStringContentFault } from './string-content.ts';
+import { numberFromBytes } from './number-value.ts';
+import { createShortStringCache, createStringAssembly, decodeStringBytes, SHORT_STRING_BYTES } from './string-assembly.ts';
+import type { StringContentFault } from './string-content.ts';
 
 export { JsonParseError } from './json-parse-error.ts';
 export type { JsonLimitName, JsonParseErrorCode } from './json-parse-error.ts';
@@ -120,11 +122,11 @@ const Byte = {
   CloseBrace: 0x7d,
 } as const;
 
-/** RFC 8259 section 7: the characters a two-character escape stands for, by the byte after the backslash. */
-const SHORT_ESCAPES: readonly (string | undefined)[] = (() => {
-  const table: (string | undefined)[] = new Array<string | undefined>(256).fill(undefined);
+/** RFC 8259 section 7: the character a two-character escape stands for, by the byte after the backslash; 0 for none. */
+const SHORT_ESCAPES: Uint8Array = (() => {
+  const table = new Uint8Array(256);
   const pairs: [string, string][] = [['"', '"'], ['\\', '\\'], ['/', '/'], ['b', '\b'], ['f', '\f'], ['n', '\n'], ['r', '\r'], ['t', '\t']];
-  for (const [letter, value] of pairs) table[letter.charCodeAt(0)] = value;
+  for (const [letter, value] of pairs) table[letter.charCodeAt(0)] = value.charCodeAt(0);
   return table;
 })();
 
@@ -139,11 +141,19 @@ const HEX_VALUES: Int8Array = (() => {
   return table;
 })();
 
-/**
- * Decoded text that may need a second look: a control character (must be escaped)
- * or U+FFFD (what the decoder puts in place of invalid UTF-8, or a real U+FFFD).
- */
-const SUSPECT_TEXT = /[\u0000-\u001f\ufffd]/;
+/** The kind of value each byte starts, undefined for bytes that start none. */
+const VALUE_KINDS: readonly (JsonValueKind | undefined)[] = (() => {
+  const table = new Array<JsonValueKind | undefined>(256).fill(undefined);
+  table[Byte.Quote] = 'string';
+  table[Byte.OpenBrace] = 'object';
+  table[Byte.OpenBracket] = 'array';
+  table[Byte.Minus] = 'number';
+  for (let digit = Byte.Zero; digit <= Byte.Nine; digit++) table[digit] = 'number';
+  table[Byte.LowerT] = 'boolean';
+  table[Byte.LowerF] = 'boolean';
+  table[Byte.LowerN] = 'null';
+  return table;
+})();
 
 function isWhitespace(byte: number): boolean {
   return byte === Byte.Space || byte === Byte.LineFeed || byte === Byte.CarriageReturn || byte === Byte.Tab;
@@ -182,12 +192,18 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
   // The chunk being parsed and the offset of its first byte in the whole input.
   let buf: Buffer = Buffer.alloc(0);
   let base = 0;
-  // Position of the next backslash in `buf` at or after the current string run, or buf.length.
+  // Positions of the next quote and backslash in `buf` at or after the current
+  // string run, or buf.length: kept so a string with many escapes is not rescanned
+  // to its end after each one.
+  let nextQuote = -1;
   let nextBackslash = -1;
 
-  // Open containers, innermost last, with the members each has seen.
+  // Open containers, innermost last, and the members each object has seen (an
+  // array's length is its count); the innermost one also in `top`.
   const containers: (Record<string, unknown> | unknown[])[] = [];
   const memberCounts: number[] = [];
+  let top: Record<string, unknown> | unknown[] | undefined;
+  let topIsArray = false;
   // The key whose value comes next in the innermost object.
   let pendingKey = '';
   // Path of the value being read; maintained only for an observer.
@@ -198,8 +214,10 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
   let stringIsKey = false;
   let contentStart = 0;
   let runOffset = 0;
-  let decoded = '';
+  let stringHasEscape = false;
   const pieces: Uint8Array[] = [];
+  const assembly = createStringAssembly();
+  const cachedShortString = createShortStringCache();
   let unicodeValue = 0;
   let unicodeDigits = 0;
 
@@ -227,26 +245,20 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
 
   /** State after a value is complete, whatever holds it. */
   function afterValue(): State {
-    const depth = containers.length;
-    if (depth === 0) return State.Done;
+    if (top === undefined) return State.Done;
     if (observer !== undefined) path.pop();
-    return Array.isArray(containers[depth - 1]) ? State.CommaOrArrayEnd : State.CommaOrObjectEnd;
+    return topIsArray ? State.CommaOrArrayEnd : State.CommaOrObjectEnd;
   }
 
   /** Stores a value in its container, or as the root. */
   function attach(value: unknown): void {
-    const depth = containers.length;
-    if (depth === 0) {
-      root = value;
-      return;
-    }
-    const container = containers[depth - 1] as Record<string, unknown> | unknown[];
-    if (Array.isArray(container)) container.push(value);
+    if (top === undefined) root = value;
+    else if (topIsArray) (top as unknown[]).push(value);
     else if (pendingKey === '__proto__') {
       // Assignment would call the Object.prototype setter and swap the prototype;
       // JSON.parse makes an own data property, and so do we.
-      Object.defineProperty(container, pendingKey, { value, writable: true, enumerable: true, configurable: true });
-    } else container[pendingKey] = value;
+      Object.defineProperty(top, pendingKey, { value, writable: true, enumerable: true, configurable: true });
+    } else (top as Record<string, unknown>)[pendingKey] = value;
   }
 
   function completeScalar(value: unknown): State {
@@ -254,31 +266,35 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
     return afterValue();
   }
 
+  function open(container: Record<string, unknown> | unknown[], isArray: boolean): void {
+    attach(container);
+    containers.push(container);
+    memberCounts.push(0);
+    top = container;
+    topIsArray = isArray;
+  }
+
+  function closeContainer(): State {
+    containers.pop();
+    memberCounts.pop();
+    top = containers[containers.length - 1];
+    topIsArray = Array.isArray(top);
+    return afterValue();
+  }
+
   /** Dispatches on the first byte of a value at buf[i]; returns the next state. */
   function beginValue(i: number): State {
     const byte = buf[i] as number;
-    let kind: JsonValueKind;
-    if (byte === Byte.Quote) kind = 'string';
-    else if (byte === Byte.OpenBrace) kind = 'object';
-    else if (byte === Byte.OpenBracket) kind = 'array';
-    else if (byte === Byte.Minus || isDigit(byte)) kind = 'number';
-    else if (byte === Byte.LowerT || byte === Byte.LowerF) kind = 'boolean';
-    else if (byte === Byte.LowerN) kind = 'null';
-    else failUnexpected(i, state === State.FirstValueOrArrayEnd ? "a value or ']'" : 'a value');
-
-    const depth = containers.length;
-    const container = containers[depth - 1];
-    const inArray = Array.isArray(container);
-    if (inArray) {
-      const count = (memberCounts[depth - 1] as number) + 1;
-      if (count > maxMembers) fail('limit_exceeded', base + i, `Array with more than ${maxMembers} entries`, 'maxMembers');
-      memberCounts[depth - 1] = count;
+    const kind = VALUE_KINDS[byte];
+    if (kind === undefined) failUnexpected(i, state === State.FirstValueOrArrayEnd ? "a value or ']'" : 'a value');
+    if (topIsArray && (top as unknown[]).length >= maxMembers) {
+      fail('limit_exceeded', base + i, `Array with more than ${maxMembers} entries`, 'maxMembers');
     }
-    if ((kind === 'object' || kind === 'array') && depth >= maxDepth) {
+    if ((byte === Byte.OpenBrace || byte === Byte.OpenBracket) && containers.length >= maxDepth) {
       fail('limit_exceeded', base + i, `Nesting deeper than ${maxDepth}`, 'maxDepth');
     }
     if (observer !== undefined) {
-      if (depth > 0) path.push(inArray ? (container.length as number) : pendingKey);
+      if (top !== undefined) path.push(topIsArray ? (top as unknown[]).length : pendingKey);
       observer.valueStart?.(path, kind);
     }
 
@@ -287,21 +303,11 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
         beginString(i, false);
         return State.String;
       case Byte.OpenBrace:
-      case Byte.OpenBracket: {
-        const opened = byte === Byte.OpenBrace ? {} : [];
-        attach(opened);
-        containers.push(opened);
-        memberCounts.push(0);
-        return byte === Byte.OpenBrace ? State.FirstKeyOrObjectEnd : State.FirstValueOrArrayEnd;
-      }
-      case Byte.Minus:
-        numberStart = i;
-        numberText = '';
-        return State.NumberMinus;
-      case Byte.Zero:
-        numberStart = i;
-        numberText = '';
-        return State.NumberZero;
+        open({}, false);
+        return State.FirstKeyOrObjectEnd;
+      case Byte.OpenBracket:
+        open([], true);
+        return State.FirstValueOrArrayEnd;
       case Byte.LowerT:
         return beginLiteral('true', true);
       case Byte.LowerF:
@@ -311,7 +317,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
       default:
         numberStart = i;
         numberText = '';
-        return State.NumberInteger;
+        return byte === Byte.Minus ? State.NumberMinus : byte === Byte.Zero ? State.NumberZero : State.NumberInteger;
     }
   }
 
@@ -336,53 +342,51 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
     stringIsKey = isKey;
     contentStart = base + quote + 1;
     runOffset = contentStart;
-    decoded = '';
+    stringHasEscape = false;
   }
 
-  function closeContainer(): State {
-    containers.pop();
-    memberCounts.pop();
-    return afterValue();
+  function failStringContent(fault: StringContentFault): never {
+    const offset = runOffset + fault.index;
+    if (fault.code === 'control_character') fail('unexpected_byte', offset, 'Unescaped control character in string');
+    fail('invalid_utf8', offset, 'Invalid UTF-8 in string');
   }
 
-  /**
-   * Decodes the raw run buf[from, to) (plus pieces held from earlier chunks) and
-   * checks it: RFC 8259 section 7 forbids unescaped U+0000..U+001F, and section 8.1
-   * requires UTF-8. The decoder never fails, it substitutes U+FFFD, so only text
-   * with a control character or U+FFFD gets the byte-level check.
-   */
-  function decodeRun(from: number, to: number): string {
-    let bytes: Uint8Array = buf;
-    let start = from;
-    let stop = to;
-    let text: string;
+  /** The raw run buf[from, to) with the pieces held from earlier chunks in front. */
+  function joinRun(from: number, to: number): Buffer {
+    pieces.push(buf.subarray(from, to));
+    const joined = Buffer.concat(pieces);
+    pieces.length = 0;
+    return joined;
+  }
+
+  /** The text of a string that had no escape: its one run, buf[from, to). */
+  function decodeOnlyRun(from: number, to: number): string {
+    let decoded: string | StringContentFault | undefined;
     if (pieces.length === 0) {
-      if (from === to) return '';
-      text = buf.toString('utf8', from, to);
-    } else {
-      pieces.push(buf.subarray(from, to));
-      const joined = Buffer.concat(pieces);
-      pieces.length = 0;
-      text = joined.toString('utf8');
-      bytes = joined;
-      start = 0;
-      stop = joined.length;
+      if (to - from <= SHORT_STRING_BYTES) decoded = cachedShortString(buf, from, to);
+      if (decoded === undefined) decoded = decodeStringBytes(buf, from, to);
     }
-    if (SUSPECT_TEXT.test(text)) {
-      const fault = findStringContentFault(bytes, start, stop);
-      if (fault !== undefined) {
-        const offset = runOffset + fault.index;
-        if (fault.code === 'control_character') fail('unexpected_byte', offset, 'Unescaped control character in string');
-        fail('invalid_utf8', offset, 'Invalid UTF-8 in string');
-      }
+    else {
+      const joined = joinRun(from, to);
+      decoded = decodeStringBytes(joined, 0, joined.length);
     }
-    return text;
+    return typeof decoded === 'string' ? decoded : failStringContent(decoded);
+  }
+
+  /** Adds the run buf[from, to) to the string being assembled. */
+  function appendRun(from: number, to: number): void {
+    let fault: StringContentFault | undefined;
+    if (pieces.length === 0) fault = assembly.appendRun(buf, from, to);
+    else {
+      const joined = joinRun(from, to);
+      fault = assembly.appendRun(joined, 0, joined.length);
+    }
+    if (fault !== undefined) failStringContent(fault);
   }
 
   function completeString(text: string): State {
     if (!stringIsKey) return completeScalar(text);
-    const object = containers[containers.length - 1] as Record<string, unknown>;
-    if (rejectDuplicateKeys && Object.hasOwn(object, text)) {
+    if (rejectDuplicateKeys && Object.hasOwn(top as Record<string, unknown>, text)) {
       fail('duplicate_key', contentStart - 1, 'Duplicate object key');
     }
     pendingKey = text;
@@ -392,41 +396,47 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
 
   /** The number ends before buf[i]. */
   function completeNumber(i: number): State {
+    if (numberText === '') return completeScalar(numberFromBytes(buf, numberStart, i));
     const text = numberText + buf.toString('latin1', numberStart, i);
     numberText = '';
-    // The number grammar of RFC 8259 is a subset of StringNumericLiteral, and both
-    // round to the nearest double, so Number() gives what JSON.parse gives, -0 included.
-    return completeScalar(Number(text));
+    return completeScalar(numberFromBytes(Buffer.from(text, 'latin1'), 0, text.length));
   }
 
-  /** The byte loop over buf[0, end). */
+  /** The byte loop over bytes[0, end). */
   function consume(end: number): void {
+    const bytes = buf;
     let i = 0;
     while (i < end) {
       switch (state) {
         case State.String: {
-          let quote = buf.indexOf(Byte.Quote, i);
-          if (quote === -1) quote = end;
+          if (nextQuote < i) {
+            nextQuote = bytes.indexOf(Byte.Quote, i);
+            if (nextQuote === -1) nextQuote = end;
+          }
+          const quote = nextQuote;
           if (nextBackslash < i) {
-            nextBackslash = buf.indexOf(Byte.Backslash, i);
+            nextBackslash = bytes.indexOf(Byte.Backslash, i);
             if (nextBackslash === -1) nextBackslash = end;
           }
           if (quote === end && nextBackslash === end) {
             // The run goes on in the next chunk; copy it, the caller may reuse the chunk.
             if (base + end - contentStart > maxStringBytes) failStringLimit();
-            if (end > i) pieces.push(Uint8Array.prototype.slice.call(buf, i, end));
+            if (end > i) pieces.push(Uint8Array.prototype.slice.call(bytes, i, end));
             i = end;
           } else if (quote < nextBackslash) {
             if (base + quote - contentStart > maxStringBytes) failStringLimit();
-            const run = decodeRun(i, quote);
-            const text = decoded === '' ? run : decoded + run;
-            decoded = '';
+            let text: string;
+            if (stringHasEscape) {
+              appendRun(i, quote);
+              text = assembly.take();
+            } else text = decodeOnlyRun(i, quote);
             i = quote + 1;
             state = completeString(text);
           } else {
             // The backslash is itself a content byte.
             if (base + nextBackslash - contentStart >= maxStringBytes) failStringLimit();
-            decoded += decodeRun(i, nextBackslash);
+            appendRun(i, nextBackslash);
+            stringHasEscape = true;
             i = nextBackslash + 1;
             state = State.Escape;
           }
@@ -434,13 +444,25 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
         }
         case State.Escape: {
           if (base + i - contentStart >= maxStringBytes) failStringLimit();
-          const byte = buf[i] as number;
-          const escaped = SHORT_ESCAPES[byte];
-          if (escaped !== undefined) {
-            decoded += escaped;
+          const byte = bytes[i] as number;
+          const escaped = SHORT_ESCAPES[byte] as number;
+          if (escaped !== 0) {
+            assembly.appendCodeUnit(escaped);
             runOffset = base + i + 1;
             state = State.String;
           } else if (byte === Byte.LowerU) {
+            // Fast path: all four digits in this chunk, all valid, none past the limit.
+            if (i + 4 < end && base + i + 4 - contentStart < maxStringBytes) {
+              const unit = (HEX_VALUES[bytes[i + 1] as number] as number) << 12 | (HEX_VALUES[bytes[i + 2] as number] as number) << 8 |
+                (HEX_VALUES[bytes[i + 3] as number] as number) << 4 | (HEX_VALUES[bytes[i + 4] as number] as number);
+              if (unit >= 0) {
+                assembly.appendCodeUnit(unit);
+                i += 5;
+                runOffset = base + i;
+                state = State.String;
+                break;
+              }
+            }
             unicodeValue = 0;
             unicodeDigits = 0;
             state = State.UnicodeEscape;
@@ -450,13 +472,11 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
         }
         case State.UnicodeEscape: {
           if (base + i - contentStart >= maxStringBytes) failStringLimit();
-          const digit = HEX_VALUES[buf[i] as number] as number;
-          if (digit < 0) fail('invalid_escape', base + i, `Invalid hex digit ${describeByte(buf[i] as number)} in \\u escape`);
+          const digit = HEX_VALUES[bytes[i] as number] as number;
+          if (digit < 0) fail('invalid_escape', base + i, `Invalid hex digit ${describeByte(bytes[i] as number)} in \\u escape`);
           unicodeValue = unicodeValue * 16 + digit;
           if (++unicodeDigits === 4) {
-            // One UTF-16 code unit per escape: a pair of escapes makes a pair, and a
-            // lone surrogate stays lone, exactly as JSON.parse builds it.
-            decoded += String.fromCharCode(unicodeValue);
+            assembly.appendCodeUnit(unicodeValue);
             runOffset = base + i + 1;
             state = State.String;
           }
@@ -465,7 +485,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
         }
         case State.Value:
         case State.FirstValueOrArrayEnd: {
-          const byte = buf[i] as number;
+          const byte = bytes[i] as number;
           if (isWhitespace(byte)) i++;
           else if (byte === Byte.CloseBracket && state === State.FirstValueOrArrayEnd) {
             i++;
@@ -478,7 +498,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
         }
         case State.FirstKeyOrObjectEnd:
         case State.Key: {
-          const byte = buf[i] as number;
+          const byte = bytes[i] as number;
           if (isWhitespace(byte)) i++;
           else if (byte === Byte.Quote) {
             state = beginKey(i);
@@ -490,7 +510,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           break;
         }
         case State.Colon: {
-          const byte = buf[i] as number;
+          const byte = bytes[i] as number;
           if (isWhitespace(byte)) i++;
           else if (byte === Byte.Colon) {
             i++;
@@ -499,7 +519,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           break;
         }
         case State.CommaOrObjectEnd: {
-          const byte = buf[i] as number;
+          const byte = bytes[i] as number;
           i++;
           if (byte === Byte.Comma) state = State.Key;
           else if (byte === Byte.CloseBrace) state = closeContainer();
@@ -507,7 +527,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           break;
         }
         case State.CommaOrArrayEnd: {
-          const byte = buf[i] as number;
+          const byte = bytes[i] as number;
           i++;
           if (byte === Byte.Comma) state = State.Value;
           else if (byte === Byte.CloseBracket) state = closeContainer();
@@ -515,7 +535,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           break;
         }
         case State.NumberMinus: {
-          const byte = buf[i] as number;
+          const byte = bytes[i] as number;
           if (byte === Byte.Zero) state = State.NumberZero;
           else if (byte >= Byte.One && byte <= Byte.Nine) state = State.NumberInteger;
           else fail('invalid_number', base + i, `Expected a digit after '-', got ${describeByte(byte)},`);
@@ -523,7 +543,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           break;
         }
         case State.NumberZero: {
-          const byte = buf[i] as number;
+          const byte = bytes[i] as number;
           if (byte === Byte.Point) state = State.NumberPoint;
           else if (byte === Byte.LowerE || byte === Byte.UpperE) state = State.NumberExponentMark;
           else if (isDigit(byte)) fail('invalid_number', base + i, 'Leading zero in number');
@@ -537,9 +557,9 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
         case State.NumberInteger:
         case State.NumberFraction:
         case State.NumberExponent: {
-          while (i < end && isDigit(buf[i] as number)) i++;
+          while (i < end && isDigit(bytes[i] as number)) i++;
           if (i === end) break;
-          const byte = buf[i] as number;
+          const byte = bytes[i] as number;
           if (byte === Byte.Point && state === State.NumberInteger) state = State.NumberPoint;
           else if ((byte === Byte.LowerE || byte === Byte.UpperE) && state !== State.NumberExponent) state = State.NumberExponentMark;
           else {
@@ -551,14 +571,14 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
         }
         case State.NumberPoint:
         case State.NumberExponentSign: {
-          const byte = buf[i] as number;
+          const byte = bytes[i] as number;
           if (!isDigit(byte)) fail('invalid_number', base + i, `Expected a digit, got ${describeByte(byte)},`);
           state = state === State.NumberPoint ? State.NumberFraction : State.NumberExponent;
           i++;
           break;
         }
         case State.NumberExponentMark: {
-          const byte = buf[i] as number;
+          const byte = bytes[i] as number;
           if (byte === Byte.Plus || byte === Byte.Minus) state = State.NumberExponentSign;
           else if (isDigit(byte)) state = State.NumberExponent;
           else fail('invalid_number', base + i, `Expected a sign or digit in exponent, got ${describeByte(byte)},`);
@@ -566,13 +586,13 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           break;
         }
         case State.Literal: {
-          if (buf[i] !== literalText.charCodeAt(literalIndex)) failUnexpected(i, `'${literalText}'`);
+          if (bytes[i] !== literalText.charCodeAt(literalIndex)) failUnexpected(i, `'${literalText}'`);
           i++;
           if (++literalIndex === literalText.length) state = completeScalar(literalValue);
           break;
         }
         case State.Done: {
-          if (!isWhitespace(buf[i] as number)) failUnexpected(i, 'the end of input');
+          if (!isWhitespace(bytes[i] as number)) failUnexpected(i, 'the end of input');
           i++;
           break;
         }
@@ -592,6 +612,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
       buf = asBuffer(chunk);
       const overflow = base + buf.length > maxBytes;
       if (overflow) buf = buf.subarray(0, maxBytes - base);
+      nextQuote = -1;
       nextBackslash = -1;
       consume(buf.length);
       base += buf.length;
