@@ -59,6 +59,17 @@ describe('parseJson agrees with JSON.parse', () => {
     }
   });
 
+  it('on strings mixing long runs, short runs, escapes and multi-byte text', () => {
+    const long = 'Grüße, 世界! '.repeat(8);
+    for (const text of [
+      `"${long}"`, `"\\n${long}\\t${long}\\u00e9"`, `"a\\nb${long}\\"c"`, `["${long}", "${long}\\n", {"${long}":"\\u4e2d\\u6587"}]`,
+      '"\\ud83d\\ude00\\ud83d\\ude00"', '"\\ud800\\ud800\\udc00"', '"\\ud83dé"', '"\\ud83d\\u0041"', '"é\\udc00"',
+      `"${'x'.repeat(70)}\\ud83d${'é'.repeat(40)}\\ude00"`, '"\\u00e9\\u00E9\\u20ac\\uFFFF\\u0000\\u001f"',
+    ]) {
+      assertAgreesWithJsonParse(text);
+    }
+  });
+
   it('on a chat body with long strings, fed in random chunks', () => {
     let seed = 12345;
     const random = (): number => {
@@ -179,6 +190,12 @@ describe('parseJson rejects what JSON.parse rejects, at the first bad byte', () 
     errorEveryWay(quoted(0xff, 0x01), 'invalid_utf8', 2); // the first fault wins
     errorEveryWay(quoted(0x01, 0xff), 'unexpected_byte', 2);
     errorEveryWay([0x7b, 0x22, 0xfe, 0x22, 0x3a, 0x31, 0x7d], 'invalid_utf8', 2); // in a key
+    // In a long run (decoded natively) and in a short one after an escape.
+    const long = Array.from(bytesOf('Grüße '.repeat(20)));
+    errorEveryWay(quoted(...long, 0xe2, 0x82), 'invalid_utf8', 2 + long.length);
+    errorEveryWay(quoted(0x5c, 0x6e, ...long, 0x0a), 'unexpected_byte', 4 + long.length);
+    errorEveryWay(quoted(0x5c, 0x6e, 0x61, 0xf0, 0x9f, 0x98, 0x5c, 0x6e), 'invalid_utf8', 5);
+    errorEveryWay(quoted(0x5c, 0x75, 0x30, 0x30, 0x65, 0x39, 0xc3, 0xa9, 0xe0, 0x80, 0x80), 'invalid_utf8', 10);
   });
 
   it('on a byte order mark: rejected like JSON.parse rejects U+FEFF', () => {
