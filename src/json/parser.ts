@@ -5,70 +5,32 @@
 //
 // Design: a pure closure with named states and one switch in the byte loop. The
 // container stack lives in arrays, never on the JS call stack, so nesting depth is
-// bounded only by `maxDepth`. Strings are found with indexOf and decoded a run at a
-// time (a run is the bytes between escapes), not byte by byte.
+// bounded only by `maxDepth`. Structure is read byte by byte; strings are not: the
+// closing quote and the next backslash are found with indexOf, and the bytes
+// between (a run) are decoded natively (see string-assembly.ts). A run cut by a
+// chunk end is kept and checked whole once it ends, so every split of the input
+// gives the same value or the same error at the same offset.
+//
+// Errors come in byte order, with one deliberate exception: a string longer than
+// maxStringBytes fails as too long even if its first bytes hold another fault,
+// because its runs are checked when they end and the length is checked first.
 //
 // A leading UTF-8 byte order mark is rejected (unexpected_byte at offset 0), as
 // JSON.parse rejects U+FEFF before a value: RFC 8259 section 8.1 forbids senders
 // from adding one, and no client this gateway serves sends one.
 
 import { Buffer } from 'node:buffer';
+import { Byte, HEX_VALUES, isDigit, isWhitespace, SHORT_ESCAPES, VALUE_KINDS } from './json-grammar.ts';
+import { resolveLimits, type JsonParser, type JsonParserOptions } from './json-options.ts';
 import { JsonParseError, describeByte, type JsonLimitName, type JsonParseErrorCode } from './json-parse-error.ts';
 import { numberFromBytes } from './number-value.ts';
 import { createShortStringCache, createStringAssembly, decodeStringBytes, SHORT_STRING_BYTES } from './string-assembly.ts';
 import type { StringContentFault } from './string-content.ts';
 
+export { DEFAULT_JSON_LIMITS } from './json-options.ts';
+export type { JsonLimits, JsonObserver, JsonParser, JsonParserOptions, JsonPath, JsonValueKind } from './json-options.ts';
 export { JsonParseError } from './json-parse-error.ts';
 export type { JsonLimitName, JsonParseErrorCode } from './json-parse-error.ts';
-
-export interface JsonLimits {
-  /** Bytes in the whole input. */
-  maxBytes: number;
-  /** Containers open at once: 1 for `[]`, 2 for `[[]]`. 0 allows only a scalar. */
-  maxDepth: number;
-  /** Raw bytes between the quotes of one string or key, escape sequences counted as written. */
-  maxStringBytes: number;
-  /** Entries in any single array, or members in any single object (a duplicated key counts each time). */
-  maxMembers: number;
-}
-
-export const DEFAULT_JSON_LIMITS: Readonly<JsonLimits> = Object.freeze({
-  maxBytes: Number.POSITIVE_INFINITY,
-  maxDepth: 10_000,
-  maxStringBytes: Number.POSITIVE_INFINITY,
-  maxMembers: Number.POSITIVE_INFINITY,
-});
-
-export type JsonValueKind = 'object' | 'array' | 'string' | 'number' | 'boolean' | 'null';
-
-/** A path into the document: object keys and array indices, [] for the root. */
-export type JsonPath = readonly (string | number)[];
-
-/**
- * Hooks called while parsing. The path array is reused and mutated by the parser:
- * copy it to keep it. A hook may throw to abort parsing; the error leaves feed()
- * unchanged and the parser stays terminated.
- */
-export interface JsonObserver {
-  /** An object key is complete; `path` is the path of the object holding it. */
-  key?(path: JsonPath, key: string): void;
-  /** The first byte of a value was seen; `path` is the path of that value. */
-  valueStart?(path: JsonPath, kind: JsonValueKind): void;
-}
-
-export interface JsonParserOptions {
-  limits?: Partial<JsonLimits>;
-  observer?: JsonObserver;
-  /** Fail with 'duplicate_key' instead of letting the last occurrence win. */
-  rejectDuplicateKeys?: boolean;
-}
-
-export interface JsonParser {
-  /** Parses the next bytes of the input. Throws JsonParseError, or what an observer threw. */
-  feed(chunk: Uint8Array): void;
-  /** Declares the input complete and returns the value. */
-  end(): unknown;
-}
 
 const State = {
   Value: 0,
@@ -94,85 +56,6 @@ const State = {
 } as const;
 type State = (typeof State)[keyof typeof State];
 const STATE_NAMES: readonly string[] = Object.keys(State);
-
-const Byte = {
-  Tab: 0x09,
-  LineFeed: 0x0a,
-  CarriageReturn: 0x0d,
-  Space: 0x20,
-  Quote: 0x22,
-  Plus: 0x2b,
-  Comma: 0x2c,
-  Minus: 0x2d,
-  Point: 0x2e,
-  Zero: 0x30,
-  One: 0x31,
-  Nine: 0x39,
-  Colon: 0x3a,
-  UpperE: 0x45,
-  OpenBracket: 0x5b,
-  Backslash: 0x5c,
-  CloseBracket: 0x5d,
-  LowerE: 0x65,
-  LowerF: 0x66,
-  LowerN: 0x6e,
-  LowerT: 0x74,
-  LowerU: 0x75,
-  OpenBrace: 0x7b,
-  CloseBrace: 0x7d,
-} as const;
-
-/** RFC 8259 section 7: the character a two-character escape stands for, by the byte after the backslash; 0 for none. */
-const SHORT_ESCAPES: Uint8Array = (() => {
-  const table = new Uint8Array(256);
-  const pairs: [string, string][] = [['"', '"'], ['\\', '\\'], ['/', '/'], ['b', '\b'], ['f', '\f'], ['n', '\n'], ['r', '\r'], ['t', '\t']];
-  for (const [letter, value] of pairs) table[letter.charCodeAt(0)] = value.charCodeAt(0);
-  return table;
-})();
-
-/** Hex digit values by byte, -1 for anything else. */
-const HEX_VALUES: Int8Array = (() => {
-  const table = new Int8Array(256).fill(-1);
-  for (let d = 0; d < 10; d++) table[0x30 + d] = d;
-  for (let d = 0; d < 6; d++) {
-    table[0x41 + d] = 10 + d;
-    table[0x61 + d] = 10 + d;
-  }
-  return table;
-})();
-
-/** The kind of value each byte starts, undefined for bytes that start none. */
-const VALUE_KINDS: readonly (JsonValueKind | undefined)[] = (() => {
-  const table = new Array<JsonValueKind | undefined>(256).fill(undefined);
-  table[Byte.Quote] = 'string';
-  table[Byte.OpenBrace] = 'object';
-  table[Byte.OpenBracket] = 'array';
-  table[Byte.Minus] = 'number';
-  for (let digit = Byte.Zero; digit <= Byte.Nine; digit++) table[digit] = 'number';
-  table[Byte.LowerT] = 'boolean';
-  table[Byte.LowerF] = 'boolean';
-  table[Byte.LowerN] = 'null';
-  return table;
-})();
-
-function isWhitespace(byte: number): boolean {
-  return byte === Byte.Space || byte === Byte.LineFeed || byte === Byte.CarriageReturn || byte === Byte.Tab;
-}
-
-function isDigit(byte: number): boolean {
-  return byte >= Byte.Zero && byte <= Byte.Nine;
-}
-
-function resolveLimits(partial: Partial<JsonLimits> | undefined): JsonLimits {
-  const limits = { ...DEFAULT_JSON_LIMITS, ...partial };
-  for (const name of Object.keys(DEFAULT_JSON_LIMITS) as JsonLimitName[]) {
-    const value = limits[name];
-    if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-      throw new RangeError(`JSON limit ${name} must be a non-negative number, got ${String(value)}`);
-    }
-  }
-  return limits;
-}
 
 function asBuffer(chunk: Uint8Array): Buffer {
   return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -231,7 +114,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
   let literalValue: boolean | null = null;
 
   function fail(code: JsonParseErrorCode, offset: number, problem: string, limit?: JsonLimitName): never {
-    const where = `at byte offset ${offset} (parser state ${STATE_NAMES[state] ?? String(state)})`;
+    const where = `at byte offset ${offset} (parser state ${STATE_NAMES[state] as string})`;
     throw new JsonParseError(code, offset, `${problem} ${where}`, limit);
   }
 
@@ -365,8 +248,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
     if (pieces.length === 0) {
       if (to - from <= SHORT_STRING_BYTES) decoded = cachedShortString(buf, from, to);
       if (decoded === undefined) decoded = decodeStringBytes(buf, from, to);
-    }
-    else {
+    } else {
       const joined = joinRun(from, to);
       decoded = decodeStringBytes(joined, 0, joined.length);
     }

@@ -432,6 +432,12 @@ describe('parser lifecycle', () => {
     assert.deepStrictEqual(parser.end(), ['abcd']);
   });
 
+  it('parses bytes and strings alike with parseJson', () => {
+    assert.deepStrictEqual(parseJson(bytesOf('{"a":["é",1]}')), { a: ['é', 1] });
+    assert.deepStrictEqual(parseJson(new Uint8Array(bytesOf(' null '))), null);
+    assert.deepStrictEqual(parseJson('{"a":["é",1]}', { limits: { maxDepth: undefined, maxMembers: 2 } }), { a: ['é', 1] });
+  });
+
   it('reads a plain Uint8Array view with an offset into a larger buffer', () => {
     const backing = bytesOf('xx{"a":"é"}yy');
     const parser = createJsonParser();
