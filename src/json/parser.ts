@@ -24,7 +24,7 @@ import { Byte, HEX_VALUES, isDigit, isWhitespace, SHORT_ESCAPES, VALUE_KINDS } f
 import { resolveLimits, type JsonParser, type JsonParserOptions } from './json-options.ts';
 import { JsonParseError, describeByte, type JsonLimitName, type JsonParseErrorCode } from './json-parse-error.ts';
 import { numberFromBytes } from './number-value.ts';
-import { createShortStringCache, createStringAssembly, decodeStringBytes, SHORT_STRING_BYTES } from './string-assembly.ts';
+import { createShortStringCache, createStringAssembly, decodeStringBytes, SHORT_STRING_BYTES, type StringAssembly } from './string-assembly.ts';
 import type { StringContentFault } from './string-content.ts';
 
 export { DEFAULT_JSON_LIMITS } from './json-options.ts';
@@ -57,6 +57,15 @@ const State = {
 type State = (typeof State)[keyof typeof State];
 const STATE_NAMES: readonly string[] = Object.keys(State);
 
+const EMPTY: Buffer = Buffer.alloc(0);
+
+/**
+ * Shared by all parsers: it holds only strings equal to the bytes they were made
+ * from, so no request can see another's data, and every request finds "role" and
+ * "content" already there.
+ */
+const cachedShortString = createShortStringCache();
+
 function asBuffer(chunk: Uint8Array): Buffer {
   return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }
@@ -73,7 +82,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
   let root: unknown;
 
   // The chunk being parsed and the offset of its first byte in the whole input.
-  let buf: Buffer = Buffer.alloc(0);
+  let buf: Buffer = EMPTY;
   let base = 0;
   // Positions of the next quote and backslash in `buf` at or after the current
   // string run, or buf.length: kept so a string with many escapes is not rescanned
@@ -99,8 +108,8 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
   let runOffset = 0;
   let stringHasEscape = false;
   const pieces: Uint8Array[] = [];
-  const assembly = createStringAssembly();
-  const cachedShortString = createShortStringCache();
+  // Made on first use: a small body should not pay for it.
+  let assemblyInUse: StringAssembly | undefined;
   let unicodeValue = 0;
   let unicodeDigits = 0;
 
@@ -255,13 +264,17 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
     return typeof decoded === 'string' ? decoded : failStringContent(decoded);
   }
 
+  function assembly(): StringAssembly {
+    return (assemblyInUse ??= createStringAssembly());
+  }
+
   /** Adds the run buf[from, to) to the string being assembled. */
   function appendRun(from: number, to: number): void {
     let fault: StringContentFault | undefined;
-    if (pieces.length === 0) fault = assembly.appendRun(buf, from, to);
+    if (pieces.length === 0) fault = assembly().appendRun(buf, from, to);
     else {
       const joined = joinRun(from, to);
-      fault = assembly.appendRun(joined, 0, joined.length);
+      fault = assembly().appendRun(joined, 0, joined.length);
     }
     if (fault !== undefined) failStringContent(fault);
   }
@@ -310,7 +323,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
             let text: string;
             if (stringHasEscape) {
               appendRun(i, quote);
-              text = assembly.take();
+              text = assembly().take();
             } else text = decodeOnlyRun(i, quote);
             i = quote + 1;
             state = completeString(text);
@@ -329,7 +342,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           const byte = bytes[i] as number;
           const escaped = SHORT_ESCAPES[byte] as number;
           if (escaped !== 0) {
-            assembly.appendCodeUnit(escaped);
+            assembly().appendCodeUnit(escaped);
             runOffset = base + i + 1;
             state = State.String;
           } else if (byte === Byte.LowerU) {
@@ -338,7 +351,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
               const unit = (HEX_VALUES[bytes[i + 1] as number] as number) << 12 | (HEX_VALUES[bytes[i + 2] as number] as number) << 8 |
                 (HEX_VALUES[bytes[i + 3] as number] as number) << 4 | (HEX_VALUES[bytes[i + 4] as number] as number);
               if (unit >= 0) {
-                assembly.appendCodeUnit(unit);
+                assembly().appendCodeUnit(unit);
                 i += 5;
                 runOffset = base + i;
                 state = State.String;
@@ -358,7 +371,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           if (digit < 0) fail('invalid_escape', base + i, `Invalid hex digit ${describeByte(bytes[i] as number)} in \\u escape`);
           unicodeValue = unicodeValue * 16 + digit;
           if (++unicodeDigits === 4) {
-            assembly.appendCodeUnit(unicodeValue);
+            assembly().appendCodeUnit(unicodeValue);
             runOffset = base + i + 1;
             state = State.String;
           }
@@ -527,8 +540,6 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
 
   return { feed, end };
 }
-
-const EMPTY: Buffer = Buffer.alloc(0);
 
 /**
  * Parses a whole document. A string is parsed as its UTF-8 encoding; a string
