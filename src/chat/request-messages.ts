@@ -2,8 +2,8 @@
 // parts tables, rules 4 and 5), run after the structural pass has vouched for
 // every kind the skeleton names. Builds the forwarded messages: only the
 // fields the upstream needs, in fresh objects; what SDK tool loops echo back
-// from a response (annotations, audio, function_call: null, reasoning_content)
-// is accepted and dropped.
+// from a response (annotations, audio, function_call: null, reasoning_content,
+// parsed, parsed_arguments) is accepted and dropped.
 import { createIssue, type InvalidValueReason, type IssuePath, type RequestIssue } from './request-issues.ts';
 import type { ChatMessage, ContentPart, Role, ToolCall } from './types.ts';
 
@@ -30,6 +30,7 @@ function roleAllowsField(role: Role, field: string): boolean {
         case 'audio':
         case 'function_call':
         case 'reasoning_content':
+        case 'parsed':
           return true;
         default:
           return false;
@@ -188,7 +189,8 @@ function normaliseCalledFunction(fn: JsonObject, at: IssuePath, issues: RequestI
       if (name === '') issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'non_empty' } }));
     } else if (key === 'arguments') {
       args = value as string;
-    } else {
+    } else if (key !== 'parsed_arguments') {
+      // parsed_arguments: the SDKs' parse of `arguments`, echoed back; not forwarded.
       issues.push(createIssue([...at, key], { code: 'unknown_parameter' }));
     }
   }
@@ -257,7 +259,7 @@ function normaliseMessage(message: JsonObject, at: IssuePath, issues: RequestIss
         if (value !== null) issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'function_call_unsupported' } }));
         break;
       default:
-      // annotations, audio, reasoning_content: accepted from echoed responses, not forwarded.
+      // annotations, audio, reasoning_content, parsed: accepted from echoed responses, not forwarded.
     }
   }
 

@@ -47,6 +47,7 @@ const NULLABLE_NUMBER = shape(['number', 'null'], 'a number');
 const NULLABLE_INTEGER = shape(['number', 'null'], 'an integer');
 const NULLABLE_BOOLEAN = shape(['boolean', 'null'], 'a boolean');
 const FREE_OBJECT = shape(['object'], 'an object');
+const ANY = shape(['object', 'array', 'string', 'number', 'boolean', 'null'], 'a JSON value');
 
 /** Spec limits (Limits table). */
 export const MAX_MESSAGES = 256;
@@ -66,7 +67,8 @@ const TOOL_CALL = shape(['object'], 'an object', {
   fields: fields({
     id: STRING,
     type: STRING,
-    function: shape(['object'], 'an object', { fields: fields({ name: STRING, arguments: STRING }) }),
+    // parsed_arguments: added by the openai SDKs' parse and runTools helpers.
+    function: shape(['object'], 'an object', { fields: fields({ name: STRING, arguments: STRING, parsed_arguments: ANY }) }),
   }),
 });
 
@@ -79,8 +81,10 @@ const MESSAGE = shape(['object'], 'an object', {
     tool_call_id: STRING,
     tool_calls: shape(['array', 'null'], 'an array', { items: TOOL_CALL }),
     refusal: NULLABLE_STRING,
-    // Echoed back from a response by SDK tool loops; accepted, never forwarded.
+    // Echoed back from a response by SDK tool loops (parsed: by the openai
+    // SDKs' parse and runTools helpers); accepted, never forwarded.
     annotations: shape(['array'], 'an array'),
+    parsed: ANY,
     audio: shape(['object', 'null'], 'an object'),
     function_call: shape(['object', 'null'], 'null'),
     reasoning_content: NULLABLE_STRING,

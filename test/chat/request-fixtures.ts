@@ -97,6 +97,7 @@ const CASES: Case[] = [
   unknown('rule 7: integer-like key (reported late)', body({ 1: true }), '1', false),
   unknown('unknown message field', withMessage({ role: 'user', content: 'Hi', foo: 1 }), 'messages[0].foo', true),
   unknown('tool_call_id on a user message', withMessage({ role: 'user', content: 'Hi', tool_call_id: 'c' }), 'messages[0].tool_call_id', false),
+  unknown('parsed on a user message', withMessage({ role: 'user', content: 'Hi', parsed: null }), 'messages[0].parsed', false),
   unknown('tool_calls on a user message', withMessage({ role: 'user', content: 'Hi', tool_calls: [] }), 'messages[0].tool_calls', false),
   unknown('name on a tool message', withMessage({ role: 'tool', tool_call_id: 'c', content: 'x', name: 'f' }), 'messages[0].name', false),
   unknown('refusal on a system message', withMessage({ role: 'system', content: 'x', refusal: null }), 'messages[0].refusal', false),

@@ -114,6 +114,34 @@ describe('what real SDKs send passes, normalised to what is forwarded', () => {
     ]);
   });
 
+  test('openai-node runTools / parse() helpers: parsed and parsed_arguments echoed back', () => {
+    const request = validateChatRequest(
+      body({
+        messages: [
+          USER,
+          {
+            role: 'assistant',
+            content: null,
+            refusal: null,
+            parsed: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}', parsed_arguments: { city: 'Oslo' } } }],
+          },
+          { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+          { role: 'assistant', content: '{"a":1}', refusal: null, parsed: { a: 1 } },
+          USER,
+        ],
+        tools: [WEATHER_TOOL],
+      }),
+    );
+    assert.deepEqual(request.messages, [
+      USER,
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+      { role: 'assistant', content: '{"a":1}' },
+      USER,
+    ]);
+  });
+
   test('openai-python parse(): stream false; LangChain: stream false and n 1', () => {
     assert.deepEqual(validateChatRequest(body({ stream: false })), { model: MODEL, messages: [USER], stream: false });
     assert.deepEqual(validateChatRequest(body({ stream: false, n: 1, temperature: 0.7 })), {
