@@ -99,6 +99,7 @@ const CASES: Case[] = [
   unknown('tool_call_id on a user message', withMessage({ role: 'user', content: 'Hi', tool_call_id: 'c' }), 'messages[0].tool_call_id', false),
   unknown('parsed on a user message', withMessage({ role: 'user', content: 'Hi', parsed: null }), 'messages[0].parsed', false),
   unknown('tool_calls on a user message', withMessage({ role: 'user', content: 'Hi', tool_calls: [] }), 'messages[0].tool_calls', false),
+  unknown('tool_call_id on an assistant message', withMessage({ role: 'assistant', content: 'x', tool_call_id: 'c' }), 'messages[0].tool_call_id', false),
   unknown('name on a tool message', withMessage({ role: 'tool', tool_call_id: 'c', content: 'x', name: 'f' }), 'messages[0].name', false),
   unknown('refusal on a system message', withMessage({ role: 'system', content: 'x', refusal: null }), 'messages[0].refusal', false),
   unknown('unknown content part field (cache_control)', userParts({ type: 'text', text: 'a', cache_control: { type: 'ephemeral' } }), 'messages[0].content[0].cache_control', true),
@@ -114,6 +115,17 @@ const CASES: Case[] = [
   unknown('unknown response_format field', body({ response_format: { type: 'text', strict: true } }), 'response_format.strict', true),
   unknown('unknown stream_options field', body({ stream: true, stream_options: { include_usage: true, include_obfuscation: false } }), 'stream_options.include_obfuscation', true),
   unknown('unknown key that begins with a digit in a message', withMessage({ role: 'user', content: 'Hi', '2x': 1 }), 'messages[0].2x', false),
+  // Integer-like keys are reported late everywhere (see request-shape.ts).
+  unknown('integer-like key in a content part', userParts({ type: 'text', text: 'a', 0: 1 }), 'messages[0].content[0].0', false),
+  unknown('integer-like key in image_url', image({ url: 'https://x.test/a.png', 0: 1 }), 'messages[0].content[1].image_url.0', false),
+  unknown('integer-like key in a tool call', assistantCall({ ...CALL, 0: 1 }), 'messages[0].tool_calls[0].0', false),
+  unknown('integer-like key in a tool call function', assistantCall({ ...CALL, function: { ...CALL.function, 0: 1 } }), 'messages[0].tool_calls[0].function.0', false),
+  unknown('integer-like key in a tool', body({ tools: [{ ...WEATHER_TOOL, 0: 1 }] }), 'tools[0].0', false),
+  unknown('integer-like key in a function definition', body({ tools: [tool({ name: 'f', 0: 1 })] }), 'tools[0].function.0', false),
+  unknown('integer-like key in tool_choice', body({ tools: [WEATHER_TOOL], tool_choice: { type: 'function', function: { name: 'get_weather' }, 0: 1 } }), 'tool_choice.0', false),
+  unknown('integer-like key in tool_choice.function', body({ tools: [WEATHER_TOOL], tool_choice: { type: 'function', function: { name: 'get_weather', 0: 1 } } }), 'tool_choice.function.0', false),
+  unknown('integer-like key in response_format', body({ response_format: { type: 'text', 0: 1 } }), 'response_format.0', false),
+  unknown('integer-like key in stream_options', body({ stream: true, stream_options: { include_usage: true, 0: 1 } }), 'stream_options.0', false),
 
   // model.
   missing('model missing', { messages: [USER] }, 'model'),

@@ -349,6 +349,7 @@ describe('values only a JavaScript caller can pass', () => {
       model: MODEL,
       messages: [{ role: 'user', content: 'x' }],
     });
+    assert.deepEqual(validateChatRequest(body({ stream: true, stream_options: { include_usage: undefined } })), { model: MODEL, messages: [USER], stream: true });
   });
 
   test('NaN temperature is out of range; undefined in an array is not JSON', () => {
