@@ -24,7 +24,7 @@ import { Byte, HEX_VALUES, isDigit, isWhitespace, SHORT_ESCAPES, VALUE_KINDS } f
 import { resolveLimits, type JsonParser, type JsonParserOptions } from './json-options.ts';
 import { JsonParseError, describeByte, type JsonLimitName, type JsonParseErrorCode } from './json-parse-error.ts';
 import { numberFromBytes } from './number-value.ts';
-import { createShortStringCache, createStringAssembly, decodeStringBytes, SHORT_STRING_BYTES, type StringAssembly } from './string-assembly.ts';
+import { createShortStringCache, createStringAssembly, decodeStringBytes, SHORT_STRING_BYTES } from './string-assembly.ts';
 import type { StringContentFault } from './string-content.ts';
 
 export { DEFAULT_JSON_LIMITS } from './json-options.ts';
@@ -108,8 +108,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
   let runOffset = 0;
   let stringHasEscape = false;
   const pieces: Uint8Array[] = [];
-  // Made on first use: a small body should not pay for it.
-  let assemblyInUse: StringAssembly | undefined;
+  const assembly = createStringAssembly();
   let unicodeValue = 0;
   let unicodeDigits = 0;
 
@@ -264,17 +263,13 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
     return typeof decoded === 'string' ? decoded : failStringContent(decoded);
   }
 
-  function assembly(): StringAssembly {
-    return (assemblyInUse ??= createStringAssembly());
-  }
-
   /** Adds the run buf[from, to) to the string being assembled. */
   function appendRun(from: number, to: number): void {
     let fault: StringContentFault | undefined;
-    if (pieces.length === 0) fault = assembly().appendRun(buf, from, to);
+    if (pieces.length === 0) fault = assembly.appendRun(buf, from, to);
     else {
       const joined = joinRun(from, to);
-      fault = assembly().appendRun(joined, 0, joined.length);
+      fault = assembly.appendRun(joined, 0, joined.length);
     }
     if (fault !== undefined) failStringContent(fault);
   }
@@ -323,7 +318,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
             let text: string;
             if (stringHasEscape) {
               appendRun(i, quote);
-              text = assembly().take();
+              text = assembly.take();
             } else text = decodeOnlyRun(i, quote);
             i = quote + 1;
             state = completeString(text);
@@ -342,7 +337,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           const byte = bytes[i] as number;
           const escaped = SHORT_ESCAPES[byte] as number;
           if (escaped !== 0) {
-            assembly().appendCodeUnit(escaped);
+            assembly.appendCodeUnit(escaped);
             runOffset = base + i + 1;
             state = State.String;
           } else if (byte === Byte.LowerU) {
@@ -351,7 +346,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
               const unit = (HEX_VALUES[bytes[i + 1] as number] as number) << 12 | (HEX_VALUES[bytes[i + 2] as number] as number) << 8 |
                 (HEX_VALUES[bytes[i + 3] as number] as number) << 4 | (HEX_VALUES[bytes[i + 4] as number] as number);
               if (unit >= 0) {
-                assembly().appendCodeUnit(unit);
+                assembly.appendCodeUnit(unit);
                 i += 5;
                 runOffset = base + i;
                 state = State.String;
@@ -371,7 +366,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           if (digit < 0) fail('invalid_escape', base + i, `Invalid hex digit ${describeByte(bytes[i] as number)} in \\u escape`);
           unicodeValue = unicodeValue * 16 + digit;
           if (++unicodeDigits === 4) {
-            assembly().appendCodeUnit(unicodeValue);
+            assembly.appendCodeUnit(unicodeValue);
             runOffset = base + i + 1;
             state = State.String;
           }

@@ -51,15 +51,16 @@ export interface StringAssembly {
  * is slow on non-ASCII text (a client that escapes all of it sends only \u escapes).
  */
 export function createStringAssembly(): StringAssembly {
-  let units = new Uint16Array(256);
-  let unitBytes = Buffer.from(units.buffer);
+  // Allocated on first use: most strings of a small body never need it.
+  let units = new Uint16Array(0);
+  let unitBytes = Buffer.alloc(0);
   let length = 0;
   // Text decoded before the units in scratch.
   let text = '';
 
   function reserve(extra: number): void {
     if (length + extra <= units.length) return;
-    const grown = new Uint16Array(Math.max(units.length * 2, length + extra));
+    const grown = new Uint16Array(Math.max(units.length * 2, length + extra, 256));
     grown.set(units.subarray(0, length));
     units = grown;
     unitBytes = Buffer.from(units.buffer);
