@@ -1,5 +1,5 @@
 // Building the value of one JSON string from its raw runs (bytes between escapes)
-// and its escapes, with one UTF-8 decode per string where possible.
+// and its escapes, with one decoder call per string where possible.
 //
 // Why not decode each run and concatenate: a string with an escape every few bytes
 // (source code, or text a Python client sent with ensure_ascii) would make one
@@ -35,6 +35,15 @@ export function decodeStringBytes(bytes: Buffer, start: number, end: number): st
   return text;
 }
 
+/** Whether a Uint16Array stores its units little-endian here, as 'utf16le' decoding expects. */
+const PLATFORM_LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+
+/** The string of `count` UTF-16 code units stored in `unitBytes` in the given byte order. */
+export function unitsToString(unitBytes: Buffer, count: number, littleEndian: boolean = PLATFORM_LITTLE_ENDIAN): string {
+  if (littleEndian) return unitBytes.toString('utf16le', 0, count * 2);
+  return Buffer.from(unitBytes.subarray(0, count * 2)).swap16().toString('utf16le');
+}
+
 export interface StringAssembly {
   /** Appends raw string bytes[start, end), or returns their first fault (then the assembly is garbage). */
   appendRun(bytes: Buffer, start: number, end: number): StringContentFault | undefined;
@@ -68,7 +77,7 @@ export function createStringAssembly(): StringAssembly {
 
   function flush(): void {
     if (length === 0) return;
-    text += unitBytes.toString('utf16le', 0, length * 2);
+    text += unitsToString(unitBytes, length);
     length = 0;
   }
 
@@ -104,7 +113,7 @@ export function createStringAssembly(): StringAssembly {
 
   function take(): string {
     let result: string;
-    if (text === '') result = length === 0 ? '' : unitBytes.toString('utf16le', 0, length * 2);
+    if (text === '') result = length === 0 ? '' : unitsToString(unitBytes, length);
     else {
       flush();
       result = text;

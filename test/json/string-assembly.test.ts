@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { describe, it } from 'node:test';
-import { createShortStringCache, createStringAssembly, decodeStringBytes, SHORT_STRING_BYTES } from '../../src/json/string-assembly.ts';
+import { createShortStringCache, createStringAssembly, decodeStringBytes, SHORT_STRING_BYTES, unitsToString } from '../../src/json/string-assembly.ts';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
 
@@ -41,6 +41,16 @@ describe('string assembly', () => {
     assert.deepStrictEqual(createStringAssembly().appendRun(Buffer.from([0x20, 0x61, 0x62, 0xff, 0x01]), 1, 5), { code: 'invalid_utf8', index: 2 });
     const long = Buffer.concat([Buffer.alloc(100, 0x61), Buffer.from([0xc3])]);
     assert.deepStrictEqual(createStringAssembly().appendRun(long, 0, long.length), { code: 'invalid_utf8', index: 100 });
+  });
+});
+
+describe('unitsToString', () => {
+  it('reads code units in either byte order', () => {
+    const text = 'aé中\ud83d\ude00\ud800';
+    const little = Buffer.from(text, 'utf16le');
+    assert.equal(unitsToString(little, text.length, true), text);
+    assert.equal(unitsToString(Buffer.from(little).swap16(), text.length, false), text);
+    assert.equal(unitsToString(Buffer.concat([little, Buffer.from([0x41, 0])]), 2, true), 'aé');
   });
 });
 
