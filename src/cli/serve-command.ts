@@ -4,7 +4,8 @@ import { parseArgs } from 'node:util';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { CONFIG_ENV, loadConfig } from '../config/config-loader.ts';
 import { createGateway } from '../gateway/gateway.ts';
-import { openKeyStore } from '../keys/key-store.ts';
+import { KeyStoreError } from '../keys/errors.ts';
+import { openKeyStore, type KeyStore } from '../keys/key-store.ts';
 import { createLogger, isLogLevel } from '../log/logger.ts';
 import type { CliIo } from './main.ts';
 
@@ -72,9 +73,18 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
   }
 
   const logger = createLogger({ level, write: (line) => io.stdout.write(line) });
-  const keys = await openKeyStore(config.dataDir, {
-    onError: (err: Error) => logger.error('key store reload failed; keeping the last good keys', { error: err.message }),
-  });
+  let keys: KeyStore;
+  try {
+    keys = openKeyStore(config.dataDir, {
+      onError: (err: Error) => logger.error('key store reload failed; keeping the last good keys', { error: err.message }),
+    });
+  } catch (err) {
+    if (err instanceof KeyStoreError) {
+      io.stderr.write(`portcullis serve: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
   let gateway;
   try {
     gateway = createGateway({ config, keys, logger, env: io.env });

@@ -78,6 +78,11 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
         if (completion.usage !== undefined) ctx.log['completionTokens'] = completion.usage.completion_tokens;
         sendJson(res, 200, completion, headers);
       }
+    } catch (err) {
+      // The client left: whatever the upstream call ended with (the provider's
+      // abort error, the demo's abort reason), there is no one to answer.
+      if (abort.signal.aborted) return;
+      throw err;
     } finally {
       ctx.log['upstreamMs'] = Math.round((performance.now() - upstreamStarted) * 1000) / 1000;
       res.off('close', onClose);

@@ -109,7 +109,8 @@ function renderError(ctx: RequestContext, err: unknown, logger: Logger): void {
     logger.error('unexpected error', {
       requestId: ctx.requestId,
       error: err instanceof Error ? err.name : typeof err,
-      stack: err instanceof Error && err.stack !== undefined ? err.stack.split('\n').slice(0, 8).join(' | ') : undefined,
+      // Frames only: the first stack line repeats the message, which may quote request data.
+      stack: err instanceof Error && err.stack !== undefined ? stackFrames(err.stack) : undefined,
     });
   }
   if (res.headersSent) {
@@ -123,4 +124,13 @@ function renderError(ctx: RequestContext, err: unknown, logger: Logger): void {
   const closeAfter = ctx.bodyAbandoned || !req.complete;
   if (err instanceof ApiError) sendError(res, err.status, err.toBody(), err.headers, closeAfter);
   else sendError(res, 500, internalErrorBody(), {}, closeAfter);
+}
+
+function stackFrames(stack: string): string {
+  return stack
+    .split('\n')
+    .filter((line) => line.startsWith('    at '))
+    .slice(0, 8)
+    .map((line) => line.trim())
+    .join(' | ');
 }

@@ -53,7 +53,7 @@ test('streaming without include_usage: text deltas, finish reason, no usage chun
   }
   assert.equal(ids.size, 1);
   assert.equal(usageChunks, 0);
-  assert.equal(text, 'Portcullis demo provider (not a language model). You said: "Stream me". The request had 1 messages.');
+  assert.equal(text, 'Portcullis demo provider (not a language model). You said: "Stream me". The request had 1 message.');
   assert.equal(finishes.at(-1), 'stop');
   assert.equal(finishes.slice(0, -1).every((f) => f === null), true);
 });
@@ -77,7 +77,7 @@ test('streaming with include_usage: one last chunk with choices [] and usage', a
 test('the stream helper assembles the final completion', async () => {
   const runner = client.chat.completions.stream({ model: 'service-chat', messages: [{ role: 'user', content: 'helper' }] });
   const final = await runner.finalChatCompletion();
-  assert.equal(final.choices[0]?.message.content, 'Portcullis demo provider (not a language model). You said: "helper". The request had 1 messages.');
+  assert.equal(final.choices[0]?.message.content, 'Portcullis demo provider (not a language model). You said: "helper". The request had 1 message.');
   assert.equal(final.model, 'service-chat');
 });
 
@@ -121,6 +121,7 @@ test('runTools executes the tool client-side and finishes with text (streamed to
         type: 'function',
         function: {
           name: 'get_weather',
+          description: 'Weather for a city',
           parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
           function: (args: { city: string }) => {
             calls++;
