@@ -35,6 +35,9 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // node checks the header and request timeouts on this interval (30 s by
+    // default), so a slow client could otherwise hold a socket far longer.
+    connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.headersTimeoutMs / 2)),
   });
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {

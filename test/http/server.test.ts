@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { DEFAULT_LIMITS } from '../../src/config/config.ts';
 import { InvalidRequestError } from '../../src/errors.ts';
@@ -26,7 +26,7 @@ router.add('POST', '/known', async () => {
 });
 const server = createHttpServer({
   router,
-  limits: { ...DEFAULT_LIMITS, maxHeaderBytes: 2048 },
+  limits: { ...DEFAULT_LIMITS, maxHeaderBytes: 2048, headersTimeoutMs: 1000, requestTimeoutMs: 2000 },
   logger: createLogger({ write: (l) => logs.push(JSON.parse(l) as Record<string, unknown>) }),
 });
 let base = '';
@@ -119,4 +119,30 @@ test('the access log line has id, method, path, status and no query string', asy
   assert.equal(entry?.['path'], '/ok');
   assert.equal(entry?.['status'], 200);
   assert.equal(JSON.stringify(logs).includes('secret'), false);
+});
+
+function rawExchange(send: string): Promise<{ text: string; ms: number }> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1', () => socket.write(send));
+    let text = '';
+    socket.on('data', (c: Buffer) => (text += c.toString()));
+    socket.on('close', () => resolve({ text, ms: Date.now() - started }));
+    socket.on('error', reject);
+    socket.setTimeout(10_000, () => socket.destroy());
+  });
+}
+
+test('headers that never finish: 408 in the envelope once the headers timeout passes', { timeout: 15_000 }, async () => {
+  const { text, ms } = await rawExchange('GET /ok HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+  assert.match(text, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+  assert.ok(text.endsWith('{"error":{"message":"The request was not received in time.","type":"invalid_request_error","param":null,"code":null}}'), text);
+  assert.ok(ms < 8000, `took ${ms} ms`);
+});
+
+test('malformed HTTP: 400 in the envelope, connection closed', async () => {
+  const { text } = await rawExchange('NOT HTTP AT ALL\r\n\r\n');
+  assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n/);
+  assert.match(text, /connection: close/);
+  assert.ok(text.endsWith('{"error":{"message":"The request is not valid HTTP.","type":"invalid_request_error","param":null,"code":null}}'));
 });
