@@ -8,6 +8,7 @@
 // Env: BENCH_ITERATIONS (default 60), BENCH_BYTES (default 1048576).
 
 import { Buffer } from 'node:buffer';
+import { createChatRequestObserver, validateChatRequest } from '../src/chat/request-validator.ts';
 import { createJsonParser, parseJson, type JsonObserver } from '../src/json/parser.ts';
 
 const CHUNK_BYTES = 64 * 1024;
@@ -96,11 +97,20 @@ function main(): void {
     { name: 'parseJson(buf) whole', run: () => parseJson(body) },
     { name: 'parseJson 64 KiB chunks', run: () => parseInChunks(body) },
     { name: 'parseJson rejectDuplicateKeys + no-op observer', run: () => parseJson(body, { rejectDuplicateKeys: true, observer: noopObserver }) },
+    // What the gateway does with a request body: chunks in, the chat observer
+    // watching, duplicate keys refused, then the full validation.
+    {
+      name: 'gateway path: chunks + chat observer + validate',
+      run: () => validateChatRequest(parseInChunks(body, { rejectDuplicateKeys: true, observer: createChatRequestObserver() })),
+    },
   ];
 
   const expected: unknown = JSON.parse(body.toString('utf8'));
+  // The gateway row validates, which normalises: compare it with validating JSON.parse's value.
+  const validated = JSON.stringify(validateChatRequest(expected));
   for (const row of rows) {
-    if (JSON.stringify(row.run()) !== JSON.stringify(expected)) throw new Error(`${row.name} produced a different value`);
+    const want = row.name.startsWith('gateway path') ? validated : JSON.stringify(expected);
+    if (JSON.stringify(row.run()) !== want) throw new Error(`${row.name} produced a different value`);
   }
 
   const asciiBytes = body.filter((byte) => byte < 0x80).length;
