@@ -59,23 +59,57 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
 }
 
 /**
- * Reads the upstream API keys named by `apiKeyEnv` at start, so a missing
- * variable stops the server with a clear message instead of failing requests.
+ * Reads the upstream API keys named by `apiKeyEnv` or `apiKeyFile` at start,
+ * so a missing key stops the server with a clear message instead of failing
+ * requests. A key file (a systemd credential) is read once and trimmed.
  */
 export function resolveProviderKeys(config: GatewayConfig, env: NodeJS.ProcessEnv = process.env): Map<string, string | undefined> {
   const keys = new Map<string, string | undefined>();
   for (const [name, provider] of Object.entries(config.providers)) {
-    if (provider.type !== 'openai' || provider.apiKeyEnv === null) {
+    if (provider.type === 'demo') {
       keys.set(name, undefined);
-      continue;
+    } else if (provider.apiKeyEnv !== null) {
+      const key = nonEmpty(env[provider.apiKeyEnv]);
+      if (key === undefined) {
+        throw new ConfigError(config.source, `providers.${name}.apiKeyEnv`, `environment variable ${provider.apiKeyEnv} is not set or empty`);
+      }
+      keys.set(name, key);
+    } else if (provider.apiKeyFile !== null) {
+      keys.set(name, readKeyFile(config, name, provider.apiKeyFile, env));
+    } else {
+      keys.set(name, undefined);
     }
-    const key = nonEmpty(env[provider.apiKeyEnv]);
-    if (key === undefined) {
-      throw new ConfigError(config.source, `providers.${name}.apiKeyEnv`, `environment variable ${provider.apiKeyEnv} is not set or empty`);
-    }
-    keys.set(name, key);
   }
   return keys;
+}
+
+const MAX_KEY_FILE_BYTES = 16 * 1024;
+
+/**
+ * `${NAME}` in the path is replaced by that environment variable, so a systemd
+ * unit can say "${CREDENTIALS_DIRECTORY}/upstream-key".
+ */
+function readKeyFile(config: GatewayConfig, provider: string, file: string, env: NodeJS.ProcessEnv): string {
+  const at = `providers.${provider}.apiKeyFile`;
+  const expanded = file.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+    const value = nonEmpty(env[name]);
+    if (value === undefined) throw new ConfigError(config.source, at, `environment variable ${name} (used in the path) is not set`);
+    return value;
+  });
+  const resolved = path.resolve(config.source === null ? process.cwd() : path.dirname(config.source), expanded);
+  let text: string;
+  try {
+    const bytes = readFileSync(resolved);
+    if (bytes.length > MAX_KEY_FILE_BYTES) throw new ConfigError(config.source, at, `${resolved} is larger than ${MAX_KEY_FILE_BYTES} bytes`);
+    text = bytes.toString('utf8').trim();
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError(config.source, at, `${resolved} ${code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be read (permission denied)' : `cannot be read (${code ?? 'error'})`}`);
+  }
+  if (text === '') throw new ConfigError(config.source, at, `${resolved} is empty`);
+  if (/[\r\n\0]/.test(text)) throw new ConfigError(config.source, at, `${resolved} must hold the key on one line`);
+  return text;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

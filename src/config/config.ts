@@ -8,16 +8,40 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
 export type MaxTokensParam = 'max_tokens' | 'max_completion_tokens';
 
-export interface OpenAIProviderConfig {
-  type: 'openai';
+/** How one upstream is called: deadlines, retries and its circuit breaker. */
+export interface UpstreamPolicy {
+  /** Bound on connection setup; see docs/config.md for how built-in fetch limits it. */
+  connectTimeoutMs: number;
+  /** Time to the upstream's response headers. */
+  firstByteTimeoutMs: number;
+  /** Longest silence between two stream chunks. */
+  idleTimeoutMs: number;
+  /** Total time for one attempt, streams included. */
+  timeoutMs: number;
+  retry: { maxAttempts: number; baseDelayMs: number; maxDelayMs: number; maxRetryAfterMs: number };
+  circuitBreaker: { failureThreshold: number; openMs: number };
+}
+
+interface UpstreamProviderBase {
   baseUrl: string;
   /** Name of the environment variable holding the upstream key (never the key itself). */
   apiKeyEnv: string | null;
+  /** A file holding the key (a systemd credential, e.g. $CREDENTIALS_DIRECTORY/key). */
+  apiKeyFile: string | null;
   headers: Record<string, string>;
+  policy: UpstreamPolicy;
+}
+
+export interface OpenAIProviderConfig extends UpstreamProviderBase {
+  type: 'openai';
   /** Which of the two max fields this upstream understands; the gateway sends exactly one. */
   maxTokensParam: MaxTokensParam;
-  timeoutMs: number;
-  firstByteTimeoutMs: number;
+}
+
+export interface AnthropicProviderConfig extends UpstreamProviderBase {
+  type: 'anthropic';
+  /** The anthropic-version header. */
+  version: string;
 }
 
 export interface DemoProviderConfig {
@@ -25,14 +49,45 @@ export interface DemoProviderConfig {
   delayMs: number;
 }
 
-export type ProviderConfig = OpenAIProviderConfig | DemoProviderConfig;
+export type ProviderConfig = OpenAIProviderConfig | AnthropicProviderConfig | DemoProviderConfig;
 
-export interface AliasConfig {
+export interface TargetConfig {
   provider: string;
   /** Model name sent upstream. */
   model: string;
+  /** Share among targets of the same priority. */
+  weight: number;
+  /** Lower is tried first; a higher priority is a fallback. */
+  priority: number;
+}
+
+export type Capability = 'vision' | 'tools' | 'json';
+export const CAPABILITIES: readonly Capability[] = ['vision', 'tools', 'json'];
+
+export interface AliasConfig {
+  targets: TargetConfig[];
   /** Server-side cap on output tokens; a larger request is clamped to it. */
   maxOutputTokens: number | null;
+  /** Prompt plus output tokens the alias's models accept; used by service-auto. */
+  contextWindow: number | null;
+  /** What the alias is good for; the default service-auto rules use these. */
+  capabilities: Capability[];
+}
+
+/** Request features a service-auto rule can test; all given conditions must hold. */
+export interface AutoCondition {
+  images?: boolean;
+  tools?: boolean;
+  jsonObject?: boolean;
+  stream?: boolean;
+  minPromptTokens?: number;
+}
+
+export interface AutoRule {
+  when: AutoCondition;
+  use: string;
+  /** Shown in x-portcullis-route and the access log. */
+  reason: string;
 }
 
 export interface ServerLimits {
@@ -55,7 +110,7 @@ export interface GatewayConfig {
   limits: ServerLimits;
   providers: Record<string, ProviderConfig>;
   aliases: Record<string, AliasConfig>;
-  auto: { default: string };
+  auto: { default: string; rules: AutoRule[] };
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {

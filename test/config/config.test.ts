@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { ConfigError, DEFAULT_LIMITS } from '../../src/config/config.ts';
 import { loadConfig, resolveProviderKeys } from '../../src/config/config-loader.ts';
-import { parseConfig } from '../../src/config/config-parser.ts';
+import { DEFAULT_POLICY, parseConfig } from '../../src/config/config-parser.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-config-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,14 +35,16 @@ test('a minimal config gets every default', () => {
         type: 'openai',
         baseUrl: 'http://127.0.0.1:8000/v1',
         apiKeyEnv: 'LOCAL_KEY',
+        apiKeyFile: null,
         headers: {},
         maxTokensParam: 'max_tokens',
-        timeoutMs: 600_000,
-        firstByteTimeoutMs: 60_000,
+        policy: DEFAULT_POLICY,
       },
     },
-    aliases: { 'service-chat': { provider: 'local', model: 'llama-3.1-8b', maxOutputTokens: null } },
-    auto: { default: 'service-chat' },
+    aliases: {
+      'service-chat': { targets: [{ provider: 'local', model: 'llama-3.1-8b', weight: 1, priority: 0 }], maxOutputTokens: null, contextWindow: null, capabilities: [] },
+    },
+    auto: { default: 'service-chat', rules: [] },
   });
 });
 
@@ -60,7 +62,7 @@ test('every setting is checked and named by its path', () => {
   fails({ ...minimal, aliases: { 'bad alias': { provider: 'local' } } }, 'aliases.bad alias', /alias names/);
   fails({ ...minimal, aliases: { a: { provider: 'local', maxOutputTokens: 0 } } }, 'aliases.a.maxOutputTokens', /integer from 1/);
   fails({ ...minimal, auto: { default: 'x' } }, 'auto.default', /not defined under "aliases"/);
-  fails({ ...minimal, providers: { local: { type: 'grpc' } } }, 'providers.local.type', /"openai" or "demo"/);
+  fails({ ...minimal, providers: { local: { type: 'grpc' } } }, 'providers.local.type', /"openai", "anthropic" or "demo"/);
   fails({ ...minimal, providers: { local: { type: 'openai' } } }, 'providers.local.baseUrl', /non-empty string/);
   fails({ ...minimal, providers: { local: { type: 'openai', baseUrl: 'ftp://x' } } }, 'providers.local.baseUrl', /http/);
   fails({ ...minimal, providers: { local: { type: 'openai', baseUrl: 'not a url' } } }, 'providers.local.baseUrl', /absolute/);
@@ -80,7 +82,7 @@ test('every setting is checked and named by its path', () => {
 
 test('alias model defaults to the alias name; auto.default defaults to the first alias', () => {
   const c = parseConfig({ providers: { d: { type: 'demo' } }, aliases: { x: { provider: 'd' }, y: { provider: 'd' } } }, null, dir);
-  assert.equal(c.aliases['x']?.model, 'x');
+  assert.equal(c.aliases['x']?.targets[0]?.model, 'x');
   assert.equal(c.auto.default, 'x');
   assert.deepEqual(c.providers['d'], { type: 'demo', delayMs: 0 });
 });
@@ -90,7 +92,7 @@ test('loadConfig: the embedded default serves the demo provider on 127.0.0.1:808
   assert.equal(c.source, null);
   assert.deepEqual(c.listen, { host: '127.0.0.1', port: 8080 });
   assert.deepEqual(Object.keys(c.aliases), ['service-chat']);
-  assert.equal(c.aliases['service-chat']?.provider, 'demo');
+  assert.equal(c.aliases['service-chat']?.targets[0]?.provider, 'demo');
   assert.equal(c.providers['demo']?.type, 'demo');
   assert.equal(c.auto.default, 'service-chat');
   assert.equal(c.dataDir, path.join(dir, 'data'));
@@ -123,4 +125,95 @@ test('resolveProviderKeys reads the named variables and stops on a missing one',
   assert.throws(() => resolveProviderKeys(c, {}), {
     message: 'f.json: providers.local.apiKeyEnv: environment variable LOCAL_KEY is not set or empty',
   });
+});
+
+test('targets: fallbacks and weights, each checked by path', () => {
+  const c = parseConfig(
+    {
+      providers: { a: { type: 'demo' }, b: { type: 'demo' } },
+      aliases: { x: { targets: [{ provider: 'a', model: 'm1', weight: 3 }, { provider: 'b', priority: 1 }], contextWindow: 8192, capabilities: ['tools', 'vision', 'tools'] } },
+    },
+    null,
+    dir,
+  );
+  assert.deepEqual(c.aliases['x'], {
+    targets: [
+      { provider: 'a', model: 'm1', weight: 3, priority: 0 },
+      { provider: 'b', model: 'x', weight: 1, priority: 1 },
+    ],
+    maxOutputTokens: null,
+    contextWindow: 8192,
+    capabilities: ['tools', 'vision'],
+  });
+  const p = { providers: { a: { type: 'demo' } } };
+  fails({ ...p, aliases: { x: { targets: [] } } }, 'aliases.x.targets', /non-empty array/);
+  fails({ ...p, aliases: { x: { provider: 'a', targets: [{ provider: 'a' }] } } }, 'aliases.x', /not both/);
+  fails({ ...p, aliases: { x: { targets: [{ provider: 'zz' }] } } }, 'aliases.x.targets[0].provider', /not defined/);
+  fails({ ...p, aliases: { x: { targets: [{ provider: 'a', weight: 0 }] } } }, 'aliases.x.targets[0].weight', /integer from 1/);
+  fails({ ...p, aliases: { x: { provider: 'a', capabilities: ['audio'] } } }, 'aliases.x.capabilities[0]', /must be one of/);
+  fails({ ...p, aliases: { x: { provider: 'a', contextWindow: 10 } } }, 'aliases.x.contextWindow', /integer from 256/);
+});
+
+test('auto rules: explicit ones are checked; without any, capabilities make the defaults', () => {
+  const aliases = {
+    'service-chat': { provider: 'd' },
+    'service-vision': { provider: 'd', capabilities: ['vision'] },
+    'service-tools': { provider: 'd', capabilities: ['tools', 'json'] },
+  };
+  const base = { providers: { d: { type: 'demo' } }, aliases };
+  assert.deepEqual(parseConfig(base, null, dir).auto, {
+    default: 'service-chat',
+    rules: [
+      { when: { images: true }, use: 'service-vision', reason: 'image_url' },
+      { when: { tools: true }, use: 'service-tools', reason: 'tools' },
+      { when: { jsonObject: true }, use: 'service-tools', reason: 'json_object' },
+    ],
+  });
+  const explicit = parseConfig({ ...base, auto: { default: 'service-tools', rules: [{ when: { minPromptTokens: 1000, stream: true }, use: 'service-vision' }] } }, null, dir);
+  assert.deepEqual(explicit.auto, { default: 'service-tools', rules: [{ when: { minPromptTokens: 1000, stream: true }, use: 'service-vision', reason: 'prompt_tokens' }] });
+  fails({ ...base, auto: { rules: [{ when: {}, use: 'service-chat' }] } }, 'auto.rules[0].when', /at least one condition/);
+  fails({ ...base, auto: { rules: [{ when: { images: 'yes' }, use: 'service-chat' }] } }, 'auto.rules[0].when.images', /true or false/);
+  fails({ ...base, auto: { rules: [{ when: { images: true }, use: 'nope' }] } }, 'auto.rules[0].use', /not defined/);
+  fails({ ...base, auto: { rules: [{ when: { hasImages: true }, use: 'service-chat' }] } }, 'auto.rules[0].when.hasImages', /unknown setting/);
+});
+
+test('provider policy and anthropic defaults', () => {
+  const c = parseConfig(
+    {
+      providers: {
+        claude: { type: 'anthropic', apiKeyFile: 'claude.key', retry: { maxAttempts: 5 }, circuitBreaker: { openMs: 1000 }, idleTimeoutMs: 5000 },
+      },
+      aliases: { x: { provider: 'claude', model: 'claude-sonnet' } },
+    },
+    null,
+    dir,
+  );
+  assert.deepEqual(c.providers['claude'], {
+    type: 'anthropic',
+    baseUrl: 'https://api.anthropic.com/v1',
+    apiKeyEnv: null,
+    apiKeyFile: 'claude.key',
+    headers: {},
+    version: '2023-06-01',
+    policy: { ...DEFAULT_POLICY, idleTimeoutMs: 5000, retry: { ...DEFAULT_POLICY.retry, maxAttempts: 5 }, circuitBreaker: { ...DEFAULT_POLICY.circuitBreaker, openMs: 1000 } },
+  });
+  const up = { type: 'openai', baseUrl: 'http://h/v1' };
+  fails({ providers: { p: { ...up, retry: { maxAttempts: 0 } } }, aliases: { x: { provider: 'p' } } }, 'providers.p.retry.maxAttempts', /integer from 1 to 10/);
+  fails({ providers: { p: { ...up, retry: { baseDelayMs: 500, maxDelayMs: 100 } } }, aliases: { x: { provider: 'p' } } }, 'providers.p.retry.maxDelayMs', /not be below/);
+  fails({ providers: { p: { ...up, apiKeyEnv: 'A', apiKeyFile: 'f' } }, aliases: { x: { provider: 'p' } } }, 'providers.p.apiKeyFile', /not both/);
+  fails({ providers: { p: { type: 'anthropic', version: 'latest' } }, aliases: { x: { provider: 'p' } } }, 'providers.p.version', /anthropic-version date/);
+  fails({ providers: { p: { ...up, maxTokensParam: 'max_tokens', version: '2023-06-01' } }, aliases: { x: { provider: 'p' } } }, 'providers.p.version', /unknown setting/);
+});
+
+test('apiKeyFile: read once at start, trimmed, ${VAR} expanded, clear errors', () => {
+  const keyDir = path.join(dir, 'creds');
+  mkdirSync(keyDir, { recursive: true });
+  writeFileSync(path.join(keyDir, 'up.key'), 'sk-from-file\n');
+  const c = parseConfig({ providers: { p: { type: 'openai', baseUrl: 'http://h/v1', apiKeyFile: '${CREDENTIALS_DIRECTORY}/up.key' } }, aliases: { x: { provider: 'p' } } }, path.join(dir, 'c.json'), dir);
+  assert.equal(resolveProviderKeys(c, { CREDENTIALS_DIRECTORY: keyDir }).get('p'), 'sk-from-file');
+  assert.throws(() => resolveProviderKeys(c, {}), { message: `${path.join(dir, 'c.json')}: providers.p.apiKeyFile: environment variable CREDENTIALS_DIRECTORY (used in the path) is not set` });
+  assert.throws(() => resolveProviderKeys(c, { CREDENTIALS_DIRECTORY: dir }), { message: `${path.join(dir, 'c.json')}: providers.p.apiKeyFile: ${path.join(dir, 'up.key')} does not exist` });
+  writeFileSync(path.join(keyDir, 'empty.key'), '  \n');
+  const e = parseConfig({ providers: { p: { type: 'openai', baseUrl: 'http://h/v1', apiKeyFile: path.join(keyDir, 'empty.key') } }, aliases: { x: { provider: 'p' } } }, null, dir);
+  assert.throws(() => resolveProviderKeys(e, {}), /is empty/);
 });
