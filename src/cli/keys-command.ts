@@ -7,6 +7,8 @@
 import { parseArgs } from 'node:util';
 import { InvalidKeyNameError, KeyStoreError } from '../keys/errors.ts';
 import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore, type KeyStore, type ListedKey } from '../keys/key-store.ts';
+import { readUsageFile, UsageFileError } from '../usage/usage-file.ts';
+import { emptyUsage } from '../usage/usage-ledger.ts';
 
 export interface KeysCommandContext {
   dataDir: string;
@@ -35,6 +37,7 @@ Commands:
   create --name NAME   Create a key and print it once
   list                 List keys with their status and last use (never the keys)
   revoke ID            Revoke a key by id
+  usage                Requests, tokens and errors per key
 
 Options:
   -h, --help           Show this help; "portcullis keys <command> --help" for a command
@@ -68,6 +71,17 @@ refuse it within ${REVOKE_DELAY_SECONDS} second. Revoking a revoked key is an er
 
 Options:
   --json       Print the revoked key's {"id","name","prefix","createdAt","revokedAt"} as JSON
+  -h, --help   Show this help
+`;
+
+const USAGE_USAGE = `Usage: portcullis keys usage [--json]
+
+Per key: requests, prompt, completion and cached tokens, and errors, as
+recorded by the gateway (streamed completions included). Running servers add
+their counters to <dataDir>/usage.json every 5 seconds and when they stop.
+
+Options:
+  --json       Print a JSON array of {"id","name","prefix","status","requests","promptTokens","completionTokens","cachedTokens","errors"}
   -h, --help   Show this help
 `;
 
@@ -183,6 +197,30 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       return 0;
     },
   },
+  usage: {
+    usage: USAGE_USAGE,
+    options: { ...HELP_OPTION, ...JSON_OPTION },
+    allowPositionals: false,
+    async run(store, values, _positionals, ctx) {
+      const [keys, totals] = await Promise.all([store.list(), readUsageFile(ctx.dataDir)]);
+      const rows = keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, status: statusOf(k), ...(totals.get(k.id) ?? emptyUsage()) }));
+      if (values['json'] === true) {
+        ctx.stdout.write(toJson(rows));
+        return 0;
+      }
+      if (rows.length === 0) {
+        ctx.stdout.write('No API keys yet. Create one with: portcullis keys create --name NAME\n');
+        return 0;
+      }
+      ctx.stdout.write(
+        renderTable(
+          ['ID', 'NAME', 'REQUESTS', 'PROMPT', 'COMPLETION', 'CACHED', 'ERRORS', 'STATUS'],
+          rows.map((r) => [r.id, r.name, String(r.requests), String(r.promptTokens), String(r.completionTokens), String(r.cachedTokens), String(r.errors), r.status]),
+        ),
+      );
+      return 0;
+    },
+  },
 };
 
 function usageError(ctx: KeysCommandContext, subcommand: string | null, problem: string): number {
@@ -218,7 +256,7 @@ function wantsHelp(subcommand: Subcommand, args: string[]): boolean {
 /** Run `portcullis keys ...`; resolves to the process exit code. */
 export async function runKeysCommand(args: string[], ctx: KeysCommandContext): Promise<number> {
   const [name, ...rest] = args;
-  if (name === undefined) return usageError(ctx, null, 'missing command (create, list or revoke)');
+  if (name === undefined) return usageError(ctx, null, 'missing command (create, list, revoke or usage)');
   if (name === '--help' || name === '-h' || name === 'help') {
     ctx.stdout.write(KEYS_USAGE);
     return 0;
@@ -251,7 +289,7 @@ export async function runKeysCommand(args: string[], ctx: KeysCommandContext): P
     return await subcommand.run(store, parsed.values, parsed.positionals, ctx);
   } catch (error) {
     if (error instanceof InvalidKeyNameError) return usageError(ctx, name, error.message);
-    if (error instanceof KeyStoreError) {
+    if (error instanceof KeyStoreError || error instanceof UsageFileError) {
       ctx.stderr.write(`portcullis keys ${name}: ${error.message}\n`);
       return 1;
     }

@@ -61,7 +61,8 @@ test('keys --help, -h and help print the usage on stdout and exit 0', async () =
       'Commands:\n' +
       '  create --name NAME   Create a key and print it once\n' +
       '  list                 List keys with their status and last use (never the keys)\n' +
-      '  revoke ID            Revoke a key by id\n\n' +
+      '  revoke ID            Revoke a key by id\n' +
+      '  usage                Requests, tokens and errors per key\n\n' +
       'Options:\n' +
       '  -h, --help           Show this help; "portcullis keys <command> --help" for a command\n',
   );
@@ -106,7 +107,7 @@ test('each subcommand has its own --help, which wins over other problems and nev
 test('command line problems: message naming the problem, usage hint, exit 2', async () => {
   const dir = freshDir();
   const cases: [string[], string][] = [
-    [[], 'portcullis keys: missing command (create, list or revoke)\nRun "portcullis keys --help" for usage.\n'],
+    [[], 'portcullis keys: missing command (create, list, revoke or usage)\nRun "portcullis keys --help" for usage.\n'],
     [['rotate'], 'portcullis keys: unknown command \'rotate\'\nRun "portcullis keys --help" for usage.\n'],
     [['--verbose'], 'portcullis keys: unknown option \'--verbose\'\nRun "portcullis keys --help" for usage.\n'],
     [['create'], 'portcullis keys create: missing required option \'--name NAME\'\nRun "portcullis keys create --help" for usage.\n'],
@@ -265,4 +266,30 @@ test('unexpected errors are not swallowed', async () => {
     throw new TypeError('broken stream');
   };
   await assert.rejects(runKeysCommand(['list'], { dataDir: dir, stdout, stderr: sink().stream }), /broken stream/);
+});
+
+test('keys usage: per-key totals from usage.json joined with the key list', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-keys-usage-'));
+  try {
+    const created = await run(['create', '--name', 'metered', '--json'], dir);
+    const { id } = JSON.parse(created.stdout) as { id: string };
+    const empty = await run(['usage', '--json'], dir);
+    assert.equal(empty.code, 0);
+    assert.deepEqual(JSON.parse(empty.stdout), [
+      { id, name: 'metered', prefix: (JSON.parse(created.stdout) as { prefix: string }).prefix, status: 'active', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 },
+    ]);
+    writeFileSync(path.join(dir, 'usage.json'), JSON.stringify({ version: 1, keys: { [id]: { requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1 } } }));
+    const table = await run(['usage'], dir);
+    assert.equal(table.code, 0);
+    assert.equal(
+      table.stdout,
+      'ID                    NAME     REQUESTS  PROMPT  COMPLETION  CACHED  ERRORS  STATUS\n' + `${id}  metered  3         30      12          4       1       active\n`,
+    );
+    writeFileSync(path.join(dir, 'usage.json'), 'garbage');
+    const bad = await run(['usage'], dir);
+    assert.equal(bad.code, 1);
+    assert.equal(bad.stderr, `portcullis keys usage: ${path.join(dir, 'usage.json')}: is not valid JSON\n`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
