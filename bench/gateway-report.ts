@@ -1,0 +1,137 @@
+// The table bench/gateway.ts prints: one row per (mode, concurrency, target),
+// with the ratios issue 3 sets targets for, computed against the bare fetch
+// proxy of the same run. Pure: results in, text out.
+
+import { percentile } from './gateway-load.ts';
+
+export const TARGETS = ['upstream', 'http-proxy', 'fetch-proxy', 'gateway'] as const;
+export type TargetName = (typeof TARGETS)[number];
+
+export const Mode = {
+  Json: 'json',
+  Stream: 'stream',
+} as const;
+export type Mode = (typeof Mode)[keyof typeof Mode];
+
+/** One measured cell, all its rounds added up. */
+export interface CellResult {
+  target: TargetName;
+  mode: Mode;
+  concurrency: number;
+  requests: number;
+  errors: number;
+  firstError: string | undefined;
+  /** Wall time of the measured requests, all rounds, ms. */
+  elapsedMs: number;
+  /** CPU time (user + system) of the server under test over the same time, µs. */
+  cpuMicros: number;
+  totalMs: Float64Array;
+  firstByteMs: Float64Array;
+}
+
+/** What issue 3 asks of the gateway, measured against the bare fetch proxy. */
+export const THROUGHPUT_TARGET = 0.75;
+export const FIRST_BYTE_TARGET_MS = 0.5;
+
+export function throughput(cell: CellResult): number {
+  return cell.elapsedMs > 0 ? (cell.totalMs.length * 1000) / cell.elapsedMs : Number.NaN;
+}
+
+function cpuPerRequest(cell: CellResult): number {
+  return cell.totalMs.length > 0 ? cell.cpuMicros / cell.totalMs.length : Number.NaN;
+}
+
+function fixed(value: number, digits: number): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : '-';
+}
+
+function signed(value: number, digits: number): string {
+  return Number.isFinite(value) ? `${value >= 0 ? '+' : ''}${value.toFixed(digits)}` : '-';
+}
+
+function find(cells: readonly CellResult[], target: TargetName, mode: Mode, concurrency: number): CellResult | undefined {
+  return cells.find((c) => c.target === target && c.mode === mode && c.concurrency === concurrency);
+}
+
+const HEADERS = ['mode', 'conc', 'target', 'req/s', 'vs fetch', 'p50 ms', 'p99 ms', 'TTFB p50', 'TTFB p99', 'ΔTTFB p50', 'CPU µs/req', 'errors'];
+/** Text columns are left-aligned, numbers right-aligned. */
+const LEFT = new Set([0, 2]);
+
+export function formatTable(cells: readonly CellResult[]): string {
+  const rows: string[][] = [];
+  const seen = new Set<string>();
+  for (const cell of cells) {
+    const key = `${cell.mode}/${cell.concurrency}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const fetchCell = find(cells, 'fetch-proxy', cell.mode, cell.concurrency);
+    for (const target of TARGETS) {
+      const c = find(cells, target, cell.mode, cell.concurrency);
+      if (c === undefined) continue;
+      const stream = c.mode === Mode.Stream;
+      const ratio = fetchCell === undefined ? Number.NaN : throughput(c) / throughput(fetchCell);
+      const firstByteDelta =
+        stream && fetchCell !== undefined ? percentile(c.firstByteMs, 0.5) - percentile(fetchCell.firstByteMs, 0.5) : Number.NaN;
+      rows.push([
+        c.mode,
+        String(c.concurrency),
+        target,
+        fixed(throughput(c), 0),
+        target === 'fetch-proxy' ? '1.00' : fixed(ratio, 2),
+        fixed(percentile(c.totalMs, 0.5), 3),
+        fixed(percentile(c.totalMs, 0.99), 3),
+        stream ? fixed(percentile(c.firstByteMs, 0.5), 3) : '-',
+        stream ? fixed(percentile(c.firstByteMs, 0.99), 3) : '-',
+        stream && target !== 'fetch-proxy' ? signed(firstByteDelta, 3) : '-',
+        fixed(cpuPerRequest(c), 0),
+        String(c.errors),
+      ]);
+    }
+  }
+  const widths = HEADERS.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  const line = (cols: readonly string[]): string =>
+    `| ${cols.map((col, i) => (LEFT.has(i) ? col.padEnd(widths[i] as number) : col.padStart(widths[i] as number))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (LEFT.has(i) ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
+  return [line(HEADERS), rule, ...rows.map(line)].join('\n');
+}
+
+/** The issue's two targets, one line each, per concurrency measured. */
+export function formatTargets(cells: readonly CellResult[]): string {
+  const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
+  const throughputParts: string[] = [];
+  const firstByteParts: string[] = [];
+  for (const gateway of cells) {
+    if (gateway.target !== 'gateway') continue;
+    const bare = find(cells, 'fetch-proxy', gateway.mode, gateway.concurrency);
+    if (bare === undefined) continue;
+    if (gateway.mode === Mode.Json) {
+      const ratio = throughput(gateway) / throughput(bare);
+      throughputParts.push(`c${gateway.concurrency} ${fixed(ratio, 2)} (${verdict(ratio >= THROUGHPUT_TARGET)})`);
+    } else {
+      const delta = percentile(gateway.firstByteMs, 0.5) - percentile(bare.firstByteMs, 0.5);
+      firstByteParts.push(`c${gateway.concurrency} ${signed(delta, 3)} ms (${verdict(delta <= FIRST_BYTE_TARGET_MS)})`);
+    }
+  }
+  return [
+    `gateway / fetch-proxy throughput (target >= ${THROUGHPUT_TARGET}): ${throughputParts.join(', ')}`,
+    `gateway - fetch-proxy TTFB p50, streams (target <= +${FIRST_BYTE_TARGET_MS} ms): ${firstByteParts.join(', ')}`,
+  ].join('\n');
+}
+
+/** Adds a round's measurement to a cell's running total. */
+export function addRound(into: CellResult, round: Omit<CellResult, 'target' | 'mode' | 'concurrency'>): void {
+  into.requests += round.requests;
+  into.errors += round.errors;
+  into.firstError ??= round.firstError;
+  into.elapsedMs += round.elapsedMs;
+  into.cpuMicros += round.cpuMicros;
+  into.totalMs = concat(into.totalMs, round.totalMs);
+  into.firstByteMs = concat(into.firstByteMs, round.firstByteMs);
+}
+
+function concat(a: Float64Array, b: Float64Array): Float64Array {
+  const out = new Float64Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}
