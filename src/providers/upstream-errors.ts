@@ -18,16 +18,28 @@ export interface UpstreamErrorDetail {
   code: string | null;
 }
 
+/** What the upstream itself said about when to come back, before it was
+ * normalised for the client: null where it sent no such header. */
+export interface UpstreamRetryHint {
+  retryAfter: string | null;
+  retryAfterMs: string | null;
+}
+
 /** 429 passed on with a `retry-after` the client can obey. */
 export class UpstreamRateLimitError extends ApiError {
   override name = 'UpstreamRateLimitError';
-  constructor(retryAfter: string, retryAfterMs: string | null) {
+  /** The upstream's own headers, for the dispatcher's retry decision: the
+   * `retry-after` a client sees is '1' when the upstream sent none, and a
+   * retry should then follow the backoff, not that stand-in. */
+  readonly upstreamHint: UpstreamRetryHint;
+  constructor(retryAfter: string, retryAfterMs: string | null, upstreamHint?: UpstreamRetryHint) {
     const headers: Record<string, string> = { 'retry-after': retryAfter };
     if (retryAfterMs !== null) headers['retry-after-ms'] = retryAfterMs;
     super(429, 'rate_limit_error', 'The upstream provider is rate limiting requests; retry after a pause.', {
       code: 'rate_limit_exceeded',
       headers,
     });
+    this.upstreamHint = upstreamHint ?? { retryAfter, retryAfterMs };
   }
 }
 
@@ -124,7 +136,10 @@ export function upstreamHttpError(
     case 408:
       return new UpstreamError(504, 'The upstream provider timed out (HTTP 408).', 'upstream_timeout');
     case 429:
-      return new UpstreamRateLimitError(retryAfterSeconds(retryAfter), retryAfterMilliseconds(retryAfterMs));
+      return new UpstreamRateLimitError(retryAfterSeconds(retryAfter), retryAfterMilliseconds(retryAfterMs), {
+        retryAfter: boundedHeader(retryAfter),
+        retryAfterMs: boundedHeader(retryAfterMs),
+      });
     default:
       if (status >= 500 && status <= 599) {
         return new UpstreamError(502, withDetail(`The upstream provider failed (HTTP ${status})`, detail), 'upstream_error');
@@ -152,6 +167,11 @@ export function retryAfterSeconds(value: string | null): string {
   // HTTP dates are always in GMT; the suffix also keeps Date.parse's leniency
   // (it takes '1.5' or '-3' for dates) out.
   return trimmed.endsWith(' GMT') && !Number.isNaN(Date.parse(trimmed)) ? trimmed : '1';
+}
+
+/** A header value kept for parsing later; a huge one is as good as none. */
+function boundedHeader(value: string | null): string | null {
+  return value !== null && value.length <= 64 ? value : null;
 }
 
 function retryAfterMilliseconds(value: string | null): string | null {
@@ -182,6 +202,25 @@ export function upstreamTimeoutError(timeoutMs: number, what: 'response headers'
   return new UpstreamError(
     504,
     `The upstream provider did not deliver ${what} within ${timeoutMs} ms.`,
+    'upstream_timeout',
+  );
+}
+
+/** The connection (DNS, TCP, TLS, a free pooled socket) was not ready within
+ * `timeoutMs`, so the request was never sent. */
+export function upstreamConnectTimeoutError(timeoutMs: number): UpstreamError {
+  return new UpstreamError(
+    504,
+    `The upstream provider did not accept a connection within ${timeoutMs} ms.`,
+    'upstream_timeout',
+  );
+}
+
+/** A stream that went quiet: no byte, not even a keep-alive comment. */
+export function upstreamStreamStalledError(idleTimeoutMs: number): UpstreamError {
+  return new UpstreamError(
+    504,
+    `The upstream stream stalled: no data for ${idleTimeoutMs} ms.`,
     'upstream_timeout',
   );
 }

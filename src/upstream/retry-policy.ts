@@ -1,0 +1,182 @@
+// When to try an upstream call again, how long to wait first, and when to give
+// up on a target and move to the next one. Pure functions over data: the clock
+// and the random source are arguments, so every decision is reproducible.
+
+import { ApiError } from '../errors.ts';
+import { isClientAbort, UpstreamRateLimitError } from '../providers/upstream-errors.ts';
+
+export interface RetryPolicy {
+  /** Attempts per target, the first included. */
+  maxAttempts: number;
+  /** Backoff ceiling for the first retry; doubles with every further retry. */
+  baseDelayMs: number;
+  /** Backoff ceiling, whatever the attempt. */
+  maxDelayMs: number;
+  /** An upstream Retry-After longer than this is not waited for: the
+   * dispatcher moves to the next target at once (or answers 429). */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
+  maxAttempts: 3,
+  baseDelayMs: 200,
+  maxDelayMs: 5000,
+  maxRetryAfterMs: 30_000,
+});
+
+/**
+ * The wait before retrying after failed attempt number `attempt` (1-based):
+ * "full jitter", a uniform draw in [0, min(maxDelayMs, baseDelayMs * 2^(attempt-1))).
+ * Full jitter rather than a fixed or equal-jitter schedule because many gateway
+ * requests fail at the same moment when an upstream hiccups; spreading their
+ * retries over the whole window keeps them from arriving as a second wave.
+ * (https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/)
+ */
+export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number): number {
+  // 2^30 already exceeds any sane maxDelayMs; the cap keeps the power finite.
+  const exponent = Math.min(Math.max(attempt - 1, 0), 30);
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** exponent);
+  if (!(ceiling > 0)) return 0;
+  const draw = random();
+  // A random source that returns 1 (or garbage) must not push past the ceiling.
+  const unit = draw >= 0 && draw < 1 ? draw : 0;
+  return Math.floor(unit * ceiling);
+}
+
+/** Longest header value worth parsing; anything longer is garbage. */
+const MAX_HEADER_CHARS = 64;
+const CHAR_0 = 0x30;
+const CHAR_9 = 0x39;
+const CHAR_DOT = 0x2e;
+
+/**
+ * `Retry-After` in milliseconds from `now` (epoch ms), or undefined when the
+ * value is neither delay-seconds nor an HTTP-date.
+ * RFC 9110 section 10.2.3: `Retry-After = HTTP-date / delay-seconds`. Fractional
+ * seconds are accepted too ("1.5"): some servers send them and clients such as
+ * the openai SDK honour them. An HTTP-date in the past means "now" (0).
+ */
+export function parseRetryAfter(value: string | null | undefined, now: number): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (trimmed.length === 0 || trimmed.length > MAX_HEADER_CHARS) return undefined;
+  const seconds = decimalNumber(trimmed);
+  if (seconds !== undefined) return Math.ceil(seconds * 1000);
+  const date = parseHttpDate(trimmed);
+  if (date === undefined) return undefined;
+  return Math.max(0, date - now);
+}
+
+/** `retry-after-ms` (OpenAI's and Azure's precise variant): milliseconds. */
+export function parseRetryAfterMs(value: string | null | undefined): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (trimmed.length === 0 || trimmed.length > MAX_HEADER_CHARS) return undefined;
+  const ms = decimalNumber(trimmed);
+  return ms === undefined ? undefined : Math.ceil(ms);
+}
+
+/** What the upstream asked for, `retry-after-ms` first (it is the more
+ * precise of the two when both are sent), or undefined when it said nothing usable. */
+export function upstreamRetryDelay(retryAfter: string | null | undefined, retryAfterMs: string | null | undefined, now: number): number | undefined {
+  return parseRetryAfterMs(retryAfterMs) ?? parseRetryAfter(retryAfter, now);
+}
+
+/** Digits with at most one dot between digits, as a finite number. */
+function decimalNumber(text: string): number | undefined {
+  let dots = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === CHAR_DOT) {
+      if (dots > 0 || i === 0 || i === text.length - 1) return undefined;
+      dots++;
+    } else if (code < CHAR_0 || code > CHAR_9) return undefined;
+  }
+  const number = Number(text);
+  return Number.isFinite(number) ? number : undefined;
+}
+
+/**
+ * RFC 9110 section 5.6.7: a recipient must accept IMF-fixdate
+ * ("Sun, 06 Nov 1994 08:49:37 GMT"), the obsolete RFC 850 form
+ * ("Sunday, 06-Nov-94 08:49:37 GMT") and asctime ("Sun Nov  6 08:49:37 1994").
+ * The first two end in GMT; asctime has no zone and is GMT by definition, so
+ * the zone is added before Date.parse (which would read it as local time).
+ * Requiring the zone also keeps Date.parse's leniency ("-3", "1 2") out.
+ */
+function parseHttpDate(text: string): number | undefined {
+  let candidate: string;
+  if (text.endsWith(' GMT')) candidate = text;
+  else if (isAsctime(text)) candidate = `${text} GMT`;
+  else return undefined;
+  const time = Date.parse(candidate);
+  return Number.isNaN(time) ? undefined : time;
+}
+
+/** "Sun Nov  6 08:49:37 1994": 24 characters, the year last. */
+function isAsctime(text: string): boolean {
+  if (text.length !== 24) return false;
+  for (let i = 20; i < 24; i++) {
+    const code = text.charCodeAt(i);
+    if (code < CHAR_0 || code > CHAR_9) return false;
+  }
+  return text.charCodeAt(3) === 0x20 && text.charCodeAt(7) === 0x20 && text.charCodeAt(13) === 0x3a;
+}
+
+/** What the dispatcher does after a failed attempt. */
+export const FailureClass = {
+  /** Try the same target again after a wait. */
+  Retry: 'retry',
+  /** Give up on this target and try the next one at once. */
+  Fallback: 'fallback',
+  /** Stop and hand the error to the client as it is. */
+  Fatal: 'fatal',
+} as const;
+export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass];
+
+/**
+ * The classification of the errors the provider adapters throw.
+ *
+ * | error (status code)                          | class    | why                                                          |
+ * |----------------------------------------------|----------|--------------------------------------------------------------|
+ * | 502 upstream_unreachable (refused, reset,    | retry    | a network blip or a restarting server: the next attempt,    |
+ * |     connection lost)                          |          | a moment later, usually gets through                         |
+ * | 429 rate_limit_exceeded                      | retry    | the upstream said "later", often with a Retry-After to obey  |
+ * | 502 upstream_error (HTTP 5xx, an error event | retry    | overload and crashes are mostly transient; an error event    |
+ * |     in the stream, an unexpected status)      |          | before any chunk has reached the client is the same thing   |
+ * | 502 upstream_stream_truncated                | retry    | only seen before the first chunk here (after it nothing is   |
+ * |                                              |          | retried): the upstream dropped the stream, like a reset      |
+ * | 504 upstream_timeout (connect, first byte,   | fallback | a wait already spent a whole timeout; spending it again on   |
+ * |     idle, total, or an upstream 408)          |          | the same target multiplies latency, another may be healthy  |
+ * | 502 upstream_auth_failed (401/403)           | fallback | the gateway's credentials for this target: the same answer   |
+ * |                                              |          | every time, but another target has other credentials         |
+ * | 502 upstream_not_found (404)                 | fallback | this target's model or URL mapping is wrong; same reasoning  |
+ * | 502 bad_upstream_response                    | fallback | the upstream does not speak the protocol (not JSON, not an   |
+ * |                                              |          | event stream, too large): it will not improve on a retry     |
+ * | 400 (the upstream judged the request)        | fatal    | the client's request: another target would reject it too,    |
+ * |                                              |          | and the client needs the upstream's words to fix it          |
+ * | client abort (ClientAbortError)              | fatal    | nobody is waiting for an answer any more                     |
+ * | other ApiError, status 5xx                   | fallback | unknown server-side trouble: do not hammer, try elsewhere    |
+ * | other ApiError, status < 500                 | fatal    | about the request, not the upstream                          |
+ * | anything else (a bug)                        | fatal    | retrying a bug hides it; the error boundary answers 500      |
+ */
+export function classifyFailure(error: unknown): FailureClass {
+  if (isClientAbort(error)) return FailureClass.Fatal;
+  if (!(error instanceof ApiError)) return FailureClass.Fatal;
+  if (error.status === 429 || error instanceof UpstreamRateLimitError) return FailureClass.Retry;
+  // Before the codes: a 400 carries the upstream's own code, which could be anything.
+  if (error.status < 500) return FailureClass.Fatal;
+  switch (error.code) {
+    case 'upstream_unreachable':
+    case 'upstream_error':
+    case 'upstream_stream_truncated':
+      return FailureClass.Retry;
+    case 'upstream_timeout':
+    case 'upstream_auth_failed':
+    case 'upstream_not_found':
+    case 'bad_upstream_response':
+      return FailureClass.Fallback;
+    default:
+      return FailureClass.Fallback;
+  }
+}
