@@ -37,6 +37,9 @@ process.on('exit', () => {
 function track(child: ChildProcess): void {
   running.add(child);
   child.on('exit', () => running.delete(child));
+  // Failures to signal or message a child surface where they are made (a
+  // rejected query, a start that times out); the event would only crash us.
+  child.on('error', () => undefined);
 }
 
 function collectStderr(child: ChildProcess): () => string {
@@ -118,7 +121,12 @@ export function createIpcAsker(child: ChildProcess, name: string): (query: { typ
         resolve(reply);
       });
       const message: CpuQuery | { type: string; id: number } = { ...query, id };
-      child.send(message);
+      child.send(message, (error) => {
+        if (error === null) return;
+        clearTimeout(timer);
+        pending.delete(id);
+        reject(new Error(`${name} is gone (${error.message})`));
+      });
     });
 }
 

@@ -58,11 +58,11 @@ const GATEWAY_NODE_FLAGS = (process.env['BENCH_GATEWAY_NODE_FLAGS'] ?? '').split
 
 /** Requests per cell at BENCH_SCALE=1 (about a minute in all on 2 cores). */
 const PLAN: readonly { mode: Mode; concurrency: number; requests: number }[] = [
-  { mode: Mode.Json, concurrency: 1, requests: 1500 },
-  { mode: Mode.Json, concurrency: 16, requests: 4000 },
-  { mode: Mode.Json, concurrency: 64, requests: 4000 },
-  { mode: Mode.Stream, concurrency: 1, requests: 600 },
-  { mode: Mode.Stream, concurrency: 16, requests: 1500 },
+  { mode: Mode.Json, concurrency: 1, requests: 3000 },
+  { mode: Mode.Json, concurrency: 16, requests: 8000 },
+  { mode: Mode.Json, concurrency: 64, requests: 8000 },
+  { mode: Mode.Stream, concurrency: 1, requests: 1200 },
+  { mode: Mode.Stream, concurrency: 16, requests: 3000 },
 ];
 
 const MESSAGES = [
@@ -184,6 +184,7 @@ async function main(): Promise<number> {
     for (const server of servers) await checkAnswers(server);
 
     if (WARMUP > 0) {
+      process.stderr.write(`  warm-up: ${WARMUP} requests per target and mode\n`);
       for (const server of servers) {
         for (const mode of [Mode.Json, Mode.Stream]) {
           const agent = createAgent(16);
@@ -246,19 +247,25 @@ async function main(): Promise<number> {
   }
 }
 
+// Ctrl-C: stop the servers at once; the run then fails on its next request
+// and main's cleanup (the temporary config and key store) still happens.
 let interrupted = false;
 process.on('SIGINT', () => {
   if (interrupted) return;
   interrupted = true;
   process.stderr.write('interrupted; stopping the servers\n');
-  void stopAll().finally(() => process.exit(130));
+  void stopAll();
 });
 
 main().then(
   (code) => {
-    process.exitCode = code;
+    process.exitCode = interrupted ? 130 : code;
   },
   (error: unknown) => {
+    if (interrupted) {
+      process.exitCode = 130;
+      return;
+    }
     process.stderr.write(`bench/gateway: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exitCode = 1;
   },
