@@ -1,0 +1,49 @@
+// Loads the runnable examples of docs/clients.md (docs/clients/*.mjs) so the
+// tests run exactly the code the page shows. The examples live outside src/
+// and test/, so the compiled tests in dist/test/clients find them by walking
+// up to the folder that holds docs/clients.md (the sources sit one level
+// shallower; both reach the repository root).
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export interface SnippetTarget {
+  baseURL: string;
+  apiKey: string;
+  model?: string;
+}
+
+export type Snippet = (target: SnippetTarget) => Promise<unknown>;
+
+const SEARCH_LEVELS = 6;
+
+/** The repository root: the nearest folder above this file with docs/clients.md. */
+export function repositoryRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let level = 0; level < SEARCH_LEVELS; level++) {
+    if (existsSync(path.join(dir, 'docs', 'clients.md'))) return dir;
+    dir = path.dirname(dir);
+  }
+  throw new Error('docs/clients.md not found above the test file');
+}
+
+export function snippetPath(file: string): string {
+  return path.join(repositoryRoot(), 'docs', 'clients', file);
+}
+
+/** The default export of docs/clients/<file>. */
+export async function loadSnippet(file: string): Promise<Snippet> {
+  const module = (await import(pathToFileURL(snippetPath(file)).href)) as { default?: unknown };
+  if (typeof module.default !== 'function') throw new Error(`docs/clients/${file} has no default export function`);
+  return module.default as Snippet;
+}
+
+/** The demo provider's reply to a last user message (src/providers/demo-reply.ts, rule 3). */
+export function demoEcho(text: string, messages: number): string {
+  return `Portcullis demo provider (not a language model). You said: "${text}". The request had ${messages} ${messages === 1 ? 'message' : 'messages'}.`;
+}
+
+/** The demo provider's reply after a tool result (rule 2). */
+export function demoToolEcho(result: string, messages: number): string {
+  return `Portcullis demo provider (not a language model). The tool returned: "${result}". The request had ${messages} messages.`;
+}

@@ -1,0 +1,44 @@
+// The `openai` examples of docs/clients.md, run as shown against the real
+// gateway (demo provider behind service-chat, service-auto defaulting to it).
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startGateway, type TestGateway } from '../gateway/harness.ts';
+import { demoEcho, demoToolEcho, loadSnippet, type SnippetTarget } from './client-snippets.ts';
+
+const TEST_TIMEOUT = { timeout: 20_000 };
+
+let gw: TestGateway;
+let target: SnippetTarget;
+before(async () => {
+  gw = await startGateway();
+  target = { baseURL: `${gw.baseUrl}/v1`, apiKey: gw.key };
+});
+after(() => gw.close());
+
+test('openai-node.mjs: service-auto, a stream with usage, a tool round trip', TEST_TIMEOUT, async () => {
+  const run = await loadSnippet('openai-node.mjs');
+  assert.deepEqual(await run(target), {
+    model: 'service-chat',
+    text: demoEcho('Hello!', 1),
+    streamed: demoEcho('Stream this', 1),
+    // prompt: ceil(11 chars / 4); completion: one token per space-separated piece of the reply
+    usage: { prompt_tokens: 3, completion_tokens: 16, total_tokens: 19, prompt_tokens_details: { cached_tokens: 0 } },
+    toolCall: { name: 'get_weather', arguments: '{"city":"demo"}' },
+    afterTool: demoToolEcho('Sunny in demo', 3),
+  });
+});
+
+test('openai-errors.mjs: the envelope as the SDK exposes it', TEST_TIMEOUT, async () => {
+  const run = await loadSnippet('openai-errors.mjs');
+  const result = (await run(target)) as { requestId: string };
+  assert.match(result.requestId, /^req_[0-9a-f]{24}$/);
+  assert.deepEqual(result, {
+    badRequest: true,
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'invalid_value',
+    param: 'n',
+    message: "Invalid value for 'n': 2. Only n = 1 is supported.",
+    requestId: result.requestId,
+  });
+});
