@@ -239,7 +239,8 @@ async function main(): Promise<number> {
     console.log(`Gateway access log: ${Math.round(gatewayLogBytes / gatewayRequests)} bytes per request on stdout.`);
     const failed = cells.filter((c) => c.errors > 0);
     for (const c of failed) console.log(`ERRORS ${c.target} ${c.mode} c${c.concurrency}: ${c.errors} (first: ${c.firstError})`);
-    console.log(`Run took ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+    const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
+    console.log(`Run took ${((performance.now() - started) / 1000).toFixed(1)} s; load average now ${load}.`);
     return failed.length > 0 ? 1 : 0;
   } finally {
     await stopAll();
