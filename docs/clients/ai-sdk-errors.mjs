@@ -11,7 +11,7 @@ export default async function aiSdkErrorsExample({ baseURL, apiKey }) {
     return {
       status: err.statusCode,
       message: err.message, // the envelope's error.message
-      error: err.data?.error, // the parsed envelope: { message, type, param, code }
+      error: err.data?.error, // the envelope's inside: { message, type, param, code }
       retryable: err.isRetryable, // true for 408, 409, 429 and 5xx
       requestId: err.responseHeaders?.['x-request-id'],
     };

@@ -4,7 +4,7 @@ import OpenAI from 'openai';
 export default async function openaiNodeExample({ baseURL, apiKey }) {
   // The gateway already retries and falls back between upstreams before it
   // answers, so client retries mostly add latency; raise maxRetries to also
-  // wait out 429s (the gateway always sends Retry-After).
+  // wait out 429s (the gateway sends Retry-After with them).
   const client = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: 60_000 });
 
   // service-auto lets the gateway choose; `model` in the answer names the alias it chose.
