@@ -2,6 +2,7 @@
 // gateway (demo provider behind service-chat, service-auto defaulting to it).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import OpenAI from 'openai';
 import { startGateway, type TestGateway } from '../gateway/harness.ts';
 import { demoEcho, demoToolEcho, loadSnippet, type SnippetTarget } from './client-snippets.ts';
 
@@ -41,4 +42,11 @@ test('openai-errors.mjs: the envelope as the SDK exposes it', TEST_TIMEOUT, asyn
     message: "Invalid value for 'n': 2. Only n = 1 is supported.",
     requestId: result.requestId,
   });
+});
+
+test('service-auto: the answer names the chosen alias and x-portcullis-route gives the reason', TEST_TIMEOUT, async () => {
+  const client = new OpenAI({ baseURL: target.baseURL, apiKey: target.apiKey, maxRetries: 0, timeout: 10_000 });
+  const { data, response } = await client.chat.completions.create({ model: 'service-auto', messages: [{ role: 'user', content: 'Hello!' }] }).withResponse();
+  assert.equal(data.model, 'service-chat');
+  assert.equal(response.headers.get('x-portcullis-route'), 'service-chat; reason=default');
 });
