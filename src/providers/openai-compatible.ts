@@ -9,6 +9,7 @@ import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/t
 import { ApiError } from '../errors.ts';
 import { EventStreamError } from '../sse/event-stream-parser.ts';
 import { readEventStream } from '../sse/event-stream-reader.ts';
+import { ConnectState, watchConnectPhase } from '../upstream/connect-phase.ts';
 import type { ChatProvider, UpstreamCall } from './provider.ts';
 import {
   badUpstreamResponseError,
@@ -16,9 +17,11 @@ import {
   isNetworkTimeout,
   readUpstreamErrorDetail,
   upstreamConnectionLostError,
+  upstreamConnectTimeoutError,
   upstreamHttpError,
   upstreamStreamError,
   upstreamStalledError,
+  upstreamStreamStalledError,
   upstreamStreamTruncatedError,
   upstreamTimeoutError,
   upstreamUnreachableError,
@@ -37,6 +40,14 @@ export interface OpenAICompatibleOptions {
   timeoutMs?: number;
   /** From sending the request to the response headers. Default 60000. */
   firstByteTimeoutMs?: number;
+  /** Connection setup: DNS, TCP, TLS, or waiting for a pooled connection,
+   * until the request headers are written. Default: fetch's own (10 s).
+   * Observed through undici's diagnostics channels (../upstream/connect-phase.ts);
+   * where those cannot be observed, setup stays bounded by firstByteTimeoutMs. */
+  connectTimeoutMs?: number;
+  /** A stream that sends no byte (not even a keep-alive comment) for this
+   * long while the gateway waits for one, after the headers. Default 60000. */
+  idleTimeoutMs?: number;
   /** Non-stream response body limit (decoded bytes). Default 16 MiB. */
   maxResponseBytes?: number;
   /** Largest single event of a stream. Default 1 MiB. */
@@ -45,6 +56,7 @@ export interface OpenAICompatibleOptions {
 
 export const DEFAULT_TIMEOUT_MS = 600_000;
 export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
+export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 /** An error body is read only for its message; more than this is not worth it. */
@@ -57,6 +69,9 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
   const endpoint = chatCompletionsUrl(options.baseUrl);
   const timeoutMs = positiveInteger(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs');
   const firstByteTimeoutMs = positiveInteger(options.firstByteTimeoutMs, DEFAULT_FIRST_BYTE_TIMEOUT_MS, 'firstByteTimeoutMs');
+  const idleTimeoutMs = positiveInteger(options.idleTimeoutMs, DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeoutMs');
+  const connectTimeoutMs =
+    options.connectTimeoutMs === undefined ? undefined : positiveInteger(options.connectTimeoutMs, 0, 'connectTimeoutMs');
   const maxResponseBytes = positiveInteger(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes');
   const maxEventBytes = positiveInteger(options.maxEventBytes, DEFAULT_MAX_EVENT_BYTES, 'maxEventBytes');
   // Built once so that an invalid header value fails at startup, not per call.
@@ -75,7 +90,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
     }
   }
 
-  const settings: ExchangeSettings = { endpoint, baseHeaders, timeoutMs, firstByteTimeoutMs };
+  const settings: ExchangeSettings = { endpoint, baseHeaders, timeoutMs, firstByteTimeoutMs, idleTimeoutMs, connectTimeoutMs };
 
   async function complete(call: UpstreamCall): Promise<ChatCompletion> {
     const exchange = openExchange(call, settings, false);
@@ -97,7 +112,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
       // the client did not ask for it.
       const request: ChatRequest = { ...call.request, stream: true, stream_options: { include_usage: true } };
       const response = await exchange.send(request);
-      const body = eventStreamBody(response);
+      const body = exchange.watchIdle(eventStreamBody(response));
       let done = false;
       for await (const event of readEventStream(body, { maxEventBytes })) {
         if (event.data === DONE) {
@@ -156,13 +171,17 @@ interface ExchangeSettings {
   baseHeaders: Headers;
   timeoutMs: number;
   firstByteTimeoutMs: number;
+  idleTimeoutMs: number;
+  connectTimeoutMs: number | undefined;
 }
 
 /** Why our own controller aborted the fetch. */
 const Abort = {
   None: 'none',
   Client: 'client',
+  ConnectTimeout: 'connect_timeout',
   FirstByteTimeout: 'first_byte_timeout',
+  IdleTimeout: 'idle_timeout',
   TotalTimeout: 'total_timeout',
   Closed: 'closed',
 } as const;
@@ -179,6 +198,9 @@ type Phase = (typeof Phase)[keyof typeof Phase];
 interface Exchange {
   /** POSTs `request`; resolves with a 2xx response, throws the mapped error otherwise. */
   send(request: ChatRequest): Promise<Response>;
+  /** The body's chunks, aborting the exchange when the upstream sends nothing
+   * for idleTimeoutMs while a chunk is awaited. */
+  watchIdle(body: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array>;
   /** The error to throw for anything that went wrong during the exchange. */
   explain(error: unknown): unknown;
   /** Clears timers and listeners and aborts the fetch if still running. Idempotent. */
@@ -186,16 +208,21 @@ interface Exchange {
 }
 
 /**
- * One upstream exchange: a controller that the caller's signal, the first-byte
- * timer and the total timer can all abort, remembering which did, so that an
- * AbortError from fetch can be told apart into 499-ish, 504 or 502.
+ * One upstream exchange: a controller that the caller's signal and the
+ * connect, first-byte, idle and total timers can all abort, remembering which
+ * did, so that an AbortError from fetch can be told apart into 499-ish, 504 or 502.
  */
 function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming: boolean): Exchange {
   const controller = new AbortController();
   let abort: Abort = Abort.None;
   let phase: Phase = Phase.Connecting;
+  let connectTimer: NodeJS.Timeout | undefined;
   let firstByteTimer: NodeJS.Timeout | undefined;
+  let idleTimer: NodeJS.Timeout | undefined;
   let totalTimer: NodeJS.Timeout | undefined;
+  /** True only while a body chunk is awaited: a consumer that is slow to
+   * take the next chunk (backpressure from the client) is not the upstream's fault. */
+  let awaitingBytes = false;
 
   const abortFor = (why: Abort): void => {
     if (abort !== Abort.None) return;
@@ -218,15 +245,17 @@ function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming:
     headers.set('accept', streaming ? 'text/event-stream' : 'application/json');
     headers.set('x-request-id', call.requestId);
 
-    const response = await fetch(settings.endpoint, {
+    const init: RequestInit = {
       method: 'POST',
       headers,
       body: JSON.stringify(request),
       signal: controller.signal,
       // A redirect would resend the body (and, same-origin, the key) elsewhere.
       redirect: 'manual',
-    });
+    };
+    const response = await fetchWithConnectTimer(init);
     phase = Phase.Reading;
+    clearTimeout(connectTimer);
     clearTimeout(firstByteTimer);
     if (response.status >= 200 && response.status <= 299) return response;
 
@@ -240,12 +269,64 @@ function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming:
     );
   }
 
+  /** fetch(), with the connect timer armed while the connection is being set
+   * up, when that phase can be observed (see ../upstream/connect-phase.ts). */
+  function fetchWithConnectTimer(init: RequestInit): Promise<Response> {
+    const connectTimeoutMs = settings.connectTimeoutMs;
+    if (connectTimeoutMs === undefined) return fetch(settings.endpoint, init);
+    const { result, state } = watchConnectPhase(
+      () => fetch(settings.endpoint, init),
+      () => clearTimeout(connectTimer),
+    );
+    if (state === ConnectState.Connecting && abort === Abort.None) {
+      connectTimer = setTimeout(() => abortFor(Abort.ConnectTimeout), connectTimeoutMs);
+    }
+    return result;
+  }
+
+  function watchIdle(body: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array> {
+    const onIdle = (): void => {
+      if (awaitingBytes) abortFor(Abort.IdleTimeout);
+    };
+    return (async function* chunks(): AsyncGenerator<Uint8Array, void, undefined> {
+      const reader = body.getReader();
+      let ended = false;
+      try {
+        for (;;) {
+          awaitingBytes = true;
+          // One timer per exchange, re-armed per read: refresh() restarts it
+          // (even after it fired while the consumer held a chunk).
+          if (idleTimer === undefined) idleTimer = setTimeout(onIdle, settings.idleTimeoutMs);
+          else idleTimer.refresh();
+          const { done, value } = await reader.read();
+          awaitingBytes = false;
+          if (done) {
+            ended = true;
+            return;
+          }
+          yield value;
+        }
+      } finally {
+        awaitingBytes = false;
+        clearTimeout(idleTimer);
+        // Leaving early (or on an error) frees the connection; the reason is
+        // already known, so a failure to cancel adds nothing.
+        if (!ended) await reader.cancel().catch(() => undefined);
+        reader.releaseLock();
+      }
+    })();
+  }
+
   function abortError(): unknown {
     switch (abort) {
       case Abort.Client:
         return new ClientAbortError(call.signal.reason);
+      case Abort.ConnectTimeout:
+        return upstreamConnectTimeoutError(settings.connectTimeoutMs ?? 0);
       case Abort.FirstByteTimeout:
         return upstreamTimeoutError(settings.firstByteTimeoutMs, 'response headers');
+      case Abort.IdleTimeout:
+        return upstreamStreamStalledError(settings.idleTimeoutMs);
       case Abort.TotalTimeout:
         return upstreamTimeoutError(settings.timeoutMs, 'the whole response');
       default:
@@ -269,7 +350,9 @@ function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming:
   }
 
   function close(): void {
+    clearTimeout(connectTimer);
     clearTimeout(firstByteTimer);
+    clearTimeout(idleTimer);
     clearTimeout(totalTimer);
     call.signal.removeEventListener('abort', onCallerAbort);
     // A no-op once the body was read to its end; otherwise it frees the socket
@@ -277,7 +360,7 @@ function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming:
     abortFor(Abort.Closed);
   }
 
-  return { send, explain, close };
+  return { send, watchIdle, explain, close };
 }
 
 /** The 2xx body as text, refusing more than `limit` bytes (counted after

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { normalizeChunk, normalizeCompletion } from '../../src/chat/completion-response.ts';
 import type { ChatCompletionChunk, ChatRequest } from '../../src/chat/types.ts';
@@ -789,5 +789,202 @@ describe('network failures, timeouts and aborts', () => {
     await upstreamClosed;
     assert.equal(timers(), before);
     assert.equal(listening, 0);
+  });
+});
+
+describe('idle timeout on streams', () => {
+  test('a stream that stalls after its first chunk is 504 upstream_timeout, and the socket is closed', async () => {
+    upstream = (_req, res) => {
+      startEventStream(res);
+      res.write(`data: ${JSON.stringify(chunkBodies()[0])}\n\n`);
+      // ...and then nothing, not even a keep-alive.
+    };
+    const got: ChatCompletionChunk[] = [];
+    const started = performance.now();
+    const error = await failure(
+      (async () => {
+        for await (const chunk of provider({ idleTimeoutMs: 150 }).stream(call({ stream: true }))) got.push(chunk);
+      })(),
+    );
+    const elapsed = performance.now() - started;
+    assert.equal(got.length, 1);
+    assert.ok(elapsed >= 140 && elapsed < 2000, String(elapsed));
+    assert.deepEqual(rendered(error), {
+      status: 504,
+      body: { error: { message: 'The upstream stream stalled: no data for 150 ms.', type: 'server_error', param: null, code: 'upstream_timeout' } },
+      headers: {},
+    });
+    await upstreamClosed;
+  });
+
+  test('headers then silence: the idle timer starts with the body', async () => {
+    upstream = (_req, res) => startEventStream(res);
+    const error = await failure(collect(provider({ idleTimeoutMs: 100, firstByteTimeoutMs: 5000 }).stream(call({ stream: true }))));
+    assert.equal((error as ApiError).message, 'The upstream stream stalled: no data for 100 ms.');
+    await upstreamClosed;
+  });
+
+  test('keep-alive comments keep a slow stream alive', async () => {
+    upstream = async (_req, res) => {
+      startEventStream(res);
+      for (let i = 0; i < 6; i++) {
+        res.write(': keep-alive\n\n');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      res.end(streamText());
+    };
+    const chunks = await collect(provider({ idleTimeoutMs: 150 }).stream(call({ stream: true })));
+    assert.deepEqual(chunks, chunkBodies().map((chunk) => normalizeChunk(chunk)));
+  });
+
+  test('a slow consumer is not an idle upstream', async () => {
+    upstream = (_req, res) => {
+      startEventStream(res);
+      res.end(streamText());
+    };
+    const got: ChatCompletionChunk[] = [];
+    for await (const chunk of provider({ idleTimeoutMs: 60 }).stream(call({ stream: true }))) {
+      got.push(chunk);
+      if (got.length <= 2) await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    assert.equal(got.length, chunkBodies().length);
+  });
+
+  test('idleTimeoutMs is validated', () => {
+    for (const idleTimeoutMs of [0, -1, 1.5, 2 ** 31]) {
+      assert.throws(() => createOpenAICompatibleProvider({ baseUrl: 'http://h/v1', idleTimeoutMs }), RangeError);
+    }
+  });
+});
+
+describe('connect timeout', () => {
+  /** Accepts TCP connections and never says a word: a TLS handshake to it hangs,
+   * which is connection setup that never completes, on 127.0.0.1. */
+  async function silentTcpServer(): Promise<{ port: number; sockets: Socket[]; close(): Promise<void> }> {
+    const sockets: Socket[] = [];
+    const tcp = createNetServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => undefined);
+    });
+    tcp.listen(0, '127.0.0.1');
+    await once(tcp, 'listening');
+    return {
+      port: (tcp.address() as AddressInfo).port,
+      sockets,
+      async close() {
+        for (const socket of sockets) socket.destroy();
+        tcp.close();
+        await once(tcp, 'close');
+      },
+    };
+  }
+
+  test('a connection that never completes is 504 within connectTimeoutMs, well before the first-byte timeout', async () => {
+    const silent = await silentTcpServer();
+    try {
+      const p = createOpenAICompatibleProvider({
+        baseUrl: `https://127.0.0.1:${silent.port}/v1`,
+        connectTimeoutMs: 150,
+        firstByteTimeoutMs: 5000,
+      });
+      for (const attempt of [() => p.complete(call()), () => collect(p.stream(call({ stream: true })))]) {
+        const started = performance.now();
+        const error = await failure(attempt());
+        const elapsed = performance.now() - started;
+        assert.ok(elapsed >= 140 && elapsed < 1500, String(elapsed));
+        assert.deepEqual(rendered(error), {
+          status: 504,
+          body: {
+            error: { message: 'The upstream provider did not accept a connection within 150 ms.', type: 'server_error', param: null, code: 'upstream_timeout' },
+          },
+          headers: {},
+        });
+      }
+      assert.equal(silent.sockets.length, 2);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  test('a slow first byte on a fresh or a pooled connection is not a connect timeout', async () => {
+    let connections = 0;
+    const onConnection = (): void => {
+      connections++;
+    };
+    server.on('connection', onConnection);
+    try {
+      upstream = async (_req, res) => {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        json(res, 200, completionBody());
+      };
+      const p = provider({ connectTimeoutMs: 80, firstByteTimeoutMs: 5000 });
+      server.closeAllConnections();
+      await tick();
+      const before = connections;
+      assert.deepEqual(await p.complete(call()), normalizeCompletion(completionBody()));
+      await tick();
+      assert.deepEqual(await p.complete(call()), normalizeCompletion(completionBody()));
+      assert.equal(connections - before, 1);
+    } finally {
+      server.off('connection', onConnection);
+    }
+  });
+
+  test('connectTimeoutMs is validated', () => {
+    for (const connectTimeoutMs of [0, -1, 1.5, 2 ** 31]) {
+      assert.throws(() => createOpenAICompatibleProvider({ baseUrl: 'http://h/v1', connectTimeoutMs }), RangeError);
+    }
+  });
+
+  test('no timers left behind with every timeout configured', async () => {
+    const timers = (): number => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    const p = provider({ connectTimeoutMs: 60_000, idleTimeoutMs: 60_000, firstByteTimeoutMs: 60_000, timeoutMs: 60_000 });
+    upstream = (_req, res) => json(res, 200, completionBody());
+    await p.complete(call());
+    upstream = (_req, res) => {
+      startEventStream(res);
+      res.end(streamText());
+    };
+    await collect(p.stream(call({ stream: true })));
+    upstream = (_req, res) => {
+      startEventStream(res);
+      res.write(`data: ${JSON.stringify(chunkBodies()[0])}\n\n`);
+    };
+    for await (const chunk of p.stream(call({ stream: true }))) {
+      assert.equal(chunk.id, 'chatcmpl-s1');
+      break;
+    }
+    await upstreamClosed;
+    assert.equal(timers(), before);
+  });
+});
+
+describe('connection reuse', () => {
+  // fetch keeps connections alive by default; undici frees a connection for
+  // the next request on the tick after the body ended, hence the tick between calls.
+  test('sequential calls reuse one upstream socket (complete and stream)', async () => {
+    const ports: Array<number | undefined> = [];
+    upstream = (req, res) => {
+      ports.push(req.socket.remotePort);
+      if (req.headers['accept'] === 'text/event-stream') {
+        startEventStream(res);
+        res.end(streamText());
+      } else json(res, 200, completionBody());
+    };
+    server.closeAllConnections();
+    await tick();
+    const p = provider();
+    await p.complete(call());
+    await tick();
+    await p.complete(call());
+    await tick();
+    await collect(p.stream(call({ stream: true })));
+    await tick();
+    await collect(p.stream(call({ stream: true })));
+    await tick();
+    await p.complete(call());
+    assert.equal(ports.length, 5);
+    assert.deepEqual(new Set(ports).size, 1, String(ports));
   });
 });

@@ -9,8 +9,11 @@ import {
   readUpstreamErrorDetail,
   retryAfterSeconds,
   truncateMessage,
+  upstreamConnectTimeoutError,
   upstreamHttpError,
+  UpstreamRateLimitError,
   upstreamStreamError,
+  upstreamStreamStalledError,
 } from '../../src/providers/upstream-errors.ts';
 
 function rendered(error: ApiError): { status: number; body: unknown; headers: Record<string, string> } {
@@ -250,5 +253,42 @@ describe('isNetworkTimeout', () => {
     const b = new Error('b', { cause: a });
     a.cause = b;
     assert.equal(isNetworkTimeout(a), false);
+  });
+});
+
+describe('UpstreamRateLimitError.upstreamHint', () => {
+  test('keeps what the upstream sent, before the client-facing stand-in', () => {
+    const silent = upstreamHttpError(429, undefined, null, null);
+    assert.ok(silent instanceof UpstreamRateLimitError);
+    assert.deepEqual(silent.headers, { 'retry-after': '1' });
+    assert.deepEqual(silent.upstreamHint, { retryAfter: null, retryAfterMs: null });
+
+    const said = upstreamHttpError(429, undefined, 'Tue, 11 Jun 2024 12:00:30 GMT', '1500');
+    assert.ok(said instanceof UpstreamRateLimitError);
+    assert.deepEqual(said.upstreamHint, { retryAfter: 'Tue, 11 Jun 2024 12:00:30 GMT', retryAfterMs: '1500' });
+  });
+
+  test('an oversized header is dropped from the hint', () => {
+    const error = upstreamHttpError(429, undefined, '9'.repeat(65), null) as UpstreamRateLimitError;
+    assert.deepEqual(error.upstreamHint, { retryAfter: null, retryAfterMs: null });
+  });
+
+  test('constructed directly, the hint is the headers given', () => {
+    assert.deepEqual(new UpstreamRateLimitError('7', null).upstreamHint, { retryAfter: '7', retryAfterMs: null });
+  });
+});
+
+describe('connect and idle timeout errors', () => {
+  test('504 upstream_timeout with the limit in the message', () => {
+    assert.deepEqual(rendered(upstreamConnectTimeoutError(2000)), {
+      status: 504,
+      body: { error: { message: 'The upstream provider did not accept a connection within 2000 ms.', type: 'server_error', param: null, code: 'upstream_timeout' } },
+      headers: {},
+    });
+    assert.deepEqual(rendered(upstreamStreamStalledError(60000)), {
+      status: 504,
+      body: { error: { message: 'The upstream stream stalled: no data for 60000 ms.', type: 'server_error', param: null, code: 'upstream_timeout' } },
+      headers: {},
+    });
   });
 });

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { ConnectState, watchConnectPhase } from '../../src/upstream/connect-phase.ts';
+
+let server: Server;
+let port = 0;
+
+before(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end('ok'));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  port = (server.address() as AddressInfo).port;
+});
+
+after(async () => {
+  server.closeAllConnections();
+  server.close();
+  await once(server, 'close');
+});
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('watchConnectPhase', () => {
+  test('a fresh connection: Connecting, then onConnected once, before the response', async () => {
+    server.closeAllConnections();
+    await tick();
+    const events: string[] = [];
+    const { result, state } = watchConnectPhase(
+      () => fetch(`http://127.0.0.1:${port}/a`, { method: 'POST', body: '{}' }),
+      () => events.push('connected'),
+    );
+    assert.equal(state, ConnectState.Connecting);
+    assert.equal(events.length, 0);
+    const response = await result;
+    events.push('response');
+    assert.equal(await response.text(), 'ok');
+    assert.deepEqual(events, ['connected', 'response']);
+  });
+
+  test('a pooled connection: onConnected runs exactly once, during or right after the call', async () => {
+    await (await fetch(`http://127.0.0.1:${port}/warm`)).text();
+    await tick();
+    let connected = 0;
+    const { result, state } = watchConnectPhase(
+      () => fetch(`http://127.0.0.1:${port}/b`),
+      () => connected++,
+    );
+    assert.ok(state === ConnectState.Connected || state === ConnectState.Connecting, state);
+    assert.equal(connected, state === ConnectState.Connected ? 1 : 0);
+    await (await result).text();
+    assert.equal(connected, 1);
+  });
+
+  test('a connection that never completes (TLS to a silent server): onConnected never runs', async () => {
+    const sockets: Socket[] = [];
+    const silent = createNetServer((socket) => sockets.push(socket));
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    try {
+      let connected = 0;
+      const controller = new AbortController();
+      const { result, state } = watchConnectPhase(
+        () => fetch(`https://127.0.0.1:${(silent.address() as AddressInfo).port}/`, { signal: controller.signal }),
+        () => connected++,
+      );
+      assert.equal(state, ConnectState.Connecting);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(connected, 0);
+      controller.abort();
+      await assert.rejects(result, { name: 'AbortError' });
+      assert.equal(connected, 0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+      await once(silent, 'close');
+    }
+  });
+
+  test('no fetch in start: Unobserved', () => {
+    const { result, state } = watchConnectPhase(() => 42, () => assert.fail('not connected'));
+    assert.equal(result, 42);
+    assert.equal(state, ConnectState.Unobserved);
+  });
+
+  test('a start that throws leaves no watch armed for the next fetch', async () => {
+    assert.throws(() => watchConnectPhase(() => {
+      throw new Error('boom');
+    }, () => assert.fail('must not be called')), /boom/);
+    // An unwatched fetch right after is not attributed to the failed call.
+    await (await fetch(`http://127.0.0.1:${port}/c`)).text();
+    let connected = 0;
+    const { result } = watchConnectPhase(() => fetch(`http://127.0.0.1:${port}/d`), () => connected++);
+    await (await result).text();
+    assert.equal(connected, 1);
+  });
+
+  test('only the fetch made inside start is watched', async () => {
+    let connected = 0;
+    const { result } = watchConnectPhase(() => Promise.resolve(), () => connected++);
+    await result;
+    await (await fetch(`http://127.0.0.1:${port}/e`)).text();
+    assert.equal(connected, 0);
+  });
+});
