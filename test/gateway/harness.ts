@@ -65,6 +65,7 @@ export interface TestGateway {
   keyId: string;
   dataDir: string;
   logs: Record<string, unknown>[];
+  flushUsage(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -78,7 +79,15 @@ export async function startGateway(options: { configValue?: Record<string, unkno
   const value: Record<string, unknown> = options.configValue ?? {
     providers: {
       demo: { type: 'demo' },
-      ...(options.upstreamBaseUrl === undefined ? {} : { fake: { type: 'openai', baseUrl: options.upstreamBaseUrl, apiKeyEnv: 'FAKE_UPSTREAM_KEY' } }),
+      ...(options.upstreamBaseUrl === undefined ? {} : { fake: {
+              type: 'openai',
+              baseUrl: options.upstreamBaseUrl,
+              apiKeyEnv: 'FAKE_UPSTREAM_KEY',
+              // One attempt and a breaker that never opens: each test sees exactly
+              // the upstream answer it set up. Resilience tests configure their own.
+              retry: { maxAttempts: 1 },
+              circuitBreaker: { failureThreshold: 1000 },
+            }, }),
     },
     aliases: {
       'service-chat': { provider: 'demo', model: 'portcullis-demo' },
@@ -99,6 +108,7 @@ export async function startGateway(options: { configValue?: Record<string, unkno
     keyId: created.record.id,
     dataDir,
     logs,
+    flushUsage: () => gateway.flushUsage(),
     async close() {
       gateway.server.closeAllConnections();
       await gateway.close();

@@ -1,0 +1,97 @@
+// Binds each alias to its upstream targets: the provider adapter, the
+// retry policy and one circuit breaker per provider+model, shared by every
+// alias that uses the same pair.
+import type { GatewayConfig, MaxTokensParam, UpstreamPolicy } from '../config/config.ts';
+import type { ChatRequest } from '../chat/types.ts';
+import { buildUpstreamRequest } from '../chat/upstream-request.ts';
+import type { ChatProvider } from '../providers/provider.ts';
+import { createCircuitBreaker, type CircuitBreaker } from '../upstream/circuit-breaker.ts';
+import type { UpstreamTarget } from '../upstream/dispatcher.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../upstream/retry-policy.ts';
+
+export interface ProviderBinding {
+  provider: ChatProvider;
+  maxTokensParam: MaxTokensParam;
+  /** null for the demo provider: nothing to retry or break. */
+  policy: UpstreamPolicy | null;
+}
+
+interface BoundTarget {
+  id: string;
+  provider: ChatProvider;
+  model: string;
+  priority: number;
+  weight: number;
+  maxTokensParam: MaxTokensParam;
+  retry: RetryPolicy;
+  breaker: CircuitBreaker;
+}
+
+export interface TargetPlan {
+  targets: UpstreamTarget[];
+  maxOutputTokens: number;
+  clamped: boolean;
+}
+
+export interface AliasRoutes {
+  /** False when every target of the alias has an open circuit breaker. */
+  isAvailable(alias: string): boolean;
+  /** The upstream request for each target of `alias`, in config order. */
+  plan(alias: string, request: ChatRequest): TargetPlan;
+}
+
+const NO_RETRY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 };
+// The demo never fails for upstream reasons; its breaker can never open.
+const DEMO_BREAKER = { failureThreshold: Number.MAX_SAFE_INTEGER, openMs: 1000 };
+
+export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<string, ProviderBinding>, clock: () => number = Date.now): AliasRoutes {
+  const breakers = new Map<string, CircuitBreaker>();
+  const byAlias = new Map<string, BoundTarget[]>();
+  for (const [alias, aliasConfig] of Object.entries(config.aliases)) {
+    byAlias.set(
+      alias,
+      aliasConfig.targets.map((t) => {
+        const binding = bindings.get(t.provider);
+        if (binding === undefined) throw new Error(`no provider bound for ${t.provider}`);
+        const id = `${t.provider}/${t.model}`;
+        let breaker = breakers.get(id);
+        if (breaker === undefined) {
+          breaker = createCircuitBreaker(binding.policy?.circuitBreaker ?? DEMO_BREAKER, clock);
+          breakers.set(id, breaker);
+        }
+        return {
+          id,
+          provider: binding.provider,
+          model: t.model,
+          priority: t.priority,
+          weight: t.weight,
+          maxTokensParam: binding.maxTokensParam,
+          retry: binding.policy === null ? NO_RETRY : { ...binding.policy.retry },
+          breaker,
+        };
+      }),
+    );
+  }
+  const targetsOf = (alias: string): BoundTarget[] => {
+    const targets = byAlias.get(alias);
+    if (targets === undefined) throw new Error(`unknown alias ${alias}`);
+    return targets;
+  };
+
+  return {
+    // Same rule as the dispatcher's anyTargetAvailable: half-open counts as available.
+    isAvailable: (alias) => targetsOf(alias).some((t) => t.breaker.state() !== 'open'),
+    plan(alias, request) {
+      const cap = config.aliases[alias]?.maxOutputTokens ?? null;
+      let maxOutputTokens = 0;
+      let clamped = false;
+      const targets = targetsOf(alias).map((t): UpstreamTarget => {
+        const p = buildUpstreamRequest(request, { model: t.model, maxOutputTokens: cap, maxTokensParam: t.maxTokensParam });
+        maxOutputTokens = p.maxOutputTokens;
+        clamped = p.clamped;
+        return { id: t.id, provider: t.provider, priority: t.priority, weight: t.weight, request: p.request, retry: t.retry, breaker: t.breaker };
+      });
+      return { targets, maxOutputTokens, clamped };
+    },
+  };
+}
