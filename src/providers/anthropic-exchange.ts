@@ -3,11 +3,12 @@
 // and bounded reads. What a failure means for the client is decided in
 // ./upstream-errors.ts, shared with the OpenAI-compatible adapter.
 //
-// Adapted from the exchange in ./openai-compatible.ts (not exported there, and
-// being extended with idle timeouts concurrently); the two can become one
-// shared module once both have settled.
+// Adapted from the exchange in ./openai-compatible.ts (not exported there); the
+// two can become one shared module. One difference is deliberate: the idle
+// clock here runs between stream events (Anthropic pings every few seconds),
+// not between bytes, so an upstream trickling one endless event is caught too.
 
-import { ApiError, UpstreamError } from '../errors.ts';
+import { ApiError } from '../errors.ts';
 import { EventStreamError } from '../sse/event-stream-parser.ts';
 import {
   badUpstreamResponseError,
@@ -18,6 +19,7 @@ import {
   upstreamConnectionLostError,
   upstreamHttpError,
   upstreamStalledError,
+  upstreamStreamStalledError,
   upstreamStreamTruncatedError,
   upstreamTimeoutError,
   upstreamUnreachableError,
@@ -105,14 +107,6 @@ export function positiveInteger(value: number | undefined, fallback: number, nam
   return value;
 }
 
-export function upstreamIdleTimeoutError(idleTimeoutMs: number): UpstreamError {
-  return new UpstreamError(
-    504,
-    `The upstream provider sent nothing for ${idleTimeoutMs} ms in the middle of the stream.`,
-    'upstream_timeout',
-  );
-}
-
 /**
  * One exchange: a controller that the caller's signal and the three timers can
  * all abort, remembering which did, so that an AbortError from fetch can be
@@ -183,7 +177,7 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
       case Abort.FirstByteTimeout:
         return upstreamTimeoutError(settings.firstByteTimeoutMs, 'response headers');
       case Abort.IdleTimeout:
-        return upstreamIdleTimeoutError(settings.idleTimeoutMs);
+        return upstreamStreamStalledError(settings.idleTimeoutMs);
       case Abort.TotalTimeout:
         return upstreamTimeoutError(settings.timeoutMs, 'the whole response');
       default:

@@ -608,7 +608,7 @@ describe('network failures, timeouts and aborts', () => {
     assert.equal(got.length, 1);
     assert.deepEqual(rendered(error), {
       status: 504,
-      body: { error: { message: 'The upstream provider sent nothing for 120 ms in the middle of the stream.', type: 'server_error', param: null, code: 'upstream_timeout' } },
+      body: { error: { message: 'The upstream stream stalled: no data for 120 ms.', type: 'server_error', param: null, code: 'upstream_timeout' } },
       headers: {},
     });
     await upstreamClosed;
@@ -617,7 +617,7 @@ describe('network failures, timeouts and aborts', () => {
   test('headers then no event at all within idleTimeoutMs is the same 504', async () => {
     upstream = (_req, res) => startEventStream(res);
     const error = await failure(collect(provider({ idleTimeoutMs: 100 }).stream(call())));
-    assert.equal((error as ApiError).message, 'The upstream provider sent nothing for 100 ms in the middle of the stream.');
+    assert.equal((error as ApiError).message, 'The upstream stream stalled: no data for 100 ms.');
     await upstreamClosed;
   });
 
