@@ -1,5 +1,5 @@
 // docs/clients/langchain.mjs: LangChain's ChatOpenAI (`@langchain/openai`).
-import { HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { HumanMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
@@ -33,11 +33,9 @@ export default async function langchainExample({ baseURL, apiKey }) {
   const question = new HumanMessage('What is the weather in Oslo? Use get_weather.');
   const asked = await withTools.invoke([question]);
   const call = asked.tool_calls[0];
-  // Pass the call's args (not the whole call) and build the ToolMessage yourself:
-  // `getWeather.invoke(call)` would return a ToolMessage carrying `name`, which the
-  // gateway refuses (see "LangChain: tool messages without name").
-  const output = await getWeather.invoke(call.args);
-  const result = new ToolMessage({ content: output, tool_call_id: call.id });
+  // Invoked with the whole call, the tool returns a ToolMessage (it carries `name`,
+  // which the gateway accepts and does not forward).
+  const result = await getWeather.invoke(call);
   const answered = await withTools.invoke([question, asked, result]);
 
   return {

@@ -19,7 +19,9 @@ function roleAllowsField(role: Role, field: string): boolean {
     case 'user':
       return field === 'content' || field === 'name';
     case 'tool':
-      return field === 'content' || field === 'tool_call_id';
+      // name: LangChain's ToolMessage (and LangGraph's ToolNode) always send it;
+      // accepted, never forwarded, as OpenAI's tool message has no such field.
+      return field === 'content' || field === 'tool_call_id' || field === 'name';
     case 'assistant':
       switch (field) {
         case 'content':
@@ -242,7 +244,7 @@ function normaliseMessage(message: JsonObject, at: IssuePath, issues: RequestIss
         }
         break;
       case 'name':
-        out.name = value as string;
+        if (role !== 'tool') out.name = value as string;
         break;
       case 'tool_call_id':
         hasToolCallId = true;

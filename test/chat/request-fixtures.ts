@@ -108,7 +108,6 @@ const CASES: Case[] = [
   unknown('parsed on a user message', withMessage({ role: 'user', content: 'Hi', parsed: null }), 'messages[0].parsed', false),
   unknown('tool_calls on a user message', withMessage({ role: 'user', content: 'Hi', tool_calls: [] }), 'messages[0].tool_calls', false),
   unknown('tool_call_id on an assistant message', withMessage({ role: 'assistant', content: 'x', tool_call_id: 'c' }), 'messages[0].tool_call_id', false),
-  unknown('name on a tool message', withMessage({ role: 'tool', tool_call_id: 'c', content: 'x', name: 'f' }), 'messages[0].name', false),
   unknown('refusal on a system message', withMessage({ role: 'system', content: 'x', refusal: null }), 'messages[0].refusal', false),
   unknown('unknown content part field (cache_control)', userParts({ type: 'text', text: 'a', cache_control: { type: 'ephemeral' } }), 'messages[0].content[0].cache_control', true),
   unknown('image_url field on a text part', userParts({ type: 'text', text: 'a', image_url: { url: 'https://x.test/a.png' } }), 'messages[0].content[0].image_url', false),

@@ -153,6 +153,20 @@ describe('what real SDKs send passes, normalised to what is forwarded', () => {
     });
   });
 
+  test('LangChain ToolMessage: name on a tool message is accepted and not forwarded', () => {
+    const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } };
+    assert.deepEqual(
+      validateChatRequest({
+        model: MODEL,
+        messages: [USER, { role: 'assistant', content: '', tool_calls: [call] }, { role: 'tool', content: 'sunny', name: 'get_weather', tool_call_id: 'call_1' }],
+      }),
+      {
+        model: MODEL,
+        messages: [USER, { role: 'assistant', content: '', tool_calls: [call] }, { role: 'tool', content: 'sunny', tool_call_id: 'call_1' }],
+      },
+    );
+  });
+
   test('Vercel AI SDK openai-compatible: stream with usage, reasoning_content, text-part tool results', () => {
     const request = validateChatRequest({
       model: MODEL,
