@@ -1,0 +1,100 @@
+// An alias served by the Anthropic adapter, end to end: the client speaks
+// OpenAI's shapes, the fake upstream sees Anthropic's.
+import assert from 'node:assert/strict';
+import type http from 'node:http';
+import { after, before, test } from 'node:test';
+import { postChat, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
+
+let upstream: FakeUpstream;
+let gw: TestGateway;
+before(async () => {
+  upstream = await startFakeUpstream(() => {});
+  gw = await startGateway({
+    configValue: {
+      providers: { claude: { type: 'anthropic', baseUrl: upstream.baseUrl, apiKeyEnv: 'CLAUDE_KEY' } },
+      aliases: { 'service-claude': { provider: 'claude', model: 'claude-test-1' } },
+    },
+    env: { CLAUDE_KEY: 'sk-ant-test' },
+  });
+});
+after(async () => {
+  await gw.close();
+  await upstream.close();
+});
+
+function sendEvents(res: http.ServerResponse, events: [string, unknown][]): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  for (const [event, data] of events) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  res.end();
+}
+
+test('non-streaming: Anthropic request upstream, OpenAI completion back with the alias', async () => {
+  upstream.handle = (_r, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-test-1',
+        content: [{ type: 'text', text: 'Bonjour.' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 3, cache_read_input_tokens: 4, cache_creation_input_tokens: 0 },
+      }),
+    );
+  };
+  const res = await postChat(gw, { model: 'service-claude', messages: [{ role: 'system', content: 'Be French.' }, { role: 'user', content: 'Hello' }] }, { 'x-request-id': 'ant-1' });
+  assert.equal(res.status, 200);
+  const body = res.json() as Record<string, unknown>;
+  assert.equal(body['model'], 'service-claude');
+  assert.deepEqual(body['choices'], [{ index: 0, message: { role: 'assistant', content: 'Bonjour.', tool_calls: [] }, finish_reason: 'stop' }]);
+  assert.deepEqual(body['usage'], { prompt_tokens: 14, completion_tokens: 3, total_tokens: 17, prompt_tokens_details: { cached_tokens: 4 } });
+  const seen = upstream.requests.at(-1)!;
+  assert.equal(seen.url, '/v1/messages');
+  assert.equal(seen.headers['x-api-key'], 'sk-ant-test');
+  assert.equal(seen.headers['x-request-id'], 'ant-1');
+  assert.deepEqual(seen.body, { model: 'claude-test-1', system: 'Be French.', messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }], max_tokens: 4096 });
+});
+
+test('streaming: Anthropic events become OpenAI chunks, tool use included', async () => {
+  upstream.handle = (_r, res) =>
+    sendEvents(res, [
+      ['message_start', { type: 'message_start', message: { id: 'msg_2', type: 'message', role: 'assistant', model: 'claude-test-1', content: [], stop_reason: null, usage: { input_tokens: 20, output_tokens: 1 } } }],
+      ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} } }],
+      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"city":' } }],
+      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '"Oslo"}' } }],
+      ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } }],
+      ['message_stop', { type: 'message_stop' }],
+    ]);
+  const res = await postChat(gw, {
+    model: 'service-claude',
+    messages: [{ role: 'user', content: 'Weather in Oslo?' }],
+    tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  assert.equal(res.status, 200);
+  const data = sseData(res.text);
+  assert.equal(data.at(-1), '[DONE]');
+  const chunks = data.slice(0, -1).map((d) => JSON.parse(d) as { model: string; choices: { delta: Record<string, unknown>; finish_reason: string | null }[]; usage?: unknown });
+  assert.ok(chunks.every((c) => c.model === 'service-claude'));
+  const deltas = chunks.flatMap((c) => c.choices.flatMap((ch) => (ch.delta['tool_calls'] as unknown[]) ?? []));
+  // The first tool-call delta carries index, id, type and the whole name.
+  const first = deltas[0] as { index: number; id: string; type: string; function: { name: string } };
+  assert.deepEqual([first.index, first.id, first.type, first.function.name], [0, 'toolu_1', 'function', 'get_weather']);
+  assert.ok(deltas.slice(1).every((d) => (d as { id?: string; function: { name?: string } }).id === undefined && (d as { function: { name?: string } }).function.name === undefined));
+  const args = deltas.map((d) => (d as { function?: { arguments?: string } }).function?.arguments ?? '').join('');
+  assert.equal(args, '{"city":"Oslo"}');
+  assert.equal(chunks.flatMap((c) => c.choices.map((ch) => ch.finish_reason)).filter((f) => f !== null).join(), 'tool_calls');
+  assert.deepEqual(chunks.at(-1)?.usage, { prompt_tokens: 20, completion_tokens: 9, total_tokens: 29, prompt_tokens_details: { cached_tokens: 0 } });
+});
+
+test('temperature above 1 on an Anthropic alias is a 400 naming the parameter, never clamped', async () => {
+  const before = upstream.requests.length;
+  const res = await postChat(gw, { model: 'service-claude', messages: [{ role: 'user', content: 'x' }], temperature: 1.5 });
+  assert.equal(res.status, 400);
+  assert.equal((res.json() as { error: { param: string; code: string } }).error.param, 'temperature');
+  assert.equal(upstream.requests.length, before);
+});
