@@ -1,0 +1,314 @@
+// Sends one chat request to an alias's targets: in orderTargets() order,
+// skipping targets whose circuit breaker is open, retrying a target on
+// transient failures with backoff (or the upstream's Retry-After), moving to the
+// next target on failures a retry would not cure, and stopping at once on the
+// client's own errors and on abort. The decisions live in ./retry-policy.ts,
+// ./circuit-breaker.ts and ./target-order.ts; this file is the loop and the waits.
+//
+// Streams: retries and fallbacks happen only before the first chunk. Once a
+// target produced one, dispatchStream() resolves and the target is committed;
+// what fails after that reaches the caller unchanged (it may already have sent
+// the client half an answer, which no retry can take back).
+
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
+import { ApiError, UpstreamError } from '../errors.ts';
+import type { ChatProvider, UpstreamCall } from '../providers/provider.ts';
+import { ClientAbortError, isClientAbort, UpstreamRateLimitError } from '../providers/upstream-errors.ts';
+import type { CircuitBreaker } from './circuit-breaker.ts';
+import { backoffDelay, classifyFailure, FailureClass, type RetryPolicy, upstreamRetryDelay } from './retry-policy.ts';
+import { orderTargets } from './target-order.ts';
+
+export interface UpstreamTarget {
+  /** Breaker key and log name, e.g. 'local/llama-3.1-8b'. */
+  id: string;
+  provider: ChatProvider;
+  priority: number;
+  weight: number;
+  /** The upstream request for this target (upstream model name and max-tokens
+   * field already set by the caller). */
+  request: ChatRequest;
+  retry: RetryPolicy;
+  breaker: CircuitBreaker;
+}
+
+export interface DispatchContext {
+  /** Sent upstream as x-request-id on every attempt. */
+  requestId: string;
+  /** The client left or a gateway deadline passed: stops attempts and waits at once. */
+  signal: AbortSignal;
+  /** [0, 1); default Math.random. Drives the target order and the jitter. */
+  random?: () => number;
+  /** Waits `ms` or rejects when `signal` aborts; default a timer. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Epoch milliseconds, for Retry-After dates; default Date.now. */
+  now?: () => number;
+  /** Told about every attempt and every target skipped, as it happens. */
+  onAttempt?(record: AttemptRecord): void;
+}
+
+/** What the dispatcher did after an attempt (or instead of one). */
+export const AttemptOutcome = {
+  /** The target answered (for a stream: produced its first chunk). */
+  Ok: 'ok',
+  /** Failed; the same target is tried again after `delayMs`. */
+  Retry: 'retry',
+  /** Failed; the dispatcher moves on to the next target (none may be left). */
+  Fallback: 'fallback',
+  /** Failed in a way no other attempt would change; thrown to the caller. */
+  Fatal: 'fatal',
+  /** Not attempted: the target's circuit breaker is open. */
+  SkippedOpen: 'skipped_open',
+} as const;
+export type AttemptOutcome = (typeof AttemptOutcome)[keyof typeof AttemptOutcome];
+
+export interface AttemptRecord {
+  targetId: string;
+  /** 1-based attempt number on this target. */
+  attempt: number;
+  outcome: AttemptOutcome;
+  /** The failure's HTTP status as the client would see it. */
+  status?: number;
+  code?: string | null;
+  delayMs?: number;
+}
+
+/** A non-streaming completion from the first target that answers. */
+export async function dispatchCompletion(
+  targets: readonly UpstreamTarget[],
+  ctx: DispatchContext,
+): Promise<{ completion: ChatCompletion; target: UpstreamTarget }> {
+  const { value, target } = await dispatch(targets, ctx, async (candidate, call) => {
+    const completion = await candidate.provider.complete(call);
+    candidate.breaker.onSuccess();
+    return completion;
+  });
+  return { completion: value, target };
+}
+
+/**
+ * A stream from the first target that produces a first chunk. The returned
+ * iterable yields that chunk, then the rest; the target's breaker learns
+ * success when the stream ends, failure when it breaks. Its return() (leaving
+ * a for-await early) closes the upstream stream, which aborts the request.
+ */
+export async function dispatchStream(
+  targets: readonly UpstreamTarget[],
+  ctx: DispatchContext,
+): Promise<{ stream: AsyncIterable<ChatCompletionChunk>; target: UpstreamTarget }> {
+  const { value, target } = await dispatch(targets, ctx, async (candidate, call) => {
+    const upstream = candidate.provider.stream(call)[Symbol.asyncIterator]();
+    let first: IteratorResult<ChatCompletionChunk>;
+    try {
+      first = await upstream.next();
+    } catch (error) {
+      // A generator that threw is already closed; any other iterator is told to
+      // free its request. Its own failure to close adds nothing to `error`.
+      await upstream.return?.().catch(() => undefined);
+      throw error;
+    }
+    if (first.done === true) {
+      candidate.breaker.onSuccess();
+      return emptyStream();
+    }
+    return relayStream(first.value, upstream, candidate.breaker);
+  });
+  return { stream: value, target };
+}
+
+/** False when every target's breaker is open (a half-open one counts as
+ * available); service-auto routing skips such an alias. Takes no probe slot. */
+export function anyTargetAvailable(targets: readonly UpstreamTarget[]): boolean {
+  for (const target of targets) if (target.breaker.state() !== 'open') return true;
+  return false;
+}
+
+type Attempt<T> = (target: UpstreamTarget, call: UpstreamCall) => Promise<T>;
+
+async function dispatch<T>(
+  targets: readonly UpstreamTarget[],
+  ctx: DispatchContext,
+  attempt: Attempt<T>,
+): Promise<{ value: T; target: UpstreamTarget }> {
+  if (targets.length === 0) throw new Error('dispatch needs at least one upstream target.');
+  const { signal } = ctx;
+  if (signal.aborted) throw new ClientAbortError(signal.reason);
+  const random = ctx.random ?? Math.random;
+  const sleep = ctx.sleep ?? abortableSleep;
+  const now = ctx.now ?? Date.now;
+  const report = ctx.onAttempt ?? (() => undefined);
+
+  let lastFailure: unknown;
+  let attempted = false;
+  for (const index of orderTargets(targets, random)) {
+    const target = targets[index] as UpstreamTarget;
+    const maxAttempts = Math.max(1, target.retry.maxAttempts);
+    for (let n = 1; n <= maxAttempts; n++) {
+      if (!target.breaker.canAttempt()) {
+        report({ targetId: target.id, attempt: n, outcome: AttemptOutcome.SkippedOpen });
+        break;
+      }
+      attempted = true;
+      let value: T;
+      try {
+        value = await attempt(target, { request: target.request, requestId: ctx.requestId, signal });
+      } catch (error) {
+        const failure = classifyFailure(error);
+        tellBreaker(target.breaker, failure);
+        const record = failureRecord(target.id, n, error);
+        if (failure === FailureClass.Fatal) {
+          report({ ...record, outcome: AttemptOutcome.Fatal });
+          throw error;
+        }
+        lastFailure = error;
+        const delayMs = failure === FailureClass.Retry && n < maxAttempts ? retryDelay(error, n, target.retry, random, now()) : undefined;
+        if (delayMs === undefined) {
+          report({ ...record, outcome: AttemptOutcome.Fallback });
+          break;
+        }
+        report({ ...record, outcome: AttemptOutcome.Retry, delayMs });
+        await sleep(delayMs, signal);
+        // A custom sleep may resolve regardless; the abort still wins.
+        if (signal.aborted) throw new ClientAbortError(signal.reason);
+        continue;
+      }
+      report({ targetId: target.id, attempt: n, outcome: AttemptOutcome.Ok });
+      return { value, target };
+    }
+  }
+  if (!attempted) throw allTargetsOpenError(targets);
+  // Already in the client's terms (429 with retry-after, 502, 504), with the
+  // code of the last thing that went wrong.
+  throw lastFailure;
+}
+
+function tellBreaker(breaker: CircuitBreaker, failure: FailureClass): void {
+  if (failure === FailureClass.Fatal) breaker.onRelease();
+  else breaker.onFailure();
+}
+
+function failureRecord(targetId: string, attempt: number, error: unknown): Omit<AttemptRecord, 'outcome'> {
+  if (error instanceof ApiError) return { targetId, attempt, status: error.status, code: error.code };
+  if (isClientAbort(error)) return { targetId, attempt, code: error.code };
+  return { targetId, attempt };
+}
+
+/**
+ * The wait before the next attempt on the same target, or undefined when the
+ * target should be given up on now: the upstream's own Retry-After when it
+ * sent one (a rate limiter knows its window better than any backoff), unless
+ * it is longer than maxRetryAfterMs; otherwise exponential backoff with jitter.
+ */
+function retryDelay(error: unknown, attempt: number, policy: RetryPolicy, random: () => number, now: number): number | undefined {
+  let hinted: number | undefined;
+  if (error instanceof UpstreamRateLimitError) {
+    hinted = upstreamRetryDelay(error.upstreamHint.retryAfter, error.upstreamHint.retryAfterMs, now);
+  } else if (error instanceof ApiError && error.status === 429) {
+    hinted = upstreamRetryDelay(error.headers['retry-after'], error.headers['retry-after-ms'], now);
+  }
+  if (hinted !== undefined) return hinted <= policy.maxRetryAfterMs ? hinted : undefined;
+  return backoffDelay(attempt, policy, random);
+}
+
+/** 503 when no target could even be tried; Retry-After says when the first
+ * breaker lets a probe through. */
+function allTargetsOpenError(targets: readonly UpstreamTarget[]): UpstreamError {
+  let soonest = Number.POSITIVE_INFINITY;
+  for (const target of targets) soonest = Math.min(soonest, target.breaker.msUntilProbe());
+  const seconds = Number.isFinite(soonest) ? Math.max(1, Math.ceil(soonest / 1000)) : 1;
+  return new UpstreamError(
+    503,
+    `Every upstream provider for this model failed repeatedly and is paused; retry after ${seconds} s.`,
+    'upstream_unavailable',
+    { headers: { 'retry-after': String(seconds) } },
+  );
+}
+
+/** setTimeout that an abort cuts short; the timer and listener never outlive it. */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(new ClientAbortError(signal.reason));
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new ClientAbortError(signal.reason));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+const Relay = {
+  /** The first chunk, already read from the upstream, is still to be handed out. */
+  First: 'first',
+  Streaming: 'streaming',
+  /** Ended, broke, or returned; the breaker has been told. */
+  Done: 'done',
+} as const;
+type Relay = (typeof Relay)[keyof typeof Relay];
+
+/**
+ * The committed stream: the first chunk, then the upstream's. An object
+ * rather than an async generator because a generator that was never started
+ * runs no `finally` on return(), and a caller that gives up before the first
+ * next() must still close the upstream request.
+ */
+function relayStream(
+  first: ChatCompletionChunk,
+  upstream: AsyncIterator<ChatCompletionChunk>,
+  breaker: CircuitBreaker,
+): AsyncIterableIterator<ChatCompletionChunk> {
+  let state: Relay = Relay.First;
+  /** True for the one caller that ends the stream (a return() may race a pending next()). */
+  const finish = (): boolean => {
+    if (state === Relay.Done) return false;
+    state = Relay.Done;
+    return true;
+  };
+  const relay: AsyncIterableIterator<ChatCompletionChunk> = {
+    async next(): Promise<IteratorResult<ChatCompletionChunk>> {
+      if (state === Relay.First) {
+        state = Relay.Streaming;
+        return { done: false, value: first };
+      }
+      if (state === Relay.Done) return { done: true, value: undefined };
+      let result: IteratorResult<ChatCompletionChunk>;
+      try {
+        result = await upstream.next();
+      } catch (error) {
+        if (finish()) tellBreaker(breaker, classifyFailure(error));
+        throw error;
+      }
+      if (result.done === true) {
+        if (finish()) breaker.onSuccess();
+        return { done: true, value: undefined };
+      }
+      return result;
+    },
+    async return(): Promise<IteratorResult<ChatCompletionChunk>> {
+      if (finish()) {
+        // The caller stopped reading: no verdict on the upstream.
+        breaker.onRelease();
+        await upstream.return?.();
+      }
+      return { done: true, value: undefined };
+    },
+    [Symbol.asyncIterator]() {
+      return relay;
+    },
+  };
+  return relay;
+}
+
+function emptyStream(): AsyncIterableIterator<ChatCompletionChunk> {
+  const empty: AsyncIterableIterator<ChatCompletionChunk> = {
+    next: async () => ({ done: true, value: undefined }),
+    return: async () => ({ done: true, value: undefined }),
+    [Symbol.asyncIterator]: () => empty,
+  };
+  return empty;
+}
