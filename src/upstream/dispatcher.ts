@@ -14,7 +14,7 @@ import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/t
 import { ApiError, UpstreamError } from '../errors.ts';
 import type { ChatProvider, UpstreamCall } from '../providers/provider.ts';
 import { ClientAbortError, isClientAbort, UpstreamRateLimitError } from '../providers/upstream-errors.ts';
-import type { CircuitBreaker } from './circuit-breaker.ts';
+import { State, type CircuitBreaker } from './circuit-breaker.ts';
 import { backoffDelay, classifyFailure, FailureClass, type RetryPolicy, upstreamRetryDelay } from './retry-policy.ts';
 import { orderTargets } from './target-order.ts';
 
@@ -118,7 +118,7 @@ export async function dispatchStream(
 /** False when every target's breaker is open (a half-open one counts as
  * available); service-auto routing skips such an alias. Takes no probe slot. */
 export function anyTargetAvailable(targets: readonly UpstreamTarget[]): boolean {
-  for (const target of targets) if (target.breaker.state() !== 'open') return true;
+  for (const target of targets) if (target.breaker.state() !== State.Open) return true;
   return false;
 }
 

@@ -14,8 +14,9 @@ export interface OrderableTarget {
  * Indices into `targets`, in the order to try them. Within a priority group a
  * weighted shuffle: the first pick is target i with probability
  * weight_i / (sum of the group's weights), the next pick the same among the
- * rest, and so on. Draws `random` once per pick in a group of two or more
- * weighted targets, so the order is deterministic for a given random sequence.
+ * rest, and so on. Draws `random` once per pick except the last of each
+ * group (none for a single target), so the order is deterministic for a given
+ * random sequence.
  */
 export function orderTargets(targets: readonly OrderableTarget[], random: () => number): number[] {
   const indices: number[] = [];

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { normalizeCompletion } from '../../src/chat/completion-response.ts';
 import { ApiError } from '../../src/errors.ts';
+import type { ChatProvider } from '../../src/providers/provider.ts';
 import { isClientAbort } from '../../src/providers/upstream-errors.ts';
 import { createCircuitBreaker } from '../../src/upstream/circuit-breaker.ts';
 import {
@@ -458,5 +460,48 @@ describe('dispatchCompletion: aborts', () => {
 
   test('no targets is a programming error', async () => {
     await assert.rejects(dispatchCompletion([], context([])), { message: 'dispatch needs at least one upstream target.' });
+  });
+});
+
+describe('dispatchCompletion with other providers’ errors', () => {
+  function scripted(...outcomes: unknown[]): ChatProvider {
+    let n = 0;
+    return {
+      complete: async () => {
+        const outcome = outcomes[n++];
+        if (outcome instanceof Error) throw outcome;
+        return normalizeCompletion(completionBody(String(outcome)));
+      },
+      stream: () => {
+        throw new Error('unused');
+      },
+    };
+  }
+
+  test('a plain 429 ApiError: its retry-after header is the hint', async () => {
+    const waits: number[] = [];
+    const t = { ...target('other', 'http://127.0.0.1:9/v1'), provider: scripted(new ApiError(429, 'rate_limit_error', 'slow down', { headers: { 'retry-after': '2' } }), 'ok') };
+    const result = await dispatchCompletion([t], context([], { sleep: async (ms) => void waits.push(ms) }));
+    assert.equal(content(result), 'ok');
+    assert.deepEqual(waits, [2000]);
+  });
+
+  test('a bug in a provider is thrown as is, without status, and frees the breaker', async () => {
+    const bug = new TypeError('cannot read properties of undefined');
+    const breaker = createCircuitBreaker({ failureThreshold: 1 });
+    const records: AttemptRecord[] = [];
+    const t = { ...target('buggy', 'http://127.0.0.1:9/v1', { breaker }), provider: scripted(bug) };
+    assert.equal(await rejection(dispatchCompletion([t], context(records))), bug);
+    assert.deepEqual(records, [{ targetId: 'buggy', attempt: 1, outcome: 'fatal' }]);
+    assert.equal(breaker.state(), 'closed');
+  });
+
+  test('a custom sleep that ignores the abort does not let the next attempt out', async () => {
+    const controller = new AbortController();
+    const t = { ...target('other', 'http://127.0.0.1:9/v1'), provider: scripted(new ApiError(502, 'upstream_error', 'x', { code: 'upstream_error' }), 'never') };
+    const error = await rejection(
+      dispatchCompletion([t], context([], { signal: controller.signal, sleep: async () => controller.abort() })),
+    );
+    assert.equal(isClientAbort(error), true);
   });
 });
