@@ -1,6 +1,6 @@
 // x-request-id, as the spec says: letters, digits, dot, underscore, hyphen;
 // at most 128 characters; echoed back; intended for support.
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { InvalidRequestError } from '../errors.ts';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -21,9 +21,14 @@ export function isValidRequestId(id: string): boolean {
   return true;
 }
 
-/** A fresh id in the same alphabet: `req_` + 24 hex characters (96 random bits). */
+/**
+ * A fresh id in the same alphabet: `req_` + 32 hex characters (a version-4
+ * UUID without its hyphens, 122 random bits). randomUUID draws from a cached
+ * entropy pool, cheaper per request than randomBytes.
+ */
 export function generateRequestId(): string {
-  return `req_${randomBytes(12).toString('hex')}`;
+  const u = randomUUID();
+  return `req_${u.slice(0, 8)}${u.slice(9, 13)}${u.slice(14, 18)}${u.slice(19, 23)}${u.slice(24)}`;
 }
 
 /**

@@ -22,7 +22,7 @@ export interface LoggerOptions {
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const min = LEVEL_RANK[options.level ?? 'info'];
-  const write = options.write ?? ((line: string) => process.stdout.write(line));
+  const write = options.write ?? batchedStdout();
   const clock = options.clock ?? (() => new Date());
   const log = (level: LogLevel, msg: string, fields?: LogFields): void => {
     if (LEVEL_RANK[level] < min) return;
@@ -42,3 +42,29 @@ export function isLogLevel(value: string): value is LogLevel {
 
 /** A logger that drops everything (tests, benchmarks). */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/**
+ * stdout to a pipe or file is a synchronous write per call on Linux; under load
+ * several requests finish in one event-loop turn, so their lines are joined and
+ * written once, at the end of the turn. Lines are never dropped or reordered,
+ * and a process exiting normally flushes first ('exit' runs synchronously).
+ */
+function batchedStdout(): (line: string) => void {
+  let pending: string[] = [];
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    if (pending.length === 0) return;
+    const text = pending.length === 1 ? (pending[0] as string) : pending.join('');
+    pending = [];
+    process.stdout.write(text);
+  };
+  process.once('exit', flush);
+  return (line) => {
+    pending.push(line);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+}

@@ -61,6 +61,8 @@ export function createSseWriter(res: ServerResponse): SseWriter {
   /** start() succeeded; separate from `state`, which may turn Gone first. */
   let started = false;
   let failure: SseWriteError | undefined = undefined;
+  /** An event went to res.write(): the headers travel with it. */
+  let wrote = false;
   const gone = new AbortController();
 
   function onClose(): void {
@@ -102,8 +104,13 @@ export function createSseWriter(res: ServerResponse): SseWriter {
     started = true;
     if (state === State.Gone) return;
     state = State.Streaming;
-    // The client sees the 200 now, before the first token, and can start its clock.
-    res.flushHeaders();
+    // The headers go out with the first event in one write when it follows in
+    // the same turn (the gateway starts only once the first chunk is in hand);
+    // otherwise they are flushed at the end of the turn, so the client sees the
+    // 200 before the first event.
+    setImmediate(() => {
+      if (state === State.Streaming && !wrote) res.flushHeaders();
+    });
   }
 
   function data(payload: string): Promise<void> {
@@ -125,6 +132,7 @@ export function createSseWriter(res: ServerResponse): SseWriter {
       return Promise.reject(failure);
     }
 
+    wrote = true;
     return new Promise<void>((resolve, reject) => {
       let flushed = false;
       let settled = false;

@@ -75,7 +75,7 @@ test('ai-sdk-tools.mjs: the SDK runs the tool and the second step quotes its res
 test('ai-sdk-errors.mjs: APICallError carries the status and the parsed envelope', TEST_TIMEOUT, async () => {
   const run = await loadSnippet('ai-sdk-errors.mjs');
   const result = (await run(target)) as { requestId: string };
-  assert.match(result.requestId, /^req_[0-9a-f]{24}$/);
+  assert.match(result.requestId, /^req_[0-9a-f]{32}$/);
   assert.deepEqual(result, {
     status: 404,
     message: "The model 'no-such-alias' does not exist or you do not have access to it.",

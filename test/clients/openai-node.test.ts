@@ -32,7 +32,7 @@ test('openai-node.mjs: service-auto, a stream with usage, a tool round trip', TE
 test('openai-errors.mjs: the envelope as the SDK exposes it', TEST_TIMEOUT, async () => {
   const run = await loadSnippet('openai-errors.mjs');
   const result = (await run(target)) as { requestId: string };
-  assert.match(result.requestId, /^req_[0-9a-f]{24}$/);
+  assert.match(result.requestId, /^req_[0-9a-f]{32}$/);
   assert.deepEqual(result, {
     badRequest: true,
     status: 400,

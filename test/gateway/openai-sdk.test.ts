@@ -145,7 +145,7 @@ test('typed errors: status, message, param, code and the request id', async () =
       assert.equal(err.status, 400);
       assert.equal(err.param, 'n');
       assert.equal(err.type, 'invalid_request_error');
-      assert.match(String(err.requestID), /^req_[0-9a-f]{24}$/);
+      assert.match(String(err.requestID), /^req_[0-9a-f]{32}$/);
       return true;
     },
   );

@@ -13,7 +13,7 @@ test('request ids: letters, digits, dot, underscore, hyphen, 1 to 128 characters
 
 test('a generated id is valid and unique', () => {
   const a = generateRequestId();
-  assert.match(a, /^req_[0-9a-f]{24}$/);
+  assert.match(a, /^req_[0-9a-f]{32}$/);
   assert.equal(isValidRequestId(a), true);
   assert.notEqual(a, generateRequestId());
 });

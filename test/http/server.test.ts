@@ -83,7 +83,7 @@ test('x-request-id: a valid one is echoed; a missing one is made; a bad one is a
   assert.equal(ok.headers['x-request-id'], 'abc.DEF_1-2');
   assert.deepEqual(ok.json(), { ok: true, id: 'abc.DEF_1-2' });
   const made = await request(base, 'GET', '/ok');
-  assert.match(String(made.headers['x-request-id']), /^req_[0-9a-f]{24}$/);
+  assert.match(String(made.headers['x-request-id']), /^req_[0-9a-f]{32}$/);
   const missing = await request(base, 'GET', '/nope', { headers: { 'x-request-id': 'nf-1' } });
   assert.equal(missing.headers['x-request-id'], 'nf-1');
   for (const bad of ['has space', 'a'.repeat(129), 'semi;colon']) {
