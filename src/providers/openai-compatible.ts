@@ -96,7 +96,9 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
     const exchange = openExchange(call, settings, false);
     try {
       const response = await exchange.send(call.request);
-      const raw = parseJson(await readBodyBounded(response, maxResponseBytes));
+      const text = await readBodyBounded(response, maxResponseBytes);
+      exchange.finish();
+      const raw = parseJson(text);
       return normalizeCompletion(raw);
     } catch (error) {
       throw exchange.explain(error);
@@ -115,9 +117,13 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
       const body = exchange.watchIdle(eventStreamBody(response));
       let done = false;
       for await (const event of readEventStream(body, { maxEventBytes })) {
+        // After [DONE] the body is read to its end (upstreams close it right
+        // away; the idle and total timers bound one that does not), so the
+        // connection goes back to the pool instead of being torn down.
+        if (done) continue;
         if (event.data === DONE) {
           done = true;
-          break;
+          continue;
         }
         const raw = parseJson(event.data);
         if (isErrorFrame(raw)) throw upstreamStreamError(raw['error']);
@@ -203,6 +209,8 @@ interface Exchange {
   watchIdle(body: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array>;
   /** The error to throw for anything that went wrong during the exchange. */
   explain(error: unknown): unknown;
+  /** The body was read to its end: close() need not abort anything. */
+  finish(): void;
   /** Clears timers and listeners and aborts the fetch if still running. Idempotent. */
   close(): void;
 }
@@ -223,6 +231,9 @@ function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming:
   /** True only while a body chunk is awaited: a consumer that is slow to
    * take the next chunk (backpressure from the client) is not the upstream's fault. */
   let awaitingBytes = false;
+  /** The whole body was read: aborting would only cost (a DOMException and
+   * signal listeners per request) and could not free anything. */
+  let finished = false;
 
   const abortFor = (why: Abort): void => {
     if (abort !== Abort.None) return;
@@ -302,6 +313,7 @@ function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming:
           awaitingBytes = false;
           if (done) {
             ended = true;
+            finished = true;
             return;
           }
           yield value;
@@ -355,12 +367,12 @@ function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming:
     clearTimeout(idleTimer);
     clearTimeout(totalTimer);
     call.signal.removeEventListener('abort', onCallerAbort);
-    // A no-op once the body was read to its end; otherwise it frees the socket
-    // (a consumer that stopped early, or an error mid-body).
-    abortFor(Abort.Closed);
+    // Once the body was read to its end there is nothing to free; otherwise
+    // the abort frees the socket (a consumer that stopped early, or an error mid-body).
+    if (!finished) abortFor(Abort.Closed);
   }
 
-  return { send, watchIdle, explain, close };
+  return { send, watchIdle, explain, finish: () => void (finished = true), close };
 }
 
 /** The 2xx body as text, refusing more than `limit` bytes (counted after

@@ -37,6 +37,9 @@ export class SseWriteError extends Error {
   }
 }
 
+/** Write errors that mean the peer is gone rather than a misuse of the response. */
+const CONNECTION_GONE_CODES: ReadonlySet<string> = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ECONNABORTED']);
+
 const LF = 0x0a;
 const CR = 0x0d;
 
@@ -63,6 +66,11 @@ export function createSseWriter(res: ServerResponse): SseWriter {
   let failure: SseWriteError | undefined = undefined;
   /** An event went to res.write(): the headers travel with it. */
   let wrote = false;
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    if (!res.destroyed) res.uncork();
+  };
   const gone = new AbortController();
 
   function onClose(): void {
@@ -150,9 +158,23 @@ export function createSseWriter(res: ServerResponse): SseWriter {
       // The callback reports a failed write even when write() already returned
       // true and this promise resolved: the failure is kept and the next call
       // rejects with it, so no write error is lost.
+      // Events written in one event-loop turn (an upstream read often holds
+      // many) leave in one socket write: corked now, uncorked at the end of
+      // the turn. end() uncorks at once.
+      if (!corked) {
+        corked = true;
+        res.cork();
+        setImmediate(uncork);
+      }
       flushed = res.write(chunk, (error) => {
         if (error !== undefined && error !== null) {
-          markGone(new SseWriteError('sse_write_failed', 'Writing the event stream failed.', error));
+          // A write that failed because the connection is gone (EPIPE,
+          // ECONNRESET, a destroyed stream) is the client leaving.
+          markGone(
+            CONNECTION_GONE_CODES.has((error as NodeJS.ErrnoException).code ?? '')
+              ? new SseWriteError('sse_client_gone', 'The client closed the connection.', error)
+              : new SseWriteError('sse_write_failed', 'Writing the event stream failed.', error),
+          );
           settle(failure);
         }
       });
