@@ -120,7 +120,9 @@ test('a chunked body crossing the limit is 413 as soon as it crosses', async () 
       agent: false,
       headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.key}`, 'transfer-encoding': 'chunked' },
     });
+    let responded = false;
     req.on('response', (r) => {
+      responded = true;
       r.resume();
       r.on('end', () => resolve({ status: r.statusCode ?? 0, sent }));
     });
@@ -132,7 +134,7 @@ test('a chunked body crossing the limit is 413 as soon as it crosses', async () 
     sent += head.length;
     const more = (): void => {
       // Bounded: at most 16 MiB, stopping as soon as the answer arrived.
-      if (sent > 16 * 1024 * 1024 || req.destroyed || req.writableEnded) return;
+      if (responded || sent > 16 * 1024 * 1024 || req.destroyed || req.writableEnded) return;
       sent += message.length;
       if (req.write(message)) setImmediate(more);
       else req.once('drain', more);
