@@ -105,6 +105,31 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
     return 1;
   }
 
+  // Signal handlers first, so a SIGTERM that follows the banner at once is a
+  // clean shutdown, never the default kill.
+  let resolveDone: (code: number) => void = () => {};
+  const done = new Promise<number>((resolve) => {
+    resolveDone = resolve;
+  });
+  let stopping = false;
+  const stop = (signal: string): void => {
+    // A second signal while stopping changes nothing: the grace timer ends it.
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down', { signal });
+    const force = setTimeout(() => gateway.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    force.unref();
+    void gateway
+      .close()
+      .then(() => keys.close())
+      .then(() => {
+        clearTimeout(force);
+        resolveDone(0);
+      });
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const demo = Object.values(config.providers).some((p) => p.type === 'demo');
   const keyCount = (await keys.list()).filter((k) => k.revokedAt === null).length;
@@ -118,30 +143,5 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
         : ''),
   );
   logger.info('listening', { host: address.address, port: address.port, config: config.source ?? 'embedded' });
-
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = (signal: string): void => {
-      if (stopping) return;
-      stopping = true;
-      logger.info('shutting down', { signal });
-      const force = setTimeout(() => {
-        gateway.server.closeAllConnections();
-      }, SHUTDOWN_GRACE_MS);
-      force.unref();
-      void gateway
-        .close()
-        .then(() => keys.close())
-        .then(() => {
-          clearTimeout(force);
-          process.off('SIGINT', onInt);
-          process.off('SIGTERM', onTerm);
-          resolve(0);
-        });
-    };
-    const onInt = (): void => stop('SIGINT');
-    const onTerm = (): void => stop('SIGTERM');
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
-  });
+  return done;
 }
