@@ -15,6 +15,8 @@
 //   undici:client:sendHeaders { request, socket }   its headers go out on a
 //                                                    connected (and for https,
 //                                                    TLS-established) socket
+//   undici:request:headers    { request, response }  the response headers came
+//                                                    (response.statusCode)
 // The same `request` object travels through both. The request is created
 // synchronously inside the fetch() call (undici 6 and 7: fetch -> fetching ->
 // mainFetch -> ... -> dispatcher.dispatch, no await in between), so the one
@@ -24,11 +26,17 @@
 // channels, no create event would be seen during the call, `watched` would be
 // false, and the caller arms no connect timer: connection setup stays bounded
 // by its first-byte timer and by undici's own connect timeout (10 s).
+//
+// The response status is recorded for one reason: the provider fetches with
+// `redirect: 'error'` (any other mode makes undici clone the request and tee
+// its body stream, a measurable share of the gateway's CPU per request), and
+// fetch's rejection of a redirect does not say which status it refused.
 
 import { subscribe } from 'node:diagnostics_channel';
 
 const REQUEST_CREATE = 'undici:request:create';
 const CLIENT_SEND_HEADERS = 'undici:client:sendHeaders';
+const REQUEST_HEADERS = 'undici:request:headers';
 
 export const ConnectState = {
   /** The request went out on a pooled connection during the fetch() call. */
@@ -40,10 +48,17 @@ export const ConnectState = {
 } as const;
 export type ConnectState = (typeof ConnectState)[keyof typeof ConnectState];
 
-interface Watch {
+/** What was seen of one fetch() call; fields fill in as undici reports. */
+export interface FetchWatch {
+  /** The status of the response headers undici received, once they came. */
+  readonly responseStatus: number | undefined;
+}
+
+interface Watch extends FetchWatch {
   onConnected(): void;
   connected: boolean;
   seen: boolean;
+  responseStatus: number | undefined;
 }
 
 let subscribed = false;
@@ -57,7 +72,7 @@ function onRequestCreate(message: unknown): void {
   if (watch === undefined) return;
   const request = requestOf(message);
   if (request === undefined) return;
-  // Only the first request of the call (fetch makes one; redirects are manual).
+  // Only the first request of the call (fetch makes one; redirects are refused).
   dispatching = undefined;
   watch.seen = true;
   watches.set(request, watch);
@@ -67,10 +82,22 @@ function onSendHeaders(message: unknown): void {
   const request = requestOf(message);
   if (request === undefined) return;
   const watch = watches.get(request);
-  if (watch === undefined) return;
-  watches.delete(request);
+  if (watch === undefined || watch.connected) return;
   watch.connected = true;
   watch.onConnected();
+}
+
+function onResponseHeaders(message: unknown): void {
+  const request = requestOf(message);
+  if (request === undefined) return;
+  const watch = watches.get(request);
+  if (watch === undefined) return;
+  // The last event of interest; a request that never gets this far leaves its
+  // entry to be collected with the request.
+  watches.delete(request);
+  const response = (message as { response?: { statusCode?: unknown } }).response;
+  const status = response?.statusCode;
+  if (typeof status === 'number') watch.responseStatus = status;
 }
 
 function requestOf(message: unknown): object | undefined {
@@ -84,16 +111,18 @@ function requestOf(message: unknown): object | undefined {
  * makes HTTP requests), and reports what can be known about its connection.
  * `onConnected` runs at most once, when the request headers are written;
  * for a pooled connection that may be during this call (state Connected).
+ * `watch` reports later events of the same call.
  */
-export function watchConnectPhase<T>(start: () => T, onConnected: () => void): { result: T; state: ConnectState } {
+export function watchConnectPhase<T>(start: () => T, onConnected: () => void): { result: T; state: ConnectState; watch: FetchWatch } {
   if (!subscribed) {
     // Subscribed once for the life of the process; with no fetch() being
     // watched the handlers return at the first check.
     subscribe(REQUEST_CREATE, onRequestCreate);
     subscribe(CLIENT_SEND_HEADERS, onSendHeaders);
+    subscribe(REQUEST_HEADERS, onResponseHeaders);
     subscribed = true;
   }
-  const watch: Watch = { onConnected, connected: false, seen: false };
+  const watch: Watch = { onConnected, connected: false, seen: false, responseStatus: undefined };
   dispatching = watch;
   let result: T;
   try {
@@ -102,5 +131,5 @@ export function watchConnectPhase<T>(start: () => T, onConnected: () => void): {
     dispatching = undefined;
   }
   const state = watch.connected ? ConnectState.Connected : watch.seen ? ConnectState.Connecting : ConnectState.Unobserved;
-  return { result, state };
+  return { result, state, watch };
 }

@@ -633,6 +633,34 @@ describe('upstream HTTP errors', () => {
     assert.equal((error as ApiError).message, 'The upstream provider answered with an unexpected HTTP 302.');
     assert.equal(seen.length, 1);
   });
+
+  // fetch runs with redirect: 'error' (cheaper than 'manual'); its refusal
+  // must still read as the upstream's unexpected status, whichever redirect it
+  // was. fetch does not hand over a refused redirect's body, so its message is
+  // not quoted (it was with 'manual').
+  for (const status of [301, 303, 307, 308]) {
+    test(`a ${status} redirect is not followed, plain or streamed`, async () => {
+      upstream = (_req, res) => {
+        res.writeHead(status, { location: `http://127.0.0.1:${port}/v1/chat/completions`, 'content-type': 'application/json' });
+        res.end('{"error":{"message":"moved"}}');
+      };
+      for (const error of [await failure(provider().complete(call())), await failure(collect(provider().stream(call({ stream: true }))))]) {
+        assert.deepEqual(rendered(error), {
+          status: 502,
+          body: { error: { message: `The upstream provider answered with an unexpected HTTP ${status}.`, type: 'upstream_error', param: null, code: 'upstream_error' } },
+          headers: {},
+        });
+      }
+      assert.equal(seen.length, 2);
+    });
+  }
+
+  test('a 3xx that is not a redirect status is read like any unexpected status, with the upstream\'s message', async () => {
+    upstream = (_req, res) => json(res, 300, { error: { message: 'moved' } }, { location: '/elsewhere' });
+    const error = await failure(provider().complete(call()));
+    assert.equal((error as ApiError).status, 502);
+    assert.equal((error as ApiError).message, 'The upstream provider answered with an unexpected HTTP 300: moved');
+  });
 });
 
 describe('network failures, timeouts and aborts', () => {

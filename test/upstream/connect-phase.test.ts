@@ -11,7 +11,12 @@ let port = 0;
 before(async () => {
   server = createServer((req, res) => {
     req.resume();
-    req.on('end', () => res.end('ok'));
+    req.on('end', () => {
+      if (req.url === '/moved') {
+        res.writeHead(307, { location: '/a' });
+        res.end();
+      } else res.end('ok');
+    });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -83,9 +88,27 @@ describe('watchConnectPhase', () => {
   });
 
   test('no fetch in start: Unobserved', () => {
-    const { result, state } = watchConnectPhase(() => 42, () => assert.fail('not connected'));
+    const { result, state, watch } = watchConnectPhase(() => 42, () => assert.fail('not connected'));
     assert.equal(result, 42);
     assert.equal(state, ConnectState.Unobserved);
+    assert.equal(watch.responseStatus, undefined);
+  });
+
+  test('the response status is recorded once the headers arrive', async () => {
+    const { result, watch } = watchConnectPhase(() => fetch(`http://127.0.0.1:${port}/f`, { method: 'POST', body: '{}' }), () => undefined);
+    assert.equal(watch.responseStatus, undefined);
+    const response = await result;
+    assert.equal(watch.responseStatus, 200);
+    assert.equal(await response.text(), 'ok');
+  });
+
+  test('the status of a redirect that redirect: error refused is still known', async () => {
+    const { result, watch } = watchConnectPhase(
+      () => fetch(`http://127.0.0.1:${port}/moved`, { method: 'POST', body: '{}', redirect: 'error' }),
+      () => undefined,
+    );
+    await assert.rejects(result, { name: 'TypeError' });
+    assert.equal(watch.responseStatus, 307);
   });
 
   test('a start that throws leaves no watch armed for the next fetch', async () => {
