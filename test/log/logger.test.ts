@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { batchLines, createLogger } from '../../src/log/logger.ts';
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('batchLines', () => {
+  test('the lines of one turn reach the sink in one call, in order, at the end of the turn', async () => {
+    const writes: string[] = [];
+    const write = batchLines((text) => writes.push(text));
+    write('a\n');
+    write('b\n');
+    write('c\n');
+    assert.deepEqual(writes, []);
+    await turn();
+    assert.deepEqual(writes, ['a\nb\nc\n']);
+  });
+
+  test('each turn is its own call; a quiet turn writes nothing', async () => {
+    const writes: string[] = [];
+    const write = batchLines((text) => writes.push(text));
+    write('one\n');
+    await turn();
+    await turn();
+    write('two\n');
+    await turn();
+    assert.deepEqual(writes, ['one\n', 'two\n']);
+  });
+
+  test('a logger over it writes whole JSON lines', async () => {
+    const writes: string[] = [];
+    const logger = createLogger({ write: batchLines((text) => writes.push(text)), clock: () => new Date(0) });
+    logger.info('request', { status: 200 });
+    logger.warn('slow', { durationMs: 1.5 });
+    await turn();
+    assert.deepEqual(writes, [
+      '{"time":"1970-01-01T00:00:00.000Z","level":"info","msg":"request","status":200}\n' +
+        '{"time":"1970-01-01T00:00:00.000Z","level":"warn","msg":"slow","durationMs":1.5}\n',
+    ]);
+  });
+});
