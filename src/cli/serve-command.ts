@@ -6,7 +6,7 @@ import { CONFIG_ENV, loadConfig } from '../config/config-loader.ts';
 import { createGateway } from '../gateway/gateway.ts';
 import { KeyStoreError } from '../keys/errors.ts';
 import { openKeyStore, type KeyStore } from '../keys/key-store.ts';
-import { createLogger, isLogLevel } from '../log/logger.ts';
+import { batchLines, createLogger, isLogLevel } from '../log/logger.ts';
 import type { CliIo } from './main.ts';
 
 const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port PORT] [--log-level LEVEL]
@@ -72,7 +72,8 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
     throw err;
   }
 
-  const logger = createLogger({ level, write: (line) => io.stdout.write(line) });
+  // Lines of one event-loop turn leave in one write (see batchLines).
+  const logger = createLogger({ level, write: batchLines((text) => io.stdout.write(text)) });
   let keys: KeyStore;
   try {
     keys = openKeyStore(config.dataDir, {
