@@ -119,6 +119,7 @@ function bindProvider(provider: ProviderConfig, apiKey: string | undefined): Pro
           timeoutMs: provider.policy.timeoutMs,
           firstByteTimeoutMs: provider.policy.firstByteTimeoutMs,
           idleTimeoutMs: provider.policy.idleTimeoutMs,
+          connectTimeoutMs: provider.policy.connectTimeoutMs,
         }),
         // The adapter translates whichever field arrives into Anthropic's max_tokens.
         maxTokensParam: 'max_tokens',

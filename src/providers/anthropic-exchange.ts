@@ -10,10 +10,12 @@
 
 import { ApiError } from '../errors.ts';
 import { EventStreamError } from '../sse/event-stream-parser.ts';
+import { ConnectState, watchConnectPhase } from '../upstream/connect-phase.ts';
 import {
   badUpstreamResponseError,
   ClientAbortError,
   isNetworkTimeout,
+  upstreamConnectTimeoutError,
   readUpstreamErrorDetail,
   type UpstreamErrorDetail,
   upstreamConnectionLostError,
@@ -32,6 +34,8 @@ export interface ExchangeSettings {
   timeoutMs: number;
   firstByteTimeoutMs: number;
   idleTimeoutMs: number;
+  /** Bound on connection setup (see ../upstream/connect-phase.ts); undefined: undici's own 10 s. */
+  connectTimeoutMs?: number | undefined;
 }
 
 export interface ExchangeCall {
@@ -61,6 +65,7 @@ export const MAX_TIMER_MS = 2_147_483_647;
 const Abort = {
   None: 'none',
   Client: 'client',
+  ConnectTimeout: 'connect_timeout',
   FirstByteTimeout: 'first_byte_timeout',
   IdleTimeout: 'idle_timeout',
   TotalTimeout: 'total_timeout',
@@ -116,6 +121,7 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
   const controller = new AbortController();
   let abort: Abort = Abort.None;
   let phase: Phase = Phase.Connecting;
+  let connectTimer: NodeJS.Timeout | undefined;
   let firstByteTimer: NodeJS.Timeout | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
   let totalTimer: NodeJS.Timeout | undefined;
@@ -141,15 +147,31 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
     headers.set('accept', streaming ? 'text/event-stream' : 'application/json');
     headers.set('x-request-id', call.requestId);
 
-    const response = await fetch(settings.endpoint, {
+    const init: RequestInit = {
       method: 'POST',
       headers,
       body,
       signal: controller.signal,
       // A redirect would resend the body (and, same-origin, the key) elsewhere.
       redirect: 'manual',
-    });
+    };
+    let pending: Promise<Response>;
+    const connectTimeoutMs = settings.connectTimeoutMs;
+    if (connectTimeoutMs === undefined) pending = fetch(settings.endpoint, init);
+    else {
+      // The same connect-phase watch as the OpenAI-compatible adapter.
+      const { result, state } = watchConnectPhase(
+        () => fetch(settings.endpoint, init),
+        () => clearTimeout(connectTimer),
+      );
+      if (state === ConnectState.Connecting && abort === Abort.None) {
+        connectTimer = setTimeout(() => abortFor(Abort.ConnectTimeout), connectTimeoutMs);
+      }
+      pending = result;
+    }
+    const response = await pending;
     phase = Phase.Reading;
+    clearTimeout(connectTimer);
     clearTimeout(firstByteTimer);
     if (response.status >= 200 && response.status <= 299) return response;
 
@@ -174,6 +196,8 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
     switch (abort) {
       case Abort.Client:
         return new ClientAbortError(call.signal.reason);
+      case Abort.ConnectTimeout:
+        return upstreamConnectTimeoutError(settings.connectTimeoutMs ?? 0);
       case Abort.FirstByteTimeout:
         return upstreamTimeoutError(settings.firstByteTimeoutMs, 'response headers');
       case Abort.IdleTimeout:
@@ -201,6 +225,7 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
   }
 
   function close(): void {
+    clearTimeout(connectTimer);
     clearTimeout(firstByteTimer);
     clearTimeout(idleTimer);
     clearTimeout(totalTimer);

@@ -34,6 +34,8 @@ export interface AnthropicOptions {
   firstByteTimeoutMs?: number;
   /** Longest gap between two stream events (Anthropic's pings count). Default 60000. */
   idleTimeoutMs?: number;
+  /** Bound on connection setup; unset: undici's own 10 s. */
+  connectTimeoutMs?: number;
   /** Non-stream response body limit (decoded bytes). Default 16 MiB. */
   maxResponseBytes?: number;
   /** Largest single event of a stream. Default 1 MiB. */
@@ -57,6 +59,7 @@ export function createAnthropicProvider(options: AnthropicOptions = {}): ChatPro
     timeoutMs: positiveInteger(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs'),
     firstByteTimeoutMs: positiveInteger(options.firstByteTimeoutMs, DEFAULT_FIRST_BYTE_TIMEOUT_MS, 'firstByteTimeoutMs'),
     idleTimeoutMs: positiveInteger(options.idleTimeoutMs, DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeoutMs'),
+    connectTimeoutMs: options.connectTimeoutMs === undefined ? undefined : positiveInteger(options.connectTimeoutMs, 0, 'connectTimeoutMs'),
   };
 
   async function complete(call: UpstreamCall): Promise<ChatCompletion> {

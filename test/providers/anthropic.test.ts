@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { ChatCompletionChunk, ChatRequest } from '../../src/chat/types.ts';
 import { ApiError } from '../../src/errors.ts';
@@ -751,5 +751,43 @@ describe('network failures, timeouts and aborts', () => {
     await upstreamClosed;
     assert.equal(timers(), before);
     assert.equal(listening, 0);
+  });
+});
+
+describe('connect timeout', () => {
+  test('a connection that never completes is 504 within connectTimeoutMs, well before the first-byte timeout', async () => {
+    // Accepts TCP and never answers: a TLS handshake to it hangs, on 127.0.0.1.
+    const sockets: Socket[] = [];
+    const tcp = createNetServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => undefined);
+    });
+    tcp.listen(0, '127.0.0.1');
+    await once(tcp, 'listening');
+    try {
+      const p = createAnthropicProvider({ baseUrl: `https://127.0.0.1:${(tcp.address() as AddressInfo).port}/v1`, connectTimeoutMs: 150, firstByteTimeoutMs: 5000 });
+      for (const attempt of [() => p.complete(call()), () => collect(p.stream(call({ stream: true })))]) {
+        const started = performance.now();
+        const error = await failure(attempt());
+        const elapsed = performance.now() - started;
+        assert.ok(elapsed >= 140 && elapsed < 1500, String(elapsed));
+        assert.deepEqual(rendered(error), {
+          status: 504,
+          body: { error: { message: 'The upstream provider did not accept a connection within 150 ms.', type: 'server_error', param: null, code: 'upstream_timeout' } },
+          headers: {},
+        });
+      }
+      assert.equal(sockets.length, 2);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      tcp.close();
+      await once(tcp, 'close');
+    }
+  });
+
+  test('connectTimeoutMs is validated', () => {
+    for (const connectTimeoutMs of [0, -1, 1.5, 2 ** 31]) {
+      assert.throws(() => createAnthropicProvider({ connectTimeoutMs }), RangeError);
+    }
   });
 });
