@@ -7,8 +7,7 @@
 import { normalizeChunk, normalizeCompletion } from '../chat/completion-response.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
 import { ApiError } from '../errors.ts';
-import { EventStreamError } from '../sse/event-stream-parser.ts';
-import { readEventStream } from '../sse/event-stream-reader.ts';
+import { createEventStreamParser, EventStreamError, type EventStreamEvent } from '../sse/event-stream-parser.ts';
 import { ConnectState, watchConnectPhase, type FetchWatch } from '../upstream/connect-phase.ts';
 import type { ChatProvider, UpstreamCall } from './provider.ts';
 import {
@@ -116,21 +115,50 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
       // the client did not ask for it.
       const request: ChatRequest = { ...call.request, stream: true, stream_options: { include_usage: true } };
       const response = await exchange.send(request);
-      const body = exchange.watchIdle(eventStreamBody(response));
+      const reader = eventStreamBody(response).getReader();
+      // Byte reads, event parsing and normalisation in one generator, not
+      // three stacked ones (../sse/event-stream-reader.ts is the same glue):
+      // one generator step per event instead of three, each promises and turns.
+      const ready: EventStreamEvent[] = [];
+      const parser = createEventStreamParser({ onEvent: (event) => void ready.push(event) }, { maxEventBytes });
+      // Not fatal: invalid UTF-8 becomes U+FFFD, as the spec's decode requires.
+      const decoder = new TextDecoder('utf-8');
       let done = false;
-      for await (const event of readEventStream(body, { maxEventBytes })) {
-        // After [DONE] the body is read to its end (upstreams close it right
-        // away; the idle and total timers bound one that does not), so the
-        // connection goes back to the pool instead of being torn down.
-        if (done) continue;
-        if (event.data === DONE) {
-          done = true;
-          continue;
+      let ended = false;
+      try {
+        while (!ended) {
+          const bytes = await exchange.readBytes(reader);
+          if (bytes === undefined) {
+            ended = true;
+            // An event not closed by a blank line is discarded (the spec).
+            parser.feed(decoder.decode());
+            parser.end();
+          } else {
+            parser.feed(decoder.decode(bytes, { stream: true }));
+          }
+          // Drained by index, then cleared: a burst is not shifted one by one.
+          for (let i = 0; i < ready.length; i++) {
+            const event = ready[i] as EventStreamEvent;
+            // After [DONE] the body is read to its end (upstreams close it right
+            // away; the idle and total timers bound one that does not), so the
+            // connection goes back to the pool instead of being torn down.
+            if (done) continue;
+            if (event.data === DONE) {
+              done = true;
+              continue;
+            }
+            const raw = parseJson(event.data);
+            if (isErrorFrame(raw)) throw upstreamStreamError(raw['error']);
+            if (event.event === 'error') throw upstreamStreamError(raw);
+            yield normalizeChunk(raw);
+          }
+          ready.length = 0;
         }
-        const raw = parseJson(event.data);
-        if (isErrorFrame(raw)) throw upstreamStreamError(raw['error']);
-        if (event.event === 'error') throw upstreamStreamError(raw);
-        yield normalizeChunk(raw);
+      } finally {
+        // Leaving early (or on an error) frees the connection; the reason is
+        // already known, so a failure to cancel adds nothing.
+        if (!ended) await reader.cancel().catch(() => undefined);
+        reader.releaseLock();
       }
       if (!done) throw upstreamStreamTruncatedError();
     } catch (error) {
@@ -206,9 +234,9 @@ type Phase = (typeof Phase)[keyof typeof Phase];
 interface Exchange {
   /** POSTs `request`; resolves with a 2xx response, throws the mapped error otherwise. */
   send(request: ChatRequest): Promise<Response>;
-  /** The body's chunks, aborting the exchange when the upstream sends nothing
-   * for idleTimeoutMs while a chunk is awaited. */
-  watchIdle(body: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array>;
+  /** The body's next chunk, or undefined at its end; aborts the exchange when
+   * the upstream sends nothing for idleTimeoutMs while the chunk is awaited. */
+  readBytes(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | undefined>;
   /** The error to throw for anything that went wrong during the exchange. */
   explain(error: unknown): unknown;
   /** The body was read to its end: close() need not abort anything. */
@@ -320,38 +348,24 @@ function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming:
     return upstreamHttpError(status, undefined, null, null);
   }
 
-  function watchIdle(body: ReadableStream<Uint8Array>): AsyncIterable<Uint8Array> {
-    const onIdle = (): void => {
-      if (awaitingBytes) abortFor(Abort.IdleTimeout);
-    };
-    return (async function* chunks(): AsyncGenerator<Uint8Array, void, undefined> {
-      const reader = body.getReader();
-      let ended = false;
-      try {
-        for (;;) {
-          awaitingBytes = true;
-          // One timer per exchange, re-armed per read: refresh() restarts it
-          // (even after it fired while the consumer held a chunk).
-          if (idleTimer === undefined) idleTimer = setTimeout(onIdle, settings.idleTimeoutMs);
-          else idleTimer.refresh();
-          const { done, value } = await reader.read();
-          awaitingBytes = false;
-          if (done) {
-            ended = true;
-            finished = true;
-            return;
-          }
-          yield value;
-        }
-      } finally {
-        awaitingBytes = false;
-        clearTimeout(idleTimer);
-        // Leaving early (or on an error) frees the connection; the reason is
-        // already known, so a failure to cancel adds nothing.
-        if (!ended) await reader.cancel().catch(() => undefined);
-        reader.releaseLock();
-      }
-    })();
+  const onIdle = (): void => {
+    if (awaitingBytes) abortFor(Abort.IdleTimeout);
+  };
+
+  async function readBytes(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | undefined> {
+    awaitingBytes = true;
+    // One timer per exchange, re-armed per read (refresh() restarts it even after it fired).
+    if (idleTimer === undefined) idleTimer = setTimeout(onIdle, settings.idleTimeoutMs);
+    else idleTimer.refresh();
+    try {
+      const { done, value } = await reader.read();
+      if (!done) return value;
+      finished = true;
+      clearTimeout(idleTimer);
+      return undefined;
+    } finally {
+      awaitingBytes = false;
+    }
   }
 
   function abortError(): unknown {
@@ -397,7 +411,7 @@ function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming:
     if (!finished) abortFor(Abort.Closed);
   }
 
-  return { send, watchIdle, explain, finish: () => void (finished = true), close };
+  return { send, readBytes, explain, finish: () => void (finished = true), close };
 }
 
 /** The 2xx body as text, refusing more than `limit` bytes (counted after
