@@ -3,7 +3,7 @@
 // spec's shapes, and account the usage to the key.
 import type { ServerResponse } from 'node:http';
 import type { GatewayConfig } from '../config/config.ts';
-import { relayChatStream } from '../chat/stream-relay.ts';
+import { createChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
 import { createChatRequestObserver, validateChatRequest } from '../chat/request-validator.ts';
 import type { ChatCompletionChunk, Usage } from '../chat/types.ts';
 import { ApiError, internalErrorBody } from '../errors.ts';
@@ -12,7 +12,7 @@ import { sendJson } from '../http/respond.ts';
 import type { RequestContext, RouteHandler } from '../http/server.ts';
 import type { Logger } from '../log/logger.ts';
 import { resolveAlias } from '../routing/alias-routing.ts';
-import { createSseWriter } from '../sse/sse-writer.ts';
+import { createSseWriter, type SseWriter } from '../sse/sse-writer.ts';
 import { dispatchCompletion, dispatchStream, type AttemptRecord } from '../upstream/dispatcher.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { AliasRoutes } from './alias-targets.ts';
@@ -90,12 +90,8 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       if (request.stream === true) {
         const { stream, target } = await dispatchStream(plan.targets, dispatch);
         ctx.log['target'] = target.id;
-        const chunks = relayChatStream(stream, {
-          alias: route.alias,
-          includeUsage: request.stream_options?.include_usage === true,
-          onUsage: noteUsage,
-        });
-        await writeEventStream(ctx, chunks, headers, logger);
+        const relay = { alias: route.alias, includeUsage: request.stream_options?.include_usage === true, onUsage: noteUsage };
+        await writeEventStream(ctx, stream, relay, headers, logger);
       } else {
         const { completion, target } = await dispatchCompletion(plan.targets, dispatch);
         ctx.log['target'] = target.id;
@@ -127,27 +123,57 @@ export class ClientGoneAbort extends Error {
 }
 
 /**
- * Streams as server-sent events. The dispatcher resolved only once the first
- * chunk arrived, so an error before it is an ordinary JSON error (the
- * boundary renders it); after the first byte it is a `data: {"error":...}`
- * frame and the end, never a clean `[DONE]`.
+ * Streams as server-sent events, relaying the upstream's chunks under
+ * ../chat/stream-relay.ts's rules. Nothing is sent before the first relayed
+ * chunk, so an error before it is an ordinary JSON error (the boundary renders
+ * it); after the first byte it is a `data: {"error":...}` frame and the end,
+ * never a clean `[DONE]`.
+ *
+ * The chunk relay is driven here rather than through relayChatStream: one
+ * async step per upstream chunk instead of two, and every chunk an upstream
+ * chunk yields is written without waiting in between (the writer queues them
+ * for one socket write and holds us only when the socket needs draining).
  */
-async function writeEventStream(ctx: RequestContext, source: AsyncIterable<ChatCompletionChunk>, headers: Record<string, string>, logger: Logger): Promise<void> {
+async function writeEventStream(
+  ctx: RequestContext,
+  source: AsyncIterable<ChatCompletionChunk>,
+  options: RelayOptions,
+  headers: Record<string, string>,
+  logger: Logger,
+): Promise<void> {
   const chunks = source[Symbol.asyncIterator]();
-  const first = await chunks.next();
-  const sse = createSseWriter(ctx.res);
-  sse.start(headers);
+  const relay = createChunkRelay(options);
+  let sse: SseWriter | undefined;
+  let upstreamFailed = false;
   try {
-    if (first.done !== true) await sse.data(JSON.stringify(first.value));
     for (;;) {
-      const next = await chunks.next();
+      let next: IteratorResult<ChatCompletionChunk>;
+      try {
+        next = await chunks.next();
+      } catch (err) {
+        // A failed iterator is closed already; only the relay's own errors
+        // below leave it open.
+        upstreamFailed = true;
+        throw err;
+      }
       if (next.done === true) break;
-      await sse.data(JSON.stringify(next.value));
+      const out = relay.push(next.value);
+      for (let i = 0; i < out.length; i++) {
+        sse ??= startEventStream(ctx, headers);
+        await sse.data(JSON.stringify(out[i]));
+      }
     }
+    const usage = relay.usage;
+    if (usage !== undefined) options.onUsage?.(usage);
+    const trailing = relay.end();
+    sse ??= startEventStream(ctx, headers);
+    for (let i = 0; i < trailing.length; i++) await sse.data(JSON.stringify(trailing[i]));
     await sse.data('[DONE]');
     sse.end();
   } catch (err) {
-    await chunks.return?.(undefined).catch(() => undefined);
+    if (!upstreamFailed) await chunks.return?.(undefined).catch(() => undefined);
+    // Before the first event the caller's error boundary answers in JSON.
+    if (sse === undefined) throw err;
     if (clientGone(ctx.res)) return;
     if (!(err instanceof ApiError)) {
       logger.error('unexpected error mid-stream', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
@@ -160,6 +186,12 @@ async function writeEventStream(ctx: RequestContext, source: AsyncIterable<ChatC
       sse.end();
     }
   }
+}
+
+function startEventStream(ctx: RequestContext, headers: Record<string, string>): SseWriter {
+  const sse = createSseWriter(ctx.res);
+  sse.start(headers);
+  return sse;
 }
 
 function clientGone(res: ServerResponse): boolean {
