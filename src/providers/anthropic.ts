@@ -1,22 +1,23 @@
 // The adapter for Anthropic's Messages API: POST {baseUrl}/messages with
 // built-in fetch, the request and the answer translated to and from OpenAI's
 // shapes by ./anthropic-translate.ts. This file only wires the pieces: headers,
-// the exchange (./anthropic-exchange.ts) and the stream loop.
+// the exchange (./upstream-exchange.ts, shared with the OpenAI-compatible
+// adapter) and the stream loop.
 // API: https://docs.anthropic.com/en/api/messages
 
 import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
-import { readEventStream } from '../sse/event-stream-reader.ts';
-import {
-  eventStreamBody,
-  type ExchangeSettings,
-  messagesUrl,
-  openExchange,
-  parseJson,
-  positiveInteger,
-  readBodyBounded,
-} from './anthropic-exchange.ts';
+import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import { createAnthropicStreamTranslator, fromAnthropicResponse, toAnthropicRequest } from './anthropic-translate.ts';
 import type { ChatProvider, UpstreamCall } from './provider.ts';
+import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from './upstream-exchange.ts';
+
+export {
+  DEFAULT_FIRST_BYTE_TIMEOUT_MS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_EVENT_BYTES,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_TIMEOUT_MS,
+} from './upstream-exchange.ts';
 
 export interface AnthropicOptions {
   /** Default `https://api.anthropic.com/v1`; a trailing slash is allowed. */
@@ -32,7 +33,8 @@ export interface AnthropicOptions {
   timeoutMs?: number;
   /** From sending the request to the response headers. Default 60000. */
   firstByteTimeoutMs?: number;
-  /** Longest gap between two stream events (Anthropic's pings count). Default 60000. */
+  /** A stream that sends no byte (Anthropic's pings count) for this long
+   * while the gateway waits for one, after the headers. Default 60000. */
   idleTimeoutMs?: number;
   /** Bound on connection setup; unset: undici's own 10 s. */
   connectTimeoutMs?: number;
@@ -44,23 +46,9 @@ export interface AnthropicOptions {
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
 export const ANTHROPIC_VERSION = '2023-06-01';
-export const DEFAULT_TIMEOUT_MS = 600_000;
-export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
-export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
-export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
-export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 
 export function createAnthropicProvider(options: AnthropicOptions = {}): ChatProvider {
-  const maxResponseBytes = positiveInteger(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes');
-  const maxEventBytes = positiveInteger(options.maxEventBytes, DEFAULT_MAX_EVENT_BYTES, 'maxEventBytes');
-  const settings: ExchangeSettings = {
-    endpoint: messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL),
-    baseHeaders: baseHeadersOf(options),
-    timeoutMs: positiveInteger(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs'),
-    firstByteTimeoutMs: positiveInteger(options.firstByteTimeoutMs, DEFAULT_FIRST_BYTE_TIMEOUT_MS, 'firstByteTimeoutMs'),
-    idleTimeoutMs: positiveInteger(options.idleTimeoutMs, DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeoutMs'),
-    connectTimeoutMs: options.connectTimeoutMs === undefined ? undefined : positiveInteger(options.connectTimeoutMs, 0, 'connectTimeoutMs'),
-  };
+  const settings = exchangeSettings(messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL), baseHeadersOf(options), options);
 
   async function complete(call: UpstreamCall): Promise<ChatCompletion> {
     // A request Anthropic cannot express is the client's 400, before any I/O.
@@ -68,7 +56,8 @@ export function createAnthropicProvider(options: AnthropicOptions = {}): ChatPro
     const exchange = openExchange(call, settings, false);
     try {
       const response = await exchange.send(JSON.stringify(body));
-      return fromAnthropicResponse(parseJson(await readBodyBounded(response, maxResponseBytes)));
+      const text = await exchange.readBody(response);
+      return fromAnthropicResponse(parseJson(text));
     } catch (error) {
       throw exchange.explain(error);
     } finally {
@@ -82,20 +71,20 @@ export function createAnthropicProvider(options: AnthropicOptions = {}): ChatPro
     try {
       const response = await exchange.send(JSON.stringify(body));
       const translator = createAnthropicStreamTranslator();
-      const events = readEventStream(eventStreamBody(response), {
-        maxEventBytes,
-        // A keep-alive comment proves the upstream alive as much as a ping.
-        onComment: () => exchange.awaitingEvent(),
-      });
-      // The idle clock runs only while waiting on the upstream, never while
-      // the consumer holds a chunk (a slow client is backpressure, not a stall).
-      exchange.awaitingEvent();
-      for await (const event of events) {
-        exchange.eventArrived();
-        for (const chunk of translator.push(event)) yield chunk;
+      // The idle clock runs only while bytes are awaited (pings and keep-alive
+      // comments count), never while the consumer holds a chunk: a slow
+      // client is backpressure, not a stall.
+      const events = exchange.readEvents(response);
+      try {
         // message_stop: the message is complete, whatever follows.
-        if (translator.done) break;
-        exchange.awaitingEvent();
+        while (!events.ended && !translator.done) {
+          const ready = await events.next();
+          for (let i = 0; i < ready.length && !translator.done; i++) {
+            for (const chunk of translator.push(ready[i] as EventStreamEvent)) yield chunk;
+          }
+        }
+      } finally {
+        await events.close();
       }
       for (const chunk of translator.end()) yield chunk;
     } catch (error) {
@@ -108,27 +97,19 @@ export function createAnthropicProvider(options: AnthropicOptions = {}): ChatPro
   return { complete, stream };
 }
 
+/** `${baseUrl}/messages`, with or without a trailing slash on baseUrl; a query
+ * stays after the path. Throws TypeError for a URL that cannot work. */
+export function messagesUrl(baseUrl: string): string {
+  return endpointUrl(baseUrl, 'messages');
+}
+
 function baseHeadersOf(options: AnthropicOptions): Headers {
-  let headers: Headers;
-  try {
-    headers = new Headers(options.headers ?? {});
-  } catch {
-    // fetch's own message would quote the value, which may be a secret.
-    throw new TypeError('The upstream headers contain an invalid header name or value.');
-  }
-  if (options.apiKey !== undefined && options.apiKey !== '') {
-    try {
-      headers.set('x-api-key', options.apiKey);
-    } catch {
-      throw new TypeError('The upstream apiKey contains characters not allowed in a header.');
-    }
-  }
+  const headers = upstreamHeaders(options.headers, options.apiKey, 'x-api-key', '');
   try {
     if (options.version !== undefined) headers.set('anthropic-version', options.version);
     else if (!headers.has('anthropic-version')) headers.set('anthropic-version', ANTHROPIC_VERSION);
   } catch {
     throw new TypeError('The anthropic-version contains characters not allowed in a header.');
   }
-  headers.set('content-type', 'application/json');
   return headers;
 }

@@ -1,32 +1,24 @@
 // The adapter for upstreams that speak OpenAI's chat-completions API (OpenAI,
 // vLLM, llama.cpp, Ollama, LiteLLM, ...): POST {baseUrl}/chat/completions with
-// built-in fetch. What a failure means for the client is decided in
-// ./upstream-errors.ts; this file owns the exchange: headers, timers, the abort
-// wiring, bounded reads and the stream loop.
+// built-in fetch. The exchange itself (timers, abort wiring, bounded reads) is
+// ./upstream-exchange.ts, shared with the Anthropic adapter; this file owns the
+// headers, the request body and the stream loop.
 
 import { normalizeChunk, normalizeCompletion } from '../chat/completion-response.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
-import { ApiError } from '../errors.ts';
-import { createEventStreamParser, EventStreamError, type EventStreamEvent } from '../sse/event-stream-parser.ts';
-import { ConnectState, watchConnectPhase, type FetchWatch } from '../upstream/connect-phase.ts';
+import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import type { ChatProvider, UpstreamCall } from './provider.ts';
-import {
-  badUpstreamResponseError,
-  ClientAbortError,
-  isNetworkTimeout,
-  readUpstreamErrorDetail,
-  upstreamConnectionLostError,
-  upstreamConnectTimeoutError,
-  upstreamHttpError,
-  upstreamStreamError,
-  upstreamStalledError,
-  upstreamStreamStalledError,
-  upstreamStreamTruncatedError,
-  upstreamTimeoutError,
-  upstreamUnreachableError,
-} from './upstream-errors.ts';
+import { upstreamStreamError, upstreamStreamTruncatedError } from './upstream-errors.ts';
+import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from './upstream-exchange.ts';
 
 export { isClientAbort, ClientAbortError, UpstreamRateLimitError } from './upstream-errors.ts';
+export {
+  DEFAULT_FIRST_BYTE_TIMEOUT_MS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_EVENT_BYTES,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_TIMEOUT_MS,
+} from './upstream-exchange.ts';
 
 export interface OpenAICompatibleOptions {
   /** e.g. `https://api.openai.com/v1`; a trailing slash is allowed. */
@@ -53,52 +45,20 @@ export interface OpenAICompatibleOptions {
   maxEventBytes?: number;
 }
 
-export const DEFAULT_TIMEOUT_MS = 600_000;
-export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
-export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
-export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
-export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
-/** An error body is read only for its message; more than this is not worth it. */
-const MAX_ERROR_BODY_BYTES = 64 * 1024;
-/** setTimeout's largest delay; beyond it Node fires at once. */
-const MAX_TIMER_MS = 2_147_483_647;
 const DONE = '[DONE]';
-/** The statuses fetch's redirect: 'error' refuses (Fetch standard, "redirect status"). */
-const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions): ChatProvider {
-  const endpoint = chatCompletionsUrl(options.baseUrl);
-  const timeoutMs = positiveInteger(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs');
-  const firstByteTimeoutMs = positiveInteger(options.firstByteTimeoutMs, DEFAULT_FIRST_BYTE_TIMEOUT_MS, 'firstByteTimeoutMs');
-  const idleTimeoutMs = positiveInteger(options.idleTimeoutMs, DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeoutMs');
-  const connectTimeoutMs =
-    options.connectTimeoutMs === undefined ? undefined : positiveInteger(options.connectTimeoutMs, 0, 'connectTimeoutMs');
-  const maxResponseBytes = positiveInteger(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes');
-  const maxEventBytes = positiveInteger(options.maxEventBytes, DEFAULT_MAX_EVENT_BYTES, 'maxEventBytes');
-  // Built once so that an invalid header value fails at startup, not per call.
-  let baseHeaders: Headers;
-  try {
-    baseHeaders = new Headers(options.headers ?? {});
-  } catch {
-    // fetch's own message would quote the value, which may be a secret.
-    throw new TypeError('The upstream headers contain an invalid header name or value.');
-  }
-  if (options.apiKey !== undefined && options.apiKey !== '') {
-    try {
-      baseHeaders.set('authorization', `Bearer ${options.apiKey}`);
-    } catch {
-      throw new TypeError('The upstream apiKey contains characters not allowed in a header.');
-    }
-  }
-
-  const settings: ExchangeSettings = { endpoint, baseHeaders, timeoutMs, firstByteTimeoutMs, idleTimeoutMs, connectTimeoutMs };
+  const settings = exchangeSettings(
+    chatCompletionsUrl(options.baseUrl),
+    upstreamHeaders(options.headers, options.apiKey, 'authorization', 'Bearer '),
+    options,
+  );
 
   async function complete(call: UpstreamCall): Promise<ChatCompletion> {
     const exchange = openExchange(call, settings, false);
     try {
-      const response = await exchange.send(call.request);
-      const text = await readBodyBounded(response, maxResponseBytes);
-      exchange.finish();
+      const response = await exchange.send(JSON.stringify(call.request));
+      const text = await exchange.readBody(response);
       const raw = parseJson(text);
       return normalizeCompletion(raw);
     } catch (error) {
@@ -114,29 +74,12 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
       // Usage always travels upstream; the gateway drops the usage chunk when
       // the client did not ask for it.
       const request: ChatRequest = { ...call.request, stream: true, stream_options: { include_usage: true } };
-      const response = await exchange.send(request);
-      const reader = eventStreamBody(response).getReader();
-      // Byte reads, event parsing and normalisation in one generator, not
-      // three stacked ones (../sse/event-stream-reader.ts is the same glue):
-      // one generator step per event instead of three, each promises and turns.
-      const ready: EventStreamEvent[] = [];
-      const parser = createEventStreamParser({ onEvent: (event) => void ready.push(event) }, { maxEventBytes });
-      // Not fatal: invalid UTF-8 becomes U+FFFD, as the spec's decode requires.
-      const decoder = new TextDecoder('utf-8');
+      const response = await exchange.send(JSON.stringify(request));
+      const events = exchange.readEvents(response);
       let done = false;
-      let ended = false;
       try {
-        while (!ended) {
-          const bytes = await exchange.readBytes(reader);
-          if (bytes === undefined) {
-            ended = true;
-            // An event not closed by a blank line is discarded (the spec).
-            parser.feed(decoder.decode());
-            parser.end();
-          } else {
-            parser.feed(decoder.decode(bytes, { stream: true }));
-          }
-          // Drained by index, then cleared: a burst is not shifted one by one.
+        while (!events.ended) {
+          const ready = await events.next();
           for (let i = 0; i < ready.length; i++) {
             const event = ready[i] as EventStreamEvent;
             // After [DONE] the body is read to its end (upstreams close it right
@@ -152,13 +95,10 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
             if (event.event === 'error') throw upstreamStreamError(raw);
             yield normalizeChunk(raw);
           }
-          ready.length = 0;
         }
       } finally {
-        // Leaving early (or on an error) frees the connection; the reason is
-        // already known, so a failure to cancel adds nothing.
-        if (!ended) await reader.cancel().catch(() => undefined);
-        reader.releaseLock();
+        // Leaving early (or on an error) frees the connection.
+        await events.close();
       }
       if (!done) throw upstreamStreamTruncatedError();
     } catch (error) {
@@ -173,323 +113,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
 
 /** `${baseUrl}/chat/completions`, with or without a trailing slash on baseUrl. */
 export function chatCompletionsUrl(baseUrl: string): string {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new TypeError('The upstream baseUrl is not a valid URL.');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new TypeError('The upstream baseUrl must use http or https.');
-  }
-  if (url.hash !== '') throw new TypeError('The upstream baseUrl must not have a fragment.');
-  // fetch refuses such URLs on every call; refuse them once, at startup.
-  if (url.username !== '' || url.password !== '') {
-    throw new TypeError('The upstream baseUrl must not contain credentials; use apiKey or headers.');
-  }
-  // A query (e.g. an api-version) stays after the path.
-  let path = url.pathname;
-  while (path.endsWith('/')) path = path.slice(0, -1);
-  url.pathname = `${path}/chat/completions`;
-  return url.toString();
-}
-
-function positiveInteger(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value <= 0 || value > MAX_TIMER_MS) {
-    throw new RangeError(`${name} must be a positive integer of at most ${MAX_TIMER_MS}.`);
-  }
-  return value;
-}
-
-interface ExchangeSettings {
-  endpoint: string;
-  baseHeaders: Headers;
-  timeoutMs: number;
-  firstByteTimeoutMs: number;
-  idleTimeoutMs: number;
-  connectTimeoutMs: number | undefined;
-}
-
-/** Why our own controller aborted the fetch. */
-const Abort = {
-  None: 'none',
-  Client: 'client',
-  ConnectTimeout: 'connect_timeout',
-  FirstByteTimeout: 'first_byte_timeout',
-  IdleTimeout: 'idle_timeout',
-  TotalTimeout: 'total_timeout',
-  Closed: 'closed',
-} as const;
-type Abort = (typeof Abort)[keyof typeof Abort];
-
-const Phase = {
-  /** Until the response headers arrive. */
-  Connecting: 'connecting',
-  /** Reading the body. */
-  Reading: 'reading',
-} as const;
-type Phase = (typeof Phase)[keyof typeof Phase];
-
-interface Exchange {
-  /** POSTs `request`; resolves with a 2xx response, throws the mapped error otherwise. */
-  send(request: ChatRequest): Promise<Response>;
-  /** The body's next chunk, or undefined at its end; aborts the exchange when
-   * the upstream sends nothing for idleTimeoutMs while the chunk is awaited. */
-  readBytes(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | undefined>;
-  /** The error to throw for anything that went wrong during the exchange. */
-  explain(error: unknown): unknown;
-  /** The body was read to its end: close() need not abort anything. */
-  finish(): void;
-  /** Clears timers and listeners and aborts the fetch if still running. Idempotent. */
-  close(): void;
-}
-
-/**
- * One upstream exchange: a controller that the caller's signal and the
- * connect, first-byte, idle and total timers can all abort, remembering which
- * did, so that an AbortError from fetch can be told apart into 499-ish, 504 or 502.
- */
-function openExchange(call: UpstreamCall, settings: ExchangeSettings, streaming: boolean): Exchange {
-  const controller = new AbortController();
-  let abort: Abort = Abort.None;
-  let phase: Phase = Phase.Connecting;
-  let connectTimer: NodeJS.Timeout | undefined;
-  let firstByteTimer: NodeJS.Timeout | undefined;
-  let idleTimer: NodeJS.Timeout | undefined;
-  let totalTimer: NodeJS.Timeout | undefined;
-  /** True only while a body chunk is awaited: a consumer that is slow to
-   * take the next chunk (backpressure from the client) is not the upstream's fault. */
-  let awaitingBytes = false;
-  /** The whole body was read: aborting would only cost (a DOMException and
-   * signal listeners per request) and could not free anything. */
-  let finished = false;
-
-  const abortFor = (why: Abort): void => {
-    if (abort !== Abort.None) return;
-    abort = why;
-    controller.abort();
-  };
-  const onCallerAbort = (): void => abortFor(Abort.Client);
-
-  if (call.signal.aborted) abort = Abort.Client;
-  else {
-    call.signal.addEventListener('abort', onCallerAbort, { once: true });
-    totalTimer = setTimeout(() => abortFor(Abort.TotalTimeout), settings.timeoutMs);
-    firstByteTimer = setTimeout(() => abortFor(Abort.FirstByteTimeout), settings.firstByteTimeoutMs);
-  }
-
-  async function send(request: ChatRequest): Promise<Response> {
-    if (abort === Abort.Client) throw new ClientAbortError(call.signal.reason);
-    const headers = new Headers(settings.baseHeaders);
-    headers.set('content-type', 'application/json');
-    headers.set('accept', streaming ? 'text/event-stream' : 'application/json');
-    headers.set('x-request-id', call.requestId);
-
-    const init: RequestInit = {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(request),
-      signal: controller.signal,
-      // A redirect would resend the body (and, same-origin, the key) elsewhere.
-      // 'error' rather than 'manual': with any other mode undici clones the
-      // request and tees its body stream on every call, 5-10% of the
-      // gateway's CPU per request. The refusal is mapped back below.
-      redirect: 'error',
-    };
-    const { result, watch } = fetchWithConnectTimer(init);
-    let response: Response;
-    try {
-      response = await result;
-    } catch (error) {
-      throw refusedRedirect(watch) ?? error;
-    }
-    phase = Phase.Reading;
-    clearTimeout(connectTimer);
-    clearTimeout(firstByteTimer);
-    if (response.status >= 200 && response.status <= 299) return response;
-
-    const detail = await readErrorDetail(response);
-    if (abort !== Abort.None) throw abortError();
-    throw upstreamHttpError(
-      response.status,
-      detail,
-      response.headers.get('retry-after'),
-      response.headers.get('retry-after-ms'),
-    );
-  }
-
-  /** fetch(), with the connect timer armed while the connection is being set
-   * up, when that phase can be observed (see ../upstream/connect-phase.ts).
-   * Watched even without a connect timeout, for the status of a refused redirect. */
-  function fetchWithConnectTimer(init: RequestInit): { result: Promise<Response>; watch: FetchWatch } {
-    const connectTimeoutMs = settings.connectTimeoutMs;
-    const { result, state, watch } = watchConnectPhase(
-      () => fetch(settings.endpoint, init),
-      () => clearTimeout(connectTimer),
-    );
-    if (connectTimeoutMs !== undefined && state === ConnectState.Connecting && abort === Abort.None) {
-      connectTimer = setTimeout(() => abortFor(Abort.ConnectTimeout), connectTimeoutMs);
-    }
-    return { result, watch };
-  }
-
-  /**
-   * fetch rejects a redirect status with a bare "fetch failed"; the status
-   * comes from the diagnostics channel. The client sees the same 502 as for
-   * any unexpected status. What differs from reading the response ourselves:
-   * fetch does not hand over the body, so an error message in it is not
-   * quoted; and where the status cannot be observed (a Node without those
-   * channels) the refusal reads as unreachable, still a 502.
-   */
-  function refusedRedirect(watch: FetchWatch): ApiError | undefined {
-    const status = watch.responseStatus;
-    if (abort !== Abort.None || status === undefined || !REDIRECT_STATUSES.has(status)) return undefined;
-    return upstreamHttpError(status, undefined, null, null);
-  }
-
-  const onIdle = (): void => {
-    if (awaitingBytes) abortFor(Abort.IdleTimeout);
-  };
-
-  async function readBytes(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | undefined> {
-    awaitingBytes = true;
-    // One timer per exchange, re-armed per read (refresh() restarts it even after it fired).
-    if (idleTimer === undefined) idleTimer = setTimeout(onIdle, settings.idleTimeoutMs);
-    else idleTimer.refresh();
-    try {
-      const { done, value } = await reader.read();
-      if (!done) return value;
-      finished = true;
-      clearTimeout(idleTimer);
-      return undefined;
-    } finally {
-      awaitingBytes = false;
-    }
-  }
-
-  function abortError(): unknown {
-    switch (abort) {
-      case Abort.Client:
-        return new ClientAbortError(call.signal.reason);
-      case Abort.ConnectTimeout:
-        return upstreamConnectTimeoutError(settings.connectTimeoutMs ?? 0);
-      case Abort.FirstByteTimeout:
-        return upstreamTimeoutError(settings.firstByteTimeoutMs, 'response headers');
-      case Abort.IdleTimeout:
-        return upstreamStreamStalledError(settings.idleTimeoutMs);
-      case Abort.TotalTimeout:
-        return upstreamTimeoutError(settings.timeoutMs, 'the whole response');
-      default:
-        return undefined;
-    }
-  }
-
-  function explain(error: unknown): unknown {
-    // Our own abort came first; whatever fetch or the body threw is its echo.
-    const aborted = abortError();
-    if (aborted !== undefined) return aborted;
-    if (error instanceof ApiError) return error;
-    // Node's fetch has its own clocks (undici: 300 s for headers and between
-    // body chunks, 10 s to connect); running into one is still a timeout.
-    if (isNetworkTimeout(error)) return upstreamStalledError(error);
-    if (error instanceof EventStreamError) {
-      return badUpstreamResponseError('The upstream provider sent a stream event larger than the gateway accepts.', error);
-    }
-    if (phase === Phase.Connecting) return upstreamUnreachableError(error);
-    return streaming ? upstreamStreamTruncatedError(error) : upstreamConnectionLostError(error);
-  }
-
-  function close(): void {
-    clearTimeout(connectTimer);
-    clearTimeout(firstByteTimer);
-    clearTimeout(idleTimer);
-    clearTimeout(totalTimer);
-    call.signal.removeEventListener('abort', onCallerAbort);
-    // Once the body was read to its end there is nothing to free; otherwise
-    // the abort frees the socket (a consumer that stopped early, or an error mid-body).
-    if (!finished) abortFor(Abort.Closed);
-  }
-
-  return { send, readBytes, explain, finish: () => void (finished = true), close };
-}
-
-/** The 2xx body as text, refusing more than `limit` bytes (counted after
- * fetch's content decoding, so a compressed bomb is caught too). */
-async function readBodyBounded(response: Response, limit: number): Promise<string> {
-  const declared = response.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) {
-    await response.body?.cancel().catch(() => undefined);
-    throw tooLargeError(limit);
-  }
-  const chunks = await readChunks(response, limit);
-  if (chunks === undefined) throw tooLargeError(limit);
-  return chunks;
-}
-
-function tooLargeError(limit: number): ApiError {
-  return badUpstreamResponseError(`The upstream response exceeds the gateway's limit of ${limit} bytes.`);
-}
-
-/** The body decoded as UTF-8, or undefined when it crosses `limit` (the rest is
- * cancelled, not read). */
-async function readChunks(response: Response, limit: number): Promise<string | undefined> {
-  if (response.body === null) return '';
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder('utf-8');
-  const parts: string[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > limit) {
-        await reader.cancel().catch(() => undefined);
-        return undefined;
-      }
-      parts.push(decoder.decode(value, { stream: true }));
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  parts.push(decoder.decode());
-  return parts.join('');
-}
-
-/** The upstream's own error message, if its body has one; never throws. */
-async function readErrorDetail(response: Response): Promise<ReturnType<typeof readUpstreamErrorDetail>> {
-  try {
-    const text = await readChunks(response, MAX_ERROR_BODY_BYTES);
-    if (text === undefined || text.length === 0) return undefined;
-    return readUpstreamErrorDetail(JSON.parse(text));
-  } catch {
-    return undefined;
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw badUpstreamResponseError('The upstream provider returned a response that is not valid JSON.', error);
-  }
-}
-
-/** The body of a streaming answer; anything but an event stream is refused
- * rather than guessed at (a missing content-type is given the benefit). */
-function eventStreamBody(response: Response): ReadableStream<Uint8Array> {
-  const contentType = response.headers.get('content-type');
-  if (contentType !== null) {
-    const semicolon = contentType.indexOf(';');
-    const mediaType = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
-    if (mediaType !== 'text/event-stream') {
-      void response.body?.cancel().catch(() => undefined);
-      throw badUpstreamResponseError('The upstream provider did not answer with an event stream.');
-    }
-  }
-  if (response.body === null) throw upstreamStreamTruncatedError();
-  return response.body;
+  return endpointUrl(baseUrl, 'chat/completions');
 }
 
 function isErrorFrame(value: unknown): value is Record<string, unknown> {

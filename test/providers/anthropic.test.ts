@@ -5,8 +5,7 @@ import { createServer as createNetServer, type AddressInfo, type Socket } from '
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { ChatCompletionChunk, ChatRequest } from '../../src/chat/types.ts';
 import { ApiError } from '../../src/errors.ts';
-import { createAnthropicProvider, type AnthropicOptions } from '../../src/providers/anthropic.ts';
-import { messagesUrl } from '../../src/providers/anthropic-exchange.ts';
+import { createAnthropicProvider, messagesUrl, type AnthropicOptions } from '../../src/providers/anthropic.ts';
 import { isClientAbort } from '../../src/providers/upstream-errors.ts';
 import type { ChatProvider, UpstreamCall } from '../../src/providers/provider.ts';
 import { fixtureJson, fixtureText } from '../fixtures/anthropic/fixtures.ts';
