@@ -6,7 +6,7 @@ import type { ChatRequest } from '../chat/types.ts';
 import { buildUpstreamRequest } from '../chat/upstream-request.ts';
 import type { ChatProvider } from '../providers/provider.ts';
 import { createCircuitBreaker, type CircuitBreaker } from '../upstream/circuit-breaker.ts';
-import type { UpstreamTarget } from '../upstream/dispatcher.ts';
+import { anyTargetAvailable, type UpstreamTarget } from '../upstream/dispatcher.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../upstream/retry-policy.ts';
 
 export interface ProviderBinding {
@@ -79,8 +79,7 @@ export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<s
   };
 
   return {
-    // Same rule as the dispatcher's anyTargetAvailable: half-open counts as available.
-    isAvailable: (alias) => targetsOf(alias).some((t) => t.breaker.state() !== 'open'),
+    isAvailable: (alias) => anyTargetAvailable(targetsOf(alias)),
     plan(alias, request) {
       const cap = config.aliases[alias]?.maxOutputTokens ?? null;
       let maxOutputTokens = 0;

@@ -117,7 +117,7 @@ export async function dispatchStream(
 
 /** False when every target's breaker is open (a half-open one counts as
  * available); service-auto routing skips such an alias. Takes no probe slot. */
-export function anyTargetAvailable(targets: readonly UpstreamTarget[]): boolean {
+export function anyTargetAvailable(targets: readonly Pick<UpstreamTarget, 'breaker'>[]): boolean {
   for (const target of targets) if (target.breaker.state() !== State.Open) return true;
   return false;
 }
