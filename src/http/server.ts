@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import { ApiError, internalErrorBody, MethodNotAllowedError, RouteNotFoundError } from '../errors.ts';
 import type { ServerLimits } from '../config/config.ts';
 import type { LogFields, Logger } from '../log/logger.ts';
+import { ClientGoneError } from './json-body.ts';
 import { generateRequestId, REQUEST_ID_HEADER, requestIdFromHeader } from './request-id.ts';
 import type { Router } from './router.ts';
 import { sendError } from './respond.ts';
@@ -108,6 +109,13 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, router: 
 /** The error boundary: known errors render themselves; anything else is a generic 500. */
 function renderError(ctx: RequestContext, err: unknown, logger: Logger): void {
   const { req, res } = ctx;
+  // The client left while its body was arriving: nothing went wrong here and
+  // there is no one to answer.
+  // (The request line, written when the response closed, says completed: false.)
+  if (err instanceof ClientGoneError) {
+    res.destroy();
+    return;
+  }
   if (!(err instanceof ApiError)) {
     logger.error('unexpected error', {
       requestId: ctx.requestId,

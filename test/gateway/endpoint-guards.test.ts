@@ -202,3 +202,21 @@ test('the access log records the key id and alias, never the key or the prompt',
   assert.equal(all.includes(gw.key), false);
   assert.equal(all.includes('top secret'), false);
 });
+
+test('a client that leaves mid-body is not an unexpected error: no error log, the request line says not completed', async () => {
+  await new Promise<void>((resolve) => {
+    const req = http.request(`${gw.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.key}`, 'content-length': '1000', 'x-request-id': 'gone-1' },
+    });
+    req.on('error', () => resolve());
+    req.write('{"model":"service-chat","messages":[', () => setTimeout(() => req.destroy(), 50));
+    req.on('close', () => resolve());
+  });
+  // Bounded wait for the server to notice and log the request.
+  for (let i = 0; i < 50 && !gw.logs.some((l) => l['requestId'] === 'gone-1'); i++) await new Promise((r) => setTimeout(r, 20));
+  const lines = gw.logs.filter((l) => l['requestId'] === 'gone-1');
+  assert.deepEqual(lines.map((l) => l['msg']), ['request']);
+  assert.equal(lines[0]?.['completed'], false);
+});
