@@ -28,21 +28,23 @@ export function sendError(res: ServerResponse, status: number, body: ErrorBody, 
 }
 
 const LINGER_MS = 2000;
-const LINGER_BYTES = 8 * 1024 * 1024;
 
+/**
+ * A lingering close. After a `connection: close` answer node calls
+ * socket.destroySoon(), which destroys the socket once our FIN is out; if the
+ * client is still sending, the unread bytes make the kernel answer with a TCP
+ * reset, and the client may see EPIPE/ECONNRESET before it has read the answer.
+ * Here the socket is only half-closed: node's request dump keeps reading and
+ * dropping the client's bytes (never parsing them), the client reads the
+ * answer and closes, and a timer bounds how long that may take.
+ */
 function lingerAfterFinish(res: ServerResponse, socket: NonNullable<ServerResponse['socket']>): void {
-  // node ends the socket after a `connection: close` answer; keep reading
-  // (and dropping) what the client is still sending for a short while.
-  let dropped = 0;
-  const drop = (chunk: Buffer): void => {
-    dropped += chunk.length;
-    if (dropped > LINGER_BYTES) socket.destroy();
+  socket.destroySoon = function halfClose(this: typeof socket): void {
+    if (this.writable) this.end();
   };
   res.once('finish', () => {
     const timer = setTimeout(() => socket.destroy(), LINGER_MS);
     timer.unref();
     socket.once('close', () => clearTimeout(timer));
-    socket.on('data', drop);
-    socket.resume();
   });
 }
