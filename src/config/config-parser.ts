@@ -17,8 +17,8 @@ import {
   type TargetConfig,
   type UpstreamPolicy,
 } from './config.ts';
-
-type Obj = Record<string, unknown>;
+import { Checker, join, type Obj } from './config-checker.ts';
+import { parseOperations } from './operations-config.ts';
 
 const ALIAS_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -27,53 +27,13 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // Headers the gateway sets itself; a config must not override them.
 const RESERVED_HEADERS = new Set(['authorization', 'content-type', 'content-length', 'host', 'x-request-id', 'accept', 'transfer-encoding', 'connection']);
 
-class Checker {
-  readonly source: string | null;
-  constructor(source: string | null) {
-    this.source = source;
-  }
-
-  fail(at: string, problem: string): never {
-    throw new ConfigError(this.source, at, problem);
-  }
-
-  object(value: unknown, at: string, allowed: readonly string[]): Obj {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) this.fail(at, 'must be an object');
-    for (const key of Object.keys(value)) {
-      if (!allowed.includes(key)) this.fail(join(at, key), `unknown setting (allowed here: ${allowed.join(', ')})`);
-    }
-    return value as Obj;
-  }
-
-  map(value: unknown, at: string): Obj {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) this.fail(at, 'must be an object');
-    return value as Obj;
-  }
-
-  string(value: unknown, at: string): string {
-    if (typeof value !== 'string' || value.length === 0) this.fail(at, 'must be a non-empty string');
-    return value;
-  }
-
-  integer(value: unknown, at: string, min: number, max: number): number {
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-      this.fail(at, `must be an integer from ${min} to ${max}`);
-    }
-    return value;
-  }
-}
-
-function join(at: string, key: string): string {
-  return at === '' ? key : `${at}.${key}`;
-}
-
 /**
  * Checks `value` (a parsed config file) and returns the full config with
  * defaults filled in. `baseDir` resolves a relative `dataDir`.
  */
 export function parseConfig(value: unknown, source: string | null, baseDir: string): GatewayConfig {
   const c = new Checker(source);
-  const root = c.object(value, '', ['$schema', 'listen', 'dataDir', 'limits', 'providers', 'aliases', 'auto']);
+  const root = c.object(value, '', ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto']);
 
   const listen = { host: '127.0.0.1', port: 8080 };
   if (root['listen'] !== undefined) {
@@ -105,7 +65,8 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   if (Object.keys(aliases).length === 0) c.fail('aliases', 'must define at least one alias');
 
   const auto = parseAuto(c, root['auto'], aliases);
-  return { source, listen, dataDir, limits, providers, aliases, auto };
+  const operations = parseOperations(c, root, listen);
+  return { source, listen, ...operations, dataDir, limits, providers, aliases, auto };
 }
 
 function parseLimits(c: Checker, value: unknown): ServerLimits {

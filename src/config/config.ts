@@ -101,10 +101,49 @@ export interface ServerLimits {
   maxMembers: number;
 }
 
+/** The dashboard and admin API listener (docs/admin-api.md). */
+export interface AdminConfig {
+  /** false: no admin listener at all (keys are managed with the CLI only). */
+  enabled: boolean;
+  host: string;
+  port: number;
+  /** Serve the admin listener over HTTPS with these PEM files; null for plain HTTP. */
+  tls: { certFile: string; keyFile: string } | null;
+  /** Mark the session cookie Secure; defaults to true when tls is set. Set it when a TLS proxy fronts the admin listener. */
+  secureCookies: boolean;
+  sessionTtlMs: number;
+  sessionIdleMs: number;
+}
+
+export type LogLevelSetting = 'debug' | 'info' | 'warn' | 'error';
+
+export interface RedisStateConfig {
+  /** redis://[user[:password]@]host:port[/db]; a password is better given by passwordEnv/passwordFile. */
+  url: string;
+  passwordEnv: string | null;
+  passwordFile: string | null;
+  /** Prefix of every Redis key the gateway writes, so one Redis can serve several deployments. */
+  keyPrefix: string;
+  connectTimeoutMs: number;
+  commandTimeoutMs: number;
+}
+
+/** Where keys, limits, budgets and usage live (docs/scaling.md). */
+export interface StateConfig {
+  backend: 'memory' | 'redis';
+  redis: RedisStateConfig | null;
+  /** With the Redis backend: what a request gets while Redis is unreachable. */
+  onUnavailable: 'refuse' | 'local';
+}
+
 export interface GatewayConfig {
   /** Where the file came from, or null for the embedded default. */
   source: string | null;
   listen: { host: string; port: number };
+  admin: AdminConfig;
+  shutdown: { drainTimeoutMs: number };
+  log: { level: LogLevelSetting };
+  state: StateConfig;
   /** Absolute path of the data directory (keys live here). */
   dataDir: string;
   limits: ServerLimits;

@@ -28,6 +28,10 @@ test('a minimal config gets every default', () => {
   assert.deepEqual(c, {
     source: 'f.json',
     listen: { host: '127.0.0.1', port: 8080 },
+    admin: { enabled: true, host: '127.0.0.1', port: 8081, tls: null, secureCookies: false, sessionTtlMs: 28_800_000, sessionIdleMs: 1_800_000 },
+    shutdown: { drainTimeoutMs: 30_000 },
+    log: { level: 'info' },
+    state: { backend: 'memory', redis: null, onUnavailable: 'refuse' },
     dataDir: path.join(dir, 'data'),
     limits: DEFAULT_LIMITS,
     providers: {
@@ -216,4 +220,45 @@ test('apiKeyFile: read once at start, trimmed, ${VAR} expanded, clear errors', (
   writeFileSync(path.join(keyDir, 'empty.key'), '  \n');
   const e = parseConfig({ providers: { p: { type: 'openai', baseUrl: 'http://h/v1', apiKeyFile: path.join(keyDir, 'empty.key') } }, aliases: { x: { provider: 'p' } } }, null, dir);
   assert.throws(() => resolveProviderKeys(e, {}), /is empty/);
+});
+
+test('the operational sections: admin, shutdown, log and state', () => {
+  const c = parseConfig(
+    {
+      ...minimal,
+      admin: { host: '0.0.0.0', port: 9001, tls: { certFile: 'c.pem', keyFile: 'k.pem' }, sessionTtlMs: 3_600_000, sessionIdleMs: 600_000 },
+      shutdown: { drainTimeoutMs: 0 },
+      log: { level: 'warn' },
+      state: { backend: 'redis', redis: { url: 'redis://10.0.0.5:6380/2', passwordEnv: 'REDIS_PASSWORD' }, onUnavailable: 'local' },
+    },
+    'f.json',
+    dir,
+  );
+  assert.deepEqual(c.admin, { enabled: true, host: '0.0.0.0', port: 9001, tls: { certFile: 'c.pem', keyFile: 'k.pem' }, secureCookies: true, sessionTtlMs: 3_600_000, sessionIdleMs: 600_000 });
+  assert.deepEqual(c.shutdown, { drainTimeoutMs: 0 });
+  assert.deepEqual(c.log, { level: 'warn' });
+  assert.deepEqual(c.state, {
+    backend: 'redis',
+    redis: { url: 'redis://10.0.0.5:6380/2', passwordEnv: 'REDIS_PASSWORD', passwordFile: null, keyPrefix: 'portcullis:', connectTimeoutMs: 2000, commandTimeoutMs: 1000 },
+    onUnavailable: 'local',
+  });
+  assert.equal(parseConfig({ ...minimal, admin: { tls: { certFile: 'c', keyFile: 'k' }, secureCookies: false } }, 'f.json', dir).admin.secureCookies, false);
+  assert.equal(parseConfig({ ...minimal, admin: { enabled: false, port: 8080 } }, 'f.json', dir).admin.enabled, false);
+
+  fails({ ...minimal, admin: { port: 8080 } }, 'admin.port', /must differ from listen.port \(8080\)/);
+  fails({ ...minimal, admin: { bind: 'x' } }, 'admin.bind', /unknown setting/);
+  fails({ ...minimal, admin: { enabled: 'yes' } }, 'admin.enabled', /true or false/);
+  fails({ ...minimal, admin: { tls: { certFile: 'c' } } }, 'admin.tls.keyFile', /non-empty string/);
+  fails({ ...minimal, admin: { sessionTtlMs: 120_000, sessionIdleMs: 600_000 } }, 'admin.sessionIdleMs', /must not exceed admin.sessionTtlMs/);
+  fails({ ...minimal, shutdown: { drainTimeoutMs: 600_001 } }, 'shutdown.drainTimeoutMs', /integer from 0 to 600000/);
+  fails({ ...minimal, log: { level: 'verbose' } }, 'log.level', /must be one of "debug", "info", "warn", "error"/);
+  fails({ ...minimal, state: { backend: 'etcd' } }, 'state.backend', /"memory" or "redis"/);
+  fails({ ...minimal, state: { backend: 'redis' } }, 'state.redis', /is required with "backend": "redis"/);
+  fails({ ...minimal, state: { redis: { url: 'redis://h:1' } } }, 'state.redis', /only used with "backend": "redis"/);
+  fails({ ...minimal, state: { backend: 'redis', redis: { url: 'rediss://h:1' } } }, 'state.redis.url', /redis:\/\/ scheme/);
+  fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://:secret@h:1' } } }, 'state.redis.url', /must not hold the password/);
+  fails({ ...minimal, state: { backend: 'redis', redis: { url: 'not a url' } } }, 'state.redis.url', /redis:\/\/host:port/);
+  fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://h:1', passwordEnv: 'A', passwordFile: 'f' } } }, 'state.redis.passwordFile', /not both/);
+  fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://h:1', keyPrefix: 'a b' } } }, 'state.redis.keyPrefix', /letters, digits/);
+  fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://h:1' }, onUnavailable: 'ignore' } }, 'state.onUnavailable', /"refuse" or "local"/);
 });
