@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util';
 import { InvalidKeyNameError, KeyStoreError } from '../keys/errors.ts';
 import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore, type KeyStore, type ListedKey } from '../keys/key-store.ts';
-import { readUsageFile, UsageFileError } from '../usage/usage-file.ts';
+import { readUsageTotals, UsageFileError } from '../usage/usage-file.ts';
 import { emptyUsage } from '../usage/usage-ledger.ts';
 
 export interface KeysCommandContext {
@@ -202,7 +202,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     options: { ...HELP_OPTION, ...JSON_OPTION },
     allowPositionals: false,
     async run(store, values, _positionals, ctx) {
-      const [keys, totals] = await Promise.all([store.list(), readUsageFile(ctx.dataDir)]);
+      const [keys, totals] = await Promise.all([store.list(), readUsageTotals(ctx.dataDir)]);
       const rows = keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, status: statusOf(k), ...(totals.get(k.id) ?? emptyUsage()) }));
       if (values['json'] === true) {
         ctx.stdout.write(toJson(rows));

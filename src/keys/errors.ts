@@ -6,6 +6,8 @@
 
 export type KeyStoreErrorCode =
   | 'invalid_key_name'
+  | 'invalid_key_setting'
+  | 'key_revoked'
   | 'key_not_found'
   | 'key_already_revoked'
   | 'key_file_invalid'
@@ -31,6 +33,27 @@ export class InvalidKeyNameError extends KeyStoreError {
   constructor(problem: string) {
     super('invalid_key_name', `Invalid key name: ${problem}.`);
     this.problem = problem;
+  }
+}
+
+/** An allowed-alias list, expiry or limit given to `create`/`update` is malformed. */
+export class InvalidKeySettingError extends KeyStoreError {
+  override name = 'InvalidKeySettingError';
+  /** The field at fault, as a path: `allowedAliases[2]`, `limits.tokensPerMinute`. */
+  readonly param: string;
+  constructor(param: string, problem: string) {
+    super('invalid_key_setting', `Invalid ${param}: ${problem}.`);
+    this.param = param;
+  }
+}
+
+/** `rotate` or `update` was given a revoked key: a revoked key stays revoked. */
+export class KeyRevokedError extends KeyStoreError {
+  override name = 'KeyRevokedError';
+  readonly keyId: string;
+  constructor(keyId: string) {
+    super('key_revoked', `Key ${keyId} is revoked; create a new key instead.`);
+    this.keyId = keyId;
   }
 }
 

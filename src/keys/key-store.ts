@@ -2,7 +2,8 @@
 // server's per-request lookup, and last-used times kept apart in keys-last-used.json.
 //
 // Who writes what:
-// - keys.json is written only by create() and revoke() (the CLI), under keys.json.lock,
+// - keys.json is written only by create(), update(), rotate() and revoke() (the CLI and
+//   the admin API), under keys.json.lock,
 //   each time re-reading the file under the lock so concurrent CLIs lose nothing.
 // - keys-last-used.json is written only by flushes of touch() data (the server), under
 //   its own lock, merged with what is on disk. A server therefore never rewrites
@@ -22,7 +23,8 @@ import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, keyDisplayPrefix } from './api-key.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic-file.ts';
-import { KeyAlreadyRevokedError, KeyNotFoundError, KeyStoreClosedError, KeyStoreIoError } from './errors.ts';
+import { KeyAlreadyRevokedError, KeyNotFoundError, KeyRevokedError, KeyStoreClosedError, KeyStoreIoError } from './errors.ts';
+import { parseAllowedAliases, parseExpiresAt, parseKeySettings, parseLimits, type KeySettingsInput } from './key-settings.ts';
 import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from './file-lock.ts';
 import {
   laterTime,
@@ -60,15 +62,42 @@ export interface KeyStoreOptions {
 
 export type ListedKey = KeyRecord & { readonly lastUsedAt: string | null };
 
+/** Changes to a key's settings; absent fields are left as they are. */
+export interface KeyPatch {
+  name?: unknown;
+  allowedAliases?: unknown;
+  expiresAt?: unknown;
+  limits?: unknown;
+}
+
+/** A new key: the raw key, shown once, and what is stored. */
+export interface IssuedKey {
+  key: string;
+  record: KeyRecord;
+}
+
+/**
+ * Where keys live. The file store here is the single-instance implementation;
+ * the Redis one (src/state/) shares keys between instances. Both keep an
+ * in-memory index so authenticate() is synchronous.
+ */
 export interface KeyStore {
-  readonly keysFilePath: string;
-  readonly lastUsedFilePath: string;
-  /** Create a key; the raw key is returned once and never stored. */
-  create(name: string): Promise<{ key: string; record: KeyRecord }>;
-  /** Every key in creation order, read fresh from disk, with its last use. */
+  /** Where the keys live, for messages: a file path or a Redis address. */
+  readonly location: string;
+  /** Create a key; the raw key is returned once and never stored. InvalidKeyNameError/InvalidKeySettingError otherwise. */
+  create(name: string, settings?: KeySettingsInput): Promise<IssuedKey>;
+  /** Every key in creation order, read fresh, with its last use. */
   list(): Promise<ListedKey[]>;
+  /** One key, read fresh; KeyNotFoundError otherwise. */
+  get(id: string): Promise<ListedKey>;
+  /** Change name, allowed aliases, expiry or limits; KeyNotFoundError or KeyRevokedError otherwise. */
+  update(id: string, patch: KeyPatch): Promise<KeyRecord>;
+  /** A new secret for the same id, settings and history; the old secret stops working. */
+  rotate(id: string): Promise<IssuedKey>;
   /** Mark a key revoked; KeyNotFoundError or KeyAlreadyRevokedError otherwise. */
   revoke(id: string): Promise<KeyRecord>;
+  /** Re-read the keys now (SIGHUP); the last good index stays when the source is broken, and the error is thrown. */
+  reload(): Promise<void>;
   /** Synchronous per-request lookup: the active key's record, or null. Does not record use. */
   authenticate(rawKey: string): KeyRecord | null;
   /** Record that key `id` was used now; kept in memory, flushed within `lastUsedFlushMs`. */
@@ -77,6 +106,11 @@ export interface KeyStore {
   flushLastUsed(): Promise<void>;
   /** Stop watching, flush pending last-used times. Idempotent. */
   close(): Promise<void>;
+}
+
+export interface FileKeyStore extends KeyStore {
+  readonly keysFilePath: string;
+  readonly lastUsedFilePath: string;
 }
 
 interface LoadedKeys {
@@ -103,7 +137,7 @@ function isMissingFile(error: unknown): boolean {
  * synchronously, so a broken file stops startup with KeyFileInvalidError instead of
  * leaving a server that refuses every key. A missing keys.json is an empty store.
  */
-export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): KeyStore {
+export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): FileKeyStore {
   const dir = resolve(dataDir);
   const keysFilePath = join(dir, KEYS_FILE_NAME);
   const lastUsedFilePath = join(dir, LAST_USED_FILE_NAME);
@@ -289,14 +323,42 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Ke
     return run;
   }
 
+  /** Replace the active key `id` through `change`; the not-found and revoked checks are shared. */
+  function changeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
+    return updateKeys((records) => {
+      const index = records.findIndex((r) => r.id === id);
+      const current = records[index];
+      if (current === undefined) throw new KeyNotFoundError(String(id));
+      if (current.revokedAt !== null) throw new KeyRevokedError(current.id);
+      const { record, result } = change(current);
+      return { records: records.with(index, record), result };
+    });
+  }
+
+  async function listKeys(): Promise<ListedKey[]> {
+    if (closed) throw new KeyStoreClosedError();
+    const loaded = await readKeys();
+    const lastUsed = await readLastUsed();
+    adopt(loaded);
+    return loaded.records.map((record) => {
+      const onDisk = lastUsed.get(record.id);
+      const pending = pendingLastUsed.get(record.id);
+      const lastUsedAt = pending === undefined ? (onDisk ?? null) : laterTime(onDisk, pending);
+      return Object.freeze({ ...record, lastUsedAt });
+    });
+  }
+
   return {
+    location: keysFilePath,
     keysFilePath,
     lastUsedFilePath,
 
-    create(name: string) {
+    create(name: string, input: KeySettingsInput = {}) {
       let cleanName: string;
+      let settings;
       try {
         cleanName = validateKeyName(name);
+        settings = parseKeySettings(input, clock().getTime());
       } catch (error) {
         return Promise.reject(error as Error);
       }
@@ -311,22 +373,50 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Ke
           hash: hashApiKey(key),
           createdAt: clock().toISOString(),
           revokedAt: null,
+          rotatedAt: null,
+          ...settings,
         });
         return { records: [...records, record], result: { key, record } };
       });
     },
 
-    async list() {
-      if (closed) throw new KeyStoreClosedError();
-      const loaded = await readKeys();
-      const lastUsed = await readLastUsed();
-      adopt(loaded);
-      return loaded.records.map((record) => {
-        const onDisk = lastUsed.get(record.id);
-        const pending = pendingLastUsed.get(record.id);
-        const lastUsedAt = pending === undefined ? (onDisk ?? null) : laterTime(onDisk, pending);
-        return Object.freeze({ ...record, lastUsedAt });
+    list: listKeys,
+
+    async get(id: string) {
+      const found = (await listKeys()).find((k) => k.id === id);
+      if (found === undefined) throw new KeyNotFoundError(String(id));
+      return found;
+    },
+
+    update(id: string, patch: KeyPatch) {
+      let changes: Partial<KeyRecord>;
+      try {
+        changes = checkPatch(patch);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+      return changeKey(id, (current) => {
+        const record: KeyRecord = Object.freeze({ ...current, ...changes });
+        return { record, result: record };
       });
+    },
+
+    rotate(id: string) {
+      return changeKey(id, (current) => {
+        const key = generateApiKey();
+        const record: KeyRecord = Object.freeze({
+          ...current,
+          prefix: keyDisplayPrefix(key),
+          hash: hashApiKey(key),
+          rotatedAt: clock().toISOString(),
+        });
+        return { record, result: { key, record } };
+      });
+    },
+
+    async reload() {
+      if (closed) throw new KeyStoreClosedError();
+      adopt(await readKeys());
     },
 
     revoke(id: string) {
@@ -347,6 +437,7 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Ke
       // Looking up by SHA-256 leaks nothing useful through timing: an attacker cannot
       // steer the hash of their guess towards a stored one.
       const record = byHash.get(hashApiKey(rawKey));
+      // Expiry is the caller's check, so it can say "expired" rather than "unknown".
       return record === undefined || record.revokedAt !== null ? null : record;
     },
 
@@ -373,4 +464,15 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Ke
       return closing;
     },
   };
+}
+
+/** The checked fields of a patch; an empty patch is allowed (it changes nothing). */
+export function checkPatch(patch: KeyPatch): Partial<KeyRecord> {
+  const changes: { -readonly [K in keyof KeyRecord]?: KeyRecord[K] } = {};
+  if (patch.name !== undefined) changes.name = validateKeyName(patch.name);
+  if (patch.allowedAliases !== undefined) changes.allowedAliases = parseAllowedAliases(patch.allowedAliases);
+  // A past expiry is allowed here: setting "now" is how a key is expired on purpose.
+  if (patch.expiresAt !== undefined) changes.expiresAt = parseExpiresAt(patch.expiresAt);
+  if (patch.limits !== undefined) changes.limits = parseLimits(patch.limits);
+  return changes;
 }

@@ -1,7 +1,10 @@
 // The two files of the key store, as pure parse/serialize functions.
 //
-// <dataDir>/keys.json (written only by `create`/`revoke`, under the lock):
-//   {"version":1,"keys":[{"id","name","prefix","hash","createdAt","revokedAt"}, ...]}
+// <dataDir>/keys.json (written only by create/update/rotate/revoke, under the lock):
+//   {"version":2,"keys":[{"id","name","prefix","hash","createdAt","revokedAt",
+//                         "rotatedAt","expiresAt","allowedAliases","limits"}, ...]}
+//   Version 1 files (the first six fields only) are read with default settings
+//   and written back as version 2 by the next change.
 // <dataDir>/keys-last-used.json (written only by servers, under its own lock):
 //   {"version":1,"lastUsed":{"<key id>":"<ISO time>", ...}}
 //
@@ -12,13 +15,15 @@
 
 import { randomBytes } from 'node:crypto';
 import { API_KEY_DISPLAY_CHARS, API_KEY_MARKER } from './api-key.ts';
-import { InvalidKeyNameError, KeyFileInvalidError } from './errors.ts';
+import { InvalidKeyNameError, InvalidKeySettingError, KeyFileInvalidError } from './errors.ts';
+import { DEFAULT_KEY_SETTINGS, parseAllowedAliases, parseExpiresAt, parseLimits, type KeySettings } from './key-settings.ts';
 
-export const KEY_FILE_VERSION = 1;
+export const KEY_FILE_VERSION = 2;
+const LAST_USED_FILE_VERSION = 1;
 export const KEY_NAME_MAX_LENGTH = 64;
 
 /** What the store keeps about a key. Never the raw key: only its SHA-256. */
-export interface KeyRecord {
+export interface KeyRecord extends KeySettings {
   readonly id: string;
   readonly name: string;
   /** Display prefix of the key, e.g. `pcl_AbC1x9Qz` (see keyDisplayPrefix). */
@@ -28,6 +33,8 @@ export interface KeyRecord {
   /** ISO 8601, as produced by Date#toISOString. */
   readonly createdAt: string;
   readonly revokedAt: string | null;
+  /** When the secret was last replaced (same id, same history); null if never. */
+  readonly rotatedAt: string | null;
 }
 
 /** Last use per key id, ISO 8601. */
@@ -38,7 +45,8 @@ const KEY_ID_RANDOM_LENGTH = 16;
 const KEY_ID_PATTERN = /^key_[0-9A-Za-z]{16}$/;
 const PREFIX_PATTERN = new RegExp(`^${API_KEY_MARKER}[0-9A-Za-z]{${API_KEY_DISPLAY_CHARS}}$`);
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
-const RECORD_FIELDS = ['id', 'name', 'prefix', 'hash', 'createdAt', 'revokedAt'] as const;
+const V1_FIELDS = ['id', 'name', 'prefix', 'hash', 'createdAt', 'revokedAt'] as const;
+const RECORD_FIELDS = [...V1_FIELDS, 'rotatedAt', 'expiresAt', 'allowedAliases', 'limits'] as const;
 // Control, format, surrogate and private-use characters, and the Unicode line/paragraph
 // separators: anything that would corrupt a terminal table or hide characters. Listed by
 // category instead of "not printable" (\p{C}) because unassigned code points (Cn) shift
@@ -103,15 +111,16 @@ function parseJson(text: string, path: string, advice: string): unknown {
   }
 }
 
-function checkTopLevel(doc: unknown, path: string, listField: string, advice: string): Record<string, unknown> {
+function checkTopLevel(doc: unknown, path: string, listField: string, advice: string, versions: readonly number[]): Record<string, unknown> {
+  const newest = versions[versions.length - 1];
   if (!isPlainObject(doc)) {
-    throw new KeyFileInvalidError(path, `expected an object {"version":1,"${listField}":...}`, advice);
+    throw new KeyFileInvalidError(path, `expected an object {"version":${newest},"${listField}":...}`, advice);
   }
-  if (doc['version'] !== KEY_FILE_VERSION) {
+  if (!versions.includes(doc['version'] as number)) {
     const found = JSON.stringify(doc['version']) ?? 'nothing';
     throw new KeyFileInvalidError(
       path,
-      `"version" is ${found}, this version of portcullis reads version ${KEY_FILE_VERSION}`,
+      `"version" is ${found}, this version of portcullis reads version ${versions.join(' or ')}`,
       advice,
     );
   }
@@ -123,13 +132,17 @@ function checkTopLevel(doc: unknown, path: string, listField: string, advice: st
   return doc;
 }
 
-function parseRecord(raw: unknown, at: string, path: string): KeyRecord {
+function parseRecord(raw: unknown, at: string, path: string, version: number): KeyRecord {
   const fail = (problem: string): never => {
     throw new KeyFileInvalidError(path, `${at}${problem}`, KEYS_FILE_ADVICE);
   };
   if (!isPlainObject(raw)) return fail(' must be an object');
+  const fields: readonly string[] = version === 1 ? V1_FIELDS : RECORD_FIELDS;
   for (const field of Object.keys(raw)) {
-    if (!(RECORD_FIELDS as readonly string[]).includes(field)) fail(` has an unknown field "${field}"`);
+    if (!fields.includes(field)) fail(` has an unknown field "${field}"`);
+  }
+  if (version !== 1) {
+    for (const field of RECORD_FIELDS) if (!Object.hasOwn(raw, field)) fail(` is missing "${field}"`);
   }
   const { id, name, prefix, hash, createdAt, revokedAt } = raw;
   if (typeof id !== 'string' || !isKeyId(id)) fail('.id must look like key_ followed by 16 letters or digits');
@@ -148,6 +161,22 @@ function parseRecord(raw: unknown, at: string, path: string): KeyRecord {
   if (revokedAt !== null && !isIsoTimestamp(revokedAt)) {
     fail('.revokedAt must be null or an ISO 8601 time like 2025-01-31T12:00:00.000Z');
   }
+  let settings: KeySettings = DEFAULT_KEY_SETTINGS;
+  let rotatedAt: string | null = null;
+  if (version !== 1) {
+    if (raw['rotatedAt'] !== null && !isIsoTimestamp(raw['rotatedAt'])) fail('.rotatedAt must be null or an ISO 8601 time');
+    rotatedAt = raw['rotatedAt'] as string | null;
+    try {
+      settings = {
+        allowedAliases: parseAllowedAliases(raw['allowedAliases'], 'allowedAliases'),
+        expiresAt: parseExpiresAt(raw['expiresAt'], 'expiresAt'),
+        limits: parseLimits(raw['limits'], 'limits'),
+      };
+    } catch (error) {
+      if (error instanceof InvalidKeySettingError) fail(`.${error.param} is invalid: ${error.message}`);
+      throw error;
+    }
+  }
   return Object.freeze({
     id: id as string,
     name,
@@ -155,19 +184,22 @@ function parseRecord(raw: unknown, at: string, path: string): KeyRecord {
     hash: hash as string,
     createdAt: createdAt as string,
     revokedAt: revokedAt as string | null,
+    rotatedAt,
+    ...settings,
   });
 }
 
 /** The records of a keys.json text, in file order; KeyFileInvalidError naming `path` otherwise. */
 export function parseKeysFile(text: string, path: string): KeyRecord[] {
-  const doc = checkTopLevel(parseJson(text, path, KEYS_FILE_ADVICE), path, 'keys', KEYS_FILE_ADVICE);
+  const doc = checkTopLevel(parseJson(text, path, KEYS_FILE_ADVICE), path, 'keys', KEYS_FILE_ADVICE, [1, KEY_FILE_VERSION]);
+  const version = doc['version'] as number;
   const rawKeys = doc['keys'];
   if (!Array.isArray(rawKeys)) throw new KeyFileInvalidError(path, '"keys" must be an array', KEYS_FILE_ADVICE);
   const records: KeyRecord[] = [];
   const ids = new Set<string>();
   const hashes = new Set<string>();
   rawKeys.forEach((raw: unknown, index) => {
-    const record = parseRecord(raw, `keys[${index}]`, path);
+    const record = parseRecord(raw, `keys[${index}]`, path, version);
     if (ids.has(record.id)) {
       throw new KeyFileInvalidError(path, `keys[${index}].id '${record.id}' appears twice`, KEYS_FILE_ADVICE);
     }
@@ -189,13 +221,17 @@ export function serializeKeysFile(records: readonly KeyRecord[]): string {
     hash: r.hash,
     createdAt: r.createdAt,
     revokedAt: r.revokedAt,
+    rotatedAt: r.rotatedAt,
+    expiresAt: r.expiresAt,
+    allowedAliases: r.allowedAliases,
+    limits: r.limits,
   }));
   return JSON.stringify({ version: KEY_FILE_VERSION, keys }, null, 2) + '\n';
 }
 
 /** The id -> ISO time map of a keys-last-used.json text; KeyFileInvalidError naming `path` otherwise. */
 export function parseLastUsedFile(text: string, path: string): Map<string, string> {
-  const doc = checkTopLevel(parseJson(text, path, LAST_USED_FILE_ADVICE), path, 'lastUsed', LAST_USED_FILE_ADVICE);
+  const doc = checkTopLevel(parseJson(text, path, LAST_USED_FILE_ADVICE), path, 'lastUsed', LAST_USED_FILE_ADVICE, [LAST_USED_FILE_VERSION]);
   const raw = doc['lastUsed'];
   if (!isPlainObject(raw)) {
     throw new KeyFileInvalidError(path, '"lastUsed" must be an object', LAST_USED_FILE_ADVICE);
@@ -215,7 +251,7 @@ export function parseLastUsedFile(text: string, path: string): Map<string, strin
 
 export function serializeLastUsedFile(lastUsed: LastUsedMap): string {
   const entries = [...lastUsed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return JSON.stringify({ version: KEY_FILE_VERSION, lastUsed: Object.fromEntries(entries) }, null, 2) + '\n';
+  return JSON.stringify({ version: LAST_USED_FILE_VERSION, lastUsed: Object.fromEntries(entries) }, null, 2) + '\n';
 }
 
 /** The later of two ISO times (both produced by toISOString, so they compare as strings). */

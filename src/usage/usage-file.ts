@@ -1,14 +1,23 @@
-// <dataDir>/usage.json: per-key totals. A flush adds what the ledger gathered
-// to what is on disk, under a lock, so several processes sharing a data
-// directory add up instead of overwriting each other.
+// <dataDir>/usage.json: per-key totals plus hourly and daily buckets. A flush
+// adds what the ledger gathered to what is on disk, under a lock, so several
+// processes sharing a data directory add up instead of overwriting each other.
+//
+//   {"version":2,"keys":{"<key id>":{"totals":{...},"hours":{"2026-11-22T05":{...}},"days":{"2026-11-22":{...}}}}}
+//
+// Each {...} holds requests, promptTokens, completionTokens, cachedTokens and
+// errors. Version 1 files (totals only, {"version":1,"keys":{"<id>":{...}}}) are
+// read as totals with no buckets and rewritten as version 2 by the next flush.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../keys/atomic-file.ts';
 import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../keys/file-lock.ts';
-import { addUsage, emptyUsage, type KeyUsage, type UsageLedger } from './usage-ledger.ts';
+import { type KeyUsage, type PendingUsage, type UsageLedger } from './usage-ledger.ts';
+import { addHour, emptyStoredUsage, pruneStoredUsage, toKeyUsage, type StoredKeyUsage } from './usage-series.ts';
 
 export const USAGE_FILE = 'usage.json';
-const FIELDS = ['requests', 'promptTokens', 'completionTokens', 'cachedTokens', 'errors'] as const;
+const VERSION = 2;
+const HOUR_ID = /^\d{4}-\d{2}-\d{2}T\d{2}$/;
+const DAY_ID = /^\d{4}-\d{2}-\d{2}$/;
 
 export class UsageFileError extends Error {
   override name = 'UsageFileError';
@@ -16,7 +25,7 @@ export class UsageFileError extends Error {
 }
 
 /** Parses usage.json; anything unexpected is an error naming the file, never silently zero. */
-export function parseUsageFile(text: string, file: string): Map<string, KeyUsage> {
+export function parseUsageFile(text: string, file: string): Map<string, StoredKeyUsage> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -24,29 +33,51 @@ export function parseUsageFile(text: string, file: string): Map<string, KeyUsage
     throw new UsageFileError(`${file}: is not valid JSON`);
   }
   const root = value as { version?: unknown; keys?: unknown };
-  if (typeof value !== 'object' || value === null || root.version !== 1 || typeof root.keys !== 'object' || root.keys === null) {
-    throw new UsageFileError(`${file}: expected {"version":1,"keys":{...}}`);
+  if (typeof value !== 'object' || value === null || (root.version !== 1 && root.version !== VERSION) || typeof root.keys !== 'object' || root.keys === null) {
+    throw new UsageFileError(`${file}: expected {"version":2,"keys":{...}}`);
   }
-  const out = new Map<string, KeyUsage>();
+  const out = new Map<string, StoredKeyUsage>();
   for (const [keyId, raw] of Object.entries(root.keys as Record<string, unknown>)) {
-    const u = emptyUsage();
-    for (const field of FIELDS) {
-      const n = (raw as Record<string, unknown> | null)?.[field];
-      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw new UsageFileError(`${file}: keys.${keyId}.${field} must be a non-negative integer`);
-      u[field] = n;
+    const stored = emptyStoredUsage();
+    if (root.version === 1) {
+      stored.totals = counters(raw, file, `keys.${keyId}`);
+    } else {
+      const r = raw as Record<string, unknown> | null;
+      if (typeof r !== 'object' || r === null) throw new UsageFileError(`${file}: keys.${keyId} must be an object`);
+      stored.totals = counters(r['totals'], file, `keys.${keyId}.totals`);
+      buckets(r['hours'], stored.hours, HOUR_ID, file, `keys.${keyId}.hours`);
+      buckets(r['days'], stored.days, DAY_ID, file, `keys.${keyId}.days`);
     }
-    out.set(keyId, u);
+    out.set(keyId, stored);
   }
   return out;
 }
 
-export function serializeUsageFile(totals: Map<string, KeyUsage>): string {
-  const keys: Record<string, KeyUsage> = {};
-  for (const id of [...totals.keys()].sort()) keys[id] = totals.get(id) as KeyUsage;
-  return `${JSON.stringify({ version: 1, keys }, null, 2)}\n`;
+function counters(raw: unknown, file: string, at: string): KeyUsage {
+  const u = toKeyUsage(raw);
+  if (u === null) throw new UsageFileError(`${file}: ${at} must hold requests, promptTokens, completionTokens, cachedTokens and errors as non-negative integers`);
+  return u;
 }
 
-export async function readUsageFile(dataDir: string): Promise<Map<string, KeyUsage>> {
+function buckets(raw: unknown, into: Map<string, KeyUsage>, idPattern: RegExp, file: string, at: string): void {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageFileError(`${file}: ${at} must be an object`);
+  for (const [id, u] of Object.entries(raw)) {
+    if (!idPattern.test(id)) throw new UsageFileError(`${file}: ${at} has a bucket "${id}" that is not a UTC ${idPattern === HOUR_ID ? 'hour (YYYY-MM-DDTHH)' : 'day (YYYY-MM-DD)'}`);
+    into.set(id, counters(u, file, `${at}.${id}`));
+  }
+}
+
+export function serializeUsageFile(all: Map<string, StoredKeyUsage>): string {
+  const keys: Record<string, unknown> = {};
+  const sorted = (m: Map<string, KeyUsage>): Record<string, KeyUsage> => Object.fromEntries([...m].sort(([a], [b]) => (a < b ? -1 : 1)));
+  for (const id of [...all.keys()].sort()) {
+    const s = all.get(id) as StoredKeyUsage;
+    keys[id] = { totals: s.totals, hours: sorted(s.hours), days: sorted(s.days) };
+  }
+  return `${JSON.stringify({ version: VERSION, keys }, null, 2)}\n`;
+}
+
+export async function readUsageFile(dataDir: string): Promise<Map<string, StoredKeyUsage>> {
   const file = path.join(dataDir, USAGE_FILE);
   let text: string;
   try {
@@ -58,23 +89,36 @@ export async function readUsageFile(dataDir: string): Promise<Map<string, KeyUsa
   return parseUsageFile(text, file);
 }
 
+/** Per-key totals only (the CLI's `keys usage`). */
+export async function readUsageTotals(dataDir: string): Promise<Map<string, KeyUsage>> {
+  const all = await readUsageFile(dataDir);
+  return new Map([...all].map(([id, s]) => [id, s.totals]));
+}
+
+/** Adds pending counters to the stored usage, pruning buckets past retention. Pure. */
+export function mergePending(all: Map<string, StoredKeyUsage>, pending: PendingUsage, nowMs: number): void {
+  for (const [keyId, hours] of pending) {
+    const stored = all.get(keyId) ?? emptyStoredUsage();
+    for (const [hourMs, u] of hours) addHour(stored, hourMs, u);
+    pruneStoredUsage(stored, nowMs);
+    all.set(keyId, stored);
+  }
+}
+
 /** Adds the ledger's pending counters to usage.json; on failure they stay pending. */
-export async function flushUsage(dataDir: string, ledger: UsageLedger): Promise<void> {
+export async function flushUsage(dataDir: string, ledger: UsageLedger, nowMs: number = Date.now()): Promise<void> {
   if (!ledger.dirty()) return;
   const pending = ledger.drain();
   const file = path.join(dataDir, USAGE_FILE);
   try {
     await withFileLock(`${file}.lock`, DEFAULT_LOCK_OPTIONS, async () => {
-      const totals = await readUsageFile(dataDir);
-      for (const [keyId, u] of pending) {
-        const t = totals.get(keyId) ?? emptyUsage();
-        addUsage(t, u);
-        totals.set(keyId, t);
-      }
-      await writeFileAtomic(file, serializeUsageFile(totals));
+      const all = await readUsageFile(dataDir);
+      mergePending(all, pending, nowMs);
+      await writeFileAtomic(file, serializeUsageFile(all));
     });
   } catch (err) {
     ledger.restore(pending);
     throw err;
   }
 }
+

@@ -14,7 +14,8 @@ import {
   KeyStoreClosedError,
   KeyStoreLockTimeoutError,
 } from '../../src/keys/errors.ts';
-import { openKeyStore, type KeyStore, type KeyStoreOptions } from '../../src/keys/key-store.ts';
+import { NO_LIMITS } from '../../src/limits/key-limits.ts';
+import { openKeyStore, type FileKeyStore as KeyStore, type KeyStoreOptions } from '../../src/keys/key-store.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-store-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -64,11 +65,15 @@ test('create stores the hash, never the key, in a 0600 file, and the key authent
     hash: hashApiKey(key),
     createdAt: '2025-01-31T12:00:00.000Z',
     revokedAt: null,
+    rotatedAt: null,
+    allowedAliases: null,
+    expiresAt: null,
+    limits: NO_LIMITS,
   });
   const text = readFileSync(store.keysFilePath, 'utf8');
   assert.equal(text.includes(key), false);
   assert.equal(text.includes(key.slice(12)), false);
-  assert.deepEqual(JSON.parse(text), { version: 1, keys: [record] });
+  assert.deepEqual(JSON.parse(text), { version: 2, keys: [record] });
   assert.equal(statSync(store.keysFilePath).mode & 0o777, 0o600);
   assert.deepEqual(readdirSync(dir), ['keys.json'], 'no temp or lock file left');
   assert.deepEqual(store.authenticate(key), record);
@@ -135,7 +140,7 @@ test('a corrupt or wrong-schema keys.json is an error naming the file, and is ne
   for (const [content, problem] of [
     ['{"version":1,"keys":[', /^it is not valid JSON \(/],
     ['', /^it is empty$/],
-    ['{"version":2,"keys":[]}', /^"version" is 2, this version of portcullis reads version 1$/],
+    ['{"version":3,"keys":[]}', /^"version" is 3, this version of portcullis reads version 1 or 2$/],
     ['{"version":1,"keys":[{"id":"key_1"}]}', /^keys\[0\] has an unknown field|^keys\[0\]\.id must look like/],
   ] as const) {
     writeFileSync(path.join(dir, 'keys.json'), content);

@@ -1,3 +1,4 @@
+import { NO_LIMITS } from '../../src/limits/key-limits.ts';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -143,7 +144,10 @@ test('create prints the key once with its id and prefix, and stores only its has
   assert.equal(prefix, key.slice(0, 12));
   assert.equal(stdout.split(key).length, 2, 'the key appears exactly once');
   const file = JSON.parse(readFileSync(path.join(dir, 'keys.json'), 'utf8')) as unknown;
-  assert.deepEqual(file, { version: 1, keys: [{ id, name: 'my app', prefix, hash: hashApiKey(key), createdAt, revokedAt: null }] });
+  assert.deepEqual(file, {
+    version: 2,
+    keys: [{ id, name: 'my app', prefix, hash: hashApiKey(key), createdAt, revokedAt: null, rotatedAt: null, expiresAt: null, allowedAliases: null, limits: NO_LIMITS }],
+  });
 });
 
 test('create --json prints {id,name,prefix,createdAt,key}', async () => {
@@ -241,7 +245,7 @@ test('a corrupt keys.json: exit 1 with the file and problem, file untouched', as
       code: 1,
       stdout: '',
       stderr:
-        `portcullis keys ${args[0]}: Key store file ${file} is invalid: "version" is 7, this version of portcullis reads version 1. ` +
+        `portcullis keys ${args[0]}: Key store file ${file} is invalid: "version" is 7, this version of portcullis reads version 1 or 2. ` +
         'The file was left untouched; repair it or restore it from a backup.\n',
     });
   }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidKeyNameError, KeyFileInvalidError } from '../../src/keys/errors.ts';
+import { NO_LIMITS } from '../../src/limits/key-limits.ts';
 import {
   isKeyId,
   laterTime,
@@ -22,6 +23,10 @@ const RECORD: KeyRecord = {
   hash: 'a'.repeat(64),
   createdAt: '2025-01-31T12:00:00.000Z',
   revokedAt: null,
+  rotatedAt: null,
+  allowedAliases: null,
+  expiresAt: null,
+  limits: NO_LIMITS,
 };
 const REVOKED: KeyRecord = {
   ...RECORD,
@@ -74,18 +79,36 @@ test('newKeyId: key_ and 16 base62 characters, distinct', () => {
 
 test('keys file round-trips through serialize and parse', () => {
   const text = serializeKeysFile([RECORD, REVOKED]);
+  const settings =
+    '      "rotatedAt": null,\n      "expiresAt": null,\n      "allowedAliases": null,\n' +
+    '      "limits": {\n        "requestsPerMinute": null,\n        "tokensPerMinute": null,\n        "concurrentRequests": null,\n        "tokenBudget": null\n      }\n';
   assert.equal(
     text,
-    '{\n  "version": 1,\n  "keys": [\n' +
+    '{\n  "version": 2,\n  "keys": [\n' +
       '    {\n      "id": "key_AAAAAAAAAAAAAAAA",\n      "name": "my app",\n      "prefix": "pcl_AbC1x9Qz",\n' +
-      `      "hash": "${'a'.repeat(64)}",\n      "createdAt": "2025-01-31T12:00:00.000Z",\n      "revokedAt": null\n    },\n` +
+      `      "hash": "${'a'.repeat(64)}",\n      "createdAt": "2025-01-31T12:00:00.000Z",\n      "revokedAt": null,\n${settings}    },\n` +
       '    {\n      "id": "key_BBBBBBBBBBBBBBBB",\n      "name": "my app",\n      "prefix": "pcl_AbC1x9Qz",\n' +
-      `      "hash": "${'b'.repeat(64)}",\n      "createdAt": "2025-01-31T12:00:00.000Z",\n      "revokedAt": "2025-02-01T00:00:00.000Z"\n    }\n` +
+      `      "hash": "${'b'.repeat(64)}",\n      "createdAt": "2025-01-31T12:00:00.000Z",\n      "revokedAt": "2025-02-01T00:00:00.000Z",\n${settings}    }\n` +
       '  ]\n}\n',
   );
   assert.deepEqual(parseKeysFile(text, PATH), [RECORD, REVOKED]);
-  assert.deepEqual(parseKeysFile('{"version":1,"keys":[]}', PATH), []);
+  assert.deepEqual(parseKeysFile('{"version":2,"keys":[]}', PATH), []);
   assert.equal(Object.isFrozen(parseKeysFile(text, PATH)[0]), true);
+  const scoped = {
+    ...RECORD,
+    rotatedAt: '2025-03-01T00:00:00.000Z',
+    expiresAt: '2026-01-01T00:00:00.000Z',
+    allowedAliases: ['service-chat', 'service-vision'],
+    limits: { requestsPerMinute: 60, tokensPerMinute: 90_000, concurrentRequests: 4, tokenBudget: { tokens: 1_000_000, period: 'month' as const } },
+  };
+  assert.deepEqual(parseKeysFile(serializeKeysFile([scoped]), PATH), [scoped]);
+});
+
+test('a version 1 keys file reads with default settings', () => {
+  const { id, name, prefix, hash, createdAt, revokedAt } = RECORD;
+  const v1 = JSON.stringify({ version: 1, keys: [{ id, name, prefix, hash, createdAt, revokedAt }] });
+  assert.deepEqual(parseKeysFile(v1, PATH), [RECORD]);
+  assertInvalid(JSON.stringify({ version: 1, keys: [{ ...RECORD }] }), 'keys[0] has an unknown field "rotatedAt"');
 });
 
 function assertInvalid(text: string, problem: string, path = PATH, parse = parseKeysFile as (t: string, p: string) => unknown): void {
@@ -102,7 +125,7 @@ function assertInvalid(text: string, problem: string, path = PATH, parse = parse
 }
 
 function withRecord(change: Record<string, unknown>): string {
-  return JSON.stringify({ version: 1, keys: [{ ...RECORD, ...change }] });
+  return JSON.stringify({ version: 2, keys: [{ ...RECORD, ...change }] });
 }
 
 test('keys file: syntax and top-level problems name the file and the problem', () => {
@@ -112,18 +135,22 @@ test('keys file: syntax and top-level problems name the file and the problem', (
     () => parseKeysFile('{"version":1,"keys":[', PATH),
     (err: unknown) => err instanceof KeyFileInvalidError && /^it is not valid JSON \(.+\)$/.test(err.problem) && err.cause instanceof SyntaxError,
   );
-  assertInvalid('[]', 'expected an object {"version":1,"keys":...}');
-  assertInvalid('null', 'expected an object {"version":1,"keys":...}');
-  assertInvalid('{"keys":[]}', '"version" is nothing, this version of portcullis reads version 1');
-  assertInvalid('{"version":2,"keys":[]}', '"version" is 2, this version of portcullis reads version 1');
-  assertInvalid('{"version":"1","keys":[]}', '"version" is "1", this version of portcullis reads version 1');
+  assertInvalid('[]', 'expected an object {"version":2,"keys":...}');
+  assertInvalid('null', 'expected an object {"version":2,"keys":...}');
+  assertInvalid('{"keys":[]}', '"version" is nothing, this version of portcullis reads version 1 or 2');
+  assertInvalid('{"version":3,"keys":[]}', '"version" is 3, this version of portcullis reads version 1 or 2');
+  assertInvalid('{"version":"1","keys":[]}', '"version" is "1", this version of portcullis reads version 1 or 2');
   assertInvalid('{"version":1}', '"keys" must be an array');
   assertInvalid('{"version":1,"keys":{}}', '"keys" must be an array');
   assertInvalid('{"version":1,"keys":[],"extra":true}', 'unknown top-level field "extra"');
 });
 
 test('keys file: record problems give the JSON path', () => {
-  assertInvalid('{"version":1,"keys":[1]}', 'keys[0] must be an object');
+  assertInvalid('{"version":2,"keys":[1]}', 'keys[0] must be an object');
+  assertInvalid(JSON.stringify({ version: 2, keys: [{ ...RECORD, limits: undefined }] }), 'keys[0] is missing "limits"');
+  assertInvalid(withRecord({ allowedAliases: [] }), 'keys[0].allowedAliases is invalid: Invalid allowedAliases: must name at least one alias (a key allowed nothing is a revoked key).');
+  assertInvalid(withRecord({ expiresAt: 'tomorrow' }), 'keys[0].expiresAt is invalid: Invalid expiresAt: must be null or an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z.');
+  assertInvalid(withRecord({ rotatedAt: 5 }), 'keys[0].rotatedAt must be null or an ISO 8601 time');
   assertInvalid(withRecord({ scopes: [] }), 'keys[0] has an unknown field "scopes"');
   assertInvalid(withRecord({ id: 'key_1' }), 'keys[0].id must look like key_ followed by 16 letters or digits');
   assertInvalid(withRecord({ name: 7 }), 'keys[0].name must be a string');
@@ -131,11 +158,11 @@ test('keys file: record problems give the JSON path', () => {
   assertInvalid(withRecord({ name: ' padded' }), 'keys[0].name must not start or end with spaces');
   assertInvalid(withRecord({ prefix: 'sk-AbC1x9Qz' }), 'keys[0].prefix must be pcl_ followed by 8 letters or digits');
   assertInvalid(withRecord({ hash: 'A'.repeat(64) }), 'keys[0].hash must be 64 lowercase hex digits');
-  assertInvalid(withRecord({ hash: undefined }), 'keys[0].hash must be 64 lowercase hex digits');
+  assertInvalid(withRecord({ hash: undefined }), 'keys[0] is missing "hash"');
   assertInvalid(withRecord({ createdAt: '2025-01-31' }), 'keys[0].createdAt must be an ISO 8601 time like 2025-01-31T12:00:00.000Z');
   assertInvalid(withRecord({ revokedAt: 'yesterday' }), 'keys[0].revokedAt must be null or an ISO 8601 time like 2025-01-31T12:00:00.000Z');
   const twice = (change: Partial<KeyRecord>): string =>
-    JSON.stringify({ version: 1, keys: [RECORD, { ...RECORD, ...change }] });
+    JSON.stringify({ version: 2, keys: [RECORD, { ...RECORD, ...change }] });
   assertInvalid(twice({ hash: 'c'.repeat(64) }), "keys[1].id 'key_AAAAAAAAAAAAAAAA' appears twice");
   assertInvalid(twice({ id: 'key_CCCCCCCCCCCCCCCC' }), 'keys[1].hash appears twice');
 });

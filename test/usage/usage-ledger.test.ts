@@ -3,35 +3,56 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { flushUsage, parseUsageFile, readUsageFile } from '../../src/usage/usage-file.ts';
-import { createUsageLedger } from '../../src/usage/usage-ledger.ts';
+import { flushUsage, parseUsageFile, readUsageFile, readUsageTotals, serializeUsageFile } from '../../src/usage/usage-file.ts';
+import { createUsageLedger, totalsOf } from '../../src/usage/usage-ledger.ts';
+import { seriesOf } from '../../src/usage/usage-series.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-usage-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const u = (p: number, c: number, cached: number) => ({ prompt_tokens: p, completion_tokens: c, total_tokens: p + c, prompt_tokens_details: { cached_tokens: cached } });
+const T0 = Date.parse('2026-11-22T05:10:00.000Z');
+const H = 3_600_000;
+const zero = { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 };
 
-test('the ledger counts requests, tokens and errors per key', () => {
-  const ledger = createUsageLedger();
+test('the ledger counts requests, tokens and errors per key and UTC hour', () => {
+  const ledger = createUsageLedger(() => T0);
   assert.equal(ledger.dirty(), false);
   ledger.record('key_a', { usage: u(10, 5, 2), error: false });
-  ledger.record('key_a', { error: true });
+  ledger.record('key_a', { error: true }, T0 + H);
   ledger.record('key_b', { usage: u(1, 1, 0), error: false });
-  assert.deepEqual(Object.fromEntries(ledger.drain()), {
+  const pending = ledger.drain();
+  const hour = Date.parse('2026-11-22T05:00:00.000Z');
+  assert.deepEqual(pending.get('key_a'), new Map([
+    [hour, { requests: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 2, errors: 0 }],
+    [hour + H, { requests: 1, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 1 }],
+  ]));
+  assert.deepEqual(Object.fromEntries(totalsOf(pending)), {
     key_a: { requests: 2, promptTokens: 10, completionTokens: 5, cachedTokens: 2, errors: 1 },
     key_b: { requests: 1, promptTokens: 1, completionTokens: 1, cachedTokens: 0, errors: 0 },
   });
   assert.equal(ledger.dirty(), false);
+  ledger.restore(pending);
+  assert.deepEqual(ledger.drain(), pending);
 });
 
 test('flushes add to the file, so two processes add up; a failed flush keeps the counters', async () => {
-  const one = createUsageLedger();
-  const two = createUsageLedger();
+  const one = createUsageLedger(() => T0);
+  const two = createUsageLedger(() => T0);
   one.record('key_a', { usage: u(10, 5, 2), error: false });
-  two.record('key_a', { usage: u(1, 2, 0), error: true });
-  await Promise.all([flushUsage(dir, one), flushUsage(dir, two)]);
-  assert.deepEqual(Object.fromEntries(await readUsageFile(dir)), {
-    key_a: { requests: 2, promptTokens: 11, completionTokens: 7, cachedTokens: 2, errors: 1 },
+  two.record('key_a', { usage: u(1, 2, 0), error: true }, T0 + 25 * H);
+  await Promise.all([flushUsage(dir, one, T0), flushUsage(dir, two, T0)]);
+  const stored = (await readUsageFile(dir)).get('key_a');
+  assert.deepEqual(stored?.totals, { requests: 2, promptTokens: 11, completionTokens: 7, cachedTokens: 2, errors: 1 });
+  assert.deepEqual(Object.fromEntries(stored?.hours ?? []), {
+    '2026-11-22T05': { requests: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 2, errors: 0 },
+    '2026-11-23T06': { requests: 1, promptTokens: 1, completionTokens: 2, cachedTokens: 0, errors: 1 },
   });
+  assert.deepEqual(Object.fromEntries(stored?.days ?? []), {
+    '2026-11-22': { requests: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 2, errors: 0 },
+    '2026-11-23': { requests: 1, promptTokens: 1, completionTokens: 2, cachedTokens: 0, errors: 1 },
+  });
+  assert.deepEqual(Object.fromEntries(await readUsageTotals(dir)), { key_a: stored?.totals });
+
   writeFileSync(path.join(dir, 'usage.json'), '{"version":2}');
   one.record('key_c', { error: false });
   await assert.rejects(flushUsage(dir, one), /usage\.json: expected/);
@@ -39,9 +60,51 @@ test('flushes add to the file, so two processes add up; a failed flush keeps the
   assert.equal(readFileSync(path.join(dir, 'usage.json'), 'utf8'), '{"version":2}');
 });
 
-test('a corrupt usage file is an error naming the file and field, never zeros', () => {
+test('hour buckets are kept a week and day buckets 400 days', async () => {
+  const d = mkdtempSync(path.join(dir, 'retention-'));
+  const old = createUsageLedger();
+  old.record('key_a', { error: false }, T0 - 8 * 24 * H);
+  old.record('key_a', { error: false }, T0 - 401 * 24 * H);
+  old.record('key_a', { error: false }, T0 - 6 * 24 * H);
+  await flushUsage(d, old, T0);
+  const stored = (await readUsageFile(d)).get('key_a');
+  assert.deepEqual([...(stored?.hours.keys() ?? [])], ['2026-11-16T05']);
+  assert.deepEqual([...(stored?.days.keys() ?? [])].sort(), ['2026-11-14', '2026-11-16']);
+  assert.equal(stored?.totals.requests, 3);
+});
+
+test('series: fixed length, time order, zeros where nothing happened', () => {
+  const ledger = createUsageLedger();
+  ledger.record('key_a', { usage: u(3, 4, 0), error: false }, T0);
+  ledger.record('key_a', { error: true }, T0 - 2 * H);
+  const all = new Map();
+  const text = serializeUsageFile(all);
+  assert.equal(text, '{\n  "version": 2,\n  "keys": {}\n}\n');
+  const stored = { totals: { ...zero, requests: 2, promptTokens: 3, completionTokens: 4, errors: 1 }, hours: new Map([
+    ['2026-11-22T05', { ...zero, requests: 1, promptTokens: 3, completionTokens: 4 }],
+    ['2026-11-22T03', { ...zero, requests: 1, errors: 1 }],
+  ]), days: new Map([['2026-11-22', { ...zero, requests: 2, promptTokens: 3, completionTokens: 4, errors: 1 }]]) };
+  const hours = seriesOf(stored, 'hour', T0);
+  assert.equal(hours.buckets.length, 48);
+  assert.deepEqual(hours.buckets.at(-1), { start: '2026-11-22T05:00:00.000Z', ...zero, requests: 1, promptTokens: 3, completionTokens: 4 });
+  assert.deepEqual(hours.buckets.at(-2), { start: '2026-11-22T04:00:00.000Z', ...zero });
+  assert.deepEqual(hours.buckets.at(-3), { start: '2026-11-22T03:00:00.000Z', ...zero, requests: 1, errors: 1 });
+  assert.equal(hours.buckets[0]?.start, '2026-11-20T06:00:00.000Z');
+  const days = seriesOf(stored, 'day', T0);
+  assert.equal(days.buckets.length, 30);
+  assert.equal(days.buckets[0]?.start, '2026-10-24T00:00:00.000Z');
+  assert.deepEqual(days.totals, stored.totals);
+  assert.deepEqual(seriesOf(undefined, 'day', T0).totals, zero);
+});
+
+test('a corrupt usage file is an error naming the file and field, never zeros; version 1 reads as totals', () => {
   assert.throws(() => parseUsageFile('nope', '/d/usage.json'), { message: '/d/usage.json: is not valid JSON' });
   assert.throws(() => parseUsageFile('{"version":1,"keys":{"k":{"requests":-1}}}', '/d/usage.json'), {
-    message: '/d/usage.json: keys.k.requests must be a non-negative integer',
+    message: '/d/usage.json: keys.k must hold requests, promptTokens, completionTokens, cachedTokens and errors as non-negative integers',
   });
+  assert.throws(() => parseUsageFile('{"version":2,"keys":{"k":{"totals":{"requests":1,"promptTokens":0,"completionTokens":0,"cachedTokens":0,"errors":0},"hours":{"yesterday":{}},"days":{}}}}', '/d/usage.json'), {
+    message: '/d/usage.json: keys.k.hours has a bucket "yesterday" that is not a UTC hour (YYYY-MM-DDTHH)',
+  });
+  const v1 = parseUsageFile('{"version":1,"keys":{"k":{"requests":1,"promptTokens":2,"completionTokens":3,"cachedTokens":0,"errors":0}}}', '/d/usage.json');
+  assert.deepEqual(v1.get('k'), { totals: { requests: 1, promptTokens: 2, completionTokens: 3, cachedTokens: 0, errors: 0 }, hours: new Map(), days: new Map() });
 });
