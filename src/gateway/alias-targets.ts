@@ -5,7 +5,7 @@ import type { GatewayConfig, MaxTokensParam, UpstreamPolicy } from '../config/co
 import type { ChatRequest } from '../chat/types.ts';
 import { buildUpstreamRequest } from '../chat/upstream-request.ts';
 import type { ChatProvider } from '../providers/provider.ts';
-import { createCircuitBreaker, type CircuitBreaker } from '../upstream/circuit-breaker.ts';
+import { createCircuitBreaker, type CircuitBreaker, type State as BreakerState } from '../upstream/circuit-breaker.ts';
 import { anyTargetAvailable, type UpstreamTarget } from '../upstream/dispatcher.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../upstream/retry-policy.ts';
 
@@ -38,6 +38,16 @@ export interface AliasRoutes {
   isAvailable(alias: string): boolean;
   /** The upstream request for each target of `alias`, in config order. */
   plan(alias: string, request: ChatRequest): TargetPlan;
+  /** Circuit state of every target (provider/model), for the dashboard and /metrics. */
+  health(): TargetHealth[];
+}
+
+export interface TargetHealth {
+  /** `provider/model`, as in the access log. */
+  id: string;
+  provider: string;
+  model: string;
+  circuit: BreakerState;
 }
 
 const NO_RETRY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 };
@@ -46,6 +56,7 @@ const DEMO_BREAKER = { failureThreshold: Number.MAX_SAFE_INTEGER, openMs: 1000 }
 
 export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<string, ProviderBinding>, clock: () => number = Date.now): AliasRoutes {
   const breakers = new Map<string, CircuitBreaker>();
+  const health: Array<Omit<TargetHealth, 'circuit'> & { breaker: CircuitBreaker }> = [];
   const byAlias = new Map<string, BoundTarget[]>();
   for (const [alias, aliasConfig] of Object.entries(config.aliases)) {
     byAlias.set(
@@ -58,6 +69,7 @@ export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<s
         if (breaker === undefined) {
           breaker = createCircuitBreaker(binding.policy?.circuitBreaker ?? DEMO_BREAKER, clock);
           breakers.set(id, breaker);
+          health.push({ id, provider: t.provider, model: t.model, breaker });
         }
         return {
           id,
@@ -80,6 +92,7 @@ export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<s
 
   return {
     isAvailable: (alias) => anyTargetAvailable(targetsOf(alias)),
+    health: () => health.map(({ id, provider, model, breaker }) => ({ id, provider, model, circuit: breaker.state() })),
     plan(alias, request) {
       const cap = config.aliases[alias]?.maxOutputTokens ?? null;
       let maxOutputTokens = 0;
