@@ -14,14 +14,21 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void;
 }
 
+/** The logger the serve command owns: its level follows `log.level` across reloads. */
+export interface LevelledLogger extends Logger {
+  readonly level: LogLevel;
+  setLevel(level: LogLevel): void;
+}
+
 export interface LoggerOptions {
   level?: LogLevel;
   write?: (line: string) => void;
   clock?: () => Date;
 }
 
-export function createLogger(options: LoggerOptions = {}): Logger {
-  const min = LEVEL_RANK[options.level ?? 'info'];
+export function createLogger(options: LoggerOptions = {}): LevelledLogger {
+  let level: LogLevel = options.level ?? 'info';
+  let min = LEVEL_RANK[level];
   const write = options.write ?? batchedStdout();
   const clock = options.clock ?? (() => new Date());
   const log = (level: LogLevel, msg: string, fields?: LogFields): void => {
@@ -33,6 +40,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     info: (msg, fields) => log('info', msg, fields),
     warn: (msg, fields) => log('warn', msg, fields),
     error: (msg, fields) => log('error', msg, fields),
+    get level() {
+      return level;
+    },
+    setLevel(next) {
+      level = next;
+      min = LEVEL_RANK[next];
+    },
   };
 }
 

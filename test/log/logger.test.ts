@@ -39,3 +39,24 @@ describe('batchLines', () => {
     ]);
   });
 });
+
+describe('createLogger levels', () => {
+  test('lines below the level are dropped; setLevel changes the level for the lines that follow', () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'warn', write: (l) => lines.push(l), clock: () => new Date(0) });
+    logger.info('dropped');
+    logger.warn('kept');
+    assert.equal(logger.level, 'warn');
+    logger.setLevel('debug');
+    assert.equal(logger.level, 'debug');
+    logger.debug('now kept');
+    logger.setLevel('error');
+    logger.warn('dropped again');
+    logger.error('kept too');
+    assert.deepEqual(lines, [
+      '{"time":"1970-01-01T00:00:00.000Z","level":"warn","msg":"kept"}\n',
+      '{"time":"1970-01-01T00:00:00.000Z","level":"debug","msg":"now kept"}\n',
+      '{"time":"1970-01-01T00:00:00.000Z","level":"error","msg":"kept too"}\n',
+    ]);
+  });
+});
