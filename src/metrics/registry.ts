@@ -92,6 +92,7 @@ interface Definition {
   name: string;
   labelNames: readonly string[];
   maxSeries: number;
+  sampleNames: readonly string[];
   header: string;
 }
 
@@ -126,15 +127,21 @@ export function createRegistry(options: RegistryOptions = {}): Registry {
         throw new MetricError(MetricErrorCode.DuplicateMetric, name, `"${sampleName}" is already written by another metric`);
       }
     }
-    for (const sampleName of sampleNames) takenNames.add(sampleName);
-    return { name, labelNames, maxSeries, header: `# HELP ${name} ${escapeHelp(help)}\n# TYPE ${name} ${type}\n` };
+    return { name, labelNames, maxSeries, sampleNames, header: `# HELP ${name} ${escapeHelp(help)}\n# TYPE ${name} ${type}\n` };
+  }
+
+  /** Takes the names once every check has passed, so a refused definition takes none. */
+  function register(definition: Definition, render: RenderFamily): void {
+    for (const sampleName of definition.sampleNames) takenNames.add(sampleName);
+    families.push(render);
   }
 
   return {
     counter(options: CounterOptions): Counter {
-      const { name, labelNames, maxSeries, header } = define(options, 'counter', [options.name], []);
+      const definition = define(options, 'counter', [options.name], []);
+      const { name, labelNames, maxSeries, header } = definition;
       const table = createSeriesTable(name, labelNames, maxSeries, () => ({ value: 0 }));
-      families.push(() => header + renderSingleValues(name, table));
+      register(definition, () => header + renderSingleValues(name, table));
       return {
         name,
         inc(labels: LabelValues, by = 1): void {
@@ -147,17 +154,18 @@ export function createRegistry(options: RegistryOptions = {}): Registry {
     },
 
     gauge(options: GaugeOptions): Gauge {
-      const { name, labelNames, maxSeries, header } = define(options, 'gauge', [options.name], []);
+      const definition = define(options, 'gauge', [options.name], []);
+      const { name, labelNames, maxSeries, header } = definition;
       const collect = options.collect;
       if (collect !== undefined) {
-        families.push(() => header + renderSingleValues(name, collectGauge(name, labelNames, maxSeries, collect)));
+        register(definition, () => header + renderSingleValues(name, collectGauge(name, labelNames, maxSeries, collect)));
         const refuse = (): never => {
           throw new MetricError(MetricErrorCode.CollectedGauge, name, 'this gauge is read by its collect function; set/inc/dec are not used');
         };
         return { name, set: refuse, inc: refuse, dec: refuse };
       }
       const table = createSeriesTable(name, labelNames, maxSeries, () => ({ value: 0 }));
-      families.push(() => header + renderSingleValues(name, table));
+      register(definition, () => header + renderSingleValues(name, table));
       const add = (labels: LabelValues, by: number): void => {
         if (!Number.isFinite(by)) throw new MetricError(MetricErrorCode.InvalidValue, name, `cannot add ${by} to a gauge`);
         table.get(labels).value += by;
@@ -186,7 +194,7 @@ export function createRegistry(options: RegistryOptions = {}): Registry {
         sum: 0,
         count: 0,
       }));
-      families.push(() => {
+      register(definition, () => {
         let out = header;
         for (const { labelPairs, series } of table.entries()) {
           const prefix = labelPairs === '' ? `${name}_bucket{` : `${name}_bucket{${labelPairs},`;
