@@ -105,17 +105,23 @@ export function mergePending(all: Map<string, StoredKeyUsage>, pending: PendingU
   }
 }
 
+/** Adds drained counters to usage.json under its lock; nothing is written when it fails. */
+export async function flushPendingUsage(dataDir: string, pending: PendingUsage, nowMs: number): Promise<void> {
+  if (pending.size === 0) return;
+  const file = path.join(dataDir, USAGE_FILE);
+  await withFileLock(`${file}.lock`, DEFAULT_LOCK_OPTIONS, async () => {
+    const all = await readUsageFile(dataDir);
+    mergePending(all, pending, nowMs);
+    await writeFileAtomic(file, serializeUsageFile(all));
+  });
+}
+
 /** Adds the ledger's pending counters to usage.json; on failure they stay pending. */
 export async function flushUsage(dataDir: string, ledger: UsageLedger, nowMs: number = Date.now()): Promise<void> {
   if (!ledger.dirty()) return;
   const pending = ledger.drain();
-  const file = path.join(dataDir, USAGE_FILE);
   try {
-    await withFileLock(`${file}.lock`, DEFAULT_LOCK_OPTIONS, async () => {
-      const all = await readUsageFile(dataDir);
-      mergePending(all, pending, nowMs);
-      await writeFileAtomic(file, serializeUsageFile(all));
-    });
+    await flushPendingUsage(dataDir, pending, nowMs);
   } catch (err) {
     ledger.restore(pending);
     throw err;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createRouter } from '../../src/http/router.ts';
+import { createRouter, pathParams } from '../../src/http/router.ts';
 
 test('router matches method and exact path', () => {
   const r = createRouter<string>();
@@ -36,4 +36,23 @@ test('router refuses a duplicated route', () => {
   const r = createRouter<string>();
   r.add('GET', '/a', 'x');
   assert.throws(() => r.add('get', '/a', 'y'), /already registered/);
+});
+
+test('router: :name segments match one non-empty segment, after exact paths', () => {
+  const r = createRouter<string>();
+  r.add('GET', '/api/keys', 'list');
+  r.add('GET', '/api/keys/:id', 'get');
+  r.add('PATCH', '/api/keys/:id', 'patch');
+  r.add('POST', '/api/keys/:id/revoke', 'revoke');
+  r.add('GET', '/api/keys/new', 'exact wins');
+  assert.deepEqual(r.match('GET', '/api/keys/key_1'), { kind: 'found', handler: 'get' });
+  assert.deepEqual(r.match('PATCH', '/api/keys/key_1'), { kind: 'found', handler: 'patch' });
+  assert.deepEqual(r.match('GET', '/api/keys/new'), { kind: 'found', handler: 'exact wins' });
+  assert.deepEqual(r.match('POST', '/api/keys/key_1/revoke'), { kind: 'found', handler: 'revoke' });
+  assert.deepEqual(r.match('DELETE', '/api/keys/key_1'), { kind: 'method_not_allowed', allow: ['GET', 'HEAD', 'PATCH'] });
+  assert.deepEqual(r.match('GET', '/api/keys/'), { kind: 'not_found' });
+  assert.deepEqual(r.match('GET', '/api/keys/a/b'), { kind: 'not_found' });
+  assert.deepEqual(r.match('POST', '/api/keys/key_1/rotate'), { kind: 'not_found' });
+  assert.deepEqual(pathParams('/api/keys/:id/revoke', '/api/keys/key%5F1/revoke'), { id: 'key_1' });
+  assert.deepEqual(pathParams('/api/keys/:id', '/api/keys/%E0%A4%A'), { id: '%E0%A4%A' });
 });
