@@ -145,7 +145,7 @@ export function createRegistry(options: RegistryOptions = {}): Registry {
       return {
         name,
         inc(labels: LabelValues, by = 1): void {
-          if (!(by >= 0 && by < Infinity)) {
+          if (!(typeof by === 'number' && by >= 0 && by < Infinity)) {
             throw new MetricError(MetricErrorCode.InvalidValue, name, `a counter only goes up; cannot add ${by}`);
           }
           table.get(labels).value += by;

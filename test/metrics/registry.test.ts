@@ -71,7 +71,7 @@ describe('counter', () => {
 
   test('refuses to go down or by a non-finite amount', () => {
     const counter = createRegistry().counter({ name: 'c_total', help: 'c' });
-    for (const by of [-1, -0.1, NaN, Infinity]) {
+    for (const by of [-1, -0.1, NaN, Infinity, '1' as unknown as number]) {
       assert.throws(() => counter.inc({}, by), metricError('invalid_value', 'c_total'), String(by));
     }
   });
@@ -110,10 +110,14 @@ describe('gauge', () => {
     );
   });
 
-  test('inc and dec refuse non-finite amounts', () => {
-    const gauge = createRegistry().gauge({ name: 'g', help: 'g' });
+  test('inc and dec refuse non-finite amounts, set a non-number; nothing is recorded', () => {
+    const registry = createRegistry();
+    const gauge = registry.gauge({ name: 'g', help: 'g' });
     assert.throws(() => gauge.inc({}, NaN), metricError('invalid_value'));
     assert.throws(() => gauge.dec({}, Infinity), metricError('invalid_value'));
+    assert.throws(() => gauge.set({}, '1' as unknown as number), metricError('invalid_value'));
+    gauge.inc({}, 0.5);
+    assert.equal(registry.expose(), lines('# HELP g g', '# TYPE g gauge', 'g 0.5'));
   });
 
   test('collect is read at every scrape, checked, and refuses set/inc/dec', () => {
