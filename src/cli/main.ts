@@ -4,6 +4,7 @@
 // server act on the same data directory.
 import { ConfigError } from '../config/config.ts';
 import { CONFIG_ENV, DATA_DIR_ENV, loadConfig } from '../config/config-loader.ts';
+import { runCheckConfigCommand } from './check-config-command.ts';
 import { runKeysCommand } from './keys-command.ts';
 import { runServeCommand } from './serve-command.ts';
 
@@ -14,6 +15,7 @@ An OpenAI-compatible inference gateway.
 Commands:
   serve        Start the gateway (see: portcullis serve --help)
   keys         Create, list and revoke API keys (see: portcullis keys --help)
+  check-config Check config files without starting (see: portcullis check-config --help)
 
 Options for every command:
   --config FILE   Config file (default: $${CONFIG_ENV}; without either, the
@@ -72,6 +74,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     switch (command) {
       case 'serve':
         return await runServeCommand(args, { ...io, configPath: parsed.configPath });
+      case 'check-config':
+        return runCheckConfigCommand(args, { ...io, configPath: parsed.configPath });
       case 'keys': {
         if (wantsHelp) return await runKeysCommand(args, { dataDir: '', stdout: io.stdout, stderr: io.stderr });
         const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });

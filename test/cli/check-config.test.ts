@@ -1,0 +1,221 @@
+// `portcullis check-config`, called in-process with captured output.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { after, describe, test } from 'node:test';
+import { CHECK_CONFIG_USAGE, checkConfigFile, runCheckConfigCommand } from '../../src/cli/check-config-command.ts';
+import { runCli } from '../../src/cli/main.ts';
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-check-config-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+const SECRET = 'sk-test-0123456789abcdef';
+const credentialsDir = path.join(tmp, 'credentials');
+mkdirSync(credentialsDir);
+writeFileSync(path.join(credentialsDir, 'openai-api-key'), `${SECRET}\n`);
+
+function sink(): { stream: Writable; text(): string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+function run(args: string[], options: { env?: NodeJS.ProcessEnv; configPath?: string } = {}) {
+  const stdout = sink();
+  const stderr = sink();
+  const code = runCheckConfigCommand(args, {
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    env: options.env ?? {},
+    cwd: tmp,
+    configPath: options.configPath,
+  });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+function writeConfig(name: string, value: unknown): string {
+  writeFileSync(path.join(tmp, name), typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+  return name;
+}
+
+const GOOD = {
+  listen: { host: '127.0.0.1', port: 8080 },
+  dataDir: '/var/lib/portcullis',
+  providers: {
+    openai: { type: 'openai', baseUrl: 'https://api.openai.com/v1', apiKeyFile: '${CREDENTIALS_DIRECTORY}/openai-api-key' },
+    local: { type: 'openai', baseUrl: 'http://127.0.0.1:8000/v1', apiKeyEnv: 'LOCAL_KEY' },
+    demo: { type: 'demo' },
+  },
+  aliases: {
+    'service-chat': { targets: [{ provider: 'local', model: 'llama' }, { provider: 'openai', model: 'gpt-4o-mini', priority: 1 }] },
+    'service-demo': { provider: 'demo' },
+  },
+  auto: { default: 'service-chat' },
+};
+const GOOD_SUMMARY =
+  '  3 providers: openai (openai), local (openai), demo (demo); 2 aliases: service-chat, service-demo; ' +
+  'service-auto defaults to service-chat; listen 127.0.0.1:8080; data /var/lib/portcullis\n';
+const goodEnv = { CREDENTIALS_DIRECTORY: credentialsDir, LOCAL_KEY: 'local-secret' };
+
+describe('check-config on a good file', () => {
+  const file = writeConfig('good.json', GOOD);
+
+  test('prints FILE: ok and a one-line summary, exit 0, and never a key', () => {
+    const r = run([file], { env: goodEnv });
+    assert.deepEqual(r, { code: 0, stdout: `good.json: ok\n${GOOD_SUMMARY}`, stderr: '' });
+    assert.ok(!r.stdout.includes(SECRET) && !r.stdout.includes('local-secret'));
+  });
+
+  test('--credentials-dir stands in for $CREDENTIALS_DIRECTORY outside the service', () => {
+    const r = run(['--credentials-dir', credentialsDir, file], { env: { LOCAL_KEY: 'x' } });
+    assert.deepEqual(r, { code: 0, stdout: `good.json: ok\n${GOOD_SUMMARY}`, stderr: '' });
+  });
+
+  test('--skip-credentials checks the file alone', () => {
+    const r = run(['--skip-credentials', file]);
+    assert.deepEqual(r, { code: 0, stdout: `good.json: ok\n${GOOD_SUMMARY}`, stderr: '' });
+  });
+
+  test('without FILE it checks --config, then $PORTCULLIS_CONFIG', () => {
+    assert.equal(run([], { env: goodEnv, configPath: file }).stdout, `good.json: ok\n${GOOD_SUMMARY}`);
+    assert.equal(run([], { env: { ...goodEnv, PORTCULLIS_CONFIG: file } }).stdout, `good.json: ok\n${GOOD_SUMMARY}`);
+  });
+});
+
+describe('check-config on files with problems', () => {
+  test('a missing file', () => {
+    assert.deepEqual(run(['nope.json']), { code: 1, stdout: '', stderr: 'nope.json: file not found\n' });
+  });
+
+  test('a file that is not JSON names the place', () => {
+    const file = writeConfig('broken.json', '{"listen": {"port": 80,}}');
+    const r = run([file]);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^broken\.json: is not valid JSON: .+\n$/);
+  });
+
+  test('a wrong setting is named by its path', () => {
+    const file = writeConfig('typo.json', { ...GOOD, aliases: { 'service-chat': { provider: 'locl' } } });
+    assert.deepEqual(run([file], { env: goodEnv }), {
+      code: 1,
+      stdout: '',
+      stderr: `typo.json: aliases.service-chat.provider: names provider 'locl', which is not defined under "providers"\n`,
+    });
+  });
+
+  test('an unknown setting is named by its path', () => {
+    const file = writeConfig('unknown.json', { ...GOOD, listen: { host: '127.0.0.1', prot: 8080 } });
+    assert.deepEqual(run([file], { env: goodEnv }), {
+      code: 1,
+      stdout: '',
+      stderr: 'unknown.json: listen.prot: unknown setting (allowed here: host, port)\n',
+    });
+  });
+
+  test('every missing upstream key is named, each by its provider', () => {
+    const emptyDir = path.join(tmp, 'no-credentials');
+    mkdirSync(emptyDir, { recursive: true });
+    const r = run([writeConfig('good-again.json', GOOD)], { env: { CREDENTIALS_DIRECTORY: emptyDir } });
+    assert.deepEqual(r, {
+      code: 1,
+      stdout: '',
+      stderr:
+        `good-again.json: providers.openai.apiKeyFile: ${path.join(emptyDir, 'openai-api-key')} does not exist\n` +
+        'good-again.json: providers.local.apiKeyEnv: environment variable LOCAL_KEY is not set or empty\n',
+    });
+  });
+
+  test('an empty credential file is named', () => {
+    const dir = path.join(tmp, 'empty-credential');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, 'openai-api-key'), '\n');
+    const r = run(['--credentials-dir', dir, writeConfig('good-3.json', GOOD)], { env: { LOCAL_KEY: 'x' } });
+    assert.deepEqual(r, { code: 1, stdout: '', stderr: `good-3.json: providers.openai.apiKeyFile: ${path.join(dir, 'openai-api-key')} is empty\n` });
+  });
+
+  test('$CREDENTIALS_DIRECTORY unset outside the service: the problem says what to pass', () => {
+    const r = run([writeConfig('good-4.json', GOOD)], { env: { LOCAL_KEY: 'x' } });
+    assert.deepEqual(r, {
+      code: 1,
+      stdout: '',
+      stderr:
+        'good-4.json: providers.openai.apiKeyFile: environment variable CREDENTIALS_DIRECTORY (used in the path) is not set' +
+        ' (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)\n',
+    });
+  });
+
+  test('several files: each is reported, and one bad file makes the exit 1', () => {
+    const good = writeConfig('good-5.json', GOOD);
+    const r = run([good, 'missing.json'], { env: goodEnv });
+    assert.deepEqual(r, { code: 1, stdout: `good-5.json: ok\n${GOOD_SUMMARY}`, stderr: 'missing.json: file not found\n' });
+  });
+});
+
+describe('check-config usage', () => {
+  test('--help prints the usage on stdout, exit 0', () => {
+    assert.deepEqual(run(['--help']), { code: 0, stdout: CHECK_CONFIG_USAGE, stderr: '' });
+    assert.match(CHECK_CONFIG_USAGE, /^Usage: portcullis check-config \[options\] FILE\.\.\.\n/);
+  });
+
+  const usageCases: Array<[string, string[], string]> = [
+    ['no file at all', [], 'name a config file to check'],
+    ['an empty --credentials-dir', ['--credentials-dir=', 'a.json'], '--credentials-dir needs a folder'],
+    ['both credential options', ['--credentials-dir', '/x', '--skip-credentials', 'a.json'], '--credentials-dir and --skip-credentials exclude each other'],
+    ['an empty file name', [''], 'a file name is empty'],
+    ['too many files', Array.from({ length: 65 }, (_, i) => `f${i}.json`), 'at most 64 files at once'],
+  ];
+  // The wording of these two comes from node:util parseArgs; only its start is ours.
+  test('usage error: an unknown option exits 2 with the usage', () => {
+    const r = run(['--bogus', 'a.json']);
+    assert.equal(r.code, 2);
+    assert.equal(r.stdout, '');
+    assert.ok(r.stderr.startsWith("portcullis check-config: Unknown option '--bogus'"), r.stderr);
+    assert.ok(r.stderr.endsWith(`\n\n${CHECK_CONFIG_USAGE}`));
+  });
+  test('usage error: --credentials-dir without a value exits 2 with the usage', () => {
+    const r = run(['a.json', '--credentials-dir']);
+    assert.equal(r.code, 2);
+    assert.ok(r.stderr.startsWith("portcullis check-config: Option '--credentials-dir <value>' argument missing"), r.stderr);
+    assert.ok(r.stderr.endsWith(`\n\n${CHECK_CONFIG_USAGE}`));
+  });
+  for (const [name, args, message] of usageCases) {
+    test(`usage error: ${name} exits 2 with the usage`, () => {
+      assert.deepEqual(run(args), { code: 2, stdout: '', stderr: `portcullis check-config: ${message}\n\n${CHECK_CONFIG_USAGE}` });
+    });
+  }
+});
+
+describe('checkConfigFile', () => {
+  test('returns the problems as data with their paths', () => {
+    assert.deepEqual(checkConfigFile('nope.json', { env: {}, cwd: tmp, credentials: true }), {
+      kind: 'problems',
+      problems: [{ path: '', problem: 'file not found' }],
+    });
+  });
+});
+
+describe('portcullis check-config through the command dispatcher', () => {
+  test('runCli dispatches check-config, passing --config through', async () => {
+    const file = writeConfig('good-6.json', GOOD);
+    const stdout = sink();
+    const stderr = sink();
+    const code = await runCli(['--config', file, 'check-config', '--skip-credentials'], { stdout: stdout.stream, stderr: stderr.stream, env: {}, cwd: tmp });
+    assert.equal(code, 0);
+    assert.equal(stdout.text(), `good-6.json: ok\n${GOOD_SUMMARY}`);
+    assert.equal(stderr.text(), '');
+  });
+
+  test('the top-level usage lists check-config', async () => {
+    const stdout = sink();
+    await runCli(['--help'], { stdout: stdout.stream, stderr: sink().stream, env: {}, cwd: tmp });
+    assert.match(stdout.text(), /\n {2}check-config Check config files without starting/);
+  });
+});
