@@ -4,6 +4,7 @@
 // server act on the same data directory.
 import { ConfigError } from '../config/config.ts';
 import { CONFIG_ENV, DATA_DIR_ENV, loadConfig } from '../config/config-loader.ts';
+import { runAdminCommand } from './admin-command.ts';
 import { runCheckConfigCommand } from './check-config-command.ts';
 import { runKeysCommand } from './keys-command.ts';
 import { runServeCommand } from './serve-command.ts';
@@ -16,6 +17,7 @@ Commands:
   serve        Start the gateway (see: portcullis serve --help)
   keys         Create, list and revoke API keys (see: portcullis keys --help)
   check-config Check config files without starting (see: portcullis check-config --help)
+  admin        Set the dashboard admin password (see: portcullis admin --help)
 
 Options for every command:
   --config FILE   Config file (default: $${CONFIG_ENV}; without either, the
@@ -28,6 +30,8 @@ export interface CliIo {
   stderr: NodeJS.WritableStream;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** Where `admin set-password` reads the password; process.stdin when absent. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
 }
 
 /** Takes `--config FILE` / `--config=FILE` out of the arguments, wherever it is. */
@@ -80,6 +84,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         if (wantsHelp) return await runKeysCommand(args, { dataDir: '', stdout: io.stdout, stderr: io.stderr });
         const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
         return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr });
+      }
+      case 'admin': {
+        const stdin = io.stdin ?? process.stdin;
+        if (wantsHelp) return await runAdminCommand(args, { dataDir: '', stdin, stdout: io.stdout, stderr: io.stderr });
+        const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
+        return await runAdminCommand(args, { dataDir: config.dataDir, stdin, stdout: io.stdout, stderr: io.stderr });
       }
       default:
         io.stderr.write(`portcullis: unknown command '${command}'\n\n${USAGE}`);
