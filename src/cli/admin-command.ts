@@ -131,7 +131,10 @@ export function feedHiddenLine(chars: readonly string[], input: string): HiddenL
   return { chars: typed, outcome: LineOutcome.Typing, rest: '' };
 }
 
-/** Reads hidden lines from a terminal in raw mode; input left over after one Enter feeds the next line. */
+/**
+ * Reads hidden lines from a terminal the caller has put in raw mode; input left over
+ * after one Enter feeds the next line.
+ */
 function createTerminalReader(input: PasswordInput) {
   let pending = '';
   return {
@@ -146,7 +149,6 @@ function createTerminalReader(input: PasswordInput) {
           input.removeListener('end', onEnd);
           input.removeListener('error', onError);
           input.pause();
-          input.setRawMode?.(false);
         };
         const apply = (text: string): boolean => {
           line = feedHiddenLine(line.chars, text);
@@ -171,7 +173,6 @@ function createTerminalReader(input: PasswordInput) {
         pending = '';
         if (carried !== '' && apply(carried)) return;
         listening = true;
-        input.setRawMode?.(true);
         input.on('data', onData);
         input.once('end', onEnd);
         input.once('error', onError);
@@ -249,7 +250,17 @@ async function passwordFromPipe(input: PasswordInput): Promise<string> {
 }
 
 async function passwordFromTerminal(input: PasswordInput, prompts: NodeJS.WritableStream): Promise<string> {
-  const terminal = createTerminalReader(input);
+  // Raw mode before the first prompt: keys typed (or pasted) the instant the prompt
+  // appears must not be echoed by the terminal's line discipline.
+  input.setRawMode?.(true);
+  try {
+    return await askTwice(createTerminalReader(input), prompts);
+  } finally {
+    input.setRawMode?.(false);
+  }
+}
+
+async function askTwice(terminal: ReturnType<typeof createTerminalReader>, prompts: NodeJS.WritableStream): Promise<string> {
   prompts.write('New admin password: ');
   const first = await terminal.read();
   prompts.write('\n');
