@@ -289,3 +289,24 @@ test('the file written by the command is the documented format', async () => {
   assert.deepEqual(Object.keys(doc), ['version', 'passwordHash', 'updatedAt']);
   assert.equal(doc['version'], 1);
 });
+
+test('runCli dispatches admin with the data directory from PORTCULLIS_DATA_DIR and the injected stdin', async () => {
+  const { runCli } = await import('../../src/cli/main.ts');
+  const dir = freshDir();
+  const stdout = sink();
+  const stderr = sink();
+  const code = await runCli(['admin', 'set-password'], {
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    env: { PORTCULLIS_DATA_DIR: dir },
+    cwd: root,
+    stdin: pipe('correct horse battery\n'),
+  });
+  assert.equal(stderr.text(), '');
+  assert.equal(code, 0);
+  assert.match(stdout.text(), /^Admin password set at \S+ \(a scrypt hash in .*admin\.json\)\.\n/);
+  assert.equal(await verifyPassword('correct horse battery', (await readAdminCredentials(dir))?.passwordHash ?? ''), true);
+  const help = sink();
+  assert.equal(await runCli(['admin', '--help'], { stdout: help.stream, stderr: sink().stream, env: {}, cwd: root }), 0);
+  assert.equal(help.text(), ADMIN_USAGE);
+});
