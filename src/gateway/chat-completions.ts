@@ -9,7 +9,7 @@ import type { ChatCompletionChunk, Usage } from '../chat/types.ts';
 import { ApiError, internalErrorBody } from '../errors.ts';
 import { checkJsonContentType, readJsonBody } from '../http/json-body.ts';
 import { sendJson } from '../http/respond.ts';
-import type { RequestContext, RouteHandler } from '../http/server.ts';
+import { SHUTDOWN_STREAM_MESSAGE, ShuttingDownError, type RequestContext, type RouteHandler } from '../http/server.ts';
 import type { Logger } from '../log/logger.ts';
 import { resolveAlias } from '../routing/alias-routing.ts';
 import { createSseWriter, type SseWriter } from '../sse/sse-writer.ts';
@@ -38,6 +38,11 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
 
   return async (ctx) => {
     const { req, res } = ctx;
+    // The upstream call lives only as long as the client is there to read it,
+    // and no longer than a shutdown's drain deadline.
+    const abort = new AbortController();
+    const stream: StreamControl = { sse: undefined, endedForShutdown: false };
+    ctx.onShutdown = () => endForShutdown(stream, abort);
     const keyId = authenticateRequest(req, keys).id;
     ctx.log['keyId'] = keyId;
     // Every authenticated request is counted, rejected ones as errors.
@@ -54,6 +59,8 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       ctx.bodyAbandoned = true;
       throw err;
     }
+    // Ended by a shutdown while the body arrived: it was answered 503 already.
+    if (abort.signal.aborted) return;
     const request = validateChatRequest(body);
     const route = resolveAlias(request, config, routes.isAvailable);
     ctx.log['alias'] = route.alias;
@@ -65,8 +72,6 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     const headers: Record<string, string> = { [ROUTE_HEADER]: `${route.alias}; reason=${route.reason}` };
     if (plan.clamped) headers[MAX_TOKENS_CLAMPED_HEADER] = String(plan.maxOutputTokens);
 
-    // The upstream call lives only as long as the client is there to read it.
-    const abort = new AbortController();
     const onClose = (): void => {
       if (!res.writableFinished) abort.abort(new ClientGoneAbort());
     };
@@ -88,10 +93,10 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     const upstreamStarted = performance.now();
     try {
       if (request.stream === true) {
-        const { stream, target } = await dispatchStream(plan.targets, dispatch);
+        const { stream: upstream, target } = await dispatchStream(plan.targets, dispatch);
         ctx.log['target'] = target.id;
         const relay = { alias: route.alias, includeUsage: request.stream_options?.include_usage === true, onUsage: noteUsage };
-        await writeEventStream(ctx, stream, relay, headers, logger);
+        await writeEventStream(ctx, upstream, relay, headers, logger, stream);
       } else {
         const { completion, target } = await dispatchCompletion(plan.targets, dispatch);
         ctx.log['target'] = target.id;
@@ -100,8 +105,9 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
         sendJson(res, 200, completion, headers);
       }
     } catch (err) {
-      // The client left: whatever the upstream call ended with (the provider's
-      // abort error, the demo's abort reason), there is no one to answer.
+      // The client left, or a shutdown answered already: whatever the upstream
+      // call ended with (the provider's abort error, the demo's abort reason),
+      // there is no one to answer.
       if (abort.signal.aborted) return;
       if (err instanceof ApiError) Object.assign(err.headers, headers);
       throw err;
@@ -109,9 +115,44 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       ctx.log['upstreamMs'] = Math.round((performance.now() - upstreamStarted) * 1000) / 1000;
       if (attempts.length > 1) ctx.log['attempts'] = attempts.join(',');
       res.off('close', onClose);
-      if (abort.signal.aborted) ctx.log['clientGone'] = true;
+      if (abort.signal.reason instanceof ClientGoneAbort) ctx.log['clientGone'] = true;
     }
   };
+}
+
+/** The abort reason used when a shutdown's drain deadline ends the request. */
+export class ShutdownAbort extends Error {
+  override name = 'ShutdownAbort';
+  constructor() {
+    super('the gateway is shutting down');
+  }
+}
+
+/** What a shutdown needs to end a stream: its writer, once the first event started it. */
+interface StreamControl {
+  sse: SseWriter | undefined;
+  /** The shutdown wrote the error frame and ended the response: the relay loop only stops. */
+  endedForShutdown: boolean;
+}
+
+/** The error frame that ends a stream cut by a shutdown. */
+const SHUTDOWN_FRAME = JSON.stringify(new ShuttingDownError(SHUTDOWN_STREAM_MESSAGE).toBody());
+
+/**
+ * The drain deadline passed with this request open: stop the upstream work and,
+ * when a stream has started, end it with the shutdown error frame now rather
+ * than when the upstream notices the abort (it might not, or only late). A
+ * request with nothing sent yet is answered 503 by the HTTP shell after this.
+ */
+function endForShutdown(stream: StreamControl, abort: AbortController): void {
+  const sse = stream.sse;
+  if (sse !== undefined && !stream.endedForShutdown) {
+    stream.endedForShutdown = true;
+    // A failed write means the client is gone: nothing more to tell it.
+    sse.data(SHUTDOWN_FRAME).catch(() => undefined);
+    sse.end();
+  }
+  abort.abort(new ShutdownAbort());
 }
 
 /** The abort reason used when the client disconnects. */
@@ -140,11 +181,17 @@ async function writeEventStream(
   options: RelayOptions,
   headers: Record<string, string>,
   logger: Logger,
+  control: StreamControl,
 ): Promise<void> {
   const chunks = source[Symbol.asyncIterator]();
   const relay = createChunkRelay(options);
   let sse: SseWriter | undefined;
   let upstreamFailed = false;
+  const start = (): SseWriter => {
+    const started = startEventStream(ctx, headers);
+    control.sse = started;
+    return started;
+  };
   try {
     for (;;) {
       let next: IteratorResult<ChatCompletionChunk>;
@@ -157,16 +204,18 @@ async function writeEventStream(
         throw err;
       }
       if (next.done === true) break;
+      // A shutdown ended the response while the chunk was on its way.
+      if (control.endedForShutdown) throw new ShutdownAbort();
       const out = relay.push(next.value);
       for (let i = 0; i < out.length; i++) {
-        sse ??= startEventStream(ctx, headers);
+        sse ??= start();
         await sse.data(JSON.stringify(out[i]));
       }
     }
     const usage = relay.usage;
     if (usage !== undefined) options.onUsage?.(usage);
     const trailing = relay.end();
-    sse ??= startEventStream(ctx, headers);
+    sse ??= start();
     for (let i = 0; i < trailing.length; i++) await sse.data(JSON.stringify(trailing[i]));
     await sse.data('[DONE]');
     sse.end();
@@ -174,7 +223,8 @@ async function writeEventStream(
     if (!upstreamFailed) await chunks.return?.(undefined).catch(() => undefined);
     // Before the first event the caller's error boundary answers in JSON.
     if (sse === undefined) throw err;
-    if (clientGone(ctx.res)) return;
+    // The shutdown frame is the stream's last word.
+    if (control.endedForShutdown || clientGone(ctx.res)) return;
     if (!(err instanceof ApiError)) {
       logger.error('unexpected error mid-stream', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
     }

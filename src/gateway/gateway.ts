@@ -1,22 +1,28 @@
-// Assembles the gateway from a checked config: providers, alias targets,
-// key store, usage ledger, routes, HTTP server. Everything here is wiring;
-// the policy lives in the modules it connects.
+// Assembles the gateway from a checked config: the serving state (providers,
+// alias routes, handlers), key store, usage ledger, routes, HTTP server.
+// Everything here is wiring and lifecycle; the policy lives in the modules it
+// connects.
+//
+// Reload: a new configuration is built whole (serving-state.ts) and then
+// replaces one reference. The routes read that reference when a request
+// starts, so a request runs to its end on the state it started with, and a
+// new configuration that cannot be built changes nothing. Circuit breakers
+// start closed in the new state: a reload is often the fix for a failing
+// upstream (a new URL or key), and an upstream still failing opens its new
+// breaker after the same number of failures as before.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { GatewayConfig, ProviderConfig } from '../config/config.ts';
-import { resolveProviderKeys } from '../config/config-loader.ts';
+import type { GatewayConfig } from '../config/config.ts';
 import { createRouter } from '../http/router.ts';
-import { createHttpServer, type RouteHandler } from '../http/server.ts';
+import { createHttpShell, type AccessLine, type DrainReport, type RouteHandler } from '../http/server.ts';
 import type { Logger } from '../log/logger.ts';
-import { createAnthropicProvider } from '../providers/anthropic.ts';
-import { createDemoProvider } from '../providers/demo.ts';
-import { createOpenAICompatibleProvider } from '../providers/openai-compatible.ts';
+import { listAliases } from '../routing/alias-routing.ts';
 import { flushUsage } from '../usage/usage-file.ts';
 import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
-import { createAliasRoutes, type ProviderBinding } from './alias-targets.ts';
+import type { AliasRoutes } from './alias-targets.ts';
 import type { KeyAuthenticator } from './auth.ts';
-import { createChatCompletionsHandler } from './chat-completions.ts';
-import { createModelsHandler } from './models.ts';
+import { keepRestartOnly, restartOnlyChanges, type RestartOnlyChange } from './restart-settings.ts';
+import { buildServingState, type ServingDeps, type ServingState } from './serving-state.ts';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -27,37 +33,77 @@ export interface GatewayOptions {
   loadedAt?: number;
   /** How often per-key usage is added to <dataDir>/usage.json (default 5 s). */
   usageFlushMs?: number;
+  /** Called with each access-log line's fields (metrics). */
+  onRequestDone?: (line: AccessLine) => void;
+}
+
+export interface ReloadSummary {
+  source: string | null;
+  /** Aliases served after the reload, service-auto included. */
+  aliases: number;
+  /** Settings the new file changes that keep their running value until a restart. */
+  restartNeeded: RestartOnlyChange[];
+}
+
+/** A checked and fully built new configuration, not yet serving. */
+export interface PreparedReload {
+  readonly summary: ReloadSummary;
+  /** Swaps it in: requests that start from now on use it. Logs the outcome. */
+  commit(): void;
 }
 
 export interface Gateway {
   server: Server;
   usage: UsageLedger;
+  /** The configuration new requests are served with (restart-only settings as running). */
+  readonly config: GatewayConfig;
+  /** The alias routes of that configuration (target health for the dashboard and metrics). */
+  readonly routes: AliasRoutes;
+  /** Requests being handled now. */
+  readonly inFlight: number;
   /** Starts listening; resolves with the bound address (port 0 picks a free one). */
   listen(port?: number, host?: string): Promise<AddressInfo>;
   /** Adds pending usage counters to disk now. */
   flushUsage(): Promise<void>;
-  /** Stops accepting, waits for open requests, flushes usage. */
+  /** Checks and builds `config` without serving it; throws ConfigError (a missing upstream credential). */
+  prepareReload(config: GatewayConfig): PreparedReload;
+  /** prepareReload(config).commit(): throws ConfigError before anything is swapped. */
+  reload(config: GatewayConfig): ReloadSummary;
+  /**
+   * Stops accepting and drains (see HttpShell.drain): open requests and streams
+   * get `drainTimeoutMs` to finish, those left are ended with an error frame or
+   * a 503; then usage is flushed. Later calls return the same promise.
+   */
+  shutdown(drainTimeoutMs: number): Promise<DrainReport>;
+  /** During shutdown: end the open requests now instead of at the deadline. */
+  endShutdownNow(): void;
+  /** shutdown() with no deadline: waits for every open request. */
   close(): Promise<void>;
 }
 
 export function createGateway(options: GatewayOptions): Gateway {
-  const { config, keys, logger } = options;
-  const apiKeys = resolveProviderKeys(config, options.env ?? process.env);
-  const bindings = new Map<string, ProviderBinding>();
-  for (const [name, provider] of Object.entries(config.providers)) {
-    bindings.set(name, bindProvider(provider, apiKeys.get(name)));
-  }
-  const routes = createAliasRoutes(config, bindings);
+  const { logger } = options;
   const usage = createUsageLedger();
+  const deps: ServingDeps = { keys: options.keys, usage, logger, env: options.env ?? process.env };
+  // The settings only a restart changes stay these for the life of the process.
+  const started = options.config;
+  let serving: ServingState = buildServingState(started, deps, options.loadedAt ?? Math.floor(Date.now() / 1000));
 
   const router = createRouter<RouteHandler>();
-  router.add('POST', '/v1/chat/completions', createChatCompletionsHandler({ config, keys, routes, usage, logger }));
-  router.add('GET', '/v1/models', createModelsHandler(config, keys, options.loadedAt ?? Math.floor(Date.now() / 1000)));
-  const server = createHttpServer({ router, limits: config.limits, logger });
+  // `serving` is read once, as the request starts; the handler holds its state to the end.
+  router.add('POST', '/v1/chat/completions', (ctx) => serving.chat(ctx));
+  router.add('GET', '/v1/models', (ctx) => serving.models(ctx));
+  const shell = createHttpShell({
+    router,
+    limits: started.limits,
+    logger,
+    ...(options.onRequestDone === undefined ? {} : { onRequestDone: options.onRequestDone }),
+  });
+  const server = shell.server;
 
   const flush = async (): Promise<void> => {
     try {
-      await flushUsage(config.dataDir, usage);
+      await flushUsage(started.dataDir, usage);
     } catch (err) {
       logger.error('usage flush failed; counters kept for the next flush', { error: err instanceof Error ? err.message : String(err) });
     }
@@ -65,11 +111,54 @@ export function createGateway(options: GatewayOptions): Gateway {
   const timer = setInterval(() => void flush(), options.usageFlushMs ?? 5000);
   timer.unref();
 
+  function prepareReload(next: GatewayConfig): PreparedReload {
+    const effective = keepRestartOnly(started, next);
+    const built = buildServingState(effective, deps, Math.floor(Date.now() / 1000));
+    const summary: ReloadSummary = { source: next.source, aliases: listAliases(effective).length, restartNeeded: restartOnlyChanges(started, next) };
+    let committed = false;
+    return {
+      summary,
+      commit() {
+        if (committed) return;
+        committed = true;
+        shell.applyLimits(effective.limits);
+        serving = built;
+        for (const change of summary.restartNeeded) {
+          logger.warn('needs a restart; still using the running value', { ...change });
+        }
+        logger.info('configuration reloaded', {
+          source: summary.source ?? 'embedded',
+          aliases: summary.aliases,
+          restartNeeded: summary.restartNeeded.length,
+        });
+      },
+    };
+  }
+
+  let stopped: Promise<DrainReport> | null = null;
+  function shutdown(drainTimeoutMs: number): Promise<DrainReport> {
+    stopped ??= shell.drain(drainTimeoutMs).then(async (report) => {
+      clearInterval(timer);
+      await flush();
+      return report;
+    });
+    return stopped;
+  }
+
   return {
     server,
     usage,
+    get config() {
+      return serving.config;
+    },
+    get routes() {
+      return serving.routes;
+    },
+    get inFlight() {
+      return shell.inFlight;
+    },
     flushUsage: flush,
-    listen(port = config.listen.port, host = config.listen.host) {
+    listen(port = started.listen.port, host = started.listen.host) {
       return new Promise((resolve, reject) => {
         const onError = (err: Error): void => reject(err);
         server.once('error', onError);
@@ -79,51 +168,16 @@ export function createGateway(options: GatewayOptions): Gateway {
         });
       });
     },
+    prepareReload,
+    reload(next) {
+      const prepared = prepareReload(next);
+      prepared.commit();
+      return prepared.summary;
+    },
+    shutdown,
+    endShutdownNow: () => shell.endDrainNow(),
     async close() {
-      clearInterval(timer);
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
-      await flush();
+      await shutdown(Number.POSITIVE_INFINITY);
     },
   };
-}
-
-/** One adapter per provider type; the only place that switches on the type. */
-function bindProvider(provider: ProviderConfig, apiKey: string | undefined): ProviderBinding {
-  switch (provider.type) {
-    case 'demo':
-      return { provider: createDemoProvider({ delayMs: provider.delayMs }), maxTokensParam: 'max_tokens', policy: null };
-    case 'openai':
-      return {
-        provider: createOpenAICompatibleProvider({
-          baseUrl: provider.baseUrl,
-          ...(apiKey === undefined ? {} : { apiKey }),
-          headers: provider.headers,
-          timeoutMs: provider.policy.timeoutMs,
-          firstByteTimeoutMs: provider.policy.firstByteTimeoutMs,
-          idleTimeoutMs: provider.policy.idleTimeoutMs,
-          connectTimeoutMs: provider.policy.connectTimeoutMs,
-        }),
-        maxTokensParam: provider.maxTokensParam,
-        policy: provider.policy,
-      };
-    case 'anthropic':
-      return {
-        provider: createAnthropicProvider({
-          baseUrl: provider.baseUrl,
-          ...(apiKey === undefined ? {} : { apiKey }),
-          headers: provider.headers,
-          version: provider.version,
-          timeoutMs: provider.policy.timeoutMs,
-          firstByteTimeoutMs: provider.policy.firstByteTimeoutMs,
-          idleTimeoutMs: provider.policy.idleTimeoutMs,
-          connectTimeoutMs: provider.policy.connectTimeoutMs,
-        }),
-        // The adapter translates whichever field arrives into Anthropic's max_tokens.
-        maxTokensParam: 'max_tokens',
-        policy: provider.policy,
-      };
-  }
 }

@@ -1,5 +1,6 @@
-// The node:http shell: limits, request id, routing, the one error boundary
-// and the access log. Handlers know nothing about sockets beyond `res`.
+// The node:http shell: limits, request id, routing, the one error boundary,
+// the access log and the shutdown drain. Handlers know nothing about sockets
+// beyond `res`.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, internalErrorBody, MethodNotAllowedError, RouteNotFoundError } from '../errors.ts';
@@ -19,6 +20,13 @@ export interface RequestContext {
   log: LogFields;
   /** Set by a handler that stopped reading the body early: the connection is closed after the answer. */
   bodyAbandoned: boolean;
+  /**
+   * Set by a handler with upstream work or a stream of its own: called once when
+   * a shutdown's drain deadline passes with this request still open. It stops
+   * the upstream work and ends a stream it started with an error frame; a
+   * response with no bytes sent yet is answered 503 by the shell afterwards.
+   */
+  onShutdown: (() => void) | null;
 }
 
 export type RouteHandler = (ctx: RequestContext) => Promise<void>;
@@ -27,11 +35,116 @@ export interface HttpServerOptions {
   router: Router<RouteHandler>;
   limits: ServerLimits;
   logger: Logger;
+  /** Called with each access-log line's fields as it is logged (metrics). */
+  onRequestDone?: (line: AccessLine) => void;
+}
+
+/**
+ * One access-log line: every field always present (null when not known), so a
+ * log shipper sees one shape. Handlers add to it through `ctx.log`.
+ */
+export interface AccessLine extends LogFields {
+  requestId: string;
+  method: string;
+  path: string;
+  /** null when the client left before any answer was written. */
+  status: number | null;
+  keyId: string | null;
+  alias: string | null;
+  /** The upstream target that answered, `provider/model`. */
+  target: string | null;
+  /** Why the alias was chosen (service-auto rules); the alias name when asked for directly. */
+  route: string | null;
+  stream: boolean | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  /** Time to the status line and headers (the first bytes of the answer). */
+  ttfbMs: number | null;
+  totalMs: number;
+  /** The whole answer was handed to the socket. */
+  completed: boolean;
+  /** The error code of a failed request. */
+  error: string | null;
+}
+
+/** Counts reported when a drain ends. */
+export interface DrainReport {
+  /** Requests open when the drain began that finished on their own. */
+  finished: number;
+  /** Requests still open at the deadline, ended with an error frame or a 503. */
+  endedWithError: number;
+  /** Requests that arrived on an open connection during the drain, answered 503. */
+  refused: number;
+}
+
+export interface HttpShell {
+  readonly server: http.Server;
+  /** Requests being handled now. */
+  readonly inFlight: number;
+  /** Applies the limits node can change on a running server (the timeouts); see reload. */
+  applyLimits(limits: ServerLimits): void;
+  /**
+   * Stops accepting connections and lets open requests finish. Idle keep-alive
+   * connections close at once, busy ones after their answer (which says
+   * `connection: close` when its headers are still to be written); a request
+   * that still arrives on one is answered 503 server_shutting_down. At
+   * `deadlineMs` every request still open is ended (RequestContext.onShutdown,
+   * then a 503 if nothing was sent); the sockets get a bounded time to deliver
+   * that, then every connection is closed. Later calls return the same promise.
+   */
+  drain(deadlineMs: number): Promise<DrainReport>;
+  /** During a drain: end the open requests now rather than at the deadline. */
+  endDrainNow(): void;
+}
+
+/** Message of the 503 answered during a shutdown. */
+export const SHUTDOWN_REQUEST_MESSAGE = 'The gateway is shutting down; the request was not completed. Retry it.';
+/** Message of the error frame that ends a stream cut by a shutdown. */
+export const SHUTDOWN_STREAM_MESSAGE = 'The gateway is shutting down; the stream was ended before completion.';
+
+/** 503 while the gateway shuts down; the client may retry elsewhere or later. */
+export class ShuttingDownError extends ApiError {
+  override name = 'ShuttingDownError';
+  constructor(message: string = SHUTDOWN_REQUEST_MESSAGE) {
+    super(503, 'server_error', message, { code: 'server_shutting_down' });
+  }
+}
+
+/** After the deadline's frames and 503s are written: how long the sockets get to deliver them. */
+const SOCKET_CLOSE_GRACE_MS = 2000;
+
+const DrainState = {
+  Serving: 'serving',
+  /** Not accepting; open requests run to completion. */
+  Draining: 'draining',
+  /** The deadline passed: open requests were ended; waiting for the sockets. */
+  Ending: 'ending',
+  Closed: 'closed',
+} as const;
+type DrainState = (typeof DrainState)[keyof typeof DrainState];
+
+/**
+ * A response that records when its status line and headers were written (every
+ * path to the socket, implicit headers and flushHeaders() included, goes
+ * through writeHead): the access log's time to first byte.
+ */
+class TimedResponse extends http.ServerResponse {
+  headersAt = -1;
+  override writeHead(statusCode: number, ...rest: unknown[]): this {
+    if (this.headersAt < 0) this.headersAt = performance.now();
+    return (super.writeHead as (this: TimedResponse, code: number, ...more: unknown[]) => this).call(this, statusCode, ...rest);
+  }
 }
 
 export function createHttpServer(options: HttpServerOptions): http.Server {
+  return createHttpShell(options).server;
+}
+
+export function createHttpShell(options: HttpServerOptions): HttpShell {
   const { router, limits, logger } = options;
-  const server = http.createServer({
+  // Typed as a plain server for callers; every response it makes is a TimedResponse.
+  const server = http.createServer<typeof IncomingMessage, typeof TimedResponse>({
+    ServerResponse: TimedResponse,
     maxHeaderSize: limits.maxHeaderBytes,
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
@@ -39,11 +152,139 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     // node checks the header and request timeouts on this interval (30 s by
     // default), so a slow client could otherwise hold a socket far longer.
     connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.headersTimeoutMs / 2)),
-  });
+  }) as unknown as http.Server;
+
+  const inFlight = new Set<RequestContext>();
+  let state: DrainState = DrainState.Serving;
+  let drained: Promise<DrainReport> | null = null;
+  /** Wakes the drain before its deadline: the last request finished, or endDrainNow(). */
+  let wakeDrain: () => void = () => {};
+  let refused = 0;
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    void handleRequest(req, res, router, logger);
+    void handleRequest(req, res as TimedResponse);
   });
+
+  async function handleRequest(req: IncomingMessage, res: TimedResponse): Promise<void> {
+    const started = performance.now();
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const method = req.method ?? 'GET';
+    const ctx: RequestContext = { req, res, requestId: '', path, log: {}, bodyAbandoned: false, onShutdown: null };
+    inFlight.add(ctx);
+
+    res.on('close', () => {
+      inFlight.delete(ctx);
+      const line = {
+        requestId: ctx.requestId,
+        method,
+        path: path.length > 200 ? `${path.slice(0, 200)}...` : path,
+        status: res.headersSent ? res.statusCode : null,
+        keyId: null,
+        alias: null,
+        target: null,
+        route: null,
+        stream: null,
+        promptTokens: null,
+        completionTokens: null,
+        ttfbMs: res.headersAt < 0 ? null : roundMs(res.headersAt - started),
+        totalMs: roundMs(performance.now() - started),
+        completed: res.writableFinished,
+        error: null,
+        ...ctx.log,
+      } as AccessLine;
+      logger.info('request', line);
+      options.onRequestDone?.(line);
+      if (state !== DrainState.Serving) {
+        // The answer is out: its keep-alive connection is idle now and must go.
+        setImmediate(() => server.closeIdleConnections());
+        if (inFlight.size === 0) wakeDrain();
+      }
+    });
+
+    try {
+      try {
+        ctx.requestId = requestIdFromHeader(req.headers[REQUEST_ID_HEADER]);
+      } catch (err) {
+        ctx.requestId = generateRequestId();
+        throw err;
+      } finally {
+        res.setHeader(REQUEST_ID_HEADER, ctx.requestId);
+      }
+      // Only a connection kept alive from before the drain can still bring a request.
+      if (state !== DrainState.Serving) {
+        refused++;
+        throw new ShuttingDownError();
+      }
+      const route = router.match(method, path);
+      if (route.kind === 'not_found') throw new RouteNotFoundError(method, path.length > 200 ? `${path.slice(0, 200)}...` : path);
+      if (route.kind === 'method_not_allowed') throw new MethodNotAllowedError(method, path, route.allow);
+      await route.handler(ctx);
+    } catch (err) {
+      renderError(ctx, err, logger, state !== DrainState.Serving);
+    }
+  }
+
+  /** The deadline passed with `ctx` open: end it with an error the client can see. */
+  function endForShutdown(ctx: RequestContext): boolean {
+    const { res } = ctx;
+    if (res.writableEnded || res.destroyed) return false;
+    ctx.log['error'] = 'server_shutting_down';
+    try {
+      ctx.onShutdown?.();
+    } catch (err) {
+      logger.error('ending a request for shutdown failed', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
+    }
+    if (!res.headersSent) {
+      sendError(res, 503, new ShuttingDownError().toBody(), {}, true);
+    } else if (!res.writableEnded) {
+      // Headers are out and no handler ended it: the answer cannot be completed
+      // or repaired, only cut (the client sees a truncated response, never a clean one).
+      res.destroy();
+    }
+    return true;
+  }
+
+  function drain(deadlineMs: number): Promise<DrainReport> {
+    if (drained !== null) return drained;
+    state = DrainState.Draining;
+    const atStart = new Set(inFlight);
+    // Answers not yet begun tell their clients the connection ends with them.
+    for (const ctx of atStart) if (!ctx.res.headersSent) ctx.res.shouldKeepAlive = false;
+    const closed = new Promise<void>((resolve) => {
+      // An error here only says the server was not listening; the connections are what matter.
+      server.close(() => resolve());
+    });
+    server.closeIdleConnections();
+
+    drained = (async (): Promise<DrainReport> => {
+      if (inFlight.size > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = Number.isFinite(deadlineMs) ? setTimeout(resolve, deadlineMs) : null;
+          wakeDrain = () => {
+            if (timer !== null) clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      wakeDrain = () => {};
+      state = DrainState.Ending;
+      let endedWithError = 0;
+      for (const ctx of [...inFlight]) {
+        if (endForShutdown(ctx) && atStart.has(ctx)) endedWithError++;
+      }
+      server.closeIdleConnections();
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise<void>((resolve) => (grace = setTimeout(resolve, SOCKET_CLOSE_GRACE_MS)))]);
+      clearTimeout(grace);
+      server.closeAllConnections();
+      await closed;
+      state = DrainState.Closed;
+      return { finished: atStart.size - endedWithError, endedWithError, refused };
+    })();
+    return drained;
+  }
 
   // Malformed HTTP, oversize headers, header timeouts: node answers these
   // before any handler runs. Answer in the envelope, then close.
@@ -64,51 +305,35 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
         `${REQUEST_ID_HEADER}: ${generateRequestId()}\r\nconnection: close\r\n\r\n${body}`,
     );
   });
-  return server;
+
+  return {
+    server,
+    get inFlight() {
+      return inFlight.size;
+    },
+    applyLimits(next) {
+      // maxHeaderSize is fixed when the server is made; the gateway reports it as needing a restart.
+      server.headersTimeout = next.headersTimeoutMs;
+      server.requestTimeout = next.requestTimeoutMs;
+      server.keepAliveTimeout = next.keepAliveTimeoutMs;
+    },
+    drain,
+    endDrainNow() {
+      wakeDrain();
+    },
+  };
 }
 
-async function handleRequest(req: IncomingMessage, res: ServerResponse, router: Router<RouteHandler>, logger: Logger): Promise<void> {
-  const started = process.hrtime.bigint();
-  const url = req.url ?? '/';
-  const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  const method = req.method ?? 'GET';
-  const ctx: RequestContext = { req, res, requestId: '', path, log: {}, bodyAbandoned: false };
-
-  res.on('close', () => {
-    const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-    logger.info('request', {
-      requestId: ctx.requestId,
-      method,
-      path: path.length > 200 ? `${path.slice(0, 200)}...` : path,
-      status: res.statusCode,
-      durationMs: Math.round(durationMs * 1000) / 1000,
-      completed: res.writableFinished,
-      ...ctx.log,
-    });
-  });
-
-  try {
-    try {
-      ctx.requestId = requestIdFromHeader(req.headers[REQUEST_ID_HEADER]);
-    } catch (err) {
-      ctx.requestId = generateRequestId();
-      throw err;
-    } finally {
-      res.setHeader(REQUEST_ID_HEADER, ctx.requestId);
-    }
-    const route = router.match(method, path);
-    if (route.kind === 'not_found') throw new RouteNotFoundError(method, path.length > 200 ? `${path.slice(0, 200)}...` : path);
-    if (route.kind === 'method_not_allowed') throw new MethodNotAllowedError(method, path, route.allow);
-    await route.handler(ctx);
-  } catch (err) {
-    renderError(ctx, err, logger);
-  }
+function roundMs(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
 }
 
 /** The error boundary: known errors render themselves; anything else is a generic 500. */
-function renderError(ctx: RequestContext, err: unknown, logger: Logger): void {
+function renderError(ctx: RequestContext, err: unknown, logger: Logger, draining: boolean): void {
   const { req, res } = ctx;
+  // Already answered (a shutdown's 503 or error frame): whatever the handler
+  // threw afterwards has no one to go to.
+  if (res.writableEnded) return;
   // The client left while its body was arriving: nothing went wrong here and
   // there is no one to answer.
   // (The request line, written when the response closed, says completed: false.)
@@ -131,8 +356,9 @@ function renderError(ctx: RequestContext, err: unknown, logger: Logger): void {
     return;
   }
   ctx.log['error'] = err instanceof ApiError ? (err.code ?? err.type) : 'internal_error';
-  // A body we stopped reading must not be parsed as the next request.
-  const closeAfter = ctx.bodyAbandoned || !req.complete;
+  // A body we stopped reading must not be parsed as the next request; during
+  // a drain no connection outlives its answer.
+  const closeAfter = ctx.bodyAbandoned || !req.complete || draining;
   if (err instanceof ApiError) sendError(res, err.status, err.toBody(), err.headers, closeAfter);
   else sendError(res, 500, internalErrorBody(), {}, closeAfter);
 }

@@ -1,0 +1,84 @@
+// Settings a running gateway cannot change: its sockets are bound, its data
+// directory and state backend are open. A reload keeps the running values of
+// these and names each one that the new file changes; everything else applies.
+import type { GatewayConfig } from '../config/config.ts';
+
+export type SettingValue = string | number | boolean | null;
+
+export interface RestartOnlyChange {
+  /** Path in the config file, e.g. `listen.port`. */
+  setting: string;
+  running: SettingValue;
+  configured: SettingValue;
+}
+
+/**
+ * The restart-only parts of the config. `limits.maxHeaderBytes` is here
+ * because node fixes it when the server is made; the other limits apply.
+ */
+const RESTART_ONLY: ReadonlyArray<{ setting: string; of: (c: GatewayConfig) => unknown }> = [
+  { setting: 'listen', of: (c) => c.listen },
+  { setting: 'dataDir', of: (c) => c.dataDir },
+  { setting: 'admin', of: (c) => c.admin },
+  { setting: 'state', of: (c) => c.state },
+  { setting: 'limits.maxHeaderBytes', of: (c) => c.limits.maxHeaderBytes },
+];
+
+/** A Redis URL may carry a password: its value is never shown, only that it changed. */
+const HIDDEN_SETTINGS: ReadonlySet<string> = new Set(['state.redis.url']);
+const HIDDEN = '(not shown)';
+/** Nesting the restart-only settings never exceed; deeper values compare as text. */
+const MAX_DEPTH = 4;
+
+/** Each restart-only setting `next` changes, leaf by leaf, with both values. */
+export function restartOnlyChanges(running: GatewayConfig, next: GatewayConfig): RestartOnlyChange[] {
+  const changes: RestartOnlyChange[] = [];
+  for (const { setting, of } of RESTART_ONLY) diffLeaves(of(running), of(next), setting, 0, changes);
+  return changes;
+}
+
+/** `next` with the running values of the restart-only settings: what the gateway really uses after a reload. */
+export function keepRestartOnly(running: GatewayConfig, next: GatewayConfig): GatewayConfig {
+  return {
+    ...next,
+    listen: running.listen,
+    dataDir: running.dataDir,
+    admin: running.admin,
+    state: running.state,
+    limits: { ...next.limits, maxHeaderBytes: running.limits.maxHeaderBytes },
+  };
+}
+
+function diffLeaves(a: unknown, b: unknown, at: string, depth: number, out: RestartOnlyChange[]): void {
+  if (isRecord(a) && isRecord(b) && depth < MAX_DEPTH) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const key of keys) diffLeaves(a[key], b[key], `${at}.${key}`, depth + 1, out);
+    return;
+  }
+  if (isRecord(a) || isRecord(b) || depth >= MAX_DEPTH) {
+    // An object replaced by null (admin.tls, state.redis) or the reverse.
+    if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ setting: at, running: shown(at, summarize(a)), configured: shown(at, summarize(b)) });
+    return;
+  }
+  if (a !== b) out.push({ setting: at, running: shown(at, leaf(a)), configured: shown(at, leaf(b)) });
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function leaf(v: unknown): SettingValue {
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
+  return JSON.stringify(v);
+}
+
+function summarize(v: unknown): SettingValue {
+  return isRecord(v) ? '(set)' : leaf(v);
+}
+
+function shown(setting: string, value: SettingValue): SettingValue {
+  if (value === null) return null;
+  for (const hidden of HIDDEN_SETTINGS) if (setting === hidden || setting.startsWith(`${hidden}.`)) return HIDDEN;
+  return value;
+}

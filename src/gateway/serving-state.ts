@@ -1,0 +1,88 @@
+// Everything the request handlers derive from one configuration: upstream
+// credentials, provider adapters, alias routes (with fresh circuit breakers)
+// and the handlers bound to them. Built whole before it is used, so a reload
+// either gets a complete new state or keeps the old one.
+import type { GatewayConfig, ProviderConfig } from '../config/config.ts';
+import { resolveProviderKeys } from '../config/config-loader.ts';
+import type { RouteHandler } from '../http/server.ts';
+import type { Logger } from '../log/logger.ts';
+import { createAnthropicProvider } from '../providers/anthropic.ts';
+import { createDemoProvider } from '../providers/demo.ts';
+import { createOpenAICompatibleProvider } from '../providers/openai-compatible.ts';
+import type { UsageLedger } from '../usage/usage-ledger.ts';
+import { createAliasRoutes, type AliasRoutes, type ProviderBinding } from './alias-targets.ts';
+import type { KeyAuthenticator } from './auth.ts';
+import { createChatCompletionsHandler } from './chat-completions.ts';
+import { createModelsHandler } from './models.ts';
+
+export interface ServingState {
+  readonly config: GatewayConfig;
+  readonly routes: AliasRoutes;
+  readonly chat: RouteHandler;
+  readonly models: RouteHandler;
+}
+
+export interface ServingDeps {
+  keys: KeyAuthenticator;
+  usage: UsageLedger;
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * Throws ConfigError when an upstream credential (apiKeyEnv, apiKeyFile) is
+ * missing; reads credential files again each time, so a reload picks up a
+ * rotated key.
+ */
+export function buildServingState(config: GatewayConfig, deps: ServingDeps, loadedAt: number): ServingState {
+  const apiKeys = resolveProviderKeys(config, deps.env);
+  const bindings = new Map<string, ProviderBinding>();
+  for (const [name, provider] of Object.entries(config.providers)) {
+    bindings.set(name, bindProvider(provider, apiKeys.get(name)));
+  }
+  const routes = createAliasRoutes(config, bindings);
+  return {
+    config,
+    routes,
+    chat: createChatCompletionsHandler({ config, keys: deps.keys, routes, usage: deps.usage, logger: deps.logger }),
+    models: createModelsHandler(config, deps.keys, loadedAt),
+  };
+}
+
+/** One adapter per provider type; the only place that switches on the type. */
+function bindProvider(provider: ProviderConfig, apiKey: string | undefined): ProviderBinding {
+  switch (provider.type) {
+    case 'demo':
+      return { provider: createDemoProvider({ delayMs: provider.delayMs }), maxTokensParam: 'max_tokens', policy: null };
+    case 'openai':
+      return {
+        provider: createOpenAICompatibleProvider({
+          baseUrl: provider.baseUrl,
+          ...(apiKey === undefined ? {} : { apiKey }),
+          headers: provider.headers,
+          timeoutMs: provider.policy.timeoutMs,
+          firstByteTimeoutMs: provider.policy.firstByteTimeoutMs,
+          idleTimeoutMs: provider.policy.idleTimeoutMs,
+          connectTimeoutMs: provider.policy.connectTimeoutMs,
+        }),
+        maxTokensParam: provider.maxTokensParam,
+        policy: provider.policy,
+      };
+    case 'anthropic':
+      return {
+        provider: createAnthropicProvider({
+          baseUrl: provider.baseUrl,
+          ...(apiKey === undefined ? {} : { apiKey }),
+          headers: provider.headers,
+          version: provider.version,
+          timeoutMs: provider.policy.timeoutMs,
+          firstByteTimeoutMs: provider.policy.firstByteTimeoutMs,
+          idleTimeoutMs: provider.policy.idleTimeoutMs,
+          connectTimeoutMs: provider.policy.connectTimeoutMs,
+        }),
+        // The adapter translates whichever field arrives into Anthropic's max_tokens.
+        maxTokensParam: 'max_tokens',
+        policy: provider.policy,
+      };
+  }
+}
