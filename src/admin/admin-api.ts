@@ -1,0 +1,226 @@
+// The admin JSON API's key, usage and alias endpoints (docs/admin-api.md).
+// Sessions, CSRF and login live in admin-server.ts; every handler here runs
+// only for a logged-in session that passed those checks.
+//
+// A raw key leaves this module exactly twice: in the answer to a create and
+// to a rotate. Nothing else (list, get, the store) can ever return it, because
+// nothing keeps it: the store holds its SHA-256.
+import type { GatewayConfig } from '../config/config.ts';
+import { ApiError, InvalidRequestError } from '../errors.ts';
+import type { AliasRoutes } from '../gateway/alias-targets.ts';
+import { checkJsonContentType, readJsonBody } from '../http/json-body.ts';
+import { pathParams } from '../http/router.ts';
+import { sendJson } from '../http/respond.ts';
+import type { RequestContext } from '../http/server.ts';
+import {
+  InvalidKeyNameError,
+  InvalidKeySettingError,
+  KeyAlreadyRevokedError,
+  KeyNotFoundError,
+  KeyRevokedError,
+  KeyStoreError,
+} from '../keys/errors.ts';
+import { isExpired } from '../keys/key-settings.ts';
+import type { KeyPatch, KeyRecord, ListedKey } from '../keys/key-store.ts';
+import { budgetWindowAt } from '../limits/budget-period.ts';
+import type { StateBackend } from '../state/state-backend.ts';
+import { GRANULARITIES, type Granularity } from '../usage/usage-series.ts';
+
+export interface AdminApiDeps {
+  /** The configuration and alias routes serving now (a reload swaps them). */
+  view(): { config: GatewayConfig; routes: AliasRoutes };
+  state: StateBackend;
+  clock: () => number;
+}
+
+type Handler = (ctx: RequestContext) => Promise<void>;
+
+/** Admin request bodies are small; these bounds keep them so. */
+const BODY_LIMITS = { maxBytes: 64 * 1024, limits: { maxDepth: 8, maxStringBytes: 4096, maxMembers: 512 } };
+const CREATE_FIELDS = ['name', 'allowedAliases', 'expiresAt', 'limits'] as const;
+const NO_STORE = { 'cache-control': 'no-store' };
+
+/** What the API shows of a key: everything but its hash. */
+export interface KeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  status: 'active' | 'revoked' | 'expired';
+  createdAt: string;
+  revokedAt: string | null;
+  rotatedAt: string | null;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  allowedAliases: readonly string[] | null;
+  limits: KeyRecord['limits'];
+}
+
+export function keyView(record: KeyRecord | ListedKey, nowMs: number): KeyView {
+  return {
+    id: record.id,
+    name: record.name,
+    prefix: record.prefix,
+    status: record.revokedAt !== null ? 'revoked' : isExpired(record, nowMs) ? 'expired' : 'active',
+    createdAt: record.createdAt,
+    revokedAt: record.revokedAt,
+    rotatedAt: record.rotatedAt,
+    expiresAt: record.expiresAt,
+    lastUsedAt: 'lastUsedAt' in record ? record.lastUsedAt : null,
+    allowedAliases: record.allowedAliases,
+    limits: record.limits,
+  };
+}
+
+export function createAdminApi(deps: AdminApiDeps): Array<[method: string, path: string, handler: Handler]> {
+  const { state, clock } = deps;
+  const now = (): number => clock();
+
+  const readBody = async (ctx: RequestContext, allowed: readonly string[]): Promise<Record<string, unknown>> => {
+    checkJsonContentType(ctx.req.headers['content-type']);
+    let body: unknown;
+    try {
+      body = await readJsonBody(ctx.req, BODY_LIMITS);
+    } catch (err) {
+      ctx.bodyAbandoned = true;
+      throw err;
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new InvalidRequestError('The request body must be a JSON object.', null, 'invalid_type');
+    }
+    for (const field of Object.keys(body)) {
+      if (!allowed.includes(field)) throw new InvalidRequestError(`Unrecognized request argument supplied: ${field}`, field, 'unknown_parameter');
+    }
+    return body as Record<string, unknown>;
+  };
+
+  /** Alias names must exist in the serving config; a typo would lock a key out silently. */
+  const checkAliases = (value: unknown): void => {
+    if (!Array.isArray(value)) return;
+    const { config } = deps.view();
+    value.forEach((alias: unknown, i: number) => {
+      if (typeof alias === 'string' && !Object.hasOwn(config.aliases, alias)) {
+        const known = Object.keys(config.aliases).join(', ');
+        throw new InvalidRequestError(`Unknown alias '${alias}'. Configured aliases: ${known}. (service-auto is allowed whenever the alias it resolves to is.)`, `allowedAliases[${i}]`, 'unknown_alias');
+      }
+    });
+  };
+
+  const keyId = (ctx: RequestContext, pattern: string): string => pathParams(pattern, ctx.path)['id'] ?? '';
+
+  const list: Handler = async (ctx) => {
+    const t = now();
+    const keys = await storeCall(() => state.keys.list());
+    sendJson(ctx.res, 200, { object: 'list', data: keys.map((k) => keyView(k, t)) }, NO_STORE);
+  };
+
+  const create: Handler = async (ctx) => {
+    const body = await readBody(ctx, CREATE_FIELDS);
+    if (body['name'] === undefined) throw new InvalidRequestError('Missing required parameter: name.', 'name', 'missing_required_parameter');
+    checkAliases(body['allowedAliases']);
+    const { key, record } = await storeCall(() =>
+      state.keys.create(body['name'] as string, { allowedAliases: body['allowedAliases'], expiresAt: body['expiresAt'], limits: body['limits'] }),
+    );
+    ctx.log['keyId'] = record.id;
+    sendJson(ctx.res, 201, { key, record: keyView(record, now()) }, NO_STORE);
+  };
+
+  const get: Handler = async (ctx) => {
+    const record = await storeCall(() => state.keys.get(keyId(ctx, '/api/keys/:id')));
+    sendJson(ctx.res, 200, keyView(record, now()), NO_STORE);
+  };
+
+  const patch: Handler = async (ctx) => {
+    const id = keyId(ctx, '/api/keys/:id');
+    const body = await readBody(ctx, CREATE_FIELDS);
+    checkAliases(body['allowedAliases']);
+    const change: KeyPatch = {};
+    for (const field of CREATE_FIELDS) if (body[field] !== undefined) change[field] = body[field];
+    ctx.log['keyId'] = id;
+    await storeCall(() => state.keys.update(id, change));
+    sendJson(ctx.res, 200, keyView(await storeCall(() => state.keys.get(id)), now()), NO_STORE);
+  };
+
+  const revoke: Handler = async (ctx) => {
+    const id = keyId(ctx, '/api/keys/:id/revoke');
+    ctx.log['keyId'] = id;
+    const record = await storeCall(() => state.keys.revoke(id));
+    sendJson(ctx.res, 200, keyView(record, now()), NO_STORE);
+  };
+
+  const rotate: Handler = async (ctx) => {
+    const id = keyId(ctx, '/api/keys/:id/rotate');
+    ctx.log['keyId'] = id;
+    const { key, record } = await storeCall(() => state.keys.rotate(id));
+    sendJson(ctx.res, 200, { key, record: keyView(record, now()) }, NO_STORE);
+  };
+
+  const usage: Handler = async (ctx) => {
+    const id = keyId(ctx, '/api/keys/:id/usage');
+    const query = new URL(ctx.req.url ?? '/', 'http://admin').searchParams;
+    const granularity = (query.get('granularity') ?? 'hour') as Granularity;
+    if (!GRANULARITIES.includes(granularity)) {
+      throw new InvalidRequestError("granularity must be 'hour' or 'day'.", 'granularity', 'invalid_value');
+    }
+    const t = now();
+    const record = await storeCall(() => state.keys.get(id));
+    const series = await state.usage.series(id, granularity, t);
+    let budget = null;
+    if (record.limits.tokenBudget !== null) {
+      const { tokens, period } = record.limits.tokenBudget;
+      const used = await state.limiter.budgetUsed(id, record.limits, t);
+      budget = { tokens, used, period, resetsAt: new Date(budgetWindowAt(t, period).endMs).toISOString() };
+    }
+    sendJson(ctx.res, 200, { keyId: id, ...series, budget }, NO_STORE);
+  };
+
+  const aliases: Handler = async (ctx) => {
+    const { config, routes } = deps.view();
+    const health = new Map(routes.health().map((h) => [h.id, h.circuit]));
+    const data = Object.entries(config.aliases).map(([alias, a]) => ({
+      alias,
+      available: routes.isAvailable(alias),
+      maxOutputTokens: a.maxOutputTokens,
+      contextWindow: a.contextWindow,
+      capabilities: a.capabilities,
+      targets: a.targets.map((t) => {
+        const id = `${t.provider}/${t.model}`;
+        return { id, provider: t.provider, model: t.model, weight: t.weight, priority: t.priority, circuit: health.get(id) ?? 'closed' };
+      }),
+    }));
+    const auto = { default: config.auto.default, rules: config.auto.rules.map((r) => ({ use: r.use, reason: r.reason })) };
+    sendJson(ctx.res, 200, { object: 'list', data, auto }, NO_STORE);
+  };
+
+  return [
+    ['GET', '/api/keys', list],
+    ['POST', '/api/keys', create],
+    ['GET', '/api/keys/:id', get],
+    ['PATCH', '/api/keys/:id', patch],
+    ['POST', '/api/keys/:id/revoke', revoke],
+    ['POST', '/api/keys/:id/rotate', rotate],
+    ['GET', '/api/keys/:id/usage', usage],
+    ['GET', '/api/aliases', aliases],
+  ];
+}
+
+/** Store failures as client answers; anything unexpected goes on to the 500 boundary. */
+async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw adminErrorOf(err);
+  }
+}
+
+export function adminErrorOf(err: unknown): unknown {
+  if (err instanceof InvalidKeyNameError) return new InvalidRequestError(err.message, 'name', 'invalid_key_name');
+  if (err instanceof InvalidKeySettingError) return new InvalidRequestError(err.message, err.param, 'invalid_key_setting');
+  if (err instanceof KeyNotFoundError) return new ApiError(404, 'not_found_error', err.message, { code: 'key_not_found' });
+  if (err instanceof KeyAlreadyRevokedError || err instanceof KeyRevokedError) {
+    return new ApiError(409, 'invalid_request_error', err.message, { code: 'key_revoked' });
+  }
+  if (err instanceof KeyStoreError && (err.code === 'key_store_lock_timeout' || err.code === 'key_store_io_error')) {
+    return new ApiError(503, 'server_error', 'The key store is busy or cannot be written; try again.', { code: 'key_store_unavailable', headers: { 'retry-after': '1' } });
+  }
+  return err;
+}

@@ -1,0 +1,291 @@
+// The admin listener: the dashboard page, the admin JSON API, and the
+// operational endpoints (/metrics, /healthz, /readyz). It is a separate socket
+// from the API (127.0.0.1:8081 by default) so it can stay off the network the
+// API is exposed on.
+//
+// Who may do what:
+// - /api/login takes the admin password (scrypt hash in <dataDir>/admin.json)
+//   or, while no password is set, the one-time bootstrap token printed at
+//   start. Failures are rate-limited per client address and globally.
+// - A session is an HttpOnly, SameSite=Strict cookie (Secure when the admin
+//   listener is behind TLS). Every state-changing request must also carry the
+//   session's CSRF token in `x-csrf-token`, a JSON content type, and, when the
+//   browser sends one, an Origin equal to this listener's own.
+// - Sessions opened before the password last changed end at their next
+//   request (admin.json is re-read on every API call: it is tiny and admin
+//   traffic is rare), so `portcullis admin set-password` logs everyone out.
+// - After a bootstrap login the only thing allowed is setting a password.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Server } from 'node:http';
+import { ApiError, InvalidRequestError } from '../errors.ts';
+import { checkJsonContentType, readJsonBody } from '../http/json-body.ts';
+import { parseCookies, serializeCookie } from '../http/cookies.ts';
+import { sendJson } from '../http/respond.ts';
+import { createRouter } from '../http/router.ts';
+import { createHttpShell, type HttpShell, type RequestContext, type RouteHandler } from '../http/server.ts';
+import type { ServerLimits } from '../config/config.ts';
+import type { Logger } from '../log/logger.ts';
+import { readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
+import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
+import type { BootstrapToken } from './bootstrap-token.ts';
+import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
+import { verifyPassword } from './password-hash.ts';
+import { createSessionStore, verifyCsrf, type Session, type SessionStore } from './sessions.ts';
+
+export const SESSION_COOKIE = 'portcullis_session';
+/** With Secure cookies the __Host- prefix also pins the cookie to this host and path /. */
+export const SECURE_SESSION_COOKIE = '__Host-portcullis_session';
+export const CSRF_HEADER = 'x-csrf-token';
+
+export const DASHBOARD_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/** Sent with every admin answer: nothing here may be framed, sniffed, cached or leaked by referrer. */
+const SECURITY_HEADERS: Record<string, string> = {
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'cache-control': 'no-store',
+};
+
+const LOGIN_BODY = { maxBytes: 8 * 1024, limits: { maxDepth: 2, maxStringBytes: 2048, maxMembers: 4 } };
+const MAX_ASSETS = 64;
+const ASSET_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.map': 'application/json; charset=utf-8',
+};
+
+export interface AdminServerOptions extends AdminApiDeps {
+  dataDir: string;
+  limits: ServerLimits;
+  logger: Logger;
+  /** The one-time token printed at first start; null once a password exists. */
+  bootstrap: BootstrapToken | null;
+  session: { ttlMs: number; idleMs: number; secureCookies: boolean };
+  /** Where the built dashboard is (index.html, app.js, app.css); default dist/dashboard. */
+  dashboardDir?: string;
+  /** Unauthenticated operational routes (/metrics, /healthz, /readyz). */
+  extraRoutes?: Array<[method: string, path: string, handler: RouteHandler]>;
+  throttle?: LoginThrottle;
+  sessions?: SessionStore;
+}
+
+export interface AdminServer {
+  readonly server: Server;
+  readonly shell: HttpShell;
+  readonly sessions: SessionStore;
+}
+
+interface Asset {
+  type: string;
+  body: Buffer;
+}
+
+export function defaultDashboardDir(): string {
+  // dist/src/admin/admin-server.js -> dist/dashboard
+  return fileURLToPath(new URL('../../dashboard/', import.meta.url));
+}
+
+/** The built dashboard files, read once at start; an unbuilt dashboard is an empty map. */
+export function loadDashboard(dir: string): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return assets;
+  }
+  for (const name of names.sort()) {
+    if (assets.size >= MAX_ASSETS) break;
+    const ext = path.extname(name);
+    const type = name === 'index.html' ? 'text/html; charset=utf-8' : ASSET_TYPES[ext];
+    if (type === undefined || !/^[A-Za-z0-9._-]+$/.test(name)) continue;
+    try {
+      assets.set(name, { type, body: readFileSync(path.join(dir, name)) });
+    } catch {
+      // a directory or an unreadable file: not an asset
+    }
+  }
+  return assets;
+}
+
+export function createAdminServer(options: AdminServerOptions): AdminServer {
+  const { dataDir, logger, bootstrap, clock } = options;
+  const sessions = options.sessions ?? createSessionStore({ ttlMs: options.session.ttlMs, idleMs: options.session.idleMs, clock });
+  const throttle = options.throttle ?? createLoginThrottle({ clock });
+  const secure = options.session.secureCookies;
+  const cookieName = secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+  const assets = loadDashboard(options.dashboardDir ?? defaultDashboardDir());
+  const router = createRouter<RouteHandler>();
+
+  const setSessionCookie = (ctx: RequestContext, value: string, maxAgeSeconds: number): void => {
+    ctx.res.setHeader('set-cookie', serializeCookie(cookieName, value, { httpOnly: true, secure, sameSite: 'Strict', path: '/', maxAgeSeconds }));
+  };
+
+  const sessionIdOf = (ctx: RequestContext): string | undefined => parseCookies(ctx.req.headers.cookie).get(cookieName);
+
+  /** The session of this request, or 401; ends sessions older than the password. */
+  const requireSession = (ctx: RequestContext, credentials: AdminCredentials | null): Session => {
+    const id = sessionIdOf(ctx);
+    const session = id === undefined ? null : sessions.get(id);
+    if (id === undefined || session === null) throw new ApiError(401, 'authentication_error', 'Log in to the admin API first (POST /api/login).', { code: 'session_required' });
+    if (credentials !== null && session.createdAtMs < Date.parse(credentials.updatedAt)) {
+      sessions.destroy(id);
+      throw new ApiError(401, 'authentication_error', 'The admin password changed since this session began; log in again.', { code: 'session_required' });
+    }
+    return session;
+  };
+
+  /** Cross-site requests carry a foreign Origin; same-origin fetches carry ours or none. */
+  const checkOrigin = (ctx: RequestContext): void => {
+    const origin = ctx.req.headers.origin;
+    if (origin === undefined) return;
+    const host = ctx.req.headers.host;
+    if (host === undefined || (origin !== `http://${host}` && origin !== `https://${host}`)) {
+      throw new ApiError(403, 'permission_error', 'Cross-origin requests to the admin API are refused.', { code: 'origin_refused' });
+    }
+  };
+
+  const requireCsrf = (ctx: RequestContext, session: Session): void => {
+    checkOrigin(ctx);
+    const presented = ctx.req.headers[CSRF_HEADER];
+    if (!verifyCsrf(session, typeof presented === 'string' ? presented : undefined)) {
+      throw new ApiError(403, 'permission_error', `Missing or wrong ${CSRF_HEADER} header; read the token from /api/session.`, { code: 'csrf_token_invalid' });
+    }
+  };
+
+  const withHeaders = (handler: RouteHandler): RouteHandler => async (ctx) => {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) ctx.res.setHeader(name, value);
+    await handler(ctx);
+  };
+
+  /** A handler for logged-in sessions; state-changing methods also need the CSRF token. */
+  const authed = (handler: RouteHandler, method: string): RouteHandler =>
+    withHeaders(async (ctx) => {
+      const credentials = await readAdminCredentials(dataDir);
+      const session = requireSession(ctx, credentials);
+      if (method !== 'GET') requireCsrf(ctx, session);
+      if (credentials === null) {
+        throw new ApiError(403, 'permission_error', 'Set an admin password first (POST /api/password).', { code: 'password_required' });
+      }
+      await handler(ctx);
+    });
+
+  const sessionBody = (created: { csrfToken: string; expiresAtMs: number }, mustSetPassword: boolean) => ({
+    csrfToken: created.csrfToken,
+    expiresAt: new Date(created.expiresAtMs).toISOString(),
+    mustSetPassword,
+  });
+
+  const readPassword = async (ctx: RequestContext): Promise<string> => {
+    checkJsonContentType(ctx.req.headers['content-type']);
+    let body: unknown;
+    try {
+      body = await readJsonBody(ctx.req, LOGIN_BODY);
+    } catch (err) {
+      ctx.bodyAbandoned = true;
+      throw err;
+    }
+    const password = (body as { password?: unknown } | null)?.password;
+    if (typeof body !== 'object' || body === null || Object.keys(body).some((k) => k !== 'password') || typeof password !== 'string') {
+      throw new InvalidRequestError('The body must be {"password": "..."}.', 'password', 'invalid_type');
+    }
+    return password;
+  };
+
+  router.add('POST', '/api/login', withHeaders(async (ctx) => {
+    checkOrigin(ctx);
+    const client = ctx.req.socket.remoteAddress ?? 'unknown';
+    const decision = throttle.check(client);
+    if (!decision.allowed) {
+      const seconds = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
+      throw new ApiError(429, 'rate_limit_error', `Too many failed logins; try again in ${seconds} s.`, { code: 'login_rate_limited', headers: { 'retry-after': seconds } });
+    }
+    const password = await readPassword(ctx);
+    const credentials = await readAdminCredentials(dataDir);
+    const ok = credentials !== null ? await verifyPassword(password, credentials.passwordHash) : (bootstrap?.consume(password) ?? false);
+    if (!ok) {
+      throttle.failure(client);
+      logger.warn('admin login failed', { requestId: ctx.requestId, client });
+      throw new ApiError(401, 'authentication_error', 'Wrong password.', { code: 'invalid_password' });
+    }
+    throttle.success(client);
+    const created = sessions.create();
+    setSessionCookie(ctx, created.id, Math.floor(options.session.ttlMs / 1000));
+    logger.info('admin login', { requestId: ctx.requestId, client, bootstrap: credentials === null });
+    sendJson(ctx.res, 200, sessionBody(created, credentials === null));
+  }));
+
+  router.add('GET', '/api/session', withHeaders(async (ctx) => {
+    const credentials = await readAdminCredentials(dataDir);
+    const session = requireSession(ctx, credentials);
+    sendJson(ctx.res, 200, sessionBody(session, credentials === null));
+  }));
+
+  router.add('POST', '/api/logout', withHeaders(async (ctx) => {
+    checkOrigin(ctx);
+    const id = sessionIdOf(ctx);
+    const session = id === undefined ? null : sessions.get(id);
+    // Logging out needs the CSRF token too: a forged logout is a nuisance, not harmless.
+    if (id !== undefined && session !== null) {
+      requireCsrf(ctx, session);
+      sessions.destroy(id);
+    }
+    setSessionCookie(ctx, '', 0);
+    ctx.res.writeHead(204).end();
+  }));
+
+  // Only while no password exists (after a bootstrap login). Changing a set
+  // password is `portcullis admin set-password`, on the machine itself.
+  router.add('POST', '/api/password', withHeaders(async (ctx) => {
+    const credentials = await readAdminCredentials(dataDir);
+    const session = requireSession(ctx, credentials);
+    requireCsrf(ctx, session);
+    if (credentials !== null) {
+      throw new ApiError(409, 'invalid_request_error', 'An admin password is already set; change it with `portcullis admin set-password` on the server.', { code: 'password_already_set' });
+    }
+    const password = await readPassword(ctx);
+    try {
+      await setAdminPassword(dataDir, password);
+    } catch (err) {
+      if (err instanceof WeakAdminPasswordError) throw new InvalidRequestError(`Password too weak: ${err.problem}.`, 'password', 'weak_password');
+      throw err;
+    }
+    // The password is newer than every session now; this one continues as a new session.
+    const id = sessionIdOf(ctx);
+    if (id !== undefined) sessions.destroy(id);
+    const created = sessions.create();
+    setSessionCookie(ctx, created.id, Math.floor(options.session.ttlMs / 1000));
+    logger.info('admin password set from the dashboard', { requestId: ctx.requestId });
+    sendJson(ctx.res, 200, sessionBody(created, false));
+  }));
+
+  for (const [method, route, handler] of createAdminApi(options)) router.add(method, route, authed(handler, method));
+
+  const page: RouteHandler = withHeaders(async (ctx) => {
+    const index = assets.get('index.html');
+    if (index === undefined) throw new ApiError(503, 'server_error', 'The dashboard is not built; run `npm run build`.', { code: 'dashboard_not_built' });
+    ctx.res.writeHead(200, { 'content-type': index.type, 'content-length': index.body.length, 'content-security-policy': DASHBOARD_CSP });
+    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : index.body);
+  });
+  router.add('GET', '/', page);
+  router.add('GET', '/assets/:name', withHeaders(async (ctx) => {
+    const name = ctx.path.slice('/assets/'.length);
+    const asset = name === 'index.html' ? undefined : assets.get(name);
+    if (asset === undefined) throw new ApiError(404, 'not_found_error', `No dashboard asset ${name}.`, { code: 'unknown_url' });
+    ctx.res.writeHead(200, { 'content-type': asset.type, 'content-length': asset.body.length, 'cache-control': 'no-cache', 'content-security-policy': DASHBOARD_CSP });
+    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : asset.body);
+  }));
+
+  for (const [method, route, handler] of options.extraRoutes ?? []) router.add(method, route, handler);
+
+  const shell = createHttpShell({ router, limits: options.limits, logger });
+  return { server: shell.server, shell, sessions };
+}
