@@ -189,6 +189,15 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
       });
       await s.settle(fresh, l, 600, T0 + DEFAULT_LEASE_MS);
       allowed(await s.admit('k', l, 0, T0 + DEFAULT_LEASE_MS));
+
+      // Settled after its lease with nothing else in between: the estimate stays charged.
+      const b = limits({ tokenBudget: { tokens: 10_000, period: 'day' } });
+      const slow = await s.permit('b', b, 600, T0);
+      await s.settle(slow, b, 0, T0 + DEFAULT_LEASE_MS);
+      assert.equal(await s.budgetUsed('b', b, T0 + DEFAULT_LEASE_MS), 600);
+      const quick = await s.permit('b', b, 600, T0 + DEFAULT_LEASE_MS);
+      await s.settle(quick, b, 0, T0 + 2 * DEFAULT_LEASE_MS - 1);
+      assert.equal(await s.budgetUsed('b', b, T0 + DEFAULT_LEASE_MS), 600);
     }));
 
     test('settle is idempotent: tokens, budget and the slot are corrected once', run(async (s) => {
