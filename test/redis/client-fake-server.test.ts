@@ -91,19 +91,20 @@ const pong = (connection: FakeConnection): void => {
   connection.socket.write('+PONG\r\n');
 };
 
-test('commands are pipelined: all 100 are written before the first reply', async () => {
+test('commands are pipelined: all 3000 are written before the first reply', async () => {
   const fake = await startFakeRedis({
     onCommand(connection) {
       // Answers nothing until every command has arrived: a client waiting
       // for a reply before writing the next command would time out here.
-      if (connection.commands.length === 100) {
+      // 3000 also makes the client compact its in-flight queue mid-batch.
+      if (connection.commands.length === 3000) {
         connection.socket.write(connection.commands.map((args) => `$${(args[1] as string).length}\r\n${args[1]}\r\n`).join(''));
       }
     },
   });
   const c = client({ host: '127.0.0.1', port: fake.port });
-  const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => c.command(['ECHO', i])));
-  assert.deepEqual(replies, Array.from({ length: 100 }, (_, i) => String(i)));
+  const replies = await Promise.all(Array.from({ length: 3000 }, (_, i) => c.command(['ECHO', i])));
+  assert.deepEqual(replies, Array.from({ length: 3000 }, (_, i) => String(i)));
   assert.equal(fake.connections.length, 1);
 });
 
@@ -233,6 +234,41 @@ test('a bad argument rejects only its own command', async () => {
   assert.equal(bad.status, 'rejected');
   assert.ok(bad.reason instanceof TypeError);
   assert.deepEqual(good, { status: 'fulfilled', value: 'PONG' });
+});
+
+test('a connection kept busy re-arms its one reply timer instead of timing out a newer command', async () => {
+  // Each reply comes 250 ms after its command, within the 500 ms timeout.
+  // The timer armed for the first command fires while the second, younger
+  // one is the oldest in flight; it must be re-armed, not fire a timeout.
+  const fake = await startFakeRedis({
+    onCommand(connection) {
+      setTimeout(() => pong(connection), 250);
+    },
+  });
+  const recorder = createStateRecorder();
+  const c = client({ host: '127.0.0.1', port: fake.port, commandTimeoutMs: 500, onStateChange: recorder.onStateChange });
+  assert.equal(await c.command(['PING']), 'PONG');
+  assert.equal(await c.command(['PING']), 'PONG');
+  assert.equal(await c.command(['PING']), 'PONG');
+  assert.deepEqual(recorder.changes, ['connecting->ready']);
+  assert.equal(fake.connections.length, 1);
+});
+
+test('an onStateChange that throws is logged and changes nothing', async () => {
+  const lines: string[] = [];
+  const fake = await startFakeRedis({ onCommand: pong });
+  const c = client({
+    host: '127.0.0.1',
+    port: fake.port,
+    logger: createLogger({ level: 'error', write: (line) => lines.push(line) }),
+    onStateChange() {
+      throw new Error('observer bug');
+    },
+  });
+  assert.equal(await c.command(['PING']), 'PONG');
+  assert.equal(c.state, 'ready');
+  const logged = JSON.parse(lines[0] ?? '{}') as Record<string, unknown>;
+  assert.deepEqual([logged['msg'], logged['error']], ['redis onStateChange callback threw', 'observer bug']);
 });
 
 test('options that cannot work are refused at creation', () => {

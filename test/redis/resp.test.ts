@@ -152,9 +152,11 @@ describe('RESP decoder protocol errors', () => {
   ];
 
   for (const c of cases) {
-    test(`${c.name}: fails whole and byte by byte, and stays failed`, () => {
+    test(`${c.name}: fails whole, byte by byte and split anywhere, and stays failed`, () => {
       const bytes = Buffer.from(c.input);
-      for (const chunks of [[bytes], [...bytes].map((byte) => Buffer.from([byte]))]) {
+      const chunkings = [[bytes], [...bytes].map((byte) => Buffer.from([byte]))];
+      for (let i = 1; i < bytes.length; i += 1) chunkings.push([bytes.subarray(0, i), bytes.subarray(i)]);
+      for (const chunks of chunkings) {
         const decoder = createRespDecoder({ onReply: () => {} }, c.options);
         let thrown: unknown;
         try {
