@@ -43,15 +43,18 @@ not echoed; otherwise the first line of standard input is the password:
   printf '%s\\n' "$ADMIN_PASSWORD" | portcullis admin set-password
 At least 12 characters. Only a scrypt hash is stored, in <dataDir>/admin.json.
 
-Running servers check the new password at the next login; no restart is needed.
+Running servers check the new password at the next login, without a restart,
+and end dashboard sessions opened before the change.
 
 Options:
   -h, --help   Show this help
 `;
 
+// Matches admin-server.ts: it reads admin.json on every login and refuses sessions
+// created before its updatedAt.
 export const PASSWORD_SET_NOTE =
   'Running servers check the new password at the next login; no restart is needed.\n' +
-  'Dashboard sessions opened before this change stay valid until they expire or the server restarts.\n';
+  'Dashboard sessions opened before the change end at their next request: log in again with the new password.\n';
 
 /** Bytes read from a non-terminal stdin before giving up on finding a line end: a password is at most 1024 characters. */
 const MAX_LINE_BYTES = PASSWORD_MAX_LENGTH * 4 + 2;
