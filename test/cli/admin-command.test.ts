@@ -130,6 +130,11 @@ test('command line errors exit 2 with a hint', async () => {
 });
 
 test('set-password reads the first line of a piped stdin and writes admin.json', async () => {
+  assert.equal(
+    PASSWORD_SET_NOTE,
+    'Running servers check the new password at the next login; no restart is needed.\n' +
+      'Dashboard sessions opened before the change end at their next request: log in again with the new password.\n',
+  );
   const dir = freshDir();
   const result = await run(['set-password'], dir, pipe('correct horse battery\nignored second line\n'));
   assert.deepEqual(result, { code: 0, stdout: doneOutput(dir), stderr: '' });
