@@ -19,7 +19,9 @@
 //   or bytes that are not RESP, make that pairing untrustworthy, so the
 //   connection is dropped and rebuilt.
 // - command() is for request/reply commands only: SUBSCRIBE, MONITOR and
-//   blocking pops (BLPOP) would break the pairing or trip the timeout.
+//   blocking pops (BLPOP) would break the pairing or trip the timeout. The
+//   connection is shared by every caller, so MULTI/EXEC from concurrent
+//   callers interleave: make multi-key updates atomic with a Lua script.
 
 import { connect as connectTcp, type Socket } from 'node:net';
 import type { Logger } from '../log/logger.ts';
@@ -65,7 +67,9 @@ export interface RedisClient {
    * when Redis cannot answer, TypeError for an unencodable argument. */
   command(args: readonly RedisArg[]): Promise<RedisReply>;
   /** EVALSHA, and EVAL when the server answers NOSCRIPT (a NOSCRIPT reply
-   * means the script did not run, so sending it again is safe). */
+   * means the script did not run, so sending it again is safe). The EVAL
+   * leaves only after the NOSCRIPT reply, so in that case commands issued
+   * after evalScript without awaiting it may run before the script. */
   evalScript(script: RedisScript, keys: readonly string[], args: readonly (string | number)[]): Promise<RedisReply>;
   /** Ends the connection, rejects everything pending with reason 'closed' and
    * stops reconnecting. Idempotent. */
