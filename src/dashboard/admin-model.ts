@@ -1,0 +1,108 @@
+// The admin API's data as the dashboard sees it (docs: the admin JSON API).
+// Types only: imported with `import type`, so the browser never loads this
+// module, and the pure modules (format, key-form-input) stay free of the DOM.
+
+export interface KeyLimits {
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+  concurrentRequests: number | null;
+  tokenBudget: { tokens: number; period: BudgetPeriod } | null;
+}
+
+export type BudgetPeriod = 'day' | 'month';
+export type KeyStatus = 'active' | 'revoked' | 'expired';
+
+export interface KeyRecord {
+  id: string;
+  name: string;
+  prefix: string;
+  status: KeyStatus;
+  createdAt: string;
+  revokedAt: string | null;
+  expiresAt: string | null;
+  rotatedAt: string | null;
+  lastUsedAt: string | null;
+  /** null: every alias. */
+  allowedAliases: string[] | null;
+  limits: KeyLimits;
+}
+
+/** The only responses that carry a raw key; the page shows it once and drops it. */
+export interface IssuedKey {
+  key: string;
+  record: KeyRecord;
+}
+
+export interface Session {
+  csrfToken: string;
+  expiresAt: string;
+  mustSetPassword: boolean;
+}
+
+export type Granularity = 'hour' | 'day';
+
+export interface UsageCounts {
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  errors: number;
+}
+
+export interface UsageBucket extends UsageCounts {
+  start: string;
+}
+
+export interface KeyUsage {
+  keyId: string;
+  granularity: Granularity;
+  buckets: UsageBucket[];
+  totals: UsageCounts;
+  budget: { tokens: number; used: number; period: BudgetPeriod; resetsAt: string } | null;
+}
+
+export type CircuitState = 'closed' | 'open' | 'half_open';
+
+export interface AliasTarget {
+  id: string;
+  provider: string;
+  model: string;
+  weight: number;
+  priority: number;
+  circuit: CircuitState;
+}
+
+export interface AliasInfo {
+  alias: string;
+  available: boolean;
+  maxOutputTokens: number | null;
+  contextWindow: number | null;
+  capabilities: string[];
+  targets: AliasTarget[];
+}
+
+export interface AliasCatalogue {
+  data: AliasInfo[];
+  auto: { default: string; rules: Array<{ use: string; reason: string }> } | null;
+}
+
+/** Body of POST /api/keys and PATCH /api/keys/{id}; absent fields are left alone by PATCH. */
+export interface KeyChanges {
+  name?: string;
+  allowedAliases?: string[] | null;
+  expiresAt?: string | null;
+  limits?: KeyLimits;
+}
+
+export interface ApiFailure {
+  /** HTTP status; 0 when the request never got an answer. */
+  status: number;
+  message: string;
+  type: string;
+  param: string | null;
+  code: string;
+  /** Seconds from Retry-After, when the server sent one. */
+  retryAfterSeconds: number | null;
+}
+
+export type ApiOutcome<T> = { ok: true; status: number; value: T } | { ok: false; failure: ApiFailure };

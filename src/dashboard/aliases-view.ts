@@ -1,0 +1,95 @@
+// The aliases view: each alias, whether it can serve now, and its targets in
+// order with their circuit breaker state.
+import { adminApi } from './api.ts';
+import type { AliasCatalogue, AliasInfo, ApiFailure } from './admin-model.ts';
+import { byId, el } from './dom.ts';
+import { CIRCUIT_LABEL, formatCount } from './format.ts';
+
+export function createAliasesView(failed: (failure: ApiFailure) => void): { load(): Promise<AliasCatalogue | null>; names(): Promise<string[] | null>; reset(): void } {
+  const list = byId('aliases-list', HTMLElement);
+  const auto = byId('auto-routing', HTMLElement);
+  let catalogue: AliasCatalogue | null = null;
+
+  async function load(): Promise<AliasCatalogue | null> {
+    list.setAttribute('aria-busy', 'true');
+    const outcome = await adminApi.aliases();
+    list.removeAttribute('aria-busy');
+    if (!outcome.ok) {
+      failed(outcome.failure);
+      return null;
+    }
+    catalogue = outcome.value;
+    render(catalogue);
+    return catalogue;
+  }
+
+  function render(c: AliasCatalogue): void {
+    list.replaceChildren(...c.data.map(aliasCard));
+    if (c.data.length === 0) list.append(el('p', { text: 'No aliases are configured.' }));
+    if (c.auto === null) {
+      auto.replaceChildren(el('p', { text: 'service-auto is not configured.' }));
+      return;
+    }
+    auto.replaceChildren(
+      el('p', {}, ['service-auto uses ', el('code', { text: c.auto.default }), ' unless a rule below matches.']),
+      c.auto.rules.length === 0
+        ? el('p', { className: 'hint', text: 'No routing rules.' })
+        : el(
+            'ol',
+            { className: 'rules' },
+            c.auto.rules.map((r) => el('li', {}, [el('code', { text: r.use }), ` when ${r.reason}`])),
+          ),
+    );
+  }
+
+  return {
+    load,
+    /** Alias names for the key form; loads the catalogue once if the view was never opened. */
+    async names() {
+      const c = catalogue ?? (await load());
+      return c === null ? null : c.data.map((a) => a.alias);
+    },
+    reset() {
+      catalogue = null;
+      list.replaceChildren();
+      auto.replaceChildren();
+    },
+  };
+}
+
+function aliasCard(alias: AliasInfo): HTMLElement {
+  const facts: Array<[string, string]> = [
+    ['Context window', alias.contextWindow === null ? 'Not set' : `${formatCount(alias.contextWindow)} tokens`],
+    ['Max output', alias.maxOutputTokens === null ? 'Not set' : `${formatCount(alias.maxOutputTokens)} tokens`],
+    ['Capabilities', alias.capabilities.length === 0 ? 'Text' : alias.capabilities.join(', ')],
+  ];
+  return el('article', { className: 'card alias-card', testId: 'alias-card', attrs: { 'data-alias': alias.alias } }, [
+    el('header', { className: 'alias-head' }, [
+      el('h2', {}, [el('code', { text: alias.alias })]),
+      el('span', { className: `badge ${alias.available ? 'badge-active' : 'badge-revoked'}`, text: alias.available ? 'Available' : 'Unavailable', testId: 'alias-available' }),
+    ]),
+    el('dl', { className: 'facts' }, facts.flatMap(([term, value]) => [el('dt', { text: term }), el('dd', { text: value })])),
+    el('div', { className: 'table-wrap' }, [
+      el('table', { className: 'data-table targets stacking-table' }, [
+        el('caption', { className: 'visually-hidden', text: `Targets of ${alias.alias}, in the order they are tried` }),
+        el('thead', {}, [el('tr', {}, ['Target', 'Provider', 'Model', 'Priority', 'Weight', 'Health'].map((h) => el('th', { text: h, attrs: { scope: 'col' } })))]),
+        el(
+          'tbody',
+          {},
+          alias.targets.map((t) =>
+            el('tr', { testId: 'alias-target' }, [
+              el('th', { attrs: { scope: 'row', 'data-label': 'Target' } }, [el('code', { text: t.id })]),
+              el('td', { text: t.provider, attrs: { 'data-label': 'Provider' } }),
+              el('td', { attrs: { 'data-label': 'Model' } }, [el('code', { text: t.model })]),
+              el('td', { className: 'num', text: String(t.priority), attrs: { 'data-label': 'Priority' } }),
+              el('td', { className: 'num', text: String(t.weight), attrs: { 'data-label': 'Weight' } }),
+              el('td', { attrs: { 'data-label': 'Health' } }, [
+                el('span', { className: `badge circuit-${t.circuit}`, text: CIRCUIT_LABEL[t.circuit], testId: 'circuit-badge', attrs: { title: `Circuit ${t.circuit.replace('_', '-')}` } }),
+              ]),
+            ]),
+          ),
+        ),
+      ]),
+    ]),
+  ]);
+}

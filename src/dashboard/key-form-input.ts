@@ -1,0 +1,80 @@
+// The key form's text, checked and turned into the create/update body. Pure:
+// no DOM, so it is unit-tested in Node; key-form.ts reads the fields into a
+// KeyFormText and shows the FieldProblem beside the input it names.
+import type { BudgetPeriod, KeyChanges } from './admin-model.ts';
+import { expiryFromDateInput } from './format.ts';
+
+export interface KeyFormText {
+  name: string;
+  allAliases: boolean;
+  aliases: string[];
+  expiryDate: string;
+  requestsPerMinute: string;
+  tokensPerMinute: string;
+  concurrentRequests: string;
+  budgetTokens: string;
+  budgetPeriod: string;
+}
+
+export interface FieldProblem {
+  /** The input's id in index.html. */
+  field: string;
+  message: string;
+}
+
+export type KeyFormParse = { ok: true; changes: KeyChanges & { name: string } } | { ok: false; problem: FieldProblem };
+
+/** Names are shown in lists and logs; the server enforces its own bound too. */
+export const MAX_NAME_LENGTH = 100;
+const MAX_LIMIT = 1_000_000_000_000;
+
+function parseLimit(text: string, field: string, label: string): { ok: true; value: number | null } | { ok: false; problem: FieldProblem } {
+  const trimmed = text.trim();
+  if (trimmed === '') return { ok: true, value: null };
+  if (!/^\d{1,13}$/.test(trimmed) || Number(trimmed) < 1 || Number(trimmed) > MAX_LIMIT) {
+    return { ok: false, problem: { field, message: `${label} must be a whole number of at least 1, or empty for no limit.` } };
+  }
+  return { ok: true, value: Number(trimmed) };
+}
+
+/** Checks the form's text and builds the request body; `now` makes "in the past" testable. */
+export function parseKeyForm(text: KeyFormText, now: Date): KeyFormParse {
+  const name = text.name.trim();
+  if (name === '') return { ok: false, problem: { field: 'key-name', message: 'Give the key a name, such as the app or team that uses it.' } };
+  if (name.length > MAX_NAME_LENGTH) return { ok: false, problem: { field: 'key-name', message: `The name is longer than ${MAX_NAME_LENGTH} characters.` } };
+  if (!text.allAliases && text.aliases.length === 0) {
+    return { ok: false, problem: { field: 'aliases-all', message: 'Pick at least one alias, or allow all aliases.' } };
+  }
+  let expiresAt: string | null = null;
+  if (text.expiryDate !== '') {
+    expiresAt = expiryFromDateInput(text.expiryDate);
+    if (expiresAt === null) return { ok: false, problem: { field: 'key-expiry', message: 'The expiry date is not a valid date.' } };
+    if (Date.parse(expiresAt) <= now.getTime()) return { ok: false, problem: { field: 'key-expiry', message: 'The expiry date is in the past.' } };
+  }
+  const rpm = parseLimit(text.requestsPerMinute, 'limit-rpm', 'Requests per minute');
+  if (!rpm.ok) return rpm;
+  const tpm = parseLimit(text.tokensPerMinute, 'limit-tpm', 'Tokens per minute');
+  if (!tpm.ok) return tpm;
+  const concurrent = parseLimit(text.concurrentRequests, 'limit-concurrent', 'Concurrent requests');
+  if (!concurrent.ok) return concurrent;
+  const budget = parseLimit(text.budgetTokens, 'limit-budget', 'The token budget');
+  if (!budget.ok) return budget;
+  if (text.budgetPeriod !== 'day' && text.budgetPeriod !== 'month') {
+    return { ok: false, problem: { field: 'limit-budget-period', message: 'The budget period is a day or a month.' } };
+  }
+  const period: BudgetPeriod = text.budgetPeriod;
+  return {
+    ok: true,
+    changes: {
+      name,
+      allowedAliases: text.allAliases ? null : [...new Set(text.aliases)].sort(),
+      expiresAt,
+      limits: {
+        requestsPerMinute: rpm.value,
+        tokensPerMinute: tpm.value,
+        concurrentRequests: concurrent.value,
+        tokenBudget: budget.value === null ? null : { tokens: budget.value, period },
+      },
+    },
+  };
+}

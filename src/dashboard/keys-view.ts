@@ -1,0 +1,134 @@
+// The key list and its actions: create, edit, rotate, revoke, usage. A raw
+// key only passes through here on its way to the shown-once dialog.
+import { adminApi } from './api.ts';
+import type { ApiFailure, IssuedKey, KeyRecord } from './admin-model.ts';
+import { createConfirmDialog, createSecretDialog } from './dialogs.ts';
+import { byId, clear, el, timeElement } from './dom.ts';
+import { describeAliases, describeLimits, formatDateTime, STATUS_LABEL } from './format.ts';
+import { createKeyForm } from './key-form.ts';
+import { createUsageView } from './usage-view.ts';
+
+export interface KeysViewContext {
+  notify(text: string): void;
+  failed(failure: ApiFailure): void;
+  /** Alias names from /api/aliases, for the allowed-aliases checkboxes; null when they could not be read. */
+  aliasNames(): Promise<string[] | null>;
+}
+
+export function createKeysView(context: KeysViewContext): { load(): Promise<void>; reset(): void } {
+  const body = byId('keys-body', HTMLTableSectionElement);
+  const empty = byId('keys-empty', HTMLElement);
+  const table = byId('keys-table', HTMLTableElement);
+  const createButton = byId('create-key', HTMLButtonElement);
+  const secret = createSecretDialog();
+  const confirm = createConfirmDialog();
+  const usage = createUsageView(context.failed);
+  let keys: KeyRecord[] = [];
+
+  async function showIssued(issued: IssuedKey, verb: string): Promise<void> {
+    const { record } = issued;
+    context.notify(`Key “${record.name}” ${verb}.`);
+    await load();
+    // The raw key goes straight to the dialog; `issued` is not kept anywhere.
+    await secret.show(issued.key, record.name);
+  }
+
+  const form = createKeyForm({
+    issued: (issued) => showIssued(issued, 'created'),
+    async updated(record) {
+      context.notify(`Key “${record.name}” saved.`);
+      await load();
+    },
+    failed: context.failed,
+  });
+
+  createButton.addEventListener('click', () => {
+    void context.aliasNames().then((names) => form.create(names ?? []));
+  });
+
+  async function rotate(key: KeyRecord): Promise<void> {
+    const go = await confirm.ask({
+      title: `Rotate “${key.name}”?`,
+      body: 'A new secret replaces the current one at once: every client still using the old secret is refused from now on. The id, limits and usage history stay.',
+      confirmLabel: 'Rotate key',
+    });
+    if (!go) return;
+    const outcome = await adminApi.rotateKey(key.id);
+    if (!outcome.ok) return context.failed(outcome.failure);
+    await showIssued(outcome.value, 'rotated');
+  }
+
+  async function revoke(key: KeyRecord): Promise<void> {
+    const go = await confirm.ask({
+      title: `Revoke “${key.name}”?`,
+      body: 'Every request with this key is refused from now on. This cannot be undone; its usage history stays.',
+      confirmLabel: 'Revoke key',
+    });
+    if (!go) return;
+    const outcome = await adminApi.revokeKey(key.id);
+    if (!outcome.ok) return context.failed(outcome.failure);
+    context.notify(`Key “${key.name}” revoked.`);
+    await load();
+  }
+
+  async function edit(key: KeyRecord): Promise<void> {
+    const names = await context.aliasNames();
+    form.edit(key, names ?? []);
+  }
+
+  function actionButton(label: string, accessibleName: string, testId: string, run: () => Promise<void>, tone = ''): HTMLButtonElement {
+    const button = el('button', { text: label, className: `button-small ${tone}`.trim(), testId, attrs: { type: 'button', 'aria-label': accessibleName } });
+    button.addEventListener('click', () => void run());
+    return button;
+  }
+
+  function row(key: KeyRecord): HTMLTableRowElement {
+    const live = key.status === 'active';
+    const cell = (label: string, content: (Node | string)[], testId?: string): HTMLTableCellElement =>
+      el('td', { attrs: { 'data-label': label }, ...(testId === undefined ? {} : { testId }) }, content);
+    const tr = el('tr', { testId: 'key-row', attrs: { 'data-key-id': key.id } }, [
+      el('th', { attrs: { scope: 'row', 'data-label': 'Name' }, testId: 'key-name', className: 'key-name', text: key.name }),
+      cell('Key', [el('code', { text: `${key.prefix}…` })], 'key-prefix'),
+      cell('Status', [el('span', { className: `badge badge-${key.status}`, text: STATUS_LABEL[key.status] })], 'key-status'),
+      cell('Created', [timeElement(key.createdAt, formatDateTime(key.createdAt, ''))]),
+      cell('Last used', [key.lastUsedAt === null ? 'Never' : timeElement(key.lastUsedAt, formatDateTime(key.lastUsedAt, ''))], 'key-last-used'),
+      cell('Expires', [key.expiresAt === null ? 'Never' : timeElement(key.expiresAt, formatDateTime(key.expiresAt, ''))]),
+      cell('Aliases', [describeAliases(key.allowedAliases)], 'key-aliases'),
+      cell('Limits', [describeLimits(key.limits)], 'key-limits'),
+      el('td', { className: 'actions', attrs: { 'data-label': 'Actions' } }, [
+        actionButton('Usage', `Usage of ${key.name}`, 'key-usage', () => usage.show(key)),
+        key.status !== 'revoked' && actionButton('Edit', `Edit ${key.name}`, 'key-edit', () => edit(key)),
+        live && actionButton('Rotate', `Rotate ${key.name}`, 'key-rotate', () => rotate(key)),
+        key.status !== 'revoked' && actionButton('Revoke', `Revoke ${key.name}`, 'key-revoke', () => revoke(key), 'button-danger'),
+      ]),
+    ]);
+    return tr;
+  }
+
+  async function load(): Promise<void> {
+    table.setAttribute('aria-busy', 'true');
+    const outcome = await adminApi.listKeys();
+    table.removeAttribute('aria-busy');
+    if (!outcome.ok) return context.failed(outcome.failure);
+    keys = outcome.value.data;
+    body.replaceChildren(...keys.map(row));
+    empty.hidden = keys.length > 0;
+    table.hidden = keys.length === 0;
+    // Keep the usage panel in step with the list (a rotated or revoked key keeps its id).
+    const shown = usage.shownKeyId();
+    if (shown !== null) {
+      const current = keys.find((k) => k.id === shown);
+      if (current === undefined) usage.hide();
+      else await usage.show(current);
+    }
+  }
+
+  return {
+    load,
+    reset() {
+      keys = [];
+      clear(body);
+      usage.hide();
+    },
+  };
+}

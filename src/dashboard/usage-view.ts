@@ -1,0 +1,146 @@
+// The per-key usage panel: totals, budget, two bar charts (requests, tokens)
+// and the same numbers as a table for screen readers and copying.
+import { adminApi } from './api.ts';
+import type { ApiFailure, Granularity, KeyRecord, KeyUsage, UsageCounts } from './admin-model.ts';
+import { byId, clear, el, timeElement } from './dom.ts';
+import { formatBucketStart, formatCount, formatDateTime } from './format.ts';
+import { buildBarChart } from './usage-chart.ts';
+
+const TOTALS: Array<{ field: keyof UsageCounts; label: string; testId: string }> = [
+  { field: 'requests', label: 'Requests', testId: 'usage-total-requests' },
+  { field: 'errors', label: 'Errors', testId: 'usage-total-errors' },
+  { field: 'promptTokens', label: 'Prompt tokens', testId: 'usage-total-prompt-tokens' },
+  { field: 'completionTokens', label: 'Completion tokens', testId: 'usage-total-completion-tokens' },
+  { field: 'cachedTokens', label: 'Cached prompt tokens', testId: 'usage-total-cached-tokens' },
+];
+
+const PERIOD_WORDS: Record<Granularity, string> = { hour: 'last 48 hours, per hour', day: 'last 30 days, per day' };
+
+export interface UsageView {
+  show(key: KeyRecord): Promise<void>;
+  hide(): void;
+  /** The key whose usage is on screen, if any. */
+  shownKeyId(): string | null;
+}
+
+export function createUsageView(onFailure: (failure: ApiFailure) => void): UsageView {
+  const panel = byId('usage-panel', HTMLElement);
+  const title = byId('usage-title', HTMLElement);
+  const hourButton = byId('usage-hour', HTMLButtonElement);
+  const dayButton = byId('usage-day', HTMLButtonElement);
+  const refreshButton = byId('usage-refresh', HTMLButtonElement);
+  const closeButton = byId('usage-close', HTMLButtonElement);
+  const totals = byId('usage-totals', HTMLElement);
+  const budget = byId('usage-budget', HTMLElement);
+  const charts = byId('usage-charts', HTMLElement);
+  const table = byId('usage-table', HTMLElement);
+
+  let key: KeyRecord | null = null;
+  let granularity: Granularity = 'hour';
+  // Answers can arrive out of order when the operator clicks quickly; only the latest is drawn.
+  let generation = 0;
+
+  const setGranularity = (next: Granularity): void => {
+    granularity = next;
+    hourButton.setAttribute('aria-pressed', String(next === 'hour'));
+    dayButton.setAttribute('aria-pressed', String(next === 'day'));
+    void load();
+  };
+  hourButton.addEventListener('click', () => setGranularity('hour'));
+  dayButton.addEventListener('click', () => setGranularity('day'));
+  refreshButton.addEventListener('click', () => void load());
+  closeButton.addEventListener('click', () => view.hide());
+
+  async function load(): Promise<void> {
+    if (key === null) return;
+    const mine = ++generation;
+    panel.setAttribute('aria-busy', 'true');
+    const outcome = await adminApi.keyUsage(key.id, granularity);
+    if (mine !== generation) return;
+    panel.removeAttribute('aria-busy');
+    if (!outcome.ok) {
+      onFailure(outcome.failure);
+      return;
+    }
+    render(outcome.value);
+  }
+
+  function render(usage: KeyUsage): void {
+    const g = usage.granularity;
+    clear(totals);
+    for (const t of TOTALS) {
+      totals.append(el('div', { className: 'total' }, [el('dt', { text: t.label }), el('dd', { text: formatCount(usage.totals[t.field]), testId: t.testId })]));
+    }
+    clear(budget);
+    if (usage.budget !== null) {
+      const b = usage.budget;
+      budget.append(
+        el('label', { text: `Token budget this ${b.period}: ${formatCount(b.used)} of ${formatCount(b.tokens)} used`, attrs: { for: 'usage-budget-meter' } }),
+        el('meter', { attrs: { id: 'usage-budget-meter', min: '0', max: String(b.tokens), value: String(Math.min(b.used, b.tokens)), high: String(b.tokens * 0.8) } }),
+        el('span', { className: 'hint' }, ['Resets ', timeElement(b.resetsAt, formatDateTime(b.resetsAt, ''))]),
+      );
+    }
+    const labels = usage.buckets.map((bucket) => formatBucketStart(bucket.start, g));
+    charts.replaceChildren(
+      buildBarChart({
+        title: `Requests, ${PERIOD_WORDS[g]}`,
+        unit: 'requests',
+        testId: 'usage-chart-requests',
+        series: [
+          { name: 'Succeeded', className: 'fill-ok' },
+          { name: 'Failed', className: 'fill-error' },
+        ],
+        columns: usage.buckets.map((b, i) => ({ label: labels[i] ?? b.start, values: [Math.max(0, b.requests - b.errors), b.errors] })),
+      }),
+      buildBarChart({
+        title: `Tokens, ${PERIOD_WORDS[g]}`,
+        unit: 'tokens',
+        testId: 'usage-chart-tokens',
+        series: [
+          { name: 'Prompt', className: 'fill-prompt' },
+          { name: 'Completion', className: 'fill-completion' },
+        ],
+        columns: usage.buckets.map((b, i) => ({ label: labels[i] ?? b.start, values: [b.promptTokens, b.completionTokens] })),
+      }),
+    );
+    table.replaceChildren(usageTable(usage, labels));
+  }
+
+  const view: UsageView = {
+    async show(next) {
+      key = next;
+      title.textContent = `Usage of “${next.name}”`;
+      panel.hidden = false;
+      await load();
+    },
+    hide() {
+      key = null;
+      generation++;
+      panel.hidden = true;
+      clear(totals);
+      clear(budget);
+      clear(charts);
+      clear(table);
+    },
+    shownKeyId: () => key?.id ?? null,
+  };
+  return view;
+}
+
+function usageTable(usage: KeyUsage, labels: string[]): HTMLTableElement {
+  const head = ['Period starting', 'Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Cached tokens'];
+  return el('table', { className: 'data-table', testId: 'usage-table' }, [
+    el('caption', { text: `Usage, ${PERIOD_WORDS[usage.granularity]}` }),
+    el('thead', {}, [el('tr', {}, head.map((h) => el('th', { text: h, attrs: { scope: 'col' } })))]),
+    el(
+      'tbody',
+      {},
+      usage.buckets.map((b, i) =>
+        el('tr', {}, [
+          el('th', { attrs: { scope: 'row' } }, [timeElement(b.start, labels[i] ?? b.start)]),
+          ...[b.requests, b.errors, b.promptTokens, b.completionTokens, b.cachedTokens].map((n) => el('td', { className: 'num', text: formatCount(n) })),
+        ]),
+      ),
+    ),
+  ]);
+}

@@ -1,0 +1,73 @@
+// The key form's checks and the body it builds for POST/PATCH /api/keys.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { dateInputFromExpiry } from '../../src/dashboard/format.ts';
+import { parseKeyForm, type KeyFormText } from '../../src/dashboard/key-form-input.ts';
+
+const NOW = new Date('2026-06-15T12:00:00Z');
+const BLANK: KeyFormText = {
+  name: 'billing',
+  allAliases: true,
+  aliases: [],
+  expiryDate: '',
+  requestsPerMinute: '',
+  tokensPerMinute: '',
+  concurrentRequests: '',
+  budgetTokens: '',
+  budgetPeriod: 'month',
+};
+
+test('a blank form: all aliases, no expiry, every limit null', () => {
+  assert.deepEqual(parseKeyForm({ ...BLANK, name: '  billing  ' }, NOW), {
+    ok: true,
+    changes: {
+      name: 'billing',
+      allowedAliases: null,
+      expiresAt: null,
+      limits: { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null },
+    },
+  });
+});
+
+test('aliases, limits and a budget are sent as numbers and a sorted list', () => {
+  const parsed = parseKeyForm(
+    { ...BLANK, allAliases: false, aliases: ['service-fast', 'service-chat', 'service-fast'], requestsPerMinute: '60', tokensPerMinute: ' 20000 ', concurrentRequests: '4', budgetTokens: '1000000', budgetPeriod: 'day' },
+    NOW,
+  );
+  assert.deepEqual(parsed, {
+    ok: true,
+    changes: {
+      name: 'billing',
+      allowedAliases: ['service-chat', 'service-fast'],
+      expiresAt: null,
+      limits: { requestsPerMinute: 60, tokensPerMinute: 20000, concurrentRequests: 4, tokenBudget: { tokens: 1000000, period: 'day' } },
+    },
+  });
+});
+
+test('an expiry date is the end of that day in the local time zone, and reads back as the same date', () => {
+  const parsed = parseKeyForm({ ...BLANK, expiryDate: '2027-03-03' }, NOW);
+  assert.equal(parsed.ok, true);
+  const expiresAt = parsed.ok ? parsed.changes.expiresAt : null;
+  assert.equal(expiresAt, new Date(2027, 2, 3, 23, 59, 59, 999).toISOString());
+  assert.equal(dateInputFromExpiry(expiresAt ?? null), '2027-03-03');
+});
+
+test('each problem names its field', () => {
+  const cases: Array<[Partial<KeyFormText>, string, string]> = [
+    [{ name: '   ' }, 'key-name', 'Give the key a name, such as the app or team that uses it.'],
+    [{ name: 'x'.repeat(101) }, 'key-name', 'The name is longer than 100 characters.'],
+    [{ allAliases: false, aliases: [] }, 'aliases-all', 'Pick at least one alias, or allow all aliases.'],
+    [{ expiryDate: '2026-02-30' }, 'key-expiry', 'The expiry date is not a valid date.'],
+    [{ expiryDate: '2026-06-14' }, 'key-expiry', 'The expiry date is in the past.'],
+    [{ requestsPerMinute: '0' }, 'limit-rpm', 'Requests per minute must be a whole number of at least 1, or empty for no limit.'],
+    [{ tokensPerMinute: '1.5' }, 'limit-tpm', 'Tokens per minute must be a whole number of at least 1, or empty for no limit.'],
+    [{ concurrentRequests: '-2' }, 'limit-concurrent', 'Concurrent requests must be a whole number of at least 1, or empty for no limit.'],
+    [{ budgetTokens: '1e6' }, 'limit-budget', 'The token budget must be a whole number of at least 1, or empty for no limit.'],
+    [{ budgetTokens: '99999999999999' }, 'limit-budget', 'The token budget must be a whole number of at least 1, or empty for no limit.'],
+    [{ budgetPeriod: 'week' }, 'limit-budget-period', 'The budget period is a day or a month.'],
+  ];
+  for (const [change, field, message] of cases) {
+    assert.deepEqual(parseKeyForm({ ...BLANK, ...change }, NOW), { ok: false, problem: { field, message } }, JSON.stringify(change));
+  }
+});
