@@ -61,7 +61,9 @@ export function statusText(text: string): string {
     const code = text.charCodeAt(i);
     out += code < 0x20 || code === 0x7f ? ' ' : text[i];
   }
-  return out;
+  // A cut between the halves of a surrogate pair would leave half a character.
+  const last = out.charCodeAt(out.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? out.slice(0, -1) : out;
 }
 
 /**

@@ -130,6 +130,9 @@ describe('notifyArguments and statusText (pure)', () => {
     assert.equal(statusText('up\nREADY=1\r\0x\x7f'), 'up READY=1  x ');
     assert.equal(statusText('é'.repeat(MAX_STATUS_CHARS + 10)), 'é'.repeat(MAX_STATUS_CHARS));
     assert.equal(statusText(''), '');
+    // 255 characters, then an emoji (two UTF-16 units) across the limit: dropped whole.
+    assert.equal(statusText(`${'a'.repeat(MAX_STATUS_CHARS - 1)}\u{1F600}b`), 'a'.repeat(MAX_STATUS_CHARS - 1));
+    assert.equal(statusText('ok \u{1F600}'), 'ok \u{1F600}');
   });
 });
 
