@@ -200,23 +200,36 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     return password;
   };
 
+  // Logins are checked one at a time: parallel guesses would otherwise all pass
+  // the throttle before the first failure is counted (and each scrypt hash
+  // takes 32 MiB).
+  let loginQueue: Promise<unknown> = Promise.resolve();
+  const checkLogin = (client: string, password: string): Promise<{ ok: boolean; credentials: AdminCredentials | null }> => {
+    const run = loginQueue.then(async () => {
+      const decision = throttle.check(client);
+      if (!decision.allowed) {
+        const seconds = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
+        throw new ApiError(429, 'rate_limit_error', `Too many failed logins; try again in ${seconds} s.`, { code: 'login_rate_limited', headers: { 'retry-after': seconds } });
+      }
+      const credentials = await readAdminCredentials(dataDir);
+      const ok = credentials !== null ? await verifyPassword(password, credentials.passwordHash) : (bootstrap?.consume(password) ?? false);
+      if (ok) throttle.success(client);
+      else throttle.failure(client);
+      return { ok, credentials };
+    });
+    loginQueue = run.catch(() => undefined);
+    return run;
+  };
+
   router.add('POST', '/api/login', withHeaders(async (ctx) => {
     checkOrigin(ctx);
     const client = ctx.req.socket.remoteAddress ?? 'unknown';
-    const decision = throttle.check(client);
-    if (!decision.allowed) {
-      const seconds = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
-      throw new ApiError(429, 'rate_limit_error', `Too many failed logins; try again in ${seconds} s.`, { code: 'login_rate_limited', headers: { 'retry-after': seconds } });
-    }
     const password = await readPassword(ctx);
-    const credentials = await readAdminCredentials(dataDir);
-    const ok = credentials !== null ? await verifyPassword(password, credentials.passwordHash) : (bootstrap?.consume(password) ?? false);
+    const { ok, credentials } = await checkLogin(client, password);
     if (!ok) {
-      throttle.failure(client);
       logger.warn('admin login failed', { requestId: ctx.requestId, client });
       throw new ApiError(401, 'authentication_error', 'Wrong password.', { code: 'invalid_password' });
     }
-    throttle.success(client);
     const created = sessions.create();
     setSessionCookie(ctx, created.id, Math.floor(options.session.ttlMs / 1000));
     logger.info('admin login', { requestId: ctx.requestId, client, bootstrap: credentials === null });
@@ -255,7 +268,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     try {
       await setAdminPassword(dataDir, password);
     } catch (err) {
-      if (err instanceof WeakAdminPasswordError) throw new InvalidRequestError(`Password too weak: ${err.problem}.`, 'password', 'weak_password');
+      if (err instanceof WeakAdminPasswordError) throw new InvalidRequestError(`Password too weak: ${err.problem}`, 'password', 'weak_password');
       throw err;
     }
     // The password is newer than every session now; this one continues as a new session.

@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { setAdminPassword } from '../../src/admin/admin-credentials.ts';
 import { createAdminServer, DASHBOARD_CSP, type AdminServer } from '../../src/admin/admin-server.ts';
 import { createBootstrapToken, type BootstrapToken } from '../../src/admin/bootstrap-token.ts';
+import { createLoginThrottle } from '../../src/admin/login-throttle.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createAliasRoutes } from '../../src/gateway/alias-targets.ts';
 import { createLogger } from '../../src/log/logger.ts';
@@ -289,4 +290,29 @@ test('wrong passwords are rate-limited per client with Retry-After; a password c
   // The CLI changes the password: the open session ends at its next request.
   await setAdminPassword(path.join(dir, 'data'), 'another long passphrase', () => new Date(NOW + 1000), { scrypt: { cost: 1024, blockSize: 8, parallelization: 1 } });
   assert.deepEqual(errorOf(await call('GET', '/api/keys', session)), { status: 401, code: 'session_required', param: null, type: 'authentication_error' });
+});
+
+test('parallel wrong guesses cannot outrun the throttle: they are checked one at a time', async () => {
+  const second = createAdminServer({
+    view: () => { throw new Error('unused'); },
+    state,
+    clock: () => NOW,
+    dataDir: path.join(dir, 'data'),
+    limits: parseConfig({ providers: { demo: { type: 'demo' } }, aliases: { a: { provider: 'demo' } } }, null, dir).limits,
+    logger: createLogger({ level: 'error', write: () => {} }),
+    bootstrap: null,
+    session: { ttlMs: 3_600_000, idleMs: 600_000, secureCookies: false },
+    throttle: createLoginThrottle({ maxFailures: 2, clock: () => NOW }),
+  });
+  await new Promise<void>((resolve) => second.server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(second.server.address() as AddressInfo).port}`;
+  try {
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => request(url, 'POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: `parallel guess ${i}` }) })),
+    );
+    assert.deepEqual(results.map((r) => r.status).sort(), [401, 401, 429, 429, 429, 429]);
+  } finally {
+    second.server.closeAllConnections();
+    await new Promise<void>((resolve) => second.server.close(() => resolve()));
+  }
 });
