@@ -24,9 +24,6 @@ const RESTART_ONLY: ReadonlyArray<{ setting: string; of: (c: GatewayConfig) => u
   { setting: 'limits.maxHeaderBytes', of: (c) => c.limits.maxHeaderBytes },
 ];
 
-/** A Redis URL may carry a password: its value is never shown, only that it changed. */
-const HIDDEN_SETTINGS: ReadonlySet<string> = new Set(['state.redis.url']);
-const HIDDEN = '(not shown)';
 /** Nesting the restart-only settings never exceed; deeper values compare as text. */
 const MAX_DEPTH = 4;
 
@@ -57,10 +54,10 @@ function diffLeaves(a: unknown, b: unknown, at: string, depth: number, out: Rest
   }
   if (isRecord(a) || isRecord(b) || depth >= MAX_DEPTH) {
     // An object replaced by null (admin.tls, state.redis) or the reverse.
-    if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ setting: at, running: shown(at, summarize(a)), configured: shown(at, summarize(b)) });
+    if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ setting: at, running: summarize(a), configured: summarize(b) });
     return;
   }
-  if (a !== b) out.push({ setting: at, running: shown(at, leaf(a)), configured: shown(at, leaf(b)) });
+  if (a !== b) out.push({ setting: at, running: leaf(a), configured: leaf(b) });
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -73,12 +70,7 @@ function leaf(v: unknown): SettingValue {
   return JSON.stringify(v);
 }
 
+/** An object side of a change (admin.tls set or removed) is named, not dumped. */
 function summarize(v: unknown): SettingValue {
   return isRecord(v) ? '(set)' : leaf(v);
-}
-
-function shown(setting: string, value: SettingValue): SettingValue {
-  if (value === null) return null;
-  for (const hidden of HIDDEN_SETTINGS) if (setting === hidden || setting.startsWith(`${hidden}.`)) return HIDDEN;
-  return value;
 }
