@@ -1,19 +1,34 @@
-// `portcullis keys create|list|revoke`: the operator's side of the key store.
+// `portcullis keys create|list|show|update|rotate|revoke|usage`: the operator's side of the key store.
 // Exit codes: 0 done, 1 the store refused or failed (message on stderr), 2 the command
 // line is wrong (message and usage hint on stderr). The raw key is printed once, by
-// `create`, and appears nowhere else: not in listings, errors or logs.
+// `create` and `rotate`, and appears nowhere else: not in listings, errors or logs.
 // `--config FILE` is consumed by main.ts, which resolves ctx.dataDir from it.
 
 import { parseArgs } from 'node:util';
-import { InvalidKeyNameError, KeyStoreError } from '../keys/errors.ts';
-import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore, type KeyStore, type ListedKey } from '../keys/key-store.ts';
-import { readUsageTotals, UsageFileError } from '../usage/usage-file.ts';
+import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../keys/errors.ts';
+import { isExpired } from '../keys/key-settings.ts';
+import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore, type KeyRecord, type KeyStore, type ListedKey } from '../keys/key-store.ts';
+import { createFileUsageStore } from '../state/memory-backend.ts';
+import type { UsageStore } from '../state/state-backend.ts';
+import { UsageFileError } from '../usage/usage-file.ts';
 import { emptyUsage } from '../usage/usage-ledger.ts';
+import { describeLimits, KEY_SETTING_HELP, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags } from './key-options.ts';
+
+/** What a keys command works on: the configured state backend's keys and usage. */
+export interface KeysStore {
+  keys: KeyStore;
+  usage: UsageStore;
+  close(): Promise<void>;
+}
 
 export interface KeysCommandContext {
   dataDir: string;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
+  /** Opens the configured backend (Redis); default: the files in dataDir. */
+  openStore?: () => Promise<KeysStore>;
+  /** Milliseconds since the epoch (tests pin it). */
+  clock?: () => number;
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
@@ -22,7 +37,7 @@ interface Subcommand {
   usage: string;
   options: OptionSpec;
   allowPositionals: boolean;
-  run(store: KeyStore, values: Record<string, string | boolean | undefined>, positionals: string[], ctx: KeysCommandContext): Promise<number>;
+  run(store: KeysStore, values: Record<string, string | boolean | undefined>, positionals: string[], ctx: KeysCommandContext): Promise<number>;
 }
 
 const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
@@ -36,6 +51,9 @@ Manage the API keys clients send as "Authorization: Bearer <key>".
 Commands:
   create --name NAME   Create a key and print it once
   list                 List keys with their status and last use (never the keys)
+  show ID              One key's settings: allowed aliases, expiry, limits
+  update ID            Change a key's name, allowed aliases, expiry or limits
+  rotate ID            Give a key a new secret (same id and history); prints it once
   revoke ID            Revoke a key by id
   usage                Requests, tokens and errors per key
 
@@ -43,15 +61,45 @@ Options:
   -h, --help           Show this help; "portcullis keys <command> --help" for a command
 `;
 
-const CREATE_USAGE = `Usage: portcullis keys create --name NAME [--json]
+const CREATE_USAGE = `Usage: portcullis keys create --name NAME [settings] [--json]
 
 Create an API key. The key is printed once and cannot be shown again:
 only its SHA-256 hash is stored.
 
 Options:
-  --name NAME   A label for the key, 1 to 64 printable characters (required)
-  --json        Print {"id","name","prefix","createdAt","key"} as JSON
-  -h, --help    Show this help
+  --name NAME           A label for the key, 1 to 64 printable characters (required)
+${KEY_SETTING_HELP}  --json                Print {"id","name","prefix","createdAt","key",...settings} as JSON
+  -h, --help            Show this help
+`;
+
+const SHOW_USAGE = `Usage: portcullis keys show ID [--json]
+
+Show one key: status, times, allowed aliases, expiry and limits (never the key).
+
+Options:
+  --json       Print the key's record (without its hash) as JSON
+  -h, --help   Show this help
+`;
+
+const UPDATE_USAGE = `Usage: portcullis keys update ID [--name NAME] [settings] [--json]
+
+Change a key's settings; options not given stay as they are. Running servers
+apply the change within ${REVOKE_DELAY_SECONDS} second.
+
+Options:
+  --name NAME           A new label
+${KEY_SETTING_HELP}  --json                Print the updated key as JSON
+  -h, --help            Show this help
+`;
+
+const ROTATE_USAGE = `Usage: portcullis keys rotate ID [--json]
+
+Replace a key's secret: same id, settings and usage history, new key printed
+once. The old key stops working within ${REVOKE_DELAY_SECONDS} second.
+
+Options:
+  --json       Print {"id","name","prefix","rotatedAt","key"} as JSON
+  -h, --help   Show this help
 `;
 
 const LIST_USAGE = `Usage: portcullis keys list [--json]
@@ -90,8 +138,37 @@ function shortTime(iso: string): string {
   return iso.replace(/\.\d{3}Z$/, 'Z');
 }
 
-function statusOf(key: { revokedAt: string | null }): 'active' | 'revoked' {
-  return key.revokedAt === null ? 'active' : 'revoked';
+function statusOf(key: Pick<KeyRecord, 'revokedAt' | 'expiresAt'>, nowMs: number = Date.now()): 'active' | 'revoked' | 'expired' {
+  return key.revokedAt !== null ? 'revoked' : isExpired(key, nowMs) ? 'expired' : 'active';
+}
+
+/** The record as JSON output: everything but the hash. */
+function publicRecord(k: KeyRecord | ListedKey, nowMs: number): Record<string, unknown> {
+  const { hash: _hash, ...rest } = k;
+  return { ...rest, status: statusOf(k, nowMs) };
+}
+
+function describeKey(k: KeyRecord | ListedKey, nowMs: number): string {
+  return (
+    `id:        ${k.id}\n` +
+    `name:      ${k.name}\n` +
+    `prefix:    ${k.prefix}\n` +
+    `status:    ${statusOf(k, nowMs)}\n` +
+    `created:   ${k.createdAt}\n` +
+    (k.rotatedAt === null ? '' : `rotated:   ${k.rotatedAt}\n`) +
+    (k.revokedAt === null ? '' : `revoked:   ${k.revokedAt}\n`) +
+    (!('lastUsedAt' in k) ? '' : `last used: ${k.lastUsedAt ?? 'never'}\n`) +
+    `expires:   ${k.expiresAt ?? 'never'}\n` +
+    `aliases:   ${k.allowedAliases === null ? 'all' : k.allowedAliases.join(', ')}\n` +
+    `limits:    ${describeLimits(k.limits)}\n`
+  );
+}
+
+function oneId(ctx: KeysCommandContext, name: string, positionals: string[]): string | number {
+  const [id, extra] = positionals;
+  if (id === undefined) return usageError(ctx, name, 'missing key ID');
+  if (extra !== undefined) return usageError(ctx, name, 'expected one key ID, got ' + positionals.length);
+  return id;
 }
 
 function toJson(value: unknown): string {
@@ -127,15 +204,15 @@ function renderKeyList(keys: readonly ListedKey[]): string {
 const SUBCOMMANDS: Record<string, Subcommand> = {
   create: {
     usage: CREATE_USAGE,
-    options: { ...HELP_OPTION, ...JSON_OPTION, name: { type: 'string' } },
+    options: { ...HELP_OPTION, ...JSON_OPTION, name: { type: 'string' }, ...KEY_SETTING_OPTIONS },
     allowPositionals: false,
     async run(store, values, _positionals, ctx) {
       const name = values['name'];
       if (typeof name !== 'string') return usageError(ctx, 'create', "missing required option '--name NAME'");
-      const { key, record } = await store.create(name);
+      const { key, record } = await store.keys.create(name, keySettingsFromFlags(values, null));
       if (values['json'] === true) {
-        const { id, prefix, createdAt } = record;
-        ctx.stdout.write(toJson({ id, name: record.name, prefix, createdAt, key }));
+        const { id, prefix, createdAt, expiresAt, allowedAliases, limits } = record;
+        ctx.stdout.write(toJson({ id, name: record.name, prefix, createdAt, expiresAt, allowedAliases, limits, key }));
         return 0;
       }
       ctx.stdout.write(
@@ -144,7 +221,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
           `id:      ${record.id}\n` +
           `name:    ${record.name}\n` +
           `prefix:  ${record.prefix}\n` +
-          `created: ${record.createdAt}\n\n` +
+          `created: ${record.createdAt}\n` +
+          (record.expiresAt === null ? '' : `expires: ${record.expiresAt}\n`) +
+          (record.allowedAliases === null ? '' : `aliases: ${record.allowedAliases.join(', ')}\n`) +
+          (describeLimits(record.limits) === 'none' ? '' : `limits:  ${describeLimits(record.limits)}\n`) +
+          '\n' +
           'Clients send it in the header "Authorization: Bearer <key>".\n',
       );
       return 0;
@@ -155,7 +236,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     options: { ...HELP_OPTION, ...JSON_OPTION },
     allowPositionals: false,
     async run(store, values, _positionals, ctx) {
-      const keys = await store.list();
+      const keys = await store.keys.list();
       if (values['json'] === true) {
         ctx.stdout.write(
           toJson(
@@ -167,6 +248,9 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
               revokedAt: k.revokedAt,
               lastUsedAt: k.lastUsedAt,
               status: statusOf(k),
+              expiresAt: k.expiresAt,
+              allowedAliases: k.allowedAliases,
+              limits: k.limits,
             })),
           ),
         );
@@ -176,15 +260,67 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       return 0;
     },
   },
+  show: {
+    usage: SHOW_USAGE,
+    options: { ...HELP_OPTION, ...JSON_OPTION },
+    allowPositionals: true,
+    async run(store, values, positionals, ctx) {
+      const id = oneId(ctx, 'show', positionals);
+      if (typeof id === 'number') return id;
+      const key = await store.keys.get(id);
+      const now = (ctx.clock ?? Date.now)();
+      ctx.stdout.write(values['json'] === true ? toJson(publicRecord(key, now)) : describeKey(key, now));
+      return 0;
+    },
+  },
+  update: {
+    usage: UPDATE_USAGE,
+    options: { ...HELP_OPTION, ...JSON_OPTION, name: { type: 'string' }, ...KEY_SETTING_OPTIONS },
+    allowPositionals: true,
+    async run(store, values, positionals, ctx) {
+      const id = oneId(ctx, 'update', positionals);
+      if (typeof id === 'number') return id;
+      const current = await store.keys.get(id);
+      const patch = { ...keySettingsFromFlags(values, current.limits), ...(typeof values['name'] === 'string' ? { name: values['name'] } : {}) };
+      if (Object.keys(patch).length === 0) return usageError(ctx, 'update', 'nothing to change: give --name or a setting');
+      const updated = await store.keys.update(id, patch);
+      const now = (ctx.clock ?? Date.now)();
+      ctx.stdout.write(values['json'] === true ? toJson(publicRecord(updated, now)) : `Updated API key ${updated.id}. Running servers apply it within ${REVOKE_DELAY_SECONDS} second.\n\n${describeKey(updated, now)}`);
+      return 0;
+    },
+  },
+  rotate: {
+    usage: ROTATE_USAGE,
+    options: { ...HELP_OPTION, ...JSON_OPTION },
+    allowPositionals: true,
+    async run(store, values, positionals, ctx) {
+      const id = oneId(ctx, 'rotate', positionals);
+      if (typeof id === 'number') return id;
+      const { key, record } = await store.keys.rotate(id);
+      if (values['json'] === true) {
+        ctx.stdout.write(toJson({ id: record.id, name: record.name, prefix: record.prefix, rotatedAt: record.rotatedAt, key }));
+        return 0;
+      }
+      ctx.stdout.write(
+        'New secret for the key. Copy it now: it cannot be shown again.\n\n' +
+          `  ${key}\n\n` +
+          `id:      ${record.id}\n` +
+          `name:    ${record.name}\n` +
+          `prefix:  ${record.prefix}\n` +
+          `rotated: ${record.rotatedAt ?? ''}\n\n` +
+          `The old secret stops working within ${REVOKE_DELAY_SECONDS} second.\n`,
+      );
+      return 0;
+    },
+  },
   revoke: {
     usage: REVOKE_USAGE,
     options: { ...HELP_OPTION, ...JSON_OPTION },
     allowPositionals: true,
     async run(store, values, positionals, ctx) {
-      const [id, extra] = positionals;
-      if (id === undefined) return usageError(ctx, 'revoke', 'missing key ID');
-      if (extra !== undefined) return usageError(ctx, 'revoke', 'expected one key ID, got ' + positionals.length);
-      const revoked = await store.revoke(id);
+      const id = oneId(ctx, 'revoke', positionals);
+      if (typeof id === 'number') return id;
+      const revoked = await store.keys.revoke(id);
       if (values['json'] === true) {
         const { name, prefix, createdAt, revokedAt } = revoked;
         ctx.stdout.write(toJson({ id: revoked.id, name, prefix, createdAt, revokedAt }));
@@ -202,7 +338,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     options: { ...HELP_OPTION, ...JSON_OPTION },
     allowPositionals: false,
     async run(store, values, _positionals, ctx) {
-      const [keys, totals] = await Promise.all([store.list(), readUsageTotals(ctx.dataDir)]);
+      const [keys, totals] = await Promise.all([store.keys.list(), store.usage.totals()]);
       const rows = keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, status: statusOf(k), ...(totals.get(k.id) ?? emptyUsage()) }));
       if (values['json'] === true) {
         ctx.stdout.write(toJson(rows));
@@ -256,7 +392,7 @@ function wantsHelp(subcommand: Subcommand, args: string[]): boolean {
 /** Run `portcullis keys ...`; resolves to the process exit code. */
 export async function runKeysCommand(args: string[], ctx: KeysCommandContext): Promise<number> {
   const [name, ...rest] = args;
-  if (name === undefined) return usageError(ctx, null, 'missing command (create, list, revoke or usage)');
+  if (name === undefined) return usageError(ctx, null, 'missing command (create, list, show, update, rotate, revoke or usage)');
   if (name === '--help' || name === '-h' || name === 'help') {
     ctx.stdout.write(KEYS_USAGE);
     return 0;
@@ -277,18 +413,17 @@ export async function runKeysCommand(args: string[], ctx: KeysCommandContext): P
   } catch (error) {
     return usageError(ctx, name, describeArgumentProblem(subcommand, rest, error as Error));
   }
-  if (ctx.dataDir === '') {
+  if (ctx.openStore === undefined && ctx.dataDir === '') {
     ctx.stderr.write(`portcullis keys ${name}: no data directory is configured.\n`);
     return 1;
   }
 
-  let store: KeyStore | null = null;
+  let store: KeysStore | null = null;
   try {
-    // No watcher: a CLI run reads and writes once and exits.
-    store = openKeyStore(ctx.dataDir, { watch: false });
+    store = await (ctx.openStore ?? (() => Promise.resolve(openFileStore(ctx.dataDir))))();
     return await subcommand.run(store, parsed.values, parsed.positionals, ctx);
   } catch (error) {
-    if (error instanceof InvalidKeyNameError) return usageError(ctx, name, error.message);
+    if (error instanceof InvalidKeyNameError || error instanceof InvalidKeySettingError || error instanceof KeyOptionError) return usageError(ctx, name, error.message);
     if (error instanceof KeyStoreError || error instanceof UsageFileError) {
       ctx.stderr.write(`portcullis keys ${name}: ${error.message}\n`);
       return 1;
@@ -297,4 +432,10 @@ export async function runKeysCommand(args: string[], ctx: KeysCommandContext): P
   } finally {
     await store?.close();
   }
+}
+
+/** The files in the data directory. No watcher: a CLI run reads and writes once and exits. */
+function openFileStore(dataDir: string): KeysStore {
+  const keys = openKeyStore(dataDir, { watch: false });
+  return { keys, usage: createFileUsageStore(dataDir), close: () => keys.close() };
 }

@@ -1,0 +1,87 @@
+// Command-line flags for a key's settings, shared by `keys create` and
+// `keys update`. Flags become the same JSON-shaped values the admin API
+// takes, so src/keys/key-settings.ts checks both the same way.
+//
+//   --allow ALIAS[,ALIAS...] | all     aliases the key may resolve to
+//   --expires ISO-TIME | never         e.g. 2027-01-31T00:00:00Z
+//   --rpm N | none                     requests per minute
+//   --tpm N | none                     tokens per minute
+//   --concurrency N | none             requests at once
+//   --budget N/day | N/month | none    tokens per UTC day or month
+import type { KeyLimits } from '../limits/key-limits.ts';
+
+export const KEY_SETTING_OPTIONS = {
+  allow: { type: 'string' },
+  expires: { type: 'string' },
+  rpm: { type: 'string' },
+  tpm: { type: 'string' },
+  concurrency: { type: 'string' },
+  budget: { type: 'string' },
+} as const;
+
+export const KEY_SETTING_HELP = `  --allow ALIASES       Comma-separated aliases the key may use, or "all" (default all)
+  --expires TIME        Expiry as an ISO 8601 time with a zone (2027-01-31T00:00:00Z), or "never"
+  --rpm N               Requests per minute ("none" for unlimited)
+  --tpm N               Tokens per minute, estimated before and settled after each call
+  --concurrency N       Requests at once
+  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month
+`;
+
+/** A flag value that cannot be read; the message is shown as a usage error. */
+export class KeyOptionError extends Error {
+  override name = 'KeyOptionError';
+}
+
+type Values = Record<string, string | boolean | undefined>;
+type MutableLimits = { -readonly [K in keyof KeyLimits]: KeyLimits[K] };
+
+/** The settings named on the command line; absent flags are absent fields. */
+export function keySettingsFromFlags(values: Values, current: KeyLimits | null): { allowedAliases?: unknown; expiresAt?: unknown; limits?: unknown } {
+  const out: { allowedAliases?: unknown; expiresAt?: unknown; limits?: unknown } = {};
+  const allow = values['allow'];
+  if (typeof allow === 'string') {
+    out.allowedAliases = allow === 'all' ? null : allow.split(',').map((a) => a.trim()).filter((a) => a !== '');
+  }
+  const expires = values['expires'];
+  if (typeof expires === 'string') out.expiresAt = expires === 'never' ? null : expires;
+
+  const limitFlags: Array<[flag: string, field: 'requestsPerMinute' | 'tokensPerMinute' | 'concurrentRequests']> = [
+    ['rpm', 'requestsPerMinute'],
+    ['tpm', 'tokensPerMinute'],
+    ['concurrency', 'concurrentRequests'],
+  ];
+  const named = limitFlags.some(([flag]) => typeof values[flag] === 'string') || typeof values['budget'] === 'string';
+  if (!named) return out;
+  const limits: MutableLimits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, ...current };
+  for (const [flag, field] of limitFlags) {
+    const v = values[flag];
+    if (typeof v === 'string') limits[field] = v === 'none' ? null : count(flag, v);
+  }
+  const budget = values['budget'];
+  if (typeof budget === 'string') {
+    if (budget === 'none') {
+      limits.tokenBudget = null;
+    } else {
+      const m = /^(\d+)\/(day|month)$/.exec(budget);
+      if (m === null) throw new KeyOptionError(`--budget must look like 2000000/month or 50000/day, or be "none"`);
+      limits.tokenBudget = { tokens: Number(m[1]), period: m[2] as 'day' | 'month' };
+    }
+  }
+  out.limits = limits;
+  return out;
+}
+
+function count(flag: string, text: string): number {
+  if (!/^\d{1,13}$/.test(text)) throw new KeyOptionError(`--${flag} must be a whole number or "none"`);
+  return Number(text);
+}
+
+/** One line describing a key's limits for tables and show output. */
+export function describeLimits(limits: KeyLimits): string {
+  const parts: string[] = [];
+  if (limits.requestsPerMinute !== null) parts.push(`${limits.requestsPerMinute} rpm`);
+  if (limits.tokensPerMinute !== null) parts.push(`${limits.tokensPerMinute} tpm`);
+  if (limits.concurrentRequests !== null) parts.push(`${limits.concurrentRequests} at once`);
+  if (limits.tokenBudget !== null) parts.push(`${limits.tokenBudget.tokens} tokens/${limits.tokenBudget.period}`);
+  return parts.length === 0 ? 'none' : parts.join(', ');
+}
