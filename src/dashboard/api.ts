@@ -78,7 +78,8 @@ export const adminApi = {
   session: () => call<Session>('GET', '/api/session', undefined, { authenticated: false }),
   login: (password: string) => call<Session>('POST', '/api/login', { password }, { authenticated: false }),
   logout: () => call<void>('POST', '/api/logout', undefined, { authenticated: false }),
-  setPassword: (password: string) => call<void>('POST', '/api/password', { password }),
+  /** 200 with a fresh session (the old one ends with the password change); older servers answered 204. */
+  setPassword: (password: string) => call<Session | undefined>('POST', '/api/password', { password }),
   listKeys: () => call<{ data: KeyRecord[] }>('GET', '/api/keys'),
   createKey: (changes: KeyChanges & { name: string }) => call<IssuedKey>('POST', '/api/keys', changes),
   updateKey: (id: string, changes: KeyChanges) => call<KeyRecord>('PATCH', keyPath(id), changes),

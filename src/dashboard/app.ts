@@ -163,14 +163,18 @@ async function setPassword(): Promise<void> {
   }
   passwordForm.reset();
   passwordError.textContent = '';
-  // The server may renew the session when the password changes: ask it again.
-  const session = await adminApi.session();
-  if (!session.ok) {
+  // The password change ends the bootstrap session and answers with a new one.
+  let session: Session | null = outcome.value?.csrfToken === undefined ? null : outcome.value;
+  if (session === null) {
+    const asked = await adminApi.session();
+    session = asked.ok ? asked.value : null;
+  }
+  if (session === null) {
     showLogin('Password saved. Sign in with your new password.');
     return;
   }
   notify('Password saved. Use it to sign in from now on.');
-  await enter(session.value);
+  await enter(session);
 }
 
 logoutButton.addEventListener('click', () => {

@@ -78,3 +78,27 @@ export function parseKeyForm(text: KeyFormText, now: Date): KeyFormParse {
     },
   };
 }
+
+/** Which input a server error's `param` is about (the longest known prefix of it). */
+const PARAM_FIELDS: Record<string, string> = {
+  name: 'key-name',
+  allowedAliases: 'aliases-all',
+  expiresAt: 'key-expiry',
+  'limits.requestsPerMinute': 'limit-rpm',
+  'limits.tokensPerMinute': 'limit-tpm',
+  'limits.concurrentRequests': 'limit-concurrent',
+  'limits.tokenBudget': 'limit-budget',
+  'limits.tokenBudget.period': 'limit-budget-period',
+};
+
+export function fieldForParam(param: string | null): string {
+  // "allowedAliases[2]" -> "allowedAliases"; "limits.tokenBudget.tokens" -> "limits.tokenBudget".
+  let path = (param ?? '').replace(/\[\d+\]/g, '');
+  for (let depth = 0; depth < 4 && path !== ''; depth++) {
+    const field = PARAM_FIELDS[path];
+    if (field !== undefined) return field;
+    const dot = path.lastIndexOf('.');
+    path = dot < 0 ? '' : path.slice(0, dot);
+  }
+  return 'key-name';
+}

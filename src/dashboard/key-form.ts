@@ -5,20 +5,7 @@ import type { ApiFailure, IssuedKey, KeyRecord } from './admin-model.ts';
 import { adminApi } from './api.ts';
 import { byId, clear, el } from './dom.ts';
 import { dateInputFromExpiry } from './format.ts';
-import { parseKeyForm, type FieldProblem } from './key-form-input.ts';
-
-/** Which input a server error's `param` is about. */
-const PARAM_FIELDS: Record<string, string> = {
-  name: 'key-name',
-  allowedAliases: 'aliases-all',
-  expiresAt: 'key-expiry',
-  'limits.requestsPerMinute': 'limit-rpm',
-  'limits.tokensPerMinute': 'limit-tpm',
-  'limits.concurrentRequests': 'limit-concurrent',
-  'limits.tokenBudget': 'limit-budget',
-  'limits.tokenBudget.tokens': 'limit-budget',
-  'limits.tokenBudget.period': 'limit-budget-period',
-};
+import { fieldForParam, parseKeyForm, type FieldProblem } from './key-form-input.ts';
 
 export interface KeyFormCallbacks {
   issued(issued: IssuedKey): Promise<void>;
@@ -127,7 +114,7 @@ export function createKeyForm(callbacks: KeyFormCallbacks): { create(aliases: st
     if (!outcome.ok) {
       const f = outcome.failure;
       if (f.status === 400 || f.status === 409 || f.status === 422) {
-        showProblem({ field: PARAM_FIELDS[f.param ?? ''] ?? 'key-name', message: f.message });
+        showProblem({ field: fieldForParam(f.param), message: f.message });
       } else {
         dialog.close();
         callbacks.failed(f);

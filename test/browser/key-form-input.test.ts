@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { dateInputFromExpiry } from '../../src/dashboard/format.ts';
-import { parseKeyForm, type KeyFormText } from '../../src/dashboard/key-form-input.ts';
+import { fieldForParam, parseKeyForm, type KeyFormText } from '../../src/dashboard/key-form-input.ts';
 
 const NOW = new Date('2026-06-15T12:00:00Z');
 const BLANK: KeyFormText = {
@@ -70,4 +70,23 @@ test('each problem names its field', () => {
   for (const [change, field, message] of cases) {
     assert.deepEqual(parseKeyForm({ ...BLANK, ...change }, NOW), { ok: false, problem: { field, message } }, JSON.stringify(change));
   }
+});
+
+test("a server error's param points at the input it is about", () => {
+  const cases: Array<[string | null, string]> = [
+    ['name', 'key-name'],
+    ['allowedAliases', 'aliases-all'],
+    ['allowedAliases[3]', 'aliases-all'],
+    ['expiresAt', 'key-expiry'],
+    ['limits.requestsPerMinute', 'limit-rpm'],
+    ['limits.tokensPerMinute', 'limit-tpm'],
+    ['limits.concurrentRequests', 'limit-concurrent'],
+    ['limits.tokenBudget', 'limit-budget'],
+    ['limits.tokenBudget.tokens', 'limit-budget'],
+    ['limits.tokenBudget.period', 'limit-budget-period'],
+    ['limits', 'key-name'],
+    ['something.else', 'key-name'],
+    [null, 'key-name'],
+  ];
+  for (const [param, field] of cases) assert.equal(fieldForParam(param), field, String(param));
 });
