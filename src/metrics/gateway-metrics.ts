@@ -1,0 +1,87 @@
+// The gateway's metrics, one registry per process (kept across reloads), and
+// the few hooks the request path calls. Exposed at /metrics on the admin
+// listener. Label values are bounded: aliases outside the serving config are
+// counted as "_unknown", so a client cannot mint series by inventing names.
+import type { AccessLine } from '../http/server.ts';
+import type { TargetHealth } from '../gateway/alias-targets.ts';
+import { createRegistry, type Registry } from './registry.ts';
+
+const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
+const TTFB_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
+const CIRCUIT_STATES = ['closed', 'half_open', 'open'] as const;
+export const UNKNOWN_ALIAS = '_unknown';
+
+export interface GatewayMetricsSources {
+  /** Circuit state of every target of the serving config. */
+  targets(): TargetHealth[];
+  /** Aliases of the serving config (for label bounding). */
+  isKnownAlias(alias: string): boolean;
+  /** 1 when the state backend answers, 0 when not. */
+  stateBackendUp(): number;
+}
+
+export interface GatewayMetrics {
+  readonly registry: Registry;
+  /** One finished request, from its access-log line. */
+  requestDone(line: AccessLine): void;
+  /** The upstream part of a request: its final target and how long dispatch took. */
+  upstreamDone(target: string, seconds: number): void;
+  /** Each attempt the dispatcher made (ok, retry, fallback, ...). */
+  attempt(target: string, outcome: string): void;
+  streamStarted(): void;
+  streamEnded(): void;
+  requestStarted(): void;
+  requestEnded(): void;
+  rateLimited(alias: string, limit: string): void;
+  stateBackendUnavailable(operation: string): void;
+  configReload(result: 'success' | 'failure'): void;
+  expose(): string;
+}
+
+export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMetrics {
+  const registry = createRegistry();
+  const requests = registry.counter({ name: 'portcullis_requests_total', help: 'Requests answered, by alias and HTTP status.', labelNames: ['alias', 'status'] });
+  const duration = registry.histogram({ name: 'portcullis_request_duration_seconds', help: 'Time from request to the end of the answer.', labelNames: ['alias'], buckets: DURATION_BUCKETS });
+  const ttfb = registry.histogram({ name: 'portcullis_time_to_first_byte_seconds', help: 'Time from request to the answer headers.', labelNames: ['alias'], buckets: TTFB_BUCKETS });
+  const upstream = registry.histogram({ name: 'portcullis_upstream_duration_seconds', help: 'Time spent on the upstream call, retries and fallbacks included, by the target that answered.', labelNames: ['target'], buckets: DURATION_BUCKETS });
+  const attempts = registry.counter({ name: 'portcullis_upstream_attempts_total', help: 'Upstream attempts by target and outcome (ok, retry, fallback, ...).', labelNames: ['target', 'outcome'] });
+  const tokens = registry.counter({ name: 'portcullis_tokens_total', help: 'Tokens reported by upstreams, by alias and kind.', labelNames: ['alias', 'kind'] });
+  const inFlight = registry.gauge({ name: 'portcullis_in_flight_requests', help: 'Chat requests being handled now.' });
+  const streams = registry.gauge({ name: 'portcullis_in_flight_streams', help: 'Event streams open now.' });
+  const limited = registry.counter({ name: 'portcullis_rate_limited_requests_total', help: 'Requests refused by a per-key limit, by alias and limit (requests, tokens, concurrency, budget).', labelNames: ['alias', 'limit'] });
+  const unavailable = registry.counter({ name: 'portcullis_state_backend_unavailable_total', help: 'Operations that found the shared state backend (Redis) unreachable.', labelNames: ['operation'] });
+  registry.gauge({ name: 'portcullis_state_backend_up', help: '1 when the state backend answers, 0 when not.', collect: () => [{ labels: {}, value: sources.stateBackendUp() }] });
+  const reloads = registry.counter({ name: 'portcullis_config_reloads_total', help: 'Configuration reloads (SIGHUP) by result.', labelNames: ['result'] });
+  registry.gauge({
+    name: 'portcullis_circuit_state',
+    help: 'Circuit breaker state per upstream target: 1 for the current state, 0 for the others.',
+    labelNames: ['target', 'state'],
+    collect: () => sources.targets().flatMap((t) => CIRCUIT_STATES.map((state) => ({ labels: { target: t.id, state }, value: t.circuit === state ? 1 : 0 }))),
+  });
+
+  const aliasLabel = (alias: string | null): string => (alias !== null && sources.isKnownAlias(alias) ? alias : UNKNOWN_ALIAS);
+
+  return {
+    registry,
+    requestDone(line) {
+      // Only the chat endpoint carries an alias; other paths are not model traffic.
+      if (line.path !== '/v1/chat/completions') return;
+      const alias = aliasLabel(line.alias);
+      requests.inc({ alias, status: line.status === null ? 'client_gone' : String(line.status) });
+      duration.observe({ alias }, line.totalMs / 1000);
+      if (line.ttfbMs !== null) ttfb.observe({ alias }, line.ttfbMs / 1000);
+      if (line.promptTokens !== null) tokens.inc({ alias, kind: 'prompt' }, line.promptTokens);
+      if (line.completionTokens !== null) tokens.inc({ alias, kind: 'completion' }, line.completionTokens);
+    },
+    upstreamDone: (target, seconds) => upstream.observe({ target }, seconds),
+    attempt: (target, outcome) => attempts.inc({ target, outcome }),
+    streamStarted: () => streams.inc({}),
+    streamEnded: () => streams.dec({}),
+    requestStarted: () => inFlight.inc({}),
+    requestEnded: () => inFlight.dec({}),
+    rateLimited: (alias, limit) => limited.inc({ alias: aliasLabel(alias), limit }),
+    stateBackendUnavailable: (operation) => unavailable.inc({ operation }),
+    configReload: (result) => reloads.inc({ result }),
+    expose: () => registry.expose(),
+  };
+}
