@@ -1,7 +1,7 @@
 // The per-key usage panel: totals, budget, two bar charts (requests, tokens)
 // and the same numbers as a table for screen readers and copying.
 import { adminApi } from './api.ts';
-import type { ApiFailure, Granularity, KeyRecord, KeyUsage, UsageCounts } from './admin-model.ts';
+import type { ApiFailure, BudgetPeriod, Granularity, KeyRecord, KeyUsage, UsageCounts } from './admin-model.ts';
 import { byId, clear, el, timeElement } from './dom.ts';
 import { formatBucketStart, formatCount, formatDateTime } from './format.ts';
 import { buildBarChart } from './usage-chart.ts';
@@ -13,6 +13,9 @@ const TOTALS: Array<{ field: keyof UsageCounts; label: string; testId: string }>
   { field: 'completionTokens', label: 'Completion tokens', testId: 'usage-total-completion-tokens' },
   { field: 'cachedTokens', label: 'Cached prompt tokens', testId: 'usage-total-cached-tokens' },
 ];
+
+/** Budgets run per UTC day or month (the server's windows). */
+const BUDGET_WINDOW: Record<BudgetPeriod, string> = { day: 'today (UTC)', month: 'this month (UTC)' };
 
 const PERIOD_WORDS: Record<Granularity, string> = { hour: 'last 48 hours, per hour', day: 'last 30 days, per day' };
 
@@ -75,7 +78,7 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
     if (usage.budget !== null) {
       const b = usage.budget;
       budget.append(
-        el('label', { text: `Token budget this ${b.period}: ${formatCount(b.used)} of ${formatCount(b.tokens)} used`, attrs: { for: 'usage-budget-meter' } }),
+        el('label', { text: `Token budget ${BUDGET_WINDOW[b.period]}: ${formatCount(b.used)} of ${formatCount(b.tokens)} used`, attrs: { for: 'usage-budget-meter' } }),
         el('meter', { attrs: { id: 'usage-budget-meter', min: '0', max: String(b.tokens), value: String(Math.min(b.used, b.tokens)), high: String(b.tokens * 0.8) } }),
         el('span', { className: 'hint' }, ['Resets ', timeElement(b.resetsAt, formatDateTime(b.resetsAt, ''))]),
       );
