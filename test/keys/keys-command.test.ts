@@ -1,4 +1,3 @@
-import { NO_LIMITS } from '../../src/limits/key-limits.ts';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -7,6 +6,8 @@ import { Writable } from 'node:stream';
 import { after, test } from 'node:test';
 import { KEYS_USAGE, runKeysCommand } from '../../src/cli/keys-command.ts';
 import { hashApiKey } from '../../src/keys/api-key.ts';
+import { openKeyStore } from '../../src/keys/key-store.ts';
+import { NO_LIMITS } from '../../src/limits/key-limits.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-keys-cli-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -26,10 +27,13 @@ function sink(): { stream: Writable; text(): string } {
   return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
 }
 
-async function run(args: string[], dataDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
+/** `show` and `update` judge expiry by ctx.clock; tests pin it unless they say otherwise. */
+const NOW_MS = Date.parse('2026-06-01T00:00:00.000Z');
+
+async function run(args: string[], dataDir: string, nowMs: number = NOW_MS): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = sink();
   const stderr = sink();
-  const code = await runKeysCommand(args, { dataDir, stdout: stdout.stream, stderr: stderr.stream });
+  const code = await runKeysCommand(args, { dataDir, stdout: stdout.stream, stderr: stderr.stream, clock: () => nowMs });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
@@ -54,6 +58,15 @@ function seededDir(): string {
   return dir;
 }
 
+/** The settings flags' help, shared by create and update (pinned in test/cli/key-options.test.ts too). */
+const SETTING_HELP =
+  '  --allow ALIASES       Comma-separated aliases the key may use, or "all" (default all)\n' +
+  '  --expires TIME        Expiry as an ISO 8601 time with a zone (2027-01-31T00:00:00Z), or "never"\n' +
+  '  --rpm N               Requests per minute ("none" for unlimited)\n' +
+  '  --tpm N               Tokens per minute, estimated before and settled after each call\n' +
+  '  --concurrency N       Requests at once\n' +
+  '  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month\n';
+
 test('keys --help, -h and help print the usage on stdout and exit 0', async () => {
   assert.equal(
     KEYS_USAGE,
@@ -62,6 +75,9 @@ test('keys --help, -h and help print the usage on stdout and exit 0', async () =
       'Commands:\n' +
       '  create --name NAME   Create a key and print it once\n' +
       '  list                 List keys with their status and last use (never the keys)\n' +
+      "  show ID              One key's settings: allowed aliases, expiry, limits\n" +
+      "  update ID            Change a key's name, allowed aliases, expiry or limits\n" +
+      '  rotate ID            Give a key a new secret (same id and history); prints it once\n' +
       '  revoke ID            Revoke a key by id\n' +
       '  usage                Requests, tokens and errors per key\n\n' +
       'Options:\n' +
@@ -78,13 +94,48 @@ test('each subcommand has its own --help, which wins over other problems and nev
     code: 0,
     stderr: '',
     stdout:
-      'Usage: portcullis keys create --name NAME [--json]\n\n' +
+      'Usage: portcullis keys create --name NAME [settings] [--json]\n\n' +
       'Create an API key. The key is printed once and cannot be shown again:\n' +
       'only its SHA-256 hash is stored.\n\n' +
       'Options:\n' +
-      '  --name NAME   A label for the key, 1 to 64 printable characters (required)\n' +
-      '  --json        Print {"id","name","prefix","createdAt","key"} as JSON\n' +
-      '  -h, --help    Show this help\n',
+      '  --name NAME           A label for the key, 1 to 64 printable characters (required)\n' +
+      SETTING_HELP +
+      '  --json                Print {"id","name","prefix","createdAt","key",...settings} as JSON\n' +
+      '  -h, --help            Show this help\n',
+  });
+  assert.deepEqual(await run(['show', '-h'], ''), {
+    code: 0,
+    stderr: '',
+    stdout:
+      'Usage: portcullis keys show ID [--json]\n\n' +
+      "Show one key: status, times, allowed aliases, expiry and limits (never the key).\n\n" +
+      'Options:\n' +
+      "  --json       Print the key's record (without its hash) as JSON\n" +
+      '  -h, --help   Show this help\n',
+  });
+  assert.deepEqual(await run(['update', 'key_AAAAAAAAAAAAAAAA', '--rpm', 'abc', '--help'], ''), {
+    code: 0,
+    stderr: '',
+    stdout:
+      'Usage: portcullis keys update ID [--name NAME] [settings] [--json]\n\n' +
+      "Change a key's settings; options not given stay as they are. Running servers\n" +
+      'apply the change within 1 second.\n\n' +
+      'Options:\n' +
+      '  --name NAME           A new label\n' +
+      SETTING_HELP +
+      '  --json                Print the updated key as JSON\n' +
+      '  -h, --help            Show this help\n',
+  });
+  assert.deepEqual(await run(['rotate', '--help'], ''), {
+    code: 0,
+    stderr: '',
+    stdout:
+      'Usage: portcullis keys rotate ID [--json]\n\n' +
+      "Replace a key's secret: same id, settings and usage history, new key printed\n" +
+      'once. The old key stops working within 1 second.\n\n' +
+      'Options:\n' +
+      '  --json       Print {"id","name","prefix","rotatedAt","key"} as JSON\n' +
+      '  -h, --help   Show this help\n',
   });
   const list = await run(['list', '-h'], '');
   assert.equal(list.code, 0);
@@ -108,8 +159,8 @@ test('each subcommand has its own --help, which wins over other problems and nev
 test('command line problems: message naming the problem, usage hint, exit 2', async () => {
   const dir = freshDir();
   const cases: [string[], string][] = [
-    [[], 'portcullis keys: missing command (create, list, revoke or usage)\nRun "portcullis keys --help" for usage.\n'],
-    [['rotate'], 'portcullis keys: unknown command \'rotate\'\nRun "portcullis keys --help" for usage.\n'],
+    [[], 'portcullis keys: missing command (create, list, show, update, rotate, revoke or usage)\nRun "portcullis keys --help" for usage.\n'],
+    [['delete'], 'portcullis keys: unknown command \'delete\'\nRun "portcullis keys --help" for usage.\n'],
     [['--verbose'], 'portcullis keys: unknown option \'--verbose\'\nRun "portcullis keys --help" for usage.\n'],
     [['create'], 'portcullis keys create: missing required option \'--name NAME\'\nRun "portcullis keys create --help" for usage.\n'],
     [['create', '--name'], 'portcullis keys create: option \'--name\' needs a value (write --name=VALUE for a value starting with \'-\')\nRun "portcullis keys create --help" for usage.\n'],
@@ -123,6 +174,14 @@ test('command line problems: message naming the problem, usage hint, exit 2', as
     [['list', '--json=yes'], 'portcullis keys list: option \'--json\' does not take a value\nRun "portcullis keys list --help" for usage.\n'],
     [['revoke'], 'portcullis keys revoke: missing key ID\nRun "portcullis keys revoke --help" for usage.\n'],
     [['revoke', 'key_AAAAAAAAAAAAAAAA', 'key_BBBBBBBBBBBBBBBB'], 'portcullis keys revoke: expected one key ID, got 2\nRun "portcullis keys revoke --help" for usage.\n'],
+    [['show'], 'portcullis keys show: missing key ID\nRun "portcullis keys show --help" for usage.\n'],
+    [['show', 'key_AAAAAAAAAAAAAAAA', '--rpm', '5'], 'portcullis keys show: unknown option \'--rpm\'\nRun "portcullis keys show --help" for usage.\n'],
+    [['update', '--rpm', '5'], 'portcullis keys update: missing key ID\nRun "portcullis keys update --help" for usage.\n'],
+    [['update', 'key_AAAAAAAAAAAAAAAA', '--rpm'], 'portcullis keys update: option \'--rpm\' needs a value (write --rpm=VALUE for a value starting with \'-\')\nRun "portcullis keys update --help" for usage.\n'],
+    [['update', 'key_AAAAAAAAAAAAAAAA', '--scope', 'x'], 'portcullis keys update: unknown option \'--scope\'\nRun "portcullis keys update --help" for usage.\n'],
+    [['rotate'], 'portcullis keys rotate: missing key ID\nRun "portcullis keys rotate --help" for usage.\n'],
+    [['rotate', 'key_AAAAAAAAAAAAAAAA', 'key_BBBBBBBBBBBBBBBB'], 'portcullis keys rotate: expected one key ID, got 2\nRun "portcullis keys rotate --help" for usage.\n'],
+    [['rotate', 'key_AAAAAAAAAAAAAAAA', '--name', 'x'], 'portcullis keys rotate: unknown option \'--name\'\nRun "portcullis keys rotate --help" for usage.\n'],
   ];
   for (const [args, stderr] of cases) {
     assert.deepEqual(await run(args, dir), { code: 2, stdout: '', stderr }, args.join(' '));
@@ -150,18 +209,22 @@ test('create prints the key once with its id and prefix, and stores only its has
   });
 });
 
-test('create --json prints {id,name,prefix,createdAt,key}', async () => {
+test('create --json prints {id,name,prefix,createdAt,expiresAt,allowedAliases,limits,key}', async () => {
   const dir = freshDir();
   const { code, stdout, stderr } = await run(['create', '--json', '--name=ci bot'], dir);
   assert.equal(code, 0);
   assert.equal(stderr, '');
   const printed = JSON.parse(stdout) as Record<string, string>;
-  assert.deepEqual(Object.keys(printed), ['id', 'name', 'prefix', 'createdAt', 'key']);
-  assert.equal(printed['name'], 'ci bot');
-  assert.equal(stdout, JSON.stringify(printed, null, 2) + '\n');
+  assert.deepEqual(Object.keys(printed), ['id', 'name', 'prefix', 'createdAt', 'expiresAt', 'allowedAliases', 'limits', 'key']);
+  const { id, prefix, createdAt, key } = printed as Record<string, string>;
+  assert.equal(
+    stdout,
+    JSON.stringify({ id, name: 'ci bot', prefix, createdAt, expiresAt: null, allowedAliases: null, limits: NO_LIMITS, key }, null, 2) + '\n',
+  );
+  assert.equal(prefix, String(key).slice(0, 12));
   const listed = JSON.parse((await run(['list', '--json'], dir)).stdout) as Record<string, unknown>[];
   assert.deepEqual(listed, [
-    { id: printed['id'], name: 'ci bot', prefix: printed['prefix'], createdAt: printed['createdAt'], revokedAt: null, lastUsedAt: null, status: 'active' },
+    { id, name: 'ci bot', prefix, createdAt, revokedAt: null, lastUsedAt: null, status: 'active', expiresAt: null, allowedAliases: null, limits: NO_LIMITS },
   ]);
 });
 
@@ -177,7 +240,7 @@ test('list prints a table with last use and status, never a key', async () => {
   });
 });
 
-test('list --json prints an array for scripts', async () => {
+test('list --json prints an array for scripts, a version 1 keys.json read with default settings', async () => {
   const dir = seededDir();
   const { code, stdout, stderr } = await run(['list', '--json'], dir);
   assert.equal(code, 0);
@@ -186,8 +249,8 @@ test('list --json prints an array for scripts', async () => {
     stdout,
     JSON.stringify(
       [
-        { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix: 'pcl_AbC1x9Qz', createdAt: '2025-01-31T12:00:00.000Z', revokedAt: null, lastUsedAt: '2025-02-01T09:15:30.123Z', status: 'active' },
-        { id: 'key_BBBBBBBBBBBBBBBB', name: 'old ci', prefix: 'pcl_00000000', createdAt: '2025-01-01T08:30:00.000Z', revokedAt: '2025-01-15T00:00:00.000Z', lastUsedAt: null, status: 'revoked' },
+        { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix: 'pcl_AbC1x9Qz', createdAt: '2025-01-31T12:00:00.000Z', revokedAt: null, lastUsedAt: '2025-02-01T09:15:30.123Z', status: 'active', expiresAt: null, allowedAliases: null, limits: NO_LIMITS },
+        { id: 'key_BBBBBBBBBBBBBBBB', name: 'old ci', prefix: 'pcl_00000000', createdAt: '2025-01-01T08:30:00.000Z', revokedAt: '2025-01-15T00:00:00.000Z', lastUsedAt: null, status: 'revoked', expiresAt: null, allowedAliases: null, limits: NO_LIMITS },
       ],
       null,
       2,
@@ -296,4 +359,407 @@ test('keys usage: per-key totals from usage.json joined with the key list', asyn
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+// ---- settings, show, update, rotate (keys.json version 2) ----
+
+const LIMITS_ALL = { requestsPerMinute: 60, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: { tokens: 2000000, period: 'month' } };
+const RECORD_A = {
+  id: 'key_AAAAAAAAAAAAAAAA',
+  name: 'my app',
+  prefix: 'pcl_AbC1x9Qz',
+  hash: hashApiKey(KEY_A),
+  createdAt: '2025-01-31T12:00:00.000Z',
+  revokedAt: null,
+  rotatedAt: null,
+  expiresAt: '2099-01-31T00:00:00.000Z',
+  allowedAliases: ['gpt-4o', 'fast'],
+  limits: LIMITS_ALL,
+};
+const RECORD_B = {
+  id: 'key_BBBBBBBBBBBBBBBB',
+  name: 'old ci',
+  prefix: 'pcl_00000000',
+  hash: hashApiKey(KEY_B),
+  createdAt: '2025-01-01T08:30:00.000Z',
+  revokedAt: '2025-01-15T00:00:00.000Z',
+  rotatedAt: null,
+  expiresAt: null,
+  allowedAliases: null,
+  limits: NO_LIMITS,
+};
+
+/** A version 2 keys.json: key A active with every setting, key B revoked with none. */
+function seededV2Dir(): string {
+  const dir = freshDir();
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'keys.json'), JSON.stringify({ version: 2, keys: [RECORD_A, RECORD_B] }, null, 2) + '\n');
+  writeFileSync(path.join(dir, 'keys-last-used.json'), JSON.stringify({ version: 1, lastUsed: { key_AAAAAAAAAAAAAAAA: '2025-02-01T09:15:30.123Z' } }));
+  return dir;
+}
+
+function keysFile(dir: string): { version: number; keys: Record<string, unknown>[] } {
+  return JSON.parse(readFileSync(path.join(dir, 'keys.json'), 'utf8')) as { version: number; keys: Record<string, unknown>[] };
+}
+
+/** Picks the random parts out of create/rotate output so the whole text can be compared exactly. */
+function issued(stdout: string): { key: string; id: string; prefix: string; time: string } {
+  const m = /^[^\n]*\n\n {2}(pcl_[0-9A-Za-z]{49})\n\nid: +(key_[0-9A-Za-z]{16})\nname: +[^\n]*\nprefix: +(pcl_[0-9A-Za-z]{8})\n(?:created|rotated): (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\n/.exec(stdout);
+  assert.ok(m, stdout);
+  const [, key, id, prefix, time] = m as unknown as [string, string, string, string, string];
+  return { key, id, prefix, time };
+}
+
+const SHOW_A =
+  'id:        key_AAAAAAAAAAAAAAAA\n' +
+  'name:      my app\n' +
+  'prefix:    pcl_AbC1x9Qz\n' +
+  'status:    active\n' +
+  'created:   2025-01-31T12:00:00.000Z\n' +
+  'last used: 2025-02-01T09:15:30.123Z\n' +
+  'expires:   2099-01-31T00:00:00.000Z\n' +
+  'aliases:   gpt-4o, fast\n' +
+  'limits:    60 rpm, 100000 tpm, 4 at once, 2000000 tokens/month\n';
+
+test('create with every settings flag: exact output and the exact stored record', async () => {
+  const dir = freshDir();
+  const args = ['create', '--name', 'full', '--allow', ' gpt-4o , fast ', '--expires', '2099-01-31T02:00:00+02:00', '--rpm', '60', '--tpm', '100000', '--concurrency', '4', '--budget', '2000000/month'];
+  const { code, stdout, stderr } = await run(args, dir);
+  assert.equal(stderr, '');
+  assert.equal(code, 0);
+  const { key, id, prefix, time } = issued(stdout);
+  assert.equal(
+    stdout,
+    'API key created. Copy it now: it cannot be shown again.\n\n' +
+      `  ${key}\n\n` +
+      `id:      ${id}\n` +
+      'name:    full\n' +
+      `prefix:  ${prefix}\n` +
+      `created: ${time}\n` +
+      'expires: 2099-01-31T00:00:00.000Z\n' +
+      'aliases: gpt-4o, fast\n' +
+      'limits:  60 rpm, 100000 tpm, 4 at once, 2000000 tokens/month\n\n' +
+      'Clients send it in the header "Authorization: Bearer <key>".\n',
+  );
+  assert.equal(prefix, key.slice(0, 12));
+  assert.deepEqual(keysFile(dir), {
+    version: 2,
+    keys: [{ id, name: 'full', prefix, hash: hashApiKey(key), createdAt: time, revokedAt: null, rotatedAt: null, expiresAt: '2099-01-31T00:00:00.000Z', allowedAliases: ['gpt-4o', 'fast'], limits: LIMITS_ALL }],
+  });
+});
+
+test('create with some limits: unnamed limits stay null, "none" and "all"/"never" are the defaults', async () => {
+  const dir = freshDir();
+  const budget = await run(['create', '--name', 'daily', '--budget', '50000/day', '--rpm', 'none', '--allow', 'all', '--expires', 'never', '--json'], dir);
+  assert.equal(budget.code, 0);
+  const printed = JSON.parse(budget.stdout) as Record<string, string>;
+  const { id, prefix, createdAt, key } = printed as Record<string, string>;
+  const limits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 50000, period: 'day' } };
+  assert.equal(budget.stdout, JSON.stringify({ id, name: 'daily', prefix, createdAt, expiresAt: null, allowedAliases: null, limits, key }, null, 2) + '\n');
+  assert.deepEqual(keysFile(dir).keys, [{ id, name: 'daily', prefix, hash: hashApiKey(String(key)), createdAt, revokedAt: null, rotatedAt: null, expiresAt: null, allowedAliases: null, limits }]);
+
+  const text = await run(['create', '--name', 'two', '--concurrency', '2', '--tpm', '9000'], dir);
+  assert.equal(text.code, 0);
+  const second = issued(text.stdout);
+  assert.equal(
+    text.stdout,
+    'API key created. Copy it now: it cannot be shown again.\n\n' +
+      `  ${second.key}\n\nid:      ${second.id}\nname:    two\nprefix:  ${second.prefix}\ncreated: ${second.time}\n` +
+      'limits:  9000 tpm, 2 at once\n\n' +
+      'Clients send it in the header "Authorization: Bearer <key>".\n',
+  );
+});
+
+test('bad settings values: exit 2 with the exact message, nothing stored', async () => {
+  const dir = freshDir();
+  const hint = 'Run "portcullis keys create --help" for usage.\n';
+  const cases: [string[], string][] = [
+    [['--rpm', 'abc'], '--rpm must be a whole number or "none"'],
+    [['--rpm', ''], '--rpm must be a whole number or "none"'],
+    [['--rpm=-1'], '--rpm must be a whole number or "none"'],
+    [['--rpm', '-1'], "option '--rpm' needs a value (write --rpm=VALUE for a value starting with '-')"],
+    [['--tpm', '1.5'], '--tpm must be a whole number or "none"'],
+    [['--concurrency', '1e3'], '--concurrency must be a whole number or "none"'],
+    [['--rpm', '12345678901234'], '--rpm must be a whole number or "none"'],
+    [['--rpm', '0'], 'Invalid limits.requestsPerMinute: limits.requestsPerMinute must be an integer from 1 to 1000000000 (or null for no limit); got 0.'],
+    [['--concurrency', '2000000000'], 'Invalid limits.concurrentRequests: limits.concurrentRequests must be an integer from 1 to 1000000000 (or null for no limit); got 2000000000.'],
+    [['--budget', '5/week'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
+    [['--budget', '5000'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
+    [['--budget', '5000/Month'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
+    [['--budget', '0/day'], 'Invalid limits.tokenBudget.tokens: limits.tokenBudget.tokens must be an integer from 1 to 1000000000000 (or null for no limit); got 0.'],
+    [['--expires', 'yesterday'], 'Invalid expiresAt: must be null or an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z.'],
+    [['--expires', '2099-01-31'], 'Invalid expiresAt: must be null or an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z.'],
+    [['--expires', '2099-01-31T00:00:00'], 'Invalid expiresAt: must be null or an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z.'],
+    [['--expires', '2020-01-01T00:00:00Z'], 'Invalid expiresAt: is in the past.'],
+    [['--expires', '3000-01-01T00:00:00Z'], 'Invalid expiresAt: must be within 100 years.'],
+    [['--allow', ''], 'Invalid allowedAliases: must name at least one alias (a key allowed nothing is a revoked key).'],
+    [['--allow', ' , '], 'Invalid allowedAliases: must name at least one alias (a key allowed nothing is a revoked key).'],
+    [['--allow', 'gpt,gpt'], "Invalid allowedAliases[1]: 'gpt' is listed twice."],
+    [['--allow', 'gpt,bad alias'], 'Invalid allowedAliases[1]: must be an alias name.'],
+  ];
+  for (const [flags, message] of cases) {
+    assert.deepEqual(await run(['create', '--name', 'x', ...flags], dir), { code: 2, stdout: '', stderr: `portcullis keys create: ${message}\n${hint}` }, flags.join(' '));
+  }
+  assert.equal(existsSync(path.join(dir, 'keys.json')), false, 'nothing was created');
+});
+
+test('show: every setting, last use and status as text; never the key or its hash', async () => {
+  const dir = seededV2Dir();
+  assert.deepEqual(await run(['show', 'key_AAAAAAAAAAAAAAAA'], dir), { code: 0, stderr: '', stdout: SHOW_A });
+  assert.deepEqual(await run(['show', 'key_BBBBBBBBBBBBBBBB'], dir), {
+    code: 0,
+    stderr: '',
+    stdout:
+      'id:        key_BBBBBBBBBBBBBBBB\n' +
+      'name:      old ci\n' +
+      'prefix:    pcl_00000000\n' +
+      'status:    revoked\n' +
+      'created:   2025-01-01T08:30:00.000Z\n' +
+      'revoked:   2025-01-15T00:00:00.000Z\n' +
+      'last used: never\n' +
+      'expires:   never\n' +
+      'aliases:   all\n' +
+      'limits:    none\n',
+  });
+  // Status follows the clock: one millisecond after the expiry the key shows as expired.
+  const expired = await run(['show', 'key_AAAAAAAAAAAAAAAA'], dir, Date.parse('2099-01-31T00:00:00.001Z'));
+  assert.deepEqual(expired, { code: 0, stderr: '', stdout: SHOW_A.replace('status:    active', 'status:    expired') });
+  const atExpiry = await run(['show', 'key_AAAAAAAAAAAAAAAA'], dir, Date.parse('2099-01-31T00:00:00.000Z'));
+  assert.equal(atExpiry.stdout, expired.stdout, 'a key is expired from its expiresAt on');
+  for (const out of [expired.stdout, SHOW_A]) {
+    assert.equal(out.includes(KEY_A) || out.includes(RECORD_A.hash), false);
+  }
+});
+
+test('show --json: the record without its hash, with lastUsedAt and status', async () => {
+  const dir = seededV2Dir();
+  const { code, stdout, stderr } = await run(['show', '--json', 'key_AAAAAAAAAAAAAAAA'], dir);
+  assert.equal(code, 0);
+  assert.equal(stderr, '');
+  const { id, name, prefix, createdAt, revokedAt, rotatedAt, allowedAliases, expiresAt, limits } = RECORD_A;
+  const shown = { id, name, prefix, createdAt, revokedAt, rotatedAt, allowedAliases, expiresAt, limits, lastUsedAt: '2025-02-01T09:15:30.123Z', status: 'active' };
+  assert.equal(stdout, JSON.stringify(shown, null, 2) + '\n');
+  assert.equal(stdout.includes(RECORD_A.hash) || stdout.includes('"hash"') || stdout.includes(KEY_A), false);
+});
+
+test('show: unknown id is exit 1 with a message; a pasted key is not echoed', async () => {
+  const dir = seededV2Dir();
+  assert.deepEqual(await run(['show', 'key_CCCCCCCCCCCCCCCC'], dir), {
+    code: 1,
+    stdout: '',
+    stderr: 'portcullis keys show: No API key has the id \'key_CCCCCCCCCCCCCCCC\'. Run "portcullis keys list" to see the ids.\n',
+  });
+  assert.deepEqual(await run(['show', KEY_A], dir), {
+    code: 1,
+    stdout: '',
+    stderr: 'portcullis keys show: No API key has that id (ids look like key_ followed by 16 letters or digits). Run "portcullis keys list" to see the ids.\n',
+  });
+});
+
+test('update changes only what was given, merging limits with the current ones', async () => {
+  const dir = seededV2Dir();
+  const { code, stdout, stderr } = await run(['update', 'key_AAAAAAAAAAAAAAAA', '--rpm', '120'], dir);
+  assert.equal(stderr, '');
+  assert.equal(code, 0);
+  const limits = { ...LIMITS_ALL, requestsPerMinute: 120 };
+  assert.equal(
+    stdout,
+    'Updated API key key_AAAAAAAAAAAAAAAA. Running servers apply it within 1 second.\n\n' +
+      SHOW_A.replace('last used: 2025-02-01T09:15:30.123Z\n', '').replace('limits:    60 rpm,', 'limits:    120 rpm,'),
+  );
+  assert.deepEqual(keysFile(dir), { version: 2, keys: [{ ...RECORD_A, limits }, RECORD_B] });
+
+  assert.equal((await run(['update', 'key_AAAAAAAAAAAAAAAA', '--name', ' renamed ', '--allow', 'fast', '--budget', '10/day'], dir)).code, 0);
+  assert.deepEqual(keysFile(dir), {
+    version: 2,
+    keys: [{ ...RECORD_A, name: 'renamed', allowedAliases: ['fast'], limits: { ...limits, tokenBudget: { tokens: 10, period: 'day' } } }, RECORD_B],
+  });
+});
+
+test('update: --allow all, --expires never and "none" clear settings', async () => {
+  const dir = seededV2Dir();
+  const first = await run(['update', 'key_AAAAAAAAAAAAAAAA', '--allow', 'all', '--expires', 'never', '--rpm', 'none', '--budget', 'none'], dir);
+  assert.equal(first.code, 0);
+  assert.equal(
+    first.stdout,
+    'Updated API key key_AAAAAAAAAAAAAAAA. Running servers apply it within 1 second.\n\n' +
+      'id:        key_AAAAAAAAAAAAAAAA\n' +
+      'name:      my app\n' +
+      'prefix:    pcl_AbC1x9Qz\n' +
+      'status:    active\n' +
+      'created:   2025-01-31T12:00:00.000Z\n' +
+      'expires:   never\n' +
+      'aliases:   all\n' +
+      'limits:    100000 tpm, 4 at once\n',
+  );
+  const partly = { requestsPerMinute: null, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: null };
+  assert.deepEqual(keysFile(dir).keys[0], { ...RECORD_A, expiresAt: null, allowedAliases: null, limits: partly });
+
+  const second = await run(['update', 'key_AAAAAAAAAAAAAAAA', '--tpm', 'none', '--concurrency', 'none', '--json'], dir);
+  assert.equal(second.code, 0);
+  const { id, name, prefix, createdAt, revokedAt, rotatedAt } = RECORD_A;
+  const updated = { id, name, prefix, createdAt, revokedAt, rotatedAt, allowedAliases: null, expiresAt: null, limits: NO_LIMITS, status: 'active' };
+  assert.equal(second.stdout, JSON.stringify(updated, null, 2) + '\n');
+  assert.deepEqual(keysFile(dir).keys[0], { ...RECORD_A, expiresAt: null, allowedAliases: null, limits: NO_LIMITS });
+});
+
+test('update: a past expiry is allowed and expires the key at once', async () => {
+  const dir = seededV2Dir();
+  const { code, stdout } = await run(['update', 'key_AAAAAAAAAAAAAAAA', '--expires', '2026-05-31T23:59:59Z'], dir);
+  assert.equal(code, 0);
+  assert.equal(
+    stdout,
+    'Updated API key key_AAAAAAAAAAAAAAAA. Running servers apply it within 1 second.\n\n' +
+      SHOW_A.replace('last used: 2025-02-01T09:15:30.123Z\n', '').replace('status:    active', 'status:    expired').replace('2099-01-31T00:00:00.000Z', '2026-05-31T23:59:59.000Z'),
+  );
+  assert.equal(keysFile(dir).keys[0]?.['expiresAt'], '2026-05-31T23:59:59.000Z');
+});
+
+test('update refusals: nothing to change and bad values exit 2; unknown or revoked ids exit 1; the file is untouched', async () => {
+  const dir = seededV2Dir();
+  const before = readFileSync(path.join(dir, 'keys.json'), 'utf8');
+  const hint = 'Run "portcullis keys update --help" for usage.\n';
+  const cases: [string[], { code: number; stdout: string; stderr: string }][] = [
+    [['update', 'key_AAAAAAAAAAAAAAAA'], { code: 2, stdout: '', stderr: `portcullis keys update: nothing to change: give --name or a setting\n${hint}` }],
+    [['update', 'key_AAAAAAAAAAAAAAAA', '--json'], { code: 2, stdout: '', stderr: `portcullis keys update: nothing to change: give --name or a setting\n${hint}` }],
+    [['update', 'key_AAAAAAAAAAAAAAAA', '--rpm', 'abc'], { code: 2, stdout: '', stderr: `portcullis keys update: --rpm must be a whole number or "none"\n${hint}` }],
+    [['update', 'key_AAAAAAAAAAAAAAAA', '--budget', '5/week'], { code: 2, stdout: '', stderr: `portcullis keys update: --budget must look like 2000000/month or 50000/day, or be "none"\n${hint}` }],
+    [['update', 'key_AAAAAAAAAAAAAAAA', '--expires', 'yesterday'], { code: 2, stdout: '', stderr: `portcullis keys update: Invalid expiresAt: must be null or an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z.\n${hint}` }],
+    [['update', 'key_AAAAAAAAAAAAAAAA', '--allow', ''], { code: 2, stdout: '', stderr: `portcullis keys update: Invalid allowedAliases: must name at least one alias (a key allowed nothing is a revoked key).\n${hint}` }],
+    [['update', 'key_AAAAAAAAAAAAAAAA', '--name', '  '], { code: 2, stdout: '', stderr: `portcullis keys update: Invalid key name: it is empty.\n${hint}` }],
+    [['update', 'key_CCCCCCCCCCCCCCCC', '--rpm', '5'], { code: 1, stdout: '', stderr: 'portcullis keys update: No API key has the id \'key_CCCCCCCCCCCCCCCC\'. Run "portcullis keys list" to see the ids.\n' }],
+    [['update', KEY_A, '--rpm', '5'], { code: 1, stdout: '', stderr: 'portcullis keys update: No API key has that id (ids look like key_ followed by 16 letters or digits). Run "portcullis keys list" to see the ids.\n' }],
+    [['update', 'key_BBBBBBBBBBBBBBBB', '--rpm', '5'], { code: 1, stdout: '', stderr: 'portcullis keys update: Key key_BBBBBBBBBBBBBBBB is revoked; create a new key instead.\n' }],
+    [['update', 'key_BBBBBBBBBBBBBBBB', '--name', 'back'], { code: 1, stdout: '', stderr: 'portcullis keys update: Key key_BBBBBBBBBBBBBBBB is revoked; create a new key instead.\n' }],
+  ];
+  for (const [args, expected] of cases) assert.deepEqual(await run(args, dir), expected, args.join(' '));
+  assert.equal(readFileSync(path.join(dir, 'keys.json'), 'utf8'), before);
+});
+
+test('update rewrites a version 1 keys.json as version 2, other keys with default settings', async () => {
+  const dir = seededDir();
+  assert.equal((await run(['update', 'key_AAAAAAAAAAAAAAAA', '--concurrency', '3'], dir)).code, 0);
+  assert.deepEqual(keysFile(dir), {
+    version: 2,
+    keys: [
+      { ...RECORD_A, expiresAt: null, allowedAliases: null, limits: { ...NO_LIMITS, concurrentRequests: 3 } },
+      RECORD_B,
+    ],
+  });
+});
+
+test('rotate: the new key printed exactly once, same id and settings; the old key stops authenticating', async () => {
+  const dir = seededV2Dir();
+  // A server's store opened before the rotation: it must drop the old secret too.
+  const server = openKeyStore(dir, { watch: false, reloadIntervalMs: 0 });
+  try {
+    assert.equal(server.authenticate(KEY_A)?.id, 'key_AAAAAAAAAAAAAAAA');
+    const { code, stdout, stderr } = await run(['rotate', 'key_AAAAAAAAAAAAAAAA'], dir);
+    assert.equal(stderr, '');
+    assert.equal(code, 0);
+    const { key, id, prefix, time } = issued(stdout);
+    assert.equal(id, 'key_AAAAAAAAAAAAAAAA');
+    assert.equal(
+      stdout,
+      'New secret for the key. Copy it now: it cannot be shown again.\n\n' +
+        `  ${key}\n\n` +
+        'id:      key_AAAAAAAAAAAAAAAA\n' +
+        'name:    my app\n' +
+        `prefix:  ${prefix}\n` +
+        `rotated: ${time}\n\n` +
+        'The old secret stops working within 1 second.\n',
+    );
+    assert.equal(stdout.split(key).length, 2, 'the key appears exactly once');
+    assert.notEqual(key, KEY_A);
+    assert.equal(prefix, key.slice(0, 12));
+    const rotated = { ...RECORD_A, prefix, hash: hashApiKey(key), rotatedAt: time };
+    assert.deepEqual(keysFile(dir), { version: 2, keys: [rotated, RECORD_B] });
+
+    assert.equal(server.authenticate(KEY_A), null);
+    assert.deepEqual(server.authenticate(key), rotated);
+    const fresh = openKeyStore(dir, { watch: false });
+    try {
+      assert.equal(fresh.authenticate(KEY_A), null);
+      assert.deepEqual(fresh.authenticate(key), rotated);
+    } finally {
+      await fresh.close();
+    }
+    // show says when; the key itself is never shown again.
+    const shown = await run(['show', 'key_AAAAAAAAAAAAAAAA'], dir);
+    assert.equal(shown.stdout, SHOW_A.replace('pcl_AbC1x9Qz', prefix).replace('created:   2025-01-31T12:00:00.000Z\n', `created:   2025-01-31T12:00:00.000Z\nrotated:   ${time}\n`));
+    assert.equal(shown.stdout.includes(key), false);
+  } finally {
+    await server.close();
+  }
+});
+
+test('rotate --json prints {id,name,prefix,rotatedAt,key}; usage history stays with the id', async () => {
+  const dir = seededV2Dir();
+  writeFileSync(path.join(dir, 'usage.json'), JSON.stringify({ version: 1, keys: { key_AAAAAAAAAAAAAAAA: { requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1 } } }));
+  const { code, stdout, stderr } = await run(['rotate', '--json', 'key_AAAAAAAAAAAAAAAA'], dir);
+  assert.equal(code, 0);
+  assert.equal(stderr, '');
+  const printed = JSON.parse(stdout) as Record<string, string>;
+  const { prefix, rotatedAt, key } = printed as Record<string, string>;
+  assert.equal(stdout, JSON.stringify({ id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix, rotatedAt, key }, null, 2) + '\n');
+  assert.deepEqual(keysFile(dir).keys[0], { ...RECORD_A, prefix, hash: hashApiKey(String(key)), rotatedAt });
+  const usage = JSON.parse((await run(['usage', '--json'], dir)).stdout) as Record<string, unknown>[];
+  assert.deepEqual(usage[0], { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix, status: 'active', requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1 });
+});
+
+test('rotate refusals: revoked or unknown ids exit 1 and the file is untouched', async () => {
+  const dir = seededV2Dir();
+  const before = readFileSync(path.join(dir, 'keys.json'), 'utf8');
+  assert.deepEqual(await run(['rotate', 'key_BBBBBBBBBBBBBBBB'], dir), {
+    code: 1,
+    stdout: '',
+    stderr: 'portcullis keys rotate: Key key_BBBBBBBBBBBBBBBB is revoked; create a new key instead.\n',
+  });
+  assert.deepEqual(await run(['rotate', 'key_CCCCCCCCCCCCCCCC', '--json'], dir), {
+    code: 1,
+    stdout: '',
+    stderr: 'portcullis keys rotate: No API key has the id \'key_CCCCCCCCCCCCCCCC\'. Run "portcullis keys list" to see the ids.\n',
+  });
+  assert.equal(readFileSync(path.join(dir, 'keys.json'), 'utf8'), before);
+});
+
+test('keys usage reads the version 2 usage.json (totals, hourly and daily buckets)', async () => {
+  const dir = seededV2Dir();
+  const counters = (requests: number) => ({ requests, promptTokens: requests * 10, completionTokens: requests * 4, cachedTokens: requests, errors: 1 });
+  writeFileSync(
+    path.join(dir, 'usage.json'),
+    JSON.stringify({
+      version: 2,
+      keys: { key_AAAAAAAAAAAAAAAA: { totals: counters(12), hours: { '2025-02-01T09': counters(2) }, days: { '2025-02-01': counters(2) } } },
+    }),
+  );
+  assert.deepEqual(await run(['usage'], dir), {
+    code: 0,
+    stderr: '',
+    stdout:
+      'ID                    NAME    REQUESTS  PROMPT  COMPLETION  CACHED  ERRORS  STATUS\n' +
+      'key_AAAAAAAAAAAAAAAA  my app  12        120     48          12      1       active\n' +
+      'key_BBBBBBBBBBBBBBBB  old ci  0         0       0           0       0       revoked\n',
+  });
+  assert.deepEqual(await run(['usage', '--json'], dir), {
+    code: 0,
+    stderr: '',
+    stdout:
+      JSON.stringify(
+        [
+          { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix: 'pcl_AbC1x9Qz', status: 'active', ...counters(12) },
+          { id: 'key_BBBBBBBBBBBBBBBB', name: 'old ci', prefix: 'pcl_00000000', status: 'revoked', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 },
+        ],
+        null,
+        2,
+      ) + '\n',
+  });
+  writeFileSync(path.join(dir, 'usage.json'), JSON.stringify({ version: 2, keys: { key_AAAAAAAAAAAAAAAA: { totals: counters(1), hours: { '2025-02-01': counters(1) }, days: {} } } }));
+  assert.deepEqual(await run(['usage'], dir), {
+    code: 1,
+    stdout: '',
+    stderr: `portcullis keys usage: ${path.join(dir, 'usage.json')}: keys.key_AAAAAAAAAAAAAAAA.hours has a bucket "2025-02-01" that is not a UTC hour (YYYY-MM-DDTHH)\n`,
+  });
+  writeFileSync(path.join(dir, 'usage.json'), JSON.stringify({ version: 3, keys: {} }));
+  assert.deepEqual(await run(['usage'], dir), { code: 1, stdout: '', stderr: `portcullis keys usage: ${path.join(dir, 'usage.json')}: expected {"version":2,"keys":{...}}\n` });
 });
