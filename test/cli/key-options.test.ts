@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import { parseArgs } from 'node:util';
+import { test } from 'node:test';
+import { describeLimits, KEY_SETTING_HELP, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags } from '../../src/cli/key-options.ts';
+import { parseKeySettings } from '../../src/keys/key-settings.ts';
+import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
+
+const FULL: KeyLimits = Object.freeze({
+  requestsPerMinute: 60,
+  tokensPerMinute: 100000,
+  concurrentRequests: 4,
+  tokenBudget: Object.freeze({ tokens: 2000000, period: 'month' as const }),
+});
+
+/** The flags as `keys create`/`keys update` hand them over: parsed by node:util. */
+function flags(...args: string[]): Record<string, string | boolean | undefined> {
+  return parseArgs({ args, options: KEY_SETTING_OPTIONS, strict: true, allowPositionals: false }).values;
+}
+
+test('KEY_SETTING_OPTIONS: six string flags, no short forms', () => {
+  assert.deepEqual(KEY_SETTING_OPTIONS, {
+    allow: { type: 'string' },
+    expires: { type: 'string' },
+    rpm: { type: 'string' },
+    tpm: { type: 'string' },
+    concurrency: { type: 'string' },
+    budget: { type: 'string' },
+  });
+});
+
+test('KEY_SETTING_HELP: one aligned line per flag', () => {
+  assert.equal(
+    KEY_SETTING_HELP,
+    '  --allow ALIASES       Comma-separated aliases the key may use, or "all" (default all)\n' +
+      '  --expires TIME        Expiry as an ISO 8601 time with a zone (2027-01-31T00:00:00Z), or "never"\n' +
+      '  --rpm N               Requests per minute ("none" for unlimited)\n' +
+      '  --tpm N               Tokens per minute, estimated before and settled after each call\n' +
+      '  --concurrency N       Requests at once\n' +
+      '  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month\n',
+  );
+});
+
+test('no settings flags: an empty patch (update then has nothing to change)', () => {
+  assert.deepEqual(keySettingsFromFlags(flags(), null), {});
+  assert.deepEqual(keySettingsFromFlags(flags(), FULL), {});
+  // Flags that are not settings (name, json) are not settings either.
+  assert.deepEqual(keySettingsFromFlags({ name: 'x', json: true }, FULL), {});
+});
+
+test('--allow: a trimmed list without empty entries; "all" is null', () => {
+  assert.deepEqual(keySettingsFromFlags(flags('--allow', 'gpt-4o'), null), { allowedAliases: ['gpt-4o'] });
+  assert.deepEqual(keySettingsFromFlags(flags('--allow', ' gpt-4o , fast,,service-auto '), null), { allowedAliases: ['gpt-4o', 'fast', 'service-auto'] });
+  assert.deepEqual(keySettingsFromFlags(flags('--allow', 'all'), null), { allowedAliases: null });
+  // Left to the store's check, which says "must name at least one alias".
+  assert.deepEqual(keySettingsFromFlags(flags('--allow', ''), null), { allowedAliases: [] });
+  assert.deepEqual(keySettingsFromFlags(flags('--allow', ' , '), null), { allowedAliases: [] });
+  // Only the exact word: an alias may be called "All".
+  assert.deepEqual(keySettingsFromFlags(flags('--allow', 'All'), null), { allowedAliases: ['All'] });
+});
+
+test('--expires: passed through for the store to check; "never" is null', () => {
+  assert.deepEqual(keySettingsFromFlags(flags('--expires', '2027-01-31T00:00:00+01:00'), null), { expiresAt: '2027-01-31T00:00:00+01:00' });
+  assert.deepEqual(keySettingsFromFlags(flags('--expires', 'never'), null), { expiresAt: null });
+  assert.deepEqual(keySettingsFromFlags(flags('--expires', 'yesterday'), null), { expiresAt: 'yesterday' });
+});
+
+test('limit flags on create (no current limits): the unnamed limits are null', () => {
+  assert.deepEqual(keySettingsFromFlags(flags('--rpm', '60'), null), { limits: { ...NO_LIMITS, requestsPerMinute: 60 } });
+  assert.deepEqual(keySettingsFromFlags(flags('--tpm', '100000', '--concurrency', '4'), null), {
+    limits: { requestsPerMinute: null, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: null },
+  });
+  assert.deepEqual(keySettingsFromFlags(flags('--budget', '50000/day'), null), { limits: { ...NO_LIMITS, tokenBudget: { tokens: 50000, period: 'day' } } });
+  assert.deepEqual(keySettingsFromFlags(flags('--rpm', 'none'), null), { limits: NO_LIMITS });
+  assert.deepEqual(
+    keySettingsFromFlags(flags('--allow', 'a,b', '--expires', 'never', '--rpm', '60', '--tpm', '100000', '--concurrency', '4', '--budget', '2000000/month'), null),
+    { allowedAliases: ['a', 'b'], expiresAt: null, limits: FULL },
+  );
+});
+
+test('limit flags on update: merged with the current limits, "none" clears one', () => {
+  assert.deepEqual(keySettingsFromFlags(flags('--rpm', '120'), FULL), { limits: { ...FULL, requestsPerMinute: 120 } });
+  assert.deepEqual(keySettingsFromFlags(flags('--rpm', 'none'), FULL), { limits: { ...FULL, requestsPerMinute: null } });
+  assert.deepEqual(keySettingsFromFlags(flags('--tpm', 'none', '--concurrency', 'none'), FULL), {
+    limits: { requestsPerMinute: 60, tokensPerMinute: null, concurrentRequests: null, tokenBudget: FULL.tokenBudget },
+  });
+  assert.deepEqual(keySettingsFromFlags(flags('--budget', 'none'), FULL), { limits: { ...FULL, tokenBudget: null } });
+  assert.deepEqual(keySettingsFromFlags(flags('--budget', '10/day'), FULL), { limits: { ...FULL, tokenBudget: { tokens: 10, period: 'day' } } });
+  assert.deepEqual(keySettingsFromFlags(flags('--concurrency', '1'), NO_LIMITS), { limits: { ...NO_LIMITS, concurrentRequests: 1 } });
+  // The current limits are read, never changed (they are frozen records of the store).
+  assert.deepEqual(FULL, { requestsPerMinute: 60, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: { tokens: 2000000, period: 'month' } });
+});
+
+test('merged limits describe as the store would show them after the update', () => {
+  const merged = keySettingsFromFlags(flags('--rpm', 'none', '--budget', '50000/day'), FULL).limits as KeyLimits;
+  assert.equal(describeLimits(merged), '100000 tpm, 4 at once, 50000 tokens/day');
+  const cleared = keySettingsFromFlags(flags('--rpm', 'none', '--tpm', 'none', '--concurrency', 'none', '--budget', 'none'), FULL).limits as KeyLimits;
+  assert.deepEqual(cleared, NO_LIMITS);
+  assert.equal(describeLimits(cleared), 'none');
+});
+
+test('unreadable numbers and budgets: KeyOptionError naming the flag', () => {
+  const cases: [string[], string][] = [
+    [['--rpm', 'abc'], '--rpm must be a whole number or "none"'],
+    [['--rpm', ''], '--rpm must be a whole number or "none"'],
+    [['--rpm=-1'], '--rpm must be a whole number or "none"'],
+    [['--rpm', '+5'], '--rpm must be a whole number or "none"'],
+    [['--rpm', ' 5'], '--rpm must be a whole number or "none"'],
+    [['--rpm', 'None'], '--rpm must be a whole number or "none"'],
+    [['--tpm', '1.5'], '--tpm must be a whole number or "none"'],
+    [['--tpm', '1e3'], '--tpm must be a whole number or "none"'],
+    [['--concurrency', '0x10'], '--concurrency must be a whole number or "none"'],
+    [['--concurrency', '12345678901234'], '--concurrency must be a whole number or "none"'],
+    [['--budget', '5/week'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
+    [['--budget', '5000'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
+    [['--budget', '/day'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
+    [['--budget', '5 /day'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
+    [['--budget', '5/Day'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
+    [['--budget=-5/day'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
+  ];
+  for (const [args, message] of cases) {
+    assert.throws(
+      () => keySettingsFromFlags(flags(...args), FULL),
+      (error: unknown) => error instanceof KeyOptionError && error.name === 'KeyOptionError' && error.message === message,
+      args.join(' '),
+    );
+  }
+});
+
+test('numbers in range for the flag parser are handed to the store, which checks the bounds', () => {
+  // 13 digits pass the flag parser; 0 and too-large values are refused by parseKeySettings.
+  const zero = keySettingsFromFlags(flags('--rpm', '0'), null);
+  assert.deepEqual(zero, { limits: { ...NO_LIMITS, requestsPerMinute: 0 } });
+  assert.throws(() => parseKeySettings(zero, 0), { name: 'InvalidKeySettingError', param: 'limits.requestsPerMinute' });
+  const big = keySettingsFromFlags(flags('--budget', '1000000000001/month'), null);
+  assert.throws(() => parseKeySettings(big, 0), { name: 'InvalidKeySettingError', param: 'limits.tokenBudget.tokens' });
+  const most = keySettingsFromFlags(flags('--budget', '1000000000000/month', '--tpm', '1000000000'), null);
+  assert.deepEqual(parseKeySettings(most, 0).limits, { ...NO_LIMITS, tokensPerMinute: 1000000000, tokenBudget: { tokens: 1000000000000, period: 'month' } });
+});
+
+test('describeLimits: "none", or the set limits in a fixed order', () => {
+  assert.equal(describeLimits(NO_LIMITS), 'none');
+  assert.equal(describeLimits(FULL), '60 rpm, 100000 tpm, 4 at once, 2000000 tokens/month');
+  assert.equal(describeLimits({ ...NO_LIMITS, requestsPerMinute: 1 }), '1 rpm');
+  assert.equal(describeLimits({ ...NO_LIMITS, tokensPerMinute: 5 }), '5 tpm');
+  assert.equal(describeLimits({ ...NO_LIMITS, concurrentRequests: 2 }), '2 at once');
+  assert.equal(describeLimits({ ...NO_LIMITS, tokenBudget: { tokens: 7, period: 'day' } }), '7 tokens/day');
+  assert.equal(describeLimits({ ...FULL, tokensPerMinute: null, concurrentRequests: null }), '60 rpm, 2000000 tokens/month');
+});
