@@ -8,7 +8,7 @@
 //   --tpm N | none                     tokens per minute
 //   --concurrency N | none             requests at once
 //   --budget N/day | N/month | none    tokens per UTC day or month
-import type { KeyLimits } from '../limits/key-limits.ts';
+import { MAX_BUDGET_TOKENS, MAX_RATE_LIMIT, type KeyLimits } from '../limits/key-limits.ts';
 
 export const KEY_SETTING_OPTIONS = {
   allow: { type: 'string' },
@@ -22,9 +22,9 @@ export const KEY_SETTING_OPTIONS = {
 export const KEY_SETTING_HELP = `  --allow ALIASES       Comma-separated aliases the key may use, or "all" (default all)
   --expires TIME        Expiry as an ISO 8601 time with a zone (2027-01-31T00:00:00Z), or "never"
   --rpm N               Requests per minute ("none" for unlimited)
-  --tpm N               Tokens per minute, estimated before and settled after each call
-  --concurrency N       Requests at once
-  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month
+  --tpm N               Tokens per minute, estimated before and settled after each call ("none")
+  --concurrency N       Requests at once ("none")
+  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month ("none")
 `;
 
 /** A flag value that cannot be read; the message is shown as a usage error. */
@@ -64,15 +64,17 @@ export function keySettingsFromFlags(values: Values, current: KeyLimits | null):
     } else {
       const m = /^(\d+)\/(day|month)$/.exec(budget);
       if (m === null) throw new KeyOptionError(`--budget must look like 2000000/month or 50000/day, or be "none"`);
-      limits.tokenBudget = { tokens: Number(m[1]), period: m[2] as 'day' | 'month' };
+      limits.tokenBudget = { tokens: count('budget', m[1] as string, MAX_BUDGET_TOKENS), period: m[2] as 'day' | 'month' };
     }
   }
   out.limits = limits;
   return out;
 }
 
-function count(flag: string, text: string): number {
-  if (!/^\d{1,13}$/.test(text)) throw new KeyOptionError(`--${flag} must be a whole number or "none"`);
+function count(flag: string, text: string, max = MAX_RATE_LIMIT): number {
+  if (!/^\d{1,13}$/.test(text) || Number(text) < 1 || Number(text) > max) {
+    throw new KeyOptionError(`--${flag} must be a whole number from 1 to ${max}, or "none"`);
+  }
   return Number(text);
 }
 

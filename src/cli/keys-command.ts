@@ -68,7 +68,7 @@ only its SHA-256 hash is stored.
 
 Options:
   --name NAME           A label for the key, 1 to 64 printable characters (required)
-${KEY_SETTING_HELP}  --json                Print {"id","name","prefix","createdAt","key",...settings} as JSON
+${KEY_SETTING_HELP}  --json                Print {"id","name","prefix","createdAt","expiresAt","allowedAliases","limits","key"} as JSON
   -h, --help            Show this help
 `;
 
@@ -108,7 +108,7 @@ List API keys: id, name, prefix, creation time, last use and status.
 The keys themselves are never shown.
 
 Options:
-  --json       Print a JSON array of {"id","name","prefix","createdAt","revokedAt","lastUsedAt","status"}
+  --json       Print a JSON array of {"id","name","prefix","createdAt","revokedAt","lastUsedAt","status","expiresAt","allowedAliases","limits"}
   -h, --help   Show this help
 `;
 
@@ -186,7 +186,7 @@ function renderTable(header: readonly string[], rows: readonly (readonly string[
   return line(header) + rows.map(line).join('');
 }
 
-function renderKeyList(keys: readonly ListedKey[]): string {
+function renderKeyList(keys: readonly ListedKey[], nowMs: number): string {
   if (keys.length === 0) return 'No API keys yet. Create one with: portcullis keys create --name NAME\n';
   return renderTable(
     ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'STATUS'],
@@ -196,7 +196,7 @@ function renderKeyList(keys: readonly ListedKey[]): string {
       k.prefix,
       shortTime(k.createdAt),
       k.lastUsedAt === null ? 'never' : shortTime(k.lastUsedAt),
-      statusOf(k),
+      statusOf(k, nowMs),
     ]),
   );
 }
@@ -247,7 +247,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
               createdAt: k.createdAt,
               revokedAt: k.revokedAt,
               lastUsedAt: k.lastUsedAt,
-              status: statusOf(k),
+              status: statusOf(k, (ctx.clock ?? Date.now)()),
               expiresAt: k.expiresAt,
               allowedAliases: k.allowedAliases,
               limits: k.limits,
@@ -255,7 +255,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
           ),
         );
       } else {
-        ctx.stdout.write(renderKeyList(keys));
+        ctx.stdout.write(renderKeyList(keys, (ctx.clock ?? Date.now)()));
       }
       return 0;
     },
@@ -339,7 +339,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     allowPositionals: false,
     async run(store, values, _positionals, ctx) {
       const [keys, totals] = await Promise.all([store.keys.list(), store.usage.totals()]);
-      const rows = keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, status: statusOf(k), ...(totals.get(k.id) ?? emptyUsage()) }));
+      const rows = keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, status: statusOf(k, (ctx.clock ?? Date.now)()), ...(totals.get(k.id) ?? emptyUsage()) }));
       if (values['json'] === true) {
         ctx.stdout.write(toJson(rows));
         return 0;

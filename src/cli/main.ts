@@ -15,7 +15,7 @@ An OpenAI-compatible inference gateway.
 
 Commands:
   serve        Start the gateway (see: portcullis serve --help)
-  keys         Create, list and revoke API keys (see: portcullis keys --help)
+  keys         Create, list, update, rotate and revoke API keys (see: portcullis keys --help)
   check-config Check config files without starting (see: portcullis check-config --help)
   admin        Set the dashboard admin password (see: portcullis admin --help)
 

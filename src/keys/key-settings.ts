@@ -2,6 +2,7 @@
 // expires, and its limits. Pure checks shared by keys.json parsing, the CLI and
 // the admin API, so a setting is refused the same way wherever it comes from.
 import { KeyLimitsError, NO_LIMITS, parseKeyLimits, type KeyLimits } from '../limits/key-limits.ts';
+import { AUTO_ALIAS } from '../config/config.ts';
 import { InvalidKeySettingError } from './errors.ts';
 
 export const MAX_ALLOWED_ALIASES = 64;
@@ -34,6 +35,9 @@ export function parseAllowedAliases(value: unknown, at = 'allowedAliases'): read
   const out: string[] = [];
   value.forEach((name: unknown, i: number) => {
     if (typeof name !== 'string' || !ALIAS_NAME.test(name)) throw new InvalidKeySettingError(`${at}[${i}]`, 'must be an alias name');
+    if (name === AUTO_ALIAS) {
+      throw new InvalidKeySettingError(`${at}[${i}]`, `'${AUTO_ALIAS}' is always allowed when the alias it resolves to is; list concrete aliases`);
+    }
     if (out.includes(name)) throw new InvalidKeySettingError(`${at}[${i}]`, `'${name}' is listed twice`);
     out.push(name);
   });
@@ -47,7 +51,7 @@ export function parseExpiresAt(value: unknown, at = 'expiresAt'): string | null 
     throw new InvalidKeySettingError(at, 'must be null or an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z');
   }
   const ms = Date.parse(value);
-  if (!Number.isFinite(ms)) throw new InvalidKeySettingError(at, 'is not a real date');
+  if (!Number.isFinite(ms) || !isRealCalendarTime(value)) throw new InvalidKeySettingError(at, 'is not a real date and time');
   if (new Date(ms).getUTCFullYear() > new Date().getUTCFullYear() + MAX_EXPIRY_YEARS) {
     throw new InvalidKeySettingError(at, `must be within ${MAX_EXPIRY_YEARS} years`);
   }
@@ -86,4 +90,15 @@ export function isExpired(settings: Pick<KeySettings, 'expiresAt'>, nowMs: numbe
 /** True when the key may use `alias` (the resolved alias, after service-auto). */
 export function allowsAlias(settings: Pick<KeySettings, 'allowedAliases'>, alias: string): boolean {
   return settings.allowedAliases === null || settings.allowedAliases.includes(alias);
+}
+
+// Date.parse rolls 2099-02-30 over to March 2 and accepts T24:00; an expiry must
+// be the time written, so the fields are read back and compared.
+function isRealCalendarTime(text: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(text);
+  if (m === null) return false;
+  const [, y, mo, d, h, mi] = m.map(Number) as [number, number, number, number, number, number];
+  if (mo < 1 || mo > 12 || h > 23 || mi > 59) return false;
+  const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  return d >= 1 && d <= daysInMonth;
 }

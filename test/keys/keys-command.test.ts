@@ -63,9 +63,9 @@ const SETTING_HELP =
   '  --allow ALIASES       Comma-separated aliases the key may use, or "all" (default all)\n' +
   '  --expires TIME        Expiry as an ISO 8601 time with a zone (2027-01-31T00:00:00Z), or "never"\n' +
   '  --rpm N               Requests per minute ("none" for unlimited)\n' +
-  '  --tpm N               Tokens per minute, estimated before and settled after each call\n' +
-  '  --concurrency N       Requests at once\n' +
-  '  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month\n';
+  '  --tpm N               Tokens per minute, estimated before and settled after each call ("none")\n' +
+  '  --concurrency N       Requests at once ("none")\n' +
+  '  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month ("none")\n';
 
 test('keys --help, -h and help print the usage on stdout and exit 0', async () => {
   assert.equal(
@@ -100,7 +100,7 @@ test('each subcommand has its own --help, which wins over other problems and nev
       'Options:\n' +
       '  --name NAME           A label for the key, 1 to 64 printable characters (required)\n' +
       SETTING_HELP +
-      '  --json                Print {"id","name","prefix","createdAt","key",...settings} as JSON\n' +
+      '  --json                Print {"id","name","prefix","createdAt","expiresAt","allowedAliases","limits","key"} as JSON\n' +
       '  -h, --help            Show this help\n',
   });
   assert.deepEqual(await run(['show', '-h'], ''), {
@@ -474,19 +474,22 @@ test('bad settings values: exit 2 with the exact message, nothing stored', async
   const dir = freshDir();
   const hint = 'Run "portcullis keys create --help" for usage.\n';
   const cases: [string[], string][] = [
-    [['--rpm', 'abc'], '--rpm must be a whole number or "none"'],
-    [['--rpm', ''], '--rpm must be a whole number or "none"'],
-    [['--rpm=-1'], '--rpm must be a whole number or "none"'],
+    [['--rpm', 'abc'], '--rpm must be a whole number from 1 to 1000000000, or "none"'],
+    [['--rpm', ''], '--rpm must be a whole number from 1 to 1000000000, or "none"'],
+    [['--rpm=-1'], '--rpm must be a whole number from 1 to 1000000000, or "none"'],
     [['--rpm', '-1'], "option '--rpm' needs a value (write --rpm=VALUE for a value starting with '-')"],
-    [['--tpm', '1.5'], '--tpm must be a whole number or "none"'],
-    [['--concurrency', '1e3'], '--concurrency must be a whole number or "none"'],
-    [['--rpm', '12345678901234'], '--rpm must be a whole number or "none"'],
-    [['--rpm', '0'], 'Invalid limits.requestsPerMinute: limits.requestsPerMinute must be an integer from 1 to 1000000000 (or null for no limit); got 0.'],
-    [['--concurrency', '2000000000'], 'Invalid limits.concurrentRequests: limits.concurrentRequests must be an integer from 1 to 1000000000 (or null for no limit); got 2000000000.'],
+    [['--tpm', '1.5'], '--tpm must be a whole number from 1 to 1000000000, or "none"'],
+    [['--concurrency', '1e3'], '--concurrency must be a whole number from 1 to 1000000000, or "none"'],
+    [['--rpm', '12345678901234'], '--rpm must be a whole number from 1 to 1000000000, or "none"'],
+    [['--rpm', '0'], '--rpm must be a whole number from 1 to 1000000000, or "none"'],
+    [['--concurrency', '2000000000'], '--concurrency must be a whole number from 1 to 1000000000, or "none"'],
     [['--budget', '5/week'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
     [['--budget', '5000'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
     [['--budget', '5000/Month'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
-    [['--budget', '0/day'], 'Invalid limits.tokenBudget.tokens: limits.tokenBudget.tokens must be an integer from 1 to 1000000000000 (or null for no limit); got 0.'],
+    [['--budget', '0/day'], '--budget must be a whole number from 1 to 1000000000000, or "none"'],
+    [['--expires', '2099-02-30T00:00:00Z'], 'Invalid expiresAt: is not a real date and time.'],
+    [['--expires', '2099-01-31T24:00:00Z'], 'Invalid expiresAt: is not a real date and time.'],
+    [['--allow', 'service-chat,service-auto'], "Invalid allowedAliases[1]: 'service-auto' is always allowed when the alias it resolves to is; list concrete aliases."],
     [['--expires', 'yesterday'], 'Invalid expiresAt: must be null or an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z.'],
     [['--expires', '2099-01-31'], 'Invalid expiresAt: must be null or an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z.'],
     [['--expires', '2099-01-31T00:00:00'], 'Invalid expiresAt: must be null or an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z.'],
@@ -622,7 +625,7 @@ test('update refusals: nothing to change and bad values exit 2; unknown or revok
   const cases: [string[], { code: number; stdout: string; stderr: string }][] = [
     [['update', 'key_AAAAAAAAAAAAAAAA'], { code: 2, stdout: '', stderr: `portcullis keys update: nothing to change: give --name or a setting\n${hint}` }],
     [['update', 'key_AAAAAAAAAAAAAAAA', '--json'], { code: 2, stdout: '', stderr: `portcullis keys update: nothing to change: give --name or a setting\n${hint}` }],
-    [['update', 'key_AAAAAAAAAAAAAAAA', '--rpm', 'abc'], { code: 2, stdout: '', stderr: `portcullis keys update: --rpm must be a whole number or "none"\n${hint}` }],
+    [['update', 'key_AAAAAAAAAAAAAAAA', '--rpm', 'abc'], { code: 2, stdout: '', stderr: `portcullis keys update: --rpm must be a whole number from 1 to 1000000000, or "none"\n${hint}` }],
     [['update', 'key_AAAAAAAAAAAAAAAA', '--budget', '5/week'], { code: 2, stdout: '', stderr: `portcullis keys update: --budget must look like 2000000/month or 50000/day, or be "none"\n${hint}` }],
     [['update', 'key_AAAAAAAAAAAAAAAA', '--expires', 'yesterday'], { code: 2, stdout: '', stderr: `portcullis keys update: Invalid expiresAt: must be null or an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z.\n${hint}` }],
     [['update', 'key_AAAAAAAAAAAAAAAA', '--allow', ''], { code: 2, stdout: '', stderr: `portcullis keys update: Invalid allowedAliases: must name at least one alias (a key allowed nothing is a revoked key).\n${hint}` }],

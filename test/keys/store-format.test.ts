@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { InvalidKeyNameError, KeyFileInvalidError } from '../../src/keys/errors.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
+import { parseAllowedAliases, parseExpiresAt } from '../../src/keys/key-settings.ts';
 import {
   isKeyId,
   laterTime,
@@ -203,4 +204,11 @@ test('laterTime picks the later ISO time', () => {
   assert.equal(laterTime(undefined, '2025-01-01T00:00:00.000Z'), '2025-01-01T00:00:00.000Z');
   assert.equal(laterTime('2025-01-02T00:00:00.000Z', '2025-01-01T00:00:00.000Z'), '2025-01-02T00:00:00.000Z');
   assert.equal(laterTime('2025-01-01T00:00:00.000Z', '2025-01-02T00:00:00.000Z'), '2025-01-02T00:00:00.000Z');
+});
+
+test('key settings: impossible dates and service-auto are refused, not shifted or ignored', () => {
+  assert.throws(() => parseExpiresAt('2099-02-30T00:00:00Z'), { name: 'InvalidKeySettingError', message: 'Invalid expiresAt: is not a real date and time.' });
+  assert.throws(() => parseExpiresAt('2099-01-31T24:00:00Z'), { name: 'InvalidKeySettingError', message: 'Invalid expiresAt: is not a real date and time.' });
+  assert.equal(parseExpiresAt('2096-02-29T23:59:59+02:00'), '2096-02-29T21:59:59.000Z');
+  assert.throws(() => parseAllowedAliases(['service-auto']), { name: 'InvalidKeySettingError', param: 'allowedAliases[0]' });
 });
