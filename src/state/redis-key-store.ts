@@ -1,0 +1,441 @@
+// The API key store in Redis, shared by every gateway instance on it.
+//
+// Layout under prefix P (all in the hash tag {keys}, so one Cluster slot and the
+// scripts below may touch them together):
+//   P{keys}:records    hash  key id -> record JSON (the keys.json record format, checked as strictly)
+//   P{keys}:by-hash    hash  SHA-256 of the raw key -> key id (uniqueness of secrets)
+//   P{keys}:version    string counter, INCR'd by every create/update/rotate/revoke
+//   P{keys}:last-used  hash  key id -> ISO time of the last use seen by any instance
+// The raw key is never stored, only its SHA-256 (as in keys.json).
+//
+// Writes are compare-and-set Lua scripts: a change reads the record, builds the new
+// one with the same checks as the file store, and the script stores it only if the
+// record is still the one read (else it is read again, at most MAX_WRITE_ATTEMPTS
+// times). Two admins on two instances therefore never lose each other's changes.
+// Not WATCH/MULTI: the client multiplexes every caller on one connection, where a
+// WATCH would watch on behalf of everybody.
+//
+// authenticate() is synchronous, served from an in-memory mirror of the records. The
+// mirror is refreshed when the version counter changes: a GET every reloadIntervalMs
+// (default 1 s) and right after this instance's own writes. So a key revoked on
+// instance A is refused by instance B at most reloadIntervalMs plus one snapshot read
+// (a few ms for thousands of keys) after the revoke returned; on A at once.
+// While Redis is unreachable the mirror keeps serving the last keys it saw (a revoke
+// made meanwhile elsewhere cannot reach this instance anyway) and onError hears of the
+// outage once; the first successful poll after it catches up.
+import type { RedisClient } from '../redis/client.ts';
+import { RedisUnavailableError } from '../redis/errors.ts';
+import type { RedisReply } from '../redis/resp.ts';
+import { defineScript } from '../redis/script.ts';
+import { generateApiKey, hashApiKey, isWellFormedApiKey, keyDisplayPrefix } from '../keys/api-key.ts';
+import { KeyAlreadyRevokedError, KeyFileInvalidError, KeyNotFoundError, KeyRevokedError, KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
+import { checkPatch, type IssuedKey, type KeyPatch, type KeyStore, type ListedKey } from '../keys/key-store.ts';
+import { parseKeySettings, type KeySettingsInput } from '../keys/key-settings.ts';
+import { KEY_FILE_VERSION, laterTime, newKeyId, parseKeysFile, parseLastUsedFile, validateKeyName, type KeyRecord } from '../keys/store-format.ts';
+
+export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
+export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
+/**
+ * Compare-and-set rounds before a write gives up. Every round some writer of the key
+ * wins, so N concurrent writers of one key all land within N rounds; admins are far
+ * fewer than this.
+ */
+const MAX_WRITE_ATTEMPTS = 100;
+const RECORD_ADVICE = 'Nothing was changed in Redis; repair the record (HSET) or restore it from a backup.';
+
+export interface RedisKeyStoreOptions {
+  /** Prefix of every key, e.g. `portcullis:`. */
+  keyPrefix: string;
+  /** Source of createdAt/revokedAt/rotatedAt and last-used times. */
+  clock?: () => Date;
+  /** Time between two checks of the version counter; default 1000. */
+  reloadIntervalMs?: number;
+  /** Delay between the first unflushed touch() and the write of the last-used times; default 5000. */
+  lastUsedFlushMs?: number;
+  /** Background failures: Redis unreachable (once per outage), a broken record (once per version), a failed flush. */
+  onError?: (error: Error) => void;
+  /** Where the keys live, for messages (e.g. `redis://10.0.0.5:6379/0`). */
+  location?: string;
+}
+
+export interface RedisKeyStoreKeys {
+  records: string;
+  byHash: string;
+  version: string;
+  lastUsed: string;
+}
+
+export function redisKeyStoreKeys(keyPrefix: string): RedisKeyStoreKeys {
+  const base = `${keyPrefix}{keys}`;
+  return { records: `${base}:records`, byHash: `${base}:by-hash`, version: `${base}:version`, lastUsed: `${base}:last-used` };
+}
+
+/** The version and every record, read at one instant. KEYS: records, version. */
+const SNAPSHOT_SCRIPT = defineScript(`
+return { redis.call('GET', KEYS[2]) or '0', redis.call('HGETALL', KEYS[1]) }
+`);
+
+/**
+ * Compare-and-set of one record. KEYS: records, by-hash, version. ARGV: 1 id,
+ * 2 the record JSON read ('' = must not exist), 3 new JSON, 4 old hash ('' = none),
+ * 5 new hash. Returns the new version; 0 when the record changed meanwhile (or the id
+ * exists, for a create); -1 when another key already has the new hash.
+ */
+const PUT_RECORD_SCRIPT = defineScript(`
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[2] == '' then
+  if current then return 0 end
+elseif current ~= ARGV[2] then
+  return 0
+end
+if ARGV[5] ~= ARGV[4] then
+  if redis.call('HEXISTS', KEYS[2], ARGV[5]) == 1 then return -1 end
+  if ARGV[4] ~= '' then redis.call('HDEL', KEYS[2], ARGV[4]) end
+  redis.call('HSET', KEYS[2], ARGV[5], ARGV[1])
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return redis.call('INCR', KEYS[3])
+`);
+
+/** Keeps the later of the stored and the given time per id (ISO times compare as strings). KEYS: last-used. ARGV: id, time, ... */
+const MERGE_LAST_USED_SCRIPT = defineScript(`
+for i = 1, #ARGV, 2 do
+  local current = redis.call('HGET', KEYS[1], ARGV[i])
+  if (not current) or current < ARGV[i + 1] then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+return #ARGV / 2
+`);
+
+/** A record as stored: the fields of keys.json in its order. */
+export function recordJson(r: KeyRecord): string {
+  return JSON.stringify({
+    id: r.id,
+    name: r.name,
+    prefix: r.prefix,
+    hash: r.hash,
+    createdAt: r.createdAt,
+    revokedAt: r.revokedAt,
+    rotatedAt: r.rotatedAt,
+    expiresAt: r.expiresAt,
+    allowedAliases: r.allowedAliases,
+    limits: r.limits,
+  });
+}
+
+/** One stored record, checked by the keys.json parser; KeyFileInvalidError naming the id otherwise. */
+export function parseStoredRecord(id: string, json: string, location: string): KeyRecord {
+  const fail = (problem: string, cause?: unknown): never => {
+    throw new KeyFileInvalidError(location, `record ${id}: ${problem}`, RECORD_ADVICE, { cause });
+  };
+  let value: unknown;
+  try {
+    value = JSON.parse(json) as unknown;
+  } catch (cause) {
+    return fail('is not valid JSON', cause);
+  }
+  let records: KeyRecord[] = [];
+  try {
+    records = parseKeysFile(JSON.stringify({ version: KEY_FILE_VERSION, keys: [value] }), location);
+  } catch (error) {
+    if (error instanceof KeyFileInvalidError) fail(error.problem.replace(/^keys\[0\]\.?/, ''), error);
+    throw error;
+  }
+  const record = records[0];
+  if (record === undefined || record.id !== id) return fail(`is stored under the id ${id} but holds ${JSON.stringify(record?.id)}`);
+  return record;
+}
+
+interface Mirror {
+  version: string;
+  byHash: Map<string, KeyRecord>;
+  byId: Map<string, KeyRecord>;
+}
+
+export async function openRedisKeyStore(client: RedisClient, options: RedisKeyStoreOptions): Promise<KeyStore> {
+  const keys = redisKeyStoreKeys(options.keyPrefix);
+  const location = options.location ?? `Redis ${keys.records}`;
+  const clock = options.clock ?? (() => new Date());
+  const reloadIntervalMs = options.reloadIntervalMs ?? DEFAULT_RELOAD_INTERVAL_MS;
+  const lastUsedFlushMs = options.lastUsedFlushMs ?? DEFAULT_LAST_USED_FLUSH_MS;
+  const onError = options.onError ?? ((error: Error) => process.emitWarning(error));
+  for (const [name, value] of [['reloadIntervalMs', reloadIntervalMs], ['lastUsedFlushMs', lastUsedFlushMs]] as const) {
+    if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer; got ${value}.`);
+  }
+
+  let mirror: Mirror = { version: '', byHash: new Map(), byId: new Map() };
+  let closed = false;
+  let closing: Promise<void> | null = null;
+  /** What onError last heard about, so an outage or a broken version is reported once. */
+  let reported: string | null = null;
+  let refreshChain: Promise<void> = Promise.resolve();
+  let refreshQueued = false;
+  const pendingLastUsed = new Map<string, string>();
+  let flushTimer: NodeJS.Timeout | null = null;
+  let flushChain: Promise<void> = Promise.resolve();
+
+  function report(error: Error): void {
+    const what = error instanceof RedisUnavailableError ? 'unavailable' : `${error.name}:${error.message}`;
+    if (what === reported) return;
+    reported = what;
+    onError(error);
+  }
+
+  /** A snapshot reply as a mirror; throws KeyFileInvalidError on any broken record (the old mirror stays). */
+  function mirrorOf(reply: RedisReply): Mirror {
+    const [version, flat] = Array.isArray(reply) ? reply : [];
+    if (typeof version !== 'string' || !Array.isArray(flat) || flat.length % 2 !== 0) {
+      throw new KeyStoreIoError('read the keys from', location, new Error('unexpected reply to the snapshot script'));
+    }
+    const byHash = new Map<string, KeyRecord>();
+    const byId = new Map<string, KeyRecord>();
+    for (let i = 0; i < flat.length; i += 2) {
+      const id = flat[i];
+      const json = flat[i + 1];
+      if (typeof id !== 'string' || typeof json !== 'string') throw new KeyStoreIoError('read the keys from', location, new Error('a record is not a string'));
+      const record = parseStoredRecord(id, json, location);
+      if (byHash.has(record.hash)) throw new KeyFileInvalidError(location, `records ${byHash.get(record.hash)?.id} and ${id} have the same hash`, RECORD_ADVICE);
+      byHash.set(record.hash, record);
+      byId.set(id, record);
+    }
+    return { version, byHash, byId };
+  }
+
+  async function readSnapshot(): Promise<Mirror> {
+    return mirrorOf(await client.evalScript(SNAPSHOT_SCRIPT, [keys.records, keys.version], []));
+  }
+
+  /** Re-reads the records when the version moved (or always, when forced). */
+  async function refreshOnce(force: boolean): Promise<void> {
+    if (!force) {
+      const version = (await client.command(['GET', keys.version])) ?? '0';
+      if (version === mirror.version) {
+        reported = null;
+        return;
+      }
+    }
+    mirror = await readSnapshot();
+    reported = null;
+  }
+
+  /** Refreshes run one at a time, in order: a refresh asked for after a write starts after it. */
+  function refresh(force: boolean): Promise<void> {
+    refreshQueued = true;
+    const run = refreshChain.then(() => {
+      refreshQueued = false;
+      return refreshOnce(force);
+    });
+    refreshChain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** After our own write: the write succeeded, so a failed refresh is only reported. */
+  async function refreshAfterWrite(): Promise<void> {
+    await refresh(false).catch((error: unknown) => report(error as Error));
+  }
+
+  function ioError(operation: string, error: unknown): unknown {
+    return error instanceof RedisUnavailableError ? new KeyStoreIoError(operation, location, error) : error;
+  }
+
+  /** PUT_RECORD_SCRIPT; the new version, 0 (lost the race) or -1 (hash taken). */
+  async function putRecord(id: string, expected: string, record: KeyRecord, oldHash: string): Promise<number> {
+    const reply = await client.evalScript(PUT_RECORD_SCRIPT, [keys.records, keys.byHash, keys.version], [id, expected, recordJson(record), oldHash, record.hash]);
+    if (typeof reply !== 'number') throw new KeyStoreIoError('write', location, new Error('unexpected reply to the write script'));
+    return reply;
+  }
+
+  /** Compare-and-set loop over the active key `id`. `change` may run several times. */
+  async function changeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
+    if (closed) throw new KeyStoreClosedError();
+    for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+      let json: RedisReply;
+      try {
+        json = await client.command(['HGET', keys.records, id]);
+      } catch (error) {
+        throw ioError('read', error);
+      }
+      if (json === null) throw new KeyNotFoundError(String(id));
+      if (typeof json !== 'string') throw new KeyStoreIoError('read', location, new Error('a record is not a string'));
+      const current = parseStoredRecord(id, json, location);
+      const { record, result } = change(current);
+      let version: number;
+      try {
+        version = await putRecord(id, json, record, current.hash);
+      } catch (error) {
+        throw ioError('write', error);
+      }
+      if (version > 0) {
+        await refreshAfterWrite();
+        return result;
+      }
+    }
+    throw new KeyStoreIoError('write', location, new Error(`key ${id} kept changing during ${MAX_WRITE_ATTEMPTS} attempts`));
+  }
+
+  function activeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
+    return changeKey(id, (current) => {
+      if (current.revokedAt !== null) throw new KeyRevokedError(current.id);
+      return change(current);
+    });
+  }
+
+  async function readLastUsed(): Promise<Map<string, string>> {
+    const flat = await client.command(['HGETALL', keys.lastUsed]);
+    if (!Array.isArray(flat)) throw new KeyStoreIoError('read', location, new Error('unexpected reply to HGETALL'));
+    const entries: Record<string, unknown> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) entries[String(flat[i])] = flat[i + 1];
+    return parseLastUsedFile(JSON.stringify({ version: 1, lastUsed: entries }), keys.lastUsed);
+  }
+
+  async function listKeys(): Promise<ListedKey[]> {
+    if (closed) throw new KeyStoreClosedError();
+    let snapshot: Mirror;
+    let lastUsed: Map<string, string>;
+    try {
+      // Issued in the same turn: one round trip.
+      [snapshot, lastUsed] = await Promise.all([readSnapshot(), readLastUsed()]);
+    } catch (error) {
+      throw ioError('read', error);
+    }
+    mirror = snapshot;
+    const records = [...snapshot.byId.values()].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1));
+    return records.map((record) => {
+      const stored = lastUsed.get(record.id);
+      const pending = pendingLastUsed.get(record.id);
+      const lastUsedAt = pending === undefined ? (stored ?? null) : laterTime(stored, pending);
+      return Object.freeze({ ...record, lastUsedAt });
+    });
+  }
+
+  async function flushOnce(): Promise<void> {
+    if (pendingLastUsed.size === 0) return;
+    const snapshot = new Map(pendingLastUsed);
+    await client.evalScript(MERGE_LAST_USED_SCRIPT, [keys.lastUsed], [...snapshot].flat());
+    for (const [id, time] of snapshot) if (pendingLastUsed.get(id) === time) pendingLastUsed.delete(id);
+  }
+
+  function flushLastUsed(): Promise<void> {
+    const run = flushChain.then(flushOnce);
+    flushChain = run.catch(() => undefined);
+    return run;
+  }
+
+  try {
+    mirror = await readSnapshot();
+  } catch (error) {
+    throw ioError('read the keys from', error);
+  }
+  const poll = setInterval(() => {
+    // A refresh already waiting covers this tick.
+    if (refreshQueued || closed) return;
+    refresh(false).catch((error: unknown) => report(error as Error));
+  }, reloadIntervalMs);
+  poll.unref();
+
+  return {
+    location,
+
+    async create(name: string, input: KeySettingsInput = {}) {
+      if (closed) throw new KeyStoreClosedError();
+      const cleanName = validateKeyName(name);
+      const settings = parseKeySettings(input, clock().getTime());
+      for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+        const key = generateApiKey();
+        const record: KeyRecord = Object.freeze({
+          id: newKeyId(),
+          name: cleanName,
+          prefix: keyDisplayPrefix(key),
+          hash: hashApiKey(key),
+          createdAt: clock().toISOString(),
+          revokedAt: null,
+          rotatedAt: null,
+          ...settings,
+        });
+        let version: number;
+        try {
+          version = await putRecord(record.id, '', record, '');
+        } catch (error) {
+          throw ioError('write', error);
+        }
+        // 0: the id exists, -1: the hash does (2^-256): draw again.
+        if (version > 0) {
+          await refreshAfterWrite();
+          return { key, record } satisfies IssuedKey;
+        }
+      }
+      throw new KeyStoreIoError('write', location, new Error(`no free key id after ${MAX_WRITE_ATTEMPTS} attempts`));
+    },
+
+    list: listKeys,
+
+    async get(id: string) {
+      const found = (await listKeys()).find((k) => k.id === id);
+      if (found === undefined) throw new KeyNotFoundError(String(id));
+      return found;
+    },
+
+    async update(id: string, patch: KeyPatch) {
+      const changes = checkPatch(patch);
+      return activeKey(id, (current) => {
+        const record: KeyRecord = Object.freeze({ ...current, ...changes });
+        return { record, result: record };
+      });
+    },
+
+    rotate(id: string) {
+      return activeKey(id, (current) => {
+        const key = generateApiKey();
+        const record: KeyRecord = Object.freeze({ ...current, prefix: keyDisplayPrefix(key), hash: hashApiKey(key), rotatedAt: clock().toISOString() });
+        return { record, result: { key, record } satisfies IssuedKey };
+      });
+    },
+
+    revoke(id: string) {
+      return changeKey(id, (current) => {
+        if (current.revokedAt !== null) throw new KeyAlreadyRevokedError(current.id, current.revokedAt);
+        const record: KeyRecord = Object.freeze({ ...current, revokedAt: clock().toISOString() });
+        return { record, result: record };
+      });
+    },
+
+    async reload() {
+      if (closed) throw new KeyStoreClosedError();
+      try {
+        await refresh(true);
+      } catch (error) {
+        throw ioError('read the keys from', error);
+      }
+    },
+
+    authenticate(rawKey: string) {
+      if (closed || !isWellFormedApiKey(rawKey)) return null;
+      const record = mirror.byHash.get(hashApiKey(rawKey));
+      // Expiry is the caller's check, so it can say "expired" rather than "unknown".
+      return record === undefined || record.revokedAt !== null ? null : record;
+    },
+
+    touch(id: string) {
+      if (closed || !mirror.byId.has(id)) return;
+      pendingLastUsed.set(id, clock().toISOString());
+      if (flushTimer !== null) return;
+      flushTimer = setTimeout(() => {
+        flushTimer = null;
+        flushLastUsed().catch((error: unknown) => report(error as Error));
+      }, lastUsedFlushMs);
+      flushTimer.unref();
+    },
+
+    flushLastUsed,
+
+    close() {
+      if (closing !== null) return closing;
+      closed = true;
+      clearInterval(poll);
+      if (flushTimer !== null) clearTimeout(flushTimer);
+      flushTimer = null;
+      // Last-used times are a convenience: a flush Redis cannot take is reported, not thrown.
+      closing = flushLastUsed().catch((error: unknown) => report(error as Error));
+      return closing;
+    },
+  };
+}
