@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { ConfigError, type RedisStateConfig } from '../config/config.ts';
 import type { KeyStore } from '../keys/key-store.ts';
+import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { AdmitDecision, AdmitInput, Limiter, Permit, SettleInput } from '../limits/limiter.ts';
 import { createMemoryLimiter } from '../limits/memory-limiter.ts';
 import { createRedisLimiter } from '../limits/redis-limiter.ts';
@@ -108,6 +109,8 @@ export async function openRedisBackend(config: RedisStateConfig, options: RedisB
   };
 
   let connectedOnce = false;
+  /** Set once the first load succeeded; the recovery handler reloads it. */
+  let keys: KeyStore | undefined = undefined;
   const client: RedisClient = createRedisClient({
     host: address.host,
     port: address.port,
@@ -122,6 +125,9 @@ export async function openRedisBackend(config: RedisStateConfig, options: RedisB
       if (state === ClientState.Ready) {
         if (availability === Availability.Down) {
           logger.info('state backend recovered: Redis answers again', { redis: location, down_ms: Date.now() - downSinceMs });
+          // A Redis restored from an older snapshot may carry a version number the mirror
+          // has already seen with other records: read the keys whole once.
+          keys?.reload().catch((error: unknown) => logger.error('key store reload after the outage failed', { redis: location, error: String(error) }));
         }
         availability = Availability.Up;
         connectedOnce = true;
@@ -135,10 +141,11 @@ export async function openRedisBackend(config: RedisStateConfig, options: RedisB
     },
   });
 
-  const keys = await openKeys(client, config, options, location).catch(async (error: unknown) => {
+  const keyStore = await openKeys(client, config, options, location).catch(async (error: unknown) => {
     await client.close();
     throw error;
   });
+  keys = keyStore;
   const usage = createRedisUsageStore(client, {
     keyPrefix: config.keyPrefix,
     onError: (error) => logger.error('usage flush partly failed', { redis: location, error: error.message }),
@@ -155,7 +162,7 @@ export async function openRedisBackend(config: RedisStateConfig, options: RedisB
   return {
     kind: 'redis',
     location,
-    keys,
+    keys: keyStore,
     usage,
     limiter,
     health: () => (client.state === ClientState.Ready ? BackendHealth.Ok : BackendHealth.Unavailable),
@@ -170,7 +177,7 @@ export async function openRedisBackend(config: RedisStateConfig, options: RedisB
     close() {
       closing ??= (async () => {
         await limiter.close();
-        await keys.close();
+        await keyStore.close();
         await client.close();
       })();
       return closing;
@@ -215,6 +222,8 @@ export function createFailoverLimiter({ redis, local, ready, count }: FailoverPa
 
   return {
     async admit(input: AdmitInput): Promise<AdmitDecision> {
+      // A key without limits never needs Redis (the Redis limiter sends nothing for it).
+      if (!hasAnyLimit(input.limits)) return redis.admit(input);
       // Not ready: fail fast rather than wait for a command the client would refuse anyway.
       if (!ready()) return admitWithoutRedis(input, undefined);
       try {

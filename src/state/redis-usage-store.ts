@@ -22,7 +22,7 @@
 import type { RedisClient } from '../redis/client.ts';
 import { RedisReplyError } from '../redis/errors.ts';
 import type { RedisArg, RedisReply } from '../redis/resp.ts';
-import { emptyUsage, HOUR_MS, USAGE_FIELDS, type KeyUsage, type PendingUsage } from '../usage/usage-ledger.ts';
+import { addUsage, emptyUsage, HOUR_MS, USAGE_FIELDS, type KeyUsage, type PendingUsage } from '../usage/usage-ledger.ts';
 import { bucketId, bucketStart, emptyStoredUsage, GRANULARITIES, RETENTION, SERIES_LENGTH, seriesOf, toKeyUsage, type Granularity, type UsageSeries } from '../usage/usage-series.ts';
 import type { UsageStore } from './state-backend.ts';
 
@@ -93,18 +93,20 @@ export function createRedisUsageStore(client: RedisClient, options: RedisUsageSt
       for (const [keyId, hours] of pending) {
         const keys = redisUsageKeys(keyPrefix, keyId);
         commands.push(['SADD', idsKey, keyId]);
-        // Buckets of one day may come from several hours: sum them first, one HINCRBY per field.
+        // Totals and the day buckets sum several hours: added up first, one HINCRBY per field.
+        const total = emptyUsage();
         const buckets = new Map<string, { granularity: Granularity; startMs: number; usage: KeyUsage }>();
         for (const [hourMs, u] of hours) {
-          commands.push(...increments(keys.total, u));
+          addUsage(total, u);
           for (const granularity of GRANULARITIES) {
             const startMs = bucketStart(hourMs, granularity);
             const key = keys.bucket(granularity, bucketId(startMs, granularity));
             const bucket = buckets.get(key) ?? { granularity, startMs, usage: emptyUsage() };
-            for (const field of USAGE_FIELDS) bucket.usage[field] += u[field];
+            addUsage(bucket.usage, u);
             buckets.set(key, bucket);
           }
         }
+        commands.push(...increments(keys.total, total));
         for (const [key, { granularity, startMs, usage }] of buckets) {
           const ttl = bucketTtlMs(startMs, granularity, nowMs);
           // Past retention: counted in the totals only, as the file store prunes it.
