@@ -17,6 +17,7 @@ import {
   startLifecycleGateway,
   streamContents,
   until,
+  within,
   type LifecycleGateway,
 } from './lifecycle-fixtures.ts';
 
@@ -81,7 +82,7 @@ test('a stream still open at the deadline ends with the shutdown error frame, ne
   assert.equal(res.status, 200);
   assert.ok(res.text.endsWith(`\n\ndata: ${STREAM_FRAME}\n\n`), res.text);
   assert.deepEqual(streamContents(sseData(res.text)), ['partial', STREAM_FRAME]);
-  await upstream.aborted;
+  await within(upstream.aborted, 'the upstream call to be aborted');
   await until(() => gw.logs.some((l) => l['msg'] === 'request' && l['stream'] === true), 'the access line');
   const line = gw.logs.find((l) => l['msg'] === 'request' && l['stream'] === true);
   assert.equal(line?.['status'], 200);
@@ -104,7 +105,7 @@ test('a request still waiting for its upstream at the deadline is answered 503 s
   assert.equal(res.status, 503);
   assert.equal(res.headers['connection'], 'close');
   assert.deepEqual(res.json(), REQUEST_BODY);
-  await upstream.aborted;
+  await within(upstream.aborted, 'the upstream call to be aborted');
 });
 
 test('endShutdownNow (a second signal) ends the open streams at once instead of at the deadline', async () => {

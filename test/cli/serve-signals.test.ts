@@ -1,0 +1,266 @@
+// The compiled server as a child process, driven by signals: SIGHUP with a
+// good config (a new alias appears; a stream begun before it finishes on the
+// old target) and with bad ones (one exact log line, the old config still
+// serves); SIGTERM during long streams (one finishes, one ends with the
+// shutdown error frame at the deadline, new connections are refused, exit 0);
+// and the whole stdout checked for the key, the prompt and the upstream secret.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, describe, test } from 'node:test';
+import { openKeyStore } from '../../src/keys/key-store.ts';
+import { request, sseData, startFakeUpstream, type FakeUpstream, type RawResponse } from '../gateway/harness.ts';
+import { completionBody, contentEvent, createGate, fakeProvider, FINISH_EVENTS, openChat, streamContents } from '../gateway/lifecycle-fixtures.ts';
+
+// Run from dist/test/cli/ this is dist/src/cli/main.js, the compiled server;
+// run from the sources (tsx) it does not exist and the tests are skipped.
+const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const skip = !existsSync(MAIN) && 'needs the compiled server (run from the build output)';
+const UPSTREAM_SECRET = 'sk-upstream-secret-signals';
+const STREAM_FRAME = JSON.stringify({
+  error: { message: 'The gateway is shutting down; the stream was ended before completion.', type: 'server_error', param: null, code: 'server_shutting_down' },
+});
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-signals-'));
+const cleanup: Array<() => Promise<void> | void> = [() => rmSync(tmp, { recursive: true, force: true })];
+after(async () => {
+  for (const step of cleanup.reverse()) await step();
+});
+
+interface ServerProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  /** Every stdout line so far, parsed. */
+  lines: Record<string, unknown>[];
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first line (already seen or still to come) that `match` accepts; bounded. */
+  line(match: (l: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+async function startServer(configFile: string): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [MAIN, 'serve', '--config', configFile, '--port', '0'], {
+    cwd: tmp,
+    env: { PATH: process.env['PATH'] ?? '', HOME: tmp, UPSTREAM_KEY: UPSTREAM_SECRET },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  const lines: Record<string, unknown>[] = [];
+  child.stdout?.setEncoding('utf8');
+  let partial = '';
+  child.stdout?.on('data', (text: string) => {
+    out += text;
+    // A line may arrive in pieces: parse complete lines only.
+    partial += text;
+    let end: number;
+    while ((end = partial.indexOf('\n')) !== -1) {
+      lines.push(JSON.parse(partial.slice(0, end)) as Record<string, unknown>);
+      partial = partial.slice(end + 1);
+    }
+  });
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (text: string) => {
+    err += text;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  cleanup.push(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const line = async (match: (l: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> => {
+    for (let i = 0; i < 1000; i++) {
+      const found = lines.find(match);
+      if (found !== undefined) return found;
+      if (child.exitCode !== null) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`no log line: ${what}\nstdout:\n${out}\nstderr:\n${err}`);
+  };
+  const listening = await line((l) => l['msg'] === 'listening', 'listening');
+  return { child, baseUrl: `http://127.0.0.1:${String(listening['port'])}`, lines, stdout: () => out, stderr: () => err, line, exited };
+}
+
+/** `promise`, or a failure naming `what` with the server's output after `ms`: no test waits unbounded. */
+async function bounded<T>(server: ServerProcess, promise: Promise<T>, what: string, ms = 15_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}\nstdout:\n${server.stdout()}\nstderr:\n${server.stderr()}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function writeConfig(file: string, value: Record<string, unknown>, dataDir: string): void {
+  writeFileSync(file, JSON.stringify({ admin: { enabled: false }, dataDir, ...value }));
+}
+
+async function createKey(dataDir: string): Promise<{ key: string; id: string }> {
+  const store = openKeyStore(dataDir, { watch: false });
+  const created = await store.create('signals');
+  await store.close();
+  return { key: created.key, id: created.record.id };
+}
+
+async function upstream(handle: FakeUpstream['handle']): Promise<FakeUpstream> {
+  const started = await startFakeUpstream(handle);
+  cleanup.push(() => started.close());
+  return started;
+}
+
+function authed(key: string): Record<string, string> {
+  return { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+}
+
+async function modelIds(baseUrl: string, key: string): Promise<string[]> {
+  const res = await request(baseUrl, 'GET', '/v1/models', { headers: authed(key) });
+  assert.equal(res.status, 200, res.text);
+  return (res.json() as { data: Array<{ id: string }> }).data.map((m) => m.id);
+}
+
+function withoutTime(line: Record<string, unknown>): Record<string, unknown> {
+  const { time: _t, ...rest } = line;
+  return rest;
+}
+
+describe('SIGHUP', { skip }, () => {
+  test('a good config is served at once, a stream begun before it ends on the old target; bad configs are refused with one line and change nothing; the log holds no key, prompt or secret', async () => {
+    const dataDir = path.join(tmp, 'hup-data');
+    const { key, id } = await createKey(dataDir);
+    const gate = createGate();
+    const oldUp = await upstream(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(contentEvent('old-1'));
+      await gate.wait;
+      res.end(contentEvent(' old-2') + FINISH_EVENTS);
+    });
+    const newUp = await upstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(completionBody('from the new target'));
+    });
+    const configA = {
+      providers: { old: fakeProvider(oldUp.baseUrl) },
+      aliases: { 'service-a': { provider: 'old', model: 'model-a' } },
+      auto: { default: 'service-a' },
+    };
+    const configB = {
+      providers: { new: fakeProvider(newUp.baseUrl) },
+      aliases: { 'service-a': { provider: 'new', model: 'model-b' }, 'service-b': { provider: 'new', model: 'model-c' } },
+      auto: { default: 'service-a' },
+    };
+    const file = path.join(tmp, 'hup.json');
+    writeConfig(file, configA, dataDir);
+    const server = await startServer(file);
+    assert.deepEqual(await modelIds(server.baseUrl, key), ['service-a', 'service-auto']);
+
+    // A good config, while a stream runs on the old one.
+    const stream = openChat(server.baseUrl, key, { model: 'service-a', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    await bounded(server, stream.firstBytes, 'the stream to start');
+    writeConfig(file, configB, dataDir);
+    server.child.kill('SIGHUP');
+    const reloaded = await server.line((l) => l['msg'] === 'configuration reloaded', 'configuration reloaded');
+    assert.deepEqual(withoutTime(reloaded), { level: 'info', msg: 'configuration reloaded', source: file, aliases: 3, restartNeeded: 0 });
+    assert.deepEqual(await modelIds(server.baseUrl, key), ['service-a', 'service-b', 'service-auto']);
+    const fresh: RawResponse = await request(server.baseUrl, 'POST', '/v1/chat/completions', {
+      headers: authed(key),
+      body: JSON.stringify({ model: 'service-a', messages: [{ role: 'user', content: 'the secret plan is tangerine' }] }),
+    });
+    assert.equal(fresh.status, 200);
+    assert.equal((fresh.json() as { choices: [{ message: { content: string } }] }).choices[0].message.content, 'from the new target');
+    gate.open();
+    const streamed = await bounded(server, stream.response, 'the stream');
+    assert.deepEqual(streamContents(sseData(streamed.text)), ['old-1', ' old-2', '', '[DONE]']);
+    assert.equal(oldUp.requests.length, 1);
+
+    // A setting the parser does not know.
+    writeConfig(file, { ...configA, bogus: true }, dataDir);
+    server.child.kill('SIGHUP');
+    const refused = await server.line((l) => l['msg'] === 'reload refused; keeping the running configuration', 'the refused reload');
+    const { problem, ...fields } = withoutTime(refused);
+    assert.deepEqual(fields, { level: 'error', msg: 'reload refused; keeping the running configuration', source: file, path: 'bogus' });
+    assert.match(String(problem), /^bogus: unknown setting \(allowed here: /);
+
+    // An upstream credential that is not there.
+    writeConfig(file, { ...configA, providers: { old: { ...fakeProvider(oldUp.baseUrl), apiKeyEnv: 'SIGNALS_UNSET_VARIABLE' } } }, dataDir);
+    server.child.kill('SIGHUP');
+    const missing = await server.line((l) => l['msg'] === 'reload refused; keeping the running configuration' && l['path'] !== 'bogus', 'the second refused reload');
+    assert.deepEqual(withoutTime(missing), {
+      level: 'error',
+      msg: 'reload refused; keeping the running configuration',
+      source: file,
+      path: 'providers.old.apiKeyEnv',
+      problem: 'providers.old.apiKeyEnv: environment variable SIGNALS_UNSET_VARIABLE is not set or empty',
+    });
+    assert.deepEqual(await modelIds(server.baseUrl, key), ['service-a', 'service-b', 'service-auto']);
+    assert.equal(server.lines.filter((l) => l['msg'] === 'configuration reloaded').length, 1);
+
+    server.child.kill('SIGTERM');
+    assert.deepEqual(await bounded(server, server.exited, 'the exit'), { code: 0, signal: null });
+    const out = server.stdout();
+    const access = server.lines.find((l) => l['msg'] === 'request' && l['alias'] === 'service-a' && l['stream'] === false);
+    assert.equal(access?.['keyId'], id);
+    assert.equal(access?.['target'], 'new/model-b');
+    assert.equal(out.includes(key), false, 'the API key is in the log');
+    assert.equal(out.includes(key.slice(0, 16)), false, 'part of the API key is in the log');
+    assert.equal(out.includes('tangerine'), false, 'the prompt is in the log');
+    assert.equal(out.includes('from the new target'), false, 'the completion is in the log');
+    assert.equal(out.includes(UPSTREAM_SECRET), false, 'the upstream key is in the log');
+  });
+});
+
+describe('SIGTERM', { skip }, () => {
+  test('a stream that finishes in time ends with [DONE], one still open at the deadline ends with the error frame; new connections are refused; exit 0', async () => {
+    const dataDir = path.join(tmp, 'term-data');
+    const { key } = await createKey(dataDir);
+    const gate = createGate();
+    const up = await upstream(async (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(contentEvent('first'));
+      // service-quick's model finishes when the test says; service-slow's never does.
+      if ((req.body as { model: string }).model !== 'quick') return;
+      await gate.wait;
+      res.end(contentEvent(' last') + FINISH_EVENTS);
+    });
+    const file = path.join(tmp, 'term.json');
+    writeConfig(
+      file,
+      {
+        providers: { up: fakeProvider(up.baseUrl) },
+        aliases: { 'service-quick': { provider: 'up', model: 'quick' }, 'service-slow': { provider: 'up', model: 'slow' } },
+        auto: { default: 'service-quick' },
+        shutdown: { drainTimeoutMs: 1000 },
+      },
+      dataDir,
+    );
+    const server = await startServer(file);
+    const quick = openChat(server.baseUrl, key, { model: 'service-quick', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    const slow = openChat(server.baseUrl, key, { model: 'service-slow', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    await bounded(server, quick.firstBytes, 'the quick stream to start');
+    await bounded(server, slow.firstBytes, 'the slow stream to start');
+
+    server.child.kill('SIGTERM');
+    const stopping = await server.line((l) => l['msg'] === 'shutting down', 'shutting down');
+    assert.deepEqual(withoutTime(stopping), { level: 'info', msg: 'shutting down', signal: 'SIGTERM', drainTimeoutMs: 1000, inFlight: 2 });
+    const refused = await request(server.baseUrl, 'GET', '/v1/models').then(
+      () => 'connected',
+      (err: NodeJS.ErrnoException) => err.code,
+    );
+    assert.equal(refused, 'ECONNREFUSED');
+    gate.open();
+
+    assert.deepEqual(streamContents(sseData((await bounded(server, quick.response, 'the quick stream')).text)), ['first', ' last', '', '[DONE]']);
+    const cut = (await bounded(server, slow.response, 'the slow stream')).text;
+    assert.deepEqual(streamContents(sseData(cut)), ['first', STREAM_FRAME]);
+    assert.equal(cut.includes('[DONE]'), false);
+
+    assert.deepEqual(await bounded(server, server.exited, 'the exit'), { code: 0, signal: null });
+    const drained = server.lines.find((l) => l['msg'] === 'drained');
+    assert.deepEqual(drained === undefined ? undefined : withoutTime(drained), { level: 'info', msg: 'drained', finished: 1, endedWithError: 1, refused: 0 });
+  });
+});
