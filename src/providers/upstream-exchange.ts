@@ -189,10 +189,18 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
    * signal listeners per request) and could not free anything. */
   let finished = false;
 
+  /** The body reader being read. An abort cancels it too: fetch's own abort
+   * wiring is lost once undici's internal Request object is garbage collected
+   * (nodejs/undici#4627, with redirect: 'error'; not fixed in Node 20's undici),
+   * and a read would then wait for the upstream however long it streams.
+   * Cancelling the body aborts the fetch through its stream instead. */
+  let activeReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+
   const abortFor = (why: Abort): void => {
     if (abort !== Abort.None) return;
     abort = why;
     controller.abort();
+    if (activeReader !== undefined) void activeReader.cancel().catch(() => undefined);
   };
   const onCallerAbort = (): void => abortFor(Abort.Client);
 
@@ -280,6 +288,7 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
   /** The body's next chunk, or undefined at its end; aborts the exchange when
    * the upstream sends nothing for idleTimeoutMs while the chunk is awaited. */
   async function readBytes(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | undefined> {
+    activeReader = reader;
     awaitingBytes = true;
     // One timer per exchange, re-armed per read (refresh() restarts it even after it fired).
     if (idleTimer === undefined) idleTimer = setTimeout(onIdle, settings.idleTimeoutMs);
