@@ -214,8 +214,8 @@ async function usageOf(g: TestGateway): Promise<{ requests: number; promptTokens
   await new Promise((r) => setTimeout(r, 20)); // let the last response's close event record
   await g.flushUsage();
   try {
-    const file = JSON.parse(readFileSync(path.join(g.dataDir, 'usage.json'), 'utf8')) as { keys: Record<string, never> };
-    return file.keys[g.keyId] ?? { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 };
+    const file = JSON.parse(readFileSync(path.join(g.dataDir, 'usage.json'), 'utf8')) as { keys: Record<string, { totals: never }> };
+    return file.keys[g.keyId]?.totals ?? { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 };
   } catch {
     return { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 };
   }
