@@ -9,6 +9,7 @@ export type ErrorType =
   | 'permission_error'
   | 'not_found_error'
   | 'rate_limit_error'
+  | 'insufficient_quota'
   | 'server_error'
   | 'upstream_error';
 

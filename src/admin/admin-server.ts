@@ -75,6 +75,8 @@ export interface AdminServerOptions extends AdminApiDeps {
   extraRoutes?: Array<[method: string, path: string, handler: RouteHandler]>;
   throttle?: LoginThrottle;
   sessions?: SessionStore;
+  /** PEM certificate chain and key: serve the admin listener over HTTPS. */
+  tls?: { cert: Buffer; key: Buffer };
 }
 
 export interface AdminServer {
@@ -266,7 +268,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     }
     const password = await readPassword(ctx);
     try {
-      await setAdminPassword(dataDir, password);
+      await setAdminPassword(dataDir, password, () => new Date(clock()));
     } catch (err) {
       if (err instanceof WeakAdminPasswordError) throw new InvalidRequestError(`Password too weak: ${err.problem}`, 'password', 'weak_password');
       throw err;
@@ -299,6 +301,6 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
 
   for (const [method, route, handler] of options.extraRoutes ?? []) router.add(method, route, handler);
 
-  const shell = createHttpShell({ router, limits: options.limits, logger });
+  const shell = createHttpShell({ router, limits: options.limits, logger, ...(options.tls === undefined ? {} : { tls: options.tls }) });
   return { server: shell.server, shell, sessions };
 }

@@ -4,6 +4,8 @@
 // server act on the same data directory.
 import { ConfigError } from '../config/config.ts';
 import { CONFIG_ENV, DATA_DIR_ENV, loadConfig } from '../config/config-loader.ts';
+import { createLogger } from '../log/logger.ts';
+import { openStateBackend } from '../state/open-backend.ts';
 import { runAdminCommand } from './admin-command.ts';
 import { runCheckConfigCommand } from './check-config-command.ts';
 import { runKeysCommand } from './keys-command.ts';
@@ -83,7 +85,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       case 'keys': {
         if (wantsHelp) return await runKeysCommand(args, { dataDir: '', stdout: io.stdout, stderr: io.stderr });
         const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
-        return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr });
+        // With Redis the keys live there, shared by every instance; the files otherwise.
+        const openStore =
+          config.state.backend === 'redis'
+            ? async () => openStateBackend(config, { logger: createLogger({ level: 'warn', write: (line) => io.stderr.write(line) }), env: io.env, watch: false })
+            : undefined;
+        return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr, ...(openStore === undefined ? {} : { openStore }) });
       }
       case 'admin': {
         const stdin = io.stdin ?? process.stdin;
@@ -110,6 +117,10 @@ if (invokedAs !== undefined && /(^|[\\/])(main\.[jt]s|portcullis)$/.test(invoked
   runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() }).then(
     (code) => {
       if (code !== 0 || process.exitCode === undefined) process.exitCode = code;
+      // Everything is closed by now; should any handle still hold the process
+      // (a socket an upstream never closed), this ends it. Unref'd: it never
+      // keeps a process alive that would exit anyway.
+      setTimeout(() => process.exit(process.exitCode ?? code), 5000).unref();
     },
     (err: unknown) => {
       process.stderr.write(`portcullis: unexpected error: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -1,14 +1,32 @@
-// `portcullis serve`: load and check the config, open the key store, listen;
-// reload config and keys on SIGHUP; drain and stop on SIGTERM/SIGINT.
+// `portcullis serve`: load and check the config, open the state backend,
+// listen (API and admin listeners, or the sockets systemd passed), tell
+// systemd when ready; reload config and keys on SIGHUP; drain and stop on
+// SIGTERM/SIGINT.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { CONFIG_ENV, loadConfig } from '../config/config-loader.ts';
-import { createGateway, type Gateway, type PreparedReload } from '../gateway/gateway.ts';
+import { closeSync, readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { readAdminCredentials } from '../admin/admin-credentials.ts';
+import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
+import { createBootstrapToken } from '../admin/bootstrap-token.ts';
+import { createGateway, type Gateway } from '../gateway/gateway.ts';
+import { healthRoutes } from '../gateway/health.ts';
+import type { RouteHandler } from '../http/server.ts';
 import { KeyStoreError } from '../keys/errors.ts';
-import { openKeyStore, type FileKeyStore } from '../keys/key-store.ts';
-import { batchLines, createLogger, isLogLevel, type LevelledLogger, type LogLevel } from '../log/logger.ts';
+import { batchLines, createLogger, isLogLevel, type LogLevel } from '../log/logger.ts';
+import { createGatewayMetrics, type GatewayMetrics } from '../metrics/gateway-metrics.ts';
+import { PROMETHEUS_CONTENT_TYPE } from '../metrics/registry.ts';
+import { claimListenFds, listenOnFd, SocketActivationError, type ListenFds } from '../ops/socket-activation.ts';
+import { createSystemdNotifier } from '../ops/systemd-notify.ts';
+import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
+import { openStateBackend } from '../state/open-backend.ts';
+import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
+import { createReloader } from './serve-reloader.ts';
 
 const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port PORT] [--log-level LEVEL]
 
@@ -81,57 +99,118 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
 
   // Lines of one event-loop turn leave in one write (see batchLines).
   const logger = createLogger({ level: flagLevel ?? config.log.level, write: batchLines((text) => io.stdout.write(text)) });
-  let keys: FileKeyStore;
+
+  // Sockets passed by systemd are claimed first, before anything could inherit them.
+  let fds: ListenFds;
   try {
-    keys = openKeyStore(config.dataDir, {
-      onError: (err: Error) => logger.error('key store reload failed; keeping the last good keys', { error: err.message }),
-    });
+    fds = claimListenFds(io.env, process.pid);
   } catch (err) {
-    if (err instanceof KeyStoreError) {
-      io.stderr.write(`portcullis serve: ${err.message}\n`);
+    if (err instanceof SocketActivationError) {
+      io.stderr.write(`portcullis serve: socket activation: ${err.message}\n`);
       return 1;
     }
     throw err;
   }
-  let gateway: Gateway;
+
+  let gateway: Gateway | undefined;
+  const metrics = createGatewayMetrics({
+    targets: () => gateway?.routes.health() ?? [],
+    isKnownAlias: (alias) => gateway !== undefined && Object.hasOwn(gateway.config.aliases, alias),
+    stateBackendUp: () => (state?.health() === 'ok' ? 1 : 0),
+  });
+  let state: StateBackend | undefined;
   try {
-    gateway = createGateway({ config, keys, logger, env: io.env });
+    state = await openStateBackend(config, {
+      logger,
+      env: io.env,
+      onKeyStoreError: (err: Error) => logger.error('key store reload failed; keeping the last good keys', { error: err.message }),
+      countUnavailable: (operation) => metrics.stateBackendUnavailable(operation),
+    });
   } catch (err) {
-    await keys.close();
+    if (err instanceof KeyStoreError || err instanceof ConfigError || err instanceof RedisUnavailableError || err instanceof RedisReplyError) {
+      io.stderr.write(`portcullis serve: cannot open the ${config.state.backend} state backend: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  const backend = state;
+  try {
+    gateway = createGateway({ config, state: backend, logger, metrics, env: io.env });
+  } catch (err) {
+    await backend.close();
     if (err instanceof ConfigError) {
       io.stderr.write(`portcullis serve: invalid configuration: ${err.message}\n`);
       return 1;
     }
     throw err;
   }
-  let address;
+  const running = gateway;
+
+  let admin: AdminServer | null = null;
+  let bootstrapToken: string | null = null;
+  let apiAddress: string;
+  let adminAddress: string | null = null;
   try {
-    address = await gateway.listen(port ?? config.listen.port, values.host ?? config.listen.host);
+    apiAddress = await listenOn(running.server, fds.api, port ?? config.listen.port, values.host ?? config.listen.host);
+    if (config.admin.enabled) {
+      const bootstrap = (await readAdminCredentials(config.dataDir)) === null ? createBootstrapToken() : null;
+      bootstrapToken = bootstrap?.token ?? null;
+      admin = createAdminServer({
+        view: () => ({ config: running.config, routes: running.routes }),
+        state: backend,
+        clock: Date.now,
+        dataDir: config.dataDir,
+        limits: config.limits,
+        logger,
+        bootstrap,
+        session: { ttlMs: config.admin.sessionTtlMs, idleMs: config.admin.sessionIdleMs, secureCookies: config.admin.secureCookies },
+        extraRoutes: [
+          ['GET', '/metrics', metricsHandler(metrics)],
+          ...healthRoutes({ targets: () => running.routes.health(), state: backend, draining: () => running.draining }),
+        ],
+        ...(config.admin.tls === null ? {} : { tls: readTls(config) }),
+      });
+      adminAddress = await listenOn(admin.server, fds.admin, config.admin.port, config.admin.host);
+    } else if (fds.admin !== undefined) {
+      logger.warn('an admin socket was passed but admin.enabled is false; closing it', { fd: fds.admin });
+      closeSync(fds.admin);
+    }
   } catch (err) {
-    await keys.close();
+    running.server.close();
+    admin?.server.close();
+    await backend.close();
     io.stderr.write(`portcullis serve: cannot listen: ${(err as Error).message}\n`);
     return 1;
   }
 
+  const notifier = createSystemdNotifier({ env: io.env, logger });
   // Signal handlers first, so a SIGTERM or SIGHUP that follows the banner at
   // once is handled, never the default kill.
   let resolveDone: (code: number) => void = () => {};
   const done = new Promise<number>((resolve) => {
     resolveDone = resolve;
   });
-  const running = gateway;
   let stopping = false;
+  const readyStatus = `listening on ${apiAddress}/v1`;
   const reloader = createReloader({
     gateway: running,
-    keys,
+    keys: backend.keys,
     logger,
     load: () => loadConfig({ configPath: io.configPath, env: io.env, cwd: io.cwd }),
     source: () => configSource(io),
     // --log-level wins over the file for the life of the process.
     levelFromFlag: flagLevel as LogLevel | undefined,
     stopping: () => stopping,
+    onOutcome: (outcome) => {
+      metrics.configReload(outcome.ok ? 'success' : 'failure');
+      void notifier.ready(outcome.ok ? `${readyStatus}; configuration reloaded` : `${readyStatus}; reload refused: ${outcome.problem}`);
+    },
   });
-  const onHup = (): void => reloader.request();
+  const onHup = (): void => {
+    if (stopping) return;
+    void notifier.reloading('reloading configuration');
+    reloader.request();
+  };
   const onInt = (): void => stop('SIGINT');
   const onTerm = (): void => stop('SIGTERM');
   const stop = (signal: string): void => {
@@ -140,6 +219,7 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
     if (stopping) {
       logger.warn('second signal; ending open requests now', { signal, inFlight: running.inFlight });
       running.endShutdownNow();
+      admin?.shell.endDrainNow();
       return;
     }
     stopping = true;
@@ -147,11 +227,13 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
     const inFlight = running.inFlight;
     // shutdown() closes the listener at once: once this line is out, new connections are refused.
     const drained = running.shutdown(drainTimeoutMs);
+    const adminDrained = admin?.shell.drain(drainTimeoutMs) ?? Promise.resolve(null);
+    void notifier.stopping(`draining ${inFlight} requests`);
     logger.info('shutting down', { signal, drainTimeoutMs, inFlight });
-    void drained
-      .then((report) => {
+    void Promise.all([drained, adminDrained])
+      .then(([report]) => {
         logger.info('drained', { ...report });
-        return keys.close();
+        return backend.close();
       })
       .then(
         () => 0,
@@ -171,20 +253,75 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
 
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const demo = Object.values(config.providers).some((p) => p.type === 'demo');
-  const keyCount = (await keys.list()).filter((k) => k.revokedAt === null).length;
+  const keyCount = (await backend.keys.list()).filter((k) => k.revokedAt === null).length;
+  const configFlag = io.configPath === undefined ? '' : ` --config ${io.configPath}`;
   io.stderr.write(
-    `Portcullis listening on http://${host}:${address.port}/v1\n` +
-      `  config: ${config.source ?? 'embedded default'}; data: ${config.dataDir}\n` +
+    `Portcullis listening on ${apiAddress}/v1${fds.api === undefined ? '' : ' (socket from systemd)'}\n` +
+      (adminAddress === null ? '' : `  dashboard and admin API: ${adminAddress}/\n`) +
+      `  config: ${config.source ?? 'embedded default'}; data: ${config.dataDir}; state: ${backend.kind}\n` +
       `  aliases: ${[...Object.keys(config.aliases), 'service-auto'].join(', ')}\n` +
       (demo ? '  provider "demo" is a built-in demo that echoes your prompt; it is not a language model.\n' : '') +
-      (keyCount === 0
-        ? `  No API keys yet. Create one with: npx portcullis keys create --name my-app${io.configPath === undefined ? '' : ` --config ${io.configPath}`}\n`
-        : ''),
+      (keyCount === 0 ? `  No API keys yet. Create one with: npx portcullis keys create --name my-app${configFlag}\n` : '') +
+      (bootstrapToken === null
+        ? ''
+        : `  No admin password yet. Log in to the dashboard once with this one-time token, then set a password:\n` +
+          `    ${bootstrapToken}\n` +
+          `  (or set one now with: npx portcullis admin set-password${configFlag})\n`),
   );
-  logger.info('listening', { host: address.address, port: address.port, config: config.source ?? 'embedded' });
+  logger.info('listening', {
+    api: apiAddress,
+    admin: adminAddress,
+    socketActivation: fds.api !== undefined || fds.admin !== undefined,
+    config: config.source ?? 'embedded',
+    state: backend.kind,
+  });
+  void notifier.ready(readyStatus);
   return done;
+}
+
+/** Listens on a socket passed by systemd when there is one, else on host:port; resolves to the URL base. */
+async function listenOn(server: Server, fd: number | undefined, port: number, host: string): Promise<string> {
+  const scheme = server instanceof https.Server ? 'https' : 'http';
+  if (fd !== undefined) {
+    const address = await listenOnFd(server, fd);
+    return typeof address === 'string' ? `${scheme}+unix:${address}` : `${scheme}://${hostPart(address)}:${address.port}`;
+  }
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  return `${scheme}://${hostPart(server.address() as AddressInfo)}:${(server.address() as AddressInfo).port}`;
+}
+
+function hostPart(address: AddressInfo): string {
+  return address.family === 'IPv6' ? `[${address.address}]` : address.address;
+}
+
+function metricsHandler(metrics: GatewayMetrics): RouteHandler {
+  return async (ctx) => {
+    const body = metrics.expose();
+    ctx.res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
+  };
+}
+
+/** The admin listener's certificate and key, read once at start (relative paths from the config's directory). */
+function readTls(config: GatewayConfig): { cert: Buffer; key: Buffer } {
+  const tls = config.admin.tls as { certFile: string; keyFile: string };
+  const base = config.source === null ? process.cwd() : path.dirname(config.source);
+  const read = (file: string, at: string): Buffer => {
+    try {
+      return readFileSync(path.resolve(base, file));
+    } catch (err) {
+      throw new Error(`${at}: ${path.resolve(base, file)} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  };
+  return { cert: read(tls.certFile, 'admin.tls.certFile'), key: read(tls.keyFile, 'admin.tls.keyFile') };
 }
 
 /** The config file a reload reads, resolved as loadConfig resolves it; null for the embedded default. */
@@ -193,78 +330,3 @@ function configSource(io: CliIo & { configPath: string | undefined }): string | 
   return given === undefined || given === '' ? null : path.resolve(io.cwd, given);
 }
 
-interface ReloaderOptions {
-  gateway: Gateway;
-  keys: FileKeyStore;
-  logger: LevelledLogger;
-  load: () => GatewayConfig;
-  source: () => string | null;
-  levelFromFlag: LogLevel | undefined;
-  stopping: () => boolean;
-}
-
-/**
- * SIGHUP: reload the config file and the keys, all or nothing. The new config
- * is read, checked and built without serving it; keys.json is re-read (a
- * broken one throws and the last good keys stay); only then the new config is
- * swapped in. Reloads never overlap: a SIGHUP during one runs one more after it.
- */
-function createReloader(options: ReloaderOptions): { request(): void } {
-  const { gateway, keys, logger } = options;
-  let reloading = false;
-  let again = false;
-
-  const refuse = (source: string, problemPath: string | null, problem: string): void => {
-    logger.error('reload refused; keeping the running configuration', { source, path: problemPath, problem });
-  };
-
-  async function reloadOnce(): Promise<void> {
-    const source = options.source();
-    let prepared: PreparedReload;
-    try {
-      prepared = gateway.prepareReload(options.load());
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      // The message starts with the file; the source field carries it already.
-      const prefix = `${source ?? 'embedded config'}: `;
-      refuse(source ?? 'embedded', err.path === '' ? null : err.path, err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message);
-      return;
-    }
-    try {
-      await keys.reload();
-    } catch (err) {
-      if (!(err instanceof KeyStoreError)) throw err;
-      refuse(keys.keysFilePath, null, err.message);
-      return;
-    }
-    // A shutdown that began meanwhile serves no new requests: nothing to swap.
-    if (options.stopping()) return;
-    prepared.commit();
-    if (options.levelFromFlag === undefined) logger.setLevel(gateway.config.log.level);
-  }
-
-  return {
-    request() {
-      if (options.stopping()) return;
-      if (reloading) {
-        again = true;
-        return;
-      }
-      reloading = true;
-      void (async () => {
-        try {
-          do {
-            again = false;
-            try {
-              await reloadOnce();
-            } catch (err) {
-              logger.error('reload failed; keeping the running configuration', { error: err instanceof Error ? err.message : String(err) });
-            }
-          } while (again && !options.stopping());
-        } finally {
-          reloading = false;
-        }
-      })();
-    },
-  };
-}

@@ -2,10 +2,10 @@
 // hashed and looked up; it is never logged or echoed.
 import type { IncomingMessage } from 'node:http';
 import { AuthenticationError } from '../errors.ts';
+import type { KeyPolicy } from './key-policy.ts';
 
-export interface AuthenticatedKey {
-  id: string;
-}
+/** The key's id and what it may do (its record, without the secret's hash). */
+export type AuthenticatedKey = KeyPolicy;
 
 export interface KeyAuthenticator {
   /** Synchronous lookup: null for unknown, malformed or revoked keys. */

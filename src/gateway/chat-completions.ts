@@ -1,6 +1,7 @@
 // POST /v1/chat/completions: authenticate, read and validate the body as it
-// arrives, resolve the alias, dispatch to its upstream targets, answer in the
-// spec's shapes, and account the usage to the key.
+// arrives, resolve the alias, apply the key's policy (expiry, allowed aliases,
+// limits), dispatch to its upstream targets, answer in the spec's shapes, and
+// account the usage to the key.
 import type { ServerResponse } from 'node:http';
 import type { GatewayConfig } from '../config/config.ts';
 import { createChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
@@ -15,8 +16,12 @@ import { resolveAlias } from '../routing/alias-routing.ts';
 import { createSseWriter, type SseWriter } from '../sse/sse-writer.ts';
 import { dispatchCompletion, dispatchStream, type AttemptRecord } from '../upstream/dispatcher.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
+import type { Limiter, Permit } from '../limits/limiter.ts';
+import { estimateRequestTokens } from '../limits/token-estimate.ts';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { AliasRoutes } from './alias-targets.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
+import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, settledTokens } from './key-policy.ts';
 
 export interface ChatCompletionsDeps {
   config: GatewayConfig;
@@ -24,6 +29,10 @@ export interface ChatCompletionsDeps {
   routes: AliasRoutes;
   usage: UsageLedger;
   logger: Logger;
+  limiter: Limiter;
+  metrics?: GatewayMetrics | undefined;
+  /** Milliseconds since the epoch, for expiry and limits. */
+  clock?: () => number;
 }
 
 /** Response header naming the output-token maximum when an alias cap lowered it. */
@@ -32,7 +41,8 @@ export const MAX_TOKENS_CLAMPED_HEADER = 'x-portcullis-max-tokens-clamped';
 export const ROUTE_HEADER = 'x-portcullis-route';
 
 export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHandler {
-  const { config, keys, routes, usage, logger } = deps;
+  const { config, keys, routes, usage, logger, limiter, metrics } = deps;
+  const clock = deps.clock ?? Date.now;
   const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
   const jsonLimits = { maxDepth: maxJsonDepth, maxStringBytes, maxMembers };
 
@@ -43,12 +53,25 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     const abort = new AbortController();
     const stream: StreamControl = { sse: undefined, endedForShutdown: false };
     ctx.onShutdown = () => endForShutdown(stream, abort);
-    const keyId = authenticateRequest(req, keys).id;
+    const key = authenticateRequest(req, keys);
+    const keyId = key.id;
     ctx.log['keyId'] = keyId;
+    checkExpiry(key, clock());
     // Every authenticated request is counted, rejected ones as errors.
     let completionUsage: Usage | undefined;
+    // Set once the limiter admitted the request: settled when the answer is over, however it ends.
+    let permit: Permit | null = null;
+    let estimate = 0;
+    metrics?.requestStarted();
     res.once('close', () => {
+      metrics?.requestEnded();
       usage.record(keyId, { usage: completionUsage, error: res.statusCode >= 400 || ctx.log['error'] !== undefined });
+      if (permit !== null) {
+        const actualTokens = settledTokens(estimate, completionUsage?.total_tokens, res.headersSent && res.statusCode < 400);
+        limiter.settle({ permit, limits: key.limits, actualTokens, nowMs: clock() }).catch((err: unknown) => {
+          logger.warn('rate-limit settlement failed; the permit lease will release it', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
+        });
+      }
     });
     checkJsonContentType(req.headers['content-type']);
 
@@ -67,9 +90,24 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     ctx.log['route'] = route.reason;
     if (route.skipped.length > 0) ctx.log['routeSkipped'] = route.skipped.join(',');
     ctx.log['stream'] = request.stream === true;
+    checkAlias(key, route.alias, request.model);
 
     const plan = routes.plan(route.alias, request);
-    const headers: Record<string, string> = { [ROUTE_HEADER]: `${route.alias}; reason=${route.reason}` };
+    estimate = estimateRequestTokens(request, plan.maxOutputTokens);
+    let admission;
+    try {
+      admission = await admitRequest(limiter, key, estimate, clock());
+    } catch (err) {
+      if (err instanceof KeyLimitRefusal) {
+        metrics?.rateLimited(route.alias, err.refusal);
+        ctx.log['limit'] = err.refusal;
+      }
+      throw err;
+    }
+    permit = admission.permit;
+    // A shutdown may have ended the request while the limiter answered.
+    if (abort.signal.aborted) return;
+    const headers: Record<string, string> = { ...admission.headers, [ROUTE_HEADER]: `${route.alias}; reason=${route.reason}` };
     if (plan.clamped) headers[MAX_TOKENS_CLAMPED_HEADER] = String(plan.maxOutputTokens);
 
     const onClose = (): void => {
@@ -81,6 +119,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       requestId: ctx.requestId,
       signal: abort.signal,
       onAttempt: (a: AttemptRecord) => {
+        metrics?.attempt(a.targetId, a.outcome);
         if (attempts.length < 16) attempts.push(`${a.targetId}:${a.outcome}${a.status === undefined ? '' : `:${a.status}`}`);
       },
     };
@@ -96,7 +135,12 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
         const { stream: upstream, target } = await dispatchStream(plan.targets, dispatch);
         ctx.log['target'] = target.id;
         const relay = { alias: route.alias, includeUsage: request.stream_options?.include_usage === true, onUsage: noteUsage };
-        await writeEventStream(ctx, upstream, relay, headers, logger, stream);
+        metrics?.streamStarted();
+        try {
+          await writeEventStream(ctx, upstream, relay, headers, logger, stream);
+        } finally {
+          metrics?.streamEnded();
+        }
       } else {
         const { completion, target } = await dispatchCompletion(plan.targets, dispatch);
         ctx.log['target'] = target.id;
@@ -112,7 +156,10 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       if (err instanceof ApiError) Object.assign(err.headers, headers);
       throw err;
     } finally {
-      ctx.log['upstreamMs'] = Math.round((performance.now() - upstreamStarted) * 1000) / 1000;
+      const upstreamMs = performance.now() - upstreamStarted;
+      ctx.log['upstreamMs'] = Math.round(upstreamMs * 1000) / 1000;
+      const target = ctx.log['target'];
+      if (metrics !== undefined && typeof target === 'string') metrics.upstreamDone(target, upstreamMs / 1000);
       if (attempts.length > 1) ctx.log['attempts'] = attempts.join(',');
       res.off('close', onClose);
       if (abort.signal.reason instanceof ClientGoneAbort) ctx.log['clientGone'] = true;

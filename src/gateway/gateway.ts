@@ -17,21 +17,27 @@ import { createRouter } from '../http/router.ts';
 import { createHttpShell, type AccessLine, type DrainReport, type RouteHandler } from '../http/server.ts';
 import type { Logger } from '../log/logger.ts';
 import { listAliases } from '../routing/alias-routing.ts';
-import { flushUsage } from '../usage/usage-file.ts';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
+import type { StateBackend } from '../state/state-backend.ts';
 import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
 import type { AliasRoutes } from './alias-targets.ts';
-import type { KeyAuthenticator } from './auth.ts';
+import { healthRoutes } from './health.ts';
 import { keepRestartOnly, restartOnlyChanges, type RestartOnlyChange } from './restart-settings.ts';
 import { buildServingState, type ServingDeps, type ServingState } from './serving-state.ts';
 
 export interface GatewayOptions {
   config: GatewayConfig;
-  keys: KeyAuthenticator;
+  /** Keys, limits and usage: in-process files and memory, or a shared Redis. */
+  state: StateBackend;
   logger: Logger;
+  /** The process's metrics (kept across reloads); none in most tests. */
+  metrics?: GatewayMetrics;
+  /** Milliseconds since the epoch, for key expiry and limits. */
+  clock?: () => number;
   env?: NodeJS.ProcessEnv;
   /** Seconds since the epoch, used as `created` in the alias listing. */
   loadedAt?: number;
-  /** How often per-key usage is added to <dataDir>/usage.json (default 5 s). */
+  /** How often per-key usage is added to the state backend's usage store (default 5 s). */
   usageFlushMs?: number;
   /** Called with each access-log line's fields (metrics). */
   onRequestDone?: (line: AccessLine) => void;
@@ -61,6 +67,8 @@ export interface Gateway {
   readonly routes: AliasRoutes;
   /** Requests being handled now. */
   readonly inFlight: number;
+  /** True once shutdown() began (/readyz answers 503). */
+  readonly draining: boolean;
   /** Starts listening; resolves with the bound address (port 0 picks a free one). */
   listen(port?: number, host?: string): Promise<AddressInfo>;
   /** Adds pending usage counters to disk now. */
@@ -84,7 +92,9 @@ export interface Gateway {
 export function createGateway(options: GatewayOptions): Gateway {
   const { logger } = options;
   const usage = createUsageLedger();
-  const deps: ServingDeps = { keys: options.keys, usage, logger, env: options.env ?? process.env };
+  const { state, metrics } = options;
+  const clock = options.clock ?? Date.now;
+  const deps: ServingDeps = { keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, metrics, clock };
   // The settings only a restart changes stay these for the life of the process.
   const started = options.config;
   let serving: ServingState = buildServingState(started, deps, options.loadedAt ?? Math.floor(Date.now() / 1000));
@@ -93,18 +103,33 @@ export function createGateway(options: GatewayOptions): Gateway {
   // `serving` is read once, as the request starts; the handler holds its state to the end.
   router.add('POST', '/v1/chat/completions', (ctx) => serving.chat(ctx));
   router.add('GET', '/v1/models', (ctx) => serving.models(ctx));
+  let draining = false;
+  for (const [method, path, handler] of healthRoutes({ targets: () => serving.routes.health(), state, draining: () => draining })) {
+    router.add(method, path, handler);
+  }
+  const onRequestDone = options.onRequestDone;
   const shell = createHttpShell({
     router,
     limits: started.limits,
     logger,
-    ...(options.onRequestDone === undefined ? {} : { onRequestDone: options.onRequestDone }),
+    ...(metrics === undefined && onRequestDone === undefined
+      ? {}
+      : {
+          onRequestDone: (line: AccessLine) => {
+            metrics?.requestDone(line);
+            onRequestDone?.(line);
+          },
+        }),
   });
   const server = shell.server;
 
   const flush = async (): Promise<void> => {
+    if (!usage.dirty()) return;
+    const pending = usage.drain();
     try {
-      await flushUsage(started.dataDir, usage);
+      await state.usage.add(pending, clock());
     } catch (err) {
+      usage.restore(pending);
       logger.error('usage flush failed; counters kept for the next flush', { error: err instanceof Error ? err.message : String(err) });
     }
   };
@@ -137,6 +162,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   let stopped: Promise<DrainReport> | null = null;
   function shutdown(drainTimeoutMs: number): Promise<DrainReport> {
+    draining = true;
     stopped ??= shell.drain(drainTimeoutMs).then(async (report) => {
       clearInterval(timer);
       await flush();
@@ -156,6 +182,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     get inFlight() {
       return shell.inFlight;
+    },
+    get draining() {
+      return draining;
     },
     flushUsage: flush,
     listen(port = started.listen.port, host = started.listen.host) {

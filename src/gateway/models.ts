@@ -1,9 +1,11 @@
 // GET /v1/models: OpenAI's list shape, one entry per alias (service-auto included).
-import type { GatewayConfig } from '../config/config.ts';
+// A key limited to some aliases sees those (and service-auto); an expired key is refused.
+import { AUTO_ALIAS, type GatewayConfig } from '../config/config.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RouteHandler } from '../http/server.ts';
 import { listAliases } from '../routing/alias-routing.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
+import { checkExpiry } from './key-policy.ts';
 
 export interface ModelListing {
   object: 'list';
@@ -18,10 +20,17 @@ export function buildModelListing(config: Pick<GatewayConfig, 'aliases'>, create
   };
 }
 
-export function createModelsHandler(config: GatewayConfig, keys: KeyAuthenticator, loadedAt: number): RouteHandler {
+export function createModelsHandler(config: GatewayConfig, keys: KeyAuthenticator, loadedAt: number, clock: () => number = Date.now): RouteHandler {
   const listing = buildModelListing(config, loadedAt);
   return async (ctx) => {
-    ctx.log['keyId'] = authenticateRequest(ctx.req, keys).id;
-    sendJson(ctx.res, 200, listing);
+    const key = authenticateRequest(ctx.req, keys);
+    ctx.log['keyId'] = key.id;
+    checkExpiry(key, clock());
+    const allowed = key.allowedAliases;
+    if (allowed === null) {
+      sendJson(ctx.res, 200, listing);
+      return;
+    }
+    sendJson(ctx.res, 200, { object: 'list', data: listing.data.filter((m) => m.id === AUTO_ALIAS || allowed.includes(m.id)) });
   };
 }

@@ -10,6 +10,8 @@ import { createAnthropicProvider } from '../providers/anthropic.ts';
 import { createDemoProvider } from '../providers/demo.ts';
 import { createOpenAICompatibleProvider } from '../providers/openai-compatible.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
+import type { Limiter } from '../limits/limiter.ts';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { createAliasRoutes, type AliasRoutes, type ProviderBinding } from './alias-targets.ts';
 import type { KeyAuthenticator } from './auth.ts';
 import { createChatCompletionsHandler } from './chat-completions.ts';
@@ -27,6 +29,9 @@ export interface ServingDeps {
   usage: UsageLedger;
   logger: Logger;
   env: NodeJS.ProcessEnv;
+  limiter: Limiter;
+  metrics?: GatewayMetrics | undefined;
+  clock?: () => number;
 }
 
 /**
@@ -44,8 +49,8 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
   return {
     config,
     routes,
-    chat: createChatCompletionsHandler({ config, keys: deps.keys, routes, usage: deps.usage, logger: deps.logger }),
-    models: createModelsHandler(config, deps.keys, loadedAt),
+    chat: createChatCompletionsHandler({ config, routes, ...deps }),
+    models: createModelsHandler(config, deps.keys, loadedAt, deps.clock),
   };
 }
 

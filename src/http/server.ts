@@ -2,6 +2,7 @@
 // the access log and the shutdown drain. Handlers know nothing about sockets
 // beyond `res`.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
 import type { Socket } from 'node:net';
 import { ApiError, internalErrorBody, MethodNotAllowedError, RouteNotFoundError } from '../errors.ts';
 import type { ServerLimits } from '../config/config.ts';
@@ -37,6 +38,8 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Called with each access-log line's fields as it is logged (metrics). */
   onRequestDone?: (line: AccessLine) => void;
+  /** Serve HTTPS with this PEM certificate chain and key (the admin listener's admin.tls). */
+  tls?: { cert: Buffer; key: Buffer };
 }
 
 /**
@@ -143,7 +146,7 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
 export function createHttpShell(options: HttpServerOptions): HttpShell {
   const { router, limits, logger } = options;
   // Typed as a plain server for callers; every response it makes is a TimedResponse.
-  const server = http.createServer<typeof IncomingMessage, typeof TimedResponse>({
+  const serverOptions = {
     ServerResponse: TimedResponse,
     maxHeaderSize: limits.maxHeaderBytes,
     headersTimeout: limits.headersTimeoutMs,
@@ -152,7 +155,13 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     // node checks the header and request timeouts on this interval (30 s by
     // default), so a slow client could otherwise hold a socket far longer.
     connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.headersTimeoutMs / 2)),
-  }) as unknown as http.Server;
+  };
+  // An https.Server is an http.Server with TLS below it: the same events, limits and drain.
+  const server = (
+    options.tls === undefined
+      ? http.createServer<typeof IncomingMessage, typeof TimedResponse>(serverOptions)
+      : https.createServer<typeof IncomingMessage, typeof TimedResponse>({ ...serverOptions, cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' })
+  ) as unknown as http.Server;
 
   const inFlight = new Set<RequestContext>();
   let state: DrainState = DrainState.Serving;

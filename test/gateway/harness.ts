@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createGateway } from '../../src/gateway/gateway.ts';
-import { openKeyStore } from '../../src/keys/key-store.ts';
+import { openMemoryBackend } from '../../src/state/memory-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
 
 export interface UpstreamRequest {
@@ -96,11 +96,12 @@ export async function startGateway(options: { configValue?: Record<string, unkno
     auto: { default: 'service-chat' },
   };
   const config = parseConfig({ ...value, dataDir }, null, dataDir);
-  const keys = await openKeyStore(dataDir);
+  const state = openMemoryBackend(dataDir);
+  const keys = state.keys;
   const created = await keys.create('integration');
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const gateway = createGateway({ config, keys, logger, env: { FAKE_UPSTREAM_KEY: 'sk-upstream-secret', ...options.env }, loadedAt: 1_700_000_000 });
+  const gateway = createGateway({ config, state, logger, env: { FAKE_UPSTREAM_KEY: 'sk-upstream-secret', ...options.env }, loadedAt: 1_700_000_000 });
   const address = await gateway.listen(0, '127.0.0.1');
   return {
     baseUrl: `http://127.0.0.1:${address.port}`,
@@ -112,7 +113,7 @@ export async function startGateway(options: { configValue?: Record<string, unkno
     async close() {
       gateway.server.closeAllConnections();
       await gateway.close();
-      await keys.close();
+      await state.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { GatewayConfig } from '../../src/config/config.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
-import { openKeyStore } from '../../src/keys/key-store.ts';
+import { openMemoryBackend } from '../../src/state/memory-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { RawResponse } from './harness.ts';
 
@@ -28,11 +28,12 @@ export interface LifecycleGateway {
 export async function startLifecycleGateway(value: Record<string, unknown>): Promise<LifecycleGateway> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-lifecycle-'));
   const configFor = (v: Record<string, unknown>): GatewayConfig => parseConfig({ ...v, dataDir }, null, dataDir);
-  const keys = openKeyStore(dataDir, { watch: false });
+  const state = openMemoryBackend(dataDir, { watch: false });
+  const keys = state.keys;
   const created = await keys.create('lifecycle');
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const gateway = createGateway({ config: configFor(value), keys, logger, env: { UPSTREAM_KEY: UPSTREAM_SECRET }, loadedAt: 1_700_000_000 });
+  const gateway = createGateway({ config: configFor(value), state, logger, env: { UPSTREAM_KEY: UPSTREAM_SECRET }, loadedAt: 1_700_000_000 });
   const address = await gateway.listen(0, '127.0.0.1');
   return {
     gateway,
@@ -45,7 +46,7 @@ export async function startLifecycleGateway(value: Record<string, unknown>): Pro
       gateway.server.closeAllConnections();
       gateway.endShutdownNow();
       await gateway.close();
-      await keys.close();
+      await state.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,90 @@
+// SIGHUP for `portcullis serve`: reload the config file and the keys, all or
+// nothing, one reload at a time.
+import { ConfigError, type GatewayConfig } from '../config/config.ts';
+import type { Gateway, PreparedReload } from '../gateway/gateway.ts';
+import { KeyStoreError } from '../keys/errors.ts';
+import type { KeyStore } from '../keys/key-store.ts';
+import type { LevelledLogger, LogLevel } from '../log/logger.ts';
+
+export interface ReloaderOptions {
+  gateway: Gateway;
+  keys: KeyStore;
+  logger: LevelledLogger;
+  load: () => GatewayConfig;
+  source: () => string | null;
+  levelFromFlag: LogLevel | undefined;
+  stopping: () => boolean;
+  /** Told the outcome of each reload (systemd status, metrics). */
+  onOutcome?: (outcome: { ok: true } | { ok: false; problem: string }) => void;
+}
+
+/**
+ * SIGHUP: reload the config file and the keys, all or nothing. The new config
+ * is read, checked and built without serving it; keys.json is re-read (a
+ * broken one throws and the last good keys stay); only then the new config is
+ * swapped in. Reloads never overlap: a SIGHUP during one runs one more after it.
+ */
+export function createReloader(options: ReloaderOptions): { request(): void } {
+  const { gateway, keys, logger } = options;
+  let reloading = false;
+  let again = false;
+
+  const refuse = (source: string, problemPath: string | null, problem: string): void => {
+    logger.error('reload refused; keeping the running configuration', { source, path: problemPath, problem });
+  };
+
+  async function reloadOnce(): Promise<void> {
+    const source = options.source();
+    let prepared: PreparedReload;
+    try {
+      prepared = gateway.prepareReload(options.load());
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      // The message starts with the file; the source field carries it already.
+      const prefix = `${source ?? 'embedded config'}: `;
+      const problem = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+      refuse(source ?? 'embedded', err.path === '' ? null : err.path, problem);
+      options.onOutcome?.({ ok: false, problem });
+      return;
+    }
+    try {
+      await keys.reload();
+    } catch (err) {
+      if (!(err instanceof KeyStoreError)) throw err;
+      refuse(keys.location, null, err.message);
+      options.onOutcome?.({ ok: false, problem: err.message });
+      return;
+    }
+    // A shutdown that began meanwhile serves no new requests: nothing to swap.
+    if (options.stopping()) return;
+    prepared.commit();
+    if (options.levelFromFlag === undefined) logger.setLevel(gateway.config.log.level);
+    options.onOutcome?.({ ok: true });
+  }
+
+  return {
+    request() {
+      if (options.stopping()) return;
+      if (reloading) {
+        again = true;
+        return;
+      }
+      reloading = true;
+      void (async () => {
+        try {
+          do {
+            again = false;
+            try {
+              await reloadOnce();
+            } catch (err) {
+              logger.error('reload failed; keeping the running configuration', { error: err instanceof Error ? err.message : String(err) });
+              options.onOutcome?.({ ok: false, problem: 'unexpected error' });
+            }
+          } while (again && !options.stopping());
+        } finally {
+          reloading = false;
+        }
+      })();
+    },
+  };
+}

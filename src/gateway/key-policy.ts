@@ -1,0 +1,96 @@
+// What an authenticated key may do with one request, in request order:
+// expiry (401), the resolved alias (403), then its limits (429), answered in
+// OpenAI's shapes so SDK retry logic works: Retry-After, retry-after-ms and the
+// x-ratelimit-* headers, `insufficient_quota` for a spent budget. Successful
+// answers carry the same x-ratelimit-* headers. The limiter itself (in-process
+// or Redis) is src/limits/.
+import { ApiError, AuthenticationError } from '../errors.ts';
+import { allowsAlias, isExpired } from '../keys/key-settings.ts';
+import type { KeyLimits } from '../limits/key-limits.ts';
+import { hasAnyLimit } from '../limits/key-limits.ts';
+import type { AdmitDecision, Limiter, Permit, Refusal } from '../limits/limiter.ts';
+import { formatResetDuration, rateLimitHeaders, retryAfterSeconds } from '../limits/rate-limit-headers.ts';
+
+export interface KeyPolicy {
+  readonly id: string;
+  readonly expiresAt: string | null;
+  readonly allowedAliases: readonly string[] | null;
+  readonly limits: KeyLimits;
+}
+
+/** 401 for a key past its expiry: the client must get a new key, not retry. */
+export function checkExpiry(key: KeyPolicy, nowMs: number): void {
+  if (isExpired(key, nowMs)) {
+    throw new AuthenticationError(`This API key expired at ${key.expiresAt}; ask the gateway's operator for a new key.`);
+  }
+}
+
+/** 403 when the key may not use the alias the request resolved to. */
+export function checkAlias(key: KeyPolicy, alias: string, requested: string): void {
+  if (allowsAlias(key, alias)) return;
+  const via = alias === requested ? '' : ` (${requested} resolved to it)`;
+  throw new ApiError(403, 'permission_error', `This API key may not use '${alias}'${via}. It may use: ${(key.allowedAliases ?? []).join(', ')}.`, {
+    param: 'model',
+    code: 'model_not_allowed',
+  });
+}
+
+export interface Admission {
+  /** null when the key has no limits: nothing to settle. */
+  permit: Permit | null;
+  /** x-ratelimit-* for the answer. */
+  headers: Record<string, string>;
+}
+
+/** Asks the limiter; throws the 429 for a refusal. A StateUnavailableError (503) passes through. */
+export async function admitRequest(limiter: Limiter, key: KeyPolicy, estimatedTokens: number, nowMs: number): Promise<Admission> {
+  if (!hasAnyLimit(key.limits)) return { permit: null, headers: {} };
+  const decision = await limiter.admit({ keyId: key.id, limits: key.limits, estimatedTokens, nowMs });
+  if (decision.allowed) return { permit: decision.permit, headers: rateLimitHeaders(decision.snapshot) };
+  throw refusalError(decision, key.limits);
+}
+
+/** A 429 from a key's limit; `refusal` says which (for the access log and metrics). */
+export class KeyLimitRefusal extends ApiError {
+  override name = 'KeyLimitRefusal';
+  readonly refusal: Refusal;
+  constructor(refusal: Refusal, type: 'rate_limit_error' | 'insufficient_quota', message: string, code: string, headers: Record<string, string>) {
+    super(429, type, message, { code, headers });
+    this.refusal = refusal;
+  }
+}
+
+export function refusalError(decision: Extract<AdmitDecision, { allowed: false }>, limits: KeyLimits): KeyLimitRefusal {
+  const headers = {
+    ...rateLimitHeaders(decision.snapshot),
+    'retry-after': retryAfterSeconds(decision.retryAfterMs),
+    'retry-after-ms': String(Math.max(0, Math.ceil(decision.retryAfterMs))),
+  };
+  const wait = formatResetDuration(decision.retryAfterMs);
+  switch (decision.refusal) {
+    case 'budget': {
+      const b = decision.budget;
+      const what = b === undefined ? 'its token budget' : `its token budget of ${b.tokens} tokens per ${b.period} (used: ${b.used})`;
+      const reset = b === undefined ? '' : ` The budget resets at ${b.resetsAt}.`;
+      return new KeyLimitRefusal('budget', 'insufficient_quota', `This API key has spent ${what}.${reset}`, 'insufficient_quota', headers);
+    }
+    case 'requests':
+      return new KeyLimitRefusal('requests', 'rate_limit_error', `Rate limit reached for requests per minute on this API key: limit ${limits.requestsPerMinute}. Try again in ${wait}.`, 'rate_limit_exceeded', headers);
+    case 'tokens':
+      return new KeyLimitRefusal('tokens', 'rate_limit_error', `Rate limit reached for tokens per minute on this API key: limit ${limits.tokensPerMinute}. Try again in ${wait}.`, 'rate_limit_exceeded', headers);
+    case 'concurrency':
+      return new KeyLimitRefusal('concurrency', 'rate_limit_error', `Too many requests at once on this API key: limit ${limits.concurrentRequests}. Try again when one finishes.`, 'rate_limit_exceeded', headers);
+  }
+}
+
+/**
+ * Tokens to charge once the request is over: the upstream's total when it
+ * reported usage; otherwise nothing if no answer was started (the upstream
+ * failed before producing anything), and the estimate if an answer was cut
+ * (the upstream may have spent it; charging less would let cut streams evade
+ * the limit).
+ */
+export function settledTokens(estimate: number, reported: number | undefined, answerStarted: boolean): number {
+  if (reported !== undefined) return reported;
+  return answerStarted ? estimate : 0;
+}
