@@ -213,8 +213,9 @@ export function parseKeysFile(text: string, path: string): KeyRecord[] {
   return records;
 }
 
-export function serializeKeysFile(records: readonly KeyRecord[]): string {
-  const keys = records.map((r) => ({
+/** A record as stored, keys.json's fields in their order (the Redis store keeps the same JSON). */
+export function storedRecord(r: KeyRecord): Record<(typeof RECORD_FIELDS)[number], unknown> {
+  return {
     id: r.id,
     name: r.name,
     prefix: r.prefix,
@@ -225,8 +226,11 @@ export function serializeKeysFile(records: readonly KeyRecord[]): string {
     expiresAt: r.expiresAt,
     allowedAliases: r.allowedAliases,
     limits: r.limits,
-  }));
-  return JSON.stringify({ version: KEY_FILE_VERSION, keys }, null, 2) + '\n';
+  };
+}
+
+export function serializeKeysFile(records: readonly KeyRecord[]): string {
+  return JSON.stringify({ version: KEY_FILE_VERSION, keys: records.map(storedRecord) }, null, 2) + '\n';
 }
 
 /** The id -> ISO time map of a keys-last-used.json text; KeyFileInvalidError naming `path` otherwise. */

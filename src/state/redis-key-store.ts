@@ -31,7 +31,7 @@ import { generateApiKey, hashApiKey, isWellFormedApiKey, keyDisplayPrefix } from
 import { KeyAlreadyRevokedError, KeyFileInvalidError, KeyNotFoundError, KeyRevokedError, KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
 import { checkPatch, type IssuedKey, type KeyPatch, type KeyStore, type ListedKey } from '../keys/key-store.ts';
 import { parseKeySettings, type KeySettingsInput } from '../keys/key-settings.ts';
-import { KEY_FILE_VERSION, laterTime, newKeyId, parseKeysFile, parseLastUsedFile, validateKeyName, type KeyRecord } from '../keys/store-format.ts';
+import { KEY_FILE_VERSION, laterTime, newKeyId, parseKeysFile, parseLastUsedFile, storedRecord, validateKeyName, type KeyRecord } from '../keys/store-format.ts';
 
 export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
 export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
@@ -108,18 +108,7 @@ return #ARGV / 2
 
 /** A record as stored: the fields of keys.json in its order. */
 export function recordJson(r: KeyRecord): string {
-  return JSON.stringify({
-    id: r.id,
-    name: r.name,
-    prefix: r.prefix,
-    hash: r.hash,
-    createdAt: r.createdAt,
-    revokedAt: r.revokedAt,
-    rotatedAt: r.rotatedAt,
-    expiresAt: r.expiresAt,
-    allowedAliases: r.allowedAliases,
-    limits: r.limits,
-  });
+  return JSON.stringify(storedRecord(r));
 }
 
 /** One stored record, checked by the keys.json parser; KeyFileInvalidError naming the id otherwise. */
