@@ -91,6 +91,7 @@ function writeGatewayConfig(dir: string, upstreamOrigin: string): string {
   const file = path.join(dir, 'portcullis.json');
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
+    admin: { port: 0 },
     dataDir: path.join(dir, 'data'),
     providers: { bench: { type: 'openai', baseUrl: `${upstreamOrigin}/v1` } },
     aliases: { [ALIAS]: { provider: 'bench', model: 'bench-model' } },
