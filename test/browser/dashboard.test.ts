@@ -81,8 +81,11 @@ before(async () => {
 });
 
 after(async () => {
-  await browser?.close();
-  await gateway?.close();
+  try {
+    await browser?.close();
+  } finally {
+    await gateway?.close();
+  }
 });
 
 async function screenshot(t: TestContext, name: string, viewport: { width: number; height: number }): Promise<void> {
@@ -189,13 +192,16 @@ test('after a reload the usage view counts the request', async () => {
   await row.getByTestId('key-usage').click();
   await byTestId('usage-panel').waitFor({ state: 'visible' });
 
+  // The panel is aria-busy while an answer is awaited. (Locators, not
+  // waitForFunction: a string predicate is eval'd in the page, which the CSP refuses.)
+  const usageSettled = page.locator('#usage-panel:not([aria-busy])');
   const requests = byTestId('usage-total-requests');
   await requests.waitFor();
   let counted = await requests.textContent();
   for (let poll = 0; poll < USAGE_POLLS && counted !== '1'; poll++) {
     await page.waitForTimeout(USAGE_POLL_MS);
     await byTestId('usage-refresh').click();
-    await page.waitForFunction(`document.getElementById('usage-panel').getAttribute('aria-busy') === null`);
+    await usageSettled.waitFor();
     counted = await requests.textContent();
   }
   assert.equal(counted, '1');
@@ -209,7 +215,9 @@ test('after a reload the usage view counts the request', async () => {
   assert.equal(await byTestId('usage-table').locator('tbody tr').count(), 48);
 
   await byTestId('usage-day').click();
-  await page.waitForFunction(`document.querySelectorAll('[data-testid="usage-table"] tbody tr').length === 30`);
+  await byTestId('usage-table').locator('caption', { hasText: 'per day' }).waitFor({ state: 'attached' });
+  await usageSettled.waitFor();
+  assert.equal(await byTestId('usage-table').locator('tbody tr').count(), 30);
   assert.equal(await byTestId('usage-day').getAttribute('aria-pressed'), 'true');
   assert.equal(await requests.textContent(), '1');
 

@@ -1,0 +1,114 @@
+// Harness for browser tests: the real gateway (API listener) and the real
+// admin server (dashboard and admin API) on 127.0.0.1 port 0, wired as
+// `portcullis serve` wires them: one memory state backend in a temp data
+// directory, the embedded demo setup (service-chat), a fresh bootstrap token,
+// and the built dashboard. Nothing leaves loopback.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createAdminServer, defaultDashboardDir } from '../../src/admin/admin-server.ts';
+import { createBootstrapToken } from '../../src/admin/bootstrap-token.ts';
+import { embeddedConfigValue } from '../../src/config/config-loader.ts';
+import { parseConfig } from '../../src/config/config-parser.ts';
+import { createGateway } from '../../src/gateway/gateway.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { openMemoryBackend } from '../../src/state/memory-backend.ts';
+
+/** Usage reaches the state backend this often: a test polling the usage view sees it within a few polls. */
+const USAGE_FLUSH_MS = 200;
+/** Log lines kept for a failing test's diagnostics; older ones are dropped. */
+const MAX_LOG_LINES = 2000;
+
+export interface AdminGateway {
+  /** The API listener, e.g. http://127.0.0.1:41234 (the OpenAI base URL is apiUrl + '/v1'). */
+  apiUrl: string;
+  /** The admin listener: the dashboard at adminUrl + '/'. */
+  adminUrl: string;
+  /** The one-time token that signs in while no admin password is set. */
+  bootstrapToken: string;
+  /** Both listeners' log lines, newest last (bounded). */
+  logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/**
+ * The built dashboard. Compiled (dist/test/admin/harness.js) it sits where
+ * the server looks by default (dist/dashboard, beside dist/src); under tsx
+ * (test/admin/harness.ts) the default would point into the sources' parent,
+ * so the repository's dist/dashboard is used instead.
+ */
+export function builtDashboardDir(): string {
+  const here = fileURLToPath(import.meta.url);
+  const dir = here.endsWith('.js') ? defaultDashboardDir() : path.resolve(path.dirname(here), '../../dist/dashboard');
+  for (const file of ['index.html', 'app.js', 'app.css']) {
+    if (!existsSync(path.join(dir, file))) {
+      throw new Error(`the dashboard is not built: ${path.join(dir, file)} is missing (run npm run build)`);
+    }
+  }
+  return dir;
+}
+
+export async function startAdminGateway(): Promise<AdminGateway> {
+  const dashboardDir = builtDashboardDir();
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-admin-it-'));
+  const logs: Record<string, unknown>[] = [];
+  const logger = createLogger({
+    level: 'info',
+    write: (text) => {
+      for (const line of text.split('\n')) {
+        if (line === '') continue;
+        logs.push(JSON.parse(line) as Record<string, unknown>);
+        if (logs.length > MAX_LOG_LINES) logs.shift();
+      }
+    },
+  });
+  const config = parseConfig({ ...(embeddedConfigValue() as Record<string, unknown>), dataDir }, null, dataDir);
+  // One backend for both listeners, as in `serve`: a key the dashboard creates is live on the API at once.
+  const state = openMemoryBackend(dataDir, { watch: false });
+  const gateway = createGateway({ config, state, logger, env: {}, usageFlushMs: USAGE_FLUSH_MS });
+  const bootstrap = createBootstrapToken();
+  const admin = createAdminServer({
+    view: () => ({ config: gateway.config, routes: gateway.routes }),
+    state,
+    clock: Date.now,
+    dataDir,
+    limits: config.limits,
+    logger,
+    bootstrap,
+    session: { ttlMs: config.admin.sessionTtlMs, idleMs: config.admin.sessionIdleMs, secureCookies: false },
+    dashboardDir,
+  });
+
+  let apiUrl = '';
+  let adminUrl = '';
+  const close = async (): Promise<void> => {
+    gateway.server.closeAllConnections();
+    await gateway.close();
+    admin.server.closeAllConnections();
+    if (admin.server.listening) await new Promise<void>((resolve) => admin.server.close(() => resolve()));
+    await state.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const api = await gateway.listen(0, '127.0.0.1');
+    apiUrl = `http://127.0.0.1:${api.port}`;
+    adminUrl = `http://127.0.0.1:${(await listen(admin.server)).port}`;
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { apiUrl, adminUrl, bootstrapToken: bootstrap.token, logs, close };
+}
+
+function listen(server: Server): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
