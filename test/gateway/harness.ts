@@ -6,8 +6,10 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/config-parser.ts';
-import { createGateway } from '../../src/gateway/gateway.ts';
-import { openMemoryBackend } from '../../src/state/memory-backend.ts';
+import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
+import type { KeySettingsInput } from '../../src/keys/key-settings.ts';
+import type { GatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
+import { openMemoryBackend, type MemoryBackend } from '../../src/state/memory-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
 
 export interface UpstreamRequest {
@@ -65,8 +67,23 @@ export interface TestGateway {
   keyId: string;
   dataDir: string;
   logs: Record<string, unknown>[];
+  /** The gateway itself (routes, inFlight, shutdown) and its state backend (keys, limiter). */
+  gateway: Gateway;
+  state: MemoryBackend;
   flushUsage(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface StartGatewayOptions {
+  configValue?: Record<string, unknown>;
+  upstreamBaseUrl?: string;
+  env?: NodeJS.ProcessEnv;
+  /** The gateway's metrics; their sources may read TestGateway.gateway once started. */
+  metrics?: GatewayMetrics;
+  /** Milliseconds since the epoch for key expiry, limits and circuit breakers (default Date.now). */
+  clock?: () => number;
+  /** Settings of the created key (allowed aliases, expiry, limits); default none. */
+  keySettings?: KeySettingsInput;
 }
 
 /**
@@ -74,7 +91,7 @@ export interface TestGateway {
  * embedded demo setup. `upstreamBaseUrl` adds an "openai" provider `fake`
  * behind alias `service-fake`.
  */
-export async function startGateway(options: { configValue?: Record<string, unknown>; upstreamBaseUrl?: string; env?: NodeJS.ProcessEnv } = {}): Promise<TestGateway> {
+export async function startGateway(options: StartGatewayOptions = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-it-'));
   const value: Record<string, unknown> = options.configValue ?? {
     providers: {
@@ -98,10 +115,18 @@ export async function startGateway(options: { configValue?: Record<string, unkno
   const config = parseConfig({ ...value, dataDir }, null, dataDir);
   const state = openMemoryBackend(dataDir);
   const keys = state.keys;
-  const created = await keys.create('integration');
+  const created = await keys.create('integration', options.keySettings);
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const gateway = createGateway({ config, state, logger, env: { FAKE_UPSTREAM_KEY: 'sk-upstream-secret', ...options.env }, loadedAt: 1_700_000_000 });
+  const gateway = createGateway({
+    config,
+    state,
+    logger,
+    env: { FAKE_UPSTREAM_KEY: 'sk-upstream-secret', ...options.env },
+    loadedAt: 1_700_000_000,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
   const address = await gateway.listen(0, '127.0.0.1');
   return {
     baseUrl: `http://127.0.0.1:${address.port}`,
@@ -109,6 +134,8 @@ export async function startGateway(options: { configValue?: Record<string, unkno
     keyId: created.record.id,
     dataDir,
     logs,
+    gateway,
+    state,
     flushUsage: () => gateway.flushUsage(),
     async close() {
       gateway.server.closeAllConnections();
