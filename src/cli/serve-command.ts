@@ -50,6 +50,9 @@ Signals:
                      a second signal ends the open requests at once
 `;
 
+/** After the API drained: how long admin requests still open (a scrape, a page load) get. */
+const ADMIN_CLOSE_MS = 2000;
+
 export async function runServeCommand(args: string[], io: CliIo & { configPath: string | undefined }): Promise<number> {
   let values: { host?: string; port?: string; 'log-level'?: string; help?: boolean };
   try {
@@ -227,12 +230,14 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
     const inFlight = running.inFlight;
     // shutdown() closes the listener at once: once this line is out, new connections are refused.
     const drained = running.shutdown(drainTimeoutMs);
-    const adminDrained = admin?.shell.drain(drainTimeoutMs) ?? Promise.resolve(null);
     void notifier.stopping(`draining ${inFlight} requests`);
     logger.info('shutting down', { signal, drainTimeoutMs, inFlight });
-    void Promise.all([drained, adminDrained])
-      .then(([report]) => {
+    // The admin listener stays up while the API drains, so /readyz says
+    // "draining" and /metrics can be scraped to the end; then it closes too.
+    void drained
+      .then(async (report) => {
         logger.info('drained', { ...report });
+        await admin?.shell.drain(ADMIN_CLOSE_MS);
         return backend.close();
       })
       .then(
