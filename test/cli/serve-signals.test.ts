@@ -81,7 +81,7 @@ async function startServer(configFile: string): Promise<ServerProcess> {
     throw new Error(`no log line: ${what}\nstdout:\n${out}\nstderr:\n${err}`);
   };
   const listening = await line((l) => l['msg'] === 'listening', 'listening');
-  return { child, baseUrl: `http://127.0.0.1:${String(listening['port'])}`, lines, stdout: () => out, stderr: () => err, line, exited };
+  return { child, baseUrl: String(listening['api']), lines, stdout: () => out, stderr: () => err, line, exited };
 }
 
 /** `promise`, or a failure naming `what` with the server's output after `ms`: no test waits unbounded. */
