@@ -75,7 +75,8 @@ export function buildBarChart(spec: ChartSpec): HTMLElement {
     el('div', { className: 'chart-frame' }, [
       el('div', { className: 'y-axis', attrs: { 'aria-hidden': 'true' } }, [
         el('span', { text: formatCompact(layout.scaleMax) }),
-        el('span', { text: formatCompact(layout.scaleMax / 2) }),
+        // Counts are whole: a scale of 1 has no labelled middle (never "0.5 requests").
+        el('span', { text: Number.isInteger(layout.scaleMax / 2) ? formatCompact(layout.scaleMax / 2) : '' }),
         el('span', { text: '0' }),
       ]),
       drawing,

@@ -88,8 +88,11 @@ after(async () => {
   }
 });
 
+/** Saves a full-page screenshot at this width; nothing may stick out sideways (no horizontal scrolling). */
 async function screenshot(t: TestContext, name: string, viewport: { width: number; height: number }): Promise<void> {
   await page.setViewportSize(viewport);
+  const [contentWidth, pageWidth] = (await page.evaluate(`[document.body.scrollWidth, document.body.clientWidth]`)) as [number, number];
+  assert.ok(contentWidth <= pageWidth, `${name}: content ${contentWidth} px wide on a ${pageWidth} px page`);
   const file = path.join(screenshotDir, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   t.diagnostic(`screenshot: ${file}`);
@@ -185,7 +188,7 @@ test('the key works through the openai SDK', async () => {
   assert.ok(promptTokens > 0);
 });
 
-test('after a reload the usage view counts the request', async () => {
+test('after a reload the usage view counts the request', async (t) => {
   await page.reload();
   const row = byTestId('key-row');
   await row.waitFor({ state: 'visible' });
@@ -213,6 +216,8 @@ test('after a reload the usage view counts the request', async () => {
   assert.equal(await chart.getAttribute('aria-label'), 'Requests, last 48 hours, per hour');
   assert.equal(await chart.locator('rect').count(), 1);
   assert.equal(await byTestId('usage-table').locator('tbody tr').count(), 48);
+  await screenshot(t, 'dashboard-usage-desktop', DESKTOP);
+  await screenshot(t, 'dashboard-usage-phone', PHONE);
 
   await byTestId('usage-day').click();
   await byTestId('usage-table').locator('caption', { hasText: 'per day' }).waitFor({ state: 'attached' });
@@ -227,12 +232,14 @@ test('after a reload the usage view counts the request', async () => {
   assert.notEqual(await row.getByTestId('key-last-used').textContent(), 'Never');
 });
 
-test('the aliases view lists targets with their health', async () => {
+test('the aliases view lists targets with their health', async (t) => {
   await byTestId('nav-aliases').click();
   const card = page.locator('[data-testid="alias-card"][data-alias="service-chat"]');
   await card.waitFor({ state: 'visible' });
   assert.equal(await card.getByTestId('alias-available').textContent(), 'Available');
   assert.equal(await card.getByTestId('circuit-badge').first().textContent(), 'Healthy');
+  await screenshot(t, 'dashboard-aliases-desktop', DESKTOP);
+  await screenshot(t, 'dashboard-aliases-phone', PHONE);
   await byTestId('nav-keys').click();
   await byTestId('key-row').waitFor({ state: 'visible' });
 });
