@@ -397,6 +397,16 @@ test('Redis stopped mid-traffic: "refuse" answers 503 state_unavailable, "local"
     [['state backend unavailable: Redis cannot be reached; limits are counted per instance until it answers', 'local', `redis://127.0.0.1:${redis.port}/0`]],
   ]);
 
+  // /readyz fails on both, whatever onUnavailable says: a balancer checking it takes both out (docs/scaling.md).
+  for (const instance of [a, b]) {
+    const ready = await request(instance.baseUrl, 'GET', '/readyz');
+    assert.deepEqual(
+      { status: ready.status, body: ready.json() },
+      { status: 503, body: { status: 'not_ready', checks: { config: 'ok', store: 'the redis state backend is unreachable', upstreams: 'ok', shutdown: 'ok' } } },
+      instance.name,
+    );
+  }
+
   // Redis comes back on the same port with its data (as from its append-only file).
   await redis.restart();
   await eventually('both instances reconnected', () => a.state.health() === 'ok' && b.state.health() === 'ok');
