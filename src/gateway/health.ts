@@ -2,7 +2,9 @@
 // and its event loop run. /readyz tells a load balancer or systemd whether to
 // send traffic: a configuration is loaded, the state store is writable (and
 // reachable, for Redis), at least one upstream target has a closed or
-// half-open circuit, and the gateway is not draining for shutdown.
+// half-open circuit, and the gateway is not draining for shutdown. With Redis
+// down and state.onUnavailable "local" the instance still serves (limits per
+// instance), so it stays ready and says it is degraded.
 import { sendJson } from '../http/respond.ts';
 import type { RouteHandler } from '../http/server.ts';
 import type { StateBackend } from '../state/state-backend.ts';
@@ -23,11 +25,19 @@ export interface Readiness {
 }
 
 const NO_STORE = { 'cache-control': 'no-store' };
+/** The store check's value while serving on per-instance limits. */
+export const DEGRADED = 'degraded: the state backend is unreachable; limits are counted per instance';
 
 export async function readiness(sources: HealthSources): Promise<Readiness> {
   const targets = sources.targets();
-  const writable = await sources.state.checkWritable();
-  const store = sources.state.health() !== 'ok' ? `the ${sources.state.kind} state backend is unreachable` : writable.ok ? 'ok' : writable.problem;
+  const health = sources.state.health();
+  let store: CheckResult;
+  if (health === 'unavailable') store = `the ${sources.state.kind} state backend is unreachable`;
+  else if (health === 'degraded') store = DEGRADED;
+  else {
+    const writable = await sources.state.checkWritable();
+    store = writable.ok ? 'ok' : writable.problem;
+  }
   let upstreams: CheckResult = 'no configuration';
   if (targets !== null) {
     const open = targets.filter((t) => t.circuit === 'open');
@@ -39,7 +49,7 @@ export async function readiness(sources: HealthSources): Promise<Readiness> {
     upstreams,
     shutdown: sources.draining() ? 'draining' : 'ok',
   };
-  return { ready: Object.values(checks).every((c) => c === 'ok'), checks };
+  return { ready: Object.values(checks).every((c) => c === 'ok' || c === DEGRADED), checks };
 }
 
 export function healthRoutes(sources: HealthSources): Array<[method: string, path: string, handler: RouteHandler]> {

@@ -165,7 +165,7 @@ export async function openRedisBackend(config: RedisStateConfig, options: RedisB
     keys: keyStore,
     usage,
     limiter,
-    health: () => (client.state === ClientState.Ready ? BackendHealth.Ok : BackendHealth.Unavailable),
+    health: () => (client.state === ClientState.Ready ? BackendHealth.Ok : options.onUnavailable === 'local' ? BackendHealth.Degraded : BackendHealth.Unavailable),
     async checkWritable() {
       try {
         await client.command(['SET', writeCheckKey, '1', 'PX', WRITE_CHECK_TTL_MS]);

@@ -8,19 +8,19 @@
 // Hour and day buckets expire when they leave RETENTION (usage-series.ts): an hour a
 // week after it started, a day about 13 months after. Totals never expire.
 //
-// A flush is one MULTI/EXEC of HINCRBYs and PEXPIREs, written in one go (one round
-// trip). When it fails before EXEC ran (Redis away, a refused command), Redis drops
-// the queued commands: nothing was added, add() rejects, and the caller's
-// ledger.restore() loses and doubles nothing. The one ambiguous case is the
-// connection dying after EXEC ran but before its reply: then the restored counters
-// are added again at the next flush. Once EXEC ran, add() resolves even if some
-// commands failed inside it (only possible when something else wrote to these keys,
-// e.g. a string where a hash belongs): the rest is counted, so rejecting would make
-// the caller add it twice; the failures go to onError instead.
-// MULTI is safe on the shared connection because the whole transaction is queued in
-// one synchronous turn, so no other caller's command can land between MULTI and EXEC.
+// A flush is one script call (FLUSH_SCRIPT) running the SADDs, HINCRBYs and PEXPIREs
+// atomically: one round trip. When the call fails (Redis away, the script refused by
+// an ACL), nothing ran: add() rejects, and the caller's ledger.restore() loses and
+// doubles nothing. (A MULTI/EXEC pipeline could not promise that: when MULTI itself is
+// refused, the queued commands run one by one and EXEC fails, so the restored
+// counters were added twice.) The one ambiguous case is the connection dying after
+// the script ran but before its reply: then the restored counters are added again at
+// the next flush. Inside the script each command runs with pcall: a command that fails
+// (only possible when something else wrote to these keys, e.g. a string where a hash
+// belongs) is reported, the rest is counted, and add() resolves, since rejecting would
+// make the caller add the counted part twice; the failures go to onError instead.
 import type { RedisClient } from '../redis/client.ts';
-import { RedisReplyError } from '../redis/errors.ts';
+import { defineScript } from '../redis/script.ts';
 import type { RedisArg, RedisReply } from '../redis/resp.ts';
 import { addUsage, emptyUsage, HOUR_MS, USAGE_FIELDS, type KeyUsage, type PendingUsage } from '../usage/usage-ledger.ts';
 import { bucketId, bucketStart, emptyStoredUsage, GRANULARITIES, RETENTION, SERIES_LENGTH, seriesOf, toKeyUsage, type Granularity, type UsageSeries } from '../usage/usage-series.ts';
@@ -63,6 +63,32 @@ export class UsageStoreReplyError extends Error {
 export function bucketTtlMs(startMs: number, granularity: Granularity, nowMs: number): number {
   return startMs + RETENTION[granularity] * BUCKET_MS[granularity] - nowMs;
 }
+
+/**
+ * Runs the flush's commands (only SADD, HINCRBY, PEXPIRE) with pcall and returns
+ * the failures as "COMMAND key: error" strings; an empty table when all succeeded.
+ */
+const FLUSH_SCRIPT = defineScript(`
+local allowed = { SADD = true, HINCRBY = true, PEXPIRE = true }
+local failures = {}
+local i = 1
+while i <= #ARGV do
+  local name = ARGV[i]
+  local key = KEYS[tonumber(ARGV[i + 1])]
+  local n = tonumber(ARGV[i + 2])
+  if not allowed[name] or key == nil or n == nil then
+    return redis.error_reply('ERR portcullis usage flush: malformed arguments at ' .. i)
+  end
+  local args = {}
+  for j = 1, n do args[j] = ARGV[i + 2 + j] end
+  local reply = redis.pcall(name, key, unpack(args))
+  if type(reply) == 'table' and reply.err then
+    failures[#failures + 1] = name .. ' ' .. key .. ': ' .. reply.err
+  end
+  i = i + 3 + n
+end
+return failures
+`);
 
 export function createRedisUsageStore(client: RedisClient, options: RedisUsageStoreOptions): UsageStore {
   const { keyPrefix } = options;
@@ -115,12 +141,23 @@ export function createRedisUsageStore(client: RedisClient, options: RedisUsageSt
         }
       }
       if (commands.length === 0) return;
-      const replies = [client.command(['MULTI']), ...commands.map((args) => client.command(args)), client.command(['EXEC'])];
-      const results = await Promise.all(replies);
-      const exec = results[results.length - 1];
-      if (!Array.isArray(exec)) throw new UsageStoreReplyError('The usage transaction was discarded.');
-      const failed = exec.flatMap((reply, i) => (reply instanceof RedisReplyError ? [`${String(commands[i]?.[1])}: ${reply.message}`] : []));
-      if (failed.length > 0) {
+      // KEYS are the distinct keys; ARGV holds each command as name, key index, argument count, arguments.
+      const keys: string[] = [];
+      const keyIndex = new Map<string, number>();
+      const argv: Array<string | number> = [];
+      for (const [name, key, ...rest] of commands) {
+        let index = keyIndex.get(String(key));
+        if (index === undefined) {
+          keys.push(String(key));
+          index = keys.length;
+          keyIndex.set(String(key), index);
+        }
+        argv.push(String(name), index, rest.length, ...rest.map((a) => (typeof a === 'number' ? a : String(a))));
+      }
+      const failures = await client.evalScript(FLUSH_SCRIPT, keys, argv);
+      if (!Array.isArray(failures)) throw new UsageStoreReplyError('Unexpected reply from the usage flush script.');
+      if (failures.length > 0) {
+        const failed = failures.map(String);
         onError(new UsageStoreReplyError(`${failed.length} of ${commands.length} usage updates failed and were dropped (${failed.slice(0, 3).join('; ')}).`));
       }
     },

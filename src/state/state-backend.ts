@@ -19,8 +19,10 @@ export interface UsageStore {
 
 export const BackendHealth = {
   Ok: 'ok',
-  /** The shared store cannot be reached; see state.onUnavailable. */
+  /** The shared store cannot be reached and requests are refused (state.onUnavailable "refuse"). */
   Unavailable: 'unavailable',
+  /** The shared store cannot be reached and limits are counted per instance ("local"): still serving. */
+  Degraded: 'degraded',
 } as const;
 export type BackendHealth = (typeof BackendHealth)[keyof typeof BackendHealth];
 

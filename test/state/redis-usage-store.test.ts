@@ -87,20 +87,34 @@ test('buckets expire when they leave retention; older pending hours count in the
   assert.deepEqual(await client.command(['SMEMBERS', redisUsageIdsKey(prefix)]), ['key_x']);
 });
 
-test('a flush that fails before EXEC adds nothing; one that ran is never reported as failed', async () => {
+test('a flush that is refused adds nothing; one that ran is never reported as failed', async () => {
   const prefix = `u${randomUUID().slice(0, 8)}:`;
   const errors: Error[] = [];
   const redis = createRedisUsageStore(client, { keyPrefix: prefix, onError: (error) => errors.push(error) });
   const hour = Date.UTC(2026, 10, 22, 12);
-  // key_bad's total is a string, so its HINCRBY fails inside EXEC, after key_ok's ran.
+  // key_bad's total is a string, so its HINCRBY fails inside the script, after key_ok's ran.
   const bad = redisUsageKeys(prefix, 'key_bad').total;
   await client.command(['SET', bad, 'x']);
   await redis.add(pending([['key_ok', hour, u(1)], ['key_bad', hour, u(1)]]), NOW);
   assert.equal(await client.command(['HGET', redisUsageKeys(prefix, 'key_ok').total, 'requests']), '1');
   assert.equal(errors.length, 1);
-  assert.equal(errors[0]?.message, `1 of 12 usage updates failed and were dropped (${bad}: WRONGTYPE Operation against a key holding the wrong kind of value).`);
+  assert.equal(errors[0]?.message, `1 of 12 usage updates failed and were dropped (HINCRBY ${bad}: WRONGTYPE Operation against a key holding the wrong kind of value).`);
 
-  // A closed connection: MULTI is refused, nothing is queued, nothing added.
+  // A user whose ACL refuses scripts: the flush is refused whole, and flushing again
+  // (as the gateway does after restoring its counters) still adds nothing twice.
+  const user = `noscript${randomUUID().slice(0, 6)}`;
+  await client.command(['ACL', 'SETUSER', user, 'on', '>pw-for-test', '~*', '+@all', '-eval', '-evalsha']);
+  const limited = createRedisClient({ host: '127.0.0.1', port: server.port, username: user, password: 'pw-for-test' });
+  try {
+    const refused = createRedisUsageStore(limited, { keyPrefix: prefix });
+    for (let i = 0; i < 3; i++) await assert.rejects(refused.add(pending([['key_ok', hour, u(5)]]), NOW), { name: 'RedisReplyError', code: 'NOPERM' });
+    assert.equal(await client.command(['HGET', redisUsageKeys(prefix, 'key_ok').total, 'requests']), '1');
+  } finally {
+    await limited.close();
+    await client.command(['ACL', 'DELUSER', user]);
+  }
+
+  // A closed connection: nothing is sent, nothing added.
   const closed = createRedisClient({ host: '127.0.0.1', port: server.port });
   await closed.close();
   const unreachable = createRedisUsageStore(closed, { keyPrefix: prefix });
