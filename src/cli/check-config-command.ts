@@ -7,6 +7,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { AUTO_ALIAS, ConfigError, type GatewayConfig, type ProviderConfig } from '../config/config.ts';
 import { CONFIG_ENV, loadConfig, resolveProviderKeys } from '../config/config-loader.ts';
+import { RedisUrlError } from '../redis/errors.ts';
+import { redisAddress } from '../state/redis-backend.ts';
 import type { CliIo } from './main.ts';
 
 export const CHECK_CONFIG_USAGE = `Usage: portcullis check-config [options] FILE...
@@ -112,6 +114,17 @@ export function checkConfigFile(file: string, options: { env: NodeJS.ProcessEnv;
       if (!(err instanceof ConfigError)) throw err;
       const found = problemOf(err, source);
       problems.push(needsCredentialsDirectory(provider, options.env) ? { ...found, problem: `${found.problem}${CREDENTIALS_HINT}` } : found);
+    }
+  }
+  // The Redis password, read the way serve reads it at start.
+  if (config.state.redis !== null) {
+    try {
+      redisAddress(config.state.redis, options.env, config.source);
+    } catch (err) {
+      if (!(err instanceof ConfigError) && !(err instanceof RedisUrlError)) throw err;
+      const found = err instanceof ConfigError ? problemOf(err, source) : { path: 'state.redis.url', problem: err.message };
+      const viaCredentials = config.state.redis.passwordFile?.includes('${CREDENTIALS_DIRECTORY}') === true && nonEmpty(options.env['CREDENTIALS_DIRECTORY']) === undefined;
+      problems.push(viaCredentials ? { ...found, problem: `${found.problem}${CREDENTIALS_HINT}` } : found);
     }
   }
   return problems.length === 0 ? { kind: 'ok', config } : { kind: 'problems', problems };

@@ -219,3 +219,31 @@ describe('portcullis check-config through the command dispatcher', () => {
     assert.match(stdout.text(), /\n {2}check-config Check config files without starting/);
   });
 });
+
+test('check-config: the Redis password source is checked like the upstream keys', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-check-redis-'));
+  try {
+    const file = path.join(dir, 'redis.json');
+    writeFileSync(file, JSON.stringify({
+      providers: { demo: { type: 'demo' } },
+      aliases: { 'service-chat': { provider: 'demo' } },
+      state: { backend: 'redis', redis: { url: 'redis://gw@127.0.0.1:6379/0', passwordFile: '${CREDENTIALS_DIRECTORY}/redis-password' } },
+    }));
+    assert.deepEqual(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir }, cwd: dir, credentials: true }), {
+      kind: 'problems',
+      problems: [{ path: 'state.redis.passwordFile', problem: `${path.join(dir, 'redis-password')} does not exist` }],
+    });
+    assert.deepEqual(checkConfigFile(file, { env: {}, cwd: dir, credentials: true }), {
+      kind: 'problems',
+      problems: [{
+        path: 'state.redis.passwordFile',
+        problem: 'environment variable CREDENTIALS_DIRECTORY (used in the path) is not set (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)',
+      }],
+    });
+    writeFileSync(path.join(dir, 'redis-password'), 'secret\n');
+    assert.equal(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir }, cwd: dir, credentials: true }).kind, 'ok');
+    assert.equal(checkConfigFile(file, { env: {}, cwd: dir, credentials: false }).kind, 'ok');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
