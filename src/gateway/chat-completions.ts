@@ -18,6 +18,7 @@ import { dispatchCompletion, dispatchStream, type AttemptRecord } from '../upstr
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { Limiter, Permit } from '../limits/limiter.ts';
 import { estimateRequestTokens } from '../limits/token-estimate.ts';
+import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { AliasRoutes } from './alias-targets.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
@@ -93,21 +94,25 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     checkAlias(key, route.alias, request.model);
 
     const plan = routes.plan(route.alias, request);
-    estimate = estimateRequestTokens(request, plan.maxOutputTokens);
-    let admission;
-    try {
-      admission = await admitRequest(limiter, key, estimate, clock());
-    } catch (err) {
-      if (err instanceof KeyLimitRefusal) {
-        metrics?.rateLimited(route.alias, err.refusal);
-        ctx.log['limit'] = err.refusal;
+    // A key without limits skips the estimate and the limiter (and their await) entirely.
+    let limitHeaders: Record<string, string> | undefined;
+    if (hasAnyLimit(key.limits)) {
+      estimate = estimateRequestTokens(request, plan.maxOutputTokens);
+      try {
+        const admission = await admitRequest(limiter, key, estimate, clock());
+        permit = admission.permit;
+        limitHeaders = admission.headers;
+      } catch (err) {
+        if (err instanceof KeyLimitRefusal) {
+          metrics?.rateLimited(route.alias, err.refusal);
+          ctx.log['limit'] = err.refusal;
+        }
+        throw err;
       }
-      throw err;
+      // A shutdown may have ended the request while the limiter answered.
+      if (abort.signal.aborted) return;
     }
-    permit = admission.permit;
-    // A shutdown may have ended the request while the limiter answered.
-    if (abort.signal.aborted) return;
-    const headers: Record<string, string> = { ...admission.headers, [ROUTE_HEADER]: `${route.alias}; reason=${route.reason}` };
+    const headers: Record<string, string> = { ...limitHeaders, [ROUTE_HEADER]: `${route.alias}; reason=${route.reason}` };
     if (plan.clamped) headers[MAX_TOKENS_CLAMPED_HEADER] = String(plan.maxOutputTokens);
 
     const onClose = (): void => {
