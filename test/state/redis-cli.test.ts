@@ -1,0 +1,95 @@
+// `portcullis keys` against a config with the Redis backend: the CLI writes
+// where the running gateways read, not into the data directory.
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { after, before, test } from 'node:test';
+import { runCli } from '../../src/cli/main.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { openRedisBackend, type RedisBackend } from '../../src/state/redis-backend.ts';
+import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+
+let redis: RedisServerHandle;
+let dir: string;
+let configPath: string;
+let backend: RedisBackend;
+
+before(async () => {
+  redis = await startRedisServer();
+  dir = mkdtempSync(path.join(tmpdir(), 'portcullis-redis-cli-'));
+  configPath = path.join(dir, 'config.json');
+  writeFileSync(configPath, JSON.stringify({
+    dataDir: './data',
+    providers: { demo: { type: 'demo' } },
+    aliases: { 'service-chat': { provider: 'demo' } },
+    state: { backend: 'redis', redis: { url: `redis://127.0.0.1:${redis.port}/0`, keyPrefix: 'cli-test:' } },
+  }));
+  backend = await openRedisBackend(
+    { url: `redis://127.0.0.1:${redis.port}/0`, passwordEnv: null, passwordFile: null, keyPrefix: 'cli-test:', connectTimeoutMs: 2000, commandTimeoutMs: 1000 },
+    { onUnavailable: 'refuse', logger: createLogger({ level: 'error', write: () => {} }) },
+  );
+});
+
+after(async () => {
+  await backend.close();
+  await redis.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const sink = (add: (s: string) => void) => new Writable({ write(chunk: Buffer, _e, cb) { add(chunk.toString()); cb(); } });
+  const code = await runCli(['--config', configPath, ...args], {
+    stdout: sink((s) => (stdout += s)),
+    stderr: sink((s) => (stderr += s)),
+    env: {},
+    cwd: dir,
+  });
+  return { code, stdout, stderr };
+}
+
+test('keys create/update/revoke with the Redis backend write to Redis, never to the data directory', async () => {
+  const created = await cli(['keys', 'create', '--name', 'shared', '--rpm', '30', '--json']);
+  assert.equal(created.code, 0, created.stderr);
+  const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
+  assert.equal(existsSync(path.join(dir, 'data', 'keys.json')), false);
+  await backend.keys.reload();
+  assert.equal(backend.keys.authenticate(key)?.id, id);
+  assert.deepEqual(backend.keys.authenticate(key)?.limits, { requestsPerMinute: 30, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null });
+
+  const updated = await cli(['keys', 'update', id, '--rpm', 'none', '--allow', 'service-chat', '--json']);
+  assert.equal(updated.code, 0, updated.stderr);
+  await backend.keys.reload();
+  assert.deepEqual(backend.keys.authenticate(key)?.allowedAliases, ['service-chat']);
+  assert.equal(backend.keys.authenticate(key)?.limits.requestsPerMinute, null);
+
+  const listed = await cli(['keys', 'list', '--json']);
+  assert.deepEqual((JSON.parse(listed.stdout) as Array<{ id: string }>).map((k) => k.id), [id]);
+  assert.equal(listed.stdout.includes(key), false);
+
+  assert.equal((await cli(['keys', 'revoke', id])).code, 0);
+  await backend.keys.reload();
+  assert.equal(backend.keys.authenticate(key), null);
+});
+
+test('keys with the Redis backend unreachable: exit 1 with the reason, nothing half-written', async () => {
+  const down = path.join(dir, 'down.json');
+  writeFileSync(down, JSON.stringify({
+    providers: { demo: { type: 'demo' } },
+    aliases: { 'service-chat': { provider: 'demo' } },
+    // Port 1 on loopback: nothing listens there.
+    state: { backend: 'redis', redis: { url: 'redis://127.0.0.1:1/0', connectTimeoutMs: 200 } },
+  }));
+  let stderr = '';
+  const code = await runCli(['--config', down, 'keys', 'list'], {
+    stdout: new Writable({ write(_c, _e, cb) { cb(); } }),
+    stderr: new Writable({ write(chunk: Buffer, _e, cb) { stderr += chunk.toString(); cb(); } }),
+    env: {},
+    cwd: dir,
+  });
+  assert.equal(code, 1, stderr);
+  assert.equal(stderr, 'portcullis keys list: Could not read the keys from redis://127.0.0.1:1/0: Redis at 127.0.0.1:1 is not connected (connecting; last error: connect ECONNREFUSED 127.0.0.1:1).\n');
+});
