@@ -29,11 +29,21 @@ export function createSecretDialog(): { show(key: string, keyName: string): Prom
   copy.addEventListener('click', () => {
     void copyKey();
   });
-  done.addEventListener('click', () => dialog.close());
-  dialog.addEventListener('close', () => {
+  // The key leaves the page the moment the dialog is dismissed. The close event
+  // comes a task later (the dialog is already hidden by then), so Done clears
+  // first; the close handler covers Escape.
+  const forget = (): void => {
     field.value = '';
     forName.textContent = '';
     feedback.textContent = '';
+  };
+  done.addEventListener('click', () => {
+    forget();
+    dialog.close();
+  });
+  dialog.addEventListener('cancel', forget);
+  dialog.addEventListener('close', () => {
+    forget();
     const resolve = closed;
     closed = null;
     resolve?.();

@@ -5,13 +5,13 @@
 // the way: no console errors, no CSP violations, the raw key gone from the
 // DOM once the dialog closes. Screenshots go to test-output/screenshots/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, test, type TestContext } from 'node:test';
 import OpenAI from 'openai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startAdminGateway } from '../admin/harness.ts';
+import { repositoryRoot } from '../repository-root.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -34,15 +34,6 @@ const RECORD_CSP_VIOLATIONS = `
   });
 `;
 
-function repositoryRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let level = 0; level < 6; level++) {
-    const manifest = path.join(dir, 'package.json');
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'portcullis') return dir;
-    dir = path.dirname(dir);
-  }
-  throw new Error('the portcullis package.json was not found above the test file');
-}
 
 const screenshotDir = path.join(repositoryRoot(), 'test-output', 'screenshots');
 

@@ -3,9 +3,9 @@
 // and test/, so the compiled tests in dist/test/clients find them by walking
 // up to the folder that holds docs/clients.md (the sources sit one level
 // shallower; both reach the repository root).
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { repositoryRoot } from '../repository-root.ts';
 
 export interface SnippetTarget {
   baseURL: string;
@@ -15,17 +15,7 @@ export interface SnippetTarget {
 
 export type Snippet = (target: SnippetTarget) => Promise<unknown>;
 
-const SEARCH_LEVELS = 6;
-
-/** The repository root: the nearest folder above this file with docs/clients.md. */
-export function repositoryRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let level = 0; level < SEARCH_LEVELS; level++) {
-    if (existsSync(path.join(dir, 'docs', 'clients.md'))) return dir;
-    dir = path.dirname(dir);
-  }
-  throw new Error('docs/clients.md not found above the test file');
-}
+export { repositoryRoot };
 
 export function snippetPath(file: string): string {
   return path.join(repositoryRoot(), 'docs', 'clients', file);

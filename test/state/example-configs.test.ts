@@ -10,10 +10,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { runCheckConfigCommand } from '../../src/cli/check-config-command.ts';
 import { loadConfig } from '../../src/config/config-loader.ts';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
@@ -25,8 +24,10 @@ import { redisAddress } from '../../src/state/redis-backend.ts';
 import type { StateBackend } from '../../src/state/state-backend.ts';
 import { request, startFakeUpstream, type FakeUpstream, type RawResponse, type UpstreamRequest } from '../gateway/harness.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+import { repositoryRoot } from '../repository-root.ts';
 
-const ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
+
+const ROOT = repositoryRoot();
 const EXAMPLE = join(ROOT, 'deploy/examples/portcullis-redis.json');
 const SCALING_DOC = join(ROOT, 'docs/scaling.md');
 const HAPROXY_503 = join(ROOT, 'deploy/examples/haproxy-503.http');
