@@ -63,16 +63,18 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     // Set once the limiter admitted the request: settled when the answer is over, however it ends.
     let permit: Permit | null = null;
     let estimate = 0;
+    const settle = (held: Permit, actualTokens: number): void => {
+      limiter.settle({ permit: held, limits: key.limits, actualTokens, nowMs: clock() }).catch((err: unknown) => {
+        logger.warn('rate-limit settlement failed; the permit lease will release it', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
+      });
+    };
+    let closed = false;
     metrics?.requestStarted();
     res.once('close', () => {
+      closed = true;
       metrics?.requestEnded();
       usage.record(keyId, { usage: completionUsage, error: res.statusCode >= 400 || ctx.log['error'] !== undefined });
-      if (permit !== null) {
-        const actualTokens = settledTokens(estimate, completionUsage?.total_tokens, res.headersSent && res.statusCode < 400);
-        limiter.settle({ permit, limits: key.limits, actualTokens, nowMs: clock() }).catch((err: unknown) => {
-          logger.warn('rate-limit settlement failed; the permit lease will release it', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
-        });
-      }
+      if (permit !== null) settle(permit, settledTokens(estimate, completionUsage?.total_tokens, res.headersSent && res.statusCode < 400));
     });
     checkJsonContentType(req.headers['content-type']);
 
@@ -100,6 +102,12 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       estimate = estimateRequestTokens(request, plan.maxOutputTokens);
       try {
         const admission = await admitRequest(limiter, key, estimate, clock());
+        // The client left (or a shutdown answered) while the limiter decided: the
+        // close handler ran with no permit, so give it back now, unused, and stop.
+        if (closed || abort.signal.aborted) {
+          if (admission.permit !== null) settle(admission.permit, 0);
+          return;
+        }
         permit = admission.permit;
         limitHeaders = admission.headers;
       } catch (err) {
@@ -109,8 +117,6 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
         }
         throw err;
       }
-      // A shutdown may have ended the request while the limiter answered.
-      if (abort.signal.aborted) return;
     }
     const headers: Record<string, string> = { ...limitHeaders, [ROUTE_HEADER]: `${route.alias}; reason=${route.reason}` };
     if (plan.clamped) headers[MAX_TOKENS_CLAMPED_HEADER] = String(plan.maxOutputTokens);

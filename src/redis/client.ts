@@ -30,6 +30,9 @@ import { checkReconnectPolicy, DEFAULT_RECONNECT_POLICY, reconnectDelayMs, type 
 import { createRespDecoder, encodeCommand, encodeCommands, type RedisArg, type RedisReply, type RespDecoder, type RespDecoderOptions } from './resp.ts';
 import type { RedisScript } from './script.ts';
 
+/** Replies saying the server is not (or not yet) a writable primary: the connection is dropped and rebuilt. */
+const ROLE_CHANGE_REPLIES: ReadonlySet<string> = new Set(['READONLY', 'LOADING', 'MASTERDOWN']);
+
 export const ClientState = {
   Connecting: 'connecting',
   Ready: 'ready',
@@ -261,8 +264,15 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
       conn.inflight = conn.inflight.slice(conn.head);
       conn.head = 0;
     }
-    if (reply instanceof RedisReplyError && !pending.handshake) pending.reject(reply);
-    else pending.resolve(reply);
+    if (reply instanceof RedisReplyError && !pending.handshake) {
+      pending.reject(reply);
+      // This server cannot serve writes any more (a failover made it a replica, it is
+      // loading, or its primary is gone): reconnect, so a VIP or DNS name that moved to
+      // the new primary is followed instead of keeping a working socket to the old one.
+      if (ROLE_CHANGE_REPLIES.has(reply.code)) drop(conn, reply);
+      return;
+    }
+    pending.resolve(reply);
   }
 
   function enqueue(conn: Connection, pending: PendingCommand): void {

@@ -30,7 +30,7 @@ import { createMemoryLimiter } from '../limits/memory-limiter.ts';
 import { createRedisLimiter } from '../limits/redis-limiter.ts';
 import type { Logger, LogFields } from '../log/logger.ts';
 import { ClientState, createRedisClient, type RedisClient } from '../redis/client.ts';
-import { RedisUnavailableError, RedisUrlError } from '../redis/errors.ts';
+import { RedisReplyError, RedisUnavailableError, RedisUrlError } from '../redis/errors.ts';
 import type { ReconnectPolicy } from '../redis/reconnect-backoff.ts';
 import { parseRedisUrl, type RedisAddress } from '../redis/redis-url.ts';
 import { StateUnavailableError } from './errors.ts';
@@ -208,6 +208,16 @@ interface FailoverParts {
   count: (operation: StateOperation) => void;
 }
 
+/**
+ * Redis cannot do the limiter's work: unreachable, or it answered with an error of
+ * its own (READONLY after a failover, OOM under noeviction, BUSY, LOADING, NOPERM).
+ * Either way the request meets the outage policy, never a generic 500. A script
+ * refused with such an error wrote nothing.
+ */
+function isOutage(error: unknown): boolean {
+  return error instanceof RedisUnavailableError || error instanceof RedisReplyError;
+}
+
 /** The Redis limiter, with the outage policy of the header comment around it. */
 export function createFailoverLimiter({ redis, local, ready, count }: FailoverParts): Limiter {
   const localPermits = new WeakSet<Permit>();
@@ -230,7 +240,7 @@ export function createFailoverLimiter({ redis, local, ready, count }: FailoverPa
         return await redis.admit(input);
       } catch (error) {
         // Lost mid-call: the script may have run, so 'local' may count this request twice; it errs on the safe side.
-        if (error instanceof RedisUnavailableError) return admitWithoutRedis(input, error);
+        if (isOutage(error)) return admitWithoutRedis(input, error);
         throw error;
       }
     },
@@ -247,7 +257,7 @@ export function createFailoverLimiter({ redis, local, ready, count }: FailoverPa
       try {
         await redis.settle(input);
       } catch (error) {
-        if (!(error instanceof RedisUnavailableError)) throw error;
+        if (!isOutage(error)) throw error;
         count('settle');
       }
     },
@@ -260,7 +270,7 @@ export function createFailoverLimiter({ redis, local, ready, count }: FailoverPa
       try {
         return await redis.budgetUsed(keyId, limits, nowMs);
       } catch (error) {
-        if (!(error instanceof RedisUnavailableError)) throw error;
+        if (!isOutage(error)) throw error;
         count('budgetUsed');
         throw new StateUnavailableError('budgetUsed', error);
       }

@@ -462,3 +462,36 @@ test('a key without limits gets no x-ratelimit-* headers, streamed or not', asyn
   assert.equal(streamed.status, 200);
   assert.deepEqual(limitHeaders(streamed), {});
 });
+
+test('a client that leaves while the limiter decides gets its slot back, and the upstream is never called', async () => {
+  const { key } = await newKey({ limits: { concurrentRequests: 1 } });
+  const limiter = gw.state.limiter;
+  const admit = limiter.admit.bind(limiter);
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  // The limiter answers only once the client is gone (as a slow Redis round trip would).
+  limiter.admit = async (input) => {
+    const decision = await admit(input);
+    await gate;
+    return decision;
+  };
+  try {
+    const req = http.request(`${gw.baseUrl}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
+    req.on('error', () => undefined);
+    req.end(JSON.stringify(fake()));
+    // Wait until the gateway is inside admission, then leave.
+    for (let i = 0; i < 400 && gw.gateway.inFlight === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    req.destroy();
+    await settled();
+    release();
+    // Let the handler resume after admission and settle the permit.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  } finally {
+    limiter.admit = admit;
+  }
+  assert.equal(upstream.requests.length, 0, 'no upstream call for a client that left');
+  const next = await chat(key, fake());
+  assert.equal(next.status, 200, next.text);
+});
