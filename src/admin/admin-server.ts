@@ -31,7 +31,7 @@ import { readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type Ad
 import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
-import { verifyPassword } from './password-hash.ts';
+import { PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
 import { createSessionStore, verifyCsrf, type Session, type SessionStore } from './sessions.ts';
 
 export const SESSION_COOKIE = 'portcullis_session';
@@ -53,7 +53,13 @@ const SECURITY_HEADERS: Record<string, string> = {
   'cache-control': 'no-store',
 };
 
-const LOGIN_BODY = { maxBytes: 8 * 1024, limits: { maxDepth: 2, maxStringBytes: 2048, maxMembers: 4 } };
+// Room for the longest password the rules allow (PASSWORD_MAX_LENGTH code points, 4 UTF-8
+// bytes each), written with JSON escapes (up to 12 bytes for a \uXXXX\uXXXX pair).
+const LOGIN_BODY = { maxBytes: PASSWORD_MAX_LENGTH * 12 + 1024, limits: { maxDepth: 2, maxStringBytes: PASSWORD_MAX_LENGTH * 4, maxMembers: 4 } };
+/** Logins waiting for their turn (each holds a socket and runs scrypt): beyond this, 429 at once. */
+const MAX_QUEUED_LOGINS = 32;
+/** Host names every admin listener answers for. */
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
 const MAX_ASSETS = 64;
 const ASSET_TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -69,6 +75,8 @@ export interface AdminServerOptions extends AdminApiDeps {
   /** The one-time token printed at first start; null once a password exists. */
   bootstrap: BootstrapToken | null;
   session: { ttlMs: number; idleMs: number; secureCookies: boolean };
+  /** Host names accepted besides the loopback names (admin.host and admin.allowedHosts). */
+  allowedHosts?: readonly string[];
   /** Where the built dashboard is (index.html, app.js, app.css); default dist/dashboard. */
   dashboardDir?: string;
   /** Unauthenticated operational routes (/metrics, /healthz, /readyz). */
@@ -163,8 +171,25 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     }
   };
 
+  const allowedHosts = new Set([...LOOPBACK_HOSTS, ...(options.allowedHosts ?? []).map((h) => h.toLowerCase())]);
+  /**
+   * A page on another site can point its own name at 127.0.0.1 (DNS rebinding)
+   * and then talk to this listener as "same origin". The Host it sends still
+   * names that site, so only the names this listener is meant to be reached by
+   * are answered.
+   */
+  const checkHost = (ctx: RequestContext): void => {
+    const host = ctx.req.headers.host ?? '';
+    const name = (host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0] ?? '').toLowerCase();
+    if (!allowedHosts.has(name)) {
+      throw new ApiError(403, 'permission_error', 'This admin listener does not answer for that host name; add it to admin.allowedHosts if it is yours.', { code: 'host_not_allowed' });
+    }
+  };
+
+  /** Every admin route: the host check and the security headers, errors included. */
   const withHeaders = (handler: RouteHandler): RouteHandler => async (ctx) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) ctx.res.setHeader(name, value);
+    checkHost(ctx);
     await handler(ctx);
   };
 
@@ -206,7 +231,12 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   // the throttle before the first failure is counted (and each scrypt hash
   // takes 32 MiB).
   let loginQueue: Promise<unknown> = Promise.resolve();
+  let queuedLogins = 0;
   const checkLogin = (client: string, password: string): Promise<{ ok: boolean; credentials: AdminCredentials | null }> => {
+    if (queuedLogins >= MAX_QUEUED_LOGINS) {
+      return Promise.reject(new ApiError(429, 'rate_limit_error', 'Too many logins at once; try again in a few seconds.', { code: 'login_rate_limited', headers: { 'retry-after': '5' } }));
+    }
+    queuedLogins++;
     const run = loginQueue.then(async () => {
       const decision = throttle.check(client);
       if (!decision.allowed) {
@@ -219,7 +249,9 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
       else throttle.failure(client);
       return { ok, credentials };
     });
-    loginQueue = run.catch(() => undefined);
+    loginQueue = run.catch(() => undefined).finally(() => {
+      queuedLogins--;
+    });
     return run;
   };
 
@@ -299,7 +331,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     ctx.res.end(ctx.req.method === 'HEAD' ? undefined : asset.body);
   }));
 
-  for (const [method, route, handler] of options.extraRoutes ?? []) router.add(method, route, handler);
+  for (const [method, route, handler] of options.extraRoutes ?? []) router.add(method, route, withHeaders(handler));
 
   const shell = createHttpShell({ router, limits: options.limits, logger, ...(options.tls === undefined ? {} : { tls: options.tls }) });
   return { server: shell.server, shell, sessions };

@@ -167,6 +167,7 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
         logger,
         bootstrap,
         session: { ttlMs: config.admin.sessionTtlMs, idleMs: config.admin.sessionIdleMs, secureCookies: config.admin.secureCookies },
+        allowedHosts: [...(isWildcard(config.admin.host) ? [] : [config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host]), ...config.admin.allowedHosts],
         extraRoutes: [
           ['GET', '/metrics', metricsHandler(metrics)],
           ...healthRoutes({ targets: () => running.routes.health(), state: backend, draining: () => running.draining }),
@@ -174,6 +175,9 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
         ...(config.admin.tls === null ? {} : { tls: readTls(config) }),
       });
       adminAddress = await listenOn(admin.server, fds.admin, config.admin.port, config.admin.host);
+      if (!isLoopback(config.admin.host) && config.admin.tls === null && !config.admin.secureCookies) {
+        logger.warn('the admin listener is reachable from the network without TLS: passwords and session cookies cross it in clear text', { admin: adminAddress });
+      }
     } else if (fds.admin !== undefined) {
       logger.warn('an admin socket was passed but admin.enabled is false; closing it', { fd: fds.admin });
       closeSync(fds.admin);
@@ -301,6 +305,14 @@ async function listenOn(server: Server, fd: number | undefined, port: number, ho
     });
   });
   return `${scheme}://${hostPart(server.address() as AddressInfo)}:${(server.address() as AddressInfo).port}`;
+}
+
+function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '';
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 function hostPart(address: AddressInfo): string {

@@ -113,6 +113,11 @@ export interface AdminConfig {
   secureCookies: boolean;
   sessionTtlMs: number;
   sessionIdleMs: number;
+  /**
+   * Host names the admin listener answers for, besides localhost, 127.0.0.1, ::1 and
+   * admin.host: a request naming any other Host is refused (DNS rebinding).
+   */
+  allowedHosts: string[];
 }
 
 export type LogLevelSetting = 'debug' | 'info' | 'warn' | 'error';

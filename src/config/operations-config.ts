@@ -5,6 +5,7 @@ import type { AdminConfig, GatewayConfig, LogLevelSetting, RedisStateConfig, Sta
 import { join, type Checker, type Obj } from './config-checker.ts';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HOST_NAME = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]{1,253})$/;
 const LOG_LEVELS: readonly LogLevelSetting[] = ['debug', 'info', 'warn', 'error'];
 const HOUR_MS = 3_600_000;
 
@@ -16,6 +17,7 @@ export const DEFAULT_ADMIN: AdminConfig = {
   secureCookies: false,
   sessionTtlMs: 8 * HOUR_MS,
   sessionIdleMs: HOUR_MS / 2,
+  allowedHosts: [],
 };
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 export const DEFAULT_REDIS_KEY_PREFIX = 'portcullis:';
@@ -44,9 +46,9 @@ export function parseOperations(c: Checker, root: Obj, listen: { host: string; p
 }
 
 function parseAdmin(c: Checker, value: unknown): AdminConfig {
-  const admin: AdminConfig = { ...DEFAULT_ADMIN };
+  const admin: AdminConfig = { ...DEFAULT_ADMIN, allowedHosts: [] };
   if (value === undefined) return admin;
-  const o = c.object(value, 'admin', ['enabled', 'host', 'port', 'tls', 'secureCookies', 'sessionTtlMs', 'sessionIdleMs']);
+  const o = c.object(value, 'admin', ['enabled', 'host', 'port', 'tls', 'secureCookies', 'sessionTtlMs', 'sessionIdleMs', 'allowedHosts']);
   if (o['enabled'] !== undefined) admin.enabled = boolean(c, o['enabled'], 'admin.enabled');
   if (o['host'] !== undefined) admin.host = c.string(o['host'], 'admin.host');
   if (o['port'] !== undefined) admin.port = c.integer(o['port'], 'admin.port', 0, 65535);
@@ -58,6 +60,14 @@ function parseAdmin(c: Checker, value: unknown): AdminConfig {
   if (o['sessionTtlMs'] !== undefined) admin.sessionTtlMs = c.integer(o['sessionTtlMs'], 'admin.sessionTtlMs', 60_000, 7 * 24 * HOUR_MS);
   if (o['sessionIdleMs'] !== undefined) admin.sessionIdleMs = c.integer(o['sessionIdleMs'], 'admin.sessionIdleMs', 60_000, 7 * 24 * HOUR_MS);
   if (admin.sessionIdleMs > admin.sessionTtlMs) c.fail('admin.sessionIdleMs', 'must not exceed admin.sessionTtlMs');
+  if (o['allowedHosts'] !== undefined) {
+    const hosts = o['allowedHosts'];
+    if (!Array.isArray(hosts) || hosts.length > 32) c.fail('admin.allowedHosts', 'must be an array of at most 32 host names');
+    hosts.forEach((h: unknown, i: number) => {
+      if (typeof h !== 'string' || !HOST_NAME.test(h)) c.fail(`admin.allowedHosts[${i}]`, 'must be a host name or IP address without a port, like "gateway.internal"');
+      admin.allowedHosts.push(h.toLowerCase());
+    });
+  }
   return admin;
 }
 

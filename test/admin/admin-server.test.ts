@@ -12,6 +12,7 @@ import { createBootstrapToken, type BootstrapToken } from '../../src/admin/boots
 import { createLoginThrottle } from '../../src/admin/login-throttle.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createAliasRoutes } from '../../src/gateway/alias-targets.ts';
+import { sendJson } from '../../src/http/respond.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createDemoProvider } from '../../src/providers/demo.ts';
 import { openMemoryBackend, type MemoryBackend } from '../../src/state/memory-backend.ts';
@@ -56,6 +57,7 @@ before(async () => {
     bootstrap,
     session: { ttlMs: 3_600_000, idleMs: 600_000, secureCookies: false },
     dashboardDir,
+    extraRoutes: [['GET', '/healthz', async (ctx) => sendJson(ctx.res, 200, { status: 'ok' })]],
   });
   await new Promise<void>((resolve) => admin.server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(admin.server.address() as AddressInfo).port}`;
@@ -315,4 +317,24 @@ test('parallel wrong guesses cannot outrun the throttle: they are checked one at
     second.server.closeAllConnections();
     await new Promise<void>((resolve) => second.server.close(() => resolve()));
   }
+});
+
+test('only the listener\'s own host names are answered (DNS rebinding); every answer carries the security headers', async () => {
+  const rebound = await request(base, 'POST', '/api/login', {
+    headers: { host: 'evil.example:8081', origin: 'http://evil.example:8081', 'content-type': 'application/json' },
+    body: JSON.stringify({ password: 'guess' }),
+  });
+  assert.deepEqual(errorOf(rebound), { status: 403, code: 'host_not_allowed', param: null, type: 'permission_error' });
+  assert.equal(rebound.headers['x-frame-options'], 'DENY');
+  for (const host of ['localhost:1', '127.0.0.1', '[::1]:8081', 'LOCALHOST']) {
+    const res = await request(base, 'GET', '/api/session', { headers: { host } });
+    assert.equal(res.status, 401, host);
+  }
+  assert.equal((await request(base, 'GET', '/', { headers: { host: 'evil.example' } })).status, 403);
+  // The operational routes too.
+  const health = await request(base, 'GET', '/healthz');
+  assert.equal(health.text, '{"status":"ok"}');
+  assert.equal(health.headers['x-content-type-options'], 'nosniff');
+  assert.equal(health.headers['cache-control'], 'no-store');
+  assert.equal((await request(base, 'GET', '/healthz', { headers: { host: 'evil.example' } })).status, 403);
 });

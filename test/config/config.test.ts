@@ -28,7 +28,7 @@ test('a minimal config gets every default', () => {
   assert.deepEqual(c, {
     source: 'f.json',
     listen: { host: '127.0.0.1', port: 8080 },
-    admin: { enabled: true, host: '127.0.0.1', port: 8081, tls: null, secureCookies: false, sessionTtlMs: 28_800_000, sessionIdleMs: 1_800_000 },
+    admin: { enabled: true, host: '127.0.0.1', port: 8081, tls: null, secureCookies: false, sessionTtlMs: 28_800_000, sessionIdleMs: 1_800_000, allowedHosts: [] },
     shutdown: { drainTimeoutMs: 30_000 },
     log: { level: 'info' },
     state: { backend: 'memory', redis: null, onUnavailable: 'refuse' },
@@ -226,7 +226,7 @@ test('the operational sections: admin, shutdown, log and state', () => {
   const c = parseConfig(
     {
       ...minimal,
-      admin: { host: '0.0.0.0', port: 9001, tls: { certFile: 'c.pem', keyFile: 'k.pem' }, sessionTtlMs: 3_600_000, sessionIdleMs: 600_000 },
+      admin: { host: '0.0.0.0', port: 9001, tls: { certFile: 'c.pem', keyFile: 'k.pem' }, sessionTtlMs: 3_600_000, sessionIdleMs: 600_000, allowedHosts: ['Gateway.Internal', '[fd00::1]'] },
       shutdown: { drainTimeoutMs: 0 },
       log: { level: 'warn' },
       state: { backend: 'redis', redis: { url: 'redis://10.0.0.5:6380/2', passwordEnv: 'REDIS_PASSWORD' }, onUnavailable: 'local' },
@@ -234,7 +234,16 @@ test('the operational sections: admin, shutdown, log and state', () => {
     'f.json',
     dir,
   );
-  assert.deepEqual(c.admin, { enabled: true, host: '0.0.0.0', port: 9001, tls: { certFile: 'c.pem', keyFile: 'k.pem' }, secureCookies: true, sessionTtlMs: 3_600_000, sessionIdleMs: 600_000 });
+  assert.deepEqual(c.admin, {
+    enabled: true,
+    host: '0.0.0.0',
+    port: 9001,
+    tls: { certFile: 'c.pem', keyFile: 'k.pem' },
+    secureCookies: true,
+    sessionTtlMs: 3_600_000,
+    sessionIdleMs: 600_000,
+    allowedHosts: ['gateway.internal', '[fd00::1]'],
+  });
   assert.deepEqual(c.shutdown, { drainTimeoutMs: 0 });
   assert.deepEqual(c.log, { level: 'warn' });
   assert.deepEqual(c.state, {
@@ -248,6 +257,8 @@ test('the operational sections: admin, shutdown, log and state', () => {
   fails({ ...minimal, admin: { port: 8080 } }, 'admin.port', /must differ from listen.port \(8080\)/);
   fails({ ...minimal, admin: { bind: 'x' } }, 'admin.bind', /unknown setting/);
   fails({ ...minimal, admin: { enabled: 'yes' } }, 'admin.enabled', /true or false/);
+  fails({ ...minimal, admin: { allowedHosts: ['gw.internal:8081'] } }, 'admin.allowedHosts[0]', /without a port/);
+  fails({ ...minimal, admin: { allowedHosts: 'gw' } }, 'admin.allowedHosts', /must be an array/);
   fails({ ...minimal, admin: { tls: { certFile: 'c' } } }, 'admin.tls.keyFile', /non-empty string/);
   fails({ ...minimal, admin: { sessionTtlMs: 120_000, sessionIdleMs: 600_000 } }, 'admin.sessionIdleMs', /must not exceed admin.sessionTtlMs/);
   fails({ ...minimal, shutdown: { drainTimeoutMs: 600_001 } }, 'shutdown.drainTimeoutMs', /integer from 0 to 600000/);
