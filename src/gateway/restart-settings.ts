@@ -57,7 +57,9 @@ function diffLeaves(a: unknown, b: unknown, at: string, depth: number, out: Rest
     if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ setting: at, running: summarize(a), configured: summarize(b) });
     return;
   }
-  if (a !== b) out.push({ setting: at, running: leaf(a), configured: leaf(b) });
+  // Arrays (admin.allowedHosts) compare by content.
+  const differs = Array.isArray(a) || Array.isArray(b) ? JSON.stringify(a) !== JSON.stringify(b) : a !== b;
+  if (differs) out.push({ setting: at, running: leaf(a), configured: leaf(b) });
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

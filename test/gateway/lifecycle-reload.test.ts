@@ -183,7 +183,7 @@ describe('restart-only settings', () => {
         ...base,
         dataDir: '/srv/b',
         listen: { host: '0.0.0.0', port: 8080 },
-        admin: { port: 9000, tls: { certFile: '/c.pem', keyFile: '/k.pem' } },
+        admin: { port: 9000, tls: { certFile: '/c.pem', keyFile: '/k.pem' }, allowedHosts: ['gw.internal'] },
         state: { backend: 'redis', redis: { url: 'redis://127.0.0.1:6379' } },
         shutdown: { drainTimeoutMs: 5 },
       },
@@ -196,9 +196,12 @@ describe('restart-only settings', () => {
       { setting: 'admin.port', running: 8081, configured: 9000 },
       { setting: 'admin.tls', running: null, configured: '(set)' },
       { setting: 'admin.secureCookies', running: false, configured: true },
+      { setting: 'admin.allowedHosts', running: '[]', configured: '["gw.internal"]' },
       { setting: 'state.backend', running: 'memory', configured: 'redis' },
       { setting: 'state.redis', running: null, configured: '(set)' },
     ]);
     assert.deepEqual(restartOnlyChanges(running, running), []);
+    // Equal arrays from two parses are no change.
+    assert.deepEqual(restartOnlyChanges(running, parseConfig({ ...base, dataDir: '/srv/a' }, null, '/')), []);
   });
 });
