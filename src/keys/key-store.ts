@@ -24,6 +24,7 @@ import { join, resolve } from 'node:path';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, keyDisplayPrefix } from './api-key.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic-file.ts';
 import { KeyAlreadyRevokedError, KeyNotFoundError, KeyRevokedError, KeyStoreClosedError, KeyStoreIoError } from './errors.ts';
+import { createLastUsedBatch } from './last-used-batch.ts';
 import { parseAllowedAliases, parseExpiresAt, parseKeySettings, parseLimits, type KeySettingsInput } from './key-settings.ts';
 import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from './file-lock.ts';
 import {
@@ -161,9 +162,6 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
   let lastCheckMs = clock().getTime();
   let changeSeen = false;
   let reportedBrokenSignature: string | null = null;
-  const pendingLastUsed = new Map<string, string>();
-  let flushTimer: NodeJS.Timeout | null = null;
-  let flushChain: Promise<void> = Promise.resolve();
 
   function adopt(loaded: LoadedKeys): void {
     byHash = new Map(loaded.records.map((r) => [r.hash, r]));
@@ -303,25 +301,18 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
     }
   }
 
-  async function flushOnce(): Promise<void> {
-    if (pendingLastUsed.size === 0) return;
-    const snapshot = new Map(pendingLastUsed);
-    await withFileLock(`${lastUsedFilePath}.lock`, lockOptions, async () => {
-      const merged = await readLastUsed();
-      for (const [id, time] of snapshot) merged.set(id, laterTime(merged.get(id), time));
-      await removeStaleTempFiles(lastUsedFilePath);
-      await writeFileAtomic(lastUsedFilePath, serializeLastUsedFile(merged));
-    });
-    for (const [id, time] of snapshot) {
-      if (pendingLastUsed.get(id) === time) pendingLastUsed.delete(id);
-    }
-  }
-
-  function flushLastUsed(): Promise<void> {
-    const run = flushChain.then(flushOnce);
-    flushChain = run.catch(() => undefined);
-    return run;
-  }
+  const lastUsedBatch = createLastUsedBatch({
+    flushMs: lastUsedFlushMs,
+    // Merged with what is on disk under the file's own lock, so servers sharing it add up.
+    write: (times) =>
+      withFileLock(`${lastUsedFilePath}.lock`, lockOptions, async () => {
+        const merged = await readLastUsed();
+        for (const [id, time] of times) merged.set(id, laterTime(merged.get(id), time));
+        await removeStaleTempFiles(lastUsedFilePath);
+        await writeFileAtomic(lastUsedFilePath, serializeLastUsedFile(merged));
+      }),
+    onError,
+  });
 
   /** Replace the active key `id` through `change`; the not-found and revoked checks are shared. */
   function changeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
@@ -342,7 +333,7 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
     adopt(loaded);
     return loaded.records.map((record) => {
       const onDisk = lastUsed.get(record.id);
-      const pending = pendingLastUsed.get(record.id);
+      const pending = lastUsedBatch.pending(record.id);
       const lastUsedAt = pending === undefined ? (onDisk ?? null) : laterTime(onDisk, pending);
       return Object.freeze({ ...record, lastUsedAt });
     });
@@ -443,24 +434,16 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
 
     touch(id: string) {
       if (closed || !byId.has(id)) return;
-      pendingLastUsed.set(id, clock().toISOString());
-      if (flushTimer !== null) return;
-      flushTimer = setTimeout(() => {
-        flushTimer = null;
-        flushLastUsed().catch((error: unknown) => onError(error as Error));
-      }, lastUsedFlushMs);
-      flushTimer.unref();
+      lastUsedBatch.note(id, clock().toISOString());
     },
 
-    flushLastUsed,
+    flushLastUsed: () => lastUsedBatch.flush(),
 
     close() {
       if (closing !== null) return closing;
       closed = true;
       stopWatching();
-      if (flushTimer !== null) clearTimeout(flushTimer);
-      flushTimer = null;
-      closing = flushLastUsed();
+      closing = lastUsedBatch.close();
       return closing;
     },
   };

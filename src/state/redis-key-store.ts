@@ -28,6 +28,7 @@ import { RedisUnavailableError } from '../redis/errors.ts';
 import type { RedisReply } from '../redis/resp.ts';
 import { defineScript } from '../redis/script.ts';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, keyDisplayPrefix } from '../keys/api-key.ts';
+import { createLastUsedBatch } from '../keys/last-used-batch.ts';
 import { KeyAlreadyRevokedError, KeyFileInvalidError, KeyNotFoundError, KeyRevokedError, KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
 import { checkPatch, type IssuedKey, type KeyPatch, type KeyStore, type ListedKey } from '../keys/key-store.ts';
 import { parseKeySettings, type KeySettingsInput } from '../keys/key-settings.ts';
@@ -158,9 +159,6 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
   let reported: string | null = null;
   let refreshChain: Promise<void> = Promise.resolve();
   let refreshQueued = false;
-  const pendingLastUsed = new Map<string, string>();
-  let flushTimer: NodeJS.Timeout | null = null;
-  let flushChain: Promise<void> = Promise.resolve();
 
   function report(error: Error): void {
     const what = error instanceof RedisUnavailableError ? 'unavailable' : `${error.name}:${error.message}`;
@@ -290,24 +288,21 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
     const records = [...snapshot.byId.values()].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1));
     return records.map((record) => {
       const stored = lastUsed.get(record.id);
-      const pending = pendingLastUsed.get(record.id);
+      const pending = lastUsedBatch.pending(record.id);
       const lastUsedAt = pending === undefined ? (stored ?? null) : laterTime(stored, pending);
       return Object.freeze({ ...record, lastUsedAt });
     });
   }
 
-  async function flushOnce(): Promise<void> {
-    if (pendingLastUsed.size === 0) return;
-    const snapshot = new Map(pendingLastUsed);
-    await client.evalScript(MERGE_LAST_USED_SCRIPT, [keys.lastUsed], [...snapshot].flat());
-    for (const [id, time] of snapshot) if (pendingLastUsed.get(id) === time) pendingLastUsed.delete(id);
-  }
+  const lastUsedBatch = createLastUsedBatch({
+    flushMs: lastUsedFlushMs,
+    // The script keeps the later time per id, whichever instance flushes last.
+    write: async (times) => {
+      await client.evalScript(MERGE_LAST_USED_SCRIPT, [keys.lastUsed], [...times].flat());
+    },
+    onError: (error) => report(error),
+  });
 
-  function flushLastUsed(): Promise<void> {
-    const run = flushChain.then(flushOnce);
-    flushChain = run.catch(() => undefined);
-    return run;
-  }
 
   try {
     mirror = await readSnapshot();
@@ -405,25 +400,17 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
 
     touch(id: string) {
       if (closed || !mirror.byId.has(id)) return;
-      pendingLastUsed.set(id, clock().toISOString());
-      if (flushTimer !== null) return;
-      flushTimer = setTimeout(() => {
-        flushTimer = null;
-        flushLastUsed().catch((error: unknown) => report(error as Error));
-      }, lastUsedFlushMs);
-      flushTimer.unref();
+      lastUsedBatch.note(id, clock().toISOString());
     },
 
-    flushLastUsed,
+    flushLastUsed: () => lastUsedBatch.flush(),
 
     close() {
       if (closing !== null) return closing;
       closed = true;
       clearInterval(poll);
-      if (flushTimer !== null) clearTimeout(flushTimer);
-      flushTimer = null;
       // Last-used times are a convenience: a flush Redis cannot take is reported, not thrown.
-      closing = flushLastUsed().catch((error: unknown) => report(error as Error));
+      closing = lastUsedBatch.close().catch((error: unknown) => report(error as Error));
       return closing;
     },
   };
