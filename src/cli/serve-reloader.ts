@@ -20,9 +20,10 @@ export interface ReloaderOptions {
 
 /**
  * SIGHUP: reload the config file and the keys, all or nothing. The new config
- * is read, checked and built without serving it; keys.json is re-read (a
- * broken one throws and the last good keys stay); only then the new config is
- * swapped in. Reloads never overlap: a SIGHUP during one runs one more after it.
+ * is read, checked and built without serving it, and the keys are read without
+ * serving them (a broken keys.json refuses the reload and the last good keys
+ * stay); only then both are swapped in, in one synchronous step. Reloads never
+ * overlap: a SIGHUP during one runs one more after it.
  */
 export function createReloader(options: ReloaderOptions): { request(): void } {
   const { gateway, keys, logger } = options;
@@ -47,8 +48,9 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
       options.onOutcome?.({ ok: false, problem });
       return;
     }
+    let keysRead: { commit(): void };
     try {
-      await keys.reload();
+      keysRead = await keys.prepareReload();
     } catch (err) {
       if (!(err instanceof KeyStoreError)) throw err;
       refuse(keys.location, null, err.message);
@@ -57,6 +59,8 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
     }
     // A shutdown that began meanwhile serves no new requests: nothing to swap.
     if (options.stopping()) return;
+    // Keys and config change together, in one synchronous step: no request sees one without the other.
+    keysRead.commit();
     prepared.commit();
     if (options.levelFromFlag === undefined) logger.setLevel(gateway.config.log.level);
     options.onOutcome?.({ ok: true });

@@ -99,6 +99,12 @@ export interface KeyStore {
   revoke(id: string): Promise<KeyRecord>;
   /** Re-read the keys now (SIGHUP); the last good index stays when the source is broken, and the error is thrown. */
   reload(): Promise<void>;
+  /**
+   * Reads the keys now without serving them: `commit()` swaps them in. A SIGHUP
+   * reads the keys and the config first and then swaps both in one step. Throws
+   * like reload() when the source is broken.
+   */
+  prepareReload(): Promise<{ commit(): void }>;
   /** Synchronous per-request lookup: the active key's record, or null. Does not record use. */
   authenticate(rawKey: string): KeyRecord | null;
   /** Record that key `id` was used now; kept in memory, flushed within `lastUsedFlushMs`. */
@@ -408,6 +414,12 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
     async reload() {
       if (closed) throw new KeyStoreClosedError();
       adopt(await readKeys());
+    },
+
+    async prepareReload() {
+      if (closed) throw new KeyStoreClosedError();
+      const loaded = await readKeys();
+      return { commit: () => adopt(loaded) };
     },
 
     revoke(id: string) {

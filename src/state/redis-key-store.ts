@@ -391,6 +391,22 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
       }
     },
 
+    async prepareReload() {
+      if (closed) throw new KeyStoreClosedError();
+      let snapshot: Mirror;
+      try {
+        snapshot = await readSnapshot();
+      } catch (error) {
+        throw ioError('read the keys from', error);
+      }
+      return {
+        commit() {
+          // A poll may have adopted a newer version meanwhile: never go back to an older one.
+          if (Number(snapshot.version) >= Number(mirror.version)) mirror = snapshot;
+        },
+      };
+    },
+
     authenticate(rawKey: string) {
       if (closed || !isWellFormedApiKey(rawKey)) return null;
       const record = mirror.byHash.get(hashApiKey(rawKey));

@@ -232,3 +232,23 @@ test('authenticate refuses malformed input of any shape without throwing', () =>
     assert.equal(server.authenticate(input), null);
   }
 });
+
+test('prepareReload reads keys.json without serving it; commit swaps it in', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-prepare-'));
+  try {
+    const writer = openKeyStore(dir, { watch: false });
+    const server = openKeyStore(dir, { watch: false, reloadIntervalMs: 3_600_000 });
+    const { key } = await writer.create('later');
+    const prepared = await server.prepareReload();
+    assert.equal(server.authenticate(key), null, 'read, not yet served');
+    prepared.commit();
+    assert.equal(server.authenticate(key)?.name, 'later');
+    writeFileSync(path.join(dir, 'keys.json'), '{"version":2,"keys":[');
+    await assert.rejects(server.prepareReload(), { code: 'key_file_invalid' });
+    assert.equal(server.authenticate(key)?.name, 'later', 'the last good keys stay');
+    await writer.close();
+    await server.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

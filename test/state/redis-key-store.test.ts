@@ -59,6 +59,22 @@ test('a key created on A authenticates on A at once and on B after its refresh',
   assert.equal(record.createdAt, NOW.toISOString());
 });
 
+test('prepareReload reads without serving; commit swaps in, never back to an older version', async () => {
+  const { a, b } = await pair();
+  const first = await a.create('first');
+  const prepared = await b.prepareReload();
+  assert.equal(b.authenticate(first.key), null, 'read, not yet served');
+  const second = await a.create('second');
+  await b.reload();
+  assert.equal(b.authenticate(second.key)?.name, 'second');
+  // The prepared snapshot is older than what B serves now: committing it changes nothing.
+  prepared.commit();
+  assert.equal(b.authenticate(second.key)?.name, 'second');
+  const fresh = await b.prepareReload();
+  fresh.commit();
+  assert.equal(b.authenticate(first.key)?.name, 'first');
+});
+
 test('the poll picks up changes by itself within the bound (short reloadIntervalMs)', async () => {
   const { a, b } = await pair({ reloadIntervalMs: 20 });
   const { key, record } = await a.create('polled');
