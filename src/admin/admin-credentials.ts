@@ -36,7 +36,7 @@ export interface AdminCredentials {
   readonly updatedAt: string;
 }
 
-export type AdminCredentialsErrorCode = 'admin_file_invalid' | 'admin_file_io_error' | 'weak_admin_password';
+export type AdminCredentialsErrorCode = 'admin_file_invalid' | 'admin_file_io_error' | 'weak_admin_password' | 'admin_password_already_set';
 
 /** Base of every error of this module; switch on `code`. */
 export class AdminCredentialsError extends Error {
@@ -151,9 +151,19 @@ export async function readAdminCredentials(dataDir: string): Promise<AdminCreden
   return parseAdminFile(text, path);
 }
 
+/** setAdminPassword with `onlyIfUnset` found a password already set (by another session or the CLI). */
+export class AdminPasswordAlreadySetError extends AdminCredentialsError {
+  override name = 'AdminPasswordAlreadySetError';
+  constructor(path: string) {
+    super('admin_password_already_set', `An admin password is already set in ${path}.`);
+  }
+}
+
 export interface SetAdminPasswordOptions {
   /** Tests pass a low cost; production uses the default. */
   scrypt?: ScryptParams;
+  /** Refuse (AdminPasswordAlreadySetError) when admin.json exists, checked under the lock. */
+  onlyIfUnset?: boolean;
   /** Lock file timing (tests shorten it). */
   lock?: Partial<FileLockOptions>;
 }
@@ -181,6 +191,8 @@ export async function setAdminPassword(
   }
   try {
     await withFileLock(`${path}.lock`, { ...DEFAULT_LOCK_OPTIONS, ...options.lock }, async () => {
+      // The hash took a while: another session or the CLI may have set a password since.
+      if (options.onlyIfUnset === true && (await readAdminCredentials(dataDir)) !== null) throw new AdminPasswordAlreadySetError(path);
       await removeStaleTempFiles(path);
       await writeFileAtomic(path, serializeAdminFile(credentials));
     });

@@ -27,7 +27,7 @@ import { createRouter } from '../http/router.ts';
 import { createHttpShell, type HttpShell, type RequestContext, type RouteHandler } from '../http/server.ts';
 import type { ServerLimits } from '../config/config.ts';
 import type { Logger } from '../log/logger.ts';
-import { readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
+import { AdminPasswordAlreadySetError, readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
 import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
@@ -96,6 +96,10 @@ export interface AdminServer {
 interface Asset {
   type: string;
   body: Buffer;
+}
+
+function passwordAlreadySet(): ApiError {
+  return new ApiError(409, 'invalid_request_error', 'An admin password is already set; change it with `portcullis admin set-password` on the server.', { code: 'password_already_set' });
 }
 
 export function defaultDashboardDir(): string {
@@ -295,14 +299,13 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const credentials = await readAdminCredentials(dataDir);
     const session = requireSession(ctx, credentials);
     requireCsrf(ctx, session);
-    if (credentials !== null) {
-      throw new ApiError(409, 'invalid_request_error', 'An admin password is already set; change it with `portcullis admin set-password` on the server.', { code: 'password_already_set' });
-    }
+    if (credentials !== null) throw passwordAlreadySet();
     const password = await readPassword(ctx);
     try {
-      await setAdminPassword(dataDir, password, () => new Date(clock()));
+      await setAdminPassword(dataDir, password, () => new Date(clock()), { onlyIfUnset: true });
     } catch (err) {
       if (err instanceof WeakAdminPasswordError) throw new InvalidRequestError(`Password too weak: ${err.problem}`, 'password', 'weak_password');
+      if (err instanceof AdminPasswordAlreadySetError) throw passwordAlreadySet();
       throw err;
     }
     // The password is newer than every session now; this one continues as a new session.

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import {
   ADMIN_FILE_NAME,
+  adminFilePath,
   AdminFileInvalidError,
   AdminFileIoError,
   parseAdminFile,
@@ -164,4 +165,19 @@ test('an oversized admin.json is refused before it is read', async () => {
     assert.equal(error.problem, 'it has 65537 bytes, more than 65536');
     return true;
   });
+});
+
+test('setAdminPassword with onlyIfUnset refuses, under the lock, when a password appeared meanwhile', async () => {
+  const dir = freshDir();
+  await setAdminPassword(dir, 'set by the cli first', fixedClock, { scrypt: FAST });
+  const before = readFileSync(adminFilePath(dir), 'utf8');
+  await assert.rejects(setAdminPassword(dir, 'set by the dashboard', fixedClock, { scrypt: FAST, onlyIfUnset: true }), {
+    name: 'AdminPasswordAlreadySetError',
+    code: 'admin_password_already_set',
+    message: `An admin password is already set in ${adminFilePath(dir)}.`,
+  });
+  assert.equal(readFileSync(adminFilePath(dir), 'utf8'), before);
+  const fresh = freshDir();
+  await setAdminPassword(fresh, 'the very first one', fixedClock, { scrypt: FAST, onlyIfUnset: true });
+  assert.notEqual(await readAdminCredentials(fresh), null);
 });
