@@ -8,7 +8,7 @@
 //   --tpm N | none                     tokens per minute
 //   --concurrency N | none             requests at once
 //   --budget N/day | N/month | none    tokens per UTC day or month
-import { MAX_BUDGET_TOKENS, MAX_RATE_LIMIT, type KeyLimits } from '../limits/key-limits.ts';
+import { MAX_BUDGET_TOKENS, MAX_RATE_LIMIT, NO_LIMITS, type KeyLimits } from '../limits/key-limits.ts';
 
 export const KEY_SETTING_OPTIONS = {
   allow: { type: 'string' },
@@ -45,30 +45,40 @@ export function keySettingsFromFlags(values: Values, current: KeyLimits | null):
   const expires = values['expires'];
   if (typeof expires === 'string') out.expiresAt = expires === 'never' ? null : expires;
 
-  const limitFlags: Array<[flag: string, field: 'requestsPerMinute' | 'tokensPerMinute' | 'concurrentRequests']> = [
-    ['rpm', 'requestsPerMinute'],
-    ['tpm', 'tokensPerMinute'],
-    ['concurrency', 'concurrentRequests'],
-  ];
-  const named = limitFlags.some(([flag]) => typeof values[flag] === 'string') || typeof values['budget'] === 'string';
-  if (!named) return out;
-  const limits: MutableLimits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, ...current };
-  for (const [flag, field] of limitFlags) {
+  const changes = limitChangesFromFlags(values);
+  if (changes !== undefined) out.limits = { ...NO_LIMITS, ...current, ...changes };
+  return out;
+}
+
+const LIMIT_FLAGS: ReadonlyArray<[flag: string, field: 'requestsPerMinute' | 'tokensPerMinute' | 'concurrentRequests']> = [
+  ['rpm', 'requestsPerMinute'],
+  ['tpm', 'tokensPerMinute'],
+  ['concurrency', 'concurrentRequests'],
+];
+
+/**
+ * Only the limits named on the command line ("none" as null), or undefined when
+ * none is named. `keys update` hands these to the store, which merges them with
+ * the key's current limits under its lock, so a concurrent change of another
+ * limit is not undone.
+ */
+export function limitChangesFromFlags(values: Values): Partial<MutableLimits> | undefined {
+  const changes: Partial<MutableLimits> = {};
+  for (const [flag, field] of LIMIT_FLAGS) {
     const v = values[flag];
-    if (typeof v === 'string') limits[field] = v === 'none' ? null : count(flag, v);
+    if (typeof v === 'string') changes[field] = v === 'none' ? null : count(flag, v);
   }
   const budget = values['budget'];
   if (typeof budget === 'string') {
     if (budget === 'none') {
-      limits.tokenBudget = null;
+      changes.tokenBudget = null;
     } else {
       const m = /^(\d+)\/(day|month)$/.exec(budget);
       if (m === null) throw new KeyOptionError(`--budget must look like 2000000/month or 50000/day, or be "none"`);
-      limits.tokenBudget = { tokens: count('budget', m[1] as string, MAX_BUDGET_TOKENS), period: m[2] as 'day' | 'month' };
+      changes.tokenBudget = { tokens: count('budget', m[1] as string, MAX_BUDGET_TOKENS), period: m[2] as 'day' | 'month' };
     }
   }
-  out.limits = limits;
-  return out;
+  return Object.keys(changes).length === 0 ? undefined : changes;
 }
 
 function count(flag: string, text: string, max = MAX_RATE_LIMIT): number {

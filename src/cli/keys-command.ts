@@ -12,7 +12,7 @@ import { createFileUsageStore } from '../state/memory-backend.ts';
 import type { UsageStore } from '../state/state-backend.ts';
 import { UsageFileError } from '../usage/usage-file.ts';
 import { emptyUsage } from '../usage/usage-ledger.ts';
-import { describeLimits, KEY_SETTING_HELP, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags } from './key-options.ts';
+import { describeLimits, KEY_SETTING_HELP, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags, limitChangesFromFlags } from './key-options.ts';
 
 /** What a keys command works on: the configured state backend's keys and usage. */
 export interface KeysStore {
@@ -280,8 +280,16 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     async run(store, values, positionals, ctx) {
       const id = oneId(ctx, 'update', positionals);
       if (typeof id === 'number') return id;
-      const current = await store.keys.get(id);
-      const patch = { ...keySettingsFromFlags(values, current.limits), ...(typeof values['name'] === 'string' ? { name: values['name'] } : {}) };
+      // Refuses an unknown id before anything else is said about the flags.
+      await store.keys.get(id);
+      // Limits go as changes: the store merges them with the key's limits under its lock.
+      const { limits: _whole, ...settings } = keySettingsFromFlags(values, null);
+      const limitChanges = limitChangesFromFlags(values);
+      const patch = {
+        ...settings,
+        ...(limitChanges === undefined ? {} : { limitChanges }),
+        ...(typeof values['name'] === 'string' ? { name: values['name'] } : {}),
+      };
       if (Object.keys(patch).length === 0) return usageError(ctx, 'update', 'nothing to change: give --name or a setting');
       const updated = await store.keys.update(id, patch);
       const now = (ctx.clock ?? Date.now)();

@@ -23,7 +23,7 @@ import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, keyDisplayPrefix } from './api-key.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic-file.ts';
-import { KeyAlreadyRevokedError, KeyNotFoundError, KeyRevokedError, KeyStoreClosedError, KeyStoreIoError } from './errors.ts';
+import { InvalidKeySettingError, KeyAlreadyRevokedError, KeyNotFoundError, KeyRevokedError, KeyStoreClosedError, KeyStoreIoError } from './errors.ts';
 import { createLastUsedBatch } from './last-used-batch.ts';
 import { parseAllowedAliases, parseExpiresAt, parseKeySettings, parseLimits, type KeySettingsInput } from './key-settings.ts';
 import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from './file-lock.ts';
@@ -68,7 +68,10 @@ export interface KeyPatch {
   name?: unknown;
   allowedAliases?: unknown;
   expiresAt?: unknown;
+  /** The key's limits, whole: a field left out becomes null. */
   limits?: unknown;
+  /** Only these limit fields (null clears one); merged with the current limits under the store's lock. */
+  limitChanges?: unknown;
 }
 
 /** A new key: the raw key, shown once, and what is stored. */
@@ -393,7 +396,7 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
         return Promise.reject(error as Error);
       }
       return changeKey(id, (current) => {
-        const record: KeyRecord = Object.freeze({ ...current, ...changes });
+        const record = patchedRecord(current, changes, patch);
         return { record, result: record };
       });
     },
@@ -461,6 +464,12 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
   };
 }
 
+/** `current` with a checked patch applied; limitChanges are merged into the current limits and checked whole. */
+export function patchedRecord(current: KeyRecord, changes: Partial<KeyRecord>, patch: KeyPatch): KeyRecord {
+  const merged = patch.limitChanges === undefined ? {} : { limits: parseLimits({ ...current.limits, ...(patch.limitChanges as object) }) };
+  return Object.freeze({ ...current, ...changes, ...merged });
+}
+
 /** The checked fields of a patch; an empty patch is allowed (it changes nothing). */
 export function checkPatch(patch: KeyPatch): Partial<KeyRecord> {
   const changes: { -readonly [K in keyof KeyRecord]?: KeyRecord[K] } = {};
@@ -469,5 +478,12 @@ export function checkPatch(patch: KeyPatch): Partial<KeyRecord> {
   // A past expiry is allowed here: setting "now" is how a key is expired on purpose.
   if (patch.expiresAt !== undefined) changes.expiresAt = parseExpiresAt(patch.expiresAt);
   if (patch.limits !== undefined) changes.limits = parseLimits(patch.limits);
+  if (patch.limitChanges !== undefined) {
+    if (patch.limits !== undefined) throw new InvalidKeySettingError('limits', 'give limits or limitChanges, not both');
+    const c = patch.limitChanges;
+    if (typeof c !== 'object' || c === null || Array.isArray(c)) throw new InvalidKeySettingError('limits', 'changes must be an object');
+    // Checked whole against the current limits when applied; the fields are checked here already.
+    parseLimits({ ...c });
+  }
   return changes;
 }

@@ -30,7 +30,7 @@ import { defineScript } from '../redis/script.ts';
 import { generateApiKey, hashApiKey, isWellFormedApiKey, keyDisplayPrefix } from '../keys/api-key.ts';
 import { createLastUsedBatch } from '../keys/last-used-batch.ts';
 import { KeyAlreadyRevokedError, KeyFileInvalidError, KeyNotFoundError, KeyRevokedError, KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
-import { checkPatch, type IssuedKey, type KeyPatch, type KeyStore, type ListedKey } from '../keys/key-store.ts';
+import { checkPatch, patchedRecord, type IssuedKey, type KeyPatch, type KeyStore, type ListedKey } from '../keys/key-store.ts';
 import { parseKeySettings, type KeySettingsInput } from '../keys/key-settings.ts';
 import { KEY_FILE_VERSION, laterTime, newKeyId, parseKeysFile, parseLastUsedFile, storedRecord, validateKeyName, type KeyRecord } from '../keys/store-format.ts';
 
@@ -361,7 +361,7 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
     async update(id: string, patch: KeyPatch) {
       const changes = checkPatch(patch);
       return activeKey(id, (current) => {
-        const record: KeyRecord = Object.freeze({ ...current, ...changes });
+        const record = patchedRecord(current, changes, patch);
         return { record, result: record };
       });
     },

@@ -238,3 +238,18 @@ test('a closed store refuses changes and authenticates nothing; close is idempot
   await assert.rejects(store.revoke('key_0000000000000000'), KeyStoreClosedError);
   await assert.rejects(store.list(), (err: unknown) => err instanceof KeyStoreClosedError && err.code === 'key_store_closed');
 });
+
+test('update with limitChanges merges into the limits as stored at that moment, under the lock', async () => {
+  const dir = freshDir();
+  const cli = open(dir);
+  const dashboard = open(dir);
+  const { record } = await cli.create('merged', { limits: { requestsPerMinute: 60 } });
+  // Another writer sets a budget after this CLI last read the key...
+  await dashboard.update(record.id, { limits: { requestsPerMinute: 60, tokenBudget: { tokens: 1000, period: 'day' } } });
+  // ...and a change of one limit keeps it.
+  const updated = await cli.update(record.id, { limitChanges: { tokensPerMinute: 5000, requestsPerMinute: null } });
+  assert.deepEqual(updated.limits, { requestsPerMinute: null, tokensPerMinute: 5000, concurrentRequests: null, tokenBudget: { tokens: 1000, period: 'day' } });
+  await assert.rejects(cli.update(record.id, { limits: null, limitChanges: {} }), { name: 'InvalidKeySettingError', param: 'limits' });
+  await assert.rejects(cli.update(record.id, { limitChanges: { requestsPerMinutes: 5 } }), { name: 'InvalidKeySettingError', param: 'limits.requestsPerMinutes' });
+  await assert.rejects(cli.update(record.id, { limitChanges: 'fast' }), { name: 'InvalidKeySettingError', param: 'limits' });
+});
