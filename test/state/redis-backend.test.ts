@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import type { RedisStateConfig } from '../../src/config/config.ts';
 import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
 import { createLogger } from '../../src/log/logger.ts';
+import { createRedisClient } from '../../src/redis/client.ts';
 import { openRedisBackend, redisAddress, StateUnavailableError, type RedisBackend, type RedisBackendOptions, type StateOperation } from '../../src/state/redis-backend.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
 
@@ -169,6 +170,34 @@ test('Redis stopped with onUnavailable "local": per-instance limits meanwhile, R
     await a.backend.close();
     await b.backend.close();
   }
+});
+
+test('Redis answering with an error of its own (READONLY after a failover) meets the outage policy, and the connection is rebuilt', async () => {
+  const cfg = config(server.port, { passwordEnv: 'PW' });
+  const { backend, counted } = await open(cfg, { env: { PW: 'p@ss:word/%' } });
+  const admin = createRedisClient({ host: '127.0.0.1', port: server.port, password: 'p@ss:word/%' });
+  const states: string[] = [];
+  try {
+    assert.ok((await admit(backend, 'key_ro')).allowed);
+    // The primary becomes a replica (of nothing reachable), as a failover leaves the old one.
+    await admin.command(['REPLICAOF', '127.0.0.1', '1']);
+    await assert.rejects(admit(backend, 'key_ro2'), (error: unknown) => {
+      assert.ok(error instanceof StateUnavailableError, String(error));
+      assert.deepEqual([error.status, error.code, error.operation], [503, 'state_unavailable', 'admit']);
+      return true;
+    });
+    assert.deepEqual(counted, ['admit']);
+    // The READONLY reply dropped the connection: the client reconnects (to follow a moved address).
+    states.push(backend.health());
+    await admin.command(['REPLICAOF', 'NO', 'ONE']);
+    await eventually(() => backend.health() === 'ok');
+    assert.ok((await admit(backend, 'key_ro3')).allowed);
+  } finally {
+    await admin.command(['REPLICAOF', 'NO', 'ONE']).catch(() => undefined);
+    await admin.close();
+    await backend.close();
+  }
+  assert.deepEqual(states, ['unavailable']);
 });
 
 test('no Redis at startup: openRedisBackend rejects within connectTimeoutMs', async () => {
