@@ -197,3 +197,25 @@ export function sseData(text: string): string[] {
       return frame.slice('data: '.length);
     });
 }
+
+/** A streaming request whose headers have arrived; `body` resolves at its end. */
+export function openStream(gw: TestGateway, key: string, payload: unknown): Promise<{ status: number; body: Promise<string> }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${gw.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    });
+    req.on('response', (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      const body = new Promise<string>((done, fail) => {
+        res.on('end', () => done(Buffer.concat(parts).toString('utf8')));
+        res.on('error', fail);
+      });
+      resolve({ status: res.statusCode ?? 0, body });
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(payload));
+  });
+}

@@ -10,7 +10,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import type { ChatRequest } from '../../src/chat/types.ts';
 import type { KeySettingsInput } from '../../src/keys/key-settings.ts';
 import { estimateRequestTokens } from '../../src/limits/token-estimate.ts';
-import { postChat, request, sseData, startFakeUpstream, startGateway, type FakeUpstream, type RawResponse, type TestGateway } from './harness.ts';
+import { openStream, postChat, request, sseData, startFakeUpstream, startGateway, type FakeUpstream, type RawResponse, type TestGateway } from './harness.ts';
 
 const NOON = Date.UTC(2026, 10, 22, 12, 0, 0);
 let now = NOON;
@@ -359,24 +359,7 @@ test('concurrentRequests 1: a stream holds the slot, a second request is 429, th
   };
 
   // The slow stream: wait for its headers (sent with the first event), keep reading.
-  const slow = await new Promise<{ status: number; body: Promise<string> }>((resolve, reject) => {
-    const req = http.request(`${gw.baseUrl}/v1/chat/completions`, {
-      method: 'POST',
-      agent: false,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    });
-    req.on('response', (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      const body = new Promise<string>((done, fail) => {
-        res.on('end', () => done(Buffer.concat(parts).toString('utf8')));
-        res.on('error', fail);
-      });
-      resolve({ status: res.statusCode ?? 0, body });
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify(fake({ stream: true })));
-  });
+  const slow = await openStream(gw, key, fake({ stream: true }));
   assert.equal(slow.status, 200);
 
   const refused = await chat(key, fake());

@@ -3,7 +3,6 @@
 // (src/gateway/health.ts): /healthz, /readyz and the reasons /readyz says 503.
 import assert from 'node:assert/strict';
 import { chmodSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { parseConfig } from '../../src/config/config-parser.ts';
@@ -13,7 +12,7 @@ import { createHttpShell, type RouteHandler } from '../../src/http/server.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createGatewayMetrics, type GatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
 import { parsePrometheusText, sampleValue, type MetricFamily } from '../metrics/prometheus-text.ts';
-import { postChat, request, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
+import { openStream, postChat, request, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 
 const USAGE = { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 };
 const STREAM_USAGE = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 };
@@ -86,27 +85,6 @@ function seriesOf(families: Map<string, MetricFamily>, family: string): string[]
     .sort();
 }
 
-/** A streaming request whose headers have arrived; `body` resolves at its end. */
-function openStream(gw: TestGateway, key: string, payload: unknown): Promise<{ status: number; body: Promise<string> }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${gw.baseUrl}/v1/chat/completions`, {
-      method: 'POST',
-      agent: false,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-    });
-    req.on('response', (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      const body = new Promise<string>((done, fail) => {
-        res.on('end', () => done(Buffer.concat(parts).toString('utf8')));
-        res.on('error', fail);
-      });
-      resolve({ status: res.statusCode ?? 0, body });
-    });
-    req.on('error', reject);
-    req.end(JSON.stringify(payload));
-  });
-}
 
 const hi = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: 'user', content: 'Hi' }], ...extra });
 
