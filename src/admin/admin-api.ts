@@ -8,7 +8,7 @@
 import type { GatewayConfig } from '../config/config.ts';
 import { ApiError, InvalidRequestError } from '../errors.ts';
 import type { AliasRoutes } from '../gateway/alias-targets.ts';
-import { checkJsonContentType, readJsonBody } from '../http/json-body.ts';
+import { readRequestJson } from '../http/json-body.ts';
 import { pathParams } from '../http/router.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RequestContext } from '../http/server.ts';
@@ -76,14 +76,7 @@ export function createAdminApi(deps: AdminApiDeps): Array<[method: string, path:
   const now = (): number => clock();
 
   const readBody = async (ctx: RequestContext, allowed: readonly string[]): Promise<Record<string, unknown>> => {
-    checkJsonContentType(ctx.req.headers['content-type']);
-    let body: unknown;
-    try {
-      body = await readJsonBody(ctx.req, BODY_LIMITS);
-    } catch (err) {
-      ctx.bodyAbandoned = true;
-      throw err;
-    }
+    const body = await readRequestJson(ctx, BODY_LIMITS);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new InvalidRequestError('The request body must be a JSON object.', null, 'invalid_type');
     }

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Server } from 'node:http';
 import { ApiError, InvalidRequestError } from '../errors.ts';
-import { checkJsonContentType, readJsonBody } from '../http/json-body.ts';
+import { readRequestJson } from '../http/json-body.ts';
 import { parseCookies, serializeCookie } from '../http/cookies.ts';
 import { sendJson } from '../http/respond.ts';
 import { createRouter } from '../http/router.ts';
@@ -216,14 +216,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   });
 
   const readPassword = async (ctx: RequestContext): Promise<string> => {
-    checkJsonContentType(ctx.req.headers['content-type']);
-    let body: unknown;
-    try {
-      body = await readJsonBody(ctx.req, LOGIN_BODY);
-    } catch (err) {
-      ctx.bodyAbandoned = true;
-      throw err;
-    }
+    const body = await readRequestJson(ctx, LOGIN_BODY);
     const password = (body as { password?: unknown } | null)?.password;
     if (typeof body !== 'object' || body === null || Object.keys(body).some((k) => k !== 'password') || typeof password !== 'string') {
       throw new InvalidRequestError('The body must be {"password": "..."}.', 'password', 'invalid_type');

@@ -8,7 +8,7 @@ import { createChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
 import { createChatRequestObserver, validateChatRequest } from '../chat/request-validator.ts';
 import type { ChatCompletionChunk, Usage } from '../chat/types.ts';
 import { ApiError, internalErrorBody } from '../errors.ts';
-import { checkJsonContentType, readJsonBody } from '../http/json-body.ts';
+import { readRequestJson } from '../http/json-body.ts';
 import { sendJson } from '../http/respond.ts';
 import { SHUTDOWN_STREAM_MESSAGE, ShuttingDownError, type RequestContext, type RouteHandler } from '../http/server.ts';
 import type { Logger } from '../log/logger.ts';
@@ -76,15 +76,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       usage.record(keyId, { usage: completionUsage, error: res.statusCode >= 400 || ctx.log['error'] !== undefined });
       if (permit !== null) settle(permit, settledTokens(estimate, completionUsage?.total_tokens, res.headersSent && res.statusCode < 400));
     });
-    checkJsonContentType(req.headers['content-type']);
-
-    let body: unknown;
-    try {
-      body = await readJsonBody(req, { maxBytes: maxBodyBytes, limits: jsonLimits, observer: createChatRequestObserver() });
-    } catch (err) {
-      ctx.bodyAbandoned = true;
-      throw err;
-    }
+    const body = await readRequestJson(ctx, { maxBytes: maxBodyBytes, limits: jsonLimits, observer: createChatRequestObserver() });
     // Ended by a shutdown while the body arrived: it was answered 503 already.
     if (abort.signal.aborted) return;
     const request = validateChatRequest(body);

@@ -112,3 +112,19 @@ function toRequestError(err: unknown, maxBytes: number): unknown {
     'invalid_json',
   );
 }
+
+/**
+ * A handler's JSON body: the content type checked, then the body read under
+ * `options`. When reading stops early (a limit, a bad field, the client gone)
+ * the request is marked so the shell closes the connection after the answer:
+ * the unread rest must never be parsed as a next request.
+ */
+export async function readRequestJson(ctx: { req: IncomingMessage; bodyAbandoned: boolean }, options: JsonBodyOptions): Promise<unknown> {
+  checkJsonContentType(ctx.req.headers['content-type']);
+  try {
+    return await readJsonBody(ctx.req, options);
+  } catch (err) {
+    ctx.bodyAbandoned = true;
+    throw err;
+  }
+}
