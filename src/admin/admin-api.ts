@@ -20,7 +20,7 @@ import {
   KeyRevokedError,
   KeyStoreError,
 } from '../keys/errors.ts';
-import { isExpired } from '../keys/key-settings.ts';
+import { keyStatus, type KeyStatus } from '../keys/key-settings.ts';
 import type { KeyPatch, KeyRecord, ListedKey } from '../keys/key-store.ts';
 import { budgetWindowAt } from '../limits/budget-period.ts';
 import type { StateBackend } from '../state/state-backend.ts';
@@ -45,7 +45,7 @@ export interface KeyView {
   id: string;
   name: string;
   prefix: string;
-  status: 'active' | 'revoked' | 'expired';
+  status: KeyStatus;
   createdAt: string;
   revokedAt: string | null;
   rotatedAt: string | null;
@@ -60,7 +60,7 @@ export function keyView(record: KeyRecord | ListedKey, nowMs: number): KeyView {
     id: record.id,
     name: record.name,
     prefix: record.prefix,
-    status: record.revokedAt !== null ? 'revoked' : isExpired(record, nowMs) ? 'expired' : 'active',
+    status: keyStatus(record, nowMs),
     createdAt: record.createdAt,
     revokedAt: record.revokedAt,
     rotatedAt: record.rotatedAt,

@@ -6,7 +6,7 @@
 
 import { parseArgs } from 'node:util';
 import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../keys/errors.ts';
-import { isExpired } from '../keys/key-settings.ts';
+import { keyStatus } from '../keys/key-settings.ts';
 import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore, type KeyRecord, type KeyStore, type ListedKey } from '../keys/key-store.ts';
 import { createFileUsageStore } from '../state/memory-backend.ts';
 import type { UsageStore } from '../state/state-backend.ts';
@@ -138,14 +138,10 @@ function shortTime(iso: string): string {
   return iso.replace(/\.\d{3}Z$/, 'Z');
 }
 
-function statusOf(key: Pick<KeyRecord, 'revokedAt' | 'expiresAt'>, nowMs: number = Date.now()): 'active' | 'revoked' | 'expired' {
-  return key.revokedAt !== null ? 'revoked' : isExpired(key, nowMs) ? 'expired' : 'active';
-}
-
 /** The record as JSON output: everything but the hash. */
 function publicRecord(k: KeyRecord | ListedKey, nowMs: number): Record<string, unknown> {
   const { hash: _hash, ...rest } = k;
-  return { ...rest, status: statusOf(k, nowMs) };
+  return { ...rest, status: keyStatus(k, nowMs) };
 }
 
 function describeKey(k: KeyRecord | ListedKey, nowMs: number): string {
@@ -153,7 +149,7 @@ function describeKey(k: KeyRecord | ListedKey, nowMs: number): string {
     `id:        ${k.id}\n` +
     `name:      ${k.name}\n` +
     `prefix:    ${k.prefix}\n` +
-    `status:    ${statusOf(k, nowMs)}\n` +
+    `status:    ${keyStatus(k, nowMs)}\n` +
     `created:   ${k.createdAt}\n` +
     (k.rotatedAt === null ? '' : `rotated:   ${k.rotatedAt}\n`) +
     (k.revokedAt === null ? '' : `revoked:   ${k.revokedAt}\n`) +
@@ -196,7 +192,7 @@ function renderKeyList(keys: readonly ListedKey[], nowMs: number): string {
       k.prefix,
       shortTime(k.createdAt),
       k.lastUsedAt === null ? 'never' : shortTime(k.lastUsedAt),
-      statusOf(k, nowMs),
+      keyStatus(k, nowMs),
     ]),
   );
 }
@@ -247,7 +243,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
               createdAt: k.createdAt,
               revokedAt: k.revokedAt,
               lastUsedAt: k.lastUsedAt,
-              status: statusOf(k, (ctx.clock ?? Date.now)()),
+              status: keyStatus(k, (ctx.clock ?? Date.now)()),
               expiresAt: k.expiresAt,
               allowedAliases: k.allowedAliases,
               limits: k.limits,
@@ -347,7 +343,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     allowPositionals: false,
     async run(store, values, _positionals, ctx) {
       const [keys, totals] = await Promise.all([store.keys.list(), store.usage.totals()]);
-      const rows = keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, status: statusOf(k, (ctx.clock ?? Date.now)()), ...(totals.get(k.id) ?? emptyUsage()) }));
+      const rows = keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, status: keyStatus(k, (ctx.clock ?? Date.now)()), ...(totals.get(k.id) ?? emptyUsage()) }));
       if (values['json'] === true) {
         ctx.stdout.write(toJson(rows));
         return 0;

@@ -102,3 +102,10 @@ function isRealCalendarTime(text: string): boolean {
   const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
   return d >= 1 && d <= daysInMonth;
 }
+
+export type KeyStatus = 'active' | 'revoked' | 'expired';
+
+/** What a key is at `nowMs`, as the CLI, the admin API and the dashboard show it. */
+export function keyStatus(key: Pick<KeySettings, 'expiresAt'> & { readonly revokedAt: string | null }, nowMs: number): KeyStatus {
+  return key.revokedAt !== null ? 'revoked' : isExpired(key, nowMs) ? 'expired' : 'active';
+}
