@@ -6,15 +6,16 @@
 // fields (../../../shared/CLIENTS.md), so this writer has no way to send them.
 
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 export interface SseWriter {
   /** Sends status 200 and the event-stream headers at once. `headers` are added
    * first; the four event-stream headers always win. Call exactly once. */
   start(headers?: Record<string, string>): void;
   /** One event whose data is `payload`; every line of the payload becomes its
-   * own `data:` line. Resolves when the bytes are queued for the socket (they
-   * leave at the end of the event-loop turn at the latest), or after 'drain'
-   * when the socket buffer was full. Rejects with SseWriteError when the
+   * own `data:` line. The events of one event-loop turn leave in one write at
+   * its end (or at end()). Resolves at once while the socket takes more, or
+   * after 'drain' when its buffer is full. Rejects with SseWriteError when the
    * client has gone or the write fails. */
   data(payload: string): Promise<void>;
   /** A comment line per payload line (`: text`) and a blank line; a keep-alive. */
@@ -39,7 +40,9 @@ export class SseWriteError extends Error {
 }
 
 /** Write errors that mean the peer is gone rather than a misuse of the response. */
-const CONNECTION_GONE_CODES: ReadonlySet<string> = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ECONNABORTED']);
+// Node 22 and later fail the callbacks of writes still queued when the socket is
+// destroyed with ECANCELED; Node 20 does not call them.
+const CONNECTION_GONE_CODES: ReadonlySet<string> = new Set(['EPIPE', 'ECONNRESET', 'ERR_STREAM_DESTROYED', 'ECONNABORTED', 'ECANCELED']);
 
 /** Pending event text past which it goes to the socket without waiting for
  * the end of the turn (UTF-16 units; a socket buffer's worth). */
@@ -75,6 +78,8 @@ export function createSseWriter(res: ServerResponse): SseWriter {
   /** Events of this event-loop turn not yet handed to the socket. */
   let pending = '';
   let flushScheduled = false;
+  /** The socket holdSocket() corked this turn; uncorked at the end of the turn. */
+  let heldSocket: Socket | null = null;
   const gone = new AbortController();
 
   function onClose(): void {
@@ -148,26 +153,47 @@ export function createSseWriter(res: ServerResponse): SseWriter {
     // Someone else ended the response: the write is bound to fail, and this
     // call must be the one that reports it, so it goes to the socket now.
     if (res.writableEnded) {
+      holdSocket();
       flushPending();
       return res.write(chunk, onWritten) ? RESOLVED : waitForDrain();
     }
-    // Events written in one event-loop turn (an upstream read often holds
-    // many) leave in one socket write: the socket is corked at the turn's
-    // first event and uncorked at its end. The first event goes to res.write()
-    // now; the rest are joined into one string for one res.write() at the end
-    // of the turn (or at end()): one HTTP chunk instead of four socket writes
-    // per event, and no promise per event. The pending text is bounded: past
-    // MAX_PENDING_CHARS it goes to res.write() at once.
-    if (!flushScheduled) {
-      flushScheduled = true;
-      res.cork();
-      setImmediate(flushAtEndOfTurn);
-      return res.write(chunk, onWritten) ? RESOLVED : waitForDrain();
-    }
+    // The events of one event-loop turn (an upstream read often holds many)
+    // are joined and handed to res.write() once, at the end of the turn (or at
+    // end()): one HTTP chunk and one socket write per turn instead of one per
+    // event, and no promise per event. The pending text is bounded: past
+    // MAX_PENDING_CHARS it is written at once, under holdSocket().
     pending += chunk;
-    if (pending.length >= MAX_PENDING_CHARS) return flushPending() ? RESOLVED : waitForDrain();
+    if (pending.length >= MAX_PENDING_CHARS) {
+      holdSocket();
+      return flushPending() ? RESOLVED : waitForDrain();
+    }
+    scheduleFlush();
     // An earlier write filled the socket buffer: hold the caller until it drains.
     return res.writableNeedDrain ? waitForDrain() : RESOLVED;
+  }
+
+  function scheduleFlush(): void {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    setImmediate(flushAtEndOfTurn);
+  }
+
+  /**
+   * Corks the socket (never the response) until the end of the turn, for a
+   * write made outside the end-of-turn flush. The response is not corked: on
+   * Node 22 and 24 a corked ServerResponse keeps chunks in a buffer of its own
+   * that end() overtakes and whose full state never emits 'drain'. The socket
+   * is: Node 26 joins the writes of one tick into one HTTP chunk unless the
+   * socket is corked, so this keeps the same chunks, and the same bytes, on
+   * every Node line.
+   */
+  function holdSocket(): void {
+    if (heldSocket !== null) return;
+    const socket = res.socket;
+    if (socket === null || socket.destroyed) return;
+    socket.cork();
+    heldSocket = socket;
+    scheduleFlush();
   }
 
   /** Hands the pending text to the socket; false when its buffer is full. */
@@ -180,15 +206,13 @@ export function createSseWriter(res: ServerResponse): SseWriter {
 
   function flushAtEndOfTurn(): void {
     flushScheduled = false;
-    if (res.destroyed) {
-      // The client left: the text has nowhere to go.
-      pending = '';
-      return;
-    }
-    // After end() nothing is pending: end() sent it.
-    if (state === State.Streaming) flushPending();
-    else pending = '';
-    res.uncork();
+    // The client left: the text has nowhere to go. After end() nothing is
+    // pending: end() sent it.
+    if (res.destroyed || state !== State.Streaming) pending = '';
+    else flushPending();
+    const socket = heldSocket;
+    heldSocket = null;
+    socket?.uncork();
   }
 
   /** Resolves on 'drain'; rejects when the client goes or a write fails first. */
@@ -233,12 +257,15 @@ export function createSseWriter(res: ServerResponse): SseWriter {
     if (!started || res.destroyed) return;
     // After a failed write the connection cannot carry a well-formed end.
     if (previous === State.Gone) res.destroy();
-    else if (pending !== '') {
-      // The last events and the end of the response in one write.
+    else {
+      // The last events and the end of the response in one write; the socket
+      // is held so that a write earlier in this tick stays its own chunk.
+      holdSocket();
       const text = pending;
       pending = '';
-      res.end(text);
-    } else res.end();
+      if (text === '') res.end();
+      else res.end(text);
+    }
   }
 
   return {

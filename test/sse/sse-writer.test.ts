@@ -268,7 +268,9 @@ describe('createSseWriter on a real server', () => {
       const sse = createSseWriter(res);
       sse.start();
       await sse.data('one');
-      // Someone else ends the response: the next write fails on the socket.
+      // The turn's events leave at its end; then someone else ends the
+      // response: the next write fails on the socket.
+      await new Promise((resolve) => setImmediate(resolve));
       res.end();
       await sse.data('two').catch((error: unknown) => outcomes.push(error));
       await sse.data('three').catch((error: unknown) => outcomes.push(error));
