@@ -28,7 +28,7 @@ import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
 import { createReloader } from './serve-reloader.ts';
 
-const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port PORT] [--log-level LEVEL]
+const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port PORT] [--admin-port PORT | --no-admin] [--log-level LEVEL]
 
 Starts the gateway. Without a config file it serves the built-in demo provider
 (a deterministic echo, not a language model) as service-chat and service-auto
@@ -38,6 +38,9 @@ Options:
   --config FILE      Config file (default: $${CONFIG_ENV}); see docs/config.md
   --host HOST        Listen address (overrides listen.host)
   --port PORT        Listen port, 0 for any free port (overrides listen.port)
+  --admin-port PORT  Admin listener port (dashboard, /metrics), 0 for any free
+                     port (overrides admin.port)
+  --no-admin         No admin listener (overrides admin.enabled)
   --log-level LEVEL  debug, info, warn or error (overrides log.level, default info);
                      logs are JSON lines on stdout
   -h, --help         Show this help
@@ -54,13 +57,15 @@ Signals:
 const ADMIN_CLOSE_MS = 2000;
 
 export async function runServeCommand(args: string[], io: CliIo & { configPath: string | undefined }): Promise<number> {
-  let values: { host?: string; port?: string; 'log-level'?: string; help?: boolean };
+  let values: { host?: string; port?: string; 'admin-port'?: string; 'no-admin'?: boolean; 'log-level'?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
       args,
       options: {
         host: { type: 'string' },
         port: { type: 'string' },
+        'admin-port': { type: 'string' },
+        'no-admin': { type: 'boolean' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -80,13 +85,12 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
     io.stderr.write(`portcullis serve: --log-level must be debug, info, warn or error\n`);
     return 2;
   }
-  let port: number | undefined;
-  if (values.port !== undefined) {
-    port = Number(values.port);
-    if (!/^\d{1,5}$/.test(values.port) || port > 65535) {
-      io.stderr.write(`portcullis serve: --port must be an integer from 0 to 65535\n`);
-      return 2;
-    }
+  const port = portFlag(values.port, '--port', io);
+  const adminPort = portFlag(values['admin-port'], '--admin-port', io);
+  if (port === null || adminPort === null) return 2;
+  if (adminPort !== undefined && values['no-admin'] === true) {
+    io.stderr.write(`portcullis serve: --admin-port and --no-admin cannot be combined\n`);
+    return 2;
   }
 
   let config: GatewayConfig;
@@ -98,6 +102,12 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
       return 1;
     }
     throw err;
+  }
+
+  const apiPort = port ?? config.listen.port;
+  if (config.admin.enabled && values['no-admin'] !== true && apiPort !== 0 && apiPort === (adminPort ?? config.admin.port)) {
+    io.stderr.write(`portcullis serve: the API and admin listeners would both use port ${apiPort}; give --admin-port another port (0 picks a free one) or --no-admin\n`);
+    return 2;
   }
 
   // Lines of one event-loop turn leave in one write (see batchLines).
@@ -154,8 +164,8 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
   let apiAddress: string;
   let adminAddress: string | null = null;
   try {
-    apiAddress = await listenOn(running.server, fds.api, port ?? config.listen.port, values.host ?? config.listen.host);
-    if (config.admin.enabled) {
+    apiAddress = await listenOn(running.server, fds.api, port ?? config.listen.port, values.host ?? config.listen.host, API_LISTENER);
+    if (config.admin.enabled && values['no-admin'] !== true) {
       const bootstrap = (await readAdminCredentials(config.dataDir)) === null ? createBootstrapToken() : null;
       bootstrapToken = bootstrap?.token ?? null;
       admin = createAdminServer({
@@ -174,12 +184,12 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
         ],
         ...(config.admin.tls === null ? {} : { tls: readTls(config) }),
       });
-      adminAddress = await listenOn(admin.server, fds.admin, config.admin.port, config.admin.host);
+      adminAddress = await listenOn(admin.server, fds.admin, adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER);
       if (!isLoopback(config.admin.host) && config.admin.tls === null && !config.admin.secureCookies) {
         logger.warn('the admin listener is reachable from the network without TLS: passwords and session cookies cross it in clear text', { admin: adminAddress });
       }
     } else if (fds.admin !== undefined) {
-      logger.warn('an admin socket was passed but admin.enabled is false; closing it', { fd: fds.admin });
+      logger.warn(`an admin socket was passed but ${values['no-admin'] === true ? '--no-admin was given' : 'admin.enabled is false'}; closing it`, { fd: fds.admin });
       closeSync(fds.admin);
     }
   } catch (err) {
@@ -289,15 +299,47 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
   return done;
 }
 
-/** Listens on a socket passed by systemd when there is one, else on host:port; resolves to the URL base. */
-async function listenOn(server: Server, fd: number | undefined, port: number, host: string): Promise<string> {
+/** A port flag's value: undefined when absent, null (after saying why) when invalid. */
+function portFlag(value: string | undefined, flag: string, io: CliIo): number | undefined | null {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!/^\d{1,5}$/.test(value) || port > 65535) {
+    io.stderr.write(`portcullis serve: ${flag} must be an integer from 0 to 65535\n`);
+    return null;
+  }
+  return port;
+}
+
+interface Listener {
+  name: string;
+  /** What to change when the address is taken. */
+  settings: string;
+}
+const API_LISTENER: Listener = { name: 'the API listener', settings: 'listen.port or --port' };
+const ADMIN_LISTENER: Listener = { name: 'the admin listener', settings: 'admin.port or --admin-port, or turn it off with --no-admin' };
+
+/**
+ * Listens on a socket passed by systemd when there is one, else on host:port;
+ * resolves to the URL base. A taken or forbidden address is an error that
+ * names the listener and the setting to change.
+ */
+async function listenOn(server: Server, fd: number | undefined, port: number, host: string, listener: Listener): Promise<string> {
   const scheme = server instanceof https.Server ? 'https' : 'http';
   if (fd !== undefined) {
     const address = await listenOnFd(server, fd);
     return typeof address === 'string' ? `${scheme}+unix:${address}` : `${scheme}://${hostPart(address)}:${address.port}`;
   }
   await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
+    const onError = (err: NodeJS.ErrnoException): void => {
+      const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+      if (err.code === 'EADDRINUSE') {
+        reject(new Error(`${listener.name}: ${where} is already in use by another process; set ${listener.settings} (0 picks a free port)`));
+      } else if (err.code === 'EACCES') {
+        reject(new Error(`${listener.name}: permission denied for ${where} (ports below 1024 need privileges); set ${listener.settings}`));
+      } else if (err.code === 'EADDRNOTAVAIL') {
+        reject(new Error(`${listener.name}: ${host} is not an address of this machine`));
+      } else reject(err);
+    };
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);

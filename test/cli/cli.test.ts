@@ -72,7 +72,8 @@ test('config errors exit 1 and name the file and setting', { skip: !existsSync(M
 });
 
 function startServe(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number; banner: string }> {
-  const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', ...args], { cwd: tmp, env: { ...baseEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Port 0 for both listeners: the suite passes beside a gateway on the default ports.
+  const child = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--admin-port', '0', ...args], { cwd: tmp, env: { ...baseEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let banner = '';
     const timer = setTimeout(() => reject(new Error(`serve did not start: ${banner}`)), 15_000);
