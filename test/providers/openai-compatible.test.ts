@@ -131,6 +131,33 @@ function seededRandom(seed: number): () => number {
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+/**
+ * An upstream of its own on a port no connection pool has seen, recording the
+ * client port of every request. Tests about connection reuse use one: after a
+ * server closes pooled connections, when the pool opens the next one is
+ * undici's business and differs between Node lines (Node 24's opens a new one
+ * per request for a few ticks after the server closed an idle one).
+ */
+async function ownUpstream(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ baseUrl: string; ports: Array<number | undefined>; close(): Promise<void> }> {
+  const ports: Array<number | undefined> = [];
+  const own = createServer((req, res) => {
+    ports.push(req.socket.remotePort);
+    req.resume();
+    handle(req, res);
+  });
+  own.listen(0, '127.0.0.1');
+  await once(own, 'listening');
+  return {
+    baseUrl: `http://127.0.0.1:${(own.address() as AddressInfo).port}/v1`,
+    ports,
+    async close() {
+      own.closeAllConnections();
+      own.close();
+      await once(own, 'close');
+    },
+  };
+}
+
 function completionBody(): Record<string, unknown> {
   return {
     id: 'chatcmpl-up1',
@@ -935,26 +962,21 @@ describe('connect timeout', () => {
   });
 
   test('a slow first byte on a fresh or a pooled connection is not a connect timeout', async () => {
-    let connections = 0;
-    const onConnection = (): void => {
-      connections++;
-    };
-    server.on('connection', onConnection);
+    // The first call connects (its own upstream is new to the pool); the
+    // second goes over the first's socket.
+    const slow = await ownUpstream((_req, res) => {
+      setTimeout(() => json(res, 200, completionBody()), 250);
+    });
     try {
-      upstream = async (_req, res) => {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        json(res, 200, completionBody());
-      };
-      const p = provider({ connectTimeoutMs: 80, firstByteTimeoutMs: 5000 });
-      server.closeAllConnections();
-      await tick();
-      const before = connections;
+      const p = createOpenAICompatibleProvider({ baseUrl: slow.baseUrl, apiKey: API_KEY, connectTimeoutMs: 80, firstByteTimeoutMs: 5000 });
       assert.deepEqual(await p.complete(call()), normalizeCompletion(completionBody()));
       await tick();
       assert.deepEqual(await p.complete(call()), normalizeCompletion(completionBody()));
-      assert.equal(connections - before, 1);
+      assert.equal(slow.ports.length, 2);
+      assert.equal(typeof slow.ports[0], 'number');
+      assert.equal(slow.ports[1], slow.ports[0], 'the second call reused the first call\'s connection');
     } finally {
-      server.off('connection', onConnection);
+      await slow.close();
     }
   });
 
@@ -992,27 +1014,27 @@ describe('connection reuse', () => {
   // fetch keeps connections alive by default; undici frees a connection for
   // the next request on the tick after the body ended, hence the tick between calls.
   test('sequential calls reuse one upstream socket (complete and stream)', async () => {
-    const ports: Array<number | undefined> = [];
-    upstream = (req, res) => {
-      ports.push(req.socket.remotePort);
+    const own = await ownUpstream((req, res) => {
       if (req.headers['accept'] === 'text/event-stream') {
         startEventStream(res);
         res.end(streamText());
       } else json(res, 200, completionBody());
-    };
-    server.closeAllConnections();
-    await tick();
-    const p = provider();
-    await p.complete(call());
-    await tick();
-    await p.complete(call());
-    await tick();
-    await collect(p.stream(call({ stream: true })));
-    await tick();
-    await collect(p.stream(call({ stream: true })));
-    await tick();
-    await p.complete(call());
-    assert.equal(ports.length, 5);
-    assert.deepEqual(new Set(ports).size, 1, String(ports));
+    });
+    try {
+      const p = createOpenAICompatibleProvider({ baseUrl: own.baseUrl, apiKey: API_KEY });
+      await p.complete(call());
+      await tick();
+      await p.complete(call());
+      await tick();
+      await collect(p.stream(call({ stream: true })));
+      await tick();
+      await collect(p.stream(call({ stream: true })));
+      await tick();
+      await p.complete(call());
+      assert.equal(own.ports.length, 5);
+      assert.deepEqual(new Set(own.ports).size, 1, String(own.ports));
+    } finally {
+      await own.close();
+    }
   });
 });
