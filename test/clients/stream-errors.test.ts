@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { streamText } from 'ai';
+import { StreamProviderError, streamText } from 'ai';
 import { ChatOpenAI } from '@langchain/openai';
 import OpenAI from 'openai';
 import { startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from '../gateway/harness.ts';
@@ -61,7 +61,7 @@ test('openai-node: the stream iterator throws an APIError carrying the envelope'
   assert.equal(text, 'Hello');
 });
 
-test('Vercel AI SDK: no throw; the text so far, finishReason "error", the envelope to onError', TEST_TIMEOUT, async () => {
+test('Vercel AI SDK: no throw; the text so far, finishReason "error", a StreamProviderError with the envelope to onError', TEST_TIMEOUT, async () => {
   const portcullis = createOpenAICompatible({ name: 'portcullis', baseURL: `${gw.baseUrl}/v1`, apiKey: gw.key, includeUsage: true });
   const errors: unknown[] = [];
   const result = streamText({
@@ -77,7 +77,14 @@ test('Vercel AI SDK: no throw; the text so far, finishReason "error", the envelo
   for await (const delta of result.textStream) text += delta;
   assert.equal(text, 'Hello');
   assert.equal(await result.finishReason, 'error');
-  assert.deepEqual(errors, [TRUNCATED]);
+  assert.equal(errors.length, 1);
+  const [error] = errors;
+  assert.ok(StreamProviderError.isInstance(error), String(error));
+  assert.equal(error.message, TRUNCATED.message);
+  assert.equal(error.code, TRUNCATED.code);
+  assert.equal(error.type, TRUNCATED.type);
+  assert.equal(error.isRetryable, false);
+  assert.deepEqual(error.data, TRUNCATED);
 });
 
 test('LangChain: the stream throws with the envelope code', TEST_TIMEOUT, async () => {
