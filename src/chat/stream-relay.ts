@@ -23,7 +23,8 @@
 // - chunks with nothing left to say (keep-alives, deltas fully held back) are
 //   dropped; no other buffering happens.
 //
-// The policy is the pure `createChunkRelay`; `relayChatStream` is the async glue.
+// The policy is the pure `createChunkRelay`; the one async glue is the stream
+// pump, src/gateway/event-stream-pump.ts.
 
 import { UpstreamError } from '../errors.ts';
 import { generateCompletionId, generateToolCallId, malformedResponseError } from './completion-response.ts';
@@ -182,25 +183,4 @@ function firstToolCallDelta(call: ToolCallTrack, choiceIndex: number): ToolCallD
   call.state = ToolCallState.Streaming;
   if (call.id === '') call.id = generateToolCallId();
   return { index: call.index, id: call.id, type: 'function', function: { name: call.name, arguments: call.args } };
-}
-
-/**
- * Relays an upstream's normalised chunks to the client under the rules above.
- * Errors of the upstream iterable propagate unchanged; when the consumer stops
- * early (`return()`), the upstream iterator's `return()` runs, which aborts the
- * upstream request.
- */
-export async function* relayChatStream(
-  upstream: AsyncIterable<ChatCompletionChunk>,
-  options: RelayOptions,
-): AsyncGenerator<ChatCompletionChunk, void, undefined> {
-  const relay = createChunkRelay(options);
-  for await (const chunk of upstream) {
-    const out = relay.push(chunk);
-    for (let i = 0; i < out.length; i++) yield out[i] as ChatCompletionChunk;
-  }
-  const usage = relay.usage;
-  if (usage !== undefined) options.onUsage?.(usage);
-  const trailing = relay.end();
-  for (let i = 0; i < trailing.length; i++) yield trailing[i] as ChatCompletionChunk;
 }

@@ -1,18 +1,19 @@
-// POST /v1/chat/completions: authenticate, read and validate the body as it
-// arrives, resolve the alias, apply the key's policy (expiry, allowed aliases,
-// limits), dispatch to its upstream targets, answer in the spec's shapes, and
-// account the usage to the key.
-import type { ServerResponse } from 'node:http';
+// POST /v1/chat/completions as one pipeline, read top to bottom: authenticate,
+// read and validate the body as it arrives, route (resolve the alias; the
+// key's expiry and allowed aliases), admit (the key's limits), execute
+// (dispatch to the alias's upstream targets), respond (JSON, or events through
+// the stream pump), settle (usage and the limiter's permit, when the response
+// closes). The request's lifetime (abort signal, client gone, shutdown,
+// timing, access log) is the HTTP shell's RequestContext.
 import type { GatewayConfig } from '../config/config.ts';
-import { createChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
 import { createChatRequestObserver, validateChatRequest } from '../chat/request-validator.ts';
-import type { ChatCompletionChunk, Usage } from '../chat/types.ts';
-import { ApiError, internalErrorBody } from '../errors.ts';
+import type { ChatRequest, Usage } from '../chat/types.ts';
+import { ApiError } from '../errors.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { sendJson } from '../http/respond.ts';
-import { SHUTDOWN_STREAM_MESSAGE, ShuttingDownError, type RequestContext, type RouteHandler } from '../http/server.ts';
+import { ClientGoneAbort, SHUTDOWN_STREAM_MESSAGE, ShuttingDownError, type RequestContext, type RouteHandler } from '../http/server.ts';
 import type { Logger } from '../log/logger.ts';
-import { resolveAlias } from '../routing/alias-routing.ts';
+import { resolveAlias, type ResolvedAlias } from '../routing/alias-routing.ts';
 import { createSseWriter, type SseWriter } from '../sse/sse-writer.ts';
 import { dispatchCompletion, dispatchStream, type AttemptRecord } from '../upstream/dispatcher.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
@@ -22,7 +23,8 @@ import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { AliasRoutes } from './alias-targets.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
-import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, settledTokens } from './key-policy.ts';
+import { pumpEventStream, type PumpControl } from './event-stream-pump.ts';
+import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, settledTokens, type KeyPolicy } from './key-policy.ts';
 
 export interface ChatCompletionsDeps {
   config: GatewayConfig;
@@ -42,105 +44,51 @@ export const MAX_TOKENS_CLAMPED_HEADER = 'x-portcullis-max-tokens-clamped';
 export const ROUTE_HEADER = 'x-portcullis-route';
 
 export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHandler {
-  const { config, keys, routes, usage, logger, limiter, metrics } = deps;
+  const { config, keys, routes, logger, limiter, metrics } = deps;
   const clock = deps.clock ?? Date.now;
   const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
-  const jsonLimits = { maxDepth: maxJsonDepth, maxStringBytes, maxMembers };
+  const bodyOptions = { maxBytes: maxBodyBytes, limits: { maxDepth: maxJsonDepth, maxStringBytes, maxMembers } };
 
   return async (ctx) => {
-    const { req, res } = ctx;
-    // The upstream call lives only as long as the client is there to read it,
-    // and no longer than a shutdown's drain deadline.
-    const abort = new AbortController();
-    const stream: StreamControl = { sse: undefined, endedForShutdown: false };
-    ctx.onShutdown = () => endForShutdown(stream, abort);
-    const key = authenticateRequest(req, keys);
-    const keyId = key.id;
-    ctx.log['keyId'] = keyId;
+    // authenticate
+    const key = authenticateRequest(ctx.req, keys);
+    ctx.log['keyId'] = key.id;
     checkExpiry(key, clock());
-    // Every authenticated request is counted, rejected ones as errors.
-    let completionUsage: Usage | undefined;
-    // Set once the limiter admitted the request: settled when the answer is over, however it ends.
-    let permit: Permit | null = null;
-    let estimate = 0;
-    const settle = (held: Permit, actualTokens: number): void => {
-      limiter.settle({ permit: held, limits: key.limits, actualTokens, nowMs: clock() }).catch((err: unknown) => {
-        logger.warn('rate-limit settlement failed; the permit lease will release it', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
-      });
-    };
-    let closed = false;
-    metrics?.requestStarted();
-    res.once('close', () => {
-      closed = true;
-      metrics?.requestEnded();
-      usage.record(keyId, { usage: completionUsage, error: res.statusCode >= 400 || ctx.log['error'] !== undefined });
-      if (permit !== null) settle(permit, settledTokens(estimate, completionUsage?.total_tokens, res.headersSent && res.statusCode < 400));
-    });
-    const body = await readRequestJson(ctx, { maxBytes: maxBodyBytes, limits: jsonLimits, observer: createChatRequestObserver() });
+    const exchange = openExchange(ctx, key, deps, clock);
+    // read and validate
+    const body = await readRequestJson(ctx, { ...bodyOptions, observer: createChatRequestObserver() });
     // Ended by a shutdown while the body arrived: it was answered 503 already.
-    if (abort.signal.aborted) return;
+    if (ctx.signal.aborted) return;
     const request = validateChatRequest(body);
+    // route
     const route = resolveAlias(request, config, routes.isAvailable);
-    ctx.log['alias'] = route.alias;
-    ctx.log['route'] = route.reason;
-    if (route.skipped.length > 0) ctx.log['routeSkipped'] = route.skipped.join(',');
-    ctx.log['stream'] = request.stream === true;
+    logRoute(ctx, route, request.stream === true);
     checkAlias(key, route.alias, request.model);
-
     const plan = routes.plan(route.alias, request);
-    // A key without limits skips the estimate and the limiter (and their await) entirely.
-    let limitHeaders: Record<string, string> | undefined;
-    if (hasAnyLimit(key.limits)) {
-      estimate = estimateRequestTokens(request, plan.maxOutputTokens);
-      try {
-        const admission = await admitRequest(limiter, key, estimate, clock());
-        // The client left (or a shutdown answered) while the limiter decided: the
-        // close handler ran with no permit, so give it back now, unused, and stop.
-        if (closed || abort.signal.aborted) {
-          if (admission.permit !== null) settle(admission.permit, 0);
-          return;
-        }
-        permit = admission.permit;
-        limitHeaders = admission.headers;
-      } catch (err) {
-        if (err instanceof KeyLimitRefusal) {
-          metrics?.rateLimited(route.alias, err.refusal);
-          ctx.log['limit'] = err.refusal;
-        }
-        throw err;
-      }
-    }
+    // admit
+    const limitHeaders = await admit(exchange, key, request, plan.maxOutputTokens, route.alias);
+    if (limitHeaders === null) return;
     const headers: Record<string, string> = { ...limitHeaders, [ROUTE_HEADER]: `${route.alias}; reason=${route.reason}` };
     if (plan.clamped) headers[MAX_TOKENS_CLAMPED_HEADER] = String(plan.maxOutputTokens);
-
-    const onClose = (): void => {
-      if (!res.writableFinished) abort.abort(new ClientGoneAbort());
-    };
-    res.on('close', onClose);
+    // execute and respond; settle runs when the response closes (openExchange)
     const attempts: string[] = [];
     const dispatch = {
       requestId: ctx.requestId,
-      signal: abort.signal,
+      signal: ctx.signal,
       onAttempt: (a: AttemptRecord) => {
         metrics?.attempt(a.targetId, a.outcome);
         if (attempts.length < 16) attempts.push(`${a.targetId}:${a.outcome}${a.status === undefined ? '' : `:${a.status}`}`);
       },
-    };
-    const noteUsage = (u: Usage): void => {
-      completionUsage = u;
-      ctx.log['promptTokens'] = u.prompt_tokens;
-      ctx.log['completionTokens'] = u.completion_tokens;
-      ctx.log['cachedTokens'] = u.prompt_tokens_details.cached_tokens;
     };
     const upstreamStarted = performance.now();
     try {
       if (request.stream === true) {
         const { stream: upstream, target } = await dispatchStream(plan.targets, dispatch);
         ctx.log['target'] = target.id;
-        const relay = { alias: route.alias, includeUsage: request.stream_options?.include_usage === true, onUsage: noteUsage };
+        const relay = { alias: route.alias, includeUsage: request.stream_options?.include_usage === true, onUsage: exchange.noteUsage };
         metrics?.streamStarted();
         try {
-          await writeEventStream(ctx, upstream, relay, headers, logger, stream);
+          await pumpEventStream(upstream, relay, streamControl(ctx, exchange.stream, headers, logger));
         } finally {
           metrics?.streamEnded();
         }
@@ -148,14 +96,14 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
         const { completion, target } = await dispatchCompletion(plan.targets, dispatch);
         ctx.log['target'] = target.id;
         completion.model = route.alias;
-        if (completion.usage !== undefined) noteUsage(completion.usage);
-        sendJson(res, 200, completion, headers);
+        if (completion.usage !== undefined) exchange.noteUsage(completion.usage);
+        sendJson(ctx.res, 200, completion, headers);
       }
     } catch (err) {
       // The client left, or a shutdown answered already: whatever the upstream
       // call ended with (the provider's abort error, the demo's abort reason),
       // there is no one to answer.
-      if (abort.signal.aborted) return;
+      if (ctx.signal.aborted) return;
       if (err instanceof ApiError) Object.assign(err.headers, headers);
       throw err;
     } finally {
@@ -164,24 +112,101 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       const target = ctx.log['target'];
       if (metrics !== undefined && typeof target === 'string') metrics.upstreamDone(target, upstreamMs / 1000);
       if (attempts.length > 1) ctx.log['attempts'] = attempts.join(',');
-      res.off('close', onClose);
-      if (abort.signal.reason instanceof ClientGoneAbort) ctx.log['clientGone'] = true;
     }
   };
 }
 
-/** The abort reason used when a shutdown's drain deadline ends the request. */
-export class ShutdownAbort extends Error {
-  override name = 'ShutdownAbort';
-  constructor() {
-    super('the gateway is shutting down');
+/** One authenticated request's accounting: its permit, its usage, and what happens when it closes. */
+interface Exchange {
+  readonly ctx: RequestContext;
+  readonly deps: ChatCompletionsDeps;
+  readonly clock: () => number;
+  readonly stream: StreamState;
+  /** Set once the limiter admitted the request; settled when the response closes. */
+  permit: Permit | null;
+  estimate: number;
+  noteUsage(usage: Usage): void;
+  settle(permit: Permit, actualTokens: number): void;
+}
+
+/**
+ * Counts the request (every authenticated request, rejected ones as errors),
+ * and at close records its usage and settles its permit, however it ended.
+ * A shutdown's deadline ends a started stream with the shutdown frame.
+ */
+function openExchange(ctx: RequestContext, key: KeyPolicy, deps: ChatCompletionsDeps, clock: () => number): Exchange {
+  const { usage, limiter, logger, metrics } = deps;
+  let completionUsage: Usage | undefined;
+  const exchange: Exchange = {
+    ctx,
+    deps,
+    clock,
+    stream: { sse: undefined, endedForShutdown: false },
+    permit: null,
+    estimate: 0,
+    noteUsage(u) {
+      completionUsage = u;
+      ctx.log['promptTokens'] = u.prompt_tokens;
+      ctx.log['completionTokens'] = u.completion_tokens;
+      ctx.log['cachedTokens'] = u.prompt_tokens_details.cached_tokens;
+    },
+    settle(held, actualTokens) {
+      limiter.settle({ permit: held, limits: key.limits, actualTokens, nowMs: clock() }).catch((err: unknown) => {
+        logger.warn('rate-limit settlement failed; the permit lease will release it', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
+      });
+    },
+  };
+  ctx.onShutdown = () => endForShutdown(exchange.stream);
+  metrics?.requestStarted();
+  ctx.onClose(() => {
+    const { res } = ctx;
+    metrics?.requestEnded();
+    usage.record(key.id, { usage: completionUsage, error: res.statusCode >= 400 || ctx.log['error'] !== undefined });
+    if (exchange.permit !== null) {
+      exchange.settle(exchange.permit, settledTokens(exchange.estimate, completionUsage?.total_tokens, res.headersSent && res.statusCode < 400));
+    }
+  });
+  return exchange;
+}
+
+function logRoute(ctx: RequestContext, route: ResolvedAlias, stream: boolean): void {
+  ctx.log['alias'] = route.alias;
+  ctx.log['route'] = route.reason;
+  if (route.skipped.length > 0) ctx.log['routeSkipped'] = route.skipped.join(',');
+  ctx.log['stream'] = stream;
+}
+
+/**
+ * The key's limits: the x-ratelimit-* headers for the answer, or null when the
+ * client left (or a shutdown answered) while the limiter decided. A key without
+ * limits skips the estimate and the limiter (and their await) entirely.
+ */
+async function admit(exchange: Exchange, key: KeyPolicy, request: ChatRequest, maxOutputTokens: number, alias: string): Promise<Record<string, string> | null> {
+  if (!hasAnyLimit(key.limits)) return {};
+  const { ctx, deps, clock } = exchange;
+  exchange.estimate = estimateRequestTokens(request, maxOutputTokens);
+  try {
+    const admission = await admitRequest(deps.limiter, key, exchange.estimate, clock());
+    // The close hook ran with no permit: give it back now, unused, and stop.
+    if (ctx.signal.aborted) {
+      if (admission.permit !== null) exchange.settle(admission.permit, 0);
+      return null;
+    }
+    exchange.permit = admission.permit;
+    return admission.headers;
+  } catch (err) {
+    if (err instanceof KeyLimitRefusal) {
+      deps.metrics?.rateLimited(alias, err.refusal);
+      ctx.log['limit'] = err.refusal;
+    }
+    throw err;
   }
 }
 
 /** What a shutdown needs to end a stream: its writer, once the first event started it. */
-interface StreamControl {
+interface StreamState {
   sse: SseWriter | undefined;
-  /** The shutdown wrote the error frame and ended the response: the relay loop only stops. */
+  /** The shutdown wrote the error frame and ended the response: the pump only stops. */
   endedForShutdown: boolean;
 }
 
@@ -189,111 +214,36 @@ interface StreamControl {
 const SHUTDOWN_FRAME = JSON.stringify(new ShuttingDownError(SHUTDOWN_STREAM_MESSAGE).toBody());
 
 /**
- * The drain deadline passed with this request open: stop the upstream work and,
- * when a stream has started, end it with the shutdown error frame now rather
- * than when the upstream notices the abort (it might not, or only late). A
- * request with nothing sent yet is answered 503 by the HTTP shell after this.
+ * The drain deadline passed with this request open: a started stream ends with
+ * the shutdown error frame now (the shell aborts the upstream work next). A
+ * request with nothing sent yet is answered 503 by the HTTP shell.
  */
-function endForShutdown(stream: StreamControl, abort: AbortController): void {
+function endForShutdown(stream: StreamState): void {
   const sse = stream.sse;
-  if (sse !== undefined && !stream.endedForShutdown) {
-    stream.endedForShutdown = true;
-    // A failed write means the client is gone: nothing more to tell it.
-    sse.data(SHUTDOWN_FRAME).catch(() => undefined);
-    sse.end();
-  }
-  abort.abort(new ShutdownAbort());
+  if (sse === undefined || stream.endedForShutdown) return;
+  stream.endedForShutdown = true;
+  // A failed write means the client is gone: nothing more to tell it.
+  sse.data(SHUTDOWN_FRAME).catch(() => undefined);
+  sse.end();
 }
 
-/** The abort reason used when the client disconnects. */
-export class ClientGoneAbort extends Error {
-  override name = 'ClientGoneAbort';
-  constructor() {
-    super('the client closed the connection');
-  }
-}
-
-/**
- * Streams as server-sent events, relaying the upstream's chunks under
- * ../chat/stream-relay.ts's rules. Nothing is sent before the first relayed
- * chunk, so an error before it is an ordinary JSON error (the boundary renders
- * it); after the first byte it is a `data: {"error":...}` frame and the end,
- * never a clean `[DONE]`.
- *
- * The chunk relay is driven here rather than through relayChatStream: one
- * async step per upstream chunk instead of two, and every chunk an upstream
- * chunk yields is written without waiting in between (the writer queues them
- * for one socket write and holds us only when the socket needs draining).
- */
-async function writeEventStream(
-  ctx: RequestContext,
-  source: AsyncIterable<ChatCompletionChunk>,
-  options: RelayOptions,
-  headers: Record<string, string>,
-  logger: Logger,
-  control: StreamControl,
-): Promise<void> {
-  const chunks = source[Symbol.asyncIterator]();
-  const relay = createChunkRelay(options);
-  let sse: SseWriter | undefined;
-  let upstreamFailed = false;
-  const start = (): SseWriter => {
-    const started = startEventStream(ctx, headers);
-    control.sse = started;
-    return started;
+/** The pump's view of this request: the SSE writer on its response, opened at the first event. */
+function streamControl(ctx: RequestContext, stream: StreamState, headers: Record<string, string>, logger: Logger): PumpControl {
+  return {
+    open() {
+      const sse = createSseWriter(ctx.res);
+      sse.start(headers);
+      stream.sse = sse;
+      return sse;
+    },
+    endedForShutdown: () => stream.endedForShutdown,
+    // The socket may be gone before the response's 'close' (and the signal) follow.
+    clientGone: () => ctx.signal.reason instanceof ClientGoneAbort || ctx.res.destroyed || ctx.res.socket === null || ctx.res.socket.destroyed,
+    onStreamError(code, unexpected) {
+      if (unexpected !== undefined) {
+        logger.error('unexpected error mid-stream', { requestId: ctx.requestId, error: unexpected instanceof Error ? unexpected.name : typeof unexpected });
+      }
+      ctx.log['error'] = code;
+    },
   };
-  try {
-    for (;;) {
-      let next: IteratorResult<ChatCompletionChunk>;
-      try {
-        next = await chunks.next();
-      } catch (err) {
-        // A failed iterator is closed already; only the relay's own errors
-        // below leave it open.
-        upstreamFailed = true;
-        throw err;
-      }
-      if (next.done === true) break;
-      // A shutdown ended the response while the chunk was on its way.
-      if (control.endedForShutdown) throw new ShutdownAbort();
-      const out = relay.push(next.value);
-      for (let i = 0; i < out.length; i++) {
-        sse ??= start();
-        await sse.data(JSON.stringify(out[i]));
-      }
-    }
-    const usage = relay.usage;
-    if (usage !== undefined) options.onUsage?.(usage);
-    const trailing = relay.end();
-    sse ??= start();
-    for (let i = 0; i < trailing.length; i++) await sse.data(JSON.stringify(trailing[i]));
-    await sse.data('[DONE]');
-    sse.end();
-  } catch (err) {
-    if (!upstreamFailed) await chunks.return?.(undefined).catch(() => undefined);
-    // Before the first event the caller's error boundary answers in JSON.
-    if (sse === undefined) throw err;
-    // The shutdown frame is the stream's last word.
-    if (control.endedForShutdown || clientGone(ctx.res)) return;
-    if (!(err instanceof ApiError)) {
-      logger.error('unexpected error mid-stream', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
-    }
-    ctx.log['error'] = err instanceof ApiError ? (err.code ?? err.type) : 'internal_error';
-    const body = err instanceof ApiError ? err.toBody() : internalErrorBody();
-    try {
-      await sse.data(JSON.stringify(body));
-    } finally {
-      sse.end();
-    }
-  }
-}
-
-function startEventStream(ctx: RequestContext, headers: Record<string, string>): SseWriter {
-  const sse = createSseWriter(ctx.res);
-  sse.start(headers);
-  return sse;
-}
-
-function clientGone(res: ServerResponse): boolean {
-  return res.destroyed || res.socket === null || res.socket.destroyed;
 }

@@ -12,6 +12,11 @@ import { generateRequestId, REQUEST_ID_HEADER, requestIdFromHeader } from './req
 import type { Router } from './router.ts';
 import { sendError } from './respond.ts';
 
+/**
+ * One request's lifetime, made by the shell and passed down, never rebuilt:
+ * its id, its access-log record, its abort signal (the client leaving or a
+ * shutdown's deadline), and what runs when it closes.
+ */
 export interface RequestContext {
   req: IncomingMessage;
   res: ServerResponse;
@@ -19,6 +24,15 @@ export interface RequestContext {
   path: string;
   /** Extra access-log fields a handler adds (alias, key id, ...). Never secrets or text. */
   log: LogFields;
+  /**
+   * Aborted, once, when the client closes the connection before the answer
+   * was handed to the socket (reason: ClientGoneAbort), or when a shutdown's
+   * drain deadline ends the request (reason: ShutdownAbort). Pass it to
+   * upstream work.
+   */
+  readonly signal: AbortSignal;
+  /** Runs `fn` when the response closes, however it ends, before the access-log line is written. */
+  onClose(fn: () => void): void;
   /** Set by a handler that stopped reading the body early: the connection is closed after the answer. */
   bodyAbandoned: boolean;
   /**
@@ -113,6 +127,22 @@ export class ShuttingDownError extends ApiError {
   }
 }
 
+/** The abort reason when the client closed the connection before the answer was complete. */
+export class ClientGoneAbort extends Error {
+  override name = 'ClientGoneAbort';
+  constructor() {
+    super('the client closed the connection');
+  }
+}
+
+/** The abort reason when a shutdown's drain deadline ended the request. */
+export class ShutdownAbort extends Error {
+  override name = 'ShutdownAbort';
+  constructor() {
+    super('the gateway is shutting down');
+  }
+}
+
 /** After the deadline's frames and 503s are written: how long the sockets get to deliver them. */
 const SOCKET_CLOSE_GRACE_MS = 2000;
 
@@ -139,10 +169,6 @@ class TimedResponse extends http.ServerResponse {
   }
 }
 
-export function createHttpServer(options: HttpServerOptions): http.Server {
-  return createHttpShell(options).server;
-}
-
 export function createHttpShell(options: HttpServerOptions): HttpShell {
   const { router, limits, logger } = options;
   // Typed as a plain server for callers; every response it makes is a TimedResponse.
@@ -164,6 +190,8 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   ) as unknown as http.Server;
 
   const inFlight = new Set<RequestContext>();
+  /** Each open request's abort controller, kept out of the context so only the shell aborts. */
+  const aborts = new Map<RequestContext, AbortController>();
   let state: DrainState = DrainState.Serving;
   let drained: Promise<DrainReport> | null = null;
   /** Wakes the drain before its deadline: the last request finished, or endDrainNow(). */
@@ -180,11 +208,38 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const method = req.method ?? 'GET';
-    const ctx: RequestContext = { req, res, requestId: '', path, log: {}, bodyAbandoned: false, onShutdown: null };
+    const abort = new AbortController();
+    let closeHooks: Array<() => void> | null = null;
+    const ctx: RequestContext = {
+      req,
+      res,
+      requestId: '',
+      path,
+      log: {},
+      bodyAbandoned: false,
+      onShutdown: null,
+      signal: abort.signal,
+      onClose(fn) {
+        (closeHooks ??= []).push(fn);
+      },
+    };
+    aborts.set(ctx, abort);
     inFlight.add(ctx);
 
     res.on('close', () => {
       inFlight.delete(ctx);
+      aborts.delete(ctx);
+      if (!res.writableFinished && !abort.signal.aborted) abort.abort(new ClientGoneAbort());
+      if (abort.signal.reason instanceof ClientGoneAbort) ctx.log['clientGone'] = true;
+      if (closeHooks !== null) {
+        for (const hook of closeHooks) {
+          try {
+            hook();
+          } catch (err) {
+            logger.error('a request close hook failed', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
+          }
+        }
+      }
       const line = {
         requestId: ctx.requestId,
         method,
@@ -245,6 +300,8 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     } catch (err) {
       logger.error('ending a request for shutdown failed', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
     }
+    // Stops the upstream work now rather than when the upstream notices (it might not, or only late).
+    aborts.get(ctx)?.abort(new ShutdownAbort());
     if (!res.headersSent) {
       sendError(res, 503, new ShuttingDownError().toBody(), {}, true);
     } else if (!res.writableEnded) {

@@ -1,9 +1,10 @@
 // Writes OpenAI-style server-sent events to a node:http response.
 // Spec: https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
 //
-// Only `data:` fields and comments are ever written: openai-python dispatches a
-// spurious empty event after a comment once a stream carries `id:` or `retry:`
-// fields (../../../shared/CLIENTS.md), so this writer has no way to send them.
+// Only `data:` fields are ever written, never `id:`, `retry:` or comments:
+// openai-python dispatches a spurious empty event after a comment once a stream
+// carries `id:` or `retry:` fields (../../../shared/CLIENTS.md), so this writer
+// has no way to send them.
 
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -18,13 +19,9 @@ export interface SseWriter {
    * after 'drain' when its buffer is full. Rejects with SseWriteError when the
    * client has gone or the write fails. */
   data(payload: string): Promise<void>;
-  /** A comment line per payload line (`: text`) and a blank line; a keep-alive. */
-  comment(text: string): Promise<void>;
   /** Ends the response; harmless when already ended or the client has gone.
    * Before start() it does nothing (the caller still owns the response). */
   end(): void;
-  /** Aborted when the client disconnects before end(); pass it to upstream work. */
-  readonly signal: AbortSignal;
 }
 
 export type SseWriteErrorCode = 'sse_client_gone' | 'sse_write_failed' | 'sse_not_started' | 'sse_ended';
@@ -132,10 +129,6 @@ export function createSseWriter(res: ServerResponse): SseWriter {
 
   function data(payload: string): Promise<void> {
     return write(frame('data: ', payload));
-  }
-
-  function comment(text: string): Promise<void> {
-    return write(frame(': ', text));
   }
 
   function write(chunk: string): Promise<void> {
@@ -271,9 +264,7 @@ export function createSseWriter(res: ServerResponse): SseWriter {
   return {
     start,
     data,
-    comment,
     end,
-    signal: gone.signal,
   };
 }
 

@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createChunkRelay, relayChatStream, type RelayOptions } from '../../src/chat/stream-relay.ts';
+// The relay's wire rules, driven through the production stream pump
+// (src/gateway/event-stream-pump.ts) with a recording sink.
+import { createChunkRelay, type RelayOptions } from '../../src/chat/stream-relay.ts';
 import { UpstreamError } from '../../src/errors.ts';
+import { pumpEventStream, type EventSink, type PumpControl } from '../../src/gateway/event-stream-pump.ts';
 import type { ChatCompletionChunk, Usage } from '../../src/chat/types.ts';
 
 type Choice = ChatCompletionChunk['choices'][number];
@@ -24,20 +27,48 @@ async function* fromArray(chunks: ChatCompletionChunk[]): AsyncGenerator<ChatCom
   for (const chunk of chunks) yield chunk;
 }
 
+/** What the pump wrote: the event payloads in order, and whether it ended the sink. */
+interface Written {
+  frames: string[];
+  ended: boolean;
+  errors: string[];
+}
+
+/** A pump control over a recording sink; `data` may be replaced to stall or fail. */
+function recorder(overrides: Partial<EventSink> = {}, control: Partial<PumpControl> = {}): { written: Written; control: PumpControl } {
+  const written: Written = { frames: [], ended: false, errors: [] };
+  const sink: EventSink = {
+    async data(payload) {
+      written.frames.push(payload);
+    },
+    end() {
+      written.ended = true;
+    },
+    ...overrides,
+  };
+  return {
+    written,
+    control: {
+      open: () => sink,
+      endedForShutdown: () => false,
+      clientGone: () => false,
+      onStreamError: (code) => written.errors.push(code),
+      ...control,
+    },
+  };
+}
+
+/** Pumps `chunks`; the relayed chunks (the `[DONE]` checked and removed). Throws what the pump throws. */
 async function collect(
   chunks: ChatCompletionChunk[],
   options: Partial<RelayOptions> = {},
 ): Promise<{ out: ChatCompletionChunk[]; usages: Usage[] }> {
   const usages: Usage[] = [];
-  const result: ChatCompletionChunk[] = [];
-  const relayed = relayChatStream(fromArray(chunks), {
-    alias: 'service-chat',
-    includeUsage: false,
-    onUsage: (u) => usages.push(u),
-    ...options,
-  });
-  for await (const chunk of relayed) result.push(chunk);
-  return { out: result, usages };
+  const { written, control } = recorder();
+  await pumpEventStream(fromArray(chunks), { alias: 'service-chat', includeUsage: false, onUsage: (u) => usages.push(u), ...options }, control);
+  assert.equal(written.frames.at(-1), '[DONE]');
+  assert.equal(written.ended, true);
+  return { out: written.frames.slice(0, -1).map((f) => JSON.parse(f) as ChatCompletionChunk), usages };
 }
 
 const textStream = [
@@ -247,94 +278,146 @@ test('a tool call that never gets a name is a malformed upstream response', asyn
   );
 });
 
-test('a stream that ends without a finish_reason is truncated; onUsage still gets the usage it gave', async () => {
+test('a stream that ends without a finish_reason ends with the truncation frame, no [DONE]; onUsage still gets the usage it gave', async () => {
   const usages: Usage[] = [];
-  const received: ChatCompletionChunk[] = [];
-  const relayed = relayChatStream(
+  const { written, control } = recorder();
+  await pumpEventStream(
     fromArray([up('up-1', 100, [{ index: 0, delta: { content: 'a' }, finish_reason: null }], usage)]),
     { alias: 'service-chat', includeUsage: true, onUsage: (u) => usages.push(u) },
+    control,
   );
-  await assert.rejects(
-    (async () => {
-      for await (const chunk of relayed) received.push(chunk);
-    })(),
-    (err: unknown) => {
-      assert.ok(err instanceof UpstreamError);
-      assert.deepEqual(err.toBody(), {
-        error: {
-          message: 'The upstream stream ended before the completion finished.',
-          type: 'upstream_error',
-          param: null,
-          code: 'upstream_stream_truncated',
-        },
-      });
-      assert.equal(err.status, 502);
-      return true;
-    },
-  );
-  assert.deepEqual(received, [out([{ index: 0, delta: { role: 'assistant', content: 'a' }, finish_reason: null }])]);
+  assert.deepEqual(written, {
+    frames: [
+      JSON.stringify(out([{ index: 0, delta: { role: 'assistant', content: 'a' }, finish_reason: null }])),
+      JSON.stringify({
+        error: { message: 'The upstream stream ended before the completion finished.', type: 'upstream_error', param: null, code: 'upstream_stream_truncated' },
+      }),
+    ],
+    ended: true,
+    errors: ['upstream_stream_truncated'],
+  });
   assert.deepEqual(usages, [usage]);
-  await assert.rejects(collect([]), { code: 'upstream_stream_truncated' });
+  // Nothing sent yet: the error is thrown for the JSON error boundary.
+  await assert.rejects(collect([]), (err: unknown) => err instanceof UpstreamError && err.status === 502 && err.code === 'upstream_stream_truncated');
 });
 
-test('errors of the upstream iterable propagate unchanged', async () => {
+test('an upstream error after the first event becomes its error frame; before it, it is thrown unchanged', async () => {
   const boom = new UpstreamError(504, 'The upstream provider did not answer in time.', 'upstream_timeout');
-  async function* failing(): AsyncGenerator<ChatCompletionChunk> {
-    yield up('up-1', 100, [{ index: 0, delta: { content: 'a' }, finish_reason: null }]);
+  async function* failing(first: boolean): AsyncGenerator<ChatCompletionChunk> {
+    if (first) yield up('up-1', 100, [{ index: 0, delta: { content: 'a' }, finish_reason: null }]);
     throw boom;
   }
-  const received: ChatCompletionChunk[] = [];
-  await assert.rejects(
-    (async () => {
-      for await (const chunk of relayChatStream(failing(), { alias: 'service-chat', includeUsage: true })) received.push(chunk);
-    })(),
-    (err: unknown) => err === boom,
-  );
-  assert.equal(received.length, 1);
+  const after = recorder();
+  await pumpEventStream(failing(true), { alias: 'service-chat', includeUsage: true }, after.control);
+  assert.deepEqual(after.written.frames.slice(1), [JSON.stringify(boom.toBody())]);
+  assert.equal(after.written.ended, true);
+  assert.deepEqual(after.written.errors, ['upstream_timeout']);
+  const before = recorder();
+  await assert.rejects(pumpEventStream(failing(false), { alias: 'service-chat', includeUsage: true }, before.control), (err: unknown) => err === boom);
+  assert.deepEqual(before.written, { frames: [], ended: false, errors: [] });
 });
 
-test("the consumer's return() reaches the upstream iterator's return()", async () => {
-  const events: string[] = [];
+test('an unexpected error mid-stream is the generic internal_error frame, reported once', async () => {
+  async function* failing(): AsyncGenerator<ChatCompletionChunk> {
+    yield up('up-1', 100, [{ index: 0, delta: { content: 'a' }, finish_reason: null }]);
+    throw new TypeError('secret internals');
+  }
+  const { written, control } = recorder();
+  await pumpEventStream(failing(), { alias: 'service-chat', includeUsage: false }, control);
+  assert.deepEqual(written.frames.slice(1), [
+    JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: 'internal_error' } }),
+  ]);
+  assert.deepEqual(written.errors, ['internal_error']);
+});
+
+/** An upstream that yields one text chunk per pull, forever, and records return(). */
+function endless(events: string[]): { upstream: AsyncIterable<ChatCompletionChunk>; pulled(): number } {
   let pulled = 0;
-  const upstream: AsyncIterable<ChatCompletionChunk> = {
-    [Symbol.asyncIterator]() {
-      return {
-        async next() {
-          pulled++;
-          return { done: false, value: up('up-1', 100, [{ index: 0, delta: { content: String(pulled) }, finish_reason: null }]) };
-        },
-        async return() {
-          events.push('upstream return');
-          return { done: true, value: undefined };
-        },
-      };
+  return {
+    pulled: () => pulled,
+    upstream: {
+      [Symbol.asyncIterator]() {
+        return {
+          async next() {
+            pulled++;
+            return { done: false, value: up('up-1', 100, [{ index: 0, delta: { content: String(pulled) }, finish_reason: null }]) };
+          },
+          async return() {
+            events.push('upstream return');
+            return { done: true, value: undefined };
+          },
+        };
+      },
     },
   };
-  const relayed = relayChatStream(upstream, { alias: 'service-chat', includeUsage: false });
-  let seen = 0;
-  for await (const chunk of relayed) {
-    seen++;
-    assert.equal(chunk.choices[0]?.delta.content, String(seen));
-    if (seen === 2) break;
-  }
+}
+
+test("a client that leaves stops the pump and reaches the upstream iterator's return(); nothing more is written", async () => {
+  const events: string[] = [];
+  const source = endless(events);
+  let gone = false;
+  const { written, control } = recorder(
+    {
+      async data(payload) {
+        if (written.frames.length === 2) {
+          gone = true;
+          throw new Error('client gone');
+        }
+        written.frames.push(payload);
+      },
+    },
+    { clientGone: () => gone },
+  );
+  await pumpEventStream(source.upstream, { alias: 'service-chat', includeUsage: false }, control);
   assert.deepEqual(events, ['upstream return']);
-  assert.equal(pulled, 2);
+  assert.equal(source.pulled(), 3);
+  assert.equal(written.frames.length, 2);
+  assert.deepEqual(written.errors, []);
 });
 
-test('the relay pulls one upstream chunk per output chunk (no read-ahead)', async () => {
-  let pulled = 0;
-  async function* counting(): AsyncGenerator<ChatCompletionChunk> {
-    for (let i = 0; i < 5; i++) {
-      pulled++;
-      yield up('up-1', 100, [{ index: 0, delta: { content: 'x' }, finish_reason: i === 4 ? 'stop' : null }]);
-    }
-  }
-  const iterator = relayChatStream(counting(), { alias: 'service-chat', includeUsage: false })[Symbol.asyncIterator]();
-  await iterator.next();
-  assert.equal(pulled, 1);
-  await iterator.next();
-  assert.equal(pulled, 2);
-  await iterator.return?.();
+test('a shutdown that ended the response stops the pump at the next chunk, writing nothing more', async () => {
+  const events: string[] = [];
+  const source = endless(events);
+  let shutdown = false;
+  const { written, control } = recorder(
+    {
+      async data(payload) {
+        written.frames.push(payload);
+        if (written.frames.length === 2) shutdown = true;
+      },
+    },
+    { endedForShutdown: () => shutdown },
+  );
+  await pumpEventStream(source.upstream, { alias: 'service-chat', includeUsage: false }, control);
+  assert.equal(written.frames.length, 2);
+  assert.equal(written.ended, false);
+  assert.deepEqual(events, ['upstream return']);
+});
+
+test('the pump pulls the next upstream chunk only once the sink took the last (no read-ahead)', async () => {
+  const source = endless([]);
+  let release: () => void = () => {};
+  let writes = 0;
+  const { control } = recorder({
+    data() {
+      writes++;
+      return new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    },
+  });
+  const pumping = pumpEventStream(source.upstream, { alias: 'service-chat', includeUsage: false }, control);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(source.pulled(), 1);
+  assert.equal(writes, 1);
+  release();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(source.pulled(), 2);
+  assert.equal(writes, 2);
+  // Still waiting on the sink: no third pull.
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(source.pulled(), 2);
+  void pumping;
 });
 
 test('createChunkRelay: pure core usable without async glue', () => {

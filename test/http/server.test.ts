@@ -5,7 +5,7 @@ import { DEFAULT_LIMITS } from '../../src/config/config.ts';
 import { InvalidRequestError } from '../../src/errors.ts';
 import { sendJson } from '../../src/http/respond.ts';
 import { createRouter } from '../../src/http/router.ts';
-import { createHttpServer, type RouteHandler } from '../../src/http/server.ts';
+import { createHttpShell, type RouteHandler } from '../../src/http/server.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { request } from '../gateway/harness.ts';
 
@@ -24,7 +24,7 @@ router.add('GET', '/known', async () => {
 router.add('POST', '/known', async () => {
   throw new InvalidRequestError('Bad thing.', null, null);
 });
-const server = createHttpServer({
+const { server } = createHttpShell({
   router,
   limits: { ...DEFAULT_LIMITS, maxHeaderBytes: 2048, headersTimeoutMs: 1000, requestTimeoutMs: 2000 },
   logger: createLogger({ write: (l) => logs.push(JSON.parse(l) as Record<string, unknown>) }),

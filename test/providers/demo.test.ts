@@ -9,7 +9,7 @@ import {
   splitArguments,
   splitWords,
 } from '../../src/providers/demo-reply.ts';
-import { relayChatStream } from '../../src/chat/stream-relay.ts';
+import { pumpEventStream, type EventSink } from '../../src/gateway/event-stream-pump.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ToolDefinition } from '../../src/chat/types.ts';
 import type { UpstreamCall } from '../../src/providers/provider.ts';
 
@@ -350,9 +350,17 @@ test('stream: exact chunk sequence for a tool call', async () => {
 
 test('stream through the relay: the client sees whole tool calls and the usage only when asked', async () => {
   const provider = createDemoProvider();
-  const relayed = await collect(
-    relayChatStream(provider.stream(call({ tools: [weather], tool_choice: 'required' })), { alias: 'service-chat', includeUsage: true }),
-  );
+  const frames: string[] = [];
+  const sink: EventSink = { data: async (payload) => void frames.push(payload), end: () => undefined };
+  const noGo = () => false;
+  await pumpEventStream(provider.stream(call({ tools: [weather], tool_choice: 'required' })), { alias: 'service-chat', includeUsage: true }, {
+    open: () => sink,
+    endedForShutdown: noGo,
+    clientGone: noGo,
+    onStreamError: (code) => assert.fail(code),
+  });
+  assert.equal(frames.at(-1), '[DONE]');
+  const relayed = frames.slice(0, -1).map((f) => JSON.parse(f) as ChatCompletionChunk);
   const toolDeltas = relayed.flatMap((c) => c.choices.flatMap((ch) => ch.delta.tool_calls ?? []));
   assert.equal(toolDeltas[0]?.function?.name, 'get_weather');
   assert.equal(toolDeltas.map((d) => d.function?.arguments ?? '').join(''), '{"city":"demo","unit":"celsius","days":1}');
