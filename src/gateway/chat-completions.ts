@@ -57,7 +57,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     const exchange = openExchange(ctx, key, deps, clock);
     // read and validate
     const body = await readRequestJson(ctx, { ...bodyOptions, observer: createChatRequestObserver() });
-    // Ended by a shutdown while the body arrived: it was answered 503 already.
+    // Ended (the client left, a shutdown) just as the body completed.
     if (ctx.signal.aborted) return;
     const request = validateChatRequest(body);
     // route

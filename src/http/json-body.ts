@@ -12,12 +12,6 @@ export interface JsonBodyOptions {
   observer?: JsonObserver;
 }
 
-/** Thrown when the client goes away before its body has arrived. */
-export class ClientGoneError extends Error {
-  override name = 'ClientGoneError';
-  readonly code = 'client_gone';
-}
-
 /**
  * `application/json`, optionally with `charset=utf-8`. Anything else is 415:
  * the body would not be read the way the client meant it.
@@ -37,7 +31,13 @@ export function checkJsonContentType(header: string | undefined): void {
   }
 }
 
-export function readJsonBody(req: IncomingMessage, options: JsonBodyOptions): Promise<unknown> {
+/**
+ * Reads and parses the body. `signal` is the request's lifetime: when it
+ * aborts (the client left, a shutdown's deadline) the read fails with its
+ * reason and stops.
+ */
+export function readJsonBody(req: IncomingMessage, options: JsonBodyOptions, signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted) return Promise.reject(signal.reason);
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > options.maxBytes) {
     return Promise.reject(new PayloadTooLargeError(options.maxBytes));
@@ -54,8 +54,7 @@ export function readJsonBody(req: IncomingMessage, options: JsonBodyOptions): Pr
     const cleanup = (): void => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
+      signal.removeEventListener('abort', onAbort);
     };
     const fail = (err: unknown): void => {
       if (settled) return;
@@ -86,14 +85,10 @@ export function readJsonBody(req: IncomingMessage, options: JsonBodyOptions): Pr
       cleanup();
       resolve(value);
     };
-    const onError = (): void => fail(new ClientGoneError('client connection failed while sending the body'));
-    const onClose = (): void => {
-      if (!req.complete) fail(new ClientGoneError('client closed the connection before the body was complete'));
-    };
+    const onAbort = (): void => fail(signal.reason);
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -119,10 +114,10 @@ function toRequestError(err: unknown, maxBytes: number): unknown {
  * the request is marked so the shell closes the connection after the answer:
  * the unread rest must never be parsed as a next request.
  */
-export async function readRequestJson(ctx: { req: IncomingMessage; bodyAbandoned: boolean }, options: JsonBodyOptions): Promise<unknown> {
+export async function readRequestJson(ctx: { req: IncomingMessage; bodyAbandoned: boolean; signal: AbortSignal }, options: JsonBodyOptions): Promise<unknown> {
   checkJsonContentType(ctx.req.headers['content-type']);
   try {
-    return await readJsonBody(ctx.req, options);
+    return await readJsonBody(ctx.req, options, ctx.signal);
   } catch (err) {
     ctx.bodyAbandoned = true;
     throw err;

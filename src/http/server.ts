@@ -7,7 +7,6 @@ import type { Socket } from 'node:net';
 import { ApiError, internalErrorBody, MethodNotAllowedError, RouteNotFoundError } from '../errors.ts';
 import type { ServerLimits } from '../config/config.ts';
 import type { LogFields, Logger } from '../log/logger.ts';
-import { ClientGoneError } from './json-body.ts';
 import { generateRequestId, REQUEST_ID_HEADER, requestIdFromHeader } from './request-id.ts';
 import type { Router } from './router.ts';
 import { sendError } from './respond.ts';
@@ -403,7 +402,7 @@ function renderError(ctx: RequestContext, err: unknown, logger: Logger, draining
   // The client left while its body was arriving: nothing went wrong here and
   // there is no one to answer.
   // (The request line, written when the response closed, says completed: false.)
-  if (err instanceof ClientGoneError) {
+  if (err instanceof ClientGoneAbort) {
     res.destroy();
     return;
   }
