@@ -7,9 +7,6 @@ import { parseArgs } from 'node:util';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { CONFIG_ENV, loadConfig } from '../config/config-loader.ts';
 import { closeSync, readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { readAdminCredentials } from '../admin/admin-credentials.ts';
 import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
 import { createBootstrapToken } from '../admin/bootstrap-token.ts';
@@ -20,7 +17,8 @@ import { KeyStoreError } from '../keys/errors.ts';
 import { batchLines, createLogger, isLogLevel, type LogLevel } from '../log/logger.ts';
 import { createGatewayMetrics, type GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { PROMETHEUS_CONTENT_TYPE } from '../metrics/registry.ts';
-import { claimListenFds, listenOnFd, SocketActivationError, type ListenFds } from '../ops/socket-activation.ts';
+import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
+import { claimListenFds, SocketActivationError, type ListenFds } from '../ops/socket-activation.ts';
 import { createSystemdNotifier } from '../ops/systemd-notify.ts';
 import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
 import { openStateBackend } from '../state/open-backend.ts';
@@ -310,55 +308,12 @@ function portFlag(value: string | undefined, flag: string, io: CliIo): number | 
   return port;
 }
 
-interface Listener {
-  name: string;
-  /** What to change when the address is taken. */
-  settings: string;
-}
-const API_LISTENER: Listener = { name: 'the API listener', settings: 'listen.port or --port' };
-const ADMIN_LISTENER: Listener = { name: 'the admin listener', settings: 'admin.port or --admin-port, or turn it off with --no-admin' };
-
-/**
- * Listens on a socket passed by systemd when there is one, else on host:port;
- * resolves to the URL base. A taken or forbidden address is an error that
- * names the listener and the setting to change.
- */
-async function listenOn(server: Server, fd: number | undefined, port: number, host: string, listener: Listener): Promise<string> {
-  const scheme = server instanceof https.Server ? 'https' : 'http';
-  if (fd !== undefined) {
-    const address = await listenOnFd(server, fd);
-    return typeof address === 'string' ? `${scheme}+unix:${address}` : `${scheme}://${hostPart(address)}:${address.port}`;
-  }
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException): void => {
-      const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-      if (err.code === 'EADDRINUSE') {
-        reject(new Error(`${listener.name}: ${where} is already in use by another process; set ${listener.settings} (0 picks a free port)`));
-      } else if (err.code === 'EACCES') {
-        reject(new Error(`${listener.name}: permission denied for ${where} (ports below 1024 need privileges); set ${listener.settings}`));
-      } else if (err.code === 'EADDRNOTAVAIL') {
-        reject(new Error(`${listener.name}: ${host} is not an address of this machine`));
-      } else reject(err);
-    };
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  return `${scheme}://${hostPart(server.address() as AddressInfo)}:${(server.address() as AddressInfo).port}`;
-}
-
 function isWildcard(host: string): boolean {
   return host === '0.0.0.0' || host === '::' || host === '';
 }
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
-}
-
-function hostPart(address: AddressInfo): string {
-  return address.family === 'IPv6' ? `[${address.address}]` : address.address;
 }
 
 function metricsHandler(metrics: GatewayMetrics): RouteHandler {

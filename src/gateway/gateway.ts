@@ -69,14 +69,13 @@ export interface Gateway {
   readonly inFlight: number;
   /** True once shutdown() began (/readyz answers 503). */
   readonly draining: boolean;
-  /** Starts listening; resolves with the bound address (port 0 picks a free one). */
-  listen(port?: number, host?: string): Promise<AddressInfo>;
-  /** Adds pending usage counters to disk now. */
+  /**
+   * Adds the pending usage counters to the state backend's usage store now:
+   * the function the gateway runs every `usageFlushMs` and at shutdown.
+   */
   flushUsage(): Promise<void>;
   /** Checks and builds `config` without serving it; throws ConfigError (a missing upstream credential). */
   prepareReload(config: GatewayConfig): PreparedReload;
-  /** prepareReload(config).commit(): throws ConfigError before anything is swapped. */
-  reload(config: GatewayConfig): ReloadSummary;
   /**
    * Stops accepting and drains (see HttpShell.drain): open requests and streams
    * get `drainTimeoutMs` to finish, those left are ended with an error frame or
@@ -187,22 +186,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       return draining;
     },
     flushUsage: flush,
-    listen(port = started.listen.port, host = started.listen.host) {
-      return new Promise((resolve, reject) => {
-        const onError = (err: Error): void => reject(err);
-        server.once('error', onError);
-        server.listen(port, host, () => {
-          server.off('error', onError);
-          resolve(server.address() as AddressInfo);
-        });
-      });
-    },
     prepareReload,
-    reload(next) {
-      const prepared = prepareReload(next);
-      prepared.commit();
-      return prepared.summary;
-    },
     shutdown,
     endShutdownNow: () => shell.endDrainNow(),
     async close() {

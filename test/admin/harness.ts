@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { listenLocal } from '../gateway/harness.ts';
 import { createAdminServer, defaultDashboardDir } from '../../src/admin/admin-server.ts';
 import { createBootstrapToken } from '../../src/admin/bootstrap-token.ts';
 import { embeddedConfigValue } from '../../src/config/config-loader.ts';
@@ -93,7 +94,7 @@ export async function startAdminGateway(): Promise<AdminGateway> {
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const api = await gateway.listen(0, '127.0.0.1');
+    const api = await listenLocal(gateway);
     apiUrl = `http://127.0.0.1:${api.port}`;
     adminUrl = `http://127.0.0.1:${(await listen(admin.server)).port}`;
   } catch (err) {

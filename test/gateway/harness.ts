@@ -6,7 +6,9 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/config-parser.ts';
-import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
+import type { GatewayConfig } from '../../src/config/config.ts';
+import { createGateway, type Gateway, type ReloadSummary } from '../../src/gateway/gateway.ts';
+import { API_LISTENER, listenOn } from '../../src/ops/listen.ts';
 import type { KeySettingsInput } from '../../src/keys/key-settings.ts';
 import type { GatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
 import { openMemoryBackend, type MemoryBackend } from '../../src/state/memory-backend.ts';
@@ -127,7 +129,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
-  const address = await gateway.listen(0, '127.0.0.1');
+  const address = await listenLocal(gateway);
   return {
     baseUrl: `http://127.0.0.1:${address.port}`,
     key: created.key,
@@ -218,4 +220,17 @@ export function openStream(gw: TestGateway, key: string, payload: unknown): Prom
     req.on('error', reject);
     req.end(JSON.stringify(payload));
   });
+}
+
+/** The gateway's API listener on a free loopback port, bound the way `serve` binds it. */
+export async function listenLocal(gateway: Gateway): Promise<AddressInfo> {
+  await listenOn(gateway.server, undefined, 0, '127.0.0.1', API_LISTENER);
+  return gateway.server.address() as AddressInfo;
+}
+
+/** A reload the way `serve` does it on SIGHUP: prepare (may throw ConfigError), then commit. */
+export function reload(gateway: Gateway, config: GatewayConfig): ReloadSummary {
+  const prepared = gateway.prepareReload(config);
+  prepared.commit();
+  return prepared.summary;
 }

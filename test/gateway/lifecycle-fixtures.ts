@@ -10,7 +10,7 @@ import { parseConfig } from '../../src/config/config-parser.ts';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
 import { openMemoryBackend } from '../../src/state/memory-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import type { RawResponse } from './harness.ts';
+import { listenLocal, type RawResponse } from './harness.ts';
 
 export const UPSTREAM_SECRET = 'sk-upstream-secret-lifecycle';
 
@@ -34,7 +34,7 @@ export async function startLifecycleGateway(value: Record<string, unknown>): Pro
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
   const gateway = createGateway({ config: configFor(value), state, logger, env: { UPSTREAM_KEY: UPSTREAM_SECRET }, loadedAt: 1_700_000_000 });
-  const address = await gateway.listen(0, '127.0.0.1');
+  const address = await listenLocal(gateway);
   return {
     gateway,
     baseUrl: `http://127.0.0.1:${address.port}`,

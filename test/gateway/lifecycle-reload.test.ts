@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { ConfigError } from '../../src/config/config.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { restartOnlyChanges } from '../../src/gateway/restart-settings.ts';
-import { request, sseData, startFakeUpstream, type FakeUpstream, type RawResponse } from './harness.ts';
+import { reload, request, sseData, startFakeUpstream, type FakeUpstream, type RawResponse } from './harness.ts';
 import {
   completionBody,
   contentEvent,
@@ -82,7 +82,7 @@ describe('a good reload', () => {
     const stream = openChat(gw.baseUrl, gw.key, { model: 'service-a', stream: true, ...hello });
     await stream.firstBytes;
 
-    const summary = gw.gateway.reload(gw.configFor(configB));
+    const summary = reload(gw.gateway, gw.configFor(configB));
     assert.deepEqual(summary, { source: null, aliases: 3, restartNeeded: [] });
     assert.deepEqual(await modelIds(), ['service-a', 'service-b', 'service-auto']);
 
@@ -112,7 +112,7 @@ describe('a good reload', () => {
   });
 
   test('an alias the new configuration drops is unknown at once', async () => {
-    gw.gateway.reload(gw.configFor(configA));
+    reload(gw.gateway, gw.configFor(configA));
     const res = await chat({ model: 'service-b', ...hello });
     assert.equal(res.status, 404);
     assert.equal((res.json() as { error: { code: string } }).error.code, 'model_not_found');
@@ -121,7 +121,7 @@ describe('a good reload', () => {
 
 describe('a refused reload', () => {
   test('a missing upstream credential throws ConfigError naming it, and nothing is swapped', async () => {
-    gw.gateway.reload(gw.configFor(configA));
+    reload(gw.gateway, gw.configFor(configA));
     const running = gw.gateway.config;
     const logsBefore = gw.logs.length;
     const broken = gw.configFor({
@@ -129,7 +129,7 @@ describe('a refused reload', () => {
       providers: { new: { ...fakeProvider(newUpstream.baseUrl), apiKeyEnv: 'LIFECYCLE_UNSET_VARIABLE' } },
     });
     assert.throws(
-      () => gw.gateway.reload(broken),
+      () => reload(gw.gateway, broken),
       (err: unknown) => {
         assert.ok(err instanceof ConfigError);
         assert.equal(err.path, 'providers.new.apiKeyEnv');
@@ -147,14 +147,14 @@ describe('a refused reload', () => {
     assert.deepEqual(await modelIds(), ['service-a', 'service-auto']);
     prepared.commit();
     assert.deepEqual(await modelIds(), ['service-a', 'service-b', 'service-auto']);
-    gw.gateway.reload(gw.configFor(configA));
+    reload(gw.gateway, gw.configFor(configA));
   });
 });
 
 describe('restart-only settings', () => {
   test('a changed port and header limit keep their running values and are named; the timeouts apply', () => {
     const logsBefore = gw.logs.length;
-    const summary = gw.gateway.reload(
+    const summary = reload(gw.gateway, 
       gw.configFor({ ...configA, listen: { host: '127.0.0.1', port: 9099 }, limits: { maxHeaderBytes: 8192, keepAliveTimeoutMs: 1234 }, log: { level: 'warn' } }),
     );
     assert.deepEqual(summary.restartNeeded, [
@@ -172,7 +172,7 @@ describe('restart-only settings', () => {
       { level: 'warn', msg: 'needs a restart; still using the running value', setting: 'limits.maxHeaderBytes', running: 16384, configured: 8192 },
       { level: 'info', msg: 'configuration reloaded', source: 'embedded', aliases: 2, restartNeeded: 2 },
     ]);
-    gw.gateway.reload(gw.configFor(configA));
+    reload(gw.gateway, gw.configFor(configA));
   });
 
   test('restartOnlyChanges names each changed leaf, and an object set or removed without its contents', () => {

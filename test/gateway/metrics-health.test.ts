@@ -12,7 +12,7 @@ import { createHttpShell, type RouteHandler } from '../../src/http/server.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createGatewayMetrics, type GatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
 import { parsePrometheusText, sampleValue, type MetricFamily } from '../metrics/prometheus-text.ts';
-import { openStream, postChat, request, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
+import { openStream, postChat, reload, request, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 
 const USAGE = { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 };
 const STREAM_USAGE = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 };
@@ -185,7 +185,7 @@ test('an alias a reload removed while its request ran is counted as _unknown: la
   try {
     const slow = await openStream(gw, gw.key, hi('service-fake', { stream: true }));
     assert.equal(slow.status, 200);
-    gw.gateway.reload(
+    reload(gw.gateway, 
       parseConfig(
         { dataDir: gw.dataDir, providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } }, auto: { default: 'service-chat' } },
         null,

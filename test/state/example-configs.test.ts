@@ -22,7 +22,7 @@ import { RedisReplyError } from '../../src/redis/errors.ts';
 import { openStateBackend } from '../../src/state/open-backend.ts';
 import { redisAddress } from '../../src/state/redis-backend.ts';
 import type { StateBackend } from '../../src/state/state-backend.ts';
-import { request, startFakeUpstream, type FakeUpstream, type RawResponse, type UpstreamRequest } from '../gateway/harness.ts';
+import { listenLocal, request, startFakeUpstream, type FakeUpstream, type RawResponse, type UpstreamRequest } from '../gateway/harness.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
 import { repositoryRoot } from '../repository-root.ts';
 
@@ -173,7 +173,7 @@ async function startInstance(configPath: string, name: string): Promise<Instance
   const logger = createLogger({ level: 'error', write: () => {} });
   const state = await openStateBackend(config, { logger, env, watch: false });
   const gateway = createGateway({ config, state, logger, env, clock: () => NOW, usageFlushMs: 3_600_000 });
-  const address = await gateway.listen(0, '127.0.0.1');
+  const address = await listenLocal(gateway);
   return { gateway, state, baseUrl: `http://127.0.0.1:${address.port}` };
 }
 

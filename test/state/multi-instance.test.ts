@@ -22,7 +22,7 @@ import { createGatewayMetrics, type GatewayMetrics } from '../../src/metrics/gat
 import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
 import type { RedisReply } from '../../src/redis/resp.ts';
 import { openRedisBackend, type RedisBackend, type UnavailableMode } from '../../src/state/redis-backend.ts';
-import { request, type RawResponse } from '../gateway/harness.ts';
+import { listenLocal, request, type RawResponse } from '../gateway/harness.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
 
 /** The instances' shared clock: fixed, so no bucket refills while the test runs. */
@@ -81,7 +81,7 @@ async function startInstance(name: string, onUnavailable: UnavailableMode): Prom
     countUnavailable: (operation) => metrics.stateBackendUnavailable(operation),
   });
   gateway = createGateway({ config, state, logger, metrics, env: {}, clock: () => NOW, usageFlushMs: 3_600_000 });
-  const address = await gateway.listen(0, '127.0.0.1');
+  const address = await listenLocal(gateway);
   return { name, gateway, state, metrics, baseUrl: `http://127.0.0.1:${address.port}`, logs };
 }
 
