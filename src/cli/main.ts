@@ -2,6 +2,7 @@
 // The `portcullis` command: dispatches to subcommands. Every subcommand reads
 // the same config (--config FILE or PORTCULLIS_CONFIG), so the CLI and the
 // server act on the same data directory.
+import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config/config.ts';
 import { CONFIG_ENV, DATA_DIR_ENV, loadConfig } from '../config/config-loader.ts';
 import { createLogger } from '../log/logger.ts';
@@ -25,7 +26,24 @@ Options for every command:
   --config FILE   Config file (default: $${CONFIG_ENV}; without either, the
                   embedded demo config with data in $${DATA_DIR_ENV} or ./data)
   -h, --help      Show help
+  -V, --version   Show the version
 `;
+
+/**
+ * The version in the package's package.json: two folders up from the compiled
+ * dist/src/cli/, one from src/cli/ when the sources run.
+ */
+export function packageVersion(): string {
+  for (const relative of ['../../../package.json', '../../package.json']) {
+    try {
+      const manifest = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: unknown; version?: unknown };
+      if (manifest.name === 'portcullis' && typeof manifest.version === 'string') return manifest.version;
+    } catch {
+      // Not this one: try the next.
+    }
+  }
+  return 'unknown';
+}
 
 export interface CliIo {
   stdout: NodeJS.WritableStream;
@@ -74,6 +92,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     (command === undefined ? io.stderr : io.stdout).write(USAGE);
     return command === undefined ? 2 : 0;
+  }
+  if (command === '--version' || command === '-V' || command === 'version') {
+    io.stdout.write(`portcullis ${packageVersion()} (Node.js ${process.version})\n`);
+    return 0;
   }
   const wantsHelp = args.includes('--help') || args.includes('-h');
   try {

@@ -233,6 +233,7 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
     // stream with its error frame, and the shutdown completes as usual.
     if (stopping) {
       logger.warn('second signal; ending open requests now', { signal, inFlight: running.inFlight });
+      if (running.inFlight > 0) io.stderr.write(`Ending ${plural(running.inFlight, 'open request')} now.\n`);
       running.endShutdownNow();
       admin?.shell.endDrainNow();
       return;
@@ -244,11 +245,21 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
     const drained = running.shutdown(drainTimeoutMs);
     void notifier.stopping(`draining ${inFlight} requests`);
     logger.info('shutting down', { signal, drainTimeoutMs, inFlight });
+    // For a person at a terminal: the JSON lines above say nothing of the wait.
+    io.stderr.write(
+      inFlight === 0
+        ? 'Shutting down.\n'
+        : `Shutting down: waiting up to ${Math.ceil(drainTimeoutMs / 1000)} s for ${plural(inFlight, 'open request')} to finish; ` +
+            `${signal === 'SIGINT' ? 'press Ctrl-C again' : `send ${signal} again`} to end ${inFlight === 1 ? 'it' : 'them'} now.\n`,
+    );
     // The admin listener stays up while the API drains, so /readyz says
     // "draining" and /metrics can be scraped to the end; then it closes too.
     void drained
       .then(async (report) => {
         logger.info('drained', { ...report });
+        if (report.finished + report.endedWithError > 0) {
+          io.stderr.write(`Stopped: ${plural(report.finished, 'request')} finished, ${report.endedWithError} ended early.\n`);
+        }
         await admin?.shell.drain(ADMIN_CLOSE_MS);
         return backend.close();
       })
@@ -306,6 +317,10 @@ function portFlag(value: string | undefined, flag: string, io: CliIo): number | 
     return null;
   }
   return port;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 function isWildcard(host: string): boolean {

@@ -3,7 +3,7 @@
 // without a restart.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,14 @@ test('help on the command and each subcommand exits 0', { skip: !existsSync(MAIN
   assert.match(keys.stdout, /^Usage: portcullis keys /);
   const create = run(['keys', 'create', '--help']);
   assert.equal(create.code, 0);
+});
+
+test('--version, -V and version print the package version and the Node.js version', { skip: !existsSync(MAIN) && 'build first' }, () => {
+  const { version } = JSON.parse(readFileSync(path.join(path.dirname(MAIN), '../../../package.json'), 'utf8')) as { version: string };
+  assert.match(version, /^\d+\.\d+\.\d+/);
+  for (const flag of ['--version', '-V', 'version']) {
+    assert.deepEqual(run([flag]), { code: 0, stdout: `portcullis ${version} (Node.js ${process.version})\n`, stderr: '' });
+  }
 });
 
 test('usage errors exit 2 and say what is wrong', { skip: !existsSync(MAIN) && 'build first' }, () => {

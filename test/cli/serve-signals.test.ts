@@ -262,5 +262,45 @@ describe('SIGTERM', { skip }, () => {
     assert.deepEqual(await bounded(server, server.exited, 'the exit'), { code: 0, signal: null });
     const drained = server.lines.find((l) => l['msg'] === 'drained');
     assert.deepEqual(drained === undefined ? undefined : withoutTime(drained), { level: 'info', msg: 'drained', finished: 1, endedWithError: 1, refused: 0 });
+    // For a person at a terminal, in plain words on stderr.
+    assert.equal(
+      server.stderr().slice(server.stderr().indexOf('Shutting down')),
+      'Shutting down: waiting up to 1 s for 2 open requests to finish; send SIGTERM again to end them now.\n' +
+        'Stopped: 1 request finished, 1 ended early.\n',
+    );
+  });
+});
+
+describe('SIGINT (Ctrl-C)', { skip }, () => {
+  test('the first says how long the drain may take and that a second Ctrl-C ends it now; the second does', async () => {
+    const dataDir = path.join(tmp, 'int-data');
+    const { key } = await createKey(dataDir);
+    const up = await upstream(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(contentEvent('first'));
+    });
+    const file = path.join(tmp, 'int.json');
+    writeConfig(file, { providers: { up: fakeProvider(up.baseUrl) }, aliases: { 'service-slow': { provider: 'up', model: 'slow' } }, shutdown: { drainTimeoutMs: 60_000 } }, dataDir);
+    const server = await startServer(file);
+    const slow = openChat(server.baseUrl, key, { model: 'service-slow', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    await bounded(server, slow.firstBytes, 'the stream to start');
+    server.child.kill('SIGINT');
+    await server.line((l) => l['msg'] === 'shutting down', 'shutting down');
+    await bounded(
+      server,
+      (async () => {
+        while (!server.stderr().includes('Ctrl-C again')) await new Promise((resolve) => setTimeout(resolve, 10));
+      })(),
+      'the terminal line',
+    );
+    server.child.kill('SIGINT');
+    assert.deepEqual(streamContents(sseData((await bounded(server, slow.response, 'the cut stream')).text)), ['first', STREAM_FRAME]);
+    assert.deepEqual(await bounded(server, server.exited, 'the exit'), { code: 0, signal: null });
+    assert.equal(
+      server.stderr().slice(server.stderr().indexOf('Shutting down')),
+      'Shutting down: waiting up to 60 s for 1 open request to finish; press Ctrl-C again to end it now.\n' +
+        'Ending 1 open request now.\n' +
+        'Stopped: 0 requests finished, 1 ended early.\n',
+    );
   });
 });
