@@ -260,6 +260,8 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
         if (report.finished + report.endedWithError > 0) {
           io.stderr.write(`Stopped: ${plural(report.finished, 'request')} finished, ${report.endedWithError} ended early.\n`);
         }
+        // The last status systemd shows for the unit, instead of "draining N requests".
+        await notifier.status(`stopped: ${plural(report.finished, 'request')} finished, ${report.endedWithError} ended early`);
         await admin?.shell.drain(ADMIN_CLOSE_MS);
         return backend.close();
       })

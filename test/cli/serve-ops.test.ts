@@ -233,7 +233,7 @@ describe('metrics', { skip }, () => {
 });
 
 describe('systemd readiness', { skip: skipNotify }, () => {
-  test('READY=1 once both listeners answer; RELOADING=1 then READY=1 on SIGHUP; STOPPING=1 on SIGTERM; exit 0', async () => {
+  test('READY=1 once both listeners answer; RELOADING=1 then READY=1 on SIGHUP; STOPPING=1 on SIGTERM, then a final STATUS; exit 0', async () => {
     const dir = path.join(tmp, 'notify');
     mkdirSync(dir);
     const receiver = await startNotifyReceiver(dir, 'notify');
@@ -281,6 +281,8 @@ describe('systemd readiness', { skip: skipNotify }, () => {
 
     server.child.kill('SIGTERM');
     assert.deepEqual(await receiver.next(1), ['STATUS=draining 0 requests\nSTOPPING=1']);
+    // The last word, so the unit's status does not keep saying "draining".
+    assert.deepEqual(await receiver.next(1), ['STATUS=stopped: 0 requests finished, 0 ended early']);
     assert.deepEqual(await server.bounded(server.exited, 'the exit'), { code: 0, signal: null });
     assert.deepEqual(receiver.pending(), []);
     assert.deepEqual(
