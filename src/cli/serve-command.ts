@@ -24,6 +24,7 @@ import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
+import { commandName } from './command-name.ts';
 import { createReloader } from './serve-reloader.ts';
 
 const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port PORT] [--admin-port PORT | --no-admin] [--log-level LEVEL]
@@ -286,18 +287,19 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
   const demo = Object.values(config.providers).some((p) => p.type === 'demo');
   const keyCount = (await backend.keys.list()).filter((k) => k.revokedAt === null).length;
   const configFlag = io.configPath === undefined ? '' : ` --config ${io.configPath}`;
+  const cli = commandName(process.argv[1], io.cwd);
   io.stderr.write(
     `Portcullis listening on ${apiAddress}/v1${fds.api === undefined ? '' : ' (socket from systemd)'}\n` +
       (adminAddress === null ? '' : `  dashboard and admin API: ${adminAddress}/\n`) +
       `  config: ${config.source ?? 'embedded default'}; data: ${config.dataDir}; state: ${backend.kind}\n` +
       `  aliases: ${[...Object.keys(config.aliases), 'service-auto'].join(', ')}\n` +
       (demo ? '  provider "demo" is a built-in demo that echoes your prompt; it is not a language model.\n' : '') +
-      (keyCount === 0 ? `  No API keys yet. Create one with: npx portcullis keys create --name my-app${configFlag}\n` : '') +
+      (keyCount === 0 ? `  No API keys yet. Create one with: ${cli} keys create --name my-app${configFlag}\n` : '') +
       (bootstrapToken === null
         ? ''
         : `  No admin password yet. Log in to the dashboard once with this one-time token, then set a password:\n` +
           `    ${bootstrapToken}\n` +
-          `  (or set one now with: npx portcullis admin set-password${configFlag})\n`),
+          `  (or set one now with: ${cli} admin set-password${configFlag})\n`),
   );
   logger.info('listening', {
     api: apiAddress,
