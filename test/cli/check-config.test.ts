@@ -111,12 +111,12 @@ describe('check-config on files with problems', () => {
     });
   });
 
-  test('an unknown setting is named by its path', () => {
+  test('an unknown setting is named by its path, with the setting it was probably meant to be', () => {
     const file = writeConfig('unknown.json', { ...GOOD, listen: { host: '127.0.0.1', prot: 8080 } });
     assert.deepEqual(run([file], { env: goodEnv }), {
       code: 1,
       stdout: '',
-      stderr: 'unknown.json: listen.prot: unknown setting (allowed here: host, port)\n',
+      stderr: "unknown.json: listen.prot: unknown setting; did you mean 'port'? (allowed here: host, port)\n",
     });
   });
 

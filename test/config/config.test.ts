@@ -18,7 +18,9 @@ const minimal = {
 function fails(value: unknown, pathInFile: string, problem: RegExp): void {
   assert.throws(
     () => parseConfig(value, '/etc/portcullis.json', dir),
-    (err: unknown) => err instanceof ConfigError && err.path === pathInFile && problem.test(err.message) && err.message.startsWith('/etc/portcullis.json: '),
+    // Exactly one problem: a wrong setting must not drag others along.
+    (err: unknown) =>
+      err instanceof ConfigError && err.issues.length === 1 && err.path === pathInFile && problem.test(err.message) && err.message.startsWith('/etc/portcullis.json: '),
     `${pathInFile}`,
   );
 }
@@ -154,7 +156,7 @@ test('targets: fallbacks and weights, each checked by path', () => {
   fails({ ...p, aliases: { x: { provider: 'a', targets: [{ provider: 'a' }] } } }, 'aliases.x', /not both/);
   fails({ ...p, aliases: { x: { targets: [{ provider: 'zz' }] } } }, 'aliases.x.targets[0].provider', /not defined/);
   fails({ ...p, aliases: { x: { targets: [{ provider: 'a', weight: 0 }] } } }, 'aliases.x.targets[0].weight', /integer from 1/);
-  fails({ ...p, aliases: { x: { provider: 'a', capabilities: ['audio'] } } }, 'aliases.x.capabilities[0]', /must be one of/);
+  fails({ ...p, aliases: { x: { provider: 'a', capabilities: ['audio'] } } }, 'aliases.x.capabilities[0]', /must be "vision", "tools" or "json"/);
   fails({ ...p, aliases: { x: { provider: 'a', contextWindow: 10 } } }, 'aliases.x.contextWindow', /integer from 256/);
 });
 
