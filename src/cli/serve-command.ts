@@ -23,6 +23,7 @@ import { PROMETHEUS_CONTENT_TYPE } from '../metrics/registry.ts';
 import { claimListenFds, listenOnFd, SocketActivationError, type ListenFds } from '../ops/socket-activation.ts';
 import { createSystemdNotifier } from '../ops/systemd-notify.ts';
 import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
+import { providerNotices } from '../providers/provider-types.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
@@ -272,7 +273,7 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
 
-  const demo = Object.values(config.providers).some((p) => p.type === 'demo');
+  const notices = providerNotices(Object.values(config.providers));
   const keyCount = (await backend.keys.list()).filter((k) => k.revokedAt === null).length;
   const configFlag = io.configPath === undefined ? '' : ` --config ${io.configPath}`;
   io.stderr.write(
@@ -280,7 +281,7 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
       (adminAddress === null ? '' : `  dashboard and admin API: ${adminAddress}/\n`) +
       `  config: ${config.source ?? 'embedded default'}; data: ${config.dataDir}; state: ${backend.kind}\n` +
       `  aliases: ${[...Object.keys(config.aliases), 'service-auto'].join(', ')}\n` +
-      (demo ? '  provider "demo" is a built-in demo that echoes your prompt; it is not a language model.\n' : '') +
+      notices.map((notice) => `  ${notice}\n`).join('') +
       (keyCount === 0 ? `  No API keys yet. Create one with: npx portcullis keys create --name my-app${configFlag}\n` : '') +
       (bootstrapToken === null
         ? ''

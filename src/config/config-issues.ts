@@ -58,10 +58,10 @@ export function issueMessage(detail: IssueDetail): string {
       return 'must be a non-empty string';
     case 'not_boolean':
       return 'must be true or false';
-    case 'unknown_setting': {
-      const hint = detail.suggestion === null ? '' : `; did you mean '${detail.suggestion}'?`;
-      return `unknown setting${hint} (allowed here: ${detail.allowed.join(', ')})`;
-    }
+    case 'unknown_setting':
+      // A near miss names the one fix; otherwise the list shows what fits here.
+      if (detail.suggestion !== null) return `unknown setting; did you mean '${detail.suggestion}'?`;
+      return `unknown setting (allowed here: ${detail.allowed.join(', ')})`;
     case 'required':
       if ('message' in detail) return detail.message;
       return detail.hint === undefined ? 'is required' : `is required ${detail.hint}`;

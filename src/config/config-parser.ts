@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { parseProvider } from '../providers/provider-types.ts';
 import { ConfigError, DEFAULT_LIMITS, type GatewayConfig, type ProviderConfig, type ServerLimits } from './config.ts';
-import { Checker, join } from './config-checker.ts';
+import { Checker, join, type Obj } from './config-checker.ts';
 import { parseAliases, parseAuto } from './routing-config.ts';
 import { parseOperations } from './operations-config.ts';
 
@@ -34,12 +34,16 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
 
   const dataDir = path.resolve(baseDir, c.optional(root, 'dataDir', '', './data', (v, at) => c.string(v, at)));
   const limits = parseLimits(c, root['limits']);
-  const providers = parseProviders(c, root['providers']);
-  const aliases = parseAliases(c, root['aliases'], providers === null ? null : new Set(Object.keys(providers)));
+  const providersIn = root['providers'] === undefined ? c.report('providers', { code: 'required' }) : c.map(root['providers'], 'providers');
+  const providers = parseProviders(c, providersIn ?? {});
+  // A provider with problems still counts as defined, so an alias naming it
+  // gets no second, misleading problem; with "providers" itself broken, no
+  // reference can be judged.
+  const aliases = parseAliases(c, root['aliases'], providersIn === undefined ? null : new Set(Object.keys(providersIn)));
   const auto = parseAuto(c, root['auto'], aliases);
   const operations = parseOperations(c, root, listen);
   if (c.issues.length > 0) throw new ConfigError(source, c.issues);
-  return { source, listen, ...operations, dataDir, limits, providers: providers ?? {}, aliases: aliases ?? {}, auto };
+  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto };
 }
 
 function parseLimits(c: Checker, value: unknown): ServerLimits {
@@ -65,22 +69,14 @@ function parseLimits(c: Checker, value: unknown): ServerLimits {
   return limits;
 }
 
-/**
- * Every entry of "providers", each checked by the provider table. Null when
- * the section is missing or not an object: references to providers cannot be
- * judged then. A provider with problems still counts as defined, so an alias
- * naming it gets no second, misleading problem.
- */
-function parseProviders(c: Checker, value: unknown): Record<string, ProviderConfig> | null {
-  if (value === undefined) return c.report('providers', { code: 'required' }) ?? null;
-  const providersIn = c.map(value, 'providers');
-  if (providersIn === undefined) return null;
+/** Every entry of "providers", each checked by the provider table. */
+function parseProviders(c: Checker, providersIn: Obj): Record<string, ProviderConfig> {
   const providers: Record<string, ProviderConfig> = {};
   for (const [name, p] of Object.entries(providersIn)) {
     const at = join('providers', name);
     if (!PROVIDER_NAME.test(name)) c.report(at, { code: 'invalid_name', message: 'provider names use letters, digits, ".", "_" and "-" (at most 64)' });
-    // A placeholder keeps the name defined when its type is missing or unknown.
-    providers[name] = parseProvider(c, p, at) ?? { type: 'demo', delayMs: 0 };
+    const provider = parseProvider(c, p, at);
+    if (provider !== undefined) providers[name] = provider;
   }
   return providers;
 }

@@ -116,7 +116,7 @@ describe('check-config on files with problems', () => {
     assert.deepEqual(run([file], { env: goodEnv }), {
       code: 1,
       stdout: '',
-      stderr: "unknown.json: listen.prot: unknown setting; did you mean 'port'? (allowed here: host, port)\n",
+      stderr: "unknown.json: listen.prot: unknown setting; did you mean 'port'?\n",
     });
   });
 
@@ -197,7 +197,7 @@ describe('checkConfigFile', () => {
   test('returns the problems as data with their paths', () => {
     assert.deepEqual(checkConfigFile('nope.json', { env: {}, cwd: tmp, credentials: true }), {
       kind: 'problems',
-      problems: [{ path: '', problem: 'file not found' }],
+      problems: [{ code: 'unreadable', path: '', problem: 'file not found' }],
     });
   });
 });
@@ -231,11 +231,12 @@ test('check-config: the Redis password source is checked like the upstream keys'
     }));
     assert.deepEqual(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir }, cwd: dir, credentials: true }), {
       kind: 'problems',
-      problems: [{ path: 'state.redis.passwordFile', problem: `${path.join(dir, 'redis-password')} does not exist` }],
+      problems: [{ code: 'missing_credential', path: 'state.redis.passwordFile', problem: `${path.join(dir, 'redis-password')} does not exist` }],
     });
     assert.deepEqual(checkConfigFile(file, { env: {}, cwd: dir, credentials: true }), {
       kind: 'problems',
       problems: [{
+        code: 'missing_credential',
         path: 'state.redis.passwordFile',
         problem: 'environment variable CREDENTIALS_DIRECTORY (used in the path) is not set (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)',
       }],
