@@ -33,8 +33,9 @@ const MAX_TOKENS_PARAMS: readonly MaxTokensParam[] = ['max_tokens', 'max_complet
 const openai: ProviderType<OpenAIProviderConfig> = {
   settings: [...UPSTREAM_SETTINGS, 'maxTokensParam'],
   parse(c, o, at) {
+    const upstream = parseUpstreamOptions(c, o, at, undefined);
     const maxTokensParam = c.optional(o, 'maxTokensParam', at, 'max_tokens' as MaxTokensParam, (v, vat) => c.oneOf(v, vat, MAX_TOKENS_PARAMS));
-    return { type: 'openai', ...parseUpstreamOptions(c, o, at, undefined), maxTokensParam };
+    return { type: 'openai', ...upstream, maxTokensParam };
   },
   credentials: ({ apiKeyEnv, apiKeyFile }) => ({ apiKeyEnv, apiKeyFile }),
   notice: null,
@@ -50,12 +51,13 @@ const openai: ProviderType<OpenAIProviderConfig> = {
 const anthropic: ProviderType<AnthropicProviderConfig> = {
   settings: [...UPSTREAM_SETTINGS, 'version'],
   parse(c, o, at) {
+    const upstream = parseUpstreamOptions(c, o, at, ANTHROPIC_BASE_URL);
     const version = c.optional(o, 'version', at, ANTHROPIC_VERSION, (v, vat) => {
       const text = c.string(v, vat);
       if (text === undefined || /^\d{4}-\d{2}-\d{2}$/.test(text)) return text;
       return c.report(vat, { code: 'invalid_value', message: 'must be an anthropic-version date such as "2023-06-01"' });
     });
-    return { type: 'anthropic', ...parseUpstreamOptions(c, o, at, ANTHROPIC_BASE_URL), version };
+    return { type: 'anthropic', ...upstream, version };
   },
   credentials: ({ apiKeyEnv, apiKeyFile }) => ({ apiKeyEnv, apiKeyFile }),
   notice: null,

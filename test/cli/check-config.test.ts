@@ -120,6 +120,24 @@ describe('check-config on files with problems', () => {
     });
   });
 
+  test('every problem in the file is listed at once, one per line, path first', () => {
+    const file = writeConfig('many.json', {
+      listen: { prot: 9000 },
+      providers: { up: { type: 'openai', baseURL: 'http://h/v1', timeoutMs: 5 } },
+      aliases: { x: { targets: [{ provider: 'up' }, { provider: 'nope' }] } },
+    });
+    assert.deepEqual(run([file], { env: goodEnv }), {
+      code: 1,
+      stdout: '',
+      stderr:
+        "many.json: listen.prot: unknown setting; did you mean 'port'?\n" +
+        "many.json: providers.up.baseURL: unknown setting; did you mean 'baseUrl'?\n" +
+        'many.json: providers.up.baseUrl: must be a non-empty string\n' +
+        'many.json: providers.up.timeoutMs: must be an integer from 100 to 3600000\n' +
+        `many.json: aliases.x.targets[1].provider: names provider 'nope', which is not defined under "providers"\n`,
+    });
+  });
+
   test('every missing upstream key is named, each by its provider', () => {
     const emptyDir = path.join(tmp, 'no-credentials');
     mkdirSync(emptyDir, { recursive: true });
