@@ -3,9 +3,10 @@
 // (apiKeyEnv set, apiKeyFile readable), without starting anything.
 // Exit codes: 0 every file is fine, 1 a file has a problem, 2 the command line
 // is wrong. No key is ever printed: only where it was looked for.
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { AUTO_ALIAS, ConfigError, type GatewayConfig, type ProviderConfig } from '../config/config.ts';
+import type { ConfigIssueCode } from '../config/config-issues.ts';
+import { providerCredentials } from '../providers/provider-types.ts';
 import { CONFIG_ENV, loadConfig, resolveProviderKeys } from '../config/config-loader.ts';
 import { RedisUrlError } from '../redis/errors.ts';
 import { redisAddress } from '../state/redis-backend.ts';
@@ -15,8 +16,9 @@ export const CHECK_CONFIG_USAGE = `Usage: portcullis check-config [options] FILE
 
 Checks config files as "portcullis serve" would at start, and that each
 provider's upstream key is there (apiKeyEnv set, apiKeyFile readable), without
-starting the server. Prints "FILE: ok" and a summary, or one line per problem:
-"FILE: SETTING: PROBLEM". Without FILE, checks --config or $${CONFIG_ENV}.
+starting the server. Prints "FILE: ok" and a summary, or every problem found,
+one line each: "FILE: SETTING: PROBLEM". Without FILE, checks --config or
+$${CONFIG_ENV}.
 
 Options:
   --credentials-dir DIR  Use DIR as $CREDENTIALS_DIRECTORY, for an apiKeyFile of
@@ -83,6 +85,8 @@ export function runCheckConfigCommand(args: string[], io: CheckConfigIo): number
 }
 
 export interface ConfigProblem {
+  /** Stable, for scripts: see ConfigIssueCode. */
+  code: ConfigIssueCode;
   /** The setting, as in `aliases.service-chat.provider`; empty for the file itself. */
   path: string;
   problem: string;
@@ -91,18 +95,17 @@ export interface ConfigProblem {
 export type ConfigCheck = { kind: 'ok'; config: GatewayConfig } | { kind: 'problems'; problems: ConfigProblem[] };
 
 /**
- * Loads one file with the server's loader. The loader stops at the first
- * problem in the file, so a broken file yields one problem; once the file
- * parses, each provider's credential is checked on its own, so every missing
- * key is named.
+ * Loads one file with the server's loader, which reports every problem in the
+ * file (a file that cannot be read or is not JSON is one problem). Once the
+ * file is valid, each provider's credential is checked on its own, so every
+ * missing key is named.
  */
 export function checkConfigFile(file: string, options: { env: NodeJS.ProcessEnv; cwd: string; credentials: boolean }): ConfigCheck {
-  const source = path.resolve(options.cwd, file);
   let config: GatewayConfig;
   try {
     config = loadConfig({ configPath: file, env: options.env, cwd: options.cwd });
   } catch (err) {
-    if (err instanceof ConfigError) return { kind: 'problems', problems: [problemOf(err, source)] };
+    if (err instanceof ConfigError) return { kind: 'problems', problems: problemsOf(err) };
     throw err;
   }
   if (!options.credentials) return { kind: 'ok', config };
@@ -112,7 +115,7 @@ export function checkConfigFile(file: string, options: { env: NodeJS.ProcessEnv;
       resolveProviderKeys({ ...config, providers: { [name]: provider } }, options.env);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      const found = problemOf(err, source);
+      const found = problemsOf(err)[0] as ConfigProblem;
       problems.push(needsCredentialsDirectory(provider, options.env) ? { ...found, problem: `${found.problem}${CREDENTIALS_HINT}` } : found);
     }
   }
@@ -122,7 +125,11 @@ export function checkConfigFile(file: string, options: { env: NodeJS.ProcessEnv;
       redisAddress(config.state.redis, options.env, config.source);
     } catch (err) {
       if (!(err instanceof ConfigError) && !(err instanceof RedisUrlError)) throw err;
-      const found = err instanceof ConfigError ? problemOf(err, source) : { path: 'state.redis.url', problem: err.message };
+      // redis-backend.ts words these; apart from the URL, each is a password that cannot be found.
+      const found: ConfigProblem =
+        err instanceof ConfigError
+          ? { ...(problemsOf(err)[0] as ConfigProblem), code: err.path === 'state.redis.url' ? 'invalid_value' : 'missing_credential' }
+          : { code: 'invalid_value', path: 'state.redis.url', problem: err.message };
       const viaCredentials = config.state.redis.passwordFile?.includes('${CREDENTIALS_DIRECTORY}') === true && nonEmpty(options.env['CREDENTIALS_DIRECTORY']) === undefined;
       problems.push(viaCredentials ? { ...found, problem: `${found.problem}${CREDENTIALS_HINT}` } : found);
     }
@@ -133,17 +140,12 @@ export function checkConfigFile(file: string, options: { env: NodeJS.ProcessEnv;
 const CREDENTIALS_HINT = ' (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)';
 
 function needsCredentialsDirectory(provider: ProviderConfig, env: NodeJS.ProcessEnv): boolean {
-  return provider.type !== 'demo' && provider.apiKeyFile !== null && provider.apiKeyFile.includes('${CREDENTIALS_DIRECTORY}') && nonEmpty(env['CREDENTIALS_DIRECTORY']) === undefined;
+  const apiKeyFile = providerCredentials(provider)?.apiKeyFile ?? null;
+  return apiKeyFile !== null && apiKeyFile.includes('${CREDENTIALS_DIRECTORY}') && nonEmpty(env['CREDENTIALS_DIRECTORY']) === undefined;
 }
 
-/**
- * ConfigError carries the setting's path; its message is
- * "SOURCE: PATH: PROBLEM" (or "SOURCE: PROBLEM" for the file itself), and the
- * problem is what follows.
- */
-function problemOf(err: ConfigError, source: string): ConfigProblem {
-  const prefix = `${source}: ${err.path === '' ? '' : `${err.path}: `}`;
-  return { path: err.path, problem: err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message };
+function problemsOf(err: ConfigError): ConfigProblem[] {
+  return err.issues.map((issue) => ({ code: issue.code, path: issue.path, problem: issue.message }));
 }
 
 function summary(config: GatewayConfig): string {

@@ -21,6 +21,7 @@ import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
 import { claimListenFds, SocketActivationError, type ListenFds } from '../ops/socket-activation.ts';
 import { createSystemdNotifier } from '../ops/systemd-notify.ts';
 import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
+import { providerNotices } from '../providers/provider-types.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
@@ -284,7 +285,7 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
 
-  const demo = Object.values(config.providers).some((p) => p.type === 'demo');
+  const notices = providerNotices(Object.values(config.providers));
   const keyCount = (await backend.keys.list()).filter((k) => k.revokedAt === null).length;
   const configFlag = io.configPath === undefined ? '' : ` --config ${io.configPath}`;
   const cli = commandName(process.argv[1], io.cwd);
@@ -293,7 +294,7 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
       (adminAddress === null ? '' : `  dashboard and admin API: ${adminAddress}/\n`) +
       `  config: ${config.source ?? 'embedded default'}; data: ${config.dataDir}; state: ${backend.kind}\n` +
       `  aliases: ${[...Object.keys(config.aliases), 'service-auto'].join(', ')}\n` +
-      (demo ? '  provider "demo" is a built-in demo that echoes your prompt; it is not a language model.\n' : '') +
+      notices.map((notice) => `  ${notice}\n`).join('') +
       (keyCount === 0 ? `  No API keys yet. Create one with: ${cli} keys create --name my-app${configFlag}\n` : '') +
       (bootstrapToken === null
         ? ''

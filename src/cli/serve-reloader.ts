@@ -42,8 +42,7 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       // The message starts with the file; the source field carries it already.
-      const prefix = `${source ?? 'embedded config'}: `;
-      const problem = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+      const problem = err.problem;
       refuse(source ?? 'embedded', err.path === '' ? null : err.path, problem);
       options.onOutcome?.({ ok: false, problem });
       return;

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { JsonParseError, parseJson } from '../json/parser.ts';
 import { ConfigError, type GatewayConfig } from './config.ts';
 import { parseConfig } from './config-parser.ts';
+import { ConfigIssueCode } from './config-issues.ts';
+import { providerCredentials } from '../providers/provider-types.ts';
 
 export const CONFIG_ENV = 'PORTCULLIS_CONFIG';
 export const DATA_DIR_ENV = 'PORTCULLIS_DATA_DIR';
@@ -43,14 +45,14 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'file not found' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? 'error'})`;
-    throw new ConfigError(file, '', why);
+    throw new ConfigError(file, '', why, ConfigIssueCode.Unreadable);
   }
-  if (bytes.length > MAX_CONFIG_BYTES) throw new ConfigError(file, '', `is larger than ${MAX_CONFIG_BYTES} bytes`);
+  if (bytes.length > MAX_CONFIG_BYTES) throw new ConfigError(file, '', `is larger than ${MAX_CONFIG_BYTES} bytes`, ConfigIssueCode.Unreadable);
   let value: unknown;
   try {
     value = parseJson(bytes, { rejectDuplicateKeys: true });
   } catch (err) {
-    if (err instanceof JsonParseError) throw new ConfigError(file, '', `is not valid JSON: ${err.message}`);
+    if (err instanceof JsonParseError) throw new ConfigError(file, '', `is not valid JSON: ${err.message}`, ConfigIssueCode.Unreadable);
     throw err;
   }
   const config = parseConfig(value, file, path.dirname(file));
@@ -66,16 +68,17 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
 export function resolveProviderKeys(config: GatewayConfig, env: NodeJS.ProcessEnv = process.env): Map<string, string | undefined> {
   const keys = new Map<string, string | undefined>();
   for (const [name, provider] of Object.entries(config.providers)) {
-    if (provider.type === 'demo') {
+    const where = providerCredentials(provider);
+    if (where === null) {
       keys.set(name, undefined);
-    } else if (provider.apiKeyEnv !== null) {
-      const key = nonEmpty(env[provider.apiKeyEnv]);
+    } else if (where.apiKeyEnv !== null) {
+      const key = nonEmpty(env[where.apiKeyEnv]);
       if (key === undefined) {
-        throw new ConfigError(config.source, `providers.${name}.apiKeyEnv`, `environment variable ${provider.apiKeyEnv} is not set or empty`);
+        throw new ConfigError(config.source, `providers.${name}.apiKeyEnv`, `environment variable ${where.apiKeyEnv} is not set or empty`, MISSING);
       }
       keys.set(name, key);
-    } else if (provider.apiKeyFile !== null) {
-      keys.set(name, readKeyFile(config, name, provider.apiKeyFile, env));
+    } else if (where.apiKeyFile !== null) {
+      keys.set(name, readKeyFile(config, name, where.apiKeyFile, env));
     } else {
       keys.set(name, undefined);
     }
@@ -84,6 +87,7 @@ export function resolveProviderKeys(config: GatewayConfig, env: NodeJS.ProcessEn
 }
 
 const MAX_KEY_FILE_BYTES = 16 * 1024;
+const MISSING = ConfigIssueCode.MissingCredential;
 
 /**
  * `${NAME}` in the path is replaced by that environment variable, so a systemd
@@ -93,22 +97,22 @@ function readKeyFile(config: GatewayConfig, provider: string, file: string, env:
   const at = `providers.${provider}.apiKeyFile`;
   const expanded = file.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
     const value = nonEmpty(env[name]);
-    if (value === undefined) throw new ConfigError(config.source, at, `environment variable ${name} (used in the path) is not set`);
+    if (value === undefined) throw new ConfigError(config.source, at, `environment variable ${name} (used in the path) is not set`, MISSING);
     return value;
   });
   const resolved = path.resolve(config.source === null ? process.cwd() : path.dirname(config.source), expanded);
   let text: string;
   try {
     const bytes = readFileSync(resolved);
-    if (bytes.length > MAX_KEY_FILE_BYTES) throw new ConfigError(config.source, at, `${resolved} is larger than ${MAX_KEY_FILE_BYTES} bytes`);
+    if (bytes.length > MAX_KEY_FILE_BYTES) throw new ConfigError(config.source, at, `${resolved} is larger than ${MAX_KEY_FILE_BYTES} bytes`, MISSING);
     text = bytes.toString('utf8').trim();
   } catch (err) {
     if (err instanceof ConfigError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError(config.source, at, `${resolved} ${code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be read (permission denied)' : `cannot be read (${code ?? 'error'})`}`);
+    throw new ConfigError(config.source, at, `${resolved} ${code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be read (permission denied)' : `cannot be read (${code ?? 'error'})`}`, MISSING);
   }
-  if (text === '') throw new ConfigError(config.source, at, `${resolved} is empty`);
-  if (/[\r\n\0]/.test(text)) throw new ConfigError(config.source, at, `${resolved} must hold the key on one line`);
+  if (text === '') throw new ConfigError(config.source, at, `${resolved} is empty`, MISSING);
+  if (/[\r\n\0]/.test(text)) throw new ConfigError(config.source, at, `${resolved} must hold the key on one line`, MISSING);
   return text;
 }
 

@@ -3,6 +3,8 @@
 // (`aliases.service-chat.provider`) so an operator can fix it without guessing.
 // The reference for operators is docs/config.md.
 
+import { ConfigIssueCode, formatIssue, type ConfigIssue } from './config-issues.ts';
+
 export const AUTO_ALIAS = 'service-auto';
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
@@ -168,12 +170,35 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxMembers: 10_000,
 };
 
+/**
+ * A config that cannot be served, with every problem found in it. The message
+ * is one line for one problem ("SOURCE: PATH: PROBLEM", or "SOURCE: PROBLEM"
+ * for the file itself) and a count followed by one indented line per problem
+ * otherwise. `path` is the first problem's, for callers that name one setting.
+ */
 export class ConfigError extends Error {
   override name = 'ConfigError';
   readonly code = 'invalid_config';
   readonly path: string;
-  constructor(source: string | null, path: string, problem: string) {
-    super(`${source ?? 'embedded config'}: ${path === '' ? '' : `${path}: `}${problem}`);
-    this.path = path;
+  readonly source: string | null;
+  readonly issues: readonly ConfigIssue[];
+  constructor(source: string | null, path: string | readonly ConfigIssue[], problem = '', code: ConfigIssueCode = ConfigIssueCode.InvalidValue) {
+    const issues = typeof path === 'string' ? [{ code, path, message: problem }] : path;
+    super(configErrorMessage(source, issues));
+    this.source = source;
+    this.issues = issues;
+    this.path = issues[0]?.path ?? '';
   }
+
+  /** The message without the source: what a log line that names the source already needs. */
+  get problem(): string {
+    const prefix = `${this.source ?? 'embedded config'}: `;
+    return this.message.startsWith(prefix) ? this.message.slice(prefix.length) : this.message;
+  }
+}
+
+function configErrorMessage(source: string | null, issues: readonly ConfigIssue[]): string {
+  const name = source ?? 'embedded config';
+  if (issues.length === 1) return `${name}: ${formatIssue(issues[0] as ConfigIssue)}`;
+  return `${name}: ${issues.length} problems\n${issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`;
 }

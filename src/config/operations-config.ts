@@ -27,21 +27,14 @@ type Operations = Pick<GatewayConfig, 'admin' | 'shutdown' | 'log' | 'state'>;
 export function parseOperations(c: Checker, root: Obj, listen: { host: string; port: number }): Operations {
   const admin = parseAdmin(c, root['admin']);
   if (admin.enabled && admin.port !== 0 && admin.port === listen.port && admin.host === listen.host) {
-    c.fail('admin.port', `must differ from listen.port (${listen.port}): the admin listener is a separate socket`);
+    c.report('admin.port', { code: 'conflict', message: `must differ from listen.port (${listen.port}): the admin listener is a separate socket` });
   }
   const shutdown = { drainTimeoutMs: DEFAULT_DRAIN_TIMEOUT_MS };
-  if (root['shutdown'] !== undefined) {
-    const s = c.object(root['shutdown'], 'shutdown', ['drainTimeoutMs']);
-    if (s['drainTimeoutMs'] !== undefined) shutdown.drainTimeoutMs = c.integer(s['drainTimeoutMs'], 'shutdown.drainTimeoutMs', 0, 600_000);
-  }
+  const s = root['shutdown'] === undefined ? undefined : c.object(root['shutdown'], 'shutdown', ['drainTimeoutMs']);
+  if (s !== undefined) shutdown.drainTimeoutMs = c.int(s, 'drainTimeoutMs', 'shutdown', DEFAULT_DRAIN_TIMEOUT_MS, 0, 600_000);
   const log: { level: LogLevelSetting } = { level: 'info' };
-  if (root['log'] !== undefined) {
-    const l = c.object(root['log'], 'log', ['level']);
-    if (l['level'] !== undefined) {
-      if (!LOG_LEVELS.includes(l['level'] as LogLevelSetting)) c.fail('log.level', `must be one of ${LOG_LEVELS.map((x) => `"${x}"`).join(', ')}`);
-      log.level = l['level'] as LogLevelSetting;
-    }
-  }
+  const l = root['log'] === undefined ? undefined : c.object(root['log'], 'log', ['level']);
+  if (l !== undefined) log.level = c.optional(l, 'level', 'log', log.level, (v, at) => c.oneOf(v, at, LOG_LEVELS));
   return { admin, shutdown, log, state: parseState(c, root['state']) };
 }
 
@@ -49,76 +42,93 @@ function parseAdmin(c: Checker, value: unknown): AdminConfig {
   const admin: AdminConfig = { ...DEFAULT_ADMIN, allowedHosts: [] };
   if (value === undefined) return admin;
   const o = c.object(value, 'admin', ['enabled', 'host', 'port', 'tls', 'secureCookies', 'sessionTtlMs', 'sessionIdleMs', 'allowedHosts']);
-  if (o['enabled'] !== undefined) admin.enabled = boolean(c, o['enabled'], 'admin.enabled');
-  if (o['host'] !== undefined) admin.host = c.string(o['host'], 'admin.host');
-  if (o['port'] !== undefined) admin.port = c.integer(o['port'], 'admin.port', 0, 65535);
-  if (o['tls'] !== undefined) {
-    const t = c.object(o['tls'], 'admin.tls', ['certFile', 'keyFile']);
-    admin.tls = { certFile: c.string(t['certFile'], 'admin.tls.certFile'), keyFile: c.string(t['keyFile'], 'admin.tls.keyFile') };
-  }
-  admin.secureCookies = o['secureCookies'] === undefined ? admin.tls !== null : boolean(c, o['secureCookies'], 'admin.secureCookies');
-  if (o['sessionTtlMs'] !== undefined) admin.sessionTtlMs = c.integer(o['sessionTtlMs'], 'admin.sessionTtlMs', 60_000, 7 * 24 * HOUR_MS);
-  if (o['sessionIdleMs'] !== undefined) admin.sessionIdleMs = c.integer(o['sessionIdleMs'], 'admin.sessionIdleMs', 60_000, 7 * 24 * HOUR_MS);
-  if (admin.sessionIdleMs > admin.sessionTtlMs) c.fail('admin.sessionIdleMs', 'must not exceed admin.sessionTtlMs');
-  if (o['allowedHosts'] !== undefined) {
-    const hosts = o['allowedHosts'];
-    if (!Array.isArray(hosts) || hosts.length > 32) c.fail('admin.allowedHosts', 'must be an array of at most 32 host names');
-    hosts.forEach((h: unknown, i: number) => {
-      if (typeof h !== 'string' || !HOST_NAME.test(h)) c.fail(`admin.allowedHosts[${i}]`, 'must be a host name or IP address without a port, like "gateway.internal"');
-      admin.allowedHosts.push(h.toLowerCase());
-    });
-  }
+  if (o === undefined) return admin;
+  const bool = (v: unknown, at: string): boolean | undefined => c.boolean(v, at);
+  admin.enabled = c.optional(o, 'enabled', 'admin', admin.enabled, bool);
+  admin.host = c.optional(o, 'host', 'admin', admin.host, (v, at) => c.string(v, at));
+  admin.port = c.int(o, 'port', 'admin', admin.port, 0, 65535);
+  const t = o['tls'] === undefined ? undefined : c.object(o['tls'], 'admin.tls', ['certFile', 'keyFile']);
+  if (t !== undefined) admin.tls = { certFile: c.string(t['certFile'], 'admin.tls.certFile') ?? '', keyFile: c.string(t['keyFile'], 'admin.tls.keyFile') ?? '' };
+  admin.secureCookies = c.optional(o, 'secureCookies', 'admin', o['tls'] !== undefined, bool);
+  admin.sessionTtlMs = c.int(o, 'sessionTtlMs', 'admin', admin.sessionTtlMs, 60_000, 7 * 24 * HOUR_MS);
+  admin.sessionIdleMs = c.int(o, 'sessionIdleMs', 'admin', admin.sessionIdleMs, 60_000, 7 * 24 * HOUR_MS);
+  if (admin.sessionIdleMs > admin.sessionTtlMs) c.report('admin.sessionIdleMs', { code: 'conflict', message: 'must not exceed admin.sessionTtlMs' });
+  if (o['allowedHosts'] !== undefined) admin.allowedHosts = parseAllowedHosts(c, o['allowedHosts']);
   return admin;
 }
 
-function parseState(c: Checker, value: unknown): StateConfig {
-  if (value === undefined) return { backend: 'memory', redis: null, onUnavailable: 'refuse' };
-  const o = c.object(value, 'state', ['backend', 'redis', 'onUnavailable']);
-  const backend = o['backend'] ?? 'memory';
-  if (backend !== 'memory' && backend !== 'redis') c.fail('state.backend', 'must be "memory" or "redis"');
-  let onUnavailable: StateConfig['onUnavailable'] = 'refuse';
-  if (o['onUnavailable'] !== undefined) {
-    if (o['onUnavailable'] !== 'refuse' && o['onUnavailable'] !== 'local') c.fail('state.onUnavailable', 'must be "refuse" or "local"');
-    onUnavailable = o['onUnavailable'];
+function parseAllowedHosts(c: Checker, hosts: unknown): string[] {
+  if (!Array.isArray(hosts) || hosts.length > 32) {
+    return c.report('admin.allowedHosts', { code: 'not_array', message: 'must be an array of at most 32 host names' }) ?? [];
   }
-  if (backend === 'memory') {
-    if (o['redis'] !== undefined) c.fail('state.redis', 'is only used with "backend": "redis"');
-    return { backend, redis: null, onUnavailable };
-  }
-  if (o['redis'] === undefined) c.fail('state.redis', 'is required with "backend": "redis" (at least {"url": "redis://127.0.0.1:6379"})');
-  return { backend, redis: parseRedis(c, o['redis']), onUnavailable };
+  const allowed: string[] = [];
+  hosts.forEach((h: unknown, i: number) => {
+    if (typeof h === 'string' && HOST_NAME.test(h)) allowed.push(h.toLowerCase());
+    else c.report(`admin.allowedHosts[${i}]`, { code: 'invalid_value', message: 'must be a host name or IP address without a port, like "gateway.internal"' });
+  });
+  return allowed;
 }
 
-function parseRedis(c: Checker, value: unknown): RedisStateConfig {
+function parseState(c: Checker, value: unknown): StateConfig {
+  const state: StateConfig = { backend: 'memory', redis: null, onUnavailable: 'refuse' };
+  if (value === undefined) return state;
+  const o = c.object(value, 'state', ['backend', 'redis', 'onUnavailable']);
+  if (o === undefined) return state;
+  // undefined: a wrong backend, already reported; whether "redis" belongs cannot be judged.
+  const backend = o['backend'] === undefined ? 'memory' : c.oneOf(o['backend'], 'state.backend', ['memory', 'redis'] as const);
+  state.onUnavailable = c.optional(o, 'onUnavailable', 'state', state.onUnavailable, (v, at) => c.oneOf(v, at, ['refuse', 'local'] as const));
+  if (backend === 'redis') {
+    if (o['redis'] === undefined) c.report('state.redis', { code: 'required', hint: 'with "backend": "redis" (at least {"url": "redis://127.0.0.1:6379"})' });
+    else state.redis = parseRedis(c, o['redis']);
+    state.backend = 'redis';
+  } else if (backend === 'memory' && o['redis'] !== undefined) {
+    c.report('state.redis', { code: 'invalid_value', message: 'is only used with "backend": "redis"' });
+  }
+  return state;
+}
+
+function parseRedis(c: Checker, value: unknown): RedisStateConfig | null {
   const at = 'state.redis';
   const o = c.object(value, at, ['url', 'passwordEnv', 'passwordFile', 'keyPrefix', 'connectTimeoutMs', 'commandTimeoutMs']);
-  const url = c.string(o['url'], join(at, 'url'));
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    c.fail(join(at, 'url'), 'must be a redis://host:port[/db] URL');
+  if (o === undefined) return null;
+  const url = parseRedisUrl(c, o['url'], join(at, 'url'));
+  const passwordEnv = c.optional(o, 'passwordEnv', at, null, (v, vat) => {
+    const name = c.string(v, vat);
+    if (name === undefined || ENV_NAME.test(name)) return name;
+    return c.report(vat, { code: 'invalid_value', message: 'must be the NAME of an environment variable' });
+  });
+  const passwordFile = c.optional(o, 'passwordFile', at, null, (v, vat) => c.string(v, vat));
+  if (o['passwordEnv'] !== undefined && o['passwordFile'] !== undefined) {
+    c.report(join(at, 'passwordFile'), { code: 'conflict', message: 'set passwordEnv or passwordFile, not both' });
   }
-  if (parsed.protocol !== 'redis:') c.fail(join(at, 'url'), 'must use the redis:// scheme (TLS, rediss://, is not supported; use a local stunnel or a private network)');
-  if (parsed.password !== '') c.fail(join(at, 'url'), 'must not hold the password; use passwordEnv or passwordFile');
-  const passwordEnv = o['passwordEnv'] === undefined ? null : c.string(o['passwordEnv'], join(at, 'passwordEnv'));
-  if (passwordEnv !== null && !ENV_NAME.test(passwordEnv)) c.fail(join(at, 'passwordEnv'), 'must be the NAME of an environment variable');
-  const passwordFile = o['passwordFile'] === undefined ? null : c.string(o['passwordFile'], join(at, 'passwordFile'));
-  if (passwordEnv !== null && passwordFile !== null) c.fail(join(at, 'passwordFile'), 'set passwordEnv or passwordFile, not both');
-  const keyPrefix = o['keyPrefix'] === undefined ? DEFAULT_REDIS_KEY_PREFIX : c.string(o['keyPrefix'], join(at, 'keyPrefix'));
-  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(keyPrefix)) c.fail(join(at, 'keyPrefix'), 'use letters, digits, ":", "_", "." and "-" (at most 64)');
-  const ms = (key: string, fallback: number): number => (o[key] === undefined ? fallback : c.integer(o[key], join(at, key), 50, 60_000));
+  const keyPrefix = c.optional(o, 'keyPrefix', at, DEFAULT_REDIS_KEY_PREFIX, (v, vat) => {
+    const prefix = c.string(v, vat);
+    if (prefix === undefined || /^[A-Za-z0-9:_.-]{1,64}$/.test(prefix)) return prefix;
+    return c.report(vat, { code: 'invalid_value', message: 'use letters, digits, ":", "_", "." and "-" (at most 64)' });
+  });
   return {
     url,
     passwordEnv,
     passwordFile,
     keyPrefix,
-    connectTimeoutMs: ms('connectTimeoutMs', 2000),
-    commandTimeoutMs: ms('commandTimeoutMs', 1000),
+    connectTimeoutMs: c.int(o, 'connectTimeoutMs', at, 2000, 50, 60_000),
+    commandTimeoutMs: c.int(o, 'commandTimeoutMs', at, 1000, 50, 60_000),
   };
 }
 
-function boolean(c: Checker, value: unknown, at: string): boolean {
-  if (typeof value !== 'boolean') c.fail(at, 'must be true or false');
-  return value;
+function parseRedisUrl(c: Checker, value: unknown, at: string): string {
+  const url = c.string(value, at);
+  if (url === undefined) return '';
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return c.report(at, { code: 'invalid_value', message: 'must be a redis://host:port[/db] URL' }) ?? url;
+  }
+  if (parsed.protocol !== 'redis:') {
+    c.report(at, { code: 'invalid_value', message: 'must use the redis:// scheme (TLS, rediss://, is not supported; use a local stunnel or a private network)' });
+  } else if (parsed.password !== '') {
+    c.report(at, { code: 'invalid_value', message: 'must not hold the password; use passwordEnv or passwordFile' });
+  }
+  return url;
 }

@@ -2,13 +2,11 @@
 // credentials, provider adapters, alias routes (with fresh circuit breakers)
 // and the handlers bound to them. Built whole before it is used, so a reload
 // either gets a complete new state or keeps the old one.
-import type { GatewayConfig, ProviderConfig } from '../config/config.ts';
+import type { GatewayConfig } from '../config/config.ts';
 import { resolveProviderKeys } from '../config/config-loader.ts';
 import type { RouteHandler } from '../http/server.ts';
 import type { Logger } from '../log/logger.ts';
-import { createAnthropicProvider } from '../providers/anthropic.ts';
-import { createDemoProvider } from '../providers/demo.ts';
-import { createOpenAICompatibleProvider } from '../providers/openai-compatible.ts';
+import { createProviderBinding } from '../providers/provider-types.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
@@ -43,7 +41,7 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
   const apiKeys = resolveProviderKeys(config, deps.env);
   const bindings = new Map<string, ProviderBinding>();
   for (const [name, provider] of Object.entries(config.providers)) {
-    bindings.set(name, bindProvider(provider, apiKeys.get(name)));
+    bindings.set(name, createProviderBinding(provider, apiKeys.get(name)));
   }
   const routes = createAliasRoutes(config, bindings);
   return {
@@ -52,42 +50,4 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
     chat: createChatCompletionsHandler({ config, routes, ...deps }),
     models: createModelsHandler(config, deps.keys, loadedAt, deps.clock),
   };
-}
-
-/** One adapter per provider type; the only place that switches on the type. */
-function bindProvider(provider: ProviderConfig, apiKey: string | undefined): ProviderBinding {
-  switch (provider.type) {
-    case 'demo':
-      return { provider: createDemoProvider({ delayMs: provider.delayMs }), maxTokensParam: 'max_tokens', policy: null };
-    case 'openai':
-      return {
-        provider: createOpenAICompatibleProvider({
-          baseUrl: provider.baseUrl,
-          ...(apiKey === undefined ? {} : { apiKey }),
-          headers: provider.headers,
-          timeoutMs: provider.policy.timeoutMs,
-          firstByteTimeoutMs: provider.policy.firstByteTimeoutMs,
-          idleTimeoutMs: provider.policy.idleTimeoutMs,
-          connectTimeoutMs: provider.policy.connectTimeoutMs,
-        }),
-        maxTokensParam: provider.maxTokensParam,
-        policy: provider.policy,
-      };
-    case 'anthropic':
-      return {
-        provider: createAnthropicProvider({
-          baseUrl: provider.baseUrl,
-          ...(apiKey === undefined ? {} : { apiKey }),
-          headers: provider.headers,
-          version: provider.version,
-          timeoutMs: provider.policy.timeoutMs,
-          firstByteTimeoutMs: provider.policy.firstByteTimeoutMs,
-          idleTimeoutMs: provider.policy.idleTimeoutMs,
-          connectTimeoutMs: provider.policy.connectTimeoutMs,
-        }),
-        // The adapter translates whichever field arrives into Anthropic's max_tokens.
-        maxTokensParam: 'max_tokens',
-        policy: provider.policy,
-      };
-  }
 }

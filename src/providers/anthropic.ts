@@ -9,6 +9,7 @@ import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import { createAnthropicStreamTranslator, fromAnthropicResponse, toAnthropicRequest } from './anthropic-translate.ts';
 import type { ChatProvider, UpstreamCall } from './provider.ts';
+import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from './provider-defaults.ts';
 import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from './upstream-exchange.ts';
 
 export {
@@ -44,8 +45,7 @@ export interface AnthropicOptions {
   maxEventBytes?: number;
 }
 
-export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
-export const ANTHROPIC_VERSION = '2023-06-01';
+export { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from './provider-defaults.ts';
 
 export function createAnthropicProvider(options: AnthropicOptions = {}): ChatProvider {
   const settings = exchangeSettings(messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL), baseHeadersOf(options), options);

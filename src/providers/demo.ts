@@ -17,6 +17,7 @@ import { generateCompletionId, generateToolCallId } from '../chat/completion-res
 import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
 import { DemoReplyKind, planDemoReply, type DemoReply } from './demo-reply.ts';
 import type { ChatProvider, UpstreamCall } from './provider.ts';
+import { DEFAULT_DEMO_DELAY_MS } from './provider-defaults.ts';
 
 export interface DemoProviderOptions {
   /** Pause between streamed chunks, in milliseconds (default 0: no timers). */
@@ -24,7 +25,7 @@ export interface DemoProviderOptions {
 }
 
 export function createDemoProvider(options: DemoProviderOptions = {}): ChatProvider {
-  const delayMs = options.delayMs ?? 0;
+  const delayMs = options.delayMs ?? DEFAULT_DEMO_DELAY_MS;
   return {
     async complete(call) {
       call.signal.throwIfAborted();

@@ -25,11 +25,9 @@ import {
   upstreamUnreachableError,
 } from './upstream-errors.ts';
 
-export const DEFAULT_TIMEOUT_MS = 600_000;
-export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
-export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
-export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
-export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
+// The defaults are the provider table's (./provider-defaults.ts), re-exported here.
+import { DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS } from './provider-defaults.ts';
+export { DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS };
 /** An error body is read only for its message; more than this is not worth it. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** setTimeout's largest delay; beyond it Node fires at once. */

@@ -111,12 +111,30 @@ describe('check-config on files with problems', () => {
     });
   });
 
-  test('an unknown setting is named by its path', () => {
+  test('an unknown setting is named by its path, with the setting it was probably meant to be', () => {
     const file = writeConfig('unknown.json', { ...GOOD, listen: { host: '127.0.0.1', prot: 8080 } });
     assert.deepEqual(run([file], { env: goodEnv }), {
       code: 1,
       stdout: '',
-      stderr: 'unknown.json: listen.prot: unknown setting (allowed here: host, port)\n',
+      stderr: "unknown.json: listen.prot: unknown setting; did you mean 'port'?\n",
+    });
+  });
+
+  test('every problem in the file is listed at once, one per line, path first', () => {
+    const file = writeConfig('many.json', {
+      listen: { prot: 9000 },
+      providers: { up: { type: 'openai', baseURL: 'http://h/v1', timeoutMs: 5 } },
+      aliases: { x: { targets: [{ provider: 'up' }, { provider: 'nope' }] } },
+    });
+    assert.deepEqual(run([file], { env: goodEnv }), {
+      code: 1,
+      stdout: '',
+      stderr:
+        "many.json: listen.prot: unknown setting; did you mean 'port'?\n" +
+        "many.json: providers.up.baseURL: unknown setting; did you mean 'baseUrl'?\n" +
+        'many.json: providers.up.baseUrl: must be a non-empty string\n' +
+        'many.json: providers.up.timeoutMs: must be an integer from 100 to 3600000\n' +
+        `many.json: aliases.x.targets[1].provider: names provider 'nope', which is not defined under "providers"\n`,
     });
   });
 
@@ -197,7 +215,7 @@ describe('checkConfigFile', () => {
   test('returns the problems as data with their paths', () => {
     assert.deepEqual(checkConfigFile('nope.json', { env: {}, cwd: tmp, credentials: true }), {
       kind: 'problems',
-      problems: [{ path: '', problem: 'file not found' }],
+      problems: [{ code: 'unreadable', path: '', problem: 'file not found' }],
     });
   });
 });
@@ -231,11 +249,12 @@ test('check-config: the Redis password source is checked like the upstream keys'
     }));
     assert.deepEqual(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir }, cwd: dir, credentials: true }), {
       kind: 'problems',
-      problems: [{ path: 'state.redis.passwordFile', problem: `${path.join(dir, 'redis-password')} does not exist` }],
+      problems: [{ code: 'missing_credential', path: 'state.redis.passwordFile', problem: `${path.join(dir, 'redis-password')} does not exist` }],
     });
     assert.deepEqual(checkConfigFile(file, { env: {}, cwd: dir, credentials: true }), {
       kind: 'problems',
       problems: [{
+        code: 'missing_credential',
         path: 'state.redis.passwordFile',
         problem: 'environment variable CREDENTIALS_DIRECTORY (used in the path) is not set (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)',
       }],

@@ -18,7 +18,9 @@ const minimal = {
 function fails(value: unknown, pathInFile: string, problem: RegExp): void {
   assert.throws(
     () => parseConfig(value, '/etc/portcullis.json', dir),
-    (err: unknown) => err instanceof ConfigError && err.path === pathInFile && problem.test(err.message) && err.message.startsWith('/etc/portcullis.json: '),
+    // Exactly one problem: a wrong setting must not drag others along.
+    (err: unknown) =>
+      err instanceof ConfigError && err.issues.length === 1 && err.path === pathInFile && problem.test(err.message) && err.message.startsWith('/etc/portcullis.json: '),
     `${pathInFile}`,
   );
 }
@@ -154,7 +156,7 @@ test('targets: fallbacks and weights, each checked by path', () => {
   fails({ ...p, aliases: { x: { provider: 'a', targets: [{ provider: 'a' }] } } }, 'aliases.x', /not both/);
   fails({ ...p, aliases: { x: { targets: [{ provider: 'zz' }] } } }, 'aliases.x.targets[0].provider', /not defined/);
   fails({ ...p, aliases: { x: { targets: [{ provider: 'a', weight: 0 }] } } }, 'aliases.x.targets[0].weight', /integer from 1/);
-  fails({ ...p, aliases: { x: { provider: 'a', capabilities: ['audio'] } } }, 'aliases.x.capabilities[0]', /must be one of/);
+  fails({ ...p, aliases: { x: { provider: 'a', capabilities: ['audio'] } } }, 'aliases.x.capabilities[0]', /must be "vision", "tools" or "json"/);
   fails({ ...p, aliases: { x: { provider: 'a', contextWindow: 10 } } }, 'aliases.x.contextWindow', /integer from 256/);
 });
 
@@ -272,4 +274,60 @@ test('the operational sections: admin, shutdown, log and state', () => {
   fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://h:1', passwordEnv: 'A', passwordFile: 'f' } } }, 'state.redis.passwordFile', /not both/);
   fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://h:1', keyPrefix: 'a b' } } }, 'state.redis.keyPrefix', /letters, digits/);
   fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://h:1' }, onUnavailable: 'ignore' } }, 'state.onUnavailable', /"refuse" or "local"/);
+});
+
+test('every problem is collected, in file order, each with its code and path', () => {
+  const value = {
+    lisen: { port: 1 },
+    limits: { maxBodyBytes: 10 },
+    providers: {
+      up: { type: 'openai', baseURL: 'http://h/v1', retry: { maxAttempts: 0 } },
+      broken: { type: 'grpc', anything: true },
+      claude: { type: 'anthropic', version: 'latest', prot: 1 },
+    },
+    aliases: {
+      x: { targets: [{ provider: 'up' }, { provider: 'nope', weight: 0 }] },
+      y: { provider: 'broken', modle: 'm' },
+    },
+    auto: { default: 'z' },
+    log: { level: 'verbose' },
+  };
+  assert.throws(
+    () => parseConfig(value, 'f.json', dir),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError);
+      assert.deepEqual(err.issues, [
+        { code: 'unknown_setting', path: 'lisen', message: "unknown setting; did you mean 'listen'?" },
+        { code: 'not_integer', path: 'limits.maxBodyBytes', message: 'must be an integer from 1024 to 67108864' },
+        { code: 'unknown_setting', path: 'providers.up.baseURL', message: "unknown setting; did you mean 'baseUrl'?" },
+        { code: 'not_string', path: 'providers.up.baseUrl', message: 'must be a non-empty string' },
+        { code: 'not_integer', path: 'providers.up.retry.maxAttempts', message: 'must be an integer from 1 to 10' },
+        { code: 'not_one_of', path: 'providers.broken.type', message: 'must be "openai", "anthropic" or "demo"' },
+        { code: 'unknown_setting', path: 'providers.claude.prot', message: 'unknown setting (allowed here: type, baseUrl, apiKeyEnv, apiKeyFile, headers, connectTimeoutMs, firstByteTimeoutMs, idleTimeoutMs, timeoutMs, retry, circuitBreaker, version)' },
+        { code: 'invalid_value', path: 'providers.claude.version', message: 'must be an anthropic-version date such as "2023-06-01"' },
+        { code: 'unknown_reference', path: 'aliases.x.targets[1].provider', message: `names provider 'nope', which is not defined under "providers"` },
+        { code: 'not_integer', path: 'aliases.x.targets[1].weight', message: 'must be an integer from 1 to 1000' },
+        { code: 'unknown_setting', path: 'aliases.y.modle', message: "unknown setting; did you mean 'model'?" },
+        { code: 'unknown_reference', path: 'auto.default', message: `names alias 'z', which is not defined under "aliases"` },
+        { code: 'not_one_of', path: 'log.level', message: 'must be one of "debug", "info", "warn", "error"' },
+      ]);
+      assert.ok(err.message.startsWith('f.json: 13 problems\n  lisen: '), err.message);
+      return true;
+    },
+  );
+});
+
+test('a broken section does not drag problems into the sections that refer to it', () => {
+  // "providers" is not an object: aliases naming providers are not judged.
+  assert.throws(() => parseConfig({ providers: [], aliases: { x: { provider: 'a' } } }, 'f.json', dir), {
+    message: 'f.json: providers: must be an object',
+  });
+  // No alias at all: auto.default is not judged either.
+  assert.throws(() => parseConfig({ providers: { a: { type: 'demo' } }, aliases: {}, auto: { default: 'x' } }, 'f.json', dir), {
+    message: 'f.json: aliases: must define at least one alias',
+  });
+  // A wrong backend: whether "redis" belongs cannot be told.
+  assert.throws(() => parseConfig({ ...minimal, state: { backend: 'etcd', redis: { url: 'redis://h:1' } } }, 'f.json', dir), {
+    message: 'f.json: state.backend: must be "memory" or "redis"',
+  });
 });

@@ -1,0 +1,34 @@
+// The defaults of every provider setting, in one place: the provider table
+// (./provider-types.ts) fills a config with them, and the adapters fall back on
+// them when they are constructed directly (tests, embedding). A leaf module, so
+// the exchange code can import it without a cycle through the table.
+import type { UpstreamPolicy } from '../config/config.ts';
+
+/** Whole exchange, headers to last byte. */
+export const DEFAULT_TIMEOUT_MS = 600_000;
+/** From sending the request to the response headers. */
+export const DEFAULT_FIRST_BYTE_TIMEOUT_MS = 60_000;
+/** Longest silence between two stream chunks. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+/** Connection setup, as configured; an adapter built without it leaves fetch's own (also 10 s). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** Non-stream response body limit (decoded bytes). */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+/** Largest single event of a stream. */
+export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
+
+export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/** Pause between the demo provider's streamed chunks (0: no timers). */
+export const DEFAULT_DEMO_DELAY_MS = 0;
+
+/** Deadlines, retries and circuit breaker of an upstream whose config sets none. */
+export const DEFAULT_POLICY: UpstreamPolicy = {
+  connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
+  firstByteTimeoutMs: DEFAULT_FIRST_BYTE_TIMEOUT_MS,
+  idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
+  timeoutMs: DEFAULT_TIMEOUT_MS,
+  retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 5_000, maxRetryAfterMs: 30_000 },
+  circuitBreaker: { failureThreshold: 5, openMs: 30_000 },
+};

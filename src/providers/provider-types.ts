@@ -1,0 +1,138 @@
+// The one place that knows the provider types. Per type: the settings it
+// accepts and their check (issues go to the config's collector, defaults come
+// from ./provider-defaults.ts), where its upstream key is looked for, what
+// serve says about it at start, and the factory that builds its adapter. The
+// config parser, check-config and serve ask this table; none of them switches
+// on a type. A new provider type is one entry here (and its adapter).
+import type { AnthropicProviderConfig, DemoProviderConfig, MaxTokensParam, OpenAIProviderConfig, ProviderConfig } from '../config/config.ts';
+import { join, type Checker, type Obj } from '../config/config-checker.ts';
+import type { ProviderBinding } from '../gateway/alias-targets.ts';
+import { createAnthropicProvider } from './anthropic.ts';
+import { createDemoProvider } from './demo.ts';
+import { createOpenAICompatibleProvider } from './openai-compatible.ts';
+import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_DEMO_DELAY_MS } from './provider-defaults.ts';
+import { parseUpstreamOptions, UPSTREAM_SETTINGS } from './upstream-options.ts';
+
+export type ProviderTypeName = ProviderConfig['type'];
+
+export interface ProviderType<C extends ProviderConfig> {
+  /** Settings besides "type". */
+  readonly settings: readonly string[];
+  /** Checks `o` (already known to hold only `settings` and "type"); always returns a config, with defaults where a setting is missing or wrong. */
+  parse(c: Checker, o: Obj, at: string): C;
+  /** Where the upstream key is looked for; null for a type that needs none. */
+  credentials(config: C): { apiKeyEnv: string | null; apiKeyFile: string | null } | null;
+  /** What serve prints about this type at start, if anything. */
+  readonly notice: string | null;
+  /** The adapter and how the router calls it. The config was checked by `parse`. */
+  create(config: C, apiKey: string | undefined): ProviderBinding;
+}
+
+const MAX_TOKENS_PARAMS: readonly MaxTokensParam[] = ['max_tokens', 'max_completion_tokens'];
+
+const openai: ProviderType<OpenAIProviderConfig> = {
+  settings: [...UPSTREAM_SETTINGS, 'maxTokensParam'],
+  parse(c, o, at) {
+    const upstream = parseUpstreamOptions(c, o, at, undefined);
+    const maxTokensParam = c.optional(o, 'maxTokensParam', at, 'max_tokens' as MaxTokensParam, (v, vat) => c.oneOf(v, vat, MAX_TOKENS_PARAMS));
+    return { type: 'openai', ...upstream, maxTokensParam };
+  },
+  credentials: ({ apiKeyEnv, apiKeyFile }) => ({ apiKeyEnv, apiKeyFile }),
+  notice: null,
+  create(config, apiKey) {
+    return {
+      provider: createOpenAICompatibleProvider({ baseUrl: config.baseUrl, ...(apiKey === undefined ? {} : { apiKey }), headers: config.headers, ...deadlines(config) }),
+      maxTokensParam: config.maxTokensParam,
+      policy: config.policy,
+    };
+  },
+};
+
+const anthropic: ProviderType<AnthropicProviderConfig> = {
+  settings: [...UPSTREAM_SETTINGS, 'version'],
+  parse(c, o, at) {
+    const upstream = parseUpstreamOptions(c, o, at, ANTHROPIC_BASE_URL);
+    const version = c.optional(o, 'version', at, ANTHROPIC_VERSION, (v, vat) => {
+      const text = c.string(v, vat);
+      if (text === undefined || /^\d{4}-\d{2}-\d{2}$/.test(text)) return text;
+      return c.report(vat, { code: 'invalid_value', message: 'must be an anthropic-version date such as "2023-06-01"' });
+    });
+    return { type: 'anthropic', ...upstream, version };
+  },
+  credentials: ({ apiKeyEnv, apiKeyFile }) => ({ apiKeyEnv, apiKeyFile }),
+  notice: null,
+  create(config, apiKey) {
+    return {
+      provider: createAnthropicProvider({
+        baseUrl: config.baseUrl,
+        ...(apiKey === undefined ? {} : { apiKey }),
+        headers: config.headers,
+        version: config.version,
+        ...deadlines(config),
+      }),
+      // The adapter translates whichever field arrives into Anthropic's max_tokens.
+      maxTokensParam: 'max_tokens',
+      policy: config.policy,
+    };
+  },
+};
+
+const demo: ProviderType<DemoProviderConfig> = {
+  settings: ['delayMs'],
+  parse: (c, o, at) => ({ type: 'demo', delayMs: c.int(o, 'delayMs', at, DEFAULT_DEMO_DELAY_MS, 0, 10_000) }),
+  credentials: () => null,
+  notice: 'provider "demo" is a built-in demo that echoes your prompt; it is not a language model.',
+  create: (config) => ({ provider: createDemoProvider({ delayMs: config.delayMs }), maxTokensParam: 'max_tokens', policy: null }),
+};
+
+export const PROVIDER_TYPES: { readonly [T in ProviderTypeName]: ProviderType<Extract<ProviderConfig, { type: T }>> } = { openai, anthropic, demo };
+
+export const PROVIDER_TYPE_NAMES = Object.keys(PROVIDER_TYPES) as ProviderTypeName[];
+
+/** The entry for a config's type. */
+function entryOf(config: ProviderConfig): ProviderType<ProviderConfig> {
+  return PROVIDER_TYPES[config.type] as ProviderType<ProviderConfig>;
+}
+
+/**
+ * Checks one entry of "providers": its type first, then the settings that type
+ * accepts. Returns undefined when the type itself is missing or unknown (its
+ * other settings cannot be judged then).
+ */
+export function parseProvider(c: Checker, value: unknown, at: string): ProviderConfig | undefined {
+  const o = c.map(value, at);
+  if (o === undefined) return undefined;
+  const type = c.oneOf(o['type'], join(at, 'type'), PROVIDER_TYPE_NAMES);
+  if (type === undefined) return undefined;
+  const entry = PROVIDER_TYPES[type] as ProviderType<ProviderConfig>;
+  c.object(o, at, ['type', ...entry.settings]);
+  return entry.parse(c, o, at);
+}
+
+export function providerCredentials(config: ProviderConfig): { apiKeyEnv: string | null; apiKeyFile: string | null } | null {
+  return entryOf(config).credentials(config);
+}
+
+export function createProviderBinding(config: ProviderConfig, apiKey: string | undefined): ProviderBinding {
+  return entryOf(config).create(config, apiKey);
+}
+
+/** The start notices of the types in use, each once. */
+export function providerNotices(providers: readonly ProviderConfig[]): string[] {
+  const notices = new Set<string>();
+  for (const p of providers) {
+    const notice = entryOf(p).notice;
+    if (notice !== null) notices.add(notice);
+  }
+  return [...notices];
+}
+
+function deadlines(config: OpenAIProviderConfig | AnthropicProviderConfig): {
+  timeoutMs: number;
+  firstByteTimeoutMs: number;
+  idleTimeoutMs: number;
+  connectTimeoutMs: number;
+} {
+  const { timeoutMs, firstByteTimeoutMs, idleTimeoutMs, connectTimeoutMs } = config.policy;
+  return { timeoutMs, firstByteTimeoutMs, idleTimeoutMs, connectTimeoutMs };
+}

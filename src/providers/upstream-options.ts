@@ -1,0 +1,114 @@
+// The settings every HTTP upstream shares (openai and anthropic alike): where
+// it is, how its key is found, extra headers, deadlines, retries and breaker.
+// Checked into the collector like the rest of the config; the provider table
+// (./provider-types.ts) adds what each type has of its own.
+import type { UpstreamPolicy } from '../config/config.ts';
+import { join, type Checker, type Obj } from '../config/config-checker.ts';
+import { DEFAULT_POLICY } from './provider-defaults.ts';
+
+export const UPSTREAM_SETTINGS = [
+  'baseUrl',
+  'apiKeyEnv',
+  'apiKeyFile',
+  'headers',
+  'connectTimeoutMs',
+  'firstByteTimeoutMs',
+  'idleTimeoutMs',
+  'timeoutMs',
+  'retry',
+  'circuitBreaker',
+] as const;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+// Headers the gateway sets itself; a config must not override them.
+const RESERVED_HEADERS = new Set(['authorization', 'content-type', 'content-length', 'host', 'x-request-id', 'accept', 'transfer-encoding', 'connection']);
+
+export interface UpstreamOptions {
+  baseUrl: string;
+  apiKeyEnv: string | null;
+  apiKeyFile: string | null;
+  headers: Record<string, string>;
+  policy: UpstreamPolicy;
+}
+
+/** `defaultBaseUrl` undefined: the setting is required. */
+export function parseUpstreamOptions(c: Checker, o: Obj, at: string, defaultBaseUrl: string | undefined): UpstreamOptions {
+  return {
+    baseUrl: parseBaseUrl(c, o['baseUrl'] ?? defaultBaseUrl, join(at, 'baseUrl')),
+    ...parseCredentials(c, o, at),
+    headers: parseHeaders(c, o['headers'], join(at, 'headers')),
+    policy: parsePolicy(c, o, at),
+  };
+}
+
+function parseBaseUrl(c: Checker, value: unknown, at: string): string {
+  const baseUrl = c.string(value, at);
+  if (baseUrl === undefined) return '';
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return c.report(at, { code: 'invalid_value', message: 'must be an absolute http:// or https:// URL' }) ?? '';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') c.report(at, { code: 'invalid_value', message: 'must be an absolute http:// or https:// URL' });
+  else if (url.username !== '' || url.password !== '') c.report(at, { code: 'invalid_value', message: 'must not contain credentials; use apiKeyEnv or apiKeyFile' });
+  else if (url.search !== '' || url.hash !== '') c.report(at, { code: 'invalid_value', message: 'must not contain a query or fragment' });
+  return baseUrl.replace(/\/+$/, '');
+}
+
+function parseCredentials(c: Checker, o: Obj, at: string): { apiKeyEnv: string | null; apiKeyFile: string | null } {
+  const apiKeyEnv = c.optional(o, 'apiKeyEnv', at, null, (v, vat) => {
+    const name = c.string(v, vat);
+    if (name === undefined || ENV_NAME.test(name)) return name;
+    return c.report(vat, { code: 'invalid_value', message: 'must be the NAME of an environment variable (the key itself never goes in the config)' });
+  });
+  const apiKeyFile = c.optional(o, 'apiKeyFile', at, null, (v, vat) => c.string(v, vat));
+  if (o['apiKeyEnv'] !== undefined && o['apiKeyFile'] !== undefined) {
+    c.report(join(at, 'apiKeyFile'), { code: 'conflict', message: 'set apiKeyEnv or apiKeyFile, not both' });
+  }
+  return { apiKeyEnv, apiKeyFile };
+}
+
+function parseHeaders(c: Checker, value: unknown, at: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (value === undefined) return headers;
+  for (const [name, v] of Object.entries(c.map(value, at) ?? {})) {
+    const hat = join(at, name);
+    if (!HEADER_NAME.test(name)) c.report(hat, { code: 'invalid_name', message: 'is not a valid HTTP header name' });
+    else if (RESERVED_HEADERS.has(name.toLowerCase())) c.report(hat, { code: 'reserved', message: 'is set by the gateway itself and cannot be configured' });
+    const text = c.string(v, hat);
+    if (text === undefined) continue;
+    if (/[\r\n\0]/.test(text)) c.report(hat, { code: 'invalid_value', message: 'must not contain CR, LF or NUL' });
+    headers[name.toLowerCase()] = text;
+  }
+  return headers;
+}
+
+function parsePolicy(c: Checker, o: Obj, at: string): UpstreamPolicy {
+  const d = DEFAULT_POLICY;
+  const policy: UpstreamPolicy = {
+    connectTimeoutMs: c.int(o, 'connectTimeoutMs', at, d.connectTimeoutMs, 100, 300_000),
+    firstByteTimeoutMs: c.int(o, 'firstByteTimeoutMs', at, d.firstByteTimeoutMs, 100, 300_000),
+    idleTimeoutMs: c.int(o, 'idleTimeoutMs', at, d.idleTimeoutMs, 100, 300_000),
+    timeoutMs: c.int(o, 'timeoutMs', at, d.timeoutMs, 100, 3_600_000),
+    retry: { ...d.retry },
+    circuitBreaker: { ...d.circuitBreaker },
+  };
+  const rat = join(at, 'retry');
+  const r = o['retry'] === undefined ? undefined : c.object(o['retry'], rat, ['maxAttempts', 'baseDelayMs', 'maxDelayMs', 'maxRetryAfterMs']);
+  if (r !== undefined) {
+    policy.retry.maxAttempts = c.int(r, 'maxAttempts', rat, d.retry.maxAttempts, 1, 10);
+    policy.retry.baseDelayMs = c.int(r, 'baseDelayMs', rat, d.retry.baseDelayMs, 0, 60_000);
+    policy.retry.maxDelayMs = c.int(r, 'maxDelayMs', rat, d.retry.maxDelayMs, 0, 300_000);
+    policy.retry.maxRetryAfterMs = c.int(r, 'maxRetryAfterMs', rat, d.retry.maxRetryAfterMs, 0, 300_000);
+    if (policy.retry.maxDelayMs < policy.retry.baseDelayMs) c.report(join(rat, 'maxDelayMs'), { code: 'conflict', message: 'must not be below retry.baseDelayMs' });
+  }
+  const bat = join(at, 'circuitBreaker');
+  const b = o['circuitBreaker'] === undefined ? undefined : c.object(o['circuitBreaker'], bat, ['failureThreshold', 'openMs']);
+  if (b !== undefined) {
+    policy.circuitBreaker.failureThreshold = c.int(b, 'failureThreshold', bat, d.circuitBreaker.failureThreshold, 1, 1000);
+    policy.circuitBreaker.openMs = c.int(b, 'openMs', bat, d.circuitBreaker.openMs, 100, 3_600_000);
+  }
+  return policy;
+}

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ProviderConfig } from '../../src/config/config.ts';
+import { Checker } from '../../src/config/config-checker.ts';
+import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_POLICY, DEFAULT_TIMEOUT_MS } from '../../src/providers/provider-defaults.ts';
+import {
+  createProviderBinding,
+  parseProvider,
+  PROVIDER_TYPE_NAMES,
+  PROVIDER_TYPES,
+  providerCredentials,
+  providerNotices,
+} from '../../src/providers/provider-types.ts';
+import { DEFAULT_TIMEOUT_MS as EXCHANGE_TIMEOUT_MS } from '../../src/providers/upstream-exchange.ts';
+
+function parse(value: unknown): { config: ProviderConfig | undefined; issues: Checker['issues'] } {
+  const c = new Checker('f.json');
+  return { config: parseProvider(c, value, 'providers.p'), issues: c.issues };
+}
+
+test('the table knows openai, anthropic and demo, each with the settings it accepts', () => {
+  assert.deepEqual(PROVIDER_TYPE_NAMES, ['openai', 'anthropic', 'demo']);
+  assert.ok(PROVIDER_TYPES.openai.settings.includes('maxTokensParam'));
+  assert.ok(!PROVIDER_TYPES.openai.settings.includes('version'));
+  assert.ok(PROVIDER_TYPES.anthropic.settings.includes('version'));
+  assert.deepEqual(PROVIDER_TYPES.demo.settings, ['delayMs']);
+});
+
+test('each type fills its defaults from one place', () => {
+  assert.deepEqual(parse({ type: 'demo' }), { config: { type: 'demo', delayMs: 0 }, issues: [] });
+  assert.deepEqual(parse({ type: 'anthropic' }).config, {
+    type: 'anthropic',
+    baseUrl: ANTHROPIC_BASE_URL,
+    apiKeyEnv: null,
+    apiKeyFile: null,
+    headers: {},
+    policy: DEFAULT_POLICY,
+    version: ANTHROPIC_VERSION,
+  });
+  assert.equal(DEFAULT_POLICY.timeoutMs, DEFAULT_TIMEOUT_MS);
+  // The exchange falls back on the same numbers when an adapter is built directly.
+  assert.equal(EXCHANGE_TIMEOUT_MS, DEFAULT_TIMEOUT_MS);
+});
+
+test('a missing or unknown type is one problem; the other settings are not judged against a guess', () => {
+  assert.deepEqual(parse({ baseUrl: 'x', whatever: 1 }), {
+    config: undefined,
+    issues: [{ code: 'not_one_of', path: 'providers.p.type', message: 'must be "openai", "anthropic" or "demo"' }],
+  });
+  assert.deepEqual(parse('openai'), { config: undefined, issues: [{ code: 'not_object', path: 'providers.p', message: 'must be an object' }] });
+});
+
+test('a type collects every problem of its own settings', () => {
+  assert.deepEqual(parse({ type: 'demo', delayMs: -1, delay: 5 }).issues, [
+    { code: 'unknown_setting', path: 'providers.p.delay', message: "unknown setting; did you mean 'delayMs'?" },
+    { code: 'not_integer', path: 'providers.p.delayMs', message: 'must be an integer from 0 to 10000' },
+  ]);
+  assert.deepEqual(parse({ type: 'openai', baseUrl: 'ftp://h', maxTokensParam: 'tokens', headers: { Host: 'x' } }).issues, [
+    { code: 'invalid_value', path: 'providers.p.baseUrl', message: 'must be an absolute http:// or https:// URL' },
+    { code: 'reserved', path: 'providers.p.headers.Host', message: 'is set by the gateway itself and cannot be configured' },
+    { code: 'not_one_of', path: 'providers.p.maxTokensParam', message: 'must be "max_tokens" or "max_completion_tokens"' },
+  ]);
+});
+
+test('credentials, start notices and the factory come from the table', () => {
+  const openai = parse({ type: 'openai', baseUrl: 'http://h/v1', apiKeyEnv: 'UP_KEY', maxTokensParam: 'max_completion_tokens' }).config as ProviderConfig;
+  const demo = parse({ type: 'demo' }).config as ProviderConfig;
+  assert.deepEqual(providerCredentials(openai), { apiKeyEnv: 'UP_KEY', apiKeyFile: null });
+  assert.equal(providerCredentials(demo), null);
+  assert.deepEqual(providerNotices([openai, demo, demo]), ['provider "demo" is a built-in demo that echoes your prompt; it is not a language model.']);
+  assert.deepEqual(providerNotices([openai]), []);
+  const binding = createProviderBinding(openai, 'sk-x');
+  assert.equal(binding.maxTokensParam, 'max_completion_tokens');
+  assert.deepEqual(binding.policy, DEFAULT_POLICY);
+  assert.equal(typeof binding.provider.complete, 'function');
+  const demoBinding = createProviderBinding(demo, undefined);
+  assert.deepEqual({ maxTokensParam: demoBinding.maxTokensParam, policy: demoBinding.policy }, { maxTokensParam: 'max_tokens', policy: null });
+});
