@@ -138,25 +138,30 @@ export interface GatewayStart {
   stdout: Writable;
   /** Extra node flags for the gateway only (e.g. --cpu-prof). */
   nodeFlags: string[];
+  /** The target's name, in errors and on the BenchProcess: 'gateway' (the
+   * default) or 'baseline' (another build's CLI, BENCH_BASELINE). */
+  name?: string;
 }
 
 const LISTENING_LINE = /Portcullis listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/;
 
 /** `portcullis serve --config FILE --port 0 --host 127.0.0.1`, waiting for its banner. */
 export async function startGateway(options: GatewayStart): Promise<BenchProcess> {
+  const name = options.name ?? 'gateway';
+  const label = name === 'gateway' ? 'the gateway' : `the ${name} gateway (${fileURLToPath(options.mainModule)})`;
   const args = [...childExecArgv(), ...options.nodeFlags, fileURLToPath(options.mainModule), 'serve', '--config', options.configPath, '--port', '0', '--host', '127.0.0.1'];
   const child = spawn(process.execPath, args, { stdio: ['ignore', options.stdout, 'pipe'] });
   track(child);
   const stderrTail = collectStderr(child);
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`the gateway did not start within ${START_TIMEOUT_MS} ms:\n${stderrTail()}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(() => fail(new Error(`${label} did not start within ${START_TIMEOUT_MS} ms:\n${stderrTail()}`)), START_TIMEOUT_MS);
     const onData = (): void => {
       const match = LISTENING_LINE.exec(stderrTail());
       if (match === null) return;
       cleanup();
       resolve(Number(match[1]));
     };
-    const onExit = (code: number | null): void => fail(new Error(`the gateway exited (${code}) before it was ready:\n${stderrTail()}`));
+    const onExit = (code: number | null): void => fail(new Error(`${label} exited (${code}) before it was ready:\n${stderrTail()}`));
     const fail = (error: Error): void => {
       cleanup();
       reject(error);
@@ -172,7 +177,7 @@ export async function startGateway(options: GatewayStart): Promise<BenchProcess>
   const pid = child.pid as number;
   const ticks = clockTicksPerSecond();
   return {
-    name: 'gateway',
+    name,
     pid,
     port,
     child,

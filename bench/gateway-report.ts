@@ -1,11 +1,16 @@
 // The table bench/gateway.ts prints: one row per (mode, concurrency, target),
 // with the ratios issue 3 sets targets for, computed against the bare fetch
-// proxy of the same run. Pure: results in, text out.
+// proxy of the same run; with BENCH_BASELINE, also the before/after table of
+// gateway / baseline ratios. Pure: results in, text out.
 
 import { percentile } from './gateway-load.ts';
 
 export const TARGETS = ['upstream', 'http-proxy', 'fetch-proxy', 'gateway'] as const;
-export type TargetName = (typeof TARGETS)[number];
+/** The optional fifth target (BENCH_BASELINE): another build's gateway, run the same way. */
+export const BASELINE = 'baseline';
+export type TargetName = (typeof TARGETS)[number] | typeof BASELINE;
+/** Row order within a (mode, concurrency) group; targets not measured are skipped. */
+const TABLE_ORDER: readonly TargetName[] = [...TARGETS, BASELINE];
 
 export const Mode = {
   Json: 'json',
@@ -65,7 +70,7 @@ export function formatTable(cells: readonly CellResult[]): string {
     if (seen.has(key)) continue;
     seen.add(key);
     const fetchCell = find(cells, 'fetch-proxy', cell.mode, cell.concurrency);
-    for (const target of TARGETS) {
+    for (const target of TABLE_ORDER) {
       const c = find(cells, target, cell.mode, cell.concurrency);
       if (c === undefined) continue;
       const stream = c.mode === Mode.Stream;
@@ -88,11 +93,59 @@ export function formatTable(cells: readonly CellResult[]): string {
       ]);
     }
   }
-  const widths = HEADERS.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  return renderTable(HEADERS, rows, LEFT);
+}
+
+/** A Markdown table, columns padded to their widest cell. */
+function renderTable(headers: readonly string[], rows: readonly (readonly string[])[], left: ReadonlySet<number>): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   const line = (cols: readonly string[]): string =>
-    `| ${cols.map((col, i) => (LEFT.has(i) ? col.padEnd(widths[i] as number) : col.padStart(widths[i] as number))).join(' | ')} |`;
-  const rule = `|${widths.map((w, i) => (LEFT.has(i) ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
-  return [line(HEADERS), rule, ...rows.map(line)].join('\n');
+    `| ${cols.map((col, i) => (left.has(i) ? col.padEnd(widths[i] as number) : col.padStart(widths[i] as number))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (left.has(i) ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
+  return [line(headers), rule, ...rows.map(line)].join('\n');
+}
+
+function mean(values: Float64Array): number {
+  if (values.length === 0) return Number.NaN;
+  let sum = 0;
+  for (const v of values) sum += v;
+  return sum / values.length;
+}
+
+const BEFORE_AFTER_HEADERS = ['mode', 'conc', 'req/s', 'mean ms', 'p50 ms', 'p99 ms', 'TTFB p50', 'TTFB p99', 'CPU µs/req'];
+const LEFT_BEFORE_AFTER = new Set([0]);
+
+/** Each figure of the gateway divided by the same figure of the baseline, one
+ * row per (mode, concurrency): before/after of a change in one run. Empty
+ * when no baseline was measured. */
+export function formatBeforeAfter(cells: readonly CellResult[]): string {
+  const rows: string[][] = [];
+  for (const after of cells) {
+    if (after.target !== 'gateway') continue;
+    const before = find(cells, BASELINE, after.mode, after.concurrency);
+    if (before === undefined) continue;
+    const stream = after.mode === Mode.Stream;
+    const ratio = (of: (c: CellResult) => number): string => fixed(of(after) / of(before), 2);
+    rows.push([
+      after.mode,
+      String(after.concurrency),
+      ratio(throughput),
+      ratio((c) => mean(c.totalMs)),
+      ratio((c) => percentile(c.totalMs, 0.5)),
+      ratio((c) => percentile(c.totalMs, 0.99)),
+      stream ? ratio((c) => percentile(c.firstByteMs, 0.5)) : '-',
+      stream ? ratio((c) => percentile(c.firstByteMs, 0.99)) : '-',
+      ratio(cpuPerRequest),
+    ]);
+  }
+  if (rows.length === 0) return '';
+  return [
+    'Before/after: gateway / baseline, same cells (req/s above 1.00 is faster; latency, TTFB and CPU below 1.00 are better).',
+    '',
+    renderTable(BEFORE_AFTER_HEADERS, rows, LEFT_BEFORE_AFTER),
+    '',
+    'Ratios within about ±5 % (0.95 to 1.05) are noise on a shared 2-core machine; CPU ratios are coarser still at small BENCH_SCALE (10 ms ticks).',
+  ].join('\n');
 }
 
 /** The issue's two targets, one line each, per concurrency measured. */

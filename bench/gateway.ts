@@ -5,29 +5,39 @@
 //   fetch-proxy  a bare pass-through proxy on built-in fetch in front of it;
 //   gateway      the real gateway (compiled CLI `serve`: auth, validation,
 //                routing, normalisation and its JSON access log on stdout,
-//                piped to a sink process).
+//                piped to a sink process);
+//   baseline     only with BENCH_BASELINE: another build's compiled CLI, started
+//                exactly as the gateway is (same config, its own data
+//                directory, key and log sink), for a before/after in one run.
 // Each server runs in its own process; the load generator is this process.
 // Throughput and latency at concurrency 1, 16 and 64; for streams, time to
 // first body byte and total time at 1 and 16; CPU per request of the server
 // under test. Cells are interleaved (each round runs every target at one
 // concurrency, in rotating order) after a warm-up, so a noisy neighbour hurts
-// all targets alike rather than one.
+// all targets alike rather than one. With a baseline, a last table gives
+// gateway / baseline for every figure of every cell.
 //
 //   npm run build && node dist/bench/gateway.js
 //   npx tsx bench/gateway.ts
+//   BENCH_BASELINE=/tmp/old/dist/src/cli/main.js node dist/bench/gateway.js
+//     (the baseline: `git worktree add /tmp/old <commit>`, then
+//     `npm run build` there; node_modules may be a symlink to this one's)
 //
 // Env: BENCH_SCALE (default 1) multiplies every request count;
 //      BENCH_ROUNDS (default 3) splits each cell into interleaved rounds;
 //      BENCH_WARMUP (default 500) requests per target and mode before measuring;
-//      BENCH_GATEWAY_NODE_FLAGS node flags for the gateway only, e.g.
-//        "--cpu-prof --cpu-prof-dir=/tmp/prof" (written when it stops).
+//      BENCH_GATEWAY_NODE_FLAGS node flags for the gateway (and baseline)
+//        only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (written when it stops);
+//      BENCH_BASELINE (default none) path of another build's compiled CLI,
+//        e.g. /tmp/old/dist/src/cli/main.js: adds the `baseline` target and
+//        the before/after table (gateway / baseline).
 
 import { Buffer } from 'node:buffer';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createAgent, fetchOnce, runLoad, type LoadTarget } from './gateway-load.ts';
 import type { LogBytesReply } from './gateway-log-sink.ts';
 import {
@@ -38,7 +48,17 @@ import {
   stopAll,
   type BenchProcess,
 } from './gateway-processes.ts';
-import { addRound, formatTable, formatTargets, Mode, TARGETS, type CellResult, type TargetName } from './gateway-report.ts';
+import {
+  addRound,
+  BASELINE,
+  formatBeforeAfter,
+  formatTable,
+  formatTargets,
+  Mode,
+  TARGETS,
+  type CellResult,
+  type TargetName,
+} from './gateway-report.ts';
 import { ANSWER_TEXT } from './gateway-upstream-answers.ts';
 
 const ALIAS = 'service-bench';
@@ -55,6 +75,26 @@ const SCALE = envNumber('BENCH_SCALE', 1, 0.01, 100);
 const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 3, 1, 20));
 const WARMUP = Math.round(envNumber('BENCH_WARMUP', 500, 0, 100_000));
 const GATEWAY_NODE_FLAGS = (process.env['BENCH_GATEWAY_NODE_FLAGS'] ?? '').split(/\s+/).filter((f) => f !== '');
+
+/** A bad setting: reported as its message alone, no stack. */
+class BenchEnvError extends Error {}
+
+/** BENCH_BASELINE: the compiled CLI (src/cli/main.js) of another build, or
+ * undefined when unset. Checked before anything starts. */
+function baselineCli(): URL | undefined {
+  const raw = process.env['BENCH_BASELINE'];
+  if (raw === undefined || raw === '') return undefined;
+  const file = path.resolve(raw);
+  const hint = "set it to another build's compiled CLI, e.g. /tmp/old/dist/src/cli/main.js, or unset it";
+  let isFile: boolean;
+  try {
+    isFile = statSync(file).isFile();
+  } catch (error) {
+    throw new BenchEnvError(`BENCH_BASELINE=${raw}: ${file} does not exist (${(error as NodeJS.ErrnoException).code ?? 'error'}); ${hint}`);
+  }
+  if (!isFile) throw new BenchEnvError(`BENCH_BASELINE=${raw}: ${file} is not a file; ${hint}`);
+  return pathToFileURL(file);
+}
 
 /** Requests per cell at BENCH_SCALE=1 (about a minute in all on 2 cores). */
 const PLAN: readonly { mode: Mode; concurrency: number; requests: number }[] = [
@@ -85,6 +125,8 @@ interface Server {
   name: TargetName;
   process: BenchProcess;
   load: LoadTarget;
+  /** Gateways only: bytes their log sink has read from their stdout so far. */
+  logBytes?: () => Promise<number>;
 }
 
 function writeGatewayConfig(dir: string, upstreamOrigin: string): string {
@@ -101,15 +143,40 @@ function writeGatewayConfig(dir: string, upstreamOrigin: string): string {
   return file;
 }
 
-function createKey(configPath: string): string {
+function createKey(cli: URL, configPath: string): string {
   const out = execFileSync(
     process.execPath,
-    [...childExecArgv(), fileURLToPath(CLI_MAIN), 'keys', 'create', '--name', 'bench', '--json', '--config', configPath],
+    [...childExecArgv(), fileURLToPath(cli), 'keys', 'create', '--name', 'bench', '--json', '--config', configPath],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 },
   );
   const key = (JSON.parse(out) as { key?: unknown }).key;
   if (typeof key !== 'string') throw new Error(`keys create printed no key: ${out}`);
   return key;
+}
+
+interface GatewayTarget {
+  process: BenchProcess;
+  key: string;
+  logBytes: () => Promise<number>;
+}
+
+/** The gateway, or the baseline with another build's CLI, set up the same way:
+ * its own directory under `dir` (config and data directory, so that the two
+ * share no key store or usage file), a key created by that CLI (same length,
+ * so the same header bytes), and its own log sink on its stdout. */
+async function startGatewayTarget(name: 'gateway' | typeof BASELINE, cli: URL, dir: string, upstreamOrigin: string): Promise<GatewayTarget> {
+  const own = path.join(dir, name);
+  mkdirSync(own);
+  const sinkName = name === 'gateway' ? 'log-sink' : `${name} log-sink`;
+  const sink = await forkBenchServer(sinkName, sibling('gateway-log-sink'), [], 'pipe');
+  const configPath = writeGatewayConfig(own, upstreamOrigin);
+  const key = createKey(cli, configPath);
+  const sinkStdin = sink.child.stdin;
+  if (sinkStdin === null) throw new Error(`the ${sinkName} has no stdin pipe`);
+  const server = await startGateway({ mainModule: cli, configPath, stdout: sinkStdin, nodeFlags: GATEWAY_NODE_FLAGS, name });
+  const askSink = createIpcAsker(sink.child, sinkName);
+  const logBytes = async (): Promise<number> => ((await askSink({ type: 'log-bytes' })) as unknown as LogBytesReply).bytes;
+  return { process: server, key, logBytes };
 }
 
 /** One full answer from each target, checked, before any timing: a benchmark
@@ -155,32 +222,38 @@ function describeMachine(): string {
 
 async function main(): Promise<number> {
   const started = performance.now();
+  const baselineMain = baselineCli();
   console.log('# Gateway benchmark');
   console.log(describeMachine());
-  console.log(`BENCH_SCALE=${SCALE} BENCH_ROUNDS=${ROUNDS} BENCH_WARMUP=${WARMUP}; gateway: ${fileURLToPath(CLI_MAIN)}`);
+  const baselineNote = baselineMain === undefined ? '' : `; baseline: ${fileURLToPath(baselineMain)}`;
+  console.log(`BENCH_SCALE=${SCALE} BENCH_ROUNDS=${ROUNDS} BENCH_WARMUP=${WARMUP}; gateway: ${fileURLToPath(CLI_MAIN)}${baselineNote}`);
 
   const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-'));
   try {
     const upstream = await forkBenchServer('upstream', sibling('gateway-upstream'), []);
     const origin = `http://127.0.0.1:${upstream.port}`;
-    const [fetchProxy, httpProxy, sink] = await Promise.all([
+    const [fetchProxy, httpProxy] = await Promise.all([
       forkBenchServer('fetch-proxy', sibling('gateway-fetch-proxy'), [origin]),
       forkBenchServer('http-proxy', sibling('gateway-http-proxy'), [origin]),
-      forkBenchServer('log-sink', sibling('gateway-log-sink'), [], 'pipe'),
     ]);
-    const configPath = writeGatewayConfig(dir, origin);
-    const key = createKey(configPath);
-    const sinkStdin = sink.child.stdin;
-    if (sinkStdin === null) throw new Error('the log sink has no stdin pipe');
-    const gateway = await startGateway({ mainModule: CLI_MAIN, configPath, stdout: sinkStdin, nodeFlags: GATEWAY_NODE_FLAGS });
-    const askSink = createIpcAsker(sink.child, 'log-sink');
-    const logBytes = async (): Promise<number> => ((await askSink({ type: 'log-bytes' })) as unknown as LogBytesReply).bytes;
+    const gateway = await startGatewayTarget('gateway', CLI_MAIN, dir, origin);
+    const baseline = baselineMain === undefined ? undefined : await startGatewayTarget(BASELINE, baselineMain, dir, origin);
 
     // Every target gets the same headers, the key included, so that header
-    // bytes are not a difference between them.
-    const headers = { authorization: `Bearer ${key}` };
-    const byName: Record<TargetName, BenchProcess> = { upstream, 'http-proxy': httpProxy, 'fetch-proxy': fetchProxy, gateway };
-    const servers: Server[] = TARGETS.map((name) => ({ name, process: byName[name], load: { port: byName[name].port, headers } }));
+    // bytes are not a difference between them (the baseline: its own key of
+    // the same length).
+    const headers = { authorization: `Bearer ${gateway.key}` };
+    const byName: Record<(typeof TARGETS)[number], BenchProcess> = { upstream, 'http-proxy': httpProxy, 'fetch-proxy': fetchProxy, gateway: gateway.process };
+    const servers: Server[] = TARGETS.map((name) => ({
+      name,
+      process: byName[name],
+      load: { port: byName[name].port, headers },
+      logBytes: name === 'gateway' ? gateway.logBytes : undefined,
+    }));
+    if (baseline !== undefined) {
+      const load = { port: baseline.process.port, headers: { authorization: `Bearer ${baseline.key}` } };
+      servers.push({ name: BASELINE, process: baseline.process, load, logBytes: baseline.logBytes });
+    }
 
     for (const server of servers) await checkAnswers(server);
 
@@ -197,8 +270,8 @@ async function main(): Promise<number> {
     }
 
     const cells: CellResult[] = [];
-    let gatewayLogBytes = 0;
-    let gatewayRequests = 0;
+    /** Per gateway target: access log bytes and the requests that wrote them. */
+    const accessLogs = new Map<TargetName, { bytes: number; requests: number }>();
     for (const step of PLAN) {
       const perRound = Math.max(1, Math.ceil((step.requests * SCALE) / ROUNDS));
       const stepCells = servers.map((s): CellResult => ({
@@ -217,11 +290,13 @@ async function main(): Promise<number> {
         for (let k = 0; k < servers.length; k++) {
           const index = (round + k) % servers.length;
           const server = servers[index] as Server;
-          const logBefore = server.name === 'gateway' ? await logBytes() : 0;
+          const logBefore = server.logBytes === undefined ? 0 : await server.logBytes();
           addRound(stepCells[index] as CellResult, await measureRound(server, step.mode, step.concurrency, perRound));
-          if (server.name === 'gateway') {
-            gatewayLogBytes += (await logBytes()) - logBefore;
-            gatewayRequests += perRound + step.concurrency * 2;
+          if (server.logBytes !== undefined) {
+            const log = accessLogs.get(server.name) ?? { bytes: 0, requests: 0 };
+            log.bytes += (await server.logBytes()) - logBefore;
+            log.requests += perRound + step.concurrency * 2;
+            accessLogs.set(server.name, log);
           }
         }
       }
@@ -235,13 +310,18 @@ async function main(): Promise<number> {
     console.log(formatTargets(cells));
     console.log(
       'Latencies in ms; TTFB = first body byte; ΔTTFB = vs fetch-proxy; CPU = user+system of that server process only ' +
-        '(gateway: /proc, 10 ms ticks; others: process.cpuUsage).',
+        `(${baseline === undefined ? 'gateway' : 'gateway and baseline'}: /proc, 10 ms ticks; others: process.cpuUsage).`,
     );
-    console.log(`Gateway access log: ${Math.round(gatewayLogBytes / gatewayRequests)} bytes per request on stdout.`);
+    for (const [name, log] of accessLogs) {
+      const label = name === 'gateway' ? 'Gateway' : 'Baseline';
+      console.log(`${label} access log: ${Math.round(log.bytes / log.requests)} bytes per request on stdout.`);
+    }
     const failed = cells.filter((c) => c.errors > 0);
     for (const c of failed) console.log(`ERRORS ${c.target} ${c.mode} c${c.concurrency}: ${c.errors} (first: ${c.firstError})`);
     const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
     console.log(`Run took ${((performance.now() - started) / 1000).toFixed(1)} s; load average now ${load}.`);
+    const beforeAfter = formatBeforeAfter(cells);
+    if (beforeAfter !== '') console.log(`\n${beforeAfter}`);
     return failed.length > 0 ? 1 : 0;
   } finally {
     await stopAll();
@@ -268,7 +348,8 @@ main().then(
       process.exitCode = 130;
       return;
     }
-    process.stderr.write(`bench/gateway: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    const text = error instanceof BenchEnvError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+    process.stderr.write(`bench/gateway: ${text}\n`);
     process.exitCode = 1;
   },
 );
