@@ -12,12 +12,19 @@ export const CONFIG_ENV = 'PORTCULLIS_CONFIG';
 export const DATA_DIR_ENV = 'PORTCULLIS_DATA_DIR';
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
-/** The embedded default: the demo provider behind service-chat (and service-auto). */
+/**
+ * The embedded default: the demo provider behind service-chat and
+ * service-vision, so service-auto can be seen choosing by image
+ * (`x-portcullis-route: service-vision; reason=image_url`).
+ */
 export function embeddedConfigValue(): unknown {
   return {
     listen: { host: '127.0.0.1', port: 8080 },
     providers: { demo: { type: 'demo' } },
-    aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } },
+    aliases: {
+      'service-chat': { provider: 'demo', model: 'portcullis-demo' },
+      'service-vision': { provider: 'demo', model: 'portcullis-demo', capabilities: ['vision'] },
+    },
     auto: { default: 'service-chat' },
   };
 }

@@ -7,16 +7,21 @@
 // 1. A tool call is made when `tools` is non-empty and either
 //    - tool_choice is "required" or names a function (this wins over rule 2), or
 //    - tool_choice is absent or "auto", the last message is not a tool result,
-//      and the text of the last user message contains a tool's name
-//      (case-insensitive) or one of the whole words "tool", "tools", "call",
-//      "use" (words are runs of ASCII letters, digits and "_").
-//    The tool is the named one, else the first tool whose name appears in that
-//    text, else the first tool. Its arguments are built from the parameters
-//    schema (see `placeholderArguments`). tool_choice "none" never calls a tool.
+//      and the last user message plainly asks for what a tool does: it contains
+//      the tool's name (case-insensitive), or one of the words of its name or
+//      description ("What is the weather in Paris?" asks get_weather, "Get the
+//      current weather for a city"; generic words such as get, list, the, for
+//      do not count), or one of the whole words "tool", "tools", "call", "use".
+//    The tool is the named one, else the one whose name appears in that text,
+//    else the one sharing the most words with it (name words count double),
+//    else the first tool. Its arguments are built from the parameters schema
+//    and the user's words (see `demoArguments`). tool_choice "none" never calls
+//    a tool.
 // 2. When the last message is a tool result, the reply quotes it:
 //    `Portcullis demo provider (not a language model). The tool returned: "<result>". The request had N messages.`
-// 3. Otherwise the reply echoes the last user message:
+// 3. Otherwise the reply echoes the last user message (and counts its images):
 //    `Portcullis demo provider (not a language model). You said: "<text>". The request had N messages.`
+//    `... You said: "<text>" and sent 1 image. The request had N messages.`
 //    Quoted texts are cut to 200 characters, with "…" added when cut.
 // 4. With response_format json_object the text is a JSON object instead:
 //    `{"demo": true, "note": "...", "echo": "<text>", "messages": N}` ("tool_result"
@@ -72,7 +77,7 @@ export function planDemoReply(request: ChatRequest): DemoReply {
 
   const tool = chooseTool(request);
   if (tool !== undefined && maxOutput > 0) {
-    const all = splitArguments(JSON.stringify(placeholderArguments(tool.function.parameters)));
+    const all = splitArguments(JSON.stringify(demoArguments(tool.function.parameters, lastUserText(request.messages))));
     const kept = Math.min(all.length, maxOutput - 1);
     return {
       kind: DemoReplyKind.ToolCall,
@@ -103,11 +108,79 @@ export function chooseTool(request: ChatRequest): ToolDefinition | undefined {
     return named ?? { type: 'function', function: { name: choice.function.name } };
   }
   const userText = lastUserText(request.messages).toLowerCase();
-  const mentioned = tools.find((t) => t.function.name !== '' && userText.includes(t.function.name.toLowerCase()));
+  const mentioned = tools.find((t) => t.function.name !== '' && userText.includes(t.function.name.toLowerCase())) ?? bestMatch(tools, userText);
   if (choice === 'required') return mentioned ?? tools[0];
   if (lastMessage(request.messages)?.role === 'tool') return undefined;
   if (mentioned !== undefined) return mentioned;
   return hasTriggerWord(userText) ? tools[0] : undefined;
+}
+
+/** Words that say nothing about what a tool does. */
+const GENERIC_WORDS: ReadonlySet<string> = new Set(
+  ('a an and are as at be by can could do does for from function get give has have how i in info information is it its list look lookup ' +
+    'make me my of on or please run set show tell that the this to tool tools up use what when where which who why will with would you your current data details')
+    .split(' '),
+);
+
+/** Lower-case content words, a plural "s" dropped, generic words left out. */
+function contentWords(text: string): Set<string> {
+  const words = new Set<string>();
+  // camelCase and snake_case names come apart into their words.
+  const spaced = text.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  for (const raw of spaced.split(/[^a-z0-9]+/)) {
+    if (raw.length < 3 || GENERIC_WORDS.has(raw)) continue;
+    words.add(raw.length > 3 && raw.endsWith('s') && !raw.endsWith('ss') ? raw.slice(0, -1) : raw);
+  }
+  return words;
+}
+
+/** The tool sharing the most content words with the user's text; name words count double. */
+function bestMatch(tools: readonly ToolDefinition[], userText: string): ToolDefinition | undefined {
+  const said = contentWords(userText);
+  let best: ToolDefinition | undefined;
+  let bestScore = 0;
+  for (const tool of tools) {
+    const nameWords = contentWords(tool.function.name);
+    let score = 0;
+    for (const word of nameWords) if (said.has(word)) score += 2;
+    for (const word of contentWords(tool.function.description ?? '')) if (said.has(word) && !nameWords.has(word)) score += 1;
+    if (score > bestScore) {
+      best = tool;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+/**
+ * Plausible arguments: the schema's placeholders (`placeholderArguments`),
+ * with string properties that name a place or a query filled from the user's
+ * words: a capitalised name after "in", "at", "for", "near", "to" or "from"
+ * for city, location, place and the like ("Paris"), the user's text (cut to
+ * 200 characters) for query, question, text, prompt, input and the like.
+ */
+export function demoArguments(parameters: Record<string, unknown> | undefined, userText: string): Record<string, unknown> {
+  const args = placeholderArguments(parameters);
+  const properties = asRecord(parameters?.['properties']) ?? {};
+  const place = placeIn(userText);
+  for (const name of Object.keys(args)) {
+    if (args[name] !== 'demo') continue;
+    const schema = asRecord(properties[name]);
+    if (schema !== undefined && schema['type'] !== undefined && schema['type'] !== 'string') continue;
+    const key = name.toLowerCase();
+    if (place !== undefined && PLACE_PROPERTY.test(key)) args[name] = place;
+    else if (userText !== '' && QUERY_PROPERTY.test(key)) args[name] = quote(userText);
+  }
+  return args;
+}
+
+const PLACE_PROPERTY = /^(city|town|location|place|country|region|destination|origin|address|where)(_?name)?$/;
+const QUERY_PROPERTY = /^(q|query|question|search|search_?query|text|prompt|input|message|keywords?|terms?|topic)$/;
+
+/** The first capitalised name after a preposition of place: "the weather in New York?" → "New York". */
+function placeIn(text: string): string | undefined {
+  const match = /\b(?:in|at|for|near|to|from)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*)*)/u.exec(text);
+  return match?.[1];
 }
 
 /**
@@ -176,12 +249,16 @@ export function replyText(request: ChatRequest): string {
       [afterTool ? 'tool_result' : 'echo', quoted],
       ['messages', messages.length],
     ];
+    const images = afterTool ? 0 : lastUserImages(messages);
+    if (images > 0) entries.push(['images', images]);
     return `{${entries.map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)}`).join(', ')}}`;
   }
   const count = `The request had ${messages.length} ${messages.length === 1 ? 'message' : 'messages'}.`;
+  const images = afterTool ? 0 : lastUserImages(messages);
+  const sent = images === 0 ? '' : ` and sent ${images} ${images === 1 ? 'image' : 'images'}`;
   return afterTool
     ? `${DEMO_NOTICE} The tool returned: "${quoted}". ${count}`
-    : `${DEMO_NOTICE} You said: "${quoted}". ${count}`;
+    : `${DEMO_NOTICE} You said: "${quoted}"${sent}. ${count}`;
 }
 
 /** Pieces at spaces: the first word, then " word" for each following one. */
@@ -241,6 +318,16 @@ function lastUserText(messages: readonly ChatMessage[]): string {
     if (message.role === 'user') return messageText(message);
   }
   return '';
+}
+
+/** How many image parts the last user message has. */
+function lastUserImages(messages: readonly ChatMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as ChatMessage;
+    if (message.role !== 'user') continue;
+    return Array.isArray(message.content) ? message.content.filter((part) => part.type === 'image_url').length : 0;
+  }
+  return 0;
 }
 
 /** The text of a message: string content, or its text parts joined. */

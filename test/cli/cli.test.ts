@@ -120,7 +120,7 @@ async function statusWithin(url: string, key: string, want: number): Promise<num
 test('the embedded default serves the demo provider and says how to create a key', { skip: !existsSync(MAIN) && 'build first', timeout: 30_000 }, async () => {
   const dataDir = path.join(tmp, 'embedded-data');
   const { child, banner } = await startServe([], { PORTCULLIS_DATA_DIR: dataDir });
-  assert.match(banner, /aliases: service-chat, service-auto/);
+  assert.match(banner, /aliases: service-chat, service-vision, service-auto\n/);
   assert.match(banner, /not a language model/);
   // Run as `node <path to main.js>` from tmp: the hint is what can be typed there.
   assert.ok(banner.includes(`No API keys yet. Create one with: node ${MAIN} keys create --name my-app\n`), banner);

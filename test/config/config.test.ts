@@ -93,12 +93,14 @@ test('alias model defaults to the alias name; auto.default defaults to the first
   assert.deepEqual(c.providers['d'], { type: 'demo', delayMs: 0 });
 });
 
-test('loadConfig: the embedded default serves the demo provider on 127.0.0.1:8080', () => {
+test('loadConfig: the embedded default serves the demo provider on 127.0.0.1:8080, service-vision for images', () => {
   const c = loadConfig({ env: {}, cwd: dir });
   assert.equal(c.source, null);
   assert.deepEqual(c.listen, { host: '127.0.0.1', port: 8080 });
-  assert.deepEqual(Object.keys(c.aliases), ['service-chat']);
+  assert.deepEqual(Object.keys(c.aliases), ['service-chat', 'service-vision']);
   assert.equal(c.aliases['service-chat']?.targets[0]?.provider, 'demo');
+  assert.equal(c.aliases['service-vision']?.targets[0]?.provider, 'demo');
+  assert.deepEqual(c.aliases['service-vision']?.capabilities, ['vision']);
   assert.equal(c.providers['demo']?.type, 'demo');
   assert.equal(c.auto.default, 'service-chat');
   assert.equal(c.dataDir, path.join(dir, 'data'));

@@ -124,7 +124,7 @@ test('complete: echoes the last user message (text parts joined), counts message
       ],
     }),
   );
-  assert.equal(result.choices[0]?.message.content, `${NOTICE} You said: "${'x'.repeat(199)}😀…". The request had 4 messages.`);
+  assert.equal(result.choices[0]?.message.content, `${NOTICE} You said: "${'x'.repeat(199)}😀…" and sent 1 image. The request had 4 messages.`);
   // 9 + 5 + 2 + 202 UTF-16 units of message text.
   assert.equal(result.usage?.prompt_tokens, Math.ceil(218 / 4));
   const none = await provider.complete(call({ messages: [{ role: 'system', content: 'only system' }] }));
