@@ -2,7 +2,7 @@
 // directory (several processes on one directory add up through file locks),
 // limits and budgets in this process's memory.
 import { access, constants } from 'node:fs/promises';
-import { openKeyStore, type FileKeyStore, type KeyStoreOptions } from '../keys/key-store.ts';
+import { openKeyStore, type FileKeyStore, type KeyStoreOptions } from '../keys/file-key-store.ts';
 import { createMemoryLimiter } from '../limits/memory-limiter.ts';
 import { flushPendingUsage, readUsageFile } from '../usage/usage-file.ts';
 import { seriesOf } from '../usage/usage-series.ts';

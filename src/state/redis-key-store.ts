@@ -9,9 +9,10 @@
 // The raw key is never stored, only its SHA-256 (as in keys.json).
 //
 // Writes are compare-and-set Lua scripts: a change reads the record, builds the new
-// one with the same checks as the file store, and the script stores it only if the
-// record is still the one read (else it is read again, at most MAX_WRITE_ATTEMPTS
-// times). Two admins on two instances therefore never lose each other's changes.
+// one with the record functions the file store uses (src/keys/key-records.ts, so both
+// refuse the same things: a revoked key is never changed), and the script stores it
+// only if the record is still the one read (else it is read again, at most
+// MAX_WRITE_ATTEMPTS times). Two admins on two instances therefore never lose each other's changes.
 // Not WATCH/MULTI: the client multiplexes every caller on one connection, where a
 // WATCH would watch on behalf of everybody.
 //
@@ -27,12 +28,13 @@ import type { RedisClient } from '../redis/client.ts';
 import { RedisUnavailableError } from '../redis/errors.ts';
 import type { RedisReply } from '../redis/resp.ts';
 import { defineScript } from '../redis/script.ts';
-import { generateApiKey, hashApiKey, isWellFormedApiKey, keyDisplayPrefix } from '../keys/api-key.ts';
+import { generateApiKey, hashApiKey, isWellFormedApiKey } from '../keys/api-key.ts';
 import { createLastUsedBatch } from '../keys/last-used-batch.ts';
-import { KeyAlreadyRevokedError, KeyFileInvalidError, KeyNotFoundError, KeyRevokedError, KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
-import { checkPatch, patchedRecord, type IssuedKey, type KeyPatch, type KeyStore, type ListedKey } from '../keys/key-store.ts';
-import { parseKeySettings, type KeySettingsInput } from '../keys/key-settings.ts';
-import { KEY_FILE_VERSION, laterTime, newKeyId, parseKeysFile, parseLastUsedFile, storedRecord, validateKeyName, type KeyRecord } from '../keys/store-format.ts';
+import { KeyFileInvalidError, KeyNotFoundError, KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
+import { checkNewKey, checkPatch, createKeyRecord, patchKeyRecord, requireRecord, revokeKeyRecord, rotateKeyRecord } from '../keys/key-records.ts';
+import type { KeySettingsInput } from '../keys/key-settings.ts';
+import { KEY_FILE_VERSION, laterTime, newKeyId, parseKeysFile, parseLastUsedFile, storedRecord, type KeyRecord } from '../keys/store-format.ts';
+import type { IssuedKey, KeyPatch, KeyStore, ListedKey } from './key-store-port.ts';
 
 export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
 export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
@@ -231,7 +233,7 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
     return reply;
   }
 
-  /** Compare-and-set loop over the active key `id`. `change` may run several times. */
+  /** Compare-and-set loop over the record `id`: `change` is a record function of key-records.ts, and may run several times. */
   async function changeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
     if (closed) throw new KeyStoreClosedError();
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
@@ -257,13 +259,6 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
       }
     }
     throw new KeyStoreIoError('write', location, new Error(`key ${id} kept changing during ${MAX_WRITE_ATTEMPTS} attempts`));
-  }
-
-  function activeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
-    return changeKey(id, (current) => {
-      if (current.revokedAt !== null) throw new KeyRevokedError(current.id);
-      return change(current);
-    });
   }
 
   async function readLastUsed(): Promise<Map<string, string>> {
@@ -321,20 +316,10 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
 
     async create(name: string, input: KeySettingsInput = {}) {
       if (closed) throw new KeyStoreClosedError();
-      const cleanName = validateKeyName(name);
-      const settings = parseKeySettings(input, clock().getTime());
+      const newKey = checkNewKey(name, input, clock().getTime());
       for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
         const key = generateApiKey();
-        const record: KeyRecord = Object.freeze({
-          id: newKeyId(),
-          name: cleanName,
-          prefix: keyDisplayPrefix(key),
-          hash: hashApiKey(key),
-          createdAt: clock().toISOString(),
-          revokedAt: null,
-          rotatedAt: null,
-          ...settings,
-        });
+        const record = createKeyRecord(newKeyId(), key, newKey, clock().toISOString());
         let version: number;
         try {
           version = await putRecord(record.id, '', record, '');
@@ -353,31 +338,28 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
     list: listKeys,
 
     async get(id: string) {
-      const found = (await listKeys()).find((k) => k.id === id);
-      if (found === undefined) throw new KeyNotFoundError(String(id));
-      return found;
+      return requireRecord(id, (await listKeys()).find((k) => k.id === id));
     },
 
     async update(id: string, patch: KeyPatch) {
-      const changes = checkPatch(patch);
-      return activeKey(id, (current) => {
-        const record = patchedRecord(current, changes, patch);
+      const checked = checkPatch(patch);
+      return changeKey(id, (current) => {
+        const record = patchKeyRecord(current, checked);
         return { record, result: record };
       });
     },
 
     rotate(id: string) {
-      return activeKey(id, (current) => {
+      return changeKey(id, (current) => {
         const key = generateApiKey();
-        const record: KeyRecord = Object.freeze({ ...current, prefix: keyDisplayPrefix(key), hash: hashApiKey(key), rotatedAt: clock().toISOString() });
+        const record = rotateKeyRecord(current, key, clock().toISOString());
         return { record, result: { key, record } satisfies IssuedKey };
       });
     },
 
     revoke(id: string) {
       return changeKey(id, (current) => {
-        if (current.revokedAt !== null) throw new KeyAlreadyRevokedError(current.id, current.revokedAt);
-        const record: KeyRecord = Object.freeze({ ...current, revokedAt: clock().toISOString() });
+        const record = revokeKeyRecord(current, clock().toISOString());
         return { record, result: record };
       });
     },

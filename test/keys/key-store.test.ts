@@ -15,7 +15,7 @@ import {
   KeyStoreLockTimeoutError,
 } from '../../src/keys/errors.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
-import { openKeyStore, type FileKeyStore as KeyStore, type KeyStoreOptions } from '../../src/keys/key-store.ts';
+import { openKeyStore, type FileKeyStore as KeyStore, type KeyStoreOptions } from '../../src/keys/file-key-store.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-store-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -199,7 +199,7 @@ test('concurrent creates and revokes from two store instances lose nothing', asy
 });
 
 const execFileAsync = promisify(execFile);
-const STORE_MODULE = new URL(`../../src/keys/key-store${path.extname(new URL(import.meta.url).pathname)}`, import.meta.url).href;
+const STORE_MODULE = new URL(`../../src/keys/file-key-store${path.extname(new URL(import.meta.url).pathname)}`, import.meta.url).href;
 const CHILD_SCRIPT = `
 const [moduleUrl, dir, label, count] = process.argv.slice(1);
 const { openKeyStore } = await import(moduleUrl);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { hashApiKey } from '../../src/keys/api-key.ts';
-import type { KeyStore } from '../../src/keys/key-store.ts';
+import type { KeyStore } from '../../src/state/key-store-port.ts';
 import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
 import { openRedisKeyStore, parseStoredRecord, recordJson, redisKeyStoreKeys, type RedisKeyStoreOptions } from '../../src/state/redis-key-store.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
