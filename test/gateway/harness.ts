@@ -9,7 +9,7 @@ import { parseConfig } from '../../src/config/config-parser.ts';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
 import type { KeySettingsInput } from '../../src/keys/key-settings.ts';
 import type { GatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
-import { openMemoryBackend, type MemoryBackend } from '../../src/state/memory-backend.ts';
+import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
 
 export interface UpstreamRequest {
@@ -69,7 +69,7 @@ export interface TestGateway {
   logs: Record<string, unknown>[];
   /** The gateway itself (routes, inFlight, shutdown) and its state backend (keys, limiter). */
   gateway: Gateway;
-  state: MemoryBackend;
+  state: FileBackend;
   flushUsage(): Promise<void>;
   close(): Promise<void>;
 }
@@ -113,7 +113,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     auto: { default: 'service-chat' },
   };
   const config = parseConfig({ ...value, dataDir }, null, dataDir);
-  const state = openMemoryBackend(dataDir);
+  const state = openFileBackend(dataDir);
   const keys = state.keys;
   const created = await keys.create('integration', options.keySettings);
   const logs: Record<string, unknown>[] = [];

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
-import { createFileUsageStore } from '../../src/state/memory-backend.ts';
+import { createFileUsageStore } from '../../src/state/file-usage-store.ts';
 import { bucketTtlMs, createRedisUsageStore, redisUsageIdsKey, redisUsageKeys } from '../../src/state/redis-usage-store.ts';
 import type { KeyUsage, PendingUsage } from '../../src/usage/usage-ledger.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
