@@ -6,7 +6,8 @@ import { after, before, test } from 'node:test';
 import { hashApiKey } from '../../src/keys/api-key.ts';
 import type { KeyStore } from '../../src/state/key-store-port.ts';
 import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
-import { openRedisKeyStore, parseStoredRecord, recordJson, redisKeyStoreKeys, type RedisKeyStoreOptions } from '../../src/state/redis-key-store.ts';
+import { parseStoredRecord, recordJson, redisKeyStoreKeys } from '../../src/state/redis-key-layout.ts';
+import { openRedisKeyStore, type RedisKeyStoreOptions } from '../../src/state/redis-key-store.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
 import { runKeyStoreContract } from './key-store-contract.ts';
 
