@@ -21,7 +21,7 @@ import {
   KeyStoreError,
 } from '../keys/errors.ts';
 import { keyStatus, type KeyStatus } from '../keys/key-settings.ts';
-import type { KeyPatch, KeyRecord, ListedKey } from '../keys/key-store.ts';
+import type { KeyPatch, KeyRecord, ListedKey } from '../state/key-store-port.ts';
 import { budgetWindowAt } from '../limits/budget-period.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { GRANULARITIES, type Granularity } from '../usage/usage-series.ts';

@@ -3,7 +3,7 @@
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import type { Gateway, PreparedReload } from '../gateway/gateway.ts';
 import { KeyStoreError } from '../keys/errors.ts';
-import type { KeyStore } from '../keys/key-store.ts';
+import type { KeyStore } from '../state/key-store-port.ts';
 import type { LevelledLogger, LogLevel } from '../log/logger.ts';
 
 export interface ReloaderOptions {

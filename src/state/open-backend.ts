@@ -2,9 +2,9 @@
 // instance) or a shared Redis (several). Used by `serve` and by the CLI, so
 // `portcullis keys create` writes where the running gateways read.
 import type { GatewayConfig } from '../config/config.ts';
-import type { KeyStoreOptions } from '../keys/key-store.ts';
+import type { KeyStoreOptions } from '../keys/file-key-store.ts';
 import type { Logger } from '../log/logger.ts';
-import { openMemoryBackend } from './memory-backend.ts';
+import { openFileBackend } from './file-backend.ts';
 import { openRedisBackend, type StateOperation } from './redis-backend.ts';
 import type { StateBackend } from './state-backend.ts';
 
@@ -21,7 +21,7 @@ export interface OpenBackendOptions {
 /** Rejects with KeyStoreError (a broken keys.json), ConfigError (a Redis password) or a Redis connection error. */
 export async function openStateBackend(config: GatewayConfig, options: OpenBackendOptions): Promise<StateBackend> {
   if (config.state.backend === 'memory' || config.state.redis === null) {
-    return openMemoryBackend(config.dataDir, {
+    return openFileBackend(config.dataDir, {
       ...(options.watch === undefined ? {} : { watch: options.watch }),
       ...(options.onKeyStoreError === undefined ? {} : { onError: options.onKeyStoreError }),
     });

@@ -23,7 +23,7 @@ import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { ConfigError, type RedisStateConfig } from '../config/config.ts';
-import type { KeyStore } from '../keys/key-store.ts';
+import type { KeyStore } from './key-store-port.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { AdmitDecision, AdmitInput, Limiter, Permit, SettleInput } from '../limits/limiter.ts';
 import { createMemoryLimiter } from '../limits/memory-limiter.ts';

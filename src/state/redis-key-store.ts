@@ -1,7 +1,7 @@
 // The API key store in Redis, shared by every gateway instance on it.
 //
 // Layout under prefix P (all in the hash tag {keys}, so one Cluster slot and the
-// scripts below may touch them together):
+// scripts of redis-key-layout.ts may touch them together):
 //   P{keys}:records    hash  key id -> record JSON (the keys.json record format, checked as strictly)
 //   P{keys}:by-hash    hash  SHA-256 of the raw key -> key id (uniqueness of secrets)
 //   P{keys}:version    string counter, INCR'd by every create/update/rotate/revoke
@@ -9,9 +9,10 @@
 // The raw key is never stored, only its SHA-256 (as in keys.json).
 //
 // Writes are compare-and-set Lua scripts: a change reads the record, builds the new
-// one with the same checks as the file store, and the script stores it only if the
-// record is still the one read (else it is read again, at most MAX_WRITE_ATTEMPTS
-// times). Two admins on two instances therefore never lose each other's changes.
+// one with the record functions the file store uses (src/keys/key-records.ts, so both
+// refuse the same things: a revoked key is never changed), and the script stores it
+// only if the record is still the one read (else it is read again, at most
+// MAX_WRITE_ATTEMPTS times). Two admins on two instances therefore never lose each other's changes.
 // Not WATCH/MULTI: the client multiplexes every caller on one connection, where a
 // WATCH would watch on behalf of everybody.
 //
@@ -26,13 +27,14 @@
 import type { RedisClient } from '../redis/client.ts';
 import { RedisUnavailableError } from '../redis/errors.ts';
 import type { RedisReply } from '../redis/resp.ts';
-import { defineScript } from '../redis/script.ts';
-import { generateApiKey, hashApiKey, isWellFormedApiKey, keyDisplayPrefix } from '../keys/api-key.ts';
+import { generateApiKey, hashApiKey, isWellFormedApiKey } from '../keys/api-key.ts';
 import { createLastUsedBatch } from '../keys/last-used-batch.ts';
-import { KeyAlreadyRevokedError, KeyFileInvalidError, KeyNotFoundError, KeyRevokedError, KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
-import { checkPatch, patchedRecord, type IssuedKey, type KeyPatch, type KeyStore, type ListedKey } from '../keys/key-store.ts';
-import { parseKeySettings, type KeySettingsInput } from '../keys/key-settings.ts';
-import { KEY_FILE_VERSION, laterTime, newKeyId, parseKeysFile, parseLastUsedFile, storedRecord, validateKeyName, type KeyRecord } from '../keys/store-format.ts';
+import { KeyFileInvalidError, KeyNotFoundError, KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
+import { checkNewKey, checkPatch, createKeyRecord, patchKeyRecord, requireRecord, revokeKeyRecord, rotateKeyRecord } from '../keys/key-records.ts';
+import type { KeySettingsInput } from '../keys/key-settings.ts';
+import { laterTime, newKeyId, parseLastUsedFile, type KeyRecord } from '../keys/store-format.ts';
+import type { IssuedKey, KeyPatch, KeyStore, ListedKey } from './key-store-port.ts';
+import { MERGE_LAST_USED_SCRIPT, parseStoredRecord, PUT_RECORD_SCRIPT, RECORD_ADVICE, recordJson, redisKeyStoreKeys, SNAPSHOT_SCRIPT } from './redis-key-layout.ts';
 
 export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
 export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
@@ -42,8 +44,6 @@ export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
  * fewer than this.
  */
 const MAX_WRITE_ATTEMPTS = 100;
-const RECORD_ADVICE = 'Nothing was changed in Redis; repair the record (HSET) or restore it from a backup.';
-
 export interface RedisKeyStoreOptions {
   /** Prefix of every key, e.g. `portcullis:`. */
   keyPrefix: string;
@@ -57,82 +57,6 @@ export interface RedisKeyStoreOptions {
   onError?: (error: Error) => void;
   /** Where the keys live, for messages (e.g. `redis://10.0.0.5:6379/0`). */
   location?: string;
-}
-
-export interface RedisKeyStoreKeys {
-  records: string;
-  byHash: string;
-  version: string;
-  lastUsed: string;
-}
-
-export function redisKeyStoreKeys(keyPrefix: string): RedisKeyStoreKeys {
-  const base = `${keyPrefix}{keys}`;
-  return { records: `${base}:records`, byHash: `${base}:by-hash`, version: `${base}:version`, lastUsed: `${base}:last-used` };
-}
-
-/** The version and every record, read at one instant. KEYS: records, version. */
-const SNAPSHOT_SCRIPT = defineScript(`
-return { redis.call('GET', KEYS[2]) or '0', redis.call('HGETALL', KEYS[1]) }
-`);
-
-/**
- * Compare-and-set of one record. KEYS: records, by-hash, version. ARGV: 1 id,
- * 2 the record JSON read ('' = must not exist), 3 new JSON, 4 old hash ('' = none),
- * 5 new hash. Returns the new version; 0 when the record changed meanwhile (or the id
- * exists, for a create); -1 when another key already has the new hash.
- */
-const PUT_RECORD_SCRIPT = defineScript(`
-local current = redis.call('HGET', KEYS[1], ARGV[1])
-if ARGV[2] == '' then
-  if current then return 0 end
-elseif current ~= ARGV[2] then
-  return 0
-end
-if ARGV[5] ~= ARGV[4] then
-  if redis.call('HEXISTS', KEYS[2], ARGV[5]) == 1 then return -1 end
-  if ARGV[4] ~= '' then redis.call('HDEL', KEYS[2], ARGV[4]) end
-  redis.call('HSET', KEYS[2], ARGV[5], ARGV[1])
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-return redis.call('INCR', KEYS[3])
-`);
-
-/** Keeps the later of the stored and the given time per id (ISO times compare as strings). KEYS: last-used. ARGV: id, time, ... */
-const MERGE_LAST_USED_SCRIPT = defineScript(`
-for i = 1, #ARGV, 2 do
-  local current = redis.call('HGET', KEYS[1], ARGV[i])
-  if (not current) or current < ARGV[i + 1] then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-end
-return #ARGV / 2
-`);
-
-/** A record as stored: the fields of keys.json in its order. */
-export function recordJson(r: KeyRecord): string {
-  return JSON.stringify(storedRecord(r));
-}
-
-/** One stored record, checked by the keys.json parser; KeyFileInvalidError naming the id otherwise. */
-export function parseStoredRecord(id: string, json: string, location: string): KeyRecord {
-  const fail = (problem: string, cause?: unknown): never => {
-    throw new KeyFileInvalidError(location, `record ${id}: ${problem}`, RECORD_ADVICE, { cause });
-  };
-  let value: unknown;
-  try {
-    value = JSON.parse(json) as unknown;
-  } catch (cause) {
-    return fail('is not valid JSON', cause);
-  }
-  let records: KeyRecord[] = [];
-  try {
-    records = parseKeysFile(JSON.stringify({ version: KEY_FILE_VERSION, keys: [value] }), location);
-  } catch (error) {
-    if (error instanceof KeyFileInvalidError) fail(error.problem.replace(/^keys\[0\]\.?/, ''), error);
-    throw error;
-  }
-  const record = records[0];
-  if (record === undefined || record.id !== id) return fail(`is stored under the id ${id} but holds ${JSON.stringify(record?.id)}`);
-  return record;
 }
 
 interface Mirror {
@@ -231,7 +155,7 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
     return reply;
   }
 
-  /** Compare-and-set loop over the active key `id`. `change` may run several times. */
+  /** Compare-and-set loop over the record `id`: `change` is a record function of key-records.ts, and may run several times. */
   async function changeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
     if (closed) throw new KeyStoreClosedError();
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
@@ -257,13 +181,6 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
       }
     }
     throw new KeyStoreIoError('write', location, new Error(`key ${id} kept changing during ${MAX_WRITE_ATTEMPTS} attempts`));
-  }
-
-  function activeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
-    return changeKey(id, (current) => {
-      if (current.revokedAt !== null) throw new KeyRevokedError(current.id);
-      return change(current);
-    });
   }
 
   async function readLastUsed(): Promise<Map<string, string>> {
@@ -321,20 +238,10 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
 
     async create(name: string, input: KeySettingsInput = {}) {
       if (closed) throw new KeyStoreClosedError();
-      const cleanName = validateKeyName(name);
-      const settings = parseKeySettings(input, clock().getTime());
+      const newKey = checkNewKey(name, input, clock().getTime());
       for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
         const key = generateApiKey();
-        const record: KeyRecord = Object.freeze({
-          id: newKeyId(),
-          name: cleanName,
-          prefix: keyDisplayPrefix(key),
-          hash: hashApiKey(key),
-          createdAt: clock().toISOString(),
-          revokedAt: null,
-          rotatedAt: null,
-          ...settings,
-        });
+        const record = createKeyRecord(newKeyId(), key, newKey, clock().toISOString());
         let version: number;
         try {
           version = await putRecord(record.id, '', record, '');
@@ -353,31 +260,28 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
     list: listKeys,
 
     async get(id: string) {
-      const found = (await listKeys()).find((k) => k.id === id);
-      if (found === undefined) throw new KeyNotFoundError(String(id));
-      return found;
+      return requireRecord(id, (await listKeys()).find((k) => k.id === id));
     },
 
     async update(id: string, patch: KeyPatch) {
-      const changes = checkPatch(patch);
-      return activeKey(id, (current) => {
-        const record = patchedRecord(current, changes, patch);
+      const checked = checkPatch(patch);
+      return changeKey(id, (current) => {
+        const record = patchKeyRecord(current, checked);
         return { record, result: record };
       });
     },
 
     rotate(id: string) {
-      return activeKey(id, (current) => {
+      return changeKey(id, (current) => {
         const key = generateApiKey();
-        const record: KeyRecord = Object.freeze({ ...current, prefix: keyDisplayPrefix(key), hash: hashApiKey(key), rotatedAt: clock().toISOString() });
+        const record = rotateKeyRecord(current, key, clock().toISOString());
         return { record, result: { key, record } satisfies IssuedKey };
       });
     },
 
     revoke(id: string) {
       return changeKey(id, (current) => {
-        if (current.revokedAt !== null) throw new KeyAlreadyRevokedError(current.id, current.revokedAt);
-        const record: KeyRecord = Object.freeze({ ...current, revokedAt: clock().toISOString() });
+        const record = revokeKeyRecord(current, clock().toISOString());
         return { record, result: record };
       });
     },

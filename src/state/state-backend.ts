@@ -3,19 +3,11 @@
 // the data directory, limits in memory); several instances behind a load
 // balancer share one Redis (redis-backend.ts), so a key created, revoked or
 // spent on one is seen by all. See docs/scaling.md.
-import type { KeyStore } from '../keys/key-store.ts';
 import type { Limiter } from '../limits/limiter.ts';
-import type { KeyUsage, PendingUsage } from '../usage/usage-ledger.ts';
-import type { Granularity, UsageSeries } from '../usage/usage-series.ts';
+import type { KeyStore } from './key-store-port.ts';
+import type { UsageStore } from './usage-store-port.ts';
 
-export interface UsageStore {
-  /** Adds a ledger's drained counters; rejects (and keeps nothing) on failure so the caller can restore them. */
-  add(pending: PendingUsage, nowMs: number): Promise<void>;
-  /** One key's usage series ending at `nowMs`. */
-  series(keyId: string, granularity: Granularity, nowMs: number): Promise<UsageSeries>;
-  /** Every key's all-time totals. */
-  totals(): Promise<Map<string, KeyUsage>>;
-}
+export type { UsageStore } from './usage-store-port.ts';
 
 export const BackendHealth = {
   Ok: 'ok',

@@ -15,14 +15,14 @@ import { createAliasRoutes } from '../../src/gateway/alias-targets.ts';
 import { sendJson } from '../../src/http/respond.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createDemoProvider } from '../../src/providers/demo.ts';
-import { openMemoryBackend, type MemoryBackend } from '../../src/state/memory-backend.ts';
+import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { createUsageLedger } from '../../src/usage/usage-ledger.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const NOW = Date.parse('2026-11-22T05:30:00.000Z');
 let dir: string;
-let state: MemoryBackend;
+let state: FileBackend;
 let admin: AdminServer;
 let base: string;
 let bootstrap: BootstrapToken;
@@ -45,7 +45,7 @@ before(async () => {
     dir,
   );
   const routes = createAliasRoutes(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
-  state = openMemoryBackend(config.dataDir, { watch: false });
+  state = openFileBackend(config.dataDir, { watch: false });
   bootstrap = createBootstrapToken();
   admin = createAdminServer({
     view: () => ({ config, routes }),

@@ -16,7 +16,7 @@ import { embeddedConfigValue } from '../../src/config/config-loader.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createGateway } from '../../src/gateway/gateway.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { openMemoryBackend } from '../../src/state/memory-backend.ts';
+import { openFileBackend } from '../../src/state/file-backend.ts';
 
 /** Usage reaches the state backend this often: a test polling the usage view sees it within a few polls. */
 const USAGE_FLUSH_MS = 200;
@@ -68,7 +68,7 @@ export async function startAdminGateway(): Promise<AdminGateway> {
   });
   const config = parseConfig({ ...(embeddedConfigValue() as Record<string, unknown>), dataDir }, null, dataDir);
   // One backend for both listeners, as in `serve`: a key the dashboard creates is live on the API at once.
-  const state = openMemoryBackend(dataDir, { watch: false });
+  const state = openFileBackend(dataDir, { watch: false });
   const gateway = createGateway({ config, state, logger, env: {}, usageFlushMs: USAGE_FLUSH_MS });
   const bootstrap = createBootstrapToken();
   const admin = createAdminServer({

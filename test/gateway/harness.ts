@@ -11,7 +11,7 @@ import { createGateway, type Gateway, type ReloadSummary } from '../../src/gatew
 import { API_LISTENER, listenOn } from '../../src/ops/listen.ts';
 import type { KeySettingsInput } from '../../src/keys/key-settings.ts';
 import type { GatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
-import { openMemoryBackend, type MemoryBackend } from '../../src/state/memory-backend.ts';
+import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
 
 export interface UpstreamRequest {
@@ -71,7 +71,7 @@ export interface TestGateway {
   logs: Record<string, unknown>[];
   /** The gateway itself (routes, inFlight, shutdown) and its state backend (keys, limiter). */
   gateway: Gateway;
-  state: MemoryBackend;
+  state: FileBackend;
   flushUsage(): Promise<void>;
   close(): Promise<void>;
 }
@@ -115,7 +115,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     auto: { default: 'service-chat' },
   };
   const config = parseConfig({ ...value, dataDir }, null, dataDir);
-  const state = openMemoryBackend(dataDir);
+  const state = openFileBackend(dataDir);
   const keys = state.keys;
   const created = await keys.create('integration', options.keySettings);
   const logs: Record<string, unknown>[] = [];

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { GatewayConfig } from '../../src/config/config.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
-import { openMemoryBackend } from '../../src/state/memory-backend.ts';
+import { openFileBackend } from '../../src/state/file-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { listenLocal, type RawResponse } from './harness.ts';
 
@@ -28,7 +28,7 @@ export interface LifecycleGateway {
 export async function startLifecycleGateway(value: Record<string, unknown>): Promise<LifecycleGateway> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-lifecycle-'));
   const configFor = (v: Record<string, unknown>): GatewayConfig => parseConfig({ ...v, dataDir }, null, dataDir);
-  const state = openMemoryBackend(dataDir, { watch: false });
+  const state = openFileBackend(dataDir, { watch: false });
   const keys = state.keys;
   const created = await keys.create('lifecycle');
   const logs: Record<string, unknown>[] = [];

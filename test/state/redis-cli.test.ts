@@ -73,6 +73,14 @@ test('keys create/update/revoke with the Redis backend write to Redis, never to 
   assert.equal((await cli(['keys', 'revoke', id])).code, 0);
   await backend.keys.reload();
   assert.equal(backend.keys.authenticate(key), null);
+
+  // A revoked key stays revoked, exactly as with the file backend.
+  const refused = `Key ${id} is revoked; create a new key instead.\n`;
+  assert.deepEqual(await cli(['keys', 'update', id, '--name', 'back']), { code: 1, stdout: '', stderr: `portcullis keys update: ${refused}` });
+  assert.deepEqual(await cli(['keys', 'update', id, '--rpm', '5']), { code: 1, stdout: '', stderr: `portcullis keys update: ${refused}` });
+  assert.deepEqual(await cli(['keys', 'rotate', id]), { code: 1, stdout: '', stderr: `portcullis keys rotate: ${refused}` });
+  const kept = JSON.parse((await cli(['keys', 'list', '--json'])).stdout) as Array<{ name: string; limits: { requestsPerMinute: number | null } }>;
+  assert.deepEqual(kept.map((k) => [k.name, k.limits.requestsPerMinute]), [['shared', null]]);
 });
 
 test('keys with the Redis backend unreachable: exit 1 with the reason, nothing half-written', async () => {

@@ -1,5 +1,6 @@
-// The Redis usage store against a real redis-server, checked against the file store:
-// the same flushes must give the same series and totals.
+// The Redis usage store against a real redis-server: the shared usage store contract,
+// a check against the file store (the same flushes must give the same series and
+// totals), then what only Redis has.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -7,10 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
-import { createFileUsageStore } from '../../src/state/memory-backend.ts';
+import { createFileUsageStore } from '../../src/state/file-usage-store.ts';
 import { bucketTtlMs, createRedisUsageStore, redisUsageIdsKey, redisUsageKeys } from '../../src/state/redis-usage-store.ts';
 import type { KeyUsage, PendingUsage } from '../../src/usage/usage-ledger.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+import { runUsageStoreContract } from './usage-store-contract.ts';
 
 const HOUR = 3_600_000;
 const NOW = Date.UTC(2026, 10, 22, 12, 30);
@@ -30,6 +32,9 @@ after(async () => {
   await server.stop();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
+
+// The client is created in before(), after this registration runs; the store is made per case.
+runUsageStoreContract('redis', () => createRedisUsageStore(client, { keyPrefix: `c${randomUUID().slice(0, 8)}:` }));
 
 function pending(entries: [string, number, KeyUsage][]): PendingUsage {
   const out: PendingUsage = new Map();

@@ -1,3 +1,6 @@
+// What only the file adapter of the key store has: keys.json on disk (mode, format,
+// corruption, crashed writers), its lock, and processes sharing one directory. The
+// behaviour every key store shares is in file-key-store-contract.test.ts.
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -6,16 +9,9 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.ts';
-import {
-  InvalidKeyNameError,
-  KeyAlreadyRevokedError,
-  KeyFileInvalidError,
-  KeyNotFoundError,
-  KeyStoreClosedError,
-  KeyStoreLockTimeoutError,
-} from '../../src/keys/errors.ts';
+import { InvalidKeyNameError, KeyFileInvalidError, KeyStoreLockTimeoutError } from '../../src/keys/errors.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
-import { openKeyStore, type FileKeyStore as KeyStore, type KeyStoreOptions } from '../../src/keys/key-store.ts';
+import { openKeyStore, type FileKeyStore as KeyStore, type KeyStoreOptions } from '../../src/keys/file-key-store.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-store-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -25,10 +21,7 @@ function freshDir(): string {
 }
 
 const T0 = Date.parse('2025-01-31T12:00:00.000Z');
-function manualClock(): { clock: () => Date; advance(ms: number): void } {
-  let now = T0;
-  return { clock: () => new Date(now), advance: (ms) => void (now += ms) };
-}
+const clock = (): Date => new Date(T0);
 
 const opened: KeyStore[] = [];
 after(async () => {
@@ -53,7 +46,6 @@ test('opening creates the data directory with mode 0700 and an empty store', asy
 
 test('create stores the hash, never the key, in a 0600 file, and the key authenticates', async () => {
   const dir = freshDir();
-  const { clock } = manualClock();
   const store = open(dir, { clock });
   const { key, record } = await store.create('  my app ');
   assert.match(key, /^pcl_[0-9A-Za-z]{49}$/);
@@ -89,48 +81,6 @@ test('create refuses a bad name before touching the disk', async () => {
     await assert.rejects(store.create(name), (err: unknown) => err instanceof InvalidKeyNameError && err.code === 'invalid_key_name');
   }
   assert.deepEqual(readdirSync(dir), []);
-});
-
-test('revoke stamps revokedAt; the key stops authenticating; errors for twice and unknown ids', async () => {
-  const { clock, advance } = manualClock();
-  const store = open(freshDir(), { clock });
-  const first = await store.create('first');
-  const second = await store.create('second');
-  advance(60_000);
-  const revoked = await store.revoke(first.record.id);
-  assert.deepEqual(revoked, { ...first.record, revokedAt: '2025-01-31T12:01:00.000Z' });
-  assert.equal(store.authenticate(first.key), null);
-  assert.deepEqual(store.authenticate(second.key), second.record);
-  assert.deepEqual(await store.list(), [
-    { ...revoked, lastUsedAt: null },
-    { ...second.record, lastUsedAt: null },
-  ]);
-
-  await assert.rejects(
-    store.revoke(first.record.id),
-    (err: unknown) =>
-      err instanceof KeyAlreadyRevokedError &&
-      err.code === 'key_already_revoked' &&
-      err.message === `API key '${first.record.id}' was already revoked at 2025-01-31T12:01:00.000Z.`,
-  );
-  await assert.rejects(
-    store.revoke('key_0000000000000000'),
-    (err: unknown) =>
-      err instanceof KeyNotFoundError &&
-      err.code === 'key_not_found' &&
-      err.keyId === 'key_0000000000000000' &&
-      err.message === `No API key has the id 'key_0000000000000000'. Run "portcullis keys list" to see the ids.`,
-  );
-  // A raw key pasted instead of an id is not echoed.
-  await assert.rejects(
-    store.revoke(second.key),
-    (err: unknown) =>
-      err instanceof KeyNotFoundError &&
-      err.keyId === null &&
-      !err.message.includes(second.key) &&
-      err.message === 'No API key has that id (ids look like key_ followed by 16 letters or digits). Run "portcullis keys list" to see the ids.',
-  );
-  assert.deepEqual(store.authenticate(second.key), second.record);
 });
 
 test('a corrupt or wrong-schema keys.json is an error naming the file, and is never overwritten', async () => {
@@ -199,7 +149,7 @@ test('concurrent creates and revokes from two store instances lose nothing', asy
 });
 
 const execFileAsync = promisify(execFile);
-const STORE_MODULE = new URL(`../../src/keys/key-store${path.extname(new URL(import.meta.url).pathname)}`, import.meta.url).href;
+const STORE_MODULE = new URL(`../../src/keys/file-key-store${path.extname(new URL(import.meta.url).pathname)}`, import.meta.url).href;
 const CHILD_SCRIPT = `
 const [moduleUrl, dir, label, count] = process.argv.slice(1);
 const { openKeyStore } = await import(moduleUrl);
@@ -226,30 +176,4 @@ test('concurrent creates from separate processes lose nothing', async () => {
     for (let i = 0; i < 15; i++) assert.ok(names.includes(`${label} ${i}`), `${label} ${i}`);
   }
   assert.deepEqual(readdirSync(dir), ['keys.json']);
-});
-
-test('a closed store refuses changes and authenticates nothing; close is idempotent', async () => {
-  const store = openKeyStore(freshDir(), { watch: false });
-  const { key } = await store.create('x');
-  await store.close();
-  await store.close();
-  assert.equal(store.authenticate(key), null);
-  await assert.rejects(store.create('y'), KeyStoreClosedError);
-  await assert.rejects(store.revoke('key_0000000000000000'), KeyStoreClosedError);
-  await assert.rejects(store.list(), (err: unknown) => err instanceof KeyStoreClosedError && err.code === 'key_store_closed');
-});
-
-test('update with limitChanges merges into the limits as stored at that moment, under the lock', async () => {
-  const dir = freshDir();
-  const cli = open(dir);
-  const dashboard = open(dir);
-  const { record } = await cli.create('merged', { limits: { requestsPerMinute: 60 } });
-  // Another writer sets a budget after this CLI last read the key...
-  await dashboard.update(record.id, { limits: { requestsPerMinute: 60, tokenBudget: { tokens: 1000, period: 'day' } } });
-  // ...and a change of one limit keeps it.
-  const updated = await cli.update(record.id, { limitChanges: { tokensPerMinute: 5000, requestsPerMinute: null } });
-  assert.deepEqual(updated.limits, { requestsPerMinute: null, tokensPerMinute: 5000, concurrentRequests: null, tokenBudget: { tokens: 1000, period: 'day' } });
-  await assert.rejects(cli.update(record.id, { limits: null, limitChanges: {} }), { name: 'InvalidKeySettingError', param: 'limits' });
-  await assert.rejects(cli.update(record.id, { limitChanges: { requestsPerMinutes: 5 } }), { name: 'InvalidKeySettingError', param: 'limits.requestsPerMinutes' });
-  await assert.rejects(cli.update(record.id, { limitChanges: 'fast' }), { name: 'InvalidKeySettingError', param: 'limits' });
 });

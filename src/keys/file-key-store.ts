@@ -1,4 +1,4 @@
-// The API key store: keys.json under the data directory, an in-memory index for the
+// The file adapter of the key store port (src/state/key-store-port.ts): keys.json under the data directory, an in-memory index for the
 // server's per-request lookup, and last-used times kept apart in keys-last-used.json.
 //
 // Who writes what:
@@ -21,24 +21,15 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, statSync, watch, type FSWatcher, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { generateApiKey, hashApiKey, isWellFormedApiKey, keyDisplayPrefix } from './api-key.ts';
+import type { IssuedKey, KeyPatch, KeyStore, ListedKey } from '../state/key-store-port.ts';
+import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic-file.ts';
-import { InvalidKeySettingError, KeyAlreadyRevokedError, KeyNotFoundError, KeyRevokedError, KeyStoreClosedError, KeyStoreIoError } from './errors.ts';
+import { KeyStoreClosedError, KeyStoreIoError } from './errors.ts';
 import { createLastUsedBatch } from './last-used-batch.ts';
-import { parseAllowedAliases, parseExpiresAt, parseKeySettings, parseLimits, type KeySettingsInput } from './key-settings.ts';
+import { checkNewKey, checkPatch, createKeyRecord, patchKeyRecord, requireRecord, revokeKeyRecord, rotateKeyRecord, type CheckedPatch, type NewKey } from './key-records.ts';
+import type { KeySettingsInput } from './key-settings.ts';
 import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from './file-lock.ts';
-import {
-  laterTime,
-  newKeyId,
-  parseKeysFile,
-  parseLastUsedFile,
-  serializeKeysFile,
-  serializeLastUsedFile,
-  validateKeyName,
-  type KeyRecord,
-} from './store-format.ts';
-
-export type { KeyRecord } from './store-format.ts';
+import { laterTime, newKeyId, parseKeysFile, parseLastUsedFile, serializeKeysFile, serializeLastUsedFile, type KeyRecord } from './store-format.ts';
 
 export const KEYS_FILE_NAME = 'keys.json';
 export const LAST_USED_FILE_NAME = 'keys-last-used.json';
@@ -59,63 +50,6 @@ export interface KeyStoreOptions {
   onError?: (error: Error) => void;
   /** Lock file timing (tests shorten it). */
   lock?: Partial<FileLockOptions>;
-}
-
-export type ListedKey = KeyRecord & { readonly lastUsedAt: string | null };
-
-/** Changes to a key's settings; absent fields are left as they are. */
-export interface KeyPatch {
-  name?: unknown;
-  allowedAliases?: unknown;
-  expiresAt?: unknown;
-  /** The key's limits, whole: a field left out becomes null. */
-  limits?: unknown;
-  /** Only these limit fields (null clears one); merged with the current limits under the store's lock. */
-  limitChanges?: unknown;
-}
-
-/** A new key: the raw key, shown once, and what is stored. */
-export interface IssuedKey {
-  key: string;
-  record: KeyRecord;
-}
-
-/**
- * Where keys live. The file store here is the single-instance implementation;
- * the Redis one (src/state/) shares keys between instances. Both keep an
- * in-memory index so authenticate() is synchronous.
- */
-export interface KeyStore {
-  /** Where the keys live, for messages: a file path or a Redis address. */
-  readonly location: string;
-  /** Create a key; the raw key is returned once and never stored. InvalidKeyNameError/InvalidKeySettingError otherwise. */
-  create(name: string, settings?: KeySettingsInput): Promise<IssuedKey>;
-  /** Every key in creation order, read fresh, with its last use. */
-  list(): Promise<ListedKey[]>;
-  /** One key, read fresh; KeyNotFoundError otherwise. */
-  get(id: string): Promise<ListedKey>;
-  /** Change name, allowed aliases, expiry or limits; KeyNotFoundError or KeyRevokedError otherwise. */
-  update(id: string, patch: KeyPatch): Promise<KeyRecord>;
-  /** A new secret for the same id, settings and history; the old secret stops working. */
-  rotate(id: string): Promise<IssuedKey>;
-  /** Mark a key revoked; KeyNotFoundError or KeyAlreadyRevokedError otherwise. */
-  revoke(id: string): Promise<KeyRecord>;
-  /** Re-read the keys now (SIGHUP); the last good index stays when the source is broken, and the error is thrown. */
-  reload(): Promise<void>;
-  /**
-   * Reads the keys now without serving them: `commit()` swaps them in. A SIGHUP
-   * reads the keys and the config first and then swaps both in one step. Throws
-   * like reload() when the source is broken.
-   */
-  prepareReload(): Promise<{ commit(): void }>;
-  /** Synchronous per-request lookup: the active key's record, or null. Does not record use. */
-  authenticate(rawKey: string): KeyRecord | null;
-  /** Record that key `id` was used now; kept in memory, flushed within `lastUsedFlushMs`. */
-  touch(id: string): void;
-  /** Write pending last-used times now. */
-  flushLastUsed(): Promise<void>;
-  /** Stop watching, flush pending last-used times. Idempotent. */
-  close(): Promise<void>;
 }
 
 export interface FileKeyStore extends KeyStore {
@@ -323,14 +257,11 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
     onError,
   });
 
-  /** Replace the active key `id` through `change`; the not-found and revoked checks are shared. */
+  /** Read-modify-write of the record `id` under the lock: `change` is a record function of key-records.ts. */
   function changeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
     return updateKeys((records) => {
       const index = records.findIndex((r) => r.id === id);
-      const current = records[index];
-      if (current === undefined) throw new KeyNotFoundError(String(id));
-      if (current.revokedAt !== null) throw new KeyRevokedError(current.id);
-      const { record, result } = change(current);
+      const { record, result } = change(requireRecord(id, records[index]));
       return { records: records.with(index, record), result };
     });
   }
@@ -354,11 +285,9 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
     lastUsedFilePath,
 
     create(name: string, input: KeySettingsInput = {}) {
-      let cleanName: string;
-      let settings;
+      let newKey: NewKey;
       try {
-        cleanName = validateKeyName(name);
-        settings = parseKeySettings(input, clock().getTime());
+        newKey = checkNewKey(name, input, clock().getTime());
       } catch (error) {
         return Promise.reject(error as Error);
       }
@@ -366,37 +295,26 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
         const key = generateApiKey();
         let id = newKeyId();
         while (records.some((r) => r.id === id)) id = newKeyId();
-        const record: KeyRecord = Object.freeze({
-          id,
-          name: cleanName,
-          prefix: keyDisplayPrefix(key),
-          hash: hashApiKey(key),
-          createdAt: clock().toISOString(),
-          revokedAt: null,
-          rotatedAt: null,
-          ...settings,
-        });
-        return { records: [...records, record], result: { key, record } };
+        const record = createKeyRecord(id, key, newKey, clock().toISOString());
+        return { records: [...records, record], result: { key, record } satisfies IssuedKey };
       });
     },
 
     list: listKeys,
 
     async get(id: string) {
-      const found = (await listKeys()).find((k) => k.id === id);
-      if (found === undefined) throw new KeyNotFoundError(String(id));
-      return found;
+      return requireRecord(id, (await listKeys()).find((k) => k.id === id));
     },
 
     update(id: string, patch: KeyPatch) {
-      let changes: Partial<KeyRecord>;
+      let checked: CheckedPatch;
       try {
-        changes = checkPatch(patch);
+        checked = checkPatch(patch);
       } catch (error) {
         return Promise.reject(error as Error);
       }
       return changeKey(id, (current) => {
-        const record = patchedRecord(current, changes, patch);
+        const record = patchKeyRecord(current, checked);
         return { record, result: record };
       });
     },
@@ -404,13 +322,15 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
     rotate(id: string) {
       return changeKey(id, (current) => {
         const key = generateApiKey();
-        const record: KeyRecord = Object.freeze({
-          ...current,
-          prefix: keyDisplayPrefix(key),
-          hash: hashApiKey(key),
-          rotatedAt: clock().toISOString(),
-        });
-        return { record, result: { key, record } };
+        const record = rotateKeyRecord(current, key, clock().toISOString());
+        return { record, result: { key, record } satisfies IssuedKey };
+      });
+    },
+
+    revoke(id: string) {
+      return changeKey(id, (current) => {
+        const record = revokeKeyRecord(current, clock().toISOString());
+        return { record, result: record };
       });
     },
 
@@ -423,17 +343,6 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
       if (closed) throw new KeyStoreClosedError();
       const loaded = await readKeys();
       return { commit: () => adopt(loaded) };
-    },
-
-    revoke(id: string) {
-      return updateKeys((records) => {
-        const index = records.findIndex((r) => r.id === id);
-        const current = records[index];
-        if (current === undefined) throw new KeyNotFoundError(String(id));
-        if (current.revokedAt !== null) throw new KeyAlreadyRevokedError(current.id, current.revokedAt);
-        const revoked: KeyRecord = Object.freeze({ ...current, revokedAt: clock().toISOString() });
-        return { records: records.with(index, revoked), result: revoked };
-      });
     },
 
     authenticate(rawKey: string) {
@@ -462,28 +371,4 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
       return closing;
     },
   };
-}
-
-/** `current` with a checked patch applied; limitChanges are merged into the current limits and checked whole. */
-export function patchedRecord(current: KeyRecord, changes: Partial<KeyRecord>, patch: KeyPatch): KeyRecord {
-  const merged = patch.limitChanges === undefined ? {} : { limits: parseLimits({ ...current.limits, ...(patch.limitChanges as object) }) };
-  return Object.freeze({ ...current, ...changes, ...merged });
-}
-
-/** The checked fields of a patch; an empty patch is allowed (it changes nothing). */
-export function checkPatch(patch: KeyPatch): Partial<KeyRecord> {
-  const changes: { -readonly [K in keyof KeyRecord]?: KeyRecord[K] } = {};
-  if (patch.name !== undefined) changes.name = validateKeyName(patch.name);
-  if (patch.allowedAliases !== undefined) changes.allowedAliases = parseAllowedAliases(patch.allowedAliases);
-  // A past expiry is allowed here: setting "now" is how a key is expired on purpose.
-  if (patch.expiresAt !== undefined) changes.expiresAt = parseExpiresAt(patch.expiresAt);
-  if (patch.limits !== undefined) changes.limits = parseLimits(patch.limits);
-  if (patch.limitChanges !== undefined) {
-    if (patch.limits !== undefined) throw new InvalidKeySettingError('limits', 'give limits or limitChanges, not both');
-    const c = patch.limitChanges;
-    if (typeof c !== 'object' || c === null || Array.isArray(c)) throw new InvalidKeySettingError('limits', 'changes must be an object');
-    // Checked whole against the current limits when applied; the fields are checked here already.
-    parseLimits({ ...c });
-  }
-  return changes;
 }

@@ -1,0 +1,66 @@
+// The key store port: what the server, the CLI and the admin API need from wherever
+// API keys live. Two adapters implement it: the data directory's files
+// (src/keys/file-key-store.ts, one host) and Redis (redis-key-store.ts, several
+// instances). Both apply the same record functions (src/keys/key-records.ts) and do
+// only the I/O around them; test/state/key-store-contract.ts holds both to one set of
+// cases.
+import type { KeySettingsInput } from '../keys/key-settings.ts';
+import type { KeyRecord } from '../keys/store-format.ts';
+
+export type { KeyRecord } from '../keys/store-format.ts';
+
+export type ListedKey = KeyRecord & { readonly lastUsedAt: string | null };
+
+/** Changes to a key's settings; absent fields are left as they are. */
+export interface KeyPatch {
+  name?: unknown;
+  allowedAliases?: unknown;
+  expiresAt?: unknown;
+  /** The key's limits, whole: a field left out becomes null. */
+  limits?: unknown;
+  /** Only these limit fields (null clears one); merged with the current limits under the store's lock. */
+  limitChanges?: unknown;
+}
+
+/** A new key: the raw key, shown once, and what is stored. */
+export interface IssuedKey {
+  key: string;
+  record: KeyRecord;
+}
+
+/**
+ * Where keys live. Every adapter keeps an in-memory index so authenticate() is
+ * synchronous.
+ */
+export interface KeyStore {
+  /** Where the keys live, for messages: a file path or a Redis address. */
+  readonly location: string;
+  /** Create a key; the raw key is returned once and never stored. InvalidKeyNameError/InvalidKeySettingError otherwise. */
+  create(name: string, settings?: KeySettingsInput): Promise<IssuedKey>;
+  /** Every key in creation order, read fresh, with its last use. */
+  list(): Promise<ListedKey[]>;
+  /** One key, read fresh; KeyNotFoundError otherwise. */
+  get(id: string): Promise<ListedKey>;
+  /** Change name, allowed aliases, expiry or limits; KeyNotFoundError or KeyRevokedError otherwise. */
+  update(id: string, patch: KeyPatch): Promise<KeyRecord>;
+  /** A new secret for the same id, settings and history; the old secret stops working. KeyNotFoundError or KeyRevokedError otherwise. */
+  rotate(id: string): Promise<IssuedKey>;
+  /** Mark a key revoked; KeyNotFoundError or KeyAlreadyRevokedError otherwise. */
+  revoke(id: string): Promise<KeyRecord>;
+  /** Re-read the keys now (SIGHUP); the last good index stays when the source is broken, and the error is thrown. */
+  reload(): Promise<void>;
+  /**
+   * Reads the keys now without serving them: `commit()` swaps them in. A SIGHUP
+   * reads the keys and the config first and then swaps both in one step. Throws
+   * like reload() when the source is broken.
+   */
+  prepareReload(): Promise<{ commit(): void }>;
+  /** Synchronous per-request lookup: the active key's record, or null. Does not record use. */
+  authenticate(rawKey: string): KeyRecord | null;
+  /** Record that key `id` was used now; kept in memory, flushed within `lastUsedFlushMs`. */
+  touch(id: string): void;
+  /** Write pending last-used times now. */
+  flushLastUsed(): Promise<void>;
+  /** Stop watching, flush pending last-used times. Idempotent. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,61 @@
+// The usage store port (src/state/usage-store-port.ts) as one set of cases, run
+// against the file adapter (test/state/file-usage-store.test.ts) and the
+// Redis adapter (test/state/redis-usage-store.test.ts). `makeStore()` gives a fresh,
+// empty store each time.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { UsageStore } from '../../src/state/usage-store-port.ts';
+import type { KeyUsage, PendingUsage } from '../../src/usage/usage-ledger.ts';
+
+const HOUR = 3_600_000;
+const NOW = Date.UTC(2026, 10, 22, 12, 30);
+const THIS_HOUR = Date.UTC(2026, 10, 22, 12);
+const ZERO: KeyUsage = { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 };
+const u = (requests: number, promptTokens = 0, completionTokens = 0, cachedTokens = 0, errors = 0): KeyUsage => ({ requests, promptTokens, completionTokens, cachedTokens, errors });
+
+function pending(entries: [string, number, KeyUsage][]): PendingUsage {
+  const out: PendingUsage = new Map();
+  for (const [keyId, hourMs, usage] of entries) {
+    const hours = out.get(keyId) ?? new Map<number, KeyUsage>();
+    hours.set(hourMs, usage);
+    out.set(keyId, hours);
+  }
+  return out;
+}
+
+export function runUsageStoreContract(name: string, makeStore: () => UsageStore | Promise<UsageStore>): void {
+  describe(`usage store contract: ${name}`, () => {
+    test('an empty store: no totals, and a series of zeros ending with the current bucket', async () => {
+      const store = await makeStore();
+      assert.deepEqual(await store.totals(), new Map());
+      const hours = await store.series('key_never', 'hour', NOW);
+      assert.equal(hours.granularity, 'hour');
+      assert.equal(hours.buckets.length, 48);
+      assert.deepEqual(hours.buckets.at(-1), { start: '2026-11-22T12:00:00.000Z', ...ZERO });
+      assert.deepEqual(hours.buckets[0], { start: '2026-11-20T13:00:00.000Z', ...ZERO });
+      assert.deepEqual(hours.totals, ZERO);
+      const days = await store.series('key_never', 'day', NOW);
+      assert.equal(days.buckets.length, 30);
+      assert.deepEqual(days.buckets.at(-1), { start: '2026-11-22T00:00:00.000Z', ...ZERO });
+    });
+
+    test('flushes add up per key, per hour, per day and in the totals', async () => {
+      const store = await makeStore();
+      await store.add(pending([['key_a', THIS_HOUR, u(3, 100, 50, 10, 1)], ['key_a', THIS_HOUR - HOUR, u(1, 7, 8)], ['key_b', THIS_HOUR - 26 * HOUR, u(2, 20, 0, 0, 2)]]), NOW);
+      await store.add(pending([['key_a', THIS_HOUR, u(1, 1, 1, 1, 0)], ['key_a', THIS_HOUR - 3 * 24 * HOUR, u(5, 5, 5)]]), NOW);
+      assert.deepEqual(await store.totals(), new Map([['key_a', u(10, 113, 64, 11, 1)], ['key_b', u(2, 20, 0, 0, 2)]]));
+
+      const hours = await store.series('key_a', 'hour', NOW);
+      assert.deepEqual(hours.buckets.at(-1), { start: '2026-11-22T12:00:00.000Z', ...u(4, 101, 51, 11, 1) });
+      assert.deepEqual(hours.buckets.at(-2), { start: '2026-11-22T11:00:00.000Z', ...u(1, 7, 8) });
+      assert.deepEqual(hours.buckets.at(-3), { start: '2026-11-22T10:00:00.000Z', ...ZERO });
+      assert.deepEqual(hours.totals, u(10, 113, 64, 11, 1));
+
+      const days = await store.series('key_a', 'day', NOW);
+      assert.deepEqual(days.buckets.at(-1), { start: '2026-11-22T00:00:00.000Z', ...u(5, 108, 59, 11, 1) });
+      assert.deepEqual(days.buckets.at(-4), { start: '2026-11-19T00:00:00.000Z', ...u(5, 5, 5) });
+      const b = await store.series('key_b', 'day', NOW);
+      assert.deepEqual(b.buckets.at(-2), { start: '2026-11-21T00:00:00.000Z', ...u(2, 20, 0, 0, 2) });
+    });
+  });
+}
