@@ -7,7 +7,8 @@ import type { GatewayConfig } from '../config/config.ts';
 import { createChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
 import { createChatRequestObserver, validateChatRequest } from '../chat/request-validator.ts';
 import type { ChatCompletionChunk, Usage } from '../chat/types.ts';
-import { ApiError, internalErrorBody } from '../errors.ts';
+import { ApiError } from '../errors.ts';
+import { renderError } from '../errors/render.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { sendJson } from '../http/respond.ts';
 import { SHUTDOWN_STREAM_MESSAGE, ShuttingDownError, type RequestContext, type RouteHandler } from '../http/server.ts';
@@ -186,7 +187,7 @@ interface StreamControl {
 }
 
 /** The error frame that ends a stream cut by a shutdown. */
-const SHUTDOWN_FRAME = JSON.stringify(new ShuttingDownError(SHUTDOWN_STREAM_MESSAGE).toBody());
+const SHUTDOWN_FRAME = renderError(new ShuttingDownError(SHUTDOWN_STREAM_MESSAGE)).body;
 
 /**
  * The drain deadline passed with this request open: stop the upstream work and,
@@ -278,10 +279,10 @@ async function writeEventStream(
     if (!(err instanceof ApiError)) {
       logger.error('unexpected error mid-stream', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
     }
-    ctx.log['error'] = err instanceof ApiError ? (err.code ?? err.type) : 'internal_error';
-    const body = err instanceof ApiError ? err.toBody() : internalErrorBody();
+    const rendered = renderError(err);
+    ctx.log['error'] = rendered.code;
     try {
-      await sse.data(JSON.stringify(body));
+      await sse.data(rendered.body);
     } finally {
       sse.end();
     }

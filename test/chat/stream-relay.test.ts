@@ -278,7 +278,7 @@ test('a stream that ends without a finish_reason is truncated; onUsage still get
 });
 
 test('errors of the upstream iterable propagate unchanged', async () => {
-  const boom = new UpstreamError(504, 'The upstream provider did not answer in time.', 'upstream_timeout');
+  const boom = new UpstreamError('upstream_timeout', 'The upstream provider did not answer in time.');
   async function* failing(): AsyncGenerator<ChatCompletionChunk> {
     yield up('up-1', 100, [{ index: 0, delta: { content: 'a' }, finish_reason: null }]);
     throw boom;
