@@ -1,17 +1,11 @@
-// Every error a client can see, as data with a stable code.
-// Known errors render themselves into OpenAI's envelope
-// {"error":{"message","type","param","code"}}; anything else reaching the
-// HTTP error boundary becomes a generic 500 with no internals.
+// Every error a client can see, as data with a stable code from the catalogue
+// (./errors/catalogue.ts), which fixes its HTTP status and OpenAI `type`.
+// ./errors/render.ts turns one into the envelope
+// {"error":{"message","type","param","code"}}; anything else becomes the
+// generic 500 with no internals.
+import { catalogueEntry, type ErrorCode, type ErrorType, type InvalidRequestCode, type UpstreamErrorCode } from './errors/catalogue.ts';
 
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'permission_error'
-  | 'not_found_error'
-  | 'rate_limit_error'
-  | 'insufficient_quota'
-  | 'server_error'
-  | 'upstream_error';
+export type { ErrorCode, ErrorType } from './errors/catalogue.ts';
 
 export interface ErrorBody {
   error: { message: string; type: ErrorType; param: string | null; code: string | null };
@@ -19,39 +13,69 @@ export interface ErrorBody {
 
 export interface ApiErrorOptions {
   param?: string | null;
-  code?: string | null;
   headers?: Record<string, string>;
   cause?: unknown;
+  /** The catalogue entry's `alsoType`, where one answer keeps an older type. */
+  type?: ErrorType;
 }
 
 /** Base of every error that is meant to reach a client as an HTTP answer. */
 export class ApiError extends Error {
   override name = 'ApiError';
+  readonly code: ErrorCode;
   readonly status: number;
   readonly type: ErrorType;
   readonly param: string | null;
-  readonly code: string | null;
   readonly headers: Record<string, string>;
 
-  constructor(status: number, type: ErrorType, message: string, options: ApiErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.status = status;
-    this.type = type;
+  /** `message` may be left out where the catalogue has the code's one sentence. */
+  constructor(code: ErrorCode, message?: string, options: ApiErrorOptions = {}) {
+    const entry = catalogueEntry(code);
+    super(message ?? entry.message ?? `${entry.type} (${code}).`, options.cause === undefined ? undefined : { cause: options.cause });
+    if (options.type !== undefined && options.type !== entry.type && options.type !== entry.alsoType) {
+      throw new TypeError(`error code ${code} is not of type ${options.type}`);
+    }
+    this.code = code;
+    this.status = entry.status;
+    this.type = options.type ?? entry.type;
     this.param = options.param ?? null;
-    this.code = options.code ?? null;
     this.headers = options.headers ?? {};
   }
 
+  /** The envelope's `code`: the catalogue code, or null where the catalogue says so. */
+  get envelopeCode(): string | null {
+    return catalogueEntry(this.code).envelopeNull === true ? null : this.code;
+  }
+
   toBody(): ErrorBody {
-    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.envelopeCode } };
   }
 }
 
 /** 400: the request breaks the contract. `param` is the path, e.g. `messages[3].tool_call_id`. */
 export class InvalidRequestError extends ApiError {
   override name = 'InvalidRequestError';
-  constructor(message: string, param: string | null, code: string | null, options: Omit<ApiErrorOptions, 'param' | 'code'> = {}) {
-    super(400, 'invalid_request_error', message, { ...options, param, code });
+  constructor(message: string, param: string | null, code: InvalidRequestCode, options: Omit<ApiErrorOptions, 'param' | 'type'> = {}) {
+    super(code, message, { ...options, param });
+  }
+}
+
+/**
+ * 400: an upstream judged the client's request invalid and said why; its own
+ * words, param and code are relayed (the client can act on them). The
+ * catalogue code, for logs and retries, is `upstream_rejected_request`.
+ */
+export class UpstreamRejectionError extends InvalidRequestError {
+  override name = 'UpstreamRejectionError';
+  /** The upstream's own code, as relayed; null when it sent none. */
+  readonly upstreamCode: string | null;
+  constructor(message: string, param: string | null, upstreamCode: string | null) {
+    super(message, param, 'upstream_rejected_request');
+    this.upstreamCode = upstreamCode;
+  }
+
+  override get envelopeCode(): string | null {
+    return this.upstreamCode;
   }
 }
 
@@ -59,10 +83,7 @@ export class InvalidRequestError extends ApiError {
 export class AuthenticationError extends ApiError {
   override name = 'AuthenticationError';
   constructor(message: string) {
-    super(401, 'invalid_request_error', message, {
-      code: 'invalid_api_key',
-      headers: { 'www-authenticate': 'Bearer realm="portcullis"' },
-    });
+    super('invalid_api_key', message, { headers: { 'www-authenticate': 'Bearer realm="portcullis"' } });
   }
 }
 
@@ -70,7 +91,7 @@ export class AuthenticationError extends ApiError {
 export class RouteNotFoundError extends ApiError {
   override name = 'RouteNotFoundError';
   constructor(method: string, path: string) {
-    super(404, 'invalid_request_error', `Unknown request URL: ${method} ${path}.`, { code: 'unknown_url' });
+    super('unknown_url', `Unknown request URL: ${method} ${path}.`);
   }
 }
 
@@ -78,8 +99,7 @@ export class RouteNotFoundError extends ApiError {
 export class MethodNotAllowedError extends ApiError {
   override name = 'MethodNotAllowedError';
   constructor(method: string, path: string, allow: readonly string[]) {
-    super(405, 'invalid_request_error', `Method ${method} is not allowed on ${path}; allowed: ${allow.join(', ')}.`, {
-      code: 'method_not_allowed',
+    super('method_not_allowed', `Method ${method} is not allowed on ${path}; allowed: ${allow.join(', ')}.`, {
       headers: { allow: allow.join(', ') },
     });
   }
@@ -89,10 +109,7 @@ export class MethodNotAllowedError extends ApiError {
 export class ModelNotFoundError extends ApiError {
   override name = 'ModelNotFoundError';
   constructor(model: string) {
-    super(404, 'invalid_request_error', `The model '${model}' does not exist or you do not have access to it.`, {
-      param: 'model',
-      code: 'model_not_found',
-    });
+    super('model_not_found', `The model '${model}' does not exist or you do not have access to it.`, { param: 'model' });
   }
 }
 
@@ -100,9 +117,7 @@ export class ModelNotFoundError extends ApiError {
 export class PayloadTooLargeError extends ApiError {
   override name = 'PayloadTooLargeError';
   constructor(limitBytes: number) {
-    super(413, 'invalid_request_error', `Request body exceeds the limit of ${limitBytes} bytes.`, {
-      code: 'request_too_large',
-    });
+    super('request_too_large', `Request body exceeds the limit of ${limitBytes} bytes.`);
   }
 }
 
@@ -111,32 +126,18 @@ export class UnsupportedMediaTypeError extends ApiError {
   override name = 'UnsupportedMediaTypeError';
   constructor(contentType: string | undefined) {
     super(
-      415,
-      'invalid_request_error',
+      'unsupported_media_type',
       contentType === undefined
         ? 'Missing Content-Type header; expected application/json.'
         : `Unsupported Content-Type '${contentType.slice(0, 100)}'; expected application/json.`,
-      { code: 'unsupported_media_type' },
     );
   }
 }
 
-/** 502/504: the upstream provider failed; never blames the client. */
+/** 502/503/504: the upstream provider failed; never blames the client. */
 export class UpstreamError extends ApiError {
   override name = 'UpstreamError';
-  constructor(status: 502 | 504 | 503, message: string, code: string, options: Omit<ApiErrorOptions, 'code'> = {}) {
-    super(status, status === 502 ? 'upstream_error' : 'server_error', message, { ...options, code });
+  constructor(code: UpstreamErrorCode, message?: string, options: Omit<ApiErrorOptions, 'type'> = {}) {
+    super(code, message, options);
   }
-}
-
-/** The generic 500: the only thing a client learns about an unexpected failure. */
-export function internalErrorBody(): ErrorBody {
-  return {
-    error: {
-      message: 'The server had an error while processing your request.',
-      type: 'server_error',
-      param: null,
-      code: 'internal_error',
-    },
-  };
 }

@@ -208,12 +208,12 @@ async function storeCall<T>(call: () => Promise<T>): Promise<T> {
 export function adminErrorOf(err: unknown): unknown {
   if (err instanceof InvalidKeyNameError) return new InvalidRequestError(err.message, 'name', 'invalid_key_name');
   if (err instanceof InvalidKeySettingError) return new InvalidRequestError(err.message, err.param, 'invalid_key_setting');
-  if (err instanceof KeyNotFoundError) return new ApiError(404, 'not_found_error', err.message, { code: 'key_not_found' });
+  if (err instanceof KeyNotFoundError) return new ApiError('key_not_found', err.message);
   if (err instanceof KeyAlreadyRevokedError || err instanceof KeyRevokedError) {
-    return new ApiError(409, 'invalid_request_error', err.message, { code: 'key_revoked' });
+    return new ApiError('key_revoked', err.message);
   }
   if (err instanceof KeyStoreError && (err.code === 'key_store_lock_timeout' || err.code === 'key_store_io_error')) {
-    return new ApiError(503, 'server_error', 'The key store is busy or cannot be written; try again.', { code: 'key_store_unavailable', headers: { 'retry-after': '1' } });
+    return new ApiError('key_store_unavailable', undefined, { headers: { 'retry-after': '1' } });
   }
   return err;
 }

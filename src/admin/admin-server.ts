@@ -99,7 +99,7 @@ interface Asset {
 }
 
 function passwordAlreadySet(): ApiError {
-  return new ApiError(409, 'invalid_request_error', 'An admin password is already set; change it with `portcullis admin set-password` on the server.', { code: 'password_already_set' });
+  return new ApiError('password_already_set');
 }
 
 export function defaultDashboardDir(): string {
@@ -149,10 +149,10 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   const requireSession = (ctx: RequestContext, credentials: AdminCredentials | null): Session => {
     const id = sessionIdOf(ctx);
     const session = id === undefined ? null : sessions.get(id);
-    if (id === undefined || session === null) throw new ApiError(401, 'authentication_error', 'Log in to the admin API first (POST /api/login).', { code: 'session_required' });
+    if (id === undefined || session === null) throw new ApiError('session_required', 'Log in to the admin API first (POST /api/login).');
     if (credentials !== null && session.createdAtMs < Date.parse(credentials.updatedAt)) {
       sessions.destroy(id);
-      throw new ApiError(401, 'authentication_error', 'The admin password changed since this session began; log in again.', { code: 'session_required' });
+      throw new ApiError('session_required', 'The admin password changed since this session began; log in again.');
     }
     return session;
   };
@@ -163,7 +163,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     if (origin === undefined) return;
     const host = ctx.req.headers.host;
     if (host === undefined || (origin !== `http://${host}` && origin !== `https://${host}`)) {
-      throw new ApiError(403, 'permission_error', 'Cross-origin requests to the admin API are refused.', { code: 'origin_refused' });
+      throw new ApiError('origin_refused');
     }
   };
 
@@ -171,7 +171,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     checkOrigin(ctx);
     const presented = ctx.req.headers[CSRF_HEADER];
     if (!verifyCsrf(session, typeof presented === 'string' ? presented : undefined)) {
-      throw new ApiError(403, 'permission_error', `Missing or wrong ${CSRF_HEADER} header; read the token from /api/session.`, { code: 'csrf_token_invalid' });
+      throw new ApiError('csrf_token_invalid', `Missing or wrong ${CSRF_HEADER} header; read the token from /api/session.`);
     }
   };
 
@@ -186,7 +186,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const host = ctx.req.headers.host ?? '';
     const name = (host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0] ?? '').toLowerCase();
     if (!allowedHosts.has(name)) {
-      throw new ApiError(403, 'permission_error', 'This admin listener does not answer for that host name; add it to admin.allowedHosts if it is yours.', { code: 'host_not_allowed' });
+      throw new ApiError('host_not_allowed');
     }
   };
 
@@ -204,7 +204,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
       const session = requireSession(ctx, credentials);
       if (method !== 'GET') requireCsrf(ctx, session);
       if (credentials === null) {
-        throw new ApiError(403, 'permission_error', 'Set an admin password first (POST /api/password).', { code: 'password_required' });
+        throw new ApiError('password_required');
       }
       await handler(ctx);
     });
@@ -231,14 +231,14 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   let queuedLogins = 0;
   const checkLogin = (client: string, password: string): Promise<{ ok: boolean; credentials: AdminCredentials | null }> => {
     if (queuedLogins >= MAX_QUEUED_LOGINS) {
-      return Promise.reject(new ApiError(429, 'rate_limit_error', 'Too many logins at once; try again in a few seconds.', { code: 'login_rate_limited', headers: { 'retry-after': '5' } }));
+      return Promise.reject(new ApiError('login_rate_limited', 'Too many logins at once; try again in a few seconds.', { headers: { 'retry-after': '5' } }));
     }
     queuedLogins++;
     const run = loginQueue.then(async () => {
       const decision = throttle.check(client);
       if (!decision.allowed) {
         const seconds = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
-        throw new ApiError(429, 'rate_limit_error', `Too many failed logins; try again in ${seconds} s.`, { code: 'login_rate_limited', headers: { 'retry-after': seconds } });
+        throw new ApiError('login_rate_limited', `Too many failed logins; try again in ${seconds} s.`, { headers: { 'retry-after': seconds } });
       }
       const credentials = await readAdminCredentials(dataDir);
       const ok = credentials !== null ? await verifyPassword(password, credentials.passwordHash) : (bootstrap?.consume(password) ?? false);
@@ -259,7 +259,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const { ok, credentials } = await checkLogin(client, password);
     if (!ok) {
       logger.warn('admin login failed', { requestId: ctx.requestId, client });
-      throw new ApiError(401, 'authentication_error', 'Wrong password.', { code: 'invalid_password' });
+      throw new ApiError('invalid_password');
     }
     const created = sessions.create();
     setSessionCookie(ctx, created.id, Math.floor(options.session.ttlMs / 1000));
@@ -314,7 +314,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
 
   const page: RouteHandler = withHeaders(async (ctx) => {
     const index = assets.get('index.html');
-    if (index === undefined) throw new ApiError(503, 'server_error', 'The dashboard is not built; run `npm run build`.', { code: 'dashboard_not_built' });
+    if (index === undefined) throw new ApiError('dashboard_not_built');
     ctx.res.writeHead(200, { 'content-type': index.type, 'content-length': index.body.length, 'content-security-policy': DASHBOARD_CSP });
     ctx.res.end(ctx.req.method === 'HEAD' ? undefined : index.body);
   });
@@ -322,7 +322,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   router.add('GET', '/assets/:name', withHeaders(async (ctx) => {
     const name = ctx.path.slice('/assets/'.length);
     const asset = name === 'index.html' ? undefined : assets.get(name);
-    if (asset === undefined) throw new ApiError(404, 'not_found_error', `No dashboard asset ${name}.`, { code: 'unknown_url' });
+    if (asset === undefined) throw new ApiError('unknown_url', `No dashboard asset ${name}.`, { type: 'not_found_error' });
     ctx.res.writeHead(200, { 'content-type': asset.type, 'content-length': asset.body.length, 'cache-control': 'no-cache', 'content-security-policy': DASHBOARD_CSP });
     ctx.res.end(ctx.req.method === 'HEAD' ? undefined : asset.body);
   }));

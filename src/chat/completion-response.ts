@@ -32,7 +32,7 @@ export function malformedResponseError(path: string | null): UpstreamError {
     path === null || path === ''
       ? MALFORMED_MESSAGE
       : `The upstream provider returned a malformed response (at ${path}).`;
-  return new UpstreamError(502, message, 'bad_upstream_response');
+  return new UpstreamError('bad_upstream_response', message);
 }
 
 /** `chatcmpl-` and 24 hex digits, for upstreams that send no usable id. */

@@ -153,7 +153,7 @@ export function createChunkRelay(options: Pick<RelayOptions, 'alias' | 'includeU
     },
     end() {
       if (!anyFinished) {
-        throw new UpstreamError(502, 'The upstream stream ended before the completion finished.', 'upstream_stream_truncated');
+        throw new UpstreamError('upstream_stream_truncated', 'The upstream stream ended before the completion finished.');
       }
       if (!options.includeUsage || usage === undefined) return [];
       return [{ ...envelope([]), usage }];

@@ -9,6 +9,7 @@ import type { GatewayConfig } from '../config/config.ts';
 import { createChatRequestObserver, validateChatRequest } from '../chat/request-validator.ts';
 import type { ChatRequest, Usage } from '../chat/types.ts';
 import { ApiError } from '../errors.ts';
+import { renderError } from '../errors/render.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { sendJson } from '../http/respond.ts';
 import { ClientGoneAbort, SHUTDOWN_STREAM_MESSAGE, ShuttingDownError, type RequestContext, type RouteHandler } from '../http/server.ts';
@@ -211,7 +212,7 @@ interface StreamState {
 }
 
 /** The error frame that ends a stream cut by a shutdown. */
-const SHUTDOWN_FRAME = JSON.stringify(new ShuttingDownError(SHUTDOWN_STREAM_MESSAGE).toBody());
+const SHUTDOWN_FRAME = renderError(new ShuttingDownError(SHUTDOWN_STREAM_MESSAGE)).body;
 
 /**
  * The drain deadline passed with this request open: a started stream ends with

@@ -4,7 +4,8 @@
 // same function with a recording sink.
 import { createChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
 import type { ChatCompletionChunk } from '../chat/types.ts';
-import { ApiError, internalErrorBody } from '../errors.ts';
+import { ApiError } from '../errors.ts';
+import { renderError } from '../errors/render.ts';
 
 /** Where the events go: the SSE writer, or a test's recorder. */
 export interface EventSink {
@@ -74,10 +75,10 @@ export async function pumpEventStream(source: AsyncIterable<ChatCompletionChunk>
     if (sink === undefined) throw err;
     // The shutdown frame is the stream's last word.
     if (control.endedForShutdown() || control.clientGone()) return;
-    control.onStreamError(err instanceof ApiError ? (err.code ?? err.type) : 'internal_error', err instanceof ApiError ? undefined : err);
-    const body = err instanceof ApiError ? err.toBody() : internalErrorBody();
+    const rendered = renderError(err);
+    control.onStreamError(rendered.code, err instanceof ApiError ? undefined : err);
     try {
-      await sink.data(JSON.stringify(body));
+      await sink.data(rendered.body);
     } finally {
       sink.end();
     }

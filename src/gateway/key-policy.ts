@@ -29,9 +29,8 @@ export function checkExpiry(key: KeyPolicy, nowMs: number): void {
 export function checkAlias(key: KeyPolicy, alias: string, requested: string): void {
   if (allowsAlias(key, alias)) return;
   const via = alias === requested ? '' : ` (${requested} resolved to it)`;
-  throw new ApiError(403, 'permission_error', `This API key may not use '${alias}'${via}. It may use: ${(key.allowedAliases ?? []).join(', ')}.`, {
+  throw new ApiError('model_not_allowed', `This API key may not use '${alias}'${via}. It may use: ${(key.allowedAliases ?? []).join(', ')}.`, {
     param: 'model',
-    code: 'model_not_allowed',
   });
 }
 
@@ -54,8 +53,8 @@ export async function admitRequest(limiter: Limiter, key: KeyPolicy, estimatedTo
 export class KeyLimitRefusal extends ApiError {
   override name = 'KeyLimitRefusal';
   readonly refusal: Refusal;
-  constructor(refusal: Refusal, type: 'rate_limit_error' | 'insufficient_quota', message: string, code: string, headers: Record<string, string>) {
-    super(429, type, message, { code, headers });
+  constructor(refusal: Refusal, code: 'rate_limit_exceeded' | 'insufficient_quota', message: string, headers: Record<string, string>) {
+    super(code, message, { headers });
     this.refusal = refusal;
   }
 }
@@ -72,14 +71,14 @@ export function refusalError(decision: Extract<AdmitDecision, { allowed: false }
       const b = decision.budget;
       const what = b === undefined ? 'its token budget' : `its token budget of ${b.tokens} tokens per ${b.period} (used: ${b.used})`;
       const reset = b === undefined ? '' : ` The budget resets at ${b.resetsAt}.`;
-      return new KeyLimitRefusal('budget', 'insufficient_quota', `This API key has spent ${what}.${reset}`, 'insufficient_quota', headers);
+      return new KeyLimitRefusal('budget', 'insufficient_quota', `This API key has spent ${what}.${reset}`, headers);
     }
     case 'requests':
-      return new KeyLimitRefusal('requests', 'rate_limit_error', `Rate limit reached for requests per minute on this API key: limit ${limits.requestsPerMinute}. Try again in ${wait}.`, 'rate_limit_exceeded', headers);
+      return new KeyLimitRefusal('requests', 'rate_limit_exceeded', `Rate limit reached for requests per minute on this API key: limit ${limits.requestsPerMinute}. Try again in ${wait}.`, headers);
     case 'tokens':
-      return new KeyLimitRefusal('tokens', 'rate_limit_error', `Rate limit reached for tokens per minute on this API key: limit ${limits.tokensPerMinute}. Try again in ${wait}.`, 'rate_limit_exceeded', headers);
+      return new KeyLimitRefusal('tokens', 'rate_limit_exceeded', `Rate limit reached for tokens per minute on this API key: limit ${limits.tokensPerMinute}. Try again in ${wait}.`, headers);
     case 'concurrency':
-      return new KeyLimitRefusal('concurrency', 'rate_limit_error', `Too many requests at once on this API key: limit ${limits.concurrentRequests}. Try again when one finishes.`, 'rate_limit_exceeded', headers);
+      return new KeyLimitRefusal('concurrency', 'rate_limit_exceeded', `Too many requests at once on this API key: limit ${limits.concurrentRequests}. Try again when one finishes.`, headers);
   }
 }
 

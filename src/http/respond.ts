@@ -1,7 +1,7 @@
 // Writing JSON answers. Bodies are serialised once and sent with an exact
 // Content-Length.
 import type { ServerResponse } from 'node:http';
-import type { ErrorBody } from '../errors.ts';
+import type { RenderedError } from '../errors/render.ts';
 
 const JSON_TYPE = 'application/json';
 
@@ -18,13 +18,15 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
  * discarded for a bounded time, so the client reads the answer instead of a
  * TCP reset.
  */
-export function sendError(res: ServerResponse, status: number, body: ErrorBody, headers: Record<string, string>, closeAfter: boolean): void {
+export function sendError(res: ServerResponse, error: RenderedError, closeAfter: boolean): void {
   if (closeAfter) {
     res.shouldKeepAlive = false;
     const socket = res.socket;
     if (socket !== null) lingerAfterFinish(res, socket);
   }
-  sendJson(res, status, body, closeAfter ? { ...headers, connection: 'close' } : headers);
+  const headers = closeAfter ? { ...error.headers, connection: 'close' } : error.headers;
+  res.writeHead(error.status, { ...headers, 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(error.body) });
+  res.end(error.body);
 }
 
 const LINGER_MS = 2000;

@@ -4,7 +4,9 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { ApiError, internalErrorBody, MethodNotAllowedError, RouteNotFoundError } from '../errors.ts';
+import { ApiError, MethodNotAllowedError, RouteNotFoundError } from '../errors.ts';
+import { ERROR_CATALOGUE } from '../errors/catalogue.ts';
+import { renderError } from '../errors/render.ts';
 import type { ServerLimits } from '../config/config.ts';
 import type { LogFields, Logger } from '../log/logger.ts';
 import { generateRequestId, REQUEST_ID_HEADER, requestIdFromHeader } from './request-id.ts';
@@ -114,7 +116,7 @@ export interface HttpShell {
 }
 
 /** Message of the 503 answered during a shutdown. */
-export const SHUTDOWN_REQUEST_MESSAGE = 'The gateway is shutting down; the request was not completed. Retry it.';
+export const SHUTDOWN_REQUEST_MESSAGE = ERROR_CATALOGUE.server_shutting_down.message;
 /** Message of the error frame that ends a stream cut by a shutdown. */
 export const SHUTDOWN_STREAM_MESSAGE = 'The gateway is shutting down; the stream was ended before completion.';
 
@@ -122,7 +124,7 @@ export const SHUTDOWN_STREAM_MESSAGE = 'The gateway is shutting down; the stream
 export class ShuttingDownError extends ApiError {
   override name = 'ShuttingDownError';
   constructor(message: string = SHUTDOWN_REQUEST_MESSAGE) {
-    super(503, 'server_error', message, { code: 'server_shutting_down' });
+    super('server_shutting_down', message);
   }
 }
 
@@ -285,7 +287,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       if (route.kind === 'method_not_allowed') throw new MethodNotAllowedError(method, path, route.allow);
       await route.handler(ctx);
     } catch (err) {
-      renderError(ctx, err, logger, state !== DrainState.Serving);
+      answerError(ctx, err, logger, state !== DrainState.Serving);
     }
   }
 
@@ -302,7 +304,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     // Stops the upstream work now rather than when the upstream notices (it might not, or only late).
     aborts.get(ctx)?.abort(new ShutdownAbort());
     if (!res.headersSent) {
-      sendError(res, 503, new ShuttingDownError().toBody(), {}, true);
+      sendError(res, renderError(new ShuttingDownError()), true);
     } else if (!res.writableEnded) {
       // Headers are out and no handler ended it: the answer cannot be completed
       // or repaired, only cut (the client sees a truncated response, never a clean one).
@@ -358,15 +360,9 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       socket.destroy();
       return;
     }
-    const [status, reason, message] =
-      err.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request Header Fields Too Large', `Request headers exceed the limit of ${limits.maxHeaderBytes} bytes.`]
-        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? [408, 'Request Timeout', 'The request was not received in time.']
-          : [400, 'Bad Request', 'The request is not valid HTTP.'];
-    const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code: null } });
+    const { status, body } = renderError(httpParseError(err.code, limits.maxHeaderBytes));
     socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
         `${REQUEST_ID_HEADER}: ${generateRequestId()}\r\nconnection: close\r\n\r\n${body}`,
     );
   });
@@ -394,7 +390,7 @@ function roundMs(ms: number): number {
 }
 
 /** The error boundary: known errors render themselves; anything else is a generic 500. */
-function renderError(ctx: RequestContext, err: unknown, logger: Logger, draining: boolean): void {
+function answerError(ctx: RequestContext, err: unknown, logger: Logger, draining: boolean): void {
   const { req, res } = ctx;
   // Already answered (a shutdown's 503 or error frame): whatever the handler
   // threw afterwards has no one to go to.
@@ -420,12 +416,18 @@ function renderError(ctx: RequestContext, err: unknown, logger: Logger, draining
     res.destroy();
     return;
   }
-  ctx.log['error'] = err instanceof ApiError ? (err.code ?? err.type) : 'internal_error';
+  const rendered = renderError(err);
+  ctx.log['error'] = rendered.code;
   // A body we stopped reading must not be parsed as the next request; during
   // a drain no connection outlives its answer.
-  const closeAfter = ctx.bodyAbandoned || !req.complete || draining;
-  if (err instanceof ApiError) sendError(res, err.status, err.toBody(), err.headers, closeAfter);
-  else sendError(res, 500, internalErrorBody(), {}, closeAfter);
+  sendError(res, rendered, ctx.bodyAbandoned || !req.complete || draining);
+}
+
+/** What node's HTTP parser refused before any handler ran (`code` is node's error code). */
+function httpParseError(code: string | undefined, maxHeaderBytes: number): ApiError {
+  if (code === 'HPE_HEADER_OVERFLOW') return new ApiError('http_headers_too_large', `Request headers exceed the limit of ${maxHeaderBytes} bytes.`);
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ApiError('http_request_timeout');
+  return new ApiError('http_malformed');
 }
 
 function stackFrames(stack: string): string {

@@ -6,7 +6,7 @@
 // never names the upstream URL, the key or more of the body than the upstream's
 // own error message.
 
-import { ApiError, InvalidRequestError, UpstreamError } from '../errors.ts';
+import { ApiError, InvalidRequestError, UpstreamError, UpstreamRejectionError } from '../errors.ts';
 
 /** Longest upstream error message passed on to a client. */
 export const MAX_UPSTREAM_MESSAGE_CHARS = 500;
@@ -35,10 +35,7 @@ export class UpstreamRateLimitError extends ApiError {
   constructor(retryAfter: string, retryAfterMs: string | null, upstreamHint?: UpstreamRetryHint) {
     const headers: Record<string, string> = { 'retry-after': retryAfter };
     if (retryAfterMs !== null) headers['retry-after-ms'] = retryAfterMs;
-    super(429, 'rate_limit_error', 'The upstream provider is rate limiting requests; retry after a pause.', {
-      code: 'rate_limit_exceeded',
-      headers,
-    });
+    super('rate_limit_exceeded', 'The upstream provider is rate limiting requests; retry after a pause.', { headers });
     this.upstreamHint = upstreamHint ?? { retryAfter, retryAfterMs };
   }
 }
@@ -111,7 +108,7 @@ export function upstreamHttpError(
     case 422:
       // The upstream judged the client's request (its content, its size for
       // this model): the client can act on the upstream's own words.
-      if (detail !== undefined) return new InvalidRequestError(detail.message, detail.param, detail.code);
+      if (detail !== undefined) return new UpstreamRejectionError(detail.message, detail.param, detail.code);
       return new InvalidRequestError(
         `The upstream provider rejected the request (HTTP ${status}) without saying why.`,
         null,
@@ -120,21 +117,15 @@ export function upstreamHttpError(
     case 401:
     case 403:
       return new UpstreamError(
-        502,
+        'upstream_auth_failed',
         `The upstream provider refused the gateway's credentials (HTTP ${status}). ` +
           'This is a gateway configuration problem, not a problem with your API key.',
-        'upstream_auth_failed',
       );
     case 404:
       // The gateway chose the upstream model and URL; a client cannot fix this.
-      return new UpstreamError(
-        502,
-        'The upstream provider does not serve the model or endpoint the gateway is configured to use (HTTP 404). ' +
-          'This is a gateway configuration problem.',
-        'upstream_not_found',
-      );
+      return new UpstreamError('upstream_not_found');
     case 408:
-      return new UpstreamError(504, 'The upstream provider timed out (HTTP 408).', 'upstream_timeout');
+      return new UpstreamError('upstream_timeout', 'The upstream provider timed out (HTTP 408).');
     case 429:
       return new UpstreamRateLimitError(retryAfterSeconds(retryAfter), retryAfterMilliseconds(retryAfterMs), {
         retryAfter: boundedHeader(retryAfter),
@@ -142,12 +133,11 @@ export function upstreamHttpError(
       });
     default:
       if (status >= 500 && status <= 599) {
-        return new UpstreamError(502, withDetail(`The upstream provider failed (HTTP ${status})`, detail), 'upstream_error');
+        return new UpstreamError('upstream_error', withDetail(`The upstream provider failed (HTTP ${status})`, detail));
       }
       return new UpstreamError(
-        502,
-        withDetail(`The upstream provider answered with an unexpected HTTP ${status}`, detail),
         'upstream_error',
+        withDetail(`The upstream provider answered with an unexpected HTTP ${status}`, detail),
       );
   }
 }
@@ -191,43 +181,27 @@ function isDigits(text: string): boolean {
 /** A `data: {"error":...}` frame inside a stream. */
 export function upstreamStreamError(error: unknown): UpstreamError {
   const found = readUpstreamErrorDetail({ error });
-  return new UpstreamError(
-    502,
-    found === undefined ? 'The upstream provider reported an error during the stream.' : found.message,
-    'upstream_error',
-  );
+  return new UpstreamError('upstream_error', found === undefined ? 'The upstream provider reported an error during the stream.' : found.message);
 }
 
 export function upstreamTimeoutError(timeoutMs: number, what: 'response headers' | 'the whole response'): UpstreamError {
-  return new UpstreamError(
-    504,
-    `The upstream provider did not deliver ${what} within ${timeoutMs} ms.`,
-    'upstream_timeout',
-  );
+  return new UpstreamError('upstream_timeout', `The upstream provider did not deliver ${what} within ${timeoutMs} ms.`);
 }
 
 /** The connection (DNS, TCP, TLS, a free pooled socket) was not ready within
  * `timeoutMs`, so the request was never sent. */
 export function upstreamConnectTimeoutError(timeoutMs: number): UpstreamError {
-  return new UpstreamError(
-    504,
-    `The upstream provider did not accept a connection within ${timeoutMs} ms.`,
-    'upstream_timeout',
-  );
+  return new UpstreamError('upstream_timeout', `The upstream provider did not accept a connection within ${timeoutMs} ms.`);
 }
 
 /** A stream that went quiet: no byte, not even a keep-alive comment. */
 export function upstreamStreamStalledError(idleTimeoutMs: number): UpstreamError {
-  return new UpstreamError(
-    504,
-    `The upstream stream stalled: no data for ${idleTimeoutMs} ms.`,
-    'upstream_timeout',
-  );
+  return new UpstreamError('upstream_timeout', `The upstream stream stalled: no data for ${idleTimeoutMs} ms.`);
 }
 
 /** A network-level timeout inside fetch, not one of the provider's own timers. */
 export function upstreamStalledError(cause: unknown): UpstreamError {
-  return new UpstreamError(504, 'The upstream provider stopped responding.', 'upstream_timeout', { cause });
+  return new UpstreamError('upstream_timeout', 'The upstream provider stopped responding.', { cause });
 }
 
 const NETWORK_TIMEOUT_CODES: ReadonlySet<string> = new Set([
@@ -250,29 +224,23 @@ export function isNetworkTimeout(error: unknown): boolean {
 }
 
 export function upstreamUnreachableError(cause: unknown): UpstreamError {
-  return new UpstreamError(502, 'The upstream provider could not be reached.', 'upstream_unreachable', { cause });
+  return new UpstreamError('upstream_unreachable', undefined, { cause });
 }
 
 export function upstreamConnectionLostError(cause: unknown): UpstreamError {
   return new UpstreamError(
-    502,
-    'The connection to the upstream provider was lost while reading its response.',
     'upstream_unreachable',
+    'The connection to the upstream provider was lost while reading its response.',
     { cause },
   );
 }
 
 export function upstreamStreamTruncatedError(cause?: unknown): UpstreamError {
-  return new UpstreamError(
-    502,
-    'The upstream stream ended unexpectedly.',
-    'upstream_stream_truncated',
-    cause === undefined ? {} : { cause },
-  );
+  return new UpstreamError('upstream_stream_truncated', undefined, cause === undefined ? {} : { cause });
 }
 
 export function badUpstreamResponseError(message: string, cause?: unknown): UpstreamError {
-  return new UpstreamError(502, message, 'bad_upstream_response', cause === undefined ? {} : { cause });
+  return new UpstreamError('bad_upstream_response', message, cause === undefined ? {} : { cause });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

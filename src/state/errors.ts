@@ -11,8 +11,7 @@ export class StateUnavailableError extends ApiError {
   /** What was being done: 'admit', 'budgetUsed'. */
   readonly operation: string;
   constructor(operation: string, cause?: unknown) {
-    super(503, 'server_error', 'The gateway cannot reach its shared state store right now; retry shortly.', {
-      code: 'state_unavailable',
+    super('state_unavailable', undefined, {
       // Reconnects are attempted within about two seconds (the client's backoff cap).
       headers: { 'retry-after': '2' },
       cause,

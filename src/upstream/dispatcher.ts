@@ -68,7 +68,8 @@ export interface AttemptRecord {
   outcome: AttemptOutcome;
   /** The failure's HTTP status as the client would see it. */
   status?: number;
-  code?: string | null;
+  /** The catalogue code (never an upstream's own), or `client_aborted`. */
+  code?: string;
   delayMs?: number;
 }
 
@@ -216,9 +217,8 @@ function allTargetsOpenError(targets: readonly UpstreamTarget[]): UpstreamError 
   for (const target of targets) soonest = Math.min(soonest, target.breaker.msUntilProbe());
   const seconds = Number.isFinite(soonest) ? Math.max(1, Math.ceil(soonest / 1000)) : 1;
   return new UpstreamError(
-    503,
-    `Every upstream provider for this model failed repeatedly and is paused; retry after ${seconds} s.`,
     'upstream_unavailable',
+    `Every upstream provider for this model failed repeatedly and is paused; retry after ${seconds} s.`,
     { headers: { 'retry-after': String(seconds) } },
   );
 }

@@ -3,7 +3,8 @@
 // and the random source are arguments, so every decision is reproducible.
 
 import { ApiError } from '../errors.ts';
-import { isClientAbort, UpstreamRateLimitError } from '../providers/upstream-errors.ts';
+import { catalogueEntry, Failure } from '../errors/catalogue.ts';
+import { isClientAbort } from '../providers/upstream-errors.ts';
 
 export interface RetryPolicy {
   /** Attempts per target, the first included. */
@@ -135,48 +136,48 @@ export const FailureClass = {
 export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass];
 
 /**
- * The classification of the errors the provider adapters throw.
+ * The classification of the errors the provider adapters throw: each code's
+ * `failure` in the error catalogue (src/errors/catalogue.ts) decides.
  *
- * | error (status code)                          | class    | why                                                          |
- * |----------------------------------------------|----------|--------------------------------------------------------------|
- * | 502 upstream_unreachable (refused, reset,    | retry    | a network blip or a restarting server: the next attempt,    |
- * |     connection lost)                          |          | a moment later, usually gets through                         |
- * | 429 rate_limit_exceeded                      | retry    | the upstream said "later", often with a Retry-After to obey  |
- * | 502 upstream_error (HTTP 5xx, an error event | retry    | overload and crashes are mostly transient; an error event    |
- * |     in the stream, an unexpected status)      |          | before any chunk has reached the client is the same thing   |
- * | 502 upstream_stream_truncated                | retry    | only seen before the first chunk here (after it nothing is   |
- * |                                              |          | retried): the upstream dropped the stream, like a reset      |
- * | 504 upstream_timeout (connect, first byte,   | fallback | a wait already spent a whole timeout; spending it again on   |
- * |     idle, total, or an upstream 408)          |          | the same target multiplies latency, another may be healthy  |
- * | 502 upstream_auth_failed (401/403)           | fallback | the gateway's credentials for this target: the same answer   |
- * |                                              |          | every time, but another target has other credentials         |
- * | 502 upstream_not_found (404)                 | fallback | this target's model or URL mapping is wrong; same reasoning  |
- * | 502 bad_upstream_response                    | fallback | the upstream does not speak the protocol (not JSON, not an   |
- * |                                              |          | event stream, too large): it will not improve on a retry     |
- * | 400 (the upstream judged the request)        | fatal    | the client's request: another target would reject it too,    |
- * |                                              |          | and the client needs the upstream's words to fix it          |
- * | client abort (ClientAbortError)              | fatal    | nobody is waiting for an answer any more                     |
- * | other ApiError, status 5xx                   | fallback | unknown server-side trouble: do not hammer, try elsewhere    |
- * | other ApiError, status < 500                 | fatal    | about the request, not the upstream                          |
- * | anything else (a bug)                        | fatal    | retrying a bug hides it; the error boundary answers 500      |
+ * | failure (codes)                                | class    | why                                                          |
+ * |------------------------------------------------|----------|--------------------------------------------------------------|
+ * | transient: upstream_unreachable (refused,      | retry    | a network blip or a restarting server: the next attempt,    |
+ * |   reset, connection lost)                      |          | a moment later, usually gets through                         |
+ * | transient: rate_limit_exceeded (any 429)       | retry    | the upstream said "later", often with a Retry-After to obey  |
+ * | transient: upstream_error (HTTP 5xx, an error  | retry    | overload and crashes are mostly transient; an error event    |
+ * |   event in the stream, an unexpected status)   |          | before any chunk has reached the client is the same thing   |
+ * | transient: upstream_stream_truncated           | retry    | only seen before the first chunk here (after it nothing is   |
+ * |                                                |          | retried): the upstream dropped the stream, like a reset      |
+ * | target: upstream_timeout (connect, first byte, | fallback | a wait already spent a whole timeout; spending it again on   |
+ * |   idle, total, or an upstream 408)             |          | the same target multiplies latency, another may be healthy  |
+ * | target: upstream_auth_failed (401/403)         | fallback | the gateway's credentials for this target: the same answer   |
+ * |                                                |          | every time, but another target has other credentials         |
+ * | target: upstream_not_found (404)               | fallback | this target's model or URL mapping is wrong; same reasoning  |
+ * | target: bad_upstream_response                  | fallback | the upstream does not speak the protocol (not JSON, not an   |
+ * |                                                |          | event stream, too large): it will not improve on a retry     |
+ * | gateway: other 5xx codes                       | fallback | unknown server-side trouble: do not hammer, try elsewhere    |
+ * | request: upstream_rejected_request (the        | fatal    | the client's request: another target would reject it too,    |
+ * |   upstream judged the request) and every 4xx   |          | and the client needs the upstream's words to fix it          |
+ * | client abort (ClientAbortError)                | fatal    | nobody is waiting for an answer any more                     |
+ * | anything else (a bug)                          | fatal    | retrying a bug hides it; the error boundary answers 500      |
  */
 export function classifyFailure(error: unknown): FailureClass {
   if (isClientAbort(error)) return FailureClass.Fatal;
   if (!(error instanceof ApiError)) return FailureClass.Fatal;
-  if (error.status === 429 || error instanceof UpstreamRateLimitError) return FailureClass.Retry;
-  // Before the codes: a 400 carries the upstream's own code, which could be anything.
-  if (error.status < 500) return FailureClass.Fatal;
-  switch (error.code) {
-    case 'upstream_unreachable':
-    case 'upstream_error':
-    case 'upstream_stream_truncated':
+  const failure = catalogueEntry(error.code).failure;
+  switch (failure) {
+    case Failure.Transient:
       return FailureClass.Retry;
-    case 'upstream_timeout':
-    case 'upstream_auth_failed':
-    case 'upstream_not_found':
-    case 'bad_upstream_response':
+    case Failure.Target:
+    case Failure.Gateway:
       return FailureClass.Fallback;
+    case Failure.Request:
+      return FailureClass.Fatal;
     default:
-      return FailureClass.Fallback;
+      return unreachable(failure);
   }
+}
+
+function unreachable(failure: never): never {
+  throw new TypeError(`unknown failure class ${String(failure)}`);
 }

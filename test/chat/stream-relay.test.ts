@@ -302,7 +302,7 @@ test('a stream that ends without a finish_reason ends with the truncation frame,
 });
 
 test('an upstream error after the first event becomes its error frame; before it, it is thrown unchanged', async () => {
-  const boom = new UpstreamError(504, 'The upstream provider did not answer in time.', 'upstream_timeout');
+  const boom = new UpstreamError('upstream_timeout', 'The upstream provider did not answer in time.');
   async function* failing(first: boolean): AsyncGenerator<ChatCompletionChunk> {
     if (first) yield up('up-1', 100, [{ index: 0, delta: { content: 'a' }, finish_reason: null }]);
     throw boom;

@@ -22,7 +22,7 @@ router.add('GET', '/known', async () => {
   throw new InvalidRequestError('Bad thing.', 'messages[0].content', 'invalid_type');
 });
 router.add('POST', '/known', async () => {
-  throw new InvalidRequestError('Bad thing.', null, null);
+  throw new InvalidRequestError('Bad thing.', null, 'invalid_value');
 });
 const { server } = createHttpShell({
   router,

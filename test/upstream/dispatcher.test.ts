@@ -211,7 +211,7 @@ describe('dispatchCompletion: fallbacks', () => {
     assert.equal(a.requests, 1);
     assert.equal(b.requests, 0);
     assert.equal(breaker.state(), 'closed');
-    assert.deepEqual(records, [{ targetId: 'a', attempt: 1, outcome: 'fatal', status: 400, code: null }]);
+    assert.deepEqual(records, [{ targetId: 'a', attempt: 1, outcome: 'fatal', status: 400, code: 'upstream_rejected_request' }]);
   });
 
   test('everything failing: the last target’s failure, in the client’s terms', async () => {
@@ -480,7 +480,7 @@ describe('dispatchCompletion with other providers’ errors', () => {
 
   test('a plain 429 ApiError: its retry-after header is the hint', async () => {
     const waits: number[] = [];
-    const t = { ...target('other', 'http://127.0.0.1:9/v1'), provider: scripted(new ApiError(429, 'rate_limit_error', 'slow down', { headers: { 'retry-after': '2' } }), 'ok') };
+    const t = { ...target('other', 'http://127.0.0.1:9/v1'), provider: scripted(new ApiError('rate_limit_exceeded', 'slow down', { headers: { 'retry-after': '2' } }), 'ok') };
     const result = await dispatchCompletion([t], context([], { sleep: async (ms) => void waits.push(ms) }));
     assert.equal(content(result), 'ok');
     assert.deepEqual(waits, [2000]);
@@ -498,7 +498,7 @@ describe('dispatchCompletion with other providers’ errors', () => {
 
   test('a custom sleep that ignores the abort does not let the next attempt out', async () => {
     const controller = new AbortController();
-    const t = { ...target('other', 'http://127.0.0.1:9/v1'), provider: scripted(new ApiError(502, 'upstream_error', 'x', { code: 'upstream_error' }), 'never') };
+    const t = { ...target('other', 'http://127.0.0.1:9/v1'), provider: scripted(new ApiError('upstream_error', 'x'), 'never') };
     const error = await rejection(
       dispatchCompletion([t], context([], { signal: controller.signal, sleep: async () => controller.abort() })),
     );

@@ -1,0 +1,188 @@
+// Every error code a client can see, with what it means on the wire and for a
+// retry. One entry per code; an ApiError takes its status and OpenAI `type`
+// from here, so a code cannot answer with two statuses. README.md and
+// docs/admin-api.md carry this table for readers; test/errors/catalogue.test.ts
+// holds them equal.
+
+/** OpenAI's `error.type` values the gateway uses. */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'rate_limit_error'
+  | 'insufficient_quota'
+  | 'server_error'
+  | 'upstream_error';
+
+/**
+ * What a failed upstream attempt with this code means for the dispatcher
+ * (src/upstream/retry-policy.ts turns it into retry, fallback or fatal).
+ */
+export const Failure = {
+  /** Passing trouble (a blip, "later"): the same target may answer on a retry. */
+  Transient: 'transient',
+  /** This target cannot serve the request (timeouts, credentials, mapping, protocol): another may. */
+  Target: 'target',
+  /** Server-side trouble that is not an upstream's answer: do not hammer, try elsewhere. */
+  Gateway: 'gateway',
+  /** About the client's request: every target would answer the same. */
+  Request: 'request',
+} as const;
+export type Failure = (typeof Failure)[keyof typeof Failure];
+
+export interface CatalogueEntry {
+  readonly status: number;
+  readonly type: ErrorType;
+  /** Another `type` one answer uses for historical reasons (kept byte for byte). */
+  readonly alsoType?: ErrorType;
+  readonly failure: Failure;
+  /** Whether the same request, sent again later, may succeed (OpenAI's SDKs
+   * retry 408, 409, 429 and 5xx on their own regardless). */
+  readonly clientMayRetry: boolean;
+  /** The message when the code always says the same; null when it is built per case. */
+  readonly message: string | null;
+  /** The envelope's `code` is null (node's own HTTP parser failures, as OpenAI
+   * answers them); the catalogue name is for logs only. */
+  readonly envelopeNull?: true;
+}
+
+const invalid = { status: 400, type: 'invalid_request_error', failure: Failure.Request, clientMayRetry: false, message: null } as const;
+
+export const ERROR_CATALOGUE = {
+  // 400: the request breaks the contract; `param` is the path where there is one.
+  unknown_parameter: invalid,
+  invalid_type: invalid,
+  invalid_value: invalid,
+  missing_required_parameter: invalid,
+  array_above_max_length: invalid,
+  array_below_min_length: invalid,
+  invalid_json: invalid,
+  duplicate_key: invalid,
+  json_limit_exceeded: invalid,
+  invalid_request_id: invalid,
+  /** The upstream refused the request (HTTP 400/413/422) without saying why;
+   * when it did say, its own message, param and code are relayed instead. */
+  upstream_rejected_request: invalid,
+  unknown_alias: invalid,
+  invalid_key_name: invalid,
+  invalid_key_setting: invalid,
+  weak_password: invalid,
+  http_malformed: { ...invalid, message: 'The request is not valid HTTP.', envelopeNull: true },
+  http_request_timeout: { ...invalid, status: 408, clientMayRetry: true, message: 'The request was not received in time.', envelopeNull: true },
+  http_headers_too_large: { ...invalid, status: 431, envelopeNull: true },
+  // 401, 403
+  invalid_api_key: { ...invalid, status: 401 },
+  session_required: { ...invalid, status: 401, type: 'authentication_error' },
+  invalid_password: { ...invalid, status: 401, type: 'authentication_error', message: 'Wrong password.' },
+  model_not_allowed: { ...invalid, status: 403, type: 'permission_error' },
+  origin_refused: { ...invalid, status: 403, type: 'permission_error', message: 'Cross-origin requests to the admin API are refused.' },
+  csrf_token_invalid: { ...invalid, status: 403, type: 'permission_error' },
+  host_not_allowed: {
+    ...invalid,
+    status: 403,
+    type: 'permission_error',
+    message: 'This admin listener does not answer for that host name; add it to admin.allowedHosts if it is yours.',
+  },
+  password_required: { ...invalid, status: 403, type: 'permission_error', message: 'Set an admin password first (POST /api/password).' },
+  // 404 to 415
+  model_not_found: { ...invalid, status: 404 },
+  unknown_url: { ...invalid, status: 404, alsoType: 'not_found_error' },
+  key_not_found: { ...invalid, status: 404, type: 'not_found_error' },
+  method_not_allowed: { ...invalid, status: 405 },
+  key_revoked: { ...invalid, status: 409 },
+  password_already_set: {
+    ...invalid,
+    status: 409,
+    message: 'An admin password is already set; change it with `portcullis admin set-password` on the server.',
+  },
+  request_too_large: { ...invalid, status: 413 },
+  unsupported_media_type: { ...invalid, status: 415 },
+  // 429: every 429 carries Retry-After.
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error', failure: Failure.Transient, clientMayRetry: true, message: null },
+  insufficient_quota: { status: 429, type: 'insufficient_quota', failure: Failure.Transient, clientMayRetry: false, message: null },
+  login_rate_limited: { status: 429, type: 'rate_limit_error', failure: Failure.Transient, clientMayRetry: true, message: null },
+  // 500, 503: the gateway's own trouble.
+  internal_error: {
+    status: 500,
+    type: 'server_error',
+    failure: Failure.Gateway,
+    clientMayRetry: true,
+    message: 'The server had an error while processing your request.',
+  },
+  state_unavailable: {
+    status: 503,
+    type: 'server_error',
+    failure: Failure.Gateway,
+    clientMayRetry: true,
+    message: 'The gateway cannot reach its shared state store right now; retry shortly.',
+  },
+  server_shutting_down: {
+    status: 503,
+    type: 'server_error',
+    failure: Failure.Gateway,
+    clientMayRetry: true,
+    message: 'The gateway is shutting down; the request was not completed. Retry it.',
+  },
+  key_store_unavailable: {
+    status: 503,
+    type: 'server_error',
+    failure: Failure.Gateway,
+    clientMayRetry: true,
+    message: 'The key store is busy or cannot be written; try again.',
+  },
+  dashboard_not_built: {
+    status: 503,
+    type: 'server_error',
+    failure: Failure.Gateway,
+    clientMayRetry: false,
+    message: 'The dashboard is not built; run `npm run build`.',
+  },
+  // 502, 503, 504: the upstream failed; never the client's fault.
+  upstream_error: { status: 502, type: 'upstream_error', failure: Failure.Transient, clientMayRetry: true, message: null },
+  upstream_unreachable: {
+    status: 502,
+    type: 'upstream_error',
+    failure: Failure.Transient,
+    clientMayRetry: true,
+    message: 'The upstream provider could not be reached.',
+  },
+  upstream_stream_truncated: {
+    status: 502,
+    type: 'upstream_error',
+    failure: Failure.Transient,
+    clientMayRetry: true,
+    message: 'The upstream stream ended unexpectedly.',
+  },
+  upstream_auth_failed: { status: 502, type: 'upstream_error', failure: Failure.Target, clientMayRetry: false, message: null },
+  upstream_not_found: {
+    status: 502,
+    type: 'upstream_error',
+    failure: Failure.Target,
+    clientMayRetry: false,
+    message:
+      'The upstream provider does not serve the model or endpoint the gateway is configured to use (HTTP 404). ' +
+      'This is a gateway configuration problem.',
+  },
+  bad_upstream_response: { status: 502, type: 'upstream_error', failure: Failure.Target, clientMayRetry: true, message: null },
+  upstream_unavailable: { status: 503, type: 'server_error', failure: Failure.Gateway, clientMayRetry: true, message: null },
+  upstream_timeout: { status: 504, type: 'server_error', failure: Failure.Target, clientMayRetry: true, message: null },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** The codes whose answer is a 400 `invalid_request_error`. */
+export type InvalidRequestCode = {
+  [C in ErrorCode]: (typeof ERROR_CATALOGUE)[C]['status'] extends 400 ? C : never;
+}[ErrorCode];
+
+/** The codes of an upstream's failure as the gateway reports it (502, 503, 504). */
+export type UpstreamErrorCode = Exclude<Extract<ErrorCode, `upstream_${string}` | 'bad_upstream_response'>, 'upstream_rejected_request'>;
+
+export function catalogueEntry(code: ErrorCode): CatalogueEntry {
+  return ERROR_CATALOGUE[code];
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CATALOGUE, value);
+}
