@@ -65,9 +65,9 @@ test('ai-sdk.mjs: generateText and streamText as shown', TEST_TIMEOUT, async () 
 test('ai-sdk-tools.mjs: the SDK runs the tool and the second step quotes its result', TEST_TIMEOUT, async () => {
   const run = await loadSnippet('ai-sdk-tools.mjs');
   assert.deepEqual(await run(target), {
-    toolCalls: [{ toolName: 'get_weather', input: { city: 'demo' } }],
-    toolResults: ['Sunny in demo'],
-    text: demoToolEcho('Sunny in demo', 3),
+    toolCalls: [{ toolName: 'get_weather', input: { city: 'Oslo' } }],
+    toolResults: ['Sunny in Oslo'],
+    text: demoToolEcho('Sunny in Oslo', 3),
     steps: ['tool-calls', 'stop'],
   });
 });
@@ -159,14 +159,14 @@ test('generateText with a tool() helper: call, client-side execution, history se
   assert.deepEqual(second.messages, [
     { role: 'user', content: 'What is the weather in Oslo? Use get_weather.' },
     // the SDK sends content null beside tool_calls: the gateway accepts it
-    { role: 'assistant', content: null, tool_calls: [{ id: call.toolCallId, type: 'function', function: { name: 'get_weather', arguments: '{"city":"demo"}' } }] },
-    { role: 'tool', tool_call_id: call.toolCallId, content: 'sunny in demo' },
+    { role: 'assistant', content: null, tool_calls: [{ id: call.toolCallId, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+    { role: 'tool', tool_call_id: call.toolCallId, content: 'sunny in Oslo' },
   ]);
   assert.deepEqual(
     result.steps.map((s) => s.finishReason),
     ['tool-calls', 'stop'],
   );
-  assert.equal(result.text, demoToolEcho('sunny in demo', 3));
+  assert.equal(result.text, demoToolEcho('sunny in Oslo', 3));
 });
 
 test('streamText with tools: streamed tool-call deltas become one call with parsed input', TEST_TIMEOUT, async () => {

@@ -80,8 +80,8 @@ test('langchain.mjs: invoke, stream with usage, a bindTools round trip', TEST_TI
     tokens: [2, 15],
     streamed: demoEcho('Stream this', 1),
     streamTokens: [3, 16],
-    toolCall: { name: 'get_weather', args: { city: 'demo' } },
-    afterTool: demoToolEcho('Sunny in demo', 3),
+    toolCall: { name: 'get_weather', args: { city: 'Oslo' } },
+    afterTool: demoToolEcho('Sunny in Oslo', 3),
   });
 });
 
@@ -134,16 +134,16 @@ test('bindTools: the tool definition on the wire, the call back, the result quot
   assert.equal(asked.tool_calls?.length, 1);
   const call = asked.tool_calls![0]!;
   assert.match(String(call.id), /^call_[0-9a-f]{24}$/);
-  assert.deepEqual(call, { name: 'get_weather', args: { city: 'demo' }, type: 'tool_call', id: call.id });
+  assert.deepEqual(call, { name: 'get_weather', args: { city: 'Oslo' }, type: 'tool_call', id: call.id });
   const result = new ToolMessage({ content: String(await getWeather.invoke(call.args as { city: string })), tool_call_id: String(call.id) });
   const answered = await withTools.invoke([question, asked, result]);
   assert.deepEqual((requests[1]?.body as { messages: unknown }).messages, [
     { role: 'user', content: 'Use get_weather for Oslo' },
     // LangChain sends content "" beside tool_calls
-    { role: 'assistant', content: '', tool_calls: [{ id: call.id, type: 'function', function: { name: 'get_weather', arguments: '{"city":"demo"}' } }] },
-    { role: 'tool', content: 'sunny in demo', tool_call_id: call.id },
+    { role: 'assistant', content: '', tool_calls: [{ id: call.id, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+    { role: 'tool', content: 'sunny in Oslo', tool_call_id: call.id },
   ]);
-  assert.equal(answered.content, demoToolEcho('sunny in demo', 3));
+  assert.equal(answered.content, demoToolEcho('sunny in Oslo', 3));
 });
 
 test('bindTools streamed: tool-call chunks concatenate into one whole call, usage on the last chunk', TEST_TIMEOUT, async () => {
@@ -175,9 +175,9 @@ test('a ToolMessage from tool.invoke(toolCall) carries `name`: accepted, and not
   assert.ok(result instanceof ToolMessage);
   assert.equal(result.name, 'get_weather');
   const answer = await withTools.invoke([question, asked, result]);
-  assert.equal(answer.content, 'Portcullis demo provider (not a language model). The tool returned: "sunny in demo". The request had 3 messages.');
+  assert.equal(answer.content, 'Portcullis demo provider (not a language model). The tool returned: "sunny in Oslo". The request had 3 messages.');
   const sent = (requests[1]?.body as { messages: unknown[] }).messages[2];
-  assert.deepEqual(sent, { role: 'tool', content: 'sunny in demo', name: 'get_weather', tool_call_id: asked.tool_calls![0]!.id });
+  assert.deepEqual(sent, { role: 'tool', content: 'sunny in Oslo', name: 'get_weather', tool_call_id: asked.tool_calls![0]!.id });
 });
 
 test('an https image_url content part reaches the upstream as sent', TEST_TIMEOUT, async () => {

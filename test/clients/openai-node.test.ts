@@ -24,8 +24,8 @@ test('openai-node.mjs: service-auto, a stream with usage, a tool round trip', TE
     streamed: demoEcho('Stream this', 1),
     // prompt: ceil(11 chars / 4); completion: one token per space-separated piece of the reply
     usage: { prompt_tokens: 3, completion_tokens: 16, total_tokens: 19, prompt_tokens_details: { cached_tokens: 0 } },
-    toolCall: { name: 'get_weather', arguments: '{"city":"demo"}' },
-    afterTool: demoToolEcho('Sunny in demo', 3),
+    toolCall: { name: 'get_weather', arguments: '{"city":"Oslo"}' },
+    afterTool: demoToolEcho('Sunny in Oslo', 3),
   });
 });
 

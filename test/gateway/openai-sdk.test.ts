@@ -100,7 +100,7 @@ test('tool-call round trip: the SDK pushes choices[0].message back unchanged', a
   const call = message.tool_calls![0]!;
   assert.equal(call.type, 'function');
   assert.equal(call.type === 'function' && call.function.name, 'get_weather');
-  assert.deepEqual(call.type === 'function' && JSON.parse(call.function.arguments), { city: 'demo' });
+  assert.deepEqual(call.type === 'function' && JSON.parse(call.function.arguments), { city: 'Oslo' });
   messages.push(message);
   messages.push({ role: 'tool', tool_call_id: call.id, content: 'sunny, 21 C' });
   const second = await client.chat.completions.create({ model: 'service-chat', messages, tools: [weatherTool] });
