@@ -4,7 +4,7 @@
 import type { GatewayConfig, MaxTokensParam, UpstreamPolicy } from '../config/config.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { buildUpstreamRequest } from '../chat/upstream-request.ts';
-import type { ChatProvider } from '../providers/provider.ts';
+import type { ChatProvider } from '../upstream/provider.ts';
 import { createCircuitBreaker, type CircuitBreaker, type State as BreakerState } from '../upstream/circuit-breaker.ts';
 import { anyTargetAvailable, type UpstreamTarget } from '../upstream/dispatcher.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../upstream/retry-policy.ts';

@@ -8,8 +8,8 @@
 import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import { createAnthropicStreamTranslator, fromAnthropicResponse, toAnthropicRequest } from './anthropic-translate.ts';
-import type { ChatProvider, UpstreamCall } from './provider.ts';
-import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from './upstream-exchange.ts';
+import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
+import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from '../upstream/upstream-exchange.ts';
 
 export {
   DEFAULT_FIRST_BYTE_TIMEOUT_MS,
@@ -17,7 +17,7 @@ export {
   DEFAULT_MAX_EVENT_BYTES,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_MS,
-} from './upstream-exchange.ts';
+} from '../upstream/upstream-exchange.ts';
 
 export interface AnthropicOptions {
   /** Default `https://api.anthropic.com/v1`; a trailing slash is allowed. */

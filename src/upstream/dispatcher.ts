@@ -12,8 +12,8 @@
 
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
 import { ApiError, UpstreamError } from '../errors.ts';
-import type { ChatProvider, UpstreamCall } from '../providers/provider.ts';
-import { ClientAbortError, isClientAbort, UpstreamRateLimitError } from '../providers/upstream-errors.ts';
+import type { ChatProvider, UpstreamCall } from './provider.ts';
+import { ClientAbortError, isClientAbort, UpstreamRateLimitError } from './upstream-errors.ts';
 import { State, type CircuitBreaker } from './circuit-breaker.ts';
 import { backoffDelay, classifyFailure, FailureClass, type RetryPolicy, upstreamRetryDelay } from './retry-policy.ts';
 import { orderTargets } from './target-order.ts';

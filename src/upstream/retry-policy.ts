@@ -3,7 +3,7 @@
 // and the random source are arguments, so every decision is reproducible.
 
 import { ApiError } from '../errors.ts';
-import { isClientAbort, UpstreamRateLimitError } from '../providers/upstream-errors.ts';
+import { isClientAbort, UpstreamRateLimitError } from './upstream-errors.ts';
 
 export interface RetryPolicy {
   /** Attempts per target, the first included. */

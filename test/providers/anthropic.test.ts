@@ -6,8 +6,8 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import type { ChatCompletionChunk, ChatRequest } from '../../src/chat/types.ts';
 import { ApiError } from '../../src/errors.ts';
 import { createAnthropicProvider, messagesUrl, type AnthropicOptions } from '../../src/providers/anthropic.ts';
-import { isClientAbort } from '../../src/providers/upstream-errors.ts';
-import type { ChatProvider, UpstreamCall } from '../../src/providers/provider.ts';
+import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
+import type { ChatProvider, UpstreamCall } from '../../src/upstream/provider.ts';
 import { fixtureJson, fixtureText } from '../fixtures/anthropic/fixtures.ts';
 
 // ---- the fake Anthropic upstream ---------------------------------------------

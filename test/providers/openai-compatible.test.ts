@@ -12,7 +12,7 @@ import {
   isClientAbort,
   type OpenAICompatibleOptions,
 } from '../../src/providers/openai-compatible.ts';
-import type { ChatProvider, UpstreamCall } from '../../src/providers/provider.ts';
+import type { ChatProvider, UpstreamCall } from '../../src/upstream/provider.ts';
 
 // ---- the fake upstream -------------------------------------------------------
 

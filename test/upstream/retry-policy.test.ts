@@ -13,7 +13,7 @@ import {
   upstreamStreamTruncatedError,
   upstreamTimeoutError,
   upstreamUnreachableError,
-} from '../../src/providers/upstream-errors.ts';
+} from '../../src/upstream/upstream-errors.ts';
 import {
   backoffDelay,
   classifyFailure,

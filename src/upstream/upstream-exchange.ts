@@ -1,5 +1,5 @@
 // One HTTP exchange with an upstream over built-in fetch, shared by the
-// provider adapters (./openai-compatible.ts, ./anthropic.ts): the connect,
+// provider adapters (../providers/openai-compatible.ts, ../providers/anthropic.ts): the connect,
 // first-byte, idle and total timers, the abort wiring, bounded reads and the
 // event-stream reads. What a failure means for the client is decided in
 // ./upstream-errors.ts. What differs per provider (endpoint, headers, request
@@ -7,7 +7,7 @@
 
 import { ApiError } from '../errors.ts';
 import { createEventStreamParser, EventStreamError, type EventStreamEvent } from '../sse/event-stream-parser.ts';
-import { ConnectState, watchConnectPhase, type FetchWatch } from '../upstream/connect-phase.ts';
+import { ConnectState, watchConnectPhase, type FetchWatch } from './connect-phase.ts';
 import type { UpstreamCall } from './provider.ts';
 import {
   badUpstreamResponseError,
@@ -54,7 +54,7 @@ export interface ExchangeSettings {
   timeoutMs: number;
   firstByteTimeoutMs: number;
   idleTimeoutMs: number;
-  /** Bound on connection setup (see ../upstream/connect-phase.ts); undefined: undici's own 10 s. */
+  /** Bound on connection setup (see ./connect-phase.ts); undefined: undici's own 10 s. */
   connectTimeoutMs: number | undefined;
   /** Non-stream response body limit (decoded bytes). */
   maxResponseBytes: number;
@@ -253,7 +253,7 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
   }
 
   /** fetch(), with the connect timer armed while the connection is being set
-   * up, when that phase can be observed (see ../upstream/connect-phase.ts).
+   * up, when that phase can be observed (see ./connect-phase.ts).
    * Watched even without a connect timeout, for the status of a refused redirect. */
   function fetchWithConnectTimer(init: RequestInit): { result: Promise<Response>; watch: FetchWatch } {
     const connectTimeoutMs = settings.connectTimeoutMs;

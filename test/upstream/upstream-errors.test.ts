@@ -14,7 +14,7 @@ import {
   UpstreamRateLimitError,
   upstreamStreamError,
   upstreamStreamStalledError,
-} from '../../src/providers/upstream-errors.ts';
+} from '../../src/upstream/upstream-errors.ts';
 
 function rendered(error: ApiError): { status: number; body: unknown; headers: Record<string, string> } {
   return { status: error.status, body: error.toBody(), headers: error.headers };
