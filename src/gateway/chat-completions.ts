@@ -20,7 +20,7 @@ import type { Limiter, Permit } from '../limits/limiter.ts';
 import { estimateRequestTokens } from '../limits/token-estimate.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
-import type { AliasRoutes } from './alias-targets.ts';
+import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, settledTokens } from './key-policy.ts';
 

@@ -12,7 +12,7 @@ import { createOpenAICompatibleProvider } from '../providers/openai-compatible.t
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
-import { createAliasRoutes, type AliasRoutes, type ProviderBinding } from './alias-targets.ts';
+import { createAliasRoutes, type AliasRoutes, type ProviderBinding } from '../routing/alias-targets.ts';
 import type { KeyAuthenticator } from './auth.ts';
 import { createChatCompletionsHandler } from './chat-completions.ts';
 import { createModelsHandler } from './models.ts';
