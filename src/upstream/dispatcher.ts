@@ -15,7 +15,8 @@ import { ApiError, UpstreamError } from '../errors.ts';
 import type { ChatProvider, UpstreamCall } from './provider.ts';
 import { ClientAbortError, isClientAbort, UpstreamRateLimitError } from './upstream-errors.ts';
 import { State, type CircuitBreaker } from './circuit-breaker.ts';
-import { backoffDelay, classifyFailure, FailureClass, type RetryPolicy, upstreamRetryDelay } from './retry-policy.ts';
+import { upstreamRetryDelay } from './retry-after.ts';
+import { backoffDelay, classifyFailure, FailureClass, type RetryPolicy } from './retry-policy.ts';
 import { orderTargets } from './target-order.ts';
 
 export interface UpstreamTarget {
