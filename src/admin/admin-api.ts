@@ -6,8 +6,8 @@
 // to a rotate. Nothing else (list, get, the store) can ever return it, because
 // nothing keeps it: the store holds its SHA-256.
 import type { GatewayConfig } from '../config/config.ts';
-import { ApiError, InvalidRequestError } from '../errors.ts';
-import type { AliasRoutes } from '../gateway/alias-targets.ts';
+import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
+import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { pathParams } from '../http/router.ts';
 import { sendJson } from '../http/respond.ts';

@@ -19,7 +19,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Server } from 'node:http';
-import { ApiError, InvalidRequestError } from '../errors.ts';
+import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { parseCookies, serializeCookie } from '../http/cookies.ts';
 import { sendJson } from '../http/respond.ts';

@@ -12,7 +12,7 @@
 // field path, never the upstream's content.
 
 import { randomBytes } from 'node:crypto';
-import { UpstreamError } from '../errors.ts';
+import { UpstreamError } from '../errors/api-error.ts';
 import type {
   ChatCompletion,
   ChatCompletionChunk,

@@ -19,7 +19,7 @@
 // |                             | tool_call_id (rule 4), ...)                                 |
 // | array_above_max_length      | messages > 256, tools > 64, stop > 4                        |
 // | array_below_min_length      | messages = [], content = []                                 |
-import { InvalidRequestError } from '../errors.ts';
+import { InvalidRequestError } from '../errors/api-error.ts';
 import type { JsonValueKind } from '../json/parser.ts';
 
 export type IssuePath = readonly (string | number)[];

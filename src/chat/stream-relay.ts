@@ -26,7 +26,7 @@
 // The policy is the pure `createChunkRelay`; the one async glue is the stream
 // pump, src/gateway/event-stream-pump.ts.
 
-import { UpstreamError } from '../errors.ts';
+import { UpstreamError } from '../errors/api-error.ts';
 import { generateCompletionId, generateToolCallId, malformedResponseError } from './completion-response.ts';
 import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from './types.ts';
 

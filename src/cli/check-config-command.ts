@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { AUTO_ALIAS, ConfigError, type GatewayConfig, type ProviderConfig } from '../config/config.ts';
 import type { ConfigIssueCode } from '../config/config-issues.ts';
-import { providerCredentials } from '../providers/provider-types.ts';
+import { providerCredentials } from '../config/provider-types.ts';
 import { CONFIG_ENV, loadConfig, resolveProviderKeys } from '../config/config-loader.ts';
 import { RedisUrlError } from '../redis/errors.ts';
 import { redisAddress } from '../state/redis-backend.ts';

@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util';
 import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../keys/errors.ts';
 import { keyStatus } from '../keys/key-settings.ts';
-import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore } from '../keys/file-key-store.ts';
+import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore } from '../state/file-key-store.ts';
 import type { KeyRecord, KeyStore, ListedKey } from '../state/key-store-port.ts';
 import { createFileUsageStore } from '../state/file-usage-store.ts';
 import type { UsageStore } from '../state/state-backend.ts';

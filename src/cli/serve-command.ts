@@ -21,7 +21,7 @@ import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
 import { claimListenFds, SocketActivationError, type ListenFds } from '../ops/socket-activation.ts';
 import { createSystemdNotifier } from '../ops/systemd-notify.ts';
 import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
-import { providerNotices } from '../providers/provider-types.ts';
+import { providerNotices } from '../config/provider-types.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';

@@ -6,7 +6,7 @@ import { JsonParseError, parseJson } from '../json/parser.ts';
 import { ConfigError, type GatewayConfig } from './config.ts';
 import { parseConfig } from './config-parser.ts';
 import { ConfigIssueCode } from './config-issues.ts';
-import { providerCredentials } from '../providers/provider-types.ts';
+import { providerCredentials } from './provider-types.ts';
 
 export const CONFIG_ENV = 'PORTCULLIS_CONFIG';
 export const DATA_DIR_ENV = 'PORTCULLIS_DATA_DIR';

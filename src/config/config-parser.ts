@@ -3,14 +3,14 @@
 // Every problem is collected (see config-checker.ts), and parseConfig throws
 // one ConfigError listing them all, so a file is fixed in one pass.
 import path from 'node:path';
-import { parseProvider } from '../providers/provider-types.ts';
+import { parseProvider } from './provider-types.ts';
 import { ConfigError, DEFAULT_LIMITS, type GatewayConfig, type ProviderConfig, type ServerLimits } from './config.ts';
 import { Checker, join, type Obj } from './config-checker.ts';
 import { parseAliases, parseAuto } from './routing-config.ts';
 import { parseOperations } from './operations-config.ts';
 
 export { defaultAutoRules } from './routing-config.ts';
-export { DEFAULT_POLICY } from '../providers/provider-defaults.ts';
+export { DEFAULT_POLICY } from './provider-defaults.ts';
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto'];

@@ -2,7 +2,7 @@
 // SSE error frame and the HTTP shell's boundary all render through here. A
 // known error renders itself; anything else is the generic 500 with no
 // internals (the caller logs it).
-import { ApiError, type ErrorBody } from '../errors.ts';
+import { ApiError, type ErrorBody } from './api-error.ts';
 import type { ErrorCode } from './catalogue.ts';
 
 export interface RenderedError {

@@ -1,7 +1,7 @@
 // Bearer-key authentication for the API endpoints. The raw key is only ever
 // hashed and looked up; it is never logged or echoed.
 import type { IncomingMessage } from 'node:http';
-import { AuthenticationError } from '../errors.ts';
+import { AuthenticationError } from '../errors/api-error.ts';
 import type { KeyPolicy } from './key-policy.ts';
 
 /** The key's id and what it may do (its record, without the secret's hash). */

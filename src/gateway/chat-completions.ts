@@ -8,7 +8,7 @@
 import type { GatewayConfig } from '../config/config.ts';
 import { createChatRequestObserver, validateChatRequest } from '../chat/request-validator.ts';
 import type { ChatRequest, Usage } from '../chat/types.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { sendJson } from '../http/respond.ts';
@@ -22,7 +22,7 @@ import type { Limiter, Permit } from '../limits/limiter.ts';
 import { estimateRequestTokens } from '../limits/token-estimate.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
-import type { AliasRoutes } from './alias-targets.ts';
+import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { pumpEventStream, type PumpControl } from './event-stream-pump.ts';
 import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, settledTokens, type KeyPolicy } from './key-policy.ts';

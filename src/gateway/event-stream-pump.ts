@@ -4,7 +4,7 @@
 // same function with a recording sink.
 import { createChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
 import type { ChatCompletionChunk } from '../chat/types.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 
 /** Where the events go: the SSE writer, or a test's recorder. */

@@ -20,7 +20,7 @@ import { listAliases } from '../routing/alias-routing.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
-import type { AliasRoutes } from './alias-targets.ts';
+import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { healthRoutes } from './health.ts';
 import { keepRestartOnly, restartOnlyChanges, type RestartOnlyChange } from './restart-settings.ts';
 import { buildServingState, type ServingDeps, type ServingState } from './serving-state.ts';

@@ -8,7 +8,7 @@
 import { sendJson } from '../http/respond.ts';
 import type { RouteHandler } from '../http/server.ts';
 import type { StateBackend } from '../state/state-backend.ts';
-import type { TargetHealth } from './alias-targets.ts';
+import type { TargetHealth } from '../routing/alias-targets.ts';
 
 export interface HealthSources {
   /** Circuit state of every target of the serving config; null before a config is loaded. */

@@ -4,7 +4,7 @@
 // x-ratelimit-* headers, `insufficient_quota` for a spent budget. Successful
 // answers carry the same x-ratelimit-* headers. The limiter itself (in-process
 // or Redis) is src/limits/.
-import { ApiError, AuthenticationError } from '../errors.ts';
+import { ApiError, AuthenticationError } from '../errors/api-error.ts';
 import { allowsAlias, isExpired } from '../keys/key-settings.ts';
 import type { KeyLimits } from '../limits/key-limits.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';

@@ -3,7 +3,7 @@
 // limit before any byte is read, and a bad field (via the parser's observer)
 // without reading the rest of the body.
 import type { IncomingMessage } from 'node:http';
-import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
+import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors/api-error.ts';
 import { createJsonParser, JsonParseError, type JsonLimits, type JsonObserver } from '../json/parser.ts';
 
 export interface JsonBodyOptions {

@@ -1,7 +1,7 @@
 // x-request-id, as the spec says: letters, digits, dot, underscore, hyphen;
 // at most 128 characters; echoed back; intended for support.
 import { randomUUID } from 'node:crypto';
-import { InvalidRequestError } from '../errors.ts';
+import { InvalidRequestError } from '../errors/api-error.ts';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const MAX_REQUEST_ID_LENGTH = 128;

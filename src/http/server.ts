@@ -4,7 +4,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import { ApiError, MethodNotAllowedError, RouteNotFoundError } from '../errors.ts';
+import { ApiError, MethodNotAllowedError, RouteNotFoundError } from '../errors/api-error.ts';
 import { ERROR_CATALOGUE } from '../errors/catalogue.ts';
 import { renderError } from '../errors/render.ts';
 import type { ServerLimits } from '../config/config.ts';

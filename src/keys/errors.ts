@@ -1,7 +1,7 @@
 // Every failure of the key store, as data with a stable `code`.
 // These errors reach operators (CLI output, server logs), never HTTP clients:
 // the server answers an unknown or revoked key with AuthenticationError from
-// src/errors.ts. No message ever contains a raw key; ids, names, prefixes and
+// src/errors/api-error.ts. No message ever contains a raw key; ids, names, prefixes and
 // file paths are not secret.
 
 export type KeyStoreErrorCode =

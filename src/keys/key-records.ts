@@ -5,11 +5,21 @@
 // these, and write the result; so both refuse exactly the same things.
 //
 // Randomness (the raw key, the id) and time are inputs, never read here.
-import type { KeyPatch } from '../state/key-store-port.ts';
 import { hashApiKey, keyDisplayPrefix } from './api-key.ts';
 import { InvalidKeySettingError, KeyAlreadyRevokedError, KeyNotFoundError, KeyRevokedError } from './errors.ts';
 import { parseAllowedAliases, parseExpiresAt, parseKeySettings, parseLimits, type KeySettings, type KeySettingsInput } from './key-settings.ts';
 import { validateKeyName, type KeyRecord } from './store-format.ts';
+
+/** A change to a key as a caller asks for it; checked by checkPatch. */
+export interface KeyPatch {
+  name?: unknown;
+  allowedAliases?: unknown;
+  expiresAt?: unknown;
+  /** The key's limits, whole: a field left out becomes null. */
+  limits?: unknown;
+  /** Only these limit fields (null clears one); merged with the current limits under the store's lock. */
+  limitChanges?: unknown;
+}
 
 /** A checked request to create a key: its name and settings. */
 export interface NewKey {

@@ -3,7 +3,7 @@
 // listener. Label values are bounded: aliases outside the serving config are
 // counted as "_unknown", so a client cannot mint series by inventing names.
 import type { AccessLine } from '../http/server.ts';
-import type { TargetHealth } from '../gateway/alias-targets.ts';
+import type { TargetHealth } from '../routing/alias-targets.ts';
 import { createRegistry, type Registry } from './registry.ts';
 
 const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];

@@ -21,7 +21,7 @@
 //   prompt instruction would promise what the gateway cannot guarantee.
 
 import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, ToolDefinition } from '../chat/types.ts';
-import { InvalidRequestError } from '../errors.ts';
+import { InvalidRequestError } from '../errors/api-error.ts';
 
 export interface AnthropicTextBlock {
   type: 'text';

@@ -31,7 +31,7 @@ import {
   readTokenCounts,
   toUsage,
 } from './anthropic-response.ts';
-import { badUpstreamResponseError, upstreamStreamError, upstreamStreamTruncatedError } from './upstream-errors.ts';
+import { badUpstreamResponseError, upstreamStreamError, upstreamStreamTruncatedError } from '../upstream/upstream-errors.ts';
 
 /** One event as the event-stream parser dispatched it. */
 export interface AnthropicStreamEvent {

@@ -8,9 +8,9 @@
 import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import { createAnthropicStreamTranslator, fromAnthropicResponse, toAnthropicRequest } from './anthropic-translate.ts';
-import type { ChatProvider, UpstreamCall } from './provider.ts';
-import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from './provider-defaults.ts';
-import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from './upstream-exchange.ts';
+import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
+import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from '../config/provider-defaults.ts';
+import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from '../upstream/upstream-exchange.ts';
 
 export {
   DEFAULT_FIRST_BYTE_TIMEOUT_MS,
@@ -18,7 +18,7 @@ export {
   DEFAULT_MAX_EVENT_BYTES,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_TIMEOUT_MS,
-} from './upstream-exchange.ts';
+} from '../upstream/upstream-exchange.ts';
 
 export interface AnthropicOptions {
   /** Default `https://api.anthropic.com/v1`; a trailing slash is allowed. */
@@ -45,7 +45,7 @@ export interface AnthropicOptions {
   maxEventBytes?: number;
 }
 
-export { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from './provider-defaults.ts';
+export { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from '../config/provider-defaults.ts';
 
 export function createAnthropicProvider(options: AnthropicOptions = {}): ChatProvider {
   const settings = exchangeSettings(messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL), baseHeadersOf(options), options);

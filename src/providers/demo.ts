@@ -16,8 +16,8 @@
 import { generateCompletionId, generateToolCallId } from '../chat/completion-response.ts';
 import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
 import { DemoReplyKind, planDemoReply, type DemoReply } from './demo-reply.ts';
-import type { ChatProvider, UpstreamCall } from './provider.ts';
-import { DEFAULT_DEMO_DELAY_MS } from './provider-defaults.ts';
+import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
+import { DEFAULT_DEMO_DELAY_MS } from '../config/provider-defaults.ts';
 
 export interface DemoProviderOptions {
   /** Pause between streamed chunks, in milliseconds (default 0: no timers). */

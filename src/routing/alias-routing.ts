@@ -3,7 +3,7 @@
 // reached at all (circuit breakers) is asked through `isAvailable`.
 import { AUTO_ALIAS, type AliasConfig, type AutoCondition, type GatewayConfig } from '../config/config.ts';
 import type { ChatRequest } from '../chat/types.ts';
-import { ModelNotFoundError } from '../errors.ts';
+import { ModelNotFoundError } from '../errors/api-error.ts';
 import { estimatePromptTokens } from './token-estimate.ts';
 
 export interface ResolvedAlias {

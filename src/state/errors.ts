@@ -1,5 +1,5 @@
 // Errors of the state backend that reach clients.
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../errors/api-error.ts';
 
 /**
  * 503: the shared state store (Redis) cannot be reached and state.onUnavailable is

@@ -6,7 +6,7 @@
 // startup banner's `state: memory`, the `listening` log line): only the code is
 // named for what it keeps in files.
 import { access, constants } from 'node:fs/promises';
-import { openKeyStore, type FileKeyStore, type KeyStoreOptions } from '../keys/file-key-store.ts';
+import { openKeyStore, type FileKeyStore, type KeyStoreOptions } from './file-key-store.ts';
 import { createMemoryLimiter } from '../limits/memory-limiter.ts';
 import { createFileUsageStore } from './file-usage-store.ts';
 import { BackendHealth, type StateBackend } from './state-backend.ts';

@@ -1,26 +1,20 @@
 // The key store port: what the server, the CLI and the admin API need from wherever
 // API keys live. Two adapters implement it: the data directory's files
-// (src/keys/file-key-store.ts, one host) and Redis (redis-key-store.ts, several
+// (file-key-store.ts, one host) and Redis (redis-key-store.ts, several
 // instances). Both apply the same record functions (src/keys/key-records.ts) and do
 // only the I/O around them; test/state/key-store-contract.ts holds both to one set of
 // cases.
 import type { KeySettingsInput } from '../keys/key-settings.ts';
+import type { KeyPatch } from '../keys/key-records.ts';
 import type { KeyRecord } from '../keys/store-format.ts';
+
+export type { KeyPatch };
 
 export type { KeyRecord } from '../keys/store-format.ts';
 
 export type ListedKey = KeyRecord & { readonly lastUsedAt: string | null };
 
 /** Changes to a key's settings; absent fields are left as they are. */
-export interface KeyPatch {
-  name?: unknown;
-  allowedAliases?: unknown;
-  expiresAt?: unknown;
-  /** The key's limits, whole: a field left out becomes null. */
-  limits?: unknown;
-  /** Only these limit fields (null clears one); merged with the current limits under the store's lock. */
-  limitChanges?: unknown;
-}
 
 /** A new key: the raw key, shown once, and what is stored. */
 export interface IssuedKey {

@@ -2,7 +2,7 @@
 // instance) or a shared Redis (several). Used by `serve` and by the CLI, so
 // `portcullis keys create` writes where the running gateways read.
 import type { GatewayConfig } from '../config/config.ts';
-import type { KeyStoreOptions } from '../keys/file-key-store.ts';
+import type { KeyStoreOptions } from './file-key-store.ts';
 import type { Logger } from '../log/logger.ts';
 import { openFileBackend } from './file-backend.ts';
 import { openRedisBackend, type StateOperation } from './redis-backend.ts';

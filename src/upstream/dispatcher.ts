@@ -11,11 +11,12 @@
 // the client half an answer, which no retry can take back).
 
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
-import { ApiError, UpstreamError } from '../errors.ts';
-import type { ChatProvider, UpstreamCall } from '../providers/provider.ts';
-import { ClientAbortError, isClientAbort, UpstreamRateLimitError } from '../providers/upstream-errors.ts';
+import { ApiError, UpstreamError } from '../errors/api-error.ts';
+import type { ChatProvider, UpstreamCall } from './provider.ts';
+import { ClientAbortError, isClientAbort, UpstreamRateLimitError } from './upstream-errors.ts';
 import { State, type CircuitBreaker } from './circuit-breaker.ts';
-import { backoffDelay, classifyFailure, FailureClass, type RetryPolicy, upstreamRetryDelay } from './retry-policy.ts';
+import { upstreamRetryDelay } from './retry-after.ts';
+import { backoffDelay, classifyFailure, FailureClass, type RetryPolicy } from './retry-policy.ts';
 import { orderTargets } from './target-order.ts';
 
 export interface UpstreamTarget {

@@ -2,9 +2,9 @@
 // up on a target and move to the next one. Pure functions over data: the clock
 // and the random source are arguments, so every decision is reproducible.
 
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../errors/api-error.ts';
 import { catalogueEntry, Failure } from '../errors/catalogue.ts';
-import { isClientAbort } from '../providers/upstream-errors.ts';
+import { isClientAbort, UpstreamRateLimitError } from './upstream-errors.ts';
 
 export interface RetryPolicy {
   /** Attempts per target, the first included. */
@@ -42,86 +42,6 @@ export function backoffDelay(attempt: number, policy: RetryPolicy, random: () =>
   // A random source that returns 1 (or garbage) must not push past the ceiling.
   const unit = draw >= 0 && draw < 1 ? draw : 0;
   return Math.floor(unit * ceiling);
-}
-
-/** Longest header value worth parsing; anything longer is garbage. */
-const MAX_HEADER_CHARS = 64;
-const CHAR_0 = 0x30;
-const CHAR_9 = 0x39;
-const CHAR_DOT = 0x2e;
-
-/**
- * `Retry-After` in milliseconds from `now` (epoch ms), or undefined when the
- * value is neither delay-seconds nor an HTTP-date.
- * RFC 9110 section 10.2.3: `Retry-After = HTTP-date / delay-seconds`. Fractional
- * seconds are accepted too ("1.5"): some servers send them and clients such as
- * the openai SDK honour them. An HTTP-date in the past means "now" (0).
- */
-export function parseRetryAfter(value: string | null | undefined, now: number): number | undefined {
-  if (value === null || value === undefined) return undefined;
-  const trimmed = value.trim();
-  if (trimmed.length === 0 || trimmed.length > MAX_HEADER_CHARS) return undefined;
-  const seconds = decimalNumber(trimmed);
-  if (seconds !== undefined) return Math.ceil(seconds * 1000);
-  const date = parseHttpDate(trimmed);
-  if (date === undefined) return undefined;
-  return Math.max(0, date - now);
-}
-
-/** `retry-after-ms` (OpenAI's and Azure's precise variant): milliseconds. */
-export function parseRetryAfterMs(value: string | null | undefined): number | undefined {
-  if (value === null || value === undefined) return undefined;
-  const trimmed = value.trim();
-  if (trimmed.length === 0 || trimmed.length > MAX_HEADER_CHARS) return undefined;
-  const ms = decimalNumber(trimmed);
-  return ms === undefined ? undefined : Math.ceil(ms);
-}
-
-/** What the upstream asked for, `retry-after-ms` first (it is the more
- * precise of the two when both are sent), or undefined when it said nothing usable. */
-export function upstreamRetryDelay(retryAfter: string | null | undefined, retryAfterMs: string | null | undefined, now: number): number | undefined {
-  return parseRetryAfterMs(retryAfterMs) ?? parseRetryAfter(retryAfter, now);
-}
-
-/** Digits with at most one dot between digits, as a finite number. */
-function decimalNumber(text: string): number | undefined {
-  let dots = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code === CHAR_DOT) {
-      if (dots > 0 || i === 0 || i === text.length - 1) return undefined;
-      dots++;
-    } else if (code < CHAR_0 || code > CHAR_9) return undefined;
-  }
-  const number = Number(text);
-  return Number.isFinite(number) ? number : undefined;
-}
-
-/**
- * RFC 9110 section 5.6.7: a recipient must accept IMF-fixdate
- * ("Sun, 06 Nov 1994 08:49:37 GMT"), the obsolete RFC 850 form
- * ("Sunday, 06-Nov-94 08:49:37 GMT") and asctime ("Sun Nov  6 08:49:37 1994").
- * The first two end in GMT; asctime has no zone and is GMT by definition, so
- * the zone is added before Date.parse (which would read it as local time).
- * Requiring the zone also keeps Date.parse's leniency ("-3", "1 2") out.
- */
-function parseHttpDate(text: string): number | undefined {
-  let candidate: string;
-  if (text.endsWith(' GMT')) candidate = text;
-  else if (isAsctime(text)) candidate = `${text} GMT`;
-  else return undefined;
-  const time = Date.parse(candidate);
-  return Number.isNaN(time) ? undefined : time;
-}
-
-/** "Sun Nov  6 08:49:37 1994": 24 characters, the year last. */
-function isAsctime(text: string): boolean {
-  if (text.length !== 24) return false;
-  for (let i = 20; i < 24; i++) {
-    const code = text.charCodeAt(i);
-    if (code < CHAR_0 || code > CHAR_9) return false;
-  }
-  return text.charCodeAt(3) === 0x20 && text.charCodeAt(7) === 0x20 && text.charCodeAt(13) === 0x3a;
 }
 
 /** What the dispatcher does after a failed attempt. */

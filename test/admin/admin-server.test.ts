@@ -11,7 +11,7 @@ import { createAdminServer, DASHBOARD_CSP, type AdminServer } from '../../src/ad
 import { createBootstrapToken, type BootstrapToken } from '../../src/admin/bootstrap-token.ts';
 import { createLoginThrottle } from '../../src/admin/login-throttle.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
-import { createAliasRoutes } from '../../src/gateway/alias-targets.ts';
+import { createAliasRoutes } from '../../src/routing/alias-targets.ts';
 import { sendJson } from '../../src/http/respond.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createDemoProvider } from '../../src/providers/demo.ts';

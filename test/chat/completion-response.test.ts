@@ -9,7 +9,7 @@ import {
   normalizeFinishReason,
   normalizeUsage,
 } from '../../src/chat/completion-response.ts';
-import { UpstreamError } from '../../src/errors.ts';
+import { UpstreamError } from '../../src/errors/api-error.ts';
 
 function assertMalformed(fn: () => unknown, path: string | null): void {
   const message =

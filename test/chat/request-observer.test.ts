@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { describe, test } from 'node:test';
 import { createChatRequestObserver, validateChatRequest } from '../../src/chat/request-validator.ts';
-import { InvalidRequestError, type ErrorBody } from '../../src/errors.ts';
+import { InvalidRequestError, type ErrorBody } from '../../src/errors/api-error.ts';
 import { createJsonParser, parseJson } from '../../src/json/parser.ts';
 import { body, MODEL, REJECTIONS, USER, WEATHER_TOOL } from './request-fixtures.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { checkChatRequest, validateChatRequest } from '../../src/chat/request-validator.ts';
-import { InvalidRequestError } from '../../src/errors.ts';
+import { InvalidRequestError } from '../../src/errors/api-error.ts';
 import { body, MODEL, REJECTIONS, USER, WEATHER_TOOL } from './request-fixtures.ts';
 
 function rejectionOf(value: unknown): InvalidRequestError {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 // The relay's wire rules, driven through the production stream pump
 // (src/gateway/event-stream-pump.ts) with a recording sink.
 import { createChunkRelay, type RelayOptions } from '../../src/chat/stream-relay.ts';
-import { UpstreamError } from '../../src/errors.ts';
+import { UpstreamError } from '../../src/errors/api-error.ts';
 import { pumpEventStream, type EventSink, type PumpControl } from '../../src/gateway/event-stream-pump.ts';
 import type { ChatCompletionChunk, Usage } from '../../src/chat/types.ts';
 

@@ -11,7 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { openKeyStore } from '../../src/keys/file-key-store.ts';
+import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { SYSTEMD_NOTIFY_COMMAND } from '../../src/ops/systemd-notify.ts';
 import { request, sseData, type RawResponse } from '../gateway/harness.ts';
 import { parsePrometheusText, type MetricFamily } from '../metrics/prometheus-text.ts';

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
-import { openKeyStore } from '../../src/keys/file-key-store.ts';
+import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { request, sseData, startFakeUpstream, type FakeUpstream, type RawResponse } from '../gateway/harness.ts';
 import { completionBody, contentEvent, createGate, fakeProvider, FINISH_EVENTS, openChat, streamContents } from '../gateway/lifecycle-fixtures.ts';
 

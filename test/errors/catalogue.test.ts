@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { ApiError, UpstreamRejectionError } from '../../src/errors.ts';
+import { ApiError, UpstreamRejectionError } from '../../src/errors/api-error.ts';
 import { ERROR_CATALOGUE, type CatalogueEntry, type ErrorCode } from '../../src/errors/catalogue.ts';
 import { errorBody, renderError } from '../../src/errors/render.ts';
 import { repositoryRoot } from '../repository-root.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { InvalidRequestError } from '../../src/errors.ts';
+import { InvalidRequestError } from '../../src/errors/api-error.ts';
 import { generateRequestId, isValidRequestId, requestIdFromHeader } from '../../src/http/request-id.ts';
 
 test('request ids: letters, digits, dot, underscore, hyphen, 1 to 128 characters', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { DEFAULT_LIMITS } from '../../src/config/config.ts';
-import { InvalidRequestError } from '../../src/errors.ts';
+import { InvalidRequestError } from '../../src/errors/api-error.ts';
 import { sendJson } from '../../src/http/respond.ts';
 import { createRouter } from '../../src/http/router.ts';
 import { createHttpShell, type RouteHandler } from '../../src/http/server.ts';

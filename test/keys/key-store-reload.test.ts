@@ -8,7 +8,7 @@ import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generateApiKey } from '../../src/keys/api-key.ts';
 import { KeyFileInvalidError } from '../../src/keys/errors.ts';
-import { openKeyStore, type KeyStoreOptions } from '../../src/keys/file-key-store.ts';
+import { openKeyStore, type KeyStoreOptions } from '../../src/state/file-key-store.ts';
 import type { KeyStore } from '../../src/state/key-store-port.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-reload-'));

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { after, test } from 'node:test';
 import { KEYS_USAGE, runKeysCommand } from '../../src/cli/keys-command.ts';
 import { hashApiKey } from '../../src/keys/api-key.ts';
-import { openKeyStore } from '../../src/keys/file-key-store.ts';
+import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-keys-cli-'));

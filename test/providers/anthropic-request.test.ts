@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ChatMessage, ChatRequest } from '../../src/chat/types.ts';
-import { ApiError } from '../../src/errors.ts';
+import { ApiError } from '../../src/errors/api-error.ts';
 import { toAnthropicRequest } from '../../src/providers/anthropic-translate.ts';
 import { fixtureJson } from '../fixtures/anthropic/fixtures.ts';
 

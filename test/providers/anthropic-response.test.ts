@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError } from '../../src/errors.ts';
+import { ApiError } from '../../src/errors/api-error.ts';
 import { finishReasonOf, fromAnthropicResponse } from '../../src/providers/anthropic-translate.ts';
 import { fixtureJson } from '../fixtures/anthropic/fixtures.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ChatCompletionChunk } from '../../src/chat/types.ts';
-import { ApiError } from '../../src/errors.ts';
+import { ApiError } from '../../src/errors/api-error.ts';
 import { createAnthropicStreamTranslator, type AnthropicStreamEvent, type AnthropicStreamTranslator } from '../../src/providers/anthropic-translate.ts';
 import { createEventStreamParser } from '../../src/sse/event-stream-parser.ts';
 import { readEventStream } from '../../src/sse/event-stream-reader.ts';

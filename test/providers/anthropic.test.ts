@@ -4,10 +4,10 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { ChatCompletionChunk, ChatRequest } from '../../src/chat/types.ts';
-import { ApiError } from '../../src/errors.ts';
+import { ApiError } from '../../src/errors/api-error.ts';
 import { createAnthropicProvider, messagesUrl, type AnthropicOptions } from '../../src/providers/anthropic.ts';
-import { isClientAbort } from '../../src/providers/upstream-errors.ts';
-import type { ChatProvider, UpstreamCall } from '../../src/providers/provider.ts';
+import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
+import type { ChatProvider, UpstreamCall } from '../../src/upstream/provider.ts';
 import { fixtureJson, fixtureText } from '../fixtures/anthropic/fixtures.ts';
 
 // ---- the fake Anthropic upstream ---------------------------------------------

@@ -11,7 +11,7 @@ import {
 } from '../../src/providers/demo-reply.ts';
 import { pumpEventStream, type EventSink } from '../../src/gateway/event-stream-pump.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ToolDefinition } from '../../src/chat/types.ts';
-import type { UpstreamCall } from '../../src/providers/provider.ts';
+import type { UpstreamCall } from '../../src/upstream/provider.ts';
 
 const NOTICE = 'Portcullis demo provider (not a language model).';
 

@@ -5,14 +5,14 @@ import { createServer as createNetServer, type AddressInfo, type Socket } from '
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { normalizeChunk, normalizeCompletion } from '../../src/chat/completion-response.ts';
 import type { ChatCompletionChunk, ChatRequest } from '../../src/chat/types.ts';
-import { ApiError } from '../../src/errors.ts';
+import { ApiError } from '../../src/errors/api-error.ts';
 import {
   chatCompletionsUrl,
   createOpenAICompatibleProvider,
   isClientAbort,
   type OpenAICompatibleOptions,
 } from '../../src/providers/openai-compatible.ts';
-import type { ChatProvider, UpstreamCall } from '../../src/providers/provider.ts';
+import type { ChatProvider, UpstreamCall } from '../../src/upstream/provider.ts';
 
 // ---- the fake upstream -------------------------------------------------------
 

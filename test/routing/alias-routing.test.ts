@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AliasConfig, AutoRule } from '../../src/config/config.ts';
 import type { ChatRequest } from '../../src/chat/types.ts';
-import { ModelNotFoundError } from '../../src/errors.ts';
+import { ModelNotFoundError } from '../../src/errors/api-error.ts';
 import { listAliases, requestFeatures, resolveAlias } from '../../src/routing/alias-routing.ts';
 
 const alias = (over: Partial<AliasConfig> = {}): AliasConfig => ({

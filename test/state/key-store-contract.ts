@@ -1,5 +1,5 @@
 // The key store port (src/state/key-store-port.ts) as one set of cases, run against
-// every adapter: test/keys/file-key-store-contract.test.ts (a fresh data directory per
+// every adapter: test/state/file-key-store-contract.test.ts (a fresh data directory per
 // case) and test/state/redis-key-store-contract.test.ts (a fresh key prefix on a real
 // redis-server). Only the port is used, so what passes here is what the CLI, the
 // admin API and the server may rely on whichever backend holds the keys.

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { normalizeCompletion } from '../../src/chat/completion-response.ts';
-import { ApiError } from '../../src/errors.ts';
-import type { ChatProvider } from '../../src/providers/provider.ts';
-import { isClientAbort } from '../../src/providers/upstream-errors.ts';
+import { ApiError } from '../../src/errors/api-error.ts';
+import type { ChatProvider } from '../../src/upstream/provider.ts';
+import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
 import { createCircuitBreaker } from '../../src/upstream/circuit-breaker.ts';
 import {
   abortableSleep,

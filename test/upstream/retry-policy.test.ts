@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError, InvalidRequestError, UpstreamError } from '../../src/errors.ts';
+import { ApiError, InvalidRequestError, UpstreamError } from '../../src/errors/api-error.ts';
 import {
   badUpstreamResponseError,
   ClientAbortError,
@@ -13,14 +13,11 @@ import {
   upstreamStreamTruncatedError,
   upstreamTimeoutError,
   upstreamUnreachableError,
-} from '../../src/providers/upstream-errors.ts';
+} from '../../src/upstream/upstream-errors.ts';
 import {
   backoffDelay,
   classifyFailure,
   DEFAULT_RETRY_POLICY,
-  parseRetryAfter,
-  parseRetryAfterMs,
-  upstreamRetryDelay,
   type RetryPolicy,
 } from '../../src/upstream/retry-policy.ts';
 import { scriptedRandom, seededRandom } from './seeded-random.ts';
@@ -80,59 +77,6 @@ describe('backoffDelay', () => {
     const random = scriptedRandom([0.5, 0.5]);
     assert.equal(backoffDelay(1, DEFAULT_RETRY_POLICY, random), 100);
     assert.equal(backoffDelay(2, DEFAULT_RETRY_POLICY, random), 200);
-  });
-});
-
-describe('parseRetryAfter', () => {
-  const now = Date.parse('2024-06-11T12:00:00Z');
-
-  test('delay-seconds', () => {
-    assert.equal(parseRetryAfter('0', now), 0);
-    assert.equal(parseRetryAfter('1', now), 1000);
-    assert.equal(parseRetryAfter(' 20 ', now), 20_000);
-    assert.equal(parseRetryAfter('86400', now), 86_400_000);
-  });
-
-  test('fractional seconds round up to the millisecond', () => {
-    assert.equal(parseRetryAfter('1.5', now), 1500);
-    assert.equal(parseRetryAfter('0.0004', now), 1);
-  });
-
-  test('IMF-fixdate, RFC 850 and asctime dates, all GMT', () => {
-    assert.equal(parseRetryAfter('Tue, 11 Jun 2024 12:00:30 GMT', now), 30_000);
-    assert.equal(parseRetryAfter('Tuesday, 11-Jun-24 12:01:00 GMT', now), 60_000);
-    assert.equal(parseRetryAfter('Tue Jun 11 12:00:05 2024', now), 5000);
-    assert.equal(parseRetryAfter('Wed Jun 12 12:00:00 2024', now), 86_400_000);
-    // A one-digit asctime day is space-padded (and this one is in the past).
-    assert.equal(parseRetryAfter('Sat Jun  1 12:00:05 2024', now), 0);
-  });
-
-  test('a date in the past is 0', () => {
-    assert.equal(parseRetryAfter('Tue, 11 Jun 2024 11:00:00 GMT', now), 0);
-  });
-
-  test('garbage is undefined', () => {
-    const garbage = [null, undefined, '', '   ', '-1', '+5', '1e3', '1.', '.5', '1.2.3', 'soon', '0x10', 'Infinity', 'NaN', '1 2',
-      'Tue, 11 Jun 2024 12:00:30', 'Tue, 99 Foo 2024 12:00:30 GMT', 'x'.repeat(65), '9'.repeat(400)];
-    for (const value of garbage) assert.equal(parseRetryAfter(value, now), undefined, JSON.stringify(value));
-  });
-});
-
-describe('parseRetryAfterMs and upstreamRetryDelay', () => {
-  test('retry-after-ms', () => {
-    assert.equal(parseRetryAfterMs('19500'), 19_500);
-    assert.equal(parseRetryAfterMs('12.3'), 13);
-    assert.equal(parseRetryAfterMs('0'), 0);
-    for (const value of [null, undefined, '', 'abc', '-5', '1e2']) assert.equal(parseRetryAfterMs(value), undefined, String(value));
-  });
-
-  test('retry-after-ms wins over retry-after; either alone works; neither is undefined', () => {
-    assert.equal(upstreamRetryDelay('20', '19500', 0), 19_500);
-    assert.equal(upstreamRetryDelay('20', null, 0), 20_000);
-    assert.equal(upstreamRetryDelay(null, '250', 0), 250);
-    assert.equal(upstreamRetryDelay('20', 'junk', 0), 20_000);
-    assert.equal(upstreamRetryDelay(null, null, 0), undefined);
-    assert.equal(upstreamRetryDelay('junk', undefined, 0), undefined);
   });
 });
 

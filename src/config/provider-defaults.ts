@@ -2,7 +2,7 @@
 // (./provider-types.ts) fills a config with them, and the adapters fall back on
 // them when they are constructed directly (tests, embedding). A leaf module, so
 // the exchange code can import it without a cycle through the table.
-import type { UpstreamPolicy } from '../config/config.ts';
+import type { UpstreamPolicy } from './config.ts';
 
 /** Whole exchange, headers to last byte. */
 export const DEFAULT_TIMEOUT_MS = 600_000;

@@ -3,9 +3,9 @@
 // ./errors/render.ts turns one into the envelope
 // {"error":{"message","type","param","code"}}; anything else becomes the
 // generic 500 with no internals.
-import { catalogueEntry, type ErrorCode, type ErrorType, type InvalidRequestCode, type UpstreamErrorCode } from './errors/catalogue.ts';
+import { catalogueEntry, type ErrorCode, type ErrorType, type InvalidRequestCode, type UpstreamErrorCode } from './catalogue.ts';
 
-export type { ErrorCode, ErrorType } from './errors/catalogue.ts';
+export type { ErrorCode, ErrorType } from './catalogue.ts';
 
 export interface ErrorBody {
   error: { message: string; type: ErrorType; param: string | null; code: string | null };

@@ -1,15 +1,13 @@
-// The one place that knows the provider types. Per type: the settings it
+// What each provider type accepts in the config. Per type: the settings it
 // accepts and their check (issues go to the config's collector, defaults come
-// from ./provider-defaults.ts), where its upstream key is looked for, what
-// serve says about it at start, and the factory that builds its adapter. The
-// config parser, check-config and serve ask this table; none of them switches
-// on a type. A new provider type is one entry here (and its adapter).
-import type { AnthropicProviderConfig, DemoProviderConfig, MaxTokensParam, OpenAIProviderConfig, ProviderConfig } from '../config/config.ts';
-import { join, type Checker, type Obj } from '../config/config-checker.ts';
-import type { ProviderBinding } from '../gateway/alias-targets.ts';
-import { createAnthropicProvider } from './anthropic.ts';
-import { createDemoProvider } from './demo.ts';
-import { createOpenAICompatibleProvider } from './openai-compatible.ts';
+// from ./provider-defaults.ts), where its upstream key is looked for, and what
+// serve says about it at start. How each type's adapter is built is the other
+// half of the table, ../providers/provider-factories.ts, a map over the same
+// type names that the compiler keeps complete. The config parser, check-config,
+// serve and the gateway ask these two tables; nothing else switches on a type.
+// A new provider type is one entry in each (and its adapter).
+import type { AnthropicProviderConfig, DemoProviderConfig, MaxTokensParam, OpenAIProviderConfig, ProviderConfig } from './config.ts';
+import { join, type Checker, type Obj } from './config-checker.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_DEMO_DELAY_MS } from './provider-defaults.ts';
 import { parseUpstreamOptions, UPSTREAM_SETTINGS } from './upstream-options.ts';
 
@@ -24,8 +22,6 @@ export interface ProviderType<C extends ProviderConfig> {
   credentials(config: C): { apiKeyEnv: string | null; apiKeyFile: string | null } | null;
   /** What serve prints about this type at start, if anything. */
   readonly notice: string | null;
-  /** The adapter and how the router calls it. The config was checked by `parse`. */
-  create(config: C, apiKey: string | undefined): ProviderBinding;
 }
 
 const MAX_TOKENS_PARAMS: readonly MaxTokensParam[] = ['max_tokens', 'max_completion_tokens'];
@@ -39,13 +35,6 @@ const openai: ProviderType<OpenAIProviderConfig> = {
   },
   credentials: ({ apiKeyEnv, apiKeyFile }) => ({ apiKeyEnv, apiKeyFile }),
   notice: null,
-  create(config, apiKey) {
-    return {
-      provider: createOpenAICompatibleProvider({ baseUrl: config.baseUrl, ...(apiKey === undefined ? {} : { apiKey }), headers: config.headers, ...deadlines(config) }),
-      maxTokensParam: config.maxTokensParam,
-      policy: config.policy,
-    };
-  },
 };
 
 const anthropic: ProviderType<AnthropicProviderConfig> = {
@@ -61,20 +50,6 @@ const anthropic: ProviderType<AnthropicProviderConfig> = {
   },
   credentials: ({ apiKeyEnv, apiKeyFile }) => ({ apiKeyEnv, apiKeyFile }),
   notice: null,
-  create(config, apiKey) {
-    return {
-      provider: createAnthropicProvider({
-        baseUrl: config.baseUrl,
-        ...(apiKey === undefined ? {} : { apiKey }),
-        headers: config.headers,
-        version: config.version,
-        ...deadlines(config),
-      }),
-      // The adapter translates whichever field arrives into Anthropic's max_tokens.
-      maxTokensParam: 'max_tokens',
-      policy: config.policy,
-    };
-  },
 };
 
 const demo: ProviderType<DemoProviderConfig> = {
@@ -82,7 +57,6 @@ const demo: ProviderType<DemoProviderConfig> = {
   parse: (c, o, at) => ({ type: 'demo', delayMs: c.int(o, 'delayMs', at, DEFAULT_DEMO_DELAY_MS, 0, 10_000) }),
   credentials: () => null,
   notice: 'provider "demo" is a built-in demo that echoes your prompt; it is not a language model.',
-  create: (config) => ({ provider: createDemoProvider({ delayMs: config.delayMs }), maxTokensParam: 'max_tokens', policy: null }),
 };
 
 export const PROVIDER_TYPES: { readonly [T in ProviderTypeName]: ProviderType<Extract<ProviderConfig, { type: T }>> } = { openai, anthropic, demo };
@@ -113,10 +87,6 @@ export function providerCredentials(config: ProviderConfig): { apiKeyEnv: string
   return entryOf(config).credentials(config);
 }
 
-export function createProviderBinding(config: ProviderConfig, apiKey: string | undefined): ProviderBinding {
-  return entryOf(config).create(config, apiKey);
-}
-
 /** The start notices of the types in use, each once. */
 export function providerNotices(providers: readonly ProviderConfig[]): string[] {
   const notices = new Set<string>();
@@ -125,14 +95,4 @@ export function providerNotices(providers: readonly ProviderConfig[]): string[] 
     if (notice !== null) notices.add(notice);
   }
   return [...notices];
-}
-
-function deadlines(config: OpenAIProviderConfig | AnthropicProviderConfig): {
-  timeoutMs: number;
-  firstByteTimeoutMs: number;
-  idleTimeoutMs: number;
-  connectTimeoutMs: number;
-} {
-  const { timeoutMs, firstByteTimeoutMs, idleTimeoutMs, connectTimeoutMs } = config.policy;
-  return { timeoutMs, firstByteTimeoutMs, idleTimeoutMs, connectTimeoutMs };
 }

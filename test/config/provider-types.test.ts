@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ProviderConfig } from '../../src/config/config.ts';
 import { Checker } from '../../src/config/config-checker.ts';
-import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_POLICY, DEFAULT_TIMEOUT_MS } from '../../src/providers/provider-defaults.ts';
+import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_POLICY, DEFAULT_TIMEOUT_MS } from '../../src/config/provider-defaults.ts';
 import {
-  createProviderBinding,
   parseProvider,
   PROVIDER_TYPE_NAMES,
   PROVIDER_TYPES,
   providerCredentials,
   providerNotices,
-} from '../../src/providers/provider-types.ts';
-import { DEFAULT_TIMEOUT_MS as EXCHANGE_TIMEOUT_MS } from '../../src/providers/upstream-exchange.ts';
+} from '../../src/config/provider-types.ts';
+import { createProviderBinding } from '../../src/providers/provider-factories.ts';
+import { DEFAULT_TIMEOUT_MS as EXCHANGE_TIMEOUT_MS } from '../../src/upstream/upstream-exchange.ts';
 
 function parse(value: unknown): { config: ProviderConfig | undefined; issues: Checker['issues'] } {
   const c = new Checker('f.json');

@@ -1,20 +1,19 @@
 // One HTTP exchange with an upstream over built-in fetch, shared by the
-// provider adapters (./openai-compatible.ts, ./anthropic.ts): the connect,
-// first-byte, idle and total timers, the abort wiring, bounded reads and the
-// event-stream reads. What a failure means for the client is decided in
+// provider adapters (../providers/openai-compatible.ts, ../providers/anthropic.ts): the connect,
+// first-byte, idle and total timers and the abort wiring; the bounded reads of
+// the body and its events are in ./bounded-reads.ts. What a failure means for the client is decided in
 // ./upstream-errors.ts. What differs per provider (endpoint, headers, request
 // body, translating the answer) stays in each adapter.
 
-import { ApiError } from '../errors.ts';
-import { createEventStreamParser, EventStreamError, type EventStreamEvent } from '../sse/event-stream-parser.ts';
-import { ConnectState, watchConnectPhase, type FetchWatch } from '../upstream/connect-phase.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { EventStreamError } from '../sse/event-stream-parser.ts';
+import { readBodyBounded, readErrorDetail, readEventStream, type EventReads } from './bounded-reads.ts';
+import { ConnectState, watchConnectPhase, type FetchWatch } from './connect-phase.ts';
 import type { UpstreamCall } from './provider.ts';
 import {
   badUpstreamResponseError,
   ClientAbortError,
   isNetworkTimeout,
-  readUpstreamErrorDetail,
-  type UpstreamErrorDetail,
   upstreamConnectionLostError,
   upstreamConnectTimeoutError,
   upstreamHttpError,
@@ -26,10 +25,8 @@ import {
 } from './upstream-errors.ts';
 
 // The defaults are the provider table's (./provider-defaults.ts), re-exported here.
-import { DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS } from './provider-defaults.ts';
+import { DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS } from '../config/provider-defaults.ts';
 export { DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS };
-/** An error body is read only for its message; more than this is not worth it. */
-const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** setTimeout's largest delay; beyond it Node fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 /** The statuses fetch's redirect: 'error' refuses (Fetch standard, "redirect status"). */
@@ -52,7 +49,7 @@ export interface ExchangeSettings {
   timeoutMs: number;
   firstByteTimeoutMs: number;
   idleTimeoutMs: number;
-  /** Bound on connection setup (see ../upstream/connect-phase.ts); undefined: undici's own 10 s. */
+  /** Bound on connection setup (see ./connect-phase.ts); undefined: undici's own 10 s. */
   connectTimeoutMs: number | undefined;
   /** Non-stream response body limit (decoded bytes). */
   maxResponseBytes: number;
@@ -251,7 +248,7 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
   }
 
   /** fetch(), with the connect timer armed while the connection is being set
-   * up, when that phase can be observed (see ../upstream/connect-phase.ts).
+   * up, when that phase can be observed (see ./connect-phase.ts).
    * Watched even without a connect timeout, for the status of a refused redirect. */
   function fetchWithConnectTimer(init: RequestInit): { result: Promise<Response>; watch: FetchWatch } {
     const connectTimeoutMs = settings.connectTimeoutMs;
@@ -360,142 +357,10 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
   };
 }
 
-/** The events of a streaming answer, read through the exchange's idle clock. */
-export interface EventReads {
-  /** Reads one body chunk and returns the events it completed (possibly none;
-   * the array is reused by the next call). At the body's end it returns the
-   * last ones, and `ended` turns true. Throws EventStreamError for an event
-   * larger than maxEventBytes, and whatever the body throws. */
-  next(): Promise<readonly EventStreamEvent[]>;
-  readonly ended: boolean;
-  /** Cancels the body unless it was read to its end (a consumer that left
-   * early, or an error), and releases it. */
-  close(): Promise<void>;
-}
-
-/**
- * Byte reads and event parsing as plain async calls, not a generator stacked
- * under the adapter's own (../sse/event-stream-reader.ts is the same glue):
- * one generator step per event instead of two, each costing promises and turns.
- */
-function readEventStream(
-  response: Response,
-  readBytes: (reader: ReadableStreamDefaultReader<Uint8Array>) => Promise<Uint8Array | undefined>,
-  maxEventBytes: number,
-): EventReads {
-  const reader = eventStreamBody(response).getReader();
-  const ready: EventStreamEvent[] = [];
-  const parser = createEventStreamParser({ onEvent: (event) => void ready.push(event) }, { maxEventBytes });
-  // Not fatal: invalid UTF-8 becomes U+FFFD, as the spec's decode requires.
-  const decoder = new TextDecoder('utf-8');
-  let ended = false;
-
-  async function next(): Promise<readonly EventStreamEvent[]> {
-    // Cleared, not shifted: a burst is handed over as one array.
-    ready.length = 0;
-    if (ended) return ready;
-    const bytes = await readBytes(reader);
-    if (bytes === undefined) {
-      ended = true;
-      // An event not closed by a blank line is discarded (the spec).
-      parser.feed(decoder.decode());
-      parser.end();
-    } else {
-      parser.feed(decoder.decode(bytes, { stream: true }));
-    }
-    return ready;
-  }
-
-  async function close(): Promise<void> {
-    // The reason for leaving is already known, so a failure to cancel adds nothing.
-    if (!ended) await reader.cancel().catch(() => undefined);
-    reader.releaseLock();
-  }
-
-  return {
-    next,
-    get ended() {
-      return ended;
-    },
-    close,
-  };
-}
-
-/** The 2xx body as text, refusing more than `limit` bytes (counted after
- * fetch's content decoding, so a compressed bomb is caught too). */
-async function readBodyBounded(response: Response, limit: number): Promise<string> {
-  const declared = response.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) {
-    await response.body?.cancel().catch(() => undefined);
-    throw tooLargeError(limit);
-  }
-  const text = await readChunks(response, limit);
-  if (text === undefined) throw tooLargeError(limit);
-  return text;
-}
-
-function tooLargeError(limit: number): ApiError {
-  return badUpstreamResponseError(`The upstream response exceeds the gateway's limit of ${limit} bytes.`);
-}
-
-/** The body decoded as UTF-8, or undefined when it crosses `limit` (the rest is
- * cancelled, not read). */
-async function readChunks(response: Response, limit: number): Promise<string | undefined> {
-  if (response.body === null) return '';
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder('utf-8');
-  const parts: string[] = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > limit) {
-        await reader.cancel().catch(() => undefined);
-        return undefined;
-      }
-      parts.push(decoder.decode(value, { stream: true }));
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  parts.push(decoder.decode());
-  return parts.join('');
-}
-
-/** The upstream's own error message, if its body has one; never throws.
- * Anthropic's `{"type":"error","error":{"type","message"}}` is read like OpenAI's. */
-async function readErrorDetail(response: Response): Promise<UpstreamErrorDetail | undefined> {
-  try {
-    const text = await readChunks(response, MAX_ERROR_BODY_BYTES);
-    if (text === undefined || text.length === 0) return undefined;
-    return readUpstreamErrorDetail(JSON.parse(text));
-  } catch {
-    return undefined;
-  }
-}
-
 export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
     throw badUpstreamResponseError('The upstream provider returned a response that is not valid JSON.', error);
   }
-}
-
-/** The body of a streaming answer; anything but an event stream is refused
- * rather than guessed at (a missing content-type is given the benefit). */
-function eventStreamBody(response: Response): ReadableStream<Uint8Array> {
-  const contentType = response.headers.get('content-type');
-  if (contentType !== null) {
-    const semicolon = contentType.indexOf(';');
-    const mediaType = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
-    if (mediaType !== 'text/event-stream') {
-      void response.body?.cancel().catch(() => undefined);
-      throw badUpstreamResponseError('The upstream provider did not answer with an event stream.');
-    }
-  }
-  if (response.body === null) throw upstreamStreamTruncatedError();
-  return response.body;
 }

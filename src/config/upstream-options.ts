@@ -2,8 +2,8 @@
 // it is, how its key is found, extra headers, deadlines, retries and breaker.
 // Checked into the collector like the rest of the config; the provider table
 // (./provider-types.ts) adds what each type has of its own.
-import type { UpstreamPolicy } from '../config/config.ts';
-import { join, type Checker, type Obj } from '../config/config-checker.ts';
+import type { UpstreamPolicy } from './config.ts';
+import { join, type Checker, type Obj } from './config-checker.ts';
 import { DEFAULT_POLICY } from './provider-defaults.ts';
 
 export const UPSTREAM_SETTINGS = [

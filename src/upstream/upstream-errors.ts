@@ -6,7 +6,8 @@
 // never names the upstream URL, the key or more of the body than the upstream's
 // own error message.
 
-import { ApiError, InvalidRequestError, UpstreamError, UpstreamRejectionError } from '../errors.ts';
+import { ApiError, InvalidRequestError, UpstreamError, UpstreamRejectionError } from '../errors/api-error.ts';
+import { retryAfterForClient, retryAfterMsForClient } from './retry-after.ts';
 
 /** Longest upstream error message passed on to a client. */
 export const MAX_UPSTREAM_MESSAGE_CHARS = 500;
@@ -127,7 +128,7 @@ export function upstreamHttpError(
     case 408:
       return new UpstreamError('upstream_timeout', 'The upstream provider timed out (HTTP 408).');
     case 429:
-      return new UpstreamRateLimitError(retryAfterSeconds(retryAfter), retryAfterMilliseconds(retryAfterMs), {
+      return new UpstreamRateLimitError(retryAfterForClient(retryAfter), retryAfterMsForClient(retryAfterMs), {
         retryAfter: boundedHeader(retryAfter),
         retryAfterMs: boundedHeader(retryAfterMs),
       });
@@ -146,36 +147,9 @@ function withDetail(sentence: string, detail: UpstreamErrorDetail | undefined): 
   return detail === undefined ? `${sentence}.` : `${sentence}: ${detail.message}`;
 }
 
-/** Seconds to wait, as the upstream said it (delta-seconds or an HTTP date);
- * '1' when it said nothing usable, because LangChain throws a 429 at once
- * unless Retry-After is present. */
-export function retryAfterSeconds(value: string | null): string {
-  if (value === null) return '1';
-  const trimmed = value.trim();
-  if (trimmed.length === 0 || trimmed.length > 64) return '1';
-  if (isDigits(trimmed)) return trimmed.length > 9 ? '1' : trimmed;
-  // HTTP dates are always in GMT; the suffix also keeps Date.parse's leniency
-  // (it takes '1.5' or '-3' for dates) out.
-  return trimmed.endsWith(' GMT') && !Number.isNaN(Date.parse(trimmed)) ? trimmed : '1';
-}
-
 /** A header value kept for parsing later; a huge one is as good as none. */
 function boundedHeader(value: string | null): string | null {
   return value !== null && value.length <= 64 ? value : null;
-}
-
-function retryAfterMilliseconds(value: string | null): string | null {
-  if (value === null) return null;
-  const trimmed = value.trim();
-  return trimmed.length > 0 && trimmed.length <= 12 && isDigits(trimmed) ? trimmed : null;
-}
-
-function isDigits(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x30 || code > 0x39) return false;
-  }
-  return true;
 }
 
 /** A `data: {"error":...}` frame inside a stream. */

@@ -21,15 +21,15 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, statSync, watch, type FSWatcher, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { IssuedKey, KeyPatch, KeyStore, ListedKey } from '../state/key-store-port.ts';
-import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key.ts';
-import { removeStaleTempFiles, writeFileAtomic } from './atomic-file.ts';
-import { KeyStoreClosedError, KeyStoreIoError } from './errors.ts';
-import { createLastUsedBatch } from './last-used-batch.ts';
-import { checkNewKey, checkPatch, createKeyRecord, patchKeyRecord, requireRecord, revokeKeyRecord, rotateKeyRecord, type CheckedPatch, type NewKey } from './key-records.ts';
-import type { KeySettingsInput } from './key-settings.ts';
-import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from './file-lock.ts';
-import { laterTime, newKeyId, parseKeysFile, parseLastUsedFile, serializeKeysFile, serializeLastUsedFile, type KeyRecord } from './store-format.ts';
+import type { IssuedKey, KeyPatch, KeyStore, ListedKey } from './key-store-port.ts';
+import { generateApiKey, hashApiKey, isWellFormedApiKey } from '../keys/api-key.ts';
+import { removeStaleTempFiles, writeFileAtomic } from '../keys/atomic-file.ts';
+import { KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
+import { createLastUsedBatch } from '../keys/last-used-batch.ts';
+import { checkNewKey, checkPatch, createKeyRecord, patchKeyRecord, requireRecord, revokeKeyRecord, rotateKeyRecord, type CheckedPatch, type NewKey } from '../keys/key-records.ts';
+import type { KeySettingsInput } from '../keys/key-settings.ts';
+import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../keys/file-lock.ts';
+import { laterTime, newKeyId, parseKeysFile, parseLastUsedFile, serializeKeysFile, serializeLastUsedFile, type KeyRecord } from '../keys/store-format.ts';
 
 export const KEYS_FILE_NAME = 'keys.json';
 export const LAST_USED_FILE_NAME = 'keys-last-used.json';

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.ts';
 import { InvalidKeyNameError, KeyFileInvalidError, KeyStoreLockTimeoutError } from '../../src/keys/errors.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
-import { openKeyStore, type FileKeyStore as KeyStore, type KeyStoreOptions } from '../../src/keys/file-key-store.ts';
+import { openKeyStore, type FileKeyStore as KeyStore, type KeyStoreOptions } from '../../src/state/file-key-store.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-store-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -149,7 +149,7 @@ test('concurrent creates and revokes from two store instances lose nothing', asy
 });
 
 const execFileAsync = promisify(execFile);
-const STORE_MODULE = new URL(`../../src/keys/file-key-store${path.extname(new URL(import.meta.url).pathname)}`, import.meta.url).href;
+const STORE_MODULE = new URL(`../../src/state/file-key-store${path.extname(new URL(import.meta.url).pathname)}`, import.meta.url).href;
 const CHILD_SCRIPT = `
 const [moduleUrl, dir, label, count] = process.argv.slice(1);
 const { openKeyStore } = await import(moduleUrl);

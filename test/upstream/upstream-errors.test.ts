@@ -1,20 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ApiError } from '../../src/errors.ts';
+import { ApiError } from '../../src/errors/api-error.ts';
 import {
   ClientAbortError,
   isClientAbort,
   isNetworkTimeout,
   MAX_UPSTREAM_MESSAGE_CHARS,
   readUpstreamErrorDetail,
-  retryAfterSeconds,
   truncateMessage,
   upstreamConnectTimeoutError,
   upstreamHttpError,
   UpstreamRateLimitError,
   upstreamStreamError,
   upstreamStreamStalledError,
-} from '../../src/providers/upstream-errors.ts';
+} from '../../src/upstream/upstream-errors.ts';
 
 function rendered(error: ApiError): { status: number; body: unknown; headers: Record<string, string> } {
   return { status: error.status, body: error.toBody(), headers: error.headers };
@@ -65,27 +64,6 @@ describe('truncateMessage', () => {
     assert.equal(truncateMessage('a'.repeat(498) + '😀'.repeat(10)), 'a'.repeat(498) + '…');
     assert.equal(truncateMessage('a'.repeat(497) + '😀'.repeat(10)), 'a'.repeat(497) + '😀…');
   });
-});
-
-describe('retryAfterSeconds', () => {
-  const cases: Array<[string | null, string]> = [
-    [null, '1'],
-    ['', '1'],
-    ['7', '7'],
-    [' 30 ', '30'],
-    ['0', '0'],
-    ['1.5', '1'],
-    ['-3', '1'],
-    ['soon', '1'],
-    ['2015-10-21', '1'],
-    ['9999999999', '1'],
-    ['Wed, 21 Oct 2015 07:28:00 GMT', 'Wed, 21 Oct 2015 07:28:00 GMT'],
-  ];
-  for (const [input, expected] of cases) {
-    test(`${JSON.stringify(input)} -> ${expected}`, () => {
-      assert.equal(retryAfterSeconds(input), expected);
-    });
-  }
 });
 
 describe('upstreamHttpError', () => {

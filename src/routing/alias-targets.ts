@@ -4,8 +4,8 @@
 import type { GatewayConfig, MaxTokensParam, UpstreamPolicy } from '../config/config.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { buildUpstreamRequest } from '../chat/upstream-request.ts';
-import type { ChatProvider } from '../providers/provider.ts';
-import { createCircuitBreaker, type CircuitBreaker, type State as BreakerState } from '../upstream/circuit-breaker.ts';
+import type { ChatProvider } from '../upstream/provider.ts';
+import { createBreakerRegistry, type BreakerRegistry, type CircuitBreaker, type State as BreakerState } from '../upstream/circuit-breaker.ts';
 import { anyTargetAvailable, type UpstreamTarget } from '../upstream/dispatcher.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../upstream/retry-policy.ts';
 
@@ -55,7 +55,9 @@ const NO_RETRY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 };
 const DEMO_BREAKER = { failureThreshold: Number.MAX_SAFE_INTEGER, openMs: 1000 };
 
 export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<string, ProviderBinding>, clock: () => number = Date.now): AliasRoutes {
-  const breakers = new Map<string, CircuitBreaker>();
+  // One registry per provider, since the breaker options are the provider's;
+  // its breakers are keyed by provider/model, so each target id has exactly one.
+  const registries = new Map<string, BreakerRegistry>();
   const health: Array<Omit<TargetHealth, 'circuit'> & { breaker: CircuitBreaker }> = [];
   const byAlias = new Map<string, BoundTarget[]>();
   for (const [alias, aliasConfig] of Object.entries(config.aliases)) {
@@ -65,12 +67,13 @@ export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<s
         const binding = bindings.get(t.provider);
         if (binding === undefined) throw new Error(`no provider bound for ${t.provider}`);
         const id = `${t.provider}/${t.model}`;
-        let breaker = breakers.get(id);
-        if (breaker === undefined) {
-          breaker = createCircuitBreaker(binding.policy?.circuitBreaker ?? DEMO_BREAKER, clock);
-          breakers.set(id, breaker);
-          health.push({ id, provider: t.provider, model: t.model, breaker });
+        let registry = registries.get(t.provider);
+        if (registry === undefined) {
+          registry = createBreakerRegistry(binding.policy?.circuitBreaker ?? DEMO_BREAKER, clock);
+          registries.set(t.provider, registry);
         }
+        const breaker = registry.get(id);
+        if (!health.some((h) => h.id === id)) health.push({ id, provider: t.provider, model: t.model, breaker });
         return {
           id,
           provider: binding.provider,

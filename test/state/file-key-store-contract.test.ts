@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
-import { openKeyStore } from '../../src/keys/file-key-store.ts';
-import { runKeyStoreContract } from '../state/key-store-contract.ts';
+import { openKeyStore } from '../../src/state/file-key-store.ts';
+import { runKeyStoreContract } from './key-store-contract.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'portcullis-key-contract-'));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -1,0 +1,138 @@
+// Imports between the folders of src/ only point downward: the folder graph
+// built from every relative `import ... from` / `export ... from` (and bare or
+// dynamic imports) has no cycle. The browser dashboard (src/dashboard) is a
+// separate build and is left out. Files directly in src/ (errors.ts) form the
+// node `(root)`.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { repositoryRoot } from '../repository-root.ts';
+
+const ROOT_NODE = '(root)';
+const EXCLUDED = new Set(['dashboard']);
+
+type FolderGraph = Map<string, Set<string>>;
+
+/** Every module specifier a file imports or re-exports from. */
+function specifiers(source: string): string[] {
+  const found: string[] = [];
+  const patterns = [
+    // import x from '...'; import { a,\n b } from '...'; export { a } from '...'; export * from '...'
+    /^[ \t]*(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/gm,
+    // import '...';
+    /^[ \t]*import\s*['"]([^'"]+)['"]/gm,
+    // await import('...')
+    /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+  ];
+  for (const pattern of patterns) {
+    for (const match of source.matchAll(pattern)) if (match[1] !== undefined) found.push(match[1]);
+  }
+  return found;
+}
+
+function folderOf(srcDir: string, file: string): string {
+  const relative = path.relative(srcDir, file);
+  const parts = relative.split(path.sep);
+  return parts.length === 1 ? ROOT_NODE : (parts[0] as string);
+}
+
+function tsFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...tsFiles(full));
+    else if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) out.push(full);
+  }
+  return out;
+}
+
+/** folder -> the folders its files import from (itself excluded). */
+function folderGraph(srcDir: string): FolderGraph {
+  const graph: FolderGraph = new Map();
+  for (const file of tsFiles(srcDir)) {
+    const from = folderOf(srcDir, file);
+    if (EXCLUDED.has(from)) continue;
+    const edges = graph.get(from) ?? new Set<string>();
+    graph.set(from, edges);
+    for (const specifier of specifiers(readFileSync(file, 'utf8'))) {
+      if (!specifier.startsWith('.')) continue;
+      const target = path.resolve(path.dirname(file), specifier);
+      if (!target.startsWith(srcDir + path.sep)) continue;
+      const to = folderOf(srcDir, target);
+      if (to !== from) edges.add(to);
+    }
+  }
+  return graph;
+}
+
+/** One cycle as a path `a -> b -> a`, or undefined when the graph has none. */
+function findCycle(graph: FolderGraph): string[] | undefined {
+  const Mark = { Unvisited: 0, OnPath: 1, Done: 2 } as const;
+  const marks = new Map<string, number>();
+  const stack: string[] = [];
+  const visit = (node: string): string[] | undefined => {
+    marks.set(node, Mark.OnPath);
+    stack.push(node);
+    for (const next of [...(graph.get(node) ?? [])].sort()) {
+      const mark = marks.get(next) ?? Mark.Unvisited;
+      if (mark === Mark.OnPath) return [...stack.slice(stack.indexOf(next)), next];
+      if (mark === Mark.Unvisited) {
+        const cycle = visit(next);
+        if (cycle !== undefined) return cycle;
+      }
+    }
+    stack.pop();
+    marks.set(node, Mark.Done);
+    return undefined;
+  };
+  for (const node of [...graph.keys()].sort()) {
+    if ((marks.get(node) ?? Mark.Unvisited) === Mark.Unvisited) {
+      const cycle = visit(node);
+      if (cycle !== undefined) return cycle;
+    }
+  }
+  return undefined;
+}
+
+function render(graph: FolderGraph): string {
+  return [...graph.keys()]
+    .sort()
+    .map((folder) => `${folder} -> ${[...(graph.get(folder) ?? [])].sort().join(', ') || '(nothing)'}`)
+    .join('\n');
+}
+
+describe('folder imports', () => {
+  test('no cycle between the folders of src/ (dashboard excluded)', (t) => {
+    const graph = folderGraph(path.join(repositoryRoot(), 'src'));
+    t.diagnostic(`folder import graph:\n${render(graph)}`);
+    // The graph was read: the gateway imports the upstream layer.
+    assert.ok(graph.get('gateway')?.has('upstream'));
+    const cycle = findCycle(graph);
+    assert.equal(cycle, undefined, `folder import cycle: ${cycle?.join(' -> ')}\n${render(graph)}`);
+  });
+
+  test('the cycle finder reports the cycle path', () => {
+    const graph: FolderGraph = new Map([
+      ['gateway', new Set(['metrics', 'upstream'])],
+      ['metrics', new Set(['gateway'])],
+      ['upstream', new Set<string>()],
+    ]);
+    assert.deepEqual(findCycle(graph), ['gateway', 'metrics', 'gateway']);
+    graph.set('metrics', new Set(['upstream']));
+    assert.equal(findCycle(graph), undefined);
+  });
+
+  test('multi-line, re-export, bare and dynamic imports are all read', () => {
+    const source = [
+      "import {\n  a,\n  b,\n} from '../x/a.ts';",
+      "import type { T } from '../y/t.ts';",
+      "export { c } from '../z/c.ts';",
+      "export * from './d.ts';",
+      "import '../w/side.ts';",
+      "const m = await import('../v/m.ts');",
+      "import { readFileSync } from 'node:fs';",
+    ].join('\n');
+    assert.deepEqual(specifiers(source).sort(), ['../v/m.ts', '../w/side.ts', '../x/a.ts', '../y/t.ts', '../z/c.ts', './d.ts', 'node:fs']);
+  });
+});
