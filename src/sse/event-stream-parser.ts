@@ -2,8 +2,8 @@
 // Spec: https://html.spec.whatwg.org/multipage/server-sent-events.html#parsing-an-event-stream
 //
 // It knows nothing about bytes, sockets or fetch: UTF-8 decoding across network
-// chunks lives in ./event-stream-reader.ts. Input arrives as arbitrary slices of
-// the decoded text (a line, a CRLF pair or a surrogate pair may be cut anywhere),
+// chunks lives in ../upstream/bounded-reads.ts (readEventStream). Input arrives
+// as arbitrary slices of the decoded text (a line, a CRLF pair or a surrogate pair may be cut anywhere),
 // and every character is looked at a bounded number of times: lines are found
 // with indexOf from remembered positions, never by re-scanning what was seen.
 

@@ -31,8 +31,8 @@ export interface EventReads {
 
 /**
  * Byte reads and event parsing as plain async calls, not a generator stacked
- * under the adapter's own (../sse/event-stream-reader.ts is the same glue):
- * one generator step per event instead of two, each costing promises and turns.
+ * under the adapter's own: one generator step per event instead of two, each
+ * costing promises and turns.
  */
 export function readEventStream(
   response: Response,

@@ -4,7 +4,7 @@ import type { ChatCompletionChunk } from '../../src/chat/types.ts';
 import { ApiError } from '../../src/errors/api-error.ts';
 import { createAnthropicStreamTranslator, type AnthropicStreamEvent, type AnthropicStreamTranslator } from '../../src/providers/anthropic-translate.ts';
 import { createEventStreamParser } from '../../src/sse/event-stream-parser.ts';
-import { readEventStream } from '../../src/sse/event-stream-reader.ts';
+import { eventStreamResponse, readAllEvents } from '../upstream/event-stream-fixtures.ts';
 import { fixtureJson, fixtureText } from '../fixtures/anthropic/fixtures.ts';
 
 const CREATED = 1700000000;
@@ -29,12 +29,9 @@ function translateText(slices: readonly string[]): ChatCompletionChunk[] {
 }
 
 async function translateBytes(pieces: readonly Uint8Array[]): Promise<ChatCompletionChunk[]> {
-  async function* body(): AsyncGenerator<Uint8Array> {
-    for (const piece of pieces) yield piece;
-  }
   const t = translator();
   const out: ChatCompletionChunk[] = [];
-  for await (const event of readEventStream(body())) out.push(...t.push(event));
+  for (const event of await readAllEvents(eventStreamResponse(pieces))) out.push(...t.push(event));
   out.push(...t.end());
   return out;
 }
