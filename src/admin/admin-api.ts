@@ -11,7 +11,7 @@ import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { pathParams } from '../http/router.ts';
 import { sendJson } from '../http/respond.ts';
-import type { RequestContext } from '../http/server.ts';
+import type { RequestContext } from '../http/request-context.ts';
 import {
   InvalidKeyNameError,
   InvalidKeySettingError,

@@ -13,7 +13,9 @@ import { createFileUsageStore } from '../state/file-usage-store.ts';
 import type { UsageStore } from '../state/state-backend.ts';
 import { UsageFileError } from '../usage/usage-file.ts';
 import { emptyUsage } from '../usage/usage-ledger.ts';
-import { describeLimits, KEY_SETTING_HELP, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags, limitChangesFromFlags } from './key-options.ts';
+import { describeLimits, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags, limitChangesFromFlags } from './key-options.ts';
+import { CREATE_USAGE, KEYS_USAGE, LIST_USAGE, REVOKE_USAGE, ROTATE_USAGE, SHOW_USAGE, UPDATE_USAGE, USAGE_USAGE } from './keys-help.ts';
+import { describeKey, publicRecord, renderKeyList, renderTable, shortTime, toJson } from './keys-output.ts';
 
 /** What a keys command works on: the configured state backend's keys and usage. */
 export interface KeysStore {
@@ -45,157 +47,11 @@ const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
 const JSON_OPTION = { json: { type: 'boolean' } } as const;
 const REVOKE_DELAY_SECONDS = DEFAULT_RELOAD_INTERVAL_MS / 1000;
 
-export const KEYS_USAGE = `Usage: portcullis keys <command> [options]
-
-Manage the API keys clients send as "Authorization: Bearer <key>".
-
-Commands:
-  create --name NAME   Create a key and print it once
-  list                 List keys with their status and last use (never the keys)
-  show ID              One key's settings: allowed aliases, expiry, limits
-  update ID            Change a key's name, allowed aliases, expiry or limits
-  rotate ID            Give a key a new secret (same id and history); prints it once
-  revoke ID            Revoke a key by id
-  usage                Requests, tokens and errors per key
-
-Options:
-  -h, --help           Show this help; "portcullis keys <command> --help" for a command
-`;
-
-const CREATE_USAGE = `Usage: portcullis keys create --name NAME [settings] [--json]
-
-Create an API key. The key is printed once and cannot be shown again:
-only its SHA-256 hash is stored.
-
-Options:
-  --name NAME           A label for the key, 1 to 64 printable characters (required)
-${KEY_SETTING_HELP}  --json                Print {"id","name","prefix","createdAt","expiresAt","allowedAliases","limits","key"} as JSON
-  -h, --help            Show this help
-`;
-
-const SHOW_USAGE = `Usage: portcullis keys show ID [--json]
-
-Show one key: status, times, allowed aliases, expiry and limits (never the key).
-
-Options:
-  --json       Print the key's record (without its hash) as JSON
-  -h, --help   Show this help
-`;
-
-const UPDATE_USAGE = `Usage: portcullis keys update ID [--name NAME] [settings] [--json]
-
-Change a key's settings; options not given stay as they are. Running servers
-apply the change within ${REVOKE_DELAY_SECONDS} second.
-
-Options:
-  --name NAME           A new label
-${KEY_SETTING_HELP}  --json                Print the updated key as JSON
-  -h, --help            Show this help
-`;
-
-const ROTATE_USAGE = `Usage: portcullis keys rotate ID [--json]
-
-Replace a key's secret: same id, settings and usage history, new key printed
-once. The old key stops working within ${REVOKE_DELAY_SECONDS} second.
-
-Options:
-  --json       Print {"id","name","prefix","rotatedAt","key"} as JSON
-  -h, --help   Show this help
-`;
-
-const LIST_USAGE = `Usage: portcullis keys list [--json]
-
-List API keys: id, name, prefix, creation time, last use and status.
-The keys themselves are never shown.
-
-Options:
-  --json       Print a JSON array of {"id","name","prefix","createdAt","revokedAt","lastUsedAt","status","expiresAt","allowedAliases","limits"}
-  -h, --help   Show this help
-`;
-
-const REVOKE_USAGE = `Usage: portcullis keys revoke ID [--json]
-
-Revoke the API key with id ID (see "portcullis keys list"). Running servers
-refuse it within ${REVOKE_DELAY_SECONDS} second. Revoking a revoked key is an error.
-
-Options:
-  --json       Print the revoked key's {"id","name","prefix","createdAt","revokedAt"} as JSON
-  -h, --help   Show this help
-`;
-
-const USAGE_USAGE = `Usage: portcullis keys usage [--json]
-
-Per key: requests, prompt, completion and cached tokens, and errors, as
-recorded by the gateway (streamed completions included). Running servers add
-their counters to <dataDir>/usage.json every 5 seconds and when they stop.
-
-Options:
-  --json       Print a JSON array of {"id","name","prefix","status","requests","promptTokens","completionTokens","cachedTokens","errors"}
-  -h, --help   Show this help
-`;
-
-/** ISO time without milliseconds, for tables. */
-function shortTime(iso: string): string {
-  return iso.replace(/\.\d{3}Z$/, 'Z');
-}
-
-/** The record as JSON output: everything but the hash. */
-function publicRecord(k: KeyRecord | ListedKey, nowMs: number): Record<string, unknown> {
-  const { hash: _hash, ...rest } = k;
-  return { ...rest, status: keyStatus(k, nowMs) };
-}
-
-function describeKey(k: KeyRecord | ListedKey, nowMs: number): string {
-  return (
-    `id:        ${k.id}\n` +
-    `name:      ${k.name}\n` +
-    `prefix:    ${k.prefix}\n` +
-    `status:    ${keyStatus(k, nowMs)}\n` +
-    `created:   ${k.createdAt}\n` +
-    (k.rotatedAt === null ? '' : `rotated:   ${k.rotatedAt}\n`) +
-    (k.revokedAt === null ? '' : `revoked:   ${k.revokedAt}\n`) +
-    (!('lastUsedAt' in k) ? '' : `last used: ${k.lastUsedAt ?? 'never'}\n`) +
-    `expires:   ${k.expiresAt ?? 'never'}\n` +
-    `aliases:   ${k.allowedAliases === null ? 'all' : k.allowedAliases.join(', ')}\n` +
-    `limits:    ${describeLimits(k.limits)}\n`
-  );
-}
-
 function oneId(ctx: KeysCommandContext, name: string, positionals: string[]): string | number {
   const [id, extra] = positionals;
   if (id === undefined) return usageError(ctx, name, 'missing key ID');
   if (extra !== undefined) return usageError(ctx, name, 'expected one key ID, got ' + positionals.length);
   return id;
-}
-
-function toJson(value: unknown): string {
-  return JSON.stringify(value, null, 2) + '\n';
-}
-
-function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((title, column) =>
-    Math.max([...title].length, ...rows.map((row) => [...(row[column] ?? '')].length)),
-  );
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((cell, column) => (column === cells.length - 1 ? cell : cell + ' '.repeat((widths[column] ?? 0) - [...cell].length)))
-      .join('  ') + '\n';
-  return line(header) + rows.map(line).join('');
-}
-
-function renderKeyList(keys: readonly ListedKey[], nowMs: number): string {
-  if (keys.length === 0) return 'No API keys yet. Create one with: portcullis keys create --name NAME\n';
-  return renderTable(
-    ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'STATUS'],
-    keys.map((k) => [
-      k.id,
-      k.name,
-      k.prefix,
-      shortTime(k.createdAt),
-      k.lastUsedAt === null ? 'never' : shortTime(k.lastUsedAt),
-      keyStatus(k, nowMs),
-    ]),
-  );
 }
 
 const SUBCOMMANDS: Record<string, Subcommand> = {

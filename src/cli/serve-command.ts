@@ -12,7 +12,7 @@ import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
 import { createBootstrapToken } from '../admin/bootstrap-token.ts';
 import { createGateway, type Gateway } from '../gateway/gateway.ts';
 import { healthRoutes } from '../gateway/health.ts';
-import type { RouteHandler } from '../http/server.ts';
+import type { RouteHandler } from '../http/request-context.ts';
 import { KeyStoreError } from '../keys/errors.ts';
 import { batchLines, createLogger, isLogLevel, type LogLevel } from '../log/logger.ts';
 import { createGatewayMetrics, type GatewayMetrics } from '../metrics/gateway-metrics.ts';

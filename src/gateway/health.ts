@@ -6,7 +6,7 @@
 // down and state.onUnavailable "local" the instance still serves (limits per
 // instance), so it stays ready and says it is degraded.
 import { sendJson } from '../http/respond.ts';
-import type { RouteHandler } from '../http/server.ts';
+import type { RouteHandler } from '../http/request-context.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { TargetHealth } from '../routing/alias-targets.ts';
 

@@ -2,7 +2,7 @@
 // A key limited to some aliases sees those (and service-auto); an expired key is refused.
 import { AUTO_ALIAS, type GatewayConfig } from '../config/config.ts';
 import { sendJson } from '../http/respond.ts';
-import type { RouteHandler } from '../http/server.ts';
+import type { RouteHandler } from '../http/request-context.ts';
 import { listAliases } from '../routing/alias-routing.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { checkExpiry } from './key-policy.ts';

@@ -4,7 +4,7 @@
 // either gets a complete new state or keeps the old one.
 import type { GatewayConfig } from '../config/config.ts';
 import { resolveProviderKeys } from '../config/config-loader.ts';
-import type { RouteHandler } from '../http/server.ts';
+import type { RouteHandler } from '../http/request-context.ts';
 import type { Logger } from '../log/logger.ts';
 import { createProviderBinding } from '../providers/provider-factories.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';

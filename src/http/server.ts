@@ -5,47 +5,13 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { ApiError, MethodNotAllowedError, RouteNotFoundError } from '../errors/api-error.ts';
-import { ERROR_CATALOGUE } from '../errors/catalogue.ts';
 import { renderError } from '../errors/render.ts';
 import type { ServerLimits } from '../config/config.ts';
-import type { LogFields, Logger } from '../log/logger.ts';
+import type { Logger } from '../log/logger.ts';
 import { generateRequestId, REQUEST_ID_HEADER, requestIdFromHeader } from './request-id.ts';
+import { ClientGoneAbort, ShutdownAbort, ShuttingDownError, type AccessLine, type RequestContext, type RouteHandler } from './request-context.ts';
 import type { Router } from './router.ts';
 import { sendError } from './respond.ts';
-
-/**
- * One request's lifetime, made by the shell and passed down, never rebuilt:
- * its id, its access-log record, its abort signal (the client leaving or a
- * shutdown's deadline), and what runs when it closes.
- */
-export interface RequestContext {
-  req: IncomingMessage;
-  res: ServerResponse;
-  requestId: string;
-  path: string;
-  /** Extra access-log fields a handler adds (alias, key id, ...). Never secrets or text. */
-  log: LogFields;
-  /**
-   * Aborted, once, when the client closes the connection before the answer
-   * was handed to the socket (reason: ClientGoneAbort), or when a shutdown's
-   * drain deadline ends the request (reason: ShutdownAbort). Pass it to
-   * upstream work.
-   */
-  readonly signal: AbortSignal;
-  /** Runs `fn` when the response closes, however it ends, before the access-log line is written. */
-  onClose(fn: () => void): void;
-  /** Set by a handler that stopped reading the body early: the connection is closed after the answer. */
-  bodyAbandoned: boolean;
-  /**
-   * Set by a handler with upstream work or a stream of its own: called once when
-   * a shutdown's drain deadline passes with this request still open. It stops
-   * the upstream work and ends a stream it started with an error frame; a
-   * response with no bytes sent yet is answered 503 by the shell afterwards.
-   */
-  onShutdown: (() => void) | null;
-}
-
-export type RouteHandler = (ctx: RequestContext) => Promise<void>;
 
 export interface HttpServerOptions {
   router: Router<RouteHandler>;
@@ -55,34 +21,6 @@ export interface HttpServerOptions {
   onRequestDone?: (line: AccessLine) => void;
   /** Serve HTTPS with this PEM certificate chain and key (the admin listener's admin.tls). */
   tls?: { cert: Buffer; key: Buffer };
-}
-
-/**
- * One access-log line: every field always present (null when not known), so a
- * log shipper sees one shape. Handlers add to it through `ctx.log`.
- */
-export interface AccessLine extends LogFields {
-  requestId: string;
-  method: string;
-  path: string;
-  /** null when the client left before any answer was written. */
-  status: number | null;
-  keyId: string | null;
-  alias: string | null;
-  /** The upstream target that answered, `provider/model`. */
-  target: string | null;
-  /** Why the alias was chosen (service-auto rules); the alias name when asked for directly. */
-  route: string | null;
-  stream: boolean | null;
-  promptTokens: number | null;
-  completionTokens: number | null;
-  /** Time to the status line and headers (the first bytes of the answer). */
-  ttfbMs: number | null;
-  totalMs: number;
-  /** The whole answer was handed to the socket. */
-  completed: boolean;
-  /** The error code of a failed request. */
-  error: string | null;
 }
 
 /** Counts reported when a drain ends. */
@@ -113,35 +51,6 @@ export interface HttpShell {
   drain(deadlineMs: number): Promise<DrainReport>;
   /** During a drain: end the open requests now rather than at the deadline. */
   endDrainNow(): void;
-}
-
-/** Message of the 503 answered during a shutdown. */
-export const SHUTDOWN_REQUEST_MESSAGE = ERROR_CATALOGUE.server_shutting_down.message;
-/** Message of the error frame that ends a stream cut by a shutdown. */
-export const SHUTDOWN_STREAM_MESSAGE = 'The gateway is shutting down; the stream was ended before completion.';
-
-/** 503 while the gateway shuts down; the client may retry elsewhere or later. */
-export class ShuttingDownError extends ApiError {
-  override name = 'ShuttingDownError';
-  constructor(message: string = SHUTDOWN_REQUEST_MESSAGE) {
-    super('server_shutting_down', message);
-  }
-}
-
-/** The abort reason when the client closed the connection before the answer was complete. */
-export class ClientGoneAbort extends Error {
-  override name = 'ClientGoneAbort';
-  constructor() {
-    super('the client closed the connection');
-  }
-}
-
-/** The abort reason when a shutdown's drain deadline ended the request. */
-export class ShutdownAbort extends Error {
-  override name = 'ShutdownAbort';
-  constructor() {
-    super('the gateway is shutting down');
-  }
 }
 
 /** After the deadline's frames and 503s are written: how long the sockets get to deliver them. */

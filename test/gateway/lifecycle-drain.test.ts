@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { afterEach, test } from 'node:test';
-import { SHUTDOWN_REQUEST_MESSAGE, SHUTDOWN_STREAM_MESSAGE } from '../../src/http/server.ts';
+import { SHUTDOWN_REQUEST_MESSAGE, SHUTDOWN_STREAM_MESSAGE } from '../../src/http/request-context.ts';
 import { request, sseData, startFakeUpstream, type FakeUpstream } from './harness.ts';
 import {
   contentEvent,

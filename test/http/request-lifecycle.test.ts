@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { DEFAULT_LIMITS } from '../../src/config/config.ts';
 import { createRouter } from '../../src/http/router.ts';
-import { ClientGoneAbort, createHttpShell, ShutdownAbort, type RequestContext, type RouteHandler } from '../../src/http/server.ts';
+import { createHttpShell } from '../../src/http/server.ts';
+import { ClientGoneAbort, ShutdownAbort, type RequestContext, type RouteHandler } from '../../src/http/request-context.ts';
 import { createLogger } from '../../src/log/logger.ts';
 
 const logs: Array<Record<string, unknown>> = [];

@@ -5,7 +5,8 @@ import { DEFAULT_LIMITS } from '../../src/config/config.ts';
 import { InvalidRequestError } from '../../src/errors/api-error.ts';
 import { sendJson } from '../../src/http/respond.ts';
 import { createRouter } from '../../src/http/router.ts';
-import { createHttpShell, type RouteHandler } from '../../src/http/server.ts';
+import { createHttpShell } from '../../src/http/server.ts';
+import { type RouteHandler } from '../../src/http/request-context.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { request } from '../gateway/harness.ts';
 
