@@ -4,7 +4,7 @@
 // separate build and is left out. Files directly in src/ (errors.ts) form the
 // node `(root)`.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { repositoryRoot } from '../repository-root.ts';
@@ -134,5 +134,25 @@ describe('folder imports', () => {
       "import { readFileSync } from 'node:fs';",
     ].join('\n');
     assert.deepEqual(specifiers(source).sort(), ['../v/m.ts', '../w/side.ts', '../x/a.ts', '../y/t.ts', '../z/c.ts', './d.ts', 'node:fs']);
+  });
+
+  test("the README's layout lists every folder of src/, bottom up: each imports only folders listed above it", () => {
+    const root = repositoryRoot();
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Layout'));
+    const block = section.slice(section.indexOf('```') + 3, section.indexOf('```', section.indexOf('```') + 3));
+    const listed = [...block.matchAll(/^src\/([a-z-]+)\//gm)].map((m) => m[1] as string);
+    const srcDir = path.join(root, 'src');
+    const folders = readdirSync(srcDir).filter((name) => statSync(path.join(srcDir, name)).isDirectory());
+    assert.deepEqual([...listed].sort(), folders.sort(), 'the layout names each folder of src/ once');
+    assert.equal(new Set(listed).size, listed.length);
+    const graph = folderGraph(srcDir);
+    assert.equal(graph.has(ROOT_NODE), false, 'no module sits directly in src/');
+    for (const [index, folder] of listed.entries()) {
+      const above = new Set(listed.slice(0, index));
+      for (const imported of graph.get(folder) ?? []) {
+        assert.ok(above.has(imported), `src/${folder}/ imports src/${imported}/, which the README lists below it`);
+      }
+    }
   });
 });
