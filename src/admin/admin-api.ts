@@ -55,7 +55,7 @@ export interface KeyView {
   limits: KeyRecord['limits'];
 }
 
-export function keyView(record: KeyRecord | ListedKey, nowMs: number): KeyView {
+function keyView(record: KeyRecord | ListedKey, nowMs: number): KeyView {
   return {
     id: record.id,
     name: record.name,
@@ -205,7 +205,7 @@ async function storeCall<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-export function adminErrorOf(err: unknown): unknown {
+function adminErrorOf(err: unknown): unknown {
   if (err instanceof InvalidKeyNameError) return new InvalidRequestError(err.message, 'name', 'invalid_key_name');
   if (err instanceof InvalidKeySettingError) return new InvalidRequestError(err.message, err.param, 'invalid_key_setting');
   if (err instanceof KeyNotFoundError) return new ApiError('key_not_found', err.message);

@@ -22,7 +22,7 @@ import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../key
 import { assertWellFormedPasswordHash, checkPasswordStrength, hashPassword, PasswordHashFormatError, type ScryptParams } from './password-hash.ts';
 
 export const ADMIN_FILE_NAME = 'admin.json';
-export const ADMIN_FILE_VERSION = 1;
+const ADMIN_FILE_VERSION = 1;
 /** The file holds about 150 bytes; anything much larger is not ours. */
 const MAX_ADMIN_FILE_BYTES = 64 * 1024;
 const DATA_DIR_MODE = 0o700;
@@ -36,7 +36,7 @@ export interface AdminCredentials {
   readonly updatedAt: string;
 }
 
-export type AdminCredentialsErrorCode = 'admin_file_invalid' | 'admin_file_io_error' | 'weak_admin_password' | 'admin_password_already_set';
+type AdminCredentialsErrorCode = 'admin_file_invalid' | 'admin_file_io_error' | 'weak_admin_password' | 'admin_password_already_set';
 
 /** Base of every error of this module; switch on `code`. */
 export class AdminCredentialsError extends Error {
@@ -159,7 +159,7 @@ export class AdminPasswordAlreadySetError extends AdminCredentialsError {
   }
 }
 
-export interface SetAdminPasswordOptions {
+interface SetAdminPasswordOptions {
   /** Tests pass a low cost; production uses the default. */
   scrypt?: ScryptParams;
   /** Refuse (AdminPasswordAlreadySetError) when admin.json exists, checked under the lock. */

@@ -35,10 +35,10 @@ import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
 import { createSessionStore, verifyCsrf, type Session, type SessionStore } from './sessions.ts';
 
-export const SESSION_COOKIE = 'portcullis_session';
+const SESSION_COOKIE = 'portcullis_session';
 /** With Secure cookies the __Host- prefix also pins the cookie to this host and path /. */
-export const SECURE_SESSION_COOKIE = '__Host-portcullis_session';
-export const CSRF_HEADER = 'x-csrf-token';
+const SECURE_SESSION_COOKIE = '__Host-portcullis_session';
+const CSRF_HEADER = 'x-csrf-token';
 
 export const DASHBOARD_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
@@ -69,7 +69,7 @@ const ASSET_TYPES: Record<string, string> = {
   '.map': 'application/json; charset=utf-8',
 };
 
-export interface AdminServerOptions extends AdminApiDeps {
+interface AdminServerOptions extends AdminApiDeps {
   dataDir: string;
   limits: ServerLimits;
   logger: Logger;
@@ -109,7 +109,7 @@ export function defaultDashboardDir(): string {
 }
 
 /** The built dashboard files, read once at start; an unbuilt dashboard is an empty map. */
-export function loadDashboard(dir: string): Map<string, Asset> {
+function loadDashboard(dir: string): Map<string, Asset> {
   const assets = new Map<string, Asset>();
   let names: string[];
   try {

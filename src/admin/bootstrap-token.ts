@@ -8,8 +8,8 @@
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const BOOTSTRAP_TOKEN_MARKER = 'pcb_';
-export const BOOTSTRAP_TOKEN_RANDOM_LENGTH = 32;
+const BOOTSTRAP_TOKEN_MARKER = 'pcb_';
+const BOOTSTRAP_TOKEN_RANDOM_LENGTH = 32;
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** 248 = 4 * 62: bytes at or above it would favour the first characters. */
 const UNBIASED_BYTE_LIMIT = 248;

@@ -21,11 +21,11 @@
 // failure/success for one login at a time (the scrypt verify is worth serialising
 // anyway: it takes 32 MiB and tens of milliseconds).
 
-export const DEFAULT_MAX_LOGIN_FAILURES = 5;
-export const DEFAULT_LOGIN_WINDOW_MS = 15 * 60 * 1000;
-export const DEFAULT_LOGIN_LOCKOUT_MS = 15 * 60 * 1000;
-export const DEFAULT_MAX_THROTTLED_CLIENTS = 10_000;
-export const DEFAULT_MAX_GLOBAL_LOGIN_FAILURES = 100;
+const DEFAULT_MAX_LOGIN_FAILURES = 5;
+const DEFAULT_LOGIN_WINDOW_MS = 15 * 60 * 1000;
+const DEFAULT_LOGIN_LOCKOUT_MS = 15 * 60 * 1000;
+const DEFAULT_MAX_THROTTLED_CLIENTS = 10_000;
+const DEFAULT_MAX_GLOBAL_LOGIN_FAILURES = 100;
 /** Client keys are addresses; anything longer is cut so a record stays small. */
 const MAX_CLIENT_KEY_LENGTH = 256;
 

@@ -44,7 +44,7 @@ const MAX_STORED_BYTES = 64;
 /** Longer than any string this module writes; bounds the parse of a stored value. */
 const MAX_STORED_LENGTH = 512;
 
-export const PASSWORD_MIN_LENGTH = 12;
+const PASSWORD_MIN_LENGTH = 12;
 export const PASSWORD_MAX_LENGTH = 1024;
 const PASSWORD_MIN_DISTINCT = 4;
 

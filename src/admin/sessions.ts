@@ -16,9 +16,9 @@
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const DEFAULT_SESSION_TTL_MS = 8 * 60 * 60 * 1000;
-export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
-export const DEFAULT_MAX_SESSIONS = 1000;
+const DEFAULT_SESSION_TTL_MS = 8 * 60 * 60 * 1000;
+const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
+const DEFAULT_MAX_SESSIONS = 1000;
 
 const SECRET_BYTES = 32;
 /** base64url of 32 bytes, without padding. */

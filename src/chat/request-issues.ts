@@ -39,7 +39,7 @@ export interface RequestIssue {
 }
 
 /** What a value turned out to be: a JSON kind, or finer where the wording needs it. */
-export type ReceivedKind = JsonValueKind | 'decimal' | 'non-JSON value';
+type ReceivedKind = JsonValueKind | 'decimal' | 'non-JSON value';
 
 /** Why a value of the right kind is refused; each has its own sentence. */
 export type InvalidValueReason =
@@ -61,7 +61,7 @@ export type InvalidValueReason =
   | { rule: 'json_schema_unsupported' }
   | { rule: 'function_call_unsupported' };
 
-export type IssueFacts =
+type IssueFacts =
   | { code: 'unknown_parameter' }
   | { code: 'invalid_type'; expected: string; received: ReceivedKind }
   | { code: 'invalid_value'; reason: InvalidValueReason }
@@ -80,7 +80,7 @@ function echo(text: string): string {
  * `messages[3].tool_call_id`, `tools[0].function.name`; null for the request
  * itself. Segments are bounded so a megabyte-long unknown key is not echoed.
  */
-export function renderPath(path: IssuePath): string | null {
+function renderPath(path: IssuePath): string | null {
   if (path.length === 0) return null;
   let out = '';
   for (let i = 0; i < path.length; i++) {
@@ -149,7 +149,7 @@ function invalidValueMessage(where: string, reason: InvalidValueReason): string 
 }
 
 /** The one place that turns facts into the sentence a client reads. */
-export function describeIssue(path: IssuePath, facts: IssueFacts): string {
+function describeIssue(path: IssuePath, facts: IssueFacts): string {
   const rendered = renderPath(path);
   const where = rendered === null ? 'the request body' : `'${rendered}'`;
   switch (facts.code) {

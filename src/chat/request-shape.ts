@@ -50,9 +50,9 @@ const FREE_OBJECT = shape(['object'], 'an object');
 const ANY = shape(['object', 'array', 'string', 'number', 'boolean', 'null'], 'a JSON value');
 
 /** Spec limits (Limits table). */
-export const MAX_MESSAGES = 256;
-export const MAX_TOOLS = 64;
-export const MAX_STOP_ENTRIES = 4;
+const MAX_MESSAGES = 256;
+const MAX_TOOLS = 64;
+const MAX_STOP_ENTRIES = 4;
 
 const CONTENT_PART = shape(['object'], 'an object', {
   fields: fields({

@@ -32,11 +32,11 @@ type JsonObject = Record<string, unknown>;
 const REQUEST_FIELDS: ReadonlyMap<string, unknown> = REQUEST_SHAPE.fields ?? new Map();
 
 /** Longer than any alias; keeps a client's model string out of error echoes at size. */
-export const MAX_MODEL_LENGTH = 256;
+const MAX_MODEL_LENGTH = 256;
 /** Above every model's output window today; the alias caps decide the real limit. */
-export const MAX_OUTPUT_TOKENS_PARAM = 1_000_000;
+const MAX_OUTPUT_TOKENS_PARAM = 1_000_000;
 
-export type ChatRequestCheck = { ok: true; request: ChatRequest } | { ok: false; issues: RequestIssue[] };
+type ChatRequestCheck = { ok: true; request: ChatRequest } | { ok: false; issues: RequestIssue[] };
 
 /** Every issue of the first failing pass, or the normalised request. Pure; never mutates `value`. */
 export function checkChatRequest(value: unknown): ChatRequestCheck {

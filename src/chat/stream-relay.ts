@@ -65,7 +65,7 @@ interface ChoiceTrack {
   toolCalls: Map<number, ToolCallTrack>;
 }
 
-export interface ChunkRelay {
+interface ChunkRelay {
   /** The chunks to send for one upstream chunk (often one, sometimes none). */
   push(chunk: ChatCompletionChunk): ChatCompletionChunk[];
   /** The last usage the upstream gave, if any. */

@@ -3,7 +3,7 @@
 import { DEFAULT_MAX_OUTPUT_TOKENS, type MaxTokensParam } from '../config/config.ts';
 import type { ChatRequest } from './types.ts';
 
-export interface UpstreamRequestPlan {
+interface UpstreamRequestPlan {
   request: ChatRequest;
   /** The output-token maximum sent upstream. */
   maxOutputTokens: number;
@@ -11,7 +11,7 @@ export interface UpstreamRequestPlan {
   clamped: boolean;
 }
 
-export interface UpstreamRequestTarget {
+interface UpstreamRequestTarget {
   /** Model name the upstream knows. */
   model: string;
   /** The alias's cap on output tokens, or null. */

@@ -15,7 +15,7 @@ import { checkPasswordStrength, PASSWORD_MAX_LENGTH, type ScryptParams } from '.
 /** Standard input as this command uses it; a TTY stream has isTTY and setRawMode. */
 export type PasswordInput = NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
 
-export interface AdminCommandContext {
+interface AdminCommandContext {
   dataDir: string;
   stdin: PasswordInput;
   stdout: NodeJS.WritableStream;
@@ -77,7 +77,7 @@ export const LineOutcome = {
 } as const;
 export type LineOutcome = (typeof LineOutcome)[keyof typeof LineOutcome];
 
-export interface HiddenLine {
+interface HiddenLine {
   chars: string[];
   outcome: LineOutcome;
   /** Input after the Enter that ended the line (a paste of two lines); empty otherwise. */

@@ -33,7 +33,7 @@ Exit status: 0 all files are fine, 1 a file has a problem, 2 usage error.
 /** Enough for any real use (a CI job checking a folder of configs); bounds the work. */
 const MAX_FILES = 64;
 
-export interface CheckConfigIo extends CliIo {
+interface CheckConfigIo extends CliIo {
   /** Value of --config, taken out of the arguments by main.ts. */
   configPath: string | undefined;
 }
@@ -84,7 +84,7 @@ export function runCheckConfigCommand(args: string[], io: CheckConfigIo): number
   return failed ? 1 : 0;
 }
 
-export interface ConfigProblem {
+interface ConfigProblem {
   /** Stable, for scripts: see ConfigIssueCode. */
   code: ConfigIssueCode;
   /** The setting, as in `aliases.service-chat.provider`; empty for the file itself. */
@@ -92,7 +92,7 @@ export interface ConfigProblem {
   problem: string;
 }
 
-export type ConfigCheck = { kind: 'ok'; config: GatewayConfig } | { kind: 'problems'; problems: ConfigProblem[] };
+type ConfigCheck = { kind: 'ok'; config: GatewayConfig } | { kind: 'problems'; problems: ConfigProblem[] };
 
 /**
  * Loads one file with the server's loader, which reports every problem in the

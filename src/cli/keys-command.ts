@@ -18,13 +18,13 @@ import { CREATE_USAGE, KEYS_USAGE, LIST_USAGE, REVOKE_USAGE, ROTATE_USAGE, SHOW_
 import { describeKey, publicRecord, renderKeyList, renderTable, shortTime, toJson } from './keys-output.ts';
 
 /** What a keys command works on: the configured state backend's keys and usage. */
-export interface KeysStore {
+interface KeysStore {
   keys: KeyStore;
   usage: UsageStore;
   close(): Promise<void>;
 }
 
-export interface KeysCommandContext {
+interface KeysCommandContext {
   dataDir: string;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;

@@ -6,7 +6,7 @@ import { KeyStoreError } from '../keys/errors.ts';
 import type { KeyStore } from '../state/key-store-port.ts';
 import type { LevelledLogger, LogLevel } from '../log/logger.ts';
 
-export interface ReloaderOptions {
+interface ReloaderOptions {
   gateway: Gateway;
   keys: KeyStore;
   logger: LevelledLogger;

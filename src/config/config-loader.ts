@@ -29,7 +29,7 @@ export function embeddedConfigValue(): unknown {
   };
 }
 
-export interface LoadConfigOptions {
+interface LoadConfigOptions {
   /** Value of --config, if given. */
   configPath?: string | undefined;
   env?: NodeJS.ProcessEnv;

@@ -9,8 +9,6 @@ import { Checker, join, type Obj } from './config-checker.ts';
 import { parseAliases, parseAuto } from './routing-config.ts';
 import { parseOperations } from './operations-config.ts';
 
-export { defaultAutoRules } from './routing-config.ts';
-export { DEFAULT_POLICY } from './provider-defaults.ts';
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto'];

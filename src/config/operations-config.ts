@@ -9,7 +9,7 @@ const HOST_NAME = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]{1,253})$/;
 const LOG_LEVELS: readonly LogLevelSetting[] = ['debug', 'info', 'warn', 'error'];
 const HOUR_MS = 3_600_000;
 
-export const DEFAULT_ADMIN: AdminConfig = {
+const DEFAULT_ADMIN: AdminConfig = {
   enabled: true,
   host: '127.0.0.1',
   port: 8081,
@@ -19,8 +19,8 @@ export const DEFAULT_ADMIN: AdminConfig = {
   sessionIdleMs: HOUR_MS / 2,
   allowedHosts: [],
 };
-export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
-export const DEFAULT_REDIS_KEY_PREFIX = 'portcullis:';
+const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+const DEFAULT_REDIS_KEY_PREFIX = 'portcullis:';
 
 type Operations = Pick<GatewayConfig, 'admin' | 'shutdown' | 'log' | 'state'>;
 

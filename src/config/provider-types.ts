@@ -11,9 +11,9 @@ import { join, type Checker, type Obj } from './config-checker.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_DEMO_DELAY_MS } from './provider-defaults.ts';
 import { parseUpstreamOptions, UPSTREAM_SETTINGS } from './upstream-options.ts';
 
-export type ProviderTypeName = ProviderConfig['type'];
+type ProviderTypeName = ProviderConfig['type'];
 
-export interface ProviderType<C extends ProviderConfig> {
+interface ProviderType<C extends ProviderConfig> {
   /** Settings besides "type". */
   readonly settings: readonly string[];
   /** Checks `o` (already known to hold only `settings` and "type"); always returns a config, with defaults where a setting is missing or wrong. */

@@ -24,7 +24,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // Headers the gateway sets itself; a config must not override them.
 const RESERVED_HEADERS = new Set(['authorization', 'content-type', 'content-length', 'host', 'x-request-id', 'accept', 'transfer-encoding', 'connection']);
 
-export interface UpstreamOptions {
+interface UpstreamOptions {
   baseUrl: string;
   apiKeyEnv: string | null;
   apiKeyFile: string | null;

@@ -4,21 +4,21 @@
 
 /** Width of one column slot in chart units; the bar leaves a gap on both sides. */
 export const SLOT_WIDTH = 10;
-export const BAR_WIDTH = 8;
+const BAR_WIDTH = 8;
 export const CHART_HEIGHT = 100;
 /** A non-zero value never draws thinner than this, so one request is visible beside thousands. */
-export const MIN_VISIBLE_HEIGHT = 1;
+const MIN_VISIBLE_HEIGHT = 1;
 /** Columns beyond this are not drawn (the API sends at most 48 hours or 30 days). */
 export const MAX_COLUMNS = 400;
 
-export interface Segment {
+interface Segment {
   series: number;
   value: number;
   y: number;
   height: number;
 }
 
-export interface Column {
+interface Column {
   index: number;
   x: number;
   width: number;
@@ -26,7 +26,7 @@ export interface Column {
   segments: Segment[];
 }
 
-export interface ChartLayout {
+interface ChartLayout {
   width: number;
   height: number;
   /** The value at the top of the box: the peak rounded up to 1, 2 or 5 times a power of ten. */

@@ -77,7 +77,7 @@ export function createSecretDialog(): { show(key: string, keyName: string): Prom
   };
 }
 
-export interface ConfirmRequest {
+interface ConfirmRequest {
   title: string;
   body: string;
   confirmLabel: string;

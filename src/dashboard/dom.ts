@@ -4,7 +4,7 @@
 
 export type Child = Node | string | null | undefined | false;
 
-export interface ElementOptions {
+interface ElementOptions {
   className?: string;
   text?: string;
   testId?: string;

@@ -14,7 +14,7 @@ export function formatDateTime(iso: string | null, whenNull: string): string {
   return Number.isNaN(at.getTime()) ? iso : dateTime.format(at);
 }
 
-export function formatDate(iso: string): string {
+function formatDate(iso: string): string {
   const at = new Date(iso);
   return Number.isNaN(at.getTime()) ? iso : dateOnly.format(at);
 }

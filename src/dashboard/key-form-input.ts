@@ -22,10 +22,10 @@ export interface FieldProblem {
   message: string;
 }
 
-export type KeyFormParse = { ok: true; changes: KeyChanges & { name: string } } | { ok: false; problem: FieldProblem };
+type KeyFormParse = { ok: true; changes: KeyChanges & { name: string } } | { ok: false; problem: FieldProblem };
 
 /** Names are shown in lists and logs; the server enforces its own bound too. */
-export const MAX_NAME_LENGTH = 100;
+const MAX_NAME_LENGTH = 100;
 const MAX_LIMIT = 1_000_000_000_000;
 
 function parseLimit(text: string, field: string, label: string): { ok: true; value: number | null } | { ok: false; problem: FieldProblem } {

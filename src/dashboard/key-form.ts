@@ -7,7 +7,7 @@ import { byId, clear, el } from './dom.ts';
 import { dateInputFromExpiry } from './format.ts';
 import { fieldForParam, parseKeyForm, type FieldProblem } from './key-form-input.ts';
 
-export interface KeyFormCallbacks {
+interface KeyFormCallbacks {
   issued(issued: IssuedKey): Promise<void>;
   updated(record: KeyRecord): Promise<void>;
   failed(failure: ApiFailure): void;

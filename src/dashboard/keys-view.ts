@@ -8,7 +8,7 @@ import { describeAliases, describeLimits, formatDateTime, STATUS_LABEL } from '.
 import { createKeyForm } from './key-form.ts';
 import { createUsageView } from './usage-view.ts';
 
-export interface KeysViewContext {
+interface KeysViewContext {
   notify(text: string): void;
   failed(failure: ApiFailure): void;
   /** Alias names from /api/aliases, for the allowed-aliases checkboxes; null when they could not be read. */

@@ -5,13 +5,13 @@ import { layoutColumns } from './chart-layout.ts';
 import { el, svg } from './dom.ts';
 import { formatCompact, formatCount } from './format.ts';
 
-export interface ChartSeries {
+interface ChartSeries {
   name: string;
   /** A class from app.css that sets the fill. */
   className: string;
 }
 
-export interface ChartSpec {
+interface ChartSpec {
   title: string;
   /** Noun for the values, plural: "requests", "tokens". */
   unit: string;

@@ -19,7 +19,7 @@ const BUDGET_WINDOW: Record<BudgetPeriod, string> = { day: 'today (UTC)', month:
 
 const PERIOD_WORDS: Record<Granularity, string> = { hour: 'last 48 hours, per hour', day: 'last 30 days, per day' };
 
-export interface UsageView {
+interface UsageView {
   show(key: KeyRecord): Promise<void>;
   hide(): void;
   /** The key whose usage is on screen, if any. */

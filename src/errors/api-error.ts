@@ -11,7 +11,7 @@ export interface ErrorBody {
   error: { message: string; type: ErrorType; param: string | null; code: string | null };
 }
 
-export interface ApiErrorOptions {
+interface ApiErrorOptions {
   param?: string | null;
   headers?: Record<string, string>;
   cause?: unknown;

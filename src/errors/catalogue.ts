@@ -183,6 +183,6 @@ export function catalogueEntry(code: ErrorCode): CatalogueEntry {
   return ERROR_CATALOGUE[code];
 }
 
-export function isErrorCode(value: unknown): value is ErrorCode {
+function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERROR_CATALOGUE, value);
 }

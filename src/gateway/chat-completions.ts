@@ -27,7 +27,7 @@ import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { pumpEventStream, type PumpControl } from './event-stream-pump.ts';
 import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, settledTokens, type KeyPolicy } from './key-policy.ts';
 
-export interface ChatCompletionsDeps {
+interface ChatCompletionsDeps {
   config: GatewayConfig;
   keys: KeyAuthenticator;
   routes: AliasRoutes;
@@ -40,9 +40,9 @@ export interface ChatCompletionsDeps {
 }
 
 /** Response header naming the output-token maximum when an alias cap lowered it. */
-export const MAX_TOKENS_CLAMPED_HEADER = 'x-portcullis-max-tokens-clamped';
+const MAX_TOKENS_CLAMPED_HEADER = 'x-portcullis-max-tokens-clamped';
 /** Response header naming the alias chosen and why: `service-vision; reason=image_url`. */
-export const ROUTE_HEADER = 'x-portcullis-route';
+const ROUTE_HEADER = 'x-portcullis-route';
 
 export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHandler {
   const { config, keys, routes, logger, limiter, metrics } = deps;

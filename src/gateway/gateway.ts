@@ -26,7 +26,7 @@ import { healthRoutes } from './health.ts';
 import { keepRestartOnly, restartOnlyChanges, type RestartOnlyChange } from './restart-settings.ts';
 import { buildServingState, type ServingDeps, type ServingState } from './serving-state.ts';
 
-export interface GatewayOptions {
+interface GatewayOptions {
   config: GatewayConfig;
   /** Keys, limits and usage: in-process files and memory, or a shared Redis. */
   state: StateBackend;

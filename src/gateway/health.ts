@@ -10,14 +10,14 @@ import type { RouteHandler } from '../http/request-context.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { TargetHealth } from '../routing/alias-targets.ts';
 
-export interface HealthSources {
+interface HealthSources {
   /** Circuit state of every target of the serving config; null before a config is loaded. */
   targets(): TargetHealth[] | null;
   state: StateBackend;
   draining(): boolean;
 }
 
-export type CheckResult = 'ok' | string;
+type CheckResult = 'ok' | string;
 
 export interface Readiness {
   ready: boolean;
@@ -26,7 +26,7 @@ export interface Readiness {
 
 const NO_STORE = { 'cache-control': 'no-store' };
 /** The store check's value while serving on per-instance limits. */
-export const DEGRADED = 'degraded: the state backend is unreachable; limits are counted per instance';
+const DEGRADED = 'degraded: the state backend is unreachable; limits are counted per instance';
 
 export async function readiness(sources: HealthSources): Promise<Readiness> {
   const targets = sources.targets();

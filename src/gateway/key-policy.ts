@@ -59,7 +59,7 @@ export class KeyLimitRefusal extends ApiError {
   }
 }
 
-export function refusalError(decision: Extract<AdmitDecision, { allowed: false }>, limits: KeyLimits): KeyLimitRefusal {
+function refusalError(decision: Extract<AdmitDecision, { allowed: false }>, limits: KeyLimits): KeyLimitRefusal {
   const headers = {
     ...rateLimitHeaders(decision.snapshot),
     'retry-after': retryAfterSeconds(decision.retryAfterMs),

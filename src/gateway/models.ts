@@ -7,13 +7,13 @@ import { listAliases } from '../routing/alias-routing.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { checkExpiry } from './key-policy.ts';
 
-export interface ModelListing {
+interface ModelListing {
   object: 'list';
   data: Array<{ id: string; object: 'model'; created: number; owned_by: string }>;
 }
 
 /** `created` is when this configuration was loaded: aliases have no other birth date. */
-export function buildModelListing(config: Pick<GatewayConfig, 'aliases'>, created: number): ModelListing {
+function buildModelListing(config: Pick<GatewayConfig, 'aliases'>, created: number): ModelListing {
   return {
     object: 'list',
     data: listAliases(config).map((id) => ({ id, object: 'model', created, owned_by: 'portcullis' })),

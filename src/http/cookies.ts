@@ -93,7 +93,7 @@ export function parseCookies(header: string | undefined): Map<string, string> {
   return cookies;
 }
 
-export interface CookieOptions {
+interface CookieOptions {
   httpOnly: boolean;
   /** Send only over HTTPS. Required for names starting with `__Host-` or `__Secure-`. */
   secure: boolean;

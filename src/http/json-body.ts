@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors/api-error.ts';
 import { createJsonParser, JsonParseError, type JsonLimits, type JsonObserver } from '../json/parser.ts';
 
-export interface JsonBodyOptions {
+interface JsonBodyOptions {
   maxBytes: number;
   limits: Omit<JsonLimits, 'maxBytes'>;
   observer?: JsonObserver;
@@ -16,7 +16,7 @@ export interface JsonBodyOptions {
  * `application/json`, optionally with `charset=utf-8`. Anything else is 415:
  * the body would not be read the way the client meant it.
  */
-export function checkJsonContentType(header: string | undefined): void {
+function checkJsonContentType(header: string | undefined): void {
   if (header === undefined) throw new UnsupportedMediaTypeError(undefined);
   const semi = header.indexOf(';');
   const mediaType = (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
@@ -36,7 +36,7 @@ export function checkJsonContentType(header: string | undefined): void {
  * aborts (the client left, a shutdown's deadline) the read fails with its
  * reason and stops.
  */
-export function readJsonBody(req: IncomingMessage, options: JsonBodyOptions, signal: AbortSignal): Promise<unknown> {
+function readJsonBody(req: IncomingMessage, options: JsonBodyOptions, signal: AbortSignal): Promise<unknown> {
   if (signal.aborted) return Promise.reject(signal.reason);
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > options.maxBytes) {

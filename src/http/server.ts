@@ -13,7 +13,7 @@ import { ClientGoneAbort, ShutdownAbort, ShuttingDownError, type AccessLine, typ
 import type { Router } from './router.ts';
 import { sendError } from './respond.ts';
 
-export interface HttpServerOptions {
+interface HttpServerOptions {
   router: Router<RouteHandler>;
   limits: ServerLimits;
   logger: Logger;

@@ -44,7 +44,7 @@ export function unitsToString(unitBytes: Buffer, count: number, littleEndian: bo
   return Buffer.from(unitBytes.subarray(0, count * 2)).swap16().toString('utf16le');
 }
 
-export interface StringAssembly {
+interface StringAssembly {
   /** Appends raw string bytes[start, end), or returns their first fault (then the assembly is garbage). */
   appendRun(bytes: Buffer, start: number, end: number): StringContentFault | undefined;
   /** Appends one UTF-16 code unit: from a two-character escape or a \u escape. */

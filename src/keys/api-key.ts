@@ -20,8 +20,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 export const API_KEY_MARKER = 'pcl_';
-export const API_KEY_RANDOM_LENGTH = 43;
-export const API_KEY_CHECKSUM_LENGTH = 6;
+const API_KEY_RANDOM_LENGTH = 43;
+const API_KEY_CHECKSUM_LENGTH = 6;
 export const API_KEY_LENGTH = API_KEY_MARKER.length + API_KEY_RANDOM_LENGTH + API_KEY_CHECKSUM_LENGTH;
 /** Characters of the random part shown by keyDisplayPrefix: enough to tell keys apart, about 48 of 256 bits. */
 export const API_KEY_DISPLAY_CHARS = 8;

@@ -4,7 +4,7 @@
 // src/errors/api-error.ts. No message ever contains a raw key; ids, names, prefixes and
 // file paths are not secret.
 
-export type KeyStoreErrorCode =
+type KeyStoreErrorCode =
   | 'invalid_key_name'
   | 'invalid_key_setting'
   | 'key_revoked'

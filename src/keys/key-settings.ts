@@ -5,7 +5,7 @@ import { KeyLimitsError, NO_LIMITS, parseKeyLimits, type KeyLimits } from '../li
 import { AUTO_ALIAS } from '../config/config.ts';
 import { InvalidKeySettingError } from './errors.ts';
 
-export const MAX_ALLOWED_ALIASES = 64;
+const MAX_ALLOWED_ALIASES = 64;
 const ALIAS_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 /** Expiry further out than this is almost surely a typo (a year 20266). */
 const MAX_EXPIRY_YEARS = 100;

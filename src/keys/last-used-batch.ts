@@ -3,7 +3,7 @@
 // writes keys-last-used.json, the Redis store merges a hash). Flushes run one
 // at a time; a time noted while a flush was writing stays for the next one.
 
-export interface LastUsedBatch {
+interface LastUsedBatch {
   /** Notes that key `id` was used at `at` (ISO time) and schedules a flush. */
   note(id: string, at: string): void;
   /** The time noted for `id` and not yet written, if any. */
@@ -14,7 +14,7 @@ export interface LastUsedBatch {
   close(): Promise<void>;
 }
 
-export interface LastUsedBatchOptions {
+interface LastUsedBatchOptions {
   flushMs: number;
   /** Writes the times; must keep the later of a stored and a given time per id. */
   write(times: ReadonlyMap<string, string>): Promise<void>;

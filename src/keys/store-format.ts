@@ -20,7 +20,7 @@ import { DEFAULT_KEY_SETTINGS, parseAllowedAliases, parseExpiresAt, parseLimits,
 
 export const KEY_FILE_VERSION = 2;
 const LAST_USED_FILE_VERSION = 1;
-export const KEY_NAME_MAX_LENGTH = 64;
+const KEY_NAME_MAX_LENGTH = 64;
 
 /** What the store keeps about a key. Never the raw key: only its SHA-256. */
 export interface KeyRecord extends KeySettings {
@@ -38,7 +38,7 @@ export interface KeyRecord extends KeySettings {
 }
 
 /** Last use per key id, ISO 8601. */
-export type LastUsedMap = ReadonlyMap<string, string>;
+type LastUsedMap = ReadonlyMap<string, string>;
 
 const KEY_ID_MARKER = 'key_';
 const KEY_ID_RANDOM_LENGTH = 16;

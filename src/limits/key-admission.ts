@@ -86,7 +86,7 @@ export function settleBudgetUsed(used: number, estimatedTokens: number, actualTo
 }
 
 /** The headers' data for the configured buckets (see limiter.ts). */
-export function snapshotOf(requests: BucketState | undefined, tokens: BucketState | undefined, nowMs: number): RateLimitSnapshot {
+function snapshotOf(requests: BucketState | undefined, tokens: BucketState | undefined, nowMs: number): RateLimitSnapshot {
   const snapshot: RateLimitSnapshot = {};
   if (requests !== undefined) snapshot.requests = windowOf(requests, nowMs);
   if (tokens !== undefined) snapshot.tokens = windowOf(tokens, nowMs);

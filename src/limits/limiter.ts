@@ -125,7 +125,7 @@ export const CONCURRENCY_RETRY_MS = 1000;
  * Bound on one request's estimated or actual tokens; larger values are programming
  * errors (no model has a context near it) and would break the exact bucket arithmetic.
  */
-export const MAX_REQUEST_TOKENS = 1_000_000_000;
+const MAX_REQUEST_TOKENS = 1_000_000_000;
 
 /** The limiter was used after close(). */
 export class LimiterClosedError extends Error {

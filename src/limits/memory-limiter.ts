@@ -17,21 +17,21 @@ import {
 } from './limiter.ts';
 import { isFull, refill, type BucketState } from './token-bucket.ts';
 
-export interface MemoryLimiterOptions {
+interface MemoryLimiterOptions {
   /** Permit lease in ms (default 10 minutes). */
   leaseMs?: number;
   /** Most keys with state (default 100000); see evictForNewKey. */
   maxKeys?: number;
 }
 
-export interface MemoryLimiter extends Limiter {
+interface MemoryLimiter extends Limiter {
   /** Drops the state of every key that holds nothing a fresh key would not; returns how many. */
   sweep(nowMs: number): number;
   /** Keys with state (for tests and metrics). */
   keyCount(): number;
 }
 
-export const DEFAULT_MAX_KEYS = 100_000;
+const DEFAULT_MAX_KEYS = 100_000;
 /** Budget windows kept per key: the current and the previous one (see limiter.ts, clock edges). */
 const BUDGET_WINDOWS_KEPT = 2;
 /** A sweep runs after this many admissions, or after as many as there are keys if more: amortized O(1). */

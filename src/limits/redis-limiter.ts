@@ -34,7 +34,7 @@ import {
 import { ADMIT_SCRIPT, SETTLE_SCRIPT } from './redis-scripts.ts';
 import type { BucketState } from './token-bucket.ts';
 
-export interface RedisLimiterOptions {
+interface RedisLimiterOptions {
   /** Prefix of every key, e.g. `portcullis:`. */
   keyPrefix: string;
   /** Permit lease in ms (default 10 minutes). */
@@ -46,13 +46,13 @@ export interface RedisLimiterOptions {
  * clock while levels follow the callers' clocks; the margin covers instances whose
  * clocks lag the one that charged, so they never see a bucket vanish early.
  */
-export const BUCKET_TTL_MARGIN_MS = 60_000;
+const BUCKET_TTL_MARGIN_MS = 60_000;
 /** A budget count is kept this long after its window ends, for a clock stepping back over midnight (as the memory limiter). */
 export const ENDED_BUDGET_KEPT_MS = 24 * 60 * 60_000;
 /** Key ids are the store's `key_...` ids; the bound keeps Redis key names small. */
 const MAX_KEY_ID_LENGTH = 200;
 
-export interface RedisLimiterKeys {
+interface RedisLimiterKeys {
   requests: string;
   tokens: string;
   permits: string;
@@ -71,7 +71,7 @@ export function redisLimiterKeys(keyPrefix: string, keyId: string): RedisLimiter
 }
 
 /** The script answered with something else than its documented shape. */
-export class LimiterScriptReplyError extends Error {
+class LimiterScriptReplyError extends Error {
   override name = 'LimiterScriptReplyError';
   readonly code = 'limiter_script_reply';
 }

@@ -20,7 +20,7 @@ export interface LevelledLogger extends Logger {
   setLevel(level: LogLevel): void;
 }
 
-export interface LoggerOptions {
+interface LoggerOptions {
   level?: LogLevel;
   write?: (line: string) => void;
   clock?: () => Date;
@@ -55,7 +55,7 @@ export function isLogLevel(value: string): value is LogLevel {
 }
 
 /** A logger that drops everything (tests, benchmarks). */
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /**
  * stdout to a pipe or file is a synchronous write per call on Linux; under load

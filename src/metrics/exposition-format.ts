@@ -40,7 +40,7 @@ export function escapeHelp(text: string): string {
 // "label_value can be any sequence of UTF-8 characters, but the backslash (\),
 // double-quote ("), and line feed (\n) characters have to be escaped as \\,
 // \", and \n, respectively."
-export function escapeLabelValue(value: string): string {
+function escapeLabelValue(value: string): string {
   return escape(value, true);
 }
 

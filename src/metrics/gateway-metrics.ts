@@ -9,9 +9,9 @@ import { createRegistry, type Registry } from './registry.ts';
 const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
 const TTFB_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
 const CIRCUIT_STATES = ['closed', 'half_open', 'open'] as const;
-export const UNKNOWN_ALIAS = '_unknown';
+const UNKNOWN_ALIAS = '_unknown';
 
-export interface GatewayMetricsSources {
+interface GatewayMetricsSources {
   /** Circuit state of every target of the serving config. */
   targets(): TargetHealth[];
   /** Aliases of the serving config (for label bounding). */

@@ -22,7 +22,7 @@ export { PROMETHEUS_CONTENT_TYPE } from './exposition-format.ts';
 export { DEFAULT_MAX_SERIES, OTHER_LABEL_VALUE, type LabelValues } from './series-table.ts';
 export { MetricError, MetricErrorCode } from './metric-error.ts';
 
-export interface MetricOptions {
+interface MetricOptions {
   /** Matches [a-zA-Z_:][a-zA-Z0-9_:]*, unique in the registry. */
   name: string;
   help: string;
@@ -35,7 +35,7 @@ export interface MetricOptions {
 
 export type CounterOptions = MetricOptions;
 
-export interface GaugeSample {
+interface GaugeSample {
   labels: LabelValues;
   value: number;
 }
@@ -80,7 +80,7 @@ export interface Registry {
   expose(): string;
 }
 
-export interface RegistryOptions {
+interface RegistryOptions {
   /** Default for each metric's maxSeries. Default DEFAULT_MAX_SERIES. */
   maxSeries?: number;
 }

@@ -5,7 +5,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { listenOnFd } from './socket-activation.ts';
 
-export interface Listener {
+interface Listener {
   name: string;
   /** What to change when the address is taken. */
   settings: string;

@@ -14,15 +14,15 @@
 import type { AddressInfo, Server } from 'node:net';
 
 /** sd_listen_fds(3): "the first passed file descriptor is 3". */
-export const SD_LISTEN_FDS_START = 3;
-export const LISTENER_NAMES = ['api', 'admin'] as const;
+const SD_LISTEN_FDS_START = 3;
+const LISTENER_NAMES = ['api', 'admin'] as const;
 export type ListenerName = (typeof LISTENER_NAMES)[number];
 export type ListenFds = { [K in ListenerName]?: number };
 
 /** Bounds the count parsed from LISTEN_FDS; the gateway uses at most two. */
 const MAX_LISTEN_FDS = LISTENER_NAMES.length;
 
-export type SocketActivationErrorCode =
+type SocketActivationErrorCode =
   | 'listen_pid_invalid'
   | 'listen_fds_invalid'
   | 'listen_fds_too_many'

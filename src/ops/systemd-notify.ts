@@ -25,9 +25,9 @@ const MAX_STDERR_BYTES = 1024;
 /** Messages are rare (start, reload, stop); more pending than this means the helper hangs. */
 const MAX_PENDING = 8;
 
-export type SystemdNotifyErrorCode = 'notify_spawn_failed' | 'notify_failed' | 'notify_timeout' | 'notify_queue_full';
+type SystemdNotifyErrorCode = 'notify_spawn_failed' | 'notify_failed' | 'notify_timeout' | 'notify_queue_full';
 
-export class SystemdNotifyError extends Error {
+class SystemdNotifyError extends Error {
   override name = 'SystemdNotifyError';
   readonly code: SystemdNotifyErrorCode;
   constructor(code: SystemdNotifyErrorCode, message: string, options: { cause?: unknown } = {}) {
@@ -36,15 +36,15 @@ export class SystemdNotifyError extends Error {
   }
 }
 
-export const NotifyOutcome = { Sent: 'sent', Skipped: 'skipped', Failed: 'failed' } as const;
+const NotifyOutcome = { Sent: 'sent', Skipped: 'skipped', Failed: 'failed' } as const;
 
 /** `skipped`: NOTIFY_SOCKET is not set (not started by systemd, or Type= is not notify). */
-export type NotifyResult =
+type NotifyResult =
   | { outcome: typeof NotifyOutcome.Sent }
   | { outcome: typeof NotifyOutcome.Skipped }
   | { outcome: typeof NotifyOutcome.Failed; error: SystemdNotifyError };
 
-export type NotifyMessage =
+type NotifyMessage =
   | { kind: 'ready'; status: string; mainPid: number }
   | { kind: 'reloading'; monotonicUsec: bigint; status: string | null }
   | { kind: 'stopping'; status: string | null }
@@ -98,7 +98,7 @@ export type SpawnFunction = (
   options: { env: NodeJS.ProcessEnv; stdio: ['ignore', 'ignore', 'pipe'] },
 ) => ChildProcess;
 
-export interface SystemdNotifierOptions {
+interface SystemdNotifierOptions {
   /** Only NOTIFY_SOCKET is read; the helper gets that variable and nothing else. */
   env: NodeJS.ProcessEnv;
   spawn?: SpawnFunction;
@@ -112,7 +112,7 @@ export interface SystemdNotifierOptions {
   monotonicUsec?: () => bigint;
 }
 
-export interface SystemdNotifier {
+interface SystemdNotifier {
   /** True when NOTIFY_SOCKET is set; otherwise every call resolves `skipped` at once. */
   readonly enabled: boolean;
   /** READY=1 with a status line: after start (listeners bound) and after each reload. */

@@ -23,24 +23,24 @@
 import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, ToolDefinition } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
 
-export interface AnthropicTextBlock {
+interface AnthropicTextBlock {
   type: 'text';
   text: string;
 }
 
-export interface AnthropicImageBlock {
+interface AnthropicImageBlock {
   type: 'image';
   source: { type: 'url'; url: string };
 }
 
-export interface AnthropicToolUseBlock {
+interface AnthropicToolUseBlock {
   type: 'tool_use';
   id: string;
   name: string;
   input: Record<string, unknown>;
 }
 
-export interface AnthropicToolResultBlock {
+interface AnthropicToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
   /** Absent when the tool said nothing. */

@@ -12,13 +12,6 @@ import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from '../config/provider-defaults.ts';
 import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from '../upstream/upstream-exchange.ts';
 
-export {
-  DEFAULT_FIRST_BYTE_TIMEOUT_MS,
-  DEFAULT_IDLE_TIMEOUT_MS,
-  DEFAULT_MAX_EVENT_BYTES,
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_TIMEOUT_MS,
-} from '../upstream/upstream-exchange.ts';
 
 export interface AnthropicOptions {
   /** Default `https://api.anthropic.com/v1`; a trailing slash is allowed. */
@@ -45,7 +38,6 @@ export interface AnthropicOptions {
   maxEventBytes?: number;
 }
 
-export { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from '../config/provider-defaults.ts';
 
 export function createAnthropicProvider(options: AnthropicOptions = {}): ChatProvider {
   const settings = exchangeSettings(messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL), baseHeadersOf(options), options);

@@ -35,7 +35,7 @@
 
 import type { ChatMessage, ChatRequest, FinishReason, ToolDefinition, Usage } from '../chat/types.ts';
 
-export const DEMO_NOTICE = 'Portcullis demo provider (not a language model).';
+const DEMO_NOTICE = 'Portcullis demo provider (not a language model).';
 const QUOTE_LIMIT = 200;
 const ARGUMENT_PIECE_LENGTH = 16;
 const DEFAULT_MAX_OUTPUT = 4096;

@@ -19,7 +19,7 @@ import { DemoReplyKind, planDemoReply, type DemoReply } from './demo-reply.ts';
 import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
 import { DEFAULT_DEMO_DELAY_MS } from '../config/provider-defaults.ts';
 
-export interface DemoProviderOptions {
+interface DemoProviderOptions {
   /** Pause between streamed chunks, in milliseconds (default 0: no timers). */
   delayMs?: number;
 }
@@ -38,7 +38,7 @@ export function createDemoProvider(options: DemoProviderOptions = {}): ChatProvi
 }
 
 /** The non-stream completion for a planned reply. */
-export function demoCompletion(reply: DemoReply, model: string): ChatCompletion {
+function demoCompletion(reply: DemoReply, model: string): ChatCompletion {
   const text = reply.pieces.join('');
   const isToolCall = reply.kind === DemoReplyKind.ToolCall;
   return {
@@ -64,7 +64,7 @@ export function demoCompletion(reply: DemoReply, model: string): ChatCompletion 
 }
 
 /** The chunk sequence for a planned reply, as described in the file header. */
-export function demoChunks(reply: DemoReply, model: string): ChatCompletionChunk[] {
+function demoChunks(reply: DemoReply, model: string): ChatCompletionChunk[] {
   const id = generateCompletionId();
   const created = Math.floor(Date.now() / 1000);
   const chunk = (choices: ChatCompletionChunk['choices']): ChatCompletionChunk => ({

@@ -11,14 +11,6 @@ import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
 import { upstreamStreamError, upstreamStreamTruncatedError } from '../upstream/upstream-errors.ts';
 import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from '../upstream/upstream-exchange.ts';
 
-export { isClientAbort, ClientAbortError, UpstreamRateLimitError } from '../upstream/upstream-errors.ts';
-export {
-  DEFAULT_FIRST_BYTE_TIMEOUT_MS,
-  DEFAULT_IDLE_TIMEOUT_MS,
-  DEFAULT_MAX_EVENT_BYTES,
-  DEFAULT_MAX_RESPONSE_BYTES,
-  DEFAULT_TIMEOUT_MS,
-} from '../upstream/upstream-exchange.ts';
 
 export interface OpenAICompatibleOptions {
   /** e.g. `https://api.openai.com/v1`; a trailing slash is allowed. */

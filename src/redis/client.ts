@@ -80,8 +80,8 @@ export interface RedisClient {
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2000;
-export const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
-export const DEFAULT_MAX_QUEUED = 10_000;
+const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
+const DEFAULT_MAX_QUEUED = 10_000;
 /** TCP keepalive probes notice a peer gone silently (a VM paused, a NAT entry
  * dropped) on an idle connection. */
 const KEEPALIVE_INITIAL_DELAY_MS = 15_000;

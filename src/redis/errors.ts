@@ -20,7 +20,7 @@ export class RedisReplyError extends Error {
   }
 }
 
-export type RedisProtocolErrorCode =
+type RedisProtocolErrorCode =
   | 'redis_protocol_error'
   | 'redis_reply_too_large'
   | 'redis_reply_too_deep'

@@ -13,7 +13,7 @@ export interface RedisAddress {
   db: number;
 }
 
-export const DEFAULT_REDIS_PORT = 6379;
+const DEFAULT_REDIS_PORT = 6379;
 /** Redis's own ceiling on `databases` is far below this; SELECT reports a db
  * the server does not have. */
 const MAX_DB_INDEX = 65_535;

@@ -99,7 +99,7 @@ function numberArg(value: number): string {
 // ---------------------------------------------------------------------------
 // Decoder
 
-export interface RespDecoderCallbacks {
+interface RespDecoderCallbacks {
   /** One complete top-level reply, in the order the server sent them. */
   onReply(reply: RedisReply): void;
 }
@@ -115,10 +115,10 @@ export interface RespDecoderOptions {
   maxLineBytes?: number;
 }
 
-export const DEFAULT_MAX_BULK_BYTES = 8 * 1024 * 1024;
-export const DEFAULT_MAX_ARRAY_LENGTH = 1_000_000;
-export const DEFAULT_MAX_DEPTH = 16;
-export const DEFAULT_MAX_LINE_BYTES = 64 * 1024;
+const DEFAULT_MAX_BULK_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_ARRAY_LENGTH = 1_000_000;
+const DEFAULT_MAX_DEPTH = 16;
+const DEFAULT_MAX_LINE_BYTES = 64 * 1024;
 
 export interface RespDecoder {
   /** Decode the next chunk of the byte stream, cut anywhere. Throws

@@ -16,7 +16,7 @@ export interface ResolvedAlias {
   skipped: string[];
 }
 
-export interface RequestFeatures {
+interface RequestFeatures {
   images: boolean;
   tools: boolean;
   jsonObject: boolean;
@@ -41,7 +41,7 @@ export function requestFeatures(request: ChatRequest): RequestFeatures {
   };
 }
 
-export function conditionHolds(when: AutoCondition, f: RequestFeatures): boolean {
+function conditionHolds(when: AutoCondition, f: RequestFeatures): boolean {
   if (when.images !== undefined && when.images !== f.images) return false;
   if (when.tools !== undefined && when.tools !== f.tools) return false;
   if (when.jsonObject !== undefined && when.jsonObject !== f.jsonObject) return false;
@@ -51,7 +51,7 @@ export function conditionHolds(when: AutoCondition, f: RequestFeatures): boolean
 }
 
 /** The estimated prompt must leave room in the window; an alias with no window always fits. */
-export function fitsContextWindow(alias: AliasConfig, promptTokens: number): boolean {
+function fitsContextWindow(alias: AliasConfig, promptTokens: number): boolean {
   return alias.contextWindow === null || promptTokens < alias.contextWindow;
 }
 

@@ -4,13 +4,13 @@
 import type { ChatRequest } from '../chat/types.ts';
 
 /** Characters per token assumed for text. */
-export const CHARS_PER_TOKEN = 4;
+const CHARS_PER_TOKEN = 4;
 /** Tokens charged per message for role and framing. */
-export const MESSAGE_OVERHEAD_TOKENS = 4;
+const MESSAGE_OVERHEAD_TOKENS = 4;
 /** Tokens charged per image part (a low-detail image in OpenAI's accounting). */
-export const IMAGE_TOKENS = 85;
+const IMAGE_TOKENS = 85;
 /** Tokens charged once per request for the reply's priming. */
-export const REQUEST_OVERHEAD_TOKENS = 3;
+const REQUEST_OVERHEAD_TOKENS = 3;
 
 /**
  * estimate = 3 + Σ messages (4 + ⌈chars/4⌉ + 85 per image) + ⌈tool JSON chars/4⌉

@@ -18,13 +18,13 @@ export interface EventStreamEvent {
   id: string | undefined;
 }
 
-export interface EventStreamCallbacks {
+interface EventStreamCallbacks {
   onEvent(event: EventStreamEvent): void;
   /** A comment line (`:` first), without the colon and one leading space. */
   onComment?(text: string): void;
 }
 
-export interface EventStreamParserOptions {
+interface EventStreamParserOptions {
   /** Most UTF-8 bytes one event may hold: its data buffer (values and the LF
    * after each) and event type, plus the whole line being read (field name,
    * colon and value; not its terminator). Comments and ignored fields count
@@ -32,7 +32,7 @@ export interface EventStreamParserOptions {
   maxEventBytes?: number;
 }
 
-export interface EventStreamParser {
+interface EventStreamParser {
   /** Parse the next slice of decoded text. Throws EventStreamError. */
   feed(text: string): void;
   /** End of the stream: an event not closed by a blank line is discarded, as the
@@ -42,7 +42,7 @@ export interface EventStreamParser {
 
 export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 
-export type EventStreamErrorCode = 'sse_event_too_large' | 'sse_parser_ended';
+type EventStreamErrorCode = 'sse_event_too_large' | 'sse_parser_ended';
 
 /** A limit crossed or a parser used after it stopped; `code` is stable. */
 export class EventStreamError extends Error {

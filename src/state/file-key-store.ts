@@ -31,8 +31,8 @@ import type { KeySettingsInput } from '../keys/key-settings.ts';
 import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../keys/file-lock.ts';
 import { laterTime, newKeyId, parseKeysFile, parseLastUsedFile, serializeKeysFile, serializeLastUsedFile, type KeyRecord } from '../keys/store-format.ts';
 
-export const KEYS_FILE_NAME = 'keys.json';
-export const LAST_USED_FILE_NAME = 'keys-last-used.json';
+const KEYS_FILE_NAME = 'keys.json';
+const LAST_USED_FILE_NAME = 'keys-last-used.json';
 export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
 export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
 const DATA_DIR_MODE = 0o700;

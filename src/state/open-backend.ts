@@ -8,7 +8,7 @@ import { openFileBackend } from './file-backend.ts';
 import { openRedisBackend, type StateOperation } from './redis-backend.ts';
 import type { StateBackend } from './state-backend.ts';
 
-export interface OpenBackendOptions {
+interface OpenBackendOptions {
   logger: Logger;
   env: NodeJS.ProcessEnv;
   /** File store only: watch the data directory for CLI changes (a CLI run passes false). */

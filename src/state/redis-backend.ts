@@ -219,7 +219,7 @@ function isOutage(error: unknown): boolean {
 }
 
 /** The Redis limiter, with the outage policy of the header comment around it. */
-export function createFailoverLimiter({ redis, local, ready, count }: FailoverParts): Limiter {
+function createFailoverLimiter({ redis, local, ready, count }: FailoverParts): Limiter {
   const localPermits = new WeakSet<Permit>();
 
   async function admitWithoutRedis(input: AdmitInput, cause: unknown): Promise<AdmitDecision> {

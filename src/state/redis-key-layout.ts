@@ -7,7 +7,7 @@ import { KEY_FILE_VERSION, parseKeysFile, storedRecord, type KeyRecord } from '.
 
 export const RECORD_ADVICE = 'Nothing was changed in Redis; repair the record (HSET) or restore it from a backup.';
 
-export interface RedisKeyStoreKeys {
+interface RedisKeyStoreKeys {
   records: string;
   byHash: string;
   version: string;

@@ -29,13 +29,13 @@ import type { UsageStore } from './state-backend.ts';
 const DAY_MS = 24 * HOUR_MS;
 const BUCKET_MS: Record<Granularity, number> = { hour: HOUR_MS, day: DAY_MS };
 
-export interface RedisUsageStoreOptions {
+interface RedisUsageStoreOptions {
   keyPrefix: string;
   /** Commands that failed inside an executed flush (see above). Default: process.emitWarning. */
   onError?: (error: Error) => void;
 }
 
-export interface RedisUsageKeys {
+interface RedisUsageKeys {
   total: string;
   bucket(granularity: Granularity, id: string): string;
 }
@@ -50,7 +50,7 @@ export function redisUsageIdsKey(keyPrefix: string): string {
 }
 
 /** Stored usage that is not what this store writes. */
-export class UsageStoreReplyError extends Error {
+class UsageStoreReplyError extends Error {
   override name = 'UsageStoreReplyError';
   readonly code = 'usage_store_invalid';
 }

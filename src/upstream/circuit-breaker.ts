@@ -26,8 +26,8 @@ export interface CircuitBreakerOptions {
   openMs?: number;
 }
 
-export const DEFAULT_FAILURE_THRESHOLD = 5;
-export const DEFAULT_OPEN_MS = 30_000;
+const DEFAULT_FAILURE_THRESHOLD = 5;
+const DEFAULT_OPEN_MS = 30_000;
 
 export interface CircuitBreaker {
   /** True when an attempt may go out now. In half-open state it is true for

@@ -23,13 +23,13 @@ const CHAR_0 = 0x30;
 const CHAR_9 = 0x39;
 const CHAR_DOT = 0x2e;
 
-export const RetryAfterForm = {
+const RetryAfterForm = {
   DelaySeconds: 'delay-seconds',
   HttpDate: 'http-date',
 } as const;
-export type RetryAfterForm = (typeof RetryAfterForm)[keyof typeof RetryAfterForm];
+type RetryAfterForm = (typeof RetryAfterForm)[keyof typeof RetryAfterForm];
 
-export type RetryAfter =
+type RetryAfter =
   | { form: typeof RetryAfterForm.DelaySeconds; seconds: number; digits: string }
   | { form: typeof RetryAfterForm.HttpDate; epochMs: number };
 

@@ -2,7 +2,7 @@
 // and among targets of equal priority a weighted random order, so that traffic
 // is shared by weight while every target stays available as a fallback.
 
-export interface OrderableTarget {
+interface OrderableTarget {
   /** Lower is tried first; a higher priority is only a fallback. */
   priority: number;
   /** Share of first attempts among targets of the same priority. 0 (or an

@@ -21,7 +21,7 @@ export interface UpstreamErrorDetail {
 
 /** What the upstream itself said about when to come back, before it was
  * normalised for the client: null where it sent no such header. */
-export interface UpstreamRetryHint {
+interface UpstreamRetryHint {
   retryAfter: string | null;
   retryAfterMs: string | null;
 }

@@ -24,16 +24,15 @@ import {
   upstreamUnreachableError,
 } from './upstream-errors.ts';
 
-// The defaults are the provider table's (./provider-defaults.ts), re-exported here.
+// The defaults are the provider table's (../config/provider-defaults.ts).
 import { DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS } from '../config/provider-defaults.ts';
-export { DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS };
 /** setTimeout's largest delay; beyond it Node fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 /** The statuses fetch's redirect: 'error' refuses (Fetch standard, "redirect status"). */
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 /** The timing and size options both adapters accept, with the same meaning and defaults. */
-export interface ExchangeOptions {
+interface ExchangeOptions {
   timeoutMs?: number | undefined;
   firstByteTimeoutMs?: number | undefined;
   idleTimeoutMs?: number | undefined;
@@ -42,7 +41,7 @@ export interface ExchangeOptions {
   maxEventBytes?: number | undefined;
 }
 
-export interface ExchangeSettings {
+interface ExchangeSettings {
   endpoint: string;
   /** Every header but content-type, accept and x-request-id, which are ours. */
   baseHeaders: Headers;
@@ -57,7 +56,7 @@ export interface ExchangeSettings {
   maxEventBytes: number;
 }
 
-export type ExchangeCall = Pick<UpstreamCall, 'requestId' | 'signal'>;
+type ExchangeCall = Pick<UpstreamCall, 'requestId' | 'signal'>;
 
 export interface Exchange {
   /** POSTs the JSON `body`; resolves with a 2xx response, throws the mapped error otherwise. */

@@ -14,7 +14,7 @@ import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../keys/file-lock.ts';
 import { type KeyUsage, type PendingUsage, type UsageLedger } from './usage-ledger.ts';
 import { addHour, emptyStoredUsage, pruneStoredUsage, toKeyUsage, type StoredKeyUsage } from './usage-series.ts';
 
-export const USAGE_FILE = 'usage.json';
+const USAGE_FILE = 'usage.json';
 const VERSION = 2;
 const HOUR_ID = /^\d{4}-\d{2}-\d{2}T\d{2}$/;
 const DAY_ID = /^\d{4}-\d{2}-\d{2}$/;
@@ -96,7 +96,7 @@ export async function readUsageTotals(dataDir: string): Promise<Map<string, KeyU
 }
 
 /** Adds pending counters to the stored usage, pruning buckets past retention. Pure. */
-export function mergePending(all: Map<string, StoredKeyUsage>, pending: PendingUsage, nowMs: number): void {
+function mergePending(all: Map<string, StoredKeyUsage>, pending: PendingUsage, nowMs: number): void {
   for (const [keyId, hours] of pending) {
     const stored = all.get(keyId) ?? emptyStoredUsage();
     for (const [hourMs, u] of hours) addHour(stored, hourMs, u);

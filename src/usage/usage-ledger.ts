@@ -37,7 +37,7 @@ export function addUsage(into: KeyUsage, from: KeyUsage): void {
   into.errors += from.errors;
 }
 
-export function hourStart(ms: number): number {
+function hourStart(ms: number): number {
   return ms - (((ms % HOUR_MS) + HOUR_MS) % HOUR_MS);
 }
 

@@ -23,7 +23,7 @@ export function bucketStart(ms: number, granularity: Granularity): number {
   return ms - (((ms % size) + size) % size);
 }
 
-export function bucketIdToMs(id: string): number {
+function bucketIdToMs(id: string): number {
   return Date.parse(id.length === 13 ? `${id}:00:00.000Z` : `${id}T00:00:00.000Z`);
 }
 

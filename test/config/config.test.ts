@@ -5,7 +5,8 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import { ConfigError, DEFAULT_LIMITS } from '../../src/config/config.ts';
 import { loadConfig, resolveProviderKeys } from '../../src/config/config-loader.ts';
-import { DEFAULT_POLICY, parseConfig } from '../../src/config/config-parser.ts';
+import { parseConfig } from '../../src/config/config-parser.ts';
+import { DEFAULT_POLICY } from '../../src/config/provider-defaults.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-config-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -11,7 +11,6 @@ import {
   providerNotices,
 } from '../../src/config/provider-types.ts';
 import { createProviderBinding } from '../../src/providers/provider-factories.ts';
-import { DEFAULT_TIMEOUT_MS as EXCHANGE_TIMEOUT_MS } from '../../src/upstream/upstream-exchange.ts';
 
 function parse(value: unknown): { config: ProviderConfig | undefined; issues: Checker['issues'] } {
   const c = new Checker('f.json');
@@ -38,8 +37,6 @@ test('each type fills its defaults from one place', () => {
     version: ANTHROPIC_VERSION,
   });
   assert.equal(DEFAULT_POLICY.timeoutMs, DEFAULT_TIMEOUT_MS);
-  // The exchange falls back on the same numbers when an adapter is built directly.
-  assert.equal(EXCHANGE_TIMEOUT_MS, DEFAULT_TIMEOUT_MS);
 });
 
 test('a missing or unknown type is one problem; the other settings are not judged against a guess', () => {

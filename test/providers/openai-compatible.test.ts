@@ -9,9 +9,9 @@ import { ApiError } from '../../src/errors/api-error.ts';
 import {
   chatCompletionsUrl,
   createOpenAICompatibleProvider,
-  isClientAbort,
   type OpenAICompatibleOptions,
 } from '../../src/providers/openai-compatible.ts';
+import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
 import type { ChatProvider, UpstreamCall } from '../../src/upstream/provider.ts';
 
 // ---- the fake upstream -------------------------------------------------------
