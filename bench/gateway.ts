@@ -14,7 +14,7 @@
 // all targets alike rather than one.
 //
 //   npm run build && node dist/bench/gateway.js
-//   npx tsx bench/gateway.ts
+//   test/node_modules/.bin/tsx bench/gateway.ts   (tsx comes with npm ci --prefix test)
 //
 // Env: BENCH_SCALE (default 1) multiplies every request count;
 //      BENCH_ROUNDS (default 3) splits each cell into interleaved rounds;
