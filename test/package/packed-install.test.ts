@@ -11,7 +11,7 @@
 // dependencies, and npm runs --offline with a cache of its own.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -157,5 +157,36 @@ test('the installed portcullis runs from another directory: --version, keys crea
     assert.deepEqual(ended, { code: 0, signal: null }, output());
   } finally {
     if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
+  }
+});
+
+test('unpacked as docs/deploy.md does, the unit finds its program, working directory and documentation', { skip }, async () => {
+  // tar -xzf portcullis-X.tgz -C /opt/portcullis --strip-components=1, with a temporary folder for /opt/portcullis.
+  const opt = path.join(tmp, 'opt-portcullis');
+  mkdirSync(opt);
+  await run('tar', ['-xzf', tarball, '-C', opt, '--strip-components=1', '--no-same-owner'], { env: baseEnv, timeout: STEP_MS });
+  const unit = readFileSync(path.join(root, 'deploy', 'portcullis.service'), 'utf8');
+  const setting = (name: string): string => {
+    const value = new RegExp(`^${name}=(.*)$`, 'm').exec(unit)?.[1];
+    assert.ok(value !== undefined, `deploy/portcullis.service has no ${name}=`);
+    return value;
+  };
+  const onTarget = (file: string): string => {
+    assert.ok(file === '/opt/portcullis' || file.startsWith('/opt/portcullis/'), `${file} is not under /opt/portcullis`);
+    return path.join(opt, file.slice('/opt/portcullis'.length));
+  };
+  assert.ok(existsSync(onTarget(setting('WorkingDirectory'))), 'WorkingDirectory= exists');
+  const [node, main, command] = setting('ExecStart').split(' ');
+  assert.equal(node, '/usr/bin/node');
+  assert.equal(command, 'serve');
+  const shown = await run(process.execPath, [onTarget(main ?? ''), '--version'], { cwd: onTarget('/opt/portcullis'), env: { ...baseEnv, HOME: work }, timeout: STEP_MS });
+  assert.equal(shown.stdout, `portcullis ${version} (Node.js ${process.version})\n`);
+  for (const unitFile of ['portcullis.service', 'portcullis.socket', 'portcullis-admin.socket']) {
+    const documentation = /^Documentation=(.*)$/m.exec(readFileSync(path.join(root, 'deploy', unitFile), 'utf8'))?.[1];
+    assert.ok(documentation !== undefined, `${unitFile} has Documentation=`);
+    for (const uri of documentation.split(' ')) {
+      assert.match(uri, /^file:\/\/\//, `${unitFile}: ${uri}`);
+      assert.ok(existsSync(onTarget(uri.slice('file://'.length))), `${unitFile}: Documentation=${uri} is in the unpacked package`);
+    }
   }
 });
