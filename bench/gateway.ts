@@ -18,10 +18,11 @@
 // gateway / baseline for every figure of every cell.
 //
 //   npm run build && node dist/bench/gateway.js
-//   npx tsx bench/gateway.ts
+//   test/node_modules/.bin/tsx bench/gateway.ts   (tsx comes with npm ci --prefix test)
 //   BENCH_BASELINE=/tmp/old/dist/src/cli/main.js node dist/bench/gateway.js
-//     (the baseline: `git worktree add /tmp/old <commit>`, then
-//     `npm run build` there; node_modules may be a symlink to this one's)
+//     (the baseline: `git worktree add /tmp/old <commit>`, then `npm ci` and
+//     `npm run build` there; commits before the test packages moved to
+//     test/package.json also compile test/ and need `npm ci` for the SDKs)
 //
 // Env: BENCH_SCALE (default 1) multiplies every request count;
 //      BENCH_ROUNDS (default 3) splits each cell into interleaved rounds;

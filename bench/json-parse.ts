@@ -3,7 +3,7 @@
 // The body arrives as bytes, so JSON.parse is charged for decoding them to a string.
 //
 //   npm run build && node dist/bench/json-parse.js
-//   npx tsx bench/json-parse.ts
+//   test/node_modules/.bin/tsx bench/json-parse.ts   (tsx comes with npm ci --prefix test)
 //
 // Env: BENCH_ITERATIONS (default 60), BENCH_BYTES (default 1048576).
 

@@ -21,9 +21,16 @@ export function snippetPath(file: string): string {
   return path.join(repositoryRoot(), 'docs', 'clients', file);
 }
 
-/** The default export of docs/clients/<file>. */
+/**
+ * The default export of docs/clients/<file>, imported from the copy the test
+ * build puts in dist/test/docs/clients/: there the SDKs it imports resolve
+ * through dist/test/node_modules (a link to test/node_modules, the test
+ * packages); beside docs/ only the root node_modules is visible, which holds
+ * none. docs-page.test.ts holds docs/clients/ to the page.
+ */
 export async function loadSnippet(file: string): Promise<Snippet> {
-  const module = (await import(pathToFileURL(snippetPath(file)).href)) as { default?: unknown };
+  const copy = path.join(repositoryRoot(), 'dist', 'test', 'docs', 'clients', file);
+  const module = (await import(pathToFileURL(copy).href)) as { default?: unknown };
   if (typeof module.default !== 'function') throw new Error(`docs/clients/${file} has no default export function`);
   return module.default as Snippet;
 }

@@ -1,6 +1,6 @@
 // docs/clients.md shows each example of docs/clients/ verbatim, so the page
 // cannot drift from the code the other tests in this folder run; and the
-// versions it says were tested are the ones package.json installs.
+// versions it says were tested are the ones test/package.json installs.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -60,8 +60,8 @@ test('each example names its own file on its first line, and each such block on 
   assert.deepEqual(named.sort(), Object.keys(EXAMPLES).sort());
 });
 
-test('the versions the page says were tested are the installed dev dependencies', () => {
-  const dev = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
+test('the versions the page says were tested are the installed test packages', () => {
+  const dev = (JSON.parse(readFileSync(path.join(root, 'test', 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
   const named = new Map<string, string>();
   for (const sentence of page.matchAll(/\(tested with ([^)]*)\)/g)) {
     for (const pair of (sentence[1] ?? '').matchAll(/(@?[\w./-]+) (\d+\.\d+\.\d+)/g)) named.set(pair[1] ?? '', pair[2] ?? '');
