@@ -92,13 +92,13 @@ export function normalizeCompletion(raw: unknown): ChatCompletion {
     const normalizedMessage: ChatCompletion['choices'][number]['message'] = {
       role: 'assistant',
       content,
+      refusal: optionalStringAt(message['refusal'], `${path}.message.refusal`) ?? null,
       tool_calls: toolCalls,
     };
-    const refusal = optionalStringAt(message['refusal'], `${path}.message.refusal`);
-    if (refusal !== undefined) normalizedMessage.refusal = refusal;
     choices.push({
       index: indexAt(choice['index'], i, `${path}.index`),
       message: normalizedMessage,
+      logprobs: logprobsAt(choice['logprobs'], `${path}.logprobs`),
       finish_reason: normalizeFinishReason(choice['finish_reason'], `${path}.finish_reason`),
     });
   }
@@ -186,6 +186,13 @@ function usageAt(raw: unknown, path: string): Usage | undefined {
     total_tokens: totalTokens,
     prompt_tokens_details: { cached_tokens: cachedTokens },
   };
+}
+
+/** A choice's log probabilities: the upstream's object as it is, null when absent. */
+function logprobsAt(raw: unknown, path: string): Record<string, unknown> | null {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw malformedResponseError(path);
+  return raw as Record<string, unknown>;
 }
 
 function toolCallsAt(message: Record<string, unknown>, path: string): ToolCall[] {

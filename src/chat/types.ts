@@ -78,7 +78,10 @@ export interface ChatCompletion {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string | null; tool_calls: ToolCall[]; refusal?: string | null };
+    /** `refusal` is always present (null when the model did not refuse): OpenAI's schema marks it required. */
+    message: { role: 'assistant'; content: string | null; refusal: string | null; tool_calls: ToolCall[] };
+    /** The upstream's log probabilities as it sent them, or null: required (nullable) in OpenAI's schema. */
+    logprobs: Record<string, unknown> | null;
     finish_reason: FinishReason | null;
   }>;
   usage?: Usage;

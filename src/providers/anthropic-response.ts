@@ -104,7 +104,8 @@ export function fromAnthropicResponse(raw: unknown, created: number = Math.floor
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: !sawText && toolCalls.length > 0 ? null : text, tool_calls: toolCalls },
+        message: { role: 'assistant', content: !sawText && toolCalls.length > 0 ? null : text, refusal: null, tool_calls: toolCalls },
+        logprobs: null,
         finish_reason: finishReasonOf(body['stop_reason'], 'stop_reason'),
       },
     ],

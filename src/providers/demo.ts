@@ -52,10 +52,12 @@ function demoCompletion(reply: DemoReply, model: string): ChatCompletion {
         message: {
           role: 'assistant',
           content: isToolCall ? null : text,
+          refusal: null,
           tool_calls: isToolCall
             ? [{ id: generateToolCallId(), type: 'function', function: { name: reply.toolName, arguments: text } }]
             : [],
         },
+        logprobs: null,
         finish_reason: reply.finishReason,
       },
     ],

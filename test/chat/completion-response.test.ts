@@ -55,7 +55,7 @@ test('normalizeCompletion: a typical OpenAI response is kept, unknown fields dro
     object: 'chat.completion',
     created: 1741569952,
     model: 'gpt-4.1-2025-04-14',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello!', tool_calls: [] }, finish_reason: 'stop' }],
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello!', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'stop' }],
     usage: { prompt_tokens: 19, completion_tokens: 10, total_tokens: 29, prompt_tokens_details: { cached_tokens: 3 } },
   });
 });
@@ -84,7 +84,7 @@ test('normalizeCompletion: vLLM / llama.cpp extras are dropped, null details giv
     object: 'chat.completion',
     created: 1741569952,
     model: 'Qwen/Qwen2.5-7B-Instruct',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'Hi', tool_calls: [] }, finish_reason: 'length' }],
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hi', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'length' }],
     usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7, prompt_tokens_details: { cached_tokens: 0 } },
   });
 });
@@ -103,7 +103,7 @@ test('normalizeCompletion: missing usage leaves usage out; missing id/created/mo
       object: 'chat.completion',
       created: 0,
       model: '',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'x', tool_calls: [] }, finish_reason: 'stop' }],
+      choices: [{ index: 0, message: { role: 'assistant', content: 'x', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'stop' }],
     },
   );
   assert.match(normalizeCompletion({ id: '', choices: [{ message: {} }] }).id, /^chatcmpl-[0-9a-f]{24}$/);
@@ -120,6 +120,7 @@ test('normalizeCompletion: null content beside tool calls; entries normalised', 
         message: {
           role: 'assistant',
           content: null,
+          refusal: null,
           tool_calls: [
             { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' }, extra: 1 },
             // Some local servers send arguments as an object and leave out type.
@@ -127,6 +128,7 @@ test('normalizeCompletion: null content beside tool calls; entries normalised', 
             { id: 'call_3', type: 'function', function: { name: 'noop' } },
           ],
         },
+        logprobs: null,
         finish_reason: 'tool_calls',
       },
     ],
@@ -142,12 +144,14 @@ test('normalizeCompletion: null content beside tool calls; entries normalised', 
         message: {
           role: 'assistant',
           content: null,
+          refusal: null,
           tool_calls: [
             { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
             { id: 'call_2', type: 'function', function: { name: 'get_time', arguments: '{"tz":"UTC"}' } },
             { id: 'call_3', type: 'function', function: { name: 'noop', arguments: '{}' } },
           ],
         },
+        logprobs: null,
         finish_reason: 'tool_calls',
       },
     ],
@@ -178,7 +182,7 @@ test('normalizeCompletion: legacy function_call message and finish reason become
   assert.deepEqual(choice?.message.tool_calls[0]?.function, { name: 'f', arguments: '{"a":1}' });
 });
 
-test('normalizeCompletion: refusal kept only when a string; content parts joined', () => {
+test('normalizeCompletion: refusal a string or null, always there; content parts joined', () => {
   const result = normalizeCompletion({
     id: 'c',
     created: 1,
@@ -188,13 +192,14 @@ test('normalizeCompletion: refusal kept only when a string; content parts joined
       {
         index: 1,
         message: { content: [{ type: 'text', text: 'a' }, { type: 'thinking', thinking: [] }, { type: 'text', text: 'b' }] },
+        logprobs: null,
         finish_reason: 'stop',
       },
     ],
   });
   assert.deepEqual(result.choices, [
-    { index: 0, message: { role: 'assistant', content: null, tool_calls: [], refusal: 'I cannot help with that.' }, finish_reason: 'stop' },
-    { index: 1, message: { role: 'assistant', content: 'ab', tool_calls: [] }, finish_reason: 'stop' },
+    { index: 0, message: { role: 'assistant', content: null, refusal: 'I cannot help with that.', tool_calls: [] }, logprobs: null, finish_reason: 'stop' },
+    { index: 1, message: { role: 'assistant', content: 'ab', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'stop' },
   ]);
 });
 
@@ -309,7 +314,7 @@ test('normalizeChunk: OpenAI first, content, tool call, finish and usage chunks'
       choices: [
         {
           index: 0,
-          delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }] },
+          delta: { role: 'assistant', content: null, refusal: null, tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }] },
           finish_reason: null,
         },
       ],
@@ -397,4 +402,29 @@ test('normalizeChunk: malformed chunks give the exact 502 naming the path', () =
     [{ choices: [], created: 'now' }, 'created'],
   ];
   for (const [raw, path] of cases) assertMalformed(() => normalizeChunk(raw), path);
+});
+
+test('normalizeCompletion: every choice carries logprobs (the upstream object, or null) and message.refusal (a string, or null), as OpenAI marks them required', () => {
+  const logprobs = { content: [{ token: 'Hi', logprob: -0.01, bytes: [72, 105], top_logprobs: [] }], refusal: null };
+  const result = normalizeCompletion({
+    id: 'c',
+    created: 1,
+    model: 'm',
+    choices: [
+      { index: 0, message: { role: 'assistant', content: 'Hi' }, logprobs, finish_reason: 'stop' },
+      { index: 1, message: { role: 'assistant', content: 'Yo' }, finish_reason: 'stop' },
+    ],
+  });
+  assert.deepEqual(result.choices, [
+    { index: 0, message: { role: 'assistant', content: 'Hi', refusal: null, tool_calls: [] }, logprobs, finish_reason: 'stop' },
+    { index: 1, message: { role: 'assistant', content: 'Yo', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'stop' },
+  ]);
+  // On the wire the fields are present, in OpenAI's order.
+  assert.equal(
+    JSON.stringify(result.choices[1]),
+    '{"index":1,"message":{"role":"assistant","content":"Yo","refusal":null,"tool_calls":[]},"logprobs":null,"finish_reason":"stop"}',
+  );
+  for (const bad of ['x', 1, [], true]) {
+    assertMalformed(() => normalizeCompletion({ choices: [{ message: { content: 'x' }, logprobs: bad, finish_reason: 'stop' }] }), 'choices[0].logprobs');
+  }
 });

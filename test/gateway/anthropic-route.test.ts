@@ -48,7 +48,7 @@ test('non-streaming: Anthropic request upstream, OpenAI completion back with the
   assert.equal(res.status, 200);
   const body = res.json() as Record<string, unknown>;
   assert.equal(body['model'], 'service-claude');
-  assert.deepEqual(body['choices'], [{ index: 0, message: { role: 'assistant', content: 'Bonjour.', tool_calls: [] }, finish_reason: 'stop' }]);
+  assert.deepEqual(body['choices'], [{ index: 0, message: { role: 'assistant', content: 'Bonjour.', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'stop' }]);
   assert.deepEqual(body['usage'], { prompt_tokens: 14, completion_tokens: 3, total_tokens: 17, prompt_tokens_details: { cached_tokens: 4 } });
   const seen = upstream.requests.at(-1)!;
   assert.equal(seen.url, '/v1/messages');

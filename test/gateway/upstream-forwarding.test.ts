@@ -59,7 +59,7 @@ test('non-streaming: the upstream gets the rewritten request; the client gets th
     object: 'chat.completion',
     created: 1_720_000_000,
     model: 'service-fake',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there.', tool_calls: [] }, finish_reason: 'stop' }],
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there.', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'stop' }],
     usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12, prompt_tokens_details: { cached_tokens: 0 } },
   });
   assert.equal(upstream.requests.length, 1);
@@ -105,6 +105,7 @@ test('tool calls come back as returned, never executed; the openai SDK can send 
               { id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{}' } },
             ],
           },
+          logprobs: null,
           finish_reason: 'tool_calls',
         },
       ],
@@ -120,6 +121,7 @@ test('tool calls come back as returned, never executed; the openai SDK can send 
   assert.deepEqual(message.message, {
     role: 'assistant',
     content: null,
+    refusal: null,
     tool_calls: [
       { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
       { id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{}' } },

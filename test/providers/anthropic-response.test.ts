@@ -48,7 +48,7 @@ describe('fromAnthropicResponse', () => {
       object: 'chat.completion',
       created: CREATED,
       model: 'claude-test-1',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello', tool_calls: [] }, finish_reason: 'stop' }],
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'stop' }],
       usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13, prompt_tokens_details: { cached_tokens: 0 } },
     });
   });
@@ -60,13 +60,14 @@ describe('fromAnthropicResponse', () => {
     );
     assert.deepEqual(completion.choices[0], {
       index: 0,
-      message: { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'now', arguments: '{}' } }] },
+      message: { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'now', arguments: '{}' } }] },
+      logprobs: null,
       finish_reason: 'tool_calls',
     });
   });
 
   test('no content blocks at all: content is the empty string', () => {
-    assert.deepEqual(fromAnthropicResponse(message({ content: [] }), CREATED).choices[0]?.message, { role: 'assistant', content: '', tool_calls: [] });
+    assert.deepEqual(fromAnthropicResponse(message({ content: [] }), CREATED).choices[0]?.message, { role: 'assistant', content: '', refusal: null, tool_calls: [] });
   });
 
   test('unknown block types are skipped', () => {
@@ -74,7 +75,7 @@ describe('fromAnthropicResponse', () => {
       message({ content: [{ type: 'redacted_thinking', data: 'xx' }, { type: 'server_tool_use', id: 'srv_1', name: 'web_search', input: {} }, { type: 'text', text: 'Hi' }] }),
       CREATED,
     );
-    assert.deepEqual(completion.choices[0]?.message, { role: 'assistant', content: 'Hi', tool_calls: [] });
+    assert.deepEqual(completion.choices[0]?.message, { role: 'assistant', content: 'Hi', refusal: null, tool_calls: [] });
   });
 
   test('usage: absent cache fields count 0; no usage, no usage key', () => {

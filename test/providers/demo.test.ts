@@ -49,6 +49,7 @@ function pinned(completion: ChatCompletion): ChatCompletion {
     ...choice,
     message: {
       ...choice.message,
+      refusal: null,
       tool_calls: choice.message.tool_calls.map((tc) => {
         assert.match(tc.id, /^call_[0-9a-f]{24}$/);
         return { ...tc, id: 'CALL' };
@@ -104,7 +105,7 @@ test('complete: deterministic echo text with usage', async () => {
     object: 'chat.completion',
     created: 0,
     model: 'portcullis-demo',
-    choices: [{ index: 0, message: { role: 'assistant', content: text, tool_calls: [] }, finish_reason: 'stop' }],
+    choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'stop' }],
     usage: usage(3, 16),
   });
   assert.deepEqual(pinned(second), pinned(first));
@@ -138,7 +139,7 @@ test('complete: after a tool result the reply quotes it', async () => {
       tools: [weather],
       messages: [
         { role: 'user', content: 'use the weather tool' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+        { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
         { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'text', text: '{"temp":21}' }] },
       ],
     }),
@@ -146,7 +147,8 @@ test('complete: after a tool result the reply quotes it', async () => {
   assert.deepEqual(pinned(result).choices, [
     {
       index: 0,
-      message: { role: 'assistant', content: `${NOTICE} The tool returned: "{"temp":21}". The request had 3 messages.`, tool_calls: [] },
+      message: { role: 'assistant', content: `${NOTICE} The tool returned: "{"temp":21}". The request had 3 messages.`, refusal: null, tool_calls: [] },
+      logprobs: null,
       finish_reason: 'stop',
     },
   ]);
@@ -166,8 +168,10 @@ test('complete: a tool call with schema placeholder arguments', async () => {
         message: {
           role: 'assistant',
           content: null,
+          refusal: null,
           tool_calls: [{ id: 'CALL', type: 'function', function: { name: 'get_weather', arguments: '{"city":"demo","unit":"celsius","days":1}' } }],
         },
+        logprobs: null,
         finish_reason: 'tool_calls',
       },
     ],
@@ -201,7 +205,7 @@ test('tool-call trigger rules', () => {
     tools: [weather],
     messages: [
       { role: 'user', content: 'use get_weather' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+      { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
       { role: 'tool', tool_call_id: 'c', content: 'sunny' },
     ],
   };
@@ -270,13 +274,13 @@ test('max tokens: text cut with finish_reason length, completion tokens = words 
   const provider = createDemoProvider();
   const result = await provider.complete(call({ max_tokens: 5 }));
   assert.deepEqual(pinned(result).choices, [
-    { index: 0, message: { role: 'assistant', content: 'Portcullis demo provider (not a', tool_calls: [] }, finish_reason: 'length' },
+    { index: 0, message: { role: 'assistant', content: 'Portcullis demo provider (not a', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'length' },
   ]);
   assert.deepEqual(result.usage, usage(3, 5));
   const exact = await provider.complete(call({ max_tokens: undefined, max_completion_tokens: 16 }));
   assert.equal(exact.choices[0]?.finish_reason, 'stop');
   const zero = await provider.complete(call({ max_tokens: 0, tools: [weather], tool_choice: 'required' }));
-  assert.deepEqual(pinned(zero).choices, [{ index: 0, message: { role: 'assistant', content: '', tool_calls: [] }, finish_reason: 'length' }]);
+  assert.deepEqual(pinned(zero).choices, [{ index: 0, message: { role: 'assistant', content: '', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'length' }]);
 });
 
 test('max tokens: a tool call is cut inside its arguments with finish_reason length', async () => {
@@ -285,7 +289,8 @@ test('max tokens: a tool call is cut inside its arguments with finish_reason len
   assert.deepEqual(pinned(result).choices, [
     {
       index: 0,
-      message: { role: 'assistant', content: null, tool_calls: [{ id: 'CALL', type: 'function', function: { name: 'get_weather', arguments: '{"city":"demo","' } }] },
+      message: { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: 'CALL', type: 'function', function: { name: 'get_weather', arguments: '{"city":"demo","' } }] },
+      logprobs: null,
       finish_reason: 'length',
     },
   ]);
