@@ -108,8 +108,10 @@ export class MethodNotAllowedError extends ApiError {
 /** 404: the request names a model alias the gateway does not serve. */
 export class ModelNotFoundError extends ApiError {
   override name = 'ModelNotFoundError';
-  constructor(model: string) {
-    super('model_not_found', `The model '${model}' does not exist or you do not have access to it.`, { param: 'model' });
+  /** `usable`: the model names the caller may use, named in the message when given. */
+  constructor(model: string, usable?: readonly string[]) {
+    const hint = usable === undefined ? '' : usable.length === 0 ? ' This API key may use no model.' : ` Models this API key may use: ${usable.join(', ')}.`;
+    super('model_not_found', `The model '${model}' does not exist or you do not have access to it.${hint}`, { param: 'model' });
   }
 }
 

@@ -25,7 +25,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { pumpEventStream, type PumpControl } from './event-stream-pump.ts';
-import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, settledTokens, type KeyPolicy } from './key-policy.ts';
+import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, settledTokens, usableAliases, type KeyPolicy } from './key-policy.ts';
 
 interface ChatCompletionsDeps {
   config: GatewayConfig;
@@ -62,7 +62,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     if (ctx.signal.aborted) return;
     const request = validateChatRequest(body);
     // route
-    const route = resolveAlias(request, config, routes.isAvailable);
+    const route = resolveAlias(request, config, routes.isAvailable, () => usableAliases(key, config));
     logRoute(ctx, route, request.stream === true);
     checkAlias(key, route.alias, request.model);
     const plan = routes.plan(route.alias, request);

@@ -5,6 +5,8 @@
 // answers carry the same x-ratelimit-* headers. The limiter itself (in-process
 // or Redis) is src/limits/.
 import { ApiError, AuthenticationError } from '../errors/api-error.ts';
+import { AUTO_ALIAS, type GatewayConfig } from '../config/config.ts';
+import { listAliases } from '../routing/alias-routing.ts';
 import { allowsAlias, isExpired } from '../keys/key-settings.ts';
 import type { KeyLimits } from '../limits/key-limits.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
@@ -23,6 +25,15 @@ export function checkExpiry(key: KeyPolicy, nowMs: number): void {
   if (isExpired(key, nowMs)) {
     throw new AuthenticationError(`This API key expired at ${key.expiresAt}; ask the gateway's operator for a new key.`);
   }
+}
+
+/**
+ * The model names a key may ask for, as GET /v1/models lists them: every
+ * alias (or those the key is limited to), and service-auto.
+ */
+export function usableAliases(key: KeyPolicy, config: Pick<GatewayConfig, 'aliases'>): string[] {
+  const allowed = key.allowedAliases;
+  return listAliases(config).filter((id) => allowed === null || id === AUTO_ALIAS || allowed.includes(id));
 }
 
 /** 403 when the key may not use the alias the request resolved to. */

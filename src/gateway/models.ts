@@ -1,11 +1,11 @@
 // GET /v1/models: OpenAI's list shape, one entry per alias (service-auto included).
 // A key limited to some aliases sees those (and service-auto); an expired key is refused.
-import { AUTO_ALIAS, type GatewayConfig } from '../config/config.ts';
+import { type GatewayConfig } from '../config/config.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import { listAliases } from '../routing/alias-routing.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
-import { checkExpiry } from './key-policy.ts';
+import { checkExpiry, usableAliases } from './key-policy.ts';
 
 interface ModelListing {
   object: 'list';
@@ -26,11 +26,11 @@ export function createModelsHandler(config: GatewayConfig, keys: KeyAuthenticato
     const key = authenticateRequest(ctx.req, keys);
     ctx.log['keyId'] = key.id;
     checkExpiry(key, clock());
-    const allowed = key.allowedAliases;
-    if (allowed === null) {
+    if (key.allowedAliases === null) {
       sendJson(ctx.res, 200, listing);
       return;
     }
-    sendJson(ctx.res, 200, { object: 'list', data: listing.data.filter((m) => m.id === AUTO_ALIAS || allowed.includes(m.id)) });
+    const usable = new Set(usableAliases(key, config));
+    sendJson(ctx.res, 200, { object: 'list', data: listing.data.filter((m) => usable.has(m.id)) });
   };
 }

@@ -61,15 +61,17 @@ function fitsContextWindow(alias: AliasConfig, promptTokens: number): boolean {
  * reachable target; then the default alias; then any alias whose context
  * window fits (reason `context_window`). When nothing qualifies the default is
  * used anyway, so the client gets the upstream's own answer (503 when all its
- * breakers are open).
+ * breakers are open). An unknown alias is model_not_found, naming `usable()`'s
+ * model names when given.
  */
 export function resolveAlias(
   request: ChatRequest,
   config: Pick<GatewayConfig, 'aliases' | 'auto'>,
   isAvailable: (alias: string) => boolean = () => true,
+  usable?: () => readonly string[],
 ): ResolvedAlias {
   if (request.model !== AUTO_ALIAS) {
-    if (!Object.hasOwn(config.aliases, request.model)) throw new ModelNotFoundError(request.model);
+    if (!Object.hasOwn(config.aliases, request.model)) throw new ModelNotFoundError(request.model, usable?.());
     return { alias: request.model, config: config.aliases[request.model] as AliasConfig, reason: 'requested', skipped: [] };
   }
   const features = requestFeatures(request);

@@ -78,9 +78,9 @@ test('ai-sdk-errors.mjs: APICallError carries the status and the parsed envelope
   assert.match(result.requestId, /^req_[0-9a-f]{32}$/);
   assert.deepEqual(result, {
     status: 404,
-    message: "The model 'no-such-alias' does not exist or you do not have access to it.",
+    message: "The model 'no-such-alias' does not exist or you do not have access to it. Models this API key may use: service-chat, service-auto.",
     error: {
-      message: "The model 'no-such-alias' does not exist or you do not have access to it.",
+      message: "The model 'no-such-alias' does not exist or you do not have access to it. Models this API key may use: service-chat, service-auto.",
       type: 'invalid_request_error',
       param: 'model',
       code: 'model_not_found',

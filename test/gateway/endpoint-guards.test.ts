@@ -183,11 +183,16 @@ test('the models listing: OpenAI list shape with every alias and service-auto', 
   assert.equal(post.headers['allow'], 'GET, HEAD');
 });
 
-test('an unknown alias is 404 model_not_found', async () => {
+test('an unknown alias is 404 model_not_found, naming the models the key may use', async () => {
   const res = await postChat(gw, { ...hello, model: 'gpt-4o' });
   assert.equal(res.status, 404);
   assert.deepEqual(res.json(), {
-    error: { message: "The model 'gpt-4o' does not exist or you do not have access to it.", type: 'invalid_request_error', param: 'model', code: 'model_not_found' },
+    error: {
+      message: "The model 'gpt-4o' does not exist or you do not have access to it. Models this API key may use: service-chat, service-auto.",
+      type: 'invalid_request_error',
+      param: 'model',
+      code: 'model_not_found',
+    },
   });
 });
 

@@ -170,6 +170,22 @@ test('allowedAliases: the allowed alias answers; another alias is 403 model_not_
   assert.equal(upstream.requests.length, 1);
 });
 
+test('allowedAliases: an unknown model is 404 model_not_found naming only what this key may use, as /v1/models lists it', async () => {
+  const { key } = await newKey({ allowedAliases: ['service-fake'] });
+  const res = await chat(key, { model: 'gpt-4o', messages: PROMPT });
+  assert.equal(res.status, 404);
+  assert.deepEqual(res.json(), {
+    error: {
+      message: "The model 'gpt-4o' does not exist or you do not have access to it. Models this API key may use: service-fake, service-auto.",
+      type: 'invalid_request_error',
+      param: 'model',
+      code: 'model_not_found',
+    },
+  });
+  assert.deepEqual(((await models(key)).json() as { data: Array<{ id: string }> }).data.map((m) => m.id), ['service-fake', 'service-auto']);
+  assert.equal(upstream.requests.length, 0);
+});
+
 test('allowedAliases: service-auto resolving to a disallowed alias is 403 naming the resolution', async () => {
   const { key } = await newKey({ allowedAliases: ['service-fake'] });
   const res = await chat(key, { model: 'service-auto', messages: PROMPT });
