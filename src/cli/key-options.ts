@@ -8,6 +8,7 @@
 //   --tpm N | none                     tokens per minute
 //   --concurrency N | none             requests at once
 //   --budget N/day | N/month | none    tokens per UTC day or month
+import { InvalidKeyNameError, type InvalidKeySettingError } from '../keys/errors.ts';
 import { MAX_BUDGET_TOKENS, MAX_RATE_LIMIT, NO_LIMITS, type KeyLimits } from '../limits/key-limits.ts';
 
 export const KEY_SETTING_OPTIONS = {
@@ -96,4 +97,27 @@ export function describeLimits(limits: KeyLimits): string {
   if (limits.concurrentRequests !== null) parts.push(`${limits.concurrentRequests} at once`);
   if (limits.tokenBudget !== null) parts.push(`${limits.tokenBudget.tokens} tokens/${limits.tokenBudget.period}`);
   return parts.length === 0 ? 'none' : parts.join(', ');
+}
+
+/**
+ * A refused key setting in the words of the command line: the flag that was
+ * typed and, for one entry of --allow, that entry; never the record's field
+ * names (allowedAliases[0], expiresAt).
+ */
+export function inFlagWords(error: InvalidKeySettingError | InvalidKeyNameError, values: Values): string {
+  if (error instanceof InvalidKeyNameError) return `--name: ${error.problem}`;
+  const entry = /^allowedAliases\[(\d+)\]$/.exec(error.param);
+  if (entry !== null) {
+    const typed = typeof values['allow'] === 'string' ? values['allow'].split(',').map((a) => a.trim()).filter((a) => a !== '') : [];
+    const value = typed[Number(entry[1])];
+    if (value === undefined || error.problem.includes(`'${value}'`)) return `--allow: ${error.problem}`;
+    return `--allow: ${JSON.stringify(value)} ${error.problem.replace(/^must be an alias name$/, 'is not an alias name')}`;
+  }
+  if (error.param === 'allowedAliases') return `--allow ${error.problem.replace(/^must be null \(every alias\) or an array of alias names$/, 'must be "all" or a comma-separated list of aliases')}`;
+  if (error.param === 'expiresAt') return `--expires ${error.problem.replace(/^must be null or /, 'must be "never" or ')}`;
+  for (const [flag, field] of LIMIT_FLAGS) {
+    if (error.param === `limits.${field}`) return `--${flag}: ${error.problem.replace(`limits.${field}`, `--${flag}`).replace('(or null for no limit)', '(or "none" for no limit)')}`;
+  }
+  if (error.param.startsWith('limits.tokenBudget')) return `--budget: ${error.problem}`;
+  return error.message;
 }

@@ -13,7 +13,7 @@ import { createFileUsageStore } from '../state/file-usage-store.ts';
 import type { UsageStore } from '../state/state-backend.ts';
 import { UsageFileError } from '../usage/usage-file.ts';
 import { emptyUsage } from '../usage/usage-ledger.ts';
-import { describeLimits, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags, limitChangesFromFlags } from './key-options.ts';
+import { describeLimits, inFlagWords, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags, limitChangesFromFlags } from './key-options.ts';
 import { CREATE_USAGE, KEYS_USAGE, LIST_USAGE, REVOKE_USAGE, ROTATE_USAGE, SHOW_USAGE, UPDATE_USAGE, USAGE_USAGE } from './keys-help.ts';
 import { describeKey, publicRecord, renderKeyList, renderTable, shortTime, toJson } from './keys-output.ts';
 
@@ -284,7 +284,8 @@ export async function runKeysCommand(args: string[], ctx: KeysCommandContext): P
     store = await (ctx.openStore ?? (() => Promise.resolve(openFileStore(ctx.dataDir))))();
     return await subcommand.run(store, parsed.values, parsed.positionals, ctx);
   } catch (error) {
-    if (error instanceof InvalidKeyNameError || error instanceof InvalidKeySettingError || error instanceof KeyOptionError) return usageError(ctx, name, error.message);
+    if (error instanceof InvalidKeyNameError || error instanceof InvalidKeySettingError) return usageError(ctx, name, inFlagWords(error, parsed.values));
+    if (error instanceof KeyOptionError) return usageError(ctx, name, error.message);
     if (error instanceof KeyStoreError || error instanceof UsageFileError) {
       ctx.stderr.write(`portcullis keys ${name}: ${error.message}\n`);
       return 1;

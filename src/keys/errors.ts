@@ -41,9 +41,12 @@ export class InvalidKeySettingError extends KeyStoreError {
   override name = 'InvalidKeySettingError';
   /** The field at fault, as a path: `allowedAliases[2]`, `limits.tokensPerMinute`. */
   readonly param: string;
+  /** What is wrong, without the field: `must be an alias name`. */
+  readonly problem: string;
   constructor(param: string, problem: string) {
     super('invalid_key_setting', `Invalid ${param}: ${problem}.`);
     this.param = param;
+    this.problem = problem;
   }
 }
 
