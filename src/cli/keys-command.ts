@@ -32,12 +32,16 @@ interface KeysCommandContext {
   openStore?: () => Promise<KeysStore>;
   /** Milliseconds since the epoch (tests pin it). */
   clock?: () => number;
+  /** How the user runs portcullis here, for hints (default "portcullis"). */
+  command?: string;
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
 
 interface Subcommand {
   usage: string;
+  /** Reads only: a missing data directory is not created. */
+  readOnly?: boolean;
   options: OptionSpec;
   allowPositionals: boolean;
   run(store: KeysStore, values: Record<string, string | boolean | undefined>, positionals: string[], ctx: KeysCommandContext): Promise<number>;
@@ -86,6 +90,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   },
   list: {
     usage: LIST_USAGE,
+    readOnly: true,
     options: { ...HELP_OPTION, ...JSON_OPTION },
     allowPositionals: false,
     async run(store, values, _positionals, ctx) {
@@ -108,13 +113,14 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
           ),
         );
       } else {
-        ctx.stdout.write(renderKeyList(keys, (ctx.clock ?? Date.now)()));
+        ctx.stdout.write(renderKeyList(keys, (ctx.clock ?? Date.now)(), ctx.command));
       }
       return 0;
     },
   },
   show: {
     usage: SHOW_USAGE,
+    readOnly: true,
     options: { ...HELP_OPTION, ...JSON_OPTION },
     allowPositionals: true,
     async run(store, values, positionals, ctx) {
@@ -196,6 +202,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   },
   usage: {
     usage: USAGE_USAGE,
+    readOnly: true,
     options: { ...HELP_OPTION, ...JSON_OPTION },
     allowPositionals: false,
     async run(store, values, _positionals, ctx) {
@@ -281,7 +288,7 @@ export async function runKeysCommand(args: string[], ctx: KeysCommandContext): P
 
   let store: KeysStore | null = null;
   try {
-    store = await (ctx.openStore ?? (() => Promise.resolve(openFileStore(ctx.dataDir))))();
+    store = await (ctx.openStore ?? (() => Promise.resolve(openFileStore(ctx.dataDir, subcommand.readOnly === true))))();
     return await subcommand.run(store, parsed.values, parsed.positionals, ctx);
   } catch (error) {
     if (error instanceof InvalidKeyNameError || error instanceof InvalidKeySettingError) return usageError(ctx, name, inFlagWords(error, parsed.values));
@@ -297,7 +304,7 @@ export async function runKeysCommand(args: string[], ctx: KeysCommandContext): P
 }
 
 /** The files in the data directory. No watcher: a CLI run reads and writes once and exits. */
-function openFileStore(dataDir: string): KeysStore {
-  const keys = openKeyStore(dataDir, { watch: false });
+function openFileStore(dataDir: string, readOnly: boolean): KeysStore {
+  const keys = openKeyStore(dataDir, { watch: false, createDir: !readOnly });
   return { keys, usage: createFileUsageStore(dataDir), close: () => keys.close() };
 }

@@ -45,8 +45,8 @@ export function renderTable(header: readonly string[], rows: readonly (readonly 
   return line(header) + rows.map(line).join('');
 }
 
-export function renderKeyList(keys: readonly ListedKey[], nowMs: number): string {
-  if (keys.length === 0) return 'No API keys yet. Create one with: portcullis keys create --name NAME\n';
+export function renderKeyList(keys: readonly ListedKey[], nowMs: number, command = 'portcullis'): string {
+  if (keys.length === 0) return `No API keys yet. Create one with: ${command} keys create --name NAME\n`;
   return renderTable(
     ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'STATUS'],
     keys.map((k) => [

@@ -3,12 +3,14 @@
 // the same config (--config FILE or PORTCULLIS_CONFIG), so the CLI and the
 // server act on the same data directory.
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../config/config.ts';
+import path from 'node:path';
+import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { CONFIG_ENV, DATA_DIR_ENV, loadConfig } from '../config/config-loader.ts';
 import { createLogger } from '../log/logger.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import { runAdminCommand } from './admin-command.ts';
 import { runCheckConfigCommand } from './check-config-command.ts';
+import { commandName } from './command-name.ts';
 import { runKeysCommand } from './keys-command.ts';
 import { runServeCommand } from './serve-command.ts';
 
@@ -24,7 +26,10 @@ Commands:
 
 Options for every command:
   --config FILE   Config file (default: $${CONFIG_ENV}; without either, the
-                  embedded demo config with data in $${DATA_DIR_ENV} or ./data)
+                  embedded demo config)
+  --data-dir DIR  Data directory (keys, usage, admin password); chosen in this
+                  order: --data-dir, $${DATA_DIR_ENV}, the config's dataDir,
+                  ./data
   -h, --help      Show help
   -V, --version   Show the version
 `;
@@ -54,26 +59,42 @@ export interface CliIo {
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
 }
 
-/** Takes `--config FILE` / `--config=FILE` out of the arguments, wherever it is. */
-export function extractConfigFlag(args: readonly string[]): { configPath: string | undefined; rest: string[] } {
+/**
+ * Takes `--config FILE` and `--data-dir DIR` (or `--flag=value`) out of the
+ * arguments, wherever they are: every command reads them the same way.
+ */
+export function extractConfigFlag(args: readonly string[]): { configPath: string | undefined; dataDir: string | undefined; rest: string[] } {
   const rest: string[] = [];
-  let configPath: string | undefined;
+  const found: { config?: string; 'data-dir'?: string } = {};
+  const what = { config: 'a file path', 'data-dir': 'a directory' } as const;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === '--') {
       rest.push(...args.slice(i));
       break;
     }
-    if (arg === '--config' || arg.startsWith('--config=')) {
-      const value = arg === '--config' ? args[++i] : arg.slice('--config='.length);
-      if (value === undefined || value === '' || value.startsWith('--')) throw new UsageError('--config needs a file path');
-      if (configPath !== undefined) throw new UsageError('--config given more than once');
-      configPath = value;
+    const flag = (['config', 'data-dir'] as const).find((name) => arg === `--${name}` || arg.startsWith(`--${name}=`));
+    if (flag !== undefined) {
+      const value = arg === `--${flag}` ? args[++i] : arg.slice(flag.length + 3);
+      if (value === undefined || value === '' || value.startsWith('--')) throw new UsageError(`--${flag} needs ${what[flag]}`);
+      if (found[flag] !== undefined) throw new UsageError(`--${flag} given more than once`);
+      found[flag] = value;
       continue;
     }
     rest.push(arg);
   }
-  return { configPath, rest };
+  return { configPath: found.config, dataDir: found['data-dir'], rest };
+}
+
+/**
+ * Where the data directory came from, in the order it is chosen: --data-dir,
+ * then PORTCULLIS_DATA_DIR, then the config file's dataDir (default ./data
+ * beside the file), then ./data in the working directory.
+ */
+export function dataDirOrigin(flagGiven: boolean, env: NodeJS.ProcessEnv, configSource: string | null): string {
+  if (flagGiven) return 'from --data-dir';
+  if (env[DATA_DIR_ENV] !== undefined && env[DATA_DIR_ENV] !== '') return `from ${DATA_DIR_ENV}`;
+  return configSource === null ? 'the default: ./data in the working directory' : `from ${configSource}`;
 }
 
 export class UsageError extends Error {
@@ -81,13 +102,16 @@ export class UsageError extends Error {
 }
 
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  let parsed: { configPath: string | undefined; rest: string[] };
+  let parsed: { configPath: string | undefined; dataDir: string | undefined; rest: string[] };
   try {
     parsed = extractConfigFlag(argv);
   } catch (err) {
     io.stderr.write(`portcullis: ${(err as Error).message}\n\n${USAGE}`);
     return 2;
   }
+  // --data-dir wins over PORTCULLIS_DATA_DIR, which wins over the config file.
+  if (parsed.dataDir !== undefined) io = { ...io, env: { ...io.env, [DATA_DIR_ENV]: path.resolve(io.cwd, parsed.dataDir) } };
+  const origin = (source: string | null): string => dataDirOrigin(parsed.dataDir !== undefined, io.env, source);
   const [command, ...args] = parsed.rest;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     (command === undefined ? io.stderr : io.stdout).write(USAGE);
@@ -101,23 +125,25 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     switch (command) {
       case 'serve':
-        return await runServeCommand(args, { ...io, configPath: parsed.configPath });
+        return await runServeCommand(args, { ...io, configPath: parsed.configPath, dataDirOrigin: origin });
       case 'check-config':
         return runCheckConfigCommand(args, { ...io, configPath: parsed.configPath });
       case 'keys': {
         if (wantsHelp) return await runKeysCommand(args, { dataDir: '', stdout: io.stdout, stderr: io.stderr });
         const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
+        io.stderr.write(stateLine('keys', config, origin(config.source)));
         // With Redis the keys live there, shared by every instance; the files otherwise.
         const openStore =
           config.state.backend === 'redis'
             ? async () => openStateBackend(config, { logger: createLogger({ level: 'warn', write: (line) => io.stderr.write(line) }), env: io.env, watch: false })
             : undefined;
-        return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr, ...(openStore === undefined ? {} : { openStore }) });
+        return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr, command: commandName(process.argv[1], io.cwd), ...(openStore === undefined ? {} : { openStore }) });
       }
       case 'admin': {
         const stdin = io.stdin ?? process.stdin;
         if (wantsHelp) return await runAdminCommand(args, { dataDir: '', stdin, stdout: io.stdout, stderr: io.stderr });
         const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
+        io.stderr.write(stateLine('admin', config, origin(config.source)));
         return await runAdminCommand(args, { dataDir: config.dataDir, stdin, stdout: io.stdout, stderr: io.stderr });
       }
       default:
@@ -131,6 +157,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     throw err;
   }
+}
+
+/** Which keys a command works on, for a person to check before it acts. */
+function stateLine(command: string, config: GatewayConfig, origin: string): string {
+  return config.state.backend === 'redis'
+    ? `portcullis ${command}: keys in Redis (state.backend in ${config.source ?? 'the config'})\n`
+    : `portcullis ${command}: data directory ${config.dataDir} (${origin})\n`;
 }
 
 // Run when executed directly (not when imported by tests).

@@ -56,7 +56,10 @@ Signals:
 /** After the API drained: how long admin requests still open (a scrape, a page load) get. */
 const ADMIN_CLOSE_MS = 2000;
 
-export async function runServeCommand(args: string[], io: CliIo & { configPath: string | undefined }): Promise<number> {
+export async function runServeCommand(
+  args: string[],
+  io: CliIo & { configPath: string | undefined; dataDirOrigin?: (configSource: string | null) => string },
+): Promise<number> {
   let values: { host?: string; port?: string; 'admin-port'?: string; 'no-admin'?: boolean; 'log-level'?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
@@ -292,7 +295,8 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
   io.stderr.write(
     `Portcullis listening on ${apiAddress}/v1${fds.api === undefined ? '' : ' (socket from systemd)'}\n` +
       (adminAddress === null ? '' : `  dashboard and admin API: ${adminAddress}/\n`) +
-      `  config: ${config.source ?? 'embedded default'}; data: ${config.dataDir}; state: ${backend.kind}\n` +
+      `  config: ${config.source ?? 'embedded default'}; state: ${backend.kind}\n` +
+      `  data directory: ${config.dataDir}${io.dataDirOrigin === undefined ? '' : ` (${io.dataDirOrigin(config.source)})`}\n` +
       `  aliases: ${[...Object.keys(config.aliases), 'service-auto'].join(', ')}\n` +
       notices.map((notice) => `  ${notice}\n`).join('') +
       (keyCount === 0 ? `  No API keys yet. Create one with: ${cli} keys create --name my-app${configFlag}\n` : '') +

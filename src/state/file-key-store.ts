@@ -50,6 +50,12 @@ export interface KeyStoreOptions {
   onError?: (error: Error) => void;
   /** Lock file timing (tests shorten it). */
   lock?: Partial<FileLockOptions>;
+  /**
+   * Make the data directory when it is missing; default true. Read-only
+   * commands (keys list, show, usage) pass false: a missing directory then
+   * reads as no keys and is left uncreated.
+   */
+  createDir?: boolean;
 }
 
 export interface FileKeyStore extends KeyStore {
@@ -91,10 +97,12 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
   const lockOptions: FileLockOptions = { ...DEFAULT_LOCK_OPTIONS, ...options.lock };
   const onError = options.onError ?? ((error: Error) => process.emitWarning(error));
 
-  try {
-    mkdirSync(dir, { recursive: true, mode: DATA_DIR_MODE });
-  } catch (cause) {
-    throw new KeyStoreIoError('create the data directory', dir, cause);
+  if (options.createDir !== false) {
+    try {
+      mkdirSync(dir, { recursive: true, mode: DATA_DIR_MODE });
+    } catch (cause) {
+      throw new KeyStoreIoError('create the data directory', dir, cause);
+    }
   }
 
   let closed = false;

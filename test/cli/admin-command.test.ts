@@ -307,7 +307,8 @@ test('runCli dispatches admin with the data directory from PORTCULLIS_DATA_DIR a
     cwd: root,
     stdin: pipe('correct horse battery\n'),
   });
-  assert.equal(stderr.text(), '');
+  // The one line on stderr says which data directory, and why that one.
+  assert.equal(stderr.text(), `portcullis admin: data directory ${dir} (from PORTCULLIS_DATA_DIR)\n`);
   assert.equal(code, 0);
   assert.match(stdout.text(), /^Admin password set at \S+ \(a scrypt hash in .*admin\.json\)\.\n/);
   assert.equal(await verifyPassword('correct horse battery', (await readAdminCredentials(dir))?.passwordHash ?? ''), true);

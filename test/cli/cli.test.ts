@@ -148,3 +148,37 @@ test('a running server sees keys created and revoked by the CLI, without a resta
     assert.equal(await stop(child), 0);
   }
 });
+
+test('the data directory: --data-dir, then PORTCULLIS_DATA_DIR, then the config, then ./data; every command says which; read-only commands never create it', { skip: !existsSync(MAIN) && 'build first' }, () => {
+  const here = mkdtempSync(path.join(tmp, 'where-'));
+  const inHere = (args: string[], env: Record<string, string> = {}) => {
+    const r = spawnSync(process.execPath, [MAIN, ...args], { cwd: here, env: { ...baseEnv, ...env }, encoding: 'utf8', timeout: 20_000 });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  // Read-only in an empty directory: nothing is made.
+  for (const sub of [['keys', 'list'], ['keys', 'usage'], ['keys', 'show', 'key_AAAAAAAAAAAAAAAA']]) {
+    const r = inHere(sub);
+    assert.ok(r.stderr.startsWith(`portcullis keys: data directory ${path.join(here, 'data')} (the default: ./data in the working directory)\n`), r.stderr);
+    assert.equal(existsSync(path.join(here, 'data')), false, sub.join(' '));
+  }
+  assert.equal(inHere(['keys', 'list']).stdout, `No API keys yet. Create one with: node ${MAIN} keys create --name NAME\n`);
+  const config = path.join(here, 'gw.json');
+  writeFileSync(config, JSON.stringify({ dataDir: 'from-config', providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo' } } }));
+  const cases: Array<[string[], Record<string, string>, string, string]> = [
+    [['--config', config, 'keys', 'create', '--name', 'a'], {}, path.join(here, 'from-config'), `from ${config}`],
+    [['--config', config, 'keys', 'create', '--name', 'b'], { PORTCULLIS_DATA_DIR: 'from-env' }, path.join(here, 'from-env'), 'from PORTCULLIS_DATA_DIR'],
+    [['--config', config, '--data-dir', 'from-flag', 'keys', 'create', '--name', 'c'], { PORTCULLIS_DATA_DIR: 'from-env' }, path.join(here, 'from-flag'), 'from --data-dir'],
+  ];
+  for (const [args, env, dir, origin] of cases) {
+    const r = inHere(args, env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, `portcullis keys: data directory ${dir} (${origin})\n`);
+    assert.ok(existsSync(path.join(dir, 'keys.json')), dir);
+  }
+  assert.deepEqual(inHere(['keys', 'list', '--data-dir']), {
+    code: 2,
+    stdout: '',
+    stderr: inHere(['--data-dir']).stderr,
+  });
+  assert.match(inHere(['--data-dir']).stderr, /^portcullis: --data-dir needs a directory\n/);
+});

@@ -220,7 +220,7 @@ test('two instances started from the example config, as the documented ACL user,
   const first = await chat(a, issued.key, 'service-chat');
   assert.equal(first.status, 200, first.text);
   assert.equal(first.headers['x-ratelimit-remaining-requests'], '1');
-  assert.deepEqual((first.json() as { choices: unknown }).choices, [{ index: 0, message: { role: 'assistant', content: 'Hello.', tool_calls: [] }, finish_reason: 'stop' }]);
+  assert.deepEqual((first.json() as { choices: unknown }).choices, [{ index: 0, message: { role: 'assistant', content: 'Hello.', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'stop' }]);
   const second = await chat(b, issued.key, 'service-chat');
   assert.equal(second.status, 200, second.text);
   assert.equal(second.headers['x-ratelimit-remaining-requests'], '0');

@@ -48,7 +48,10 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
     env: {},
     cwd: dir,
   });
-  return { code, stdout, stderr };
+  // Every keys command first says where the keys are.
+  const where = `portcullis keys: keys in Redis (state.backend in ${configPath})\n`;
+  assert.ok(stderr.startsWith(where), stderr);
+  return { code, stdout, stderr: stderr.slice(where.length) };
 }
 
 test('keys create/update/revoke with the Redis backend write to Redis, never to the data directory', async () => {
@@ -99,5 +102,5 @@ test('keys with the Redis backend unreachable: exit 1 with the reason, nothing h
     cwd: dir,
   });
   assert.equal(code, 1, stderr);
-  assert.equal(stderr, 'portcullis keys list: Could not read the keys from redis://127.0.0.1:1/0: Redis at 127.0.0.1:1 is not connected (connecting; last error: connect ECONNREFUSED 127.0.0.1:1).\n');
+  assert.equal(stderr, `portcullis keys: keys in Redis (state.backend in ${down})\n` + 'portcullis keys list: Could not read the keys from redis://127.0.0.1:1/0: Redis at 127.0.0.1:1 is not connected (connecting; last error: connect ECONNREFUSED 127.0.0.1:1).\n');
 });
