@@ -268,6 +268,24 @@ describe('the request the upstream receives', () => {
     assert.equal(seen[1]?.headers['authorization'], undefined);
     assert.equal(seen[1]?.headers['api-key'], 'azure-style');
   });
+  test('apiKeyHeader: the key alone in that header, never also as Bearer; the query kept', async () => {
+    upstream = (_req, res) => json(res, 200, completionBody());
+    const base = `http://127.0.0.1:${port}/openai/deployments/gpt-4o?api-version=2024-10-21`;
+    await createOpenAICompatibleProvider({ baseUrl: base, apiKey: API_KEY, apiKeyHeader: 'api-key' }).complete(call());
+    assert.equal(seen[0]?.url, '/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21');
+    assert.equal(seen[0]?.headers['api-key'], API_KEY);
+    assert.equal(seen[0]?.headers['authorization'], undefined);
+    await createOpenAICompatibleProvider({ baseUrl: base, apiKey: API_KEY, apiKeyHeader: 'Authorization' }).complete(call());
+    assert.equal(seen[1]?.headers['authorization'], `Bearer ${API_KEY}`);
+    assert.equal(seen[1]?.headers['api-key'], undefined);
+  });
+
+  test('an invalid apiKeyHeader fails at creation without echoing the key', () => {
+    assert.throws(
+      () => createOpenAICompatibleProvider({ baseUrl: 'http://h/v1', apiKey: 'sk-secret', apiKeyHeader: 'api key' }),
+      (error: Error) => error instanceof TypeError && /apiKeyHeader/.test(error.message) && !error.message.includes('sk-secret'),
+    );
+  });
 });
 
 describe('complete()', () => {
