@@ -90,6 +90,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
             const raw = parseJson(event.data);
             if (isErrorFrame(raw)) throw upstreamStreamError(raw['error']);
             if (event.event === 'error') throw upstreamStreamError(raw);
+            if (isEmptyFrame(raw)) continue;
             yield normalizeChunk(raw);
           }
         }
@@ -117,6 +118,19 @@ function keyHeaderOf(name: string | undefined): [string, string] {
 /** `${baseUrl}/chat/completions`, with or without a trailing slash on baseUrl; a query stays after the path. */
 export function chatCompletionsUrl(baseUrl: string): string {
   return endpointUrl(baseUrl, 'chat/completions');
+}
+
+/**
+ * A frame with no choices and no usage carries nothing for the client. Azure
+ * OpenAI opens its streams with one (its prompt_filter_results, with an empty
+ * id and model and `created: 0`); passed on, it would give the stream's chunks
+ * that id and that date.
+ */
+function isEmptyFrame(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const frame = value as Record<string, unknown>;
+  const choices = frame['choices'];
+  return Array.isArray(choices) && choices.length === 0 && (frame['usage'] === undefined || frame['usage'] === null);
 }
 
 function isErrorFrame(value: unknown): value is Record<string, unknown> {

@@ -390,6 +390,16 @@ describe('stream()', () => {
     assert.equal(expected[4]?.usage?.total_tokens, 7);
   });
 
+  test('a frame without choices or usage (Azure\'s prompt_filter_results) is skipped; a usage-only frame is not', async () => {
+    const azureFirst = { choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }] };
+    upstream = (_req, res) => {
+      startEventStream(res);
+      res.end(`data: ${JSON.stringify(azureFirst)}\n\n${streamText()}`);
+    };
+    assert.deepEqual(await collect(provider().stream(call({ stream: true }))), chunkBodies().map((chunk) => normalizeChunk(chunk)));
+    assert.ok(chunkBodies().some((chunk) => Array.isArray(chunk['choices']) && chunk['choices'].length === 0 && chunk['usage'] !== undefined));
+  });
+
   test('byte by byte', async () => {
     const bytes = Buffer.from(streamText(), 'utf8');
     upstream = async (_req, res) => {
