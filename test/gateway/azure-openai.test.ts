@@ -1,80 +1,15 @@
-// The gateway against a fake Azure OpenAI on loopback, configured the way
-// docs/config.md's "Azure OpenAI" section says. The fake answers like Azure:
-// the classic path /openai/deployments/{deployment}/chat/completions needs
-// ?api-version= and the `api-key` header (404 and 401 otherwise), the v1 path
-// /openai/v1/chat/completions takes the deployment as the body's model; its
-// answers carry Azure's content-filter fields, and its streams open with a
-// chunk that has no choices (prompt_filter_results) and empty id and model.
-// The fake also refuses any request that carries the key twice (api-key and a
-// Bearer), and the gateway's log must hold neither the key nor the query.
+// The gateway against a fake Azure OpenAI on loopback (./azure-fake.ts),
+// configured the way docs/config.md's "Azure OpenAI" section says: the path,
+// the api-version query, the api-key header and no Authorization, the body,
+// for a non-stream and a stream request on both endpoint styles; what Azure
+// refuses as the client sees it; and a log without the key or the query.
 import assert from 'node:assert/strict';
-import type { ServerResponse } from 'node:http';
 import { after, before, beforeEach, test } from 'node:test';
+import { API_VERSION, azure, AZURE_KEY, DEPLOYMENT, violations } from './azure-fake.ts';
 import { postChat, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway, type UpstreamRequest } from './harness.ts';
-
-const AZURE_KEY = 'azure-key-0123456789abcdef';
-const API_VERSION = '2024-10-21';
-const DEPLOYMENT = 'gpt-4o-prod';
-/** What Azure reports as `model`: the deployed model, not the deployment's name. */
-const AZURE_MODEL = 'gpt-4o-2024-08-06';
 
 let upstream: FakeUpstream;
 let gw: TestGateway;
-/** What the fake found wrong with a request, beyond what it answers with an error. */
-let violations: string[] = [];
-
-const filters = { hate: { filtered: false, severity: 'safe' }, self_harm: { filtered: false, severity: 'safe' }, sexual: { filtered: false, severity: 'safe' }, violence: { filtered: false, severity: 'safe' } };
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
-
-/** Azure's routing and authentication, in the order Azure checks them. */
-function azure(req: UpstreamRequest, res: ServerResponse): void {
-  const url = new URL(req.url, 'http://azure.invalid');
-  if (req.headers['authorization'] !== undefined && req.headers['api-key'] !== undefined) violations.push('the key was sent twice: api-key and Authorization');
-  if (url.search.includes('key')) violations.push(`a key in the query: ${url.search}`);
-  const classic = /^\/openai\/deployments\/([^/]+)\/chat\/completions$/.exec(url.pathname);
-  const v1 = url.pathname === '/openai/v1/chat/completions';
-  if (req.method !== 'POST' || (classic === null && !v1)) return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
-  if (classic !== null && url.searchParams.get('api-version') !== API_VERSION) return json(res, 404, { error: { code: '404', message: 'Resource not found' } });
-  if (v1 && ![null, 'preview'].includes(url.searchParams.get('api-version'))) return json(res, 400, { error: { code: 'BadRequest', message: 'API version not supported' } });
-  const bearer = v1 && req.headers['authorization'] === `Bearer ${AZURE_KEY}`;
-  if (req.headers['api-key'] !== AZURE_KEY && !bearer) {
-    return json(res, 401, { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.' } });
-  }
-  const body = req.body as { model?: string; stream?: boolean };
-  const deployment = classic !== null ? decodeURIComponent(classic[1] as string) : body.model;
-  if (deployment !== DEPLOYMENT) return json(res, 404, { error: { code: 'DeploymentNotFound', message: 'The API deployment for this resource does not exist.' } });
-  if (body.stream === true) return azureStream(res);
-  json(res, 200, {
-    id: 'chatcmpl-AZ1',
-    object: 'chat.completion',
-    created: 1_730_000_000,
-    model: AZURE_MODEL,
-    system_fingerprint: 'fp_azure',
-    prompt_filter_results: [{ prompt_index: 0, content_filter_results: filters }],
-    choices: [{ index: 0, finish_reason: 'stop', logprobs: null, message: { role: 'assistant', content: 'Hello from Azure.', refusal: null }, content_filter_results: filters }],
-    usage: { prompt_tokens: 11, completion_tokens: 4, total_tokens: 15 },
-  });
-}
-
-function azureStream(res: ServerResponse): void {
-  const frame = (choices: unknown[], extra: Record<string, unknown> = {}): unknown => ({ id: 'chatcmpl-AZ2', object: 'chat.completion.chunk', created: 1_730_000_001, model: AZURE_MODEL, system_fingerprint: 'fp_azure', choices, ...extra });
-  const frames = [
-    // Azure's first frame: the prompt's filter results, no choices, empty id and model.
-    { choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: [{ prompt_index: 0, content_filter_results: filters }] },
-    frame([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, finish_reason: null, logprobs: null, content_filter_results: {} }]),
-    frame([{ index: 0, delta: { content: 'Hello' }, finish_reason: null, logprobs: null, content_filter_results: filters }]),
-    frame([{ index: 0, delta: { content: ' from Azure.' }, finish_reason: null, logprobs: null, content_filter_results: filters }]),
-    frame([{ index: 0, delta: {}, finish_reason: 'stop', logprobs: null, content_filter_results: {} }]),
-    frame([], { usage: { prompt_tokens: 11, completion_tokens: 4, total_tokens: 15 } }),
-  ];
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-  for (const f of frames) res.write(`data: ${JSON.stringify(f)}\n\n`);
-  res.end('data: [DONE]\n\n');
-}
 
 before(async () => {
   upstream = await startFakeUpstream(azure);
@@ -107,7 +42,7 @@ after(async () => {
 });
 beforeEach(() => {
   upstream.requests.length = 0;
-  violations = [];
+  violations.length = 0;
 });
 
 const hello = { messages: [{ role: 'user', content: 'Hi' }] };
@@ -136,6 +71,7 @@ test('classic deployment path, non-stream: path, api-version, api-key and no Aut
   assert.equal(body.choices[0]?.message.content, 'Hello from Azure.');
   assert.equal(body.choices[0]?.finish_reason, 'stop');
   assert.equal(body.usage.total_tokens, 15);
+  assert.ok(!res.text.includes('content_filter_results'), "Azure's own fields are not passed on");
 });
 
 test('classic deployment path, stream: the same request with stream_options; Azure\'s choice-less first frame does not set the stream\'s id and created', async () => {
@@ -198,6 +134,7 @@ test('what Azure refuses reaches the client as the gateway\'s errors: a wrong ap
   const bearer = await postChat(gw, { model: 'service-azure-bearer', ...hello });
   assert.equal(onlyRequest().headers['authorization'], `Bearer ${AZURE_KEY}`);
   assert.equal(bearer.status, 502, bearer.text);
+  assert.equal((bearer.json() as { error: { code: string } }).error.code, 'upstream_auth_failed');
   for (const res of [wrongVersion, bearer]) {
     assert.ok(!res.text.includes('api-version'), 'the answer does not quote the upstream URL');
     assert.ok(!res.text.includes(AZURE_KEY));
