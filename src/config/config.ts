@@ -36,6 +36,9 @@ interface UpstreamProviderBase {
 
 export interface OpenAIProviderConfig extends UpstreamProviderBase {
   type: 'openai';
+  /** The header carrying the upstream key, lower case: `authorization` (as
+   * `Bearer <key>`, the default) or e.g. Azure OpenAI's `api-key` (the key alone). */
+  apiKeyHeader: string;
   /** Which of the two max fields this upstream understands; the gateway sends exactly one. */
   maxTokensParam: MaxTokensParam;
 }

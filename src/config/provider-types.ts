@@ -9,7 +9,7 @@
 import type { AnthropicProviderConfig, DemoProviderConfig, MaxTokensParam, OpenAIProviderConfig, ProviderConfig } from './config.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_DEMO_DELAY_MS } from './provider-defaults.ts';
-import { parseUpstreamOptions, UPSTREAM_SETTINGS } from './upstream-options.ts';
+import { parseKeyHeader, parseUpstreamOptions, UPSTREAM_SETTINGS } from './upstream-options.ts';
 
 type ProviderTypeName = ProviderConfig['type'];
 
@@ -27,11 +27,15 @@ interface ProviderType<C extends ProviderConfig> {
 const MAX_TOKENS_PARAMS: readonly MaxTokensParam[] = ['max_tokens', 'max_completion_tokens'];
 
 const openai: ProviderType<OpenAIProviderConfig> = {
-  settings: [...UPSTREAM_SETTINGS, 'maxTokensParam'],
+  settings: [...UPSTREAM_SETTINGS, 'apiKeyHeader', 'maxTokensParam'],
   parse(c, o, at) {
-    const upstream = parseUpstreamOptions(c, o, at, undefined);
+    const upstream = parseUpstreamOptions(c, o, at, undefined, {
+      resource: 'chat/completions',
+      keyAdvice: 'set apiKeyEnv or apiKeyFile, and apiKeyHeader for a header other than Authorization (Azure OpenAI: "apiKeyHeader": "api-key")',
+    });
+    const apiKeyHeader = parseKeyHeader(c, o, at, upstream.headers);
     const maxTokensParam = c.optional(o, 'maxTokensParam', at, 'max_tokens' as MaxTokensParam, (v, vat) => c.oneOf(v, vat, MAX_TOKENS_PARAMS));
-    return { type: 'openai', ...upstream, maxTokensParam };
+    return { type: 'openai', ...upstream, apiKeyHeader, maxTokensParam };
   },
   credentials: ({ apiKeyEnv, apiKeyFile }) => ({ apiKeyEnv, apiKeyFile }),
   notice: null,
@@ -40,7 +44,10 @@ const openai: ProviderType<OpenAIProviderConfig> = {
 const anthropic: ProviderType<AnthropicProviderConfig> = {
   settings: [...UPSTREAM_SETTINGS, 'version'],
   parse(c, o, at) {
-    const upstream = parseUpstreamOptions(c, o, at, ANTHROPIC_BASE_URL);
+    const upstream = parseUpstreamOptions(c, o, at, ANTHROPIC_BASE_URL, {
+      resource: 'messages',
+      keyAdvice: 'set apiKeyEnv or apiKeyFile (the key is sent in the x-api-key header)',
+    });
     const version = c.optional(o, 'version', at, ANTHROPIC_VERSION, (v, vat) => {
       const text = c.string(v, vat);
       if (text === undefined || /^\d{4}-\d{2}-\d{2}$/.test(text)) return text;

@@ -4,6 +4,7 @@
 // (./provider-types.ts) adds what each type has of its own.
 import type { UpstreamPolicy } from './config.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
+import { parseBaseUrl, type BaseUrlRules } from './base-url.ts';
 import { DEFAULT_POLICY } from './provider-defaults.ts';
 
 export const UPSTREAM_SETTINGS = [
@@ -22,6 +23,7 @@ export const UPSTREAM_SETTINGS = [
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // Headers the gateway sets itself; a config must not override them.
+const DEFAULT_KEY_HEADER = 'authorization';
 const RESERVED_HEADERS = new Set(['authorization', 'content-type', 'content-length', 'host', 'x-request-id', 'accept', 'transfer-encoding', 'connection']);
 
 interface UpstreamOptions {
@@ -32,29 +34,15 @@ interface UpstreamOptions {
   policy: UpstreamPolicy;
 }
 
-/** `defaultBaseUrl` undefined: the setting is required. */
-export function parseUpstreamOptions(c: Checker, o: Obj, at: string, defaultBaseUrl: string | undefined): UpstreamOptions {
+/** `defaultBaseUrl` undefined: the setting is required. `rules`: what the
+ * type's adapter appends to baseUrl, and where a key belongs instead of its query. */
+export function parseUpstreamOptions(c: Checker, o: Obj, at: string, defaultBaseUrl: string | undefined, rules: BaseUrlRules): UpstreamOptions {
   return {
-    baseUrl: parseBaseUrl(c, o['baseUrl'] ?? defaultBaseUrl, join(at, 'baseUrl')),
+    baseUrl: parseBaseUrl(c, o['baseUrl'] ?? defaultBaseUrl, join(at, 'baseUrl'), rules),
     ...parseCredentials(c, o, at),
     headers: parseHeaders(c, o['headers'], join(at, 'headers')),
     policy: parsePolicy(c, o, at),
   };
-}
-
-function parseBaseUrl(c: Checker, value: unknown, at: string): string {
-  const baseUrl = c.string(value, at);
-  if (baseUrl === undefined) return '';
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    return c.report(at, { code: 'invalid_value', message: 'must be an absolute http:// or https:// URL' }) ?? '';
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') c.report(at, { code: 'invalid_value', message: 'must be an absolute http:// or https:// URL' });
-  else if (url.username !== '' || url.password !== '') c.report(at, { code: 'invalid_value', message: 'must not contain credentials; use apiKeyEnv or apiKeyFile' });
-  else if (url.search !== '' || url.hash !== '') c.report(at, { code: 'invalid_value', message: 'must not contain a query or fragment' });
-  return baseUrl.replace(/\/+$/, '');
 }
 
 function parseCredentials(c: Checker, o: Obj, at: string): { apiKeyEnv: string | null; apiKeyFile: string | null } {
@@ -68,6 +56,32 @@ function parseCredentials(c: Checker, o: Obj, at: string): { apiKeyEnv: string |
     c.report(join(at, 'apiKeyFile'), { code: 'conflict', message: 'set apiKeyEnv or apiKeyFile, not both' });
   }
   return { apiKeyEnv, apiKeyFile };
+}
+
+/** The header that carries the upstream key, lower case: `authorization` (the
+ * default, sent as `Bearer <key>`) or another name (Azure OpenAI's `api-key`),
+ * which gets the key alone. Checked against the parsed `headers`: the key's
+ * header is not also one of them. */
+export function parseKeyHeader(c: Checker, o: Obj, at: string, headers: Readonly<Record<string, string>>): string {
+  const kat = join(at, 'apiKeyHeader');
+  const name = c.optional(o, 'apiKeyHeader', at, DEFAULT_KEY_HEADER, (v, vat) => {
+    const text = c.string(v, vat);
+    if (text === undefined) return undefined;
+    if (!HEADER_NAME.test(text)) return c.report(vat, { code: 'invalid_value', message: 'must be an HTTP header name, e.g. "api-key"' });
+    const lower = text.toLowerCase();
+    if (lower !== DEFAULT_KEY_HEADER && RESERVED_HEADERS.has(lower)) {
+      return c.report(vat, { code: 'reserved', message: `names a header the gateway sets itself; the key goes in "${DEFAULT_KEY_HEADER}" (the default) or a header of its own such as "api-key"` });
+    }
+    return lower;
+  });
+  if (o['apiKeyHeader'] !== undefined && o['apiKeyEnv'] === undefined && o['apiKeyFile'] === undefined) {
+    c.report(kat, { code: 'conflict', message: 'names the header for the upstream key, but no key is configured: set apiKeyEnv or apiKeyFile' });
+  }
+  if (name !== DEFAULT_KEY_HEADER && headers[name] !== undefined) {
+    const header = Object.keys((o['headers'] ?? {}) as Obj).find((h) => h.toLowerCase() === name) ?? name;
+    c.report(join(join(at, 'headers'), header), { code: 'conflict', message: 'is the header apiKeyHeader sends the upstream key in; the key comes from apiKeyEnv or apiKeyFile, not from the config file' });
+  }
+  return name;
 }
 
 function parseHeaders(c: Checker, value: unknown, at: string): Record<string, string> {

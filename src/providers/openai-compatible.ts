@@ -1,6 +1,7 @@
 // The adapter for upstreams that speak OpenAI's chat-completions API (OpenAI,
-// vLLM, llama.cpp, Ollama, LiteLLM, ...): POST {baseUrl}/chat/completions with
-// built-in fetch. The exchange itself (timers, abort wiring, bounded reads) is
+// Azure OpenAI, vLLM, llama.cpp, Ollama, LiteLLM, ...): POST
+// {baseUrl}/chat/completions with built-in fetch, a query in baseUrl (Azure's
+// api-version) kept after the path. The exchange itself (timers, abort wiring, bounded reads) is
 // ./upstream-exchange.ts, shared with the Anthropic adapter; this file owns the
 // headers, the request body and the stream loop.
 
@@ -13,10 +14,14 @@ import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders
 
 
 export interface OpenAICompatibleOptions {
-  /** e.g. `https://api.openai.com/v1`; a trailing slash is allowed. */
+  /** e.g. `https://api.openai.com/v1`; a trailing slash is allowed, and a
+   * query (`?api-version=2024-10-21`) is kept after `/chat/completions`. */
   baseUrl: string;
-  /** Sent as `authorization: Bearer <apiKey>`; never logged or echoed. */
+  /** Sent as `authorization: Bearer <apiKey>`, or alone under apiKeyHeader; never logged or echoed. */
   apiKey?: string;
+  /** The header the key goes in: `authorization` (default, with `Bearer `) or
+   * another name, e.g. Azure OpenAI's `api-key`, which gets the key alone. */
+  apiKeyHeader?: string;
   /** Extra request headers; content-type, accept and x-request-id are ours. */
   headers?: Record<string, string>;
   /** Whole exchange, headers to last byte. Default 600000 (10 minutes). */
@@ -42,7 +47,7 @@ const DONE = '[DONE]';
 export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions): ChatProvider {
   const settings = exchangeSettings(
     chatCompletionsUrl(options.baseUrl),
-    upstreamHeaders(options.headers, options.apiKey, 'authorization', 'Bearer '),
+    upstreamHeaders(options.headers, options.apiKey, ...keyHeaderOf(options.apiKeyHeader)),
     options,
   );
 
@@ -85,6 +90,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
             const raw = parseJson(event.data);
             if (isErrorFrame(raw)) throw upstreamStreamError(raw['error']);
             if (event.event === 'error') throw upstreamStreamError(raw);
+            if (isEmptyFrame(raw)) continue;
             yield normalizeChunk(raw);
           }
         }
@@ -103,9 +109,28 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
   return { complete, stream };
 }
 
-/** `${baseUrl}/chat/completions`, with or without a trailing slash on baseUrl. */
+/** The header for the key and what precedes the key in it: Bearer only in Authorization. */
+function keyHeaderOf(name: string | undefined): [string, string] {
+  const header = (name ?? 'authorization').toLowerCase();
+  return [header, header === 'authorization' ? 'Bearer ' : ''];
+}
+
+/** `${baseUrl}/chat/completions`, with or without a trailing slash on baseUrl; a query stays after the path. */
 export function chatCompletionsUrl(baseUrl: string): string {
   return endpointUrl(baseUrl, 'chat/completions');
+}
+
+/**
+ * A frame with no choices and no usage carries nothing for the client. Azure
+ * OpenAI opens its streams with one (its prompt_filter_results, with an empty
+ * id and model and `created: 0`); passed on, it would give the stream's chunks
+ * that id and that date.
+ */
+function isEmptyFrame(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const frame = value as Record<string, unknown>;
+  const choices = frame['choices'];
+  return Array.isArray(choices) && choices.length === 0 && (frame['usage'] === undefined || frame['usage'] === null);
 }
 
 function isErrorFrame(value: unknown): value is Record<string, unknown> {

@@ -11,7 +11,13 @@ type Factory<C extends ProviderConfig> = (config: C, apiKey: string | undefined)
 
 const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<ProviderConfig, { type: T }>> } = {
   openai: (config, apiKey) => ({
-    provider: createOpenAICompatibleProvider({ baseUrl: config.baseUrl, ...(apiKey === undefined ? {} : { apiKey }), headers: config.headers, ...deadlines(config) }),
+    provider: createOpenAICompatibleProvider({
+      baseUrl: config.baseUrl,
+      ...(apiKey === undefined ? {} : { apiKey }),
+      apiKeyHeader: config.apiKeyHeader,
+      headers: config.headers,
+      ...deadlines(config),
+    }),
     maxTokensParam: config.maxTokensParam,
     policy: config.policy,
   }),

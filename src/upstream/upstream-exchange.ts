@@ -153,6 +153,8 @@ export function upstreamHeaders(
   } catch {
     throw new TypeError('The upstream headers contain an invalid header name or value.');
   }
+  // The key goes in this one header only (Azure's api-key is never also a Bearer).
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(keyHeader)) throw new TypeError('The upstream apiKeyHeader is not a valid header name.');
   if (apiKey !== undefined && apiKey !== '') {
     try {
       headers.set(keyHeader, `${keyPrefix}${apiKey}`);

@@ -44,6 +44,7 @@ test('a minimal config gets every default', () => {
         apiKeyEnv: 'LOCAL_KEY',
         apiKeyFile: null,
         headers: {},
+        apiKeyHeader: 'authorization',
         maxTokensParam: 'max_tokens',
         policy: DEFAULT_POLICY,
       },

@@ -268,6 +268,24 @@ describe('the request the upstream receives', () => {
     assert.equal(seen[1]?.headers['authorization'], undefined);
     assert.equal(seen[1]?.headers['api-key'], 'azure-style');
   });
+  test('apiKeyHeader: the key alone in that header, never also as Bearer; the query kept', async () => {
+    upstream = (_req, res) => json(res, 200, completionBody());
+    const base = `http://127.0.0.1:${port}/openai/deployments/gpt-4o?api-version=2024-10-21`;
+    await createOpenAICompatibleProvider({ baseUrl: base, apiKey: API_KEY, apiKeyHeader: 'api-key' }).complete(call());
+    assert.equal(seen[0]?.url, '/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21');
+    assert.equal(seen[0]?.headers['api-key'], API_KEY);
+    assert.equal(seen[0]?.headers['authorization'], undefined);
+    await createOpenAICompatibleProvider({ baseUrl: base, apiKey: API_KEY, apiKeyHeader: 'Authorization' }).complete(call());
+    assert.equal(seen[1]?.headers['authorization'], `Bearer ${API_KEY}`);
+    assert.equal(seen[1]?.headers['api-key'], undefined);
+  });
+
+  test('an invalid apiKeyHeader fails at creation without echoing the key', () => {
+    assert.throws(
+      () => createOpenAICompatibleProvider({ baseUrl: 'http://h/v1', apiKey: 'sk-secret', apiKeyHeader: 'api key' }),
+      (error: Error) => error instanceof TypeError && /apiKeyHeader/.test(error.message) && !error.message.includes('sk-secret'),
+    );
+  });
 });
 
 describe('complete()', () => {
@@ -370,6 +388,16 @@ describe('stream()', () => {
     assert.equal(expected[1]?.choices[0]?.delta.content, 'héllo ');
     assert.equal(expected[2]?.choices[0]?.delta.content, 'wörld 😀\nnext line');
     assert.equal(expected[4]?.usage?.total_tokens, 7);
+  });
+
+  test('a frame without choices or usage (Azure\'s prompt_filter_results) is skipped; a usage-only frame is not', async () => {
+    const azureFirst = { choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }] };
+    upstream = (_req, res) => {
+      startEventStream(res);
+      res.end(`data: ${JSON.stringify(azureFirst)}\n\n${streamText()}`);
+    };
+    assert.deepEqual(await collect(provider().stream(call({ stream: true }))), chunkBodies().map((chunk) => normalizeChunk(chunk)));
+    assert.ok(chunkBodies().some((chunk) => Array.isArray(chunk['choices']) && chunk['choices'].length === 0 && chunk['usage'] !== undefined));
   });
 
   test('byte by byte', async () => {
