@@ -12,6 +12,8 @@
 // left). An attempt that ends without a verdict reports onRelease(), which
 // frees the half-open probe slot for the next request.
 
+import type { FailureCause } from './failure-cause.ts';
+
 export const State = {
   Closed: 'closed',
   Open: 'open',
@@ -29,20 +31,39 @@ export interface CircuitBreakerOptions {
 const DEFAULT_FAILURE_THRESHOLD = 5;
 const DEFAULT_OPEN_MS = 30_000;
 
+/** A counted failure, with when it happened (the breaker's clock). */
+export interface RecordedFailure extends FailureCause {
+  at: number;
+}
+
+/** What /readyz says about one breaker. Times are the breaker's clock (epoch
+ * milliseconds with the default Date.now). */
+export interface BreakerSnapshot {
+  state: State;
+  /** When it last opened; null while it never has. */
+  openedAt: number | null;
+  /** When an open breaker lets a probe through; null unless open. */
+  probeAt: number | null;
+  /** The last counted failure; null while there was none. */
+  lastFailure: RecordedFailure | null;
+}
+
 export interface CircuitBreaker {
   /** True when an attempt may go out now. In half-open state it is true for
    * exactly one caller, whose attempt is the probe, until that attempt reports. */
   canAttempt(): boolean;
   /** The attempt succeeded: closes a half-open breaker, resets the count. */
   onSuccess(): void;
-  /** The attempt failed in a way that counts against the upstream. */
-  onFailure(): void;
+  /** The attempt failed in a way that counts against the upstream; `cause`
+   * is kept as the last failure for /readyz. */
+  onFailure(cause?: FailureCause): void;
   /** The attempt ended without a verdict (the client left, or the upstream
    * judged the client's request): a half-open probe slot is freed, nothing counted. */
   onRelease(): void;
   state(): State;
   /** Milliseconds until an open breaker lets a probe through; 0 otherwise. */
   msUntilProbe(): number;
+  snapshot(): BreakerSnapshot;
 }
 
 /** `clock` returns milliseconds (Date.now or performance.now). */
@@ -52,7 +73,9 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}, clock:
   let state: State = State.Closed;
   let consecutiveFailures = 0;
   let openedAt = 0;
+  let everOpened = false;
   let probeInFlight = false;
+  let lastFailure: RecordedFailure | null = null;
 
   /** Applies the time-based transition; never takes the probe slot. */
   function current(): State {
@@ -66,6 +89,7 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}, clock:
   function open(): void {
     state = State.Open;
     openedAt = clock();
+    everOpened = true;
     probeInFlight = false;
   }
 
@@ -98,7 +122,8 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}, clock:
           return;
       }
     },
-    onFailure(): void {
+    onFailure(cause?: FailureCause): void {
+      if (cause !== undefined) lastFailure = { ...cause, at: clock() };
       switch (current()) {
         case State.Closed:
           consecutiveFailures++;
@@ -118,6 +143,15 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}, clock:
     state: current,
     msUntilProbe(): number {
       return current() === State.Open ? Math.max(0, openedAt + openMs - clock()) : 0;
+    },
+    snapshot(): BreakerSnapshot {
+      const now = current();
+      return {
+        state: now,
+        openedAt: everOpened ? openedAt : null,
+        probeAt: now === State.Open ? openedAt + openMs : null,
+        lastFailure: lastFailure === null ? null : { ...lastFailure },
+      };
     },
   };
 }
