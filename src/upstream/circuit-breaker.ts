@@ -86,9 +86,11 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}, clock:
     return state;
   }
 
-  function open(): void {
+  /** `at`: the failure's own reading of the clock, so that /readyz shows the
+   * failure that opened the breaker at the instant it opened. */
+  function open(at: number): void {
     state = State.Open;
-    openedAt = clock();
+    openedAt = at;
     everOpened = true;
     probeInFlight = false;
   }
@@ -123,15 +125,16 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}, clock:
       }
     },
     onFailure(cause?: FailureCause): void {
-      if (cause !== undefined) lastFailure = { ...cause, at: clock() };
+      const at = clock();
+      if (cause !== undefined) lastFailure = { ...cause, at };
       switch (current()) {
         case State.Closed:
           consecutiveFailures++;
-          if (consecutiveFailures >= failureThreshold) open();
+          if (consecutiveFailures >= failureThreshold) open(at);
           return;
         case State.HalfOpen:
           // Any failure while half-open, the probe's or a late one, reopens.
-          open();
+          open(at);
           return;
         case State.Open:
           return;
