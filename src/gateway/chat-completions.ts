@@ -16,7 +16,8 @@ import { ClientGoneAbort, SHUTDOWN_STREAM_MESSAGE, ShuttingDownError, type Reque
 import type { Logger } from '../log/logger.ts';
 import { resolveAlias, type ResolvedAlias } from '../routing/alias-routing.ts';
 import { createSseWriter, type SseWriter } from '../sse/sse-writer.ts';
-import { dispatchCompletion, dispatchStream, type AttemptRecord } from '../upstream/dispatcher.ts';
+import { AttemptOutcome, dispatchCompletion, dispatchStream, type AttemptRecord } from '../upstream/dispatcher.ts';
+import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { Limiter, Permit } from '../limits/limiter.ts';
 import { estimateRequestTokens } from '../limits/token-estimate.ts';
@@ -35,6 +36,8 @@ interface ChatCompletionsDeps {
   logger: Logger;
   limiter: Limiter;
   metrics?: GatewayMetrics | undefined;
+  /** The rate-limited "upstream failed" warn lines; none in some tests. */
+  upstreamFailures?: UpstreamFailureLog | undefined;
   /** Milliseconds since the epoch, for expiry and limits. */
   clock?: () => number;
 }
@@ -45,7 +48,7 @@ const MAX_TOKENS_CLAMPED_HEADER = 'x-portcullis-max-tokens-clamped';
 const ROUTE_HEADER = 'x-portcullis-route';
 
 export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHandler {
-  const { config, keys, routes, logger, limiter, metrics } = deps;
+  const { config, keys, routes, logger, limiter, metrics, upstreamFailures } = deps;
   const clock = deps.clock ?? Date.now;
   const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
   const bodyOptions = { maxBytes: maxBodyBytes, limits: { maxDepth: maxJsonDepth, maxStringBytes, maxMembers } };
@@ -73,11 +76,19 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     if (plan.clamped) headers[MAX_TOKENS_CLAMPED_HEADER] = String(plan.maxOutputTokens);
     // execute and respond; settle runs when the response closes (openExchange)
     const attempts: string[] = [];
+    /** The target that answered: the upstream-duration metric is by that target only. */
+    let answeredBy: string | undefined;
     const dispatch = {
       requestId: ctx.requestId,
       signal: ctx.signal,
       onAttempt: (a: AttemptRecord) => {
         metrics?.attempt(a.targetId, a.outcome);
+        // The access line names the last target tried, so a request every
+        // target failed still says where it went (`attempts` has the rest).
+        if (a.outcome !== AttemptOutcome.SkippedOpen) ctx.log['target'] = a.targetId;
+        if (a.cause !== undefined && (a.outcome === AttemptOutcome.Retry || a.outcome === AttemptOutcome.Fallback)) {
+          upstreamFailures?.note({ requestId: ctx.requestId, targetId: a.targetId, attempt: a.attempt, outcome: a.outcome, code: a.code, cause: a.cause });
+        }
         if (attempts.length < 16) attempts.push(`${a.targetId}:${a.outcome}${a.status === undefined ? '' : `:${a.status}`}`);
       },
     };
@@ -85,7 +96,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     try {
       if (request.stream === true) {
         const { stream: upstream, target } = await dispatchStream(plan.targets, dispatch);
-        ctx.log['target'] = target.id;
+        answeredBy = target.id;
         const relay = { alias: route.alias, includeUsage: request.stream_options?.include_usage === true, onUsage: exchange.noteUsage };
         metrics?.streamStarted();
         try {
@@ -95,7 +106,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
         }
       } else {
         const { completion, target } = await dispatchCompletion(plan.targets, dispatch);
-        ctx.log['target'] = target.id;
+        answeredBy = target.id;
         completion.model = route.alias;
         if (completion.usage !== undefined) exchange.noteUsage(completion.usage);
         sendJson(ctx.res, 200, completion, headers);
@@ -110,8 +121,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     } finally {
       const upstreamMs = performance.now() - upstreamStarted;
       ctx.log['upstreamMs'] = Math.round(upstreamMs * 1000) / 1000;
-      const target = ctx.log['target'];
-      if (metrics !== undefined && typeof target === 'string') metrics.upstreamDone(target, upstreamMs / 1000);
+      if (metrics !== undefined && answeredBy !== undefined) metrics.upstreamDone(answeredBy, upstreamMs / 1000);
       if (attempts.length > 1) ctx.log['attempts'] = attempts.join(',');
     }
   };

@@ -21,6 +21,7 @@ import { listAliases } from '../routing/alias-routing.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
+import { createUpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { healthRoutes } from './health.ts';
 import { keepRestartOnly, restartOnlyChanges, type RestartOnlyChange } from './restart-settings.ts';
@@ -42,6 +43,8 @@ interface GatewayOptions {
   usageFlushMs?: number;
   /** Called with each access-log line's fields (metrics). */
   onRequestDone?: (line: AccessLine) => void;
+  /** At most one "upstream failed" line per target and cause in this many ms (default 10 s). */
+  upstreamFailureLogIntervalMs?: number;
 }
 
 export interface ReloadSummary {
@@ -94,7 +97,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   const usage = createUsageLedger();
   const { state, metrics } = options;
   const clock = options.clock ?? Date.now;
-  const deps: ServingDeps = { keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, metrics, clock };
+  const upstreamFailures = createUpstreamFailureLog(logger, {
+    clock,
+    ...(options.upstreamFailureLogIntervalMs === undefined ? {} : { intervalMs: options.upstreamFailureLogIntervalMs }),
+  });
+  const deps: ServingDeps = { keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, metrics, upstreamFailures, clock };
   // The settings only a restart changes stay these for the life of the process.
   const started = options.config;
   let serving: ServingState = buildServingState(started, deps, options.loadedAt ?? Math.floor(Date.now() / 1000));

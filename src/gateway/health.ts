@@ -4,7 +4,10 @@
 // reachable, for Redis), at least one upstream target has a closed or
 // half-open circuit, and the gateway is not draining for shutdown. With Redis
 // down and state.onUnavailable "local" the instance still serves (limits per
-// instance), so it stays ready and says it is degraded.
+// instance), so it stays ready and says it is degraded. Every open circuit is
+// listed with its window and the last failure's cause, ready or not: the
+// answer to "why is this target skipped" (one open target among several
+// healthy ones leaves the instance ready).
 import { sendJson } from '../http/respond.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import type { StateBackend } from '../state/state-backend.ts';
@@ -19,9 +22,22 @@ interface HealthSources {
 
 type CheckResult = 'ok' | string;
 
+/** A target the gateway skips now, and why. */
+export interface OpenCircuit {
+  /** `provider/model`, as in the access log. */
+  target: string;
+  /** When the circuit opened (ISO 8601). */
+  since: string | null;
+  /** When it lets one probe request through (ISO 8601). */
+  until: string | null;
+  /** The failure that opened it (or the latest one since), as in the "upstream failed" log line. */
+  lastFailure: { cause: string; detail: string; upstream: string | null; at: string | null } | null;
+}
+
 export interface Readiness {
   ready: boolean;
   checks: { config: CheckResult; store: CheckResult; upstreams: CheckResult; shutdown: CheckResult };
+  openCircuits: OpenCircuit[];
 }
 
 const NO_STORE = { 'cache-control': 'no-store' };
@@ -39,8 +55,8 @@ export async function readiness(sources: HealthSources): Promise<Readiness> {
     store = writable.ok ? 'ok' : writable.problem;
   }
   let upstreams: CheckResult = 'no configuration';
+  const open = (targets ?? []).filter((t) => t.circuit === 'open');
   if (targets !== null) {
-    const open = targets.filter((t) => t.circuit === 'open');
     upstreams = open.length < targets.length ? 'ok' : `every target's circuit is open (${open.map((t) => t.id).join(', ')})`;
   }
   const checks = {
@@ -49,7 +65,24 @@ export async function readiness(sources: HealthSources): Promise<Readiness> {
     upstreams,
     shutdown: sources.draining() ? 'draining' : 'ok',
   };
-  return { ready: Object.values(checks).every((c) => c === 'ok' || c === DEGRADED), checks };
+  return { ready: Object.values(checks).every((c) => c === 'ok' || c === DEGRADED), checks, openCircuits: open.map(openCircuit) };
+}
+
+function openCircuit(target: TargetHealth): OpenCircuit {
+  const failure = target.lastFailure;
+  return {
+    target: target.id,
+    since: isoTime(target.openedAt),
+    until: isoTime(target.probeAt),
+    lastFailure: failure === null ? null : { cause: failure.kind, detail: failure.detail, upstream: failure.address, at: isoTime(failure.at) },
+  };
+}
+
+/** Date's range; an openMs of years could reach past it, and toISOString would throw. */
+const MAX_DATE_MS = 8.64e15;
+
+function isoTime(ms: number | null): string | null {
+  return ms === null || !(Math.abs(ms) <= MAX_DATE_MS) ? null : new Date(ms).toISOString();
 }
 
 export function healthRoutes(sources: HealthSources): Array<[method: string, path: string, handler: RouteHandler]> {
@@ -60,7 +93,7 @@ export function healthRoutes(sources: HealthSources): Array<[method: string, pat
       '/readyz',
       async (ctx) => {
         const r = await readiness(sources);
-        sendJson(ctx.res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not_ready', checks: r.checks }, NO_STORE);
+        sendJson(ctx.res, r.ready ? 200 : 503, { status: r.ready ? 'ready' : 'not_ready', checks: r.checks, openCircuits: r.openCircuits }, NO_STORE);
       },
     ],
   ];

@@ -11,6 +11,7 @@ import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { createAliasRoutes, type AliasRoutes, type ProviderBinding } from '../routing/alias-targets.ts';
+import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { KeyAuthenticator } from './auth.ts';
 import { createChatCompletionsHandler } from './chat-completions.ts';
 import { createModelsHandler } from './models.ts';
@@ -29,6 +30,8 @@ export interface ServingDeps {
   env: NodeJS.ProcessEnv;
   limiter: Limiter;
   metrics?: GatewayMetrics | undefined;
+  /** Kept across reloads, so a reload does not reset its rate limit. */
+  upstreamFailures?: UpstreamFailureLog | undefined;
   clock?: () => number;
 }
 

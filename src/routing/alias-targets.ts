@@ -5,7 +5,7 @@ import type { GatewayConfig, MaxTokensParam, UpstreamPolicy } from '../config/co
 import type { ChatRequest } from '../chat/types.ts';
 import { buildUpstreamRequest } from '../chat/upstream-request.ts';
 import type { ChatProvider } from '../upstream/provider.ts';
-import { createBreakerRegistry, type BreakerRegistry, type CircuitBreaker, type State as BreakerState } from '../upstream/circuit-breaker.ts';
+import { createBreakerRegistry, type BreakerRegistry, type CircuitBreaker, type RecordedFailure, type State as BreakerState } from '../upstream/circuit-breaker.ts';
 import { anyTargetAvailable, type UpstreamTarget } from '../upstream/dispatcher.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../upstream/retry-policy.ts';
 
@@ -38,7 +38,7 @@ export interface AliasRoutes {
   isAvailable(alias: string): boolean;
   /** The upstream request for each target of `alias`, in config order. */
   plan(alias: string, request: ChatRequest): TargetPlan;
-  /** Circuit state of every target (provider/model), for the dashboard and /metrics. */
+  /** Circuit state of every target (provider/model), for the dashboard, /metrics and /readyz. */
   health(): TargetHealth[];
 }
 
@@ -48,6 +48,12 @@ export interface TargetHealth {
   provider: string;
   model: string;
   circuit: BreakerState;
+  /** Epoch milliseconds the circuit last opened; null while it never has. */
+  openedAt: number | null;
+  /** Epoch milliseconds an open circuit lets a probe through; null unless open. */
+  probeAt: number | null;
+  /** The last counted failure and what went wrong on the wire; null while none. */
+  lastFailure: RecordedFailure | null;
 }
 
 const NO_RETRY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 };
@@ -58,7 +64,7 @@ export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<s
   // One registry per provider, since the breaker options are the provider's;
   // its breakers are keyed by provider/model, so each target id has exactly one.
   const registries = new Map<string, BreakerRegistry>();
-  const health: Array<Omit<TargetHealth, 'circuit'> & { breaker: CircuitBreaker }> = [];
+  const health: Array<Pick<TargetHealth, 'id' | 'provider' | 'model'> & { breaker: CircuitBreaker }> = [];
   const byAlias = new Map<string, BoundTarget[]>();
   for (const [alias, aliasConfig] of Object.entries(config.aliases)) {
     byAlias.set(
@@ -95,7 +101,11 @@ export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<s
 
   return {
     isAvailable: (alias) => anyTargetAvailable(targetsOf(alias)),
-    health: () => health.map(({ id, provider, model, breaker }) => ({ id, provider, model, circuit: breaker.state() })),
+    health: () =>
+      health.map(({ id, provider, model, breaker }) => {
+        const { state, openedAt, probeAt, lastFailure } = breaker.snapshot();
+        return { id, provider, model, circuit: state, openedAt, probeAt, lastFailure };
+      }),
     plan(alias, request) {
       const cap = config.aliases[alias]?.maxOutputTokens ?? null;
       let maxOutputTokens = 0;

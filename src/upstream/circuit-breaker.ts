@@ -12,6 +12,8 @@
 // left). An attempt that ends without a verdict reports onRelease(), which
 // frees the half-open probe slot for the next request.
 
+import type { FailureCause } from './failure-cause.ts';
+
 export const State = {
   Closed: 'closed',
   Open: 'open',
@@ -29,20 +31,39 @@ export interface CircuitBreakerOptions {
 const DEFAULT_FAILURE_THRESHOLD = 5;
 const DEFAULT_OPEN_MS = 30_000;
 
+/** A counted failure, with when it happened (the breaker's clock). */
+export interface RecordedFailure extends FailureCause {
+  at: number;
+}
+
+/** What /readyz says about one breaker. Times are the breaker's clock (epoch
+ * milliseconds with the default Date.now). */
+export interface BreakerSnapshot {
+  state: State;
+  /** When it last opened; null while it never has. */
+  openedAt: number | null;
+  /** When an open breaker lets a probe through; null unless open. */
+  probeAt: number | null;
+  /** The last counted failure; null while there was none. */
+  lastFailure: RecordedFailure | null;
+}
+
 export interface CircuitBreaker {
   /** True when an attempt may go out now. In half-open state it is true for
    * exactly one caller, whose attempt is the probe, until that attempt reports. */
   canAttempt(): boolean;
   /** The attempt succeeded: closes a half-open breaker, resets the count. */
   onSuccess(): void;
-  /** The attempt failed in a way that counts against the upstream. */
-  onFailure(): void;
+  /** The attempt failed in a way that counts against the upstream; `cause`
+   * is kept as the last failure for /readyz. */
+  onFailure(cause?: FailureCause): void;
   /** The attempt ended without a verdict (the client left, or the upstream
    * judged the client's request): a half-open probe slot is freed, nothing counted. */
   onRelease(): void;
   state(): State;
   /** Milliseconds until an open breaker lets a probe through; 0 otherwise. */
   msUntilProbe(): number;
+  snapshot(): BreakerSnapshot;
 }
 
 /** `clock` returns milliseconds (Date.now or performance.now). */
@@ -52,7 +73,9 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}, clock:
   let state: State = State.Closed;
   let consecutiveFailures = 0;
   let openedAt = 0;
+  let everOpened = false;
   let probeInFlight = false;
+  let lastFailure: RecordedFailure | null = null;
 
   /** Applies the time-based transition; never takes the probe slot. */
   function current(): State {
@@ -63,9 +86,12 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}, clock:
     return state;
   }
 
-  function open(): void {
+  /** `at`: the failure's own reading of the clock, so that /readyz shows the
+   * failure that opened the breaker at the instant it opened. */
+  function open(at: number): void {
     state = State.Open;
-    openedAt = clock();
+    openedAt = at;
+    everOpened = true;
     probeInFlight = false;
   }
 
@@ -98,15 +124,17 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}, clock:
           return;
       }
     },
-    onFailure(): void {
+    onFailure(cause?: FailureCause): void {
+      const at = clock();
+      if (cause !== undefined) lastFailure = { ...cause, at };
       switch (current()) {
         case State.Closed:
           consecutiveFailures++;
-          if (consecutiveFailures >= failureThreshold) open();
+          if (consecutiveFailures >= failureThreshold) open(at);
           return;
         case State.HalfOpen:
           // Any failure while half-open, the probe's or a late one, reopens.
-          open();
+          open(at);
           return;
         case State.Open:
           return;
@@ -118,6 +146,15 @@ export function createCircuitBreaker(options: CircuitBreakerOptions = {}, clock:
     state: current,
     msUntilProbe(): number {
       return current() === State.Open ? Math.max(0, openedAt + openMs - clock()) : 0;
+    },
+    snapshot(): BreakerSnapshot {
+      const now = current();
+      return {
+        state: now,
+        openedAt: everOpened ? openedAt : null,
+        probeAt: now === State.Open ? openedAt + openMs : null,
+        lastFailure: lastFailure === null ? null : { ...lastFailure },
+      };
     },
   };
 }

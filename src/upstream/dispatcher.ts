@@ -15,6 +15,7 @@ import { ApiError, UpstreamError } from '../errors/api-error.ts';
 import type { ChatProvider, UpstreamCall } from './provider.ts';
 import { ClientAbortError, isClientAbort, UpstreamRateLimitError } from './upstream-errors.ts';
 import { State, type CircuitBreaker } from './circuit-breaker.ts';
+import { failureCauseOf, type FailureCause } from './failure-cause.ts';
 import { upstreamRetryDelay } from './retry-after.ts';
 import { backoffDelay, classifyFailure, FailureClass, type RetryPolicy } from './retry-policy.ts';
 import { orderTargets } from './target-order.ts';
@@ -72,6 +73,9 @@ export interface AttemptRecord {
   /** The catalogue code (never an upstream's own), or `client_aborted`. */
   code?: string;
   delayMs?: number;
+  /** What went wrong on the wire (refused, reset, tls, dns, timeout, http...):
+   * for the operator's log, never for the client. Not set for a client abort. */
+  cause?: FailureCause;
 }
 
 /** A non-streaming completion from the first target that answers. */
@@ -155,7 +159,7 @@ async function dispatch<T>(
         value = await attempt(target, { request: target.request, requestId: ctx.requestId, signal });
       } catch (error) {
         const failure = classifyFailure(error);
-        tellBreaker(target.breaker, failure);
+        tellBreaker(target.breaker, failure, error);
         const record = failureRecord(target.id, n, error);
         if (failure === FailureClass.Fatal) {
           report({ ...record, outcome: AttemptOutcome.Fatal });
@@ -183,13 +187,13 @@ async function dispatch<T>(
   throw lastFailure;
 }
 
-function tellBreaker(breaker: CircuitBreaker, failure: FailureClass): void {
+function tellBreaker(breaker: CircuitBreaker, failure: FailureClass, error: unknown): void {
   if (failure === FailureClass.Fatal) breaker.onRelease();
-  else breaker.onFailure();
+  else breaker.onFailure(failureCauseOf(error));
 }
 
 function failureRecord(targetId: string, attempt: number, error: unknown): Omit<AttemptRecord, 'outcome'> {
-  if (error instanceof ApiError) return { targetId, attempt, status: error.status, code: error.code };
+  if (error instanceof ApiError) return { targetId, attempt, status: error.status, code: error.code, cause: failureCauseOf(error) };
   if (isClientAbort(error)) return { targetId, attempt, code: error.code };
   return { targetId, attempt };
 }
@@ -281,7 +285,7 @@ function relayStream(
       try {
         result = await upstream.next();
       } catch (error) {
-        if (finish()) tellBreaker(breaker, classifyFailure(error));
+        if (finish()) tellBreaker(breaker, classifyFailure(error), error);
         throw error;
       }
       if (result.done === true) {

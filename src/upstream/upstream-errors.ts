@@ -7,6 +7,7 @@
 // own error message.
 
 import { ApiError, InvalidRequestError, UpstreamError, UpstreamRejectionError } from '../errors/api-error.ts';
+import { FailureKind, noteFailureCause } from './failure-cause.ts';
 import { retryAfterForClient, retryAfterMsForClient } from './retry-after.ts';
 
 /** Longest upstream error message passed on to a client. */
@@ -155,7 +156,10 @@ function boundedHeader(value: string | null): string | null {
 /** A `data: {"error":...}` frame inside a stream. */
 export function upstreamStreamError(error: unknown): UpstreamError {
   const found = readUpstreamErrorDetail({ error });
-  return new UpstreamError('upstream_error', found === undefined ? 'The upstream provider reported an error during the stream.' : found.message);
+  const failure = new UpstreamError('upstream_error', found === undefined ? 'The upstream provider reported an error during the stream.' : found.message);
+  // The upstream's own code is not kept: it is free text from the upstream.
+  noteFailureCause(failure, { kind: FailureKind.ErrorEvent, detail: 'stream', address: null });
+  return failure;
 }
 
 export function upstreamTimeoutError(timeoutMs: number, what: 'response headers' | 'the whole response'): UpstreamError {

@@ -9,10 +9,12 @@ import { ApiError } from '../errors/api-error.ts';
 import { EventStreamError } from '../sse/event-stream-parser.ts';
 import { readBodyBounded, readErrorDetail, readEventStream, type EventReads } from './bounded-reads.ts';
 import { ConnectState, watchConnectPhase, type FetchWatch } from './connect-phase.ts';
+import { classifyNetworkError, failureCauseOf, FailureKind, noteFailureCause, TimeoutPhase, upstreamAddress, type FailureCause } from './failure-cause.ts';
 import type { UpstreamCall } from './provider.ts';
 import {
   badUpstreamResponseError,
   ClientAbortError,
+  isClientAbort,
   isNetworkTimeout,
   upstreamConnectionLostError,
   upstreamConnectTimeoutError,
@@ -82,6 +84,14 @@ const Abort = {
   Closed: 'closed',
 } as const;
 type Abort = (typeof Abort)[keyof typeof Abort];
+
+/** The clock behind each of our own timeout aborts, for the operator's failure cause. */
+const TIMEOUT_PHASE: Partial<Record<Abort, TimeoutPhase>> = {
+  [Abort.ConnectTimeout]: TimeoutPhase.Connect,
+  [Abort.FirstByteTimeout]: TimeoutPhase.FirstByte,
+  [Abort.IdleTimeout]: TimeoutPhase.Idle,
+  [Abort.TotalTimeout]: TimeoutPhase.Total,
+};
 
 const Phase = {
   /** Until the response headers arrive. */
@@ -184,6 +194,8 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
   /** The whole body was read: aborting would only cost (a DOMException and
    * signal listeners per request) and could not free anything. */
   let finished = false;
+  /** The upstream's non-2xx status (a refused redirect's too), for the failure cause. */
+  let failedStatus: number | undefined;
 
   /** The body reader being read. An abort cancels it too: fetch's own abort
    * wiring is lost once undici's internal Request object is garbage collected
@@ -237,6 +249,7 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
     clearTimeout(firstByteTimer);
     if (response.status >= 200 && response.status <= 299) return response;
 
+    failedStatus = response.status;
     const detail = await readErrorDetail(response);
     if (abort !== Abort.None) throw abortError();
     // Anthropic's 529 (overloaded) falls in the 5xx branch: a 502 that says so.
@@ -274,6 +287,7 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
   function refusedRedirect(watch: FetchWatch): ApiError | undefined {
     const status = watch.responseStatus;
     if (abort !== Abort.None || status === undefined || !REDIRECT_STATUSES.has(status)) return undefined;
+    failedStatus = status;
     return upstreamHttpError(status, undefined, null, null);
   }
 
@@ -317,7 +331,34 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
     }
   }
 
+  /** The client's error for `error`, with what went wrong on the wire noted
+   * beside it (./failure-cause.ts) for the log and /readyz. */
   function explain(error: unknown): unknown {
+    const explained = explainForClient(error);
+    if (!isClientAbort(explained)) {
+      noteFailureCause(explained, { ...wireCause(error, explained), address: upstreamAddress(settings.endpoint) });
+    }
+    return explained;
+  }
+
+  /** Most specific first: our own clock, the upstream's status, the socket's
+   * code, then what the adapter that threw already knew (an error event). */
+  function wireCause(error: unknown, explained: unknown): Pick<FailureCause, 'kind' | 'detail'> {
+    const phase = TIMEOUT_PHASE[abort];
+    if (phase !== undefined) return { kind: FailureKind.Timeout, detail: phase };
+    if (failedStatus !== undefined) return { kind: FailureKind.Http, detail: String(failedStatus) };
+    const network = classifyNetworkError(error);
+    if (network !== undefined) return network;
+    const known = failureCauseOf(explained);
+    if (known.kind !== FailureKind.Other) return known;
+    // Not JSON, an oversized event, a stream that ended without [DONE].
+    if (explained instanceof ApiError && (explained.code === 'bad_upstream_response' || explained.code === 'upstream_stream_truncated')) {
+      return { kind: FailureKind.BadResponse, detail: explained.code };
+    }
+    return known;
+  }
+
+  function explainForClient(error: unknown): unknown {
     // Our own abort came first; whatever fetch or the body threw is its echo.
     const aborted = abortError();
     if (aborted !== undefined) return aborted;

@@ -22,7 +22,7 @@ const skip = skipUnlessCompiled;
 const skipNotify = skip || (existsSync(SYSTEMD_NOTIFY_COMMAND) && hasPython ? false : `needs ${SYSTEMD_NOTIFY_COMMAND} and python3`);
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 const DEMO_TARGET = 'demo/portcullis-demo';
-const READY = { status: 'ready', checks: { config: 'ok', store: 'ok', upstreams: 'ok', shutdown: 'ok' } };
+const READY = { status: 'ready', checks: { config: 'ok', store: 'ok', upstreams: 'ok', shutdown: 'ok' }, openCircuits: [] };
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-serve-ops-'));
 const cleanup: Array<() => Promise<void> | void> = [() => rmSync(tmp, { recursive: true, force: true })];

@@ -226,7 +226,7 @@ describe('health routes', () => {
       assert.equal(health.headers['content-type'], 'application/json');
       const ready = await request(gw.baseUrl, 'GET', '/readyz');
       assert.equal(ready.status, 200);
-      assert.deepEqual(ready.json(), { status: 'ready', checks: { config: 'ok', store: 'ok', upstreams: 'ok', shutdown: 'ok' } });
+      assert.deepEqual(ready.json(), { status: 'ready', checks: { config: 'ok', store: 'ok', upstreams: 'ok', shutdown: 'ok' }, openCircuits: [] });
       assert.equal(ready.headers['cache-control'], 'no-store');
     } finally {
       await gw.close();
@@ -265,10 +265,22 @@ describe('health routes', () => {
       assert.equal((failed.json() as { error: { code: string } }).error.code, 'upstream_error');
       const ready = await request(gw.baseUrl, 'GET', '/readyz');
       assert.equal(ready.status, 503);
+      const body = ready.json() as { openCircuits: Array<{ since: string; until: string; lastFailure: { at: string } }> };
+      const since = body.openCircuits[0]?.since ?? '';
       assert.deepEqual(ready.json(), {
         status: 'not_ready',
         checks: { config: 'ok', store: 'ok', upstreams: "every target's circuit is open (fake/upstream-model-1)", shutdown: 'ok' },
+        // Which target, since when, until when, and why: the upstream answered 500.
+        openCircuits: [
+          {
+            target: 'fake/upstream-model-1',
+            since,
+            until: new Date(Date.parse(since) + 3_600_000).toISOString(),
+            lastFailure: { cause: 'http', detail: '500', upstream: new URL(upstream.baseUrl).host, at: since },
+          },
+        ],
       });
+      assert.ok(Math.abs(Date.parse(since) - Date.now()) < 60_000, since);
       // /healthz only says the process is alive.
       assert.equal((await request(gw.baseUrl, 'GET', '/healthz')).status, 200);
       await idle(gw);
@@ -297,6 +309,7 @@ describe('health routes', () => {
       assert.deepEqual(ready.json(), {
         status: 'not_ready',
         checks: { config: 'ok', store: `data directory ${gw.dataDir} is not writable (EACCES)`, upstreams: 'ok', shutdown: 'ok' },
+        openCircuits: [],
       });
       chmodSync(gw.dataDir, 0o700);
       assert.equal((await request(gw.baseUrl, 'GET', '/readyz')).status, 200);
@@ -316,6 +329,7 @@ describe('health routes', () => {
       assert.deepEqual(ready.json(), {
         status: 'not_ready',
         checks: { config: 'ok', store: `data directory ${gw.dataDir} is not writable (ENOENT)`, upstreams: 'ok', shutdown: 'ok' },
+        openCircuits: [],
       });
     } finally {
       await gw.close();
@@ -346,7 +360,7 @@ describe('health routes', () => {
 
       const ready = await request(adminUrl, 'GET', '/readyz');
       assert.equal(ready.status, 503);
-      assert.deepEqual(ready.json(), { status: 'not_ready', checks: { config: 'ok', store: 'ok', upstreams: 'ok', shutdown: 'draining' } });
+      assert.deepEqual(ready.json(), { status: 'not_ready', checks: { config: 'ok', store: 'ok', upstreams: 'ok', shutdown: 'draining' }, openCircuits: [] });
       await assert.rejects(request(gw.baseUrl, 'GET', '/readyz'), (err: NodeJS.ErrnoException) => err.code === 'ECONNREFUSED');
 
       // The stream still finishes cleanly, and the drain reports it finished.

@@ -48,8 +48,8 @@ describe('createAliasRoutes', () => {
     assert.equal(chat[0]?.breaker, vision[0]?.breaker);
     assert.notEqual(vision[0]?.breaker, vision[1]?.breaker);
     assert.deepEqual(routes.health(), [
-      { id: 'demo/m1', provider: 'demo', model: 'm1', circuit: 'closed' },
-      { id: 'demo/m2', provider: 'demo', model: 'm2', circuit: 'closed' },
+      { id: 'demo/m1', provider: 'demo', model: 'm1', circuit: 'closed', openedAt: null, probeAt: null, lastFailure: null },
+      { id: 'demo/m2', provider: 'demo', model: 'm2', circuit: 'closed', openedAt: null, probeAt: null, lastFailure: null },
     ]);
   });
 
@@ -59,13 +59,18 @@ describe('createAliasRoutes', () => {
     assert.ok(breaker !== undefined);
     breaker.onFailure();
     assert.equal(routes.isAvailable('service-chat'), true);
-    breaker.onFailure();
+    clock.now = 20;
+    breaker.onFailure({ kind: 'refused', detail: 'ECONNREFUSED', address: '127.0.0.1:8000' });
     assert.equal(routes.isAvailable('service-chat'), false);
     // service-vision still has demo/m2.
     assert.equal(routes.isAvailable('service-vision'), true);
     assert.deepEqual(routes.health().map((t) => t.circuit), ['open', 'closed']);
-    clock.now = 500;
+    // When it opened, when it lets a probe through, and why: what /readyz shows.
+    const lastFailure = { kind: 'refused', detail: 'ECONNREFUSED', address: '127.0.0.1:8000', at: 20 };
+    assert.deepEqual(routes.health()[0], { id: 'demo/m1', provider: 'demo', model: 'm1', circuit: 'open', openedAt: 20, probeAt: 520, lastFailure });
+    clock.now = 520;
     assert.deepEqual(routes.health().map((t) => t.circuit), ['half_open', 'closed']);
+    assert.deepEqual(routes.health()[0], { id: 'demo/m1', provider: 'demo', model: 'm1', circuit: 'half_open', openedAt: 20, probeAt: null, lastFailure });
   });
 
   test('the demo provider (no policy) has a breaker that never opens', () => {

@@ -208,7 +208,7 @@ test('two instances started from the example config, as the documented ACL user,
     const ready = await request(instance.baseUrl, 'GET', '/readyz');
     assert.deepEqual(
       { status: ready.status, body: ready.json() },
-      { status: 200, body: { status: 'ready', checks: { config: 'ok', store: 'ok', upstreams: 'ok', shutdown: 'ok' } } },
+      { status: 200, body: { status: 'ready', checks: { config: 'ok', store: 'ok', upstreams: 'ok', shutdown: 'ok' }, openCircuits: [] } },
     );
   }
 

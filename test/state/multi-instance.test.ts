@@ -403,12 +403,12 @@ test('Redis stopped mid-traffic: "refuse" answers 503 state_unavailable, "local"
   const readyA = await request(a.baseUrl, 'GET', '/readyz');
   assert.deepEqual(
     { status: readyA.status, body: readyA.json() },
-    { status: 503, body: { status: 'not_ready', checks: { config: 'ok', store: 'the redis state backend is unreachable', upstreams: 'ok', shutdown: 'ok' } } },
+    { status: 503, body: { status: 'not_ready', checks: { config: 'ok', store: 'the redis state backend is unreachable', upstreams: 'ok', shutdown: 'ok' }, openCircuits: [] } },
   );
   const readyB = await request(b.baseUrl, 'GET', '/readyz');
   assert.deepEqual(
     { status: readyB.status, body: readyB.json() },
-    { status: 200, body: { status: 'ready', checks: { config: 'ok', store: 'degraded: the state backend is unreachable; limits are counted per instance', upstreams: 'ok', shutdown: 'ok' } } },
+    { status: 200, body: { status: 'ready', checks: { config: 'ok', store: 'degraded: the state backend is unreachable; limits are counted per instance', upstreams: 'ok', shutdown: 'ok' }, openCircuits: [] } },
   );
 
   // Redis comes back on the same port with its data (as from its append-only file).

@@ -25,6 +25,26 @@ describe('createCircuitBreaker', () => {
     assert.deepEqual(State, { Closed: 'closed', Open: 'open', HalfOpen: 'half_open' });
   });
 
+  test('snapshot: when it opened, when it lets a probe through, the last counted failure and when', () => {
+    const clock = manualClock();
+    const breaker = createCircuitBreaker({ failureThreshold: 2, openMs: 1000 }, clock.now);
+    assert.deepEqual(breaker.snapshot(), { state: 'closed', openedAt: null, probeAt: null, lastFailure: null });
+    breaker.onFailure({ kind: 'http', detail: '503', address: 'llm.internal:443' });
+    clock.advance(10);
+    breaker.onFailure({ kind: 'refused', detail: 'ECONNREFUSED', address: 'llm.internal:443' });
+    const refused = { kind: 'refused', detail: 'ECONNREFUSED', address: 'llm.internal:443', at: 1_000_010 };
+    assert.deepEqual(breaker.snapshot(), { state: 'open', openedAt: 1_000_010, probeAt: 1_001_010, lastFailure: refused });
+    clock.advance(1000);
+    assert.deepEqual(breaker.snapshot(), { state: 'half_open', openedAt: 1_000_010, probeAt: null, lastFailure: refused });
+    assert.equal(breaker.canAttempt(), true);
+    breaker.onSuccess();
+    // Closed again: the history stays, nothing is open.
+    assert.deepEqual(breaker.snapshot(), { state: 'closed', openedAt: 1_000_010, probeAt: null, lastFailure: refused });
+    // A failure reported without a cause keeps the last known one.
+    breaker.onFailure();
+    assert.deepEqual(breaker.snapshot().lastFailure, refused);
+  });
+
   test('defaults: opens on the 5th consecutive failure, stays open 30 s', () => {
     const clock = manualClock();
     const breaker = createCircuitBreaker({}, clock.now);

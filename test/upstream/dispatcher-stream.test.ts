@@ -7,6 +7,7 @@ import { isClientAbort, upstreamStreamTruncatedError } from '../../src/upstream/
 import { createCircuitBreaker } from '../../src/upstream/circuit-breaker.ts';
 import { dispatchStream, type AttemptRecord, type DispatchContext } from '../../src/upstream/dispatcher.ts';
 import {
+  addressOf,
   chunkEvent,
   errorStatus,
   hang,
@@ -91,7 +92,15 @@ describe('dispatchStream before the first chunk', () => {
     const records: AttemptRecord[] = [];
     const { stream } = await dispatchStream([target('a', a.baseUrl)], context(records));
     assert.deepEqual(texts(await collect(stream)), ['ok', '']);
-    assert.deepEqual(records[0], { targetId: 'a', attempt: 1, outcome: 'retry', status: 502, code: 'upstream_stream_truncated', delayMs: 2 });
+    assert.deepEqual(records[0], {
+      targetId: 'a',
+      attempt: 1,
+      outcome: 'retry',
+      status: 502,
+      code: 'upstream_stream_truncated',
+      delayMs: 2,
+      cause: { kind: 'bad_response', detail: 'upstream_stream_truncated', address: addressOf(a) },
+    });
   });
 
   test('malformed SSE (a data line that is not JSON) falls back to the next target', async () => {
@@ -104,7 +113,14 @@ describe('dispatchStream before the first chunk', () => {
     const { stream, target: chosen } = await dispatchStream([target('a', a.baseUrl), target('b', b.baseUrl, { priority: 1 })], context(records));
     assert.equal(chosen.id, 'b');
     assert.deepEqual(texts(await collect(stream)), ['from b', '']);
-    assert.deepEqual(records[0], { targetId: 'a', attempt: 1, outcome: 'fallback', status: 502, code: 'bad_upstream_response' });
+    assert.deepEqual(records[0], {
+      targetId: 'a',
+      attempt: 1,
+      outcome: 'fallback',
+      status: 502,
+      code: 'bad_upstream_response',
+      cause: { kind: 'bad_response', detail: 'bad_upstream_response', address: addressOf(a) },
+    });
     assert.equal(a.requests, 1);
   });
 
@@ -143,7 +159,14 @@ describe('dispatchStream before the first chunk', () => {
     );
     await collect(stream);
     assert.equal(chosen.id, 'b');
-    assert.deepEqual(records[0], { targetId: 'a', attempt: 1, outcome: 'fallback', status: 504, code: 'upstream_timeout' });
+    assert.deepEqual(records[0], {
+      targetId: 'a',
+      attempt: 1,
+      outcome: 'fallback',
+      status: 504,
+      code: 'upstream_timeout',
+      cause: { kind: 'timeout', detail: 'idle', address: addressOf(a) },
+    });
   });
 
   test('an empty stream ([DONE] only) resolves and yields nothing; the breaker learns success', async () => {

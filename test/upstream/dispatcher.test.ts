@@ -13,6 +13,7 @@ import {
   type DispatchContext,
 } from '../../src/upstream/dispatcher.ts';
 import {
+  addressOf,
   answer,
   completionBody,
   errorStatus,
@@ -70,7 +71,7 @@ describe('dispatchCompletion: retries on one target', () => {
     assert.equal(a.requests, 2);
     // random 0.5 of the 5 ms first-retry ceiling
     assert.deepEqual(records, [
-      { targetId: 'a', attempt: 1, outcome: 'retry', status: 502, code: 'upstream_error', delayMs: 2 },
+      { targetId: 'a', attempt: 1, outcome: 'retry', status: 502, code: 'upstream_error', delayMs: 2, cause: { kind: 'http', detail: '500', address: addressOf(a) } },
       { targetId: 'a', attempt: 2, outcome: 'ok' },
     ]);
   });
@@ -107,7 +108,15 @@ describe('dispatchCompletion: retries on one target', () => {
     const elapsed = performance.now() - started;
     assert.equal(content(result), 'patience');
     assert.ok(elapsed >= 990 && elapsed < 1800, String(elapsed));
-    assert.deepEqual(records[0], { targetId: 'a', attempt: 1, outcome: 'retry', status: 429, code: 'rate_limit_exceeded', delayMs: 1000 });
+    assert.deepEqual(records[0], {
+      targetId: 'a',
+      attempt: 1,
+      outcome: 'retry',
+      status: 429,
+      code: 'rate_limit_exceeded',
+      delayMs: 1000,
+      cause: { kind: 'http', detail: '429', address: addressOf(a) },
+    });
   });
 
   test('429 with retry-after-ms is honoured to the millisecond', async () => {
@@ -159,7 +168,7 @@ describe('dispatchCompletion: fallbacks', () => {
     assert.equal(result.target.id, 'b');
     assert.equal(a.requests, 1);
     assert.deepEqual(records, [
-      { targetId: 'a', attempt: 1, outcome: 'fallback', status: 429, code: 'rate_limit_exceeded' },
+      { targetId: 'a', attempt: 1, outcome: 'fallback', status: 429, code: 'rate_limit_exceeded', cause: { kind: 'http', detail: '429', address: addressOf(a) } },
       { targetId: 'b', attempt: 1, outcome: 'ok' },
     ]);
   });
@@ -186,7 +195,14 @@ describe('dispatchCompletion: fallbacks', () => {
     assert.ok(elapsed >= 140 && elapsed < 1500, String(elapsed));
     assert.equal(content(result), 'from b');
     assert.equal(a.requests, 1);
-    assert.deepEqual(records[0], { targetId: 'a', attempt: 1, outcome: 'fallback', status: 504, code: 'upstream_timeout' });
+    assert.deepEqual(records[0], {
+      targetId: 'a',
+      attempt: 1,
+      outcome: 'fallback',
+      status: 504,
+      code: 'upstream_timeout',
+      cause: { kind: 'timeout', detail: 'first_byte', address: addressOf(a) },
+    });
     await a.closed(1);
   });
 
@@ -211,7 +227,9 @@ describe('dispatchCompletion: fallbacks', () => {
     assert.equal(a.requests, 1);
     assert.equal(b.requests, 0);
     assert.equal(breaker.state(), 'closed');
-    assert.deepEqual(records, [{ targetId: 'a', attempt: 1, outcome: 'fatal', status: 400, code: 'upstream_rejected_request' }]);
+    assert.deepEqual(records, [
+      { targetId: 'a', attempt: 1, outcome: 'fatal', status: 400, code: 'upstream_rejected_request', cause: { kind: 'http', detail: '400', address: addressOf(a) } },
+    ]);
   });
 
   test('everything failing: the last target’s failure, in the client’s terms', async () => {

@@ -67,6 +67,11 @@ export async function startFakeUpstream(behaviour: UpstreamBehaviour): Promise<F
 }
 
 /** A port nothing listens on: connections are refused. */
+/** `host:port` of a fake upstream, as failure causes name it. */
+export function addressOf(upstream: { baseUrl: string }): string {
+  return new URL(upstream.baseUrl).host;
+}
+
 export async function refusedBaseUrl(): Promise<string> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
