@@ -172,6 +172,7 @@ export async function runServeCommand(args: string[], io: CliIo & { configPath: 
         view: () => ({ config: running.config, routes: running.routes }),
         state: backend,
         clock: Date.now,
+        apiAddress: () => apiAddress,
         dataDir: config.dataDir,
         limits: config.limits,
         logger,
