@@ -4,7 +4,7 @@ import { adminApi } from './api.ts';
 import type { ApiFailure, IssuedKey, KeyRecord } from './admin-model.ts';
 import { createConfirmDialog, createSecretDialog } from './dialogs.ts';
 import { byId, clear, el, timeElement } from './dom.ts';
-import { describeAliases, describeLimits, formatDateTime, STATUS_LABEL } from './format.ts';
+import { describeAliases, describeLimits, formatFullDateTime, formatShortDateTime, STATUS_LABEL } from './format.ts';
 import { createKeyForm } from './key-form.ts';
 import { createUsageView } from './usage-view.ts';
 
@@ -82,7 +82,16 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
     return button;
   }
 
-  function row(key: KeyRecord): HTMLTableRowElement {
+  /** One line in the table; the whole instant is in the title (hover, long press, screen readers via datetime). */
+  function when(iso: string | null, now: Date): Node | string {
+    if (iso === null) return 'Never';
+    const time = timeElement(iso, formatShortDateTime(iso, now));
+    time.title = formatFullDateTime(iso);
+    time.className = 'when';
+    return time;
+  }
+
+  function row(key: KeyRecord, now: Date): HTMLTableRowElement {
     const live = key.status === 'active';
     const cell = (label: string, content: (Node | string)[], testId?: string): HTMLTableCellElement =>
       el('td', { attrs: { 'data-label': label }, ...(testId === undefined ? {} : { testId }) }, content);
@@ -90,9 +99,9 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
       el('th', { attrs: { scope: 'row', 'data-label': 'Name' }, testId: 'key-name', className: 'key-name', text: key.name }),
       cell('Key', [el('code', { text: `${key.prefix}…` })], 'key-prefix'),
       cell('Status', [el('span', { className: `badge badge-${key.status}`, text: STATUS_LABEL[key.status] })], 'key-status'),
-      cell('Created', [timeElement(key.createdAt, formatDateTime(key.createdAt, ''))]),
-      cell('Last used', [key.lastUsedAt === null ? 'Never' : timeElement(key.lastUsedAt, formatDateTime(key.lastUsedAt, ''))], 'key-last-used'),
-      cell('Expires', [key.expiresAt === null ? 'Never' : timeElement(key.expiresAt, formatDateTime(key.expiresAt, ''))]),
+      cell('Created', [when(key.createdAt, now)], 'key-created'),
+      cell('Last used', [when(key.lastUsedAt, now)], 'key-last-used'),
+      cell('Expires', [when(key.expiresAt, now)], 'key-expires'),
       cell('Aliases', [describeAliases(key.allowedAliases)], 'key-aliases'),
       cell('Limits', [describeLimits(key.limits)], 'key-limits'),
       el('td', { className: 'actions', attrs: { 'data-label': 'Actions' } }, [
@@ -111,7 +120,8 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
     table.removeAttribute('aria-busy');
     if (!outcome.ok) return context.failed(outcome.failure);
     keys = outcome.value.data;
-    body.replaceChildren(...keys.map(row));
+    const now = new Date();
+    body.replaceChildren(...keys.map((k) => row(k, now)));
     empty.hidden = keys.length > 0;
     table.hidden = keys.length === 0;
     // Keep the usage panel in step with the list (a rotated or revoked key keeps its id).

@@ -35,6 +35,9 @@ const RECORD_CSP_VIOLATIONS = `
 `;
 
 
+// Page globals for the functions run inside the page (the tests compile without the DOM lib).
+declare function getComputedStyle(element: unknown): { lineHeight: string };
+
 const screenshotDir = path.join(repositoryRoot(), 'test-output', 'screenshots');
 
 let gateway: Awaited<ReturnType<typeof startAdminGateway>>;
@@ -166,6 +169,17 @@ test('the key list shows the new key as text, scoped and limited', async (t) => 
   assert.equal(await row.getByTestId('key-last-used').textContent(), 'Never');
   keyPrefix = ((await row.getByTestId('key-prefix').textContent()) ?? '').replace(/…$/, '');
   assert.ok(keyPrefix.startsWith('pcl_') && rawKey.startsWith(keyPrefix) && keyPrefix.length < rawKey.length, `prefix ${keyPrefix}`);
+
+  // At 1280 px each date is one line; its title holds the whole instant.
+  const created = row.getByTestId('key-created').locator('time');
+  const iso = (await created.getAttribute('datetime')) ?? '';
+  assert.ok(((await created.getAttribute('title')) ?? '').endsWith(`(${iso})`), 'the title ends with the ISO instant');
+  const cells = row.locator('td time.when');
+  assert.ok((await cells.count()) >= 1);
+  for (const time of await cells.all()) {
+    const [height, lineHeight] = (await time.evaluate((e) => [e.getBoundingClientRect().height, parseFloat(getComputedStyle(e).lineHeight)])) as [number, number];
+    assert.ok(height < lineHeight * 1.5, `${await time.textContent()}: ${height} px high, line height ${lineHeight} px`);
+  }
 
   await screenshot(t, 'dashboard-keys-desktop', DESKTOP);
   await screenshot(t, 'dashboard-keys-phone', PHONE);
