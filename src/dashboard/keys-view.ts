@@ -1,7 +1,8 @@
 // The key list and its actions: create, edit, rotate, revoke, usage. A raw
 // key only passes through here on its way to the shown-once dialog.
 import { adminApi } from './api.ts';
-import type { ApiFailure, IssuedKey, KeyRecord } from './admin-model.ts';
+import type { AliasCatalogue, ApiFailure, IssuedKey, KeyRecord } from './admin-model.ts';
+import { firstRequest } from './first-request.ts';
 import { createConfirmDialog, createSecretDialog } from './dialogs.ts';
 import { byId, clear, el, timeElement } from './dom.ts';
 import { describeAliases, describeLimits, formatFullDateTime, formatShortDateTime, STATUS_LABEL } from './format.ts';
@@ -13,6 +14,8 @@ interface KeysViewContext {
   failed(failure: ApiFailure): void;
   /** Alias names from /api/aliases, for the allowed-aliases checkboxes; null when they could not be read. */
   aliasNames(): Promise<string[] | null>;
+  /** The alias catalogue with the API listener's address, for the first request the dialog offers. */
+  catalogue(): Promise<AliasCatalogue | null>;
 }
 
 export function createKeysView(context: KeysViewContext): { load(): Promise<void>; reset(): void } {
@@ -28,9 +31,9 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
   async function showIssued(issued: IssuedKey, verb: string): Promise<void> {
     const { record } = issued;
     context.notify(`Key “${record.name}” ${verb}.`);
-    await load();
+    const [catalogue] = await Promise.all([context.catalogue(), load()]);
     // The raw key goes straight to the dialog; `issued` is not kept anywhere.
-    await secret.show(issued.key, record.name);
+    await secret.show(issued.key, record.name, firstRequest(issued.key, record.allowedAliases, catalogue, location.hostname));
   }
 
   const form = createKeyForm({
@@ -76,9 +79,9 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
     form.edit(key, names ?? []);
   }
 
-  function actionButton(label: string, accessibleName: string, testId: string, run: () => Promise<void>, tone = ''): HTMLButtonElement {
+  function actionButton(label: string, accessibleName: string, testId: string, run: (button: HTMLButtonElement) => Promise<void>, tone = ''): HTMLButtonElement {
     const button = el('button', { text: label, className: `button-small ${tone}`.trim(), testId, attrs: { type: 'button', 'aria-label': accessibleName } });
-    button.addEventListener('click', () => void run());
+    button.addEventListener('click', () => void run(button));
     return button;
   }
 
@@ -105,7 +108,7 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
       cell('Aliases', [describeAliases(key.allowedAliases)], 'key-aliases'),
       cell('Limits', [describeLimits(key.limits)], 'key-limits'),
       el('td', { className: 'actions', attrs: { 'data-label': 'Actions' } }, [
-        actionButton('Usage', `Usage of ${key.name}`, 'key-usage', () => usage.show(key)),
+        actionButton('Usage', `Usage of ${key.name}`, 'key-usage', (button) => usage.show(key, button)),
         key.status !== 'revoked' && actionButton('Edit', `Edit ${key.name}`, 'key-edit', () => edit(key)),
         live && actionButton('Rotate', `Rotate ${key.name}`, 'key-rotate', () => rotate(key)),
         key.status !== 'revoked' && actionButton('Revoke', `Revoke ${key.name}`, 'key-revoke', () => revoke(key), 'button-danger'),
