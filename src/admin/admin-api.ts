@@ -31,6 +31,12 @@ export interface AdminApiDeps {
   view(): { config: GatewayConfig; routes: AliasRoutes };
   state: StateBackend;
   clock: () => number;
+  /**
+   * The API listener's address as it listens (`http://127.0.0.1:8080`, or
+   * `http+unix:/path` for an inherited Unix socket): the dashboard shows a new
+   * key's base URL and a first request with it. Absent or null: not known.
+   */
+  apiAddress?: () => string | null;
 }
 
 type Handler = (ctx: RequestContext) => Promise<void>;
@@ -181,7 +187,7 @@ export function createAdminApi(deps: AdminApiDeps): Array<[method: string, path:
       }),
     }));
     const auto = { default: config.auto.default, rules: config.auto.rules.map((r) => ({ use: r.use, reason: r.reason })) };
-    sendJson(ctx.res, 200, { object: 'list', data, auto }, NO_STORE);
+    sendJson(ctx.res, 200, { object: 'list', data, auto, api: { url: deps.apiAddress?.() ?? null } }, NO_STORE);
   };
 
   return [

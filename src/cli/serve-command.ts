@@ -175,6 +175,7 @@ export async function runServeCommand(
         view: () => ({ config: running.config, routes: running.routes }),
         state: backend,
         clock: Date.now,
+        apiAddress: () => apiAddress,
         dataDir: config.dataDir,
         limits: config.limits,
         logger,

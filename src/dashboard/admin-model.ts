@@ -84,6 +84,8 @@ export interface AliasInfo {
 export interface AliasCatalogue {
   data: AliasInfo[];
   auto: { default: string; rules: Array<{ use: string; reason: string }> } | null;
+  /** The API listener's address as it listens; absent from older servers. */
+  api?: { url: string | null };
 }
 
 /** Body of POST /api/keys and PATCH /api/keys/{id}; absent fields are left alone by PATCH. */

@@ -5,7 +5,15 @@ import type { AliasCatalogue, AliasInfo, ApiFailure } from './admin-model.ts';
 import { byId, el } from './dom.ts';
 import { CIRCUIT_LABEL, formatCount } from './format.ts';
 
-export function createAliasesView(failed: (failure: ApiFailure) => void): { load(): Promise<AliasCatalogue | null>; names(): Promise<string[] | null>; reset(): void } {
+interface AliasesView {
+  load(): Promise<AliasCatalogue | null>;
+  /** The catalogue as last loaded; loads it once if the view was never opened. */
+  catalogue(): Promise<AliasCatalogue | null>;
+  names(): Promise<string[] | null>;
+  reset(): void;
+}
+
+export function createAliasesView(failed: (failure: ApiFailure) => void): AliasesView {
   const list = byId('aliases-list', HTMLElement);
   const auto = byId('auto-routing', HTMLElement);
   let catalogue: AliasCatalogue | null = null;
@@ -44,6 +52,7 @@ export function createAliasesView(failed: (failure: ApiFailure) => void): { load
 
   return {
     load,
+    catalogue: async () => catalogue ?? (await load()),
     /** Alias names for the key form; loads the catalogue once if the view was never opened. */
     async names() {
       const c = catalogue ?? (await load());

@@ -1,39 +1,51 @@
 // The two modal dialogs: the shown-once raw key, and the confirmation before
 // a destructive action. Both are <dialog> elements from index.html.
 import { byId } from './dom.ts';
+import type { FirstRequest } from './first-request.ts';
 
 const COPY_FEEDBACK = {
   copied: 'Copied to the clipboard.',
-  selected: 'The key is selected: press Ctrl+C (or ⌘C) to copy it.',
+  selected: 'It is selected: press Ctrl+C (or ⌘C) to copy it.',
 } as const;
 
 /**
- * Shows a raw key once. The string lives only in the read-only field while the
- * dialog is open; closing it (Done, Escape) empties the field, so neither the
- * DOM nor this module keeps it afterwards.
+ * Shows a raw key once, with the API base URL and a first request that
+ * carries it. The key lives only in the read-only fields while the dialog is
+ * open; closing it (Done, Escape) empties them, so neither the DOM nor this
+ * module keeps it afterwards.
  */
-export function createSecretDialog(): { show(key: string, keyName: string): Promise<void> } {
+export function createSecretDialog(): { show(key: string, keyName: string, first: FirstRequest | null): Promise<void> } {
   const dialog = byId('secret-dialog', HTMLDialogElement);
   const field = byId('secret-value', HTMLTextAreaElement);
   const forName = byId('secret-for', HTMLElement);
-  const copy = byId('secret-copy', HTMLButtonElement);
   const feedback = byId('secret-copy-status', HTMLElement);
   const done = byId('secret-done', HTMLButtonElement);
+  const firstBlock = byId('secret-first', HTMLElement);
+  const baseUrl = byId('secret-base-url', HTMLInputElement);
+  const curl = byId('secret-curl', HTMLTextAreaElement);
+  const curlBlock = byId('secret-curl-block', HTMLElement);
+  const curlNote = byId('secret-curl-note', HTMLElement);
   let closed: (() => void) | null = null;
 
-  const selectKey = (): void => {
-    field.focus();
-    field.select();
-  };
-  field.addEventListener('focus', () => field.select());
-  copy.addEventListener('click', () => {
-    void copyKey();
-  });
+  for (const [input, button] of [
+    [field, 'secret-copy'],
+    [baseUrl, 'secret-base-url-copy'],
+    [curl, 'secret-curl-copy'],
+  ] as const) {
+    input.addEventListener('focus', () => input.select());
+    byId(button, HTMLButtonElement).addEventListener('click', () => {
+      void copyFrom(input);
+    });
+  }
   // The key leaves the page the moment the dialog is dismissed. The close event
   // comes a task later (the dialog is already hidden by then), so Done clears
   // first; the close handler covers Escape.
   const forget = (): void => {
     field.value = '';
+    baseUrl.value = '';
+    curl.value = '';
+    curlNote.textContent = '';
+    firstBlock.hidden = true;
     forName.textContent = '';
     feedback.textContent = '';
   };
@@ -49,27 +61,35 @@ export function createSecretDialog(): { show(key: string, keyName: string): Prom
     resolve?.();
   });
 
-  async function copyKey(): Promise<void> {
-    const value = field.value;
+  async function copyFrom(input: HTMLInputElement | HTMLTextAreaElement): Promise<void> {
+    const value = input.value;
     if (value === '') return;
     try {
       await navigator.clipboard.writeText(value);
       feedback.textContent = COPY_FEEDBACK.copied;
     } catch {
-      // No clipboard permission (or not a secure context): leave the key
+      // No clipboard permission (or not a secure context): leave the text
       // selected so the operator's own copy shortcut works.
-      selectKey();
+      input.focus();
+      input.select();
       feedback.textContent = COPY_FEEDBACK.selected;
     }
   }
 
   return {
-    show(key, keyName) {
+    show(key, keyName, first) {
       field.value = key;
       forName.textContent = `For the key named “${keyName}”.`;
       feedback.textContent = '';
+      firstBlock.hidden = first === null;
+      baseUrl.value = first?.baseUrl ?? '';
+      curl.value = first?.curl ?? '';
+      curlBlock.hidden = first?.curl == null;
+      curlNote.textContent =
+        first === null ? '' : first.alias === null ? 'This key may use none of the configured aliases, so there is no request to try yet.' : `It asks the alias “${first.alias}”; the answer counts towards this key’s usage.`;
       dialog.showModal();
-      selectKey();
+      field.focus();
+      field.select();
       return new Promise<void>((resolve) => {
         closed = resolve;
       });

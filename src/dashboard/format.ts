@@ -4,6 +4,8 @@ import type { CircuitState, KeyLimits, KeyStatus } from './admin-model.ts';
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+const fullDateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'long' });
+const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' });
 const hourOnly = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 const count = new Intl.NumberFormat(undefined);
 const compact = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 1 });
@@ -12,6 +14,24 @@ export function formatDateTime(iso: string | null, whenNull: string): string {
   if (iso === null) return whenNull;
   const at = new Date(iso);
   return Number.isNaN(at.getTime()) ? iso : dateTime.format(at);
+}
+
+/**
+ * A date for a table cell, short enough for one line: the time alone ("Today,
+ * 9:44 AM") on the day it is, the date alone ("Nov 25, 2026") on any other.
+ * The cell's title carries the whole instant (formatFullDateTime).
+ */
+export function formatShortDateTime(iso: string, now: Date): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const sameDay = at.getFullYear() === now.getFullYear() && at.getMonth() === now.getMonth() && at.getDate() === now.getDate();
+  return sameDay ? `Today, ${timeOnly.format(at)}` : dateOnly.format(at);
+}
+
+/** The whole instant, local and ISO: "Wednesday, November 25, 2026 at 9:44:12 AM UTC (2026-11-25T09:44:12.000Z)". */
+export function formatFullDateTime(iso: string): string {
+  const at = new Date(iso);
+  return Number.isNaN(at.getTime()) ? iso : `${fullDateTime.format(at)} (${iso})`;
 }
 
 function formatDate(iso: string): string {

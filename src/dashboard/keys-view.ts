@@ -1,10 +1,11 @@
 // The key list and its actions: create, edit, rotate, revoke, usage. A raw
 // key only passes through here on its way to the shown-once dialog.
 import { adminApi } from './api.ts';
-import type { ApiFailure, IssuedKey, KeyRecord } from './admin-model.ts';
+import type { AliasCatalogue, ApiFailure, IssuedKey, KeyRecord } from './admin-model.ts';
+import { firstRequest } from './first-request.ts';
 import { createConfirmDialog, createSecretDialog } from './dialogs.ts';
 import { byId, clear, el, timeElement } from './dom.ts';
-import { describeAliases, describeLimits, formatDateTime, STATUS_LABEL } from './format.ts';
+import { describeAliases, describeLimits, formatFullDateTime, formatShortDateTime, STATUS_LABEL } from './format.ts';
 import { createKeyForm } from './key-form.ts';
 import { createUsageView } from './usage-view.ts';
 
@@ -13,6 +14,8 @@ interface KeysViewContext {
   failed(failure: ApiFailure): void;
   /** Alias names from /api/aliases, for the allowed-aliases checkboxes; null when they could not be read. */
   aliasNames(): Promise<string[] | null>;
+  /** The alias catalogue with the API listener's address, for the first request the dialog offers. */
+  catalogue(): Promise<AliasCatalogue | null>;
 }
 
 export function createKeysView(context: KeysViewContext): { load(): Promise<void>; reset(): void } {
@@ -28,9 +31,9 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
   async function showIssued(issued: IssuedKey, verb: string): Promise<void> {
     const { record } = issued;
     context.notify(`Key “${record.name}” ${verb}.`);
-    await load();
+    const [catalogue] = await Promise.all([context.catalogue(), load()]);
     // The raw key goes straight to the dialog; `issued` is not kept anywhere.
-    await secret.show(issued.key, record.name);
+    await secret.show(issued.key, record.name, firstRequest(issued.key, record.allowedAliases, catalogue, location.hostname));
   }
 
   const form = createKeyForm({
@@ -76,13 +79,22 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
     form.edit(key, names ?? []);
   }
 
-  function actionButton(label: string, accessibleName: string, testId: string, run: () => Promise<void>, tone = ''): HTMLButtonElement {
+  function actionButton(label: string, accessibleName: string, testId: string, run: (button: HTMLButtonElement) => Promise<void>, tone = ''): HTMLButtonElement {
     const button = el('button', { text: label, className: `button-small ${tone}`.trim(), testId, attrs: { type: 'button', 'aria-label': accessibleName } });
-    button.addEventListener('click', () => void run());
+    button.addEventListener('click', () => void run(button));
     return button;
   }
 
-  function row(key: KeyRecord): HTMLTableRowElement {
+  /** One line in the table; the whole instant is in the title (hover, long press, screen readers via datetime). */
+  function when(iso: string | null, now: Date): Node | string {
+    if (iso === null) return 'Never';
+    const time = timeElement(iso, formatShortDateTime(iso, now));
+    time.title = formatFullDateTime(iso);
+    time.className = 'when';
+    return time;
+  }
+
+  function row(key: KeyRecord, now: Date): HTMLTableRowElement {
     const live = key.status === 'active';
     const cell = (label: string, content: (Node | string)[], testId?: string): HTMLTableCellElement =>
       el('td', { attrs: { 'data-label': label }, ...(testId === undefined ? {} : { testId }) }, content);
@@ -90,13 +102,13 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
       el('th', { attrs: { scope: 'row', 'data-label': 'Name' }, testId: 'key-name', className: 'key-name', text: key.name }),
       cell('Key', [el('code', { text: `${key.prefix}…` })], 'key-prefix'),
       cell('Status', [el('span', { className: `badge badge-${key.status}`, text: STATUS_LABEL[key.status] })], 'key-status'),
-      cell('Created', [timeElement(key.createdAt, formatDateTime(key.createdAt, ''))]),
-      cell('Last used', [key.lastUsedAt === null ? 'Never' : timeElement(key.lastUsedAt, formatDateTime(key.lastUsedAt, ''))], 'key-last-used'),
-      cell('Expires', [key.expiresAt === null ? 'Never' : timeElement(key.expiresAt, formatDateTime(key.expiresAt, ''))]),
+      cell('Created', [when(key.createdAt, now)], 'key-created'),
+      cell('Last used', [when(key.lastUsedAt, now)], 'key-last-used'),
+      cell('Expires', [when(key.expiresAt, now)], 'key-expires'),
       cell('Aliases', [describeAliases(key.allowedAliases)], 'key-aliases'),
       cell('Limits', [describeLimits(key.limits)], 'key-limits'),
       el('td', { className: 'actions', attrs: { 'data-label': 'Actions' } }, [
-        actionButton('Usage', `Usage of ${key.name}`, 'key-usage', () => usage.show(key)),
+        actionButton('Usage', `Usage of ${key.name}`, 'key-usage', (button) => usage.show(key, button)),
         key.status !== 'revoked' && actionButton('Edit', `Edit ${key.name}`, 'key-edit', () => edit(key)),
         live && actionButton('Rotate', `Rotate ${key.name}`, 'key-rotate', () => rotate(key)),
         key.status !== 'revoked' && actionButton('Revoke', `Revoke ${key.name}`, 'key-revoke', () => revoke(key), 'button-danger'),
@@ -111,7 +123,8 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
     table.removeAttribute('aria-busy');
     if (!outcome.ok) return context.failed(outcome.failure);
     keys = outcome.value.data;
-    body.replaceChildren(...keys.map(row));
+    const now = new Date();
+    body.replaceChildren(...keys.map((k) => row(k, now)));
     empty.hidden = keys.length > 0;
     table.hidden = keys.length === 0;
     // Keep the usage panel in step with the list (a rotated or revoked key keeps its id).

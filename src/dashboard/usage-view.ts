@@ -2,9 +2,10 @@
 // and the same numbers as a table for screen readers and copying.
 import { adminApi } from './api.ts';
 import type { ApiFailure, BudgetPeriod, Granularity, KeyRecord, KeyUsage, UsageCounts } from './admin-model.ts';
-import { byId, clear, el, timeElement } from './dom.ts';
+import { byId, clear, el, timeElement, type Child } from './dom.ts';
 import { formatBucketStart, formatCount, formatDateTime } from './format.ts';
 import { buildBarChart } from './usage-chart.ts';
+import { usageRows } from './usage-rows.ts';
 
 const TOTALS: Array<{ field: keyof UsageCounts; label: string; testId: string }> = [
   { field: 'requests', label: 'Requests', testId: 'usage-total-requests' },
@@ -18,9 +19,15 @@ const TOTALS: Array<{ field: keyof UsageCounts; label: string; testId: string }>
 const BUDGET_WINDOW: Record<BudgetPeriod, string> = { day: 'today (UTC)', month: 'this month (UTC)' };
 
 const PERIOD_WORDS: Record<Granularity, string> = { hour: 'last 48 hours, per hour', day: 'last 30 days, per day' };
+const PERIOD_NOUN: Record<Granularity, [one: string, many: string]> = { hour: ['hour', 'hours'], day: ['day', 'days'] };
 
 interface UsageView {
-  show(key: KeyRecord): Promise<void>;
+  /**
+   * Shows a key's usage. `opener` is the button that asked: the panel is then
+   * scrolled to and focused (on a phone it sits below every key), and Close
+   * gives the focus back to that button, in its row.
+   */
+  show(key: KeyRecord, opener?: HTMLElement): Promise<void>;
   hide(): void;
   /** The key whose usage is on screen, if any. */
   shownKeyId(): string | null;
@@ -39,6 +46,7 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
   const table = byId('usage-table', HTMLElement);
 
   let key: KeyRecord | null = null;
+  let opener: HTMLElement | null = null;
   let granularity: Granularity = 'hour';
   // Answers can arrive out of order when the operator clicks quickly; only the latest is drawn.
   let generation = 0;
@@ -52,7 +60,11 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
   hourButton.addEventListener('click', () => setGranularity('hour'));
   dayButton.addEventListener('click', () => setGranularity('day'));
   refreshButton.addEventListener('click', () => void load());
-  closeButton.addEventListener('click', () => view.hide());
+  closeButton.addEventListener('click', () => {
+    const back = opener;
+    view.hide();
+    if (back?.isConnected) back.focus();
+  });
 
   async function load(): Promise<void> {
     if (key === null) return;
@@ -106,18 +118,25 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
         columns: usage.buckets.map((b, i) => ({ label: labels[i] ?? b.start, values: [b.promptTokens, b.completionTokens] })),
       }),
     );
-    table.replaceChildren(usageTable(usage, labels));
+    table.replaceChildren(usageNote(g), usageTable(usage));
   }
 
   const view: UsageView = {
-    async show(next) {
+    async show(next, from) {
       key = next;
       title.textContent = `Usage of “${next.name}”`;
       panel.hidden = false;
+      if (from !== undefined) {
+        opener = from;
+        // At once, before the numbers arrive: the tap shows where they will be.
+        panel.scrollIntoView({ block: 'start' });
+        title.focus({ preventScroll: true });
+      }
       await load();
     },
     hide() {
       key = null;
+      opener = null;
       generation++;
       panel.hidden = true;
       clear(totals);
@@ -130,20 +149,34 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
   return view;
 }
 
-function usageTable(usage: KeyUsage, labels: string[]): HTMLTableElement {
+/** The note stays outside the table: a phone scrolls the table sideways, never the note. */
+function usageNote(g: Granularity): HTMLElement {
+  return el('p', { className: 'hint', text: `Newest first. Each run of ${PERIOD_NOUN[g][1]} without requests is one row.`, testId: 'usage-table-note' });
+}
+
+function usageTable(usage: KeyUsage): HTMLTableElement {
+  const g = usage.granularity;
+  const [one, many] = PERIOD_NOUN[g];
   const head = ['Period starting', 'Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Cached tokens'];
+  const rows = usageRows(usage.buckets).map((row) => {
+    if (row.kind === 'traffic') {
+      const b = row.bucket;
+      return el('tr', { attrs: { 'data-periods': '1' }, testId: 'usage-row' }, [
+        el('th', { attrs: { scope: 'row' } }, [timeElement(b.start, formatBucketStart(b.start, g))]),
+        ...[b.requests, b.errors, b.promptTokens, b.completionTokens, b.cachedTokens].map((n) => el('td', { className: 'num', text: formatCount(n) })),
+      ]);
+    }
+    const span: Child[] = row.count === 1
+      ? [timeElement(row.newest, formatBucketStart(row.newest, g))]
+      : [timeElement(row.oldest, formatBucketStart(row.oldest, g)), ' – ', timeElement(row.newest, formatBucketStart(row.newest, g))];
+    return el('tr', { className: 'quiet-row', attrs: { 'data-periods': String(row.count) }, testId: 'usage-quiet-row' }, [
+      el('th', { attrs: { scope: 'row' } }, span),
+      el('td', { text: `No requests in ${row.count === 1 ? `this ${one}` : `these ${row.count} ${many}`}`, attrs: { colspan: '5' } }),
+    ]);
+  });
   return el('table', { className: 'data-table', testId: 'usage-table' }, [
-    el('caption', { text: `Usage, ${PERIOD_WORDS[usage.granularity]}` }),
+    el('caption', { className: 'visually-hidden', text: `Usage, ${PERIOD_WORDS[g]}, newest first. Each run of ${many} without requests is one row.` }),
     el('thead', {}, [el('tr', {}, head.map((h) => el('th', { text: h, attrs: { scope: 'col' } })))]),
-    el(
-      'tbody',
-      {},
-      usage.buckets.map((b, i) =>
-        el('tr', {}, [
-          el('th', { attrs: { scope: 'row' } }, [timeElement(b.start, labels[i] ?? b.start)]),
-          ...[b.requests, b.errors, b.promptTokens, b.completionTokens, b.cachedTokens].map((n) => el('td', { className: 'num', text: formatCount(n) })),
-        ]),
-      ),
-    ),
+    el('tbody', {}, rows),
   ]);
 }

@@ -250,6 +250,7 @@ test('aliases: targets with their circuit state and the auto rules', async () =>
       { alias: 'service-vision', available: true, maxOutputTokens: null, contextWindow: null, capabilities: [], targets: [{ id: 'demo/demo-vision', provider: 'demo', model: 'demo-vision', weight: 1, priority: 0, circuit: 'closed' }] },
     ],
     auto: { default: 'service-chat', rules: [{ use: 'service-chat', reason: 'tools' }] },
+    api: { url: null },
   });
 });
 

@@ -75,6 +75,7 @@ export async function startAdminGateway(): Promise<AdminGateway> {
     view: () => ({ config: gateway.config, routes: gateway.routes }),
     state,
     clock: Date.now,
+    apiAddress: () => apiUrl || null,
     dataDir,
     limits: config.limits,
     logger,

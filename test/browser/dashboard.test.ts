@@ -3,10 +3,14 @@
 // create a key and read it from the shown-once dialog, use it through the
 // `openai` SDK, see its usage counted, revoke it, see the SDK refused. Along
 // the way: no console errors, no CSP violations, the raw key gone from the
-// DOM once the dialog closes. Screenshots go to test-output/screenshots/.
+// DOM once the dialog closes. At phone size (375x667) the create dialog's
+// button and the usage panel are on screen where the user taps. Screenshots
+// go to test-output/screenshots/.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, test, type TestContext } from 'node:test';
 import OpenAI from 'openai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -18,9 +22,12 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 375, height: 812 };
+/** A small phone: what must be reachable without scrolling is checked here. */
+const SMALL_PHONE = { width: 375, height: 667 };
 const NEW_PASSWORD = 'portcullis dashboard test 7!';
 /** Markup in a key name must show as text, never become elements. */
 const KEY_NAME = 'browser <b>test</b> & co';
+const PHONE_KEY_NAME = 'made on a phone';
 const PROMPT = 'Hello from the dashboard test';
 /** Usage may be recorded a moment after the response; the page is asked again at most this often. */
 const USAGE_POLLS = 60;
@@ -35,6 +42,10 @@ const RECORD_CSP_VIOLATIONS = `
 `;
 
 
+// Page globals for the functions run inside the page (the tests compile without the DOM lib).
+declare const document: { activeElement: unknown };
+declare function getComputedStyle(element: unknown): { lineHeight: string };
+
 const screenshotDir = path.join(repositoryRoot(), 'test-output', 'screenshots');
 
 let gateway: Awaited<ReturnType<typeof startAdminGateway>>;
@@ -44,6 +55,8 @@ let page: Page;
 let rawKey = '';
 let keyPrefix = '';
 let promptTokens = 0;
+/** The first request the shown-once dialog offered, run with curl once the dialog is gone. */
+let curlCommand = '';
 const consoleProblems: string[] = [];
 /** Failed loads the flow causes on purpose: the first /api/session (not signed in) and one wrong password. */
 const expectedFailedLoads = new Set(['401 /api/session', '401 /api/login']);
@@ -90,7 +103,21 @@ async function screenshot(t: TestContext, name: string, viewport: { width: numbe
   await page.setViewportSize(DESKTOP);
 }
 
+/** What the user sees now: the viewport only, at its current size. */
+async function viewportShot(t: TestContext, name: string): Promise<void> {
+  const file = path.join(screenshotDir, `${name}.png`);
+  await page.screenshot({ path: file });
+  t.diagnostic(`screenshot: ${file}`);
+}
+
 const byTestId = (id: string) => page.getByTestId(id);
+const keyRow = (name: string) => page.getByTestId('key-row').filter({ has: page.getByTestId('key-name').getByText(name, { exact: true }) });
+
+/** The element's box lies wholly inside the viewport. */
+async function assertOnScreen(what: string, box: { x: number; y: number; width: number; height: number } | null, viewport: { width: number; height: number }): Promise<void> {
+  assert.ok(box !== null, `${what} is not rendered`);
+  assert.ok(box.y >= 0 && box.y + box.height <= viewport.height && box.x >= 0 && box.x + box.width <= viewport.width, `${what} at ${JSON.stringify(box)}, outside ${viewport.width}x${viewport.height}`);
+}
 
 test('the page is served with the strict CSP and asks to sign in', async () => {
   const response = await page.goto(gateway.adminUrl + '/');
@@ -120,7 +147,7 @@ test('the bootstrap token signs in once and asks for a password, then the key li
   assert.equal(await byTestId('key-row').count(), 0);
 });
 
-test('creating a key shows the raw key once, with a copy button and the warning', async (t) => {
+test('creating a key shows the raw key once, with the base URL, a first request, copy buttons and the warning', async (t) => {
   await byTestId('create-key').click();
   await byTestId('key-form-dialog').waitFor({ state: 'visible' });
   await byTestId('key-form-name').fill(KEY_NAME);
@@ -140,11 +167,37 @@ test('creating a key shows the raw key once, with a copy button and the warning'
   await page.getByText('Copied to the clipboard.').waitFor();
   assert.equal(await page.evaluate('navigator.clipboard.readText()'), rawKey);
 
+  // The API listener's real address, and a request to it with this key and an alias it may use.
+  const baseUrl = `${gateway.apiUrl}/v1`;
+  assert.equal(await byTestId('secret-base-url').inputValue(), baseUrl);
+  curlCommand = await byTestId('secret-curl').inputValue();
+  assert.equal(
+    curlCommand,
+    [
+      `curl ${baseUrl}/chat/completions \\`,
+      `  -H 'Authorization: Bearer ${rawKey}' \\`,
+      `  -H 'Content-Type: application/json' \\`,
+      `  -d '{"model":"service-chat","messages":[{"role":"user","content":"Hello! Which model are you?"}]}'`,
+    ].join('\n'),
+  );
+  assert.match((await byTestId('secret-curl-note').textContent()) ?? '', /alias “service-chat”/);
+  for (const [button, expected] of [['secret-base-url-copy', baseUrl], ['secret-curl-copy', curlCommand]] as const) {
+    await page.evaluate('navigator.clipboard.writeText("")');
+    await byTestId(button).click();
+    assert.equal(await page.evaluate('navigator.clipboard.readText()'), expected, button);
+  }
+
   await screenshot(t, 'dashboard-shown-once-desktop', DESKTOP);
   await screenshot(t, 'dashboard-shown-once-phone', PHONE);
+  // On a small phone the dialog scrolls inside, and Done stays pinned on screen.
+  await page.setViewportSize(SMALL_PHONE);
+  await assertOnScreen('Done', await byTestId('secret-done').boundingBox(), SMALL_PHONE);
+  await viewportShot(t, 'dashboard-shown-once-small-phone');
+  await page.setViewportSize(DESKTOP);
 
   await byTestId('secret-done').click();
   await dialog.waitFor({ state: 'hidden' });
+  for (const field of ['secret-value', 'secret-base-url', 'secret-curl']) assert.equal(await byTestId(field).inputValue(), '', field);
 });
 
 test('after the dialog closes the raw key is nowhere in the DOM', async () => {
@@ -167,24 +220,98 @@ test('the key list shows the new key as text, scoped and limited', async (t) => 
   keyPrefix = ((await row.getByTestId('key-prefix').textContent()) ?? '').replace(/…$/, '');
   assert.ok(keyPrefix.startsWith('pcl_') && rawKey.startsWith(keyPrefix) && keyPrefix.length < rawKey.length, `prefix ${keyPrefix}`);
 
+  // At 1280 px each date is one line; its title holds the whole instant.
+  const created = row.getByTestId('key-created').locator('time');
+  const iso = (await created.getAttribute('datetime')) ?? '';
+  assert.ok(((await created.getAttribute('title')) ?? '').endsWith(`(${iso})`), 'the title ends with the ISO instant');
+  const cells = row.locator('td time.when');
+  assert.ok((await cells.count()) >= 1);
+  for (const time of await cells.all()) {
+    const [height, lineHeight] = (await time.evaluate((e) => [e.getBoundingClientRect().height, parseFloat(getComputedStyle(e).lineHeight)])) as [number, number];
+    assert.ok(height < lineHeight * 1.5, `${await time.textContent()}: ${height} px high, line height ${lineHeight} px`);
+  }
+
   await screenshot(t, 'dashboard-keys-desktop', DESKTOP);
   await screenshot(t, 'dashboard-keys-phone', PHONE);
 });
 
-test('the key works through the openai SDK', async () => {
+test('at 375x667 the create dialog\'s button is on screen without scrolling', async (t) => {
+  await page.setViewportSize(SMALL_PHONE);
+  await byTestId('create-key').click();
+  const form = byTestId('key-form-dialog');
+  await form.waitFor({ state: 'visible' });
+  const [scrollTop, scrollHeight, clientHeight] = (await form.evaluate((d) => [d.scrollTop, d.scrollHeight, d.clientHeight])) as [number, number, number];
+  assert.equal(scrollTop, 0);
+  assert.ok(scrollHeight > clientHeight, 'the form is taller than the screen (so this checks something)');
+  await assertOnScreen('Create key', await byTestId('key-form-submit').boundingBox(), SMALL_PHONE);
+  await viewportShot(t, 'dashboard-create-small-phone');
+  await byTestId('key-form-name').fill(PHONE_KEY_NAME);
+  await byTestId('key-form-submit').click();
+  await byTestId('secret-dialog').waitFor({ state: 'visible' });
+  await byTestId('secret-done').click();
+  await byTestId('secret-dialog').waitFor({ state: 'hidden' });
+  await keyRow(PHONE_KEY_NAME).waitFor({ state: 'visible' });
+  assert.equal(await byTestId('key-row').count(), 2);
+  await page.setViewportSize(DESKTOP);
+});
+
+test('the key works through the openai SDK and through the dialog\'s curl command', async () => {
   const client = new OpenAI({ baseURL: `${gateway.apiUrl}/v1`, apiKey: rawKey, maxRetries: 0, timeout: 10_000 });
   const completion = await client.chat.completions.create({ model: 'service-chat', messages: [{ role: 'user', content: PROMPT }] });
   assert.equal(completion.choices[0]?.message.content, `Portcullis demo provider (not a language model). You said: "${PROMPT}". The request had 1 message.`);
   promptTokens = completion.usage?.prompt_tokens ?? 0;
   assert.ok(promptTokens > 0);
+
+  const { stdout } = await promisify(execFile)('sh', ['-c', `${curlCommand} --silent --show-error --fail-with-body`], { timeout: 10_000 });
+  const answer = JSON.parse(stdout) as { model: string; choices: Array<{ message: { content: string } }>; usage: { prompt_tokens: number } };
+  assert.equal(answer.model, 'service-chat');
+  assert.match(answer.choices[0]?.message.content ?? '', /^Portcullis demo provider \(not a language model\)\. You said: "Hello! Which model are you\?"/);
+  promptTokens += answer.usage.prompt_tokens;
 });
 
-test('after a reload the usage view counts the request', async (t) => {
+/**
+ * The usage table: newest first, one row per period with traffic, one per run
+ * of quiet periods, covering `periods` in all, and a caption that says so.
+ */
+async function checkUsageTable(periods: number, noun: string): Promise<void> {
+  const table = byTestId('usage-table');
+  assert.match((await byTestId('usage-table-note').textContent()) ?? '', new RegExp(`^Newest first\\. Each run of ${noun}s without requests is one row\\.$`));
+  const rows = (await table.locator('tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => ({
+      periods: Number(tr.getAttribute('data-periods')),
+      quiet: tr.classList.contains('quiet-row'),
+      times: [...tr.querySelectorAll('th time')].map((t) => Date.parse(t.getAttribute('datetime') ?? '')),
+      cells: [...tr.querySelectorAll('td')].map((td) => td.textContent),
+    })),
+  )) as Array<{ periods: number; quiet: boolean; times: number[]; cells: string[] }>;
+  assert.equal(rows.reduce((sum, r) => sum + r.periods, 0), periods, 'the rows cover every period');
+  assert.ok(rows.length <= 3, `${rows.length} rows for one busy ${noun}`);
+  const busy = rows.filter((r) => !r.quiet);
+  assert.equal(busy.length, 1);
+  assert.equal(busy[0]?.cells[0], '2', 'the busy row counts both requests');
+  rows.forEach((r, i) => {
+    if (r.quiet) assert.equal(r.cells[0], r.periods === 1 ? `No requests in this ${noun}` : `No requests in these ${r.periods} ${noun}s`);
+    if (i > 0) {
+      assert.ok(!(r.quiet && rows[i - 1]?.quiet), 'quiet runs are merged');
+      assert.ok(Math.max(...r.times) < Math.min(...(rows[i - 1]?.times ?? [])), 'newest first');
+    }
+  });
+}
+
+test('at 375 px, Usage opens the panel on screen; its table lists busy hours newest first', async (t) => {
   await page.reload();
-  const row = byTestId('key-row');
+  const row = keyRow(KEY_NAME);
   await row.waitFor({ state: 'visible' });
-  await row.getByTestId('key-usage').click();
-  await byTestId('usage-panel').waitFor({ state: 'visible' });
+  await page.setViewportSize(SMALL_PHONE);
+  const usageButton = row.getByTestId('key-usage');
+  await usageButton.click();
+  const panel = byTestId('usage-panel');
+  await panel.waitFor({ state: 'visible' });
+  // Scrolled to and focused at once, below every key in the page but not off-screen.
+  const top = (await panel.boundingBox())?.y ?? -1;
+  assert.ok(top >= 0 && top < SMALL_PHONE.height / 4, `the panel starts at ${top} px in a ${SMALL_PHONE.height} px screen`);
+  await assertOnScreen('the usage heading', await page.locator('#usage-title').boundingBox(), SMALL_PHONE);
+  assert.equal(await page.evaluate('document.activeElement?.id'), 'usage-title');
 
   // The panel is aria-busy while an answer is awaited. (Locators, not
   // waitForFunction: a string predicate is eval'd in the page, which the CSP refuses.)
@@ -192,30 +319,40 @@ test('after a reload the usage view counts the request', async (t) => {
   const requests = byTestId('usage-total-requests');
   await requests.waitFor();
   let counted = await requests.textContent();
-  for (let poll = 0; poll < USAGE_POLLS && counted !== '1'; poll++) {
+  for (let poll = 0; poll < USAGE_POLLS && counted !== '2'; poll++) {
     await page.waitForTimeout(USAGE_POLL_MS);
     await byTestId('usage-refresh').click();
     await usageSettled.waitFor();
     counted = await requests.textContent();
   }
-  assert.equal(counted, '1');
+  assert.equal(counted, '2', 'the SDK request and the curl request');
   assert.equal(await byTestId('usage-total-errors').textContent(), '0');
   assert.equal(await byTestId('usage-total-prompt-tokens').textContent(), String(promptTokens));
+  await viewportShot(t, 'dashboard-usage-small-phone');
 
   const chart = byTestId('usage-chart-requests').locator('svg');
   assert.equal(await chart.getAttribute('role'), 'img');
   assert.equal(await chart.getAttribute('aria-label'), 'Requests, last 48 hours, per hour');
   assert.equal(await chart.locator('rect').count(), 1);
-  assert.equal(await byTestId('usage-table').locator('tbody tr').count(), 48);
+  await page.locator('.usage-details summary').click();
+  await checkUsageTable(48, 'hour');
   await screenshot(t, 'dashboard-usage-desktop', DESKTOP);
   await screenshot(t, 'dashboard-usage-phone', PHONE);
 
   await byTestId('usage-day').click();
   await byTestId('usage-table').locator('caption', { hasText: 'per day' }).waitFor({ state: 'attached' });
   await usageSettled.waitFor();
-  assert.equal(await byTestId('usage-table').locator('tbody tr').count(), 30);
+  await checkUsageTable(30, 'day');
   assert.equal(await byTestId('usage-day').getAttribute('aria-pressed'), 'true');
-  assert.equal(await requests.textContent(), '1');
+  assert.equal(await requests.textContent(), '2');
+
+  // Close hands the focus back to the Usage button of that key.
+  await page.setViewportSize(SMALL_PHONE);
+  await byTestId('usage-close').click();
+  await panel.waitFor({ state: 'hidden' });
+  assert.equal(await usageButton.evaluate((b) => b === document.activeElement), true);
+  await assertOnScreen('the Usage button', await usageButton.boundingBox(), SMALL_PHONE);
+  await page.setViewportSize(DESKTOP);
 
   // Recorded together with the usage, so by now the list shows it too.
   await page.reload();
@@ -232,11 +369,11 @@ test('the aliases view lists targets with their health', async (t) => {
   await screenshot(t, 'dashboard-aliases-desktop', DESKTOP);
   await screenshot(t, 'dashboard-aliases-phone', PHONE);
   await byTestId('nav-keys').click();
-  await byTestId('key-row').waitFor({ state: 'visible' });
+  await keyRow(KEY_NAME).waitFor({ state: 'visible' });
 });
 
 test('revoke asks first; once confirmed the SDK is refused with 401', async () => {
-  const row = byTestId('key-row');
+  const row = keyRow(KEY_NAME);
   await row.getByTestId('key-revoke').click();
   const confirm = byTestId('confirm-dialog');
   await confirm.waitFor({ state: 'visible' });
@@ -247,7 +384,7 @@ test('revoke asks first; once confirmed the SDK is refused with 401', async () =
 
   await row.getByTestId('key-revoke').click();
   await byTestId('confirm-ok').click();
-  await page.locator('[data-testid="key-row"] [data-testid="key-status"]', { hasText: 'Revoked' }).waitFor();
+  await row.getByTestId('key-status').getByText('Revoked').waitFor();
   assert.equal(await row.getByTestId('key-revoke').count(), 0);
 
   const client = new OpenAI({ baseURL: `${gateway.apiUrl}/v1`, apiKey: rawKey, maxRetries: 0, timeout: 10_000 });
