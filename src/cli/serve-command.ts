@@ -184,7 +184,7 @@ export async function runServeCommand(
         allowedHosts: [...(isWildcard(config.admin.host) ? [] : [config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host]), ...config.admin.allowedHosts],
         extraRoutes: [
           ['GET', '/metrics', metricsHandler(metrics)],
-          ...healthRoutes({ targets: () => running.routes.health(), state: backend, draining: () => running.draining }),
+          ...healthRoutes({ targets: () => running.routes.health(), state: backend, draining: () => running.draining, failureDetail: true }),
         ],
         ...(config.admin.tls === null ? {} : { tls: readTls(config) }),
       });

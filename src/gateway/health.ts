@@ -18,6 +18,12 @@ interface HealthSources {
   targets(): TargetHealth[] | null;
   state: StateBackend;
   draining(): boolean;
+  /**
+   * Include each open circuit's last failure (cause, detail, upstream
+   * host:port). Only the admin listener does: the API listener answers anyone
+   * who can reach it, and upstream addresses are internal.
+   */
+  failureDetail?: boolean;
 }
 
 type CheckResult = 'ok' | string;
@@ -30,8 +36,8 @@ export interface OpenCircuit {
   since: string | null;
   /** When it lets one probe request through (ISO 8601). */
   until: string | null;
-  /** The failure that opened it (or the latest one since), as in the "upstream failed" log line. */
-  lastFailure: { cause: string; detail: string; upstream: string | null; at: string | null } | null;
+  /** The failure that opened it (or the latest one since), as in the "upstream failed" log line; admin listener only. */
+  lastFailure?: { cause: string; detail: string; upstream: string | null; at: string | null } | null;
 }
 
 export interface Readiness {
@@ -65,17 +71,15 @@ export async function readiness(sources: HealthSources): Promise<Readiness> {
     upstreams,
     shutdown: sources.draining() ? 'draining' : 'ok',
   };
-  return { ready: Object.values(checks).every((c) => c === 'ok' || c === DEGRADED), checks, openCircuits: open.map(openCircuit) };
+  const detail = sources.failureDetail === true;
+  return { ready: Object.values(checks).every((c) => c === 'ok' || c === DEGRADED), checks, openCircuits: open.map((t) => openCircuit(t, detail)) };
 }
 
-function openCircuit(target: TargetHealth): OpenCircuit {
+function openCircuit(target: TargetHealth, detail: boolean): OpenCircuit {
   const failure = target.lastFailure;
-  return {
-    target: target.id,
-    since: isoTime(target.openedAt),
-    until: isoTime(target.probeAt),
-    lastFailure: failure === null ? null : { cause: failure.kind, detail: failure.detail, upstream: failure.address, at: isoTime(failure.at) },
-  };
+  const circuit: OpenCircuit = { target: target.id, since: isoTime(target.openedAt), until: isoTime(target.probeAt) };
+  if (detail) circuit.lastFailure = failure === null ? null : { cause: failure.kind, detail: failure.detail, upstream: failure.address, at: isoTime(failure.at) };
+  return circuit;
 }
 
 /** Date's range; an openMs of years could reach past it, and toISOString would throw. */

@@ -14,6 +14,7 @@ import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { readiness } from '../../src/gateway/health.ts';
 import { postChat, request, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 import { until } from './lifecycle-fixtures.ts';
 
@@ -250,21 +251,27 @@ test('/readyz: the open circuit, since and until when, and the last failure’s 
     assert.equal((await postChat(breaking, hi('service-down'))).status, 502);
     const ready = await request(breaking.baseUrl, 'GET', '/readyz');
     assert.equal(ready.status, 503);
-    const body = ready.json() as { openCircuits: Array<{ since: string; lastFailure: { at: string } }> };
+    const body = ready.json() as { openCircuits: Array<{ since: string }> };
     const since = body.openCircuits[0]?.since ?? '';
     assert.ok(Date.parse(since) >= started - 1000 && Date.parse(since) <= Date.now(), since);
+    // The API listener answers anyone who reaches it: which target and until
+    // when, never the upstream's address or the failure's detail.
     assert.deepEqual(body, {
       status: 'not_ready',
       checks: { config: 'ok', store: 'ok', upstreams: "every target's circuit is open (down/m)", shutdown: 'ok' },
-      openCircuits: [
-        {
-          target: 'down/m',
-          since,
-          until: new Date(Date.parse(since) + 60_000).toISOString(),
-          lastFailure: { cause: 'refused', detail: 'ECONNREFUSED', upstream: `127.0.0.1:${port}`, at: since },
-        },
-      ],
+      openCircuits: [{ target: 'down/m', since, until: new Date(Date.parse(since) + 60_000).toISOString() }],
     });
+    assert.equal(ready.text.includes(String(port)), false);
+    // The admin listener's /readyz (failureDetail) says why.
+    const admin = await readiness({ targets: () => breaking.gateway.routes.health(), state: breaking.state, draining: () => false, failureDetail: true });
+    assert.deepEqual(admin.openCircuits, [
+      {
+        target: 'down/m',
+        since,
+        until: new Date(Date.parse(since) + 60_000).toISOString(),
+        lastFailure: { cause: 'refused', detail: 'ECONNREFUSED', upstream: `127.0.0.1:${port}`, at: since },
+      },
+    ]);
     // While it is open the target is not tried: a 503 with no new warn line.
     const paused = await postChat(breaking, hi('service-down'));
     assert.equal(paused.status, 503);
