@@ -245,6 +245,13 @@ export function createSseWriter(res: ServerResponse): SseWriter {
     const previous = state;
     if (previous === State.Ended) return;
     state = State.Ended;
+    // A caller still waiting for 'drain' learns the stream ended: no 'drain'
+    // follows end(), and on Node 20 the queued writes' callbacks never run
+    // when the socket is then destroyed.
+    if (failure === undefined) {
+      failure = new SseWriteError('sse_ended', 'The event stream has ended.');
+      gone.abort(failure);
+    }
     // Before start() nothing was sent: the caller's error boundary still owns
     // the response.
     if (!started || res.destroyed) return;

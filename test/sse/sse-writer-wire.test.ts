@@ -169,3 +169,38 @@ describe('SSE writer bytes on the wire', () => {
     assert.equal(unchunk(body), ('data: ' + payload + '\n\n').repeat(frames) + 'data: [DONE]\n\n');
   });
 });
+
+describe('SSE writer: end() while a write waits for drain', () => {
+  test('the waiting write settles (sse_ended) even when the socket is then destroyed', async () => {
+    let waiting: Promise<unknown> = Promise.resolve();
+    let blocked: () => void = () => {};
+    const isBlocked = new Promise<void>((resolve) => {
+      blocked = resolve;
+    });
+    handler = async (_req, res) => {
+      const sse = createSseWriter(res);
+      sse.start();
+      for (let i = 0; i < 200 && !res.writableNeedDrain; i++) void sse.data('w'.repeat(64 * 1024)).catch(() => undefined);
+      waiting = sse.data('last');
+      blocked();
+      // A shutdown ends the stream under the waiting writer, then the connection goes.
+      sse.end();
+      res.destroy();
+    };
+    const socket = await rawGet();
+    socket.pause();
+    await isBlocked;
+    let settled = false;
+    const outcome = waiting.then(
+      () => 'resolved',
+      (error: unknown) => (error instanceof Error && 'code' in error ? String(error.code) : 'rejected'),
+    );
+    void outcome.then(() => {
+      settled = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.destroy();
+    assert.equal(settled, true, 'the waiting write settled');
+    assert.equal(await outcome, 'sse_ended');
+  });
+});
