@@ -11,5 +11,18 @@ export function commandName(argv1: string | undefined, cwd: string): string {
   if (path.basename(argv1) === 'portcullis') return 'portcullis';
   const relative = path.relative(cwd, argv1);
   const shown = relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? argv1 : relative;
-  return `node ${/\s/.test(shown) ? JSON.stringify(shown) : shown}`;
+  return `node ${shellWord(shown)}`;
+}
+
+/** A word a POSIX shell reads back unchanged: as it is when plain, else in single quotes. */
+export function shellWord(text: string): string {
+  return /^[A-Za-z0-9_\/.:=@%+,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The --config and --data-dir flags a hint must repeat so that the command it
+ * suggests works on the same files as the one that printed it.
+ */
+export function hintFlags(configPath: string | undefined, dataDir: string | undefined): string {
+  return (configPath === undefined ? '' : ` --config ${shellWord(configPath)}`) + (dataDir === undefined ? '' : ` --data-dir ${shellWord(dataDir)}`);
 }

@@ -213,7 +213,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
         return 0;
       }
       if (rows.length === 0) {
-        ctx.stdout.write('No API keys yet. Create one with: portcullis keys create --name NAME\n');
+        ctx.stdout.write(`No API keys yet. Create one with: ${ctx.command ?? 'portcullis'} keys create --name NAME\n`);
         return 0;
       }
       ctx.stdout.write(

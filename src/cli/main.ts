@@ -10,7 +10,7 @@ import { createLogger } from '../log/logger.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import { runAdminCommand } from './admin-command.ts';
 import { runCheckConfigCommand } from './check-config-command.ts';
-import { commandName } from './command-name.ts';
+import { commandName, hintFlags } from './command-name.ts';
 import { runKeysCommand } from './keys-command.ts';
 import { runServeCommand } from './serve-command.ts';
 
@@ -112,6 +112,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   // --data-dir wins over PORTCULLIS_DATA_DIR, which wins over the config file.
   if (parsed.dataDir !== undefined) io = { ...io, env: { ...io.env, [DATA_DIR_ENV]: path.resolve(io.cwd, parsed.dataDir) } };
   const origin = (source: string | null): string => dataDirOrigin(parsed.dataDir !== undefined, io.env, source);
+  const dataDirFlag = parsed.dataDir === undefined ? undefined : path.resolve(io.cwd, parsed.dataDir);
+  const hintCommand = commandName(process.argv[1], io.cwd) + hintFlags(parsed.configPath, dataDirFlag);
   const [command, ...args] = parsed.rest;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     (command === undefined ? io.stderr : io.stdout).write(USAGE);
@@ -125,7 +127,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     switch (command) {
       case 'serve':
-        return await runServeCommand(args, { ...io, configPath: parsed.configPath, dataDirOrigin: origin });
+        return await runServeCommand(args, { ...io, configPath: parsed.configPath, dataDirFlag: dataDirFlag, dataDirOrigin: origin });
       case 'check-config':
         return runCheckConfigCommand(args, { ...io, configPath: parsed.configPath });
       case 'keys': {
@@ -137,7 +139,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           config.state.backend === 'redis'
             ? async () => openStateBackend(config, { logger: createLogger({ level: 'warn', write: (line) => io.stderr.write(line) }), env: io.env, watch: false })
             : undefined;
-        return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr, command: commandName(process.argv[1], io.cwd), ...(openStore === undefined ? {} : { openStore }) });
+        return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr, command: hintCommand, ...(openStore === undefined ? {} : { openStore }) });
       }
       case 'admin': {
         const stdin = io.stdin ?? process.stdin;

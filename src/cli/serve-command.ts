@@ -25,7 +25,7 @@ import { providerNotices } from '../config/provider-types.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
-import { commandName } from './command-name.ts';
+import { commandName, hintFlags } from './command-name.ts';
 import { createReloader } from './serve-reloader.ts';
 
 const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port PORT] [--admin-port PORT | --no-admin] [--log-level LEVEL]
@@ -58,7 +58,7 @@ const ADMIN_CLOSE_MS = 2000;
 
 export async function runServeCommand(
   args: string[],
-  io: CliIo & { configPath: string | undefined; dataDirOrigin?: (configSource: string | null) => string },
+  io: CliIo & { configPath: string | undefined; dataDirFlag?: string | undefined; dataDirOrigin?: (configSource: string | null) => string },
 ): Promise<number> {
   let values: { host?: string; port?: string; 'admin-port'?: string; 'no-admin'?: boolean; 'log-level'?: string; help?: boolean };
   try {
@@ -291,7 +291,7 @@ export async function runServeCommand(
 
   const notices = providerNotices(Object.values(config.providers));
   const keyCount = (await backend.keys.list()).filter((k) => k.revokedAt === null).length;
-  const configFlag = io.configPath === undefined ? '' : ` --config ${io.configPath}`;
+  const configFlag = hintFlags(io.configPath, io.dataDirFlag);
   const cli = commandName(process.argv[1], io.cwd);
   io.stderr.write(
     `Portcullis listening on ${apiAddress}/v1${fds.api === undefined ? '' : ' (socket from systemd)'}\n` +

@@ -182,3 +182,18 @@ test('the data directory: --data-dir, then PORTCULLIS_DATA_DIR, then the config,
   });
   assert.match(inHere(['--data-dir']).stderr, /^portcullis: --data-dir needs a directory\n/);
 });
+
+test("the banner's hint, run exactly as printed, creates the key where the server reads keys", { skip: !existsSync(MAIN) && 'build first', timeout: 30_000 }, async () => {
+  const dataDir = path.join(tmp, "hint data's dir");
+  const { child, banner } = await startServe(['--data-dir', dataDir]);
+  try {
+    const hint = /Create one with: (.*)\n/.exec(banner)?.[1];
+    assert.ok(hint !== undefined, banner);
+    assert.ok(hint.includes('--data-dir '), hint);
+    const r = spawnSync('/bin/sh', ['-c', hint], { cwd: tmp, env: baseEnv, encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(existsSync(path.join(dataDir, 'keys.json')));
+  } finally {
+    assert.equal(await stop(child), 0);
+  }
+});
