@@ -108,7 +108,10 @@ export async function runServeCommand(
   }
 
   const apiPort = port ?? config.listen.port;
-  if (config.admin.enabled && values['no-admin'] !== true && apiPort !== 0 && apiPort === (adminPort ?? config.admin.port)) {
+  const apiHost = values.host ?? config.listen.host;
+  // Same port on two different addresses is fine; a wildcard address overlaps every other.
+  const sameAddress = apiHost === config.admin.host || isWildcard(apiHost) || isWildcard(config.admin.host);
+  if (config.admin.enabled && values['no-admin'] !== true && apiPort !== 0 && apiPort === (adminPort ?? config.admin.port) && sameAddress) {
     io.stderr.write(`portcullis serve: the API and admin listeners would both use port ${apiPort}; give --admin-port another port (0 picks a free one) or --no-admin\n`);
     return 2;
   }

@@ -64,7 +64,17 @@ export function createUpstreamFailureLog(logger: Logger, options: LogOptions = {
         return;
       }
       const suppressed = window?.suppressed ?? 0;
-      if (window === undefined && windows.size >= MAX_WINDOWS) forget(now);
+      if (window === undefined && windows.size >= MAX_WINDOWS) {
+        forget(now);
+        // Still full: the oldest window goes (a Map keeps insertion order), so
+        // the table never passes MAX_WINDOWS; a count it held is not logged.
+        if (windows.size >= MAX_WINDOWS) {
+          const oldest = windows.keys().next();
+          if (oldest.done !== true) windows.delete(oldest.value);
+        }
+      }
+      // Re-inserted so the order stays oldest first.
+      windows.delete(key);
       windows.set(key, { loggedAt: now, suppressed: 0 });
       logger.warn('upstream failed', {
         requestId: failure.requestId,

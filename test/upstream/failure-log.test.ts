@@ -78,3 +78,13 @@ test('a failure without a client code logs code null; one shape for every line',
   log.note({ ...refused('x'), code: undefined });
   assert.equal(lines[0]?.['code'], null);
 });
+
+test('the table of windows is bounded: past 1024 targets and causes the oldest window goes, so its next failure is logged at once', () => {
+  const { lines, log } = setup(60_000);
+  for (let i = 0; i < 1025; i++) log.note(refused(`req-${i}`, `p/m${i}`));
+  assert.equal(lines.length, 1025);
+  // Within the interval, m1024 (kept) is suppressed, m0 (evicted) is logged again.
+  log.note(refused('again-1024', 'p/m1024'));
+  log.note(refused('again-0', 'p/m0'));
+  assert.deepEqual(lines.slice(1025).map((l) => l['requestId']), ['again-0']);
+});
