@@ -31,8 +31,8 @@ import { createReloader } from './serve-reloader.ts';
 const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port PORT] [--admin-port PORT | --no-admin] [--log-level LEVEL]
 
 Starts the gateway. Without a config file it serves the built-in demo provider
-(a deterministic echo, not a language model) as service-chat and service-auto
-on 127.0.0.1:8080.
+(a deterministic echo, not a language model) as service-chat, service-vision
+(for images) and service-auto on 127.0.0.1:8080.
 
 Options:
   --config FILE      Config file (default: $${CONFIG_ENV}); see docs/config.md
