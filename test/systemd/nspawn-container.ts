@@ -71,7 +71,7 @@ export class Container {
     if (mounted.status === 0) {
       container.overlay = true;
     } else {
-      options.log(`overlayfs could not be mounted (${mounted.stderr.trim()}); copying the root instead`);
+      options.log(`overlayfs could not be mounted (${mounted.stderr.trim().replace(/\s+/g, ' ')}); copying the root instead`);
       const copied = spawnSync('cp', ['-a', '--reflink=auto', `${options.lower}/.`, root], { encoding: 'utf8' });
       if (copied.status !== 0) throw new Error(`cannot copy the Debian root: ${copied.stderr}`);
     }
