@@ -9,6 +9,7 @@ import { hashApiKey, keyDisplayPrefix } from './api-key.ts';
 import { InvalidKeySettingError, KeyAlreadyRevokedError, KeyNotFoundError, KeyRevokedError } from './errors.ts';
 import { parseAllowedAliases, parseExpiresAt, parseKeySettings, parseLimits, type KeySettings, type KeySettingsInput } from './key-settings.ts';
 import { validateKeyName, type KeyRecord } from './store-format.ts';
+import { generateApiKey } from './api-key.ts';
 
 /** A change to a key as a caller asks for it; checked by checkPatch. */
 export interface KeyPatch {
@@ -101,4 +102,32 @@ export function revokeKeyRecord(current: KeyRecord, now: string): KeyRecord {
 export function requireRecord<R extends KeyRecord>(id: string, record: R | undefined): R {
   if (record === undefined) throw new KeyNotFoundError(String(id));
   return record;
+}
+
+/** One store's way to change a key: read it under the store's lock or transaction, apply `change`, write the record. */
+export type ChangeKey = <T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }) => Promise<T>;
+
+/**
+ * The key changes every store offers, as record functions run inside the
+ * store's own `changeKey`: the adapters differ only in that I/O.
+ */
+export function keyChanges(changeKey: ChangeKey, now: () => string) {
+  return {
+    patch: (id: string, checked: CheckedPatch) =>
+      changeKey(id, (current) => {
+        const record = patchKeyRecord(current, checked);
+        return { record, result: record };
+      }),
+    rotate: (id: string) =>
+      changeKey(id, (current) => {
+        const key = generateApiKey();
+        const record = rotateKeyRecord(current, key, now());
+        return { record, result: { key, record } };
+      }),
+    revoke: (id: string) =>
+      changeKey(id, (current) => {
+        const record = revokeKeyRecord(current, now());
+        return { record, result: record };
+      }),
+  };
 }

@@ -26,7 +26,7 @@ import { generateApiKey, hashApiKey, isWellFormedApiKey } from '../keys/api-key.
 import { removeStaleTempFiles, writeFileAtomic } from '../keys/atomic-file.ts';
 import { KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
 import { createLastUsedBatch } from '../keys/last-used-batch.ts';
-import { checkNewKey, checkPatch, createKeyRecord, patchKeyRecord, requireRecord, revokeKeyRecord, rotateKeyRecord, type CheckedPatch, type NewKey } from '../keys/key-records.ts';
+import { type CheckedPatch, checkNewKey, checkPatch, createKeyRecord, keyChanges, type NewKey, requireRecord } from '../keys/key-records.ts';
 import type { KeySettingsInput } from '../keys/key-settings.ts';
 import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../keys/file-lock.ts';
 import { laterTime, newKeyId, parseKeysFile, parseLastUsedFile, serializeKeysFile, serializeLastUsedFile, type KeyRecord } from '../keys/store-format.ts';
@@ -266,6 +266,8 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
   });
 
   /** Read-modify-write of the record `id` under the lock: `change` is a record function of key-records.ts. */
+  const changes = keyChanges(changeKey, () => clock().toISOString());
+
   function changeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
     return updateKeys((records) => {
       const index = records.findIndex((r) => r.id === id);
@@ -321,26 +323,12 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
       } catch (error) {
         return Promise.reject(error as Error);
       }
-      return changeKey(id, (current) => {
-        const record = patchKeyRecord(current, checked);
-        return { record, result: record };
-      });
+      return changes.patch(id, checked);
     },
 
-    rotate(id: string) {
-      return changeKey(id, (current) => {
-        const key = generateApiKey();
-        const record = rotateKeyRecord(current, key, clock().toISOString());
-        return { record, result: { key, record } satisfies IssuedKey };
-      });
-    },
+    rotate: (id: string): Promise<IssuedKey> => changes.rotate(id),
 
-    revoke(id: string) {
-      return changeKey(id, (current) => {
-        const record = revokeKeyRecord(current, clock().toISOString());
-        return { record, result: record };
-      });
-    },
+    revoke: (id: string) => changes.revoke(id),
 
     async reload() {
       if (closed) throw new KeyStoreClosedError();

@@ -30,7 +30,7 @@ import type { RedisReply } from '../redis/resp.ts';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from '../keys/api-key.ts';
 import { createLastUsedBatch } from '../keys/last-used-batch.ts';
 import { KeyFileInvalidError, KeyNotFoundError, KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
-import { checkNewKey, checkPatch, createKeyRecord, patchKeyRecord, requireRecord, revokeKeyRecord, rotateKeyRecord } from '../keys/key-records.ts';
+import { checkNewKey, checkPatch, createKeyRecord, keyChanges, requireRecord } from '../keys/key-records.ts';
 import type { KeySettingsInput } from '../keys/key-settings.ts';
 import { laterTime, newKeyId, parseLastUsedFile, type KeyRecord } from '../keys/store-format.ts';
 import type { IssuedKey, KeyPatch, KeyStore, ListedKey } from './key-store-port.ts';
@@ -156,6 +156,8 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
   }
 
   /** Compare-and-set loop over the record `id`: `change` is a record function of key-records.ts, and may run several times. */
+  const changes = keyChanges(changeKey, () => clock().toISOString());
+
   async function changeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
     if (closed) throw new KeyStoreClosedError();
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
@@ -265,26 +267,12 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
 
     async update(id: string, patch: KeyPatch) {
       const checked = checkPatch(patch);
-      return changeKey(id, (current) => {
-        const record = patchKeyRecord(current, checked);
-        return { record, result: record };
-      });
+      return changes.patch(id, checked);
     },
 
-    rotate(id: string) {
-      return changeKey(id, (current) => {
-        const key = generateApiKey();
-        const record = rotateKeyRecord(current, key, clock().toISOString());
-        return { record, result: { key, record } satisfies IssuedKey };
-      });
-    },
+    rotate: (id: string): Promise<IssuedKey> => changes.rotate(id),
 
-    revoke(id: string) {
-      return changeKey(id, (current) => {
-        const record = revokeKeyRecord(current, clock().toISOString());
-        return { record, result: record };
-      });
-    },
+    revoke: (id: string) => changes.revoke(id),
 
     async reload() {
       if (closed) throw new KeyStoreClosedError();
