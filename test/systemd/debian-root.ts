@@ -6,8 +6,9 @@
 // recipe, is made again. Each run boots a throw-away overlay of the tree
 // (./nspawn-container.ts), so the cache itself is never written to.
 //
-// The recipe is `--variant=minbase` plus systemd and dbus, and on purpose
-// without procps: /bin/kill is missing there, as on many minimal images, so a
+// The recipe is `--variant=minbase` plus systemd and dbus, and libatomic1,
+// which the official Node.js 26 binary links against (without it Node 26
+// does not start there); on purpose without procps: /bin/kill is missing there, as on many minimal images, so a
 // unit that relies on it fails in this test as it would in the field.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +20,7 @@ const run = promisify(execFile);
 
 export const MIRROR = 'http://deb.debian.org/debian';
 const SUITE = 'bookworm';
-const INCLUDE = ['systemd', 'dbus'];
+const INCLUDE = ['systemd', 'dbus', 'libatomic1'];
 const RECIPE = `debootstrap --variant=minbase --include=${INCLUDE.join(',')} ${SUITE} ROOT ${MIRROR}\n`;
 /** debootstrap took 27 s on a 2-core machine near the mirror; a slow mirror may take minutes. */
 const DEBOOTSTRAP_MS = 420_000;
