@@ -108,11 +108,22 @@ export function chooseTool(request: ChatRequest): ToolDefinition | undefined {
     return named ?? { type: 'function', function: { name: choice.function.name } };
   }
   const userText = lastUserText(request.messages).toLowerCase();
-  const mentioned = tools.find((t) => t.function.name !== '' && userText.includes(t.function.name.toLowerCase())) ?? bestMatch(tools, userText);
+  const mentioned = tools.find((t) => t.function.name !== '' && mentionsWord(userText, t.function.name.toLowerCase())) ?? bestMatch(tools, userText);
   if (choice === 'required') return mentioned ?? tools[0];
   if (lastMessage(request.messages)?.role === 'tool') return undefined;
   if (mentioned !== undefined) return mentioned;
   return hasTriggerWord(userText) ? tools[0] : undefined;
+}
+
+/** `word` in `text` on its own: not inside a longer name ("run" is not in "brunch"). */
+function mentionsWord(text: string, word: string): boolean {
+  const isNameChar = (code: number): boolean => (code >= 0x61 && code <= 0x7a) || (code >= 0x30 && code <= 0x39) || code === 0x5f || code === 0x2d;
+  for (let at = text.indexOf(word); at !== -1; at = text.indexOf(word, at + 1)) {
+    const before = at === 0 ? -1 : text.charCodeAt(at - 1);
+    const after = at + word.length >= text.length ? -1 : text.charCodeAt(at + word.length);
+    if (!isNameChar(before) && !isNameChar(after)) return true;
+  }
+  return false;
 }
 
 /** Words that say nothing about what a tool does. */
@@ -179,7 +190,7 @@ const QUERY_PROPERTY = /^(q|query|question|search|search_?query|text|prompt|inpu
 
 /** The first capitalised name after a preposition of place: "the weather in New York?" → "New York". */
 function placeIn(text: string): string | undefined {
-  const match = /\b(?:in|at|for|near|to|from)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*)*)/u.exec(text);
+  const match = /\b(?:[Ii]n|[Aa]t|[Ff]or|[Nn]ear|[Tt]o|[Ff]rom)\s+(\p{Lu}[\p{L}'-]*(?:\s+\p{Lu}[\p{L}'-]*)*)/u.exec(text);
   return match?.[1];
 }
 

@@ -104,3 +104,10 @@ test('the embedded default: an image request to service-auto goes to service-vis
   const reply = planDemoReply(image);
   assert.deepEqual(reply.kind === 'text' ? reply.pieces.join('') : reply.kind, 'Portcullis demo provider (not a language model). You said: "What is in this picture?" and sent 1 image. The request had 1 message.');
 });
+
+test('a tool name counts only as a word of its own; a place after a capitalised preposition counts too', () => {
+  const run: ToolDefinition = { type: 'function', function: { name: 'run', parameters: { type: 'object', properties: {} } } };
+  assert.equal(toolCall(ask('What should I eat for brunch?', [run])), 'text');
+  assert.equal(toolCall(ask('please run it', [run])) === 'text', false);
+  assert.deepEqual(toolCall(ask('In Paris, what is the weather?', [weather])), { name: 'get_weather', args: { city: 'Paris', unit: 'celsius' } });
+});
