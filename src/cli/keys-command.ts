@@ -15,7 +15,7 @@ import { UsageFileError } from '../usage/usage-file.ts';
 import { emptyUsage } from '../usage/usage-ledger.ts';
 import { describeLimits, inFlagWords, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags, limitChangesFromFlags } from './key-options.ts';
 import { CREATE_USAGE, KEYS_USAGE, LIST_USAGE, REVOKE_USAGE, ROTATE_USAGE, SHOW_USAGE, UPDATE_USAGE, USAGE_USAGE } from './keys-help.ts';
-import { describeKey, publicRecord, renderKeyList, renderTable, shortTime, toJson } from './keys-output.ts';
+import { describeKey, noKeysYet, publicRecord, renderKeyList, renderTable, shortTime, toJson } from './keys-output.ts';
 
 /** What a keys command works on: the configured state backend's keys and usage. */
 interface KeysStore {
@@ -213,7 +213,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
         return 0;
       }
       if (rows.length === 0) {
-        ctx.stdout.write(`No API keys yet. Create one with: ${ctx.command ?? 'portcullis'} keys create --name NAME\n`);
+        ctx.stdout.write(noKeysYet(ctx.command));
         return 0;
       }
       ctx.stdout.write(

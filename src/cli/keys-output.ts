@@ -45,8 +45,13 @@ export function renderTable(header: readonly string[], rows: readonly (readonly 
   return line(header) + rows.map(line).join('');
 }
 
-export function renderKeyList(keys: readonly ListedKey[], nowMs: number, command = 'portcullis'): string {
-  if (keys.length === 0) return `No API keys yet. Create one with: ${command} keys create --name NAME\n`;
+/** What `keys list` and `keys usage` print when there are no keys. */
+export function noKeysYet(command = 'portcullis'): string {
+  return `No API keys yet. Create one with: ${command} keys create --name NAME\n`;
+}
+
+export function renderKeyList(keys: readonly ListedKey[], nowMs: number, command?: string): string {
+  if (keys.length === 0) return noKeysYet(command);
   return renderTable(
     ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'STATUS'],
     keys.map((k) => [

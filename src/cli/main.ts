@@ -110,9 +110,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 2;
   }
   // --data-dir wins over PORTCULLIS_DATA_DIR, which wins over the config file.
-  if (parsed.dataDir !== undefined) io = { ...io, env: { ...io.env, [DATA_DIR_ENV]: path.resolve(io.cwd, parsed.dataDir) } };
-  const origin = (source: string | null): string => dataDirOrigin(parsed.dataDir !== undefined, io.env, source);
   const dataDirFlag = parsed.dataDir === undefined ? undefined : path.resolve(io.cwd, parsed.dataDir);
+  if (dataDirFlag !== undefined) io = { ...io, env: { ...io.env, [DATA_DIR_ENV]: dataDirFlag } };
+  const origin = (source: string | null): string => dataDirOrigin(dataDirFlag !== undefined, io.env, source);
+  // How to run portcullis again on the same files, for the hints every command prints.
   const hintCommand = commandName(process.argv[1], io.cwd) + hintFlags(parsed.configPath, dataDirFlag);
   const [command, ...args] = parsed.rest;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
@@ -127,7 +128,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     switch (command) {
       case 'serve':
-        return await runServeCommand(args, { ...io, configPath: parsed.configPath, dataDirFlag: dataDirFlag, dataDirOrigin: origin });
+        return await runServeCommand(args, { ...io, configPath: parsed.configPath, hintCommand, dataDirOrigin: origin });
       case 'check-config':
         return runCheckConfigCommand(args, { ...io, configPath: parsed.configPath });
       case 'keys': {

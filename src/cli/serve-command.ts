@@ -25,7 +25,6 @@ import { providerNotices } from '../config/provider-types.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
-import { commandName, hintFlags } from './command-name.ts';
 import { createReloader } from './serve-reloader.ts';
 
 const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port PORT] [--admin-port PORT | --no-admin] [--log-level LEVEL]
@@ -58,7 +57,7 @@ const ADMIN_CLOSE_MS = 2000;
 
 export async function runServeCommand(
   args: string[],
-  io: CliIo & { configPath: string | undefined; dataDirFlag?: string | undefined; dataDirOrigin?: (configSource: string | null) => string },
+  io: CliIo & { configPath: string | undefined; hintCommand?: string; dataDirOrigin?: (configSource: string | null) => string },
 ): Promise<number> {
   let values: { host?: string; port?: string; 'admin-port'?: string; 'no-admin'?: boolean; 'log-level'?: string; help?: boolean };
   try {
@@ -294,8 +293,7 @@ export async function runServeCommand(
 
   const notices = providerNotices(Object.values(config.providers));
   const keyCount = (await backend.keys.list()).filter((k) => k.revokedAt === null).length;
-  const configFlag = hintFlags(io.configPath, io.dataDirFlag);
-  const cli = commandName(process.argv[1], io.cwd);
+  const cli = io.hintCommand ?? 'portcullis';
   io.stderr.write(
     `Portcullis listening on ${apiAddress}/v1${fds.api === undefined ? '' : ' (socket from systemd)'}\n` +
       (adminAddress === null ? '' : `  dashboard and admin API: ${adminAddress}/\n`) +
@@ -303,12 +301,12 @@ export async function runServeCommand(
       `  data directory: ${config.dataDir}${io.dataDirOrigin === undefined ? '' : ` (${io.dataDirOrigin(config.source)})`}\n` +
       `  aliases: ${[...Object.keys(config.aliases), 'service-auto'].join(', ')}\n` +
       notices.map((notice) => `  ${notice}\n`).join('') +
-      (keyCount === 0 ? `  No API keys yet. Create one with: ${cli} keys create --name my-app${configFlag}\n` : '') +
+      (keyCount === 0 ? `  No API keys yet. Create one with: ${cli} keys create --name my-app\n` : '') +
       (bootstrapToken === null
         ? ''
         : `  No admin password yet. Log in to the dashboard once with this one-time token, then set a password:\n` +
           `    ${bootstrapToken}\n` +
-          `  (or set one now with: ${cli} admin set-password${configFlag})\n`),
+          `  (or set one now with: ${cli} admin set-password)\n`),
   );
   logger.info('listening', {
     api: apiAddress,
