@@ -26,6 +26,8 @@ export const ConfigIssueCode = {
   InvalidValue: 'invalid_value',
   /** An upstream key or Redis password that cannot be found at start. */
   MissingCredential: 'missing_credential',
+  /** A certificate, key or CA file that is missing, unreadable, not valid PEM, mismatched or out of date. */
+  InvalidTlsFile: 'invalid_tls_file',
 } as const;
 export type ConfigIssueCode = (typeof ConfigIssueCode)[keyof typeof ConfigIssueCode];
 

@@ -7,6 +7,7 @@ import { ConfigError, type GatewayConfig } from './config.ts';
 import { parseConfig } from './config-parser.ts';
 import { ConfigIssueCode } from './config-issues.ts';
 import { providerCredentials } from './provider-types.ts';
+import { readConfigFile } from './config-files.ts';
 
 export const CONFIG_ENV = 'PORTCULLIS_CONFIG';
 export const DATA_DIR_ENV = 'PORTCULLIS_DATA_DIR';
@@ -96,28 +97,11 @@ export function resolveProviderKeys(config: GatewayConfig, env: NodeJS.ProcessEn
 const MAX_KEY_FILE_BYTES = 16 * 1024;
 const MISSING = ConfigIssueCode.MissingCredential;
 
-/**
- * `${NAME}` in the path is replaced by that environment variable, so a systemd
- * unit can say "${CREDENTIALS_DIRECTORY}/upstream-key".
- */
+/** A key file: one line, trimmed, not empty. */
 function readKeyFile(config: GatewayConfig, provider: string, file: string, env: NodeJS.ProcessEnv): string {
   const at = `providers.${provider}.apiKeyFile`;
-  const expanded = file.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
-    const value = nonEmpty(env[name]);
-    if (value === undefined) throw new ConfigError(config.source, at, `environment variable ${name} (used in the path) is not set`, MISSING);
-    return value;
-  });
-  const resolved = path.resolve(config.source === null ? process.cwd() : path.dirname(config.source), expanded);
-  let text: string;
-  try {
-    const bytes = readFileSync(resolved);
-    if (bytes.length > MAX_KEY_FILE_BYTES) throw new ConfigError(config.source, at, `${resolved} is larger than ${MAX_KEY_FILE_BYTES} bytes`, MISSING);
-    text = bytes.toString('utf8').trim();
-  } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError(config.source, at, `${resolved} ${code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'cannot be read (permission denied)' : `cannot be read (${code ?? 'error'})`}`, MISSING);
-  }
+  const { path: resolved, bytes } = readConfigFile(config.source, at, file, env, MAX_KEY_FILE_BYTES, MISSING);
+  const text = bytes.toString('utf8').trim();
   if (text === '') throw new ConfigError(config.source, at, `${resolved} is empty`, MISSING);
   if (/[\r\n\0]/.test(text)) throw new ConfigError(config.source, at, `${resolved} must hold the key on one line`, MISSING);
   return text;

@@ -4,7 +4,8 @@
 // one ConfigError listing them all, so a file is fixed in one pass.
 import path from 'node:path';
 import { parseProvider } from './provider-types.ts';
-import { ConfigError, DEFAULT_LIMITS, type GatewayConfig, type ProviderConfig, type ServerLimits } from './config.ts';
+import { ConfigError, DEFAULT_LIMITS, type GatewayConfig, type ListenConfig, type ProviderConfig, type ServerLimits } from './config.ts';
+import { parseListenerTls } from './tls-config.ts';
 import { Checker, join, type Obj } from './config-checker.ts';
 import { parseAliases, parseAuto } from './routing-config.ts';
 import { parseOperations } from './operations-config.ts';
@@ -23,11 +24,12 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const root = c.object(value, '', ROOT_SETTINGS);
   if (root === undefined) throw new ConfigError(source, c.issues);
 
-  const listen = { host: '127.0.0.1', port: 8080 };
-  const l = root['listen'] === undefined ? undefined : c.object(root['listen'], 'listen', ['host', 'port']);
+  const listen: ListenConfig = { host: '127.0.0.1', port: 8080, tls: null };
+  const l = root['listen'] === undefined ? undefined : c.object(root['listen'], 'listen', ['host', 'port', 'tls']);
   if (l !== undefined) {
     listen.host = c.optional(l, 'host', 'listen', listen.host, (v, at) => c.string(v, at));
     listen.port = c.int(l, 'port', 'listen', listen.port, 0, 65535);
+    if (l['tls'] !== undefined) listen.tls = parseListenerTls(c, l['tls'], 'listen.tls') ?? null;
   }
 
   const dataDir = path.resolve(baseDir, c.optional(root, 'dataDir', '', './data', (v, at) => c.string(v, at)));

@@ -24,8 +24,50 @@ export interface UpstreamPolicy {
   circuitBreaker: { failureThreshold: number; openMs: number };
 }
 
+/** TLS versions a config may require as the minimum. */
+export type TlsMinVersion = 'TLSv1.2' | 'TLSv1.3';
+
+/**
+ * PEM files for the gateway as a TLS client (an upstream, Redis). Paths have
+ * `${NAME}` replaced by that environment variable (a systemd credential:
+ * `${CREDENTIALS_DIRECTORY}/upstream-ca.pem`) and are relative to the config file.
+ */
+export interface TlsClientConfig {
+  /** Trust exactly these CA certificates instead of Node's built-in roots. */
+  caFile: string | null;
+  /** A client certificate (chain) for mutual TLS; set together with keyFile. */
+  certFile: string | null;
+  keyFile: string | null;
+  /** The name checked against the server's certificate (and sent as SNI) instead of the URL's host. */
+  serverName: string | null;
+  minVersion: TlsMinVersion;
+}
+
+/** A listener served over TLS (the API listener, the admin listener). */
+export interface ListenerTlsConfig {
+  certFile: string;
+  keyFile: string;
+  /** CA certificates that client certificates are checked against; required when clientAuth is not "none". */
+  clientCaFile: string | null;
+  /** "required": a client without a valid certificate is refused in the handshake; "optional": asked, checked when given. */
+  clientAuth: 'none' | 'optional' | 'required';
+  minVersion: TlsMinVersion;
+}
+
+/** How an upstream is reached: the built-in fetch (the default) or node:http/node:https. */
+export type UpstreamTransportName = 'fetch' | 'node';
+
 interface UpstreamProviderBase {
   baseUrl: string;
+  /** "fetch" (default) or "node"; TLS settings and a proxy need "node" (docs/config.md). */
+  transport: UpstreamTransportName;
+  /** TLS to this upstream; null: Node's defaults. */
+  tls: TlsClientConfig | null;
+  /**
+   * The egress proxy: null follows HTTPS_PROXY / HTTP_PROXY / NO_PROXY from the
+   * environment; "none" never uses one; an http:// URL always uses that one.
+   */
+  proxy: string | null;
   /** Name of the environment variable holding the upstream key (never the key itself). */
   apiKeyEnv: string | null;
   /** A file holding the key (a systemd credential, e.g. $CREDENTIALS_DIRECTORY/key). */
@@ -113,7 +155,7 @@ export interface AdminConfig {
   host: string;
   port: number;
   /** Serve the admin listener over HTTPS with these PEM files; null for plain HTTP. */
-  tls: { certFile: string; keyFile: string } | null;
+  tls: ListenerTlsConfig | null;
   /** Mark the session cookie Secure; defaults to true when tls is set. Set it when a TLS proxy fronts the admin listener. */
   secureCookies: boolean;
   sessionTtlMs: number;
@@ -123,6 +165,14 @@ export interface AdminConfig {
    * admin.host: a request naming any other Host is refused (DNS rebinding).
    */
   allowedHosts: string[];
+}
+
+/** The API listener. */
+export interface ListenConfig {
+  host: string;
+  port: number;
+  /** Serve the API over HTTPS with these PEM files; null for plain HTTP. */
+  tls: ListenerTlsConfig | null;
 }
 
 export type LogLevelSetting = 'debug' | 'info' | 'warn' | 'error';
@@ -136,6 +186,8 @@ export interface RedisStateConfig {
   keyPrefix: string;
   connectTimeoutMs: number;
   commandTimeoutMs: number;
+  /** TLS settings for a rediss:// URL; null with rediss://: Node's defaults. Only with rediss://. */
+  tls: TlsClientConfig | null;
 }
 
 /** Where keys, limits, budgets and usage live (docs/scaling.md). */
@@ -149,7 +201,7 @@ export interface StateConfig {
 export interface GatewayConfig {
   /** Where the file came from, or null for the embedded default. */
   source: string | null;
-  listen: { host: string; port: number };
+  listen: ListenConfig;
   admin: AdminConfig;
   shutdown: { drainTimeoutMs: number };
   log: { level: LogLevelSetting };

@@ -1,7 +1,8 @@
 // The operational sections of the config: the admin listener, shutdown drain,
 // logging and the state backend. Same rules as the rest of the parser: unknown
 // settings and bad values are errors naming their path.
-import type { AdminConfig, GatewayConfig, LogLevelSetting, RedisStateConfig, StateConfig } from './config.ts';
+import type { AdminConfig, GatewayConfig, ListenConfig, LogLevelSetting, RedisStateConfig, StateConfig } from './config.ts';
+import { parseClientTls, parseListenerTls } from './tls-config.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -24,7 +25,7 @@ const DEFAULT_REDIS_KEY_PREFIX = 'portcullis:';
 
 type Operations = Pick<GatewayConfig, 'admin' | 'shutdown' | 'log' | 'state'>;
 
-export function parseOperations(c: Checker, root: Obj, listen: { host: string; port: number }): Operations {
+export function parseOperations(c: Checker, root: Obj, listen: Pick<ListenConfig, 'host' | 'port'>): Operations {
   const admin = parseAdmin(c, root['admin']);
   if (admin.enabled && admin.port !== 0 && admin.port === listen.port && admin.host === listen.host) {
     c.report('admin.port', { code: 'conflict', message: `must differ from listen.port (${listen.port}): the admin listener is a separate socket` });
@@ -47,8 +48,7 @@ function parseAdmin(c: Checker, value: unknown): AdminConfig {
   admin.enabled = c.optional(o, 'enabled', 'admin', admin.enabled, bool);
   admin.host = c.optional(o, 'host', 'admin', admin.host, (v, at) => c.string(v, at));
   admin.port = c.int(o, 'port', 'admin', admin.port, 0, 65535);
-  const t = o['tls'] === undefined ? undefined : c.object(o['tls'], 'admin.tls', ['certFile', 'keyFile']);
-  if (t !== undefined) admin.tls = { certFile: c.string(t['certFile'], 'admin.tls.certFile') ?? '', keyFile: c.string(t['keyFile'], 'admin.tls.keyFile') ?? '' };
+  if (o['tls'] !== undefined) admin.tls = parseListenerTls(c, o['tls'], 'admin.tls') ?? null;
   admin.secureCookies = c.optional(o, 'secureCookies', 'admin', o['tls'] !== undefined, bool);
   admin.sessionTtlMs = c.int(o, 'sessionTtlMs', 'admin', admin.sessionTtlMs, 60_000, 7 * 24 * HOUR_MS);
   admin.sessionIdleMs = c.int(o, 'sessionIdleMs', 'admin', admin.sessionIdleMs, 60_000, 7 * 24 * HOUR_MS);
@@ -89,7 +89,7 @@ function parseState(c: Checker, value: unknown): StateConfig {
 
 function parseRedis(c: Checker, value: unknown): RedisStateConfig | null {
   const at = 'state.redis';
-  const o = c.object(value, at, ['url', 'passwordEnv', 'passwordFile', 'keyPrefix', 'connectTimeoutMs', 'commandTimeoutMs']);
+  const o = c.object(value, at, ['url', 'passwordEnv', 'passwordFile', 'keyPrefix', 'connectTimeoutMs', 'commandTimeoutMs', 'tls']);
   if (o === undefined) return null;
   const url = parseRedisUrl(c, o['url'], join(at, 'url'));
   const passwordEnv = c.optional(o, 'passwordEnv', at, null, (v, vat) => {
@@ -106,6 +106,11 @@ function parseRedis(c: Checker, value: unknown): RedisStateConfig | null {
     if (prefix === undefined || /^[A-Za-z0-9:_.-]{1,64}$/.test(prefix)) return prefix;
     return c.report(vat, { code: 'invalid_value', message: 'use letters, digits, ":", "_", "." and "-" (at most 64)' });
   });
+  let tls: RedisStateConfig['tls'] = null;
+  if (o['tls'] !== undefined) {
+    tls = parseClientTls(c, o['tls'], join(at, 'tls')) ?? null;
+    if (url.startsWith('redis://')) c.report(join(at, 'tls'), { code: 'conflict', message: 'is only used with a rediss:// url (Redis over TLS); change the url\'s scheme to rediss://' });
+  }
   return {
     url,
     passwordEnv,
@@ -113,6 +118,7 @@ function parseRedis(c: Checker, value: unknown): RedisStateConfig | null {
     keyPrefix,
     connectTimeoutMs: c.int(o, 'connectTimeoutMs', at, 2000, 50, 60_000),
     commandTimeoutMs: c.int(o, 'commandTimeoutMs', at, 1000, 50, 60_000),
+    tls,
   };
 }
 
@@ -123,10 +129,10 @@ function parseRedisUrl(c: Checker, value: unknown, at: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    return c.report(at, { code: 'invalid_value', message: 'must be a redis://host:port[/db] URL' }) ?? url;
+    return c.report(at, { code: 'invalid_value', message: 'must be a redis://host:port[/db] or rediss://host:port[/db] URL' }) ?? url;
   }
-  if (parsed.protocol !== 'redis:') {
-    c.report(at, { code: 'invalid_value', message: 'must use the redis:// scheme (TLS, rediss://, is not supported; use a local stunnel or a private network)' });
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    c.report(at, { code: 'invalid_value', message: 'must use the redis:// scheme, or rediss:// for Redis over TLS' });
   } else if (parsed.password !== '') {
     c.report(at, { code: 'invalid_value', message: 'must not hold the password; use passwordEnv or passwordFile' });
   }

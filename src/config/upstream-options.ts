@@ -2,7 +2,8 @@
 // it is, how its key is found, extra headers, deadlines, retries and breaker.
 // Checked into the collector like the rest of the config; the provider table
 // (./provider-types.ts) adds what each type has of its own.
-import type { UpstreamPolicy } from './config.ts';
+import type { TlsClientConfig, UpstreamPolicy, UpstreamTransportName } from './config.ts';
+import { parseClientTls } from './tls-config.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
 import { parseBaseUrl, type BaseUrlRules } from './base-url.ts';
 import { DEFAULT_POLICY } from './provider-defaults.ts';
@@ -18,6 +19,9 @@ export const UPSTREAM_SETTINGS = [
   'timeoutMs',
   'retry',
   'circuitBreaker',
+  'transport',
+  'tls',
+  'proxy',
 ] as const;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -32,7 +36,12 @@ interface UpstreamOptions {
   apiKeyFile: string | null;
   headers: Record<string, string>;
   policy: UpstreamPolicy;
+  transport: UpstreamTransportName;
+  tls: TlsClientConfig | null;
+  proxy: string | null;
 }
+
+const TRANSPORTS: readonly UpstreamTransportName[] = ['fetch', 'node'];
 
 /** `defaultBaseUrl` undefined: the setting is required. `rules`: what the
  * type's adapter appends to baseUrl, and where a key belongs instead of its query. */
@@ -42,7 +51,42 @@ export function parseUpstreamOptions(c: Checker, o: Obj, at: string, defaultBase
     ...parseCredentials(c, o, at),
     headers: parseHeaders(c, o['headers'], join(at, 'headers')),
     policy: parsePolicy(c, o, at),
+    ...parseConnection(c, o, at),
   };
+}
+
+/**
+ * transport, tls and proxy. The built-in fetch takes no per-call TLS settings
+ * and no proxy on any supported Node line (its undici Agent is not exposed),
+ * so those need "transport": "node"; asking fetch for them is refused, never ignored.
+ */
+function parseConnection(c: Checker, o: Obj, at: string): Pick<UpstreamOptions, 'transport' | 'tls' | 'proxy'> {
+  const transport = c.optional(o, 'transport', at, 'fetch' as UpstreamTransportName, (v, vat) => c.oneOf(v, vat, TRANSPORTS));
+  const tls = o['tls'] === undefined ? null : (parseClientTls(c, o['tls'], join(at, 'tls')) ?? null);
+  const proxy = c.optional(o, 'proxy', at, null, (v, vat) => parseProxy(c, v, vat));
+  if (transport === 'fetch') {
+    const needsNode = o['tls'] !== undefined ? 'tls' : proxy !== null && proxy !== 'none' ? 'proxy' : undefined;
+    if (needsNode !== undefined) {
+      c.report(join(at, needsNode), { code: 'conflict', message: 'needs "transport": "node": the built-in fetch cannot take per-upstream TLS settings or a proxy on any supported Node.js line' });
+    }
+  }
+  return { transport, tls, proxy };
+}
+
+/** "none", or the proxy's http://host:port URL (no path; credentials come from the environment's proxy variables only). */
+function parseProxy(c: Checker, value: unknown, at: string): string | undefined {
+  const text = c.string(value, at);
+  if (text === undefined || text === 'none') return text;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return c.report(at, { code: 'invalid_value', message: 'must be "none" or a proxy URL such as "http://proxy.internal:3128"' });
+  }
+  if (url.protocol !== 'http:') return c.report(at, { code: 'invalid_value', message: 'must be an http:// proxy URL (the proxy is reached over plain HTTP; HTTPS upstreams go through a CONNECT tunnel inside it)' });
+  if (url.username !== '' || url.password !== '') return c.report(at, { code: 'invalid_value', message: 'must not hold credentials: the config file is no place for a secret; give a proxy that needs a password through HTTPS_PROXY / HTTP_PROXY in the environment' });
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '') return c.report(at, { code: 'invalid_value', message: 'must be just scheme, host and port, e.g. "http://proxy.internal:3128"' });
+  return text;
 }
 
 function parseCredentials(c: Checker, o: Obj, at: string): { apiKeyEnv: string | null; apiKeyFile: string | null } {

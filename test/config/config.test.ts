@@ -30,7 +30,7 @@ test('a minimal config gets every default', () => {
   const c = parseConfig(minimal, 'f.json', dir);
   assert.deepEqual(c, {
     source: 'f.json',
-    listen: { host: '127.0.0.1', port: 8080 },
+    listen: { host: '127.0.0.1', port: 8080, tls: null },
     admin: { enabled: true, host: '127.0.0.1', port: 8081, tls: null, secureCookies: false, sessionTtlMs: 28_800_000, sessionIdleMs: 1_800_000, allowedHosts: [] },
     shutdown: { drainTimeoutMs: 30_000 },
     log: { level: 'info' },
@@ -47,6 +47,9 @@ test('a minimal config gets every default', () => {
         apiKeyHeader: 'authorization',
         maxTokensParam: 'max_tokens',
         policy: DEFAULT_POLICY,
+        transport: 'fetch',
+        tls: null,
+        proxy: null,
       },
     },
     aliases: {
@@ -98,7 +101,7 @@ test('alias model defaults to the alias name; auto.default defaults to the first
 test('loadConfig: the embedded default serves the demo provider on 127.0.0.1:8080, service-vision for images', () => {
   const c = loadConfig({ env: {}, cwd: dir });
   assert.equal(c.source, null);
-  assert.deepEqual(c.listen, { host: '127.0.0.1', port: 8080 });
+  assert.deepEqual(c.listen, { host: '127.0.0.1', port: 8080, tls: null });
   assert.deepEqual(Object.keys(c.aliases), ['service-chat', 'service-vision']);
   assert.equal(c.aliases['service-chat']?.targets[0]?.provider, 'demo');
   assert.equal(c.aliases['service-vision']?.targets[0]?.provider, 'demo');
@@ -205,6 +208,9 @@ test('provider policy and anthropic defaults', () => {
     apiKeyFile: 'claude.key',
     headers: {},
     version: '2023-06-01',
+    transport: 'fetch',
+    tls: null,
+    proxy: null,
     policy: { ...DEFAULT_POLICY, idleTimeoutMs: 5000, retry: { ...DEFAULT_POLICY.retry, maxAttempts: 5 }, circuitBreaker: { ...DEFAULT_POLICY.circuitBreaker, openMs: 1000 } },
   });
   const up = { type: 'openai', baseUrl: 'http://h/v1' };
@@ -244,7 +250,7 @@ test('the operational sections: admin, shutdown, log and state', () => {
     enabled: true,
     host: '0.0.0.0',
     port: 9001,
-    tls: { certFile: 'c.pem', keyFile: 'k.pem' },
+    tls: { certFile: 'c.pem', keyFile: 'k.pem', clientCaFile: null, clientAuth: 'none', minVersion: 'TLSv1.2' },
     secureCookies: true,
     sessionTtlMs: 3_600_000,
     sessionIdleMs: 600_000,
@@ -254,7 +260,7 @@ test('the operational sections: admin, shutdown, log and state', () => {
   assert.deepEqual(c.log, { level: 'warn' });
   assert.deepEqual(c.state, {
     backend: 'redis',
-    redis: { url: 'redis://10.0.0.5:6380/2', passwordEnv: 'REDIS_PASSWORD', passwordFile: null, keyPrefix: 'portcullis:', connectTimeoutMs: 2000, commandTimeoutMs: 1000 },
+    redis: { url: 'redis://10.0.0.5:6380/2', passwordEnv: 'REDIS_PASSWORD', passwordFile: null, keyPrefix: 'portcullis:', connectTimeoutMs: 2000, commandTimeoutMs: 1000, tls: null },
     onUnavailable: 'local',
   });
   assert.equal(parseConfig({ ...minimal, admin: { tls: { certFile: 'c', keyFile: 'k' }, secureCookies: false } }, 'f.json', dir).admin.secureCookies, false);
@@ -265,14 +271,15 @@ test('the operational sections: admin, shutdown, log and state', () => {
   fails({ ...minimal, admin: { enabled: 'yes' } }, 'admin.enabled', /true or false/);
   fails({ ...minimal, admin: { allowedHosts: ['gw.internal:8081'] } }, 'admin.allowedHosts[0]', /without a port/);
   fails({ ...minimal, admin: { allowedHosts: 'gw' } }, 'admin.allowedHosts', /must be an array/);
-  fails({ ...minimal, admin: { tls: { certFile: 'c' } } }, 'admin.tls.keyFile', /non-empty string/);
+  fails({ ...minimal, admin: { tls: { certFile: 'c' } } }, 'admin.tls.keyFile', /is required/);
   fails({ ...minimal, admin: { sessionTtlMs: 120_000, sessionIdleMs: 600_000 } }, 'admin.sessionIdleMs', /must not exceed admin.sessionTtlMs/);
   fails({ ...minimal, shutdown: { drainTimeoutMs: 600_001 } }, 'shutdown.drainTimeoutMs', /integer from 0 to 600000/);
   fails({ ...minimal, log: { level: 'verbose' } }, 'log.level', /must be one of "debug", "info", "warn", "error"/);
   fails({ ...minimal, state: { backend: 'etcd' } }, 'state.backend', /"memory" or "redis"/);
   fails({ ...minimal, state: { backend: 'redis' } }, 'state.redis', /is required with "backend": "redis"/);
   fails({ ...minimal, state: { redis: { url: 'redis://h:1' } } }, 'state.redis', /only used with "backend": "redis"/);
-  fails({ ...minimal, state: { backend: 'redis', redis: { url: 'rediss://h:1' } } }, 'state.redis.url', /redis:\/\/ scheme/);
+  fails({ ...minimal, state: { backend: 'redis', redis: { url: 'http://h:1' } } }, 'state.redis.url', /redis:\/\/ scheme, or rediss:\/\//);
+  fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://h:1', tls: { caFile: 'ca.pem' } } } }, 'state.redis.tls', /only used with a rediss:\/\/ url/);
   fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://:secret@h:1' } } }, 'state.redis.url', /must not hold the password/);
   fails({ ...minimal, state: { backend: 'redis', redis: { url: 'not a url' } } }, 'state.redis.url', /redis:\/\/host:port/);
   fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://h:1', passwordEnv: 'A', passwordFile: 'f' } } }, 'state.redis.passwordFile', /not both/);
@@ -307,7 +314,7 @@ test('every problem is collected, in file order, each with its code and path', (
         { code: 'not_string', path: 'providers.up.baseUrl', message: 'must be a non-empty string' },
         { code: 'not_integer', path: 'providers.up.retry.maxAttempts', message: 'must be an integer from 1 to 10' },
         { code: 'not_one_of', path: 'providers.broken.type', message: 'must be "openai", "anthropic" or "demo"' },
-        { code: 'unknown_setting', path: 'providers.claude.prot', message: 'unknown setting (allowed here: type, baseUrl, apiKeyEnv, apiKeyFile, headers, connectTimeoutMs, firstByteTimeoutMs, idleTimeoutMs, timeoutMs, retry, circuitBreaker, version)' },
+        { code: 'unknown_setting', path: 'providers.claude.prot', message: 'unknown setting (allowed here: type, baseUrl, apiKeyEnv, apiKeyFile, headers, connectTimeoutMs, firstByteTimeoutMs, idleTimeoutMs, timeoutMs, retry, circuitBreaker, transport, tls, proxy, version)' },
         { code: 'invalid_value', path: 'providers.claude.version', message: 'must be an anthropic-version date such as "2023-06-01"' },
         { code: 'unknown_reference', path: 'aliases.x.targets[1].provider', message: `names provider 'nope', which is not defined under "providers"` },
         { code: 'not_integer', path: 'aliases.x.targets[1].weight', message: 'must be an integer from 1 to 1000' },

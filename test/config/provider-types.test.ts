@@ -34,6 +34,9 @@ test('each type fills its defaults from one place', () => {
     apiKeyFile: null,
     headers: {},
     policy: DEFAULT_POLICY,
+    transport: 'fetch',
+    tls: null,
+    proxy: null,
     version: ANTHROPIC_VERSION,
   });
   assert.equal(DEFAULT_POLICY.timeoutMs, DEFAULT_TIMEOUT_MS);

@@ -18,7 +18,7 @@ const rpm1: KeyLimits = { ...NO_LIMITS, requestsPerMinute: 1 };
 const dir = mkdtempSync(join(tmpdir(), 'redis-backend-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function config(port: number, set: Partial<RedisStateConfig> = {}): RedisStateConfig {
+function config(port: number, set: Partial<Omit<RedisStateConfig, 'tls'>> = {}): RedisStateConfig {
   return {
     url: `redis://127.0.0.1:${port}`,
     passwordEnv: null,
@@ -26,6 +26,7 @@ function config(port: number, set: Partial<RedisStateConfig> = {}): RedisStateCo
     keyPrefix: `b${randomUUID().slice(0, 8)}:`,
     connectTimeoutMs: 500,
     commandTimeoutMs: 500,
+    tls: null,
     ...set,
   };
 }

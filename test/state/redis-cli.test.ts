@@ -27,7 +27,7 @@ before(async () => {
     state: { backend: 'redis', redis: { url: `redis://127.0.0.1:${redis.port}/0`, keyPrefix: 'cli-test:' } },
   }));
   backend = await openRedisBackend(
-    { url: `redis://127.0.0.1:${redis.port}/0`, passwordEnv: null, passwordFile: null, keyPrefix: 'cli-test:', connectTimeoutMs: 2000, commandTimeoutMs: 1000 },
+    { url: `redis://127.0.0.1:${redis.port}/0`, passwordEnv: null, passwordFile: null, keyPrefix: 'cli-test:', connectTimeoutMs: 2000, commandTimeoutMs: 1000, tls: null },
     { onUnavailable: 'refuse', logger: createLogger({ level: 'error', write: () => {} }) },
   );
 });

@@ -1,0 +1,36 @@
+// Files a config names besides itself (an upstream key, a Redis password, TLS
+// certificates and keys): `${NAME}` in the path is replaced by that environment
+// variable, so a systemd unit can say "${CREDENTIALS_DIRECTORY}/upstream-key",
+// and a relative path is relative to the config file (the working directory
+// for the embedded default). Read with a size bound; each failure is a
+// ConfigError naming the setting and the resolved path.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from './config.ts';
+import type { ConfigIssueCode } from './config-issues.ts';
+
+/** The absolute path `file` names; throws `code` when a `${NAME}` in it is not set. */
+export function resolveConfigPath(source: string | null, at: string, file: string, env: NodeJS.ProcessEnv, code: ConfigIssueCode): string {
+  const expanded = file.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+    const value = env[name];
+    if (value === undefined || value === '') throw new ConfigError(source, at, `environment variable ${name} (used in the path) is not set`, code);
+    return value;
+  });
+  return path.resolve(source === null ? process.cwd() : path.dirname(source), expanded);
+}
+
+/** The bytes of the file `file` names, at most `maxBytes`. */
+export function readConfigFile(source: string | null, at: string, file: string, env: NodeJS.ProcessEnv, maxBytes: number, code: ConfigIssueCode): { path: string; bytes: Buffer } {
+  const resolved = resolveConfigPath(source, at, file, env, code);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(resolved);
+  } catch (err) {
+    const errno = (err as NodeJS.ErrnoException).code;
+    const why =
+      errno === 'ENOENT' ? 'does not exist' : errno === 'EACCES' ? 'cannot be read (permission denied)' : errno === 'EISDIR' ? 'is a directory' : `cannot be read (${errno ?? 'error'})`;
+    throw new ConfigError(source, at, `${resolved} ${why}`, code);
+  }
+  if (bytes.length > maxBytes) throw new ConfigError(source, at, `${resolved} is larger than ${maxBytes} bytes`, code);
+  return { path: resolved, bytes };
+}

@@ -1,0 +1,81 @@
+// What is wrong with the bytes of a PEM file, as sentences naming the fix:
+// certificates that do not parse or are out of date, a key that does not parse
+// or is encrypted, a certificate and key that do not belong together. Pure
+// (node:crypto parses; nothing is read or written); ./tls-files.ts reads the
+// files and puts each problem under its setting.
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+
+const BEGIN_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+export interface CertificateChain {
+  certificates: X509Certificate[];
+  problems: string[];
+}
+
+/**
+ * Every certificate in `pem`, and what is wrong with them: none at all, one
+ * that does not parse, one expired or not yet valid at `nowMs` (each named by
+ * its subject and dates, so the operator knows which to renew).
+ */
+export function checkCertificates(pem: Buffer, nowMs: number): CertificateChain {
+  const text = pem.toString('latin1');
+  const blocks = text.match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) {
+    const hint = text.includes('PRIVATE KEY-----') ? ' (it holds a private key: is it the key file?)' : '';
+    return { certificates: [], problems: [`holds no PEM certificate ("${BEGIN_CERTIFICATE}")${hint}`] };
+  }
+  const certificates: X509Certificate[] = [];
+  const problems: string[] = [];
+  blocks.forEach((block, i) => {
+    let cert: X509Certificate;
+    try {
+      cert = new X509Certificate(block);
+    } catch {
+      problems.push(`certificate ${i + 1} of ${blocks.length} is not a valid X.509 certificate`);
+      return;
+    }
+    certificates.push(cert);
+    const validFrom = Date.parse(cert.validFrom);
+    const validTo = Date.parse(cert.validTo);
+    const who = `certificate ${i + 1} of ${blocks.length} (${oneLine(cert.subject)})`;
+    if (Number.isFinite(validTo) && validTo < nowMs) problems.push(`${who} expired on ${new Date(validTo).toISOString()}; renew it`);
+    else if (Number.isFinite(validFrom) && validFrom > nowMs) problems.push(`${who} is not valid until ${new Date(validFrom).toISOString()}; check the clock or the certificate`);
+  });
+  return { certificates, problems };
+}
+
+export interface PrivateKeyCheck {
+  key: KeyObject | undefined;
+  problem: string | undefined;
+}
+
+/** The private key in `pem`, or why it cannot be used. */
+export function checkPrivateKey(pem: Buffer): PrivateKeyCheck {
+  const text = pem.toString('latin1');
+  if (!text.includes('PRIVATE KEY-----')) {
+    const hint = text.includes(BEGIN_CERTIFICATE) ? ' (it holds a certificate: is it the certificate file?)' : '';
+    return { key: undefined, problem: `holds no PEM private key ("-----BEGIN PRIVATE KEY-----")${hint}` };
+  }
+  if (text.includes('ENCRYPTED')) return { key: undefined, problem: 'holds an encrypted private key; give it unencrypted (protect the file by its permissions or a systemd credential)' };
+  try {
+    return { key: createPrivateKey(pem), problem: undefined };
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'ERR_MISSING_PASSPHRASE') return { key: undefined, problem: 'holds an encrypted private key; give it unencrypted (protect the file by its permissions or a systemd credential)' };
+    return { key: undefined, problem: 'holds a private key that cannot be parsed' };
+  }
+}
+
+/** Whether the first certificate of a chain (the leaf) belongs to `key`. */
+export function keyMatchesCertificate(leaf: X509Certificate, key: KeyObject): boolean {
+  try {
+    return leaf.checkPrivateKey(key);
+  } catch {
+    return false;
+  }
+}
+
+function oneLine(subject: string): string {
+  return subject.replace(/\n/g, ', ');
+}

@@ -1,0 +1,122 @@
+// Reads the PEM files a TLS section names and checks them (./pem-checks.ts):
+// present, readable, valid PEM, certificate and key matching, in date. Every
+// problem is an issue under its own setting ("listen.tls.keyFile: ... does not
+// match certFile"), all collected, so check-config, start and a reload report
+// the same sentences. Start and reload throw one ConfigError; check-config
+// prints the issues.
+import type { SecureVersion } from 'node:tls';
+import { ConfigError, type ListenerTlsConfig, type TlsClientConfig } from './config.ts';
+import { readConfigFile } from './config-files.ts';
+import { ConfigIssueCode, type ConfigIssue } from './config-issues.ts';
+import { join } from './config-checker.ts';
+import { checkCertificates, checkPrivateKey, keyMatchesCertificate } from './pem-checks.ts';
+
+/** PEM files are small; a chain of a dozen certificates is some 20 kB. */
+const MAX_PEM_BYTES = 1024 * 1024;
+const CODE = ConfigIssueCode.InvalidTlsFile;
+
+/** What node:tls takes for a listener (tls.createServer / setSecureContext). */
+export interface ListenerTlsMaterial {
+  cert: Buffer;
+  key: Buffer;
+  /** Client certificates are checked against these; undefined with clientAuth "none". */
+  ca: Buffer | undefined;
+  requestCert: boolean;
+  rejectUnauthorized: boolean;
+  minVersion: SecureVersion;
+}
+
+/** What node:tls takes for a client connection (tls.connect, an https.Agent). */
+export interface ClientTlsMaterial {
+  ca: Buffer | undefined;
+  cert: Buffer | undefined;
+  key: Buffer | undefined;
+  servername: string | undefined;
+  minVersion: SecureVersion;
+}
+
+interface Reader {
+  source: string | null;
+  env: NodeJS.ProcessEnv;
+  nowMs: number;
+  issues: ConfigIssue[];
+}
+
+/** Reads one file; undefined (and an issue) when it cannot be read. */
+function read(r: Reader, at: string, file: string): Buffer | undefined {
+  try {
+    return readConfigFile(r.source, at, file, r.env, MAX_PEM_BYTES, CODE).bytes;
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    r.issues.push(...err.issues.map((i) => ({ ...i, code: CODE })));
+    return undefined;
+  }
+}
+
+/** A file of CA certificates: its bytes when it holds at least one, its problems as issues. */
+function caCertificates(r: Reader, at: string, file: string): Buffer | undefined {
+  const bytes = read(r, at, file);
+  if (bytes === undefined) return undefined;
+  const chain = checkCertificates(bytes, r.nowMs);
+  for (const problem of chain.problems) r.issues.push({ code: CODE, path: at, message: problem });
+  return chain.certificates.length > 0 ? bytes : undefined;
+}
+
+/** A certificate file and its key: both read, parsed and matched. */
+function certificateAndKey(r: Reader, at: string, certFile: string, keyFile: string): { cert: Buffer | undefined; key: Buffer | undefined } {
+  const certAt = join(at, 'certFile');
+  const keyAt = join(at, 'keyFile');
+  const cert = read(r, certAt, certFile);
+  const key = read(r, keyAt, keyFile);
+  const chain = cert === undefined ? undefined : checkCertificates(cert, r.nowMs);
+  for (const problem of chain?.problems ?? []) r.issues.push({ code: CODE, path: certAt, message: problem });
+  const parsed = key === undefined ? undefined : checkPrivateKey(key);
+  if (parsed?.problem !== undefined) r.issues.push({ code: CODE, path: keyAt, message: parsed.problem });
+  const leaf = chain?.certificates[0];
+  if (leaf !== undefined && parsed?.key !== undefined && !keyMatchesCertificate(leaf, parsed.key)) {
+    r.issues.push({ code: CODE, path: keyAt, message: `does not match the certificate in certFile (${leaf.subject.replace(/\n/g, ', ')}): give the key that certificate was issued for` });
+  }
+  return { cert, key };
+}
+
+/** The problems of a listener's files (empty when all is well). */
+export function listenerTlsIssues(source: string | null, at: string, tls: ListenerTlsConfig, env: NodeJS.ProcessEnv, nowMs: number): ConfigIssue[] {
+  return readListener({ source, env, nowMs, issues: [] }, at, tls).issues;
+}
+
+/** A listener's material; throws one ConfigError listing every problem. */
+export function loadListenerTls(source: string | null, at: string, tls: ListenerTlsConfig, env: NodeJS.ProcessEnv, nowMs = Date.now()): ListenerTlsMaterial {
+  const { issues, material } = readListener({ source, env, nowMs, issues: [] }, at, tls);
+  if (material === undefined || issues.length > 0) throw new ConfigError(source, issues);
+  return material;
+}
+
+function readListener(r: Reader, at: string, tls: ListenerTlsConfig): { issues: ConfigIssue[]; material: ListenerTlsMaterial | undefined } {
+  const { cert, key } = certificateAndKey(r, at, tls.certFile, tls.keyFile);
+  let ca: Buffer | undefined;
+  if (tls.clientAuth !== 'none' && tls.clientCaFile !== null) ca = caCertificates(r, join(at, 'clientCaFile'), tls.clientCaFile);
+  if (cert === undefined || key === undefined) return { issues: r.issues, material: undefined };
+  return {
+    issues: r.issues,
+    material: { cert, key, ca, requestCert: tls.clientAuth !== 'none', rejectUnauthorized: tls.clientAuth === 'required', minVersion: tls.minVersion },
+  };
+}
+
+/** The problems of a client section's files (empty when all is well). */
+export function clientTlsIssues(source: string | null, at: string, tls: TlsClientConfig, env: NodeJS.ProcessEnv, nowMs: number): ConfigIssue[] {
+  return readClient({ source, env, nowMs, issues: [] }, at, tls).issues;
+}
+
+/** A client section's material; throws one ConfigError listing every problem. */
+export function loadClientTls(source: string | null, at: string, tls: TlsClientConfig, env: NodeJS.ProcessEnv, nowMs = Date.now()): ClientTlsMaterial {
+  const { issues, material } = readClient({ source, env, nowMs, issues: [] }, at, tls);
+  if (issues.length > 0) throw new ConfigError(source, issues);
+  return material;
+}
+
+function readClient(r: Reader, at: string, tls: TlsClientConfig): { issues: ConfigIssue[]; material: ClientTlsMaterial } {
+  const ca = tls.caFile === null ? undefined : caCertificates(r, join(at, 'caFile'), tls.caFile);
+  let pair: { cert: Buffer | undefined; key: Buffer | undefined } = { cert: undefined, key: undefined };
+  if (tls.certFile !== null && tls.keyFile !== null) pair = certificateAndKey(r, at, tls.certFile, tls.keyFile);
+  return { issues: r.issues, material: { ca, ...pair, servername: tls.serverName ?? undefined, minVersion: tls.minVersion } };
+}
