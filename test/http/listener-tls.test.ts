@@ -216,6 +216,14 @@ describe('clientAuth "optional"', () => {
       assert.equal(line['clientSubject'], null);
       assert.equal(line['clientCertSha256'], null);
     }
+    // A server's certificate (extendedKeyUsage serverAuth only) is not one a client may use.
+    const misused = await tlsRequest(`${s.base}/ok`, { ca: pki.ca, cert: second.cert, key: second.key, headers: { 'x-request-id': 'opt-misused' } });
+    assert.equal(misused.status, 403);
+    assert.equal(
+      (misused.json() as { error: { message: string } }).error.message,
+      'The TLS client certificate was refused: it is not made for client authentication (its extendedKeyUsage lacks clientAuth) (INVALID_PURPOSE). Connect with a valid certificate, or without one.',
+    );
+    assert.equal(accessLine(s.logs, 'opt-misused')['clientCertError'], 'INVALID_PURPOSE');
     assert.equal(s.handled.length, handledBefore, 'no handler ran');
     const all = JSON.stringify(s.logs);
     assert.equal(all.includes('mallory'), false);
