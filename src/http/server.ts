@@ -121,8 +121,11 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   if (tls !== undefined) {
     // Without a listener node drops these silently. Scanners and clients
     // with the wrong certificate make them: debug only, and the code only.
+    // A client certificate that failed verification ("required") shows as a
+    // reset of an already closed socket: its reason is on the socket.
     server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
-      logger.debug('TLS handshake failed', { code: err.code ?? err.name, remote: socket.remoteAddress ?? null });
+      const reason: unknown = socket.authorizationError;
+      logger.debug('TLS handshake failed', { code: typeof reason === 'string' ? reason : (err.code ?? err.name), remote: socket.remoteAddress ?? null });
     });
   }
 

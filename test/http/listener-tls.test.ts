@@ -13,7 +13,7 @@ import { createRouter } from '../../src/http/router.ts';
 import { createHttpShell, type HttpShell } from '../../src/http/server.ts';
 import type { RouteHandler } from '../../src/http/request-context.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { createGate } from '../gateway/lifecycle-fixtures.ts';
+import { createGate, until } from '../gateway/lifecycle-fixtures.ts';
 import { failureOf, sha256Of, tlsRequest, tlsStream } from '../tls/https-client.ts';
 import { createTestPki, type IssuedPair, type TestPki } from '../tls/test-pki.ts';
 
@@ -92,6 +92,10 @@ function accessLine(logs: Record<string, unknown>[], requestId: string): Record<
   return line;
 }
 
+function handshakeFailures(s: Started): Array<{ code: unknown; remote: unknown }> {
+  return s.logs.filter((l) => l['msg'] === 'TLS handshake failed').map((l) => ({ code: l['code'], remote: l['remote'] }));
+}
+
 /** The fingerprint as the access log shows it: the first 8 bytes. */
 function shortSha256(cert: Buffer): string {
   return sha256Of(cert).slice(0, 23);
@@ -155,6 +159,11 @@ describe('clientAuth "required"', () => {
     assert.equal((tls12 as NodeJS.ErrnoException).code, 'EPROTO');
     assert.match((tls12 as Error).message, /alert handshake failure/);
     assert.deepEqual(s.handled, []);
+    await until(() => handshakeFailures(s).length >= 2, 'the handshake failure lines');
+    assert.deepEqual(handshakeFailures(s), [
+      { code: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE', remote: '127.0.0.1' },
+      { code: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE', remote: '127.0.0.1' },
+    ]);
   });
 
   test('a certificate from another CA, or an expired one: the server ends the connection after the handshake, no request is served', async () => {
@@ -164,6 +173,14 @@ describe('clientAuth "required"', () => {
     }
     assert.deepEqual(s.handled, []);
     assert.equal(s.logs.filter((l) => l['msg'] === 'request').length, 0);
+    // Each refusal is a debug line with the verification's reason (the socket is gone: no address).
+    await until(() => handshakeFailures(s).length >= 6, 'the handshake failure lines');
+    assert.deepEqual(handshakeFailures(s).slice(-4), [
+      { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', remote: null },
+      { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', remote: null },
+      { code: 'CERT_HAS_EXPIRED', remote: null },
+      { code: 'CERT_HAS_EXPIRED', remote: null },
+    ]);
   });
 
   test('a valid certificate: served, and the access line names its subject and fingerprint', async () => {
