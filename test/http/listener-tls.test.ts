@@ -4,7 +4,9 @@
 // closes); the verified subject and fingerprint in the access log and never
 // an unverified one; setTls swapping certificates while a stream is open.
 import assert from 'node:assert/strict';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { DEFAULT_LIMITS, type ListenerTlsConfig } from '../../src/config/config.ts';
 import { loadListenerTls, type ListenerTlsMaterial } from '../../src/config/tls-files.ts';
@@ -279,6 +281,32 @@ describe('setTls: certificates swapped on a running listener', () => {
     assert.equal(accessLine(s.logs, 'ca-foreign')['clientSubject'], 'CN=mallory');
     const ours = await tlsRequest(`${s.base}/ok`, { ca: pki.ca, cert: alice.cert, key: alice.key });
     assert.equal(ours.status, 403);
+  });
+
+  test('a TLS session resumed before a swap keeps its verified client; after the swap it is not resumed, the client is verified against the new CA', async () => {
+    const s = await start('optional');
+    // keepAlive off: each request a new connection, resuming the session the agent cached.
+    const agent = new https.Agent({ ca: pki.ca, cert: alice.cert, key: alice.key, keepAlive: false });
+    const get = (id: string): Promise<{ status: number; reused: boolean }> =>
+      new Promise((resolve, reject) => {
+        const req = https.request(`${s.base}/ok`, { agent, headers: { 'x-request-id': id } }, (res) => {
+          const reused = (res.socket as TLSSocket).isSessionReused();
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    assert.deepEqual(await get('resume-1'), { status: 200, reused: false });
+    assert.deepEqual(await get('resume-2'), { status: 200, reused: true });
+    assert.equal(accessLine(s.logs, 'resume-2')['clientSubject'], 'CN=alice');
+
+    const tls: ListenerTlsConfig = { certFile: first.certFile, keyFile: first.keyFile, clientCaFile: other.caFile, clientAuth: 'optional', minVersion: 'TLSv1.2' };
+    s.shell.setTls(loadListenerTls(null, 'listen.tls', tls, {}));
+    assert.deepEqual(await get('resume-3'), { status: 403, reused: false });
+    // The client sends its chain up to the CA it trusts itself, a root the listener no longer trusts.
+    assert.equal(accessLine(s.logs, 'resume-3')['clientCertError'], 'SELF_SIGNED_CERT_IN_CHAIN');
+    agent.destroy();
   });
 
   test('a listener started without TLS refuses setTls (adding TLS needs a restart)', () => {
