@@ -43,9 +43,9 @@ function identify(socket: TLSSocket): ClientCertificate {
   const peer = socket.getPeerX509Certificate();
   if (peer === undefined) return { kind: 'absent' };
   if (!socket.authorized) {
-    const code = (socket.authorizationError as unknown as { code?: unknown } | string | null | undefined);
-    const reason = typeof code === 'string' ? code : typeof code?.code === 'string' ? code.code : 'UNVERIFIED';
-    return { kind: 'refused', reason };
+    // Typed as an Error, but node sets OpenSSL's code, a string, on a server's socket.
+    const reason: unknown = socket.authorizationError;
+    return { kind: 'refused', reason: typeof reason === 'string' ? reason : 'UNVERIFIED' };
   }
   const subject = peer.subject.replace(/\n/g, ', ');
   return {
