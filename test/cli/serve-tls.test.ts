@@ -297,6 +297,36 @@ describe('serve with bad TLS files', { skip }, () => {
   });
 });
 
+describe('the warning about an admin listener reachable without TLS', { skip }, () => {
+  // admin.host names every address, but the socket systemd passes is bound to loopback:
+  // the warning is about the configuration, and nothing is exposed while testing it.
+  async function startWithAdmin(name: string, admin: Record<string, unknown>): Promise<ServeProcess> {
+    const site = await makeSite(name, { listen: { host: '127.0.0.1', port: 0 }, admin: { host: '0.0.0.0', port: 0, ...admin } });
+    const passed = net.createServer();
+    await new Promise<void>((resolve) => passed.listen(0, '127.0.0.1', resolve));
+    const fd = (passed as unknown as { _handle: { fd: number } })._handle.fd;
+    const server = start(site, { fds: [fd], names: ['admin'] });
+    passed.close();
+    await server.line((l) => l['msg'] === 'listening', 'listening');
+    return server;
+  }
+
+  test('not given with admin.tls; given without it', async () => {
+    const withTls = await startWithAdmin('warn-tls', { tls: { certFile: 'tls/admin.pem', keyFile: 'tls/admin.key' } });
+    const without = await startWithAdmin('warn-plain', {});
+    const warned = await without.line((l) => l['level'] === 'warn', 'the warning');
+    assert.equal(warned['msg'], 'the admin listener is reachable from the network without TLS: passwords and session cookies cross it in clear text');
+    assert.deepEqual(
+      withTls.lines().filter((l) => l['level'] === 'warn'),
+      [],
+    );
+    for (const server of [withTls, without]) {
+      server.child.kill('SIGTERM');
+      assert.deepEqual(await server.bounded(server.exited, 'the exit'), { code: 0, signal: null });
+    }
+  });
+});
+
 describe('socket activation with TLS', { skip }, () => {
   test('a socket passed by systemd is served over HTTPS', async () => {
     const site = await makeSite('sockets', { admin: { enabled: false } });
