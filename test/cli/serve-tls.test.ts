@@ -195,6 +195,21 @@ describe('serve with TLS on both listeners', { skip }, () => {
     assert.equal(out.includes('old-client'), false);
   });
 
+  test('a dashboard login over the admin listener over TLS: the session cookie is Secure (admin.tls sets secureCookies)', async () => {
+    const token = /\n {4}(\S+)\n {2}\(or set one now with/.exec(server.stderr())?.[1];
+    assert.ok(token !== undefined, server.stderr());
+    const login = await tlsRequest(`${admin}/api/login`, {
+      ca: pki.ca,
+      cert: alice.cert,
+      key: alice.key,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ password: token }),
+    });
+    assert.equal(login.status, 200, login.text);
+    assert.match(String(login.headers['set-cookie']?.[0]), /^__Host-portcullis_session=[A-Za-z0-9_-]{43}; Max-Age=28800; Path=\/; HttpOnly; Secure; SameSite=Strict$/);
+  });
+
   test('SIGHUP swaps the certificates while a stream is open: the stream finishes intact, new connections get the new certificate', async () => {
     const open = tlsStream(`${api}/v1/chat/completions`, {
       ca: pki.ca,
