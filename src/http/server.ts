@@ -15,6 +15,7 @@ import { ClientGoneAbort, ShutdownAbort, ShuttingDownError, type AccessLine, typ
 import type { Router } from './router.ts';
 import { sendError } from './respond.ts';
 import { clientCertificateOf, clientCertificateRefused } from './client-certificate.ts';
+import { handshakeFailure, secureContextOptions, serverTlsOptions } from './tls-options.ts';
 
 interface HttpServerOptions {
   router: Router<RouteHandler>;
@@ -110,23 +111,13 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   const server = (
     tls === undefined
       ? http.createServer<typeof IncomingMessage, typeof TimedResponse>(serverOptions)
-      : https.createServer<typeof IncomingMessage, typeof TimedResponse>({
-          ...serverOptions,
-          ...secureContextOptions(tls),
-          requestCert: tls.requestCert,
-          rejectUnauthorized: tls.rejectUnauthorized,
-        })
+      : https.createServer<typeof IncomingMessage, typeof TimedResponse>({ ...serverOptions, ...serverTlsOptions(tls) })
   ) as unknown as http.Server;
   const clientAuth = tls?.requestCert === true;
   if (tls !== undefined) {
     // Without a listener node drops these silently. Scanners and clients
     // with the wrong certificate make them: debug only, and the code only.
-    // A client certificate that failed verification ("required") shows as a
-    // reset of an already closed socket: its reason is on the socket.
-    server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
-      const reason: unknown = socket.authorizationError;
-      logger.debug('TLS handshake failed', { code: typeof reason === 'string' ? reason : (err.code ?? err.name), remote: socket.remoteAddress ?? null });
-    });
+    server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => logger.debug('TLS handshake failed', handshakeFailure(err, socket)));
   }
 
   const inFlight = new Set<RequestContext>();
@@ -337,11 +328,6 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       wakeDrain();
     },
   };
-}
-
-/** The parts of the material that make a secure context (what setSecureContext can change). */
-function secureContextOptions(material: ListenerTlsMaterial): { cert: Buffer; key: Buffer; ca?: Buffer; minVersion: ListenerTlsMaterial['minVersion'] } {
-  return { cert: material.cert, key: material.key, ...(material.ca === undefined ? {} : { ca: material.ca }), minVersion: material.minVersion };
 }
 
 function roundMs(ms: number): number {
