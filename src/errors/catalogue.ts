@@ -85,6 +85,8 @@ export const ERROR_CATALOGUE = {
     message: 'This admin listener does not answer for that host name; add it to admin.allowedHosts if it is yours.',
   },
   password_required: { ...invalid, status: 403, type: 'permission_error', message: 'Set an admin password first (POST /api/password).' },
+  /** clientAuth "optional": the client sent a certificate that does not verify (src/http/client-certificate.ts). */
+  client_certificate_refused: { ...invalid, status: 403, type: 'permission_error' },
   // 404 to 415
   model_not_found: { ...invalid, status: 404 },
   unknown_url: { ...invalid, status: 404, alsoType: 'not_found_error' },
