@@ -66,17 +66,30 @@ function caCertificates(r: Reader, at: string, file: string): Buffer | undefined
 function certificateAndKey(r: Reader, at: string, certFile: string, keyFile: string): { cert: Buffer | undefined; key: Buffer | undefined } {
   const certAt = join(at, 'certFile');
   const keyAt = join(at, 'keyFile');
+  // Each file read and checked in turn, so its problems are listed together, certFile's first.
   const cert = read(r, certAt, certFile);
-  const key = read(r, keyAt, keyFile);
   const chain = cert === undefined ? undefined : checkCertificates(cert, r.nowMs);
   for (const problem of chain?.problems ?? []) r.issues.push({ code: CODE, path: certAt, message: problem });
+  const key = read(r, keyAt, keyFile);
   const parsed = key === undefined ? undefined : checkPrivateKey(key);
   if (parsed?.problem !== undefined) r.issues.push({ code: CODE, path: keyAt, message: parsed.problem });
   const leaf = chain?.certificates[0];
-  if (leaf !== undefined && parsed?.key !== undefined && !keyMatchesCertificate(leaf, parsed.key)) {
-    r.issues.push({ code: CODE, path: keyAt, message: `does not match the certificate in certFile (${leaf.subject.replace(/\n/g, ', ')}): give the key that certificate was issued for` });
+  const privateKey = parsed?.key;
+  if (leaf !== undefined && privateKey !== undefined && !keyMatchesCertificate(leaf, privateKey)) {
+    // A chain in the wrong order (intermediate first) fails the handshake just
+    // the same, but the fix is in certFile, not in keyFile.
+    const own = chain?.certificates.find((c) => keyMatchesCertificate(c, privateKey));
+    if (own !== undefined) {
+      r.issues.push({ code: CODE, path: certAt, message: `starts with ${oneLine(leaf.subject)}, but the key in keyFile belongs to ${oneLine(own.subject)} further down: put that certificate first, then its intermediates (leaf first)` });
+    } else {
+      r.issues.push({ code: CODE, path: keyAt, message: `does not match the certificate in certFile (${oneLine(leaf.subject)}): give the key that certificate was issued for` });
+    }
   }
   return { cert, key };
+}
+
+function oneLine(subject: string): string {
+  return subject.replace(/\n/g, ', ');
 }
 
 /** The problems of a listener's files (empty when all is well). */
