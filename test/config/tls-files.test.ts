@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ConfigError, type ListenerTlsConfig, type TlsClientConfig } from '../../src/config/config.ts';
-import { clientTlsIssues, listenerTlsIssues, loadClientTls, loadListenerTls } from '../../src/config/tls-files.ts';
+import { checkClientTlsFiles, checkListenerTlsFiles, loadClientTls, loadListenerTls } from '../../src/config/tls-files.ts';
 import { createTestPki } from '../tls/test-pki.ts';
 
 const pki = createTestPki();
@@ -25,7 +25,8 @@ const expired = pki.server('expired', ['expired.internal'], { days: -1 });
 const dir = pki.dir;
 /** The config file the settings are relative to (it need not exist). */
 const source = path.join(dir, 'config.json');
-const now = Date.now();
+// Certificates are issued through the file (notBefore: the second they were
+// made), so each check takes the clock when it runs.
 
 function file(name: string, content: string | Buffer): string {
   const p = path.join(dir, name);
@@ -41,12 +42,12 @@ function clientTls(settings: Partial<TlsClientConfig>): TlsClientConfig {
   return { caFile: null, certFile: null, keyFile: null, serverName: null, minVersion: 'TLSv1.2', ...settings };
 }
 
-function listenerIssues(settings: Partial<ListenerTlsConfig>, env: NodeJS.ProcessEnv = {}, nowMs = now) {
-  return listenerTlsIssues(source, 'listen.tls', listener(settings), env, nowMs);
+function listenerIssues(settings: Partial<ListenerTlsConfig>, env: NodeJS.ProcessEnv = {}, nowMs = Date.now()) {
+  return checkListenerTlsFiles(source, 'listen.tls', listener(settings), env, nowMs).issues;
 }
 
-function clientIssues(settings: Partial<TlsClientConfig>, env: NodeJS.ProcessEnv = {}, nowMs = now) {
-  return clientTlsIssues(source, 'providers.up.tls', clientTls(settings), env, nowMs);
+function clientIssues(settings: Partial<TlsClientConfig>, env: NodeJS.ProcessEnv = {}, nowMs = Date.now()) {
+  return checkClientTlsFiles(source, 'providers.up.tls', clientTls(settings), env, nowMs).issues;
 }
 
 const bad = (pathInConfig: string, message: string) => ({ code: 'invalid_tls_file', path: pathInConfig, message });
@@ -103,7 +104,7 @@ describe('good files', () => {
     writeFileSync(path.join(dir, 'tls', 'gw.pem'), server.cert);
     writeFileSync(path.join(dir, 'tls', 'gw.key'), server.key);
     assert.deepEqual(listenerIssues({ certFile: 'tls/gw.pem', keyFile: './tls/gw.key' }), []);
-    assert.deepEqual(listenerTlsIssues(null, 'listen.tls', listener({ certFile: 'tls/gw.pem', keyFile: 'tls/gw.key' }), {}, now), [
+    assert.deepEqual(checkListenerTlsFiles(null, 'listen.tls', listener({ certFile: 'tls/gw.pem', keyFile: 'tls/gw.key' }), {}, Date.now()).issues, [
       bad('listen.tls.certFile', `${path.resolve('tls/gw.pem')} does not exist`),
       bad('listen.tls.keyFile', `${path.resolve('tls/gw.key')} does not exist`),
     ]);
@@ -130,9 +131,9 @@ describe('each problem under its setting', () => {
     }
     // Root reads any file; without its capabilities (setpriv, from util-linux) it gets EACCES like anyone.
     const script = [
-      `import { listenerTlsIssues } from ${JSON.stringify(new URL('../../src/config/tls-files.js', import.meta.url).href)};`,
+      `import { checkListenerTlsFiles } from ${JSON.stringify(new URL('../../src/config/tls-files.js', import.meta.url).href)};`,
       `const tls = ${JSON.stringify(listener({ keyFile: locked }))};`,
-      `process.stdout.write(JSON.stringify(listenerTlsIssues(${JSON.stringify(source)}, 'listen.tls', tls, {}, Date.now())));`,
+      `process.stdout.write(JSON.stringify(checkListenerTlsFiles(${JSON.stringify(source)}, 'listen.tls', tls, {}, Date.now()).issues));`,
     ].join('\n');
     const run = spawnSync('setpriv', ['--inh-caps=-all', '--bounding-set=-all', process.execPath, '--input-type=module', '-e', script], { encoding: 'utf8' });
     if (run.error !== undefined || (run.status !== 0 && run.stderr.includes('setpriv'))) {
@@ -247,6 +248,47 @@ describe('each problem under its setting', () => {
   });
 });
 
+describe('certificates that expire soon: warnings, not problems', () => {
+  const shortLived = pki.server('short-lived', ['short.internal'], { days: 10 });
+  const until = (pem: Buffer): string => iso(new X509Certificate(pem).validTo);
+  const soon = (pathInConfig: string, which: string, pem: Buffer) => ({
+    code: 'certificate_expires_soon',
+    path: pathInConfig,
+    message: `${which} (${subjectOf(pem)}) expires on ${until(pem)}, within 30 days; renew it before then`,
+  });
+
+  test('a certificate with 10 days left is a warning naming its date; the files are usable', () => {
+    const settings = listener({ certFile: shortLived.certFile, keyFile: shortLived.keyFile });
+    assert.deepEqual(checkListenerTlsFiles(source, 'listen.tls', settings, {}, Date.now()), {
+      issues: [],
+      warnings: [soon('listen.tls.certFile', 'certificate 1 of 1', shortLived.cert)],
+    });
+    assert.deepEqual(loadListenerTls(source, 'listen.tls', settings, {}).cert, shortLived.cert);
+  });
+
+  test('in a CA file and in a chain, each certificate by its place', () => {
+    const bundle = file('soon-bundle.pem', Buffer.concat([pki.ca, shortLived.cert]));
+    assert.deepEqual(checkClientTlsFiles(source, 'state.redis.tls', clientTls({ caFile: bundle }), {}, Date.now()), {
+      issues: [],
+      warnings: [soon('state.redis.tls.caFile', 'certificate 2 of 2', shortLived.cert)],
+    });
+  });
+
+  test('the edge: a second under 30 days left warns, a second over does not', () => {
+    const end = Date.parse(new X509Certificate(server.cert).validTo);
+    const at = (nowMs: number) => checkListenerTlsFiles(source, 'listen.tls', listener({}), {}, nowMs).warnings.length;
+    assert.equal(at(end - 30 * 86_400_000 - 1000), 0);
+    assert.equal(at(end - 30 * 86_400_000 + 1000), 1);
+    assert.equal(at(end - 1000), 1);
+    // Past the end it is a problem instead.
+    assert.deepEqual(checkListenerTlsFiles(source, 'listen.tls', listener({}), {}, end + 1000).warnings, []);
+  });
+
+  test('an expired certificate is a problem, never also a warning', () => {
+    assert.deepEqual(checkListenerTlsFiles(source, 'listen.tls', listener({ certFile: expired.certFile, keyFile: expired.keyFile }), {}, Date.now()).warnings, []);
+  });
+});
+
 describe('every problem at once', () => {
   test('the issues of every setting, in order; load* throws them as one ConfigError', () => {
     const settings = listener({ certFile: expired.certFile, keyFile: 'missing.key', clientCaFile: dir, clientAuth: 'optional' });
@@ -255,13 +297,13 @@ describe('every problem at once', () => {
       bad('admin.tls.keyFile', `${path.join(dir, 'missing.key')} does not exist`),
       bad('admin.tls.clientCaFile', `${dir} is a directory`),
     ];
-    assert.deepEqual(listenerTlsIssues(source, 'admin.tls', settings, {}, now), expected);
+    assert.deepEqual(checkListenerTlsFiles(source, 'admin.tls', settings, {}, Date.now()), { issues: expected, warnings: [] });
     assert.throws(
       () => loadListenerTls(source, 'admin.tls', settings, {}),
       (err: unknown) => {
         assert.ok(err instanceof ConfigError);
         assert.deepEqual(err.issues, expected);
-        assert.equal(err.message, `${source}: 3 problems\n${expected.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`);
+        assert.equal(err.message, `${source}: 3 problems\n${expected.map((i: { path: string; message: string }) => `  ${i.path}: ${i.message}`).join('\n')}`);
         return true;
       },
     );
@@ -273,7 +315,7 @@ describe('every problem at once', () => {
       bad('state.redis.tls.caFile', `${path.join(dir, 'nope-ca.pem')} does not exist`),
       bad('state.redis.tls.keyFile', 'does not match the certificate in certFile (CN=gateway-1): give the key that certificate was issued for'),
     ];
-    assert.deepEqual(clientTlsIssues(source, 'state.redis.tls', settings, {}, now), expected);
+    assert.deepEqual(checkClientTlsFiles(source, 'state.redis.tls', settings, {}, Date.now()), { issues: expected, warnings: [] });
     assert.throws(() => loadClientTls(source, 'state.redis.tls', settings, {}), (err: unknown) => err instanceof ConfigError && err.issues.length === 2);
   });
 
