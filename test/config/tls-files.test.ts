@@ -135,7 +135,7 @@ describe('each problem under its setting', () => {
       `const tls = ${JSON.stringify(listener({ keyFile: locked }))};`,
       `process.stdout.write(JSON.stringify(checkListenerTlsFiles(${JSON.stringify(source)}, 'listen.tls', tls, {}, Date.now()).issues));`,
     ].join('\n');
-    const run = spawnSync('setpriv', ['--inh-caps=-all', '--bounding-set=-all', process.execPath, '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const run = spawnSync('setpriv', ['--inh-caps=-all', '--bounding-set=-all', process.execPath, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
     if (run.error !== undefined || (run.status !== 0 && run.stderr.includes('setpriv'))) {
       t.skip(`running as root without setpriv to drop capabilities: ${run.error?.message ?? run.stderr}`);
       return;
