@@ -64,10 +64,13 @@ function parseConnection(c: Checker, o: Obj, at: string): Pick<UpstreamOptions, 
   const transport = c.optional(o, 'transport', at, 'fetch' as UpstreamTransportName, (v, vat) => c.oneOf(v, vat, TRANSPORTS));
   const tls = o['tls'] === undefined ? null : (parseClientTls(c, o['tls'], join(at, 'tls')) ?? null);
   const proxy = c.optional(o, 'proxy', at, null, (v, vat) => parseProxy(c, v, vat));
-  if (transport === 'fetch') {
-    const needsNode = o['tls'] !== undefined ? 'tls' : proxy !== null && proxy !== 'none' ? 'proxy' : undefined;
-    if (needsNode !== undefined) {
-      c.report(join(at, needsNode), { code: 'conflict', message: 'needs "transport": "node": the built-in fetch cannot take per-upstream TLS settings or a proxy on any supported Node.js line' });
+  // A wrong transport is its own problem: whether tls or proxy fit it cannot be judged.
+  const transportKnown = o['transport'] === undefined || TRANSPORTS.includes(o['transport'] as UpstreamTransportName);
+  if (transport === 'fetch' && transportKnown) {
+    const needsNode = [o['tls'] !== undefined ? 'tls' : null, proxy !== null && proxy !== 'none' ? 'proxy' : null];
+    for (const setting of needsNode) {
+      if (setting === null) continue;
+      c.report(join(at, setting), { code: 'conflict', message: 'needs "transport": "node": the built-in fetch cannot take per-upstream TLS settings or a proxy on any supported Node.js line' });
     }
   }
   return { transport, tls, proxy };
