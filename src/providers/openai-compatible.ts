@@ -1,7 +1,7 @@
 // The adapter for upstreams that speak OpenAI's chat-completions API (OpenAI,
 // Azure OpenAI, vLLM, llama.cpp, Ollama, LiteLLM, ...): POST
-// {baseUrl}/chat/completions with built-in fetch, a query in baseUrl (Azure's
-// api-version) kept after the path. The exchange itself (timers, abort wiring, bounded reads) is
+// {baseUrl}/chat/completions over the provider's transport (built-in fetch by
+// default, or node:http), a query in baseUrl (Azure's api-version) kept after the path. The exchange itself (timers, abort wiring, bounded reads) is
 // ./upstream-exchange.ts, shared with the Anthropic adapter; this file owns the
 // headers, the request body and the stream loop.
 
@@ -9,6 +9,7 @@ import { normalizeChunk, normalizeCompletion } from '../chat/completion-response
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
+import type { UpstreamTransport } from '../upstream/transport.ts';
 import { upstreamStreamError, upstreamStreamTruncatedError } from '../upstream/upstream-errors.ts';
 import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from '../upstream/upstream-exchange.ts';
 
@@ -40,6 +41,8 @@ export interface OpenAICompatibleOptions {
   maxResponseBytes?: number;
   /** Largest single event of a stream. Default 1 MiB. */
   maxEventBytes?: number;
+  /** How requests reach the upstream (../upstream/transport.ts); default the built-in fetch. */
+  transport?: UpstreamTransport;
 }
 
 const DONE = '[DONE]';
