@@ -78,11 +78,23 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Upstrea
     // the tunnel with the agent's options (ca, cert, key, servername, minVersion)
     // merged into `connect` by the agent.
     httpsAgent.createConnection = (connect: TunnelRequestOptions, done?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined => {
-      const signal = connect.tunnelSignal ?? new AbortController().signal;
-      const port = Number(connect.port ?? 443);
-      proxy.openTunnel(String(connect.host), port, signal, tunnelTimeoutMs).then(
-        (socket) => done?.(null, tls.connect({ ...connect, socket } as tls.ConnectionOptions)),
-        (error: unknown) => done?.(error instanceof Error ? error : new Error(String(error)), undefined as unknown as Duplex),
+      // The request that asked for this socket may abort the tunnel while it
+      // opens, never after: the socket then outlives that request in the pool.
+      const tunnel = new AbortController();
+      const requestSignal = connect.tunnelSignal;
+      const forward = (): void => tunnel.abort(requestSignal?.reason);
+      if (requestSignal?.aborted === true) forward();
+      else requestSignal?.addEventListener('abort', forward, { once: true });
+      const settled = (): void => requestSignal?.removeEventListener('abort', forward);
+      proxy.openTunnel(String(connect.host), Number(connect.port ?? 443), tunnel.signal, tunnelTimeoutMs).then(
+        (socket) => {
+          settled();
+          done?.(null, tls.connect({ ...connect, socket } as tls.ConnectionOptions));
+        },
+        (error: unknown) => {
+          settled();
+          done?.(error instanceof Error ? error : new Error(String(error)), undefined as unknown as Duplex);
+        },
       );
       return undefined;
     };
