@@ -100,44 +100,61 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Upstrea
     };
   }
 
+  /** Where requests for one endpoint go, parsed once: a provider has one endpoint. */
+  let route: Route | undefined;
+
   function send(request: UpstreamRequest): UpstreamSend {
-    const target = new URL(request.url);
-    const secure = target.protocol === 'https:';
-    const headers: Record<string, string> = { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) };
+    if (route?.url !== request.url) route = routeOf(request.url, proxy);
+    const headers: Record<string, string> = { ...request.headers, ...route.headers, 'content-length': String(Buffer.byteLength(request.body)) };
     // No content coding: fetch would decode one, node:http does not, and the
     // bounded reads count decoded bytes.
     if (headers['accept-encoding'] === undefined) headers['accept-encoding'] = 'identity';
+    const options: TunnelRequestOptions = { method: 'POST', host: route.host, port: route.port, path: route.path, headers };
     let req: http.ClientRequest;
-    if (secure) {
-      const requestOptions: TunnelRequestOptions = {
-        method: 'POST',
-        host: target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname,
-        port: target.port === '' ? 443 : Number(target.port),
-        path: `${target.pathname}${target.search}`,
-        headers,
-        agent: httpsAgent,
-        tunnelSignal: request.signal,
-      };
-      req = https.request(requestOptions);
-    } else if (proxy !== null) {
-      // A plain-http target through the proxy: absolute form (RFC 9112, 3.2.2).
-      headers['host'] = target.host;
-      if (proxy.authorization !== undefined) headers['proxy-authorization'] = proxy.authorization;
-      req = http.request({ method: 'POST', host: proxy.url.hostname, port: proxy.url.port === '' ? 80 : Number(proxy.url.port), path: target.href, headers, agent: httpAgent });
+    if (route.secure) {
+      if (proxy !== null) options.tunnelSignal = request.signal;
+      req = https.request({ ...options, agent: httpsAgent });
     } else {
-      req = http.request({
-        method: 'POST',
-        host: target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname,
-        port: target.port === '' ? 80 : Number(target.port),
-        path: `${target.pathname}${target.search}`,
-        headers,
-        agent: httpAgent,
-      });
+      req = http.request({ ...options, agent: httpAgent });
     }
-    return { response: exchange(req, request, secure), connect: ConnectObservation.Observed };
+    return { response: exchange(req, request, route.secure), connect: ConnectObservation.Observed };
   }
 
   return { name: 'node', send };
+}
+
+interface Route {
+  url: string;
+  secure: boolean;
+  /** Where the TCP connection goes: the upstream, or for plain http behind a proxy, the proxy. */
+  host: string;
+  port: number;
+  path: string;
+  /** Headers a proxied plain-http request adds. */
+  headers: Readonly<Record<string, string>>;
+}
+
+function routeOf(url: string, proxy: ProxyHook | null): Route {
+  const target = new URL(url);
+  const secure = target.protocol === 'https:';
+  if (!secure && proxy !== null) {
+    // A plain-http target through the proxy: absolute form (RFC 9112, 3.2.2),
+    // the Host the upstream's, never the proxy's.
+    const headers: Record<string, string> = { host: target.host };
+    if (proxy.authorization !== undefined) headers['proxy-authorization'] = proxy.authorization;
+    return { url, secure, host: bare(proxy.url.hostname), port: portOf(proxy.url, 80), path: target.href, headers };
+  }
+  // An https target behind a proxy connects through the agent's tunnel (above).
+  return { url, secure, host: bare(target.hostname), port: portOf(target, secure ? 443 : 80), path: `${target.pathname}${target.search}`, headers: {} };
+}
+
+/** An IPv6 literal without its URL brackets, as node:net wants it. */
+function bare(hostname: string): string {
+  return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+}
+
+function portOf(url: URL, fallback: number): number {
+  return url.port === '' ? fallback : Number(url.port);
 }
 
 function exchange(req: http.ClientRequest, request: UpstreamRequest, secure: boolean): Promise<UpstreamResponse> {
