@@ -31,8 +31,9 @@ export interface OpenAICompatibleOptions {
   firstByteTimeoutMs?: number;
   /** Connection setup: DNS, TCP, TLS, or waiting for a pooled connection,
    * until the request headers are written. Default: fetch's own (10 s).
-   * Observed through undici's diagnostics channels (../upstream/connect-phase.ts);
-   * where those cannot be observed, setup stays bounded by firstByteTimeoutMs. */
+   * fetch: observed through undici's diagnostics channels (../upstream/connect-phase.ts);
+   * where those cannot be observed, setup stays bounded by firstByteTimeoutMs.
+   * node: from the socket's own events (../upstream/node-transport.ts). */
   connectTimeoutMs?: number;
   /** A stream that sends no byte (not even a keep-alive comment) for this
    * long while the gateway waits for one, after the headers. Default 60000. */

@@ -218,6 +218,36 @@ for (const t of TRANSPORTS) {
       }
     });
 
+    test('the interface itself: onConnected once, status and headers, the body as an async iterable; breaking out cancels it', async () => {
+      upstream.handle = (_req, res) => {
+        startEventStream(res);
+        res.write(chunkFrame('one'));
+      };
+      let connected = 0;
+      const sent = t.make().send({
+        url: `${upstream.baseUrl}/chat/completions`,
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-request-id': 'req_direct' },
+        body: '{"direct":true}',
+        signal: new AbortController().signal,
+        onConnected: () => connected++,
+      });
+      assert.equal(sent.connect, 'observed');
+      const response = await sent.response;
+      assert.equal(connected, 1);
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('content-type'), 'text/event-stream');
+      assert.equal(response.headers.get('x-not-there'), null);
+      const received: string[] = [];
+      for await (const bytes of response.body) {
+        received.push(Buffer.from(bytes).toString('utf8'));
+        break;
+      }
+      assert.deepEqual(received, [chunkFrame('one')]);
+      await upstream.closed();
+      assert.equal(upstream.seen.at(-1)?.body, '{"direct":true}');
+      assert.equal(upstream.seen.at(-1)?.headers['x-request-id'], 'req_direct');
+    });
+
     test('an upstream error status is read with its message and Retry-After', async () => {
       upstream.handle = (_req, res) => json(res, 503, { error: { message: 'overloaded right now' } }, { 'retry-after': '3' });
       const error = await failure(provider(t.make(), upstream.baseUrl).complete(call()));
