@@ -5,6 +5,7 @@
 // asserts the exact client error, so the two transports cannot drift apart.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
@@ -246,6 +247,26 @@ for (const t of TRANSPORTS) {
       await upstream.closed();
       assert.equal(upstream.seen.at(-1)?.body, '{"direct":true}');
       assert.equal(upstream.seen.at(-1)?.headers['x-request-id'], 'req_direct');
+    });
+
+    test('an IPv6 literal in baseUrl: [::1] is reached, with the bracketed Host', async () => {
+      const hosts: Array<string | undefined> = [];
+      const v6 = createHttpServer((req, res) => {
+        hosts.push(req.headers.host);
+        req.resume();
+        req.on('end', () => answer(req, res));
+      });
+      v6.listen(0, '::1');
+      await once(v6, 'listening');
+      try {
+        const port = (v6.address() as AddressInfo).port;
+        const p = provider(t.make(), `http://[::1]:${port}/v1`);
+        assert.equal((await p.complete(call())).choices[0]?.message.content, 'Hi there');
+        assert.deepEqual(hosts, [`[::1]:${port}`]);
+      } finally {
+        v6.closeAllConnections();
+        v6.close();
+      }
     });
 
     test('an upstream error status is read with its message and Retry-After', async () => {
