@@ -46,13 +46,18 @@ const TRANSPORTS: readonly UpstreamTransportName[] = ['fetch', 'node'];
 /** `defaultBaseUrl` undefined: the setting is required. `rules`: what the
  * type's adapter appends to baseUrl, and where a key belongs instead of its query. */
 export function parseUpstreamOptions(c: Checker, o: Obj, at: string, defaultBaseUrl: string | undefined, rules: BaseUrlRules): UpstreamOptions {
-  return {
+  const options: UpstreamOptions = {
     baseUrl: parseBaseUrl(c, o['baseUrl'] ?? defaultBaseUrl, join(at, 'baseUrl'), rules),
     ...parseCredentials(c, o, at),
     headers: parseHeaders(c, o['headers'], join(at, 'headers')),
     policy: parsePolicy(c, o, at),
     ...parseConnection(c, o, at),
   };
+  // TLS settings for a plain-http upstream would be silently unused.
+  if (options.tls !== null && typeof options.baseUrl === 'string' && options.baseUrl.toLowerCase().startsWith('http:')) {
+    c.report(join(at, 'tls'), { code: 'conflict', message: 'applies only to an https:// baseUrl: remove tls, or use https' });
+  }
+  return options;
 }
 
 /**
