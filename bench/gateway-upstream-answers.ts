@@ -12,6 +12,8 @@ export const STREAM_CONTENT_CHUNKS = WORDS.length;
 const ID = 'chatcmpl-bench0000000000000000000000';
 const CREATED = 1_700_000_000;
 const MODEL = 'bench-model';
+/** The upstream model whose streams the fake upstream holds open (see ./gateway-upstream.ts). */
+export const HOLD_MODEL = 'bench-hold';
 const USAGE = { prompt_tokens: 12, completion_tokens: STREAM_CONTENT_CHUNKS, total_tokens: 12 + STREAM_CONTENT_CHUNKS };
 
 /** The text both answers carry, so a client can check it arrived whole. */

@@ -5,7 +5,7 @@
 
 import { Buffer } from 'node:buffer';
 import http from 'node:http';
-import { completionBody, streamFrames } from './gateway-upstream-answers.ts';
+import { completionBody, HOLD_MODEL, streamFrames } from './gateway-upstream-answers.ts';
 import { serveForBench } from './gateway-server-child.ts';
 
 /** Whether a JSON request body asks for a stream, without parsing it: the
@@ -14,16 +14,26 @@ function wantsStream(body: Buffer): boolean {
   return body.includes('"stream":true');
 }
 
-function createUpstreamServer(): http.Server {
+const HOLD_MARK = Buffer.from(`"model":"${HOLD_MODEL}"`);
+/** Held streams, finished on the parent's release. */
+const held = new Set<http.ServerResponse>();
+
+function createUpstreamServer(frames: readonly Buffer[]): http.Server {
   const completion = completionBody();
   const completionLength = String(completion.length);
-  const frames = streamFrames();
   return http.createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (part: Buffer) => parts.push(part));
     req.on('end', () => {
-      if (wantsStream(Buffer.concat(parts))) {
+      const body = Buffer.concat(parts);
+      if (wantsStream(body)) {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        if (body.includes(HOLD_MARK)) {
+          res.write(frames[0]);
+          held.add(res);
+          res.on('close', () => held.delete(res));
+          return;
+        }
         for (let i = 0; i < frames.length; i++) res.write(frames[i]);
         res.end();
       } else {
@@ -34,4 +44,13 @@ function createUpstreamServer(): http.Server {
   });
 }
 
-serveForBench(createUpstreamServer(), 'bench/gateway-upstream');
+const frames = streamFrames();
+serveForBench(createUpstreamServer(frames), 'bench/gateway-upstream');
+process.on('message', (message: unknown) => {
+  if ((message as { type?: unknown }).type !== 'release') return;
+  for (const res of held) {
+    for (let i = 1; i < frames.length; i++) res.write(frames[i]);
+    res.end();
+  }
+  held.clear();
+});

@@ -5,7 +5,8 @@
 //   fetch-proxy  a bare pass-through proxy on built-in fetch in front of it;
 //   gateway      the real gateway (compiled CLI `serve`: auth, validation,
 //                routing, normalisation and its JSON access log on stdout,
-//                piped to a sink process);
+//                piped to a sink process), its upstream on built-in fetch;
+//   gateway-node the same gateway with "transport": "node" (node:http);
 //   baseline     only with BENCH_BASELINE: another build's compiled CLI, started
 //                exactly as the gateway is (same config, its own data
 //                directory, key and log sink), for a before/after in one run.
@@ -15,7 +16,9 @@
 // under test. Cells are interleaved (each round runs every target at one
 // concurrency, in rotating order) after a warm-up, so a noisy neighbour hurts
 // all targets alike rather than one. With a baseline, a last table gives
-// gateway / baseline for every figure of every cell.
+// gateway / baseline for every figure of every cell. Last, memory per open
+// stream: BENCH_OPEN_STREAMS streams held open at once through each gateway
+// (./gateway-open-streams.ts).
 //
 //   npm run build && node dist/bench/gateway.js
 //   test/node_modules/.bin/tsx bench/gateway.ts   (tsx comes with npm ci --prefix test)
@@ -29,6 +32,8 @@
 //      BENCH_WARMUP (default 500) requests per target and mode before measuring;
 //      BENCH_GATEWAY_NODE_FLAGS node flags for the gateway (and baseline)
 //        only, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (written when it stops);
+//      BENCH_OPEN_STREAMS (default 1000; 0 skips) streams held open at once
+//        per gateway for the memory table;
 //      BENCH_BASELINE (default none) path of another build's compiled CLI,
 //        e.g. /tmp/old/dist/src/cli/main.js: adds the `baseline` target and
 //        the before/after table (gateway / baseline).
@@ -40,6 +45,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createAgent, fetchOnce, runLoad, type LoadTarget } from './gateway-load.ts';
+import { formatOpenStreams, measureOpenStreams, type OpenStreamsResult } from './gateway-open-streams.ts';
 import type { LogBytesReply } from './gateway-log-sink.ts';
 import {
   childExecArgv,
@@ -60,9 +66,11 @@ import {
   type CellResult,
   type TargetName,
 } from './gateway-report.ts';
-import { ANSWER_TEXT } from './gateway-upstream-answers.ts';
+import { ANSWER_TEXT, HOLD_MODEL } from './gateway-upstream-answers.ts';
 
 const ALIAS = 'service-bench';
+/** The alias whose streams the fake upstream holds open (HOLD_MODEL). */
+const HOLD_ALIAS = 'service-hold';
 
 function envNumber(name: string, fallback: number, min: number, max: number): number {
   const raw = process.env[name];
@@ -75,6 +83,7 @@ function envNumber(name: string, fallback: number, min: number, max: number): nu
 const SCALE = envNumber('BENCH_SCALE', 1, 0.01, 100);
 const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 3, 1, 20));
 const WARMUP = Math.round(envNumber('BENCH_WARMUP', 500, 0, 100_000));
+const OPEN_STREAMS = Math.round(envNumber('BENCH_OPEN_STREAMS', 1000, 0, 20_000));
 const GATEWAY_NODE_FLAGS = (process.env['BENCH_GATEWAY_NODE_FLAGS'] ?? '').split(/\s+/).filter((f) => f !== '');
 
 /** A bad setting: reported as its message alone, no stack. */
@@ -110,6 +119,7 @@ const MESSAGES = [
   { role: 'system', content: 'You are a helpful assistant. Answer in one sentence.' },
   { role: 'user', content: 'What does an inference gateway do between a client and a model server?' },
 ];
+const HOLD_BODY = Buffer.from(JSON.stringify({ model: HOLD_ALIAS, messages: MESSAGES, max_tokens: 64, stream: true }));
 const BODIES: Record<Mode, Buffer> = {
   json: Buffer.from(JSON.stringify({ model: ALIAS, messages: MESSAGES, temperature: 0.2, max_tokens: 64 })),
   stream: Buffer.from(
@@ -130,14 +140,17 @@ interface Server {
   logBytes?: () => Promise<number>;
 }
 
-function writeGatewayConfig(dir: string, upstreamOrigin: string): string {
+/** Which upstream transport a gateway target uses; "fetch" writes no setting, so a baseline build that predates the setting reads the config too. */
+type Transport = 'fetch' | 'node';
+
+function writeGatewayConfig(dir: string, upstreamOrigin: string, transport: Transport): string {
   const file = path.join(dir, 'portcullis.json');
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
     admin: { port: 0 },
     dataDir: path.join(dir, 'data'),
-    providers: { bench: { type: 'openai', baseUrl: `${upstreamOrigin}/v1` } },
-    aliases: { [ALIAS]: { provider: 'bench', model: 'bench-model' } },
+    providers: { bench: { type: 'openai', baseUrl: `${upstreamOrigin}/v1`, ...(transport === 'node' ? { transport } : {}) } },
+    aliases: { [ALIAS]: { provider: 'bench', model: 'bench-model' }, [HOLD_ALIAS]: { provider: 'bench', model: HOLD_MODEL } },
     auto: { default: ALIAS },
   };
   writeFileSync(file, JSON.stringify(config, null, 2));
@@ -155,6 +168,8 @@ function createKey(cli: URL, configPath: string): string {
   return key;
 }
 
+type GatewayName = 'gateway' | 'gateway-node' | typeof BASELINE;
+
 interface GatewayTarget {
   process: BenchProcess;
   key: string;
@@ -165,12 +180,12 @@ interface GatewayTarget {
  * its own directory under `dir` (config and data directory, so that the two
  * share no key store or usage file), a key created by that CLI (same length,
  * so the same header bytes), and its own log sink on its stdout. */
-async function startGatewayTarget(name: 'gateway' | typeof BASELINE, cli: URL, dir: string, upstreamOrigin: string): Promise<GatewayTarget> {
+async function startGatewayTarget(name: GatewayName, cli: URL, dir: string, upstreamOrigin: string): Promise<GatewayTarget> {
   const own = path.join(dir, name);
   mkdirSync(own);
   const sinkName = name === 'gateway' ? 'log-sink' : `${name} log-sink`;
   const sink = await forkBenchServer(sinkName, sibling('gateway-log-sink'), [], 'pipe');
-  const configPath = writeGatewayConfig(own, upstreamOrigin);
+  const configPath = writeGatewayConfig(own, upstreamOrigin, name === 'gateway-node' ? 'node' : 'fetch');
   const key = createKey(cli, configPath);
   const sinkStdin = sink.child.stdin;
   if (sinkStdin === null) throw new Error(`the ${sinkName} has no stdin pipe`);
@@ -238,18 +253,26 @@ async function main(): Promise<number> {
       forkBenchServer('http-proxy', sibling('gateway-http-proxy'), [origin]),
     ]);
     const gateway = await startGatewayTarget('gateway', CLI_MAIN, dir, origin);
+    const gatewayNode = await startGatewayTarget('gateway-node', CLI_MAIN, dir, origin);
     const baseline = baselineMain === undefined ? undefined : await startGatewayTarget(BASELINE, baselineMain, dir, origin);
 
     // Every target gets the same headers, the key included, so that header
     // bytes are not a difference between them (the baseline: its own key of
     // the same length).
+    // (gateway-node: its own key, of the same length.)
     const headers = { authorization: `Bearer ${gateway.key}` };
-    const byName: Record<(typeof TARGETS)[number], BenchProcess> = { upstream, 'http-proxy': httpProxy, 'fetch-proxy': fetchProxy, gateway: gateway.process };
+    const byName: Record<(typeof TARGETS)[number], BenchProcess> = {
+      upstream,
+      'http-proxy': httpProxy,
+      'fetch-proxy': fetchProxy,
+      gateway: gateway.process,
+      'gateway-node': gatewayNode.process,
+    };
     const servers: Server[] = TARGETS.map((name) => ({
       name,
       process: byName[name],
-      load: { port: byName[name].port, headers },
-      logBytes: name === 'gateway' ? gateway.logBytes : undefined,
+      load: { port: byName[name].port, headers: name === 'gateway-node' ? { authorization: `Bearer ${gatewayNode.key}` } : headers },
+      logBytes: name === 'gateway' ? gateway.logBytes : name === 'gateway-node' ? gatewayNode.logBytes : undefined,
     }));
     if (baseline !== undefined) {
       const load = { port: baseline.process.port, headers: { authorization: `Bearer ${baseline.key}` } };
@@ -271,6 +294,7 @@ async function main(): Promise<number> {
     }
 
     const cells: CellResult[] = [];
+    const failedOpen: string[] = [];
     /** Per gateway target: access log bytes and the requests that wrote them. */
     const accessLogs = new Map<TargetName, { bytes: number; requests: number }>();
     for (const step of PLAN) {
@@ -311,11 +335,25 @@ async function main(): Promise<number> {
     console.log(formatTargets(cells));
     console.log(
       'Latencies in ms; TTFB = first body byte; ΔTTFB = vs fetch-proxy; CPU = user+system of that server process only ' +
-        `(${baseline === undefined ? 'gateway' : 'gateway and baseline'}: /proc, 10 ms ticks; others: process.cpuUsage).`,
+        '(gateways: /proc, 10 ms ticks; others: process.cpuUsage).',
     );
     for (const [name, log] of accessLogs) {
-      const label = name === 'gateway' ? 'Gateway' : 'Baseline';
-      console.log(`${label} access log: ${Math.round(log.bytes / log.requests)} bytes per request on stdout.`);
+      console.log(`${name} access log: ${Math.round(log.bytes / log.requests)} bytes per request on stdout.`);
+    }
+    if (OPEN_STREAMS > 0) {
+      const rows: { target: string; result: OpenStreamsResult }[] = [];
+      for (const server of servers) {
+        if (server.logBytes === undefined) continue;
+        process.stderr.write(`  holding ${OPEN_STREAMS} open streams through ${server.name}\n`);
+        const result = await measureOpenStreams(server.process.pid, server.load, HOLD_BODY, OPEN_STREAMS, () => upstream.child.send({ type: 'release' }));
+        rows.push({ target: server.name, result });
+        if (result.completed !== result.count) failedOpen.push(`${server.name}: ${result.count - result.completed} of ${result.count} held streams did not complete`);
+      }
+      console.log('');
+      console.log(`Memory per open stream: ${OPEN_STREAMS} streams held open at once through each gateway (RSS and descriptors from /proc).`);
+      console.log('');
+      console.log(formatOpenStreams(rows));
+      for (const line of failedOpen) console.log(`ERRORS ${line}`);
     }
     const failed = cells.filter((c) => c.errors > 0);
     for (const c of failed) console.log(`ERRORS ${c.target} ${c.mode} c${c.concurrency}: ${c.errors} (first: ${c.firstError})`);
@@ -323,7 +361,7 @@ async function main(): Promise<number> {
     console.log(`Run took ${((performance.now() - started) / 1000).toFixed(1)} s; load average now ${load}.`);
     const beforeAfter = formatBeforeAfter(cells);
     if (beforeAfter !== '') console.log(`\n${beforeAfter}`);
-    return failed.length > 0 ? 1 : 0;
+    return failed.length > 0 || failedOpen.length > 0 ? 1 : 0;
   } finally {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });
