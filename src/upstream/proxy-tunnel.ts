@@ -130,7 +130,7 @@ export function openTunnel(route: ProxyRoute, host: string, port: number, signal
     };
     const onData = (chunk: Buffer): void => {
       received = received.length === 0 ? chunk : Buffer.concat([received, chunk]);
-      const answer = readAnswer(received);
+      const answer = readProxyAnswer(received);
       if (answer.kind === 'partial') return;
       if (answer.kind === 'bad') {
         finish(new ProxyTunnelError(ProxyErrorCode.BadResponse, `${capital(where)} did not answer CONNECT ${authority} with HTTP: ${answer.why}. Check that the address is an HTTP proxy.`));
@@ -159,7 +159,8 @@ export function openTunnel(route: ProxyRoute, host: string, port: number, signal
 }
 
 function refusalAdvice(status: number, route: ProxyRoute): string {
-  if (status === 407) {
+  // 407 is the standard answer; some proxies (tinyproxy) answer wrong credentials with 401.
+  if (status === 407 || status === 401) {
     return route.authorization === undefined
       ? `The proxy wants credentials: put them in ${route.source === 'config' ? 'HTTPS_PROXY (http://user:password@host:port) and set "proxy" to null' : `${route.source} as http://user:password@host:port`}.`
       : `Check the credentials in ${route.source} (http://user:password@host:port; percent-encode special characters).`;
@@ -169,22 +170,21 @@ function refusalAdvice(status: number, route: ProxyRoute): string {
   return 'Check the proxy\'s configuration and log.';
 }
 
-type Answer = { kind: 'partial' } | { kind: 'bad'; why: string } | { kind: 'done'; status: number; reason: string; rest: Buffer };
+export type ProxyAnswer = { kind: 'partial' } | { kind: 'bad'; why: string } | { kind: 'done'; status: number; reason: string; rest: Buffer };
 
 const HTTP_PREFIX = 'HTTP/';
 const STATUS_LINE = /^HTTP\/1\.[01] (\d{3})(?: ([^\r\n]*))?$/;
 
 /** The proxy's status line once the whole header block is in `data`. */
-function readAnswer(data: Buffer): Answer {
+export function readProxyAnswer(data: Buffer): ProxyAnswer {
   const prefix = data.subarray(0, HTTP_PREFIX.length).toString('latin1');
   if (!HTTP_PREFIX.startsWith(prefix)) return { kind: 'bad', why: 'it does not start with "HTTP/"' };
-  let end = data.indexOf('\r\n\r\n');
-  let skip = 4;
-  if (end === -1) {
-    // RFC 9112 section 2.2: a bare LF may end a line.
-    end = data.indexOf('\n\n');
-    skip = 2;
-  }
+  // RFC 9112 section 2.2: a bare LF may end a line; the earlier end counts.
+  const crlf = data.indexOf('\r\n\r\n');
+  const lf = data.indexOf('\n\n');
+  const bareLf = lf !== -1 && (crlf === -1 || lf < crlf);
+  const end = bareLf ? lf : crlf;
+  const skip = bareLf ? 2 : 4;
   if (end === -1 || end > MAX_PROXY_HEADER_BYTES) {
     return data.length > MAX_PROXY_HEADER_BYTES ? { kind: 'bad', why: `its header block exceeds ${MAX_PROXY_HEADER_BYTES} bytes` } : { kind: 'partial' };
   }
