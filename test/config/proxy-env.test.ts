@@ -3,9 +3,12 @@
 // never, all_proxy as the fallback, no_proxy exemptions, the URL forms and
 // the errors that name the variable without repeating its credentials.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../../src/config/config.ts';
 import { parseProxyUrl, proxyAuthorization, resolveProxy, type ProxyEnvironment } from '../../src/config/proxy-env.ts';
+import { repositoryRoot } from '../repository-root.ts';
 
 const HTTPS = new URL('https://api.example.com/v1');
 const HTTP = new URL('http://llm.internal:8000/v1');
@@ -185,4 +188,12 @@ describe('errors name the variable and never repeat its value', () => {
   test('parseProxyUrl for the config names the setting', () => {
     assert.throws(() => parseProxyUrl('socks5://p:1', 'config'), { message: 'embedded config: proxy: is a socks5:// proxy; Portcullis supports http:// proxies only (HTTP CONNECT)' });
   });
+});
+
+test('docs/config.md quotes the error a socks proxy in HTTPS_PROXY gives, word for word', () => {
+  const doc = readFileSync(path.join(repositoryRoot(), 'docs/config.md'), 'utf8');
+  const prefix = 'portcullis serve: invalid configuration: ';
+  const quoted = doc.split('\n').find((line) => line.startsWith(`${prefix}environment: HTTPS_PROXY:`));
+  assert.ok(quoted !== undefined, 'the "Egress proxy" section shows the error');
+  assert.throws(() => resolveProxy(HTTPS, { HTTPS_PROXY: 'socks5://proxy:1080' }, null), { message: quoted.slice(prefix.length) });
 });
