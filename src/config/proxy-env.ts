@@ -122,7 +122,6 @@ export function parseProxyUrl(value: string, source: string): ProxyRoute {
   } catch {
     return fail(problem('is not a proxy URL; expected http://host:port (optionally http://user:password@host:port)'));
   }
-  if (url.hostname === '') return fail(problem('names no proxy host; expected http://host:port'));
   if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '') {
     return fail(problem('must be just http://host:port, without a path, query or fragment'));
   }

@@ -165,6 +165,7 @@ describe('errors name the variable and never repeat its value', () => {
     { env: { all_proxy: 'SOCKS4://proxy:1080' }, message: 'environment: all_proxy: is a socks4:// proxy; Portcullis supports http:// proxies only (HTTP CONNECT)' },
     { env: { http_proxy: 'ftp://alice:s3cret@proxy:21' }, target: HTTP, message: 'environment: http_proxy: has the scheme "ftp://"; Portcullis supports http:// proxies only' },
     { env: { HTTPS_PROXY: 'http://alice:s3cret@proxy:3128/path' }, message: 'environment: HTTPS_PROXY: must be just http://host:port, without a path, query or fragment' },
+    { env: { HTTPS_PROXY: 'http://alice:s3cret@:3128' }, message: 'environment: HTTPS_PROXY: is not a proxy URL; expected http://host:port (optionally http://user:password@host:port)' },
     { env: { HTTPS_PROXY: 'http://alice:s3cret@proxy:99999' }, message: 'environment: HTTPS_PROXY: is not a proxy URL; expected http://host:port (optionally http://user:password@host:port)' },
     { env: { HTTPS_PROXY: 'http://alice:s3cret%zz@proxy:3128' }, message: 'environment: HTTPS_PROXY: has credentials that are not valid percent-encoding: write a "%" in the user or password as %25' },
   ];

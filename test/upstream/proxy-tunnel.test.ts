@@ -235,6 +235,23 @@ describe('against fake proxies', () => {
     await proxy.close();
   });
 
+  test('407 for the config\'s proxy: credentials belong in the environment', async () => {
+    const proxy = await fakeProxy((socket) => socket.once('data', () => socket.write('HTTP/1.1 407 Proxy Authentication Required\r\n\r\n')));
+    const error = await rejection(openTunnel(route(`http://127.0.0.1:${proxy.port}`, 'config'), 'api.example.com', 443, new AbortController().signal, TIMEOUT_MS));
+    assert.equal(error.proxyStatus, 407);
+    assert.equal(error.message, `The egress proxy 127.0.0.1:${proxy.port} (the provider's "proxy" setting) refused CONNECT api.example.com:443 with 407 Proxy Authentication Required. The proxy wants credentials: put them in HTTPS_PROXY (http://user:password@host:port) and set "proxy" to null.`);
+    await proxy.close();
+  });
+
+  test('another status: refused, with the status and the general advice', async () => {
+    const proxy = await fakeProxy((socket) => socket.once('data', () => socket.write('HTTP/1.1 405 Method Not Allowed\r\n\r\n')));
+    const error = await rejection(openTunnel(route(`http://127.0.0.1:${proxy.port}`), 'api.example.com', 443, new AbortController().signal, TIMEOUT_MS));
+    assert.equal(error.code, 'ERR_PROXY_REFUSED');
+    assert.equal(error.proxyStatus, 405);
+    assert.equal(error.message, `The egress proxy 127.0.0.1:${proxy.port} (HTTPS_PROXY) refused CONNECT api.example.com:443 with 405 Method Not Allowed. Check the proxy's configuration and log.`);
+    await proxy.close();
+  });
+
   test('the exact CONNECT bytes; bytes after the header block are unshifted onto the socket', async () => {
     const proxy = await fakeProxy((socket) => socket.once('data', () => socket.write('HTTP/1.1 200 Connection established\r\nVia: fake\r\n\r\nHELLO')));
     const authorization = proxyAuthorization('alice', 's3cret');
