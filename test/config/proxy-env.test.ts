@@ -49,6 +49,7 @@ const rows: Row[] = [
   { name: '"none" wins over the environment', target: HTTPS, env: { HTTPS_PROXY: 'http://proxy:3128' }, setting: 'none', expect: null, description: 'direct ("proxy": "none")' },
   { name: '"none" with a broken environment is not an error', target: HTTPS, env: { HTTPS_PROXY: 'socks5://proxy:1080' }, setting: 'none', expect: null },
   { name: 'the config proxy wins over the environment', target: HTTPS, env: { HTTPS_PROXY: 'http://env:1' }, setting: 'http://cfg:3128', expect: { proxy: 'http://cfg:3128', source: 'config' }, description: 'proxy http://cfg:3128 (the provider\'s "proxy" setting)' },
+  { name: 'the config proxy without a port: 1080, as in the environment', target: HTTPS, env: {}, setting: 'http://cfg', expect: { proxy: 'http://cfg:1080', source: 'config' } },
   { name: 'NO_PROXY does not apply to the config proxy', target: HTTPS, env: { NO_PROXY: '*' }, setting: 'http://cfg:3128', expect: { proxy: 'http://cfg:3128', source: 'config' } },
   { name: 'the config proxy applies to http upstreams too', target: HTTP, env: {}, setting: 'http://cfg:3128', expect: { proxy: 'http://cfg:3128', source: 'config' } },
   // no_proxy / NO_PROXY

@@ -5,6 +5,7 @@
 // exactly once: the fake proxy counts the connections it got.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -129,6 +130,31 @@ describe('through a real tinyproxy', { skip }, () => {
     const socket = await openTunnel(route(guarded.url, 'HTTPS_PROXY', proxyAuthorization('alice', 's3cret')), '127.0.0.1', upstreamPort, new AbortController().signal, TIMEOUT_MS);
     assert.match(await getThrough(socket, pki), /^HTTP\/1\.1 200 OK\r\n/);
     assert.deepEqual(seen.splice(0), ['GET /v1/models']);
+  });
+
+  test('an http:// upstream: absolute form with proxyRequestHeaders passes the guarded proxy; without them, 407', async () => {
+    const plain = await listen(createHttpServer((req, res) => res.end(`plain ${req.method} ${req.url}`)));
+    const target = `http://127.0.0.1:${portOf(plain)}/v1/models`;
+    const ask = (headers: Record<string, string>): Promise<{ status: number | undefined; body: string }> =>
+      new Promise((resolve, reject) => {
+        // agent: false. tinyproxy closes the client connection after each answer
+        // but relays it without "Connection: close", so a keep-alive agent may
+        // reuse the closed socket for the next request ("socket hang up").
+        const req = httpRequest({ host: '127.0.0.1', port: guarded.port, path: target, agent: false, headers: { host: `127.0.0.1:${portOf(plain)}`, ...headers } }, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve({ status: res.statusCode, body }));
+        });
+        req.on('error', reject).end();
+      });
+    try {
+      const withCredentials = await ask(proxyRequestHeaders(route(guarded.url, 'http_proxy', proxyAuthorization('alice', 's3cret'))));
+      assert.deepEqual(withCredentials, { status: 200, body: 'plain GET /v1/models' });
+      const without = await ask(proxyRequestHeaders(route(guarded.url, 'http_proxy')));
+      assert.equal(without.status, 407);
+    } finally {
+      plain.closeAllConnections();
+      plain.close();
+    }
   });
 
   test('403: CONNECT to a port the proxy does not allow', async () => {
