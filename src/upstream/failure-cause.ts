@@ -29,9 +29,6 @@ export const FailureKind = {
   BadResponse: 'bad_response',
   /** The upstream sent an error event inside a stream. */
   ErrorEvent: 'error_event',
-  /** The egress proxy failed the CONNECT tunnel (./proxy-tunnel.ts); `detail` is its code,
-   * with the proxy's status for a refusal: "ERR_PROXY_REFUSED 407", "ERR_PROXY_CLOSED". */
-  Proxy: 'proxy',
   /** Another network error with a code (EHOSTUNREACH, ENETUNREACH, ...): `detail` is the code. */
   Network: 'network',
   /** Nothing more is known; `detail` is the client-facing error code. */
@@ -68,8 +65,6 @@ const TIMEOUT_CODES: ReadonlyMap<string, TimeoutPhase> = new Map([
 ]);
 /** OpenSSL's certificate verification codes that carry none of the markers below. */
 const TLS_CODES: ReadonlySet<string> = new Set(['EPROTO', 'HOSTNAME_MISMATCH', 'INVALID_PURPOSE', 'CERT_UNTRUSTED', 'CERT_REJECTED']);
-/** The codes of ./proxy-tunnel.ts's ProxyTunnelError (ERR_PROXY_REFUSED, ...). */
-const PROXY_CODE_PREFIX = 'ERR_PROXY_';
 /** Longest code kept; a longer one is not a code. */
 const MAX_CODE_LENGTH = 64;
 /** Causes followed; fetch nests two or three. */
@@ -86,12 +81,6 @@ export function classifyNetworkError(error: unknown): Pick<FailureCause, 'kind' 
   let current: unknown = error;
   for (let depth = 0; depth < MAX_DEPTH && typeof current === 'object' && current !== null; depth++) {
     const code = (current as { code?: unknown }).code;
-    // The proxy's failure says more than the socket error under it (the
-    // proxy's ECONNREFUSED is not the upstream's).
-    if (typeof code === 'string' && code.startsWith(PROXY_CODE_PREFIX) && code.length <= MAX_CODE_LENGTH) {
-      const status = (current as { proxyStatus?: unknown }).proxyStatus;
-      return { kind: FailureKind.Proxy, detail: Number.isInteger(status) ? `${code} ${String(status)}` : code };
-    }
     if (typeof code === 'string' && code.length > 0 && code.length <= MAX_CODE_LENGTH) {
       const known = classifyCode(code);
       if (known !== undefined) return known;

@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { UpstreamError } from '../../src/errors/api-error.ts';
 import { classifyNetworkError, failureCauseOf, FailureKind, noteFailureCause, upstreamAddress } from '../../src/upstream/failure-cause.ts';
-import { ProxyTunnelError } from '../../src/upstream/proxy-tunnel.ts';
 
 /** The shape fetch rejects with: TypeError('fetch failed', { cause }). */
 function fetchFailed(code: string, nested = false): TypeError {
@@ -15,13 +14,6 @@ function fetchFailed(code: string, nested = false): TypeError {
 }
 
 describe('classifyNetworkError', () => {
-  test('a proxy tunnel failure is the proxy\'s, not the socket error under it', () => {
-    const refusedByProxy = new ProxyTunnelError('ERR_PROXY_UNREACHABLE', 'x', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
-    assert.deepEqual(classifyNetworkError(refusedByProxy), { kind: 'proxy', detail: 'ERR_PROXY_UNREACHABLE' });
-    assert.deepEqual(classifyNetworkError(new ProxyTunnelError('ERR_PROXY_REFUSED', 'x', { proxyStatus: 407 })), { kind: 'proxy', detail: 'ERR_PROXY_REFUSED 407' });
-    assert.deepEqual(classifyNetworkError(new TypeError('wrapped', { cause: new ProxyTunnelError('ERR_PROXY_CLOSED', 'x') })), { kind: 'proxy', detail: 'ERR_PROXY_CLOSED' });
-  });
-
   const cases: Array<[code: string, kind: string, detail: string]> = [
     ['ECONNREFUSED', 'refused', 'ECONNREFUSED'],
     ['ECONNRESET', 'reset', 'ECONNRESET'],
