@@ -27,6 +27,7 @@ import { createRouter } from '../http/router.ts';
 import { createHttpShell, type HttpShell } from '../http/server.ts';
 import { type RequestContext, type RouteHandler } from '../http/request-context.ts';
 import type { ServerLimits } from '../config/config.ts';
+import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import type { Logger } from '../log/logger.ts';
 import { AdminPasswordAlreadySetError, readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
 import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
@@ -84,8 +85,8 @@ interface AdminServerOptions extends AdminApiDeps {
   extraRoutes?: Array<[method: string, path: string, handler: RouteHandler]>;
   throttle?: LoginThrottle;
   sessions?: SessionStore;
-  /** PEM certificate chain and key: serve the admin listener over HTTPS. */
-  tls?: { cert: Buffer; key: Buffer };
+  /** admin.tls's material (loadListenerTls): serve the admin listener over HTTPS. */
+  tls?: ListenerTlsMaterial;
 }
 
 export interface AdminServer {

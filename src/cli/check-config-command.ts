@@ -1,33 +1,38 @@
 // `portcullis check-config FILE...`: checks config files with the loader the
-// server uses, and checks that each provider's upstream key can be found
-// (apiKeyEnv set, apiKeyFile readable), without starting anything.
-// Exit codes: 0 every file is fine, 1 a file has a problem, 2 the command line
-// is wrong. No key is ever printed: only where it was looked for.
+// server uses, then the files and secrets each names (./config-file-checks.ts:
+// upstream keys, the Redis password, TLS certificates and keys), without
+// starting anything. Exit codes: 0 every file is fine (warnings, such as a
+// certificate that expires soon, included), 1 a file has a problem, 2 the
+// command line is wrong. No key is ever printed: only where it was looked for.
 import { parseArgs } from 'node:util';
-import { AUTO_ALIAS, ConfigError, type GatewayConfig, type ProviderConfig } from '../config/config.ts';
-import type { ConfigIssueCode } from '../config/config-issues.ts';
-import { providerCredentials } from '../config/provider-types.ts';
-import { CONFIG_ENV, loadConfig, resolveProviderKeys } from '../config/config-loader.ts';
-import { RedisUrlError } from '../redis/errors.ts';
-import { redisAddress } from '../state/redis-backend.ts';
+import { AUTO_ALIAS, ConfigError, type GatewayConfig } from '../config/config.ts';
+import type { ConfigIssue, ConfigIssueCode, ConfigWarning } from '../config/config-issues.ts';
+import { CONFIG_ENV, loadConfig } from '../config/config-loader.ts';
+import { EXPIRY_WARNING_DAYS } from '../config/pem-checks.ts';
+import { checkConfigFiles } from './config-file-checks.ts';
 import type { CliIo } from './main.ts';
 
 export const CHECK_CONFIG_USAGE = `Usage: portcullis check-config [options] FILE...
 
-Checks config files as "portcullis serve" would at start, and that each
-provider's upstream key is there (apiKeyEnv set, apiKeyFile readable), without
-starting the server. Prints "FILE: ok" and a summary, or every problem found,
-one line each: "FILE: SETTING: PROBLEM". Without FILE, checks --config or
+Checks config files as "portcullis serve" would at start, and the files each
+names, without starting the server: each provider's upstream key (apiKeyEnv
+set, apiKeyFile readable), the Redis password, and every TLS certificate, key
+and CA file (present, readable, PEM, unencrypted key matching its certificate,
+in date). Prints "FILE: ok" and a summary, or every problem found, one line
+each: "FILE: SETTING: PROBLEM". A certificate that expires within ${EXPIRY_WARNING_DAYS} days
+is a warning: "FILE: SETTING: warning: ...". Without FILE, checks --config or
 $${CONFIG_ENV}.
 
 Options:
-  --credentials-dir DIR  Use DIR as $CREDENTIALS_DIRECTORY, for an apiKeyFile of
+  --credentials-dir DIR  Use DIR as $CREDENTIALS_DIRECTORY, for paths such as
                          "\${CREDENTIALS_DIRECTORY}/NAME" checked outside the
                          service (the LoadCredential= source folder, e.g. /etc/portcullis)
-  --skip-credentials     Check the file only, not the upstream keys
+  --skip-credentials     Check the config file only, not the files it names
+                         (upstream keys, Redis password, TLS files)
   -h, --help             Show this help
 
-Exit status: 0 all files are fine, 1 a file has a problem, 2 usage error.
+Exit status: 0 all files are fine (warnings included), 1 a file has a problem,
+2 usage error.
 `;
 
 /** Enough for any real use (a CI job checking a folder of configs); bounds the work. */
@@ -73,13 +78,15 @@ export function runCheckConfigCommand(args: string[], io: CheckConfigIo): number
     values['credentials-dir'] === undefined ? io.env : { ...io.env, CREDENTIALS_DIRECTORY: values['credentials-dir'] };
   let failed = false;
   for (const file of files) {
-    const problems = checkConfigFile(file, { env, cwd: io.cwd, credentials: values['skip-credentials'] !== true });
-    if (problems.kind === 'ok') {
-      io.stdout.write(`${file}: ok\n  ${summary(problems.config)}\n`);
+    const check = checkConfigFile(file, { env, cwd: io.cwd, credentials: values['skip-credentials'] !== true });
+    if (check.kind === 'ok') {
+      const warned = check.warnings.length === 0 ? '' : `, with ${count(check.warnings.length, 'warning')}`;
+      io.stdout.write(`${file}: ok${warned}\n  ${summary(check.config)}\n`);
     } else {
       failed = true;
-      for (const problem of problems.problems) io.stderr.write(`${file}: ${problem.path === '' ? '' : `${problem.path}: `}${problem.problem}\n`);
+      for (const problem of check.problems) io.stderr.write(`${file}: ${problem.path === '' ? '' : `${problem.path}: `}${problem.problem}\n`);
     }
+    for (const warning of check.warnings) io.stderr.write(`${file}: ${warning.path}: warning: ${warning.message}\n`);
   }
   return failed ? 1 : 0;
 }
@@ -92,60 +99,32 @@ interface ConfigProblem {
   problem: string;
 }
 
-type ConfigCheck = { kind: 'ok'; config: GatewayConfig } | { kind: 'problems'; problems: ConfigProblem[] };
+/** Warnings (a certificate that expires soon) come with either outcome. */
+type ConfigCheck =
+  | { kind: 'ok'; config: GatewayConfig; warnings: ConfigWarning[] }
+  | { kind: 'problems'; problems: ConfigProblem[]; warnings: ConfigWarning[] };
 
 /**
  * Loads one file with the server's loader, which reports every problem in the
  * file (a file that cannot be read or is not JSON is one problem). Once the
- * file is valid, each provider's credential is checked on its own, so every
- * missing key is named.
+ * file is valid, every file and secret it names is checked (unless
+ * `credentials` is false), each on its own, so every problem is named.
  */
 export function checkConfigFile(file: string, options: { env: NodeJS.ProcessEnv; cwd: string; credentials: boolean }): ConfigCheck {
   let config: GatewayConfig;
   try {
     config = loadConfig({ configPath: file, env: options.env, cwd: options.cwd });
   } catch (err) {
-    if (err instanceof ConfigError) return { kind: 'problems', problems: problemsOf(err) };
+    if (err instanceof ConfigError) return { kind: 'problems', problems: problemsOf(err.issues), warnings: [] };
     throw err;
   }
-  if (!options.credentials) return { kind: 'ok', config };
-  const problems: ConfigProblem[] = [];
-  for (const [name, provider] of Object.entries(config.providers)) {
-    try {
-      resolveProviderKeys({ ...config, providers: { [name]: provider } }, options.env);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      const found = problemsOf(err)[0] as ConfigProblem;
-      problems.push(needsCredentialsDirectory(provider, options.env) ? { ...found, problem: `${found.problem}${CREDENTIALS_HINT}` } : found);
-    }
-  }
-  // The Redis password, read the way serve reads it at start.
-  if (config.state.redis !== null) {
-    try {
-      redisAddress(config.state.redis, options.env, config.source);
-    } catch (err) {
-      if (!(err instanceof ConfigError) && !(err instanceof RedisUrlError)) throw err;
-      // redis-backend.ts words these; apart from the URL, each is a password that cannot be found.
-      const found: ConfigProblem =
-        err instanceof ConfigError
-          ? { ...(problemsOf(err)[0] as ConfigProblem), code: err.path === 'state.redis.url' ? 'invalid_value' : 'missing_credential' }
-          : { code: 'invalid_value', path: 'state.redis.url', problem: err.message };
-      const viaCredentials = config.state.redis.passwordFile?.includes('${CREDENTIALS_DIRECTORY}') === true && nonEmpty(options.env['CREDENTIALS_DIRECTORY']) === undefined;
-      problems.push(viaCredentials ? { ...found, problem: `${found.problem}${CREDENTIALS_HINT}` } : found);
-    }
-  }
-  return problems.length === 0 ? { kind: 'ok', config } : { kind: 'problems', problems };
+  if (!options.credentials) return { kind: 'ok', config, warnings: [] };
+  const { issues, warnings } = checkConfigFiles(config, options.env, Date.now());
+  return issues.length === 0 ? { kind: 'ok', config, warnings } : { kind: 'problems', problems: problemsOf(issues), warnings };
 }
 
-const CREDENTIALS_HINT = ' (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)';
-
-function needsCredentialsDirectory(provider: ProviderConfig, env: NodeJS.ProcessEnv): boolean {
-  const apiKeyFile = providerCredentials(provider)?.apiKeyFile ?? null;
-  return apiKeyFile !== null && apiKeyFile.includes('${CREDENTIALS_DIRECTORY}') && nonEmpty(env['CREDENTIALS_DIRECTORY']) === undefined;
-}
-
-function problemsOf(err: ConfigError): ConfigProblem[] {
-  return err.issues.map((issue) => ({ code: issue.code, path: issue.path, problem: issue.message }));
+function problemsOf(issues: readonly ConfigIssue[]): ConfigProblem[] {
+  return issues.map((issue) => ({ code: issue.code, path: issue.path, problem: issue.message }));
 }
 
 function summary(config: GatewayConfig): string {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { CONFIG_ENV, loadConfig } from '../config/config-loader.ts';
-import { closeSync, readFileSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { readAdminCredentials } from '../admin/admin-credentials.ts';
 import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
 import { createBootstrapToken } from '../admin/bootstrap-token.ts';
@@ -25,6 +25,7 @@ import { providerNotices } from '../config/provider-types.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
+import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
 import { createReloader } from './serve-reloader.ts';
 
 const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port PORT] [--admin-port PORT | --no-admin] [--log-level LEVEL]
@@ -45,8 +46,9 @@ Options:
   -h, --help         Show this help
 
 Signals:
-  SIGHUP             Reload the config file and keys.json; a bad config is refused
-                     and the running one keeps serving
+  SIGHUP             Reload the config file, the TLS certificate files and
+                     keys.json; a bad config or certificate is refused and the
+                     running one keeps serving
   SIGTERM, SIGINT    Stop accepting, let open requests finish within
                      shutdown.drainTimeoutMs, end those left with an error, exit 0;
                      a second signal ends the open requests at once
@@ -115,6 +117,18 @@ export async function runServeCommand(
     return 2;
   }
 
+  const adminRuns = config.admin.enabled && values['no-admin'] !== true;
+  let certificates: ListenerCertificates;
+  try {
+    certificates = loadListenerCertificates(config, io.env, adminRuns);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.stderr.write(`portcullis serve: invalid configuration: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+
   // Lines of one event-loop turn leave in one write (see batchLines).
   const logger = createLogger({ level: flagLevel ?? config.log.level, write: batchLines((text) => io.stdout.write(text)) });
 
@@ -153,7 +167,7 @@ export async function runServeCommand(
   }
   const backend = state;
   try {
-    gateway = createGateway({ config, state: backend, logger, metrics, env: io.env });
+    gateway = createGateway({ config, state: backend, logger, metrics, env: io.env, ...(certificates.api === undefined ? {} : { tls: certificates.api }) });
   } catch (err) {
     await backend.close();
     if (err instanceof ConfigError) {
@@ -170,7 +184,7 @@ export async function runServeCommand(
   let adminAddress: string | null = null;
   try {
     apiAddress = await listenOn(running.server, fds.api, port ?? config.listen.port, values.host ?? config.listen.host, API_LISTENER);
-    if (config.admin.enabled && values['no-admin'] !== true) {
+    if (adminRuns) {
       const bootstrap = (await readAdminCredentials(config.dataDir)) === null ? createBootstrapToken() : null;
       bootstrapToken = bootstrap?.token ?? null;
       admin = createAdminServer({
@@ -188,7 +202,7 @@ export async function runServeCommand(
           ['GET', '/metrics', metricsHandler(metrics)],
           ...healthRoutes({ targets: () => running.routes.health(), state: backend, draining: () => running.draining, failureDetail: true }),
         ],
-        ...(config.admin.tls === null ? {} : { tls: readTls(config) }),
+        ...(certificates.admin === undefined ? {} : { tls: certificates.admin }),
       });
       adminAddress = await listenOn(admin.server, fds.admin, adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER);
       if (!isLoopback(config.admin.host) && config.admin.tls === null && !config.admin.secureCookies) {
@@ -224,6 +238,12 @@ export async function runServeCommand(
     // --log-level wins over the file for the life of the process.
     levelFromFlag: flagLevel as LogLevel | undefined,
     stopping: () => stopping,
+    certificates: {
+      prepare: () => {
+        const next = certificates.prepareReload();
+        return { commit: () => next.commit((at, material) => (at === 'listen.tls' ? running.setTls(material) : admin?.shell.setTls(material)), logger) };
+      },
+    },
     onOutcome: (outcome) => {
       metrics.configReload(outcome.ok ? 'success' : 'failure');
       void notifier.ready(outcome.ok ? `${readyStatus}; configuration reloaded` : `${readyStatus}; reload refused: ${outcome.problem}`);
@@ -315,6 +335,7 @@ export async function runServeCommand(
     config: config.source ?? 'embedded',
     state: backend.kind,
   });
+  certificates.logServed(logger);
   void notifier.ready(readyStatus);
   return done;
 }
@@ -348,20 +369,6 @@ function metricsHandler(metrics: GatewayMetrics): RouteHandler {
     ctx.res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
     ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
   };
-}
-
-/** The admin listener's certificate and key, read once at start (relative paths from the config's directory). */
-function readTls(config: GatewayConfig): { cert: Buffer; key: Buffer } {
-  const tls = config.admin.tls as { certFile: string; keyFile: string };
-  const base = config.source === null ? process.cwd() : path.dirname(config.source);
-  const read = (file: string, at: string): Buffer => {
-    try {
-      return readFileSync(path.resolve(base, file));
-    } catch (err) {
-      throw new Error(`${at}: ${path.resolve(base, file)} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-  };
-  return { cert: read(tls.certFile, 'admin.tls.certFile'), key: read(tls.keyFile, 'admin.tls.keyFile') };
 }
 
 /** The config file a reload reads, resolved as loadConfig resolves it; null for the embedded default. */

@@ -1,5 +1,5 @@
-// SIGHUP for `portcullis serve`: reload the config file and the keys, all or
-// nothing, one reload at a time.
+// SIGHUP for `portcullis serve`: reload the config file, the TLS listeners'
+// certificates and the keys, all or nothing, one reload at a time.
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import type { Gateway, PreparedReload } from '../gateway/gateway.ts';
 import { KeyStoreError } from '../keys/errors.ts';
@@ -14,15 +14,22 @@ interface ReloaderOptions {
   source: () => string | null;
   levelFromFlag: LogLevel | undefined;
   stopping: () => boolean;
+  /**
+   * The TLS listeners' files, read again without serving them (throws
+   * ConfigError naming the bad setting); commit() swaps them in.
+   */
+  certificates?: { prepare(): { commit(): void } };
   /** Told the outcome of each reload (systemd status, metrics). */
   onOutcome?: (outcome: { ok: true } | { ok: false; problem: string }) => void;
 }
 
 /**
- * SIGHUP: reload the config file and the keys, all or nothing. The new config
- * is read, checked and built without serving it, and the keys are read without
- * serving them (a broken keys.json refuses the reload and the last good keys
- * stay); only then both are swapped in, in one synchronous step. Reloads never
+ * SIGHUP: reload the config file, the certificates and the keys, all or
+ * nothing. The new config is read, checked and built without serving it, the
+ * certificates are read and checked (a bad one refuses the reload and the
+ * running ones keep serving), and the keys are read without serving them (a
+ * broken keys.json refuses the reload and the last good keys stay); only then
+ * all are swapped in, in one synchronous step. Reloads never
  * overlap: a SIGHUP during one runs one more after it.
  */
 export function createReloader(options: ReloaderOptions): { request(): void } {
@@ -37,8 +44,10 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
   async function reloadOnce(): Promise<void> {
     const source = options.source();
     let prepared: PreparedReload;
+    let certificates: { commit(): void } | undefined;
     try {
       prepared = gateway.prepareReload(options.load());
+      certificates = options.certificates?.prepare();
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       // The message starts with the file; the source field carries it already.
@@ -61,6 +70,8 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
     // Keys and config change together, in one synchronous step: no request sees one without the other.
     keysRead.commit();
     prepared.commit();
+    // Open connections keep the certificates they began with.
+    certificates?.commit();
     if (options.levelFromFlag === undefined) logger.setLevel(gateway.config.log.level);
     options.onOutcome?.({ ok: true });
   }

@@ -4,7 +4,7 @@
 // and a relative path is relative to the config file (the working directory
 // for the embedded default). Read with a size bound; each failure is a
 // ConfigError naming the setting and the resolved path.
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from './config.ts';
 import type { ConfigIssueCode } from './config-issues.ts';
@@ -24,7 +24,7 @@ export function readConfigFile(source: string | null, at: string, file: string, 
   const resolved = resolveConfigPath(source, at, file, env, code);
   let bytes: Buffer;
   try {
-    bytes = readFileSync(resolved);
+    bytes = readAtMost(resolved, maxBytes + 1);
   } catch (err) {
     const errno = (err as NodeJS.ErrnoException).code;
     const why =
@@ -33,4 +33,26 @@ export function readConfigFile(source: string | null, at: string, file: string, 
   }
   if (bytes.length > maxBytes) throw new ConfigError(source, at, `${resolved} is larger than ${maxBytes} bytes`, code);
   return { path: resolved, bytes };
+}
+
+/**
+ * At most `limit` bytes of a file: the bound holds while reading, so a
+ * path naming a huge file or a device (/dev/zero, /dev/urandom) costs at most
+ * `limit` bytes instead of all the memory there is.
+ */
+function readAtMost(file: string, limit: number): Buffer {
+  const fd = openSync(file, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(limit);
+    let length = 0;
+    while (length < limit) {
+      const n = readSync(fd, buffer, length, limit - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    // A copy: the bytes are kept (TLS material) and the buffer may be far larger.
+    return Buffer.from(buffer.subarray(0, length));
+  } finally {
+    closeSync(fd);
+  }
 }

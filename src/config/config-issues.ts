@@ -37,6 +37,19 @@ export interface ConfigIssue {
   message: string;
 }
 
+/** Not a problem yet but soon one: check-config prints it and still exits 0. */
+export const ConfigWarningCode = {
+  /** A certificate that expires within EXPIRY_WARNING_DAYS (./pem-checks.ts). */
+  CertificateExpiresSoon: 'certificate_expires_soon',
+} as const;
+export type ConfigWarningCode = (typeof ConfigWarningCode)[keyof typeof ConfigWarningCode];
+
+export interface ConfigWarning {
+  code: ConfigWarningCode;
+  path: string;
+  message: string;
+}
+
 type SpecificCode = Exclude<
   ConfigIssueCode,
   'not_object' | 'unknown_setting' | 'required' | 'not_string' | 'not_integer' | 'not_boolean' | 'not_one_of' | 'unknown_reference'

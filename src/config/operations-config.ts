@@ -109,7 +109,7 @@ function parseRedis(c: Checker, value: unknown): RedisStateConfig | null {
   let tls: RedisStateConfig['tls'] = null;
   if (o['tls'] !== undefined) {
     tls = parseClientTls(c, o['tls'], join(at, 'tls')) ?? null;
-    if (url.startsWith('redis://')) c.report(join(at, 'tls'), { code: 'conflict', message: 'is only used with a rediss:// url (Redis over TLS); change the url\'s scheme to rediss://' });
+    if (redisScheme(url) === 'redis:') c.report(join(at, 'tls'), { code: 'conflict', message: 'is only used with a rediss:// url (Redis over TLS); change the url\'s scheme to rediss://' });
   }
   return {
     url,
@@ -120,6 +120,15 @@ function parseRedis(c: Checker, value: unknown): RedisStateConfig | null {
     commandTimeoutMs: c.int(o, 'commandTimeoutMs', at, 1000, 50, 60_000),
     tls,
   };
+}
+
+/** The URL's scheme as URL reads it (lower case: "REDIS://" is redis:), or null. */
+function redisScheme(url: string): string | null {
+  try {
+    return new URL(url).protocol;
+  } catch {
+    return null;
+  }
 }
 
 function parseRedisUrl(c: Checker, value: unknown, at: string): string {

@@ -8,25 +8,33 @@ import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 const BEGIN_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
+/** A certificate this close to its end is a warning: time to renew it. */
+export const EXPIRY_WARNING_DAYS = 30;
+const EXPIRY_WARNING_MS = EXPIRY_WARNING_DAYS * 86_400_000;
+
 export interface CertificateChain {
   certificates: X509Certificate[];
   problems: string[];
+  /** Certificates in date but expiring within EXPIRY_WARNING_DAYS, each with its date. */
+  warnings: string[];
 }
 
 /**
  * Every certificate in `pem`, and what is wrong with them: none at all, one
  * that does not parse, one expired or not yet valid at `nowMs` (each named by
- * its subject and dates, so the operator knows which to renew).
+ * its subject and dates, so the operator knows which to renew); and, as
+ * warnings, those that expire within EXPIRY_WARNING_DAYS of `nowMs`.
  */
 export function checkCertificates(pem: Buffer, nowMs: number): CertificateChain {
   const text = pem.toString('latin1');
   const blocks = text.match(PEM_CERTIFICATE) ?? [];
   if (blocks.length === 0) {
     const hint = text.includes('PRIVATE KEY-----') ? ' (it holds a private key: is it the key file?)' : '';
-    return { certificates: [], problems: [`holds no PEM certificate ("${BEGIN_CERTIFICATE}")${hint}`] };
+    return { certificates: [], problems: [`holds no PEM certificate ("${BEGIN_CERTIFICATE}")${hint}`], warnings: [] };
   }
   const certificates: X509Certificate[] = [];
   const problems: string[] = [];
+  const warnings: string[] = [];
   blocks.forEach((block, i) => {
     let cert: X509Certificate;
     try {
@@ -41,8 +49,9 @@ export function checkCertificates(pem: Buffer, nowMs: number): CertificateChain 
     const who = `certificate ${i + 1} of ${blocks.length} (${oneLine(cert.subject)})`;
     if (Number.isFinite(validTo) && validTo < nowMs) problems.push(`${who} expired on ${new Date(validTo).toISOString()}; renew it`);
     else if (Number.isFinite(validFrom) && validFrom > nowMs) problems.push(`${who} is not valid until ${new Date(validFrom).toISOString()}; check the clock or the certificate`);
+    else if (Number.isFinite(validTo) && validTo - nowMs < EXPIRY_WARNING_MS) warnings.push(`${who} expires on ${new Date(validTo).toISOString()}, within ${EXPIRY_WARNING_DAYS} days; renew it before then`);
   });
-  return { certificates, problems };
+  return { certificates, problems, warnings };
 }
 
 export interface PrivateKeyCheck {

@@ -8,8 +8,10 @@ import { join, type Checker } from './config-checker.ts';
 
 const MIN_VERSIONS: readonly TlsMinVersion[] = ['TLSv1.2', 'TLSv1.3'];
 const CLIENT_AUTH = ['none', 'optional', 'required'] as const;
-/** A DNS name (SNI carries no IP address). */
+/** A DNS name (SNI carries no IP address, so one that reads as IPv4 is refused below). */
 const SERVER_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+/** All digits in the last label: an IPv4 address, never a host name (no top-level domain is numeric). */
+const NUMERIC_LAST_LABEL = /(?:^|\.)[0-9]+$/;
 
 export const LISTENER_TLS_SETTINGS = ['certFile', 'keyFile', 'clientCaFile', 'clientAuth', 'minVersion'] as const;
 export const CLIENT_TLS_SETTINGS = ['caFile', 'certFile', 'keyFile', 'serverName', 'minVersion'] as const;
@@ -50,8 +52,8 @@ export function parseClientTls(c: Checker, value: unknown, at: string): TlsClien
   }
   const serverName = c.optional(o, 'serverName', at, null, (v, vat) => {
     const name = c.string(v, vat);
-    if (name === undefined || SERVER_NAME.test(name)) return name;
-    return c.report(vat, { code: 'invalid_value', message: 'must be a DNS name such as "llm.internal" (the name in the server\'s certificate)' });
+    if (name === undefined || (SERVER_NAME.test(name) && !NUMERIC_LAST_LABEL.test(name))) return name;
+    return c.report(vat, { code: 'invalid_value', message: 'must be a DNS name such as "llm.internal" (the name in the server\'s certificate), not an IP address' });
   });
   return { caFile: file('caFile'), certFile, keyFile, serverName, minVersion: parseMinVersion(c, o, at) };
 }

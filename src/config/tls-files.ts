@@ -3,13 +3,13 @@
 // problem is an issue under its own setting ("listen.tls.keyFile: ... does not
 // match certFile"), all collected, so check-config, start and a reload report
 // the same sentences. Start and reload throw one ConfigError; check-config
-// prints the issues.
+// prints the issues, and as warnings the certificates that expire soon.
 import type { SecureVersion } from 'node:tls';
 import { ConfigError, type ListenerTlsConfig, type TlsClientConfig } from './config.ts';
 import { readConfigFile } from './config-files.ts';
-import { ConfigIssueCode, type ConfigIssue } from './config-issues.ts';
+import { ConfigIssueCode, ConfigWarningCode, type ConfigIssue, type ConfigWarning } from './config-issues.ts';
 import { join } from './config-checker.ts';
-import { checkCertificates, checkPrivateKey, keyMatchesCertificate } from './pem-checks.ts';
+import { checkCertificates, checkPrivateKey, keyMatchesCertificate, type CertificateChain } from './pem-checks.ts';
 
 /** PEM files are small; a chain of a dozen certificates is some 20 kB. */
 const MAX_PEM_BYTES = 1024 * 1024;
@@ -40,6 +40,22 @@ interface Reader {
   env: NodeJS.ProcessEnv;
   nowMs: number;
   issues: ConfigIssue[];
+  warnings: ConfigWarning[];
+}
+
+/** What check-config prints for a TLS section: its problems and its warnings. */
+export interface TlsFileReport {
+  issues: ConfigIssue[];
+  warnings: ConfigWarning[];
+}
+
+function reader(source: string | null, env: NodeJS.ProcessEnv, nowMs: number): Reader {
+  return { source, env, nowMs, issues: [], warnings: [] };
+}
+
+function addChain(r: Reader, at: string, chain: CertificateChain): void {
+  for (const problem of chain.problems) r.issues.push({ code: CODE, path: at, message: problem });
+  for (const warning of chain.warnings) r.warnings.push({ code: ConfigWarningCode.CertificateExpiresSoon, path: at, message: warning });
 }
 
 /** Reads one file; undefined (and an issue) when it cannot be read. */
@@ -58,7 +74,7 @@ function caCertificates(r: Reader, at: string, file: string): Buffer | undefined
   const bytes = read(r, at, file);
   if (bytes === undefined) return undefined;
   const chain = checkCertificates(bytes, r.nowMs);
-  for (const problem of chain.problems) r.issues.push({ code: CODE, path: at, message: problem });
+  addChain(r, at, chain);
   return chain.certificates.length > 0 ? bytes : undefined;
 }
 
@@ -66,27 +82,42 @@ function caCertificates(r: Reader, at: string, file: string): Buffer | undefined
 function certificateAndKey(r: Reader, at: string, certFile: string, keyFile: string): { cert: Buffer | undefined; key: Buffer | undefined } {
   const certAt = join(at, 'certFile');
   const keyAt = join(at, 'keyFile');
+  // Each file read and checked in turn, so its problems are listed together, certFile's first.
   const cert = read(r, certAt, certFile);
-  const key = read(r, keyAt, keyFile);
   const chain = cert === undefined ? undefined : checkCertificates(cert, r.nowMs);
-  for (const problem of chain?.problems ?? []) r.issues.push({ code: CODE, path: certAt, message: problem });
+  if (chain !== undefined) addChain(r, certAt, chain);
+  const key = read(r, keyAt, keyFile);
   const parsed = key === undefined ? undefined : checkPrivateKey(key);
   if (parsed?.problem !== undefined) r.issues.push({ code: CODE, path: keyAt, message: parsed.problem });
   const leaf = chain?.certificates[0];
-  if (leaf !== undefined && parsed?.key !== undefined && !keyMatchesCertificate(leaf, parsed.key)) {
-    r.issues.push({ code: CODE, path: keyAt, message: `does not match the certificate in certFile (${leaf.subject.replace(/\n/g, ', ')}): give the key that certificate was issued for` });
+  const privateKey = parsed?.key;
+  if (leaf !== undefined && privateKey !== undefined && !keyMatchesCertificate(leaf, privateKey)) {
+    // A chain in the wrong order (intermediate first) fails the handshake just
+    // the same, but the fix is in certFile, not in keyFile.
+    const own = chain?.certificates.find((c) => keyMatchesCertificate(c, privateKey));
+    if (own !== undefined) {
+      r.issues.push({ code: CODE, path: certAt, message: `starts with ${oneLine(leaf.subject)}, but the key in keyFile belongs to ${oneLine(own.subject)} further down: put that certificate first, then its intermediates (leaf first)` });
+    } else {
+      r.issues.push({ code: CODE, path: keyAt, message: `does not match the certificate in certFile (${oneLine(leaf.subject)}): give the key that certificate was issued for` });
+    }
   }
   return { cert, key };
 }
 
-/** The problems of a listener's files (empty when all is well). */
-export function listenerTlsIssues(source: string | null, at: string, tls: ListenerTlsConfig, env: NodeJS.ProcessEnv, nowMs: number): ConfigIssue[] {
-  return readListener({ source, env, nowMs, issues: [] }, at, tls).issues;
+function oneLine(subject: string): string {
+  return subject.replace(/\n/g, ', ');
+}
+
+/** The problems and warnings of a listener's files (both empty when all is well). */
+export function checkListenerTlsFiles(source: string | null, at: string, tls: ListenerTlsConfig, env: NodeJS.ProcessEnv, nowMs: number): TlsFileReport {
+  const r = reader(source, env, nowMs);
+  readListener(r, at, tls);
+  return { issues: r.issues, warnings: r.warnings };
 }
 
 /** A listener's material; throws one ConfigError listing every problem. */
 export function loadListenerTls(source: string | null, at: string, tls: ListenerTlsConfig, env: NodeJS.ProcessEnv, nowMs = Date.now()): ListenerTlsMaterial {
-  const { issues, material } = readListener({ source, env, nowMs, issues: [] }, at, tls);
+  const { issues, material } = readListener(reader(source, env, nowMs), at, tls);
   if (material === undefined || issues.length > 0) throw new ConfigError(source, issues);
   return material;
 }
@@ -102,14 +133,16 @@ function readListener(r: Reader, at: string, tls: ListenerTlsConfig): { issues: 
   };
 }
 
-/** The problems of a client section's files (empty when all is well). */
-export function clientTlsIssues(source: string | null, at: string, tls: TlsClientConfig, env: NodeJS.ProcessEnv, nowMs: number): ConfigIssue[] {
-  return readClient({ source, env, nowMs, issues: [] }, at, tls).issues;
+/** The problems and warnings of a client section's files (both empty when all is well). */
+export function checkClientTlsFiles(source: string | null, at: string, tls: TlsClientConfig, env: NodeJS.ProcessEnv, nowMs: number): TlsFileReport {
+  const r = reader(source, env, nowMs);
+  readClient(r, at, tls);
+  return { issues: r.issues, warnings: r.warnings };
 }
 
 /** A client section's material; throws one ConfigError listing every problem. */
 export function loadClientTls(source: string | null, at: string, tls: TlsClientConfig, env: NodeJS.ProcessEnv, nowMs = Date.now()): ClientTlsMaterial {
-  const { issues, material } = readClient({ source, env, nowMs, issues: [] }, at, tls);
+  const { issues, material } = readClient(reader(source, env, nowMs), at, tls);
   if (issues.length > 0) throw new ConfigError(source, issues);
   return material;
 }

@@ -46,13 +46,18 @@ const TRANSPORTS: readonly UpstreamTransportName[] = ['fetch', 'node'];
 /** `defaultBaseUrl` undefined: the setting is required. `rules`: what the
  * type's adapter appends to baseUrl, and where a key belongs instead of its query. */
 export function parseUpstreamOptions(c: Checker, o: Obj, at: string, defaultBaseUrl: string | undefined, rules: BaseUrlRules): UpstreamOptions {
-  return {
+  const options: UpstreamOptions = {
     baseUrl: parseBaseUrl(c, o['baseUrl'] ?? defaultBaseUrl, join(at, 'baseUrl'), rules),
     ...parseCredentials(c, o, at),
     headers: parseHeaders(c, o['headers'], join(at, 'headers')),
     policy: parsePolicy(c, o, at),
     ...parseConnection(c, o, at),
   };
+  // TLS settings for a plain-http upstream would be silently unused.
+  if (options.tls !== null && typeof options.baseUrl === 'string' && options.baseUrl.toLowerCase().startsWith('http:')) {
+    c.report(join(at, 'tls'), { code: 'conflict', message: 'applies only to an https:// baseUrl: remove tls, or use https' });
+  }
+  return options;
 }
 
 /**
@@ -64,10 +69,13 @@ function parseConnection(c: Checker, o: Obj, at: string): Pick<UpstreamOptions, 
   const transport = c.optional(o, 'transport', at, 'fetch' as UpstreamTransportName, (v, vat) => c.oneOf(v, vat, TRANSPORTS));
   const tls = o['tls'] === undefined ? null : (parseClientTls(c, o['tls'], join(at, 'tls')) ?? null);
   const proxy = c.optional(o, 'proxy', at, null, (v, vat) => parseProxy(c, v, vat));
-  if (transport === 'fetch') {
-    const needsNode = o['tls'] !== undefined ? 'tls' : proxy !== null && proxy !== 'none' ? 'proxy' : undefined;
-    if (needsNode !== undefined) {
-      c.report(join(at, needsNode), { code: 'conflict', message: 'needs "transport": "node": the built-in fetch cannot take per-upstream TLS settings or a proxy on any supported Node.js line' });
+  // A wrong transport is its own problem: whether tls or proxy fit it cannot be judged.
+  const transportKnown = o['transport'] === undefined || TRANSPORTS.includes(o['transport'] as UpstreamTransportName);
+  if (transport === 'fetch' && transportKnown) {
+    const needsNode = [o['tls'] !== undefined ? 'tls' : null, proxy !== null && proxy !== 'none' ? 'proxy' : null];
+    for (const setting of needsNode) {
+      if (setting === null) continue;
+      c.report(join(at, setting), { code: 'conflict', message: 'needs "transport": "node": the built-in fetch cannot take per-upstream TLS settings or a proxy on any supported Node.js line' });
     }
   }
   return { transport, tls, proxy };

@@ -85,6 +85,8 @@ export const ERROR_CATALOGUE = {
     message: 'This admin listener does not answer for that host name; add it to admin.allowedHosts if it is yours.',
   },
   password_required: { ...invalid, status: 403, type: 'permission_error', message: 'Set an admin password first (POST /api/password).' },
+  /** clientAuth "optional": the client sent a certificate that does not verify (src/http/client-certificate.ts). */
+  client_certificate_refused: { ...invalid, status: 403, type: 'permission_error' },
   // 404 to 415
   model_not_found: { ...invalid, status: 404 },
   unknown_url: { ...invalid, status: 404, alsoType: 'not_found_error' },
@@ -165,6 +167,22 @@ export const ERROR_CATALOGUE = {
       'This is a gateway configuration problem.',
   },
   bad_upstream_response: { status: 502, type: 'upstream_error', failure: Failure.Target, clientMayRetry: true, message: null },
+  /** The TLS handshake with the upstream failed (its certificate, the gateway's, the version): fixed only by configuration. */
+  upstream_tls_failed: {
+    status: 502,
+    type: 'upstream_error',
+    failure: Failure.Target,
+    clientMayRetry: false,
+    message: 'The TLS connection to the upstream provider failed. This is a gateway configuration problem.',
+  },
+  /** The egress proxy refused or could not open the way to the upstream. */
+  upstream_proxy_failed: {
+    status: 502,
+    type: 'upstream_error',
+    failure: Failure.Target,
+    clientMayRetry: true,
+    message: 'The egress proxy did not connect the gateway to the upstream provider.',
+  },
   upstream_unavailable: { status: 503, type: 'server_error', failure: Failure.Gateway, clientMayRetry: true, message: null },
   upstream_timeout: { status: 504, type: 'server_error', failure: Failure.Target, clientMayRetry: true, message: null },
 } as const satisfies Record<string, CatalogueEntry>;

@@ -13,6 +13,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { GatewayConfig } from '../config/config.ts';
+import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import { createRouter } from '../http/router.ts';
 import { createHttpShell, type DrainReport } from '../http/server.ts';
 import { type AccessLine, type RouteHandler } from '../http/request-context.ts';
@@ -45,6 +46,8 @@ interface GatewayOptions {
   onRequestDone?: (line: AccessLine) => void;
   /** At most one "upstream failed" line per target and cause in this many ms (default 10 s). */
   upstreamFailureLogIntervalMs?: number;
+  /** Serve HTTPS with listen.tls's material (loadListenerTls). */
+  tls?: ListenerTlsMaterial;
 }
 
 export interface ReloadSummary {
@@ -88,6 +91,8 @@ export interface Gateway {
   shutdown(drainTimeoutMs: number): Promise<DrainReport>;
   /** During shutdown: end the open requests now instead of at the deadline. */
   endShutdownNow(): void;
+  /** New certificates for new connections (HttpShell.setTls); only when started with `tls`. */
+  setTls(material: ListenerTlsMaterial): void;
   /** shutdown() with no deadline: waits for every open request. */
   close(): Promise<void>;
 }
@@ -119,6 +124,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     router,
     limits: started.limits,
     logger,
+    ...(options.tls === undefined ? {} : { tls: options.tls }),
     ...(metrics === undefined && onRequestDone === undefined
       ? {}
       : {
@@ -197,6 +203,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     prepareReload,
     shutdown,
     endShutdownNow: () => shell.endDrainNow(),
+    setTls: (material) => shell.setTls(material),
     async close() {
       await shutdown(Number.POSITIVE_INFINITY);
     },

@@ -6,7 +6,7 @@ import type { GatewayConfig } from '../config/config.ts';
 import { resolveProviderKeys } from '../config/config-loader.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import type { Logger } from '../log/logger.ts';
-import { createProviderBinding } from '../providers/provider-factories.ts';
+import { createProviderBinding, loadProviderTls } from '../providers/provider-factories.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
@@ -37,14 +37,15 @@ export interface ServingDeps {
 
 /**
  * Throws ConfigError when an upstream credential (apiKeyEnv, apiKeyFile) is
- * missing; reads credential files again each time, so a reload picks up a
- * rotated key.
+ * missing or a provider's TLS file is unusable; reads credential and TLS files
+ * again each time, so a reload picks up a rotated key or certificate.
  */
 export function buildServingState(config: GatewayConfig, deps: ServingDeps, loadedAt: number): ServingState {
   const apiKeys = resolveProviderKeys(config, deps.env);
+  const tls = loadProviderTls(config, deps.env);
   const bindings = new Map<string, ProviderBinding>();
   for (const [name, provider] of Object.entries(config.providers)) {
-    bindings.set(name, createProviderBinding(provider, apiKeys.get(name)));
+    bindings.set(name, createProviderBinding(provider, apiKeys.get(name), tls.get(name)));
   }
   const routes = createAliasRoutes(config, bindings);
   return {

@@ -4,14 +4,18 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { ApiError, MethodNotAllowedError, RouteNotFoundError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 import type { ServerLimits } from '../config/config.ts';
+import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import type { Logger } from '../log/logger.ts';
 import { generateRequestId, REQUEST_ID_HEADER, requestIdFromHeader } from './request-id.ts';
 import { ClientGoneAbort, ShutdownAbort, ShuttingDownError, type AccessLine, type RequestContext, type RouteHandler } from './request-context.ts';
 import type { Router } from './router.ts';
 import { sendError } from './respond.ts';
+import { clientCertificateOf, clientCertificateRefused } from './client-certificate.ts';
+import { handshakeFailure, secureContextOptions, serverTlsOptions } from './tls-options.ts';
 
 interface HttpServerOptions {
   router: Router<RouteHandler>;
@@ -19,8 +23,12 @@ interface HttpServerOptions {
   logger: Logger;
   /** Called with each access-log line's fields as it is logged (metrics). */
   onRequestDone?: (line: AccessLine) => void;
-  /** Serve HTTPS with this PEM certificate chain and key (the admin listener's admin.tls). */
-  tls?: { cert: Buffer; key: Buffer };
+  /**
+   * Serve HTTPS with this material (listen.tls or admin.tls, read by
+   * loadListenerTls). With client certificates requested, each access-log
+   * line has clientSubject and clientCertSha256 (null unless verified).
+   */
+  tls?: ListenerTlsMaterial;
 }
 
 /** Counts reported when a drain ends. */
@@ -39,6 +47,12 @@ export interface HttpShell {
   readonly inFlight: number;
   /** Applies the limits node can change on a running server (the timeouts); see reload. */
   applyLimits(limits: ServerLimits): void;
+  /**
+   * A TLS listener: new connections get these certificates (and client CAs);
+   * open connections keep the ones they began with. Whether client
+   * certificates are requested stays as the server was made.
+   */
+  setTls(material: ListenerTlsMaterial): void;
   /**
    * Stops accepting connections and lets open requests finish. Idle keep-alive
    * connections close at once, busy ones after their answer (which says
@@ -93,11 +107,18 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.headersTimeoutMs / 2)),
   };
   // An https.Server is an http.Server with TLS below it: the same events, limits and drain.
+  const tls = options.tls;
   const server = (
-    options.tls === undefined
+    tls === undefined
       ? http.createServer<typeof IncomingMessage, typeof TimedResponse>(serverOptions)
-      : https.createServer<typeof IncomingMessage, typeof TimedResponse>({ ...serverOptions, cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' })
+      : https.createServer<typeof IncomingMessage, typeof TimedResponse>({ ...serverOptions, ...serverTlsOptions(tls) })
   ) as unknown as http.Server;
+  const clientAuth = tls?.requestCert === true;
+  if (tls !== undefined) {
+    // Without a listener node drops these silently. Scanners and clients
+    // with the wrong certificate make them: debug only, and the code only.
+    server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => logger.debug('TLS handshake failed', handshakeFailure(err, socket)));
+  }
 
   const inFlight = new Set<RequestContext>();
   /** Each open request's abort controller, kept out of the context so only the shell aborts. */
@@ -185,6 +206,17 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
         throw err;
       } finally {
         res.setHeader(REQUEST_ID_HEADER, ctx.requestId);
+      }
+      if (clientAuth) {
+        const peer = clientCertificateOf(req.socket as TLSSocket);
+        ctx.log['clientSubject'] = peer.kind === 'verified' ? peer.subject : null;
+        ctx.log['clientCertSha256'] = peer.kind === 'verified' ? peer.sha256 : null;
+        if (peer.kind === 'refused') {
+          ctx.log['clientCertError'] = peer.reason;
+          // Every request on this connection would be refused the same way: close it after the answer.
+          ctx.bodyAbandoned = true;
+          throw clientCertificateRefused(peer.reason);
+        }
       }
       // Only a connection kept alive from before the drain can still bring a request.
       if (state !== DrainState.Serving) {
@@ -286,6 +318,10 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       server.headersTimeout = next.headersTimeoutMs;
       server.requestTimeout = next.requestTimeoutMs;
       server.keepAliveTimeout = next.keepAliveTimeoutMs;
+    },
+    setTls(material) {
+      if (!(server instanceof https.Server)) throw new Error('this listener was started without TLS; adding TLS needs a restart');
+      server.setSecureContext(secureContextOptions(material));
     },
     drain,
     endDrainNow() {

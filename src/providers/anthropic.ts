@@ -1,5 +1,5 @@
-// The adapter for Anthropic's Messages API: POST {baseUrl}/messages with
-// built-in fetch, the request and the answer translated to and from OpenAI's
+// The adapter for Anthropic's Messages API: POST {baseUrl}/messages over the
+// provider's transport, the request and the answer translated to and from OpenAI's
 // shapes by ./anthropic-translate.ts. This file only wires the pieces: headers,
 // the exchange (./upstream-exchange.ts, shared with the OpenAI-compatible
 // adapter) and the stream loop.
@@ -9,6 +9,7 @@ import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import { createAnthropicStreamTranslator, fromAnthropicResponse, toAnthropicRequest } from './anthropic-translate.ts';
 import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
+import type { UpstreamTransport } from '../upstream/transport.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from '../config/provider-defaults.ts';
 import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from '../upstream/upstream-exchange.ts';
 
@@ -36,6 +37,8 @@ export interface AnthropicOptions {
   maxResponseBytes?: number;
   /** Largest single event of a stream. Default 1 MiB. */
   maxEventBytes?: number;
+  /** How requests reach the upstream (../upstream/transport.ts); default the built-in fetch. */
+  transport?: UpstreamTransport;
 }
 
 

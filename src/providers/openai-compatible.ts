@@ -1,7 +1,7 @@
 // The adapter for upstreams that speak OpenAI's chat-completions API (OpenAI,
 // Azure OpenAI, vLLM, llama.cpp, Ollama, LiteLLM, ...): POST
-// {baseUrl}/chat/completions with built-in fetch, a query in baseUrl (Azure's
-// api-version) kept after the path. The exchange itself (timers, abort wiring, bounded reads) is
+// {baseUrl}/chat/completions over the provider's transport (built-in fetch by
+// default, or node:http), a query in baseUrl (Azure's api-version) kept after the path. The exchange itself (timers, abort wiring, bounded reads) is
 // ./upstream-exchange.ts, shared with the Anthropic adapter; this file owns the
 // headers, the request body and the stream loop.
 
@@ -9,6 +9,7 @@ import { normalizeChunk, normalizeCompletion } from '../chat/completion-response
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
+import type { UpstreamTransport } from '../upstream/transport.ts';
 import { upstreamStreamError, upstreamStreamTruncatedError } from '../upstream/upstream-errors.ts';
 import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from '../upstream/upstream-exchange.ts';
 
@@ -30,8 +31,9 @@ export interface OpenAICompatibleOptions {
   firstByteTimeoutMs?: number;
   /** Connection setup: DNS, TCP, TLS, or waiting for a pooled connection,
    * until the request headers are written. Default: fetch's own (10 s).
-   * Observed through undici's diagnostics channels (../upstream/connect-phase.ts);
-   * where those cannot be observed, setup stays bounded by firstByteTimeoutMs. */
+   * fetch: observed through undici's diagnostics channels (../upstream/connect-phase.ts);
+   * where those cannot be observed, setup stays bounded by firstByteTimeoutMs.
+   * node: from the socket's own events (../upstream/node-transport.ts). */
   connectTimeoutMs?: number;
   /** A stream that sends no byte (not even a keep-alive comment) for this
    * long while the gateway waits for one, after the headers. Default 60000. */
@@ -40,6 +42,8 @@ export interface OpenAICompatibleOptions {
   maxResponseBytes?: number;
   /** Largest single event of a stream. Default 1 MiB. */
   maxEventBytes?: number;
+  /** How requests reach the upstream (../upstream/transport.ts); default the built-in fetch. */
+  transport?: UpstreamTransport;
 }
 
 const DONE = '[DONE]';

@@ -2,15 +2,16 @@
 // answer (at most maxResponseBytes, counted after content decoding), the
 // events of a stream (at most maxEventBytes each, read through the exchange's
 // idle clock) and an error body (only for its message). Used by
-// ./upstream-exchange.ts, which owns the timers and the abort wiring.
+// ./upstream-exchange.ts, which owns the timers and the abort wiring, over
+// either transport's response (./transport.ts).
 
 import { ApiError } from '../errors/api-error.ts';
 import { createEventStreamParser, type EventStreamEvent } from '../sse/event-stream-parser.ts';
+import type { UpstreamBody, UpstreamResponse } from './transport.ts';
 import {
   badUpstreamResponseError,
   readUpstreamErrorDetail,
   type UpstreamErrorDetail,
-  upstreamStreamTruncatedError,
 } from './upstream-errors.ts';
 
 /** An error body is read only for its message; more than this is not worth it. */
@@ -35,11 +36,11 @@ export interface EventReads {
  * costing promises and turns.
  */
 export function readEventStream(
-  response: Response,
-  readBytes: (reader: ReadableStreamDefaultReader<Uint8Array>) => Promise<Uint8Array | undefined>,
+  response: UpstreamResponse,
+  readBytes: (body: UpstreamBody) => Promise<Uint8Array | undefined>,
   maxEventBytes: number,
 ): EventReads {
-  const reader = eventStreamBody(response).getReader();
+  const body = eventStreamBody(response);
   const ready: EventStreamEvent[] = [];
   const parser = createEventStreamParser({ onEvent: (event) => void ready.push(event) }, { maxEventBytes });
   // Not fatal: invalid UTF-8 becomes U+FFFD, as the spec's decode requires.
@@ -50,7 +51,7 @@ export function readEventStream(
     // Cleared, not shifted: a burst is handed over as one array.
     ready.length = 0;
     if (ended) return ready;
-    const bytes = await readBytes(reader);
+    const bytes = await readBytes(body);
     if (bytes === undefined) {
       ended = true;
       // An event not closed by a blank line is discarded (the spec).
@@ -63,9 +64,8 @@ export function readEventStream(
   }
 
   async function close(): Promise<void> {
-    // The reason for leaving is already known, so a failure to cancel adds nothing.
-    if (!ended) await reader.cancel().catch(() => undefined);
-    reader.releaseLock();
+    // cancel() never rejects: the reason for leaving is already known.
+    if (!ended) await body.cancel();
   }
 
   return {
@@ -78,14 +78,15 @@ export function readEventStream(
 }
 
 /** The 2xx body as text, refusing more than `limit` bytes (counted after
- * fetch's content decoding, so a compressed bomb is caught too). */
-export async function readBodyBounded(response: Response, limit: number): Promise<string> {
+ * fetch's content decoding, so a compressed bomb is caught too; the node
+ * transport asks for no content coding). */
+export async function readBodyBounded(response: UpstreamResponse, limit: number): Promise<string> {
   const declared = response.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) {
-    await response.body?.cancel().catch(() => undefined);
+    await response.body.cancel();
     throw tooLargeError(limit);
   }
-  const text = await readChunks(response, limit);
+  const text = await readChunks(response.body, limit);
   if (text === undefined) throw tooLargeError(limit);
   return text;
 }
@@ -96,25 +97,19 @@ function tooLargeError(limit: number): ApiError {
 
 /** The body decoded as UTF-8, or undefined when it crosses `limit` (the rest is
  * cancelled, not read). */
-async function readChunks(response: Response, limit: number): Promise<string | undefined> {
-  if (response.body === null) return '';
-  const reader = response.body.getReader();
+async function readChunks(body: UpstreamBody, limit: number): Promise<string | undefined> {
   const decoder = new TextDecoder('utf-8');
   const parts: string[] = [];
   let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > limit) {
-        await reader.cancel().catch(() => undefined);
-        return undefined;
-      }
-      parts.push(decoder.decode(value, { stream: true }));
+  for (;;) {
+    const value = await body.read();
+    if (value === undefined) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await body.cancel();
+      return undefined;
     }
-  } finally {
-    reader.releaseLock();
+    parts.push(decoder.decode(value, { stream: true }));
   }
   parts.push(decoder.decode());
   return parts.join('');
@@ -122,9 +117,9 @@ async function readChunks(response: Response, limit: number): Promise<string | u
 
 /** The upstream's own error message, if its body has one; never throws.
  * Anthropic's `{"type":"error","error":{"type","message"}}` is read like OpenAI's. */
-export async function readErrorDetail(response: Response): Promise<UpstreamErrorDetail | undefined> {
+export async function readErrorDetail(response: UpstreamResponse): Promise<UpstreamErrorDetail | undefined> {
   try {
-    const text = await readChunks(response, MAX_ERROR_BODY_BYTES);
+    const text = await readChunks(response.body, MAX_ERROR_BODY_BYTES);
     if (text === undefined || text.length === 0) return undefined;
     return readUpstreamErrorDetail(JSON.parse(text));
   } catch {
@@ -134,16 +129,15 @@ export async function readErrorDetail(response: Response): Promise<UpstreamError
 
 /** The body of a streaming answer; anything but an event stream is refused
  * rather than guessed at (a missing content-type is given the benefit). */
-function eventStreamBody(response: Response): ReadableStream<Uint8Array> {
+function eventStreamBody(response: UpstreamResponse): UpstreamBody {
   const contentType = response.headers.get('content-type');
   if (contentType !== null) {
     const semicolon = contentType.indexOf(';');
     const mediaType = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
     if (mediaType !== 'text/event-stream') {
-      void response.body?.cancel().catch(() => undefined);
+      void response.body.cancel();
       throw badUpstreamResponseError('The upstream provider did not answer with an event stream.');
     }
   }
-  if (response.body === null) throw upstreamStreamTruncatedError();
   return response.body;
 }

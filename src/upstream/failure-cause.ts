@@ -19,6 +19,9 @@ export const FailureKind = {
   Reset: 'reset',
   /** The TLS handshake failed; `detail` is the TLS or OpenSSL code (e.g. DEPTH_ZERO_SELF_SIGNED_CERT). */
   Tls: 'tls',
+  /** The egress proxy did not connect: `detail` is its ERR_PROXY_ code, or
+   * `status_<n>` when it refused the CONNECT with HTTP status n. */
+  Proxy: 'proxy',
   /** The host name does not resolve (ENOTFOUND) or the resolver failed (EAI_AGAIN). */
   Dns: 'dns',
   /** A clock ran out; `detail` says which: connect, first_byte, idle or total. */
@@ -65,6 +68,8 @@ const TIMEOUT_CODES: ReadonlyMap<string, TimeoutPhase> = new Map([
 ]);
 /** OpenSSL's certificate verification codes that carry none of the markers below. */
 const TLS_CODES: ReadonlySet<string> = new Set(['EPROTO', 'HOSTNAME_MISMATCH', 'INVALID_PURPOSE', 'CERT_UNTRUSTED', 'CERT_REJECTED']);
+/** The codes of the proxy tunnel's errors (ERR_PROXY_REFUSED, ERR_PROXY_UNREACHABLE, ...). */
+const PROXY_CODE_PREFIX = 'ERR_PROXY_';
 /** Longest code kept; a longer one is not a code. */
 const MAX_CODE_LENGTH = 64;
 /** Causes followed; fetch nests two or three. */
@@ -72,7 +77,7 @@ const MAX_DEPTH = 5;
 
 /**
  * The network-level class of `error`: the first `code` in its cause chain that
- * names a refused, reset, TLS, DNS or timeout failure, else the deepest
+ * names a proxy, refused, reset, TLS, DNS or timeout failure, else the deepest
  * upper-case code (Network): a wrapper's code says less than the socket's.
  * Undefined when the chain has no such code.
  */
@@ -82,6 +87,7 @@ export function classifyNetworkError(error: unknown): Pick<FailureCause, 'kind' 
   for (let depth = 0; depth < MAX_DEPTH && typeof current === 'object' && current !== null; depth++) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && code.length > 0 && code.length <= MAX_CODE_LENGTH) {
+      if (code.startsWith(PROXY_CODE_PREFIX)) return proxyCause(code, (current as { proxyStatus?: unknown }).proxyStatus);
       const known = classifyCode(code);
       if (known !== undefined) return known;
       // Lower case: our own catalogue codes (upstream_unreachable), not the wire's.
@@ -90,6 +96,14 @@ export function classifyNetworkError(error: unknown): Pick<FailureCause, 'kind' 
     current = (current as { cause?: unknown }).cause;
   }
   return deepest === undefined ? undefined : { kind: FailureKind.Network, detail: deepest };
+}
+
+/** The proxy's own refusal status says most (407: credentials, 403: its ACL). */
+function proxyCause(code: string, status: unknown): Pick<FailureCause, 'kind' | 'detail'> {
+  if (typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 999) {
+    return { kind: FailureKind.Proxy, detail: `status_${status}` };
+  }
+  return { kind: FailureKind.Proxy, detail: code };
 }
 
 function classifyCode(code: string): Pick<FailureCause, 'kind' | 'detail'> | undefined {

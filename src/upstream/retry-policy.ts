@@ -75,6 +75,10 @@ export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass];
  * | target: upstream_not_found (404)               | fallback | this target's model or URL mapping is wrong; same reasoning  |
  * | target: bad_upstream_response                  | fallback | the upstream does not speak the protocol (not JSON, not an   |
  * |                                                |          | event stream, too large): it will not improve on a retry     |
+ * | target: upstream_tls_failed (unknown CA, name, | fallback | only configuration fixes a handshake: the same target fails  |
+ * |   client certificate, version)                 |          | the same way, another may be set up right                    |
+ * | target: upstream_proxy_failed (ERR_PROXY_*)    | fallback | the proxy refused or is down: never retried in a loop here;  |
+ * |                                                |          | another target may not need it (clients may retry later)     |
  * | gateway: other 5xx codes                       | fallback | unknown server-side trouble: do not hammer, try elsewhere    |
  * | request: upstream_rejected_request (the        | fatal    | the client's request: another target would reject it too,    |
  * |   upstream judged the request) and every 4xx   |          | and the client needs the upstream's words to fix it          |

@@ -205,6 +205,16 @@ export function upstreamUnreachableError(cause: unknown): UpstreamError {
   return new UpstreamError('upstream_unreachable', undefined, { cause });
 }
 
+/** The TLS handshake failed: an unknown CA, a wrong name, a refused client certificate, a version. */
+export function upstreamTlsFailedError(cause: unknown): UpstreamError {
+  return new UpstreamError('upstream_tls_failed', undefined, { cause });
+}
+
+/** The egress proxy refused the tunnel, could not be reached, or closed without answering. */
+export function upstreamProxyFailedError(cause: unknown): UpstreamError {
+  return new UpstreamError('upstream_proxy_failed', undefined, { cause });
+}
+
 export function upstreamConnectionLostError(cause: unknown): UpstreamError {
   return new UpstreamError(
     'upstream_unreachable',

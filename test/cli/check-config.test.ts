@@ -1,5 +1,7 @@
 // `portcullis check-config`, called in-process with captured output.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +9,7 @@ import { Writable } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { CHECK_CONFIG_USAGE, checkConfigFile, runCheckConfigCommand } from '../../src/cli/check-config-command.ts';
 import { runCli } from '../../src/cli/main.ts';
+import { createTestPki } from '../tls/test-pki.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-check-config-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -216,6 +219,7 @@ describe('checkConfigFile', () => {
     assert.deepEqual(checkConfigFile('nope.json', { env: {}, cwd: tmp, credentials: true }), {
       kind: 'problems',
       problems: [{ code: 'unreadable', path: '', problem: 'file not found' }],
+      warnings: [],
     });
   });
 });
@@ -250,6 +254,7 @@ test('check-config: the Redis password source is checked like the upstream keys'
     assert.deepEqual(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir }, cwd: dir, credentials: true }), {
       kind: 'problems',
       problems: [{ code: 'missing_credential', path: 'state.redis.passwordFile', problem: `${path.join(dir, 'redis-password')} does not exist` }],
+      warnings: [],
     });
     assert.deepEqual(checkConfigFile(file, { env: {}, cwd: dir, credentials: true }), {
       kind: 'problems',
@@ -258,6 +263,7 @@ test('check-config: the Redis password source is checked like the upstream keys'
         path: 'state.redis.passwordFile',
         problem: 'environment variable CREDENTIALS_DIRECTORY (used in the path) is not set (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)',
       }],
+      warnings: [],
     });
     writeFileSync(path.join(dir, 'redis-password'), 'secret\n');
     assert.equal(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir }, cwd: dir, credentials: true }).kind, 'ok');
@@ -265,4 +271,122 @@ test('check-config: the Redis password source is checked like the upstream keys'
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+describe('check-config checks every TLS file', () => {
+  const pki = createTestPki();
+  after(() => pki.cleanup());
+  const server = pki.server('server');
+  const client = pki.client('client', 'gateway-1');
+  const expired = pki.server('expired', ['expired.internal'], { days: -1 });
+  const soon = pki.server('soon', ['soon.internal'], { days: 10 });
+  const encrypted = path.join(pki.dir, 'encrypted.key');
+  execFileSync('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-aes256', '-pass', 'pass:x', '-out', encrypted]);
+  const garbage = path.join(pki.dir, 'garbage.pem');
+  writeFileSync(garbage, '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n');
+  const validTo = (pem: Buffer): string => new Date(new X509Certificate(pem).validTo).toISOString();
+
+  /** A config whose every file is good: the API and admin listeners over TLS, an upstream with mutual TLS. */
+  function tlsConfig(over: { listen?: object; admin?: object; up?: object; soon?: object } = {}) {
+    return {
+      listen: { host: '127.0.0.1', port: 8443, tls: { certFile: server.certFile, keyFile: server.keyFile, ...over.listen } },
+      admin: { tls: { certFile: server.certFile, keyFile: server.keyFile, clientCaFile: pki.caFile, ...over.admin } },
+      dataDir: '/var/lib/portcullis',
+      providers: {
+        up: { type: 'openai', baseUrl: 'https://llm.internal/v1', apiKeyEnv: 'UP_KEY', transport: 'node', tls: { caFile: pki.caFile, certFile: client.certFile, keyFile: client.keyFile, ...over.up } },
+        ...(over.soon === undefined ? {} : { soon: { type: 'anthropic', baseUrl: 'https://claude.internal', transport: 'node', tls: over.soon } }),
+      },
+      aliases: { 'service-chat': { provider: 'up' } },
+    };
+  }
+  const env = { UP_KEY: 'up-secret' };
+  const SUMMARY = '  1 provider: up (openai); 1 alias: service-chat; service-auto defaults to service-chat; listen 127.0.0.1:8443; data /var/lib/portcullis\n';
+
+  test('all files good: ok, nothing on stderr', () => {
+    assert.deepEqual(run([writeConfig('tls-good.json', tlsConfig())], { env }), { code: 0, stdout: `tls-good.json: ok\n${SUMMARY}`, stderr: '' });
+  });
+
+  test('a config with several bad files: every problem with its setting, in one pass, exit 1', () => {
+    const file = writeConfig('tls-bad.json', tlsConfig({
+      listen: { certFile: path.join(pki.dir, 'missing.pem'), keyFile: server.certFile, clientCaFile: pki.dir },
+      admin: { certFile: expired.certFile, keyFile: expired.keyFile, clientCaFile: pki.caFile },
+      up: { caFile: garbage, keyFile: encrypted },
+      soon: { caFile: soon.certFile },
+    }));
+    const r = run([file], { env: {} });
+    assert.deepEqual(r, {
+      code: 1,
+      stdout: '',
+      stderr:
+        `tls-bad.json: listen.tls.certFile: ${path.join(pki.dir, 'missing.pem')} does not exist\n` +
+        'tls-bad.json: listen.tls.keyFile: holds no PEM private key ("-----BEGIN PRIVATE KEY-----") (it holds a certificate: is it the certificate file?)\n' +
+        `tls-bad.json: listen.tls.clientCaFile: ${pki.dir} is a directory\n` +
+        `tls-bad.json: admin.tls.certFile: certificate 1 of 1 (CN=expired.internal) expired on ${validTo(expired.cert)}; renew it\n` +
+        'tls-bad.json: providers.up.apiKeyEnv: environment variable UP_KEY is not set or empty\n' +
+        'tls-bad.json: providers.up.tls.caFile: certificate 1 of 1 is not a valid X.509 certificate\n' +
+        'tls-bad.json: providers.up.tls.keyFile: holds an encrypted private key; give it unencrypted (protect the file by its permissions or a systemd credential)\n' +
+        `tls-bad.json: providers.soon.tls.caFile: warning: certificate 1 of 1 (CN=soon.internal) expires on ${validTo(soon.cert)}, within 30 days; renew it before then\n`,
+    });
+    // As data: each TLS problem with its code.
+    const check = checkConfigFile(file, { env: {}, cwd: tmp, credentials: true });
+    assert.ok(check.kind === 'problems');
+    assert.deepEqual(check.problems.map((p) => `${p.code} ${p.path}`), [
+      'invalid_tls_file listen.tls.certFile',
+      'invalid_tls_file listen.tls.keyFile',
+      'invalid_tls_file listen.tls.clientCaFile',
+      'invalid_tls_file admin.tls.certFile',
+      'missing_credential providers.up.apiKeyEnv',
+      'invalid_tls_file providers.up.tls.caFile',
+      'invalid_tls_file providers.up.tls.keyFile',
+    ]);
+    assert.deepEqual(check.warnings.map((w) => `${w.code} ${w.path}`), ['certificate_expires_soon providers.soon.tls.caFile']);
+    // --skip-credentials checks the config file alone.
+    assert.equal(run(['--skip-credentials', file]).code, 0);
+  });
+
+  test('a certificate that expires within 30 days: a warning naming the date, exit 0', () => {
+    const r = run([writeConfig('tls-soon.json', tlsConfig({ listen: { certFile: soon.certFile, keyFile: soon.keyFile } }))], { env });
+    assert.deepEqual(r, {
+      code: 0,
+      stdout: `tls-soon.json: ok, with 1 warning\n${SUMMARY}`,
+      stderr: `tls-soon.json: listen.tls.certFile: warning: certificate 1 of 1 (CN=soon.internal) expires on ${validTo(soon.cert)}, within 30 days; renew it before then\n`,
+    });
+  });
+
+  test('${CREDENTIALS_DIRECTORY} in TLS paths: named with the options when unset; --credentials-dir stands in for it', () => {
+    const file = writeConfig('tls-credentials.json', tlsConfig({ listen: { keyFile: '${CREDENTIALS_DIRECTORY}/server.key' }, up: { keyFile: '${CREDENTIALS_DIRECTORY}/client.key' } }));
+    const unset = 'environment variable CREDENTIALS_DIRECTORY (used in the path) is not set' +
+      ' (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)';
+    assert.deepEqual(run([file], { env }), {
+      code: 1,
+      stdout: '',
+      stderr: `tls-credentials.json: listen.tls.keyFile: ${unset}\ntls-credentials.json: providers.up.tls.keyFile: ${unset}\n`,
+    });
+    assert.deepEqual(run(['--credentials-dir', pki.dir, file], { env }), { code: 0, stdout: `tls-credentials.json: ok\n${SUMMARY}`, stderr: '' });
+  });
+
+  test('relative paths are relative to the config file, not the working directory', () => {
+    const sub = path.join(tmp, 'etc-portcullis');
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(path.join(sub, 'gw.pem'), server.cert);
+    writeFileSync(path.join(sub, 'gw.key'), server.key);
+    writeConfig('etc-portcullis/relative.json', { ...tlsConfig(), listen: { host: '127.0.0.1', port: 8443, tls: { certFile: 'gw.pem', keyFile: './gw.key' } } });
+    assert.equal(run(['etc-portcullis/relative.json'], { env }).stderr, '');
+  });
+
+  test('admin.tls is not read when the admin listener is off (serve would not read it)', () => {
+    const value = tlsConfig({ admin: { certFile: 'nope.pem' } });
+    const r = run([writeConfig('tls-admin-off.json', { ...value, admin: { ...value.admin, enabled: false } })], { env });
+    assert.deepEqual(r, { code: 0, stdout: `tls-admin-off.json: ok\n${SUMMARY}`, stderr: '' });
+  });
+
+  test('state.redis.tls files are checked too', () => {
+    const file = writeConfig('tls-redis.json', { ...tlsConfig(), state: { backend: 'redis', redis: { url: 'rediss://redis.internal:6380', tls: { caFile: 'redis-ca.pem', certFile: client.certFile, keyFile: server.keyFile } } } });
+    const check = checkConfigFile(file, { env, cwd: tmp, credentials: true });
+    assert.ok(check.kind === 'problems');
+    assert.deepEqual(check.problems.filter((p) => p.path.startsWith('state.redis.tls')), [
+      { code: 'invalid_tls_file', path: 'state.redis.tls.caFile', problem: `${path.join(tmp, 'redis-ca.pem')} does not exist` },
+      { code: 'invalid_tls_file', path: 'state.redis.tls.keyFile', problem: 'does not match the certificate in certFile (CN=gateway-1): give the key that certificate was issued for' },
+    ]);
+  });
 });

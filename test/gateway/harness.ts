@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import type { GatewayConfig } from '../../src/config/config.ts';
+import type { ListenerTlsMaterial } from '../../src/config/tls-files.ts';
 import { createGateway, type Gateway, type ReloadSummary } from '../../src/gateway/gateway.ts';
 import { API_LISTENER, listenOn } from '../../src/ops/listen.ts';
 import type { KeySettingsInput } from '../../src/keys/key-settings.ts';
@@ -86,6 +87,8 @@ export interface StartGatewayOptions {
   clock?: () => number;
   /** Settings of the created key (allowed aliases, expiry, limits); default none. */
   keySettings?: KeySettingsInput;
+  /** Serve the API over HTTPS with this material (baseUrl is then https://). */
+  tls?: ListenerTlsMaterial;
 }
 
 /**
@@ -128,10 +131,11 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     loadedAt: 1_700_000_000,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.tls === undefined ? {} : { tls: options.tls }),
   });
   const address = await listenLocal(gateway);
   return {
-    baseUrl: `http://127.0.0.1:${address.port}`,
+    baseUrl: `${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${address.port}`,
     key: created.key,
     keyId: created.record.id,
     dataDir,

@@ -160,12 +160,12 @@ describe('one warn line per failure, naming target, address and cause; the acces
     assert.equal(line['target'], 'reset/m');
   });
 
-  test('a self-signed certificate: tls, with the TLS error code', async () => {
+  test('a self-signed certificate: upstream_tls_failed, tls, with the TLS error code', async () => {
     const { status, code, line } = await fail('service-tls', 'uf-tls');
     assert.equal(status, 502);
-    assert.equal(code, 'upstream_unreachable');
+    assert.equal(code, 'upstream_tls_failed');
     assert.deepEqual(warnLines('tls/m').map(withoutTime), [
-      warnLine('uf-tls', 'tls/m', `127.0.0.1:${tlsPort}`, 'tls', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'upstream_unreachable'),
+      warnLine('uf-tls', 'tls/m', `127.0.0.1:${tlsPort}`, 'tls', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'upstream_tls_failed'),
     ]);
     assert.equal(line['target'], 'tls/m');
   });

@@ -27,7 +27,7 @@ export interface TestPki {
 }
 
 export interface IssueOptions {
-  /** Days of validity from now (default 30); negative: expired that many days ago. */
+  /** Days of validity from now (default 365, beyond check-config's 30-day expiry warning); negative: expired that many days ago. */
   days?: number;
   /** Signed by another TestPki's CA instead. */
   issuer?: TestPki;
@@ -44,7 +44,7 @@ export function createTestPki(name = 'Portcullis Test CA'): TestPki {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-pki-'));
   const caKey = path.join(dir, 'ca.key');
   const caFile = path.join(dir, 'ca.pem');
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', `/CN=${name}`, '-days', '30', '-keyout', caKey, '-out', caFile,
+  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', `/CN=${name}`, '-days', '3650', '-keyout', caKey, '-out', caFile,
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], dir);
 
   const pki: TestPki = {
@@ -68,7 +68,7 @@ export function createTestPki(name = 'Portcullis Test CA'): TestPki {
     writeFileSync(ext, `${extensions.join('\n')}\n`);
     openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', subject, '-keyout', keyFile, '-out', csr], dir);
     // A negative -days makes notAfter lie before notBefore (now): expired.
-    openssl(['x509', '-req', '-in', csr, '-CA', issuer.caFile, '-CAkey', path.join(issuer.dir, 'ca.key'), '-CAcreateserial', '-out', certFile, '-extfile', ext, '-days', String(options.days ?? 30)], dir);
+    openssl(['x509', '-req', '-in', csr, '-CA', issuer.caFile, '-CAkey', path.join(issuer.dir, 'ca.key'), '-CAcreateserial', '-out', certFile, '-extfile', ext, '-days', String(options.days ?? 365)], dir);
     return { certFile, keyFile, cert: readFileSync(certFile), key: readFileSync(keyFile) };
   }
   return pki;

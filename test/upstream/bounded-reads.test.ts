@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { UpstreamError } from '../../src/errors/api-error.ts';
 import { readBodyBounded, readErrorDetail, readEventStream } from '../../src/upstream/bounded-reads.ts';
+import type { UpstreamResponse } from '../../src/upstream/transport.ts';
+import { asUpstream, plainRead } from './event-stream-fixtures.ts';
 
-function chunked(parts: string[], headers: Record<string, string> = {}): Response {
+function chunked(parts: string[], headers: Record<string, string> = {}): UpstreamResponse {
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -11,11 +13,8 @@ function chunked(parts: string[], headers: Record<string, string> = {}): Respons
       controller.close();
     },
   });
-  return new Response(body, { headers });
+  return asUpstream(new Response(body, { headers }));
 }
-
-const plainRead = (reader: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array | undefined> =>
-  reader.read().then(({ done, value }) => (done ? undefined : value));
 
 describe('readBodyBounded', () => {
   test('a body up to the limit is read whole, a UTF-8 character split across chunks included', async () => {
@@ -27,11 +26,11 @@ describe('readBodyBounded', () => {
         controller.close();
       },
     });
-    assert.equal(await readBodyBounded(new Response(body), 3), '€');
+    assert.equal(await readBodyBounded(asUpstream(new Response(body)), 3), '€');
   });
 
   test('a declared or streamed length over the limit is a 502 bad_upstream_response', async () => {
-    for (const response of [new Response('x', { headers: { 'content-length': '11' } }), chunked(['12345', '678901'])]) {
+    for (const response of [asUpstream(new Response('x', { headers: { 'content-length': '11' } })), chunked(['12345', '678901'])]) {
       await assert.rejects(readBodyBounded(response, 10), (error: unknown) => {
         assert.ok(error instanceof UpstreamError);
         assert.equal(error.status, 502);
@@ -45,14 +44,14 @@ describe('readBodyBounded', () => {
 
 describe('readErrorDetail', () => {
   test("the upstream's message when the body has one; undefined for anything else, never a throw", async () => {
-    assert.deepEqual(await readErrorDetail(new Response('{"error":{"message":"bad key","code":"invalid_api_key"}}')), {
+    assert.deepEqual(await readErrorDetail(asUpstream(new Response('{"error":{"message":"bad key","code":"invalid_api_key"}}'))), {
       message: 'bad key',
       param: null,
       code: 'invalid_api_key',
     });
-    assert.equal(await readErrorDetail(new Response('not json')), undefined);
-    assert.equal(await readErrorDetail(new Response('')), undefined);
-    assert.equal(await readErrorDetail(new Response('x'.repeat(64 * 1024 + 1))), undefined);
+    assert.equal(await readErrorDetail(asUpstream(new Response('not json'))), undefined);
+    assert.equal(await readErrorDetail(asUpstream(new Response(''))), undefined);
+    assert.equal(await readErrorDetail(asUpstream(new Response('x'.repeat(64 * 1024 + 1)))), undefined);
   });
 });
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { EventStreamError } from '../../src/sse/event-stream-parser.ts';
 import { readEventStream } from '../../src/upstream/bounded-reads.ts';
-import { eventStreamResponse, plainRead, readAllEvents } from './event-stream-fixtures.ts';
+import { asUpstream, eventStreamResponse, plainRead, readAllEvents } from './event-stream-fixtures.ts';
 
 const encoder = new TextEncoder();
 
@@ -68,7 +68,7 @@ describe('readEventStream (the exchange\'s)', () => {
         cancelled = reason;
       },
     });
-    const reads = readEventStream(new Response(body, { headers: { 'content-type': 'text/event-stream' } }), plainRead, 1024);
+    const reads = readEventStream(asUpstream(new Response(body, { headers: { 'content-type': 'text/event-stream' } })), plainRead, 1024);
     const seen: string[] = [];
     while (!seen.includes('3')) for (const event of await reads.next()) seen.push(event.data);
     await reads.close();
@@ -86,7 +86,7 @@ describe('readEventStream (the exchange\'s)', () => {
         controller.enqueue(encoder.encode('data: a\n\n'));
       },
     });
-    const reads = readEventStream(new Response(body, { headers: { 'content-type': 'text/event-stream' } }), plainRead, 1024);
+    const reads = readEventStream(asUpstream(new Response(body, { headers: { 'content-type': 'text/event-stream' } })), plainRead, 1024);
     const seen: string[] = [];
     await assert.rejects(async () => {
       while (!reads.ended) for (const event of await reads.next()) seen.push(event.data);

@@ -14,6 +14,17 @@ function fetchFailed(code: string, nested = false): TypeError {
 }
 
 describe('classifyNetworkError', () => {
+  test('a proxy tunnel error: its refusal status, else its ERR_PROXY_ code, before the socket code it wraps', () => {
+    const refused = Object.assign(new Error('refused by the proxy'), { code: 'ERR_PROXY_REFUSED', proxyStatus: 407 });
+    assert.deepEqual(classifyNetworkError(refused), { kind: FailureKind.Proxy, detail: 'status_407' });
+    const unreachable = Object.assign(new Error('proxy unreachable'), { code: 'ERR_PROXY_UNREACHABLE', cause: Object.assign(new Error('x'), { code: 'ECONNREFUSED' }) });
+    assert.deepEqual(classifyNetworkError(unreachable), { kind: FailureKind.Proxy, detail: 'ERR_PROXY_UNREACHABLE' });
+    assert.deepEqual(classifyNetworkError(new TypeError('wrapped', { cause: Object.assign(new Error('y'), { code: 'ERR_PROXY_CLOSED', proxyStatus: 'x' }) })), {
+      kind: FailureKind.Proxy,
+      detail: 'ERR_PROXY_CLOSED',
+    });
+  });
+
   const cases: Array<[code: string, kind: string, detail: string]> = [
     ['ECONNREFUSED', 'refused', 'ECONNREFUSED'],
     ['ECONNRESET', 'reset', 'ECONNRESET'],

@@ -1,0 +1,82 @@
+// The built-in fetch behind the transport interface (./transport.ts): the
+// default, as the design chose (no dependency, Node's own HTTP client, HTTP/1.1
+// keep-alive pooling per origin in undici's global agent). It takes no
+// per-upstream TLS settings and no proxy on any supported Node line (its
+// undici Agent is not exposed); the config check refuses those with fetch.
+
+import { watchConnectPhase, ConnectState } from './connect-phase.ts';
+import { ConnectObservation, emptyBody, upstreamBody, type UpstreamRequest, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from './transport.ts';
+
+/** The statuses fetch's redirect: 'error' refuses (Fetch standard, "redirect status"). */
+const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+const NO_HEADERS = new Headers();
+
+export function createFetchTransport(): UpstreamTransport {
+  return { name: 'fetch', send };
+}
+
+function send(request: UpstreamRequest): UpstreamSend {
+  const init: RequestInit = {
+    method: 'POST',
+    headers: request.headers,
+    body: request.body,
+    signal: request.signal,
+    // A redirect would resend the body (and, same-origin, the key) elsewhere.
+    // 'error' rather than 'manual': with any other mode undici clones the
+    // request and tees its body stream on every call, 5-10% of the
+    // gateway's CPU per request. The refusal is turned back into a response below.
+    redirect: 'error',
+  };
+  // Watched even without a connect timeout, for the status of a refused redirect.
+  const { result, state, watch } = watchConnectPhase(() => fetch(request.url, init), request.onConnected);
+  const response = result.then(
+    (answer) => fromFetch(answer, request.signal),
+    (error: unknown) => {
+      /* fetch rejects a redirect status with a bare "fetch failed"; the status
+       * comes from the diagnostics channel. It becomes a response with that
+       * status and no body: the exchange answers the same 502 as for any
+       * unexpected status. What differs from node:http: fetch does not hand
+       * over the body, so an error message in it is not quoted; and where the
+       * status cannot be observed (a Node without those channels) the refusal
+       * reads as unreachable, still a 502. */
+      const status = watch.responseStatus;
+      if (request.signal.aborted || status === undefined || !REDIRECT_STATUSES.has(status)) throw error;
+      return { status, headers: NO_HEADERS, body: emptyBody() };
+    },
+  );
+  return { response, connect: state === ConnectState.Unobserved ? ConnectObservation.Unobserved : ConnectObservation.Observed };
+}
+
+/**
+ * The body reader is cancelled when the signal aborts: fetch's own abort
+ * wiring is lost once undici's internal Request object is garbage collected
+ * (nodejs/undici#4627, with redirect: 'error'; not fixed in Node 20's undici),
+ * and a read would then wait for the upstream however long it streams.
+ * Cancelling the body aborts the fetch through its stream instead.
+ */
+function fromFetch(answer: Response, signal: AbortSignal): UpstreamResponse {
+  const stream = answer.body;
+  if (stream === null) return { status: answer.status, headers: answer.headers, body: emptyBody() };
+  const reader = stream.getReader();
+  let open = true;
+  const cancel = (): Promise<void> => {
+    if (!open) return Promise.resolve();
+    open = false;
+    signal.removeEventListener('abort', onAbort);
+    return reader.cancel().catch(() => undefined);
+  };
+  const onAbort = (): void => void cancel();
+  if (signal.aborted) void cancel();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  const read = async (): Promise<Uint8Array | undefined> => {
+    const { done, value } = await reader.read();
+    if (!done) return value;
+    if (open) {
+      open = false;
+      signal.removeEventListener('abort', onAbort);
+    }
+    return undefined;
+  };
+  return { status: answer.status, headers: answer.headers, body: upstreamBody(read, cancel) };
+}

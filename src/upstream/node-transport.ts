@@ -1,0 +1,241 @@
+// node:http / node:https behind the transport interface (./transport.ts): about
+// a third of fetch's CPU per proxied request, per-upstream TLS settings (a
+// private CA, a client certificate, the server name, a minimum version) and an
+// egress proxy. One transport per provider, each with its own keep-alive
+// agents, so one provider's TLS settings never meet another's sockets.
+//
+// Keep-alive sockets and reloads: a reload builds new providers with new
+// transports; the old ones are dropped, but their pooled sockets would keep the
+// old TLS settings (and a file descriptor) alive for as long as the upstream
+// keeps them open. The agent's `timeout` closes a socket that sat idle in the
+// pool for IDLE_SOCKET_MS (node's agent destroys a free socket on its
+// 'timeout'; an in-use socket's 'timeout' only emits an event nobody acts on,
+// the exchange's own timers bound those). So an old agent drains by itself
+// within seconds of its last request. IDLE_SOCKET_MS is below the usual
+// upstream keep-alive timeouts (node's 5 s, nginx's 75 s, most load balancers'
+// 60 s), so the gateway closes first and seldom races an upstream that closes
+// a socket just as a request goes out on it; a `Keep-Alive: timeout=n` hint
+// shorter than that is obeyed by the agent (it closes a second before).
+
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import tls from 'node:tls';
+import type { Duplex } from 'node:stream';
+import type { ClientTlsMaterial } from '../config/tls-files.ts';
+import { badUpstreamResponseError } from './upstream-errors.ts';
+import { ConnectObservation, upstreamBody, type UpstreamRequest, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from './transport.ts';
+
+/** How long a pooled socket may sit idle before the agent closes it. */
+const IDLE_SOCKET_MS = 4_000;
+/** Bound on opening a proxy tunnel when the provider sets no connect timeout (undici's connect default). */
+const DEFAULT_TUNNEL_TIMEOUT_MS = 10_000;
+
+/** The egress proxy for one provider, resolved elsewhere (the proxy's own
+ * module opens the CONNECT tunnel and computes the authorization). */
+export interface ProxyHook {
+  /** http://host:port of the proxy, no credentials. */
+  url: URL;
+  /** The proxy-authorization value for plain-http targets; never logged. */
+  authorization: string | undefined;
+  /** A socket tunnelled to host:port; rejects with an Error whose code starts with ERR_PROXY_. */
+  openTunnel(host: string, port: number, signal: AbortSignal, timeoutMs: number): Promise<Socket>;
+}
+
+export interface NodeTransportOptions {
+  /** TLS settings for https targets; undefined: Node's defaults. */
+  tls?: ClientTlsMaterial | undefined;
+  proxy?: ProxyHook | null | undefined;
+  /** Bound on opening a proxy tunnel. Default 10 s. */
+  connectTimeoutMs?: number | undefined;
+  /** How long a pooled socket may sit idle. Default 4 s (see above). */
+  idleSocketMs?: number | undefined;
+}
+
+/** The request options the agent hands on to createConnection: the request's
+ * own signal, so that a tunnel opened for it stops when it is aborted. */
+interface TunnelRequestOptions extends https.RequestOptions {
+  tunnelSignal?: AbortSignal;
+}
+
+export function createNodeTransport(options: NodeTransportOptions = {}): UpstreamTransport {
+  const idleSocketMs = options.idleSocketMs ?? IDLE_SOCKET_MS;
+  const proxy = options.proxy ?? null;
+  const material = options.tls;
+  const httpAgent = new http.Agent({ keepAlive: true, timeout: idleSocketMs });
+  const httpsAgent = new https.Agent({
+    keepAlive: true,
+    timeout: idleSocketMs,
+    ...(material?.ca === undefined ? {} : { ca: material.ca }),
+    ...(material?.cert === undefined ? {} : { cert: material.cert }),
+    ...(material?.key === undefined ? {} : { key: material.key }),
+    ...(material?.servername === undefined ? {} : { servername: material.servername }),
+    ...(material === undefined ? {} : { minVersion: material.minVersion }),
+  });
+  if (proxy !== null) {
+    const tunnelTimeoutMs = options.connectTimeoutMs ?? DEFAULT_TUNNEL_TIMEOUT_MS;
+    // The agent takes a callback-style createConnection; TLS then runs over
+    // the tunnel with the agent's options (ca, cert, key, servername, minVersion)
+    // merged into `connect` by the agent.
+    httpsAgent.createConnection = (connect: TunnelRequestOptions, done?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined => {
+      // The request that asked for this socket may abort the tunnel while it
+      // opens, never after: the socket then outlives that request in the pool.
+      const tunnel = new AbortController();
+      const requestSignal = connect.tunnelSignal;
+      const forward = (): void => tunnel.abort(requestSignal?.reason);
+      if (requestSignal?.aborted === true) forward();
+      else requestSignal?.addEventListener('abort', forward, { once: true });
+      const settled = (): void => requestSignal?.removeEventListener('abort', forward);
+      proxy.openTunnel(String(connect.host), Number(connect.port ?? 443), tunnel.signal, tunnelTimeoutMs).then(
+        (socket) => {
+          settled();
+          done?.(null, tls.connect({ ...connect, socket } as tls.ConnectionOptions));
+        },
+        (error: unknown) => {
+          settled();
+          done?.(error instanceof Error ? error : new Error(String(error)), undefined as unknown as Duplex);
+        },
+      );
+      return undefined;
+    };
+  }
+
+  /** Where requests for one endpoint go, parsed once: a provider has one endpoint. */
+  let route: Route | undefined;
+
+  function send(request: UpstreamRequest): UpstreamSend {
+    if (route?.url !== request.url) route = routeOf(request.url, proxy);
+    const headers: Record<string, string> = { ...request.headers, ...route.headers, 'content-length': String(Buffer.byteLength(request.body)) };
+    // No content coding: fetch would decode one, node:http does not, and the
+    // bounded reads count decoded bytes.
+    if (headers['accept-encoding'] === undefined) headers['accept-encoding'] = 'identity';
+    const options: TunnelRequestOptions = { method: 'POST', host: route.host, port: route.port, path: route.path, headers };
+    let req: http.ClientRequest;
+    if (route.secure) {
+      if (proxy !== null) options.tunnelSignal = request.signal;
+      req = https.request({ ...options, agent: httpsAgent });
+    } else {
+      req = http.request({ ...options, agent: httpAgent });
+    }
+    return { response: exchange(req, request, route.secure), connect: ConnectObservation.Observed };
+  }
+
+  return { name: 'node', send };
+}
+
+interface Route {
+  url: string;
+  secure: boolean;
+  /** Where the TCP connection goes: the upstream, or for plain http behind a proxy, the proxy. */
+  host: string;
+  port: number;
+  path: string;
+  /** Headers a proxied plain-http request adds. */
+  headers: Readonly<Record<string, string>>;
+}
+
+function routeOf(url: string, proxy: ProxyHook | null): Route {
+  const target = new URL(url);
+  const secure = target.protocol === 'https:';
+  if (!secure && proxy !== null) {
+    // A plain-http target through the proxy: absolute form (RFC 9112, 3.2.2),
+    // the Host the upstream's, never the proxy's.
+    const headers: Record<string, string> = { host: target.host };
+    if (proxy.authorization !== undefined) headers['proxy-authorization'] = proxy.authorization;
+    return { url, secure, host: bare(proxy.url.hostname), port: portOf(proxy.url, 80), path: target.href, headers };
+  }
+  // An https target behind a proxy connects through the agent's tunnel (above).
+  return { url, secure, host: bare(target.hostname), port: portOf(target, secure ? 443 : 80), path: `${target.pathname}${target.search}`, headers: {} };
+}
+
+/** An IPv6 literal without its URL brackets, as node:net wants it. */
+function bare(hostname: string): string {
+  return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+}
+
+function portOf(url: URL, fallback: number): number {
+  return url.port === '' ? fallback : Number(url.port);
+}
+
+function exchange(req: http.ClientRequest, request: UpstreamRequest, secure: boolean): Promise<UpstreamResponse> {
+  const { signal } = request;
+  return new Promise<UpstreamResponse>((resolve, reject) => {
+    let res: http.IncomingMessage | undefined;
+    const onAbort = (): void => {
+      const reason = abortReason(signal);
+      res?.destroy(reason);
+      req.destroy(reason);
+    };
+    const release = (): void => signal.removeEventListener('abort', onAbort);
+    if (signal.aborted) {
+      req.destroy(abortReason(signal));
+    } else {
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    req.on('error', (error) => {
+      release();
+      reject(error);
+    });
+    req.once('socket', (socket: Socket) => {
+      // A pooled socket is ready; a new one is once TCP (and TLS) is up.
+      if (req.reusedSocket || (!secure && !socket.connecting)) request.onConnected();
+      else socket.once(secure ? 'secureConnect' : 'connect', request.onConnected);
+    });
+    req.once('response', (incoming: http.IncomingMessage) => {
+      res = incoming;
+      const coding = incoming.headers['content-encoding'];
+      if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+        release();
+        incoming.destroy();
+        reject(badUpstreamResponseError(`The upstream provider answered with content-encoding ${JSON.stringify(coding.slice(0, 32))} though the gateway asked for none.`));
+        return;
+      }
+      resolve({ status: incoming.statusCode ?? 0, headers: headersOf(incoming), body: bodyOf(incoming, release) });
+    });
+    req.end(request.body);
+  });
+}
+
+/** The body, read through the stream's async iterator; at its end or on
+ * cancel the abort listener goes, and a fully read body leaves its socket in the pool. */
+function bodyOf(res: http.IncomingMessage, release: () => void): ReturnType<typeof upstreamBody> {
+  const chunks = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let open = true;
+  const read = async (): Promise<Uint8Array | undefined> => {
+    const { done, value } = await chunks.next();
+    if (!done) return value;
+    if (open) {
+      open = false;
+      release();
+    }
+    return undefined;
+  };
+  const cancel = (): Promise<void> => {
+    if (open) {
+      open = false;
+      release();
+      // The rest is not wanted: the socket goes, it is not drained for reuse.
+      res.destroy();
+    }
+    return Promise.resolve();
+  };
+  return upstreamBody(read, cancel);
+}
+
+function headersOf(res: http.IncomingMessage): { get(name: string): string | null } {
+  return {
+    get(name: string): string | null {
+      const value = res.headers[name];
+      if (value === undefined) return null;
+      return Array.isArray(value) ? value.join(', ') : value;
+    },
+  };
+}
+
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error) return reason;
+  const error = new Error('The upstream request was aborted.');
+  error.name = 'AbortError';
+  return error;
+}
