@@ -12,6 +12,7 @@
 
 import { connect, type Socket } from 'node:net';
 import type { ProxyRoute } from '../config/proxy-env.ts';
+import type { ProxyHook } from './node-transport.ts';
 
 /** Largest answer header block read from a proxy before it counts as not HTTP. */
 export const MAX_PROXY_HEADER_BYTES = 16 * 1024;
@@ -44,12 +45,17 @@ export class ProxyTunnelError extends Error {
   }
 }
 
-/** The hook the node transport calls for each new connection to an https:// upstream. */
-export type OpenTunnel = (host: string, port: number, signal: AbortSignal, timeoutMs: number) => Promise<Socket>;
-
-/** `openTunnel` bound to one proxy route. */
-export function tunnelOpener(route: ProxyRoute): OpenTunnel {
-  return (host, port, signal, timeoutMs) => openTunnel(route, host, port, signal, timeoutMs);
+/**
+ * The node transport's proxy hook for one route: the proxy's URL, the
+ * Proxy-Authorization for plain-http targets (absolute form), and
+ * `openTunnel` for each new connection to an https:// target.
+ */
+export function proxyHook(route: ProxyRoute): ProxyHook {
+  return {
+    url: route.url,
+    authorization: route.authorization,
+    openTunnel: (host, port, signal, timeoutMs) => openTunnel(route, host, port, signal, timeoutMs),
+  };
 }
 
 /**

@@ -11,7 +11,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { proxyAuthorization, type ProxyRoute } from '../../src/config/proxy-env.ts';
-import { openTunnel, ProxyTunnelError, proxyRequestHeaders, tunnelOpener } from '../../src/upstream/proxy-tunnel.ts';
+import { openTunnel, proxyHook, ProxyTunnelError, proxyRequestHeaders } from '../../src/upstream/proxy-tunnel.ts';
 import { createTestPki, type TestPki } from '../tls/test-pki.ts';
 import { startTinyproxy, tinyproxyMissing, type TinyproxyHandle } from './tinyproxy.ts';
 
@@ -104,9 +104,11 @@ describe('through a real tinyproxy', { skip }, () => {
     assert.match(open.log(), new RegExp(`Request \\(file descriptor \\d+\\): CONNECT 127\\.0\\.0\\.1:${upstreamPort} HTTP/1\\.1`));
   });
 
-  test('tunnelOpener binds the route: the node transport\'s hook', async () => {
-    const openTo = tunnelOpener(route(open.url));
-    const socket = await openTo('localhost', upstreamPort, new AbortController().signal, TIMEOUT_MS);
+  test('proxyHook binds the route: the node transport\'s hook', async () => {
+    const hook = proxyHook(route(open.url, 'HTTPS_PROXY', 'Basic x'));
+    assert.equal(hook.url.href, `${open.url}/`);
+    assert.equal(hook.authorization, 'Basic x');
+    const socket = await proxyHook(route(open.url)).openTunnel('localhost', upstreamPort, new AbortController().signal, TIMEOUT_MS);
     assert.match(await getThrough(socket, pki), /^HTTP\/1\.1 200 OK\r\n/);
     assert.deepEqual(seen.splice(0), ['GET /v1/models']);
   });

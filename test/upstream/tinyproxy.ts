@@ -91,7 +91,12 @@ function config(port: number, logFile: string, options: TinyproxyOptions): strin
     'DisableViaHeader Yes',
     ...options.connectPorts.map((p) => `ConnectPort ${p}`),
   ];
-  if (options.basicAuth !== undefined) lines.push(`BasicAuth ${options.basicAuth.user} ${options.basicAuth.password}`);
+  if (options.basicAuth !== undefined) {
+    const { user, password } = options.basicAuth;
+    // tinyproxy's config grammar takes each as a plain word (no @, :, blanks or quotes).
+    if (!/^[A-Za-z0-9_-]+$/.test(user) || !/^[A-Za-z0-9_-]+$/.test(password)) throw new Error('tinyproxy BasicAuth: use letters, digits, "_" and "-" only');
+    lines.push(`BasicAuth ${user} ${password}`);
+  }
   return `${lines.join('\n')}\n`;
 }
 
