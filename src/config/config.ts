@@ -64,7 +64,7 @@ interface UpstreamProviderBase {
   /** TLS to this upstream; null: Node's defaults. */
   tls: TlsClientConfig | null;
   /**
-   * The egress proxy: null follows HTTPS_PROXY / HTTP_PROXY / NO_PROXY from the
+   * The egress proxy: null follows https_proxy / HTTPS_PROXY / http_proxy / NO_PROXY (as curl; ./proxy-env.ts) from the
    * environment; "none" never uses one; an http:// URL always uses that one.
    */
   proxy: string | null;

@@ -92,7 +92,7 @@ function parseProxy(c: Checker, value: unknown, at: string): string | undefined 
     return c.report(at, { code: 'invalid_value', message: 'must be "none" or a proxy URL such as "http://proxy.internal:3128"' });
   }
   if (url.protocol !== 'http:') return c.report(at, { code: 'invalid_value', message: 'must be an http:// proxy URL (the proxy is reached over plain HTTP; HTTPS upstreams go through a CONNECT tunnel inside it)' });
-  if (url.username !== '' || url.password !== '') return c.report(at, { code: 'invalid_value', message: 'must not hold credentials: the config file is no place for a secret; give a proxy that needs a password through HTTPS_PROXY / HTTP_PROXY in the environment' });
+  if (url.username !== '' || url.password !== '') return c.report(at, { code: 'invalid_value', message: 'must not hold credentials: the config file is no place for a secret; give a proxy that needs a password through HTTPS_PROXY (or http_proxy) in the environment and leave "proxy" unset' });
   if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '') return c.report(at, { code: 'invalid_value', message: 'must be just scheme, host and port, e.g. "http://proxy.internal:3128"' });
   return text;
 }
