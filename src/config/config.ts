@@ -59,8 +59,12 @@ export type UpstreamTransportName = 'fetch' | 'node';
 
 interface UpstreamProviderBase {
   baseUrl: string;
-  /** "fetch" (default) or "node"; TLS settings and a proxy need "node" (docs/config.md). */
-  transport: UpstreamTransportName;
+  /**
+   * "fetch" or "node"; null (not set): fetch, or node when an egress proxy from
+   * the environment applies to this upstream. TLS settings and a configured
+   * proxy need "node" (docs/config.md, "Transports").
+   */
+  transport: UpstreamTransportName | null;
   /** TLS to this upstream; null: Node's defaults. */
   tls: TlsClientConfig | null;
   /**

@@ -36,7 +36,7 @@ interface UpstreamOptions {
   apiKeyFile: string | null;
   headers: Record<string, string>;
   policy: UpstreamPolicy;
-  transport: UpstreamTransportName;
+  transport: UpstreamTransportName | null;
   tls: TlsClientConfig | null;
   proxy: string | null;
 }
@@ -66,12 +66,12 @@ export function parseUpstreamOptions(c: Checker, o: Obj, at: string, defaultBase
  * so those need "transport": "node"; asking fetch for them is refused, never ignored.
  */
 function parseConnection(c: Checker, o: Obj, at: string): Pick<UpstreamOptions, 'transport' | 'tls' | 'proxy'> {
-  const transport = c.optional(o, 'transport', at, 'fetch' as UpstreamTransportName, (v, vat) => c.oneOf(v, vat, TRANSPORTS));
+  const transport = c.optional(o, 'transport', at, null as UpstreamTransportName | null, (v, vat) => c.oneOf(v, vat, TRANSPORTS));
   const tls = o['tls'] === undefined ? null : (parseClientTls(c, o['tls'], join(at, 'tls')) ?? null);
   const proxy = c.optional(o, 'proxy', at, null, (v, vat) => parseProxy(c, v, vat));
   // A wrong transport is its own problem: whether tls or proxy fit it cannot be judged.
   const transportKnown = o['transport'] === undefined || TRANSPORTS.includes(o['transport'] as UpstreamTransportName);
-  if (transport === 'fetch' && transportKnown) {
+  if (transport !== 'node' && transportKnown) {
     const needsNode = [o['tls'] !== undefined ? 'tls' : null, proxy !== null && proxy !== 'none' ? 'proxy' : null];
     for (const setting of needsNode) {
       if (setting === null) continue;

@@ -6,7 +6,8 @@ import type { GatewayConfig } from '../config/config.ts';
 import { resolveProviderKeys } from '../config/config-loader.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import type { Logger } from '../log/logger.ts';
-import { createProviderBinding, loadProviderTls } from '../providers/provider-factories.ts';
+import { connectionWorthLogging, resolveProviderConnections } from '../providers/provider-connections.ts';
+import { createProviderBinding } from '../providers/provider-factories.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
@@ -37,15 +38,25 @@ export interface ServingDeps {
 
 /**
  * Throws ConfigError when an upstream credential (apiKeyEnv, apiKeyFile) is
- * missing or a provider's TLS file is unusable; reads credential and TLS files
+ * missing, a provider's TLS file is unusable or an egress proxy cannot be
+ * used (./provider-connections.ts); reads credential and TLS files
  * again each time, so a reload picks up a rotated key or certificate.
  */
 export function buildServingState(config: GatewayConfig, deps: ServingDeps, loadedAt: number): ServingState {
   const apiKeys = resolveProviderKeys(config, deps.env);
-  const tls = loadProviderTls(config, deps.env);
+  const connections = resolveProviderConnections(config, deps.env);
   const bindings = new Map<string, ProviderBinding>();
   for (const [name, provider] of Object.entries(config.providers)) {
-    bindings.set(name, createProviderBinding(provider, apiKeys.get(name), tls.get(name)));
+    const connection = connections.get(name);
+    bindings.set(name, createProviderBinding(provider, apiKeys.get(name), connection));
+    if (connection !== undefined && connectionWorthLogging(connection)) {
+      deps.logger.info('upstream connection', {
+        provider: name,
+        transport: connection.transportForProxy ? 'node (chosen: fetch cannot use a proxy)' : connection.transport,
+        route: connection.proxy.description,
+      });
+      for (const note of connection.proxy.notes) deps.logger.warn('upstream proxy setting ignored', { provider: name, note });
+    }
   }
   const routes = createAliasRoutes(config, bindings);
   return {

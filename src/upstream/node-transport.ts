@@ -62,7 +62,11 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Upstrea
   const idleSocketMs = options.idleSocketMs ?? IDLE_SOCKET_MS;
   const proxy = options.proxy ?? null;
   const material = options.tls;
-  const httpAgent = new http.Agent({ keepAlive: true, timeout: idleSocketMs });
+  // Plain http through a proxy: a connection per request. A proxy may close
+  // its client connection after each answer while dropping the upstream's
+  // "Connection: close" (tinyproxy does), and a pooled socket would then be
+  // reused just as its close arrives: every second request reset.
+  const httpAgent = new http.Agent(proxy === null ? { keepAlive: true, timeout: idleSocketMs } : { keepAlive: false });
   const httpsAgent = new https.Agent({
     keepAlive: true,
     timeout: idleSocketMs,

@@ -26,9 +26,11 @@ function issues(value: unknown): Array<{ path: string; message: string }> {
   return [];
 }
 
-test('transport defaults to fetch; node with tls on an https upstream is accepted', () => {
+test('transport unset stays null (fetch, or node for an environment proxy: provider-connections); node with tls on an https upstream is accepted', () => {
   const plain = parseConfig(withProvider({}), 'f.json', dir).providers['up'];
-  assert.equal(plain?.type === 'openai' ? plain.transport : undefined, 'fetch');
+  assert.equal(plain?.type === 'openai' ? plain.transport : undefined, null);
+  const fetch = parseConfig(withProvider({ transport: 'fetch' }), 'f.json', dir).providers['up'];
+  assert.equal(fetch?.type === 'openai' ? fetch.transport : undefined, 'fetch');
   const node = parseConfig(withProvider({ transport: 'node', tls: { caFile: 'ca.pem', serverName: 'llm.internal', minVersion: 'TLSv1.3' } }), 'f.json', dir).providers['up'];
   assert.deepEqual(node?.type === 'openai' ? [node.transport, node.tls] : undefined, [
     'node',

@@ -34,7 +34,7 @@ test('each type fills its defaults from one place', () => {
     apiKeyFile: null,
     headers: {},
     policy: DEFAULT_POLICY,
-    transport: 'fetch',
+    transport: null,
     tls: null,
     proxy: null,
     version: ANTHROPIC_VERSION,

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { ConfigError } from '../../src/config/config.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
-import { loadProviderTls } from '../../src/providers/provider-factories.ts';
+import { resolveProviderConnections } from '../../src/providers/provider-connections.ts';
 import { createTestPki, type TestPki } from '../tls/test-pki.ts';
 import { openStream, postChat, sseData, startGateway, type TestGateway } from './harness.ts';
 
@@ -126,7 +126,7 @@ test('a TLS file that cannot be used: one ConfigError naming each setting; a rel
     assert.deepEqual(error.issues.map((issue) => issue.path), ['providers.secure.tls.caFile', 'providers.secure.tls.keyFile']);
     return true;
   };
-  assert.throws(() => loadProviderTls(config, {}), named);
+  assert.throws(() => resolveProviderConnections(config, {}), named);
   assert.throws(() => gw.gateway.prepareReload(config), named);
   const res = await postChat(gw, { model: 'service-secure', messages: [{ role: 'user', content: 'Hi' }] });
   assert.equal(res.status, 200);

@@ -108,6 +108,29 @@ describe('the node transport through tinyproxy, routed by the environment', { sk
     assert.match(proxy.log(), new RegExp(`POST http://127\\.0\\.0\\.1:${plainPort}/v1/chat/completions HTTP/1\\.1`));
   });
 
+  test('http through the proxy, request after request: each on a connection of its own (tinyproxy closes after every answer)', async () => {
+    const url = `http://127.0.0.1:${plainPort}/v1/chat/completions`;
+    const { route } = resolveProxy(new URL(url), { http_proxy: `gw:s3cret%2Dw0rd@127.0.0.1:${proxy.port}` }, null);
+    assert.ok(route !== null);
+    const transport = createNodeTransport({ proxy: proxyHook(route) });
+    const statuses: number[] = [];
+    // A pooled connection failed every second request with ECONNRESET here.
+    for (let i = 0; i < 6; i++) statuses.push((await post(transport, url)).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200]);
+    assert.equal(seen.splice(0).length, 6);
+  });
+
+  test('https through the proxy, request after request: one tunnel, reused', async () => {
+    const url = `https://localhost:${securePort}/v1/chat/completions`;
+    const { route } = resolveProxy(new URL(url), { https_proxy: `http://gw:s3cret%2Dw0rd@127.0.0.1:${proxy.port}` }, null);
+    assert.ok(route !== null);
+    const before = (proxy.log().match(/CONNECT localhost/g) ?? []).length;
+    const transport = createNodeTransport({ tls: tls(), proxy: proxyHook(route), connectTimeoutMs: 5000 });
+    for (let i = 0; i < 4; i++) assert.equal((await post(transport, url)).status, 200);
+    assert.equal(seen.splice(0).length, 4);
+    assert.equal((proxy.log().match(/CONNECT localhost/g) ?? []).length - before, 1);
+  });
+
   test('NO_PROXY exempts the upstream: no route, direct', () => {
     const { route, description } = resolveProxy(new URL(`https://localhost:${securePort}/v1`), { HTTPS_PROXY: `http://127.0.0.1:${proxy.port}`, NO_PROXY: 'localhost' }, null);
     assert.equal(route, null);

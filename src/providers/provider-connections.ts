@@ -1,0 +1,93 @@
+// How each HTTP provider reaches its upstream, decided whole when the serving
+// state is built (start and every reload): the transport, the TLS material
+// (providers.*.tls, read from its files) and the egress proxy (the provider's
+// "proxy" setting, else the environment read as curl reads it,
+// ../config/proxy-env.ts). The rule for the transport:
+//   - "transport": "node": node:http, through the proxy if one applies;
+//   - not set: the built-in fetch, unless a proxy from the environment applies
+//     to this upstream: fetch cannot use one on any supported Node line, so
+//     that provider uses node (said in the start log);
+//   - "transport": "fetch" with a proxy from the environment that applies: a
+//     ConfigError naming both, rather than silently going direct.
+// Every problem of every provider is collected into one ConfigError.
+import { ConfigError, type GatewayConfig, type UpstreamTransportName } from '../config/config.ts';
+import type { ConfigIssue } from '../config/config-issues.ts';
+import { resolveProxy, type ProxyResolution } from '../config/proxy-env.ts';
+import { loadClientTls, type ClientTlsMaterial } from '../config/tls-files.ts';
+
+/** The source ../config/proxy-env.ts gives a ConfigError about a proxy variable. */
+const ENVIRONMENT = 'environment';
+/** Node 22.21+ / 24.5+: when set, the built-in fetch uses the proxy variables on its own. */
+const NODE_ENV_PROXY = 'NODE_USE_ENV_PROXY';
+
+export interface ProviderConnection {
+  transport: UpstreamTransportName;
+  /** True when the transport is node only because an environment proxy applies. */
+  transportForProxy: boolean;
+  tls: ClientTlsMaterial | undefined;
+  proxy: ProxyResolution;
+}
+
+/**
+ * The connection of every HTTP provider of `config` (the demo provider has
+ * none). Throws one ConfigError listing every TLS file, proxy variable and
+ * transport problem.
+ */
+export function resolveProviderConnections(config: GatewayConfig, env: NodeJS.ProcessEnv): Map<string, ProviderConnection> {
+  const connections = new Map<string, ProviderConnection>();
+  const issues: ConfigIssue[] = [];
+  const collect = (err: unknown): void => {
+    if (!(err instanceof ConfigError)) throw err;
+    // A proxy variable's problem is the environment's, not a setting of the file.
+    const where = err.source === ENVIRONMENT ? (path: string) => `${path} (environment variable)` : (path: string) => path;
+    for (const issue of err.issues) {
+      const path = where(issue.path);
+      // One bad variable is one problem, however many providers it applies to.
+      if (!issues.some((seen) => seen.path === path && seen.message === issue.message)) issues.push({ ...issue, path });
+    }
+  };
+  for (const [name, provider] of Object.entries(config.providers)) {
+    if (provider.type === 'demo') continue;
+    let tls: ClientTlsMaterial | undefined;
+    try {
+      if (provider.tls !== null) tls = loadClientTls(config.source, `providers.${name}.tls`, provider.tls, env);
+    } catch (err) {
+      collect(err);
+    }
+    let proxy: ProxyResolution;
+    try {
+      proxy = resolveProxy(new URL(provider.baseUrl), env, provider.proxy);
+    } catch (err) {
+      collect(err);
+      continue;
+    }
+    const fromEnvironment = proxy.route !== null && provider.proxy === null;
+    if (provider.transport === 'fetch' && fromEnvironment) {
+      issues.push({
+        code: 'conflict',
+        path: `providers.${name}.transport`,
+        message: `is "fetch", but an egress proxy applies to this upstream (${proxy.description}) and the built-in fetch cannot use one: set "proxy": "none" to connect directly, or "transport": "node" to go through the proxy`,
+      });
+      continue;
+    }
+    const transport = provider.transport ?? (fromEnvironment ? 'node' : 'fetch');
+    connections.set(name, { transport, transportForProxy: provider.transport === null && transport === 'node', tls, proxy });
+  }
+  const usesFetch = [...connections.values()].some((c) => c.transport === 'fetch');
+  const envProxy = env[NODE_ENV_PROXY];
+  if (usesFetch && envProxy !== undefined && envProxy !== '' && envProxy !== '0') {
+    issues.push({
+      code: 'conflict',
+      path: `${NODE_ENV_PROXY} (environment variable)`,
+      message:
+        'makes Node\'s built-in fetch apply the proxy variables by itself, process-wide, around the gateway\'s own rules ("proxy": "none", NO_PROXY as curl reads it; on Node 22 and 24 it also retries a refused CONNECT in a tight loop): unset it; the gateway applies HTTPS_PROXY, http_proxy and NO_PROXY itself',
+    });
+  }
+  if (issues.length > 0) throw new ConfigError(config.source, issues);
+  return connections;
+}
+
+/** Whether the start log should say how this provider connects: a proxy, a NO_PROXY exemption, a note, or a transport chosen for the proxy. */
+export function connectionWorthLogging(connection: ProviderConnection): boolean {
+  return connection.proxy.route !== null || connection.proxy.notes.length > 0 || /^direct \((no_proxy|NO_PROXY) matches/.test(connection.proxy.description);
+}
