@@ -3,6 +3,7 @@
 // here; whether the files exist, hold valid PEM, match and are in date is
 // checked where they are read (./tls-files.ts), at start, on reload and by
 // check-config.
+import { isIP } from 'node:net';
 import type { ListenerTlsConfig, TlsClientConfig, TlsMinVersion } from './config.ts';
 import { join, type Checker } from './config-checker.ts';
 
@@ -50,7 +51,8 @@ export function parseClientTls(c: Checker, value: unknown, at: string): TlsClien
   }
   const serverName = c.optional(o, 'serverName', at, null, (v, vat) => {
     const name = c.string(v, vat);
-    if (name === undefined || SERVER_NAME.test(name)) return name;
+    // "10.0.0.5" matches the DNS pattern (digit-only labels are legal) but is an address, which SNI never carries.
+    if (name === undefined || (SERVER_NAME.test(name) && isIP(name) === 0)) return name;
     return c.report(vat, { code: 'invalid_value', message: 'must be a DNS name such as "llm.internal" (the name in the server\'s certificate)' });
   });
   return { caFile: file('caFile'), certFile, keyFile, serverName, minVersion: parseMinVersion(c, o, at) };
