@@ -178,6 +178,22 @@ describe('refused', () => {
     }
   });
 
+  test('minVersion TLSv1.3 against a Redis that speaks only TLSv1.2: tls.minVersion', async () => {
+    const old = await startRedisServer({ tls: { ...serverTls, protocols: 'TLSv1.2' } });
+    try {
+      const c12 = client({ host: '127.0.0.1', port: old.port, tls: { ca: pki.ca, minVersion: 'TLSv1.2' } });
+      assert.equal(await c12.command(['PING']), 'PONG');
+      const { logger, lines } = recordingLogger();
+      const c13 = client({ host: '127.0.0.1', port: old.port, tls: { ca: pki.ca, minVersion: 'TLSv1.3' }, logger });
+      const error = await rejection(c13.command(['PING']));
+      assert.match(error.message, /last error: TLS ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION \(tlsv1 alert protocol version\): Redis and this gateway share no TLS version: lower tls\.minVersion/);
+      assert.equal(tlsErrors(lines)[0]?.fields?.['setting'], 'tls.minVersion');
+      await c13.close();
+    } finally {
+      await old.stop();
+    }
+  });
+
   test('an expired server certificate: CERT_HAS_EXPIRED, no setting accepts it', async () => {
     const expired = pki.server('expired', ['127.0.0.1'], { days: -1 });
     const stale = await startRedisServer({ tls: { ...serverTls, certFile: expired.certFile, keyFile: expired.keyFile } });

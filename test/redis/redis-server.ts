@@ -28,6 +28,8 @@ export interface RedisServerTls {
   caFile: string;
   /** --tls-auth-clients. */
   authClients: 'yes' | 'no' | 'optional';
+  /** --tls-protocols, e.g. "TLSv1.2". Default Redis's ("TLSv1.2 TLSv1.3"). */
+  protocols?: string;
   /** What the readiness PING presents with authClients "yes": a client certificate the server accepts. */
   probe?: { certFile: string; keyFile: string };
 }
@@ -112,7 +114,7 @@ async function launch(binary: string, port: number, options: RedisServerOptions)
   const listen = tls === undefined
     ? ['--port', String(port)]
     : ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile,
-        '--tls-ca-cert-file', tls.caFile, '--tls-auth-clients', tls.authClients];
+        '--tls-ca-cert-file', tls.caFile, '--tls-auth-clients', tls.authClients, ...(tls.protocols === undefined ? [] : ['--tls-protocols', tls.protocols])];
   const args = [
     ...listen,
     '--bind', '127.0.0.1',
