@@ -4,8 +4,11 @@
 // through the TLS connection, refusals that name the setting, an outage over TLS.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
+import { runCli } from '../../src/cli/main.ts';
 import { ConfigError, type RedisStateConfig, type TlsClientConfig } from '../../src/config/config.ts';
 import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
 import { createLogger } from '../../src/log/logger.ts';
@@ -154,4 +157,44 @@ test('an outage over TLS: Redis restarted with a certificate of another CA, then
     await backend.close();
     await redis.restart(serverTls);
   }
+});
+
+test('portcullis keys with a rediss:// config file: the key is created over TLS; without the client certificate the error names the setting', async () => {
+  const configPath = path.join(pki.dir, 'cli-config.json');
+  const keyPrefix = `cli${randomUUID().slice(0, 8)}:`;
+  const write = (tls: Record<string, string>): void => writeFileSync(configPath, JSON.stringify({
+    providers: { demo: { type: 'demo' } },
+    aliases: { 'service-chat': { provider: 'demo' } },
+    state: { backend: 'redis', redis: { url: `rediss://127.0.0.1:${redis.port}/0`, passwordEnv: 'REDIS_PW', keyPrefix, tls } },
+  }));
+  async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    let stdout = '';
+    let stderr = '';
+    const sink = (add: (s: string) => void) => new Writable({ write(chunk: Buffer, _e, cb) { add(chunk.toString()); cb(); } });
+    const code = await runCli(['--config', configPath, ...args], { stdout: sink((t) => (stdout += t)), stderr: sink((t) => (stderr += t)), env: { REDIS_PW: PASSWORD }, cwd: pki.dir });
+    return { code, stdout, stderr };
+  }
+
+  write({ caFile: 'ca.pem', certFile: 'gateway.pem', keyFile: 'gateway.key' });
+  const created = await cli(['keys', 'create', '--name', 'via-cli', '--json']);
+  assert.equal(created.code, 0, created.stderr);
+  const { key } = JSON.parse(created.stdout) as { key: string };
+  const reader = await openRedisBackend({ ...config(mutualTls), keyPrefix }, {
+    onUnavailable: 'refuse', logger: createLogger({ level: 'error', write: () => {} }), env: { REDIS_PW: PASSWORD }, configSource: source,
+  });
+  try {
+    assert.equal(reader.keys.authenticate(key)?.name, 'via-cli');
+  } finally {
+    await reader.close();
+  }
+
+  write({ caFile: 'ca.pem' });
+  const refused = await cli(['keys', 'list']);
+  assert.equal(refused.code, 1);
+  const lines = refused.stderr.split('\n');
+  assert.equal(lines.length, 4); // where the keys are, the one TLS log line, the error, and the final newline
+  assert.equal(JSON.parse(lines[1] as string).setting, 'state.redis.tls.certFile');
+  assert.equal(lines[2], `portcullis keys list: Could not read the keys from rediss://127.0.0.1:${redis.port}/0: Redis at 127.0.0.1:${redis.port} is not connected ` +
+    '(connecting; last error: TLS ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED (tlsv13 alert certificate required): Redis requires a client certificate: ' +
+    'set state.redis.tls.certFile and state.redis.tls.keyFile).');
 });
