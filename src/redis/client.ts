@@ -1,7 +1,7 @@
 // A Redis client over one pipelined connection (RESP2): TCP with node:net, or
 // TLS with node:tls for rediss:// (see ./connection.ts).
 //
-//   connecting --(TCP/TLS up, AUTH/SELECT answered)--> ready
+//   connecting --(TCP/TLS up, AUTH/SELECT answered, or PING over TLS)--> ready
 //   connecting | ready --(socket lost, handshake refused, timeout, protocol error)--> reconnecting
 //   reconnecting --(backoff, TCP up, handshake answered)--> ready
 //   any --(close())--> closed
@@ -167,7 +167,7 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
     socket.on('close', () => drop(conn, conn.socketError ?? new Error('connection closed by the server')));
   }
 
-  /** AUTH and SELECT go first, before any caller's command. */
+  /** AUTH and SELECT (or a PING over TLS) go first, before any caller's command. */
   function onConnect(conn: Connection): void {
     if (!conn.open) return;
     conn.connected = true;
