@@ -1,6 +1,7 @@
-// A Redis client over one pipelined TCP connection (node:net, RESP2).
+// A Redis client over one pipelined connection (RESP2): TCP with node:net, or
+// TLS with node:tls for rediss:// (see ./connection.ts).
 //
-//   connecting --(TCP up, AUTH/SELECT answered)--> ready
+//   connecting --(TCP/TLS up, AUTH/SELECT answered, or PING over TLS)--> ready
 //   connecting | ready --(socket lost, handshake refused, timeout, protocol error)--> reconnecting
 //   reconnecting --(backoff, TCP up, handshake answered)--> ready
 //   any --(close())--> closed
@@ -22,13 +23,23 @@
 //   blocking pops (BLPOP) would break the pairing or trip the timeout. The
 //   connection is shared by every caller, so MULTI/EXEC from concurrent
 //   callers interleave: make multi-key updates atomic with a Lua script.
+// - Over TLS the connection is ready only once the server has answered (AUTH,
+//   SELECT, or else a PING): in TLS 1.3 the server checks a client certificate
+//   after the client's handshake is done, so "handshake done" alone would make a
+//   refused client look connected and reconnect at once, in a loop.
+// - A TLS failure (an untrusted certificate, a name mismatch, a client
+//   certificate refused) is logged once per outage, as an error with its code
+//   and the setting that fixes it; reconnect attempts go on with the backoff.
 
-import { connect as connectTcp, type Socket } from 'node:net';
 import type { Logger } from '../log/logger.ts';
+import { endSocket, handshakeCommands, newConnection, openSocket, rejectInflight, takeOldest, waitingCount, write, type Connection, type PendingCommand, type RedisTlsOptions } from './connection.ts';
 import { RedisProtocolError, RedisReplyError, RedisUnavailableError, type RedisUnavailableReason } from './errors.ts';
 import { checkReconnectPolicy, DEFAULT_RECONNECT_POLICY, reconnectDelayMs, type ReconnectPolicy } from './reconnect-backoff.ts';
-import { createRespDecoder, encodeCommand, encodeCommands, type RedisArg, type RedisReply, type RespDecoder, type RespDecoderOptions } from './resp.ts';
+import { createRespDecoder, encodeCommand, encodeCommands, type RedisArg, type RedisReply, type RespDecoderOptions } from './resp.ts';
 import type { RedisScript } from './script.ts';
+import { tlsFailureOf, type RedisSettingNames } from './tls-failure.ts';
+
+export type { RedisTlsOptions } from './connection.ts';
 
 /** Replies saying the server is not (or not yet) a writable primary: the connection is dropped and rebuilt. */
 const ROLE_CHANGE_REPLIES: ReadonlySet<string> = new Set(['READONLY', 'LOADING', 'MASTERDOWN']);
@@ -48,7 +59,12 @@ export interface RedisClientOptions {
   password?: string;
   /** Database index sent with SELECT on every connect when not 0. */
   db?: number;
-  /** TCP connect plus AUTH/SELECT must finish within this. Default 2000. */
+  /** TLS (rediss://): true for Node's defaults, or the CA, client certificate, server name and minimum version.
+   * Default false: plain TCP. */
+  tls?: boolean | RedisTlsOptions;
+  /** Names of the URL and TLS settings in TLS failure messages. Default { url: 'url', tls: 'tls' }. */
+  settingNames?: RedisSettingNames;
+  /** TCP connect, the TLS handshake and AUTH/SELECT must finish within this. Default 2000. */
   connectTimeoutMs?: number;
   /** A reply must arrive within this after the command is written. Default 2000. */
   commandTimeoutMs?: number;
@@ -82,45 +98,11 @@ export interface RedisClient {
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
 const DEFAULT_MAX_QUEUED = 10_000;
-/** TCP keepalive probes notice a peer gone silently (a VM paused, a NAT entry
- * dropped) on an idle connection. */
-const KEEPALIVE_INITIAL_DELAY_MS = 15_000;
-/** close() waits this long for the FIN exchange before destroying the socket. */
-const CLOSE_GRACE_MS = 1000;
-/** Compact the in-flight array once this many answered slots sit in front. */
-const QUEUE_COMPACT_AT = 1024;
-
-interface PendingCommand {
-  resolve(reply: RedisReply): void;
-  reject(error: unknown): void;
-  /** performance.now() after which the reply is late. */
-  deadline: number;
-  /** AUTH or SELECT of the connect handshake, not a caller's command. */
-  handshake: boolean;
-}
 
 interface HeldCommand {
   bytes: Buffer;
   resolve(reply: RedisReply): void;
   reject(error: unknown): void;
-}
-
-interface Connection {
-  socket: Socket;
-  decoder: RespDecoder;
-  /** Commands written and not answered, oldest at `head`. */
-  inflight: (PendingCommand | undefined)[];
-  head: number;
-  handshakeLeft: number;
-  ready: boolean;
-  /** False once torn down; every late event of this socket is then ignored. */
-  open: boolean;
-  /** Encoded commands of this event-loop turn, written as one buffer. */
-  batch: Buffer[];
-  flushScheduled: boolean;
-  connectTimer: NodeJS.Timeout | undefined;
-  replyTimer: NodeJS.Timeout | undefined;
-  socketError: Error | undefined;
 }
 
 export function createRedisClient(options: RedisClientOptions): RedisClient {
@@ -135,13 +117,11 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
   const maxQueued = positive(options.maxQueued, DEFAULT_MAX_QUEUED, 'maxQueued');
   const policy = checkReconnectPolicy({ ...DEFAULT_RECONNECT_POLICY, ...options.reconnect });
   const logger = options.logger;
+  const tls = options.tls === true ? {} : options.tls === false ? undefined : options.tls;
+  const settingNames = options.settingNames ?? { url: 'url', tls: 'tls' };
   const where = `${host}:${port}`;
 
-  const handshake: RedisArg[][] = [];
-  if (options.password !== undefined) {
-    handshake.push(options.username === undefined ? ['AUTH', options.password] : ['AUTH', options.username, options.password]);
-  }
-  if (db !== 0) handshake.push(['SELECT', db]);
+  const handshake = handshakeCommands(options.username, options.password, db, tls !== undefined);
   const handshakeBytes = handshake.length === 0 ? undefined : encodeCommands(handshake);
 
   let state: ClientState = ClientState.Connecting;
@@ -155,6 +135,8 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
   /** Commands issued during the first connect only. */
   let held: HeldCommand[] = [];
   let closing: Promise<void> | undefined = undefined;
+  /** A TLS failure was logged in this outage; the next ones go to debug. */
+  let tlsFailureLogged = false;
 
   function setState(next: ClientState): void {
     if (next === state) return;
@@ -168,28 +150,16 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
   }
 
   function connect(): void {
-    const socket = connectTcp({ host, port });
-    socket.setNoDelay(true);
-    socket.setKeepAlive(true, KEEPALIVE_INITIAL_DELAY_MS);
-    const conn: Connection = {
-      socket,
-      decoder: createRespDecoder({ onReply: (reply) => onReply(conn, reply) }, options.replyLimits),
-      inflight: [],
-      head: 0,
-      handshakeLeft: handshake.length,
-      ready: false,
-      open: true,
-      batch: [],
-      flushScheduled: false,
-      connectTimer: undefined,
-      replyTimer: undefined,
-      socketError: undefined,
-    };
+    const socket = openSocket(host, port, tls, () => onConnect(conn));
+    const conn = newConnection(socket, createRespDecoder({ onReply: (reply) => onReply(conn, reply) }, options.replyLimits), handshake.length);
     connection = conn;
     conn.connectTimer = setTimeout(() => {
-      drop(conn, new Error(`no ready connection within connectTimeoutMs (${connectTimeoutMs} ms)`));
+      // A plain Redis port takes a TLS hello as the start of an inline command and waits: say so.
+      const message = tls !== undefined && !conn.connected
+        ? `TLS handshake not finished within connectTimeoutMs (${connectTimeoutMs} ms): is port ${port} the server's tls-port?`
+        : `no ready connection within connectTimeoutMs (${connectTimeoutMs} ms)`;
+      drop(conn, new Error(message));
     }, connectTimeoutMs);
-    socket.on('connect', () => onConnect(conn));
     socket.on('data', (chunk: Buffer) => onData(conn, chunk));
     socket.on('error', (error) => {
       conn.socketError = error;
@@ -197,9 +167,10 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
     socket.on('close', () => drop(conn, conn.socketError ?? new Error('connection closed by the server')));
   }
 
-  /** AUTH and SELECT go first, before any caller's command. */
+  /** AUTH and SELECT (or a PING over TLS) go first, before any caller's command. */
   function onConnect(conn: Connection): void {
     if (!conn.open) return;
+    conn.connected = true;
     if (handshakeBytes === undefined) {
       becomeReady(conn);
       return;
@@ -227,6 +198,7 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
     const attempts = attempt;
     attempt = 0;
     lastFailure = undefined;
+    tlsFailureLogged = false;
     setState(ClientState.Ready);
     if (wasDownMs > 0) logger?.info('redis reconnected', { redis: where, down_ms: wasDownMs, attempts });
     else logger?.info('redis connected', { redis: where });
@@ -251,18 +223,9 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
 
   function onReply(conn: Connection, reply: RedisReply): void {
     if (!conn.open) return;
-    const pending = conn.inflight[conn.head];
+    const pending = takeOldest(conn);
     if (pending === undefined) {
       throw new RedisProtocolError('redis_protocol_error', 'A reply arrived with no command waiting for it', conn.socket.bytesRead);
-    }
-    conn.inflight[conn.head] = undefined;
-    conn.head += 1;
-    if (conn.head === conn.inflight.length) {
-      conn.inflight.length = 0;
-      conn.head = 0;
-    } else if (conn.head >= QUEUE_COMPACT_AT && conn.head * 2 >= conn.inflight.length) {
-      conn.inflight = conn.inflight.slice(conn.head);
-      conn.head = 0;
     }
     if (reply instanceof RedisReplyError && !pending.handshake) {
       pending.reject(reply);
@@ -299,8 +262,7 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
     }
     const timedOut = new Error(`no reply within commandTimeoutMs (${commandTimeoutMs} ms)`);
     if (!oldest.handshake) {
-      conn.inflight[conn.head] = undefined;
-      conn.head += 1;
+      takeOldest(conn);
       oldest.reject(
         new RedisUnavailableError(
           'command_timeout',
@@ -318,32 +280,15 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
     write(conn, bytes);
   }
 
-  function write(conn: Connection, bytes: Buffer): void {
-    conn.batch.push(bytes);
-    if (!conn.flushScheduled) {
-      conn.flushScheduled = true;
-      process.nextTick(flush, conn);
-    }
-  }
-
-  /** Commands of one turn leave in one write: one syscall, one TCP segment
-   * when they fit, instead of one per command. */
-  function flush(conn: Connection): void {
-    conn.flushScheduled = false;
-    const batch = conn.batch;
-    conn.batch = [];
-    if (!conn.open || batch.length === 0) return;
-    conn.socket.write(batch.length === 1 ? (batch[0] as Buffer) : Buffer.concat(batch));
-  }
-
   /** Tears a connection down once; everything it carried is rejected. */
-  function drop(conn: Connection, cause: unknown): void {
+  function drop(conn: Connection, error: unknown): void {
     if (!conn.open) return;
     conn.open = false;
     clearTimeout(conn.connectTimer);
     clearTimeout(conn.replyTimer);
     conn.socket.destroy();
     if (connection === conn) connection = undefined;
+    const cause = tls === undefined ? error : explainTls(error);
     lastFailure = cause;
     const lost = new RedisUnavailableError(
       'connection_lost',
@@ -369,15 +314,16 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
     }, delay);
   }
 
-  function rejectInflight(conn: Connection, error: unknown): void {
-    const inflight = conn.inflight;
-    const head = conn.head;
-    conn.inflight = [];
-    conn.head = 0;
-    for (let i = head; i < inflight.length; i += 1) {
-      const pending = inflight[i];
-      if (pending !== undefined && !pending.handshake) pending.reject(error);
+  /** A TLS failure becomes an error naming its code and the setting that fixes it,
+   * logged once per outage: a gateway retrying every 2 s must not log every try. */
+  function explainTls(error: unknown): unknown {
+    const failure = tlsFailureOf(error, settingNames);
+    if (failure === undefined) return error;
+    if (!tlsFailureLogged) {
+      tlsFailureLogged = true;
+      logger?.error('redis TLS connection refused', { redis: where, code: failure.code, error: failure.reason, setting: failure.setting, fix: failure.fix });
     }
+    return new Error(`TLS ${failure.code} (${failure.reason}): ${failure.fix}`, { cause: error });
   }
 
   function rejectHeld(reason: RedisUnavailableReason): void {
@@ -408,7 +354,7 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
     }
     const conn = connection;
     if (conn !== undefined && conn.ready) {
-      if (conn.inflight.length - conn.head >= maxQueued) return Promise.reject(unavailable('queue_full'));
+      if (waitingCount(conn) >= maxQueued) return Promise.reject(unavailable('queue_full'));
       return new Promise((resolve, reject) => send(conn, bytes, resolve, reject));
     }
     if (state === ClientState.Connecting) {
@@ -442,15 +388,7 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
     clearTimeout(conn.connectTimer);
     clearTimeout(conn.replyTimer);
     rejectInflight(conn, unavailable('closed'));
-    const socket = conn.socket;
-    closing = new Promise((resolve) => {
-      const force = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
-      socket.once('close', () => {
-        clearTimeout(force);
-        resolve();
-      });
-      socket.end();
-    });
+    closing = endSocket(conn.socket);
     logger?.info('redis client closed', { redis: where });
     return closing;
   }

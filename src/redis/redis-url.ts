@@ -1,13 +1,20 @@
-// `redis://[[username]:password@]host[:port][/db]`, read strictly: anything the
-// client would silently ignore (a query, a fragment, a path after the db) is
-// an error, so a typo in a deployment's REDIS_URL fails at startup.
-// Scheme: https://www.iana.org/assignments/uri-schemes/prov/redis
+// `redis://[[username]:password@]host[:port][/db]`, and `rediss://` the same
+// over TLS, read strictly: anything the client would silently ignore (a query,
+// a fragment, a path after the db) is an error, so a typo in a deployment's
+// REDIS_URL fails at startup.
+// Schemes: https://www.iana.org/assignments/uri-schemes/prov/redis
+//          https://www.iana.org/assignments/uri-schemes/prov/rediss
+// The port defaults to 6379 for both: Redis has no separate well-known TLS
+// port (its tls-port is whatever the operator sets; redis-cli --tls also
+// defaults to 6379), so a TLS Redis on another port names it in the URL.
 
 import { RedisUrlError } from './errors.ts';
 
 export interface RedisAddress {
   host: string;
   port: number;
+  /** rediss://: connect with TLS. */
+  tls: boolean;
   username?: string;
   password?: string;
   db: number;
@@ -18,23 +25,18 @@ const DEFAULT_REDIS_PORT = 6379;
  * the server does not have. */
 const MAX_DB_INDEX = 65_535;
 
-/** Parses a redis:// URL; throws RedisUrlError naming what is wrong. The
- * password is never part of an error message. */
+/** Parses a redis:// or rediss:// URL; throws RedisUrlError naming what is
+ * wrong. The password is never part of an error message. */
 export function parseRedisUrl(text: string): RedisAddress {
-  if (text.startsWith('rediss://')) {
-    throw new RedisUrlError(
-      'rediss:// (Redis over TLS) is not supported by the built-in client; ' +
-        'reach Redis over a private network or a local TLS tunnel (stunnel, spiped) and use redis://.',
-    );
-  }
-  if (!text.startsWith('redis://')) {
-    throw new RedisUrlError('A Redis URL must start with redis://, as in redis://127.0.0.1:6379/0.');
+  const tls = text.startsWith('rediss://');
+  if (!tls && !text.startsWith('redis://')) {
+    throw new RedisUrlError('A Redis URL must start with redis:// (or rediss:// for TLS), as in redis://127.0.0.1:6379/0.');
   }
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new RedisUrlError('The Redis URL is not a valid URL; expected redis://[[user]:password@]host[:port][/db].');
+    throw new RedisUrlError('The Redis URL is not a valid URL; expected redis[s]://[[user]:password@]host[:port][/db].');
   }
   if (url.search !== '' || url.hash !== '') {
     throw new RedisUrlError('The Redis URL must not have a query (?...) or a fragment (#...).');
@@ -60,7 +62,7 @@ export function parseRedisUrl(text: string): RedisAddress {
     db = Number(digits);
   }
 
-  const address: RedisAddress = { host, port, db };
+  const address: RedisAddress = { host, port, tls, db };
   const username = decodePart(url.username, 'username');
   const password = decodePart(url.password, 'password');
   if (username !== '' && password === '') {

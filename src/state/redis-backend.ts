@@ -23,13 +23,14 @@ import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { ConfigError, type RedisStateConfig } from '../config/config.ts';
+import { loadClientTls } from '../config/tls-files.ts';
 import type { KeyStore } from './key-store-port.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { AdmitDecision, AdmitInput, Limiter, Permit, SettleInput } from '../limits/limiter.ts';
 import { createMemoryLimiter } from '../limits/memory-limiter.ts';
 import { createRedisLimiter } from '../limits/redis-limiter.ts';
 import type { Logger, LogFields } from '../log/logger.ts';
-import { ClientState, createRedisClient, type RedisClient } from '../redis/client.ts';
+import { ClientState, createRedisClient, type RedisClient, type RedisTlsOptions } from '../redis/client.ts';
 import { RedisReplyError, RedisUnavailableError, RedisUrlError } from '../redis/errors.ts';
 import type { ReconnectPolicy } from '../redis/reconnect-backoff.ts';
 import { parseRedisUrl, type RedisAddress } from '../redis/redis-url.ts';
@@ -67,7 +68,7 @@ export interface RedisBackendOptions {
 
 export interface RedisBackend extends StateBackend {
   readonly kind: 'redis';
-  /** redis://host:port/db, for messages (never the password). */
+  /** redis://host:port/db or rediss://..., for messages (never the password). */
   readonly location: string;
 }
 
@@ -90,8 +91,11 @@ type Availability = (typeof Availability)[keyof typeof Availability];
  */
 export async function openRedisBackend(config: RedisStateConfig, options: RedisBackendOptions): Promise<RedisBackend> {
   const { logger, onUnavailable } = options;
-  const address = redisAddress(config, options.env ?? process.env, options.configSource ?? null);
-  const location = `redis://${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}/${address.db}`;
+  const env = options.env ?? process.env;
+  const source = options.configSource ?? null;
+  const address = redisAddress(config, env, source);
+  const tls = address.tls ? redisTls(config, env, source) : false;
+  const location = `${address.tls ? 'rediss' : 'redis'}://${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}/${address.db}`;
   const count = options.countUnavailable ?? (() => {});
 
   let availability: Availability = Availability.Up;
@@ -117,6 +121,8 @@ export async function openRedisBackend(config: RedisStateConfig, options: RedisB
     ...(address.username === undefined ? {} : { username: address.username }),
     ...(address.password === undefined ? {} : { password: address.password }),
     db: address.db,
+    tls,
+    settingNames: { url: 'state.redis.url', tls: 'state.redis.tls' },
     connectTimeoutMs: config.connectTimeoutMs,
     commandTimeoutMs: config.commandTimeoutMs,
     logger: clientLogger,
@@ -306,6 +312,17 @@ export function redisAddress(config: RedisStateConfig, env: NodeJS.ProcessEnv, s
     }
     throw error;
   }
+}
+
+/**
+ * The TLS material of a rediss:// URL: state.redis.tls read and checked (files
+ * present, valid PEM, certificate and key matching, in date), or Node's
+ * defaults (its CA roots, no client certificate) when the section is absent.
+ * A bad file is a ConfigError naming its setting.
+ */
+function redisTls(config: RedisStateConfig, env: NodeJS.ProcessEnv, source: string | null): RedisTlsOptions | true {
+  if (config.tls === null) return true;
+  return loadClientTls(source, 'state.redis.tls', config.tls, env);
 }
 
 function redisPassword(config: RedisStateConfig, env: NodeJS.ProcessEnv, source: string | null): string | undefined {

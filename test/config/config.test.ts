@@ -280,6 +280,7 @@ test('the operational sections: admin, shutdown, log and state', () => {
   fails({ ...minimal, state: { redis: { url: 'redis://h:1' } } }, 'state.redis', /only used with "backend": "redis"/);
   fails({ ...minimal, state: { backend: 'redis', redis: { url: 'http://h:1' } } }, 'state.redis.url', /redis:\/\/ scheme, or rediss:\/\//);
   fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://h:1', tls: { caFile: 'ca.pem' } } } }, 'state.redis.tls', /only used with a rediss:\/\/ url/);
+  fails({ ...minimal, state: { backend: 'redis', redis: { url: 'rediss://10.0.0.5', tls: { serverName: '10.0.0.5' } } } }, 'state.redis.tls.serverName', /must be a DNS name/);
   fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://:secret@h:1' } } }, 'state.redis.url', /must not hold the password/);
   fails({ ...minimal, state: { backend: 'redis', redis: { url: 'not a url' } } }, 'state.redis.url', /redis:\/\/host:port/);
   fails({ ...minimal, state: { backend: 'redis', redis: { url: 'redis://h:1', passwordEnv: 'A', passwordFile: 'f' } } }, 'state.redis.passwordFile', /not both/);

@@ -1,11 +1,13 @@
 // A real redis-server for tests: 127.0.0.1 only, no persistence, a free port,
 // and stop/restart on the SAME port so a client can lose Redis mid-traffic and
 // find it again where it was. Tests never skip when redis-server is missing:
-// they fail with a message saying how to get it.
+// they fail with a message saying how to get it. With `tls` it serves TLS only
+// (`--port 0 --tls-port N`; Debian's redis-server is built with TLS).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { accessSync, constants as fsConstants, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createConnection, createServer, type Socket } from 'node:net';
+import { connect as connectTls } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -14,16 +16,32 @@ export interface RedisServerOptions {
   requirepass?: string;
   /** Path of the binary. Default $REDIS_SERVER_BIN or /usr/bin/redis-server. */
   binary?: string;
+  /** Serve TLS only, with these files. */
+  tls?: RedisServerTls;
+}
+
+export interface RedisServerTls {
+  /** --tls-cert-file and --tls-key-file. */
+  certFile: string;
+  keyFile: string;
+  /** --tls-ca-cert-file: the CA client certificates are checked against (required by redis-server even with authClients "no"). */
+  caFile: string;
+  /** --tls-auth-clients. */
+  authClients: 'yes' | 'no' | 'optional';
+  /** --tls-protocols, e.g. "TLSv1.2". Default Redis's ("TLSv1.2 TLSv1.3"). */
+  protocols?: string;
+  /** What the readiness PING presents with authClients "yes": a client certificate the server accepts. */
+  probe?: { certFile: string; keyFile: string };
 }
 
 export interface RedisServerHandle {
   port: number;
-  /** redis://127.0.0.1:<port> (with the password when requirepass is set). */
+  /** redis://127.0.0.1:<port>, rediss:// with tls (with the password when requirepass is set). */
   url: string;
   /** SIGTERM and wait for exit. Safe to call when already stopped. */
   stop(): Promise<void>;
-  /** Start again on the same port (stopping first if running); resolves once it answers PING. */
-  restart(): Promise<void>;
+  /** Start again on the same port (stopping first if running), with other TLS files if given; resolves once it answers PING. */
+  restart(tls?: RedisServerTls): Promise<void>;
   /** SIGKILL and wait for exit: Redis vanishing without closing its sockets cleanly. */
   kill(): Promise<void>;
 }
@@ -40,7 +58,8 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServerHandle> {
+export async function startRedisServer(startOptions: RedisServerOptions = {}): Promise<RedisServerHandle> {
+  let options = startOptions;
   const binary = options.binary ?? process.env['REDIS_SERVER_BIN'] ?? DEFAULT_BINARY;
   try {
     accessSync(binary, fsConstants.X_OK);
@@ -58,7 +77,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   for (let i = 0; i < PORT_ATTEMPTS && child === undefined; i += 1) {
     const candidate = await freePort();
     try {
-      ({ child, dir } = await launch(binary, candidate, options.requirepass));
+      ({ child, dir } = await launch(binary, candidate, options));
       port = candidate;
     } catch (error) {
       // Another process may have taken the port between our probe and Redis's bind.
@@ -78,20 +97,26 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
   const auth = options.requirepass === undefined ? '' : `:${encodeURIComponent(options.requirepass)}@`;
   return {
     port,
-    url: `redis://${auth}127.0.0.1:${port}`,
+    url: `${options.tls === undefined ? 'redis' : 'rediss'}://${auth}127.0.0.1:${port}`,
     stop: () => stopWith('SIGTERM'),
     kill: () => stopWith('SIGKILL'),
-    async restart() {
+    async restart(tls) {
       await stopWith('SIGTERM');
-      ({ child, dir } = await launch(binary, port, options.requirepass));
+      if (tls !== undefined) options = { ...options, tls };
+      ({ child, dir } = await launch(binary, port, options));
     },
   };
 }
 
-async function launch(binary: string, port: number, requirepass: string | undefined): Promise<{ child: ChildProcess; dir: string }> {
+async function launch(binary: string, port: number, options: RedisServerOptions): Promise<{ child: ChildProcess; dir: string }> {
+  const { requirepass, tls } = options;
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-redis-'));
+  const listen = tls === undefined
+    ? ['--port', String(port)]
+    : ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile,
+        '--tls-ca-cert-file', tls.caFile, '--tls-auth-clients', tls.authClients, ...(tls.protocols === undefined ? [] : ['--tls-protocols', tls.protocols])];
   const args = [
-    '--port', String(port),
+    ...listen,
     '--bind', '127.0.0.1',
     '--protected-mode', 'yes',
     '--save', '',
@@ -116,7 +141,7 @@ async function launch(binary: string, port: number, requirepass: string | undefi
   });
   for (let poll = 0; poll < READY_POLLS; poll += 1) {
     if (exited) break;
-    if (await answersPing(port)) return { child, dir };
+    if (await answersPing(port, tls)) return { child, dir };
     await sleep(READY_POLL_MS);
   }
   if (!exited) await terminate(child, 'SIGKILL');
@@ -125,9 +150,16 @@ async function launch(binary: string, port: number, requirepass: string | undefi
 }
 
 /** True when something on the port answers a RESP PING (PONG, or NOAUTH when a password is set). */
-function answersPing(port: number): Promise<boolean> {
+function answersPing(port: number, tls: RedisServerTls | undefined): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
+    let socket: Socket;
+    if (tls === undefined) {
+      socket = createConnection({ host: '127.0.0.1', port });
+    } else {
+      const probe = tls.probe === undefined ? {} : { cert: readFileSync(tls.probe.certFile), key: readFileSync(tls.probe.keyFile) };
+      // Readiness only: the certificate checks are what the tests themselves are about.
+      socket = connectTls({ host: '127.0.0.1', port, rejectUnauthorized: false, ...probe });
+    }
     let reply = '';
     const done = (ok: boolean): void => {
       socket.destroy();
@@ -135,7 +167,7 @@ function answersPing(port: number): Promise<boolean> {
     };
     socket.setTimeout(1000, () => done(false));
     socket.on('error', () => done(false));
-    socket.on('connect', () => socket.write('*1\r\n$4\r\nPING\r\n'));
+    socket.on(tls === undefined ? 'connect' : 'secureConnect', () => socket.write('*1\r\n$4\r\nPING\r\n'));
     socket.on('data', (chunk) => {
       reply += chunk.toString('latin1');
       if (reply.includes('\r\n')) done(reply.startsWith('+PONG') || reply.startsWith('-NOAUTH'));

@@ -123,7 +123,7 @@ test('the Redis example config passes check-config with its credentials director
   assert.equal(config.state.onUnavailable, 'refuse');
   assert.ok(config.state.redis !== null);
   const address = redisAddress(config.state.redis, { CREDENTIALS_DIRECTORY: credentials }, config.source);
-  assert.deepEqual(address, { host: '10.0.0.5', port: 6379, db: 0, username: 'portcullis', password: GATEWAY_REDIS_PASSWORD });
+  assert.deepEqual(address, { host: '10.0.0.5', port: 6379, tls: false, db: 0, username: 'portcullis', password: GATEWAY_REDIS_PASSWORD });
 });
 
 test("HAProxy's 503 file is one HTTP response: CRLF lines, an exact Content-Length, the OpenAI error shape", () => {

@@ -92,7 +92,7 @@ test('the password comes from passwordEnv or passwordFile; a missing source is a
   assert.throws(() => redisAddress(config(server.port, { passwordFile: '${CREDS}/pw' }), {}, source), { message: /environment variable CREDS \(used in the path\) is not set/ });
   assert.equal(redisAddress(config(server.port, { passwordFile: '${CREDS}/redis-password' }), { CREDS: dir }, null).password, 'p@ss:word/%');
   assert.deepEqual(redisAddress(config(6380, { url: 'redis://app@10.0.0.5:6380/2', passwordEnv: 'PW' }), { PW: 'a b' }, null), {
-    host: '10.0.0.5', port: 6380, db: 2, username: 'app', password: 'a b',
+    host: '10.0.0.5', port: 6380, tls: false, db: 2, username: 'app', password: 'a b',
   });
   // Without the password, or with a wrong one, the backend does not open.
   await assert.rejects(open(config(server.port)), { code: 'NOAUTH' });
