@@ -1,7 +1,7 @@
 // The files and secrets a valid config names, checked the way serve reads them
 // at start, for check-config: each provider's upstream key, the Redis
-// password, and every TLS file (listen.tls, admin.tls, providers.*.tls,
-// state.redis.tls). Every check runs and every problem is kept, each under its
+// password, every TLS file (listen.tls, admin.tls, providers.*.tls,
+// state.redis.tls), and the environment's egress proxy variables. Every check runs and every problem is kept, each under its
 // setting, in the order of the file; certificates that expire soon are
 // warnings. Nothing read here is ever put in a message: only where it was
 // looked for.
@@ -10,6 +10,7 @@ import { ConfigIssueCode, type ConfigIssue, type ConfigWarning } from '../config
 import { resolveProviderKeys } from '../config/config-loader.ts';
 import { providerCredentials } from '../config/provider-types.ts';
 import { checkClientTlsFiles, checkListenerTlsFiles, type TlsFileReport } from '../config/tls-files.ts';
+import { proxyIssues } from '../providers/provider-connections.ts';
 import { RedisUrlError } from '../redis/errors.ts';
 import { redisAddress } from '../state/redis-backend.ts';
 
@@ -28,12 +29,13 @@ interface FileCheckContext {
 const CREDENTIALS_DIRECTORY = '${CREDENTIALS_DIRECTORY}';
 const CREDENTIALS_HINT = ' (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)';
 
-/**
- * Each check looks at one part of the config and adds what it finds; all run.
- * A check of the environment the gateway runs in (its proxy variables) belongs
- * in this list too.
- */
-const CHECKS: ReadonlyArray<(ctx: FileCheckContext) => void> = [listenerFiles, providerFiles, redisFiles];
+/** Each check looks at one part of the config and adds what it finds; all run. */
+const CHECKS: ReadonlyArray<(ctx: FileCheckContext) => void> = [listenerFiles, providerFiles, proxyEnvironment, redisFiles];
+
+/** The egress proxy variables of this environment, as serve would apply them to each provider (../providers/provider-connections.ts). */
+function proxyEnvironment(ctx: FileCheckContext): void {
+  ctx.result.issues.push(...proxyIssues(ctx.config, ctx.env));
+}
 
 /** Every problem and warning of the files `config` names; `env` resolves `${NAME}` in their paths. */
 export function checkConfigFiles(config: GatewayConfig, env: NodeJS.ProcessEnv, nowMs: number): FileCheckResult {

@@ -34,6 +34,17 @@ export interface ProviderConnection {
  * transport problem.
  */
 export function resolveProviderConnections(config: GatewayConfig, env: NodeJS.ProcessEnv): Map<string, ProviderConnection> {
+  const { connections, issues } = resolve(config, env, true);
+  if (issues.length > 0) throw new ConfigError(config.source, issues);
+  return connections;
+}
+
+/** The proxy and transport problems alone (no TLS file is read), for check-config. */
+export function proxyIssues(config: GatewayConfig, env: NodeJS.ProcessEnv): ConfigIssue[] {
+  return resolve(config, env, false).issues;
+}
+
+function resolve(config: GatewayConfig, env: NodeJS.ProcessEnv, readTls: boolean): { connections: Map<string, ProviderConnection>; issues: ConfigIssue[] } {
   const connections = new Map<string, ProviderConnection>();
   const issues: ConfigIssue[] = [];
   const collect = (err: unknown): void => {
@@ -50,7 +61,7 @@ export function resolveProviderConnections(config: GatewayConfig, env: NodeJS.Pr
     if (provider.type === 'demo') continue;
     let tls: ClientTlsMaterial | undefined;
     try {
-      if (provider.tls !== null) tls = loadClientTls(config.source, `providers.${name}.tls`, provider.tls, env);
+      if (readTls && provider.tls !== null) tls = loadClientTls(config.source, `providers.${name}.tls`, provider.tls, env);
     } catch (err) {
       collect(err);
     }
@@ -83,8 +94,7 @@ export function resolveProviderConnections(config: GatewayConfig, env: NodeJS.Pr
         'makes Node\'s built-in fetch apply the proxy variables by itself, process-wide, around the gateway\'s own rules ("proxy": "none", NO_PROXY as curl reads it; on Node 22 and 24 it also retries a refused CONNECT in a tight loop): unset it; the gateway applies HTTPS_PROXY, http_proxy and NO_PROXY itself',
     });
   }
-  if (issues.length > 0) throw new ConfigError(config.source, issues);
-  return connections;
+  return { connections, issues };
 }
 
 /** Whether the start log should say how this provider connects: a proxy, a NO_PROXY exemption, a note, or a transport chosen for the proxy. */

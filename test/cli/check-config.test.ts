@@ -390,3 +390,23 @@ describe('check-config checks every TLS file', () => {
     ]);
   });
 });
+
+test('check-config: the environment\'s proxy variables are judged as serve would apply them', () => {
+  const file = writeConfig('proxy.json', {
+    providers: {
+      pinned: { type: 'openai', baseUrl: 'https://llm.example.com/v1', transport: 'fetch' },
+      loose: { type: 'openai', baseUrl: 'https://other.example.com/v1' },
+    },
+    aliases: { 'service-chat': { targets: [{ provider: 'pinned', model: 'm' }, { provider: 'loose', model: 'm', priority: 1 }] } },
+  });
+  const out = run([file], { env: { HTTPS_PROXY: 'http://proxy.internal:3128' } });
+  assert.equal(out.code, 1);
+  assert.equal(
+    out.stderr,
+    `${file}: providers.pinned.transport: is "fetch", but an egress proxy applies to this upstream (proxy http://proxy.internal:3128 (HTTPS_PROXY)) and the built-in fetch cannot use one: set "proxy": "none" to connect directly, or "transport": "node" to go through the proxy\n`,
+  );
+  const socks = run([file], { env: { https_proxy: 'socks5://u:p@proxy.internal:1080' } });
+  assert.equal(socks.code, 1);
+  assert.match(socks.stderr, /: https_proxy \(environment variable\): is a socks5:\/\/ proxy; Portcullis supports http:\/\/ proxies only \(HTTP CONNECT\)\n$/);
+  assert.equal(run([file], { env: { HTTPS_PROXY: 'http://proxy.internal:3128', NO_PROXY: 'example.com' } }).code, 0);
+});
