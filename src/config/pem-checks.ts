@@ -54,6 +54,32 @@ export function checkCertificates(pem: Buffer, nowMs: number): CertificateChain 
   return { certificates, problems, warnings };
 }
 
+/**
+ * A file of CA certificates (caFile, clientCaFile): a trust list, not a chain.
+ * OpenSSL skips a CA that is out of date when it builds a chain, and system
+ * bundles carry expired roots, so those are no problem here; the file is one
+ * when none of its certificates is valid now, and a warning when every one
+ * that is valid expires within EXPIRY_WARNING_DAYS.
+ */
+export function checkCaCertificates(pem: Buffer, nowMs: number): CertificateChain {
+  const all = checkCertificates(pem, nowMs);
+  if (all.certificates.length === 0) return all;
+  const parseProblems = all.problems.filter((p) => p.endsWith('is not a valid X.509 certificate'));
+  const current = all.certificates.filter((c) => Date.parse(c.validFrom) <= nowMs && Date.parse(c.validTo) >= nowMs);
+  if (current.length === 0) {
+    const n = all.certificates.length;
+    const first = all.certificates[0] as X509Certificate;
+    return {
+      certificates: all.certificates,
+      problems: [...parseProblems, `holds no CA certificate valid now (${n === 1 ? 'its one certificate' : `all ${n}`}, e.g. ${oneLine(first.subject)}, valid ${new Date(Date.parse(first.validFrom)).toISOString()} to ${new Date(Date.parse(first.validTo)).toISOString()}); give the CA's current certificate`],
+      warnings: [],
+    };
+  }
+  const latest = Math.max(...current.map((c) => Date.parse(c.validTo)));
+  const warnings = latest - nowMs < EXPIRY_WARNING_MS ? [`every CA certificate in it expires by ${new Date(latest).toISOString()}, within ${EXPIRY_WARNING_DAYS} days; add the CA's next certificate before then`] : [];
+  return { certificates: current, problems: parseProblems, warnings };
+}
+
 export interface PrivateKeyCheck {
   key: KeyObject | undefined;
   problem: string | undefined;

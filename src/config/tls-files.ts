@@ -9,7 +9,7 @@ import { ConfigError, type ListenerTlsConfig, type TlsClientConfig } from './con
 import { readConfigFile } from './config-files.ts';
 import { ConfigIssueCode, ConfigWarningCode, type ConfigIssue, type ConfigWarning } from './config-issues.ts';
 import { join } from './config-checker.ts';
-import { checkCertificates, checkPrivateKey, keyMatchesCertificate, type CertificateChain } from './pem-checks.ts';
+import { checkCaCertificates, checkCertificates, checkPrivateKey, keyMatchesCertificate, type CertificateChain } from './pem-checks.ts';
 
 /** PEM files are small; a chain of a dozen certificates is some 20 kB. */
 const MAX_PEM_BYTES = 1024 * 1024;
@@ -73,9 +73,9 @@ function read(r: Reader, at: string, file: string): Buffer | undefined {
 function caCertificates(r: Reader, at: string, file: string): Buffer | undefined {
   const bytes = read(r, at, file);
   if (bytes === undefined) return undefined;
-  const chain = checkCertificates(bytes, r.nowMs);
+  const chain = checkCaCertificates(bytes, r.nowMs);
   addChain(r, at, chain);
-  return chain.certificates.length > 0 ? bytes : undefined;
+  return chain.certificates.length > 0 && chain.problems.length === 0 ? bytes : undefined;
 }
 
 /** A certificate file and its key: both read, parsed and matched. */

@@ -23,6 +23,7 @@ import type { Socket } from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { ClientTlsMaterial } from '../config/tls-files.ts';
+import { ProxyErrorCode, ProxyTunnelError } from './proxy-tunnel.ts';
 import { badUpstreamResponseError } from './upstream-errors.ts';
 import { ConnectObservation, upstreamBody, type UpstreamRequest, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from './transport.ts';
 
@@ -121,7 +122,7 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Upstrea
     } else {
       req = http.request({ ...options, agent: httpAgent });
     }
-    return { response: exchange(req, request, route.secure), connect: ConnectObservation.Observed };
+    return { response: exchange(req, request, route), connect: ConnectObservation.Observed };
   }
 
   return { name: 'node', send };
@@ -136,6 +137,8 @@ interface Route {
   path: string;
   /** Headers a proxied plain-http request adds. */
   headers: Readonly<Record<string, string>>;
+  /** A plain-http request sent to the proxy in absolute form: `host:port` of the proxy, else undefined. */
+  viaProxy: string | undefined;
 }
 
 function routeOf(url: string, proxy: ProxyHook | null): Route {
@@ -146,10 +149,10 @@ function routeOf(url: string, proxy: ProxyHook | null): Route {
     // the Host the upstream's, never the proxy's.
     const headers: Record<string, string> = { host: target.host };
     if (proxy.authorization !== undefined) headers['proxy-authorization'] = proxy.authorization;
-    return { url, secure, host: bare(proxy.url.hostname), port: portOf(proxy.url, 80), path: target.href, headers };
+    return { url, secure, host: bare(proxy.url.hostname), port: portOf(proxy.url, 80), path: target.href, headers, viaProxy: proxy.url.host };
   }
   // An https target behind a proxy connects through the agent's tunnel (above).
-  return { url, secure, host: bare(target.hostname), port: portOf(target, secure ? 443 : 80), path: `${target.pathname}${target.search}`, headers: {} };
+  return { url, secure, host: bare(target.hostname), port: portOf(target, secure ? 443 : 80), path: `${target.pathname}${target.search}`, headers: {}, viaProxy: undefined };
 }
 
 /** An IPv6 literal without its URL brackets, as node:net wants it. */
@@ -161,8 +164,11 @@ function portOf(url: URL, fallback: number): number {
   return url.port === '' ? fallback : Number(url.port);
 }
 
-function exchange(req: http.ClientRequest, request: UpstreamRequest, secure: boolean): Promise<UpstreamResponse> {
+function exchange(req: http.ClientRequest, request: UpstreamRequest, route: Route): Promise<UpstreamResponse> {
   const { signal } = request;
+  const { secure, viaProxy } = route;
+  /** For a request in absolute form: whether the TCP connection to the proxy was made. */
+  let proxyConnected = false;
   return new Promise<UpstreamResponse>((resolve, reject) => {
     let res: http.IncomingMessage | undefined;
     const onAbort = (): void => {
@@ -178,15 +184,35 @@ function exchange(req: http.ClientRequest, request: UpstreamRequest, secure: boo
     }
     req.on('error', (error) => {
       release();
+      // Plain http through a proxy: failing to reach the proxy is the proxy's failure, not the upstream's.
+      if (viaProxy !== undefined && !proxyConnected && !signal.aborted) {
+        reject(new ProxyTunnelError(ProxyErrorCode.Unreachable, `Could not connect to the proxy ${viaProxy}: ${(error as NodeJS.ErrnoException).code ?? error.message}. Check the proxy's address and that it is running.`, { cause: error }));
+        return;
+      }
       reject(error);
     });
     req.once('socket', (socket: Socket) => {
       // A pooled socket is ready; a new one is once TCP (and TLS) is up.
-      if (req.reusedSocket || (!secure && !socket.connecting)) request.onConnected();
-      else socket.once(secure ? 'secureConnect' : 'connect', request.onConnected);
+      if (req.reusedSocket || (!secure && !socket.connecting)) {
+        proxyConnected = true;
+        request.onConnected();
+      } else {
+        socket.once(secure ? 'secureConnect' : 'connect', () => {
+          proxyConnected = true;
+          request.onConnected();
+        });
+      }
     });
     req.once('response', (incoming: http.IncomingMessage) => {
       res = incoming;
+      if (viaProxy !== undefined && (incoming.statusCode === 407 || incoming.headers['proxy-authenticate'] !== undefined)) {
+        // The proxy's own refusal of an absolute-form request (RFC 9110, 15.5.8).
+        release();
+        incoming.destroy();
+        const status = incoming.statusCode ?? 0;
+        reject(new ProxyTunnelError(ProxyErrorCode.Refused, `The proxy ${viaProxy} refused the request with ${status}: check the credentials in http_proxy.`, { proxyStatus: status }));
+        return;
+      }
       const coding = incoming.headers['content-encoding'];
       if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
         release();

@@ -4,13 +4,14 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ConfigError, type ListenerTlsConfig, type TlsClientConfig } from '../../src/config/config.ts';
 import { checkClientTlsFiles, checkListenerTlsFiles, loadClientTls, loadListenerTls } from '../../src/config/tls-files.ts';
 import { createTestPki } from '../tls/test-pki.ts';
 
+const SYSTEM_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 const pki = createTestPki();
 const otherPki = createTestPki('Other Test CA');
 after(() => {
@@ -186,10 +187,17 @@ describe('each problem under its setting', () => {
     assert.deepEqual(listenerIssues({ certFile: expired.certFile, keyFile: expired.keyFile }), [
       bad('listen.tls.certFile', `certificate 1 of 1 (CN=expired.internal) expired on ${until}; renew it`),
     ]);
-    // In a chain, the certificate is named by its place and subject.
-    assert.deepEqual(clientIssues({ caFile: file('ca-bundle.pem', Buffer.concat([pki.ca, expired.cert])) }), [
-      bad('providers.up.tls.caFile', `certificate 2 of 2 (CN=expired.internal) expired on ${until}; renew it`),
+    // A CA file is a trust list: an expired CA beside a current one is skipped, as OpenSSL
+    // skips it (system bundles carry expired roots); only a file with no current CA is a problem.
+    assert.deepEqual(clientIssues({ caFile: file('ca-bundle.pem', Buffer.concat([pki.ca, expired.cert])) }), []);
+    const from = iso(new X509Certificate(expired.cert).validFrom);
+    assert.deepEqual(clientIssues({ caFile: file('ca-expired.pem', expired.cert) }), [
+      bad('providers.up.tls.caFile', `holds no CA certificate valid now (its one certificate, e.g. CN=expired.internal, valid ${from} to ${until}); give the CA's current certificate`),
     ]);
+  });
+
+  test('the system\'s CA bundle, expired roots and all, is a usable caFile', { skip: existsSync(SYSTEM_BUNDLE) ? false : `no ${SYSTEM_BUNDLE}` }, () => {
+    assert.deepEqual(clientIssues({ caFile: SYSTEM_BUNDLE }), []);
   });
 
   test('a certificate not valid yet (the clock, or a certificate issued ahead)', () => {
@@ -266,11 +274,14 @@ describe('certificates that expire soon: warnings, not problems', () => {
     assert.deepEqual(loadListenerTls(source, 'listen.tls', settings, {}).cert, shortLived.cert);
   });
 
-  test('in a CA file and in a chain, each certificate by its place', () => {
+  test('in a CA file: only when every current CA expires soon', () => {
     const bundle = file('soon-bundle.pem', Buffer.concat([pki.ca, shortLived.cert]));
-    assert.deepEqual(checkClientTlsFiles(source, 'state.redis.tls', clientTls({ caFile: bundle }), {}, Date.now()), {
+    assert.deepEqual(checkClientTlsFiles(source, 'state.redis.tls', clientTls({ caFile: bundle }), {}, Date.now()), { issues: [], warnings: [] });
+    const alone = file('soon-ca.pem', shortLived.cert);
+    const by = iso(new X509Certificate(shortLived.cert).validTo);
+    assert.deepEqual(checkClientTlsFiles(source, 'state.redis.tls', clientTls({ caFile: alone }), {}, Date.now()), {
       issues: [],
-      warnings: [soon('state.redis.tls.caFile', 'certificate 2 of 2', shortLived.cert)],
+      warnings: [{ code: 'certificate_expires_soon', path: 'state.redis.tls.caFile', message: `every CA certificate in it expires by ${by}, within 30 days; add the CA's next certificate before then` }],
     });
   });
 

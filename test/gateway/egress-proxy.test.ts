@@ -93,6 +93,28 @@ describe('the gateway behind a real egress proxy', { skip: tinyproxyMissing() },
     ]);
   });
 
+  test('plain http through a proxy: its 407 and its absence are the proxy\'s failures, not the upstream\'s', async () => {
+    const closed = http.createServer();
+    const closedPort = await listen(closed);
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const config = { providers: { up: { type: 'openai', baseUrl: `http://127.0.0.1:${plainPort}/v1`, retry: { maxAttempts: 3, baseDelayMs: 0 } } }, aliases: alias, auto: { default: 'service-up' } };
+    for (const [proxyUrl, detail] of [
+      [guarded.url, 'status_407'],
+      [`http://127.0.0.1:${closedPort}`, 'ERR_PROXY_UNREACHABLE'],
+    ] as const) {
+      const gw = await startGateway({ env: { http_proxy: proxyUrl }, configValue: config });
+      gateways.push(gw);
+      const res = await postChat(gw, chat);
+      assert.equal(res.status, 502);
+      const body = (await res.json()) as { error: { code: string } };
+      assert.equal(body.error.code, 'upstream_proxy_failed');
+      const failed = gw.logs.filter((l) => l['msg'] === 'upstream failed');
+      // Once: a proxy failure is not retried on the same target.
+      assert.deepEqual(failed.map((l) => [l['cause'], l['detail']]), [['proxy', detail]]);
+      assert.deepEqual(seen.splice(0), []);
+    }
+  });
+
   test('a proxy that refuses (407): one CONNECT, 502 upstream_proxy_failed, the cause logged as proxy status_407', async () => {
     const gw = await startGateway({
       env: { HTTPS_PROXY: guarded.url },
@@ -128,7 +150,8 @@ describe('the gateway behind a real egress proxy', { skip: tinyproxyMissing() },
     const res = await postChat(gw, chat);
     assert.equal(res.status, 200);
     assert.deepEqual(seen.splice(0), [`POST /v1/chat/completions localhost:${securePort}`]);
-    // The credentials never reach a log line.
+    // The credentials never reach a log line, neither as written nor as the Basic value.
     assert.doesNotMatch(JSON.stringify(gw.logs), /right@|gw:right/);
+    assert.doesNotMatch(JSON.stringify(gw.logs), new RegExp(Buffer.from('gw:right').toString('base64')));
   });
 });
