@@ -44,7 +44,7 @@ export function proxyIssues(config: GatewayConfig, env: NodeJS.ProcessEnv): Conf
   return resolve(config, env, false).issues;
 }
 
-function resolve(config: GatewayConfig, env: NodeJS.ProcessEnv, readTls: boolean): { connections: Map<string, ProviderConnection>; issues: ConfigIssue[] } {
+function resolve(config: GatewayConfig, env: NodeJS.ProcessEnv, readTls: boolean, execArgv: readonly string[] = process.execArgv): { connections: Map<string, ProviderConnection>; issues: ConfigIssue[] } {
   const connections = new Map<string, ProviderConnection>();
   const issues: ConfigIssue[] = [];
   const collect = (err: unknown): void => {
@@ -84,17 +84,41 @@ function resolve(config: GatewayConfig, env: NodeJS.ProcessEnv, readTls: boolean
     const transport = provider.transport ?? (fromEnvironment ? 'node' : 'fetch');
     connections.set(name, { transport, transportForProxy: provider.transport === null && transport === 'node', tls, proxy });
   }
-  const usesFetch = [...connections.values()].some((c) => c.transport === 'fetch');
+  if ([...connections.values()].some((c) => c.transport === 'fetch')) issues.push(...fetchOverrides(env, execArgv));
+  return { connections, issues };
+}
+
+/**
+ * Process-wide switches that change the built-in fetch behind the gateway's
+ * back, refused while a provider uses fetch (the node transport sets its own
+ * options and is not affected): Node's own proxy handling (NODE_USE_ENV_PROXY,
+ * --use-env-proxy), which bypasses "proxy": "none" and curl's NO_PROXY rules
+ * and on Node 22 and 24 retries a refused CONNECT in a tight loop; and
+ * NODE_TLS_REJECT_UNAUTHORIZED=0, which turns off certificate checks.
+ */
+function fetchOverrides(env: NodeJS.ProcessEnv, execArgv: readonly string[]): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const flags = [...execArgv, ...(env['NODE_OPTIONS'] ?? '').split(/\s+/)];
   const envProxy = env[NODE_ENV_PROXY];
-  if (usesFetch && envProxy !== undefined && envProxy !== '' && envProxy !== '0') {
+  const proxyBy =
+    envProxy !== undefined && envProxy !== '' && envProxy !== '0' ? `${NODE_ENV_PROXY} (environment variable)` : flags.some((f) => f === '--use-env-proxy') ? '--use-env-proxy (node option)' : undefined;
+  if (proxyBy !== undefined) {
     issues.push({
       code: 'conflict',
-      path: `${NODE_ENV_PROXY} (environment variable)`,
+      path: proxyBy,
       message:
-        'makes Node\'s built-in fetch apply the proxy variables by itself, process-wide, around the gateway\'s own rules ("proxy": "none", NO_PROXY as curl reads it; on Node 22 and 24 it also retries a refused CONNECT in a tight loop): unset it; the gateway applies HTTPS_PROXY, http_proxy and NO_PROXY itself',
+        'makes Node\'s built-in fetch apply the proxy variables by itself, process-wide, around the gateway\'s own rules ("proxy": "none", NO_PROXY as curl reads it; on Node 22 and 24 it also retries a refused CONNECT in a tight loop): remove it; the gateway applies HTTPS_PROXY, http_proxy and NO_PROXY itself',
     });
   }
-  return { connections, issues };
+  if (env['NODE_TLS_REJECT_UNAUTHORIZED'] === '0') {
+    issues.push({
+      code: 'conflict',
+      path: 'NODE_TLS_REJECT_UNAUTHORIZED (environment variable)',
+      message:
+        'is "0", which turns off certificate checks for the built-in fetch: any server could pose as the upstream and read the prompts and the upstream key. Unset it; for a private CA give the provider "transport": "node" and "tls": {"caFile": ...}',
+    });
+  }
+  return issues;
 }
 
 /** Whether the start log should say how this provider connects: a proxy, a NO_PROXY exemption, a note, or a transport chosen for the proxy. */

@@ -70,6 +70,8 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Upstrea
   const httpAgent = new http.Agent(proxy === null ? { keepAlive: true, timeout: idleSocketMs } : { keepAlive: false });
   const httpsAgent = new https.Agent({
     keepAlive: true,
+    // Explicit, so that NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment never turns the checks off.
+    rejectUnauthorized: true,
     timeout: idleSocketMs,
     ...(material?.ca === undefined ? {} : { ca: material.ca }),
     ...(material?.cert === undefined ? {} : { cert: material.cert }),

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createTestPki, type TestPki } from '../tls/test-pki.ts';
 import { startTinyproxy, tinyproxyMissing, type TinyproxyHandle } from '../upstream/tinyproxy.ts';
@@ -112,6 +112,30 @@ describe('the gateway behind a real egress proxy', { skip: tinyproxyMissing() },
       // Once: a proxy failure is not retried on the same target.
       assert.deepEqual(failed.map((l) => [l['cause'], l['detail']]), [['proxy', detail]]);
       assert.deepEqual(seen.splice(0), []);
+    }
+  });
+
+  test('a proxy that accepts and never answers CONNECT: upstream_proxy_failed ERR_PROXY_TIMEOUT after connectTimeoutMs', async () => {
+    const silent = net.createServer(() => undefined);
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    try {
+      const gw = await startGateway({
+        env: { HTTPS_PROXY: `http://127.0.0.1:${(silent.address() as AddressInfo).port}` },
+        configValue: {
+          providers: { up: { type: 'openai', baseUrl: `https://localhost:${securePort}/v1`, transport: 'node', tls: { caFile: pki.caFile }, connectTimeoutMs: 300, retry: { maxAttempts: 1 } } },
+          aliases: alias,
+          auto: { default: 'service-up' },
+        },
+      });
+      gateways.push(gw);
+      const res = await postChat(gw, chat);
+      assert.equal(res.status, 502);
+      assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'upstream_proxy_failed');
+      const failed = gw.logs.find((l) => l['msg'] === 'upstream failed');
+      assert.deepEqual(failed === undefined ? undefined : [failed['cause'], failed['detail']], ['proxy', 'ERR_PROXY_TIMEOUT']);
+    } finally {
+      silent.close();
     }
   });
 

@@ -92,11 +92,28 @@ test('NODE_USE_ENV_PROXY with a provider on fetch is refused: fetch would apply 
     (error: unknown) => {
       assert.ok(error instanceof ConfigError);
       assert.deepEqual(error.issues.map((i) => [i.code, i.path]), [['conflict', 'NODE_USE_ENV_PROXY (environment variable)']]);
-      assert.match(error.message, /unset it; the gateway applies HTTPS_PROXY, http_proxy and NO_PROXY itself/);
+      assert.match(error.message, /remove it; the gateway applies HTTPS_PROXY, http_proxy and NO_PROXY itself/);
       return true;
     },
   );
   // Set to 0, or with every provider on node, it changes nothing the gateway relies on.
   assert.equal(resolveProviderConnections(config({ up: https() }), { NODE_USE_ENV_PROXY: '0' }).get('up')?.transport, 'fetch');
   assert.equal(resolveProviderConnections(config({ up: https({ transport: 'node' }) }), { NODE_USE_ENV_PROXY: '1' }).get('up')?.transport, 'node');
+});
+
+test('--use-env-proxy (NODE_OPTIONS or the process\'s own flags) and NODE_TLS_REJECT_UNAUTHORIZED=0 are refused beside a provider on fetch', () => {
+  const paths = (env: NodeJS.ProcessEnv) => {
+    try {
+      resolveProviderConnections(config({ up: https() }), env);
+      return [];
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      return error.issues.map((i) => i.path);
+    }
+  };
+  assert.deepEqual(paths({ NODE_OPTIONS: '--max-old-space-size=512 --use-env-proxy' }), ['--use-env-proxy (node option)']);
+  assert.deepEqual(paths({ NODE_TLS_REJECT_UNAUTHORIZED: '0' }), ['NODE_TLS_REJECT_UNAUTHORIZED (environment variable)']);
+  assert.deepEqual(paths({ NODE_TLS_REJECT_UNAUTHORIZED: '1', NODE_OPTIONS: '--enable-source-maps' }), []);
+  // The node transport sets its own options: neither changes it.
+  assert.equal(resolveProviderConnections(config({ up: https({ transport: 'node' }) }), { NODE_TLS_REJECT_UNAUTHORIZED: '0', NODE_OPTIONS: '--use-env-proxy' }).get('up')?.transport, 'node');
 });
