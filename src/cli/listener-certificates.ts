@@ -9,6 +9,7 @@ import { X509Certificate } from 'node:crypto';
 import { ConfigError, type GatewayConfig, type ListenerTlsConfig } from '../config/config.ts';
 import type { ConfigIssue } from '../config/config-issues.ts';
 import { loadListenerTls, type ListenerTlsMaterial } from '../config/tls-files.ts';
+import { EXPIRY_WARNING_DAYS } from '../config/pem-checks.ts';
 import type { Logger } from '../log/logger.ts';
 
 export type ListenerSetting = 'listen.tls' | 'admin.tls';
@@ -52,7 +53,10 @@ export function loadListenerCertificates(config: GatewayConfig, env: NodeJS.Proc
       return listeners.find((l) => l.at === 'admin.tls')?.material;
     },
     logServed(logger) {
-      for (const l of listeners) logger.info('TLS certificate', { listener: l.at, clientAuth: l.tls.clientAuth, ...describe(l.material) });
+      for (const l of listeners) {
+        logger.info('TLS certificate', { listener: l.at, clientAuth: l.tls.clientAuth, ...describe(l.material) });
+        warnIfExpiring(logger, l, Date.now());
+      }
     },
     prepareReload(now = Date.now()) {
       const next = readAll(source, sections, env, now);
@@ -61,6 +65,7 @@ export function loadListenerCertificates(config: GatewayConfig, env: NodeJS.Proc
           for (const l of next) {
             apply(l.at, l.material);
             logger.info('TLS certificate reloaded', { listener: l.at, ...describe(l.material) });
+            warnIfExpiring(logger, l, Date.now());
           }
           listeners = next;
         },
@@ -82,6 +87,13 @@ function readAll(source: string | null, sections: ReadonlyArray<{ at: ListenerSe
   }
   if (issues.length > 0) throw new ConfigError(source, issues);
   return read;
+}
+
+/** The served certificate near its end: the same 30 days check-config warns about, said at start and on each reload. */
+function warnIfExpiring(logger: Logger, l: TlsListener, nowMs: number): void {
+  const validTo = Date.parse(new X509Certificate(l.material.cert).validTo);
+  if (validTo - nowMs >= EXPIRY_WARNING_DAYS * 86_400_000) return;
+  logger.warn('TLS certificate expires soon', { listener: l.at, expires: new Date(validTo).toISOString(), withinDays: EXPIRY_WARNING_DAYS });
 }
 
 /** The served certificate (the chain's first), as an operator checks it against the file. */

@@ -4,7 +4,7 @@
 // and a relative path is relative to the config file (the working directory
 // for the embedded default). Read with a size bound; each failure is a
 // ConfigError naming the setting and the resolved path.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from './config.ts';
 import type { ConfigIssueCode } from './config-issues.ts';
@@ -28,7 +28,7 @@ export function readConfigFile(source: string | null, at: string, file: string, 
   } catch (err) {
     const errno = (err as NodeJS.ErrnoException).code;
     const why =
-      errno === 'ENOENT' ? 'does not exist' : errno === 'EACCES' ? 'cannot be read (permission denied)' : errno === 'EISDIR' ? 'is a directory' : `cannot be read (${errno ?? 'error'})`;
+      errno === 'ENOENT' ? 'does not exist' : errno === 'EACCES' ? 'cannot be read (permission denied)' : errno === 'EISDIR' ? 'is a directory' : errno === 'ENOTREGULAR' ? 'is a named pipe or socket, not a file' : `cannot be read (${errno ?? 'error'})`;
     throw new ConfigError(source, at, `${resolved} ${why}`, code);
   }
   if (bytes.length > maxBytes) throw new ConfigError(source, at, `${resolved} is larger than ${maxBytes} bytes`, code);
@@ -41,8 +41,12 @@ export function readConfigFile(source: string | null, at: string, file: string, 
  * `limit` bytes instead of all the memory there is.
  */
 function readAtMost(file: string, limit: number): Buffer {
-  const fd = openSync(file, 'r');
+  // Non-blocking: opening a named pipe would otherwise wait for a writer, and
+  // freeze a reload; such a path is refused once it is open.
+  const fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   try {
+    const stat = fstatSync(fd);
+    if (stat.isFIFO() || stat.isSocket()) throw Object.assign(new Error('not a regular file'), { code: 'ENOTREGULAR' });
     const buffer = Buffer.allocUnsafe(limit);
     let length = 0;
     while (length < limit) {

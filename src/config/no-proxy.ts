@@ -47,6 +47,9 @@ export function parseNoProxy(value: string): NoProxyList {
   const addresses = new BlockList();
   const ignored: { entry: string; reason: string }[] = [];
   let all = false;
+  if (value.length > MAX_NO_PROXY_CHARS) {
+    ignored.push({ entry: `${value.slice(MAX_NO_PROXY_CHARS, MAX_NO_PROXY_CHARS + 20)}...`, reason: `everything after the first ${MAX_NO_PROXY_CHARS} characters is not read` });
+  }
   for (const entry of value.slice(0, MAX_NO_PROXY_CHARS).split(SEPARATORS)) {
     if (entry === '') continue;
     if (entry === '*') {

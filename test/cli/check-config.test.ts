@@ -325,7 +325,7 @@ describe('check-config checks every TLS file', () => {
         'tls-bad.json: providers.up.apiKeyEnv: environment variable UP_KEY is not set or empty\n' +
         'tls-bad.json: providers.up.tls.caFile: certificate 1 of 1 is not a valid X.509 certificate\n' +
         'tls-bad.json: providers.up.tls.keyFile: holds an encrypted private key; give it unencrypted (protect the file by its permissions or a systemd credential)\n' +
-        `tls-bad.json: providers.soon.tls.caFile: warning: certificate 1 of 1 (CN=soon.internal) expires on ${validTo(soon.cert)}, within 30 days; renew it before then\n`,
+        `tls-bad.json: providers.soon.tls.caFile: warning: every CA certificate in it expires by ${validTo(soon.cert)}, within 30 days; add the CA's next certificate before then\n`,
     });
     // As data: each TLS problem with its code.
     const check = checkConfigFile(file, { env: {}, cwd: tmp, credentials: true });

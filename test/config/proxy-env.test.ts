@@ -199,3 +199,12 @@ test('docs/config.md quotes the error a socks proxy in HTTPS_PROXY gives, word f
   assert.ok(quoted !== undefined, 'the "Egress proxy" section shows the error');
   assert.throws(() => resolveProxy(HTTPS, { HTTPS_PROXY: 'socks5://proxy:1080' }, null), { message: quoted.slice(prefix.length) });
 });
+
+test('a NO_PROXY longer than the bound: the part not read is said in a note, never dropped silently', () => {
+  const long = `${'a.example,'.repeat(7000)}internal.example`;
+  const { route, notes } = resolveProxy(new URL('https://internal.example/v1'), { HTTPS_PROXY: 'http://p:3128', NO_PROXY: long }, null);
+  // The entry past the bound is not read: the upstream goes through the proxy, and the note says why.
+  assert.equal(route?.url.host, 'p:3128');
+  assert.equal(notes.length, 1);
+  assert.match(notes[0] as string, /^NO_PROXY entry ".{20}\.\.\." never matches: everything after the first 65536 characters is not read$/);
+});

@@ -250,6 +250,13 @@ describe('each problem under its setting', () => {
     assert.deepEqual(clientIssues({ caFile: '/dev/zero' }), [bad('providers.up.tls.caFile', '/dev/zero is larger than 1048576 bytes')]);
   });
 
+  // Opening a named pipe waits for a writer: a reload naming one froze the gateway.
+  test('a named pipe is refused at once, not waited on', () => {
+    const fifo = path.join(dir, 'ca.fifo');
+    execFileSync('mkfifo', [fifo]);
+    assert.deepEqual(clientIssues({ caFile: fifo }), [bad('providers.up.tls.caFile', `${fifo} is a named pipe or socket, not a file`)]);
+  });
+
   test('a certificate from another CA is not a file problem (the handshake decides)', () => {
     const foreign = otherPki.client('foreign', 'gateway-2');
     assert.deepEqual(clientIssues({ caFile: pki.caFile, certFile: foreign.certFile, keyFile: foreign.keyFile }), []);
