@@ -134,13 +134,14 @@ function mean(values: Float64Array): number {
 const BEFORE_AFTER_HEADERS = ['mode', 'conc', 'req/s', 'mean ms', 'p50 ms', 'p99 ms', 'TTFB p50', 'TTFB p99', 'CPU µs/req'];
 const LEFT_BEFORE_AFTER = new Set([0]);
 
-/** Each figure of the gateway divided by the same figure of the baseline, one
+/** Each figure of the gateway (`against`: the gateway target on the same
+ * transport as the baseline) divided by the same figure of the baseline, one
  * row per (mode, concurrency): before/after of a change in one run. Empty
  * when no baseline was measured. */
-export function formatBeforeAfter(cells: readonly CellResult[]): string {
+export function formatBeforeAfter(cells: readonly CellResult[], against: 'gateway' | 'gateway-node' = 'gateway'): string {
   const rows: string[][] = [];
   for (const after of cells) {
-    if (after.target !== 'gateway') continue;
+    if (after.target !== against) continue;
     const before = find(cells, BASELINE, after.mode, after.concurrency);
     if (before === undefined) continue;
     const stream = after.mode === Mode.Stream;
@@ -159,7 +160,7 @@ export function formatBeforeAfter(cells: readonly CellResult[]): string {
   }
   if (rows.length === 0) return '';
   return [
-    'Before/after: gateway / baseline, same cells (req/s above 1.00 is faster; latency, TTFB and CPU below 1.00 are better).',
+    `Before/after: ${against} / baseline, same cells (req/s above 1.00 is faster; latency, TTFB and CPU below 1.00 are better).`,
     '',
     renderTable(BEFORE_AFTER_HEADERS, rows, LEFT_BEFORE_AFTER),
     '',

@@ -36,7 +36,9 @@
 //        per gateway for the memory table;
 //      BENCH_BASELINE (default none) path of another build's compiled CLI,
 //        e.g. /tmp/old/dist/src/cli/main.js: adds the `baseline` target and
-//        the before/after table (gateway / baseline).
+//        the before/after table (gateway / baseline);
+//      BENCH_BASELINE_TRANSPORT (fetch or node, default fetch) the baseline's
+//        upstream transport; with node the table is gateway-node / baseline.
 
 import { Buffer } from 'node:buffer';
 import { execFileSync } from 'node:child_process';
@@ -104,6 +106,13 @@ function baselineCli(): URL | undefined {
   }
   if (!isFile) throw new BenchEnvError(`BENCH_BASELINE=${raw}: ${file} is not a file; ${hint}`);
   return pathToFileURL(file);
+}
+
+/** BENCH_BASELINE_TRANSPORT: the baseline's upstream transport (fetch by default). */
+function baselineTransport(): 'fetch' | 'node' {
+  const raw = process.env['BENCH_BASELINE_TRANSPORT'] ?? '';
+  if (raw === '' || raw === 'fetch' || raw === 'node') return raw === 'node' ? 'node' : 'fetch';
+  throw new BenchEnvError(`BENCH_BASELINE_TRANSPORT=${raw}: must be fetch or node`);
 }
 
 /** Requests per cell at BENCH_SCALE=1 (about a minute in all on 2 cores). */
@@ -185,7 +194,8 @@ async function startGatewayTarget(name: GatewayName, cli: URL, dir: string, upst
   mkdirSync(own);
   const sinkName = name === 'gateway' ? 'log-sink' : `${name} log-sink`;
   const sink = await forkBenchServer(sinkName, sibling('gateway-log-sink'), [], 'pipe');
-  const configPath = writeGatewayConfig(own, upstreamOrigin, name === 'gateway-node' ? 'node' : 'fetch');
+  const transport = name === 'gateway-node' ? 'node' : name === BASELINE ? baselineTransport() : 'fetch';
+  const configPath = writeGatewayConfig(own, upstreamOrigin, transport);
   const key = createKey(cli, configPath);
   const sinkStdin = sink.child.stdin;
   if (sinkStdin === null) throw new Error(`the ${sinkName} has no stdin pipe`);
@@ -239,6 +249,7 @@ function describeMachine(): string {
 async function main(): Promise<number> {
   const started = performance.now();
   const baselineMain = baselineCli();
+  baselineTransport();
   console.log('# Gateway benchmark');
   console.log(describeMachine());
   const baselineNote = baselineMain === undefined ? '' : `; baseline: ${fileURLToPath(baselineMain)}`;
@@ -359,7 +370,7 @@ async function main(): Promise<number> {
     for (const c of failed) console.log(`ERRORS ${c.target} ${c.mode} c${c.concurrency}: ${c.errors} (first: ${c.firstError})`);
     const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
     console.log(`Run took ${((performance.now() - started) / 1000).toFixed(1)} s; load average now ${load}.`);
-    const beforeAfter = formatBeforeAfter(cells);
+    const beforeAfter = formatBeforeAfter(cells, baselineTransport() === 'node' ? 'gateway-node' : 'gateway');
     if (beforeAfter !== '') console.log(`\n${beforeAfter}`);
     return failed.length > 0 || failedOpen.length > 0 ? 1 : 0;
   } finally {

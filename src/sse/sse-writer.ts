@@ -77,7 +77,10 @@ export function createSseWriter(res: ServerResponse): SseWriter {
   let flushScheduled = false;
   /** The socket holdSocket() corked this turn; uncorked at the end of the turn. */
   let heldSocket: Socket | null = null;
-  const gone = new AbortController();
+  /** Callers held in waitForDrain(), told when the stream fails or ends. A
+   * plain set, made on first use: most streams never wait for 'drain', and an
+   * AbortController per stream costs a signal and an event target for nothing. */
+  let drainWaiters: Set<() => void> | null = null;
 
   function onClose(): void {
     // The 'error' listener stays: a write after the end is reported through
@@ -93,10 +96,18 @@ export function createSseWriter(res: ServerResponse): SseWriter {
   }
 
   function markGone(error: SseWriteError): void {
-    if (failure !== undefined) return;
+    // After end() nothing can go wrong any more: the stream is over.
+    if (failure !== undefined || state === State.Ended) return;
     failure = error;
     state = State.Gone;
-    gone.abort(error);
+    wakeDrainWaiters();
+  }
+
+  function wakeDrainWaiters(): void {
+    const waiters = drainWaiters;
+    if (waiters === null) return;
+    drainWaiters = null;
+    for (const wake of waiters) wake();
   }
 
   res.on('close', onClose);
@@ -214,14 +225,14 @@ export function createSseWriter(res: ServerResponse): SseWriter {
     return new Promise<void>((resolve, reject) => {
       const settle = (error: SseWriteError | undefined): void => {
         res.off('drain', onDrain);
-        gone.signal.removeEventListener('abort', onGone);
+        drainWaiters?.delete(onGone);
         if (error === undefined) resolve();
         else reject(error);
       };
       const onDrain = (): void => settle(undefined);
       const onGone = (): void => settle(failure);
       res.on('drain', onDrain);
-      gone.signal.addEventListener('abort', onGone, { once: true });
+      (drainWaiters ??= new Set()).add(onGone);
     });
   }
 
@@ -247,10 +258,12 @@ export function createSseWriter(res: ServerResponse): SseWriter {
     state = State.Ended;
     // A caller still waiting for 'drain' learns the stream ended: no 'drain'
     // follows end(), and on Node 20 the queued writes' callbacks never run
-    // when the socket is then destroyed.
-    if (failure === undefined) {
+    // when the socket is then destroyed. The error is made only for such a
+    // caller: an Error (its stack) per cleanly ended stream was a measurable
+    // part of a stream's CPU. A later data() rejects with its own (write()).
+    if (failure === undefined && drainWaiters !== null) {
       failure = new SseWriteError('sse_ended', 'The event stream has ended.');
-      gone.abort(failure);
+      wakeDrainWaiters();
     }
     // Before start() nothing was sent: the caller's error boundary still owns
     // the response.

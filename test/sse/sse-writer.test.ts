@@ -217,6 +217,38 @@ describe('createSseWriter on a real server', () => {
     await assert.rejects(outcome, withCode('sse_client_gone'));
   });
 
+  test('end() while data() waits for drain rejects that data() with sse_ended', async () => {
+    const payload = 'z'.repeat(64 * 1024);
+    let outcome: Promise<unknown> = Promise.resolve();
+    let ended: () => void = () => {};
+    const hasEnded = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    handler = (_req, res) => {
+      const sse = createSseWriter(res);
+      sse.start();
+      outcome = (async () => {
+        for (let i = 0; i < 1000; i++) {
+          const write = sse.data(payload);
+          if (res.writableNeedDrain) {
+            // The waiter is registered: ending now must wake it (no 'drain' follows end()).
+            sse.end();
+            ended();
+          }
+          await write;
+        }
+      })();
+      // It may reject before the client side is even set up: asserted below.
+      outcome.catch(() => undefined);
+    };
+    const res = await request();
+    res.pause();
+    await hasEnded;
+    assert.equal(await settlesWithin(outcome, 2000), true, 'data() settled when the stream ended');
+    await assert.rejects(outcome, withCode('sse_ended'));
+    res.destroy();
+  });
+
   test('writing after the client left rejects at once with sse_client_gone', async () => {
     let result: Promise<unknown> = Promise.resolve();
     let handled: () => void = () => {};
