@@ -19,11 +19,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Server } from 'node:http';
-import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
+import { ApiError, InvalidRequestError, MethodNotAllowedError, RouteNotFoundError } from '../errors/api-error.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { parseCookies, serializeCookie } from '../http/cookies.ts';
 import { sendJson } from '../http/respond.ts';
-import { createRouter } from '../http/router.ts';
+import { createRouter, type Router } from '../http/router.ts';
 import { createHttpShell, type HttpShell } from '../http/server.ts';
 import { type RequestContext, type RouteHandler } from '../http/request-context.ts';
 import type { ServerLimits } from '../config/config.ts';
@@ -45,8 +45,12 @@ export const DASHBOARD_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/** Sent with every admin answer: nothing here may be framed, sniffed, cached or leaked by referrer. */
-const SECURITY_HEADERS: Record<string, string> = {
+/**
+ * Sent with every admin answer (the listener's shell sets them on each
+ * response, refusals and errors included): nothing here may be framed,
+ * sniffed, cached or leaked by referrer.
+ */
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
@@ -192,16 +196,15 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     }
   };
 
-  /** Every admin route: the host check and the security headers, errors included. */
-  const withHeaders = (handler: RouteHandler): RouteHandler => async (ctx) => {
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) ctx.res.setHeader(name, value);
+  /** Every admin route begins with the host check (the security headers are the shell's). */
+  const withHostCheck = (handler: RouteHandler): RouteHandler => async (ctx) => {
     checkHost(ctx);
     await handler(ctx);
   };
 
   /** A handler for logged-in sessions; state-changing methods also need the CSRF token. */
   const authed = (handler: RouteHandler, method: string): RouteHandler =>
-    withHeaders(async (ctx) => {
+    withHostCheck(async (ctx) => {
       const credentials = await readAdminCredentials(dataDir);
       const session = requireSession(ctx, credentials);
       if (method !== 'GET') requireCsrf(ctx, session);
@@ -254,7 +257,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     return run;
   };
 
-  router.add('POST', '/api/login', withHeaders(async (ctx) => {
+  router.add('POST', '/api/login', withHostCheck(async (ctx) => {
     checkOrigin(ctx);
     const client = ctx.req.socket.remoteAddress ?? 'unknown';
     const password = await readPassword(ctx);
@@ -269,13 +272,13 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     sendJson(ctx.res, 200, sessionBody(created, credentials === null));
   }));
 
-  router.add('GET', '/api/session', withHeaders(async (ctx) => {
+  router.add('GET', '/api/session', withHostCheck(async (ctx) => {
     const credentials = await readAdminCredentials(dataDir);
     const session = requireSession(ctx, credentials);
     sendJson(ctx.res, 200, sessionBody(session, credentials === null));
   }));
 
-  router.add('POST', '/api/logout', withHeaders(async (ctx) => {
+  router.add('POST', '/api/logout', withHostCheck(async (ctx) => {
     checkOrigin(ctx);
     const id = sessionIdOf(ctx);
     const session = id === undefined ? null : sessions.get(id);
@@ -290,7 +293,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
 
   // Only while no password exists (after a bootstrap login). Changing a set
   // password is `portcullis admin set-password`, on the machine itself.
-  router.add('POST', '/api/password', withHeaders(async (ctx) => {
+  router.add('POST', '/api/password', withHostCheck(async (ctx) => {
     const credentials = await readAdminCredentials(dataDir);
     const session = requireSession(ctx, credentials);
     requireCsrf(ctx, session);
@@ -314,23 +317,49 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
 
   for (const [method, route, handler] of createAdminApi(options)) router.add(method, route, authed(handler, method));
 
-  const page: RouteHandler = withHeaders(async (ctx) => {
+  const page: RouteHandler = withHostCheck(async (ctx) => {
     const index = assets.get('index.html');
     if (index === undefined) throw new ApiError('dashboard_not_built');
     ctx.res.writeHead(200, { 'content-type': index.type, 'content-length': index.body.length, 'content-security-policy': DASHBOARD_CSP });
     ctx.res.end(ctx.req.method === 'HEAD' ? undefined : index.body);
   });
   router.add('GET', '/', page);
-  router.add('GET', '/assets/:name', withHeaders(async (ctx) => {
+  router.add('GET', '/assets/:name', withHostCheck(async (ctx) => {
     const name = ctx.path.slice('/assets/'.length);
     const asset = name === 'index.html' ? undefined : assets.get(name);
     if (asset === undefined) throw new ApiError('unknown_url', `No dashboard asset ${name}.`, { type: 'not_found_error' });
-    ctx.res.writeHead(200, { 'content-type': asset.type, 'content-length': asset.body.length, 'cache-control': 'no-cache', 'content-security-policy': DASHBOARD_CSP });
+    ctx.res.writeHead(200, { 'content-type': asset.type, 'content-length': asset.body.length, 'content-security-policy': DASHBOARD_CSP });
     ctx.res.end(ctx.req.method === 'HEAD' ? undefined : asset.body);
   }));
 
-  for (const [method, route, handler] of options.extraRoutes ?? []) router.add(method, route, withHeaders(handler));
+  for (const [method, route, handler] of options.extraRoutes ?? []) router.add(method, route, withHostCheck(handler));
 
-  const shell = createHttpShell({ router, limits: options.limits, logger, ...(options.tls === undefined ? {} : { tls: options.tls }) });
+  /**
+   * The router the shell sees: a path or a method this listener does not
+   * serve is refused after the same host check as every route, so a page
+   * on a foreign Host (DNS rebinding) cannot even learn which paths exist.
+   */
+  const shellRouter: Router<RouteHandler> = {
+    add: (method, route, handler) => router.add(method, route, handler),
+    match(method, route) {
+      const found = router.match(method, route);
+      if (found.kind === 'found') return found;
+      const refusal = found.kind === 'not_found' ? new RouteNotFoundError(method, route) : new MethodNotAllowedError(method, route, found.allow);
+      return {
+        kind: 'found',
+        handler: withHostCheck(async () => {
+          throw refusal;
+        }),
+      };
+    },
+  };
+
+  const shell = createHttpShell({
+    router: shellRouter,
+    limits: options.limits,
+    logger,
+    responseHeaders: SECURITY_HEADERS,
+    ...(options.tls === undefined ? {} : { tls: options.tls }),
+  });
   return { server: shell.server, shell, sessions };
 }

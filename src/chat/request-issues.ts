@@ -20,7 +20,7 @@
 // | array_above_max_length      | messages > 256, tools > 64, stop > 4                        |
 // | array_below_min_length      | messages = [], content = []                                 |
 import { InvalidRequestError } from '../errors/api-error.ts';
-import type { JsonValueKind } from '../json/parser.ts';
+import { renderJsonPath, type JsonValueKind } from '../json/parser.ts';
 
 export type IssuePath = readonly (string | number)[];
 
@@ -81,14 +81,7 @@ function echo(text: string): string {
  * itself. Segments are bounded so a megabyte-long unknown key is not echoed.
  */
 function renderPath(path: IssuePath): string | null {
-  if (path.length === 0) return null;
-  let out = '';
-  for (let i = 0; i < path.length; i++) {
-    const segment = path[i] as string | number;
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else out += i === 0 ? echo(segment) : `.${echo(segment)}`;
-  }
-  return out;
+  return path.length === 0 ? null : renderJsonPath(path);
 }
 
 function withArticle(kind: ReceivedKind): string {

@@ -2,7 +2,7 @@
 // PORTCULLIS_CONFIG), reads it, and falls back to the embedded default.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { JsonParseError, parseJson } from '../json/parser.ts';
+import { JsonParseError, parseJson, renderJsonPath } from '../json/parser.ts';
 import { ConfigError, type GatewayConfig } from './config.ts';
 import { parseConfig } from './config-parser.ts';
 import { ConfigIssueCode } from './config-issues.ts';
@@ -60,6 +60,9 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
   try {
     value = parseJson(bytes, { rejectDuplicateKeys: true });
   } catch (err) {
+    if (err instanceof JsonParseError && err.code === 'number_out_of_range' && err.path !== undefined && err.path.length > 0) {
+      throw new ConfigError(file, renderJsonPath(err.path), 'is a number beyond the largest double (1.7976931348623157e308)', ConfigIssueCode.InvalidValue);
+    }
     if (err instanceof JsonParseError) throw new ConfigError(file, '', `is not valid JSON: ${err.message}`, ConfigIssueCode.Unreadable);
     throw err;
   }

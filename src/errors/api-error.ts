@@ -87,11 +87,15 @@ export class AuthenticationError extends ApiError {
   }
 }
 
+/** Characters of an unknown path quoted in its 404 (the path is the client's, of any length). */
+const QUOTED_PATH_MAX = 200;
+
 /** 404 for an unknown route. */
 export class RouteNotFoundError extends ApiError {
   override name = 'RouteNotFoundError';
   constructor(method: string, path: string) {
-    super('unknown_url', `Unknown request URL: ${method} ${path}.`);
+    const quoted = path.length > QUOTED_PATH_MAX ? `${path.slice(0, QUOTED_PATH_MAX)}...` : path;
+    super('unknown_url', `Unknown request URL: ${method} ${quoted}.`);
   }
 }
 

@@ -4,7 +4,7 @@
 // without reading the rest of the body.
 import type { IncomingMessage } from 'node:http';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors/api-error.ts';
-import { createJsonParser, JsonParseError, type JsonLimits, type JsonObserver } from '../json/parser.ts';
+import { createJsonParser, JsonParseError, renderJsonPath, type JsonLimits, type JsonObserver } from '../json/parser.ts';
 
 interface JsonBodyOptions {
   maxBytes: number;
@@ -100,6 +100,18 @@ function toRequestError(err: unknown, maxBytes: number): unknown {
   }
   if (err.code === 'duplicate_key') {
     return new InvalidRequestError(`The request body repeats a key: ${err.message}`, null, 'duplicate_key');
+  }
+  if (err.code === 'number_out_of_range') {
+    // Worded as the validator words a value out of its range, and named by its path
+    // wherever it is (a tool's JSON schema included): JSON.parse would make it
+    // Infinity, which JSON.stringify forwards as null.
+    const param = err.path === undefined || err.path.length === 0 ? null : renderJsonPath(err.path);
+    return new InvalidRequestError(
+      `Invalid value for ${param === null ? 'the request body' : `'${param}'`}: the number is out of range. ` +
+        'A JSON number must be at most 1.7976931348623157e308 in magnitude.',
+      param,
+      'invalid_value',
+    );
   }
   return new InvalidRequestError(
     `We could not parse the JSON body of your request: ${err.message}`,

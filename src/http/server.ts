@@ -29,6 +29,15 @@ interface HttpServerOptions {
    * line has clientSubject and clientCertSha256 (null unless verified).
    */
   tls?: ListenerTlsMaterial;
+  /**
+   * Headers every answer of this listener carries (the admin listener's
+   * security headers). They are set when node makes the response, so the
+   * shell's own refusals, a handler's errors and the answers node writes
+   * without a request event (400 for a missing Host, 417) all have them; the
+   * raw answers to requests node cannot parse get them too. Handlers may
+   * still override one.
+   */
+  responseHeaders?: Readonly<Record<string, string>>;
 }
 
 /** Counts reported when a drain ends. */
@@ -93,11 +102,29 @@ class TimedResponse extends http.ServerResponse {
   }
 }
 
+/** The response class of a listener whose every answer carries `headers`. */
+function responseClass(headers: ReadonlyArray<readonly [string, string]>): typeof TimedResponse {
+  if (headers.length === 0) return TimedResponse;
+  return class ListenerResponse extends TimedResponse {
+    constructor(...args: ConstructorParameters<typeof TimedResponse>) {
+      super(...args);
+      for (const [name, value] of headers) this.setHeader(name, value);
+    }
+  };
+}
+
 export function createHttpShell(options: HttpServerOptions): HttpShell {
   const { router, limits, logger } = options;
+  const listenerHeaders = Object.entries(options.responseHeaders ?? {});
+  for (const [name, value] of listenerHeaders) {
+    // Checked once here: the raw answers below write them without node's checks.
+    http.validateHeaderName(name);
+    http.validateHeaderValue(name, value);
+  }
+  const rawListenerHeaders = listenerHeaders.map(([name, value]) => `${name}: ${value}\r\n`).join('');
   // Typed as a plain server for callers; every response it makes is a TimedResponse.
   const serverOptions = {
-    ServerResponse: TimedResponse,
+    ServerResponse: responseClass(listenerHeaders),
     maxHeaderSize: limits.maxHeaderBytes,
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
@@ -304,7 +331,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     const { status, body } = renderError(httpParseError(err.code, limits.maxHeaderBytes));
     socket.end(
       `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-        `${REQUEST_ID_HEADER}: ${generateRequestId()}\r\nconnection: close\r\n\r\n${body}`,
+        `${REQUEST_ID_HEADER}: ${generateRequestId()}\r\n${rawListenerHeaders}connection: close\r\n\r\n${body}`,
     );
   });
 

@@ -1,7 +1,8 @@
 // A streaming JSON parser over bytes, fed chunk by chunk as an HTTP body arrives.
-// It accepts exactly what JSON.parse accepts (RFC 8259) and builds the same value,
-// but it never needs the whole body in memory as a string, it stops at the first
-// byte past a limit, and an observer can reject a request from its first keys.
+// It accepts what JSON.parse accepts (RFC 8259; numbers out of range aside, see
+// below) and builds the same value, but it never needs the whole body in memory
+// as a string, it stops at the first byte past a limit, and an observer can
+// reject a request from its first keys.
 //
 // Design: a pure closure with named states and one switch in the byte loop. The
 // container stack lives in arrays, never on the JS call stack, so nesting depth is
@@ -18,10 +19,20 @@
 // A leading UTF-8 byte order mark is rejected (unexpected_byte at offset 0), as
 // JSON.parse rejects U+FEFF before a value: RFC 8259 section 8.1 forbids senders
 // from adding one, and no client this gateway serves sends one.
+//
+// One deliberate difference from JSON.parse: a number whose magnitude rounds
+// beyond the largest double (1e999, -1e400) fails as number_out_of_range, with
+// its path, where JSON.parse makes it Infinity. No JSON text can carry
+// Infinity back out (JSON.stringify writes null), so accepting one would turn
+// the sender's number into null, or into a limit without bound. RFC 8259
+// section 6 lets an implementation limit the range of numbers, and I-JSON
+// (RFC 7493 section 2.2) tells senders not to send numbers beyond a double
+// (its example is 1E400). Underflow (1e-999 is 0) and excess digits stay as
+// JSON.parse makes them: the value is as near as a double gets.
 
 import { Buffer } from 'node:buffer';
 import { Byte, HEX_VALUES, isDigit, isWhitespace, SHORT_ESCAPES, VALUE_KINDS } from './json-grammar.ts';
-import { resolveLimits, type JsonParser, type JsonParserOptions } from './json-options.ts';
+import { resolveLimits, type JsonParser, type JsonParserOptions, type JsonPath } from './json-options.ts';
 import { JsonParseError, describeByte, type JsonLimitName, type JsonParseErrorCode } from './json-parse-error.ts';
 import { numberFromBytes } from './number-value.ts';
 import { createShortStringCache, createStringAssembly, decodeStringBytes, SHORT_STRING_BYTES } from './string-assembly.ts';
@@ -29,7 +40,7 @@ import type { StringContentFault } from './string-content.ts';
 
 export { DEFAULT_JSON_LIMITS } from './json-options.ts';
 export type { JsonLimits, JsonObserver, JsonParser, JsonParserOptions, JsonPath, JsonValueKind } from './json-options.ts';
-export { JsonParseError } from './json-parse-error.ts';
+export { JsonParseError, renderJsonPath } from './json-parse-error.ts';
 export type { JsonLimitName, JsonParseErrorCode } from './json-parse-error.ts';
 
 const State = {
@@ -98,6 +109,10 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
   let topIsArray = false;
   // The key whose value comes next in the innermost object.
   let pendingKey = '';
+  // For each open container, where it sits in its parent: the key or index
+  // (the root's entry is unused). Kept always, one entry per container, so an
+  // error can name a path without an observer.
+  const slots: (string | number)[] = [];
   // Path of the value being read; maintained only for an observer.
   const path: (string | number)[] = [];
 
@@ -112,8 +127,9 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
   let unicodeValue = 0;
   let unicodeDigits = 0;
 
-  // Number in progress: its start in `buf`, its text from earlier chunks.
+  // Number in progress: its start in `buf` and in the whole input, its text from earlier chunks.
   let numberStart = 0;
+  let numberOffset = 0;
   let numberText = '';
 
   // Literal in progress.
@@ -121,9 +137,9 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
   let literalIndex = 0;
   let literalValue: boolean | null = null;
 
-  function fail(code: JsonParseErrorCode, offset: number, problem: string, limit?: JsonLimitName): never {
+  function fail(code: JsonParseErrorCode, offset: number, problem: string, limit?: JsonLimitName, at?: JsonPath): never {
     const where = `at byte offset ${offset} (parser state ${STATE_NAMES[state] as string})`;
-    throw new JsonParseError(code, offset, `${problem} ${where}`, limit);
+    throw new JsonParseError(code, offset, `${problem} ${where}`, limit, at);
   }
 
   function failUnexpected(i: number, expected: string): never {
@@ -158,6 +174,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
   }
 
   function open(container: Record<string, unknown> | unknown[], isArray: boolean): void {
+    slots.push(top === undefined ? '' : topIsArray ? (top as unknown[]).length : pendingKey);
     attach(container);
     containers.push(container);
     memberCounts.push(0);
@@ -168,6 +185,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
   function closeContainer(): State {
     containers.pop();
     memberCounts.pop();
+    slots.pop();
     top = containers[containers.length - 1];
     topIsArray = Array.isArray(top);
     return afterValue();
@@ -207,6 +225,7 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
         return beginLiteral('null', null);
       default:
         numberStart = i;
+        numberOffset = base + i;
         numberText = '';
         return byte === Byte.Minus ? State.NumberMinus : byte === Byte.Zero ? State.NumberZero : State.NumberInteger;
     }
@@ -284,12 +303,26 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
     return State.Colon;
   }
 
+  /** The path of the value being read (not yet attached to its container). */
+  function currentPath(): (string | number)[] {
+    const current = slots.slice(1);
+    if (top !== undefined) current.push(topIsArray ? (top as unknown[]).length : pendingKey);
+    return current;
+  }
+
   /** The number ends before buf[i]. */
   function completeNumber(i: number): State {
-    if (numberText === '') return completeScalar(numberFromBytes(buf, numberStart, i));
-    const text = numberText + buf.toString('latin1', numberStart, i);
-    numberText = '';
-    return completeScalar(numberFromBytes(Buffer.from(text, 'latin1'), 0, text.length));
+    let value: number;
+    if (numberText === '') value = numberFromBytes(buf, numberStart, i);
+    else {
+      const text = numberText + buf.toString('latin1', numberStart, i);
+      numberText = '';
+      value = numberFromBytes(Buffer.from(text, 'latin1'), 0, text.length);
+    }
+    if (value === Number.POSITIVE_INFINITY || value === Number.NEGATIVE_INFINITY) {
+      fail('number_out_of_range', numberOffset, 'Number beyond the largest double (1.7976931348623157e308)', undefined, currentPath());
+    }
+    return completeScalar(value);
   }
 
   /** The byte loop over bytes[0, end). */

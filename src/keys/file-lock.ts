@@ -1,23 +1,33 @@
 // A lock file that serialises writers of one store file across processes
 // (two CLI invocations, a CLI and a server) and across store instances in one process.
 //
-// Taking the lock is an exclusive create (`open(path, 'wx')`, O_CREAT|O_EXCL), atomic
-// on local file systems. The file holds {pid, hostname, token, acquiredAt} so a waiter
-// can tell a live holder from debris. A lock is stale, and gets broken, when:
+// The file holds {pid, hostname, token, acquiredAt} so a waiter can tell a live holder
+// from debris. Taking the lock puts that content in place whole: it is written to a
+// claim file beside the lock (`<lock>.<token>.claim`), which is then hard-linked to
+// the lock's name. link() fails with EEXIST when the name exists, atomically, like an
+// exclusive create (O_CREAT|O_EXCL), so a lock file is never seen empty or half
+// written while its holder lives. (Where the file system has no hard links, the lock
+// is an exclusive create followed by the write, and that short window exists.)
+//
+// A lock is stale, and gets broken, when:
 // - it names this host and a pid that no longer exists;
 // - it names this host and our pid but not this process's nonce (a crashed process
 //   had the same pid, which happens in containers where pids restart low);
 // - it is older than `staleMs` (30 s by default; a holder only keeps it for one
 //   read-modify-write of a small file, milliseconds), which also covers other hosts
 //   and pids reused by unrelated processes;
-// - it is unreadable or empty and older than `staleMs` (a holder died between the
-//   exclusive create and writing its content).
+// - it names no holder (empty, cut short, not ours in shape) and is older than
+//   `emptyGraceMs` (2 s by default): debris of a process killed between creating and
+//   writing it (a portcullis before the claim files, or the fallback above), or of a
+//   power cut before its content reached the disk. The grace only has to cover that
+//   create-then-write window, microseconds, where it exists at all.
 // Breaking is itself serialised (see breakStaleLock). One race remains, accepted: a
 // holder alive but past `staleMs` may release at the instant its lock is broken.
 
 import { randomBytes } from 'node:crypto';
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { link, open, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KeyStoreIoError, KeyStoreLockTimeoutError } from './errors.ts';
 import { PRIVATE_FILE_MODE } from './atomic-file.ts';
@@ -27,9 +37,15 @@ export interface FileLockOptions {
   staleMs: number;
   /** How long to wait for a live holder before KeyStoreLockTimeoutError. */
   timeoutMs: number;
+  /** Age after which a lock file that names no holder (empty, cut short) is broken; default 2 s. */
+  emptyGraceMs?: number;
 }
 
-export const DEFAULT_LOCK_OPTIONS: FileLockOptions = { staleMs: 30_000, timeoutMs: 10_000 };
+export const DEFAULT_LOCK_OPTIONS: FileLockOptions = { staleMs: 30_000, timeoutMs: 10_000, emptyGraceMs: 2_000 };
+const DEFAULT_EMPTY_GRACE_MS = 2_000;
+const CLAIM_SUFFIX = '.claim';
+/** link() errors that mean the file system has no hard links: the lock falls back to create-then-write. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 
 interface LockContent {
   pid: number;
@@ -62,6 +78,7 @@ let tokenCounter = 0;
 export async function withFileLock<T>(lockPath: string, options: FileLockOptions, work: () => Promise<T>): Promise<T> {
   const token = await acquire(lockPath, options);
   try {
+    await removeDeadClaims(lockPath, options.staleMs);
     return await work();
   } finally {
     await release(lockPath, token);
@@ -77,7 +94,8 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
   for (;;) {
     if (await tryCreate(lockPath, content)) return token;
     const observed = await observe(lockPath);
-    const broken = observed !== null && isStale(observed, options.staleMs) && (await breakStaleLock(lockPath, observed, options.staleMs));
+    const broken =
+      observed !== null && isStale(observed, options.staleMs, options.emptyGraceMs ?? DEFAULT_EMPTY_GRACE_MS) && (await breakStaleLock(lockPath, observed, options.staleMs));
     if (observed !== null) lastSeen = observed;
     const waited = Date.now() - started;
     if (waited >= options.timeoutMs) {
@@ -92,7 +110,33 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
   }
 }
 
+/** Takes the lock with `content` in it, whole; false when someone else holds it. */
 async function tryCreate(lockPath: string, content: LockContent): Promise<boolean> {
+  // The token makes the name this attempt's own.
+  const claimPath = `${lockPath}.${content.token}${CLAIM_SUFFIX}`;
+  try {
+    await writeFile(claimPath, JSON.stringify(content) + '\n', { encoding: 'utf8', mode: PRIVATE_FILE_MODE });
+  } catch (cause) {
+    await unlink(claimPath).catch(() => undefined);
+    throw new KeyStoreIoError('write a claim file for', lockPath, cause);
+  }
+  try {
+    await link(claimPath, lockPath);
+    return true;
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code ?? '';
+    if (code === 'EEXIST') return false;
+    // Our claim was removed as debris while this process stood still for staleMs: try again.
+    if (code === 'ENOENT') return false;
+    if (NO_HARD_LINKS.has(code)) return createThenWrite(lockPath, content);
+    throw new KeyStoreIoError('create the lock file', lockPath, cause);
+  } finally {
+    await unlink(claimPath).catch(() => undefined);
+  }
+}
+
+/** The lock without hard links: exclusive create, then the content; false when it exists. */
+async function createThenWrite(lockPath: string, content: LockContent): Promise<boolean> {
   let handle;
   try {
     handle = await open(lockPath, 'wx', PRIVATE_FILE_MODE);
@@ -109,6 +153,22 @@ async function tryCreate(lockPath: string, content: LockContent): Promise<boolea
   }
   await handle.close();
   return true;
+}
+
+/**
+ * Claim files live from a write to a link, microseconds: one older than `staleMs` was
+ * left by a process killed in between. Removed by the lock's holder, so they never pile up.
+ */
+async function removeDeadClaims(lockPath: string, staleMs: number): Promise<void> {
+  const dir = dirname(lockPath);
+  const prefix = `${basename(lockPath)}.`;
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith(CLAIM_SUFFIX)) continue;
+    const claim = join(dir, name);
+    const stats = await stat(claim).catch(() => null);
+    if (stats !== null && Date.now() - stats.mtimeMs > staleMs) await unlink(claim).catch(() => undefined);
+  }
 }
 
 async function observe(lockPath: string): Promise<ObservedLock | null> {
@@ -141,10 +201,12 @@ function parseLockContent(text: string): LockContent | null {
   return null;
 }
 
-function isStale(lock: ObservedLock, staleMs: number): boolean {
-  if (Date.now() - lock.mtimeMs > staleMs) return true;
+function isStale(lock: ObservedLock, staleMs: number, emptyGraceMs: number): boolean {
+  const age = Date.now() - lock.mtimeMs;
+  if (age > staleMs) return true;
   const holder = lock.content;
-  if (holder === null || holder.hostname !== hostname()) return false;
+  if (holder === null) return age > emptyGraceMs;
+  if (holder.hostname !== hostname()) return false;
   if (holder.pid === process.pid) return !holder.token.startsWith(PROCESS_NONCE + '.');
   return !isProcessAlive(holder.pid);
 }

@@ -16,6 +16,7 @@ export interface ErrorSummary {
   code?: string;
   offset?: number;
   limit?: string;
+  path?: readonly (string | number)[];
 }
 
 /** Options per run, so that each run gets a fresh observer. */
@@ -37,6 +38,7 @@ export function summarize(error: unknown): ErrorSummary {
   if (error instanceof JsonParseError) {
     const summary: ErrorSummary = { name: error.name, message: error.message, code: error.code, offset: error.offset };
     if (error.limit !== undefined) summary.limit = error.limit;
+    if (error.path !== undefined) summary.path = [...error.path];
     return summary;
   }
   if (error instanceof Error) return { name: error.name, message: error.message };

@@ -96,6 +96,15 @@ it('treats the implementation-defined files as documented', (t) => {
   // Lone surrogate escapes come out as JSON.parse makes them.
   const lone = outcomeOf('i_string_lone_second_surrogate.json');
   assert.deepStrictEqual(lone.ok && lone.value, ['\udfaa']);
+  // Numbers beyond a double are refused (JSON.parse makes them Infinity); underflow and long integers are not.
+  for (const name of ['i_number_huge_exp.json', 'i_number_neg_int_huge_exp.json', 'i_number_pos_double_huge_exp.json', 'i_number_real_neg_overflow.json', 'i_number_real_pos_overflow.json']) {
+    const outcome = outcomeOf(name);
+    assert.deepStrictEqual(!outcome.ok && [outcome.error.code, outcome.error.offset, outcome.error.path], ['number_out_of_range', 1, [0]], name);
+  }
+  for (const name of ['i_number_double_huge_neg_exp.json', 'i_number_real_underflow.json', 'i_number_too_big_neg_int.json', 'i_number_too_big_pos_int.json', 'i_number_very_big_negative_int.json']) {
+    const outcome = outcomeOf(name);
+    assert.deepStrictEqual(outcome.ok && outcome.value, JSON.parse(readFileSync(join(suite, name), 'utf8')), name);
+  }
   // Raw invalid UTF-8 and a BOM are refused.
   for (const [name, code] of [
     ['i_string_UTF-8_invalid_sequence.json', 'invalid_utf8'],

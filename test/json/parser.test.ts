@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { describe, it } from 'node:test';
-import { createJsonParser, DEFAULT_JSON_LIMITS, JsonParseError, parseJson, type JsonParserOptions } from '../../src/json/parser.ts';
+import { createJsonParser, DEFAULT_JSON_LIMITS, JsonParseError, parseJson, renderJsonPath, type JsonParserOptions } from '../../src/json/parser.ts';
 import { bytesOf, expectError, parseEveryWay, recordingObserver, type Outcome } from './feed-modes.ts';
 
 function valueOf(outcome: Outcome): unknown {
@@ -27,8 +27,8 @@ describe('parseJson agrees with JSON.parse', () => {
     const numbers = [
       '0', '-0', '1', '-1', '10', '-0.0', '0.5', '1.5e3', '1E+2', '1e-2', '2e0', '-0e-0',
       '123456789012345678901234567890', '9007199254740993', '0.30000000000000004',
-      '2.2250738585072011e-308', '4.9e-324', '5e-325', '1.7976931348623157e308', '1.7976931348623159e308',
-      '1e400', '-1e400', '1e-400', '123.456e-789', '0.000000000000000000001', '100000000000000000000000',
+      '2.2250738585072011e-308', '4.9e-324', '5e-325', '1.7976931348623157e308', '1.7976931348623158e308',
+      '-1.7976931348623158e308', '1e-400', '-1e-400', '123.456e-789', '0.000000000000000000001', '100000000000000000000000',
     ];
     for (const text of numbers) {
       const value = assertAgreesWithJsonParse(text);
@@ -223,6 +223,65 @@ describe('parseJson rejects what JSON.parse rejects, at the first bad byte', () 
       assert.ok(!error.message.includes('sk-live'));
     }
     assert.throws(() => parseJson('[\u0001]'), { message: "Unexpected byte 0x01, expected a value or ']', at byte offset 1 (parser state FirstValueOrArrayEnd)" });
+  });
+});
+
+describe('numbers beyond the largest double (issue 14: 1e999 was forwarded as null)', () => {
+  it('fail as number_out_of_range at the number\'s first byte, where JSON.parse makes Infinity', () => {
+    for (const [text, offset] of [
+      ['1e999', 0], ['-1e999', 0], ['1e400', 0], ['-1E+400', 0], ['1.7976931348623159e308', 0], [`1${'0'.repeat(309)}`, 0],
+      ['0.1e310', 0], ['[1, 2e308]', 4], ['{"a":[{"b":-1e999}]}', 11], ['  1e999  ', 2],
+    ] as const) {
+      assert.equal(Math.abs(JSON.parse(text) as number) === Infinity || JSON.stringify(JSON.parse(text)).includes('null'), true, text);
+      errorEveryWay(text, 'number_out_of_range', offset);
+    }
+  });
+
+  it('name the path of the number, with or without an observer, and the first one in the document', () => {
+    const cases: Array<[string, readonly (string | number)[]]> = [
+      ['1e999', []],
+      ['[1e999]', [0]],
+      ['[0, [1, 2, 3e999]]', [1, 2]],
+      ['{"tools":[{"function":{"parameters":{"properties":{"x":{"maximum":1e999}}}}}]}', ['tools', 0, 'function', 'parameters', 'properties', 'x', 'maximum']],
+      ['{"a":{"b":1},"c":[{},{"d":[null,-1e999,1e999]}]}', ['c', 1, 'd', 1]],
+      ['{"__proto__":{"x":1e999}}', ['__proto__', 'x']],
+      ['{"":[[{"":1e999}]]}', ['', 0, 0, '']],
+    ];
+    for (const [text, path] of cases) {
+      for (const options of [() => ({}), (events: string[]) => ({ observer: recordingObserver(events) })]) {
+        const outcome = parseEveryWay(bytesOf(text), options);
+        assert.equal(outcome.ok, false, text);
+        if (!outcome.ok) {
+          assert.equal(outcome.error.code, 'number_out_of_range', text);
+          assert.deepStrictEqual(outcome.error.path, path, text);
+        }
+      }
+    }
+    assert.throws(() => parseJson('{"x":[1e400]}'), (err: unknown) => {
+      assert.ok(err instanceof JsonParseError);
+      assert.equal(err.message, 'Number beyond the largest double (1.7976931348623157e308) at byte offset 6 (parser state NumberExponent)');
+      return true;
+    });
+  });
+
+  it('leave underflow and excess digits as JSON.parse makes them', () => {
+    for (const text of ['1e-999', '-1e-999', '4.9e-325', '3.141592653589793238462643383279', `1${'0'.repeat(308)}`, '1.7976931348623158e308']) {
+      assertAgreesWithJsonParse(text);
+    }
+    assert.ok(Object.is(parseJson('-1e-999'), -0));
+  });
+
+  it('renders the path as the validator does: dots, [index], keys cut to 64 characters', () => {
+    assert.equal(renderJsonPath([]), '');
+    assert.equal(renderJsonPath(['tools', 0, 'function', 'parameters']), 'tools[0].function.parameters');
+    assert.equal(renderJsonPath([0, 'a', 1, 2]), '[0].a[1][2]');
+    assert.equal(renderJsonPath(['k'.repeat(65), 'x'.repeat(64)]), `${'k'.repeat(64)}....${'x'.repeat(64)}`);
+  });
+
+  it('an earlier fault still wins over a later number out of range', () => {
+    errorEveryWay('[01, 1e999]', 'invalid_number', 2);
+    errorEveryWay('{"a":1,"a":1e999}', 'duplicate_key', 7, { rejectDuplicateKeys: true });
+    errorEveryWay('[1, 2, 1e999]', 'limit_exceeded', 7, { limits: { maxMembers: 2 } }, 'maxMembers');
   });
 });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -174,4 +174,88 @@ test('while another waiter holds a fresh break file, a dead lock is left to it',
   writeLock(`${lockPath}.break`, '');
   await assert.rejects(withFileLock(lockPath, SHORT_WAIT, async () => 7), KeyStoreLockTimeoutError);
   assert.equal(existsSync(lockPath), true);
+});
+
+// Issue 14, item 8: a lock file left empty by a CLI killed between creating and
+// writing it blocked every key change for staleMs (30 s). Now the content is put
+// in place whole (claim file, then link), and an empty lock is debris after a
+// short grace.
+
+test('the lock file never appears empty or half written: another process polling it sees whole content or nothing', async () => {
+  const lockPath = freshLockPath();
+  const stopPath = `${lockPath}-stop`;
+  // A tight synchronous loop in another process: it reads between any two of our system calls.
+  const poller = spawn(process.execPath, [
+    '-e',
+    `const fs = require('node:fs'); const seen = {}; const until = Date.now() + 20000; process.stdout.write('ready ');
+     while (!fs.existsSync(process.argv[2]) && Date.now() < until) {
+       let text; try { text = fs.readFileSync(process.argv[1], 'utf8'); } catch { continue; }
+       let kind; try { kind = Object.keys(JSON.parse(text)).join(','); } catch { kind = text === '' ? '<empty>' : '<cut short>'; }
+       seen[kind] = (seen[kind] ?? 0) + 1;
+     }
+     process.stdout.write(JSON.stringify(seen));`,
+    lockPath,
+    stopPath,
+  ]);
+  let out = '';
+  const ready = new Promise((resolve) => poller.stdout.once('data', resolve));
+  poller.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise((resolve) => poller.on('close', resolve));
+  await ready;
+  try {
+    for (let i = 0; i < 300; i++) await withFileLock(lockPath, FAST, async () => undefined);
+  } finally {
+    writeFileSync(stopPath, '');
+    await exited;
+  }
+  assert.ok(out.startsWith('ready '), out);
+  const seen = JSON.parse(out.slice('ready '.length)) as Record<string, number>;
+  assert.deepEqual(Object.keys(seen), ['pid,hostname,token,acquiredAt'], out);
+  rmSync(stopPath);
+  assert.deepEqual(readdirSync(root).filter((n) => n.startsWith(path.basename(lockPath))), [], 'no lock, claim or break file left');
+});
+
+test('an empty lock file older than the grace (2 s) is taken over at once', async () => {
+  const lockPath = freshLockPath();
+  writeLock(lockPath, '', 2_500);
+  assert.equal(await withFileLock(lockPath, SHORT_WAIT, async () => 'taken'), 'taken');
+  assert.equal(existsSync(lockPath), false);
+});
+
+test('an empty lock file made just now is taken over once the grace has passed, not after staleMs', async () => {
+  const lockPath = freshLockPath();
+  writeLock(lockPath, '');
+  const started = Date.now();
+  assert.equal(await withFileLock(lockPath, { staleMs: 30_000, timeoutMs: 10_000 }, async () => 'taken'), 'taken');
+  const waited = Date.now() - started;
+  assert.ok(waited >= 1_500 && waited < 6_000, `waited ${waited} ms`);
+});
+
+test('an empty lock file younger than the grace is waited for, and left in place', async () => {
+  const lockPath = freshLockPath();
+  writeLock(lockPath, '', 1_000);
+  await assert.rejects(withFileLock(lockPath, { staleMs: 30_000, timeoutMs: 300 }, async () => 'no'), KeyStoreLockTimeoutError);
+  assert.equal(readFileSync(lockPath, 'utf8'), '');
+  // The grace is a setting of the lock.
+  assert.equal(await withFileLock(lockPath, { staleMs: 30_000, timeoutMs: 300, emptyGraceMs: 500 }, async () => 'yes'), 'yes');
+});
+
+test('a lock naming a live pid is never taken over before staleMs, however long past the grace', async () => {
+  const lockPath = freshLockPath();
+  const content = JSON.stringify({ pid: process.ppid, hostname: os.hostname(), token: 'live', acquiredAt: '2025-01-31T12:00:00.000Z' });
+  writeLock(lockPath, content, 20_000);
+  await assert.rejects(withFileLock(lockPath, { staleMs: 30_000, timeoutMs: 300, emptyGraceMs: 100 }, async () => 'no'), KeyStoreLockTimeoutError);
+  assert.equal(readFileSync(lockPath, 'utf8'), content);
+});
+
+test('a claim file left by a process killed before its link is removed by the next holder once older than staleMs', async () => {
+  const lockPath = freshLockPath();
+  const dead = `${lockPath}.0123456789abcdef.0.000000000000.claim`;
+  const fresh = `${lockPath}.fedcba9876543210.0.000000000000.claim`;
+  writeLock(dead, '{}', 60_000);
+  writeLock(fresh, '{}');
+  await withFileLock(lockPath, FAST, async () => undefined);
+  assert.equal(existsSync(dead), false);
+  assert.equal(existsSync(fresh), true, 'a young claim may be a live waiter\'s');
+  rmSync(fresh);
 });
