@@ -10,6 +10,7 @@ import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createTestPki, type TestPki } from '../tls/test-pki.ts';
 import { startTinyproxy, tinyproxyMissing, type TinyproxyHandle } from '../upstream/tinyproxy.ts';
+import { refusedPort } from '../upstream/refused-port.ts';
 import { postChat, startGateway, type TestGateway } from './harness.ts';
 
 const completion = {
@@ -94,9 +95,7 @@ describe('the gateway behind a real egress proxy', { skip: tinyproxyMissing() },
   });
 
   test('plain http through a proxy: its 407 and its absence are the proxy\'s failures, not the upstream\'s', async () => {
-    const closed = http.createServer();
-    const closedPort = await listen(closed);
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const closedPort = await refusedPort();
     const config = { providers: { up: { type: 'openai', baseUrl: `http://127.0.0.1:${plainPort}/v1`, retry: { maxAttempts: 3, baseDelayMs: 0 } } }, aliases: alias, auto: { default: 'service-up' } };
     for (const [proxyUrl, detail] of [
       [guarded.url, 'status_407'],

@@ -7,6 +7,7 @@
 // the address and the cause; the access line names the target; /readyz lists
 // the open circuit with the cause; no secret, path or query string is logged.
 import assert from 'node:assert/strict';
+import { refusedPort as refusedPort_ } from '../upstream/refused-port.ts';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
@@ -22,14 +23,6 @@ const SECRET = 'sk-upstream-secret';
 const hi = (model: string) => ({ model, messages: [{ role: 'user', content: 'Hi' }] });
 
 /** A port that was just free: nothing listens there. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 async function listen(server: net.Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return (server.address() as AddressInfo).port;
@@ -70,7 +63,7 @@ const resetServer = net.createServer((socket) => socket.once('data', () => socke
 let tlsServer: https.Server;
 
 before(async () => {
-  refusedPort = await closedPort();
+  refusedPort = await refusedPort_();
   resetPort = await listen(resetServer);
   tlsServer = https.createServer(selfSigned(), (_req, res) => res.end('{}'));
   tlsPort = await listen(tlsServer);
@@ -234,7 +227,7 @@ test('no upstream path, query, key or header, and no client query string, in any
 });
 
 test('/readyz: the open circuit, since and until when, and the last failure’s cause', async () => {
-  const port = await closedPort();
+  const port = await refusedPort_();
   const breaking = await startGateway({
     configValue: {
       providers: { down: provider(`http://127.0.0.1:${port}/v1`, { circuitBreaker: { failureThreshold: 2, openMs: 60_000 } }) },
@@ -261,7 +254,8 @@ test('/readyz: the open circuit, since and until when, and the last failure’s 
       checks: { config: 'ok', store: 'ok', upstreams: "every target's circuit is open (down/m)", shutdown: 'ok' },
       openCircuits: [{ target: 'down/m', since, until: new Date(Date.parse(since) + 60_000).toISOString() }],
     });
-    assert.equal(ready.text.includes(String(port)), false);
+    assert.equal(ready.text.includes(`127.0.0.1:${port}`), false);
+    assert.equal(ready.text.includes("127.0.0.1"), false);
     // The admin listener's /readyz (failureDetail) says why.
     const admin = await readiness({ targets: () => breaking.gateway.routes.health(), state: breaking.state, draining: () => false, failureDetail: true });
     assert.deepEqual(admin.openCircuits, [

@@ -4,6 +4,7 @@
 // nothing, answer with something that is not HTTP. Every failure happens
 // exactly once: the fake proxy counts the connections it got.
 import assert from 'node:assert/strict';
+import { refusedPort } from './refused-port.ts';
 import { once } from 'node:events';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
@@ -31,14 +32,6 @@ async function listen<T extends Server | HttpsServer>(server: T): Promise<T> {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return server;
-}
-
-/** A port nothing listens on (bound, then closed). */
-async function closedPort(): Promise<number> {
-  const server = await listen(createServer());
-  const port = portOf(server);
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** TLS through the tunnel to the fake upstream, one GET, the whole answer. */
@@ -82,7 +75,7 @@ describe('through a real tinyproxy', { skip }, () => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(body.length) }).end(body);
     }));
     upstreamPort = portOf(upstream);
-    deadPort = await closedPort();
+    deadPort = await refusedPort();
     // 443 is allowed but never used: the 403 case asks for a port not listed.
     open = await startTinyproxy({ connectPorts: [upstreamPort, deadPort] });
     guarded = await startTinyproxy({ connectPorts: [upstreamPort], basicAuth: { user: 'alice', password: 's3cret' } });
@@ -227,7 +220,7 @@ describe('against fake proxies', () => {
   });
 
   test('nothing listens: ERR_PROXY_UNREACHABLE with the cause', async () => {
-    const port = await closedPort();
+    const port = await refusedPort();
     const error = await rejection(openTunnel(route(`http://127.0.0.1:${port}`, 'config'), 'api.example.com', 443, new AbortController().signal, TIMEOUT_MS));
     assert.equal(error.code, 'ERR_PROXY_UNREACHABLE');
     assert.equal((error.cause as NodeJS.ErrnoException).code, 'ECONNREFUSED');
