@@ -1,0 +1,266 @@
+// Issue 14 items 1 and 2: clients that stop reading. A fake upstream streams as
+// fast as its socket takes; a raw client socket sends its request and never
+// reads. Backpressure must reach the upstream (its writes block), and after
+// limits.writeStallTimeoutMs the gateway ends the response: the socket goes,
+// the upstream request is aborted, the key's concurrency slot comes back, the
+// access-log line says so and a metric counts it. On both upstream transports.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import type { ServerResponse } from 'node:http';
+import { createGatewayMetrics, type GatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
+import { postChat, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway, type UpstreamRequest } from './harness.ts';
+
+const STALL_MS = 2000;
+/** Loose: the gateway sweeps at least once a second; CI machines are slow. */
+const RELEASE_BOUND_MS = 15_000;
+
+function chunkFrame(i: number): string {
+  const chunk = { id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'upstream-model-1', choices: [{ index: 0, delta: { content: `${'x'.repeat(200)}${i}` }, finish_reason: null }] };
+  return `data: ${JSON.stringify(chunk)}\n\n`;
+}
+
+const SHORT_STREAM =
+  `data: ${JSON.stringify({ id: 'chatcmpl-short', object: 'chat.completion.chunk', created: 1, model: 'upstream-model-1', choices: [{ index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: null }] })}\n\n` +
+  `data: ${JSON.stringify({ id: 'chatcmpl-short', object: 'chat.completion.chunk', created: 1, model: 'upstream-model-1', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n` +
+  'data: [DONE]\n\n';
+
+function completion(content: string): string {
+  return JSON.stringify({
+    id: 'chatcmpl-big',
+    object: 'chat.completion',
+    created: 1,
+    model: 'upstream-model-1',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  });
+}
+
+/** What the flooding upstream did: bytes written, and when a write last completed. */
+interface Flood {
+  written: number;
+  /** Since when the upstream's current write waits for 'drain'; -1 when it does not. */
+  blockedSince: number;
+  /** Longest time a finished wait for 'drain' took, ms. */
+  longestBlockMs: number;
+}
+
+function newFlood(): Flood {
+  return { written: 0, blockedSince: -1, longestBlockMs: 0 };
+}
+
+/** The longest the upstream's writes were held by backpressure, the current wait included. */
+function heldMs(flood: Flood): number {
+  return Math.max(flood.longestBlockMs, flood.blockedSince < 0 ? 0 : performance.now() - flood.blockedSince);
+}
+
+/**
+ * "flood": a stream written as fast as the socket takes it, until the
+ * connection closes; "big": a 12 MB JSON completion; anything else: a short stream.
+ */
+function floodingUpstream(flood: Flood): (req: UpstreamRequest, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const body = req.body as { stream?: boolean; messages: { content: string }[] };
+    const content = body.messages[0]?.content;
+    if (content === 'big') {
+      const text = completion('y'.repeat(12 * 1024 * 1024));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    if (content !== 'flood') {
+      res.end(SHORT_STREAM);
+      return;
+    }
+    for (let i = 0; !res.destroyed; i++) {
+      const frame = chunkFrame(i);
+      flood.written += frame.length;
+      if (res.write(frame)) continue;
+      const blockedAt = performance.now();
+      flood.blockedSince = blockedAt;
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+      flood.blockedSince = -1;
+      flood.longestBlockMs = Math.max(flood.longestBlockMs, performance.now() - blockedAt);
+    }
+  };
+}
+
+/** A client that sends its request and never reads a byte of the answer. */
+function neverReadingClient(gw: TestGateway, body: unknown): net.Socket {
+  const text = JSON.stringify(body);
+  const socket = net.connect(Number(new URL(gw.baseUrl).port), '127.0.0.1');
+  socket.pause();
+  socket.on('error', () => undefined);
+  socket.write(
+    `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${gw.key}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+  );
+  return socket;
+}
+
+async function accessLine(gw: TestGateway, index: number, boundMs: number): Promise<Record<string, unknown>> {
+  const deadline = performance.now() + boundMs;
+  for (;;) {
+    const lines = gw.logs.filter((l) => l['msg'] === 'request');
+    if (lines.length > index) return lines[index] as Record<string, unknown>;
+    if (performance.now() > deadline) throw new Error(`no access-log line ${index} within ${boundMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function metricsFor(target: { gw?: TestGateway }): GatewayMetrics {
+  return createGatewayMetrics({
+    targets: () => target.gw?.gateway.routes.health() ?? [],
+    isKnownAlias: (alias) => target.gw !== undefined && Object.hasOwn(target.gw.gateway.config.aliases, alias),
+    stateBackendUp: () => 1,
+  });
+}
+
+for (const transport of ['fetch', 'node'] as const) {
+  describe(`a client that never reads (transport ${transport})`, () => {
+    let upstream: FakeUpstream;
+    let gw: TestGateway;
+    let flood: Flood;
+    const target: { gw?: TestGateway } = {};
+    const metrics = metricsFor(target);
+
+    before(async () => {
+      flood = newFlood();
+      upstream = await startFakeUpstream(floodingUpstream(flood));
+      gw = await startGateway({
+        configValue: {
+          limits: { writeStallTimeoutMs: STALL_MS },
+          providers: { fake: { type: 'openai', baseUrl: upstream.baseUrl, transport, retry: { maxAttempts: 1 }, timeoutMs: 300_000, idleTimeoutMs: 300_000 } },
+          aliases: { 'service-fake': { provider: 'fake', model: 'upstream-model-1' } },
+          auto: { default: 'service-fake' },
+        },
+        keySettings: { limits: { concurrentRequests: 1 } },
+        metrics,
+      });
+      target.gw = gw;
+    });
+    after(async () => {
+      await gw.close();
+      await upstream.close();
+    });
+
+    test('a stream: backpressure stops the upstream; after writeStallTimeoutMs the response is ended, the upstream aborted, the slot freed, logged and counted', async () => {
+      const started = performance.now();
+      const client = neverReadingClient(gw, { model: 'service-fake', stream: true, messages: [{ role: 'user', content: 'flood' }] });
+      try {
+        const line = await accessLine(gw, 0, RELEASE_BOUND_MS);
+        const releasedAfter = performance.now() - started;
+        const held = heldMs(flood);
+        await upstream.aborted;
+        assert.ok(releasedAfter >= STALL_MS, `released after ${releasedAfter} ms`);
+        assert.equal(line['status'], 200);
+        assert.equal(line['stream'], true);
+        assert.equal(line['completed'], false);
+        assert.equal(line['outcome'], 'client_write_stalled');
+        assert.equal(line['clientGone'], true);
+        assert.equal(line['keyId'], gw.keyId);
+        // Backpressure reached the upstream: its writes were held for a good
+        // part of the stall, and what it wrote is what the socket buffers on
+        // the way hold (a few MB on loopback), not a stream's worth.
+        assert.ok(held >= STALL_MS / 4, `the upstream's writes were held for at most ${held} ms`);
+        assert.ok(flood.written < 48 * 1024 * 1024, `the upstream wrote ${flood.written} bytes`);
+        assert.match(metrics.expose(), /^portcullis_client_write_stalls_total 1$/m);
+
+        // The key's one concurrency slot is free again.
+        const next = await postChat(gw, { model: 'service-fake', stream: true, messages: [{ role: 'user', content: 'short' }] });
+        assert.equal(next.status, 200);
+        assert.deepEqual(sseData(next.text).at(-1), '[DONE]');
+      } finally {
+        client.destroy();
+      }
+    });
+
+    test('a 12 MB JSON answer: the response is ended after writeStallTimeoutMs, the slot freed, logged and counted', async () => {
+      const before = gw.logs.filter((l) => l['msg'] === 'request').length;
+      const client = neverReadingClient(gw, { model: 'service-fake', messages: [{ role: 'user', content: 'big' }] });
+      try {
+        const line = await accessLine(gw, before, RELEASE_BOUND_MS);
+        assert.equal(line['status'], 200);
+        assert.equal(line['stream'], false);
+        assert.equal(line['completed'], false);
+        assert.equal(line['clientGone'], true);
+        assert.equal(line['outcome'], 'client_write_stalled');
+        assert.match(metrics.expose(), /^portcullis_client_write_stalls_total 2$/m);
+        const next = await postChat(gw, { model: 'service-fake', stream: true, messages: [{ role: 'user', content: 'short' }] });
+        assert.equal(next.status, 200);
+      } finally {
+        client.destroy();
+      }
+    });
+  });
+}
+
+test('issue 14: the upstream total timeout fires while the client does not read: the upstream is freed at the timeout, the response ended by the stall limit', async () => {
+  const upstream = await startFakeUpstream(floodingUpstream(newFlood()));
+  const gw = await startGateway({
+    configValue: {
+      limits: { writeStallTimeoutMs: 6000 },
+      providers: { fake: { type: 'openai', baseUrl: upstream.baseUrl, transport: 'node', retry: { maxAttempts: 1 }, timeoutMs: 1000 } },
+      aliases: { 'service-fake': { provider: 'fake', model: 'upstream-model-1' } },
+      auto: { default: 'service-fake' },
+    },
+  });
+  const started = performance.now();
+  const client = neverReadingClient(gw, { model: 'service-fake', stream: true, messages: [{ role: 'user', content: 'flood' }] });
+  try {
+    await upstream.aborted;
+    const abortedAfter = performance.now() - started;
+    assert.ok(abortedAfter < 5000, `the upstream was aborted after ${abortedAfter} ms`);
+    const line = await accessLine(gw, 0, RELEASE_BOUND_MS + 6000);
+    assert.ok(performance.now() - started >= 6000);
+    assert.equal(line['outcome'], 'client_write_stalled');
+    assert.equal(line['completed'], false);
+  } finally {
+    client.destroy();
+    await gw.close();
+    await upstream.close();
+  }
+});
+
+test('a shutdown does not wait on a client that never reads past its drain deadline', async () => {
+  const flood: Flood = newFlood();
+  const upstream = await startFakeUpstream(floodingUpstream(flood));
+  const gw = await startGateway({
+    configValue: {
+      limits: { writeStallTimeoutMs: 600_000 },
+      providers: { fake: { type: 'openai', baseUrl: upstream.baseUrl, transport: 'node', retry: { maxAttempts: 1 } } },
+      aliases: { 'service-fake': { provider: 'fake', model: 'upstream-model-1' } },
+      auto: { default: 'service-fake' },
+    },
+  });
+  const client = neverReadingClient(gw, { model: 'service-fake', stream: true, messages: [{ role: 'user', content: 'flood' }] });
+  try {
+    // Wait until the stream is open and the upstream is held.
+    const deadline = performance.now() + RELEASE_BOUND_MS;
+    while (heldMs(flood) < 300) {
+      if (performance.now() > deadline) throw new Error('the stream never filled the buffers');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const started = performance.now();
+    const report = await gw.gateway.shutdown(500);
+    const took = performance.now() - started;
+    assert.deepEqual(report, { finished: 0, endedWithError: 1, refused: 0 });
+    // 500 ms of drain, then at most the shell's 2 s for the sockets to take their last bytes.
+    assert.ok(took < 10_000, `the shutdown took ${took} ms`);
+    const line = await accessLine(gw, 0, 1000);
+    assert.equal(line['error'], 'server_shutting_down');
+  } finally {
+    client.destroy();
+    await gw.close();
+    await upstream.close();
+  }
+});
