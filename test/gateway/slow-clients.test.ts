@@ -5,6 +5,7 @@
 // the upstream request is aborted, the key's concurrency slot comes back, the
 // access-log line says so and a metric counts it. On both upstream transports.
 import assert from 'node:assert/strict';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { ServerResponse } from 'node:http';
@@ -12,6 +13,8 @@ import { createGatewayMetrics, type GatewayMetrics } from '../../src/metrics/gat
 import { postChat, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway, type UpstreamRequest } from './harness.ts';
 
 const STALL_MS = 2000;
+/** The goal for what the gateway holds in a stalled stream's socket buffers. */
+const BUFFER_BOUND_BYTES = 1024 * 1024;
 /** Loose: the gateway sweeps at least once a second; CI machines are slow. */
 const RELEASE_BOUND_MS = 15_000;
 
@@ -117,6 +120,36 @@ async function accessLine(gw: TestGateway, index: number, boundMs: number): Prom
   }
 }
 
+/**
+ * The most bytes any socket of this process held in its read buffer (client
+ * sockets: the gateway's upstream connections, whichever transport made them,
+ * and the test's own client) or in its write buffer (the gateway's accepted
+ * sockets), sampled until stop(). Socket buffers are where an unbounded
+ * relay would pile up bytes.
+ */
+function sampleSocketBuffers(gw: TestGateway): { stop(): { readMax: number; writeMax: number } } {
+  const clients: net.Socket[] = [];
+  const accepted: net.Socket[] = [];
+  const onClient = (message: unknown): void => void clients.push((message as { socket: net.Socket }).socket);
+  const onAccepted = (socket: net.Socket): void => void accepted.push(socket);
+  subscribe('net.client.socket', onClient);
+  gw.gateway.server.on('connection', onAccepted);
+  let readMax = 0;
+  let writeMax = 0;
+  const timer = setInterval(() => {
+    for (const socket of clients) readMax = Math.max(readMax, socket.readableLength);
+    for (const socket of accepted) writeMax = Math.max(writeMax, socket.writableLength);
+  }, 25);
+  return {
+    stop() {
+      clearInterval(timer);
+      unsubscribe('net.client.socket', onClient);
+      gw.gateway.server.off('connection', onAccepted);
+      return { readMax, writeMax };
+    },
+  };
+}
+
 function metricsFor(target: { gw?: TestGateway }): GatewayMetrics {
   return createGatewayMetrics({
     targets: () => target.gw?.gateway.routes.health() ?? [],
@@ -155,11 +188,13 @@ for (const transport of ['fetch', 'node'] as const) {
 
     test('a stream: backpressure stops the upstream; after writeStallTimeoutMs the response is ended, the upstream aborted, the slot freed, logged and counted', async () => {
       const started = performance.now();
+      const buffers = sampleSocketBuffers(gw);
       const client = neverReadingClient(gw, { model: 'service-fake', stream: true, messages: [{ role: 'user', content: 'flood' }] });
       try {
         const line = await accessLine(gw, 0, RELEASE_BOUND_MS);
         const releasedAfter = performance.now() - started;
         const held = heldMs(flood);
+        const { readMax, writeMax } = buffers.stop();
         await upstream.aborted;
         assert.ok(releasedAfter >= STALL_MS, `released after ${releasedAfter} ms`);
         assert.equal(line['status'], 200);
@@ -173,6 +208,10 @@ for (const transport of ['fetch', 'node'] as const) {
         // the way hold (a few MB on loopback), not a stream's worth.
         assert.ok(held >= STALL_MS / 4, `the upstream's writes were held for at most ${held} ms`);
         assert.ok(flood.written < 48 * 1024 * 1024, `the upstream wrote ${flood.written} bytes`);
+        // What the gateway held for the stalled stream in its socket buffers
+        // (on Node 20, fetch's socket grew to 11 MB before undici-socket-reads.ts).
+        assert.ok(readMax < BUFFER_BOUND_BYTES, `a socket's read buffer held ${readMax} bytes`);
+        assert.ok(writeMax < BUFFER_BOUND_BYTES, `a socket's write buffer held ${writeMax} bytes`);
         assert.match(metrics.expose(), /^portcullis_client_write_stalls_total 1$/m);
 
         // The key's one concurrency slot is free again.
