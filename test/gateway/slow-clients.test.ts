@@ -7,9 +7,12 @@
 import assert from 'node:assert/strict';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import net from 'node:net';
+import tls from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import type { ServerResponse } from 'node:http';
+import { loadListenerTls } from '../../src/config/tls-files.ts';
 import { createGatewayMetrics, type GatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
+import { createTestPki } from '../tls/test-pki.ts';
 import { postChat, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway, type UpstreamRequest } from './harness.ts';
 
 const STALL_MS = 2000;
@@ -97,10 +100,11 @@ function floodingUpstream(flood: Flood): (req: UpstreamRequest, res: ServerRespo
   };
 }
 
-/** A client that sends its request and never reads a byte of the answer. */
-function neverReadingClient(gw: TestGateway, body: unknown): net.Socket {
+/** A client that sends its request and never reads a byte of the answer (over TLS when `ca` is given). */
+function neverReadingClient(gw: TestGateway, body: unknown, ca?: Buffer): net.Socket {
   const text = JSON.stringify(body);
-  const socket = net.connect(Number(new URL(gw.baseUrl).port), '127.0.0.1');
+  const port = Number(new URL(gw.baseUrl).port);
+  const socket = ca === undefined ? net.connect(port, '127.0.0.1') : tls.connect({ host: '127.0.0.1', port, ca });
   socket.pause();
   socket.on('error', () => undefined);
   socket.write(
@@ -301,5 +305,38 @@ test('a shutdown does not wait on a client that never reads past its drain deadl
     client.destroy();
     await gw.close();
     await upstream.close();
+  }
+});
+
+test('over a TLS listener: a stream whose client never reads is ended after writeStallTimeoutMs', async () => {
+  const pki = createTestPki();
+  const upstream = await startFakeUpstream(floodingUpstream(newFlood()));
+  let gw: TestGateway | undefined;
+  let client: net.Socket | undefined;
+  try {
+    const pair = pki.server('gateway');
+    const material = loadListenerTls(null, 'listen.tls', { certFile: pair.certFile, keyFile: pair.keyFile, clientCaFile: null, clientAuth: 'none', minVersion: 'TLSv1.2' }, {});
+    gw = await startGateway({
+      configValue: {
+        limits: { writeStallTimeoutMs: STALL_MS },
+        providers: { fake: { type: 'openai', baseUrl: upstream.baseUrl, transport: 'node', retry: { maxAttempts: 1 } } },
+        aliases: { 'service-fake': { provider: 'fake', model: 'upstream-model-1' } },
+        auto: { default: 'service-fake' },
+      },
+      tls: material,
+    });
+    const started = performance.now();
+    client = neverReadingClient(gw, { model: 'service-fake', stream: true, messages: [{ role: 'user', content: 'flood' }] }, pki.ca);
+    const line = await accessLine(gw, 0, RELEASE_BOUND_MS);
+    assert.ok(performance.now() - started >= STALL_MS);
+    await upstream.aborted;
+    assert.equal(line['status'], 200);
+    assert.equal(line['outcome'], 'client_write_stalled');
+    assert.equal(line['completed'], false);
+  } finally {
+    client?.destroy();
+    await gw?.close();
+    await upstream.close();
+    pki.cleanup();
   }
 });
