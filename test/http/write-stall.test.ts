@@ -93,3 +93,17 @@ test('the clock starts when bytes begin to wait, and an unwatched response is ne
   await sleep(800);
   assert.equal(stalls, 1);
 });
+
+test('a new limit (a reload) applies to the responses already watched', async () => {
+  const watch = createWriteStallWatch(60_000);
+  const { res } = fakeResponse(100);
+  let stalls = 0;
+  watch.watch(res, () => stalls++);
+  await sleep(300);
+  watch.setTimeout(300);
+  await sleep(1200);
+  assert.equal(stalls, 1);
+  // The same limit again changes nothing; with nothing watched the sweep stops by itself.
+  watch.setTimeout(300);
+  assert.equal(watch.size, 0);
+});
