@@ -12,10 +12,14 @@
 // about n/2 streams. The largest count is capped to fit the limit this process
 // runs under (the children inherit it), and the cap is printed.
 //
+// The streams are opened 500 at a time (each batch once the last is open), so
+// that the count held at once is measured, not the listen backlog of a
+// machine flooded with 10,000 connections in one instant.
+//
 // BENCH_STREAMS="2000,10000" sets the counts.
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +40,8 @@ const BODY = Buffer.from(
     stream: true,
   }),
 );
+/** Streams opened at once; the next batch follows when these are open (see measureOpenStreams). */
+const OPEN_BATCH = 500;
 /** Descriptors the gateway needs besides its streams' sockets (listeners, files, pipes, epoll, with room). */
 const GATEWAY_BASE_FDS = 100;
 
@@ -79,8 +85,7 @@ function createKey(configPath: string): string {
   return key;
 }
 
-async function startGatewayFor(dir: string, transport: Transport, upstreamOrigin: string): Promise<{ gateway: BenchProcess; key: string }> {
-  const own = path.join(dir, transport);
+async function startGatewayFor(own: string, transport: Transport, upstreamOrigin: string): Promise<{ gateway: BenchProcess; key: string }> {
   mkdirSync(own);
   const sink = await forkBenchServer(`${transport} log-sink`, sibling('gateway-log-sink'), [], 'pipe');
   const configPath = writeConfig(own, upstreamOrigin, transport);
@@ -88,11 +93,6 @@ async function startGatewayFor(dir: string, transport: Transport, upstreamOrigin
   if (sink.child.stdin === null) throw new Error('the log sink has no stdin pipe');
   const gateway = await startGateway({ mainModule: CLI_MAIN, configPath, stdout: sink.child.stdin, nodeFlags: [], name: `gateway-${transport}` });
   return { gateway, key };
-}
-
-/** Open descriptors of a process (Linux). */
-function openFds(pid: number): number {
-  return readdirSync(`/proc/${pid}/fd`).length;
 }
 
 async function main(): Promise<void> {
@@ -104,24 +104,23 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-streams-'));
   try {
     for (const transport of ['fetch', 'node'] as const) {
-      const upstream = await forkBenchServer('upstream', sibling('gateway-upstream'), []);
-      const { gateway, key } = await startGatewayFor(dir, transport, `http://127.0.0.1:${upstream.port}`);
-      try {
-        for (const want of wanted) {
-          const count = Math.min(want, cap);
-          if (count < want) process.stderr.write(`  ${want} streams need about ${want * 2 + GATEWAY_BASE_FDS} descriptors in the gateway; RLIMIT_NOFILE is ${limit}: holding ${count}\n`);
+      for (const want of wanted) {
+        // A fresh gateway (and upstream) per count: RSS a process once grew to
+        // is seldom returned, so a second round would start from the first's peak.
+        const count = Math.min(want, cap);
+        if (count < want) process.stderr.write(`  ${want} streams need about ${want * 2 + GATEWAY_BASE_FDS} descriptors in the gateway; RLIMIT_NOFILE is ${limit}: holding ${count}\n`);
+        const upstream = await forkBenchServer('upstream', sibling('gateway-upstream'), []);
+        const { gateway, key } = await startGatewayFor(path.join(dir, `${transport}-${count}`), transport, `http://127.0.0.1:${upstream.port}`);
+        try {
           process.stderr.write(`  holding ${count} open streams through the gateway (transport ${transport})\n`);
-          const result = await measureOpenStreams(gateway.pid, { port: gateway.port, headers: { authorization: `Bearer ${key}` } }, BODY, count, () =>
-            upstream.child.send({ type: 'release' }),
-          );
+          const target = { port: gateway.port, headers: { authorization: `Bearer ${key}` } };
+          const result = await measureOpenStreams(gateway.pid, target, BODY, count, () => upstream.child.send({ type: 'release' }), OPEN_BATCH);
           rows.push({ target: `gateway (${transport})`, result });
           if (result.completed !== result.count) problems.push(`transport ${transport}: ${result.count - result.completed} of ${result.count} held streams did not complete`);
-          // Let the sockets of this round close before the next one is measured.
-          for (let i = 0; i < 100 && openFds(gateway.pid) > result.fdsBefore + 10; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+        } finally {
+          await stopProcess(gateway.child);
+          await stopAll();
         }
-      } finally {
-        await stopProcess(gateway.child);
-        await stopAll();
       }
     }
   } finally {
