@@ -58,6 +58,7 @@ function parseLimits(c: Checker, value: unknown): ServerLimits {
     headersTimeoutMs: [1000, 120_000],
     requestTimeoutMs: [1000, 600_000],
     keepAliveTimeoutMs: [0, 600_000],
+    writeStallTimeoutMs: [1000, 600_000],
     maxJsonDepth: [8, 1000],
     maxStringBytes: [1024, 64 * 1024 * 1024],
     maxMembers: [300, 1_000_000],

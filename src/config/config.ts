@@ -147,6 +147,9 @@ export interface ServerLimits {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
+  /** A response whose client takes no bytes for this long, while the gateway
+   * has bytes for it, is ended (its socket destroyed, its upstream aborted). */
+  writeStallTimeoutMs: number;
   maxJsonDepth: number;
   maxStringBytes: number;
   maxMembers: number;
@@ -224,6 +227,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 5_000,
+  writeStallTimeoutMs: 30_000,
   maxJsonDepth: 64,
   maxStringBytes: 2 * 1024 * 1024,
   maxMembers: 10_000,

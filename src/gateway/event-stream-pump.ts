@@ -77,11 +77,12 @@ export async function pumpEventStream(source: AsyncIterable<ChatCompletionChunk>
     if (control.endedForShutdown() || control.clientGone()) return;
     const rendered = renderError(err);
     control.onStreamError(rendered.code, err instanceof ApiError ? undefined : err);
-    try {
-      await sink.data(rendered.body);
-    } finally {
-      sink.end();
-    }
+    // The frame is queued and the response ended at once, never after a
+    // 'drain': a client that stopped reading would hold the pump (and the
+    // request) forever. Whether it ever takes the frame is the write-stall
+    // limit's to judge; a rejection here only says the client is gone.
+    sink.data(rendered.body).catch(() => undefined);
+    sink.end();
   }
 }
 

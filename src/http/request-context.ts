@@ -90,6 +90,19 @@ export class ClientGoneAbort extends Error {
   }
 }
 
+/** The access-log `outcome` of a response ended because its client stopped reading. */
+export const CLIENT_WRITE_STALLED = 'client_write_stalled';
+
+/** The abort reason when the client took no bytes for limits.writeStallTimeoutMs
+ * while the answer waited: the gateway closed the connection. A client gone, too. */
+export class ClientWriteStalledAbort extends ClientGoneAbort {
+  override name = 'ClientWriteStalledAbort';
+  constructor() {
+    super();
+    this.message = 'the client took no bytes for limits.writeStallTimeoutMs';
+  }
+}
+
 /** The abort reason when a shutdown's drain deadline ended the request. */
 export class ShutdownAbort extends Error {
   override name = 'ShutdownAbort';

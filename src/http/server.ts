@@ -11,11 +11,12 @@ import type { ServerLimits } from '../config/config.ts';
 import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import type { Logger } from '../log/logger.ts';
 import { generateRequestId, REQUEST_ID_HEADER, requestIdFromHeader } from './request-id.ts';
-import { ClientGoneAbort, ShutdownAbort, ShuttingDownError, type AccessLine, type RequestContext, type RouteHandler } from './request-context.ts';
+import { ClientGoneAbort, ClientWriteStalledAbort, CLIENT_WRITE_STALLED, ShutdownAbort, ShuttingDownError, type AccessLine, type RequestContext, type RouteHandler } from './request-context.ts';
 import type { Router } from './router.ts';
 import { sendError } from './respond.ts';
 import { clientCertificateOf, clientCertificateRefused } from './client-certificate.ts';
 import { handshakeFailure, secureContextOptions, serverTlsOptions } from './tls-options.ts';
+import { createWriteStallWatch } from './write-stall.ts';
 
 interface HttpServerOptions {
   router: Router<RouteHandler>;
@@ -155,6 +156,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   /** Wakes the drain before its deadline: the last request finished, or endDrainNow(). */
   let wakeDrain: () => void = () => {};
   let refused = 0;
+  const stalls = createWriteStallWatch(limits.writeStallTimeoutMs);
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void handleRequest(req, res as TimedResponse);
@@ -183,9 +185,11 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     };
     aborts.set(ctx, abort);
     inFlight.add(ctx);
+    stalls.watch(res, () => endStalled(ctx, abort));
 
     res.on('close', () => {
       inFlight.delete(ctx);
+      stalls.unwatch(res);
       aborts.delete(ctx);
       if (!res.writableFinished && !abort.signal.aborted) abort.abort(new ClientGoneAbort());
       if (abort.signal.reason instanceof ClientGoneAbort) ctx.log['clientGone'] = true;
@@ -257,6 +261,20 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     } catch (err) {
       answerError(ctx, err, logger, state !== DrainState.Serving);
     }
+  }
+
+  /**
+   * The client took no bytes for limits.writeStallTimeoutMs while the answer
+   * waited for it: nothing more can reach it. The upstream work stops, the
+   * socket goes, and the response's close (the access-log line, the permit)
+   * follows as for a client that left.
+   */
+  function endStalled(ctx: RequestContext, abort: AbortController): void {
+    ctx.log['outcome'] = CLIENT_WRITE_STALLED;
+    // The socket's buffer is dropped with it, so the response may look finished to node: it was not.
+    ctx.log['completed'] = false;
+    if (!abort.signal.aborted) abort.abort(new ClientWriteStalledAbort());
+    ctx.res.destroy();
   }
 
   /** The deadline passed with `ctx` open: end it with an error the client can see. */
@@ -345,6 +363,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       server.headersTimeout = next.headersTimeoutMs;
       server.requestTimeout = next.requestTimeoutMs;
       server.keepAliveTimeout = next.keepAliveTimeoutMs;
+      stalls.setTimeout(next.writeStallTimeoutMs);
     },
     setTls(material) {
       if (!(server instanceof https.Server)) throw new Error('this listener was started without TLS; adding TLS needs a restart');

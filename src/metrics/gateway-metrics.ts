@@ -2,7 +2,7 @@
 // the few hooks the request path calls. Exposed at /metrics on the admin
 // listener. Label values are bounded: aliases outside the serving config are
 // counted as "_unknown", so a client cannot mint series by inventing names.
-import type { AccessLine } from '../http/request-context.ts';
+import { CLIENT_WRITE_STALLED, type AccessLine } from '../http/request-context.ts';
 import type { TargetHealth } from '../routing/alias-targets.ts';
 import { createRegistry, type Registry } from './registry.ts';
 
@@ -51,6 +51,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   const limited = registry.counter({ name: 'portcullis_rate_limited_requests_total', help: 'Requests refused by a per-key limit, by alias and limit (requests, tokens, concurrency, budget).', labelNames: ['alias', 'limit'] });
   const unavailable = registry.counter({ name: 'portcullis_state_backend_unavailable_total', help: 'Operations that found the shared state backend (Redis) unreachable.', labelNames: ['operation'] });
   registry.gauge({ name: 'portcullis_state_backend_up', help: '1 when the state backend answers, 0 when not.', collect: () => [{ labels: {}, value: sources.stateBackendUp() }] });
+  const stalls = registry.counter({ name: 'portcullis_client_write_stalls_total', help: 'Responses ended because the client took no bytes for limits.writeStallTimeoutMs.' });
   const reloads = registry.counter({ name: 'portcullis_config_reloads_total', help: 'Configuration reloads (SIGHUP) by result.', labelNames: ['result'] });
   registry.gauge({
     name: 'portcullis_circuit_state',
@@ -64,6 +65,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   return {
     registry,
     requestDone(line) {
+      if (line['outcome'] === CLIENT_WRITE_STALLED) stalls.inc({});
       // Only the chat endpoint carries an alias; other paths are not model traffic.
       if (line.path !== '/v1/chat/completions') return;
       const alias = aliasLabel(line.alias);

@@ -52,6 +52,8 @@ export type ConnectState = (typeof ConnectState)[keyof typeof ConnectState];
 export interface FetchWatch {
   /** The status of the response headers undici received, once they came. */
   readonly responseStatus: number | undefined;
+  /** The socket the request went out on, once its headers were written. */
+  readonly socket: object | undefined;
 }
 
 interface Watch extends FetchWatch {
@@ -59,6 +61,7 @@ interface Watch extends FetchWatch {
   connected: boolean;
   seen: boolean;
   responseStatus: number | undefined;
+  socket: object | undefined;
 }
 
 let subscribed = false;
@@ -83,6 +86,8 @@ function onSendHeaders(message: unknown): void {
   if (request === undefined) return;
   const watch = watches.get(request);
   if (watch === undefined || watch.connected) return;
+  const socket = (message as { socket?: unknown }).socket;
+  if (typeof socket === 'object' && socket !== null) watch.socket = socket;
   watch.connected = true;
   watch.onConnected();
 }
@@ -122,7 +127,7 @@ export function watchConnectPhase<T>(start: () => T, onConnected: () => void): {
     subscribe(REQUEST_HEADERS, onResponseHeaders);
     subscribed = true;
   }
-  const watch: Watch = { onConnected, connected: false, seen: false, responseStatus: undefined };
+  const watch: Watch = { onConnected, connected: false, seen: false, responseStatus: undefined, socket: undefined };
   dispatching = watch;
   let result: T;
   try {

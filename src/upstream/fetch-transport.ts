@@ -5,6 +5,7 @@
 // undici Agent is not exposed); the config check refuses those with fetch.
 
 import { watchConnectPhase, ConnectState } from './connect-phase.ts';
+import { boundUndiciSocketReads } from './undici-socket-reads.ts';
 import { ConnectObservation, emptyBody, upstreamBody, type UpstreamRequest, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from './transport.ts';
 
 /** The statuses fetch's redirect: 'error' refuses (Fetch standard, "redirect status"). */
@@ -31,7 +32,11 @@ function send(request: UpstreamRequest): UpstreamSend {
   // Watched even without a connect timeout, for the status of a refused redirect.
   const { result, state, watch } = watchConnectPhase(() => fetch(request.url, init), request.onConnected);
   const response = result.then(
-    (answer) => fromFetch(answer, request.signal),
+    (answer) => {
+      // Backpressure on Node 20 (./undici-socket-reads.ts); the socket is known once the headers went out.
+      boundUndiciSocketReads(watch.socket);
+      return fromFetch(answer, request.signal);
+    },
     (error: unknown) => {
       /* fetch rejects a redirect status with a bare "fetch failed"; the status
        * comes from the diagnostics channel. It becomes a response with that
