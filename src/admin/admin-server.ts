@@ -87,6 +87,8 @@ interface AdminServerOptions extends AdminApiDeps {
   sessions?: SessionStore;
   /** admin.tls's material (loadListenerTls): serve the admin listener over HTTPS. */
   tls?: ListenerTlsMaterial;
+  /** Each connection refused beyond limits.maxConnections (metrics). */
+  onConnectionRefused?: () => void;
 }
 
 export interface AdminServer {
@@ -331,6 +333,13 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
 
   for (const [method, route, handler] of options.extraRoutes ?? []) router.add(method, route, withHeaders(handler));
 
-  const shell = createHttpShell({ router, limits: options.limits, logger, ...(options.tls === undefined ? {} : { tls: options.tls }) });
+  const shell = createHttpShell({
+    router,
+    limits: options.limits,
+    logger,
+    name: 'admin',
+    ...(options.tls === undefined ? {} : { tls: options.tls }),
+    ...(options.onConnectionRefused === undefined ? {} : { onConnectionRefused: options.onConnectionRefused }),
+  });
   return { server: shell.server, shell, sessions };
 }

@@ -61,6 +61,7 @@ function parseLimits(c: Checker, value: unknown): ServerLimits {
     maxJsonDepth: [8, 1000],
     maxStringBytes: [1024, 64 * 1024 * 1024],
     maxMembers: [300, 1_000_000],
+    maxConnections: [1, 1_000_000],
   };
   for (const key of keys) limits[key] = c.int(o, key, 'limits', limits[key], bounds[key][0], bounds[key][1]);
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
