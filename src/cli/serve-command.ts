@@ -20,6 +20,7 @@ import { PROMETHEUS_CONTENT_TYPE } from '../metrics/registry.ts';
 import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
 import { claimListenFds, SocketActivationError, type ListenFds } from '../ops/socket-activation.ts';
 import { createSystemdNotifier } from '../ops/systemd-notify.ts';
+import { startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
 import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
 import { providerNotices } from '../config/provider-types.ts';
 import { openStateBackend } from '../state/open-backend.ts';
@@ -145,10 +146,14 @@ export async function runServeCommand(
   }
 
   let gateway: Gateway | undefined;
+  let admin: AdminServer | null = null;
+  let descriptors: DescriptorWatch | undefined;
   const metrics = createGatewayMetrics({
     targets: () => gateway?.routes.health() ?? [],
     isKnownAlias: (alias) => gateway !== undefined && Object.hasOwn(gateway.config.aliases, alias),
     stateBackendUp: () => (state?.health() === 'ok' ? 1 : 0),
+    openConnections: () => ({ api: gateway?.openConnections ?? 0, ...(admin === null ? {} : { admin: admin.shell.openConnections }) }),
+    descriptorsExhausted: () => (descriptors?.exhausted === true ? 1 : 0),
   });
   let state: StateBackend | undefined;
   try {
@@ -178,7 +183,6 @@ export async function runServeCommand(
   }
   const running = gateway;
 
-  let admin: AdminServer | null = null;
   let bootstrapToken: string | null = null;
   let apiAddress: string;
   let adminAddress: string | null = null;
@@ -203,6 +207,7 @@ export async function runServeCommand(
           ...healthRoutes({ targets: () => running.routes.health(), state: backend, draining: () => running.draining, failureDetail: true }),
         ],
         ...(certificates.admin === undefined ? {} : { tls: certificates.admin }),
+        onConnectionRefused: () => metrics.connectionRefused('admin'),
       });
       adminAddress = await listenOn(admin.server, fds.admin, adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER);
       if (!isLoopback(config.admin.host) && config.admin.tls === null && !config.admin.secureCookies) {
@@ -221,6 +226,13 @@ export async function runServeCommand(
   }
 
   const notifier = createSystemdNotifier({ env: io.env, logger });
+  descriptors = startDescriptorWatch({
+    logger,
+    maxConnections: config.limits.maxConnections,
+    adminRuns: admin !== null,
+    openConnections: () => ({ api: running.openConnections, ...(admin === null ? {} : { admin: admin.shell.openConnections }) }),
+    onExhausted: () => metrics.descriptorsExhausted(),
+  });
   // Signal handlers first, so a SIGTERM or SIGHUP that follows the banner at
   // once is handled, never the default kill.
   let resolveDone: (code: number) => void = () => {};
@@ -291,6 +303,7 @@ export async function runServeCommand(
         // The last status systemd shows for the unit, instead of "draining N requests".
         await notifier.status(`stopped: ${plural(report.finished, 'request')} finished, ${report.endedWithError} ended early`);
         await admin?.shell.drain(ADMIN_CLOSE_MS);
+        descriptors?.stop();
         return backend.close();
       })
       .then(
