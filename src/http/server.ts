@@ -124,7 +124,14 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   const server = (
     tls === undefined
       ? http.createServer<typeof IncomingMessage, typeof TimedResponse>(serverOptions)
-      : https.createServer<typeof IncomingMessage, typeof TimedResponse>({ ...serverOptions, ...serverTlsOptions(tls) })
+      : https.createServer<typeof IncomingMessage, typeof TimedResponse>({
+          ...serverOptions,
+          ...serverTlsOptions(tls),
+          // node's 120 s would let a client that never finishes its handshake hold a
+          // connection (and a place under limits.maxConnections) that long; the
+          // headers timeout starts only after the handshake.
+          handshakeTimeout: limits.headersTimeoutMs,
+        })
   ) as unknown as http.Server;
   const clientAuth = tls?.requestCert === true;
   const connections = guardListener(server, {
@@ -330,8 +337,11 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   // parser finds these before any handler runs, or (a body too slow for
   // limits.requestTimeoutMs) while one waits for the body.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    // The client reset the connection: no one to answer (an open request logs itself as clientGone).
-    if (err.code === 'ECONNRESET') {
+    // Only the parser's refusals and its timeouts are answered. A reset has no
+    // one to answer (an open request logs itself as clientGone); a failed TLS
+    // handshake, which https hands here too, has no channel to answer on, and
+    // an HTTP answer written into it would hold the socket open.
+    if (err.code === undefined || (!err.code.startsWith('HPE_') && err.code !== 'ERR_HTTP_REQUEST_TIMEOUT')) {
       socket.destroy();
       return;
     }

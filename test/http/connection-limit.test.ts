@@ -209,3 +209,15 @@ test('a TLS listener beyond maxConnections closes the connection before any hand
   assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
   holder.destroy();
 });
+
+test('a TLS client that never finishes its handshake is closed after headersTimeoutMs, freeing its place (it was held open: an HTTP 400 was written into the handshake)', async () => {
+  const s = await start({ maxConnections: 1, headersTimeoutMs: 1000, requestTimeoutMs: 1000 }, true);
+  const started = Date.now();
+  const stalled = await connect(s.port);
+  assert.equal(s.shell.openConnections, 1);
+  assert.equal(await stalled.closed, '');
+  assert.ok(Date.now() - started < 10_000, `closed after ${Date.now() - started} ms`);
+  await until(() => s.shell.openConnections === 0, 'the place to be freed');
+  // A handshake that failed is no HTTP answer: no access line (and no HTTP bytes written into the handshake).
+  assert.deepEqual(s.logs.filter((l) => l['msg'] === 'request'), []);
+});
