@@ -20,7 +20,7 @@ import { PROMETHEUS_CONTENT_TYPE } from '../metrics/registry.ts';
 import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
 import { claimListenFds, SocketActivationError, type ListenFds } from '../ops/socket-activation.ts';
 import { createSystemdNotifier } from '../ops/systemd-notify.ts';
-import { startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
+import { connectionsForDescriptors, readDescriptorLimit, startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
 import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
 import { providerNotices } from '../config/provider-types.ts';
 import { openStateBackend } from '../state/open-backend.ts';
@@ -109,6 +109,10 @@ export async function runServeCommand(
     throw err;
   }
 
+  // Unset, limits.maxConnections is what the descriptor limit allows (read once, at start).
+  const descriptorLimit = readDescriptorLimit();
+  const connectionsConfigured = config.limits.maxConnections !== null;
+  config = { ...config, limits: { ...config.limits, maxConnections: config.limits.maxConnections ?? connectionsForDescriptors(descriptorLimit) } };
   const apiPort = port ?? config.listen.port;
   const apiHost = values.host ?? config.listen.host;
   // Same port on two different addresses is fine; a wildcard address overlaps every other.
@@ -228,8 +232,9 @@ export async function runServeCommand(
   const notifier = createSystemdNotifier({ env: io.env, logger });
   descriptors = startDescriptorWatch({
     logger,
-    maxConnections: config.limits.maxConnections,
-    adminRuns: admin !== null,
+    maxConnections: config.limits.maxConnections ?? 0,
+    configured: connectionsConfigured,
+    limit: descriptorLimit,
     openConnections: () => ({ api: running.openConnections, ...(admin === null ? {} : { admin: admin.shell.openConnections }) }),
     onExhausted: () => metrics.descriptorsExhausted(),
   });

@@ -153,8 +153,10 @@ export interface ServerLimits {
   /**
    * Open client connections per listener; beyond it a new connection is
    * answered 503 too_many_connections and closed (src/http/connection-limit.ts).
+   * null: derived at start from the process's descriptor limit
+   * (src/ops/descriptor-watch.ts), 16384 at most.
    */
-  maxConnections: number;
+  maxConnections: number | null;
 }
 
 /** The dashboard and admin API listener (docs/admin-api.md). */
@@ -232,10 +234,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxJsonDepth: 64,
   maxStringBytes: 2 * 1024 * 1024,
   maxMembers: 10_000,
-  // The unit's LimitNOFILE=65536 (deploy/portcullis.service) at two descriptors
-  // per connection (client and upstream) leaves half for pooled upstream
-  // connections, the admin listener, files and Redis: docs/deploy.md.
-  maxConnections: 16_384,
+  maxConnections: null,
 };
 
 /**

@@ -19,6 +19,9 @@ import { renderError } from '../errors/render.ts';
 import { createBurst } from '../log/burst.ts';
 import type { Logger } from '../log/logger.ts';
 
+/** limits.maxConnections left unset where nothing derived it from the descriptor limit (serve does). */
+export const DEFAULT_MAX_CONNECTIONS = 16_384;
+
 /** How long a refused connection may stay open for the client to read the answer. */
 export const REFUSAL_LINGER_MS = 1000;
 

@@ -16,7 +16,7 @@ import type { Router } from './router.ts';
 import { sendError } from './respond.ts';
 import { clientCertificateOf, clientCertificateRefused } from './client-certificate.ts';
 import { handshakeFailure, secureContextOptions, serverTlsOptions } from './tls-options.ts';
-import { guardListener } from './connection-limit.ts';
+import { DEFAULT_MAX_CONNECTIONS, guardListener } from './connection-limit.ts';
 import { accessLogWriter, answerClientError, httpParseError, type OpenRequest } from './client-errors.ts';
 
 interface HttpServerOptions {
@@ -134,9 +134,11 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
         })
   ) as unknown as http.Server;
   const clientAuth = tls?.requestCert === true;
+  // Unset in a reloaded config, it keeps what the listener started with (serve derived it from the descriptor limit).
+  const startMaxConnections = limits.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const connections = guardListener(server, {
     name: options.name ?? 'api',
-    maxConnections: limits.maxConnections,
+    maxConnections: startMaxConnections,
     tls: tls !== undefined,
     logger,
     ...(options.onConnectionRefused === undefined ? {} : { onRefused: options.onConnectionRefused }),
@@ -337,11 +339,13 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   // parser finds these before any handler runs, or (a body too slow for
   // limits.requestTimeoutMs) while one waits for the body.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    // Only the parser's refusals and its timeouts are answered. A reset has no
-    // one to answer (an open request logs itself as clientGone); a failed TLS
-    // handshake, which https hands here too, has no channel to answer on, and
-    // an HTTP answer written into it would hold the socket open.
-    if (err.code === undefined || (!err.code.startsWith('HPE_') && err.code !== 'ERR_HTTP_REQUEST_TIMEOUT')) {
+    // Only the parser's refusals and its timeouts are answered. A client that
+    // reset or ended its side mid-request has left (an open request logs
+    // itself as clientGone); a failed TLS handshake, which https hands here
+    // too, has no channel to answer on, and an HTTP answer written into it
+    // would hold the socket open.
+    const code = err.code ?? '';
+    if (code === 'HPE_INVALID_EOF_STATE' || (!code.startsWith('HPE_') && code !== 'ERR_HTTP_REQUEST_TIMEOUT')) {
       socket.destroy();
       return;
     }
@@ -357,7 +361,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       return connections.open;
     },
     applyLimits(next) {
-      connections.setMax(next.maxConnections);
+      connections.setMax(next.maxConnections ?? startMaxConnections);
       // maxHeaderSize is fixed when the server is made; the gateway reports it as needing a restart.
       server.headersTimeout = next.headersTimeoutMs;
       server.requestTimeout = next.requestTimeoutMs;

@@ -100,24 +100,47 @@ export function readDescriptorLimit(limitsFile = '/proc/self/limits'): number | 
   return soft !== undefined && /^\d+$/.test(soft) ? Number(soft) : null;
 }
 
-/** Descriptors `maxConnections` per listener may need: a client and an upstream connection each on the API, a client on the admin, plus the process's own. */
-export function descriptorsNeeded(maxConnections: number, adminRuns: boolean): number {
-  return maxConnections * (adminRuns ? 3 : 2) + 256;
+/** The most limits.maxConnections derives to: within the unit's LimitNOFILE=65536 at two descriptors a connection. */
+export const MAX_DERIVED_CONNECTIONS = 16_384;
+
+/** Descriptors kept for Node itself, the listeners, files, Redis and pooled upstream connections. */
+function reserve(limit: number): number {
+  return Math.min(256, Math.floor(limit / 4));
 }
 
 /**
- * At start: warns when limits.maxConnections needs more descriptors than the
- * process may open (the unit's LimitNOFILE), then watches for exhaustion.
+ * Descriptors `maxConnections` client connections may need on the API
+ * listener: each with an upstream connection while it is answered, plus the
+ * reserve. (The admin listener is loopback by default and holds a few.)
  */
-export function startDescriptorWatch(options: Omit<DescriptorWatchOptions, 'limit'> & { maxConnections: number; adminRuns: boolean }): DescriptorWatch {
-  const limit = readDescriptorLimit();
-  const needed = descriptorsNeeded(options.maxConnections, options.adminRuns);
-  if (limit !== null && needed > limit) {
+export function descriptorsNeeded(maxConnections: number, limit: number): number {
+  return 2 * maxConnections + reserve(limit);
+}
+
+/**
+ * limits.maxConnections when the config leaves it unset: as many as fit the
+ * descriptor limit (two each, after the reserve), at most 16384; 16384 where
+ * the limit is not known. Under a limit of 1024 that is 384: the 385th client
+ * is answered 503 instead of the process running out of descriptors.
+ */
+export function connectionsForDescriptors(limit: number | null): number {
+  if (limit === null) return MAX_DERIVED_CONNECTIONS;
+  return Math.max(1, Math.min(MAX_DERIVED_CONNECTIONS, Math.floor((limit - reserve(limit)) / 2)));
+}
+
+/**
+ * At start: warns when a limits.maxConnections set in the config needs more
+ * descriptors than the process may open (the unit's LimitNOFILE), then watches
+ * for exhaustion.
+ */
+export function startDescriptorWatch(options: DescriptorWatchOptions & { maxConnections: number; configured: boolean }): DescriptorWatch {
+  const { limit } = options;
+  if (options.configured && limit !== null && descriptorsNeeded(options.maxConnections, limit) > limit) {
     options.logger.warn('limits.maxConnections needs more file descriptors than this process may open: raise LimitNOFILE or lower limits.maxConnections', {
       maxConnections: options.maxConnections,
-      descriptorsNeeded: needed,
+      descriptorsNeeded: descriptorsNeeded(options.maxConnections, limit),
       descriptorLimit: limit,
     });
   }
-  return watchDescriptors({ ...options, limit });
+  return watchDescriptors(options);
 }

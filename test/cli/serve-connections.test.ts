@@ -1,10 +1,12 @@
 // The compiled server as a child process, with its connections and file
 // descriptors under pressure: limits.maxConnections refuses the connection
-// beyond it with the exact 503 bytes and /metrics counts it; with a descriptor
-// limit far below limits.maxConnections (`ulimit -n 96`) the start warns, and
-// silent connections that use every descriptor are logged once for the whole
-// burst (libuv resets the connections it cannot accept and tells node
-// nothing), counted in /metrics, and the gateway serves again once they close.
+// beyond it with the exact 503 bytes and /metrics counts it; left unset under
+// a low descriptor limit (`ulimit -n 96`) it is derived from it, so a flood of
+// silent connections gets 503s instead of exhausting the process; set far
+// above the limit, the start warns, and silent connections that use every
+// descriptor are logged once for the whole burst (libuv resets the connections
+// it cannot accept and tells node nothing), counted in /metrics, and the
+// gateway serves again once they close.
 // Regression: issue 14 item 4, "every other client is reset for about 10 s
 // and nothing is logged".
 import assert from 'node:assert/strict';
@@ -105,11 +107,26 @@ test('limits.maxConnections: the connection beyond it gets the 503 bytes; /metri
   assert.equal(matching(server, 'limits.maxConnections needs more file descriptors than this process may open: raise LimitNOFILE or lower limits.maxConnections').length, 0);
 });
 
+test('maxConnections unset under `ulimit -n 96`: 36 connections (what the limit allows), then 503s, never running out', { skip }, async () => {
+  const { server, api, admin } = await start('derived', {}, 96);
+  const held = await Promise.all(Array.from({ length: 36 }, () => silent(api)));
+  // 16: the refusal margin over a small limit; beyond it node would close connections without the answer.
+  const refused = await Promise.all(Array.from({ length: 16 }, () => silent(api)));
+  const answers = await server.bounded(Promise.all(refused.map((c) => c.closed)), 'the refused connections to close');
+  assert.deepEqual(new Set(answers), new Set([REFUSAL]));
+  assert.equal(held.filter((c) => c.socket.destroyed).length, 0);
+  assert.deepEqual(await metric(admin, 'portcullis_connections_refused_total'), [{ labels: { listener: 'api' }, value: 16 }]);
+  assert.equal(matching(server, 'limits.maxConnections needs more file descriptors than this process may open: raise LimitNOFILE or lower limits.maxConnections').length, 0);
+  for (const { socket } of held) socket.destroy();
+  await new Promise((r) => setTimeout(r, 1600));
+  assert.equal(matching(server, EXHAUSTED).length, 0);
+});
+
 test('out of file descriptors: one line for the burst, counted in /metrics, and served again once the connections close', { skip, timeout: 45_000 }, async () => {
-  const { server, api, admin } = await start('descriptors', {}, 96);
+  const { server, api, admin } = await start('descriptors', { maxConnections: 10_000 }, 96);
   const warning = await server.line((l) => l['msg'] === 'limits.maxConnections needs more file descriptors than this process may open: raise LimitNOFILE or lower limits.maxConnections', 'the start warning');
   assert.equal(warning['descriptorLimit'], 96);
-  assert.equal(warning['maxConnections'], 16384);
+  assert.equal(warning['maxConnections'], 10_000);
 
   // More silent connections than the process has descriptors: the kernel completes every handshake, the
   // gateway accepts until it runs out, libuv resets the rest.
