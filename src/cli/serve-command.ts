@@ -236,7 +236,7 @@ export async function runServeCommand(
     configured: connectionsConfigured,
     limit: descriptorLimit,
     openConnections: () => ({ api: running.openConnections, ...(admin === null ? {} : { admin: admin.shell.openConnections }) }),
-    onExhausted: () => metrics.descriptorsExhausted(),
+    onExhausted: () => metrics.descriptorExhaustion(),
   });
   // Signal handlers first, so a SIGTERM or SIGHUP that follows the banner at
   // once is handled, never the default kill.

@@ -13,6 +13,13 @@ import { generateRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 import { HttpParseAbort, type AccessLine, type RequestContext } from './request-context.ts';
 import { sendError } from './respond.ts';
 
+/**
+ * How long a connection answered here may stay open for the client to read the
+ * answer. Without a bound a client that never closes its side holds it (and a
+ * place under limits.maxConnections) for good: node keeps a half-closed socket.
+ */
+export const CLOSE_GRACE_MS = 2000;
+
 /** What node's HTTP parser refused (`code` is node's error code). */
 export function httpParseError(code: string | undefined, maxHeaderBytes: number): ApiError {
   if (code === 'HPE_HEADER_OVERFLOW') return new ApiError('http_headers_too_large', `Request headers exceed the limit of ${maxHeaderBytes} bytes.`);
@@ -80,7 +87,12 @@ export function answerClientError(socket: Socket, error: ApiError, open: OpenReq
   }
   const requestId = generateRequestId();
   const { status, body, code } = rendered;
-  socket.once('close', () => logAccess({ requestId, status, completed: socket.writableFinished, error: code }));
+  const grace = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
+  grace.unref();
+  socket.once('close', () => {
+    clearTimeout(grace);
+    logAccess({ requestId, status, completed: socket.writableFinished, error: code });
+  });
   socket.end(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
       `${REQUEST_ID_HEADER}: ${requestId}\r\nconnection: close\r\n\r\n${body}`,

@@ -42,7 +42,7 @@ export interface GatewayMetrics {
   /** A connection refused beyond limits.maxConnections. */
   connectionRefused(listener: string): void;
   /** The process ran out of file descriptors (once per exhaustion). */
-  descriptorsExhausted(): void;
+  descriptorExhaustion(): void;
   expose(): string;
 }
 
@@ -100,7 +100,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     stateBackendUnavailable: (operation) => unavailable.inc({ operation }),
     configReload: (result) => reloads.inc({ result }),
     connectionRefused: (listener) => refusedConnections.inc({ listener }),
-    descriptorsExhausted: () => exhaustions.inc({}),
+    descriptorExhaustion: () => exhaustions.inc({}),
     expose: () => registry.expose(),
   };
 }

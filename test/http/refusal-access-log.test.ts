@@ -192,3 +192,27 @@ test('a client that resets in the middle of its headers: no answer, no line', as
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(logs.filter((l) => l['msg'] === 'request').length, before);
 });
+
+test('a client that sent bytes that are not HTTP and never closes its side is closed after a 2 s grace, not held until the headers timeout', async () => {
+  // Node's own sweep would close it once limits.headersTimeoutMs passed (10 s here); the grace is shorter.
+  const patient = createHttpShell({ router, limits: { ...DEFAULT_LIMITS, headersTimeoutMs: 10_000, requestTimeoutMs: 20_000 }, logger: createLogger({ write: () => {} }) });
+  await new Promise<void>((r) => patient.server.listen(0, '127.0.0.1', r));
+  // allowHalfOpen: the client's side stays open after the server's answer and FIN.
+  const socket = net.connect({ port: (patient.server.address() as AddressInfo).port, host: '127.0.0.1', allowHalfOpen: true }, () => socket.write('GARBAGE\r\n\r\n'));
+  let text = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (c: string) => (text += c));
+  socket.on('error', () => {});
+  try {
+    for (let i = 0; i < 500 && !text.endsWith('}'); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    const answeredAt = Date.now();
+    assert.equal(patient.openConnections, 1);
+    for (let i = 0; i < 1000 && patient.openConnections > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(patient.openConnections, 0);
+    assert.ok(Date.now() - answeredAt < 8000, `closed ${Date.now() - answeredAt} ms after the answer`);
+  } finally {
+    socket.destroy();
+    await new Promise<void>((r) => patient.server.close(() => r()));
+  }
+});
