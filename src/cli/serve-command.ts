@@ -112,7 +112,8 @@ export async function runServeCommand(
   // Unset, limits.maxConnections is what the descriptor limit allows (read once, at start).
   const descriptorLimit = readDescriptorLimit();
   const connectionsConfigured = config.limits.maxConnections !== null;
-  config = { ...config, limits: { ...config.limits, maxConnections: config.limits.maxConnections ?? connectionsForDescriptors(descriptorLimit) } };
+  const maxConnections = config.limits.maxConnections ?? connectionsForDescriptors(descriptorLimit);
+  config = { ...config, limits: { ...config.limits, maxConnections } };
   const apiPort = port ?? config.listen.port;
   const apiHost = values.host ?? config.listen.host;
   // Same port on two different addresses is fine; a wildcard address overlaps every other.
@@ -232,7 +233,7 @@ export async function runServeCommand(
   const notifier = createSystemdNotifier({ env: io.env, logger });
   descriptors = startDescriptorWatch({
     logger,
-    maxConnections: config.limits.maxConnections ?? 0,
+    maxConnections,
     configured: connectionsConfigured,
     limit: descriptorLimit,
     openConnections: () => ({ api: running.openConnections, ...(admin === null ? {} : { admin: admin.shell.openConnections }) }),
