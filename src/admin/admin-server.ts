@@ -91,6 +91,8 @@ interface AdminServerOptions extends AdminApiDeps {
   sessions?: SessionStore;
   /** admin.tls's material (loadListenerTls): serve the admin listener over HTTPS. */
   tls?: ListenerTlsMaterial;
+  /** Each connection refused beyond limits.maxConnections (metrics). */
+  onConnectionRefused?: () => void;
 }
 
 export interface AdminServer {
@@ -359,7 +361,9 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     limits: options.limits,
     logger,
     responseHeaders: SECURITY_HEADERS,
+    name: 'admin',
     ...(options.tls === undefined ? {} : { tls: options.tls }),
+    ...(options.onConnectionRefused === undefined ? {} : { onConnectionRefused: options.onConnectionRefused }),
   });
   return { server: shell.server, shell, sessions };
 }

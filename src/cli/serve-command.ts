@@ -20,6 +20,7 @@ import { PROMETHEUS_CONTENT_TYPE } from '../metrics/registry.ts';
 import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
 import { claimListenFds, SocketActivationError, type ListenFds } from '../ops/socket-activation.ts';
 import { createSystemdNotifier } from '../ops/systemd-notify.ts';
+import { connectionsForDescriptors, readDescriptorLimit, startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
 import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
 import { providerNotices } from '../config/provider-types.ts';
 import { openStateBackend } from '../state/open-backend.ts';
@@ -108,6 +109,11 @@ export async function runServeCommand(
     throw err;
   }
 
+  // Unset, limits.maxConnections is what the descriptor limit allows (read once, at start).
+  const descriptorLimit = readDescriptorLimit();
+  const connectionsConfigured = config.limits.maxConnections !== null;
+  const maxConnections = config.limits.maxConnections ?? connectionsForDescriptors(descriptorLimit);
+  config = { ...config, limits: { ...config.limits, maxConnections } };
   const apiPort = port ?? config.listen.port;
   const apiHost = values.host ?? config.listen.host;
   // Same port on two different addresses is fine; a wildcard address overlaps every other.
@@ -145,10 +151,14 @@ export async function runServeCommand(
   }
 
   let gateway: Gateway | undefined;
+  let admin: AdminServer | null = null;
+  let descriptors: DescriptorWatch | undefined;
   const metrics = createGatewayMetrics({
     targets: () => gateway?.routes.health() ?? [],
     isKnownAlias: (alias) => gateway !== undefined && Object.hasOwn(gateway.config.aliases, alias),
     stateBackendUp: () => (state?.health() === 'ok' ? 1 : 0),
+    openConnections: () => ({ api: gateway?.openConnections ?? 0, ...(admin === null ? {} : { admin: admin.shell.openConnections }) }),
+    descriptorsExhausted: () => (descriptors?.exhausted === true ? 1 : 0),
   });
   let state: StateBackend | undefined;
   try {
@@ -178,7 +188,6 @@ export async function runServeCommand(
   }
   const running = gateway;
 
-  let admin: AdminServer | null = null;
   let bootstrapToken: string | null = null;
   let apiAddress: string;
   let adminAddress: string | null = null;
@@ -203,6 +212,7 @@ export async function runServeCommand(
           ...healthRoutes({ targets: () => running.routes.health(), state: backend, draining: () => running.draining, failureDetail: true }),
         ],
         ...(certificates.admin === undefined ? {} : { tls: certificates.admin }),
+        onConnectionRefused: () => metrics.connectionRefused('admin'),
       });
       adminAddress = await listenOn(admin.server, fds.admin, adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER);
       if (!isLoopback(config.admin.host) && config.admin.tls === null && !config.admin.secureCookies) {
@@ -221,6 +231,14 @@ export async function runServeCommand(
   }
 
   const notifier = createSystemdNotifier({ env: io.env, logger });
+  descriptors = startDescriptorWatch({
+    logger,
+    maxConnections,
+    configured: connectionsConfigured,
+    limit: descriptorLimit,
+    openConnections: () => ({ api: running.openConnections, ...(admin === null ? {} : { admin: admin.shell.openConnections }) }),
+    onExhausted: () => metrics.descriptorExhaustion(),
+  });
   // Signal handlers first, so a SIGTERM or SIGHUP that follows the banner at
   // once is handled, never the default kill.
   let resolveDone: (code: number) => void = () => {};
@@ -291,6 +309,7 @@ export async function runServeCommand(
         // The last status systemd shows for the unit, instead of "draining N requests".
         await notifier.status(`stopped: ${plural(report.finished, 'request')} finished, ${report.endedWithError} ended early`);
         await admin?.shell.drain(ADMIN_CLOSE_MS);
+        descriptors?.stop();
         return backend.close();
       })
       .then(

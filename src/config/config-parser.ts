@@ -52,7 +52,7 @@ function parseLimits(c: Checker, value: unknown): ServerLimits {
   const keys = Object.keys(DEFAULT_LIMITS) as (keyof ServerLimits)[];
   const o = c.object(value, 'limits', keys);
   if (o === undefined) return limits;
-  const bounds: Record<keyof ServerLimits, [number, number]> = {
+  const bounds: Record<Exclude<keyof ServerLimits, 'maxConnections'>, [number, number]> = {
     maxBodyBytes: [1024, 64 * 1024 * 1024],
     maxHeaderBytes: [1024, 64 * 1024],
     headersTimeoutMs: [1000, 120_000],
@@ -63,7 +63,11 @@ function parseLimits(c: Checker, value: unknown): ServerLimits {
     maxStringBytes: [1024, 64 * 1024 * 1024],
     maxMembers: [300, 1_000_000],
   };
-  for (const key of keys) limits[key] = c.int(o, key, 'limits', limits[key], bounds[key][0], bounds[key][1]);
+  for (const key of keys) {
+    if (key !== 'maxConnections') limits[key] = c.int(o, key, 'limits', limits[key], bounds[key][0], bounds[key][1]);
+  }
+  // Unset (null): derived from the descriptor limit when serving.
+  if (o['maxConnections'] !== undefined) limits.maxConnections = c.int(o, 'maxConnections', 'limits', 0, 1, 1_000_000);
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     c.report('limits.headersTimeoutMs', { code: 'conflict', message: 'must not exceed limits.requestTimeoutMs' });
   }

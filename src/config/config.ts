@@ -153,6 +153,13 @@ export interface ServerLimits {
   maxJsonDepth: number;
   maxStringBytes: number;
   maxMembers: number;
+  /**
+   * Open client connections per listener; beyond it a new connection is
+   * answered 503 too_many_connections and closed (src/http/connection-limit.ts).
+   * null: derived at start from the process's descriptor limit
+   * (src/ops/descriptor-watch.ts), 16384 at most.
+   */
+  maxConnections: number | null;
 }
 
 /** The dashboard and admin API listener (docs/admin-api.md). */
@@ -231,6 +238,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxJsonDepth: 64,
   maxStringBytes: 2 * 1024 * 1024,
   maxMembers: 10_000,
+  maxConnections: null,
 };
 
 /**

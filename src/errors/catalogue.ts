@@ -71,6 +71,8 @@ export const ERROR_CATALOGUE = {
   http_malformed: { ...invalid, message: 'The request is not valid HTTP.', envelopeNull: true },
   http_request_timeout: { ...invalid, status: 408, clientMayRetry: true, message: 'The request was not received in time.', envelopeNull: true },
   http_headers_too_large: { ...invalid, status: 431, envelopeNull: true },
+  /** An `Expect` header other than 100-continue (node would answer a bare 417 before any handler). */
+  expectation_failed: { ...invalid, status: 417, message: 'The Expect header is not supported; only "Expect: 100-continue" is.' },
   // 401, 403
   invalid_api_key: { ...invalid, status: 401 },
   session_required: { ...invalid, status: 401, type: 'authentication_error' },
@@ -125,6 +127,14 @@ export const ERROR_CATALOGUE = {
     failure: Failure.Gateway,
     clientMayRetry: true,
     message: 'The gateway is shutting down; the request was not completed. Retry it.',
+  },
+  /** The listener has limits.maxConnections open: the connection is answered this and closed (src/http/connection-limit.ts). */
+  too_many_connections: {
+    status: 503,
+    type: 'server_error',
+    failure: Failure.Gateway,
+    clientMayRetry: true,
+    message: 'The gateway has too many open connections; retry shortly.',
   },
   key_store_unavailable: {
     status: 503,

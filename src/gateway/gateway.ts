@@ -74,6 +74,8 @@ export interface Gateway {
   readonly routes: AliasRoutes;
   /** Requests being handled now. */
   readonly inFlight: number;
+  /** Client connections open now on the API listener. */
+  readonly openConnections: number;
   /** True once shutdown() began (/readyz answers 503). */
   readonly draining: boolean;
   /**
@@ -124,6 +126,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     router,
     limits: started.limits,
     logger,
+    name: 'api',
+    ...(metrics === undefined ? {} : { onConnectionRefused: () => metrics.connectionRefused('api') }),
     ...(options.tls === undefined ? {} : { tls: options.tls }),
     ...(metrics === undefined && onRequestDone === undefined
       ? {}
@@ -195,6 +199,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     get inFlight() {
       return shell.inFlight;
+    },
+    get openConnections() {
+      return shell.openConnections;
     },
     get draining() {
       return draining;

@@ -47,8 +47,9 @@ export type RouteHandler = (ctx: RequestContext) => Promise<void>;
  */
 export interface AccessLine extends LogFields {
   requestId: string;
-  method: string;
-  path: string;
+  /** null (with path and totalMs) for an answer to bytes that never became a request: node's parser refused them (400, 408, 431). */
+  method: string | null;
+  path: string | null;
   /** null when the client left before any answer was written. */
   status: number | null;
   keyId: string | null;
@@ -62,7 +63,7 @@ export interface AccessLine extends LogFields {
   completionTokens: number | null;
   /** Time to the status line and headers (the first bytes of the answer). */
   ttfbMs: number | null;
-  totalMs: number;
+  totalMs: number | null;
   /** The whole answer was handed to the socket. */
   completed: boolean;
   /** The error code of a failed request. */
@@ -100,6 +101,18 @@ export class ClientWriteStalledAbort extends ClientGoneAbort {
   constructor() {
     super();
     this.message = 'the client took no bytes for limits.writeStallTimeoutMs';
+  }
+}
+
+/**
+ * The abort reason when node's HTTP parser refused the rest of the request
+ * while a handler waited for it (the body too slow for limits.requestTimeoutMs,
+ * malformed chunking): the shell answered 408 or 400 itself.
+ */
+export class HttpParseAbort extends Error {
+  override name = 'HttpParseAbort';
+  constructor() {
+    super('the rest of the request was refused by the HTTP parser');
   }
 }
 

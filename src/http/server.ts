@@ -17,6 +17,8 @@ import { sendError } from './respond.ts';
 import { clientCertificateOf, clientCertificateRefused } from './client-certificate.ts';
 import { handshakeFailure, secureContextOptions, serverTlsOptions } from './tls-options.ts';
 import { createWriteStallWatch } from './write-stall.ts';
+import { DEFAULT_MAX_CONNECTIONS, guardListener } from './connection-limit.ts';
+import { accessLogWriter, answerClientError, httpParseError, type OpenRequest } from './client-errors.ts';
 
 interface HttpServerOptions {
   router: Router<RouteHandler>;
@@ -39,6 +41,12 @@ interface HttpServerOptions {
    * still override one.
    */
   responseHeaders?: Readonly<Record<string, string>>;
+  /** The listener's name in log lines ("api", "admin"); default "api". */
+  name?: string;
+  /** Each connection refused beyond limits.maxConnections (metrics). */
+  onConnectionRefused?: () => void;
+  /** A refusal burst ends (and its line is logged) after this long without one; default 5 s. */
+  refusalQuietMs?: number;
 }
 
 /** Counts reported when a drain ends. */
@@ -55,7 +63,9 @@ export interface HttpShell {
   readonly server: http.Server;
   /** Requests being handled now. */
   readonly inFlight: number;
-  /** Applies the limits node can change on a running server (the timeouts); see reload. */
+  /** Client connections open now (those refused beyond limits.maxConnections not counted). */
+  readonly openConnections: number;
+  /** Applies the limits that can change on a running server (timeouts, maxConnections); see reload. */
   applyLimits(limits: ServerLimits): void;
   /**
    * A TLS listener: new connections get these certificates (and client CAs);
@@ -133,15 +143,35 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     // node checks the header and request timeouts on this interval (30 s by
     // default), so a slow client could otherwise hold a socket far longer.
     connectionsCheckingInterval: Math.min(1000, Math.ceil(limits.headersTimeoutMs / 2)),
+    // node would answer a request without Host with a bare 400 that no handler
+    // (and no access-log line) sees; handleRequest refuses it instead.
+    requireHostHeader: false,
   };
   // An https.Server is an http.Server with TLS below it: the same events, limits and drain.
   const tls = options.tls;
   const server = (
     tls === undefined
       ? http.createServer<typeof IncomingMessage, typeof TimedResponse>(serverOptions)
-      : https.createServer<typeof IncomingMessage, typeof TimedResponse>({ ...serverOptions, ...serverTlsOptions(tls) })
+      : https.createServer<typeof IncomingMessage, typeof TimedResponse>({
+          ...serverOptions,
+          ...serverTlsOptions(tls),
+          // node's 120 s would let a client that never finishes its handshake hold a
+          // connection (and a place under limits.maxConnections) that long; the
+          // headers timeout starts only after the handshake.
+          handshakeTimeout: limits.headersTimeoutMs,
+        })
   ) as unknown as http.Server;
   const clientAuth = tls?.requestCert === true;
+  // Unset in a reloaded config, it keeps what the listener started with (serve derived it from the descriptor limit).
+  const startMaxConnections = limits.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const connections = guardListener(server, {
+    name: options.name ?? 'api',
+    maxConnections: startMaxConnections,
+    tls: tls !== undefined,
+    logger,
+    ...(options.onConnectionRefused === undefined ? {} : { onRefused: options.onConnectionRefused }),
+    ...(options.refusalQuietMs === undefined ? {} : { refusalQuietMs: options.refusalQuietMs }),
+  });
   if (tls !== undefined) {
     // Without a listener node drops these silently. Scanners and clients
     // with the wrong certificate make them: debug only, and the code only.
@@ -158,11 +188,19 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   let refused = 0;
   const stalls = createWriteStallWatch(limits.writeStallTimeoutMs);
 
+  /** Each connection's request being handled, so a request timeout can be answered through it. */
+  const openOnSocket = new WeakMap<Socket, OpenRequest>();
+
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    void handleRequest(req, res as TimedResponse);
+    void handleRequest(req, res as TimedResponse, null);
+  });
+  // Without this listener node answers an Expect other than 100-continue with a bare 417 no handler sees.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    void handleRequest(req, res as TimedResponse, new ApiError('expectation_failed'));
   });
 
-  async function handleRequest(req: IncomingMessage, res: TimedResponse): Promise<void> {
+  /** `refusal`: an answer decided before routing (node's checks the shell took over). */
+  async function handleRequest(req: IncomingMessage, res: TimedResponse, refusal: ApiError | null): Promise<void> {
     const started = performance.now();
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -186,11 +224,14 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     aborts.set(ctx, abort);
     inFlight.add(ctx);
     stalls.watch(res, () => endStalled(ctx, abort));
+    const socket = req.socket;
+    openOnSocket.set(socket, { ctx, abort });
 
     res.on('close', () => {
       inFlight.delete(ctx);
       stalls.unwatch(res);
       aborts.delete(ctx);
+      if (openOnSocket.get(socket)?.ctx === ctx) openOnSocket.delete(socket);
       if (!res.writableFinished && !abort.signal.aborted) abort.abort(new ClientGoneAbort());
       if (abort.signal.reason instanceof ClientGoneAbort) ctx.log['clientGone'] = true;
       if (closeHooks !== null) {
@@ -202,26 +243,16 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
           }
         }
       }
-      const line = {
+      logAccess({
         requestId: ctx.requestId,
         method,
         path: path.length > 200 ? `${path.slice(0, 200)}...` : path,
         status: res.headersSent ? res.statusCode : null,
-        keyId: null,
-        alias: null,
-        target: null,
-        route: null,
-        stream: null,
-        promptTokens: null,
-        completionTokens: null,
         ttfbMs: res.headersAt < 0 ? null : roundMs(res.headersAt - started),
         totalMs: roundMs(performance.now() - started),
         completed: res.writableFinished,
-        error: null,
         ...ctx.log,
-      } as AccessLine;
-      logger.info('request', line);
-      options.onRequestDone?.(line);
+      });
       if (state !== DrainState.Serving) {
         // The answer is out: its keep-alive connection is idle now and must go.
         setImmediate(() => server.closeIdleConnections());
@@ -237,6 +268,14 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
         throw err;
       } finally {
         res.setHeader(REQUEST_ID_HEADER, ctx.requestId);
+      }
+      if (refusal !== null) {
+        ctx.bodyAbandoned = true;
+        throw refusal;
+      }
+      if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
+        ctx.bodyAbandoned = true;
+        throw new ApiError('http_malformed', 'The request has no Host header, which HTTP/1.1 requires.');
       }
       if (clientAuth) {
         const peer = clientCertificateOf(req.socket as TLSSocket);
@@ -339,18 +378,23 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     return drained;
   }
 
-  // Malformed HTTP, oversize headers, header timeouts: node answers these
-  // before any handler runs. Answer in the envelope, then close.
+  const logAccess = accessLogWriter(logger, options.onRequestDone);
+
+  // Malformed HTTP, oversize headers, header and request timeouts: node's
+  // parser finds these before any handler runs, or (a body too slow for
+  // limits.requestTimeoutMs) while one waits for the body.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (!socket.writable || (err.code === 'ECONNRESET' && socket.destroyed)) {
+    // Only the parser's refusals and its timeouts are answered. A client that
+    // reset or ended its side mid-request has left (an open request logs
+    // itself as clientGone); a failed TLS handshake, which https hands here
+    // too, has no channel to answer on, and an HTTP answer written into it
+    // would hold the socket open.
+    const code = err.code ?? '';
+    if (code === 'HPE_INVALID_EOF_STATE' || (!code.startsWith('HPE_') && code !== 'ERR_HTTP_REQUEST_TIMEOUT')) {
       socket.destroy();
       return;
     }
-    const { status, body } = renderError(httpParseError(err.code, limits.maxHeaderBytes));
-    socket.end(
-      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-        `${REQUEST_ID_HEADER}: ${generateRequestId()}\r\n${rawListenerHeaders}connection: close\r\n\r\n${body}`,
-    );
+    answerClientError(socket, httpParseError(err.code, limits.maxHeaderBytes), openOnSocket.get(socket), logAccess, rawListenerHeaders);
   });
 
   return {
@@ -358,7 +402,11 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     get inFlight() {
       return inFlight.size;
     },
+    get openConnections() {
+      return connections.open;
+    },
     applyLimits(next) {
+      connections.setMax(next.maxConnections ?? startMaxConnections);
       // maxHeaderSize is fixed when the server is made; the gateway reports it as needing a restart.
       server.headersTimeout = next.headersTimeoutMs;
       server.requestTimeout = next.requestTimeoutMs;
@@ -412,13 +460,6 @@ function answerError(ctx: RequestContext, err: unknown, logger: Logger, draining
   // A body we stopped reading must not be parsed as the next request; during
   // a drain no connection outlives its answer.
   sendError(res, rendered, ctx.bodyAbandoned || !req.complete || draining);
-}
-
-/** What node's HTTP parser refused before any handler ran (`code` is node's error code). */
-function httpParseError(code: string | undefined, maxHeaderBytes: number): ApiError {
-  if (code === 'HPE_HEADER_OVERFLOW') return new ApiError('http_headers_too_large', `Request headers exceed the limit of ${maxHeaderBytes} bytes.`);
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ApiError('http_request_timeout');
-  return new ApiError('http_malformed');
 }
 
 function stackFrames(stack: string): string {

@@ -18,6 +18,10 @@ interface GatewayMetricsSources {
   isKnownAlias(alias: string): boolean;
   /** 1 when the state backend answers, 0 when not. */
   stateBackendUp(): number;
+  /** Open client connections per listener ("api", "admin"). */
+  openConnections?(): Record<string, number>;
+  /** 1 while the process is out of file descriptors. */
+  descriptorsExhausted?(): number;
 }
 
 export interface GatewayMetrics {
@@ -35,6 +39,10 @@ export interface GatewayMetrics {
   rateLimited(alias: string, limit: string): void;
   stateBackendUnavailable(operation: string): void;
   configReload(result: 'success' | 'failure'): void;
+  /** A connection refused beyond limits.maxConnections. */
+  connectionRefused(listener: string): void;
+  /** The process ran out of file descriptors (once per exhaustion). */
+  descriptorExhaustion(): void;
   expose(): string;
 }
 
@@ -53,6 +61,15 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   registry.gauge({ name: 'portcullis_state_backend_up', help: '1 when the state backend answers, 0 when not.', collect: () => [{ labels: {}, value: sources.stateBackendUp() }] });
   const stalls = registry.counter({ name: 'portcullis_client_write_stalls_total', help: 'Responses ended because the client took no bytes for limits.writeStallTimeoutMs.' });
   const reloads = registry.counter({ name: 'portcullis_config_reloads_total', help: 'Configuration reloads (SIGHUP) by result.', labelNames: ['result'] });
+  const refusedConnections = registry.counter({ name: 'portcullis_connections_refused_total', help: 'Client connections refused because the listener had limits.maxConnections open.', labelNames: ['listener'] });
+  const exhaustions = registry.counter({ name: 'portcullis_descriptor_exhaustions_total', help: 'Times the process ran out of file descriptors (EMFILE/ENFILE); while it lasts new connections are reset.' });
+  registry.gauge({
+    name: 'portcullis_open_connections',
+    help: 'Client connections open now, per listener.',
+    labelNames: ['listener'],
+    collect: () => Object.entries(sources.openConnections?.() ?? {}).map(([listener, value]) => ({ labels: { listener }, value })),
+  });
+  registry.gauge({ name: 'portcullis_descriptors_exhausted', help: '1 while the process is out of file descriptors.', collect: () => [{ labels: {}, value: sources.descriptorsExhausted?.() ?? 0 }] });
   registry.gauge({
     name: 'portcullis_circuit_state',
     help: 'Circuit breaker state per upstream target: 1 for the current state, 0 for the others.',
@@ -70,7 +87,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
       if (line.path !== '/v1/chat/completions') return;
       const alias = aliasLabel(line.alias);
       requests.inc({ alias, status: line.status === null ? 'client_gone' : String(line.status) });
-      duration.observe({ alias }, line.totalMs / 1000);
+      if (line.totalMs !== null) duration.observe({ alias }, line.totalMs / 1000);
       if (line.ttfbMs !== null) ttfb.observe({ alias }, line.ttfbMs / 1000);
       if (line.promptTokens !== null) tokens.inc({ alias, kind: 'prompt' }, line.promptTokens);
       if (line.completionTokens !== null) tokens.inc({ alias, kind: 'completion' }, line.completionTokens);
@@ -84,6 +101,8 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     rateLimited: (alias, limit) => limited.inc({ alias: aliasLabel(alias), limit }),
     stateBackendUnavailable: (operation) => unavailable.inc({ operation }),
     configReload: (result) => reloads.inc({ result }),
+    connectionRefused: (listener) => refusedConnections.inc({ listener }),
+    descriptorExhaustion: () => exhaustions.inc({}),
     expose: () => registry.expose(),
   };
 }

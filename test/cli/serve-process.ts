@@ -30,6 +30,8 @@ export interface ServeOptions {
    * PID by a shell that then `exec`s node (so the PID stays the same).
    */
   listenFds?: { fds: number[]; names: string[] };
+  /** The process's limit on open descriptors (`ulimit -n` in a shell that then `exec`s node). */
+  descriptorLimit?: number;
 }
 
 export interface ServeProcess {
@@ -54,8 +56,11 @@ export interface ServeProcess {
 export function spawnServe(options: ServeOptions): ServeProcess {
   const env = { PATH: process.env['PATH'] ?? '', HOME: options.cwd, ...options.env };
   const passed = options.listenFds;
+  const limit = options.descriptorLimit;
   const child =
-    passed === undefined
+    limit !== undefined
+      ? spawn('/bin/sh', ['-c', `ulimit -n ${limit} && exec "$0" "$@"`, process.execPath, SERVER_MAIN, 'serve', ...options.args], { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : passed === undefined
       ? spawn(process.execPath, [SERVER_MAIN, 'serve', ...options.args], { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
       : spawn(
           '/bin/sh',

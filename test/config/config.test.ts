@@ -89,6 +89,11 @@ test('every setting is checked and named by its path', () => {
   fails({ ...minimal, limits: { maxBodyBytes: 10 } }, 'limits.maxBodyBytes', /integer from 1024/);
   fails({ ...minimal, limits: { maxBodyByte: 10 } }, 'limits.maxBodyByte', /unknown setting/);
   fails({ ...minimal, limits: { headersTimeoutMs: 90_000, requestTimeoutMs: 60_000 } }, 'limits.headersTimeoutMs', /must not exceed/);
+  fails({ ...minimal, limits: { maxConnections: 0 } }, 'limits.maxConnections', /integer from 1 to 1000000/);
+  assert.equal(parseConfig({ ...minimal, limits: { maxConnections: 64 } }, null, dir).limits.maxConnections, 64);
+  // Unset: derived from the descriptor limit when serving (src/ops/descriptor-watch.ts).
+  assert.equal(DEFAULT_LIMITS.maxConnections, null);
+  assert.equal(parseConfig(minimal, null, dir).limits.maxConnections, null);
 });
 
 test('alias model defaults to the alias name; auto.default defaults to the first alias', () => {

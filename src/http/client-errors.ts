@@ -1,0 +1,107 @@
+// What node's HTTP parser refuses: bytes that are not HTTP, headers over
+// limits.maxHeaderBytes, headers or a body slower than limits.headersTimeoutMs
+// / requestTimeoutMs. node hands them to the shell's 'clientError' listener
+// (src/http/server.ts); here they are answered in the envelope, the
+// connection is closed, and the answer gets its access-log line like any other
+// (the line's writer is here too, shared with the shell's own requests).
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import { ApiError } from '../errors/api-error.ts';
+import { renderError } from '../errors/render.ts';
+import type { Logger } from '../log/logger.ts';
+import { generateRequestId, REQUEST_ID_HEADER } from './request-id.ts';
+import { HttpParseAbort, type AccessLine, type RequestContext } from './request-context.ts';
+import { sendError } from './respond.ts';
+
+/**
+ * How long a connection answered here may stay open for the client to read the
+ * answer. Without a bound a client that never closes its side holds it (and a
+ * place under limits.maxConnections) for good: node keeps a half-closed socket.
+ */
+export const CLOSE_GRACE_MS = 2000;
+
+/** What node's HTTP parser refused (`code` is node's error code). */
+export function httpParseError(code: string | undefined, maxHeaderBytes: number): ApiError {
+  if (code === 'HPE_HEADER_OVERFLOW') return new ApiError('http_headers_too_large', `Request headers exceed the limit of ${maxHeaderBytes} bytes.`);
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ApiError('http_request_timeout');
+  return new ApiError('http_malformed');
+}
+
+/** The request a handler has on the connection, if any. */
+export interface OpenRequest {
+  ctx: RequestContext;
+  abort: AbortController;
+}
+
+/** The fields of an access-log line the caller knows; the rest are null. */
+export type AccessFields = Partial<AccessLine> & Pick<AccessLine, 'requestId' | 'status' | 'completed'>;
+
+/** Writes access-log lines: every field present, null where not known; `onLine` sees each (metrics). */
+export function accessLogWriter(logger: Logger, onLine: ((line: AccessLine) => void) | undefined): (fields: AccessFields) => void {
+  return (fields) => {
+    const line: AccessLine = {
+      method: null,
+      path: null,
+      keyId: null,
+      alias: null,
+      target: null,
+      route: null,
+      stream: null,
+      promptTokens: null,
+      completionTokens: null,
+      ttfbMs: null,
+      totalMs: null,
+      error: null,
+      ...fields,
+    };
+    logger.info('request', line);
+    onLine?.(line);
+  };
+}
+
+/**
+ * Answers `error` on `socket` and closes it. When a handler has the request
+ * (its body was still arriving), the answer goes through that request's
+ * response, so its own access-log line carries the status; the handler is
+ * stopped with HttpParseAbort. Otherwise no request ever existed: the line
+ * has a fresh request id (also sent in the answer) and null method and path.
+ */
+export function answerClientError(
+  socket: Socket,
+  error: ApiError,
+  open: OpenRequest | undefined,
+  logAccess: (fields: AccessFields) => void,
+  /** The listener's own headers (the admin listener's security headers), as raw header lines. */
+  rawHeaders = '',
+): void {
+  // Already answered (node reports the end of a socket it is closing as one more error), or gone.
+  if (!socket.writable || socket.destroyed) {
+    socket.destroy();
+    return;
+  }
+  const rendered = renderError(error);
+  if (open !== undefined) {
+    const { ctx, abort } = open;
+    if (ctx.res.headersSent) {
+      // An answer is under way: an error cannot be written into it, only the connection cut.
+      socket.destroy();
+      return;
+    }
+    ctx.log['error'] = rendered.code;
+    sendError(ctx.res, rendered, true);
+    if (!abort.signal.aborted) abort.abort(new HttpParseAbort());
+    return;
+  }
+  const requestId = generateRequestId();
+  const { status, body, code } = rendered;
+  const grace = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
+  grace.unref();
+  socket.once('close', () => {
+    clearTimeout(grace);
+    logAccess({ requestId, status, completed: socket.writableFinished, error: code });
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `${REQUEST_ID_HEADER}: ${requestId}\r\n${rawHeaders}connection: close\r\n\r\n${body}`,
+  );
+}
