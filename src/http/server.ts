@@ -19,6 +19,8 @@ import { handshakeFailure, secureContextOptions, serverTlsOptions } from './tls-
 import { createWriteStallWatch } from './write-stall.ts';
 import { DEFAULT_MAX_CONNECTIONS, guardListener } from './connection-limit.ts';
 import { accessLogWriter, answerClientError, httpParseError, type OpenRequest } from './client-errors.ts';
+import { TimedResponse, responseClass } from './timed-response.ts';
+import { answerError } from './error-boundary.ts';
 
 interface HttpServerOptions {
   router: Router<RouteHandler>;
@@ -99,30 +101,6 @@ const DrainState = {
   Closed: 'closed',
 } as const;
 type DrainState = (typeof DrainState)[keyof typeof DrainState];
-
-/**
- * A response that records when its status line and headers were written (every
- * path to the socket, implicit headers and flushHeaders() included, goes
- * through writeHead): the access log's time to first byte.
- */
-class TimedResponse extends http.ServerResponse {
-  headersAt = -1;
-  override writeHead(statusCode: number, ...rest: unknown[]): this {
-    if (this.headersAt < 0) this.headersAt = performance.now();
-    return (super.writeHead as (this: TimedResponse, code: number, ...more: unknown[]) => this).call(this, statusCode, ...rest);
-  }
-}
-
-/** The response class of a listener whose every answer carries `headers`. */
-function responseClass(headers: ReadonlyArray<readonly [string, string]>): typeof TimedResponse {
-  if (headers.length === 0) return TimedResponse;
-  return class ListenerResponse extends TimedResponse {
-    constructor(...args: ConstructorParameters<typeof TimedResponse>) {
-      super(...args);
-      for (const [name, value] of headers) this.setHeader(name, value);
-    }
-  };
-}
 
 export function createHttpShell(options: HttpServerOptions): HttpShell {
   const { router, limits, logger } = options;
@@ -426,47 +404,4 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
 
 function roundMs(ms: number): number {
   return Math.round(ms * 1000) / 1000;
-}
-
-/** The error boundary: known errors render themselves; anything else is a generic 500. */
-function answerError(ctx: RequestContext, err: unknown, logger: Logger, draining: boolean): void {
-  const { req, res } = ctx;
-  // Already answered (a shutdown's 503 or error frame): whatever the handler
-  // threw afterwards has no one to go to.
-  if (res.writableEnded) return;
-  // The client left while its body was arriving: nothing went wrong here and
-  // there is no one to answer.
-  // (The request line, written when the response closed, says completed: false.)
-  if (err instanceof ClientGoneAbort) {
-    res.destroy();
-    return;
-  }
-  if (!(err instanceof ApiError)) {
-    logger.error('unexpected error', {
-      requestId: ctx.requestId,
-      error: err instanceof Error ? err.name : typeof err,
-      // Frames only: the first stack line repeats the message, which may quote request data.
-      stack: err instanceof Error && err.stack !== undefined ? stackFrames(err.stack) : undefined,
-    });
-  }
-  if (res.headersSent) {
-    // A streaming handler renders its own mid-stream errors; reaching here
-    // means the response cannot be repaired, only ended.
-    res.destroy();
-    return;
-  }
-  const rendered = renderError(err);
-  ctx.log['error'] = rendered.code;
-  // A body we stopped reading must not be parsed as the next request; during
-  // a drain no connection outlives its answer.
-  sendError(res, rendered, ctx.bodyAbandoned || !req.complete || draining);
-}
-
-function stackFrames(stack: string): string {
-  return stack
-    .split('\n')
-    .filter((line) => line.startsWith('    at '))
-    .slice(0, 8)
-    .map((line) => line.trim())
-    .join(' | ');
 }

@@ -1,0 +1,29 @@
+// The response class of the shell's listeners: it records when its headers
+// went out (the access log's time to first byte), and for a listener with
+// headers of its own (the admin listener's security headers) sets them on
+// every answer it makes, the ones node makes without a request event included.
+import http from 'node:http';
+
+/**
+ * A response that records when its status line and headers were written (every
+ * path to the socket, implicit headers and flushHeaders() included, goes
+ * through writeHead): the access log's time to first byte.
+ */
+export class TimedResponse extends http.ServerResponse {
+  headersAt = -1;
+  override writeHead(statusCode: number, ...rest: unknown[]): this {
+    if (this.headersAt < 0) this.headersAt = performance.now();
+    return (super.writeHead as (this: TimedResponse, code: number, ...more: unknown[]) => this).call(this, statusCode, ...rest);
+  }
+}
+
+/** The response class of a listener whose every answer carries `headers`. */
+export function responseClass(headers: ReadonlyArray<readonly [string, string]>): typeof TimedResponse {
+  if (headers.length === 0) return TimedResponse;
+  return class ListenerResponse extends TimedResponse {
+    constructor(...args: ConstructorParameters<typeof TimedResponse>) {
+      super(...args);
+      for (const [name, value] of headers) this.setHeader(name, value);
+    }
+  };
+}
