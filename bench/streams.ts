@@ -60,10 +60,15 @@ function openFileLimit(): number {
   return out === 'unlimited' ? Number.POSITIVE_INFINITY : Number(out);
 }
 
-function writeConfig(dir: string, upstreamOrigin: string, transport: Transport): string {
+/** `streams`: the count held; the connection cap is set just above it. Left
+ * unset, the cap is derived from RLIMIT_NOFILE with a reserve (limits.maxConnections),
+ * and under a 20000 limit it refuses the last 78 of 9950 streams with 503:
+ * the cap working, not streams lost. */
+function writeConfig(dir: string, upstreamOrigin: string, transport: Transport, streams: number): string {
   const file = path.join(dir, 'portcullis.json');
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
+    limits: { maxConnections: streams + 16 },
     admin: { enabled: false },
     dataDir: path.join(dir, 'data'),
     providers: { bench: { type: 'openai', baseUrl: `${upstreamOrigin}/v1`, ...(transport === 'node' ? { transport } : {}) } },
@@ -85,10 +90,10 @@ function createKey(configPath: string): string {
   return key;
 }
 
-async function startGatewayFor(own: string, transport: Transport, upstreamOrigin: string): Promise<{ gateway: BenchProcess; key: string }> {
+async function startGatewayFor(own: string, transport: Transport, upstreamOrigin: string, streams: number): Promise<{ gateway: BenchProcess; key: string }> {
   mkdirSync(own);
   const sink = await forkBenchServer(`${transport} log-sink`, sibling('gateway-log-sink'), [], 'pipe');
-  const configPath = writeConfig(own, upstreamOrigin, transport);
+  const configPath = writeConfig(own, upstreamOrigin, transport, streams);
   const key = createKey(configPath);
   if (sink.child.stdin === null) throw new Error('the log sink has no stdin pipe');
   const gateway = await startGateway({ mainModule: CLI_MAIN, configPath, stdout: sink.child.stdin, nodeFlags: [], name: `gateway-${transport}` });
@@ -110,7 +115,7 @@ async function main(): Promise<void> {
         const count = Math.min(want, cap);
         if (count < want) process.stderr.write(`  ${want} streams need about ${want * 2 + GATEWAY_BASE_FDS} descriptors in the gateway; RLIMIT_NOFILE is ${limit}: holding ${count}\n`);
         const upstream = await forkBenchServer('upstream', sibling('gateway-upstream'), []);
-        const { gateway, key } = await startGatewayFor(path.join(dir, `${transport}-${count}`), transport, `http://127.0.0.1:${upstream.port}`);
+        const { gateway, key } = await startGatewayFor(path.join(dir, `${transport}-${count}`), transport, `http://127.0.0.1:${upstream.port}`, count);
         try {
           process.stderr.write(`  holding ${count} open streams through the gateway (transport ${transport})\n`);
           const target = { port: gateway.port, headers: { authorization: `Bearer ${key}` } };
