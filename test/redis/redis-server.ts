@@ -6,10 +6,11 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createConnection, createServer, type Socket } from 'node:net';
+import { createConnection, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort, terminate } from '../local-processes.ts';
 
 export interface RedisServerOptions {
   /** Sets `--requirepass`. */
@@ -50,7 +51,6 @@ const DEFAULT_BINARY = '/usr/bin/redis-server';
 const PORT_ATTEMPTS = 5;
 const READY_POLLS = 100;
 const READY_POLL_MS = 50;
-const STOP_GRACE_MS = 5000;
 
 /** Every server started here, killed if the test process exits without stopping it. */
 const running = new Set<ChildProcess>();
@@ -175,29 +175,7 @@ function answersPing(port: number, tls: RedisServerTls | undefined): Promise<boo
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-function terminate(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const force = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-    child.once('exit', () => {
-      clearTimeout(force);
-      resolve();
-    });
-    child.kill(signal);
-  });
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

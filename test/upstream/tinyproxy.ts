@@ -8,9 +8,9 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort, terminate } from '../local-processes.ts';
 
 export interface TinyproxyOptions {
   /** Ports CONNECT may reach (tinyproxy's ConnectPort); other ports get 403. */
@@ -33,7 +33,6 @@ const BINARY = process.env['TINYPROXY_BIN'] ?? '/usr/bin/tinyproxy';
 const PORT_ATTEMPTS = 5;
 const READY_POLLS = 200;
 const READY_POLL_MS = 25;
-const STOP_GRACE_MS = 5000;
 const READY_LINE = 'Accepting connections';
 
 /** Why the tinyproxy tests cannot run here, or false when they can. */
@@ -132,26 +131,4 @@ function readLog(logFile: string): string {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-function terminate(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const force = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-    child.once('exit', () => {
-      clearTimeout(force);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
