@@ -23,6 +23,7 @@ import type { Socket } from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import type { ClientTlsMaterial } from '../config/tls-files.ts';
+import { endpointOf } from './endpoint.ts';
 import { ProxyErrorCode, ProxyTunnelError } from './proxy-tunnel.ts';
 import { badUpstreamResponseError } from './upstream-errors.ts';
 import { ConnectObservation, upstreamBody, type UpstreamRequest, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from './transport.ts';
@@ -151,19 +152,10 @@ function routeOf(url: string, proxy: ProxyHook | null): Route {
     // the Host the upstream's, never the proxy's.
     const headers: Record<string, string> = { host: target.host };
     if (proxy.authorization !== undefined) headers['proxy-authorization'] = proxy.authorization;
-    return { url, secure, host: bare(proxy.url.hostname), port: portOf(proxy.url, 80), path: target.href, headers, viaProxy: proxy.url.host };
+    return { url, secure, ...endpointOf(proxy.url, 80), path: target.href, headers, viaProxy: proxy.url.host };
   }
   // An https target behind a proxy connects through the agent's tunnel (above).
-  return { url, secure, host: bare(target.hostname), port: portOf(target, secure ? 443 : 80), path: `${target.pathname}${target.search}`, headers: {}, viaProxy: undefined };
-}
-
-/** An IPv6 literal without its URL brackets, as node:net wants it. */
-function bare(hostname: string): string {
-  return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-}
-
-function portOf(url: URL, fallback: number): number {
-  return url.port === '' ? fallback : Number(url.port);
+  return { url, secure, ...endpointOf(target, secure ? 443 : 80), path: `${target.pathname}${target.search}`, headers: {}, viaProxy: undefined };
 }
 
 function exchange(req: http.ClientRequest, request: UpstreamRequest, route: Route): Promise<UpstreamResponse> {

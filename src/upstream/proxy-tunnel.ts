@@ -12,6 +12,7 @@
 
 import { connect, type Socket } from 'node:net';
 import type { ProxyRoute } from '../config/proxy-env.ts';
+import { endpointOf } from './endpoint.ts';
 import type { ProxyHook } from './node-transport.ts';
 
 /** Largest answer header block read from a proxy before it counts as not HTTP. */
@@ -66,12 +67,6 @@ export function proxyRequestHeaders(route: ProxyRoute): Record<string, string> {
   return route.authorization === undefined ? {} : { 'proxy-authorization': route.authorization };
 }
 
-/** The proxy's host (IPv6 without brackets) and port. */
-export function proxyEndpoint(url: URL): { host: string; port: number } {
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  return { host, port: url.port === '' ? 80 : Number(url.port) };
-}
-
 const TARGET_HOST = /^[A-Za-z0-9._~%!$&'()*+;=:-]+$/;
 
 /**
@@ -88,7 +83,7 @@ export function openTunnel(route: ProxyRoute, host: string, port: number, signal
   }
   if (signal.aborted) return Promise.reject(signal.reason);
   const authority = bare.includes(':') ? `[${bare}]:${port}` : `${bare}:${port}`;
-  const proxy = proxyEndpoint(route.url);
+  const proxy = endpointOf(route.url, 80);
   const proxyName = `${route.url.host}`;
   const where = `the egress proxy ${proxyName} (${route.source === 'config' ? 'the provider\'s "proxy" setting' : route.source})`;
 
