@@ -39,6 +39,8 @@ export interface ProxyResolution {
   readonly description: string;
   /** What the log should also say: a variable curl ignores, NO_PROXY entries that never match. */
   readonly notes: readonly string[];
+  /** A proxy variable applied, but NO_PROXY exempts the upstream. */
+  readonly exempted: boolean;
 }
 
 export type ProxyEnvironment = Readonly<Record<string, string | undefined>>;
@@ -58,7 +60,7 @@ export function resolveProxy(target: URL, env: ProxyEnvironment, setting: string
   if (setting === 'none') return direct('direct ("proxy": "none")');
   if (setting !== null) {
     const route = parseProxyUrl(setting, 'config');
-    return { route, description: `proxy ${origin(route.url)} (the provider's "proxy" setting)`, notes: [] };
+    return { route, description: `proxy ${origin(route.url)} (the provider's "proxy" setting)`, notes: [], exempted: false };
   }
   const https = target.protocol === 'https:';
   const notes: string[] = [];
@@ -67,7 +69,7 @@ export function resolveProxy(target: URL, env: ProxyEnvironment, setting: string
   }
   const candidates = https ? ['https_proxy', 'HTTPS_PROXY', 'all_proxy', 'ALL_PROXY'] : ['http_proxy', 'all_proxy', 'ALL_PROXY'];
   const name = candidates.find((n) => read(env, n) !== undefined);
-  if (name === undefined) return { route: null, description: `direct (no ${candidates.join(', ')} set)`, notes };
+  if (name === undefined) return { route: null, description: `direct (no ${candidates.join(', ')} set)`, notes, exempted: false };
 
   const noProxyName = read(env, 'no_proxy') !== undefined ? 'no_proxy' : 'NO_PROXY';
   const noProxy = read(env, noProxyName);
@@ -75,15 +77,15 @@ export function resolveProxy(target: URL, env: ProxyEnvironment, setting: string
     const list = parseNoProxy(noProxy);
     for (const { entry, reason } of list.ignored) notes.push(`${noProxyName} entry "${entry}" never matches: ${reason}`);
     const match = noProxyMatch(list, target.hostname);
-    if (match !== undefined) return { route: null, description: `direct (${noProxyName} matches "${match}")`, notes };
+    if (match !== undefined) return { route: null, description: `direct (${noProxyName} matches "${match}")`, notes, exempted: true };
   }
   const route = parseProxyUrl(read(env, name) as string, name);
   const credentials = route.authorization === undefined ? '' : ', with credentials';
-  return { route, description: `proxy ${origin(route.url)} (${name}${credentials})`, notes };
+  return { route, description: `proxy ${origin(route.url)} (${name}${credentials})`, notes, exempted: false };
 }
 
 function direct(description: string): ProxyResolution {
-  return { route: null, description, notes: [] };
+  return { route: null, description, notes: [], exempted: false };
 }
 
 function read(env: ProxyEnvironment, name: string): string | undefined {

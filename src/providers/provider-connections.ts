@@ -123,5 +123,5 @@ function fetchOverrides(env: NodeJS.ProcessEnv, execArgv: readonly string[]): Co
 
 /** Whether the start log should say how this provider connects: a proxy, a NO_PROXY exemption, a note, or a transport chosen for the proxy. */
 export function connectionWorthLogging(connection: ProviderConnection): boolean {
-  return connection.proxy.route !== null || connection.proxy.notes.length > 0 || /^direct \((no_proxy|NO_PROXY) matches/.test(connection.proxy.description);
+  return connection.proxy.route !== null || connection.proxy.notes.length > 0 || connection.proxy.exempted;
 }
