@@ -187,15 +187,12 @@ function exchange(req: http.ClientRequest, request: UpstreamRequest, route: Rout
     });
     req.once('socket', (socket: Socket) => {
       // A pooled socket is ready; a new one is once TCP (and TLS) is up.
-      if (req.reusedSocket || (!secure && !socket.connecting)) {
+      const connected = (): void => {
         proxyConnected = true;
         request.onConnected();
-      } else {
-        socket.once(secure ? 'secureConnect' : 'connect', () => {
-          proxyConnected = true;
-          request.onConnected();
-        });
-      }
+      };
+      if (req.reusedSocket || (!secure && !socket.connecting)) connected();
+      else socket.once(secure ? 'secureConnect' : 'connect', connected);
     });
     req.once('response', (incoming: http.IncomingMessage) => {
       res = incoming;
