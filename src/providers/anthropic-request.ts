@@ -1,58 +1,32 @@
 // A validated OpenAI chat request → an Anthropic Messages API request body.
-// Pure: data in, data out; a request Anthropic cannot express faithfully is a
-// 400 here, before anything is sent.
+// Pure: data in, data out. The rule: never send a request Anthropic is known
+// to refuse, and never change a request's meaning silently; a request that has
+// no faithful translation is a 400 naming the parameter, before anything is
+// sent. The messages are translated by ./anthropic-conversation.ts; the list
+// of rules is in docs/config.md ("Provider type anthropic").
 // Wire format: https://docs.anthropic.com/en/api/messages
 //
-// Decisions (each is also pinned by a test):
-// - system and developer messages, wherever they stand, become the one
-//   top-level `system` prompt, joined in order with a blank line. Anthropic has
-//   no system turn inside `messages`; a late system message keeps its authority
-//   and loses only its position (agents insert such reminders mid-conversation,
-//   and refusing them would break those clients).
-// - Consecutive turns of one role are merged into one (tool results are user
-//   turns on Anthropic); within a user turn, tool_result blocks come first, as
-//   Anthropic requires.
-// - Empty text is dropped (Anthropic refuses empty text blocks); a turn left
-//   with no block at all is omitted.
-// - `name` on a message and `detail` on an image have no Anthropic equivalent
-//   and are dropped; an assistant `refusal` is sent as the assistant's text.
+// Decisions here (each is also pinned by a test):
 // - temperature above 1 is a 400, never clamped: Anthropic accepts 0 to 1.
+// - temperature and top_p together: Claude models since Opus 4.1 refuse both
+//   ("temperature and top_p cannot both be specified for this model"), and
+//   Anthropic's reference says to alter one, not both. top_p 1 (no nucleus
+//   cut) and temperature 1 (Anthropic's default) change nothing, so such a
+//   value is left out; any other pair is a 400 naming top_p.
+// - A stop sequence that is empty or whitespace only is a 400 naming it:
+//   Anthropic refuses it, and dropping it would let the answer run past it.
 // - response_format json_object is a 400: Anthropic has no JSON mode, and a
 //   prompt instruction would promise what the gateway cannot guarantee.
+// - A tool's parameters schema without `type` gets type "object" (function
+//   arguments are always an object); another type is a 400.
+// - `name` on a message and `detail` on an image have no Anthropic equivalent
+//   and are dropped; an assistant `refusal` is sent as the assistant's text.
 
-import type { ChatMessage, ChatRequest, ContentPart, ToolChoice, ToolDefinition } from '../chat/types.ts';
+import type { ChatRequest, ToolChoice, ToolDefinition } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
+import { type AnthropicMessage, type AnthropicTextBlock, isBlank, toAnthropicConversation } from './anthropic-conversation.ts';
 
-interface AnthropicTextBlock {
-  type: 'text';
-  text: string;
-}
-
-interface AnthropicImageBlock {
-  type: 'image';
-  source: { type: 'url'; url: string };
-}
-
-interface AnthropicToolUseBlock {
-  type: 'tool_use';
-  id: string;
-  name: string;
-  input: Record<string, unknown>;
-}
-
-interface AnthropicToolResultBlock {
-  type: 'tool_result';
-  tool_use_id: string;
-  /** Absent when the tool said nothing. */
-  content?: string | AnthropicTextBlock[];
-}
-
-export type AnthropicContentBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
-
-export interface AnthropicMessage {
-  role: 'user' | 'assistant';
-  content: AnthropicContentBlock[];
-}
+export type { AnthropicContentBlock, AnthropicMessage, AnthropicTextBlock } from './anthropic-conversation.ts';
 
 export interface AnthropicTool {
   name: string;
@@ -65,7 +39,7 @@ export type AnthropicToolChoice = { type: 'none' } | { type: 'auto' } | { type: 
 export interface AnthropicRequest {
   model: string;
   max_tokens: number;
-  system?: string;
+  system?: AnthropicTextBlock[];
   messages: AnthropicMessage[];
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
@@ -80,47 +54,30 @@ export interface AnthropicRequest {
 const DEFAULT_MAX_TOKENS = 4096;
 /** Anthropic's temperature range is 0 to 1 (OpenAI's is 0 to 2). */
 const MAX_TEMPERATURE = 1;
-const SYSTEM_SEPARATOR = '\n\n';
+/** Anthropic's documented default temperature. */
+const DEFAULT_TEMPERATURE = 1;
+/** Nucleus sampling over the whole distribution: no cut at all. */
+const NO_NUCLEUS_CUT = 1;
 
 /** The Anthropic request body for `req`. Throws InvalidRequestError (400). */
 export function toAnthropicRequest(req: ChatRequest): AnthropicRequest {
   checkSupported(req);
-  const system: string[] = [];
-  const turns: AnthropicMessage[] = [];
-
-  for (let i = 0; i < req.messages.length; i++) {
-    const message = req.messages[i] as ChatMessage;
-    switch (message.role) {
-      case 'system':
-      case 'developer': {
-        const text = plainText(message.content);
-        if (text.length > 0) system.push(text);
-        break;
-      }
-      case 'user':
-        appendTurn(turns, 'user', userBlocks(message.content));
-        break;
-      case 'assistant':
-        appendTurn(turns, 'assistant', assistantBlocks(message, i));
-        break;
-      case 'tool':
-        appendTurn(turns, 'user', [toolResultBlock(message)]);
-        break;
-    }
-  }
-  for (const turn of turns) if (turn.role === 'user') toolResultsFirst(turn.content);
+  const sampling = samplingOf(req);
+  const stop = stopSequencesOf(req);
+  const tools = req.tools !== undefined && req.tools.length > 0 ? req.tools.map(toAnthropicTool) : undefined;
+  const conversation = toAnthropicConversation(req.messages);
 
   const body: AnthropicRequest = {
     model: req.model,
     max_tokens: req.max_completion_tokens ?? req.max_tokens ?? DEFAULT_MAX_TOKENS,
-    messages: turns,
+    messages: conversation.messages,
   };
-  if (system.length > 0) body.system = system.join(SYSTEM_SEPARATOR);
-  if (req.tools !== undefined && req.tools.length > 0) body.tools = req.tools.map(toAnthropicTool);
+  if (conversation.system.length > 0) body.system = conversation.system;
+  if (tools !== undefined) body.tools = tools;
   if (req.tool_choice !== undefined) body.tool_choice = toAnthropicToolChoice(req.tool_choice);
-  if (req.stop !== undefined) body.stop_sequences = typeof req.stop === 'string' ? [req.stop] : [...req.stop];
-  if (req.temperature !== undefined) body.temperature = req.temperature;
-  if (req.top_p !== undefined) body.top_p = req.top_p;
+  if (stop !== undefined) body.stop_sequences = stop;
+  if (sampling.temperature !== undefined) body.temperature = sampling.temperature;
+  if (sampling.top_p !== undefined) body.top_p = sampling.top_p;
   if (req.stream === true) body.stream = true;
   return body;
 }
@@ -143,139 +100,56 @@ function checkSupported(req: ChatRequest): void {
   }
 }
 
-/** Adds `blocks` as a turn of `role`, merged into the previous turn when it has
- * the same role (Anthropic wants user and assistant to alternate). */
-function appendTurn(turns: AnthropicMessage[], role: AnthropicMessage['role'], blocks: AnthropicContentBlock[]): void {
-  if (blocks.length === 0) return;
-  const last = turns[turns.length - 1];
-  if (last !== undefined && last.role === role) {
-    for (const block of blocks) last.content.push(block);
-  } else {
-    turns.push({ role, content: blocks });
+function samplingOf(req: ChatRequest): { temperature?: number; top_p?: number } {
+  const { temperature, top_p } = req;
+  if (temperature === undefined || top_p === undefined) {
+    return { ...(temperature === undefined ? {} : { temperature }), ...(top_p === undefined ? {} : { top_p }) };
   }
+  if (top_p === NO_NUCLEUS_CUT) return { temperature };
+  if (temperature === DEFAULT_TEMPERATURE) return { top_p };
+  throw new InvalidRequestError(
+    `Invalid value for 'top_p': ${top_p} together with temperature ${temperature}. The provider behind this model alias refuses temperature and top_p in one request; set only one of them.`,
+    'top_p',
+    'invalid_value',
+  );
 }
 
-/** Anthropic: in a user turn, tool_result blocks come before any other block.
- * A stable partition, so the order within each group is kept. */
-function toolResultsFirst(blocks: AnthropicContentBlock[]): void {
-  let sawOther = false;
-  let needed = false;
-  for (const block of blocks) {
-    if (block.type !== 'tool_result') sawOther = true;
-    else if (sawOther) {
-      needed = true;
-      break;
-    }
-  }
-  if (!needed) return;
-  const results = blocks.filter((block) => block.type === 'tool_result');
-  const others = blocks.filter((block) => block.type !== 'tool_result');
-  blocks.length = 0;
-  for (const block of results) blocks.push(block);
-  for (const block of others) blocks.push(block);
-}
-
-/** The text of a system, developer or tool message: its string, or its text
- * parts concatenated (OpenAI reads parts as one text). */
-function plainText(content: ChatMessage['content']): string {
-  if (content === undefined || content === null) return '';
-  if (typeof content === 'string') return content;
-  let text = '';
-  for (const part of content) if (part.type === 'text') text += part.text;
-  return text;
-}
-
-function userBlocks(content: ChatMessage['content']): AnthropicContentBlock[] {
-  if (content === undefined || content === null) return [];
-  if (typeof content === 'string') return textBlocks(content);
-  const blocks: AnthropicContentBlock[] = [];
-  for (const part of content) {
-    const block = partBlock(part);
-    if (block !== undefined) blocks.push(block);
-  }
-  return blocks;
-}
-
-function partBlock(part: ContentPart): AnthropicContentBlock | undefined {
-  if (part.type === 'text') return part.text.length === 0 ? undefined : { type: 'text', text: part.text };
-  // Validation allows https URLs only; Anthropic fetches them itself.
-  return { type: 'image', source: { type: 'url', url: part.image_url.url } };
-}
-
-function textBlocks(text: string): AnthropicTextBlock[] {
-  return text.length === 0 ? [] : [{ type: 'text', text }];
-}
-
-function assistantBlocks(message: ChatMessage, messageIndex: number): AnthropicContentBlock[] {
-  const blocks: AnthropicContentBlock[] = [];
-  const content = message.content;
-  if (typeof content === 'string') blocks.push(...textBlocks(content));
-  else if (Array.isArray(content)) {
-    for (const part of content) {
-      const block = partBlock(part);
-      if (block !== undefined) blocks.push(block);
-    }
-  }
-  if (typeof message.refusal === 'string') blocks.push(...textBlocks(message.refusal));
-  const calls = message.tool_calls ?? [];
-  for (let j = 0; j < calls.length; j++) {
-    const call = calls[j] as NonNullable<ChatMessage['tool_calls']>[number];
-    blocks.push({
-      type: 'tool_use',
-      id: call.id,
-      name: call.function.name,
-      input: toolInput(call.function.arguments, `messages[${messageIndex}].tool_calls[${j}].function.arguments`),
-    });
-  }
-  return blocks;
-}
-
-/** Anthropic takes a tool call's input as a JSON object, OpenAI as a string of
- * JSON. An empty string (some clients send it for a call without arguments)
- * is the empty object. */
-function toolInput(args: string, path: string): Record<string, unknown> {
-  if (args.trim().length === 0) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(args);
-  } catch {
+function stopSequencesOf(req: ChatRequest): string[] | undefined {
+  if (req.stop === undefined) return undefined;
+  const list = typeof req.stop === 'string' ? [req.stop] : [...req.stop];
+  for (let k = 0; k < list.length; k++) {
+    if (!isBlank(list[k] as string)) continue;
+    const param = typeof req.stop === 'string' ? 'stop' : `stop[${k}]`;
     throw new InvalidRequestError(
-      `Invalid value for '${path}': the arguments are not valid JSON, and the provider behind this model alias needs them as a JSON object.`,
-      path,
+      `Invalid value for '${param}': the stop sequence is empty or only whitespace. The provider behind this model alias refuses such stop sequences, and leaving it out would let the answer run past it. Remove it, or use a sequence with a visible character.`,
+      param,
       'invalid_value',
     );
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new InvalidRequestError(
-      `Invalid value for '${path}': the provider behind this model alias needs the arguments as a JSON object.`,
-      path,
-      'invalid_value',
-    );
-  }
-  return parsed as Record<string, unknown>;
+  return list;
 }
 
-function toolResultBlock(message: ChatMessage): AnthropicToolResultBlock {
-  const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: message.tool_call_id ?? '' };
-  const content = message.content;
-  if (typeof content === 'string') {
-    if (content.length > 0) block.content = content;
-  } else if (Array.isArray(content)) {
-    const texts: AnthropicTextBlock[] = [];
-    for (const part of content) if (part.type === 'text' && part.text.length > 0) texts.push({ type: 'text', text: part.text });
-    if (texts.length > 0) block.content = texts;
-  }
-  return block;
-}
-
-function toAnthropicTool(tool: ToolDefinition): AnthropicTool {
-  const out: AnthropicTool = {
-    name: tool.function.name,
-    // OpenAI allows a function without parameters; Anthropic requires a schema.
-    input_schema: tool.function.parameters ?? { type: 'object', properties: {} },
-  };
+function toAnthropicTool(tool: ToolDefinition, index: number): AnthropicTool {
+  const out: AnthropicTool = { name: tool.function.name, input_schema: inputSchemaOf(tool.function.parameters, index) };
   if (tool.function.description !== undefined) out.description = tool.function.description;
   return out;
+}
+
+/** Anthropic requires an input_schema of type "object"; OpenAI allows a
+ * function without parameters, or a schema that leaves the type implicit. */
+function inputSchemaOf(parameters: Record<string, unknown> | undefined, index: number): Record<string, unknown> {
+  if (parameters === undefined) return { type: 'object', properties: {} };
+  const type = parameters['type'];
+  if (type === undefined) return { type: 'object', ...parameters };
+  if (type !== 'object') {
+    const param = `tools[${index}].function.parameters.type`;
+    throw new InvalidRequestError(
+      `Invalid value for '${param}': the provider behind this model alias needs a tool's parameters to be a schema of type "object".`,
+      param,
+      'invalid_value',
+    );
+  }
+  return parameters;
 }
 
 function toAnthropicToolChoice(choice: ToolChoice): AnthropicToolChoice {

@@ -10,6 +10,7 @@
 
 import { generateCompletionId, malformedResponseError } from '../chat/completion-response.ts';
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../chat/types.ts';
+import { fromAnthropicToolId } from './anthropic-tool-ids.ts';
 
 /**
  * Anthropic's stop_reason → OpenAI's finish_reason.
@@ -122,7 +123,8 @@ function toolCallOf(block: Record<string, unknown>, path: string): ToolCall {
   if (name === undefined || name === '') throw malformedResponseError(`${path}.name`);
   const input = block['input'];
   if (input !== undefined && input !== null) objectAt(input, `${path}.input`);
-  return { id, type: 'function', function: { name, arguments: JSON.stringify(input ?? {}) } };
+  // An id the gateway encoded on the way out reads as the client's own again.
+  return { id: fromAnthropicToolId(id), type: 'function', function: { name, arguments: JSON.stringify(input ?? {}) } };
 }
 
 export function objectAt(raw: unknown, path: string): Record<string, unknown> {

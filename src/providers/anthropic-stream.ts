@@ -31,6 +31,7 @@ import {
   readTokenCounts,
   toUsage,
 } from './anthropic-response.ts';
+import { fromAnthropicToolId } from './anthropic-tool-ids.ts';
 import { badUpstreamResponseError, upstreamStreamError, upstreamStreamTruncatedError } from '../upstream/upstream-errors.ts';
 
 /** One event as the event-stream parser dispatched it. */
@@ -182,7 +183,7 @@ export function createAnthropicStreamTranslator(options: AnthropicStreamTranslat
         if (name === '') throw malformedResponseError(`${path}.name`);
         const toolIndex = toolCount++;
         blocks.set(index, { kind: BlockKind.Tool, toolIndex, argumentsLength: 0, initialInput: initialInputOf(block['input'], `${path}.input`) });
-        return [toolChunk({ index: toolIndex, id: callId, type: 'function', function: { name, arguments: '' } })];
+        return [toolChunk({ index: toolIndex, id: fromAnthropicToolId(callId), type: 'function', function: { name, arguments: '' } })];
       }
       default:
         blocks.set(index, { kind: BlockKind.Skipped, toolIndex: -1, argumentsLength: 0, initialInput: '' });

@@ -7,10 +7,12 @@ export {
   type AnthropicContentBlock,
   type AnthropicMessage,
   type AnthropicRequest,
+  type AnthropicTextBlock,
   type AnthropicTool,
   type AnthropicToolChoice,
   toAnthropicRequest,
 } from './anthropic-request.ts';
+export { ENCODED_ID_PREFIX, fromAnthropicToolId, toAnthropicToolId } from './anthropic-tool-ids.ts';
 export { finishReasonOf, fromAnthropicResponse, toUsage, type AnthropicTokenCounts } from './anthropic-response.ts';
 export {
   type AnthropicStreamEvent,

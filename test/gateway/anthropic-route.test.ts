@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { after, before, test } from 'node:test';
+import { refuseLikeAnthropic } from '../providers/anthropic-constraints.ts';
 import { postChat, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 
 let upstream: FakeUpstream;
@@ -22,6 +23,15 @@ after(async () => {
   await upstream.close();
 });
 
+/** The fake's answer for requests that keep Anthropic's documented
+ * constraints; any other request is answered 400 as Anthropic would. */
+function serve(handle: FakeUpstream['handle']): void {
+  upstream.handle = (record, res) => {
+    if (refuseLikeAnthropic(res, record.body)) return;
+    return handle(record, res);
+  };
+}
+
 function sendEvents(res: http.ServerResponse, events: [string, unknown][]): void {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   for (const [event, data] of events) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
@@ -29,7 +39,7 @@ function sendEvents(res: http.ServerResponse, events: [string, unknown][]): void
 }
 
 test('non-streaming: Anthropic request upstream, OpenAI completion back with the alias', async () => {
-  upstream.handle = (_r, res) => {
+  serve((_r, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(
       JSON.stringify({
@@ -43,7 +53,7 @@ test('non-streaming: Anthropic request upstream, OpenAI completion back with the
         usage: { input_tokens: 10, output_tokens: 3, cache_read_input_tokens: 4, cache_creation_input_tokens: 0 },
       }),
     );
-  };
+  });
   const res = await postChat(gw, { model: 'service-claude', messages: [{ role: 'system', content: 'Be French.' }, { role: 'user', content: 'Hello' }] }, { 'x-request-id': 'ant-1' });
   assert.equal(res.status, 200);
   const body = res.json() as Record<string, unknown>;
@@ -54,11 +64,11 @@ test('non-streaming: Anthropic request upstream, OpenAI completion back with the
   assert.equal(seen.url, '/v1/messages');
   assert.equal(seen.headers['x-api-key'], 'sk-ant-test');
   assert.equal(seen.headers['x-request-id'], 'ant-1');
-  assert.deepEqual(seen.body, { model: 'claude-test-1', system: 'Be French.', messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }], max_tokens: 4096 });
+  assert.deepEqual(seen.body, { model: 'claude-test-1', system: [{ type: 'text', text: 'Be French.' }], messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }], max_tokens: 4096 });
 });
 
 test('streaming: Anthropic events become OpenAI chunks, tool use included', async () => {
-  upstream.handle = (_r, res) =>
+  serve((_r, res) =>
     sendEvents(res, [
       ['message_start', { type: 'message_start', message: { id: 'msg_2', type: 'message', role: 'assistant', model: 'claude-test-1', content: [], stop_reason: null, usage: { input_tokens: 20, output_tokens: 1 } } }],
       ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} } }],
@@ -67,7 +77,7 @@ test('streaming: Anthropic events become OpenAI chunks, tool use included', asyn
       ['content_block_stop', { type: 'content_block_stop', index: 0 }],
       ['message_delta', { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } }],
       ['message_stop', { type: 'message_stop' }],
-    ]);
+    ]));
   const res = await postChat(gw, {
     model: 'service-claude',
     messages: [{ role: 'user', content: 'Weather in Oslo?' }],

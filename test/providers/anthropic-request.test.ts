@@ -63,12 +63,11 @@ describe('toAnthropicRequest: fields', () => {
     });
   });
 
-  test('temperature 0 to 1 and top_p pass through', () => {
+  test('temperature 0 to 1 and top_p pass through alone', () => {
     const base = [{ role: 'user' as const, content: 'Hi' }];
-    const zero = toAnthropicRequest(request(base, { temperature: 0, top_p: 0 }));
-    assert.equal(zero.temperature, 0);
-    assert.equal(zero.top_p, 0);
-    assert.equal(toAnthropicRequest(request(base, { temperature: 1, top_p: 1 })).temperature, 1);
+    assert.equal(toAnthropicRequest(request(base, { temperature: 0 })).temperature, 0);
+    assert.equal(toAnthropicRequest(request(base, { top_p: 0 })).top_p, 0);
+    assert.equal(toAnthropicRequest(request(base, { temperature: 1 })).temperature, 1);
   });
 
   test('tool_choice none, auto, required and named', () => {
@@ -89,7 +88,7 @@ describe('toAnthropicRequest: fields', () => {
 });
 
 describe('toAnthropicRequest: messages', () => {
-  test('system and developer anywhere join the one system prompt in order; empty ones are skipped', () => {
+  test('system and developer anywhere become system text blocks in order, one per part; empty ones are skipped', () => {
     const body = toAnthropicRequest(
       request([
         { role: 'user', content: 'Hi' },
@@ -100,7 +99,11 @@ describe('toAnthropicRequest: messages', () => {
         { role: 'user', content: 'Go on' },
       ]),
     );
-    assert.equal(body.system, 'First.\n\nSecond.');
+    assert.deepEqual(body.system, [
+      { type: 'text', text: 'First.' },
+      { type: 'text', text: 'Second' },
+      { type: 'text', text: '.' },
+    ]);
     assert.deepEqual(body.messages, [
       { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'Hello' }] },
@@ -119,11 +122,13 @@ describe('toAnthropicRequest: messages', () => {
         { role: 'user', content: [{ type: 'text', text: 'b' }] },
         { role: 'assistant', content: 'c' },
         { role: 'assistant', content: [{ type: 'text', text: 'd' }] },
+        { role: 'user', content: 'e' },
       ]),
     );
     assert.deepEqual(body.messages, [
       { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'c' }, { type: 'text', text: 'd' }] },
+      { role: 'user', content: [{ type: 'text', text: 'e' }] },
     ]);
   });
 
@@ -149,7 +154,7 @@ describe('toAnthropicRequest: messages', () => {
     });
   });
 
-  test('empty text is dropped and an empty turn is omitted', () => {
+  test('empty text beside other content is dropped and an empty assistant turn is omitted', () => {
     const body = toAnthropicRequest(
       request([
         { role: 'user', content: 'Hi' },
@@ -158,7 +163,6 @@ describe('toAnthropicRequest: messages', () => {
       ]),
     );
     assert.deepEqual(body.messages, [{ role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: 'again' }] }]);
-    assert.deepEqual(toAnthropicRequest(request([{ role: 'system', content: 'Only a system prompt' }])).messages, []);
   });
 
   test('an assistant refusal is sent as its text', () => {

@@ -9,6 +9,7 @@ import { createAnthropicProvider, messagesUrl, type AnthropicOptions } from '../
 import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
 import type { ChatProvider, UpstreamCall } from '../../src/upstream/provider.ts';
 import { fixtureJson, fixtureText } from '../fixtures/anthropic/fixtures.ts';
+import { refuseLikeAnthropic } from './anthropic-constraints.ts';
 
 // ---- the fake Anthropic upstream ---------------------------------------------
 
@@ -37,6 +38,8 @@ before(async () => {
     for await (const part of req) parts.push(part as Buffer);
     const body = Buffer.concat(parts).toString('utf8');
     seen.push({ method: req.method, url: req.url, headers: req.headers, body });
+    // Every request is held to Anthropic's documented constraints first.
+    if (req.url?.endsWith('/messages') === true && refuseLikeAnthropic(res, body)) return;
     try {
       await upstream(req, res, body);
     } catch {
@@ -211,7 +214,12 @@ describe('the request Anthropic receives', () => {
     assert.equal(request?.headers['authorization'], undefined);
     assert.equal(
       request?.body,
-      JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 64, messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }], system: 'Be brief.' }),
+      JSON.stringify({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }],
+        system: [{ type: 'text', text: 'Be brief.' }],
+      }),
     );
   });
 
