@@ -53,6 +53,20 @@ describe('fromAnthropicResponse', () => {
     });
   });
 
+  test('a tool_use id the gateway encoded reaches the client as its own id again; Anthropic ids as they are', () => {
+    const completion = fromAnthropicResponse(
+      message({
+        content: [
+          { type: 'tool_use', id: 'pcl_id-functions_002ef_003a0', name: 'f', input: {} },
+          { type: 'tool_use', id: 'toolu_01A', name: 'f', input: {} },
+        ],
+        stop_reason: 'tool_use',
+      }),
+      CREATED,
+    );
+    assert.deepEqual(completion.choices[0]?.message.tool_calls.map((call) => call.id), ['functions.f:0', 'toolu_01A']);
+  });
+
   test('only tool_use: content is null; a tool_use without input has arguments {}', () => {
     const completion = fromAnthropicResponse(
       message({ content: [{ type: 'tool_use', id: 'toolu_1', name: 'now' }], stop_reason: 'tool_use' }),

@@ -228,6 +228,18 @@ describe('stream translator: events', () => {
     assert.deepEqual(t.push(data({ type: 'content_block_stop', index: 0 })), [deltaChunk({ tool_calls: [{ index: 0, function: { arguments: '{"a":[1,2]}' } }] })]);
   });
 
+  test('a tool_use id the gateway encoded reaches the client as its own id again; Anthropic ids as they are', () => {
+    const t = translator();
+    t.push(MESSAGE_START);
+    assert.deepEqual(t.push(data({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'pcl_id-functions_002ef_003a0', name: 'f', input: {} } })), [
+      deltaChunk({ tool_calls: [{ index: 0, id: 'functions.f:0', type: 'function', function: { name: 'f', arguments: '' } }] }),
+    ]);
+    t.push(data({ type: 'content_block_stop', index: 0 }));
+    assert.deepEqual(t.push(data({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_01A', name: 'f', input: {} } })), [
+      deltaChunk({ tool_calls: [{ index: 1, id: 'toolu_01A', type: 'function', function: { name: 'f', arguments: '' } }] }),
+    ]);
+  });
+
   test('an error event before message_start, and one without a message', () => {
     assert.deepEqual(
       rendered(() => translator().push({ event: 'error', data: '{"type":"error","error":{"type":"api_error","message":"Internal server error"}}' })),
