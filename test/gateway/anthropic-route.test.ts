@@ -108,3 +108,51 @@ test('temperature above 1 on an Anthropic alias is a 400 naming the parameter, n
   assert.equal((res.json() as { error: { param: string; code: string } }).error.param, 'temperature');
   assert.equal(upstream.requests.length, before);
 });
+
+test('issue 16: a request Anthropic would refuse is a 400 naming the parameter, and nothing reaches the upstream', async () => {
+  serve((_r, res) => {
+    res.writeHead(500).end();
+  });
+  const before = upstream.requests.length;
+  const cases: [Record<string, unknown>, string][] = [
+    [{ messages: [{ role: 'user', content: 'x' }], stop: ['\n'] }, 'stop[0]'],
+    [{ messages: [{ role: 'system', content: 'Only a system prompt.' }] }, 'messages'],
+    [{ messages: [{ role: 'user', content: ' \n' }] }, 'messages[0].content'],
+    [{ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'Sure, ' }] }, 'messages[1].role'],
+    [{ messages: [{ role: 'user', content: 'x' }], temperature: 0.7, top_p: 0.9 }, 'top_p'],
+  ];
+  for (const [body, param] of cases) {
+    for (const stream of [false, true]) {
+      const res = await postChat(gw, { model: 'service-claude', ...body, stream });
+      assert.equal(res.status, 400, `${param} (stream ${stream})`);
+      const error = (res.json() as { error: { param: string; code: string; type: string } }).error;
+      assert.deepEqual([error.param, error.code, error.type], [param, 'invalid_value', 'invalid_request_error']);
+    }
+  }
+  assert.equal(upstream.requests.length, before);
+});
+
+test("issue 16: another provider's tool-call ids go out in Anthropic's pattern and come back as the client's own", async () => {
+  const toolUse = { type: 'tool_use', id: 'pcl_id-functions_002eget_005fweather_003a1', name: 'get_weather', input: { city: 'Oslo' } };
+  serve((_r, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id: 'msg_3', type: 'message', role: 'assistant', model: 'claude-test-1', content: [toolUse], stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 5, output_tokens: 5 } }));
+  });
+  const res = await postChat(gw, {
+    model: 'service-claude',
+    messages: [
+      { role: 'user', content: 'Weather in Paris, then Oslo?' },
+      { role: 'assistant', content: '\n\n', tool_calls: [{ id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      { role: 'tool', tool_call_id: 'functions.get_weather:0', content: '18°C' },
+    ],
+    tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+  });
+  assert.equal(res.status, 200);
+  const message = (res.json() as { choices: { message: { tool_calls: { id: string }[] } }[] }).choices[0]?.message;
+  assert.deepEqual(message?.tool_calls.map((call) => call.id), ['functions.get_weather:1']);
+  const seen = upstream.requests.at(-1)!.body as { messages: unknown[] };
+  assert.deepEqual(seen.messages.slice(1), [
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'pcl_id-functions_002eget_005fweather_003a0', name: 'get_weather', input: { city: 'Paris' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'pcl_id-functions_002eget_005fweather_003a0', content: '18°C' }] },
+  ]);
+});
