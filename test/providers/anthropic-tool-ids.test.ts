@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { ENCODED_ID_PREFIX, fromAnthropicToolId, toAnthropicToolId } from '../../src/providers/anthropic-tool-ids.ts';
+import { repositoryRoot } from '../repository-root.ts';
 
 const ANTHROPIC_TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 
@@ -72,5 +75,13 @@ describe('tool-call ids for Anthropic', () => {
       assert.ok(earlier === undefined || earlier === id, `${context} collides with ${JSON.stringify(earlier)}`);
       seen.set(encoded, id);
     }
+  });
+
+  test("docs/config.md's example is the encoding, word for word", () => {
+    const doc = readFileSync(path.join(repositoryRoot(), 'docs/config.md'), 'utf8');
+    const id = 'functions.get_weather:0';
+    assert.ok(doc.includes(`\`${id}\``), 'the docs quote the id');
+    assert.ok(doc.includes(`(\`${toAnthropicToolId(id)}\`)`), 'the docs quote its encoding');
+    assert.ok(doc.includes(`\`${ENCODED_ID_PREFIX}\``), 'the docs name the marker');
   });
 });
