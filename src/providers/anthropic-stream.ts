@@ -6,8 +6,9 @@
 //   message_start                      → first chunk: role assistant, content ''
 //   content_block_start text           → content delta (when it already has text)
 //   content_block_delta text_delta     → content delta
-//   content_block_start tool_use       → tool-call delta with index, id, type and
-//                                        the whole name, arguments ''
+//   content_block_start tool_use       → tool-call delta with index, id (decoded:
+//                                        ./anthropic-tool-ids.ts), type and the
+//                                        whole name, arguments ''
 //   content_block_delta input_json_delta → arguments delta, same index
 //   content_block_stop (tool_use)      → arguments '{}' if none came (a call
 //                                        without arguments; '' is not JSON)

@@ -33,7 +33,7 @@ function seededRandom(seed: number): () => number {
 
 const TEXTS = ['Hi', 'What is the weather in Oslo?', ' padded ', 'line\n', 'é😀', '\u00a0x'];
 const BLANK_TEXTS = ['', ' ', '\n\n', '\t', '\u3000', '\u001f', '\u0085'];
-const IDS = ['call_1', 'call_2', 'toolu_01A', 'functions.get_weather:0', 'functions.get_weather:1', 'a b', 'pcl_id-x', 'call_1\nfc_2', 'id/7', 'ünï'];
+const IDS = ['call_1', 'call_2', 'toolu_01A', 'functions.get_weather:0', 'functions.get_weather:1', 'a b', 'pcl_id-x', 'call_1\nfc_2', 'id/7', 'ünï', '\ud83dx'];
 const NAMES = ['get_weather', 'local_time', 'f'];
 const ARGUMENTS = ['{}', '', ' ', '{"city":"Oslo"}', '{"a":{"b":[1,2]}}'];
 const BAD_ARGUMENTS = ['[1]', 'not json', 'null'];

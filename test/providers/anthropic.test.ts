@@ -39,7 +39,7 @@ before(async () => {
     const body = Buffer.concat(parts).toString('utf8');
     seen.push({ method: req.method, url: req.url, headers: req.headers, body });
     // Every request is held to Anthropic's documented constraints first.
-    if (req.url?.endsWith('/messages') === true && refuseLikeAnthropic(res, body)) return;
+    if (refuseLikeAnthropic(res, body)) return;
     try {
       await upstream(req, res, body);
     } catch {
