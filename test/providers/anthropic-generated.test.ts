@@ -114,6 +114,8 @@ function generator(random: () => number): () => Json {
     }
     if (chance(0.1)) body['response_format'] = { type: pick(['text', 'json_object']) };
     if (chance(0.1)) body['n'] = 1;
+    // A few the validator must refuse itself: they never reach the translation.
+    if (chance(0.03)) body[pick(['n', 'temperature', 'presence_penalty'])] = 3;
     return body;
   };
 }
@@ -190,6 +192,7 @@ test('every generated request the validator accepts translates within the constr
   }
   if (process.env["ANTHROPIC_GEN_DEBUG"] !== undefined) console.log(tally, [...refusedParams]);
   // The generator must reach every outcome, or the test proves nothing.
+  assert.ok(tally.invalid > 0, `seed ${seed}: the validator refused none`);
   assert.ok(tally.translated >= cases / 10, `seed ${seed}: only ${tally.translated} of ${cases} translated`);
   assert.ok(tally.refused >= cases / 10, `seed ${seed}: only ${tally.refused} of ${cases} refused`);
   for (const param of ['stop[]', 'top_p', 'messages[].role', 'messages[].content', 'messages[].tool_call_id', 'messages[].tool_calls[].id']) {
