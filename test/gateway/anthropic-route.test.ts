@@ -7,13 +7,30 @@ import { refuseLikeAnthropic } from '../providers/anthropic-constraints.ts';
 import { postChat, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 
 let upstream: FakeUpstream;
+/** An OpenAI-compatible target that is gone (404), before Claude in service-mixed. */
+let gone: FakeUpstream;
 let gw: TestGateway;
 before(async () => {
   upstream = await startFakeUpstream(() => {});
+  gone = await startFakeUpstream((_r, res) => {
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message: 'model not found', type: 'invalid_request_error', param: null, code: 'model_not_found' } }));
+  });
   gw = await startGateway({
     configValue: {
-      providers: { claude: { type: 'anthropic', baseUrl: upstream.baseUrl, apiKeyEnv: 'CLAUDE_KEY' } },
-      aliases: { 'service-claude': { provider: 'claude', model: 'claude-test-1' } },
+      providers: {
+        claude: { type: 'anthropic', baseUrl: upstream.baseUrl, apiKeyEnv: 'CLAUDE_KEY' },
+        local: { type: 'openai', baseUrl: gone.baseUrl },
+      },
+      aliases: {
+        'service-claude': { provider: 'claude', model: 'claude-test-1' },
+        'service-mixed': {
+          targets: [
+            { provider: 'local', model: 'kimi-like', priority: 0 },
+            { provider: 'claude', model: 'claude-test-1', priority: 1 },
+          ],
+        },
+      },
     },
     env: { CLAUDE_KEY: 'sk-ant-test' },
   });
@@ -21,6 +38,7 @@ before(async () => {
 after(async () => {
   await gw.close();
   await upstream.close();
+  await gone.close();
 });
 
 /** The fake's answer for requests that keep Anthropic's documented
@@ -132,6 +150,12 @@ test('issue 16: a request Anthropic would refuse is a 400 naming the parameter, 
   assert.equal(upstream.requests.length, before);
 });
 
+const FOREIGN_HISTORY = [
+  { role: 'user', content: 'Weather in Paris, then Oslo?' },
+  { role: 'assistant', content: '\n\n', tool_calls: [{ id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+  { role: 'tool', tool_call_id: 'functions.get_weather:0', content: '18°C' },
+];
+
 test("issue 16: another provider's tool-call ids go out in Anthropic's pattern and come back as the client's own", async () => {
   const toolUse = { type: 'tool_use', id: 'pcl_id-functions_002eget_005fweather_003a1', name: 'get_weather', input: { city: 'Oslo' } };
   serve((_r, res) => {
@@ -140,11 +164,7 @@ test("issue 16: another provider's tool-call ids go out in Anthropic's pattern a
   });
   const res = await postChat(gw, {
     model: 'service-claude',
-    messages: [
-      { role: 'user', content: 'Weather in Paris, then Oslo?' },
-      { role: 'assistant', content: '\n\n', tool_calls: [{ id: 'functions.get_weather:0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
-      { role: 'tool', tool_call_id: 'functions.get_weather:0', content: '18°C' },
-    ],
+    messages: FOREIGN_HISTORY,
     tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
   });
   assert.equal(res.status, 200);
@@ -155,4 +175,31 @@ test("issue 16: another provider's tool-call ids go out in Anthropic's pattern a
     { role: 'assistant', content: [{ type: 'tool_use', id: 'pcl_id-functions_002eget_005fweather_003a0', name: 'get_weather', input: { city: 'Paris' } }] },
     { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'pcl_id-functions_002eget_005fweather_003a0', content: '18°C' }] },
   ]);
+});
+
+test('issue 16: a conversation that falls back from an OpenAI-compatible target to Claude keeps its tool-call ids, streamed', async () => {
+  serve((_r, res) =>
+    sendEvents(res, [
+      ['message_start', { type: 'message_start', message: { id: 'msg_4', type: 'message', role: 'assistant', model: 'claude-test-1', content: [], stop_reason: null, usage: { input_tokens: 9, output_tokens: 1 } } }],
+      ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
+      ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Paris 18°C.' } }],
+      ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 4 } }],
+      ['message_stop', { type: 'message_stop' }],
+    ]),
+  );
+  const goneBefore = gone.requests.length;
+  const res = await postChat(gw, { model: 'service-mixed', messages: FOREIGN_HISTORY, stream: true });
+  assert.equal(res.status, 200);
+  assert.equal(gone.requests.length, goneBefore + 1, 'the first target was tried');
+  const content = sseData(res.text)
+    .slice(0, -1)
+    .map((d) => (JSON.parse(d) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? '')
+    .join('');
+  assert.equal(content, 'Paris 18°C.');
+  const seen = upstream.requests.at(-1)!.body as { messages: { content: { id?: string; tool_use_id?: string }[] }[] };
+  assert.deepEqual(
+    seen.messages.flatMap((m) => m.content.map((b) => b.id ?? b.tool_use_id)).filter((id) => id !== undefined),
+    ['pcl_id-functions_002eget_005fweather_003a0', 'pcl_id-functions_002eget_005fweather_003a0'],
+  );
 });
