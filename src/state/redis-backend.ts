@@ -259,10 +259,8 @@ function createFailoverLimiter({ redis, local, ready, count }: FailoverParts): L
     },
 
     async settle(input: SettleInput): Promise<void> {
-      if (localPermits.has(input.permit)) {
-        localPermits.delete(input.permit);
-        return (local as Limiter).settle(input);
-      }
+      // Kept in localPermits after settling (a WeakSet: no leak), so a late renew asks the local limiter, which answers false.
+      if (localPermits.has(input.permit)) return (local as Limiter).settle(input);
       if (!ready()) {
         count('settle');
         return;
