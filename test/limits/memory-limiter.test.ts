@@ -144,3 +144,17 @@ test('token counts and clocks it cannot account exactly are programming errors',
   assert.throws(() => createMemoryLimiter({ maxKeys: 1.5 }), RangeError);
   await limiter.close();
 });
+
+test('a key keeps the counts of two budget windows per budget: a third day drops the oldest', async () => {
+  const limiter = createMemoryLimiter();
+  const l = limits({ tokenBudget: { tokens: 100, period: 'day' }, costBudget: { amount: 1, period: 'day' } });
+  const day = (n: number) => Date.UTC(2026, 10, 22 + n, 12);
+  for (let n = 0; n < 3; n++) {
+    const decision = await limiter.admit({ keyId: 'k', limits: l, reservation: { tokens: 10 + n, costNanos: 20 + n }, nowMs: day(n) });
+    assert.ok(decision.allowed);
+  }
+  assert.deepEqual(await limiter.budgetUsed('k', l, day(0)), { tokens: 0, costNanos: 0 });
+  assert.deepEqual(await limiter.budgetUsed('k', l, day(1)), { tokens: 11, costNanos: 21 });
+  assert.deepEqual(await limiter.budgetUsed('k', l, day(2)), { tokens: 12, costNanos: 22 });
+  await limiter.close();
+});
