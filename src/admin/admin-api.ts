@@ -166,7 +166,8 @@ export function createAdminApi(deps: AdminApiDeps): Array<[method: string, path:
     let budget = null;
     if (record.limits.tokenBudget !== null) {
       const { tokens, period } = record.limits.tokenBudget;
-      const used = await state.limiter.budgetUsed(id, record.limits, t);
+      // i15-lead: minimal edit, budgetUsed returns BudgetUse now (costBudget is helper C's).
+      const used = (await state.limiter.budgetUsed(id, record.limits, t)).tokens;
       budget = { tokens, used, period, resetsAt: new Date(budgetWindowAt(t, period).endMs).toISOString() };
     }
     sendJson(ctx.res, 200, { keyId: id, ...series, budget }, NO_STORE);

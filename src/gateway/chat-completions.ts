@@ -26,7 +26,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { pumpEventStream, type PumpControl } from './event-stream-pump.ts';
-import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, settledTokens, usableAliases, type KeyPolicy } from './key-policy.ts';
+import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, usableAliases, type KeyPolicy } from './key-policy.ts';
 
 interface ChatCompletionsDeps {
   config: GatewayConfig;
@@ -162,7 +162,8 @@ function openExchange(ctx: RequestContext, key: KeyPolicy, deps: ChatCompletions
       ctx.log['cachedTokens'] = u.prompt_tokens_details.cached_tokens;
     },
     settle(held, actualTokens) {
-      limiter.settle({ permit: held, limits: key.limits, actualTokens, nowMs: clock() }).catch((err: unknown) => {
+      // i15-lead: minimal edit for the limiter interface (charge); no cost settled yet.
+      limiter.settle({ permit: held, limits: key.limits, charge: { tokens: actualTokens, costNanos: 0 }, nowMs: clock() }).catch((err: unknown) => {
         logger.warn('rate-limit settlement failed; the permit lease will release it', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
       });
     },
@@ -174,7 +175,8 @@ function openExchange(ctx: RequestContext, key: KeyPolicy, deps: ChatCompletions
     metrics?.requestEnded();
     usage.record(key.id, { usage: completionUsage, error: res.statusCode >= 400 || ctx.log['error'] !== undefined });
     if (exchange.permit !== null) {
-      exchange.settle(exchange.permit, settledTokens(exchange.estimate, completionUsage?.total_tokens, res.headersSent && res.statusCode < 400));
+      // i15-lead: settledTokens left key-policy.ts; its old rule inlined until the lead's settlement replaces it.
+      exchange.settle(exchange.permit, completionUsage?.total_tokens ?? (res.headersSent && res.statusCode < 400 ? exchange.estimate : 0));
     }
   });
   return exchange;
@@ -197,7 +199,8 @@ async function admit(exchange: Exchange, key: KeyPolicy, request: ChatRequest, m
   const { ctx, deps, clock } = exchange;
   exchange.estimate = estimateRequestTokens(request, maxOutputTokens);
   try {
-    const admission = await admitRequest(deps.limiter, key, exchange.estimate, clock());
+    // i15-lead: minimal edit for the limiter interface (reservation); no cost reserved yet.
+    const admission = await admitRequest(deps.limiter, key, { tokens: exchange.estimate, costNanos: 0 }, clock());
     // The close hook ran with no permit: give it back now, unused, and stop.
     if (ctx.signal.aborted) {
       if (admission.permit !== null) exchange.settle(admission.permit, 0);

@@ -1,7 +1,8 @@
 // What an authenticated key may do with one request, in request order:
 // expiry (401), the resolved alias (403), then its limits (429), answered in
 // OpenAI's shapes so SDK retry logic works: Retry-After, retry-after-ms and the
-// x-ratelimit-* headers, `insufficient_quota` for a spent budget. Successful
+// x-ratelimit-* headers, `insufficient_quota` for a budget (tokens or money) that
+// is spent or has too little left for the request. Successful
 // answers carry the same x-ratelimit-* headers. The limiter itself (in-process
 // or Redis) is src/limits/.
 import { ApiError, AuthenticationError } from '../errors/api-error.ts';
@@ -10,7 +11,7 @@ import { listAliases } from '../routing/alias-routing.ts';
 import { allowsAlias, isExpired } from '../keys/key-settings.ts';
 import type { KeyLimits } from '../limits/key-limits.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
-import type { AdmitDecision, Limiter, Permit, Refusal } from '../limits/limiter.ts';
+import type { AdmitDecision, BudgetRefusal, Charge, Limiter, Permit, Refusal } from '../limits/limiter.ts';
 import { formatResetDuration, rateLimitHeaders, retryAfterSeconds } from '../limits/rate-limit-headers.ts';
 
 export interface KeyPolicy {
@@ -52,10 +53,14 @@ export interface Admission {
   headers: Record<string, string>;
 }
 
-/** Asks the limiter; throws the 429 for a refusal. A StateUnavailableError (503) passes through. */
-export async function admitRequest(limiter: Limiter, key: KeyPolicy, estimatedTokens: number, nowMs: number): Promise<Admission> {
+/**
+ * Asks the limiter to admit the request with its reservation (the most it can spend,
+ * src/limits/reservation.ts); throws the 429 for a refusal. A StateUnavailableError
+ * (503) passes through.
+ */
+export async function admitRequest(limiter: Limiter, key: KeyPolicy, reservation: Charge, nowMs: number): Promise<Admission> {
   if (!hasAnyLimit(key.limits)) return { permit: null, headers: {} };
-  const decision = await limiter.admit({ keyId: key.id, limits: key.limits, estimatedTokens, nowMs });
+  const decision = await limiter.admit({ keyId: key.id, limits: key.limits, reservation, nowMs });
   if (decision.allowed) return { permit: decision.permit, headers: rateLimitHeaders(decision.snapshot) };
   throw refusalError(decision, key.limits);
 }
@@ -78,12 +83,8 @@ function refusalError(decision: Extract<AdmitDecision, { allowed: false }>, limi
   };
   const wait = formatResetDuration(decision.retryAfterMs);
   switch (decision.refusal) {
-    case 'budget': {
-      const b = decision.budget;
-      const what = b === undefined ? 'its token budget' : `its token budget of ${b.tokens} tokens per ${b.period} (used: ${b.used})`;
-      const reset = b === undefined ? '' : ` The budget resets at ${b.resetsAt}.`;
-      return new KeyLimitRefusal('budget', 'insufficient_quota', `This API key has spent ${what}.${reset}`, headers);
-    }
+    case 'budget':
+      return new KeyLimitRefusal('budget', 'insufficient_quota', decision.budget === undefined ? 'This API key has spent its budget.' : budgetMessage(decision.budget), headers);
     case 'requests':
       return new KeyLimitRefusal('requests', 'rate_limit_exceeded', `Rate limit reached for requests per minute on this API key: limit ${limits.requestsPerMinute}. Try again in ${wait}.`, headers);
     case 'tokens':
@@ -94,13 +95,27 @@ function refusalError(decision: Extract<AdmitDecision, { allowed: false }>, limi
 }
 
 /**
- * Tokens to charge once the request is over: the upstream's total when it
- * reported usage; otherwise nothing if no answer was started (the upstream
- * failed before producing anything), and the estimate if an answer was cut
- * (the upstream may have spent it; charging less would let cut streams evade
- * the limit).
+ * A budget refusal in words. Amounts of money are written in currency units without
+ * the currency (the key's budget is set that way), exactly: 25.51, not 25.510000.
  */
-export function settledTokens(estimate: number, reported: number | undefined, answerStarted: boolean): number {
-  if (reported !== undefined) return reported;
-  return answerStarted ? estimate : 0;
+function budgetMessage(b: BudgetRefusal): string {
+  const tokens = b.kind === 'tokens';
+  const amount = (n: number): string => (tokens ? String(n) : formatUnits(n));
+  if (b.spent) {
+    const what = tokens ? `its token budget of ${b.limit} tokens` : `its spending budget of ${formatUnits(b.limit)}`;
+    return `This API key has spent ${what} per ${b.period} (used: ${amount(b.used)}). The budget resets at ${b.resetsAt}.`;
+  }
+  const may = tokens ? `may use up to ${b.requested} tokens` : `may cost up to ${formatUnits(b.requested)}`;
+  const budget = tokens ? 'token budget' : 'spending budget';
+  return (
+    `This request ${may} (its prompt and max_tokens); the key's ${budget} has ${amount(Math.max(0, b.limit - b.used))} left this ${b.period}. ` +
+    `Lower max_tokens, or retry when the key's requests in flight finish.`
+  );
+}
+
+/** Integer nanos as a decimal in currency units, exact, without trailing zeros: 25510000000 -> "25.51". */
+function formatUnits(nanos: number): string {
+  const whole = Math.floor(nanos / 1e9);
+  const fraction = String(nanos - whole * 1e9).padStart(9, '0').replace(/0+$/, '');
+  return fraction === '' ? String(whole) : `${whole}.${fraction}`;
 }

@@ -2,9 +2,24 @@
 // state. The in-process limiter stores their results in a Map; the Redis limiter
 // restates the same rules in Lua, and the shared scenario table checks both agree.
 import type { BudgetWindow } from './budget-period.ts';
-import type { KeyLimits } from './key-limits.ts';
-import { CONCURRENCY_RETRY_MS, type AdmitDecision, type RateLimitSnapshot, type Refusal } from './limiter.ts';
+import { budgetNanos, type BudgetPeriod, type KeyLimits } from './key-limits.ts';
+import {
+  BUDGET_COUNT_CEILING,
+  CONCURRENCY_RETRY_MS,
+  type AdmitDecision,
+  type BudgetRefusal,
+  type Charge,
+  type RateLimitSnapshot,
+  type Refusal,
+} from './limiter.ts';
 import { charge, msUntilLevel, refill, remainingUnits, type BucketState } from './token-bucket.ts';
+
+/** One budget's window and its count (settled charges + live reservations) as of the call. */
+export interface BudgetCountView {
+  readonly window: BudgetWindow;
+  /** 0 when the window has no count yet. */
+  readonly used: number;
+}
 
 /** What admission needs to know about a key, as of the call. */
 export interface KeyView {
@@ -12,10 +27,10 @@ export interface KeyView {
   readonly tokens: BucketState | undefined;
   /** Unsettled permits whose lease has not expired. */
   readonly livePermits: number;
-  /** The budget window containing nowMs, null when no budget is set. */
-  readonly budgetWindow: BudgetWindow | null;
-  /** Tokens used in budgetWindow so far (0 when unknown). */
-  readonly budgetUsed: number;
+  /** The token budget's current window, null when no token budget is set. */
+  readonly tokenBudget: BudgetCountView | null;
+  /** The cost budget's current window (count in nanos), null when no cost budget is set. */
+  readonly costBudget: BudgetCountView | null;
 }
 
 export type Admission =
@@ -33,8 +48,18 @@ interface FailedCheck {
   readonly waitMs: number;
 }
 
+/** True when a budget with `used` of `limit` admits a reservation of `reserved` (see limiter.ts). */
+export function budgetAdmits(limit: number, used: number, reserved: number): boolean {
+  return used < limit && limit - used >= Math.min(reserved, limit);
+}
+
+/** A budget count with `delta` added (a reservation, or charge - reservation), kept in [0, BUDGET_COUNT_CEILING]. */
+export function correctBudgetCount(used: number, delta: number): number {
+  return Math.min(BUDGET_COUNT_CEILING, Math.max(0, used + delta));
+}
+
 /** Decides one admission; see the semantics in limiter.ts. Charges nothing unless every check passes. */
-export function decideAdmission(view: KeyView, limits: KeyLimits, estimatedTokens: number, nowMs: number): Admission {
+export function decideAdmission(view: KeyView, limits: KeyLimits, reservation: Charge, nowMs: number): Admission {
   const failed: FailedCheck[] = [];
   const requests = limits.requestsPerMinute === null ? undefined : refill(view.requests, limits.requestsPerMinute, nowMs);
   const tokens = limits.tokensPerMinute === null ? undefined : refill(view.tokens, limits.tokensPerMinute, nowMs);
@@ -44,45 +69,63 @@ export function decideAdmission(view: KeyView, limits: KeyLimits, estimatedToken
     if (waitMs > 0) failed.push({ refusal: 'requests', waitMs });
   }
   if (tokens !== undefined) {
-    const waitMs = msUntilLevel(tokens, Math.min(estimatedTokens, tokens.limit), nowMs);
+    const waitMs = msUntilLevel(tokens, Math.min(reservation.tokens, tokens.limit), nowMs);
     if (waitMs > 0) failed.push({ refusal: 'tokens', waitMs });
   }
   if (limits.concurrentRequests !== null && view.livePermits >= limits.concurrentRequests) {
     failed.push({ refusal: 'concurrency', waitMs: CONCURRENCY_RETRY_MS });
   }
-  const budget = limits.tokenBudget;
-  const budgetSpent = budget !== null && view.budgetWindow !== null && view.budgetUsed >= budget.tokens;
-  if (budgetSpent) failed.push({ refusal: 'budget', waitMs: view.budgetWindow.endMs - nowMs });
+  const budgets: { refusal: BudgetRefusal; waitMs: number }[] = [];
+  if (limits.tokenBudget !== null && view.tokenBudget !== null) {
+    const refused = checkBudget('tokens', limits.tokenBudget.tokens, limits.tokenBudget.period, view.tokenBudget, reservation.tokens, nowMs);
+    if (refused !== null) budgets.push(refused);
+  }
+  const costLimit = budgetNanos(limits);
+  if (limits.costBudget !== null && costLimit !== null && view.costBudget !== null) {
+    const refused = checkBudget('cost', costLimit, limits.costBudget.period, view.costBudget, reservation.costNanos, nowMs);
+    if (refused !== null) budgets.push(refused);
+  }
+  for (const budget of budgets) failed.push({ refusal: 'budget', waitMs: budget.waitMs });
 
   if (failed.length === 0) {
     const chargedRequests = requests === undefined ? undefined : charge(requests, 1);
-    const chargedTokens = tokens === undefined ? undefined : charge(tokens, estimatedTokens);
+    const chargedTokens = tokens === undefined ? undefined : charge(tokens, reservation.tokens);
     return { allowed: true, requests: chargedRequests, tokens: chargedTokens, snapshot: snapshotOf(chargedRequests, chargedTokens, nowMs) };
   }
 
   let worst = failed[0] as FailedCheck;
   for (const check of failed) if (check.waitMs > worst.waitMs) worst = check;
   const snapshot = snapshotOf(requests, tokens, nowMs);
-  if (budgetSpent) {
-    return {
-      allowed: false,
-      refusal: 'budget',
-      retryAfterMs: worst.waitMs,
-      snapshot,
-      budget: { tokens: budget.tokens, used: view.budgetUsed, period: budget.period, resetsAt: new Date(view.budgetWindow.endMs).toISOString() },
-    };
-  }
+  const named = budgets.reduce<(typeof budgets)[number] | undefined>((best, b) => (best === undefined || outranks(b, best) ? b : best), undefined);
+  if (named !== undefined) return { allowed: false, refusal: 'budget', retryAfterMs: worst.waitMs, snapshot, budget: named.refusal };
   return { allowed: false, refusal: worst.refusal, retryAfterMs: worst.waitMs, snapshot };
 }
 
-/** The tokens bucket after settling a permit: (estimate - actual) given back, capped at capacity. */
-export function settleTokens(bucket: BucketState | undefined, limit: number, estimatedTokens: number, actualTokens: number, nowMs: number): BucketState {
-  return charge(refill(bucket, limit, nowMs), actualTokens - estimatedTokens);
+/** Of two failing budgets, the one the refusal names: spent first, then the longer wait; tokens (pushed first) on a tie. */
+function outranks(a: { refusal: BudgetRefusal; waitMs: number }, b: { refusal: BudgetRefusal; waitMs: number }): boolean {
+  if (a.refusal.spent !== b.refusal.spent) return a.refusal.spent;
+  return a.waitMs > b.waitMs;
 }
 
-/** A budget count after settling a permit: the estimate replaced by the actual, never below 0. */
-export function settleBudgetUsed(used: number, estimatedTokens: number, actualTokens: number): number {
-  return Math.max(0, used + actualTokens - estimatedTokens);
+function checkBudget(
+  kind: BudgetRefusal['kind'],
+  limit: number,
+  period: BudgetPeriod,
+  view: BudgetCountView,
+  requested: number,
+  nowMs: number,
+): { refusal: BudgetRefusal; waitMs: number } | null {
+  if (budgetAdmits(limit, view.used, requested)) return null;
+  const spent = view.used >= limit;
+  return {
+    refusal: { kind, limit, used: view.used, requested, period, resetsAt: new Date(view.window.endMs).toISOString(), spent },
+    waitMs: spent ? view.window.endMs - nowMs : CONCURRENCY_RETRY_MS,
+  };
+}
+
+/** The tokens bucket after settling a permit: the reservation replaced by the charge, capped at capacity. */
+export function settleTokens(bucket: BucketState | undefined, limit: number, reservedTokens: number, chargedTokens: number, nowMs: number): BucketState {
+  return charge(refill(bucket, limit, nowMs), chargedTokens - reservedTokens);
 }
 
 /** The headers' data for the configured buckets (see limiter.ts). */

@@ -2,7 +2,11 @@
 //
 // Shape (every field optional; absent or null means "no limit"):
 //   { "requestsPerMinute": 60, "tokensPerMinute": 100000, "concurrentRequests": 4,
-//     "tokenBudget": { "tokens": 5000000, "period": "month" } }
+//     "tokenBudget": { "tokens": 5000000, "period": "month" },
+//     "costBudget": { "amount": 25.5, "period": "month" } }
+// A cost budget is money in the gateway's currency (config `currency`), written in
+// currency units as the operator thinks of it; the limiter counts it in integer nanos
+// (budgetNanos), like every stored money value.
 //
 // Parsing is strict, like the config and key files: an unknown field, a wrong type or a
 // value out of range is an error naming the JSON path, never a silent clamp, because a
@@ -16,6 +20,8 @@ export interface KeyLimits {
   tokensPerMinute: number | null;
   concurrentRequests: number | null;
   tokenBudget: { tokens: number; period: BudgetPeriod } | null;
+  /** Money per UTC day or month, in currency units as written (max 6 decimals, > 0, <= 1_000_000). */
+  costBudget: { amount: number; period: BudgetPeriod } | null;
 }
 
 export const NO_LIMITS: KeyLimits = Object.freeze({
@@ -23,15 +29,27 @@ export const NO_LIMITS: KeyLimits = Object.freeze({
   tokensPerMinute: null,
   concurrentRequests: null,
   tokenBudget: null,
+  costBudget: null,
 });
 
 /** Bounds of the per-minute and concurrency limits. 1e9 keeps the bucket arithmetic exact (see token-bucket.ts). */
 export const MAX_RATE_LIMIT = 1_000_000_000;
 /** Bound of a token budget per period. */
 export const MAX_BUDGET_TOKENS = 1_000_000_000_000;
+/**
+ * Bound of a cost budget per period, in currency units: 1e6 units are 1e15 nanos, so a
+ * budget, its count and one request's charge stay exact integers in JavaScript and in
+ * Redis' Lua (doubles, exact below 2^53, about 9e15).
+ */
+export const MAX_COST_BUDGET = 1_000_000;
+/** Most decimals of a cost budget's amount (a millionth of a currency unit). */
+export const COST_BUDGET_DECIMALS = 6;
+/** Nanos per currency unit. */
+const NANOS_PER_UNIT = 1e9;
 
-const LIMIT_FIELDS = ['requestsPerMinute', 'tokensPerMinute', 'concurrentRequests', 'tokenBudget'] as const;
+const LIMIT_FIELDS = ['requestsPerMinute', 'tokensPerMinute', 'concurrentRequests', 'tokenBudget', 'costBudget'] as const;
 const BUDGET_FIELDS = ['tokens', 'period'] as const;
+const COST_BUDGET_FIELDS = ['amount', 'period'] as const;
 const PERIODS: readonly BudgetPeriod[] = ['day', 'month'];
 
 /** A limits value that breaks the schema; `param` is the JSON path, e.g. `limits.tokensPerMinute`. */
@@ -58,6 +76,7 @@ export function parseKeyLimits(value: unknown, at: string): KeyLimits {
     tokensPerMinute: optionalInteger(fields['tokensPerMinute'], join(at, 'tokensPerMinute'), MAX_RATE_LIMIT),
     concurrentRequests: optionalInteger(fields['concurrentRequests'], join(at, 'concurrentRequests'), MAX_RATE_LIMIT),
     tokenBudget: parseBudget(fields['tokenBudget'], join(at, 'tokenBudget')),
+    costBudget: parseCostBudget(fields['costBudget'], join(at, 'costBudget')),
   };
 }
 
@@ -67,8 +86,14 @@ export function hasAnyLimit(limits: KeyLimits): boolean {
     limits.requestsPerMinute !== null ||
     limits.tokensPerMinute !== null ||
     limits.concurrentRequests !== null ||
-    limits.tokenBudget !== null
+    limits.tokenBudget !== null ||
+    limits.costBudget !== null
   );
+}
+
+/** The cost budget in integer nanos (Math.round(amount * 1e9), exact for 6 decimals), null when none is set. */
+export function budgetNanos(limits: KeyLimits): number | null {
+  return limits.costBudget === null ? null : Math.round(limits.costBudget.amount * NANOS_PER_UNIT);
 }
 
 function parseBudget(value: unknown, at: string): KeyLimits['tokenBudget'] {
@@ -76,14 +101,38 @@ function parseBudget(value: unknown, at: string): KeyLimits['tokenBudget'] {
   const fields = plainObject(value, at, BUDGET_FIELDS);
   const tokens = optionalInteger(fields['tokens'], join(at, 'tokens'), MAX_BUDGET_TOKENS);
   if (tokens === null) throw new KeyLimitsError(join(at, 'tokens'), `${join(at, 'tokens')} is required: the number of tokens allowed per period.`);
-  const period = fields['period'];
+  return { tokens, period: parsePeriod(fields['period'], join(at, 'period')) };
+}
+
+function parseCostBudget(value: unknown, at: string): KeyLimits['costBudget'] {
+  if (value === undefined || value === null) return null;
+  const fields = plainObject(value, at, COST_BUDGET_FIELDS);
+  const where = join(at, 'amount');
+  const amount = fields['amount'];
+  if (amount === undefined || amount === null) {
+    throw new KeyLimitsError(where, `${where} is required: the money allowed per period, in the gateway's currency (e.g. 25.5).`);
+  }
+  // Exact test of "at most 6 decimals": for amounts up to 1e6, amount * 1e6 is within far
+  // less than 0.5 of the integer n it was written as, and n / 1e6 is correctly rounded, so
+  // it is the same double as the decimal literal; any further decimal gives another double.
+  const scale = 10 ** COST_BUDGET_DECIMALS;
+  if (typeof amount !== 'number' || !Number.isFinite(amount) || amount <= 0 || amount > MAX_COST_BUDGET || Math.round(amount * scale) / scale !== amount) {
+    throw new KeyLimitsError(
+      where,
+      `${where} must be a number above 0 and at most ${MAX_COST_BUDGET}, with at most ${COST_BUDGET_DECIMALS} decimals; got ${describe(amount)}.`,
+    );
+  }
+  return { amount, period: parsePeriod(fields['period'], join(at, 'period')) };
+}
+
+function parsePeriod(period: unknown, at: string): BudgetPeriod {
   if (period === undefined || period === null) {
-    throw new KeyLimitsError(join(at, 'period'), `${join(at, 'period')} is required: "day" or "month" (UTC).`);
+    throw new KeyLimitsError(at, `${at} is required: "day" or "month" (UTC).`);
   }
   if (typeof period !== 'string' || !(PERIODS as readonly string[]).includes(period)) {
-    throw new KeyLimitsError(join(at, 'period'), `${join(at, 'period')} must be "day" or "month" (UTC); got ${describe(period)}.`);
+    throw new KeyLimitsError(at, `${at} must be "day" or "month" (UTC); got ${describe(period)}.`);
   }
-  return { tokens, period: period as BudgetPeriod };
+  return period as BudgetPeriod;
 }
 
 function plainObject(value: unknown, at: string, allowed: readonly string[]): Record<string, unknown> {

@@ -3,14 +3,17 @@
 // budgets start at 0 unless the integrator seeds them from usage records).
 import { randomUUID } from 'node:crypto';
 import { budgetWindowAt } from './budget-period.ts';
-import { decideAdmission, settleBudgetUsed, settleTokens } from './key-admission.ts';
-import { hasAnyLimit, type KeyLimits } from './key-limits.ts';
+import { correctBudgetCount, decideAdmission, settleTokens, type BudgetCountView } from './key-admission.ts';
+import { hasAnyLimit, type BudgetPeriod, type KeyLimits } from './key-limits.ts';
 import {
   DEFAULT_LEASE_MS,
   LimiterClosedError,
   assertLimiterInput,
+  assertNow,
   type AdmitDecision,
   type AdmitInput,
+  type BudgetUse,
+  type Charge,
   type Limiter,
   type Permit,
   type SettleInput,
@@ -18,7 +21,7 @@ import {
 import { isFull, refill, type BucketState } from './token-bucket.ts';
 
 interface MemoryLimiterOptions {
-  /** Permit lease in ms (default 10 minutes). */
+  /** Permit lease in ms (default DEFAULT_LEASE_MS). */
   leaseMs?: number;
   /** Most keys with state (default 100000); see evictForNewKey. */
   maxKeys?: number;
@@ -32,7 +35,7 @@ interface MemoryLimiter extends Limiter {
 }
 
 const DEFAULT_MAX_KEYS = 100_000;
-/** Budget windows kept per key: the current and the previous one (see limiter.ts, clock edges). */
+/** Budget windows kept per key and budget: the current and the previous one (see limiter.ts, clock edges). */
 const BUDGET_WINDOWS_KEPT = 2;
 /** A sweep runs after this many admissions, or after as many as there are keys if more: amortized O(1). */
 const SWEEP_EVERY_ADMISSIONS = 1024;
@@ -51,10 +54,12 @@ interface BudgetCount {
 interface KeyState {
   requests: BucketState | undefined;
   tokens: BucketState | undefined;
-  /** Unsettled permits: id -> admittedAtMs. */
+  /** Unsettled permits: id -> lease expiry (ms); expired when nowMs >= it. */
   readonly permits: Map<string, number>;
-  /** At most BUDGET_WINDOWS_KEPT, any order. */
+  /** Token budget counts, at most BUDGET_WINDOWS_KEPT, any order. */
   readonly budgets: BudgetCount[];
+  /** Cost budget counts in nanos, likewise. */
+  readonly costs: BudgetCount[];
 }
 
 export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryLimiter {
@@ -69,12 +74,8 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
   let admissionsSinceSweep = 0;
   let closed = false;
 
-  function leaseExpired(admittedAtMs: number, nowMs: number): boolean {
-    return nowMs - admittedAtMs >= leaseMs;
-  }
-
   function dropExpiredPermits(state: KeyState, nowMs: number): void {
-    for (const [id, admittedAtMs] of state.permits) if (leaseExpired(admittedAtMs, nowMs)) state.permits.delete(id);
+    for (const [id, expiresAtMs] of state.permits) if (nowMs >= expiresAtMs) state.permits.delete(id);
   }
 
   function isIdle(state: KeyState, nowMs: number): boolean {
@@ -83,7 +84,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     for (const bucket of [state.requests, state.tokens]) {
       if (bucket !== undefined && !isFull(refill(bucket, bucket.limit, nowMs))) return false;
     }
-    return state.budgets.every((count) => count.endMs + ENDED_BUDGET_KEPT_MS <= nowMs);
+    return [...state.budgets, ...state.costs].every((count) => count.endMs + ENDED_BUDGET_KEPT_MS <= nowMs);
   }
 
   function sweep(nowMs: number): number {
@@ -111,38 +112,31 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
     if (keys.size >= maxKeys && oldest.done !== true) keys.delete(oldest.value);
   }
 
-  function budgetCount(state: KeyState | undefined, id: string): BudgetCount | undefined {
-    return state?.budgets.find((count) => count.id === id);
-  }
 
   function checkOpen(): void {
     if (closed) throw new LimiterClosedError();
   }
 
   return {
-    async admit({ keyId, limits, estimatedTokens, nowMs }: AdmitInput): Promise<AdmitDecision> {
+    leaseMs,
+
+    async admit({ keyId, limits, reservation, nowMs }: AdmitInput): Promise<AdmitDecision> {
       checkOpen();
-      assertLimiterInput(estimatedTokens, nowMs, 'estimatedTokens');
+      assertLimiterInput(reservation, nowMs, 'reservation');
       if (!hasAnyLimit(limits)) {
         // Nothing to count: no state, and the permit is not held (its settle is a no-op).
-        return { allowed: true, permit: newPermit(keyId, estimatedTokens, nowMs, null), snapshot: {} };
+        return { allowed: true, permit: newPermit(keyId, reservation, nowMs, null, null), snapshot: {} };
       }
       if (++admissionsSinceSweep >= Math.max(SWEEP_EVERY_ADMISSIONS, keys.size)) sweep(nowMs);
 
       const known = keys.get(keyId);
       if (known !== undefined) dropExpiredPermits(known, nowMs);
-      const budgetWindow = limits.tokenBudget === null ? null : budgetWindowAt(nowMs, limits.tokenBudget.period);
-      const budget = budgetWindow === null ? undefined : budgetCount(known, budgetWindow.id);
+      const tokenBudget = budgetView(known?.budgets, limits.tokenBudget?.period ?? null, nowMs);
+      const costBudget = budgetView(known?.costs, limits.costBudget?.period ?? null, nowMs);
       const admission = decideAdmission(
-        {
-          requests: known?.requests,
-          tokens: known?.tokens,
-          livePermits: known?.permits.size ?? 0,
-          budgetWindow,
-          budgetUsed: budget?.used ?? 0,
-        },
+        { requests: known?.requests, tokens: known?.tokens, livePermits: known?.permits.size ?? 0, tokenBudget, costBudget },
         limits,
-        estimatedTokens,
+        reservation,
         nowMs,
       );
       if (!admission.allowed) return admission;
@@ -150,7 +144,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
       let state = known;
       if (state === undefined) {
         evictForNewKey(nowMs);
-        state = { requests: undefined, tokens: undefined, permits: new Map(), budgets: [] };
+        state = { requests: undefined, tokens: undefined, permits: new Map(), budgets: [], costs: [] };
       } else {
         keys.delete(keyId);
       }
@@ -158,34 +152,51 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
       // A limit set to null keeps its old bucket untouched: it is swept once full.
       if (admission.requests !== undefined) state.requests = admission.requests;
       if (admission.tokens !== undefined) state.tokens = admission.tokens;
-      if (budgetWindow !== null) {
-        if (budget !== undefined) budget.used += estimatedTokens;
-        else addBudgetCount(state, { id: budgetWindow.id, endMs: budgetWindow.endMs, used: estimatedTokens });
-      }
-      const permit = newPermit(keyId, estimatedTokens, nowMs, budgetWindow?.id ?? null);
-      state.permits.set(permit.id, nowMs);
+      if (tokenBudget !== null) addToCount(state.budgets, tokenBudget, reservation.tokens);
+      if (costBudget !== null) addToCount(state.costs, costBudget, reservation.costNanos);
+      const permit = newPermit(keyId, reservation, nowMs, tokenBudget?.window.id ?? null, costBudget?.window.id ?? null);
+      state.permits.set(permit.id, nowMs + leaseMs);
       return { allowed: true, permit, snapshot: admission.snapshot };
     },
 
-    async settle({ permit, limits, actualTokens, nowMs }: SettleInput): Promise<void> {
+    async settle({ permit, limits, charge, nowMs }: SettleInput): Promise<void> {
       checkOpen();
-      assertLimiterInput(actualTokens, nowMs, 'actualTokens');
+      assertLimiterInput(charge, nowMs, 'charge');
       const state = keys.get(permit.keyId);
-      const admittedAtMs = state?.permits.get(permit.id);
-      if (state === undefined || admittedAtMs === undefined) return;
+      const expiresAtMs = state?.permits.get(permit.id);
+      if (state === undefined || expiresAtMs === undefined) return;
       state.permits.delete(permit.id);
-      if (leaseExpired(admittedAtMs, nowMs)) return;
+      if (nowMs >= expiresAtMs) return;
+      const { reservation } = permit;
       if (limits.tokensPerMinute !== null) {
-        state.tokens = settleTokens(state.tokens, limits.tokensPerMinute, permit.estimatedTokens, actualTokens, nowMs);
+        state.tokens = settleTokens(state.tokens, limits.tokensPerMinute, reservation.tokens, charge.tokens, nowMs);
       }
-      const budget = permit.budgetPeriod === null ? undefined : budgetCount(state, permit.budgetPeriod);
-      if (budget !== undefined) budget.used = settleBudgetUsed(budget.used, permit.estimatedTokens, actualTokens);
+      correctCount(state.budgets, permit.budgetPeriod, charge.tokens - reservation.tokens);
+      correctCount(state.costs, permit.costBudgetPeriod, charge.costNanos - reservation.costNanos);
     },
 
-    async budgetUsed(keyId: string, limits: KeyLimits, nowMs: number): Promise<number> {
+    async renew(permit: Permit, nowMs: number): Promise<boolean> {
       checkOpen();
-      if (limits.tokenBudget === null) return 0;
-      return budgetCount(keys.get(keyId), budgetWindowAt(nowMs, limits.tokenBudget.period).id)?.used ?? 0;
+      assertNow(nowMs);
+      const state = keys.get(permit.keyId);
+      const expiresAtMs = state?.permits.get(permit.id);
+      if (state === undefined || expiresAtMs === undefined) return false;
+      if (nowMs >= expiresAtMs) {
+        state.permits.delete(permit.id);
+        return false;
+      }
+      state.permits.set(permit.id, Math.max(expiresAtMs, nowMs + leaseMs));
+      return true;
+    },
+
+    async budgetUsed(keyId: string, limits: KeyLimits, nowMs: number): Promise<BudgetUse> {
+      checkOpen();
+      assertNow(nowMs);
+      const state = keys.get(keyId);
+      return {
+        tokens: budgetView(state?.budgets, limits.tokenBudget?.period ?? null, nowMs)?.used ?? 0,
+        costNanos: budgetView(state?.costs, limits.costBudget?.period ?? null, nowMs)?.used ?? 0,
+      };
     },
 
     async close(): Promise<void> {
@@ -204,15 +215,43 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
   };
 }
 
-function newPermit(keyId: string, estimatedTokens: number, admittedAtMs: number, budgetPeriod: string | null): Permit {
-  return Object.freeze({ keyId, id: randomUUID(), estimatedTokens, admittedAtMs, budgetPeriod });
+function newPermit(keyId: string, reservation: Charge, admittedAtMs: number, budgetPeriod: string | null, costBudgetPeriod: string | null): Permit {
+  return Object.freeze({
+    keyId,
+    id: randomUUID(),
+    reservation: Object.freeze({ tokens: reservation.tokens, costNanos: reservation.costNanos }),
+    admittedAtMs,
+    budgetPeriod,
+    costBudgetPeriod,
+  });
+}
+
+/** The window of `period` at nowMs with its count in `counts`; null when the budget is not set. */
+function budgetView(counts: readonly BudgetCount[] | undefined, period: BudgetPeriod | null, nowMs: number): BudgetCountView | null {
+  if (period === null) return null;
+  const window = budgetWindowAt(nowMs, period);
+  return { window, used: counts?.find((count) => count.id === window.id)?.used ?? 0 };
+}
+
+/** Charges an admitted reservation to its window's count, creating the count if new. */
+function addToCount(counts: BudgetCount[], view: BudgetCountView, reserved: number): void {
+  const count = counts.find((c) => c.id === view.window.id);
+  if (count !== undefined) count.used = correctBudgetCount(count.used, reserved);
+  else addBudgetCount(counts, { id: view.window.id, endMs: view.window.endMs, used: correctBudgetCount(0, reserved) });
+}
+
+/** Settlement's correction of the count of the window charged at admission (gone if swept: nothing to correct). */
+function correctCount(counts: BudgetCount[], windowId: string | null, delta: number): void {
+  if (windowId === null) return;
+  const count = counts.find((c) => c.id === windowId);
+  if (count !== undefined) count.used = correctBudgetCount(count.used, delta);
 }
 
 /** Keeps the newest BUDGET_WINDOWS_KEPT windows (by end), so memory per key stays bounded. */
-function addBudgetCount(state: KeyState, count: BudgetCount): void {
-  state.budgets.push(count);
-  if (state.budgets.length <= BUDGET_WINDOWS_KEPT) return;
+function addBudgetCount(counts: BudgetCount[], count: BudgetCount): void {
+  counts.push(count);
+  if (counts.length <= BUDGET_WINDOWS_KEPT) return;
   let oldest = 0;
-  for (let i = 1; i < state.budgets.length; i++) if ((state.budgets[i] as BudgetCount).endMs < (state.budgets[oldest] as BudgetCount).endMs) oldest = i;
-  state.budgets.splice(oldest, 1);
+  for (let i = 1; i < counts.length; i++) if ((counts[i] as BudgetCount).endMs < (counts[oldest] as BudgetCount).endMs) oldest = i;
+  counts.splice(oldest, 1);
 }

@@ -14,7 +14,11 @@
 //   - authenticate() keeps answering from the key store's mirror (the keys last seen);
 //     key changes (create/update/rotate/revoke) fail with KeyStoreIoError;
 //   - settle() of a Redis permit resolves without effect (nothing a caller could do:
-//     the permit's lease returns its slot, its estimate stays charged);
+//     the permit's lease returns its slot, its reservation stays charged);
+//   - renew() of a Redis permit rejects with StateUnavailableError: whether Redis still
+//     holds it is unknown, so the caller keeps renewing on its schedule (a permit not
+//     renewed within its lease frees its slot); renew() of a local permit goes to the
+//     local limiter, which holds it;
 //   - budgetUsed() rejects with StateUnavailableError; usage flushes reject, so the
 //     ledger keeps its counters for the next flush;
 //   - one warn line when the outage starts, one info line when Redis answers again,
@@ -44,7 +48,7 @@ export { StateUnavailableError } from './errors.ts';
 export type UnavailableMode = 'refuse' | 'local';
 
 /** Limiter calls that can meet an outage, as passed to countUnavailable. */
-export type StateOperation = 'admit' | 'settle' | 'budgetUsed';
+export type StateOperation = 'admit' | 'settle' | 'renew' | 'budgetUsed';
 
 export interface RedisBackendOptions {
   /** state.onUnavailable: what admit() does while Redis is unreachable. */
@@ -60,7 +64,7 @@ export interface RedisBackendOptions {
   countUnavailable?: (operation: StateOperation) => void;
   /** Key store mirror refresh interval (default 1000 ms). */
   reloadIntervalMs?: number;
-  /** Permit lease (default 10 minutes). */
+  /** Permit lease (default DEFAULT_LEASE_MS, 60 s). */
   leaseMs?: number;
   /** Reconnect backoff (tests shorten it). */
   reconnect?: Partial<ReconnectPolicy>;
@@ -237,6 +241,9 @@ function createFailoverLimiter({ redis, local, ready, count }: FailoverParts): L
   }
 
   return {
+    // Both limiters are built with the same lease (openRedisBackend).
+    leaseMs: redis.leaseMs,
+
     async admit(input: AdmitInput): Promise<AdmitDecision> {
       // A key without limits never needs Redis (the Redis limiter sends nothing for it).
       if (!hasAnyLimit(input.limits)) return redis.admit(input);
@@ -252,10 +259,8 @@ function createFailoverLimiter({ redis, local, ready, count }: FailoverParts): L
     },
 
     async settle(input: SettleInput): Promise<void> {
-      if (localPermits.has(input.permit)) {
-        localPermits.delete(input.permit);
-        return (local as Limiter).settle(input);
-      }
+      // Kept in localPermits after settling (a WeakSet: no leak), so a late renew asks the local limiter, which answers false.
+      if (localPermits.has(input.permit)) return (local as Limiter).settle(input);
       if (!ready()) {
         count('settle');
         return;
@@ -265,6 +270,21 @@ function createFailoverLimiter({ redis, local, ready, count }: FailoverParts): L
       } catch (error) {
         if (!isOutage(error)) throw error;
         count('settle');
+      }
+    },
+
+    async renew(permit: Permit, nowMs: number): Promise<boolean> {
+      if (localPermits.has(permit)) return (local as Limiter).renew(permit, nowMs);
+      if (!ready()) {
+        count('renew');
+        throw new StateUnavailableError('renew');
+      }
+      try {
+        return await redis.renew(permit, nowMs);
+      } catch (error) {
+        if (!isOutage(error)) throw error;
+        count('renew');
+        throw new StateUnavailableError('renew', error);
       }
     },
 

@@ -175,7 +175,7 @@ test('keys: create shows the raw key once; list, get and the store never show it
     expiresAt: '2027-01-01T00:00:00.000Z',
     lastUsedAt: null,
     allowedAliases: ['service-chat'],
-    limits: { requestsPerMinute: 60, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 100000, period: 'day' } },
+    limits: { requestsPerMinute: 60, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 100000, period: 'day' }, costBudget: null },
   });
   const id = record['id'] as string;
   assert.match(record['createdAt'] as string, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -202,7 +202,7 @@ test('keys: patch, rotate (same id, new secret), revoke, and usage', async () =>
   const { key, record } = (await call('POST', '/api/keys', session, { name: 'rotating' })).json() as { key: string; record: { id: string } };
   const patched = await call('PATCH', `/api/keys/${record.id}`, session, { name: 'renamed', limits: { tokensPerMinute: 5000 }, allowedAliases: null });
   assert.equal(patched.status, 200, patched.text);
-  assert.deepEqual((patched.json() as { name: string; limits: unknown }).limits, { requestsPerMinute: null, tokensPerMinute: 5000, concurrentRequests: null, tokenBudget: null });
+  assert.deepEqual((patched.json() as { name: string; limits: unknown }).limits, { requestsPerMinute: null, tokensPerMinute: 5000, concurrentRequests: null, tokenBudget: null, costBudget: null });
   assert.equal((patched.json() as { name: string }).name, 'renamed');
 
   const rotated = await call('POST', `/api/keys/${record.id}/rotate`, session);

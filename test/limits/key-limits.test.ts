@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hasAnyLimit, KeyLimitsError, NO_LIMITS, parseKeyLimits } from '../../src/limits/key-limits.ts';
+import { budgetNanos, hasAnyLimit, KeyLimitsError, NO_LIMITS, parseKeyLimits } from '../../src/limits/key-limits.ts';
 
 function fails(value: unknown, at: string, param: string, message: string): void {
   assert.throws(() => parseKeyLimits(value, at), (error: unknown) => {
@@ -15,15 +15,16 @@ function fails(value: unknown, at: string, param: string, message: string): void
 test('all fields, and missing or null fields as no limit', () => {
   assert.deepEqual(
     parseKeyLimits({ requestsPerMinute: 60, tokensPerMinute: 100_000, concurrentRequests: 4, tokenBudget: { tokens: 5_000_000, period: 'month' } }, 'limits'),
-    { requestsPerMinute: 60, tokensPerMinute: 100_000, concurrentRequests: 4, tokenBudget: { tokens: 5_000_000, period: 'month' } },
+    { requestsPerMinute: 60, tokensPerMinute: 100_000, concurrentRequests: 4, tokenBudget: { tokens: 5_000_000, period: 'month' }, costBudget: null },
   );
-  assert.deepEqual(parseKeyLimits({ tokensPerMinute: 1 }, 'limits'), { requestsPerMinute: null, tokensPerMinute: 1, concurrentRequests: null, tokenBudget: null });
+  assert.deepEqual(parseKeyLimits({ tokensPerMinute: 1 }, 'limits'), { requestsPerMinute: null, tokensPerMinute: 1, concurrentRequests: null, tokenBudget: null, costBudget: null });
+  assert.deepEqual(parseKeyLimits({ costBudget: { amount: 25.5, period: 'month' } }, 'limits'), { ...NO_LIMITS, costBudget: { amount: 25.5, period: 'month' } });
   assert.deepEqual(parseKeyLimits({ requestsPerMinute: null, tokenBudget: null }, 'limits'), NO_LIMITS);
   assert.deepEqual(parseKeyLimits({}, 'limits'), NO_LIMITS);
   assert.equal(parseKeyLimits(undefined, 'limits'), NO_LIMITS);
   assert.equal(parseKeyLimits(null, 'limits'), NO_LIMITS);
   assert.deepEqual(parseKeyLimits({ requestsPerMinute: 1_000_000_000, tokenBudget: { tokens: 1e12, period: 'day' } }, 'limits'), {
-    requestsPerMinute: 1_000_000_000, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 1e12, period: 'day' },
+    requestsPerMinute: 1_000_000_000, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 1e12, period: 'day' }, costBudget: null,
   });
 });
 
@@ -32,7 +33,7 @@ test('wrong shapes name the path', () => {
   fails(5, 'keys[2].limits', 'keys[2].limits', 'keys[2].limits must be an object; got 5.');
   fails('x', '', '', 'limits must be an object; got "x".');
   fails({ tokensPerMinutes: 5 }, 'limits', 'limits.tokensPerMinutes',
-    'Unknown field limits.tokensPerMinutes; the fields are requestsPerMinute, tokensPerMinute, concurrentRequests, tokenBudget.');
+    'Unknown field limits.tokensPerMinutes; the fields are requestsPerMinute, tokensPerMinute, concurrentRequests, tokenBudget, costBudget.');
   fails({ tokenBudget: { tokens: 5, period: 'day', extra: 1 } }, 'limits', 'limits.tokenBudget.extra',
     'Unknown field limits.tokenBudget.extra; the fields are tokens, period.');
   fails({ tokenBudget: 5 }, 'limits', 'limits.tokenBudget', 'limits.tokenBudget must be an object; got 5.');
@@ -62,8 +63,46 @@ test('a budget needs both its tokens and a period of day or month', () => {
     'limits.tokenBudget.period must be "day" or "month" (UTC); got an array.');
 });
 
+test('a cost budget: an amount above 0, at most 1000000 with at most 6 decimals, and a period', () => {
+  for (const amount of [0.000001, 0.1, 25.5, 999_999.999999, 1_000_000, 123.456789, 0.3]) {
+    assert.deepEqual(parseKeyLimits({ costBudget: { amount, period: 'day' } }, 'limits').costBudget, { amount, period: 'day' }, String(amount));
+  }
+  const bound = 'must be a number above 0 and at most 1000000, with at most 6 decimals';
+  fails({ costBudget: { amount: 0, period: 'day' } }, 'limits', 'limits.costBudget.amount', `limits.costBudget.amount ${bound}; got 0.`);
+  fails({ costBudget: { amount: -1, period: 'day' } }, 'limits', 'limits.costBudget.amount', `limits.costBudget.amount ${bound}; got -1.`);
+  fails({ costBudget: { amount: 1_000_000.000001, period: 'day' } }, 'limits', 'limits.costBudget.amount', `limits.costBudget.amount ${bound}; got 1000000.000001.`);
+  fails({ costBudget: { amount: 0.0000001, period: 'day' } }, 'limits', 'limits.costBudget.amount', `limits.costBudget.amount ${bound}; got 1e-7.`);
+  fails({ costBudget: { amount: 1.2345678, period: 'day' } }, 'limits', 'limits.costBudget.amount', `limits.costBudget.amount ${bound}; got 1.2345678.`);
+  fails({ costBudget: { amount: Number.NaN, period: 'day' } }, 'limits', 'limits.costBudget.amount', `limits.costBudget.amount ${bound}; got NaN.`);
+  fails({ costBudget: { amount: '25.50', period: 'day' } }, 'limits', 'limits.costBudget.amount', `limits.costBudget.amount ${bound}; got "25.50".`);
+  fails({ costBudget: { period: 'day' } }, 'limits', 'limits.costBudget.amount',
+    "limits.costBudget.amount is required: the money allowed per period, in the gateway's currency (e.g. 25.5).");
+  fails({ costBudget: { amount: 5 } }, 'limits', 'limits.costBudget.period', 'limits.costBudget.period is required: "day" or "month" (UTC).');
+  fails({ costBudget: { amount: 5, period: 'year' } }, 'limits', 'limits.costBudget.period', 'limits.costBudget.period must be "day" or "month" (UTC); got "year".');
+  fails({ costBudget: { amount: 5, period: 'day', currency: 'USD' } }, 'limits', 'limits.costBudget.currency',
+    'Unknown field limits.costBudget.currency; the fields are amount, period.');
+  fails({ costBudget: [5] }, 'limits', 'limits.costBudget', 'limits.costBudget must be an object; got an array.');
+});
+
+test('budgetNanos: the cost budget in integer nanos, exact for every 6-decimal amount', () => {
+  assert.equal(budgetNanos(NO_LIMITS), null);
+  const nanos = (amount: number) => budgetNanos({ ...NO_LIMITS, costBudget: { amount, period: 'month' } });
+  assert.equal(nanos(25.5), 25_500_000_000);
+  assert.equal(nanos(0.000001), 1000);
+  assert.equal(nanos(0.3), 300_000_000);
+  assert.equal(nanos(999_999.999999), 999_999_999_999_000);
+  assert.equal(nanos(1_000_000), 1e15);
+  // Every amount of micro-units n parses and converts to n * 1000 nanos (a sample across the range).
+  for (let n = 1; n <= 1e12; n = n * 3 + 1) {
+    const amount = Number(`${Math.floor(n / 1e6)}.${String(n % 1e6).padStart(6, '0')}`);
+    assert.deepEqual(parseKeyLimits({ costBudget: { amount, period: 'day' } }, '').costBudget?.amount, amount);
+    assert.equal(nanos(amount), n * 1000, String(amount));
+  }
+});
+
 test('hasAnyLimit', () => {
   assert.equal(hasAnyLimit(NO_LIMITS), false);
+  assert.equal(hasAnyLimit({ ...NO_LIMITS, costBudget: { amount: 1, period: 'day' } }), true);
   assert.equal(hasAnyLimit({ ...NO_LIMITS, concurrentRequests: 1 }), true);
   assert.equal(hasAnyLimit({ ...NO_LIMITS, tokenBudget: { tokens: 1, period: 'day' } }), true);
 });

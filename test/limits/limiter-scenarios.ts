@@ -1,69 +1,15 @@
 // The limiter contract of src/limits/limiter.ts as one table of scenarios, run against
 // every implementation: `runLimiterScenarios('memory', () => createMemoryLimiter())`,
 // and the Redis limiter the same way. Time is always injected (nowMs), never read.
-//
-// For an implementation with shared, persistent state (Redis): every scenario uses key
-// ids unique to this run, and the times are fixed dates in 2026-2028, so TTLs must be
-// relative to nowMs (PEXPIRE), never absolute (EXPIREAT). Leases use DEFAULT_LEASE_MS.
+// The budget, reservation, cost and lease cases are limiter-budget-scenarios.ts.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
-import { DEFAULT_LEASE_MS, type AdmitDecision, type Limiter, type Permit } from '../../src/limits/limiter.ts';
-
-type MakeLimiter = () => Limiter | Promise<Limiter>;
-
-const T0 = Date.UTC(2026, 10, 22, 12, 0, 0); // 2026-11-22T12:00:00.000Z
-const at = (iso: string): number => Date.parse(iso);
-const limits = (set: Partial<KeyLimits>): KeyLimits => ({ ...NO_LIMITS, ...set });
-
-type Refused = Extract<AdmitDecision, { allowed: false }>;
-
-function allowed(decision: AdmitDecision): Extract<AdmitDecision, { allowed: true }> {
-  assert.equal(decision.allowed, true, `expected an admission, got ${JSON.stringify(decision)}`);
-  return decision as Extract<AdmitDecision, { allowed: true }>;
-}
-
-function refused(decision: AdmitDecision): Refused {
-  assert.equal(decision.allowed, false, `expected a refusal, got ${JSON.stringify(decision)}`);
-  return decision as Refused;
-}
-
-/** A limiter bound to one scenario: fresh key ids, closed at the end. */
-async function scenario(makeLimiter: MakeLimiter, body: (s: Scenario) => Promise<void>): Promise<void> {
-  const limiter = await makeLimiter();
-  try {
-    await body(new Scenario(limiter));
-  } finally {
-    await limiter.close();
-  }
-}
-
-class Scenario {
-  readonly limiter: Limiter;
-  readonly run = randomUUID().slice(0, 8);
-  constructor(limiter: Limiter) {
-    this.limiter = limiter;
-  }
-  key(name: string): string {
-    return `key_${this.run}_${name}`;
-  }
-  admit(key: string, l: KeyLimits, estimatedTokens: number, nowMs: number): Promise<AdmitDecision> {
-    return this.limiter.admit({ keyId: this.key(key), limits: l, estimatedTokens, nowMs });
-  }
-  async permit(key: string, l: KeyLimits, estimatedTokens: number, nowMs: number): Promise<Permit> {
-    return allowed(await this.admit(key, l, estimatedTokens, nowMs)).permit;
-  }
-  settle(permit: Permit, l: KeyLimits, actualTokens: number, nowMs: number): Promise<void> {
-    return this.limiter.settle({ permit, limits: l, actualTokens, nowMs });
-  }
-  budgetUsed(key: string, l: KeyLimits, nowMs: number): Promise<number> {
-    return this.limiter.budgetUsed(this.key(key), l, nowMs);
-  }
-}
+import { NO_LIMITS } from '../../src/limits/key-limits.ts';
+import { DEFAULT_LEASE_MS } from '../../src/limits/limiter.ts';
+import { T0, allowed, at, limits, refused, scenarioRunner, type MakeLimiter } from './limiter-scenario-harness.ts';
 
 export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): void {
-  const run = (body: (s: Scenario) => Promise<void>) => () => scenario(makeLimiter, body);
+  const run = scenarioRunner(makeLimiter);
 
   describe(`limiter scenarios: ${name}`, () => {
     test('no limits: always admitted, empty snapshot, a permit whose settle does nothing', run(async (s) => {
@@ -71,19 +17,25 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
         const decision = allowed(await s.admit('free', NO_LIMITS, 1_000_000, T0));
         assert.deepEqual(decision.snapshot, {});
         assert.equal(decision.permit.keyId, s.key('free'));
-        assert.equal(decision.permit.estimatedTokens, 1_000_000);
+        assert.deepEqual(decision.permit.reservation, { tokens: 1_000_000, costNanos: 0 });
         assert.equal(decision.permit.admittedAtMs, T0);
         assert.equal(decision.permit.budgetPeriod, null);
+        assert.equal(decision.permit.costBudgetPeriod, null);
+        assert.equal(await s.renew(decision.permit, T0), false);
         await s.settle(decision.permit, NO_LIMITS, 5, T0);
       }
-      assert.equal(await s.budgetUsed('free', NO_LIMITS, T0), 0);
+      assert.deepEqual(await s.used('free', NO_LIMITS, T0), { tokens: 0, costNanos: 0 });
     }));
 
     test('permits carry the admission and have distinct ids', run(async (s) => {
-      const l = limits({ requestsPerMinute: 10, tokenBudget: { tokens: 100, period: 'month' } });
-      const a = await s.permit('k', l, 7, T0);
+      const l = limits({ requestsPerMinute: 10, tokenBudget: { tokens: 100, period: 'month' }, costBudget: { amount: 1, period: 'day' } });
+      const a = await s.permit('k', l, { tokens: 7, costNanos: 70 }, T0);
       const b = await s.permit('k', l, 8, T0 + 1);
-      assert.deepEqual({ ...a, id: '' }, { keyId: s.key('k'), id: '', estimatedTokens: 7, admittedAtMs: T0, budgetPeriod: '2026-11' });
+      assert.deepEqual({ ...a, id: '' }, {
+        keyId: s.key('k'), id: '', reservation: { tokens: 7, costNanos: 70 }, admittedAtMs: T0, budgetPeriod: '2026-11', costBudgetPeriod: '2026-11-22',
+      });
+      assert.equal(Object.isFrozen(a), true);
+      assert.equal(Object.isFrozen(a.reservation), true);
       assert.equal(b.admittedAtMs, T0 + 1);
       assert.notEqual(a.id, b.id);
     }));
@@ -120,7 +72,7 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
       assert.deepEqual(allowed(await s.admit('k', l, 0, T0 + 8572)).snapshot, { requests: { limit: 7, remaining: 0, resetMs: 60_000 } });
     }));
 
-    test('tokens: each request costs its estimate; a refusal waits for the missing tokens', run(async (s) => {
+    test('tokens: each request costs its reservation; a refusal waits for the missing tokens', run(async (s) => {
       const l = limits({ tokensPerMinute: 1000 });
       assert.deepEqual(allowed(await s.admit('k', l, 400, T0)).snapshot, { tokens: { limit: 1000, remaining: 600, resetMs: 24_000 } });
       assert.deepEqual(allowed(await s.admit('k', l, 400, T0)).snapshot, { tokens: { limit: 1000, remaining: 200, resetMs: 48_000 } });
@@ -156,7 +108,7 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
       assert.equal(refused(await s.admit('k', l, 1, T0 + 60_000)).refusal, 'tokens');
     }));
 
-    test('settlement above the estimate charges the difference, into debt', run(async (s) => {
+    test('settlement above the reservation charges the difference, into debt', run(async (s) => {
       const l = limits({ tokensPerMinute: 1000 });
       const permit = await s.permit('k', l, 100, T0);
       await s.settle(permit, l, 1500, T0); // 900 - 1400 = -500
@@ -190,7 +142,7 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
       await s.settle(fresh, l, 600, T0 + DEFAULT_LEASE_MS);
       allowed(await s.admit('k', l, 0, T0 + DEFAULT_LEASE_MS));
 
-      // Settled after its lease with nothing else in between: the estimate stays charged.
+      // Settled after its lease with nothing else in between: the reservation stays charged.
       const b = limits({ tokenBudget: { tokens: 10_000, period: 'day' } });
       const slow = await s.permit('b', b, 600, T0);
       await s.settle(slow, b, 0, T0 + DEFAULT_LEASE_MS);
@@ -243,11 +195,18 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
       assert.equal(await s.budgetUsed('k', l, T0), 600);
       await s.settle(first, l, 700, T0);
       assert.equal(await s.budgetUsed('k', l, T0), 700);
-      await s.permit('k', l, 400, T0); // 700 < 1000: not spent yet, so admitted
+      // 300 left: a reservation of 400 does not fit; one of 300 does.
+      assert.deepEqual(await s.admit('k', l, 400, T0), {
+        allowed: false, refusal: 'budget', retryAfterMs: 1000, snapshot: {},
+        budget: { kind: 'tokens', limit: 1000, used: 700, requested: 400, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: false },
+      });
+      const last = await s.permit('k', l, 300, T0);
+      assert.equal(await s.budgetUsed('k', l, T0), 1000);
+      await s.settle(last, l, 400, T0); // a charge above its reservation (an image beyond its bound)
       assert.equal(await s.budgetUsed('k', l, T0), 1100);
       assert.deepEqual(await s.admit('k', l, 1, T0), {
         allowed: false, refusal: 'budget', retryAfterMs: 43_200_000, snapshot: {},
-        budget: { tokens: 1000, used: 1100, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z' },
+        budget: { kind: 'tokens', limit: 1000, used: 1100, requested: 1, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: true },
       });
       assert.equal(refused(await s.admit('k', l, 1, at('2026-11-22T23:59:59.999Z'))).retryAfterMs, 1);
       assert.equal(await s.budgetUsed('k', l, at('2026-11-23T00:00:00.000Z')), 0);
@@ -259,9 +218,9 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
     test('budget (month): days do not reset it', run(async (s) => {
       const l = limits({ tokenBudget: { tokens: 1000, period: 'month' } });
       await s.permit('k', l, 600, at('2026-11-01T00:00:00.000Z'));
-      await s.permit('k', l, 600, at('2026-11-30T08:00:00.000Z'));
+      await s.permit('k', l, 400, at('2026-11-30T08:00:00.000Z'));
       assert.deepEqual(refused(await s.admit('k', l, 1, at('2026-11-30T08:00:00.000Z'))).budget, {
-        tokens: 1000, used: 1200, period: 'month', resetsAt: '2026-12-01T00:00:00.000Z',
+        kind: 'tokens', limit: 1000, used: 1000, requested: 1, period: 'month', resetsAt: '2026-12-01T00:00:00.000Z', spent: true,
       });
       allowed(await s.admit('k', l, 1, at('2026-12-01T00:00:00.000Z')));
     }));
@@ -284,7 +243,7 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
         assert.equal((await s.permit(key, l, 10, at(edge.now))).budgetPeriod, edge.id, edge.now);
         assert.deepEqual(refused(await s.admit(key, l, 1, at(edge.now))), {
           allowed: false, refusal: 'budget', retryAfterMs: edge.retryAfterMs, snapshot: {},
-          budget: { tokens: 10, used: 10, period: edge.period, resetsAt: edge.resetsAt },
+          budget: { kind: 'tokens', limit: 10, used: 10, requested: 1, period: edge.period, resetsAt: edge.resetsAt, spent: true },
         }, edge.now);
         assert.equal(await s.budgetUsed(key, l, at(edge.resetsAt)), 0);
         assert.equal((await s.permit(key, l, 10, at(edge.resetsAt))).budgetPeriod, edge.nextId, edge.now);
@@ -337,7 +296,7 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
       assert.deepEqual(await s.admit('all', l, 10, T0), {
         allowed: false, refusal: 'budget', retryAfterMs: 43_200_000,
         snapshot: { requests: { limit: 1, remaining: 0, resetMs: 60_000 }, tokens: { limit: 1000, remaining: 0, resetMs: 60_000 } },
-        budget: { tokens: 100, used: 1000, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z' },
+        budget: { kind: 'tokens', limit: 100, used: 1000, requested: 10, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: true },
       });
 
       const rt = limits({ requestsPerMinute: 1, tokensPerMinute: 1000 });
@@ -348,8 +307,9 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
       assert.deepEqual([tie.refusal, tie.retryAfterMs], ['requests', 30_000]);
 
       const rc = limits({ requestsPerMinute: 1, concurrentRequests: 1 });
-      await s.permit('rc', rc, 0, T0);
+      const held = await s.permit('rc', rc, 0, T0);
       const slow = refused(await s.admit('rc', rc, 0, T0));
+      assert.equal(await s.renew(held, T0 + 30_000), true); // still running a minute later
       assert.deepEqual([slow.refusal, slow.retryAfterMs], ['requests', 60_000]);
       const slot = refused(await s.admit('rc', rc, 0, T0 + 60_000));
       assert.deepEqual([slot.refusal, slot.retryAfterMs], ['concurrency', 1000]);

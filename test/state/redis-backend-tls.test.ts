@@ -86,7 +86,7 @@ async function eventually(check: () => boolean): Promise<void> {
   assert.fail('condition not reached within 1000 polls');
 }
 
-const admit = (backend: RedisBackend, keyId: string) => backend.limiter.admit({ keyId, limits: rpm1, estimatedTokens: 0, nowMs: T0 });
+const admit = (backend: RedisBackend, keyId: string) => backend.limiter.admit({ keyId, limits: rpm1, reservation: { tokens: 0, costNanos: 0 }, nowMs: T0 }); // i15-lead: limiter interface
 
 test('rediss:// with caFile and a client certificate: keys, the limiter (Lua) and the write check go over TLS', async () => {
   const { backend } = await open(mutualTls);

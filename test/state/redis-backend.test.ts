@@ -61,7 +61,7 @@ async function eventually(check: () => boolean): Promise<void> {
   assert.fail('condition not reached within 1000 polls');
 }
 
-const admit = (backend: RedisBackend, keyId: string, limits: KeyLimits = rpm1) => backend.limiter.admit({ keyId, limits, estimatedTokens: 0, nowMs: T0 });
+const admit = (backend: RedisBackend, keyId: string, limits: KeyLimits = rpm1) => backend.limiter.admit({ keyId, limits, reservation: { tokens: 0, costNanos: 0 }, nowMs: T0 });
 
 let server: RedisServerHandle;
 before(async () => {
@@ -106,6 +106,8 @@ test('Redis stopped with onUnavailable "refuse": health, 503 on admit, settle an
     const { key } = await backend.keys.create('outage');
     const held = await admit(backend, 'key_refuse');
     assert.ok(held.allowed);
+    assert.equal(backend.limiter.leaseMs, 60_000);
+    assert.equal(await backend.limiter.renew(held.permit, T0 + 1), true);
 
     await server.stop();
     await eventually(() => backend.health() === 'unavailable');
@@ -117,12 +119,14 @@ test('Redis stopped with onUnavailable "refuse": health, 503 on admit, settle an
     });
     // A key without limits never needed Redis: it is admitted as ever.
     assert.deepEqual((await admit(backend, 'key_free', NO_LIMITS)).allowed, true);
-    await backend.limiter.settle({ permit: held.permit, limits: rpm1, actualTokens: 0, nowMs: T0 });
+    // Whether Redis still holds the permit is unknown: renew rejects (the caller keeps renewing), never a false "gone".
+    await assert.rejects(backend.limiter.renew(held.permit, T0 + 2), { name: 'StateUnavailableError', operation: 'renew' });
+    await backend.limiter.settle({ permit: held.permit, limits: rpm1, charge: { tokens: 0, costNanos: 0 }, nowMs: T0 });
     await assert.rejects(backend.limiter.budgetUsed('key_refuse', { ...NO_LIMITS, tokenBudget: { tokens: 1, period: 'day' } }, T0), StateUnavailableError);
     assert.notEqual(backend.keys.authenticate(key), null);
     const writable = await backend.checkWritable();
     assert.equal(writable.ok, false);
-    assert.deepEqual(counted, ['admit', 'settle', 'budgetUsed']);
+    assert.deepEqual(counted, ['admit', 'renew', 'settle', 'budgetUsed']);
 
     await server.restart();
     await eventually(() => backend.health() === 'ok');
@@ -158,7 +162,10 @@ test('Redis stopped with onUnavailable "local": per-instance limits meanwhile, R
     assert.ok(localA.allowed);
     assert.equal((await admit(a.backend, 'key_local')).allowed, false);
     assert.ok((await admit(b.backend, 'key_local')).allowed);
-    await a.backend.limiter.settle({ permit: localA.permit, limits: rpm1, actualTokens: 0, nowMs: T0 });
+    // A permit admitted locally is renewed and settled by the local limiter that holds it.
+    assert.equal(await a.backend.limiter.renew(localA.permit, T0 + 1), true);
+    await a.backend.limiter.settle({ permit: localA.permit, limits: rpm1, charge: { tokens: 0, costNanos: 0 }, nowMs: T0 });
+    assert.equal(await a.backend.limiter.renew(localA.permit, T0 + 2), false);
     assert.deepEqual(a.counted, ['admit', 'admit']);
     assert.equal(a.logs.filter((line) => line.level === 'warn')[0]?.on_unavailable, 'local');
 
