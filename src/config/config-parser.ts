@@ -9,10 +9,11 @@ import { parseListenerTls } from './tls-config.ts';
 import { Checker, join, type Obj } from './config-checker.ts';
 import { parseAliases, parseAuto } from './routing-config.ts';
 import { parseOperations } from './operations-config.ts';
+import { parseCurrency } from './price-config.ts';
 
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto'];
+const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency'];
 
 /**
  * Checks `value` (a parsed config file) and returns the full config with
@@ -39,11 +40,13 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   // A provider with problems still counts as defined, so an alias naming it
   // gets no second, misleading problem; with "providers" itself broken, no
   // reference can be judged.
-  const aliases = parseAliases(c, root['aliases'], providersIn === undefined ? null : new Set(Object.keys(providersIn)));
+  const demo = new Set(Object.keys(providers).filter((name) => providers[name]?.type === 'demo'));
+  const aliases = parseAliases(c, root['aliases'], { defined: providersIn === undefined ? null : new Set(Object.keys(providersIn)), demo });
   const auto = parseAuto(c, root['auto'], aliases);
   const operations = parseOperations(c, root, listen);
+  const currency = parseCurrency(c, root);
   if (c.issues.length > 0) throw new ConfigError(source, c.issues);
-  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto };
+  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency };
 }
 
 function parseLimits(c: Checker, value: unknown): ServerLimits {

@@ -7,6 +7,10 @@ import { ConfigIssueCode, formatIssue, type ConfigIssue } from './config-issues.
 
 export const AUTO_ALIAS = 'service-auto';
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+/** Prompt tokens a request's reservation counts per image part, unless the alias sets imageTokens. */
+export const DEFAULT_IMAGE_TOKENS = 2000;
+/** The currency prices and cost budgets are in, unless the config sets one. */
+export const DEFAULT_CURRENCY = 'USD';
 
 export type MaxTokensParam = 'max_tokens' | 'max_completion_tokens';
 
@@ -102,6 +106,19 @@ export interface DemoProviderConfig {
 
 export type ProviderConfig = OpenAIProviderConfig | AnthropicProviderConfig | DemoProviderConfig;
 
+/**
+ * What a model's tokens cost, in currency units (GatewayConfig.currency) per
+ * million tokens, as the provider bills them: at most 6 decimals, 0 to 10000.
+ * Only the config holds prices (docs/config.md, "Prices"); they are the
+ * operator's to keep current.
+ */
+export interface Price {
+  input: number;
+  /** Prompt tokens the provider reports as cached (prompt_tokens_details.cached_tokens); defaults to input, never above it. */
+  cachedInput: number;
+  output: number;
+}
+
 export interface TargetConfig {
   provider: string;
   /** Model name sent upstream. */
@@ -110,6 +127,11 @@ export interface TargetConfig {
   weight: number;
   /** Lower is tried first; a higher priority is a fallback. */
   priority: number;
+  /**
+   * The target's own price, else its alias's, else free for a demo provider,
+   * else null (unpriced: its answers cost nothing in the records). Resolved at parse.
+   */
+  price: Price | null;
 }
 
 export type Capability = 'vision' | 'tools' | 'json';
@@ -123,6 +145,10 @@ export interface AliasConfig {
   contextWindow: number | null;
   /** What the alias is good for; the default service-auto rules use these. */
   capabilities: Capability[];
+  /** The price of targets that give none; null when the alias sets none. */
+  price: Price | null;
+  /** Prompt tokens a request's reservation counts per image part (src/limits/reservation.ts). */
+  imageTokens: number;
 }
 
 /** Request features a service-auto rule can test; all given conditions must hold. */
@@ -226,6 +252,8 @@ export interface GatewayConfig {
   providers: Record<string, ProviderConfig>;
   aliases: Record<string, AliasConfig>;
   auto: { default: string; rules: AutoRule[] };
+  /** ISO 4217 code of the currency prices and cost budgets are written in (display only: no conversion). */
+  currency: string;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {

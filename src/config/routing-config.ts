@@ -1,19 +1,38 @@
 // The routing sections of the config: "aliases" (each a provider and model, or
 // weighted targets with fallbacks) and "auto" (the service-auto rules). Same
 // rules as the rest of the parser: every problem is collected with its path.
-import { AUTO_ALIAS, CAPABILITIES, type AliasConfig, type AutoCondition, type AutoRule, type Capability, type GatewayConfig, type TargetConfig } from './config.ts';
+import {
+  AUTO_ALIAS,
+  CAPABILITIES,
+  DEFAULT_IMAGE_TOKENS,
+  type AliasConfig,
+  type AutoCondition,
+  type AutoRule,
+  type Capability,
+  type GatewayConfig,
+  type Price,
+  type TargetConfig,
+} from './config.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
+import { parsePrice } from './price-config.ts';
 
 const ALIAS_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
-const ALIAS_SETTINGS = ['provider', 'model', 'targets', 'maxOutputTokens', 'contextWindow', 'capabilities'];
+const ALIAS_SETTINGS = ['provider', 'model', 'targets', 'maxOutputTokens', 'contextWindow', 'capabilities', 'price', 'imageTokens'];
+const TARGET_SETTINGS = ['provider', 'model', 'weight', 'priority', 'price'];
+/** A demo answer costs nothing unless a price is given for it. */
+const FREE: Price = { input: 0, cachedInput: 0, output: 0 };
+
+/** What the alias parser needs to know of "providers". */
+interface ProviderNames {
+  /** Every name defined, or null when "providers" itself is broken (a reference cannot be judged then). */
+  defined: ReadonlySet<string> | null;
+  /** Names of demo providers: their targets are free unless priced. */
+  demo: ReadonlySet<string>;
+}
 const CONDITION_KEYS = ['images', 'tools', 'jsonObject', 'stream', 'minPromptTokens'] as const;
 
-/**
- * `providers`: the defined provider names, or null when "providers" itself is
- * broken (a reference cannot be judged then). Returns null when "aliases" is
- * missing or not an object.
- */
-export function parseAliases(c: Checker, value: unknown, providers: ReadonlySet<string> | null): Record<string, AliasConfig> | null {
+/** Returns null when "aliases" is missing or not an object. */
+export function parseAliases(c: Checker, value: unknown, providers: ProviderNames): Record<string, AliasConfig> | null {
   if (value === undefined) return c.report('aliases', { code: 'required' }) ?? null;
   const aliasesIn = c.map(value, 'aliases');
   if (aliasesIn === undefined) return null;
@@ -28,11 +47,15 @@ export function parseAliases(c: Checker, value: unknown, providers: ReadonlySet<
   return aliases;
 }
 
-function parseAlias(c: Checker, value: unknown, at: string, name: string, providers: ReadonlySet<string> | null): AliasConfig {
-  const alias: AliasConfig = { targets: [], maxOutputTokens: null, contextWindow: null, capabilities: [] };
+function parseAlias(c: Checker, value: unknown, at: string, name: string, providers: ProviderNames): AliasConfig {
+  const alias: AliasConfig = { targets: [], maxOutputTokens: null, contextWindow: null, capabilities: [], price: null, imageTokens: DEFAULT_IMAGE_TOKENS };
   const o = c.object(value, at, ALIAS_SETTINGS);
   if (o === undefined) return alias;
+  alias.price = c.optional(o, 'price', at, null, (v, vat) => parsePrice(c, v, vat));
   alias.targets = parseTargets(c, o, at, name, providers);
+  // A target inherits the alias's price; a demo target without either is free.
+  for (const target of alias.targets) target.price ??= alias.price ?? (providers.demo.has(target.provider) ? FREE : null);
+  alias.imageTokens = c.int(o, 'imageTokens', at, DEFAULT_IMAGE_TOKENS, 1, 1_000_000);
   alias.maxOutputTokens = c.optional(o, 'maxOutputTokens', at, null, (v, vat) => c.integer(v, vat, 1, 10_000_000));
   alias.contextWindow = c.optional(o, 'contextWindow', at, null, (v, vat) => c.integer(v, vat, 256, 100_000_000));
   if (o['capabilities'] === undefined) return alias;
@@ -48,7 +71,7 @@ function parseAlias(c: Checker, value: unknown, at: string, name: string, provid
   return alias;
 }
 
-function parseTargets(c: Checker, o: Obj, at: string, aliasName: string, providers: ReadonlySet<string> | null): TargetConfig[] {
+function parseTargets(c: Checker, o: Obj, at: string, aliasName: string, providers: ProviderNames): TargetConfig[] {
   if (o['targets'] === undefined) {
     if (o['provider'] === undefined) return c.report(join(at, 'provider'), { code: 'required', hint: '(or give "targets")' }) ?? [];
     return [parseTarget(c, { provider: o['provider'], ...(o['model'] === undefined ? {} : { model: o['model'] }) }, at, aliasName, providers)];
@@ -61,17 +84,20 @@ function parseTargets(c: Checker, o: Obj, at: string, aliasName: string, provide
   return targets.map((t: unknown, i: number) => parseTarget(c, t, `${tat}[${i}]`, aliasName, providers));
 }
 
-function parseTarget(c: Checker, value: unknown, at: string, aliasName: string, providers: ReadonlySet<string> | null): TargetConfig {
-  const target: TargetConfig = { provider: '', model: aliasName, weight: 1, priority: 0 };
-  const o = c.object(value, at, ['provider', 'model', 'weight', 'priority']);
+function parseTarget(c: Checker, value: unknown, at: string, aliasName: string, providers: ProviderNames): TargetConfig {
+  const target: TargetConfig = { provider: '', model: aliasName, weight: 1, priority: 0, price: null };
+  const o = c.object(value, at, TARGET_SETTINGS);
   if (o === undefined) return target;
   const pat = join(at, 'provider');
   const provider = c.string(o['provider'], pat);
-  if (provider !== undefined && providers !== null && !providers.has(provider)) c.report(pat, { code: 'unknown_reference', kind: 'provider', name: provider });
+  if (provider !== undefined && providers.defined !== null && !providers.defined.has(provider)) {
+    c.report(pat, { code: 'unknown_reference', kind: 'provider', name: provider });
+  }
   target.provider = provider ?? '';
   target.model = c.optional(o, 'model', at, aliasName, (v, vat) => c.string(v, vat));
   target.weight = c.int(o, 'weight', at, 1, 1, 1000);
   target.priority = c.int(o, 'priority', at, 0, 0, 100);
+  target.price = c.optional(o, 'price', at, null, (v, vat) => parsePrice(c, v, vat));
   return target;
 }
 

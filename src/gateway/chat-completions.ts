@@ -20,7 +20,8 @@ import { AttemptOutcome, dispatchCompletion, dispatchStream, type AttemptRecord 
 import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { Limiter, Permit } from '../limits/limiter.ts';
-import { estimateRequestTokens } from '../limits/token-estimate.ts';
+import { reserveRequest } from '../limits/reservation.ts'; // i15-lead: token-estimate.ts replaced (helper B)
+import { DEFAULT_IMAGE_TOKENS } from '../config/config.ts'; // i15-lead: until the plan's alias and prices are passed
 import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { AliasRoutes } from '../routing/alias-targets.ts';
@@ -197,7 +198,8 @@ function logRoute(ctx: RequestContext, route: ResolvedAlias, stream: boolean): v
 async function admit(exchange: Exchange, key: KeyPolicy, request: ChatRequest, maxOutputTokens: number, alias: string): Promise<Record<string, string> | null> {
   if (!hasAnyLimit(key.limits)) return {};
   const { ctx, deps, clock } = exchange;
-  exchange.estimate = estimateRequestTokens(request, maxOutputTokens);
+  // i15-lead: minimum compile edit; the alias's imageTokens and the plan's prices are the lead's to wire in.
+  exchange.estimate = reserveRequest(request, maxOutputTokens, deps.config.aliases[alias] ?? { imageTokens: DEFAULT_IMAGE_TOKENS }, []).tokens;
   try {
     // i15-lead: minimal edit for the limiter interface (reservation); no cost reserved yet.
     const admission = await admitRequest(deps.limiter, key, { tokens: exchange.estimate, costNanos: 0 }, clock());

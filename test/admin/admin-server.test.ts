@@ -246,10 +246,30 @@ test('aliases: targets with their circuit state and the auto rules', async () =>
   assert.deepEqual(res.json(), {
     object: 'list',
     data: [
-      { alias: 'service-chat', available: true, maxOutputTokens: 1024, contextWindow: null, capabilities: ['tools'], targets: [{ id: 'demo/portcullis-demo', provider: 'demo', model: 'portcullis-demo', weight: 1, priority: 0, circuit: 'closed' }] },
-      { alias: 'service-vision', available: true, maxOutputTokens: null, contextWindow: null, capabilities: [], targets: [{ id: 'demo/demo-vision', provider: 'demo', model: 'demo-vision', weight: 1, priority: 0, circuit: 'closed' }] },
+      // i15 (helper B): price, imageTokens and currency; demo targets without a price are free.
+      {
+        alias: 'service-chat',
+        available: true,
+        maxOutputTokens: 1024,
+        contextWindow: null,
+        capabilities: ['tools'],
+        price: null,
+        imageTokens: 2000,
+        targets: [{ id: 'demo/portcullis-demo', provider: 'demo', model: 'portcullis-demo', weight: 1, priority: 0, price: { input: 0, cachedInput: 0, output: 0 }, circuit: 'closed' }],
+      },
+      {
+        alias: 'service-vision',
+        available: true,
+        maxOutputTokens: null,
+        contextWindow: null,
+        capabilities: [],
+        price: null,
+        imageTokens: 2000,
+        targets: [{ id: 'demo/demo-vision', provider: 'demo', model: 'demo-vision', weight: 1, priority: 0, price: { input: 0, cachedInput: 0, output: 0 }, circuit: 'closed' }],
+      },
     ],
     auto: { default: 'service-chat', rules: [{ use: 'service-chat', reason: 'tools' }] },
+    currency: 'USD',
     api: { url: null },
   });
 });

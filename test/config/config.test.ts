@@ -53,9 +53,17 @@ test('a minimal config gets every default', () => {
       },
     },
     aliases: {
-      'service-chat': { targets: [{ provider: 'local', model: 'llama-3.1-8b', weight: 1, priority: 0 }], maxOutputTokens: null, contextWindow: null, capabilities: [] },
+      'service-chat': {
+        targets: [{ provider: 'local', model: 'llama-3.1-8b', weight: 1, priority: 0, price: null }],
+        maxOutputTokens: null,
+        contextWindow: null,
+        capabilities: [],
+        price: null,
+        imageTokens: 2000,
+      },
     },
     auto: { default: 'service-chat', rules: [] },
+    currency: 'USD',
   });
 });
 
@@ -156,12 +164,14 @@ test('targets: fallbacks and weights, each checked by path', () => {
   );
   assert.deepEqual(c.aliases['x'], {
     targets: [
-      { provider: 'a', model: 'm1', weight: 3, priority: 0 },
-      { provider: 'b', model: 'x', weight: 1, priority: 1 },
+      { provider: 'a', model: 'm1', weight: 3, priority: 0, price: { input: 0, cachedInput: 0, output: 0 } },
+      { provider: 'b', model: 'x', weight: 1, priority: 1, price: { input: 0, cachedInput: 0, output: 0 } },
     ],
     maxOutputTokens: null,
     contextWindow: 8192,
     capabilities: ['tools', 'vision'],
+    price: null,
+    imageTokens: 2000,
   });
   const p = { providers: { a: { type: 'demo' } } };
   fails({ ...p, aliases: { x: { targets: [] } } }, 'aliases.x.targets', /non-empty array/);

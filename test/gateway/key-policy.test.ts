@@ -9,7 +9,7 @@ import http from 'node:http';
 import { after, before, beforeEach, test } from 'node:test';
 import type { ChatRequest } from '../../src/chat/types.ts';
 import type { KeySettingsInput } from '../../src/keys/key-settings.ts';
-import { estimateRequestTokens } from '../../src/limits/token-estimate.ts';
+import { reserveRequest } from '../../src/limits/reservation.ts'; // i15-lead: token-estimate.ts replaced (helper B)
 import { openStream, postChat, request, sseData, startFakeUpstream, startGateway, type FakeUpstream, type RawResponse, type TestGateway } from './harness.ts';
 
 const NOON = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -107,10 +107,11 @@ function limitHeaders(res: RawResponse): Record<string, string> {
 const PROMPT = [{ role: 'user', content: 'Hello tokens' }];
 const fake = (extra: Record<string, unknown> = {}) => ({ model: 'service-fake', messages: PROMPT, max_tokens: 100, ...extra });
 /** The gateway's estimate for `fake()`: prompt estimate plus the 100 output tokens. */
-const ESTIMATE = estimateRequestTokens({ messages: PROMPT } as Pick<ChatRequest, 'messages' | 'tools'>, 100);
+const ESTIMATE = reserveRequest({ messages: PROMPT } as Pick<ChatRequest, 'messages'>, 100, { imageTokens: 2000 }, []).tokens; // i15-lead
 
-test('the estimate used below is 3 + (4 + ⌈12/4⌉) + 100', () => {
-  assert.equal(ESTIMATE, 110);
+// i15-lead: the reservation (src/limits/reservation.ts) replaced the estimate.
+test('the estimate used below is 64 + (8 + 4 + 12) + 100', () => {
+  assert.equal(ESTIMATE, 188);
 });
 
 // --- expiry ---
@@ -330,31 +331,32 @@ test('tokensPerMinute: a stream without include_usage still settles with the usa
 });
 
 test('tokensPerMinute: a request larger than the bucket left is 429 for tokens, with the wait for the estimate', async () => {
-  const { key } = await newKey({ limits: { tokensPerMinute: 200 } });
-  // 200 per minute: one token per 300 ms. The first leaves 200 - 110 = 90, settled to 200 - 25 = 175.
+  // i15-lead: numbers redone for the reservation of 188 (was an estimate of 110 under a limit of 200).
+  const { key } = await newKey({ limits: { tokensPerMinute: 300 } });
+  // 300 per minute: one token per 200 ms. The first leaves 300 - 188 = 112, settled to 300 - 25 = 275.
   assert.equal((await chat(key, fake())).status, 200);
   await settled();
   upstreamUsage = { prompt_tokens: 100, completion_tokens: 100, total_tokens: 200 };
   assert.equal((await chat(key, fake())).status, 200);
   await settled();
-  // Level 175 - 200 = -25: the next 110 need 135 tokens, 40.5 s.
+  // Level 275 - 200 = 75: the next 188 need 113 tokens, 22.6 s.
   const res = await chat(key, fake());
   assert.equal(res.status, 429);
   assert.deepEqual(res.json(), {
     error: {
-      message: 'Rate limit reached for tokens per minute on this API key: limit 200. Try again in 40.5s.',
+      message: 'Rate limit reached for tokens per minute on this API key: limit 300. Try again in 22.6s.',
       type: 'rate_limit_error',
       param: null,
       code: 'rate_limit_exceeded',
     },
   });
-  // Full again after 225 tokens, 67.5 s.
+  // Full again after 225 tokens, 45 s.
   assert.deepEqual(limitHeaders(res), {
-    'x-ratelimit-limit-tokens': '200',
-    'x-ratelimit-remaining-tokens': '0',
-    'x-ratelimit-reset-tokens': '1m7.5s',
-    'retry-after': '41',
-    'retry-after-ms': '40500',
+    'x-ratelimit-limit-tokens': '300',
+    'x-ratelimit-remaining-tokens': '75',
+    'x-ratelimit-reset-tokens': '45s',
+    'retry-after': '23',
+    'retry-after-ms': '22600',
   });
 });
 

@@ -6,10 +6,12 @@ import { ModelNotFoundError } from '../../src/errors/api-error.ts';
 import { listAliases, requestFeatures, resolveAlias } from '../../src/routing/alias-routing.ts';
 
 const alias = (over: Partial<AliasConfig> = {}): AliasConfig => ({
-  targets: [{ provider: 'p', model: 'm', weight: 1, priority: 0 }],
+  targets: [{ provider: 'p', model: 'm', weight: 1, priority: 0, price: null }],
   maxOutputTokens: null,
   contextWindow: null,
   capabilities: [],
+  price: null,
+  imageTokens: 2000,
   ...over,
 });
 const rules: AutoRule[] = [
