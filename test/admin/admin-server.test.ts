@@ -215,14 +215,14 @@ test('keys: patch, rotate (same id, new secret), revoke, and usage', async () =>
   assert.equal(state.keys.authenticate(next.key)?.id, record.id);
 
   const ledger = createUsageLedger();
-  ledger.record(record.id, { usage: { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42, prompt_tokens_details: { cached_tokens: 0 } }, error: false }, NOW - 3_600_000);
+  ledger.record(record.id, { charged: { promptTokens: 12, completionTokens: 30, cachedTokens: 0, costNanos: 150_000 }, error: false }, NOW - 3_600_000);
   await state.usage.add(ledger.drain(), NOW);
   const usage = await call('GET', `/api/keys/${record.id}/usage?granularity=hour`, session);
   assert.equal(usage.status, 200, usage.text);
   const u = usage.json() as { keyId: string; granularity: string; buckets: Array<{ start: string; requests: number }>; totals: { requests: number; completionTokens: number }; budget: unknown };
   assert.equal(u.keyId, record.id);
   assert.equal(u.buckets.length, 48);
-  assert.deepEqual(u.buckets.at(-2), { start: '2026-11-22T04:00:00.000Z', requests: 1, promptTokens: 12, completionTokens: 30, cachedTokens: 0, errors: 0 });
+  assert.deepEqual(u.buckets.at(-2), { start: '2026-11-22T04:00:00.000Z', requests: 1, promptTokens: 12, completionTokens: 30, cachedTokens: 0, errors: 0, costNanos: 150_000 });
   assert.equal(u.totals.completionTokens, 30);
   assert.equal(u.budget, null);
   assert.equal((await call('GET', `/api/keys/${record.id}/usage?granularity=day`, session)).status, 200);
