@@ -364,7 +364,7 @@ test('keys usage: per-key totals from usage.json joined with the key list', asyn
 
 // ---- settings, show, update, rotate (keys.json version 2) ----
 
-const LIMITS_ALL = { requestsPerMinute: 60, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: { tokens: 2000000, period: 'month' } };
+const LIMITS_ALL = { requestsPerMinute: 60, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: { tokens: 2000000, period: 'month' }, costBudget: null };
 const RECORD_A = {
   id: 'key_AAAAAAAAAAAAAAAA',
   name: 'my app',
@@ -455,7 +455,7 @@ test('create with some limits: unnamed limits stay null, "none" and "all"/"never
   assert.equal(budget.code, 0);
   const printed = JSON.parse(budget.stdout) as Record<string, string>;
   const { id, prefix, createdAt, key } = printed as Record<string, string>;
-  const limits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 50000, period: 'day' } };
+  const limits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 50000, period: 'day' }, costBudget: null };
   assert.equal(budget.stdout, JSON.stringify({ id, name: 'daily', prefix, createdAt, expiresAt: null, allowedAliases: null, limits, key }, null, 2) + '\n');
   assert.deepEqual(keysFile(dir).keys, [{ id, name: 'daily', prefix, hash: hashApiKey(String(key)), createdAt, revokedAt: null, rotatedAt: null, expiresAt: null, allowedAliases: null, limits }]);
 
@@ -596,7 +596,7 @@ test('update: --allow all, --expires never and "none" clear settings', async () 
       'aliases:   all\n' +
       'limits:    100000 tpm, 4 at once\n',
   );
-  const partly = { requestsPerMinute: null, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: null };
+  const partly = { requestsPerMinute: null, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: null, costBudget: null };
   assert.deepEqual(keysFile(dir).keys[0], { ...RECORD_A, expiresAt: null, allowedAliases: null, limits: partly });
 
   const second = await run(['update', 'key_AAAAAAAAAAAAAAAA', '--tpm', 'none', '--concurrency', 'none', '--json'], dir);

@@ -217,7 +217,7 @@ test('one requests-per-minute limit counts requests on both instances', async ()
 });
 
 test('a budget spent on instance A is refused on B with 429 insufficient_quota', async () => {
-  const budgetLimits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 10, period: 'day' as const } };
+  const budgetLimits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 10, period: 'day' as const }, costBudget: null };
   const issued = await a.state.keys.create('budget', { limits: budgetLimits });
   await b.state.keys.reload();
   const spent = await chat(a, issued.key);
