@@ -3,10 +3,12 @@
 // the portcullis command runs), cost in `keys show` and `keys usage`, and `keys usage ID`
 // printing one key's days or hours. Series tests pin the clock (runKeysCommand).
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { runKeysCommand } from '../../src/cli/keys-command.ts';
 import { runCli } from '../../src/cli/main.ts';
@@ -174,4 +176,23 @@ test('keys usage refusals: two ids, --granularity without an id or not day/hour 
     stdout: '',
     stderr: 'portcullis keys usage: No API key has the id \'key_CCCCCCCCCCCCCCCC\'. Run "portcullis keys list" to see the ids.\n',
   });
+});
+
+test('the compiled portcullis command: keys create --cost-budget, then keys show and keys usage', () => {
+  let repo = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(repo, 'package.json'))) repo = path.dirname(repo);
+  const main = path.join(repo, 'dist', 'src', 'cli', 'main.js');
+  assert.ok(existsSync(main), `${main} is built by npm run build:test`);
+  const dir = freshDir();
+  const run = (...args: string[]) => spawnSync(process.execPath, [main, 'keys', ...args, '--data-dir', dir], { cwd: root, env: { PATH: process.env['PATH'] ?? '', HOME: root }, encoding: 'utf8', timeout: 20_000 });
+  const created = run('create', '--name', 'spawned', '--cost-budget', '1000000/day');
+  assert.equal(created.status, 0, created.stderr);
+  assert.match(created.stdout, /\nlimits:  1000000\.00 USD\/day\n/);
+  const id = idOf(created.stdout);
+  assert.match(run('show', id).stdout, /\nlimits:    1000000\.00 USD\/day\nusage:     none recorded\n$/);
+  const usage = run('usage');
+  assert.equal(usage.stdout, 'ID                    NAME     REQUESTS  PROMPT  COMPLETION  CACHED  ERRORS  COST          STATUS\n' + `${id}  spawned  0         0       0           0       0       0.000000 USD  active\n`);
+  const bad = run('update', id, '--cost-budget', '5/week');
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /portcullis keys update: --cost-budget must look like 25\.50\/month or 5\/day/);
 });
