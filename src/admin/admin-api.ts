@@ -22,9 +22,9 @@ import {
 } from '../keys/errors.ts';
 import { keyStatus, type KeyStatus } from '../keys/key-settings.ts';
 import type { KeyPatch, KeyRecord, ListedKey } from '../state/key-store-port.ts';
-import { budgetWindowAt } from '../limits/budget-period.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { GRANULARITIES, type Granularity } from '../usage/usage-series.ts';
+import { usageView } from './usage-view.ts';
 
 export interface AdminApiDeps {
   /** The configuration and alias routes serving now (a reload swaps them). */
@@ -163,14 +163,9 @@ export function createAdminApi(deps: AdminApiDeps): Array<[method: string, path:
     const t = now();
     const record = await storeCall(() => state.keys.get(id));
     const series = await state.usage.series(id, granularity, t);
-    let budget = null;
-    if (record.limits.tokenBudget !== null) {
-      const { tokens, period } = record.limits.tokenBudget;
-      // i15-lead: minimal edit, budgetUsed returns BudgetUse now (costBudget is helper C's).
-      const used = (await state.limiter.budgetUsed(id, record.limits, t)).tokens;
-      budget = { tokens, used, period, resetsAt: new Date(budgetWindowAt(t, period).endMs).toISOString() };
-    }
-    sendJson(ctx.res, 200, { keyId: id, ...series, budget }, NO_STORE);
+    const { tokenBudget, costBudget } = record.limits;
+    const used = tokenBudget === null && costBudget === null ? null : await state.limiter.budgetUsed(id, record.limits, t);
+    sendJson(ctx.res, 200, usageView(id, series, record.limits, used, deps.view().config.currency, t), NO_STORE);
   };
 
   const aliases: Handler = async (ctx) => {
@@ -182,16 +177,13 @@ export function createAdminApi(deps: AdminApiDeps): Array<[method: string, path:
       maxOutputTokens: a.maxOutputTokens,
       contextWindow: a.contextWindow,
       capabilities: a.capabilities,
-      // Prices per million tokens in `currency`, as configured; a target's is resolved (its own, the alias's, or free for demo).
-      price: a.price === null ? null : { ...a.price },
-      imageTokens: a.imageTokens,
       targets: a.targets.map((t) => {
         const id = `${t.provider}/${t.model}`;
-        return { id, provider: t.provider, model: t.model, weight: t.weight, priority: t.priority, price: t.price === null ? null : { ...t.price }, circuit: health.get(id) ?? 'closed' };
+        return { id, provider: t.provider, model: t.model, weight: t.weight, priority: t.priority, circuit: health.get(id) ?? 'closed' };
       }),
     }));
     const auto = { default: config.auto.default, rules: config.auto.rules.map((r) => ({ use: r.use, reason: r.reason })) };
-    sendJson(ctx.res, 200, { object: 'list', data, auto, currency: config.currency, api: { url: deps.apiAddress?.() ?? null } }, NO_STORE);
+    sendJson(ctx.res, 200, { object: 'list', data, auto, api: { url: deps.apiAddress?.() ?? null } }, NO_STORE);
   };
 
   return [

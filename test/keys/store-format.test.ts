@@ -100,7 +100,6 @@ test('keys file round-trips through serialize and parse', () => {
     rotatedAt: '2025-03-01T00:00:00.000Z',
     expiresAt: '2026-01-01T00:00:00.000Z',
     allowedAliases: ['service-chat', 'service-vision'],
-    // i15-lead: minimal edit, KeyLimits gained costBudget.
     limits: { requestsPerMinute: 60, tokensPerMinute: 90_000, concurrentRequests: 4, tokenBudget: { tokens: 1_000_000, period: 'month' as const }, costBudget: null },
   };
   assert.deepEqual(parseKeysFile(serializeKeysFile([scoped]), PATH), [scoped]);
