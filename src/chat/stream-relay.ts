@@ -65,11 +65,15 @@ interface ChoiceTrack {
   toolCalls: Map<number, ToolCallTrack>;
 }
 
-interface ChunkRelay {
+export interface ChunkRelay {
   /** The chunks to send for one upstream chunk (often one, sometimes none). */
   push(chunk: ChatCompletionChunk): ChatCompletionChunk[];
   /** The last usage the upstream gave, if any. */
   readonly usage: Usage | undefined;
+  /** UTF-8 bytes of the text relayed so far: content, refusals, tool-call names and
+   * arguments. An upper bound of the tokens generated (a byte-level tokenizer never
+   * makes more tokens than bytes), for charging a cut stream. */
+  readonly generatedBytes: number;
   /** The chunks to send once the upstream has ended: the usage chunk when asked
    * for. Throws `upstream_stream_truncated` when no choice ever finished. */
   end(): ChatCompletionChunk[];
@@ -80,6 +84,7 @@ export function createChunkRelay(options: Pick<RelayOptions, 'alias' | 'includeU
   let created = 0;
   let usage: Usage | undefined;
   let anyFinished = false;
+  let generatedBytes = 0;
   const choices = new Map<number, ChoiceTrack>();
 
   function envelope(choiceList: ChunkChoice[]): ChatCompletionChunk {
@@ -144,12 +149,18 @@ export function createChunkRelay(options: Pick<RelayOptions, 'alias' | 'includeU
       const out: ChunkChoice[] = [];
       for (let i = 0; i < chunk.choices.length; i++) {
         const relayed = relayChoice(chunk.choices[i] as ChunkChoice);
-        if (relayed !== undefined) out.push(relayed);
+        if (relayed !== undefined) {
+          generatedBytes += deltaBytes(relayed.delta);
+          out.push(relayed);
+        }
       }
       return out.length === 0 ? [] : [envelope(out)];
     },
     get usage() {
       return usage;
+    },
+    get generatedBytes() {
+      return generatedBytes;
     },
     end() {
       if (!anyFinished) {
@@ -159,6 +170,21 @@ export function createChunkRelay(options: Pick<RelayOptions, 'alias' | 'includeU
       return [{ ...envelope([]), usage }];
     },
   };
+}
+
+function deltaBytes(delta: ChunkDelta): number {
+  let bytes = 0;
+  if (delta.content !== undefined && delta.content !== null) bytes += Buffer.byteLength(delta.content);
+  if (delta.refusal !== undefined && delta.refusal !== null) bytes += Buffer.byteLength(delta.refusal);
+  const calls = delta.tool_calls;
+  if (calls !== undefined) {
+    for (let i = 0; i < calls.length; i++) {
+      const fn = (calls[i] as ToolCallDelta).function;
+      if (fn?.name !== undefined) bytes += Buffer.byteLength(fn.name);
+      if (fn?.arguments !== undefined) bytes += Buffer.byteLength(fn.arguments);
+    }
+  }
+  return bytes;
 }
 
 /** Most servers send a name in pieces to be appended; a few restate the whole

@@ -5,9 +5,9 @@
 // the stream pump), settle (usage and the limiter's permit, when the response
 // closes). The request's lifetime (abort signal, client gone, shutdown,
 // timing, access log) is the HTTP shell's RequestContext.
-import type { GatewayConfig } from '../config/config.ts';
+import type { GatewayConfig, Price } from '../config/config.ts';
 import { createChatRequestObserver, validateChatRequest } from '../chat/request-validator.ts';
-import type { ChatRequest, Usage } from '../chat/types.ts';
+import type { Usage } from '../chat/types.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 import { readRequestJson } from '../http/json-body.ts';
@@ -19,15 +19,17 @@ import { createSseWriter, type SseWriter } from '../sse/sse-writer.ts';
 import { AttemptOutcome, dispatchCompletion, dispatchStream, type AttemptRecord } from '../upstream/dispatcher.ts';
 import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
-import type { Limiter, Permit } from '../limits/limiter.ts';
-import { reserveRequest } from '../limits/reservation.ts'; // i15-lead: token-estimate.ts replaced (helper B)
-import { DEFAULT_IMAGE_TOKENS } from '../config/config.ts'; // i15-lead: until the plan's alias and prices are passed
+import type { Limiter } from '../limits/limiter.ts';
+import { reserveRequest, type Reservation } from '../limits/reservation.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { pumpEventStream, type PumpControl } from './event-stream-pump.ts';
 import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, usableAliases, type KeyPolicy } from './key-policy.ts';
+import type { PermitKeeper } from './permit-keeper.ts';
+import { openAccounting, type Accounting } from './request-accounting.ts';
+import { RequestPhase } from './request-charge.ts';
 
 interface ChatCompletionsDeps {
   config: GatewayConfig;
@@ -36,6 +38,8 @@ interface ChatCompletionsDeps {
   usage: UsageLedger;
   logger: Logger;
   limiter: Limiter;
+  /** Renews the permits of running requests. */
+  permits: PermitKeeper;
   metrics?: GatewayMetrics | undefined;
   /** The rate-limited "upstream failed" warn lines; none in some tests. */
   upstreamFailures?: UpstreamFailureLog | undefined;
@@ -49,7 +53,7 @@ const MAX_TOKENS_CLAMPED_HEADER = 'x-portcullis-max-tokens-clamped';
 const ROUTE_HEADER = 'x-portcullis-route';
 
 export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHandler {
-  const { config, keys, routes, logger, limiter, metrics, upstreamFailures } = deps;
+  const { config, keys, routes, logger, metrics, upstreamFailures } = deps;
   const clock = deps.clock ?? Date.now;
   const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
   const bodyOptions = { maxBytes: maxBodyBytes, limits: { maxDepth: maxJsonDepth, maxStringBytes, maxMembers } };
@@ -59,7 +63,9 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     const key = authenticateRequest(ctx.req, keys);
     ctx.log['keyId'] = key.id;
     checkExpiry(key, clock());
-    const exchange = openExchange(ctx, key, deps, clock);
+    const accounting = openAccounting(ctx, key, { ...deps, clock });
+    const stream: StreamState = { sse: undefined, endedForShutdown: false };
+    ctx.onShutdown = () => endForShutdown(stream);
     // read and validate
     const body = await readRequestJson(ctx, { ...bodyOptions, observer: createChatRequestObserver() });
     // Ended (the client left, a shutdown) just as the body completed.
@@ -70,12 +76,17 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     logRoute(ctx, route, request.stream === true);
     checkAlias(key, route.alias, request.model);
     const plan = routes.plan(route.alias, request);
+    const aliasConfig = config.aliases[route.alias];
+    const prices = targetPrices(aliasConfig?.targets ?? []);
+    accounting.prices = [...prices.values()];
+    accounting.reservation = reserveRequest(request, plan.maxOutputTokens, { imageTokens: aliasConfig?.imageTokens ?? 0 }, accounting.prices);
+    checkPriced(key, route.alias, accounting.prices);
     // admit
-    const limitHeaders = await admit(exchange, key, request, plan.maxOutputTokens, route.alias);
+    const limitHeaders = await admit(ctx, accounting, deps, key, accounting.reservation, route.alias, clock);
     if (limitHeaders === null) return;
     const headers: Record<string, string> = { ...limitHeaders, [ROUTE_HEADER]: `${route.alias}; reason=${route.reason}` };
     if (plan.clamped) headers[MAX_TOKENS_CLAMPED_HEADER] = String(plan.maxOutputTokens);
-    // execute and respond; settle runs when the response closes (openExchange)
+    // execute and respond; charge and settle run when the response closes (request-accounting.ts)
     const attempts: string[] = [];
     /** The target that answered: the upstream-duration metric is by that target only. */
     let answeredBy: string | undefined;
@@ -94,25 +105,37 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       },
     };
     const upstreamStarted = performance.now();
+    accounting.phase = RequestPhase.Sent;
     try {
       if (request.stream === true) {
         const { stream: upstream, target } = await dispatchStream(plan.targets, dispatch);
         answeredBy = target.id;
-        const relay = { alias: route.alias, includeUsage: request.stream_options?.include_usage === true, onUsage: exchange.noteUsage };
+        accounting.answeredPrice = prices.get(target.id) ?? null;
+        const relay = {
+          alias: route.alias,
+          includeUsage: request.stream_options?.include_usage === true,
+          onUsage: (u: Usage) => {
+            accounting.usage = u;
+          },
+        };
         metrics?.streamStarted();
         try {
-          await pumpEventStream(upstream, relay, streamControl(ctx, exchange.stream, headers, logger));
+          const completed = await pumpEventStream(upstream, relay, streamControl(ctx, stream, accounting, headers, logger));
+          if (completed) accounting.phase = RequestPhase.Answered;
         } finally {
           metrics?.streamEnded();
         }
       } else {
         const { completion, target } = await dispatchCompletion(plan.targets, dispatch);
         answeredBy = target.id;
+        accounting.answeredPrice = prices.get(target.id) ?? null;
+        accounting.phase = RequestPhase.Answered;
+        accounting.usage = completion.usage;
         completion.model = route.alias;
-        if (completion.usage !== undefined) exchange.noteUsage(completion.usage);
         sendJson(ctx.res, 200, completion, headers);
       }
     } catch (err) {
+      if (err instanceof ApiError) accounting.errorCode = err.code;
       // The client left, or a shutdown answered already: whatever the upstream
       // call ended with (the provider's abort error, the demo's abort reason),
       // there is no one to answer.
@@ -128,63 +151,6 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
   };
 }
 
-/** One authenticated request's accounting: its permit, its usage, and what happens when it closes. */
-interface Exchange {
-  readonly ctx: RequestContext;
-  readonly deps: ChatCompletionsDeps;
-  readonly clock: () => number;
-  readonly stream: StreamState;
-  /** Set once the limiter admitted the request; settled when the response closes. */
-  permit: Permit | null;
-  estimate: number;
-  noteUsage(usage: Usage): void;
-  settle(permit: Permit, actualTokens: number): void;
-}
-
-/**
- * Counts the request (every authenticated request, rejected ones as errors),
- * and at close records its usage and settles its permit, however it ended.
- * A shutdown's deadline ends a started stream with the shutdown frame.
- */
-function openExchange(ctx: RequestContext, key: KeyPolicy, deps: ChatCompletionsDeps, clock: () => number): Exchange {
-  const { usage, limiter, logger, metrics } = deps;
-  let completionUsage: Usage | undefined;
-  const exchange: Exchange = {
-    ctx,
-    deps,
-    clock,
-    stream: { sse: undefined, endedForShutdown: false },
-    permit: null,
-    estimate: 0,
-    noteUsage(u) {
-      completionUsage = u;
-      ctx.log['promptTokens'] = u.prompt_tokens;
-      ctx.log['completionTokens'] = u.completion_tokens;
-      ctx.log['cachedTokens'] = u.prompt_tokens_details.cached_tokens;
-    },
-    settle(held, actualTokens) {
-      // i15-lead: minimal edit for the limiter interface (charge); no cost settled yet.
-      limiter.settle({ permit: held, limits: key.limits, charge: { tokens: actualTokens, costNanos: 0 }, nowMs: clock() }).catch((err: unknown) => {
-        logger.warn('rate-limit settlement failed; the permit lease will release it', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
-      });
-    },
-  };
-  ctx.onShutdown = () => endForShutdown(exchange.stream);
-  metrics?.requestStarted();
-  ctx.onClose(() => {
-    const { res } = ctx;
-    metrics?.requestEnded();
-    // i15-lead: minimum edit for the new CompletionOutcome (helper C); the lead records the settled charge here.
-    const charged = completionUsage === undefined ? null : { promptTokens: completionUsage.prompt_tokens, completionTokens: completionUsage.completion_tokens, cachedTokens: completionUsage.prompt_tokens_details.cached_tokens, costNanos: 0 };
-    usage.record(key.id, { charged, error: res.statusCode >= 400 || ctx.log['error'] !== undefined });
-    if (exchange.permit !== null) {
-      // i15-lead: settledTokens left key-policy.ts; its old rule inlined until the lead's settlement replaces it.
-      exchange.settle(exchange.permit, completionUsage?.total_tokens ?? (res.headersSent && res.statusCode < 400 ? exchange.estimate : 0));
-    }
-  });
-  return exchange;
-}
-
 function logRoute(ctx: RequestContext, route: ResolvedAlias, stream: boolean): void {
   ctx.log['alias'] = route.alias;
   ctx.log['route'] = route.reason;
@@ -192,25 +158,47 @@ function logRoute(ctx: RequestContext, route: ResolvedAlias, stream: boolean): v
   ctx.log['stream'] = stream;
 }
 
+/** Each target's price by its id (`provider/model`), in plan order. */
+function targetPrices(targets: ReadonlyArray<{ provider: string; model: string; price: Price | null }>): Map<string, Price | null> {
+  const prices = new Map<string, Price | null>();
+  for (const t of targets) prices.set(`${t.provider}/${t.model}`, t.price);
+  return prices;
+}
+
+/** A key with a spending budget may only use aliases whose every target has a price: otherwise its cost would go uncounted. */
+function checkPriced(key: KeyPolicy, alias: string, prices: readonly (Price | null)[]): void {
+  if (key.limits.costBudget === null || prices.every((p) => p !== null)) return;
+  throw new ApiError(
+    'model_not_allowed',
+    `This API key has a spending budget, and '${alias}' has no price in the gateway's config, so its cost could not be counted. Use another model, or ask the gateway's operator to set a price for '${alias}'.`,
+    { param: 'model' },
+  );
+}
+
 /**
  * The key's limits: the x-ratelimit-* headers for the answer, or null when the
  * client left (or a shutdown answered) while the limiter decided. A key without
- * limits skips the estimate and the limiter (and their await) entirely.
+ * limits skips the limiter (and its await) entirely.
  */
-async function admit(exchange: Exchange, key: KeyPolicy, request: ChatRequest, maxOutputTokens: number, alias: string): Promise<Record<string, string> | null> {
+async function admit(
+  ctx: RequestContext,
+  accounting: Accounting,
+  deps: ChatCompletionsDeps,
+  key: KeyPolicy,
+  reservation: Reservation,
+  alias: string,
+  clock: () => number,
+): Promise<Record<string, string> | null> {
   if (!hasAnyLimit(key.limits)) return {};
-  const { ctx, deps, clock } = exchange;
-  // i15-lead: minimum compile edit; the alias's imageTokens and the plan's prices are the lead's to wire in.
-  exchange.estimate = reserveRequest(request, maxOutputTokens, deps.config.aliases[alias] ?? { imageTokens: DEFAULT_IMAGE_TOKENS }, []).tokens;
   try {
-    // i15-lead: minimal edit for the limiter interface (reservation); no cost reserved yet.
-    const admission = await admitRequest(deps.limiter, key, { tokens: exchange.estimate, costNanos: 0 }, clock());
-    // The close hook ran with no permit: give it back now, unused, and stop.
+    const admission = await admitRequest(deps.limiter, key, { tokens: reservation.tokens, costNanos: reservation.costNanos }, clock());
+    if (admission.permit === null) return admission.headers;
+    // The client left while the limiter decided: give the permit back now, unused, and stop.
     if (ctx.signal.aborted) {
-      if (admission.permit !== null) exchange.settle(admission.permit, 0);
+      accounting.release(admission.permit);
       return null;
     }
-    exchange.permit = admission.permit;
+    accounting.hold(admission.permit);
     return admission.headers;
   } catch (err) {
     if (err instanceof KeyLimitRefusal) {
@@ -246,9 +234,13 @@ function endForShutdown(stream: StreamState): void {
 }
 
 /** The pump's view of this request: the SSE writer on its response, opened at the first event. */
-function streamControl(ctx: RequestContext, stream: StreamState, headers: Record<string, string>, logger: Logger): PumpControl {
+function streamControl(ctx: RequestContext, stream: StreamState, accounting: Accounting, headers: Record<string, string>, logger: Logger): PumpControl {
   return {
+    onRelay(relay) {
+      accounting.relay = relay;
+    },
     open() {
+      accounting.phase = RequestPhase.Answering;
       const sse = createSseWriter(ctx.res);
       sse.start(headers);
       stream.sse = sse;

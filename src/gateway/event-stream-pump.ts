@@ -2,7 +2,7 @@
 // relay (../chat/stream-relay.ts, the wire rules), out as server-sent events.
 // Production drives it with the SSE writer on the response; tests drive the
 // same function with a recording sink.
-import { createChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
+import { createChunkRelay, type ChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
 import type { ChatCompletionChunk } from '../chat/types.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
@@ -24,6 +24,8 @@ export interface PumpControl {
   clientGone(): boolean;
   /** A failure after the first event, as the access log's `error` field. */
   onStreamError(code: string, unexpected: unknown): void;
+  /** Given the relay at the start, so the caller can read what was generated and reported however the stream ends. */
+  onRelay?(relay: Pick<ChunkRelay, 'usage' | 'generatedBytes'>): void;
 }
 
 /**
@@ -36,10 +38,14 @@ export interface PumpControl {
  * One async step per upstream chunk, and every chunk an upstream chunk yields
  * is written without waiting in between: the writer joins the events of a turn
  * into one socket write and holds the pump only when the socket needs draining.
+ *
+ * Resolves true when the upstream's stream ended and `[DONE]` was written,
+ * false when the stream was cut (an error frame, the client gone, a shutdown).
  */
-export async function pumpEventStream(source: AsyncIterable<ChatCompletionChunk>, options: RelayOptions, control: PumpControl): Promise<void> {
+export async function pumpEventStream(source: AsyncIterable<ChatCompletionChunk>, options: RelayOptions, control: PumpControl): Promise<boolean> {
   const chunks = source[Symbol.asyncIterator]();
   const relay = createChunkRelay(options);
+  control.onRelay?.(relay);
   let sink: EventSink | undefined;
   let upstreamFailed = false;
   try {
@@ -69,12 +75,13 @@ export async function pumpEventStream(source: AsyncIterable<ChatCompletionChunk>
     for (let i = 0; i < trailing.length; i++) await sink.data(JSON.stringify(trailing[i]));
     await sink.data('[DONE]');
     sink.end();
+    return true;
   } catch (err) {
     if (!upstreamFailed) await chunks.return?.(undefined).catch(() => undefined);
     // Before the first event the caller's error boundary answers in JSON.
     if (sink === undefined) throw err;
     // The shutdown frame is the stream's last word.
-    if (control.endedForShutdown() || control.clientGone()) return;
+    if (control.endedForShutdown() || control.clientGone()) return false;
     const rendered = renderError(err);
     control.onStreamError(rendered.code, err instanceof ApiError ? undefined : err);
     // The frame is queued and the response ended at once, never after a
@@ -83,6 +90,7 @@ export async function pumpEventStream(source: AsyncIterable<ChatCompletionChunk>
     // limit's to judge; a rejection here only says the client is gone.
     sink.data(rendered.body).catch(() => undefined);
     sink.end();
+    return false;
   }
 }
 

@@ -25,6 +25,7 @@ import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
 import { createUpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { healthRoutes } from './health.ts';
+import { createPermitKeeper } from './permit-keeper.ts';
 import { keepRestartOnly, restartOnlyChanges, type RestartOnlyChange } from './restart-settings.ts';
 import { buildServingState, type ServingDeps, type ServingState } from './serving-state.ts';
 
@@ -108,7 +109,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     clock,
     ...(options.upstreamFailureLogIntervalMs === undefined ? {} : { intervalMs: options.upstreamFailureLogIntervalMs }),
   });
-  const deps: ServingDeps = { keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, metrics, upstreamFailures, clock };
+  const permits = createPermitKeeper(state.limiter, logger, clock);
+  const deps: ServingDeps = { keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, clock };
   // The settings only a restart changes stay these for the life of the process.
   const started = options.config;
   let serving: ServingState = buildServingState(started, deps, options.loadedAt ?? Math.floor(Date.now() / 1000));
@@ -182,6 +184,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     draining = true;
     stopped ??= shell.drain(drainTimeoutMs).then(async (report) => {
       clearInterval(timer);
+      // Every request has closed (and settled): nothing left to renew.
+      permits.close();
       await flush();
       return report;
     });

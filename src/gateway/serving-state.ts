@@ -10,6 +10,7 @@ import { connectionWorthLogging, resolveProviderConnections } from '../providers
 import { createProviderBinding } from '../providers/provider-factories.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { Limiter } from '../limits/limiter.ts';
+import type { PermitKeeper } from './permit-keeper.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { createAliasRoutes, type AliasRoutes, type ProviderBinding } from '../routing/alias-targets.ts';
 import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
@@ -30,6 +31,8 @@ export interface ServingDeps {
   logger: Logger;
   env: NodeJS.ProcessEnv;
   limiter: Limiter;
+  /** Renews the limiter permits of running requests; one for the process, kept across reloads. */
+  permits: PermitKeeper;
   metrics?: GatewayMetrics | undefined;
   /** Kept across reloads, so a reload does not reset its rate limit. */
   upstreamFailures?: UpstreamFailureLog | undefined;

@@ -59,8 +59,14 @@ export interface AccessLine extends LogFields {
   /** Why the alias was chosen (service-auto rules); the alias name when asked for directly. */
   route: string | null;
   stream: boolean | null;
+  /** As the upstream reported them. */
   promptTokens: number | null;
   completionTokens: number | null;
+  /** What the request was charged, on what basis (usage, reservation, prompt, partial, none), and its cost in nanos and in currency units. */
+  charge: string | null;
+  chargedTokens: number | null;
+  costNanos: number | null;
+  cost: number | null;
   /** Time to the status line and headers (the first bytes of the answer). */
   ttfbMs: number | null;
   totalMs: number | null;

@@ -54,6 +54,11 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   const upstream = registry.histogram({ name: 'portcullis_upstream_duration_seconds', help: 'Time spent on the upstream call, retries and fallbacks included, by the target that answered.', labelNames: ['target'], buckets: DURATION_BUCKETS });
   const attempts = registry.counter({ name: 'portcullis_upstream_attempts_total', help: 'Upstream attempts by target and outcome (ok, retry, fallback, ...).', labelNames: ['target', 'outcome'] });
   const tokens = registry.counter({ name: 'portcullis_tokens_total', help: 'Tokens reported by upstreams, by alias and kind.', labelNames: ['alias', 'kind'] });
+  const cost = registry.counter({
+    name: 'portcullis_cost_nanos_total',
+    help: 'What requests were charged, in billionths of the configured currency (prices from the config), by alias and the target that answered ("none" when no target did).',
+    labelNames: ['alias', 'target'],
+  });
   const inFlight = registry.gauge({ name: 'portcullis_in_flight_requests', help: 'Chat requests being handled now.' });
   const streams = registry.gauge({ name: 'portcullis_in_flight_streams', help: 'Event streams open now.' });
   const limited = registry.counter({ name: 'portcullis_rate_limited_requests_total', help: 'Requests refused by a per-key limit, by alias and limit (requests, tokens, concurrency, budget).', labelNames: ['alias', 'limit'] });
@@ -91,6 +96,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
       if (line.ttfbMs !== null) ttfb.observe({ alias }, line.ttfbMs / 1000);
       if (line.promptTokens !== null) tokens.inc({ alias, kind: 'prompt' }, line.promptTokens);
       if (line.completionTokens !== null) tokens.inc({ alias, kind: 'completion' }, line.completionTokens);
+      if (line.costNanos !== null && line.costNanos > 0) cost.inc({ alias, target: line.target ?? 'none' }, line.costNanos);
     },
     upstreamDone: (target, seconds) => upstream.observe({ target }, seconds),
     attempt: (target, outcome) => attempts.inc({ target, outcome }),

@@ -12,6 +12,7 @@ import { createGateway, type Gateway, type ReloadSummary } from '../../src/gatew
 import { API_LISTENER, listenOn } from '../../src/ops/listen.ts';
 import type { KeySettingsInput } from '../../src/keys/key-settings.ts';
 import type { GatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
+import type { Limiter } from '../../src/limits/limiter.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
 
@@ -89,6 +90,8 @@ export interface StartGatewayOptions {
   keySettings?: KeySettingsInput;
   /** Serve the API over HTTPS with this material (baseUrl is then https://). */
   tls?: ListenerTlsMaterial;
+  /** A limiter in place of the backend's own (e.g. a memory limiter with a short lease); closed with the gateway. */
+  limiter?: Limiter;
 }
 
 /**
@@ -118,7 +121,19 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     auto: { default: 'service-chat' },
   };
   const config = parseConfig({ ...value, dataDir }, null, dataDir);
-  const state = openFileBackend(dataDir);
+  const backend = openFileBackend(dataDir);
+  const ownLimiter = options.limiter;
+  const state: FileBackend =
+    ownLimiter === undefined
+      ? backend
+      : {
+          ...backend,
+          limiter: ownLimiter,
+          async close() {
+            await ownLimiter.close();
+            await backend.close();
+          },
+        };
   const keys = state.keys;
   const created = await keys.create('integration', options.keySettings);
   const logs: Record<string, unknown>[] = [];

@@ -1,0 +1,127 @@
+// What one chat request is charged once it is over, however it ended: the one
+// set of numbers both the key's usage record and the limiter's settlement take
+// (issue 15: they never disagree). Pure: the pipeline in chat-completions.ts
+// gathers the facts, this decides.
+//
+// The rules, by how far the request got (docs/keys.md, "What a request is charged"):
+//   - never sent upstream (the client left while the limiter decided): nothing;
+//   - sent, and the upstream failed before answering (refused, timed out, an
+//     error status): nothing, as providers bill no failed call. An answer the
+//     gateway could not use (`bad_upstream_response`) was produced upstream: the
+//     reservation;
+//   - sent, and the client left before any answer: the prompt's bound, at the
+//     highest input price of the alias's targets, since the provider bills the
+//     prompt it already read;
+//   - an answer started and was cut (the client left, the upstream broke off, a
+//     shutdown): the usage the upstream reported so far if any, else the prompt's
+//     bound plus the UTF-8 bytes generated so far (capped at the output maximum);
+//   - a finished answer: the upstream's usage when it reported a sane one, else
+//     the reservation (logged as `usage_bad` or `usage_missing`).
+// Usage is sane when every count is an integer from 0 to MAX_REPORTED_TOKENS and
+// the cached tokens are no more than the prompt's. normalizeUsage already refuses
+// negatives, fractions and non-numbers as a malformed answer.
+import type { Usage } from '../chat/types.ts';
+import type { Price } from '../config/config.ts';
+import { costNanos, usageCostNanos } from '../limits/cost.ts';
+import type { Reservation } from '../limits/reservation.ts';
+
+/** More tokens than any model's context in one count: an upstream reporting this is broken. */
+export const MAX_REPORTED_TOKENS = 100_000_000;
+
+export const RequestPhase = {
+  /** Admitted, the upstream call not made. */
+  NotSent: 'not_sent',
+  /** The upstream call began; no answer reached the client yet. */
+  Sent: 'sent',
+  /** The first bytes of the answer went to the client. */
+  Answering: 'answering',
+  /** The whole answer came from the upstream. */
+  Answered: 'answered',
+} as const;
+export type RequestPhase = (typeof RequestPhase)[keyof typeof RequestPhase];
+
+/** How the charge was decided, for the access log's `charge` field. */
+export type ChargeBasis = 'none' | 'usage' | 'reservation' | 'prompt' | 'partial';
+
+export interface ChargeFacts {
+  readonly reservation: Reservation;
+  readonly phase: RequestPhase;
+  /** The request ended because the client left (or a shutdown cut it). */
+  readonly clientLeft: boolean;
+  /** The error code the request failed with, if it failed. */
+  readonly errorCode: string | undefined;
+  /** The upstream's usage: final when phase is Answered, a running total otherwise. */
+  readonly usage: Usage | undefined;
+  /** UTF-8 bytes of the generated text relayed so far (content, refusals, tool calls). */
+  readonly generatedBytes: number;
+  /** Price of the target that answered; null when unpriced or no target answered. */
+  readonly answeredPrice: Price | null;
+  /** Prices of every target of the alias (null entries for unpriced ones). */
+  readonly prices: readonly (Price | null)[];
+}
+
+export interface RequestCharge {
+  readonly basis: ChargeBasis;
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly cachedTokens: number;
+  readonly costNanos: number;
+  /** Why a reported usage was not used (`usage_bad: ...`, `usage_missing`), for a warning. */
+  readonly note?: string;
+}
+
+const NOTHING: RequestCharge = { basis: 'none', promptTokens: 0, completionTokens: 0, cachedTokens: 0, costNanos: 0 };
+
+export function chargeFor(facts: ChargeFacts): RequestCharge {
+  const { reservation, phase } = facts;
+  if (phase === RequestPhase.NotSent) return NOTHING;
+  if (phase === RequestPhase.Sent) {
+    if (facts.clientLeft) return promptCharge(reservation.promptTokens, 0, highestInput(facts.prices), 'prompt');
+    return facts.errorCode === 'bad_upstream_response' ? reservationCharge(facts, undefined) : NOTHING;
+  }
+  const problem = facts.usage === undefined ? 'usage_missing' : usageProblem(facts.usage);
+  if (problem === null && facts.usage !== undefined) {
+    const u = facts.usage;
+    const charged = { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, cachedTokens: u.prompt_tokens_details.cached_tokens };
+    return { basis: 'usage', ...charged, costNanos: facts.answeredPrice === null ? 0 : usageCostNanos(charged, facts.answeredPrice) };
+  }
+  if (phase === RequestPhase.Answering && facts.usage === undefined) {
+    const generated = Math.min(facts.generatedBytes, reservation.outputTokens);
+    return promptCharge(reservation.promptTokens, generated, facts.answeredPrice, 'partial');
+  }
+  return reservationCharge(facts, problem ?? undefined);
+}
+
+/** Why a reported usage cannot be charged, or null when it can. */
+export function usageProblem(usage: Usage): string | null {
+  const counts: Array<[string, number]> = [
+    ['prompt_tokens', usage.prompt_tokens],
+    ['completion_tokens', usage.completion_tokens],
+    ['prompt_tokens_details.cached_tokens', usage.prompt_tokens_details.cached_tokens],
+  ];
+  for (const [name, value] of counts) {
+    if (!Number.isSafeInteger(value) || value < 0 || value > MAX_REPORTED_TOKENS) return `usage_bad: ${name} out of range`;
+  }
+  if (usage.prompt_tokens_details.cached_tokens > usage.prompt_tokens) return 'usage_bad: cached_tokens above prompt_tokens';
+  return null;
+}
+
+function reservationCharge(facts: ChargeFacts, note: string | undefined): RequestCharge {
+  const { reservation } = facts;
+  const price = facts.answeredPrice;
+  const cost = price === null ? reservation.costNanos : costNanos(reservation.promptTokens, price.input) + costNanos(reservation.outputTokens, price.output);
+  const charge: RequestCharge = { basis: 'reservation', promptTokens: reservation.promptTokens, completionTokens: reservation.outputTokens, cachedTokens: 0, costNanos: cost };
+  return note === undefined ? charge : { ...charge, note };
+}
+
+function promptCharge(promptTokens: number, completionTokens: number, price: Price | null, basis: ChargeBasis): RequestCharge {
+  const cost = price === null ? 0 : costNanos(promptTokens, price.input) + costNanos(completionTokens, price.output);
+  return { basis, promptTokens, completionTokens, cachedTokens: 0, costNanos: cost };
+}
+
+/** The price with the highest input rate among `prices` (an upper bound for a prompt whose target is unknown). */
+function highestInput(prices: readonly (Price | null)[]): Price | null {
+  let best: Price | null = null;
+  for (const p of prices) if (p !== null && (best === null || p.input > best.input)) best = p;
+  return best;
+}
