@@ -177,13 +177,16 @@ export function createAdminApi(deps: AdminApiDeps): Array<[method: string, path:
       maxOutputTokens: a.maxOutputTokens,
       contextWindow: a.contextWindow,
       capabilities: a.capabilities,
+      // Prices per million tokens in `currency`, as configured; a target's is resolved (its own, the alias's, or free for demo).
+      price: a.price === null ? null : { ...a.price },
+      imageTokens: a.imageTokens,
       targets: a.targets.map((t) => {
         const id = `${t.provider}/${t.model}`;
-        return { id, provider: t.provider, model: t.model, weight: t.weight, priority: t.priority, circuit: health.get(id) ?? 'closed' };
+        return { id, provider: t.provider, model: t.model, weight: t.weight, priority: t.priority, price: t.price === null ? null : { ...t.price }, circuit: health.get(id) ?? 'closed' };
       }),
     }));
     const auto = { default: config.auto.default, rules: config.auto.rules.map((r) => ({ use: r.use, reason: r.reason })) };
-    sendJson(ctx.res, 200, { object: 'list', data, auto, api: { url: deps.apiAddress?.() ?? null } }, NO_STORE);
+    sendJson(ctx.res, 200, { object: 'list', data, auto, currency: config.currency, api: { url: deps.apiAddress?.() ?? null } }, NO_STORE);
   };
 
   return [
