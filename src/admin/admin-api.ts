@@ -22,9 +22,9 @@ import {
 } from '../keys/errors.ts';
 import { keyStatus, type KeyStatus } from '../keys/key-settings.ts';
 import type { KeyPatch, KeyRecord, ListedKey } from '../state/key-store-port.ts';
-import { budgetWindowAt } from '../limits/budget-period.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { GRANULARITIES, type Granularity } from '../usage/usage-series.ts';
+import { budgetUseOf, usageView } from './usage-view.ts';
 
 export interface AdminApiDeps {
   /** The configuration and alias routes serving now (a reload swaps them). */
@@ -163,13 +163,9 @@ export function createAdminApi(deps: AdminApiDeps): Array<[method: string, path:
     const t = now();
     const record = await storeCall(() => state.keys.get(id));
     const series = await state.usage.series(id, granularity, t);
-    let budget = null;
-    if (record.limits.tokenBudget !== null) {
-      const { tokens, period } = record.limits.tokenBudget;
-      const used = await state.limiter.budgetUsed(id, record.limits, t);
-      budget = { tokens, used, period, resetsAt: new Date(budgetWindowAt(t, period).endMs).toISOString() };
-    }
-    sendJson(ctx.res, 200, { keyId: id, ...series, budget }, NO_STORE);
+    const { tokenBudget, costBudget } = record.limits;
+    const used = tokenBudget === null && costBudget === null ? null : budgetUseOf(await state.limiter.budgetUsed(id, record.limits, t));
+    sendJson(ctx.res, 200, usageView(id, series, record.limits, used, deps.view().config.currency, t), NO_STORE);
   };
 
   const aliases: Handler = async (ctx) => {

@@ -43,7 +43,7 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const auto = parseAuto(c, root['auto'], aliases);
   const operations = parseOperations(c, root, listen);
   if (c.issues.length > 0) throw new ConfigError(source, c.issues);
-  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto };
+  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency: 'USD' }; // i15-lead: currency from helper B
 }
 
 function parseLimits(c: Checker, value: unknown): ServerLimits {

@@ -226,6 +226,8 @@ export interface GatewayConfig {
   providers: Record<string, ProviderConfig>;
   aliases: Record<string, AliasConfig>;
   auto: { default: string; rules: AutoRule[] };
+  /** ISO 4217 code of every price and cost budget. */
+  currency: string; // i15-lead: from helper B (a stand-in so helper C's branch compiles)
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {

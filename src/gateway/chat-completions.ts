@@ -172,7 +172,9 @@ function openExchange(ctx: RequestContext, key: KeyPolicy, deps: ChatCompletions
   ctx.onClose(() => {
     const { res } = ctx;
     metrics?.requestEnded();
-    usage.record(key.id, { usage: completionUsage, error: res.statusCode >= 400 || ctx.log['error'] !== undefined });
+    // i15-lead: minimum edit for the new CompletionOutcome (helper C); the lead records the settled charge here.
+    const charged = completionUsage === undefined ? null : { promptTokens: completionUsage.prompt_tokens, completionTokens: completionUsage.completion_tokens, cachedTokens: completionUsage.prompt_tokens_details.cached_tokens, costNanos: 0 };
+    usage.record(key.id, { charged, error: res.statusCode >= 400 || ctx.log['error'] !== undefined });
     if (exchange.permit !== null) {
       exchange.settle(exchange.permit, settledTokens(exchange.estimate, completionUsage?.total_tokens, res.headersSent && res.statusCode < 400));
     }

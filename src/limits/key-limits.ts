@@ -16,6 +16,8 @@ export interface KeyLimits {
   tokensPerMinute: number | null;
   concurrentRequests: number | null;
   tokenBudget: { tokens: number; period: BudgetPeriod } | null;
+  /** Money per UTC day or month, in currency units as written (max 6 decimals, > 0, <= 1_000_000). */
+  costBudget: { amount: number; period: BudgetPeriod } | null; // i15-lead: from helper A
 }
 
 export const NO_LIMITS: KeyLimits = Object.freeze({
@@ -23,6 +25,7 @@ export const NO_LIMITS: KeyLimits = Object.freeze({
   tokensPerMinute: null,
   concurrentRequests: null,
   tokenBudget: null,
+  costBudget: null, // i15-lead: from helper A
 });
 
 /** Bounds of the per-minute and concurrency limits. 1e9 keeps the bucket arithmetic exact (see token-bucket.ts). */
@@ -30,7 +33,7 @@ export const MAX_RATE_LIMIT = 1_000_000_000;
 /** Bound of a token budget per period. */
 export const MAX_BUDGET_TOKENS = 1_000_000_000_000;
 
-const LIMIT_FIELDS = ['requestsPerMinute', 'tokensPerMinute', 'concurrentRequests', 'tokenBudget'] as const;
+const LIMIT_FIELDS = ['requestsPerMinute', 'tokensPerMinute', 'concurrentRequests', 'tokenBudget', 'costBudget'] as const; // i15-lead: from helper A
 const BUDGET_FIELDS = ['tokens', 'period'] as const;
 const PERIODS: readonly BudgetPeriod[] = ['day', 'month'];
 
@@ -58,6 +61,7 @@ export function parseKeyLimits(value: unknown, at: string): KeyLimits {
     tokensPerMinute: optionalInteger(fields['tokensPerMinute'], join(at, 'tokensPerMinute'), MAX_RATE_LIMIT),
     concurrentRequests: optionalInteger(fields['concurrentRequests'], join(at, 'concurrentRequests'), MAX_RATE_LIMIT),
     tokenBudget: parseBudget(fields['tokenBudget'], join(at, 'tokenBudget')),
+    costBudget: parseCostBudget(fields['costBudget'], join(at, 'costBudget')), // i15-lead: from helper A
   };
 }
 
@@ -84,6 +88,21 @@ function parseBudget(value: unknown, at: string): KeyLimits['tokenBudget'] {
     throw new KeyLimitsError(join(at, 'period'), `${join(at, 'period')} must be "day" or "month" (UTC); got ${describe(period)}.`);
   }
   return { tokens, period: period as BudgetPeriod };
+}
+
+// i15-lead: from helper A (a stand-in so helper C's branch compiles; take A's version).
+function parseCostBudget(value: unknown, at: string): KeyLimits['costBudget'] {
+  if (value === undefined || value === null) return null;
+  const fields = plainObject(value, at, ['amount', 'period']);
+  const amount = fields['amount'];
+  if (typeof amount !== 'number' || !(amount > 0) || amount > 1_000_000 || Math.round(amount * 1e6) / 1e6 !== amount) {
+    throw new KeyLimitsError(join(at, 'amount'), `${join(at, 'amount')} must be an amount above 0 and at most 1000000 with at most 6 decimals; got ${describe(amount)}.`);
+  }
+  const period = fields['period'];
+  if (typeof period !== 'string' || !(PERIODS as readonly string[]).includes(period)) {
+    throw new KeyLimitsError(join(at, 'period'), `${join(at, 'period')} must be "day" or "month" (UTC); got ${describe(period)}.`);
+  }
+  return { amount, period: period as BudgetPeriod };
 }
 
 function plainObject(value: unknown, at: string, allowed: readonly string[]): Record<string, unknown> {

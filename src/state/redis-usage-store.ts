@@ -1,12 +1,14 @@
 // Usage counters in Redis, added to by every instance's ledger flushes.
 //
 // Layout under prefix P for gateway key K:
-//   P{K}:usage:total        hash  requests, promptTokens, completionTokens, cachedTokens, errors
+//   P{K}:usage:total        hash  requests, promptTokens, completionTokens, cachedTokens, errors, costNanos
 //   P{K}:usage:hour:<id>    hash  the same fields for one UTC hour (`2026-11-22T05`)
 //   P{K}:usage:day:<id>     hash  the same fields for one UTC day (`2026-11-22`)
 //   P{keys}:usage-ids       set   every key id with usage, for totals()
 // Hour and day buckets expire when they leave RETENTION (usage-series.ts): an hour a
-// week after it started, a day about 13 months after. Totals never expire.
+// week after it started, a day about 13 months after. Totals never expire. A field
+// that is 0 is not written, so a hash lacks it until it is used: absent fields read
+// as 0 (hashes written before cost was recorded have no costNanos).
 //
 // A flush is one script call (FLUSH_SCRIPT) running the SADDs, HINCRBYs and PEXPIREs
 // atomically: one round trip. When the call fails (Redis away, the script refused by

@@ -4,8 +4,11 @@
 //
 //   {"version":2,"keys":{"<key id>":{"totals":{...},"hours":{"2026-11-22T05":{...}},"days":{"2026-11-22":{...}}}}}
 //
-// Each {...} holds requests, promptTokens, completionTokens, cachedTokens and
-// errors. Version 1 files (totals only, {"version":1,"keys":{"<id>":{...}}}) are
+// Each {...} holds requests, promptTokens, completionTokens, cachedTokens, errors
+// and costNanos (integer nanos of the configured currency). Files written before
+// cost was recorded lack costNanos: it reads as 0, and the next flush writes it.
+// (Keeping version 2 lets an older gateway still read the file: it ignores the
+// field it does not know.) Version 1 files (totals only, {"version":1,"keys":{"<id>":{...}}}) are
 // read as totals with no buckets and rewritten as version 2 by the next flush.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -55,7 +58,7 @@ export function parseUsageFile(text: string, file: string): Map<string, StoredKe
 
 function counters(raw: unknown, file: string, at: string): KeyUsage {
   const u = toKeyUsage(raw);
-  if (u === null) throw new UsageFileError(`${file}: ${at} must hold requests, promptTokens, completionTokens, cachedTokens and errors as non-negative integers`);
+  if (u === null) throw new UsageFileError(`${file}: ${at} must hold requests, promptTokens, completionTokens, cachedTokens, errors (and costNanos, if present) as non-negative integers`);
   return u;
 }
 

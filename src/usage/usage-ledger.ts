@@ -1,7 +1,9 @@
-// Per-key usage accounting: requests, tokens and errors, per UTC hour. The
+// Per-key usage accounting: requests, tokens, errors and cost, per UTC hour. The
 // pure core keeps counters until a flush; the stores (usage-file.ts, the
 // Redis backend) add them to their totals, hourly and daily series.
-import type { Usage } from '../chat/types.ts';
+//
+// Every counter is a non-negative safe integer; money is integer nanos (1e-9 of
+// the configured currency), so sums stay exact.
 
 export interface KeyUsage {
   requests: number;
@@ -9,13 +11,29 @@ export interface KeyUsage {
   completionTokens: number;
   cachedTokens: number;
   errors: number;
+  /** What the requests cost, in nanos of the configured currency. */
+  costNanos: number;
 }
 
-export const USAGE_FIELDS = ['requests', 'promptTokens', 'completionTokens', 'cachedTokens', 'errors'] as const;
+export const USAGE_FIELDS = ['requests', 'promptTokens', 'completionTokens', 'cachedTokens', 'errors', 'costNanos'] as const;
+
+/**
+ * Fields stored usage may lack: usage files and Redis hashes written before cost
+ * was recorded have no costNanos, and read as 0.
+ */
+export const OPTIONAL_USAGE_FIELDS: ReadonlySet<keyof KeyUsage> = new Set(['costNanos']);
+
+/** What one request is charged: the same numbers the limiter settles. */
+export interface Charged {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  costNanos: number;
+}
 
 export interface CompletionOutcome {
-  /** The upstream's usage, when it gave any (streamed completions included). */
-  usage?: Usage | undefined;
+  /** What this request is charged: the same numbers the limiter settles. null when nothing is charged. */
+  charged: Charged | null;
   /** The client got an error (status >= 400 or an error frame mid-stream). */
   error: boolean;
 }
@@ -26,7 +44,7 @@ export const HOUR_MS = 3_600_000;
 export type PendingUsage = Map<string, Map<number, KeyUsage>>;
 
 export function emptyUsage(): KeyUsage {
-  return { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 };
+  return { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0 };
 }
 
 export function addUsage(into: KeyUsage, from: KeyUsage): void {
@@ -35,6 +53,7 @@ export function addUsage(into: KeyUsage, from: KeyUsage): void {
   into.completionTokens += from.completionTokens;
   into.cachedTokens += from.cachedTokens;
   into.errors += from.errors;
+  into.costNanos += from.costNanos;
 }
 
 function hourStart(ms: number): number {
@@ -83,10 +102,12 @@ export function createUsageLedger(clock: () => number = Date.now): UsageLedger {
       const u = entry(keyId, hourStart(atMs));
       u.requests++;
       if (outcome.error) u.errors++;
-      if (outcome.usage !== undefined) {
-        u.promptTokens += outcome.usage.prompt_tokens;
-        u.completionTokens += outcome.usage.completion_tokens;
-        u.cachedTokens += outcome.usage.prompt_tokens_details.cached_tokens;
+      const { charged } = outcome;
+      if (charged !== null) {
+        u.promptTokens += charged.promptTokens;
+        u.completionTokens += charged.completionTokens;
+        u.cachedTokens += charged.cachedTokens;
+        u.costNanos += charged.costNanos;
       }
     },
     drain() {

@@ -1,7 +1,7 @@
 // Usage over time, pure: bucket ids for UTC hours and days, the stored shape
 // of one key's usage, adding pending counters to it with retention, and the
 // fixed-length series the admin API and dashboard chart read.
-import { addUsage, emptyUsage, HOUR_MS, USAGE_FIELDS, type KeyUsage } from './usage-ledger.ts';
+import { addUsage, emptyUsage, HOUR_MS, OPTIONAL_USAGE_FIELDS, USAGE_FIELDS, type KeyUsage } from './usage-ledger.ts';
 
 export type Granularity = 'hour' | 'day';
 export const GRANULARITIES: readonly Granularity[] = ['hour', 'day'];
@@ -86,12 +86,16 @@ export function seriesOf(stored: StoredKeyUsage | undefined, granularity: Granul
   return { granularity, buckets, totals: stored === undefined ? emptyUsage() : { ...stored.totals } };
 }
 
-/** A KeyUsage from untrusted data, or null when any field is not a non-negative safe integer. */
+/**
+ * A KeyUsage from untrusted data, or null when any field is not a non-negative safe
+ * integer. An absent costNanos (usage stored before cost was recorded) reads as 0.
+ */
 export function toKeyUsage(raw: unknown): KeyUsage | null {
   if (typeof raw !== 'object' || raw === null) return null;
   const u = emptyUsage();
   for (const field of USAGE_FIELDS) {
     const n = (raw as Record<string, unknown>)[field];
+    if (n === undefined && OPTIONAL_USAGE_FIELDS.has(field)) continue;
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) return null;
     u[field] = n;
   }

@@ -175,7 +175,7 @@ test('keys: create shows the raw key once; list, get and the store never show it
     expiresAt: '2027-01-01T00:00:00.000Z',
     lastUsedAt: null,
     allowedAliases: ['service-chat'],
-    limits: { requestsPerMinute: 60, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 100000, period: 'day' } },
+    limits: { requestsPerMinute: 60, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 100000, period: 'day' }, costBudget: null },
   });
   const id = record['id'] as string;
   assert.match(record['createdAt'] as string, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -202,7 +202,7 @@ test('keys: patch, rotate (same id, new secret), revoke, and usage', async () =>
   const { key, record } = (await call('POST', '/api/keys', session, { name: 'rotating' })).json() as { key: string; record: { id: string } };
   const patched = await call('PATCH', `/api/keys/${record.id}`, session, { name: 'renamed', limits: { tokensPerMinute: 5000 }, allowedAliases: null });
   assert.equal(patched.status, 200, patched.text);
-  assert.deepEqual((patched.json() as { name: string; limits: unknown }).limits, { requestsPerMinute: null, tokensPerMinute: 5000, concurrentRequests: null, tokenBudget: null });
+  assert.deepEqual((patched.json() as { name: string; limits: unknown }).limits, { requestsPerMinute: null, tokensPerMinute: 5000, concurrentRequests: null, tokenBudget: null, costBudget: null });
   assert.equal((patched.json() as { name: string }).name, 'renamed');
 
   const rotated = await call('POST', `/api/keys/${record.id}/rotate`, session);
@@ -215,16 +215,15 @@ test('keys: patch, rotate (same id, new secret), revoke, and usage', async () =>
   assert.equal(state.keys.authenticate(next.key)?.id, record.id);
 
   const ledger = createUsageLedger();
-  ledger.record(record.id, { usage: { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42, prompt_tokens_details: { cached_tokens: 0 } }, error: false }, NOW - 3_600_000);
+  ledger.record(record.id, { charged: { promptTokens: 12, completionTokens: 30, cachedTokens: 0, costNanos: 150_000 }, error: false }, NOW - 3_600_000);
   await state.usage.add(ledger.drain(), NOW);
   const usage = await call('GET', `/api/keys/${record.id}/usage?granularity=hour`, session);
   assert.equal(usage.status, 200, usage.text);
-  const u = usage.json() as { keyId: string; granularity: string; buckets: Array<{ start: string; requests: number }>; totals: { requests: number; completionTokens: number }; budget: unknown };
-  assert.equal(u.keyId, record.id);
-  assert.equal(u.buckets.length, 48);
-  assert.deepEqual(u.buckets.at(-2), { start: '2026-11-22T04:00:00.000Z', requests: 1, promptTokens: 12, completionTokens: 30, cachedTokens: 0, errors: 0 });
-  assert.equal(u.totals.completionTokens, 30);
-  assert.equal(u.budget, null);
+  const zero = { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, cost: 0 };
+  const used = { requests: 1, promptTokens: 12, completionTokens: 30, cachedTokens: 0, errors: 0, costNanos: 150_000, cost: 0.00015 };
+  const buckets = Array.from({ length: 48 }, (_, i) => ({ start: new Date(Date.parse('2026-11-20T06:00:00.000Z') + i * 3_600_000).toISOString(), ...(i === 46 ? used : zero) }));
+  assert.deepEqual(usage.json(), { keyId: record.id, granularity: 'hour', buckets, totals: used, currency: 'USD', budget: null, costBudget: null });
+  assert.equal(buckets[46]?.start, '2026-11-22T04:00:00.000Z');
   assert.equal((await call('GET', `/api/keys/${record.id}/usage?granularity=day`, session)).status, 200);
   assert.deepEqual(errorOf(await call('GET', `/api/keys/${record.id}/usage?granularity=week`, session)), { status: 400, code: 'invalid_value', param: 'granularity', type: 'invalid_request_error' });
 
@@ -237,8 +236,9 @@ test('keys: patch, rotate (same id, new secret), revoke, and usage', async () =>
 
 test('a budgeted key reports its budget with its usage', async () => {
   const { record } = (await call('POST', '/api/keys', session, { name: 'budget', limits: { tokenBudget: { tokens: 1000, period: 'month' } } })).json() as { record: { id: string } };
-  const u = (await call('GET', `/api/keys/${record.id}/usage`, session)).json() as { budget: unknown };
+  const u = (await call('GET', `/api/keys/${record.id}/usage`, session)).json() as { budget: unknown; costBudget: unknown };
   assert.deepEqual(u.budget, { tokens: 1000, used: 0, period: 'month', resetsAt: '2026-12-01T00:00:00.000Z' });
+  assert.equal(u.costBudget, null);
 });
 
 test('aliases: targets with their circuit state and the auto rules', async () => {

@@ -10,6 +10,7 @@ const FULL: KeyLimits = Object.freeze({
   tokensPerMinute: 100000,
   concurrentRequests: 4,
   tokenBudget: Object.freeze({ tokens: 2000000, period: 'month' as const }),
+  costBudget: null,
 });
 
 /** The flags as `keys create`/`keys update` hand them over: parsed by node:util. */
@@ -67,7 +68,7 @@ test('--expires: passed through for the store to check; "never" is null', () => 
 test('limit flags on create (no current limits): the unnamed limits are null', () => {
   assert.deepEqual(keySettingsFromFlags(flags('--rpm', '60'), null), { limits: { ...NO_LIMITS, requestsPerMinute: 60 } });
   assert.deepEqual(keySettingsFromFlags(flags('--tpm', '100000', '--concurrency', '4'), null), {
-    limits: { requestsPerMinute: null, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: null },
+    limits: { requestsPerMinute: null, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: null, costBudget: null },
   });
   assert.deepEqual(keySettingsFromFlags(flags('--budget', '50000/day'), null), { limits: { ...NO_LIMITS, tokenBudget: { tokens: 50000, period: 'day' } } });
   assert.deepEqual(keySettingsFromFlags(flags('--rpm', 'none'), null), { limits: NO_LIMITS });
@@ -81,13 +82,13 @@ test('limit flags on update: merged with the current limits, "none" clears one',
   assert.deepEqual(keySettingsFromFlags(flags('--rpm', '120'), FULL), { limits: { ...FULL, requestsPerMinute: 120 } });
   assert.deepEqual(keySettingsFromFlags(flags('--rpm', 'none'), FULL), { limits: { ...FULL, requestsPerMinute: null } });
   assert.deepEqual(keySettingsFromFlags(flags('--tpm', 'none', '--concurrency', 'none'), FULL), {
-    limits: { requestsPerMinute: 60, tokensPerMinute: null, concurrentRequests: null, tokenBudget: FULL.tokenBudget },
+    limits: { requestsPerMinute: 60, tokensPerMinute: null, concurrentRequests: null, tokenBudget: FULL.tokenBudget, costBudget: FULL.costBudget },
   });
   assert.deepEqual(keySettingsFromFlags(flags('--budget', 'none'), FULL), { limits: { ...FULL, tokenBudget: null } });
   assert.deepEqual(keySettingsFromFlags(flags('--budget', '10/day'), FULL), { limits: { ...FULL, tokenBudget: { tokens: 10, period: 'day' } } });
   assert.deepEqual(keySettingsFromFlags(flags('--concurrency', '1'), NO_LIMITS), { limits: { ...NO_LIMITS, concurrentRequests: 1 } });
   // The current limits are read, never changed (they are frozen records of the store).
-  assert.deepEqual(FULL, { requestsPerMinute: 60, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: { tokens: 2000000, period: 'month' } });
+  assert.deepEqual(FULL, { requestsPerMinute: 60, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: { tokens: 2000000, period: 'month' }, costBudget: null });
 });
 
 test('merged limits describe as the store would show them after the update', () => {

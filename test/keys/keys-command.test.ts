@@ -344,7 +344,7 @@ test('keys usage: per-key totals from usage.json joined with the key list', asyn
     const empty = await run(['usage', '--json'], dir);
     assert.equal(empty.code, 0);
     assert.deepEqual(JSON.parse(empty.stdout), [
-      { id, name: 'metered', prefix: (JSON.parse(created.stdout) as { prefix: string }).prefix, status: 'active', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 },
+      { id, name: 'metered', prefix: (JSON.parse(created.stdout) as { prefix: string }).prefix, status: 'active', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0 },
     ]);
     writeFileSync(path.join(dir, 'usage.json'), JSON.stringify({ version: 1, keys: { [id]: { requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1 } } }));
     const table = await run(['usage'], dir);
@@ -364,7 +364,7 @@ test('keys usage: per-key totals from usage.json joined with the key list', asyn
 
 // ---- settings, show, update, rotate (keys.json version 2) ----
 
-const LIMITS_ALL = { requestsPerMinute: 60, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: { tokens: 2000000, period: 'month' } };
+const LIMITS_ALL = { requestsPerMinute: 60, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: { tokens: 2000000, period: 'month' }, costBudget: null };
 const RECORD_A = {
   id: 'key_AAAAAAAAAAAAAAAA',
   name: 'my app',
@@ -455,7 +455,7 @@ test('create with some limits: unnamed limits stay null, "none" and "all"/"never
   assert.equal(budget.code, 0);
   const printed = JSON.parse(budget.stdout) as Record<string, string>;
   const { id, prefix, createdAt, key } = printed as Record<string, string>;
-  const limits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 50000, period: 'day' } };
+  const limits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 50000, period: 'day' }, costBudget: null };
   assert.equal(budget.stdout, JSON.stringify({ id, name: 'daily', prefix, createdAt, expiresAt: null, allowedAliases: null, limits, key }, null, 2) + '\n');
   assert.deepEqual(keysFile(dir).keys, [{ id, name: 'daily', prefix, hash: hashApiKey(String(key)), createdAt, revokedAt: null, rotatedAt: null, expiresAt: null, allowedAliases: null, limits }]);
 
@@ -596,7 +596,7 @@ test('update: --allow all, --expires never and "none" clear settings', async () 
       'aliases:   all\n' +
       'limits:    100000 tpm, 4 at once\n',
   );
-  const partly = { requestsPerMinute: null, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: null };
+  const partly = { requestsPerMinute: null, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: null, costBudget: null };
   assert.deepEqual(keysFile(dir).keys[0], { ...RECORD_A, expiresAt: null, allowedAliases: null, limits: partly });
 
   const second = await run(['update', 'key_AAAAAAAAAAAAAAAA', '--tpm', 'none', '--concurrency', 'none', '--json'], dir);
@@ -708,7 +708,7 @@ test('rotate --json prints {id,name,prefix,rotatedAt,key}; usage history stays w
   assert.equal(stdout, JSON.stringify({ id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix, rotatedAt, key }, null, 2) + '\n');
   assert.deepEqual(keysFile(dir).keys[0], { ...RECORD_A, prefix, hash: hashApiKey(String(key)), rotatedAt });
   const usage = JSON.parse((await run(['usage', '--json'], dir)).stdout) as Record<string, unknown>[];
-  assert.deepEqual(usage[0], { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix, status: 'active', requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1 });
+  assert.deepEqual(usage[0], { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix, status: 'active', requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1, costNanos: 0 });
 });
 
 test('rotate refusals: revoked or unknown ids exit 1 and the file is untouched', async () => {
@@ -751,8 +751,8 @@ test('keys usage reads the version 2 usage.json (totals, hourly and daily bucket
     stdout:
       JSON.stringify(
         [
-          { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix: 'pcl_AbC1x9Qz', status: 'active', ...counters(12) },
-          { id: 'key_BBBBBBBBBBBBBBBB', name: 'old ci', prefix: 'pcl_00000000', status: 'revoked', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 },
+          { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix: 'pcl_AbC1x9Qz', status: 'active', ...counters(12), costNanos: 0 },
+          { id: 'key_BBBBBBBBBBBBBBBB', name: 'old ci', prefix: 'pcl_00000000', status: 'revoked', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0 },
         ],
         null,
         2,

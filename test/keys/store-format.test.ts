@@ -82,7 +82,7 @@ test('keys file round-trips through serialize and parse', () => {
   const text = serializeKeysFile([RECORD, REVOKED]);
   const settings =
     '      "rotatedAt": null,\n      "expiresAt": null,\n      "allowedAliases": null,\n' +
-    '      "limits": {\n        "requestsPerMinute": null,\n        "tokensPerMinute": null,\n        "concurrentRequests": null,\n        "tokenBudget": null\n      }\n';
+    '      "limits": {\n        "requestsPerMinute": null,\n        "tokensPerMinute": null,\n        "concurrentRequests": null,\n        "tokenBudget": null,\n        "costBudget": null\n      }\n';
   assert.equal(
     text,
     '{\n  "version": 2,\n  "keys": [\n' +
@@ -100,7 +100,7 @@ test('keys file round-trips through serialize and parse', () => {
     rotatedAt: '2025-03-01T00:00:00.000Z',
     expiresAt: '2026-01-01T00:00:00.000Z',
     allowedAliases: ['service-chat', 'service-vision'],
-    limits: { requestsPerMinute: 60, tokensPerMinute: 90_000, concurrentRequests: 4, tokenBudget: { tokens: 1_000_000, period: 'month' as const } },
+    limits: { requestsPerMinute: 60, tokensPerMinute: 90_000, concurrentRequests: 4, tokenBudget: { tokens: 1_000_000, period: 'month' as const }, costBudget: null },
   };
   assert.deepEqual(parseKeysFile(serializeKeysFile([scoped]), PATH), [scoped]);
 });

@@ -15,15 +15,15 @@ function fails(value: unknown, at: string, param: string, message: string): void
 test('all fields, and missing or null fields as no limit', () => {
   assert.deepEqual(
     parseKeyLimits({ requestsPerMinute: 60, tokensPerMinute: 100_000, concurrentRequests: 4, tokenBudget: { tokens: 5_000_000, period: 'month' } }, 'limits'),
-    { requestsPerMinute: 60, tokensPerMinute: 100_000, concurrentRequests: 4, tokenBudget: { tokens: 5_000_000, period: 'month' } },
+    { requestsPerMinute: 60, tokensPerMinute: 100_000, concurrentRequests: 4, tokenBudget: { tokens: 5_000_000, period: 'month' }, costBudget: null },
   );
-  assert.deepEqual(parseKeyLimits({ tokensPerMinute: 1 }, 'limits'), { requestsPerMinute: null, tokensPerMinute: 1, concurrentRequests: null, tokenBudget: null });
+  assert.deepEqual(parseKeyLimits({ tokensPerMinute: 1 }, 'limits'), { requestsPerMinute: null, tokensPerMinute: 1, concurrentRequests: null, tokenBudget: null, costBudget: null });
   assert.deepEqual(parseKeyLimits({ requestsPerMinute: null, tokenBudget: null }, 'limits'), NO_LIMITS);
   assert.deepEqual(parseKeyLimits({}, 'limits'), NO_LIMITS);
   assert.equal(parseKeyLimits(undefined, 'limits'), NO_LIMITS);
   assert.equal(parseKeyLimits(null, 'limits'), NO_LIMITS);
   assert.deepEqual(parseKeyLimits({ requestsPerMinute: 1_000_000_000, tokenBudget: { tokens: 1e12, period: 'day' } }, 'limits'), {
-    requestsPerMinute: 1_000_000_000, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 1e12, period: 'day' },
+    requestsPerMinute: 1_000_000_000, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 1e12, period: 'day' }, costBudget: null,
   });
 });
 
@@ -32,7 +32,7 @@ test('wrong shapes name the path', () => {
   fails(5, 'keys[2].limits', 'keys[2].limits', 'keys[2].limits must be an object; got 5.');
   fails('x', '', '', 'limits must be an object; got "x".');
   fails({ tokensPerMinutes: 5 }, 'limits', 'limits.tokensPerMinutes',
-    'Unknown field limits.tokensPerMinutes; the fields are requestsPerMinute, tokensPerMinute, concurrentRequests, tokenBudget.');
+    'Unknown field limits.tokensPerMinutes; the fields are requestsPerMinute, tokensPerMinute, concurrentRequests, tokenBudget, costBudget.');
   fails({ tokenBudget: { tokens: 5, period: 'day', extra: 1 } }, 'limits', 'limits.tokenBudget.extra',
     'Unknown field limits.tokenBudget.extra; the fields are tokens, period.');
   fails({ tokenBudget: 5 }, 'limits', 'limits.tokenBudget', 'limits.tokenBudget must be an object; got 5.');

@@ -263,7 +263,7 @@ test('two instances started from the example config, as the documented ACL user,
   });
 
   // A budget and a tokens-per-minute bucket (INCRBY, the tokens bucket) on the other instance.
-  const budgetLimits = { requestsPerMinute: null, tokensPerMinute: 1000, concurrentRequests: null, tokenBudget: { tokens: 1000, period: 'month' as const } };
+  const budgetLimits = { requestsPerMinute: null, tokensPerMinute: 1000, concurrentRequests: null, tokenBudget: { tokens: 1000, period: 'month' as const }, costBudget: null };
   const budgeted = await b.state.keys.create('example-budget', { limits: budgetLimits });
   assert.equal((await chat(b, budgeted.key, 'service-chat')).status, 200);
   for (let i = 0; i < 500 && (await a.state.limiter.budgetUsed(budgeted.record.id, budgetLimits, NOW)) !== 11; i++) await new Promise((r) => setTimeout(r, 10));
@@ -291,7 +291,7 @@ test('two instances started from the example config, as the documented ACL user,
     await new Promise((r) => setTimeout(r, 10));
   }
   assert.deepEqual([a.gateway.usage.dirty(), b.gateway.usage.dirty()], [false, false], 'no flush was refused and kept for later');
-  assert.deepEqual((await b.state.usage.totals()).get(id), { requests: 5, promptTokens: 18, completionTokens: 4, cachedTokens: 0, errors: 3 });
+  assert.deepEqual((await b.state.usage.totals()).get(id), { requests: 5, promptTokens: 18, completionTokens: 4, cachedTokens: 0, errors: 3, costNanos: 0 });
 
   // The documented rule is narrow: the gateway user reaches nothing outside its prefix.
   await withRedis({ username: 'portcullis', password: GATEWAY_REDIS_PASSWORD }, async (client) => {

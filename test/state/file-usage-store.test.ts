@@ -1,12 +1,29 @@
 // The usage store contract run against the file adapter: a fresh data directory per case
-// (existing, as the backend's key store creates it before usage is written).
-import { mkdtempSync, rmSync } from 'node:fs';
+// (existing, as the backend's key store creates it before usage is written), then a
+// usage file written before cost was recorded.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after } from 'node:test';
+import { after, test } from 'node:test';
 import { createFileUsageStore } from '../../src/state/file-usage-store.ts';
 import { runUsageStoreContract } from './usage-store-contract.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'portcullis-usage-contract-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 runUsageStoreContract('file', () => createFileUsageStore(mkdtempSync(join(root, 'data-'))));
+
+test('a usage file without costNanos (written before cost was recorded) reads as cost 0 and gains it at the next flush', async () => {
+  const dir = mkdtempSync(join(root, 'old-'));
+  const NOW = Date.UTC(2026, 10, 22, 12, 30);
+  const old = { requests: 4, promptTokens: 40, completionTokens: 20, cachedTokens: 0, errors: 1 };
+  writeFileSync(join(dir, 'usage.json'), JSON.stringify({ version: 2, keys: { key_a: { totals: old, hours: { '2026-11-22T12': old }, days: { '2026-11-22': old } } } }));
+  const store = createFileUsageStore(dir);
+  assert.deepEqual(await store.totals(), new Map([['key_a', { ...old, costNanos: 0 }]]));
+  const hours = await store.series('key_a', 'hour', NOW);
+  assert.deepEqual(hours.buckets.at(-1), { start: '2026-11-22T12:00:00.000Z', ...old, costNanos: 0 });
+  await store.add(new Map([['key_a', new Map([[Date.UTC(2026, 10, 22, 12), { requests: 1, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 7 }]])]]), NOW);
+  assert.deepEqual(await store.totals(), new Map([['key_a', { ...old, requests: 5, costNanos: 7 }]]));
+  const stored = JSON.parse(readFileSync(join(dir, 'usage.json'), 'utf8')) as { keys: { key_a: { days: unknown } } };
+  assert.deepEqual(stored.keys.key_a.days, { '2026-11-22': { ...old, requests: 5, costNanos: 7 } });
+});

@@ -137,7 +137,7 @@ export function runKeyStoreContract(name: string, storage: () => Promise<KeyStor
         const { record } = await cli.create('merged', { limits: { requestsPerMinute: 60 } });
         await dashboard.update(record.id, { limits: { requestsPerMinute: 60, tokenBudget: { tokens: 1000, period: 'day' } } });
         const updated = await cli.update(record.id, { limitChanges: { tokensPerMinute: 5000, requestsPerMinute: null } });
-        assert.deepEqual(updated.limits, { requestsPerMinute: null, tokensPerMinute: 5000, concurrentRequests: null, tokenBudget: { tokens: 1000, period: 'day' } });
+        assert.deepEqual(updated.limits, { requestsPerMinute: null, tokensPerMinute: 5000, concurrentRequests: null, tokenBudget: { tokens: 1000, period: 'day' }, costBudget: null });
         await assert.rejects(cli.update(record.id, { limits: null, limitChanges: {} }), { name: 'InvalidKeySettingError', param: 'limits' });
         await assert.rejects(cli.update(record.id, { limitChanges: { requestsPerMinutes: 5 } }), { name: 'InvalidKeySettingError', param: 'limits.requestsPerMinutes' });
         await assert.rejects(cli.update(record.id, { limitChanges: 'fast' }), { name: 'InvalidKeySettingError', param: 'limits' });

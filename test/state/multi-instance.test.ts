@@ -217,7 +217,7 @@ test('one requests-per-minute limit counts requests on both instances', async ()
 });
 
 test('a budget spent on instance A is refused on B with 429 insufficient_quota', async () => {
-  const budgetLimits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 10, period: 'day' as const } };
+  const budgetLimits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 10, period: 'day' as const }, costBudget: null };
   const issued = await a.state.keys.create('budget', { limits: budgetLimits });
   await b.state.keys.reload();
   const spent = await chat(a, issued.key);
@@ -296,7 +296,7 @@ test('usage recorded on both instances adds up in Redis', async () => {
     await b.gateway.flushUsage();
     return (await a.state.usage.totals()).get(id)?.requests === 3;
   });
-  const expected = { requests: 3, promptTokens: 9, completionTokens: 10, cachedTokens: 0, errors: 0 };
+  const expected = { requests: 3, promptTokens: 9, completionTokens: 10, cachedTokens: 0, errors: 0, costNanos: 0 };
   assert.deepEqual((await b.state.usage.totals()).get(id), expected);
   const series = await b.state.usage.series(id, 'hour', Date.now());
   assert.deepEqual(series.totals, expected);

@@ -61,7 +61,7 @@ test('keys create/update/revoke with the Redis backend write to Redis, never to 
   assert.equal(existsSync(path.join(dir, 'data', 'keys.json')), false);
   await backend.keys.reload();
   assert.equal(backend.keys.authenticate(key)?.id, id);
-  assert.deepEqual(backend.keys.authenticate(key)?.limits, { requestsPerMinute: 30, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null });
+  assert.deepEqual(backend.keys.authenticate(key)?.limits, { requestsPerMinute: 30, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null });
 
   const updated = await cli(['keys', 'update', id, '--rpm', 'none', '--allow', 'service-chat', '--json']);
   assert.equal(updated.code, 0, updated.stderr);

@@ -65,7 +65,7 @@ test('a key created on A authenticates on A at once and on B after its refresh',
   assert.equal(b.authenticate(key), null);
   await b.reload();
   assert.deepEqual(b.authenticate(key), record);
-  assert.deepEqual(record.limits, { requestsPerMinute: 5, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null });
+  assert.deepEqual(record.limits, { requestsPerMinute: 5, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null });
   assert.equal(record.createdAt, NOW.toISOString());
 });
 
@@ -206,7 +206,7 @@ test('records in Redis hold the hash, never the raw key, in the keys.json record
   assert.deepEqual(JSON.parse(json), {
     id: record.id, name: 'secret', prefix: key.slice(0, 12), hash: hashApiKey(key), createdAt: NOW.toISOString(),
     revokedAt: null, rotatedAt: null, expiresAt: '2027-01-01T00:00:00.000Z', allowedAliases: null,
-    limits: { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null },
+    limits: { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null },
   });
 });
 

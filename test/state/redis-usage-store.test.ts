@@ -16,7 +16,7 @@ import { runUsageStoreContract } from './usage-store-contract.ts';
 
 const HOUR = 3_600_000;
 const NOW = Date.UTC(2026, 10, 22, 12, 30);
-const u = (requests: number, promptTokens = 0, completionTokens = 0, cachedTokens = 0, errors = 0): KeyUsage => ({ requests, promptTokens, completionTokens, cachedTokens, errors });
+const u = (requests: number, promptTokens = 0, completionTokens = 0, cachedTokens = 0, errors = 0, costNanos = 0): KeyUsage => ({ requests, promptTokens, completionTokens, cachedTokens, errors, costNanos });
 
 let server: RedisServerHandle;
 let client: RedisClient;
@@ -125,6 +125,22 @@ test('a flush that is refused adds nothing; one that ran is never reported as fa
   const unreachable = createRedisUsageStore(closed, { keyPrefix: prefix });
   await assert.rejects(unreachable.add(pending([['key_ok', hour, u(5)]]), NOW), { name: 'RedisUnavailableError' });
   assert.equal(await client.command(['HGET', redisUsageKeys(prefix, 'key_ok').total, 'requests']), '1');
+});
+
+test('hashes written before cost was recorded (no costNanos) read as cost 0 and gain it at the next flush', async () => {
+  const prefix = `u${randomUUID().slice(0, 8)}:`;
+  const redis = createRedisUsageStore(client, { keyPrefix: prefix });
+  const keys = redisUsageKeys(prefix, 'key_old');
+  const fields = ['requests', '4', 'promptTokens', '40', 'completionTokens', '20', 'cachedTokens', '0', 'errors', '1'];
+  await client.command(['HSET', keys.total, ...fields]);
+  await client.command(['HSET', keys.bucket('hour', '2026-11-22T12'), ...fields]);
+  await client.command(['SADD', redisUsageIdsKey(prefix), 'key_old']);
+  assert.deepEqual(await redis.totals(), new Map([['key_old', u(4, 40, 20, 0, 1, 0)]]));
+  assert.deepEqual((await redis.series('key_old', 'hour', NOW)).buckets.at(-1), { start: '2026-11-22T12:00:00.000Z', ...u(4, 40, 20, 0, 1, 0) });
+  await redis.add(pending([['key_old', Date.UTC(2026, 10, 22, 12), u(1, 0, 0, 0, 0, 9_007_199_254)]]), NOW);
+  assert.deepEqual(await redis.totals(), new Map([['key_old', u(5, 40, 20, 0, 1, 9_007_199_254)]]));
+  assert.equal(await client.command(['HGET', keys.bucket('hour', '2026-11-22T12'), 'costNanos']), '9007199254');
+  assert.equal(await client.command(['HGET', keys.bucket('day', '2026-11-22'), 'costNanos']), '9007199254');
 });
 
 test('stored usage that is not ours is an error naming the key, never silently zero', async () => {

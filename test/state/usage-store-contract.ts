@@ -10,8 +10,8 @@ import type { KeyUsage, PendingUsage } from '../../src/usage/usage-ledger.ts';
 const HOUR = 3_600_000;
 const NOW = Date.UTC(2026, 10, 22, 12, 30);
 const THIS_HOUR = Date.UTC(2026, 10, 22, 12);
-const ZERO: KeyUsage = { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 };
-const u = (requests: number, promptTokens = 0, completionTokens = 0, cachedTokens = 0, errors = 0): KeyUsage => ({ requests, promptTokens, completionTokens, cachedTokens, errors });
+const ZERO: KeyUsage = { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0 };
+const u = (requests: number, promptTokens = 0, completionTokens = 0, cachedTokens = 0, errors = 0, costNanos = 0): KeyUsage => ({ requests, promptTokens, completionTokens, cachedTokens, errors, costNanos });
 
 function pending(entries: [string, number, KeyUsage][]): PendingUsage {
   const out: PendingUsage = new Map();
@@ -39,21 +39,22 @@ export function runUsageStoreContract(name: string, makeStore: () => UsageStore 
       assert.deepEqual(days.buckets.at(-1), { start: '2026-11-22T00:00:00.000Z', ...ZERO });
     });
 
-    test('flushes add up per key, per hour, per day and in the totals', async () => {
+    test('flushes add up per key, per hour, per day and in the totals, cost included', async () => {
       const store = await makeStore();
-      await store.add(pending([['key_a', THIS_HOUR, u(3, 100, 50, 10, 1)], ['key_a', THIS_HOUR - HOUR, u(1, 7, 8)], ['key_b', THIS_HOUR - 26 * HOUR, u(2, 20, 0, 0, 2)]]), NOW);
-      await store.add(pending([['key_a', THIS_HOUR, u(1, 1, 1, 1, 0)], ['key_a', THIS_HOUR - 3 * 24 * HOUR, u(5, 5, 5)]]), NOW);
-      assert.deepEqual(await store.totals(), new Map([['key_a', u(10, 113, 64, 11, 1)], ['key_b', u(2, 20, 0, 0, 2)]]));
+      // Costs in nanos: 25.5 currency units, one nano, and sums past 2^32.
+      await store.add(pending([['key_a', THIS_HOUR, u(3, 100, 50, 10, 1, 25_500_000_000)], ['key_a', THIS_HOUR - HOUR, u(1, 7, 8, 0, 0, 1)], ['key_b', THIS_HOUR - 26 * HOUR, u(2, 20, 0, 0, 2)]]), NOW);
+      await store.add(pending([['key_a', THIS_HOUR, u(1, 1, 1, 1, 0, 4_000_000_000_000)], ['key_a', THIS_HOUR - 3 * 24 * HOUR, u(5, 5, 5, 0, 0, 150)]]), NOW);
+      assert.deepEqual(await store.totals(), new Map([['key_a', u(10, 113, 64, 11, 1, 4_025_500_000_151)], ['key_b', u(2, 20, 0, 0, 2)]]));
 
       const hours = await store.series('key_a', 'hour', NOW);
-      assert.deepEqual(hours.buckets.at(-1), { start: '2026-11-22T12:00:00.000Z', ...u(4, 101, 51, 11, 1) });
-      assert.deepEqual(hours.buckets.at(-2), { start: '2026-11-22T11:00:00.000Z', ...u(1, 7, 8) });
+      assert.deepEqual(hours.buckets.at(-1), { start: '2026-11-22T12:00:00.000Z', ...u(4, 101, 51, 11, 1, 4_025_500_000_000) });
+      assert.deepEqual(hours.buckets.at(-2), { start: '2026-11-22T11:00:00.000Z', ...u(1, 7, 8, 0, 0, 1) });
       assert.deepEqual(hours.buckets.at(-3), { start: '2026-11-22T10:00:00.000Z', ...ZERO });
-      assert.deepEqual(hours.totals, u(10, 113, 64, 11, 1));
+      assert.deepEqual(hours.totals, u(10, 113, 64, 11, 1, 4_025_500_000_151));
 
       const days = await store.series('key_a', 'day', NOW);
-      assert.deepEqual(days.buckets.at(-1), { start: '2026-11-22T00:00:00.000Z', ...u(5, 108, 59, 11, 1) });
-      assert.deepEqual(days.buckets.at(-4), { start: '2026-11-19T00:00:00.000Z', ...u(5, 5, 5) });
+      assert.deepEqual(days.buckets.at(-1), { start: '2026-11-22T00:00:00.000Z', ...u(5, 108, 59, 11, 1, 4_025_500_000_001) });
+      assert.deepEqual(days.buckets.at(-4), { start: '2026-11-19T00:00:00.000Z', ...u(5, 5, 5, 0, 0, 150) });
       const b = await store.series('key_b', 'day', NOW);
       assert.deepEqual(b.buckets.at(-2), { start: '2026-11-21T00:00:00.000Z', ...u(2, 20, 0, 0, 2) });
     });

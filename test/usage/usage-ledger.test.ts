@@ -9,26 +9,28 @@ import { seriesOf } from '../../src/usage/usage-series.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-usage-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-const u = (p: number, c: number, cached: number) => ({ prompt_tokens: p, completion_tokens: c, total_tokens: p + c, prompt_tokens_details: { cached_tokens: cached } });
+/** What a request is charged: tokens and nanos. */
+const u = (p: number, c: number, cached: number, costNanos = 0) => ({ promptTokens: p, completionTokens: c, cachedTokens: cached, costNanos });
 const T0 = Date.parse('2026-11-22T05:10:00.000Z');
 const H = 3_600_000;
-const zero = { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0 };
+const zero = { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0 };
 
-test('the ledger counts requests, tokens and errors per key and UTC hour', () => {
+test('the ledger counts requests, tokens, errors and cost per key and UTC hour', () => {
   const ledger = createUsageLedger(() => T0);
   assert.equal(ledger.dirty(), false);
-  ledger.record('key_a', { usage: u(10, 5, 2), error: false });
-  ledger.record('key_a', { error: true }, T0 + H);
-  ledger.record('key_b', { usage: u(1, 1, 0), error: false });
+  ledger.record('key_a', { charged: u(10, 5, 2, 4_500), error: false });
+  ledger.record('key_a', { charged: null, error: true }, T0 + H);
+  ledger.record('key_b', { charged: u(1, 1, 0, 750), error: false });
+  ledger.record('key_b', { charged: u(2, 0, 0, 300), error: true });
   const pending = ledger.drain();
   const hour = Date.parse('2026-11-22T05:00:00.000Z');
   assert.deepEqual(pending.get('key_a'), new Map([
-    [hour, { requests: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 2, errors: 0 }],
-    [hour + H, { requests: 1, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 1 }],
+    [hour, { requests: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 2, errors: 0, costNanos: 4_500 }],
+    [hour + H, { requests: 1, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 1, costNanos: 0 }],
   ]));
   assert.deepEqual(Object.fromEntries(totalsOf(pending)), {
-    key_a: { requests: 2, promptTokens: 10, completionTokens: 5, cachedTokens: 2, errors: 1 },
-    key_b: { requests: 1, promptTokens: 1, completionTokens: 1, cachedTokens: 0, errors: 0 },
+    key_a: { requests: 2, promptTokens: 10, completionTokens: 5, cachedTokens: 2, errors: 1, costNanos: 4_500 },
+    key_b: { requests: 2, promptTokens: 3, completionTokens: 1, cachedTokens: 0, errors: 1, costNanos: 1_050 },
   });
   assert.equal(ledger.dirty(), false);
   ledger.restore(pending);
@@ -38,23 +40,23 @@ test('the ledger counts requests, tokens and errors per key and UTC hour', () =>
 test('flushes add to the file, so two processes add up; a failed flush keeps the counters', async () => {
   const one = createUsageLedger(() => T0);
   const two = createUsageLedger(() => T0);
-  one.record('key_a', { usage: u(10, 5, 2), error: false });
-  two.record('key_a', { usage: u(1, 2, 0), error: true }, T0 + 25 * H);
+  one.record('key_a', { charged: u(10, 5, 2, 9_000_000_000), error: false });
+  two.record('key_a', { charged: u(1, 2, 0, 1), error: true }, T0 + 25 * H);
   await Promise.all([flushUsage(dir, one, T0), flushUsage(dir, two, T0)]);
   const stored = (await readUsageFile(dir)).get('key_a');
-  assert.deepEqual(stored?.totals, { requests: 2, promptTokens: 11, completionTokens: 7, cachedTokens: 2, errors: 1 });
+  assert.deepEqual(stored?.totals, { requests: 2, promptTokens: 11, completionTokens: 7, cachedTokens: 2, errors: 1, costNanos: 9_000_000_001 });
   assert.deepEqual(Object.fromEntries(stored?.hours ?? []), {
-    '2026-11-22T05': { requests: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 2, errors: 0 },
-    '2026-11-23T06': { requests: 1, promptTokens: 1, completionTokens: 2, cachedTokens: 0, errors: 1 },
+    '2026-11-22T05': { requests: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 2, errors: 0, costNanos: 9_000_000_000 },
+    '2026-11-23T06': { requests: 1, promptTokens: 1, completionTokens: 2, cachedTokens: 0, errors: 1, costNanos: 1 },
   });
   assert.deepEqual(Object.fromEntries(stored?.days ?? []), {
-    '2026-11-22': { requests: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 2, errors: 0 },
-    '2026-11-23': { requests: 1, promptTokens: 1, completionTokens: 2, cachedTokens: 0, errors: 1 },
+    '2026-11-22': { requests: 1, promptTokens: 10, completionTokens: 5, cachedTokens: 2, errors: 0, costNanos: 9_000_000_000 },
+    '2026-11-23': { requests: 1, promptTokens: 1, completionTokens: 2, cachedTokens: 0, errors: 1, costNanos: 1 },
   });
   assert.deepEqual(Object.fromEntries(await readUsageTotals(dir)), { key_a: stored?.totals });
 
   writeFileSync(path.join(dir, 'usage.json'), '{"version":2}');
-  one.record('key_c', { error: false });
+  one.record('key_c', { charged: null, error: false });
   await assert.rejects(flushUsage(dir, one), /usage\.json: expected/);
   assert.equal(one.dirty(), true);
   assert.equal(readFileSync(path.join(dir, 'usage.json'), 'utf8'), '{"version":2}');
@@ -63,9 +65,9 @@ test('flushes add to the file, so two processes add up; a failed flush keeps the
 test('hour buckets are kept a week and day buckets 400 days', async () => {
   const d = mkdtempSync(path.join(dir, 'retention-'));
   const old = createUsageLedger();
-  old.record('key_a', { error: false }, T0 - 8 * 24 * H);
-  old.record('key_a', { error: false }, T0 - 401 * 24 * H);
-  old.record('key_a', { error: false }, T0 - 6 * 24 * H);
+  old.record('key_a', { charged: null, error: false }, T0 - 8 * 24 * H);
+  old.record('key_a', { charged: null, error: false }, T0 - 401 * 24 * H);
+  old.record('key_a', { charged: null, error: false }, T0 - 6 * 24 * H);
   await flushUsage(d, old, T0);
   const stored = (await readUsageFile(d)).get('key_a');
   assert.deepEqual([...(stored?.hours.keys() ?? [])], ['2026-11-16T05']);
@@ -75,8 +77,8 @@ test('hour buckets are kept a week and day buckets 400 days', async () => {
 
 test('series: fixed length, time order, zeros where nothing happened', () => {
   const ledger = createUsageLedger();
-  ledger.record('key_a', { usage: u(3, 4, 0), error: false }, T0);
-  ledger.record('key_a', { error: true }, T0 - 2 * H);
+  ledger.record('key_a', { charged: u(3, 4, 0), error: false }, T0);
+  ledger.record('key_a', { charged: null, error: true }, T0 - 2 * H);
   const all = new Map();
   const text = serializeUsageFile(all);
   assert.equal(text, '{\n  "version": 2,\n  "keys": {}\n}\n');
@@ -100,11 +102,31 @@ test('series: fixed length, time order, zeros where nothing happened', () => {
 test('a corrupt usage file is an error naming the file and field, never zeros; version 1 reads as totals', () => {
   assert.throws(() => parseUsageFile('nope', '/d/usage.json'), { message: '/d/usage.json: is not valid JSON' });
   assert.throws(() => parseUsageFile('{"version":1,"keys":{"k":{"requests":-1}}}', '/d/usage.json'), {
-    message: '/d/usage.json: keys.k must hold requests, promptTokens, completionTokens, cachedTokens and errors as non-negative integers',
+    message: '/d/usage.json: keys.k must hold requests, promptTokens, completionTokens, cachedTokens, errors (and costNanos, if present) as non-negative integers',
   });
   assert.throws(() => parseUsageFile('{"version":2,"keys":{"k":{"totals":{"requests":1,"promptTokens":0,"completionTokens":0,"cachedTokens":0,"errors":0},"hours":{"yesterday":{}},"days":{}}}}', '/d/usage.json'), {
     message: '/d/usage.json: keys.k.hours has a bucket "yesterday" that is not a UTC hour (YYYY-MM-DDTHH)',
   });
   const v1 = parseUsageFile('{"version":1,"keys":{"k":{"requests":1,"promptTokens":2,"completionTokens":3,"cachedTokens":0,"errors":0}}}', '/d/usage.json');
-  assert.deepEqual(v1.get('k'), { totals: { requests: 1, promptTokens: 2, completionTokens: 3, cachedTokens: 0, errors: 0 }, hours: new Map(), days: new Map() });
+  assert.deepEqual(v1.get('k'), { totals: { requests: 1, promptTokens: 2, completionTokens: 3, cachedTokens: 0, errors: 0, costNanos: 0 }, hours: new Map(), days: new Map() });
+});
+
+test('a usage file written before cost was recorded reads as cost 0, and the next flush adds cost to it', async () => {
+  const d = mkdtempSync(path.join(dir, 'before-cost-'));
+  const old = { requests: 2, promptTokens: 30, completionTokens: 40, cachedTokens: 5, errors: 1 };
+  writeFileSync(path.join(d, 'usage.json'), JSON.stringify({ version: 2, keys: { key_a: { totals: old, hours: { '2026-11-22T05': old }, days: { '2026-11-22': old } } } }));
+  const before = (await readUsageFile(d)).get('key_a');
+  assert.deepEqual(before?.totals, { ...old, costNanos: 0 });
+  assert.deepEqual(Object.fromEntries(before?.hours ?? []), { '2026-11-22T05': { ...old, costNanos: 0 } });
+  assert.deepEqual(Object.fromEntries(before?.days ?? []), { '2026-11-22': { ...old, costNanos: 0 } });
+
+  const ledger = createUsageLedger(() => T0);
+  ledger.record('key_a', { charged: u(1, 1, 0, 2_500), error: false });
+  await flushUsage(d, ledger, T0);
+  const after = { requests: 3, promptTokens: 31, completionTokens: 41, cachedTokens: 5, errors: 1, costNanos: 2_500 };
+  const written = JSON.parse(readFileSync(path.join(d, 'usage.json'), 'utf8')) as unknown;
+  assert.deepEqual(written, { version: 2, keys: { key_a: { totals: after, hours: { '2026-11-22T05': after }, days: { '2026-11-22': after } } } });
+  assert.throws(() => parseUsageFile(JSON.stringify({ version: 2, keys: { k: { totals: { ...old, costNanos: 1.5 }, hours: {}, days: {} } } }), '/d/usage.json'), {
+    message: '/d/usage.json: keys.k.totals must hold requests, promptTokens, completionTokens, cachedTokens, errors (and costNanos, if present) as non-negative integers',
+  });
 });
