@@ -109,6 +109,11 @@ export function createKeyForm(callbacks: KeyFormCallbacks): { create(choices: Ke
     costBudgetPeriod.value = limits?.costBudget?.period ?? 'month';
   }
 
+  // Once the operator edits the field a problem names, the message is out of date.
+  form.addEventListener('input', (event) => {
+    if (event.target instanceof Element && event.target.getAttribute('aria-invalid') === 'true') showProblem(null);
+  });
+
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     if (!busy) void save();

@@ -37,7 +37,8 @@ export function buildBarChart(spec: ChartSpec): HTMLElement {
   // A bar's own value (its title names the series), a quantity in the description, an axis label.
   const value = (n: number): string => (money === undefined ? formatCount(n) : formatCost(n, money));
   const quantity = (n: number): string => (money === undefined ? `${formatCount(n)} ${spec.unit}` : formatCost(n, money));
-  const axis = (n: number): string => (money === undefined ? formatCompact(n) : formatCostAxis(n));
+  // A chart of money with nothing in it has no scale worth a label (not "0.000000001").
+  const axis = (n: number): string => (money === undefined ? formatCompact(n) : layout.peak === 0 ? '' : formatCostAxis(n));
   const description =
     total === 0
       ? `No ${spec.unit} from ${first} to ${last}.`
