@@ -91,11 +91,11 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
     for (const t of TOTALS) {
       totals.append(el('div', { className: 'total' }, [el('dt', { text: t.label }), el('dd', { text: formatCount(usage.totals[t.field] ?? 0), testId: t.testId })]));
     }
-    const cost = formatCost(usage.totals.costNanos ?? 0, '');
+    // The currency goes in the term, like the table's column head: the amount alone fills a phone's half width.
     totals.append(
       el('div', { className: 'total' }, [
-        el('dt', { text: 'Cost' }),
-        el('dd', { testId: 'usage-total-cost' }, [cost, el('span', { className: 'total-unit', text: currency === '' ? '' : ` ${currency}` })]),
+        el('dt', { text: currency === '' ? 'Cost' : `Cost (${currency})` }),
+        el('dd', { text: formatCost(usage.totals.costNanos ?? 0, ''), testId: 'usage-total-cost' }),
       ]),
     );
     const bars: HTMLElement[] = [];

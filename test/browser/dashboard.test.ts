@@ -318,7 +318,8 @@ test('at 375 px, Usage opens the panel on screen; its table lists busy hours new
   // Cost at service-chat's price, worded like the CLI (6 decimals, more when not zero) with no float in between.
   const costNanos = promptTokens * NANOS_PER_PROMPT_TOKEN + completionTokens * NANOS_PER_COMPLETION_TOKEN;
   const cost = (costNanos / 1e9).toFixed(9).replace(/0{1,3}$/, '');
-  assert.equal(await byTestId('usage-total-cost').textContent(), `${cost} USD`);
+  assert.equal(await byTestId('usage-total-cost').textContent(), cost);
+  assert.equal(await page.locator('dt', { hasText: 'Cost' }).textContent(), 'Cost (USD)');
   // Both budgets, nothing in flight now: used is what was charged.
   assert.equal(await byTestId('usage-budget-tokens').textContent(), `Token budget today (UTC): ${promptTokens + completionTokens} of 100,000 tokens used`);
   assert.equal(await byTestId('usage-budget-cost').textContent(), `Spending budget this month (UTC): ${cost} of ${COST_BUDGET} USD used`);
