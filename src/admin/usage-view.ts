@@ -34,7 +34,8 @@ export function budgetUseOf(used: number | BudgetUse): BudgetUse {
   return typeof used === 'number' ? { tokens: used, costNanos: 0 } : used;
 }
 
-function costed<T extends KeyUsage>(u: T): Costed<T> {
+/** The usage with its cost in currency units beside the exact nanos (the CLI's --json too). */
+export function costed<T extends KeyUsage>(u: T): Costed<T> {
   return { ...u, cost: amountOf(u.costNanos) };
 }
 

@@ -8,6 +8,8 @@
 //   --tpm N | none                     tokens per minute
 //   --concurrency N | none             requests at once
 //   --budget N/day | N/month | none    tokens per UTC day or month
+//   --cost-budget AMOUNT/day | AMOUNT/month | none
+//                                      money per UTC day or month, in the config's currency
 import { InvalidKeyNameError, type InvalidKeySettingError } from '../keys/errors.ts';
 import { MAX_BUDGET_TOKENS, MAX_RATE_LIMIT, NO_LIMITS, type KeyLimits } from '../limits/key-limits.ts';
 
@@ -18,6 +20,7 @@ export const KEY_SETTING_OPTIONS = {
   tpm: { type: 'string' },
   concurrency: { type: 'string' },
   budget: { type: 'string' },
+  'cost-budget': { type: 'string' },
 } as const;
 
 export const KEY_SETTING_HELP = `  --allow ALIASES       Comma-separated aliases the key may use, or "all" (default all)
@@ -26,6 +29,7 @@ export const KEY_SETTING_HELP = `  --allow ALIASES       Comma-separated aliases
   --tpm N               Tokens per minute, estimated before and settled after each call ("none")
   --concurrency N       Requests at once ("none")
   --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month ("none")
+  --cost-budget AMOUNT  Money per UTC day or month in the config's currency, e.g. 25.50/month ("none")
 `;
 
 /** A flag value that cannot be read; the message is shown as a usage error. */
@@ -79,7 +83,26 @@ export function limitChangesFromFlags(values: Values): Partial<MutableLimits> | 
       changes.tokenBudget = { tokens: count('budget', m[1] as string, MAX_BUDGET_TOKENS), period: m[2] as 'day' | 'month' };
     }
   }
+  const costBudget = values['cost-budget'];
+  if (typeof costBudget === 'string') changes.costBudget = costBudget === 'none' ? null : parseCostBudgetFlag(costBudget);
   return Object.keys(changes).length === 0 ? undefined : changes;
+}
+
+/** Largest cost budget per period, in currency units (src/limits/key-limits.ts holds the store to it too). */
+const MAX_COST_BUDGET = 1_000_000;
+
+/** `25.50/month` -> { amount: 25.5, period: 'month' }; the amount as written, at most 6 decimals. */
+function parseCostBudgetFlag(text: string): NonNullable<KeyLimits['costBudget']> {
+  const m = /^(\d{1,7}(?:\.\d{1,6})?)\/(day|month)$/.exec(text);
+  if (m === null) throw new KeyOptionError(`--cost-budget must look like 25.50/month or 5/day (an amount with at most 6 decimals, a slash, day or month), or be "none"`);
+  const amount = Number(m[1]);
+  if (amount <= 0 || amount > MAX_COST_BUDGET) throw new KeyOptionError(`--cost-budget: the amount must be above 0 and at most ${MAX_COST_BUDGET}; got ${m[1] as string}`);
+  return { amount, period: m[2] as 'day' | 'month' };
+}
+
+/** A money amount as people read it: at least 2 decimals, up to the 6 a budget may have (25.5 -> "25.50"). */
+export function formatAmount(amount: number): string {
+  return amount.toFixed(6).replace(/(\.\d\d\d*?)0+$/, '$1');
 }
 
 function count(flag: string, text: string, max = MAX_RATE_LIMIT): number {
@@ -89,13 +112,17 @@ function count(flag: string, text: string, max = MAX_RATE_LIMIT): number {
   return Number(text);
 }
 
-/** One line describing a key's limits for tables and show output. */
-export function describeLimits(limits: KeyLimits): string {
+/**
+ * One line describing a key's limits for tables and show output. `currency` is the
+ * config's, for the cost budget (`25.50 USD/month`); without one the code is left out.
+ */
+export function describeLimits(limits: KeyLimits, currency?: string): string {
   const parts: string[] = [];
   if (limits.requestsPerMinute !== null) parts.push(`${limits.requestsPerMinute} rpm`);
   if (limits.tokensPerMinute !== null) parts.push(`${limits.tokensPerMinute} tpm`);
   if (limits.concurrentRequests !== null) parts.push(`${limits.concurrentRequests} at once`);
   if (limits.tokenBudget !== null) parts.push(`${limits.tokenBudget.tokens} tokens/${limits.tokenBudget.period}`);
+  if (limits.costBudget !== null) parts.push(`${formatAmount(limits.costBudget.amount)}${currency === undefined ? '' : ` ${currency}`}/${limits.costBudget.period}`);
   return parts.length === 0 ? 'none' : parts.join(', ');
 }
 
@@ -119,5 +146,6 @@ export function inFlagWords(error: InvalidKeySettingError | InvalidKeyNameError,
     if (error.param === `limits.${field}`) return `--${flag}: ${error.problem.replace(`limits.${field}`, `--${flag}`).replace('(or null for no limit)', '(or "none" for no limit)')}`;
   }
   if (error.param.startsWith('limits.tokenBudget')) return `--budget: ${error.problem}`;
+  if (error.param.startsWith('limits.costBudget')) return `--cost-budget: ${error.problem}`;
   return error.message;
 }

@@ -12,10 +12,10 @@ import type { KeyRecord, KeyStore, ListedKey } from '../state/key-store-port.ts'
 import { createFileUsageStore } from '../state/file-usage-store.ts';
 import type { UsageStore } from '../state/state-backend.ts';
 import { UsageFileError } from '../usage/usage-file.ts';
-import { emptyUsage } from '../usage/usage-ledger.ts';
 import { describeLimits, inFlagWords, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags, limitChangesFromFlags } from './key-options.ts';
 import { CREATE_USAGE, KEYS_USAGE, LIST_USAGE, REVOKE_USAGE, ROTATE_USAGE, SHOW_USAGE, UPDATE_USAGE, USAGE_USAGE } from './keys-help.ts';
-import { describeKey, noKeysYet, publicRecord, renderKeyList, renderTable, shortTime, toJson } from './keys-output.ts';
+import { describeKey, describeUsage, publicRecord, renderKeyList, toJson } from './keys-output.ts';
+import { runUsage, USAGE_OPTIONS } from './keys-usage-command.ts';
 
 /** What a keys command works on: the configured state backend's keys and usage. */
 interface KeysStore {
@@ -34,6 +34,8 @@ interface KeysCommandContext {
   clock?: () => number;
   /** How the user runs portcullis here, for hints (default "portcullis"). */
   command?: string;
+  /** The config's currency, for cost budgets and costs; without one, amounts show no code. */
+  currency?: string;
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
@@ -81,7 +83,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
           `created: ${record.createdAt}\n` +
           (record.expiresAt === null ? '' : `expires: ${record.expiresAt}\n`) +
           (record.allowedAliases === null ? '' : `aliases: ${record.allowedAliases.join(', ')}\n`) +
-          (describeLimits(record.limits) === 'none' ? '' : `limits:  ${describeLimits(record.limits)}\n`) +
+          (describeLimits(record.limits) === 'none' ? '' : `limits:  ${describeLimits(record.limits, ctx.currency)}\n`) +
           '\n' +
           'Clients send it in the header "Authorization: Bearer <key>".\n',
       );
@@ -128,7 +130,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       if (typeof id === 'number') return id;
       const key = await store.keys.get(id);
       const now = (ctx.clock ?? Date.now)();
-      ctx.stdout.write(values['json'] === true ? toJson(publicRecord(key, now)) : describeKey(key, now));
+      if (values['json'] === true) {
+        ctx.stdout.write(toJson(publicRecord(key, now)));
+        return 0;
+      }
+      ctx.stdout.write(describeKey(key, now, ctx.currency) + (await describeUsage(store.usage, key.id, now, ctx.currency)));
       return 0;
     },
   },
@@ -152,7 +158,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       if (Object.keys(patch).length === 0) return usageError(ctx, 'update', 'nothing to change: give --name or a setting');
       const updated = await store.keys.update(id, patch);
       const now = (ctx.clock ?? Date.now)();
-      ctx.stdout.write(values['json'] === true ? toJson(publicRecord(updated, now)) : `Updated API key ${updated.id}. Running servers apply it within ${REVOKE_DELAY_SECONDS} second.\n\n${describeKey(updated, now)}`);
+      ctx.stdout.write(values['json'] === true ? toJson(publicRecord(updated, now)) : `Updated API key ${updated.id}. Running servers apply it within ${REVOKE_DELAY_SECONDS} second.\n\n${describeKey(updated, now, ctx.currency)}`);
       return 0;
     },
   },
@@ -203,27 +209,9 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   usage: {
     usage: USAGE_USAGE,
     readOnly: true,
-    options: { ...HELP_OPTION, ...JSON_OPTION },
-    allowPositionals: false,
-    async run(store, values, _positionals, ctx) {
-      const [keys, totals] = await Promise.all([store.keys.list(), store.usage.totals()]);
-      const rows = keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, status: keyStatus(k, (ctx.clock ?? Date.now)()), ...(totals.get(k.id) ?? emptyUsage()) }));
-      if (values['json'] === true) {
-        ctx.stdout.write(toJson(rows));
-        return 0;
-      }
-      if (rows.length === 0) {
-        ctx.stdout.write(noKeysYet(ctx.command));
-        return 0;
-      }
-      ctx.stdout.write(
-        renderTable(
-          ['ID', 'NAME', 'REQUESTS', 'PROMPT', 'COMPLETION', 'CACHED', 'ERRORS', 'STATUS'],
-          rows.map((r) => [r.id, r.name, String(r.requests), String(r.promptTokens), String(r.completionTokens), String(r.cachedTokens), String(r.errors), r.status]),
-        ),
-      );
-      return 0;
-    },
+    options: { ...HELP_OPTION, ...JSON_OPTION, ...USAGE_OPTIONS },
+    allowPositionals: true,
+    run: (store, values, positionals, ctx) => runUsage(store, values, positionals, ctx),
   },
 };
 

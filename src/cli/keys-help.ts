@@ -15,7 +15,7 @@ Commands:
   update ID            Change a key's name, allowed aliases, expiry or limits
   rotate ID            Give a key a new secret (same id and history); prints it once
   revoke ID            Revoke a key by id
-  usage                Requests, tokens and errors per key
+  usage [ID]           Requests, tokens, errors and cost per key, or one key's days or hours
 
 Options:
   -h, --help           Show this help; "portcullis keys <command> --help" for a command
@@ -34,7 +34,8 @@ ${KEY_SETTING_HELP}  --json                Print {"id","name","prefix","createdA
 
 export const SHOW_USAGE = `Usage: portcullis keys show ID [--json]
 
-Show one key: status, times, allowed aliases, expiry and limits (never the key).
+Show one key: status, times, allowed aliases, expiry, limits (never the key) and
+the usage recorded for it, with its cost in the config's currency.
 
 Options:
   --json       Print the key's record (without its hash) as JSON
@@ -82,13 +83,21 @@ Options:
   -h, --help   Show this help
 `;
 
-export const USAGE_USAGE = `Usage: portcullis keys usage [--json]
+export const USAGE_USAGE = `Usage: portcullis keys usage [ID [--granularity day|hour]] [--json]
 
-Per key: requests, prompt, completion and cached tokens, and errors, as
-recorded by the gateway (streamed completions included). Running servers add
-their counters to <dataDir>/usage.json every 5 seconds and when they stop.
+Per key: requests, prompt, completion and cached tokens, errors and cost, as
+recorded by the gateway (streamed completions included). Cost is in the
+config's currency, from the prices in the config; usage recorded before
+prices were set counts as 0. Running servers add their counters to the
+state backend (<dataDir>/usage.json, or Redis) every 5 seconds and when they stop.
+
+With ID: that key's usage per UTC day (the last 30 days) or hour (the last
+48 hours), then its all-time totals.
 
 Options:
-  --json       Print a JSON array of {"id","name","prefix","status","requests","promptTokens","completionTokens","cachedTokens","errors"}
-  -h, --help   Show this help
+  --granularity G  With ID: "day" (default) or "hour"
+  --json           Print a JSON array of {"id","name","prefix","status","requests","promptTokens",
+                   "completionTokens","cachedTokens","errors","costNanos","cost"}; with ID,
+                   {"keyId","granularity","buckets","totals","currency"} as the admin API's usage
+  -h, --help       Show this help
 `;

@@ -1,6 +1,9 @@
 // What `portcullis keys` prints: key details, tables and JSON, never a hash.
 import { keyStatus } from '../keys/key-settings.ts';
+import { formatMoney } from '../limits/cost.ts';
 import type { KeyRecord, ListedKey } from '../state/key-store-port.ts';
+import type { UsageStore } from '../state/usage-store-port.ts';
+import { UsageFileError } from '../usage/usage-file.ts';
 import { describeLimits } from './key-options.ts';
 
 /** ISO time without milliseconds, for tables. */
@@ -14,7 +17,7 @@ export function publicRecord(k: KeyRecord | ListedKey, nowMs: number): Record<st
   return { ...rest, status: keyStatus(k, nowMs) };
 }
 
-export function describeKey(k: KeyRecord | ListedKey, nowMs: number): string {
+export function describeKey(k: KeyRecord | ListedKey, nowMs: number, currency?: string): string {
   return (
     `id:        ${k.id}\n` +
     `name:      ${k.name}\n` +
@@ -26,8 +29,29 @@ export function describeKey(k: KeyRecord | ListedKey, nowMs: number): string {
     (!('lastUsedAt' in k) ? '' : `last used: ${k.lastUsedAt ?? 'never'}\n`) +
     `expires:   ${k.expiresAt ?? 'never'}\n` +
     `aliases:   ${k.allowedAliases === null ? 'all' : k.allowedAliases.join(', ')}\n` +
-    `limits:    ${describeLimits(k.limits)}\n`
+    `limits:    ${describeLimits(k.limits, currency)}\n`
   );
+}
+
+/**
+ * The `usage:` line of `keys show`: everything the gateway recorded for the key. A usage
+ * file that cannot be read says so on this line; the key's settings still show.
+ */
+export async function describeUsage(usage: UsageStore, keyId: string, nowMs: number, currency?: string): Promise<string> {
+  let totals;
+  try {
+    totals = (await usage.series(keyId, 'day', nowMs)).totals;
+  } catch (error) {
+    if (error instanceof UsageFileError) return `usage:     unreadable: ${error.message}\n`;
+    throw error;
+  }
+  if (totals.requests === 0) return 'usage:     none recorded\n';
+  return `usage:     ${totals.requests} requests, ${totals.promptTokens} prompt + ${totals.completionTokens} completion tokens, ${formatCost(totals.costNanos, currency)} (all time)\n`;
+}
+
+/** Nanos as people read them: `0.001235 USD`, or `0.001235` when the currency is not known. */
+export function formatCost(nanos: number, currency: string | undefined): string {
+  return currency === undefined ? formatMoney(nanos, '').trimEnd() : formatMoney(nanos, currency);
 }
 
 export function toJson(value: unknown): string {

@@ -140,7 +140,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           config.state.backend === 'redis'
             ? async () => openStateBackend(config, { logger: createLogger({ level: 'warn', write: (line) => io.stderr.write(line) }), env: io.env, watch: false })
             : undefined;
-        return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr, command: hintCommand, ...(openStore === undefined ? {} : { openStore }) });
+        return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr, command: hintCommand, currency: config.currency, ...(openStore === undefined ? {} : { openStore }) });
       }
       case 'admin': {
         const stdin = io.stdin ?? process.stdin;

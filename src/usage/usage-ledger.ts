@@ -56,12 +56,27 @@ export function addUsage(into: KeyUsage, from: KeyUsage): void {
   into.costNanos += from.costNanos;
 }
 
+const CHARGED_FIELDS = ['promptTokens', 'completionTokens', 'cachedTokens', 'costNanos'] as const;
+
+/**
+ * Throws RangeError, before anything is counted, on a charge that is not non-negative
+ * safe integers: one NaN or fraction summed into the stores would make usage.json
+ * unreadable (its parser refuses it) and every later flush fail. The gateway records
+ * only checked numbers, the same it settles with the limiter.
+ */
+export function assertCharged(charged: Charged): void {
+  for (const field of CHARGED_FIELDS) {
+    const n = charged[field];
+    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`charged.${field} must be a non-negative safe integer; got ${n}.`);
+  }
+}
+
 function hourStart(ms: number): number {
   return ms - (((ms % HOUR_MS) + HOUR_MS) % HOUR_MS);
 }
 
 export interface UsageLedger {
-  /** Counts one finished request of `keyId`, in the UTC hour of `atMs` (default now). */
+  /** Counts one finished request of `keyId`, in the UTC hour of `atMs` (default now). RangeError on a bad charge (assertCharged). */
   record(keyId: string, outcome: CompletionOutcome, atMs?: number): void;
   /** Counters gathered since the last `drain()`, removed from the ledger. */
   drain(): PendingUsage;
@@ -99,6 +114,7 @@ export function createUsageLedger(clock: () => number = Date.now): UsageLedger {
   };
   return {
     record(keyId, outcome, atMs = clock()) {
+      if (outcome.charged !== null) assertCharged(outcome.charged);
       const u = entry(keyId, hourStart(atMs));
       u.requests++;
       if (outcome.error) u.errors++;

@@ -10,7 +10,7 @@ const FULL: KeyLimits = Object.freeze({
   tokensPerMinute: 100000,
   concurrentRequests: 4,
   tokenBudget: Object.freeze({ tokens: 2000000, period: 'month' as const }),
-  costBudget: null,
+  costBudget: Object.freeze({ amount: 25.5, period: 'month' as const }),
 });
 
 /** The flags as `keys create`/`keys update` hand them over: parsed by node:util. */
@@ -18,7 +18,7 @@ function flags(...args: string[]): Record<string, string | boolean | undefined> 
   return parseArgs({ args, options: KEY_SETTING_OPTIONS, strict: true, allowPositionals: false }).values;
 }
 
-test('KEY_SETTING_OPTIONS: six string flags, no short forms', () => {
+test('KEY_SETTING_OPTIONS: seven string flags, no short forms', () => {
   assert.deepEqual(KEY_SETTING_OPTIONS, {
     allow: { type: 'string' },
     expires: { type: 'string' },
@@ -26,6 +26,7 @@ test('KEY_SETTING_OPTIONS: six string flags, no short forms', () => {
     tpm: { type: 'string' },
     concurrency: { type: 'string' },
     budget: { type: 'string' },
+    'cost-budget': { type: 'string' },
   });
 });
 
@@ -37,7 +38,8 @@ test('KEY_SETTING_HELP: one aligned line per flag', () => {
       '  --rpm N               Requests per minute ("none" for unlimited)\n' +
       '  --tpm N               Tokens per minute, estimated before and settled after each call ("none")\n' +
       '  --concurrency N       Requests at once ("none")\n' +
-      '  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month ("none")\n',
+      '  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month ("none")\n' +
+      '  --cost-budget AMOUNT  Money per UTC day or month in the config\'s currency, e.g. 25.50/month ("none")\n',
   );
 });
 
@@ -73,7 +75,7 @@ test('limit flags on create (no current limits): the unnamed limits are null', (
   assert.deepEqual(keySettingsFromFlags(flags('--budget', '50000/day'), null), { limits: { ...NO_LIMITS, tokenBudget: { tokens: 50000, period: 'day' } } });
   assert.deepEqual(keySettingsFromFlags(flags('--rpm', 'none'), null), { limits: NO_LIMITS });
   assert.deepEqual(
-    keySettingsFromFlags(flags('--allow', 'a,b', '--expires', 'never', '--rpm', '60', '--tpm', '100000', '--concurrency', '4', '--budget', '2000000/month'), null),
+    keySettingsFromFlags(flags('--allow', 'a,b', '--expires', 'never', '--rpm', '60', '--tpm', '100000', '--concurrency', '4', '--budget', '2000000/month', '--cost-budget', '25.50/month'), null),
     { allowedAliases: ['a', 'b'], expiresAt: null, limits: FULL },
   );
 });
@@ -88,13 +90,14 @@ test('limit flags on update: merged with the current limits, "none" clears one',
   assert.deepEqual(keySettingsFromFlags(flags('--budget', '10/day'), FULL), { limits: { ...FULL, tokenBudget: { tokens: 10, period: 'day' } } });
   assert.deepEqual(keySettingsFromFlags(flags('--concurrency', '1'), NO_LIMITS), { limits: { ...NO_LIMITS, concurrentRequests: 1 } });
   // The current limits are read, never changed (they are frozen records of the store).
-  assert.deepEqual(FULL, { requestsPerMinute: 60, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: { tokens: 2000000, period: 'month' }, costBudget: null });
+  assert.deepEqual(FULL, { requestsPerMinute: 60, tokensPerMinute: 100000, concurrentRequests: 4, tokenBudget: { tokens: 2000000, period: 'month' }, costBudget: { amount: 25.5, period: 'month' } });
 });
 
 test('merged limits describe as the store would show them after the update', () => {
   const merged = keySettingsFromFlags(flags('--rpm', 'none', '--budget', '50000/day'), FULL).limits as KeyLimits;
-  assert.equal(describeLimits(merged), '100000 tpm, 4 at once, 50000 tokens/day');
-  const cleared = keySettingsFromFlags(flags('--rpm', 'none', '--tpm', 'none', '--concurrency', 'none', '--budget', 'none'), FULL).limits as KeyLimits;
+  assert.equal(describeLimits(merged), '100000 tpm, 4 at once, 50000 tokens/day, 25.50/month');
+  assert.equal(describeLimits(merged, 'EUR'), '100000 tpm, 4 at once, 50000 tokens/day, 25.50 EUR/month');
+  const cleared = keySettingsFromFlags(flags('--rpm', 'none', '--tpm', 'none', '--concurrency', 'none', '--budget', 'none', '--cost-budget', 'none'), FULL).limits as KeyLimits;
   assert.deepEqual(cleared, NO_LIMITS);
   assert.equal(describeLimits(cleared), 'none');
 });
@@ -117,6 +120,17 @@ test('unreadable numbers and budgets: KeyOptionError naming the flag', () => {
     [['--budget', '5 /day'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
     [['--budget', '5/Day'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
     [['--budget=-5/day'], '--budget must look like 2000000/month or 50000/day, or be "none"'],
+    [['--cost-budget', '25.50'], '--cost-budget must look like 25.50/month or 5/day (an amount with at most 6 decimals, a slash, day or month), or be "none"'],
+    [['--cost-budget', '25,50/month'], '--cost-budget must look like 25.50/month or 5/day (an amount with at most 6 decimals, a slash, day or month), or be "none"'],
+    [['--cost-budget', '$25/month'], '--cost-budget must look like 25.50/month or 5/day (an amount with at most 6 decimals, a slash, day or month), or be "none"'],
+    [['--cost-budget', '1.1234567/day'], '--cost-budget must look like 25.50/month or 5/day (an amount with at most 6 decimals, a slash, day or month), or be "none"'],
+    [['--cost-budget', '.5/day'], '--cost-budget must look like 25.50/month or 5/day (an amount with at most 6 decimals, a slash, day or month), or be "none"'],
+    [['--cost-budget', '5./day'], '--cost-budget must look like 25.50/month or 5/day (an amount with at most 6 decimals, a slash, day or month), or be "none"'],
+    [['--cost-budget', '5/week'], '--cost-budget must look like 25.50/month or 5/day (an amount with at most 6 decimals, a slash, day or month), or be "none"'],
+    [['--cost-budget', '5/Month'], '--cost-budget must look like 25.50/month or 5/day (an amount with at most 6 decimals, a slash, day or month), or be "none"'],
+    [['--cost-budget', '1e3/day'], '--cost-budget must look like 25.50/month or 5/day (an amount with at most 6 decimals, a slash, day or month), or be "none"'],
+    [['--cost-budget', 'None'], '--cost-budget must look like 25.50/month or 5/day (an amount with at most 6 decimals, a slash, day or month), or be "none"'],
+    [['--cost-budget=-5/day'], '--cost-budget must look like 25.50/month or 5/day (an amount with at most 6 decimals, a slash, day or month), or be "none"'],
   ];
   for (const [args, message] of cases) {
     assert.throws(
@@ -132,16 +146,29 @@ test('numbers outside the limits are refused by the flag parser, naming the flag
   assert.throws(() => keySettingsFromFlags(flags('--concurrency', '2000000000'), null), { name: 'KeyOptionError', message: '--concurrency must be a whole number from 1 to 1000000000, or "none"' });
   assert.throws(() => keySettingsFromFlags(flags('--budget', '0/day'), null), { name: 'KeyOptionError', message: '--budget must be a whole number from 1 to 1000000000000, or "none"' });
   assert.throws(() => keySettingsFromFlags(flags('--budget', '1000000000001/month'), null), { name: 'KeyOptionError', message: '--budget must be a whole number from 1 to 1000000000000, or "none"' });
+  assert.throws(() => keySettingsFromFlags(flags('--cost-budget', '0/day'), null), { name: 'KeyOptionError', message: '--cost-budget: the amount must be above 0 and at most 1000000; got 0' });
+  assert.throws(() => keySettingsFromFlags(flags('--cost-budget', '0.000000/month'), null), { name: 'KeyOptionError', message: '--cost-budget: the amount must be above 0 and at most 1000000; got 0.000000' });
+  assert.throws(() => keySettingsFromFlags(flags('--cost-budget', '1000000.000001/month'), null), { name: 'KeyOptionError', message: '--cost-budget: the amount must be above 0 and at most 1000000; got 1000000.000001' });
+  // The smallest and largest amounts the flag takes are ones the store takes.
+  for (const [text, amount] of [['0.000001/day', 0.000001], ['1000000/month', 1_000_000], ['0025.5/month', 25.5], ['123456.789012/day', 123456.789012]] as const) {
+    const limits = keySettingsFromFlags(flags('--cost-budget', text), null);
+    assert.deepEqual(parseKeySettings(limits, 0).limits.costBudget, { amount, period: text.endsWith('day') ? 'day' : 'month' }, text);
+  }
   const most = keySettingsFromFlags(flags('--budget', '1000000000000/month', '--tpm', '1000000000'), null);
   assert.deepEqual(parseKeySettings(most, 0).limits, { ...NO_LIMITS, tokensPerMinute: 1000000000, tokenBudget: { tokens: 1000000000000, period: 'month' } });
 });
 
 test('describeLimits: "none", or the set limits in a fixed order', () => {
   assert.equal(describeLimits(NO_LIMITS), 'none');
-  assert.equal(describeLimits(FULL), '60 rpm, 100000 tpm, 4 at once, 2000000 tokens/month');
+  assert.equal(describeLimits(FULL), '60 rpm, 100000 tpm, 4 at once, 2000000 tokens/month, 25.50/month');
+  assert.equal(describeLimits(FULL, 'USD'), '60 rpm, 100000 tpm, 4 at once, 2000000 tokens/month, 25.50 USD/month');
+  // At least 2 decimals, up to the 6 an amount may have.
+  for (const [amount, shown] of [[25.5, '25.50'], [3, '3.00'], [0.125, '0.125'], [0.000001, '0.000001'], [1_000_000, '1000000.00'], [123456.789012, '123456.789012']] as const) {
+    assert.equal(describeLimits({ ...NO_LIMITS, costBudget: { amount, period: 'day' } }, 'JPY'), `${shown} JPY/day`);
+  }
   assert.equal(describeLimits({ ...NO_LIMITS, requestsPerMinute: 1 }), '1 rpm');
   assert.equal(describeLimits({ ...NO_LIMITS, tokensPerMinute: 5 }), '5 tpm');
   assert.equal(describeLimits({ ...NO_LIMITS, concurrentRequests: 2 }), '2 at once');
   assert.equal(describeLimits({ ...NO_LIMITS, tokenBudget: { tokens: 7, period: 'day' } }), '7 tokens/day');
-  assert.equal(describeLimits({ ...FULL, tokensPerMinute: null, concurrentRequests: null }), '60 rpm, 2000000 tokens/month');
+  assert.equal(describeLimits({ ...FULL, tokensPerMinute: null, concurrentRequests: null }), '60 rpm, 2000000 tokens/month, 25.50/month');
 });

@@ -66,7 +66,8 @@ const SETTING_HELP =
   '  --rpm N               Requests per minute ("none" for unlimited)\n' +
   '  --tpm N               Tokens per minute, estimated before and settled after each call ("none")\n' +
   '  --concurrency N       Requests at once ("none")\n' +
-  '  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month ("none")\n';
+  '  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month ("none")\n' +
+  '  --cost-budget AMOUNT  Money per UTC day or month in the config\'s currency, e.g. 25.50/month ("none")\n';
 
 test('keys --help, -h and help print the usage on stdout and exit 0', async () => {
   assert.equal(
@@ -80,7 +81,7 @@ test('keys --help, -h and help print the usage on stdout and exit 0', async () =
       "  update ID            Change a key's name, allowed aliases, expiry or limits\n" +
       '  rotate ID            Give a key a new secret (same id and history); prints it once\n' +
       '  revoke ID            Revoke a key by id\n' +
-      '  usage                Requests, tokens and errors per key\n\n' +
+      "  usage [ID]           Requests, tokens, errors and cost per key, or one key's days or hours\n\n" +
       'Options:\n' +
       '  -h, --help           Show this help; "portcullis keys <command> --help" for a command\n',
   );
@@ -109,7 +110,8 @@ test('each subcommand has its own --help, which wins over other problems and nev
     stderr: '',
     stdout:
       'Usage: portcullis keys show ID [--json]\n\n' +
-      "Show one key: status, times, allowed aliases, expiry and limits (never the key).\n\n" +
+      'Show one key: status, times, allowed aliases, expiry, limits (never the key) and\n' +
+      "the usage recorded for it, with its cost in the config's currency.\n\n" +
       'Options:\n' +
       "  --json       Print the key's record (without its hash) as JSON\n" +
       '  -h, --help   Show this help\n',
@@ -344,14 +346,14 @@ test('keys usage: per-key totals from usage.json joined with the key list', asyn
     const empty = await run(['usage', '--json'], dir);
     assert.equal(empty.code, 0);
     assert.deepEqual(JSON.parse(empty.stdout), [
-      { id, name: 'metered', prefix: (JSON.parse(created.stdout) as { prefix: string }).prefix, status: 'active', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0 },
+      { id, name: 'metered', prefix: (JSON.parse(created.stdout) as { prefix: string }).prefix, status: 'active', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, cost: 0 },
     ]);
     writeFileSync(path.join(dir, 'usage.json'), JSON.stringify({ version: 1, keys: { [id]: { requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1 } } }));
     const table = await run(['usage'], dir);
     assert.equal(table.code, 0);
     assert.equal(
       table.stdout,
-      'ID                    NAME     REQUESTS  PROMPT  COMPLETION  CACHED  ERRORS  STATUS\n' + `${id}  metered  3         30      12          4       1       active\n`,
+      'ID                    NAME     REQUESTS  PROMPT  COMPLETION  CACHED  ERRORS  COST      STATUS\n' + `${id}  metered  3         30      12          4       1       0.000000  active\n`,
     );
     writeFileSync(path.join(dir, 'usage.json'), 'garbage');
     const bad = await run(['usage'], dir);
@@ -421,6 +423,8 @@ const SHOW_A =
   'expires:   2099-01-31T00:00:00.000Z\n' +
   'aliases:   gpt-4o, fast\n' +
   'limits:    60 rpm, 100000 tpm, 4 at once, 2000000 tokens/month\n';
+/** What `keys show` adds for a key without recorded usage. */
+const NO_USAGE = 'usage:     none recorded\n';
 
 test('create with every settings flag: exact output and the exact stored record', async () => {
   const dir = freshDir();
@@ -509,7 +513,7 @@ test('bad settings values: exit 2 with the exact message, nothing stored', async
 
 test('show: every setting, last use and status as text; never the key or its hash', async () => {
   const dir = seededV2Dir();
-  assert.deepEqual(await run(['show', 'key_AAAAAAAAAAAAAAAA'], dir), { code: 0, stderr: '', stdout: SHOW_A });
+  assert.deepEqual(await run(['show', 'key_AAAAAAAAAAAAAAAA'], dir), { code: 0, stderr: '', stdout: SHOW_A + NO_USAGE });
   assert.deepEqual(await run(['show', 'key_BBBBBBBBBBBBBBBB'], dir), {
     code: 0,
     stderr: '',
@@ -523,11 +527,12 @@ test('show: every setting, last use and status as text; never the key or its has
       'last used: never\n' +
       'expires:   never\n' +
       'aliases:   all\n' +
-      'limits:    none\n',
+      'limits:    none\n' +
+      NO_USAGE,
   });
   // Status follows the clock: one millisecond after the expiry the key shows as expired.
   const expired = await run(['show', 'key_AAAAAAAAAAAAAAAA'], dir, Date.parse('2099-01-31T00:00:00.001Z'));
-  assert.deepEqual(expired, { code: 0, stderr: '', stdout: SHOW_A.replace('status:    active', 'status:    expired') });
+  assert.deepEqual(expired, { code: 0, stderr: '', stdout: SHOW_A.replace('status:    active', 'status:    expired') + NO_USAGE });
   const atExpiry = await run(['show', 'key_AAAAAAAAAAAAAAAA'], dir, Date.parse('2099-01-31T00:00:00.000Z'));
   assert.equal(atExpiry.stdout, expired.stdout, 'a key is expired from its expiresAt on');
   for (const out of [expired.stdout, SHOW_A]) {
@@ -690,7 +695,7 @@ test('rotate: the new key printed exactly once, same id and settings; the old ke
     }
     // show says when; the key itself is never shown again.
     const shown = await run(['show', 'key_AAAAAAAAAAAAAAAA'], dir);
-    assert.equal(shown.stdout, SHOW_A.replace('pcl_AbC1x9Qz', prefix).replace('created:   2025-01-31T12:00:00.000Z\n', `created:   2025-01-31T12:00:00.000Z\nrotated:   ${time}\n`));
+    assert.equal(shown.stdout, SHOW_A.replace('pcl_AbC1x9Qz', prefix).replace('created:   2025-01-31T12:00:00.000Z\n', `created:   2025-01-31T12:00:00.000Z\nrotated:   ${time}\n`) + NO_USAGE);
     assert.equal(shown.stdout.includes(key), false);
   } finally {
     await server.close();
@@ -708,7 +713,7 @@ test('rotate --json prints {id,name,prefix,rotatedAt,key}; usage history stays w
   assert.equal(stdout, JSON.stringify({ id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix, rotatedAt, key }, null, 2) + '\n');
   assert.deepEqual(keysFile(dir).keys[0], { ...RECORD_A, prefix, hash: hashApiKey(String(key)), rotatedAt });
   const usage = JSON.parse((await run(['usage', '--json'], dir)).stdout) as Record<string, unknown>[];
-  assert.deepEqual(usage[0], { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix, status: 'active', requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1, costNanos: 0 });
+  assert.deepEqual(usage[0], { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix, status: 'active', requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1, costNanos: 0, cost: 0 });
 });
 
 test('rotate refusals: revoked or unknown ids exit 1 and the file is untouched', async () => {
@@ -741,9 +746,9 @@ test('keys usage reads the version 2 usage.json (totals, hourly and daily bucket
     code: 0,
     stderr: '',
     stdout:
-      'ID                    NAME    REQUESTS  PROMPT  COMPLETION  CACHED  ERRORS  STATUS\n' +
-      'key_AAAAAAAAAAAAAAAA  my app  12        120     48          12      1       active\n' +
-      'key_BBBBBBBBBBBBBBBB  old ci  0         0       0           0       0       revoked\n',
+      'ID                    NAME    REQUESTS  PROMPT  COMPLETION  CACHED  ERRORS  COST      STATUS\n' +
+      'key_AAAAAAAAAAAAAAAA  my app  12        120     48          12      1       0.000000  active\n' +
+      'key_BBBBBBBBBBBBBBBB  old ci  0         0       0           0       0       0.000000  revoked\n',
   });
   assert.deepEqual(await run(['usage', '--json'], dir), {
     code: 0,
@@ -751,8 +756,8 @@ test('keys usage reads the version 2 usage.json (totals, hourly and daily bucket
     stdout:
       JSON.stringify(
         [
-          { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix: 'pcl_AbC1x9Qz', status: 'active', ...counters(12), costNanos: 0 },
-          { id: 'key_BBBBBBBBBBBBBBBB', name: 'old ci', prefix: 'pcl_00000000', status: 'revoked', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0 },
+          { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix: 'pcl_AbC1x9Qz', status: 'active', ...counters(12), costNanos: 0, cost: 0 },
+          { id: 'key_BBBBBBBBBBBBBBBB', name: 'old ci', prefix: 'pcl_00000000', status: 'revoked', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, cost: 0 },
         ],
         null,
         2,

@@ -130,3 +130,14 @@ test('a usage file written before cost was recorded reads as cost 0, and the nex
     message: '/d/usage.json: keys.k.totals must hold requests, promptTokens, completionTokens, cachedTokens, errors (and costNanos, if present) as non-negative integers',
   });
 });
+
+test('a charge that is not non-negative safe integers is refused before anything is counted', () => {
+  const ledger = createUsageLedger(() => T0);
+  for (const [field, value] of [['promptTokens', -1], ['completionTokens', 1.5], ['cachedTokens', Number.NaN], ['costNanos', 2 ** 53], ['costNanos', Infinity]] as const) {
+    const charged = { ...u(1, 1, 0, 1), [field]: value };
+    assert.throws(() => ledger.record('key_a', { charged, error: false }), { name: 'RangeError', message: `charged.${field} must be a non-negative safe integer; got ${value}.` }, field);
+  }
+  assert.equal(ledger.dirty(), false, 'nothing was counted');
+  ledger.record('key_a', { charged: u(0, 0, 0, Number.MAX_SAFE_INTEGER), error: false });
+  assert.equal(ledger.drain().get('key_a')?.get(Date.parse('2026-11-22T05:00:00.000Z'))?.costNanos, Number.MAX_SAFE_INTEGER);
+});
