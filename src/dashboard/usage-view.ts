@@ -20,7 +20,7 @@ const TOTALS: Array<{ field: keyof UsageCounts; label: string; testId: string }>
 const BUDGET_WINDOW: Record<BudgetPeriod, string> = { day: 'today (UTC)', month: 'this month (UTC)' };
 
 /** Why `used` can be more than what the table adds up to, said beside the bars. */
-const IN_FLIGHT_NOTE = 'Used includes requests still in flight, each counted at its most until it finishes.';
+const IN_FLIGHT_NOTE = 'Used includes requests still in flight, each reserved at its upper bound until it finishes.';
 
 const PERIOD_WORDS: Record<Granularity, string> = { hour: 'last 48 hours, per hour', day: 'last 30 days, per day' };
 const PERIOD_NOUN: Record<Granularity, [one: string, many: string]> = { hour: ['hour', 'hours'], day: ['day', 'days'] };

@@ -332,7 +332,7 @@ test('at 375 px, Usage opens the panel on screen; its table lists busy hours new
   assert.equal(await byTestId('usage-budget-cost').textContent(), `Spending budget this month (UTC): ${cost} of ${COST_BUDGET} USD used`);
   assert.equal(await page.locator('#usage-cost-budget-meter').getAttribute('value'), String(costNanos));
   assert.equal(await page.locator('#usage-cost-budget-meter').getAttribute('max'), '25500000000');
-  assert.equal(await byTestId('usage-budget-note').textContent(), 'Used includes requests still in flight, each counted at its most until it finishes.');
+  assert.equal(await byTestId('usage-budget-note').textContent(), 'Used includes requests still in flight, each reserved at its upper bound until it finishes.');
   await viewportShot(t, 'dashboard-usage-small-phone');
 
   const chart = byTestId('usage-chart-requests').locator('svg');
