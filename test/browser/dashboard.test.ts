@@ -18,6 +18,7 @@ import OpenAI from 'openai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startAdminGateway } from '../admin/harness.ts';
 import { pageChecks } from './page-checks.ts';
+import { embeddedConfigValue } from '../../src/config/config-loader.ts';
 import { repositoryRoot } from '../repository-root.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -32,9 +33,11 @@ const NEW_PASSWORD = 'portcullis dashboard test 7!';
 const KEY_NAME = 'browser <b>test</b> & co';
 const PHONE_KEY_NAME = 'made on a phone';
 const PROMPT = 'Hello from the dashboard test';
-/** service-chat is the demo provider's, which costs nothing: cost is shown, and counted, as 0. */
-const NANOS_PER_PROMPT_TOKEN = 0;
-const NANOS_PER_COMPLETION_TOKEN = 0;
+/** service-chat's price per million tokens in the test's config: 0.0025 USD per prompt token, 0.01 per completion token. */
+const PRICE = { input: 2.5, output: 10 };
+const PRICE_TEXT = '2.50 / 10.00 USD per 1M tokens in/out';
+const NANOS_PER_PROMPT_TOKEN = 2_500;
+const NANOS_PER_COMPLETION_TOKEN = 10_000;
 const TOKEN_BUDGET = 100_000;
 const COST_BUDGET = '25.50';
 /**
@@ -80,7 +83,10 @@ const expectedFailedLoads = new Set(['401 /api/session', '401 /api/login']);
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium package (.ci/run does)`);
   mkdirSync(screenshotDir, { recursive: true });
-  gateway = await startAdminGateway();
+  const embedded = embeddedConfigValue() as { aliases: Record<string, Record<string, unknown>> };
+  gateway = await startAdminGateway({
+    config: { aliases: { ...embedded.aliases, 'service-chat': { ...embedded.aliases['service-chat'], price: PRICE } } },
+  });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US', timezoneId: 'UTC' });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gateway.adminUrl });
@@ -341,9 +347,8 @@ test('at 375 px, Usage opens the panel on screen; its table lists busy hours new
   assert.equal(await chart.locator('rect').count(), 1);
   const costChart = byTestId('usage-chart-cost').locator('svg');
   assert.equal(await costChart.getAttribute('aria-label'), 'Cost in USD, last 48 hours, per hour');
-  // Nothing cost anything: no bar, and the chart says so.
-  assert.equal(await costChart.locator('rect').count(), 0);
-  assert.match((await costChart.locator('desc').textContent()) ?? '', /^No cost from .+ to .+\.$/);
+  assert.equal(await costChart.locator('rect').count(), 1);
+  assert.match((await costChart.locator('rect title').textContent()) ?? '', new RegExp(`: ${cost.replace('.', '\\.')} USD cost$`));
   await page.locator('.usage-details summary').click();
   await checkUsageTable(48, 'hour', cost);
   await screenshot(t, 'dashboard-usage-desktop', DESKTOP);
@@ -376,8 +381,12 @@ test('the aliases view lists targets with their health', async (t) => {
   await card.waitFor({ state: 'visible' });
   assert.equal(await card.getByTestId('alias-available').textContent(), 'Available');
   assert.equal(await card.getByTestId('circuit-badge').first().textContent(), 'Healthy');
-  // No price is configured for the alias: the card says nothing of one.
-  assert.equal(await card.getByTestId('alias-price').count(), 0);
+  assert.equal(await card.getByTestId('alias-price').textContent(), PRICE_TEXT);
+  assert.equal(await card.getByTestId('target-price').textContent(), PRICE_TEXT, 'the target inherits the alias price');
+  // An alias with no price says nothing of one; its demo target is free.
+  const vision = page.locator('[data-testid="alias-card"][data-alias="service-vision"]');
+  assert.equal(await vision.getByTestId('alias-price').count(), 0);
+  assert.equal(await vision.getByTestId('target-price').textContent(), 'Free');
   await screenshot(t, 'dashboard-aliases-desktop', DESKTOP);
   await screenshot(t, 'dashboard-aliases-phone', PHONE);
   await byTestId('nav-keys').click();
