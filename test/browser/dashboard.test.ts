@@ -40,13 +40,9 @@ const NANOS_PER_PROMPT_TOKEN = 2_500;
 const NANOS_PER_COMPLETION_TOKEN = 10_000;
 const TOKEN_BUDGET = 100_000;
 const COST_BUDGET = '25.50';
-/**
- * The page learns the currency from GET /api/aliases, which carries it once the
- * pricing config (helper B, issue 15) is merged; until then the amount shows alone.
- * i15-lead: with pricing merged, i15-dash-priced pins the currency exactly.
- */
-const COST_BUDGET_LABEL = /^Spending budget( \(USD\))?$/;
-const LIMITS_TEXT = /^600 req\/min · 100K tokens\/day · 25\.50( USD)?\/month$/;
+/** The currency comes from GET /api/aliases (the config's, USD by default). */
+const COST_BUDGET_LABEL = /^Spending budget \(USD\)$/;
+const LIMITS_TEXT = /^600 req\/min · 100K tokens\/day · 25\.50 USD\/month$/;
 /** Usage may be recorded a moment after the response; the page is asked again at most this often. */
 const USAGE_POLLS = 60;
 const USAGE_POLL_MS = 250;
