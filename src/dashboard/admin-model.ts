@@ -7,6 +7,14 @@ export interface KeyLimits {
   tokensPerMinute: number | null;
   concurrentRequests: number | null;
   tokenBudget: { tokens: number; period: BudgetPeriod } | null;
+  /** Money per UTC day or month, in currency units as written. Absent (older servers, old records) reads as null. */
+  costBudget?: CostBudget | null;
+}
+
+export interface CostBudget {
+  /** Currency units, at most 6 decimals. */
+  amount: number;
+  period: BudgetPeriod;
 }
 
 export type BudgetPeriod = 'day' | 'month';
@@ -47,6 +55,10 @@ export interface UsageCounts {
   completionTokens: number;
   cachedTokens: number;
   errors: number;
+  /** What the requests cost, in integer nanos (1e-9) of the gateway's currency; absent from older servers. */
+  costNanos?: number;
+  /** The same in currency units (a float, for people reading the JSON; the page uses costNanos). */
+  cost?: number;
 }
 
 export interface UsageBucket extends UsageCounts {
@@ -58,10 +70,22 @@ export interface KeyUsage {
   granularity: Granularity;
   buckets: UsageBucket[];
   totals: UsageCounts;
+  /** `used` includes the reservations of requests still in flight. */
   budget: { tokens: number; used: number; period: BudgetPeriod; resetsAt: string } | null;
+  /** The spending budget; `used`/`usedNanos` include requests in flight. Absent from older servers. */
+  costBudget?: { amount: number; used: number; usedNanos: number; period: BudgetPeriod; resetsAt: string; currency: string } | null;
+  /** ISO 4217 code of every money value; absent from older servers. */
+  currency?: string;
 }
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
+
+/** Per million tokens, in currency units. */
+export interface Price {
+  input: number;
+  cachedInput: number;
+  output: number;
+}
 
 export interface AliasTarget {
   id: string;
@@ -70,6 +94,8 @@ export interface AliasTarget {
   weight: number;
   priority: number;
   circuit: CircuitState;
+  /** The target's own price, else its alias's; null: no price configured. Absent from older servers. */
+  price?: Price | null;
 }
 
 export interface AliasInfo {
@@ -79,6 +105,10 @@ export interface AliasInfo {
   contextWindow: number | null;
   capabilities: string[];
   targets: AliasTarget[];
+  /** The alias's default price for targets without their own; absent from older servers. */
+  price?: Price | null;
+  /** Tokens reserved per image part; absent from older servers. */
+  imageTokens?: number;
 }
 
 export interface AliasCatalogue {
@@ -86,6 +116,8 @@ export interface AliasCatalogue {
   auto: { default: string; rules: Array<{ use: string; reason: string }> } | null;
   /** The API listener's address as it listens; absent from older servers. */
   api?: { url: string | null };
+  /** ISO 4217 code of every price; absent from older servers. */
+  currency?: string;
 }
 
 /** Body of POST /api/keys and PATCH /api/keys/{id}; absent fields are left alone by PATCH. */

@@ -1,15 +1,15 @@
 // The aliases view: each alias, whether it can serve now, and its targets in
-// order with their circuit breaker state.
+// order with their circuit breaker state, and the prices when configured.
 import { adminApi } from './api.ts';
 import type { AliasCatalogue, AliasInfo, ApiFailure } from './admin-model.ts';
 import { byId, el } from './dom.ts';
 import { CIRCUIT_LABEL, formatCount } from './format.ts';
+import { formatPrice } from './money.ts';
 
 interface AliasesView {
   load(): Promise<AliasCatalogue | null>;
   /** The catalogue as last loaded; loads it once if the view was never opened. */
   catalogue(): Promise<AliasCatalogue | null>;
-  names(): Promise<string[] | null>;
   reset(): void;
 }
 
@@ -32,7 +32,7 @@ export function createAliasesView(failed: (failure: ApiFailure) => void): Aliase
   }
 
   function render(c: AliasCatalogue): void {
-    list.replaceChildren(...c.data.map(aliasCard));
+    list.replaceChildren(...c.data.map((alias) => aliasCard(alias, c.currency ?? '')));
     if (c.data.length === 0) list.append(el('p', { text: 'No aliases are configured.' }));
     if (c.auto === null) {
       auto.replaceChildren(el('p', { text: 'service-auto is not configured.' }));
@@ -53,11 +53,6 @@ export function createAliasesView(failed: (failure: ApiFailure) => void): Aliase
   return {
     load,
     catalogue: async () => catalogue ?? (await load()),
-    /** Alias names for the key form; loads the catalogue once if the view was never opened. */
-    async names() {
-      const c = catalogue ?? (await load());
-      return c === null ? null : c.data.map((a) => a.alias);
-    },
     reset() {
       catalogue = null;
       list.replaceChildren();
@@ -66,22 +61,26 @@ export function createAliasesView(failed: (failure: ApiFailure) => void): Aliase
   };
 }
 
-function aliasCard(alias: AliasInfo): HTMLElement {
-  const facts: Array<[string, string]> = [
+function aliasCard(alias: AliasInfo, currency: string): HTMLElement {
+  const facts: Array<[string, string, string?]> = [
     ['Context window', alias.contextWindow === null ? 'Not set' : `${formatCount(alias.contextWindow)} tokens`],
     ['Max output', alias.maxOutputTokens === null ? 'Not set' : `${formatCount(alias.maxOutputTokens)} tokens`],
     ['Capabilities', alias.capabilities.length === 0 ? 'Text' : alias.capabilities.join(', ')],
   ];
+  // Nothing is said of a price that is not configured: no row, no column.
+  if (alias.price != null) facts.push(['Price', formatPrice(alias.price, currency), 'alias-price']);
+  const priced = alias.targets.some((t) => t.price != null);
+  const head = ['Target', 'Provider', 'Model', 'Priority', 'Weight', 'Health', ...(priced ? ['Price'] : [])];
   return el('article', { className: 'card alias-card', testId: 'alias-card', attrs: { 'data-alias': alias.alias } }, [
     el('header', { className: 'alias-head' }, [
       el('h2', {}, [el('code', { text: alias.alias })]),
       el('span', { className: `badge ${alias.available ? 'badge-active' : 'badge-revoked'}`, text: alias.available ? 'Available' : 'Unavailable', testId: 'alias-available' }),
     ]),
-    el('dl', { className: 'facts' }, facts.flatMap(([term, value]) => [el('dt', { text: term }), el('dd', { text: value })])),
+    el('dl', { className: 'facts' }, facts.flatMap(([term, value, testId]) => [el('dt', { text: term }), el('dd', { text: value, ...(testId === undefined ? {} : { testId }) })])),
     el('div', { className: 'table-wrap' }, [
       el('table', { className: 'data-table targets stacking-table' }, [
         el('caption', { className: 'visually-hidden', text: `Targets of ${alias.alias}, in the order they are tried` }),
-        el('thead', {}, [el('tr', {}, ['Target', 'Provider', 'Model', 'Priority', 'Weight', 'Health'].map((h) => el('th', { text: h, attrs: { scope: 'col' } })))]),
+        el('thead', {}, [el('tr', {}, head.map((h) => el('th', { text: h, attrs: { scope: 'col' } })))]),
         el(
           'tbody',
           {},
@@ -95,6 +94,7 @@ function aliasCard(alias: AliasInfo): HTMLElement {
               el('td', { attrs: { 'data-label': 'Health' } }, [
                 el('span', { className: `badge circuit-${t.circuit}`, text: CIRCUIT_LABEL[t.circuit], testId: 'circuit-badge', attrs: { title: `Circuit ${t.circuit.replace('_', '-')}` } }),
               ]),
+              priced && el('td', { className: 'price', text: t.price == null ? '' : formatPrice(t.price, currency), testId: 'target-price', attrs: { 'data-label': 'Price' } }),
             ]),
           ),
         ),

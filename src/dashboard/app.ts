@@ -49,7 +49,7 @@ function failed(failure: ApiFailure): void {
 }
 
 const aliasesView = createAliasesView(failed);
-const keysView = createKeysView({ notify, failed, aliasNames: () => aliasesView.names(), catalogue: () => aliasesView.catalogue() });
+const keysView = createKeysView({ notify, failed, catalogue: () => aliasesView.catalogue() });
 
 function showView(view: View): void {
   for (const id of Object.values(View)) byId(id, HTMLElement).hidden = id !== view;

@@ -1,6 +1,7 @@
 // How the dashboard words values: dates, counts, limits, circuit states.
 // Pure functions over API data, no DOM, so the wording lives in one place.
 import type { CircuitState, KeyLimits, KeyStatus } from './admin-model.ts';
+import { formatCostBudget } from './money.ts';
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
@@ -54,14 +55,23 @@ export function formatCompact(n: number): string {
   return compact.format(n);
 }
 
-/** "60 req/min · 10K tokens/min · 4 at once · 1M tokens/day", or "No limits". */
-export function describeLimits(limits: KeyLimits): string {
+/** "60 req/min · 10K tokens/min · 4 at once · 1M tokens/day · 25.50 USD/month", or "No limits". */
+export function describeLimits(limits: KeyLimits, currency: string): string {
+  const parts = limitParts(limits, currency);
+  return parts.length === 0 ? 'No limits' : parts.join(LIMIT_SEPARATOR);
+}
+
+export const LIMIT_SEPARATOR = ' · ';
+
+/** Each set limit in a fixed order, one phrase each (a table cell wraps between them, never inside). */
+export function limitParts(limits: KeyLimits, currency: string): string[] {
   const parts: string[] = [];
   if (limits.requestsPerMinute !== null) parts.push(`${formatCompact(limits.requestsPerMinute)} req/min`);
   if (limits.tokensPerMinute !== null) parts.push(`${formatCompact(limits.tokensPerMinute)} tokens/min`);
   if (limits.concurrentRequests !== null) parts.push(`${formatCount(limits.concurrentRequests)} at once`);
   if (limits.tokenBudget !== null) parts.push(`${formatCompact(limits.tokenBudget.tokens)} tokens/${limits.tokenBudget.period}`);
-  return parts.length === 0 ? 'No limits' : parts.join(' · ');
+  if (limits.costBudget != null) parts.push(formatCostBudget(limits.costBudget, currency));
+  return parts;
 }
 
 export function describeAliases(allowed: string[] | null): string {

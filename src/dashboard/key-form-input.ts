@@ -2,7 +2,8 @@
 // no DOM, so it is unit-tested in Node; key-form.ts reads the fields into a
 // KeyFormText and shows the FieldProblem beside the input it names.
 import type { BudgetPeriod, KeyChanges } from './admin-model.ts';
-import { expiryFromDateInput } from './format.ts';
+import { expiryFromDateInput, formatCount } from './format.ts';
+import { AmountProblem, MAX_BUDGET_AMOUNT, parseBudgetAmount } from './money.ts';
 
 export interface KeyFormText {
   name: string;
@@ -14,6 +15,10 @@ export interface KeyFormText {
   concurrentRequests: string;
   budgetTokens: string;
   budgetPeriod: string;
+  costBudgetAmount: string;
+  costBudgetPeriod: string;
+  /** The gateway's currency, for the messages; '' when unknown. */
+  currency: string;
 }
 
 export interface FieldProblem {
@@ -35,6 +40,29 @@ function parseLimit(text: string, field: string, label: string): { ok: true; val
     return { ok: false, problem: { field, message: `${label} must be a whole number of at least 1, or empty for no limit.` } };
   }
   return { ok: true, value: Number(trimmed) };
+}
+
+function parsePeriod(text: string, field: string, label: string): { ok: true; value: BudgetPeriod } | { ok: false; problem: FieldProblem } {
+  if (text === 'day' || text === 'month') return { ok: true, value: text };
+  return { ok: false, problem: { field, message: `The ${label} period is a day or a month.` } };
+}
+
+const AMOUNT_EXAMPLE = '25.50';
+
+function amountMessage(reason: AmountProblem, currency: string): string {
+  const unit = currency === '' ? 'currency units' : currency;
+  switch (reason) {
+    case AmountProblem.comma:
+      return `Write the spending budget with a dot for decimals and no commas, e.g. ${AMOUNT_EXAMPLE}.`;
+    case AmountProblem.tooManyDecimals:
+      return 'The spending budget has more than 6 decimals.';
+    case AmountProblem.zero:
+      return 'The spending budget must be more than 0, or empty for no budget.';
+    case AmountProblem.tooLarge:
+      return `The spending budget is at most ${formatCount(MAX_BUDGET_AMOUNT)} ${unit}.`;
+    case AmountProblem.notAnAmount:
+      return `The spending budget is an amount in ${unit} such as ${AMOUNT_EXAMPLE}, or empty for no budget.`;
+  }
 }
 
 /** Checks the form's text and builds the request body; `now` makes "in the past" testable. */
@@ -59,10 +87,12 @@ export function parseKeyForm(text: KeyFormText, now: Date): KeyFormParse {
   if (!concurrent.ok) return concurrent;
   const budget = parseLimit(text.budgetTokens, 'limit-budget', 'The token budget');
   if (!budget.ok) return budget;
-  if (text.budgetPeriod !== 'day' && text.budgetPeriod !== 'month') {
-    return { ok: false, problem: { field: 'limit-budget-period', message: 'The budget period is a day or a month.' } };
-  }
-  const period: BudgetPeriod = text.budgetPeriod;
+  const period = parsePeriod(text.budgetPeriod, 'limit-budget-period', 'token budget');
+  if (!period.ok) return period;
+  const cost = parseBudgetAmount(text.costBudgetAmount);
+  if (!cost.ok) return { ok: false, problem: { field: 'limit-cost-budget', message: amountMessage(cost.reason, text.currency) } };
+  const costPeriod = parsePeriod(text.costBudgetPeriod, 'limit-cost-budget-period', 'spending budget');
+  if (!costPeriod.ok) return costPeriod;
   return {
     ok: true,
     changes: {
@@ -73,7 +103,8 @@ export function parseKeyForm(text: KeyFormText, now: Date): KeyFormParse {
         requestsPerMinute: rpm.value,
         tokensPerMinute: tpm.value,
         concurrentRequests: concurrent.value,
-        tokenBudget: budget.value === null ? null : { tokens: budget.value, period },
+        tokenBudget: budget.value === null ? null : { tokens: budget.value, period: period.value },
+        costBudget: cost.amount === null ? null : { amount: cost.amount, period: costPeriod.value },
       },
     },
   };
@@ -89,6 +120,8 @@ const PARAM_FIELDS: Record<string, string> = {
   'limits.concurrentRequests': 'limit-concurrent',
   'limits.tokenBudget': 'limit-budget',
   'limits.tokenBudget.period': 'limit-budget-period',
+  'limits.costBudget': 'limit-cost-budget',
+  'limits.costBudget.period': 'limit-cost-budget-period',
 };
 
 export function fieldForParam(param: string | null): string {

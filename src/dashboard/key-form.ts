@@ -13,7 +13,13 @@ interface KeyFormCallbacks {
   failed(failure: ApiFailure): void;
 }
 
-export function createKeyForm(callbacks: KeyFormCallbacks): { create(aliases: string[]): void; edit(key: KeyRecord, aliases: string[]): void } {
+/** What the form offers: the configured alias names and the gateway's currency ('' when unknown). */
+export interface KeyFormChoices {
+  aliases: string[];
+  currency: string;
+}
+
+export function createKeyForm(callbacks: KeyFormCallbacks): { create(choices: KeyFormChoices): void; edit(key: KeyRecord, choices: KeyFormChoices): void } {
   const dialog = byId('key-form-dialog', HTMLDialogElement);
   const form = byId('key-form', HTMLFormElement);
   const heading = byId('key-form-title', HTMLElement);
@@ -29,6 +35,10 @@ export function createKeyForm(callbacks: KeyFormCallbacks): { create(aliases: st
   const concurrent = byId('limit-concurrent', HTMLInputElement);
   const budgetTokens = byId('limit-budget', HTMLInputElement);
   const budgetPeriod = byId('limit-budget-period', HTMLSelectElement);
+  const costBudget = byId('limit-cost-budget', HTMLInputElement);
+  const costBudgetPeriod = byId('limit-cost-budget-period', HTMLSelectElement);
+  const costBudgetCurrency = byId('limit-cost-budget-currency', HTMLElement);
+  let currency = '';
   let editing: KeyRecord | null = null;
   let busy = false;
 
@@ -44,19 +54,34 @@ export function createKeyForm(callbacks: KeyFormCallbacks): { create(aliases: st
     showProblem(null);
   });
 
+  const actions = submit.parentElement as HTMLElement;
+
+  /**
+   * The message goes right below the field it is about (after its row of
+   * fields, or at the end of its fieldset), so a phone shows both where the
+   * focus lands instead of one screen apart; with no problem it goes home,
+   * above the buttons.
+   */
   function showProblem(problem: FieldProblem | null): void {
     for (const input of form.querySelectorAll('[aria-invalid]')) input.removeAttribute('aria-invalid');
+    const input = problem === null ? null : document.getElementById(problem.field);
+    const row = input?.closest('.field-grid');
+    const fieldset = input?.closest('fieldset');
+    if (input == null) actions.before(error);
+    else if (row != null) row.after(error);
+    else if (fieldset != null) fieldset.append(error);
+    else input.after(error);
     error.textContent = problem?.message ?? '';
-    if (problem === null) return;
-    const input = document.getElementById(problem.field);
-    if (input !== null) {
+    if (input != null) {
       input.setAttribute('aria-invalid', 'true');
       input.focus();
     }
   }
 
-  function fill(key: KeyRecord | null, aliases: string[]): void {
+  function fill(key: KeyRecord | null, { aliases, currency: gatewayCurrency }: KeyFormChoices): void {
     form.reset();
+    currency = gatewayCurrency;
+    costBudgetCurrency.textContent = currency === '' ? '' : ` (${currency})`;
     showProblem(null);
     const allowed = key?.allowedAliases ?? null;
     // An alias the key may use but the config no longer has stays listed, so saving does not drop it silently.
@@ -79,7 +104,15 @@ export function createKeyForm(callbacks: KeyFormCallbacks): { create(aliases: st
     concurrent.value = limits?.concurrentRequests == null ? '' : String(limits.concurrentRequests);
     budgetTokens.value = limits?.tokenBudget == null ? '' : String(limits.tokenBudget.tokens);
     budgetPeriod.value = limits?.tokenBudget?.period ?? 'month';
+    // As stored: the amount the operator wrote, never reformatted to a rounded or grouped text.
+    costBudget.value = limits?.costBudget == null ? '' : String(limits.costBudget.amount);
+    costBudgetPeriod.value = limits?.costBudget?.period ?? 'month';
   }
+
+  // Once the operator edits the field a problem names, the message is out of date.
+  form.addEventListener('input', (event) => {
+    if (event.target instanceof Element && event.target.getAttribute('aria-invalid') === 'true') showProblem(null);
+  });
 
   form.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -98,6 +131,9 @@ export function createKeyForm(callbacks: KeyFormCallbacks): { create(aliases: st
         concurrentRequests: concurrent.value,
         budgetTokens: budgetTokens.value,
         budgetPeriod: budgetPeriod.value,
+        costBudgetAmount: costBudget.value,
+        costBudgetPeriod: costBudgetPeriod.value,
+        currency,
       },
       new Date(),
     );
@@ -127,15 +163,15 @@ export function createKeyForm(callbacks: KeyFormCallbacks): { create(aliases: st
   }
 
   return {
-    create(aliases) {
-      fill(null, aliases);
+    create(choices) {
+      fill(null, choices);
       heading.textContent = 'Create a key';
       submit.textContent = 'Create key';
       dialog.showModal();
       name.focus();
     },
-    edit(key, aliases) {
-      fill(key, aliases);
+    edit(key, choices) {
+      fill(key, choices);
       editing = key;
       heading.textContent = `Edit “${key.name}”`;
       submit.textContent = 'Save changes';

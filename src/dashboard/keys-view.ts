@@ -5,16 +5,19 @@ import type { AliasCatalogue, ApiFailure, IssuedKey, KeyRecord } from './admin-m
 import { firstRequest } from './first-request.ts';
 import { createConfirmDialog, createSecretDialog } from './dialogs.ts';
 import { byId, clear, el, timeElement } from './dom.ts';
-import { describeAliases, describeLimits, formatFullDateTime, formatShortDateTime, STATUS_LABEL } from './format.ts';
-import { createKeyForm } from './key-form.ts';
+import { describeAliases, describeLimits, formatFullDateTime, formatShortDateTime, LIMIT_SEPARATOR, limitParts, STATUS_LABEL } from './format.ts';
+import { createKeyForm, type KeyFormChoices } from './key-form.ts';
 import { createUsageView } from './usage-view.ts';
 
 interface KeysViewContext {
   notify(text: string): void;
   failed(failure: ApiFailure): void;
-  /** Alias names from /api/aliases, for the allowed-aliases checkboxes; null when they could not be read. */
-  aliasNames(): Promise<string[] | null>;
-  /** The alias catalogue with the API listener's address, for the first request the dialog offers. */
+  /**
+   * The alias catalogue (loaded once, then as last loaded): alias names for the
+   * allowed-aliases checkboxes, the currency of money values, and the API
+   * listener's address for the first request the dialog offers; null when it
+   * could not be read.
+   */
   catalogue(): Promise<AliasCatalogue | null>;
 }
 
@@ -45,8 +48,13 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
     failed: context.failed,
   });
 
+  async function formChoices(): Promise<KeyFormChoices> {
+    const catalogue = await context.catalogue();
+    return { aliases: catalogue?.data.map((a) => a.alias) ?? [], currency: catalogue?.currency ?? '' };
+  }
+
   createButton.addEventListener('click', () => {
-    void context.aliasNames().then((names) => form.create(names ?? []));
+    void formChoices().then((choices) => form.create(choices));
   });
 
   async function rotate(key: KeyRecord): Promise<void> {
@@ -75,8 +83,7 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
   }
 
   async function edit(key: KeyRecord): Promise<void> {
-    const names = await context.aliasNames();
-    form.edit(key, names ?? []);
+    form.edit(key, await formChoices());
   }
 
   function actionButton(label: string, accessibleName: string, testId: string, run: (button: HTMLButtonElement) => Promise<void>, tone = ''): HTMLButtonElement {
@@ -94,7 +101,17 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
     return time;
   }
 
-  function row(key: KeyRecord, now: Date): HTMLTableRowElement {
+  /** The phrases of describeLimits, one per line; the separators are still read out (and copied). */
+  function limitsText(key: KeyRecord, currency: string): (Node | string)[] {
+    const parts = limitParts(key.limits, currency);
+    if (parts.length === 0) return [describeLimits(key.limits, currency)];
+    return parts.flatMap((part, i) => {
+      const phrase = el('span', { className: 'limit', text: part });
+      return i === 0 ? [phrase] : [el('span', { className: 'visually-hidden', text: LIMIT_SEPARATOR }), phrase];
+    });
+  }
+
+  function row(key: KeyRecord, now: Date, currency: string): HTMLTableRowElement {
     const live = key.status === 'active';
     const cell = (label: string, content: (Node | string)[], testId?: string): HTMLTableCellElement =>
       el('td', { attrs: { 'data-label': label }, ...(testId === undefined ? {} : { testId }) }, content);
@@ -106,7 +123,7 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
       cell('Last used', [when(key.lastUsedAt, now)], 'key-last-used'),
       cell('Expires', [when(key.expiresAt, now)], 'key-expires'),
       cell('Aliases', [describeAliases(key.allowedAliases)], 'key-aliases'),
-      cell('Limits', [describeLimits(key.limits)], 'key-limits'),
+      cell('Limits', [el('span', {}, limitsText(key, currency))], 'key-limits'),
       el('td', { className: 'actions', attrs: { 'data-label': 'Actions' } }, [
         actionButton('Usage', `Usage of ${key.name}`, 'key-usage', (button) => usage.show(key, button)),
         key.status !== 'revoked' && actionButton('Edit', `Edit ${key.name}`, 'key-edit', () => edit(key)),
@@ -123,8 +140,10 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
     table.removeAttribute('aria-busy');
     if (!outcome.ok) return context.failed(outcome.failure);
     keys = outcome.value.data;
+    // Only a spending budget needs the currency, which the key records do not carry.
+    const currency = keys.some((k) => k.limits.costBudget != null) ? ((await context.catalogue())?.currency ?? '') : '';
     const now = new Date();
-    body.replaceChildren(...keys.map((k) => row(k, now)));
+    body.replaceChildren(...keys.map((k) => row(k, now, currency)));
     empty.hidden = keys.length > 0;
     table.hidden = keys.length === 0;
     // Keep the usage panel in step with the list (a rotated or revoked key keeps its id).

@@ -4,6 +4,7 @@
 import { layoutColumns } from './chart-layout.ts';
 import { el, svg } from './dom.ts';
 import { formatCompact, formatCount } from './format.ts';
+import { formatCost, formatCostAxis } from './money.ts';
 
 interface ChartSeries {
   name: string;
@@ -18,6 +19,8 @@ interface ChartSpec {
   series: ChartSeries[];
   columns: Array<{ label: string; values: number[] }>;
   testId: string;
+  /** Set for a chart of money: the values are integer nanos of this currency, and read as amounts. */
+  currency?: string;
 }
 
 let chartCount = 0;
@@ -30,10 +33,16 @@ export function buildBarChart(spec: ChartSpec): HTMLElement {
   const last = spec.columns.at(-1)?.label ?? '';
   const total = layout.columns.reduce((sum, c) => sum + c.total, 0);
   const peakColumn = layout.columns.find((c) => c.total === layout.peak && c.total > 0);
+  const money = spec.currency;
+  // A bar's own value (its title names the series), a quantity in the description, an axis label.
+  const value = (n: number): string => (money === undefined ? formatCount(n) : formatCost(n, money));
+  const quantity = (n: number): string => (money === undefined ? `${formatCount(n)} ${spec.unit}` : formatCost(n, money));
+  // A chart of money with nothing in it has no scale worth a label (not "0.000000001").
+  const axis = (n: number): string => (money === undefined ? formatCompact(n) : layout.peak === 0 ? '' : formatCostAxis(n));
   const description =
     total === 0
       ? `No ${spec.unit} from ${first} to ${last}.`
-      : `${formatCount(total)} ${spec.unit} from ${first} to ${last}; the busiest period, ${spec.columns[peakColumn?.index ?? 0]?.label ?? ''}, had ${formatCount(layout.peak)}.`;
+      : `${quantity(total)} from ${first} to ${last}; the busiest period, ${spec.columns[peakColumn?.index ?? 0]?.label ?? ''}, had ${money === undefined ? formatCount(layout.peak) : quantity(layout.peak)}.`;
 
   const drawing = svg(
     'svg',
@@ -55,7 +64,7 @@ export function buildBarChart(spec: ChartSpec): HTMLElement {
         column.segments.map((segment) => {
           const series = spec.series[segment.series];
           return svg('rect', { class: series?.className ?? '', x: column.x, y: segment.y, width: column.width, height: segment.height }, [
-            svg('title', {}, [`${spec.columns[column.index]?.label ?? ''}: ${formatCount(segment.value)} ${series?.name.toLowerCase() ?? ''}`]),
+            svg('title', {}, [`${spec.columns[column.index]?.label ?? ''}: ${value(segment.value)} ${series?.name.toLowerCase() ?? ''}`]),
           ]);
         }),
       ),
@@ -74,9 +83,9 @@ export function buildBarChart(spec: ChartSpec): HTMLElement {
     ]),
     el('div', { className: 'chart-frame' }, [
       el('div', { className: 'y-axis', attrs: { 'aria-hidden': 'true' } }, [
-        el('span', { text: formatCompact(layout.scaleMax) }),
-        // Counts are whole: a scale of 1 has no labelled middle (never "0.5 requests").
-        el('span', { text: Number.isInteger(layout.scaleMax / 2) ? formatCompact(layout.scaleMax / 2) : '' }),
+        el('span', { text: axis(layout.scaleMax) }),
+        // Counts (and nanos) are whole: a scale of 1 has no labelled middle (never "0.5 requests").
+        el('span', { text: Number.isInteger(layout.scaleMax / 2) ? axis(layout.scaleMax / 2) : '' }),
         el('span', { text: '0' }),
       ]),
       drawing,

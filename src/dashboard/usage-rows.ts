@@ -5,11 +5,11 @@ import type { UsageBucket } from './admin-model.ts';
 
 export type UsageRow =
   | { kind: 'traffic'; bucket: UsageBucket }
-  /** Periods with no requests and no tokens: from the oldest start to the newest start, `count` of them. */
+  /** Periods with no requests, no tokens and no cost: from the oldest start to the newest start, `count` of them. */
   | { kind: 'quiet'; newest: string; oldest: string; count: number };
 
 function isQuiet(b: UsageBucket): boolean {
-  return b.requests === 0 && b.errors === 0 && b.promptTokens === 0 && b.completionTokens === 0 && b.cachedTokens === 0;
+  return b.requests === 0 && b.errors === 0 && b.promptTokens === 0 && b.completionTokens === 0 && b.cachedTokens === 0 && (b.costNanos ?? 0) === 0;
 }
 
 /** Buckets arrive oldest first (the API's order); rows come out newest first. */

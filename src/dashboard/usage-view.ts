@@ -1,9 +1,10 @@
-// The per-key usage panel: totals, budget, two bar charts (requests, tokens)
-// and the same numbers as a table for screen readers and copying.
+// The per-key usage panel: totals, the budgets, three bar charts (requests,
+// tokens, cost) and the same numbers as a table for screen readers and copying.
 import { adminApi } from './api.ts';
 import type { ApiFailure, BudgetPeriod, Granularity, KeyRecord, KeyUsage, UsageCounts } from './admin-model.ts';
 import { byId, clear, el, timeElement, type Child } from './dom.ts';
 import { formatBucketStart, formatCount, formatDateTime } from './format.ts';
+import { formatAmount, formatCost, nanosOfAmount } from './money.ts';
 import { buildBarChart } from './usage-chart.ts';
 import { usageRows } from './usage-rows.ts';
 
@@ -17,6 +18,9 @@ const TOTALS: Array<{ field: keyof UsageCounts; label: string; testId: string }>
 
 /** Budgets run per UTC day or month (the server's windows). */
 const BUDGET_WINDOW: Record<BudgetPeriod, string> = { day: 'today (UTC)', month: 'this month (UTC)' };
+
+/** Why `used` can be more than what the table adds up to, said beside the bars. */
+const IN_FLIGHT_NOTE = 'Used includes requests still in flight, each reserved at its upper bound until it finishes.';
 
 const PERIOD_WORDS: Record<Granularity, string> = { hour: 'last 48 hours, per hour', day: 'last 30 days, per day' };
 const PERIOD_NOUN: Record<Granularity, [one: string, many: string]> = { hour: ['hour', 'hours'], day: ['day', 'days'] };
@@ -83,18 +87,30 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
   function render(usage: KeyUsage): void {
     const g = usage.granularity;
     clear(totals);
+    const currency = usage.currency ?? '';
     for (const t of TOTALS) {
-      totals.append(el('div', { className: 'total' }, [el('dt', { text: t.label }), el('dd', { text: formatCount(usage.totals[t.field]), testId: t.testId })]));
+      totals.append(el('div', { className: 'total' }, [el('dt', { text: t.label }), el('dd', { text: formatCount(usage.totals[t.field] ?? 0), testId: t.testId })]));
     }
-    clear(budget);
+    // The currency goes in the term, like the table's column head: the amount alone fills a phone's half width.
+    totals.append(
+      el('div', { className: 'total' }, [
+        el('dt', { text: currency === '' ? 'Cost' : `Cost (${currency})` }),
+        el('dd', { text: formatCost(usage.totals.costNanos ?? 0, ''), testId: 'usage-total-cost' }),
+      ]),
+    );
+    const bars: HTMLElement[] = [];
     if (usage.budget !== null) {
       const b = usage.budget;
-      budget.append(
-        el('label', { text: `Token budget ${BUDGET_WINDOW[b.period]}: ${formatCount(b.used)} of ${formatCount(b.tokens)} used`, attrs: { for: 'usage-budget-meter' } }),
-        el('meter', { attrs: { id: 'usage-budget-meter', min: '0', max: String(b.tokens), value: String(Math.min(b.used, b.tokens)), high: String(b.tokens * 0.8) } }),
-        el('span', { className: 'hint' }, ['Resets ', timeElement(b.resetsAt, formatDateTime(b.resetsAt, ''))]),
-      );
+      bars.push(budgetBar('usage-budget-meter', `Token budget ${BUDGET_WINDOW[b.period]}: ${formatCount(b.used)} of ${formatCount(b.tokens)} tokens used`, b.used, b.tokens, b.resetsAt, 'usage-budget-tokens'));
     }
+    const c = usage.costBudget ?? null;
+    if (c !== null) {
+      const limit = nanosOfAmount(c.amount);
+      const label = `Spending budget ${BUDGET_WINDOW[c.period]}: ${formatCost(c.usedNanos, '')} of ${formatAmount(c.amount)} ${c.currency} used`;
+      bars.push(budgetBar('usage-cost-budget-meter', label, c.usedNanos, limit, c.resetsAt, 'usage-budget-cost'));
+    }
+    budget.replaceChildren(...bars);
+    if (bars.length > 0) budget.append(el('p', { className: 'hint budget-note', text: IN_FLIGHT_NOTE, testId: 'usage-budget-note' }));
     const labels = usage.buckets.map((bucket) => formatBucketStart(bucket.start, g));
     charts.replaceChildren(
       buildBarChart({
@@ -117,8 +133,16 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
         ],
         columns: usage.buckets.map((b, i) => ({ label: labels[i] ?? b.start, values: [b.promptTokens, b.completionTokens] })),
       }),
+      buildBarChart({
+        title: `Cost${currency === '' ? '' : ` in ${currency}`}, ${PERIOD_WORDS[g]}`,
+        unit: 'cost',
+        testId: 'usage-chart-cost',
+        currency,
+        series: [{ name: 'Cost', className: 'fill-cost' }],
+        columns: usage.buckets.map((b, i) => ({ label: labels[i] ?? b.start, values: [b.costNanos ?? 0] })),
+      }),
     );
-    table.replaceChildren(usageNote(g), usageTable(usage));
+    table.replaceChildren(usageNote(g), usageTable(usage, currency));
   }
 
   const view: UsageView = {
@@ -149,21 +173,31 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
   return view;
 }
 
+/** One budget: what is used of it in words, a meter, and when its window resets. */
+function budgetBar(id: string, label: string, used: number, limit: number, resetsAt: string, testId: string): HTMLElement {
+  return el('div', { className: 'budget-bar' }, [
+    el('label', { text: label, attrs: { for: id }, testId }),
+    el('meter', { attrs: { id, min: '0', max: String(limit), value: String(Math.min(used, limit)), high: String(limit * 0.8), title: IN_FLIGHT_NOTE } }),
+    el('span', { className: 'hint' }, ['Resets ', timeElement(resetsAt, formatDateTime(resetsAt, ''))]),
+  ]);
+}
+
 /** The note stays outside the table: a phone scrolls the table sideways, never the note. */
 function usageNote(g: Granularity): HTMLElement {
   return el('p', { className: 'hint', text: `Newest first. Each run of ${PERIOD_NOUN[g][1]} without requests is one row.`, testId: 'usage-table-note' });
 }
 
-function usageTable(usage: KeyUsage): HTMLTableElement {
+function usageTable(usage: KeyUsage, currency: string): HTMLTableElement {
   const g = usage.granularity;
   const [one, many] = PERIOD_NOUN[g];
-  const head = ['Period starting', 'Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Cached tokens'];
+  const head = ['Period starting', 'Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Cached tokens', currency === '' ? 'Cost' : `Cost (${currency})`];
   const rows = usageRows(usage.buckets).map((row) => {
     if (row.kind === 'traffic') {
       const b = row.bucket;
       return el('tr', { attrs: { 'data-periods': '1' }, testId: 'usage-row' }, [
         el('th', { attrs: { scope: 'row' } }, [timeElement(b.start, formatBucketStart(b.start, g))]),
         ...[b.requests, b.errors, b.promptTokens, b.completionTokens, b.cachedTokens].map((n) => el('td', { className: 'num', text: formatCount(n) })),
+        el('td', { className: 'num', text: formatCost(b.costNanos ?? 0, '') }),
       ]);
     }
     const span: Child[] = row.count === 1
@@ -171,7 +205,7 @@ function usageTable(usage: KeyUsage): HTMLTableElement {
       : [timeElement(row.oldest, formatBucketStart(row.oldest, g)), ' – ', timeElement(row.newest, formatBucketStart(row.newest, g))];
     return el('tr', { className: 'quiet-row', attrs: { 'data-periods': String(row.count) }, testId: 'usage-quiet-row' }, [
       el('th', { attrs: { scope: 'row' } }, span),
-      el('td', { text: `No requests in ${row.count === 1 ? `this ${one}` : `these ${row.count} ${many}`}`, attrs: { colspan: '5' } }),
+      el('td', { text: `No requests in ${row.count === 1 ? `this ${one}` : `these ${row.count} ${many}`}`, attrs: { colspan: String(head.length - 1) } }),
     ]);
   });
   return el('table', { className: 'data-table', testId: 'usage-table' }, [

@@ -52,7 +52,12 @@ export function builtDashboardDir(): string {
   return dir;
 }
 
-export async function startAdminGateway(): Promise<AdminGateway> {
+export interface AdminGatewayOptions {
+  /** Top-level config settings laid over the embedded demo config (e.g. `aliases` with prices). */
+  config?: Record<string, unknown>;
+}
+
+export async function startAdminGateway(options: AdminGatewayOptions = {}): Promise<AdminGateway> {
   const dashboardDir = builtDashboardDir();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-admin-it-'));
   const logs: Record<string, unknown>[] = [];
@@ -66,7 +71,7 @@ export async function startAdminGateway(): Promise<AdminGateway> {
       }
     },
   });
-  const config = parseConfig({ ...(embeddedConfigValue() as Record<string, unknown>), dataDir }, null, dataDir);
+  const config = parseConfig({ ...(embeddedConfigValue() as Record<string, unknown>), ...options.config, dataDir }, null, dataDir);
   // One backend for both listeners, as in `serve`: a key the dashboard creates is live on the API at once.
   const state = openFileBackend(dataDir, { watch: false });
   const gateway = createGateway({ config, state, logger, env: {}, usageFlushMs: USAGE_FLUSH_MS });

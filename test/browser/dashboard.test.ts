@@ -1,27 +1,31 @@
 // The dashboard in a real browser (Debian's chromium driven by playwright-core)
 // against the real gateway: sign in with the bootstrap token, set a password,
-// create a key and read it from the shown-once dialog, use it through the
-// `openai` SDK, see its usage counted, revoke it, see the SDK refused. Along
+// create a key with a token and a spending budget and read it from the
+// shown-once dialog, use it through the `openai` SDK, see its usage and cost
+// counted against both budgets, see the alias's price, revoke the key, see
+// the SDK refused. Along
 // the way: no console errors, no CSP violations, the raw key gone from the
 // DOM once the dialog closes. At phone size (375x667) the create dialog's
 // button and the usage panel are on screen where the user taps. Screenshots
-// go to test-output/screenshots/.
+// (desktop 1280 px, phone 390 px) go to test-output/screenshots/.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { after, before, test, type TestContext } from 'node:test';
+import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startAdminGateway } from '../admin/harness.ts';
+import { pageChecks } from './page-checks.ts';
+import { embeddedConfigValue } from '../../src/config/config-loader.ts';
 import { repositoryRoot } from '../repository-root.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 375, height: 812 };
+const PHONE = { width: 390, height: 844 };
 /** A small phone: what must be reachable without scrolling is checked here. */
 const SMALL_PHONE = { width: 375, height: 667 };
 const NEW_PASSWORD = 'portcullis dashboard test 7!';
@@ -29,6 +33,16 @@ const NEW_PASSWORD = 'portcullis dashboard test 7!';
 const KEY_NAME = 'browser <b>test</b> & co';
 const PHONE_KEY_NAME = 'made on a phone';
 const PROMPT = 'Hello from the dashboard test';
+/** service-chat's price per million tokens in the test's config: 0.0025 USD per prompt token, 0.01 per completion token. */
+const PRICE = { input: 2.5, output: 10 };
+const PRICE_TEXT = '2.50 / 10.00 USD per 1M tokens in/out';
+const NANOS_PER_PROMPT_TOKEN = 2_500;
+const NANOS_PER_COMPLETION_TOKEN = 10_000;
+const TOKEN_BUDGET = 100_000;
+const COST_BUDGET = '25.50';
+/** The currency comes from GET /api/aliases (the config's, USD by default). */
+const COST_BUDGET_LABEL = /^Spending budget \(USD\)$/;
+const LIMITS_TEXT = /^600 req\/min · 100K tokens\/day · 25\.50 USD\/month$/;
 /** Usage may be recorded a moment after the response; the page is asked again at most this often. */
 const USAGE_POLLS = 60;
 const USAGE_POLL_MS = 250;
@@ -55,6 +69,7 @@ let page: Page;
 let rawKey = '';
 let keyPrefix = '';
 let promptTokens = 0;
+let completionTokens = 0;
 /** The first request the shown-once dialog offered, run with curl once the dialog is gone. */
 let curlCommand = '';
 const consoleProblems: string[] = [];
@@ -64,7 +79,10 @@ const expectedFailedLoads = new Set(['401 /api/session', '401 /api/login']);
 before(async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium package (.ci/run does)`);
   mkdirSync(screenshotDir, { recursive: true });
-  gateway = await startAdminGateway();
+  const embedded = embeddedConfigValue() as { aliases: Record<string, Record<string, unknown>> };
+  gateway = await startAdminGateway({
+    config: { aliases: { ...embedded.aliases, 'service-chat': { ...embedded.aliases['service-chat'], price: PRICE } } },
+  });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US', timezoneId: 'UTC' });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gateway.adminUrl });
@@ -92,32 +110,10 @@ after(async () => {
   }
 });
 
-/** Saves a full-page screenshot at this width; nothing may stick out sideways (no horizontal scrolling). */
-async function screenshot(t: TestContext, name: string, viewport: { width: number; height: number }): Promise<void> {
-  await page.setViewportSize(viewport);
-  const [contentWidth, pageWidth] = (await page.evaluate(`[document.body.scrollWidth, document.body.clientWidth]`)) as [number, number];
-  assert.ok(contentWidth <= pageWidth, `${name}: content ${contentWidth} px wide on a ${pageWidth} px page`);
-  const file = path.join(screenshotDir, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  t.diagnostic(`screenshot: ${file}`);
-  await page.setViewportSize(DESKTOP);
-}
-
-/** What the user sees now: the viewport only, at its current size. */
-async function viewportShot(t: TestContext, name: string): Promise<void> {
-  const file = path.join(screenshotDir, `${name}.png`);
-  await page.screenshot({ path: file });
-  t.diagnostic(`screenshot: ${file}`);
-}
-
 const byTestId = (id: string) => page.getByTestId(id);
 const keyRow = (name: string) => page.getByTestId('key-row').filter({ has: page.getByTestId('key-name').getByText(name, { exact: true }) });
 
-/** The element's box lies wholly inside the viewport. */
-async function assertOnScreen(what: string, box: { x: number; y: number; width: number; height: number } | null, viewport: { width: number; height: number }): Promise<void> {
-  assert.ok(box !== null, `${what} is not rendered`);
-  assert.ok(box.y >= 0 && box.y + box.height <= viewport.height && box.x >= 0 && box.x + box.width <= viewport.width, `${what} at ${JSON.stringify(box)}, outside ${viewport.width}x${viewport.height}`);
-}
+const { screenshot, viewportShot, assertOnScreen, checkUsageTable } = pageChecks(() => page, screenshotDir, DESKTOP);
 
 test('the page is served with the strict CSP and asks to sign in', async () => {
   const response = await page.goto(gateway.adminUrl + '/');
@@ -154,6 +150,21 @@ test('creating a key shows the raw key once, with the base URL, a first request,
   await byTestId('key-form-all-aliases').uncheck();
   await byTestId('alias-choice-service-chat').check();
   await byTestId('key-form-rpm').fill('600');
+  await byTestId('key-form-budget').fill(String(TOKEN_BUDGET));
+  await byTestId('key-form-budget-period').selectOption('day');
+  assert.match((await page.locator('label[for="limit-cost-budget"]').textContent()) ?? '', COST_BUDGET_LABEL);
+  // A decimal comma is refused in the page, beside the field, before anything is sent.
+  await byTestId('key-form-cost-budget').fill('25,50');
+  await byTestId('key-form-submit').click();
+  assert.equal(await byTestId('key-form-error').textContent(), 'Write the spending budget with a dot for decimals and no commas, e.g. 25.50.');
+  assert.equal(await byTestId('key-form-cost-budget').getAttribute('aria-invalid'), 'true');
+  assert.equal(await page.evaluate('document.activeElement?.id'), 'limit-cost-budget');
+  await byTestId('key-form-cost-budget').fill(COST_BUDGET);
+  assert.equal(await byTestId('key-form-error').textContent(), '', 'the message goes once the field is edited');
+  assert.equal(await byTestId('key-form-cost-budget').getAttribute('aria-invalid'), null);
+  assert.equal(await byTestId('key-form-cost-budget-period').inputValue(), 'month');
+  await screenshot(t, 'dashboard-key-form-desktop', DESKTOP);
+  await screenshot(t, 'dashboard-key-form-phone', PHONE);
   await byTestId('key-form-submit').click();
 
   const dialog = byTestId('secret-dialog');
@@ -215,7 +226,7 @@ test('the key list shows the new key as text, scoped and limited', async (t) => 
   assert.equal(await row.locator('b').count(), 0);
   assert.equal(await row.getByTestId('key-status').textContent(), 'Active');
   assert.equal(await row.getByTestId('key-aliases').textContent(), 'service-chat');
-  assert.equal(await row.getByTestId('key-limits').textContent(), '600 req/min');
+  assert.match((await row.getByTestId('key-limits').textContent()) ?? '', LIMITS_TEXT);
   assert.equal(await row.getByTestId('key-last-used').textContent(), 'Never');
   keyPrefix = ((await row.getByTestId('key-prefix').textContent()) ?? '').replace(/…$/, '');
   assert.ok(keyPrefix.startsWith('pcl_') && rawKey.startsWith(keyPrefix) && keyPrefix.length < rawKey.length, `prefix ${keyPrefix}`);
@@ -233,6 +244,18 @@ test('the key list shows the new key as text, scoped and limited', async (t) => 
 
   await screenshot(t, 'dashboard-keys-desktop', DESKTOP);
   await screenshot(t, 'dashboard-keys-phone', PHONE);
+
+  // Edit shows both budgets as stored; saving unchanged keeps them.
+  await row.getByTestId('key-edit').click();
+  await byTestId('key-form-dialog').waitFor({ state: 'visible' });
+  assert.equal(await byTestId('key-form-budget').inputValue(), String(TOKEN_BUDGET));
+  assert.equal(await byTestId('key-form-budget-period').inputValue(), 'day');
+  assert.equal(await byTestId('key-form-cost-budget').inputValue(), '25.5');
+  assert.equal(await byTestId('key-form-cost-budget-period').inputValue(), 'month');
+  await byTestId('key-form-submit').click();
+  await byTestId('key-form-dialog').waitFor({ state: 'hidden' });
+  await page.getByText(`Key “${KEY_NAME}” saved.`).waitFor();
+  assert.match((await row.getByTestId('key-limits').textContent()) ?? '', LIMITS_TEXT);
 });
 
 test('at 375x667 the create dialog\'s button is on screen without scrolling', async (t) => {
@@ -260,43 +283,16 @@ test('the key works through the openai SDK and through the dialog\'s curl comman
   const completion = await client.chat.completions.create({ model: 'service-chat', messages: [{ role: 'user', content: PROMPT }] });
   assert.equal(completion.choices[0]?.message.content, `Portcullis demo provider (not a language model). You said: "${PROMPT}". The request had 1 message.`);
   promptTokens = completion.usage?.prompt_tokens ?? 0;
-  assert.ok(promptTokens > 0);
+  completionTokens = completion.usage?.completion_tokens ?? 0;
+  assert.ok(promptTokens > 0 && completionTokens > 0);
 
   const { stdout } = await promisify(execFile)('sh', ['-c', `${curlCommand} --silent --show-error --fail-with-body`], { timeout: 10_000 });
-  const answer = JSON.parse(stdout) as { model: string; choices: Array<{ message: { content: string } }>; usage: { prompt_tokens: number } };
+  const answer = JSON.parse(stdout) as { model: string; choices: Array<{ message: { content: string } }>; usage: { prompt_tokens: number; completion_tokens: number } };
   assert.equal(answer.model, 'service-chat');
   assert.match(answer.choices[0]?.message.content ?? '', /^Portcullis demo provider \(not a language model\)\. You said: "Hello! Which model are you\?"/);
   promptTokens += answer.usage.prompt_tokens;
+  completionTokens += answer.usage.completion_tokens;
 });
-
-/**
- * The usage table: newest first, one row per period with traffic, one per run
- * of quiet periods, covering `periods` in all, and a caption that says so.
- */
-async function checkUsageTable(periods: number, noun: string): Promise<void> {
-  const table = byTestId('usage-table');
-  assert.match((await byTestId('usage-table-note').textContent()) ?? '', new RegExp(`^Newest first\\. Each run of ${noun}s without requests is one row\\.$`));
-  const rows = (await table.locator('tbody tr').evaluateAll((trs) =>
-    trs.map((tr) => ({
-      periods: Number(tr.getAttribute('data-periods')),
-      quiet: tr.classList.contains('quiet-row'),
-      times: [...tr.querySelectorAll('th time')].map((t) => Date.parse(t.getAttribute('datetime') ?? '')),
-      cells: [...tr.querySelectorAll('td')].map((td) => td.textContent),
-    })),
-  )) as Array<{ periods: number; quiet: boolean; times: number[]; cells: string[] }>;
-  assert.equal(rows.reduce((sum, r) => sum + r.periods, 0), periods, 'the rows cover every period');
-  assert.ok(rows.length <= 3, `${rows.length} rows for one busy ${noun}`);
-  const busy = rows.filter((r) => !r.quiet);
-  assert.equal(busy.length, 1);
-  assert.equal(busy[0]?.cells[0], '2', 'the busy row counts both requests');
-  rows.forEach((r, i) => {
-    if (r.quiet) assert.equal(r.cells[0], r.periods === 1 ? `No requests in this ${noun}` : `No requests in these ${r.periods} ${noun}s`);
-    if (i > 0) {
-      assert.ok(!(r.quiet && rows[i - 1]?.quiet), 'quiet runs are merged');
-      assert.ok(Math.max(...r.times) < Math.min(...(rows[i - 1]?.times ?? [])), 'newest first');
-    }
-  });
-}
 
 test('at 375 px, Usage opens the panel on screen; its table lists busy hours newest first', async (t) => {
   await page.reload();
@@ -328,21 +324,36 @@ test('at 375 px, Usage opens the panel on screen; its table lists busy hours new
   assert.equal(counted, '2', 'the SDK request and the curl request');
   assert.equal(await byTestId('usage-total-errors').textContent(), '0');
   assert.equal(await byTestId('usage-total-prompt-tokens').textContent(), String(promptTokens));
+  // Cost at service-chat's price, worded like the CLI (6 decimals, more when not zero) with no float in between.
+  const costNanos = promptTokens * NANOS_PER_PROMPT_TOKEN + completionTokens * NANOS_PER_COMPLETION_TOKEN;
+  const cost = (costNanos / 1e9).toFixed(9).replace(/0{1,3}$/, '');
+  assert.equal(await byTestId('usage-total-cost').textContent(), cost);
+  assert.equal(await page.locator('dt', { hasText: 'Cost' }).textContent(), 'Cost (USD)');
+  // Both budgets, nothing in flight now: used is what was charged.
+  assert.equal(await byTestId('usage-budget-tokens').textContent(), `Token budget today (UTC): ${promptTokens + completionTokens} of 100,000 tokens used`);
+  assert.equal(await byTestId('usage-budget-cost').textContent(), `Spending budget this month (UTC): ${cost} of ${COST_BUDGET} USD used`);
+  assert.equal(await page.locator('#usage-cost-budget-meter').getAttribute('value'), String(costNanos));
+  assert.equal(await page.locator('#usage-cost-budget-meter').getAttribute('max'), '25500000000');
+  assert.equal(await byTestId('usage-budget-note').textContent(), 'Used includes requests still in flight, each reserved at its upper bound until it finishes.');
   await viewportShot(t, 'dashboard-usage-small-phone');
 
   const chart = byTestId('usage-chart-requests').locator('svg');
   assert.equal(await chart.getAttribute('role'), 'img');
   assert.equal(await chart.getAttribute('aria-label'), 'Requests, last 48 hours, per hour');
   assert.equal(await chart.locator('rect').count(), 1);
+  const costChart = byTestId('usage-chart-cost').locator('svg');
+  assert.equal(await costChart.getAttribute('aria-label'), 'Cost in USD, last 48 hours, per hour');
+  assert.equal(await costChart.locator('rect').count(), 1);
+  assert.match((await costChart.locator('rect title').textContent()) ?? '', new RegExp(`: ${cost.replace('.', '\\.')} USD cost$`));
   await page.locator('.usage-details summary').click();
-  await checkUsageTable(48, 'hour');
+  await checkUsageTable(48, 'hour', cost);
   await screenshot(t, 'dashboard-usage-desktop', DESKTOP);
   await screenshot(t, 'dashboard-usage-phone', PHONE);
 
   await byTestId('usage-day').click();
   await byTestId('usage-table').locator('caption', { hasText: 'per day' }).waitFor({ state: 'attached' });
   await usageSettled.waitFor();
-  await checkUsageTable(30, 'day');
+  await checkUsageTable(30, 'day', cost);
   assert.equal(await byTestId('usage-day').getAttribute('aria-pressed'), 'true');
   assert.equal(await requests.textContent(), '2');
 
@@ -366,6 +377,12 @@ test('the aliases view lists targets with their health', async (t) => {
   await card.waitFor({ state: 'visible' });
   assert.equal(await card.getByTestId('alias-available').textContent(), 'Available');
   assert.equal(await card.getByTestId('circuit-badge').first().textContent(), 'Healthy');
+  assert.equal(await card.getByTestId('alias-price').textContent(), PRICE_TEXT);
+  assert.equal(await card.getByTestId('target-price').textContent(), PRICE_TEXT, 'the target inherits the alias price');
+  // An alias with no price says nothing of one; its demo target is free.
+  const vision = page.locator('[data-testid="alias-card"][data-alias="service-vision"]');
+  assert.equal(await vision.getByTestId('alias-price').count(), 0);
+  assert.equal(await vision.getByTestId('target-price').textContent(), 'Free');
   await screenshot(t, 'dashboard-aliases-desktop', DESKTOP);
   await screenshot(t, 'dashboard-aliases-phone', PHONE);
   await byTestId('nav-keys').click();

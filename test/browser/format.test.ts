@@ -4,9 +4,19 @@ import { test } from 'node:test';
 import { CIRCUIT_LABEL, dateInputFromExpiry, describeAliases, describeLimits, expiryFromDateInput, STATUS_LABEL } from '../../src/dashboard/format.ts';
 
 test('limits: each set limit in a fixed order, or "No limits"', () => {
-  assert.equal(describeLimits({ requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null }), 'No limits');
-  assert.equal(describeLimits({ requestsPerMinute: 60, tokensPerMinute: 500, concurrentRequests: 4, tokenBudget: { tokens: 900, period: 'day' } }), '60 req/min · 500 tokens/min · 4 at once · 900 tokens/day');
-  assert.equal(describeLimits({ requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: 2, tokenBudget: null }), '2 at once');
+  const none = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null };
+  assert.equal(describeLimits(none, 'USD'), 'No limits');
+  assert.equal(
+    describeLimits({ requestsPerMinute: 60, tokensPerMinute: 500, concurrentRequests: 4, tokenBudget: { tokens: 900, period: 'day' }, costBudget: { amount: 25.5, period: 'month' } }, 'USD'),
+    '60 req/min · 500 tokens/min · 4 at once · 900 tokens/day · 25.50 USD/month',
+  );
+  assert.equal(describeLimits({ ...none, concurrentRequests: 2 }, 'USD'), '2 at once');
+  assert.equal(describeLimits({ ...none, costBudget: { amount: 0.125, period: 'day' } }, 'EUR'), '0.125 EUR/day');
+  assert.equal(describeLimits({ ...none, costBudget: { amount: 3, period: 'day' } }, ''), '3.00/day', 'currency unknown: the amount alone');
+});
+
+test('limits of a record from before spending budgets (no costBudget field) read as before', () => {
+  assert.equal(describeLimits({ requestsPerMinute: 60, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null }, 'USD'), '60 req/min');
 });
 
 test('aliases: null is every alias, an empty list is none', () => {

@@ -15,6 +15,9 @@ const BLANK: KeyFormText = {
   concurrentRequests: '',
   budgetTokens: '',
   budgetPeriod: 'month',
+  costBudgetAmount: '',
+  costBudgetPeriod: 'month',
+  currency: 'USD',
 };
 
 test('a blank form: all aliases, no expiry, every limit null', () => {
@@ -24,14 +27,25 @@ test('a blank form: all aliases, no expiry, every limit null', () => {
       name: 'billing',
       allowedAliases: null,
       expiresAt: null,
-      limits: { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null },
+      limits: { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null },
     },
   });
 });
 
-test('aliases, limits and a budget are sent as numbers and a sorted list', () => {
+test('aliases, limits and both budgets are sent as numbers and a sorted list', () => {
   const parsed = parseKeyForm(
-    { ...BLANK, allAliases: false, aliases: ['service-fast', 'service-chat', 'service-fast'], requestsPerMinute: '60', tokensPerMinute: ' 20000 ', concurrentRequests: '4', budgetTokens: '1000000', budgetPeriod: 'day' },
+    {
+      ...BLANK,
+      allAliases: false,
+      aliases: ['service-fast', 'service-chat', 'service-fast'],
+      requestsPerMinute: '60',
+      tokensPerMinute: ' 20000 ',
+      concurrentRequests: '4',
+      budgetTokens: '1000000',
+      budgetPeriod: 'day',
+      costBudgetAmount: ' 25.50 ',
+      costBudgetPeriod: 'month',
+    },
     NOW,
   );
   assert.deepEqual(parsed, {
@@ -40,9 +54,22 @@ test('aliases, limits and a budget are sent as numbers and a sorted list', () =>
       name: 'billing',
       allowedAliases: ['service-chat', 'service-fast'],
       expiresAt: null,
-      limits: { requestsPerMinute: 60, tokensPerMinute: 20000, concurrentRequests: 4, tokenBudget: { tokens: 1000000, period: 'day' } },
+      limits: {
+        requestsPerMinute: 60,
+        tokensPerMinute: 20000,
+        concurrentRequests: 4,
+        tokenBudget: { tokens: 1000000, period: 'day' },
+        costBudget: { amount: 25.5, period: 'month' },
+      },
     },
   });
+});
+
+test('a spending budget alone, per day; its period is read only when an amount is given', () => {
+  const parsed = parseKeyForm({ ...BLANK, costBudgetAmount: '0.125', costBudgetPeriod: 'day' }, NOW);
+  assert.deepEqual(parsed.ok && parsed.changes.limits, { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: { amount: 0.125, period: 'day' } });
+  const empty = parseKeyForm({ ...BLANK, costBudgetAmount: '', costBudgetPeriod: 'day' }, NOW);
+  assert.equal(empty.ok && empty.changes.limits?.costBudget, null);
 });
 
 test('an expiry date is the end of that day in the local time zone, and reads back as the same date', () => {
@@ -65,7 +92,14 @@ test('each problem names its field', () => {
     [{ concurrentRequests: '-2' }, 'limit-concurrent', 'Concurrent requests must be a whole number of at least 1, or empty for no limit.'],
     [{ budgetTokens: '1e6' }, 'limit-budget', 'The token budget must be a whole number of at least 1, or empty for no limit.'],
     [{ budgetTokens: '99999999999999' }, 'limit-budget', 'The token budget must be a whole number of at least 1, or empty for no limit.'],
-    [{ budgetPeriod: 'week' }, 'limit-budget-period', 'The budget period is a day or a month.'],
+    [{ budgetPeriod: 'week' }, 'limit-budget-period', 'The token budget period is a day or a month.'],
+    [{ costBudgetAmount: '25,50' }, 'limit-cost-budget', 'Write the spending budget with a dot for decimals and no commas, e.g. 25.50.'],
+    [{ costBudgetAmount: '$25' }, 'limit-cost-budget', 'The spending budget is an amount in USD such as 25.50, or empty for no budget.'],
+    [{ costBudgetAmount: 'lots', currency: '' }, 'limit-cost-budget', 'The spending budget is an amount in currency units such as 25.50, or empty for no budget.'],
+    [{ costBudgetAmount: '0.0000001' }, 'limit-cost-budget', 'The spending budget has more than 6 decimals.'],
+    [{ costBudgetAmount: '0' }, 'limit-cost-budget', 'The spending budget must be more than 0, or empty for no budget.'],
+    [{ costBudgetAmount: '1000001', currency: 'EUR' }, 'limit-cost-budget', 'The spending budget is at most 1,000,000 EUR.'],
+    [{ costBudgetAmount: '5', costBudgetPeriod: 'year' }, 'limit-cost-budget-period', 'The spending budget period is a day or a month.'],
   ];
   for (const [change, field, message] of cases) {
     assert.deepEqual(parseKeyForm({ ...BLANK, ...change }, NOW), { ok: false, problem: { field, message } }, JSON.stringify(change));
@@ -84,6 +118,9 @@ test("a server error's param points at the input it is about", () => {
     ['limits.tokenBudget', 'limit-budget'],
     ['limits.tokenBudget.tokens', 'limit-budget'],
     ['limits.tokenBudget.period', 'limit-budget-period'],
+    ['limits.costBudget', 'limit-cost-budget'],
+    ['limits.costBudget.amount', 'limit-cost-budget'],
+    ['limits.costBudget.period', 'limit-cost-budget-period'],
     ['limits', 'key-name'],
     ['something.else', 'key-name'],
     [null, 'key-name'],
