@@ -4,6 +4,7 @@
 // The reference for operators is docs/config.md.
 
 import { ConfigIssueCode, formatIssue, type ConfigIssue } from './config-issues.ts';
+import type { TelemetryConfig } from './telemetry-config.ts'; // telemetry (issue 18)
 
 export const AUTO_ALIAS = 'service-auto';
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -226,6 +227,8 @@ export interface GatewayConfig {
   providers: Record<string, ProviderConfig>;
   aliases: Record<string, AliasConfig>;
   auto: { default: string; rules: AutoRule[] };
+  /** OpenTelemetry traces (issue 18): ./telemetry-config.ts. */
+  telemetry: TelemetryConfig;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {

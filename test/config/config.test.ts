@@ -56,6 +56,7 @@ test('a minimal config gets every default', () => {
       'service-chat': { targets: [{ provider: 'local', model: 'llama-3.1-8b', weight: 1, priority: 0 }], maxOutputTokens: null, contextWindow: null, capabilities: [] },
     },
     auto: { default: 'service-chat', rules: [] },
+    telemetry: { serviceName: 'portcullis', resourceAttributes: {}, samplerRatio: 1, otlp: null }, // telemetry (issue 18)
   });
 });
 
