@@ -102,3 +102,23 @@ test('an export header naming an unset variable stops the start, naming the head
     return true;
   });
 });
+
+test("a provider's configured traceparent header is replaced by the attempt's own", async () => {
+  const upstream = await startFakeUpstream(answer);
+  const value = configWith(upstream.baseUrl);
+  const providers = value['providers'] as { fake: Record<string, unknown> };
+  providers.fake['headers'] = { traceparent: `00-${TRACE}-00f067aa0ba902b7-01`, 'x-team': 'blue' };
+  const gw = await startGateway({ configValue: value });
+  try {
+    assert.equal((await postChat(gw, hi)).status, 200);
+    const headers = upstream.requests[0]?.headers ?? {};
+    assert.equal(headers['x-team'], 'blue');
+    const seen = parseTraceparent(headers['traceparent']);
+    assert.ok(seen !== undefined);
+    assert.notEqual(seen.traceId, TRACE);
+    assert.equal(gw.logs.find((l) => l['msg'] === 'request')?.['traceId'], seen.traceId);
+  } finally {
+    await gw.close();
+    await upstream.close();
+  }
+});
