@@ -109,6 +109,8 @@ export function openChatTrace(tracer: Tracer, headers: IncomingHttpHeaders, requ
   const attempts = new Map<string, Span>();
   /** The attempt that answered: open until its body or stream ends. */
   let committed: Span | undefined;
+  /** Open while the alias is resolved: a request refused there (an unknown model) ends it in finish. */
+  let routing: Span | undefined;
   let finished = false;
 
   const endAttempt = (span: Span, result: ChatTraceResult): void => {
@@ -121,7 +123,10 @@ export function openChatTrace(tracer: Tracer, headers: IncomingHttpHeaders, requ
 
   return {
     traceId: server.traceId,
-    startRoute: () => server.child('route', SpanKind.Internal),
+    startRoute() {
+      routing = server.child('route', SpanKind.Internal);
+      return routing;
+    },
     routed(span, chosen, reason, isStream) {
       alias = chosen;
       stream = isStream;
@@ -184,6 +189,10 @@ export function openChatTrace(tracer: Tracer, headers: IncomingHttpHeaders, requ
     finish(result) {
       if (finished) return;
       finished = true;
+      if (routing !== undefined && !routing.ended) {
+        routing.setError(result.error ?? 'unrouted');
+        routing.end();
+      }
       if (committed !== undefined) endAttempt(committed, result);
       // An attempt still open: the client left or a shutdown ended it mid-call.
       for (const span of attempts.values()) endAttempt(span, { ...result, error: result.error ?? 'client_aborted' });

@@ -122,3 +122,46 @@ test("a provider's configured traceparent header is replaced by the attempt's ow
     await upstream.close();
   }
 });
+
+test("a request the key's limits refuse: the admission span names the limit, the server span the 429's code", async () => {
+  const upstream = await startFakeUpstream(answer);
+  const receiver = await startOtlpReceiver();
+  const gw = await startGateway({ keySettings: { limits: { requestsPerMinute: 1 } }, configValue: configWith(upstream.baseUrl, { otlp: { endpoint: receiver.url, scheduleDelayMs: 60_000 } }) });
+  try {
+    assert.equal((await postChat(gw, hi)).status, 200);
+    assert.equal((await postChat(gw, hi, { traceparent: `00-${TRACE}-00f067aa0ba902b7-01` })).status, 429);
+  } finally {
+    await gw.close();
+    await upstream.close();
+    await receiver.close();
+  }
+  const refused = receiver.spans().filter((s) => s.traceId === TRACE);
+  assert.deepEqual(refused.map((s) => s.name).sort(), ['POST /v1/chat/completions', 'admission', 'route']);
+  const admission = refused.find((s) => s.name === 'admission');
+  const server = refused.find((s) => s.kind === 2);
+  assert.deepEqual(admission?.attributes, [{ key: 'portcullis.limit', value: { stringValue: 'requests' } }]);
+  assert.deepEqual(
+    server?.attributes.filter((a) => a.key === 'error.type' || a.key === 'http.response.status_code'),
+    [{ key: 'http.response.status_code', value: { intValue: 429 } }, { key: 'error.type', value: { stringValue: 'rate_limit_exceeded' } }],
+  );
+  // A 4xx leaves the server span's status unset (HTTP semantic conventions).
+  assert.equal(server?.status.code, 0);
+});
+
+test('a request for an unknown model: the route span ends with the 404 code', async () => {
+  const upstream = await startFakeUpstream(answer);
+  const receiver = await startOtlpReceiver();
+  const gw = await startGateway({ configValue: configWith(upstream.baseUrl, { otlp: { endpoint: receiver.url, scheduleDelayMs: 60_000 } }) });
+  try {
+    assert.equal((await postChat(gw, { ...hi, model: 'no-such-model' }, { traceparent: `00-${TRACE}-00f067aa0ba902b7-01` })).status, 404);
+  } finally {
+    await gw.close();
+    await upstream.close();
+    await receiver.close();
+  }
+  const spans = receiver.spans();
+  assert.deepEqual(spans.map((s) => s.name).sort(), ['POST /v1/chat/completions', 'route']);
+  const route = spans.find((s) => s.name === 'route');
+  assert.deepEqual(route?.attributes, [{ key: 'error.type', value: { stringValue: 'model_not_found' } }]);
+  assert.equal(route?.status.code, 2);
+});
