@@ -10,10 +10,11 @@ import { Checker, join, type Obj } from './config-checker.ts';
 import { parseAliases, parseAuto } from './routing-config.ts';
 import { parseOperations } from './operations-config.ts';
 import { parseCurrency } from './price-config.ts';
+import { parseTelemetry } from './telemetry-config.ts'; // telemetry (issue 18)
 
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency'];
+const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry'];
 
 /**
  * Checks `value` (a parsed config file) and returns the full config with
@@ -45,8 +46,9 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const auto = parseAuto(c, root['auto'], aliases);
   const operations = parseOperations(c, root, listen);
   const currency = parseCurrency(c, root);
+  const telemetry = parseTelemetry(c, root['telemetry']); // telemetry (issue 18)
   if (c.issues.length > 0) throw new ConfigError(source, c.issues);
-  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency };
+  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency, telemetry };
 }
 
 function parseLimits(c: Checker, value: unknown): ServerLimits {

@@ -4,6 +4,7 @@
 // The reference for operators is docs/config.md.
 
 import { ConfigIssueCode, formatIssue, type ConfigIssue } from './config-issues.ts';
+import type { TelemetryConfig } from './telemetry-config.ts'; // telemetry (issue 18)
 
 export const AUTO_ALIAS = 'service-auto';
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -254,6 +255,8 @@ export interface GatewayConfig {
   auto: { default: string; rules: AutoRule[] };
   /** ISO 4217 code of the currency prices and cost budgets are written in (display only: no conversion). */
   currency: string;
+  /** OpenTelemetry traces (issue 18): ./telemetry-config.ts. */
+  telemetry: TelemetryConfig;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {

@@ -24,6 +24,8 @@ import { reserveRequest, type Reservation } from '../limits/reservation.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { AliasRoutes } from '../routing/alias-targets.ts';
+import { describeTargets, openChatTrace, type ChatTrace } from '../telemetry/chat-trace.ts'; // telemetry (issue 18)
+import { createContextOnlyTracer, type Tracer } from '../telemetry/tracer.ts'; // telemetry (issue 18)
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { pumpEventStream, type PumpControl } from './event-stream-pump.ts';
 import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, usableAliases, type KeyPolicy } from './key-policy.ts';
@@ -45,6 +47,8 @@ interface ChatCompletionsDeps {
   upstreamFailures?: UpstreamFailureLog | undefined;
   /** Milliseconds since the epoch, for expiry and limits. */
   clock?: () => number;
+  /** telemetry (issue 18): the process's tracer; default: trace context only, nothing recorded. */
+  tracer?: Tracer | undefined;
 }
 
 /** Response header naming the output-token maximum when an alias cap lowered it. */
@@ -57,8 +61,13 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
   const clock = deps.clock ?? Date.now;
   const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
   const bodyOptions = { maxBytes: maxBodyBytes, limits: { maxDepth: maxJsonDepth, maxStringBytes, maxMembers } };
+  // telemetry (issue 18)
+  const tracer = deps.tracer ?? createContextOnlyTracer();
+  const describe = describeTargets(config);
 
   return async (ctx) => {
+    // telemetry (issue 18): the server span, from the client's traceparent or a new trace
+    const trace = openTracedRequest(ctx, tracer, describe);
     // authenticate
     const key = authenticateRequest(ctx.req, keys);
     ctx.log['keyId'] = key.id;
@@ -72,8 +81,10 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     if (ctx.signal.aborted) return;
     const request = validateChatRequest(body);
     // route
+    const routeSpan = trace.startRoute(); // telemetry (issue 18)
     const route = resolveAlias(request, config, routes.isAvailable, () => usableAliases(key, config));
     logRoute(ctx, route, request.stream === true);
+    trace.routed(routeSpan, route.alias, route.reason, request.stream === true); // telemetry (issue 18)
     checkAlias(key, route.alias, request.model);
     const plan = routes.plan(route.alias, request);
     const aliasConfig = config.aliases[route.alias];
@@ -82,7 +93,11 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     accounting.reservation = reserveRequest(request, plan.maxOutputTokens, { imageTokens: aliasConfig?.imageTokens ?? 0 }, accounting.prices);
     checkPriced(key, route.alias, accounting.prices);
     // admit
-    const limitHeaders = await admit(ctx, accounting, deps, key, accounting.reservation, route.alias, clock);
+    const admissionSpan = trace.startAdmission(); // telemetry (issue 18)
+    const limitHeaders = await admit(ctx, accounting, deps, key, accounting.reservation, route.alias, clock).finally(() => {
+      admissionSpan.setAttribute('portcullis.limit', ctx.log['limit'] as string | undefined);
+      admissionSpan.end();
+    });
     if (limitHeaders === null) return;
     const headers: Record<string, string> = { ...limitHeaders, [ROUTE_HEADER]: `${route.alias}; reason=${route.reason}` };
     if (plan.clamped) headers[MAX_TOKENS_CLAMPED_HEADER] = String(plan.maxOutputTokens);
@@ -93,7 +108,9 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     const dispatch = {
       requestId: ctx.requestId,
       signal: ctx.signal,
+      startAttempt: trace.startAttempt, // telemetry (issue 18)
       onAttempt: (a: AttemptRecord) => {
+        trace.attemptDone(a); // telemetry (issue 18)
         metrics?.attempt(a.targetId, a.outcome);
         // The access line names the last target tried, so a request every
         // target failed still says where it went (`attempts` has the rest).
@@ -114,9 +131,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
         const relay = {
           alias: route.alias,
           includeUsage: request.stream_options?.include_usage === true,
-          onUsage: (u: Usage) => {
-            accounting.usage = u;
-          },
+          onUsage: (u: Usage) => accounting.noteUsage(u),
         };
         metrics?.streamStarted();
         try {
@@ -124,14 +139,17 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
           if (completed) accounting.phase = RequestPhase.Answered;
         } finally {
           metrics?.streamEnded();
+          trace.finishAttempt(traceResult(ctx)); // telemetry (issue 18)
         }
       } else {
         const { completion, target } = await dispatchCompletion(plan.targets, dispatch);
         answeredBy = target.id;
         accounting.answeredPrice = prices.get(target.id) ?? null;
         accounting.phase = RequestPhase.Answered;
-        accounting.usage = completion.usage;
+        if (completion.usage !== undefined) accounting.noteUsage(completion.usage);
+        trace.responseModel(completion.model); // telemetry (issue 18)
         completion.model = route.alias;
+        trace.finishAttempt(traceResult(ctx)); // telemetry (issue 18)
         sendJson(ctx.res, 200, completion, headers);
       }
     } catch (err) {
@@ -255,5 +273,25 @@ function streamControl(ctx: RequestContext, stream: StreamState, accounting: Acc
       }
       ctx.log['error'] = code;
     },
+  };
+}
+
+// telemetry (issue 18): the request's spans end when its response closes, however it ended.
+function openTracedRequest(ctx: RequestContext, tracer: Tracer, describe: ReturnType<typeof describeTargets>): ChatTrace {
+  const trace = openChatTrace(tracer, ctx.req.headers, ctx.requestId, describe);
+  ctx.log['traceId'] = trace.traceId;
+  ctx.onClose(() => trace.finish(traceResult(ctx)));
+  return trace;
+}
+
+/** How the request stands, from its access-log fields (codes and counts only). */
+function traceResult(ctx: RequestContext): Parameters<ChatTrace['finish']>[0] {
+  const { log, res } = ctx;
+  const tokens = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+  return {
+    status: res.headersSent ? res.statusCode : null,
+    error: typeof log['error'] === 'string' ? log['error'] : undefined,
+    promptTokens: tokens(log['promptTokens']),
+    completionTokens: tokens(log['completionTokens']),
   };
 }

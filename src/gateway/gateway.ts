@@ -23,6 +23,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
 import { createUpstreamFailureLog } from '../upstream/failure-log.ts';
+import { createGatewayTracer } from '../telemetry/gateway-telemetry.ts'; // telemetry (issue 18)
 import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { healthRoutes } from './health.ts';
 import { createPermitKeeper } from './permit-keeper.ts';
@@ -110,7 +111,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(options.upstreamFailureLogIntervalMs === undefined ? {} : { intervalMs: options.upstreamFailureLogIntervalMs }),
   });
   const permits = createPermitKeeper(state.limiter, logger, clock);
-  const deps: ServingDeps = { keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, clock };
+  // telemetry (issue 18): one tracer for the process (telemetry is restart-only); throws ConfigError for a missing export header.
+  const tracer = createGatewayTracer(options.config, { logger, env: options.env ?? process.env, onExported: (n) => metrics?.traceSpansExported(n), onDropped: (reason, n) => metrics?.traceSpansDropped(reason, n) });
+  const deps: ServingDeps = { keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, clock, tracer };
   // The settings only a restart changes stay these for the life of the process.
   const started = options.config;
   let serving: ServingState = buildServingState(started, deps, options.loadedAt ?? Math.floor(Date.now() / 1000));
@@ -187,6 +190,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       // Every request has closed (and settled): nothing left to renew.
       permits.close();
       await flush();
+      // telemetry (issue 18): the last spans go out within the export timeout, or are counted as dropped.
+      await tracer.shutdown(started.telemetry.otlp?.timeoutMs ?? 0);
       return report;
     });
     return stopped;

@@ -39,6 +39,8 @@ export interface Accounting {
   relay: Pick<ChunkRelay, 'usage' | 'generatedBytes'> | undefined;
   /** The error a failed upstream call ended with. */
   errorCode: string | undefined;
+  /** The upstream's final usage arrived: kept for the charge, and written to the access line at once (traces read it there). */
+  noteUsage(usage: Usage): void;
   /** Holds `permit` until the request closes, renewing its lease meanwhile. */
   hold(permit: Permit): void;
   /** Gives an unused permit back at once (the client left while the limiter decided). */
@@ -64,6 +66,12 @@ export function openAccounting(ctx: RequestContext, key: KeyPolicy, deps: Accoun
       });
   };
 
+  const logReported = (u: Usage): void => {
+    ctx.log['promptTokens'] = u.prompt_tokens;
+    ctx.log['completionTokens'] = u.completion_tokens;
+    ctx.log['cachedTokens'] = u.prompt_tokens_details.cached_tokens;
+  };
+
   const accounting: Accounting = {
     phase: RequestPhase.NotSent,
     reservation: null,
@@ -72,6 +80,10 @@ export function openAccounting(ctx: RequestContext, key: KeyPolicy, deps: Accoun
     usage: undefined,
     relay: undefined,
     errorCode: undefined,
+    noteUsage(u) {
+      accounting.usage = u;
+      logReported(u);
+    },
     hold(held) {
       permit = held;
       permits.hold(held);
@@ -101,11 +113,7 @@ export function openAccounting(ctx: RequestContext, key: KeyPolicy, deps: Accoun
       answeredPrice: accounting.answeredPrice,
       prices: accounting.prices,
     });
-    if (reported !== undefined) {
-      ctx.log['promptTokens'] = reported.prompt_tokens;
-      ctx.log['completionTokens'] = reported.completion_tokens;
-      ctx.log['cachedTokens'] = reported.prompt_tokens_details.cached_tokens;
-    }
+    if (reported !== undefined) logReported(reported);
     ctx.log['charge'] = charge.basis;
     ctx.log['chargedTokens'] = charge.promptTokens + charge.completionTokens;
     ctx.log['costNanos'] = charge.costNanos;

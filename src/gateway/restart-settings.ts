@@ -2,6 +2,7 @@
 // directory and state backend are open. A reload keeps the running values of
 // these and names each one that the new file changes; everything else applies.
 import type { GatewayConfig } from '../config/config.ts';
+import { telemetryForComparison } from '../config/telemetry-config.ts'; // telemetry (issue 18)
 
 export type SettingValue = string | number | boolean | null;
 
@@ -25,6 +26,7 @@ const RESTART_ONLY: ReadonlyArray<{ setting: string; of: (c: GatewayConfig) => u
   { setting: 'admin', of: (c) => c.admin },
   { setting: 'state', of: (c) => c.state },
   { setting: 'limits.maxHeaderBytes', of: (c) => c.limits.maxHeaderBytes },
+  { setting: 'telemetry', of: (c) => telemetryForComparison(c.telemetry) }, // telemetry (issue 18): the exporter is built once
 ];
 
 /** Nesting the restart-only settings never exceed; deeper values compare as text. */
@@ -46,6 +48,7 @@ export function keepRestartOnly(running: GatewayConfig, next: GatewayConfig): Ga
     admin: running.admin,
     state: running.state,
     limits: { ...next.limits, maxHeaderBytes: running.limits.maxHeaderBytes },
+    telemetry: running.telemetry, // telemetry (issue 18)
   };
 }
 

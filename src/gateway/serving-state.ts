@@ -14,6 +14,7 @@ import type { PermitKeeper } from './permit-keeper.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { createAliasRoutes, type AliasRoutes, type ProviderBinding } from '../routing/alias-targets.ts';
 import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
+import type { Tracer } from '../telemetry/tracer.ts'; // telemetry (issue 18)
 import type { KeyAuthenticator } from './auth.ts';
 import { createChatCompletionsHandler } from './chat-completions.ts';
 import { createModelsHandler } from './models.ts';
@@ -37,6 +38,8 @@ export interface ServingDeps {
   /** Kept across reloads, so a reload does not reset its rate limit. */
   upstreamFailures?: UpstreamFailureLog | undefined;
   clock?: () => number;
+  /** telemetry (issue 18): kept across reloads, like the metrics. */
+  tracer?: Tracer | undefined;
 }
 
 /**

@@ -43,6 +43,9 @@ export interface GatewayMetrics {
   connectionRefused(listener: string): void;
   /** The process ran out of file descriptors (once per exhaustion). */
   descriptorExhaustion(): void;
+  /** telemetry (issue 18): spans the OTLP collector accepted, and spans dropped by reason. */
+  traceSpansExported(count: number): void;
+  traceSpansDropped(reason: string, count: number): void;
   expose(): string;
 }
 
@@ -74,6 +77,9 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     labelNames: ['listener'],
     collect: () => Object.entries(sources.openConnections?.() ?? {}).map(([listener, value]) => ({ labels: { listener }, value })),
   });
+  // telemetry (issue 18)
+  const spansExported = registry.counter({ name: 'portcullis_trace_spans_exported_total', help: 'Trace spans the OTLP collector accepted.' });
+  const spansDropped = registry.counter({ name: 'portcullis_trace_spans_dropped_total', help: 'Trace spans not exported, by reason (queue_full, export_failed, rejected, shutdown).', labelNames: ['reason'] });
   registry.gauge({ name: 'portcullis_descriptors_exhausted', help: '1 while the process is out of file descriptors.', collect: () => [{ labels: {}, value: sources.descriptorsExhausted?.() ?? 0 }] });
   registry.gauge({
     name: 'portcullis_circuit_state',
@@ -109,6 +115,8 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     configReload: (result) => reloads.inc({ result }),
     connectionRefused: (listener) => refusedConnections.inc({ listener }),
     descriptorExhaustion: () => exhaustions.inc({}),
+    traceSpansExported: (count) => spansExported.inc({}, count), // telemetry (issue 18)
+    traceSpansDropped: (reason, count) => spansDropped.inc({ reason }, count),
     expose: () => registry.expose(),
   };
 }

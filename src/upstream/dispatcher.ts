@@ -46,6 +46,8 @@ export interface DispatchContext {
   now?: () => number;
   /** Told about every attempt and every target skipped, as it happens. */
   onAttempt?(record: AttemptRecord): void;
+  /** telemetry (issue 18): called as an attempt starts; the headers (traceparent) go upstream with it. */
+  startAttempt?(targetId: string, attempt: number): Record<string, string>;
 }
 
 /** What the dispatcher did after an attempt (or instead of one). */
@@ -156,7 +158,8 @@ async function dispatch<T>(
       attempted = true;
       let value: T;
       try {
-        value = await attempt(target, { request: target.request, requestId: ctx.requestId, signal });
+        const traceHeaders = ctx.startAttempt?.(target.id, n); // telemetry (issue 18)
+        value = await attempt(target, { request: target.request, requestId: ctx.requestId, signal, traceHeaders });
       } catch (error) {
         const failure = classifyFailure(error);
         tellBreaker(target.breaker, failure, error);

@@ -16,7 +16,7 @@ import { badUpstreamResponseError, ClientAbortError, upstreamHttpError } from '.
 
 export { endpointUrl, exchangeSettings, upstreamHeaders, type ExchangeOptions, type ExchangeSettings } from './exchange-settings.ts';
 
-type ExchangeCall = Pick<UpstreamCall, 'requestId' | 'signal'>;
+type ExchangeCall = Pick<UpstreamCall, 'requestId' | 'signal' | 'traceHeaders'>;
 
 export interface Exchange {
   /** POSTs the JSON `body`; resolves with a 2xx response, throws the mapped error otherwise. */
@@ -78,6 +78,8 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
     if (abort === Abort.Client) throw new ClientAbortError(call.signal.reason);
     const headers: Record<string, string> = {
       ...settings.baseHeaders,
+      // telemetry (issue 18): after the configured headers, so this attempt's trace context wins.
+      ...call.traceHeaders,
       'content-type': 'application/json',
       accept: streaming ? 'text/event-stream' : 'application/json',
       'x-request-id': call.requestId,

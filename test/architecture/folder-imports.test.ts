@@ -112,6 +112,14 @@ describe('folder imports', () => {
     assert.equal(cycle, undefined, `folder import cycle: ${cycle?.join(' -> ')}\n${render(graph)}`);
   });
 
+  // telemetry (issue 18): low enough for upstream/ and gateway/ to use, so it may lean on nothing above config/.
+  test('src/telemetry/ imports only json, log, errors and config', () => {
+    const graph = folderGraph(path.join(repositoryRoot(), 'src'));
+    assert.ok(graph.get('gateway')?.has('telemetry'), 'the gateway uses src/telemetry/');
+    const allowed = new Set(['json', 'log', 'errors', 'config']);
+    for (const imported of graph.get('telemetry') ?? []) assert.ok(allowed.has(imported), `src/telemetry/ imports src/${imported}/`);
+  });
+
   test('the cycle finder reports the cycle path', () => {
     const graph: FolderGraph = new Map([
       ['gateway', new Set(['metrics', 'upstream'])],

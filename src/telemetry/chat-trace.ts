@@ -1,0 +1,210 @@
+// The spans of one chat completion request, in the words of OpenTelemetry's
+// semantic conventions (HTTP server, GenAI client): the server span
+// (`POST /v1/chat/completions`), its children `route` (alias and reason),
+// `admission` (the key's limits) and one client span per upstream attempt
+// (`chat <model>`: target, attempt number, outcome; retries and fallbacks each
+// get their own), whose context goes upstream as `traceparent`. The time to
+// the first streamed chunk is an event on the attempt and an attribute of the
+// server span. Only names, numbers and codes: never prompt or completion text,
+// never a key or an upstream credential.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { GatewayConfig } from '../config/config.ts';
+import { SpanKind, type Attributes, type Span } from './span.ts';
+import type { Tracer } from './tracer.ts';
+
+/** What the upstream dispatcher reports of an attempt (structurally its AttemptRecord). */
+export interface AttemptReport {
+  targetId: string;
+  attempt: number;
+  outcome: string;
+  status?: number;
+  code?: string;
+  cause?: { kind: string; detail?: string | null | undefined };
+}
+
+/** How the request ended, read when its response closes. */
+export interface ChatTraceResult {
+  /** null when the client left before any answer. */
+  status: number | null;
+  error: string | undefined;
+  promptTokens: number | undefined;
+  completionTokens: number | undefined;
+}
+
+export interface ChatTrace {
+  readonly traceId: string;
+  /** Starts the `route` span. */
+  startRoute(): Span;
+  /** Ends the `route` span with the alias chosen and why. */
+  routed(span: Span, alias: string, reason: string, stream: boolean): void;
+  startAdmission(): Span;
+  /** Starts an attempt's client span; the headers carry its context to the upstream. */
+  startAttempt(targetId: string, attempt: number): Record<string, string>;
+  /** An attempt's outcome (or a target skipped); the answering attempt stays open until finishAttempt. */
+  attemptDone(report: AttemptReport): void;
+  /** The upstream's own model name for the answer. */
+  responseModel(model: string): void;
+  /** Ends the answering attempt (after the body, or the stream's end). */
+  finishAttempt(result: ChatTraceResult): void;
+  /** Ends every span still open; the server span last. Idempotent. */
+  finish(result: ChatTraceResult): void;
+}
+
+const OPERATION = 'chat';
+const SERVER_SPAN_NAME = 'POST /v1/chat/completions';
+
+interface TargetDescription {
+  attributes: Attributes;
+  model: string;
+}
+
+/** Per configuration: each target id (`provider/model`) to its span attributes. */
+export type TargetDescriber = (targetId: string) => TargetDescription;
+
+export function describeTargets(config: GatewayConfig): TargetDescriber {
+  const cache = new Map<string, TargetDescription>();
+  return (targetId) => {
+    let found = cache.get(targetId);
+    if (found !== undefined) return found;
+    const slash = targetId.indexOf('/');
+    const providerName = slash === -1 ? targetId : targetId.slice(0, slash);
+    const model = slash === -1 ? '' : targetId.slice(slash + 1);
+    const provider = config.providers[providerName];
+    const attributes: Attributes = { 'portcullis.target': targetId, 'portcullis.provider': providerName };
+    if (provider !== undefined) {
+      // gen_ai.provider.name (semconv 1.37+) and the older gen_ai.system, for backends that read either.
+      const system = provider.type === 'demo' ? 'portcullis.demo' : provider.type;
+      attributes['gen_ai.provider.name'] = system;
+      attributes['gen_ai.system'] = system;
+      if (provider.type !== 'demo') Object.assign(attributes, serverAttributes(provider.baseUrl));
+    }
+    found = { attributes, model };
+    // Target ids come from the configuration: the cache is bounded by it.
+    cache.set(targetId, found);
+    return found;
+  };
+}
+
+function serverAttributes(baseUrl: string): Attributes {
+  try {
+    const url = new URL(baseUrl);
+    const port = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    return { 'server.address': url.hostname.replace(/^\[|\]$/g, ''), 'server.port': port };
+  } catch {
+    return {};
+  }
+}
+
+export function openChatTrace(tracer: Tracer, headers: IncomingHttpHeaders, requestId: string, describe: TargetDescriber): ChatTrace {
+  const server = tracer.startServerSpan(headers, SERVER_SPAN_NAME, {
+    'http.request.method': 'POST',
+    'http.route': '/v1/chat/completions',
+    'url.path': '/v1/chat/completions',
+    'gen_ai.operation.name': OPERATION,
+    'portcullis.request_id': requestId,
+  });
+  const startedAt = performance.now();
+  let alias: string | undefined;
+  let stream = false;
+  const attempts = new Map<string, Span>();
+  /** The attempt that answered: open until its body or stream ends. */
+  let committed: Span | undefined;
+  /** Open while the alias is resolved: a request refused there (an unknown model) ends it in finish. */
+  let routing: Span | undefined;
+  let finished = false;
+
+  const endAttempt = (span: Span, result: ChatTraceResult): void => {
+    if (span.ended) return;
+    span.setAttribute('gen_ai.usage.input_tokens', result.promptTokens);
+    span.setAttribute('gen_ai.usage.output_tokens', result.completionTokens);
+    if (result.error !== undefined) span.setError(result.error);
+    span.end();
+  };
+
+  return {
+    traceId: server.traceId,
+    startRoute() {
+      routing = server.child('route', SpanKind.Internal);
+      return routing;
+    },
+    routed(span, chosen, reason, isStream) {
+      alias = chosen;
+      stream = isStream;
+      span.setAttribute('gen_ai.request.model', chosen);
+      span.setAttribute('portcullis.route.reason', reason);
+      span.end();
+      server.setAttribute('gen_ai.request.model', chosen);
+      server.setAttribute('portcullis.route.reason', reason);
+      server.setAttribute('portcullis.stream', isStream);
+    },
+    startAdmission: () => server.child('admission', SpanKind.Internal),
+    startAttempt(targetId, attempt) {
+      const target = describe(targetId);
+      const span = server.child(`${OPERATION} ${target.model}`, SpanKind.Client, {
+        ...target.attributes,
+        'gen_ai.operation.name': OPERATION,
+        'gen_ai.request.model': alias ?? '',
+        'portcullis.attempt': attempt,
+      });
+      attempts.set(`${targetId}#${attempt}`, span);
+      const sent: Record<string, string> = { traceparent: span.traceparent() };
+      const state = server.traceState;
+      if (state !== undefined) sent['tracestate'] = state;
+      return sent;
+    },
+    attemptDone(report) {
+      if (report.outcome === 'skipped_open') {
+        server.addEvent('target_skipped', { 'portcullis.target': report.targetId, 'portcullis.reason': 'circuit_open' });
+        return;
+      }
+      const key = `${report.targetId}#${report.attempt}`;
+      const span = attempts.get(key);
+      if (span === undefined) return;
+      attempts.delete(key);
+      span.setAttribute('portcullis.attempt.outcome', report.outcome);
+      if (report.outcome === 'ok') {
+        span.setAttribute('gen_ai.response.model', describe(report.targetId).model);
+        if (stream) {
+          const ms = Math.round((performance.now() - startedAt) * 1000) / 1000;
+          span.addEvent('first_token', { 'portcullis.time_to_first_token_ms': ms });
+          server.setAttribute('portcullis.time_to_first_token_ms', ms);
+        }
+        server.setAttribute('portcullis.target', report.targetId);
+        committed = span;
+        return;
+      }
+      // The upstream's own status when it answered one; the client-facing code as error.type.
+      if (report.cause?.kind === 'http' && /^\d{3}$/.test(report.cause.detail ?? '')) span.setAttribute('http.response.status_code', Number(report.cause.detail));
+      span.setError(report.code ?? report.outcome);
+      if (report.cause !== undefined) span.setAttribute('portcullis.failure', report.cause.detail ? `${report.cause.kind}:${report.cause.detail}` : report.cause.kind);
+      span.end();
+    },
+    responseModel(model) {
+      server.setAttribute('gen_ai.response.model', model);
+      committed?.setAttribute('gen_ai.response.model', model);
+    },
+    finishAttempt(result) {
+      if (committed !== undefined) endAttempt(committed, result);
+    },
+    finish(result) {
+      if (finished) return;
+      finished = true;
+      if (routing !== undefined && !routing.ended) {
+        routing.setError(result.error ?? 'unrouted');
+        routing.end();
+      }
+      if (committed !== undefined) endAttempt(committed, result);
+      // An attempt still open: the client left or a shutdown ended it mid-call.
+      for (const span of attempts.values()) endAttempt(span, { ...result, error: result.error ?? 'client_aborted' });
+      attempts.clear();
+      server.setAttribute('http.response.status_code', result.status ?? undefined);
+      server.setAttribute('gen_ai.usage.input_tokens', result.promptTokens);
+      server.setAttribute('gen_ai.usage.output_tokens', result.completionTokens);
+      // HTTP semantic conventions: a 4xx is the client's error, not the server span's (status unset, error.type kept).
+      if (result.error !== undefined) server.setAttribute('error.type', result.error);
+      if (result.status === null) server.setError(result.error ?? 'client_gone');
+      else if (result.status >= 500) server.setError(result.error ?? String(result.status));
+      server.end();
+    },
+  };
+}
