@@ -61,6 +61,11 @@ test('a completion: target, route, tokens and timings; no text and no secret any
     promptTokens: 7,
     completionTokens: 2,
     cachedTokens: 0,
+    // No price is configured: the tokens count, the cost is 0.
+    charge: 'usage',
+    chargedTokens: 9,
+    costNanos: 0,
+    cost: 0,
     completed: true,
     error: null,
   });
@@ -88,6 +93,10 @@ test('a refused request: the error code, and null for what was never known', asy
     stream: null,
     promptTokens: null,
     completionTokens: null,
+    charge: null,
+    chargedTokens: null,
+    costNanos: null,
+    cost: null,
     completed: true,
     error: 'invalid_api_key',
   });

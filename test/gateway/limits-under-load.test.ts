@@ -17,6 +17,9 @@ const PRICE = { input: 2.5, cachedInput: 1.25, output: 10 };
 const IMAGE_TOKENS = 2000;
 const CHINESE = '汉'.repeat(300); // 900 UTF-8 bytes
 
+/** Large budgets of both kinds, so the limiter counts tokens and cost. */
+const BOTH_BUDGETS = { tokenBudget: { tokens: 1_000_000, period: 'day' as const }, costBudget: { amount: 1000, period: 'day' as const } };
+
 let upstream: FakeUpstream;
 let gw: TestGateway;
 let keyCount = 0;
@@ -157,8 +160,7 @@ test('a burst against tokens per minute spends no more than the limit plus one r
 });
 
 test('a client that leaves after the upstream call began is charged its prompt, in the record and the limiter alike', async () => {
-  const limits = { tokenBudget: { tokens: 1_000_000, period: 'day' as const } };
-  const { id, key } = await newKey({ limits });
+  const { id, key } = await newKey({ limits: BOTH_BUDGETS });
   holdAnswers = true;
   const body = chinese();
   const req = http.request(`${gw.baseUrl}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
@@ -176,8 +178,7 @@ test('a client that leaves after the upstream call began is charged its prompt, 
 });
 
 test('a stream the client cuts is charged its prompt and what was generated so far, in the record and the limiter alike', async () => {
-  const limits = { tokenBudget: { tokens: 1_000_000, period: 'day' as const } };
-  const { id, key } = await newKey({ limits });
+  const { id, key } = await newKey({ limits: BOTH_BUDGETS });
   upstream.handle = (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const chunk = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'abc汉' }, finish_reason: null }] };
