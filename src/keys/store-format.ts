@@ -225,8 +225,18 @@ export function storedRecord(r: KeyRecord): Record<(typeof RECORD_FIELDS)[number
     rotatedAt: r.rotatedAt,
     expiresAt: r.expiresAt,
     allowedAliases: r.allowedAliases,
-    limits: r.limits,
+    limits: storedLimits(r.limits),
   };
+}
+
+/**
+ * The limits as stored: `costBudget` only when set, so a store written by this version
+ * stays readable by the versions before cost budgets (their parser refuses unknown
+ * fields) until a key actually gets one. Read back, an absent costBudget is null.
+ */
+function storedLimits(limits: KeyRecord['limits']): Record<string, unknown> {
+  const { costBudget, ...rest } = limits;
+  return costBudget === null ? rest : { ...rest, costBudget };
 }
 
 export function serializeKeysFile(records: readonly KeyRecord[]): string {

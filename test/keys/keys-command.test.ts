@@ -208,7 +208,7 @@ test('create prints the key once with its id and prefix, and stores only its has
   const file = JSON.parse(readFileSync(path.join(dir, 'keys.json'), 'utf8')) as unknown;
   assert.deepEqual(file, {
     version: 2,
-    keys: [{ id, name: 'my app', prefix, hash: hashApiKey(key), createdAt, revokedAt: null, rotatedAt: null, expiresAt: null, allowedAliases: null, limits: NO_LIMITS }],
+    keys: [{ id, name: 'my app', prefix, hash: hashApiKey(key), createdAt, revokedAt: null, rotatedAt: null, expiresAt: null, allowedAliases: null, limits: STORED_NO_LIMITS }],
   });
 });
 
@@ -401,8 +401,22 @@ function seededV2Dir(): string {
   return dir;
 }
 
+/**
+ * keys.json as written, with an unset costBudget put back as null for comparison: the
+ * file writes limits.costBudget only when set (checked here on every read).
+ */
+/** NO_LIMITS as keys.json writes it: costBudget only when set. */
+const STORED_NO_LIMITS = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null };
+
 function keysFile(dir: string): { version: number; keys: Record<string, unknown>[] } {
-  return JSON.parse(readFileSync(path.join(dir, 'keys.json'), 'utf8')) as { version: number; keys: Record<string, unknown>[] };
+  const file = JSON.parse(readFileSync(path.join(dir, 'keys.json'), 'utf8')) as { version: number; keys: Record<string, unknown>[] };
+  for (const record of file.keys) {
+    const limits = record['limits'] as Record<string, unknown> | null | undefined;
+    if (limits === null || limits === undefined) continue;
+    assert.notEqual(limits['costBudget'], null, 'an unset costBudget is not written');
+    if (!('costBudget' in limits)) limits['costBudget'] = null;
+  }
+  return file;
 }
 
 /** Picks the random parts out of create/rotate output so the whole text can be compared exactly. */

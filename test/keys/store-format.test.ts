@@ -82,7 +82,7 @@ test('keys file round-trips through serialize and parse', () => {
   const text = serializeKeysFile([RECORD, REVOKED]);
   const settings =
     '      "rotatedAt": null,\n      "expiresAt": null,\n      "allowedAliases": null,\n' +
-    '      "limits": {\n        "requestsPerMinute": null,\n        "tokensPerMinute": null,\n        "concurrentRequests": null,\n        "tokenBudget": null,\n        "costBudget": null\n      }\n';
+    '      "limits": {\n        "requestsPerMinute": null,\n        "tokensPerMinute": null,\n        "concurrentRequests": null,\n        "tokenBudget": null\n      }\n';
   assert.equal(
     text,
     '{\n  "version": 2,\n  "keys": [\n' +
@@ -103,6 +103,12 @@ test('keys file round-trips through serialize and parse', () => {
     limits: { requestsPerMinute: 60, tokensPerMinute: 90_000, concurrentRequests: 4, tokenBudget: { tokens: 1_000_000, period: 'month' as const }, costBudget: null },
   };
   assert.deepEqual(parseKeysFile(serializeKeysFile([scoped]), PATH), [scoped]);
+  // A set costBudget is written and read back; an unset one is not written at all.
+  const spending = { ...scoped, limits: { ...scoped.limits, costBudget: { amount: 25.5, period: 'month' as const } } };
+  const spendingText = serializeKeysFile([spending]);
+  assert.match(spendingText, /"costBudget": \{\n {10}"amount": 25\.5,\n {10}"period": "month"\n {8}\}/);
+  assert.deepEqual(parseKeysFile(spendingText, PATH), [spending]);
+  assert.equal(serializeKeysFile([scoped]).includes('costBudget'), false);
 });
 
 test('a version 1 keys file reads with default settings', () => {

@@ -65,7 +65,9 @@ test('create stores the hash, never the key, in a 0600 file, and the key authent
   const text = readFileSync(store.keysFilePath, 'utf8');
   assert.equal(text.includes(key), false);
   assert.equal(text.includes(key.slice(12)), false);
-  assert.deepEqual(JSON.parse(text), { version: 2, keys: [record] });
+  // costBudget is written only when set.
+  const { costBudget: _unset, ...storedLimits } = record.limits;
+  assert.deepEqual(JSON.parse(text), { version: 2, keys: [{ ...record, limits: storedLimits }] });
   assert.equal(statSync(store.keysFilePath).mode & 0o777, 0o600);
   assert.deepEqual(readdirSync(dir), ['keys.json'], 'no temp or lock file left');
   assert.deepEqual(store.authenticate(key), record);
