@@ -71,6 +71,10 @@ describe('telemetry config', () => {
     assert.throws(() => resolveOtlpHeaders('p.json', otlp({ headers: { authorization: 'Bearer ${TOKEN}' } }), {}), {
       message: 'p.json: telemetry.otlp.headers.authorization: environment variable TOKEN is not set or empty',
     });
+    // Node would refuse such a header value at the first export (ERR_INVALID_CHAR): refused at start, the value never quoted.
+    assert.throws(() => resolveOtlpHeaders('p.json', otlp({ headers: { authorization: 'Bearer ${TOKEN}' } }), { TOKEN: 'sec\u20acret\u0001' }), {
+      message: 'p.json: telemetry.otlp.headers.authorization: environment variable TOKEN must be printable ASCII (at most 4096 characters) to go in a header',
+    });
     const file = path.join(dir, 'otlp-headers');
     writeFileSync(file, '# the collector\'s key\n\nx-api-key: k-123\r\nx-tenant : eu\n');
     assert.deepEqual(resolveOtlpHeaders(null, otlp({ headers: { a: 'b' }, headersFile: file }), {}), { a: 'b', 'x-api-key': 'k-123', 'x-tenant': 'eu' });
