@@ -326,8 +326,12 @@ describe('logs', { skip }, () => {
     assert.deepEqual(Object.keys(access).sort(), [
       'alias',
       'cachedTokens',
+      'charge',
+      'chargedTokens',
       'completed',
       'completionTokens',
+      'cost',
+      'costNanos',
       'error',
       'keyId',
       'level',
@@ -363,6 +367,11 @@ describe('logs', { skip }, () => {
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       cachedTokens: 0,
+      // A demo target is free: the tokens count, the cost is 0.
+      charge: 'usage',
+      chargedTokens: usage.total_tokens,
+      costNanos: 0,
+      cost: 0,
       completed: true,
       error: null,
     });
