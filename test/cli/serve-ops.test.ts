@@ -369,7 +369,7 @@ describe('logs', { skip }, () => {
       cachedTokens: 0,
       // A demo target is free: the tokens count, the cost is 0.
       charge: 'usage',
-      chargedTokens: usage.total_tokens,
+      chargedTokens: usage.prompt_tokens + usage.completion_tokens,
       costNanos: 0,
       cost: 0,
       completed: true,
