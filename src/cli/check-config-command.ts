@@ -18,8 +18,9 @@ Checks config files as "portcullis serve" would at start, and the files each
 names, without starting the server: each provider's upstream key (apiKeyEnv
 set, apiKeyFile readable), the Redis password, every TLS certificate, key
 and CA file (present, readable, PEM, unencrypted key matching its certificate,
-in date), and this environment's egress proxy variables (HTTPS_PROXY,
-http_proxy, NO_PROXY, ...) as serve would apply them to each provider. Prints "FILE: ok" and a summary, or every problem found, one line
+in date), this environment's egress proxy variables (HTTPS_PROXY,
+http_proxy, NO_PROXY, ...) as serve would apply them to each provider, and
+the trace export's headers (telemetry.otlp: variables set, headersFile readable). Prints "FILE: ok" and a summary, or every problem found, one line
 each: "FILE: SETTING: PROBLEM". A certificate that expires within ${EXPIRY_WARNING_DAYS} days
 is a warning: "FILE: SETTING: warning: ...". Without FILE, checks --config or
 $${CONFIG_ENV}.

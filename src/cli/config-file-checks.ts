@@ -1,7 +1,8 @@
 // The files and secrets a valid config names, checked the way serve reads them
 // at start, for check-config: each provider's upstream key, the Redis
 // password, every TLS file (listen.tls, admin.tls, providers.*.tls,
-// state.redis.tls), and the environment's egress proxy variables. Every check runs and every problem is kept, each under its
+// state.redis.tls), the environment's egress proxy variables, and the trace
+// export's headers (telemetry.otlp). Every check runs and every problem is kept, each under its
 // setting, in the order of the file; certificates that expire soon are
 // warnings. Nothing read here is ever put in a message: only where it was
 // looked for.
@@ -9,6 +10,7 @@ import { ConfigError, type GatewayConfig, type ListenerTlsConfig, type TlsClient
 import { ConfigIssueCode, type ConfigIssue, type ConfigWarning } from '../config/config-issues.ts';
 import { resolveProviderKeys } from '../config/config-loader.ts';
 import { providerCredentials } from '../config/provider-types.ts';
+import { resolveOtlpHeaders } from '../config/telemetry-config.ts';
 import { checkClientTlsFiles, checkListenerTlsFiles, type TlsFileReport } from '../config/tls-files.ts';
 import { proxyIssues } from '../providers/provider-connections.ts';
 import { RedisUrlError } from '../redis/errors.ts';
@@ -30,7 +32,7 @@ const CREDENTIALS_DIRECTORY = '${CREDENTIALS_DIRECTORY}';
 const CREDENTIALS_HINT = ' (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)';
 
 /** Each check looks at one part of the config and adds what it finds; all run. */
-const CHECKS: ReadonlyArray<(ctx: FileCheckContext) => void> = [listenerFiles, providerFiles, proxyEnvironment, redisFiles];
+const CHECKS: ReadonlyArray<(ctx: FileCheckContext) => void> = [listenerFiles, providerFiles, proxyEnvironment, redisFiles, telemetryHeaders];
 
 /** The egress proxy variables of this environment, as serve would apply them to each provider (../providers/provider-connections.ts). */
 function proxyEnvironment(ctx: FileCheckContext): void {
@@ -84,6 +86,18 @@ function redisFiles(ctx: FileCheckContext): void {
     }
   }
   if (redis.tls !== null) clientTls(ctx, 'state.redis.tls', redis.tls);
+}
+
+/** The trace export's headers: each `${NAME}` in telemetry.otlp.headers and the headersFile, read as serve reads them at start. */
+function telemetryHeaders(ctx: FileCheckContext): void {
+  const otlp = ctx.config.telemetry.otlp;
+  if (otlp === null) return;
+  try {
+    resolveOtlpHeaders(ctx.config.source, otlp, ctx.env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    for (const issue of err.issues) add(ctx, issue, issue.path === 'telemetry.otlp.headersFile' ? otlp.headersFile : null);
+  }
 }
 
 function listenerTls(ctx: FileCheckContext, at: string, tls: ListenerTlsConfig): void {

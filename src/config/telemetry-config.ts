@@ -154,6 +154,10 @@ export function resolveOtlpHeaders(source: string | null, otlp: OtlpExportConfig
       const found = env[variable];
       if (found === undefined || found === '') throw new ConfigError(source, at, `environment variable ${variable} is not set or empty`, ConfigIssueCode.MissingCredential);
       if (/[\r\n\0]/.test(found)) throw new ConfigError(source, at, `environment variable ${variable} holds a line break`, ConfigIssueCode.MissingCredential);
+      // Node refuses any other control or non-Latin-1 character in a header at the first export; refuse it at start instead.
+      if (!HEADER_VALUE.test(found)) {
+        throw new ConfigError(source, at, `environment variable ${variable} must be printable ASCII (at most 4096 characters) to go in a header`, ConfigIssueCode.MissingCredential);
+      }
       return found;
     });
   }

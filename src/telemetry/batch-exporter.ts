@@ -80,7 +80,12 @@ export function createBatchExporter(options: BatchExporterOptions): BatchExporte
 
   /** Starts the export loop unless it runs; it exports until the queue is empty. */
   const drain = (): Promise<void> => {
-    running ??= (async () => {
+    if (running !== undefined) return running;
+    // Nothing to do: return before the loop starts. A loop that ended without
+    // an await would clear `running` before the assignment below, which would
+    // then keep a settled promise there and stop every later export.
+    if (queue.length === 0 || performance.now() >= deadline) return Promise.resolve();
+    running = (async () => {
       try {
         while (queue.length > 0 && performance.now() < deadline) {
           await exportBatch(queue.splice(0, options.maxExportBatchSize));

@@ -44,13 +44,16 @@ export function createGatewayTracer(config: Pick<GatewayConfig, 'source' | 'tele
     'telemetry.sdk.language': 'nodejs',
     'telemetry.sdk.version': version,
   };
+  // The config refuses user:password in the endpoint, but a query string may carry a
+  // token (some intakes take one there): the logs show the URL without it.
+  const shownEndpoint = endpointForLog(otlp.endpoint);
   let lastFailureLog = Number.NEGATIVE_INFINITY;
   const onFailed = (failure: FailedExport): void => {
     const now = performance.now();
     if (now - lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
     lastFailureLog = now;
-    // The endpoint has no credentials (the config refuses them); headers are never logged.
-    hooks.logger.warn('trace export failed; spans dropped', { endpoint: otlp.endpoint, status: failure.status, failure: failure.failure ?? null, spans: failure.spans });
+    // Headers are never logged, nor the endpoint's query.
+    hooks.logger.warn('trace export failed; spans dropped', { endpoint: shownEndpoint, status: failure.status, failure: failure.failure ?? null, spans: failure.spans });
   };
   const exporter = createBatchExporter({
     ...otlp,
@@ -60,8 +63,14 @@ export function createGatewayTracer(config: Pick<GatewayConfig, 'source' | 'tele
     onDropped: (reason, count) => hooks.onDropped?.(reason, count),
     onFailed,
   });
-  hooks.logger.info('trace export on', { endpoint: otlp.endpoint, samplerRatio: telemetry.samplerRatio, headers: Object.keys(headers).length });
+  hooks.logger.info('trace export on', { endpoint: shownEndpoint, samplerRatio: telemetry.samplerRatio, headers: Object.keys(headers).length });
   return createTracer({ sink: exporter, ratio: telemetry.samplerRatio, shutdown: (deadlineMs) => exporter.shutdown(deadlineMs) });
+}
+
+/** The endpoint for a log line: scheme, host, port and path; a query or fragment shows as `?...`. */
+function endpointForLog(endpoint: string): string {
+  const url = new URL(endpoint);
+  return `${url.origin}${url.pathname}${url.search !== '' || url.hash !== '' ? '?...' : ''}`;
 }
 
 /** The package's version, as src/cli/main.ts finds it (telemetry sits below cli/ and cannot import it). */

@@ -367,6 +367,7 @@ describe('logs', { skip }, () => {
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       cachedTokens: 0,
+      // A demo target is free: the tokens count, the cost is 0.
       charge: 'usage',
       chargedTokens: usage.prompt_tokens + usage.completion_tokens,
       costNanos: 0,

@@ -94,6 +94,21 @@ describe('batch exporter', () => {
     assert.equal(h.posts.length, 1);
   });
 
+  test('the schedule timer firing on an empty queue (a full batch already left) does not stop later exports', async () => {
+    const h = harness({ maxExportBatchSize: 2, scheduleDelayMs: 10 });
+    // s0 arms the schedule timer; s1 fills the batch, which leaves at once.
+    h.exporter.add(span(0));
+    h.exporter.add(span(1));
+    assert.deepEqual(h.posts, [['s0', 's1']]);
+    // The armed timer fires on the now empty queue (10 ms; 100 ms is a loose bound).
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    h.exporter.add(span(2));
+    h.exporter.add(span(3));
+    assert.deepEqual(h.posts, [['s0', 's1'], ['s2', 's3']], 'a full batch still leaves at once');
+    await h.exporter.shutdown(1000);
+    assert.deepEqual(h.exported, [2, 2]);
+  });
+
   test('a full queue drops new spans and counts them', async () => {
     const h = harness({ maxQueueSize: 5, maxExportBatchSize: 5 }, []);
     // The first five start an export; while it runs the queue refills and then overflows.

@@ -103,6 +103,21 @@ test('an export header naming an unset variable stops the start, naming the head
   });
 });
 
+test("the export's log lines show its endpoint without the query, which may hold a token", async () => {
+  const config = parseConfig(configWith('http://127.0.0.1:9/v1', { otlp: { endpoint: 'https://intake.example:4318/v1/traces?api_key=q-secret-9', scheduleDelayMs: 60_000 } }), null, '/etc');
+  const lines: string[] = [];
+  const refused = { status: 401, retryAfterMs: undefined, rejectedSpans: 0, failure: undefined };
+  const tracer = createGatewayTracer(config, { logger: createLogger({ write: (line) => lines.push(line) }), env: {}, post: async () => refused });
+  tracer.startServerSpan({ traceparent: `00-${TRACE}-00f067aa0ba902b7-01` }, 'POST /v1/chat/completions').end();
+  await tracer.shutdown(1000);
+  const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  assert.deepEqual(logged.map((l) => [l['msg'], l['endpoint']]), [
+    ['trace export on', 'https://intake.example:4318/v1/traces?...'],
+    ['trace export failed; spans dropped', 'https://intake.example:4318/v1/traces?...'],
+  ]);
+  assert.equal(lines.join('').includes('q-secret-9'), false);
+});
+
 test("a provider's configured traceparent header is replaced by the attempt's own", async () => {
   const upstream = await startFakeUpstream(answer);
   const value = configWith(upstream.baseUrl);

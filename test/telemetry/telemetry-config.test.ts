@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
+import { checkConfigFile } from '../../src/cli/check-config-command.ts';
 import { ConfigError } from '../../src/config/config.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { resolveOtlpHeaders, type OtlpExportConfig } from '../../src/config/telemetry-config.ts';
@@ -71,6 +72,10 @@ describe('telemetry config', () => {
     assert.throws(() => resolveOtlpHeaders('p.json', otlp({ headers: { authorization: 'Bearer ${TOKEN}' } }), {}), {
       message: 'p.json: telemetry.otlp.headers.authorization: environment variable TOKEN is not set or empty',
     });
+    // Node would refuse such a header value at the first export (ERR_INVALID_CHAR): refused at start, the value never quoted.
+    assert.throws(() => resolveOtlpHeaders('p.json', otlp({ headers: { authorization: 'Bearer ${TOKEN}' } }), { TOKEN: 'sec\u20acret\u0001' }), {
+      message: 'p.json: telemetry.otlp.headers.authorization: environment variable TOKEN must be printable ASCII (at most 4096 characters) to go in a header',
+    });
     const file = path.join(dir, 'otlp-headers');
     writeFileSync(file, '# the collector\'s key\n\nx-api-key: k-123\r\nx-tenant : eu\n');
     assert.deepEqual(resolveOtlpHeaders(null, otlp({ headers: { a: 'b' }, headersFile: file }), {}), { a: 'b', 'x-api-key': 'k-123', 'x-tenant': 'eu' });
@@ -90,4 +95,29 @@ describe('telemetry config', () => {
     assert.equal(JSON.stringify(changes).includes('secret'), false);
     assert.match(String(changes[0]?.running), /^sha256:[0-9a-f]{12}$/);
   });
+});
+
+test('check-config reads the export headers as serve does at start: a missing variable or headersFile is a problem', () => {
+  const file = path.join(dir, 'check-telemetry.json');
+  writeFileSync(
+    file,
+    JSON.stringify(
+      withTelemetry({
+        otlp: { endpoint: 'http://127.0.0.1:4318/v1/traces', headers: { authorization: 'Bearer ${OTLP_TOKEN}' }, headersFile: '${CREDENTIALS_DIRECTORY}/check-otlp-headers' },
+      }),
+    ),
+  );
+  assert.deepEqual(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir }, cwd: dir, credentials: true }), {
+    kind: 'problems',
+    problems: [{ code: 'missing_credential', path: 'telemetry.otlp.headers.authorization', problem: 'environment variable OTLP_TOKEN is not set or empty' }],
+    warnings: [],
+  });
+  assert.deepEqual(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir, OTLP_TOKEN: 't0k' }, cwd: dir, credentials: true }), {
+    kind: 'problems',
+    problems: [{ code: 'missing_credential', path: 'telemetry.otlp.headersFile', problem: `${path.join(dir, 'check-otlp-headers')} does not exist` }],
+    warnings: [],
+  });
+  writeFileSync(path.join(dir, 'check-otlp-headers'), 'x-tenant: eu\n');
+  assert.equal(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir, OTLP_TOKEN: 't0k' }, cwd: dir, credentials: true }).kind, 'ok');
+  assert.equal(checkConfigFile(file, { env: {}, cwd: dir, credentials: false }).kind, 'ok');
 });
