@@ -2,7 +2,6 @@
 // The `portcullis` command: dispatches to subcommands. Every subcommand reads
 // the same config (--config FILE or PORTCULLIS_CONFIG), so the CLI and the
 // server act on the same data directory.
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { CONFIG_ENV, DATA_DIR_ENV, loadConfig } from '../config/config-loader.ts';
@@ -13,6 +12,7 @@ import { runCheckConfigCommand } from './check-config-command.ts';
 import { commandName, hintFlags } from './command-name.ts';
 import { runKeysCommand } from './keys-command.ts';
 import { runServeCommand } from './serve-command.ts';
+import { packageVersion } from '../config/package-version.ts';
 
 const USAGE = `Usage: portcullis <command> [options]
 
@@ -34,21 +34,6 @@ Options for every command:
   -V, --version   Show the version
 `;
 
-/**
- * The version in the package's package.json: two folders up from the compiled
- * dist/src/cli/, one from src/cli/ when the sources run.
- */
-export function packageVersion(): string {
-  for (const relative of ['../../../package.json', '../../package.json']) {
-    try {
-      const manifest = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: unknown; version?: unknown };
-      if (manifest.name === 'portcullis' && typeof manifest.version === 'string') return manifest.version;
-    } catch {
-      // Not this one: try the next.
-    }
-  }
-  return 'unknown';
-}
 
 export interface CliIo {
   stdout: NodeJS.WritableStream;

@@ -4,7 +4,6 @@
 // configured attributes). Export headers are resolved here (environment,
 // headersFile) and go nowhere but the export requests: never into a log line.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { GatewayConfig } from '../config/config.ts';
 import { resolveOtlpHeaders } from '../config/telemetry-config.ts';
 import type { Logger } from '../log/logger.ts';
@@ -13,6 +12,7 @@ import { encodeExportRequest } from './otlp-json.ts';
 import { createOtlpPost, type ExportPost } from './otlp-http.ts';
 import type { Attributes } from './span.ts';
 import { createTracer, type Tracer } from './tracer.ts';
+import { packageVersion } from '../config/package-version.ts';
 
 /** At most one "trace export failed" line per this many ms. */
 const FAILURE_LOG_INTERVAL_MS = 60_000;
@@ -73,15 +73,3 @@ function endpointForLog(endpoint: string): string {
   return `${url.origin}${url.pathname}${url.search !== '' || url.hash !== '' ? '?...' : ''}`;
 }
 
-/** The package's version, as src/cli/main.ts finds it (telemetry sits below cli/ and cannot import it). */
-function packageVersion(): string {
-  for (const relative of ['../../../package.json', '../../package.json']) {
-    try {
-      const manifest = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: unknown; version?: unknown };
-      if (manifest.name === 'portcullis' && typeof manifest.version === 'string') return manifest.version;
-    } catch {
-      // Not this one: try the next.
-    }
-  }
-  return 'unknown';
-}

@@ -16,20 +16,10 @@ import { buildUpstreamRequest } from '../../src/chat/upstream-request.ts';
 import { ApiError } from '../../src/errors/api-error.ts';
 import { type AnthropicRequest, fromAnthropicToolId, toAnthropicRequest } from '../../src/providers/anthropic-translate.ts';
 import { anthropicRequestViolation } from './anthropic-constraints.ts';
+import { seededRandom } from '../upstream/seeded-random.ts';
 
 type Json = Record<string, unknown>;
 
-/** mulberry32. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const TEXTS = ['Hi', 'What is the weather in Oslo?', ' padded ', 'line\n', 'é😀', '\u00a0x'];
 const BLANK_TEXTS = ['', ' ', '\n\n', '\t', '\u3000', '\u001f', '\u0085'];

@@ -4,20 +4,10 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { ENCODED_ID_PREFIX, fromAnthropicToolId, toAnthropicToolId } from '../../src/providers/anthropic-tool-ids.ts';
 import { repositoryRoot } from '../repository-root.ts';
+import { seededRandom } from '../upstream/seeded-random.ts';
 
 const ANTHROPIC_TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 
-/** mulberry32: seeded, so a failure names a reproducible case. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('tool-call ids for Anthropic', () => {
   test('ids Anthropic takes are sent as they are', () => {

@@ -10,6 +10,7 @@ import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
 import type { ChatProvider, UpstreamCall } from '../../src/upstream/provider.ts';
 import { fixtureJson, fixtureText } from '../fixtures/anthropic/fixtures.ts';
 import { refuseLikeAnthropic } from './anthropic-constraints.ts';
+import { seededRandom } from '../upstream/seeded-random.ts';
 
 // ---- the fake Anthropic upstream ---------------------------------------------
 
@@ -126,17 +127,6 @@ function assertNoSecrets(error: unknown): void {
   assert.ok(!text.includes(API_KEY), text);
 }
 
-/** mulberry32: a small seeded generator, so random splits are reproducible. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -13,6 +13,7 @@ import {
 } from '../../src/providers/openai-compatible.ts';
 import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
 import type { ChatProvider, UpstreamCall } from '../../src/upstream/provider.ts';
+import { seededRandom } from '../upstream/seeded-random.ts';
 
 // ---- the fake upstream -------------------------------------------------------
 
@@ -117,17 +118,6 @@ function assertNoSecrets(error: unknown): void {
   assert.ok(!text.includes(API_KEY), text);
 }
 
-/** mulberry32: a small seeded generator, so random splits are reproducible. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
