@@ -326,8 +326,12 @@ describe('logs', { skip }, () => {
     assert.deepEqual(Object.keys(access).sort(), [
       'alias',
       'cachedTokens',
+      'charge', // issue 15: how the request was charged
+      'chargedTokens',
       'completed',
       'completionTokens',
+      'cost',
+      'costNanos',
       'error',
       'keyId',
       'level',
@@ -363,6 +367,10 @@ describe('logs', { skip }, () => {
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
       cachedTokens: 0,
+      charge: 'usage',
+      chargedTokens: usage.prompt_tokens + usage.completion_tokens,
+      costNanos: 0, // a demo target is free
+      cost: 0,
       completed: true,
       error: null,
     });
