@@ -154,6 +154,9 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       }
     } catch (err) {
       if (err instanceof ApiError) accounting.errorCode = err.code;
+      // An unusable answer is charged at the price of the target that gave it: the last one tried.
+      const lastTarget = ctx.log['target'];
+      if (accounting.answeredPrice === null && typeof lastTarget === 'string') accounting.answeredPrice = prices.get(lastTarget) ?? null;
       // The client left, or a shutdown answered already: whatever the upstream
       // call ended with (the provider's abort error, the demo's abort reason),
       // there is no one to answer.

@@ -96,12 +96,31 @@ export function openAccounting(ctx: RequestContext, key: KeyPolicy, deps: Accoun
   metrics?.requestStarted();
   ctx.onClose(() => {
     metrics?.requestEnded();
-    const failed = ctx.res.statusCode >= 400 || ctx.log['error'] !== undefined;
     const reservation = accounting.reservation;
     if (reservation === null) {
-      usage.record(key.id, { charged: null, error: failed });
+      usage.record(key.id, { charged: null, error: ctx.res.statusCode >= 400 || ctx.log['error'] !== undefined });
       return;
     }
+    // The permit is settled whatever happens below: a throw (a charge the usage ledger
+    // refuses, a bug) must not leave it held, and renewed by the permit keeper, forever.
+    // Until the charge is known the reservation stands, as for a permit never settled.
+    let settleWith: Pick<RequestCharge, 'promptTokens' | 'completionTokens' | 'costNanos'> = {
+      promptTokens: reservation.promptTokens,
+      completionTokens: reservation.outputTokens,
+      costNanos: reservation.costNanos,
+    };
+    try {
+      const charge = decideCharge(reservation);
+      settleWith = charge;
+      const charged = charge.basis === 'none' ? null : { promptTokens: charge.promptTokens, completionTokens: charge.completionTokens, cachedTokens: charge.cachedTokens, costNanos: charge.costNanos };
+      usage.record(key.id, { charged, error: ctx.res.statusCode >= 400 || ctx.log['error'] !== undefined });
+    } finally {
+      if (permit !== null) settle(permit, settleWith);
+    }
+  });
+
+  /** The request's one charge, for the key's usage record and the limiter alike; written to the access line. */
+  function decideCharge(reservation: Reservation): RequestCharge {
     const reported = accounting.usage ?? accounting.relay?.usage;
     const charge = chargeFor({
       reservation,
@@ -135,9 +154,7 @@ export function openAccounting(ctx: RequestContext, key: KeyPolicy, deps: Accoun
         charged: charge.promptTokens + charge.completionTokens,
       });
     }
-    const charged = charge.basis === 'none' ? null : { promptTokens: charge.promptTokens, completionTokens: charge.completionTokens, cachedTokens: charge.cachedTokens, costNanos: charge.costNanos };
-    usage.record(key.id, { charged, error: failed });
-    if (permit !== null) settle(permit, charge);
-  });
+    return charge;
+  }
   return accounting;
 }

@@ -23,6 +23,7 @@
 import type { Usage } from '../chat/types.ts';
 import type { Price } from '../config/config.ts';
 import { costNanos, usageCostNanos } from '../limits/cost.ts';
+import { MAX_CHARGE_NANOS } from '../limits/limiter.ts';
 import type { Reservation } from '../limits/reservation.ts';
 
 /** More tokens than any model's context in one count: an upstream reporting this is broken. */
@@ -83,7 +84,11 @@ export function chargeFor(facts: ChargeFacts): RequestCharge {
   if (problem === null && facts.usage !== undefined) {
     const u = facts.usage;
     const charged = { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, cachedTokens: u.prompt_tokens_details.cached_tokens };
-    return { basis: 'usage', ...charged, costNanos: facts.answeredPrice === null ? 0 : usageCostNanos(charged, facts.answeredPrice) };
+    // At the highest price (10000 per million) the largest believed usage costs 2e15 nanos,
+    // more than the limiter takes in one charge (MAX_CHARGE_NANOS, the largest cost budget):
+    // capped, so the record and the settlement still hold the same number and settle succeeds.
+    const cost = facts.answeredPrice === null ? 0 : Math.min(usageCostNanos(charged, facts.answeredPrice), MAX_CHARGE_NANOS);
+    return { basis: 'usage', ...charged, costNanos: cost };
   }
   if (phase === RequestPhase.Answering && facts.usage === undefined) {
     const generated = Math.min(facts.generatedBytes, reservation.outputTokens);

@@ -14,6 +14,7 @@ import type { ChatRequest } from '../../src/chat/types.ts';
 import { openStream, postChat, startFakeUpstream, startGateway, type FakeUpstream, type RawResponse, type TestGateway, type UpstreamRequest } from './harness.ts';
 
 const PRICE = { input: 2.5, cachedInput: 1.25, output: 10 };
+const DEAR = { input: 5, cachedInput: 5, output: 20 };
 const IMAGE_TOKENS = 2000;
 const CHINESE = '汉'.repeat(300); // 900 UTF-8 bytes
 
@@ -75,6 +76,12 @@ function config(baseUrl: string): Record<string, unknown> {
     aliases: {
       'service-fake': { targets: [{ provider: 'fake', model: 'upstream-model-1' }], price: PRICE, imageTokens: IMAGE_TOKENS },
       'service-unpriced': { provider: 'fake', model: 'upstream-model-2' },
+      'service-two': {
+        targets: [
+          { provider: 'fake', model: 'upstream-dear', price: DEAR },
+          { provider: 'fake', model: 'upstream-cheap', priority: 1, price: PRICE },
+        ],
+      },
     },
     auto: { default: 'service-fake' },
   };
@@ -223,6 +230,32 @@ test('absurd upstream usage (2e9 tokens) is logged and charged the reservation, 
   const use = await recorded(id);
   assert.equal(use.tokens, reservation.tokens + 1000);
   assert.equal(use.budget.tokens, use.tokens);
+});
+
+test('an unusable answer is charged the reservation at the price of the target that gave it, not the dearest', async () => {
+  const { id, key } = await newKey({ limits: BOTH_BUDGETS });
+  upstream.handle = (req, res) => {
+    if ((req.body as { model: string }).model === 'upstream-dear') {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end('{"error":{"message":"down"}}');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"not":"a completion"}');
+  };
+  const body = { ...chinese(), model: 'service-two' };
+  const res = await chat(key, body);
+  assert.equal(res.status, 502, res.text);
+  assert.equal((res.json() as { error: { code: string } }).error.code, 'bad_upstream_response');
+  const line = await accessLine();
+  const reservation = reserveRequest(body as unknown as ChatRequest, 100, { imageTokens: 2000 }, [DEAR, PRICE]);
+  const cost = costNanos(reservation.promptTokens, PRICE.input) + costNanos(reservation.outputTokens, PRICE.output);
+  assert.ok(cost < reservation.costNanos);
+  assert.equal(line['charge'], 'reservation');
+  assert.equal(line['target'], 'fake/upstream-cheap');
+  assert.equal(line['costNanos'], cost);
+  const use = await recorded(id);
+  assert.deepEqual(use, { tokens: reservation.tokens, costNanos: cost, budget: { tokens: reservation.tokens, costNanos: cost } });
 });
 
 test('a key with a spending budget may not use an alias without a price (403 naming the alias)', async () => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Usage } from '../../src/chat/types.ts';
 import { costNanos } from '../../src/limits/cost.ts';
+import { assertLimiterInput, MAX_CHARGE_NANOS } from '../../src/limits/limiter.ts';
 import type { Reservation } from '../../src/limits/reservation.ts';
 import { chargeFor, MAX_REPORTED_TOKENS, RequestPhase, usageProblem, type ChargeFacts } from '../../src/gateway/request-charge.ts';
 
@@ -90,4 +91,13 @@ test('a cut stream: the running usage when reported, else the prompt bound plus 
 test('an unpriced target costs nothing but its tokens still count', () => {
   const charged = chargeFor(facts({ usage: usage(10, 5), answeredPrice: null, prices: [null] }));
   assert.deepEqual(charged, { basis: 'usage', promptTokens: 10, completionTokens: 5, cachedTokens: 0, costNanos: 0 });
+});
+
+test('the largest believed usage at the highest price is charged at most what the limiter settles (MAX_CHARGE_NANOS)', () => {
+  const dearest = { input: 10_000, cachedInput: 10_000, output: 10_000 };
+  const charged = chargeFor(facts({ usage: usage(MAX_REPORTED_TOKENS, MAX_REPORTED_TOKENS), answeredPrice: dearest, prices: [dearest] }));
+  assert.equal(charged.basis, 'usage');
+  assert.equal(charged.costNanos, MAX_CHARGE_NANOS);
+  // What request-accounting.ts settles: it must not be refused, or the permit waits out its lease.
+  assert.doesNotThrow(() => assertLimiterInput({ tokens: charged.promptTokens + charged.completionTokens, costNanos: charged.costNanos }, 0, 'charge'));
 });
