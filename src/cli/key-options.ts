@@ -11,7 +11,7 @@
 //   --cost-budget AMOUNT/day | AMOUNT/month | none
 //                                      money per UTC day or month, in the config's currency
 import { InvalidKeyNameError, type InvalidKeySettingError } from '../keys/errors.ts';
-import { MAX_BUDGET_TOKENS, MAX_RATE_LIMIT, NO_LIMITS, type KeyLimits } from '../limits/key-limits.ts';
+import { MAX_BUDGET_TOKENS, MAX_COST_BUDGET, MAX_RATE_LIMIT, NO_LIMITS, type KeyLimits } from '../limits/key-limits.ts';
 
 export const KEY_SETTING_OPTIONS = {
   allow: { type: 'string' },
@@ -87,9 +87,6 @@ export function limitChangesFromFlags(values: Values): Partial<MutableLimits> | 
   if (typeof costBudget === 'string') changes.costBudget = costBudget === 'none' ? null : parseCostBudgetFlag(costBudget);
   return Object.keys(changes).length === 0 ? undefined : changes;
 }
-
-/** Largest cost budget per period, in currency units (src/limits/key-limits.ts holds the store to it too). */
-const MAX_COST_BUDGET = 1_000_000;
 
 /** `25.50/month` -> { amount: 25.5, period: 'month' }; the amount as written, at most 6 decimals. */
 function parseCostBudgetFlag(text: string): NonNullable<KeyLimits['costBudget']> {

@@ -133,6 +133,12 @@ export function openAccounting(ctx: RequestContext, key: KeyPolicy, deps: Accoun
       prices: accounting.prices,
     });
     if (reported !== undefined) logReported(reported);
+    if (charge.note !== undefined && charge.note.startsWith('usage_bad')) {
+      // Not believed, so not counted as reported either (the tokens metric reads these fields); the warning below names the problem.
+      ctx.log['promptTokens'] = null;
+      ctx.log['completionTokens'] = null;
+      ctx.log['cachedTokens'] = null;
+    }
     ctx.log['charge'] = charge.basis;
     ctx.log['chargedTokens'] = charge.promptTokens + charge.completionTokens;
     ctx.log['costNanos'] = charge.costNanos;

@@ -222,6 +222,8 @@ test('absurd upstream usage (2e9 tokens) is logged and charged the reservation, 
   const reservation = reservationOf(chinese(), 100);
   assert.equal(line['charge'], 'reservation');
   assert.equal(line['chargedTokens'], reservation.tokens);
+  // Not believed, so not counted as reported (the tokens metric reads these).
+  assert.deepEqual([line['promptTokens'], line['completionTokens'], line['cachedTokens']], [null, null, null]);
   const warn = gw.logs.find((l) => l['level'] === 'warn' && l['problem'] === 'usage_bad: prompt_tokens out of range');
   assert.ok(warn !== undefined, JSON.stringify(gw.logs));
   reportedUsage = null;
