@@ -5,11 +5,11 @@ import { X509Certificate } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { CHECK_CONFIG_USAGE, checkConfigFile, runCheckConfigCommand } from '../../src/cli/check-config-command.ts';
 import { runCli } from '../../src/cli/main.ts';
 import { createTestPki } from '../tls/test-pki.ts';
+import { sink } from './output-sink.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-check-config-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -19,16 +19,6 @@ const credentialsDir = path.join(tmp, 'credentials');
 mkdirSync(credentialsDir);
 writeFileSync(path.join(credentialsDir, 'openai-api-key'), `${SECRET}\n`);
 
-function sink(): { stream: Writable; text(): string } {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, text: () => text };
-}
 
 function run(args: string[], options: { env?: NodeJS.ProcessEnv; configPath?: string } = {}) {
   const stdout = sink();

@@ -7,27 +7,17 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { runKeysCommand } from '../../src/cli/keys-command.ts';
 import { runCli } from '../../src/cli/main.ts';
+import { sink } from './output-sink.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-keys-cost-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 let counter = 0;
 const freshDir = (): string => path.join(root, `data-${counter++}`);
 
-function sink(): { stream: Writable; text(): string } {
-  const chunks: Buffer[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(Buffer.from(chunk));
-      done();
-    },
-  });
-  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
-}
 
 /** The portcullis command as main.ts runs it: the embedded config (currency USD), the data directory given. */
 async function cli(args: string[], dataDir: string): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -9,6 +9,7 @@ import { KEYS_USAGE } from '../../src/cli/keys-help.ts';
 import { hashApiKey } from '../../src/keys/api-key.ts';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
+import { sink } from '../cli/output-sink.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-keys-cli-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -17,16 +18,6 @@ function freshDir(): string {
   return path.join(root, `data-${counter++}`);
 }
 
-function sink(): { stream: Writable; text(): string } {
-  const chunks: Buffer[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(Buffer.from(chunk));
-      done();
-    },
-  });
-  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
-}
 
 /** `show` and `update` judge expiry by ctx.clock; tests pin it unless they say otherwise. */
 const NOW_MS = Date.parse('2026-06-01T00:00:00.000Z');
