@@ -264,7 +264,9 @@ test('issue 14: the upstream total timeout fires while the client does not read:
     const abortedAfter = performance.now() - started;
     assert.ok(abortedAfter < 5000, `the upstream was aborted after ${abortedAfter} ms`);
     const line = await accessLine(gw, 0, RELEASE_BOUND_MS + 6000);
-    assert.ok(performance.now() - started >= 6000);
+    // Not before the stall limit; timers may fire a little early against performance.now(), hence the slack.
+    const endedAfter = performance.now() - started;
+    assert.ok(endedAfter >= 5900, `the response ended after ${endedAfter} ms, before the 6000 ms stall limit`);
     assert.equal(line['outcome'], 'client_write_stalled');
     assert.equal(line['completed'], false);
   } finally {
