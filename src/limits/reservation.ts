@@ -22,6 +22,7 @@ import { Buffer } from 'node:buffer';
 import type { Price } from '../config/config.ts';
 import type { ChatMessage, ChatRequest } from '../chat/types.ts';
 import { costNanos } from './cost.ts';
+import { MAX_CHARGE_NANOS, MAX_REQUEST_TOKENS } from './limiter.ts';
 
 /** Tokens a provider adds once per request: the reply's priming and a chat template's default system header. */
 export const REQUEST_OVERHEAD = 64;
@@ -53,7 +54,10 @@ export function reserveRequest(request: ReservedRequest, maxOutputTokens: number
   if (!Number.isSafeInteger(maxOutputTokens) || maxOutputTokens < 0) {
     throw new RangeError(`maxOutputTokens must be a non-negative integer; got ${maxOutputTokens}.`);
   }
-  const promptTokens = promptBound(request, alias.imageTokens);
+  // Bounded by what the limiter accounts (MAX_REQUEST_TOKENS, MAX_CHARGE_NANOS): only a
+  // crafted request (tens of thousands of image parts at a large imageTokens) gets near,
+  // and no model takes a prompt of that size, so the clamp never undercounts a real one.
+  const promptTokens = Math.min(promptBound(request, alias.imageTokens), MAX_REQUEST_TOKENS - Math.min(maxOutputTokens, MAX_REQUEST_TOKENS));
   let input = 0;
   let output = 0;
   for (const price of prices) {
@@ -62,7 +66,7 @@ export function reserveRequest(request: ReservedRequest, maxOutputTokens: number
     input = Math.max(input, price.input);
     output = Math.max(output, price.output);
   }
-  const cost = Math.min(costNanos(promptTokens, input) + costNanos(maxOutputTokens, output), Number.MAX_SAFE_INTEGER);
+  const cost = Math.min(costNanos(promptTokens, input) + costNanos(maxOutputTokens, output), MAX_CHARGE_NANOS);
   return { promptTokens, outputTokens: maxOutputTokens, tokens: promptTokens + maxOutputTokens, costNanos: cost };
 }
 

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import type { ChatMessage } from '../../src/chat/types.ts';
 import { costNanos } from '../../src/limits/cost.ts';
 import { MESSAGE_OVERHEAD, REQUEST_OVERHEAD, reserveRequest, TOOLS_OVERHEAD, type ReservedRequest } from '../../src/limits/reservation.ts';
+import { assertLimiterInput, MAX_CHARGE_NANOS, MAX_REQUEST_TOKENS } from '../../src/limits/limiter.ts';
 
 const ALIAS = { imageTokens: 2000 };
 const prompt = (request: ReservedRequest, alias = ALIAS): number => reserveRequest(request, 0, alias, []).promptTokens;
@@ -99,9 +100,9 @@ test('cost: the prompt bound at the highest input price and the output maximum a
   assert.equal(reserveRequest(request, 1000, ALIAS, []).costNanos, 0);
   assert.equal(reserveRequest(request, 1000, ALIAS, [null, null]).costNanos, 0);
   assert.equal(reserveRequest(request, 1000, ALIAS, [{ input: 0, cachedInput: 0, output: 0 }]).costNanos, 0);
-  // Beyond 2^53 - 1 nanos the cost stands at the largest safe integer.
+  // Beyond what the limiter accounts (MAX_CHARGE_NANOS) the cost stands at that bound.
   const max = { input: 10_000, cachedInput: 10_000, output: 10_000 };
-  assert.equal(reserveRequest(request, 900_719_925, ALIAS, [max]).costNanos, Number.MAX_SAFE_INTEGER);
+  assert.equal(reserveRequest(request, 900_719_925, ALIAS, [max]).costNanos, MAX_CHARGE_NANOS);
 });
 
 test('an output maximum that is not a non-negative integer is a programming error', () => {
@@ -179,4 +180,16 @@ test('property: across 2000 generated requests, the bound is at least the UTF-8 
     const chars = strings.reduce((sum, s) => sum + s.length, 0);
     assert.ok(bound >= Math.ceil(chars / 4), `seed ${seed}`);
   }
+});
+
+test('a crafted request cannot reserve past what the limiter accounts: tokens and cost are clamped, never a RangeError', () => {
+  const image = { type: 'image_url' as const, image_url: { url: 'https://example.test/a.png' } };
+  const parts = Array.from({ length: 20_000 }, () => image);
+  const request = { messages: [{ role: 'user' as const, content: parts }] } as unknown as ReservedRequest;
+  const dear = { input: 10_000, cachedInput: 10_000, output: 10_000 };
+  const r = reserveRequest(request, 1_000_000, { imageTokens: 1_000_000 }, [dear]);
+  assert.equal(r.tokens, MAX_REQUEST_TOKENS);
+  assert.equal(r.promptTokens, MAX_REQUEST_TOKENS - 1_000_000);
+  assert.equal(r.costNanos, MAX_CHARGE_NANOS);
+  assertLimiterInput({ tokens: r.tokens, costNanos: r.costNanos }, 0, 'reservation');
 });
