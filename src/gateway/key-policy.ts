@@ -12,6 +12,7 @@ import { allowsAlias, isExpired } from '../keys/key-settings.ts';
 import type { KeyLimits } from '../limits/key-limits.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { AdmitDecision, BudgetRefusal, Charge, Limiter, Permit, Refusal } from '../limits/limiter.ts';
+import { formatAmount } from '../limits/cost.ts';
 import { formatResetDuration, rateLimitHeaders, retryAfterSeconds } from '../limits/rate-limit-headers.ts';
 
 export interface KeyPolicy {
@@ -100,22 +101,15 @@ function refusalError(decision: Extract<AdmitDecision, { allowed: false }>, limi
  */
 function budgetMessage(b: BudgetRefusal): string {
   const tokens = b.kind === 'tokens';
-  const amount = (n: number): string => (tokens ? String(n) : formatUnits(n));
+  const amount = (n: number): string => (tokens ? String(n) : formatAmount(n, 0));
   if (b.spent) {
-    const what = tokens ? `its token budget of ${b.limit} tokens` : `its spending budget of ${formatUnits(b.limit)}`;
+    const what = tokens ? `its token budget of ${b.limit} tokens` : `its spending budget of ${formatAmount(b.limit, 0)}`;
     return `This API key has spent ${what} per ${b.period} (used: ${amount(b.used)}). The budget resets at ${b.resetsAt}.`;
   }
-  const may = tokens ? `may use up to ${b.requested} tokens` : `may cost up to ${formatUnits(b.requested)}`;
+  const may = tokens ? `may use up to ${b.requested} tokens` : `may cost up to ${formatAmount(b.requested, 0)}`;
   const budget = tokens ? 'token budget' : 'spending budget';
   return (
     `This request ${may} (its prompt and max_tokens); the key's ${budget} has ${amount(Math.max(0, b.limit - b.used))} left this ${b.period}. ` +
     `Lower max_tokens, or retry when the key's requests in flight finish.`
   );
-}
-
-/** Integer nanos as a decimal in currency units, exact, without trailing zeros: 25510000000 -> "25.51". */
-function formatUnits(nanos: number): string {
-  const whole = Math.floor(nanos / 1e9);
-  const fraction = String(nanos - whole * 1e9).padStart(9, '0').replace(/0+$/, '');
-  return fraction === '' ? String(whole) : `${whole}.${fraction}`;
 }

@@ -45,14 +45,23 @@ export function usageCostNanos(u: { promptTokens: number; cachedTokens: number; 
  * when the amount has nonzero digits beyond the sixth: "0.00000015 USD".
  */
 export function formatMoney(nanos: number, currency: string): string {
+  return `${formatAmount(nanos, MIN_DECIMALS)} ${currency}`;
+}
+
+/**
+ * `nanos` as an exact decimal in currency units with at least `minDecimals`
+ * decimals and no trailing zeros beyond them: (25510000000, 0) -> "25.51",
+ * (25000000000, 0) -> "25", (150000, 6) -> "0.000150".
+ */
+export function formatAmount(nanos: number, minDecimals: number): string {
   if (!Number.isSafeInteger(nanos)) throw new RangeError(`nanos must be a safe integer; got ${nanos}.`);
   const sign = nanos < 0 ? '-' : '';
   const abs = Math.abs(nanos);
   const rest = abs % NANOS_PER_UNIT;
   const units = (abs - rest) / NANOS_PER_UNIT; // an exact quotient
   let fraction = String(rest).padStart(9, '0');
-  while (fraction.length > MIN_DECIMALS && fraction.endsWith('0')) fraction = fraction.slice(0, -1);
-  return `${sign}${units}.${fraction} ${currency}`;
+  while (fraction.length > minDecimals && fraction.endsWith('0')) fraction = fraction.slice(0, -1);
+  return fraction === '' ? `${sign}${units}` : `${sign}${units}.${fraction}`;
 }
 
 /** Currency units (as a config or an API body writes them) to nanos: 25.5 -> 25_500_000_000. */
