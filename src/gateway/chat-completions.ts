@@ -64,6 +64,8 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
   // telemetry (issue 18)
   const tracer = deps.tracer ?? createContextOnlyTracer();
   const describe = describeTargets(config);
+  // The config is fixed for this handler's life: each alias's prices are looked up, never rebuilt, per request.
+  const pricing = aliasPricing(config);
 
   return async (ctx) => {
     // telemetry (issue 18): the server span, from the client's traceparent or a new trace
@@ -88,8 +90,8 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     checkAlias(key, route.alias, request.model);
     const plan = routes.plan(route.alias, request);
     const aliasConfig = config.aliases[route.alias];
-    const prices = targetPrices(aliasConfig?.targets ?? []);
-    accounting.prices = [...prices.values()];
+    const { prices, list } = pricing.get(route.alias) ?? NO_PRICES;
+    accounting.prices = list;
     accounting.reservation = reserveRequest(request, plan.maxOutputTokens, { imageTokens: aliasConfig?.imageTokens ?? 0 }, accounting.prices);
     checkPriced(key, route.alias, accounting.prices);
     // admit
@@ -179,11 +181,23 @@ function logRoute(ctx: RequestContext, route: ResolvedAlias, stream: boolean): v
   ctx.log['stream'] = stream;
 }
 
-/** Each target's price by its id (`provider/model`), in plan order. */
-function targetPrices(targets: ReadonlyArray<{ provider: string; model: string; price: Price | null }>): Map<string, Price | null> {
-  const prices = new Map<string, Price | null>();
-  for (const t of targets) prices.set(`${t.provider}/${t.model}`, t.price);
-  return prices;
+interface AliasPrices {
+  /** Each target's price by its id (`provider/model`), in plan order. */
+  readonly prices: ReadonlyMap<string, Price | null>;
+  /** The same prices as a list, for the reservation and the priced check. */
+  readonly list: readonly (Price | null)[];
+}
+
+const NO_PRICES: AliasPrices = { prices: new Map(), list: [] };
+
+function aliasPricing(config: Pick<GatewayConfig, 'aliases'>): Map<string, AliasPrices> {
+  const pricing = new Map<string, AliasPrices>();
+  for (const [alias, { targets }] of Object.entries(config.aliases)) {
+    const prices = new Map<string, Price | null>();
+    for (const t of targets) prices.set(`${t.provider}/${t.model}`, t.price);
+    pricing.set(alias, { prices, list: [...prices.values()] });
+  }
+  return pricing;
 }
 
 /** A key with a spending budget may only use aliases whose every target has a price: otherwise its cost would go uncounted. */
