@@ -66,6 +66,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
   const describe = describeTargets(config);
   // The config is fixed for this handler's life: each alias's prices are looked up, never rebuilt, per request.
   const pricing = aliasPricing(config);
+  const accountingDeps = { ...deps, clock };
 
   return async (ctx) => {
     // telemetry (issue 18): the server span, from the client's traceparent or a new trace
@@ -74,7 +75,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     const key = authenticateRequest(ctx.req, keys);
     ctx.log['keyId'] = key.id;
     checkExpiry(key, clock());
-    const accounting = openAccounting(ctx, key, { ...deps, clock });
+    const accounting = openAccounting(ctx, key, accountingDeps);
     const stream: StreamState = { sse: undefined, endedForShutdown: false };
     ctx.onShutdown = () => endForShutdown(stream);
     // read and validate
