@@ -117,7 +117,11 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
         metrics?.attempt(a.targetId, a.outcome);
         // The access line names the last target tried, so a request every
         // target failed still says where it went (`attempts` has the rest).
-        if (a.outcome !== AttemptOutcome.SkippedOpen) ctx.log['target'] = a.targetId;
+        if (a.outcome !== AttemptOutcome.SkippedOpen) {
+          ctx.log['target'] = a.targetId;
+          // Charged at the price of the last target tried: the one that answered, or gave an unusable answer.
+          accounting.answeredPrice = prices.get(a.targetId) ?? null;
+        }
         if (a.cause !== undefined && (a.outcome === AttemptOutcome.Retry || a.outcome === AttemptOutcome.Fallback)) {
           upstreamFailures?.note({ requestId: ctx.requestId, targetId: a.targetId, attempt: a.attempt, outcome: a.outcome, code: a.code, cause: a.cause });
         }
@@ -130,7 +134,6 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       if (request.stream === true) {
         const { stream: upstream, target } = await dispatchStream(plan.targets, dispatch);
         answeredBy = target.id;
-        accounting.answeredPrice = prices.get(target.id) ?? null;
         const relay = {
           alias: route.alias,
           includeUsage: request.stream_options?.include_usage === true,
@@ -147,7 +150,6 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       } else {
         const { completion, target } = await dispatchCompletion(plan.targets, dispatch);
         answeredBy = target.id;
-        accounting.answeredPrice = prices.get(target.id) ?? null;
         accounting.phase = RequestPhase.Answered;
         if (completion.usage !== undefined) accounting.noteUsage(completion.usage);
         trace.responseModel(completion.model); // telemetry (issue 18)
@@ -157,9 +159,6 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       }
     } catch (err) {
       if (err instanceof ApiError) accounting.errorCode = err.code;
-      // An unusable answer is charged at the price of the target that gave it: the last one tried.
-      const lastTarget = ctx.log['target'];
-      if (accounting.answeredPrice === null && typeof lastTarget === 'string') accounting.answeredPrice = prices.get(lastTarget) ?? null;
       // The client left, or a shutdown answered already: whatever the upstream
       // call ended with (the provider's abort error, the demo's abort reason),
       // there is no one to answer.

@@ -31,7 +31,7 @@ export interface Accounting {
   reservation: Reservation | null;
   /** Every target's price, in plan order (null for an unpriced target). */
   prices: readonly (Price | null)[];
-  /** Price of the target that answered. */
+  /** Price of the last target tried: the one that answered, or gave an unusable answer. */
   answeredPrice: Price | null;
   /** The upstream's final usage (a whole JSON answer, or a stream's end). */
   usage: Usage | undefined;
