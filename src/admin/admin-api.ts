@@ -5,6 +5,7 @@
 // A raw key leaves this module exactly twice: in the answer to a create and
 // to a rotate. Nothing else (list, get, the store) can ever return it, because
 // nothing keeps it: the store holds its SHA-256.
+import type { AuditTrail } from '../audit/audit-event.ts';
 import type { GatewayConfig } from '../config/config.ts';
 import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
 import type { AliasRoutes } from '../routing/alias-targets.ts';
@@ -24,12 +25,15 @@ import { keyStatus, type KeyStatus } from '../keys/key-settings.ts';
 import type { KeyPatch, KeyRecord, ListedKey } from '../state/key-store-port.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { GRANULARITIES, type Granularity } from '../usage/usage-series.ts';
+import type { AdminHandler, AdminRoute } from './admin-principal.ts';
 import { usageView } from './usage-view.ts';
 
 export interface AdminApiDeps {
   /** The configuration and alias routes serving now (a reload swaps them). */
   view(): { config: GatewayConfig; routes: AliasRoutes };
   state: StateBackend;
+  /** Where every change, login and token use is recorded (docs/audit.md). */
+  audit: AuditTrail;
   clock: () => number;
   /**
    * The API listener's address as it listens (`http://127.0.0.1:8080`, or
@@ -39,7 +43,7 @@ export interface AdminApiDeps {
   apiAddress?: () => string | null;
 }
 
-type Handler = (ctx: RequestContext) => Promise<void>;
+type Handler = AdminHandler;
 
 /** Admin request bodies are small; these bounds keep them so. */
 const BODY_LIMITS = { maxBytes: 64 * 1024, limits: { maxDepth: 8, maxStringBytes: 4096, maxMembers: 512 } };
@@ -77,7 +81,7 @@ function keyView(record: KeyRecord | ListedKey, nowMs: number): KeyView {
   };
 }
 
-export function createAdminApi(deps: AdminApiDeps): Array<[method: string, path: string, handler: Handler]> {
+export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
   const { state, clock } = deps;
   const now = (): number => clock();
 
@@ -190,14 +194,14 @@ export function createAdminApi(deps: AdminApiDeps): Array<[method: string, path:
   };
 
   return [
-    ['GET', '/api/keys', list],
-    ['POST', '/api/keys', create],
-    ['GET', '/api/keys/:id', get],
-    ['PATCH', '/api/keys/:id', patch],
-    ['POST', '/api/keys/:id/revoke', revoke],
-    ['POST', '/api/keys/:id/rotate', rotate],
-    ['GET', '/api/keys/:id/usage', usage],
-    ['GET', '/api/aliases', aliases],
+    { method: 'GET', path: '/api/keys', need: 'read', handler: list },
+    { method: 'POST', path: '/api/keys', need: 'keys', handler: create },
+    { method: 'GET', path: '/api/keys/:id', need: 'read', handler: get },
+    { method: 'PATCH', path: '/api/keys/:id', need: 'keys', handler: patch },
+    { method: 'POST', path: '/api/keys/:id/revoke', need: 'keys', handler: revoke },
+    { method: 'POST', path: '/api/keys/:id/rotate', need: 'keys', handler: rotate },
+    { method: 'GET', path: '/api/keys/:id/usage', need: 'read', handler: usage },
+    { method: 'GET', path: '/api/aliases', need: 'read', handler: aliases },
   ];
 }
 

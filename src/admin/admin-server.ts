@@ -29,8 +29,10 @@ import { type RequestContext, type RouteHandler } from '../http/request-context.
 import type { ServerLimits } from '../config/config.ts';
 import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import type { Logger } from '../log/logger.ts';
+import type { AuditActor } from '../audit/audit-event.ts';
 import { AdminPasswordAlreadySetError, readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
 import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
+import { ADMIN_SCOPES, clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
@@ -40,6 +42,9 @@ const SESSION_COOKIE = 'portcullis_session';
 /** With Secure cookies the __Host- prefix also pins the cookie to this host and path /. */
 const SECURE_SESSION_COOKIE = '__Host-portcullis_session';
 const CSRF_HEADER = 'x-csrf-token';
+/** Who a password session is: there is one admin password, so one name. */
+const PASSWORD_ACTOR: AuditActor = { kind: 'password', id: 'admin' };
+const BOOTSTRAP_ACTOR: AuditActor = { kind: 'bootstrap', id: 'bootstrap' };
 
 export const DASHBOARD_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
@@ -205,15 +210,15 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   };
 
   /** A handler for logged-in sessions; state-changing methods also need the CSRF token. */
-  const authed = (handler: RouteHandler, method: string): RouteHandler =>
+  const authed = (route: AdminRoute): RouteHandler =>
     withHostCheck(async (ctx) => {
       const credentials = await readAdminCredentials(dataDir);
       const session = requireSession(ctx, credentials);
-      if (method !== 'GET') requireCsrf(ctx, session);
+      if (route.method !== 'GET') requireCsrf(ctx, session);
       if (credentials === null) {
         throw new ApiError('password_required');
       }
-      await handler(ctx);
+      await route.handler(ctx, { actor: session.actor, source: clientAddress(ctx), via: 'session', scopes: ADMIN_SCOPES });
     });
 
   const sessionBody = (created: { csrfToken: string; expiresAtMs: number }, mustSetPassword: boolean) => ({
@@ -261,14 +266,14 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
 
   router.add('POST', '/api/login', withHostCheck(async (ctx) => {
     checkOrigin(ctx);
-    const client = ctx.req.socket.remoteAddress ?? 'unknown';
+    const client = clientAddress(ctx);
     const password = await readPassword(ctx);
     const { ok, credentials } = await checkLogin(client, password);
     if (!ok) {
       logger.warn('admin login failed', { requestId: ctx.requestId, client });
       throw new ApiError('invalid_password');
     }
-    const created = sessions.create();
+    const created = sessions.create(credentials === null ? BOOTSTRAP_ACTOR : PASSWORD_ACTOR);
     setSessionCookie(ctx, created.id, Math.floor(options.session.ttlMs / 1000));
     logger.info('admin login', { requestId: ctx.requestId, client, bootstrap: credentials === null });
     sendJson(ctx.res, 200, sessionBody(created, credentials === null));
@@ -311,13 +316,13 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     // The password is newer than every session now; this one continues as a new session.
     const id = sessionIdOf(ctx);
     if (id !== undefined) sessions.destroy(id);
-    const created = sessions.create();
+    const created = sessions.create(PASSWORD_ACTOR);
     setSessionCookie(ctx, created.id, Math.floor(options.session.ttlMs / 1000));
     logger.info('admin password set from the dashboard', { requestId: ctx.requestId });
     sendJson(ctx.res, 200, sessionBody(created, false));
   }));
 
-  for (const [method, route, handler] of createAdminApi(options)) router.add(method, route, authed(handler, method));
+  for (const route of createAdminApi(options)) router.add(route.method, route.path, authed(route));
 
   const page: RouteHandler = withHostCheck(async (ctx) => {
     const index = assets.get('index.html');

@@ -15,6 +15,7 @@
 // No timers: expiry is checked when a session is looked up or created.
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { AuditActor } from '../audit/audit-event.ts';
 
 const DEFAULT_SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
@@ -26,6 +27,8 @@ const SECRET_LENGTH = 43;
 const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 export interface Session {
+  /** Who logged in (password, bootstrap token or single sign-on): the actor of everything the session does. */
+  readonly actor: AuditActor;
   readonly csrfToken: string;
   readonly createdAtMs: number;
   /** End of the absolute lifetime; the idle limit may end the session sooner. */
@@ -52,7 +55,7 @@ export interface SessionStoreOptions {
 }
 
 export interface SessionStore {
-  create(): CreatedSession;
+  create(actor: AuditActor): CreatedSession;
   /** The live session for a cookie value, or null; a hit refreshes its idle time. */
   get(id: string): Session | null;
   /** Log out one session (unknown ids are ignored). */
@@ -64,6 +67,7 @@ export interface SessionStore {
 }
 
 interface StoredSession {
+  actor: AuditActor;
   csrfToken: string;
   createdAtMs: number;
   expiresAtMs: number;
@@ -107,7 +111,7 @@ export function createSessionStore(options: SessionStoreOptions = {}): SessionSt
   }
 
   return {
-    create() {
+    create(actor) {
       const nowMs = clock();
       dropExpired(nowMs);
       while (sessions.size >= maxSessions) {
@@ -118,7 +122,7 @@ export function createSessionStore(options: SessionStoreOptions = {}): SessionSt
       const id = newSecret();
       const csrfToken = newSecret();
       const expiresAtMs = nowMs + ttlMs;
-      sessions.set(hashId(id), { csrfToken, createdAtMs: nowMs, expiresAtMs, lastSeenMs: nowMs });
+      sessions.set(hashId(id), { actor: { ...actor }, csrfToken, createdAtMs: nowMs, expiresAtMs, lastSeenMs: nowMs });
       return { id, csrfToken, expiresAtMs };
     },
     get(id) {

@@ -9,6 +9,7 @@ import { CONFIG_ENV, loadConfig } from '../config/config-loader.ts';
 import { closeSync } from 'node:fs';
 import { readAdminCredentials } from '../admin/admin-credentials.ts';
 import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
+import { createAuditTrail } from '../audit/audit-trail.ts';
 import { createBootstrapToken } from '../admin/bootstrap-token.ts';
 import { createGateway, type Gateway } from '../gateway/gateway.ts';
 import { healthRoutes } from '../gateway/health.ts';
@@ -195,10 +196,12 @@ export async function runServeCommand(
     apiAddress = await listenOn(running.server, fds.api, port ?? config.listen.port, values.host ?? config.listen.host, API_LISTENER);
     if (adminRuns) {
       const bootstrap = (await readAdminCredentials(config.dataDir)) === null ? createBootstrapToken() : null;
+      const audit = createAuditTrail({ logger });
       bootstrapToken = bootstrap?.token ?? null;
       admin = createAdminServer({
         view: () => ({ config: running.config, routes: running.routes }),
         state: backend,
+        audit,
         clock: Date.now,
         apiAddress: () => apiAddress,
         dataDir: config.dataDir,

@@ -18,6 +18,7 @@ import { createDemoProvider } from '../../src/providers/demo.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { createUsageLedger } from '../../src/usage/usage-ledger.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
+import { recordingAuditTrail } from './recording-audit-trail.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const NOW = Date.parse('2026-11-22T05:30:00.000Z');
@@ -50,6 +51,7 @@ before(async () => {
   admin = createAdminServer({
     view: () => ({ config, routes }),
     state,
+    audit: recordingAuditTrail(),
     clock: () => NOW,
     dataDir: config.dataDir,
     limits: config.limits,
@@ -289,7 +291,7 @@ test('the dashboard page and its assets carry the strict CSP; unknown assets are
 });
 
 test('logout ends the session and clears the cookie', async () => {
-  const created = admin.sessions.create();
+  const created = admin.sessions.create({ kind: 'password', id: 'admin' });
   const s: Session = { cookie: `portcullis_session=${created.id}`, csrf: created.csrfToken };
   assert.equal((await call('GET', '/api/session', s)).status, 200);
   const out = await call('POST', '/api/logout', s);
@@ -319,6 +321,7 @@ test('parallel wrong guesses cannot outrun the throttle: they are checked one at
   const second = createAdminServer({
     view: () => { throw new Error('unused'); },
     state,
+    audit: recordingAuditTrail(),
     clock: () => NOW,
     dataDir: path.join(dir, 'data'),
     limits: parseConfig({ providers: { demo: { type: 'demo' } }, aliases: { a: { provider: 'demo' } } }, null, dir).limits,

@@ -21,6 +21,7 @@ import { openFileBackend, type FileBackend } from '../../src/state/file-backend.
 import type { StateBackend } from '../../src/state/state-backend.ts';
 import { createUsageLedger } from '../../src/usage/usage-ledger.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
+import { recordingAuditTrail } from './recording-audit-trail.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const NOW = Date.parse('2026-11-22T05:30:00.000Z');
@@ -55,6 +56,7 @@ before(async () => {
   admin = createAdminServer({
     view: () => ({ config, routes }),
     state,
+    audit: recordingAuditTrail(),
     clock: () => NOW,
     dataDir: config.dataDir,
     limits: config.limits,

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { listenLocal } from '../gateway/harness.ts';
 import { createAdminServer, defaultDashboardDir } from '../../src/admin/admin-server.ts';
 import { createBootstrapToken } from '../../src/admin/bootstrap-token.ts';
+import { createAuditTrail } from '../../src/audit/audit-trail.ts';
 import { embeddedConfigValue } from '../../src/config/config-loader.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createGateway } from '../../src/gateway/gateway.ts';
@@ -79,6 +80,7 @@ export async function startAdminGateway(options: AdminGatewayOptions = {}): Prom
   const admin = createAdminServer({
     view: () => ({ config: gateway.config, routes: gateway.routes }),
     state,
+    audit: createAuditTrail({ logger }),
     clock: Date.now,
     apiAddress: () => apiUrl || null,
     dataDir,

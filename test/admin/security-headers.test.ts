@@ -18,6 +18,7 @@ import { createHttpShell } from '../../src/http/server.ts';
 import { sendJson } from '../../src/http/respond.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
+import { recordingAuditTrail } from './recording-audit-trail.ts';
 
 /** The set docs/admin-api.md promises on every answer, written out rather than imported. */
 const SECURITY = {
@@ -52,6 +53,7 @@ before(async () => {
       throw new Error('unused');
     },
     state,
+    audit: recordingAuditTrail(),
     clock: Date.now,
     dataDir: config.dataDir,
     limits: config.limits,

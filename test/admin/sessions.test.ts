@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
+import type { AuditActor } from '../../src/audit/audit-event.ts';
 import { createSessionStore, isWellFormedSessionId, verifyCsrf, type SessionStoreOptions } from '../../src/admin/sessions.ts';
+
+const ACTOR: AuditActor = { kind: 'password', id: 'admin' };
 
 const HOUR = 60 * 60 * 1000;
 const MINUTE = 60 * 1000;
@@ -30,18 +33,18 @@ function fixture(options: SessionStoreOptions = {}) {
 
 test('create returns a 43-character id, a CSRF token and the absolute expiry', () => {
   const { store } = fixture();
-  const created = store.create();
+  const created = store.create(ACTOR);
   assert.deepEqual(created, { id: secret(0), csrfToken: secret(1), expiresAtMs: 1_000_000 + 8 * HOUR });
   assert.equal(created.id.length, 43);
   assert.equal(isWellFormedSessionId(created.id), true);
   assert.equal(store.size, 1);
-  assert.deepEqual(store.get(created.id), { csrfToken: secret(1), createdAtMs: 1_000_000, expiresAtMs: 1_000_000 + 8 * HOUR, lastSeenMs: 1_000_000 });
+  assert.deepEqual(store.get(created.id), { actor: ACTOR, csrfToken: secret(1), createdAtMs: 1_000_000, expiresAtMs: 1_000_000 + 8 * HOUR, lastSeenMs: 1_000_000 });
 });
 
 test('ids and tokens from the real random source are distinct base64url', () => {
   const store = createSessionStore();
-  const a = store.create();
-  const b = store.create();
+  const a = store.create(ACTOR);
+  const b = store.create(ACTOR);
   assert.match(a.id, /^[A-Za-z0-9_-]{43}$/);
   assert.match(a.csrfToken, /^[A-Za-z0-9_-]{43}$/);
   assert.notEqual(a.id, b.id);
@@ -50,7 +53,7 @@ test('ids and tokens from the real random source are distinct base64url', () => 
 
 test('unknown, malformed and non-string ids find nothing', () => {
   const { store } = fixture();
-  const created = store.create();
+  const created = store.create(ACTOR);
   assert.equal(store.get(secret(9)), null);
   assert.equal(store.get(''), null);
   assert.equal(store.get(created.id + 'A'), null);
@@ -62,7 +65,7 @@ test('unknown, malformed and non-string ids find nothing', () => {
 
 test('a session ends after idleMs without use, and each get pushes that back', () => {
   const { store, advance } = fixture();
-  const { id } = store.create();
+  const { id } = store.create(ACTOR);
   advance(30 * MINUTE - 1);
   assert.equal(store.get(id)?.lastSeenMs, 1_000_000 + 30 * MINUTE - 1);
   advance(30 * MINUTE - 1);
@@ -74,7 +77,7 @@ test('a session ends after idleMs without use, and each get pushes that back', (
 
 test('a session ends at its absolute lifetime even when used constantly', () => {
   const { store, advance } = fixture({ idleMs: 10 * MINUTE });
-  const { id, expiresAtMs } = store.create();
+  const { id, expiresAtMs } = store.create(ACTOR);
   for (let i = 0; i < 53; i++) {
     advance(9 * MINUTE);
     assert.notEqual(store.get(id), null, `use ${i}`);
@@ -88,9 +91,9 @@ test('a session ends at its absolute lifetime even when used constantly', () => 
 
 test('destroy logs out one session, destroyAll every session', () => {
   const { store } = fixture();
-  const a = store.create();
-  const b = store.create();
-  const c = store.create();
+  const a = store.create(ACTOR);
+  const b = store.create(ACTOR);
+  const c = store.create(ACTOR);
   store.destroy(a.id);
   store.destroy('not an id');
   assert.equal(store.get(a.id), null);
@@ -104,16 +107,16 @@ test('destroy logs out one session, destroyAll every session', () => {
 
 test('at maxSessions, creating drops expired sessions first, then the oldest', () => {
   const { store, advance } = fixture({ maxSessions: 3, idleMs: 10 * MINUTE });
-  const first = store.create();
+  const first = store.create(ACTOR);
   advance(6 * MINUTE);
-  const second = store.create();
-  const third = store.create();
+  const second = store.create(ACTOR);
+  const third = store.create(ACTOR);
   advance(5 * MINUTE); // first is now idle-expired; second and third are not
-  const fourth = store.create();
+  const fourth = store.create(ACTOR);
   assert.equal(store.size, 3);
   assert.equal(store.get(first.id), null);
   assert.notEqual(store.get(second.id), null);
-  const fifth = store.create(); // nothing expired: the oldest (second) goes, although just used
+  const fifth = store.create(ACTOR); // nothing expired: the oldest (second) goes, although just used
   assert.equal(store.get(second.id), null);
   for (const s of [third, fourth, fifth]) assert.notEqual(store.get(s.id), null);
   assert.equal(store.size, 3);
@@ -127,7 +130,7 @@ test('options must be positive integers', () => {
 
 test('verifyCsrf accepts exactly the session token', () => {
   const { store } = fixture();
-  const created = store.create();
+  const created = store.create(ACTOR);
   const session = store.get(created.id);
   assert.ok(session !== null);
   assert.equal(verifyCsrf(session, created.csrfToken), true);
@@ -139,4 +142,12 @@ test('verifyCsrf accepts exactly the session token', () => {
   assert.equal(verifyCsrf(session, created.id), false);
   // Same length in UTF-16 units, different length in bytes: no throw from timingSafeEqual.
   assert.equal(verifyCsrf(session, '\u00e9'.repeat(43)), false);
+});
+
+test('a session keeps who opened it, as a copy the caller cannot change afterwards', () => {
+  const store = createSessionStore();
+  const actor: AuditActor = { kind: 'sso', id: 'user-1', issuer: 'https://idp.example', name: 'ada' };
+  const { id } = store.create(actor);
+  actor.id = 'someone-else';
+  assert.deepEqual(store.get(id)?.actor, { kind: 'sso', id: 'user-1', issuer: 'https://idp.example', name: 'ada' });
 });

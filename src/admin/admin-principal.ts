@@ -1,0 +1,38 @@
+// Who an admin API request acts as, and what it may do. A session (password,
+// bootstrap or single sign-on) may do everything the admin API offers; an
+// admin API token only what its scopes allow (docs/admin-api.md, "Tokens").
+import type { AuditActor } from '../audit/audit-event.ts';
+import type { RequestContext } from '../http/request-context.ts';
+
+/**
+ * - `read`: every GET of the admin API (keys, usage, aliases, audit).
+ * - `keys`: `read`, and creating, updating, rotating and revoking API keys.
+ */
+export const ADMIN_SCOPES = ['read', 'keys'] as const;
+export type AdminScope = (typeof ADMIN_SCOPES)[number];
+
+/** What a route needs: a scope a token can hold, or a session (token management, password). */
+export type RouteNeed = AdminScope | 'session';
+
+export interface AdminPrincipal {
+  actor: AuditActor;
+  /** The client address (the socket's remote address). */
+  source: string;
+  via: 'session' | 'token';
+  /** A session's are every scope; a token's are its own. */
+  scopes: readonly AdminScope[];
+}
+
+export type AdminHandler = (ctx: RequestContext, who: AdminPrincipal) => Promise<void>;
+
+export interface AdminRoute {
+  method: string;
+  path: string;
+  need: RouteNeed;
+  handler: AdminHandler;
+}
+
+/** The client address of an admin request, as the audit trail and the login throttle name it. */
+export function clientAddress(ctx: RequestContext): string {
+  return ctx.req.socket.remoteAddress ?? 'unknown';
+}
