@@ -45,6 +45,77 @@ export interface Session {
   csrfToken: string;
   expiresAt: string;
   mustSetPassword: boolean;
+  /** Who is signed in; absent from older servers. */
+  actor?: { kind: AuditActorKind; id: string; name?: string };
+}
+
+/** GET /api/sso: which ways of signing in the login screen offers. */
+export interface SignInOptions {
+  password: boolean;
+  sso: { label: string } | null;
+}
+
+export type AuditActorKind = 'cli' | 'password' | 'bootstrap' | 'token' | 'sso' | 'system' | 'anonymous';
+
+export interface AuditActor {
+  kind: AuditActorKind;
+  id: string;
+  uid?: number | null;
+  issuer?: string;
+  name?: string;
+}
+
+/** A plain JSON value, as before/after/detail hold them. */
+export type AuditValue = string | number | boolean | null | AuditValue[] | { [field: string]: AuditValue };
+
+/** One line of the audit log (docs/audit.md). */
+export interface AuditRecord {
+  seq: number;
+  time: string;
+  actor: AuditActor;
+  source: string;
+  action: string;
+  target: string | null;
+  before: { [field: string]: AuditValue } | null;
+  after: { [field: string]: AuditValue } | null;
+  detail?: { [field: string]: AuditValue };
+  prev: string;
+  hash: string;
+}
+
+export interface AuditPage {
+  data: AuditRecord[];
+  /** Pass as `before` for the next (older) page; null: this was the oldest. */
+  nextBefore: number | null;
+}
+
+export type TokenScope = 'read' | 'keys';
+export type TokenStatus = 'active' | 'expired' | 'revoked';
+
+/** An admin API token as listed: never the token itself. */
+export interface TokenView {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: TokenScope[];
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+  status: TokenStatus;
+  /** "password:admin", "sso:<sub>", "cli:<user>". */
+  createdBy: string;
+}
+
+/** POST /api/tokens: the only answer that carries a raw token; shown once. */
+export interface IssuedToken {
+  token: string;
+  record: TokenView;
+}
+
+export interface TokenRequest {
+  name: string;
+  scopes: TokenScope[];
+  expiresAt: string;
 }
 
 export type Granularity = 'hour' | 'day';

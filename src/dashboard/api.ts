@@ -3,7 +3,7 @@
 // token it was given at login (or by GET /api/session). Every outcome is data:
 // callers switch on `ok` and on the server's stable error `code`.
 
-import type { AliasCatalogue, ApiFailure, ApiOutcome, Granularity, IssuedKey, KeyChanges, KeyRecord, KeyUsage, Session } from './admin-model.ts';
+import type { AliasCatalogue, ApiFailure, ApiOutcome, AuditPage, Granularity, IssuedKey, IssuedToken, KeyChanges, KeyRecord, KeyUsage, Session, SignInOptions, TokenRequest, TokenView } from './admin-model.ts';
 
 /** Longest Retry-After the page honours; anything larger is a server bug, not a wait. */
 const MAX_RETRY_AFTER_SECONDS = 3600;
@@ -87,4 +87,11 @@ export const adminApi = {
   rotateKey: (id: string) => call<IssuedKey>('POST', `${keyPath(id)}/rotate`),
   keyUsage: (id: string, granularity: Granularity) => call<KeyUsage>('GET', `${keyPath(id)}/usage?granularity=${granularity}`),
   aliases: () => call<AliasCatalogue>('GET', '/api/aliases'),
+  /** No session needed: the login screen asks before anyone signs in. */
+  signInOptions: () => call<SignInOptions>('GET', '/api/sso', undefined, { authenticated: false }),
+  /** `query` from auditQuery() (audit-query.ts): empty or starting with "?". */
+  audit: (query: string) => call<AuditPage>('GET', `/api/audit${query}`),
+  listTokens: () => call<{ data: TokenView[] }>('GET', '/api/tokens'),
+  createToken: (request: TokenRequest) => call<IssuedToken>('POST', '/api/tokens', request),
+  revokeToken: (id: string) => call<TokenView>('POST', `/api/tokens/${encodeURIComponent(id)}/revoke`),
 };

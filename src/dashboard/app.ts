@@ -1,10 +1,14 @@
-// Dashboard entry point: session state, login and first password, the two
-// sections (keys, aliases) behind #keys and #aliases, logout.
+// Dashboard entry point: session state, login (password, single sign-on) and
+// first password, the sections (keys, aliases, tokens, audit) behind #keys,
+// #aliases, #tokens and #audit, who is signed in, logout.
 import { adminApi, setCsrfToken, whenSessionLost } from './api.ts';
-import type { ApiFailure, Session } from './admin-model.ts';
+import type { ApiFailure, Session, SignInOptions } from './admin-model.ts';
 import { createAliasesView } from './aliases-view.ts';
+import { createAuditView } from './audit-view.ts';
 import { byId } from './dom.ts';
 import { createKeysView } from './keys-view.ts';
+import { searchWithoutSsoError, signedInAs, ssoErrorMessage } from './sign-in.ts';
+import { createTokensView } from './tokens-view.ts';
 
 const View = {
   loading: 'view-loading',
@@ -12,10 +16,13 @@ const View = {
   setPassword: 'view-set-password',
   keys: 'view-keys',
   aliases: 'view-aliases',
+  tokens: 'view-tokens',
+  audit: 'view-audit',
 } as const;
 type View = (typeof View)[keyof typeof View];
 
-const SECTION_BY_HASH: Record<string, View> = { '#keys': View.keys, '#aliases': View.aliases };
+const SECTION_BY_HASH: Record<string, View> = { '#keys': View.keys, '#aliases': View.aliases, '#tokens': View.tokens, '#audit': View.audit };
+const SECTIONS: ReadonlySet<View> = new Set(Object.values(SECTION_BY_HASH));
 
 const LOGIN_MESSAGES: Record<string, string> = {
   invalid_password: 'That password or token is not right.',
@@ -33,6 +40,15 @@ const newPassword = byId('new-password', HTMLInputElement);
 const confirmPassword = byId('confirm-password', HTMLInputElement);
 const passwordError = byId('password-error', HTMLElement);
 const passwordSubmit = byId('password-submit', HTMLButtonElement);
+const ssoError = byId('sso-error', HTMLElement);
+const ssoBlock = byId('sso-block', HTMLElement);
+const ssoStart = byId('sso-start', HTMLAnchorElement);
+const ssoOr = byId('sso-or', HTMLElement);
+const passwordBlock = byId('password-block', HTMLElement);
+const loginNone = byId('login-none', HTMLElement);
+const whoami = byId('whoami', HTMLElement);
+const whoamiName = byId('whoami-name', HTMLElement);
+const whoamiKind = byId('whoami-kind', HTMLElement);
 
 let signedIn = false;
 let loginUnlockTimer: ReturnType<typeof setTimeout> | null = null;
@@ -50,12 +66,15 @@ function failed(failure: ApiFailure): void {
 
 const aliasesView = createAliasesView(failed);
 const keysView = createKeysView({ notify, failed, catalogue: () => aliasesView.catalogue() });
+const tokensView = createTokensView({ notify, failed });
+const auditView = createAuditView({ failed });
 
 function showView(view: View): void {
   for (const id of Object.values(View)) byId(id, HTMLElement).hidden = id !== view;
-  const inApp = view === View.keys || view === View.aliases;
+  const inApp = SECTIONS.has(view);
   nav.hidden = !inApp;
   logoutButton.hidden = !(inApp || view === View.setPassword);
+  whoami.hidden = !(inApp || view === View.setPassword) || whoamiName.textContent === '';
   for (const link of nav.querySelectorAll('a')) {
     if (SECTION_BY_HASH[link.hash] === view) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
@@ -66,13 +85,23 @@ async function showSection(): Promise<void> {
   const view = SECTION_BY_HASH[location.hash] ?? View.keys;
   showView(view);
   if (view === View.keys) await keysView.load();
+  else if (view === View.tokens) await tokensView.load();
+  else if (view === View.audit) await auditView.load();
   else await aliasesView.load();
+}
+
+function showWho(session: Session | null): void {
+  const who = session === null ? null : signedInAs(session);
+  whoamiName.textContent = who?.name ?? '';
+  whoamiKind.textContent = who === null ? '' : `(${who.kind})`;
 }
 
 async function enter(session: Session): Promise<void> {
   setCsrfToken(session.csrfToken);
   signedIn = true;
-  if (session.mustSetPassword) {
+  showWho(session);
+  // A single sign-on session has no password to set; the prompt is for the bootstrap token's.
+  if (session.mustSetPassword && session.actor?.kind !== 'sso') {
     showView(View.setPassword);
     newPassword.focus();
     return;
@@ -85,11 +114,31 @@ function showLogin(message: string): void {
   setCsrfToken(null);
   keysView.reset();
   aliasesView.reset();
+  tokensView.reset();
+  auditView.reset();
+  showWho(null);
   for (const dialog of document.querySelectorAll('dialog')) if (dialog.open) dialog.close();
   loginError.textContent = '';
   notify(message);
   showView(View.login);
   loginPassword.focus();
+  void offerSignIn();
+}
+
+/** Older servers have no /api/sso: the password alone, as before. */
+const PASSWORD_ONLY: SignInOptions = { password: true, sso: null };
+
+/** The single sign-on button when the gateway has a provider; the password form unless the config turns it off. */
+async function offerSignIn(): Promise<void> {
+  const outcome = await adminApi.signInOptions();
+  const options = outcome.ok && typeof outcome.value === 'object' && outcome.value !== null ? outcome.value : PASSWORD_ONLY;
+  const sso = options.sso;
+  ssoBlock.hidden = sso === null;
+  if (sso !== null) ssoStart.textContent = sso.label;
+  passwordBlock.hidden = !options.password;
+  ssoOr.hidden = !options.password;
+  loginNone.hidden = options.password || sso !== null;
+  if (!options.password && sso !== null && !byId(View.login, HTMLElement).hidden) ssoStart.focus();
 }
 
 whenSessionLost(() => {
@@ -188,10 +237,27 @@ window.addEventListener('hashchange', () => {
   if (signedIn && byId(View.setPassword, HTMLElement).hidden) void showSection();
 });
 
+/** A refused single sign-on comes back as /?sso_error=<code>: said in words once, then dropped from the address. */
+function takeSsoError(): string | null {
+  const message = ssoErrorMessage(location.search);
+  if (message === null) return null;
+  history.replaceState(history.state, '', `${location.pathname}${searchWithoutSsoError(location.search)}${location.hash}`);
+  ssoError.textContent = message;
+  ssoError.hidden = false;
+  return message;
+}
+
+loginForm.addEventListener('submit', () => {
+  ssoError.hidden = true;
+});
+
 async function boot(): Promise<void> {
+  const refused = takeSsoError();
   const outcome = await adminApi.session();
   if (outcome.ok) {
     await enter(outcome.value);
+    // Still signed in from before: the refusal is news, but not on a login form.
+    if (refused !== null) notify(refused, 'error');
     return;
   }
   if (outcome.failure.status === 401) showLogin('');

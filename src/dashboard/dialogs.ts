@@ -8,16 +8,59 @@ const COPY_FEEDBACK = {
   selected: 'It is selected: press Ctrl+C (or ⌘C) to copy it.',
 } as const;
 
+/** What the shown-once dialog calls its secret: an API key, or an admin API token. */
+export interface SecretWording {
+  title: string;
+  label: string;
+  forName(name: string): string;
+  warning: string;
+  hint: string;
+}
+
+export const KEY_WORDING: SecretWording = {
+  title: 'Copy your new key now',
+  label: 'API key',
+  forName: (name) => `For the key named “${name}”.`,
+  warning: 'You will not see this key again.',
+  hint: 'Keep it in a secrets manager or an environment variable; never in code or in a browser app.',
+};
+
+export const TOKEN_WORDING: SecretWording = {
+  title: 'Copy your new admin API token now',
+  label: 'Admin API token',
+  forName: (name) => `For the token named “${name}”.`,
+  warning: 'You will not see this token again.',
+  hint: 'Send it as Authorization: Bearer … to the admin API. Keep it in your CI’s secret store; never in code.',
+};
+
 /**
- * Shows a raw key once, with the API base URL and a first request that
+ * Shows a raw key (or admin API token) once, with the API base URL and a first request that
  * carries it. The key lives only in the read-only fields while the dialog is
  * open; closing it (Done, Escape) empties them, so neither the DOM nor this
  * module keeps it afterwards.
  */
-export function createSecretDialog(): { show(key: string, keyName: string, first: FirstRequest | null): Promise<void> } {
+interface SecretDialog {
+  show(key: string, keyName: string, first: FirstRequest | null, wording?: SecretWording): Promise<void>;
+}
+
+// One per page, as the <dialog> elements are: the keys and the tokens views
+// share them, and a second set of listeners would copy twice.
+let secretDialog: SecretDialog | null = null;
+let confirmDialog: ConfirmDialog | null = null;
+
+export function createSecretDialog(): SecretDialog {
+  secretDialog ??= buildSecretDialog();
+  return secretDialog;
+}
+
+function buildSecretDialog(): SecretDialog {
   const dialog = byId('secret-dialog', HTMLDialogElement);
   const field = byId('secret-value', HTMLTextAreaElement);
   const forName = byId('secret-for', HTMLElement);
+  const title = byId('secret-title', HTMLElement);
+  const label = byId('secret-label', HTMLLabelElement);
+  const warning = byId('secret-warning', HTMLElement);
+  const hint = byId('secret-hint', HTMLElement);
   const feedback = byId('secret-copy-status', HTMLElement);
   const done = byId('secret-done', HTMLButtonElement);
   const firstBlock = byId('secret-first', HTMLElement);
@@ -77,9 +120,13 @@ export function createSecretDialog(): { show(key: string, keyName: string, first
   }
 
   return {
-    show(key, keyName, first) {
+    show(key, keyName, first, wording = KEY_WORDING) {
       field.value = key;
-      forName.textContent = `For the key named “${keyName}”.`;
+      title.textContent = wording.title;
+      label.textContent = wording.label;
+      warning.textContent = wording.warning;
+      hint.textContent = wording.hint;
+      forName.textContent = wording.forName(keyName);
       feedback.textContent = '';
       firstBlock.hidden = first === null;
       baseUrl.value = first?.baseUrl ?? '';
@@ -103,8 +150,17 @@ interface ConfirmRequest {
   confirmLabel: string;
 }
 
+interface ConfirmDialog {
+  ask(request: ConfirmRequest): Promise<boolean>;
+}
+
 /** A styled confirmation; resolves true only on the confirm button. */
-export function createConfirmDialog(): { ask(request: ConfirmRequest): Promise<boolean> } {
+export function createConfirmDialog(): ConfirmDialog {
+  confirmDialog ??= buildConfirmDialog();
+  return confirmDialog;
+}
+
+function buildConfirmDialog(): ConfirmDialog {
   const dialog = byId('confirm-dialog', HTMLDialogElement);
   const title = byId('confirm-title', HTMLElement);
   const body = byId('confirm-body', HTMLElement);

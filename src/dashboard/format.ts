@@ -108,3 +108,11 @@ export function dateInputFromExpiry(iso: string | null): string {
   const pad = (n: number): string => String(n).padStart(2, '0');
   return `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}`;
 }
+
+const instant = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+/** An instant to the second, for the audit log: "Nov 26, 2026, 11:00:05 PM". */
+export function formatInstant(iso: string): string {
+  const at = new Date(iso);
+  return Number.isNaN(at.getTime()) ? iso : instant.format(at);
+}
