@@ -24,9 +24,9 @@ export type AuditActionName = (typeof AUDIT_ACTIONS)[number];
 export const AUDIT_PAGE_SIZE = 50;
 
 /** The longest key id or actor the filter sends (the server refuses longer; this says so first). */
-export const MAX_FILTER_LENGTH = 200;
+export const MAX_FILTER_LENGTH = 256;
 
-/** What the filter form holds, as its inputs give it (since/until from `<input type="datetime-local">`). */
+/** What the filter form holds, as its inputs give it (since/until from `<input type="datetime-local">`; until is exclusive, as on the server). */
 export interface AuditFilterInput {
   key: string;
   actor: string;
@@ -85,8 +85,9 @@ export function auditFilter(input: AuditFilterInput): FilterOutcome {
     if (instant === null) return { ok: false, field, message: `Enter the ${field === 'since' ? 'start' : 'end'} as a date and time, or leave it empty.` };
     filter[field] = instant;
   }
-  if (filter.since !== undefined && filter.until !== undefined && filter.since > filter.until) {
-    return { ok: false, field: 'until', message: 'The end of the time range is before its start; swap them.' };
+  // The server counts since in and until out, so an empty range is refused, not answered with nothing.
+  if (filter.since !== undefined && filter.until !== undefined && filter.since >= filter.until) {
+    return { ok: false, field: 'until', message: 'The end of the time range must be after its start.' };
   }
   return { ok: true, filter };
 }

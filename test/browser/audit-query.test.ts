@@ -48,6 +48,8 @@ test('each bad field is named with what to change', () => {
   assert.deepEqual(auditFilter({ ...NO_FILTER, action: 'key.delete' }), { ok: false, field: 'action', message: 'Choose an action from the list.' });
   assert.deepEqual(auditFilter({ ...NO_FILTER, since: 'yesterday' }), { ok: false, field: 'since', message: 'Enter the start as a date and time, or leave it empty.' });
   assert.deepEqual(auditFilter({ ...NO_FILTER, until: '2026-02-30T10:00' }), { ok: false, field: 'until', message: 'Enter the end as a date and time, or leave it empty.' });
-  assert.deepEqual(auditFilter({ ...NO_FILTER, since: '2026-11-27T10:00', until: '2026-11-26T10:00' }), { ok: false, field: 'until', message: 'The end of the time range is before its start; swap them.' });
-  assert.equal(auditFilter({ ...NO_FILTER, since: '2026-11-26T10:00', until: '2026-11-26T10:00' }).ok, true, 'an instant range is allowed');
+  const backwards = { ok: false, field: 'until', message: 'The end of the time range must be after its start.' };
+  assert.deepEqual(auditFilter({ ...NO_FILTER, since: '2026-11-27T10:00', until: '2026-11-26T10:00' }), backwards);
+  assert.deepEqual(auditFilter({ ...NO_FILTER, since: '2026-11-26T10:00', until: '2026-11-26T10:00' }), backwards, 'until is exclusive: an empty range is refused');
+  assert.equal(auditFilter({ ...NO_FILTER, since: '2026-11-26T10:00', until: '2026-11-26T10:01' }).ok, true);
 });
