@@ -7,8 +7,8 @@ import type { ApiFailure, TokenScope, TokenView } from './admin-model.ts';
 import { createdByLabel } from './audit-labels.ts';
 import { createConfirmDialog, createSecretDialog, TOKEN_WORDING } from './dialogs.ts';
 import { byId, clear, el, timeElement } from './dom.ts';
-import { formatFullDateTime, formatShortDateTime, STATUS_LABEL } from './format.ts';
-import { describeScopes, TOKEN_SCOPES, tokenRequest, type TokenFormField } from './token-input.ts';
+import { dateInputFromExpiry, formatFullDateTime, formatShortDateTime, STATUS_LABEL } from './format.ts';
+import { describeScopes, MAX_TOKEN_DAYS, TOKEN_SCOPES, tokenRequest, type TokenFormField } from './token-input.ts';
 
 interface TokensViewContext {
   notify(text: string): void;
@@ -40,7 +40,12 @@ export function createTokensView(context: TokensViewContext): { load(): Promise<
   const syncDate = (): void => {
     dateInput.hidden = expiryChoice() !== 'date';
   };
-  for (const radio of form.querySelectorAll<HTMLInputElement>('input[name="expiry"]')) radio.addEventListener('change', syncDate);
+  for (const radio of form.querySelectorAll<HTMLInputElement>('input[name="expiry"]')) {
+    radio.addEventListener('change', () => {
+      syncDate();
+      if (!dateInput.hidden) dateInput.focus();
+    });
+  }
 
   function clearProblem(): void {
     formError.textContent = '';
@@ -50,6 +55,11 @@ export function createTokensView(context: TokensViewContext): { load(): Promise<
   createButton.addEventListener('click', () => {
     form.reset();
     syncDate();
+    // The picker offers only days the server accepts (tokenRequest checks them again).
+    const now = Date.now();
+    dateInput.min = dateInputFromExpiry(new Date(now).toISOString());
+    // The last whole day: its end is at most MAX_TOKEN_DAYS ahead.
+    dateInput.max = dateInputFromExpiry(new Date(now + (MAX_TOKEN_DAYS - 1) * 86_400_000).toISOString());
     clearProblem();
     submit.disabled = false;
     dialog.showModal();
