@@ -74,7 +74,7 @@ function showView(view: View): void {
   const inApp = SECTIONS.has(view);
   nav.hidden = !inApp;
   logoutButton.hidden = !(inApp || view === View.setPassword);
-  whoami.hidden = !(inApp || view === View.setPassword) || whoamiName.textContent === '';
+  whoami.hidden = logoutButton.hidden || whoamiName.textContent === '';
   for (const link of nav.querySelectorAll('a')) {
     if (SECTION_BY_HASH[link.hash] === view) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
@@ -94,12 +94,20 @@ function showWho(session: Session | null): void {
   const who = session === null ? null : signedInAs(session);
   whoamiName.textContent = who?.name ?? '';
   whoamiKind.textContent = who === null ? '' : `(${who.kind})`;
+  whoami.hidden = logoutButton.hidden || who === null;
+}
+
+/** The login and password answers do not say who; GET /api/session does. */
+async function askWho(): Promise<void> {
+  const outcome = await adminApi.session();
+  if (outcome.ok && signedIn) showWho(outcome.value);
 }
 
 async function enter(session: Session): Promise<void> {
   setCsrfToken(session.csrfToken);
   signedIn = true;
   showWho(session);
+  if (session.actor === undefined) void askWho();
   // A single sign-on session has no password to set; the prompt is for the bootstrap token's.
   if (session.mustSetPassword && session.actor?.kind !== 'sso') {
     showView(View.setPassword);

@@ -30,6 +30,9 @@ const PAGE_SIZE = 50;
 /** Token uses made from Node: with the records before them, more than one page. */
 const TOKEN_USES = 55;
 const SSO_LABEL = 'Sign in with Example ID';
+/** Token uses are recorded just after their answers; the chain is asked again at most this often. */
+const AUDIT_POLLS = 100;
+const AUDIT_POLL_MS = 100;
 
 const RECORD_CSP_VIOLATIONS = `
   window.__cspViolations = [];
@@ -131,15 +134,27 @@ async function applyFilters(fields: Partial<Record<'key' | 'actor' | 'action' | 
   const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/audit');
   await byTestId('audit-apply').click();
   assert.equal((await answered).status(), 200);
-  await page.waitForFunction(`document.getElementById('audit-table').getAttribute('aria-busy') === null`);
+  await auditSettled();
   return auditRows();
 }
 
-async function openSection(hash: '#keys' | '#tokens' | '#audit'): Promise<void> {
-  const link = byTestId(`nav-${hash.slice(1)}`);
-  await link.click();
-  await page.waitForFunction(`document.querySelector('[data-testid="nav-${hash.slice(1)}"]').getAttribute('aria-current') === 'page'`);
-  if (hash === '#audit') await page.waitForFunction(`document.getElementById('audit-table').getAttribute('aria-busy') === null && (document.querySelectorAll('[data-testid="audit-row"]').length > 0 || !document.getElementById('audit-empty').hidden)`);
+/**
+ * The page has drawn the last answer. (Locators, not waitForFunction: the
+ * page's CSP refuses the eval a string predicate needs.)
+ */
+async function auditSettled(): Promise<void> {
+  await page.locator('#audit-table[aria-busy]').waitFor({ state: 'detached' });
+}
+
+/** Opens a section from the nav; the audit view is read afresh, so its answer is awaited. */
+async function openSection(section: 'tokens' | 'audit'): Promise<void> {
+  const answered = section === 'audit' ? page.waitForResponse((r) => new URL(r.url()).pathname === '/api/audit') : null;
+  await byTestId(`nav-${section}`).click();
+  await page.locator(`[data-testid="nav-${section}"][aria-current="page"]`).waitFor();
+  if (answered !== null) {
+    assert.equal((await answered).status(), 200);
+    await auditSettled();
+  }
 }
 
 test('sign in with the bootstrap token, set the password; the header says who is signed in', async () => {
@@ -186,7 +201,7 @@ test('create, rotate and revoke a key in the dashboard', async () => {
 });
 
 test('the audit view lists the three key changes newest first, each once, by the signed-in admin', async (t) => {
-  await openSection('#audit');
+  await openSection('audit');
   const rows = await auditRows();
   const mine = rows.filter((r) => r.target === keyId);
   assert.deepEqual(
@@ -263,12 +278,12 @@ test('the filters narrow the list: by key, action, actor and time range; none ma
   const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/audit');
   await byTestId('audit-clear').click();
   await answered;
-  await page.waitForFunction(`document.querySelectorAll('[data-testid="audit-row"]').length > 3`);
+  await byTestId('audit-row').nth(3).waitFor();
   assert.equal(await byTestId('audit-filter-error').textContent(), '');
 });
 
 test('a token is created in the dashboard and shown once; the list shows it without the secret', async (t) => {
-  await openSection('#tokens');
+  await openSection('tokens');
   await byTestId('tokens-empty').waitFor({ state: 'visible' });
   await byTestId('create-token').click();
   await byTestId('token-form-dialog').waitFor({ state: 'visible' });
@@ -329,7 +344,14 @@ test('the token works as Authorization: Bearer on /api/keys from Node, without c
 });
 
 test('the token\'s uses page the audit view: Older records loads the rest; the actor filter finds them by name', async (t) => {
-  await openSection('#audit');
+  // A use is recorded after its answer is sent, so the last few may still be on their way to the chain.
+  let recorded = 0;
+  for (let poll = 0; poll < AUDIT_POLLS && recorded < TOKEN_USES; poll++) {
+    if (poll > 0) await new Promise((resolve) => setTimeout(resolve, AUDIT_POLL_MS));
+    recorded = (await page.evaluate(`fetch('/api/audit?action=token.use&limit=100', { cache: 'no-store' }).then((r) => r.json()).then((b) => b.data.length)`)) as number;
+  }
+  assert.equal(recorded, TOKEN_USES, 'one record per use');
+  await openSection('audit');
   const first = await auditRows();
   assert.equal(first.length, PAGE_SIZE);
   assert.deepEqual(new Set(first.map((r) => `${r.action} ${r.actorName} ${r.actorKind} ${r.target}`)), new Set([`token.use ${TOKEN_NAME} API token ${tokenId}`]));
@@ -337,7 +359,7 @@ test('the token\'s uses page the audit view: Older records loads the rest; the a
   const answered = page.waitForResponse((r) => new URL(r.url()).searchParams.has('before'));
   await byTestId('audit-older').click();
   assert.equal(new URL((await answered).url()).searchParams.get('before'), String(first.at(-1)?.seq));
-  await page.waitForFunction(`document.querySelectorAll('[data-testid="audit-row"]').length > ${PAGE_SIZE}`);
+  await byTestId('audit-row').nth(PAGE_SIZE).waitFor();
   const all = await auditRows();
   assert.equal(all.filter((r) => r.action === 'token.use').length, TOKEN_USES, 'one record per use');
   assert.equal(new Set(all.map((r) => r.seq)).size, all.length, 'no record twice');
@@ -359,7 +381,7 @@ test('the token\'s uses page the audit view: Older records loads the rest; the a
 });
 
 test('revoking the token asks first; then Node\'s request with it is refused', async () => {
-  await openSection('#tokens');
+  await openSection('tokens');
   const row = byTestId('token-row');
   await row.getByTestId('token-revoke').click();
   assert.equal(await page.locator('#confirm-title').textContent(), `Revoke “${TOKEN_NAME}”?`);
@@ -370,7 +392,7 @@ test('revoking the token asks first; then Node\'s request with it is refused', a
   assert.equal(response.status, 401);
   assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'admin_token_revoked');
 
-  await openSection('#audit');
+  await openSection('audit');
   const revoked = await applyFilters({ action: 'token.revoke' });
   assert.deepEqual(revoked.map((r) => [r.target, r.actorName, r.actorKind]), [[tokenId, 'admin', 'password']]);
 });
