@@ -220,7 +220,10 @@ export function createAuditView(context: AuditViewContext): { load(): Promise<vo
   return {
     load: firstPage,
     reset() {
+      // An answer still on its way is dropped, so nothing it would undo is left behind.
       generation++;
+      table.removeAttribute('aria-busy');
+      older.disabled = false;
       shown = 0;
       nextBefore = null;
       clear(body);
