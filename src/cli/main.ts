@@ -3,6 +3,8 @@
 // the same config (--config FILE or PORTCULLIS_CONFIG), so the CLI and the
 // server act on the same data directory.
 import path from 'node:path';
+import type { AuditTrail } from '../audit/audit-event.ts';
+import { createAuditTrail } from '../audit/audit-trail.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { CONFIG_ENV, DATA_DIR_ENV, loadConfig } from '../config/config-loader.ts';
 import { createLogger } from '../log/logger.ts';
@@ -10,6 +12,7 @@ import { openStateBackend } from '../state/open-backend.ts';
 import { runAdminCommand } from './admin-command.ts';
 import { runCheckConfigCommand } from './check-config-command.ts';
 import { commandName, hintFlags } from './command-name.ts';
+import { cliWho } from './cli-actor.ts';
 import { runKeysCommand } from './keys-command.ts';
 import { runServeCommand } from './serve-command.ts';
 import { packageVersion } from '../config/package-version.ts';
@@ -110,6 +113,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   }
   const wantsHelp = args.includes('--help') || args.includes('-h');
+  // The audit trail of the commands that change keys or the password. The part
+  // that makes it durable passes the chain (`log`) here, opened for `config`.
+  const commandAudit = (_config: GatewayConfig | null): AuditTrail =>
+    createAuditTrail({ logger: createLogger({ level: 'warn', write: (line) => io.stderr.write(line) }) });
+  const who = cliWho(io.env);
   try {
     switch (command) {
       case 'serve':
@@ -117,7 +125,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       case 'check-config':
         return runCheckConfigCommand(args, { ...io, configPath: parsed.configPath });
       case 'keys': {
-        if (wantsHelp) return await runKeysCommand(args, { dataDir: '', stdout: io.stdout, stderr: io.stderr });
+        if (wantsHelp) return await runKeysCommand(args, { dataDir: '', stdout: io.stdout, stderr: io.stderr, audit: commandAudit(null) });
         const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
         io.stderr.write(stateLine('keys', config, origin(config.source)));
         // With Redis the keys live there, shared by every instance; the files otherwise.
@@ -125,14 +133,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           config.state.backend === 'redis'
             ? async () => openStateBackend(config, { logger: createLogger({ level: 'warn', write: (line) => io.stderr.write(line) }), env: io.env, watch: false })
             : undefined;
-        return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr, command: hintCommand, currency: config.currency, ...(openStore === undefined ? {} : { openStore }) });
+        return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr, command: hintCommand, currency: config.currency, audit: commandAudit(config), who, ...(openStore === undefined ? {} : { openStore }) });
       }
       case 'admin': {
         const stdin = io.stdin ?? process.stdin;
-        if (wantsHelp) return await runAdminCommand(args, { dataDir: '', stdin, stdout: io.stdout, stderr: io.stderr });
+        if (wantsHelp) return await runAdminCommand(args, { dataDir: '', stdin, stdout: io.stdout, stderr: io.stderr, audit: commandAudit(null) });
         const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
         io.stderr.write(stateLine('admin', config, origin(config.source)));
-        return await runAdminCommand(args, { dataDir: config.dataDir, stdin, stdout: io.stdout, stderr: io.stderr });
+        return await runAdminCommand(args, { dataDir: config.dataDir, stdin, stdout: io.stdout, stderr: io.stderr, audit: commandAudit(config), who });
       }
       default:
         io.stderr.write(`portcullis: unknown command '${command}'\n\n${USAGE}`);

@@ -15,6 +15,7 @@ import {
   SET_PASSWORD_USAGE,
   type PasswordInput,
 } from '../../src/cli/admin-command.ts';
+import { recordingAuditTrail } from '../admin/recording-audit-trail.ts';
 
 const FAST: ScryptParams = { cost: 1024, blockSize: 8, parallelization: 1 };
 const CLOCK = () => new Date('2025-02-01T09:15:30.123Z');
@@ -48,7 +49,7 @@ function pipe(input: string | Buffer): PasswordInput {
 async function run(args: string[], dataDir: string, stdin: PasswordInput = pipe(''), onStderr?: (text: string) => void) {
   const stdout = sink();
   const stderr = sink(onStderr);
-  const code = await runAdminCommand(args, { dataDir, stdin, stdout: stdout.stream, stderr: stderr.stream, clock: CLOCK, scrypt: FAST });
+  const code = await runAdminCommand(args, { dataDir, stdin, stdout: stdout.stream, stderr: stderr.stream, clock: CLOCK, scrypt: FAST, audit: recordingAuditTrail() });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
