@@ -45,6 +45,8 @@ const CSRF_HEADER = 'x-csrf-token';
 /** Who a password session is: there is one admin password, so one name. */
 const PASSWORD_ACTOR: AuditActor = { kind: 'password', id: 'admin' };
 const BOOTSTRAP_ACTOR: AuditActor = { kind: 'bootstrap', id: 'bootstrap' };
+/** A refused login: nobody is known yet. */
+const ANONYMOUS_ACTOR: AuditActor = { kind: 'anonymous', id: '-' };
 
 export const DASHBOARD_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
@@ -271,11 +273,16 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const { ok, credentials } = await checkLogin(client, password);
     if (!ok) {
       logger.warn('admin login failed', { requestId: ctx.requestId, client });
+      // Only a password actually checked and found wrong is recorded: the throttle bounds
+      // those (docs/audit-events.md); its refusals (429) are not, so a flood cannot fill the trail.
+      await options.audit.record({ actor: ANONYMOUS_ACTOR, source: client, action: 'admin.login_failed', target: 'admin', before: null, after: null, detail: { reason: 'wrong_password' } });
       throw new ApiError('invalid_password');
     }
-    const created = sessions.create(credentials === null ? BOOTSTRAP_ACTOR : PASSWORD_ACTOR);
+    const actor = credentials === null ? BOOTSTRAP_ACTOR : PASSWORD_ACTOR;
+    const created = sessions.create(actor);
     setSessionCookie(ctx, created.id, Math.floor(options.session.ttlMs / 1000));
     logger.info('admin login', { requestId: ctx.requestId, client, bootstrap: credentials === null });
+    await options.audit.record({ actor, source: client, action: 'admin.login', target: 'admin', before: null, after: null });
     sendJson(ctx.res, 200, sessionBody(created, credentials === null));
   }));
 
@@ -306,8 +313,9 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     requireCsrf(ctx, session);
     if (credentials !== null) throw passwordAlreadySet();
     const password = await readPassword(ctx);
+    let set: AdminCredentials;
     try {
-      await setAdminPassword(dataDir, password, () => new Date(clock()), { onlyIfUnset: true });
+      set = await setAdminPassword(dataDir, password, () => new Date(clock()), { onlyIfUnset: true });
     } catch (err) {
       if (err instanceof WeakAdminPasswordError) throw new InvalidRequestError(`Password too weak: ${err.problem}`, 'password', 'weak_password');
       if (err instanceof AdminPasswordAlreadySetError) throw passwordAlreadySet();
@@ -319,6 +327,8 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const created = sessions.create(PASSWORD_ACTOR);
     setSessionCookie(ctx, created.id, Math.floor(options.session.ttlMs / 1000));
     logger.info('admin password set from the dashboard', { requestId: ctx.requestId });
+    // Only while none was set: there is no earlier password to name in `before`.
+    await options.audit.record({ actor: session.actor, source: clientAddress(ctx), action: 'admin.password_set', target: 'admin', before: null, after: { updatedAt: set.updatedAt } });
     sendJson(ctx.res, 200, sessionBody(created, false));
   }));
 
