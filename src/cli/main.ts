@@ -45,6 +45,8 @@ export interface CliIo {
   cwd: string;
   /** Where `admin set-password` reads the password; process.stdin when absent. */
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
+  /** Where `keys` and `admin` record their changes; by default the commands' own trail (tests pass a recording one). */
+  audit?: AuditTrail;
 }
 
 /**
@@ -116,7 +118,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   // The audit trail of the commands that change keys or the password. The part
   // that makes it durable passes the chain (`log`) here, opened for `config`.
   const commandAudit = (_config: GatewayConfig | null): AuditTrail =>
-    createAuditTrail({ logger: createLogger({ level: 'warn', write: (line) => io.stderr.write(line) }) });
+    io.audit ?? createAuditTrail({ logger: createLogger({ level: 'warn', write: (line) => io.stderr.write(line) }) });
   const who = cliWho(io.env);
   try {
     switch (command) {
