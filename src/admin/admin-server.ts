@@ -240,11 +240,10 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
       await route.handler(ctx, { actor: session.actor, source: clientAddress(ctx), via: 'session', scopes: ADMIN_SCOPES });
     });
 
-  const sessionBody = (created: { csrfToken: string; expiresAtMs: number }, mustSetPassword: boolean, actor: AuditActor) => ({
+  const sessionBody = (created: { csrfToken: string; expiresAtMs: number }, mustSetPassword: boolean) => ({
     csrfToken: created.csrfToken,
     expiresAt: new Date(created.expiresAtMs).toISOString(),
     mustSetPassword,
-    actor: { kind: actor.kind, id: actor.id, ...(actor.name === undefined ? {} : { name: actor.name }) },
   });
 
   const readPassword = async (ctx: RequestContext): Promise<string> => {
@@ -294,17 +293,18 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
       logger.warn('admin login failed', { requestId: ctx.requestId, client });
       throw new ApiError('invalid_password');
     }
-    const actor = credentials === null ? BOOTSTRAP_ACTOR : PASSWORD_ACTOR;
-    const created = sessions.create(actor);
+    const created = sessions.create(credentials === null ? BOOTSTRAP_ACTOR : PASSWORD_ACTOR);
     setSessionCookie(ctx, created.id, Math.floor(options.session.ttlMs / 1000));
     logger.info('admin login', { requestId: ctx.requestId, client, bootstrap: credentials === null });
-    sendJson(ctx.res, 200, sessionBody(created, credentials === null, actor));
+    sendJson(ctx.res, 200, sessionBody(created, credentials === null));
   }));
 
   router.add('GET', '/api/session', withHostCheck(async (ctx) => {
     const credentials = await readAdminCredentials(dataDir);
     const session = requireSession(ctx, credentials);
-    sendJson(ctx.res, 200, sessionBody(session, credentials === null && session.actor.kind !== 'sso', session.actor));
+    // issue 17 (part D): who is signed in, for the dashboard; an SSO session needs no password.
+    const { kind, id: actorId, name } = session.actor;
+    sendJson(ctx.res, 200, { ...sessionBody(session, credentials === null && kind !== 'sso'), actor: { kind, id: actorId, ...(name === undefined ? {} : { name }) } });
   }));
 
   router.add('POST', '/api/logout', withHostCheck(async (ctx) => {
@@ -343,7 +343,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const created = sessions.create(PASSWORD_ACTOR);
     setSessionCookie(ctx, created.id, Math.floor(options.session.ttlMs / 1000));
     logger.info('admin password set from the dashboard', { requestId: ctx.requestId });
-    sendJson(ctx.res, 200, sessionBody(created, false, PASSWORD_ACTOR));
+    sendJson(ctx.res, 200, sessionBody(created, false));
   }));
 
   for (const route of createAdminApi(options)) router.add(route.method, route.path, authed(route));

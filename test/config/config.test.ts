@@ -271,6 +271,7 @@ test('the operational sections: admin, shutdown, log and state', () => {
     sessionTtlMs: 3_600_000,
     sessionIdleMs: 600_000,
     allowedHosts: ['gateway.internal', '[fd00::1]'],
+    oidc: null,
   });
   assert.deepEqual(c.shutdown, { drainTimeoutMs: 0 });
   assert.deepEqual(c.log, { level: 'warn' });
