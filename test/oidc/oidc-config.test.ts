@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import { ConfigError } from '../../src/config/config.ts';
 import { embeddedConfigValue } from '../../src/config/config-loader.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
+import { keepRestartOnly, restartOnlyChanges } from '../../src/gateway/restart-settings.ts';
 
 const GOOD = {
   issuer: 'https://login.example.com/realms/main',
@@ -96,5 +97,15 @@ describe('admin.oidc', () => {
         'admin.oidc.redirectUrl: must end in /sso/callback, with no query, fragment or credentials',
       ],
     );
+  });
+
+  test('a reload applies admin.oidc (the rest of admin stays restart-only)', () => {
+    const running = parse({});
+    const next = parse({ port: 9999, oidc: { ...GOOD, redirectUrl: 'http://localhost:8081/sso/callback' } });
+    assert.deepEqual(restartOnlyChanges(running, next), [{ setting: 'admin.port', running: 8081, configured: 9999 }]);
+    const applied = keepRestartOnly(running, next);
+    assert.equal(applied.admin.port, 8081);
+    assert.equal(applied.admin.oidc?.clientId, 'portcullis');
+    assert.equal(keepRestartOnly(next, running).admin.oidc, null);
   });
 });
