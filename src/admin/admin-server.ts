@@ -15,11 +15,8 @@
 //   request (admin.json is re-read on every API call: it is tiny and admin
 //   traffic is rare), so `portcullis admin set-password` logs everyone out.
 // - After a bootstrap login the only thing allowed is setting a password.
-// - Single sign-on (admin.oidc, ./sso-routes.ts, docs/sso.md) opens sessions of
-//   kind 'sso': they need no admin password, do not end when it changes, and end
-//   when SSO is switched off or moved to another issuer. With
-//   admin.oidc.passwordLogin false, /api/login (password and bootstrap token
-//   alike) is refused and password sessions end.
+// - Single sign-on (admin.oidc, ./sso-routes.ts, docs/sso.md) opens 'sso' sessions:
+//   no admin password needed; they end when SSO is switched off or re-pointed.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -349,17 +346,8 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   for (const route of createAdminApi(options)) router.add(route.method, route.path, authed(route));
 
   // issue 17 (part D): single sign-on with OpenID Connect (./sso-routes.ts).
-  const ssoRoutes = createSsoRoutes({
-    view: options.view,
-    audit: options.audit,
-    logger,
-    clock,
-    sessions,
-    secureCookies: secure,
-    sessionCookie: (id) => serializeCookie(cookieName, id, { httpOnly: true, secure, sameSite: 'Strict', path: '/', maxAgeSeconds: Math.floor(options.session.ttlMs / 1000) }),
-    ...(options.env === undefined ? {} : { env: options.env }),
-    ...(options.ssoFlow === undefined ? {} : { flow: options.ssoFlow }),
-  });
+  const sessionCookie = (id: string): string => serializeCookie(cookieName, id, { httpOnly: true, secure, sameSite: 'Strict', path: '/', maxAgeSeconds: Math.floor(options.session.ttlMs / 1000) });
+  const ssoRoutes = createSsoRoutes({ ...options, logger, clock, sessions, secureCookies: secure, sessionCookie, flow: options.ssoFlow });
   for (const [method, route, handler] of ssoRoutes) router.add(method, route, withHostCheck(handler));
 
   const page: RouteHandler = withHostCheck(async (ctx) => {

@@ -43,8 +43,8 @@ export interface SsoRoutesOptions {
   secureCookies: boolean;
   /** The Set-Cookie value that gives the browser this session (the admin server's session cookie). */
   sessionCookie(id: string): string;
-  env?: NodeJS.ProcessEnv;
-  flow?: SsoFlow;
+  env?: NodeJS.ProcessEnv | undefined;
+  flow?: SsoFlow | undefined;
 }
 
 /** Whether POST /api/login is open: always without SSO; with SSO unless admin.oidc.passwordLogin is false. */
