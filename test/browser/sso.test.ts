@@ -223,6 +223,14 @@ describe('single sign-on', () => {
     });
     assert.equal(login.status, 403);
     assert.equal((login.body as { error: { code: string } }).error.code, 'password_login_disabled');
+    const setPassword = await page.evaluate(async () => {
+      const session = (await (await fetch('/api/session')).json()) as { csrfToken: string };
+      const body = JSON.stringify({ password: 'a long enough password 1!' });
+      const response = await fetch('/api/password', { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrfToken }, body });
+      return { status: response.status, body: await response.json() };
+    });
+    assert.equal(setPassword.status, 403);
+    assert.equal((setPassword.body as { error: { code: string } }).error.code, 'password_set_refused');
     assert.equal((await apiStatus(page, '/api/keys')).status, 200);
     // A reload without admin.oidc ends SSO sessions at their next request.
     sso.setOidc(null);
@@ -232,6 +240,23 @@ describe('single sign-on', () => {
     assert.deepEqual(await apiStatus(page, '/api/sso'), { status: 200, body: { password: true, sso: null } });
     const start = await page.goto(`${sso.adminUrl}/sso/start`);
     assert.equal(start?.status(), 404);
+    await context.close();
+  });
+
+  test('a session opened with the bootstrap token ends when a reload sets passwordLogin false', async () => {
+    const { context, page } = await freshPage();
+    await page.goto(`${sso.adminUrl}/`);
+    const login = await page.evaluate(async (token) => {
+      const response = await fetch('/api/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: token }) });
+      return response.status;
+    }, sso.bootstrapToken);
+    assert.equal(login, 200);
+    const session = await apiStatus(page, '/api/session');
+    assert.deepEqual((session.body as { actor: unknown }).actor, { kind: 'bootstrap', id: 'bootstrap' });
+    sso.setOidc({ ...sso.baseOidc, passwordLogin: false });
+    const after = await apiStatus(page, '/api/session');
+    assert.equal(after.status, 401);
+    assert.equal((after.body as { error: { code: string } }).error.code, 'session_required');
     await context.close();
   });
 

@@ -40,6 +40,8 @@ export interface SsoGateway {
   /** http://localhost:<port>: the dashboard's origin in the browser. */
   adminUrl: string;
   provider: TestProvider;
+  /** The one-time token that signs in while no admin password is set (and password login is on). */
+  bootstrapToken: string;
   audit: RecordingAuditTrail;
   logs: Record<string, unknown>[];
   /** The admin.oidc the gateway uses unless a test changes it. */
@@ -80,6 +82,7 @@ export async function startSsoGateway(): Promise<SsoGateway> {
   const gateway = createGateway({ config, state, logger, env: {} });
   const audit = recordingAuditTrail();
   let clockOffsetMs = 0;
+  const bootstrap = createBootstrapToken();
   const admin = createAdminServer({
     view: () => ({ config, routes: gateway.routes }),
     state,
@@ -88,7 +91,7 @@ export async function startSsoGateway(): Promise<SsoGateway> {
     dataDir,
     limits: config.limits,
     logger,
-    bootstrap: createBootstrapToken(),
+    bootstrap,
     session: { ttlMs: config.admin.sessionTtlMs, idleMs: config.admin.sessionIdleMs, secureCookies: false },
     dashboardDir: builtDashboardDir(),
     env: {},
@@ -127,6 +130,7 @@ export async function startSsoGateway(): Promise<SsoGateway> {
     return {
       adminUrl,
       provider,
+      bootstrapToken: bootstrap.token,
       audit,
       logs,
       baseOidc,
