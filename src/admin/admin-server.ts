@@ -15,6 +15,8 @@
 //   request (admin.json is re-read on every API call: it is tiny and admin
 //   traffic is rare), so `portcullis admin set-password` logs everyone out.
 // - After a bootstrap login the only thing allowed is setting a password.
+// - Single sign-on (admin.oidc, ./sso-routes.ts, docs/sso.md) opens 'sso' sessions:
+//   no admin password needed; they end when SSO is switched off or re-pointed.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +39,8 @@ import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
 import { createSessionStore, verifyCsrf, type Session, type SessionStore } from './sessions.ts';
+import { createSsoRoutes, passwordLoginAllowed } from './sso-routes.ts';
+import type { SsoFlow } from '../oidc/flow.ts';
 
 const SESSION_COOKIE = 'portcullis_session';
 /** With Secure cookies the __Host- prefix also pins the cookie to this host and path /. */
@@ -100,6 +104,9 @@ interface AdminServerOptions extends AdminApiDeps {
   tls?: ListenerTlsMaterial;
   /** Each connection refused beyond limits.maxConnections (metrics). */
   onConnectionRefused?: () => void;
+  /** Single sign-on (admin.oidc): where the client secret's variable is looked up (process.env by default), and the flow (tests). */
+  env?: NodeJS.ProcessEnv;
+  ssoFlow?: SsoFlow;
 }
 
 export interface AdminServer {
@@ -160,12 +167,20 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
 
   const sessionIdOf = (ctx: RequestContext): string | undefined => parseCookies(ctx.req.headers.cookie).get(cookieName);
 
-  /** The session of this request, or 401; ends sessions older than the password. */
+  /** The session of this request, or 401; ends password sessions older than the password. */
   const requireSession = (ctx: RequestContext, credentials: AdminCredentials | null): Session => {
     const id = sessionIdOf(ctx);
     const session = id === undefined ? null : sessions.get(id);
     if (id === undefined || session === null) throw new ApiError('session_required', 'Log in to the admin API first (POST /api/login).');
-    if (credentials !== null && session.createdAtMs < Date.parse(credentials.updatedAt)) {
+    // issue 17 (part D): SSO sessions do not depend on the password; they end when SSO is
+    // switched off or pointed at another issuer, password sessions when password login is.
+    const oidc = options.view().config.admin.oidc;
+    const kind = session.actor.kind;
+    if (kind === 'sso' ? oidc === null || session.actor.issuer !== oidc.issuer : !passwordLoginAllowed(oidc)) {
+      sessions.destroy(id);
+      throw new ApiError('session_required', 'The way this session signed in is no longer enabled (admin.oidc); sign in again.');
+    }
+    if (kind !== 'sso' && credentials !== null && session.createdAtMs < Date.parse(credentials.updatedAt)) {
       sessions.destroy(id);
       throw new ApiError('session_required', 'The admin password changed since this session began; log in again.');
     }
@@ -217,7 +232,8 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
       const credentials = await readAdminCredentials(dataDir);
       const session = requireSession(ctx, credentials);
       if (route.method !== 'GET') requireCsrf(ctx, session);
-      if (credentials === null) {
+      // Only a bootstrap session must set a password first; an SSO session needs none (issue 17, part D).
+      if (credentials === null && session.actor.kind !== 'sso') {
         throw new ApiError('password_required');
       }
       await route.handler(ctx, { actor: session.actor, source: clientAddress(ctx), via: 'session', scopes: ADMIN_SCOPES });
@@ -268,6 +284,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
 
   router.add('POST', '/api/login', withHostCheck(async (ctx) => {
     checkOrigin(ctx);
+    if (!passwordLoginAllowed(options.view().config.admin.oidc)) throw new ApiError('password_login_disabled');
     const client = clientAddress(ctx);
     const password = await readPassword(ctx);
     const { ok, credentials } = await checkLogin(client, password);
@@ -289,7 +306,9 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   router.add('GET', '/api/session', withHostCheck(async (ctx) => {
     const credentials = await readAdminCredentials(dataDir);
     const session = requireSession(ctx, credentials);
-    sendJson(ctx.res, 200, sessionBody(session, credentials === null));
+    // issue 17 (part D): who is signed in, for the dashboard; an SSO session needs no password.
+    const { kind, id: actorId, name } = session.actor;
+    sendJson(ctx.res, 200, { ...sessionBody(session, credentials === null && kind !== 'sso'), actor: { kind, id: actorId, ...(name === undefined ? {} : { name }) } });
   }));
 
   router.add('POST', '/api/logout', withHostCheck(async (ctx) => {
@@ -311,6 +330,8 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const credentials = await readAdminCredentials(dataDir);
     const session = requireSession(ctx, credentials);
     requireCsrf(ctx, session);
+    // issue 17 (part D): the shared password is not an SSO user's to set (it would turn the session into "password:admin").
+    if (session.actor.kind === 'sso') throw new ApiError('password_set_refused');
     if (credentials !== null) throw passwordAlreadySet();
     const password = await readPassword(ctx);
     let set: AdminCredentials;
@@ -333,6 +354,11 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   }));
 
   for (const route of createAdminApi(options)) router.add(route.method, route.path, authed(route));
+
+  // issue 17 (part D): single sign-on with OpenID Connect (./sso-routes.ts).
+  const sessionCookie = (id: string): string => serializeCookie(cookieName, id, { httpOnly: true, secure, sameSite: 'Strict', path: '/', maxAgeSeconds: Math.floor(options.session.ttlMs / 1000) });
+  const ssoRoutes = createSsoRoutes({ ...options, logger, clock, sessions, secureCookies: secure, sessionCookie, flow: options.ssoFlow });
+  for (const [method, route, handler] of ssoRoutes) router.add(method, route, withHostCheck(handler));
 
   const page: RouteHandler = withHostCheck(async (ctx) => {
     const index = assets.get('index.html');

@@ -87,6 +87,20 @@ export const ERROR_CATALOGUE = {
     message: 'This admin listener does not answer for that host name; add it to admin.allowedHosts if it is yours.',
   },
   password_required: { ...invalid, status: 403, type: 'permission_error', message: 'Set an admin password first (POST /api/password).' },
+  // issue 17 (part D): single sign-on (docs/sso.md).
+  password_login_disabled: {
+    ...invalid,
+    status: 403,
+    type: 'permission_error',
+    message: 'Password login is disabled (admin.oidc.passwordLogin is false); sign in with single sign-on.',
+  },
+  password_set_refused: {
+    ...invalid,
+    status: 403,
+    type: 'permission_error',
+    message: 'A single sign-on session does not set the shared admin password; use `portcullis admin set-password` on the server.',
+  },
+  sso_not_configured: { ...invalid, status: 404, type: 'not_found_error', message: 'Single sign-on is not configured (admin.oidc).' },
   /** clientAuth "optional": the client sent a certificate that does not verify (src/http/client-certificate.ts). */
   client_certificate_refused: { ...invalid, status: 403, type: 'permission_error' },
   // 404 to 415
