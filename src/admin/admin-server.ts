@@ -32,11 +32,13 @@ import type { Logger } from '../log/logger.ts';
 import type { AuditActor } from '../audit/audit-event.ts';
 import { AdminPasswordAlreadySetError, readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
 import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
+import { createAdminTokensApi } from './admin-tokens-api.ts';
 import { ADMIN_SCOPES, clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
 import { createSessionStore, verifyCsrf, type Session, type SessionStore } from './sessions.ts';
+import { bearerCredential, createTokenAuth } from './token-auth.ts';
 
 const SESSION_COOKIE = 'portcullis_session';
 /** With Secure cookies the __Host- prefix also pins the cookie to this host and path /. */
@@ -209,9 +211,17 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     await handler(ctx);
   };
 
-  /** A handler for logged-in sessions; state-changing methods also need the CSRF token. */
+  const tokenAuth = createTokenAuth({ tokens: () => options.state.tokens, throttle, audit: options.audit, clock });
+
+  /**
+   * A handler for logged-in sessions; state-changing methods also need the CSRF token.
+   * A request with `Authorization: Bearer ...` is an admin API token's instead
+   * (token-auth.ts): the bearer wins and a session cookie sent with it is ignored.
+   */
   const authed = (route: AdminRoute): RouteHandler =>
     withHostCheck(async (ctx) => {
+      const bearer = bearerCredential(ctx);
+      if (bearer !== null) return tokenAuth.run(ctx, route, bearer);
       const credentials = await readAdminCredentials(dataDir);
       const session = requireSession(ctx, credentials);
       if (route.method !== 'GET') requireCsrf(ctx, session);
@@ -322,7 +332,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     sendJson(ctx.res, 200, sessionBody(created, false));
   }));
 
-  for (const route of createAdminApi(options)) router.add(route.method, route.path, authed(route));
+  for (const route of [...createAdminApi(options), ...createAdminTokensApi(options)]) router.add(route.method, route.path, authed(route));
 
   const page: RouteHandler = withHostCheck(async (ctx) => {
     const index = assets.get('index.html');

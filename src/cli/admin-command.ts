@@ -11,6 +11,8 @@
 import { StringDecoder } from 'node:string_decoder';
 import { adminFilePath, AdminCredentialsError, setAdminPassword } from '../admin/admin-credentials.ts';
 import { checkPasswordStrength, PASSWORD_MAX_LENGTH, type ScryptParams } from '../admin/password-hash.ts';
+import { KeyStoreIoError } from '../keys/errors.ts';
+import { runAdminTokensCommand, type TokensBackend } from './admin-tokens-command.ts';
 
 /** Standard input as this command uses it; a TTY stream has isTTY and setRawMode. */
 export type PasswordInput = NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
@@ -23,6 +25,8 @@ interface AdminCommandContext {
   clock?: () => Date;
   /** Tests pass a low cost; the default is the production strength. */
   scrypt?: ScryptParams;
+  /** `admin tokens`: opens the configured backend's token store (main.ts). */
+  openTokens?: () => Promise<TokensBackend>;
 }
 
 export const ADMIN_USAGE = `Usage: portcullis admin <command> [options]
@@ -31,6 +35,7 @@ Manage access to the dashboard.
 
 Commands:
   set-password   Set the dashboard admin password (read from standard input)
+  tokens         Create, list and revoke admin API tokens (for scripts and CI)
 
 Options:
   -h, --help     Show this help; "portcullis admin <command> --help" for a command
@@ -321,11 +326,15 @@ async function runSetPassword(args: readonly string[], ctx: AdminCommandContext)
 /** Run `portcullis admin ...`; resolves to the process exit code. */
 export async function runAdminCommand(args: readonly string[], ctx: AdminCommandContext): Promise<number> {
   const [name, ...rest] = args;
-  if (name === undefined) return usageError(ctx, null, 'missing command (set-password)');
+  if (name === undefined) return usageError(ctx, null, 'missing command (set-password or tokens)');
   if (name === '--help' || name === '-h' || name === 'help') {
     ctx.stdout.write(ADMIN_USAGE);
     return 0;
   }
   if (name === 'set-password') return runSetPassword(rest, ctx);
+  if (name === 'tokens') {
+    const open = ctx.openTokens ?? (() => Promise.reject(new KeyStoreIoError('open', 'the admin token store', new Error('no data directory is configured'))));
+    return runAdminTokensCommand(rest, { stdout: ctx.stdout, stderr: ctx.stderr, open, ...(ctx.clock === undefined ? {} : { clock: () => ctx.clock!().getTime() }) });
+  }
   return usageError(ctx, null, name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`);
 }

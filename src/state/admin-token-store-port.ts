@@ -25,7 +25,7 @@ export interface AdminTokenStore {
    * AdminTokenLimitError when MAX_LIVE_TOKENS are live.
    */
   create(input: NewAdminTokenInput, nowMs: number): Promise<IssuedAdminToken>;
-  /** Every token (revoked and expired ones too), in creation order. */
+  /** Every token (revoked and expired ones too), oldest first (by createdAt). */
   list(): Promise<AdminTokenRecord[]>;
   /** Mark a token revoked at `nowMs`; AdminTokenNotFoundError or AdminTokenAlreadyRevokedError otherwise. */
   revoke(id: string, nowMs: number): Promise<AdminTokenRecord>;
