@@ -15,6 +15,9 @@
 //   request (admin.json is re-read on every API call: it is tiny and admin
 //   traffic is rare), so `portcullis admin set-password` logs everyone out.
 // - After a bootstrap login the only thing allowed is setting a password.
+// - Instead of a session, an admin API token (`Authorization: Bearer pca_...`)
+//   may call the routes its scopes cover, without cookie, CSRF or Origin
+//   (token-auth.ts; docs/admin-api.md, "Tokens").
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
