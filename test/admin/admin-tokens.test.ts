@@ -3,7 +3,7 @@
 // session, using them as Bearer on the admin API (scopes, expiry, revocation
 // by the CLI while the server runs, the throttle), and what is recorded.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -334,6 +334,38 @@ test('refused tokens go through the login throttle: the 4th from one address is 
   // The lockout is per address and shared with password logins.
   const login = await request(base, 'POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
   assert.equal(login.status, 429);
+});
+
+test('a token store that cannot be read is 503 key_store_unavailable with Retry-After, not a 500 and not a refusal', async () => {
+  const { token } = await createToken('io', ['read']);
+  const file = path.join(dataDir, 'admin-tokens.json');
+  const kept = readFileSync(file, 'utf8');
+  rmSync(file);
+  mkdirSync(file);
+  try {
+    const res = await withToken(token, 'GET', '/api/keys');
+    assert.deepEqual(errorOf(res), { status: 503, message: 'The key store is busy or cannot be written; try again.', type: 'server_error', param: null, code: 'key_store_unavailable' });
+    assert.equal(res.headers['retry-after'], '1');
+    assert.deepEqual(audit.events, []);
+  } finally {
+    rmSync(file, { recursive: true });
+    writeFileSync(file, kept, { mode: 0o600 });
+  }
+  assert.equal((await withToken(token, 'GET', '/api/keys')).status, 200);
+});
+
+test('at most 100 live tokens: the 101st is 409 admin_token_limit_reached, and nothing is recorded', async () => {
+  const live = (await state.tokens.list()).filter((r) => r.revokedAt === null && Date.parse(r.expiresAt) > now).length;
+  for (let i = live; i < 100; i++) await state.tokens.create({ name: `filler ${i}`, scopes: ['read'], expiresAt: new Date(T0 + DAY).toISOString(), createdBy: 'cli:test' }, T0);
+  const res = await withSession('POST', '/api/tokens', { name: 'one too many', scopes: ['read'], expiresAt: new Date(T0 + DAY).toISOString() });
+  assert.deepEqual(errorOf(res), {
+    status: 409,
+    message: 'There are already 100 live admin API tokens (the most allowed); revoke one you no longer use first.',
+    type: 'invalid_request_error',
+    param: null,
+    code: 'admin_token_limit_reached',
+  });
+  assert.deepEqual(audit.events, []);
 });
 
 // Last: over everything the tests above did.
