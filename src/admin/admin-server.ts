@@ -17,6 +17,9 @@
 // - After a bootstrap login the only thing allowed is setting a password.
 // - Single sign-on (admin.oidc, ./sso-routes.ts, docs/sso.md) opens 'sso' sessions:
 //   no admin password needed; they end when SSO is switched off or re-pointed.
+// - Instead of a session, an admin API token (`Authorization: Bearer pca_...`)
+//   may call the routes its scopes cover, without cookie, CSRF or Origin
+//   (token-auth.ts; docs/admin-api.md, "Tokens").
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +37,7 @@ import type { Logger } from '../log/logger.ts';
 import type { AuditActor } from '../audit/audit-event.ts';
 import { AdminPasswordAlreadySetError, readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
 import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
+import { createAdminTokensApi } from './admin-tokens-api.ts';
 import { ADMIN_SCOPES, clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
@@ -41,6 +45,7 @@ import { PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
 import { createSessionStore, verifyCsrf, type Session, type SessionStore } from './sessions.ts';
 import { createSsoRoutes, passwordLoginAllowed } from './sso-routes.ts';
 import type { SsoFlow } from '../oidc/flow.ts';
+import { bearerCredential, createTokenAuth } from './token-auth.ts';
 
 const SESSION_COOKIE = 'portcullis_session';
 /** With Secure cookies the __Host- prefix also pins the cookie to this host and path /. */
@@ -226,9 +231,17 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     await handler(ctx);
   };
 
-  /** A handler for logged-in sessions; state-changing methods also need the CSRF token. */
+  const tokenAuth = createTokenAuth({ tokens: () => options.state.tokens, throttle, audit: options.audit, clock });
+
+  /**
+   * A handler for logged-in sessions; state-changing methods also need the CSRF token.
+   * A request with `Authorization: Bearer ...` is an admin API token's instead
+   * (token-auth.ts): the bearer wins and a session cookie sent with it is ignored.
+   */
   const authed = (route: AdminRoute): RouteHandler =>
     withHostCheck(async (ctx) => {
+      const bearer = bearerCredential(ctx);
+      if (bearer !== null) return tokenAuth.run(ctx, route, bearer);
       const credentials = await readAdminCredentials(dataDir);
       const session = requireSession(ctx, credentials);
       if (route.method !== 'GET') requireCsrf(ctx, session);
@@ -353,7 +366,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     sendJson(ctx.res, 200, sessionBody(created, false));
   }));
 
-  for (const route of createAdminApi(options)) router.add(route.method, route.path, authed(route));
+  for (const route of [...createAdminApi(options), ...createAdminTokensApi(options)]) router.add(route.method, route.path, authed(route));
 
   // issue 17 (part D): single sign-on with OpenID Connect (./sso-routes.ts).
   const sessionCookie = (id: string): string => serializeCookie(cookieName, id, { httpOnly: true, secure, sameSite: 'Strict', path: '/', maxAgeSeconds: Math.floor(options.session.ttlMs / 1000) });

@@ -14,6 +14,8 @@ import { checkPasswordStrength, PASSWORD_MAX_LENGTH, type ScryptParams } from '.
 import type { AuditTrail } from '../audit/audit-event.ts';
 import type { AuditWho } from '../state/audited-key-store.ts';
 import { cliWho } from './cli-actor.ts';
+import { KeyStoreIoError } from '../keys/errors.ts';
+import { runAdminTokensCommand, type TokensBackend } from './admin-tokens-command.ts';
 
 /** Standard input as this command uses it; a TTY stream has isTTY and setRawMode. */
 export type PasswordInput = NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
@@ -30,6 +32,8 @@ interface AdminCommandContext {
   audit: AuditTrail;
   /** Who acts, as the record names them; default: this process's OS user (cli-actor.ts). */
   who?: AuditWho;
+  /** `admin tokens`: opens the configured backend's token store (main.ts). */
+  openTokens?: () => Promise<TokensBackend>;
 }
 
 export const ADMIN_USAGE = `Usage: portcullis admin <command> [options]
@@ -38,6 +42,7 @@ Manage access to the dashboard.
 
 Commands:
   set-password   Set the dashboard admin password (read from standard input)
+  tokens         Create, list and revoke admin API tokens (for scripts and CI)
 
 Options:
   -h, --help     Show this help; "portcullis admin <command> --help" for a command
@@ -340,11 +345,16 @@ async function runSetPassword(args: readonly string[], ctx: AdminCommandContext)
 /** Run `portcullis admin ...`; resolves to the process exit code. */
 export async function runAdminCommand(args: readonly string[], ctx: AdminCommandContext): Promise<number> {
   const [name, ...rest] = args;
-  if (name === undefined) return usageError(ctx, null, 'missing command (set-password)');
+  if (name === undefined) return usageError(ctx, null, 'missing command (set-password or tokens)');
   if (name === '--help' || name === '-h' || name === 'help') {
     ctx.stdout.write(ADMIN_USAGE);
     return 0;
   }
   if (name === 'set-password') return runSetPassword(rest, ctx);
+  if (name === 'tokens') {
+    const { clock } = ctx;
+    const open = ctx.openTokens ?? (() => Promise.reject(new KeyStoreIoError('open', 'the admin token store', new Error('no data directory is configured'))));
+    return runAdminTokensCommand(rest, { stdout: ctx.stdout, stderr: ctx.stderr, open, ...(clock === undefined ? {} : { clock: () => clock().getTime() }) });
+  }
   return usageError(ctx, null, name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`);
 }

@@ -10,6 +10,7 @@ import { CONFIG_ENV, DATA_DIR_ENV, loadConfig } from '../config/config-loader.ts
 import { createLogger } from '../log/logger.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import { runAdminCommand } from './admin-command.ts';
+import { openCliTokensBackend } from './admin-tokens-command.ts';
 import { runCheckConfigCommand } from './check-config-command.ts';
 import { commandName, hintFlags } from './command-name.ts';
 import { cliWho } from './cli-actor.ts';
@@ -25,7 +26,7 @@ Commands:
   serve        Start the gateway (see: portcullis serve --help)
   keys         Create, list, update, rotate and revoke API keys (see: portcullis keys --help)
   check-config Check config files without starting (see: portcullis check-config --help)
-  admin        Set the dashboard admin password (see: portcullis admin --help)
+  admin        Set the dashboard password, manage admin API tokens (see: portcullis admin --help)
 
 Options for every command:
   --config FILE   Config file (default: $${CONFIG_ENV}; without either, the
@@ -142,7 +143,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         if (wantsHelp) return await runAdminCommand(args, { dataDir: '', stdin, stdout: io.stdout, stderr: io.stderr, audit: commandAudit(null) });
         const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
         io.stderr.write(stateLine('admin', config, origin(config.source)));
-        return await runAdminCommand(args, { dataDir: config.dataDir, stdin, stdout: io.stdout, stderr: io.stderr, audit: commandAudit(config), who });
+        return await runAdminCommand(args, { dataDir: config.dataDir, stdin, stdout: io.stdout, stderr: io.stderr, audit: commandAudit(config), who, openTokens: () => openCliTokensBackend(config, io.env, io.stderr) });
       }
       default:
         io.stderr.write(`portcullis: unknown command '${command}'\n\n${USAGE}`);

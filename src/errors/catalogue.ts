@@ -209,6 +209,22 @@ export const ERROR_CATALOGUE = {
   },
   upstream_unavailable: { status: 503, type: 'server_error', failure: Failure.Gateway, clientMayRetry: true, message: null },
   upstream_timeout: { status: 504, type: 'server_error', failure: Failure.Target, clientMayRetry: true, message: null },
+  // issue 17 (part C): admin API tokens (docs/admin-api.md, "Tokens"). The 401s say
+  // nothing beyond their code: a guesser learns no more than that the token failed.
+  invalid_token_setting: invalid,
+  admin_token_invalid: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token is not valid.' },
+  admin_token_revoked: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token has been revoked.' },
+  admin_token_expired: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token has expired.' },
+  token_scope_insufficient: { ...invalid, status: 403, type: 'permission_error' },
+  session_required_for_route: {
+    ...invalid,
+    status: 403,
+    type: 'permission_error',
+    message: 'This route needs a dashboard session; an admin API token cannot manage tokens.',
+  },
+  admin_token_not_found: { ...invalid, status: 404, type: 'not_found_error' },
+  admin_token_already_revoked: { ...invalid, status: 409 },
+  admin_token_limit_reached: { ...invalid, status: 409 },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

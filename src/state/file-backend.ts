@@ -9,6 +9,7 @@ import { access, constants } from 'node:fs/promises';
 import { openKeyStore, type FileKeyStore, type KeyStoreOptions } from './file-key-store.ts';
 import { createMemoryLimiter } from '../limits/memory-limiter.ts';
 import { createFileUsageStore } from './file-usage-store.ts';
+import { openFileAdminTokenStore } from './file-admin-token-store.ts';
 import { BackendHealth, type StateBackend } from './state-backend.ts';
 
 export interface FileBackend extends StateBackend {
@@ -25,6 +26,7 @@ export function openFileBackend(dataDir: string, keyOptions: KeyStoreOptions = {
     keys,
     usage: createFileUsageStore(dataDir),
     limiter,
+    tokens: openFileAdminTokenStore(dataDir),
     health: () => BackendHealth.Ok,
     async checkWritable() {
       try {

@@ -84,7 +84,8 @@ test('admin --help, -h and help print the usage', async () => {
     'Usage: portcullis admin <command> [options]\n\n' +
       'Manage access to the dashboard.\n\n' +
       'Commands:\n' +
-      '  set-password   Set the dashboard admin password (read from standard input)\n\n' +
+      '  set-password   Set the dashboard admin password (read from standard input)\n' +
+      '  tokens         Create, list and revoke admin API tokens (for scripts and CI)\n\n' +
       'Options:\n' +
       '  -h, --help     Show this help; "portcullis admin <command> --help" for a command\n',
   );
@@ -102,7 +103,7 @@ test('command line errors exit 2 with a hint', async () => {
   assert.deepEqual(await run([], ''), {
     code: 2,
     stdout: '',
-    stderr: 'portcullis admin: missing command (set-password)\nRun "portcullis admin --help" for usage.\n',
+    stderr: 'portcullis admin: missing command (set-password or tokens)\nRun "portcullis admin --help" for usage.\n',
   });
   assert.deepEqual(await run(['frob'], ''), {
     code: 2,
