@@ -10,6 +10,7 @@ import { openKeyStore, type FileKeyStore, type KeyStoreOptions } from './file-ke
 import { createMemoryLimiter } from '../limits/memory-limiter.ts';
 import { createFileUsageStore } from './file-usage-store.ts';
 import { BackendHealth, type StateBackend } from './state-backend.ts';
+import { createFileAuditLog, type FileAuditLogOptions } from '../audit/file-audit-log.ts';
 
 export interface FileBackend extends StateBackend {
   readonly kind: 'memory';
@@ -17,7 +18,7 @@ export interface FileBackend extends StateBackend {
 }
 
 /** Opens the key store synchronously, so a broken keys.json stops startup. */
-export function openFileBackend(dataDir: string, keyOptions: KeyStoreOptions = {}): FileBackend {
+export function openFileBackend(dataDir: string, keyOptions: KeyStoreOptions = {}, auditOptions: Omit<FileAuditLogOptions, 'dataDir'> = {}): FileBackend {
   const keys = openKeyStore(dataDir, keyOptions);
   const limiter = createMemoryLimiter();
   return {
@@ -25,6 +26,7 @@ export function openFileBackend(dataDir: string, keyOptions: KeyStoreOptions = {
     keys,
     usage: createFileUsageStore(dataDir),
     limiter,
+    audit: createFileAuditLog({ ...auditOptions, dataDir }),
     health: () => BackendHealth.Ok,
     async checkWritable() {
       try {
