@@ -32,6 +32,7 @@ import type { Logger } from '../log/logger.ts';
 import type { AuditActor } from '../audit/audit-event.ts';
 import { AdminPasswordAlreadySetError, readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
 import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
+import { createAuditApi } from './audit-api.ts';
 import { ADMIN_SCOPES, clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
@@ -323,6 +324,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   }));
 
   for (const route of createAdminApi(options)) router.add(route.method, route.path, authed(route));
+  for (const route of createAuditApi({ audit: options.state.audit })) router.add(route.method, route.path, authed(route)); // issue 17 (part A)
 
   const page: RouteHandler = withHostCheck(async (ctx) => {
     const index = assets.get('index.html');

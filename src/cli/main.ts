@@ -8,6 +8,8 @@ import { CONFIG_ENV, DATA_DIR_ENV, loadConfig } from '../config/config-loader.ts
 import { createLogger } from '../log/logger.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import { runAdminCommand } from './admin-command.ts';
+import { runAuditCommand } from './audit-command.ts';
+import { openAuditLogAlone } from '../state/open-audit-log.ts';
 import { runCheckConfigCommand } from './check-config-command.ts';
 import { commandName, hintFlags } from './command-name.ts';
 import { runKeysCommand } from './keys-command.ts';
@@ -23,6 +25,7 @@ Commands:
   keys         Create, list, update, rotate and revoke API keys (see: portcullis keys --help)
   check-config Check config files without starting (see: portcullis check-config --help)
   admin        Set the dashboard admin password (see: portcullis admin --help)
+  audit        Verify and list the hash-chained audit log (see: portcullis audit --help)
 
 Options for every command:
   --config FILE   Config file (default: $${CONFIG_ENV}; without either, the
@@ -133,6 +136,14 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
         io.stderr.write(stateLine('admin', config, origin(config.source)));
         return await runAdminCommand(args, { dataDir: config.dataDir, stdin, stdout: io.stdout, stderr: io.stderr });
+      }
+      case 'audit': {
+        const cli = { stdout: io.stdout, stderr: io.stderr };
+        if (wantsHelp) return await runAuditCommand(args, { ...cli, openLog: () => Promise.reject(new Error('not opened for --help')) });
+        const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
+        io.stderr.write(config.state.backend === 'redis' ? `portcullis audit: the shared chain in Redis (state.backend in ${config.source ?? 'the config'})\n` : stateLine('audit', config, origin(config.source)));
+        const logger = createLogger({ level: 'warn', write: (line) => io.stderr.write(line) });
+        return await runAuditCommand(args, { ...cli, openLog: () => openAuditLogAlone(config, { logger, env: io.env }) });
       }
       default:
         io.stderr.write(`portcullis: unknown command '${command}'\n\n${USAGE}`);

@@ -196,7 +196,7 @@ export async function runServeCommand(
     apiAddress = await listenOn(running.server, fds.api, port ?? config.listen.port, values.host ?? config.listen.host, API_LISTENER);
     if (adminRuns) {
       const bootstrap = (await readAdminCredentials(config.dataDir)) === null ? createBootstrapToken() : null;
-      const audit = createAuditTrail({ logger });
+      const audit = createAuditTrail({ logger, log: backend.audit, onAppendFailure: () => metrics.auditAppendFailure() }); // the chain (issue 17, part A)
       bootstrapToken = bootstrap?.token ?? null;
       admin = createAdminServer({
         view: () => ({ config: running.config, routes: running.routes }),
