@@ -73,11 +73,16 @@ export function recordFields(record: AuditRecord): Record<string, string | numbe
   };
 }
 
+/** The event as text for a log line, whatever it holds (a NaN, a bigint, a cycle): logging it must not throw. */
 function safeJson(value: unknown): string {
   try {
     return canonicalJson(value);
   } catch {
-    return JSON.stringify(value) ?? 'null';
+    try {
+      return JSON.stringify(value) ?? 'null';
+    } catch {
+      return '"(the event cannot be written as JSON)"';
+    }
   }
 }
 

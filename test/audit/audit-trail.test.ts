@@ -103,3 +103,18 @@ test('portcullis_audit_append_failures_total counts what serve passes as onAppen
   assert.match(metrics.expose(), /^# TYPE portcullis_audit_append_failures_total counter$/m);
   assert.match(metrics.expose(), /^portcullis_audit_append_failures_total 2$/m);
 });
+
+test('an event that is not JSON (a bigint, a NaN) never makes record() reject', async () => {
+  const { logger, lines } = capture();
+  let failures = 0;
+  const trail = createAuditTrail({ logger, log: createFileAuditLog({ dataDir: path.join(root, 'c') }), clock: CLOCK, onAppendFailure: () => failures++ });
+  await trail.record(loginEvent({ detail: { n: 10n as unknown as number } }));
+  await trail.record(loginEvent({ detail: { n: Number.NaN } }));
+  assert.equal(failures, 2);
+  assert.deepEqual(lines.map((l) => [l['level'], l['msg']]), [
+    ['error', 'audit append failed; the event is only in this log line'],
+    ['error', 'audit append failed; the event is only in this log line'],
+  ]);
+  assert.equal(lines[0]?.['event'], '"(the event cannot be written as JSON)"');
+  assert.match(String(lines[1]?.['error']), /detail\.n is NaN: an audit record holds only JSON values/);
+});
