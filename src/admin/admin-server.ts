@@ -38,6 +38,7 @@ import type { AuditActor } from '../audit/audit-event.ts';
 import { AdminPasswordAlreadySetError, readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
 import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
 import { createAdminTokensApi } from './admin-tokens-api.ts';
+import { createAuditApi } from './audit-api.ts';
 import { ADMIN_SCOPES, clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
@@ -367,6 +368,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   }));
 
   for (const route of [...createAdminApi(options), ...createAdminTokensApi(options)]) router.add(route.method, route.path, authed(route));
+  for (const route of createAuditApi({ audit: options.state.audit })) router.add(route.method, route.path, authed(route)); // issue 17 (part A)
 
   // issue 17 (part D): single sign-on with OpenID Connect (./sso-routes.ts).
   const sessionCookie = (id: string): string => serializeCookie(cookieName, id, { httpOnly: true, secure, sameSite: 'Strict', path: '/', maxAgeSeconds: Math.floor(options.session.ttlMs / 1000) });

@@ -287,5 +287,5 @@ function inFlagWords(error: InvalidTokenSettingError): string {
 export async function openCliTokensBackend(config: GatewayConfig, env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream): Promise<TokensBackend> {
   const logger = createLogger({ level: 'warn', write: (line) => stderr.write(line) });
   const state = await openStateBackend(config, { logger, env, watch: false });
-  return { tokens: state.tokens, audit: createAuditTrail({ logger }), close: () => state.close() };
+  return { tokens: state.tokens, audit: createAuditTrail({ logger, log: state.audit }), close: () => state.close() };
 }

@@ -190,7 +190,7 @@ export async function runServeCommand(
   const running = gateway;
 
   // One trail for the admin listener and the reloader.
-  const audit = createAuditTrail({ logger });
+  const audit = createAuditTrail({ logger, log: backend.audit, onAppendFailure: () => metrics.auditAppendFailure() });
   let bootstrapToken: string | null = null;
   let apiAddress: string;
   let adminAddress: string | null = null;

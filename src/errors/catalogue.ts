@@ -164,6 +164,15 @@ export const ERROR_CATALOGUE = {
     clientMayRetry: false,
     message: 'The dashboard is not built; run `npm run build`.',
   },
+  // issue 17 (part A): the audit chain
+  /** GET /api/audit: the audit log cannot be read (I/O, Redis, a record that is not valid); its message says where. */
+  audit_log_unavailable: {
+    status: 503,
+    type: 'server_error',
+    failure: Failure.Gateway,
+    clientMayRetry: true,
+    message: 'The audit log cannot be read right now; `portcullis audit verify` on the server says why.',
+  },
   // 502, 503, 504: the upstream failed; never the client's fault.
   upstream_error: { status: 502, type: 'upstream_error', failure: Failure.Transient, clientMayRetry: true, message: null },
   upstream_unreachable: {

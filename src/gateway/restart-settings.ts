@@ -27,6 +27,7 @@ const RESTART_ONLY: ReadonlyArray<{ setting: string; of: (c: GatewayConfig) => u
   { setting: 'state', of: (c) => c.state },
   { setting: 'limits.maxHeaderBytes', of: (c) => c.limits.maxHeaderBytes },
   { setting: 'telemetry', of: (c) => telemetryForComparison(c.telemetry) }, // telemetry (issue 18): the exporter is built once
+  { setting: 'audit', of: (c) => c.audit }, // audit (issue 17): the audit log is opened with the state backend
 ];
 
 /** Nesting the restart-only settings never exceed; deeper values compare as text. */
@@ -49,6 +50,7 @@ export function keepRestartOnly(running: GatewayConfig, next: GatewayConfig): Ga
     state: running.state,
     limits: { ...next.limits, maxHeaderBytes: running.limits.maxHeaderBytes },
     telemetry: running.telemetry, // telemetry (issue 18)
+    audit: running.audit, // audit (issue 17)
   };
 }
 
