@@ -22,10 +22,11 @@ import {
   KeyStoreError,
 } from '../keys/errors.ts';
 import { keyStatus, type KeyStatus } from '../keys/key-settings.ts';
-import type { KeyPatch, KeyRecord, ListedKey } from '../state/key-store-port.ts';
+import { auditedKeyStore } from '../state/audited-key-store.ts';
+import type { KeyPatch, KeyRecord, KeyStore, ListedKey } from '../state/key-store-port.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { GRANULARITIES, type Granularity } from '../usage/usage-series.ts';
-import type { AdminHandler, AdminRoute } from './admin-principal.ts';
+import type { AdminHandler, AdminPrincipal, AdminRoute } from './admin-principal.ts';
 import { usageView } from './usage-view.ts';
 
 export interface AdminApiDeps {
@@ -110,18 +111,21 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
 
   const keyId = (ctx: RequestContext, pattern: string): string => pathParams(pattern, ctx.path)['id'] ?? '';
 
+  /** The key store as `who` changes it: each change it makes is recorded once (src/state/audited-key-store.ts). */
+  const keysAs = (who: AdminPrincipal): KeyStore => auditedKeyStore(state.keys, deps.audit, { actor: who.actor, source: who.source }, clock);
+
   const list: Handler = async (ctx) => {
     const t = now();
     const keys = await storeCall(() => state.keys.list());
     sendJson(ctx.res, 200, { object: 'list', data: keys.map((k) => keyView(k, t)) }, NO_STORE);
   };
 
-  const create: Handler = async (ctx) => {
+  const create: Handler = async (ctx, who) => {
     const body = await readBody(ctx, CREATE_FIELDS);
     if (body['name'] === undefined) throw new InvalidRequestError('Missing required parameter: name.', 'name', 'missing_required_parameter');
     checkAliases(body['allowedAliases']);
     const { key, record } = await storeCall(() =>
-      state.keys.create(body['name'] as string, { allowedAliases: body['allowedAliases'], expiresAt: body['expiresAt'], limits: body['limits'] }),
+      keysAs(who).create(body['name'] as string, { allowedAliases: body['allowedAliases'], expiresAt: body['expiresAt'], limits: body['limits'] }),
     );
     ctx.log['keyId'] = record.id;
     sendJson(ctx.res, 201, { key, record: keyView(record, now()) }, NO_STORE);
@@ -132,28 +136,28 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
     sendJson(ctx.res, 200, keyView(record, now()), NO_STORE);
   };
 
-  const patch: Handler = async (ctx) => {
+  const patch: Handler = async (ctx, who) => {
     const id = keyId(ctx, '/api/keys/:id');
     const body = await readBody(ctx, CREATE_FIELDS);
     checkAliases(body['allowedAliases']);
     const change: KeyPatch = {};
     for (const field of CREATE_FIELDS) if (body[field] !== undefined) change[field] = body[field];
     ctx.log['keyId'] = id;
-    await storeCall(() => state.keys.update(id, change));
+    await storeCall(() => keysAs(who).update(id, change));
     sendJson(ctx.res, 200, keyView(await storeCall(() => state.keys.get(id)), now()), NO_STORE);
   };
 
-  const revoke: Handler = async (ctx) => {
+  const revoke: Handler = async (ctx, who) => {
     const id = keyId(ctx, '/api/keys/:id/revoke');
     ctx.log['keyId'] = id;
-    const record = await storeCall(() => state.keys.revoke(id));
+    const record = await storeCall(() => keysAs(who).revoke(id));
     sendJson(ctx.res, 200, keyView(record, now()), NO_STORE);
   };
 
-  const rotate: Handler = async (ctx) => {
+  const rotate: Handler = async (ctx, who) => {
     const id = keyId(ctx, '/api/keys/:id/rotate');
     ctx.log['keyId'] = id;
-    const { key, record } = await storeCall(() => state.keys.rotate(id));
+    const { key, record } = await storeCall(() => keysAs(who).rotate(id));
     sendJson(ctx.res, 200, { key, record: keyView(record, now()) }, NO_STORE);
   };
 

@@ -4,12 +4,9 @@
 import type { AuditActor } from '../audit/audit-event.ts';
 import type { RequestContext } from '../http/request-context.ts';
 
-/**
- * - `read`: every GET of the admin API (keys, usage, aliases, audit).
- * - `keys`: `read`, and creating, updating, rotating and revoking API keys.
- */
-export const ADMIN_SCOPES = ['read', 'keys'] as const;
-export type AdminScope = (typeof ADMIN_SCOPES)[number];
+// The scopes live in src/keys/admin-token.ts, below admin/, so token records can hold them.
+export { ADMIN_SCOPES, type AdminScope } from '../keys/admin-token.ts';
+import type { AdminScope } from '../keys/admin-token.ts';
 
 /** What a route needs: a scope a token can hold, or a session (token management, password). */
 export type RouteNeed = AdminScope | 'session';

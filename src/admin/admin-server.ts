@@ -15,6 +15,11 @@
 //   request (admin.json is re-read on every API call: it is tiny and admin
 //   traffic is rare), so `portcullis admin set-password` logs everyone out.
 // - After a bootstrap login the only thing allowed is setting a password.
+// - Single sign-on (admin.oidc, ./sso-routes.ts, docs/sso.md) opens 'sso' sessions:
+//   no admin password needed; they end when SSO is switched off or re-pointed.
+// - Instead of a session, an admin API token (`Authorization: Bearer pca_...`)
+//   may call the routes its scopes cover, without cookie, CSRF or Origin
+//   (token-auth.ts; docs/admin-api.md, "Tokens").
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,11 +37,16 @@ import type { Logger } from '../log/logger.ts';
 import type { AuditActor } from '../audit/audit-event.ts';
 import { AdminPasswordAlreadySetError, readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
 import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
+import { createAdminTokensApi } from './admin-tokens-api.ts';
+import { createAuditApi } from './audit-api.ts';
 import { ADMIN_SCOPES, clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
 import { createSessionStore, verifyCsrf, type Session, type SessionStore } from './sessions.ts';
+import { createSsoRoutes, passwordLoginAllowed } from './sso-routes.ts';
+import type { SsoFlow } from '../oidc/flow.ts';
+import { bearerCredential, createTokenAuth } from './token-auth.ts';
 
 const SESSION_COOKIE = 'portcullis_session';
 /** With Secure cookies the __Host- prefix also pins the cookie to this host and path /. */
@@ -45,6 +55,8 @@ const CSRF_HEADER = 'x-csrf-token';
 /** Who a password session is: there is one admin password, so one name. */
 const PASSWORD_ACTOR: AuditActor = { kind: 'password', id: 'admin' };
 const BOOTSTRAP_ACTOR: AuditActor = { kind: 'bootstrap', id: 'bootstrap' };
+/** A refused login: nobody is known yet. */
+const ANONYMOUS_ACTOR: AuditActor = { kind: 'anonymous', id: '-' };
 
 export const DASHBOARD_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
@@ -98,6 +110,9 @@ interface AdminServerOptions extends AdminApiDeps {
   tls?: ListenerTlsMaterial;
   /** Each connection refused beyond limits.maxConnections (metrics). */
   onConnectionRefused?: () => void;
+  /** Single sign-on (admin.oidc): where the client secret's variable is looked up (process.env by default), and the flow (tests). */
+  env?: NodeJS.ProcessEnv;
+  ssoFlow?: SsoFlow;
 }
 
 export interface AdminServer {
@@ -158,12 +173,20 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
 
   const sessionIdOf = (ctx: RequestContext): string | undefined => parseCookies(ctx.req.headers.cookie).get(cookieName);
 
-  /** The session of this request, or 401; ends sessions older than the password. */
+  /** The session of this request, or 401; ends password sessions older than the password. */
   const requireSession = (ctx: RequestContext, credentials: AdminCredentials | null): Session => {
     const id = sessionIdOf(ctx);
     const session = id === undefined ? null : sessions.get(id);
     if (id === undefined || session === null) throw new ApiError('session_required', 'Log in to the admin API first (POST /api/login).');
-    if (credentials !== null && session.createdAtMs < Date.parse(credentials.updatedAt)) {
+    // issue 17 (part D): SSO sessions do not depend on the password; they end when SSO is
+    // switched off or pointed at another issuer, password sessions when password login is.
+    const oidc = options.view().config.admin.oidc;
+    const kind = session.actor.kind;
+    if (kind === 'sso' ? oidc === null || session.actor.issuer !== oidc.issuer : !passwordLoginAllowed(oidc)) {
+      sessions.destroy(id);
+      throw new ApiError('session_required', 'The way this session signed in is no longer enabled (admin.oidc); sign in again.');
+    }
+    if (kind !== 'sso' && credentials !== null && session.createdAtMs < Date.parse(credentials.updatedAt)) {
       sessions.destroy(id);
       throw new ApiError('session_required', 'The admin password changed since this session began; log in again.');
     }
@@ -209,13 +232,22 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     await handler(ctx);
   };
 
-  /** A handler for logged-in sessions; state-changing methods also need the CSRF token. */
+  const tokenAuth = createTokenAuth({ tokens: () => options.state.tokens, throttle, audit: options.audit, clock });
+
+  /**
+   * A handler for logged-in sessions; state-changing methods also need the CSRF token.
+   * A request with `Authorization: Bearer ...` is an admin API token's instead
+   * (token-auth.ts): the bearer wins and a session cookie sent with it is ignored.
+   */
   const authed = (route: AdminRoute): RouteHandler =>
     withHostCheck(async (ctx) => {
+      const bearer = bearerCredential(ctx);
+      if (bearer !== null) return tokenAuth.run(ctx, route, bearer);
       const credentials = await readAdminCredentials(dataDir);
       const session = requireSession(ctx, credentials);
       if (route.method !== 'GET') requireCsrf(ctx, session);
-      if (credentials === null) {
+      // Only a bootstrap session must set a password first; an SSO session needs none (issue 17, part D).
+      if (credentials === null && session.actor.kind !== 'sso') {
         throw new ApiError('password_required');
       }
       await route.handler(ctx, { actor: session.actor, source: clientAddress(ctx), via: 'session', scopes: ADMIN_SCOPES });
@@ -266,23 +298,31 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
 
   router.add('POST', '/api/login', withHostCheck(async (ctx) => {
     checkOrigin(ctx);
+    if (!passwordLoginAllowed(options.view().config.admin.oidc)) throw new ApiError('password_login_disabled');
     const client = clientAddress(ctx);
     const password = await readPassword(ctx);
     const { ok, credentials } = await checkLogin(client, password);
     if (!ok) {
       logger.warn('admin login failed', { requestId: ctx.requestId, client });
+      // Only a password actually checked and found wrong is recorded: the throttle bounds
+      // those (docs/audit-events.md); its refusals (429) are not, so a flood cannot fill the trail.
+      await options.audit.record({ actor: ANONYMOUS_ACTOR, source: client, action: 'admin.login_failed', target: 'admin', before: null, after: null, detail: { reason: 'wrong_password' } });
       throw new ApiError('invalid_password');
     }
-    const created = sessions.create(credentials === null ? BOOTSTRAP_ACTOR : PASSWORD_ACTOR);
+    const actor = credentials === null ? BOOTSTRAP_ACTOR : PASSWORD_ACTOR;
+    const created = sessions.create(actor);
     setSessionCookie(ctx, created.id, Math.floor(options.session.ttlMs / 1000));
     logger.info('admin login', { requestId: ctx.requestId, client, bootstrap: credentials === null });
+    await options.audit.record({ actor, source: client, action: 'admin.login', target: 'admin', before: null, after: null });
     sendJson(ctx.res, 200, sessionBody(created, credentials === null));
   }));
 
   router.add('GET', '/api/session', withHostCheck(async (ctx) => {
     const credentials = await readAdminCredentials(dataDir);
     const session = requireSession(ctx, credentials);
-    sendJson(ctx.res, 200, sessionBody(session, credentials === null));
+    // issue 17 (part D): who is signed in, for the dashboard; an SSO session needs no password.
+    const { kind, id: actorId, name } = session.actor;
+    sendJson(ctx.res, 200, { ...sessionBody(session, credentials === null && kind !== 'sso'), actor: { kind, id: actorId, ...(name === undefined ? {} : { name }) } });
   }));
 
   router.add('POST', '/api/logout', withHostCheck(async (ctx) => {
@@ -304,10 +344,13 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const credentials = await readAdminCredentials(dataDir);
     const session = requireSession(ctx, credentials);
     requireCsrf(ctx, session);
+    // issue 17 (part D): the shared password is not an SSO user's to set (it would turn the session into "password:admin").
+    if (session.actor.kind === 'sso') throw new ApiError('password_set_refused');
     if (credentials !== null) throw passwordAlreadySet();
     const password = await readPassword(ctx);
+    let set: AdminCredentials;
     try {
-      await setAdminPassword(dataDir, password, () => new Date(clock()), { onlyIfUnset: true });
+      set = await setAdminPassword(dataDir, password, () => new Date(clock()), { onlyIfUnset: true });
     } catch (err) {
       if (err instanceof WeakAdminPasswordError) throw new InvalidRequestError(`Password too weak: ${err.problem}`, 'password', 'weak_password');
       if (err instanceof AdminPasswordAlreadySetError) throw passwordAlreadySet();
@@ -319,10 +362,18 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const created = sessions.create(PASSWORD_ACTOR);
     setSessionCookie(ctx, created.id, Math.floor(options.session.ttlMs / 1000));
     logger.info('admin password set from the dashboard', { requestId: ctx.requestId });
+    // Only while none was set: there is no earlier password to name in `before`.
+    await options.audit.record({ actor: session.actor, source: clientAddress(ctx), action: 'admin.password_set', target: 'admin', before: null, after: { updatedAt: set.updatedAt } });
     sendJson(ctx.res, 200, sessionBody(created, false));
   }));
 
-  for (const route of createAdminApi(options)) router.add(route.method, route.path, authed(route));
+  for (const route of [...createAdminApi(options), ...createAdminTokensApi(options)]) router.add(route.method, route.path, authed(route));
+  for (const route of createAuditApi({ audit: options.state.audit })) router.add(route.method, route.path, authed(route)); // issue 17 (part A)
+
+  // issue 17 (part D): single sign-on with OpenID Connect (./sso-routes.ts).
+  const sessionCookie = (id: string): string => serializeCookie(cookieName, id, { httpOnly: true, secure, sameSite: 'Strict', path: '/', maxAgeSeconds: Math.floor(options.session.ttlMs / 1000) });
+  const ssoRoutes = createSsoRoutes({ ...options, logger, clock, sessions, secureCookies: secure, sessionCookie, flow: options.ssoFlow });
+  for (const [method, route, handler] of ssoRoutes) router.add(method, route, withHostCheck(handler));
 
   const page: RouteHandler = withHostCheck(async (ctx) => {
     const index = assets.get('index.html');

@@ -9,8 +9,13 @@
 // is taken, for scripts and secrets managers.
 
 import { StringDecoder } from 'node:string_decoder';
-import { adminFilePath, AdminCredentialsError, setAdminPassword } from '../admin/admin-credentials.ts';
+import { adminFilePath, AdminCredentialsError, readAdminCredentials, setAdminPassword } from '../admin/admin-credentials.ts';
 import { checkPasswordStrength, PASSWORD_MAX_LENGTH, type ScryptParams } from '../admin/password-hash.ts';
+import type { AuditTrail } from '../audit/audit-event.ts';
+import type { AuditWho } from '../state/audited-key-store.ts';
+import { cliWho } from './cli-actor.ts';
+import { KeyStoreIoError } from '../keys/errors.ts';
+import { runAdminTokensCommand, type TokensBackend } from './admin-tokens-command.ts';
 
 /** Standard input as this command uses it; a TTY stream has isTTY and setRawMode. */
 export type PasswordInput = NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
@@ -23,6 +28,12 @@ interface AdminCommandContext {
   clock?: () => Date;
   /** Tests pass a low cost; the default is the production strength. */
   scrypt?: ScryptParams;
+  /** Where a password set is recorded (docs/audit-events.md). */
+  audit: AuditTrail;
+  /** Who acts, as the record names them; default: this process's OS user (cli-actor.ts). */
+  who?: AuditWho;
+  /** `admin tokens`: opens the configured backend's token store (main.ts). */
+  openTokens?: () => Promise<TokensBackend>;
 }
 
 export const ADMIN_USAGE = `Usage: portcullis admin <command> [options]
@@ -31,6 +42,7 @@ Manage access to the dashboard.
 
 Commands:
   set-password   Set the dashboard admin password (read from standard input)
+  tokens         Create, list and revoke admin API tokens (for scripts and CI)
 
 Options:
   -h, --help     Show this help; "portcullis admin <command> --help" for a command
@@ -301,7 +313,19 @@ async function runSetPassword(args: readonly string[], ctx: AdminCommandContext)
   }
   try {
     const password = ctx.stdin.isTTY === true ? await passwordFromTerminal(ctx.stdin, ctx.stderr) : await passwordFromPipe(ctx.stdin);
+    // The time of the password it replaces, for the record; an unreadable admin.json is replaced all the same.
+    const previous = await readAdminCredentials(ctx.dataDir).catch(() => null);
     const credentials = await setAdminPassword(ctx.dataDir, password, ctx.clock, ctx.scrypt === undefined ? {} : { scrypt: ctx.scrypt });
+    const who = ctx.who ?? cliWho(process.env);
+    await ctx.audit.record({
+      actor: who.actor,
+      source: who.source,
+      action: 'admin.password_set',
+      target: 'admin',
+      before: previous === null ? null : { updatedAt: previous.updatedAt },
+      after: { updatedAt: credentials.updatedAt },
+      ...(who.detail === undefined ? {} : { detail: who.detail }),
+    });
     ctx.stdout.write(`Admin password set at ${credentials.updatedAt} (a scrypt hash in ${adminFilePath(ctx.dataDir)}).\n` + PASSWORD_SET_NOTE);
     return 0;
   } catch (error) {
@@ -321,11 +345,16 @@ async function runSetPassword(args: readonly string[], ctx: AdminCommandContext)
 /** Run `portcullis admin ...`; resolves to the process exit code. */
 export async function runAdminCommand(args: readonly string[], ctx: AdminCommandContext): Promise<number> {
   const [name, ...rest] = args;
-  if (name === undefined) return usageError(ctx, null, 'missing command (set-password)');
+  if (name === undefined) return usageError(ctx, null, 'missing command (set-password or tokens)');
   if (name === '--help' || name === '-h' || name === 'help') {
     ctx.stdout.write(ADMIN_USAGE);
     return 0;
   }
   if (name === 'set-password') return runSetPassword(rest, ctx);
+  if (name === 'tokens') {
+    const { clock } = ctx;
+    const open = ctx.openTokens ?? (() => Promise.reject(new KeyStoreIoError('open', 'the admin token store', new Error('no data directory is configured'))));
+    return runAdminTokensCommand(rest, { stdout: ctx.stdout, stderr: ctx.stderr, open, ...(clock === undefined ? {} : { clock: () => clock().getTime() }) });
+  }
   return usageError(ctx, null, name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`);
 }

@@ -5,13 +5,16 @@
 // `--config FILE` is consumed by main.ts, which resolves ctx.dataDir from it.
 
 import { parseArgs } from 'node:util';
+import type { AuditTrail } from '../audit/audit-event.ts';
 import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../keys/errors.ts';
 import { keyStatus } from '../keys/key-settings.ts';
+import { auditedKeyStore, type AuditWho } from '../state/audited-key-store.ts';
 import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore } from '../state/file-key-store.ts';
 import type { KeyRecord, KeyStore, ListedKey } from '../state/key-store-port.ts';
 import { createFileUsageStore } from '../state/file-usage-store.ts';
 import type { UsageStore } from '../state/state-backend.ts';
 import { UsageFileError } from '../usage/usage-file.ts';
+import { cliWho } from './cli-actor.ts';
 import { describeLimits, inFlagWords, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags, limitChangesFromFlags } from './key-options.ts';
 import { CREATE_USAGE, KEYS_USAGE, LIST_USAGE, REVOKE_USAGE, ROTATE_USAGE, SHOW_USAGE, UPDATE_USAGE, USAGE_USAGE } from './keys-help.ts';
 import { describeKey, describeUsage, publicRecord, renderKeyList, toJson } from './keys-output.ts';
@@ -36,6 +39,10 @@ interface KeysCommandContext {
   command?: string;
   /** The config's currency, for cost budgets and costs; without one, amounts show no code. */
   currency?: string;
+  /** Where create, update, rotate and revoke are recorded (docs/audit-events.md). */
+  audit: AuditTrail;
+  /** Who acts, as the records name them; default: this process's OS user (cli-actor.ts). */
+  who?: AuditWho;
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
@@ -277,7 +284,9 @@ export async function runKeysCommand(args: string[], ctx: KeysCommandContext): P
   let store: KeysStore | null = null;
   try {
     store = await (ctx.openStore ?? (() => Promise.resolve(openFileStore(ctx.dataDir, subcommand.readOnly === true))))();
-    return await subcommand.run(store, parsed.values, parsed.positionals, ctx);
+    // Every change a subcommand makes goes through the audited store: one record each, whichever backend.
+    const keys = auditedKeyStore(store.keys, ctx.audit, ctx.who ?? cliWho(process.env), ctx.clock);
+    return await subcommand.run({ ...store, keys }, parsed.values, parsed.positionals, ctx);
   } catch (error) {
     if (error instanceof InvalidKeyNameError || error instanceof InvalidKeySettingError) return usageError(ctx, name, inFlagWords(error, parsed.values));
     if (error instanceof KeyOptionError) return usageError(ctx, name, error.message);

@@ -3,13 +3,20 @@
 // the same config (--config FILE or PORTCULLIS_CONFIG), so the CLI and the
 // server act on the same data directory.
 import path from 'node:path';
+import type { AuditTrail } from '../audit/audit-event.ts';
+import { createAuditTrail } from '../audit/audit-trail.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { CONFIG_ENV, DATA_DIR_ENV, loadConfig } from '../config/config-loader.ts';
 import { createLogger } from '../log/logger.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import { runAdminCommand } from './admin-command.ts';
+import { openCliTokensBackend } from './admin-tokens-command.ts';
+import { runAuditCommand } from './audit-command.ts';
+import { openAuditLogAlone } from '../state/open-audit-log.ts';
 import { runCheckConfigCommand } from './check-config-command.ts';
 import { commandName, hintFlags } from './command-name.ts';
+import { cliWho } from './cli-actor.ts';
+import { cliAuditTrail } from './cli-audit.ts';
 import { runKeysCommand } from './keys-command.ts';
 import { runServeCommand } from './serve-command.ts';
 import { packageVersion } from '../config/package-version.ts';
@@ -22,7 +29,8 @@ Commands:
   serve        Start the gateway (see: portcullis serve --help)
   keys         Create, list, update, rotate and revoke API keys (see: portcullis keys --help)
   check-config Check config files without starting (see: portcullis check-config --help)
-  admin        Set the dashboard admin password (see: portcullis admin --help)
+  admin        Set the dashboard password, manage admin API tokens (see: portcullis admin --help)
+  audit        Verify and list the hash-chained audit log (see: portcullis audit --help)
 
 Options for every command:
   --config FILE   Config file (default: $${CONFIG_ENV}; without either, the
@@ -42,6 +50,8 @@ export interface CliIo {
   cwd: string;
   /** Where `admin set-password` reads the password; process.stdin when absent. */
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
+  /** Where `keys` and `admin` record their changes; by default the commands' own trail (tests pass a recording one). */
+  audit?: AuditTrail;
 }
 
 /**
@@ -110,6 +120,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   }
   const wantsHelp = args.includes('--help') || args.includes('-h');
+  // The audit trail of the commands that change keys, tokens or the password:
+  // the chain `serve` appends to (./cli-audit.ts), closed when the command ends.
+  // --help changes nothing, so its trail is the log-only one.
+  const withAudit = async (config: GatewayConfig | null, run: (audit: AuditTrail) => Promise<number>): Promise<number> => {
+    if (io.audit !== undefined) return run(io.audit);
+    if (config === null) return run(createAuditTrail({ logger: createLogger({ level: 'warn', write: (line) => io.stderr.write(line) }) }));
+    const trail = cliAuditTrail(config, io);
+    try {
+      return await run(trail);
+    } finally {
+      await trail.close();
+    }
+  };
+  const who = cliWho(io.env);
   try {
     switch (command) {
       case 'serve':
@@ -117,7 +141,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       case 'check-config':
         return runCheckConfigCommand(args, { ...io, configPath: parsed.configPath });
       case 'keys': {
-        if (wantsHelp) return await runKeysCommand(args, { dataDir: '', stdout: io.stdout, stderr: io.stderr });
+        if (wantsHelp) return await withAudit(null, (audit) => runKeysCommand(args, { dataDir: '', stdout: io.stdout, stderr: io.stderr, audit }));
         const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
         io.stderr.write(stateLine('keys', config, origin(config.source)));
         // With Redis the keys live there, shared by every instance; the files otherwise.
@@ -125,14 +149,22 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
           config.state.backend === 'redis'
             ? async () => openStateBackend(config, { logger: createLogger({ level: 'warn', write: (line) => io.stderr.write(line) }), env: io.env, watch: false })
             : undefined;
-        return await runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr, command: hintCommand, currency: config.currency, ...(openStore === undefined ? {} : { openStore }) });
+        return await withAudit(config, (audit) => runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr, command: hintCommand, currency: config.currency, audit, who, ...(openStore === undefined ? {} : { openStore }) }));
       }
       case 'admin': {
         const stdin = io.stdin ?? process.stdin;
-        if (wantsHelp) return await runAdminCommand(args, { dataDir: '', stdin, stdout: io.stdout, stderr: io.stderr });
+        if (wantsHelp) return await withAudit(null, (audit) => runAdminCommand(args, { dataDir: '', stdin, stdout: io.stdout, stderr: io.stderr, audit }));
         const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
         io.stderr.write(stateLine('admin', config, origin(config.source)));
-        return await runAdminCommand(args, { dataDir: config.dataDir, stdin, stdout: io.stdout, stderr: io.stderr });
+        return await withAudit(config, (audit) => runAdminCommand(args, { dataDir: config.dataDir, stdin, stdout: io.stdout, stderr: io.stderr, audit, who, openTokens: () => openCliTokensBackend(config, io.env, io.stderr) }));
+      }
+      case 'audit': {
+        const cli = { stdout: io.stdout, stderr: io.stderr };
+        if (wantsHelp) return await runAuditCommand(args, { ...cli, openLog: () => Promise.reject(new Error('not opened for --help')) });
+        const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
+        io.stderr.write(config.state.backend === 'redis' ? `portcullis audit: the shared chain in Redis (state.backend in ${config.source ?? 'the config'})\n` : stateLine('audit', config, origin(config.source)));
+        const logger = createLogger({ level: 'warn', write: (line) => io.stderr.write(line) });
+        return await runAuditCommand(args, { ...cli, openLog: () => openAuditLogAlone(config, { logger, env: io.env }) });
       }
       default:
         io.stderr.write(`portcullis: unknown command '${command}'\n\n${USAGE}`);

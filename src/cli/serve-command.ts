@@ -189,6 +189,8 @@ export async function runServeCommand(
   }
   const running = gateway;
 
+  // One trail for the admin listener and the reloader.
+  const audit = createAuditTrail({ logger, log: backend.audit, onAppendFailure: () => metrics.auditAppendFailure() });
   let bootstrapToken: string | null = null;
   let apiAddress: string;
   let adminAddress: string | null = null;
@@ -196,7 +198,6 @@ export async function runServeCommand(
     apiAddress = await listenOn(running.server, fds.api, port ?? config.listen.port, values.host ?? config.listen.host, API_LISTENER);
     if (adminRuns) {
       const bootstrap = (await readAdminCredentials(config.dataDir)) === null ? createBootstrapToken() : null;
-      const audit = createAuditTrail({ logger });
       bootstrapToken = bootstrap?.token ?? null;
       admin = createAdminServer({
         view: () => ({ config: running.config, routes: running.routes }),
@@ -254,6 +255,7 @@ export async function runServeCommand(
     gateway: running,
     keys: backend.keys,
     logger,
+    audit,
     load: () => loadConfig({ configPath: io.configPath, env: io.env, cwd: io.cwd }),
     source: () => configSource(io),
     // --log-level wins over the file for the life of the process.

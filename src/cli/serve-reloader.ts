@@ -1,5 +1,6 @@
 // SIGHUP for `portcullis serve`: reload the config file, the TLS listeners'
 // certificates and the keys, all or nothing, one reload at a time.
+import type { AuditActor, AuditTrail } from '../audit/audit-event.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import type { Gateway, PreparedReload } from '../gateway/gateway.ts';
 import { KeyStoreError } from '../keys/errors.ts';
@@ -19,7 +20,9 @@ interface ReloaderOptions {
    * ConfigError naming the bad setting); commit() swaps them in.
    */
   certificates?: { prepare(): { commit(): void } };
-  /** Told the outcome of each reload (systemd status, metrics). */
+  /** Where each reload, accepted or refused, is recorded (docs/audit-events.md). */
+  audit: AuditTrail;
+  /** Told the outcome of each reload (systemd status, metrics), after it was recorded. */
   onOutcome?: (outcome: { ok: true } | { ok: false; problem: string }) => void;
 }
 
@@ -32,13 +35,30 @@ interface ReloaderOptions {
  * all are swapped in, in one synchronous step. Reloads never
  * overlap: a SIGHUP during one runs one more after it.
  */
+const SIGNAL_ACTOR: AuditActor = { kind: 'system', id: 'serve' };
+
 export function createReloader(options: ReloaderOptions): { request(): void } {
   const { gateway, keys, logger } = options;
   let reloading = false;
   let again = false;
 
-  const refuse = (source: string, problemPath: string | null, problem: string): void => {
+  /** The record of one reload; its target is the config file a reload reads, or "embedded". */
+  const recordReload = (refusal: { problem: string; path: string | null } | null): Promise<void> =>
+    options.audit.record({
+      actor: SIGNAL_ACTOR,
+      source: 'signal',
+      action: refusal === null ? 'config.reload' : 'config.reload_refused',
+      target: options.source() ?? 'embedded',
+      before: null,
+      after: null,
+      ...(refusal === null ? {} : { detail: { problem: refusal.problem, path: refusal.path } }),
+    });
+
+  /** `problemPath`: the setting at fault; the record names the keys' location for a keys problem. */
+  const refuse = async (source: string, problemPath: string | null, problem: string, recordedPath = problemPath): Promise<void> => {
     logger.error('reload refused; keeping the running configuration', { source, path: problemPath, problem });
+    await recordReload({ problem, path: recordedPath });
+    options.onOutcome?.({ ok: false, problem });
   };
 
   async function reloadOnce(): Promise<void> {
@@ -52,8 +72,7 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
       if (!(err instanceof ConfigError)) throw err;
       // The message starts with the file; the source field carries it already.
       const problem = err.problem;
-      refuse(source ?? 'embedded', err.path === '' ? null : err.path, problem);
-      options.onOutcome?.({ ok: false, problem });
+      await refuse(source ?? 'embedded', err.path === '' ? null : err.path, problem);
       return;
     }
     let keysRead: { commit(): void };
@@ -61,8 +80,7 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
       keysRead = await keys.prepareReload();
     } catch (err) {
       if (!(err instanceof KeyStoreError)) throw err;
-      refuse(keys.location, null, err.message);
-      options.onOutcome?.({ ok: false, problem: err.message });
+      await refuse(keys.location, null, err.message, keys.location);
       return;
     }
     // A shutdown that began meanwhile serves no new requests: nothing to swap.
@@ -73,6 +91,7 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
     // Open connections keep the certificates they began with.
     certificates?.commit();
     if (options.levelFromFlag === undefined) logger.setLevel(gateway.config.log.level);
+    await recordReload(null);
     options.onOutcome?.({ ok: true });
   }
 
@@ -92,6 +111,7 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
               await reloadOnce();
             } catch (err) {
               logger.error('reload failed; keeping the running configuration', { error: err instanceof Error ? err.message : String(err) });
+              await recordReload({ problem: 'unexpected error', path: null });
               options.onOutcome?.({ ok: false, problem: 'unexpected error' });
             }
           } while (again && !options.stopping());

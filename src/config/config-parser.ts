@@ -11,10 +11,11 @@ import { parseAliases, parseAuto } from './routing-config.ts';
 import { parseOperations } from './operations-config.ts';
 import { parseCurrency } from './price-config.ts';
 import { parseTelemetry } from './telemetry-config.ts'; // telemetry (issue 18)
+import { parseAudit } from './audit-config.ts'; // audit (issue 17)
 
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry'];
+const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit'];
 
 /**
  * Checks `value` (a parsed config file) and returns the full config with
@@ -47,8 +48,9 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const operations = parseOperations(c, root, listen);
   const currency = parseCurrency(c, root);
   const telemetry = parseTelemetry(c, root['telemetry']); // telemetry (issue 18)
+  const audit = parseAudit(c, root['audit']); // audit (issue 17)
   if (c.issues.length > 0) throw new ConfigError(source, c.issues);
-  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency, telemetry };
+  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency, telemetry, audit };
 }
 
 function parseLimits(c: Checker, value: unknown): ServerLimits {

@@ -5,6 +5,8 @@
 
 import { ConfigIssueCode, formatIssue, type ConfigIssue } from './config-issues.ts';
 import type { TelemetryConfig } from './telemetry-config.ts'; // telemetry (issue 18)
+import type { OidcConfig } from './oidc-config.ts'; // single sign-on (issue 17, part D)
+import type { AuditConfig } from './audit-config.ts'; // audit (issue 17)
 
 export const AUTO_ALIAS = 'service-auto';
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -206,6 +208,8 @@ export interface AdminConfig {
    * admin.host: a request naming any other Host is refused (DNS rebinding).
    */
   allowedHosts: string[];
+  /** Single sign-on with OpenID Connect (docs/sso.md); null: password login only. */
+  oidc: OidcConfig | null;
 }
 
 /** The API listener. */
@@ -257,6 +261,8 @@ export interface GatewayConfig {
   currency: string;
   /** OpenTelemetry traces (issue 18): ./telemetry-config.ts. */
   telemetry: TelemetryConfig;
+  /** The audit chain's file rotation (issue 17): ./audit-config.ts. */
+  audit: AuditConfig;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {

@@ -4,6 +4,7 @@
 import type { AdminConfig, GatewayConfig, ListenConfig, LogLevelSetting, RedisStateConfig, StateConfig } from './config.ts';
 import { parseClientTls, parseListenerTls } from './tls-config.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
+import { parseOidc } from './oidc-config.ts';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HOST_NAME = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]{1,253})$/;
@@ -19,6 +20,7 @@ const DEFAULT_ADMIN: AdminConfig = {
   sessionTtlMs: 8 * HOUR_MS,
   sessionIdleMs: HOUR_MS / 2,
   allowedHosts: [],
+  oidc: null,
 };
 const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
 const DEFAULT_REDIS_KEY_PREFIX = 'portcullis:';
@@ -42,7 +44,7 @@ export function parseOperations(c: Checker, root: Obj, listen: Pick<ListenConfig
 function parseAdmin(c: Checker, value: unknown): AdminConfig {
   const admin: AdminConfig = { ...DEFAULT_ADMIN, allowedHosts: [] };
   if (value === undefined) return admin;
-  const o = c.object(value, 'admin', ['enabled', 'host', 'port', 'tls', 'secureCookies', 'sessionTtlMs', 'sessionIdleMs', 'allowedHosts']);
+  const o = c.object(value, 'admin', ['enabled', 'host', 'port', 'tls', 'secureCookies', 'sessionTtlMs', 'sessionIdleMs', 'allowedHosts', 'oidc']);
   if (o === undefined) return admin;
   const bool = (v: unknown, at: string): boolean | undefined => c.boolean(v, at);
   admin.enabled = c.optional(o, 'enabled', 'admin', admin.enabled, bool);
@@ -54,7 +56,15 @@ function parseAdmin(c: Checker, value: unknown): AdminConfig {
   admin.sessionIdleMs = c.int(o, 'sessionIdleMs', 'admin', admin.sessionIdleMs, 60_000, 7 * 24 * HOUR_MS);
   if (admin.sessionIdleMs > admin.sessionTtlMs) c.report('admin.sessionIdleMs', { code: 'conflict', message: 'must not exceed admin.sessionTtlMs' });
   if (o['allowedHosts'] !== undefined) admin.allowedHosts = parseAllowedHosts(c, o['allowedHosts']);
+  // issue 17 (part D): single sign-on; its redirect URL must name a host this listener answers for.
+  if (o['oidc'] !== undefined) admin.oidc = parseOidc(c, o['oidc'], answeredHosts(admin));
   return admin;
+}
+
+/** The host names the admin listener answers for (as admin-server.ts's host check sees them). */
+function answeredHosts(admin: AdminConfig): string[] {
+  const own = admin.host === '0.0.0.0' || admin.host === '::' || admin.host === '' ? [] : [admin.host.includes(':') ? `[${admin.host}]` : admin.host];
+  return [...new Set(['localhost', '127.0.0.1', '[::1]', ...own.map((h) => h.toLowerCase()), ...admin.allowedHosts])];
 }
 
 function parseAllowedHosts(c: Checker, hosts: unknown): string[] {

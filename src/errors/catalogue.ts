@@ -87,6 +87,20 @@ export const ERROR_CATALOGUE = {
     message: 'This admin listener does not answer for that host name; add it to admin.allowedHosts if it is yours.',
   },
   password_required: { ...invalid, status: 403, type: 'permission_error', message: 'Set an admin password first (POST /api/password).' },
+  // issue 17 (part D): single sign-on (docs/sso.md).
+  password_login_disabled: {
+    ...invalid,
+    status: 403,
+    type: 'permission_error',
+    message: 'Password login is disabled (admin.oidc.passwordLogin is false); sign in with single sign-on.',
+  },
+  password_set_refused: {
+    ...invalid,
+    status: 403,
+    type: 'permission_error',
+    message: 'A single sign-on session does not set the shared admin password; use `portcullis admin set-password` on the server.',
+  },
+  sso_not_configured: { ...invalid, status: 404, type: 'not_found_error', message: 'Single sign-on is not configured (admin.oidc).' },
   /** clientAuth "optional": the client sent a certificate that does not verify (src/http/client-certificate.ts). */
   client_certificate_refused: { ...invalid, status: 403, type: 'permission_error' },
   // 404 to 415
@@ -150,6 +164,15 @@ export const ERROR_CATALOGUE = {
     clientMayRetry: false,
     message: 'The dashboard is not built; run `npm run build`.',
   },
+  // issue 17 (part A): the audit chain
+  /** GET /api/audit: the audit log cannot be read (I/O, Redis, a record that is not valid); its message says where. */
+  audit_log_unavailable: {
+    status: 503,
+    type: 'server_error',
+    failure: Failure.Gateway,
+    clientMayRetry: true,
+    message: 'The audit log cannot be read right now; `portcullis audit verify` on the server says why.',
+  },
   // 502, 503, 504: the upstream failed; never the client's fault.
   upstream_error: { status: 502, type: 'upstream_error', failure: Failure.Transient, clientMayRetry: true, message: null },
   upstream_unreachable: {
@@ -195,6 +218,22 @@ export const ERROR_CATALOGUE = {
   },
   upstream_unavailable: { status: 503, type: 'server_error', failure: Failure.Gateway, clientMayRetry: true, message: null },
   upstream_timeout: { status: 504, type: 'server_error', failure: Failure.Target, clientMayRetry: true, message: null },
+  // issue 17 (part C): admin API tokens (docs/admin-api.md, "Tokens"). The 401s say
+  // nothing beyond their code: a guesser learns no more than that the token failed.
+  invalid_token_setting: invalid,
+  admin_token_invalid: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token is not valid.' },
+  admin_token_revoked: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token has been revoked.' },
+  admin_token_expired: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token has expired.' },
+  token_scope_insufficient: { ...invalid, status: 403, type: 'permission_error' },
+  session_required_for_route: {
+    ...invalid,
+    status: 403,
+    type: 'permission_error',
+    message: 'This route needs a dashboard session; an admin API token cannot manage tokens.',
+  },
+  admin_token_not_found: { ...invalid, status: 404, type: 'not_found_error' },
+  admin_token_already_revoked: { ...invalid, status: 409 },
+  admin_token_limit_reached: { ...invalid, status: 409 },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

@@ -23,10 +23,11 @@ export interface RestartOnlyChange {
 const RESTART_ONLY: ReadonlyArray<{ setting: string; of: (c: GatewayConfig) => unknown }> = [
   { setting: 'listen', of: (c) => c.listen },
   { setting: 'dataDir', of: (c) => c.dataDir },
-  { setting: 'admin', of: (c) => c.admin },
+  { setting: 'admin', of: (c) => ({ ...c.admin, oidc: undefined }) }, // admin.oidc applies on reload (issue 17, part D)
   { setting: 'state', of: (c) => c.state },
   { setting: 'limits.maxHeaderBytes', of: (c) => c.limits.maxHeaderBytes },
   { setting: 'telemetry', of: (c) => telemetryForComparison(c.telemetry) }, // telemetry (issue 18): the exporter is built once
+  { setting: 'audit', of: (c) => c.audit }, // audit (issue 17): the audit log is opened with the state backend
 ];
 
 /** Nesting the restart-only settings never exceed; deeper values compare as text. */
@@ -45,10 +46,11 @@ export function keepRestartOnly(running: GatewayConfig, next: GatewayConfig): Ga
     ...next,
     listen: running.listen,
     dataDir: running.dataDir,
-    admin: running.admin,
+    admin: { ...running.admin, oidc: next.admin.oidc },
     state: running.state,
     limits: { ...next.limits, maxHeaderBytes: running.limits.maxHeaderBytes },
     telemetry: running.telemetry, // telemetry (issue 18)
+    audit: running.audit, // audit (issue 17)
   };
 }
 

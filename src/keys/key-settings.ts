@@ -94,7 +94,7 @@ export function allowsAlias(settings: Pick<KeySettings, 'allowedAliases'>, alias
 
 // Date.parse rolls 2099-02-30 over to March 2 and accepts T24:00; an expiry must
 // be the time written, so the fields are read back and compared.
-function isRealCalendarTime(text: string): boolean {
+export function isRealCalendarTime(text: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(text);
   if (m === null) return false;
   const [, y, mo, d, h, mi] = m.map(Number) as [number, number, number, number, number, number];

@@ -46,6 +46,8 @@ export interface GatewayMetrics {
   /** telemetry (issue 18): spans the OTLP collector accepted, and spans dropped by reason. */
   traceSpansExported(count: number): void;
   traceSpansDropped(reason: string, count: number): void;
+  /** audit (issue 17): an audit event that could not be appended to the chain (it is in the log stream only). */
+  auditAppendFailure(): void;
   expose(): string;
 }
 
@@ -70,6 +72,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   const stalls = registry.counter({ name: 'portcullis_client_write_stalls_total', help: 'Responses ended because the client took no bytes for limits.writeStallTimeoutMs.' });
   const reloads = registry.counter({ name: 'portcullis_config_reloads_total', help: 'Configuration reloads (SIGHUP) by result.', labelNames: ['result'] });
   const refusedConnections = registry.counter({ name: 'portcullis_connections_refused_total', help: 'Client connections refused because the listener had limits.maxConnections open.', labelNames: ['listener'] });
+  const auditFailures = registry.counter({ name: 'portcullis_audit_append_failures_total', help: 'Audit events that could not be appended to the audit chain (each is logged at error level with the whole event).' }); // audit (issue 17)
   const exhaustions = registry.counter({ name: 'portcullis_descriptor_exhaustions_total', help: 'Times the process ran out of file descriptors (EMFILE/ENFILE); while it lasts new connections are reset.' });
   registry.gauge({
     name: 'portcullis_open_connections',
@@ -115,6 +118,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     configReload: (result) => reloads.inc({ result }),
     connectionRefused: (listener) => refusedConnections.inc({ listener }),
     descriptorExhaustion: () => exhaustions.inc({}),
+    auditAppendFailure: () => auditFailures.inc({}),
     traceSpansExported: (count) => spansExported.inc({}, count), // telemetry (issue 18)
     traceSpansDropped: (reason, count) => spansDropped.inc({ reason }, count),
     expose: () => registry.expose(),

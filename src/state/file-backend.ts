@@ -9,7 +9,9 @@ import { access, constants } from 'node:fs/promises';
 import { openKeyStore, type FileKeyStore, type KeyStoreOptions } from './file-key-store.ts';
 import { createMemoryLimiter } from '../limits/memory-limiter.ts';
 import { createFileUsageStore } from './file-usage-store.ts';
+import { openFileAdminTokenStore } from './file-admin-token-store.ts';
 import { BackendHealth, type StateBackend } from './state-backend.ts';
+import { createFileAuditLog, type FileAuditLogOptions } from '../audit/file-audit-log.ts';
 
 export interface FileBackend extends StateBackend {
   readonly kind: 'memory';
@@ -17,7 +19,7 @@ export interface FileBackend extends StateBackend {
 }
 
 /** Opens the key store synchronously, so a broken keys.json stops startup. */
-export function openFileBackend(dataDir: string, keyOptions: KeyStoreOptions = {}): FileBackend {
+export function openFileBackend(dataDir: string, keyOptions: KeyStoreOptions = {}, auditOptions: Omit<FileAuditLogOptions, 'dataDir'> = {}): FileBackend {
   const keys = openKeyStore(dataDir, keyOptions);
   const limiter = createMemoryLimiter();
   return {
@@ -25,6 +27,8 @@ export function openFileBackend(dataDir: string, keyOptions: KeyStoreOptions = {
     keys,
     usage: createFileUsageStore(dataDir),
     limiter,
+    tokens: openFileAdminTokenStore(dataDir),
+    audit: createFileAuditLog({ ...auditOptions, dataDir }),
     health: () => BackendHealth.Ok,
     async checkWritable() {
       try {

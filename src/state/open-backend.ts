@@ -24,7 +24,7 @@ export async function openStateBackend(config: GatewayConfig, options: OpenBacke
     return openFileBackend(config.dataDir, {
       ...(options.watch === undefined ? {} : { watch: options.watch }),
       ...(options.onKeyStoreError === undefined ? {} : { onError: options.onKeyStoreError }),
-    });
+    }, { rotateBytes: config.audit.rotateBytes, onProblem: (message) => options.logger.warn(message) });
   }
   return openRedisBackend(config.state.redis, {
     onUnavailable: config.state.onUnavailable,

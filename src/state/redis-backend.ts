@@ -40,7 +40,9 @@ import type { ReconnectPolicy } from '../redis/reconnect-backoff.ts';
 import { parseRedisUrl, type RedisAddress } from '../redis/redis-url.ts';
 import { StateUnavailableError } from './errors.ts';
 import { openRedisKeyStore } from './redis-key-store.ts';
+import { createRedisAdminTokenStore } from './redis-admin-token-store.ts';
 import { createRedisUsageStore } from './redis-usage-store.ts';
+import { createRedisAuditLog } from './redis-audit-log.ts';
 import { BackendHealth, type StateBackend } from './state-backend.ts';
 
 export { StateUnavailableError } from './errors.ts';
@@ -175,6 +177,8 @@ export async function openRedisBackend(config: RedisStateConfig, options: RedisB
     keys: keyStore,
     usage,
     limiter,
+    tokens: createRedisAdminTokenStore(client, { keyPrefix: config.keyPrefix, location }),
+    audit: createRedisAuditLog(client, { keyPrefix: config.keyPrefix, location }),
     health: () => (client.state === ClientState.Ready ? BackendHealth.Ok : options.onUnavailable === 'local' ? BackendHealth.Degraded : BackendHealth.Unavailable),
     async checkWritable() {
       try {

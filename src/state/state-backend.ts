@@ -3,7 +3,9 @@
 // the data directory, limits in memory); several instances behind a load
 // balancer share one Redis (redis-backend.ts), so a key created, revoked or
 // spent on one is seen by all. See docs/scaling.md.
+import type { AuditLog } from '../audit/audit-log.ts';
 import type { Limiter } from '../limits/limiter.ts';
+import type { AdminTokenStore } from './admin-token-store-port.ts';
 import type { KeyStore } from './key-store-port.ts';
 import type { UsageStore } from './usage-store-port.ts';
 
@@ -23,6 +25,10 @@ export interface StateBackend {
   readonly keys: KeyStore;
   readonly usage: UsageStore;
   readonly limiter: Limiter;
+  /** Admin API tokens (issue 17, part C): <dataDir>/admin-tokens.json, or shared in Redis. */
+  readonly tokens: AdminTokenStore;
+  /** The audit chain (issue 17, part A): audit.jsonl in the data directory, or one shared Redis list. docs/audit.md. */
+  readonly audit: AuditLog;
   /** Whether the backing store answers now (memory: always ok). */
   health(): BackendHealth;
   /** Is the data directory / Redis writable? For /readyz; never throws. */

@@ -130,7 +130,7 @@ test('bootstrap login: one-time token, then only setting a password is allowed',
   // The token works once.
   assert.deepEqual(errorOf(await call('POST', '/api/login', null, { password: bootstrap.token })), { status: 401, code: 'invalid_password', param: null, type: 'authentication_error' });
   assert.deepEqual(errorOf(await call('GET', '/api/keys', boot)), { status: 403, code: 'password_required', param: null, type: 'permission_error' });
-  assert.deepEqual((await call('GET', '/api/session', boot)).json(), { ...body });
+  assert.deepEqual((await call('GET', '/api/session', boot)).json(), { ...body, actor: { kind: 'bootstrap', id: 'bootstrap' } });
 
   assert.deepEqual(errorOf(await call('POST', '/api/password', { ...boot, csrf: 'wrong' }, { password: PASSWORD })), { status: 403, code: 'csrf_token_invalid', param: null, type: 'permission_error' });
   assert.deepEqual(errorOf(await call('POST', '/api/password', boot, { password: 'short' })), { status: 400, code: 'weak_password', param: 'password', type: 'invalid_request_error' });
@@ -318,8 +318,15 @@ test('wrong passwords are rate-limited per client with Retry-After; a password c
 });
 
 test('parallel wrong guesses cannot outrun the throttle: they are checked one at a time', async () => {
+  const config = parseConfig({ providers: { demo: { type: 'demo' } }, aliases: { a: { provider: 'demo' } } }, null, dir);
   const second = createAdminServer({
-    view: () => { throw new Error('unused'); },
+    // Login reads only admin.oidc (is password login open?); nothing here reads the routes.
+    view: () => ({
+      config,
+      get routes(): never {
+        throw new Error('unused');
+      },
+    }),
     state,
     audit: recordingAuditTrail(),
     clock: () => NOW,

@@ -15,6 +15,7 @@ import {
   SET_PASSWORD_USAGE,
   type PasswordInput,
 } from '../../src/cli/admin-command.ts';
+import { recordingAuditTrail } from '../admin/recording-audit-trail.ts';
 
 const FAST: ScryptParams = { cost: 1024, blockSize: 8, parallelization: 1 };
 const CLOCK = () => new Date('2025-02-01T09:15:30.123Z');
@@ -48,7 +49,7 @@ function pipe(input: string | Buffer): PasswordInput {
 async function run(args: string[], dataDir: string, stdin: PasswordInput = pipe(''), onStderr?: (text: string) => void) {
   const stdout = sink();
   const stderr = sink(onStderr);
-  const code = await runAdminCommand(args, { dataDir, stdin, stdout: stdout.stream, stderr: stderr.stream, clock: CLOCK, scrypt: FAST });
+  const code = await runAdminCommand(args, { dataDir, stdin, stdout: stdout.stream, stderr: stderr.stream, clock: CLOCK, scrypt: FAST, audit: recordingAuditTrail() });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
@@ -83,7 +84,8 @@ test('admin --help, -h and help print the usage', async () => {
     'Usage: portcullis admin <command> [options]\n\n' +
       'Manage access to the dashboard.\n\n' +
       'Commands:\n' +
-      '  set-password   Set the dashboard admin password (read from standard input)\n\n' +
+      '  set-password   Set the dashboard admin password (read from standard input)\n' +
+      '  tokens         Create, list and revoke admin API tokens (for scripts and CI)\n\n' +
       'Options:\n' +
       '  -h, --help     Show this help; "portcullis admin <command> --help" for a command\n',
   );
@@ -101,7 +103,7 @@ test('command line errors exit 2 with a hint', async () => {
   assert.deepEqual(await run([], ''), {
     code: 2,
     stdout: '',
-    stderr: 'portcullis admin: missing command (set-password)\nRun "portcullis admin --help" for usage.\n',
+    stderr: 'portcullis admin: missing command (set-password or tokens)\nRun "portcullis admin --help" for usage.\n',
   });
   assert.deepEqual(await run(['frob'], ''), {
     code: 2,

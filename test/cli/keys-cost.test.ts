@@ -12,6 +12,7 @@ import { after, test } from 'node:test';
 import { runKeysCommand } from '../../src/cli/keys-command.ts';
 import { runCli } from '../../src/cli/main.ts';
 import { sink } from './output-sink.ts';
+import { recordingAuditTrail } from '../admin/recording-audit-trail.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-keys-cost-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -33,7 +34,7 @@ const NOW = Date.parse('2026-11-22T05:30:00.000Z');
 async function keys(args: string[], dataDir: string, currency?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = sink();
   const stderr = sink();
-  const code = await runKeysCommand(args, { dataDir, stdout: stdout.stream, stderr: stderr.stream, clock: () => NOW, ...(currency === undefined ? {} : { currency }) });
+  const code = await runKeysCommand(args, { dataDir, stdout: stdout.stream, stderr: stderr.stream, clock: () => NOW, audit: recordingAuditTrail(), ...(currency === undefined ? {} : { currency }) });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 

@@ -31,7 +31,7 @@ test('a minimal config gets every default', () => {
   assert.deepEqual(c, {
     source: 'f.json',
     listen: { host: '127.0.0.1', port: 8080, tls: null },
-    admin: { enabled: true, host: '127.0.0.1', port: 8081, tls: null, secureCookies: false, sessionTtlMs: 28_800_000, sessionIdleMs: 1_800_000, allowedHosts: [] },
+    admin: { enabled: true, host: '127.0.0.1', port: 8081, tls: null, secureCookies: false, sessionTtlMs: 28_800_000, sessionIdleMs: 1_800_000, allowedHosts: [], oidc: null },
     shutdown: { drainTimeoutMs: 30_000 },
     log: { level: 'info' },
     state: { backend: 'memory', redis: null, onUnavailable: 'refuse' },
@@ -65,6 +65,7 @@ test('a minimal config gets every default', () => {
     auto: { default: 'service-chat', rules: [] },
     currency: 'USD',
     telemetry: { serviceName: 'portcullis', resourceAttributes: {}, samplerRatio: 1, otlp: null }, // telemetry (issue 18)
+    audit: { rotateBytes: 64 * 1024 * 1024 }, // audit (issue 17)
   });
 });
 
@@ -271,6 +272,7 @@ test('the operational sections: admin, shutdown, log and state', () => {
     sessionTtlMs: 3_600_000,
     sessionIdleMs: 600_000,
     allowedHosts: ['gateway.internal', '[fd00::1]'],
+    oidc: null,
   });
   assert.deepEqual(c.shutdown, { drainTimeoutMs: 0 });
   assert.deepEqual(c.log, { level: 'warn' });

@@ -10,6 +10,7 @@ import { hashApiKey } from '../../src/keys/api-key.ts';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
 import { sink } from '../cli/output-sink.ts';
+import { recordingAuditTrail } from '../admin/recording-audit-trail.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-keys-cli-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -25,7 +26,7 @@ const NOW_MS = Date.parse('2026-06-01T00:00:00.000Z');
 async function run(args: string[], dataDir: string, nowMs: number = NOW_MS): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = sink();
   const stderr = sink();
-  const code = await runKeysCommand(args, { dataDir, stdout: stdout.stream, stderr: stderr.stream, clock: () => nowMs });
+  const code = await runKeysCommand(args, { dataDir, stdout: stdout.stream, stderr: stderr.stream, clock: () => nowMs, audit: recordingAuditTrail() });
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
@@ -326,7 +327,7 @@ test('unexpected errors are not swallowed', async () => {
   stdout.write = () => {
     throw new TypeError('broken stream');
   };
-  await assert.rejects(runKeysCommand(['list'], { dataDir: dir, stdout, stderr: sink().stream }), /broken stream/);
+  await assert.rejects(runKeysCommand(['list'], { dataDir: dir, stdout, stderr: sink().stream, audit: recordingAuditTrail() }), /broken stream/);
 });
 
 test('keys usage: per-key totals from usage.json joined with the key list', async () => {

@@ -1,0 +1,106 @@
+// The admin API's token endpoints (docs/admin-api.md, "Tokens"). Every route
+// needs a session: a token cannot list, mint or revoke tokens.
+//
+// A token leaves this module once, in the answer to its create; nothing else
+// (list, the store, the audit trail) can return it, because nothing keeps it.
+import type { AuditTrail } from '../audit/audit-event.ts';
+import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
+import { readRequestJson } from '../http/json-body.ts';
+import { pathParams } from '../http/router.ts';
+import { sendJson } from '../http/respond.ts';
+import type { RequestContext } from '../http/request-context.ts';
+import {
+  AdminTokenAlreadyRevokedError,
+  AdminTokenLimitError,
+  AdminTokenNotFoundError,
+  InvalidTokenSettingError,
+} from '../keys/admin-token-errors.ts';
+import { adminTokenAuditFields, adminTokenView, type AdminTokenRecord } from '../keys/admin-token.ts';
+import { KeyStoreError } from '../keys/errors.ts';
+import type { StateBackend } from '../state/state-backend.ts';
+import type { AdminHandler, AdminRoute } from './admin-principal.ts';
+
+export interface AdminTokensApiDeps {
+  state: StateBackend;
+  audit: AuditTrail;
+  clock: () => number;
+}
+
+/** A create body is three short fields. */
+const BODY_LIMITS = { maxBytes: 4096, limits: { maxDepth: 3, maxStringBytes: 1024, maxMembers: 8 } };
+const CREATE_FIELDS = ['name', 'scopes', 'expiresAt'];
+const NO_STORE = { 'cache-control': 'no-store' };
+
+export function createAdminTokensApi(deps: AdminTokensApiDeps): AdminRoute[] {
+  const { state, audit, clock } = deps;
+
+  const readBody = async (ctx: RequestContext): Promise<Record<string, unknown>> => {
+    const body = await readRequestJson(ctx, BODY_LIMITS);
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new InvalidRequestError('The request body must be a JSON object {"name","scopes","expiresAt"}.', null, 'invalid_type');
+    }
+    for (const field of Object.keys(body)) {
+      if (!CREATE_FIELDS.includes(field)) throw new InvalidRequestError(`Unrecognized request argument supplied: ${field}`, field, 'unknown_parameter');
+    }
+    for (const field of CREATE_FIELDS) {
+      if (!Object.hasOwn(body, field)) throw new InvalidRequestError(`Missing required parameter: ${field}.`, field, 'missing_required_parameter');
+    }
+    return body as Record<string, unknown>;
+  };
+
+  const list: AdminHandler = async (ctx) => {
+    const now = clock();
+    const records = await storeCall(() => state.tokens.list());
+    sendJson(ctx.res, 200, { object: 'list', data: records.map((r) => adminTokenView(r, now)) }, NO_STORE);
+  };
+
+  const create: AdminHandler = async (ctx, who) => {
+    const body = await readBody(ctx);
+    const now = clock();
+    const { token, record } = await storeCall(() =>
+      state.tokens.create({ name: body['name'], scopes: body['scopes'], expiresAt: body['expiresAt'], createdBy: `${who.actor.kind}:${who.actor.id}` }, now),
+    );
+    ctx.log['tokenId'] = record.id;
+    await audit.record({ actor: who.actor, source: who.source, action: 'token.create', target: record.id, before: null, after: adminTokenAuditFields(record) });
+    sendJson(ctx.res, 201, { token, record: adminTokenView(record, now) }, NO_STORE);
+  };
+
+  const revoke: AdminHandler = async (ctx, who) => {
+    const id = pathParams('/api/tokens/:id/revoke', ctx.path)['id'] ?? '';
+    const now = clock();
+    const revoked = await storeCall(() => state.tokens.revoke(id, now));
+    ctx.log['tokenId'] = revoked.id;
+    await audit.record({ actor: who.actor, source: who.source, action: 'token.revoke', target: revoked.id, before: beforeRevoke(revoked), after: adminTokenAuditFields(revoked) });
+    sendJson(ctx.res, 200, adminTokenView(revoked, now), NO_STORE);
+  };
+
+  return [
+    { method: 'GET', path: '/api/tokens', need: 'session', handler: list },
+    { method: 'POST', path: '/api/tokens', need: 'session', handler: create },
+    { method: 'POST', path: '/api/tokens/:id/revoke', need: 'session', handler: revoke },
+  ];
+}
+
+/** A revoke changes only revokedAt, from null (revoking a revoked token is refused). */
+export function beforeRevoke(revoked: AdminTokenRecord): ReturnType<typeof adminTokenAuditFields> {
+  return { ...adminTokenAuditFields(revoked), revokedAt: null };
+}
+
+async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw adminErrorOf(err);
+  }
+}
+
+function adminErrorOf(err: unknown): unknown {
+  if (err instanceof InvalidTokenSettingError) return new InvalidRequestError(err.message, err.param, 'invalid_token_setting');
+  if (err instanceof AdminTokenNotFoundError) return new ApiError('admin_token_not_found', err.message);
+  if (err instanceof AdminTokenAlreadyRevokedError) return new ApiError('admin_token_already_revoked', err.message);
+  if (err instanceof AdminTokenLimitError) return new ApiError('admin_token_limit_reached', err.message);
+  if (err instanceof KeyStoreError && (err.code === 'key_store_lock_timeout' || err.code === 'key_store_io_error')) {
+    return new ApiError('key_store_unavailable', undefined, { headers: { 'retry-after': '1' } });
+  }
+  return err;
+}

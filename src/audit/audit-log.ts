@@ -1,0 +1,170 @@
+// The AuditLog port (the chain's store: a file in the data directory, or one
+// shared Redis list) and the filter that `portcullis audit list` and
+// GET /api/audit share. The filter is pure: parsed and checked here, applied
+// record by record by each store as it reads newest first.
+import { AUDIT_ACTIONS, type AuditAction } from './audit-event.ts';
+import type { AuditVerification, ChainHead } from './audit-chain.ts';
+import type { AuditRecord, AuditRecordBody } from './audit-record.ts';
+
+export interface AuditFilter {
+  /** target === this key id. */
+  key?: string;
+  /** actor.id or actor.name === this. */
+  actor?: string;
+  action?: AuditAction;
+  /** ISO times: since inclusive, until exclusive. */
+  since?: string;
+  until?: string;
+  /** 1..1000, default 100. */
+  limit?: number;
+  /** Only records with seq below this (the previous page's nextBefore). */
+  before?: number;
+}
+
+export interface AuditPage {
+  /** Newest first. */
+  records: AuditRecord[];
+  /** Pass as `before` for the next (older) page; null when there is none. */
+  nextBefore: number | null;
+}
+
+export interface VerifyOptions {
+  fromGenesis?: boolean;
+  expectHead?: string | null;
+}
+
+export interface AuditLog {
+  /** Gives the record seq, prev and hash, atomically with every other writer; resolves once it is durable. */
+  append(record: AuditRecordBody): Promise<AuditRecord>;
+  list(filter: AuditFilter): Promise<AuditPage>;
+  /** The last record's seq and hash ({0, 64 zeros} for an empty chain). */
+  head(): Promise<ChainHead>;
+  verify(options?: VerifyOptions): Promise<AuditVerification>;
+  /** Where the chain is, for messages: a directory path or a redis:// URL. */
+  readonly location: string;
+}
+
+export const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 1000;
+/** Records one list() call reads at most: a page may hold fewer than `limit` when the filter matches rarely; nextBefore continues. */
+export const MAX_SCANNED_PER_LIST = 100_000;
+const MAX_FILTER_TEXT = 256;
+
+/** The log cannot be read or written (I/O, Redis, a record that is not valid); the message names where and what to do. */
+export class AuditLogError extends Error {
+  override name = 'AuditLogError';
+}
+
+/** A filter value that cannot be used; `param` is its name (key, actor, action, since, until, limit, before). */
+export class AuditFilterError extends Error {
+  override name = 'AuditFilterError';
+  readonly param: string;
+  constructor(param: string, message: string) {
+    super(message);
+    this.param = param;
+  }
+}
+
+/** Text values of a filter as given on a query string or a command line; checked and typed. */
+export function parseAuditFilter(input: Readonly<Record<string, string | undefined>>): AuditFilter {
+  const filter: AuditFilter = {};
+  for (const name of Object.keys(input)) {
+    if (!['key', 'actor', 'action', 'since', 'until', 'limit', 'before'].includes(name) && input[name] !== undefined) {
+      throw new AuditFilterError(name, `Unknown filter '${name}'; the filters are key, actor, action, since, until, limit and before.`);
+    }
+  }
+  for (const name of ['key', 'actor'] as const) {
+    const value = input[name];
+    if (value === undefined) continue;
+    if (value === '' || value.length > MAX_FILTER_TEXT) throw new AuditFilterError(name, `${name} must be 1 to ${MAX_FILTER_TEXT} characters.`);
+    filter[name] = value;
+  }
+  const action = input['action'];
+  if (action !== undefined) {
+    if (!(AUDIT_ACTIONS as readonly string[]).includes(action)) throw new AuditFilterError('action', `action must be one of: ${AUDIT_ACTIONS.join(', ')}.`);
+    filter.action = action as AuditAction;
+  }
+  for (const name of ['since', 'until'] as const) {
+    const value = input[name];
+    if (value === undefined) continue;
+    const ms = isoTime(value);
+    if (ms === null) throw new AuditFilterError(name, `${name} must be an ISO 8601 time with a time zone, e.g. 2026-11-26T00:00:00Z.`);
+    filter[name] = new Date(ms).toISOString();
+  }
+  if (filter.since !== undefined && filter.until !== undefined && filter.since >= filter.until) {
+    throw new AuditFilterError('until', 'until must be later than since.');
+  }
+  const limit = input['limit'];
+  if (limit !== undefined) {
+    const n = wholeNumber(limit);
+    if (n === null || n < 1 || n > MAX_LIST_LIMIT) throw new AuditFilterError('limit', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}.`);
+    filter.limit = n;
+  }
+  const before = input['before'];
+  if (before !== undefined) {
+    const n = wholeNumber(before);
+    if (n === null || n < 1) throw new AuditFilterError('before', 'before must be a whole number from 1 (a seq, the nextBefore of the previous page).');
+    filter.before = n;
+  }
+  return filter;
+}
+
+/** Does the record pass the filter (all but limit and before, which the store's scan applies)? */
+export function matchesFilter(record: AuditRecord, filter: AuditFilter): boolean {
+  if (filter.key !== undefined && record.target !== filter.key) return false;
+  if (filter.actor !== undefined && record.actor.id !== filter.actor && record.actor.name !== filter.actor) return false;
+  if (filter.action !== undefined && record.action !== filter.action) return false;
+  if (filter.since !== undefined && record.time < filter.since) return false;
+  if (filter.until !== undefined && record.time >= filter.until) return false;
+  return true;
+}
+
+/**
+ * Collects a page from records offered newest first (seq descending). Returns
+ * false once the page is decided: `limit` matches and one more seen (or the scan
+ * bound hit); the store stops reading then and calls page().
+ */
+export function createPageCollector(filter: AuditFilter): { offer(record: AuditRecord): boolean; page(exhausted: boolean): AuditPage } {
+  const limit = filter.limit ?? DEFAULT_LIST_LIMIT;
+  const records: AuditRecord[] = [];
+  let scanned = 0;
+  let lowestScanned: number | null = null;
+  let more = false;
+  return {
+    offer(record) {
+      if (filter.before !== undefined && record.seq >= filter.before) return true;
+      scanned += 1;
+      lowestScanned = record.seq;
+      if (matchesFilter(record, filter)) {
+        if (records.length === limit) {
+          more = true;
+          return false;
+        }
+        records.push(record);
+      }
+      if (scanned >= MAX_SCANNED_PER_LIST) {
+        more = true;
+        return false;
+      }
+      return true;
+    },
+    page(exhausted) {
+      if (exhausted && !more) return { records, nextBefore: null };
+      // A full page: continue below its last record; the scan bound: below the last record read.
+      const nextBefore = records.length === limit ? (records[records.length - 1] as AuditRecord).seq : lowestScanned;
+      return { records, nextBefore: nextBefore === null || nextBefore <= 1 ? null : nextBefore };
+    },
+  };
+}
+
+function isoTime(value: string): number | null {
+  if (value.length > 64 || !/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value)) return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+function wholeNumber(text: string): number | null {
+  if (!/^\d{1,15}$/.test(text)) return null;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : null;
+}

@@ -1,0 +1,323 @@
+// The audit chain in the data directory (docs/audit.md):
+//   audit.jsonl                 the current file, one canonical record per line, mode 0600
+//   audit.<firstSeq:12>.jsonl   rotated files, each the full file renamed when it reached rotateBytes
+//   audit.head                  {"seq":N,"hash":"..."} of the last record, replaced atomically after each append
+//   audit.jsonl.lock            the file lock every appender takes (the gateway and each CLI run)
+//
+// An append, under the lock: find the last record (repairing a torn last line,
+// see repairTail), rotate when the record would take the file past rotateBytes,
+// write the line with O_APPEND, fsync, then replace audit.head. A crash between
+// the fsync and the head leaves the head one record behind, which verify
+// accepts; a head ahead of the records is a truncation.
+import { mkdir, open, readdir, readFile, rename, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../keys/file-lock.ts';
+import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../keys/atomic-file.ts';
+import { createChainVerifier, type AuditVerification, type ChainHead } from './audit-chain.ts';
+import { forEachLine, forEachLineBackward, lastNewlineBefore, OverlongLineError, readRange } from './audit-file-lines.ts';
+import { AuditLogError, createPageCollector, type AuditLog, type AuditPage, type AuditFilter, type VerifyOptions } from './audit-log.ts';
+import {
+  assertNoSecrets,
+  chainRecord,
+  GENESIS_HASH,
+  MAX_RECORD_LINE_BYTES,
+  parseRecordLine,
+  recordHash,
+  recordLine,
+  AuditRecordParseError,
+  type AuditRecord,
+  type AuditRecordBody,
+} from './audit-record.ts';
+
+export const AUDIT_FILE = 'audit.jsonl';
+export const AUDIT_HEAD_FILE = 'audit.head';
+export const DEFAULT_ROTATE_BYTES = 64 * 1024 * 1024;
+export const MIN_ROTATE_BYTES = 64 * 1024;
+const ROTATED = /^audit\.(\d{12})\.jsonl$/;
+const MAX_HEAD_FILE_BYTES = 1024;
+
+export interface FileAuditLogOptions {
+  dataDir: string;
+  /** Rotate audit.jsonl before it would grow past this (audit.rotateBytes). */
+  rotateBytes?: number;
+  /** Repairs and a head ahead of the records: logged by the owner (warn). */
+  onProblem?: (message: string) => void;
+}
+
+export function rotatedName(firstSeq: number): string {
+  return `audit.${String(firstSeq).padStart(12, '0')}.jsonl`;
+}
+
+export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
+  const dir = options.dataDir;
+  const current = path.join(dir, AUDIT_FILE);
+  const headPath = path.join(dir, AUDIT_HEAD_FILE);
+  const lockPath = `${current}.lock`;
+  const rotateBytes = Math.max(options.rotateBytes ?? DEFAULT_ROTATE_BYTES, MIN_ROTATE_BYTES);
+  const problem = options.onProblem ?? (() => {});
+  /** Appends of this process wait their turn here, then take the file lock (other processes). */
+  let queue: Promise<unknown> = Promise.resolve();
+
+  async function appendLocked(body: AuditRecordBody): Promise<AuditRecord> {
+    let last = await lastRecordOfFiles(true);
+    const stored = await readHead();
+    if (stored !== null && stored.seq > last.seq) {
+      problem(`audit log: ${AUDIT_HEAD_FILE} says the chain reached seq ${stored.seq} but the files end at seq ${last.seq}: records were removed; the chain continues from the head, and audit verify reports the gap`);
+      last = stored;
+    }
+    const record = chainRecord(body, last);
+    const line = recordLine(record) + '\n';
+    const size = (await stat(current).catch(() => null))?.size ?? 0;
+    if (size > 0 && size + Buffer.byteLength(line, 'utf8') > rotateBytes) await rotate();
+    const handle = await open(current, 'a', PRIVATE_FILE_MODE);
+    try {
+      await handle.chmod(PRIVATE_FILE_MODE);
+      await handle.write(line, null, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await writeFileAtomic(headPath, JSON.stringify({ seq: record.seq, hash: record.hash }) + '\n');
+    return record;
+  }
+
+  /** The full audit.jsonl becomes audit.<its first seq>.jsonl; the next append starts a new one. */
+  async function rotate(): Promise<void> {
+    const handle = await open(current, 'r');
+    let firstSeq: number | null = null;
+    try {
+      await forEachLine(handle, (text) => {
+        firstSeq = parseRecordLine(text).seq;
+        return false;
+      });
+    } finally {
+      await handle.close();
+    }
+    if (firstSeq === null) throw new AuditLogError(`cannot rotate ${current}: it holds no complete record`);
+    const target = path.join(dir, rotatedName(firstSeq));
+    if ((await stat(target).catch(() => null)) !== null) throw new AuditLogError(`cannot rotate ${current}: ${target} exists already`);
+    await rename(current, target);
+    await syncDirectory(dir);
+  }
+
+  /** The last record in the files: audit.jsonl's, else the newest rotated file's; {0, zeros} for none. */
+  async function lastRecordOfFiles(repair: boolean): Promise<ChainHead> {
+    const inCurrent = await lastRecordIn(current, repair);
+    if (inCurrent !== null) return inCurrent;
+    const rotated = await rotatedFiles();
+    for (let i = rotated.length - 1; i >= 0; i--) {
+      const found = await lastRecordIn(path.join(dir, (rotated[i] as { name: string }).name), false);
+      if (found !== null) return found;
+    }
+    return { seq: 0, hash: GENESIS_HASH };
+  }
+
+  async function lastRecordIn(file: string, repair: boolean): Promise<ChainHead | null> {
+    let handle: FileHandle;
+    try {
+      handle = await open(file, repair ? 'r+' : 'r');
+    } catch (cause) {
+      if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw cause;
+    }
+    try {
+      let size = (await handle.stat()).size;
+      if (size === 0) return null;
+      const lastNewline = await lastNewlineBefore(handle, size);
+      if (lastNewline === null) throw new AuditLogError(`${file} ends with more than ${MAX_RECORD_LINE_BYTES} bytes without a newline: not written by portcullis; repair it by hand (docs/audit.md)`);
+      const previous = await completeLineBefore(handle, file, lastNewline);
+      if (lastNewline !== size - 1) {
+        if (!repair) return previous;
+        size = await repairTail(handle, file, lastNewline + 1, size, previous);
+        if (size > lastNewline + 1) return lastRecordIn(file, false);
+      }
+      return previous;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** The record on the line that ends at `newlineAt` (null when the file has no complete line). */
+  async function completeLineBefore(handle: FileHandle, file: string, newlineAt: number): Promise<ChainHead | null> {
+    if (newlineAt === -1) return null;
+    const start = await lastNewlineBefore(handle, newlineAt);
+    if (start === null) throw new AuditLogError(`${file}: its last line is longer than ${MAX_RECORD_LINE_BYTES} bytes; run portcullis audit verify`);
+    const text = (await readRange(handle, start + 1, newlineAt)).toString('utf8');
+    try {
+      const record = parseRecordLine(text);
+      return { seq: record.seq, hash: record.hash };
+    } catch (error) {
+      if (error instanceof AuditRecordParseError) throw new AuditLogError(`${file}: its last record is not valid (${error.message}); run portcullis audit verify`);
+      throw error;
+    }
+  }
+
+  /**
+   * The last line has no newline: a write cut short. When it is a whole record
+   * that follows the chain (only the newline was lost), the newline is added.
+   * Anything else was never acknowledged to its writer (the fsync had not
+   * returned): it is moved to audit.torn-<time>.jsonl and cut off. Returns the new size.
+   */
+  async function repairTail(handle: FileHandle, file: string, from: number, size: number, previous: ChainHead | null): Promise<number> {
+    const bytes = size - from <= MAX_RECORD_LINE_BYTES ? await readRange(handle, from, size) : null;
+    if (bytes !== null && isNextRecord(bytes.toString('utf8'), previous)) {
+      await handle.write('\n', size, 'utf8');
+      await handle.sync();
+      problem(`audit log: ${file} ended with a whole record without its newline (a crash); the newline was added`);
+      return size + 1;
+    }
+    let saved = 'not kept (longer than a record)';
+    if (bytes !== null) {
+      const aside = path.join(dir, `audit.torn-${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
+      await writeFile(aside, bytes, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+      saved = `kept in ${aside}`;
+    }
+    await handle.truncate(from);
+    await handle.sync();
+    problem(`audit log: ${file} ended with ${size - from} bytes of an incomplete record (a write cut short by a crash, never acknowledged); they were removed (${saved})`);
+    return from;
+  }
+
+  function isNextRecord(text: string, previous: ChainHead | null): boolean {
+    try {
+      const record = parseRecordLine(text);
+      const last = previous ?? { seq: 0, hash: GENESIS_HASH };
+      return record.seq === last.seq + 1 && record.prev === last.hash && recordHash(record) === record.hash;
+    } catch {
+      return false;
+    }
+  }
+
+  async function readHead(): Promise<ChainHead | null> {
+    let text: string;
+    try {
+      const handle = await open(headPath, 'r');
+      try {
+        text = (await readRange(handle, 0, Math.min((await handle.stat()).size, MAX_HEAD_FILE_BYTES))).toString('utf8');
+      } finally {
+        await handle.close();
+      }
+    } catch (cause) {
+      if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw cause;
+    }
+    try {
+      const value = JSON.parse(text) as { seq?: unknown; hash?: unknown };
+      if (Number.isSafeInteger(value.seq) && (value.seq as number) >= 0 && typeof value.hash === 'string' && /^[0-9a-f]{64}$/.test(value.hash)) {
+        return { seq: value.seq as number, hash: value.hash };
+      }
+    } catch {
+      // reported below
+    }
+    throw new AuditLogError(`${headPath} is not {"seq":N,"hash":"<64 hex>"}: it was edited; run portcullis audit verify`);
+  }
+
+  async function rotatedFiles(): Promise<Array<{ name: string; firstSeq: number }>> {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (cause) {
+      if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw cause;
+    }
+    return names
+      .map((name) => ({ name, match: ROTATED.exec(name) }))
+      .filter((entry) => entry.match !== null)
+      .map((entry) => ({ name: entry.name, firstSeq: Number((entry.match as RegExpExecArray)[1]) }))
+      .sort((a, b) => a.firstSeq - b.firstSeq);
+  }
+
+  async function verify(verifyOptions: VerifyOptions = {}): Promise<AuditVerification> {
+    let storedHead: ChainHead | null;
+    try {
+      storedHead = await readHead();
+    } catch (error) {
+      if (!(error instanceof AuditLogError)) throw error;
+      return { ok: false, reason: 'malformed', file: AUDIT_HEAD_FILE, line: 1, seq: null, message: error.message };
+    }
+    const verifier = createChainVerifier({ storedHead, ...verifyOptions });
+    const files = [...(await rotatedFiles()).map((f) => ({ name: f.name, nameSeq: f.firstSeq as number | null })), { name: AUDIT_FILE, nameSeq: null }];
+    for (const { name, nameSeq } of files) {
+      let handle: FileHandle;
+      try {
+        handle = await open(path.join(dir, name), 'r');
+      } catch (cause) {
+        if ((cause as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw cause;
+      }
+      verifier.beginFile(name, nameSeq);
+      try {
+        await forEachLine(handle, (text, line, terminated) => verifier.line(text, line, terminated) === null);
+      } catch (error) {
+        if (!(error instanceof OverlongLineError)) throw error;
+        return verifier.fail({ ok: false, reason: 'malformed', file: name, line: error.line, seq: null, message: `${name} line ${error.line ?? '?'}: ${error.message}` });
+      } finally {
+        await handle.close();
+      }
+    }
+    return verifier.result();
+  }
+
+  async function list(filter: AuditFilter): Promise<AuditPage> {
+    const collector = createPageCollector(filter);
+    const files = [{ name: AUDIT_FILE, firstSeq: null as number | null }, ...(await rotatedFiles()).reverse()];
+    for (const { name, firstSeq } of files) {
+      if (filter.before !== undefined && firstSeq !== null && firstSeq >= filter.before) continue;
+      let handle: FileHandle;
+      try {
+        handle = await open(path.join(dir, name), 'r');
+      } catch (cause) {
+        if ((cause as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw cause;
+      }
+      let going = true;
+      try {
+        await forEachLineBackward(handle, (await handle.stat()).size, (text) => {
+          let record: AuditRecord;
+          try {
+            record = parseRecordLine(text);
+          } catch (error) {
+            if (error instanceof AuditRecordParseError) throw new AuditLogError(`${name} holds a line that is not a valid record (${error.message}); run portcullis audit verify`);
+            throw error;
+          }
+          going = collector.offer(record);
+          return going;
+        });
+      } catch (error) {
+        if (error instanceof OverlongLineError) throw new AuditLogError(`${name}: ${error.message}; run portcullis audit verify`);
+        throw error;
+      } finally {
+        await handle.close();
+      }
+      if (!going) return collector.page(false);
+    }
+    return collector.page(true);
+  }
+
+  const guard = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof AuditLogError) throw error;
+      throw new AuditLogError(`cannot ${what} the audit log in ${dir}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  };
+
+  return {
+    location: dir,
+    append(body) {
+      const run = queue.then(() => {
+        assertNoSecrets(body);
+        return guard('append to', async () => {
+          await mkdir(dir, { recursive: true, mode: 0o700 });
+          return withFileLock(lockPath, DEFAULT_LOCK_OPTIONS, () => appendLocked(body));
+        });
+      });
+      queue = run.catch(() => undefined);
+      return run;
+    },
+    list: (filter) => guard('read', () => list(filter)),
+    head: () => guard('read', () => lastRecordOfFiles(false)),
+    verify: (verifyOptions) => guard('verify', () => verify(verifyOptions)),
+  };
+}

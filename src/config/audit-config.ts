@@ -1,0 +1,23 @@
+// The "audit" section (issue 17, part A): how the audit chain's file in the
+// data directory rotates (docs/config.md, "Audit"; docs/audit.md). The Redis
+// chain does not rotate.
+import type { Checker } from './config-checker.ts';
+
+export interface AuditConfig {
+  /** audit.jsonl is renamed to audit.<first seq>.jsonl before a record would take it past this many bytes. */
+  rotateBytes: number;
+}
+
+export const DEFAULT_AUDIT_ROTATE_BYTES = 64 * 1024 * 1024;
+export const MIN_AUDIT_ROTATE_BYTES = 64 * 1024;
+/** 1 TiB: beyond any real file, below 2^53. */
+const MAX_AUDIT_ROTATE_BYTES = 1024 ** 4;
+
+export const DEFAULT_AUDIT: AuditConfig = { rotateBytes: DEFAULT_AUDIT_ROTATE_BYTES };
+
+export function parseAudit(c: Checker, value: unknown): AuditConfig {
+  if (value === undefined) return { ...DEFAULT_AUDIT };
+  const o = c.object(value, 'audit', ['rotateBytes']);
+  if (o === undefined) return { ...DEFAULT_AUDIT };
+  return { rotateBytes: c.int(o, 'rotateBytes', 'audit', DEFAULT_AUDIT_ROTATE_BYTES, MIN_AUDIT_ROTATE_BYTES, MAX_AUDIT_ROTATE_BYTES) };
+}

@@ -1,0 +1,297 @@
+// The authorization code flow with PKCE (OIDC Core section 3.1, RFC 7636),
+// without the HTTP around it (src/admin/sso-routes.ts is that):
+// - start(): new state, nonce and code verifier; the login transaction is
+//   kept in memory, keyed by SHA-256 of the state, with SHA-256 of a browser
+//   binding secret that the route sets as a cookie; the answer is the
+//   provider's authorization URL.
+// - finish(): the callback's state must name a live, unused transaction of
+//   this browser (a replayed callback finds it used); then the code is
+//   exchanged at the token endpoint, the ID token verified, and the user
+//   checked against allowedUsers / allowedGroups.
+// Secrets (state, nonce, verifier, code, tokens) are never returned in an
+// outcome, logged or put in an error message.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { AuditActor } from '../audit/audit-event.ts';
+import type { OidcConfig } from '../config/oidc-config.ts';
+import { createDiscovery, DiscoveryError, type Discovery, type ProviderMetadata } from './discovery.ts';
+import { verifyIdToken, type VerifiedIdToken } from './id-token.ts';
+import { createJwksCache, type JwksCache } from './jwks.ts';
+import { IdTokenError } from './jws.ts';
+import { newLoginSecrets } from './pkce.ts';
+import { fetchFromProvider, ProviderFetchError, type ProviderFetch } from './provider-fetch.ts';
+
+export const LOGIN_TTL_MS = 10 * 60 * 1000;
+const DEFAULT_MAX_TRANSACTIONS = 10_000;
+const MAX_TOKEN_ANSWER_BYTES = 256 * 1024;
+const MAX_JWKS_BYTES = 256 * 1024;
+/** Callback parameters longer than this are not ours (codes of real providers are well under 2 KiB). */
+const MAX_PARAM_LENGTH = 4096;
+const MAX_GROUPS = 1000;
+
+export type SsoErrorCode = 'sso_state_invalid' | 'sso_id_token_invalid' | 'sso_user_not_allowed' | 'sso_provider_error';
+
+export type SsoOutcome =
+  | { ok: true; actor: AuditActor }
+  | {
+      ok: false;
+      error: SsoErrorCode;
+      /** Specific and non-secret: for the audit record and the log. */
+      reason: string;
+      /** The user, when the ID token verified but the user is not allowed. */
+      actor: AuditActor | null;
+      detail?: Record<string, string | number>;
+    };
+
+/** The callback's query parameters (each at most once; the route refuses repeats). */
+export interface CallbackParams {
+  state?: string;
+  code?: string;
+  error?: string;
+  iss?: string;
+}
+
+export class SsoStartError extends Error {
+  override name = 'SsoStartError';
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+export interface SsoFlowOptions {
+  clock: () => number;
+  fetch?: ProviderFetch;
+  random?: (size: number) => Buffer;
+  maxTransactions?: number;
+}
+
+export interface SsoFlow {
+  /** The provider's authorization URL and the binding cookie's value. Throws SsoStartError when the provider cannot be used. */
+  start(config: OidcConfig): Promise<{ location: string; binding: string }>;
+  /** `clientSecret` is read only when the code is exchanged (null: a public client). */
+  finish(config: OidcConfig, params: CallbackParams, binding: string | undefined, clientSecret: () => string | null): Promise<SsoOutcome>;
+}
+
+interface Transaction {
+  bindingHash: Buffer;
+  nonce: string;
+  codeVerifier: string;
+  issuer: string;
+  clientId: string;
+  redirectUrl: string;
+  createdAtMs: number;
+  used: boolean;
+}
+
+interface ProviderClient {
+  key: string;
+  discovery: Discovery;
+  jwks: JwksCache | null;
+  jwksUri: string | null;
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+const fail = (error: SsoErrorCode, reason: string, actor: AuditActor | null = null, detail?: Record<string, string | number>): SsoOutcome => ({
+  ok: false,
+  error,
+  reason,
+  actor,
+  ...(detail === undefined ? {} : { detail }),
+});
+
+/** A provider's error code, as far as it is safe to record: RFC 6749 error codes are short ASCII words. */
+function errorCode(value: unknown): string {
+  return typeof value === 'string' && /^[\x20-\x7e]{1,64}$/.test(value) ? value.replace(/[^A-Za-z0-9_.-]/g, '_') : 'unknown';
+}
+
+function displayName(claims: Readonly<Record<string, unknown>>): string | undefined {
+  for (const name of ['preferred_username', 'email']) {
+    const value = claims[name];
+    if (typeof value === 'string' && value.length > 0 && value.length <= 256 && !/[\u0000-\u001f\u007f]/.test(value)) return value;
+  }
+  return undefined;
+}
+
+export function ssoActor(token: VerifiedIdToken): AuditActor {
+  const name = displayName(token.claims);
+  return { kind: 'sso', id: token.sub, issuer: token.iss, ...(name === undefined ? {} : { name }) };
+}
+
+/** allowedUsers (sub, or an email the provider verified) and allowedGroups (the groups claim): either admits. */
+export function userAllowed(config: Pick<OidcConfig, 'allowedUsers' | 'allowedGroups' | 'groupsClaim'>, token: VerifiedIdToken): boolean {
+  const { claims } = token;
+  if (config.allowedUsers.includes(token.sub)) return true;
+  const email = claims['email'];
+  if (claims['email_verified'] === true && typeof email === 'string') {
+    const lower = email.toLowerCase();
+    if (config.allowedUsers.some((u) => u.includes('@') && u.toLowerCase() === lower)) return true;
+  }
+  const groups = claims[config.groupsClaim];
+  const list = typeof groups === 'string' ? [groups] : Array.isArray(groups) ? groups.slice(0, MAX_GROUPS) : [];
+  return list.some((g) => typeof g === 'string' && config.allowedGroups.includes(g));
+}
+
+export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
+  const { clock } = options;
+  const fetch = options.fetch ?? fetchFromProvider;
+  const maxTransactions = options.maxTransactions ?? DEFAULT_MAX_TRANSACTIONS;
+  // Insertion order is creation order: the first entry is the oldest.
+  const transactions = new Map<string, Transaction>();
+  let provider: ProviderClient | null = null;
+
+  /** One discovery and key cache per issuer; a reload that changes the issuer starts afresh. */
+  const providerFor = (config: OidcConfig): ProviderClient => {
+    const key = `${config.issuer}\n${config.timeoutMs}`;
+    if (provider === null || provider.key !== key) {
+      provider = { key, discovery: createDiscovery({ issuer: config.issuer, fetch, clock, timeoutMs: config.timeoutMs }), jwks: null, jwksUri: null };
+    }
+    return provider;
+  };
+
+  const jwksFor = (client: ProviderClient, metadata: ProviderMetadata, timeoutMs: number): JwksCache => {
+    if (client.jwks === null || client.jwksUri !== metadata.jwksUri) {
+      const uri = metadata.jwksUri;
+      client.jwksUri = uri;
+      client.jwks = createJwksCache({
+        clock,
+        fetchJwks: async () => {
+          const answer = await fetch(uri, { timeoutMs, maxBytes: MAX_JWKS_BYTES });
+          if (answer.status !== 200) throw new ProviderFetchError(`${uri} answered HTTP ${answer.status}`);
+          return answer.json;
+        },
+      });
+    }
+    return client.jwks;
+  };
+
+  const dropExpired = (nowMs: number): void => {
+    for (const [key, tx] of transactions) {
+      if (nowMs - tx.createdAtMs < LOGIN_TTL_MS) break;
+      transactions.delete(key);
+    }
+  };
+
+  const exchangeCode = async (config: OidcConfig, metadata: ProviderMetadata, code: string, tx: Transaction, secret: string | null) => {
+    // RFC 6749 section 4.1.3, RFC 7636 section 4.5.
+    const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: tx.redirectUrl, code_verifier: tx.codeVerifier });
+    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+    if (secret === null) {
+      form.set('client_id', config.clientId);
+    } else {
+      // RFC 6749 section 2.3.1: client_secret_basic, both parts form-urlencoded first.
+      const user = encodeURIComponent(config.clientId).replace(/%20/g, '+');
+      const password = encodeURIComponent(secret).replace(/%20/g, '+');
+      headers['authorization'] = `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
+    }
+    return fetch(metadata.tokenEndpoint, { method: 'POST', headers, body: form.toString(), timeoutMs: config.timeoutMs, maxBytes: MAX_TOKEN_ANSWER_BYTES });
+  };
+
+  return {
+    async start(config) {
+      let metadata: ProviderMetadata;
+      try {
+        metadata = await providerFor(config).discovery.metadata();
+      } catch (err) {
+        const reason = err instanceof DiscoveryError ? err.reason : 'discovery_failed';
+        throw new SsoStartError(reason, (err as Error).message);
+      }
+      const secrets = newLoginSecrets(options.random);
+      const nowMs = clock();
+      dropExpired(nowMs);
+      while (transactions.size >= maxTransactions) {
+        const oldest = transactions.keys().next();
+        if (oldest.done === true) break;
+        transactions.delete(oldest.value);
+      }
+      transactions.set(sha256(secrets.state).toString('base64url'), {
+        bindingHash: sha256(secrets.binding),
+        nonce: secrets.nonce,
+        codeVerifier: secrets.codeVerifier,
+        issuer: config.issuer,
+        clientId: config.clientId,
+        redirectUrl: config.redirectUrl,
+        createdAtMs: nowMs,
+        used: false,
+      });
+      // OIDC Core section 3.1.2.1; RFC 7636 section 4.3.
+      const url = new URL(metadata.authorizationEndpoint);
+      url.searchParams.set('response_type', 'code');
+      url.searchParams.set('client_id', config.clientId);
+      url.searchParams.set('redirect_uri', config.redirectUrl);
+      url.searchParams.set('scope', config.scopes.join(' '));
+      url.searchParams.set('state', secrets.state);
+      url.searchParams.set('nonce', secrets.nonce);
+      url.searchParams.set('code_challenge', secrets.codeChallenge);
+      url.searchParams.set('code_challenge_method', 'S256');
+      return { location: url.toString(), binding: secrets.binding };
+    },
+
+    async finish(config, params, binding, clientSecret) {
+      const { state } = params;
+      if (typeof state !== 'string' || state.length === 0 || state.length > MAX_PARAM_LENGTH) return fail('sso_state_invalid', 'state_missing');
+      const nowMs = clock();
+      const tx = transactions.get(sha256(state).toString('base64url'));
+      if (tx === undefined) return fail('sso_state_invalid', 'state_unknown');
+      if (tx.used) return fail('sso_state_invalid', 'state_reused');
+      // Used from here on, whatever happens next: a callback URL works once.
+      tx.used = true;
+      if (nowMs - tx.createdAtMs >= LOGIN_TTL_MS) return fail('sso_state_invalid', 'state_expired');
+      if (binding === undefined || binding.length > MAX_PARAM_LENGTH) return fail('sso_state_invalid', 'binding_missing');
+      if (!timingSafeEqual(sha256(binding), tx.bindingHash)) return fail('sso_state_invalid', 'binding_mismatch');
+      if (tx.issuer !== config.issuer || tx.clientId !== config.clientId || tx.redirectUrl !== config.redirectUrl) return fail('sso_state_invalid', 'config_changed');
+
+      const client = providerFor(config);
+      let metadata: ProviderMetadata;
+      try {
+        metadata = await client.discovery.metadata();
+      } catch (err) {
+        return fail('sso_provider_error', err instanceof DiscoveryError ? err.reason : 'discovery_failed');
+      }
+      // RFC 9207 section 2.4: iss, when sent (or promised), must be this issuer: an answer meant for another provider is refused.
+      if (params.iss !== undefined ? params.iss !== config.issuer : metadata.issInAuthorizationResponse) return fail('sso_provider_error', 'wrong_issuer');
+      if (params.error !== undefined) return fail('sso_provider_error', 'provider_refused', null, { error: errorCode(params.error) });
+      const { code } = params;
+      if (typeof code !== 'string' || code.length === 0 || code.length > MAX_PARAM_LENGTH) return fail('sso_provider_error', 'code_missing');
+
+      let secret: string | null;
+      try {
+        secret = clientSecret();
+      } catch {
+        return fail('sso_provider_error', 'client_secret_unavailable');
+      }
+      let answer;
+      try {
+        answer = await exchangeCode(config, metadata, code, tx, secret);
+      } catch {
+        return fail('sso_provider_error', 'token_endpoint_unreachable');
+      }
+      const body = answer.json as Record<string, unknown> | undefined;
+      if (answer.status !== 200) return fail('sso_provider_error', 'token_exchange_failed', null, { status: answer.status, error: errorCode(body?.['error']) });
+      const idToken = typeof body === 'object' && body !== null ? body['id_token'] : undefined;
+      if (typeof idToken !== 'string') return fail('sso_provider_error', 'no_id_token');
+
+      let token: VerifiedIdToken;
+      try {
+        const jwks = jwksFor(client, metadata, config.timeoutMs);
+        token = await verifyIdToken(idToken, {
+          issuer: config.issuer,
+          clientId: config.clientId,
+          audiences: config.audiences,
+          nonce: tx.nonce,
+          nowMs: clock(),
+          key: (kid, alg) => jwks.key(kid, alg),
+        });
+      } catch (err) {
+        if (err instanceof IdTokenError) return fail('sso_id_token_invalid', err.reason);
+        return fail('sso_provider_error', 'jwks_unavailable');
+      }
+      const actor = ssoActor(token);
+      if (!userAllowed(config, token)) return fail('sso_user_not_allowed', 'user_not_allowed', actor);
+      return { ok: true, actor };
+    },
+  };
+}

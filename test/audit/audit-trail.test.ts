@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import type { AuditLog } from '../../src/audit/audit-log.ts';
+import { createAuditTrail } from '../../src/audit/audit-trail.ts';
+import { createFileAuditLog } from '../../src/audit/file-audit-log.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { createGatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
+import { loginEvent } from './audit-fixtures.ts';
+
+const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-audit-trail-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+const CLOCK = () => Date.parse('2026-11-26T23:00:00.000Z');
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const logger = createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>), clock: () => new Date(CLOCK()) });
+  return { logger, lines };
+}
+
+test('record() appends to the chain, then writes the chained record to the log stream as flat fields', async () => {
+  const { logger, lines } = capture();
+  const dataDir = path.join(root, 'a');
+  const trail = createAuditTrail({ logger, log: createFileAuditLog({ dataDir }), clock: CLOCK });
+  await trail.record(loginEvent({ detail: { via: 'password' } }));
+  const stored = readFileSync(path.join(dataDir, 'audit.jsonl'), 'utf8');
+  const record = JSON.parse(stored) as { seq: number; hash: string; time: string };
+  assert.equal(record.seq, 1);
+  assert.equal(record.time, '2026-11-26T23:00:00.000Z');
+  assert.deepEqual(lines, [
+    {
+      time: '2026-11-26T23:00:00.000Z',
+      level: 'info',
+      msg: 'audit',
+      seq: 1,
+      action: 'admin.login',
+      actor_kind: 'password',
+      actor: 'admin',
+      source: '127.0.0.1',
+      target: 'admin',
+      hash: record.hash,
+      record: stored.trimEnd(),
+    },
+  ]);
+});
+
+test('an append that fails: record() resolves, the whole event is logged at error level and counted', async () => {
+  const { logger, lines } = capture();
+  let failures = 0;
+  const failing: AuditLog = {
+    location: 'nowhere',
+    append: () => Promise.reject(new Error('disk full')),
+    list: () => Promise.reject(new Error('unused')),
+    head: () => Promise.reject(new Error('unused')),
+    verify: () => Promise.reject(new Error('unused')),
+  };
+  const trail = createAuditTrail({ logger, log: failing, clock: CLOCK, onAppendFailure: () => failures++ });
+  await trail.record(loginEvent());
+  assert.equal(failures, 1);
+  assert.equal(lines.length, 1);
+  assert.deepEqual(lines[0], {
+    time: '2026-11-26T23:00:00.000Z',
+    level: 'error',
+    msg: 'audit append failed; the event is only in this log line',
+    action: 'admin.login',
+    error: 'disk full',
+    event: '{"action":"admin.login","actor":{"id":"admin","kind":"password"},"after":null,"before":null,"source":"127.0.0.1","target":"admin","time":"2026-11-26T23:00:00.000Z"}',
+  });
+});
+
+test('an event holding a secret is refused: nothing appended, the secret nowhere in the log', async () => {
+  const { logger, lines } = capture();
+  const dataDir = path.join(root, 'b');
+  let failures = 0;
+  const trail = createAuditTrail({ logger, log: createFileAuditLog({ dataDir }), clock: CLOCK, onAppendFailure: () => failures++ });
+  const secret = 'pcl_' + '7'.repeat(49);
+  await trail.record(loginEvent({ action: 'key.create', after: { id: 'key_1', note: secret } }));
+  await trail.record(loginEvent({ action: 'key.rotate', after: { id: 'key_1', key: 'whatever' } }));
+  assert.equal(failures, 2);
+  assert.deepEqual(lines.map((l) => [l['level'], l['msg'], l['action']]), [
+    ['error', 'audit event refused: it holds a secret-like field; nothing was recorded', 'key.create'],
+    ['error', 'audit event refused: it holds a secret-like field; nothing was recorded', 'key.rotate'],
+  ]);
+  assert.ok(!JSON.stringify(lines).includes(secret));
+  assert.ok(!JSON.stringify(lines).includes('whatever'));
+  assert.deepEqual((await createFileAuditLog({ dataDir }).list({})).records, []);
+});
+
+test('without a log the event goes to the log stream only, as before', async () => {
+  const { logger, lines } = capture();
+  await createAuditTrail({ logger, clock: CLOCK }).record(loginEvent());
+  assert.equal(lines[0]?.['msg'], 'audit');
+  assert.equal(lines[0]?.['audit'], '{"action":"admin.login","actor":{"id":"admin","kind":"password"},"after":null,"before":null,"source":"127.0.0.1","target":"admin","time":"2026-11-26T23:00:00.000Z"}');
+});
+
+test('portcullis_audit_append_failures_total counts what serve passes as onAppendFailure', () => {
+  const metrics = createGatewayMetrics({ targets: () => [], isKnownAlias: () => false, stateBackendUp: () => 1 });
+  assert.match(metrics.expose(), /^portcullis_audit_append_failures_total 0$/m);
+  metrics.auditAppendFailure();
+  metrics.auditAppendFailure();
+  assert.match(metrics.expose(), /^# TYPE portcullis_audit_append_failures_total counter$/m);
+  assert.match(metrics.expose(), /^portcullis_audit_append_failures_total 2$/m);
+});
+
+test('an event that is not JSON (a bigint, a NaN) never makes record() reject', async () => {
+  const { logger, lines } = capture();
+  let failures = 0;
+  const trail = createAuditTrail({ logger, log: createFileAuditLog({ dataDir: path.join(root, 'c') }), clock: CLOCK, onAppendFailure: () => failures++ });
+  await trail.record(loginEvent({ detail: { n: 10n as unknown as number } }));
+  await trail.record(loginEvent({ detail: { n: Number.NaN } }));
+  assert.equal(failures, 2);
+  assert.deepEqual(lines.map((l) => [l['level'], l['msg']]), [
+    ['error', 'audit append failed; the event is only in this log line'],
+    ['error', 'audit append failed; the event is only in this log line'],
+  ]);
+  assert.equal(lines[0]?.['event'], '"(the event cannot be written as JSON)"');
+  assert.match(String(lines[1]?.['error']), /detail\.n is NaN: an audit record holds only JSON values/);
+});

@@ -1,0 +1,207 @@
+// The code flow's rules (src/oidc/flow.ts) with a scripted provider behind
+// the ProviderFetch port, for what a real provider will not do on demand: an
+// iss that is not the issuer, a token endpoint that refuses, an ID token with
+// another nonce. (The real provider runs in test/browser/sso.test.ts.)
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { describe, test } from 'node:test';
+import type { OidcConfig } from '../../src/config/oidc-config.ts';
+import { createSsoFlow, LOGIN_TTL_MS, SsoStartError, userAllowed, type SsoFlow } from '../../src/oidc/flow.ts';
+import { codeChallengeS256 } from '../../src/oidc/pkce.ts';
+import type { ProviderAnswer, ProviderFetch, ProviderRequest } from '../../src/oidc/provider-fetch.ts';
+
+const ISSUER = 'https://login.example.com';
+const CONFIG: OidcConfig = {
+  issuer: ISSUER,
+  clientId: 'portcullis',
+  clientSecretFile: '/run/secret',
+  clientSecretEnv: null,
+  redirectUrl: 'https://gw.example.com/sso/callback',
+  scopes: ['openid', 'email'],
+  audiences: ['portcullis'],
+  allowedUsers: ['user-1'],
+  allowedGroups: [],
+  groupsClaim: 'groups',
+  label: 'x',
+  passwordLogin: true,
+  timeoutMs: 1000,
+};
+const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+
+interface Script {
+  discovery: Record<string, unknown>;
+  token: (form: URLSearchParams, request: ProviderRequest) => ProviderAnswer;
+}
+
+function idToken(payload: Record<string, unknown>): string {
+  const input = `${Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'e' })).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+  return `${input}.${sign('sha256', Buffer.from(input), { key: ec.privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+}
+
+function setup(over: Partial<Script> = {}, maxTransactions?: number) {
+  let nowMs = Date.UTC(2026, 10, 26);
+  const calls: Array<{ url: string; request: ProviderRequest }> = [];
+  let nonce = '';
+  const script: Script = {
+    discovery: { issuer: ISSUER, authorization_endpoint: `${ISSUER}/authorize`, token_endpoint: `${ISSUER}/token`, jwks_uri: `${ISSUER}/jwks` },
+    token: () => ({ status: 200, json: { id_token: idToken({ iss: ISSUER, sub: 'user-1', aud: 'portcullis', exp: nowMs / 1000 + 60, iat: nowMs / 1000, nonce }), token_type: 'Bearer' } }),
+    ...over,
+  };
+  const fetch: ProviderFetch = async (url, request) => {
+    calls.push({ url, request });
+    if (url.endsWith('/.well-known/openid-configuration')) return { status: 200, json: script.discovery };
+    if (url.endsWith('/jwks')) return { status: 200, json: { keys: [{ ...ec.publicKey.export({ format: 'jwk' }), kid: 'e' }] } };
+    return script.token(new URLSearchParams(request.body), request);
+  };
+  const flow: SsoFlow = createSsoFlow({ clock: () => nowMs, fetch, ...(maxTransactions === undefined ? {} : { maxTransactions }) });
+  const start = async (config = CONFIG) => {
+    const begun = await flow.start(config);
+    const url = new URL(begun.location);
+    nonce = url.searchParams.get('nonce') ?? '';
+    return { ...begun, url, state: url.searchParams.get('state') ?? '' };
+  };
+  return { flow, calls, start, advance: (ms: number) => (nowMs += ms), setNonce: (n: string) => (nonce = n) };
+}
+
+const SECRET = () => 'the secret';
+
+describe('sso flow', () => {
+  test('start: the authorization request of OIDC Core 3.1.2.1 with PKCE S256; each login its own secrets', async () => {
+    const { start } = setup();
+    const a = await start();
+    const b = await start();
+    const params = Object.fromEntries(a.url.searchParams);
+    assert.equal(`${a.url.origin}${a.url.pathname}`, `${ISSUER}/authorize`);
+    assert.deepEqual(Object.keys(params).sort(), ['client_id', 'code_challenge', 'code_challenge_method', 'nonce', 'redirect_uri', 'response_type', 'scope', 'state']);
+    assert.equal(params['response_type'], 'code');
+    assert.equal(params['client_id'], 'portcullis');
+    assert.equal(params['redirect_uri'], CONFIG.redirectUrl);
+    assert.equal(params['scope'], 'openid email');
+    assert.equal(params['code_challenge_method'], 'S256');
+    for (const value of [params['state'], params['nonce'], params['code_challenge'], a.binding]) assert.match(value ?? '', /^[A-Za-z0-9_-]{43}$/);
+    assert.notEqual(a.state, b.state);
+    assert.notEqual(a.binding, b.binding);
+  });
+
+  test('success: the code exchanged with client_secret_basic, the verifier matching the challenge; the actor is the sso subject', async () => {
+    const { flow, start, calls } = setup();
+    const a = await start();
+    const outcome = await flow.finish(CONFIG, { state: a.state, code: 'the-code' }, a.binding, SECRET);
+    assert.deepEqual(outcome, { ok: true, actor: { kind: 'sso', id: 'user-1', issuer: ISSUER } });
+    const token = calls.find((c) => c.url === `${ISSUER}/token`);
+    assert.ok(token !== undefined);
+    assert.equal(token.request.method, 'POST');
+    assert.equal(token.request.headers?.['authorization'], `Basic ${Buffer.from('portcullis:the+secret').toString('base64')}`);
+    const form = new URLSearchParams(token.request.body);
+    assert.deepEqual([...form.keys()].sort(), ['code', 'code_verifier', 'grant_type', 'redirect_uri']);
+    assert.equal(form.get('code'), 'the-code');
+    assert.equal(codeChallengeS256(form.get('code_verifier') ?? ''), a.url.searchParams.get('code_challenge'));
+  });
+
+  test('a public client sends its client_id and no Authorization', async () => {
+    const { flow, start, calls } = setup();
+    const a = await start();
+    assert.equal((await flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, () => null)).ok, true);
+    const token = calls.find((c) => c.url === `${ISSUER}/token`);
+    assert.equal(token?.request.headers?.['authorization'], undefined);
+    assert.equal(new URLSearchParams(token?.request.body).get('client_id'), 'portcullis');
+  });
+
+  test('state: missing, unknown, expired, used; binding missing or another browser\'s; config changed since start', async () => {
+    const { flow, start, advance } = setup();
+    const reason = async (p: Promise<unknown>) => {
+      const o = (await p) as { ok: boolean; error?: string; reason?: string };
+      return `${o.error} ${o.reason}`;
+    };
+    assert.equal(await reason(flow.finish(CONFIG, { code: 'c' }, 'b', SECRET)), 'sso_state_invalid state_missing');
+    assert.equal(await reason(flow.finish(CONFIG, { state: 'nope', code: 'c' }, 'b', SECRET)), 'sso_state_invalid state_unknown');
+    const a = await start();
+    advance(LOGIN_TTL_MS);
+    assert.equal(await reason(flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, SECRET)), 'sso_state_invalid state_expired');
+    const b = await start();
+    const other = await start();
+    assert.equal(await reason(flow.finish(CONFIG, { state: b.state, code: 'c' }, undefined, SECRET)), 'sso_state_invalid binding_missing');
+    assert.equal(await reason(flow.finish(CONFIG, { state: b.state, code: 'c' }, b.binding, SECRET)), 'sso_state_invalid state_reused', 'a refused callback used its state up');
+    assert.equal(await reason(flow.finish(CONFIG, { state: other.state, code: 'c' }, b.binding, SECRET)), 'sso_state_invalid binding_mismatch');
+    const c = await start();
+    assert.equal(await reason(flow.finish({ ...CONFIG, clientId: 'other' }, { state: c.state, code: 'c' }, c.binding, SECRET)), 'sso_state_invalid config_changed');
+  });
+
+  test('the provider\'s answer: another iss (RFC 9207), iss missing when promised, an error, no code', async () => {
+    const cases: Array<[Partial<Script>, Record<string, string>, string, Record<string, unknown>?]> = [
+      [{}, { iss: 'https://evil.example.com', code: 'c' }, 'wrong_issuer'],
+      [{ discovery: { issuer: ISSUER, authorization_endpoint: `${ISSUER}/a`, token_endpoint: `${ISSUER}/t`, jwks_uri: `${ISSUER}/jwks`, authorization_response_iss_parameter_supported: true } }, { code: 'c' }, 'wrong_issuer'],
+      [{}, { error: 'access_denied' }, 'provider_refused', { error: 'access_denied' }],
+      [{}, { error: 'bad"quote' }, 'provider_refused', { error: 'bad_quote' }],
+      [{}, {}, 'code_missing'],
+    ];
+    for (const [script, params, reason, detail] of cases) {
+      const { flow, start } = setup(script);
+      const a = await start();
+      assert.deepEqual(await flow.finish(CONFIG, { state: a.state, ...params }, a.binding, SECRET), {
+        ok: false,
+        error: 'sso_provider_error',
+        reason,
+        actor: null,
+        ...(detail === undefined ? {} : { detail }),
+      });
+    }
+  });
+
+  test('the token endpoint: refusing, unreachable, no id_token; the client secret unreadable', async () => {
+    const cases: Array<[Script['token'], string, Record<string, unknown>?]> = [
+      [() => ({ status: 400, json: { error: 'invalid_grant' } }), 'token_exchange_failed', { status: 400, error: 'invalid_grant' }],
+      [() => { throw new Error('ECONNRESET'); }, 'token_endpoint_unreachable'],
+      [() => ({ status: 200, json: { access_token: 'x' } }), 'no_id_token'],
+    ];
+    for (const [token, reason, detail] of cases) {
+      const { flow, start } = setup({ token });
+      const a = await start();
+      assert.deepEqual(await flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, SECRET), { ok: false, error: 'sso_provider_error', reason, actor: null, ...(detail === undefined ? {} : { detail }) });
+    }
+    const { flow, start } = setup();
+    const a = await start();
+    const unreadable = () => {
+      throw new Error('gone');
+    };
+    assert.deepEqual(await flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, unreadable), { ok: false, error: 'sso_provider_error', reason: 'client_secret_unavailable', actor: null });
+  });
+
+  test('an ID token with another nonce (another login\'s) is sso_id_token_invalid', async () => {
+    const { flow, start, setNonce } = setup();
+    const a = await start();
+    setNonce('another login');
+    assert.deepEqual(await flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, SECRET), { ok: false, error: 'sso_id_token_invalid', reason: 'nonce_mismatch', actor: null });
+  });
+
+  test('a user in no allow-list is refused with the sso actor; groups admit', async () => {
+    const { flow, start } = setup();
+    const a = await start();
+    const config = { ...CONFIG, allowedUsers: ['someone'], allowedGroups: ['admins'] };
+    assert.deepEqual(await flow.finish(config, { state: a.state, code: 'c' }, a.binding, SECRET), {
+      ok: false,
+      error: 'sso_user_not_allowed',
+      reason: 'user_not_allowed',
+      actor: { kind: 'sso', id: 'user-1', issuer: ISSUER },
+    });
+    const token = (claims: Record<string, unknown>) => ({ sub: 's', iss: ISSUER, claims });
+    const rules = { allowedUsers: ['a@example.com', 'sub-1'], allowedGroups: ['admins'], groupsClaim: 'roles' };
+    assert.equal(userAllowed(rules, { sub: 'sub-1', iss: ISSUER, claims: {} }), true);
+    assert.equal(userAllowed(rules, token({ email: 'A@Example.com', email_verified: true })), true);
+    assert.equal(userAllowed(rules, token({ email: 'a@example.com', email_verified: 'true' })), false, 'only a boolean true counts');
+    assert.equal(userAllowed(rules, token({ roles: ['x', 'admins'] })), true);
+    assert.equal(userAllowed(rules, token({ roles: 'admins' })), true);
+    assert.equal(userAllowed(rules, token({ groups: ['admins'] })), false, 'the configured claim, not "groups"');
+  });
+
+  test('discovery failing at start is an SsoStartError with its reason; transactions are bounded (the oldest dropped)', async () => {
+    const bad = setup({ discovery: { issuer: 'https://other.example.com' } });
+    await assert.rejects(bad.start(), (err: unknown) => err instanceof SsoStartError && err.reason === 'wrong_issuer');
+    const { flow, start } = setup({}, 2);
+    const first = await start();
+    await start();
+    await start();
+    const outcome = await flow.finish(CONFIG, { state: first.state, code: 'c' }, first.binding, SECRET);
+    assert.equal(outcome.ok === false && outcome.reason, 'state_unknown');
+  });
+});

@@ -1,0 +1,111 @@
+// admin.oidc in the config (src/config/oidc-config.ts): defaults, and every
+// mistake reported under its path, all in one pass.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError } from '../../src/config/config.ts';
+import { embeddedConfigValue } from '../../src/config/config-loader.ts';
+import { parseConfig } from '../../src/config/config-parser.ts';
+import { keepRestartOnly, restartOnlyChanges } from '../../src/gateway/restart-settings.ts';
+
+const GOOD = {
+  issuer: 'https://login.example.com/realms/main',
+  clientId: 'portcullis',
+  redirectUrl: 'https://gateway.example.com/sso/callback',
+  allowedGroups: ['gateway-admins'],
+};
+
+function parse(admin: Record<string, unknown>) {
+  return parseConfig({ ...(embeddedConfigValue() as Record<string, unknown>), admin }, null, '/tmp');
+}
+
+function issues(admin: Record<string, unknown>): string[] {
+  try {
+    parse(admin);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError);
+    return err.issues.map((i) => `${i.path}: ${i.message}`);
+  }
+  assert.fail('the config was accepted');
+}
+
+describe('admin.oidc', () => {
+  test('absent: null', () => {
+    assert.equal(parse({}).admin.oidc, null);
+  });
+
+  test('defaults', () => {
+    assert.deepEqual(parse({ allowedHosts: ['gateway.example.com'], oidc: GOOD }).admin.oidc, {
+      ...GOOD,
+      clientSecretFile: null,
+      clientSecretEnv: null,
+      scopes: ['openid', 'profile', 'email'],
+      audiences: ['portcullis'],
+      allowedUsers: [],
+      groupsClaim: 'groups',
+      label: 'Sign in with single sign-on',
+      passwordLogin: true,
+      timeoutMs: 10_000,
+    });
+  });
+
+  test('a loopback redirect URL needs no allowedHosts; admin.host counts as answered', () => {
+    assert.equal(parse({ oidc: { ...GOOD, redirectUrl: 'http://127.0.0.1:8081/sso/callback' } }).admin.oidc?.redirectUrl, 'http://127.0.0.1:8081/sso/callback');
+    assert.equal(parse({ host: 'gateway.example.com', oidc: GOOD }).admin.oidc?.clientId, 'portcullis');
+  });
+
+  test('every mistake, each under its path', () => {
+    assert.deepEqual(
+      issues({
+        oidc: {
+          issuer: 'http://login.example.com',
+          clientId: '',
+          clientSecretFile: '/run/secret',
+          clientSecretEnv: 'not a name',
+          redirectUrl: 'https://gateway.example.com/sso/callback',
+          scopes: ['profile', 'has space'],
+          audiences: [],
+          passwordLogin: 'no',
+          timeoutMs: 5,
+          lable: 'x',
+        },
+      }),
+      [
+        'admin.oidc.lable: unknown setting; did you mean \'label\'?',
+        'admin.oidc.issuer: must be an https:// URL (http:// only for a provider on 127.0.0.1, localhost or [::1])',
+        'admin.oidc.clientId: must be a non-empty string',
+        'admin.oidc.clientSecretEnv: must be the NAME of an environment variable that holds the client secret',
+        'admin.oidc.redirectUrl: names host gateway.example.com, which the admin listener does not answer for; add it to admin.allowedHosts (answered now: localhost, 127.0.0.1, [::1])',
+        'admin.oidc.scopes[1]: must be a scope token (no spaces or quotes)',
+        'admin.oidc.scopes: must include "openid" (without it the provider sends no ID token)',
+        'admin.oidc.audiences: must name at least one audience (or leave it out: the client id)',
+        'admin.oidc.allowedUsers: admin.oidc needs allowedUsers (subjects or verified emails) or allowedGroups: without either, nobody could sign in (every user of the provider is not what you want)',
+        'admin.oidc.passwordLogin: must be true or false',
+        'admin.oidc.timeoutMs: must be an integer from 500 to 60000',
+      ],
+    );
+  });
+
+  test('secret file and variable together; a redirect URL on another path or with a query; an issuer with a query', () => {
+    assert.deepEqual(
+      issues({
+        allowedHosts: ['gateway.example.com'],
+        oidc: { ...GOOD, issuer: 'https://login.example.com/?x=1', clientSecretFile: '/run/s', clientSecretEnv: 'S', redirectUrl: 'https://gateway.example.com/callback?x=1' },
+      }),
+      [
+        'admin.oidc.issuer: must have no query, fragment or credentials',
+        'admin.oidc.clientSecretFile: set clientSecretFile or clientSecretEnv, not both',
+        'admin.oidc.redirectUrl: must end in /sso/callback, with no query, fragment or credentials',
+      ],
+    );
+  });
+
+  test('a reload applies admin.oidc (the rest of admin stays restart-only)', () => {
+    const running = parse({});
+    const next = parse({ port: 9999, oidc: { ...GOOD, redirectUrl: 'http://localhost:8081/sso/callback' } });
+    assert.deepEqual(restartOnlyChanges(running, next), [{ setting: 'admin.port', running: 8081, configured: 9999 }]);
+    const applied = keepRestartOnly(running, next);
+    assert.equal(applied.admin.port, 8081);
+    assert.equal(applied.admin.oidc?.clientId, 'portcullis');
+    assert.equal(keepRestartOnly(next, running).admin.oidc, null);
+  });
+});
