@@ -1,8 +1,9 @@
 // Harness for browser tests: the real gateway (API listener) and the real
 // admin server (dashboard and admin API) on 127.0.0.1 port 0, wired as
 // `portcullis serve` wires them: one memory state backend in a temp data
-// directory, the embedded demo setup (service-chat), a fresh bootstrap token,
-// and the built dashboard. Nothing leaves loopback.
+// directory (its audit chain behind the admin server's trail), the embedded
+// demo setup (service-chat), a fresh bootstrap token, and the built
+// dashboard. Nothing leaves loopback.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -80,7 +81,8 @@ export async function startAdminGateway(options: AdminGatewayOptions = {}): Prom
   const admin = createAdminServer({
     view: () => ({ config: gateway.config, routes: gateway.routes }),
     state,
-    audit: createAuditTrail({ logger }),
+    // As serve: each event appended to the data directory's hash chain (GET /api/audit reads it), then logged.
+    audit: createAuditTrail({ logger, log: state.audit }),
     clock: Date.now,
     apiAddress: () => apiUrl || null,
     dataDir,
