@@ -51,7 +51,23 @@ async function freshPage(): Promise<{ context: BrowserContext; page: Page }> {
     const host = new URL(route.request().url()).hostname;
     return host === 'localhost' || host === '127.0.0.1' ? route.continue() : route.abort();
   });
-  return { context, page: await context.newPage() };
+  const page = await context.newPage();
+  // Where the gateway's SSO routes sent the browser: the dashboard then drops ?sso_error from the address bar.
+  const sent: string[] = [];
+  redirects.set(page, sent);
+  page.on('response', (response) => {
+    const { pathname } = new URL(response.url());
+    const location = response.headers()['location'];
+    if ((pathname === '/sso/start' || pathname === '/sso/callback') && location !== undefined && location.startsWith('/')) sent.push(location);
+  });
+  return { context, page };
+}
+
+const redirects = new WeakMap<Page, string[]>();
+
+/** The last place /sso/start or /sso/callback redirected this page to within the dashboard ('/' or '/?sso_error=...'). */
+function landedAt(page: Page): string {
+  return `${sso.adminUrl}${redirects.get(page)?.at(-1) ?? '(no redirect)'}`;
 }
 
 /** From /sso/start through the provider's login form; resolves once the browser is back on the dashboard (any query). */
@@ -76,7 +92,7 @@ function loginEvents(): AuditEvent[] {
 
 /** The refusal ends on /?sso_error=<code>, with no session and exactly one new admin.login_failed of `reason`. */
 async function assertRefused(page: Page, before: number, code: string, reason: string, actor: AuditEvent['actor'] = { kind: 'anonymous', id: '-' }): Promise<void> {
-  assert.equal(page.url(), `${sso.adminUrl}/?sso_error=${code}`);
+  assert.equal(landedAt(page), `${sso.adminUrl}/?sso_error=${code}`);
   const session = await apiStatus(page, '/api/session');
   assert.equal(session.status, 401);
   assert.equal((session.body as { error: { code: string } }).error.code, 'session_required');
@@ -266,7 +282,7 @@ describe('single sign-on', () => {
     const { context, page } = await freshPage();
     const before = loginEvents().length;
     await page.goto(`${sso.adminUrl}/sso/start`);
-    assert.equal(page.url(), `${sso.adminUrl}/?sso_error=sso_provider_error`);
+    assert.equal(landedAt(page), `${sso.adminUrl}/?sso_error=sso_provider_error`);
     const added = loginEvents().slice(before);
     assert.deepEqual(added, [
       { actor: { kind: 'anonymous', id: '-' }, source: '127.0.0.1', action: 'admin.login_failed', target: 'admin', before: null, after: null, detail: { reason: 'wrong_issuer', issuer: wrong } },
