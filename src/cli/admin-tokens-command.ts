@@ -6,6 +6,7 @@
 // 2 the command line is wrong. The token is printed once, by `create`.
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { describeArgumentProblem } from './argument-problem.ts';
 import type { AuditActor, AuditTrail } from '../audit/audit-event.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
@@ -223,20 +224,6 @@ function usageError(ctx: AdminTokensContext, subcommand: string | null, problem:
   return 2;
 }
 
-/** Our own wording for a parseArgs failure (Node's differs between versions). */
-function argumentProblem(subcommand: Subcommand, args: string[], error: Error): string {
-  const { tokens } = parseArgs({ args, options: subcommand.options, strict: false, allowPositionals: true, tokens: true });
-  for (const token of tokens) {
-    if (token.kind === 'positional' && !subcommand.allowPositionals) return `unexpected argument '${token.value}'`;
-    if (token.kind !== 'option') continue;
-    const spec = subcommand.options[token.name];
-    if (spec === undefined) return `unknown option '${token.rawName}'`;
-    if (spec.type === 'boolean' && token.value !== undefined) return `option '${token.rawName}' does not take a value`;
-    if (spec.type === 'string' && (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))) return `option '${token.rawName}' needs a value`;
-  }
-  return error.message;
-}
-
 /** Run `portcullis admin tokens ...`; resolves to the process exit code. */
 export async function runAdminTokensCommand(args: readonly string[], ctx: AdminTokensContext): Promise<number> {
   const [name, ...rest] = args;
@@ -255,7 +242,7 @@ export async function runAdminTokensCommand(args: readonly string[], ctx: AdminT
   try {
     parsed = parseArgs({ args: rest, options: subcommand.options, strict: true, allowPositionals: subcommand.allowPositionals });
   } catch (error) {
-    return usageError(ctx, name, argumentProblem(subcommand, rest, error as Error));
+    return usageError(ctx, name, describeArgumentProblem(subcommand, rest, error));
   }
   let backend: TokensBackend | null = null;
   try {

@@ -3,6 +3,7 @@
 // broken, or the log could not be read (message on stderr); 2 the command line
 // is wrong.
 import { parseArgs } from 'node:util';
+import { describeArgumentProblem } from './argument-problem.ts';
 import type { AuditVerification } from '../audit/audit-chain.ts';
 import { AuditFilterError, AuditLogError, parseAuditFilter, type AuditLog } from '../audit/audit-log.ts';
 import { canonicalJson, type AuditRecord } from '../audit/audit-record.ts';
@@ -62,7 +63,7 @@ export async function runAuditCommand(args: string[], ctx: AuditCommandContext):
   try {
     values = parseArgs({ args: rest, options: name === 'verify' ? VERIFY_OPTIONS : LIST_OPTIONS, strict: true, allowPositionals: false }).values as Values;
   } catch (error) {
-    return usageError(ctx, name, describe(error));
+    return usageError(ctx, name, describeArgumentProblem({ options: name === 'verify' ? VERIFY_OPTIONS : LIST_OPTIONS, allowPositionals: false }, rest, error));
   }
   if (values['help'] === true) {
     ctx.stdout.write(AUDIT_USAGE);
@@ -122,7 +123,7 @@ async function withLog(ctx: AuditCommandContext, name: string, work: (log: Audit
   try {
     opened = await ctx.openLog();
   } catch (error) {
-    ctx.stderr.write(`portcullis audit ${name}: cannot open the audit log: ${describe(error)}\n`);
+    ctx.stderr.write(`portcullis audit ${name}: cannot open the audit log: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
   try {
@@ -142,12 +143,3 @@ function usageError(ctx: AuditCommandContext, subcommand: string | null, problem
   return 2;
 }
 
-function describe(error: unknown): string {
-  if (error instanceof TypeError && 'code' in error && typeof error.code === 'string' && error.code.startsWith('ERR_PARSE_ARGS')) {
-    const match = /'([^']+)'/.exec(error.message);
-    if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${match === null ? '' : `'${match[1]}'`}`.trim();
-    if (error.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return `unexpected argument ${match === null ? '' : `'${match[1]}'`}`.trim();
-    if (error.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return `an option is missing its value or takes none (${error.message})`;
-  }
-  return error instanceof Error ? error.message : String(error);
-}

@@ -5,6 +5,7 @@
 // `--config FILE` is consumed by main.ts, which resolves ctx.dataDir from it.
 
 import { parseArgs } from 'node:util';
+import { describeArgumentProblem, type OptionSpec } from './argument-problem.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../keys/errors.ts';
 import { keyStatus } from '../keys/key-settings.ts';
@@ -45,7 +46,6 @@ interface KeysCommandContext {
   who?: AuditWho;
 }
 
-type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
 
 interface Subcommand {
   usage: string;
@@ -226,25 +226,6 @@ function usageError(ctx: KeysCommandContext, subcommand: string | null, problem:
   const command = subcommand === null ? 'portcullis keys' : `portcullis keys ${subcommand}`;
   ctx.stderr.write(`${command}: ${problem}\nRun "${command} --help" for usage.\n`);
   return 2;
-}
-
-/**
- * Our own wording for a strict parseArgs failure, found by re-reading the tokens:
- * Node's messages differ between versions and would make the CLI's output unstable.
- */
-function describeArgumentProblem(subcommand: Subcommand, args: string[], error: Error): string {
-  const { tokens } = parseArgs({ args, options: subcommand.options, strict: false, allowPositionals: true, tokens: true });
-  for (const token of tokens) {
-    if (token.kind === 'positional' && !subcommand.allowPositionals) return `unexpected argument '${token.value}'`;
-    if (token.kind !== 'option') continue;
-    const spec = subcommand.options[token.name];
-    if (spec === undefined) return `unknown option '${token.rawName}'`;
-    if (spec.type === 'boolean' && token.value !== undefined) return `option '${token.rawName}' does not take a value`;
-    if (spec.type === 'string' && (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))) {
-      return `option '${token.rawName}' needs a value (write ${token.rawName}=VALUE for a value starting with '-')`;
-    }
-  }
-  return error.message;
 }
 
 function wantsHelp(subcommand: Subcommand, args: string[]): boolean {

@@ -116,7 +116,7 @@ test('command line errors exit 2 with a hint, and nothing is stored or recorded'
     [['create', '--name', 'x', '--scope', 'read', '--expires', 'soon'], '--expires: must be an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z'],
     [['create', '--name', '', '--scope', 'read'], '--name: it is empty'],
     [['create', '--name', 'x', '--scope', 'read', '--bogus'], "unknown option '--bogus'"],
-    [['create', '--name'], "option '--name' needs a value"],
+    [['create', '--name'], "option '--name' needs a value (write --name=VALUE for a value starting with '-')"],
     [['revoke'], 'missing token ID'],
     [['revoke', 'tok_a', 'tok_b'], 'expected one token ID, got 2'],
     [['list', 'extra'], "unexpected argument 'extra'"],
