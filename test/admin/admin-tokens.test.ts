@@ -106,6 +106,15 @@ function withToken(token: string, method: string, urlPath: string, body?: unknow
   return request(base, method, urlPath, { headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 }
 
+/** The access log lines written so far, parsed. */
+function accessLines(): Record<string, unknown>[] {
+  return logs
+    .flatMap((text) => text.split('\n'))
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line['msg'] === 'request');
+}
+
 function errorOf(res: RawResponse): unknown {
   return { status: res.status, ...(res.json() as { error: object }).error };
 }
@@ -260,9 +269,15 @@ test('a token cannot manage tokens: 403 session_required_for_route, even with a 
       code: 'session_required_for_route',
     });
   }
+  // One record for the same token, address and reason per minute; the access log has all three.
   assert.deepEqual(
     audit.events.map((e) => [e.action, e.actor.id, e.detail]),
-    Array.from({ length: 3 }, () => ['token.refused', record.id, { reason: 'session_required_for_route' }]),
+    [['token.refused', record.id, { reason: 'session_required_for_route' }]],
+  );
+  const lines = accessLines().filter((l) => l['adminTokenId'] === record.id && l['adminToken'] === 'session_required_for_route');
+  assert.deepEqual(
+    lines.map((l) => [l['status'], l['client'], l['auditRecord']]),
+    [[403, SOURCE, undefined], [403, SOURCE, 'suppressed'], [403, SOURCE, 'suppressed']],
   );
   assert.equal((await withSession('GET', '/api/tokens')).status, 200, 'the session alone still may');
   // Another scheme (a proxy's Basic auth) leaves the session in charge.
@@ -322,7 +337,8 @@ test('the host check still applies to token requests', async () => {
 
 test('refused tokens go through the login throttle: the 4th from one address is 429 with Retry-After and no audit record, even with a good token', async () => {
   const { token } = await createToken('good', ['read']);
-  for (let i = 0; i < 3; i++) assert.equal((await withToken('pca_nope', 'GET', '/api/keys')).status, 401);
+  // Three different unknown tokens: three records (the same one again within a minute would be one).
+  for (const c of ['R', 'S', 'T']) assert.equal((await withToken(`pca_${c.repeat(42)}A`, 'GET', '/api/keys')).status, 401);
   assert.equal(audit.events.length, 3);
   for (const candidate of ['pca_nope', token]) {
     const res = await withToken(candidate, 'GET', '/api/keys');
@@ -334,6 +350,35 @@ test('refused tokens go through the login throttle: the 4th from one address is 
   // The lockout is per address and shared with password logins.
   const login = await request(base, 'POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
   assert.equal(login.status, 429);
+});
+
+test('a known token that is revoked or expired is no guess: retried, it never locks the address (or, through the global ceiling, everyone) out', async () => {
+  const { token, record } = await createToken('ci-revoked', ['read']);
+  assert.equal((await withSession('POST', `/api/tokens/${record.id}/revoke`)).status, 200);
+  const expiring = await createToken('ci-expired', ['read'], 1);
+  audit.events.length = 0;
+  // The throttle locks an address after 3 failures: 10 retries of each stay 401.
+  for (let i = 0; i < 10; i++) {
+    assert.equal((errorOf(await withToken(token, 'GET', '/api/keys')) as { code: string }).code, 'admin_token_revoked');
+  }
+  now = Date.parse(expiring.record.expiresAt) + 1;
+  for (let i = 0; i < 10; i++) {
+    assert.equal((errorOf(await withToken(expiring.token, 'GET', '/api/keys')) as { code: string }).code, 'admin_token_expired');
+  }
+  const login = await request(base, 'POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
+  assert.equal(login.status, 200, login.text);
+  // One record per token, address and reason per minute, not one per retry.
+  assert.deepEqual(
+    audit.events.filter((e) => e.action === 'token.refused').map((e) => [e.target, e.detail]),
+    [
+      [record.id, { reason: 'admin_token_revoked' }],
+      [expiring.record.id, { reason: 'admin_token_expired' }],
+    ],
+  );
+  now += 60_000;
+  assert.equal((await withToken(expiring.token, 'GET', '/api/keys')).status, 401);
+  assert.deepEqual(audit.events.filter((e) => e.action === 'token.refused').at(-1)?.detail, { reason: 'admin_token_expired' }, 'a minute later, recorded again');
+  assert.equal(audit.events.filter((e) => e.action === 'token.refused').length, 3);
 });
 
 test('a token store that cannot be read is 503 key_store_unavailable with Retry-After, not a 500 and not a refusal', async () => {
