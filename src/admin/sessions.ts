@@ -35,6 +35,8 @@ export interface Session {
   readonly expiresAtMs: number;
   /** Last time get() found the session; the idle limit counts from here. */
   readonly lastSeenMs: number;
+  /** What admitted it, when the caller names it (single sign-on: the allow-lists' fingerprint, sso-routes.ts); else null. */
+  readonly grant: string | null;
 }
 
 export interface CreatedSession {
@@ -55,7 +57,8 @@ export interface SessionStoreOptions {
 }
 
 export interface SessionStore {
-  create(actor: AuditActor): CreatedSession;
+  /** `grant`: what admitted the session (kept with it, for the caller to check later). */
+  create(actor: AuditActor, grant?: string): CreatedSession;
   /** The live session for a cookie value, or null; a hit refreshes its idle time. */
   get(id: string): Session | null;
   /** Log out one session (unknown ids are ignored). */
@@ -72,6 +75,7 @@ interface StoredSession {
   createdAtMs: number;
   expiresAtMs: number;
   lastSeenMs: number;
+  grant: string | null;
 }
 
 function requirePositiveInteger(value: number, name: string): number {
@@ -111,7 +115,7 @@ export function createSessionStore(options: SessionStoreOptions = {}): SessionSt
   }
 
   return {
-    create(actor) {
+    create(actor, grant) {
       const nowMs = clock();
       dropExpired(nowMs);
       while (sessions.size >= maxSessions) {
@@ -122,7 +126,7 @@ export function createSessionStore(options: SessionStoreOptions = {}): SessionSt
       const id = newSecret();
       const csrfToken = newSecret();
       const expiresAtMs = nowMs + ttlMs;
-      sessions.set(hashId(id), { actor: { ...actor }, csrfToken, createdAtMs: nowMs, expiresAtMs, lastSeenMs: nowMs });
+      sessions.set(hashId(id), { actor: { ...actor }, csrfToken, createdAtMs: nowMs, expiresAtMs, lastSeenMs: nowMs, grant: grant ?? null });
       return { id, csrfToken, expiresAtMs };
     },
     get(id) {
