@@ -9,7 +9,9 @@
 //      a locked-out address gets 429 login_rate_limited and no audit record,
 //      so garbage cannot flood the trail;
 //   2. the token: unknown or malformed 401 admin_token_invalid (counts as a
-//      failed login for the throttle: it could be a guess), revoked 401
+//      failed login for the client's address, not toward the throttle's global
+//      ceiling: no token can be guessed, and garbage from many addresses must
+//      not lock the password login out for everyone), revoked 401
 //      admin_token_revoked, expired 401 admin_token_expired (not counted: a
 //      token this gateway issued is no guess, and a CI job retrying an expired
 //      token from many runners must not lock the password login out for
@@ -114,7 +116,9 @@ export function createTokenAuth(options: TokenAuthOptions) {
     }
     const status = record === null ? null : tokenStatus(record, clock());
     if (record === null || status !== 'active') {
-      if (record === null) throttle.failure(client);
+      // Per address only: a 256-bit token cannot be guessed, so unknown tokens from many
+      // addresses must not reach the global ceiling that guards the password login.
+      if (record === null) throttle.failure(client, { global: false });
       const code = record === null ? 'admin_token_invalid' : status === 'revoked' ? 'admin_token_revoked' : 'admin_token_expired';
       // Unknown: only its prefix, and only when it has a token's shape (never more of what was sent).
       const actor: AuditActor =

@@ -11,7 +11,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { setAdminPassword } from '../../src/admin/admin-credentials.ts';
 import { createAdminServer, type AdminServer } from '../../src/admin/admin-server.ts';
 import { createBootstrapToken } from '../../src/admin/bootstrap-token.ts';
-import { createLoginThrottle } from '../../src/admin/login-throttle.ts';
+import { createLoginThrottle, type LoginThrottle } from '../../src/admin/login-throttle.ts';
 import { runAdminTokensCommand } from '../../src/cli/admin-tokens-command.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createLogger } from '../../src/log/logger.ts';
@@ -71,7 +71,7 @@ before(async () => {
     session: { ttlMs: 400 * DAY, idleMs: 400 * DAY, secureCookies: false },
     dashboardDir: dir,
     // Three refused tokens from one address lock it out for 15 minutes.
-    throttle: createLoginThrottle({ maxFailures: 3, clock: () => throttleNow }),
+    throttle: recordingThrottle(createLoginThrottle({ maxFailures: 3, clock: () => throttleNow })),
   });
   await new Promise<void>((resolve) => admin.server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(admin.server.address() as AddressInfo).port}`;
@@ -104,6 +104,23 @@ function withToken(token: string, method: string, urlPath: string, body?: unknow
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...extra };
   if (body !== undefined) headers['content-type'] = 'application/json';
   return request(base, method, urlPath, { headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+}
+
+/** Every failure() the throttle was told of: [client, options]. */
+const throttleFailures: Array<[string, unknown]> = [];
+
+function recordingThrottle(inner: LoginThrottle): LoginThrottle {
+  return {
+    check: (client) => inner.check(client),
+    success: (client) => inner.success(client),
+    failure(client, options) {
+      throttleFailures.push([client, options]);
+      inner.failure(client, options);
+    },
+    get trackedClients() {
+      return inner.trackedClients;
+    },
+  };
 }
 
 /** The access log lines written so far, parsed. */
@@ -352,11 +369,22 @@ test('refused tokens go through the login throttle: the 4th from one address is 
   assert.equal(login.status, 429);
 });
 
+test('an unknown token counts against its address only, never toward the global ceiling that guards the password login', async () => {
+  throttleFailures.length = 0;
+  assert.equal((await withToken(`pca_${'U'.repeat(42)}A`, 'GET', '/api/keys')).status, 401);
+  assert.equal((await withToken('not-even-a-token', 'GET', '/api/keys')).status, 401);
+  assert.deepEqual(throttleFailures, [
+    [SOURCE, { global: false }],
+    [SOURCE, { global: false }],
+  ]);
+});
+
 test('a known token that is revoked or expired is no guess: retried, it never locks the address (or, through the global ceiling, everyone) out', async () => {
   const { token, record } = await createToken('ci-revoked', ['read']);
   assert.equal((await withSession('POST', `/api/tokens/${record.id}/revoke`)).status, 200);
   const expiring = await createToken('ci-expired', ['read'], 1);
   audit.events.length = 0;
+  throttleFailures.length = 0;
   // The throttle locks an address after 3 failures: 10 retries of each stay 401.
   for (let i = 0; i < 10; i++) {
     assert.equal((errorOf(await withToken(token, 'GET', '/api/keys')) as { code: string }).code, 'admin_token_revoked');
@@ -367,6 +395,7 @@ test('a known token that is revoked or expired is no guess: retried, it never lo
   }
   const login = await request(base, 'POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
   assert.equal(login.status, 200, login.text);
+  assert.deepEqual(throttleFailures, [], 'nothing counted');
   // One record per token, address and reason per minute, not one per retry.
   assert.deepEqual(
     audit.events.filter((e) => e.action === 'token.refused').map((e) => [e.target, e.detail]),
