@@ -301,6 +301,26 @@ test('a token cannot manage tokens: 403 session_required_for_route, even with a 
   assert.equal((await request(base, 'GET', '/api/tokens', { headers: { cookie: session.cookie, authorization: 'Basic dXNlcjpwYXNz' } })).status, 200);
 });
 
+test('a token reaches nothing beyond its routes: not the password, session or logout routes, nor through HEAD, OPTIONS or path tricks', async () => {
+  const { token, record } = await createToken('probe', ['read', 'keys']);
+  // The session routes ignore the header: without a cookie they are a session's refusal.
+  const password = await withToken(token, 'POST', '/api/password', { password: 'a new password of the attacker' });
+  assert.equal((errorOf(password) as { code: string }).code, 'session_required');
+  assert.equal((errorOf(await withToken(token, 'GET', '/api/session')) as { code: string }).code, 'session_required');
+  assert.equal((await withToken(token, 'POST', '/api/logout')).status, 204, 'a logout without a session ends nothing');
+  // HEAD of a read route is the read route (needs read); OPTIONS is no route.
+  assert.equal((await withToken(token, 'HEAD', '/api/keys')).status, 200);
+  assert.equal((await withToken(token, 'OPTIONS', '/api/tokens')).status, 405);
+  assert.equal((await withToken(token, 'HEAD', '/api/tokens')).status, 403, 'HEAD of a session route is refused like GET');
+  // Other spellings of the token routes are no routes at all.
+  for (const tricky of ['/api/tokens/', '//api/tokens', '/api//tokens', '/api/%74okens', '/API/tokens', `/api/tokens/${record.id}/revoke/`, '/api/tokens?x=/api/keys']) {
+    const res = await withToken(token, tricky.includes('revoke') ? 'POST' : 'GET', tricky);
+    assert.ok(res.status === 404 || res.status === 403, `${tricky}: ${res.status}`);
+  }
+  assert.equal((await withSession('GET', '/api/tokens')).status, 200);
+  assert.equal((await state.tokens.list()).find((r) => r.id === record.id)?.revokedAt, null, 'nothing revoked');
+});
+
 test('expired (clock pinned past expiry) 401 admin_token_expired; revoked by the CLI while the server runs 401 admin_token_revoked at once', async () => {
   const { token, record } = await createToken('short', ['read'], 1);
   assert.equal((await withToken(token, 'GET', '/api/keys')).status, 200);
