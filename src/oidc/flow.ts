@@ -119,10 +119,18 @@ function errorCode(value: unknown): string {
   return typeof value === 'string' && /^[\x20-\x7e]{1,64}$/.test(value) ? value.replace(/[^A-Za-z0-9_.-]/g, '_') : 'unknown';
 }
 
+/** Control, format (bidi overrides, zero-width), surrogate, private-use and line/paragraph separator characters. */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}]/u;
+
+/**
+ * The name shown beside the subject: a claim the user may choose, so one that could
+ * disguise itself in the dashboard or the audit list (a right-to-left override making
+ * "nimda" read "admin", zero-width characters) is not used.
+ */
 function displayName(claims: Readonly<Record<string, unknown>>): string | undefined {
   for (const name of ['preferred_username', 'email']) {
     const value = claims[name];
-    if (typeof value === 'string' && value.length > 0 && value.length <= 256 && !/[\u0000-\u001f\u007f]/.test(value)) return value;
+    if (typeof value === 'string' && value.length > 0 && value.length <= 256 && !UNPRINTABLE.test(value)) return value;
   }
   return undefined;
 }

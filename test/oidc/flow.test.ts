@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { OidcConfig } from '../../src/config/oidc-config.ts';
-import { createSsoFlow, LOGIN_TTL_MS, MAX_TRANSACTIONS_PER_CLIENT, SsoStartError, userAllowed, type SsoFlow } from '../../src/oidc/flow.ts';
+import { createSsoFlow, LOGIN_TTL_MS, MAX_TRANSACTIONS_PER_CLIENT, ssoActor, SsoStartError, userAllowed, type SsoFlow } from '../../src/oidc/flow.ts';
 import { codeChallengeS256 } from '../../src/oidc/pkce.ts';
 import type { ProviderAnswer, ProviderFetch, ProviderRequest } from '../../src/oidc/provider-fetch.ts';
 
@@ -203,6 +203,15 @@ describe('sso flow', () => {
     await start();
     const outcome = await flow.finish(CONFIG, { state: first.state, code: 'c' }, first.binding, SECRET);
     assert.equal(outcome.ok === false && outcome.reason, 'state_unknown');
+  });
+
+  test('the actor\'s name is preferred_username, else email, never one with control, bidi or zero-width characters', () => {
+    const actor = (claims: Record<string, unknown>) => ssoActor({ sub: 's', iss: ISSUER, claims });
+    assert.deepEqual(actor({ preferred_username: 'alice', email: 'a@example.com' }), { kind: 'sso', id: 's', issuer: ISSUER, name: 'alice' });
+    assert.equal(actor({ preferred_username: 'nim\u202eda', email: 'a@example.com' }).name, 'a@example.com');
+    assert.equal(actor({ preferred_username: 'ad\u200bmin' }).name, undefined);
+    assert.equal(actor({ preferred_username: 'a\nb', email: 'x\u2028y' }).name, undefined);
+    assert.equal(actor({ preferred_username: 'Jürgen Groß' }).name, 'Jürgen Groß');
   });
 
   test('a flood of starts from one address drops only its own pending logins, not another user\'s', async () => {
