@@ -10,8 +10,9 @@
 //   constant time.
 // - At most `maxSessions` live at once. Creating one more first drops expired
 //   sessions, then the oldest by creation. Only someone who knows the admin password
-//   can create sessions, so the cap bounds memory, not an attack surface; the cost of
-//   hitting it is that the oldest login is logged out.
+//   or is an allowed single sign-on user can create sessions, so the cap bounds memory,
+//   not an anonymous attack surface; the cost of hitting it (an allowed user signing in
+//   a thousand times) is that the oldest logins are logged out.
 // No timers: expiry is checked when a session is looked up or created.
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
