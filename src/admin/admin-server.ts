@@ -44,7 +44,7 @@ import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
 import { createSessionStore, verifyCsrf, type Session, type SessionStore } from './sessions.ts';
-import { createSsoRoutes, passwordLoginAllowed } from './sso-routes.ts';
+import { createSsoRoutes, passwordLoginAllowed, ssoSessionValid } from './sso-routes.ts';
 import type { SsoFlow } from '../oidc/flow.ts';
 import { bearerCredential, createTokenAuth } from './token-auth.ts';
 
@@ -178,11 +178,11 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const id = sessionIdOf(ctx);
     const session = id === undefined ? null : sessions.get(id);
     if (id === undefined || session === null) throw new ApiError('session_required', 'Log in to the admin API first (POST /api/login).');
-    // issue 17 (part D): SSO sessions do not depend on the password; they end when SSO is
-    // switched off or pointed at another issuer, password sessions when password login is.
+    // issue 17 (part D): SSO sessions do not depend on the password; they end when SSO is switched
+    // off or who it admits changes (ssoSessionValid), password sessions when password login is off.
     const oidc = options.view().config.admin.oidc;
     const kind = session.actor.kind;
-    if (kind === 'sso' ? oidc === null || session.actor.issuer !== oidc.issuer : !passwordLoginAllowed(oidc)) {
+    if (kind === 'sso' ? !ssoSessionValid(session, oidc) : !passwordLoginAllowed(oidc)) {
       sessions.destroy(id);
       throw new ApiError('session_required', 'The way this session signed in is no longer enabled (admin.oidc); sign in again.');
     }

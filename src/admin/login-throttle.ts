@@ -9,7 +9,9 @@
 // many addresses to `maxGlobalFailures` per window (100 per 15 min by default: under
 // 10,000 a day, hopeless against a 12-character password). The price is that such an
 // attack also locks the real admin out of the dashboard until the window ends; the
-// CLI (`portcullis admin set-password`, `portcullis keys`) keeps working.
+// CLI (`portcullis admin set-password`, `portcullis keys`) keeps working. Failures
+// that are no guess at the password (an unknown admin API token) count per client
+// only (`failure(client, {global: false})`), so they cannot trigger that lockout.
 //
 // Memory is bounded: at most `maxClients` client records. Making room drops records
 // that no longer matter first (window over, not locked), then the least recently
@@ -44,8 +46,12 @@ export type LoginDecision = { readonly allowed: true } | { readonly allowed: fal
 export interface LoginThrottle {
   /** May `client` try a password now? */
   check(client: string): LoginDecision;
-  /** `client` presented a wrong password. */
-  failure(client: string): void;
+  /**
+   * `client` presented a wrong password. `global: false` counts it for the client only,
+   * not toward the global ceiling: for failures that are no guess at the password (an
+   * unknown admin API token), so they cannot lock everyone out of the password login.
+   */
+  failure(client: string, options?: { global?: boolean }): void;
   /** `client` logged in: its failures are forgotten (the global count is not). */
   success(client: string): void;
   /** Client records held, for tests and metrics. */
@@ -116,9 +122,9 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
       const waitMs = Math.max(clientWaitMs, globalRetryAfterMs(nowMs));
       return waitMs > 0 ? { allowed: false, retryAfterMs: waitMs } : ALLOWED;
     },
-    failure(client) {
+    failure(client, failureOptions) {
       const nowMs = clock();
-      countGlobalFailure(nowMs);
+      if (failureOptions?.global !== false) countGlobalFailure(nowMs);
       const key = keyOf(client);
       let record = clients.get(key);
       clients.delete(key);

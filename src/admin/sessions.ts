@@ -10,8 +10,9 @@
 //   constant time.
 // - At most `maxSessions` live at once. Creating one more first drops expired
 //   sessions, then the oldest by creation. Only someone who knows the admin password
-//   can create sessions, so the cap bounds memory, not an attack surface; the cost of
-//   hitting it is that the oldest login is logged out.
+//   or is an allowed single sign-on user can create sessions, so the cap bounds memory,
+//   not an anonymous attack surface; the cost of hitting it (an allowed user signing in
+//   a thousand times) is that the oldest logins are logged out.
 // No timers: expiry is checked when a session is looked up or created.
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -35,6 +36,8 @@ export interface Session {
   readonly expiresAtMs: number;
   /** Last time get() found the session; the idle limit counts from here. */
   readonly lastSeenMs: number;
+  /** What admitted it, when the caller names it (single sign-on: the allow-lists' fingerprint, sso-routes.ts); else null. */
+  readonly grant: string | null;
 }
 
 export interface CreatedSession {
@@ -55,7 +58,8 @@ export interface SessionStoreOptions {
 }
 
 export interface SessionStore {
-  create(actor: AuditActor): CreatedSession;
+  /** `grant`: what admitted the session (kept with it, for the caller to check later). */
+  create(actor: AuditActor, grant?: string): CreatedSession;
   /** The live session for a cookie value, or null; a hit refreshes its idle time. */
   get(id: string): Session | null;
   /** Log out one session (unknown ids are ignored). */
@@ -72,6 +76,7 @@ interface StoredSession {
   createdAtMs: number;
   expiresAtMs: number;
   lastSeenMs: number;
+  grant: string | null;
 }
 
 function requirePositiveInteger(value: number, name: string): number {
@@ -111,7 +116,7 @@ export function createSessionStore(options: SessionStoreOptions = {}): SessionSt
   }
 
   return {
-    create(actor) {
+    create(actor, grant) {
       const nowMs = clock();
       dropExpired(nowMs);
       while (sessions.size >= maxSessions) {
@@ -122,7 +127,7 @@ export function createSessionStore(options: SessionStoreOptions = {}): SessionSt
       const id = newSecret();
       const csrfToken = newSecret();
       const expiresAtMs = nowMs + ttlMs;
-      sessions.set(hashId(id), { actor: { ...actor }, csrfToken, createdAtMs: nowMs, expiresAtMs, lastSeenMs: nowMs });
+      sessions.set(hashId(id), { actor: { ...actor }, csrfToken, createdAtMs: nowMs, expiresAtMs, lastSeenMs: nowMs, grant: grant ?? null });
       return { id, csrfToken, expiresAtMs };
     },
     get(id) {

@@ -11,7 +11,13 @@
 // holds a random secret whose hash the transaction keeps, so a callback URL
 // carried to another browser (login CSRF, a leaked URL) is refused there.
 // The settings are read from the serving config on every request, so a
-// reload applies them.
+// reload applies them; a change to who is admitted ends SSO sessions (ssoGrant).
+//
+// Anyone can call /sso/callback, so its refusals are bounded in the audit
+// trail (refusal-record-limit.ts): at most one admin.login_failed per
+// address, user (or anonymous) and reason a minute, 100 a minute in all;
+// each refusal still has its 'sso login refused' warning in the log stream.
+import { createHash } from 'node:crypto';
 import { ConfigIssueCode } from '../config/config-issues.ts';
 import { readConfigFile } from '../config/config-files.ts';
 import type { GatewayConfig } from '../config/config.ts';
@@ -24,7 +30,8 @@ import type { RequestContext, RouteHandler } from '../http/request-context.ts';
 import type { Logger } from '../log/logger.ts';
 import { createSsoFlow, LOGIN_TTL_MS, SsoStartError, type CallbackParams, type SsoFlow } from '../oidc/flow.ts';
 import { clientAddress } from './admin-principal.ts';
-import type { SessionStore } from './sessions.ts';
+import { createRefusalRecordLimit } from './refusal-record-limit.ts';
+import type { Session, SessionStore } from './sessions.ts';
 
 const BINDING_COOKIE = 'portcullis_sso';
 const SECURE_BINDING_COOKIE = '__Host-portcullis_sso';
@@ -50,6 +57,22 @@ export interface SsoRoutesOptions {
 /** Whether POST /api/login is open: always without SSO; with SSO unless admin.oidc.passwordLogin is false. */
 export function passwordLoginAllowed(oidc: OidcConfig | null): boolean {
   return oidc === null || oidc.passwordLogin;
+}
+
+/**
+ * What admits a user (issuer, client, audiences, allow-lists, groups claim), as a
+ * fingerprint an SSO session keeps: when a reload changes any of it, SSO sessions
+ * end at their next request, so a user taken off the lists is out at once rather
+ * than at the end of the session's lifetime.
+ */
+export function ssoGrant(oidc: OidcConfig): string {
+  const admits = [oidc.issuer, oidc.clientId, oidc.audiences, oidc.allowedUsers, oidc.allowedGroups, oidc.groupsClaim];
+  return createHash('sha256').update(JSON.stringify(admits), 'utf8').digest('base64url');
+}
+
+/** Whether an SSO session may go on under the serving admin.oidc (null: SSO switched off). */
+export function ssoSessionValid(session: Pick<Session, 'actor' | 'grant'>, oidc: OidcConfig | null): boolean {
+  return oidc !== null && session.actor.issuer === oidc.issuer && session.grant === ssoGrant(oidc);
 }
 
 /** The client secret, read when a code is exchanged (a rotated secret file applies at the next login). */
@@ -91,6 +114,7 @@ export function createSsoRoutes(options: SsoRoutesOptions): Array<[method: strin
   const flow = options.flow ?? createSsoFlow({ clock });
   const bindingName = options.secureCookies ? SECURE_BINDING_COOKIE : BINDING_COOKIE;
   const lastStartFailureAudit = new Map<string, number>();
+  const callbackRecords = createRefusalRecordLimit({ clock });
 
   const bindingCookie = (value: string, maxAgeSeconds: number): string =>
     serializeCookie(bindingName, value, { httpOnly: true, secure: options.secureCookies, sameSite: 'Lax', path: '/', maxAgeSeconds });
@@ -101,9 +125,11 @@ export function createSsoRoutes(options: SsoRoutesOptions): Array<[method: strin
     return { config, oidc: config.admin.oidc };
   };
 
-  const refused = async (ctx: RequestContext, oidc: OidcConfig, error: string, reason: string, actor: AuditActor | null, detail: Record<string, string | number> = {}): Promise<void> => {
+  /** Logs the refusal; records it too unless `record` is false (the callback's bound). */
+  const refused = async (ctx: RequestContext, oidc: OidcConfig, error: string, reason: string, actor: AuditActor | null, detail: Record<string, string | number> = {}, record = true): Promise<void> => {
     const client = clientAddress(ctx);
-    logger.warn('sso login refused', { requestId: ctx.requestId, client, error, reason, ...detail, ...(actor === null ? {} : { sub: actor.id }) });
+    logger.warn('sso login refused', { requestId: ctx.requestId, client, error, reason, ...detail, ...(actor === null ? {} : { sub: actor.id }), ...(record ? {} : { auditRecord: 'suppressed' }) });
+    if (!record) return;
     await audit.record({
       actor: actor ?? ANONYMOUS,
       source: client,
@@ -124,7 +150,7 @@ export function createSsoRoutes(options: SsoRoutesOptions): Array<[method: strin
     const { oidc } = oidcOrRefuse();
     let begun: { location: string; binding: string };
     try {
-      begun = await flow.start(oidc);
+      begun = await flow.start(oidc, clientAddress(ctx));
     } catch (err) {
       if (!(err instanceof SsoStartError)) throw err;
       const nowMs = clock();
@@ -149,11 +175,13 @@ export function createSsoRoutes(options: SsoRoutesOptions): Array<[method: strin
         ? ({ ok: false, error: 'sso_state_invalid', reason: 'repeated_parameter', actor: null } as const)
         : await flow.finish(oidc, params, binding, () => readClientSecret(config, oidc, env));
     if (!outcome.ok) {
-      await refused(ctx, oidc, outcome.error, outcome.reason, outcome.actor, 'detail' in outcome ? outcome.detail : {});
+      const detail = 'detail' in outcome ? outcome.detail : {};
+      const record = callbackRecords.take(`${outcome.actor?.id ?? '-'}\n${clientAddress(ctx)}\n${outcome.reason}`);
+      await refused(ctx, oidc, outcome.error, outcome.reason, outcome.actor, detail, record);
       redirect(ctx, `/?sso_error=${outcome.error}`, [clearBinding]);
       return;
     }
-    const created = options.sessions.create(outcome.actor);
+    const created = options.sessions.create(outcome.actor, ssoGrant(oidc));
     const client = clientAddress(ctx);
     logger.info('admin login', { requestId: ctx.requestId, client, sso: true, sub: outcome.actor.id });
     await audit.record({ actor: outcome.actor, source: client, action: 'admin.login', target: 'admin', before: null, after: null, detail: { issuer: oidc.issuer } });

@@ -4,15 +4,24 @@
 // token and Origin check do not apply (no cookie is involved, so a page on
 // another site cannot make a browser send the token), the host check still does.
 //
-// Order of the checks, each refusal recorded once as token.refused:
+// Order of the checks:
 //   1. the login throttle (per client address, shared with password logins):
 //      a locked-out address gets 429 login_rate_limited and no audit record,
 //      so garbage cannot flood the trail;
-//   2. the token: unknown or malformed 401 admin_token_invalid, revoked 401
-//      admin_token_revoked, expired 401 admin_token_expired (each counts as a
-//      failed login for the throttle);
+//   2. the token: unknown or malformed 401 admin_token_invalid (counts as a
+//      failed login for the client's address, not toward the throttle's global
+//      ceiling: no token can be guessed, and garbage from many addresses must
+//      not lock the password login out for everyone), revoked 401
+//      admin_token_revoked, expired 401 admin_token_expired (not counted: a
+//      token this gateway issued is no guess, and a CI job retrying an expired
+//      token from many runners must not lock the password login out for
+//      everyone through the throttle's global ceiling);
 //   3. the route: need 'session' 403 session_required_for_route; a scope that
 //      does not cover the need 403 token_scope_insufficient.
+// Each refusal is a token.refused audit record, at most one per token (or
+// unknown), address and reason per minute and 100 a minute in all
+// (refusal-record-limit.ts); every refusal is in the access log line
+// (adminToken: the reason, adminTokenId, client).
 // An accepted request records exactly one token.use {method, path, status},
 // except a key change that succeeded: its key.* record (actor kind 'token')
 // is its use record.
@@ -25,6 +34,7 @@ import { KeyStoreError } from '../keys/errors.ts';
 import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
 import { clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { LoginThrottle } from './login-throttle.ts';
+import { createRefusalRecordLimit } from './refusal-record-limit.ts';
 
 const REALM = 'portcullis-admin';
 const INVALID_TOKEN_CHALLENGE = `Bearer realm="${REALM}", error="invalid_token"`;
@@ -72,11 +82,19 @@ function isSuccess(status: number): boolean {
 
 export function createTokenAuth(options: TokenAuthOptions) {
   const { throttle, audit, clock } = options;
+  const recordLimit = createRefusalRecordLimit({ clock });
 
   const refuse = async (ctx: RequestContext, code: RefusalCode, actor: AuditActor, target: string | null, error: ApiError): Promise<never> => {
+    const source = clientAddress(ctx);
     ctx.log['adminToken'] = code;
-    const event: AuditEvent = { actor, source: clientAddress(ctx), action: 'token.refused', target, before: null, after: null, detail: { reason: code } };
-    await audit.record(event);
+    ctx.log['client'] = source;
+    if (target !== null) ctx.log['adminTokenId'] = target;
+    if (recordLimit.take(`${target ?? actor.name ?? '-'}\n${source}\n${code}`)) {
+      const event: AuditEvent = { actor, source, action: 'token.refused', target, before: null, after: null, detail: { reason: code } };
+      await audit.record(event);
+    } else {
+      ctx.log['auditRecord'] = 'suppressed';
+    }
     throw error;
   };
 
@@ -98,7 +116,9 @@ export function createTokenAuth(options: TokenAuthOptions) {
     }
     const status = record === null ? null : tokenStatus(record, clock());
     if (record === null || status !== 'active') {
-      throttle.failure(client);
+      // Per address only: a 256-bit token cannot be guessed, so unknown tokens from many
+      // addresses must not reach the global ceiling that guards the password login.
+      if (record === null) throttle.failure(client, { global: false });
       const code = record === null ? 'admin_token_invalid' : status === 'revoked' ? 'admin_token_revoked' : 'admin_token_expired';
       // Unknown: only its prefix, and only when it has a token's shape (never more of what was sent).
       const actor: AuditActor =

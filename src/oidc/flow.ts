@@ -22,6 +22,12 @@ import { fetchFromProvider, ProviderFetchError, type ProviderFetch } from './pro
 
 export const LOGIN_TTL_MS = 10 * 60 * 1000;
 const DEFAULT_MAX_TRANSACTIONS = 10_000;
+/**
+ * Pending logins one client address may hold: its next start drops its own
+ * oldest. Anyone can call /sso/start, so without this one address could
+ * fill the table and push out everyone else's logins in progress.
+ */
+export const MAX_TRANSACTIONS_PER_CLIENT = 16;
 const MAX_TOKEN_ANSWER_BYTES = 256 * 1024;
 const MAX_JWKS_BYTES = 256 * 1024;
 /** Callback parameters longer than this are not ours (codes of real providers are well under 2 KiB). */
@@ -67,13 +73,18 @@ export interface SsoFlowOptions {
 }
 
 export interface SsoFlow {
-  /** The provider's authorization URL and the binding cookie's value. Throws SsoStartError when the provider cannot be used. */
-  start(config: OidcConfig): Promise<{ location: string; binding: string }>;
+  /**
+   * The provider's authorization URL and the binding cookie's value. Throws SsoStartError when the provider cannot be used.
+   * `client`: who asks (the client address): each holds at most MAX_TRANSACTIONS_PER_CLIENT pending logins, and when the
+   * table is full the client holding the most loses its oldest, so a flood from some addresses evicts their own logins first.
+   */
+  start(config: OidcConfig, client?: string): Promise<{ location: string; binding: string }>;
   /** `clientSecret` is read only when the code is exchanged (null: a public client). */
   finish(config: OidcConfig, params: CallbackParams, binding: string | undefined, clientSecret: () => string | null): Promise<SsoOutcome>;
 }
 
 interface Transaction {
+  client: string;
   bindingHash: Buffer;
   nonce: string;
   codeVerifier: string;
@@ -108,10 +119,18 @@ function errorCode(value: unknown): string {
   return typeof value === 'string' && /^[\x20-\x7e]{1,64}$/.test(value) ? value.replace(/[^A-Za-z0-9_.-]/g, '_') : 'unknown';
 }
 
+/** Control, format (bidi overrides, zero-width), surrogate, private-use and line/paragraph separator characters. */
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}]/u;
+
+/**
+ * The name shown beside the subject: a claim the user may choose, so one that could
+ * disguise itself in the dashboard or the audit list (a right-to-left override making
+ * "nimda" read "admin", zero-width characters) is not used.
+ */
 function displayName(claims: Readonly<Record<string, unknown>>): string | undefined {
   for (const name of ['preferred_username', 'email']) {
     const value = claims[name];
-    if (typeof value === 'string' && value.length > 0 && value.length <= 256 && !/[\u0000-\u001f\u007f]/.test(value)) return value;
+    if (typeof value === 'string' && value.length > 0 && value.length <= 256 && !UNPRINTABLE.test(value)) return value;
   }
   return undefined;
 }
@@ -141,7 +160,32 @@ export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
   const maxTransactions = options.maxTransactions ?? DEFAULT_MAX_TRANSACTIONS;
   // Insertion order is creation order: the first entry is the oldest.
   const transactions = new Map<string, Transaction>();
+  /** The keys of each client's transactions, oldest first. */
+  const byClient = new Map<string, string[]>();
   let provider: ProviderClient | null = null;
+
+  const forget = (key: string): void => {
+    const tx = transactions.get(key);
+    if (tx === undefined) return;
+    transactions.delete(key);
+    const keys = byClient.get(tx.client);
+    if (keys === undefined) return;
+    const i = keys.indexOf(key);
+    if (i !== -1) keys.splice(i, 1);
+    if (keys.length === 0) byClient.delete(tx.client);
+  };
+
+  /** Room for one more transaction of `client`: its own oldest goes first, then the busiest client's. */
+  const makeRoom = (client: string): void => {
+    const own = byClient.get(client);
+    while (own !== undefined && own.length >= MAX_TRANSACTIONS_PER_CLIENT) forget(own[0] as string);
+    while (transactions.size >= maxTransactions) {
+      let busiest: string[] | undefined;
+      for (const keys of byClient.values()) if (busiest === undefined || keys.length > busiest.length) busiest = keys;
+      if (busiest === undefined || busiest.length === 0) break;
+      forget(busiest[0] as string);
+    }
+  };
 
   /** One discovery and key cache per issuer; a reload that changes the issuer starts afresh. */
   const providerFor = (config: OidcConfig): ProviderClient => {
@@ -171,7 +215,7 @@ export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
   const dropExpired = (nowMs: number): void => {
     for (const [key, tx] of transactions) {
       if (nowMs - tx.createdAtMs < LOGIN_TTL_MS) break;
-      transactions.delete(key);
+      forget(key);
     }
   };
 
@@ -191,7 +235,7 @@ export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
   };
 
   return {
-    async start(config) {
+    async start(config, client = '-') {
       let metadata: ProviderMetadata;
       try {
         metadata = await providerFor(config).discovery.metadata();
@@ -202,12 +246,14 @@ export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
       const secrets = newLoginSecrets(options.random);
       const nowMs = clock();
       dropExpired(nowMs);
-      while (transactions.size >= maxTransactions) {
-        const oldest = transactions.keys().next();
-        if (oldest.done === true) break;
-        transactions.delete(oldest.value);
-      }
-      transactions.set(sha256(secrets.state).toString('base64url'), {
+      const clientKey = client.slice(0, 256);
+      makeRoom(clientKey);
+      const key = sha256(secrets.state).toString('base64url');
+      const keys = byClient.get(clientKey);
+      if (keys === undefined) byClient.set(clientKey, [key]);
+      else keys.push(key);
+      transactions.set(key, {
+        client: clientKey,
         bindingHash: sha256(secrets.binding),
         nonce: secrets.nonce,
         codeVerifier: secrets.codeVerifier,

@@ -11,7 +11,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import { setAdminPassword } from '../../src/admin/admin-credentials.ts';
 import { createAdminServer, type AdminServer } from '../../src/admin/admin-server.ts';
 import { createBootstrapToken } from '../../src/admin/bootstrap-token.ts';
-import { createLoginThrottle } from '../../src/admin/login-throttle.ts';
+import { createLoginThrottle, type LoginThrottle } from '../../src/admin/login-throttle.ts';
 import { runAdminTokensCommand } from '../../src/cli/admin-tokens-command.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createLogger } from '../../src/log/logger.ts';
@@ -71,7 +71,7 @@ before(async () => {
     session: { ttlMs: 400 * DAY, idleMs: 400 * DAY, secureCookies: false },
     dashboardDir: dir,
     // Three refused tokens from one address lock it out for 15 minutes.
-    throttle: createLoginThrottle({ maxFailures: 3, clock: () => throttleNow }),
+    throttle: recordingThrottle(createLoginThrottle({ maxFailures: 3, clock: () => throttleNow })),
   });
   await new Promise<void>((resolve) => admin.server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(admin.server.address() as AddressInfo).port}`;
@@ -104,6 +104,32 @@ function withToken(token: string, method: string, urlPath: string, body?: unknow
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...extra };
   if (body !== undefined) headers['content-type'] = 'application/json';
   return request(base, method, urlPath, { headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+}
+
+/** Every failure() the throttle was told of: [client, options]. */
+const throttleFailures: Array<[string, unknown]> = [];
+
+function recordingThrottle(inner: LoginThrottle): LoginThrottle {
+  return {
+    check: (client) => inner.check(client),
+    success: (client) => inner.success(client),
+    failure(client, options) {
+      throttleFailures.push([client, options]);
+      inner.failure(client, options);
+    },
+    get trackedClients() {
+      return inner.trackedClients;
+    },
+  };
+}
+
+/** The access log lines written so far, parsed. */
+function accessLines(): Record<string, unknown>[] {
+  return logs
+    .flatMap((text) => text.split('\n'))
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line['msg'] === 'request');
 }
 
 function errorOf(res: RawResponse): unknown {
@@ -260,13 +286,39 @@ test('a token cannot manage tokens: 403 session_required_for_route, even with a 
       code: 'session_required_for_route',
     });
   }
+  // One record for the same token, address and reason per minute; the access log has all three.
   assert.deepEqual(
     audit.events.map((e) => [e.action, e.actor.id, e.detail]),
-    Array.from({ length: 3 }, () => ['token.refused', record.id, { reason: 'session_required_for_route' }]),
+    [['token.refused', record.id, { reason: 'session_required_for_route' }]],
+  );
+  const lines = accessLines().filter((l) => l['adminTokenId'] === record.id && l['adminToken'] === 'session_required_for_route');
+  assert.deepEqual(
+    lines.map((l) => [l['status'], l['client'], l['auditRecord']]),
+    [[403, SOURCE, undefined], [403, SOURCE, 'suppressed'], [403, SOURCE, 'suppressed']],
   );
   assert.equal((await withSession('GET', '/api/tokens')).status, 200, 'the session alone still may');
   // Another scheme (a proxy's Basic auth) leaves the session in charge.
   assert.equal((await request(base, 'GET', '/api/tokens', { headers: { cookie: session.cookie, authorization: 'Basic dXNlcjpwYXNz' } })).status, 200);
+});
+
+test('a token reaches nothing beyond its routes: not the password, session or logout routes, nor through HEAD, OPTIONS or path tricks', async () => {
+  const { token, record } = await createToken('probe', ['read', 'keys']);
+  // The session routes ignore the header: without a cookie they are a session's refusal.
+  const password = await withToken(token, 'POST', '/api/password', { password: 'a new password of the attacker' });
+  assert.equal((errorOf(password) as { code: string }).code, 'session_required');
+  assert.equal((errorOf(await withToken(token, 'GET', '/api/session')) as { code: string }).code, 'session_required');
+  assert.equal((await withToken(token, 'POST', '/api/logout')).status, 204, 'a logout without a session ends nothing');
+  // HEAD of a read route is the read route (needs read); OPTIONS is no route.
+  assert.equal((await withToken(token, 'HEAD', '/api/keys')).status, 200);
+  assert.equal((await withToken(token, 'OPTIONS', '/api/tokens')).status, 405);
+  assert.equal((await withToken(token, 'HEAD', '/api/tokens')).status, 403, 'HEAD of a session route is refused like GET');
+  // Other spellings of the token routes are no routes at all.
+  for (const tricky of ['/api/tokens/', '//api/tokens', '/api//tokens', '/api/%74okens', '/API/tokens', `/api/tokens/${record.id}/revoke/`, '/api/tokens?x=/api/keys']) {
+    const res = await withToken(token, tricky.includes('revoke') ? 'POST' : 'GET', tricky);
+    assert.ok(res.status === 404 || res.status === 403, `${tricky}: ${res.status}`);
+  }
+  assert.equal((await withSession('GET', '/api/tokens')).status, 200);
+  assert.equal((await state.tokens.list()).find((r) => r.id === record.id)?.revokedAt, null, 'nothing revoked');
 });
 
 test('expired (clock pinned past expiry) 401 admin_token_expired; revoked by the CLI while the server runs 401 admin_token_revoked at once', async () => {
@@ -322,7 +374,8 @@ test('the host check still applies to token requests', async () => {
 
 test('refused tokens go through the login throttle: the 4th from one address is 429 with Retry-After and no audit record, even with a good token', async () => {
   const { token } = await createToken('good', ['read']);
-  for (let i = 0; i < 3; i++) assert.equal((await withToken('pca_nope', 'GET', '/api/keys')).status, 401);
+  // Three different unknown tokens: three records (the same one again within a minute would be one).
+  for (const c of ['R', 'S', 'T']) assert.equal((await withToken(`pca_${c.repeat(42)}A`, 'GET', '/api/keys')).status, 401);
   assert.equal(audit.events.length, 3);
   for (const candidate of ['pca_nope', token]) {
     const res = await withToken(candidate, 'GET', '/api/keys');
@@ -334,6 +387,47 @@ test('refused tokens go through the login throttle: the 4th from one address is 
   // The lockout is per address and shared with password logins.
   const login = await request(base, 'POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
   assert.equal(login.status, 429);
+});
+
+test('an unknown token counts against its address only, never toward the global ceiling that guards the password login', async () => {
+  throttleFailures.length = 0;
+  assert.equal((await withToken(`pca_${'U'.repeat(42)}A`, 'GET', '/api/keys')).status, 401);
+  assert.equal((await withToken('not-even-a-token', 'GET', '/api/keys')).status, 401);
+  assert.deepEqual(throttleFailures, [
+    [SOURCE, { global: false }],
+    [SOURCE, { global: false }],
+  ]);
+});
+
+test('a known token that is revoked or expired is no guess: retried, it never locks the address (or, through the global ceiling, everyone) out', async () => {
+  const { token, record } = await createToken('ci-revoked', ['read']);
+  assert.equal((await withSession('POST', `/api/tokens/${record.id}/revoke`)).status, 200);
+  const expiring = await createToken('ci-expired', ['read'], 1);
+  audit.events.length = 0;
+  throttleFailures.length = 0;
+  // The throttle locks an address after 3 failures: 10 retries of each stay 401.
+  for (let i = 0; i < 10; i++) {
+    assert.equal((errorOf(await withToken(token, 'GET', '/api/keys')) as { code: string }).code, 'admin_token_revoked');
+  }
+  now = Date.parse(expiring.record.expiresAt) + 1;
+  for (let i = 0; i < 10; i++) {
+    assert.equal((errorOf(await withToken(expiring.token, 'GET', '/api/keys')) as { code: string }).code, 'admin_token_expired');
+  }
+  const login = await request(base, 'POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
+  assert.equal(login.status, 200, login.text);
+  assert.deepEqual(throttleFailures, [], 'nothing counted');
+  // One record per token, address and reason per minute, not one per retry.
+  assert.deepEqual(
+    audit.events.filter((e) => e.action === 'token.refused').map((e) => [e.target, e.detail]),
+    [
+      [record.id, { reason: 'admin_token_revoked' }],
+      [expiring.record.id, { reason: 'admin_token_expired' }],
+    ],
+  );
+  now += 60_000;
+  assert.equal((await withToken(expiring.token, 'GET', '/api/keys')).status, 401);
+  assert.deepEqual(audit.events.filter((e) => e.action === 'token.refused').at(-1)?.detail, { reason: 'admin_token_expired' }, 'a minute later, recorded again');
+  assert.equal(audit.events.filter((e) => e.action === 'token.refused').length, 3);
 });
 
 test('a token store that cannot be read is 503 key_store_unavailable with Retry-After, not a 500 and not a refusal', async () => {

@@ -98,6 +98,15 @@ test('the global ceiling refuses every client until the window ends', () => {
   assert.deepEqual(throttle.check('192.168.1.1'), { allowed: true });
 });
 
+test('a failure counted for the client only (global: false) locks that client, never everyone', () => {
+  const { throttle } = fixture({ maxGlobalFailures: 10 });
+  for (let i = 0; i < 50; i++) throttle.failure(`10.0.0.${i}`, { global: false });
+  assert.deepEqual(throttle.check('192.168.1.1'), { allowed: true });
+  for (let i = 0; i < 5; i++) throttle.failure('10.0.1.1', { global: false });
+  assert.deepEqual(throttle.check('10.0.1.1'), { allowed: false, retryAfterMs: 15 * MINUTE });
+  assert.deepEqual(throttle.check('192.168.1.1'), { allowed: true });
+});
+
 test('a refused client waits for the later of its own and the global lockout', () => {
   const { throttle, advance, failTimes } = fixture({ maxGlobalFailures: 6, lockoutMs: 20 * MINUTE });
   failTimes('a', 5);

@@ -38,7 +38,9 @@ test('create returns a 43-character id, a CSRF token and the absolute expiry', (
   assert.equal(created.id.length, 43);
   assert.equal(isWellFormedSessionId(created.id), true);
   assert.equal(store.size, 1);
-  assert.deepEqual(store.get(created.id), { actor: ACTOR, csrfToken: secret(1), createdAtMs: 1_000_000, expiresAtMs: 1_000_000 + 8 * HOUR, lastSeenMs: 1_000_000 });
+  assert.deepEqual(store.get(created.id), { actor: ACTOR, csrfToken: secret(1), createdAtMs: 1_000_000, expiresAtMs: 1_000_000 + 8 * HOUR, lastSeenMs: 1_000_000, grant: null });
+  // What admitted a session (single sign-on's fingerprint) is kept with it.
+  assert.equal(store.get(store.create(ACTOR, 'fingerprint').id)?.grant, 'fingerprint');
 });
 
 test('ids and tokens from the real random source are distinct base64url', () => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { OidcConfig } from '../../src/config/oidc-config.ts';
-import { createSsoFlow, LOGIN_TTL_MS, SsoStartError, userAllowed, type SsoFlow } from '../../src/oidc/flow.ts';
+import { createSsoFlow, LOGIN_TTL_MS, MAX_TRANSACTIONS_PER_CLIENT, ssoActor, SsoStartError, userAllowed, type SsoFlow } from '../../src/oidc/flow.ts';
 import { codeChallengeS256 } from '../../src/oidc/pkce.ts';
 import type { ProviderAnswer, ProviderFetch, ProviderRequest } from '../../src/oidc/provider-fetch.ts';
 
@@ -54,8 +54,8 @@ function setup(over: Partial<Script> = {}, maxTransactions?: number) {
     return script.token(new URLSearchParams(request.body), request);
   };
   const flow: SsoFlow = createSsoFlow({ clock: () => nowMs, fetch, ...(maxTransactions === undefined ? {} : { maxTransactions }) });
-  const start = async (config = CONFIG) => {
-    const begun = await flow.start(config);
+  const start = async (config = CONFIG, client?: string) => {
+    const begun = await flow.start(config, client);
     const url = new URL(begun.location);
     nonce = url.searchParams.get('nonce') ?? '';
     return { ...begun, url, state: url.searchParams.get('state') ?? '' };
@@ -203,5 +203,45 @@ describe('sso flow', () => {
     await start();
     const outcome = await flow.finish(CONFIG, { state: first.state, code: 'c' }, first.binding, SECRET);
     assert.equal(outcome.ok === false && outcome.reason, 'state_unknown');
+  });
+
+  test('the actor\'s name is preferred_username, else email, never one with control, bidi or zero-width characters', () => {
+    const actor = (claims: Record<string, unknown>) => ssoActor({ sub: 's', iss: ISSUER, claims });
+    assert.deepEqual(actor({ preferred_username: 'alice', email: 'a@example.com' }), { kind: 'sso', id: 's', issuer: ISSUER, name: 'alice' });
+    assert.equal(actor({ preferred_username: 'nim\u202eda', email: 'a@example.com' }).name, 'a@example.com');
+    assert.equal(actor({ preferred_username: 'ad\u200bmin' }).name, undefined);
+    assert.equal(actor({ preferred_username: 'a\nb', email: 'x\u2028y' }).name, undefined);
+    assert.equal(actor({ preferred_username: 'Jürgen Groß' }).name, 'Jürgen Groß');
+  });
+
+  test('a flood of starts from one address drops only its own pending logins, not another user\'s', async () => {
+    const { flow, start, setNonce } = setup({}, 40);
+    const victim = await start(CONFIG, '192.0.2.7');
+    // Far more than the table holds, from one address.
+    for (let i = 0; i < 100; i++) await start(CONFIG, '198.51.100.1');
+    setNonce(victim.url.searchParams.get('nonce') ?? '');
+    const outcome = await flow.finish(CONFIG, { state: victim.state, code: 'c' }, victim.binding, SECRET);
+    assert.equal(outcome.ok, true, JSON.stringify(outcome));
+    // The flooder keeps only its newest MAX_TRANSACTIONS_PER_CLIENT (16): its first is gone.
+    const { flow: flow2, start: start2, setNonce: setNonce2 } = setup();
+    const first = await start2(CONFIG, '198.51.100.1');
+    const kept: Array<{ state: string; binding: string; url: URL }> = [];
+    for (let i = 0; i < MAX_TRANSACTIONS_PER_CLIENT; i++) kept.push(await start2(CONFIG, '198.51.100.1'));
+    const dropped = await flow2.finish(CONFIG, { state: first.state, code: 'c' }, first.binding, SECRET);
+    assert.equal(dropped.ok === false && dropped.reason, 'state_unknown');
+    const oldestKept = kept[0] as { state: string; binding: string; url: URL };
+    setNonce2(oldestKept.url.searchParams.get('nonce') ?? '');
+    assert.equal((await flow2.finish(CONFIG, { state: oldestKept.state, code: 'c' }, oldestKept.binding, SECRET)).ok, true);
+  });
+
+  test('a full table (many addresses) loses the oldest login of the address holding the most', async () => {
+    const { flow, start, setNonce } = setup({}, 6);
+    const victims = [await start(CONFIG, '192.0.2.1'), await start(CONFIG, '192.0.2.2')];
+    for (let i = 0; i < 10; i++) await start(CONFIG, `198.51.100.${i % 2}`);
+    for (const victim of victims) {
+      setNonce(victim.url.searchParams.get('nonce') ?? '');
+      const outcome = await flow.finish(CONFIG, { state: victim.state, code: 'c' }, victim.binding, SECRET);
+      assert.equal(outcome.ok, true, JSON.stringify(outcome));
+    }
   });
 });
