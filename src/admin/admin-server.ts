@@ -13,16 +13,14 @@
 //   browser sends one, an Origin equal to this listener's own.
 // - Sessions opened before the password last changed end at their next
 //   request (admin.json is re-read on every API call: it is tiny and admin
-//   traffic is rare), so `portcullis admin set-password` logs everyone out.
+//   traffic is rare), so `portcullis admin set-password` logs out every password
+//   and bootstrap session (single sign-on sessions do not rest on the password).
 // - After a bootstrap login the only thing allowed is setting a password.
 // - Single sign-on (admin.oidc, ./sso-routes.ts, docs/sso.md) opens 'sso' sessions:
 //   no admin password needed; they end when SSO is switched off or re-pointed.
 // - Instead of a session, an admin API token (`Authorization: Bearer pca_...`)
 //   may call the routes its scopes cover, without cookie, CSRF or Origin
 //   (token-auth.ts; docs/admin-api.md, "Tokens").
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Server } from 'node:http';
 import { ApiError, InvalidRequestError, MethodNotAllowedError, RouteNotFoundError } from '../errors/api-error.ts';
 import { readRequestJson } from '../http/json-body.ts';
@@ -39,6 +37,9 @@ import { AdminPasswordAlreadySetError, readAdminCredentials, setAdminPassword, W
 import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
 import { createAdminTokensApi } from './admin-tokens-api.ts';
 import { createAuditApi } from './audit-api.ts';
+import { dashboardRoutes, defaultDashboardDir } from './dashboard-assets.ts';
+
+export { DASHBOARD_CSP, defaultDashboardDir } from './dashboard-assets.ts';
 import { ADMIN_SCOPES, clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
@@ -57,10 +58,6 @@ const PASSWORD_ACTOR: AuditActor = { kind: 'password', id: 'admin' };
 const BOOTSTRAP_ACTOR: AuditActor = { kind: 'bootstrap', id: 'bootstrap' };
 /** A refused login: nobody is known yet. */
 const ANONYMOUS_ACTOR: AuditActor = { kind: 'anonymous', id: '-' };
-
-export const DASHBOARD_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /**
  * Sent with every admin answer (the listener's shell sets them on each
@@ -83,14 +80,6 @@ const LOGIN_BODY = { maxBytes: PASSWORD_MAX_LENGTH * 12 + 1024, limits: { maxDep
 const MAX_QUEUED_LOGINS = 32;
 /** Host names every admin listener answers for. */
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
-const MAX_ASSETS = 64;
-const ASSET_TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.map': 'application/json; charset=utf-8',
-};
-
 interface AdminServerOptions extends AdminApiDeps {
   dataDir: string;
   limits: ServerLimits;
@@ -121,41 +110,8 @@ export interface AdminServer {
   readonly sessions: SessionStore;
 }
 
-interface Asset {
-  type: string;
-  body: Buffer;
-}
-
 function passwordAlreadySet(): ApiError {
   return new ApiError('password_already_set');
-}
-
-export function defaultDashboardDir(): string {
-  // dist/src/admin/admin-server.js -> dist/dashboard
-  return fileURLToPath(new URL('../../dashboard/', import.meta.url));
-}
-
-/** The built dashboard files, read once at start; an unbuilt dashboard is an empty map. */
-function loadDashboard(dir: string): Map<string, Asset> {
-  const assets = new Map<string, Asset>();
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return assets;
-  }
-  for (const name of names.sort()) {
-    if (assets.size >= MAX_ASSETS) break;
-    const ext = path.extname(name);
-    const type = name === 'index.html' ? 'text/html; charset=utf-8' : ASSET_TYPES[ext];
-    if (type === undefined || !/^[A-Za-z0-9._-]+$/.test(name)) continue;
-    try {
-      assets.set(name, { type, body: readFileSync(path.join(dir, name)) });
-    } catch {
-      // a directory or an unreadable file: not an asset
-    }
-  }
-  return assets;
 }
 
 export function createAdminServer(options: AdminServerOptions): AdminServer {
@@ -164,7 +120,6 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   const throttle = options.throttle ?? createLoginThrottle({ clock });
   const secure = options.session.secureCookies;
   const cookieName = secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
-  const assets = loadDashboard(options.dashboardDir ?? defaultDashboardDir());
   const router = createRouter<RouteHandler>();
 
   const setSessionCookie = (ctx: RequestContext, value: string, maxAgeSeconds: number): void => {
@@ -375,20 +330,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   const ssoRoutes = createSsoRoutes({ ...options, logger, clock, sessions, secureCookies: secure, sessionCookie, flow: options.ssoFlow });
   for (const [method, route, handler] of ssoRoutes) router.add(method, route, withHostCheck(handler));
 
-  const page: RouteHandler = withHostCheck(async (ctx) => {
-    const index = assets.get('index.html');
-    if (index === undefined) throw new ApiError('dashboard_not_built');
-    ctx.res.writeHead(200, { 'content-type': index.type, 'content-length': index.body.length, 'content-security-policy': DASHBOARD_CSP });
-    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : index.body);
-  });
-  router.add('GET', '/', page);
-  router.add('GET', '/assets/:name', withHostCheck(async (ctx) => {
-    const name = ctx.path.slice('/assets/'.length);
-    const asset = name === 'index.html' ? undefined : assets.get(name);
-    if (asset === undefined) throw new ApiError('unknown_url', `No dashboard asset ${name}.`, { type: 'not_found_error' });
-    ctx.res.writeHead(200, { 'content-type': asset.type, 'content-length': asset.body.length, 'content-security-policy': DASHBOARD_CSP });
-    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : asset.body);
-  }));
+  for (const [method, route, handler] of dashboardRoutes(options.dashboardDir ?? defaultDashboardDir())) router.add(method, route, withHostCheck(handler));
 
   for (const [method, route, handler] of options.extraRoutes ?? []) router.add(method, route, withHostCheck(handler));
 
