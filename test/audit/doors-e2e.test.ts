@@ -104,6 +104,21 @@ describe('every door through the compiled CLI and serve, read back with audit li
     assertNoSecret(readFileSync(path.join(dir, 'data', 'audit.jsonl'), 'utf8'), secrets, 'audit.jsonl');
   });
 
+  test('a key named like a key is still recorded, the name redacted (it used to leave no record)', () => {
+    const dir = path.join(root, 'named-like-a-key');
+    mkdirSync(dir);
+    const flags = ['--data-dir', path.join(dir, 'data')];
+    const name = 'pcl_' + 'A'.repeat(24);
+    const created = JSON.parse(ok(portcullis(dir, ['keys', 'create', '--name', name, '--json', ...flags]), 'keys create').stdout) as { id: string };
+    const { records, verify } = readBack(dir, flags);
+    assert.deepEqual(
+      records.map((r) => [r.action, r.target, r.after?.['name'], r.detail]),
+      [['key.create', created.id, '[redacted]', { redacted: ['after.name'] }]],
+    );
+    assert.equal(verify.status, 0, verify.stderr);
+    assert.ok(!readFileSync(path.join(dir, 'data', 'audit.jsonl'), 'utf8').includes(name));
+  });
+
   test('run with sudo: keys, set-password and tokens name the same actor, with the sudo user in the detail', () => {
     const dir = path.join(root, 'sudo');
     mkdirSync(dir);
