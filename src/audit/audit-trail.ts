@@ -56,12 +56,12 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
         const record = await log.append(event.detail === undefined ? body : { ...body, detail: event.detail });
         logger.info('audit', recordFields(record));
       } catch (error) {
-        failed();
         logger.error('audit append failed; the event is only in this log line', {
           action: event.action,
           error: error instanceof Error ? error.message : String(error),
           event: safeJson({ time, ...event }),
         });
+        failed();
       }
     },
   };

@@ -16,6 +16,7 @@ import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
 import type { AuditWho } from '../state/audited-key-store.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import { cliWho } from './cli-actor.ts';
+import { cliAuditLogger, NOT_RECORDED } from './cli-audit.ts';
 import { shortTime } from './keys-output.ts';
 
 /** The token store and the audit trail a tokens command works with; closed when it is done. */
@@ -284,5 +285,6 @@ function inFlagWords(error: InvalidTokenSettingError): string {
 export async function openCliTokensBackend(config: GatewayConfig, env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream): Promise<TokensBackend> {
   const logger = createLogger({ level: 'warn', write: (line) => stderr.write(line) });
   const state = await openStateBackend(config, { logger, env, watch: false });
-  return { tokens: state.tokens, audit: createAuditTrail({ logger, log: state.audit }), close: () => state.close() };
+  const audit = createAuditTrail({ logger: cliAuditLogger(stderr), log: state.audit, onAppendFailure: () => stderr.write(NOT_RECORDED) });
+  return { tokens: state.tokens, audit, close: () => state.close() };
 }
