@@ -28,7 +28,7 @@ interface AdminCommandContext {
   clock?: () => Date;
   /** Tests pass a low cost; the default is the production strength. */
   scrypt?: ScryptParams;
-  /** Where a password set is recorded (docs/audit-events.md). */
+  /** Where a password set is recorded (docs/audit.md, "What each door records"). */
   audit: AuditTrail;
   /** Who acts, as the record names them; default: this process's OS user (cli-actor.ts). */
   who?: AuditWho;
