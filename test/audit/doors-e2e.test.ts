@@ -159,6 +159,9 @@ describe('every door through the compiled CLI and serve, read back with audit li
       const listening = await server.line((l) => l['msg'] === 'listening', 'listening');
       const admin = String(listening['admin']);
       const json = { 'content-type': 'application/json' };
+      // A token named like a token: its creation and every use used to be refused by the
+      // trail's secret guard, so they left no record at all; now the name is redacted.
+      const TOKEN_NAME = 'pca_' + 'R'.repeat(20);
 
       const wrong = await request(admin, 'POST', '/api/login', { headers: json, body: JSON.stringify({ password: 'not the password' }) });
       assert.equal(wrong.status, 401, wrong.text);
@@ -170,7 +173,7 @@ describe('every door through the compiled CLI and serve, read back with audit li
       const made = await request(admin, 'POST', '/api/keys', { headers: session, body: JSON.stringify({ name: 'from-api' }) });
       assert.equal(made.status, 201, made.text);
       const apiKey = JSON.parse(made.text) as { key: string; record: { id: string } };
-      const minted = await request(admin, 'POST', '/api/tokens', { headers: session, body: JSON.stringify({ name: 'reader', scopes: ['read'], expiresAt: new Date(Date.now() + 86_400_000).toISOString() }) });
+      const minted = await request(admin, 'POST', '/api/tokens', { headers: session, body: JSON.stringify({ name: TOKEN_NAME, scopes: ['read'], expiresAt: new Date(Date.now() + 86_400_000).toISOString() }) });
       assert.equal(minted.status, 201, minted.text);
       const token = JSON.parse(minted.text) as { token: string; record: { id: string } };
       const used = await request(admin, 'GET', '/api/keys', { headers: { authorization: `Bearer ${token.token}` } });
@@ -189,9 +192,11 @@ describe('every door through the compiled CLI and serve, read back with audit li
         ['config.reload', 'system:serve', 'signal', configFile],
       ]);
       assert.deepEqual(records.map((r) => r.seq), Array.from({ length: 13 }, (_, i) => i + 1));
+      assert.deepEqual([records[10]?.after?.['name'], records[10]?.detail], ['[redacted]', { redacted: ['after.name'] }]);
+      assert.deepEqual([records[11]?.actor, records[11]?.detail], [{ kind: 'token', id: token.record.id, name: '[redacted]' }, { method: 'GET', path: '/api/keys', status: 200, redacted: ['actor.name'] }]);
       assert.equal(verify.status, 0, verify.stderr);
       assert.equal(verify.stdout, `audit log in ${redis.url}/0 is whole: 13 records, seq 1 to 13\nhead: ${records[12]?.hash}\n`);
-      assertNoSecret(JSON.stringify(records), [...secrets, apiKey.key, token.token], 'the Redis chain');
+      assertNoSecret(JSON.stringify(records), [...secrets, apiKey.key, token.token, TOKEN_NAME], 'the Redis chain');
 
       // The gateway's log stream carries its own records (seq and hash), not the CLI's.
       const streamed = server.lines().filter((l) => l['msg'] === 'audit');
