@@ -260,7 +260,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     if (!ok) {
       logger.warn('admin login failed', { requestId: ctx.requestId, client });
       // Only a password actually checked and found wrong is recorded: the throttle bounds
-      // those (docs/audit-events.md); its refusals (429) are not, so a flood cannot fill the trail.
+      // those (docs/audit.md, "What each door records"); its refusals (429) are not, so a flood cannot fill the trail.
       await options.audit.record({ actor: ANONYMOUS_ACTOR, source: client, action: 'admin.login_failed', target: 'admin', before: null, after: null, detail: { reason: 'wrong_password' } });
       throw new ApiError('invalid_password');
     }

@@ -1,6 +1,6 @@
 // GET /api/audit (docs/admin-api.md, "Audit"): the audit chain, newest first,
 // filtered and paged. Any principal with the 'read' scope may read it: the
-// records hold no secret (src/audit/audit-record.ts refuses them on append).
+// records hold no secret (the trail redacts secret-like values, the append refuses any left).
 import { AuditFilterError, AuditLogError, parseAuditFilter, type AuditLog } from '../audit/audit-log.ts';
 import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
 import { sendJson } from '../http/respond.ts';

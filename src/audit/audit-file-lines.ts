@@ -21,16 +21,20 @@ export class OverlongLineError extends Error {
 /**
  * Calls `onLine` for every line from the start: its text (without the newline),
  * its 1-based number and whether a newline ended it (only the last line can
- * lack one). `onLine` returns false to stop.
+ * lack one). `onLine` returns false to stop. Reads up to `end` (a size taken
+ * earlier), or to the end of the file.
  */
-export async function forEachLine(handle: FileHandle, onLine: (text: string, line: number, terminated: boolean) => boolean): Promise<void> {
+export async function forEachLine(handle: FileHandle, onLine: (text: string, line: number, terminated: boolean) => boolean, end: number = Infinity): Promise<void> {
   const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
   let parts: Buffer[] = [];
   let pending = 0;
   let line = 1;
   let position = 0;
   for (;;) {
-    const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, position);
+    // Bytes past `end` (appended after a snapshot of the file) are not read.
+    const want = Math.min(CHUNK_BYTES, end - position);
+    if (want <= 0) break;
+    const { bytesRead } = await handle.read(chunk, 0, want, position);
     if (bytesRead === 0) break;
     position += bytesRead;
     let start = 0;

@@ -6,13 +6,14 @@
 // not wired yet), events go to the log stream only.
 //
 // record() never rejects: the action it describes has happened. An append
-// that fails is logged at error level with the whole event and counted; an
-// event that holds a secret-like field is refused and logged without its
-// values (they might be the secret).
+// that fails is logged at error level with the whole event and counted; a
+// secret-like value in an event is replaced by "[redacted]" (the paths in
+// detail.redacted, and a warning naming them, never the values) and the event
+// recorded: losing the record of a change would be worse than the redaction.
 import type { Logger } from '../log/logger.ts';
 import type { AuditEvent, AuditTrail } from './audit-event.ts';
 import type { AuditLog } from './audit-log.ts';
-import { AuditSecretError, assertNoSecrets, canonicalJson, type AuditRecord } from './audit-record.ts';
+import { AuditSecretError, assertNoSecrets, canonicalJson, redactSecrets, type AuditRecord } from './audit-record.ts';
 
 export interface AuditTrailOptions {
   logger: Logger;
@@ -31,6 +32,13 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
   return {
     async record(event) {
       const time = new Date(clock()).toISOString();
+      // A secret-like value is replaced, not the record dropped: the action happened and
+      // must be on the chain; the paths replaced are kept in detail.redacted.
+      const { event: cleaned, redacted } = redactSecrets(event);
+      if (redacted.length > 0) {
+        event = { ...cleaned, detail: { ...cleaned.detail, redacted } };
+        logger.warn('audit event: secret-like fields were redacted before recording', { action: event.action, fields: redacted.join(',') });
+      }
       try {
         assertNoSecrets(event);
       } catch (error) {
@@ -48,12 +56,12 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
         const record = await log.append(event.detail === undefined ? body : { ...body, detail: event.detail });
         logger.info('audit', recordFields(record));
       } catch (error) {
-        failed();
         logger.error('audit append failed; the event is only in this log line', {
           action: event.action,
           error: error instanceof Error ? error.message : String(error),
           event: safeJson({ time, ...event }),
         });
+        failed();
       }
     },
   };

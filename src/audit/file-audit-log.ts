@@ -44,6 +44,16 @@ export interface FileAuditLogOptions {
   onProblem?: (message: string) => void;
 }
 
+/** Errors of a lock that cannot be taken because the reader may not write there: it reads without. */
+const READ_ONLY_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT']);
+function cannotTakeLock(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== undefined && READ_ONLY_CODES.has(code)) return true;
+  }
+  return false;
+}
+
 export function rotatedName(firstSeq: number): string {
   return `audit.${String(firstSeq).padStart(12, '0')}.jsonl`;
 }
@@ -227,71 +237,126 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
       .sort((a, b) => a.firstSeq - b.firstSeq);
   }
 
-  async function verify(verifyOptions: VerifyOptions = {}): Promise<AuditVerification> {
-    let storedHead: ChainHead | null;
-    try {
-      storedHead = await readHead();
-    } catch (error) {
-      if (!(error instanceof AuditLogError)) throw error;
-      return { ok: false, reason: 'malformed', file: AUDIT_HEAD_FILE, line: 1, seq: null, message: error.message };
-    }
-    const verifier = createChainVerifier({ storedHead, ...verifyOptions });
-    const files = [...(await rotatedFiles()).map((f) => ({ name: f.name, nameSeq: f.firstSeq as number | null })), { name: AUDIT_FILE, nameSeq: null }];
-    for (const { name, nameSeq } of files) {
+  /**
+   * What the files hold at one instant: taken under the appenders' lock, so no
+   * line is half written and no rotation falls between listing the rotated files
+   * and opening audit.jsonl (whose handle then follows it through a later
+   * rename). Readers read the current file only up to `size`. A reader that may
+   * not write the data directory (an auditor's read-only access) takes it
+   * without the lock. The caller closes `current.handle`.
+   */
+  async function snapshot(): Promise<{ head: ChainHead | null | AuditLogError; rotated: Array<{ name: string; firstSeq: number }>; current: { handle: FileHandle; size: number } | null }> {
+    const take = async () => {
+      const head = async (): Promise<ChainHead | null | AuditLogError> =>
+        readHead().catch((error: unknown) => {
+          if (error instanceof AuditLogError) return error;
+          throw error;
+        });
       let handle: FileHandle;
       try {
-        handle = await open(path.join(dir, name), 'r');
+        handle = await open(current, 'r');
       } catch (cause) {
-        if ((cause as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw cause;
+        if ((cause as NodeJS.ErrnoException).code !== 'ENOENT') throw cause;
+        return { head: await head(), rotated: await rotatedFiles(), current: null };
       }
-      verifier.beginFile(name, nameSeq);
       try {
-        await forEachLine(handle, (text, line, terminated) => verifier.line(text, line, terminated) === null);
+        const size = (await handle.stat()).size;
+        return { head: await head(), rotated: await rotatedFiles(), current: { handle, size } };
       } catch (error) {
-        if (!(error instanceof OverlongLineError)) throw error;
-        return verifier.fail({ ok: false, reason: 'malformed', file: name, line: error.line, seq: null, message: `${name} line ${error.line ?? '?'}: ${error.message}` });
-      } finally {
         await handle.close();
+        throw error;
       }
+    };
+    try {
+      return await withFileLock(lockPath, DEFAULT_LOCK_OPTIONS, take);
+    } catch (error) {
+      if (cannotTakeLock(error)) return take();
+      throw error;
     }
-    return verifier.result();
+  }
+
+  async function verify(verifyOptions: VerifyOptions = {}): Promise<AuditVerification> {
+    const { head, rotated, current } = await snapshot();
+    try {
+      if (head instanceof AuditLogError) return { ok: false, reason: 'malformed', file: AUDIT_HEAD_FILE, line: 1, seq: null, message: head.message };
+      const verifier = createChainVerifier({ storedHead: head, ...verifyOptions });
+      const files: Array<{ name: string; nameSeq: number | null }> = [...rotated.map((f) => ({ name: f.name, nameSeq: f.firstSeq as number | null })), { name: AUDIT_FILE, nameSeq: null }];
+      for (const { name, nameSeq } of files) {
+        let handle: FileHandle;
+        let end = Infinity;
+        if (nameSeq === null) {
+          if (current === null) continue;
+          ({ handle, size: end } = current);
+        } else {
+          try {
+            handle = await open(path.join(dir, name), 'r');
+          } catch (cause) {
+            if ((cause as NodeJS.ErrnoException).code === 'ENOENT') continue;
+            throw cause;
+          }
+        }
+        verifier.beginFile(name, nameSeq);
+        try {
+          await forEachLine(handle, (text, line, terminated) => verifier.line(text, line, terminated) === null, end);
+        } catch (error) {
+          if (!(error instanceof OverlongLineError)) throw error;
+          return verifier.fail({ ok: false, reason: 'malformed', file: name, line: error.line, seq: null, message: `${name} line ${error.line ?? '?'}: ${error.message}` });
+        } finally {
+          if (nameSeq !== null) await handle.close();
+        }
+      }
+      return verifier.result();
+    } finally {
+      await current?.handle.close();
+    }
   }
 
   async function list(filter: AuditFilter): Promise<AuditPage> {
     const collector = createPageCollector(filter);
-    const files = [{ name: AUDIT_FILE, firstSeq: null as number | null }, ...(await rotatedFiles()).reverse()];
-    for (const { name, firstSeq } of files) {
-      if (filter.before !== undefined && firstSeq !== null && firstSeq >= filter.before) continue;
-      let handle: FileHandle;
-      try {
-        handle = await open(path.join(dir, name), 'r');
-      } catch (cause) {
-        if ((cause as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw cause;
-      }
-      let going = true;
-      try {
-        await forEachLineBackward(handle, (await handle.stat()).size, (text) => {
-          let record: AuditRecord;
+    const { rotated, current } = await snapshot();
+    try {
+      const files = [{ name: AUDIT_FILE, firstSeq: null as number | null }, ...rotated.reverse()];
+      for (const { name, firstSeq } of files) {
+        if (filter.before !== undefined && firstSeq !== null && firstSeq >= filter.before) continue;
+        let handle: FileHandle;
+        let size: number;
+        if (firstSeq === null) {
+          if (current === null) continue;
+          ({ handle, size } = current);
+        } else {
           try {
-            record = parseRecordLine(text);
-          } catch (error) {
-            if (error instanceof AuditRecordParseError) throw new AuditLogError(`${name} holds a line that is not a valid record (${error.message}); run portcullis audit verify`);
-            throw error;
+            handle = await open(path.join(dir, name), 'r');
+          } catch (cause) {
+            if ((cause as NodeJS.ErrnoException).code === 'ENOENT') continue;
+            throw cause;
           }
-          going = collector.offer(record);
-          return going;
-        });
-      } catch (error) {
-        if (error instanceof OverlongLineError) throw new AuditLogError(`${name}: ${error.message}; run portcullis audit verify`);
-        throw error;
-      } finally {
-        await handle.close();
+          size = (await handle.stat()).size;
+        }
+        let going = true;
+        try {
+          await forEachLineBackward(handle, size, (text) => {
+            let record: AuditRecord;
+            try {
+              record = parseRecordLine(text);
+            } catch (error) {
+              if (error instanceof AuditRecordParseError) throw new AuditLogError(`${name} holds a line that is not a valid record (${error.message}); run portcullis audit verify`);
+              throw error;
+            }
+            going = collector.offer(record);
+            return going;
+          });
+        } catch (error) {
+          if (error instanceof OverlongLineError) throw new AuditLogError(`${name}: ${error.message}; run portcullis audit verify`);
+          throw error;
+        } finally {
+          if (firstSeq !== null) await handle.close();
+        }
+        if (!going) return collector.page(false);
       }
-      if (!going) return collector.page(false);
+      return collector.page(true);
+    } finally {
+      await current?.handle.close();
     }
-    return collector.page(true);
   }
 
   const guard = async <T>(what: string, work: () => Promise<T>): Promise<T> => {

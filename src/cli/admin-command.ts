@@ -28,7 +28,7 @@ interface AdminCommandContext {
   clock?: () => Date;
   /** Tests pass a low cost; the default is the production strength. */
   scrypt?: ScryptParams;
-  /** Where a password set is recorded (docs/audit-events.md). */
+  /** Where a password set is recorded (docs/audit.md, "What each door records"). */
   audit: AuditTrail;
   /** Who acts, as the record names them; default: this process's OS user (cli-actor.ts). */
   who?: AuditWho;
@@ -354,7 +354,7 @@ export async function runAdminCommand(args: readonly string[], ctx: AdminCommand
   if (name === 'tokens') {
     const { clock } = ctx;
     const open = ctx.openTokens ?? (() => Promise.reject(new KeyStoreIoError('open', 'the admin token store', new Error('no data directory is configured'))));
-    return runAdminTokensCommand(rest, { stdout: ctx.stdout, stderr: ctx.stderr, open, ...(clock === undefined ? {} : { clock: () => clock().getTime() }) });
+    return runAdminTokensCommand(rest, { stdout: ctx.stdout, stderr: ctx.stderr, open, ...(ctx.who === undefined ? {} : { who: ctx.who }), ...(clock === undefined ? {} : { clock: () => clock().getTime() }) });
   }
   return usageError(ctx, null, name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`);
 }

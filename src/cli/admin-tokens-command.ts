@@ -4,7 +4,6 @@
 // or revoked token at its next request.
 // Exit codes as `keys`: 0 done, 1 the store refused or failed (message on stderr),
 // 2 the command line is wrong. The token is printed once, by `create`.
-import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { describeArgumentProblem } from './argument-problem.ts';
 import type { AuditActor, AuditTrail } from '../audit/audit-event.ts';
@@ -15,7 +14,10 @@ import { adminTokenAuditFields, adminTokenView, MAX_TOKEN_LIFETIME_DAYS, type Ad
 import { KeyStoreError } from '../keys/errors.ts';
 import { createLogger } from '../log/logger.ts';
 import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
+import type { AuditWho } from '../state/audited-key-store.ts';
 import { openStateBackend } from '../state/open-backend.ts';
+import { cliWho } from './cli-actor.ts';
+import { cliAuditLogger, NOT_RECORDED } from './cli-audit.ts';
 import { shortTime } from './keys-output.ts';
 
 /** The token store and the audit trail a tokens command works with; closed when it is done. */
@@ -34,6 +36,8 @@ export interface AdminTokensContext {
   clock?: () => number;
   /** Who runs the command (tests pin it); default the OS user. */
   actor?: AuditActor;
+  /** Who runs the command with source and detail (main.ts passes cliWho's); wins over `actor`. */
+  who?: AuditWho;
 }
 
 export const DEFAULT_TOKEN_LIFETIME = '30d';
@@ -100,16 +104,10 @@ class TokenOptionError extends Error {
   override name = 'TokenOptionError';
 }
 
-/** The OS user running the command, as the audit trail names a CLI actor. */
-export function cliActor(): AuditActor {
-  let user = 'unknown';
-  try {
-    user = os.userInfo().username;
-  } catch {
-    // no passwd entry for this uid (a container): the uid still says who
-  }
-  const uid = typeof process.getuid === 'function' ? process.getuid() : null;
-  return { kind: 'cli', id: user, uid, name: user };
+/** Who the records name: the OS user (and the sudo user), as every CLI record does (cli-actor.ts). */
+function whoOf(ctx: AdminTokensContext): AuditWho {
+  if (ctx.who !== undefined) return ctx.who;
+  return ctx.actor === undefined ? cliWho(process.env) : { actor: ctx.actor, source: 'cli' };
 }
 
 /** `30d`, `2027-01-31` or an ISO time with a zone, as the ISO time the store checks. */
@@ -164,9 +162,9 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       const scopes = scopesFromFlags(values['scope'] as string[] | undefined);
       const now = (ctx.clock ?? Date.now)();
       const expires = typeof values['expires'] === 'string' ? values['expires'] : DEFAULT_TOKEN_LIFETIME;
-      const actor = ctx.actor ?? cliActor();
-      const { token, record } = await backend.tokens.create({ name, scopes, expiresAt: expiryFromFlag(expires, now), createdBy: `cli:${actor.id}` }, now);
-      await backend.audit.record({ actor, source: 'cli', action: 'token.create', target: record.id, before: null, after: adminTokenAuditFields(record) });
+      const who = whoOf(ctx);
+      const { token, record } = await backend.tokens.create({ name, scopes, expiresAt: expiryFromFlag(expires, now), createdBy: `cli:${who.actor.id}` }, now);
+      await backend.audit.record({ actor: who.actor, source: who.source, action: 'token.create', target: record.id, before: null, after: adminTokenAuditFields(record), ...(who.detail === undefined ? {} : { detail: who.detail }) });
       const view = adminTokenView(record, now);
       if (values['json'] === true) {
         ctx.stdout.write(JSON.stringify({ ...view, token }, null, 2) + '\n');
@@ -204,9 +202,9 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       if (extra !== undefined) throw new TokenOptionError(`expected one token ID, got ${positionals.length}`);
       const now = (ctx.clock ?? Date.now)();
       const revoked = await backend.tokens.revoke(id, now);
-      const actor = ctx.actor ?? cliActor();
+      const who = whoOf(ctx);
       const after = adminTokenAuditFields(revoked);
-      await backend.audit.record({ actor, source: 'cli', action: 'token.revoke', target: revoked.id, before: { ...after, revokedAt: null }, after });
+      await backend.audit.record({ actor: who.actor, source: who.source, action: 'token.revoke', target: revoked.id, before: { ...after, revokedAt: null }, after, ...(who.detail === undefined ? {} : { detail: who.detail }) });
       const view = adminTokenView(revoked, now);
       ctx.stdout.write(
         values['json'] === true
@@ -274,5 +272,6 @@ function inFlagWords(error: InvalidTokenSettingError): string {
 export async function openCliTokensBackend(config: GatewayConfig, env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream): Promise<TokensBackend> {
   const logger = createLogger({ level: 'warn', write: (line) => stderr.write(line) });
   const state = await openStateBackend(config, { logger, env, watch: false });
-  return { tokens: state.tokens, audit: createAuditTrail({ logger, log: state.audit }), close: () => state.close() };
+  const audit = createAuditTrail({ logger: cliAuditLogger(stderr), log: state.audit, onAppendFailure: () => stderr.write(NOT_RECORDED) });
+  return { tokens: state.tokens, audit, close: () => state.close() };
 }

@@ -2,13 +2,14 @@
 // password: the same chain `serve` appends to (audit.jsonl in the data
 // directory, or the shared Redis list), opened on the first record only, so
 // commands that change nothing never open it. Problems (a torn last line
-// repaired, an append that failed) go to stderr; the trail's own `audit` log
-// lines are the gateway's log stream's, not a command's output.
+// repaired, an append that failed, the event then written whole) go to stderr
+// as sentences; the trail's `audit` info lines are not printed: a command's
+// records are on the chain, not in any log stream.
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
-import { createLogger } from '../log/logger.ts';
+import type { Logger } from '../log/logger.ts';
 import { openAuditLogAlone } from '../state/open-audit-log.ts';
 
 export interface CliAuditTrail extends AuditTrail {
@@ -16,8 +17,25 @@ export interface CliAuditTrail extends AuditTrail {
   close(): Promise<void>;
 }
 
+/**
+ * What a command's trail says on stderr: sentences for a person at a terminal,
+ * not the gateway's JSON log lines. Warnings and errors only.
+ */
+export function cliAuditLogger(stderr: NodeJS.WritableStream): Logger {
+  const say = (prefix: string) => (msg: string, fields?: Record<string, unknown>) => {
+    const lines = Object.entries(fields ?? {})
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => `  ${name}: ${String(value)}\n`);
+    stderr.write(`portcullis: ${prefix}${msg}\n${lines.join('')}`);
+  };
+  return { debug: () => {}, info: () => {}, warn: say('warning: '), error: say('error: ') };
+}
+
+/** Said after an append failed: the change stands, its record does not. */
+export const NOT_RECORDED = 'portcullis: this change is made, but it is NOT in the audit log: keep the event above (docs/audit.md, "When a record cannot be appended")\n';
+
 export function cliAuditTrail(config: GatewayConfig, io: { stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv }): CliAuditTrail {
-  const logger = createLogger({ level: 'warn', write: (line) => io.stderr.write(line) });
+  const logger = cliAuditLogger(io.stderr);
   let opened: Promise<{ log: AuditLog; close(): Promise<void> }> | undefined;
   let trail: AuditTrail | undefined;
   return {
@@ -33,7 +51,7 @@ export function cliAuditTrail(config: GatewayConfig, io: { stderr: NodeJS.Writab
           opened = undefined;
           return;
         }
-        trail = createAuditTrail({ logger, log });
+        trail = createAuditTrail({ logger, log, onAppendFailure: () => io.stderr.write(NOT_RECORDED) });
       }
       await trail.record(event);
     },

@@ -40,7 +40,7 @@ interface KeysCommandContext {
   command?: string;
   /** The config's currency, for cost budgets and costs; without one, amounts show no code. */
   currency?: string;
-  /** Where create, update, rotate and revoke are recorded (docs/audit-events.md). */
+  /** Where create, update, rotate and revoke are recorded (docs/audit.md, "What each door records"). */
   audit: AuditTrail;
   /** Who acts, as the records name them; default: this process's OS user (cli-actor.ts). */
   who?: AuditWho;

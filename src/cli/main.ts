@@ -119,6 +119,25 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stdout.write(`portcullis ${packageVersion()} (Node.js ${process.version})\n`);
     return 0;
   }
+  // A reader that stops early (`portcullis keys list --json | head -c 0`) closes the
+  // pipe: the rest of the output goes nowhere and the command ends as it would
+  // have, quietly, instead of dying of an unhandled EPIPE. Its changes and their
+  // records are made before anything is printed. Not for serve: its stdout is the log stream.
+  // The error of a write comes a tick later, maybe after the command returned: the listener stays.
+  if (command !== 'serve') {
+    for (const stream of [io.stdout, io.stderr]) if (!stream.listeners('error').includes(ignoreClosedPipe)) stream.on('error', ignoreClosedPipe);
+  }
+  return await runCommandIn(io, parsed.configPath, origin, hintCommand, command, args);
+}
+
+/** Output to a closed pipe is dropped; any other output error is still thrown. */
+function ignoreClosedPipe(error: NodeJS.ErrnoException): void {
+  if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+}
+
+/** One command, once the global flags are read. */
+async function runCommandIn(io: CliIo, configPath: string | undefined, origin: (source: string | null) => string, hintCommand: string, command: string, args: string[]): Promise<number> {
+  const parsed = { configPath };
   const wantsHelp = args.includes('--help') || args.includes('-h');
   // The audit trail of the commands that change keys, tokens or the password:
   // the chain `serve` appends to (./cli-audit.ts), closed when the command ends.

@@ -20,7 +20,7 @@ interface ReloaderOptions {
    * ConfigError naming the bad setting); commit() swaps them in.
    */
   certificates?: { prepare(): { commit(): void } };
-  /** Where each reload, accepted or refused, is recorded (docs/audit-events.md). */
+  /** Where each reload, accepted or refused, is recorded (docs/audit.md, "What each door records"). */
   audit: AuditTrail;
   /** Told the outcome of each reload (systemd status, metrics), after it was recorded. */
   onOutcome?: (outcome: { ok: true } | { ok: false; problem: string }) => void;

@@ -1,4 +1,4 @@
-// How a key change becomes an audit event (docs/audit-events.md), in one
+// How a key change becomes an audit event (docs/audit.md, "What each door records"), in one
 // place: a KeyStore decorator that every door (the CLI's keys commands, the
 // admin API's key handlers, and through them the dashboard) wraps around the
 // real store with who is acting. Each create, update, rotate and revoke that

@@ -70,22 +70,33 @@ test('an append that fails: record() resolves, the whole event is logged at erro
   });
 });
 
-test('an event holding a secret is refused: nothing appended, the secret nowhere in the log', async () => {
+test('an event holding a secret-like value is recorded with it redacted: the action stays on the chain, the secret nowhere', async () => {
+  // Review R2: the event used to be refused whole, so a key named like a key
+  // ("pcl_..." pasted as its name) was created with no record at all.
   const { logger, lines } = capture();
   const dataDir = path.join(root, 'b');
   let failures = 0;
   const trail = createAuditTrail({ logger, log: createFileAuditLog({ dataDir }), clock: CLOCK, onAppendFailure: () => failures++ });
   const secret = 'pcl_' + '7'.repeat(49);
-  await trail.record(loginEvent({ action: 'key.create', after: { id: 'key_1', note: secret } }));
-  await trail.record(loginEvent({ action: 'key.rotate', after: { id: 'key_1', key: 'whatever' } }));
-  assert.equal(failures, 2);
-  assert.deepEqual(lines.map((l) => [l['level'], l['msg'], l['action']]), [
-    ['error', 'audit event refused: it holds a secret-like field; nothing was recorded', 'key.create'],
-    ['error', 'audit event refused: it holds a secret-like field; nothing was recorded', 'key.rotate'],
+  await trail.record(loginEvent({ action: 'key.create', target: 'key_1', after: { id: 'key_1', name: secret, limits: { tokensPerMinute: 5 } } }));
+  await trail.record(loginEvent({ action: 'key.rotate', target: 'key_1', after: { id: 'key_1', key: 'whatever' }, detail: { reason: 'x' } }));
+  assert.deepEqual(lines.map((l) => [l['level'], l['msg'], l['action'], l['fields'] ?? l['error']]), [
+    ['warn', 'audit event: secret-like fields were redacted before recording', 'key.create', 'after.name'],
+    ['info', 'audit', 'key.create', undefined],
+    ['warn', 'audit event: secret-like fields were redacted before recording', 'key.rotate', 'after.key'],
+    ['info', 'audit', 'key.rotate', undefined],
   ]);
+  assert.equal(failures, 0);
   assert.ok(!JSON.stringify(lines).includes(secret));
   assert.ok(!JSON.stringify(lines).includes('whatever'));
-  assert.deepEqual((await createFileAuditLog({ dataDir }).list({})).records, []);
+  const records = (await createFileAuditLog({ dataDir }).list({})).records;
+  assert.deepEqual(
+    records.map((r) => [r.action, r.after, r.detail]),
+    [
+      ['key.rotate', { id: 'key_1' }, { reason: 'x', redacted: ['after.key'] }],
+      ['key.create', { id: 'key_1', name: '[redacted]', limits: { tokensPerMinute: 5 } }, { redacted: ['after.name'] }],
+    ],
+  );
 });
 
 test('without a log the event goes to the log stream only, as before', async () => {

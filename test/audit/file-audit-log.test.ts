@@ -8,7 +8,7 @@ import { after, describe, test } from 'node:test';
 import type { AuditVerification } from '../../src/audit/audit-chain.ts';
 import { AuditLogError } from '../../src/audit/audit-log.ts';
 import { AuditSecretError, canonicalJson, parseRecordLine, type AuditRecord } from '../../src/audit/audit-record.ts';
-import { createFileAuditLog, rotatedName, type FileAuditLogOptions } from '../../src/audit/file-audit-log.ts';
+import { createFileAuditLog, MIN_ROTATE_BYTES, rotatedName, type FileAuditLogOptions } from '../../src/audit/file-audit-log.ts';
 import { keyCreate } from './audit-fixtures.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-audit-'));
@@ -269,6 +269,44 @@ describe('two processes appending through the lock', () => {
       byActor.set(id, (byActor.get(id) ?? 0) + 1);
     }
     assert.deepEqual(Object.fromEntries(byActor), { 'proc-a': 500, 'proc-b': 500 });
+  });
+});
+
+describe('verify while other processes append', () => {
+  // Review R2: verify read the files while appends (and rotations) went on, so
+  // it could see a line half written, or audit.jsonl renamed between listing
+  // the rotated files and opening it, and call an intact chain broken.
+  test('never a false alarm: every verify during appends and rotations says intact', async () => {
+    const { log } = fresh();
+    const worker = path.join(path.dirname(fileURLToPath(import.meta.url)), 'append-worker.js');
+    const dataDir = log.location;
+    const running = [0, 1].map(
+      (i) =>
+        new Promise<void>((resolve, reject) => {
+          const child = spawn(process.execPath, [worker, dataDir, '300', `proc-${i}`, String(MIN_ROTATE_BYTES)], { stdio: ['ignore', 'ignore', 'pipe'] });
+          let stderr = '';
+          child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+          child.on('error', reject);
+          child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`proc-${i} exited ${code}: ${stderr}`))));
+        }),
+    );
+    let done = false;
+    const finished = Promise.all(running).finally(() => {
+      done = true;
+    });
+    const alarms: string[] = [];
+    let verifies = 0;
+    while (!done) {
+      const result = await log.verify();
+      verifies += 1;
+      if (!result.ok) alarms.push(result.message);
+    }
+    await finished;
+    const final = await log.verify();
+    assert.equal(final.ok && `${final.count} ${final.lastSeq}`, '600 600', final.message);
+    assert.ok(readdirSync(dataDir).filter((n) => /^audit\.\d{12}\.jsonl$/.test(n)).length >= 2, 'the appends rotated the file');
+    assert.ok(verifies >= 5, `only ${verifies} verify runs overlapped the appends`);
+    assert.deepEqual(alarms, []);
   });
 });
 
