@@ -5,7 +5,7 @@
 // Exit codes as `keys`: 0 done, 1 the store refused or failed (message on stderr),
 // 2 the command line is wrong. The token is printed once, by `create`.
 import { parseArgs } from 'node:util';
-import { describeArgumentProblem } from './argument-problem.ts';
+import { describeArgumentProblem, usageProblem } from './argument-problem.ts';
 import type { AuditActor, AuditTrail } from '../audit/audit-event.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
@@ -217,9 +217,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
 };
 
 function usageError(ctx: AdminTokensContext, subcommand: string | null, problem: string): number {
-  const command = subcommand === null ? 'portcullis admin tokens' : `portcullis admin tokens ${subcommand}`;
-  ctx.stderr.write(`${command}: ${problem}\nRun "${command} --help" for usage.\n`);
-  return 2;
+  return usageProblem(ctx.stderr, 'portcullis admin tokens', subcommand, problem);
 }
 
 /** Run `portcullis admin tokens ...`; resolves to the process exit code. */

@@ -19,3 +19,14 @@ export function describeArgumentProblem(spec: { options: Record<string, { type: 
   }
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * A refused command line, as every subcommand reports it: `<command>: <problem>`
+ * and where its usage is; exit code 2. `helpFor` is the command whose --help
+ * to name (default: the subcommand's own).
+ */
+export function usageProblem(stderr: NodeJS.WritableStream, command: string, subcommand: string | null, problem: string, helpFor?: string): 2 {
+  const named = subcommand === null ? command : `${command} ${subcommand}`;
+  stderr.write(`${named}: ${problem}\nRun "${helpFor ?? named} --help" for usage.\n`);
+  return 2;
+}

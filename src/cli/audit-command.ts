@@ -3,7 +3,7 @@
 // broken, or the log could not be read (message on stderr); 2 the command line
 // is wrong.
 import { parseArgs } from 'node:util';
-import { describeArgumentProblem } from './argument-problem.ts';
+import { describeArgumentProblem, usageProblem } from './argument-problem.ts';
 import type { AuditVerification } from '../audit/audit-chain.ts';
 import { AuditFilterError, AuditLogError, parseAuditFilter, type AuditLog } from '../audit/audit-log.ts';
 import { canonicalJson, type AuditRecord } from '../audit/audit-record.ts';
@@ -138,8 +138,6 @@ async function withLog(ctx: AuditCommandContext, name: string, work: (log: Audit
 }
 
 function usageError(ctx: AuditCommandContext, subcommand: string | null, problem: string): number {
-  const command = subcommand === null ? 'portcullis audit' : `portcullis audit ${subcommand}`;
-  ctx.stderr.write(`${command}: ${problem}\nRun "portcullis audit --help" for usage.\n`);
-  return 2;
+  return usageProblem(ctx.stderr, 'portcullis audit', subcommand, problem, 'portcullis audit');
 }
 

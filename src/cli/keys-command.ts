@@ -5,7 +5,7 @@
 // `--config FILE` is consumed by main.ts, which resolves ctx.dataDir from it.
 
 import { parseArgs } from 'node:util';
-import { describeArgumentProblem, type OptionSpec } from './argument-problem.ts';
+import { describeArgumentProblem, type OptionSpec, usageProblem } from './argument-problem.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../keys/errors.ts';
 import { keyStatus } from '../keys/key-settings.ts';
@@ -223,9 +223,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
 };
 
 function usageError(ctx: KeysCommandContext, subcommand: string | null, problem: string): number {
-  const command = subcommand === null ? 'portcullis keys' : `portcullis keys ${subcommand}`;
-  ctx.stderr.write(`${command}: ${problem}\nRun "${command} --help" for usage.\n`);
-  return 2;
+  return usageProblem(ctx.stderr, 'portcullis keys', subcommand, problem);
 }
 
 function wantsHelp(subcommand: Subcommand, args: string[]): boolean {
