@@ -309,20 +309,3 @@ describe('verify while other processes append', () => {
     assert.deepEqual(alarms, []);
   });
 });
-
-describe('append latency (measured, not asserted)', () => {
-  test('file log: append with fsync and the head replaced', async () => {
-    const { log } = fresh();
-    await appendN(log, 5);
-    const times: number[] = [];
-    for (let i = 0; i < 200; i++) {
-      const start = process.hrtime.bigint();
-      await log.append(keyCreate(i));
-      times.push(Number(process.hrtime.bigint() - start) / 1e6);
-    }
-    times.sort((a, b) => a - b);
-    const at = (q: number) => (times[Math.min(times.length - 1, Math.floor(q * times.length))] as number).toFixed(2);
-    console.log(`# audit file append latency over 200 appends: p50 ${at(0.5)} ms, p90 ${at(0.9)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`);
-    assert.equal((await log.head()).seq, 205);
-  });
-});
