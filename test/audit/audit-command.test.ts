@@ -1,7 +1,7 @@
 // `portcullis audit verify|list` through the real command line (runCli), on a
 // data directory and on the Redis backend.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -118,6 +118,26 @@ describe('portcullis audit verify', () => {
       assert.equal(result.code, 2, args.join(' '));
       assert.ok(result.stderr.includes(problem), `${args.join(' ')}: ${result.stderr}`);
     }
+  });
+
+  test('a data directory that does not exist: exit 1 naming it (not "whole"), and nothing is created; an empty one has no records yet', async () => {
+    const missing = path.join(root, `missing-${counter++}`);
+    for (const command of ['verify', 'list']) {
+      const result = await cli(['audit', command, '--data-dir', missing]);
+      assert.equal(result.code, 1, command);
+      assert.equal(result.stdout, '', command);
+      assert.equal(
+        result.stderr,
+        `portcullis audit: data directory ${missing} (from --data-dir)\n` +
+          `portcullis audit ${command}: cannot open the audit log: there is no data directory at ${missing}, so no audit log to read; name the gateway's with --config FILE or --data-dir DIR\n`,
+      );
+    }
+    assert.equal(existsSync(missing), false);
+    const empty = path.join(root, `empty-${counter++}`);
+    mkdirSync(empty);
+    const fresh = await cli(['audit', 'verify', '--data-dir', empty]);
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.equal(fresh.stdout, `audit log in ${empty} is whole: no records yet\nhead: ${'0'.repeat(64)}\n`);
   });
 
   test('--help prints the usage and exits 0', async () => {
