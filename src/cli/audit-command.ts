@@ -80,7 +80,8 @@ export async function runAuditCommand(args: string[], ctx: AuditCommandContext):
     for (const field of ['key', 'actor', 'action', 'since', 'until', 'limit', 'before'] as const) input[field] = values[field] as string | undefined;
     filter = parseAuditFilter(input);
   } catch (error) {
-    if (error instanceof AuditFilterError) return usageError(ctx, name, `--${error.param}: ${error.message}`);
+    // The filter's messages begin with the parameter's name ("limit must be ..."): said once, as the option.
+    if (error instanceof AuditFilterError) return usageError(ctx, name, error.message.startsWith(`${error.param} `) ? `--${error.message}` : `--${error.param}: ${error.message}`);
     throw error;
   }
   return withLog(ctx, name, async (log) => {

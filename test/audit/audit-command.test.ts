@@ -109,9 +109,9 @@ describe('portcullis audit verify', () => {
       [['audit'], 'portcullis audit: missing command (verify or list)'],
       [['audit', 'check'], "portcullis audit: unknown command 'check' (verify or list)"],
       [['audit', 'verify', '--fast'], "portcullis audit verify: unknown option '--fast'"],
-      [['audit', 'list', '--limit', '0'], 'portcullis audit list: --limit: limit must be a whole number from 1 to 1000.'],
-      [['audit', 'list', '--action', 'key.delete'], 'portcullis audit list: --action: action must be one of: key.create, key.update'],
-      [['audit', 'list', '--since', 'yesterday'], 'portcullis audit list: --since: since must be an ISO 8601 time'],
+      [['audit', 'list', '--limit', '0'], 'portcullis audit list: --limit must be a whole number from 1 to 1000.\n'],
+      [['audit', 'list', '--action', 'key.delete'], 'portcullis audit list: --action must be one of: key.create, key.update'],
+      [['audit', 'list', '--since', 'yesterday'], 'portcullis audit list: --since must be an ISO 8601 time'],
       [['audit', 'list', 'extra'], "portcullis audit list: unexpected argument 'extra'"],
     ] as const) {
       const result = await cli([...args, '--data-dir', dir]);
