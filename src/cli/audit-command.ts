@@ -31,8 +31,9 @@ Commands:
   list [--key ID] [--actor WHO] [--action ACTION] [--since TIME] [--until TIME]
        [--limit N] [--before SEQ] [--json]
       Records newest first, as a table or (--json) one JSON record per line.
-      --key: the target key id; --actor: an actor id or name; --since (inclusive)
-      and --until (exclusive): ISO 8601 times; --limit 1-1000 (default 100);
+      --key: the target key id; --actor: an actor id or name, alone or as
+      the table shows it (token:ci); --since (inclusive) and --until
+      (exclusive): ISO 8601 times; --limit 1-1000 (default 100);
       --before: only records with a lower seq (continue a listing).
 `;
 

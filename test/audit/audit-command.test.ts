@@ -168,6 +168,10 @@ describe('portcullis audit list', () => {
     assert.equal(byKey.stdout, `${canonicalJson(records[2])}\n${canonicalJson(records[0])}\n`);
     const byActor = await cli(['audit', 'list', '--data-dir', dir, '--actor', 'ci', '--json']);
     assert.equal(byActor.stdout, `${canonicalJson(records[2])}\n`);
+    // As the table shows the actor (kind:name or kind:id): a value copied from it finds the same records.
+    assert.equal((await cli(['audit', 'list', '--data-dir', dir, '--actor', 'token:ci', '--json'])).stdout, byActor.stdout);
+    assert.equal((await cli(['audit', 'list', '--data-dir', dir, '--actor', 'token:tok_1', '--json'])).stdout, byActor.stdout);
+    assert.equal((await cli(['audit', 'list', '--data-dir', dir, '--actor', 'cli:ci', '--json'])).stdout, '', 'the kind must be the actor\'s');
     const byAction = await cli(['audit', 'list', '--data-dir', dir, '--action', 'key.create', '--since', '2026-11-26T12:00:02Z', '--until', '2026-11-26T12:00:05Z', '--json']);
     assert.deepEqual(byAction.stdout.trim().split('\n').map((l) => (JSON.parse(l) as AuditRecord).seq), [4, 2]);
     const paged = await cli(['audit', 'list', '--data-dir', dir, '--limit', '2', '--json']);
