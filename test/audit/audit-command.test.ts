@@ -155,10 +155,26 @@ describe('portcullis audit list', () => {
     assert.equal(result.stderr, where);
     assert.equal(
       result.stdout,
-      'TIME                      SEQ  ACTOR      SOURCE  ACTION      TARGET\n' +
-        '2026-11-26T12:00:03.000Z  3    token:ci   cli     key.revoke  key_0001\n' +
-        '2026-11-26T12:00:02.000Z  2    cli:alice  cli     key.create  key_0002\n' +
-        '2026-11-26T12:00:01.000Z  1    cli:alice  cli     key.create  key_0001\n',
+      'TIME                      SEQ  ACTOR      SOURCE  ACTION      TARGET    DETAIL\n' +
+        '2026-11-26T12:00:03.000Z  3    token:ci   cli     key.revoke  key_0001  -\n' +
+        '2026-11-26T12:00:02.000Z  2    cli:alice  cli     key.create  key_0002  -\n' +
+        '2026-11-26T12:00:01.000Z  1    cli:alice  cli     key.create  key_0001  -\n',
+    );
+  });
+
+  test('the DETAIL column: a refusal\'s reason, what a token did, the sudo user, what was redacted; terminal controls as "?"', async () => {
+    const dir = path.join(root, `data-${counter++}`);
+    const log = createFileAuditLog({ dataDir: dir });
+    const token = { kind: 'token', id: 'tok_1', name: 'ci' } as const;
+    await log.append(keyCreate(1, { actor: token, action: 'token.refused', target: 'tok_1', after: null, detail: { reason: 'admin_token_revoked' } }));
+    await log.append(keyCreate(2, { actor: token, action: 'token.use', target: 'tok_1', after: null, detail: { method: 'GET', path: '/api/keys\u001b[2J', status: 200 } }));
+    await log.append(keyCreate(3, { detail: { sudoUser: 'bob', sudoUid: 1001, redacted: ['after.name'] } }));
+    const result = await cli(['audit', 'list', '--data-dir', dir]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(
+      // The last column: after the last run of two spaces (a detail has single spaces only).
+      result.stdout.split('\n').slice(1, 4).map((line) => line.slice(line.lastIndexOf('  ') + 2)),
+      ['sudo by bob; redacted: after.name', 'GET /api/keys?[2J 200', 'admin_token_revoked'],
     );
   });
 
