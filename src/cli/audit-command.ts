@@ -122,8 +122,9 @@ function renderRecords(records: readonly AuditRecord[]): string {
 }
 
 /**
- * The part of `detail` a reader scans for: why it was refused, what a token did, who ran
- * sudo, what was redacted (the rest, and before/after, with --json). Terminal controls are
+ * The part of `detail` a reader scans for: why it was refused, what a token did, the setting
+ * a refused reload names, who ran sudo, what was redacted (the rest, and before/after, with
+ * --json). Terminal controls are
  * shown as "?": a request's path is the client's.
  */
 function detailText(record: AuditRecord): string {
@@ -131,6 +132,7 @@ function detailText(record: AuditRecord): string {
   const parts: string[] = [];
   if (typeof d['reason'] === 'string') parts.push(d['reason']);
   if (typeof d['method'] === 'string' && typeof d['path'] === 'string') parts.push(`${d['method']} ${d['path']}${typeof d['status'] === 'number' ? ` ${d['status']}` : ''}`);
+  else if (typeof d['path'] === 'string') parts.push(`at ${d['path']}`);
   if (typeof d['sudoUser'] === 'string') parts.push(`sudo by ${d['sudoUser']}`);
   if (Array.isArray(d['redacted'])) parts.push(`redacted: ${d['redacted'].join(', ')}`);
   return parts.length === 0 ? '-' : parts.join('; ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');

@@ -162,19 +162,21 @@ describe('portcullis audit list', () => {
     );
   });
 
-  test('the DETAIL column: a refusal\'s reason, what a token did, the sudo user, what was redacted; terminal controls as "?"', async () => {
+  test('the DETAIL column: a refusal\'s reason, what a token did, a refused reload\'s setting, the sudo user, what was redacted; terminal controls as "?"', async () => {
     const dir = path.join(root, `data-${counter++}`);
     const log = createFileAuditLog({ dataDir: dir });
     const token = { kind: 'token', id: 'tok_1', name: 'ci' } as const;
     await log.append(keyCreate(1, { actor: token, action: 'token.refused', target: 'tok_1', after: null, detail: { reason: 'admin_token_revoked' } }));
     await log.append(keyCreate(2, { actor: token, action: 'token.use', target: 'tok_1', after: null, detail: { method: 'GET', path: '/api/keys\u001b[2J', status: 200 } }));
     await log.append(keyCreate(3, { detail: { sudoUser: 'bob', sudoUid: 1001, redacted: ['after.name'] } }));
+    const system = { kind: 'system', id: 'serve' } as const;
+    await log.append(keyCreate(4, { actor: system, source: 'signal', action: 'config.reload_refused', target: '/etc/portcullis.json', after: null, detail: { path: 'admin.oidc.issuer', problem: 'admin.oidc.issuer: must be an https:// URL' } }));
     const result = await cli(['audit', 'list', '--data-dir', dir]);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(
       // The last column: after the last run of two spaces (a detail has single spaces only).
-      result.stdout.split('\n').slice(1, 4).map((line) => line.slice(line.lastIndexOf('  ') + 2)),
-      ['sudo by bob; redacted: after.name', 'GET /api/keys?[2J 200', 'admin_token_revoked'],
+      result.stdout.split('\n').slice(1, 5).map((line) => line.slice(line.lastIndexOf('  ') + 2)),
+      ['at admin.oidc.issuer', 'sudo by bob; redacted: after.name', 'GET /api/keys?[2J 200', 'admin_token_revoked'],
     );
   });
 
