@@ -128,11 +128,11 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
 
   const sessionIdOf = (ctx: RequestContext): string | undefined => parseCookies(ctx.req.headers.cookie).get(cookieName);
 
-  /** The session of this request, or 401; ends password sessions older than the password. */
-  const requireSession = (ctx: RequestContext, credentials: AdminCredentials | null): Session => {
+  /** The session of this request, or 401 (`noSession` the message without one); ends password sessions older than the password. */
+  const requireSession = (ctx: RequestContext, credentials: AdminCredentials | null, noSession = 'Log in to the admin API first (POST /api/login).'): Session => {
     const id = sessionIdOf(ctx);
     const session = id === undefined ? null : sessions.get(id);
-    if (id === undefined || session === null) throw new ApiError('session_required', 'Log in to the admin API first (POST /api/login).');
+    if (id === undefined || session === null) throw new ApiError('session_required', noSession);
     // issue 17 (part D): SSO sessions do not depend on the password; they end when SSO is switched
     // off or who it admits changes (ssoSessionValid), password sessions when password login is off.
     const oidc = options.view().config.admin.oidc;
@@ -199,7 +199,8 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
       const bearer = bearerCredential(ctx);
       if (bearer !== null) return tokenAuth.run(ctx, route, bearer);
       const credentials = await readAdminCredentials(dataDir);
-      const session = requireSession(ctx, credentials);
+      // A script that sent no token (or another scheme than Bearer) learns how to send one.
+      const session = requireSession(ctx, credentials, 'Log in to the admin API first (POST /api/login), or send an admin API token in the header "Authorization: Bearer pca_...".');
       if (route.method !== 'GET') requireCsrf(ctx, session);
       // Only a bootstrap session must set a password first; an SSO session needs none (issue 17, part D).
       if (credentials === null && session.actor.kind !== 'sso') {

@@ -125,10 +125,10 @@ export function createSsoRoutes(options: SsoRoutesOptions): Array<[method: strin
     return { config, oidc: config.admin.oidc };
   };
 
-  /** Logs the refusal; records it too unless `record` is false (the callback's bound). */
-  const refused = async (ctx: RequestContext, oidc: OidcConfig, error: string, reason: string, actor: AuditActor | null, detail: Record<string, string | number> = {}, record = true): Promise<void> => {
+  /** Logs the refusal (with `problem`, why in words, when known); records it too unless `record` is false (the callback's bound). */
+  const refused = async (ctx: RequestContext, oidc: OidcConfig, error: string, reason: string, actor: AuditActor | null, detail: Record<string, string | number> = {}, record = true, problem?: string): Promise<void> => {
     const client = clientAddress(ctx);
-    logger.warn('sso login refused', { requestId: ctx.requestId, client, error, reason, ...detail, ...(actor === null ? {} : { sub: actor.id }), ...(record ? {} : { auditRecord: 'suppressed' }) });
+    logger.warn('sso login refused', { requestId: ctx.requestId, client, error, reason, ...detail, ...(problem === undefined ? {} : { problem }), ...(actor === null ? {} : { sub: actor.id }), ...(record ? {} : { auditRecord: 'suppressed' }) });
     if (!record) return;
     await audit.record({
       actor: actor ?? ANONYMOUS,
@@ -177,7 +177,7 @@ export function createSsoRoutes(options: SsoRoutesOptions): Array<[method: strin
     if (!outcome.ok) {
       const detail = 'detail' in outcome ? outcome.detail : {};
       const record = callbackRecords.take(`${outcome.actor?.id ?? '-'}\n${clientAddress(ctx)}\n${outcome.reason}`);
-      await refused(ctx, oidc, outcome.error, outcome.reason, outcome.actor, detail, record);
+      await refused(ctx, oidc, outcome.error, outcome.reason, outcome.actor, detail, record, 'problem' in outcome ? outcome.problem : undefined);
       redirect(ctx, `/?sso_error=${outcome.error}`, [clearBinding]);
       return;
     }

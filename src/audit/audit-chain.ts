@@ -1,4 +1,4 @@
-// Verification of the audit chain (docs/audit.md, "What verify detects").
+// Verification of the audit chain (docs/audit.md, "The chain").
 // Pure: the file log and the Redis log feed it stored lines in seq order, one
 // at a time, so a chain of any length is checked in bounded memory; the first
 // failure latches and names the file, the line and the seq.
@@ -132,7 +132,7 @@ export function createChainVerifier(options: ChainVerifierOptions = {}): ChainVe
       file = null;
       if (storedHead !== null && storedHead.seq > last.seq) {
         const what = count === 0 ? 'there are no records' : `the last record is seq ${last.seq}`;
-        return broken('missing_records', null, last.seq === 0 ? null : last.seq, `the stored head says the chain reached seq ${storedHead.seq}, but ${what}: records ${last.seq + 1} to ${storedHead.seq} were removed (the log was truncated)`);
+        return broken('missing_records', null, last.seq === 0 ? null : last.seq, `the stored head says the chain reached seq ${storedHead.seq}, but ${what}: ${storedHead.seq === last.seq + 1 ? `record ${storedHead.seq} was` : `records ${last.seq + 1} to ${storedHead.seq} were`} removed (the log was truncated)`);
       }
       if (storedHead !== null && !storedHeadChecked && storedHead.seq >= (firstSeq ?? 1) && storedHead.seq > 0) {
         return broken('head_mismatch', null, storedHead.seq, `the stored head names seq ${storedHead.seq}, which is not in the chain`);

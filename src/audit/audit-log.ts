@@ -9,7 +9,7 @@ import type { AuditRecord, AuditRecordBody } from './audit-record.ts';
 export interface AuditFilter {
   /** target === this key id. */
   key?: string;
-  /** actor.id or actor.name === this. */
+  /** actor.id or actor.name === this, or this is `<actor.kind>:<id or name>`. */
   actor?: string;
   action?: AuditAction;
   /** ISO times: since inclusive, until exclusive. */
@@ -109,10 +109,22 @@ export function parseAuditFilter(input: Readonly<Record<string, string | undefin
   return filter;
 }
 
+/**
+ * The actor's id or name is `wanted`, alone or after its kind as `audit list`'s table
+ * shows it (`token:ci`, `cli:root`), so a value copied from the table finds its records.
+ */
+function actorMatches(actor: AuditRecord['actor'], wanted: string): boolean {
+  if (actor.id === wanted || actor.name === wanted) return true;
+  const kind = `${actor.kind}:`;
+  if (!wanted.startsWith(kind)) return false;
+  const rest = wanted.slice(kind.length);
+  return actor.id === rest || actor.name === rest;
+}
+
 /** Does the record pass the filter (all but limit and before, which the store's scan applies)? */
 export function matchesFilter(record: AuditRecord, filter: AuditFilter): boolean {
   if (filter.key !== undefined && record.target !== filter.key) return false;
-  if (filter.actor !== undefined && record.actor.id !== filter.actor && record.actor.name !== filter.actor) return false;
+  if (filter.actor !== undefined && !actorMatches(record.actor, filter.actor)) return false;
   if (filter.action !== undefined && record.action !== filter.action) return false;
   if (filter.since !== undefined && record.time < filter.since) return false;
   if (filter.until !== undefined && record.time >= filter.until) return false;

@@ -364,7 +364,7 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
       return await work();
     } catch (error) {
       if (error instanceof AuditLogError) throw error;
-      throw new AuditLogError(`cannot ${what} the audit log in ${dir}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new AuditLogError(auditAccessProblem(what, dir, error), { cause: error });
     }
   };
 
@@ -385,4 +385,16 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
     head: () => guard('read', () => lastRecordOfFiles(false)),
     verify: (verifyOptions) => guard('verify', () => verify(verifyOptions)),
   };
+}
+
+/**
+ * Why the log in `dir` could not be read or written. A reader refused by the files' mode
+ * (0600, the gateway's user's alone: an operator running `audit verify` as themselves) is
+ * told which user to be.
+ */
+export function auditAccessProblem(what: string, dir: string, error: unknown): string {
+  const text = `cannot ${what} the audit log in ${dir}: ${error instanceof Error ? error.message : String(error)}`;
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (what === 'append to' || (code !== 'EACCES' && code !== 'EPERM')) return text;
+  return `${text} (the audit files are the gateway's user's alone: run this as that user, e.g. sudo -u portcullis portcullis audit ${what === 'verify' ? 'verify' : 'list'})`;
 }

@@ -246,7 +246,7 @@ export async function runAdminTokensCommand(args: readonly string[], ctx: AdminT
     return await subcommand.run(backend, parsed.values as Values, parsed.positionals, ctx);
   } catch (error) {
     if (error instanceof TokenOptionError) return usageError(ctx, name, error.message);
-    if (error instanceof InvalidTokenSettingError) return usageError(ctx, name, inFlagWords(error));
+    if (error instanceof InvalidTokenSettingError) return usageError(ctx, name, inFlagWords(error, parsed.values as Values));
     if (error instanceof AdminTokenError || error instanceof KeyStoreError) {
       ctx.stderr.write(`portcullis admin tokens ${name}: ${error.message}\n`);
       return 1;
@@ -257,9 +257,16 @@ export async function runAdminTokensCommand(args: readonly string[], ctx: AdminT
   }
 }
 
-/** A setting error in the words of the command line. */
-function inFlagWords(error: InvalidTokenSettingError): string {
-  const flag = error.param === 'expiresAt' ? '--expires' : error.param.startsWith('scopes') ? '--scope' : error.param === 'name' ? '--name' : error.param;
+/** A setting error in the words of the command line; for --expires, with the value given and the forms it takes. */
+function inFlagWords(error: InvalidTokenSettingError, values: Values): string {
+  if (error.param === 'expiresAt') {
+    const given = typeof values['expires'] === 'string' ? `--expires ${values['expires']}` : `--expires (default ${DEFAULT_TOKEN_LIFETIME})`;
+    const problem = error.problem.startsWith('must be an ISO 8601 time')
+      ? `must be a number of days (30d), a date (2027-01-31, 00:00 UTC) or an ISO 8601 time with a zone (2027-01-31T00:00:00Z)`
+      : error.problem;
+    return `${given}: ${problem}`;
+  }
+  const flag = error.param.startsWith('scopes') ? '--scope' : error.param === 'name' ? '--name' : error.param;
   return `${flag}: ${error.problem}`;
 }
 

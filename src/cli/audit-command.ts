@@ -30,9 +30,11 @@ Commands:
                        the log stream) that the chain must still contain
   list [--key ID] [--actor WHO] [--action ACTION] [--since TIME] [--until TIME]
        [--limit N] [--before SEQ] [--json]
-      Records newest first, as a table or (--json) one JSON record per line.
-      --key: the target key id; --actor: an actor id or name; --since (inclusive)
-      and --until (exclusive): ISO 8601 times; --limit 1-1000 (default 100);
+      Records newest first, as a table (with a refusal's reason and what a
+      token did) or (--json) one JSON record per line.
+      --key: the target key id; --actor: an actor id or name, alone or as
+      the table shows it (token:ci); --since (inclusive) and --until
+      (exclusive): ISO 8601 times; --limit 1-1000 (default 100);
       --before: only records with a lower seq (continue a listing).
 `;
 
@@ -80,7 +82,8 @@ export async function runAuditCommand(args: string[], ctx: AuditCommandContext):
     for (const field of ['key', 'actor', 'action', 'since', 'until', 'limit', 'before'] as const) input[field] = values[field] as string | undefined;
     filter = parseAuditFilter(input);
   } catch (error) {
-    if (error instanceof AuditFilterError) return usageError(ctx, name, `--${error.param}: ${error.message}`);
+    // The filter's messages begin with the parameter's name ("limit must be ..."): said once, as the option.
+    if (error instanceof AuditFilterError) return usageError(ctx, name, error.message.startsWith(`${error.param} `) ? `--${error.message}` : `--${error.param}: ${error.message}`);
     throw error;
   }
   return withLog(ctx, name, async (log) => {
@@ -113,9 +116,26 @@ async function verify(ctx: AuditCommandContext, log: AuditLog, values: Values, e
 
 function renderRecords(records: readonly AuditRecord[]): string {
   return renderTable(
-    ['TIME', 'SEQ', 'ACTOR', 'SOURCE', 'ACTION', 'TARGET'],
-    records.map((r) => [r.time, String(r.seq), `${r.actor.kind}:${r.actor.name ?? r.actor.id}`, r.source, r.action, r.target ?? '-']),
+    ['TIME', 'SEQ', 'ACTOR', 'SOURCE', 'ACTION', 'TARGET', 'DETAIL'],
+    records.map((r) => [r.time, String(r.seq), `${r.actor.kind}:${r.actor.name ?? r.actor.id}`, r.source, r.action, r.target ?? '-', detailText(r)]),
   );
+}
+
+/**
+ * The part of `detail` a reader scans for: why it was refused, what a token did, the setting
+ * a refused reload names, who ran sudo, what was redacted (the rest, and before/after, with
+ * --json). Terminal controls are
+ * shown as "?": a request's path is the client's.
+ */
+function detailText(record: AuditRecord): string {
+  const d = record.detail ?? {};
+  const parts: string[] = [];
+  if (typeof d['reason'] === 'string') parts.push(d['reason']);
+  if (typeof d['method'] === 'string' && typeof d['path'] === 'string') parts.push(`${d['method']} ${d['path']}${typeof d['status'] === 'number' ? ` ${d['status']}` : ''}`);
+  else if (typeof d['path'] === 'string') parts.push(`at ${d['path']}`);
+  if (typeof d['sudoUser'] === 'string') parts.push(`sudo by ${d['sudoUser']}`);
+  if (Array.isArray(d['redacted'])) parts.push(`redacted: ${d['redacted'].join(', ')}`);
+  return parts.length === 0 ? '-' : parts.join('; ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
 
 async function withLog(ctx: AuditCommandContext, name: string, work: (log: AuditLog) => Promise<number>): Promise<number> {

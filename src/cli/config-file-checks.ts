@@ -1,8 +1,9 @@
 // The files and secrets a valid config names, checked the way serve reads them
 // at start, for check-config: each provider's upstream key, the Redis
 // password, every TLS file (listen.tls, admin.tls, providers.*.tls,
-// state.redis.tls), the environment's egress proxy variables, and the trace
-// export's headers (telemetry.otlp). Every check runs and every problem is kept, each under its
+// state.redis.tls), the environment's egress proxy variables, the trace
+// export's headers (telemetry.otlp), and admin.oidc's client secret (read as a
+// login reads it: serve reads it only then). Every check runs and every problem is kept, each under its
 // setting, in the order of the file; certificates that expire soon are
 // warnings. Nothing read here is ever put in a message: only where it was
 // looked for.
@@ -12,6 +13,7 @@ import { resolveProviderKeys } from '../config/config-loader.ts';
 import { providerCredentials } from '../config/provider-types.ts';
 import { resolveOtlpHeaders } from '../config/telemetry-config.ts';
 import { checkClientTlsFiles, checkListenerTlsFiles, type TlsFileReport } from '../config/tls-files.ts';
+import { readClientSecret } from '../admin/sso-routes.ts';
 import { proxyIssues } from '../providers/provider-connections.ts';
 import { RedisUrlError } from '../redis/errors.ts';
 import { redisAddress } from '../state/redis-backend.ts';
@@ -32,7 +34,7 @@ const CREDENTIALS_DIRECTORY = '${CREDENTIALS_DIRECTORY}';
 const CREDENTIALS_HINT = ' (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)';
 
 /** Each check looks at one part of the config and adds what it finds; all run. */
-const CHECKS: ReadonlyArray<(ctx: FileCheckContext) => void> = [listenerFiles, providerFiles, proxyEnvironment, redisFiles, telemetryHeaders];
+const CHECKS: ReadonlyArray<(ctx: FileCheckContext) => void> = [listenerFiles, providerFiles, proxyEnvironment, redisFiles, telemetryHeaders, oidcClientSecret];
 
 /** The egress proxy variables of this environment, as serve would apply them to each provider (../providers/provider-connections.ts). */
 function proxyEnvironment(ctx: FileCheckContext): void {
@@ -97,6 +99,29 @@ function telemetryHeaders(ctx: FileCheckContext): void {
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     for (const issue of err.issues) add(ctx, issue, issue.path === 'telemetry.otlp.headersFile' ? otlp.headersFile : null);
+  }
+}
+
+/**
+ * admin.oidc's client secret (when the admin listener runs), read as a login reads it:
+ * serve does not read it at start, so without this a missing one shows only when the
+ * first person signs in (sso_provider_error, client_secret_unavailable).
+ */
+function oidcClientSecret(ctx: FileCheckContext): void {
+  const { config, env } = ctx;
+  const oidc = config.admin.oidc;
+  if (oidc === null || !config.admin.enabled) return;
+  try {
+    readClientSecret(config, oidc, env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const issue of err.issues) add(ctx, issue, oidc.clientSecretFile);
+    } else if (oidc.clientSecretEnv !== null) {
+      ctx.result.issues.push({ code: ConfigIssueCode.MissingCredential, path: 'admin.oidc.clientSecretEnv', message: `environment variable ${oidc.clientSecretEnv} is not set or empty` });
+    } else {
+      // The only other refusal of a file read whole: it holds nothing but a newline.
+      add(ctx, { code: ConfigIssueCode.MissingCredential, path: 'admin.oidc.clientSecretFile', message: 'the file is empty' }, oidc.clientSecretFile);
+    }
   }
 }
 

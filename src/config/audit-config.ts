@@ -19,5 +19,13 @@ export function parseAudit(c: Checker, value: unknown): AuditConfig {
   if (value === undefined) return { ...DEFAULT_AUDIT };
   const o = c.object(value, 'audit', ['rotateBytes']);
   if (o === undefined) return { ...DEFAULT_AUDIT };
-  return { rotateBytes: c.int(o, 'rotateBytes', 'audit', DEFAULT_AUDIT_ROTATE_BYTES, MIN_AUDIT_ROTATE_BYTES, MAX_AUDIT_ROTATE_BYTES) };
+  const rotateBytes = c.optional(o, 'rotateBytes', 'audit', DEFAULT_AUDIT_ROTATE_BYTES, (v, at) => {
+    if (typeof v === 'number' && Number.isInteger(v) && v >= MIN_AUDIT_ROTATE_BYTES && v <= MAX_AUDIT_ROTATE_BYTES) return v;
+    // A size written as text ("64MiB") or out of range: say the unit and give the default as an example.
+    return c.report(at, {
+      code: 'invalid_value',
+      message: `must be a number of bytes, an integer from ${MIN_AUDIT_ROTATE_BYTES} (64 KiB) to ${MAX_AUDIT_ROTATE_BYTES} (1 TiB), e.g. ${DEFAULT_AUDIT_ROTATE_BYTES} for 64 MiB`,
+    });
+  });
+  return { rotateBytes };
 }

@@ -59,7 +59,7 @@ export const SSO_CALLBACK_PATH = '/sso/callback';
  */
 export function parseOidc(c: Checker, value: unknown, hosts: readonly string[]): OidcConfig | null {
   const at = 'admin.oidc';
-  const o = c.object(value, at, SETTINGS);
+  const o = c.object(withoutInlineSecret(c, value, at), at, SETTINGS);
   if (o === undefined) return null;
   const issuer = parseIssuer(c, o['issuer'], join(at, 'issuer'));
   const clientId = c.string(o['clientId'], join(at, 'clientId')) ?? '';
@@ -81,7 +81,7 @@ export function parseOidc(c: Checker, value: unknown, hosts: readonly string[]):
   if (allowedUsers.length === 0 && allowedGroups.length === 0) {
     c.report(join(at, 'allowedUsers'), {
       code: 'required',
-      message: 'admin.oidc needs allowedUsers (subjects or verified emails) or allowedGroups: without either, nobody could sign in (every user of the provider is not what you want)',
+      message: 'list who may sign in: allowedUsers (sub values, or email addresses the provider marks verified), allowedGroups (groups in the groupsClaim claim), or both; with neither, no one could sign in (admitting every account of the provider is not offered)',
     });
   }
   const groupsClaim = c.optional(o, 'groupsClaim', at, 'groups', (v, vat) => {
@@ -109,6 +109,20 @@ export function parseOidc(c: Checker, value: unknown, hosts: readonly string[]):
     passwordLogin: c.optional(o, 'passwordLogin', at, true, (v, vat) => c.boolean(v, vat)),
     timeoutMs: c.int(o, 'timeoutMs', at, 10_000, 500, 60_000),
   };
+}
+
+/**
+ * `clientSecret` is not a setting: the secret never goes in the config. Named
+ * with what to do instead (not as an unknown setting), and never quoted.
+ */
+function withoutInlineSecret(c: Checker, value: unknown, at: string): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, 'clientSecret')) return value;
+  c.report(join(at, 'clientSecret'), {
+    code: 'invalid_value',
+    message: 'the client secret itself is not accepted in the config: put it in a file and name the file in clientSecretFile, or in an environment variable and name the variable in clientSecretEnv',
+  });
+  const { clientSecret: _secret, ...rest } = value as Obj;
+  return rest;
 }
 
 function isLoopback(url: URL): boolean {

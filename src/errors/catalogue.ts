@@ -221,9 +221,9 @@ export const ERROR_CATALOGUE = {
   // issue 17 (part C): admin API tokens (docs/admin-api.md, "Tokens"). The 401s say
   // nothing beyond their code: a guesser learns no more than that the token failed.
   invalid_token_setting: invalid,
-  admin_token_invalid: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token is not valid.' },
-  admin_token_revoked: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token has been revoked.' },
-  admin_token_expired: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token has expired.' },
+  admin_token_invalid: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token is not valid: no token of this gateway matches it. Send the whole pca_... token as it was printed when it was created.' },
+  admin_token_revoked: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token has been revoked; create a new one (portcullis admin tokens create, or Tokens in the dashboard).' },
+  admin_token_expired: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token has expired; create a new one (portcullis admin tokens create, or Tokens in the dashboard).' },
   token_scope_insufficient: { ...invalid, status: 403, type: 'permission_error' },
   session_required_for_route: {
     ...invalid,

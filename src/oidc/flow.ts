@@ -46,6 +46,12 @@ export type SsoOutcome =
       /** The user, when the ID token verified but the user is not allowed. */
       actor: AuditActor | null;
       detail?: Record<string, string | number>;
+      /**
+       * Why, in words, when an error lies under the reason (the provider unreachable,
+       * the client secret's file missing): for the log stream only, not the audit
+       * record. Made from this gateway's own errors, never from what was received.
+       */
+      problem?: string;
     };
 
 /** The callback's query parameters (each at most once; the route refuses repeats). */
@@ -112,6 +118,15 @@ const fail = (error: SsoErrorCode, reason: string, actor: AuditActor | null = nu
   reason,
   actor,
   ...(detail === undefined ? {} : { detail }),
+});
+
+/** A sso_provider_error whose cause is an error of ours: its message goes to the log as `problem`. */
+const failBecause = (reason: string, err: unknown): SsoOutcome => ({
+  ok: false,
+  error: 'sso_provider_error',
+  reason,
+  actor: null,
+  problem: (err instanceof Error ? err.message : String(err)).slice(0, 500),
 });
 
 /** A provider's error code, as far as it is safe to record: RFC 6749 error codes are short ASCII words. */
@@ -295,7 +310,7 @@ export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
       try {
         metadata = await client.discovery.metadata();
       } catch (err) {
-        return fail('sso_provider_error', err instanceof DiscoveryError ? err.reason : 'discovery_failed');
+        return failBecause(err instanceof DiscoveryError ? err.reason : 'discovery_failed', err);
       }
       // RFC 9207 section 2.4: iss, when sent (or promised), must be this issuer: an answer meant for another provider is refused.
       if (params.iss !== undefined ? params.iss !== config.issuer : metadata.issInAuthorizationResponse) return fail('sso_provider_error', 'wrong_issuer');
@@ -306,14 +321,14 @@ export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
       let secret: string | null;
       try {
         secret = clientSecret();
-      } catch {
-        return fail('sso_provider_error', 'client_secret_unavailable');
+      } catch (err) {
+        return failBecause('client_secret_unavailable', err);
       }
       let answer;
       try {
         answer = await exchangeCode(config, metadata, code, tx, secret);
-      } catch {
-        return fail('sso_provider_error', 'token_endpoint_unreachable');
+      } catch (err) {
+        return failBecause('token_endpoint_unreachable', err);
       }
       const body = answer.json as Record<string, unknown> | undefined;
       if (answer.status !== 200) return fail('sso_provider_error', 'token_exchange_failed', null, { status: answer.status, error: errorCode(body?.['error']) });
@@ -333,7 +348,7 @@ export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
         });
       } catch (err) {
         if (err instanceof IdTokenError) return fail('sso_id_token_invalid', err.reason);
-        return fail('sso_provider_error', 'jwks_unavailable');
+        return failBecause('jwks_unavailable', err);
       }
       const actor = ssoActor(token);
       if (!userAllowed(config, token)) return fail('sso_user_not_allowed', 'user_not_allowed', actor);

@@ -61,6 +61,23 @@ export const fetchFromProvider: ProviderFetch = async (url, request) => {
   } catch (err) {
     if (err instanceof ProviderFetchError) throw err;
     if (signal.aborted) throw new ProviderFetchError(`${url} did not answer within ${request.timeoutMs} ms`);
-    throw new ProviderFetchError(`${url} could not be reached: ${(err as Error).message}`);
+    throw new ProviderFetchError(`${url} could not be reached: ${reachProblem(err)}`);
   }
 };
+
+/**
+ * Why a request failed before any answer. Built-in fetch says only "fetch
+ * failed"; its cause says why (connect ECONNREFUSED 127.0.0.1:8443, getaddrinfo
+ * ENOTFOUND, a certificate the CA does not vouch for), which is what the
+ * operator has to change. No request content is in either.
+ */
+export function reachProblem(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const cause: unknown = err instanceof Error ? err.cause : undefined;
+  if (!(cause instanceof Error)) return message;
+  const code = (cause as NodeJS.ErrnoException).code;
+  const why = cause.message !== '' ? cause.message : typeof code === 'string' ? code : '';
+  if (why === '') return message;
+  const withCode = typeof code === 'string' && !why.includes(code) ? `${why} (${code})` : why;
+  return `${message}: ${withCode.slice(0, 300)}`;
+}

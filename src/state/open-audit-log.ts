@@ -1,6 +1,7 @@
 // The audit chain a config names, for a process that has no running gateway
 // (a CLI command): audit.jsonl in the data directory, or the Redis backend's
 // shared list. The gateway uses StateBackend.audit directly.
+import { statSync } from 'node:fs';
 import type { AuditLog } from '../audit/audit-log.ts';
 import { createFileAuditLog } from '../audit/file-audit-log.ts';
 import type { GatewayConfig } from '../config/config.ts';
@@ -22,11 +23,28 @@ export function openAuditLog(config: GatewayConfig, backend?: StateBackend, onPr
   return createFileAuditLog({ dataDir: config.dataDir, rotateBytes: config.audit.rotateBytes, ...(onProblem === undefined ? {} : { onProblem }) });
 }
 
-/** For commands that read the chain alone (`portcullis audit`): opens the Redis backend when the config names it. */
+/**
+ * For commands that read the chain alone (`portcullis audit`): opens the Redis backend when the config names it.
+ * A data directory that does not exist is refused: it is a wrong --data-dir or config (or a user
+ * whose ./data is not the gateway's), and verify must not call an absent log whole.
+ */
 export async function openAuditLogAlone(config: GatewayConfig, options: { logger: Logger; env: NodeJS.ProcessEnv }): Promise<{ log: AuditLog; close(): Promise<void> }> {
   if (config.state.backend !== 'redis' || config.state.redis === null) {
+    if (missingDirectory(config.dataDir)) {
+      throw new Error(`there is no data directory at ${config.dataDir}, so no audit log to read; name the gateway's with --config FILE or --data-dir DIR`);
+    }
     return { log: openAuditLog(config, undefined, (message) => options.logger.warn(message)), close: async () => {} };
   }
   const backend = await openStateBackend(config, { logger: options.logger, env: options.env, watch: false });
   return { log: backend.audit, close: () => backend.close() };
+}
+
+/** Only a directory that is not there: one the user may not look into is the log's to report (EACCES, with its advice). */
+function missingDirectory(dir: string): boolean {
+  try {
+    statSync(dir);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
 }

@@ -326,7 +326,7 @@ test('expired (clock pinned past expiry) 401 admin_token_expired; revoked by the
   assert.equal((await withToken(token, 'GET', '/api/keys')).status, 200);
   now = Date.parse(record.expiresAt);
   const expired = await withToken(token, 'GET', '/api/keys');
-  assert.deepEqual(errorOf(expired), { status: 401, message: 'The admin API token has expired.', type: 'authentication_error', param: null, code: 'admin_token_expired' });
+  assert.deepEqual(errorOf(expired), { status: 401, message: 'The admin API token has expired; create a new one (portcullis admin tokens create, or Tokens in the dashboard).', type: 'authentication_error', param: null, code: 'admin_token_expired' });
   assert.equal(expired.headers['www-authenticate'], 'Bearer realm="portcullis-admin", error="invalid_token"');
   assert.deepEqual(audit.events.at(-1), { actor: { kind: 'token', id: record.id, name: 'short' }, source: SOURCE, action: 'token.refused', target: record.id, before: null, after: null, detail: { reason: 'admin_token_expired' } });
 
@@ -345,14 +345,25 @@ test('expired (clock pinned past expiry) 401 admin_token_expired; revoked by the
   assert.equal(code, 0, out.text());
   assert.equal(cliAudit.events.length, 1);
   const revoked = await withToken(second.token, 'GET', '/api/keys');
-  assert.deepEqual(errorOf(revoked), { status: 401, message: 'The admin API token has been revoked.', type: 'authentication_error', param: null, code: 'admin_token_revoked' });
+  assert.deepEqual(errorOf(revoked), { status: 401, message: 'The admin API token has been revoked; create a new one (portcullis admin tokens create, or Tokens in the dashboard).', type: 'authentication_error', param: null, code: 'admin_token_revoked' });
   assert.equal(revoked.headers['www-authenticate'], 'Bearer realm="portcullis-admin", error="invalid_token"');
+});
+
+test('no token and no session, or the token under another scheme than Bearer: 401 session_required saying how to send a token; /api/session only asks for a login', async () => {
+  const { token } = await createToken('wrong-scheme', ['read']);
+  const told = 'Log in to the admin API first (POST /api/login), or send an admin API token in the header "Authorization: Bearer pca_...".';
+  for (const headers of [{}, { authorization: `Token ${token}` }] as Array<Record<string, string>>) {
+    const res = await request(base, 'GET', '/api/keys', { headers });
+    assert.deepEqual(errorOf(res), { status: 401, message: told, type: 'authentication_error', param: null, code: 'session_required' });
+  }
+  const sessionRoute = await request(base, 'GET', '/api/session');
+  assert.deepEqual(errorOf(sessionRoute), { status: 401, message: 'Log in to the admin API first (POST /api/login).', type: 'authentication_error', param: null, code: 'session_required' });
 });
 
 test('unknown and malformed tokens 401 admin_token_invalid; the actor is anonymous with at most the prefix; never more of what was sent', async () => {
   const unknown = 'pca_' + 'Q'.repeat(42) + 'A';
   const res = await withToken(unknown, 'GET', '/api/keys');
-  assert.deepEqual(errorOf(res), { status: 401, message: 'The admin API token is not valid.', type: 'authentication_error', param: null, code: 'admin_token_invalid' });
+  assert.deepEqual(errorOf(res), { status: 401, message: 'The admin API token is not valid: no token of this gateway matches it. Send the whole pca_... token as it was printed when it was created.', type: 'authentication_error', param: null, code: 'admin_token_invalid' });
   assert.equal(res.headers['www-authenticate'], 'Bearer realm="portcullis-admin", error="invalid_token"');
   const apiKey = 'pcl_AbC1x9QzAbC1x9QzAbC1x9QzAbC1x9QzAbC1x9QzAbC1FZajM';
   assert.equal((errorOf(await withToken(apiKey, 'GET', '/api/keys')) as { code: string }).code, 'admin_token_invalid');

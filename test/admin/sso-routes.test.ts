@@ -144,3 +144,19 @@ test('an SSO session ends when a reload changes who is admitted (allow-lists, gr
     assert.equal((await request(base, 'GET', '/api/session', { headers: { cookie } })).status, 401, 'ended for good');
   }
 });
+
+test('a client secret that cannot be read: the warning says why (the variable not set), the audit record keeps only the reason', async () => {
+  setOidc({ clientSecretEnv: 'PORTCULLIS_TEST_OIDC_SECRET' });
+  const started = await request(base, 'GET', '/sso/start');
+  const location = new URL(started.headers['location'] as string);
+  const callback = await request(base, 'GET', `/sso/callback?state=${location.searchParams.get('state')}&code=the-code`, { headers: { cookie: cookieOf(started, 'portcullis_sso') } });
+  assert.equal(callback.headers['location'], '/?sso_error=sso_provider_error');
+  const warnings = logs.filter((l) => l['msg'] === 'sso login refused');
+  assert.deepEqual(
+    warnings.map((l) => [l['reason'], l['problem']]),
+    [['client_secret_unavailable', 'environment variable PORTCULLIS_TEST_OIDC_SECRET (admin.oidc.clientSecretEnv) is not set']],
+  );
+  assert.deepEqual(audit.events, [
+    { actor: { kind: 'anonymous', id: '-' }, source: '127.0.0.1', action: 'admin.login_failed', target: 'admin', before: null, after: null, detail: { reason: 'client_secret_unavailable', issuer: ISSUER } },
+  ]);
+});

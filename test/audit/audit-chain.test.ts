@@ -107,6 +107,8 @@ describe('verifyChain', () => {
     assert.equal(result.reason, 'missing_records');
     assert.equal(result.seq, 3);
     assert.match(result.message, /records 4 to 5 were removed \(the log was truncated\)/);
+    const one = broken(verifyChain(lines(records).slice(0, 4), { storedHead: { seq: 5, hash: (records[4] as AuditRecord).hash } }));
+    assert.match(one.message, /but the last record is seq 4: record 5 was removed \(the log was truncated\)$/);
   });
 
   test('a stored head one behind (a crash before it was written) is accepted', () => {

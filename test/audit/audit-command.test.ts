@@ -1,7 +1,7 @@
 // `portcullis audit verify|list` through the real command line (runCli), on a
 // data directory and on the Redis backend.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -109,15 +109,35 @@ describe('portcullis audit verify', () => {
       [['audit'], 'portcullis audit: missing command (verify or list)'],
       [['audit', 'check'], "portcullis audit: unknown command 'check' (verify or list)"],
       [['audit', 'verify', '--fast'], "portcullis audit verify: unknown option '--fast'"],
-      [['audit', 'list', '--limit', '0'], 'portcullis audit list: --limit: limit must be a whole number from 1 to 1000.'],
-      [['audit', 'list', '--action', 'key.delete'], 'portcullis audit list: --action: action must be one of: key.create, key.update'],
-      [['audit', 'list', '--since', 'yesterday'], 'portcullis audit list: --since: since must be an ISO 8601 time'],
+      [['audit', 'list', '--limit', '0'], 'portcullis audit list: --limit must be a whole number from 1 to 1000.\n'],
+      [['audit', 'list', '--action', 'key.delete'], 'portcullis audit list: --action must be one of: key.create, key.update'],
+      [['audit', 'list', '--since', 'yesterday'], 'portcullis audit list: --since must be an ISO 8601 time'],
       [['audit', 'list', 'extra'], "portcullis audit list: unexpected argument 'extra'"],
     ] as const) {
       const result = await cli([...args, '--data-dir', dir]);
       assert.equal(result.code, 2, args.join(' '));
       assert.ok(result.stderr.includes(problem), `${args.join(' ')}: ${result.stderr}`);
     }
+  });
+
+  test('a data directory that does not exist: exit 1 naming it (not "whole"), and nothing is created; an empty one has no records yet', async () => {
+    const missing = path.join(root, `missing-${counter++}`);
+    for (const command of ['verify', 'list']) {
+      const result = await cli(['audit', command, '--data-dir', missing]);
+      assert.equal(result.code, 1, command);
+      assert.equal(result.stdout, '', command);
+      assert.equal(
+        result.stderr,
+        `portcullis audit: data directory ${missing} (from --data-dir)\n` +
+          `portcullis audit ${command}: cannot open the audit log: there is no data directory at ${missing}, so no audit log to read; name the gateway's with --config FILE or --data-dir DIR\n`,
+      );
+    }
+    assert.equal(existsSync(missing), false);
+    const empty = path.join(root, `empty-${counter++}`);
+    mkdirSync(empty);
+    const fresh = await cli(['audit', 'verify', '--data-dir', empty]);
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.equal(fresh.stdout, `audit log in ${empty} is whole: no records yet\nhead: ${'0'.repeat(64)}\n`);
   });
 
   test('--help prints the usage and exits 0', async () => {
@@ -135,10 +155,28 @@ describe('portcullis audit list', () => {
     assert.equal(result.stderr, where);
     assert.equal(
       result.stdout,
-      'TIME                      SEQ  ACTOR      SOURCE  ACTION      TARGET\n' +
-        '2026-11-26T12:00:03.000Z  3    token:ci   cli     key.revoke  key_0001\n' +
-        '2026-11-26T12:00:02.000Z  2    cli:alice  cli     key.create  key_0002\n' +
-        '2026-11-26T12:00:01.000Z  1    cli:alice  cli     key.create  key_0001\n',
+      'TIME                      SEQ  ACTOR      SOURCE  ACTION      TARGET    DETAIL\n' +
+        '2026-11-26T12:00:03.000Z  3    token:ci   cli     key.revoke  key_0001  -\n' +
+        '2026-11-26T12:00:02.000Z  2    cli:alice  cli     key.create  key_0002  -\n' +
+        '2026-11-26T12:00:01.000Z  1    cli:alice  cli     key.create  key_0001  -\n',
+    );
+  });
+
+  test('the DETAIL column: a refusal\'s reason, what a token did, a refused reload\'s setting, the sudo user, what was redacted; terminal controls as "?"', async () => {
+    const dir = path.join(root, `data-${counter++}`);
+    const log = createFileAuditLog({ dataDir: dir });
+    const token = { kind: 'token', id: 'tok_1', name: 'ci' } as const;
+    await log.append(keyCreate(1, { actor: token, action: 'token.refused', target: 'tok_1', after: null, detail: { reason: 'admin_token_revoked' } }));
+    await log.append(keyCreate(2, { actor: token, action: 'token.use', target: 'tok_1', after: null, detail: { method: 'GET', path: '/api/keys\u001b[2J', status: 200 } }));
+    await log.append(keyCreate(3, { detail: { sudoUser: 'bob', sudoUid: 1001, redacted: ['after.name'] } }));
+    const system = { kind: 'system', id: 'serve' } as const;
+    await log.append(keyCreate(4, { actor: system, source: 'signal', action: 'config.reload_refused', target: '/etc/portcullis.json', after: null, detail: { path: 'admin.oidc.issuer', problem: 'admin.oidc.issuer: must be an https:// URL' } }));
+    const result = await cli(['audit', 'list', '--data-dir', dir]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(
+      // The last column: after the last run of two spaces (a detail has single spaces only).
+      result.stdout.split('\n').slice(1, 5).map((line) => line.slice(line.lastIndexOf('  ') + 2)),
+      ['at admin.oidc.issuer', 'sudo by bob; redacted: after.name', 'GET /api/keys?[2J 200', 'admin_token_revoked'],
     );
   });
 
@@ -148,6 +186,10 @@ describe('portcullis audit list', () => {
     assert.equal(byKey.stdout, `${canonicalJson(records[2])}\n${canonicalJson(records[0])}\n`);
     const byActor = await cli(['audit', 'list', '--data-dir', dir, '--actor', 'ci', '--json']);
     assert.equal(byActor.stdout, `${canonicalJson(records[2])}\n`);
+    // As the table shows the actor (kind:name or kind:id): a value copied from it finds the same records.
+    assert.equal((await cli(['audit', 'list', '--data-dir', dir, '--actor', 'token:ci', '--json'])).stdout, byActor.stdout);
+    assert.equal((await cli(['audit', 'list', '--data-dir', dir, '--actor', 'token:tok_1', '--json'])).stdout, byActor.stdout);
+    assert.equal((await cli(['audit', 'list', '--data-dir', dir, '--actor', 'cli:ci', '--json'])).stdout, '', 'the kind must be the actor\'s');
     const byAction = await cli(['audit', 'list', '--data-dir', dir, '--action', 'key.create', '--since', '2026-11-26T12:00:02Z', '--until', '2026-11-26T12:00:05Z', '--json']);
     assert.deepEqual(byAction.stdout.trim().split('\n').map((l) => (JSON.parse(l) as AuditRecord).seq), [4, 2]);
     const paged = await cli(['audit', 'list', '--data-dir', dir, '--limit', '2', '--json']);

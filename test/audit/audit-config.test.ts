@@ -23,6 +23,16 @@ test('audit.rotateBytes: default 64 MiB, at least 64 KiB', () => {
   fails({ rotateBytes: 65_535 }, 'audit.rotateBytes', /65536/);
   fails({ rotateBytes: 1.5 }, 'audit.rotateBytes', /integer/);
   fails({ rotateBytes: '1MB' }, 'audit.rotateBytes', /integer|number/);
+  // The unit and an example, whatever is wrong with it.
+  for (const wrong of ['64MiB', 1000, 2 ** 41, 1.5]) {
+    assert.throws(
+      () => parse({ rotateBytes: wrong }),
+      (err: unknown) =>
+        err instanceof ConfigError &&
+        err.problem === 'audit.rotateBytes: must be a number of bytes, an integer from 65536 (64 KiB) to 1099511627776 (1 TiB), e.g. 67108864 for 64 MiB',
+      String(wrong),
+    );
+  }
   fails({ rotate: 1 }, 'audit.rotate', /unknown|not a setting|Unknown/i);
   fails([], 'audit', /object/);
 });

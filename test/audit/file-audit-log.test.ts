@@ -8,7 +8,7 @@ import { after, describe, test } from 'node:test';
 import type { AuditVerification } from '../../src/audit/audit-chain.ts';
 import { AuditLogError } from '../../src/audit/audit-log.ts';
 import { AuditSecretError, canonicalJson, parseRecordLine, type AuditRecord } from '../../src/audit/audit-record.ts';
-import { createFileAuditLog, MIN_ROTATE_BYTES, rotatedName, type FileAuditLogOptions } from '../../src/audit/file-audit-log.ts';
+import { auditAccessProblem, createFileAuditLog, MIN_ROTATE_BYTES, rotatedName, type FileAuditLogOptions } from '../../src/audit/file-audit-log.ts';
 import { keyCreate } from './audit-fixtures.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-audit-'));
@@ -158,6 +158,21 @@ describe('the file audit log', () => {
     assert.deepEqual(records.map((r) => r.seq).sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i + 1));
     const result = await log.verify();
     assert.equal(result.ok && result.count, 50);
+  });
+});
+
+describe('a reader the files\' mode refuses', () => {
+  // The tests run as root, whom no mode refuses: the wording is checked on the error itself.
+  const denied = Object.assign(new Error("EACCES: permission denied, open '/var/lib/portcullis/audit.jsonl'"), { code: 'EACCES' });
+  test('verify and list are told to run as the gateway\'s user; an append and other errors are said as they are', () => {
+    assert.equal(
+      auditAccessProblem('verify', '/var/lib/portcullis', denied),
+      "cannot verify the audit log in /var/lib/portcullis: EACCES: permission denied, open '/var/lib/portcullis/audit.jsonl' (the audit files are the gateway's user's alone: run this as that user, e.g. sudo -u portcullis portcullis audit verify)",
+    );
+    assert.match(auditAccessProblem('read', '/d', denied), /run this as that user, e\.g\. sudo -u portcullis portcullis audit list\)$/);
+    assert.equal(auditAccessProblem('append to', '/d', denied), "cannot append to the audit log in /d: EACCES: permission denied, open '/var/lib/portcullis/audit.jsonl'");
+    const gone = Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' });
+    assert.equal(auditAccessProblem('verify', '/d', gone), 'cannot verify the audit log in /d: EIO: i/o error, read');
   });
 });
 

@@ -163,6 +163,26 @@ describe('check-config on files with problems', () => {
     });
   });
 
+  test('admin.oidc\'s client secret is read as a login reads it: a missing file or variable, an empty file; never its value', () => {
+    const oidc = { issuer: 'https://login.example.com', clientId: 'portcullis', redirectUrl: 'http://127.0.0.1:8081/sso/callback', allowedUsers: ['a@example.com'] };
+    const withSecret = (name: string, secret: Record<string, string>) => writeConfig(name, { ...GOOD, admin: { oidc: { ...oidc, ...secret } } });
+    const env = { ...goodEnv, OIDC_SECRET: 'oidc-secret-value' };
+    const missingFile = run([withSecret('oidc-1.json', { clientSecretFile: '${CREDENTIALS_DIRECTORY}/oidc-secret' })], { env });
+    assert.deepEqual(missingFile, { code: 1, stdout: '', stderr: `oidc-1.json: admin.oidc.clientSecretFile: ${path.join(credentialsDir, 'oidc-secret')} does not exist\n` });
+    const unset = run([withSecret('oidc-2.json', { clientSecretEnv: 'OIDC_SECRET_UNSET' })], { env });
+    assert.deepEqual(unset, { code: 1, stdout: '', stderr: 'oidc-2.json: admin.oidc.clientSecretEnv: environment variable OIDC_SECRET_UNSET is not set or empty\n' });
+    writeFileSync(path.join(credentialsDir, 'oidc-empty'), '\n');
+    const empty = run([withSecret('oidc-3.json', { clientSecretFile: '${CREDENTIALS_DIRECTORY}/oidc-empty' })], { env });
+    assert.deepEqual(empty, { code: 1, stdout: '', stderr: 'oidc-3.json: admin.oidc.clientSecretFile: the file is empty\n' });
+    writeFileSync(path.join(credentialsDir, 'oidc-secret'), 'oidc-secret-value\n');
+    for (const [name, secret] of [['oidc-4.json', { clientSecretFile: '${CREDENTIALS_DIRECTORY}/oidc-secret' }], ['oidc-5.json', { clientSecretEnv: 'OIDC_SECRET' }]] as const) {
+      const ok = run([withSecret(name, secret)], { env });
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.ok(!ok.stdout.includes('oidc-secret-value'));
+    }
+    assert.equal(run(['--skip-credentials', withSecret('oidc-6.json', { clientSecretEnv: 'OIDC_SECRET_UNSET' })]).code, 0, '--skip-credentials skips it too');
+  });
+
   test('several files: each is reported, and one bad file makes the exit 1', () => {
     const good = writeConfig('good-5.json', GOOD);
     const r = run([good, 'missing.json'], { env: goodEnv });

@@ -149,22 +149,36 @@ describe('sso flow', () => {
   });
 
   test('the token endpoint: refusing, unreachable, no id_token; the client secret unreadable', async () => {
-    const cases: Array<[Script['token'], string, Record<string, unknown>?]> = [
+    // An error of ours under the reason is its `problem` (for the log only): what the operator has to fix.
+    const cases: Array<[Script['token'], string, Record<string, unknown>?, string?]> = [
       [() => ({ status: 400, json: { error: 'invalid_grant' } }), 'token_exchange_failed', { status: 400, error: 'invalid_grant' }],
-      [() => { throw new Error('ECONNRESET'); }, 'token_endpoint_unreachable'],
+      [() => { throw new Error('https://login.example.com/token could not be reached: fetch failed: connect ECONNREFUSED'); }, 'token_endpoint_unreachable', undefined, 'https://login.example.com/token could not be reached: fetch failed: connect ECONNREFUSED'],
       [() => ({ status: 200, json: { access_token: 'x' } }), 'no_id_token'],
     ];
-    for (const [token, reason, detail] of cases) {
+    for (const [token, reason, detail, problem] of cases) {
       const { flow, start } = setup({ token });
       const a = await start();
-      assert.deepEqual(await flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, SECRET), { ok: false, error: 'sso_provider_error', reason, actor: null, ...(detail === undefined ? {} : { detail }) });
+      assert.deepEqual(await flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, SECRET), {
+        ok: false,
+        error: 'sso_provider_error',
+        reason,
+        actor: null,
+        ...(detail === undefined ? {} : { detail }),
+        ...(problem === undefined ? {} : { problem }),
+      });
     }
     const { flow, start } = setup();
     const a = await start();
     const unreadable = () => {
-      throw new Error('gone');
+      throw new Error('environment variable OIDC_SECRET (admin.oidc.clientSecretEnv) is not set');
     };
-    assert.deepEqual(await flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, unreadable), { ok: false, error: 'sso_provider_error', reason: 'client_secret_unavailable', actor: null });
+    assert.deepEqual(await flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, unreadable), {
+      ok: false,
+      error: 'sso_provider_error',
+      reason: 'client_secret_unavailable',
+      actor: null,
+      problem: 'environment variable OIDC_SECRET (admin.oidc.clientSecretEnv) is not set',
+    });
   });
 
   test('an ID token with another nonce (another login\'s) is sso_id_token_invalid', async () => {

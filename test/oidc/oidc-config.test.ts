@@ -78,7 +78,7 @@ describe('admin.oidc', () => {
         'admin.oidc.scopes[1]: must be a scope token (no spaces or quotes)',
         'admin.oidc.scopes: must include "openid" (without it the provider sends no ID token)',
         'admin.oidc.audiences: must name at least one audience (or leave it out: the client id)',
-        'admin.oidc.allowedUsers: admin.oidc needs allowedUsers (subjects or verified emails) or allowedGroups: without either, nobody could sign in (every user of the provider is not what you want)',
+        'admin.oidc.allowedUsers: list who may sign in: allowedUsers (sub values, or email addresses the provider marks verified), allowedGroups (groups in the groupsClaim claim), or both; with neither, no one could sign in (admitting every account of the provider is not offered)',
         'admin.oidc.passwordLogin: must be true or false',
         'admin.oidc.timeoutMs: must be an integer from 500 to 60000',
       ],
@@ -97,6 +97,16 @@ describe('admin.oidc', () => {
         'admin.oidc.redirectUrl: must end in /sso/callback, with no query, fragment or credentials',
       ],
     );
+  });
+
+  test('a client secret written into the config: named with where it goes instead, never quoted, and the other settings still checked', () => {
+    const secret = 'GOCSPX-not-a-real-secret-0123456789';
+    const found = issues({ allowedHosts: ['gateway.example.com'], oidc: { ...GOOD, clientSecret: secret, lable: 'x' } });
+    assert.deepEqual(found, [
+      'admin.oidc.clientSecret: the client secret itself is not accepted in the config: put it in a file and name the file in clientSecretFile, or in an environment variable and name the variable in clientSecretEnv',
+      "admin.oidc.lable: unknown setting; did you mean 'label'?",
+    ]);
+    assert.ok(!found.join('\n').includes(secret));
   });
 
   test('a reload applies admin.oidc (the rest of admin stays restart-only)', () => {
