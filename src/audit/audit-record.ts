@@ -7,18 +7,12 @@
 // stored line IS the canonical JSON of the whole record, so the parser can
 // demand the exact bytes back: any hand edit that reformats a line is seen.
 import { createHash } from 'node:crypto';
-import { AUDIT_ACTIONS, type AuditAction, type AuditActor, type AuditActorKind, type AuditEvent, type AuditValue } from './audit-event.ts';
+import { AUDIT_ACTIONS, type AuditActor, type AuditActorKind, type AuditEvent } from './audit-event.ts';
 
-export interface AuditRecord {
+/** A door's event as the chain stores it: with its time, its place in the chain and the link to the record before. */
+export interface AuditRecord extends AuditEvent {
   seq: number;
   time: string;
-  actor: AuditActor;
-  source: string;
-  action: AuditAction;
-  target: string | null;
-  before: { readonly [field: string]: AuditValue } | null;
-  after: { readonly [field: string]: AuditValue } | null;
-  detail?: { readonly [field: string]: AuditValue };
   prev: string;
   hash: string;
 }
