@@ -137,14 +137,15 @@ function ignoreClosedPipe(error: NodeJS.ErrnoException): void {
 
 /** One command, once the global flags are read. */
 async function runCommandIn(io: CliIo, configPath: string | undefined, origin: (source: string | null) => string, hintCommand: string, command: string, args: string[]): Promise<number> {
-  const parsed = { configPath };
   const wantsHelp = args.includes('--help') || args.includes('-h');
+  /** Problems a command meets on the way (a Redis warning, a repaired audit line): stderr, warn and up. */
+  const warnLogger = () => createLogger({ level: 'warn', write: (line) => io.stderr.write(line) });
   // The audit trail of the commands that change keys, tokens or the password:
   // the chain `serve` appends to (./cli-audit.ts), closed when the command ends.
   // --help changes nothing, so its trail is the log-only one.
   const withAudit = async (config: GatewayConfig | null, run: (audit: AuditTrail) => Promise<number>): Promise<number> => {
     if (io.audit !== undefined) return run(io.audit);
-    if (config === null) return run(createAuditTrail({ logger: createLogger({ level: 'warn', write: (line) => io.stderr.write(line) }) }));
+    if (config === null) return run(createAuditTrail({ logger: warnLogger() }));
     const trail = cliAuditTrail(config, io);
     try {
       return await run(trail);
@@ -156,34 +157,33 @@ async function runCommandIn(io: CliIo, configPath: string | undefined, origin: (
   try {
     switch (command) {
       case 'serve':
-        return await runServeCommand(args, { ...io, configPath: parsed.configPath, hintCommand, dataDirOrigin: origin });
+        return await runServeCommand(args, { ...io, configPath, hintCommand, dataDirOrigin: origin });
       case 'check-config':
-        return runCheckConfigCommand(args, { ...io, configPath: parsed.configPath });
+        return runCheckConfigCommand(args, { ...io, configPath });
       case 'keys': {
         if (wantsHelp) return await withAudit(null, (audit) => runKeysCommand(args, { dataDir: '', stdout: io.stdout, stderr: io.stderr, audit }));
-        const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
+        const config = loadConfig({ configPath, env: io.env, cwd: io.cwd });
         io.stderr.write(stateLine('keys', config, origin(config.source)));
         // With Redis the keys live there, shared by every instance; the files otherwise.
         const openStore =
           config.state.backend === 'redis'
-            ? async () => openStateBackend(config, { logger: createLogger({ level: 'warn', write: (line) => io.stderr.write(line) }), env: io.env, watch: false })
+            ? async () => openStateBackend(config, { logger: warnLogger(), env: io.env, watch: false })
             : undefined;
         return await withAudit(config, (audit) => runKeysCommand(args, { dataDir: config.dataDir, stdout: io.stdout, stderr: io.stderr, command: hintCommand, currency: config.currency, audit, who, ...(openStore === undefined ? {} : { openStore }) }));
       }
       case 'admin': {
         const stdin = io.stdin ?? process.stdin;
         if (wantsHelp) return await withAudit(null, (audit) => runAdminCommand(args, { dataDir: '', stdin, stdout: io.stdout, stderr: io.stderr, audit }));
-        const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
+        const config = loadConfig({ configPath, env: io.env, cwd: io.cwd });
         io.stderr.write(stateLine('admin', config, origin(config.source)));
         return await withAudit(config, (audit) => runAdminCommand(args, { dataDir: config.dataDir, stdin, stdout: io.stdout, stderr: io.stderr, audit, who, openTokens: () => openCliTokensBackend(config, io.env, io.stderr) }));
       }
       case 'audit': {
         const cli = { stdout: io.stdout, stderr: io.stderr };
         if (wantsHelp) return await runAuditCommand(args, { ...cli, openLog: () => Promise.reject(new Error('not opened for --help')) });
-        const config = loadConfig({ configPath: parsed.configPath, env: io.env, cwd: io.cwd });
+        const config = loadConfig({ configPath, env: io.env, cwd: io.cwd });
         io.stderr.write(config.state.backend === 'redis' ? `portcullis audit: the shared chain in Redis (state.backend in ${config.source ?? 'the config'})\n` : stateLine('audit', config, origin(config.source)));
-        const logger = createLogger({ level: 'warn', write: (line) => io.stderr.write(line) });
-        return await runAuditCommand(args, { ...cli, openLog: () => openAuditLogAlone(config, { logger, env: io.env }) });
+        return await runAuditCommand(args, { ...cli, openLog: () => openAuditLogAlone(config, { logger: warnLogger(), env: io.env }) });
       }
       default:
         io.stderr.write(`portcullis: unknown command '${command}'\n\n${USAGE}`);

@@ -7,6 +7,9 @@ import { KeyStoreError } from '../keys/errors.ts';
 import type { KeyStore } from '../state/key-store-port.ts';
 import type { LevelledLogger, LogLevel } from '../log/logger.ts';
 
+/** Who a SIGHUP reload is, in its audit record. */
+const SIGNAL_ACTOR: AuditActor = { kind: 'system', id: 'serve' };
+
 interface ReloaderOptions {
   gateway: Gateway;
   keys: KeyStore;
@@ -35,8 +38,6 @@ interface ReloaderOptions {
  * all are swapped in, in one synchronous step. Reloads never
  * overlap: a SIGHUP during one runs one more after it.
  */
-const SIGNAL_ACTOR: AuditActor = { kind: 'system', id: 'serve' };
-
 export function createReloader(options: ReloaderOptions): { request(): void } {
   const { gateway, keys, logger } = options;
   let reloading = false;
