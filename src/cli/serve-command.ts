@@ -6,6 +6,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { CONFIG_ENV, loadConfig } from '../config/config-loader.ts';
+import { adminHostNames } from '../config/operations-config.ts';
 import { closeSync } from 'node:fs';
 import { readAdminCredentials } from '../admin/admin-credentials.ts';
 import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
@@ -210,7 +211,7 @@ export async function runServeCommand(
         logger,
         bootstrap,
         session: { ttlMs: config.admin.sessionTtlMs, idleMs: config.admin.sessionIdleMs, secureCookies: config.admin.secureCookies },
-        allowedHosts: [...(isWildcard(config.admin.host) ? [] : [config.admin.host.includes(':') ? `[${config.admin.host}]` : config.admin.host]), ...config.admin.allowedHosts],
+        allowedHosts: adminHostNames(config.admin),
         extraRoutes: [
           ['GET', '/metrics', metricsHandler(metrics)],
           ...healthRoutes({ targets: () => running.routes.health(), state: backend, draining: () => running.draining, failureDetail: true }),

@@ -57,14 +57,18 @@ function parseAdmin(c: Checker, value: unknown): AdminConfig {
   if (admin.sessionIdleMs > admin.sessionTtlMs) c.report('admin.sessionIdleMs', { code: 'conflict', message: 'must not exceed admin.sessionTtlMs' });
   if (o['allowedHosts'] !== undefined) admin.allowedHosts = parseAllowedHosts(c, o['allowedHosts']);
   // issue 17 (part D): single sign-on; its redirect URL must name a host this listener answers for.
-  if (o['oidc'] !== undefined) admin.oidc = parseOidc(c, o['oidc'], answeredHosts(admin));
+  if (o['oidc'] !== undefined) admin.oidc = parseOidc(c, o['oidc'], adminHostNames(admin));
   return admin;
 }
 
-/** The host names the admin listener answers for (as admin-server.ts's host check sees them). */
-function answeredHosts(admin: AdminConfig): string[] {
+/**
+ * The host names the admin listener answers for: the loopback names, admin.host
+ * (unless a wildcard; an IPv6 address in brackets, as a Host header names it)
+ * and admin.allowedHosts. serve gives these to the admin server's host check.
+ */
+export function adminHostNames(admin: AdminConfig): string[] {
   const own = admin.host === '0.0.0.0' || admin.host === '::' || admin.host === '' ? [] : [admin.host.includes(':') ? `[${admin.host}]` : admin.host];
-  return [...new Set(['localhost', '127.0.0.1', '[::1]', ...own.map((h) => h.toLowerCase()), ...admin.allowedHosts])];
+  return [...new Set(['localhost', '127.0.0.1', '[::1]', ...own, ...admin.allowedHosts].map((h) => h.toLowerCase()))];
 }
 
 function parseAllowedHosts(c: Checker, hosts: unknown): string[] {
