@@ -40,7 +40,7 @@ import { createAuditApi } from './audit-api.ts';
 import { dashboardRoutes, defaultDashboardDir } from './dashboard-assets.ts';
 
 export { DASHBOARD_CSP, defaultDashboardDir } from './dashboard-assets.ts';
-import { ADMIN_SCOPES, clientAddress, type AdminRoute } from './admin-principal.ts';
+import { ADMIN_SCOPES, ANONYMOUS_ACTOR, clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
@@ -56,8 +56,6 @@ const CSRF_HEADER = 'x-csrf-token';
 /** Who a password session is: there is one admin password, so one name. */
 const PASSWORD_ACTOR: AuditActor = { kind: 'password', id: 'admin' };
 const BOOTSTRAP_ACTOR: AuditActor = { kind: 'bootstrap', id: 'bootstrap' };
-/** A refused login: nobody is known yet. */
-const ANONYMOUS_ACTOR: AuditActor = { kind: 'anonymous', id: '-' };
 
 /**
  * Sent with every admin answer (the listener's shell sets them on each
