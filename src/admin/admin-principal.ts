@@ -29,6 +29,9 @@ export interface AdminRoute {
   handler: AdminHandler;
 }
 
+/** The actor of a refused login or token: nobody is known yet. */
+export const ANONYMOUS_ACTOR: AuditActor = { kind: 'anonymous', id: '-' };
+
 /** The client address of an admin request, as the audit trail and the login throttle name it. */
 export function clientAddress(ctx: RequestContext): string {
   return ctx.req.socket.remoteAddress ?? 'unknown';

@@ -40,7 +40,7 @@ import { createAuditApi } from './audit-api.ts';
 import { dashboardRoutes, defaultDashboardDir } from './dashboard-assets.ts';
 
 export { DASHBOARD_CSP, defaultDashboardDir } from './dashboard-assets.ts';
-import { ADMIN_SCOPES, clientAddress, type AdminRoute } from './admin-principal.ts';
+import { ADMIN_SCOPES, ANONYMOUS_ACTOR, clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
@@ -56,8 +56,6 @@ const CSRF_HEADER = 'x-csrf-token';
 /** Who a password session is: there is one admin password, so one name. */
 const PASSWORD_ACTOR: AuditActor = { kind: 'password', id: 'admin' };
 const BOOTSTRAP_ACTOR: AuditActor = { kind: 'bootstrap', id: 'bootstrap' };
-/** A refused login: nobody is known yet. */
-const ANONYMOUS_ACTOR: AuditActor = { kind: 'anonymous', id: '-' };
 
 /**
  * Sent with every admin answer (the listener's shell sets them on each
@@ -122,8 +120,10 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   const cookieName = secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
   const router = createRouter<RouteHandler>();
 
+  const sessionCookie = (value: string, maxAgeSeconds: number): string =>
+    serializeCookie(cookieName, value, { httpOnly: true, secure, sameSite: 'Strict', path: '/', maxAgeSeconds });
   const setSessionCookie = (ctx: RequestContext, value: string, maxAgeSeconds: number): void => {
-    ctx.res.setHeader('set-cookie', serializeCookie(cookieName, value, { httpOnly: true, secure, sameSite: 'Strict', path: '/', maxAgeSeconds }));
+    ctx.res.setHeader('set-cookie', sessionCookie(value, maxAgeSeconds));
   };
 
   const sessionIdOf = (ctx: RequestContext): string | undefined => parseCookies(ctx.req.headers.cookie).get(cookieName);
@@ -327,8 +327,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   for (const route of createAuditApi({ audit: options.state.audit })) router.add(route.method, route.path, authed(route)); // issue 17 (part A)
 
   // issue 17 (part D): single sign-on with OpenID Connect (./sso-routes.ts).
-  const sessionCookie = (id: string): string => serializeCookie(cookieName, id, { httpOnly: true, secure, sameSite: 'Strict', path: '/', maxAgeSeconds: Math.floor(options.session.ttlMs / 1000) });
-  const ssoRoutes = createSsoRoutes({ ...options, logger, clock, sessions, secureCookies: secure, sessionCookie, flow: options.ssoFlow });
+  const ssoRoutes = createSsoRoutes({ ...options, logger, clock, sessions, secureCookies: secure, sessionCookie: (id) => sessionCookie(id, Math.floor(options.session.ttlMs / 1000)), flow: options.ssoFlow });
   for (const [method, route, handler] of ssoRoutes) router.add(method, route, withHostCheck(handler));
 
   for (const [method, route, handler] of dashboardRoutes(options.dashboardDir ?? defaultDashboardDir())) router.add(method, route, withHostCheck(handler));

@@ -29,13 +29,12 @@ import { sendJson } from '../http/respond.ts';
 import type { RequestContext, RouteHandler } from '../http/request-context.ts';
 import type { Logger } from '../log/logger.ts';
 import { createSsoFlow, LOGIN_TTL_MS, SsoStartError, type CallbackParams, type SsoFlow } from '../oidc/flow.ts';
-import { clientAddress } from './admin-principal.ts';
+import { ANONYMOUS_ACTOR, clientAddress } from './admin-principal.ts';
 import { createRefusalRecordLimit } from './refusal-record-limit.ts';
 import type { Session, SessionStore } from './sessions.ts';
 
 const BINDING_COOKIE = 'portcullis_sso';
 const SECURE_BINDING_COOKIE = '__Host-portcullis_sso';
-const ANONYMOUS: AuditActor = { kind: 'anonymous', id: '-' };
 const MAX_SECRET_BYTES = 4096;
 /** A refusal at /sso/start (the provider unusable) is audited once per reason per this long: anyone can hit /sso/start. */
 const START_FAILURE_AUDIT_MS = 60_000;
@@ -131,7 +130,7 @@ export function createSsoRoutes(options: SsoRoutesOptions): Array<[method: strin
     logger.warn('sso login refused', { requestId: ctx.requestId, client, error, reason, ...detail, ...(problem === undefined ? {} : { problem }), ...(actor === null ? {} : { sub: actor.id }), ...(record ? {} : { auditRecord: 'suppressed' }) });
     if (!record) return;
     await audit.record({
-      actor: actor ?? ANONYMOUS,
+      actor: actor ?? ANONYMOUS_ACTOR,
       source: client,
       action: 'admin.login_failed',
       target: 'admin',

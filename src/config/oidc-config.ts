@@ -125,7 +125,8 @@ function withoutInlineSecret(c: Checker, value: unknown, at: string): unknown {
   return rest;
 }
 
-function isLoopback(url: URL): boolean {
+/** http is allowed only for a provider (or a redirect) on this machine: a test or a local provider; anything else is https. */
+export function isLoopbackUrl(url: URL): boolean {
   return LOOPBACK_HOSTS.includes(url.hostname);
 }
 
@@ -139,7 +140,7 @@ function parseIssuer(c: Checker, value: unknown, at: string): string {
     return c.report(at, { code: 'invalid_value', message: 'must be the provider\'s issuer URL, like "https://login.example.com/realms/main"' }) ?? issuer;
   }
   // Discovery section 2: an https URL with no query or fragment (http only for a provider on this machine).
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url))) {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackUrl(url))) {
     c.report(at, { code: 'invalid_value', message: 'must be an https:// URL (http:// only for a provider on 127.0.0.1, localhost or [::1])' });
   } else if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '' || issuer.includes('?') || issuer.includes('#')) {
     c.report(at, { code: 'invalid_value', message: 'must have no query, fragment or credentials' });
@@ -158,7 +159,7 @@ function parseRedirectUrl(c: Checker, value: unknown, at: string, hosts: readonl
   } catch {
     return c.report(at, { code: 'invalid_value', message: `must be the external URL of this admin listener's ${SSO_CALLBACK_PATH}, like "https://gateway.example.com${SSO_CALLBACK_PATH}"` }) ?? text;
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url))) {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackUrl(url))) {
     c.report(at, { code: 'invalid_value', message: 'must be an https:// URL (http:// only on 127.0.0.1, localhost or [::1])' });
   } else if (url.pathname !== SSO_CALLBACK_PATH || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
     c.report(at, { code: 'invalid_value', message: `must end in ${SSO_CALLBACK_PATH}, with no query, fragment or credentials` });

@@ -5,7 +5,7 @@ import { adminApi } from './api.ts';
 import type { ApiFailure, AuditRecord } from './admin-model.ts';
 import { actionLabel, actionTone, actorDescription, actorKindLabel, actorName, auditChanges, formatAuditValue } from './audit-labels.ts';
 import { AUDIT_ACTIONS, auditFilter, auditQuery, isFiltered, NO_FILTER, type AuditFilter, type FilterField } from './audit-query.ts';
-import { byId, clear, el, timeElement } from './dom.ts';
+import { byId, clear, el, whenElement } from './dom.ts';
 import { formatFullDateTime, formatInstant } from './format.ts';
 
 interface AuditViewContext {
@@ -144,9 +144,6 @@ export function createAuditView(context: AuditViewContext): { load(): Promise<vo
     const detailsId = `audit-details-${record.seq}`;
     const cell = (label: string, content: (Node | string)[], testId: string, className?: string): HTMLTableCellElement =>
       el('td', { attrs: { 'data-label': label }, testId, ...(className === undefined ? {} : { className }) }, content);
-    const time = timeElement(record.time, formatInstant(record.time));
-    time.title = formatFullDateTime(record.time);
-    time.className = 'when';
     const toggle = el('button', {
       text: 'Details',
       className: 'button-small',
@@ -158,7 +155,7 @@ export function createAuditView(context: AuditViewContext): { load(): Promise<vo
       el('span', { className: 'actor-kind', text: actorKindLabel(record.actor.kind), testId: 'audit-actor-kind' }),
     ]);
     const line = el('tr', { testId: 'audit-row', attrs: { 'data-seq': String(record.seq), 'data-action': record.action } }, [
-      el('th', { attrs: { scope: 'row', 'data-label': 'Time' }, testId: 'audit-time' }, [time]),
+      el('th', { attrs: { scope: 'row', 'data-label': 'Time' }, testId: 'audit-time' }, [whenElement(record.time, formatInstant(record.time))]),
       cell('Actor', [actor], 'audit-actor'),
       cell('Source', [record.source], 'audit-source', 'audit-source'),
       cell('Action', [el('span', { className: `action action-${actionTone(record.action)}`, text: actionLabel(record.action), attrs: { title: record.action } })], 'audit-action'),

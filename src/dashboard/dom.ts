@@ -1,6 +1,7 @@
 // Element builders. Text only ever goes in through textContent (key names are
 // user input), and no style attribute is ever written: the page is served
 // with `style-src 'self'`, so looks come from classes in app.css.
+import { formatFullDateTime } from './format.ts';
 
 export type Child = Node | string | null | undefined | false;
 
@@ -51,4 +52,12 @@ export function clear(node: Element): void {
 /** A `<time>` element: machine-readable instant, human-readable text. */
 export function timeElement(iso: string, text: string): HTMLTimeElement {
   return el('time', { text, attrs: { datetime: iso } });
+}
+
+/** A table cell's `<time>`: short text, the whole instant in its title (hover, long press, screen readers via datetime). */
+export function whenElement(iso: string, text: string): HTMLTimeElement {
+  const time = timeElement(iso, text);
+  time.title = formatFullDateTime(iso);
+  time.className = 'when';
+  return time;
 }

@@ -4,8 +4,8 @@ import { adminApi } from './api.ts';
 import type { AliasCatalogue, ApiFailure, IssuedKey, KeyRecord } from './admin-model.ts';
 import { firstRequest } from './first-request.ts';
 import { createConfirmDialog, createSecretDialog } from './dialogs.ts';
-import { byId, clear, el, timeElement } from './dom.ts';
-import { describeAliases, describeLimits, formatFullDateTime, formatShortDateTime, LIMIT_SEPARATOR, limitParts, STATUS_LABEL } from './format.ts';
+import { byId, clear, el, whenElement } from './dom.ts';
+import { describeAliases, describeLimits, formatShortDateTime, LIMIT_SEPARATOR, limitParts, STATUS_LABEL } from './format.ts';
 import { createKeyForm, type KeyFormChoices } from './key-form.ts';
 import { createUsageView } from './usage-view.ts';
 
@@ -94,11 +94,7 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
 
   /** One line in the table; the whole instant is in the title (hover, long press, screen readers via datetime). */
   function when(iso: string | null, now: Date): Node | string {
-    if (iso === null) return 'Never';
-    const time = timeElement(iso, formatShortDateTime(iso, now));
-    time.title = formatFullDateTime(iso);
-    time.className = 'when';
-    return time;
+    return iso === null ? 'Never' : whenElement(iso, formatShortDateTime(iso, now));
   }
 
   /** The phrases of describeLimits, one per line; the separators are still read out (and copied). */

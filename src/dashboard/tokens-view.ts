@@ -6,8 +6,8 @@ import { adminApi } from './api.ts';
 import type { ApiFailure, TokenScope, TokenView } from './admin-model.ts';
 import { createdByLabel } from './audit-labels.ts';
 import { createConfirmDialog, createSecretDialog, TOKEN_WORDING } from './dialogs.ts';
-import { byId, clear, el, timeElement } from './dom.ts';
-import { dateInputFromExpiry, formatFullDateTime, formatShortDateTime, STATUS_LABEL } from './format.ts';
+import { byId, clear, el, whenElement } from './dom.ts';
+import { dateInputFromExpiry, formatShortDateTime, STATUS_LABEL } from './format.ts';
 import { describeScopes, MAX_TOKEN_DAYS, TOKEN_SCOPES, tokenRequest, type TokenFormField } from './token-input.ts';
 
 interface TokensViewContext {
@@ -115,13 +115,6 @@ export function createTokensView(context: TokensViewContext): { load(): Promise<
     await load();
   }
 
-  function when(iso: string, now: Date): HTMLTimeElement {
-    const time = timeElement(iso, formatShortDateTime(iso, now));
-    time.title = formatFullDateTime(iso);
-    time.className = 'when';
-    return time;
-  }
-
   function row(token: TokenView, now: Date): HTMLTableRowElement {
     const cell = (label: string, content: (Node | string)[], testId: string): HTMLTableCellElement => el('td', { attrs: { 'data-label': label }, testId }, content);
     const scopes = TOKEN_SCOPES.filter((s) => token.scopes.includes(s));
@@ -129,8 +122,8 @@ export function createTokensView(context: TokensViewContext): { load(): Promise<
       el('th', { attrs: { scope: 'row', 'data-label': 'Name' }, testId: 'token-name', className: 'key-name', text: token.name }),
       cell('Token', [el('code', { text: `${token.prefix}…` })], 'token-prefix'),
       cell('Scopes', [describeScopes(scopes.length === token.scopes.length ? scopes : token.scopes)], 'token-scopes'),
-      cell('Created', [when(token.createdAt, now)], 'token-created'),
-      cell('Expires', [when(token.expiresAt, now)], 'token-expires'),
+      cell('Created', [whenElement(token.createdAt, formatShortDateTime(token.createdAt, now))], 'token-created'),
+      cell('Expires', [whenElement(token.expiresAt, formatShortDateTime(token.expiresAt, now))], 'token-expires'),
       cell('Status', [el('span', { className: `badge badge-${token.status}`, text: STATUS_LABEL[token.status] ?? token.status })], 'token-status'),
       cell('Created by', [createdByLabel(token.createdBy)], 'token-created-by'),
       el('td', { className: 'actions', attrs: { 'data-label': 'Actions' } }, [

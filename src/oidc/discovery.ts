@@ -3,6 +3,7 @@
 // <issuer>/.well-known/openid-configuration, checked, and kept for an hour.
 // A failed fetch is retried no sooner than a backoff that doubles up to five
 // minutes; meanwhile the last good document (if any) goes on serving.
+import { isLoopbackUrl } from '../config/oidc-config.ts';
 import { ID_TOKEN_ALGS } from './jws.ts';
 import { ProviderFetchError, type ProviderFetch } from './provider-fetch.ts';
 
@@ -30,7 +31,6 @@ export const MAX_DISCOVERY_BYTES = 64 * 1024;
 const FRESH_MS = 60 * 60 * 1000;
 const FIRST_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 5 * 60 * 1000;
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 export class DiscoveryError extends Error {
   override name = 'DiscoveryError';
@@ -40,11 +40,6 @@ export class DiscoveryError extends Error {
     super(message);
     this.reason = reason;
   }
-}
-
-/** http is allowed only for a provider on this machine (a test or a local provider); anything else is https. */
-export function isLoopbackUrl(url: URL): boolean {
-  return LOOPBACK_HOSTS.has(url.hostname);
 }
 
 /** An endpoint the metadata names: an absolute https URL (http only when the issuer and the endpoint are loopback). */
