@@ -4,20 +4,14 @@
 // A token leaves this module once, in the answer to its create; nothing else
 // (list, the store, the audit trail) can return it, because nothing keeps it.
 import type { AuditTrail } from '../audit/audit-event.ts';
-import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
+import { InvalidRequestError } from '../errors/api-error.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { pathParams } from '../http/router.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RequestContext } from '../http/request-context.ts';
-import {
-  AdminTokenAlreadyRevokedError,
-  AdminTokenLimitError,
-  AdminTokenNotFoundError,
-  InvalidTokenSettingError,
-} from '../keys/admin-token-errors.ts';
 import { adminTokenAuditFields, adminTokenView, type AdminTokenRecord } from '../keys/admin-token.ts';
-import { KeyStoreError } from '../keys/errors.ts';
 import type { StateBackend } from '../state/state-backend.ts';
+import { storeCall } from './admin-api.ts';
 import type { AdminHandler, AdminRoute } from './admin-principal.ts';
 
 export interface AdminTokensApiDeps {
@@ -84,23 +78,4 @@ export function createAdminTokensApi(deps: AdminTokensApiDeps): AdminRoute[] {
 /** A revoke changes only revokedAt, from null (revoking a revoked token is refused). */
 export function beforeRevoke(revoked: AdminTokenRecord): ReturnType<typeof adminTokenAuditFields> {
   return { ...adminTokenAuditFields(revoked), revokedAt: null };
-}
-
-async function storeCall<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    throw adminErrorOf(err);
-  }
-}
-
-function adminErrorOf(err: unknown): unknown {
-  if (err instanceof InvalidTokenSettingError) return new InvalidRequestError(err.message, err.param, 'invalid_token_setting');
-  if (err instanceof AdminTokenNotFoundError) return new ApiError('admin_token_not_found', err.message);
-  if (err instanceof AdminTokenAlreadyRevokedError) return new ApiError('admin_token_already_revoked', err.message);
-  if (err instanceof AdminTokenLimitError) return new ApiError('admin_token_limit_reached', err.message);
-  if (err instanceof KeyStoreError && (err.code === 'key_store_lock_timeout' || err.code === 'key_store_io_error')) {
-    return new ApiError('key_store_unavailable', undefined, { headers: { 'retry-after': '1' } });
-  }
-  return err;
 }
