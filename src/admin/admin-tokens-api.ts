@@ -9,7 +9,7 @@ import { readRequestJson } from '../http/json-body.ts';
 import { pathParams } from '../http/router.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RequestContext } from '../http/request-context.ts';
-import { adminTokenAuditFields, adminTokenView, type AdminTokenRecord } from '../keys/admin-token.ts';
+import { adminTokenAuditFields, adminTokenAuditFieldsBeforeRevoke, adminTokenView } from '../keys/admin-token.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { storeCall } from './admin-api.ts';
 import type { AdminHandler, AdminRoute } from './admin-principal.ts';
@@ -64,7 +64,7 @@ export function createAdminTokensApi(deps: AdminTokensApiDeps): AdminRoute[] {
     const now = clock();
     const revoked = await storeCall(() => state.tokens.revoke(id, now));
     ctx.log['tokenId'] = revoked.id;
-    await audit.record({ actor: who.actor, source: who.source, action: 'token.revoke', target: revoked.id, before: beforeRevoke(revoked), after: adminTokenAuditFields(revoked) });
+    await audit.record({ actor: who.actor, source: who.source, action: 'token.revoke', target: revoked.id, before: adminTokenAuditFieldsBeforeRevoke(revoked), after: adminTokenAuditFields(revoked) });
     sendJson(ctx.res, 200, adminTokenView(revoked, now), NO_STORE);
   };
 
@@ -73,9 +73,4 @@ export function createAdminTokensApi(deps: AdminTokensApiDeps): AdminRoute[] {
     { method: 'POST', path: '/api/tokens', need: 'session', handler: create },
     { method: 'POST', path: '/api/tokens/:id/revoke', need: 'session', handler: revoke },
   ];
-}
-
-/** A revoke changes only revokedAt, from null (revoking a revoked token is refused). */
-export function beforeRevoke(revoked: AdminTokenRecord): ReturnType<typeof adminTokenAuditFields> {
-  return { ...adminTokenAuditFields(revoked), revokedAt: null };
 }

@@ -10,7 +10,7 @@ import type { AuditActor, AuditTrail } from '../audit/audit-event.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
 import { AdminTokenError, InvalidTokenSettingError } from '../keys/admin-token-errors.ts';
-import { adminTokenAuditFields, adminTokenView, MAX_TOKEN_LIFETIME_DAYS, type AdminTokenView } from '../keys/admin-token.ts';
+import { adminTokenAuditFields, adminTokenAuditFieldsBeforeRevoke, adminTokenView, MAX_TOKEN_LIFETIME_DAYS, type AdminTokenView } from '../keys/admin-token.ts';
 import { KeyStoreError } from '../keys/errors.ts';
 import { createLogger } from '../log/logger.ts';
 import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
@@ -203,8 +203,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       const now = (ctx.clock ?? Date.now)();
       const revoked = await backend.tokens.revoke(id, now);
       const who = whoOf(ctx);
-      const after = adminTokenAuditFields(revoked);
-      await backend.audit.record({ actor: who.actor, source: who.source, action: 'token.revoke', target: revoked.id, before: { ...after, revokedAt: null }, after, ...(who.detail === undefined ? {} : { detail: who.detail }) });
+      await backend.audit.record({ actor: who.actor, source: who.source, action: 'token.revoke', target: revoked.id, before: adminTokenAuditFieldsBeforeRevoke(revoked), after: adminTokenAuditFields(revoked), ...(who.detail === undefined ? {} : { detail: who.detail }) });
       const view = adminTokenView(revoked, now);
       ctx.stdout.write(
         values['json'] === true

@@ -288,3 +288,8 @@ export function adminTokenView(record: AdminTokenRecord, nowMs: number): AdminTo
 export function adminTokenAuditFields(record: AdminTokenRecord): { id: string; name: string; prefix: string; scopes: string[]; expiresAt: string; revokedAt: string | null } {
   return { id: record.id, name: record.name, prefix: record.prefix, scopes: [...record.scopes], expiresAt: record.expiresAt, revokedAt: record.revokedAt };
 }
+
+/** A revoke's `before`: it changes only revokedAt, from null (revoking a revoked token is refused). */
+export function adminTokenAuditFieldsBeforeRevoke(revoked: AdminTokenRecord): ReturnType<typeof adminTokenAuditFields> {
+  return { ...adminTokenAuditFields(revoked), revokedAt: null };
+}
