@@ -40,7 +40,7 @@ export interface AdminTokensContext {
   who?: AuditWho;
 }
 
-export const DEFAULT_TOKEN_LIFETIME = '30d';
+const DEFAULT_TOKEN_LIFETIME = '30d';
 const DAY_MS = 86_400_000;
 
 export const TOKENS_USAGE = `Usage: portcullis admin tokens <command> [options]
@@ -72,7 +72,7 @@ Options:
   -h, --help       Show this help
 `;
 
-export const TOKENS_LIST_USAGE = `Usage: portcullis admin tokens list [--json]
+const TOKENS_LIST_USAGE = `Usage: portcullis admin tokens list [--json]
 
 List admin API tokens: id, name, prefix, scopes, status, expiry, who made them.
 
@@ -81,7 +81,7 @@ Options:
   -h, --help   Show this help
 `;
 
-export const TOKENS_REVOKE_USAGE = `Usage: portcullis admin tokens revoke ID [--json]
+const TOKENS_REVOKE_USAGE = `Usage: portcullis admin tokens revoke ID [--json]
 
 Revoke an admin API token (ids look like tok_...; see "portcullis admin tokens list").
 Running servers refuse it from their next request.

@@ -20,7 +20,7 @@ import {
   type AdminTokenRecord,
 } from './admin-token.ts';
 
-export const ADMIN_TOKEN_FILE_VERSION = 1;
+const ADMIN_TOKEN_FILE_VERSION = 1;
 const RECORD_FIELDS = ['id', 'name', 'prefix', 'hash', 'scopes', 'createdAt', 'expiresAt', 'revokedAt', 'createdBy'] as const;
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
 const PREFIX_PATTERN = new RegExp(`^${ADMIN_TOKEN_MARKER}[A-Za-z0-9_-]{${ADMIN_TOKEN_PREFIX_LENGTH - ADMIN_TOKEN_MARKER.length}}$`);

@@ -33,7 +33,7 @@ export const ADMIN_TOKEN_MARKER = 'pca_';
 const TOKEN_RANDOM_BYTES = 32;
 /** 32 bytes in base64url without padding: ceil(256 / 6). */
 const TOKEN_RANDOM_LENGTH = 43;
-export const ADMIN_TOKEN_LENGTH = ADMIN_TOKEN_MARKER.length + TOKEN_RANDOM_LENGTH;
+const ADMIN_TOKEN_LENGTH = ADMIN_TOKEN_MARKER.length + TOKEN_RANDOM_LENGTH;
 export const ADMIN_TOKEN_PREFIX_LENGTH = 8;
 export const MAX_LIVE_TOKENS = 100;
 /** Records kept, revoked and expired ones included; beyond, the oldest of those are forgotten (the audit trail keeps their history). */

@@ -17,7 +17,7 @@ import { parseTokenFile, serializeTokenFile } from '../keys/admin-token-file.ts'
 import { checkNewToken, hashAdminToken, isWellFormedAdminToken, issueToken, revokeTokenRecord, tokenHashMatches, tokensToForget, type AdminTokenRecord } from '../keys/admin-token.ts';
 import type { AdminTokenStore } from './admin-token-store-port.ts';
 
-export const ADMIN_TOKENS_FILE_NAME = 'admin-tokens.json';
+const ADMIN_TOKENS_FILE_NAME = 'admin-tokens.json';
 const DATA_DIR_MODE = 0o700;
 const MISSING = 'missing';
 
