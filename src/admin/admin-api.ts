@@ -14,6 +14,12 @@ import { pathParams } from '../http/router.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RequestContext } from '../http/request-context.ts';
 import {
+  AdminTokenAlreadyRevokedError,
+  AdminTokenLimitError,
+  AdminTokenNotFoundError,
+  InvalidTokenSettingError,
+} from '../keys/admin-token-errors.ts';
+import {
   InvalidKeyNameError,
   InvalidKeySettingError,
   KeyAlreadyRevokedError,
@@ -209,8 +215,11 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
   ];
 }
 
-/** Store failures as client answers; anything unexpected goes on to the 500 boundary. */
-async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+/**
+ * Store failures (the key store's and the admin token store's, admin-tokens-api.ts)
+ * as client answers; anything unexpected goes on to the 500 boundary.
+ */
+export async function storeCall<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
@@ -225,6 +234,10 @@ function adminErrorOf(err: unknown): unknown {
   if (err instanceof KeyAlreadyRevokedError || err instanceof KeyRevokedError) {
     return new ApiError('key_revoked', err.message);
   }
+  if (err instanceof InvalidTokenSettingError) return new InvalidRequestError(err.message, err.param, 'invalid_token_setting');
+  if (err instanceof AdminTokenNotFoundError) return new ApiError('admin_token_not_found', err.message);
+  if (err instanceof AdminTokenAlreadyRevokedError) return new ApiError('admin_token_already_revoked', err.message);
+  if (err instanceof AdminTokenLimitError) return new ApiError('admin_token_limit_reached', err.message);
   if (err instanceof KeyStoreError && (err.code === 'key_store_lock_timeout' || err.code === 'key_store_io_error')) {
     return new ApiError('key_store_unavailable', undefined, { headers: { 'retry-after': '1' } });
   }

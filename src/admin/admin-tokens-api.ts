@@ -4,20 +4,14 @@
 // A token leaves this module once, in the answer to its create; nothing else
 // (list, the store, the audit trail) can return it, because nothing keeps it.
 import type { AuditTrail } from '../audit/audit-event.ts';
-import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
+import { InvalidRequestError } from '../errors/api-error.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { pathParams } from '../http/router.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RequestContext } from '../http/request-context.ts';
-import {
-  AdminTokenAlreadyRevokedError,
-  AdminTokenLimitError,
-  AdminTokenNotFoundError,
-  InvalidTokenSettingError,
-} from '../keys/admin-token-errors.ts';
-import { adminTokenAuditFields, adminTokenView, type AdminTokenRecord } from '../keys/admin-token.ts';
-import { KeyStoreError } from '../keys/errors.ts';
+import { adminTokenAuditFields, adminTokenAuditFieldsBeforeRevoke, adminTokenView } from '../keys/admin-token.ts';
 import type { StateBackend } from '../state/state-backend.ts';
+import { storeCall } from './admin-api.ts';
 import type { AdminHandler, AdminRoute } from './admin-principal.ts';
 
 export interface AdminTokensApiDeps {
@@ -70,7 +64,7 @@ export function createAdminTokensApi(deps: AdminTokensApiDeps): AdminRoute[] {
     const now = clock();
     const revoked = await storeCall(() => state.tokens.revoke(id, now));
     ctx.log['tokenId'] = revoked.id;
-    await audit.record({ actor: who.actor, source: who.source, action: 'token.revoke', target: revoked.id, before: beforeRevoke(revoked), after: adminTokenAuditFields(revoked) });
+    await audit.record({ actor: who.actor, source: who.source, action: 'token.revoke', target: revoked.id, before: adminTokenAuditFieldsBeforeRevoke(revoked), after: adminTokenAuditFields(revoked) });
     sendJson(ctx.res, 200, adminTokenView(revoked, now), NO_STORE);
   };
 
@@ -79,28 +73,4 @@ export function createAdminTokensApi(deps: AdminTokensApiDeps): AdminRoute[] {
     { method: 'POST', path: '/api/tokens', need: 'session', handler: create },
     { method: 'POST', path: '/api/tokens/:id/revoke', need: 'session', handler: revoke },
   ];
-}
-
-/** A revoke changes only revokedAt, from null (revoking a revoked token is refused). */
-export function beforeRevoke(revoked: AdminTokenRecord): ReturnType<typeof adminTokenAuditFields> {
-  return { ...adminTokenAuditFields(revoked), revokedAt: null };
-}
-
-async function storeCall<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    throw adminErrorOf(err);
-  }
-}
-
-function adminErrorOf(err: unknown): unknown {
-  if (err instanceof InvalidTokenSettingError) return new InvalidRequestError(err.message, err.param, 'invalid_token_setting');
-  if (err instanceof AdminTokenNotFoundError) return new ApiError('admin_token_not_found', err.message);
-  if (err instanceof AdminTokenAlreadyRevokedError) return new ApiError('admin_token_already_revoked', err.message);
-  if (err instanceof AdminTokenLimitError) return new ApiError('admin_token_limit_reached', err.message);
-  if (err instanceof KeyStoreError && (err.code === 'key_store_lock_timeout' || err.code === 'key_store_io_error')) {
-    return new ApiError('key_store_unavailable', undefined, { headers: { 'retry-after': '1' } });
-  }
-  return err;
 }

@@ -30,8 +30,8 @@ import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 import type { RequestContext } from '../http/request-context.ts';
 import { adminTokenPrefix, isWellFormedAdminToken, scopesCover, tokenStatus, type AdminTokenRecord } from '../keys/admin-token.ts';
-import { KeyStoreError } from '../keys/errors.ts';
 import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
+import { storeCall } from './admin-api.ts';
 import { clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import { createRefusalRecordLimit } from './refusal-record-limit.ts';
@@ -106,14 +106,8 @@ export function createTokenAuth(options: TokenAuthOptions) {
       const seconds = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
       throw new ApiError('login_rate_limited', `Too many refused logins or tokens from this address; try again in ${seconds} s.`, { headers: { 'retry-after': seconds } });
     }
-    let record: AdminTokenRecord | null = null;
-    try {
-      record = isWellFormedAdminToken(credential) ? await options.tokens().findByToken(credential) : null;
-    } catch (error) {
-      // The store cannot be read (Redis down, a lock): the client may retry; a broken file stays a 500.
-      if (error instanceof KeyStoreError) throw new ApiError('key_store_unavailable', undefined, { headers: { 'retry-after': '1' }, cause: error });
-      throw error;
-    }
+    // The store cannot be read (Redis down, a file error): 503, the client may retry; a broken file stays a 500.
+    const record = isWellFormedAdminToken(credential) ? await storeCall(() => options.tokens().findByToken(credential)) : null;
     const status = record === null ? null : tokenStatus(record, clock());
     if (record === null || status !== 'active') {
       // Per address only: a 256-bit token cannot be guessed, so unknown tokens from many

@@ -10,7 +10,7 @@ import type { AuditActor, AuditTrail } from '../audit/audit-event.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
 import { AdminTokenError, InvalidTokenSettingError } from '../keys/admin-token-errors.ts';
-import { adminTokenAuditFields, adminTokenView, MAX_TOKEN_LIFETIME_DAYS, type AdminTokenView } from '../keys/admin-token.ts';
+import { adminTokenAuditFields, adminTokenAuditFieldsBeforeRevoke, adminTokenView, MAX_TOKEN_LIFETIME_DAYS, type AdminTokenView } from '../keys/admin-token.ts';
 import { KeyStoreError } from '../keys/errors.ts';
 import { createLogger } from '../log/logger.ts';
 import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
@@ -40,7 +40,7 @@ export interface AdminTokensContext {
   who?: AuditWho;
 }
 
-export const DEFAULT_TOKEN_LIFETIME = '30d';
+const DEFAULT_TOKEN_LIFETIME = '30d';
 const DAY_MS = 86_400_000;
 
 export const TOKENS_USAGE = `Usage: portcullis admin tokens <command> [options]
@@ -72,7 +72,7 @@ Options:
   -h, --help       Show this help
 `;
 
-export const TOKENS_LIST_USAGE = `Usage: portcullis admin tokens list [--json]
+const TOKENS_LIST_USAGE = `Usage: portcullis admin tokens list [--json]
 
 List admin API tokens: id, name, prefix, scopes, status, expiry, who made them.
 
@@ -81,7 +81,7 @@ Options:
   -h, --help   Show this help
 `;
 
-export const TOKENS_REVOKE_USAGE = `Usage: portcullis admin tokens revoke ID [--json]
+const TOKENS_REVOKE_USAGE = `Usage: portcullis admin tokens revoke ID [--json]
 
 Revoke an admin API token (ids look like tok_...; see "portcullis admin tokens list").
 Running servers refuse it from their next request.
@@ -203,8 +203,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       const now = (ctx.clock ?? Date.now)();
       const revoked = await backend.tokens.revoke(id, now);
       const who = whoOf(ctx);
-      const after = adminTokenAuditFields(revoked);
-      await backend.audit.record({ actor: who.actor, source: who.source, action: 'token.revoke', target: revoked.id, before: { ...after, revokedAt: null }, after, ...(who.detail === undefined ? {} : { detail: who.detail }) });
+      await backend.audit.record({ actor: who.actor, source: who.source, action: 'token.revoke', target: revoked.id, before: adminTokenAuditFieldsBeforeRevoke(revoked), after: adminTokenAuditFields(revoked), ...(who.detail === undefined ? {} : { detail: who.detail }) });
       const view = adminTokenView(revoked, now);
       ctx.stdout.write(
         values['json'] === true

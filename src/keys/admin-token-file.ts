@@ -9,6 +9,7 @@
 // never drops what it does not understand and a broken file is never taken as empty.
 import { AdminTokenError, AdminTokenFileInvalidError } from './admin-token-errors.ts';
 import {
+  ADMIN_SCOPES,
   ADMIN_TOKEN_MARKER,
   ADMIN_TOKEN_PREFIX_LENGTH,
   isAdminTokenId,
@@ -19,7 +20,7 @@ import {
   type AdminTokenRecord,
 } from './admin-token.ts';
 
-export const ADMIN_TOKEN_FILE_VERSION = 1;
+const ADMIN_TOKEN_FILE_VERSION = 1;
 const RECORD_FIELDS = ['id', 'name', 'prefix', 'hash', 'scopes', 'createdAt', 'expiresAt', 'revokedAt', 'createdBy'] as const;
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
 const PREFIX_PATTERN = new RegExp(`^${ADMIN_TOKEN_MARKER}[A-Za-z0-9_-]{${ADMIN_TOKEN_PREFIX_LENGTH - ADMIN_TOKEN_MARKER.length}}$`);
@@ -58,7 +59,7 @@ export function parseTokenRecord(raw: unknown, at: string, location: string): Ad
     throw error;
   }
   if (checked.name !== name) fail('.name must not start or end with spaces');
-  if (JSON.stringify(checked.scopes) !== JSON.stringify(scopes)) fail(`.scopes must be in the order ${JSON.stringify(['read', 'keys'])}`);
+  if (JSON.stringify(checked.scopes) !== JSON.stringify(scopes)) fail(`.scopes must be in the order ${JSON.stringify(ADMIN_SCOPES)}`);
   return Object.freeze({
     id: id as string,
     name: checked.name,

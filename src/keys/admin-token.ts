@@ -33,7 +33,7 @@ export const ADMIN_TOKEN_MARKER = 'pca_';
 const TOKEN_RANDOM_BYTES = 32;
 /** 32 bytes in base64url without padding: ceil(256 / 6). */
 const TOKEN_RANDOM_LENGTH = 43;
-export const ADMIN_TOKEN_LENGTH = ADMIN_TOKEN_MARKER.length + TOKEN_RANDOM_LENGTH;
+const ADMIN_TOKEN_LENGTH = ADMIN_TOKEN_MARKER.length + TOKEN_RANDOM_LENGTH;
 export const ADMIN_TOKEN_PREFIX_LENGTH = 8;
 export const MAX_LIVE_TOKENS = 100;
 /** Records kept, revoked and expired ones included; beyond, the oldest of those are forgotten (the audit trail keeps their history). */
@@ -287,4 +287,9 @@ export function adminTokenView(record: AdminTokenRecord, nowMs: number): AdminTo
 /** The fields an audit record keeps before and after a token change (i17-shared.md): never the token, never its hash. */
 export function adminTokenAuditFields(record: AdminTokenRecord): { id: string; name: string; prefix: string; scopes: string[]; expiresAt: string; revokedAt: string | null } {
   return { id: record.id, name: record.name, prefix: record.prefix, scopes: [...record.scopes], expiresAt: record.expiresAt, revokedAt: record.revokedAt };
+}
+
+/** A revoke's `before`: it changes only revokedAt, from null (revoking a revoked token is refused). */
+export function adminTokenAuditFieldsBeforeRevoke(revoked: AdminTokenRecord): ReturnType<typeof adminTokenAuditFields> {
+  return { ...adminTokenAuditFields(revoked), revokedAt: null };
 }

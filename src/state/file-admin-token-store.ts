@@ -17,7 +17,7 @@ import { parseTokenFile, serializeTokenFile } from '../keys/admin-token-file.ts'
 import { checkNewToken, hashAdminToken, isWellFormedAdminToken, issueToken, revokeTokenRecord, tokenHashMatches, tokensToForget, type AdminTokenRecord } from '../keys/admin-token.ts';
 import type { AdminTokenStore } from './admin-token-store-port.ts';
 
-export const ADMIN_TOKENS_FILE_NAME = 'admin-tokens.json';
+const ADMIN_TOKENS_FILE_NAME = 'admin-tokens.json';
 const DATA_DIR_MODE = 0o700;
 const MISSING = 'missing';
 
@@ -86,21 +86,19 @@ export function openFileAdminTokenStore(dataDir: string, options: FileAdminToken
     return cached.records;
   }
 
-  function update<T>(change: (records: AdminTokenRecord[]) => { records: AdminTokenRecord[]; result: T }): Promise<T> {
-    return (async () => {
-      try {
-        await mkdir(dir, { recursive: true, mode: DATA_DIR_MODE });
-      } catch (cause) {
-        throw new KeyStoreIoError('create the data directory', dir, cause);
-      }
-      return withFileLock(`${filePath}.lock`, lockOptions, async () => {
-        const loaded = await readWhole();
-        const { records, result } = change(loaded.records);
-        await removeStaleTempFiles(filePath);
-        await writeFileAtomic(filePath, serializeTokenFile(records));
-        return result;
-      });
-    })();
+  async function update<T>(change: (records: AdminTokenRecord[]) => { records: AdminTokenRecord[]; result: T }): Promise<T> {
+    try {
+      await mkdir(dir, { recursive: true, mode: DATA_DIR_MODE });
+    } catch (cause) {
+      throw new KeyStoreIoError('create the data directory', dir, cause);
+    }
+    return withFileLock(`${filePath}.lock`, lockOptions, async () => {
+      const loaded = await readWhole();
+      const { records, result } = change(loaded.records);
+      await removeStaleTempFiles(filePath);
+      await writeFileAtomic(filePath, serializeTokenFile(records));
+      return result;
+    });
   }
 
   return {
