@@ -32,7 +32,7 @@ import type { RequestContext } from '../http/request-context.ts';
 import { adminTokenPrefix, isWellFormedAdminToken, scopesCover, tokenStatus, type AdminTokenRecord } from '../keys/admin-token.ts';
 import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
 import { storeCall } from './admin-api.ts';
-import { clientAddress, type AdminRoute } from './admin-principal.ts';
+import { ANONYMOUS_ACTOR, clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import { createRefusalRecordLimit } from './refusal-record-limit.ts';
 
@@ -116,7 +116,7 @@ export function createTokenAuth(options: TokenAuthOptions) {
       const code = record === null ? 'admin_token_invalid' : status === 'revoked' ? 'admin_token_revoked' : 'admin_token_expired';
       // Unknown: only its prefix, and only when it has a token's shape (never more of what was sent).
       const actor: AuditActor =
-        record !== null ? tokenActor(record) : { kind: 'anonymous', id: '-', ...(isWellFormedAdminToken(credential) ? { name: adminTokenPrefix(credential) } : {}) };
+        record !== null ? tokenActor(record) : { ...ANONYMOUS_ACTOR, ...(isWellFormedAdminToken(credential) ? { name: adminTokenPrefix(credential) } : {}) };
       return refuse(ctx, code, actor, record?.id ?? null, new ApiError(code, undefined, { headers: { 'www-authenticate': INVALID_TOKEN_CHALLENGE } }));
     }
     return record;

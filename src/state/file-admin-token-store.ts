@@ -7,7 +7,6 @@
 // size or times changed (the parsed records are kept for the unchanged case),
 // so a token the CLI revokes is refused by a running server's next request.
 import { mkdir, open, stat } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { removeStaleTempFiles, writeFileAtomic } from '../keys/atomic-file.ts';
 import { KeyStoreIoError } from '../keys/errors.ts';
@@ -16,10 +15,10 @@ import { AdminTokenError, AdminTokenNotFoundError } from '../keys/admin-token-er
 import { parseTokenFile, serializeTokenFile } from '../keys/admin-token-file.ts';
 import { checkNewToken, hashAdminToken, isWellFormedAdminToken, issueToken, revokeTokenRecord, tokenHashMatches, tokensToForget, type AdminTokenRecord } from '../keys/admin-token.ts';
 import type { AdminTokenStore } from './admin-token-store-port.ts';
+import { fileSignature, isMissingFile, MISSING_FILE } from './file-signature.ts';
 
 const ADMIN_TOKENS_FILE_NAME = 'admin-tokens.json';
 const DATA_DIR_MODE = 0o700;
-const MISSING = 'missing';
 
 export interface FileAdminTokenStoreOptions {
   /** Lock file timing (tests shorten it). */
@@ -35,21 +34,11 @@ interface Loaded {
   records: AdminTokenRecord[];
 }
 
-// Every write renames a new file into place, so the inode changes with each one;
-// size and times catch the rest where inode numbers get reused.
-function signatureOf(stats: Stats | undefined): string {
-  return stats === undefined ? MISSING : `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
-}
-
-function isMissing(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException).code === 'ENOENT';
-}
-
 export function openFileAdminTokenStore(dataDir: string, options: FileAdminTokenStoreOptions = {}): FileAdminTokenStore {
   const dir = resolve(dataDir);
   const filePath = join(dir, ADMIN_TOKENS_FILE_NAME);
   const lockOptions: FileLockOptions = { ...DEFAULT_LOCK_OPTIONS, ...options.lock };
-  let cached: Loaded = { signature: MISSING, records: [] };
+  let cached: Loaded = { signature: MISSING_FILE, records: [] };
 
   /** The file's records through one descriptor, so the signature belongs to the bytes read. */
   async function readWhole(): Promise<Loaded> {
@@ -57,11 +46,11 @@ export function openFileAdminTokenStore(dataDir: string, options: FileAdminToken
     try {
       handle = await open(filePath, 'r');
     } catch (cause) {
-      if (isMissing(cause)) return { signature: MISSING, records: [] };
+      if (isMissingFile(cause)) return { signature: MISSING_FILE, records: [] };
       throw new KeyStoreIoError('read', filePath, cause);
     }
     try {
-      const signature = signatureOf(await handle.stat());
+      const signature = fileSignature(await handle.stat());
       const text = await handle.readFile('utf8');
       return { signature, records: parseTokenFile(text, filePath) };
     } catch (cause) {
@@ -76,12 +65,12 @@ export function openFileAdminTokenStore(dataDir: string, options: FileAdminToken
   async function current(): Promise<AdminTokenRecord[]> {
     let signature: string;
     try {
-      signature = signatureOf(await stat(filePath));
+      signature = fileSignature(await stat(filePath));
     } catch (cause) {
-      if (!isMissing(cause)) throw new KeyStoreIoError('check', filePath, cause);
-      signature = MISSING;
+      if (!isMissingFile(cause)) throw new KeyStoreIoError('check', filePath, cause);
+      signature = MISSING_FILE;
     }
-    if (signature === MISSING) cached = { signature, records: [] };
+    if (signature === MISSING_FILE) cached = { signature, records: [] };
     else if (signature !== cached.signature) cached = await readWhole();
     return cached.records;
   }

@@ -18,7 +18,7 @@
 // A reload that finds a broken file keeps the last good index and reports through
 // `onError`, once per distinct broken version of the file.
 
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, statSync, watch, type FSWatcher, type Stats } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { IssuedKey, KeyPatch, KeyStore, ListedKey } from './key-store-port.ts';
@@ -30,6 +30,7 @@ import { type CheckedPatch, checkNewKey, checkPatch, createKeyRecord, keyChanges
 import type { KeySettingsInput } from '../keys/key-settings.ts';
 import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../keys/file-lock.ts';
 import { laterTime, newKeyId, parseKeysFile, parseLastUsedFile, serializeKeysFile, serializeLastUsedFile, type KeyRecord } from '../keys/store-format.ts';
+import { fileSignature, isMissingFile, MISSING_FILE } from './file-signature.ts';
 
 const KEYS_FILE_NAME = 'keys.json';
 const LAST_USED_FILE_NAME = 'keys-last-used.json';
@@ -69,19 +70,6 @@ interface LoadedKeys {
   signature: string;
 }
 
-const MISSING = 'missing';
-
-// Every write renames a new file into place, and every create or revoke changes the
-// size (a record added, `null` replaced by a timestamp), so the signature changes even
-// where timestamps are coarse and inode numbers get reused.
-function signatureOf(stats: Stats | undefined): string {
-  return stats === undefined ? MISSING : `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
-}
-
-function isMissingFile(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException).code === 'ENOENT';
-}
-
 /**
  * Open the store in `dataDir` (created with mode 0700 if missing) and load keys.json
  * synchronously, so a broken file stops startup with KeyFileInvalidError instead of
@@ -109,7 +97,7 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
   let closing: Promise<void> | null = null;
   let byHash = new Map<string, KeyRecord>();
   let byId = new Map<string, KeyRecord>();
-  let loadedSignature = MISSING;
+  let loadedSignature = MISSING_FILE;
   let lastCheckMs = clock().getTime();
   let changeSeen = false;
   let reportedBrokenSignature: string | null = null;
@@ -126,7 +114,7 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
     try {
       fd = openSync(keysFilePath, 'r');
     } catch (cause) {
-      if (isMissingFile(cause)) return { records: [], signature: MISSING };
+      if (isMissingFile(cause)) return { records: [], signature: MISSING_FILE };
       throw new KeyStoreIoError('read', keysFilePath, cause);
     }
     let text: string;
@@ -134,7 +122,7 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
     try {
       // fstat and read through one descriptor: the signature belongs to the bytes read
       // even if the file is replaced meanwhile.
-      signature = signatureOf(fstatSync(fd));
+      signature = fileSignature(fstatSync(fd));
       text = readFileSync(fd, 'utf8');
     } catch (cause) {
       throw new KeyStoreIoError('read', keysFilePath, cause);
@@ -149,13 +137,13 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
     try {
       handle = await open(keysFilePath, 'r');
     } catch (cause) {
-      if (isMissingFile(cause)) return { records: [], signature: MISSING };
+      if (isMissingFile(cause)) return { records: [], signature: MISSING_FILE };
       throw new KeyStoreIoError('read', keysFilePath, cause);
     }
     let text: string;
     let signature: string;
     try {
-      signature = signatureOf(await handle.stat());
+      signature = fileSignature(await handle.stat());
       text = await handle.readFile('utf8');
     } catch (cause) {
       throw new KeyStoreIoError('read', keysFilePath, cause);
@@ -183,7 +171,7 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
 
   function currentSignature(): string {
     try {
-      return signatureOf(statSync(keysFilePath, { throwIfNoEntry: false }));
+      return fileSignature(statSync(keysFilePath, { throwIfNoEntry: false }));
     } catch (cause) {
       throw new KeyStoreIoError('check', keysFilePath, cause);
     }
