@@ -1,13 +1,13 @@
 // GET /api/audit (docs/admin-api.md, "Audit"): the audit chain, newest first,
 // filtered and paged. Any principal with the 'read' scope may read it: the
 // records hold no secret (the trail redacts secret-like values, the append refuses any left).
-import { AuditFilterError, AuditLogError, parseAuditFilter, type AuditLog } from '../audit/audit-log.ts';
+import { AUDIT_FILTER_NAMES, AuditFilterError, AuditLogError, parseAuditFilter, type AuditLog } from '../audit/audit-log.ts';
 import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
 import { sendJson } from '../http/respond.ts';
 import type { AdminRoute } from './admin-principal.ts';
 
 const NO_STORE = { 'cache-control': 'no-store' };
-const PARAMS = new Set(['key', 'actor', 'action', 'since', 'until', 'limit', 'before']);
+const PARAMS: ReadonlySet<string> = new Set(AUDIT_FILTER_NAMES);
 
 export interface AuditApiDeps {
   /** The chain (StateBackend.audit). */

@@ -49,6 +49,8 @@ export const MAX_LIST_LIMIT = 1000;
 /** Records one list() call reads at most: a page may hold fewer than `limit` when the filter matches rarely; nextBefore continues. */
 export const MAX_SCANNED_PER_LIST = 100_000;
 const MAX_FILTER_TEXT = 256;
+/** The filters' names, as query parameters (GET /api/audit) and options (`audit list --NAME`). */
+export const AUDIT_FILTER_NAMES = ['key', 'actor', 'action', 'since', 'until', 'limit', 'before'] as const;
 
 /** The log cannot be read or written (I/O, Redis, a record that is not valid); the message names where and what to do. */
 export class AuditLogError extends Error {
@@ -69,7 +71,7 @@ export class AuditFilterError extends Error {
 export function parseAuditFilter(input: Readonly<Record<string, string | undefined>>): AuditFilter {
   const filter: AuditFilter = {};
   for (const name of Object.keys(input)) {
-    if (!['key', 'actor', 'action', 'since', 'until', 'limit', 'before'].includes(name) && input[name] !== undefined) {
+    if (!(AUDIT_FILTER_NAMES as readonly string[]).includes(name) && input[name] !== undefined) {
       throw new AuditFilterError(name, `Unknown filter '${name}'; the filters are key, actor, action, since, until, limit and before.`);
     }
   }
