@@ -15,9 +15,8 @@ import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../keys/file-lock.ts';
 import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../keys/atomic-file.ts';
 import { createChainVerifier, type AuditVerification, type ChainHead } from './audit-chain.ts';
 import { forEachLine, forEachLineBackward, lastNewlineBefore, OverlongLineError, readRange } from './audit-file-lines.ts';
-import { AuditLogError, createPageCollector, type AuditLog, type AuditPage, type AuditFilter, type VerifyOptions } from './audit-log.ts';
+import { AuditLogError, auditLogOf, createPageCollector, type AuditLog, type AuditPage, type AuditFilter, type VerifyOptions } from './audit-log.ts';
 import {
-  assertNoSecrets,
   chainRecord,
   GENESIS_HASH,
   MAX_RECORD_LINE_BYTES,
@@ -65,8 +64,6 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
   const lockPath = `${current}.lock`;
   const rotateBytes = Math.max(options.rotateBytes ?? DEFAULT_ROTATE_BYTES, MIN_ROTATE_BYTES);
   const problem = options.onProblem ?? (() => {});
-  /** Appends of this process wait their turn here, then take the file lock (other processes). */
-  let queue: Promise<unknown> = Promise.resolve();
 
   async function appendLocked(body: AuditRecordBody): Promise<AuditRecord> {
     let last = await lastRecordOfFiles(true);
@@ -359,32 +356,15 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
     }
   }
 
-  const guard = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof AuditLogError) throw error;
-      throw new AuditLogError(auditAccessProblem(what, dir, error), { cause: error });
-    }
-  };
-
-  return {
-    location: dir,
-    append(body) {
-      const run = queue.then(() => {
-        assertNoSecrets(body);
-        return guard('append to', async () => {
-          await mkdir(dir, { recursive: true, mode: 0o700 });
-          return withFileLock(lockPath, DEFAULT_LOCK_OPTIONS, () => appendLocked(body));
-        });
-      });
-      queue = run.catch(() => undefined);
-      return run;
+  return auditLogOf(dir, (what, error) => auditAccessProblem(what, dir, error), {
+    async append(body) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      return withFileLock(lockPath, DEFAULT_LOCK_OPTIONS, () => appendLocked(body));
     },
-    list: (filter) => guard('read', () => list(filter)),
-    head: () => guard('read', () => lastRecordOfFiles(false)),
-    verify: (verifyOptions) => guard('verify', () => verify(verifyOptions)),
-  };
+    list,
+    head: () => lastRecordOfFiles(false),
+    verify,
+  });
 }
 
 /**
