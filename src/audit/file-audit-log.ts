@@ -53,6 +53,16 @@ function cannotTakeLock(error: unknown): boolean {
   return false;
 }
 
+/** The file opened, or null when it is not there (a rotated file removed by retention, no audit.jsonl yet). */
+async function openIfThere(file: string, flags: 'r' | 'r+'): Promise<FileHandle | null> {
+  try {
+    return await open(file, flags);
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw cause;
+  }
+}
+
 export function rotatedName(firstSeq: number): string {
   return `audit.${String(firstSeq).padStart(12, '0')}.jsonl`;
 }
@@ -120,13 +130,8 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
   }
 
   async function lastRecordIn(file: string, repair: boolean): Promise<ChainHead | null> {
-    let handle: FileHandle;
-    try {
-      handle = await open(file, repair ? 'r+' : 'r');
-    } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw cause;
-    }
+    const handle = await openIfThere(file, repair ? 'r+' : 'r');
+    if (handle === null) return null;
     try {
       let size = (await handle.stat()).size;
       if (size === 0) return null;
@@ -279,18 +284,14 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
       const verifier = createChainVerifier({ storedHead: head, ...verifyOptions });
       const files: Array<{ name: string; nameSeq: number | null }> = [...rotated.map((f) => ({ name: f.name, nameSeq: f.firstSeq as number | null })), { name: AUDIT_FILE, nameSeq: null }];
       for (const { name, nameSeq } of files) {
-        let handle: FileHandle;
+        let handle: FileHandle | null;
         let end = Infinity;
         if (nameSeq === null) {
           if (current === null) continue;
           ({ handle, size: end } = current);
         } else {
-          try {
-            handle = await open(path.join(dir, name), 'r');
-          } catch (cause) {
-            if ((cause as NodeJS.ErrnoException).code === 'ENOENT') continue;
-            throw cause;
-          }
+          handle = await openIfThere(path.join(dir, name), 'r');
+          if (handle === null) continue;
         }
         verifier.beginFile(name, nameSeq);
         try {
@@ -315,18 +316,14 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
       const files = [{ name: AUDIT_FILE, firstSeq: null as number | null }, ...rotated.reverse()];
       for (const { name, firstSeq } of files) {
         if (filter.before !== undefined && firstSeq !== null && firstSeq >= filter.before) continue;
-        let handle: FileHandle;
+        let handle: FileHandle | null;
         let size: number;
         if (firstSeq === null) {
           if (current === null) continue;
           ({ handle, size } = current);
         } else {
-          try {
-            handle = await open(path.join(dir, name), 'r');
-          } catch (cause) {
-            if ((cause as NodeJS.ErrnoException).code === 'ENOENT') continue;
-            throw cause;
-          }
+          handle = await openIfThere(path.join(dir, name), 'r');
+          if (handle === null) continue;
           size = (await handle.stat()).size;
         }
         let going = true;
