@@ -1,13 +1,14 @@
 // GET /api/audit (docs/admin-api.md, "Audit"): the audit chain, newest first,
 // filtered and paged. Any principal with the 'read' scope may read it: the
 // records hold no secret (the trail redacts secret-like values, the append refuses any left).
-import { AuditFilterError, AuditLogError, parseAuditFilter, type AuditLog } from '../audit/audit-log.ts';
+import { AUDIT_FILTER_NAMES, AuditFilterError, AuditLogError, parseAuditFilter, type AuditFilterName, type AuditLog } from '../audit/audit-log.ts';
 import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
 import { sendJson } from '../http/respond.ts';
 import type { AdminRoute } from './admin-principal.ts';
 
 const NO_STORE = { 'cache-control': 'no-store' };
-const PARAMS = new Set(['key', 'actor', 'action', 'since', 'until', 'limit', 'before']);
+const PARAMS: ReadonlySet<string> = new Set(AUDIT_FILTER_NAMES);
+const isFilterName = (name: string): name is AuditFilterName => PARAMS.has(name);
 
 export interface AuditApiDeps {
   /** The chain (StateBackend.audit). */
@@ -22,9 +23,9 @@ export function createAuditApi(deps: AuditApiDeps): AdminRoute[] {
       need: 'read',
       async handler(ctx) {
         const query = new URL(ctx.req.url ?? '/', 'http://admin').searchParams;
-        const input: Record<string, string> = {};
+        const input: Partial<Record<AuditFilterName, string>> = {};
         for (const [name, value] of query) {
-          if (!PARAMS.has(name)) {
+          if (!isFilterName(name)) {
             throw new InvalidRequestError(`Unknown query parameter '${name}'; the filters are key, actor, action, since, until, limit and before.`, name, 'unknown_parameter');
           }
           if (Object.hasOwn(input, name)) throw new InvalidRequestError(`${name} is given more than once.`, name, 'invalid_value');

@@ -14,7 +14,8 @@
  * - `system`: the gateway itself (a SIGHUP reload); id "serve".
  * - `anonymous`: a refused login or token, before anyone was known; id "-".
  */
-export type AuditActorKind = 'cli' | 'password' | 'bootstrap' | 'token' | 'sso' | 'system' | 'anonymous';
+export const AUDIT_ACTOR_KINDS = ['cli', 'password', 'bootstrap', 'token', 'sso', 'system', 'anonymous'] as const;
+export type AuditActorKind = (typeof AUDIT_ACTOR_KINDS)[number];
 
 export interface AuditActor {
   kind: AuditActorKind;

@@ -4,7 +4,7 @@
 // record by record by each store as it reads newest first.
 import { AUDIT_ACTIONS, type AuditAction } from './audit-event.ts';
 import type { AuditVerification, ChainHead } from './audit-chain.ts';
-import type { AuditRecord, AuditRecordBody } from './audit-record.ts';
+import { assertNoSecrets, type AuditRecord, type AuditRecordBody } from './audit-record.ts';
 
 export interface AuditFilter {
   /** target === this key id. */
@@ -49,10 +49,48 @@ export const MAX_LIST_LIMIT = 1000;
 /** Records one list() call reads at most: a page may hold fewer than `limit` when the filter matches rarely; nextBefore continues. */
 export const MAX_SCANNED_PER_LIST = 100_000;
 const MAX_FILTER_TEXT = 256;
+/** The filters' names, as query parameters (GET /api/audit) and options (`audit list --NAME`). */
+export const AUDIT_FILTER_NAMES = ['key', 'actor', 'action', 'since', 'until', 'limit', 'before'] as const;
+export type AuditFilterName = (typeof AUDIT_FILTER_NAMES)[number];
 
 /** The log cannot be read or written (I/O, Redis, a record that is not valid); the message names where and what to do. */
 export class AuditLogError extends Error {
   override name = 'AuditLogError';
+}
+
+/** What a store does itself; auditLogOf makes it an AuditLog. */
+export type AuditLogOperations = Omit<AuditLog, 'location'>;
+
+/**
+ * The AuditLog of a store's operations: this process's appends one at a time (each
+ * starts once the one before settled), an event holding a secret refused before any
+ * I/O (AuditSecretError), and any other failure that is not an AuditLogError already
+ * made one, worded by `problem(what, error)` ('append to', 'read' or 'verify').
+ */
+export function auditLogOf(location: string, problem: (what: string, error: unknown) => string, operations: AuditLogOperations): AuditLog {
+  let queue: Promise<unknown> = Promise.resolve();
+  const guard = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof AuditLogError) throw error;
+      throw new AuditLogError(problem(what, error), { cause: error });
+    }
+  };
+  return {
+    location,
+    append(body) {
+      const run = queue.then(() => {
+        assertNoSecrets(body);
+        return guard('append to', () => operations.append(body));
+      });
+      queue = run.catch(() => undefined);
+      return run;
+    },
+    list: (filter) => guard('read', () => operations.list(filter)),
+    head: () => guard('read', () => operations.head()),
+    verify: (verifyOptions) => guard('verify', () => operations.verify(verifyOptions)),
+  };
 }
 
 /** A filter value that cannot be used; `param` is its name (key, actor, action, since, until, limit, before). */
@@ -66,13 +104,8 @@ export class AuditFilterError extends Error {
 }
 
 /** Text values of a filter as given on a query string or a command line; checked and typed. */
-export function parseAuditFilter(input: Readonly<Record<string, string | undefined>>): AuditFilter {
+export function parseAuditFilter(input: Readonly<Partial<Record<AuditFilterName, string | undefined>>>): AuditFilter {
   const filter: AuditFilter = {};
-  for (const name of Object.keys(input)) {
-    if (!['key', 'actor', 'action', 'since', 'until', 'limit', 'before'].includes(name) && input[name] !== undefined) {
-      throw new AuditFilterError(name, `Unknown filter '${name}'; the filters are key, actor, action, since, until, limit and before.`);
-    }
-  }
   for (const name of ['key', 'actor'] as const) {
     const value = input[name];
     if (value === undefined) continue;

@@ -7,7 +7,7 @@
 // stored line IS the canonical JSON of the whole record, so the parser can
 // demand the exact bytes back: any hand edit that reformats a line is seen.
 import { createHash } from 'node:crypto';
-import { AUDIT_ACTIONS, type AuditActor, type AuditActorKind, type AuditEvent } from './audit-event.ts';
+import { AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, type AuditActor, type AuditEvent } from './audit-event.ts';
 
 /** A door's event as the chain stores it: with its time, its place in the chain and the link to the record before. */
 export interface AuditRecord extends AuditEvent {
@@ -25,7 +25,6 @@ export const GENESIS_HASH = '0'.repeat(64);
 /** Longest stored line (without its newline): longer ones are refused on append and on read. */
 export const MAX_RECORD_LINE_BYTES = 64 * 1024;
 
-const ACTOR_KINDS: readonly AuditActorKind[] = ['cli', 'password', 'bootstrap', 'token', 'sso', 'system', 'anonymous'];
 const RECORD_FIELDS = new Set(['seq', 'time', 'actor', 'source', 'action', 'target', 'before', 'after', 'detail', 'prev', 'hash']);
 const ACTOR_FIELDS = new Set(['kind', 'id', 'uid', 'issuer', 'name']);
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -191,7 +190,7 @@ export function parseRecordLine(line: string): AuditRecord {
 function parseActor(value: unknown): void {
   if (!isPlainObject(value)) throw new AuditRecordParseError('actor', 'must be an object');
   for (const key of Object.keys(value)) if (!ACTOR_FIELDS.has(key)) throw new AuditRecordParseError(`actor.${key}`, 'is not a field of an actor');
-  if (typeof value['kind'] !== 'string' || !(ACTOR_KINDS as readonly string[]).includes(value['kind'])) throw new AuditRecordParseError('actor.kind', 'must be one of ' + ACTOR_KINDS.join(', '));
+  if (typeof value['kind'] !== 'string' || !(AUDIT_ACTOR_KINDS as readonly string[]).includes(value['kind'])) throw new AuditRecordParseError('actor.kind', 'must be one of ' + AUDIT_ACTOR_KINDS.join(', '));
   if (typeof value['id'] !== 'string') throw new AuditRecordParseError('actor.id', 'must be a string');
   const uid = value['uid'];
   if (uid !== undefined && uid !== null && (typeof uid !== 'number' || !Number.isSafeInteger(uid))) throw new AuditRecordParseError('actor.uid', 'must be a whole number or null');

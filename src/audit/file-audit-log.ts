@@ -15,9 +15,8 @@ import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../keys/file-lock.ts';
 import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../keys/atomic-file.ts';
 import { createChainVerifier, type AuditVerification, type ChainHead } from './audit-chain.ts';
 import { forEachLine, forEachLineBackward, lastNewlineBefore, OverlongLineError, readRange } from './audit-file-lines.ts';
-import { AuditLogError, createPageCollector, type AuditLog, type AuditPage, type AuditFilter, type VerifyOptions } from './audit-log.ts';
+import { AuditLogError, auditLogOf, createPageCollector, type AuditLog, type AuditPage, type AuditFilter, type VerifyOptions } from './audit-log.ts';
 import {
-  assertNoSecrets,
   chainRecord,
   GENESIS_HASH,
   MAX_RECORD_LINE_BYTES,
@@ -54,6 +53,16 @@ function cannotTakeLock(error: unknown): boolean {
   return false;
 }
 
+/** The file opened, or null when it is not there (a rotated file removed by retention, no audit.jsonl yet). */
+async function openIfThere(file: string, flags: 'r' | 'r+'): Promise<FileHandle | null> {
+  try {
+    return await open(file, flags);
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw cause;
+  }
+}
+
 export function rotatedName(firstSeq: number): string {
   return `audit.${String(firstSeq).padStart(12, '0')}.jsonl`;
 }
@@ -65,8 +74,6 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
   const lockPath = `${current}.lock`;
   const rotateBytes = Math.max(options.rotateBytes ?? DEFAULT_ROTATE_BYTES, MIN_ROTATE_BYTES);
   const problem = options.onProblem ?? (() => {});
-  /** Appends of this process wait their turn here, then take the file lock (other processes). */
-  let queue: Promise<unknown> = Promise.resolve();
 
   async function appendLocked(body: AuditRecordBody): Promise<AuditRecord> {
     let last = await lastRecordOfFiles(true);
@@ -123,13 +130,8 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
   }
 
   async function lastRecordIn(file: string, repair: boolean): Promise<ChainHead | null> {
-    let handle: FileHandle;
-    try {
-      handle = await open(file, repair ? 'r+' : 'r');
-    } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw cause;
-    }
+    const handle = await openIfThere(file, repair ? 'r+' : 'r');
+    if (handle === null) return null;
     try {
       let size = (await handle.stat()).size;
       if (size === 0) return null;
@@ -282,18 +284,14 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
       const verifier = createChainVerifier({ storedHead: head, ...verifyOptions });
       const files: Array<{ name: string; nameSeq: number | null }> = [...rotated.map((f) => ({ name: f.name, nameSeq: f.firstSeq as number | null })), { name: AUDIT_FILE, nameSeq: null }];
       for (const { name, nameSeq } of files) {
-        let handle: FileHandle;
+        let handle: FileHandle | null;
         let end = Infinity;
         if (nameSeq === null) {
           if (current === null) continue;
           ({ handle, size: end } = current);
         } else {
-          try {
-            handle = await open(path.join(dir, name), 'r');
-          } catch (cause) {
-            if ((cause as NodeJS.ErrnoException).code === 'ENOENT') continue;
-            throw cause;
-          }
+          handle = await openIfThere(path.join(dir, name), 'r');
+          if (handle === null) continue;
         }
         verifier.beginFile(name, nameSeq);
         try {
@@ -318,18 +316,14 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
       const files = [{ name: AUDIT_FILE, firstSeq: null as number | null }, ...rotated.reverse()];
       for (const { name, firstSeq } of files) {
         if (filter.before !== undefined && firstSeq !== null && firstSeq >= filter.before) continue;
-        let handle: FileHandle;
+        let handle: FileHandle | null;
         let size: number;
         if (firstSeq === null) {
           if (current === null) continue;
           ({ handle, size } = current);
         } else {
-          try {
-            handle = await open(path.join(dir, name), 'r');
-          } catch (cause) {
-            if ((cause as NodeJS.ErrnoException).code === 'ENOENT') continue;
-            throw cause;
-          }
+          handle = await openIfThere(path.join(dir, name), 'r');
+          if (handle === null) continue;
           size = (await handle.stat()).size;
         }
         let going = true;
@@ -359,32 +353,15 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
     }
   }
 
-  const guard = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof AuditLogError) throw error;
-      throw new AuditLogError(auditAccessProblem(what, dir, error), { cause: error });
-    }
-  };
-
-  return {
-    location: dir,
-    append(body) {
-      const run = queue.then(() => {
-        assertNoSecrets(body);
-        return guard('append to', async () => {
-          await mkdir(dir, { recursive: true, mode: 0o700 });
-          return withFileLock(lockPath, DEFAULT_LOCK_OPTIONS, () => appendLocked(body));
-        });
-      });
-      queue = run.catch(() => undefined);
-      return run;
+  return auditLogOf(dir, (what, error) => auditAccessProblem(what, dir, error), {
+    async append(body) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      return withFileLock(lockPath, DEFAULT_LOCK_OPTIONS, () => appendLocked(body));
     },
-    list: (filter) => guard('read', () => list(filter)),
-    head: () => guard('read', () => lastRecordOfFiles(false)),
-    verify: (verifyOptions) => guard('verify', () => verify(verifyOptions)),
-  };
+    list,
+    head: () => lastRecordOfFiles(false),
+    verify,
+  });
 }
 
 /**

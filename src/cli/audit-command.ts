@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { describeArgumentProblem, usageProblem } from './argument-problem.ts';
 import type { AuditVerification } from '../audit/audit-chain.ts';
-import { AuditFilterError, AuditLogError, parseAuditFilter, type AuditLog } from '../audit/audit-log.ts';
+import { AUDIT_FILTER_NAMES, AuditFilterError, AuditLogError, parseAuditFilter, type AuditFilterName, type AuditLog } from '../audit/audit-log.ts';
 import { canonicalJson, type AuditRecord } from '../audit/audit-record.ts';
 import { renderTable } from './keys-output.ts';
 
@@ -78,8 +78,8 @@ export async function runAuditCommand(args: string[], ctx: AuditCommandContext):
   }
   let filter;
   try {
-    const input: Record<string, string | undefined> = {};
-    for (const field of ['key', 'actor', 'action', 'since', 'until', 'limit', 'before'] as const) input[field] = values[field] as string | undefined;
+    const input: Partial<Record<AuditFilterName, string | undefined>> = {};
+    for (const field of AUDIT_FILTER_NAMES) input[field] = values[field] as string | undefined;
     filter = parseAuditFilter(input);
   } catch (error) {
     // The filter's messages begin with the parameter's name ("limit must be ..."): said once, as the option.

@@ -8,8 +8,8 @@
 // instance queue in-process, so only instances contend.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createChainVerifier, type AuditVerification, type ChainHead } from '../audit/audit-chain.ts';
-import { AuditLogError, createPageCollector, type AuditFilter, type AuditLog, type AuditPage, type VerifyOptions } from '../audit/audit-log.ts';
-import { assertNoSecrets, chainRecord, GENESIS_HASH, parseRecordLine, recordLine, AuditRecordParseError, type AuditRecord, type AuditRecordBody } from '../audit/audit-record.ts';
+import { AuditLogError, auditLogOf, createPageCollector, type AuditFilter, type AuditLog, type AuditPage, type VerifyOptions } from '../audit/audit-log.ts';
+import { chainRecord, GENESIS_HASH, parseRecordLine, recordLine, AuditRecordParseError, type AuditRecord, type AuditRecordBody } from '../audit/audit-record.ts';
 import type { RedisClient } from '../redis/client.ts';
 import type { RedisReply } from '../redis/resp.ts';
 import { defineScript } from '../redis/script.ts';
@@ -47,7 +47,6 @@ export function createRedisAuditLog(client: RedisClient, options: RedisAuditLogO
   const keys = redisAuditKeys(options.keyPrefix);
   const where = `redis list ${keys.log}`;
   const maxTries = options.maxTries ?? DEFAULT_TRIES;
-  let queue: Promise<unknown> = Promise.resolve();
 
   /** The head value as stored ('' for none) and what it means; without a head key, the list's last record. */
   async function readHead(): Promise<{ stored: string; head: ChainHead }> {
@@ -153,29 +152,12 @@ export function createRedisAuditLog(client: RedisClient, options: RedisAuditLogO
     return collector.page(true);
   }
 
-  const guard = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof AuditLogError) throw error;
-      throw new AuditLogError(`cannot ${what} the audit log at ${options.location}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    }
-  };
-
-  return {
-    location: options.location,
-    append(body) {
-      const run = queue.then(() => {
-        assertNoSecrets(body);
-        return guard('append to', () => appendOnce(body));
-      });
-      queue = run.catch(() => undefined);
-      return run;
-    },
-    list: (filter) => guard('read', () => list(filter)),
-    head: () => guard('read', async () => (await readHead()).head),
-    verify: (verifyOptions) => guard('verify', () => verify(verifyOptions)),
-  };
+  return auditLogOf(options.location, (what, error) => `cannot ${what} the audit log at ${options.location}: ${error instanceof Error ? error.message : String(error)}`, {
+    append: appendOnce,
+    list,
+    head: async () => (await readHead()).head,
+    verify,
+  });
 }
 
 function headValue(head: ChainHead): string {

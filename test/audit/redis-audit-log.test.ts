@@ -2,29 +2,20 @@
 // instances (two clients, two logs) at once, as two gateways would.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { AuditVerification } from '../../src/audit/audit-chain.ts';
 import { AuditSecretError, canonicalJson, parseRecordLine, recordHash } from '../../src/audit/audit-record.ts';
-import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
+import type { RedisClient } from '../../src/redis/client.ts';
 import { createRedisAuditLog, redisAuditKeys } from '../../src/state/redis-audit-log.ts';
-import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+import type { RedisServerHandle } from '../redis/redis-server.ts';
+import { useRedisPair } from '../redis/redis-pair.ts';
 import { keyCreate } from './audit-fixtures.ts';
 
 let server: RedisServerHandle;
 let clientA: RedisClient;
 let clientB: RedisClient;
 
-before(async () => {
-  server = await startRedisServer();
-  clientA = createRedisClient({ host: '127.0.0.1', port: server.port });
-  clientB = createRedisClient({ host: '127.0.0.1', port: server.port });
-});
-
-after(async () => {
-  await clientA.close();
-  await clientB.close();
-  await server.stop();
-});
+useRedisPair((pair) => ({ server, clientA, clientB } = pair));
 
 function pair() {
   const keyPrefix = `a${randomUUID().slice(0, 8)}:`;

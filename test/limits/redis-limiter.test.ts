@@ -2,12 +2,12 @@
 // atomicity of one limit shared by two clients, TTLs and the key layout.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
 import { LimiterClosedError, type Charge, type Limiter } from '../../src/limits/limiter.ts';
 import { createRedisLimiter, redisLimiterKeys } from '../../src/limits/redis-limiter.ts';
-import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
-import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+import type { RedisClient } from '../../src/redis/client.ts';
+import { useRedisPair } from '../redis/redis-pair.ts';
 import { runBudgetScenarios } from './limiter-budget-scenarios.ts';
 import { runLimiterScenarios } from './limiter-scenarios.ts';
 
@@ -16,21 +16,10 @@ const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const limits = (set: Partial<KeyLimits>): KeyLimits => ({ ...NO_LIMITS, ...set });
 const tokens = (n: number): Charge => ({ tokens: n, costNanos: 0 });
 
-let server: RedisServerHandle;
 let clientA: RedisClient;
 let clientB: RedisClient;
 
-before(async () => {
-  server = await startRedisServer();
-  clientA = createRedisClient({ host: '127.0.0.1', port: server.port });
-  clientB = createRedisClient({ host: '127.0.0.1', port: server.port });
-});
-
-after(async () => {
-  await clientA.close();
-  await clientB.close();
-  await server.stop();
-});
+useRedisPair((pair) => ({ clientA, clientB } = pair));
 
 // The client is created in before(), after this registration runs; the factory is called per scenario.
 runLimiterScenarios('redis', () => createRedisLimiter(clientA, { keyPrefix: PREFIX }));

@@ -2,30 +2,19 @@
 // (two clients) use it: the shared contract, then the layout.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
-import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
+import { test } from 'node:test';
+import type { RedisClient } from '../../src/redis/client.ts';
 import { createRedisAdminTokenStore, redisAdminTokenKeys } from '../../src/state/redis-admin-token-store.ts';
 import { AdminTokenFileInvalidError } from '../../src/keys/admin-token-errors.ts';
-import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+import { useRedisPair } from '../redis/redis-pair.ts';
 import { runAdminTokenStoreContract } from './admin-token-store-contract.ts';
 
 const T0 = Date.parse('2026-11-26T12:00:00.000Z');
 const input = { name: 'ci', scopes: ['keys'], expiresAt: '2026-12-26T12:00:00.000Z', createdBy: 'sso:alice' };
-let server: RedisServerHandle;
 let clientA: RedisClient;
 let clientB: RedisClient;
 
-before(async () => {
-  server = await startRedisServer();
-  clientA = createRedisClient({ host: '127.0.0.1', port: server.port });
-  clientB = createRedisClient({ host: '127.0.0.1', port: server.port });
-});
-
-after(async () => {
-  await clientA.close();
-  await clientB.close();
-  await server.stop();
-});
+useRedisPair((pair) => ({ clientA, clientB } = pair));
 
 async function dump(client: RedisClient, prefix: string): Promise<string> {
   const keys = redisAdminTokenKeys(prefix);
