@@ -19,7 +19,7 @@ import { createDemoProvider } from '../../src/providers/demo.ts';
 import { createAliasRoutes } from '../../src/routing/alias-targets.ts';
 import { openFileAdminTokenStore } from '../../src/state/file-admin-token-store.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
-import { sink } from '../cli/output-sink.ts';
+import { sink } from '../support/collect.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
 import { recordingAuditTrail, type RecordingAuditTrail } from './recording-audit-trail.ts';
 

@@ -1,6 +1,6 @@
 // The admin server's single sign-on routes (src/admin/sso-routes.ts) with a
 // scripted provider behind the ProviderFetch port, for what the browser test
-// against the real provider (test/browser/sso.test.ts) cannot do cheaply:
+// against the real provider (test/browser/sso.system.test.ts) cannot do cheaply:
 // floods of refused callbacks, clocks moved, the allow-lists changed by a reload.
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { repositoryRoot } from '../repository-root.ts';
+import { repositoryRoot } from '../support/repository-root.ts';
 
 const ROOT_NODE = '(root)';
 const EXCLUDED = new Set(['dashboard']);

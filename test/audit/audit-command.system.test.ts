@@ -10,7 +10,7 @@ import { createFileAuditLog } from '../../src/audit/file-audit-log.ts';
 import { runCli } from '../../src/cli/main.ts';
 import { createRedisClient } from '../../src/redis/client.ts';
 import { createRedisAuditLog, redisAuditKeys } from '../../src/state/redis-audit-log.ts';
-import { sink } from '../cli/output-sink.ts';
+import { sink } from '../support/collect.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
 import { keyCreate } from './audit-fixtures.ts';
 

@@ -14,7 +14,7 @@ import { cliWho } from '../../src/cli/cli-actor.ts';
 import { runCli } from '../../src/cli/main.ts';
 import { hashApiKey } from '../../src/keys/api-key.ts';
 import { recordingAuditTrail } from '../admin/recording-audit-trail.ts';
-import { sink } from '../cli/output-sink.ts';
+import { sink } from '../support/collect.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-audit-cli-'));
 after(() => rmSync(root, { recursive: true, force: true }));

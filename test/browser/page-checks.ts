@@ -1,6 +1,6 @@
 // The dashboard test's checks of what the page shows: screenshots that also
 // refuse sideways scrolling, an element wholly on screen, the usage table.
-// Kept apart so dashboard.test.ts reads as the user's path through the page.
+// Kept apart so dashboard.system.test.ts reads as the user's path through the page.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import type { TestContext } from 'node:test';

@@ -15,7 +15,7 @@ import { createRedisAdminTokenStore } from '../../src/state/redis-admin-token-st
 import { createRedisClient } from '../../src/redis/client.ts';
 import { recordingAuditTrail, type RecordingAuditTrail } from '../admin/recording-audit-trail.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
-import { sink } from './output-sink.ts';
+import { sink } from '../support/collect.ts';
 
 const NOW = Date.parse('2026-11-26T12:00:00.000Z');
 const ACTOR = { kind: 'cli' as const, id: 'ops', uid: 1000, name: 'ops' };

@@ -9,7 +9,7 @@ import { after, describe, test } from 'node:test';
 import { CHECK_CONFIG_USAGE, checkConfigFile, runCheckConfigCommand } from '../../src/cli/check-config-command.ts';
 import { runCli } from '../../src/cli/main.ts';
 import { createTestPki } from '../tls/test-pki.ts';
-import { sink } from './output-sink.ts';
+import { sink } from '../support/collect.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-check-config-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));

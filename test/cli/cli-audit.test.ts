@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { runCli } from '../../src/cli/main.ts';
-import { sink } from './output-sink.ts';
+import { sink } from '../support/collect.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-cli-audit-'));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { runKeysCommand } from '../../src/cli/keys-command.ts';
 import { runCli } from '../../src/cli/main.ts';
-import { sink } from './output-sink.ts';
+import { sink } from '../support/collect.ts';
 import { recordingAuditTrail } from '../admin/recording-audit-trail.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-keys-cost-'));

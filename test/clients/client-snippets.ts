@@ -5,7 +5,7 @@
 // shallower; both reach the repository root).
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { repositoryRoot } from '../repository-root.ts';
+import { repositoryRoot } from '../support/repository-root.ts';
 
 export interface SnippetTarget {
   baseURL: string;

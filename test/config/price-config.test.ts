@@ -9,7 +9,7 @@ import { after, test } from 'node:test';
 import { ConfigError, DEFAULT_IMAGE_TOKENS } from '../../src/config/config.ts';
 import { loadConfig } from '../../src/config/config-loader.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
-import { repositoryRoot } from '../repository-root.ts';
+import { repositoryRoot } from '../support/repository-root.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-prices-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

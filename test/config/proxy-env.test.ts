@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { ConfigError } from '../../src/config/config.ts';
 import { parseProxyUrl, proxyAuthorization, resolveProxy, type ProxyEnvironment } from '../../src/config/proxy-env.ts';
-import { repositoryRoot } from '../repository-root.ts';
+import { repositoryRoot } from '../support/repository-root.ts';
 
 const HTTPS = new URL('https://api.example.com/v1');
 const HTTP = new URL('http://llm.internal:8000/v1');

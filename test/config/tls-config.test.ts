@@ -1,7 +1,7 @@
 // The TLS sections' parse rules (src/config/tls-config.ts) and the settings
 // around them: listen.tls / admin.tls, providers.*.tls with transport and
 // proxy, state.redis.tls. Only the shape is checked here; the files
-// themselves are test/config/tls-files.test.ts.
+// themselves are test/config/tls-files.system.test.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, type GatewayConfig } from '../../src/config/config.ts';

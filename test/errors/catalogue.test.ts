@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import { ApiError, UpstreamRejectionError } from '../../src/errors/api-error.ts';
 import { ERROR_CATALOGUE, type CatalogueEntry, type ErrorCode } from '../../src/errors/catalogue.ts';
 import { errorBody, renderError } from '../../src/errors/render.ts';
-import { repositoryRoot } from '../repository-root.ts';
+import { repositoryRoot } from '../support/repository-root.ts';
 
 const TABLE_HEADER = '| code | status | type | when |';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { runCheckConfigCommand } from '../../src/cli/check-config-command.ts';
-import { repositoryRoot } from '../repository-root.ts';
+import { repositoryRoot } from '../support/repository-root.ts';
 import { API_VERSION, azure, AZURE_KEY, violations } from './azure-fake.ts';
 import { postChat, sseData, startFakeUpstream, startGateway, type FakeUpstream } from './harness.ts';
 

@@ -9,7 +9,7 @@ import { KEYS_USAGE } from '../../src/cli/keys-help.ts';
 import { hashApiKey } from '../../src/keys/api-key.ts';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
-import { sink } from '../cli/output-sink.ts';
+import { sink } from '../support/collect.ts';
 import { recordingAuditTrail } from '../admin/recording-audit-trail.ts';
 
 const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-keys-cli-'));

@@ -1,7 +1,7 @@
 // The code flow's rules (src/oidc/flow.ts) with a scripted provider behind
 // the ProviderFetch port, for what a real provider will not do on demand: an
 // iss that is not the issuer, a token endpoint that refuses, an ID token with
-// another nonce. (The real provider runs in test/browser/sso.test.ts.)
+// another nonce. (The real provider runs in test/browser/sso.system.test.ts.)
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, test } from 'node:test';

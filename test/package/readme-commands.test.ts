@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { repositoryRoot } from '../repository-root.ts';
+import { repositoryRoot } from '../support/repository-root.ts';
 
 const root = repositoryRoot();
 const readme = readFileSync(path.join(root, 'README.md'), 'utf8');

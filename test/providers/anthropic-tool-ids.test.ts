@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { ENCODED_ID_PREFIX, fromAnthropicToolId, toAnthropicToolId } from '../../src/providers/anthropic-tool-ids.ts';
-import { repositoryRoot } from '../repository-root.ts';
+import { repositoryRoot } from '../support/repository-root.ts';
 import { seededRandom } from '../upstream/seeded-random.ts';
 
 const ANTHROPIC_TOOL_ID = /^[a-zA-Z0-9_-]+$/;

@@ -10,7 +10,7 @@ import { createConnection, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, terminate } from '../local-processes.ts';
+import { freePort, terminate } from '../support/processes.ts';
 
 export interface RedisServerOptions {
   /** Sets `--requirepass`. */

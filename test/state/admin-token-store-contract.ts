@@ -1,6 +1,6 @@
 // The admin token store port (src/state/admin-token-store-port.ts) as one set of
 // cases, run against every adapter: test/state/file-admin-token-store.test.ts (a
-// fresh data directory per case) and test/state/redis-admin-token-store.test.ts (a
+// fresh data directory per case) and test/state/redis-admin-token-store.system.test.ts (a
 // fresh key prefix on a real redis-server). `open` may be called more than once on
 // one place, for two instances (or a CLI and a server) sharing it; `raw()` is
 // everything the place holds, to check that no token is ever stored.

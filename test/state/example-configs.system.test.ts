@@ -24,7 +24,7 @@ import { redisAddress } from '../../src/state/redis-backend.ts';
 import type { StateBackend } from '../../src/state/state-backend.ts';
 import { listenLocal, request, startFakeUpstream, type FakeUpstream, type RawResponse, type UpstreamRequest } from '../gateway/harness.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
-import { repositoryRoot } from '../repository-root.ts';
+import { repositoryRoot } from '../support/repository-root.ts';
 
 
 const ROOT = repositoryRoot();

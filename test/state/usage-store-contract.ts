@@ -1,6 +1,6 @@
 // The usage store port (src/state/usage-store-port.ts) as one set of cases, run
 // against the file adapter (test/state/file-usage-store.test.ts) and the
-// Redis adapter (test/state/redis-usage-store.test.ts). `makeStore()` gives a fresh,
+// Redis adapter (test/state/redis-usage-store.system.test.ts). `makeStore()` gives a fresh,
 // empty store each time.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

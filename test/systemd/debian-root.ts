@@ -10,8 +10,8 @@
 // which the official Node.js 26 binary links against (without it Node 26
 // does not start there); on purpose without procps: /bin/kill is missing there, as on many minimal images, so a
 // unit that relies on it fails in this test as it would in the field.
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -22,8 +22,10 @@ export const MIRROR = 'http://deb.debian.org/debian';
 const SUITE = 'bookworm';
 const INCLUDE = ['systemd', 'dbus', 'libatomic1'];
 const RECIPE = `debootstrap --variant=minbase --include=${INCLUDE.join(',')} ${SUITE} ROOT ${MIRROR}\n`;
-/** debootstrap took 27 s on a 2-core machine near the mirror; a slow mirror may take minutes. */
-const DEBOOTSTRAP_MS = 420_000;
+/** debootstrap took 27 to 101 s on a 2-core machine; a slow mirror may take minutes. */
+const DEBOOTSTRAP_MS = 600_000;
+/** How often the setup step says how far debootstrap got. */
+const PROGRESS_MS = 15_000;
 
 export function cacheDirectory(): string {
   const base = process.env['XDG_CACHE_HOME'] || path.join(process.env['HOME'] || os.homedir(), '.cache');
@@ -63,10 +65,78 @@ export async function mirrorProblem(): Promise<string | undefined> {
   }
 }
 
+/** Why the systemd boot test cannot run on this machine at all, or undefined when it can. */
+export async function systemdTestUnsupported(): Promise<string | undefined> {
+  if (process.platform !== 'linux') return `needs Linux (this is ${process.platform})`;
+  if (process.getuid?.() !== 0) return 'needs root (systemd-nspawn boots the container, mount makes its overlay)';
+  for (const command of ['systemd-nspawn', 'nsenter', 'mount', 'tar']) {
+    if (!(await hasCommand(command))) return `${command} is not installed (.ci/install-system-packages installs systemd-container)`;
+  }
+  return undefined;
+}
+
+async function hasCommand(name: string): Promise<boolean> {
+  try {
+    await run('sh', ['-c', `command -v ${name}`]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes the half-made trees of makers that are gone (killed before they could clean up). */
+export function removeAbandonedTrees(log: (line: string) => void): void {
+  const dir = cacheDirectory();
+  if (!existsSync(dir)) return;
+  for (const name of readdirSync(dir)) {
+    const match = /^root\.partial-(\d+)$/.exec(name);
+    if (match === null || alive(Number(match[1]))) continue;
+    log(`removing ${path.join(dir, name)}, left by a run that was stopped while making the root`);
+    rmSync(path.join(dir, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * The suite's setup step for the systemd boot test: makes the cached root
+ * when the test can run here and the root is missing, saying how far it got
+ * every 15 s, bounded by DEBOOTSTRAP_MS. Where the test cannot run, or the
+ * mirror cannot be reached, it says why and leaves the test to skip with
+ * that reason; a failed debootstrap leaves no tree and fails the test.
+ */
+export async function prepareDebianRootForSuite(log: (line: string) => void): Promise<void> {
+  if ((await systemdTestUnsupported()) !== undefined || cachedRoot() !== undefined) return;
+  removeAbandonedTrees(log);
+  const debootstrap = await findDebootstrap();
+  if (debootstrap === undefined) {
+    log('no Debian 12 root for the systemd boot test, and debootstrap is not installed (.ci/install-system-packages installs it)');
+    return;
+  }
+  const problem = await mirrorProblem();
+  if (problem !== undefined) {
+    log(`no Debian 12 root for the systemd boot test, and debootstrap cannot fetch one: ${problem}`);
+    return;
+  }
+  try {
+    await makeRoot(debootstrap, log);
+  } catch (err) {
+    log(`making the Debian 12 root failed; the systemd boot test will fail with this:\n${(err as Error).message}`);
+  }
+}
+
 /**
  * Makes the cached tree unless it is there. Each maker works in its own
  * folder and renames it into place, so two test runs at once cannot mix
- * their trees; the loser throws its copy away.
+ * their trees; the loser throws its copy away. debootstrap dies with this
+ * process (setpriv --pdeathsig), and an interrupt removes the half-made tree.
  */
 export async function makeRoot(debootstrap: string, log: (line: string) => void): Promise<string> {
   const dir = cacheDirectory();
@@ -75,17 +145,39 @@ export async function makeRoot(debootstrap: string, log: (line: string) => void)
   const partial = path.join(dir, `root.partial-${process.pid}`);
   rmSync(partial, { recursive: true, force: true });
   const started = Date.now();
-  log(`making the Debian 12 root once: ${RECIPE.trim().replace('ROOT', partial)}`);
-  try {
-    await run(debootstrap, ['--variant=minbase', `--include=${INCLUDE.join(',')}`, SUITE, partial, MIRROR], {
-      timeout: DEBOOTSTRAP_MS,
-      maxBuffer: 64 * 1024 * 1024,
-    });
-  } catch (err) {
-    const { stdout = '', stderr = '' } = err as { stdout?: string; stderr?: string };
+  const seconds = (): number => Math.round((Date.now() - started) / 1000);
+  log(`making the Debian 12 root once (about 30 to 120 s; at most ${DEBOOTSTRAP_MS / 60_000} min): ${RECIPE.trim().replace('ROOT', partial)}`);
+  const args = ['--variant=minbase', `--include=${INCLUDE.join(',')}`, SUITE, partial, MIRROR];
+  const withParent = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', debootstrap, ...args]] as const : [debootstrap, args] as const;
+  const child = spawn(withParent[0], [...withParent[1]], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  let lastStep = 'starting';
+  const take = (chunk: Buffer): void => {
+    const text = chunk.toString('utf8');
+    output = (output + text).slice(-20_000);
+    const steps = text.split('\n').filter((line) => line.startsWith('I: '));
+    if (steps.length > 0) lastStep = (steps[steps.length - 1] as string).slice(3).trim();
+  };
+  child.stdout.on('data', take);
+  child.stderr.on('data', take);
+  const progress = setInterval(() => log(`still making the Debian 12 root: ${seconds()} s so far; ${lastStep}`), PROGRESS_MS);
+  const bound = setTimeout(() => child.kill('SIGKILL'), DEBOOTSTRAP_MS);
+  const interrupted = (signal: NodeJS.Signals): void => {
+    child.kill('SIGKILL');
     rmSync(partial, { recursive: true, force: true });
-    const tail = `${stdout}\n${stderr}`.trim().split('\n').slice(-15).join('\n');
-    throw new Error(`debootstrap failed (${(err as Error).message.split('\n')[0]}):\n${tail}`);
+    process.kill(process.pid, signal);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (c, s) => resolve([c, s])));
+  clearInterval(progress);
+  clearTimeout(bound);
+  process.off('SIGINT', interrupted);
+  process.off('SIGTERM', interrupted);
+  if (code !== 0) {
+    rmSync(partial, { recursive: true, force: true });
+    const why = signal === 'SIGKILL' && seconds() * 1000 >= DEBOOTSTRAP_MS ? `no end within ${DEBOOTSTRAP_MS / 1000} s` : `exit ${code ?? signal}`;
+    throw new Error(`debootstrap failed (${why}):\n${output.trim().split('\n').slice(-15).join('\n')}`);
   }
   // A tree made by another recipe, or left without its stamp, goes.
   if (cachedRoot() === undefined) {
@@ -100,6 +192,6 @@ export async function makeRoot(debootstrap: string, log: (line: string) => void)
     rmSync(partial, { recursive: true, force: true });
     if (cachedRoot() === undefined) throw err;
   }
-  log(`the Debian 12 root took ${Math.round((Date.now() - started) / 1000)} s; cached in ${root}`);
+  log(`the Debian 12 root took ${seconds()} s; cached in ${root}`);
   return root;
 }

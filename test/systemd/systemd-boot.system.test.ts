@@ -18,8 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
-import { repositoryRoot } from '../repository-root.ts';
-import { cachedRoot, findDebootstrap, makeRoot, mirrorProblem } from './debian-root.ts';
+import { repositoryRoot } from '../support/repository-root.ts';
+import { cacheDirectory, cachedRoot, findDebootstrap, mirrorProblem, systemdTestUnsupported } from './debian-root.ts';
 import { BootFailure, Container, type RunResult } from './nspawn-container.ts';
 
 const execFileAsync = promisify(execFile);
@@ -35,21 +35,6 @@ const UPSTREAM_SECRET = `sk-systemd-test-${process.pid}-secret`;
 const PROMPT = 'Please repeat the words purple giraffe ledger';
 
 const log = (line: string): void => console.log(`# systemd-boot: ${line}`);
-
-function skipReason(): string | undefined {
-  if (process.platform !== 'linux') return `needs Linux (this is ${process.platform})`;
-  if (process.getuid?.() !== 0) return 'needs root (systemd-nspawn boots the container, mount makes its overlay)';
-  return undefined;
-}
-
-async function hasCommand(name: string): Promise<boolean> {
-  try {
-    await execFileAsync('sh', ['-c', `command -v ${name}`]);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 // The config the service runs: the demo provider (streams paced, so a stream
 // is still open when the stop comes) and an OpenAI-compatible upstream whose
@@ -121,28 +106,21 @@ test('the packed tarball under a real systemd: socket activation, readiness, cre
     t.skip(reason);
   };
 
-  const cannot = skipReason();
+  const cannot = await systemdTestUnsupported();
   if (cannot !== undefined) return skip(cannot);
-  for (const command of ['systemd-nspawn', 'nsenter', 'mount', 'tar']) {
-    if (!(await hasCommand(command))) return skip(`${command} is not installed (.ci/install-system-packages installs systemd-container)`);
-  }
 
-  // The Debian root: cached, or made now (network first).
-  let lower = cachedRoot();
+  // The Debian root is made by the suite's setup step (run-suite.ts), with its own bound, never inside this test's.
+  const lower = cachedRoot();
   if (lower === undefined) {
     const debootstrap = await findDebootstrap();
     if (debootstrap === undefined) return skip('no cached Debian root and debootstrap is not installed (.ci/install-system-packages installs it)');
     const problem = await mirrorProblem();
     if (problem !== undefined) return skip(`no cached Debian root, and debootstrap cannot fetch one: ${problem}`);
-    try {
-      lower = await makeRoot(debootstrap, log);
-    } catch (err) {
-      return skip(`no cached Debian root, and making one failed: ${(err as Error).message}`);
-    }
+    assert.fail(`no cached Debian root in ${cacheDirectory()}: the suite's setup step makes it (npm test, or node dist/test/support/suite/run-suite.js ${path.relative(root, process.argv[1] ?? '')}); its output says why it did not`);
   }
   log(`Debian root ready after ${elapsed()}`);
 
-  // The package, packed from the build this test run made (as test/package/packed-install.test.ts does).
+  // The package, packed from the build this test run made (as test/package/packed-install.system.test.ts does).
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-systemd-'));
   const npmEnv: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.toLowerCase().startsWith('npm_')) npmEnv[name] = value;

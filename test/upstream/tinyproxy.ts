@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, terminate } from '../local-processes.ts';
+import { freePort, terminate } from '../support/processes.ts';
 
 export interface TinyproxyOptions {
   /** Ports CONNECT may reach (tinyproxy's ConnectPort); other ports get 403. */
