@@ -26,6 +26,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { describeTargets, openChatTrace, type ChatTrace } from '../telemetry/chat-trace.ts'; // telemetry (issue 18)
 import { createContextOnlyTracer, type Tracer } from '../telemetry/tracer.ts'; // telemetry (issue 18)
+import type { Scheduler } from '../time/scheduler.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { pumpEventStream, type PumpControl } from './event-stream-pump.ts';
 import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, usableAliases, type KeyPolicy } from './key-policy.ts';
@@ -45,8 +46,8 @@ interface ChatCompletionsDeps {
   metrics?: GatewayMetrics | undefined;
   /** The rate-limited "upstream failed" warn lines; none in some tests. */
   upstreamFailures?: UpstreamFailureLog | undefined;
-  /** Milliseconds since the epoch, for expiry and limits. */
-  clock?: () => number;
+  /** The clock (expiry, limits) and timers of this handler's requests. */
+  scheduler: Scheduler;
   /** telemetry (issue 18): the process's tracer; default: trace context only, nothing recorded. */
   tracer?: Tracer | undefined;
 }
@@ -58,7 +59,7 @@ const ROUTE_HEADER = 'x-portcullis-route';
 
 export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHandler {
   const { config, keys, routes, logger, metrics, upstreamFailures } = deps;
-  const clock = deps.clock ?? Date.now;
+  const clock = deps.scheduler.now;
   const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
   const bodyOptions = { maxBytes: maxBodyBytes, limits: { maxDepth: maxJsonDepth, maxStringBytes, maxMembers } };
   // telemetry (issue 18)

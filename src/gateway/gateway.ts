@@ -25,6 +25,7 @@ import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
 import { createUpstreamFailureLog } from '../upstream/failure-log.ts';
 import { createGatewayTracer } from '../telemetry/gateway-telemetry.ts'; // telemetry (issue 18)
 import type { AliasRoutes } from '../routing/alias-targets.ts';
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { healthRoutes } from './health.ts';
 import { createPermitKeeper } from './permit-keeper.ts';
 import { keepRestartOnly, restartOnlyChanges, type RestartOnlyChange } from './restart-settings.ts';
@@ -37,8 +38,8 @@ interface GatewayOptions {
   logger: Logger;
   /** The process's metrics (kept across reloads); none in most tests. */
   metrics?: GatewayMetrics;
-  /** Milliseconds since the epoch, for key expiry and limits. */
-  clock?: () => number;
+  /** The clock and timers of key expiry, limits, breakers, upstream timeouts, retries and the write-stall sweep (default: the system's). */
+  scheduler?: Scheduler;
   env?: NodeJS.ProcessEnv;
   /** Seconds since the epoch, used as `created` in the alias listing. */
   loadedAt?: number;
@@ -105,7 +106,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   const { logger } = options;
   const usage = createUsageLedger();
   const { state, metrics } = options;
-  const clock = options.clock ?? Date.now;
+  const scheduler = options.scheduler ?? systemScheduler;
+  const clock = scheduler.now;
   const upstreamFailures = createUpstreamFailureLog(logger, {
     clock,
     ...(options.upstreamFailureLogIntervalMs === undefined ? {} : { intervalMs: options.upstreamFailureLogIntervalMs }),
@@ -113,7 +115,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const permits = createPermitKeeper(state.limiter, logger, clock);
   // telemetry (issue 18): one tracer for the process (telemetry is restart-only); throws ConfigError for a missing export header.
   const tracer = createGatewayTracer(options.config, { logger, env: options.env ?? process.env, onExported: (n) => metrics?.traceSpansExported(n), onDropped: (reason, n) => metrics?.traceSpansDropped(reason, n) });
-  const deps: ServingDeps = { keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, clock, tracer };
+  const deps: ServingDeps = { keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, scheduler, tracer };
   // The settings only a restart changes stay these for the life of the process.
   const started = options.config;
   let serving: ServingState = buildServingState(started, deps, options.loadedAt ?? Math.floor(Date.now() / 1000));
@@ -131,6 +133,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     router,
     limits: started.limits,
     logger,
+    scheduler,
     name: 'api',
     ...(metrics === undefined ? {} : { onConnectionRefused: () => metrics.connectionRefused('api') }),
     ...(options.tls === undefined ? {} : { tls: options.tls }),

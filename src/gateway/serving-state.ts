@@ -15,6 +15,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { createAliasRoutes, type AliasRoutes, type ProviderBinding } from '../routing/alias-targets.ts';
 import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { Tracer } from '../telemetry/tracer.ts'; // telemetry (issue 18)
+import type { Scheduler } from '../time/scheduler.ts';
 import type { KeyAuthenticator } from './auth.ts';
 import { createChatCompletionsHandler } from './chat-completions.ts';
 import { createModelsHandler } from './models.ts';
@@ -37,7 +38,8 @@ export interface ServingDeps {
   metrics?: GatewayMetrics | undefined;
   /** Kept across reloads, so a reload does not reset its rate limit. */
   upstreamFailures?: UpstreamFailureLog | undefined;
-  clock?: () => number;
+  /** The clock and timers of everything built here (expiry, limits, breakers, upstream exchanges). */
+  scheduler: Scheduler;
   /** telemetry (issue 18): kept across reloads, like the metrics. */
   tracer?: Tracer | undefined;
 }
@@ -64,11 +66,11 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
       for (const note of connection.proxy.notes) deps.logger.warn('upstream proxy setting ignored', { provider: name, note });
     }
   }
-  const routes = createAliasRoutes(config, bindings);
+  const routes = createAliasRoutes(config, bindings, deps.scheduler.now);
   return {
     config,
     routes,
     chat: createChatCompletionsHandler({ config, routes, ...deps }),
-    models: createModelsHandler(config, deps.keys, loadedAt, deps.clock),
+    models: createModelsHandler(config, deps.keys, loadedAt, deps.scheduler.now),
   };
 }

@@ -21,6 +21,7 @@ import { DEFAULT_MAX_CONNECTIONS, guardListener } from './connection-limit.ts';
 import { accessLogWriter, answerClientError, httpParseError, type OpenRequest } from './client-errors.ts';
 import { TimedResponse, responseClass } from './timed-response.ts';
 import { answerError } from './error-boundary.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 
 interface HttpServerOptions {
   router: Router<RouteHandler>;
@@ -49,6 +50,8 @@ interface HttpServerOptions {
   onConnectionRefused?: () => void;
   /** A refusal burst ends (and its line is logged) after this long without one; default 5 s. */
   refusalQuietMs?: number;
+  /** The clock and timers of the write-stall sweep (default: the system's). */
+  scheduler?: Scheduler;
 }
 
 /** Counts reported when a drain ends. */

@@ -15,6 +15,7 @@ import type { GatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
 import type { Limiter } from '../../src/limits/limiter.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
+import type { Scheduler } from '../../src/time/scheduler.ts';
 
 export interface UpstreamRequest {
   method: string;
@@ -84,8 +85,8 @@ export interface StartGatewayOptions {
   env?: NodeJS.ProcessEnv;
   /** The gateway's metrics; their sources may read TestGateway.gateway once started. */
   metrics?: GatewayMetrics;
-  /** Milliseconds since the epoch for key expiry, limits and circuit breakers (default Date.now). */
-  clock?: () => number;
+  /** The gateway's clock and timers: key expiry, limits, breakers, upstream timeouts, retries, the write-stall sweep (default: the system's). */
+  scheduler?: Scheduler;
   /** Settings of the created key (allowed aliases, expiry, limits); default none. */
   keySettings?: KeySettingsInput;
   /** Serve the API over HTTPS with this material (baseUrl is then https://). */
@@ -145,7 +146,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     env: { FAKE_UPSTREAM_KEY: 'sk-upstream-secret', ...options.env },
     loadedAt: 1_700_000_000,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }),
     ...(options.tls === undefined ? {} : { tls: options.tls }),
   });
   const address = await listenLocal(gateway);

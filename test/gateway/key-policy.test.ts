@@ -11,6 +11,7 @@ import type { ChatRequest } from '../../src/chat/types.ts';
 import type { KeySettingsInput } from '../../src/keys/key-settings.ts';
 import { reserveRequest } from '../../src/limits/reservation.ts'; // i15-lead: token-estimate.ts replaced (helper B)
 import { openStream, postChat, request, sseData, startFakeUpstream, startGateway, type FakeUpstream, type RawResponse, type TestGateway } from './harness.ts';
+import { systemScheduler } from '../../src/time/scheduler.ts';
 
 const NOON = Date.UTC(2026, 10, 22, 12, 0, 0);
 let now = NOON;
@@ -55,7 +56,7 @@ function answer(_req: unknown, res: http.ServerResponse, body: Record<string, un
 
 before(async () => {
   upstream = await startFakeUpstream((req, res) => answer(req, res, req.body as Record<string, unknown>));
-  gw = await startGateway({ upstreamBaseUrl: upstream.baseUrl, clock: () => now });
+  gw = await startGateway({ upstreamBaseUrl: upstream.baseUrl, scheduler: { ...systemScheduler, now: () => now } });
 });
 after(async () => {
   await gw.close();

@@ -18,6 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import { readiness } from '../../src/gateway/health.ts';
 import { postChat, request, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 import { until } from './lifecycle-fixtures.ts';
+import { systemScheduler } from '../../src/time/scheduler.ts';
 
 const SECRET = 'sk-upstream-secret';
 const hi = (model: string) => ({ model, messages: [{ role: 'user', content: 'Hi' }] });
@@ -73,7 +74,7 @@ before(async () => {
     res.end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }));
   });
   gw = await startGateway({
-    clock: () => now,
+    scheduler: { ...systemScheduler, now: () => now },
     configValue: {
       providers: {
         refused: provider(`http://127.0.0.1:${refusedPort}/v1`),

@@ -25,6 +25,7 @@ import type { StateBackend } from '../../src/state/state-backend.ts';
 import { listenLocal, request, startFakeUpstream, type FakeUpstream, type RawResponse, type UpstreamRequest } from '../gateway/harness.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
 import { repositoryRoot } from '../support/repository-root.ts';
+import { systemScheduler } from '../../src/time/scheduler.ts';
 
 
 const ROOT = repositoryRoot();
@@ -172,7 +173,7 @@ async function startInstance(configPath: string, name: string): Promise<Instance
   const config = loadConfig({ configPath, env, cwd: dir });
   const logger = createLogger({ level: 'error', write: () => {} });
   const state = await openStateBackend(config, { logger, env, watch: false });
-  const gateway = createGateway({ config, state, logger, env, clock: () => NOW, usageFlushMs: 3_600_000 });
+  const gateway = createGateway({ config, state, logger, env, scheduler: { ...systemScheduler, now: () => NOW }, usageFlushMs: 3_600_000 });
   const address = await listenLocal(gateway);
   return { gateway, state, baseUrl: `http://127.0.0.1:${address.port}` };
 }

@@ -24,6 +24,7 @@ import type { RedisReply } from '../../src/redis/resp.ts';
 import { openRedisBackend, type RedisBackend, type UnavailableMode } from '../../src/state/redis-backend.ts';
 import { listenLocal, request, type RawResponse } from '../gateway/harness.ts';
 import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+import { systemScheduler } from '../../src/time/scheduler.ts';
 
 /** The instances' shared clock: fixed, so no bucket refills while the test runs. */
 const NOW = Date.now();
@@ -80,7 +81,7 @@ async function startInstance(name: string, onUnavailable: UnavailableMode): Prom
     reloadIntervalMs: 3_600_000,
     countUnavailable: (operation) => metrics.stateBackendUnavailable(operation),
   });
-  gateway = createGateway({ config, state, logger, metrics, env: {}, clock: () => NOW, usageFlushMs: 3_600_000 });
+  gateway = createGateway({ config, state, logger, metrics, env: {}, scheduler: { ...systemScheduler, now: () => NOW }, usageFlushMs: 3_600_000 });
   const address = await listenLocal(gateway);
   return { name, gateway, state, metrics, baseUrl: `http://127.0.0.1:${address.port}`, logs };
 }
