@@ -1,10 +1,11 @@
-// Runs many unit test files in one process, each as if it had its own: the
-// suite runner writes a small entry per bundle that calls runBundle(files),
-// and node:test runs those entries like any test file.
+// Runs many test files in one process, each as if it had its own: the suite
+// runner writes a small entry per bundle that calls runBundle(files), and
+// node:test runs those entries like any test file.
 //
 // A process per file costs about 0.2 s of CPU before the first test (Node's
-// start, node:test, the gateway's modules compiled again); with 160 unit
-// files on two cores that was most of the unit suite's time. Here each file's
+// start, node:test, the gateway's modules compiled again); with 210 files
+// on two cores that was most of the suite's time. A bundle also lets files
+// share what is costly to start once per process (Chromium, redis-server). Here each file's
 // module is imported while node:test's functions are replaced by recorders:
 // its top-level test(), describe(), it(), before(), after(), beforeEach() and
 // afterEach() calls are kept in order, then replayed inside a describe()
@@ -53,26 +54,52 @@ for (const name of REGISTRARS) {
 syncBuiltinESMExports();
 const realDescribe = originals.get('describe') as Registrar;
 const realTest = originals.get('test') as Registrar;
+const realAfter = originals.get('after') as Registrar;
+
+/**
+ * After the last file: how long what is still open may keep the process up
+ * before it is ended, failing. Generous: writes a test did not wait for may
+ * still be finishing on a loaded machine; a server left listening never will.
+ */
+const LEFT_OPEN_GRACE_MS = 60_000;
+
+export interface BundleOptions {
+  /** Unit files: every child_process function throws (./unit-guard.ts). */
+  unit: boolean;
+  /** Each file's bound, unless the file exports its own `fileTimeoutMs`. */
+  fileTimeoutMs: number;
+}
 
 /**
  * Imports each file with its top-level registrations recorded, then replays
  * them in a describe() named by the file's path under `testDir`, bounded by
- * `fileTimeoutMs`. Unit files may not start processes here either.
+ * the file's `fileTimeoutMs` export or the bundle's. When every file is done,
+ * handles a file left open (a server, a socket) may not keep the process up:
+ * after a grace it ends, failing, and says what was left.
  */
-export async function runBundle(files: readonly string[], testDir: string, fileTimeoutMs: number): Promise<void> {
-  guardAgainstProcesses();
+export async function runBundle(files: readonly string[], testDir: string, options: BundleOptions): Promise<void> {
+  if (options.unit) guardAgainstProcesses();
+  realAfter(() => {
+    setTimeout(() => {
+      const left = process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap');
+      process.stderr.write(`the files of this bundle left handles open after their tests: ${left.join(', ')}\n`);
+      process.exit(1);
+    }, LEFT_OPEN_GRACE_MS).unref();
+  });
   for (const file of files) {
     const calls: Array<() => void> = [];
     recording = calls;
     let failed: unknown;
+    let exported: { fileTimeoutMs?: unknown } = {};
     try {
-      await import(pathToFileURL(file).href);
+      exported = (await import(pathToFileURL(file).href)) as { fileTimeoutMs?: unknown };
     } catch (error) {
       failed = error;
     } finally {
       recording = null;
     }
-    realDescribe(path.relative(testDir, file), { timeout: fileTimeoutMs }, () => {
+    const timeout = typeof exported.fileTimeoutMs === 'number' ? exported.fileTimeoutMs : options.fileTimeoutMs;
+    realDescribe(path.relative(testDir, file), { timeout }, () => {
       if (failed !== undefined) {
         // As node:test reports a file that throws while loading: a failure, and the rest of the bundle runs on.
         realTest('the file loads', () => {

@@ -10,13 +10,15 @@
 // The full suite first runs the setup steps of the system tests (the Debian
 // root the systemd boot test boots, made once and cached), each with its own
 // bound and a progress line, so that no test waits on them. Then node:test
-// runs them several at once: each system test file in a process of its own,
-// the unit test files in a few bundles (./bundle.ts: one process for many
-// files, each file still its own suite), with the unit guard preloaded
-// (./unit-guard.ts); and this prints the slowest files.
+// runs the files in bundles (./bundle.ts: one process for many files, each
+// file still a suite of its own with its own bound; ./bundle-plan.ts deals
+// them), several bundles at once; unit bundles with the unit guard armed
+// (./unit-guard.ts). At the end it prints the slowest files.
 //
 // PORTCULLIS_TEST_CONCURRENCY sets how many run at once (default: the CPUs
-// plus one); PORTCULLIS_TEST_ISOLATE=1 runs every unit file in a process of its own.
+// plus one); PORTCULLIS_TEST_ISOLATE=1 runs every file in a process of its
+// own instead (node:test's usual way: slower, for telling a bundle's
+// interference from a failure of the file's own).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -27,15 +29,14 @@ import { prepareDebianRootForSuite } from '../../systemd/debian-root.ts';
 import { repositoryRoot } from '../repository-root.ts';
 import type { CensusLine } from './census.ts';
 import type { FileTime } from './file-times.ts';
+import { planBundles, type PlannedBundle } from './bundle-plan.ts';
 import { BUNDLE_ENTRY, isSystemTestFile, isUnitTestFile, testFilesUnder } from './test-files.ts';
 
-/**
- * Every test, every file and every unit bundle gets at most this long: a hang
- * fails that file, not the run. (node:test has one setting for the tests and
- * the processes it runs; the bundles are cut small enough to stay well inside it.)
- */
+/** Each file gets at most this long (a file may export its own `fileTimeoutMs`): a hang fails that file, not the run. */
 const FILE_TIMEOUT_MS = 120_000;
-/** Unit bundles per file run at once: small bundles finish together, and each stays far inside FILE_TIMEOUT_MS. */
+/** The bound on each process node:test runs (a bundle of files), and on any one test. */
+const PROCESS_TIMEOUT_MS = 600_000;
+/** Bundles of each kind per process run at once: small bundles end close together. */
 const BUNDLES_PER_SLOT = 2;
 const SLOWEST_SHOWN = 10;
 
@@ -94,29 +95,26 @@ function printSlowest(times: FileTime[], testDir: string, wallMs: number, files:
   console.log(`\nℹ ${files} test files in ${processes} processes, ${parallel} at a time: ${seconds(wallMs)}; the slowest files:`);
   for (const time of slowest) {
     const name = path.isAbsolute(time.file) ? path.relative(testDir, time.file) : time.file;
-    console.log(`ℹ   ${seconds(time.ms).padStart(7)}  ${name}${time.tests === undefined ? '' : ` (${time.tests} tests, a process of its own)`}`);
+    console.log(`ℹ   ${seconds(time.ms).padStart(7)}  ${name}${time.tests === undefined ? '' : ` (${time.tests} tests)`}`);
   }
 }
 
-/**
- * Deals the unit files into `count` bundles of about equal time (the longest
- * first, each to the bundle with the least so far), by the files' times in
- * the last run, or their size when they have none; writes each bundle's entry.
- */
-function writeBundles(unitFiles: readonly string[], count: number, lastTimes: ReadonlyMap<string, number>, testDir: string, dir: string): Array<{ entry: string; weight: number }> {
-  const weight = (file: string): number => lastTimes.get(path.relative(testDir, file)) ?? statSync(file).size / 10;
-  const bundles = Array.from({ length: Math.min(count, unitFiles.length) }, () => ({ files: [] as string[], weight: 0 }));
-  for (const file of [...unitFiles].sort((a, b) => weight(b) - weight(a))) {
-    const lightest = bundles.reduce((least, bundle) => (bundle.weight < least.weight ? bundle : least));
-    lightest.files.push(file);
-    lightest.weight += weight(file);
-  }
+/** The once-per-process helpers a compiled test file imports (test/support/chromium.ts, ...), by name. */
+const SHARED_HELPERS = ['chromium', 'redis-server', 'tinyproxy'] as const;
+
+function sharedHelperOf(file: string): string | undefined {
+  const text = readFileSync(file, 'utf8');
+  return SHARED_HELPERS.find((name) => text.includes(`/support/${name}.js'`) || text.includes(`/support/${name}.js"`));
+}
+
+/** Writes each bundle's entry: a module that runs its files through ./bundle.ts. */
+function writeBundleEntries(bundles: readonly PlannedBundle[], testDir: string, dir: string): Array<{ entry: string; weight: number }> {
   const runner = pathToFileURL(path.join(testDir, 'support', 'suite', 'bundle.js')).href;
   return bundles.map((bundle, index) => {
-    const entry = path.join(dir, `unit-bundle-${index + 1}.mjs`);
+    const entry = path.join(dir, `${bundle.unit ? 'unit' : 'system'}-bundle-${index + 1}.mjs`);
     assert.match(entry, BUNDLE_ENTRY);
-    const files = [...bundle.files].sort();
-    writeFileSync(entry, `import { runBundle } from ${JSON.stringify(runner)};\nawait runBundle(${JSON.stringify(files, null, 1)}, ${JSON.stringify(testDir)}, ${FILE_TIMEOUT_MS});\n`);
+    const options = { unit: bundle.unit, fileTimeoutMs: FILE_TIMEOUT_MS };
+    writeFileSync(entry, `import { runBundle } from ${JSON.stringify(runner)};\nawait runBundle(${JSON.stringify(bundle.files, null, 1)}, ${JSON.stringify(testDir)}, ${JSON.stringify(options)});\n`);
     return { entry, weight: bundle.weight };
   });
 }
@@ -165,18 +163,20 @@ async function main(): Promise<number> {
   }
   const parallel = concurrency();
   const isolate = process.env['PORTCULLIS_TEST_ISOLATE'] === '1';
-  const unitFiles = files.filter(isUnitTestFile);
-  const separate = isolate ? files : files.filter((file) => !isUnitTestFile(file));
-  // The longest first, so that none starts last and runs on alone.
-  const queue = [
-    ...(isolate ? [] : writeBundles(unitFiles, parallel * BUNDLES_PER_SLOT, lastTimes, testDir, workDir)),
-    ...separate.map((file) => ({ entry: file, weight: lastTimes.get(path.relative(testDir, file)) ?? 1000 })),
-  ].sort((a, b) => b.weight - a.weight);
+  // A file not seen before: a guess from its size, system files costing more per byte.
+  const planned = files.map((file) => {
+    const unit = isUnitTestFile(file);
+    const weight = lastTimes.get(path.relative(testDir, file)) ?? statSync(file).size / (unit ? 10 : 2);
+    return { file, unit, weight, shares: unit ? undefined : sharedHelperOf(file) };
+  });
+  const queue = isolate
+    ? planned.map(({ file, weight }) => ({ entry: file, weight })).sort((a, b) => b.weight - a.weight)
+    : writeBundleEntries(planBundles(planned, parallel, BUNDLES_PER_SLOT), testDir, workDir);
   const args = [
     ...preloads.map((file) => `--import=${pathToFileURL(file).href}`),
     '--test',
     `--test-concurrency=${parallel}`,
-    `--test-timeout=${FILE_TIMEOUT_MS}`,
+    `--test-timeout=${isolate ? FILE_TIMEOUT_MS : PROCESS_TIMEOUT_MS}`,
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${pathToFileURL(path.join(suiteDir, 'file-times.js')).href}`,

@@ -7,7 +7,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 
 /** The entries the suite runner writes for its unit bundles. */
-export const BUNDLE_ENTRY = /unit-bundle-\d+\.mjs$/;
+export const BUNDLE_ENTRY = /(unit|system)-bundle-\d+\.mjs$/;
 
 /** The module that runs unit bundles: node:test reports a bundled file's describe() as its. */
 export const BUNDLE_MODULE = '/support/suite/bundle.js';
