@@ -1,9 +1,10 @@
 // A Scheduler (src/time/scheduler.ts) whose time moves only when the test says:
 // advance(ms) fires every timer that falls due, in deadline order, each at
-// its exact deadline, and lets the event loop take a turn after each one so
-// that what the timer started (an abort, a socket destroyed, a promise
-// settled) has happened before the next fires. Deadlines are exact: a timer
-// set for 2000 ms has not fired at 1999 and has at 2000.
+// its exact deadline, and lets the event loop take a turn after each one
+// (the promise jobs a timer started have run before the next fires; what
+// goes through a socket may take longer: wait for its effect with
+// eventually()). Deadlines are exact: a timer set for 2000 ms has not fired
+// at 1999 and has at 2000.
 import type { Scheduler, Timer } from '../../src/time/scheduler.ts';
 
 /** setTimeout's bounds: Node fires a delay below 1, above 2^31 - 1 or NaN after 1 ms. */

@@ -68,6 +68,8 @@ export interface BundleOptions {
   unit: boolean;
   /** Each file's bound, unless the file exports its own `fileTimeoutMs`. */
   fileTimeoutMs: number;
+  /** After the last file, how long what is still open may keep the process up (default LEFT_OPEN_GRACE_MS). */
+  leftOpenGraceMs?: number;
 }
 
 /**
@@ -84,7 +86,7 @@ export async function runBundle(files: readonly string[], testDir: string, optio
       const left = process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap');
       process.stderr.write(`the files of this bundle left handles open after their tests: ${left.join(', ')}\n`);
       process.exit(1);
-    }, LEFT_OPEN_GRACE_MS).unref();
+    }, options.leftOpenGraceMs ?? LEFT_OPEN_GRACE_MS).unref();
   });
   for (const file of files) {
     const calls: Array<() => void> = [];

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { planBundles, type PlannedFile } from './bundle-plan.ts';
+
+const unit = (file: string, weight: number): PlannedFile => ({ file, unit: true, weight });
+const system = (file: string, weight: number, shares?: string): PlannedFile => ({ file, unit: false, weight, shares });
+
+test('unit and system files never share a bundle; each kind is dealt the longest first to the lightest bundle', () => {
+  const bundles = planBundles([unit('u1', 50), unit('u2', 40), unit('u3', 30), unit('u4', 20), system('s1', 60), system('s2', 10)], 1, 2);
+  assert.deepEqual(bundles, [
+    { unit: false, files: ['s1'], weight: 60 },
+    { unit: true, files: ['u1', 'u4'], weight: 70 },
+    { unit: true, files: ['u2', 'u3'], weight: 70 },
+    { unit: false, files: ['s2'], weight: 10 },
+  ].sort((a, b) => b.weight - a.weight));
+});
+
+test('system files starting the same helper go together, split only when the group is longer than an even share', () => {
+  const files = [system('b1', 30, 'chromium'), system('b2', 20, 'chromium'), system('r1', 5, 'redis-server'), system('r2', 5, 'redis-server'), system('x', 40), unit('u', 100)];
+  // Total 200 over 2 slots: a share is 100; chromium (50) and redis (10) stay whole.
+  const bundles = planBundles(files, 2, 2);
+  assert.deepEqual(
+    bundles.map((b) => b.files),
+    [['u'], ['b1', 'b2'], ['x'], ['r1', 'r2']],
+  );
+  const heavy = planBundles([system('b1', 90, 'chromium'), system('b2', 80, 'chromium'), system('b3', 70, 'chromium'), unit('u', 60)], 2, 2);
+  // 300 over 2 slots: a share is 150; chromium's 240 goes in two bundles.
+  assert.deepEqual(heavy.filter((b) => !b.unit).map((b) => b.files), [['b2', 'b3'], ['b1']]);
+});
+
+test('never more bundles than files, none empty', () => {
+  assert.deepEqual(planBundles([unit('only', 5)], 3, 2), [{ unit: true, files: ['only'], weight: 5 }]);
+  assert.deepEqual(planBundles([], 3, 2), []);
+});
