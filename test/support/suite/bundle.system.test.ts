@@ -101,11 +101,13 @@ test('a file that throws while loading fails as "the file loads"; the files afte
   assert.match(output, /✔ fine/);
 });
 
-test('a file exporting fileTimeoutMs gets that bound instead of the bundle\'s', () => {
+test("a file exporting fileTimeoutMs gets that bound instead of the bundle's; the next file runs after it times out", () => {
   const slow = write('slow.test.mjs', "import { test } from 'node:test';\nexport const fileTimeoutMs = 200;\ntest('waits', () => new Promise((resolve) => setTimeout(resolve, 5000)));\n");
-  const { status, output } = runTests([bundleEntry('system-bundle-3.mjs', [slow], { unit: false, fileTimeoutMs: 30_000 })]);
+  const next = write('next.test.mjs', "import { test } from 'node:test';\ntest('runs after the timeout', () => {});\n");
+  const { status, output } = runTests([bundleEntry('system-bundle-3.mjs', [slow, next], { unit: false, fileTimeoutMs: 30_000 })]);
   assert.equal(status, 1);
   assert.match(output, /timed out after 200ms/);
+  assert.match(output, /✔ runs after the timeout/);
 });
 
 test('files that leave a server listening fail the bundle after the grace, naming what was left', () => {

@@ -12,7 +12,8 @@
 // named after the file, so that they attach to that suite. Hooks at a file's
 // top level therefore run around that file's tests only, exactly as in a
 // process of its own; calls made later (inside a describe's body, inside a
-// test) go straight to node:test.
+// test) go straight to node:test. Files run one after another, each imported
+// when the one before it has ended.
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -101,15 +102,21 @@ export async function runBundle(files: readonly string[], testDir: string, optio
       recording = null;
     }
     const timeout = typeof exported.fileTimeoutMs === 'number' ? exported.fileTimeoutMs : options.fileTimeoutMs;
-    realDescribe(path.relative(testDir, file), { timeout }, () => {
-      if (failed !== undefined) {
-        // As node:test reports a file that throws while loading: a failure, and the rest of the bundle runs on.
-        realTest('the file loads', () => {
-          throw failed;
-        });
-        return;
-      }
-      for (const call of calls) call();
+    // The next file is imported once this one's suite is over, so that a
+    // file's top-level code runs just before its own tests, as in a process
+    // of its own, and never beside another file's tests.
+    await new Promise<void>((ended) => {
+      realDescribe(path.relative(testDir, file), { timeout }, () => {
+        realAfter(() => ended());
+        if (failed !== undefined) {
+          // As node:test reports a file that throws while loading: a failure, and the rest of the bundle runs on.
+          realTest('the file loads', () => {
+            throw failed;
+          });
+          return;
+        }
+        for (const call of calls) call();
+      });
     });
   }
 }
