@@ -248,6 +248,8 @@ export function startReaper(plan: ReapPlan): Reaper {
   );
   const askKeeper = async (): Promise<ReapReport> => {
     await ready;
+    // Until the keeper has reported and exited, this process waits for it.
+    child.ref();
     output.ref();
     const reported = new Promise<ReapReport>((resolve, reject) => {
       onLine = (line) => resolve(JSON.parse(line) as ReapReport);

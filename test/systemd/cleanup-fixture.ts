@@ -5,6 +5,7 @@
 //   node cleanup-fixture.js stand-in TMP CACHE   a bind mount of CACHE at TMP/mount, kept
 //                                                busy by a process the plan does not name,
 //                                                and a process tree named by an argument
+//   node cleanup-fixture.js reap TMP CACHE       the same, then reap() and the report printed
 //   node cleanup-fixture.js container LOWER      a container booted from LOWER, with a
 //                                                process of the test in its network
 import { spawn } from 'node:child_process';
@@ -46,7 +47,7 @@ async function childrenOf(pid: number, count: number): Promise<number[]> {
   }
 }
 
-async function standIn(tmp: string, cache: string): Promise<void> {
+async function standIn(tmp: string, cache: string, reapItself: boolean): Promise<void> {
   const marker = `portcullis-stand-in-${process.pid}`;
   const mount = path.join(tmp, 'mount');
   const reaper = startReaper({ killArguments: [marker], remove: [tmp] });
@@ -56,12 +57,15 @@ async function standIn(tmp: string, cache: string): Promise<void> {
   await new Promise((resolve) => bind.on('exit', resolve));
   const shell = spawn('sh', ['-c', 'sleep 600 & sleep 600 & wait', marker], { stdio: 'ignore' });
   const holder = spawn('sleep', ['600'], { cwd: mount, stdio: 'ignore', detached: true });
+  // Nothing but the reaper keeps this process waiting (a test process at its end).
+  shell.unref();
   holder.unref();
   const named = [shell.pid ?? 0, ...(await childrenOf(shell.pid ?? 0, 2))];
   // Killed before the reaper listens, the reaper would find its first write failing and reap then: a path of its own.
   await reaper.ready;
   say({ named, holder: holder.pid ?? 0 } satisfies StandIn);
-  waitForever();
+  if (reapItself) say(await reaper.reap());
+  else waitForever();
 }
 
 async function container(lower: string): Promise<void> {
@@ -79,6 +83,6 @@ async function container(lower: string): Promise<void> {
 }
 
 const [mode, ...args] = process.argv.slice(2);
-if (mode === 'stand-in') await standIn(args[0] as string, args[1] as string);
+if (mode === 'stand-in' || mode === 'reap') await standIn(args[0] as string, args[1] as string, mode === 'reap');
 else if (mode === 'container') await container(args[0] as string);
 else throw new Error(`cleanup-fixture: unknown mode ${mode}`);

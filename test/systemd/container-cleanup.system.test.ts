@@ -15,7 +15,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { eventually, within } from '../support/eventually.ts';
-import { reapNow } from '../support/reaper.ts';
+import { reapNow, type ReapReport } from '../support/reaper.ts';
 import { freshDir, tempDir } from '../support/temp-dir.ts';
 import type { BootedContainer, StandIn } from './cleanup-fixture.ts';
 import { cachedRoot, systemdTestUnsupported } from './debian-root.ts';
@@ -41,12 +41,22 @@ function mountedIn(dir: string): string[] {
     .filter((line) => line.includes(` ${dir} `) || line.includes(` ${dir}/`));
 }
 
-/** Starts the fixture and resolves with the child and the first line it printed. */
-async function startFixture<T>(args: string[]): Promise<{ child: ChildProcess; made: T | { skip: string } }> {
+interface Fixture<T> {
+  child: ChildProcess;
+  /** The first line it printed: what it made. */
+  made: T | { skip: string };
+  /** Its exit code and every line it printed, once it has exited. */
+  ended: Promise<{ code: number | null; lines: string[] }>;
+}
+
+async function startFixture<T>(args: string[]): Promise<Fixture<T>> {
   const child = spawn(process.execPath, [FIXTURE, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const ended = new Promise<{ code: number | null; lines: string[] }>((resolve) =>
+    child.on('close', (code) => resolve({ code, lines: stdout.split('\n').filter((line) => line !== '') })),
+  );
   const line = new Promise<string>((resolve, reject) => {
     child.stdout?.setEncoding('utf8').on('data', (text: string) => {
       stdout += text;
@@ -55,7 +65,7 @@ async function startFixture<T>(args: string[]): Promise<{ child: ChildProcess; m
     child.on('exit', (code, signal) => reject(new Error(`the fixture exited (${code ?? signal}) before saying what it made: ${stdout}${stderr}`)));
   });
   const made = JSON.parse(await within(line, `the fixture ${args[0]}`, 90_000)) as T | { skip: string };
-  return { child, made };
+  return { child, made, ended };
 }
 
 /** What is left of `processes` and `folders`: empty once everything is gone. */
@@ -110,6 +120,28 @@ for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
     }
   });
 }
+
+test('reap() at the end of a test: the reaper does the same, reports exactly what it did, and the test process waits for it', async (t) => {
+  const cannot = unsupported();
+  if (cannot !== undefined) return t.skip(cannot);
+  const base = tempDir('reaper');
+  const tmp = freshDir(base);
+  const cache = freshDir(base);
+  writeFileSync(path.join(cache, 'sentinel'), SENTINEL);
+  const { made, ended } = await startFixture<StandIn>(['reap', tmp, cache]);
+  assert.ok(!('skip' in made));
+  try {
+    const { code, lines } = await within(ended, 'the fixture to reap and end', BOUND_MS);
+    assert.equal(code, 0);
+    const report = JSON.parse(lines[1] ?? 'null') as ReapReport;
+    assert.deepEqual({ ...report, killed: [...report.killed].sort() }, { killed: [...made.named].sort(), unmounted: [path.join(tmp, 'mount')], removed: [tmp], problems: [] });
+    assert.deepEqual(leftovers(Object.fromEntries(made.named.map((pid, i) => [`named process ${i}`, pid])), [tmp]), []);
+    assert.equal(readFileSync(path.join(cache, 'sentinel'), 'utf8'), SENTINEL);
+  } finally {
+    for (const pid of [made.holder, ...made.named]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    reapNow({ remove: [tmp] });
+  }
+});
 
 test('a container whose test process is SIGKILLed right after boot leaves no nspawn, no container, no helper, no mount and no folder', async (t) => {
   const cannot = await systemdTestUnsupported();
