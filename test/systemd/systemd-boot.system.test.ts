@@ -60,7 +60,8 @@ async function pack(dir: string): Promise<string> {
   const npmEnv: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.toLowerCase().startsWith('npm_')) npmEnv[name] = value;
   npmEnv['PATH'] = `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`;
-  const npm = ['npm', 'pack', '--ignore-scripts', '--json', '--pack-destination', dir, '--cache', path.join(dir, 'npm-cache'), '--loglevel=error'];
+  // --offline: packing a folder needs no registry, and the test no network.
+  const npm = ['npm', 'pack', '--ignore-scripts', '--json', '--pack-destination', dir, '--cache', path.join(dir, 'npm-cache'), '--offline', '--no-update-notifier', '--loglevel=error'];
   // npm dies with this process, so it cannot write into the folder after the reaper removed it.
   const command = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', '--pdeathsig', 'KILL', '--', ...npm] : npm;
   const packed = await execFileAsync(command[0] as string, command.slice(1), { cwd: root, env: npmEnv, timeout: STEP_MS });
@@ -110,15 +111,16 @@ test('the packed tarball under a real systemd: socket activation, readiness, cre
     if (err instanceof BootFailure) return skip(`systemd-nspawn cannot boot a container here: ${err.message}`);
     throw err;
   }
-  const tarball = await packing;
-  writeFileSync(path.join(made.root, 'root', tarball), readFileSync(path.join(made.scratch, tarball)));
-  writeFileSync(path.join(made.root, 'root', 'config.json'), config());
+  // Started while npm pack finishes: a Node process start is seconds on a loaded machine.
+  const agent = new NetworkAgent((script) => made.spawnInNetwork(script, []));
+  t.after(() => agent.stop());
   const nodeInside = await made.run('node --version');
   if (nodeInside.stdout.trim() !== process.version) {
     return skip(`the host's Node.js (${process.execPath}) does not run inside Debian 12: ${nodeInside.stdout}${nodeInside.stderr}`);
   }
-  const agent = new NetworkAgent((script) => made.spawnInNetwork(script, []));
-  t.after(() => agent.stop());
+  const tarball = await packing;
+  writeFileSync(path.join(made.root, 'root', tarball), readFileSync(path.join(made.scratch, tarball)));
+  writeFileSync(path.join(made.root, 'root', 'config.json'), config());
 
   const journal = async (): Promise<string> => {
     const shown = await made.run('journalctl --no-pager -o short-monotonic -u portcullis.service -u portcullis.socket -u portcullis-admin.socket -n 150', { timeoutMs: 15_000 });
