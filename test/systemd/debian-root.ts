@@ -23,7 +23,7 @@ export const MIRROR = 'http://deb.debian.org/debian';
 const SUITE = 'bookworm';
 const INCLUDE = ['systemd', 'dbus', 'libatomic1'];
 const RECIPE = `debootstrap --variant=minbase --include=${INCLUDE.join(',')} ${SUITE} ROOT ${MIRROR}\n`;
-/** debootstrap took 27 to 101 s on a 2-core machine; a slow mirror may take minutes. */
+/** debootstrap took 27 to 101 s on an idle 2-core machine, 151 to 181 s on a loaded one; a slow mirror may take minutes. */
 const DEBOOTSTRAP_MS = 600_000;
 /** How often the setup step says how far debootstrap got. */
 const PROGRESS_MS = 15_000;
@@ -159,7 +159,7 @@ export async function makeRoot(debootstrap: string, log: (line: string) => void)
   await reaper.ready;
   const started = Date.now();
   const seconds = (): number => Math.round((Date.now() - started) / 1000);
-  log(`making the Debian 12 root once (about 30 to 120 s; at most ${DEBOOTSTRAP_MS / 60_000} min): ${RECIPE.trim().replace('ROOT', partial)}`);
+  log(`making the Debian 12 root once (about 30 s to 3 min; at most ${DEBOOTSTRAP_MS / 60_000} min): ${RECIPE.trim().replace('ROOT', partial)}`);
   const args = ['--variant=minbase', `--include=${INCLUDE.join(',')}`, SUITE, partial, MIRROR];
   const child = spawn(debootstrap, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
