@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { reapNow, startReaper } from '../support/reaper.ts';
 
 const run = promisify(execFile);
 
@@ -22,7 +23,7 @@ export const MIRROR = 'http://deb.debian.org/debian';
 const SUITE = 'bookworm';
 const INCLUDE = ['systemd', 'dbus', 'libatomic1'];
 const RECIPE = `debootstrap --variant=minbase --include=${INCLUDE.join(',')} ${SUITE} ROOT ${MIRROR}\n`;
-/** debootstrap took 27 to 101 s on a 2-core machine; a slow mirror may take minutes. */
+/** debootstrap took 27 to 101 s on an idle 2-core machine, 151 to 181 s on a loaded one; a slow mirror may take minutes. */
 const DEBOOTSTRAP_MS = 600_000;
 /** How often the setup step says how far debootstrap got. */
 const PROGRESS_MS = 15_000;
@@ -93,15 +94,21 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes the half-made trees of makers that are gone (killed before they could clean up). */
+/**
+ * Removes the half-made trees of makers that are gone and whose reaper could
+ * not clean up (a power cut): processes still chrooted there are killed, and
+ * debootstrap's /proc and /sys mounts in them unmounted before the removal.
+ */
 export function removeAbandonedTrees(log: (line: string) => void): void {
   const dir = cacheDirectory();
   if (!existsSync(dir)) return;
   for (const name of readdirSync(dir)) {
     const match = /^root\.partial-(\d+)$/.exec(name);
     if (match === null || alive(Number(match[1]))) continue;
-    log(`removing ${path.join(dir, name)}, left by a run that was stopped while making the root`);
-    rmSync(path.join(dir, name), { recursive: true, force: true });
+    const tree = path.join(dir, name);
+    log(`removing ${tree}, left by a run that was stopped while making the root`);
+    const report = reapNow({ killInside: [tree], remove: [tree] });
+    for (const problem of report.problems) log(problem);
   }
 }
 
@@ -135,21 +142,26 @@ export async function prepareDebianRootForSuite(log: (line: string) => void): Pr
 /**
  * Makes the cached tree unless it is there. Each maker works in its own
  * folder and renames it into place, so two test runs at once cannot mix
- * their trees; the loser throws its copy away. debootstrap dies with this
- * process (setpriv --pdeathsig), and an interrupt removes the half-made tree.
+ * their trees; the loser throws its copy away. A reaper started first
+ * (../support/reaper.ts) removes the half-made tree however this ends (a
+ * failure, the bound, Ctrl-C, SIGKILL): it kills debootstrap with everything
+ * it started and everything chrooted in the tree, and unmounts the /proc and
+ * /sys debootstrap mounts there before anything is removed.
  */
 export async function makeRoot(debootstrap: string, log: (line: string) => void): Promise<string> {
   const dir = cacheDirectory();
   mkdirSync(dir, { recursive: true });
   const root = path.join(dir, 'root');
   const partial = path.join(dir, `root.partial-${process.pid}`);
-  rmSync(partial, { recursive: true, force: true });
+  // One left by an earlier process that had this PID.
+  reapNow({ killInside: [partial], remove: [partial] });
+  const reaper = startReaper({ killArguments: [partial], killInside: [partial], remove: [partial] });
+  await reaper.ready;
   const started = Date.now();
   const seconds = (): number => Math.round((Date.now() - started) / 1000);
-  log(`making the Debian 12 root once (about 30 to 120 s; at most ${DEBOOTSTRAP_MS / 60_000} min): ${RECIPE.trim().replace('ROOT', partial)}`);
+  log(`making the Debian 12 root once (about 30 s to 3 min; at most ${DEBOOTSTRAP_MS / 60_000} min): ${RECIPE.trim().replace('ROOT', partial)}`);
   const args = ['--variant=minbase', `--include=${INCLUDE.join(',')}`, SUITE, partial, MIRROR];
-  const withParent = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', ['--pdeathsig', 'KILL', '--', debootstrap, ...args]] as const : [debootstrap, args] as const;
-  const child = spawn(withParent[0], [...withParent[1]], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(debootstrap, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let lastStep = 'starting';
   const take = (chunk: Buffer): void => {
@@ -162,20 +174,11 @@ export async function makeRoot(debootstrap: string, log: (line: string) => void)
   child.stderr.on('data', take);
   const progress = setInterval(() => log(`still making the Debian 12 root: ${seconds()} s so far; ${lastStep}`), PROGRESS_MS);
   const bound = setTimeout(() => child.kill('SIGKILL'), DEBOOTSTRAP_MS);
-  const interrupted = (signal: NodeJS.Signals): void => {
-    child.kill('SIGKILL');
-    rmSync(partial, { recursive: true, force: true });
-    process.kill(process.pid, signal);
-  };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
   const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (c, s) => resolve([c, s])));
   clearInterval(progress);
   clearTimeout(bound);
-  process.off('SIGINT', interrupted);
-  process.off('SIGTERM', interrupted);
   if (code !== 0) {
-    rmSync(partial, { recursive: true, force: true });
+    await reaper.reap();
     const why = signal === 'SIGKILL' && seconds() * 1000 >= DEBOOTSTRAP_MS ? `no end within ${DEBOOTSTRAP_MS / 1000} s` : `exit ${code ?? signal}`;
     throw new Error(`debootstrap failed (${why}):\n${output.trim().split('\n').slice(-15).join('\n')}`);
   }
@@ -189,8 +192,10 @@ export async function makeRoot(debootstrap: string, log: (line: string) => void)
     writeFileSync(path.join(dir, 'complete'), RECIPE);
   } catch (err) {
     // Another run put its tree in place first (ENOTEMPTY, EEXIST): use that one.
-    rmSync(partial, { recursive: true, force: true });
     if (cachedRoot() === undefined) throw err;
+  } finally {
+    // The tree is in place, or this copy goes.
+    await reaper.reap();
   }
   log(`the Debian 12 root took ${seconds()} s; cached in ${root}`);
   return root;

@@ -9,15 +9,26 @@
 // - run(): a shell command in all of the container's namespaces (its file
 //   system, PIDs, systemctl, journalctl), as root;
 // - spawnInNetwork(): the host's Node with a script from the host's file
-//   system, in the container's network namespace only: HTTP clients and a fake
-//   upstream on the container's loopback.
+//   system, in the container's network namespace only (./network-agent.ts:
+//   HTTP clients and a fake upstream on the container's loopback).
 // The host's running Node binary is bound read-only to /usr/bin/node (Debian
 // 12's nodejs is older than the package's engines.node).
+//
+// Everything it makes on the host is undone by a reaper (../support/reaper.ts)
+// started before any of it, whether destroy() is called or the test process
+// is killed: nspawn and the container, the test's processes in the
+// container's network, the overlay mount, the folder, nspawn's own folders.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { startReaper, type Reaper, type ReapReport } from '../support/reaper.ts';
 
 const CONTAINER_PATH = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+/** How often boot() looks for the container's init: reading nspawn's children is cheap. */
+const LEADER_POLL_MS = 20;
+/** Between two `systemctl is-system-running --wait` that could not reach the manager yet. */
+const MANAGER_POLL_MS = 50;
 
 export interface RunResult {
   code: number | null;
@@ -29,53 +40,55 @@ export class BootFailure extends Error {
   override name = 'BootFailure';
 }
 
-interface ContainerOptions {
-  /** The cached tree; never written to. */
-  lower: string;
-  /** A fresh temporary folder owned by this container. */
-  tmp: string;
-  /** Called with the folder the container boots from, before it boots. */
-  prepare: (root: string) => void;
-  log: (line: string) => void;
-}
+let made = 0;
 
 export class Container {
+  /** The folder the container boots from; a host-side write there is seen inside. */
   readonly root: string;
+  /** A folder for the test's own files (a tarball, scripts), removed with the container. */
+  readonly scratch: string;
   readonly name: string;
-  private readonly tmp: string;
-  private overlay = false;
+  /** The temporary folder holding all of the above, and the overlay's upper and work folders. */
+  readonly tmp: string;
+  private readonly reaper: Reaper;
   private nspawn: ChildProcess | undefined;
   private consoleText = '';
   private leaderPid = 0;
-  private readonly helpers = new Set<ChildProcess>();
 
-  private constructor(tmp: string) {
+  private constructor(tmp: string, reaper: Reaper, name: string) {
     this.tmp = tmp;
     this.root = path.join(tmp, 'root');
-    this.name = `portcullis-test-${process.pid}`;
+    this.scratch = path.join(tmp, 'scratch');
+    this.name = name;
+    this.reaper = reaper;
   }
 
-  /** The overlay (or copy), prepared; not booted yet. */
-  static create(options: ContainerOptions): Container {
-    const container = new Container(options.tmp);
-    registerForExit(container);
-    const { root, tmp } = container;
-    mkdirSync(root);
-    mkdirSync(path.join(tmp, 'upper'));
-    mkdirSync(path.join(tmp, 'work'));
-    const mounted = spawnSync(
-      'mount',
-      ['-t', 'overlay', 'overlay', '-o', `lowerdir=${options.lower},upperdir=${path.join(tmp, 'upper')},workdir=${path.join(tmp, 'work')}`, root],
-      { encoding: 'utf8' },
-    );
-    if (mounted.status === 0) {
-      container.overlay = true;
-    } else {
+  /**
+   * A fresh overlay of `lower` (a copy where overlayfs cannot be mounted), not
+   * booted yet. A reaper (../support/reaper.ts) is started first: whatever
+   * ends this process, the container, its processes, the overlay and the
+   * folder go with it.
+   */
+  static create(options: { lower: string; log: (line: string) => void }): Container {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-systemd-'));
+    const name = `portcullis-test-${process.pid}-${made++}`;
+    const root = path.join(tmp, 'root');
+    const reaper = startReaper({
+      // systemd-nspawn is started with this argument; the container is its descendant, the helpers share its network.
+      killArguments: [`--directory=${root}`],
+      // nspawn's own folders for the machine, left behind when it is killed.
+      remove: [tmp, path.join('/run/systemd/nspawn/propagate', name), path.join('/run/systemd/nspawn/unix-export', name)],
+    });
+    const container = new Container(tmp, reaper, name);
+    for (const dir of [root, container.scratch, path.join(tmp, 'upper'), path.join(tmp, 'work')]) mkdirSync(dir);
+    const mounted = spawnSync('mount', ['-t', 'overlay', 'overlay', '-o', `lowerdir=${options.lower},upperdir=${path.join(tmp, 'upper')},workdir=${path.join(tmp, 'work')}`, root], {
+      encoding: 'utf8',
+    });
+    if (mounted.status !== 0) {
       options.log(`overlayfs could not be mounted (${mounted.stderr.trim().replace(/\s+/g, ' ')}); copying the root instead`);
       const copied = spawnSync('cp', ['-a', '--reflink=auto', `${options.lower}/.`, root], { encoding: 'utf8' });
       if (copied.status !== 0) throw new Error(`cannot copy the Debian root: ${copied.stderr}`);
     }
-    options.prepare(root);
     return container;
   }
 
@@ -83,8 +96,19 @@ export class Container {
     return this.consoleText;
   }
 
+  /** The container's init, as seen from the host (0 before boot). */
+  get leader(): number {
+    return this.leaderPid;
+  }
+
+  /** systemd-nspawn's PID on the host. */
+  get nspawnPid(): number {
+    return this.nspawn?.pid ?? 0;
+  }
+
   /** Boots it; throws BootFailure (with nspawn's own words) when nspawn cannot boot here. */
   async boot(timeoutMs: number): Promise<void> {
+    await this.reaper.ready;
     const child = spawn(
       'systemd-nspawn',
       [
@@ -106,17 +130,18 @@ export class Container {
     child.stdout?.on('data', collect);
     child.stderr?.on('data', collect);
     const started = Date.now();
+    const ended = (): boolean => child.exitCode !== null || child.signalCode !== null;
     while (this.leaderPid === 0) {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new BootFailure(`systemd-nspawn exited (${child.exitCode ?? child.signalCode}) before the container's init started:\n${tail(this.consoleText)}`);
-      }
+      if (ended()) throw new BootFailure(`systemd-nspawn exited (${child.exitCode ?? child.signalCode}) before the container's init started:\n${tail(this.consoleText)}`);
       if (Date.now() - started > timeoutMs) throw new BootFailure(`the container's init did not start within ${timeoutMs} ms:\n${tail(this.consoleText)}`);
-      await sleep(100);
+      await sleep(LEADER_POLL_MS);
       this.leaderPid = child.pid === undefined ? 0 : findLeader(child.pid);
     }
     // Boot finished: "running", or "degraded" when some unit failed (said, not fatal).
+    // --wait returns at once, saying "offline", while the manager cannot be reached yet.
     for (;;) {
-      const state = await this.run('systemctl is-system-running', { timeoutMs: 10_000 });
+      const left = Math.max(1_000, timeoutMs - (Date.now() - started));
+      const state = await this.run('systemctl is-system-running --wait', { timeoutMs: left });
       const word = state.stdout.trim();
       if (word === 'running') return;
       if (word === 'degraded') {
@@ -124,13 +149,11 @@ export class Container {
         console.log(`# systemd-boot: the container booted degraded; failed units: ${failed.stdout.trim()}`);
         return;
       }
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new BootFailure(`systemd-nspawn exited (${child.exitCode ?? child.signalCode}) while booting:\n${tail(this.consoleText)}`);
-      }
+      if (ended()) throw new BootFailure(`systemd-nspawn exited (${child.exitCode ?? child.signalCode}) while booting:\n${tail(this.consoleText)}`);
       if (Date.now() - started > timeoutMs) {
         throw new BootFailure(`the container did not finish booting within ${timeoutMs} ms (state: ${word || state.stderr.trim()}):\n${tail(this.consoleText)}`);
       }
-      await sleep(200);
+      await sleep(MANAGER_POLL_MS);
     }
   }
 
@@ -158,91 +181,41 @@ export class Container {
     });
   }
 
-  /** The host's Node running a host file, in the container's network namespace only. */
+  /** The host's Node running a host file, in the container's network namespace only (the reaper kills it with the container). */
   spawnInNetwork(script: string, args: string[]): ChildProcess {
     if (this.leaderPid === 0) throw new Error('the container is not booted');
-    const child = spawn('nsenter', ['-t', String(this.leaderPid), '-n', '--', process.execPath, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.helpers.add(child);
-    child.on('exit', () => this.helpers.delete(child));
-    return child;
+    return spawn('nsenter', ['-t', String(this.leaderPid), '-n', '--', process.execPath, script, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   }
 
-  /** Powers the container off (SIGKILL after timeoutMs), then removes the overlay and the folder. */
-  async destroy(timeoutMs: number): Promise<void> {
-    for (const helper of this.helpers) helper.kill('SIGKILL');
-    const child = this.nspawn;
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      // nspawn turns SIGTERM into SIGRTMIN+3 for the container's systemd: a clean poweroff.
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => {
-        console.log(`# systemd-boot: the container did not power off within ${timeoutMs} ms; killing it. Its console:\n${tail(this.consoleText, 30)}`);
-        this.killNow();
-      }, timeoutMs);
-      await exited;
-      clearTimeout(timer);
-    }
-    this.removeFiles();
-    unregisterForExit(this);
-  }
-
-  /** Synchronous last resort (process exit, a timed-out test). */
-  killNow(): void {
-    for (const helper of this.helpers) helper.kill('SIGKILL');
-    // SIGKILL to a PID namespace's init ends every process in it.
-    if (this.leaderPid !== 0) {
-      try {
-        process.kill(this.leaderPid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-    this.nspawn?.kill('SIGKILL');
-  }
-
-  removeFiles(): void {
-    if (this.overlay) {
-      const unmounted = spawnSync('umount', [this.root], { encoding: 'utf8' });
-      // Busy a moment after the container's end: detach it now, it goes when the last user does.
-      if (unmounted.status !== 0) spawnSync('umount', ['--lazy', this.root]);
-      this.overlay = false;
-    }
-    if (isMountPoint(this.root)) return; // never rm -rf into a mounted tree (the cache below it)
-    rmSync(this.tmp, { recursive: true, force: true });
-    // nspawn's own propagation folder, when it leaves it behind.
-    rmSync(path.join('/run/systemd/nspawn/propagate', this.name), { recursive: true, force: true });
+  /**
+   * Kills the container (SIGKILL to nspawn, its init and everything in its
+   * network), unmounts the overlay and removes the folder, by its reaper.
+   * No clean poweroff: nothing in it is kept, and a kill is instant.
+   */
+  async destroy(): Promise<ReapReport> {
+    return this.reaper.reap();
   }
 }
 
-/** The container's init: a descendant of nspawn whose PID in its own namespace is 1. */
+/** The container's init: nspawn's child whose PID in its own namespace is 1 (nspawn is its subreaper). */
 function findLeader(nspawnPid: number): number {
-  const parents = new Map<number, number>();
-  const candidates: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let status: string;
-    try {
-      status = readFileSync(`/proc/${entry}/status`, 'utf8');
-    } catch {
-      continue;
-    }
-    const ppid = Number(/^PPid:\s*(\d+)/m.exec(status)?.[1] ?? 0);
-    parents.set(Number(entry), ppid);
-    const nspid = /^NSpid:\s*(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/) ?? [];
-    if (nspid.length >= 2 && nspid[nspid.length - 1] === '1') candidates.push(Number(entry));
+  let children: number[];
+  try {
+    children = readdirSync(`/proc/${nspawnPid}/task`).flatMap((task) =>
+      readFileSync(`/proc/${nspawnPid}/task/${task}/children`, 'utf8').trim().split(' ').filter((pid) => pid !== '').map(Number),
+    );
+  } catch {
+    return 0; // nspawn is gone: boot() says so
   }
-  for (const candidate of candidates) {
-    for (let pid = parents.get(candidate) ?? 0, depth = 0; pid > 1 && depth < 8; pid = parents.get(pid) ?? 0, depth++) {
-      if (pid === nspawnPid) return candidate;
+  for (const pid of children) {
+    try {
+      const nspid = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]?.trim().split(/\s+/) ?? [];
+      if (nspid.length >= 2 && nspid[nspid.length - 1] === '1') return pid;
+    } catch {
+      // gone while we looked
     }
   }
   return 0;
-}
-
-function isMountPoint(dir: string): boolean {
-  if (!existsSync(dir)) return false;
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8');
-  return mounts.split('\n').some((line) => line.split(' ')[4] === dir);
 }
 
 function tail(text: string, lines = 40): string {
@@ -251,19 +224,3 @@ function tail(text: string, lines = 40): string {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-// Containers still up when the process exits (a crash, a test runner giving
-// up) are killed and their overlays removed, synchronously.
-const live = new Set<Container>();
-function registerForExit(container: Container): void {
-  if (live.size === 0) process.once('exit', cleanUpAtExit);
-  live.add(container);
-}
-function unregisterForExit(container: Container): void {
-  live.delete(container);
-}
-function cleanUpAtExit(): void {
-  for (const container of live) {
-    container.killNow();
-    container.removeFiles();
-  }
-}
