@@ -16,6 +16,7 @@ import { sseData, startFakeUpstream, type FakeUpstream } from '../gateway/harnes
 import { contentEvent, createGate, fakeProvider, FINISH_EVENTS, streamContents, UPSTREAM_SECRET } from '../gateway/lifecycle-fixtures.ts';
 import { failureOf, sha256Of, tlsRequest, tlsStream } from '../tls/https-client.ts';
 import { createTestPki, type IssuedPair, type TestPki } from '../tls/test-pki.ts';
+import { portcullis } from './portcullis-in-process.ts';
 import { skipUnlessCompiled as skip, spawnServe, type LogLine, type ServeProcess } from './serve-process.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-serve-tls-'));
@@ -290,13 +291,13 @@ describe('serve with bad TLS files', { skip }, () => {
     const site = await makeSite('bad-start');
     copyFileSync(pki.server('server-expired', undefined, { days: -1 }).certFile, path.join(site.dir, 'tls', 'api.pem'));
     rmSync(path.join(site.dir, 'tls', 'admin.key'));
-    const server = start(site);
-    assert.deepEqual(await server.bounded(server.exited, 'the exit'), { code: 1, signal: null });
-    const stderr = server.stderr();
+    // serve refuses before it listens: the command's logic alone, run in-process.
+    const { code, stdout, stderr } = await portcullis(['serve', '--config', site.configFile], { cwd: site.dir, env: { HOME: site.dir, ...site.env } });
+    assert.equal(code, 1);
     assert.match(stderr, /^portcullis serve: invalid configuration: .*config\.json: \d+ problems\n/);
     assert.match(stderr, /\n {2}listen\.tls\.certFile: certificate 1 of 1 \(CN=127\.0\.0\.1\) expired on \d{4}-\d{2}-\d{2}T[\d:.]+Z; renew it\n/);
     assert.ok(stderr.includes(`\n  admin.tls.keyFile: ${path.join(site.dir, 'tls', 'admin.key')} does not exist\n`), stderr);
-    assert.equal(server.stdout(), '');
+    assert.equal(stdout, '');
   });
 
   test('--no-admin: admin.tls files are not read', async () => {
