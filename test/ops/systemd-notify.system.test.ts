@@ -86,10 +86,13 @@ async function startReceiver(mode: 'close' | 'hold'): Promise<Receiver> {
     async next(count) {
       const deadline = Date.now() + 10_000;
       while (received.length < count) {
-        if (Date.now() > deadline) throw new Error(`only ${received.length} of ${count} datagrams arrived: ${JSON.stringify(received)}`);
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, 200);
+        // Woken by the next line the receiver prints; the deadline only guards against a hang.
+        await new Promise<void>((resolve, reject) => {
+          const t = setTimeout(() => reject(new Error(`only ${received.length} of ${count} datagrams arrived: ${JSON.stringify(received)}`)), Math.max(0, deadline - Date.now()));
+          wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
         });
       }
       return received.splice(0, count);
