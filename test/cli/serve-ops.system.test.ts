@@ -6,9 +6,8 @@
 // SIGTERM; stdout is JSON lines with a full access line and no key or prompt
 // anywhere; /healthz and /readyz answer on both listeners.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
@@ -17,6 +16,7 @@ import { request, sseData, type RawResponse } from '../gateway/harness.ts';
 import { parsePrometheusText, type MetricFamily } from '../metrics/prometheus-text.ts';
 import { hasPython, startNotifyReceiver } from './notify-receiver.ts';
 import { skipUnlessCompiled, spawnServe, type LogLine, type ServeProcess } from './serve-process.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 const skip = skipUnlessCompiled;
 const skipNotify = skip || (existsSync(SYSTEMD_NOTIFY_COMMAND) && hasPython ? false : `needs ${SYSTEMD_NOTIFY_COMMAND} and python3`);
@@ -24,8 +24,8 @@ const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 const DEMO_TARGET = 'demo/portcullis-demo';
 const READY = { status: 'ready', checks: { config: 'ok', store: 'ok', upstreams: 'ok', shutdown: 'ok' }, openCircuits: [] };
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-serve-ops-'));
-const cleanup: Array<() => Promise<void> | void> = [() => rmSync(tmp, { recursive: true, force: true })];
+const tmp = tempDir('serve-ops');
+const cleanup: Array<() => Promise<void> | void> = [];
 after(async () => {
   for (const step of cleanup.reverse()) await step();
 });

@@ -6,9 +6,8 @@
 // reload keeping the old one, listen.tls changes named as needing a restart,
 // bad files at start, and a socket passed by systemd served over TLS.
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
@@ -18,8 +17,9 @@ import { failureOf, sha256Of, tlsRequest, tlsStream } from '../tls/https-client.
 import { createTestPki, type IssuedPair, type TestPki } from '../tls/test-pki.ts';
 import { portcullis } from './portcullis-in-process.ts';
 import { skipUnlessCompiled as skip, spawnServe, type LogLine, type ServeProcess } from './serve-process.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-serve-tls-'));
+const tmp = tempDir('serve-tls');
 const cleanup: Array<() => Promise<void> | void> = [];
 let pki: TestPki;
 let other: TestPki;
@@ -42,7 +42,6 @@ after(async () => {
   for (const step of cleanup.reverse()) await step();
   pki.cleanup();
   other.cleanup();
-  rmSync(tmp, { recursive: true, force: true });
 });
 
 function withoutTime(line: LogLine): LogLine {
