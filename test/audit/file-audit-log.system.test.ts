@@ -4,22 +4,19 @@
 // appending at the same moment, so every record is appended under contention.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { parseRecordLine } from '../../src/audit/audit-record.ts';
 import { createFileAuditLog, MIN_ROTATE_BYTES } from '../../src/audit/file-audit-log.ts';
 import { within } from '../support/eventually.ts';
+import { freshPath, memoryTempDir } from '../support/temp-dir.ts';
 
 // Every append syncs the file and the head to disk: on a disk shared with a
 // loaded machine that was most of this file's 45 s. The appends go to a
 // memory file system where there is one; the lock and the chain work the same.
-const MEMORY_FS = '/dev/shm';
-const root = mkdtempSync(path.join(existsSync(MEMORY_FS) ? MEMORY_FS : os.tmpdir(), 'portcullis-audit-procs-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-let counter = 0;
+const root = memoryTempDir('audit-procs');
 
 const WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'append-worker.js');
 /** A record with this much padding is about 9.3 KiB: a file of MIN_ROTATE_BYTES holds 6. */
@@ -29,7 +26,7 @@ const VERIFIES = 10;
 const ROTATIONS = 3;
 
 function fresh() {
-  const dataDir = path.join(root, `d${counter++}`);
+  const dataDir = freshPath(root, 'd');
   const log = createFileAuditLog({ dataDir });
   const lines = (): string[] => readFileSync(path.join(dataDir, 'audit.jsonl'), 'utf8').split('\n').slice(0, -1);
   return { dataDir, log, lines };

@@ -9,10 +9,11 @@ import type { AuditVerification } from '../../src/audit/audit-chain.ts';
 import { AuditLogError } from '../../src/audit/audit-log.ts';
 import { AuditSecretError, canonicalJson, parseRecordLine, type AuditRecord } from '../../src/audit/audit-record.ts';
 import { auditAccessProblem, createFileAuditLog, rotatedName, type FileAuditLogOptions } from '../../src/audit/file-audit-log.ts';
-import { freshPath, tempDir } from '../support/temp-dir.ts';
+import { freshPath, memoryTempDir } from '../support/temp-dir.ts';
 import { keyCreate } from './audit-fixtures.ts';
 
-const root = tempDir('audit');
+// Each append syncs twice; the syncing is not what these tests check.
+const root = memoryTempDir('audit');
 
 function fresh(options: Omit<FileAuditLogOptions, 'dataDir'> = {}) {
   const dataDir = freshPath(root, 'd');
