@@ -298,18 +298,6 @@ describe('serve with bad TLS files', { skip }, () => {
     assert.ok(stderr.includes(`\n  admin.tls.keyFile: ${path.join(site.dir, 'tls', 'admin.key')} does not exist\n`), stderr);
     assert.equal(stdout, '');
   });
-
-  test('--no-admin: admin.tls files are not read', async () => {
-    const site = await makeSite('no-admin');
-    rmSync(path.join(site.dir, 'tls', 'admin.key'));
-    const server = spawnServe({ args: ['--config', site.configFile, '--no-admin'], cwd: site.dir, env: site.env });
-    cleanup.push(() => server.kill());
-    const listening = await server.line((l) => l['msg'] === 'listening', 'listening');
-    assert.equal(listening['admin'], null);
-    assert.equal(server.lines().filter((l) => l['msg'] === 'TLS certificate').length, 1);
-    server.child.kill('SIGTERM');
-    assert.deepEqual(await server.bounded(server.exited, 'the exit'), { code: 0, signal: null });
-  });
 });
 
 describe('the warning about an admin listener reachable without TLS', { skip }, () => {
@@ -342,16 +330,34 @@ describe('the warning about an admin listener reachable without TLS', { skip }, 
   });
 });
 
-describe('socket activation with TLS', { skip }, () => {
-  test('a socket passed by systemd is served over HTTPS', async () => {
-    const site = await makeSite('sockets', { admin: { enabled: false } });
+// One server for two checks that do not touch each other: --no-admin leaves
+// the admin.tls files unread (its key is missing), and the API socket passed
+// by systemd is served over TLS.
+describe('--no-admin and a socket passed by systemd, one server', { skip }, () => {
+  let site: Site;
+  let server: ServeProcess;
+  let port = 0;
+
+  before(async () => {
+    site = await makeSite('no-admin-sockets');
+    rmSync(path.join(site.dir, 'tls', 'admin.key'));
     const passed = net.createServer();
     await new Promise<void>((resolve) => passed.listen(0, '127.0.0.1', resolve));
-    const port = (passed.address() as net.AddressInfo).port;
+    port = (passed.address() as net.AddressInfo).port;
     const fd = (passed as unknown as { _handle: { fd: number } })._handle.fd;
-    const server = start(site, { fds: [fd], names: ['api'] });
+    server = spawnServe({ args: ['--config', site.configFile, '--no-admin'], cwd: site.dir, env: site.env, listenFds: { fds: [fd], names: ['api'] } });
+    cleanup.push(() => server.kill());
     // The child holds its own copy now.
     passed.close();
+  });
+
+  test('--no-admin: admin.tls files are not read', async () => {
+    const listening = await server.line((l) => l['msg'] === 'listening', 'listening');
+    assert.equal(listening['admin'], null);
+    assert.equal(server.lines().filter((l) => l['msg'] === 'TLS certificate').length, 1);
+  });
+
+  test('a socket passed by systemd is served over HTTPS', async () => {
     const listening = await server.line((l) => l['msg'] === 'listening', 'listening');
     assert.equal(listening['api'], `https://127.0.0.1:${port}`);
     assert.equal(listening['socketActivation'], true);
@@ -359,6 +365,9 @@ describe('socket activation with TLS', { skip }, () => {
     const models = await tlsRequest(`https://127.0.0.1:${port}/v1/models`, { ca: pki.ca, headers: authed(site.key) });
     assert.equal(models.status, 200, models.text);
     assert.equal(models.serverSha256, sha256Of(serverA.cert));
+  });
+
+  test('SIGTERM: exits 0', async () => {
     server.child.kill('SIGTERM');
     assert.deepEqual(await server.bounded(server.exited, 'the exit'), { code: 0, signal: null });
   });
