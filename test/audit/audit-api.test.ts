@@ -2,9 +2,8 @@
 // backend's chain: filters, paging, 400s naming the parameter, and the trail
 // the server is given writing into the same chain.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setAdminPassword } from '../../src/admin/admin-credentials.ts';
@@ -18,6 +17,7 @@ import { createAliasRoutes } from '../../src/routing/alias-targets.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
 import { keyCreate } from './audit-fixtures.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 const PASSWORD = 'correct horse battery staple';
 let dir: string;
@@ -27,7 +27,7 @@ let base: string;
 let cookie: string;
 
 before(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-audit-api-'));
+  dir = tempDir('audit-api');
   const dashboardDir = path.join(dir, 'dashboard');
   mkdirSync(dashboardDir);
   writeFileSync(path.join(dashboardDir, 'index.html'), '<!doctype html><title>Portcullis</title>');
@@ -62,7 +62,6 @@ after(async () => {
   admin.server.closeAllConnections();
   await new Promise<void>((resolve) => admin.server.close(() => resolve()));
   await state.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const get = (query: string, withSession = true): Promise<RawResponse> => request(base, 'GET', `/api/audit${query}`, { headers: withSession ? { cookie } : {} });

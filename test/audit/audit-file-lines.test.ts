@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { forEachLine, forEachLineBackward, lastNewlineBefore, OverlongLineError } from '../../src/audit/audit-file-lines.ts';
+import { freshPath, tempDir } from '../support/temp-dir.ts';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-audit-lines-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-let counter = 0;
+const root = tempDir('audit-lines');
 
 async function read(content: string | Buffer) {
-  const file = path.join(root, `f${counter++}`);
+  const file = freshPath(root, 'f');
   writeFileSync(file, content);
   const handle = await open(file, 'r');
   try {

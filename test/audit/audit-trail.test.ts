@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import type { AuditLog } from '../../src/audit/audit-log.ts';
@@ -9,9 +8,9 @@ import { createFileAuditLog } from '../../src/audit/file-audit-log.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createGatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
 import { loginEvent } from './audit-fixtures.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-audit-trail-'));
-after(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('audit-trail');
 const CLOCK = () => Date.parse('2026-11-26T23:00:00.000Z');
 
 function capture() {

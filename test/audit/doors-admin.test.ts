@@ -5,9 +5,8 @@
 // actor — and a refused change leaves none. No record holds a raw key or its
 // hash. The real admin server on 127.0.0.1 port 0, a real data directory.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { createAdminServer, type AdminServer } from '../../src/admin/admin-server.ts';
@@ -22,6 +21,7 @@ import { createAliasRoutes } from '../../src/routing/alias-targets.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
 import { recordingAuditTrail, type RecordingAuditTrail } from '../admin/recording-audit-trail.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const NOW = Date.parse('2026-11-22T05:30:00.000Z');
@@ -41,7 +41,7 @@ let trail: RecordingAuditTrail;
 const rawKeys: string[] = [];
 
 before(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-audit-doors-'));
+  dir = tempDir('audit-doors');
   dataDir = path.join(dir, 'data');
   const config = parseConfig(
     { dataDir, providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } }, auto: { default: 'service-chat' } },
@@ -74,7 +74,6 @@ after(async () => {
   admin.server.closeAllConnections();
   await new Promise<void>((resolve) => admin.server.close(() => resolve()));
   await state.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface Session {

@@ -4,7 +4,7 @@
 // the sudo user when run under sudo); reads and refused changes leave none;
 // no record holds a raw key or its hash.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -15,9 +15,9 @@ import { runCli } from '../../src/cli/main.ts';
 import { hashApiKey } from '../../src/keys/api-key.ts';
 import { recordingAuditTrail } from '../admin/recording-audit-trail.ts';
 import { sink } from '../support/collect.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-audit-cli-'));
-after(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('audit-cli');
 
 const PASSWORD = 'correct horse battery staple';
 const NO_LIMITS = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null };

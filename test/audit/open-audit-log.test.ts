@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
 import { openAuditLog } from '../../src/state/open-audit-log.ts';
 import { keyCreate } from './audit-fixtures.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-open-audit-'));
-after(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('open-audit');
 const providers = { demo: { type: 'demo' } };
 const aliases = { 'service-chat': { provider: 'demo' } };
 

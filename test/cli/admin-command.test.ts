@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
-import { after, test } from 'node:test';
+import { PassThrough } from 'node:stream';
+import { test } from 'node:test';
 import { readAdminCredentials } from '../../src/admin/admin-credentials.ts';
 import { verifyPassword, type ScryptParams } from '../../src/admin/password-hash.ts';
 import {
@@ -16,28 +15,13 @@ import {
   type PasswordInput,
 } from '../../src/cli/admin-command.ts';
 import { recordingAuditTrail } from '../admin/recording-audit-trail.ts';
+import { sink } from '../support/collect.ts';
+import { freshPath, tempDir } from '../support/temp-dir.ts';
 
 const FAST: ScryptParams = { cost: 1024, blockSize: 8, parallelization: 1 };
 const CLOCK = () => new Date('2025-02-01T09:15:30.123Z');
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-admin-cli-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-let counter = 0;
-function freshDir(): string {
-  return path.join(root, `data-${counter++}`);
-}
-
-function sink(onWrite: (text: string) => void = () => undefined): { stream: Writable; text(): string } {
-  const chunks: Buffer[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(Buffer.from(chunk));
-      onWrite(Buffer.from(chunk).toString('utf8'));
-      done();
-    },
-  });
-  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
-}
+const root = tempDir('admin-cli');
 
 /** A piped stdin that carries `input` then ends. */
 function pipe(input: string | Buffer): PasswordInput {
@@ -115,7 +99,7 @@ test('command line errors exit 2 with a hint', async () => {
     stdout: '',
     stderr: 'portcullis admin: unknown option \'--frob\'\nRun "portcullis admin --help" for usage.\n',
   });
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   assert.deepEqual(await run(['set-password', 'hunter2hunter2'], dir), {
     code: 2,
     stdout: '',
@@ -137,7 +121,7 @@ test('set-password reads the first line of a piped stdin and writes admin.json',
     'Running servers check the new password at the next login; no restart is needed.\n' +
       'Dashboard sessions opened before the change end at their next request: log in again with the new password.\n',
   );
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const result = await run(['set-password'], dir, pipe('correct horse battery\nignored second line\n'));
   assert.deepEqual(result, { code: 0, stdout: doneOutput(dir), stderr: '' });
   const stored = await readAdminCredentials(dir);
@@ -155,7 +139,7 @@ test('a CR LF line end, a missing line end and spaces inside are handled exactly
     ['\u00fcnicode p\u00e4ssword\n', '\u00fcnicode p\u00e4ssword'],
   ];
   for (const [input, password] of cases) {
-    const dir = freshDir();
+    const dir = freshPath(root, 'data');
     assert.equal((await run(['set-password'], dir, pipe(input))).code, 0, input);
     const stored = await readAdminCredentials(dir);
     assert.equal(await verifyPassword(password, stored?.passwordHash ?? ''), true, input);
@@ -163,7 +147,7 @@ test('a CR LF line end, a missing line end and spaces inside are handled exactly
 });
 
 test('a line split across chunks is put back together', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const stdin = new PassThrough();
   const done = run(['set-password'], dir, stdin);
   const bytes = Buffer.from('p\u00e4ssword in chunks\n');
@@ -173,7 +157,7 @@ test('a line split across chunks is put back together', async () => {
 });
 
 test('a weak, empty, over-long or non-UTF-8 piped password changes nothing', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   assert.deepEqual(await run(['set-password'], dir, pipe('short\n')), {
     code: 1,
     stdout: '',
@@ -213,7 +197,7 @@ test('no data directory is exit 1', async () => {
 });
 
 test('a data directory that cannot be created is exit 1 with the error', async () => {
-  const blocker = path.join(freshDir() + '-file');
+  const blocker = path.join(freshPath(root, 'data') + '-file');
   writeFileSync(blocker, '');
   const result = await run(['set-password'], path.join(blocker, 'data'), pipe('correct horse battery\n'));
   assert.equal(result.code, 1);
@@ -222,7 +206,7 @@ test('a data directory that cannot be created is exit 1 with the error', async (
 });
 
 test('at a terminal: prompts on stderr, reads twice in raw mode, writes on a match', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const tty = terminal(['correct horse battery\r', 'correct horse battery\r']);
   const result = await run(['set-password'], dir, tty.stdin, tty.onStderr);
   assert.deepEqual(result, { code: 0, stdout: doneOutput(dir), stderr: 'New admin password: \nRepeat the password: \n' });
@@ -231,7 +215,7 @@ test('at a terminal: prompts on stderr, reads twice in raw mode, writes on a mat
 });
 
 test('at a terminal: both lines pasted at once also work', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const tty = terminal(['pasted password 1\rpasted password 1\r']);
   const result = await run(['set-password'], dir, tty.stdin, tty.onStderr);
   assert.equal(result.code, 0);
@@ -240,7 +224,7 @@ test('at a terminal: both lines pasted at once also work', async () => {
 });
 
 test('at a terminal: a mismatch, a weak first entry or Ctrl-C change nothing', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const mismatch = terminal(['correct horse battery\r', 'correct horse batterY\r']);
   assert.deepEqual(await run(['set-password'], dir, mismatch.stdin, mismatch.onStderr), {
     code: 1,
@@ -289,7 +273,7 @@ test('feedHiddenLine keeps at most 1025 characters', () => {
 });
 
 test('the file written by the command is the documented format', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   mkdirSync(dir, { recursive: true });
   await run(['set-password'], dir, pipe('correct horse battery\n'));
   const doc = JSON.parse(readFileSync(path.join(dir, 'admin.json'), 'utf8')) as Record<string, unknown>;
@@ -299,7 +283,7 @@ test('the file written by the command is the documented format', async () => {
 
 test('runCli dispatches admin with the data directory from PORTCULLIS_DATA_DIR and the injected stdin', async () => {
   const { runCli } = await import('../../src/cli/main.ts');
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const stdout = sink();
   const stderr = sink();
   const code = await runCli(['admin', 'set-password'], {

@@ -2,15 +2,14 @@
 // record: the change stands (exit 0), and stderr says so in sentences with the
 // whole event to keep — not the gateway's JSON log line. Review R2.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { runCli } from '../../src/cli/main.ts';
 import { sink } from '../support/collect.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-cli-audit-'));
-after(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('cli-audit');
 
 test('an append that fails: the key is created, stderr names the error, gives the event and says it is NOT recorded', async () => {
   const dataDir = path.join(root, 'data');

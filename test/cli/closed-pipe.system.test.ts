@@ -4,15 +4,15 @@
 // trace (before issue 17 too). The compiled CLI as a child process whose
 // stdout pipe is closed before it writes anything.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
+import { tempDir } from '../support/temp-dir.ts';
+import { portcullis } from './portcullis-in-process.ts';
 import { SERVER_MAIN, skipUnlessCompiled } from './serve-process.ts';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-closed-pipe-'));
-after(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir('closed-pipe');
 const dataDir = path.join(root, 'data');
 const env = { PATH: process.env['PATH'] ?? '', HOME: root };
 
@@ -30,8 +30,9 @@ function withClosedPipe(args: string[], both = false): Promise<{ code: number | 
 }
 
 test('keys list --json into a closed pipe: exit 0, no stack trace', { skip: skipUnlessCompiled }, async () => {
-  const made = spawnSync(process.execPath, [SERVER_MAIN, 'keys', 'create', '--name', 'a', '--data-dir', dataDir], { cwd: root, env, encoding: 'utf8' });
-  assert.equal(made.status, 0, made.stderr);
+  // The key to list is made in-process: only the listing needs the closed pipe.
+  const made = await portcullis(['keys', 'create', '--name', 'a', '--data-dir', dataDir], { cwd: root, env: { HOME: root } });
+  assert.equal(made.code, 0, made.stderr);
   const listed = await withClosedPipe(['keys', 'list', '--json']);
   assert.deepEqual(listed, { code: 0, stderr: `portcullis keys: data directory ${dataDir} (from --data-dir)\n` });
 });

@@ -88,9 +88,9 @@ export async function startNotifyReceiver(dir: string, name: string): Promise<No
           await onEach?.(payload);
           continue;
         }
-        if (Date.now() > deadline) throw new Error(`only ${taken.length} of ${count} notifications arrived: ${JSON.stringify(taken)}`);
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, 200);
+        // Woken by the next line the receiver prints; the deadline only guards against a hang.
+        await new Promise<void>((resolve, reject) => {
+          const t = setTimeout(() => reject(new Error(`only ${taken.length} of ${count} notifications arrived: ${JSON.stringify(taken)}`)), Math.max(0, deadline - Date.now()));
           wake = () => {
             clearTimeout(t);
             resolve();

@@ -6,17 +6,17 @@
 // SIGTERM; stdout is JSON lines with a full access line and no key or prompt
 // anywhere; /healthz and /readyz answer on both listeners.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { SYSTEMD_NOTIFY_COMMAND } from '../../src/ops/systemd-notify.ts';
 import { request, sseData, type RawResponse } from '../gateway/harness.ts';
 import { parsePrometheusText, type MetricFamily } from '../metrics/prometheus-text.ts';
 import { hasPython, startNotifyReceiver } from './notify-receiver.ts';
 import { skipUnlessCompiled, spawnServe, type LogLine, type ServeProcess } from './serve-process.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 const skip = skipUnlessCompiled;
 const skipNotify = skip || (existsSync(SYSTEMD_NOTIFY_COMMAND) && hasPython ? false : `needs ${SYSTEMD_NOTIFY_COMMAND} and python3`);
@@ -24,8 +24,8 @@ const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 const DEMO_TARGET = 'demo/portcullis-demo';
 const READY = { status: 'ready', checks: { config: 'ok', store: 'ok', upstreams: 'ok', shutdown: 'ok' }, openCircuits: [] };
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-serve-ops-'));
-const cleanup: Array<() => Promise<void> | void> = [() => rmSync(tmp, { recursive: true, force: true })];
+const tmp = tempDir('serve-ops');
+const cleanup: Array<() => Promise<void> | void> = [];
 after(async () => {
   for (const step of cleanup.reverse()) await step();
 });
@@ -176,59 +176,6 @@ describe('socket activation', { skip }, () => {
         ['/metrics', 200],
       ],
     );
-  });
-});
-
-describe('metrics', { skip }, () => {
-  test('/metrics on the admin listener parses as Prometheus text and counts the requests by alias and status', async () => {
-    const { server, api, admin, key } = await startDemo('metrics');
-    const body = { model: 'service-chat', messages: [{ role: 'user', content: 'count me' }] };
-    const first = await chat(api, key, body);
-    assert.equal(first.status, 200, first.text);
-    const usage = (first.json() as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
-    assert.equal((await chat(api, key, body)).status, 200);
-    const streamed = await chat(api, key, { ...body, stream: true });
-    assert.equal(streamed.status, 200);
-    assert.equal(sseData(streamed.text).at(-1), '[DONE]');
-    const unauthorized = await chat(api, 'pcl_not-a-key', body);
-    assert.equal(unauthorized.status, 401);
-    // A request is counted when its access line is written: wait for all four.
-    await server.linesCount((l) => l['msg'] === 'request' && l['path'] === '/v1/chat/completions', 4, 'four access lines');
-
-    const res = await request(admin, 'GET', '/metrics');
-    assert.equal(res.status, 200);
-    assert.equal(res.headers['content-type'], PROMETHEUS_TEXT);
-    assert.equal(res.headers['content-length'], String(Buffer.byteLength(res.text)));
-    const families = parsePrometheusText(res.text);
-
-    assert.equal(families.get('portcullis_requests_total')?.type, 'counter');
-    assert.deepEqual(samplesOf(families, 'portcullis_requests_total'), [
-      { labels: { alias: '_unknown', status: '401' }, value: 1 },
-      { labels: { alias: 'service-chat', status: '200' }, value: 3 },
-    ]);
-    assert.deepEqual(samplesOf(families, 'portcullis_in_flight_requests'), [{ labels: {}, value: 0 }]);
-    assert.deepEqual(samplesOf(families, 'portcullis_in_flight_streams'), [{ labels: {}, value: 0 }]);
-    assert.deepEqual(samplesOf(families, 'portcullis_tokens_total'), [
-      { labels: { alias: 'service-chat', kind: 'completion' }, value: 3 * usage.completion_tokens },
-      { labels: { alias: 'service-chat', kind: 'prompt' }, value: 3 * usage.prompt_tokens },
-    ]);
-    assert.deepEqual(samplesOf(families, 'portcullis_request_duration_seconds_count', 'portcullis_request_duration_seconds'), [
-      { labels: { alias: '_unknown' }, value: 1 },
-      { labels: { alias: 'service-chat' }, value: 3 },
-    ]);
-    assert.deepEqual(samplesOf(families, 'portcullis_time_to_first_byte_seconds_count', 'portcullis_time_to_first_byte_seconds'), [
-      { labels: { alias: '_unknown' }, value: 1 },
-      { labels: { alias: 'service-chat' }, value: 3 },
-    ]);
-    assert.deepEqual(samplesOf(families, 'portcullis_upstream_duration_seconds_count', 'portcullis_upstream_duration_seconds'), [{ labels: { target: DEMO_TARGET }, value: 3 }]);
-    assert.deepEqual(samplesOf(families, 'portcullis_upstream_attempts_total'), [{ labels: { target: DEMO_TARGET, outcome: 'ok' }, value: 3 }]);
-    assert.deepEqual(samplesOf(families, 'portcullis_circuit_state'), [
-      { labels: { target: DEMO_TARGET, state: 'closed' }, value: 1 },
-      { labels: { target: DEMO_TARGET, state: 'half_open' }, value: 0 },
-      { labels: { target: DEMO_TARGET, state: 'open' }, value: 0 },
-    ]);
-    assert.deepEqual(samplesOf(families, 'portcullis_rate_limited_requests_total'), []);
-    await stop(server);
   });
 });
 
@@ -412,9 +359,66 @@ describe('logs', { skip }, () => {
   });
 });
 
-describe('health', { skip }, () => {
+// One server for the checks that only read it: the metrics first (they count
+// every request the server has seen), then health.
+describe('metrics and health', { skip }, () => {
+  let demo: Started;
+  before(async () => {
+    demo = await startDemo('metrics');
+  });
+
+  test('/metrics on the admin listener parses as Prometheus text and counts the requests by alias and status', async () => {
+    const { server, api, admin, key } = demo;
+    const body = { model: 'service-chat', messages: [{ role: 'user', content: 'count me' }] };
+    const first = await chat(api, key, body);
+    assert.equal(first.status, 200, first.text);
+    const usage = (first.json() as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
+    assert.equal((await chat(api, key, body)).status, 200);
+    const streamed = await chat(api, key, { ...body, stream: true });
+    assert.equal(streamed.status, 200);
+    assert.equal(sseData(streamed.text).at(-1), '[DONE]');
+    const unauthorized = await chat(api, 'pcl_not-a-key', body);
+    assert.equal(unauthorized.status, 401);
+    // A request is counted when its access line is written: wait for all four.
+    await server.linesCount((l) => l['msg'] === 'request' && l['path'] === '/v1/chat/completions', 4, 'four access lines');
+
+    const res = await request(admin, 'GET', '/metrics');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['content-type'], PROMETHEUS_TEXT);
+    assert.equal(res.headers['content-length'], String(Buffer.byteLength(res.text)));
+    const families = parsePrometheusText(res.text);
+
+    assert.equal(families.get('portcullis_requests_total')?.type, 'counter');
+    assert.deepEqual(samplesOf(families, 'portcullis_requests_total'), [
+      { labels: { alias: '_unknown', status: '401' }, value: 1 },
+      { labels: { alias: 'service-chat', status: '200' }, value: 3 },
+    ]);
+    assert.deepEqual(samplesOf(families, 'portcullis_in_flight_requests'), [{ labels: {}, value: 0 }]);
+    assert.deepEqual(samplesOf(families, 'portcullis_in_flight_streams'), [{ labels: {}, value: 0 }]);
+    assert.deepEqual(samplesOf(families, 'portcullis_tokens_total'), [
+      { labels: { alias: 'service-chat', kind: 'completion' }, value: 3 * usage.completion_tokens },
+      { labels: { alias: 'service-chat', kind: 'prompt' }, value: 3 * usage.prompt_tokens },
+    ]);
+    assert.deepEqual(samplesOf(families, 'portcullis_request_duration_seconds_count', 'portcullis_request_duration_seconds'), [
+      { labels: { alias: '_unknown' }, value: 1 },
+      { labels: { alias: 'service-chat' }, value: 3 },
+    ]);
+    assert.deepEqual(samplesOf(families, 'portcullis_time_to_first_byte_seconds_count', 'portcullis_time_to_first_byte_seconds'), [
+      { labels: { alias: '_unknown' }, value: 1 },
+      { labels: { alias: 'service-chat' }, value: 3 },
+    ]);
+    assert.deepEqual(samplesOf(families, 'portcullis_upstream_duration_seconds_count', 'portcullis_upstream_duration_seconds'), [{ labels: { target: DEMO_TARGET }, value: 3 }]);
+    assert.deepEqual(samplesOf(families, 'portcullis_upstream_attempts_total'), [{ labels: { target: DEMO_TARGET, outcome: 'ok' }, value: 3 }]);
+    assert.deepEqual(samplesOf(families, 'portcullis_circuit_state'), [
+      { labels: { target: DEMO_TARGET, state: 'closed' }, value: 1 },
+      { labels: { target: DEMO_TARGET, state: 'half_open' }, value: 0 },
+      { labels: { target: DEMO_TARGET, state: 'open' }, value: 0 },
+    ]);
+    assert.deepEqual(samplesOf(families, 'portcullis_rate_limited_requests_total'), []);
+  });
+
   test('/healthz and /readyz answer 200 on both listeners, every readiness check ok', async () => {
-    const { server, api, admin } = await startDemo('health');
+    const { api, admin } = demo;
     for (const base of [api, admin]) {
       const alive = await request(base, 'GET', '/healthz');
       assert.equal(alive.status, 200, base);
@@ -426,6 +430,9 @@ describe('health', { skip }, () => {
       assert.equal(ready.headers['cache-control'], 'no-store');
       assert.deepEqual(ready.json(), READY);
     }
-    await stop(server);
+  });
+
+  test('SIGTERM: exits 0', async () => {
+    await stop(demo.server);
   });
 });

@@ -1,6 +1,7 @@
 // The compiled `portcullis serve` as a child process, for tests that need the
 // real process: its signals, its inherited descriptors, its stdout and stderr.
-// Every wait is bounded and names what it waited for, with the server's output.
+// Every wait is bounded and names what it waited for, with the server's output;
+// waits on the output are woken by what the server writes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +13,6 @@ export const skipUnlessCompiled: string | false = !existsSync(SERVER_MAIN) && 'n
 
 /** How long any single wait on the server may take before the test fails. */
 export const WAIT_MS = 15_000;
-const POLL_MS = 10;
 /** Bounds the captured output: a runaway server fails the test instead of filling memory. */
 const MAX_OUTPUT_CHARS = 4 * 1024 * 1024;
 
@@ -46,6 +46,8 @@ export interface ServeProcess {
   line(match: (l: LogLine) => boolean, what: string): Promise<LogLine>;
   /** Every log line `match` accepts once there are `count` of them; bounded. */
   linesCount(match: (l: LogLine) => boolean, count: number, what: string): Promise<LogLine[]>;
+  /** The first value `probe` returns (not undefined), checked as the server writes; bounded. */
+  until<T>(probe: () => T | undefined, what: string): Promise<T>;
   /** `promise`, or a failure naming `what` with the server's output after `ms`. */
   bounded<T>(promise: Promise<T>, what: string, ms?: number): Promise<T>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -70,15 +72,27 @@ export function spawnServe(options: ServeOptions): ServeProcess {
 
   let out = '';
   let err = '';
+  let closed = false;
+  const waiters = new Set<() => void>();
+  const wake = (): void => {
+    for (const waiter of [...waiters]) waiter();
+  };
   child.stdout?.setEncoding('utf8');
   child.stdout?.on('data', (text: string) => {
     if (out.length < MAX_OUTPUT_CHARS) out += text;
+    wake();
   });
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (text: string) => {
     if (err.length < MAX_OUTPUT_CHARS) err += text;
+    wake();
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  // After 'close' no more output comes: a wait still unmet then fails at once.
+  child.on('close', () => {
+    closed = true;
+    wake();
+  });
 
   // A line may arrive in pieces: only complete lines count.
   const stdoutLines = (): string[] => out.split('\n').slice(0, -1);
@@ -95,15 +109,42 @@ export function spawnServe(options: ServeOptions): ServeProcess {
     });
   const output = (): string => `\nstdout:\n${out}\nstderr:\n${err}`;
 
-  const linesCount = async (match: (l: LogLine) => boolean, count: number, what: string): Promise<LogLine[]> => {
-    for (let waited = 0; waited < WAIT_MS; waited += POLL_MS) {
+  const until = <T>(probe: () => T | undefined, what: string): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
+      const check = (): void => {
+        let found: T | undefined;
+        try {
+          found = probe();
+        } catch (error) {
+          finish();
+          reject(error);
+          return;
+        }
+        if (found !== undefined) {
+          finish();
+          resolve(found);
+        } else if (closed) {
+          finish();
+          reject(new Error(`${what}: not seen before the server's output ended${output()}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`${what}: not seen within ${WAIT_MS} ms${output()}`));
+      }, WAIT_MS);
+      waiters.add(check);
+      check();
+    });
+
+  const linesCount = (match: (l: LogLine) => boolean, count: number, what: string): Promise<LogLine[]> =>
+    until(() => {
       const found = lines().filter(match);
-      if (found.length >= count) return found;
-      if (child.exitCode !== null || child.signalCode !== null) break;
-      await new Promise((r) => setTimeout(r, POLL_MS));
-    }
-    throw new Error(`no log line: ${what}${output()}`);
-  };
+      return found.length >= count ? found : undefined;
+    }, `log line: ${what}`);
 
   return {
     child,
@@ -113,6 +154,7 @@ export function spawnServe(options: ServeOptions): ServeProcess {
     lines,
     line: async (match, what) => (await linesCount(match, 1, what))[0] as LogLine,
     linesCount,
+    until,
     async bounded<T>(promise: Promise<T>, what: string, ms = WAIT_MS): Promise<T> {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_resolve, reject) => {

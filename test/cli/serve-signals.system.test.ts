@@ -5,96 +5,32 @@
 // shutdown error frame at the deadline, new connections are refused, exit 0);
 // and the whole stdout checked for the key, the prompt and the upstream secret.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { request, sseData, startFakeUpstream, type FakeUpstream, type RawResponse } from '../gateway/harness.ts';
 import { completionBody, contentEvent, createGate, fakeProvider, FINISH_EVENTS, openChat, streamContents } from '../gateway/lifecycle-fixtures.ts';
+import { tempDir } from '../support/temp-dir.ts';
+import { skipUnlessCompiled as skip, spawnServe, type LogLine, type ServeProcess } from './serve-process.ts';
 
-// Run from dist/test/cli/ this is dist/src/cli/main.js, the compiled server;
-// run from the sources (tsx) it does not exist and the tests are skipped.
-const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-const skip = !existsSync(MAIN) && 'needs the compiled server (run from the build output)';
 const UPSTREAM_SECRET = 'sk-upstream-secret-signals';
 const STREAM_FRAME = JSON.stringify({
   error: { message: 'The gateway is shutting down; the stream was ended before completion.', type: 'server_error', param: null, code: 'server_shutting_down' },
 });
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-signals-'));
-const cleanup: Array<() => Promise<void> | void> = [() => rmSync(tmp, { recursive: true, force: true })];
+const tmp = tempDir('signals');
+const cleanup: Array<() => Promise<void> | void> = [];
 after(async () => {
   for (const step of cleanup.reverse()) await step();
 });
 
-interface ServerProcess {
-  child: ChildProcess;
-  baseUrl: string;
-  /** Every stdout line so far, parsed. */
-  lines: Record<string, unknown>[];
-  stdout(): string;
-  stderr(): string;
-  /** Resolves with the first line (already seen or still to come) that `match` accepts; bounded. */
-  line(match: (l: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-async function startServer(configFile: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [MAIN, 'serve', '--config', configFile, '--port', '0'], {
-    cwd: tmp,
-    env: { PATH: process.env['PATH'] ?? '', HOME: tmp, UPSTREAM_KEY: UPSTREAM_SECRET },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  const lines: Record<string, unknown>[] = [];
-  child.stdout?.setEncoding('utf8');
-  let partial = '';
-  child.stdout?.on('data', (text: string) => {
-    out += text;
-    // A line may arrive in pieces: parse complete lines only.
-    partial += text;
-    let end: number;
-    while ((end = partial.indexOf('\n')) !== -1) {
-      lines.push(JSON.parse(partial.slice(0, end)) as Record<string, unknown>);
-      partial = partial.slice(end + 1);
-    }
-  });
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (text: string) => {
-    err += text;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  cleanup.push(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  const line = async (match: (l: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>> => {
-    for (let i = 0; i < 1000; i++) {
-      const found = lines.find(match);
-      if (found !== undefined) return found;
-      if (child.exitCode !== null) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`no log line: ${what}\nstdout:\n${out}\nstderr:\n${err}`);
-  };
-  const listening = await line((l) => l['msg'] === 'listening', 'listening');
-  return { child, baseUrl: String(listening['api']), lines, stdout: () => out, stderr: () => err, line, exited };
-}
-
-/** `promise`, or a failure naming `what` with the server's output after `ms`: no test waits unbounded. */
-async function bounded<T>(server: ServerProcess, promise: Promise<T>, what: string, ms = 15_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}\nstdout:\n${server.stdout()}\nstderr:\n${server.stderr()}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** The compiled server on `configFile`, once its listening line is out, and the API's base URL. */
+async function startServer(configFile: string): Promise<{ server: ServeProcess; baseUrl: string }> {
+  const server = spawnServe({ args: ['--config', configFile, '--port', '0'], cwd: tmp, env: { UPSTREAM_KEY: UPSTREAM_SECRET } });
+  cleanup.push(() => server.kill());
+  const listening = await server.line((l) => l['msg'] === 'listening', 'listening');
+  return { server, baseUrl: String(listening['api']) };
 }
 
 function writeConfig(file: string, value: Record<string, unknown>, dataDir: string): void {
@@ -124,7 +60,7 @@ async function modelIds(baseUrl: string, key: string): Promise<string[]> {
   return (res.json() as { data: Array<{ id: string }> }).data.map((m) => m.id);
 }
 
-function withoutTime(line: Record<string, unknown>): Record<string, unknown> {
+function withoutTime(line: LogLine): LogLine {
   const { time: _t, ...rest } = line;
   return rest;
 }
@@ -156,25 +92,25 @@ describe('SIGHUP', { skip }, () => {
     };
     const file = path.join(tmp, 'hup.json');
     writeConfig(file, configA, dataDir);
-    const server = await startServer(file);
-    assert.deepEqual(await modelIds(server.baseUrl, key), ['service-a', 'service-auto']);
+    const { server, baseUrl } = await startServer(file);
+    assert.deepEqual(await modelIds(baseUrl, key), ['service-a', 'service-auto']);
 
     // A good config, while a stream runs on the old one.
-    const stream = openChat(server.baseUrl, key, { model: 'service-a', stream: true, messages: [{ role: 'user', content: 'hi' }] });
-    await bounded(server, stream.firstBytes, 'the stream to start');
+    const stream = openChat(baseUrl, key, { model: 'service-a', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    await server.bounded(stream.firstBytes, 'the stream to start');
     writeConfig(file, configB, dataDir);
     server.child.kill('SIGHUP');
     const reloaded = await server.line((l) => l['msg'] === 'configuration reloaded', 'configuration reloaded');
     assert.deepEqual(withoutTime(reloaded), { level: 'info', msg: 'configuration reloaded', source: file, aliases: 3, restartNeeded: 0 });
-    assert.deepEqual(await modelIds(server.baseUrl, key), ['service-a', 'service-b', 'service-auto']);
-    const fresh: RawResponse = await request(server.baseUrl, 'POST', '/v1/chat/completions', {
+    assert.deepEqual(await modelIds(baseUrl, key), ['service-a', 'service-b', 'service-auto']);
+    const fresh: RawResponse = await request(baseUrl, 'POST', '/v1/chat/completions', {
       headers: authed(key),
       body: JSON.stringify({ model: 'service-a', messages: [{ role: 'user', content: 'the secret plan is tangerine' }] }),
     });
     assert.equal(fresh.status, 200);
     assert.equal((fresh.json() as { choices: [{ message: { content: string } }] }).choices[0].message.content, 'from the new target');
     gate.open();
-    const streamed = await bounded(server, stream.response, 'the stream');
+    const streamed = await server.bounded(stream.response, 'the stream');
     assert.deepEqual(streamContents(sseData(streamed.text)), ['old-1', ' old-2', '', '[DONE]']);
     assert.equal(oldUp.requests.length, 1);
 
@@ -197,13 +133,13 @@ describe('SIGHUP', { skip }, () => {
       path: 'providers.old.apiKeyEnv',
       problem: 'providers.old.apiKeyEnv: environment variable SIGNALS_UNSET_VARIABLE is not set or empty',
     });
-    assert.deepEqual(await modelIds(server.baseUrl, key), ['service-a', 'service-b', 'service-auto']);
-    assert.equal(server.lines.filter((l) => l['msg'] === 'configuration reloaded').length, 1);
+    assert.deepEqual(await modelIds(baseUrl, key), ['service-a', 'service-b', 'service-auto']);
+    assert.equal(server.lines().filter((l) => l['msg'] === 'configuration reloaded').length, 1);
 
     server.child.kill('SIGTERM');
-    assert.deepEqual(await bounded(server, server.exited, 'the exit'), { code: 0, signal: null });
+    assert.deepEqual(await server.bounded(server.exited, 'the exit'), { code: 0, signal: null });
     const out = server.stdout();
-    const access = server.lines.find((l) => l['msg'] === 'request' && l['alias'] === 'service-a' && l['stream'] === false);
+    const access = server.lines().find((l) => l['msg'] === 'request' && l['alias'] === 'service-a' && l['stream'] === false);
     assert.equal(access?.['keyId'], id);
     assert.equal(access?.['target'], 'new/model-b');
     assert.equal(out.includes(key), false, 'the API key is in the log');
@@ -238,29 +174,29 @@ describe('SIGTERM', { skip }, () => {
       },
       dataDir,
     );
-    const server = await startServer(file);
-    const quick = openChat(server.baseUrl, key, { model: 'service-quick', stream: true, messages: [{ role: 'user', content: 'hi' }] });
-    const slow = openChat(server.baseUrl, key, { model: 'service-slow', stream: true, messages: [{ role: 'user', content: 'hi' }] });
-    await bounded(server, quick.firstBytes, 'the quick stream to start');
-    await bounded(server, slow.firstBytes, 'the slow stream to start');
+    const { server, baseUrl } = await startServer(file);
+    const quick = openChat(baseUrl, key, { model: 'service-quick', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    const slow = openChat(baseUrl, key, { model: 'service-slow', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    await server.bounded(quick.firstBytes, 'the quick stream to start');
+    await server.bounded(slow.firstBytes, 'the slow stream to start');
 
     server.child.kill('SIGTERM');
     const stopping = await server.line((l) => l['msg'] === 'shutting down', 'shutting down');
     assert.deepEqual(withoutTime(stopping), { level: 'info', msg: 'shutting down', signal: 'SIGTERM', drainTimeoutMs: 1000, inFlight: 2 });
-    const refused = await request(server.baseUrl, 'GET', '/v1/models').then(
+    const refused = await request(baseUrl, 'GET', '/v1/models').then(
       () => 'connected',
       (err: NodeJS.ErrnoException) => err.code,
     );
     assert.equal(refused, 'ECONNREFUSED');
     gate.open();
 
-    assert.deepEqual(streamContents(sseData((await bounded(server, quick.response, 'the quick stream')).text)), ['first', ' last', '', '[DONE]']);
-    const cut = (await bounded(server, slow.response, 'the slow stream')).text;
+    assert.deepEqual(streamContents(sseData((await server.bounded(quick.response, 'the quick stream')).text)), ['first', ' last', '', '[DONE]']);
+    const cut = (await server.bounded(slow.response, 'the slow stream')).text;
     assert.deepEqual(streamContents(sseData(cut)), ['first', STREAM_FRAME]);
     assert.equal(cut.includes('[DONE]'), false);
 
-    assert.deepEqual(await bounded(server, server.exited, 'the exit'), { code: 0, signal: null });
-    const drained = server.lines.find((l) => l['msg'] === 'drained');
+    assert.deepEqual(await server.bounded(server.exited, 'the exit'), { code: 0, signal: null });
+    const drained = server.lines().find((l) => l['msg'] === 'drained');
     assert.deepEqual(drained === undefined ? undefined : withoutTime(drained), { level: 'info', msg: 'drained', finished: 1, endedWithError: 1, refused: 0 });
     // For a person at a terminal, in plain words on stderr.
     assert.equal(
@@ -281,21 +217,15 @@ describe('SIGINT (Ctrl-C)', { skip }, () => {
     });
     const file = path.join(tmp, 'int.json');
     writeConfig(file, { providers: { up: fakeProvider(up.baseUrl) }, aliases: { 'service-slow': { provider: 'up', model: 'slow' } }, shutdown: { drainTimeoutMs: 60_000 } }, dataDir);
-    const server = await startServer(file);
-    const slow = openChat(server.baseUrl, key, { model: 'service-slow', stream: true, messages: [{ role: 'user', content: 'hi' }] });
-    await bounded(server, slow.firstBytes, 'the stream to start');
+    const { server, baseUrl } = await startServer(file);
+    const slow = openChat(baseUrl, key, { model: 'service-slow', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    await server.bounded(slow.firstBytes, 'the stream to start');
     server.child.kill('SIGINT');
     await server.line((l) => l['msg'] === 'shutting down', 'shutting down');
-    await bounded(
-      server,
-      (async () => {
-        while (!server.stderr().includes('Ctrl-C again')) await new Promise((resolve) => setTimeout(resolve, 10));
-      })(),
-      'the terminal line',
-    );
+    await server.until(() => (server.stderr().includes('Ctrl-C again') ? true : undefined), 'the terminal line');
     server.child.kill('SIGINT');
-    assert.deepEqual(streamContents(sseData((await bounded(server, slow.response, 'the cut stream')).text)), ['first', STREAM_FRAME]);
-    assert.deepEqual(await bounded(server, server.exited, 'the exit'), { code: 0, signal: null });
+    assert.deepEqual(streamContents(sseData((await server.bounded(slow.response, 'the cut stream')).text)), ['first', STREAM_FRAME]);
+    assert.deepEqual(await server.bounded(server.exited, 'the exit'), { code: 0, signal: null });
     assert.equal(
       server.stderr().slice(server.stderr().indexOf('Shutting down')),
       'Shutting down: waiting up to 60 s for 1 open request to finish; press Ctrl-C again to end it now.\n' +

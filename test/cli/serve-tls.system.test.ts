@@ -6,9 +6,8 @@
 // reload keeping the old one, listen.tls changes named as needing a restart,
 // bad files at start, and a socket passed by systemd served over TLS.
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
@@ -16,9 +15,11 @@ import { sseData, startFakeUpstream, type FakeUpstream } from '../gateway/harnes
 import { contentEvent, createGate, fakeProvider, FINISH_EVENTS, streamContents, UPSTREAM_SECRET } from '../gateway/lifecycle-fixtures.ts';
 import { failureOf, sha256Of, tlsRequest, tlsStream } from '../tls/https-client.ts';
 import { createTestPki, type IssuedPair, type TestPki } from '../tls/test-pki.ts';
+import { portcullis } from './portcullis-in-process.ts';
 import { skipUnlessCompiled as skip, spawnServe, type LogLine, type ServeProcess } from './serve-process.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-serve-tls-'));
+const tmp = tempDir('serve-tls');
 const cleanup: Array<() => Promise<void> | void> = [];
 let pki: TestPki;
 let other: TestPki;
@@ -41,7 +42,6 @@ after(async () => {
   for (const step of cleanup.reverse()) await step();
   pki.cleanup();
   other.cleanup();
-  rmSync(tmp, { recursive: true, force: true });
 });
 
 function withoutTime(line: LogLine): LogLine {
@@ -290,25 +290,13 @@ describe('serve with bad TLS files', { skip }, () => {
     const site = await makeSite('bad-start');
     copyFileSync(pki.server('server-expired', undefined, { days: -1 }).certFile, path.join(site.dir, 'tls', 'api.pem'));
     rmSync(path.join(site.dir, 'tls', 'admin.key'));
-    const server = start(site);
-    assert.deepEqual(await server.bounded(server.exited, 'the exit'), { code: 1, signal: null });
-    const stderr = server.stderr();
+    // serve refuses before it listens: the command's logic alone, run in-process.
+    const { code, stdout, stderr } = await portcullis(['serve', '--config', site.configFile], { cwd: site.dir, env: { HOME: site.dir, ...site.env } });
+    assert.equal(code, 1);
     assert.match(stderr, /^portcullis serve: invalid configuration: .*config\.json: \d+ problems\n/);
     assert.match(stderr, /\n {2}listen\.tls\.certFile: certificate 1 of 1 \(CN=127\.0\.0\.1\) expired on \d{4}-\d{2}-\d{2}T[\d:.]+Z; renew it\n/);
     assert.ok(stderr.includes(`\n  admin.tls.keyFile: ${path.join(site.dir, 'tls', 'admin.key')} does not exist\n`), stderr);
-    assert.equal(server.stdout(), '');
-  });
-
-  test('--no-admin: admin.tls files are not read', async () => {
-    const site = await makeSite('no-admin');
-    rmSync(path.join(site.dir, 'tls', 'admin.key'));
-    const server = spawnServe({ args: ['--config', site.configFile, '--no-admin'], cwd: site.dir, env: site.env });
-    cleanup.push(() => server.kill());
-    const listening = await server.line((l) => l['msg'] === 'listening', 'listening');
-    assert.equal(listening['admin'], null);
-    assert.equal(server.lines().filter((l) => l['msg'] === 'TLS certificate').length, 1);
-    server.child.kill('SIGTERM');
-    assert.deepEqual(await server.bounded(server.exited, 'the exit'), { code: 0, signal: null });
+    assert.equal(stdout, '');
   });
 });
 
@@ -342,16 +330,34 @@ describe('the warning about an admin listener reachable without TLS', { skip }, 
   });
 });
 
-describe('socket activation with TLS', { skip }, () => {
-  test('a socket passed by systemd is served over HTTPS', async () => {
-    const site = await makeSite('sockets', { admin: { enabled: false } });
+// One server for two checks that do not touch each other: --no-admin leaves
+// the admin.tls files unread (its key is missing), and the API socket passed
+// by systemd is served over TLS.
+describe('--no-admin and a socket passed by systemd, one server', { skip }, () => {
+  let site: Site;
+  let server: ServeProcess;
+  let port = 0;
+
+  before(async () => {
+    site = await makeSite('no-admin-sockets');
+    rmSync(path.join(site.dir, 'tls', 'admin.key'));
     const passed = net.createServer();
     await new Promise<void>((resolve) => passed.listen(0, '127.0.0.1', resolve));
-    const port = (passed.address() as net.AddressInfo).port;
+    port = (passed.address() as net.AddressInfo).port;
     const fd = (passed as unknown as { _handle: { fd: number } })._handle.fd;
-    const server = start(site, { fds: [fd], names: ['api'] });
+    server = spawnServe({ args: ['--config', site.configFile, '--no-admin'], cwd: site.dir, env: site.env, listenFds: { fds: [fd], names: ['api'] } });
+    cleanup.push(() => server.kill());
     // The child holds its own copy now.
     passed.close();
+  });
+
+  test('--no-admin: admin.tls files are not read', async () => {
+    const listening = await server.line((l) => l['msg'] === 'listening', 'listening');
+    assert.equal(listening['admin'], null);
+    assert.equal(server.lines().filter((l) => l['msg'] === 'TLS certificate').length, 1);
+  });
+
+  test('a socket passed by systemd is served over HTTPS', async () => {
     const listening = await server.line((l) => l['msg'] === 'listening', 'listening');
     assert.equal(listening['api'], `https://127.0.0.1:${port}`);
     assert.equal(listening['socketActivation'], true);
@@ -359,6 +365,9 @@ describe('socket activation with TLS', { skip }, () => {
     const models = await tlsRequest(`https://127.0.0.1:${port}/v1/models`, { ca: pki.ca, headers: authed(site.key) });
     assert.equal(models.status, 200, models.text);
     assert.equal(models.serverSha256, sha256Of(serverA.cert));
+  });
+
+  test('SIGTERM: exits 0', async () => {
     server.child.kill('SIGTERM');
     assert.deepEqual(await server.bounded(server.exited, 'the exit'), { code: 0, signal: null });
   });

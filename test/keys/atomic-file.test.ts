@@ -1,22 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { isTempFileOf, removeStaleTempFiles, syncDirectory, writeFileAtomic } from '../../src/keys/atomic-file.ts';
 import { KeyStoreIoError } from '../../src/keys/errors.ts';
+import { freshDir, tempDir } from '../support/temp-dir.ts';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-atomic-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-let counter = 0;
-function freshDir(): string {
-  const dir = path.join(root, String(counter++));
-  mkdirSync(dir);
-  return dir;
-}
+const root = tempDir('atomic');
 
 test('writeFileAtomic creates and replaces the file with mode 0600 and leaves no temp file', async () => {
-  const dir = freshDir();
+  const dir = freshDir(root);
   const file = path.join(dir, 'keys.json');
   await writeFileAtomic(file, 'first\n');
   assert.equal(readFileSync(file, 'utf8'), 'first\n');
@@ -30,7 +23,7 @@ test('writeFileAtomic creates and replaces the file with mode 0600 and leaves no
 });
 
 test('writeFileAtomic keeps mode 0600 even under a permissive umask', async () => {
-  const dir = freshDir();
+  const dir = freshDir(root);
   const file = path.join(dir, 'keys.json');
   const previous = process.umask(0);
   try {
@@ -42,7 +35,7 @@ test('writeFileAtomic keeps mode 0600 even under a permissive umask', async () =
 });
 
 test('a failed rename leaves the target alone and removes the temp file', async () => {
-  const dir = freshDir();
+  const dir = freshDir(root);
   const target = path.join(dir, 'keys.json');
   mkdirSync(target); // renaming a file over a directory fails
   writeFileSync(path.join(target, 'inside'), 'kept');
@@ -81,7 +74,7 @@ test('isTempFileOf recognises only temp files of that target', () => {
 });
 
 test('removeStaleTempFiles removes a crashed writer\'s temp files and nothing else', async () => {
-  const dir = freshDir();
+  const dir = freshDir(root);
   for (const name of ['keys.json', 'keys.json.lock', 'keys.json.999.0a1b2c3d4e5f.tmp', 'keys.json.1.ff.tmp', 'keys-last-used.json.1.ab.tmp', 'other.tmp']) {
     writeFileSync(path.join(dir, name), 'x');
   }

@@ -1,22 +1,17 @@
 // The server side of the key store: seeing CLI changes without a restart, and
 // recording last use in its own file. (CRUD, locking and corruption: key-store.test.ts.)
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { generateApiKey } from '../../src/keys/api-key.ts';
 import { KeyFileInvalidError } from '../../src/keys/errors.ts';
 import { openKeyStore, type KeyStoreOptions } from '../../src/state/file-key-store.ts';
 import type { KeyStore } from '../../src/state/key-store-port.ts';
+import { freshDir, freshPath, tempDir } from '../support/temp-dir.ts';
+import { eventually } from '../support/eventually.ts';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-reload-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-let counter = 0;
-function freshDir(): string {
-  return path.join(root, `data-${counter++}`);
-}
+const root = tempDir('reload');
 
 const T0 = Date.parse('2025-01-31T12:00:00.000Z');
 function manualClock(): { clock: () => Date; advance(ms: number): void } {
@@ -34,16 +29,8 @@ function open(dir: string, options: KeyStoreOptions = {}): KeyStore {
   return store;
 }
 
-async function waitFor(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (condition()) return;
-    await sleep(10);
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
-
 test('a server store sees a CLI create and revoke once the reload interval has passed', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const { clock, advance } = manualClock();
   const server = open(dir, { clock, reloadIntervalMs: 1000 });
   const cli = open(dir);
@@ -63,18 +50,18 @@ test('a server store sees a CLI create and revoke once the reload interval has p
 });
 
 test('with watching on, a change is seen at once, before the interval ends', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const server = open(dir, { watch: true, reloadIntervalMs: 3_600_000 });
   const cli = open(dir);
   const { key, record } = await cli.create('watched');
-  await waitFor(() => server.authenticate(key) !== null, 'the watcher to report the create');
+  await eventually(() => server.authenticate(key) !== null, 'the watcher to report the create');
   assert.deepEqual(server.authenticate(key), record);
   await cli.revoke(record.id);
-  await waitFor(() => server.authenticate(key) === null, 'the watcher to report the revoke');
+  await eventually(() => server.authenticate(key) === null, 'the watcher to report the revoke');
 });
 
 test('a reload that finds a broken file keeps the last good keys and reports once per broken version', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const { clock, advance } = manualClock();
   const errors: Error[] = [];
   const server = open(dir, { clock, reloadIntervalMs: 1000, onError: (e) => errors.push(e) });
@@ -105,7 +92,7 @@ test('a reload that finds a broken file keeps the last good keys and reports onc
 });
 
 test('a deleted keys.json means no keys after the next reload', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const { clock, advance } = manualClock();
   const server = open(dir, { clock });
   const { key } = await open(dir).create('gone');
@@ -117,7 +104,7 @@ test('a deleted keys.json means no keys after the next reload', async () => {
 });
 
 test('a clock that jumps backwards triggers a check instead of freezing reloads', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const { clock, advance } = manualClock();
   const server = open(dir, { clock });
   const { key } = await open(dir).create('time travel');
@@ -126,7 +113,7 @@ test('a clock that jumps backwards triggers a check instead of freezing reloads'
 });
 
 test('touch records last use in memory; list merges it; a flush writes only keys-last-used.json', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const { clock, advance } = manualClock();
   const cli = open(dir, { clock });
   const used = await cli.create('used');
@@ -163,7 +150,7 @@ test('touch records last use in memory; list merges it; a flush writes only keys
 });
 
 test('flushes from two servers merge, keeping the later time per key', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const a = manualClock();
   const b = manualClock();
   const cli = open(dir);
@@ -185,14 +172,14 @@ test('flushes from two servers merge, keeping the later time per key', async () 
 });
 
 test('last use is flushed by itself after lastUsedFlushMs, and by close()', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const cli = open(dir);
   const { record } = await cli.create('timed');
   const lastUsedPath = path.join(dir, 'keys-last-used.json');
 
   const server = open(dir, { lastUsedFlushMs: 20 });
   server.touch(record.id);
-  await waitFor(() => readdirSync(dir).includes('keys-last-used.json'), 'the debounced flush');
+  await eventually(() => readdirSync(dir).includes('keys-last-used.json'), 'the debounced flush');
   assert.notEqual((await cli.list())[0]?.lastUsedAt, null);
 
   rmSync(lastUsedPath);
@@ -204,7 +191,7 @@ test('last use is flushed by itself after lastUsedFlushMs, and by close()', asyn
 });
 
 test('a corrupt keys-last-used.json is reported, never overwritten, and fails list() clearly', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const errors: Error[] = [];
   const cli = open(dir);
   const { record } = await cli.create('x');
@@ -212,7 +199,7 @@ test('a corrupt keys-last-used.json is reported, never overwritten, and fails li
   writeFileSync(lastUsedPath, 'garbage');
   const server = open(dir, { lastUsedFlushMs: 10, onError: (e) => errors.push(e) });
   server.touch(record.id);
-  await waitFor(() => errors.length > 0, 'the failed flush to be reported');
+  await eventually(() => errors.length > 0, 'the failed flush to be reported');
   assert.ok(errors[0] instanceof KeyFileInvalidError);
   assert.equal(
     errors[0].message,
@@ -228,28 +215,24 @@ test('a corrupt keys-last-used.json is reported, never overwritten, and fails li
 });
 
 test('authenticate refuses malformed input of any shape without throwing', () => {
-  const server = open(freshDir());
+  const server = open(freshPath(root, 'data'));
   for (const input of ['', 'Bearer x', 'pcl_', generateApiKey().toUpperCase(), 'x'.repeat(10_000)]) {
     assert.equal(server.authenticate(input), null);
   }
 });
 
 test('prepareReload reads keys.json without serving it; commit swaps it in', async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-prepare-'));
-  try {
-    const writer = openKeyStore(dir, { watch: false });
-    const server = openKeyStore(dir, { watch: false, reloadIntervalMs: 3_600_000 });
-    const { key } = await writer.create('later');
-    const prepared = await server.prepareReload();
-    assert.equal(server.authenticate(key), null, 'read, not yet served');
-    prepared.commit();
-    assert.equal(server.authenticate(key)?.name, 'later');
-    writeFileSync(path.join(dir, 'keys.json'), '{"version":2,"keys":[');
-    await assert.rejects(server.prepareReload(), { code: 'key_file_invalid' });
-    assert.equal(server.authenticate(key)?.name, 'later', 'the last good keys stay');
-    await writer.close();
-    await server.close();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const dir = freshDir(root);
+  const writer = openKeyStore(dir, { watch: false });
+  const server = openKeyStore(dir, { watch: false, reloadIntervalMs: 3_600_000 });
+  const { key } = await writer.create('later');
+  const prepared = await server.prepareReload();
+  assert.equal(server.authenticate(key), null, 'read, not yet served');
+  prepared.commit();
+  assert.equal(server.authenticate(key)?.name, 'later');
+  writeFileSync(path.join(dir, 'keys.json'), '{"version":2,"keys":[');
+  await assert.rejects(server.prepareReload(), { code: 'key_file_invalid' });
+  assert.equal(server.authenticate(key)?.name, 'later', 'the last good keys stay');
+  await writer.close();
+  await server.close();
 });

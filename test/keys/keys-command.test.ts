@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, test } from 'node:test';
@@ -11,13 +10,9 @@ import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
 import { sink } from '../support/collect.ts';
 import { recordingAuditTrail } from '../admin/recording-audit-trail.ts';
+import { freshDir, freshPath, tempDir } from '../support/temp-dir.ts';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-keys-cli-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-let counter = 0;
-function freshDir(): string {
-  return path.join(root, `data-${counter++}`);
-}
+const root = tempDir('keys-cli');
 
 
 /** `show` and `update` judge expiry by ctx.clock; tests pin it unless they say otherwise. */
@@ -35,7 +30,7 @@ const KEY_B = 'pcl_00000000000000000000000000000000000000000002CZclj';
 
 /** A data directory holding two known keys (one revoked) and a last-used file. */
 function seededDir(): string {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   mkdirSync(dir, { recursive: true });
   writeFileSync(
     path.join(dir, 'keys.json'),
@@ -146,13 +141,13 @@ test('each subcommand has its own --help, which wins over other problems and nev
       '  --json       Print the revoked key\'s {"id","name","prefix","createdAt","revokedAt"} as JSON\n' +
       '  -h, --help   Show this help\n',
   );
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   assert.equal((await run(['create', '--name', 'x', '--help'], dir)).code, 0);
   assert.equal(existsSync(dir), false, 'help does not create the data directory');
 });
 
 test('command line problems: message naming the problem, usage hint, exit 2', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const cases: [string[], string][] = [
     [[], 'portcullis keys: missing command (create, list, show, update, rotate, revoke or usage)\nRun "portcullis keys --help" for usage.\n'],
     [['delete'], 'portcullis keys: unknown command \'delete\'\nRun "portcullis keys --help" for usage.\n'],
@@ -185,7 +180,7 @@ test('command line problems: message naming the problem, usage hint, exit 2', as
 });
 
 test('create prints the key once with its id and prefix, and stores only its hash', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const { code, stdout, stderr } = await run(['create', '--name', 'my app'], dir);
   assert.equal(code, 0);
   assert.equal(stderr, '');
@@ -205,7 +200,7 @@ test('create prints the key once with its id and prefix, and stores only its has
 });
 
 test('create --json prints {id,name,prefix,createdAt,expiresAt,allowedAliases,limits,key}', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const { code, stdout, stderr } = await run(['create', '--json', '--name=ci bot'], dir);
   assert.equal(code, 0);
   assert.equal(stderr, '');
@@ -255,12 +250,12 @@ test('list --json prints an array for scripts, a version 1 keys.json read with d
 });
 
 test('list of an empty store says how to create a key', async () => {
-  assert.deepEqual(await run(['list'], freshDir()), {
+  assert.deepEqual(await run(['list'], freshPath(root, 'data')), {
     code: 0,
     stderr: '',
     stdout: 'No API keys yet. Create one with: portcullis keys create --name NAME\n',
   });
-  assert.deepEqual(await run(['list', '--json'], freshDir()), { code: 0, stderr: '', stdout: '[]\n' });
+  assert.deepEqual(await run(['list', '--json'], freshPath(root, 'data')), { code: 0, stderr: '', stdout: '[]\n' });
 });
 
 test('revoke: confirmation, --json, and exit 1 for twice or unknown ids', async () => {
@@ -294,7 +289,7 @@ test('revoke: confirmation, --json, and exit 1 for twice or unknown ids', async 
 });
 
 test('a corrupt keys.json: exit 1 with the file and problem, file untouched', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   mkdirSync(dir);
   const file = path.join(dir, 'keys.json');
   writeFileSync(file, '{"version":7,"keys":[]}');
@@ -315,7 +310,7 @@ test('without a data directory a command that needs the store fails with exit 1'
 });
 
 test('unexpected errors are not swallowed', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   mkdirSync(dir);
   writeFileSync(path.join(dir, 'keys.json'), '{"version":1,"keys":[]}');
   const stdout = new Writable({
@@ -331,29 +326,25 @@ test('unexpected errors are not swallowed', async () => {
 });
 
 test('keys usage: per-key totals from usage.json joined with the key list', async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-keys-usage-'));
-  try {
-    const created = await run(['create', '--name', 'metered', '--json'], dir);
-    const { id } = JSON.parse(created.stdout) as { id: string };
-    const empty = await run(['usage', '--json'], dir);
-    assert.equal(empty.code, 0);
-    assert.deepEqual(JSON.parse(empty.stdout), [
-      { id, name: 'metered', prefix: (JSON.parse(created.stdout) as { prefix: string }).prefix, status: 'active', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, cost: 0 },
-    ]);
-    writeFileSync(path.join(dir, 'usage.json'), JSON.stringify({ version: 1, keys: { [id]: { requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1 } } }));
-    const table = await run(['usage'], dir);
-    assert.equal(table.code, 0);
-    assert.equal(
-      table.stdout,
-      'ID                    NAME     REQUESTS  PROMPT  COMPLETION  CACHED  ERRORS  COST      STATUS\n' + `${id}  metered  3         30      12          4       1       0.000000  active\n`,
-    );
-    writeFileSync(path.join(dir, 'usage.json'), 'garbage');
-    const bad = await run(['usage'], dir);
-    assert.equal(bad.code, 1);
-    assert.equal(bad.stderr, `portcullis keys usage: ${path.join(dir, 'usage.json')}: is not valid JSON\n`);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const dir = freshDir(root);
+  const created = await run(['create', '--name', 'metered', '--json'], dir);
+  const { id } = JSON.parse(created.stdout) as { id: string };
+  const empty = await run(['usage', '--json'], dir);
+  assert.equal(empty.code, 0);
+  assert.deepEqual(JSON.parse(empty.stdout), [
+    { id, name: 'metered', prefix: (JSON.parse(created.stdout) as { prefix: string }).prefix, status: 'active', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, cost: 0 },
+  ]);
+  writeFileSync(path.join(dir, 'usage.json'), JSON.stringify({ version: 1, keys: { [id]: { requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1 } } }));
+  const table = await run(['usage'], dir);
+  assert.equal(table.code, 0);
+  assert.equal(
+    table.stdout,
+    'ID                    NAME     REQUESTS  PROMPT  COMPLETION  CACHED  ERRORS  COST      STATUS\n' + `${id}  metered  3         30      12          4       1       0.000000  active\n`,
+  );
+  writeFileSync(path.join(dir, 'usage.json'), 'garbage');
+  const bad = await run(['usage'], dir);
+  assert.equal(bad.code, 1);
+  assert.equal(bad.stderr, `portcullis keys usage: ${path.join(dir, 'usage.json')}: is not valid JSON\n`);
 });
 
 // ---- settings, show, update, rotate (keys.json version 2) ----
@@ -386,7 +377,7 @@ const RECORD_B = {
 
 /** A version 2 keys.json: key A active with every setting, key B revoked with none. */
 function seededV2Dir(): string {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'keys.json'), JSON.stringify({ version: 2, keys: [RECORD_A, RECORD_B] }, null, 2) + '\n');
   writeFileSync(path.join(dir, 'keys-last-used.json'), JSON.stringify({ version: 1, lastUsed: { key_AAAAAAAAAAAAAAAA: '2025-02-01T09:15:30.123Z' } }));
@@ -433,7 +424,7 @@ const SHOW_A =
 const NO_USAGE = 'usage:     none recorded\n';
 
 test('create with every settings flag: exact output and the exact stored record', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const args = ['create', '--name', 'full', '--allow', ' gpt-4o , fast ', '--expires', '2099-01-31T02:00:00+02:00', '--rpm', '60', '--tpm', '100000', '--concurrency', '4', '--budget', '2000000/month'];
   const { code, stdout, stderr } = await run(args, dir);
   assert.equal(stderr, '');
@@ -460,7 +451,7 @@ test('create with every settings flag: exact output and the exact stored record'
 });
 
 test('create with some limits: unnamed limits stay null, "none" and "all"/"never" are the defaults', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const budget = await run(['create', '--name', 'daily', '--budget', '50000/day', '--rpm', 'none', '--allow', 'all', '--expires', 'never', '--json'], dir);
   assert.equal(budget.code, 0);
   const printed = JSON.parse(budget.stdout) as Record<string, string>;
@@ -482,7 +473,7 @@ test('create with some limits: unnamed limits stay null, "none" and "all"/"never
 });
 
 test('bad settings values: exit 2 with the exact message, nothing stored', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const hint = 'Run "portcullis keys create --help" for usage.\n';
   const cases: [string[], string][] = [
     [['--rpm', 'abc'], '--rpm must be a whole number from 1 to 1000000000, or "none"'],

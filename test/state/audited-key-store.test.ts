@@ -2,17 +2,15 @@
 // update that changes nothing, a key that cannot be read before its change,
 // who's detail on every record, and reads passing through unrecorded.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { auditedKeyStore, auditKeyView } from '../../src/state/audited-key-store.ts';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { recordingAuditTrail } from '../admin/recording-audit-trail.ts';
+import { freshPath, tempDir } from '../support/temp-dir.ts';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-audited-keys-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-let counter = 0;
+const root = tempDir('audited-keys');
 
 const NOW = Date.parse('2026-11-22T05:30:00.000Z');
 const EXPIRY = '2099-01-01T00:00:00.000Z';
@@ -20,7 +18,7 @@ const WHO = { actor: { kind: 'token', id: 'tok_AAAAAAAAAAAAAAAA', name: 'ci' }, 
 const NO_LIMITS = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null };
 
 function open() {
-  const dir = path.join(root, `data-${counter++}`);
+  const dir = freshPath(root, 'data');
   const store = openKeyStore(dir, { watch: false });
   return { dir, store };
 }

@@ -1,24 +1,22 @@
 // The admin token store in the data directory: the shared contract, then what
 // only the file has (its mode, its strictness, debris from a crashed writer).
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { AdminTokenFileInvalidError } from '../../src/keys/admin-token-errors.ts';
 import { openFileAdminTokenStore } from '../../src/state/file-admin-token-store.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
 import { runAdminTokenStoreContract } from './admin-token-store-contract.ts';
+import { freshPath, memoryTempDir } from '../support/temp-dir.ts';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-admin-tokens-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-let counter = 0;
-const freshDir = (): string => path.join(root, `data-${counter++}`);
+// The contract creates a hundred tokens, each written and synced; the syncing is not what it checks.
+const root = memoryTempDir('admin-tokens');
 const T0 = Date.parse('2026-11-26T12:00:00.000Z');
 const input = { name: 'ci', scopes: ['read'], expiresAt: '2026-12-26T12:00:00.000Z', createdBy: 'cli:ops' };
 
 runAdminTokenStoreContract('file', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   return {
     open: () => openFileAdminTokenStore(dir),
     raw: async () => readdirSync(dir).map((name) => readFileSync(path.join(dir, name), 'utf8')).join('\n'),
@@ -27,7 +25,7 @@ runAdminTokenStoreContract('file', async () => {
 });
 
 test('admin-tokens.json is made with mode 0600 in a 0700 data directory, and no temp file stays', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const store = openFileAdminTokenStore(dir);
   assert.equal(store.filePath, path.join(path.resolve(dir), 'admin-tokens.json'));
   // Nothing is made by reading.
@@ -43,7 +41,7 @@ test('admin-tokens.json is made with mode 0600 in a 0700 data directory, and no 
 });
 
 test('a broken file is reported, never taken as empty, never overwritten', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const store = openFileAdminTokenStore(dir);
   await store.create(input, T0);
   writeFileSync(store.filePath, '{"version":1,"tokens":[{}]}');
@@ -54,7 +52,7 @@ test('a broken file is reported, never taken as empty, never overwritten', async
 });
 
 test('a change made by another writer is read at the next call (the cache follows the file)', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const server = openFileAdminTokenStore(dir);
   const { token, record } = await server.create(input, T0);
   assert.equal((await server.findByToken(token))?.revokedAt, null);
@@ -67,7 +65,7 @@ test('a change made by another writer is read at the next call (the cache follow
 });
 
 test('the file backend serves the same tokens as a store on its directory', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root, 'data');
   const backend = openFileBackend(dir, { watch: false });
   try {
     const { token } = await backend.tokens.create(input, T0);

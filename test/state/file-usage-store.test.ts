@@ -2,19 +2,18 @@
 // (existing, as the backend's key store creates it before usage is written), then a
 // usage file written before cost was recorded.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { createFileUsageStore } from '../../src/state/file-usage-store.ts';
 import { runUsageStoreContract } from './usage-store-contract.ts';
+import { freshDir, tempDir } from '../support/temp-dir.ts';
 
-const root = mkdtempSync(join(tmpdir(), 'portcullis-usage-contract-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-runUsageStoreContract('file', () => createFileUsageStore(mkdtempSync(join(root, 'data-'))));
+const root = tempDir('usage-contract');
+runUsageStoreContract('file', () => createFileUsageStore(freshDir(root)));
 
 test('a usage file without costNanos (written before cost was recorded) reads as cost 0 and gains it at the next flush', async () => {
-  const dir = mkdtempSync(join(root, 'old-'));
+  const dir = freshDir(root);
   const NOW = Date.UTC(2026, 10, 22, 12, 30);
   const old = { requests: 4, promptTokens: 40, completionTokens: 20, cachedTokens: 0, errors: 1 };
   writeFileSync(join(dir, 'usage.json'), JSON.stringify({ version: 2, keys: { key_a: { totals: old, hours: { '2026-11-22T12': old }, days: { '2026-11-22': old } } } }));

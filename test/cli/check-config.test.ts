@@ -1,18 +1,17 @@
-// `portcullis check-config`, called in-process with captured output.
+// `portcullis check-config`, called in-process with captured output; the
+// TLS files it checks come from the in-process test PKI.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { CHECK_CONFIG_USAGE, checkConfigFile, runCheckConfigCommand } from '../../src/cli/check-config-command.ts';
 import { runCli } from '../../src/cli/main.ts';
-import { createTestPki } from '../tls/test-pki.ts';
+import { createInProcessPki } from '../tls/in-process-pki.ts';
 import { sink } from '../support/collect.ts';
+import { freshDir, tempDir } from '../support/temp-dir.ts';
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-check-config-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('check-config');
 
 const SECRET = 'sk-test-0123456789abcdef';
 const credentialsDir = path.join(tmp, 'credentials');
@@ -253,45 +252,42 @@ describe('portcullis check-config through the command dispatcher', () => {
 });
 
 test('check-config: the Redis password source is checked like the upstream keys', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-check-redis-'));
-  try {
-    const file = path.join(dir, 'redis.json');
-    writeFileSync(file, JSON.stringify({
-      providers: { demo: { type: 'demo' } },
-      aliases: { 'service-chat': { provider: 'demo' } },
-      state: { backend: 'redis', redis: { url: 'redis://gw@127.0.0.1:6379/0', passwordFile: '${CREDENTIALS_DIRECTORY}/redis-password' } },
-    }));
-    assert.deepEqual(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir }, cwd: dir, credentials: true }), {
-      kind: 'problems',
-      problems: [{ code: 'missing_credential', path: 'state.redis.passwordFile', problem: `${path.join(dir, 'redis-password')} does not exist` }],
-      warnings: [],
-    });
-    assert.deepEqual(checkConfigFile(file, { env: {}, cwd: dir, credentials: true }), {
-      kind: 'problems',
-      problems: [{
-        code: 'missing_credential',
-        path: 'state.redis.passwordFile',
-        problem: 'environment variable CREDENTIALS_DIRECTORY (used in the path) is not set (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)',
-      }],
-      warnings: [],
-    });
-    writeFileSync(path.join(dir, 'redis-password'), 'secret\n');
-    assert.equal(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir }, cwd: dir, credentials: true }).kind, 'ok');
-    assert.equal(checkConfigFile(file, { env: {}, cwd: dir, credentials: false }).kind, 'ok');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const dir = freshDir(tmp);
+  const file = path.join(dir, 'redis.json');
+  writeFileSync(file, JSON.stringify({
+    providers: { demo: { type: 'demo' } },
+    aliases: { 'service-chat': { provider: 'demo' } },
+    state: { backend: 'redis', redis: { url: 'redis://gw@127.0.0.1:6379/0', passwordFile: '${CREDENTIALS_DIRECTORY}/redis-password' } },
+  }));
+  assert.deepEqual(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir }, cwd: dir, credentials: true }), {
+    kind: 'problems',
+    problems: [{ code: 'missing_credential', path: 'state.redis.passwordFile', problem: `${path.join(dir, 'redis-password')} does not exist` }],
+    warnings: [],
+  });
+  assert.deepEqual(checkConfigFile(file, { env: {}, cwd: dir, credentials: true }), {
+    kind: 'problems',
+    problems: [{
+      code: 'missing_credential',
+      path: 'state.redis.passwordFile',
+      problem: 'environment variable CREDENTIALS_DIRECTORY (used in the path) is not set (systemd sets it for the service; to check outside it, pass --credentials-dir DIR or --skip-credentials)',
+    }],
+    warnings: [],
+  });
+  writeFileSync(path.join(dir, 'redis-password'), 'secret\n');
+  assert.equal(checkConfigFile(file, { env: { CREDENTIALS_DIRECTORY: dir }, cwd: dir, credentials: true }).kind, 'ok');
+  assert.equal(checkConfigFile(file, { env: {}, cwd: dir, credentials: false }).kind, 'ok');
 });
 
 describe('check-config checks every TLS file', () => {
-  const pki = createTestPki();
+  const pki = createInProcessPki();
   after(() => pki.cleanup());
   const server = pki.server('server');
   const client = pki.client('client', 'gateway-1');
   const expired = pki.server('expired', ['expired.internal'], { days: -1 });
   const soon = pki.server('soon', ['soon.internal'], { days: 10 });
   const encrypted = path.join(pki.dir, 'encrypted.key');
-  execFileSync('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-aes256', '-pass', 'pass:x', '-out', encrypted]);
+  // As `openssl genpkey -algorithm EC -aes256` writes it: encrypted PKCS#8.
+  writeFileSync(encrypted, generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'x' }));
   const garbage = path.join(pki.dir, 'garbage.pem');
   writeFileSync(garbage, '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n');
   const validTo = (pem: Buffer): string => new Date(new X509Certificate(pem).validTo).toISOString();

@@ -2,30 +2,23 @@
 // `25.50 USD/month` with the currency of the config the CLI loads (through runCli, as
 // the portcullis command runs), cost in `keys show` and `keys usage`, and `keys usage ID`
 // printing one key's days or hours. Series tests pin the clock (runKeysCommand).
+// All in-process: the compiled bin as a process is cli.system.test.ts's.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { runKeysCommand } from '../../src/cli/keys-command.ts';
-import { runCli } from '../../src/cli/main.ts';
 import { sink } from '../support/collect.ts';
+import { freshPath, tempDir } from '../support/temp-dir.ts';
 import { recordingAuditTrail } from '../admin/recording-audit-trail.ts';
+import { portcullis } from './portcullis-in-process.ts';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-keys-cost-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-let counter = 0;
-const freshDir = (): string => path.join(root, `data-${counter++}`);
-
+const root = tempDir('keys-cost');
+const freshDir = (): string => freshPath(root, 'data');
 
 /** The portcullis command as main.ts runs it: the embedded config (currency USD), the data directory given. */
-async function cli(args: string[], dataDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = sink();
-  const stderr = sink();
-  const code = await runCli([...args, '--data-dir', dataDir], { stdout: stdout.stream, stderr: stderr.stream, env: {}, cwd: root });
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
+function cli(args: string[], dataDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return portcullis([...args, '--data-dir', dataDir], { cwd: root });
 }
 
 const NOW = Date.parse('2026-11-22T05:30:00.000Z');
@@ -171,21 +164,17 @@ test('keys usage refusals: two ids, --granularity without an id or not day/hour 
   });
 });
 
-test('the compiled portcullis command: keys create --cost-budget, then keys show and keys usage', () => {
-  let repo = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(repo, 'package.json'))) repo = path.dirname(repo);
-  const main = path.join(repo, 'dist', 'src', 'cli', 'main.js');
-  assert.ok(existsSync(main), `${main} is built by npm run build:test`);
+test('the portcullis command: keys create --cost-budget, then keys show and keys usage', async () => {
   const dir = freshDir();
-  const run = (...args: string[]) => spawnSync(process.execPath, [main, 'keys', ...args, '--data-dir', dir], { cwd: root, env: { PATH: process.env['PATH'] ?? '', HOME: root }, encoding: 'utf8', timeout: 20_000 });
-  const created = run('create', '--name', 'spawned', '--cost-budget', '1000000/day');
-  assert.equal(created.status, 0, created.stderr);
+  const run = (...args: string[]) => cli(['keys', ...args], dir);
+  const created = await run('create', '--name', 'spawned', '--cost-budget', '1000000/day');
+  assert.equal(created.code, 0, created.stderr);
   assert.match(created.stdout, /\nlimits:  1000000\.00 USD\/day\n/);
   const id = idOf(created.stdout);
-  assert.match(run('show', id).stdout, /\nlimits:    1000000\.00 USD\/day\nusage:     none recorded\n$/);
-  const usage = run('usage');
+  assert.match((await run('show', id)).stdout, /\nlimits:    1000000\.00 USD\/day\nusage:     none recorded\n$/);
+  const usage = await run('usage');
   assert.equal(usage.stdout, 'ID                    NAME     REQUESTS  PROMPT  COMPLETION  CACHED  ERRORS  COST          STATUS\n' + `${id}  spawned  0         0       0           0       0       0.000000 USD  active\n`);
-  const bad = run('update', id, '--cost-budget', '5/week');
-  assert.equal(bad.status, 2);
+  const bad = await run('update', id, '--cost-budget', '5/week');
+  assert.equal(bad.code, 2);
   assert.match(bad.stderr, /portcullis keys update: --cost-budget must look like 25\.50\/month or 5\/day/);
 });

@@ -3,9 +3,9 @@ import { after, test } from 'node:test';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { loadListenerCertificates } from '../../src/cli/listener-certificates.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { createTestPki } from '../tls/test-pki.ts';
+import { createInProcessPki } from '../tls/in-process-pki.ts';
 
-const pki = createTestPki();
+const pki = createInProcessPki();
 after(() => pki.cleanup());
 
 function logsFor(days: number): Record<string, unknown>[] {
