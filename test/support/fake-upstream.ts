@@ -44,6 +44,8 @@ export interface FakeUpstream {
   handle: UpstreamHandler;
   /** Resolves when request `n` (1-based, counted from the start) has arrived whole, before the handler runs. */
   arrived(n: number): Promise<ReceivedRequest>;
+  /** arrived() of the request after those so far: ask before sending it. */
+  nextArrival(): Promise<ReceivedRequest>;
   /** Resolves when the response of request `n` closes (finished or cut); default the latest request. */
   closed(n?: number): Promise<void>;
   close(): Promise<void>;
@@ -96,6 +98,7 @@ export async function startFakeUpstream(handle: UpstreamHandler, options: FakeUp
     sockets,
     handle,
     arrived: (n) => arrival(n).promise,
+    nextArrival: () => arrival(count + 1).promise,
     closed(n = count) {
       const closing = closings[n];
       if (closing === undefined) throw new Error(`request ${n} never arrived`);

@@ -103,8 +103,9 @@ for (const t of TRANSPORTS) {
       const scheduler = new ManualScheduler();
       const p = provider(t.make(), upstream.baseUrl, { firstByteTimeoutMs: 150, scheduler });
       for (const attempt of [() => p.complete(call()), () => collect(p.stream(call(true)))]) {
+        const arrival = upstream.nextArrival();
         const pending = tracked(failure(attempt()));
-        await upstream.arrived(upstream.count + 1);
+        await arrival;
         await scheduler.advance(149);
         assert.equal(pending.settled, false);
         await scheduler.advance(1);
@@ -136,8 +137,9 @@ for (const t of TRANSPORTS) {
         res.write('{"id":');
       };
       const scheduler = new ManualScheduler();
+      const arrival = upstream.nextArrival();
       const pending = tracked(failure(provider(t.make(), upstream.baseUrl, { timeoutMs: 200, scheduler }).complete(call())));
-      await upstream.arrived(upstream.count + 1);
+      await arrival;
       await scheduler.advance(199);
       assert.equal(pending.settled, false);
       await scheduler.advance(1);
