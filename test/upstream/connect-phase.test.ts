@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { ConnectState, watchConnectPhase } from '../../src/upstream/connect-phase.ts';
+import { eventually } from '../support/eventually.ts';
 
 let server: Server;
 let port = 0;
@@ -75,7 +76,9 @@ describe('watchConnectPhase', () => {
         () => connected++,
       );
       assert.equal(state, ConnectState.Connecting);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // As far as the connection gets: accepted over TCP, the handshake unanswered.
+      await eventually(() => sockets.length === 1, 'the TCP connection');
+      await tick();
       assert.equal(connected, 0);
       controller.abort();
       await assert.rejects(result, { name: 'AbortError' });
