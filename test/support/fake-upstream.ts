@@ -48,6 +48,8 @@ export interface FakeUpstream {
   nextArrival(): Promise<ReceivedRequest>;
   /** Resolves when the response of request `n` closes (finished or cut); default the latest request. */
   closed(n?: number): Promise<void>;
+  /** Ends every open connection now and keeps listening: the next request needs a new one. */
+  closeConnections(): void;
   close(): Promise<void>;
 }
 
@@ -104,6 +106,7 @@ export async function startFakeUpstream(handle: UpstreamHandler, options: FakeUp
       if (closing === undefined) throw new Error(`request ${n} never arrived`);
       return closing;
     },
+    closeConnections: () => server.closeAllConnections(),
     async close() {
       server.closeAllConnections();
       server.close();
