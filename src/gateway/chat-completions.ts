@@ -112,6 +112,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     const dispatch = {
       requestId: ctx.requestId,
       signal: ctx.signal,
+      scheduler: deps.scheduler,
       startAttempt: trace.startAttempt, // telemetry (issue 18)
       onAttempt: (a: AttemptRecord) => {
         trace.attemptDone(a); // telemetry (issue 18)

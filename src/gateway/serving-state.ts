@@ -56,7 +56,7 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
   const bindings = new Map<string, ProviderBinding>();
   for (const [name, provider] of Object.entries(config.providers)) {
     const connection = connections.get(name);
-    bindings.set(name, createProviderBinding(provider, apiKeys.get(name), connection));
+    bindings.set(name, createProviderBinding(provider, apiKeys.get(name), connection, deps.scheduler));
     if (connection !== undefined && connectionWorthLogging(connection)) {
       deps.logger.info('upstream connection', {
         provider: name,

@@ -9,6 +9,7 @@ import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import { createAnthropicStreamTranslator, fromAnthropicResponse, toAnthropicRequest } from './anthropic-translate.ts';
 import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 import type { UpstreamTransport } from '../upstream/transport.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from '../config/provider-defaults.ts';
 import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from '../upstream/upstream-exchange.ts';
@@ -39,6 +40,8 @@ export interface AnthropicOptions {
   maxEventBytes?: number;
   /** How requests reach the upstream (../upstream/transport.ts); default the built-in fetch. */
   transport?: UpstreamTransport;
+  /** What the exchange's timers run on (../time/scheduler.ts); default the system's. */
+  scheduler?: Scheduler;
 }
 
 

@@ -18,21 +18,25 @@ import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
 import { DemoReplyKind, planDemoReply, type DemoReply } from './demo-reply.ts';
 import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
 import { DEFAULT_DEMO_DELAY_MS } from '../config/provider-defaults.ts';
+import { sleepOn, systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 interface DemoProviderOptions {
   /** Pause between streamed chunks, in milliseconds (default 0: no timers). */
   delayMs?: number;
+  /** What the pauses run on; default the system's. */
+  scheduler?: Scheduler;
 }
 
 export function createDemoProvider(options: DemoProviderOptions = {}): ChatProvider {
   const delayMs = options.delayMs ?? DEFAULT_DEMO_DELAY_MS;
+  const scheduler = options.scheduler ?? systemScheduler;
   return {
     async complete(call) {
       call.signal.throwIfAborted();
       return demoCompletion(planDemoReply(call.request), call.request.model);
     },
     stream(call) {
-      return streamDemo(call, delayMs);
+      return streamDemo(call, delayMs, scheduler);
     },
   };
 }
@@ -92,32 +96,18 @@ function demoChunks(reply: DemoReply, model: string): ChatCompletionChunk[] {
   return chunks;
 }
 
-async function* streamDemo(call: UpstreamCall, delayMs: number): AsyncGenerator<ChatCompletionChunk, void, undefined> {
+async function* streamDemo(call: UpstreamCall, delayMs: number, scheduler: Scheduler): AsyncGenerator<ChatCompletionChunk, void, undefined> {
   call.signal.throwIfAborted();
   const chunks = demoChunks(planDemoReply(call.request), call.request.model);
   for (let i = 0; i < chunks.length; i++) {
-    if (i > 0 && delayMs > 0) await pause(delayMs, call.signal);
+    // An abort ends the pause at once, with the abort's own reason.
+    if (i > 0 && delayMs > 0) await sleepOn(scheduler, delayMs, call.signal, abortReason);
     call.signal.throwIfAborted();
     yield chunks[i] as ChatCompletionChunk;
   }
 }
 
-/** Resolves after `ms`, or rejects with the abort reason as soon as `signal`
- * aborts; the timer and the listener are removed either way. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+/** What the stream throws when the caller aborts: the reason itself, as fetch does. */
+function abortReason(reason: unknown): Error {
+  return reason as Error;
 }

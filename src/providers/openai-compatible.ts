@@ -9,6 +9,7 @@ import { normalizeChunk, normalizeCompletion } from '../chat/completion-response
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 import type { UpstreamTransport } from '../upstream/transport.ts';
 import { upstreamStreamError, upstreamStreamTruncatedError } from '../upstream/upstream-errors.ts';
 import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from '../upstream/upstream-exchange.ts';
@@ -44,6 +45,8 @@ export interface OpenAICompatibleOptions {
   maxEventBytes?: number;
   /** How requests reach the upstream (../upstream/transport.ts); default the built-in fetch. */
   transport?: UpstreamTransport;
+  /** What the exchange's timers run on (../time/scheduler.ts); default the system's. */
+  scheduler?: Scheduler;
 }
 
 const DONE = '[DONE]';

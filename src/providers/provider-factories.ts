@@ -4,9 +4,11 @@
 // Each HTTP provider gets its own transport (../upstream/transport.ts): the
 // shared built-in fetch, or a node:http transport with its own keep-alive
 // agents, TLS material and egress proxy, as ./provider-connections.ts decided
-// when the serving state was built.
+// when the serving state was built. Every adapter runs its timers on the
+// gateway's scheduler (../time/scheduler.ts), given once here.
 import type { AnthropicProviderConfig, OpenAIProviderConfig, ProviderConfig } from '../config/config.ts';
 import type { ProviderBinding } from '../routing/alias-targets.ts';
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { createNodeTransport } from '../upstream/node-transport.ts';
 import { proxyHook } from '../upstream/proxy-tunnel.ts';
 import type { UpstreamTransport } from '../upstream/transport.ts';
@@ -15,10 +17,10 @@ import { createAnthropicProvider } from './anthropic.ts';
 import { createDemoProvider } from './demo.ts';
 import { createOpenAICompatibleProvider } from './openai-compatible.ts';
 
-type Factory<C extends ProviderConfig> = (config: C, apiKey: string | undefined, connection: ProviderConnection | undefined) => ProviderBinding;
+type Factory<C extends ProviderConfig> = (config: C, apiKey: string | undefined, connection: ProviderConnection | undefined, scheduler: Scheduler) => ProviderBinding;
 
 const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<ProviderConfig, { type: T }>> } = {
-  openai: (config, apiKey, connection) => ({
+  openai: (config, apiKey, connection, scheduler) => ({
     provider: createOpenAICompatibleProvider({
       baseUrl: config.baseUrl,
       ...(apiKey === undefined ? {} : { apiKey }),
@@ -26,11 +28,12 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
       headers: config.headers,
       ...deadlines(config),
       ...transportOf(config, connection),
+      scheduler,
     }),
     maxTokensParam: config.maxTokensParam,
     policy: config.policy,
   }),
-  anthropic: (config, apiKey, connection) => ({
+  anthropic: (config, apiKey, connection, scheduler) => ({
     provider: createAnthropicProvider({
       baseUrl: config.baseUrl,
       ...(apiKey === undefined ? {} : { apiKey }),
@@ -38,19 +41,25 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
       version: config.version,
       ...deadlines(config),
       ...transportOf(config, connection),
+      scheduler,
     }),
     // The adapter translates whichever field arrives into Anthropic's max_tokens.
     maxTokensParam: 'max_tokens',
     policy: config.policy,
   }),
-  demo: (config) => ({ provider: createDemoProvider({ delayMs: config.delayMs }), maxTokensParam: 'max_tokens', policy: null }),
+  demo: (config, _apiKey, _connection, scheduler) => ({ provider: createDemoProvider({ delayMs: config.delayMs, scheduler }), maxTokensParam: 'max_tokens', policy: null }),
 };
 
 /** The adapter for a checked provider config, and how the router calls it.
  * `connection`: how it reaches its upstream (resolveProviderConnections);
- * undefined: the built-in fetch, directly. */
-export function createProviderBinding(config: ProviderConfig, apiKey: string | undefined, connection?: ProviderConnection): ProviderBinding {
-  return (FACTORIES[config.type] as Factory<ProviderConfig>)(config, apiKey, connection);
+ * undefined: the built-in fetch, directly. `scheduler`: what its timers run on. */
+export function createProviderBinding(
+  config: ProviderConfig,
+  apiKey: string | undefined,
+  connection?: ProviderConnection,
+  scheduler: Scheduler = systemScheduler,
+): ProviderBinding {
+  return (FACTORIES[config.type] as Factory<ProviderConfig>)(config, apiKey, connection, scheduler);
 }
 
 /**

@@ -3,7 +3,8 @@
 // transient failures with backoff (or the upstream's Retry-After), moving to the
 // next target on failures a retry would not cure, and stopping at once on the
 // client's own errors and on abort. The decisions live in ./retry-policy.ts,
-// ./circuit-breaker.ts and ./target-order.ts; this file is the loop and the waits.
+// ./circuit-breaker.ts and ./target-order.ts; this file is the loop and the
+// waits, which run on the caller's scheduler (../time/scheduler.ts).
 //
 // Streams: retries and fallbacks happen only before the first chunk. Once a
 // target produced one, dispatchStream() resolves and the target is committed;
@@ -19,6 +20,7 @@ import { failureCauseOf, type FailureCause } from './failure-cause.ts';
 import { upstreamRetryDelay } from './retry-after.ts';
 import { backoffDelay, classifyFailure, FailureClass, type RetryPolicy } from './retry-policy.ts';
 import { orderTargets } from './target-order.ts';
+import { sleepOn, systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 export interface UpstreamTarget {
   /** Breaker key and log name, e.g. 'local/llama-3.1-8b'. */
@@ -40,10 +42,8 @@ export interface DispatchContext {
   signal: AbortSignal;
   /** [0, 1); default Math.random. Drives the target order and the jitter. */
   random?: () => number;
-  /** Waits `ms` or rejects when `signal` aborts; default a timer. */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** Epoch milliseconds, for Retry-After dates; default Date.now. */
-  now?: () => number;
+  /** The back-off waits and the clock for Retry-After dates; default the system's. */
+  scheduler?: Scheduler;
   /** Told about every attempt and every target skipped, as it happens. */
   onAttempt?(record: AttemptRecord): void;
   /** telemetry (issue 18): called as an attempt starts; the headers (traceparent) go upstream with it. */
@@ -141,8 +141,7 @@ async function dispatch<T>(
   const { signal } = ctx;
   if (signal.aborted) throw new ClientAbortError(signal.reason);
   const random = ctx.random ?? Math.random;
-  const sleep = ctx.sleep ?? abortableSleep;
-  const now = ctx.now ?? Date.now;
+  const scheduler = ctx.scheduler ?? systemScheduler;
   const report = ctx.onAttempt ?? (() => undefined);
 
   let lastFailure: unknown;
@@ -169,14 +168,15 @@ async function dispatch<T>(
           throw error;
         }
         lastFailure = error;
-        const delayMs = failure === FailureClass.Retry && n < maxAttempts ? retryDelay(error, n, target.retry, random, now()) : undefined;
+        const delayMs = failure === FailureClass.Retry && n < maxAttempts ? retryDelay(error, n, target.retry, random, scheduler.now()) : undefined;
         if (delayMs === undefined) {
           report({ ...record, outcome: AttemptOutcome.Fallback });
           break;
         }
         report({ ...record, outcome: AttemptOutcome.Retry, delayMs });
-        await sleep(delayMs, signal);
-        // A custom sleep may resolve regardless; the abort still wins.
+        // No timer for no wait (full jitter draws 0 now and then).
+        if (delayMs > 0) await sleepOn(scheduler, delayMs, signal, clientAbort);
+        // An abort just as the wait ended still wins over the next attempt.
         if (signal.aborted) throw new ClientAbortError(signal.reason);
         continue;
       }
@@ -231,23 +231,9 @@ function allTargetsOpenError(targets: readonly UpstreamTarget[]): UpstreamError 
   );
 }
 
-/** setTimeout that an abort cuts short; the timer and listener never outlive it. */
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(new ClientAbortError(signal.reason));
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new ClientAbortError(signal.reason));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+/** What a back-off wait cut short by the caller's abort throws. */
+function clientAbort(reason: unknown): Error {
+  return new ClientAbortError(reason);
 }
 
 const Relay = {

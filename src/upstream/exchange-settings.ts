@@ -1,9 +1,11 @@
 // The settings of every exchange with one upstream (./upstream-exchange.ts),
 // checked once, when the provider is built: the endpoint URL, the headers
-// (the key among them), the timers, the size limits and the transport
-// (./transport.ts). A setting that cannot work fails at startup, not per call.
+// (the key among them), the timers and the scheduler they run on, the size
+// limits and the transport (./transport.ts). A setting that cannot work fails
+// at startup, not per call.
 
 import { DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS } from '../config/provider-defaults.ts';
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { createFetchTransport } from './fetch-transport.ts';
 import type { UpstreamTransport } from './transport.ts';
 
@@ -23,6 +25,8 @@ export interface ExchangeOptions {
   maxEventBytes?: number | undefined;
   /** How requests reach the upstream; default the built-in fetch. */
   transport?: UpstreamTransport | undefined;
+  /** What the connect, first-byte, idle and total timers run on; default the system's. */
+  scheduler?: Scheduler | undefined;
 }
 
 export interface ExchangeSettings {
@@ -39,6 +43,8 @@ export interface ExchangeSettings {
   /** Largest single event of a stream. */
   maxEventBytes: number;
   transport: UpstreamTransport;
+  /** Chosen once per provider, so an exchange pays nothing to find it. */
+  scheduler: Scheduler;
 }
 
 /** `${baseUrl}/${resource}`, with or without a trailing slash on baseUrl; a
@@ -87,6 +93,7 @@ export function exchangeSettings(endpoint: string, baseHeaders: Headers, options
     maxResponseBytes: positiveInteger(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes'),
     maxEventBytes: positiveInteger(options.maxEventBytes, DEFAULT_MAX_EVENT_BYTES, 'maxEventBytes'),
     transport: options.transport ?? FETCH_TRANSPORT,
+    scheduler: options.scheduler ?? systemScheduler,
   };
 }
 

@@ -1,6 +1,7 @@
 // One HTTP exchange with an upstream, shared by the provider adapters
 // (../providers/openai-compatible.ts, ../providers/anthropic.ts): the connect,
-// first-byte, idle and total timers and the abort wiring, over whichever
+// first-byte, idle and total timers (on the provider's scheduler, so a test
+// moves them by exact amounts) and the abort wiring, over whichever
 // transport the provider uses (./transport.ts). The settings are checked once
 // in ./exchange-settings.ts; the bounded reads of the body and its events are
 // in ./bounded-reads.ts; what a failure means for the client is decided in
@@ -11,6 +12,7 @@ import { readBodyBounded, readErrorDetail, readEventStream, type EventReads } fr
 import { Abort, abortError, explainExchangeFailure, Phase } from './exchange-failure.ts';
 import type { ExchangeSettings } from './exchange-settings.ts';
 import type { UpstreamCall } from './provider.ts';
+import type { Timer } from '../time/scheduler.ts';
 import { ConnectObservation, type UpstreamBody, type UpstreamResponse } from './transport.ts';
 import { badUpstreamResponseError, ClientAbortError, upstreamHttpError } from './upstream-errors.ts';
 
@@ -42,10 +44,11 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
   let abort: Abort = Abort.None;
   let phase: Phase = Phase.Connecting;
   let connected = false;
-  let connectTimer: NodeJS.Timeout | undefined;
-  let firstByteTimer: NodeJS.Timeout | undefined;
-  let idleTimer: NodeJS.Timeout | undefined;
-  let totalTimer: NodeJS.Timeout | undefined;
+  const { scheduler } = settings;
+  let connectTimer: Timer | undefined;
+  let firstByteTimer: Timer | undefined;
+  let idleTimer: Timer | undefined;
+  let totalTimer: Timer | undefined;
   /** True only while a body chunk is awaited: a consumer that is slow to
    * take the next chunk (backpressure from the client) is not the upstream's fault. */
   let awaitingBytes = false;
@@ -65,13 +68,13 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
   if (call.signal.aborted) abort = Abort.Client;
   else {
     call.signal.addEventListener('abort', onCallerAbort, { once: true });
-    totalTimer = setTimeout(() => abortFor(Abort.TotalTimeout), settings.timeoutMs);
-    firstByteTimer = setTimeout(() => abortFor(Abort.FirstByteTimeout), settings.firstByteTimeoutMs);
+    totalTimer = scheduler.setTimeout(() => abortFor(Abort.TotalTimeout), settings.timeoutMs);
+    firstByteTimer = scheduler.setTimeout(() => abortFor(Abort.FirstByteTimeout), settings.firstByteTimeoutMs);
   }
 
   const onConnected = (): void => {
     connected = true;
-    clearTimeout(connectTimer);
+    scheduler.clearTimer(connectTimer);
   };
 
   async function send(body: string): Promise<UpstreamResponse> {
@@ -89,12 +92,12 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
     // phase can be observed; otherwise the first-byte timer bounds it.
     const connectTimeoutMs = settings.connectTimeoutMs;
     if (connectTimeoutMs !== undefined && sent.connect === ConnectObservation.Observed && !connected && abort === Abort.None) {
-      connectTimer = setTimeout(() => abortFor(Abort.ConnectTimeout), connectTimeoutMs);
+      connectTimer = scheduler.setTimeout(() => abortFor(Abort.ConnectTimeout), connectTimeoutMs);
     }
     const response = await sent.response;
     phase = Phase.Reading;
-    clearTimeout(connectTimer);
-    clearTimeout(firstByteTimer);
+    scheduler.clearTimer(connectTimer);
+    scheduler.clearTimer(firstByteTimer);
     if (response.status >= 200 && response.status <= 299) return response;
 
     // A 3xx too: redirects are never followed (the body, and the key, would go elsewhere).
@@ -114,13 +117,13 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
   async function readBytes(body: UpstreamBody): Promise<Uint8Array | undefined> {
     awaitingBytes = true;
     // One timer per exchange, re-armed per read (refresh() restarts it even after it fired).
-    if (idleTimer === undefined) idleTimer = setTimeout(onIdle, settings.idleTimeoutMs);
+    if (idleTimer === undefined) idleTimer = scheduler.setTimeout(onIdle, settings.idleTimeoutMs);
     else idleTimer.refresh();
     try {
       const chunk = await body.read();
       if (chunk !== undefined) return chunk;
       finished = true;
-      clearTimeout(idleTimer);
+      scheduler.clearTimer(idleTimer);
       return undefined;
     } finally {
       awaitingBytes = false;
@@ -134,10 +137,10 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
   }
 
   function close(): void {
-    clearTimeout(connectTimer);
-    clearTimeout(firstByteTimer);
-    clearTimeout(idleTimer);
-    clearTimeout(totalTimer);
+    scheduler.clearTimer(connectTimer);
+    scheduler.clearTimer(firstByteTimer);
+    scheduler.clearTimer(idleTimer);
+    scheduler.clearTimer(totalTimer);
     call.signal.removeEventListener('abort', onCallerAbort);
     // Once the body was read to its end there is nothing to free; otherwise
     // the abort frees the socket (a consumer that stopped early, or an error mid-body).

@@ -4,13 +4,13 @@
 // address rewritten to a fake Azure on loopback (./azure-fake.ts), serves every
 // alias it defines, non-stream and stream.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { runCheckConfigCommand } from '../../src/cli/check-config-command.ts';
 import { repositoryRoot } from '../support/repository-root.ts';
+import { tempDir } from '../support/temp-dir.ts';
 import { API_VERSION, azure, AZURE_KEY, violations } from './azure-fake.ts';
 import { postChat, sseData, startFakeUpstream, startGateway, type FakeUpstream } from './harness.ts';
 
@@ -23,7 +23,7 @@ let credentials: string;
 let upstream: FakeUpstream;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'portcullis-azure-examples-'));
+  dir = tempDir('azure-examples');
   credentials = join(dir, 'credentials');
   mkdirSync(credentials);
   writeFileSync(join(credentials, 'azure-openai-key'), `${AZURE_KEY}\n`);
@@ -31,7 +31,6 @@ before(async () => {
 });
 after(async () => {
   await upstream?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** The ```json blocks of docs/config.md's "## Azure OpenAI" section. */

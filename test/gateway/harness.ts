@@ -1,7 +1,7 @@
 // Integration harness: the real gateway on 127.0.0.1 port 0, a fake upstream
 // on port 0, a temp data directory with one live key. Nothing leaves loopback.
 import { mkdtempSync, rmSync } from 'node:fs';
-import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import http, { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import type { Limiter } from '../../src/limits/limiter.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { Scheduler } from '../../src/time/scheduler.ts';
+import { startFakeUpstream as startSharedUpstream } from '../support/fake-upstream.ts';
 
 export interface UpstreamRequest {
   method: string;
@@ -24,6 +25,7 @@ export interface UpstreamRequest {
   body: unknown;
 }
 
+/** The shared fake upstream (../support/fake-upstream.ts) seen as the gateway tests use it: the requests with their JSON bodies parsed. */
 export interface FakeUpstream {
   baseUrl: string;
   requests: UpstreamRequest[];
@@ -35,35 +37,21 @@ export interface FakeUpstream {
 
 export async function startFakeUpstream(handle: FakeUpstream['handle']): Promise<FakeUpstream> {
   let markAborted: () => void = () => {};
-  const upstream: FakeUpstream = {
-    baseUrl: '',
-    requests: [],
-    aborted: new Promise<void>((resolve) => {
-      markAborted = resolve;
-    }),
-    handle,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-  const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(parts).toString('utf8');
-      const record: UpstreamRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: text === '' ? undefined : JSON.parse(text) };
-      upstream.requests.push(record);
-      res.on('close', () => {
-        if (!res.writableFinished) markAborted();
-      });
-      void upstream.handle(record, res);
-    });
+  const aborted = new Promise<void>((resolve) => {
+    markAborted = resolve;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  upstream.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  return upstream;
+  const view: FakeUpstream = { baseUrl: '', requests: [], aborted, handle, close: () => Promise.resolve() };
+  const shared = await startSharedUpstream((_req, res, received) => {
+    const record: UpstreamRequest = { method: received.method, url: received.url, headers: received.headers, body: received.text === '' ? undefined : JSON.parse(received.text) };
+    view.requests.push(record);
+    res.on('close', () => {
+      if (!res.writableFinished) markAborted();
+    });
+    return view.handle(record, res);
+  });
+  view.baseUrl = shared.baseUrl;
+  view.close = () => shared.close();
+  return view;
 }
 
 export interface TestGateway {

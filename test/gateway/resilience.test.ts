@@ -1,10 +1,16 @@
-// Issue 3 through the real gateway: retries, fallbacks, breakers, timeouts,
-// service-auto routing and per-key usage, against fake upstreams on loopback.
+// Retries, fallbacks, breakers, timeouts, service-auto routing and per-key
+// usage through the real gateway, against fake upstreams on loopback. The
+// gateway runs on a ManualScheduler: a timeout or a Retry-After wait happens
+// when the test moves time, at its exact deadline, never because the machine
+// was slow.
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { eventually } from '../support/eventually.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
+import { tracked } from '../support/settled.ts';
 import { postChat, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 
 const completion = (content: string) => ({
@@ -24,12 +30,18 @@ const hi = (model: string, extra: Record<string, unknown> = {}) => ({ model, mes
 let primary: FakeUpstream;
 let backup: FakeUpstream;
 let gw: TestGateway;
-const fast = { retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0, maxRetryAfterMs: 2000 }, firstByteTimeoutMs: 300, idleTimeoutMs: 300 };
+const scheduler = new ManualScheduler();
+// Different deadlines, so that the test can tell which timer is armed.
+const fast = { retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0, maxRetryAfterMs: 2000 }, firstByteTimeoutMs: 300, idleTimeoutMs: 400 };
+
+/** Waits until a timer of `ms` is armed on the gateway's scheduler (the deadlines it asserts are counted from there). */
+const armed = (ms: number, what: string): Promise<void> => eventually(() => scheduler.pending().includes(ms), what);
 
 before(async () => {
   primary = await startFakeUpstream(() => {});
   backup = await startFakeUpstream(() => {});
   gw = await startGateway({
+    scheduler,
     configValue: {
       providers: {
         primary: { type: 'openai', baseUrl: primary.baseUrl, ...fast, circuitBreaker: { failureThreshold: 1000 } },
@@ -69,13 +81,16 @@ describe('retries and fallbacks', () => {
     assert.equal(backup.requests.length, 0);
   });
 
-  test('429 with a short Retry-After is waited out', async () => {
+  test('429 with a short Retry-After is waited out, exactly', async () => {
     let n = 0;
     primary.handle = (_r, res) => (n++ === 0 ? json(res, 429, { error: { message: 'slow down' } }, { 'retry-after': '1' }) : json(res, 200, completion('after wait')));
-    const started = Date.now();
-    const res = await postChat(gw, hi('service-ha'));
-    assert.equal(res.status, 200);
-    assert.ok(Date.now() - started >= 900, `waited ${Date.now() - started} ms`);
+    const res = tracked(postChat(gw, hi('service-ha')));
+    await armed(1000, 'the Retry-After wait');
+    await scheduler.advance(999);
+    assert.equal(primary.requests.length, 1);
+    await scheduler.advance(1);
+    assert.equal((await res.promise).status, 200);
+    assert.equal(((await res.promise).json() as { choices: [{ message: { content: string } }] }).choices[0].message.content, 'after wait');
     assert.equal(primary.requests.length, 2);
   });
 
@@ -103,23 +118,37 @@ describe('retries and fallbacks', () => {
     backup.handle = (_r, res) => json(res, 429, { error: { message: 'busy' } }, { 'retry-after': '120' });
     const res = await postChat(gw, hi('service-ha'));
     assert.equal(res.status, 429);
-    assert.ok(res.headers['retry-after'] !== undefined);
-    assert.equal((res.json() as { error: { code: string } }).error.code, 'rate_limit_exceeded');
+    assert.equal(res.headers['retry-after'], '120');
+    assert.deepEqual(res.json(), {
+      error: { message: 'The upstream provider is rate limiting requests; retry after a pause.', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' },
+    });
+    // A wait longer than maxRetryAfterMs is not waited out: one attempt each.
+    assert.equal(primary.requests.length, 1);
+    assert.equal(backup.requests.length, 1);
   });
 
   test('an upstream 400 is not retried nor sent to the backup', async () => {
     primary.handle = (_r, res) => json(res, 400, { error: { message: 'bad input', type: 'invalid_request_error' } });
     const res = await postChat(gw, hi('service-ha'));
     assert.equal(res.status, 400);
+    assert.deepEqual(res.json(), { error: { message: 'bad input', type: 'invalid_request_error', param: null, code: null } });
     assert.equal(primary.requests.length, 1);
     assert.equal(backup.requests.length, 0);
   });
 
-  test('a primary that hangs before the first byte times out and the backup answers', async () => {
+  test('a primary that hangs before the first byte times out at firstByteTimeoutMs and the backup answers', async () => {
     primary.handle = () => {};
     backup.handle = (_r, res) => json(res, 200, completion('backup after timeout'));
-    const res = await postChat(gw, hi('service-ha'));
-    assert.equal(res.status, 200);
+    const res = tracked(postChat(gw, hi('service-ha')));
+    await eventually(() => primary.requests.length === 1, 'the request at the primary');
+    await scheduler.advance(299);
+    assert.equal(backup.requests.length, 0);
+    assert.equal(res.settled, false);
+    await scheduler.advance(1);
+    assert.equal((await res.promise).status, 200);
+    assert.equal(((await res.promise).json() as { choices: [{ message: { content: string } }] }).choices[0].message.content, 'backup after timeout');
+    // One attempt: a timeout before the first byte is not retried on the same target.
+    assert.equal(primary.requests.length, 1);
     assert.equal(backup.requests.length, 1);
   });
 
@@ -128,11 +157,19 @@ describe('retries and fallbacks', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hel' }, finish_reason: null }] })}\n\n`);
     };
-    const res = await postChat(gw, hi('service-ha', { stream: true }));
+    const pending = tracked(postChat(gw, hi('service-ha', { stream: true })));
+    await armed(400, 'the idle timer, once the first chunk is relayed');
+    await scheduler.advance(399);
+    assert.equal(pending.settled, false);
+    await scheduler.advance(1);
+    const res = await pending.promise;
     assert.equal(res.status, 200);
     const data = sseData(res.text);
     assert.equal(data.length, 2);
-    assert.equal((JSON.parse(data[1]!) as { error: { code: string } }).error.code, 'upstream_timeout');
+    assert.deepEqual(JSON.parse(data[1]!), {
+      error: { message: 'The upstream stream stalled: no data for 400 ms.', type: 'server_error', param: null, code: 'upstream_timeout' },
+    });
+    assert.equal(primary.requests.length, 1);
     assert.equal(backup.requests.length, 0);
   });
 
@@ -211,7 +248,8 @@ test('usage is accounted per key, streamed completions included, and flushed to 
 });
 
 async function usageOf(g: TestGateway): Promise<{ requests: number; promptTokens: number; completionTokens: number; cachedTokens: number; errors: number }> {
-  await new Promise((r) => setTimeout(r, 20)); // let the last response's close event record
+  // Usage is recorded as each response closes on the gateway's side, which may follow the client's end of it.
+  await eventually(() => g.gateway.inFlight === 0, 'the responses closed on the gateway');
   await g.flushUsage();
   try {
     const file = JSON.parse(readFileSync(path.join(g.dataDir, 'usage.json'), 'utf8')) as { keys: Record<string, { totals: never }> };

@@ -2,20 +2,17 @@
 // settings from the config: a fake HTTPS upstream signed by a private test CA
 // that requires a client certificate, reached through the real server on port 0.
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { ConfigError } from '../../src/config/config.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { resolveProviderConnections } from '../../src/providers/provider-connections.ts';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { createTestPki, type TestPki } from '../tls/test-pki.ts';
 import { openStream, postChat, sseData, startGateway, type TestGateway } from './harness.ts';
 
 let pki: TestPki;
-let upstream: https.Server;
-let upstreamUrl = '';
+let upstream: FakeUpstream;
 const seen: Array<{ path: string | undefined; auth: string | undefined; client: string; body: Record<string, unknown> }> = [];
 let gw: TestGateway;
 
@@ -36,7 +33,7 @@ function providerConfig(tls: Record<string, unknown>): Record<string, unknown> {
     providers: {
       secure: {
         type: 'openai',
-        baseUrl: upstreamUrl,
+        baseUrl: upstream.baseUrl,
         apiKeyEnv: 'FAKE_UPSTREAM_KEY',
         transport: 'node',
         tls,
@@ -51,33 +48,25 @@ function providerConfig(tls: Record<string, unknown>): Record<string, unknown> {
 before(async () => {
   pki = createTestPki();
   const server = pki.server('upstream');
-  upstream = https.createServer({ cert: server.cert, key: server.key, ca: pki.ca, requestCert: true, rejectUnauthorized: true }, (req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>;
-      seen.push({ path: req.url, auth: req.headers.authorization, client: String((req.socket as TLSSocket).getPeerCertificate().subject?.CN), body });
-      if (body['stream'] === true) {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.end(`${chunk('Over ')}${chunk('mutual TLS.')}${chunk('', 'stop')}data: [DONE]\n\n`);
-      } else {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(completion));
-      }
-    });
-  });
-  upstream.on('tlsClientError', () => undefined);
-  upstream.listen(0, '127.0.0.1');
-  await once(upstream, 'listening');
-  upstreamUrl = `https://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+  const tls = { cert: server.cert, key: server.key, ca: pki.ca, requestCert: true, rejectUnauthorized: true };
+  upstream = await startFakeUpstream((req, res, received) => {
+    const body = JSON.parse(received.text) as Record<string, unknown>;
+    seen.push({ path: req.url, auth: req.headers.authorization, client: String((req.socket as TLSSocket).getPeerCertificate().subject?.CN), body });
+    if (body['stream'] === true) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`${chunk('Over ')}${chunk('mutual TLS.')}${chunk('', 'stop')}data: [DONE]\n\n`);
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(completion));
+    }
+  }, { tls });
   const client = pki.client('gateway', 'portcullis-gateway');
   gw = await startGateway({ configValue: providerConfig({ caFile: pki.caFile, certFile: client.certFile, keyFile: client.keyFile }) });
 });
 
 after(async () => {
   await gw.close();
-  upstream.closeAllConnections();
-  upstream.close();
+  await upstream.close();
   pki.cleanup();
 });
 

@@ -3,10 +3,8 @@
 // Each bad body below is one the adapter used to send (issue 16) or one that
 // breaks another documented constraint; the good one must pass.
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
+import { startFakeUpstream } from '../support/fake-upstream.ts';
 import { anthropicRequestViolation, refuseLikeAnthropic } from './anthropic-constraints.ts';
 
 type Body = Record<string, unknown>;
@@ -114,18 +112,12 @@ describe('the constraints of the fake Anthropic upstreams', () => {
   }
 
   test('refuseLikeAnthropic answers 400 with Anthropic error body, and lets a good request through', async () => {
-    const server = createServer((req, res) => {
-      const parts: Buffer[] = [];
-      req.on('data', (c: Buffer) => parts.push(c));
-      req.on('end', () => {
-        if (refuseLikeAnthropic(res, Buffer.concat(parts).toString('utf8'))) return;
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('{}');
-      });
+    const server = await startFakeUpstream((_req, res, received) => {
+      if (refuseLikeAnthropic(res, received.text)) return;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
     });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/messages`;
+    const url = `${server.baseUrl}/messages`;
     try {
       const bad = await fetch(url, { method: 'POST', body: JSON.stringify(withBody({ stop_sequences: ['\n'] })) });
       assert.equal(bad.status, 400);
@@ -134,8 +126,7 @@ describe('the constraints of the fake Anthropic upstreams', () => {
       assert.equal(good.status, 200);
       await good.text();
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await server.close();
     }
   });
 });

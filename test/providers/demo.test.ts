@@ -12,6 +12,9 @@ import {
 import { pumpEventStream, type EventSink } from '../../src/gateway/event-stream-pump.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ToolDefinition } from '../../src/chat/types.ts';
 import type { UpstreamCall } from '../../src/upstream/provider.ts';
+import { collect } from '../support/collect.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
+import { tracked } from '../support/settled.ts';
 
 const NOTICE = 'Portcullis demo provider (not a language model).';
 
@@ -57,12 +60,6 @@ function pinned(completion: ChatCompletion): ChatCompletion {
     },
   }));
   return { ...completion, id: 'ID', created: 0, choices };
-}
-
-async function collect(iterable: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
-  const chunks: ChatCompletionChunk[] = [];
-  for await (const chunk of iterable) chunks.push(chunk);
-  return chunks;
 }
 
 function pinChunks(chunks: ChatCompletionChunk[]): ChatCompletionChunk[] {
@@ -409,26 +406,35 @@ test('abort mid-stream without delay stops before the next chunk', async () => {
 });
 
 test('abort during a delay rejects at once and clears the timer', async () => {
-  const provider = createDemoProvider({ delayMs: 10_000 });
+  const scheduler = new ManualScheduler();
+  const provider = createDemoProvider({ delayMs: 10_000, scheduler });
   const controller = new AbortController();
   const reason = new Error('stop');
   const iterator = provider.stream(call({}, controller.signal))[Symbol.asyncIterator]();
   const first = await iterator.next();
   assert.equal(first.done, false);
-  const started = Date.now();
   const pending = iterator.next();
-  setTimeout(() => controller.abort(reason), 5);
+  await scheduler.advance(5);
+  assert.deepEqual(scheduler.pending(), [9995]);
+  controller.abort(reason);
   await assert.rejects(pending, (err: unknown) => err === reason);
-  assert.ok(Date.now() - started < 1000);
-  // The test process would stay alive for 10 s if the timer were left behind.
+  assert.deepEqual(scheduler.pending(), []);
 });
 
-test('delayMs paces the chunks', async () => {
-  const provider = createDemoProvider({ delayMs: 5 });
-  const started = Date.now();
-  const chunks = await collect(provider.stream(call({ max_tokens: 2 })));
-  assert.equal(chunks.length, 5);
-  assert.ok(Date.now() - started >= 4 * 5 - 2);
+test('delayMs paces the chunks: each after exactly delayMs', async () => {
+  const scheduler = new ManualScheduler();
+  const provider = createDemoProvider({ delayMs: 5, scheduler });
+  const iterator = provider.stream(call({ max_tokens: 2 }))[Symbol.asyncIterator]();
+  assert.equal((await iterator.next()).done, false);
+  for (let i = 1; i < 5; i++) {
+    const next = tracked(iterator.next());
+    await scheduler.advance(4);
+    assert.equal(next.settled, false, `chunk ${i + 1} before 5 ms`);
+    await scheduler.advance(1);
+    assert.equal((await next.promise).done, false, `chunk ${i + 1}`);
+  }
+  assert.equal((await iterator.next()).done, true);
+  assert.equal(scheduler.elapsedMs, 4 * 5);
 });
 
 test('splitWords and splitArguments keep every character', () => {
@@ -454,13 +460,15 @@ test('planDemoReply: without a max field the (short) reply is never cut', () => 
 });
 
 test('abort between chunks with a delay rejects the next pull at once', async () => {
-  const provider = createDemoProvider({ delayMs: 10_000 });
+  const scheduler = new ManualScheduler();
+  const provider = createDemoProvider({ delayMs: 10_000, scheduler });
   const controller = new AbortController();
   const reason = new Error('stop');
   const iterator = provider.stream(call({}, controller.signal))[Symbol.asyncIterator]();
   assert.equal((await iterator.next()).done, false);
   controller.abort(reason);
-  const started = Date.now();
+  // No time passes: the pull does not wait out the delay.
   await assert.rejects(iterator.next(), (err: unknown) => err === reason);
-  assert.ok(Date.now() - started < 1000);
+  assert.equal(scheduler.elapsedMs, 0);
+  assert.deepEqual(scheduler.pending(), []);
 });

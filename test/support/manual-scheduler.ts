@@ -53,6 +53,10 @@ export class ManualScheduler implements Scheduler {
   constructor(options: ManualSchedulerOptions = {}) {
     this.#nowMs = options.startMs ?? Date.UTC(2026, 0, 1);
     this.#originMs = this.#nowMs;
+    // The gateway takes the clock off its scheduler (`const clock = scheduler.now`),
+    // which works for the system scheduler's functions; these must work detached too.
+    this.now = this.now.bind(this);
+    this.monotonic = this.monotonic.bind(this);
   }
 
   now(): number {

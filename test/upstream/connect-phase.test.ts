@@ -1,39 +1,31 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { ConnectState, watchConnectPhase } from '../../src/upstream/connect-phase.ts';
+import { eventually } from '../support/eventually.ts';
+import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 
-let server: Server;
+let upstream: FakeUpstream;
 let port = 0;
 
 before(async () => {
-  server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (req.url === '/moved') {
-        res.writeHead(307, { location: '/a' });
-        res.end();
-      } else res.end('ok');
-    });
+  upstream = await startFakeUpstream((req, res) => {
+    if (req.url === '/moved') {
+      res.writeHead(307, { location: '/a' });
+      res.end();
+    } else res.end('ok');
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  port = (server.address() as AddressInfo).port;
+  port = upstream.port;
 });
 
-after(async () => {
-  server.closeAllConnections();
-  server.close();
-  await once(server, 'close');
-});
+after(() => upstream.close());
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('watchConnectPhase', () => {
   test('a fresh connection: Connecting, then onConnected once, before the response', async () => {
-    server.closeAllConnections();
+    upstream.closeConnections();
     await tick();
     const events: string[] = [];
     const { result, state } = watchConnectPhase(
@@ -75,7 +67,9 @@ describe('watchConnectPhase', () => {
         () => connected++,
       );
       assert.equal(state, ConnectState.Connecting);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // As far as the connection gets: accepted over TCP, the handshake unanswered.
+      await eventually(() => sockets.length === 1, 'the TCP connection');
+      await tick();
       assert.equal(connected, 0);
       controller.abort();
       await assert.rejects(result, { name: 'AbortError' });

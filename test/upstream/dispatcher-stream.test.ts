@@ -1,3 +1,6 @@
+// dispatchStream against fake upstreams: retries and fallbacks before the
+// first chunk, a committed stream after it, the caller leaving. The timeouts
+// and back-offs a test is about run on a ManualScheduler, asserted exactly.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { ChatCompletionChunk } from '../../src/chat/types.ts';
@@ -5,86 +8,56 @@ import { ApiError } from '../../src/errors/api-error.ts';
 import type { ChatProvider } from '../../src/upstream/provider.ts';
 import { isClientAbort, upstreamStreamTruncatedError } from '../../src/upstream/upstream-errors.ts';
 import { createCircuitBreaker } from '../../src/upstream/circuit-breaker.ts';
-import { dispatchStream, type AttemptRecord, type DispatchContext } from '../../src/upstream/dispatcher.ts';
+import { dispatchStream, type AttemptRecord } from '../../src/upstream/dispatcher.ts';
+import { collect } from '../support/collect.ts';
+import { eventually } from '../support/eventually.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
+import { tracked } from '../support/settled.ts';
+import type { UpstreamHandler } from '../support/fake-upstream.ts';
 import {
   addressOf,
+  backOff,
   chunkEvent,
+  context,
   errorStatus,
   hang,
-  manualClock,
   rejection,
+  sequence,
   startEventStream,
-  startFakeUpstream,
   streamOf,
   target,
-  type FakeUpstream,
-  type UpstreamBehaviour,
-} from './fake-upstream.ts';
+  upstreamPool,
+} from './dispatch-fixtures.ts';
 
-const upstreams: FakeUpstream[] = [];
-async function upstream(behaviour: UpstreamBehaviour): Promise<FakeUpstream> {
-  const started = await startFakeUpstream(behaviour);
-  upstreams.push(started);
-  return started;
-}
-after(async () => {
-  for (const started of upstreams) await started.close();
-});
-
-function context(records: AttemptRecord[] = [], extra: Partial<DispatchContext> = {}): DispatchContext {
-  return {
-    requestId: 'req_stream',
-    signal: new AbortController().signal,
-    random: () => 0.5,
-    onAttempt: (record) => records.push(record),
-    ...extra,
-  };
-}
-
-function sequence(...steps: UpstreamBehaviour[]): UpstreamBehaviour {
-  return (n, req, res) => (steps[Math.min(n, steps.length) - 1] as UpstreamBehaviour)(n, req, res);
-}
+const pool = upstreamPool();
+after(() => pool.closeAll());
 
 function texts(chunks: ChatCompletionChunk[]): string[] {
   return chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '');
 }
 
-async function collect(stream: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
-  const out: ChatCompletionChunk[] = [];
-  for await (const chunk of stream) out.push(chunk);
-  return out;
-}
-
-/** Reads until the stream throws; returns what arrived and the error. */
-async function collectUntilError(stream: AsyncIterable<ChatCompletionChunk>): Promise<{ chunks: ChatCompletionChunk[]; error: unknown }> {
-  const chunks: ChatCompletionChunk[] = [];
-  try {
-    for await (const chunk of stream) chunks.push(chunk);
-  } catch (error) {
-    return { chunks, error };
-  }
-  throw new Error('expected the stream to fail');
-}
-
-const firstChunkOnly = (content: string): UpstreamBehaviour => (_n, _req, res) => {
+const firstChunkOnly = (content: string): UpstreamHandler => (_req, res) => {
   startEventStream(res);
   res.write(chunkEvent(content));
 };
 
 describe('dispatchStream before the first chunk', () => {
-  test('fail then succeed: a 503 is retried, the stream comes whole', async () => {
-    const a = await upstream(sequence(errorStatus(503), streamOf('Hel', 'lo')));
+  test('fail then succeed: a 503 is retried after the back-off, the stream comes whole', async () => {
+    const a = await pool.start(sequence(errorStatus(503), streamOf('Hel', 'lo')));
+    const scheduler = new ManualScheduler();
     const records: AttemptRecord[] = [];
-    const { stream, target: chosen } = await dispatchStream([target('a', a.baseUrl)], context(records));
+    const pending = dispatchStream([target('a', a.baseUrl, { scheduler })], context(records, { scheduler }));
+    await backOff(scheduler, 2, a);
+    const { stream, target: chosen } = await pending;
     assert.equal(chosen.id, 'a');
     assert.deepEqual(texts(await collect(stream)), ['Hel', 'lo', '']);
     assert.deepEqual(records.map((r) => `${r.outcome}:${r.status ?? ''}`), ['retry:502', 'ok:']);
-    assert.equal(a.requests, 2);
+    assert.equal(a.count, 2);
   });
 
   test('a stream that ends before its first chunk is retried', async () => {
-    const a = await upstream(
-      sequence((_n, _req, res) => {
+    const a = await pool.start(
+      sequence((_req, res) => {
         startEventStream(res);
         res.end();
       }, streamOf('ok')),
@@ -104,11 +77,11 @@ describe('dispatchStream before the first chunk', () => {
   });
 
   test('malformed SSE (a data line that is not JSON) falls back to the next target', async () => {
-    const a = await upstream((_n, _req, res) => {
+    const a = await pool.start((_req, res) => {
       startEventStream(res);
       res.end('data: {"choices": [oops\n\ndata: [DONE]\n\n');
     });
-    const b = await upstream(streamOf('from b'));
+    const b = await pool.start(streamOf('from b'));
     const records: AttemptRecord[] = [];
     const { stream, target: chosen } = await dispatchStream([target('a', a.baseUrl), target('b', b.baseUrl, { priority: 1 })], context(records));
     assert.equal(chosen.id, 'b');
@@ -121,11 +94,11 @@ describe('dispatchStream before the first chunk', () => {
       code: 'bad_upstream_response',
       cause: { kind: 'bad_response', detail: 'bad_upstream_response', address: addressOf(a) },
     });
-    assert.equal(a.requests, 1);
+    assert.equal(a.count, 1);
   });
 
   test('malformed SSE on the only target is a 502 for the client', async () => {
-    const a = await upstream((_n, _req, res) => {
+    const a = await pool.start((_req, res) => {
       startEventStream(res);
       res.end('data: not json\n\n');
     });
@@ -136,28 +109,41 @@ describe('dispatchStream before the first chunk', () => {
     });
   });
 
-  test('a hang before the first byte times out and falls back', async () => {
-    const a = await upstream(hang);
-    const b = await upstream(streamOf('b'));
-    const { stream, target: chosen } = await dispatchStream(
-      [target('a', a.baseUrl, { provider: { firstByteTimeoutMs: 100 } }), target('b', b.baseUrl, { priority: 1 })],
-      context(),
+  test('a hang before the first byte times out at firstByteTimeoutMs and falls back', async () => {
+    const a = await pool.start(hang);
+    const b = await pool.start(streamOf('b'));
+    const scheduler = new ManualScheduler();
+    const pending = dispatchStream(
+      [target('a', a.baseUrl, { scheduler, provider: { firstByteTimeoutMs: 100 } }), target('b', b.baseUrl, { scheduler, priority: 1 })],
+      context([], { scheduler }),
     );
+    await a.arrived(1);
+    await scheduler.advance(99);
+    assert.equal(b.count, 0);
+    await scheduler.advance(1);
+    const { stream, target: chosen } = await pending;
     assert.equal(chosen.id, 'b');
     assert.deepEqual(texts(await collect(stream)), ['b', '']);
-    assert.equal(a.requests, 1);
+    assert.equal(a.count, 1);
     await a.closed(1);
   });
 
-  test('headers then silence before any chunk: idle timeout, fallback', async () => {
-    const a = await upstream((_n, _req, res) => startEventStream(res));
-    const b = await upstream(streamOf('b'));
+  test('headers then silence before any chunk: idle timeout at idleTimeoutMs, fallback', async () => {
+    const a = await pool.start((_req, res) => startEventStream(res));
+    const b = await pool.start(streamOf('b'));
+    const scheduler = new ManualScheduler();
     const records: AttemptRecord[] = [];
-    const { target: chosen, stream } = await dispatchStream(
-      [target('a', a.baseUrl, { provider: { idleTimeoutMs: 100 } }), target('b', b.baseUrl, { priority: 1 })],
-      context(records),
+    const pending = dispatchStream(
+      [target('a', a.baseUrl, { scheduler, provider: { idleTimeoutMs: 100 } }), target('b', b.baseUrl, { scheduler, priority: 1 })],
+      context(records, { scheduler }),
     );
-    await collect(stream);
+    // The idle clock starts with the first read of the body, once the headers came.
+    await eventually(() => scheduler.pending()[0] === 100, 'the idle timer');
+    await scheduler.advance(99);
+    assert.equal(b.count, 0);
+    await scheduler.advance(1);
+    const { target: chosen, stream } = await pending;
+    assert.deepEqual(texts(await collect(stream)), ['b', '']);
     assert.equal(chosen.id, 'b');
     assert.deepEqual(records[0], {
       targetId: 'a',
@@ -170,14 +156,14 @@ describe('dispatchStream before the first chunk', () => {
   });
 
   test('an empty stream ([DONE] only) resolves and yields nothing; the breaker learns success', async () => {
-    const a = await upstream((_n, _req, res) => {
+    const a = await pool.start((_req, res) => {
       startEventStream(res);
       res.end('data: [DONE]\n\n');
     });
-    const clock = manualClock();
-    const breaker = createCircuitBreaker({ failureThreshold: 1, openMs: 10 }, clock.now);
+    const scheduler = new ManualScheduler();
+    const breaker = createCircuitBreaker({ failureThreshold: 1, openMs: 10 }, scheduler.now);
     breaker.onFailure();
-    clock.advance(10);
+    await scheduler.advance(10);
     const { stream } = await dispatchStream([target('a', a.baseUrl, { breaker })], context());
     assert.equal(breaker.state(), 'closed');
     assert.deepEqual(await collect(stream), []);
@@ -186,45 +172,55 @@ describe('dispatchStream before the first chunk', () => {
 
 describe('dispatchStream after the first chunk', () => {
   test('a stall mid-stream is an idle timeout for the caller, never retried; the breaker counts it', async () => {
-    const a = await upstream(firstChunkOnly('only this'));
-    const b = await upstream(streamOf('never'));
-    const breaker = createCircuitBreaker({ failureThreshold: 1 });
+    const a = await pool.start(firstChunkOnly('only this'));
+    const b = await pool.start(streamOf('never'));
+    const scheduler = new ManualScheduler();
+    const breaker = createCircuitBreaker({ failureThreshold: 1 }, scheduler.now);
     const { stream, target: chosen } = await dispatchStream(
-      [target('a', a.baseUrl, { breaker, provider: { idleTimeoutMs: 150 } }), target('b', b.baseUrl, { priority: 1 })],
-      context(),
+      [target('a', a.baseUrl, { scheduler, breaker, provider: { idleTimeoutMs: 150 } }), target('b', b.baseUrl, { scheduler, priority: 1 })],
+      context([], { scheduler }),
     );
     assert.equal(chosen.id, 'a');
-    const started = performance.now();
-    const { chunks, error } = await collectUntilError(stream);
-    assert.ok(performance.now() - started < 1500);
-    assert.deepEqual(texts(chunks), ['only this']);
+    const iterator = stream[Symbol.asyncIterator]();
+    assert.deepEqual(texts([(await iterator.next()).value as ChatCompletionChunk]), ['only this']);
+    const next = tracked(rejection(iterator.next()));
+    await scheduler.advance(149);
+    assert.equal(next.settled, false);
+    await scheduler.advance(1);
+    const error = await next.promise;
     assert.ok(error instanceof ApiError);
     assert.deepEqual(error.toBody(), {
       error: { message: 'The upstream stream stalled: no data for 150 ms.', type: 'server_error', param: null, code: 'upstream_timeout' },
     });
-    assert.equal(a.requests, 1);
-    assert.equal(b.requests, 0);
+    assert.equal(a.count, 1);
+    assert.equal(b.count, 0);
     assert.equal(breaker.state(), 'open');
     await a.closed(1);
   });
 
   test('a cut after the first chunk reaches the caller unchanged', async () => {
-    const a = await upstream(async (_n, req, res) => {
+    let cutNow: () => void = () => undefined;
+    const cut = new Promise<void>((resolve) => {
+      cutNow = resolve;
+    });
+    const a = await pool.start(async (req, res) => {
       startEventStream(res);
       res.write(chunkEvent('partial'));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await cut;
       req.socket.destroy();
     });
     const { stream } = await dispatchStream([target('a', a.baseUrl)], context());
-    const { chunks, error } = await collectUntilError(stream);
-    assert.deepEqual(texts(chunks), ['partial']);
+    const iterator = stream[Symbol.asyncIterator]();
+    assert.deepEqual(texts([(await iterator.next()).value as ChatCompletionChunk]), ['partial']);
+    cutNow();
+    const error = await rejection(iterator.next());
     assert.equal((error as ApiError).code, 'upstream_stream_truncated');
-    assert.equal(a.requests, 1);
+    assert.equal(a.count, 1);
   });
 
   test('the breaker learns success only when the stream completes', async () => {
     let finish: () => void = () => undefined;
-    const a = await upstream(async (_n, _req, res) => {
+    const a = await pool.start(async (_req, res) => {
       startEventStream(res);
       res.write(chunkEvent('one'));
       await new Promise<void>((resolve) => {
@@ -232,10 +228,10 @@ describe('dispatchStream after the first chunk', () => {
       });
       res.end(`${chunkEvent('', 'stop')}data: [DONE]\n\n`);
     });
-    const clock = manualClock();
-    const breaker = createCircuitBreaker({ failureThreshold: 1, openMs: 10 }, clock.now);
+    const scheduler = new ManualScheduler();
+    const breaker = createCircuitBreaker({ failureThreshold: 1, openMs: 10 }, scheduler.now);
     breaker.onFailure();
-    clock.advance(10);
+    await scheduler.advance(10);
     const { stream } = await dispatchStream([target('a', a.baseUrl, { breaker })], context());
     const iterator = stream[Symbol.asyncIterator]();
     assert.deepEqual(texts([(await iterator.next()).value as ChatCompletionChunk]), ['one']);
@@ -251,7 +247,7 @@ describe('dispatchStream after the first chunk', () => {
 
 describe('dispatchStream: the caller leaving', () => {
   test('return() mid-stream aborts the upstream request; no verdict for the breaker', async () => {
-    const a = await upstream(firstChunkOnly('hi'));
+    const a = await pool.start(firstChunkOnly('hi'));
     const breaker = createCircuitBreaker({ failureThreshold: 1 });
     const { stream } = await dispatchStream([target('a', a.baseUrl, { breaker })], context());
     for await (const chunk of stream) {
@@ -263,7 +259,7 @@ describe('dispatchStream: the caller leaving', () => {
   });
 
   test('return() before the first next() still closes the upstream request', async () => {
-    const a = await upstream(firstChunkOnly('hi'));
+    const a = await pool.start(firstChunkOnly('hi'));
     const { stream } = await dispatchStream([target('a', a.baseUrl)], context());
     const iterator = stream[Symbol.asyncIterator]();
     assert.deepEqual(await iterator.return?.(), { done: true, value: undefined });
@@ -272,11 +268,11 @@ describe('dispatchStream: the caller leaving', () => {
   });
 
   test('a released half-open probe lets the next request probe', async () => {
-    const a = await upstream(firstChunkOnly('hi'));
-    const clock = manualClock();
-    const breaker = createCircuitBreaker({ failureThreshold: 1, openMs: 10 }, clock.now);
+    const a = await pool.start(firstChunkOnly('hi'));
+    const scheduler = new ManualScheduler();
+    const breaker = createCircuitBreaker({ failureThreshold: 1, openMs: 10 }, scheduler.now);
     breaker.onFailure();
-    clock.advance(10);
+    await scheduler.advance(10);
     const { stream } = await dispatchStream([target('a', a.baseUrl, { breaker })], context());
     assert.equal(breaker.canAttempt(), false);
     await stream[Symbol.asyncIterator]().return?.();
@@ -285,7 +281,7 @@ describe('dispatchStream: the caller leaving', () => {
   });
 
   test('an abort during the stream ends it with a client abort and closes the upstream socket', async () => {
-    const a = await upstream(firstChunkOnly('hi'));
+    const a = await pool.start(firstChunkOnly('hi'));
     const controller = new AbortController();
     const breaker = createCircuitBreaker({ failureThreshold: 1 });
     const { stream } = await dispatchStream([target('a', a.baseUrl, { breaker })], context([], { signal: controller.signal }));
@@ -304,22 +300,20 @@ describe('dispatchStream: the caller leaving', () => {
     assert.equal(breaker.state(), 'closed');
   });
 
-  test('an abort during the backoff before a stream retry', async () => {
-    const a = await upstream(errorStatus(500));
+  test('an abort during the back-off before a stream retry ends the wait at once', async () => {
+    const a = await pool.start(errorStatus(500));
     const controller = new AbortController();
+    const scheduler = new ManualScheduler();
     const pending = dispatchStream(
-      [target('a', a.baseUrl, { retry: { baseDelayMs: 10_000, maxDelayMs: 10_000 } })],
-      context([], {
-        signal: controller.signal,
-        onAttempt(record) {
-          if (record.outcome === 'retry') setTimeout(() => controller.abort(), 20);
-        },
-      }),
+      [target('a', a.baseUrl, { scheduler, retry: { baseDelayMs: 10_000, maxDelayMs: 10_000 } })],
+      context([], { signal: controller.signal, scheduler }),
     );
-    const started = performance.now();
+    await eventually(() => scheduler.pending().join() === '5000', 'the back-off of 5000 ms');
+    controller.abort();
     assert.equal(isClientAbort(await rejection(pending)), true);
-    assert.ok(performance.now() - started < 1000);
-    assert.equal(a.requests, 1);
+    assert.equal(scheduler.elapsedMs, 0);
+    assert.deepEqual(scheduler.pending(), []);
+    assert.equal(a.count, 1);
   });
 });
 
@@ -343,7 +337,8 @@ describe('dispatchStream with a provider that is not a generator', () => {
       }),
     };
     const t = { ...target('iter', 'http://127.0.0.1:9/v1', { retry: { maxAttempts: 2 } }), provider };
-    const error = await rejection(dispatchStream([t], context([], { sleep: async () => undefined })));
+    // random 0 draws a back-off of 0: the retry follows at once.
+    const error = await rejection(dispatchStream([t], context([], { random: () => 0 })));
     assert.equal((error as ApiError).code, 'upstream_stream_truncated');
     assert.equal(calls, 2);
     assert.equal(returned, 2);

@@ -218,7 +218,9 @@ describe('pooled sockets', () => {
   });
 
   test('a socket in use is not closed by the idle timeout: a slow answer still arrives', async () => {
-    const own = await startUpstream((req, res) => setTimeout(() => answer(req, res), 300));
+    const own = await startUpstream((req, res) => {
+      setTimeout(() => answer(req, res), 300);
+    });
     try {
       const p = provider(createNodeTransport({ idleSocketMs: 100 }), own.baseUrl);
       assert.equal((await p.complete(call())).choices[0]?.message.content, 'Hi there');
@@ -229,7 +231,7 @@ describe('pooled sockets', () => {
 });
 
 test('a compressed answer the node transport did not ask for is 502 bad_upstream_response', async () => {
-  plain.seen = [];
+  plain.received.length = 0;
   plain.handle = (_req, res) => json(res, 200, completion, { 'content-encoding': 'gzip' });
   try {
     const error = await failure(provider(createNodeTransport(), plain.baseUrl).complete(call()));
@@ -238,7 +240,7 @@ test('a compressed answer the node transport did not ask for is 502 bad_upstream
       code: 'bad_upstream_response',
       message: 'The upstream provider answered with content-encoding "gzip" though the gateway asked for none.',
     });
-    assert.equal(plain.seen[0]?.headers['accept-encoding'], 'identity');
+    assert.equal(plain.received[0]?.headers['accept-encoding'], 'identity');
   } finally {
     plain.handle = answer;
   }

@@ -1,18 +1,21 @@
-// What the transport tests share: both transports by name, a fake upstream
-// (http or https) on 127.0.0.1 port 0 that counts TCP connections and records
-// requests, and small helpers to call a provider and read its failure.
+// What the transport tests share: both transports by name, the shared fake
+// upstream (../support/fake-upstream.ts; http, or https with server options),
+// a transport that tells when a response's headers arrived, and small helpers
+// to call a provider and read its failure.
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
-import type { ChatCompletionChunk, ChatRequest } from '../../src/chat/types.ts';
+import type https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ChatRequest } from '../../src/chat/types.ts';
 import { ApiError } from '../../src/errors/api-error.ts';
 import { createOpenAICompatibleProvider, type OpenAICompatibleOptions } from '../../src/providers/openai-compatible.ts';
 import { createFetchTransport } from '../../src/upstream/fetch-transport.ts';
 import { createNodeTransport, type NodeTransportOptions } from '../../src/upstream/node-transport.ts';
 import type { ChatProvider, UpstreamCall } from '../../src/upstream/provider.ts';
 import type { UpstreamTransport } from '../../src/upstream/transport.ts';
+import { sendJson, startEventStream, startFakeUpstream, type FakeUpstream, type UpstreamHandler } from '../support/fake-upstream.ts';
+
+export { collect } from '../support/collect.ts';
+export { startEventStream };
 
 export interface TransportCase {
   name: 'fetch' | 'node';
@@ -25,70 +28,23 @@ export const TRANSPORTS: readonly TransportCase[] = [
   { name: 'node', make: (options) => createNodeTransport(options) },
 ];
 
-export interface SeenRequest {
-  method: string | undefined;
-  url: string | undefined;
-  headers: IncomingHttpHeaders;
-  body: string;
+export type TestUpstream = FakeUpstream;
+
+/** The shared fake upstream on 127.0.0.1:0; https when `tls` (server options) is given. */
+export function startUpstream(handle: UpstreamHandler, tls?: https.ServerOptions): Promise<TestUpstream> {
+  return startFakeUpstream(handle, tls === undefined ? {} : { tls });
 }
 
-export type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
-
-export interface TestUpstream {
-  baseUrl: string;
-  port: number;
-  /** TCP connections accepted so far. */
-  readonly connections: number;
-  readonly sockets: Socket[];
-  seen: SeenRequest[];
-  handle: Handler;
-  /** Resolves when the response to the latest request closes (finished or cut). */
-  closed(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** An upstream on 127.0.0.1:0; https when `tls` (server options) is given. */
-export async function startUpstream(handle: Handler, tls?: https.ServerOptions): Promise<TestUpstream> {
-  const sockets: Socket[] = [];
-  let lastClosed: Promise<void> = Promise.resolve();
-  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    lastClosed = once(res, 'close').then(() => undefined);
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.on('end', () => {
-      const body = Buffer.concat(parts).toString('utf8');
-      upstream.seen.push({ method: req.method, url: req.url, headers: req.headers, body });
-      try {
-        upstream.handle(req, res, body);
-      } catch {
-        res.destroy();
-      }
-    });
-  };
-  const server = tls === undefined ? http.createServer(onRequest) : https.createServer(tls, onRequest);
-  server.on(tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => void sockets.push(socket));
-  // A failed handshake is the test's subject, not an error of the fake.
-  server.on('tlsClientError', () => undefined);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as AddressInfo).port;
-  const upstream: TestUpstream = {
-    baseUrl: `${tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}/v1`,
-    port,
-    get connections() {
-      return sockets.length;
-    },
-    sockets,
-    seen: [],
-    handle,
-    closed: () => lastClosed,
-    async close() {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
+/** `transport`, calling `onResponse` as each response's status and headers arrive. */
+export function observed(transport: UpstreamTransport, onResponse: () => void): UpstreamTransport {
+  return {
+    name: transport.name,
+    send(request) {
+      const sent = transport.send(request);
+      sent.response.then(onResponse, () => undefined);
+      return sent;
     },
   };
-  return upstream;
 }
 
 export function provider(transport: UpstreamTransport, baseUrl: string, options: Partial<OpenAICompatibleOptions> = {}): ChatProvider {
@@ -99,12 +55,6 @@ export const baseRequest: ChatRequest = { model: 'upstream-model', messages: [{ 
 
 export function call(stream = false, signal: AbortSignal = new AbortController().signal): UpstreamCall {
   return { request: { ...baseRequest, ...(stream ? { stream: true } : {}) }, requestId: 'req_table-1', signal };
-}
-
-export async function collect(iterable: AsyncIterable<ChatCompletionChunk>): Promise<ChatCompletionChunk[]> {
-  const out: ChatCompletionChunk[] = [];
-  for await (const chunk of iterable) out.push(chunk);
-  return out;
 }
 
 export async function failure(promise: Promise<unknown>): Promise<unknown> {
@@ -123,11 +73,7 @@ export function rendered(error: unknown): { status: number; code: string | null;
   return { status: error.status, code: body.code, message: body.message };
 }
 
-export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
-  res.end(text);
-}
+export const json = sendJson;
 
 export const completion = {
   id: 'chatcmpl-t1',
@@ -141,11 +87,6 @@ export const completion = {
 export function chunkFrame(content: string): string {
   const chunk = { id: 'chatcmpl-s1', object: 'chat.completion.chunk', created: 1700000001, model: 'upstream-model-1', choices: [{ index: 0, delta: { content }, finish_reason: null }] };
   return `data: ${JSON.stringify(chunk)}\n\n`;
-}
-
-export function startEventStream(res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
-  res.flushHeaders();
 }
 
 /** A whole event stream: two chunks and [DONE]. */

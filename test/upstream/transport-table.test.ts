@@ -3,13 +3,19 @@
 // connect, first-byte, idle and total timeouts, a client abort, the bounded
 // reads, a reset mid-body, refused redirects and connection reuse. Each case
 // asserts the exact client error, so the two transports cannot drift apart.
+// The exchange's timers run on a ManualScheduler: each timeout is asserted
+// exactly (not fired 1 ms before its deadline, fired at it), whatever the load.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer as createHttpServer } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import type { ChatCompletionChunk } from '../../src/chat/types.ts';
 import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
 import { failureCauseOf } from '../../src/upstream/failure-cause.ts';
+import { eventually } from '../support/eventually.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
+import { startFakeUpstream } from '../support/fake-upstream.ts';
+import { tracked } from '../support/settled.ts';
 import {
   answer,
   call,
@@ -19,6 +25,7 @@ import {
   eventStream,
   failure,
   json,
+  observed,
   provider,
   rendered,
   startEventStream,
@@ -37,28 +44,28 @@ for (const t of TRANSPORTS) {
     after(() => upstream.close());
 
     test('sends one POST with the exchange\'s headers and body; answers complete and stream', async () => {
-      upstream.seen = [];
+      upstream.received.length = 0;
       upstream.handle = answer;
       const p = provider(t.make(), upstream.baseUrl);
       const done = await p.complete(call());
       assert.equal(done.choices[0]?.message.content, 'Hi there');
       const chunks = await collect(p.stream(call(true)));
       assert.deepEqual(chunks.map((c) => c.choices[0]?.delta.content), ['Hi', ' there']);
-      assert.equal(upstream.seen.length, 2);
-      const [plain, streamed] = upstream.seen;
+      assert.equal(upstream.received.length, 2);
+      const [plain, streamed] = upstream.received;
       assert.equal(plain?.method, 'POST');
       assert.equal(plain?.url, '/v1/chat/completions');
       assert.equal(plain?.headers['authorization'], 'Bearer sk-upstream-secret');
       assert.equal(plain?.headers['content-type'], 'application/json');
       assert.equal(plain?.headers['accept'], 'application/json');
       assert.equal(plain?.headers['x-request-id'], 'req_table-1');
-      assert.equal(plain?.headers['content-length'], String(Buffer.byteLength(plain?.body ?? '')));
-      assert.deepEqual(JSON.parse(plain?.body ?? ''), { model: 'upstream-model', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 16 });
+      assert.equal(plain?.headers['content-length'], String(Buffer.byteLength(plain?.text ?? '')));
+      assert.deepEqual(JSON.parse(plain?.text ?? ''), { model: 'upstream-model', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 16 });
       assert.equal(streamed?.headers['accept'], 'text/event-stream');
-      assert.deepEqual(JSON.parse(streamed?.body ?? '').stream_options, { include_usage: true });
+      assert.deepEqual(JSON.parse(streamed?.text ?? '').stream_options, { include_usage: true });
     });
 
-    test('connect timeout: a TLS handshake that never completes is 504 after connectTimeoutMs', async () => {
+    test('connect timeout: a TLS handshake that never completes is 504 at connectTimeoutMs', async () => {
       // Accepts TCP and never says a word: connection setup that never ends, on loopback.
       const sockets: Socket[] = [];
       const silent = createNetServer((socket) => {
@@ -68,14 +75,21 @@ for (const t of TRANSPORTS) {
       silent.listen(0, '127.0.0.1');
       await once(silent, 'listening');
       try {
-        const p = provider(t.make(), `https://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`, { connectTimeoutMs: 150 });
-        for (const attempt of [() => p.complete(call()), () => collect(p.stream(call(true)))]) {
-          const started = performance.now();
-          const error = await failure(attempt());
-          assert.ok(performance.now() - started < 4000);
+        const scheduler = new ManualScheduler();
+        const p = provider(t.make(), `https://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`, { connectTimeoutMs: 150, scheduler });
+        for (const [i, attempt] of [() => p.complete(call()), () => collect(p.stream(call(true)))].entries()) {
+          const pending = tracked(failure(attempt()));
+          await eventually(() => sockets.length === i + 1, 'the TCP connection');
+          // The first-byte (5000) and total (600000) timers run beside it.
+          assert.deepEqual(scheduler.pending(), [150, 5000, 600_000]);
+          await scheduler.advance(149);
+          assert.equal(pending.settled, false);
+          await scheduler.advance(1);
+          const error = await pending.promise;
           assert.deepEqual(rendered(error), { status: 504, code: 'upstream_timeout', message: 'The upstream provider did not accept a connection within 150 ms.' });
           assert.deepEqual(failureCauseOf(error).kind, 'timeout');
           assert.deepEqual(failureCauseOf(error).detail, 'connect');
+          assert.deepEqual(scheduler.pending(), []);
         }
         assert.equal(sockets.length, 2);
       } finally {
@@ -84,39 +98,52 @@ for (const t of TRANSPORTS) {
       }
     });
 
-    test('first-byte timeout: no headers within firstByteTimeoutMs is 504, and the upstream socket closes', async () => {
+    test('first-byte timeout: no headers at firstByteTimeoutMs is 504, and the upstream socket closes', async () => {
       upstream.handle = () => undefined;
-      const p = provider(t.make(), upstream.baseUrl, { firstByteTimeoutMs: 150 });
+      const scheduler = new ManualScheduler();
+      const p = provider(t.make(), upstream.baseUrl, { firstByteTimeoutMs: 150, scheduler });
       for (const attempt of [() => p.complete(call()), () => collect(p.stream(call(true)))]) {
-        const error = await failure(attempt());
-        assert.deepEqual(rendered(error), { status: 504, code: 'upstream_timeout', message: 'The upstream provider did not deliver response headers within 150 ms.' });
+        const arrival = upstream.nextArrival();
+        const pending = tracked(failure(attempt()));
+        await arrival;
+        await scheduler.advance(149);
+        assert.equal(pending.settled, false);
+        await scheduler.advance(1);
+        assert.deepEqual(rendered(await pending.promise), { status: 504, code: 'upstream_timeout', message: 'The upstream provider did not deliver response headers within 150 ms.' });
         await upstream.closed();
       }
     });
 
-    test('idle timeout: a stream that stalls after its first chunk is 504 after the chunk', async () => {
+    test('idle timeout: a stream that stalls after its first chunk is 504 at idleTimeoutMs, after the chunk', async () => {
       upstream.handle = (_req, res) => {
         startEventStream(res);
         res.write(chunkFrame('one'));
       };
-      const p = provider(t.make(), upstream.baseUrl, { idleTimeoutMs: 150 });
-      const seen: string[] = [];
-      const error = await failure((async () => {
-        for await (const chunk of p.stream(call(true))) seen.push(chunk.choices[0]?.delta.content ?? '');
-      })());
-      assert.deepEqual(seen, ['one']);
-      assert.deepEqual(rendered(error), { status: 504, code: 'upstream_timeout', message: 'The upstream stream stalled: no data for 150 ms.' });
+      const scheduler = new ManualScheduler();
+      const stream = provider(t.make(), upstream.baseUrl, { idleTimeoutMs: 150, scheduler }).stream(call(true))[Symbol.asyncIterator]();
+      const first = (await stream.next()).value as ChatCompletionChunk;
+      assert.equal(first.choices[0]?.delta.content, 'one');
+      const next = tracked(failure(stream.next()));
+      await scheduler.advance(149);
+      assert.equal(next.settled, false);
+      await scheduler.advance(1);
+      assert.deepEqual(rendered(await next.promise), { status: 504, code: 'upstream_timeout', message: 'The upstream stream stalled: no data for 150 ms.' });
       await upstream.closed();
     });
 
-    test('total timeout: a slow non-stream body is 504 after timeoutMs', async () => {
+    test('total timeout: a slow non-stream body is 504 at timeoutMs', async () => {
       upstream.handle = (_req, res) => {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write('{"id":');
       };
-      const p = provider(t.make(), upstream.baseUrl, { timeoutMs: 200 });
-      const error = await failure(p.complete(call()));
-      assert.deepEqual(rendered(error), { status: 504, code: 'upstream_timeout', message: 'The upstream provider did not deliver the whole response within 200 ms.' });
+      const scheduler = new ManualScheduler();
+      const arrival = upstream.nextArrival();
+      const pending = tracked(failure(provider(t.make(), upstream.baseUrl, { timeoutMs: 200, scheduler }).complete(call())));
+      await arrival;
+      await scheduler.advance(199);
+      assert.equal(pending.settled, false);
+      await scheduler.advance(1);
+      assert.deepEqual(rendered(await pending.promise), { status: 504, code: 'upstream_timeout', message: 'The upstream provider did not deliver the whole response within 200 ms.' });
       await upstream.closed();
     });
 
@@ -157,7 +184,12 @@ for (const t of TRANSPORTS) {
     });
 
     test('a connection reset mid-body: 502 upstream_stream_truncated (stream), upstream_unreachable (non-stream)', async () => {
-      upstream.handle = (req, res) => {
+      // The upstream resets once the test says so: after the client has the headers (and, streaming, the first chunk).
+      let cutNow: () => void = () => undefined;
+      upstream.handle = async (req, res) => {
+        const cut = new Promise<void>((resolve) => {
+          cutNow = resolve;
+        });
         if (req.headers['accept'] === 'text/event-stream') {
           startEventStream(res);
           res.write(chunkFrame('one'));
@@ -165,16 +197,18 @@ for (const t of TRANSPORTS) {
           res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
           res.write('{"id":"chatcmpl-cut",');
         }
-        setTimeout(() => req.socket.resetAndDestroy(), 50);
+        await cut;
+        req.socket.resetAndDestroy();
       };
-      const p = provider(t.make(), upstream.baseUrl);
-      const seen: string[] = [];
-      const streamed = await failure((async () => {
-        for await (const chunk of p.stream(call(true))) seen.push(chunk.choices[0]?.delta.content ?? '');
-      })());
-      assert.deepEqual(seen, ['one']);
+      let headers = (): void => undefined;
+      const p = provider(observed(t.make(), () => headers()), upstream.baseUrl);
+      const stream = p.stream(call(true))[Symbol.asyncIterator]();
+      assert.equal(((await stream.next()).value as ChatCompletionChunk).choices[0]?.delta.content, 'one');
+      cutNow();
+      const streamed = await failure(stream.next());
       assert.deepEqual(rendered(streamed), { status: 502, code: 'upstream_stream_truncated', message: 'The upstream stream ended unexpectedly.' });
       assert.equal(failureCauseOf(streamed).kind, 'reset');
+      headers = () => cutNow();
       const plain = await failure(p.complete(call()));
       assert.deepEqual(rendered(plain), { status: 502, code: 'upstream_unreachable', message: 'The connection to the upstream provider was lost while reading its response.' });
       assert.equal(failureCauseOf(plain).kind, 'reset');
@@ -195,7 +229,7 @@ for (const t of TRANSPORTS) {
             assert.deepEqual(failureCauseOf(error), { kind: 'http', detail: String(status), address: `127.0.0.1:${upstream.port}` });
           }
         }
-        assert.equal(elsewhere.seen.length, 0);
+        assert.equal(elsewhere.received.length, 0);
       } finally {
         await elsewhere.close();
       }
@@ -212,7 +246,7 @@ for (const t of TRANSPORTS) {
         await collect(p.stream(call(true)));
         await tick();
         await collect(p.stream(call(true)));
-        assert.equal(own.seen.length, 4);
+        assert.equal(own.received.length, 4);
         assert.equal(own.connections, 1);
       } finally {
         await own.close();
@@ -236,7 +270,7 @@ for (const t of TRANSPORTS) {
       const response = await sent.response;
       assert.equal(connected, 1);
       assert.equal(response.status, 200);
-      assert.equal(response.headers.get('content-type'), 'text/event-stream');
+      assert.equal(response.headers.get('content-type'), 'text/event-stream; charset=utf-8');
       assert.equal(response.headers.get('x-not-there'), null);
       const received: string[] = [];
       for await (const bytes of response.body) {
@@ -245,27 +279,18 @@ for (const t of TRANSPORTS) {
       }
       assert.deepEqual(received, [chunkFrame('one')]);
       await upstream.closed();
-      assert.equal(upstream.seen.at(-1)?.body, '{"direct":true}');
-      assert.equal(upstream.seen.at(-1)?.headers['x-request-id'], 'req_direct');
+      assert.equal(upstream.received.at(-1)?.text, '{"direct":true}');
+      assert.equal(upstream.received.at(-1)?.headers['x-request-id'], 'req_direct');
     });
 
     test('an IPv6 literal in baseUrl: [::1] is reached, with the bracketed Host', async () => {
-      const hosts: Array<string | undefined> = [];
-      const v6 = createHttpServer((req, res) => {
-        hosts.push(req.headers.host);
-        req.resume();
-        req.on('end', () => answer(req, res));
-      });
-      v6.listen(0, '::1');
-      await once(v6, 'listening');
+      const v6 = await startFakeUpstream(answer, { host: '::1' });
       try {
-        const port = (v6.address() as AddressInfo).port;
-        const p = provider(t.make(), `http://[::1]:${port}/v1`);
+        const p = provider(t.make(), v6.baseUrl);
         assert.equal((await p.complete(call())).choices[0]?.message.content, 'Hi there');
-        assert.deepEqual(hosts, [`[::1]:${port}`]);
+        assert.deepEqual(v6.received.map((r) => r.headers.host), [`[::1]:${v6.port}`]);
       } finally {
-        v6.closeAllConnections();
-        v6.close();
+        await v6.close();
       }
     });
 
