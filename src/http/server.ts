@@ -353,10 +353,15 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       for (const ctx of [...inFlight]) {
         if (endForShutdown(ctx) && atStart.has(ctx)) endedWithError++;
       }
-      server.closeIdleConnections();
+      // No closeIdleConnections() here: node counts a connection idle once its
+      // answer is ended, not delivered, and would cut the frames and 503s just
+      // written. Each connection closes as its answer is delivered (the
+      // response's close, above), or at the end of the grace.
       let grace: Timer | undefined;
       await Promise.race([closed, new Promise<void>((resolve) => (grace = scheduler.setTimeout(resolve, SOCKET_CLOSE_GRACE_MS)))]);
       scheduler.clearTimer(grace);
+      // What the grace did not deliver goes with the sockets: node would log those answers as completed.
+      for (const ctx of inFlight) if (!ctx.res.writableFinished) ctx.log['completed'] = false;
       server.closeAllConnections();
       await closed;
       state = DrainState.Closed;
