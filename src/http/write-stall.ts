@@ -48,9 +48,11 @@ interface Watched {
 }
 
 /**
- * The sweep runs on `scheduler`: its first pass one sweep interval after the
- * first watch, a stall seen at the first pass at least timeoutMs after the
- * pass that first saw bytes waiting without progress.
+ * The sweep runs on `scheduler`, every quarter of the limit (100 ms to 1 s)
+ * from the first watch. A response is reported by the first pass at least
+ * timeoutMs after the pass that last saw it progress, or first saw its bytes
+ * wait: a stall is seen between timeoutMs and timeoutMs + two intervals after
+ * the client stopped taking bytes.
  */
 export function createWriteStallWatch(timeoutMs: number, scheduler: Scheduler = systemScheduler): WriteStallWatch {
   let limitMs = timeoutMs;
