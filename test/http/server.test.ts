@@ -3,13 +3,14 @@ import net, { type AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { DEFAULT_LIMITS } from '../../src/config/config.ts';
 import { InvalidRequestError } from '../../src/errors/api-error.ts';
-import { sendJson } from '../../src/http/respond.ts';
+import { LINGER_MS, sendJson } from '../../src/http/respond.ts';
 import { createRouter } from '../../src/http/router.ts';
 import { createHttpShell } from '../../src/http/server.ts';
 import { type RouteHandler } from '../../src/http/request-context.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { request } from '../gateway/harness.ts';
 import { eventually } from '../support/eventually.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
 
 const logs: Record<string, unknown>[] = [];
 const router = createRouter<RouteHandler>();
@@ -78,6 +79,36 @@ test('an unread request body closes the connection after the answer', async () =
   const res = await request(base, 'POST', '/known', { headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
   assert.equal(res.status, 400);
   assert.equal(res.headers['connection'], 'close');
+});
+
+test('a client that goes on sending the body it was refused, and never closes, gets the answer and is closed exactly LINGER_MS after it', async () => {
+  const scheduler = new ManualScheduler();
+  const shell = createHttpShell({ router, limits: DEFAULT_LIMITS, logger: createLogger({ write: () => {} }), scheduler });
+  const accepted = new Promise<net.Socket>((resolve) => shell.server.once('connection', resolve));
+  await new Promise<void>((r) => shell.server.listen(0, '127.0.0.1', r));
+  // allowHalfOpen: the client's side stays open after the server's answer and FIN.
+  const client = net.connect({ port: (shell.server.address() as AddressInfo).port, host: '127.0.0.1', allowHalfOpen: true });
+  client.on('error', () => {});
+  let text = '';
+  client.setEncoding('latin1');
+  client.on('data', (c: string) => (text += c));
+  client.write('POST /known HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n{"a":');
+  try {
+    const served = await accepted;
+    await eventually(() => text.endsWith('}'), 'the 400');
+    assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(text, /\r\nconnection: close\r\n/);
+    // The rest of the body keeps coming and is read and dropped, never parsed as a request.
+    client.write('x'.repeat(64 * 1024));
+    await scheduler.advance(LINGER_MS - 1);
+    assert.equal(served.destroyed, false);
+    await scheduler.advance(1);
+    assert.equal(served.destroyed, true);
+  } finally {
+    client.destroy();
+    shell.server.closeAllConnections();
+    await new Promise<void>((r) => shell.server.close(() => r()));
+  }
 });
 
 test('x-request-id: a valid one is echoed; a missing one is made; a bad one is a 400 that never echoes it', async () => {
