@@ -52,12 +52,10 @@ export class ManualScheduler implements Scheduler {
   constructor(options: ManualSchedulerOptions = {}) {
     this.#nowMs = options.startMs ?? Date.UTC(2026, 0, 1);
     this.#originMs = this.#nowMs;
-    // Callers hold these unbound (`scheduler.now` passed as a clock), as they may the system scheduler's.
+    // The gateway takes the clock off its scheduler (`const clock = scheduler.now`),
+    // which works for the system scheduler's functions; these must work detached too.
     this.now = this.now.bind(this);
     this.monotonic = this.monotonic.bind(this);
-    this.setTimeout = this.setTimeout.bind(this);
-    this.setInterval = this.setInterval.bind(this);
-    this.clearTimer = this.clearTimer.bind(this);
   }
 
   now(): number {
