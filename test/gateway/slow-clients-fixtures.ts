@@ -11,9 +11,11 @@ import { createGatewayMetrics, type GatewayMetrics } from '../../src/metrics/gat
 import { eventually } from '../support/eventually.ts';
 import type { TestGateway, UpstreamRequest } from './harness.ts';
 
+// A chunk with 4000 characters of content and its number: few frames fill the loopback buffers, and each is cheap to make.
+const [FRAME_HEAD, FRAME_TAIL] = `data: ${JSON.stringify({ id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'upstream-model-1', choices: [{ index: 0, delta: { content: `${'x'.repeat(4000)}#` }, finish_reason: null }] })}\n\n`.split('#') as [string, string];
+
 function chunkFrame(i: number): string {
-  const chunk = { id: 'chatcmpl-flood', object: 'chat.completion.chunk', created: 1, model: 'upstream-model-1', choices: [{ index: 0, delta: { content: `${'x'.repeat(4000)}${i}` }, finish_reason: null }] };
-  return `data: ${JSON.stringify(chunk)}\n\n`;
+  return `${FRAME_HEAD}${i}${FRAME_TAIL}`;
 }
 
 const SHORT_STREAM =
