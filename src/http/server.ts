@@ -50,11 +50,7 @@ interface HttpServerOptions {
   onConnectionRefused?: () => void;
   /** A refusal burst ends (and its line is logged) after this long without one; default 5 s. */
   refusalQuietMs?: number;
-  /**
-   * The clocks and timers of the shell (default: the system's): the
-   * write-stall sweep, the drain's deadline and grace, the lingering closes,
-   * the refusal bursts and the access log's times.
-   */
+  /** The shell's clocks and timers: write-stall sweep, drain, lingering closes, bursts, access-log times (default: the system's). */
   scheduler?: Scheduler;
 }
 
@@ -353,10 +349,8 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       for (const ctx of [...inFlight]) {
         if (endForShutdown(ctx) && atStart.has(ctx)) endedWithError++;
       }
-      // No closeIdleConnections() here: node counts a connection idle once its
-      // answer is ended, not delivered, and would cut the frames and 503s just
-      // written. Each connection closes as its answer is delivered (the
-      // response's close, above), or at the end of the grace.
+      // No closeIdleConnections() here: node counts an ended answer as idle, delivered or not, and would cut
+      // the frames and 503s just written. Each connection closes once its answer is out (see 'close' above).
       let grace: Timer | undefined;
       await Promise.race([closed, new Promise<void>((resolve) => (grace = scheduler.setTimeout(resolve, SOCKET_CLOSE_GRACE_MS)))]);
       scheduler.clearTimer(grace);
