@@ -38,12 +38,12 @@ interface GatewayOptions {
   logger: Logger;
   /** The process's metrics (kept across reloads); none in most tests. */
   metrics?: GatewayMetrics;
-  /** The clock and timers of key expiry, limits, breakers, upstream timeouts, retries and the write-stall sweep (default: the system's). */
+  /** The clock and timers of key expiry, limits, permit renewals, breakers, upstream timeouts, retries, the usage flush and the HTTP shell (default: the system's). */
   scheduler?: Scheduler;
   env?: NodeJS.ProcessEnv;
   /** Seconds since the epoch, used as `created` in the alias listing. */
   loadedAt?: number;
-  /** How often per-key usage is added to the state backend's usage store (default 5 s). */
+  /** How often per-key usage is added to the state backend's usage store (default 5 s), on the scheduler. */
   usageFlushMs?: number;
   /** Called with each access-log line's fields (metrics). */
   onRequestDone?: (line: AccessLine) => void;
@@ -112,7 +112,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     clock,
     ...(options.upstreamFailureLogIntervalMs === undefined ? {} : { intervalMs: options.upstreamFailureLogIntervalMs }),
   });
-  const permits = createPermitKeeper(state.limiter, logger, clock);
+  const permits = createPermitKeeper(state.limiter, logger, scheduler);
   // telemetry (issue 18): one tracer for the process (telemetry is restart-only); throws ConfigError for a missing export header.
   const tracer = createGatewayTracer(options.config, { logger, env: options.env ?? process.env, onExported: (n) => metrics?.traceSpansExported(n), onDropped: (reason, n) => metrics?.traceSpansDropped(reason, n) });
   const deps: ServingDeps = { keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, scheduler, tracer };
@@ -158,7 +158,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       logger.error('usage flush failed; counters kept for the next flush', { error: err instanceof Error ? err.message : String(err) });
     }
   };
-  const timer = setInterval(() => void flush(), options.usageFlushMs ?? 5000);
+  const timer = scheduler.setInterval(() => void flush(), options.usageFlushMs ?? 5000);
   timer.unref();
 
   function prepareReload(next: GatewayConfig): PreparedReload {
@@ -189,7 +189,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   function shutdown(drainTimeoutMs: number): Promise<DrainReport> {
     draining = true;
     stopped ??= shell.drain(drainTimeoutMs).then(async (report) => {
-      clearInterval(timer);
+      scheduler.clearTimer(timer);
       // Every request has closed (and settled): nothing left to renew.
       permits.close();
       await flush();

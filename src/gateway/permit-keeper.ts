@@ -5,6 +5,7 @@
 // One timer for every held permit, running only while there are any.
 import type { Limiter, Permit } from '../limits/limiter.ts';
 import type { Logger } from '../log/logger.ts';
+import { systemScheduler, type Scheduler, type Timer } from '../time/scheduler.ts';
 
 export interface PermitKeeper {
   /** Starts renewing `permit` until `release`. */
@@ -17,10 +18,11 @@ export interface PermitKeeper {
   close(): void;
 }
 
-export function createPermitKeeper(limiter: Limiter, logger: Logger, clock: () => number = Date.now): PermitKeeper {
+/** Renewals run every leaseMs / 3 on `scheduler`, with its now() as the limiter's time. */
+export function createPermitKeeper(limiter: Limiter, logger: Logger, scheduler: Scheduler = systemScheduler): PermitKeeper {
   const held = new Set<Permit>();
   const everyMs = Math.max(1, Math.floor(limiter.leaseMs / 3));
-  let timer: NodeJS.Timeout | null = null;
+  let timer: Timer | null = null;
   let renewing = false;
 
   async function renewAll(): Promise<void> {
@@ -29,7 +31,7 @@ export function createPermitKeeper(limiter: Limiter, logger: Logger, clock: () =
     renewing = true;
     try {
       const permits = [...held];
-      const results = await Promise.allSettled(permits.map((p) => limiter.renew(p, clock())));
+      const results = await Promise.allSettled(permits.map((p) => limiter.renew(p, scheduler.now())));
       let lost = 0;
       let failed = 0;
       results.forEach((r, i) => {
@@ -50,7 +52,7 @@ export function createPermitKeeper(limiter: Limiter, logger: Logger, clock: () =
   }
 
   function stop(): void {
-    if (timer !== null) clearInterval(timer);
+    if (timer !== null) scheduler.clearTimer(timer);
     timer = null;
   }
 
@@ -58,7 +60,7 @@ export function createPermitKeeper(limiter: Limiter, logger: Logger, clock: () =
     hold(permit) {
       held.add(permit);
       if (timer === null) {
-        timer = setInterval(() => void renewAll(), everyMs);
+        timer = scheduler.setInterval(() => void renewAll(), everyMs);
         timer.unref();
       }
     },

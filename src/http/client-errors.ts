@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 import type { Logger } from '../log/logger.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 import { generateRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 import { HttpParseAbort, type AccessLine, type RequestContext } from './request-context.ts';
 import { sendError } from './respond.ts';
@@ -76,7 +77,9 @@ export function answerClientError(
   open: OpenRequest | undefined,
   logAccess: (fields: AccessFields) => void,
   /** The listener's own headers (the admin listener's security headers), as raw header lines. */
-  rawHeaders = '',
+  rawHeaders: string,
+  /** Times the grace the client gets to read the answer. */
+  scheduler: Scheduler,
 ): void {
   // Already answered (node reports the end of a socket it is closing as one more error), or gone.
   if (!socket.writable || socket.destroyed) {
@@ -92,16 +95,16 @@ export function answerClientError(
       return;
     }
     ctx.log['error'] = rendered.code;
-    sendError(ctx.res, rendered, true);
+    sendError(ctx.res, rendered, true, scheduler);
     if (!abort.signal.aborted) abort.abort(new HttpParseAbort());
     return;
   }
   const requestId = generateRequestId();
   const { status, body, code } = rendered;
-  const grace = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
+  const grace = scheduler.setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
   grace.unref();
   socket.once('close', () => {
-    clearTimeout(grace);
+    scheduler.clearTimer(grace);
     logAccess({ requestId, status, completed: socket.writableFinished, error: code });
   });
   socket.end(

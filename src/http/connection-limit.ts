@@ -18,6 +18,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 import { createBurst } from '../log/burst.ts';
 import type { Logger } from '../log/logger.ts';
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 /** limits.maxConnections left unset where nothing derived it from the descriptor limit (serve does). */
 export const DEFAULT_MAX_CONNECTIONS = 16_384;
@@ -38,6 +39,8 @@ interface ConnectionLimitOptions {
   tls: boolean;
   /** Each connection refused or dropped beyond the cap. */
   onRefused(): void;
+  /** The timer of a refused connection's linger (default: the system's). */
+  scheduler?: Scheduler;
 }
 
 /** The answer to a connection beyond the cap: always the same bytes. */
@@ -64,6 +67,7 @@ function refusalMargin(maxConnections: number): number {
 export function limitConnections(server: Server, options: ConnectionLimitOptions): ConnectionLimit {
   const serve = server.listeners('connection') as Array<(this: Server, socket: Socket) => void>;
   server.removeAllListeners('connection');
+  const scheduler = options.scheduler ?? systemScheduler;
   let max = options.maxConnections;
   let open = 0;
   const setMax = (next: number): void => {
@@ -75,7 +79,7 @@ export function limitConnections(server: Server, options: ConnectionLimitOptions
   server.on('connection', (socket: Socket) => {
     if (open >= max) {
       options.onRefused();
-      refuse(socket, options.tls);
+      refuse(socket, options.tls, scheduler);
       return;
     }
     open++;
@@ -93,16 +97,16 @@ export function limitConnections(server: Server, options: ConnectionLimitOptions
   };
 }
 
-function refuse(socket: Socket, tls: boolean): void {
+function refuse(socket: Socket, tls: boolean, scheduler: Scheduler): void {
   // A client gone already is nothing to report.
   socket.on('error', () => {});
   if (tls) {
     socket.destroy();
     return;
   }
-  const timer = setTimeout(() => socket.destroy(), REFUSAL_LINGER_MS);
+  const timer = scheduler.setTimeout(() => socket.destroy(), REFUSAL_LINGER_MS);
   timer.unref();
-  socket.once('close', () => clearTimeout(timer));
+  socket.once('close', () => scheduler.clearTimer(timer));
   // A half close, then whatever the client sends is read and dropped: closing
   // with its request unread would make the kernel send a reset, and the
   // client could lose the answer before reading it.
@@ -121,6 +125,8 @@ interface ListenerGuardOptions {
   onRefused?: () => void;
   /** A burst of refusals is reported over after this long without one; default 5 s. */
   refusalQuietMs?: number;
+  /** The clock and timers of the lingers and the bursts (default: the system's). */
+  scheduler?: Scheduler;
 }
 
 /**
@@ -133,14 +139,17 @@ interface ListenerGuardOptions {
 export function guardListener(server: Server, options: ListenerGuardOptions): ConnectionLimit {
   const { logger, name: listener } = options;
   let maxConnections = options.maxConnections;
+  const scheduler = options.scheduler ?? systemScheduler;
   const refusals = createBurst({
     quietMs: options.refusalQuietMs ?? 5000,
+    scheduler,
     onStart: () => logger.warn('connection limit reached: new connections are refused with 503 too_many_connections', { listener, maxConnections }),
     onEnd: ({ count, durationMs }) => logger.info('connection limit: no more refusals', { listener, refused: count, durationMs }),
   });
   const limit = limitConnections(server, {
     maxConnections,
     tls: options.tls,
+    scheduler,
     onRefused: () => {
       refusals.hit();
       options.onRefused?.();
@@ -149,6 +158,7 @@ export function guardListener(server: Server, options: ListenerGuardOptions): Co
   let acceptError = '';
   const acceptFailures = createBurst({
     quietMs: 5000,
+    scheduler,
     onStart: () => logger.error('accepting connections fails', { listener, code: acceptError }),
     onEnd: ({ count, durationMs }) => logger.info('accepting connections works again', { listener, failedAccepts: count, durationMs }),
   });

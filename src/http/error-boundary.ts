@@ -5,11 +5,12 @@
 import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 import type { Logger } from '../log/logger.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 import { ClientGoneAbort, type RequestContext } from './request-context.ts';
 import { sendError } from './respond.ts';
 
-/** The error boundary: known errors render themselves; anything else is a generic 500. */
-export function answerError(ctx: RequestContext, err: unknown, logger: Logger, draining: boolean): void {
+/** The error boundary: known errors render themselves; anything else is a generic 500. `scheduler` times the lingering close. */
+export function answerError(ctx: RequestContext, err: unknown, logger: Logger, draining: boolean, scheduler: Scheduler): void {
   const { req, res } = ctx;
   // Already answered (a shutdown's 503 or error frame): whatever the handler
   // threw afterwards has no one to go to.
@@ -39,7 +40,7 @@ export function answerError(ctx: RequestContext, err: unknown, logger: Logger, d
   ctx.log['error'] = rendered.code;
   // A body we stopped reading must not be parsed as the next request; during
   // a drain no connection outlives its answer.
-  sendError(res, rendered, ctx.bodyAbandoned || !req.complete || draining);
+  sendError(res, rendered, ctx.bodyAbandoned || !req.complete || draining, scheduler);
 }
 
 function stackFrames(stack: string): string {

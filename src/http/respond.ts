@@ -2,6 +2,7 @@
 // Content-Length.
 import type { ServerResponse } from 'node:http';
 import type { RenderedError } from '../errors/render.ts';
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 const JSON_TYPE = 'application/json';
 
@@ -16,20 +17,20 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
  * once the answer is out: the client's unread body must never be parsed as a
  * next request. The socket is half-closed first and the rest of the body is
  * discarded for a bounded time, so the client reads the answer instead of a
- * TCP reset.
+ * TCP reset. `scheduler` times that discarding.
  */
-export function sendError(res: ServerResponse, error: RenderedError, closeAfter: boolean): void {
+export function sendError(res: ServerResponse, error: RenderedError, closeAfter: boolean, scheduler: Scheduler = systemScheduler): void {
   if (closeAfter) {
     res.shouldKeepAlive = false;
     const socket = res.socket;
-    if (socket !== null) lingerAfterFinish(res, socket);
+    if (socket !== null) lingerAfterFinish(res, socket, scheduler);
   }
   const headers = closeAfter ? { ...error.headers, connection: 'close' } : error.headers;
   res.writeHead(error.status, { ...headers, 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(error.body) });
   res.end(error.body);
 }
 
-const LINGER_MS = 2000;
+export const LINGER_MS = 2000;
 
 /**
  * A lingering close. After a `connection: close` answer node calls
@@ -40,13 +41,13 @@ const LINGER_MS = 2000;
  * dropping the client's bytes (never parsing them), the client reads the
  * answer and closes, and a timer bounds how long that may take.
  */
-function lingerAfterFinish(res: ServerResponse, socket: NonNullable<ServerResponse['socket']>): void {
+function lingerAfterFinish(res: ServerResponse, socket: NonNullable<ServerResponse['socket']>, scheduler: Scheduler): void {
   socket.destroySoon = function halfClose(this: typeof socket): void {
     if (this.writable) this.end();
   };
   res.once('finish', () => {
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    const timer = scheduler.setTimeout(() => socket.destroy(), LINGER_MS);
     timer.unref();
-    socket.once('close', () => clearTimeout(timer));
+    socket.once('close', () => scheduler.clearTimer(timer));
   });
 }

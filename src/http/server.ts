@@ -21,7 +21,7 @@ import { DEFAULT_MAX_CONNECTIONS, guardListener } from './connection-limit.ts';
 import { accessLogWriter, answerClientError, httpParseError, type OpenRequest } from './client-errors.ts';
 import { TimedResponse, responseClass } from './timed-response.ts';
 import { answerError } from './error-boundary.ts';
-import type { Scheduler } from '../time/scheduler.ts';
+import { systemScheduler, type Scheduler, type Timer } from '../time/scheduler.ts';
 
 interface HttpServerOptions {
   router: Router<RouteHandler>;
@@ -50,7 +50,7 @@ interface HttpServerOptions {
   onConnectionRefused?: () => void;
   /** A refusal burst ends (and its line is logged) after this long without one; default 5 s. */
   refusalQuietMs?: number;
-  /** The clock and timers of the write-stall sweep (default: the system's). */
+  /** The shell's clocks and timers: write-stall sweep, drain, lingering closes, bursts, access-log times (default: the system's). */
   scheduler?: Scheduler;
 }
 
@@ -107,6 +107,7 @@ type DrainState = (typeof DrainState)[keyof typeof DrainState];
 
 export function createHttpShell(options: HttpServerOptions): HttpShell {
   const { router, limits, logger } = options;
+  const scheduler = options.scheduler ?? systemScheduler;
   const listenerHeaders = Object.entries(options.responseHeaders ?? {});
   for (const [name, value] of listenerHeaders) {
     // Checked once here: the raw answers below write them without node's checks.
@@ -116,7 +117,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   const rawListenerHeaders = listenerHeaders.map(([name, value]) => `${name}: ${value}\r\n`).join('');
   // Typed as a plain server for callers; every response it makes is a TimedResponse.
   const serverOptions = {
-    ServerResponse: responseClass(listenerHeaders),
+    ServerResponse: responseClass(listenerHeaders, scheduler),
     maxHeaderSize: limits.maxHeaderBytes,
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
@@ -150,6 +151,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     maxConnections: startMaxConnections,
     tls: tls !== undefined,
     logger,
+    scheduler,
     ...(options.onConnectionRefused === undefined ? {} : { onRefused: options.onConnectionRefused }),
     ...(options.refusalQuietMs === undefined ? {} : { refusalQuietMs: options.refusalQuietMs }),
   });
@@ -167,7 +169,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   /** Wakes the drain before its deadline: the last request finished, or endDrainNow(). */
   let wakeDrain: () => void = () => {};
   let refused = 0;
-  const stalls = createWriteStallWatch(limits.writeStallTimeoutMs);
+  const stalls = createWriteStallWatch(limits.writeStallTimeoutMs, scheduler);
 
   /** Each connection's request being handled, so a request timeout can be answered through it. */
   const openOnSocket = new WeakMap<Socket, OpenRequest>();
@@ -182,7 +184,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
 
   /** `refusal`: an answer decided before routing (node's checks the shell took over). */
   async function handleRequest(req: IncomingMessage, res: TimedResponse, refusal: ApiError | null): Promise<void> {
-    const started = performance.now();
+    const started = scheduler.monotonic();
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
@@ -230,7 +232,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
         path: path.length > 200 ? `${path.slice(0, 200)}...` : path,
         status: res.headersSent ? res.statusCode : null,
         ttfbMs: res.headersAt < 0 ? null : roundMs(res.headersAt - started),
-        totalMs: roundMs(performance.now() - started),
+        totalMs: roundMs(scheduler.monotonic() - started),
         completed: res.writableFinished,
         ...ctx.log,
       });
@@ -279,7 +281,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       if (route.kind === 'method_not_allowed') throw new MethodNotAllowedError(method, path, route.allow);
       await route.handler(ctx);
     } catch (err) {
-      answerError(ctx, err, logger, state !== DrainState.Serving);
+      answerError(ctx, err, logger, state !== DrainState.Serving, scheduler);
     }
   }
 
@@ -310,7 +312,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     // Stops the upstream work now rather than when the upstream notices (it might not, or only late).
     aborts.get(ctx)?.abort(new ShutdownAbort());
     if (!res.headersSent) {
-      sendError(res, renderError(new ShuttingDownError()), true);
+      sendError(res, renderError(new ShuttingDownError()), true, scheduler);
     } else if (!res.writableEnded) {
       // Headers are out and no handler ended it: the answer cannot be completed
       // or repaired, only cut (the client sees a truncated response, never a clean one).
@@ -334,9 +336,9 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     drained = (async (): Promise<DrainReport> => {
       if (inFlight.size > 0) {
         await new Promise<void>((resolve) => {
-          const timer = Number.isFinite(deadlineMs) ? setTimeout(resolve, deadlineMs) : null;
+          const timer = Number.isFinite(deadlineMs) ? scheduler.setTimeout(resolve, deadlineMs) : undefined;
           wakeDrain = () => {
-            if (timer !== null) clearTimeout(timer);
+            scheduler.clearTimer(timer);
             resolve();
           };
         });
@@ -347,10 +349,13 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       for (const ctx of [...inFlight]) {
         if (endForShutdown(ctx) && atStart.has(ctx)) endedWithError++;
       }
-      server.closeIdleConnections();
-      let grace: NodeJS.Timeout | undefined;
-      await Promise.race([closed, new Promise<void>((resolve) => (grace = setTimeout(resolve, SOCKET_CLOSE_GRACE_MS)))]);
-      clearTimeout(grace);
+      // No closeIdleConnections() here: node counts an ended answer as idle, delivered or not, and would cut
+      // the frames and 503s just written. Each connection closes once its answer is out (see 'close' above).
+      let grace: Timer | undefined;
+      await Promise.race([closed, new Promise<void>((resolve) => (grace = scheduler.setTimeout(resolve, SOCKET_CLOSE_GRACE_MS)))]);
+      scheduler.clearTimer(grace);
+      // What the grace did not deliver goes with the sockets: node would log those answers as completed.
+      for (const ctx of inFlight) if (!ctx.res.writableFinished) ctx.log['completed'] = false;
       server.closeAllConnections();
       await closed;
       state = DrainState.Closed;
@@ -375,7 +380,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       socket.destroy();
       return;
     }
-    answerClientError(socket, httpParseError(err.code, limits.maxHeaderBytes), openOnSocket.get(socket), logAccess, rawListenerHeaders);
+    answerClientError(socket, httpParseError(err.code, limits.maxHeaderBytes), openOnSocket.get(socket), logAccess, rawListenerHeaders, scheduler);
   });
 
   return {

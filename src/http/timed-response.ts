@@ -3,6 +3,7 @@
 // headers of its own (the admin listener's security headers) sets them on
 // every answer it makes, the ones node makes without a request event included.
 import http from 'node:http';
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 /**
  * A response that records when its status line and headers were written (every
@@ -10,17 +11,30 @@ import http from 'node:http';
  * through writeHead): the access log's time to first byte.
  */
 export class TimedResponse extends http.ServerResponse {
+  /** On the listener's monotonic clock (its scheduler's). */
   headersAt = -1;
+  /** The clock headersAt is read on; a listener with a scheduler of its own overrides it. */
+  monotonic(): number {
+    return performance.now();
+  }
   override writeHead(statusCode: number, ...rest: unknown[]): this {
-    if (this.headersAt < 0) this.headersAt = performance.now();
+    if (this.headersAt < 0) this.headersAt = this.monotonic();
     return (super.writeHead as (this: TimedResponse, code: number, ...more: unknown[]) => this).call(this, statusCode, ...rest);
   }
 }
 
-/** The response class of a listener whose every answer carries `headers`. */
-export function responseClass(headers: ReadonlyArray<readonly [string, string]>): typeof TimedResponse {
-  if (headers.length === 0) return TimedResponse;
-  return class ListenerResponse extends TimedResponse {
+/** The response class of a listener whose every answer carries `headers`, timed on `scheduler`'s monotonic clock. */
+export function responseClass(headers: ReadonlyArray<readonly [string, string]>, scheduler: Scheduler = systemScheduler): typeof TimedResponse {
+  const timed =
+    scheduler === systemScheduler
+      ? TimedResponse
+      : class ScheduledResponse extends TimedResponse {
+          override monotonic(): number {
+            return scheduler.monotonic();
+          }
+        };
+  if (headers.length === 0) return timed;
+  return class ListenerResponse extends timed {
     constructor(...args: ConstructorParameters<typeof TimedResponse>) {
       super(...args);
       for (const [name, value] of headers) this.setHeader(name, value);

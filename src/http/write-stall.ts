@@ -20,6 +20,7 @@
 
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { systemScheduler, type Scheduler, type Timer } from '../time/scheduler.ts';
 
 /** The sweep runs this often, at most; so a stall is seen within timeoutMs + this. */
 const MAX_SWEEP_MS = 1000;
@@ -46,11 +47,17 @@ interface Watched {
   queued: number;
 }
 
-/** `now` is for tests; performance.now() otherwise. */
-export function createWriteStallWatch(timeoutMs: number, now: () => number = () => performance.now()): WriteStallWatch {
+/**
+ * The sweep runs on `scheduler`, every quarter of the limit (100 ms to 1 s)
+ * from the first watch. A response is reported by the first pass at least
+ * timeoutMs after the pass that last saw it progress, or first saw its bytes
+ * wait: a stall is seen between timeoutMs and timeoutMs + two intervals after
+ * the client stopped taking bytes.
+ */
+export function createWriteStallWatch(timeoutMs: number, scheduler: Scheduler = systemScheduler): WriteStallWatch {
   let limitMs = timeoutMs;
   const watched = new Map<ServerResponse, Watched>();
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
 
   function sweepEvery(): number {
     return Math.max(MIN_SWEEP_MS, Math.min(MAX_SWEEP_MS, Math.floor(limitMs / 4)));
@@ -58,13 +65,13 @@ export function createWriteStallWatch(timeoutMs: number, now: () => number = () 
 
   function start(): void {
     if (timer !== undefined) return;
-    timer = setInterval(sweep, sweepEvery());
+    timer = scheduler.setInterval(sweep, sweepEvery());
     // A watch never keeps the process alive on its own.
     timer.unref();
   }
 
   function stop(): void {
-    clearInterval(timer);
+    scheduler.clearTimer(timer);
     timer = undefined;
   }
 
@@ -73,7 +80,7 @@ export function createWriteStallWatch(timeoutMs: number, now: () => number = () 
       stop();
       return;
     }
-    const at = now();
+    const at = scheduler.monotonic();
     const stalled: Watched[] = [];
     for (const [res, w] of watched) {
       const socket = res.socket;

@@ -2,6 +2,7 @@
 // occurrence starts a burst (one line), later ones are only counted, and the
 // burst ends once `quietMs` pass without one (one line with the count). A
 // flood of refused connections or failed accepts thus costs two log lines.
+import { systemScheduler, type Scheduler, type Timer } from '../time/scheduler.ts';
 
 export interface BurstSummary {
   /** Occurrences in the burst, the first included. */
@@ -23,18 +24,22 @@ interface BurstOptions {
   quietMs: number;
   onStart(): void;
   onEnd(summary: BurstSummary): void;
+  /** The clock and timer of the quiet time (default: the system's). */
+  scheduler?: Scheduler;
+  /** The clock alone (default: the scheduler's monotonic one). */
   now?: () => number;
 }
 
 export function createBurst(options: BurstOptions): Burst {
-  const now = options.now ?? (() => performance.now());
+  const scheduler = options.scheduler ?? systemScheduler;
+  const now = options.now ?? (() => scheduler.monotonic());
   let count = 0;
   let firstAt = 0;
   let lastAt = 0;
-  let timer: NodeJS.Timeout | null = null;
+  let timer: Timer | null = null;
 
   const end = (): void => {
-    if (timer !== null) clearTimeout(timer);
+    if (timer !== null) scheduler.clearTimer(timer);
     timer = null;
     const summary = { count, durationMs: Math.round(lastAt - firstAt) };
     count = 0;
@@ -46,7 +51,7 @@ export function createBurst(options: BurstOptions): Burst {
       end();
       return;
     }
-    timer = setTimeout(check, options.quietMs - quietFor);
+    timer = scheduler.setTimeout(check, options.quietMs - quietFor);
     timer.unref();
   };
 
@@ -57,7 +62,7 @@ export function createBurst(options: BurstOptions): Burst {
       if (count > 1) return;
       firstAt = lastAt;
       options.onStart();
-      timer = setTimeout(check, options.quietMs);
+      timer = scheduler.setTimeout(check, options.quietMs);
       timer.unref();
     },
     get active() {

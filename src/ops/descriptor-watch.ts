@@ -13,6 +13,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { devNull } from 'node:os';
 import { createBurst } from '../log/burst.ts';
 import type { Logger } from '../log/logger.ts';
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 /** A probe finding descriptors again ends the exhaustion once this long passed since the last failure. */
 const QUIET_MS = 1500;
@@ -35,14 +36,18 @@ interface DescriptorWatchOptions {
   /** Opens and closes one descriptor; throws as fs does. Default: the null device. */
   probe?: () => void;
   intervalMs?: number;
+  /** The clock and timers of the probes and the quiet time (default: the system's). */
+  scheduler?: Scheduler;
 }
 
 export function watchDescriptors(options: DescriptorWatchOptions): DescriptorWatch {
   const { logger } = options;
+  const scheduler = options.scheduler ?? systemScheduler;
   const probe = options.probe ?? (() => closeSync(openSync(devNull, 'r')));
   let code = '';
   const burst = createBurst({
     quietMs: QUIET_MS,
+    scheduler,
     onStart: () => {
       logger.error('out of file descriptors: new connections are reset until some close', {
         code,
@@ -53,7 +58,7 @@ export function watchDescriptors(options: DescriptorWatchOptions): DescriptorWat
     },
     onEnd: ({ count, durationMs }) => logger.info('file descriptors available again', { failedProbes: count, durationMs }),
   });
-  const timer = setInterval(() => {
+  const timer = scheduler.setInterval(() => {
     try {
       probe();
     } catch (err) {
@@ -70,7 +75,7 @@ export function watchDescriptors(options: DescriptorWatchOptions): DescriptorWat
       return burst.active;
     },
     stop() {
-      clearInterval(timer);
+      scheduler.clearTimer(timer);
       burst.close();
     },
   };

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { postChat, request, startGateway, type TestGateway } from './harness.ts';
+import { eventually } from '../support/eventually.ts';
 
 let gw: TestGateway;
 before(async () => {
@@ -198,7 +199,7 @@ test('an unknown alias is 404 model_not_found, naming the models the key may use
 
 test('the access log records the key id and alias, never the key or the prompt', async () => {
   await postChat(gw, { model: 'service-auto', messages: [{ role: 'user', content: 'top secret prompt text' }] }, { 'x-request-id': 'log-check' });
-  await new Promise((r) => setTimeout(r, 20));
+  await eventually(() => gw.logs.some((l) => l['msg'] === 'request' && l['requestId'] === 'log-check'), 'the access line');
   const line = gw.logs.find((l) => l['msg'] === 'request' && l['requestId'] === 'log-check');
   assert.equal(line?.['status'], 200);
   assert.equal(line?.['keyId'], gw.keyId);
@@ -216,11 +217,11 @@ test('a client that leaves mid-body is not an unexpected error: no error log, th
       headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.key}`, 'content-length': '1000', 'x-request-id': 'gone-1' },
     });
     req.on('error', () => resolve());
-    req.write('{"model":"service-chat","messages":[', () => setTimeout(() => req.destroy(), 50));
+    // Leaves once the gateway is reading the body.
+    req.write('{"model":"service-chat","messages":[', () => void eventually(() => gw.gateway.inFlight === 1, 'the request in flight').then(() => req.destroy()));
     req.on('close', () => resolve());
   });
-  // Bounded wait for the server to notice and log the request.
-  for (let i = 0; i < 50 && !gw.logs.some((l) => l['requestId'] === 'gone-1'); i++) await new Promise((r) => setTimeout(r, 20));
+  await eventually(() => gw.logs.some((l) => l['requestId'] === 'gone-1'), 'the access line');
   const lines = gw.logs.filter((l) => l['requestId'] === 'gone-1');
   assert.deepEqual(lines.map((l) => l['msg']), ['request']);
   assert.equal(lines[0]?.['completed'], false);

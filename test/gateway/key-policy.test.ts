@@ -11,6 +11,7 @@ import type { ChatRequest } from '../../src/chat/types.ts';
 import type { KeySettingsInput } from '../../src/keys/key-settings.ts';
 import { reserveRequest } from '../../src/limits/reservation.ts'; // i15-lead: token-estimate.ts replaced (helper B)
 import { openStream, postChat, request, sseData, startFakeUpstream, startGateway, type FakeUpstream, type RawResponse, type TestGateway } from './harness.ts';
+import { eventually, within } from '../support/eventually.ts';
 import { systemScheduler } from '../../src/time/scheduler.ts';
 
 const NOON = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -89,11 +90,7 @@ function models(key: string): Promise<RawResponse> {
  * inFlight in the same 'close' emit, so once inFlight is 0 the permit is settled.
  */
 async function settled(): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (gw.gateway.inFlight === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error(`requests still in flight: ${gw.gateway.inFlight}`);
+  await eventually(() => gw.gateway.inFlight === 0, 'no request in flight');
 }
 
 /** The x-ratelimit-* and retry headers of an answer, to compare whole. */
@@ -469,10 +466,19 @@ test('a client that leaves while the limiter decides gets its slot back, and the
   const { key } = await newKey({ limits: { concurrentRequests: 1 } });
   const limiter = gw.state.limiter;
   const admit = limiter.admit.bind(limiter);
+  const settle = limiter.settle.bind(limiter);
   let release: () => void = () => {};
   const gate = new Promise<void>((resolve) => {
     release = resolve;
   });
+  let markSettled: () => void = () => {};
+  const permitSettled = new Promise<void>((resolve) => {
+    markSettled = resolve;
+  });
+  limiter.settle = async (input) => {
+    await settle(input);
+    markSettled();
+  };
   // The limiter answers only once the client is gone (as a slow Redis round trip would).
   limiter.admit = async (input) => {
     const decision = await admit(input);
@@ -484,14 +490,15 @@ test('a client that leaves while the limiter decides gets its slot back, and the
     req.on('error', () => undefined);
     req.end(JSON.stringify(fake()));
     // Wait until the gateway is inside admission, then leave.
-    for (let i = 0; i < 400 && gw.gateway.inFlight === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await eventually(() => gw.gateway.inFlight === 1, 'the request inside admission');
     req.destroy();
     await settled();
     release();
-    // Let the handler resume after admission and settle the permit.
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The handler resumes after admission and settles the permit it was given.
+    await within(permitSettled, 'the permit to be settled');
   } finally {
     limiter.admit = admit;
+    limiter.settle = settle;
   }
   assert.equal(upstream.requests.length, 0, 'no upstream call for a client that left');
   const next = await chat(key, fake());

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request, startFakeUpstream, type FakeUpstream } from './harness.ts';
-import { completionBody, fakeProvider, startLifecycleGateway, UPSTREAM_SECRET, until, type LifecycleGateway } from './lifecycle-fixtures.ts';
+import { completionBody, fakeProvider, startLifecycleGateway, UPSTREAM_SECRET, type LifecycleGateway } from './lifecycle-fixtures.ts';
+import { eventually } from '../support/eventually.ts';
 
 let upstream: FakeUpstream;
 let gw: LifecycleGateway;
@@ -27,7 +28,7 @@ after(async () => {
 const FIELDS = ['time', 'level', 'msg', 'requestId', 'method', 'path', 'status', 'keyId', 'alias', 'target', 'route', 'stream', 'promptTokens', 'completionTokens', 'ttfbMs', 'totalMs', 'completed', 'error'];
 
 async function lineFor(requestId: string): Promise<Record<string, unknown>> {
-  await until(() => gw.logs.some((l) => l['msg'] === 'request' && l['requestId'] === requestId), `the access line of ${requestId}`);
+  await eventually(() => gw.logs.some((l) => l['msg'] === 'request' && l['requestId'] === requestId), `the access line of ${requestId}`);
   return gw.logs.find((l) => l['msg'] === 'request' && l['requestId'] === requestId) as Record<string, unknown>;
 }
 

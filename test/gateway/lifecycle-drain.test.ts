@@ -16,10 +16,10 @@ import {
   openChat,
   startLifecycleGateway,
   streamContents,
-  until,
-  within,
   type LifecycleGateway,
 } from './lifecycle-fixtures.ts';
+import { eventually, within } from '../support/eventually.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
 
 const STREAM_FRAME = JSON.stringify({ error: { message: SHUTDOWN_STREAM_MESSAGE, type: 'server_error', param: null, code: 'server_shutting_down' } });
 const REQUEST_BODY = { error: { message: SHUTDOWN_REQUEST_MESSAGE, type: 'server_error', param: null, code: 'server_shutting_down' } };
@@ -30,13 +30,19 @@ afterEach(async () => {
   open = [];
 });
 
-async function setup(handle: FakeUpstream['handle']): Promise<{ gw: LifecycleGateway; upstream: FakeUpstream }> {
+/** The drain deadline of the tests that reach it, on their manual scheduler. */
+const DEADLINE_MS = 2000;
+
+async function setup(handle: FakeUpstream['handle'], scheduler?: ManualScheduler): Promise<{ gw: LifecycleGateway; upstream: FakeUpstream }> {
   const upstream = await startFakeUpstream(handle);
-  const gw = await startLifecycleGateway({
-    providers: { up: fakeProvider(upstream.baseUrl) },
-    aliases: { 'service-a': { provider: 'up', model: 'model-a' } },
-    auto: { default: 'service-a' },
-  });
+  const gw = await startLifecycleGateway(
+    {
+      providers: { up: fakeProvider(upstream.baseUrl) },
+      aliases: { 'service-a': { provider: 'up', model: 'model-a' } },
+      auto: { default: 'service-a' },
+    },
+    scheduler === undefined ? {} : { scheduler },
+  );
   open.push(gw, upstream);
   return { gw, upstream };
 }
@@ -69,21 +75,26 @@ test('a stream that finishes within the deadline ends with [DONE]; new connectio
 });
 
 test('a stream still open at the deadline ends with the shutdown error frame, never [DONE], and its upstream call is aborted', async () => {
+  const scheduler = new ManualScheduler();
   const { gw, upstream } = await setup((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(contentEvent('partial'));
     // and nothing more: a long generation
-  });
+  }, scheduler);
   const stream = openChat(gw.baseUrl, gw.key, streamBody);
   await stream.firstBytes;
-  const report = await gw.gateway.shutdown(50);
+  const drained = gw.gateway.shutdown(DEADLINE_MS);
+  await scheduler.advance(DEADLINE_MS - 1);
+  assert.equal(gw.gateway.inFlight, 1, 'ended before the deadline');
+  await scheduler.advance(1);
+  const report = await within(drained, 'the drain');
   assert.deepEqual(report, { finished: 0, endedWithError: 1, refused: 0 });
   const res = await stream.response;
   assert.equal(res.status, 200);
   assert.ok(res.text.endsWith(`\n\ndata: ${STREAM_FRAME}\n\n`), res.text);
   assert.deepEqual(streamContents(sseData(res.text)), ['partial', STREAM_FRAME]);
   await within(upstream.aborted, 'the upstream call to be aborted');
-  await until(() => gw.logs.some((l) => l['msg'] === 'request' && l['stream'] === true), 'the access line');
+  await eventually(() => gw.logs.some((l) => l['msg'] === 'request' && l['stream'] === true), 'the access line');
   const line = gw.logs.find((l) => l['msg'] === 'request' && l['stream'] === true);
   assert.equal(line?.['status'], 200);
   assert.equal(line?.['error'], 'server_shutting_down');
@@ -91,15 +102,20 @@ test('a stream still open at the deadline ends with the shutdown error frame, ne
 });
 
 test('a request still waiting for its upstream at the deadline is answered 503 server_shutting_down with connection: close', async () => {
+  const scheduler = new ManualScheduler();
   const { gw, upstream } = await setup(() => {
     // never answers
-  });
+  }, scheduler);
   const pending = request(gw.baseUrl, 'POST', '/v1/chat/completions', {
     headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.key}` },
     body: JSON.stringify({ model: 'service-a', messages: [{ role: 'user', content: 'hi' }] }),
   });
-  await until(() => upstream.requests.length === 1, 'the upstream call');
-  const report = await gw.gateway.shutdown(50);
+  await eventually(() => upstream.requests.length === 1, 'the upstream call');
+  const drained = gw.gateway.shutdown(DEADLINE_MS);
+  await scheduler.advance(DEADLINE_MS - 1);
+  assert.equal(gw.gateway.inFlight, 1, 'answered before the deadline');
+  await scheduler.advance(1);
+  const report = await within(drained, 'the drain');
   assert.deepEqual(report, { finished: 0, endedWithError: 1, refused: 0 });
   const res = await pending;
   assert.equal(res.status, 503);
@@ -143,10 +159,10 @@ test('a request arriving during the drain on a connection kept alive from before
     `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${gw.key}\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
-  await until(() => received.includes('"one"'), 'the first event');
+  await eventually(() => received.includes('"one"'), 'the first event');
   const drained = gw.gateway.shutdown(60_000);
   socket.write(`GET /v1/models HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${gw.key}\r\nx-request-id: late-1\r\n\r\n`);
-  await until(() => gw.gateway.inFlight === 2, 'the late request');
+  await eventually(() => gw.gateway.inFlight === 2, 'the late request');
   gate.open();
   await ended;
   const second = received.indexOf('HTTP/1.1 503 Service Unavailable\r\n');

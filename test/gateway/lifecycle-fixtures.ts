@@ -10,6 +10,7 @@ import { parseConfig } from '../../src/config/config-parser.ts';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
+import type { Scheduler } from '../../src/time/scheduler.ts';
 import { listenLocal, type RawResponse } from './harness.ts';
 
 export const UPSTREAM_SECRET = 'sk-upstream-secret-lifecycle';
@@ -25,7 +26,8 @@ export interface LifecycleGateway {
   close(): Promise<void>;
 }
 
-export async function startLifecycleGateway(value: Record<string, unknown>): Promise<LifecycleGateway> {
+/** `scheduler`: the gateway's clock and timers (default: the system's). */
+export async function startLifecycleGateway(value: Record<string, unknown>, options: { scheduler?: Scheduler } = {}): Promise<LifecycleGateway> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-lifecycle-'));
   const configFor = (v: Record<string, unknown>): GatewayConfig => parseConfig({ ...v, dataDir }, null, dataDir);
   const state = openFileBackend(dataDir, { watch: false });
@@ -33,7 +35,7 @@ export async function startLifecycleGateway(value: Record<string, unknown>): Pro
   const created = await keys.create('lifecycle');
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const gateway = createGateway({ config: configFor(value), state, logger, env: { UPSTREAM_KEY: UPSTREAM_SECRET }, loadedAt: 1_700_000_000 });
+  const gateway = createGateway({ config: configFor(value), state, logger, env: { UPSTREAM_KEY: UPSTREAM_SECRET }, loadedAt: 1_700_000_000, ...options });
   const address = await listenLocal(gateway);
   return {
     gateway,
@@ -131,24 +133,5 @@ export function streamContents(payloads: string[]): string[] {
   });
 }
 
-/** Waits (bounded) until `check` holds; the test fails with `what` otherwise. */
-export async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-/** `promise`, or a failure naming `what` after `ms`: a test never waits unbounded. */
-export async function within<T>(promise: Promise<T>, what: string, ms = 5000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+// The shared waits under the names other test files import them by.
+export { eventually as until, within } from '../support/eventually.ts';

@@ -17,9 +17,9 @@ import {
   openChat,
   startLifecycleGateway,
   streamContents,
-  until,
   type LifecycleGateway,
 } from './lifecycle-fixtures.ts';
+import { eventually } from '../support/eventually.ts';
 
 let oldUpstream: FakeUpstream;
 let newUpstream: FakeUpstream;
@@ -99,7 +99,7 @@ describe('a good reload', () => {
     assert.equal(oldUpstream.requests.length, 1);
     assert.equal((oldUpstream.requests[0]?.body as { model: string }).model, 'model-a');
 
-    await until(() => gw.logs.some((l) => l['msg'] === 'request' && l['stream'] === true), 'the stream access line');
+    await eventually(() => gw.logs.some((l) => l['msg'] === 'request' && l['stream'] === true), 'the stream access line');
     const line = gw.logs.find((l) => l['msg'] === 'request' && l['stream'] === true);
     assert.equal(line?.['target'], 'old/model-a');
     assert.equal(line?.['alias'], 'service-a');

@@ -11,6 +11,8 @@ import { costNanos } from '../../src/limits/cost.ts';
 import { createMemoryLimiter } from '../../src/limits/memory-limiter.ts';
 import { reserveRequest } from '../../src/limits/reservation.ts';
 import type { ChatRequest } from '../../src/chat/types.ts';
+import { eventually } from '../support/eventually.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { openStream, postChat, startFakeUpstream, startGateway, type FakeUpstream, type RawResponse, type TestGateway, type UpstreamRequest } from './harness.ts';
 
 const PRICE = { input: 2.5, cachedInput: 1.25, output: 10 };
@@ -102,14 +104,6 @@ function reservationOf(body: Record<string, unknown>, maxTokens: number) {
 
 const chat = (key: string, body: unknown): Promise<RawResponse> => postChat(gw, body, { authorization: `Bearer ${key}` });
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** The key's recorded usage (flushed to the store) and the limiter's budget use now. */
 async function recorded(id: string): Promise<{ tokens: number; costNanos: number; budget: { tokens: number; costNanos: number } }> {
   await gw.flushUsage();
@@ -121,7 +115,7 @@ async function recorded(id: string): Promise<{ tokens: number; costNanos: number
 
 /** The access line of the request that just closed. */
 async function accessLine(): Promise<Record<string, unknown>> {
-  await until(() => gw.logs.some((l) => l['msg'] === 'request' && l['path'] === '/v1/chat/completions'), 'the access line');
+  await eventually(() => gw.logs.some((l) => l['msg'] === 'request' && l['path'] === '/v1/chat/completions'), 'the access line');
   return gw.logs.find((l) => l['msg'] === 'request' && l['path'] === '/v1/chat/completions') as Record<string, unknown>;
 }
 
@@ -133,7 +127,7 @@ test('a burst of 40 against a 5000-token daily budget spends no more than the bu
   const answers = Array.from({ length: 40 }, () => chat(key, chinese()));
   const refusals: RawResponse[] = [];
   for (const a of answers) void a.then((r) => r.status === 429 && refusals.push(r));
-  await until(() => refusals.length + upstream.requests.length === 40, 'every request admitted or refused');
+  await eventually(() => refusals.length + upstream.requests.length === 40, 'every request admitted or refused');
   const admitted = upstream.requests.length;
   for (const send of held) send();
   const results = await Promise.all(answers);
@@ -158,7 +152,7 @@ test('a burst against tokens per minute spends no more than the limit plus one r
   const answers = Array.from({ length: 40 }, () => chat(key, chinese()));
   let refused = 0;
   for (const a of answers) void a.then((r) => r.status === 429 && refused++);
-  await until(() => refused + upstream.requests.length === 40, 'every request admitted or refused');
+  await eventually(() => refused + upstream.requests.length === 40, 'every request admitted or refused');
   const admitted = upstream.requests.length;
   for (const send of held) send();
   await Promise.all(answers);
@@ -173,7 +167,7 @@ test('a client that leaves after the upstream call began is charged its prompt, 
   const req = http.request(`${gw.baseUrl}/v1/chat/completions`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
   req.on('error', () => undefined);
   req.end(JSON.stringify(body));
-  await until(() => upstream.requests.length === 1, 'the upstream call');
+  await eventually(() => upstream.requests.length === 1, 'the upstream call');
   req.destroy();
   const line = await accessLine();
   const prompt = reservationOf(body, 100).promptTokens;
@@ -281,7 +275,7 @@ test('a burst against a spending budget spends no more than the budget plus one 
   const answers = Array.from({ length: 20 }, () => chat(key, chinese()));
   let refused = 0;
   for (const a of answers) void a.then((r) => r.status === 429 && refused++);
-  await until(() => refused + upstream.requests.length === 20, 'every request admitted or refused');
+  await eventually(() => refused + upstream.requests.length === 20, 'every request admitted or refused');
   assert.equal(upstream.requests.length, 3);
   for (const send of held) send();
   await Promise.all(answers);
@@ -292,8 +286,10 @@ test('a burst against a spending budget spends no more than the budget plus one 
 });
 
 test('a stream longer than the lease keeps its concurrency slot: renewed while it runs, free at its end', async () => {
+  // The permit keeper renews every 500 ms of the gateway's time, and the limiter judges the lease by it.
+  const scheduler = new ManualScheduler();
   const limiter = createMemoryLimiter({ leaseMs: 1500 });
-  const local = await startGateway({ configValue: config(upstream.baseUrl), limiter });
+  const local = await startGateway({ configValue: config(upstream.baseUrl), limiter, scheduler });
   try {
     const issued = await local.state.keys.create('lease', { limits: { concurrentRequests: 1 } });
     let finish: () => void = () => {};
@@ -309,14 +305,14 @@ test('a stream longer than the lease keeps its concurrency slot: renewed while i
     const stream = await openStream(local, issued.key, { model: 'service-fake', messages: [{ role: 'user', content: 'hi' }], stream: true });
     assert.equal(stream.status, 200);
     // Three leases later, the first stream still holds the slot.
-    await new Promise((resolve) => setTimeout(resolve, 4500));
+    await scheduler.advance(4500);
     upstream.handle = answer;
     const second = await postChat(local, { model: 'service-fake', messages: [{ role: 'user', content: 'hi' }] }, { authorization: `Bearer ${issued.key}` });
     assert.equal(second.status, 429, second.text);
     assert.equal((second.json() as { error: { code: string } }).error.code, 'rate_limit_exceeded');
     finish();
     await stream.body;
-    await until(() => local.logs.some((l) => l['msg'] === 'request' && l['status'] === 200 && l['stream'] === true), 'the stream to close');
+    await eventually(() => local.logs.some((l) => l['msg'] === 'request' && l['status'] === 200 && l['stream'] === true), 'the stream to close');
     const third = await postChat(local, { model: 'service-fake', messages: [{ role: 'user', content: 'hi' }] }, { authorization: `Bearer ${issued.key}` });
     assert.equal(third.status, 200, third.text);
   } finally {

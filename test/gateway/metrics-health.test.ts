@@ -14,6 +14,7 @@ import { createLogger } from '../../src/log/logger.ts';
 import { createGatewayMetrics, type GatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
 import { parsePrometheusText, sampleValue, type MetricFamily } from '../metrics/prometheus-text.ts';
 import { openStream, postChat, reload, request, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
+import { eventually } from '../support/eventually.ts';
 
 const USAGE = { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 };
 const STREAM_USAGE = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 };
@@ -64,11 +65,7 @@ function metricsFor(target: { gw?: TestGateway }): GatewayMetrics {
 
 /** Once inFlight is 0, every answer's 'close' ran: access line, metrics and settlement are done. */
 async function idle(gw: TestGateway): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (gw.gateway.inFlight === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error(`requests still in flight: ${gw.gateway.inFlight}`);
+  await eventually(() => gw.gateway.inFlight === 0, 'no request in flight');
 }
 
 /** Every sample of a family as `name{labels} value` lines, sorted, to compare whole. */

@@ -15,7 +15,8 @@ import { createRouter } from '../../src/http/router.ts';
 import { createHttpShell, type HttpShell } from '../../src/http/server.ts';
 import type { RouteHandler } from '../../src/http/request-context.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { createGate, until } from '../gateway/lifecycle-fixtures.ts';
+import { createGate } from '../gateway/lifecycle-fixtures.ts';
+import { eventually } from '../support/eventually.ts';
 import { failureOf, sha256Of, tlsRequest, tlsStream } from '../tls/https-client.ts';
 import { createTestPki, type IssuedPair, type TestPki } from '../tls/test-pki.ts';
 
@@ -161,7 +162,7 @@ describe('clientAuth "required"', () => {
     assert.equal((tls12 as NodeJS.ErrnoException).code, 'EPROTO');
     assert.match((tls12 as Error).message, /alert handshake failure/);
     assert.deepEqual(s.handled, []);
-    await until(() => handshakeFailures(s).length >= 2, 'the handshake failure lines');
+    await eventually(() => handshakeFailures(s).length >= 2, 'the handshake failure lines');
     assert.deepEqual(handshakeFailures(s), [
       { code: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE', remote: '127.0.0.1' },
       { code: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE', remote: '127.0.0.1' },
@@ -176,7 +177,7 @@ describe('clientAuth "required"', () => {
     assert.deepEqual(s.handled, []);
     assert.equal(s.logs.filter((l) => l['msg'] === 'request').length, 0);
     // Each refusal is a debug line with the verification's reason (the socket is gone: no address).
-    await until(() => handshakeFailures(s).length >= 6, 'the handshake failure lines');
+    await eventually(() => handshakeFailures(s).length >= 6, 'the handshake failure lines');
     assert.deepEqual(handshakeFailures(s).slice(-4), [
       { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', remote: null },
       { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', remote: null },

@@ -16,6 +16,9 @@ import { createRouter } from '../../src/http/router.ts';
 import { createHttpShell } from '../../src/http/server.ts';
 import { HttpParseAbort, type AccessLine, type RouteHandler } from '../../src/http/request-context.ts';
 import { createLogger } from '../../src/log/logger.ts';
+import { CLOSE_GRACE_MS } from '../../src/http/client-errors.ts';
+import { eventually } from '../support/eventually.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
 
 const logs: Record<string, unknown>[] = [];
 const lines: AccessLine[] = [];
@@ -31,12 +34,13 @@ router.add('POST', '/echo', async (ctx) => {
     throw err;
   }
 });
-const { server } = createHttpShell({
+const shell = createHttpShell({
   router,
   limits: { ...DEFAULT_LIMITS, maxHeaderBytes: 2048, headersTimeoutMs: 1000, requestTimeoutMs: 1500 },
   logger: createLogger({ write: (l) => logs.push(JSON.parse(l) as Record<string, unknown>) }),
   onRequestDone: (line) => lines.push(line),
 });
+const { server } = shell;
 let port = 0;
 before(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -66,19 +70,14 @@ function requestIdOf(answer: string): string {
 
 /** The access line (logged and reported) for `requestId`, once it is out. */
 async function lineFor(requestId: string): Promise<Record<string, unknown>> {
-  for (let i = 0; i < 300; i++) {
-    const logged = logs.filter((l) => l['msg'] === 'request' && l['requestId'] === requestId);
-    if (logged.length > 0) {
-      assert.equal(logged.length, 1, `one line per answer for ${requestId}`);
-      assert.deepEqual(
-        lines.filter((l) => l.requestId === requestId),
-        [Object.fromEntries(Object.entries(logged[0] ?? {}).filter(([k]) => k !== 'time' && k !== 'level' && k !== 'msg'))],
-      );
-      return logged[0] ?? {};
-    }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`no access line for ${requestId}`);
+  const logged = (): Record<string, unknown>[] => logs.filter((l) => l['msg'] === 'request' && l['requestId'] === requestId);
+  await eventually(() => logged().length > 0, `the access line of ${requestId}`);
+  assert.equal(logged().length, 1, `one line per answer for ${requestId}`);
+  assert.deepEqual(
+    lines.filter((l) => l.requestId === requestId),
+    [Object.fromEntries(Object.entries(logged()[0] ?? {}).filter(([k]) => k !== 'time' && k !== 'level' && k !== 'msg'))],
+  );
+  return logged()[0] ?? {};
 }
 
 /** The fields a line for bytes that never became a request has, besides its id. */
@@ -184,6 +183,7 @@ test('an Expect other than 100-continue: 417 expectation_failed, closed, with it
 
 test('a client that resets in the middle of its headers: no answer, no line', async () => {
   const before = logs.filter((l) => l['msg'] === 'request').length;
+  const accepted = new Promise<net.Socket>((resolve) => server.once('connection', resolve));
   await new Promise<void>((resolve) => {
     const socket = net.connect(port, '127.0.0.1', () => {
       socket.write('GET /ok HTTP/1.1\r\nHost: x\r\nX-Half: ');
@@ -192,14 +192,17 @@ test('a client that resets in the middle of its headers: no answer, no line', as
     socket.on('close', () => resolve());
     socket.on('error', () => {});
   });
-  // A line would be written within a few ms of the close; give it ample time.
-  await new Promise((r) => setTimeout(r, 300));
+  // A line would be written as the server's side of the connection closes, by a listener of the same close event.
+  const served = await accepted;
+  if (!served.closed) await new Promise((resolve) => served.once('close', resolve));
   assert.equal(logs.filter((l) => l['msg'] === 'request').length, before);
 });
 
-test('a client that sent bytes that are not HTTP and never closes its side is closed after a 2 s grace, not held until the headers timeout', async () => {
+test('a client that sent bytes that are not HTTP and never closes its side is closed exactly 2 s after the answer, not held until the headers timeout', async () => {
   // Node's own sweep would close it once limits.headersTimeoutMs passed (10 s here); the grace is shorter.
-  const patient = createHttpShell({ router, limits: { ...DEFAULT_LIMITS, headersTimeoutMs: 10_000, requestTimeoutMs: 20_000 }, logger: createLogger({ write: () => {} }) });
+  const scheduler = new ManualScheduler();
+  const patient = createHttpShell({ router, limits: { ...DEFAULT_LIMITS, headersTimeoutMs: 10_000, requestTimeoutMs: 20_000 }, logger: createLogger({ write: () => {} }), scheduler });
+  const accepted = new Promise<net.Socket>((resolve) => patient.server.once('connection', resolve));
   await new Promise<void>((r) => patient.server.listen(0, '127.0.0.1', r));
   // allowHalfOpen: the client's side stays open after the server's answer and FIN.
   const socket = net.connect({ port: (patient.server.address() as AddressInfo).port, host: '127.0.0.1', allowHalfOpen: true }, () => socket.write('GARBAGE\r\n\r\n'));
@@ -208,13 +211,15 @@ test('a client that sent bytes that are not HTTP and never closes its side is cl
   socket.on('data', (c: string) => (text += c));
   socket.on('error', () => {});
   try {
-    for (let i = 0; i < 500 && !text.endsWith('}'); i++) await new Promise((r) => setTimeout(r, 10));
+    const served = await accepted;
+    await eventually(() => text.endsWith('}'), 'the 400');
     assert.match(text, /^HTTP\/1\.1 400 Bad Request\r\n/);
-    const answeredAt = Date.now();
     assert.equal(patient.openConnections, 1);
-    for (let i = 0; i < 1000 && patient.openConnections > 0; i++) await new Promise((r) => setTimeout(r, 10));
-    assert.equal(patient.openConnections, 0);
-    assert.ok(Date.now() - answeredAt < 8000, `closed ${Date.now() - answeredAt} ms after the answer`);
+    await scheduler.advance(CLOSE_GRACE_MS - 1);
+    assert.equal(served.destroyed, false);
+    await scheduler.advance(1);
+    assert.equal(served.destroyed, true);
+    await eventually(() => patient.openConnections === 0, 'the connection to be counted closed');
   } finally {
     socket.destroy();
     await new Promise<void>((r) => patient.server.close(() => r()));

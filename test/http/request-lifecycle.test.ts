@@ -11,6 +11,8 @@ import { createRouter } from '../../src/http/router.ts';
 import { createHttpShell } from '../../src/http/server.ts';
 import { ClientGoneAbort, ShutdownAbort, type RequestContext, type RouteHandler } from '../../src/http/request-context.ts';
 import { createLogger } from '../../src/log/logger.ts';
+import { eventually, within } from '../support/eventually.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
 
 const logs: Array<Record<string, unknown>> = [];
 let seen: RequestContext | undefined;
@@ -33,9 +35,12 @@ router.add('GET', '/hang', async (ctx) => {
   await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
   events.push(`handler saw ${(ctx.signal.reason as Error).name}`);
 });
+// The drain's deadline runs on it; nothing else here waits on the shell's timers.
+const scheduler = new ManualScheduler();
 const shell = createHttpShell({
   router,
   limits: DEFAULT_LIMITS,
+  scheduler,
   logger: createLogger({
     write: (l) => {
       const line = JSON.parse(l) as Record<string, unknown>;
@@ -65,7 +70,7 @@ test('a completed answer: the signal stays quiet, close hooks run once before th
   events = [];
   const res = await fetch(`http://127.0.0.1:${port}/done`);
   assert.equal(await res.text(), 'ok');
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await eventually(() => events.includes('access line'), 'the access line');
   assert.equal(seen?.signal.aborted, false);
   assert.deepEqual(events, ['close hook, aborted=false', 'access line']);
   assert.equal(lastRequestLine()['settled'], true);
@@ -78,7 +83,7 @@ test('a client that leaves mid-answer aborts the signal with ClientGoneAbort; th
   const res = await once(req, 'response').then(([r]) => r as import('node:http').IncomingMessage);
   await once(res, 'data');
   req.destroy();
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await eventually(() => events.length === 3, 'the close hook, the access line and the handler');
   assert.ok(seen?.signal.reason instanceof ClientGoneAbort);
   // The hooks run in the response's 'close'; the handler resumes a microtask later.
   assert.deepEqual(events, ['close hook, reason=ClientGoneAbort', 'access line', 'handler saw ClientGoneAbort']);
@@ -93,10 +98,14 @@ test("a drain's deadline calls onShutdown, then aborts the signal with ShutdownA
   const res = await once(req, 'response').then(([r]) => r as import('node:http').IncomingMessage);
   res.on('error', () => {});
   await once(res, 'data');
-  const report = await shell.drain(10);
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  const drained = shell.drain(2000);
+  await scheduler.advance(1999);
+  assert.deepEqual(events, []);
+  await scheduler.advance(1);
+  const report = await within(drained, 'the drain');
+  await eventually(() => events.includes('access line'), 'the access line');
   assert.ok(seen?.signal.reason instanceof ShutdownAbort);
-  assert.deepEqual(events.slice(0, 2), ['onShutdown, aborted=false', 'handler saw ShutdownAbort']);
+  assert.deepEqual(events, ['onShutdown, aborted=false', 'handler saw ShutdownAbort', 'close hook, reason=ShutdownAbort', 'access line']);
   assert.deepEqual(report, { finished: 0, endedWithError: 1, refused: 0 });
   assert.equal(lastRequestLine()['error'], 'server_shutting_down');
   assert.equal(lastRequestLine()['clientGone'], undefined);

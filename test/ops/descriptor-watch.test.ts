@@ -3,68 +3,75 @@
 // number of failed probes, the count for metrics, the line when descriptors
 // are back; other probe errors are not an exhaustion. The limit read from
 // /proc/self/limits, and what a limit of "unlimited" or a missing file gives.
+// On a manual scheduler: each probe and the end of an exhaustion at its moment.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { connectionsForDescriptors, descriptorsNeeded, readDescriptorLimit, startDescriptorWatch, watchDescriptors } from '../../src/ops/descriptor-watch.ts';
 import { createLogger } from '../../src/log/logger.ts';
+import { eventually } from '../support/eventually.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-fd-watch-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('fd-watch');
 
 function fsError(code: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: open '/dev/null'`), { code });
 }
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 300 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(check(), `timed out waiting for ${what}`);
-}
-
-test('an exhaustion: one error line however many probes fail, counted once, then the line when descriptors are back', async () => {
+test('an exhaustion: one error line however many probes fail, counted once, then the line when descriptors are back, 1.5 s after the last failure', async () => {
+  const scheduler = new ManualScheduler();
   const logs: Record<string, unknown>[] = [];
   let failing: string | null = 'EMFILE';
-  let probes = 0;
+  const probedAt: number[] = [];
   let exhaustions = 0;
   const watch = watchDescriptors({
     logger: createLogger({ write: (l) => logs.push(JSON.parse(l) as Record<string, unknown>) }),
     openConnections: () => ({ api: 7, admin: 1 }),
     onExhausted: () => exhaustions++,
     limit: 1024,
-    intervalMs: 5,
+    scheduler,
     probe: () => {
-      probes++;
+      probedAt.push(scheduler.elapsedMs);
       if (failing !== null) throw fsError(failing);
     },
   });
+  const withoutTime = (): Record<string, unknown>[] => logs.map(({ time: _time, ...rest }) => rest);
   try {
-    await until(() => probes >= 10, 'ten probes');
+    // A probe a second.
+    await scheduler.advance(999);
+    assert.deepEqual(probedAt, []);
+    assert.equal(watch.exhausted, false);
+    await scheduler.advance(9001);
+    assert.deepEqual(probedAt, [1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10_000]);
     assert.equal(watch.exhausted, true);
-    const lines = logs.map(({ time: _time, ...rest }) => rest);
-    assert.deepEqual(lines, [
+    assert.deepEqual(withoutTime(), [
       { level: 'error', msg: 'out of file descriptors: new connections are reset until some close', code: 'EMFILE', descriptorLimit: 1024, openConnectionsApi: 7, openConnectionsAdmin: 1 },
     ]);
     assert.equal(exhaustions, 1);
     failing = null;
-    await until(() => logs.length === 2, 'the recovery line');
-    assert.equal(logs[1]?.['msg'], 'file descriptors available again');
-    assert.ok((logs[1]?.['failedProbes'] as number) >= 10);
+    // The probe at 11000 succeeds; the exhaustion ends once 1500 ms passed since the last failure (10000).
+    await scheduler.advance(1499);
+    assert.equal(watch.exhausted, true);
+    assert.equal(logs.length, 1);
+    await scheduler.advance(1);
+    assert.deepEqual(withoutTime()[1], { level: 'info', msg: 'file descriptors available again', failedProbes: 10, durationMs: 9000 });
     assert.equal(watch.exhausted, false);
     // ENFILE (the whole system out) is the same condition, a new exhaustion.
     failing = 'ENFILE';
-    await until(() => logs.length === 3, 'the second exhaustion');
+    await scheduler.advance(500);
     assert.equal(logs[2]?.['code'], 'ENFILE');
     assert.equal(exhaustions, 2);
   } finally {
     watch.stop();
   }
-  // stop() reports an exhaustion still on as over.
-  assert.equal(logs[3]?.['msg'], 'file descriptors available again');
+  // stop() reports an exhaustion still on as over, and leaves no timer.
+  assert.deepEqual(withoutTime()[3], { level: 'info', msg: 'file descriptors available again', failedProbes: 1, durationMs: 0 });
+  assert.deepEqual(scheduler.pending(), []);
 });
 
-test('a probe failing for another reason is not an exhaustion', async () => {
+test('a probe failing for another reason is not an exhaustion (the system scheduler)', async () => {
   const logs: string[] = [];
   let probes = 0;
   const watch = watchDescriptors({
@@ -77,16 +84,17 @@ test('a probe failing for another reason is not an exhaustion', async () => {
       throw fsError('EACCES');
     },
   });
-  await until(() => probes >= 5, 'five probes');
+  await eventually(() => probes >= 5, 'five probes');
   watch.stop();
   assert.equal(watch.exhausted, false);
   assert.deepEqual(logs, []);
 });
 
 test('the real probe on this machine finds descriptors', async () => {
+  const scheduler = new ManualScheduler();
   const logs: string[] = [];
-  const watch = watchDescriptors({ logger: createLogger({ write: (l) => logs.push(l) }), openConnections: () => ({}), limit: null, intervalMs: 5 });
-  await new Promise((r) => setTimeout(r, 50));
+  const watch = watchDescriptors({ logger: createLogger({ write: (l) => logs.push(l) }), openConnections: () => ({}), limit: null, scheduler });
+  await scheduler.advance(10_000);
   watch.stop();
   assert.equal(watch.exhausted, false);
   assert.deepEqual(logs, []);
