@@ -164,3 +164,15 @@ export function expectError(outcome: Outcome, code: string, offset: number, limi
     outcome.error.message,
   );
 }
+
+/** Feeds `input` every way and checks each fails with `code` at `offset` (and `limit`). */
+export function errorEveryWay(input: string | readonly number[], code: string, offset: number, options: JsonParserOptions = {}, limit?: string): void {
+  const bytes = typeof input === 'string' ? bytesOf(input) : Uint8Array.from(input);
+  expectError(parseEveryWay(bytes, () => options), code, offset, limit);
+}
+
+/** The value of a successful outcome; fails the test on an error. */
+export function valueOf(outcome: Outcome): unknown {
+  if (!outcome.ok) assert.fail(`unexpected error: ${outcome.error.message}`);
+  return outcome.value;
+}
