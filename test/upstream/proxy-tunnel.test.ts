@@ -5,21 +5,42 @@
 // proxy-tunnel.system.test.ts.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer, type Socket } from 'node:net';
-import { describe, test } from 'node:test';
+import { connect, createServer, type Socket } from 'node:net';
+import { after, describe, test } from 'node:test';
 import { proxyAuthorization } from '../../src/config/proxy-env.ts';
 import { openTunnel, proxyRequestHeaders } from '../../src/upstream/proxy-tunnel.ts';
 import { eventually } from '../support/eventually.ts';
 import { listen, portOf, rejection, route, TIMEOUT_MS } from './proxy-fixtures.ts';
 import { refusedPort } from './refused-port.ts';
 
-/** A fake proxy: records each connection's bytes and answers with `behave`. */
-async function fakeProxy(behave: (socket: Socket) => void): Promise<{ port: number; connections: number; received: () => string; close: () => Promise<void> }> {
-  let connections = 0;
+interface FakeProxy {
+  port: number;
+  /** Connections accepted so far (the marker connections of connectionsSoFar() left out). */
+  readonly connections: number;
+  /**
+   * The connections accepted before now, counted once a connection of the
+   * test's own has been accepted: loopback accepts connections in the order
+   * they were opened, so one the code under test opened earlier (a retry in
+   * a loop) is counted, without waiting for one that may never come.
+   */
+  connectionsSoFar(): Promise<number>;
+  received(): string;
+  close(): Promise<void>;
+}
+
+const fakes: FakeProxy[] = [];
+// Also when a test fails before its own close(): a listening fake would keep the file running.
+after(() => Promise.all(fakes.map((fake) => fake.close())));
+
+/** A fake proxy: records each connection's bytes and answers with `behave`. Closed after the file if not before. */
+async function fakeProxy(behave: (socket: Socket) => void): Promise<FakeProxy> {
+  /** The client port of each connection, in the order accepted. */
+  const accepted: number[] = [];
+  const markers = new Set<number>();
   const sockets = new Set<Socket>();
   let bytes = '';
   const server = await listen(createServer((socket) => {
-    connections += 1;
+    accepted.push(socket.remotePort ?? -1);
     sockets.add(socket);
     socket.on('error', () => {});
     socket.on('data', (chunk) => {
@@ -28,21 +49,35 @@ async function fakeProxy(behave: (socket: Socket) => void): Promise<{ port: numb
     socket.on('close', () => sockets.delete(socket));
     behave(socket);
   }));
-  return {
-    port: portOf(server),
+  const port = portOf(server);
+  const counted = (ports: readonly number[]): number => ports.filter((p) => !markers.has(p)).length;
+  let closing: Promise<void> | undefined;
+  const fake: FakeProxy = {
+    port,
     get connections() {
-      return connections;
+      return counted(accepted);
+    },
+    async connectionsSoFar() {
+      const marker = connect(port, '127.0.0.1');
+      await once(marker, 'connect');
+      const markerPort = marker.localPort ?? -1;
+      markers.add(markerPort);
+      await eventually(() => accepted.includes(markerPort), 'the marker connection at the fake proxy');
+      marker.destroy();
+      return counted(accepted.slice(0, accepted.indexOf(markerPort)));
     },
     received: () => bytes,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
+    close() {
+      closing ??= new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      });
+      return closing;
     },
   };
+  fakes.push(fake);
+  return fake;
 }
-
-/** Waits a little so a retry, if there were one, would have arrived. */
-const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 300));
 
 describe('against fake proxies', () => {
   test('accepts and closes without answering: ERR_PROXY_CLOSED, one connection, no retry', async () => {
@@ -50,8 +85,7 @@ describe('against fake proxies', () => {
     const error = await rejection(openTunnel(route(`http://127.0.0.1:${proxy.port}`), 'api.example.com', 443, new AbortController().signal, TIMEOUT_MS));
     assert.equal(error.code, 'ERR_PROXY_CLOSED');
     assert.equal(error.message, `The egress proxy 127.0.0.1:${proxy.port} (HTTPS_PROXY) closed the connection without answering CONNECT api.example.com:443. Check the proxy's log for why it dropped the request (often an access rule or the destination port).`);
-    await settle();
-    assert.equal(proxy.connections, 1);
+    assert.equal(await proxy.connectionsSoFar(), 1);
     await proxy.close();
   });
 
@@ -61,8 +95,7 @@ describe('against fake proxies', () => {
     assert.equal(error.code, 'ERR_PROXY_CLOSED');
     assert.equal((error.cause as NodeJS.ErrnoException).code, 'ECONNRESET');
     assert.match(error.message, /^The egress proxy 127\.0\.0\.1:\d+ \(HTTPS_PROXY\) reset the connection before answering CONNECT api\.example\.com:443: ECONNRESET/);
-    await settle();
-    assert.equal(proxy.connections, 1);
+    assert.equal(await proxy.connectionsSoFar(), 1);
     await proxy.close();
   });
 
@@ -159,8 +192,7 @@ describe('against fake proxies', () => {
     const proxy = await fakeProxy(() => {});
     const reason = new Error('gone');
     await assert.rejects(openTunnel(route(`http://127.0.0.1:${proxy.port}`), 'api.example.com', 443, AbortSignal.abort(reason), TIMEOUT_MS), (error) => error === reason);
-    await settle();
-    assert.equal(proxy.connections, 0);
+    assert.equal(await proxy.connectionsSoFar(), 0);
     await proxy.close();
   });
 
@@ -168,8 +200,7 @@ describe('against fake proxies', () => {
     const proxy = await fakeProxy(() => {});
     await assert.rejects(openTunnel(route(`http://127.0.0.1:${proxy.port}`), 'evil.com\r\nX-Injected: 1', 443, new AbortController().signal, TIMEOUT_MS), TypeError);
     await assert.rejects(openTunnel(route(`http://127.0.0.1:${proxy.port}`), 'api.example.com', 0, new AbortController().signal, TIMEOUT_MS), TypeError);
-    await settle();
-    assert.equal(proxy.connections, 0);
+    assert.equal(await proxy.connectionsSoFar(), 0);
     await proxy.close();
   });
 });
