@@ -32,6 +32,7 @@
 //   and the setting that fixes it; reconnect attempts go on with the backoff.
 
 import type { Logger } from '../log/logger.ts';
+import { systemScheduler, type Scheduler, type Timer } from '../time/scheduler.ts';
 import { endSocket, handshakeCommands, newConnection, openSocket, rejectInflight, takeOldest, waitingCount, write, type Connection, type PendingCommand, type RedisTlsOptions } from './connection.ts';
 import { RedisProtocolError, RedisReplyError, RedisUnavailableError, type RedisUnavailableReason } from './errors.ts';
 import { checkReconnectPolicy, DEFAULT_RECONNECT_POLICY, reconnectDelayMs, type ReconnectPolicy } from './reconnect-backoff.ts';
@@ -77,6 +78,10 @@ export interface RedisClientOptions {
   logger?: Logger;
   /** Limits on replies; see RespDecoderOptions. */
   replyLimits?: RespDecoderOptions;
+  /** The connect, reply and reconnect timers and the clock their deadlines are read on. Default the system's. */
+  scheduler?: Scheduler;
+  /** The reconnect backoff's jitter, a number in [0, 1). Default Math.random. */
+  random?: () => number;
 }
 
 export interface RedisClient {
@@ -116,6 +121,8 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
   const commandTimeoutMs = positive(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs');
   const maxQueued = positive(options.maxQueued, DEFAULT_MAX_QUEUED, 'maxQueued');
   const policy = checkReconnectPolicy({ ...DEFAULT_RECONNECT_POLICY, ...options.reconnect });
+  const scheduler = options.scheduler ?? systemScheduler;
+  const random = options.random ?? Math.random;
   const logger = options.logger;
   const tls = options.tls === true ? {} : options.tls === false ? undefined : options.tls;
   const settingNames = options.settingNames ?? { url: 'url', tls: 'tls' };
@@ -128,7 +135,7 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
   let connection: Connection | undefined = undefined;
   /** Consecutive failed connect attempts, for the backoff. */
   let attempt = 0;
-  let reconnectTimer: NodeJS.Timeout | undefined = undefined;
+  let reconnectTimer: Timer | undefined = undefined;
   /** Why the last connection failed or ended, for fail-fast messages. */
   let lastFailure: unknown = undefined;
   let unavailableSince = 0;
@@ -153,7 +160,7 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
     const socket = openSocket(host, port, tls, () => onConnect(conn));
     const conn = newConnection(socket, createRespDecoder({ onReply: (reply) => onReply(conn, reply) }, options.replyLimits), handshake.length);
     connection = conn;
-    conn.connectTimer = setTimeout(() => {
+    conn.connectTimer = scheduler.setTimeout(() => {
       // A plain Redis port takes a TLS hello as the start of an inline command and waits: say so.
       const message = tls !== undefined && !conn.connected
         ? `TLS handshake not finished within connectTimeoutMs (${connectTimeoutMs} ms): is port ${port} the server's tls-port?`
@@ -184,17 +191,17 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
         conn.handshakeLeft -= 1;
         if (conn.handshakeLeft === 0) becomeReady(conn);
       };
-      enqueue(conn, { resolve: settle, reject: settle, deadline: performance.now() + commandTimeoutMs, handshake: true });
+      enqueue(conn, { resolve: settle, reject: settle, deadline: scheduler.monotonic() + commandTimeoutMs, handshake: true });
     }
     write(conn, handshakeBytes);
   }
 
   function becomeReady(conn: Connection): void {
     if (!conn.open) return;
-    clearTimeout(conn.connectTimer);
+    scheduler.clearTimer(conn.connectTimer);
     conn.connectTimer = undefined;
     conn.ready = true;
-    const wasDownMs = state === ClientState.Reconnecting ? Math.round(performance.now() - unavailableSince) : 0;
+    const wasDownMs = state === ClientState.Reconnecting ? Math.round(scheduler.monotonic() - unavailableSince) : 0;
     const attempts = attempt;
     attempt = 0;
     lastFailure = undefined;
@@ -241,7 +248,7 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
   function enqueue(conn: Connection, pending: PendingCommand): void {
     conn.inflight.push(pending);
     if (conn.replyTimer === undefined) {
-      conn.replyTimer = setTimeout(checkReplyDeadline, commandTimeoutMs, conn);
+      conn.replyTimer = scheduler.setTimeout(() => checkReplyDeadline(conn), commandTimeoutMs);
     }
   }
 
@@ -255,9 +262,9 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
     if (!conn.open) return;
     const oldest = conn.inflight[conn.head];
     if (oldest === undefined) return;
-    const left = oldest.deadline - performance.now();
+    const left = oldest.deadline - scheduler.monotonic();
     if (left > 0) {
-      conn.replyTimer = setTimeout(checkReplyDeadline, Math.ceil(left), conn);
+      conn.replyTimer = scheduler.setTimeout(() => checkReplyDeadline(conn), Math.ceil(left));
       return;
     }
     const timedOut = new Error(`no reply within commandTimeoutMs (${commandTimeoutMs} ms)`);
@@ -276,7 +283,7 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
   }
 
   function send(conn: Connection, bytes: Buffer, resolve: (reply: RedisReply) => void, reject: (error: unknown) => void): void {
-    enqueue(conn, { resolve, reject, deadline: performance.now() + commandTimeoutMs, handshake: false });
+    enqueue(conn, { resolve, reject, deadline: scheduler.monotonic() + commandTimeoutMs, handshake: false });
     write(conn, bytes);
   }
 
@@ -284,8 +291,8 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
   function drop(conn: Connection, error: unknown): void {
     if (!conn.open) return;
     conn.open = false;
-    clearTimeout(conn.connectTimer);
-    clearTimeout(conn.replyTimer);
+    scheduler.clearTimer(conn.connectTimer);
+    scheduler.clearTimer(conn.replyTimer);
     conn.socket.destroy();
     if (connection === conn) connection = undefined;
     const cause = tls === undefined ? error : explainTls(error);
@@ -300,15 +307,15 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
     if (state === ClientState.Closed) return;
 
     if (conn.ready || state === ClientState.Connecting) {
-      unavailableSince = performance.now();
+      unavailableSince = scheduler.monotonic();
       logger?.warn(conn.ready ? 'redis connection lost' : 'redis connect failed', { redis: where, error: describe(cause) });
     } else {
       logger?.debug('redis reconnect attempt failed', { redis: where, attempt, error: describe(cause) });
     }
     setState(ClientState.Reconnecting);
-    const delay = reconnectDelayMs(attempt, policy);
+    const delay = reconnectDelayMs(attempt, policy, random);
     attempt += 1;
-    reconnectTimer = setTimeout(() => {
+    reconnectTimer = scheduler.setTimeout(() => {
       reconnectTimer = undefined;
       if (state !== ClientState.Closed) connect();
     }, delay);
@@ -375,7 +382,7 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
   function close(): Promise<void> {
     if (closing !== undefined) return closing;
     setState(ClientState.Closed);
-    clearTimeout(reconnectTimer);
+    scheduler.clearTimer(reconnectTimer);
     reconnectTimer = undefined;
     rejectHeld('closed');
     const conn = connection;
@@ -385,10 +392,10 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
       return closing;
     }
     conn.open = false;
-    clearTimeout(conn.connectTimer);
-    clearTimeout(conn.replyTimer);
+    scheduler.clearTimer(conn.connectTimer);
+    scheduler.clearTimer(conn.replyTimer);
     rejectInflight(conn, unavailable('closed'));
-    closing = endSocket(conn.socket);
+    closing = endSocket(conn.socket, scheduler);
     logger?.info('redis client closed', { redis: where });
     return closing;
   }

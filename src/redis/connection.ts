@@ -5,6 +5,7 @@
 
 import { connect as connectTcp, isIP, type Socket } from 'node:net';
 import { connect as connectTls, type SecureVersion } from 'node:tls';
+import type { Scheduler, Timer } from '../time/scheduler.ts';
 import type { RedisArg, RedisReply, RespDecoder } from './resp.ts';
 
 /** TLS for a rediss:// connection. Every field is optional: {} means Node's
@@ -77,11 +78,11 @@ export function handshakeCommands(username: string | undefined, password: string
 }
 
 /** Ends the socket politely; destroys it if the peer does not close within CLOSE_GRACE_MS. */
-export function endSocket(socket: Socket): Promise<void> {
+export function endSocket(socket: Socket, scheduler: Scheduler): Promise<void> {
   return new Promise((resolve) => {
-    const force = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
+    const force = scheduler.setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
     socket.once('close', () => {
-      clearTimeout(force);
+      scheduler.clearTimer(force);
       resolve();
     });
     socket.end();
@@ -91,7 +92,7 @@ export function endSocket(socket: Socket): Promise<void> {
 export interface PendingCommand {
   resolve(reply: RedisReply): void;
   reject(error: unknown): void;
-  /** performance.now() after which the reply is late. */
+  /** The client's scheduler.monotonic() after which the reply is late. */
   deadline: number;
   /** AUTH, SELECT or PING of the connect handshake, not a caller's command. */
   handshake: boolean;
@@ -112,8 +113,8 @@ export interface Connection {
   /** Encoded commands of this event-loop turn, written as one buffer. */
   batch: Buffer[];
   flushScheduled: boolean;
-  connectTimer: NodeJS.Timeout | undefined;
-  replyTimer: NodeJS.Timeout | undefined;
+  connectTimer: Timer | undefined;
+  replyTimer: Timer | undefined;
   socketError: Error | undefined;
 }
 

@@ -27,6 +27,7 @@
 import type { RedisClient } from '../redis/client.ts';
 import { RedisUnavailableError } from '../redis/errors.ts';
 import type { RedisReply } from '../redis/resp.ts';
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from '../keys/api-key.ts';
 import { createLastUsedBatch } from '../keys/last-used-batch.ts';
 import { KeyFileInvalidError, KeyNotFoundError, KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
@@ -51,6 +52,8 @@ export interface RedisKeyStoreOptions {
   clock?: () => Date;
   /** Time between two checks of the version counter; default 1000. */
   reloadIntervalMs?: number;
+  /** What the checks are timed by. Default the system's. */
+  scheduler?: Scheduler;
   /** Delay between the first unflushed touch() and the write of the last-used times; default 5000. */
   lastUsedFlushMs?: number;
   /** Background failures: Redis unreachable (once per outage), a broken record (once per version), a failed flush. */
@@ -228,7 +231,8 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
   } catch (error) {
     throw ioError('read the keys from', error);
   }
-  const poll = setInterval(() => {
+  const scheduler = options.scheduler ?? systemScheduler;
+  const poll = scheduler.setInterval(() => {
     // A refresh already waiting covers this tick.
     if (refreshQueued || closed) return;
     refresh(false).catch((error: unknown) => report(error as Error));
@@ -316,7 +320,7 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
     close() {
       if (closing !== null) return closing;
       closed = true;
-      clearInterval(poll);
+      scheduler.clearTimer(poll);
       // Last-used times are a convenience: a flush Redis cannot take is reported, not thrown.
       closing = lastUsedBatch.close().catch((error: unknown) => report(error as Error));
       return closing;

@@ -7,19 +7,18 @@ import type { AuditVerification } from '../../src/audit/audit-chain.ts';
 import { AuditSecretError, canonicalJson, parseRecordLine, recordHash } from '../../src/audit/audit-record.ts';
 import type { RedisClient } from '../../src/redis/client.ts';
 import { createRedisAuditLog, redisAuditKeys } from '../../src/state/redis-audit-log.ts';
-import type { RedisServerHandle } from '../redis/redis-server.ts';
-import { useRedisPair } from '../redis/redis-pair.ts';
+import { useRedisPair, type SharedRedis } from '../support/redis-server.ts';
 import { keyCreate } from './audit-fixtures.ts';
 
-let server: RedisServerHandle;
+let redis: SharedRedis;
 let clientA: RedisClient;
 let clientB: RedisClient;
 
-useRedisPair((pair) => ({ server, clientA, clientB } = pair));
+useRedisPair((pair) => ({ redis, clientA, clientB } = pair));
 
 function pair() {
   const keyPrefix = `a${randomUUID().slice(0, 8)}:`;
-  const location = `redis://127.0.0.1:${server.port}/0`;
+  const location = redis.url;
   return {
     a: createRedisAuditLog(clientA, { keyPrefix, location }),
     b: createRedisAuditLog(clientB, { keyPrefix, location }),

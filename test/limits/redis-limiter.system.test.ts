@@ -7,7 +7,7 @@ import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
 import { LimiterClosedError, type Charge, type Limiter } from '../../src/limits/limiter.ts';
 import { createRedisLimiter, redisLimiterKeys } from '../../src/limits/redis-limiter.ts';
 import type { RedisClient } from '../../src/redis/client.ts';
-import { useRedisPair } from '../redis/redis-pair.ts';
+import { useRedisPair } from '../support/redis-server.ts';
 import { runBudgetScenarios } from './limiter-budget-scenarios.ts';
 import { runLimiterScenarios } from './limiter-scenarios.ts';
 

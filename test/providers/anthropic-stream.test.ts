@@ -4,6 +4,7 @@ import type { ChatCompletionChunk } from '../../src/chat/types.ts';
 import { ApiError } from '../../src/errors/api-error.ts';
 import { createAnthropicStreamTranslator, type AnthropicStreamEvent, type AnthropicStreamTranslator } from '../../src/providers/anthropic-translate.ts';
 import { createEventStreamParser } from '../../src/sse/event-stream-parser.ts';
+import { upstreamBody, type UpstreamResponse } from '../../src/upstream/transport.ts';
 import { eventStreamResponse, readAllEvents } from '../upstream/event-stream-fixtures.ts';
 import { fixtureJson, fixtureText } from '../fixtures/anthropic/fixtures.ts';
 
@@ -28,12 +29,42 @@ function translateText(slices: readonly string[]): ChatCompletionChunk[] {
   return out;
 }
 
-async function translateBytes(pieces: readonly Uint8Array[]): Promise<ChatCompletionChunk[]> {
+const EVENT_STREAM_HEADERS = new Headers({ 'content-type': 'text/event-stream' });
+
+/**
+ * A response whose body reads exactly `pieces`, as a transport hands it over;
+ * made without a fetch Response and its web stream, which cost more per split
+ * than the translation.
+ */
+function piecesResponse(pieces: readonly Uint8Array[]): UpstreamResponse {
+  let next = 0;
+  return {
+    status: 200,
+    headers: EVENT_STREAM_HEADERS,
+    body: upstreamBody(
+      () => Promise.resolve(pieces[next++]),
+      () => Promise.resolve(),
+    ),
+  };
+}
+
+/** Response bytes → events through the exchange's own reader (UTF-8 decoded across reads) → chunks. */
+async function translateResponse(response: UpstreamResponse): Promise<ChatCompletionChunk[]> {
   const t = translator();
   const out: ChatCompletionChunk[] = [];
-  for (const event of await readAllEvents(eventStreamResponse(pieces))) out.push(...t.push(event));
+  for (const event of await readAllEvents(response)) out.push(...t.push(event));
   out.push(...t.end());
   return out;
+}
+
+/**
+ * Fails unless `actual` is the expected chunks, checked by what reaches the
+ * client: the JSON text each chunk is sent as. Made once per split where a
+ * deepEqual per split cost more than the translation; deepEqual still
+ * reports a difference.
+ */
+function assertSameChunks(actual: readonly ChatCompletionChunk[], expected: readonly ChatCompletionChunk[], expectedJson: string, message: string): void {
+  if (JSON.stringify(actual) !== expectedJson) assert.deepEqual(actual, expected, message);
 }
 
 function data(value: unknown, event?: string): AnthropicStreamEvent {
@@ -78,22 +109,27 @@ describe('stream translator: fixtures', () => {
   });
 
   test('the same, the text split at every index', () => {
-    for (let i = 0; i <= text.length; i++) assert.deepEqual(translateText([text.slice(0, i), text.slice(i)]), expected, `split at ${i}`);
+    const expectedJson = JSON.stringify(expected);
+    for (let i = 0; i <= text.length; i++) assertSameChunks(translateText([text.slice(0, i), text.slice(i)]), expected, expectedJson, `split at ${i}`);
   });
 
   test('the same with CRLF line ends, split at every index', () => {
     const crlf = text.replaceAll('\n', '\r\n');
+    const expectedJson = JSON.stringify(expected);
     // The data values hold no raw newline, so CRLF changes framing only.
-    for (let i = 0; i <= crlf.length; i++) assert.deepEqual(translateText([crlf.slice(0, i), crlf.slice(i)]), expected, `split at ${i}`);
+    for (let i = 0; i <= crlf.length; i++) assertSameChunks(translateText([crlf.slice(0, i), crlf.slice(i)]), expected, expectedJson, `split at ${i}`);
   });
 
   test('the same as bytes: byte by byte, and split at every byte index (UTF-8 cut inside characters)', async () => {
     const bytes = Buffer.from(text, 'utf8');
     const single: Uint8Array[] = [];
     for (let i = 0; i < bytes.length; i++) single.push(bytes.subarray(i, i + 1));
-    assert.deepEqual(await translateBytes(single), expected);
+    assert.deepEqual(await translateResponse(piecesResponse(single)), expected);
+    // Once through a fetch Response, as a transport hands bodies over.
+    assert.deepEqual(await translateResponse(eventStreamResponse([bytes])), expected);
+    const expectedJson = JSON.stringify(expected);
     for (let i = 0; i <= bytes.length; i++) {
-      assert.deepEqual(await translateBytes([bytes.subarray(0, i), bytes.subarray(i)]), expected, `split at byte ${i}`);
+      assertSameChunks(await translateResponse(piecesResponse([bytes.subarray(0, i), bytes.subarray(i)])), expected, expectedJson, `split at byte ${i}`);
     }
   });
 

@@ -1,5 +1,8 @@
 // The client over TLS against a real redis-server started with --tls-port
-// (./redis-server.ts), certificates from the test PKI (../tls/test-pki.ts).
+// (../support/redis-server.ts), certificates from the test PKI
+// (../tls/test-pki.ts). Where a test waits for the client's timers (the
+// backoff between refused attempts, the connect timeout) they run on a
+// ManualScheduler, moved by the test.
 import assert from 'node:assert/strict';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
@@ -9,8 +12,10 @@ import { createRedisClient, type RedisClient, type RedisClientOptions } from '..
 import { RedisUnavailableError } from '../../src/redis/errors.ts';
 import { parseRedisUrl } from '../../src/redis/redis-url.ts';
 import { defineScript } from '../../src/redis/script.ts';
+import { eventually } from '../support/eventually.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
+import { sharedRedis, startRedisServer, type RedisServerHandle, type RedisServerTls } from '../support/redis-server.ts';
 import { createTestPki, type IssuedPair, type TestPki } from '../tls/test-pki.ts';
-import { startRedisServer, type RedisServerHandle, type RedisServerTls } from './redis-server.ts';
 import { createStateRecorder } from './state-recorder.ts';
 
 const FAST_RECONNECT = { baseDelayMs: 10, maxDelayMs: 50 };
@@ -28,8 +33,9 @@ function recordingLogger(): { logger: Logger; lines: LogLine[] } {
 }
 
 const clients: RedisClient[] = [];
+/** A client closed after the file, its timers on a ManualScheduler of its own unless given one: none reconnects behind a test's back. */
 function client(options: RedisClientOptions): RedisClient {
-  const created = createRedisClient({ reconnect: FAST_RECONNECT, ...options });
+  const created = createRedisClient({ reconnect: FAST_RECONNECT, scheduler: new ManualScheduler(), random: () => 0, ...options });
   clients.push(created);
   return created;
 }
@@ -44,17 +50,22 @@ async function rejection(promise: Promise<unknown>): Promise<RedisUnavailableErr
   throw new Error('expected a rejection');
 }
 
-/** Polls every 10 ms, at most 1000 times: a bound, not a timing assertion. */
-async function eventually(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.fail('condition not reached within 1000 polls');
-}
-
 const attemptsFailed = (lines: LogLine[]): number => lines.filter((l) => l.msg === 'redis reconnect attempt failed').length;
 const tlsErrors = (lines: LogLine[]): LogLine[] => lines.filter((l) => l.level === 'error');
+
+/**
+ * Moves `scheduler` to the backoff's end `count` times, each once the attempt
+ * before has failed, and waits for each new attempt to fail too. The backoff
+ * is the only timer pending then: the connect timer went with the attempt.
+ */
+async function failAttempts(scheduler: ManualScheduler, lines: LogLine[], count: number): Promise<void> {
+  const before = attemptsFailed(lines);
+  for (let i = 1; i <= count; i++) {
+    assert.equal(scheduler.pending().length, 1, 'only the backoff is pending');
+    await scheduler.next();
+    await eventually(() => attemptsFailed(lines) === before + i, `reconnect attempt ${before + i} to fail`);
+  }
+}
 
 let pki: TestPki;
 let otherPki: TestPki;
@@ -73,7 +84,7 @@ before(async () => {
   gatewayPair = pki.client('gateway', 'portcullis-gateway');
   serverTls = { certFile: serverPair.certFile, keyFile: serverPair.keyFile, caFile: pki.caFile, authClients: 'no' };
   redis = await startRedisServer({ tls: serverTls });
-  mutual = await startRedisServer({ tls: { ...serverTls, authClients: 'yes', probe: gatewayPair } });
+  mutual = await startRedisServer({ tls: { ...serverTls, authClients: 'yes' } });
 });
 
 after(async () => {
@@ -112,11 +123,14 @@ describe('rediss:// with the CA', () => {
   test('a connection lost to a restart comes back over TLS', async () => {
     const recorder = createStateRecorder();
     const { logger, lines } = recordingLogger();
-    const c = client({ ...parseRedisUrl(redis.url), tls: { ca: pki.ca }, logger, onStateChange: recorder.onStateChange });
+    const scheduler = new ManualScheduler();
+    const c = client({ ...parseRedisUrl(redis.url), tls: { ca: pki.ca }, logger, onStateChange: recorder.onStateChange, scheduler });
     assert.equal(await c.command(['SET', 'tls:restart', '1']), 'OK');
     await redis.restart();
+    await recorder.reach('reconnecting');
+    // The backoff (half of baseDelayMs, no jitter) and the client is back.
+    assert.equal(await scheduler.next(), FAST_RECONNECT.baseDelayMs / 2);
     await recorder.reach('ready');
-    await eventually(() => recorder.changes.length === 3);
     assert.deepEqual(recorder.changes, ['connecting->ready', 'ready->reconnecting', 'reconnecting->ready']);
     // No persistence in tests: the restarted Redis is empty, and answers over TLS.
     assert.equal(await c.command(['GET', 'tls:restart']), null);
@@ -166,12 +180,13 @@ describe('refused', () => {
     for (const [tls, code, reason, fix] of cases) {
       const { logger, lines } = recordingLogger();
       const recorder = createStateRecorder();
-      const c = client({ host: '127.0.0.1', port: mutual.port, tls, logger, onStateChange: recorder.onStateChange });
+      const scheduler = new ManualScheduler();
+      const c = client({ host: '127.0.0.1', port: mutual.port, tls, logger, onStateChange: recorder.onStateChange, scheduler });
       const error = await rejection(c.command(['PING']));
       assert.equal(error.message, `Redis at 127.0.0.1:${mutual.port} is not connected (connecting; last error: TLS ${code} (${reason}): ${fix}).`);
       // It keeps trying with the backoff, never "ready" in between (TLS 1.3 refuses after the
       // client's handshake is done: readiness waits for the PING's answer), and logs the refusal once.
-      await eventually(() => attemptsFailed(lines) >= 3);
+      await failAttempts(scheduler, lines, 3);
       assert.deepEqual(recorder.changes, ['connecting->reconnecting']);
       assert.deepEqual(tlsErrors(lines).map((l) => [l.msg, l.fields?.['code'], l.fields?.['setting']]), [['redis TLS connection refused', code, 'tls.certFile']]);
       await c.close();
@@ -211,27 +226,33 @@ describe('refused', () => {
 });
 
 test('a TLS failure is logged once per outage: a certificate swapped to another CA, then back, then again', async () => {
-  const own = await startRedisServer({ tls: serverTls });
   const foreignServer = otherPki.server('foreign-redis');
   const foreignTls: RedisServerTls = { ...serverTls, certFile: foreignServer.certFile, keyFile: foreignServer.keyFile };
+  const { logger, lines } = recordingLogger();
+  const recorder = createStateRecorder();
+  const scheduler = new ManualScheduler();
+  const c = client({ host: '127.0.0.1', port: redis.port, tls: { ca: pki.ca }, logger, onStateChange: recorder.onStateChange, scheduler });
+  let foreign = false;
   try {
-    const { logger, lines } = recordingLogger();
-    const recorder = createStateRecorder();
-    const c = client({ host: '127.0.0.1', port: own.port, tls: { ca: pki.ca }, logger, onStateChange: recorder.onStateChange });
     assert.equal(await c.command(['PING']), 'PONG');
     for (let outage = 1; outage <= 2; outage += 1) {
-      await own.restart(foreignTls);
-      const before = attemptsFailed(lines);
-      await eventually(() => attemptsFailed(lines) >= before + 3);
+      foreign = true;
+      await redis.restart(foreignTls);
+      await recorder.reach('reconnecting');
+      await failAttempts(scheduler, lines, 3);
       assert.equal(tlsErrors(lines).length, outage);
-      await own.restart(serverTls);
-      await eventually(() => recorder.changes.length === 1 + 2 * outage);
+      await redis.restart(serverTls);
+      foreign = false;
+      await scheduler.next();
+      await recorder.reach('ready');
       assert.equal(await c.command(['PING']), 'PONG');
     }
     assert.deepEqual(tlsErrors(lines).map((l) => l.fields?.['code']), ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE']);
     assert.deepEqual(recorder.changes, ['connecting->ready', 'ready->reconnecting', 'reconnecting->ready', 'ready->reconnecting', 'reconnecting->ready']);
   } finally {
-    await own.stop();
+    await c.close();
+    // The other tests use this server too.
+    if (foreign) await redis.restart(serverTls);
   }
 });
 
@@ -239,7 +260,9 @@ describe('the connect timeout covers the TLS handshake and the first reply', () 
   let silentTcp: TcpServer;
   let silentTls: TlsServer;
   const accepted = new Set<Socket>();
+  let tlsHandshakes = 0;
   const keep = (socket: Socket): void => {
+    if ('encrypted' in socket) tlsHandshakes += 1;
     accepted.add(socket);
     socket.once('close', () => accepted.delete(socket));
   };
@@ -255,25 +278,39 @@ describe('the connect timeout covers the TLS handshake and the first reply', () 
 
   const port = (server: TcpServer): number => (server.address() as { port: number }).port;
 
+  /** A client's first connect to `p`, failed by the connect timeout (200) and not a millisecond before; `reached` holds once the connection is as far as it will get. */
+  async function timedOut(p: number, reached: () => boolean = () => true): Promise<RedisUnavailableError> {
+    const scheduler = new ManualScheduler();
+    const c = client({ host: '127.0.0.1', port: p, tls: { ca: pki.ca }, connectTimeoutMs: 200, scheduler });
+    const pending = rejection(c.command(['PING']));
+    let settled = false;
+    void pending.then(() => (settled = true));
+    await eventually(reached, 'the connection to get as far as it will');
+    await scheduler.advance(199);
+    assert.equal(settled, false);
+    await scheduler.advance(1);
+    const error = await pending;
+    await c.close();
+    return error;
+  }
+
+  let plainPort = 0;
+  before(async () => {
+    plainPort = (await sharedRedis()).port;
+  });
+
   test('no handshake (a plain Redis port, a silent peer): the message asks whether it is the tls-port', async () => {
-    const plain = await startRedisServer();
-    try {
-      for (const p of [plain.port, port(silentTcp)]) {
-        const c = client({ host: '127.0.0.1', port: p, tls: { ca: pki.ca }, connectTimeoutMs: 200 });
-        const error = await rejection(c.command(['PING']));
-        assert.equal(error.message, `Redis at 127.0.0.1:${p} is not connected (connecting; last error: TLS handshake not finished within ` +
-          `connectTimeoutMs (200 ms): is port ${p} the server's tls-port?).`);
-        await c.close();
-      }
-    } finally {
-      await plain.stop();
+    for (const p of [plainPort, port(silentTcp)]) {
+      const error = await timedOut(p);
+      assert.equal(error.message, `Redis at 127.0.0.1:${p} is not connected (connecting; last error: TLS handshake not finished within ` +
+        `connectTimeoutMs (200 ms): is port ${p} the server's tls-port?).`);
     }
   });
 
   test('a handshake and then no answer to PING', async () => {
-    const c = client({ host: '127.0.0.1', port: port(silentTls), tls: { ca: pki.ca }, connectTimeoutMs: 200 });
-    const error = await rejection(c.command(['PING']));
+    // The TLS server sees the connection once the handshake is done.
+    const handshakes = tlsHandshakes;
+    const error = await timedOut(port(silentTls), () => tlsHandshakes > handshakes);
     assert.equal(error.message, `Redis at 127.0.0.1:${port(silentTls)} is not connected (connecting; last error: no ready connection within connectTimeoutMs (200 ms)).`);
-    await c.close();
   });
 });

@@ -1,4 +1,5 @@
-// The client against a real redis-server (see ./redis-server.ts).
+// The client against a real redis-server (../support/redis-server.ts), on the
+// real clock: a reply really late, Redis really gone and back.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -7,7 +8,7 @@ import { RedisReplyError, RedisUnavailableError } from '../../src/redis/errors.t
 import { parseRedisUrl } from '../../src/redis/redis-url.ts';
 import type { RedisReply } from '../../src/redis/resp.ts';
 import { defineScript } from '../../src/redis/script.ts';
-import { startRedisServer, type RedisServerHandle } from './redis-server.ts';
+import { sharedRedis, startRedisServer, type RedisServerHandle, type SharedRedis } from '../support/redis-server.ts';
 import { createStateRecorder } from './state-recorder.ts';
 
 /** Busy-waits inside Redis for ARGV[1] ms: a command that is slow for sure. */
@@ -46,12 +47,9 @@ after(async () => {
 });
 
 describe('client against redis-server', () => {
-  let redis: RedisServerHandle;
+  let redis: SharedRedis;
   before(async () => {
-    redis = await startRedisServer();
-  });
-  after(async () => {
-    await redis.stop();
+    redis = await sharedRedis();
   });
 
   test('a command issued before the first connect is held, then answered', async () => {
@@ -137,13 +135,16 @@ describe('client against redis-server', () => {
     assert.equal(error.message, 'OVERLIMIT no tokens left');
   });
 
-  test('SELECT: a client on db 3 does not see db 0', async () => {
-    const db3 = client(parseRedisUrl(`${redis.url}/3`));
-    const db0 = client(parseRedisUrl(redis.url));
-    assert.equal(await db3.command(['SET', 'select:k', 'in-3']), 'OK');
-    assert.equal(await db0.command(['GET', 'select:k']), null);
-    assert.equal(await db3.command(['GET', 'select:k']), 'in-3');
-    assert.match(String(await db3.command(['CLIENT', 'INFO'])), / db=3 /);
+  test('SELECT: a client on one database does not see another', async () => {
+    const other = await sharedRedis();
+    const mine = client(parseRedisUrl(redis.url));
+    const theirs = client(parseRedisUrl(other.url));
+    assert.notEqual(redis.db, other.db);
+    assert.equal(await mine.command(['SET', 'select:k', 'in-mine']), 'OK');
+    assert.equal(await theirs.command(['GET', 'select:k']), null);
+    assert.equal(await mine.command(['GET', 'select:k']), 'in-mine');
+    assert.match(String(await mine.command(['CLIENT', 'INFO'])), new RegExp(` db=${redis.db} `));
+    assert.match(String(await theirs.command(['CLIENT', 'INFO'])), new RegExp(` db=${other.db} `));
   });
 
   test('a reply later than commandTimeoutMs rejects it and the pipeline behind it, then the client reconnects', async () => {

@@ -2,13 +2,14 @@
 // expects, with a bound so a broken client fails the test instead of hanging it.
 
 import type { ClientState } from '../../src/redis/client.ts';
+import { within } from '../support/eventually.ts';
 
 export interface StateRecorder {
   onStateChange(state: ClientState, previous: ClientState): void;
   /** Every change so far, as "previous->state". */
   readonly changes: string[];
-  /** Resolves when the client enters `state` (at once if the last change entered it). */
-  reach(state: ClientState, timeoutMs?: number): Promise<void>;
+  /** Resolves when the client enters `state` (at once if the last change entered it); `boundMs` of real time only guards against a hang. */
+  reach(state: ClientState, boundMs?: number): Promise<void>;
 }
 
 export function createStateRecorder(): StateRecorder {
@@ -25,18 +26,10 @@ export function createStateRecorder(): StateRecorder {
         else waiters.push(waiter);
       }
     },
-    reach(state, timeoutMs = 5000) {
+    reach(state, boundMs = 10_000) {
       if (current === state) return Promise.resolve();
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`state ${state} not reached in ${timeoutMs} ms; changes: ${changes.join(', ')}`)), timeoutMs);
-        waiters.push({
-          state,
-          done: () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        });
-      });
+      const reached = new Promise<void>((resolve) => waiters.push({ state, done: resolve }));
+      return within(reached, `state ${state} (changes when asked: ${changes.join(', ')})`, boundMs);
     },
   };
 }

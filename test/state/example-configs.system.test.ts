@@ -7,9 +7,8 @@
 // installed here (docs/scaling.md says so); HAProxy's 503 file is checked for
 // its framing.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
@@ -23,7 +22,9 @@ import { openStateBackend } from '../../src/state/open-backend.ts';
 import { redisAddress } from '../../src/state/redis-backend.ts';
 import type { StateBackend } from '../../src/state/state-backend.ts';
 import { listenLocal, request, startFakeUpstream, type FakeUpstream, type RawResponse, type UpstreamRequest } from '../gateway/harness.ts';
-import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+import { eventually } from '../support/eventually.ts';
+import { startRedisServer, type RedisServerHandle } from '../support/redis-server.ts';
+import { tempDir } from '../support/temp-dir.ts';
 import { repositoryRoot } from '../support/repository-root.ts';
 import { systemScheduler } from '../../src/time/scheduler.ts';
 
@@ -44,7 +45,7 @@ let redis: RedisServerHandle;
 let upstream: FakeUpstream;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'portcullis-examples-'));
+  dir = tempDir('examples');
   credentials = join(dir, 'credentials');
   mkdirSync(credentials);
   writeFileSync(join(credentials, 'local-api-key'), 'sk-local-from-credential\n');
@@ -57,7 +58,6 @@ before(async () => {
 after(async () => {
   await upstream?.close();
   await redis?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function answer(req: UpstreamRequest, res: ServerResponse): void {
@@ -214,9 +214,9 @@ test('two instances started from the example config, as the documented ACL user,
   }
 
   const issued = await a.state.keys.create('example', { allowedAliases: ['service-chat'], limits: { requestsPerMinute: 2 } });
-  // B's key mirror polls Redis every second (the default): bounded wait for the new key.
-  for (let i = 0; i < 500 && b.state.keys.authenticate(issued.key) === null; i++) await new Promise((r) => setTimeout(r, 10));
-  assert.equal(b.state.keys.authenticate(issued.key)?.id, issued.record.id, 'B sees the key within 500 polls');
+  // B's key mirror polls Redis every second (the default), with the commands the example's ACL must allow.
+  await eventually(() => b.state.keys.authenticate(issued.key) !== null, 'B to see the key at its poll');
+  assert.equal(b.state.keys.authenticate(issued.key)?.id, issued.record.id);
 
   const first = await chat(a, issued.key, 'service-chat');
   assert.equal(first.status, 200, first.text);
@@ -259,16 +259,14 @@ test('two instances started from the example config, as the documented ACL user,
   // Every permit was settled in Redis (ZSCORE/ZREM in the settle script pass the ACL).
   const permits = `portcullis:{${issued.record.id}}:permits`;
   await withRedis({ password: REDIS_ADMIN_PASSWORD }, async (admin) => {
-    for (let i = 0; i < 500 && (await admin.command(['ZCARD', permits])) !== 0; i++) await new Promise((r) => setTimeout(r, 10));
-    assert.equal(await admin.command(['ZCARD', permits]), 0, 'permits settled within 500 polls');
+    await eventually(async () => (await admin.command(['ZCARD', permits])) === 0, 'the permits settled');
   });
 
   // A budget and a tokens-per-minute bucket (INCRBY, the tokens bucket) on the other instance.
   const budgetLimits = { requestsPerMinute: null, tokensPerMinute: 1000, concurrentRequests: null, tokenBudget: { tokens: 1000, period: 'month' as const }, costBudget: null };
   const budgeted = await b.state.keys.create('example-budget', { limits: budgetLimits });
   assert.equal((await chat(b, budgeted.key, 'service-chat')).status, 200);
-  for (let i = 0; i < 500 && (await a.state.limiter.budgetUsed(budgeted.record.id, budgetLimits, NOW)).tokens !== 11; i++) await new Promise((r) => setTimeout(r, 10));
-  assert.equal((await a.state.limiter.budgetUsed(budgeted.record.id, budgetLimits, NOW)).tokens, 11, 'the upstream total settled within 500 polls');
+  await eventually(async () => (await a.state.limiter.budgetUsed(budgeted.record.id, budgetLimits, NOW)).tokens === 11, 'the upstream total (11 tokens) settled');
 
   // Key changes through the example's user: update, rotate (HDEL of the old secret's hash), revoke.
   await a.state.keys.update(budgeted.record.id, { name: 'example-budget-2' });
@@ -285,12 +283,11 @@ test('two instances started from the example config, as the documented ACL user,
 
   // Usage flushes (MULTI, HINCRBY, PEXPIRE, SADD, EXEC) pass the ACL: both ledgers end empty.
   const id = issued.record.id;
-  for (let i = 0; i < 500; i++) {
+  await eventually(async () => {
     await a.gateway.flushUsage();
     await b.gateway.flushUsage();
-    if ((await a.state.usage.totals()).get(id)?.requests === 5) break;
-    await new Promise((r) => setTimeout(r, 10));
-  }
+    return (await a.state.usage.totals()).get(id)?.requests === 5;
+  }, 'five requests in the Redis totals');
   assert.deepEqual([a.gateway.usage.dirty(), b.gateway.usage.dirty()], [false, false], 'no flush was refused and kept for later');
   assert.deepEqual((await b.state.usage.totals()).get(id), { requests: 5, promptTokens: 18, completionTokens: 4, cachedTokens: 0, errors: 3, costNanos: 0 });
 

@@ -8,8 +8,6 @@
 // both modes. Both gateways share one fixed clock: token buckets never refill during
 // the test, so every count below is exact whatever the machine's speed.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { parseConfig } from '../../src/config/config-parser.ts';
@@ -23,7 +21,9 @@ import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
 import type { RedisReply } from '../../src/redis/resp.ts';
 import { openRedisBackend, type RedisBackend, type UnavailableMode } from '../../src/state/redis-backend.ts';
 import { listenLocal, request, type RawResponse } from '../gateway/harness.ts';
-import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+import { eventually } from '../support/eventually.ts';
+import { startRedisServer, type RedisServerHandle } from '../support/redis-server.ts';
+import { tempDir } from '../support/temp-dir.ts';
 import { systemScheduler } from '../../src/time/scheduler.ts';
 
 /** The instances' shared clock: fixed, so no bucket refills while the test runs. */
@@ -94,7 +94,7 @@ async function stopInstance(instance: Instance | undefined): Promise<void> {
 }
 
 before(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'portcullis-multi-'));
+  dataDir = tempDir('multi');
   redis = await startRedisServer();
   a = await startInstance('a', 'refuse');
   b = await startInstance('b', 'local');
@@ -104,7 +104,6 @@ after(async () => {
   await stopInstance(a);
   await stopInstance(b);
   await redis?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 function chat(instance: Instance, key: string, body: unknown = CHAT): Promise<RawResponse> {
@@ -112,15 +111,6 @@ function chat(instance: Instance, key: string, body: unknown = CHAT): Promise<Ra
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
     body: JSON.stringify(body),
   });
-}
-
-/** Polls every 10 ms, at most 1000 times: a bound, not a timing assertion. */
-async function eventually(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.fail(`${what}: not reached within 1000 polls`);
 }
 
 /** A client of our own, for looking into Redis the way an operator would. */
@@ -136,7 +126,7 @@ async function withRedis<T>(use: (client: RedisClient) => Promise<T>): Promise<T
 /** Waits until every permit of the key is settled (its Redis permits set is empty). */
 function settled(keyId: string): Promise<void> {
   const permits = redisLimiterKeys(PREFIX, keyId).permits;
-  return eventually(`permits of ${keyId} settled`, () => withRedis(async (c) => (await c.command(['ZCARD', permits])) === 0));
+  return eventually(() => withRedis(async (c) => (await c.command(['ZCARD', permits])) === 0), `permits of ${keyId} settled`);
 }
 
 const limits = (set: Partial<KeyLimits>): Partial<KeyLimits> => set;
@@ -291,11 +281,11 @@ test('usage recorded on both instances adds up in Redis', async () => {
   );
   // Each instance's ledger records a request when its response closes; flush until all three arrived.
   const id = issued.record.id;
-  await eventually('three requests in the Redis totals', async () => {
+  await eventually(async () => {
     await a.gateway.flushUsage();
     await b.gateway.flushUsage();
     return (await a.state.usage.totals()).get(id)?.requests === 3;
-  });
+  }, 'three requests in the Redis totals');
   const expected = { requests: 3, promptTokens: 9, completionTokens: 10, cachedTokens: 0, errors: 0, costNanos: 0 };
   assert.deepEqual((await b.state.usage.totals()).get(id), expected);
   const series = await b.state.usage.series(id, 'hour', Date.now());
@@ -361,7 +351,7 @@ test('Redis stopped mid-traffic: "refuse" answers 503 state_unavailable, "local"
   const saved = await withRedis(snapshot);
 
   await redis.stop();
-  await eventually('both instances see Redis gone', () => a.state.health() === 'unavailable' && b.state.health() === 'degraded');
+  await eventually(() => a.state.health() === 'unavailable' && b.state.health() === 'degraded', 'both instances see Redis gone');
 
   // A (refuse): a key with limits cannot be counted, so it is not served.
   const refused = await chat(a, limited.key);
@@ -413,7 +403,7 @@ test('Redis stopped mid-traffic: "refuse" answers 503 state_unavailable, "local"
 
   // Redis comes back on the same port with its data (as from its append-only file).
   await redis.restart();
-  await eventually('both instances reconnected', () => a.state.health() === 'ok' && b.state.health() === 'ok');
+  await eventually(() => a.state.health() === 'ok' && b.state.health() === 'ok', 'both instances reconnected');
   await withRedis((client) => restore(client, saved));
   // The instances re-read the keys whole on recovery; read again now that the data is back.
   await a.state.keys.reload();
@@ -442,7 +432,7 @@ test('Redis restarted empty (no persistence): every key is gone on both instance
   await b.state.keys.reload();
   assert.equal((await chat(b, issued.key)).status, 200);
   await redis.restart();
-  await eventually('both instances reconnected', () => a.state.health() === 'ok' && b.state.health() === 'ok');
+  await eventually(() => a.state.health() === 'ok' && b.state.health() === 'ok', 'both instances reconnected');
   // On recovery each instance reads the keys whole (no version number can be trusted
   // across a restart); reload() waits behind that read.
   await a.state.keys.reload();

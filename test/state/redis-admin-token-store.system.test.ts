@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import type { RedisClient } from '../../src/redis/client.ts';
 import { createRedisAdminTokenStore, redisAdminTokenKeys } from '../../src/state/redis-admin-token-store.ts';
 import { AdminTokenFileInvalidError } from '../../src/keys/admin-token-errors.ts';
-import { useRedisPair } from '../redis/redis-pair.ts';
+import { useRedisPair } from '../support/redis-server.ts';
 import { runAdminTokenStoreContract } from './admin-token-store-contract.ts';
 
 const T0 = Date.parse('2026-11-26T12:00:00.000Z');

@@ -14,7 +14,8 @@ import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { RedisUnavailableError } from '../../src/redis/errors.ts';
 import { openRedisBackend, type RedisBackend } from '../../src/state/redis-backend.ts';
-import { startRedisServer, type RedisServerHandle, type RedisServerTls } from '../redis/redis-server.ts';
+import { eventually } from '../support/eventually.ts';
+import { startRedisServer, type RedisServerHandle, type RedisServerTls } from '../support/redis-server.ts';
 import { createTestPki, type TestPki } from '../tls/test-pki.ts';
 
 const T0 = Date.UTC(2026, 10, 22, 12);
@@ -32,8 +33,9 @@ before(async () => {
   pki = createTestPki();
   otherPki = createTestPki('Another CA');
   const serverPair = pki.server('redis');
-  const gateway = pki.client('gateway', 'portcullis-gateway');
-  serverTls = { certFile: serverPair.certFile, keyFile: serverPair.keyFile, caFile: pki.caFile, authClients: 'yes', probe: gateway };
+  // The gateway's client certificate, read by the configs below from the PKI's folder.
+  pki.client('gateway', 'portcullis-gateway');
+  serverTls = { certFile: serverPair.certFile, keyFile: serverPair.keyFile, caFile: pki.caFile, authClients: 'yes' };
   redis = await startRedisServer({ requirepass: PASSWORD, tls: serverTls });
   source = path.join(pki.dir, 'portcullis.json');
 });
@@ -77,16 +79,7 @@ async function open(tls: TlsClientConfig | null): Promise<{ backend: RedisBacken
   return { backend, logs };
 }
 
-/** Polls every 10 ms, at most 1000 times: a bound, not a timing assertion. */
-async function eventually(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.fail('condition not reached within 1000 polls');
-}
-
-const admit = (backend: RedisBackend, keyId: string) => backend.limiter.admit({ keyId, limits: rpm1, reservation: { tokens: 0, costNanos: 0 }, nowMs: T0 }); // i15-lead: limiter interface
+const admit = (backend: RedisBackend, keyId: string) => backend.limiter.admit({ keyId, limits: rpm1, reservation: { tokens: 0, costNanos: 0 }, nowMs: T0 });
 
 test('rediss:// with caFile and a client certificate: keys, the limiter (Lua) and the write check go over TLS', async () => {
   const { backend } = await open(mutualTls);
@@ -141,10 +134,10 @@ test('an outage over TLS: Redis restarted with a certificate of another CA, then
   try {
     assert.equal((await admit(backend, 'key_outage')).allowed, true);
     await redis.restart({ ...serverTls, certFile: foreign.certFile, keyFile: foreign.keyFile });
-    await eventually(() => logs.some((line) => line.level === 'error'));
+    await eventually(() => logs.some((line) => line.level === 'error'), 'the TLS refusal logged');
     assert.equal(backend.health(), 'unavailable');
     await redis.restart(serverTls);
-    await eventually(() => backend.health() === 'ok');
+    await eventually(() => backend.health() === 'ok', 'the backend healthy again');
     // The restarted Redis is empty (no persistence in tests): the bucket is full again, counted in Redis.
     assert.equal((await admit(backend, 'key_outage')).allowed, true);
     assert.equal((await admit(backend, 'key_outage')).allowed, false);

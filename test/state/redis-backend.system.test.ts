@@ -2,8 +2,7 @@
 // check, and Redis stopped and restarted under each state.onUnavailable setting.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { RedisStateConfig } from '../../src/config/config.ts';
@@ -11,12 +10,14 @@ import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createRedisClient } from '../../src/redis/client.ts';
 import { openRedisBackend, redisAddress, StateUnavailableError, type RedisBackend, type RedisBackendOptions, type StateOperation } from '../../src/state/redis-backend.ts';
-import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+import { eventually } from '../support/eventually.ts';
+import { startRedisServer, type RedisServerHandle } from '../support/redis-server.ts';
+import { tempDir } from '../support/temp-dir.ts';
+import { refusedPort } from '../upstream/refused-port.ts';
 
 const T0 = Date.UTC(2026, 10, 22, 12);
 const rpm1: KeyLimits = { ...NO_LIMITS, requestsPerMinute: 1 };
-const dir = mkdtempSync(join(tmpdir(), 'redis-backend-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('redis-backend');
 
 function config(port: number, set: Partial<Omit<RedisStateConfig, 'tls'>> = {}): RedisStateConfig {
   return {
@@ -50,15 +51,6 @@ async function open(cfg: RedisStateConfig, set: Partial<RedisBackendOptions> = {
     ...set,
   });
   return { backend, logs, counted };
-}
-
-/** Polls every 10 ms, at most 1000 times: a bound, not a timing assertion. */
-async function eventually(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.fail('condition not reached within 1000 polls');
 }
 
 const admit = (backend: RedisBackend, keyId: string, limits: KeyLimits = rpm1) => backend.limiter.admit({ keyId, limits, reservation: { tokens: 0, costNanos: 0 }, nowMs: T0 });
@@ -110,7 +102,7 @@ test('Redis stopped with onUnavailable "refuse": health, 503 on admit, settle an
     assert.equal(await backend.limiter.renew(held.permit, T0 + 1), true);
 
     await server.stop();
-    await eventually(() => backend.health() === 'unavailable');
+    await eventually(() => backend.health() === 'unavailable', 'the backend unavailable');
     await assert.rejects(admit(backend, 'key_refuse'), (error: unknown) => {
       assert.ok(error instanceof StateUnavailableError);
       assert.deepEqual([error.status, error.code, error.operation, error.headers], [503, 'state_unavailable', 'admit', { 'retry-after': '2' }]);
@@ -129,10 +121,10 @@ test('Redis stopped with onUnavailable "refuse": health, 503 on admit, settle an
     assert.deepEqual(counted, ['admit', 'renew', 'settle', 'budgetUsed']);
 
     await server.restart();
-    await eventually(() => backend.health() === 'ok');
+    await eventually(() => backend.health() === 'ok', 'the backend healthy again');
     // The keys are read whole after an outage (the poll interval here is an hour): this
     // Redis came back empty (no persistence in tests), so the key is gone.
-    await eventually(() => backend.keys.authenticate(key) === null);
+    await eventually(() => backend.keys.authenticate(key) === null, 'the key gone after the restart');
     assert.equal((await admit(backend, 'key_refuse')).allowed, true);
     assert.equal((await admit(backend, 'key_refuse')).allowed, false); // counted in Redis again
     const outage = logs.filter((line) => line.level === 'warn' || (line.level === 'info' && line.msg.startsWith('state backend')));
@@ -156,7 +148,7 @@ test('Redis stopped with onUnavailable "local": per-instance limits meanwhile, R
     assert.equal((await admit(b.backend, 'key_local')).allowed, false); // shared through Redis
 
     await server.stop();
-    await eventually(() => a.backend.health() === 'degraded' && b.backend.health() === 'degraded');
+    await eventually(() => a.backend.health() === 'degraded' && b.backend.health() === 'degraded', 'both backends degraded');
     // Each instance now counts alone, from a full bucket.
     const localA = await admit(a.backend, 'key_local');
     assert.ok(localA.allowed);
@@ -170,7 +162,7 @@ test('Redis stopped with onUnavailable "local": per-instance limits meanwhile, R
     assert.equal(a.logs.filter((line) => line.level === 'warn')[0]?.on_unavailable, 'local');
 
     await server.restart();
-    await eventually(() => a.backend.health() === 'ok' && b.backend.health() === 'ok');
+    await eventually(() => a.backend.health() === 'ok' && b.backend.health() === 'ok', 'both backends healthy again');
     // Back on Redis (fresh, no persistence): one admission for both instances together.
     assert.ok((await admit(b.backend, 'key_local')).allowed);
     assert.equal((await admit(a.backend, 'key_local')).allowed, false);
@@ -198,7 +190,7 @@ test('Redis answering with an error of its own (READONLY after a failover) meets
     // The READONLY reply dropped the connection: the client reconnects (to follow a moved address).
     states.push(backend.health());
     await admin.command(['REPLICAOF', 'NO', 'ONE']);
-    await eventually(() => backend.health() === 'ok');
+    await eventually(() => backend.health() === 'ok', 'the backend healthy again');
     assert.ok((await admit(backend, 'key_ro3')).allowed);
   } finally {
     await admin.command(['REPLICAOF', 'NO', 'ONE']).catch(() => undefined);
@@ -209,7 +201,5 @@ test('Redis answering with an error of its own (READONLY after a failover) meets
 });
 
 test('no Redis at startup: openRedisBackend rejects within connectTimeoutMs', async () => {
-  const stopped = await startRedisServer();
-  await stopped.stop();
-  await assert.rejects(open(config(stopped.port)), { code: 'key_store_io_error', message: /not connected|connect/ });
+  await assert.rejects(open(config(await refusedPort())), { code: 'key_store_io_error', message: /not connected|connect/ });
 });

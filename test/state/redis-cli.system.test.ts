@@ -1,53 +1,47 @@
 // `portcullis keys` against a config with the Redis backend: the CLI writes
 // where the running gateways read, not into the data directory.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { runCli } from '../../src/cli/main.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { openRedisBackend, type RedisBackend } from '../../src/state/redis-backend.ts';
-import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+import { sink } from '../support/collect.ts';
+import { sharedRedis, type SharedRedis } from '../support/redis-server.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-let redis: RedisServerHandle;
+let redis: SharedRedis;
 let dir: string;
 let configPath: string;
 let backend: RedisBackend;
 
 before(async () => {
-  redis = await startRedisServer();
-  dir = mkdtempSync(path.join(tmpdir(), 'portcullis-redis-cli-'));
+  redis = await sharedRedis();
+  dir = tempDir('redis-cli');
   configPath = path.join(dir, 'config.json');
   writeFileSync(configPath, JSON.stringify({
     dataDir: './data',
     providers: { demo: { type: 'demo' } },
     aliases: { 'service-chat': { provider: 'demo' } },
-    state: { backend: 'redis', redis: { url: `redis://127.0.0.1:${redis.port}/0`, keyPrefix: 'cli-test:' } },
+    state: { backend: 'redis', redis: { url: redis.url, keyPrefix: 'cli-test:' } },
   }));
   backend = await openRedisBackend(
-    { url: `redis://127.0.0.1:${redis.port}/0`, passwordEnv: null, passwordFile: null, keyPrefix: 'cli-test:', connectTimeoutMs: 2000, commandTimeoutMs: 1000, tls: null },
+    { url: redis.url, passwordEnv: null, passwordFile: null, keyPrefix: 'cli-test:', connectTimeoutMs: 2000, commandTimeoutMs: 1000, tls: null },
     { onUnavailable: 'refuse', logger: createLogger({ level: 'error', write: () => {} }) },
   );
 });
 
 after(async () => {
   await backend.close();
-  await redis.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const sink = (add: (s: string) => void) => new Writable({ write(chunk: Buffer, _e, cb) { add(chunk.toString()); cb(); } });
-  const code = await runCli(['--config', configPath, ...args], {
-    stdout: sink((s) => (stdout += s)),
-    stderr: sink((s) => (stderr += s)),
-    env: {},
-    cwd: dir,
-  });
+  const out = sink();
+  const err = sink();
+  const code = await runCli(['--config', configPath, ...args], { stdout: out.stream, stderr: err.stream, env: {}, cwd: dir });
+  const stdout = out.text();
+  const stderr = err.text();
   // Every keys command first says where the keys are.
   const where = `portcullis keys: keys in Redis (state.backend in ${configPath})\n`;
   assert.ok(stderr.startsWith(where), stderr);
@@ -94,13 +88,9 @@ test('keys with the Redis backend unreachable: exit 1 with the reason, nothing h
     // Port 1 on loopback: nothing listens there.
     state: { backend: 'redis', redis: { url: 'redis://127.0.0.1:1/0', connectTimeoutMs: 200 } },
   }));
-  let stderr = '';
-  const code = await runCli(['--config', down, 'keys', 'list'], {
-    stdout: new Writable({ write(_c, _e, cb) { cb(); } }),
-    stderr: new Writable({ write(chunk: Buffer, _e, cb) { stderr += chunk.toString(); cb(); } }),
-    env: {},
-    cwd: dir,
-  });
+  const err = sink();
+  const code = await runCli(['--config', down, 'keys', 'list'], { stdout: sink().stream, stderr: err.stream, env: {}, cwd: dir });
+  const stderr = err.text();
   assert.equal(code, 1, stderr);
   assert.equal(stderr, `portcullis keys: keys in Redis (state.backend in ${down})\n` + 'portcullis keys list: Could not read the keys from redis://127.0.0.1:1/0: Redis at 127.0.0.1:1 is not connected (connecting; last error: connect ECONNREFUSED 127.0.0.1:1).\n');
 });

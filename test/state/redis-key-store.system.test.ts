@@ -8,28 +8,28 @@ import type { KeyStore } from '../../src/state/key-store-port.ts';
 import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
 import { parseStoredRecord, recordJson, redisKeyStoreKeys } from '../../src/state/redis-key-layout.ts';
 import { openRedisKeyStore, type RedisKeyStoreOptions } from '../../src/state/redis-key-store.ts';
-import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+import { eventually } from '../support/eventually.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
+import { sharedRedis, startRedisServer } from '../support/redis-server.ts';
 import { runKeyStoreContract } from './key-store-contract.ts';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const clock = (): Date => NOW;
 
-let server: RedisServerHandle;
 let clientA: RedisClient;
 let clientB: RedisClient;
 const opened: KeyStore[] = [];
 
 before(async () => {
-  server = await startRedisServer();
-  clientA = createRedisClient({ host: '127.0.0.1', port: server.port });
-  clientB = createRedisClient({ host: '127.0.0.1', port: server.port });
+  const redis = await sharedRedis();
+  clientA = createRedisClient({ host: '127.0.0.1', port: redis.port, db: redis.db });
+  clientB = createRedisClient({ host: '127.0.0.1', port: redis.port, db: redis.db });
 });
 
 after(async () => {
   for (const store of opened) await store.close();
   await clientA.close();
   await clientB.close();
-  await server.stop();
 });
 
 // The clients are created in before(), after this registration runs; the storage is made per case.
@@ -47,15 +47,6 @@ async function pair(options: Partial<RedisKeyStoreOptions> = {}): Promise<{ a: K
   const b = await openRedisKeyStore(clientB, { keyPrefix: prefix, clock, reloadIntervalMs: 3_600_000, ...options });
   opened.push(a, b);
   return { a, b, prefix };
-}
-
-/** Polls `check` every 10 ms, at most 500 times (5 s): no timing assertion, only a bound. */
-async function eventually(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.fail('condition not reached within 500 polls');
 }
 
 test('a key created on A authenticates on A at once and on B after its refresh', async () => {
@@ -85,12 +76,22 @@ test('prepareReload reads without serving; commit swaps in, never back to an old
   assert.equal(b.authenticate(first.key)?.name, 'first');
 });
 
-test('the poll picks up changes by itself within the bound (short reloadIntervalMs)', async () => {
-  const { a, b } = await pair({ reloadIntervalMs: 20 });
+test('the poll picks up changes by itself, every reloadIntervalMs', async () => {
+  const scheduler = new ManualScheduler();
+  const { a, b } = await pair({ reloadIntervalMs: 20, scheduler });
+  assert.deepEqual(scheduler.pending(), [20, 20], 'one poll per store');
   const { key, record } = await a.create('polled');
-  await eventually(() => b.authenticate(key) !== null);
+  // A's own write refreshed A; B has not polled yet.
+  assert.notEqual(a.authenticate(key), null);
+  await scheduler.advance(19);
+  assert.equal(b.authenticate(key), null);
+  await scheduler.advance(1);
+  await eventually(() => b.authenticate(key) !== null, 'B to see the key after its poll');
   await a.revoke(record.id);
-  await eventually(() => b.authenticate(key) === null);
+  await scheduler.advance(20);
+  await eventually(() => b.authenticate(key) === null, 'B to see the revoke after its next poll');
+  await b.close();
+  assert.deepEqual(scheduler.pending(), [20], 'a closed store polls no more');
 });
 
 test('revoke on A is refused on B; a second revoke is KeyAlreadyRevokedError', async () => {
@@ -237,20 +238,27 @@ test('Redis down: authenticate keeps serving the mirror, onError hears once, wri
   const local = await startRedisServer();
   const client = createRedisClient({ host: '127.0.0.1', port: local.port, connectTimeoutMs: 500, commandTimeoutMs: 500, reconnect: { baseDelayMs: 10, maxDelayMs: 50 } });
   const errors: Error[] = [];
-  const store = await openRedisKeyStore(client, { keyPrefix: 'down:', reloadIntervalMs: 10, onError: (error) => errors.push(error) });
+  const scheduler = new ManualScheduler();
+  const store = await openRedisKeyStore(client, { keyPrefix: 'down:', reloadIntervalMs: 10, scheduler, onError: (error) => errors.push(error) });
   try {
     const { key, record } = await store.create('survivor');
     await local.stop();
-    await eventually(() => errors.length > 0);
-    await new Promise((resolve) => setTimeout(resolve, 100)); // ten more failed polls
+    await eventually(() => client.state === 'reconnecting', 'the client to notice');
+    // While Redis is away a poll fails at once (the client fails fast): the first is reported, the next ten are not.
+    await scheduler.advance(10);
+    assert.equal(errors.length, 1);
+    for (let poll = 0; poll < 10; poll++) await scheduler.advance(10);
     assert.equal(errors.length, 1);
     assert.equal(errors[0]?.name, 'RedisUnavailableError');
     assert.deepEqual(store.authenticate(key), record);
     await assert.rejects(store.create('lost'), { code: 'key_store_io_error' });
     await assert.rejects(store.reload(), { code: 'key_store_io_error' });
     await local.restart();
-    // A fresh Redis (no persistence) holds no keys: the next successful poll says so.
-    await eventually(() => store.authenticate(key) === null);
+    await eventually(() => client.state === 'ready', 'the client to reconnect');
+    // A fresh Redis (no persistence) holds no keys: the next poll says so.
+    assert.deepEqual(store.authenticate(key), record);
+    await scheduler.advance(10);
+    await eventually(() => store.authenticate(key) === null, 'the poll after the restart');
   } finally {
     await store.close();
     await client.close();

@@ -3,34 +3,29 @@
 // totals), then what only Redis has.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
 import { createFileUsageStore } from '../../src/state/file-usage-store.ts';
 import { bucketTtlMs, createRedisUsageStore, redisUsageIdsKey, redisUsageKeys } from '../../src/state/redis-usage-store.ts';
 import type { KeyUsage, PendingUsage } from '../../src/usage/usage-ledger.ts';
-import { startRedisServer, type RedisServerHandle } from '../redis/redis-server.ts';
+import { sharedRedis, type SharedRedis } from '../support/redis-server.ts';
+import { tempDir } from '../support/temp-dir.ts';
 import { runUsageStoreContract } from './usage-store-contract.ts';
 
 const HOUR = 3_600_000;
 const NOW = Date.UTC(2026, 10, 22, 12, 30);
 const u = (requests: number, promptTokens = 0, completionTokens = 0, cachedTokens = 0, errors = 0, costNanos = 0): KeyUsage => ({ requests, promptTokens, completionTokens, cachedTokens, errors, costNanos });
 
-let server: RedisServerHandle;
+let server: SharedRedis;
 let client: RedisClient;
-const dirs: string[] = [];
 
 before(async () => {
-  server = await startRedisServer();
-  client = createRedisClient({ host: '127.0.0.1', port: server.port });
+  server = await sharedRedis();
+  client = createRedisClient({ host: '127.0.0.1', port: server.port, db: server.db });
 });
 
 after(async () => {
   await client.close();
-  await server.stop();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 // The client is created in before(), after this registration runs; the store is made per case.
@@ -49,8 +44,7 @@ function pending(entries: [string, number, KeyUsage][]): PendingUsage {
 test('series and totals match the file store for the same flushes', async () => {
   const prefix = `u${randomUUID().slice(0, 8)}:`;
   const redis = createRedisUsageStore(client, { keyPrefix: prefix });
-  const dir = mkdtempSync(join(tmpdir(), 'usage-parity-'));
-  dirs.push(dir);
+  const dir = tempDir('usage-parity');
   const file = createFileUsageStore(dir);
   const hour = Date.UTC(2026, 10, 22, 12);
   const flushes = [
@@ -109,7 +103,7 @@ test('a flush that is refused adds nothing; one that ran is never reported as fa
   // (as the gateway does after restoring its counters) still adds nothing twice.
   const user = `noscript${randomUUID().slice(0, 6)}`;
   await client.command(['ACL', 'SETUSER', user, 'on', '>pw-for-test', '~*', '+@all', '-eval', '-evalsha']);
-  const limited = createRedisClient({ host: '127.0.0.1', port: server.port, username: user, password: 'pw-for-test' });
+  const limited = createRedisClient({ host: '127.0.0.1', port: server.port, db: server.db, username: user, password: 'pw-for-test' });
   try {
     const refused = createRedisUsageStore(limited, { keyPrefix: prefix });
     for (let i = 0; i < 3; i++) await assert.rejects(refused.add(pending([['key_ok', hour, u(5)]]), NOW), { name: 'RedisReplyError', code: 'NOPERM' });
@@ -120,7 +114,7 @@ test('a flush that is refused adds nothing; one that ran is never reported as fa
   }
 
   // A closed connection: nothing is sent, nothing added.
-  const closed = createRedisClient({ host: '127.0.0.1', port: server.port });
+  const closed = createRedisClient({ host: '127.0.0.1', port: server.port, db: server.db });
   await closed.close();
   const unreachable = createRedisUsageStore(closed, { keyPrefix: prefix });
   await assert.rejects(unreachable.add(pending([['key_ok', hour, u(5)]]), NOW), { name: 'RedisUnavailableError' });

@@ -15,7 +15,7 @@ import { createNodeTransport } from '../../src/upstream/node-transport.ts';
 import { proxyHook } from '../../src/upstream/proxy-tunnel.ts';
 import type { UpstreamTransport } from '../../src/upstream/transport.ts';
 import { createTestPki, type TestPki } from '../tls/test-pki.ts';
-import { startTinyproxy, tinyproxyMissing, type TinyproxyHandle } from './tinyproxy.ts';
+import { sharedTinyproxy, tinyproxyMissing, TINYPROXY_PASSWORD, TINYPROXY_USER, type TinyproxyHandle } from '../support/tinyproxy.ts';
 
 interface Seen {
   method: string | undefined;
@@ -63,6 +63,8 @@ describe('the node transport through tinyproxy, routed by the environment', { sk
   let securePort: number;
   let plainPort: number;
   let proxy: TinyproxyHandle;
+  /** CONNECTs to that port in the proxy's log (shared with the other files of this process). */
+  const connects = (port: number): number => proxy.log().split(`CONNECT localhost:${port} `).length - 1;
   const tls = () => loadClientTls(null, 'providers.up.tls', { caFile: pki.caFile, certFile: null, keyFile: null, serverName: null, minVersion: 'TLSv1.2' }, process.env);
 
   before(async () => {
@@ -72,11 +74,12 @@ describe('the node transport through tinyproxy, routed by the environment', { sk
     securePort = await listen(secure);
     plain = createHttpServer(answer(seen));
     plainPort = await listen(plain);
-    proxy = await startTinyproxy({ connectPorts: [securePort], basicAuth: { user: 'gw', password: 's3cret-w0rd' } });
+    proxy = await sharedTinyproxy('guarded');
+    // The credentials as the tests below write them, "-" percent-encoded.
+    assert.deepEqual([TINYPROXY_USER, TINYPROXY_PASSWORD], ['gw', 's3cret-w0rd']);
   });
 
   after(async () => {
-    await proxy?.stop();
     secure?.closeAllConnections();
     secure?.close();
     plain?.closeAllConnections();
@@ -124,11 +127,11 @@ describe('the node transport through tinyproxy, routed by the environment', { sk
     const url = `https://localhost:${securePort}/v1/chat/completions`;
     const { route } = resolveProxy(new URL(url), { https_proxy: `http://gw:s3cret%2Dw0rd@127.0.0.1:${proxy.port}` }, null);
     assert.ok(route !== null);
-    const before = (proxy.log().match(/CONNECT localhost/g) ?? []).length;
+    const before = connects(securePort);
     const transport = createNodeTransport({ tls: tls(), proxy: proxyHook(route), connectTimeoutMs: 5000 });
     for (let i = 0; i < 4; i++) assert.equal((await post(transport, url)).status, 200);
     assert.equal(seen.splice(0).length, 4);
-    assert.equal((proxy.log().match(/CONNECT localhost/g) ?? []).length - before, 1);
+    assert.equal(connects(securePort) - before, 1);
   });
 
   test('NO_PROXY exempts the upstream: no route, direct', () => {
@@ -141,12 +144,12 @@ describe('the node transport through tinyproxy, routed by the environment', { sk
     const url = `https://localhost:${securePort}/v1/chat/completions`;
     const { route } = resolveProxy(new URL(url), { https_proxy: `http://127.0.0.1:${proxy.port}` }, null);
     assert.ok(route !== null);
-    const before = (proxy.log().match(/CONNECT localhost/g) ?? []).length;
+    const before = connects(securePort);
     const transport = createNodeTransport({ tls: tls(), proxy: proxyHook(route), connectTimeoutMs: 5000 });
     const error = await post(transport, url).then(() => assert.fail('expected the proxy to refuse'), (e: unknown) => e);
     assert.deepEqual(classifyNetworkError(error), { kind: 'proxy', detail: 'status_407' });
     assert.match(String((error as Error).message), /refused CONNECT localhost:\d+ with 407 Proxy Authentication Required\. The proxy wants credentials: put them in https_proxy/);
-    assert.equal((proxy.log().match(/CONNECT localhost/g) ?? []).length - before, 1);
+    assert.equal(connects(securePort) - before, 1);
     assert.deepEqual(seen, []);
   });
 });
