@@ -83,10 +83,11 @@ describe('retries and fallbacks', () => {
 
   test('429 with a short Retry-After is waited out, exactly', async () => {
     let n = 0;
-    primary.handle = (_r, res) => (n++ === 0 ? json(res, 429, { error: { message: 'slow down' } }, { 'retry-after': '1' }) : json(res, 200, completion('after wait')));
+    // 2 s: the write-stall sweep's own period is 1 s, and armed() must see the wait, not the sweep.
+    primary.handle = (_r, res) => (n++ === 0 ? json(res, 429, { error: { message: 'slow down' } }, { 'retry-after': '2' }) : json(res, 200, completion('after wait')));
     const res = tracked(postChat(gw, hi('service-ha')));
-    await armed(1000, 'the Retry-After wait');
-    await scheduler.advance(999);
+    await armed(2000, 'the Retry-After wait');
+    await scheduler.advance(1999);
     assert.equal(primary.requests.length, 1);
     await scheduler.advance(1);
     assert.equal((await res.promise).status, 200);
