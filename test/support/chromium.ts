@@ -1,0 +1,120 @@
+// The browser tests' Chromium: Debian's, driven by playwright-core. One
+// browser per process, launched when a file first needs it and shared by
+// every file the process runs; each file opens contexts of its own (cookies,
+// storage, permissions), closed when that file ends.
+//
+// The browser closes when the last file that asked for it has ended, so the
+// process can exit; a file that ends while others of the same process are
+// still to come leaves it open for them. It talks to this process over a
+// pipe and exits when the pipe closes, so it goes with the process however
+// the process dies (SIGTERM, SIGKILL, a crash): playwright's own signal
+// handlers, which close browsers and leave the process running, are off.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * The host resolver knows loopback only: nothing a page names (the OpenID
+ * provider's login page asks for a web font) leaves the machine, and no
+ * request needs intercepting to make sure of it.
+ */
+const ARGS = ['--disable-gpu', '--disable-quic', '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1'];
+
+/** What every context starts from: the dates and numbers the tests assert are en-US, UTC. */
+const CONTEXT_DEFAULTS: BrowserContextOptions = { locale: 'en-US', timezoneId: 'UTC' };
+
+/**
+ * When the last file using the browser ends but files that said they would
+ * use it have not begun (a filtered run may never begin them), the browser
+ * waits this long for one before closing. Only a bound, not a pause: a file
+ * that begins sooner takes the browser over at once.
+ */
+const IDLE_CLOSE_MS = 2000;
+
+let launching: Promise<Browser> | null = null;
+/** Files that called useChromium in this process, files holding the browser now, and files that have ended. */
+let declared = 0;
+let holding = 0;
+let ended = 0;
+let idleClose: NodeJS.Timeout | null = null;
+
+function launch(): Promise<Browser> {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium package (.ci/run does)`);
+  return chromium.launch({ executablePath: CHROMIUM, args: ARGS, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false });
+}
+
+async function take(): Promise<Browser> {
+  if (idleClose !== null) clearTimeout(idleClose);
+  idleClose = null;
+  holding++;
+  try {
+    launching ??= launch();
+    const browser = await launching;
+    if (browser.isConnected()) return browser;
+    // Gone since the last file (crashed, or killed from outside): another.
+    launching = launch();
+    return await launching;
+  } catch (error) {
+    launching = null;
+    holding--;
+    throw error;
+  }
+}
+
+/** A file has ended (`held`: having taken the browser): close it once no file holds it and none is still to come. */
+function fileEnded(held: boolean): void {
+  if (held) holding--;
+  ended++;
+  if (holding > 0 || launching === null) return;
+  if (ended >= declared) void closeBrowser();
+  else idleClose ??= setTimeout(() => void closeBrowser(), IDLE_CLOSE_MS);
+}
+
+async function closeBrowser(): Promise<void> {
+  if (idleClose !== null) clearTimeout(idleClose);
+  idleClose = null;
+  const closing = launching;
+  launching = null;
+  await (await closing?.catch(() => null))?.close();
+}
+
+export interface FileBrowser {
+  /** The process's browser, launched if this is the first file to ask; the file's until its after hooks. */
+  browser(): Promise<Browser>;
+  /** A context of this file's, en-US and UTC unless `options` say otherwise; closed when the file ends. */
+  newContext(options?: BrowserContextOptions): Promise<BrowserContext>;
+}
+
+/**
+ * Call at a test file's top level. The file takes the browser on first use
+ * (a before hook, a test) and gives it back, its contexts closed, in an
+ * after hook.
+ */
+export function useChromium(): FileBrowser {
+  declared++;
+  let taken: Promise<Browser> | null = null;
+  const contexts = new Set<BrowserContext>();
+  after(async () => {
+    const held = taken === null ? false : await taken.then(() => true, () => false);
+    try {
+      await Promise.all([...contexts].map((context) => context.close()));
+    } finally {
+      contexts.clear();
+      taken = null;
+      fileEnded(held);
+    }
+  });
+  const browser = (): Promise<Browser> => (taken ??= take());
+  return {
+    browser,
+    newContext: async (options = {}) => {
+      const context = await (await browser()).newContext({ ...CONTEXT_DEFAULTS, ...options });
+      contexts.add(context);
+      context.once('close', () => contexts.delete(context));
+      return context;
+    },
+  };
+}
