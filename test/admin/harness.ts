@@ -4,10 +4,9 @@
 // directory (its audit chain behind the admin server's trail), the embedded
 // demo setup (service-chat), a fresh bootstrap token, and the built
 // dashboard. Nothing leaves loopback.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listenLocal } from '../gateway/harness.ts';
@@ -19,9 +18,8 @@ import { parseConfig } from '../../src/config/config-parser.ts';
 import { createGateway } from '../../src/gateway/gateway.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
+import { freshDir, tempDir } from '../support/temp-dir.ts';
 
-/** Usage reaches the state backend this often: a test polling the usage view sees it within a few polls. */
-const USAGE_FLUSH_MS = 200;
 /** Log lines kept for a failing test's diagnostics; older ones are dropped. */
 const MAX_LOG_LINES = 2000;
 
@@ -34,6 +32,12 @@ export interface AdminGateway {
   bootstrapToken: string;
   /** Both listeners' log lines, newest last (bounded). */
   logs: Record<string, unknown>[];
+  /**
+   * Resolves once every API request so far has closed (a request records its
+   * usage as it closes, which may be after its client has the answer) and the
+   * usage is flushed to the state backend: the usage view then shows it all.
+   */
+  usageSettled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -54,6 +58,9 @@ export function builtDashboardDir(): string {
   return dir;
 }
 
+/** Where the gateways of this process keep their data directories (removed at exit). */
+let dataRoot: string | undefined;
+
 export interface AdminGatewayOptions {
   /** Top-level config settings laid over the embedded demo config (e.g. `aliases` with prices). */
   config?: Record<string, unknown>;
@@ -61,7 +68,7 @@ export interface AdminGatewayOptions {
 
 export async function startAdminGateway(options: AdminGatewayOptions = {}): Promise<AdminGateway> {
   const dashboardDir = builtDashboardDir();
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-admin-it-'));
+  const dataDir = freshDir(dataRoot ??= tempDir('admin-it'));
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({
     level: 'info',
@@ -76,7 +83,22 @@ export async function startAdminGateway(options: AdminGatewayOptions = {}): Prom
   const config = parseConfig({ ...(embeddedConfigValue() as Record<string, unknown>), ...options.config, dataDir }, null, dataDir);
   // One backend for both listeners, as in `serve`: a key the dashboard creates is live on the API at once.
   const state = openFileBackend(dataDir, { watch: false });
-  const gateway = createGateway({ config, state, logger, env: {}, usageFlushMs: USAGE_FLUSH_MS });
+  const gateway = createGateway({ config, state, logger, env: {} });
+  let openRequests = 0;
+  let allClosed: Array<() => void> = [];
+  gateway.server.on('request', (_req, res) => {
+    openRequests++;
+    // The gateway's own close hooks (usage recorded) run in this same 'close' emit.
+    res.once('close', () => {
+      if (--openRequests > 0) return;
+      for (const resolve of allClosed) resolve();
+      allClosed = [];
+    });
+  });
+  const usageSettled = async (): Promise<void> => {
+    if (openRequests > 0) await new Promise<void>((resolve) => allClosed.push(resolve));
+    await gateway.flushUsage();
+  };
   const bootstrap = createBootstrapToken();
   const admin = createAdminServer({
     view: () => ({ config: gateway.config, routes: gateway.routes }),
@@ -101,7 +123,6 @@ export async function startAdminGateway(options: AdminGatewayOptions = {}): Prom
     admin.server.closeAllConnections();
     if (admin.server.listening) await new Promise<void>((resolve) => admin.server.close(() => resolve()));
     await state.close();
-    rmSync(dataDir, { recursive: true, force: true });
   };
   try {
     const api = await listenLocal(gateway);
@@ -111,7 +132,7 @@ export async function startAdminGateway(options: AdminGatewayOptions = {}): Prom
     await close();
     throw err;
   }
-  return { apiUrl, adminUrl, bootstrapToken: bootstrap.token, logs, close };
+  return { apiUrl, adminUrl, bootstrapToken: bootstrap.token, logs, usageSettled, close };
 }
 
 function listen(server: Server): Promise<AddressInfo> {
