@@ -10,16 +10,16 @@
 // words and drops ?sso_error from the address. Screenshots (desktop 1280 px,
 // phone 390 px) go to test-output/screenshots/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { startAdminGateway, type AdminGateway } from '../admin/harness.ts';
-import { pageChecks } from './page-checks.ts';
+import { pageChecks, watchPage } from './page-checks.ts';
+import { settles, textSettles } from './page-settles.ts';
+import { useChromium } from '../support/chromium.ts';
 import { repositoryRoot } from '../support/repository-root.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
 const NEW_PASSWORD = 'portcullis audit view test 7!';
@@ -30,21 +30,10 @@ const PAGE_SIZE = 50;
 /** Token uses made from Node: with the records before them, more than one page. */
 const TOKEN_USES = 55;
 const SSO_LABEL = 'Sign in with Example ID';
-/** Token uses are recorded just after their answers; the chain is asked again at most this often. */
-const AUDIT_POLLS = 100;
-const AUDIT_POLL_MS = 100;
-
-const RECORD_CSP_VIOLATIONS = `
-  window.__cspViolations = [];
-  document.addEventListener('securitypolicyviolation', (e) => {
-    window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI);
-  });
-`;
-
 const screenshotDir = path.join(repositoryRoot(), 'test-output', 'screenshots');
 
+const chromium = useChromium();
 let gateway: AdminGateway;
-let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let keyId = '';
@@ -55,44 +44,25 @@ const secretsShown: string[] = [];
 /** When the test began, to the minute (datetime-local's precision), in the browser's time zone (UTC). */
 let startedMinute = '';
 const consoleProblems: string[] = [];
+/** The gateway the page is at: the main one, or one of the sign-in screen's. */
+let origin = '';
 /** The first /api/session (not signed in) answers 401 on purpose. */
 const expectedFailedLoads = new Set(['401 /api/session']);
 
-function watchConsole(p: Page, origin: () => string): void {
-  p.on('pageerror', (error) => consoleProblems.push(`pageerror: ${error.message}`));
-  p.on('console', (message) => {
-    const text = message.text();
-    if (/content security policy/i.test(text)) consoleProblems.push(`csp: ${text}`);
-    if (message.type() !== 'error') return;
-    const failedLoad = /^Failed to load resource: the server responded with a status of (\d{3})/.exec(text);
-    if (failedLoad !== null) {
-      const where = new URL(message.location().url);
-      if (where.origin === origin() && expectedFailedLoads.has(`${failedLoad[1]} ${where.pathname}`)) return;
-    }
-    consoleProblems.push(`console error: ${text} (${message.location().url})`);
-  });
-}
-
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium package (.ci/run does)`);
   mkdirSync(screenshotDir, { recursive: true });
   const now = new Date();
   startedMinute = now.toISOString().slice(0, 16);
   gateway = await startAdminGateway();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US', timezoneId: 'UTC' });
+  origin = gateway.adminUrl;
+  context = await chromium.newContext({ viewport: DESKTOP });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gateway.adminUrl });
   page = await context.newPage();
-  await page.addInitScript({ content: RECORD_CSP_VIOLATIONS });
-  watchConsole(page, () => gateway.adminUrl);
+  await watchPage(page, () => origin, expectedFailedLoads, consoleProblems);
 });
 
 after(async () => {
-  try {
-    await browser?.close();
-  } finally {
-    await gateway?.close();
-  }
+  await gateway?.close();
 });
 
 const byTestId = (id: string) => page.getByTestId(id);
@@ -158,9 +128,11 @@ async function openSection(section: 'tokens' | 'audit'): Promise<void> {
 }
 
 test('sign in with the bootstrap token, set the password; the header says who is signed in', async () => {
+  const offered = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/sso');
   await page.goto(gateway.adminUrl + '/');
   await byTestId('login-password').waitFor({ state: 'visible' });
-  // Without admin.oidc: the password form only.
+  // Without admin.oidc: the password form only (the page's default, so the answer that could change it is awaited first).
+  assert.deepEqual(await (await offered).json(), { password: true, sso: null });
   assert.equal(await byTestId('sso-block').isVisible(), false);
   await byTestId('login-password').fill(gateway.bootstrapToken);
   await byTestId('login-submit').click();
@@ -169,7 +141,8 @@ test('sign in with the bootstrap token, set the password; the header says who is
   await byTestId('confirm-password').fill(NEW_PASSWORD);
   await byTestId('password-submit').click();
   await byTestId('create-key').waitFor({ state: 'visible' });
-  assert.equal(await byTestId('whoami-name').textContent(), 'admin');
+  // Who it is comes from GET /api/session, asked once the key list is on its way.
+  await textSettles(byTestId('whoami-name'), 'admin');
   assert.equal(await byTestId('whoami-kind').textContent(), '(password)');
   assert.equal(await byTestId('whoami').isVisible(), true);
 });
@@ -345,12 +318,8 @@ test('the token works as Authorization: Bearer on /api/keys from Node, without c
 
 test('the token\'s uses page the audit view: Older records loads the rest; the actor filter finds them by name', async (t) => {
   // A use is recorded after its answer is sent, so the last few may still be on their way to the chain.
-  let recorded = 0;
-  for (let poll = 0; poll < AUDIT_POLLS && recorded < TOKEN_USES; poll++) {
-    if (poll > 0) await new Promise((resolve) => setTimeout(resolve, AUDIT_POLL_MS));
-    recorded = (await page.evaluate(`fetch('/api/audit?action=token.use&limit=100', { cache: 'no-store' }).then((r) => r.json()).then((b) => b.data.length)`)) as number;
-  }
-  assert.equal(recorded, TOKEN_USES, 'one record per use');
+  const recorded = (): Promise<unknown> => page.evaluate(`fetch('/api/audit?action=token.use&limit=100', { cache: 'no-store' }).then((r) => r.json()).then((b) => b.data.length)`);
+  await settles(recorded, TOKEN_USES, 'one token.use record per use');
   await openSection('audit');
   const first = await auditRows();
   assert.equal(first.length, PAGE_SIZE);
@@ -420,38 +389,34 @@ function oidcAdmin(passwordLogin: boolean): Record<string, unknown> {
   };
 }
 
-async function withSsoGateway(passwordLogin: boolean, run: (ssoGateway: AdminGateway, ssoPage: Page) => Promise<void>): Promise<void> {
+/**
+ * Runs `run` against a gateway of its own configured with admin.oidc, in the
+ * same page: its cookies cleared first, as cookies are per host, not per
+ * port, and nothing of the main flow's may reach it.
+ */
+async function withSsoGateway(passwordLogin: boolean, run: (ssoGateway: AdminGateway) => Promise<void>): Promise<void> {
   const ssoGateway = await startAdminGateway({ config: oidcAdmin(passwordLogin) });
-  const ssoContext = await browser.newContext({ viewport: DESKTOP, locale: 'en-US', timezoneId: 'UTC' });
   try {
-    const ssoPage = await ssoContext.newPage();
-    await ssoPage.addInitScript({ content: RECORD_CSP_VIOLATIONS });
-    watchConsole(ssoPage, () => ssoGateway.adminUrl);
-    await run(ssoGateway, ssoPage);
-    assert.deepEqual(await ssoPage.evaluate('window.__cspViolations'), []);
+    await context.clearCookies();
+    origin = ssoGateway.adminUrl;
+    await run(ssoGateway);
   } finally {
-    await ssoContext.close();
+    origin = gateway.adminUrl;
     await ssoGateway.close();
   }
 }
 
 test('with admin.oidc the login screen offers the sign-in button beside the password', async (t) => {
-  await withSsoGateway(true, async (ssoGateway, ssoPage) => {
-    await ssoPage.goto(ssoGateway.adminUrl + '/');
-    const button = ssoPage.getByTestId('sso-start');
+  await withSsoGateway(true, async (ssoGateway) => {
+    await page.goto(ssoGateway.adminUrl + '/');
+    const button = byTestId('sso-start');
     await button.waitFor({ state: 'visible' });
     assert.equal(await button.textContent(), SSO_LABEL);
     assert.equal(await button.getAttribute('href'), '/sso/start');
-    assert.equal(await ssoPage.getByTestId('login-password').isVisible(), true);
-    assert.equal(await ssoPage.getByTestId('sso-or').isVisible(), true);
-    const previous = page;
-    page = ssoPage;
-    try {
-      await screenshot(t, 'dashboard-login-sso-desktop', DESKTOP);
-      await screenshot(t, 'dashboard-login-sso-phone', PHONE);
-    } finally {
-      page = previous;
-    }
+    assert.equal(await byTestId('login-password').isVisible(), true);
+    assert.equal(await byTestId('sso-or').isVisible(), true);
+    await screenshot(t, 'dashboard-login-sso-desktop', DESKTOP);
+    await screenshot(t, 'dashboard-login-sso-phone', PHONE);
     // The button leaves for the provider: /sso/start answers with a redirect (or a refusal), never the page itself.
     const start = await fetch(`${ssoGateway.adminUrl}/sso/start`, { redirect: 'manual' });
     assert.notEqual(start.status, 200);
@@ -460,29 +425,22 @@ test('with admin.oidc the login screen offers the sign-in button beside the pass
 });
 
 test('a refused sign-in comes back as ?sso_error: said in words, dropped from the address; without password login the form is gone', async (t) => {
-  await withSsoGateway(false, async (ssoGateway, ssoPage) => {
-    await ssoPage.goto(`${ssoGateway.adminUrl}/?sso_error=sso_user_not_allowed`);
-    const message = ssoPage.getByTestId('sso-error');
+  await withSsoGateway(false, async (ssoGateway) => {
+    await page.goto(`${ssoGateway.adminUrl}/?sso_error=sso_user_not_allowed`);
+    const message = byTestId('sso-error');
     await message.waitFor({ state: 'visible' });
     assert.equal(await message.textContent(), 'Your account signed in at the identity provider but is not allowed to use this dashboard. Ask the gateway’s operator to allow it.');
-    assert.equal(ssoPage.url(), `${ssoGateway.adminUrl}/`);
-    await ssoPage.getByTestId('sso-start').waitFor({ state: 'visible' });
-    assert.equal(await ssoPage.getByTestId('password-block').isVisible(), false);
-    assert.equal(await ssoPage.getByTestId('sso-or').isVisible(), false);
-    const previous = page;
-    page = ssoPage;
-    try {
-      await screenshot(t, 'dashboard-login-sso-only-phone', PHONE);
-    } finally {
-      page = previous;
-    }
-    await ssoPage.goto(`${ssoGateway.adminUrl}/?sso_error=something_else`);
+    assert.equal(page.url(), `${ssoGateway.adminUrl}/`);
+    await byTestId('sso-start').waitFor({ state: 'visible' });
+    assert.equal(await byTestId('password-block').isVisible(), false);
+    assert.equal(await byTestId('sso-or').isVisible(), false);
+    await screenshot(t, 'dashboard-login-sso-only-phone', PHONE);
+    await page.goto(`${ssoGateway.adminUrl}/?sso_error=something_else`);
     await message.waitFor({ state: 'visible' });
     assert.equal(await message.textContent(), 'Single sign-on failed. Try again.');
   });
 });
 
 test('no console errors, page errors or CSP violations along the way', async () => {
-  assert.deepEqual(await page.evaluate('window.__cspViolations'), []);
   assert.deepEqual(consoleProblems, []);
 });
