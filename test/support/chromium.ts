@@ -7,10 +7,15 @@
 // process can exit; a file that ends while others of the same process are
 // still to come leaves it open for them. It talks to this process over a
 // pipe and exits when the pipe closes, so it goes with the process however
-// the process dies (SIGTERM, SIGKILL, a crash): playwright's own signal
-// handlers, which close browsers and leave the process running, are off.
+// the process dies (SIGKILL, a crash). While it is open, SIGINT, SIGTERM and
+// SIGHUP end the process with the usual status (128 + the signal's number)
+// through process.exit, so that the exit handlers run: playwright's kills the
+// browser and removes its profile directory, temp-dir's removes the tests'.
+// Playwright's own signal handlers are off: they close the browser and leave
+// the process running.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import { after } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright-core';
 
@@ -41,8 +46,15 @@ let holding = 0;
 let ended = 0;
 let idleClose: NodeJS.Timeout | null = null;
 
+const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+function exitOnSignal(signal: NodeJS.Signals): void {
+  process.exit(128 + (os.constants.signals[signal] ?? 0));
+}
+
 function launch(): Promise<Browser> {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium package (.ci/run does)`);
+  for (const signal of EXIT_SIGNALS) if (!process.listeners(signal).includes(exitOnSignal)) process.on(signal, exitOnSignal);
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false });
 }
 
@@ -79,6 +91,7 @@ async function closeBrowser(): Promise<void> {
   const closing = launching;
   launching = null;
   await (await closing?.catch(() => null))?.close();
+  if (launching === null) for (const signal of EXIT_SIGNALS) process.off(signal, exitOnSignal);
 }
 
 export interface FileBrowser {
