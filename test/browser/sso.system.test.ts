@@ -9,7 +9,7 @@
 // Each ends in no session, /?sso_error=<code>, and one admin.login_failed.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Cookie, Page } from 'playwright-core';
 import type { AuditEvent } from '../../src/audit/audit-event.ts';
 import { startSsoGateway, CLIENT_SECRET, PUBLIC_CLIENT_ID, type SsoGateway } from '../oidc/sso-harness.ts';
 import { useChromium } from '../support/chromium.ts';
@@ -80,6 +80,21 @@ async function signIn(login: string): Promise<void> {
   await submitLogin();
 }
 
+/** Bob's session cookie from the first test that signed him in, for tests that check what a session does rather than how it began. */
+let bobsSession: Cookie[] | null = null;
+
+/** The page on the dashboard with an SSO session of bob's: the one kept, or one made now. */
+async function signedInAsBob(): Promise<void> {
+  if (bobsSession === null) {
+    await signIn('bob');
+    assert.equal(landedAt(), `${sso.adminUrl}/`);
+    bobsSession = await context.cookies(sso.adminUrl);
+    return;
+  }
+  await context.addCookies(bobsSession);
+  await page.goto(`${sso.adminUrl}/`, { waitUntil: 'commit' });
+}
+
 async function apiStatus(path: string): Promise<{ status: number; body: unknown }> {
   return page.evaluate(async (p) => {
     const response = await fetch(p);
@@ -143,6 +158,7 @@ describe('single sign-on', () => {
     ]);
     // What the gateway asked of the provider: discovery, the token endpoint, the keys.
     for (const request of ['GET /.well-known/openid-configuration', 'POST /token', 'GET /jwks']) assert.ok(sso.provider.requests.includes(request), request);
+    bobsSession = cookies;
   });
 
   test('a verified email in allowedUsers signs in (compared without case); a public client with PKCE only and ES256 tokens works', async () => {
@@ -210,7 +226,9 @@ describe('single sign-on', () => {
 
   test('passwordLogin false: /api/sso says so, POST /api/login is refused; an SSO session (no admin password set) works until SSO is switched off', async () => {
     sso.setOidc({ ...sso.baseOidc, passwordLogin: false });
-    await signIn('bob');
+    await signedInAsBob();
+    const session = (await apiStatus('/api/session')).body as { actor: unknown; mustSetPassword: boolean };
+    assert.deepEqual([session.actor, session.mustSetPassword], [{ kind: 'sso', id: 'bob', name: 'bob' }, false]);
     assert.deepEqual(await apiStatus('/api/sso'), { status: 200, body: { password: false, sso: { label: 'Sign in with Example ID' } } });
     const login = await page.evaluate(async () => {
       const response = await fetch('/api/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: 'whatever it is' }) });
