@@ -4,6 +4,7 @@
 // directory (its audit chain behind the admin server's trail), the embedded
 // demo setup (service-chat), a fresh bootstrap token, and the built
 // dashboard. Nothing leaves loopback.
+import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -38,6 +39,12 @@ export interface AdminGateway {
    * usage is flushed to the state backend: the usage view then shows it all.
    */
   usageSettled(): Promise<void>;
+  /**
+   * Does from Node what a first visit to the dashboard does: signs in with
+   * the bootstrap token and sets `password`. Returns the password session's
+   * cookie, for a browser that should start signed in, and its CSRF token.
+   */
+  signInSettingPassword(password: string): Promise<{ name: string; value: string; csrfToken: string }>;
   close(): Promise<void>;
 }
 
@@ -132,7 +139,27 @@ export async function startAdminGateway(options: AdminGatewayOptions = {}): Prom
     await close();
     throw err;
   }
-  return { apiUrl, adminUrl, bootstrapToken: bootstrap.token, logs, usageSettled, close };
+  const signInSettingPassword = async (password: string): Promise<{ name: string; value: string; csrfToken: string }> => {
+    const post = (route: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${adminUrl}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const login = await post('/api/login', { password: bootstrap.token });
+    assert.equal(login.status, 200, 'the bootstrap token signs in');
+    const { csrfToken } = (await login.json()) as { csrfToken: string };
+    const set = await post('/api/password', { password }, { cookie: sessionCookieOf(login), 'x-csrf-token': csrfToken });
+    assert.equal(set.status, 200, 'the password is set');
+    const session = (await set.json()) as { csrfToken: string };
+    const cookie = sessionCookieOf(set);
+    const equals = cookie.indexOf('=');
+    return { name: cookie.slice(0, equals), value: cookie.slice(equals + 1), csrfToken: session.csrfToken };
+  };
+  return { apiUrl, adminUrl, bootstrapToken: bootstrap.token, logs, usageSettled, signInSettingPassword, close };
+}
+
+/** `name=value` of the session cookie an answer sets. */
+function sessionCookieOf(answer: Response): string {
+  const cookie = answer.headers.getSetCookie()[0]?.split(';')[0];
+  assert.ok(cookie !== undefined, 'the answer sets the session cookie');
+  return cookie;
 }
 
 function listen(server: Server): Promise<AddressInfo> {
