@@ -1,11 +1,10 @@
-// The dashboard's issue 17 views in a real browser (Debian's chromium driven
-// by playwright-core) against the real admin server: key changes made in the
-// dashboard (create, rotate, revoke) appear in the audit view, once each,
-// newest first, and the filters (key, actor, action, time) narrow them; an
-// admin API token is created in the dashboard, shown once, works as
+// Admin API tokens in the dashboard, in a real browser (Debian's chromium
+// driven by playwright-core) against the real admin server, signed in with
+// a password (set from Node: signing in is dashboard-audit's to check): a
+// token is created in the dashboard and shown once, works as
 // `Authorization: Bearer` from Node's fetch, its uses page the audit view
 // past one page, and revoking it refuses it. With admin.oidc configured the
-// login screen offers the sign-in button (Part D's tests run the whole
+// login screen offers the sign-in button (sso.system.test.ts runs the whole
 // single sign-on flow against a real provider), shows a refused sign-in in
 // words and drops ?sso_error from the address. Screenshots (desktop 1280 px,
 // phone 390 px) go to test-output/screenshots/.
@@ -15,6 +14,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startAdminGateway, type AdminGateway } from '../admin/harness.ts';
+import { auditViewPage, type AuditRow } from './audit-view-page.ts';
 import { pageChecks, watchPage } from './page-checks.ts';
 import { settles, textSettles } from './page-settles.ts';
 import { useChromium } from '../support/chromium.ts';
@@ -22,8 +22,7 @@ import { repositoryRoot } from '../support/repository-root.ts';
 
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
-const NEW_PASSWORD = 'portcullis audit view test 7!';
-const KEY_NAME = 'audited key';
+const PASSWORD = 'portcullis tokens view test 7!';
 const TOKEN_NAME = 'ci-deploy';
 /** The audit view's page size (src/dashboard/audit-query.ts AUDIT_PAGE_SIZE). */
 const PAGE_SIZE = 50;
@@ -36,29 +35,36 @@ const chromium = useChromium();
 let gateway: AdminGateway;
 let context: BrowserContext;
 let page: Page;
+/** A key made before the tests, for the token to list. */
 let keyId = '';
 let tokenId = '';
 let rawToken = '';
-/** Every raw secret the page showed: none may be in the audit view. */
-const secretsShown: string[] = [];
-/** When the test began, to the minute (datetime-local's precision), in the browser's time zone (UTC). */
-let startedMinute = '';
 const consoleProblems: string[] = [];
 /** The gateway the page is at: the main one, or one of the sign-in screen's. */
 let origin = '';
-/** The first /api/session (not signed in) answers 401 on purpose. */
+/** The sign-in screen's gateways answer the first /api/session (not signed in) 401 on purpose. */
 const expectedFailedLoads = new Set(['401 /api/session']);
 
 before(async () => {
   mkdirSync(screenshotDir, { recursive: true });
-  const now = new Date();
-  startedMinute = now.toISOString().slice(0, 16);
   gateway = await startAdminGateway();
   origin = gateway.adminUrl;
+  const session = await gateway.signInSettingPassword(PASSWORD);
+  const created = await fetch(`${gateway.adminUrl}/api/keys`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie: `${session.name}=${session.value}`, 'x-csrf-token': session.csrfToken },
+    body: JSON.stringify({ name: 'listed key' }),
+  });
+  assert.equal(created.status, 201);
+  keyId = ((await created.json()) as { record: { id: string } }).record.id;
   context = await chromium.newContext({ viewport: DESKTOP });
+  await context.addCookies([{ name: session.name, value: session.value, url: gateway.adminUrl, httpOnly: true, sameSite: 'Strict' }]);
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gateway.adminUrl });
   page = await context.newPage();
   await watchPage(page, () => origin, expectedFailedLoads, consoleProblems);
+  // The dashboard opens signed in, as the password's admin.
+  await page.goto(gateway.adminUrl + '/');
+  await textSettles(byTestId('whoami-name'), 'admin');
 });
 
 after(async () => {
@@ -67,193 +73,7 @@ after(async () => {
 
 const byTestId = (id: string) => page.getByTestId(id);
 const { screenshot } = pageChecks(() => page, screenshotDir, DESKTOP);
-
-interface AuditRow {
-  seq: number;
-  action: string;
-  actorName: string;
-  actorKind: string;
-  source: string;
-  target: string;
-}
-
-/** The audit rows on screen, top to bottom. */
-async function auditRows(): Promise<AuditRow[]> {
-  return (await byTestId('audit-row').evaluateAll((trs) =>
-    trs.map((tr) => {
-      const text = (id: string): string => tr.querySelector(`[data-testid="${id}"]`)?.textContent ?? '';
-      return {
-        seq: Number(tr.getAttribute('data-seq')),
-        action: tr.getAttribute('data-action') ?? '',
-        actorName: text('audit-actor-name'),
-        actorKind: text('audit-actor-kind'),
-        source: text('audit-source'),
-        target: text('audit-target'),
-      };
-    }),
-  )) as AuditRow[];
-}
-
-/** Applies the filter form and waits for the answer (the summary or the empty state changes). */
-async function applyFilters(fields: Partial<Record<'key' | 'actor' | 'action' | 'since' | 'until', string>>): Promise<AuditRow[]> {
-  await byTestId('audit-filter-key').fill(fields.key ?? '');
-  await byTestId('audit-filter-actor').fill(fields.actor ?? '');
-  await byTestId('audit-filter-action').selectOption(fields.action ?? '');
-  await byTestId('audit-filter-since').fill(fields.since ?? '');
-  await byTestId('audit-filter-until').fill(fields.until ?? '');
-  const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/audit');
-  await byTestId('audit-apply').click();
-  assert.equal((await answered).status(), 200);
-  await auditSettled();
-  return auditRows();
-}
-
-/**
- * The page has drawn the last answer. (Locators, not waitForFunction: the
- * page's CSP refuses the eval a string predicate needs.)
- */
-async function auditSettled(): Promise<void> {
-  await page.locator('#audit-table[aria-busy]').waitFor({ state: 'detached' });
-}
-
-/** Opens a section from the nav; the audit view is read afresh, so its answer is awaited. */
-async function openSection(section: 'tokens' | 'audit'): Promise<void> {
-  const answered = section === 'audit' ? page.waitForResponse((r) => new URL(r.url()).pathname === '/api/audit') : null;
-  await byTestId(`nav-${section}`).click();
-  await page.locator(`[data-testid="nav-${section}"][aria-current="page"]`).waitFor();
-  if (answered !== null) {
-    assert.equal((await answered).status(), 200);
-    await auditSettled();
-  }
-}
-
-test('sign in with the bootstrap token, set the password; the header says who is signed in', async () => {
-  const offered = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/sso');
-  await page.goto(gateway.adminUrl + '/');
-  await byTestId('login-password').waitFor({ state: 'visible' });
-  // Without admin.oidc: the password form only (the page's default, so the answer that could change it is awaited first).
-  assert.deepEqual(await (await offered).json(), { password: true, sso: null });
-  assert.equal(await byTestId('sso-block').isVisible(), false);
-  await byTestId('login-password').fill(gateway.bootstrapToken);
-  await byTestId('login-submit').click();
-  await byTestId('password-form').waitFor({ state: 'visible' });
-  await byTestId('new-password').fill(NEW_PASSWORD);
-  await byTestId('confirm-password').fill(NEW_PASSWORD);
-  await byTestId('password-submit').click();
-  await byTestId('create-key').waitFor({ state: 'visible' });
-  // Who it is comes from GET /api/session, asked once the key list is on its way.
-  await textSettles(byTestId('whoami-name'), 'admin');
-  assert.equal(await byTestId('whoami-kind').textContent(), '(password)');
-  assert.equal(await byTestId('whoami').isVisible(), true);
-});
-
-test('create, rotate and revoke a key in the dashboard', async () => {
-  await byTestId('create-key').click();
-  await byTestId('key-form-name').fill(KEY_NAME);
-  await byTestId('key-form-submit').click();
-  await byTestId('secret-dialog').waitFor({ state: 'visible' });
-  secretsShown.push(await byTestId('secret-value').inputValue());
-  await byTestId('secret-done').click();
-  const row = byTestId('key-row');
-  assert.equal(await row.count(), 1);
-  keyId = (await row.getAttribute('data-key-id')) ?? '';
-  assert.match(keyId, /^key_/);
-
-  await row.getByTestId('key-rotate').click();
-  await byTestId('confirm-ok').click();
-  await byTestId('secret-dialog').waitFor({ state: 'visible' });
-  secretsShown.push(await byTestId('secret-value').inputValue());
-  await byTestId('secret-done').click();
-  await byTestId('secret-dialog').waitFor({ state: 'hidden' });
-
-  await row.getByTestId('key-revoke').click();
-  await byTestId('confirm-ok').click();
-  await row.getByTestId('key-status').getByText('Revoked', { exact: true }).waitFor();
-  assert.equal(secretsShown.length, 2);
-  assert.notEqual(secretsShown[0], secretsShown[1]);
-});
-
-test('the audit view lists the three key changes newest first, each once, by the signed-in admin', async (t) => {
-  await openSection('audit');
-  const rows = await auditRows();
-  const mine = rows.filter((r) => r.target === keyId);
-  assert.deepEqual(
-    mine.map((r) => r.action),
-    ['key.revoke', 'key.rotate', 'key.create'],
-  );
-  for (const r of mine) assert.deepEqual({ actorName: r.actorName, actorKind: r.actorKind, source: r.source }, { actorName: 'admin', actorKind: 'password', source: '127.0.0.1' });
-  assert.deepEqual(rows.slice(0, 3).map((r) => r.action), ['key.revoke', 'key.rotate', 'key.create'], 'the newest records are on top');
-  for (let i = 1; i < rows.length; i++) assert.ok((rows[i] as AuditRow).seq < (rows[i - 1] as AuditRow).seq, 'newest first');
-  // Earlier: the bootstrap sign-in and the first password.
-  assert.ok(rows.some((r) => r.action === 'admin.login' && r.actorKind === 'bootstrap token'), JSON.stringify(rows));
-  assert.ok(rows.some((r) => r.action === 'admin.password_set'), JSON.stringify(rows));
-  assert.equal(await byTestId('audit-older').isVisible(), false, 'one page holds them all');
-
-  await screenshot(t, 'dashboard-audit-desktop', DESKTOP);
-  await screenshot(t, 'dashboard-audit-phone', PHONE);
-});
-
-test('a record\'s details show the changed fields, and no raw key is anywhere in the view', async (t) => {
-  const rotate = page.locator('[data-testid="audit-row"][data-action="key.rotate"]').first();
-  const seq = await rotate.getAttribute('data-seq');
-  await rotate.getByTestId('audit-toggle').click();
-  const details = page.locator(`#audit-details-${seq}`);
-  await details.waitFor({ state: 'visible' });
-  assert.equal(await rotate.getByTestId('audit-toggle').getAttribute('aria-expanded'), 'true');
-  const fields = await details.getByTestId('audit-diff-row').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-field')));
-  assert.ok(fields.includes('prefix'), `a rotation changes the prefix: ${JSON.stringify(fields)}`);
-  assert.ok(fields.includes('rotatedAt'), `and sets rotatedAt: ${JSON.stringify(fields)}`);
-  assert.ok(!fields.includes('name') && !fields.includes('id'), 'unchanged fields are left out');
-  const prefixRow = details.locator('[data-testid="audit-diff-row"][data-field="prefix"] code');
-  const [was, now] = await prefixRow.allTextContents();
-  assert.ok(was !== undefined && now !== undefined && was !== now);
-  assert.ok(secretsShown[0]?.startsWith(was) && secretsShown[1]?.startsWith(now), 'before and after are the two keys\' prefixes');
-
-  const revoke = page.locator(`[data-testid="audit-row"][data-action="key.revoke"]`).first();
-  await revoke.getByTestId('audit-toggle').click();
-  const revokeFields = await page.locator(`#audit-details-${await revoke.getAttribute('data-seq')}`).getByTestId('audit-diff-row').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-field')));
-  assert.ok(revokeFields.includes('status') && revokeFields.includes('revokedAt'), JSON.stringify(revokeFields));
-
-  const html = await page.content();
-  for (const secret of secretsShown) assert.equal(html.includes(secret), false, 'a raw key in the audit view');
-  await screenshot(t, 'dashboard-audit-details-desktop', DESKTOP);
-  await screenshot(t, 'dashboard-audit-details-phone', PHONE);
-  await rotate.getByTestId('audit-toggle').click();
-  await details.waitFor({ state: 'hidden' });
-});
-
-test('the filters narrow the list: by key, action, actor and time range; none matching says so', async () => {
-  assert.deepEqual((await applyFilters({ key: keyId })).map((r) => r.action), ['key.revoke', 'key.rotate', 'key.create']);
-  assert.match((await byTestId('audit-summary').textContent()) ?? '', /^3 records matching the filters, newest first\.$/);
-  assert.deepEqual((await applyFilters({ action: 'key.rotate' })).map((r) => [r.action, r.target]), [['key.rotate', keyId]]);
-  const byAdmin = await applyFilters({ actor: 'admin', key: keyId });
-  assert.equal(byAdmin.length, 3);
-  assert.ok((await applyFilters({ actor: 'bootstrap' })).every((r) => r.actorKind === 'bootstrap token'));
-  assert.deepEqual((await applyFilters({ key: keyId, since: startedMinute })).map((r) => r.action), ['key.revoke', 'key.rotate', 'key.create']);
-  assert.deepEqual(await applyFilters({ key: keyId, until: startedMinute }), [], 'nothing of this key before the test began');
-  assert.equal(await byTestId('audit-empty').textContent(), 'No record matches these filters. Widen the time range or clear a filter.');
-  assert.equal(await byTestId('audit-table').isVisible(), false);
-
-  // A range that ends before it starts is refused in the page, beside the field, before anything is sent.
-  let asked = 0;
-  const count = (r: { url(): string }): void => {
-    if (new URL(r.url()).pathname === '/api/audit') asked++;
-  };
-  page.on('request', count);
-  await byTestId('audit-filter-since').fill(startedMinute);
-  await byTestId('audit-filter-until').fill(startedMinute);
-  await byTestId('audit-apply').click();
-  assert.equal(await byTestId('audit-filter-error').textContent(), 'The end of the time range must be after its start.');
-  assert.equal(await byTestId('audit-filter-until').getAttribute('aria-invalid'), 'true');
-  page.off('request', count);
-  assert.equal(asked, 0);
-
-  const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/audit');
-  await byTestId('audit-clear').click();
-  await answered;
-  await byTestId('audit-row').nth(3).waitFor();
-  assert.equal(await byTestId('audit-filter-error').textContent(), '');
-});
+const { auditRows, applyFilters, openSection } = auditViewPage(() => page);
 
 test('a token is created in the dashboard and shown once; the list shows it without the secret', async (t) => {
   await openSection('tokens');
@@ -308,7 +128,7 @@ test('the token works as Authorization: Bearer on /api/keys from Node, without c
   const response = await fetch(`${gateway.adminUrl}/api/keys`, { headers: { authorization: `Bearer ${rawToken}` } });
   assert.equal(response.status, 200);
   const body = (await response.json()) as { data: Array<{ id: string; status: string }> };
-  assert.deepEqual(body.data.map((k) => [k.id, k.status]), [[keyId, 'revoked']]);
+  assert.deepEqual(body.data.map((k) => [k.id, k.status]), [[keyId, 'active']]);
   for (let i = 1; i < TOKEN_USES; i++) {
     const again = await fetch(`${gateway.adminUrl}/api/keys`, { headers: { authorization: `Bearer ${rawToken}` } });
     assert.equal(again.status, 200);
@@ -364,13 +184,6 @@ test('revoking the token asks first; then Node\'s request with it is refused', a
   await openSection('audit');
   const revoked = await applyFilters({ action: 'token.revoke' });
   assert.deepEqual(revoked.map((r) => [r.target, r.actorName, r.actorKind]), [[tokenId, 'admin', 'password']]);
-});
-
-test('signing out hides who was signed in', async () => {
-  await byTestId('logout').click();
-  await byTestId('login-password').waitFor({ state: 'visible' });
-  assert.equal(await byTestId('whoami').isVisible(), false);
-  assert.equal(await byTestId('whoami-name').textContent(), '');
 });
 
 /** An OpenID provider that is never asked: the sign-in page only reads the label (Part D's tests run the flow). */
