@@ -16,7 +16,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
-import { after } from 'node:test';
+import { after, before } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -34,8 +34,8 @@ const CONTEXT_DEFAULTS: BrowserContextOptions = { locale: 'en-US', timezoneId: '
 /**
  * When the last file using the browser ends but files that said they would
  * use it have not begun (a filtered run may never begin them), the browser
- * waits this long for one before closing. Only a bound, not a pause: a file
- * that begins sooner takes the browser over at once.
+ * waits this long for one before closing. Only a bound, not a pause: the next
+ * file of a bundle begins at once and takes the browser over.
  */
 const IDLE_CLOSE_MS = 2000;
 
@@ -102,14 +102,21 @@ export interface FileBrowser {
 }
 
 /**
- * Call at a test file's top level. The file takes the browser on first use
- * (a before hook, a test) and gives it back, its contexts closed, in an
+ * Call at a test file's top level, before the file's own hooks. The file
+ * takes the browser as it begins, launching it if it is the first, without
+ * waiting for it there: the launch goes on while the file's own before hooks
+ * start its servers. It gives the browser back, its contexts closed, in an
  * after hook.
  */
 export function useChromium(): FileBrowser {
   declared++;
   let taken: Promise<Browser> | null = null;
   const contexts = new Set<BrowserContext>();
+  const browser = (): Promise<Browser> => (taken ??= take());
+  before(() => {
+    // A failed launch is reported where the browser is first awaited (newContext).
+    browser().catch(() => undefined);
+  });
   after(async () => {
     const held = taken === null ? false : await taken.then(() => true, () => false);
     try {
@@ -120,7 +127,6 @@ export function useChromium(): FileBrowser {
       fileEnded(held);
     }
   });
-  const browser = (): Promise<Browser> => (taken ??= take());
   return {
     browser,
     newContext: async (options = {}) => {
