@@ -19,7 +19,7 @@ import os from 'node:os';
 import { after, before } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright-core';
 
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 
 /**
  * The host resolver knows loopback only: nothing a page names (the OpenID
@@ -95,8 +95,6 @@ async function closeBrowser(): Promise<void> {
 }
 
 export interface FileBrowser {
-  /** The process's browser, launched if this is the first file to ask; the file's until its after hooks. */
-  browser(): Promise<Browser>;
   /** A context of this file's, en-US and UTC unless `options` say otherwise; closed when the file ends. */
   newContext(options?: BrowserContextOptions): Promise<BrowserContext>;
 }
@@ -128,7 +126,6 @@ export function useChromium(): FileBrowser {
     }
   });
   return {
-    browser,
     newContext: async (options = {}) => {
       const context = await (await browser()).newContext({ ...CONTEXT_DEFAULTS, ...options });
       contexts.add(context);
