@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import {
   ADMIN_FILE_NAME,
   adminFilePath,
@@ -15,18 +15,14 @@ import {
   WeakAdminPasswordError,
 } from '../../src/admin/admin-credentials.ts';
 import { verifyPassword, type ScryptParams } from '../../src/admin/password-hash.ts';
+import { freshPath, tempDir } from '../support/temp-dir.ts';
 
 const FAST: ScryptParams = { cost: 1024, blockSize: 8, parallelization: 1 };
 const HASH = `scrypt$1024$8$1$${Buffer.alloc(16, 1).toString('base64url')}$${Buffer.alloc(32, 2).toString('base64url')}`;
 const FILE = '/data/admin.json';
 const ADVICE = 'Set a new password with "portcullis admin set-password"; it replaces the file.';
 
-const root = mkdtempSync(path.join(os.tmpdir(), 'portcullis-admin-'));
-after(() => rmSync(root, { recursive: true, force: true }));
-let counter = 0;
-function freshDir(): string {
-  return path.join(root, `data-${counter++}`);
-}
+const root = tempDir('admin');
 const fixedClock = () => new Date('2025-02-01T09:15:30.123Z');
 
 test('serializeAdminFile writes the documented format and parseAdminFile reads it back', () => {
@@ -72,14 +68,14 @@ test('parseAdminFile refuses every deviation with a message naming the file', ()
 });
 
 test('readAdminCredentials: null when the file (or the directory) is missing', async () => {
-  assert.equal(await readAdminCredentials(freshDir()), null);
-  const dir = freshDir();
+  assert.equal(await readAdminCredentials(freshPath(root)), null);
+  const dir = freshPath(root);
   mkdirSync(dir);
   assert.equal(await readAdminCredentials(dir), null);
 });
 
 test('setAdminPassword writes admin.json with mode 0600 and a hash that verifies; read returns the same', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root);
   const written = await setAdminPassword(dir, 'correct horse battery', fixedClock, { scrypt: FAST });
   assert.equal(written.updatedAt, '2025-02-01T09:15:30.123Z');
   assert.match(written.passwordHash, /^scrypt\$1024\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
@@ -97,12 +93,12 @@ test('setAdminPassword writes admin.json with mode 0600 and a hash that verifies
 });
 
 test('setAdminPassword with the default cost writes N=2^15', async () => {
-  const written = await setAdminPassword(freshDir(), 'correct horse battery', fixedClock);
+  const written = await setAdminPassword(freshPath(root), 'correct horse battery', fixedClock);
   assert.match(written.passwordHash, /^scrypt\$32768\$8\$1\$/);
 });
 
 test('setAdminPassword replaces an existing file, broken or not, and removes a crashed writer temp file', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root);
   mkdirSync(dir);
   const file = path.join(dir, ADMIN_FILE_NAME);
   writeFileSync(file, 'not json');
@@ -116,7 +112,7 @@ test('setAdminPassword replaces an existing file, broken or not, and removes a c
 });
 
 test('setAdminPassword refuses a weak password and leaves no file', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root);
   await assert.rejects(setAdminPassword(dir, 'short', fixedClock, { scrypt: FAST }), (error: unknown) => {
     assert.ok(error instanceof WeakAdminPasswordError);
     assert.equal(error.code, 'weak_admin_password');
@@ -127,7 +123,7 @@ test('setAdminPassword refuses a weak password and leaves no file', async () => 
 });
 
 test('a lock held by a live process times out as AdminFileIoError naming the lock file', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root);
   mkdirSync(dir);
   const lock = path.join(dir, `${ADMIN_FILE_NAME}.lock`);
   // Our own pid with another process's token format would be judged stale; pid 1 on this host is alive.
@@ -145,7 +141,7 @@ test('a lock held by a live process times out as AdminFileIoError naming the loc
 });
 
 test('an admin.json that cannot be read is AdminFileIoError, not "no password"', { skip: process.platform === 'win32' }, async () => {
-  const dir = freshDir();
+  const dir = freshPath(root);
   // A directory in its place: open() succeeds, reading fails with EISDIR (also as root).
   mkdirSync(path.join(dir, ADMIN_FILE_NAME), { recursive: true });
   await assert.rejects(readAdminCredentials(dir), (error: unknown) => {
@@ -157,7 +153,7 @@ test('an admin.json that cannot be read is AdminFileIoError, not "no password"',
 });
 
 test('an oversized admin.json is refused before it is read', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root);
   mkdirSync(dir);
   writeFileSync(path.join(dir, ADMIN_FILE_NAME), ' '.repeat(64 * 1024 + 1));
   await assert.rejects(readAdminCredentials(dir), (error: unknown) => {
@@ -168,7 +164,7 @@ test('an oversized admin.json is refused before it is read', async () => {
 });
 
 test('setAdminPassword with onlyIfUnset refuses, under the lock, when a password appeared meanwhile', async () => {
-  const dir = freshDir();
+  const dir = freshPath(root);
   await setAdminPassword(dir, 'set by the cli first', fixedClock, { scrypt: FAST });
   const before = readFileSync(adminFilePath(dir), 'utf8');
   await assert.rejects(setAdminPassword(dir, 'set by the dashboard', fixedClock, { scrypt: FAST, onlyIfUnset: true }), {
@@ -177,7 +173,7 @@ test('setAdminPassword with onlyIfUnset refuses, under the lock, when a password
     message: `An admin password is already set in ${adminFilePath(dir)}.`,
   });
   assert.equal(readFileSync(adminFilePath(dir), 'utf8'), before);
-  const fresh = freshDir();
+  const fresh = freshPath(root);
   await setAdminPassword(fresh, 'the very first one', fixedClock, { scrypt: FAST, onlyIfUnset: true });
   assert.notEqual(await readAdminCredentials(fresh), null);
 });

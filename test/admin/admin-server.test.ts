@@ -1,9 +1,8 @@
 // The admin listener over HTTP: login, sessions, CSRF, every key endpoint,
 // aliases, usage and the dashboard files, against a real data directory.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setAdminPassword } from '../../src/admin/admin-credentials.ts';
@@ -19,6 +18,7 @@ import { openFileBackend, type FileBackend } from '../../src/state/file-backend.
 import { createUsageLedger } from '../../src/usage/usage-ledger.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
 import { recordingAuditTrail } from './recording-audit-trail.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const NOW = Date.parse('2026-11-22T05:30:00.000Z');
@@ -30,7 +30,7 @@ let bootstrap: BootstrapToken;
 const logs: Record<string, unknown>[] = [];
 
 before(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-admin-'));
+  dir = tempDir('admin');
   const dashboardDir = path.join(dir, 'dashboard');
   mkdirSync(dashboardDir);
   writeFileSync(path.join(dashboardDir, 'index.html'), '<!doctype html><title>Portcullis</title>');
@@ -69,7 +69,6 @@ after(async () => {
   admin.server.closeAllConnections();
   await new Promise<void>((resolve) => admin.server.close(() => resolve()));
   await state.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface Session {

@@ -3,9 +3,8 @@
 // session, using them as Bearer on the admin API (scopes, expiry, revocation
 // by the CLI while the server runs, the throttle), and what is recorded.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import { setAdminPassword } from '../../src/admin/admin-credentials.ts';
@@ -22,6 +21,7 @@ import { openFileBackend, type FileBackend } from '../../src/state/file-backend.
 import { sink } from '../support/collect.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
 import { recordingAuditTrail, type RecordingAuditTrail } from './recording-audit-trail.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const T0 = Date.parse('2026-11-26T12:00:00.000Z');
@@ -43,7 +43,7 @@ let session: { cookie: string; csrf: string };
 const issuedTokens: string[] = [];
 
 before(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-admin-tokens-'));
+  dir = tempDir('admin-tokens');
   const config = parseConfig(
     { dataDir: path.join(dir, 'data'), providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } } },
     null,
@@ -90,7 +90,6 @@ after(async () => {
   admin.server.closeAllConnections();
   await new Promise<void>((resolve) => admin.server.close(() => resolve()));
   await state.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function withSession(method: string, urlPath: string, body?: unknown): Promise<RawResponse> {

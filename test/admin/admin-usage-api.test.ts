@@ -3,9 +3,8 @@
 // on create and patch, and usage stored before cost was recorded. The limiter is a
 // recording stand-in, so the budget figures the API shows are exactly what it answered.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setAdminPassword } from '../../src/admin/admin-credentials.ts';
@@ -22,6 +21,7 @@ import type { StateBackend } from '../../src/state/state-backend.ts';
 import { createUsageLedger } from '../../src/usage/usage-ledger.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
 import { recordingAuditTrail } from './recording-audit-trail.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const NOW = Date.parse('2026-11-22T05:30:00.000Z');
@@ -36,7 +36,7 @@ let budgetAnswer = { tokens: 0, costNanos: 0 };
 const budgetCalls: Array<{ keyId: string; limits: KeyLimits; nowMs: number }> = [];
 
 before(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-admin-usage-'));
+  dir = tempDir('admin-usage');
   const config = parseConfig({ dataDir: path.join(dir, 'data'), providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } } }, null, dir);
   const routes = createAliasRoutes(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
   files = openFileBackend(config.dataDir, { watch: false });
@@ -76,7 +76,6 @@ after(async () => {
   admin.server.closeAllConnections();
   await new Promise<void>((resolve) => admin.server.close(() => resolve()));
   await files.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function call(method: string, urlPath: string, body?: unknown): Promise<RawResponse> {

@@ -4,10 +4,10 @@
 // directory (its audit chain behind the admin server's trail), the embedded
 // demo setup (service-chat), a fresh bootstrap token, and the built
 // dashboard. Nothing leaves loopback.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { listenLocal } from '../gateway/harness.ts';
@@ -19,9 +19,8 @@ import { parseConfig } from '../../src/config/config-parser.ts';
 import { createGateway } from '../../src/gateway/gateway.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
+import { freshDir, tempDir } from '../support/temp-dir.ts';
 
-/** Usage reaches the state backend this often: a test polling the usage view sees it within a few polls. */
-const USAGE_FLUSH_MS = 200;
 /** Log lines kept for a failing test's diagnostics; older ones are dropped. */
 const MAX_LOG_LINES = 2000;
 
@@ -34,6 +33,18 @@ export interface AdminGateway {
   bootstrapToken: string;
   /** Both listeners' log lines, newest last (bounded). */
   logs: Record<string, unknown>[];
+  /**
+   * Resolves once every API request so far has closed (a request records its
+   * usage as it closes, which may be after its client has the answer) and the
+   * usage is flushed to the state backend: the usage view then shows it all.
+   */
+  usageSettled(): Promise<void>;
+  /**
+   * Does from Node what a first visit to the dashboard does: signs in with
+   * the bootstrap token and sets `password`. Returns the password session's
+   * cookie, for a browser that should start signed in, and its CSRF token.
+   */
+  signInSettingPassword(password: string): Promise<{ name: string; value: string; csrfToken: string }>;
   close(): Promise<void>;
 }
 
@@ -54,6 +65,9 @@ export function builtDashboardDir(): string {
   return dir;
 }
 
+/** Where the gateways of this process keep their data directories (removed at exit). */
+let dataRoot: string | undefined;
+
 export interface AdminGatewayOptions {
   /** Top-level config settings laid over the embedded demo config (e.g. `aliases` with prices). */
   config?: Record<string, unknown>;
@@ -61,7 +75,7 @@ export interface AdminGatewayOptions {
 
 export async function startAdminGateway(options: AdminGatewayOptions = {}): Promise<AdminGateway> {
   const dashboardDir = builtDashboardDir();
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-admin-it-'));
+  const dataDir = freshDir(dataRoot ??= tempDir('admin-it'));
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({
     level: 'info',
@@ -76,7 +90,22 @@ export async function startAdminGateway(options: AdminGatewayOptions = {}): Prom
   const config = parseConfig({ ...(embeddedConfigValue() as Record<string, unknown>), ...options.config, dataDir }, null, dataDir);
   // One backend for both listeners, as in `serve`: a key the dashboard creates is live on the API at once.
   const state = openFileBackend(dataDir, { watch: false });
-  const gateway = createGateway({ config, state, logger, env: {}, usageFlushMs: USAGE_FLUSH_MS });
+  const gateway = createGateway({ config, state, logger, env: {} });
+  let openRequests = 0;
+  let allClosed: Array<() => void> = [];
+  gateway.server.on('request', (_req, res) => {
+    openRequests++;
+    // The gateway's own close hooks (usage recorded) run in this same 'close' emit.
+    res.once('close', () => {
+      if (--openRequests > 0) return;
+      for (const resolve of allClosed) resolve();
+      allClosed = [];
+    });
+  });
+  const usageSettled = async (): Promise<void> => {
+    if (openRequests > 0) await new Promise<void>((resolve) => allClosed.push(resolve));
+    await gateway.flushUsage();
+  };
   const bootstrap = createBootstrapToken();
   const admin = createAdminServer({
     view: () => ({ config: gateway.config, routes: gateway.routes }),
@@ -101,7 +130,6 @@ export async function startAdminGateway(options: AdminGatewayOptions = {}): Prom
     admin.server.closeAllConnections();
     if (admin.server.listening) await new Promise<void>((resolve) => admin.server.close(() => resolve()));
     await state.close();
-    rmSync(dataDir, { recursive: true, force: true });
   };
   try {
     const api = await listenLocal(gateway);
@@ -111,7 +139,27 @@ export async function startAdminGateway(options: AdminGatewayOptions = {}): Prom
     await close();
     throw err;
   }
-  return { apiUrl, adminUrl, bootstrapToken: bootstrap.token, logs, close };
+  const signInSettingPassword = async (password: string): Promise<{ name: string; value: string; csrfToken: string }> => {
+    const post = (route: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${adminUrl}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const login = await post('/api/login', { password: bootstrap.token });
+    assert.equal(login.status, 200, 'the bootstrap token signs in');
+    const { csrfToken } = (await login.json()) as { csrfToken: string };
+    const set = await post('/api/password', { password }, { cookie: sessionCookieOf(login), 'x-csrf-token': csrfToken });
+    assert.equal(set.status, 200, 'the password is set');
+    const session = (await set.json()) as { csrfToken: string };
+    const cookie = sessionCookieOf(set);
+    const equals = cookie.indexOf('=');
+    return { name: cookie.slice(0, equals), value: cookie.slice(equals + 1), csrfToken: session.csrfToken };
+  };
+  return { apiUrl, adminUrl, bootstrapToken: bootstrap.token, logs, usageSettled, signInSettingPassword, close };
+}
+
+/** `name=value` of the session cookie an answer sets. */
+function sessionCookieOf(answer: Response): string {
+  const cookie = answer.headers.getSetCookie()[0]?.split(';')[0];
+  assert.ok(cookie !== undefined, 'the answer sets the session cookie');
+  return cookie;
 }
 
 function listen(server: Server): Promise<AddressInfo> {

@@ -4,9 +4,8 @@
 // a foreign Host, and the answers node and the shell write before routing.
 // Each answer is read off a raw socket and its whole header set compared.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { createAdminServer, DASHBOARD_CSP, type AdminServer } from '../../src/admin/admin-server.ts';
@@ -19,6 +18,7 @@ import { sendJson } from '../../src/http/respond.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { recordingAuditTrail } from './recording-audit-trail.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 /** The set docs/admin-api.md promises on every answer, written out rather than imported. */
 const SECURITY = {
@@ -40,7 +40,7 @@ let port: number;
 const logs: Record<string, unknown>[] = [];
 
 before(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-admin-headers-'));
+  dir = tempDir('admin-headers');
   const dashboardDir = path.join(dir, 'dashboard');
   mkdirSync(dashboardDir);
   writeFileSync(path.join(dashboardDir, 'index.html'), INDEX_HTML);
@@ -76,7 +76,6 @@ after(async () => {
   admin.server.closeAllConnections();
   await new Promise<void>((resolve) => admin.server.close(() => resolve()));
   await state.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface RawAnswer {

@@ -4,9 +4,7 @@
 // floods of refused callbacks, clocks moved, the allow-lists changed by a reload.
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import { createAdminServer, type AdminServer } from '../../src/admin/admin-server.ts';
@@ -20,6 +18,7 @@ import type { ProviderFetch } from '../../src/oidc/provider-fetch.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
 import { recordingAuditTrail, type RecordingAuditTrail } from './recording-audit-trail.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 const ISSUER = 'https://login.example.com';
 const T0 = Date.parse('2026-11-26T12:00:00.000Z');
@@ -55,7 +54,7 @@ function setOidc(over: Record<string, unknown>): void {
 }
 
 before(async () => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-sso-routes-'));
+  dir = tempDir('sso-routes');
   setOidc({});
   state = openFileBackend(config.dataDir, { watch: false });
   audit = recordingAuditTrail();
@@ -89,7 +88,6 @@ after(async () => {
   admin.server.closeAllConnections();
   await new Promise<void>((resolve) => admin.server.close(() => resolve()));
   await state.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function cookieOf(res: RawResponse, name: string): string {

@@ -10,19 +10,19 @@
 // (desktop 1280 px, phone 390 px) go to test-output/screenshots/.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startAdminGateway } from '../admin/harness.ts';
-import { pageChecks } from './page-checks.ts';
+import type { BrowserContext, Page } from 'playwright-core';
+import { startAdminGateway, type AdminGateway } from '../admin/harness.ts';
+import { pageChecks, watchPage } from './page-checks.ts';
+import { settles } from './page-settles.ts';
 import { embeddedConfigValue } from '../../src/config/config-loader.ts';
+import { useChromium } from '../support/chromium.ts';
 import { repositoryRoot } from '../support/repository-root.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
@@ -43,18 +43,6 @@ const COST_BUDGET = '25.50';
 /** The currency comes from GET /api/aliases (the config's, USD by default). */
 const COST_BUDGET_LABEL = /^Spending budget \(USD\)$/;
 const LIMITS_TEXT = /^600 req\/min · 100K tokens\/day · 25\.50 USD\/month$/;
-/** Usage may be recorded a moment after the response; the page is asked again at most this often. */
-const USAGE_POLLS = 60;
-const USAGE_POLL_MS = 250;
-
-/** Records CSP violations before any page script runs (init scripts are not subject to the page's CSP). */
-const RECORD_CSP_VIOLATIONS = `
-  window.__cspViolations = [];
-  document.addEventListener('securitypolicyviolation', (e) => {
-    window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI);
-  });
-`;
-
 
 // Page globals for the functions run inside the page (the tests compile without the DOM lib).
 declare const document: { activeElement: unknown };
@@ -62,8 +50,8 @@ declare function getComputedStyle(element: unknown): { lineHeight: string };
 
 const screenshotDir = path.join(repositoryRoot(), 'test-output', 'screenshots');
 
-let gateway: Awaited<ReturnType<typeof startAdminGateway>>;
-let browser: Browser;
+const chromium = useChromium();
+let gateway: AdminGateway;
 let context: BrowserContext;
 let page: Page;
 let rawKey = '';
@@ -77,37 +65,19 @@ const consoleProblems: string[] = [];
 const expectedFailedLoads = new Set(['401 /api/session', '401 /api/login']);
 
 before(async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium package (.ci/run does)`);
   mkdirSync(screenshotDir, { recursive: true });
   const embedded = embeddedConfigValue() as { aliases: Record<string, Record<string, unknown>> };
   gateway = await startAdminGateway({
     config: { aliases: { ...embedded.aliases, 'service-chat': { ...embedded.aliases['service-chat'], price: PRICE } } },
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  context = await browser.newContext({ viewport: DESKTOP, locale: 'en-US', timezoneId: 'UTC' });
+  context = await chromium.newContext({ viewport: DESKTOP });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gateway.adminUrl });
   page = await context.newPage();
-  await page.addInitScript({ content: RECORD_CSP_VIOLATIONS });
-  page.on('pageerror', (error) => consoleProblems.push(`pageerror: ${error.message}`));
-  page.on('console', (message) => {
-    const text = message.text();
-    if (/content security policy/i.test(text)) consoleProblems.push(`csp: ${text}`);
-    if (message.type() !== 'error') return;
-    const failedLoad = /^Failed to load resource: the server responded with a status of (\d{3})/.exec(text);
-    if (failedLoad !== null) {
-      const where = new URL(message.location().url);
-      if (where.origin === gateway.adminUrl && expectedFailedLoads.has(`${failedLoad[1]} ${where.pathname}`)) return;
-    }
-    consoleProblems.push(`console error: ${text} (${message.location().url})`);
-  });
+  await watchPage(page, () => gateway.adminUrl, expectedFailedLoads, consoleProblems);
 });
 
 after(async () => {
-  try {
-    await browser?.close();
-  } finally {
-    await gateway?.close();
-  }
+  await gateway?.close();
 });
 
 const byTestId = (id: string) => page.getByTestId(id);
@@ -192,10 +162,11 @@ test('creating a key shows the raw key once, with the base URL, a first request,
     ].join('\n'),
   );
   assert.match((await byTestId('secret-curl-note').textContent()) ?? '', /alias “service-chat”/);
+  // A copy lands in the clipboard a moment after the click (the page awaits the clipboard's write).
   for (const [button, expected] of [['secret-base-url-copy', baseUrl], ['secret-curl-copy', curlCommand]] as const) {
     await page.evaluate('navigator.clipboard.writeText("")');
     await byTestId(button).click();
-    assert.equal(await page.evaluate('navigator.clipboard.readText()'), expected, button);
+    await settles(() => page.evaluate('navigator.clipboard.readText()'), expected, button);
   }
 
   await screenshot(t, 'dashboard-shown-once-desktop', DESKTOP);
@@ -295,9 +266,9 @@ test('the key works through the openai SDK and through the dialog\'s curl comman
 });
 
 test('at 375 px, Usage opens the panel on screen; its table lists busy hours newest first', async (t) => {
-  await page.reload();
+  // Both requests have recorded their usage and it is in the state backend: the panel's first answer is final.
+  await gateway.usageSettled();
   const row = keyRow(KEY_NAME);
-  await row.waitFor({ state: 'visible' });
   await page.setViewportSize(SMALL_PHONE);
   const usageButton = row.getByTestId('key-usage');
   await usageButton.click();
@@ -313,15 +284,8 @@ test('at 375 px, Usage opens the panel on screen; its table lists busy hours new
   // waitForFunction: a string predicate is eval'd in the page, which the CSP refuses.)
   const usageSettled = page.locator('#usage-panel:not([aria-busy])');
   const requests = byTestId('usage-total-requests');
-  await requests.waitFor();
-  let counted = await requests.textContent();
-  for (let poll = 0; poll < USAGE_POLLS && counted !== '2'; poll++) {
-    await page.waitForTimeout(USAGE_POLL_MS);
-    await byTestId('usage-refresh').click();
-    await usageSettled.waitFor();
-    counted = await requests.textContent();
-  }
-  assert.equal(counted, '2', 'the SDK request and the curl request');
+  await usageSettled.waitFor();
+  assert.equal(await requests.textContent(), '2', 'the SDK request and the curl request');
   assert.equal(await byTestId('usage-total-errors').textContent(), '0');
   assert.equal(await byTestId('usage-total-prompt-tokens').textContent(), String(promptTokens));
   // Cost at service-chat's price, worded like the CLI (6 decimals, more when not zero) with no float in between.
@@ -420,6 +384,5 @@ test('signing out returns to the login form', async () => {
 });
 
 test('no console errors, page errors or CSP violations along the way', async () => {
-  assert.deepEqual(await page.evaluate('window.__cspViolations'), []);
   assert.deepEqual(consoleProblems, []);
 });

@@ -1,6 +1,7 @@
-// The dashboard test's checks of what the page shows: screenshots that also
-// refuse sideways scrolling, an element wholly on screen, the usage table.
-// Kept apart so dashboard.system.test.ts reads as the user's path through the page.
+// The dashboard tests' checks of what the page shows: screenshots that also
+// refuse sideways scrolling, an element wholly on screen, the usage table,
+// and what the page complained of (console errors, page errors, CSP
+// violations). Kept apart so the test files read as the user's path through the page.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
@@ -17,13 +18,19 @@ export function pageChecks(currentPage: () => Page, screenshotDir: string, resto
 
   /** Saves a full-page screenshot at this width; nothing may stick out sideways (no horizontal scrolling). */
   async function screenshot(t: TestContext, name: string, viewport: Viewport): Promise<void> {
-    await currentPage().setViewportSize(viewport);
+    await resize(viewport);
     const [contentWidth, pageWidth] = (await currentPage().evaluate(`[document.body.scrollWidth, document.body.clientWidth]`)) as [number, number];
     assert.ok(contentWidth <= pageWidth, `${name}: content ${contentWidth} px wide on a ${pageWidth} px page`);
     const file = path.join(screenshotDir, `${name}.png`);
     await currentPage().screenshot({ path: file, fullPage: true });
     t.diagnostic(`screenshot: ${file}`);
-    await currentPage().setViewportSize(restore);
+    await resize(restore);
+  }
+
+  /** A resize lays the page out again: skipped when it would change nothing. */
+  async function resize(viewport: Viewport): Promise<void> {
+    const now = currentPage().viewportSize();
+    if (now?.width !== viewport.width || now.height !== viewport.height) await currentPage().setViewportSize(viewport);
   }
 
   /** What the user sees now: the viewport only, at its current size. */
@@ -71,4 +78,42 @@ export function pageChecks(currentPage: () => Page, screenshotDir: string, resto
   }
 
   return { screenshot, viewportShot, assertOnScreen, checkUsageTable };
+}
+
+/**
+ * Reports each CSP violation to the test as it happens, from before any page
+ * script runs (init scripts and bindings are not subject to the page's CSP),
+ * so that none is lost when the page navigates.
+ */
+const REPORT_CSP_VIOLATIONS = `
+  document.addEventListener('securitypolicyviolation', (e) => {
+    window.__cspViolation(e.violatedDirective + ' ' + e.blockedURI);
+  });
+`;
+
+const FAILED_LOAD = /^Failed to load resource: the server responded with a status of (\d{3})/;
+
+/**
+ * Watches `page` from its next document on: CSP violations, console errors
+ * and uncaught page errors go to `problems`, except the failed loads of
+ * `expectedFailedLoads` ('401 /api/session': a status and a path at
+ * `origin()`) that the flow causes on purpose.
+ */
+export async function watchPage(page: Page, origin: () => string, expectedFailedLoads: ReadonlySet<string>, problems: string[]): Promise<void> {
+  await page.exposeBinding('__cspViolation', (_source, violation: unknown) => {
+    problems.push(`csp violation: ${String(violation)}`);
+  });
+  await page.addInitScript({ content: REPORT_CSP_VIOLATIONS });
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    const text = message.text();
+    if (/content security policy/i.test(text)) problems.push(`csp: ${text}`);
+    if (message.type() !== 'error') return;
+    const failedLoad = FAILED_LOAD.exec(text);
+    if (failedLoad !== null) {
+      const where = new URL(message.location().url);
+      if (where.origin === origin() && expectedFailedLoads.has(`${failedLoad[1]} ${where.pathname}`)) return;
+    }
+    problems.push(`console error: ${text} (${message.location().url})`);
+  });
 }

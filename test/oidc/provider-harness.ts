@@ -35,7 +35,7 @@ function privateJwk(kid: string, alg: string, pair: { privateKey: { export(o: { 
  * Unknown login names sign in with no claims but sub.
  */
 export async function startProvider(clients: readonly ProviderClient[], accounts: Record<string, Record<string, unknown>>): Promise<TestProvider> {
-  // Quiet the package's start-up warnings about development keys and adapters: they are what a test wants.
+  // The package warns on stderr of its in-memory adapter and development interactions: both are what a test wants.
   const server: Server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

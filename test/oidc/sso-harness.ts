@@ -8,10 +8,9 @@
 //
 // view() reads a config the test may replace (setOidc): the way a reload
 // swaps it, and the way the refusal tests point the gateway elsewhere.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { createAdminServer } from '../../src/admin/admin-server.ts';
 import { createBootstrapToken } from '../../src/admin/bootstrap-token.ts';
@@ -23,6 +22,7 @@ import { createLogger } from '../../src/log/logger.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
 import { builtDashboardDir } from '../admin/harness.ts';
 import { recordingAuditTrail, type RecordingAuditTrail } from '../admin/recording-audit-trail.ts';
+import { tempDir } from '../support/temp-dir.ts';
 import { startProvider, type TestProvider } from './provider-harness.ts';
 
 export const CLIENT_ID = 'portcullis';
@@ -64,7 +64,7 @@ function listen(server: Server): Promise<AddressInfo> {
 }
 
 export async function startSsoGateway(): Promise<SsoGateway> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-sso-it-'));
+  const dataDir = tempDir('sso-it');
   const secretFile = path.join(dataDir, 'oidc-client-secret');
   writeFileSync(secretFile, `${CLIENT_SECRET}\n`, { mode: 0o600 });
   const logs: Record<string, unknown>[] = [];
@@ -103,7 +103,6 @@ export async function startSsoGateway(): Promise<SsoGateway> {
     await gateway.close();
     await provider?.close();
     await state.close();
-    rmSync(dataDir, { recursive: true, force: true });
   };
   try {
     const adminUrl = `http://localhost:${(await listen(admin.server)).port}`;
