@@ -244,26 +244,29 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
    * line is half written and no rotation falls between listing the rotated files
    * and opening audit.jsonl (whose handle then follows it through a later
    * rename). Readers read the current file only up to `size`. A reader that may
-   * not write the data directory (an auditor's read-only access) takes it
-   * without the lock. The caller closes `current.handle`.
+   * not write the data directory (an auditor's read-only access, or a data
+   * directory not made yet) takes it without the lock; the reads go in the
+   * reverse of an append's writes, so that appends and rotations between them
+   * only add records the snapshot leaves out, never take away one its head
+   * counts: the head first (replaced after its record is on disk), then
+   * audit.jsonl, then the rotated files, less the one audit.jsonl became if a
+   * rotation came between (it is read once, through the handle). The caller
+   * closes `current.handle`.
    */
   async function snapshot(): Promise<{ head: ChainHead | null | AuditLogError; rotated: Array<{ name: string; firstSeq: number }>; current: { handle: FileHandle; size: number } | null }> {
     const take = async () => {
-      const head = async (): Promise<ChainHead | null | AuditLogError> =>
-        readHead().catch((error: unknown) => {
-          if (error instanceof AuditLogError) return error;
-          throw error;
-        });
-      let handle: FileHandle;
+      const head = await readHead().catch((error: unknown) => {
+        if (error instanceof AuditLogError) return error;
+        throw error;
+      });
+      const handle = await openIfThere(current, 'r');
+      if (handle === null) return { head, rotated: await rotatedFiles(), current: null };
       try {
-        handle = await open(current, 'r');
-      } catch (cause) {
-        if ((cause as NodeJS.ErrnoException).code !== 'ENOENT') throw cause;
-        return { head: await head(), rotated: await rotatedFiles(), current: null };
-      }
-      try {
-        const size = (await handle.stat()).size;
-        return { head: await head(), rotated: await rotatedFiles(), current: { handle, size } };
+        const { size, ino } = await handle.stat();
+        const rotated = await rotatedFiles();
+        const newest = rotated.at(-1);
+        if (newest !== undefined && (await stat(path.join(dir, newest.name)).catch(() => null))?.ino === ino) rotated.pop();
+        return { head, rotated, current: { handle, size } };
       } catch (error) {
         await handle.close();
         throw error;
