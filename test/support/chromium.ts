@@ -5,7 +5,8 @@
 //
 // The browser closes when the last file that asked for it has ended, so the
 // process can exit; a file that ends while others of the same process are
-// still to come leaves it open for them. It talks to this process over a
+// still to come (declared, or files of the same bundle not begun yet) leaves
+// it open for them a moment. It talks to this process over a
 // pipe and exits when the pipe closes, so it goes with the process however
 // the process dies (SIGKILL, a crash). While it is open, SIGINT, SIGTERM and
 // SIGHUP end the process with the usual status (128 + the signal's number)
@@ -18,6 +19,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { after, before } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions } from 'playwright-core';
+import { filesStillToRun } from './suite/bundle-state.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -81,7 +83,7 @@ function fileEnded(held: boolean): void {
   if (held) holding--;
   ended++;
   if (holding > 0 || launching === null) return;
-  if (ended >= declared) void closeBrowser();
+  if (ended >= declared && filesStillToRun() === 0) void closeBrowser();
   else idleClose ??= setTimeout(() => void closeBrowser(), IDLE_CLOSE_MS);
 }
 

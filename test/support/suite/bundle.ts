@@ -17,6 +17,7 @@
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { fileStarts } from './bundle-state.ts';
 import { guardAgainstProcesses } from './unit-guard.ts';
 
 const require = createRequire(import.meta.url);
@@ -89,7 +90,8 @@ export async function runBundle(files: readonly string[], testDir: string, optio
       process.exit(1);
     }, options.leftOpenGraceMs ?? LEFT_OPEN_GRACE_MS).unref();
   });
-  for (const file of files) {
+  for (const [index, file] of files.entries()) {
+    fileStarts(path.relative(testDir, file), files.length - index - 1);
     const calls: Array<() => void> = [];
     recording = calls;
     let failed: unknown;

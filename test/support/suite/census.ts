@@ -1,14 +1,16 @@
-// Preloaded into each test file's process by `run-suite --census`: counts the
-// child processes the file starts (by program) and the timers of at least
-// 10 ms that fired, split by who set them (the test's own code: sleeps and
-// polls; the gateway's: waits on its real clocks), and the process's CPU time
-// with its waited-for children's. One JSON line per file, appended to
-// PORTCULLIS_CENSUS_FILE; run-suite sums them.
+// Preloaded into each test process by `run-suite --census`: counts, per test
+// file (a bundle says which file runs: ./bundle-state.ts), the child
+// processes it starts (by program), the timers of at least 10 ms that fired,
+// split by who set them (the test's own code: sleeps and polls; the
+// gateway's: waits on its real clocks), and the CPU time of the process and
+// of its waited-for children while the file ran. One JSON line per file,
+// appended to PORTCULLIS_CENSUS_FILE; run-suite sums them.
 import childProcess from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { promisify } from 'node:util';
 import timersPromises from 'node:timers/promises';
+import { onFileStart } from './bundle-state.ts';
 
 const out = process.env['PORTCULLIS_CENSUS_FILE'];
 
@@ -24,7 +26,21 @@ export interface CensusLine {
 }
 
 if (out !== undefined && (process.env['NODE_TEST_CONTEXT'] ?? '').startsWith('child')) {
-  const line: CensusLine = { file: process.argv[1] ?? '', spawns: [], testTimers: 0, testTimerMs: 0, srcTimers: 0, srcTimerMs: 0, cpuMs: 0, childCpuMs: 0 };
+  const fresh = (file: string): CensusLine => ({ file, spawns: [], testTimers: 0, testTimerMs: 0, srcTimers: 0, srcTimerMs: 0, cpuMs: 0, childCpuMs: 0 });
+  let line = fresh(process.argv[1] ?? '');
+  let cpuAtStart = processCpuMs();
+  let childCpuAtStart = childrenCpuMs();
+  const close = (): void => {
+    line.cpuMs = processCpuMs() - cpuAtStart;
+    line.childCpuMs = childrenCpuMs() - childCpuAtStart;
+    if (line.cpuMs > 0 || line.spawns.length > 0) appendFileSync(out, `${JSON.stringify(line)}\n`);
+  };
+  onFileStart((file) => {
+    close();
+    line = fresh(file);
+    cpuAtStart = processCpuMs();
+    childCpuAtStart = childrenCpuMs();
+  });
   const writable = childProcess as unknown as Record<string | symbol, unknown>;
   for (const name of ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']) {
     const original = writable[name] as ((...args: unknown[]) => unknown) & { [promisify.custom]?: (...args: unknown[]) => unknown };
@@ -75,16 +91,20 @@ if (out !== undefined && (process.env['NODE_TEST_CONTEXT'] ?? '').startsWith('ch
     return who === null ? waiting : waiting.then((value) => (fired(who, ms as number), value));
   };
   syncBuiltinESMExports();
-  process.once('exit', () => {
-    const usage = process.resourceUsage();
-    line.cpuMs = Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000);
-    try {
-      // utime and stime of the waited-for children, in clock ticks (100 a second on Linux).
-      const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
-      line.childCpuMs = (Number(fields[13]) + Number(fields[14])) * 10;
-    } catch {
-      line.childCpuMs = 0;
-    }
-    appendFileSync(out, `${JSON.stringify(line)}\n`);
-  });
+  process.once('exit', close);
+}
+
+function processCpuMs(): number {
+  const usage = process.resourceUsage();
+  return Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000);
+}
+
+/** utime and stime of the waited-for children, in clock ticks (100 a second on Linux). */
+function childrenCpuMs(): number {
+  try {
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return 0;
+  }
 }

@@ -119,15 +119,20 @@ function writeBundleEntries(bundles: readonly PlannedBundle[], testDir: string, 
   });
 }
 
-function printCensus(censusFile: string): void {
+function printCensus(censusFile: string, testDir: string): void {
   const lines = readJsonLines<CensusLine>(censusFile);
   const sum = (pick: (line: CensusLine) => number): number => lines.reduce((total, line) => total + pick(line), 0);
   const programs = new Map<string, number>();
   for (const line of lines) for (const program of line.spawns) programs.set(program, (programs.get(program) ?? 0) + 1);
   const byCount = [...programs].sort((a, b) => b[1] - a[1]).map(([program, n]) => `${program} ${n}`);
-  console.log(`ℹ census: ${lines.length} test processes; CPU ${seconds(sum((l) => l.cpuMs))} in them, ${seconds(sum((l) => l.childCpuMs))} in their children`);
+  console.log(`ℹ census: CPU ${seconds(sum((l) => l.cpuMs))} in the test processes, ${seconds(sum((l) => l.childCpuMs))} in the processes they started`);
   console.log(`ℹ census: ${sum((l) => l.spawns.length)} child processes started: ${byCount.join(', ') || 'none'}`);
   console.log(`ℹ census: timers of 10 ms or more that fired: ${sum((l) => l.testTimers)} set by tests (${seconds(sum((l) => l.testTimerMs))}), ${sum((l) => l.srcTimers)} by the gateway (${seconds(sum((l) => l.srcTimerMs))})`);
+  console.log('ℹ census: the files that cost the most CPU (their own + their child processes\'):');
+  for (const line of [...lines].sort((a, b) => b.cpuMs + b.childCpuMs - (a.cpuMs + a.childCpuMs)).slice(0, SLOWEST_SHOWN)) {
+    const name = path.isAbsolute(line.file) ? path.relative(testDir, line.file) : line.file;
+    console.log(`ℹ   ${seconds(line.cpuMs).padStart(7)} + ${seconds(line.childCpuMs).padStart(7)}  ${name}${line.spawns.length > 0 ? ` (${line.spawns.length} processes)` : ''}`);
+  }
 }
 
 async function main(): Promise<number> {
@@ -188,7 +193,7 @@ async function main(): Promise<number> {
   const times = readJsonLines<FileTime>(timesFile);
   printSlowest(times, testDir, performance.now() - started, files.length, queue.length, parallel);
   if (times.length > 0) copyFileSync(timesFile, lastTimesFile);
-  if (options.census) printCensus(censusFile);
+  if (options.census) printCensus(censusFile, testDir);
   if (options.coverage) {
     const c8 = path.join(root, 'test', 'node_modules', 'c8', 'bin', 'c8.js');
     // A run whose tests started no Node process of the gateway's wrote nothing: c8 then reports every file uncovered.
