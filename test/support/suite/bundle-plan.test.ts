@@ -32,3 +32,11 @@ test('never more bundles than files, none empty', () => {
   assert.deepEqual(planBundles([unit('only', 5)], 3, 2), [{ unit: true, files: ['only'], weight: 5 }]);
   assert.deepEqual(planBundles([], 3, 2), []);
 });
+
+test('a group is one parcel among the files: the number of bundles stays slots times perSlot', () => {
+  const bundles = planBundles([system('b1', 12, 'chromium'), system('b2', 8, 'chromium'), system('x', 30), system('y', 25), system('z', 10)], 2, 1);
+  assert.deepEqual(bundles, [
+    { unit: false, files: ['b1', 'b2', 'y'], weight: 45 },
+    { unit: false, files: ['x', 'z'], weight: 40 },
+  ]);
+});

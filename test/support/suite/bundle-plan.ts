@@ -1,9 +1,9 @@
 // How the suite runner deals the test files into bundles (./bundle.ts): pure,
 // over each file's expected time. Unit and system files never share a bundle
-// (the unit guard is per process). System files that start the same costly
-// helper (Chromium, redis-server, tinyproxy: each started once per process)
-// go together, in as few bundles as keeps each near an even share of the
-// run; the rest are dealt the longest first, each to the bundle with the
+// (the unit guard is per process). Files that share what is costly to start
+// or load once per process (Chromium, redis-server, tinyproxy, the client
+// SDKs) go together, in as few bundles as keeps each near an even share of
+// the run; the rest are dealt the longest first, each to the bundle with the
 // least time so far.
 
 export interface PlannedFile {
@@ -11,7 +11,7 @@ export interface PlannedFile {
   unit: boolean;
   /** Expected milliseconds (the last run's, or a guess from its size). */
   weight: number;
-  /** The once-per-process helper it starts, if any. */
+  /** What costly to start or load once per process it shares with other files, if anything. */
   shares?: string | undefined;
 }
 
@@ -21,35 +21,48 @@ export interface PlannedBundle {
   weight: number;
 }
 
-function deal(files: readonly PlannedFile[], count: number, unit: boolean): PlannedBundle[] {
-  const bundles: PlannedBundle[] = Array.from({ length: Math.max(1, Math.min(count, files.length)) }, () => ({ unit, files: [], weight: 0 }));
-  if (files.length === 0) return [];
-  for (const file of [...files].sort((a, b) => b.weight - a.weight || a.file.localeCompare(b.file))) {
+/** Files that go into one bundle together, dealt as one. */
+interface Parcel {
+  files: string[];
+  weight: number;
+}
+
+function deal(parcels: readonly Parcel[], count: number, unit: boolean): PlannedBundle[] {
+  if (parcels.length === 0) return [];
+  const bundles: PlannedBundle[] = Array.from({ length: Math.max(1, Math.min(count, parcels.length)) }, () => ({ unit, files: [], weight: 0 }));
+  for (const parcel of [...parcels].sort((a, b) => b.weight - a.weight || (a.files[0] ?? '').localeCompare(b.files[0] ?? ''))) {
     const lightest = bundles.reduce((least, bundle) => (bundle.weight < least.weight ? bundle : least));
-    lightest.files.push(file.file);
-    lightest.weight += file.weight;
+    lightest.files.push(...parcel.files);
+    lightest.weight += parcel.weight;
   }
   for (const bundle of bundles) bundle.files.sort();
   return bundles;
 }
 
+const single = (file: PlannedFile): Parcel => ({ files: [file.file], weight: file.weight });
+
 /**
- * Bundles for `slots` processes at a time: about `perSlot` per slot for each
- * kind, so that bundles end close together; sorted the longest first (so
- * that none starts last and runs on alone).
+ * Bundles for `slots` processes at a time: `perSlot` per slot for each kind,
+ * so that bundles end close together; files sharing something are one
+ * parcel, cut in as few as keep each within an even share of the run. Sorted
+ * the longest first (so that none starts last and runs on alone).
  */
 export function planBundles(files: readonly PlannedFile[], slots: number, perSlot: number): PlannedBundle[] {
   const total = files.reduce((sum, file) => sum + file.weight, 0);
   const share = total / Math.max(1, slots);
-  const unit = files.filter((file) => file.unit);
-  const system = files.filter((file) => !file.unit);
-  const bundles = [...deal(unit, slots * perSlot, true)];
-  const groups = new Map<string, PlannedFile[]>();
-  for (const file of system) if (file.shares !== undefined) groups.set(file.shares, [...(groups.get(file.shares) ?? []), file]);
-  for (const group of groups.values()) {
-    const weight = group.reduce((sum, file) => sum + file.weight, 0);
-    bundles.push(...deal(group, Math.ceil(weight / Math.max(1, share)), false));
+  const bundles: PlannedBundle[] = [];
+  for (const unit of [true, false]) {
+    const kind = files.filter((file) => file.unit === unit);
+    const groups = new Map<string, PlannedFile[]>();
+    for (const file of kind) if (file.shares !== undefined) groups.set(file.shares, [...(groups.get(file.shares) ?? []), file]);
+    const parcels = kind.filter((file) => file.shares === undefined).map(single);
+    for (const group of groups.values()) {
+      const weight = group.reduce((sum, file) => sum + file.weight, 0);
+      // A group longer than a share is cut: each part as even as the files allow.
+      const parts = deal(group.map(single), Math.ceil(weight / Math.max(1, share)), unit);
+      parcels.push(...parts.map(({ files: parcel, weight: parcelWeight }) => ({ files: parcel, weight: parcelWeight })));
+    }
+    bundles.push(...deal(parcels, slots * perSlot, unit));
   }
-  bundles.push(...deal(system.filter((file) => file.shares === undefined), slots * perSlot, false));
   return bundles.sort((a, b) => b.weight - a.weight);
 }

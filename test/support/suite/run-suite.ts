@@ -37,7 +37,7 @@ const FILE_TIMEOUT_MS = 120_000;
 /** The bound on each process node:test runs (a bundle of files), and on any one test. */
 const PROCESS_TIMEOUT_MS = 600_000;
 /** Bundles of each kind per process run at once: small bundles end close together. */
-const BUNDLES_PER_SLOT = 2;
+const BUNDLES_PER_SLOT = 1;
 const SLOWEST_SHOWN = 10;
 
 interface Options {
@@ -99,12 +99,22 @@ function printSlowest(times: FileTime[], testDir: string, wallMs: number, files:
   }
 }
 
-/** The once-per-process helpers a compiled test file imports (test/support/chromium.ts, ...), by name. */
-const SHARED_HELPERS = ['chromium', 'redis-server', 'tinyproxy'] as const;
+/**
+ * What a compiled test file imports that costs a process much to start or
+ * load, so that files importing the same go in the same bundles: the
+ * once-per-process helpers (test/support/chromium.ts, ...) and the client
+ * SDKs (each takes 0.2 to 0.7 s of CPU to load, once per process).
+ */
+const SHARED = [
+  { group: 'chromium', marks: ['/support/chromium.js'] },
+  { group: 'redis-server', marks: ['/support/redis-server.js'] },
+  { group: 'tinyproxy', marks: ['/support/tinyproxy.js'] },
+  { group: 'client-sdks', marks: ["from 'openai'", "from 'ai'", "from '@langchain/", "from '@ai-sdk/"] },
+] as const;
 
-function sharedHelperOf(file: string): string | undefined {
+function sharedImportOf(file: string): string | undefined {
   const text = readFileSync(file, 'utf8');
-  return SHARED_HELPERS.find((name) => text.includes(`/support/${name}.js'`) || text.includes(`/support/${name}.js"`));
+  return SHARED.find(({ marks }) => marks.some((mark) => text.includes(mark)))?.group;
 }
 
 /** Writes each bundle's entry: a module that runs its files through ./bundle.ts. */
@@ -172,7 +182,7 @@ async function main(): Promise<number> {
   const planned = files.map((file) => {
     const unit = isUnitTestFile(file);
     const weight = lastTimes.get(path.relative(testDir, file)) ?? statSync(file).size / (unit ? 10 : 2);
-    return { file, unit, weight, shares: unit ? undefined : sharedHelperOf(file) };
+    return { file, unit, weight, shares: sharedImportOf(file) };
   });
   const queue = isolate
     ? planned.map(({ file, weight }) => ({ entry: file, weight })).sort((a, b) => b.weight - a.weight)
