@@ -134,3 +134,11 @@ test('a system bundle may start processes', () => {
   const { status, output } = runTests([bundleEntry('system-bundle-6.mjs', [spawning()], { unit: false, fileTimeoutMs: 30_000 })]);
   assert.equal(status, 0, output);
 });
+
+test('a file that is slow to load after another has ended still runs, and the grace for open handles starts after it', () => {
+  const first = write('first.test.mjs', "import { test } from 'node:test';\ntest('first', () => {});\n");
+  const slowLoad = write('slow-load.test.mjs', "import { test } from 'node:test';\nawait new Promise((resolve) => setTimeout(resolve, 1000));\ntest('after a slow load', () => {});\n");
+  const { status, output } = runTests([bundleEntry('unit-bundle-7.mjs', [first, slowLoad], { unit: true, fileTimeoutMs: 30_000, leftOpenGraceMs: 300 })]);
+  assert.equal(status, 0, output);
+  assert.match(output, /✔ after a slow load/);
+});

@@ -83,13 +83,6 @@ export interface BundleOptions {
  */
 export async function runBundle(files: readonly string[], testDir: string, options: BundleOptions): Promise<void> {
   if (options.unit) guardAgainstProcesses();
-  realAfter(() => {
-    setTimeout(() => {
-      const left = process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap');
-      process.stderr.write(`the files of this bundle left handles open after their tests: ${left.join(', ')}\n`);
-      process.exit(1);
-    }, options.leftOpenGraceMs ?? LEFT_OPEN_GRACE_MS).unref();
-  });
   for (const [index, file] of files.entries()) {
     fileStarts(path.relative(testDir, file), files.length - index - 1);
     const calls: Array<() => void> = [];
@@ -121,4 +114,11 @@ export async function runBundle(files: readonly string[], testDir: string, optio
       });
     });
   }
+  // Not node:test's root after hook: the root counts itself done whenever no
+  // file's suite is pending, which happens between two files of a bundle.
+  setTimeout(() => {
+    const left = process.getActiveResourcesInfo().filter((kind) => kind !== 'TTYWrap');
+    process.stderr.write(`the files of this bundle left handles open after their tests: ${left.join(', ')}\n`);
+    process.exit(1);
+  }, options.leftOpenGraceMs ?? LEFT_OPEN_GRACE_MS).unref();
 }
