@@ -18,7 +18,6 @@ import { commandName, hintFlags } from './command-name.ts';
 import { cliWho } from './cli-actor.ts';
 import { cliAuditTrail } from './cli-audit.ts';
 import { runKeysCommand } from './keys-command.ts';
-import { runServeCommand } from './serve-command.ts';
 import { packageVersion } from '../config/package-version.ts';
 
 const USAGE = `Usage: portcullis <command> [options]
@@ -156,8 +155,12 @@ async function runCommandIn(io: CliIo, configPath: string | undefined, origin: (
   const who = cliWho(io.env);
   try {
     switch (command) {
-      case 'serve':
+      case 'serve': {
+        // Loaded only to serve: the gateway, the admin listener and what they
+        // bring would otherwise double the start of every other command.
+        const { runServeCommand } = await import('./serve-command.ts');
         return await runServeCommand(args, { ...io, configPath, hintCommand, dataDirOrigin: origin });
+      }
       case 'check-config':
         return runCheckConfigCommand(args, { ...io, configPath });
       case 'keys': {
