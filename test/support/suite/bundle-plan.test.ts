@@ -6,7 +6,7 @@ const unit = (file: string, weight: number): PlannedFile => ({ file, unit: true,
 const system = (file: string, weight: number, shares?: string): PlannedFile => ({ file, unit: false, weight, shares });
 
 test('unit and system files never share a bundle; each kind is dealt the longest first to the lightest bundle', () => {
-  const bundles = planBundles([unit('u1', 50), unit('u2', 40), unit('u3', 30), unit('u4', 20), system('s1', 60), system('s2', 10)], 1, 2);
+  const bundles = planBundles([unit('u1', 50), unit('u2', 40), unit('u3', 30), unit('u4', 20), system('s1', 60), system('s2', 10)], 1, { unit: 2, system: 2 });
   assert.deepEqual(bundles, [
     { unit: false, files: ['s1'], weight: 60 },
     { unit: true, files: ['u1', 'u4'], weight: 70 },
@@ -15,26 +15,26 @@ test('unit and system files never share a bundle; each kind is dealt the longest
   ].sort((a, b) => b.weight - a.weight));
 });
 
-test('system files starting the same helper go together, split only when the group is longer than an even share', () => {
+test('files sharing a helper go together; a group longer than a bundle\'s even share is cut', () => {
   const files = [system('b1', 30, 'chromium'), system('b2', 20, 'chromium'), system('r1', 5, 'redis-server'), system('r2', 5, 'redis-server'), system('x', 40), unit('u', 100)];
-  // Total 200 over 2 slots: a share is 100; chromium (50) and redis (10) stay whole.
-  const bundles = planBundles(files, 2, 2);
+  // Systems' 100 over 2 bundles: a share is 50; chromium (50) and redis (10) stay whole.
+  const bundles = planBundles(files, 2, { unit: 1, system: 1 });
   assert.deepEqual(
     bundles.map((b) => b.files),
-    [['u'], ['b1', 'b2'], ['x'], ['r1', 'r2']],
+    [['u'], ['b1', 'b2'], ['r1', 'r2', 'x']],
   );
-  const heavy = planBundles([system('b1', 90, 'chromium'), system('b2', 80, 'chromium'), system('b3', 70, 'chromium'), unit('u', 60)], 2, 2);
-  // 300 over 2 slots: a share is 150; chromium's 240 goes in two bundles.
+  // 240 over 2 bundles: a share is 120; chromium's 240 goes in two parts.
+  const heavy = planBundles([system('b1', 90, 'chromium'), system('b2', 80, 'chromium'), system('b3', 70, 'chromium'), unit('u', 60)], 2, { unit: 1, system: 1 });
   assert.deepEqual(heavy.filter((b) => !b.unit).map((b) => b.files), [['b2', 'b3'], ['b1']]);
 });
 
 test('never more bundles than files, none empty', () => {
-  assert.deepEqual(planBundles([unit('only', 5)], 3, 2), [{ unit: true, files: ['only'], weight: 5 }]);
-  assert.deepEqual(planBundles([], 3, 2), []);
+  assert.deepEqual(planBundles([unit('only', 5)], 3, { unit: 2, system: 2 }), [{ unit: true, files: ['only'], weight: 5 }]);
+  assert.deepEqual(planBundles([], 3, { unit: 2, system: 2 }), []);
 });
 
 test('a group is one parcel among the files: the number of bundles stays slots times perSlot', () => {
-  const bundles = planBundles([system('b1', 12, 'chromium'), system('b2', 8, 'chromium'), system('x', 30), system('y', 25), system('z', 10)], 2, 1);
+  const bundles = planBundles([system('b1', 12, 'chromium'), system('b2', 8, 'chromium'), system('x', 30), system('y', 25), system('z', 10)], 2, { unit: 1, system: 1 });
   assert.deepEqual(bundles, [
     { unit: false, files: ['b1', 'b2', 'y'], weight: 45 },
     { unit: false, files: ['x', 'z'], weight: 40 },

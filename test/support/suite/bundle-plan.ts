@@ -42,17 +42,20 @@ function deal(parcels: readonly Parcel[], count: number, unit: boolean): Planned
 const single = (file: PlannedFile): Parcel => ({ files: [file.file], weight: file.weight });
 
 /**
- * Bundles for `slots` processes at a time: `perSlot` per slot for each kind,
- * so that bundles end close together; files sharing something are one
- * parcel, cut in as few as keep each within an even share of the run. Sorted
- * the longest first (so that none starts last and runs on alone).
+ * Bundles for `slots` processes at a time: `perSlot` per slot of each kind
+ * (more where files wait more than they compute, so that the slots stay
+ * busy, fewer where each bundle's start costs what the files do). Files
+ * sharing something are one parcel, cut in as few as keep each within a
+ * bundle's even share. Sorted the longest first (so that none starts last
+ * and runs on alone).
  */
-export function planBundles(files: readonly PlannedFile[], slots: number, perSlot: number): PlannedBundle[] {
-  const total = files.reduce((sum, file) => sum + file.weight, 0);
-  const share = total / Math.max(1, slots);
+export function planBundles(files: readonly PlannedFile[], slots: number, perSlot: { unit: number; system: number }): PlannedBundle[] {
   const bundles: PlannedBundle[] = [];
   for (const unit of [true, false]) {
     const kind = files.filter((file) => file.unit === unit);
+    const count = slots * (unit ? perSlot.unit : perSlot.system);
+    // A bundle's even share of its kind's time.
+    const share = kind.reduce((sum, file) => sum + file.weight, 0) / Math.max(1, count);
     const groups = new Map<string, PlannedFile[]>();
     for (const file of kind) if (file.shares !== undefined) groups.set(file.shares, [...(groups.get(file.shares) ?? []), file]);
     const parcels = kind.filter((file) => file.shares === undefined).map(single);
@@ -62,7 +65,7 @@ export function planBundles(files: readonly PlannedFile[], slots: number, perSlo
       const parts = deal(group.map(single), Math.ceil(weight / Math.max(1, share)), unit);
       parcels.push(...parts.map(({ files: parcel, weight: parcelWeight }) => ({ files: parcel, weight: parcelWeight })));
     }
-    bundles.push(...deal(parcels, slots * perSlot, unit));
+    bundles.push(...deal(parcels, count, unit));
   }
   return bundles.sort((a, b) => b.weight - a.weight);
 }

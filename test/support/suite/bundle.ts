@@ -83,6 +83,10 @@ export interface BundleOptions {
  */
 export async function runBundle(files: readonly string[], testDir: string, options: BundleOptions): Promise<void> {
   if (options.unit) guardAgainstProcesses();
+  // The bundle is not done while files are still to run, even when nothing
+  // else keeps the event loop going (a test waiting on a promise that never
+  // settles): its file's bound ends it, and the next file runs.
+  const running = setInterval(() => undefined, 2 ** 30);
   for (const [index, file] of files.entries()) {
     fileStarts(path.relative(testDir, file), files.length - index - 1);
     const calls: Array<() => void> = [];
@@ -114,6 +118,7 @@ export async function runBundle(files: readonly string[], testDir: string, optio
       });
     });
   }
+  clearInterval(running);
   // Not node:test's root after hook: the root counts itself done whenever no
   // file's suite is pending, which happens between two files of a bundle.
   setTimeout(() => {

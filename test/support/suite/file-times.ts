@@ -16,6 +16,8 @@ export interface FileTime {
   file: string;
   ms: number;
   tests?: number;
+  /** A bundle's process, not a file. */
+  bundle?: boolean;
 }
 
 export default async function* fileTimes(source: AsyncIterable<{ type: string; data: unknown }>): AsyncGenerator<string> {
@@ -27,7 +29,12 @@ export default async function* fileTimes(source: AsyncIterable<{ type: string; d
     const file = data.file;
     if (file === undefined) continue;
     const ended = event.type === 'test:pass' || event.type === 'test:fail';
-    if (BUNDLE_ENTRY.test(file)) continue;
+    if (BUNDLE_ENTRY.test(file)) {
+      // A bundle's own process: its time, for the runner's line about the bundles.
+      if (event.type === 'test:dequeue' && data.name === file && data.nesting === 0) started.set(file, performance.now());
+      else if (event.type === 'test:complete' && data.name === file && data.nesting === 0) yield line({ file, ms: Math.round(performance.now() - (started.get(file) ?? performance.now())), bundle: true });
+      continue;
+    }
     if (file.endsWith(BUNDLE_MODULE)) {
       if (ended && data.nesting === 0 && data.details?.type === 'suite' && data.name !== undefined) yield line({ file: data.name, ms: Math.round(data.details.duration_ms ?? 0) });
       continue;
