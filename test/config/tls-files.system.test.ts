@@ -3,44 +3,18 @@
 // Every other problem is in tls-files.test.ts.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import type { ListenerTlsConfig, TlsClientConfig } from '../../src/config/config.ts';
-import { checkClientTlsFiles, checkListenerTlsFiles } from '../../src/config/tls-files.ts';
 import { createInProcessPki } from '../tls/in-process-pki.ts';
+import { tlsFileChecks } from './tls-files-fixtures.ts';
 
 const pki = createInProcessPki();
 after(() => pki.cleanup());
 
 const server = pki.server('server');
 const dir = pki.dir;
-/** The config file the settings are relative to (it need not exist). */
-const source = path.join(dir, 'config.json');
-
-function file(name: string, content: string | Buffer): string {
-  const p = path.join(dir, name);
-  writeFileSync(p, content);
-  return p;
-}
-
-function listener(settings: Partial<ListenerTlsConfig>): ListenerTlsConfig {
-  return { certFile: server.certFile, keyFile: server.keyFile, clientCaFile: null, clientAuth: 'none', minVersion: 'TLSv1.2', ...settings };
-}
-
-function clientTls(settings: Partial<TlsClientConfig>): TlsClientConfig {
-  return { caFile: null, certFile: null, keyFile: null, serverName: null, minVersion: 'TLSv1.2', ...settings };
-}
-
-function listenerIssues(settings: Partial<ListenerTlsConfig>, env: NodeJS.ProcessEnv = {}, nowMs = Date.now()) {
-  return checkListenerTlsFiles(source, 'listen.tls', listener(settings), env, nowMs).issues;
-}
-
-function clientIssues(settings: Partial<TlsClientConfig>, env: NodeJS.ProcessEnv = {}, nowMs = Date.now()) {
-  return checkClientTlsFiles(source, 'providers.up.tls', clientTls(settings), env, nowMs).issues;
-}
-
-const bad = (pathInConfig: string, message: string) => ({ code: 'invalid_tls_file', path: pathInConfig, message });
+const { source, file, listener, listenerIssues, clientIssues, bad } = tlsFileChecks(dir, server);
 
 describe('each problem under its setting', () => {
   test('a file that cannot be read: permission denied', (t) => {

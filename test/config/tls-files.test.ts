@@ -8,9 +8,10 @@ import { createPrivateKey, generateKeyPairSync, X509Certificate } from 'node:cry
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { ConfigError, type ListenerTlsConfig, type TlsClientConfig } from '../../src/config/config.ts';
+import { ConfigError } from '../../src/config/config.ts';
 import { checkClientTlsFiles, checkListenerTlsFiles, loadClientTls, loadListenerTls } from '../../src/config/tls-files.ts';
 import { createInProcessPki } from '../tls/in-process-pki.ts';
+import { tlsFileChecks } from './tls-files-fixtures.ts';
 
 const SYSTEM_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 const pki = createInProcessPki();
@@ -25,34 +26,7 @@ const other = pki.server('other', ['other.internal']);
 const client = pki.client('client', 'gateway-1');
 const expired = pki.server('expired', ['expired.internal'], { days: -1 });
 const dir = pki.dir;
-/** The config file the settings are relative to (it need not exist). */
-const source = path.join(dir, 'config.json');
-// Certificates are issued through the file (notBefore: the second they were
-// made), so each check takes the clock when it runs.
-
-function file(name: string, content: string | Buffer): string {
-  const p = path.join(dir, name);
-  writeFileSync(p, content);
-  return p;
-}
-
-function listener(settings: Partial<ListenerTlsConfig>): ListenerTlsConfig {
-  return { certFile: server.certFile, keyFile: server.keyFile, clientCaFile: null, clientAuth: 'none', minVersion: 'TLSv1.2', ...settings };
-}
-
-function clientTls(settings: Partial<TlsClientConfig>): TlsClientConfig {
-  return { caFile: null, certFile: null, keyFile: null, serverName: null, minVersion: 'TLSv1.2', ...settings };
-}
-
-function listenerIssues(settings: Partial<ListenerTlsConfig>, env: NodeJS.ProcessEnv = {}, nowMs = Date.now()) {
-  return checkListenerTlsFiles(source, 'listen.tls', listener(settings), env, nowMs).issues;
-}
-
-function clientIssues(settings: Partial<TlsClientConfig>, env: NodeJS.ProcessEnv = {}, nowMs = Date.now()) {
-  return checkClientTlsFiles(source, 'providers.up.tls', clientTls(settings), env, nowMs).issues;
-}
-
-const bad = (pathInConfig: string, message: string) => ({ code: 'invalid_tls_file', path: pathInConfig, message });
+const { source, file, listener, clientTls, listenerIssues, clientIssues, bad } = tlsFileChecks(dir, server);
 const iso = (date: string): string => new Date(date).toISOString();
 const subjectOf = (pem: Buffer): string => new X509Certificate(pem).subject.replace(/\n/g, ', ');
 
