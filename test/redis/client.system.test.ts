@@ -249,6 +249,8 @@ describe('client while redis-server stops and restarts', () => {
 
     await redis.restart();
     await recorder.reach('ready');
+    assert.deepEqual(recorder.changes, ['connecting->ready', 'ready->reconnecting', 'reconnecting->ready']);
+    const afterKill = recorder.changes.length;
     assert.equal(await c.command(['GET', 'restart:k']), null, 'a fresh server without persistence');
     assert.equal(await c.command(['SET', 'restart:k', 'after']), 'OK');
 
@@ -262,12 +264,10 @@ describe('client while redis-server stops and restarts', () => {
     await recorder.reach('ready');
     assert.equal(await c.command(['PING']), 'PONG');
 
-    assert.deepEqual(recorder.changes, [
-      'connecting->ready',
-      'ready->reconnecting',
-      'reconnecting->ready',
-      'ready->reconnecting',
-      'reconnecting->ready',
-    ]);
+    // A server stopping with SIGTERM may still accept a connection while it shuts down: the client can
+    // be ready on it for a moment and lose it again, so the stop is one or more such round trips.
+    const afterStop = recorder.changes.slice(afterKill);
+    assert.ok(afterStop.length >= 2 && afterStop.length % 2 === 0, afterStop.join(', '));
+    for (let i = 0; i < afterStop.length; i += 2) assert.deepEqual(afterStop.slice(i, i + 2), ['ready->reconnecting', 'reconnecting->ready']);
   });
 });
