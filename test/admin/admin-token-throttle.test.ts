@@ -32,6 +32,8 @@ after(async () => {
 
 interface Admin {
   scheduler: ManualScheduler;
+  /** The access log lines so far, parsed. */
+  accessLines(): Record<string, unknown>[];
   audit: RecordingAuditTrail;
   state: FileBackend;
   /** A valid token with the read scope. */
@@ -48,6 +50,7 @@ async function startAdmin(): Promise<Admin> {
   await setAdminPassword(config.dataDir, PASSWORD, () => new Date(T0 - DAY), { scrypt: { cost: 1024, blockSize: 8, parallelization: 1 } });
   const scheduler = new ManualScheduler({ startMs: T0 });
   const audit = recordingAuditTrail();
+  const logs: string[] = [];
   const admin = createAdminServer({
     view: () => ({
       config,
@@ -61,7 +64,7 @@ async function startAdmin(): Promise<Admin> {
     scheduler,
     dataDir: config.dataDir,
     limits: config.limits,
-    logger: createLogger({ level: 'error', write: () => {} }),
+    logger: createLogger({ level: 'info', write: (text) => logs.push(text) }),
     bootstrap: null,
     session: { ttlMs: DAY, idleMs: DAY, secureCookies: false },
     dashboardDir: dir,
@@ -76,6 +79,12 @@ async function startAdmin(): Promise<Admin> {
   const { token } = await state.tokens.create({ name: 'ci', scopes: ['read'], expiresAt: new Date(T0 + 30 * DAY).toISOString(), createdBy: 'password:admin' }, T0);
   return {
     scheduler,
+    accessLines: () =>
+      logs
+        .flatMap((text) => text.split('\n'))
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((line) => line['msg'] === 'request'),
     audit,
     state,
     token,
@@ -177,6 +186,11 @@ test('unknown tokens beyond 10 a minute from one address are 429 admin_token_rat
     assert.deepEqual(refusal(await withToken(admin, 60, credential)), tokenRefusal(40));
   }
   assert.equal(admin.audit.events.length, 10, 'the 429s leave no audit record');
+  assert.deepEqual(
+    admin.accessLines().slice(-3).map((l) => [l['status'], l['adminToken'], l['client']]),
+    Array(3).fill([429, 'admin_token_rate_limited', '127.0.0.60']),
+    'each is in the access log, with what refused it',
+  );
   assert.equal((await withToken(admin, 60, admin.token)).status, 200);
   assert.equal((refusal(await withToken(admin, 60, revoked.token)) as { code: string }).code, 'admin_token_revoked');
   assert.equal((refusal(await withToken(admin, 61, junkToken(11))) as { code: string }).code, 'admin_token_invalid', 'another address has its own budget');
