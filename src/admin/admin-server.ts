@@ -43,7 +43,7 @@ import { dashboardRoutes, defaultDashboardDir } from './dashboard-assets.ts';
 export { DASHBOARD_CSP, defaultDashboardDir } from './dashboard-assets.ts';
 import { ADMIN_SCOPES, ANONYMOUS_ACTOR, clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
-import { createLoginThrottle, type LoginDecision, type LoginThrottle } from './login-throttle.ts';
+import { createLoginThrottle, retryAfterSeconds, type LoginDecision, type LoginThrottle } from './login-throttle.ts';
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
 import { createSessionStore, verifyCsrf, type Session, type SessionStore } from './sessions.ts';
 import { createSsoRoutes, passwordLoginAllowed, ssoSessionValid } from './sso-routes.ts';
@@ -121,7 +121,7 @@ function passwordAlreadySet(): ApiError {
 
 /** The password login's 429: which budget ran out, why, and for how long (also in Retry-After). */
 function passwordLoginsRefused(throttle: LoginThrottle, decision: Exclude<LoginDecision, { allowed: true }>): ApiError {
-  const seconds = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
+  const seconds = retryAfterSeconds(decision.retryAfterMs);
   const { maxFailures, windowMs, maxGlobalFailures } = throttle.settings;
   const minutes = `${Math.round(windowMs / 60_000)} minutes`;
   const message =

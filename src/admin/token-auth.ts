@@ -37,7 +37,7 @@ import { adminTokenPrefix, isWellFormedAdminToken, scopesCover, tokenStatus, typ
 import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
 import { storeCall } from './admin-api.ts';
 import { ANONYMOUS_ACTOR, clientAddress, type AdminRoute } from './admin-principal.ts';
-import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
+import { createLoginThrottle, retryAfterSeconds, type LoginThrottle } from './login-throttle.ts';
 import { createRefusalRecordLimit } from './refusal-record-limit.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 
@@ -58,7 +58,7 @@ export function createUnknownTokenThrottle(scheduler: Scheduler): LoginThrottle 
   return createLoginThrottle({ ...UNKNOWN_TOKEN_BUDGET, scheduler });
 }
 
-type RefusalCode = 'admin_token_rate_limited' | 'admin_token_invalid' | 'admin_token_revoked' | 'admin_token_expired' | 'session_required_for_route' | 'token_scope_insufficient';
+type RefusalCode = 'admin_token_invalid' | 'admin_token_revoked' | 'admin_token_expired' | 'session_required_for_route' | 'token_scope_insufficient';
 
 export interface TokenAuthOptions {
   tokens: () => AdminTokenStore;
@@ -91,11 +91,6 @@ function tokenActor(record: AdminTokenRecord): AuditActor {
 /** A path as the access log bounds it: a route's :id can be as long as a URL. */
 function boundedPath(path: string): string {
   return path.length > MAX_PATH_LENGTH ? `${path.slice(0, MAX_PATH_LENGTH)}...` : path;
-}
-
-/** Seconds for Retry-After and the message: whole, at least 1. */
-function retryAfterSeconds(ms: number): string {
-  return String(Math.max(1, Math.ceil(ms / 1000)));
 }
 
 function unknownTokensRefused(throttle: LoginThrottle, retryAfterMs: number): ApiError {

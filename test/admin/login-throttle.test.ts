@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLoginThrottle, type LoginThrottleOptions } from '../../src/admin/login-throttle.ts';
+import { createLoginThrottle, retryAfterSeconds, type LoginThrottleOptions } from '../../src/admin/login-throttle.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 
 const MINUTE = 60 * 1000;
@@ -143,4 +143,8 @@ test('options must be positive integers', async () => {
   assert.throws(() => createLoginThrottle({ maxFailures: 0 }), { name: 'RangeError', message: 'maxFailures must be a positive integer, got 0' });
   assert.throws(() => createLoginThrottle({ windowMs: Number.NaN }), RangeError);
   assert.throws(() => createLoginThrottle({ maxGlobalFailures: 2.5 }), RangeError);
+});
+
+test('Retry-After is the wait in whole seconds, rounded up, at least 1', () => {
+  assert.deepEqual([1, 999, 1000, 1001, 900_000].map(retryAfterSeconds), ['1', '1', '1', '2', '900']);
 });
