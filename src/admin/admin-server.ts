@@ -6,7 +6,8 @@
 // Who may do what:
 // - /api/login takes the admin password (scrypt hash in <dataDir>/admin.json)
 //   or, while no password is set, the one-time bootstrap token printed at
-//   start. Failures are rate-limited per client address and globally.
+//   start. Failures are rate-limited per client address and globally
+//   (login-throttle.ts); admin API tokens never pass through that throttle.
 // - A session is an HttpOnly, SameSite=Strict cookie (Secure when the admin
 //   listener is behind TLS). Every state-changing request must also carry the
 //   session's CSRF token in `x-csrf-token`, a JSON content type, and, when the
@@ -42,12 +43,13 @@ import { dashboardRoutes, defaultDashboardDir } from './dashboard-assets.ts';
 export { DASHBOARD_CSP, defaultDashboardDir } from './dashboard-assets.ts';
 import { ADMIN_SCOPES, ANONYMOUS_ACTOR, clientAddress, type AdminRoute } from './admin-principal.ts';
 import type { BootstrapToken } from './bootstrap-token.ts';
-import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
+import { createLoginThrottle, retryAfterSeconds, type LoginDecision, type LoginThrottle } from './login-throttle.ts';
 import { PASSWORD_MAX_LENGTH, verifyPassword } from './password-hash.ts';
 import { createSessionStore, verifyCsrf, type Session, type SessionStore } from './sessions.ts';
 import { createSsoRoutes, passwordLoginAllowed, ssoSessionValid } from './sso-routes.ts';
 import type { SsoFlow } from '../oidc/flow.ts';
-import { bearerCredential, createTokenAuth } from './token-auth.ts';
+import { bearerCredential, createTokenAuth, createUnknownTokenThrottle } from './token-auth.ts';
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 const SESSION_COOKIE = 'portcullis_session';
 /** With Secure cookies the __Host- prefix also pins the cookie to this host and path /. */
@@ -91,7 +93,12 @@ interface AdminServerOptions extends AdminApiDeps {
   dashboardDir?: string;
   /** Unauthenticated operational routes (/metrics, /healthz, /readyz). */
   extraRoutes?: Array<[method: string, path: string, handler: RouteHandler]>;
+  /** The password login's throttle (default: per address and global, on `scheduler`). */
   throttle?: LoginThrottle;
+  /** The unknown admin API tokens' budget (default: createUnknownTokenThrottle on `scheduler`). */
+  tokenThrottle?: LoginThrottle;
+  /** The throttles' time (the system's by default). */
+  scheduler?: Scheduler;
   sessions?: SessionStore;
   /** admin.tls's material (loadListenerTls): serve the admin listener over HTTPS. */
   tls?: ListenerTlsMaterial;
@@ -112,10 +119,23 @@ function passwordAlreadySet(): ApiError {
   return new ApiError('password_already_set');
 }
 
+/** The password login's 429: which budget ran out, why, and for how long (also in Retry-After). */
+function passwordLoginsRefused(throttle: LoginThrottle, decision: Exclude<LoginDecision, { allowed: true }>): ApiError {
+  const seconds = retryAfterSeconds(decision.retryAfterMs);
+  const { maxFailures, windowMs, maxGlobalFailures } = throttle.settings;
+  const minutes = `${Math.round(windowMs / 60_000)} minutes`;
+  const message =
+    decision.limit === 'global'
+      ? `Too many failed password logins from all addresses together (${maxGlobalFailures} within ${minutes}): password logins are refused for everyone for ${seconds} s. Admin API tokens and single sign-on are not affected.`
+      : `Too many failed password logins from this address (${maxFailures} within ${minutes}): password logins from it are refused for ${seconds} s. Admin API tokens are not affected.`;
+  return new ApiError('login_rate_limited', message, { headers: { 'retry-after': seconds } });
+}
+
 export function createAdminServer(options: AdminServerOptions): AdminServer {
   const { dataDir, logger, bootstrap, clock } = options;
   const sessions = options.sessions ?? createSessionStore({ ttlMs: options.session.ttlMs, idleMs: options.session.idleMs, clock });
-  const throttle = options.throttle ?? createLoginThrottle({ clock });
+  const scheduler = options.scheduler ?? systemScheduler;
+  const throttle = options.throttle ?? createLoginThrottle({ scheduler });
   const secure = options.session.secureCookies;
   const cookieName = secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
   const router = createRouter<RouteHandler>();
@@ -187,7 +207,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     await handler(ctx);
   };
 
-  const tokenAuth = createTokenAuth({ tokens: () => options.state.tokens, throttle, audit: options.audit, clock });
+  const tokenAuth = createTokenAuth({ tokens: () => options.state.tokens, throttle: options.tokenThrottle ?? createUnknownTokenThrottle(scheduler), audit: options.audit, clock });
 
   /**
    * A handler for logged-in sessions; state-changing methods also need the CSRF token.
@@ -231,15 +251,12 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   let queuedLogins = 0;
   const checkLogin = (client: string, password: string): Promise<{ ok: boolean; credentials: AdminCredentials | null }> => {
     if (queuedLogins >= MAX_QUEUED_LOGINS) {
-      return Promise.reject(new ApiError('login_rate_limited', 'Too many logins at once; try again in a few seconds.', { headers: { 'retry-after': '5' } }));
+      return Promise.reject(new ApiError('login_rate_limited', `Too many password logins at once (${MAX_QUEUED_LOGINS} waiting their turn); try again in 5 s.`, { headers: { 'retry-after': '5' } }));
     }
     queuedLogins++;
     const run = loginQueue.then(async () => {
       const decision = throttle.check(client);
-      if (!decision.allowed) {
-        const seconds = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
-        throw new ApiError('login_rate_limited', `Too many failed logins; try again in ${seconds} s.`, { headers: { 'retry-after': seconds } });
-      }
+      if (!decision.allowed) throw passwordLoginsRefused(throttle, decision);
       const credentials = await readAdminCredentials(dataDir);
       const ok = credentials !== null ? await verifyPassword(password, credentials.passwordHash) : (bootstrap?.consume(password) ?? false);
       if (ok) throttle.success(client);

@@ -1,4 +1,8 @@
-// Rate limit for admin login attempts: a pure policy over an injected clock.
+// Rate limit for failed admin credentials: a pure policy over an injected
+// scheduler (its monotonic clock: a wall clock stepped back cannot lift a lockout).
+// The admin listener keeps two, each with its own budget: one for the password
+// login (per address and global) and one for unknown admin API tokens (per
+// address only: token-auth.ts), so neither can lock the other out.
 //
 // Per client (the caller's choice of key, normally the remote address): after
 // `maxFailures` failed logins within `windowMs` of the first one, the client is
@@ -8,10 +12,11 @@
 // every client is refused until that window ends. This slows a guess spread over
 // many addresses to `maxGlobalFailures` per window (100 per 15 min by default: under
 // 10,000 a day, hopeless against a 12-character password). The price is that such an
-// attack also locks the real admin out of the dashboard until the window ends; the
-// CLI (`portcullis admin set-password`, `portcullis keys`) keeps working. Failures
-// that are no guess at the password (an unknown admin API token) count per client
-// only (`failure(client, {global: false})`), so they cannot trigger that lockout.
+// attack also locks the real admin out of the password login until the window
+// ends; single sign-on, admin API tokens and the CLI (`portcullis admin
+// set-password`, `portcullis keys`) keep working. `maxGlobalFailures: null` keeps
+// no global count (the unknown-token budget: a token cannot be guessed, so
+// tokens from many addresses are no attack a global ceiling would slow).
 //
 // Memory is bounded: at most `maxClients` client records. Making room drops records
 // that no longer matter first (window over, not locked), then the least recently
@@ -22,6 +27,8 @@
 // before the first failure() is recorded. Callers should run check, verify and
 // failure/success for one login at a time (the scrypt verify is worth serialising
 // anyway: it takes 32 MiB and tens of milliseconds).
+
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 const DEFAULT_MAX_LOGIN_FAILURES = 5;
 const DEFAULT_LOGIN_WINDOW_MS = 15 * 60 * 1000;
@@ -36,24 +43,33 @@ export interface LoginThrottleOptions {
   windowMs?: number;
   lockoutMs?: number;
   maxClients?: number;
-  maxGlobalFailures?: number;
-  /** Milliseconds since the epoch; Date.now by default. */
-  clock?: () => number;
+  /** Failures from all clients within one window that refuse everyone; null: no global ceiling. */
+  maxGlobalFailures?: number | null;
+  /** Where the time comes from (its monotonic clock); the system's by default. */
+  scheduler?: Scheduler;
 }
 
-export type LoginDecision = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterMs: number };
+/** Which budget refused: the client's own, or the one all clients share. */
+export type LoginLimit = 'client' | 'global';
+
+export type LoginDecision = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterMs: number; readonly limit: LoginLimit };
+
+/** The budgets a throttle keeps, for the words of its refusals. */
+export interface LoginThrottleSettings {
+  readonly maxFailures: number;
+  readonly windowMs: number;
+  readonly lockoutMs: number;
+  readonly maxGlobalFailures: number | null;
+}
 
 export interface LoginThrottle {
-  /** May `client` try a password now? */
+  /** May `client` try now? */
   check(client: string): LoginDecision;
-  /**
-   * `client` presented a wrong password. `global: false` counts it for the client only,
-   * not toward the global ceiling: for failures that are no guess at the password (an
-   * unknown admin API token), so they cannot lock everyone out of the password login.
-   */
-  failure(client: string, options?: { global?: boolean }): void;
+  /** `client` presented a wrong credential. */
+  failure(client: string): void;
   /** `client` logged in: its failures are forgotten (the global count is not). */
   success(client: string): void;
+  readonly settings: LoginThrottleSettings;
   /** Client records held, for tests and metrics. */
   readonly trackedClients: number;
 }
@@ -66,6 +82,11 @@ interface ClientRecord {
 
 const ALLOWED: LoginDecision = { allowed: true };
 
+/** A refusal's wait as Retry-After says it: whole seconds, at least 1. */
+export function retryAfterSeconds(retryAfterMs: number): string {
+  return String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
+}
+
 function requirePositiveInteger(value: number, name: string): number {
   if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
   return value;
@@ -76,8 +97,10 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
   const windowMs = requirePositiveInteger(options.windowMs ?? DEFAULT_LOGIN_WINDOW_MS, 'windowMs');
   const lockoutMs = requirePositiveInteger(options.lockoutMs ?? DEFAULT_LOGIN_LOCKOUT_MS, 'lockoutMs');
   const maxClients = requirePositiveInteger(options.maxClients ?? DEFAULT_MAX_THROTTLED_CLIENTS, 'maxClients');
-  const maxGlobalFailures = requirePositiveInteger(options.maxGlobalFailures ?? DEFAULT_MAX_GLOBAL_LOGIN_FAILURES, 'maxGlobalFailures');
-  const clock = options.clock ?? Date.now;
+  const maxGlobalFailures = options.maxGlobalFailures === null ? null : requirePositiveInteger(options.maxGlobalFailures ?? DEFAULT_MAX_GLOBAL_LOGIN_FAILURES, 'maxGlobalFailures');
+  const settings: LoginThrottleSettings = { maxFailures, windowMs, lockoutMs, maxGlobalFailures };
+  const scheduler = options.scheduler ?? systemScheduler;
+  const clock = (): number => scheduler.monotonic();
   // Insertion order is the order of last failure: the first entry is the stalest.
   const clients = new Map<string, ClientRecord>();
   let globalWindowStartMs = Number.NEGATIVE_INFINITY;
@@ -93,7 +116,7 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
 
   function globalRetryAfterMs(nowMs: number): number {
     const windowEndMs = globalWindowStartMs + windowMs;
-    return globalFailures >= maxGlobalFailures && nowMs < windowEndMs ? windowEndMs - nowMs : 0;
+    return maxGlobalFailures !== null && globalFailures >= maxGlobalFailures && nowMs < windowEndMs ? windowEndMs - nowMs : 0;
   }
 
   function makeRoom(nowMs: number): void {
@@ -119,12 +142,14 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
       const nowMs = clock();
       const record = clients.get(keyOf(client));
       const clientWaitMs = record !== undefined && nowMs < record.lockedUntilMs ? record.lockedUntilMs - nowMs : 0;
-      const waitMs = Math.max(clientWaitMs, globalRetryAfterMs(nowMs));
-      return waitMs > 0 ? { allowed: false, retryAfterMs: waitMs } : ALLOWED;
+      const globalWaitMs = globalRetryAfterMs(nowMs);
+      // Both may refuse: the answer names the one that lasts longer, and waits that long.
+      if (clientWaitMs === 0 && globalWaitMs === 0) return ALLOWED;
+      return globalWaitMs > clientWaitMs ? { allowed: false, retryAfterMs: globalWaitMs, limit: 'global' } : { allowed: false, retryAfterMs: clientWaitMs, limit: 'client' };
     },
-    failure(client, failureOptions) {
+    failure(client) {
       const nowMs = clock();
-      if (failureOptions?.global !== false) countGlobalFailure(nowMs);
+      if (maxGlobalFailures !== null) countGlobalFailure(nowMs);
       const key = keyOf(client);
       let record = clients.get(key);
       clients.delete(key);
@@ -150,6 +175,7 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
     success(client) {
       clients.delete(keyOf(client));
     },
+    settings,
     get trackedClients() {
       return clients.size;
     },

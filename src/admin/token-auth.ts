@@ -4,22 +4,26 @@
 // token and Origin check do not apply (no cookie is involved, so a page on
 // another site cannot make a browser send the token), the host check still does.
 //
+// A token is judged on its own merits, before any throttle: the lookup is a
+// SHA-256 and a constant-time compare (or one Redis call), and a token this
+// gateway issued cannot be guessed, so no flood of wrong passwords or junk
+// tokens (behind a reverse proxy, all from the proxy's address) may keep a
+// valid token from being served. The password login's throttle is not
+// consulted at all.
+//
 // Order of the checks:
-//   1. the login throttle (per client address, shared with password logins):
-//      a locked-out address gets 429 login_rate_limited and no audit record,
+//   1. the token: known and active goes on to 3; revoked 401 admin_token_revoked,
+//      expired 401 admin_token_expired (never counted: a token this gateway
+//      issued is no guess, and a CI job retrying it must not lock anyone out);
+//   2. unknown or malformed: the unknown-token budget of the client's address
+//      (its own, apart from the password login's; per address, no global
+//      ceiling) decides. Within it, 401 admin_token_invalid, counted; beyond
+//      it, 429 admin_token_rate_limited with Retry-After and no audit record,
 //      so garbage cannot flood the trail;
-//   2. the token: unknown or malformed 401 admin_token_invalid (counts as a
-//      failed login for the client's address, not toward the throttle's global
-//      ceiling: no token can be guessed, and garbage from many addresses must
-//      not lock the password login out for everyone), revoked 401
-//      admin_token_revoked, expired 401 admin_token_expired (not counted: a
-//      token this gateway issued is no guess, and a CI job retrying an expired
-//      token from many runners must not lock the password login out for
-//      everyone through the throttle's global ceiling);
 //   3. the route: need 'session' 403 session_required_for_route; a scope that
 //      does not cover the need 403 token_scope_insufficient.
-// Each refusal is a token.refused audit record, at most one per token (or
-// unknown), address and reason per minute and 100 a minute in all
+// Each refusal but the 429 is a token.refused audit record, at most one per
+// token (or unknown), address and reason per minute and 100 a minute in all
 // (refusal-record-limit.ts); every refusal is in the access log line
 // (adminToken: the reason, adminTokenId, client).
 // An accepted request records exactly one token.use {method, path, status},
@@ -33,19 +37,32 @@ import { adminTokenPrefix, isWellFormedAdminToken, scopesCover, tokenStatus, typ
 import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
 import { storeCall } from './admin-api.ts';
 import { ANONYMOUS_ACTOR, clientAddress, type AdminRoute } from './admin-principal.ts';
-import type { LoginThrottle } from './login-throttle.ts';
+import { createLoginThrottle, retryAfterSeconds, type LoginThrottle } from './login-throttle.ts';
 import { createRefusalRecordLimit } from './refusal-record-limit.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 
 const REALM = 'portcullis-admin';
 const INVALID_TOKEN_CHALLENGE = `Bearer realm="${REALM}", error="invalid_token"`;
 /** Longest credential looked at; anything longer is malformed (a token is 47 characters). */
 const MAX_CREDENTIAL_LENGTH = 256;
 const MAX_PATH_LENGTH = 200;
+/**
+ * The unknown-token budget of one address: 10 within a minute, then a minute of
+ * 429. Only unknown tokens are ever refused by it, so it can be tight: a client
+ * that fixes its token is served at once.
+ */
+const UNKNOWN_TOKEN_BUDGET = { maxFailures: 10, windowMs: 60_000, lockoutMs: 60_000, maxGlobalFailures: null };
+
+/** The budget for unknown and malformed admin API tokens (per address, no global ceiling) on `scheduler`. */
+export function createUnknownTokenThrottle(scheduler: Scheduler): LoginThrottle {
+  return createLoginThrottle({ ...UNKNOWN_TOKEN_BUDGET, scheduler });
+}
 
 type RefusalCode = 'admin_token_invalid' | 'admin_token_revoked' | 'admin_token_expired' | 'session_required_for_route' | 'token_scope_insufficient';
 
 export interface TokenAuthOptions {
   tokens: () => AdminTokenStore;
+  /** The unknown-token budget (createUnknownTokenThrottle); never the password login's. */
   throttle: LoginThrottle;
   audit: AuditTrail;
   /** Milliseconds since the epoch: when a token's expiry is judged. */
@@ -76,6 +93,17 @@ function boundedPath(path: string): string {
   return path.length > MAX_PATH_LENGTH ? `${path.slice(0, MAX_PATH_LENGTH)}...` : path;
 }
 
+function unknownTokensRefused(throttle: LoginThrottle, retryAfterMs: number): ApiError {
+  const seconds = retryAfterSeconds(retryAfterMs);
+  const { maxFailures, windowMs } = throttle.settings;
+  return new ApiError(
+    'admin_token_rate_limited',
+    `Too many unknown admin API tokens from this address (${maxFailures} within ${windowMs / 1000} s): unknown tokens from it are refused for ${seconds} s. ` +
+      'Tokens this gateway issued are still accepted from it: send the whole pca_... token as it was printed when it was created.',
+    { headers: { 'retry-after': seconds } },
+  );
+}
+
 function isSuccess(status: number): boolean {
   return status >= 200 && status < 300;
 }
@@ -100,26 +128,25 @@ export function createTokenAuth(options: TokenAuthOptions) {
 
   /** Authenticates `credential`; refuses (throws) or returns the token's record. */
   const authenticate = async (ctx: RequestContext, credential: string): Promise<AdminTokenRecord> => {
+    // The store cannot be read (Redis down, a file error): 503, the client may retry; a broken file stays a 500.
+    const record = isWellFormedAdminToken(credential) ? await storeCall(() => options.tokens().findByToken(credential)) : null;
+    if (record !== null) {
+      const status = tokenStatus(record, clock());
+      if (status === 'active') return record;
+      const code = status === 'revoked' ? 'admin_token_revoked' : 'admin_token_expired';
+      return refuse(ctx, code, tokenActor(record), record.id, new ApiError(code, undefined, { headers: { 'www-authenticate': INVALID_TOKEN_CHALLENGE } }));
+    }
     const client = clientAddress(ctx);
     const decision = throttle.check(client);
     if (!decision.allowed) {
-      const seconds = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
-      throw new ApiError('login_rate_limited', `Too many refused logins or tokens from this address; try again in ${seconds} s.`, { headers: { 'retry-after': seconds } });
+      ctx.log['adminToken'] = 'admin_token_rate_limited';
+      ctx.log['client'] = client;
+      throw unknownTokensRefused(throttle, decision.retryAfterMs);
     }
-    // The store cannot be read (Redis down, a file error): 503, the client may retry; a broken file stays a 500.
-    const record = isWellFormedAdminToken(credential) ? await storeCall(() => options.tokens().findByToken(credential)) : null;
-    const status = record === null ? null : tokenStatus(record, clock());
-    if (record === null || status !== 'active') {
-      // Per address only: a 256-bit token cannot be guessed, so unknown tokens from many
-      // addresses must not reach the global ceiling that guards the password login.
-      if (record === null) throttle.failure(client, { global: false });
-      const code = record === null ? 'admin_token_invalid' : status === 'revoked' ? 'admin_token_revoked' : 'admin_token_expired';
-      // Unknown: only its prefix, and only when it has a token's shape (never more of what was sent).
-      const actor: AuditActor =
-        record !== null ? tokenActor(record) : { ...ANONYMOUS_ACTOR, ...(isWellFormedAdminToken(credential) ? { name: adminTokenPrefix(credential) } : {}) };
-      return refuse(ctx, code, actor, record?.id ?? null, new ApiError(code, undefined, { headers: { 'www-authenticate': INVALID_TOKEN_CHALLENGE } }));
-    }
-    return record;
+    throttle.failure(client);
+    // Only its prefix, and only when it has a token's shape (never more of what was sent).
+    const actor: AuditActor = { ...ANONYMOUS_ACTOR, ...(isWellFormedAdminToken(credential) ? { name: adminTokenPrefix(credential) } : {}) };
+    return refuse(ctx, 'admin_token_invalid', actor, null, new ApiError('admin_token_invalid', undefined, { headers: { 'www-authenticate': INVALID_TOKEN_CHALLENGE } }));
   };
 
   /** Runs `route` for the token `credential`, recording what the module header says. */

@@ -15,9 +15,12 @@ export interface OidcConfig {
   scopes: string[];
   /** The ID token's aud must hold one of these; default [clientId]. */
   audiences: string[];
-  /** sub values, or emails the provider marks email_verified. */
+  /**
+   * sub values, or emails the provider marks email_verified (an entry with "@"), kept
+   * exactly as written: src/oidc/allowed-users.ts compares them without Unicode case folding.
+   */
   allowedUsers: string[];
-  /** Group names looked up in the `groupsClaim` claim. */
+  /** Group names looked up in the `groupsClaim` claim (compared exactly). */
   allowedGroups: string[];
   groupsClaim: string;
   /** The sign-in button's text. */
@@ -76,8 +79,9 @@ export function parseOidc(c: Checker, value: unknown, hosts: readonly string[]):
   if (o['scopes'] !== undefined && !scopes.includes('openid')) c.report(join(at, 'scopes'), { code: 'invalid_value', message: 'must include "openid" (without it the provider sends no ID token)' });
   const audiences = o['audiences'] === undefined ? [clientId] : stringList(c, o['audiences'], join(at, 'audiences'));
   if (o['audiences'] !== undefined && audiences.length === 0) c.report(join(at, 'audiences'), { code: 'invalid_value', message: 'must name at least one audience (or leave it out: the client id)' });
-  const allowedUsers = o['allowedUsers'] === undefined ? [] : stringList(c, o['allowedUsers'], join(at, 'allowedUsers'));
-  const allowedGroups = o['allowedGroups'] === undefined ? [] : stringList(c, o['allowedGroups'], join(at, 'allowedGroups'));
+  // Kept exactly as written: no case folding, no normalisation (src/oidc/allowed-users.ts compares them exactly).
+  const allowedUsers = o['allowedUsers'] === undefined ? [] : stringList(c, o['allowedUsers'], join(at, 'allowedUsers'), undefined, undefined, allowedUserProblem);
+  const allowedGroups = o['allowedGroups'] === undefined ? [] : stringList(c, o['allowedGroups'], join(at, 'allowedGroups'), undefined, undefined, invisibleCharacter);
   if (allowedUsers.length === 0 && allowedGroups.length === 0) {
     c.report(join(at, 'allowedUsers'), {
       code: 'required',
@@ -172,15 +176,71 @@ function parseRedirectUrl(c: Checker, value: unknown, at: string, hosts: readonl
   return text;
 }
 
-function stringList(c: Checker, value: unknown, at: string, shape?: RegExp, what = `a non-empty string of at most ${MAX_ITEM_LENGTH} characters`): string[] {
+/** `problem`: what else is wrong with an item of the right length and shape, in words, or null. */
+function stringList(
+  c: Checker,
+  value: unknown,
+  at: string,
+  shape?: RegExp,
+  what = `a non-empty string of at most ${MAX_ITEM_LENGTH} characters`,
+  problem: (item: string) => string | null = () => null,
+): string[] {
   if (!Array.isArray(value) || value.length > MAX_LIST) {
     return c.report(at, { code: 'not_array', message: `must be an array of at most ${MAX_LIST} strings` }) ?? [];
   }
   const list: string[] = [];
   value.forEach((item: unknown, i: number) => {
     const ok = typeof item === 'string' && item.length > 0 && item.length <= MAX_ITEM_LENGTH && (shape === undefined || shape.test(item));
-    if (ok) list.push(item);
-    else c.report(`${at}[${i}]`, { code: 'invalid_value', message: `must be ${what}` });
+    const issue = ok ? problem(item) : null;
+    if (ok && issue === null) list.push(item);
+    else c.report(`${at}[${i}]`, { code: 'invalid_value', message: issue ?? `must be ${what}` });
   });
   return list;
+}
+
+/**
+ * Characters no identity should hold: control, format (zero-width, bidi),
+ * surrogate, private-use, line and paragraph separators, and every space but
+ * U+0020 (group names such as "Gateway Admins" have those, though not at either end).
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/u;
+/** What an e-mail entry may hold: printable ASCII, no space. */
+const EMAIL_CHARACTER = /^[\x21-\x7e]$/;
+
+/** `U+200B at character 5`: a code point of an entry, named so it can be found (characters counted as code points). */
+function characterAt(points: readonly string[], index: number): string {
+  const point = points[index]?.codePointAt(0) ?? 0;
+  return `U+${point.toString(16).toUpperCase().padStart(4, '0')} at character ${index + 1}`;
+}
+
+function invisibleCharacter(item: string): string | null {
+  const points = [...item];
+  const index = points.findIndex((ch) => INVISIBLE.test(ch));
+  if (index !== -1) return `holds an invisible, space or control character (${characterAt(points, index)}); write the value without it`;
+  if (item.startsWith(' ') || item.endsWith(' ')) return 'begins or ends with a space; write the value without it';
+  return null;
+}
+
+/**
+ * An allowedUsers entry: a sub value (any printable text, compared exactly) or,
+ * with "@", an e-mail address in ASCII. A non-ASCII address is refused here
+ * rather than compared: matching exactly (no case folding, no normalisation)
+ * it would only ever admit the one spelling written, and a look-alike in the
+ * list is a mistake to catch, not to honour.
+ */
+function allowedUserProblem(item: string): string | null {
+  const invisible = invisibleCharacter(item);
+  if (invisible !== null || !item.includes('@')) return invisible;
+  const points = [...item];
+  const index = points.findIndex((ch) => !EMAIL_CHARACTER.test(ch));
+  if (index !== -1) {
+    return (
+      `is an email address with a character outside printable ASCII (${characterAt(points, index)}): email entries must be ASCII, ` +
+      'the domain in its xn-- form (letter case is ignored in the domain for A-Z only; the local part is compared exactly); ' +
+      'for an account whose address is not ASCII, list its sub value instead'
+    );
+  }
+  const at = item.lastIndexOf('@');
+  if (at === 0 || at === item.length - 1) return 'is not an email address: it needs a local part before the "@" and a domain after it (or write a sub value, without "@")';
+  return null;
 }

@@ -120,6 +120,8 @@ export const ERROR_CATALOGUE = {
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error', failure: Failure.Transient, clientMayRetry: true, message: null },
   insufficient_quota: { status: 429, type: 'insufficient_quota', failure: Failure.Transient, clientMayRetry: false, message: null },
   login_rate_limited: { status: 429, type: 'rate_limit_error', failure: Failure.Transient, clientMayRetry: true, message: null },
+  /** Unknown admin API tokens beyond their budget; a valid token is never refused so. */
+  admin_token_rate_limited: { status: 429, type: 'rate_limit_error', failure: Failure.Transient, clientMayRetry: true, message: null },
   // 500, 503: the gateway's own trouble.
   internal_error: {
     status: 500,

@@ -7,12 +7,14 @@
 // - finish(): the callback's state must name a live, unused transaction of
 //   this browser (a replayed callback finds it used); then the code is
 //   exchanged at the token endpoint, the ID token verified, and the user
-//   checked against allowedUsers / allowedGroups.
+//   checked against allowedUsers / allowedGroups (./allowed-users.ts: exact,
+//   no Unicode case folding).
 // Secrets (state, nonce, verifier, code, tokens) are never returned in an
 // outcome, logged or put in an error message.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuditActor } from '../audit/audit-event.ts';
 import type { OidcConfig } from '../config/oidc-config.ts';
+import { refusalHint, userAllowed } from './allowed-users.ts';
 import { createDiscovery, DiscoveryError, type Discovery, type ProviderMetadata } from './discovery.ts';
 import { verifyIdToken, type VerifiedIdToken } from './id-token.ts';
 import { createJwksCache, type JwksCache } from './jwks.ts';
@@ -32,7 +34,6 @@ const MAX_TOKEN_ANSWER_BYTES = 256 * 1024;
 const MAX_JWKS_BYTES = 256 * 1024;
 /** Callback parameters longer than this are not ours (codes of real providers are well under 2 KiB). */
 const MAX_PARAM_LENGTH = 4096;
-const MAX_GROUPS = 1000;
 
 export type SsoErrorCode = 'sso_state_invalid' | 'sso_id_token_invalid' | 'sso_user_not_allowed' | 'sso_provider_error';
 
@@ -153,20 +154,6 @@ function displayName(claims: Readonly<Record<string, unknown>>): string | undefi
 export function ssoActor(token: VerifiedIdToken): AuditActor {
   const name = displayName(token.claims);
   return { kind: 'sso', id: token.sub, issuer: token.iss, ...(name === undefined ? {} : { name }) };
-}
-
-/** allowedUsers (sub, or an email the provider verified) and allowedGroups (the groups claim): either admits. */
-export function userAllowed(config: Pick<OidcConfig, 'allowedUsers' | 'allowedGroups' | 'groupsClaim'>, token: VerifiedIdToken): boolean {
-  const { claims } = token;
-  if (config.allowedUsers.includes(token.sub)) return true;
-  const email = claims['email'];
-  if (claims['email_verified'] === true && typeof email === 'string') {
-    const lower = email.toLowerCase();
-    if (config.allowedUsers.some((u) => u.includes('@') && u.toLowerCase() === lower)) return true;
-  }
-  const groups = claims[config.groupsClaim];
-  const list = typeof groups === 'string' ? [groups] : Array.isArray(groups) ? groups.slice(0, MAX_GROUPS) : [];
-  return list.some((g) => typeof g === 'string' && config.allowedGroups.includes(g));
 }
 
 export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
@@ -351,7 +338,10 @@ export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
         return failBecause('jwks_unavailable', err);
       }
       const actor = ssoActor(token);
-      if (!userAllowed(config, token)) return fail('sso_user_not_allowed', 'user_not_allowed', actor);
+      if (!userAllowed(config, token)) {
+        const hint = refusalHint(config, token);
+        return { ...fail('sso_user_not_allowed', 'user_not_allowed', actor), ...(hint === undefined ? {} : { problem: hint }) };
+      }
       return { ok: true, actor };
     },
   };

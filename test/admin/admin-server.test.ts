@@ -19,6 +19,7 @@ import { createUsageLedger } from '../../src/usage/usage-ledger.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
 import { recordingAuditTrail } from './recording-audit-trail.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const NOW = Date.parse('2026-11-22T05:30:00.000Z');
@@ -334,7 +335,7 @@ test('parallel wrong guesses cannot outrun the throttle: they are checked one at
     logger: createLogger({ level: 'error', write: () => {} }),
     bootstrap: null,
     session: { ttlMs: 3_600_000, idleMs: 600_000, secureCookies: false },
-    throttle: createLoginThrottle({ maxFailures: 2, clock: () => NOW }),
+    throttle: createLoginThrottle({ maxFailures: 2, scheduler: new ManualScheduler() }),
   });
   await new Promise<void>((resolve) => second.server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(second.server.address() as AddressInfo).port}`;

@@ -22,6 +22,7 @@ import { openFileBackend, type FileBackend } from '../../src/state/file-backend.
 import { request, type RawResponse } from '../gateway/harness.ts';
 import { recordingAuditTrail, type RecordingAuditTrail } from '../admin/recording-audit-trail.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const NOW = Date.parse('2026-11-22T05:30:00.000Z');
@@ -51,7 +52,7 @@ before(async () => {
   const routes = createAliasRoutes(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
   state = openFileBackend(dataDir, { watch: false });
   bootstrap = createBootstrapToken();
-  throttle = createLoginThrottle({ clock: () => NOW, maxFailures: MAX_FAILURES });
+  throttle = createLoginThrottle({ scheduler: new ManualScheduler(), maxFailures: MAX_FAILURES });
   trail = recordingAuditTrail();
   admin = createAdminServer({
     view: () => ({ config, routes }),

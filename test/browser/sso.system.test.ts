@@ -161,7 +161,7 @@ describe('single sign-on', () => {
     bobsSession = cookies;
   });
 
-  test('a verified email in allowedUsers signs in (compared without case); a public client with PKCE only and ES256 tokens works', async () => {
+  test('a verified email in allowedUsers signs in (its domain compared without A-Z case, the local part exactly); a public client with PKCE only and ES256 tokens works', async () => {
     sso.setOidc({ ...sso.baseOidc, clientId: PUBLIC_CLIENT_ID, clientSecretFile: undefined });
     await signIn('alice');
     assert.equal(landedAt(), `${sso.adminUrl}/`);

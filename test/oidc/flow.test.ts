@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { OidcConfig } from '../../src/config/oidc-config.ts';
-import { createSsoFlow, LOGIN_TTL_MS, MAX_TRANSACTIONS_PER_CLIENT, ssoActor, SsoStartError, userAllowed, type SsoFlow } from '../../src/oidc/flow.ts';
+import { userAllowed } from '../../src/oidc/allowed-users.ts';
+import { createSsoFlow, LOGIN_TTL_MS, MAX_TRANSACTIONS_PER_CLIENT, ssoActor, SsoStartError, type SsoFlow } from '../../src/oidc/flow.ts';
 import { codeChallengeS256 } from '../../src/oidc/pkce.ts';
 import type { ProviderAnswer, ProviderFetch, ProviderRequest } from '../../src/oidc/provider-fetch.ts';
 
@@ -201,11 +202,43 @@ describe('sso flow', () => {
     const token = (claims: Record<string, unknown>) => ({ sub: 's', iss: ISSUER, claims });
     const rules = { allowedUsers: ['a@example.com', 'sub-1'], allowedGroups: ['admins'], groupsClaim: 'roles' };
     assert.equal(userAllowed(rules, { sub: 'sub-1', iss: ISSUER, claims: {} }), true);
-    assert.equal(userAllowed(rules, token({ email: 'A@Example.com', email_verified: true })), true);
+    assert.equal(userAllowed(rules, token({ email: 'a@Example.COM', email_verified: true })), true);
+    assert.equal(userAllowed(rules, token({ email: 'A@example.com', email_verified: true })), false, 'the local part is compared exactly');
     assert.equal(userAllowed(rules, token({ email: 'a@example.com', email_verified: 'true' })), false, 'only a boolean true counts');
     assert.equal(userAllowed(rules, token({ roles: ['x', 'admins'] })), true);
     assert.equal(userAllowed(rules, token({ roles: 'admins' })), true);
     assert.equal(userAllowed(rules, token({ groups: ['admins'] })), false, 'the configured claim, not "groups"');
+  });
+
+  test('a verified email with a look-alike letter is not the allow-listed address (KELVIN SIGN for k); a local part in another letter case is refused with a hint in the log', async () => {
+    const signIn = async (email: string) => {
+      let nonce = '';
+      const { flow, start } = setup({
+        token: (form) => {
+          void form;
+          const nowS = Date.UTC(2026, 10, 26) / 1000;
+          return { status: 200, json: { id_token: idToken({ iss: ISSUER, sub: 'user-9', aud: 'portcullis', exp: nowS + 60, iat: nowS, nonce, email, email_verified: true }), token_type: 'Bearer' } };
+        },
+      });
+      const config = { ...CONFIG, allowedUsers: ['kate@example.com'] };
+      const a = await start(config);
+      nonce = a.url.searchParams.get('nonce') ?? '';
+      return flow.finish(config, { state: a.state, code: 'c' }, a.binding, SECRET);
+    };
+    assert.deepEqual(await signIn('\u212Aate@example.com'), {
+      ok: false,
+      error: 'sso_user_not_allowed',
+      reason: 'user_not_allowed',
+      actor: { kind: 'sso', id: 'user-9', issuer: ISSUER, name: '\u212Aate@example.com' },
+    });
+    assert.deepEqual(await signIn('Kate@example.com'), {
+      ok: false,
+      error: 'sso_user_not_allowed',
+      reason: 'user_not_allowed',
+      actor: { kind: 'sso', id: 'user-9', issuer: ISSUER, name: 'Kate@example.com' },
+      problem: 'the verified email differs from an allowedUsers entry only in the letter case of its local part, which is compared exactly: write the entry as the provider sends the address',
+    });
+    assert.deepEqual(await signIn('kate@EXAMPLE.com'), { ok: true, actor: { kind: 'sso', id: 'user-9', issuer: ISSUER, name: 'kate@EXAMPLE.com' } });
   });
 
   test('discovery failing at start is an SsoStartError with its reason; transactions are bounded (the oldest dropped)', async () => {

@@ -109,6 +109,42 @@ describe('admin.oidc', () => {
     assert.ok(!found.join('\n').includes(secret));
   });
 
+  test('allowedUsers and allowedGroups are kept exactly as written: no case folding, no normalisation', () => {
+    const users = ['Kate@Example.COM', 'ops@xn--bcher-kva.example', '\u30e6\u30fc\u30b6\u30fc-1', 'e\u0301-sub', '\u212A-sub'];
+    const groups = ['Gateway Admins', '/team/\u00e9quipe'];
+    const oidc = parse({ allowedHosts: ['gateway.example.com'], oidc: { ...GOOD, allowedUsers: users, allowedGroups: groups } }).admin.oidc;
+    assert.deepEqual(oidc?.allowedUsers, users);
+    assert.deepEqual(oidc?.allowedGroups, groups);
+  });
+
+  test('an email entry outside ASCII, an invisible character, a space at an end or half an address: each named with the character and what to write', () => {
+    const outsideAscii = (character: string) =>
+      `is an email address with a character outside printable ASCII (${character}): email entries must be ASCII, the domain in its xn-- form (letter case is ignored in the domain for A-Z only; the local part is compared exactly); for an account whose address is not ASCII, list its sub value instead`;
+    assert.deepEqual(
+      issues({
+        allowedHosts: ['gateway.example.com'],
+        oidc: {
+          ...GOOD,
+          allowedUsers: ['\u212Aate@example.com', 'jos\u00e9@example.com', 'kate@b\u00fccher.example', 'kate\u200B@example.com', 'sub-\u202E1', 'kate @example.com', '@example.com', 'kate@', 'ok@example.com'],
+          allowedGroups: ['admins\u200B', ' admins', 'admins\u00a0x', 'Gateway Admins'],
+        },
+      }),
+      [
+        `admin.oidc.allowedUsers[0]: ${outsideAscii('U+212A at character 1')}`,
+        `admin.oidc.allowedUsers[1]: ${outsideAscii('U+00E9 at character 4')}`,
+        `admin.oidc.allowedUsers[2]: ${outsideAscii('U+00FC at character 7')}`,
+        'admin.oidc.allowedUsers[3]: holds an invisible, space or control character (U+200B at character 5); write the value without it',
+        'admin.oidc.allowedUsers[4]: holds an invisible, space or control character (U+202E at character 5); write the value without it',
+        `admin.oidc.allowedUsers[5]: ${outsideAscii('U+0020 at character 5')}`,
+        'admin.oidc.allowedUsers[6]: is not an email address: it needs a local part before the "@" and a domain after it (or write a sub value, without "@")',
+        'admin.oidc.allowedUsers[7]: is not an email address: it needs a local part before the "@" and a domain after it (or write a sub value, without "@")',
+        'admin.oidc.allowedGroups[0]: holds an invisible, space or control character (U+200B at character 7); write the value without it',
+        'admin.oidc.allowedGroups[1]: begins or ends with a space; write the value without it',
+        'admin.oidc.allowedGroups[2]: holds an invisible, space or control character (U+00A0 at character 7); write the value without it',
+      ],
+    );
+  });
+
   test('a reload applies admin.oidc (the rest of admin stays restart-only)', () => {
     const running = parse({});
     const next = parse({ port: 9999, oidc: { ...GOOD, redirectUrl: 'http://localhost:8081/sso/callback' } });

@@ -30,7 +30,7 @@ export const PUBLIC_CLIENT_ID = 'portcullis-public';
 export const CLIENT_SECRET = 'a client secret of the test, 32+ characters long';
 /** Login names at the provider and their claims. */
 export const ACCOUNTS: Record<string, Record<string, unknown>> = {
-  alice: { email: 'Alice@Example.com', email_verified: true, preferred_username: 'alice', groups: ['staff'] },
+  alice: { email: 'alice@Example.COM', email_verified: true, preferred_username: 'alice', groups: ['staff'] },
   bob: { email: 'bob@example.com', email_verified: true, preferred_username: 'bob', groups: ['gateway-admins'] },
   // Claims an allowed email, but the provider did not verify it.
   mallory: { email: 'alice@example.com', email_verified: false, preferred_username: 'mallory', groups: ['staff'] },
