@@ -116,9 +116,10 @@ describe('over the admin API and the API listener', () => {
     await gw.close();
   });
 
-  test('key and token names, renames, paths and model names: none in audit.jsonl, GET /api/audit or any log line', async () => {
+  test('key and token names, renames, paths, model names and issued tokens: none in audit.jsonl, GET /api/audit or any log line', async () => {
     // Admin tokens with a "-" or "_" among their first characters are the ones a letters-and-digits pattern missed.
     const drawn = secrets('admin-api', 2);
+    const issuedTokens: string[] = [];
     drawn.push('pca_-' + generateAdminToken(seededRandom('dash')).slice(5), 'pca__' + generateAdminToken(seededRandom('underscore')).slice(5));
     const post = (route: string, body: unknown, method = 'POST') => fetch(`${gw.adminUrl}${route}`, { method, headers, body: JSON.stringify(body) });
     for (const secret of drawn) {
@@ -129,6 +130,11 @@ describe('over the admin API and the API listener', () => {
       assert.equal(renamed.status, 200, await renamed.clone().text());
       const token = await post('/api/tokens', { name: secret, scopes: ['read'], expiresAt: new Date(Date.now() + 86_400_000).toISOString() });
       assert.equal(token.status, 201, await token.clone().text());
+      // The token's use is recorded with the path it asked for (token.use detail.path).
+      const issued = ((await token.json()) as { token: string }).token;
+      const lookup = await fetch(`${gw.adminUrl}/api/keys/x${secret}`, { headers: { authorization: `Bearer ${issued}` } });
+      assert.equal(lookup.status, 404, await lookup.clone().text());
+      issuedTokens.push(issued);
       const unknownPath = await fetch(`${gw.apiUrl}/v1/${secret}`);
       assert.equal(unknownPath.status, 404);
       const unknownModel = await fetch(`${gw.apiUrl}/v1/chat/completions`, {
@@ -142,17 +148,18 @@ describe('over the admin API and the API listener', () => {
     const auditFile = readFileSync(path.join(gw.dataDir, 'audit.jsonl'), 'utf8');
     const auditApi = await (await fetch(`${gw.adminUrl}/api/audit?limit=1000`, { headers })).text();
     const logs = gw.logs.map((line) => JSON.stringify(line)).join('\n');
-    const records = auditFile.trimEnd().split('\n').map((line) => JSON.parse(line) as { action: string; after: { name?: string } });
+    const records = auditFile.trimEnd().split('\n').map((line) => JSON.parse(line) as { action: string; after: { name?: string } | null; detail?: { path?: string } });
     assert.deepEqual(
-      records.filter((r) => r.action !== 'admin.password_set' && r.action !== 'admin.login').map((r) => [r.action, r.after.name]),
+      records.filter((r) => r.action !== 'admin.password_set' && r.action !== 'admin.login').map((r) => [r.action, r.after?.name ?? r.detail?.path]),
       drawn.flatMap(() => [
         ['key.create', 'x[redacted]'],
         ['key.update', '[redacted] (renamed)'],
         ['token.create', '[redacted]'],
+        ['token.use', '/api/keys/x[redacted]'],
       ]),
     );
     assert.ok(logs.includes('"status":404') && logs.includes('"status":401'), 'the access lines are among the logs');
-    for (const secret of drawn) {
+    for (const secret of [...drawn, ...issuedTokens]) {
       assertNotIn(auditFile, secret, 'audit.jsonl');
       assertNotIn(auditApi, secret, 'GET /api/audit');
       assertNotIn(logs, secret, 'the log lines');
