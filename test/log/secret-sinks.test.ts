@@ -116,7 +116,7 @@ describe('over the admin API and the API listener', () => {
     await gw.close();
   });
 
-  test('key and token names, renames, paths, model names and issued tokens: none in audit.jsonl, GET /api/audit or any log line', async () => {
+  test('key and token names, renames, paths, model names and issued tokens: none in audit.jsonl, GET /api/audit, GET /api/keys or any log line', async () => {
     // Admin tokens with a "-" or "_" among their first characters are the ones a letters-and-digits pattern missed.
     const drawn = secrets('admin-api', 2);
     const issuedTokens: string[] = [];
@@ -147,6 +147,8 @@ describe('over the admin API and the API listener', () => {
     await gw.usageSettled();
     const auditFile = readFileSync(path.join(gw.dataDir, 'audit.jsonl'), 'utf8');
     const auditApi = await (await fetch(`${gw.adminUrl}/api/audit?limit=1000`, { headers })).text();
+    const keysApi = await (await fetch(`${gw.adminUrl}/api/keys`, { headers })).text();
+    assert.equal((JSON.parse(keysApi) as { data: Array<{ name: string }> }).data.filter((k) => k.name === '[redacted] (renamed)').length, drawn.length);
     const logs = gw.logs.map((line) => JSON.stringify(line)).join('\n');
     const records = auditFile.trimEnd().split('\n').map((line) => JSON.parse(line) as { action: string; after: { name?: string } | null; detail?: { path?: string } });
     assert.deepEqual(
@@ -162,6 +164,7 @@ describe('over the admin API and the API listener', () => {
     for (const secret of [...drawn, ...issuedTokens]) {
       assertNotIn(auditFile, secret, 'audit.jsonl');
       assertNotIn(auditApi, secret, 'GET /api/audit');
+      assertNotIn(keysApi, secret, 'GET /api/keys (the dashboard\'s list)');
       assertNotIn(logs, secret, 'the log lines');
     }
   });
