@@ -28,6 +28,7 @@ import {
   KeyStoreError,
 } from '../keys/errors.ts';
 import { keyStatus, type KeyStatus } from '../keys/key-settings.ts';
+import { redactSecretText } from '../log/secret-kinds.ts';
 import { auditedKeyStore } from '../state/audited-key-store.ts';
 import type { KeyPatch, KeyRecord, KeyStore, ListedKey } from '../state/key-store-port.ts';
 import type { StateBackend } from '../state/state-backend.ts';
@@ -75,7 +76,8 @@ export interface KeyView {
 function keyView(record: KeyRecord | ListedKey, nowMs: number): KeyView {
   return {
     id: record.id,
-    name: record.name,
+    // A secret pasted as a name is shown redacted: tokens with only the read scope list keys too.
+    name: redactSecretText(record.name),
     prefix: record.prefix,
     status: keyStatus(record, nowMs),
     createdAt: record.createdAt,

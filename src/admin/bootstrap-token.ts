@@ -7,10 +7,12 @@
 // copy from a terminal and recognisable in logs and leak scanners.
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { BOOTSTRAP_TOKEN_KIND } from '../log/secret-kinds.ts';
 
-const BOOTSTRAP_TOKEN_MARKER = 'pcb_';
-const BOOTSTRAP_TOKEN_RANDOM_LENGTH = 32;
-const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+// Marker, alphabet and length are BOOTSTRAP_TOKEN_KIND, from which every redaction's pattern is derived.
+const BOOTSTRAP_TOKEN_MARKER = BOOTSTRAP_TOKEN_KIND.marker;
+const BOOTSTRAP_TOKEN_RANDOM_LENGTH = BOOTSTRAP_TOKEN_KIND.length;
+const ALPHABET = BOOTSTRAP_TOKEN_KIND.alphabet;
 /** 248 = 4 * 62: bytes at or above it would favour the first characters. */
 const UNBIASED_BYTE_LIMIT = 248;
 /** No token is longer; longer candidates are refused without hashing them. */

@@ -17,14 +17,15 @@
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AuditActor } from '../audit/audit-event.ts';
+import { BROWSER_SECRET_BYTES, BROWSER_SECRET_KIND } from '../log/secret-kinds.ts';
 
 const DEFAULT_SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 const DEFAULT_MAX_SESSIONS = 1000;
 
-const SECRET_BYTES = 32;
-/** base64url of 32 bytes, without padding. */
-const SECRET_LENGTH = 43;
+// Session ids and CSRF tokens are BROWSER_SECRET_KIND: 32 bytes in base64url, without padding.
+const SECRET_BYTES = BROWSER_SECRET_BYTES;
+const SECRET_LENGTH = BROWSER_SECRET_KIND.length;
 const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 export interface Session {

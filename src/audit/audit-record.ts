@@ -7,6 +7,7 @@
 // stored line IS the canonical JSON of the whole record, so the parser can
 // demand the exact bytes back: any hand edit that reformats a line is seen.
 import { createHash } from 'node:crypto';
+import { holdsSecret, REDACTED, redactSecretText } from '../log/secret-kinds.ts';
 import { AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, type AuditActor, type AuditEvent } from './audit-event.ts';
 
 /** A door's event as the chain stores it: with its time, its place in the chain and the link to the record before. */
@@ -205,12 +206,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 // --- No secret in a record -------------------------------------------------
 
-/**
- * Gateway secrets by their markers (src/keys/api-key.ts: `pcl_` + 49 base62;
- * src/admin/bootstrap-token.ts: `pcb_` + 32; admin API tokens `pca_`). A display
- * prefix (`pcl_` + 8, `pca_` + 4) is shorter than 16 and passes.
- */
-const SECRET_VALUE = /pc[lab]_[0-9A-Za-z]{16,}/;
 /** Field names that only a secret would have, compared without case. */
 const SECRET_FIELDS = new Set(['key', 'token', 'password', 'secret', 'hash', 'idtoken', 'code']);
 /** camelCase names ending in one of these (apiKey, clientSecret, accessToken, keyHash) are refused too. */
@@ -238,22 +233,23 @@ export function assertNoSecrets(event: AuditEvent | AuditRecordBody): void {
 }
 
 /** What a redacted value becomes in the record. */
-export const REDACTED = '[redacted]';
+export { REDACTED };
 
 /**
  * The event with every secret-like value taken out: a field with a secret-like
- * name is left out, a string that looks like a gateway key or token becomes
- * REDACTED; with the paths of both. A key NAMED like a key (someone pasted one
- * as its name) is still recorded: who created which key id, when, from where;
- * never the string. The result passes assertNoSecrets.
+ * name is left out, each gateway key or token in a string becomes REDACTED
+ * (src/log/secret-kinds.ts, the pattern every sink uses); with the paths of
+ * both. A key NAMED like a key (someone pasted one as its name) is still
+ * recorded: who created which key id, when, from where; never the secret.
+ * The result passes assertNoSecrets.
  */
 export function redactSecrets(event: AuditEvent): { event: AuditEvent; redacted: string[] } {
   const redacted: string[] = [];
   const clean = (value: unknown, path: string): unknown => {
     if (typeof value === 'string') {
-      if (!SECRET_VALUE.test(value)) return value;
-      redacted.push(path);
-      return REDACTED;
+      const cleaned = redactSecretText(value);
+      if (cleaned !== value) redacted.push(path);
+      return cleaned;
     }
     if (typeof value !== 'object' || value === null) return value;
     if (Array.isArray(value)) return value.map((item: unknown, i) => clean(item, `${path}[${i}]`));
@@ -284,7 +280,7 @@ export function redactSecrets(event: AuditEvent): { event: AuditEvent; redacted:
 
 function scan(value: unknown, path: string): void {
   if (typeof value === 'string') {
-    if (SECRET_VALUE.test(value)) throw new AuditSecretError(path, 'looks like a gateway key or token');
+    if (holdsSecret(value)) throw new AuditSecretError(path, 'looks like a gateway key or token');
     return;
   }
   if (typeof value !== 'object' || value === null) return;

@@ -4,7 +4,7 @@
 // one ConfigError listing them all, so a file is fixed in one pass.
 import path from 'node:path';
 import { parseProvider } from './provider-types.ts';
-import { ConfigError, DEFAULT_LIMITS, type GatewayConfig, type ListenConfig, type ProviderConfig, type ServerLimits } from './config.ts';
+import { ConfigError, DEFAULT_LIMITS, MAX_CHARGE_MULTIPLE, type GatewayConfig, type ListenConfig, type ProviderConfig, type ServerLimits } from './config.ts';
 import { parseListenerTls } from './tls-config.ts';
 import { Checker, join, type Obj } from './config-checker.ts';
 import { parseAliases, parseAuto } from './routing-config.ts';
@@ -69,6 +69,7 @@ function parseLimits(c: Checker, value: unknown): ServerLimits {
     maxJsonDepth: [8, 1000],
     maxStringBytes: [1024, 64 * 1024 * 1024],
     maxMembers: [300, 1_000_000],
+    maxChargeMultiple: [1, MAX_CHARGE_MULTIPLE],
   };
   for (const key of keys) {
     if (key !== 'maxConnections') limits[key] = c.int(o, key, 'limits', limits[key], bounds[key][0], bounds[key][1]);

@@ -189,6 +189,12 @@ export interface ServerLimits {
    * (src/ops/descriptor-watch.ts), 16384 at most.
    */
   maxConnections: number | null;
+  /**
+   * A request's charge counts against its key's limits and budgets at most this
+   * many times its reservation (src/limits/charge-ceiling.ts); the usage record
+   * keeps what the upstream reported.
+   */
+  maxChargeMultiple: number;
 }
 
 /** The dashboard and admin API listener (docs/admin-api.md). */
@@ -276,7 +282,11 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxStringBytes: 2 * 1024 * 1024,
   maxMembers: 10_000,
   maxConnections: null,
+  maxChargeMultiple: 2,
 };
+
+/** The largest limits.maxChargeMultiple. */
+export const MAX_CHARGE_MULTIPLE = 100;
 
 /**
  * A config that cannot be served, with every problem found in it. The message

@@ -67,7 +67,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
   const describe = describeTargets(config);
   // The config is fixed for this handler's life: each alias's prices are looked up, never rebuilt, per request.
   const pricing = aliasPricing(config);
-  const accountingDeps = { ...deps, clock };
+  const accountingDeps = { ...deps, clock, maxChargeMultiple: config.limits.maxChargeMultiple };
 
   return async (ctx) => {
     // telemetry (issue 18): the server span, from the client's traceparent or a new trace

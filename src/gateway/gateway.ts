@@ -148,7 +148,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   const server = shell.server;
 
-  const flush = async (): Promise<void> => {
+  const flushPending = async (): Promise<void> => {
     if (!usage.dirty()) return;
     const pending = usage.drain();
     try {
@@ -158,6 +158,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       logger.error('usage flush failed; counters kept for the next flush', { error: err instanceof Error ? err.message : String(err) });
     }
   };
+  // Flushes run one after another: one asked for while the timer's is writing
+  // (flushUsage, the drain at close) waits for it, so it returns only once the
+  // counters recorded before it was asked for are in the store.
+  let flushing: Promise<void> = Promise.resolve();
+  const flush = (): Promise<void> => (flushing = flushing.then(flushPending));
   const timer = scheduler.setInterval(() => void flush(), options.usageFlushMs ?? 5000);
   timer.unref();
 

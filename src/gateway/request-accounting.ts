@@ -1,11 +1,14 @@
 // One authenticated chat request's accounting, from admission to close: its
 // reservation, its permit (held alive by the permit keeper while it runs), how
 // far it got, and at close the one charge (request-charge.ts) that both the
-// key's usage record and the limiter's settlement take, so they never disagree.
+// key's usage record and the limiter's settlement take, so they never disagree,
+// except that the limiter counts it at most limits.maxChargeMultiple times the
+// reservation (src/limits/charge-ceiling.ts), which is warned of and counted.
 import type { ChunkRelay } from '../chat/stream-relay.ts';
 import type { Usage } from '../chat/types.ts';
 import type { Price } from '../config/config.ts';
 import type { RequestContext } from '../http/request-context.ts';
+import { countedCharge } from '../limits/charge-ceiling.ts';
 import { amountOf } from '../limits/cost.ts';
 import type { Limiter, Permit } from '../limits/limiter.ts';
 import type { Reservation } from '../limits/reservation.ts';
@@ -23,6 +26,8 @@ export interface AccountingDeps {
   logger: Logger;
   metrics?: GatewayMetrics | undefined;
   clock: () => number;
+  /** limits.maxChargeMultiple: the limiter counts a charge at most this many times its reservation. */
+  maxChargeMultiple: number;
 }
 
 export interface Accounting {
@@ -52,12 +57,12 @@ export interface Accounting {
  * and at close charges it and settles its permit, however it ended.
  */
 export function openAccounting(ctx: RequestContext, key: KeyPolicy, deps: AccountingDeps): Accounting {
-  const { usage, limiter, permits, logger, metrics, clock } = deps;
+  const { usage, limiter, permits, logger, metrics, clock, maxChargeMultiple } = deps;
   let permit: Permit | null = null;
 
   const settle = (held: Permit, charge: Pick<RequestCharge, 'promptTokens' | 'completionTokens' | 'costNanos'>): void => {
     permits.release(held);
-    const input = { permit: held, limits: key.limits, charge: { tokens: charge.promptTokens + charge.completionTokens, costNanos: charge.costNanos }, nowMs: clock() };
+    const input = { permit: held, limits: key.limits, charge: { tokens: charge.promptTokens + charge.completionTokens, costNanos: charge.costNanos }, nowMs: clock(), maxChargeMultiple };
     // The permit is given back whatever happens: a failed settlement leaves it to its lease.
     Promise.resolve()
       .then(() => limiter.settle(input))
@@ -151,7 +156,25 @@ export function openAccounting(ctx: RequestContext, key: KeyPolicy, deps: Accoun
         problem: charge.note,
       });
     }
-    if (reported !== undefined && charge.basis === 'usage' && charge.promptTokens + charge.completionTokens > reservation.tokens) {
+    const chargedTokens = charge.promptTokens + charge.completionTokens;
+    const counted = countedCharge(reservation, { tokens: chargedTokens, costNanos: charge.costNanos }, maxChargeMultiple);
+    if (counted.tokens !== chargedTokens || counted.costNanos !== charge.costNanos) {
+      // One answer must not spend a budget faster than the admissions allowed: the limiter counts the ceiling (it applies the same rule).
+      metrics?.chargeClamped((ctx.log['alias'] as string | null | undefined) ?? null);
+      logger.warn('an upstream reported more than limits.maxChargeMultiple times the reservation; the key limits count the ceiling, its usage what was reported', {
+        requestId: ctx.requestId,
+        keyId: key.id,
+        alias: ctx.log['alias'] ?? null,
+        target: ctx.log['target'] ?? null,
+        reserved: reservation.tokens,
+        reported: chargedTokens,
+        counted: counted.tokens,
+        reservedCostNanos: reservation.costNanos,
+        reportedCostNanos: charge.costNanos,
+        countedCostNanos: counted.costNanos,
+        maxChargeMultiple,
+      });
+    } else if (reported !== undefined && charge.basis === 'usage' && chargedTokens > reservation.tokens) {
       // The bound failed (an image above imageTokens, a provider's hidden prompt): the limits hold one request less tightly.
       logger.warn('a request used more tokens than its reservation; raise the alias imageTokens if it carried images', {
         requestId: ctx.requestId,

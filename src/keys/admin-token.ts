@@ -15,6 +15,7 @@
 // - At most MAX_LIVE_TOKENS tokens are live (neither revoked nor expired), and at
 //   most MAX_STORED_TOKENS records are kept (the oldest dead ones are forgotten).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ADMIN_TOKEN_KIND } from '../log/secret-kinds.ts';
 import { InvalidKeyNameError } from './errors.ts';
 import { AdminTokenAlreadyRevokedError, AdminTokenLimitError, InvalidTokenSettingError } from './admin-token-errors.ts';
 import { isRealCalendarTime } from './key-settings.ts';
@@ -29,10 +30,11 @@ import { validateKeyName } from './store-format.ts';
 export const ADMIN_SCOPES = ['read', 'keys'] as const;
 export type AdminScope = (typeof ADMIN_SCOPES)[number];
 
-export const ADMIN_TOKEN_MARKER = 'pca_';
+/** Marker, alphabet (base64url) and length are ADMIN_TOKEN_KIND, from which every redaction's pattern is derived. */
+export const ADMIN_TOKEN_MARKER = ADMIN_TOKEN_KIND.marker;
 const TOKEN_RANDOM_BYTES = 32;
 /** 32 bytes in base64url without padding: ceil(256 / 6). */
-const TOKEN_RANDOM_LENGTH = 43;
+const TOKEN_RANDOM_LENGTH = ADMIN_TOKEN_KIND.length;
 const ADMIN_TOKEN_LENGTH = ADMIN_TOKEN_MARKER.length + TOKEN_RANDOM_LENGTH;
 export const ADMIN_TOKEN_PREFIX_LENGTH = 8;
 export const MAX_LIVE_TOKENS = 100;
@@ -97,8 +99,11 @@ export interface CheckedNewToken {
   readonly createdBy: string;
 }
 
-export function generateAdminToken(): string {
-  return ADMIN_TOKEN_MARKER + randomBytes(TOKEN_RANDOM_BYTES).toString('base64url');
+/** `random` exists for tests; crypto.randomBytes by default. */
+export function generateAdminToken(random: (size: number) => Buffer = randomBytes): string {
+  const bytes = random(TOKEN_RANDOM_BYTES);
+  if (bytes.length !== TOKEN_RANDOM_BYTES) throw new RangeError(`random source returned ${bytes.length} bytes, expected ${TOKEN_RANDOM_BYTES}`);
+  return ADMIN_TOKEN_MARKER + bytes.toString('base64url');
 }
 
 /**

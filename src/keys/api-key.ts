@@ -15,19 +15,21 @@
 //   a real key from a look-alike without asking the server (the same idea as GitHub's
 //   token format).
 // - Whole key: 4 + 43 + 6 = 53 characters, matched by /\bpcl_[0-9A-Za-z]{49}\b/.
+//   The marker, alphabet and length are API_KEY_KIND (src/log/secret-kinds.ts),
+//   from which every redaction's pattern is derived.
 // Documented for operators in docs/keys.md.
 
 import { createHash, randomBytes } from 'node:crypto';
+import { API_KEY_KIND, BASE62_ALPHABET } from '../log/secret-kinds.ts';
 
-export const API_KEY_MARKER = 'pcl_';
+export const API_KEY_MARKER = API_KEY_KIND.marker;
 const API_KEY_RANDOM_LENGTH = 43;
-const API_KEY_CHECKSUM_LENGTH = 6;
-export const API_KEY_LENGTH = API_KEY_MARKER.length + API_KEY_RANDOM_LENGTH + API_KEY_CHECKSUM_LENGTH;
+const API_KEY_CHECKSUM_LENGTH = API_KEY_KIND.length - API_KEY_RANDOM_LENGTH;
+export const API_KEY_LENGTH = API_KEY_MARKER.length + API_KEY_KIND.length;
 /** Characters of the random part shown by keyDisplayPrefix: enough to tell keys apart, about 48 of 256 bits. */
 export const API_KEY_DISPLAY_CHARS = 8;
 
 const RANDOM_BYTES = 32;
-const BASE62_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 const Char = {
   digit0: 0x30,
@@ -94,9 +96,11 @@ function checksumOf(randomPart: string): string {
   return base62OfNumber(crc32OfAscii(randomPart), API_KEY_CHECKSUM_LENGTH);
 }
 
-/** A fresh key: marker, 256 random bits in base62, CRC-32 checksum. */
-export function generateApiKey(): string {
-  const randomPart = base62OfBytes(randomBytes(RANDOM_BYTES), API_KEY_RANDOM_LENGTH);
+/** A fresh key: marker, 256 random bits in base62, CRC-32 checksum. `random` exists for tests; crypto.randomBytes by default. */
+export function generateApiKey(random: (size: number) => Buffer = randomBytes): string {
+  const bytes = random(RANDOM_BYTES);
+  if (bytes.length !== RANDOM_BYTES) throw new RangeError(`random source returned ${bytes.length} bytes, expected ${RANDOM_BYTES}`);
+  const randomPart = base62OfBytes(bytes, API_KEY_RANDOM_LENGTH);
   return API_KEY_MARKER + randomPart + checksumOf(randomPart);
 }
 

@@ -29,7 +29,9 @@
 //     the charges of a window never pass the limit, except for one request larger than
 //     the whole budget, admitted on an empty window: a burst spends at most the limit
 //     plus one request. A charge above its reservation (an image beyond its per-image
-//     bound) adds its excess to that.
+//     bound) adds its excess to that, and is counted at most maxChargeMultiple times its
+//     reservation (charge-ceiling.ts), so whatever upstreams report a burst counts at
+//     most that multiple of the limit, plus one request.
 //     (used < limit is implied by the fit rule whenever the reservation is above 0; it
 //     makes a reservation of 0, e.g. an unpriced request against a cost budget, meet a
 //     spent budget like any other request.)
@@ -56,7 +58,9 @@
 // its concurrency slot and stays charged: settling it, or renewing it, does nothing
 // (renew answers false), because its slot may already be someone else's.
 //
-// Settlement (once per permit): the charge replaces the reservation in the tokens
+// Settlement (once per permit): the charge, each of tokens and cost taken at most
+// maxChargeMultiple (default DEFAULT_MAX_CHARGE_MULTIPLE) times the permit's
+// reservation (countedCharge, charge-ceiling.ts), replaces the reservation in the tokens
 // bucket (the difference given back, clamped at capacity, or taken, possibly into
 // debt), in the token budget window and in the cost budget window charged at admission
 // (budgetPeriod, costBudgetPeriod), never below 0, so a request that spans midnight is
@@ -157,6 +161,13 @@ export interface SettleInput {
   limits: KeyLimits;
   charge: Charge;
   nowMs: number;
+  /**
+   * The charge is counted at most this many times the permit's reservation
+   * (limits.maxChargeMultiple; DEFAULT_MAX_CHARGE_MULTIPLE when absent). null counts
+   * it as given, for a caller that bounds it itself (the limiter's own tests of its
+   * arithmetic at the extremes).
+   */
+  maxChargeMultiple?: number | null;
 }
 
 /** A key's budget counts in the current windows (0 for a budget not set). */

@@ -3,6 +3,7 @@
 // budgets start at 0 unless the integrator seeds them from usage records).
 import { randomUUID } from 'node:crypto';
 import { budgetWindowAt } from './budget-period.ts';
+import { countedCharge, DEFAULT_MAX_CHARGE_MULTIPLE } from './charge-ceiling.ts';
 import { correctBudgetCount, decideAdmission, settleTokens, type BudgetCountView } from './key-admission.ts';
 import { hasAnyLimit, type BudgetPeriod, type KeyLimits } from './key-limits.ts';
 import {
@@ -159,15 +160,16 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
       return { allowed: true, permit, snapshot: admission.snapshot };
     },
 
-    async settle({ permit, limits, charge, nowMs }: SettleInput): Promise<void> {
+    async settle({ permit, limits, charge: reported, nowMs, maxChargeMultiple = DEFAULT_MAX_CHARGE_MULTIPLE }: SettleInput): Promise<void> {
       checkOpen();
-      assertLimiterInput(charge, nowMs, 'charge');
+      assertLimiterInput(reported, nowMs, 'charge');
+      const { reservation } = permit;
+      const charge = countedCharge(reservation, reported, maxChargeMultiple);
       const state = keys.get(permit.keyId);
       const expiresAtMs = state?.permits.get(permit.id);
       if (state === undefined || expiresAtMs === undefined) return;
       state.permits.delete(permit.id);
       if (nowMs >= expiresAtMs) return;
-      const { reservation } = permit;
       if (limits.tokensPerMinute !== null) {
         state.tokens = settleTokens(state.tokens, limits.tokensPerMinute, reservation.tokens, charge.tokens, nowMs);
       }

@@ -37,6 +37,7 @@ import {
   type Permit,
   type SettleInput,
 } from './limiter.ts';
+import { countedCharge, DEFAULT_MAX_CHARGE_MULTIPLE } from './charge-ceiling.ts';
 import { ADMIT_SCRIPT, RENEW_SCRIPT, SETTLE_SCRIPT } from './redis-scripts.ts';
 import type { BucketState } from './token-bucket.ts';
 
@@ -151,9 +152,11 @@ export function createRedisLimiter(client: RedisClient, options: RedisLimiterOpt
       return { allowed: true, permit, snapshot: decision.snapshot };
     },
 
-    async settle({ permit, limits, charge, nowMs }: SettleInput): Promise<void> {
+    async settle({ permit, limits, charge: reported, nowMs, maxChargeMultiple = DEFAULT_MAX_CHARGE_MULTIPLE }: SettleInput): Promise<void> {
       checkOpen();
-      assertLimiterInput(charge, nowMs, 'charge');
+      assertLimiterInput(reported, nowMs, 'charge');
+      // The script takes the counted charge: the ceiling is the same pure rule as in memory.
+      const charge = countedCharge(permit.reservation, reported, maxChargeMultiple);
       if (unheld.has(permit)) return;
       checkKeyId(permit.keyId);
       const keys = redisLimiterKeys(keyPrefix, permit.keyId);

@@ -1,6 +1,9 @@
 // Structured logs, one JSON object per line. Callers pass only named fields
 // chosen for the purpose (ids, statuses, timings): never keys, never prompt
-// or completion text, never upstream bodies.
+// or completion text, never upstream bodies. A field can still carry what a
+// client typed (a key's name, a path, a model name), so every line is passed
+// through the secret redaction (./secret-kinds.ts) before it is written.
+import { redactSecretText } from './secret-kinds.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
@@ -33,7 +36,9 @@ export function createLogger(options: LoggerOptions = {}): LevelledLogger {
   const clock = options.clock ?? (() => new Date());
   const log = (level: LogLevel, msg: string, fields?: LogFields): void => {
     if (LEVEL_RANK[level] < min) return;
-    write(`${JSON.stringify({ time: clock().toISOString(), level, msg, ...fields })}\n`);
+    // Redacting the serialised line is redacting each string: no character of a
+    // secret's alphabet is escaped in JSON, and no match can cross a quote.
+    write(`${redactSecretText(JSON.stringify({ time: clock().toISOString(), level, msg, ...fields }))}\n`);
   };
   return {
     debug: (msg, fields) => log('debug', msg, fields),

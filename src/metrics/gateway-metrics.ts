@@ -37,6 +37,8 @@ export interface GatewayMetrics {
   requestStarted(): void;
   requestEnded(): void;
   rateLimited(alias: string, limit: string): void;
+  /** A request whose reported charge was above limits.maxChargeMultiple times its reservation: its key's limits counted the ceiling. */
+  chargeClamped(alias: string | null): void;
   stateBackendUnavailable(operation: string): void;
   configReload(result: 'success' | 'failure'): void;
   /** A connection refused beyond limits.maxConnections. */
@@ -67,6 +69,11 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   const inFlight = registry.gauge({ name: 'portcullis_in_flight_requests', help: 'Chat requests being handled now.' });
   const streams = registry.gauge({ name: 'portcullis_in_flight_streams', help: 'Event streams open now.' });
   const limited = registry.counter({ name: 'portcullis_rate_limited_requests_total', help: 'Requests refused by a per-key limit, by alias and limit (requests, tokens, concurrency, budget).', labelNames: ['alias', 'limit'] });
+  const clamped = registry.counter({
+    name: 'portcullis_charges_clamped_total',
+    help: 'Requests whose upstream reported more than limits.maxChargeMultiple times their reservation; the key limits counted the ceiling, the usage record what was reported.',
+    labelNames: ['alias'],
+  });
   const unavailable = registry.counter({ name: 'portcullis_state_backend_unavailable_total', help: 'Operations that found the shared state backend (Redis) unreachable.', labelNames: ['operation'] });
   registry.gauge({ name: 'portcullis_state_backend_up', help: '1 when the state backend answers, 0 when not.', collect: () => [{ labels: {}, value: sources.stateBackendUp() }] });
   const stalls = registry.counter({ name: 'portcullis_client_write_stalls_total', help: 'Responses ended because the client took no bytes for limits.writeStallTimeoutMs.' });
@@ -114,6 +121,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     requestStarted: () => inFlight.inc({}),
     requestEnded: () => inFlight.dec({}),
     rateLimited: (alias, limit) => limited.inc({ alias: aliasLabel(alias), limit }),
+    chargeClamped: (alias) => clamped.inc({ alias: aliasLabel(alias) }),
     stateBackendUnavailable: (operation) => unavailable.inc({ operation }),
     configReload: (result) => reloads.inc({ result }),
     connectionRefused: (listener) => refusedConnections.inc({ listener }),

@@ -3,8 +3,10 @@
 // (RFC 7636 section 4.1 and 4.2). Each is 32 random bytes in base64url
 // (43 characters, inside RFC 7636's 43 to 128 unreserved characters).
 import { createHash, randomBytes } from 'node:crypto';
+import { BROWSER_SECRET_BYTES } from '../log/secret-kinds.ts';
 
-const SECRET_BYTES = 32;
+/** Each is BROWSER_SECRET_KIND (src/log/secret-kinds.ts). */
+const SECRET_BYTES = BROWSER_SECRET_BYTES;
 
 export interface LoginSecrets {
   state: string;

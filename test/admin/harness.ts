@@ -31,6 +31,8 @@ export interface AdminGateway {
   adminUrl: string;
   /** The one-time token that signs in while no admin password is set. */
   bootstrapToken: string;
+  /** The data directory both listeners share (keys.json, audit.jsonl). */
+  dataDir: string;
   /** Both listeners' log lines, newest last (bounded). */
   logs: Record<string, unknown>[];
   /**
@@ -152,7 +154,7 @@ export async function startAdminGateway(options: AdminGatewayOptions = {}): Prom
     const equals = cookie.indexOf('=');
     return { name: cookie.slice(0, equals), value: cookie.slice(equals + 1), csrfToken: session.csrfToken };
   };
-  return { apiUrl, adminUrl, bootstrapToken: bootstrap.token, logs, usageSettled, signInSettingPassword, close };
+  return { apiUrl, adminUrl, bootstrapToken: bootstrap.token, dataDir, logs, usageSettled, signInSettingPassword, close };
 }
 
 /** `name=value` of the session cookie an answer sets. */

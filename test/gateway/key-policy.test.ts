@@ -290,15 +290,16 @@ test('tokensPerMinute: the estimate is charged, then settled with the upstream u
     'x-ratelimit-reset-tokens': `${25 + ESTIMATE}ms`,
   });
   await settled();
-  // An answer using more than its estimate is settled upward.
-  upstreamUsage = { prompt_tokens: 400, completion_tokens: 1100, total_tokens: 1500 };
+  // An answer using more than its estimate (within limits.maxChargeMultiple, 2, times it) is settled upward.
+  upstreamUsage = { prompt_tokens: 100, completion_tokens: 200, total_tokens: 300 };
+  assert.ok(300 > ESTIMATE && 300 <= 2 * ESTIMATE);
   assert.equal((await chat(key, fake())).status, 200);
   await settled();
   const fourth = await chat(key, fake());
   assert.deepEqual(limitHeaders(fourth), {
     'x-ratelimit-limit-tokens': '60000',
-    'x-ratelimit-remaining-tokens': String(TPM - 25 - 25 - 1500 - ESTIMATE),
-    'x-ratelimit-reset-tokens': `${(1550 + ESTIMATE) / 1000}s`,
+    'x-ratelimit-remaining-tokens': String(TPM - 25 - 25 - 300 - ESTIMATE),
+    'x-ratelimit-reset-tokens': `${350 + ESTIMATE}ms`,
   });
 });
 

@@ -38,7 +38,7 @@ test('a usage record that throws still releases the permit and settles it with t
   const permits = createPermitKeeper(limiter, createLogger({ level: 'error', write: () => undefined }));
   const usage = { record: () => { throw new RangeError('ledger refused'); } } as unknown as UsageLedger;
   const { ctx, close } = fakeContext();
-  const accounting = openAccounting(ctx, { id: 'key_1', limits: NO_LIMITS } as never, { usage, limiter, permits, logger: createLogger({ level: 'error', write: () => undefined }), clock: () => 5 });
+  const accounting = openAccounting(ctx, { id: 'key_1', limits: NO_LIMITS } as never, { usage, limiter, permits, logger: createLogger({ level: 'error', write: () => undefined }), clock: () => 5, maxChargeMultiple: 2 });
   accounting.reservation = { promptTokens: 1000, outputTokens: 200, tokens: 1200, costNanos: 0 };
   accounting.hold(PERMIT);
   accounting.phase = RequestPhase.Answered;

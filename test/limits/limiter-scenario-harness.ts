@@ -59,8 +59,9 @@ export class Scenario {
   async permit(key: string, l: KeyLimits, reservation: Amount, nowMs: number): Promise<Permit> {
     return allowed(await this.admit(key, l, reservation, nowMs)).permit;
   }
-  settle(permit: Permit, l: KeyLimits, charge: Amount, nowMs: number): Promise<void> {
-    return this.limiter.settle({ permit, limits: l, charge: chargeOf(charge), nowMs });
+  /** `maxChargeMultiple` as SettleInput's: absent for the limiter's default ceiling. */
+  settle(permit: Permit, l: KeyLimits, charge: Amount, nowMs: number, maxChargeMultiple?: number | null): Promise<void> {
+    return this.limiter.settle({ permit, limits: l, charge: chargeOf(charge), nowMs, ...(maxChargeMultiple === undefined ? {} : { maxChargeMultiple }) });
   }
   renew(permit: Permit, nowMs: number): Promise<boolean> {
     return this.limiter.renew(permit, nowMs);

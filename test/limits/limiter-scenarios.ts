@@ -111,7 +111,7 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
     test('settlement above the reservation charges the difference, into debt', run(async (s) => {
       const l = limits({ tokensPerMinute: 1000 });
       const permit = await s.permit('k', l, 100, T0);
-      await s.settle(permit, l, 1500, T0); // 900 - 1400 = -500
+      await s.settle(permit, l, 1500, T0, 15); // 900 - 1400 = -500, at a ceiling of 15 times the reservation
       assert.deepEqual(await s.admit('k', l, 10, T0), {
         allowed: false, refusal: 'tokens', retryAfterMs: 30_600, snapshot: { tokens: { limit: 1000, remaining: 0, resetMs: 90_000 } },
       });

@@ -4,10 +4,12 @@ import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
 import { LimiterClosedError, type Charge } from '../../src/limits/limiter.ts';
 import { createMemoryLimiter } from '../../src/limits/memory-limiter.ts';
 import { runBudgetScenarios } from './limiter-budget-scenarios.ts';
+import { runChargeCeilingScenarios } from './limiter-ceiling-scenarios.ts';
 import { runLimiterScenarios } from './limiter-scenarios.ts';
 
 runLimiterScenarios('memory', () => createMemoryLimiter());
 runBudgetScenarios('memory', () => createMemoryLimiter());
+runChargeCeilingScenarios('memory', () => createMemoryLimiter());
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const limits = (set: Partial<KeyLimits>): KeyLimits => ({ ...NO_LIMITS, ...set });

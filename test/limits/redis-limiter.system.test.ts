@@ -9,6 +9,7 @@ import { createRedisLimiter, redisLimiterKeys } from '../../src/limits/redis-lim
 import type { RedisClient } from '../../src/redis/client.ts';
 import { useRedisPair } from '../support/redis-server.ts';
 import { runBudgetScenarios } from './limiter-budget-scenarios.ts';
+import { runChargeCeilingScenarios } from './limiter-ceiling-scenarios.ts';
 import { runLimiterScenarios } from './limiter-scenarios.ts';
 
 const PREFIX = 'test:';
@@ -24,6 +25,7 @@ useRedisPair((pair) => ({ clientA, clientB } = pair));
 // The client is created in before(), after this registration runs; the factory is called per scenario.
 runLimiterScenarios('redis', () => createRedisLimiter(clientA, { keyPrefix: PREFIX }));
 runBudgetScenarios('redis', () => createRedisLimiter(clientA, { keyPrefix: PREFIX }));
+runChargeCeilingScenarios('redis', () => createRedisLimiter(clientA, { keyPrefix: PREFIX }));
 
 describe('redis limiter', () => {
   const keyId = (): string => `key_${randomUUID().slice(0, 12)}`;
@@ -49,7 +51,7 @@ describe('redis limiter', () => {
     const l = limits({ tokenBudget: { tokens: 100, period: 'day' } });
     const decision = await a.admit({ keyId: id, limits: l, reservation: tokens(10), nowMs: T0 });
     assert.ok(decision.allowed);
-    await a.settle({ permit: decision.permit, limits: l, charge: tokens(150), nowMs: T0 });
+    await a.settle({ permit: decision.permit, limits: l, charge: tokens(150), nowMs: T0, maxChargeMultiple: 15 });
     const refused = await b.admit({ keyId: id, limits: l, reservation: tokens(1), nowMs: T0 });
     assert.deepEqual(refused, {
       allowed: false, refusal: 'budget', retryAfterMs: 43_200_000, snapshot: {},
@@ -140,7 +142,8 @@ describe('redis limiter', () => {
     // Month window ends 2026-12-01: 8.5 days + 1 day kept.
     assert.ok((await ttl(keys.budget('2026-11'))) > 9 * 86_400_000 && (await ttl(keys.budget('2026-11'))) <= 9.5 * 86_400_000);
 
-    await limiter.settle({ permit: decision.permit, limits: l, charge: { tokens: 1_000_000_000, costNanos: 1_000_000_000_000_000 }, nowMs: T0 });
+    // The extremes of the arithmetic, beyond any charge ceiling.
+    await limiter.settle({ permit: decision.permit, limits: l, charge: { tokens: 1_000_000_000, costNanos: 1_000_000_000_000_000 }, nowMs: T0, maxChargeMultiple: null });
     assert.deepEqual(await clientA.command(['ZCARD', keys.permits]), 0);
     // 52592592660000 - (1e9 - 123456789) * 60000 = 0: the bucket is exactly empty.
     assert.deepEqual(await clientA.command(['HGETALL', keys.tokens]), ['level', '0', 'last', String(T0)]);
@@ -159,7 +162,7 @@ describe('redis limiter', () => {
       assert.ok(decision.allowed);
       permits.push(decision.permit);
     }
-    for (const permit of permits) await limiter.settle({ permit, limits: l, charge: tokens(987_654_321), nowMs: T0 });
+    for (const permit of permits) await limiter.settle({ permit, limits: l, charge: tokens(987_654_321), nowMs: T0, maxChargeMultiple: null });
     // 60000 - 3 * 987654321 * 60000: 15 significant digits, one more than %.14g keeps.
     const level = -177_777_777_720_000;
     assert.equal(level, 60_000 - 3 * 987_654_321 * 60_000);

@@ -60,3 +60,15 @@ describe('createLogger levels', () => {
     ]);
   });
 });
+
+describe('createLogger redaction', () => {
+  test('a gateway key or token in any field or the message is written as [redacted], the rest of the line as it was', () => {
+    const lines: string[] = [];
+    const logger = createLogger({ write: (l) => lines.push(l), clock: () => new Date(0) });
+    const token = 'pca_-3q2_7wAbCdEfGhIjKlMnOpQrStUvWxYz0123456789';
+    logger.info(`refused ${token}`, { name: `"${token}"`, path: `/v1/x${token}/y`, prefix: 'pca_-3q2', keyId: 'key_3fJ9aQ0pLx7cVb2Z' });
+    assert.deepEqual(lines, [
+      '{"time":"1970-01-01T00:00:00.000Z","level":"info","msg":"refused [redacted]","name":"\\"[redacted]\\"","path":"/v1/x[redacted]/y","prefix":"pca_-3q2","keyId":"key_3fJ9aQ0pLx7cVb2Z"}\n',
+    ]);
+  });
+});
