@@ -19,7 +19,7 @@ import { parseConfig } from '../../src/config/config-parser.ts';
 import { createGateway } from '../../src/gateway/gateway.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
-import { freshDir, tempDir } from '../support/temp-dir.ts';
+import { freshDir, memoryTempDir } from '../support/temp-dir.ts';
 
 /** Log lines kept for a failing test's diagnostics; older ones are dropped. */
 const MAX_LOG_LINES = 2000;
@@ -77,7 +77,7 @@ export interface AdminGatewayOptions {
 
 export async function startAdminGateway(options: AdminGatewayOptions = {}): Promise<AdminGateway> {
   const dashboardDir = builtDashboardDir();
-  const dataDir = freshDir(dataRoot ??= tempDir('admin-it'));
+  const dataDir = freshDir(dataRoot ??= memoryTempDir('admin-it'));
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({
     level: 'info',

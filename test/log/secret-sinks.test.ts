@@ -18,7 +18,7 @@ import { generateApiKey } from '../../src/keys/api-key.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { REDACTION_MIN_CHARS } from '../../src/log/secret-kinds.ts';
 import { startAdminGateway, type AdminGateway } from '../admin/harness.ts';
-import { freshDir, tempDir } from '../support/temp-dir.ts';
+import { freshDir, memoryTempDir } from '../support/temp-dir.ts';
 import { seededRandom } from './seeded-random.ts';
 
 const MARKER_LENGTH = 4;
@@ -89,7 +89,7 @@ describe('the pure sinks, 1000 secrets of each kind', () => {
 });
 
 test('the audit trail: audit.jsonl and the audit log line, 30 secrets of each kind', async () => {
-  const dir = freshDir(tempDir('secret-sinks'));
+  const dir = freshDir(memoryTempDir('secret-sinks'));
   const log = createFileAuditLog({ dataDir: dir });
   const { logger, text } = capturingLogger();
   const trail = createAuditTrail({ logger, log });
