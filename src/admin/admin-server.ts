@@ -21,6 +21,7 @@
 // - Instead of a session, an admin API token (`Authorization: Bearer pca_...`)
 //   may call the routes its scopes cover, without cookie, CSRF or Origin
 //   (token-auth.ts; docs/admin-api.md, "Tokens").
+import type { TrustedProxies } from '../http/client-address.ts';
 import type { Server } from 'node:http';
 import { ApiError, InvalidRequestError, MethodNotAllowedError, RouteNotFoundError } from '../errors/api-error.ts';
 import { readRequestJson } from '../http/json-body.ts';
@@ -97,6 +98,8 @@ interface AdminServerOptions extends AdminApiDeps {
   tls?: ListenerTlsMaterial;
   /** Each connection refused beyond limits.maxConnections (metrics). */
   onConnectionRefused?: () => void;
+  /** listen.trustedProxies: whose X-Forwarded-For names the client (ctx.clientAddress). */
+  trustedProxies?: TrustedProxies;
   /** Single sign-on (admin.oidc): where the client secret's variable is looked up (process.env by default), and the flow (tests). */
   env?: NodeJS.ProcessEnv;
   ssoFlow?: SsoFlow;
@@ -362,6 +365,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     name: 'admin',
     ...(options.tls === undefined ? {} : { tls: options.tls }),
     ...(options.onConnectionRefused === undefined ? {} : { onConnectionRefused: options.onConnectionRefused }),
+    ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies }),
   });
   return { server: shell.server, shell, sessions };
 }

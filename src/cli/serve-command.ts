@@ -13,6 +13,7 @@ import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import { createBootstrapToken } from '../admin/bootstrap-token.ts';
 import { createGateway, type Gateway } from '../gateway/gateway.ts';
+import { trustedProxies } from '../http/client-address.ts';
 import { healthRoutes } from '../gateway/health.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import { KeyStoreError } from '../keys/errors.ts';
@@ -208,6 +209,7 @@ export async function runServeCommand(
         apiAddress: () => apiAddress,
         dataDir: config.dataDir,
         limits: config.limits,
+        trustedProxies: trustedProxies(config.listen.trustedProxies),
         logger,
         bootstrap,
         session: { ttlMs: config.admin.sessionTtlMs, idleMs: config.admin.sessionIdleMs, secureCookies: config.admin.secureCookies },

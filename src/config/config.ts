@@ -189,6 +189,13 @@ export interface ServerLimits {
    * (src/ops/descriptor-watch.ts), 16384 at most.
    */
   maxConnections: number | null;
+  /**
+   * Open client connections per client address, per listener; beyond it a new
+   * connection from that address is answered 503 too_many_connections.
+   * null: a quarter of maxConnections (at least 1). A trusted proxy's
+   * connections are not counted per address.
+   */
+  maxConnectionsPerAddress: number | null;
 }
 
 /** The dashboard and admin API listener (docs/admin-api.md). */
@@ -218,6 +225,12 @@ export interface ListenConfig {
   port: number;
   /** Serve the API over HTTPS with these PEM files; null for plain HTTP. */
   tls: ListenerTlsConfig | null;
+  /**
+   * Reverse proxies (addresses and CIDR blocks) whose X-Forwarded-For both
+   * listeners believe for the client's address (src/http/client-address.ts);
+   * empty: the socket's peer is the client.
+   */
+  trustedProxies: string[];
 }
 
 export type LogLevelSetting = 'debug' | 'info' | 'warn' | 'error';
@@ -276,6 +289,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxStringBytes: 2 * 1024 * 1024,
   maxMembers: 10_000,
   maxConnections: null,
+  maxConnectionsPerAddress: null,
 };
 
 /**

@@ -17,6 +17,12 @@ export interface RequestContext {
   res: ServerResponse;
   requestId: string;
   path: string;
+  /**
+   * The client's address: the socket's peer, or behind a trusted proxy the
+   * address X-Forwarded-For names (./client-address.ts). Throttles and logs
+   * that key on a client use this, never the socket.
+   */
+  readonly clientAddress: string;
   /** Extra access-log fields a handler adds (alias, key id, ...). Never secrets or text. */
   log: LogFields;
   /**

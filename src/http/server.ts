@@ -21,6 +21,7 @@ import { DEFAULT_MAX_CONNECTIONS, guardListener } from './connection-limit.ts';
 import { accessLogWriter, answerClientError, httpParseError, type OpenRequest } from './client-errors.ts';
 import { TimedResponse, responseClass } from './timed-response.ts';
 import { answerError } from './error-boundary.ts';
+import { clientAddress, NO_TRUSTED_PROXIES, type TrustedProxies } from './client-address.ts';
 import { systemScheduler, type Scheduler, type Timer } from '../time/scheduler.ts';
 
 interface HttpServerOptions {
@@ -44,6 +45,8 @@ interface HttpServerOptions {
    * still override one.
    */
   responseHeaders?: Readonly<Record<string, string>>;
+  /** Reverse proxies whose X-Forwarded-For names the client (listen.trustedProxies); default none. */
+  trustedProxies?: TrustedProxies;
   /** The listener's name in log lines ("api", "admin"); default "api". */
   name?: string;
   /** Each connection refused beyond limits.maxConnections (metrics). */
@@ -108,6 +111,7 @@ type DrainState = (typeof DrainState)[keyof typeof DrainState];
 export function createHttpShell(options: HttpServerOptions): HttpShell {
   const { router, limits, logger } = options;
   const scheduler = options.scheduler ?? systemScheduler;
+  const trusted = options.trustedProxies ?? NO_TRUSTED_PROXIES;
   const listenerHeaders = Object.entries(options.responseHeaders ?? {});
   for (const [name, value] of listenerHeaders) {
     // Checked once here: the raw answers below write them without node's checks.
@@ -196,6 +200,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       res,
       requestId: '',
       path,
+      clientAddress: clientAddress(req, trusted),
       log: {},
       bodyAbandoned: false,
       onShutdown: null,
