@@ -18,6 +18,7 @@ import { clientCertificateOf, clientCertificateRefused } from './client-certific
 import { handshakeFailure, secureContextOptions, serverTlsOptions } from './tls-options.ts';
 import { createWriteStallWatch } from './write-stall.ts';
 import { DEFAULT_MAX_CONNECTIONS, guardListener } from './connection-limit.ts';
+import { defaultPerAddress } from './connection-table.ts';
 import { accessLogWriter, answerClientError, httpParseError, type OpenRequest } from './client-errors.ts';
 import { TimedResponse, responseClass } from './timed-response.ts';
 import { answerError } from './error-boundary.ts';
@@ -49,8 +50,10 @@ interface HttpServerOptions {
   trustedProxies?: TrustedProxies;
   /** The listener's name in log lines ("api", "admin"); default "api". */
   name?: string;
-  /** Each connection refused beyond limits.maxConnections (metrics). */
+  /** Each connection refused beyond limits.maxConnections or limits.maxConnectionsPerAddress (metrics). */
   onConnectionRefused?: () => void;
+  /** Each connection without a request in flight closed to make room for a new one (metrics). */
+  onConnectionReclaimed?: () => void;
   /** A refusal burst ends (and its line is logged) after this long without one; default 5 s. */
   refusalQuietMs?: number;
   /** The shell's clocks and timers: write-stall sweep, drain, lingering closes, bursts, access-log times (default: the system's). */
@@ -153,10 +156,13 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   const connections = guardListener(server, {
     name: options.name ?? 'api',
     maxConnections: startMaxConnections,
+    perAddress: limits.maxConnectionsPerAddress,
     tls: tls !== undefined,
+    trustedProxies: trusted,
     logger,
     scheduler,
     ...(options.onConnectionRefused === undefined ? {} : { onRefused: options.onConnectionRefused }),
+    ...(options.onConnectionReclaimed === undefined ? {} : { onReclaimed: options.onConnectionReclaimed }),
     ...(options.refusalQuietMs === undefined ? {} : { refusalQuietMs: options.refusalQuietMs }),
   });
   if (tls !== undefined) {
@@ -188,6 +194,12 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
 
   /** `refusal`: an answer decided before routing (node's checks the shell took over). */
   async function handleRequest(req: IncomingMessage, res: TimedResponse, refusal: ApiError | null): Promise<void> {
+    const socket = req.socket;
+    if (!connections.requestStarted(socket)) {
+      // The connection gave its place up while this request was arriving; its client was answered 503 then.
+      socket.destroy();
+      return;
+    }
     const started = scheduler.monotonic();
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -212,10 +224,10 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     aborts.set(ctx, abort);
     inFlight.add(ctx);
     stalls.watch(res, () => endStalled(ctx, abort));
-    const socket = req.socket;
     openOnSocket.set(socket, { ctx, abort });
 
     res.on('close', () => {
+      connections.requestEnded(socket);
       inFlight.delete(ctx);
       stalls.unwatch(res);
       aborts.delete(ctx);
@@ -397,7 +409,8 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       return connections.open;
     },
     applyLimits(next) {
-      connections.setMax(next.maxConnections ?? startMaxConnections);
+      const max = next.maxConnections ?? startMaxConnections;
+      connections.setMax(max, next.maxConnectionsPerAddress ?? defaultPerAddress(max));
       // maxHeaderSize is fixed when the server is made; the gateway reports it as needing a restart.
       server.headersTimeout = next.headersTimeoutMs;
       server.requestTimeout = next.requestTimeoutMs;
