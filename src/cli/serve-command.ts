@@ -220,6 +220,7 @@ export async function runServeCommand(
         ],
         ...(certificates.admin === undefined ? {} : { tls: certificates.admin }),
         onConnectionRefused: () => metrics.connectionRefused('admin'),
+        onConnectionReclaimed: () => metrics.connectionReclaimed('admin'),
       });
       adminAddress = await listenOn(admin.server, fds.admin, adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER);
       if (!isLoopback(config.admin.host) && config.admin.tls === null && !config.admin.secureCookies) {

@@ -137,7 +137,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     scheduler,
     name: 'api',
     trustedProxies: trustedProxies(started.listen.trustedProxies),
-    ...(metrics === undefined ? {} : { onConnectionRefused: () => metrics.connectionRefused('api') }),
+    ...(metrics === undefined ? {} : { onConnectionRefused: () => metrics.connectionRefused('api'), onConnectionReclaimed: () => metrics.connectionReclaimed('api') }),
     ...(options.tls === undefined ? {} : { tls: options.tls }),
     ...(metrics === undefined && onRequestDone === undefined
       ? {}
