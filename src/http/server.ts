@@ -260,6 +260,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
         requestId: ctx.requestId,
         method,
         path: path.length > 200 ? `${path.slice(0, 200)}...` : path,
+        client: ctx.clientAddress,
         status: res.headersSent ? res.statusCode : null,
         ttfbMs: res.headersAt < 0 ? null : roundMs(res.headersAt - started),
         totalMs: roundMs(scheduler.monotonic() - started),
