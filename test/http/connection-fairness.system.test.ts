@@ -27,7 +27,7 @@ function tlsMaterial() {
 
 test('TLS, one address floods with unfinished handshakes, the default share: every other client is answered', { timeout: 90_000 }, async (t) => {
   const s = await start({ maxConnections: 50 }, { tls: tlsMaterial() });
-  const result = await flood({ port: s.port, flooders: ['127.0.0.2'], held: 60, clients: CLIENTS, requests: 25, tlsCa: pki.ca });
+  const result = await flood({ port: s.port, flooders: ['127.0.0.2'], held: 60, clients: CLIENTS, requests: 25, tlsCa: pki.ca, flooded: () => s.shell.openConnections === 12 });
   t.diagnostic(`served ${share(result)}; failures ${JSON.stringify(result.failures)}; flooder connections ${result.flooderConnections}`);
   assert.deepEqual(result.failures, {});
   assert.equal(result.served, 100);
@@ -36,7 +36,7 @@ test('TLS, one address floods with unfinished handshakes, the default share: eve
 
 test('TLS, two addresses flood with unfinished handshakes, a share as large as the cap: the handshakes that never finish give way, the others are answered', { timeout: 90_000 }, async (t) => {
   const s = await start({ maxConnections: 50, maxConnectionsPerAddress: 50 }, { tls: tlsMaterial() });
-  const result = await flood({ port: s.port, flooders: ['127.0.0.2', '127.0.0.7'], held: 60, clients: CLIENTS, requests: 25, tlsCa: pki.ca });
+  const result = await flood({ port: s.port, flooders: ['127.0.0.2', '127.0.0.7'], held: 60, clients: CLIENTS, requests: 25, tlsCa: pki.ca, flooded: () => s.shell.openConnections === 50 });
   t.diagnostic(`served ${share(result)}; failures ${JSON.stringify(result.failures)}; flooder connections ${result.flooderConnections}; reclaimed ${s.reclaimed()}`);
   // A client's connection is reclaimable until its request arrives (a handshake and a request
   // on TLS); the flooders would have to open 50 connections in that time.

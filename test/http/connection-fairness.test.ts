@@ -18,7 +18,7 @@ const CLIENTS = ['127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'];
 
 test('one address floods with silent connections, the default share: every other client is answered', { timeout: 60_000 }, async (t) => {
   const s = await start({ maxConnections: 50 });
-  const result = await flood({ port: s.port, flooders: ['127.0.0.2'], held: 60, clients: CLIENTS, requests: 25 });
+  const result = await flood({ port: s.port, flooders: ['127.0.0.2'], held: 60, clients: CLIENTS, requests: 25, flooded: () => s.shell.openConnections === 12 });
   t.diagnostic(`served ${share(result)}; failures ${JSON.stringify(result.failures)}; flooder connections ${result.flooderConnections}`);
   assert.deepEqual(result.failures, {});
   assert.equal(result.served, 100);
@@ -28,7 +28,7 @@ test('one address floods with silent connections, the default share: every other
 
 test('one address floods with silent connections, a share as large as the cap: it fills the listener, its oldest silent connections give way, the others are answered', { timeout: 60_000 }, async (t) => {
   const s = await start({ maxConnections: 50, maxConnectionsPerAddress: 50 });
-  const result = await flood({ port: s.port, flooders: ['127.0.0.2'], held: 60, clients: CLIENTS, requests: 25 });
+  const result = await flood({ port: s.port, flooders: ['127.0.0.2'], held: 60, clients: CLIENTS, requests: 25, flooded: () => s.shell.openConnections === 50 });
   t.diagnostic(`served ${share(result)}; failures ${JSON.stringify(result.failures)}; flooder connections ${result.flooderConnections}; reclaimed ${s.reclaimed()}`);
   // A client's own connection is reclaimable only until its request arrives; the flooder
   // would have to open 50 connections in that time. Under a loaded machine a few may lose.
@@ -38,7 +38,7 @@ test('one address floods with silent connections, a share as large as the cap: i
 
 test('two addresses flood with silent connections, a share as large as the cap: they fill the listener and push each other out; the others are answered', { timeout: 60_000 }, async (t) => {
   const s = await start({ maxConnections: 50, maxConnectionsPerAddress: 50 });
-  const result = await flood({ port: s.port, flooders: ['127.0.0.2', '127.0.0.7'], held: 60, clients: CLIENTS, requests: 25 });
+  const result = await flood({ port: s.port, flooders: ['127.0.0.2', '127.0.0.7'], held: 60, clients: CLIENTS, requests: 25, flooded: () => s.shell.openConnections === 50 });
   t.diagnostic(`served ${share(result)}; failures ${JSON.stringify(result.failures)}; flooder connections ${result.flooderConnections}; reclaimed ${s.reclaimed()}`);
   assert.ok(result.served >= 95, share(result));
   assert.ok(s.reclaimed() > 100, `silent connections were reclaimed: ${s.reclaimed()}`);

@@ -6,6 +6,7 @@
 // requests were answered 200, and how the rest failed.
 import net from 'node:net';
 import tls from 'node:tls';
+import { eventually } from '../support/eventually.ts';
 
 export interface FloodOptions {
   port: number;
@@ -18,6 +19,8 @@ export interface FloodOptions {
   requests: number;
   /** A TLS listener: the clients verify it with this CA. */
   tlsCa?: Buffer;
+  /** True once the listener holds the flooders' connections: the others start asking then. */
+  flooded: () => boolean;
 }
 
 export interface FloodResult {
@@ -47,8 +50,7 @@ export async function flood(options: FloodOptions): Promise<FloodResult> {
     });
   };
   for (const from of options.flooders) for (let i = 0; i < options.held; i++) open(from);
-  // The flooder's sockets are in place before anyone else asks.
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await eventually(options.flooded, 'the flooders to hold their connections');
 
   const failures: Record<string, number> = {};
   let served = 0;
