@@ -275,6 +275,7 @@ describe('logs', { skip }, () => {
       'cachedTokens',
       'charge',
       'chargedTokens',
+      'client',
       'completed',
       'completionTokens',
       'cost',
