@@ -306,6 +306,7 @@ describe('logs', { skip }, () => {
       requestId: plain.headers['x-request-id'],
       method: 'POST',
       path: '/v1/chat/completions',
+      client: '127.0.0.1',
       status: 200,
       keyId,
       alias: 'service-chat',
