@@ -23,6 +23,7 @@ import { accessLogWriter, answerClientError, httpParseError, type OpenRequest } 
 import { TimedResponse, responseClass } from './timed-response.ts';
 import { answerError } from './error-boundary.ts';
 import { clientAddress, NO_TRUSTED_PROXIES, type TrustedProxies } from './client-address.ts';
+import { answerConnect } from './connect-method.ts';
 import { systemScheduler, type Scheduler, type Timer } from '../time/scheduler.ts';
 
 interface HttpServerOptions {
@@ -187,19 +188,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void handleRequest(req, res as TimedResponse, null);
   });
-  // Without this listener node closes a CONNECT's socket without a word. The
-  // gateway opens no tunnels: CONNECT is refused like any other method a
-  // target does not allow, answered on the socket node hands over and logged.
-  server.on('connect', (req: IncomingMessage, socket: Socket) => {
-    socket.on('error', () => {});
-    const res = new serverOptions.ServerResponse(req);
-    res.assignSocket(socket);
-    // node's parser has let go of the socket: the close after the answer is ours (a half close, see sendError).
-    res.once('finish', () => socket.destroySoon());
-    socket.once('end', () => socket.destroy());
-    socket.resume();
-    void handleRequest(req, res, connectRefusal(req.url ?? ''));
-  });
+  answerConnect(server, serverOptions.ServerResponse, router, (req, res, refusal) => void handleRequest(req, res, refusal));
   // Without this listener node answers an Expect other than 100-continue with a bare 417 no handler sees.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     void handleRequest(req, res as TimedResponse, new ApiError('expectation_failed'));
@@ -314,18 +303,6 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     } catch (err) {
       answerError(ctx, err, logger, state !== DrainState.Serving, scheduler);
     }
-  }
-
-  /**
-   * 405 to a CONNECT. Its target is usually a host and port, no resource here:
-   * the Allow header is then empty (the target allows no method); a path the
-   * router knows gets that path's methods.
-   */
-  function connectRefusal(target: string): ApiError {
-    const shown = target.length > 200 ? `${target.slice(0, 200)}...` : target;
-    const match = target.startsWith('/') ? router.match('CONNECT', target.split('?', 1)[0] ?? target) : null;
-    if (match?.kind === 'method_not_allowed') return new MethodNotAllowedError('CONNECT', shown, match.allow);
-    return new ApiError('method_not_allowed', `Method CONNECT is not allowed on ${shown}: the gateway opens no tunnels.`, { headers: { allow: '' } });
   }
 
   /**

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { DEFAULT_LIMITS } from '../../src/config/config.ts';
 import { trustedProxies } from '../../src/http/client-address.ts';
-import { REFUSAL_LINGER_MS } from '../../src/http/connection-limit.ts';
+import { REFUSAL_LINGER_MS, shareKey } from '../../src/http/connection-limit.ts';
 import { eventually } from '../support/eventually.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { ADDRESS_REFUSAL, busy, closeShells, connect, OK_REQUEST, REFUSAL, REFUSAL_QUIET_MS, servedFrom, start } from './connection-limit-fixtures.ts';
@@ -226,4 +226,22 @@ test('beyond the refusal margin (16 over a small cap) a refused connection is cl
   await holder.answers(1);
   for (const raw of lingering) raw.socket.destroy();
   holder.socket.destroy();
+});
+
+test('what a connection counts against: its IPv4 address (mapped ones unmapped), an IPv6 peer\'s /64, nothing for a trusted proxy', () => {
+  const proxies = trustedProxies(['10.0.0.0/8', 'fd00::/8']);
+  const cases: Array<[string | undefined, string | null]> = [
+    ['203.0.113.7', '203.0.113.7'],
+    ['::ffff:203.0.113.7', '203.0.113.7'],
+    ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2::9', '2001:db8:1:2::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['fe80::1%lo', 'fe80:0:0:0::/64'],
+    ['10.1.2.3', null],
+    ['::ffff:10.1.2.3', null],
+    ['fd00::5', null],
+    [undefined, 'unknown'],
+  ];
+  for (const [peer, key] of cases) assert.equal(shareKey(peer, proxies), key, String(peer));
 });
