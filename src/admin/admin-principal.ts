@@ -13,7 +13,7 @@ export type RouteNeed = AdminScope | 'session';
 
 export interface AdminPrincipal {
   actor: AuditActor;
-  /** The client address (the socket's remote address). */
+  /** The client address (ctx.clientAddress: the peer, or behind a trusted proxy the client it names). */
   source: string;
   via: 'session' | 'token';
   /** A session's are every scope; a token's are its own. */
@@ -32,7 +32,7 @@ export interface AdminRoute {
 /** The actor of a refused login or token: nobody is known yet. */
 export const ANONYMOUS_ACTOR: AuditActor = { kind: 'anonymous', id: '-' };
 
-/** The client address of an admin request, as the audit trail and the login throttle name it. */
+/** The client address of an admin request, as the audit trail and the login throttle name it (behind a trusted proxy, from X-Forwarded-For). */
 export function clientAddress(ctx: RequestContext): string {
-  return ctx.req.socket.remoteAddress ?? 'unknown';
+  return ctx.clientAddress;
 }

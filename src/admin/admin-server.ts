@@ -23,6 +23,7 @@
 //   may call the routes its scopes cover, without cookie, CSRF or Origin
 //   (token-auth.ts; docs/admin-api.md, "Tokens").
 import type { Server } from 'node:http';
+import type { TrustedProxies } from '../http/client-address.ts';
 import { ApiError, InvalidRequestError, MethodNotAllowedError, RouteNotFoundError } from '../errors/api-error.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { parseCookies, serializeCookie } from '../http/cookies.ts';
@@ -104,6 +105,10 @@ interface AdminServerOptions extends AdminApiDeps {
   tls?: ListenerTlsMaterial;
   /** Each connection refused beyond limits.maxConnections (metrics). */
   onConnectionRefused?: () => void;
+  /** Each connection closed to make room for a new one (metrics). */
+  onConnectionReclaimed?: () => void;
+  /** listen.trustedProxies: whose X-Forwarded-For names the client (ctx.clientAddress). */
+  trustedProxies?: TrustedProxies;
   /** Single sign-on (admin.oidc): where the client secret's variable is looked up (process.env by default), and the flow (tests). */
   env?: NodeJS.ProcessEnv;
   ssoFlow?: SsoFlow;
@@ -379,6 +384,8 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     name: 'admin',
     ...(options.tls === undefined ? {} : { tls: options.tls }),
     ...(options.onConnectionRefused === undefined ? {} : { onConnectionRefused: options.onConnectionRefused }),
+    ...(options.onConnectionReclaimed === undefined ? {} : { onConnectionReclaimed: options.onConnectionReclaimed }),
+    ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies }),
   });
   return { server: shell.server, shell, sessions };
 }

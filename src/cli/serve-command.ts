@@ -13,6 +13,7 @@ import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import { createBootstrapToken } from '../admin/bootstrap-token.ts';
 import { createGateway, type Gateway } from '../gateway/gateway.ts';
+import { trustedProxies } from '../http/client-address.ts';
 import { healthRoutes } from '../gateway/health.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import { KeyStoreError } from '../keys/errors.ts';
@@ -208,6 +209,7 @@ export async function runServeCommand(
         apiAddress: () => apiAddress,
         dataDir: config.dataDir,
         limits: config.limits,
+        trustedProxies: trustedProxies(config.listen.trustedProxies),
         logger,
         bootstrap,
         session: { ttlMs: config.admin.sessionTtlMs, idleMs: config.admin.sessionIdleMs, secureCookies: config.admin.secureCookies },
@@ -218,6 +220,7 @@ export async function runServeCommand(
         ],
         ...(certificates.admin === undefined ? {} : { tls: certificates.admin }),
         onConnectionRefused: () => metrics.connectionRefused('admin'),
+        onConnectionReclaimed: () => metrics.connectionReclaimed('admin'),
       });
       adminAddress = await listenOn(admin.server, fds.admin, adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER);
       if (!isLoopback(config.admin.host) && config.admin.tls === null && !config.admin.secureCookies) {

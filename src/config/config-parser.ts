@@ -6,6 +6,7 @@ import path from 'node:path';
 import { parseProvider } from './provider-types.ts';
 import { ConfigError, DEFAULT_LIMITS, MAX_CHARGE_MULTIPLE, type GatewayConfig, type ListenConfig, type ProviderConfig, type ServerLimits } from './config.ts';
 import { parseListenerTls } from './tls-config.ts';
+import { parseTrustedProxies } from './trusted-proxies-config.ts';
 import { Checker, join, type Obj } from './config-checker.ts';
 import { parseAliases, parseAuto } from './routing-config.ts';
 import { parseOperations } from './operations-config.ts';
@@ -27,12 +28,13 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const root = c.object(value, '', ROOT_SETTINGS);
   if (root === undefined) throw new ConfigError(source, c.issues);
 
-  const listen: ListenConfig = { host: '127.0.0.1', port: 8080, tls: null };
-  const l = root['listen'] === undefined ? undefined : c.object(root['listen'], 'listen', ['host', 'port', 'tls']);
+  const listen: ListenConfig = { host: '127.0.0.1', port: 8080, tls: null, trustedProxies: [] };
+  const l = root['listen'] === undefined ? undefined : c.object(root['listen'], 'listen', ['host', 'port', 'tls', 'trustedProxies']);
   if (l !== undefined) {
     listen.host = c.optional(l, 'host', 'listen', listen.host, (v, at) => c.string(v, at));
     listen.port = c.int(l, 'port', 'listen', listen.port, 0, 65535);
     if (l['tls'] !== undefined) listen.tls = parseListenerTls(c, l['tls'], 'listen.tls') ?? null;
+    listen.trustedProxies = parseTrustedProxies(c, l['trustedProxies'], 'listen.trustedProxies');
   }
 
   const dataDir = path.resolve(baseDir, c.optional(root, 'dataDir', '', './data', (v, at) => c.string(v, at)));
@@ -59,7 +61,7 @@ function parseLimits(c: Checker, value: unknown): ServerLimits {
   const keys = Object.keys(DEFAULT_LIMITS) as (keyof ServerLimits)[];
   const o = c.object(value, 'limits', keys);
   if (o === undefined) return limits;
-  const bounds: Record<Exclude<keyof ServerLimits, 'maxConnections'>, [number, number]> = {
+  const bounds: Record<Exclude<keyof ServerLimits, 'maxConnections' | 'maxConnectionsPerAddress'>, [number, number]> = {
     maxBodyBytes: [1024, 64 * 1024 * 1024],
     maxHeaderBytes: [1024, 64 * 1024],
     headersTimeoutMs: [1000, 120_000],
@@ -72,10 +74,15 @@ function parseLimits(c: Checker, value: unknown): ServerLimits {
     maxChargeMultiple: [1, MAX_CHARGE_MULTIPLE],
   };
   for (const key of keys) {
-    if (key !== 'maxConnections') limits[key] = c.int(o, key, 'limits', limits[key], bounds[key][0], bounds[key][1]);
+    if (key !== 'maxConnections' && key !== 'maxConnectionsPerAddress') limits[key] = c.int(o, key, 'limits', limits[key], bounds[key][0], bounds[key][1]);
   }
   // Unset (null): derived from the descriptor limit when serving.
   if (o['maxConnections'] !== undefined) limits.maxConnections = c.int(o, 'maxConnections', 'limits', 0, 1, 1_000_000);
+  // Unset (null): a quarter of maxConnections, whatever that resolves to.
+  if (o['maxConnectionsPerAddress'] !== undefined) limits.maxConnectionsPerAddress = c.int(o, 'maxConnectionsPerAddress', 'limits', 0, 1, 1_000_000);
+  if (limits.maxConnections !== null && limits.maxConnectionsPerAddress !== null && limits.maxConnectionsPerAddress > limits.maxConnections) {
+    c.report('limits.maxConnectionsPerAddress', { code: 'conflict', message: `must not exceed limits.maxConnections (${limits.maxConnections})` });
+  }
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     c.report('limits.headersTimeoutMs', { code: 'conflict', message: 'must not exceed limits.requestTimeoutMs' });
   }

@@ -195,6 +195,13 @@ export interface ServerLimits {
    * keeps what the upstream reported.
    */
   maxChargeMultiple: number;
+  /**
+   * Open client connections per client address, per listener; beyond it a new
+   * connection from that address is answered 503 too_many_connections.
+   * null: a quarter of maxConnections (at least 1). A trusted proxy's
+   * connections are not counted per address.
+   */
+  maxConnectionsPerAddress: number | null;
 }
 
 /** The dashboard and admin API listener (docs/admin-api.md). */
@@ -224,6 +231,12 @@ export interface ListenConfig {
   port: number;
   /** Serve the API over HTTPS with these PEM files; null for plain HTTP. */
   tls: ListenerTlsConfig | null;
+  /**
+   * Reverse proxies (addresses and CIDR blocks) whose X-Forwarded-For both
+   * listeners believe for the client's address (src/http/client-address.ts);
+   * empty: the socket's peer is the client.
+   */
+  trustedProxies: string[];
 }
 
 export type LogLevelSetting = 'debug' | 'info' | 'warn' | 'error';
@@ -283,6 +296,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxMembers: 10_000,
   maxConnections: null,
   maxChargeMultiple: 2,
+  maxConnectionsPerAddress: null,
 };
 
 /** The largest limits.maxChargeMultiple. */

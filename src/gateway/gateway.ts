@@ -16,6 +16,7 @@ import type { GatewayConfig } from '../config/config.ts';
 import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import { createRouter } from '../http/router.ts';
 import { createHttpShell, type DrainReport } from '../http/server.ts';
+import { trustedProxies } from '../http/client-address.ts';
 import { type AccessLine, type RouteHandler } from '../http/request-context.ts';
 import type { Logger } from '../log/logger.ts';
 import { listAliases } from '../routing/alias-routing.ts';
@@ -135,7 +136,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     logger,
     scheduler,
     name: 'api',
-    ...(metrics === undefined ? {} : { onConnectionRefused: () => metrics.connectionRefused('api') }),
+    trustedProxies: trustedProxies(started.listen.trustedProxies),
+    ...(metrics === undefined ? {} : { onConnectionRefused: () => metrics.connectionRefused('api'), onConnectionReclaimed: () => metrics.connectionReclaimed('api') }),
     ...(options.tls === undefined ? {} : { tls: options.tls }),
     ...(metrics === undefined && onRequestDone === undefined
       ? {}

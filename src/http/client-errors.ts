@@ -43,6 +43,7 @@ export function accessLogWriter(logger: Logger, onLine: ((line: AccessLine) => v
     const line: AccessLine = {
       method: null,
       path: null,
+      client: null,
       keyId: null,
       alias: null,
       target: null,
@@ -100,12 +101,14 @@ export function answerClientError(
     return;
   }
   const requestId = generateRequestId();
+  // Read now: a closed socket may no longer know its peer.
+  const client = socket.remoteAddress ?? null;
   const { status, body, code } = rendered;
   const grace = scheduler.setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
   grace.unref();
   socket.once('close', () => {
     scheduler.clearTimer(grace);
-    logAccess({ requestId, status, completed: socket.writableFinished, error: code });
+    logAccess({ requestId, client, status, completed: socket.writableFinished, error: code });
   });
   socket.end(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +

@@ -17,6 +17,12 @@ export interface RequestContext {
   res: ServerResponse;
   requestId: string;
   path: string;
+  /**
+   * The client's address: the socket's peer, or behind a trusted proxy the
+   * address X-Forwarded-For names (./client-address.ts). Throttles and logs
+   * that key on a client use this, never the socket.
+   */
+  readonly clientAddress: string;
   /** Extra access-log fields a handler adds (alias, key id, ...). Never secrets or text. */
   log: LogFields;
   /**
@@ -50,6 +56,8 @@ export interface AccessLine extends LogFields {
   /** null (with path and totalMs) for an answer to bytes that never became a request: node's parser refused them (400, 408, 431). */
   method: string | null;
   path: string | null;
+  /** The client's address (ctx.clientAddress); for bytes that never became a request, the connection's peer. */
+  client: string | null;
   /** null when the client left before any answer was written. */
   status: number | null;
   keyId: string | null;

@@ -18,9 +18,12 @@ import { clientCertificateOf, clientCertificateRefused } from './client-certific
 import { handshakeFailure, secureContextOptions, serverTlsOptions } from './tls-options.ts';
 import { createWriteStallWatch } from './write-stall.ts';
 import { DEFAULT_MAX_CONNECTIONS, guardListener } from './connection-limit.ts';
+import { defaultPerAddress } from './connection-table.ts';
 import { accessLogWriter, answerClientError, httpParseError, type OpenRequest } from './client-errors.ts';
 import { TimedResponse, responseClass } from './timed-response.ts';
 import { answerError } from './error-boundary.ts';
+import { clientAddress, NO_TRUSTED_PROXIES, type TrustedProxies } from './client-address.ts';
+import { answerConnect } from './connect-method.ts';
 import { systemScheduler, type Scheduler, type Timer } from '../time/scheduler.ts';
 
 interface HttpServerOptions {
@@ -44,10 +47,14 @@ interface HttpServerOptions {
    * still override one.
    */
   responseHeaders?: Readonly<Record<string, string>>;
+  /** Reverse proxies whose X-Forwarded-For names the client (listen.trustedProxies); default none. */
+  trustedProxies?: TrustedProxies;
   /** The listener's name in log lines ("api", "admin"); default "api". */
   name?: string;
-  /** Each connection refused beyond limits.maxConnections (metrics). */
+  /** Each connection refused beyond limits.maxConnections or limits.maxConnectionsPerAddress (metrics). */
   onConnectionRefused?: () => void;
+  /** Each connection without a request in flight closed to make room for a new one (metrics). */
+  onConnectionReclaimed?: () => void;
   /** A refusal burst ends (and its line is logged) after this long without one; default 5 s. */
   refusalQuietMs?: number;
   /** The shell's clocks and timers: write-stall sweep, drain, lingering closes, bursts, access-log times (default: the system's). */
@@ -108,6 +115,7 @@ type DrainState = (typeof DrainState)[keyof typeof DrainState];
 export function createHttpShell(options: HttpServerOptions): HttpShell {
   const { router, limits, logger } = options;
   const scheduler = options.scheduler ?? systemScheduler;
+  const trusted = options.trustedProxies ?? NO_TRUSTED_PROXIES;
   const listenerHeaders = Object.entries(options.responseHeaders ?? {});
   for (const [name, value] of listenerHeaders) {
     // Checked once here: the raw answers below write them without node's checks.
@@ -149,10 +157,13 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   const connections = guardListener(server, {
     name: options.name ?? 'api',
     maxConnections: startMaxConnections,
+    perAddress: limits.maxConnectionsPerAddress,
     tls: tls !== undefined,
+    trustedProxies: trusted,
     logger,
     scheduler,
     ...(options.onConnectionRefused === undefined ? {} : { onRefused: options.onConnectionRefused }),
+    ...(options.onConnectionReclaimed === undefined ? {} : { onReclaimed: options.onConnectionReclaimed }),
     ...(options.refusalQuietMs === undefined ? {} : { refusalQuietMs: options.refusalQuietMs }),
   });
   if (tls !== undefined) {
@@ -177,6 +188,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void handleRequest(req, res as TimedResponse, null);
   });
+  answerConnect(server, serverOptions.ServerResponse, router, (req, res, refusal) => void handleRequest(req, res, refusal));
   // Without this listener node answers an Expect other than 100-continue with a bare 417 no handler sees.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     void handleRequest(req, res as TimedResponse, new ApiError('expectation_failed'));
@@ -184,6 +196,12 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
 
   /** `refusal`: an answer decided before routing (node's checks the shell took over). */
   async function handleRequest(req: IncomingMessage, res: TimedResponse, refusal: ApiError | null): Promise<void> {
+    const socket = req.socket;
+    if (!connections.requestStarted(socket)) {
+      // The connection gave its place up while this request was arriving; its client was answered 503 then.
+      socket.destroy();
+      return;
+    }
     const started = scheduler.monotonic();
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -196,6 +214,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       res,
       requestId: '',
       path,
+      clientAddress: clientAddress(req, trusted),
       log: {},
       bodyAbandoned: false,
       onShutdown: null,
@@ -207,10 +226,10 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     aborts.set(ctx, abort);
     inFlight.add(ctx);
     stalls.watch(res, () => endStalled(ctx, abort));
-    const socket = req.socket;
     openOnSocket.set(socket, { ctx, abort });
 
     res.on('close', () => {
+      connections.requestEnded(socket);
       inFlight.delete(ctx);
       stalls.unwatch(res);
       aborts.delete(ctx);
@@ -230,6 +249,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
         requestId: ctx.requestId,
         method,
         path: path.length > 200 ? `${path.slice(0, 200)}...` : path,
+        client: ctx.clientAddress,
         status: res.headersSent ? res.statusCode : null,
         ttfbMs: res.headersAt < 0 ? null : roundMs(res.headersAt - started),
         totalMs: roundMs(scheduler.monotonic() - started),
@@ -392,7 +412,8 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
       return connections.open;
     },
     applyLimits(next) {
-      connections.setMax(next.maxConnections ?? startMaxConnections);
+      const max = next.maxConnections ?? startMaxConnections;
+      connections.setMax(max, next.maxConnectionsPerAddress ?? defaultPerAddress(max));
       // maxHeaderSize is fixed when the server is made; the gateway reports it as needing a restart.
       server.headersTimeout = next.headersTimeoutMs;
       server.requestTimeout = next.requestTimeoutMs;

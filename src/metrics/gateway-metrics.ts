@@ -43,6 +43,8 @@ export interface GatewayMetrics {
   configReload(result: 'success' | 'failure'): void;
   /** A connection refused beyond limits.maxConnections. */
   connectionRefused(listener: string): void;
+  /** A connection without a request in flight closed to make room for a new one (src/http/connection-limit.ts). */
+  connectionReclaimed(listener: string): void;
   /** The process ran out of file descriptors (once per exhaustion). */
   descriptorExhaustion(): void;
   /** telemetry (issue 18): spans the OTLP collector accepted, and spans dropped by reason. */
@@ -78,7 +80,8 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   registry.gauge({ name: 'portcullis_state_backend_up', help: '1 when the state backend answers, 0 when not.', collect: () => [{ labels: {}, value: sources.stateBackendUp() }] });
   const stalls = registry.counter({ name: 'portcullis_client_write_stalls_total', help: 'Responses ended because the client took no bytes for limits.writeStallTimeoutMs.' });
   const reloads = registry.counter({ name: 'portcullis_config_reloads_total', help: 'Configuration reloads (SIGHUP) by result.', labelNames: ['result'] });
-  const refusedConnections = registry.counter({ name: 'portcullis_connections_refused_total', help: 'Client connections refused because the listener had limits.maxConnections open.', labelNames: ['listener'] });
+  const refusedConnections = registry.counter({ name: 'portcullis_connections_refused_total', help: 'Client connections refused because the listener had limits.maxConnections open, or their address limits.maxConnectionsPerAddress.', labelNames: ['listener'] });
+  const reclaimedConnections = registry.counter({ name: 'portcullis_connections_reclaimed_total', help: 'Client connections without a request in flight closed to make room for a new one (the listener had limits.maxConnections open).', labelNames: ['listener'] });
   const auditFailures = registry.counter({ name: 'portcullis_audit_append_failures_total', help: 'Audit events that could not be appended to the audit chain (each is logged at error level with the whole event).' }); // audit (issue 17)
   const exhaustions = registry.counter({ name: 'portcullis_descriptor_exhaustions_total', help: 'Times the process ran out of file descriptors (EMFILE/ENFILE); while it lasts new connections are reset.' });
   registry.gauge({
@@ -125,6 +128,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     stateBackendUnavailable: (operation) => unavailable.inc({ operation }),
     configReload: (result) => reloads.inc({ result }),
     connectionRefused: (listener) => refusedConnections.inc({ listener }),
+    connectionReclaimed: (listener) => reclaimedConnections.inc({ listener }),
     descriptorExhaustion: () => exhaustions.inc({}),
     auditAppendFailure: () => auditFailures.inc({}),
     traceSpansExported: (count) => spansExported.inc({}, count), // telemetry (issue 18)

@@ -1,8 +1,10 @@
 // The compiled server as a child process, with its connections and file
-// descriptors under pressure: limits.maxConnections refuses the connection
-// beyond it with the exact 503 bytes and /metrics counts it; left unset under
-// a low descriptor limit (`ulimit -n 96`) it is derived from it, so a flood of
-// silent connections gets 503s instead of exhausting the process; set far
+// descriptors under pressure: one address beyond limits.maxConnectionsPerAddress
+// is refused with the exact 503 bytes and /metrics counts it; with the
+// listener full, the silent connection held longest gives its place to a new
+// one from another address; left unset under a low descriptor limit
+// (`ulimit -n 96`) maxConnections is derived from it, so a flood of silent
+// connections gets 503s instead of exhausting the process; set far
 // above the limit, the start warns, and silent connections that use every
 // descriptor are logged once for the whole burst (libuv resets the connections
 // it cannot accept and tells node nothing), counted in /metrics, and the
@@ -24,6 +26,9 @@ const skip = skipUnlessCompiled;
 const REFUSAL =
   'HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 146\r\nretry-after: 1\r\nconnection: close\r\n\r\n' +
   '{"error":{"message":"The gateway has too many open connections; retry shortly.","type":"server_error","param":null,"code":"too_many_connections"}}';
+const ADDRESS_REFUSAL =
+  'HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 200\r\nretry-after: 1\r\nconnection: close\r\n\r\n' +
+  '{"error":{"message":"This client address has as many connections open as the gateway allows one address; close one or retry shortly.","type":"server_error","param":null,"code":"too_many_connections"}}';
 const EXHAUSTED = 'out of file descriptors: new connections are reset until some close';
 
 const tmp = tempDir('serve-conns');
@@ -53,10 +58,10 @@ async function start(name: string, limits: Record<string, number>, descriptorLim
   return { server, api: new URL(String(listening['api'])), admin: String(listening['admin']) };
 }
 
-/** A connection that sends nothing; resolves once connected, with what it receives until it closes. */
-function silent(url: URL): Promise<{ socket: net.Socket; closed: Promise<string> }> {
+/** A connection that sends nothing (from loopback address `from`); resolves once connected, with what it receives until it closes. */
+function silent(url: URL, from = '127.0.0.1'): Promise<{ socket: net.Socket; closed: Promise<string> }> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(url.port), url.hostname);
+    const socket = net.connect({ port: Number(url.port), host: url.hostname, localAddress: from });
     let text = '';
     socket.setEncoding('latin1');
     socket.on('data', (c: string) => (text += c));
@@ -81,12 +86,17 @@ function matching(server: ServeProcess, msg: string): LogLine[] {
   return server.lines().filter((l) => l['msg'] === msg);
 }
 
-test('limits.maxConnections: the connection beyond it gets the 503 bytes; /metrics counts it and the open connections', { skip }, async () => {
-  const { server, api, admin } = await start('limit', { maxConnections: 3 });
-  const held = await Promise.all([1, 2, 3].map(() => silent(api)));
-  const refused = await silent(api);
-  assert.equal(await server.bounded(refused.closed, 'the refused connection to close'), REFUSAL);
+test('limits.maxConnectionsPerAddress: the connection beyond it gets the 503 bytes; full, the oldest silent connection makes room; /metrics counts both and the open connections', { skip }, async () => {
+  const { server, api, admin } = await start('limit', { maxConnections: 3, maxConnectionsPerAddress: 2 });
+  const held = await Promise.all([1, 2].map(() => silent(api, '127.0.0.2')));
+  const refused = await silent(api, '127.0.0.2');
+  assert.equal(await server.bounded(refused.closed, 'the refused connection to close'), ADDRESS_REFUSAL);
   assert.deepEqual(await metric(admin, 'portcullis_connections_refused_total'), [{ labels: { listener: 'api' }, value: 1 }]);
+  const third = await silent(api, '127.0.0.3');
+  // The listener is full: the next connection takes the place of the one silent longest, which is answered 503.
+  const fourth = await silent(api, '127.0.0.4');
+  assert.equal(await server.bounded(held[0]?.closed ?? Promise.resolve(''), 'the oldest silent connection to close'), REFUSAL);
+  assert.deepEqual(await metric(admin, 'portcullis_connections_reclaimed_total'), [{ labels: { listener: 'api' }, value: 1 }]);
   const open = await metric(admin, 'portcullis_open_connections');
   assert.deepEqual(
     open.sort((a, b) => String(a.labels['listener']).localeCompare(String(b.labels['listener']))),
@@ -96,30 +106,23 @@ test('limits.maxConnections: the connection beyond it gets the 503 bytes; /metri
       { labels: { listener: 'api' }, value: 3 },
     ],
   );
-  assert.equal(matching(server, 'connection limit reached: new connections are refused with 503 too_many_connections').length, 1);
-  for (const { socket } of held) socket.destroy();
-  // Once the server has seen them close, their places are free again.
-  let answer = '';
-  await eventually(
-    async () => {
-      const res = await request(api.origin, 'GET', '/healthz');
-      answer = `${res.status} ${res.text}`;
-      return res.status === 200;
-    },
-    'a place free again',
-    { everyMs: 20 },
-  );
-  assert.match(answer, /^200 /);
+  assert.equal(matching(server, 'connection limit per address reached: new connections from an address at its share are refused with 503 too_many_connections').length, 1);
+  assert.equal(matching(server, 'connection limit reached: connections without a request in flight are closed, oldest first, to make room').length, 1);
+  for (const { socket } of [...held, third, fourth]) socket.destroy();
+  // A silent connection from a fifth address takes a place, and a request still finds one.
+  const res = await request(api.origin, 'GET', '/healthz');
+  assert.equal(res.status, 200);
   assert.equal(matching(server, 'limits.maxConnections needs more file descriptors than this process may open: raise LimitNOFILE or lower limits.maxConnections').length, 0);
 });
 
-test('maxConnections unset under `ulimit -n 96`: 36 connections (what the limit allows), then 503s, never running out', { skip }, async () => {
+test('maxConnections unset under `ulimit -n 96`: 36 connections (what the limit allows), 9 from one address, then 503s, never running out', { skip }, async () => {
   const { server, api, admin } = await start('derived', {}, 96);
-  const held = await Promise.all(Array.from({ length: 36 }, () => silent(api)));
-  // 16: the refusal margin over a small limit; beyond it node would close connections without the answer.
-  const refused = await Promise.all(Array.from({ length: 16 }, () => silent(api)));
+  // A quarter of the 36 from each of four addresses fills the listener.
+  const held = await Promise.all(Array.from({ length: 36 }, (_, i) => silent(api, `127.0.0.${2 + (i % 4)}`)));
+  // 16: the refusal margin over a small limit; beyond it the refused connections would be closed without the answer.
+  const refused = await Promise.all(Array.from({ length: 16 }, () => silent(api, '127.0.0.2')));
   const answers = await server.bounded(Promise.all(refused.map((c) => c.closed)), 'the refused connections to close');
-  assert.deepEqual(new Set(answers), new Set([REFUSAL]));
+  assert.deepEqual(new Set(answers), new Set([ADDRESS_REFUSAL]));
   assert.equal(held.filter((c) => c.socket.destroyed).length, 0);
   // With all 36 held, the admin listener still accepts (a process out of descriptors would reset it) and no probe found the process out.
   assert.deepEqual(await metric(admin, 'portcullis_connections_refused_total'), [{ labels: { listener: 'api' }, value: 16 }]);

@@ -30,7 +30,7 @@ test('a minimal config gets every default', () => {
   const c = parseConfig(minimal, 'f.json', dir);
   assert.deepEqual(c, {
     source: 'f.json',
-    listen: { host: '127.0.0.1', port: 8080, tls: null },
+    listen: { host: '127.0.0.1', port: 8080, tls: null, trustedProxies: [] },
     admin: { enabled: true, host: '127.0.0.1', port: 8081, tls: null, secureCookies: false, sessionTtlMs: 28_800_000, sessionIdleMs: 1_800_000, allowedHosts: [], oidc: null },
     shutdown: { drainTimeoutMs: 30_000 },
     log: { level: 'info' },
@@ -116,7 +116,7 @@ test('alias model defaults to the alias name; auto.default defaults to the first
 test('loadConfig: the embedded default serves the demo provider on 127.0.0.1:8080, service-vision for images', () => {
   const c = loadConfig({ env: {}, cwd: dir });
   assert.equal(c.source, null);
-  assert.deepEqual(c.listen, { host: '127.0.0.1', port: 8080, tls: null });
+  assert.deepEqual(c.listen, { host: '127.0.0.1', port: 8080, tls: null, trustedProxies: [] });
   assert.deepEqual(Object.keys(c.aliases), ['service-chat', 'service-vision']);
   assert.equal(c.aliases['service-chat']?.targets[0]?.provider, 'demo');
   assert.equal(c.aliases['service-vision']?.targets[0]?.provider, 'demo');

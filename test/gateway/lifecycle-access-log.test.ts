@@ -25,7 +25,7 @@ after(async () => {
   await upstream.close();
 });
 
-const FIELDS = ['time', 'level', 'msg', 'requestId', 'method', 'path', 'status', 'keyId', 'alias', 'target', 'route', 'stream', 'promptTokens', 'completionTokens', 'ttfbMs', 'totalMs', 'completed', 'error'];
+const FIELDS = ['time', 'level', 'msg', 'requestId', 'method', 'path', 'client', 'status', 'keyId', 'alias', 'target', 'route', 'stream', 'promptTokens', 'completionTokens', 'ttfbMs', 'totalMs', 'completed', 'error'];
 
 async function lineFor(requestId: string): Promise<Record<string, unknown>> {
   await eventually(() => gw.logs.some((l) => l['msg'] === 'request' && l['requestId'] === requestId), `the access line of ${requestId}`);
@@ -53,6 +53,7 @@ test('a completion: target, route, tokens and timings; no text and no secret any
     requestId: 'al-1',
     method: 'POST',
     path: '/v1/chat/completions',
+    client: '127.0.0.1',
     status: 200,
     keyId: gw.keyId,
     alias: 'service-a',
@@ -86,6 +87,7 @@ test('a refused request: the error code, and null for what was never known', asy
     requestId: 'al-2',
     method: 'GET',
     path: '/v1/models',
+    client: '127.0.0.1',
     status: 401,
     keyId: null,
     alias: null,

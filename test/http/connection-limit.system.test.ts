@@ -1,6 +1,6 @@
 // limits.maxConnections on a TLS listener (its certificate from openssl,
-// test/tls/test-pki.ts): beyond the cap it closes the connection before any
-// handshake and serves the open one; a client that never finishes its
+// test/tls/test-pki.ts): beyond the cap, every connection busy, it closes the
+// new connection before any handshake and serves the open one; a client that never finishes its
 // handshake is closed by node's own headers timeout, freeing its place. The
 // plain listener's cases: connection-limit.test.ts.
 import assert from 'node:assert/strict';
@@ -9,7 +9,8 @@ import { after, test } from 'node:test';
 import { loadListenerTls } from '../../src/config/tls-files.ts';
 import { eventually } from '../support/eventually.ts';
 import { createTestPki } from '../tls/test-pki.ts';
-import { closeShells, connect, OK_REQUEST, start } from './connection-limit-fixtures.ts';
+import net from 'node:net';
+import { closeShells, connect, HOLD_REQUEST, start } from './connection-limit-fixtures.ts';
 
 const pki = createTestPki();
 after(async () => {
@@ -22,22 +23,24 @@ function tlsMaterial() {
   return loadListenerTls(null, 'listen.tls', { certFile: pair.certFile, keyFile: pair.keyFile, clientCaFile: null, clientAuth: 'none', minVersion: 'TLSv1.2' }, {});
 }
 
-test('a TLS listener beyond maxConnections closes the connection before any handshake; the open one is served', async () => {
+test('a TLS listener beyond maxConnections, its connection busy, closes the new one before any handshake; the open one is served', async () => {
   const s = await start({ maxConnections: 1 }, { tls: tlsMaterial() });
   const holder = tls.connect({ port: s.port, host: '127.0.0.1', ca: pki.ca, servername: 'localhost' });
   await new Promise<void>((resolve, reject) => holder.once('secureConnect', resolve).once('error', reject));
+  let text = '';
+  holder.setEncoding('latin1');
+  holder.on('data', (chunk: string) => (text += chunk));
+  holder.write(HOLD_REQUEST);
+  await eventually(() => s.holding() === 1, 'the held request');
   const failure = await new Promise<Error>((resolve, reject) => {
-    const refused = tls.connect({ port: s.port, host: '127.0.0.1', ca: pki.ca, servername: 'localhost' });
+    const refused = tls.connect({ socket: net.connect({ port: s.port, host: '127.0.0.1', localAddress: '127.0.0.9' }), ca: pki.ca, servername: 'localhost' });
     refused.once('secureConnect', () => reject(new Error('the refused connection completed a handshake')));
     refused.once('error', resolve);
   });
   assert.match(String((failure as NodeJS.ErrnoException).code), /^(ECONNRESET|EPIPE)$/);
   assert.equal(s.refused(), 1);
-  let text = '';
-  holder.setEncoding('latin1');
-  holder.on('data', (chunk: string) => (text += chunk));
-  holder.write(OK_REQUEST);
-  await eventually(() => text.endsWith('{"ok":true}'), 'the answer on the open TLS connection');
+  s.release();
+  await eventually(() => text.endsWith('{"held":true}'), 'the answer on the open TLS connection');
   assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
   holder.destroy();
 });

@@ -88,6 +88,7 @@ function unparsedLine(requestId: string, status: number, error: string): Record<
     requestId,
     method: null,
     path: null,
+    client: '127.0.0.1',
     status,
     keyId: null,
     alias: null,

@@ -1,0 +1,100 @@
+// listen.trustedProxies: the reverse proxies whose X-Forwarded-For the
+// listeners believe (src/http/client-address.ts). Each entry is an IPv4 or
+// IPv6 address or a CIDR block; anything a proxy could not be (a host name, a
+// block with host bits set, a block holding every address) is refused with
+// what to write instead, since a wrong entry either trusts clients to name
+// themselves or trusts nobody.
+import { isIP } from 'node:net';
+import type { Checker } from './config-checker.ts';
+
+const MAX_ENTRIES = 64;
+const EXAMPLES = '"10.0.0.0/8", "127.0.0.1" or "fd00::/8"';
+
+export function parseTrustedProxies(c: Checker, value: unknown, at: string): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > MAX_ENTRIES) {
+    return c.report(at, { code: 'not_array', message: `must be an array of at most ${MAX_ENTRIES} addresses or CIDR blocks, like ${EXAMPLES}` }) ?? [];
+  }
+  const entries: string[] = [];
+  value.forEach((entry: unknown, i) => {
+    const path = `${at}[${i}]`;
+    if (typeof entry !== 'string' || entry.trim() === '') return c.report(path, { code: 'not_string' });
+    const problem = trustedProxyProblem(entry.trim());
+    if (problem !== null) return c.report(path, { code: 'invalid_value', message: problem });
+    entries.push(entry.trim());
+    return undefined;
+  });
+  return entries;
+}
+
+/** What is wrong with one entry, as the sentence the operator reads; null when it is usable. */
+export function trustedProxyProblem(entry: string): string | null {
+  const slash = entry.indexOf('/');
+  const address = slash === -1 ? entry : entry.slice(0, slash);
+  const version = isIP(address);
+  if (version === 0 || address.includes('%')) {
+    if (/^[A-Za-z0-9.-]+$/.test(address) && /[A-Za-z]/.test(address) && !address.includes(':')) {
+      return `"${address}" is a host name; name each proxy by its IP address or CIDR block (${EXAMPLES}): a name is not what a connection comes from`;
+    }
+    return `"${entry}" is not an IP address or CIDR block; write one like ${EXAMPLES}`;
+  }
+  if (slash === -1) return null;
+  const bitsText = entry.slice(slash + 1);
+  const width = version === 4 ? 32 : 128;
+  if (!/^\d{1,3}$/.test(bitsText) || Number(bitsText) > width) {
+    return `"${entry}": the prefix length after "/" must be a whole number from 1 to ${width} for an IPv${version} block`;
+  }
+  const bits = Number(bitsText);
+  if (bits === 0) return `"${entry}" holds every IPv${version} address: any client could then name its own address in X-Forwarded-For; list the proxies' addresses only`;
+  const bytes = version === 4 ? address.split('.').map(Number) : ipv6Bytes(address);
+  const network = masked(bytes, bits);
+  if (network.some((byte, i) => byte !== bytes[i])) {
+    const text = version === 4 ? network.join('.') : ipv6Text(network);
+    return `"${entry}" has bits set beyond its /${bits} prefix; the block is written "${text}/${bits}"`;
+  }
+  return null;
+}
+
+function masked(bytes: number[], bits: number): number[] {
+  return bytes.map((byte, i) => {
+    const keep = Math.max(0, Math.min(8, bits - i * 8));
+    return byte & ((0xff << (8 - keep)) & 0xff);
+  });
+}
+
+/** The 16 bytes of an IPv6 address that isIP accepted (with "::" and an IPv4 tail). */
+function ipv6Bytes(address: string): number[] {
+  let text = address;
+  const lastColon = text.lastIndexOf(':');
+  if (text.indexOf('.', lastColon) !== -1) {
+    const [a = 0, b = 0, c = 0, d = 0] = text.slice(lastColon + 1).split('.').map(Number);
+    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const gap = text.indexOf('::');
+  const head = gap === -1 ? text.split(':') : text.slice(0, gap).split(':').filter((g) => g !== '');
+  const tail = gap === -1 ? [] : text.slice(gap + 2).split(':').filter((g) => g !== '');
+  const groups = [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+  return groups.flatMap((g) => {
+    const n = parseInt(g, 16);
+    return [n >> 8, n & 0xff];
+  });
+}
+
+function ipv6Text(bytes: number[]): string {
+  const groups: string[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push((((bytes[i] ?? 0) << 8) | (bytes[i + 1] ?? 0)).toString(16));
+  // The longest run of zero groups (two or more) becomes "::".
+  let best = -1;
+  let bestLength = 1;
+  for (let i = 0; i < 8; ) {
+    let j = i;
+    while (j < 8 && groups[j] === '0') j++;
+    if (j - i > bestLength) {
+      best = i;
+      bestLength = j - i;
+    }
+    i = j === i ? i + 1 : j;
+  }
+  if (best === -1) return groups.join(':');
+  return `${groups.slice(0, best).join(':')}::${groups.slice(best + bestLength).join(':')}`;
+}
