@@ -13,5 +13,9 @@ export function recordingAuditTrail(): RecordingAuditTrail {
     async record(event) {
       events.push(structuredClone(event));
     },
+    async begin(event) {
+      events.push(structuredClone(event));
+      return { seq: null, done: async () => {}, failed: async () => {} };
+    },
   };
 }
