@@ -21,8 +21,11 @@ export interface AuditTrailOptions {
   log?: AuditLog;
   /** Milliseconds since the epoch (tests pin it). */
   clock?: () => number;
-  /** Each event that could not be appended (portcullis_audit_append_failures_total). */
-  onAppendFailure?: () => void;
+  /**
+   * Each event that could not be appended (portcullis_audit_append_failures_total); `changeMade`
+   * false for a write-ahead record (begin), whose change is then not made.
+   */
+  onAppendFailure?: (changeMade: boolean) => void;
 }
 
 export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
@@ -30,7 +33,7 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
   const clock = options.clock ?? Date.now;
   const failed = options.onAppendFailure ?? (() => {});
   /** The event with secret-like values replaced (a warning names the paths); null when it still holds one (logged, counted). */
-  const prepare = (event: AuditEvent): AuditEvent | null => {
+  const prepare = (event: AuditEvent, ahead: boolean): AuditEvent | null => {
     // A secret-like value is replaced, not the record dropped: the action happened and
     // must be on the chain; the paths replaced are kept in detail.redacted.
     const { event: cleaned, redacted } = redactSecrets(event);
@@ -42,7 +45,7 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
       assertNoSecrets(event);
     } catch (error) {
       if (!(error instanceof AuditSecretError)) throw error;
-      failed();
+      failed(!ahead);
       logger.error('audit event refused: it holds a secret-like field; nothing was recorded', { action: event.action, problem: error.message });
       return null;
     }
@@ -56,19 +59,19 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
     return record;
   };
 
-  const appendFailed = (time: string, event: AuditEvent, error: unknown, msg: string): void => {
-    logger.error(msg, {
+  const appendFailed = (time: string, event: AuditEvent, error: unknown, ahead: boolean): void => {
+    logger.error(ahead ? 'audit append failed; the change was not made' : 'audit append failed; the event is only in this log line', {
       action: event.action,
       error: error instanceof Error ? error.message : String(error),
       event: safeJson({ time, ...event }),
     });
-    failed();
+    failed(!ahead);
   };
 
   const trail: AuditTrail = {
     async record(event) {
       const time = new Date(clock()).toISOString();
-      const prepared = prepare(event);
+      const prepared = prepare(event, false);
       if (prepared === null) return;
       if (log === undefined) {
         logger.info('audit', { audit: safeJson({ time, ...prepared }) });
@@ -77,13 +80,13 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
       try {
         await append(log, time, prepared, false);
       } catch (error) {
-        appendFailed(time, prepared, error, 'audit append failed; the event is only in this log line');
+        appendFailed(time, prepared, error, false);
       }
     },
 
     async begin(event) {
       const time = new Date(clock()).toISOString();
-      const prepared = prepare(event);
+      const prepared = prepare(event, true);
       if (prepared === null) throw new AuditLogError(`the audit event ${event.action} holds a secret-like field and cannot be recorded; the change was not made`);
       if (log === undefined) {
         logger.info('audit', { audit: safeJson({ time, ...prepared }) });
@@ -93,7 +96,7 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
       try {
         record = await append(log, time, prepared, true);
       } catch (error) {
-        appendFailed(time, prepared, error, 'audit append failed; the change was not made');
+        appendFailed(time, prepared, error, true);
         throw error instanceof AuditLogError ? error : new AuditLogError(error instanceof Error ? error.message : String(error), { cause: error });
       }
       return intentOf(log, record, prepared);

@@ -49,7 +49,7 @@ export function cliAuditTrail(config: GatewayConfig, io: { stderr: NodeJS.Writab
       opened = undefined;
       throw err;
     }
-    trail = createAuditTrail({ logger, log, onAppendFailure: () => io.stderr.write(NOT_RECORDED) });
+    trail = createAuditTrail({ logger, log, onAppendFailure: (changeMade) => changeMade && io.stderr.write(NOT_RECORDED) });
     return trail;
   };
   return {

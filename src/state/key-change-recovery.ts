@@ -1,0 +1,106 @@
+// What `portcullis serve` does at start with write-ahead records left open by
+// a crash (docs/audit.md, "Write-ahead"): a key change is recorded before the
+// store writes it, and settled once written, so an open record is a change that
+// may or may not have been written when the process died. Each is checked
+// against the store: made, the record stands and is settled; not made, a
+// `change.incomplete` record says so (naming its seq), then it is settled.
+import type { AuditEvent, AuditTrail } from '../audit/audit-event.ts';
+import { recordsBySeq, type AuditLog } from '../audit/audit-log.ts';
+import { canonicalJson, type AuditRecord } from '../audit/audit-record.ts';
+import { incompleteEvent } from '../audit/audit-trail.ts';
+import { KeyNotFoundError } from '../keys/errors.ts';
+import type { Logger } from '../log/logger.ts';
+import { auditKeyView } from './audited-key-store.ts';
+import type { KeyRecord, KeyStore } from './key-store-port.ts';
+
+export type ChangeVerdict = { made: true } | { made: false; reason: string };
+
+/** Who writes the outcome of a change the gateway found open at start. */
+export const RECOVERY_WHO: Pick<AuditEvent, 'actor' | 'source'> = { actor: { kind: 'system', id: 'serve' }, source: 'start' };
+
+/**
+ * Was the change of the open write-ahead record `record` made? `current` is the key the store
+ * holds now (null: none with the record's target). A create is made when the key exists (its
+ * id was drawn at random for it); an update, rotate or revoke when the key's non-secret
+ * fields are exactly the record's `after` (status aside: it depends on the time it is read).
+ */
+export function keyChangeVerdict(record: AuditRecord, current: KeyRecord | null): ChangeVerdict {
+  switch (record.action) {
+    case 'key.create':
+      return current !== null ? { made: true } : { made: false, reason: 'the key is not in the store: the process stopped after recording the change and before writing it' };
+    case 'key.update':
+    case 'key.rotate':
+    case 'key.revoke': {
+      if (current === null) return { made: false, reason: 'the key is not in the store' };
+      if (record.after !== null && withoutStatus(auditKeyView(current, 0)) === withoutStatus(record.after)) return { made: true };
+      return { made: false, reason: "the key in the store is not as this record's after: the process stopped after recording the change and before writing it" };
+    }
+    default:
+      return { made: false, reason: `a ${record.action} record cannot be checked against the key store` };
+  }
+}
+
+function withoutStatus(view: { readonly [field: string]: unknown }): string {
+  const { status: _status, ...rest } = view;
+  return canonicalJson(rest);
+}
+
+export interface OpenChangesOutcome {
+  /** Seqs whose change was made (settled). */
+  made: number[];
+  /** Seqs whose change was not made (a change.incomplete record appended, then settled). */
+  notMade: number[];
+  /** Open seqs with no record in the log (announced, never written): settled. */
+  missing: number[];
+}
+
+/** Resolves every open write-ahead record of `log` against `keys`; each outcome is logged (warn). */
+export async function resolveOpenChanges(options: { log: AuditLog; keys: KeyStore; trail: AuditTrail; logger: Logger }): Promise<OpenChangesOutcome> {
+  const { log, keys, trail, logger } = options;
+  const outcome: OpenChangesOutcome = { made: [], notMade: [], missing: [] };
+  const seqs = await log.openSeqs();
+  if (seqs.length === 0) return outcome;
+  const records = new Map((await recordsBySeq(log, seqs)).map((record) => [record.seq, record]));
+  for (const seq of seqs) {
+    const record = records.get(seq);
+    if (record === undefined) {
+      outcome.missing.push(seq);
+      logger.warn('audit: an open write-ahead record is not in the log; it is closed', { seq });
+      await log.settle(seq);
+      continue;
+    }
+    const verdict = keyChangeVerdict(record, await currentKey(keys, record.target));
+    if (verdict.made) {
+      outcome.made.push(seq);
+      logger.warn('audit: a change recorded before a crash was made; its record stands', { seq, action: record.action, target: record.target });
+    } else {
+      outcome.notMade.push(seq);
+      logger.warn('audit: a change recorded before a crash was not made; a change.incomplete record says so', { seq, action: record.action, target: record.target, reason: verdict.reason });
+      await trail.record(incompleteEvent(RECOVERY_WHO, record, verdict.reason));
+    }
+    await log.settle(seq);
+  }
+  return outcome;
+}
+
+async function currentKey(keys: KeyStore, id: string | null): Promise<KeyRecord | null> {
+  if (id === null) return null;
+  try {
+    return await keys.get(id);
+  } catch (error) {
+    if (error instanceof KeyNotFoundError) return null;
+    throw error;
+  }
+}
+
+/**
+ * What `serve` does with the chain before it listens: the tail judged against the head
+ * (AuditLogError when records are past it that no crash explains: the caller refuses to
+ * start), the head written to the log stream (a witness for `audit verify --expect-head`),
+ * then the open write-ahead records resolved.
+ */
+export async function recoverAuditChain(options: { log: AuditLog; keys: KeyStore; trail: AuditTrail; logger: Logger }): Promise<OpenChangesOutcome> {
+  const head = await options.log.checkTail();
+  options.logger.info('audit chain head', { seq: head.seq, hash: head.hash, location: options.log.location });
+  return resolveOpenChanges(options);
+}
