@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { AuditVerification } from '../../src/audit/audit-chain.ts';
-import { AuditSecretError, canonicalJson, parseRecordLine, recordHash } from '../../src/audit/audit-record.ts';
+import { AuditSecretError, canonicalJson, chainRecord, parseRecordLine, recordHash, recordLine } from '../../src/audit/audit-record.ts';
 import type { RedisClient } from '../../src/redis/client.ts';
 import { createRedisAuditLog, redisAuditKeys } from '../../src/state/redis-audit-log.ts';
 import { useRedisPair, type SharedRedis } from '../support/redis-server.ts';
@@ -117,12 +117,40 @@ describe('the Redis audit chain', () => {
     assert.deepEqual((await a.list({ before: 5 })).records.map((r) => r.seq), [4, 3]);
   });
 
-  test('a lost head key: the next append continues from the list and restores it', async () => {
+  test('a lost head key: every record is past the head; verify reports it and appends refuse', async () => {
     const { a, keys } = pair();
     for (let i = 1; i <= 3; i++) await a.append(keyCreate(i));
     await clientA.command(['DEL', keys.head]);
-    assert.equal((await a.append(keyCreate(4))).seq, 4);
-    assert.equal((await a.verify()).ok, true);
+    const result = broken(await a.verify());
+    assert.deepEqual([result.reason, result.line, result.seq], ['past_head', 1, 1]);
+    await assert.rejects(a.append(keyCreate(4)), /is not extended: records 1 to 3 \(3\) are past the stored head \(seq 0\)/);
+    assert.equal(await clientA.command(['LLEN', keys.log]), 3);
+  });
+
+  for (const forged of [1, 2]) {
+    test(`${forged} record${forged === 1 ? '' : 's'} pushed (RPUSH) past the head key: verify fails, appends and the start check refuse`, async () => {
+      const { a, keys } = pair();
+      let last = await a.append(keyCreate(1));
+      for (let i = 0; i < forged; i++) {
+        last = chainRecord(keyCreate(100 + i, { target: 'key_forged' }), last);
+        await clientA.command(['RPUSH', keys.log, recordLine(last)]);
+      }
+      const result = broken(await a.verify());
+      assert.deepEqual([result.reason, result.line, result.seq], ['past_head', 2, 2]);
+      await assert.rejects(a.append(keyCreate(9)), /is not extended: record(s)? 2 .*past the stored head \(seq 1\)/);
+      await assert.rejects(a.checkTail(), /past the stored head \(seq 1\)/);
+      assert.equal(await clientA.command(['LLEN', keys.log]), 1 + forged);
+    });
+  }
+
+  test('a write-ahead record stays in the open set until settled', async () => {
+    const { a, b } = pair();
+    await a.append(keyCreate(1));
+    const ahead = await a.append(keyCreate(2), { open: true });
+    assert.deepEqual(await b.openSeqs(), [2]);
+    await b.settle(ahead.seq);
+    assert.deepEqual(await a.openSeqs(), []);
+    assert.deepEqual(await a.checkTail(), { seq: 2, hash: ahead.hash });
   });
 
   test('an event with a secret is refused and nothing is written', async () => {
