@@ -72,20 +72,59 @@ function records(dataDir: string): AuditRecord[] {
     .map(parseRecordLine);
 }
 
+/** A config on `dataDir` with both listeners on free ports; returns its path and an admin API token with the `keys` scope. */
+async function setUp(name: string): Promise<{ dataDir: string; configFile: string; headers: Record<string, string> }> {
+  const dataDir = path.join(root, name);
+  const configFile = path.join(root, `${name}.json`);
+  writeFileSync(
+    configFile,
+    JSON.stringify({ dataDir, listen: { host: '127.0.0.1', port: 0 }, admin: { port: 0 }, providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } } }),
+  );
+  const created = await portcullis(['admin', 'tokens', 'create', '--name', 'crash', '--scope', 'keys', '--json', '--config', configFile], { cwd: root, env: { HOME: root } });
+  assert.equal(created.code, 0, created.stderr);
+  const token = (JSON.parse(created.stdout) as { token: string }).token;
+  return { dataDir, configFile, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } };
+}
+
 describe('write-ahead key changes under SIGKILL', { skip: skipUnlessCompiled }, () => {
+  test('120 parallel key creations, SIGKILL after 8 were answered: after the restart every key in keys.json has its key.create record', async () => {
+    const { dataDir, configFile, headers } = await setUp('burst');
+    const first = spawnServe({ args: ['--config', configFile], cwd: root });
+    running.push(first);
+    const admin = String((await first.line((l) => l['msg'] === 'listening', 'listening'))['admin']);
+    const answered: string[] = [];
+    await Promise.all(
+      Array.from({ length: 120 }, async (_, i) => {
+        try {
+          const response = await request(admin, 'POST', '/api/keys', { headers, body: JSON.stringify({ name: `burst-${i}` }) });
+          if (response.status !== 201) return;
+          answered.push((response.json() as { record: { id: string } }).record.id);
+          if (answered.length === 8) first.child.kill('SIGKILL');
+        } catch {
+          // killed before it answered
+        }
+      }),
+    );
+    await first.exited;
+    const second = spawnServe({ args: ['--config', configFile], cwd: root });
+    running.push(second);
+    await second.line((l) => l['msg'] === 'listening', 'listening');
+    const recorded = new Set(records(dataDir).filter((r) => r.action === 'key.create').map((r) => r.target));
+    const incomplete = new Set(records(dataDir).filter((r) => r.action === 'change.incomplete').map((r) => (r.detail as { seq: number }).seq));
+    const keys = [...storedKeys(dataDir).keys()];
+    assert.ok(answered.length >= 8);
+    for (const id of answered) assert.ok(keys.includes(id), `answered key ${id} is not in keys.json`);
+    assert.deepEqual(keys.filter((id) => !recorded.has(id)), [], 'keys in keys.json without their key.create record');
+    for (const record of records(dataDir).filter((r) => incomplete.has(r.seq))) assert.equal(keys.includes(record.target ?? ''), false);
+    assert.equal((await createFileAuditLog({ dataDir }).verify()).ok, true);
+    second.kill();
+    await second.exited;
+  });
+
   test(`${ROUNDS} rounds of ${CHANGES_PER_ROUND} parallel changes, each killed at a random point: every key has its record, every acknowledged change both`, async (t) => {
     const seed = Date.now() % 1_000_000;
     const next = random(seed);
-    const dataDir = path.join(root, 'data');
-    const configFile = path.join(root, 'portcullis.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({ dataDir, listen: { host: '127.0.0.1', port: 0 }, admin: { port: 0 }, providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } } }),
-    );
-    const created = await portcullis(['admin', 'tokens', 'create', '--name', 'crash', '--scope', 'keys', '--json', '--config', configFile], { cwd: root, env: { HOME: root } });
-    assert.equal(created.code, 0, created.stderr);
-    const token = (JSON.parse(created.stdout) as { token: string }).token;
-    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const { dataDir, configFile, headers } = await setUp('rounds');
     const acknowledged: Acknowledged[] = [];
     const killedAfter: number[] = [];
     let incomplete = 0;
