@@ -121,5 +121,6 @@ export function auditedKeyStore(store: KeyStore, trail: AuditTrail, who: AuditWh
     touch: (id) => store.touch(id),
     flushLastUsed: () => store.flushLastUsed(),
     close: () => store.close(),
+    ...(store.whileNoChange === undefined ? {} : { whileNoChange: store.whileNoChange.bind(store) }),
   };
 }

@@ -349,6 +349,8 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
 
     flushLastUsed: () => lastUsedBatch.flush(),
 
+    whileNoChange: <T>(work: () => Promise<T>): Promise<T> => withFileLock(`${keysFilePath}.lock`, lockOptions, work),
+
     close() {
       if (closing !== null) return closing;
       closed = true;

@@ -52,17 +52,49 @@ export interface OpenChangesOutcome {
   notMade: number[];
   /** Open seqs with no record in the log (announced, never written): settled. */
   missing: number[];
+  /** Open records left open: perhaps in flight on another instance (a store without a lock). */
+  young: number[];
 }
 
-/** Resolves every open write-ahead record of `log` against `keys`; each outcome is logged (warn). */
-export async function resolveOpenChanges(options: { log: AuditLog; keys: KeyStore; trail: AuditTrail; logger: Logger }): Promise<OpenChangesOutcome> {
+/**
+ * Where the store takes no lock for its changes (Redis), an open record this young may be a
+ * change another instance is making right now: it is left open for a later start.
+ */
+export const IN_FLIGHT_MS = 5 * 60_000;
+
+export interface ResolveOptions {
+  log: AuditLog;
+  keys: KeyStore;
+  trail: AuditTrail;
+  logger: Logger;
+  /** Milliseconds since the epoch, to tell young open records (Redis) from old ones. */
+  clock?: () => number;
+}
+
+/**
+ * Resolves every open write-ahead record of `log` against `keys`; each outcome is logged
+ * (warn). With a store whose changes take a lock (the files), under that lock, so a change
+ * another process is making is either written or not begun; otherwise records younger than
+ * IN_FLIGHT_MS are left open.
+ */
+export async function resolveOpenChanges(options: ResolveOptions): Promise<OpenChangesOutcome> {
+  const { keys } = options;
+  return keys.whileNoChange === undefined ? resolveOpen(options, (options.clock ?? Date.now)() - IN_FLIGHT_MS) : keys.whileNoChange(() => resolveOpen(options, null));
+}
+
+async function resolveOpen(options: ResolveOptions, olderThanMs: number | null): Promise<OpenChangesOutcome> {
   const { log, keys, trail, logger } = options;
-  const outcome: OpenChangesOutcome = { made: [], notMade: [], missing: [] };
+  const outcome: OpenChangesOutcome = { made: [], notMade: [], missing: [], young: [] };
   const seqs = await log.openSeqs();
   if (seqs.length === 0) return outcome;
   const records = new Map((await recordsBySeq(log, seqs)).map((record) => [record.seq, record]));
   for (const seq of seqs) {
     const record = records.get(seq);
+    if (record !== undefined && olderThanMs !== null && Date.parse(record.time) > olderThanMs) {
+      outcome.young.push(seq);
+      logger.info('audit: an open write-ahead record may be a change another instance is making; it is left open for a later start', { seq, action: record.action, target: record.target });
+      continue;
+    }
     if (record === undefined) {
       outcome.missing.push(seq);
       logger.warn('audit: an open write-ahead record is not in the log; it is closed', { seq });
@@ -99,7 +131,7 @@ async function currentKey(keys: KeyStore, id: string | null): Promise<KeyRecord 
  * start), the head written to the log stream (a witness for `audit verify --expect-head`),
  * then the open write-ahead records resolved.
  */
-export async function recoverAuditChain(options: { log: AuditLog; keys: KeyStore; trail: AuditTrail; logger: Logger }): Promise<OpenChangesOutcome> {
+export async function recoverAuditChain(options: ResolveOptions): Promise<OpenChangesOutcome> {
   const head = await options.log.checkTail();
   options.logger.info('audit chain head', { seq: head.seq, hash: head.hash, location: options.log.location });
   return resolveOpenChanges(options);

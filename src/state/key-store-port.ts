@@ -66,4 +66,10 @@ export interface KeyStore {
   flushLastUsed(): Promise<void>;
   /** Stop watching, flush pending last-used times. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Runs `work` while no process changes keys through this store's files (it holds the lock
+   * every change takes, across processes): a change whose write-ahead record is open then
+   * either has been written or never will be. Absent where changes take no lock (Redis).
+   */
+  whileNoChange?<T>(work: () => Promise<T>): Promise<T>;
 }

@@ -15,7 +15,7 @@ import { createFileAuditLog } from '../../src/audit/file-audit-log.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { auditedKeyStore, auditKeyView } from '../../src/state/audited-key-store.ts';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
-import { keyChangeVerdict, recoverAuditChain } from '../../src/state/key-change-recovery.ts';
+import { IN_FLIGHT_MS, keyChangeVerdict, recoverAuditChain, resolveOpenChanges } from '../../src/state/key-change-recovery.ts';
 import type { KeyRecord } from '../../src/state/key-store-port.ts';
 import { freshPath, memoryTempDir } from '../support/temp-dir.ts';
 
@@ -73,7 +73,7 @@ function setUp() {
   const log = createFileAuditLog({ dataDir, onProblem: (message) => logger.warn(message) });
   const keys = openKeyStore(dataDir, { watch: false });
   const trail = createAuditTrail({ logger, log, clock: () => NOW });
-  return { dataDir, lines, logger, log, keys, trail, recover: () => recoverAuditChain({ log, keys, trail, logger }) };
+  return { dataDir, lines, logger, log, keys, trail, recover: () => recoverAuditChain({ log, keys, trail, logger, clock: () => NOW }) };
 }
 
 describe('recoverAuditChain', () => {
@@ -81,7 +81,7 @@ describe('recoverAuditChain', () => {
     const { log, keys, trail, lines, recover } = setUp();
     const { record } = await auditedKeyStore(keys, trail, WHO, () => NOW).create('fine');
     lines.length = 0;
-    assert.deepEqual(await recover(), { made: [], notMade: [], missing: [] });
+    assert.deepEqual(await recover(), { made: [], notMade: [], missing: [], young: [] });
     const head = await log.head();
     assert.deepEqual(lines, [{ time: '2026-11-28T10:00:00.000Z', level: 'info', msg: 'audit chain head', seq: 1, hash: head.hash, location: log.location }]);
     assert.equal((await log.list({})).records[0]?.target, record.id);
@@ -102,7 +102,7 @@ describe('recoverAuditChain', () => {
     assert.deepEqual(await keys.list(), []);
     assert.deepEqual(await log.openSeqs(), [1]);
     const [intent] = (await log.list({})).records;
-    assert.deepEqual(await recover(), { made: [], notMade: [1], missing: [] });
+    assert.deepEqual(await recover(), { made: [], notMade: [1], missing: [], young: [] });
     assert.deepEqual(await log.openSeqs(), []);
     const [outcome] = (await log.list({})).records;
     assert.deepEqual(
@@ -111,7 +111,7 @@ describe('recoverAuditChain', () => {
     );
     assert.equal((await log.verify()).ok, true);
     // A second start finds nothing open.
-    assert.deepEqual(await recover(), { made: [], notMade: [], missing: [] });
+    assert.deepEqual(await recover(), { made: [], notMade: [], missing: [], young: [] });
     await keys.close();
   });
 
@@ -122,7 +122,7 @@ describe('recoverAuditChain', () => {
     });
     assert.deepEqual(await log.openSeqs(), [1]);
     lines.length = 0;
-    assert.deepEqual(await recover(), { made: [1], notMade: [], missing: [] });
+    assert.deepEqual(await recover(), { made: [1], notMade: [], missing: [], young: [] });
     assert.deepEqual(await log.openSeqs(), []);
     assert.equal((await log.head()).seq, 1);
     assert.deepEqual(lines[1], { time: '2026-11-28T10:00:00.000Z', level: 'warn', msg: 'audit: a change recorded before a crash was made; its record stands', seq: 1, action: 'key.create', target: record.id });
@@ -135,7 +135,7 @@ describe('recoverAuditChain', () => {
     const intent = chainRecord({ time: '2026-11-28T10:00:00.000Z', ...WHO, action: 'key.create', target: 'key_BBBBBBBBBBBBBBBB', before: null, after: auditKeyView(key({ id: 'key_BBBBBBBBBBBBBBBB' }), NOW) }, first);
     writeFileSync(path.join(dataDir, 'audit.head'), headJson({ seq: 1, hash: first.hash, next: intent.hash, open: [2] }) + '\n');
     appendFileSync(path.join(dataDir, 'audit.jsonl'), recordLine(intent) + '\n');
-    assert.deepEqual(await recover(), { made: [], notMade: [2], missing: [] });
+    assert.deepEqual(await recover(), { made: [], notMade: [2], missing: [], young: [] });
     assert.deepEqual((await log.list({})).records.map((r) => [r.seq, r.action]), [[3, 'change.incomplete'], [2, 'key.create'], [1, 'admin.login']]);
     assert.equal((await log.verify()).ok, true);
     await keys.close();
@@ -145,9 +145,45 @@ describe('recoverAuditChain', () => {
     const { dataDir, log, keys, recover } = setUp();
     const first = await log.append({ time: '2026-11-28T10:00:00.000Z', ...WHO, action: 'admin.login', target: 'admin', before: null, after: null });
     writeFileSync(path.join(dataDir, 'audit.head'), headJson({ seq: 1, hash: first.hash, next: 'a'.repeat(64), open: [2] }) + '\n');
-    assert.deepEqual(await recover(), { made: [], notMade: [], missing: [] });
+    assert.deepEqual(await recover(), { made: [], notMade: [], missing: [], young: [] });
     assert.deepEqual(await log.openSeqs(), []);
     assert.equal((await log.head()).seq, 1);
+    await keys.close();
+  });
+
+  test('a change another process is making as the start resolves: the start waits for keys.json\'s lock, then finds it made', async () => {
+    const { log, keys, trail, logger } = setUp();
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let announced: () => void = () => {};
+    const recordedAhead = new Promise<void>((resolve) => (announced = resolve));
+    // Another process's change: its record is appended (open) under the lock, the write is still to come.
+    const creating = keys.create('in flight', {}, async ({ after }) => {
+      await log.append({ time: '2026-11-28T10:00:00.000Z', ...WHO, action: 'key.create', target: after.id, before: null, after: auditKeyView(after, NOW) }, { open: true });
+      announced();
+      await held;
+    });
+    await recordedAhead;
+    const resolving = resolveOpenChanges({ log, keys, trail, logger, clock: () => NOW });
+    let resolved = false;
+    void resolving.then(() => (resolved = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(resolved, false);
+    release();
+    const { record } = await creating;
+    assert.deepEqual(await resolving, { made: [1], notMade: [], missing: [], young: [] });
+    assert.deepEqual((await log.list({})).records.map((r) => [r.seq, r.action, r.target]), [[1, 'key.create', record.id]]);
+    await keys.close();
+  });
+
+  test('a store whose changes take no lock (Redis): a young open record is left for a later start, an old one resolved', async () => {
+    const { log, keys, trail, logger } = setUp();
+    const { whileNoChange: _lock, ...unlocked } = keys;
+    await log.append({ time: '2026-11-28T10:00:00.000Z', ...WHO, action: 'key.create', target: 'key_CCCCCCCCCCCCCCCC', before: null, after: auditKeyView(key({ id: 'key_CCCCCCCCCCCCCCCC' }), NOW) }, { open: true });
+    assert.deepEqual(await resolveOpenChanges({ log, keys: unlocked, trail, logger, clock: () => NOW + IN_FLIGHT_MS - 1 }), { made: [], notMade: [], missing: [], young: [1] });
+    assert.deepEqual(await log.openSeqs(), [1]);
+    assert.deepEqual(await resolveOpenChanges({ log, keys: unlocked, trail, logger, clock: () => NOW + IN_FLIGHT_MS }), { made: [], notMade: [1], missing: [], young: [] });
+    assert.deepEqual(await log.openSeqs(), []);
     await keys.close();
   });
 
