@@ -8,7 +8,7 @@
 // something else: appends refuse to build on it, verify reports it.
 //
 // `open` lists the seqs of write-ahead records whose change is not known to
-// be made yet (src/audit/write-ahead.ts): a record written before its change,
+// be made yet (src/state/write-ahead.ts): a record written before its change,
 // settled once the change is made. After a crash the ones left open are
 // resolved against the store.
 import { pastHeadMessage, type ChainHead, type StoredHead } from './audit-chain.ts';

@@ -26,7 +26,7 @@ import { createSystemdNotifier } from '../ops/systemd-notify.ts';
 import { connectionsForDescriptors, readDescriptorLimit, startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
 import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
 import { providerNotices } from '../config/provider-types.ts';
-import { recoverAuditChain } from '../state/key-change-recovery.ts';
+import { recoverAuditChain } from '../state/change-recovery.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
@@ -183,7 +183,7 @@ export async function runServeCommand(
   // One trail for the admin listener, the reloader and what a crash left open.
   const audit = createAuditTrail({ logger, log: backend.audit, onAppendFailure: () => metrics.auditAppendFailure() });
   try {
-    await recoverAuditChain({ log: backend.audit, keys: backend.keys, trail: audit, logger });
+    await recoverAuditChain({ log: backend.audit, keys: backend.keys, tokens: backend.tokens, trail: audit, logger });
   } catch (err) {
     await backend.close();
     if (err instanceof AuditLogError || err instanceof KeyStoreError || err instanceof RedisUnavailableError || err instanceof RedisReplyError) {

@@ -8,10 +8,11 @@
 // What a record holds of a key is auditKeyView: the non-secret fields only.
 // The raw key (returned by create and rotate) and its hash never reach the
 // trail.
-import type { AuditActor, AuditEvent, AuditIntent, AuditTrail, AuditValue } from '../audit/audit-event.ts';
+import type { AuditActor, AuditEvent, AuditTrail, AuditValue } from '../audit/audit-event.ts';
 import { keyStatus } from '../keys/key-settings.ts';
 import type { KeyLimits } from '../limits/key-limits.ts';
 import type { KeyRecord, KeyStore, WriteAhead } from './key-store-port.ts';
+import { writeAhead } from './write-ahead.ts';
 
 type KeyAction = 'key.create' | 'key.update' | 'key.rotate' | 'key.revoke';
 
@@ -58,15 +59,12 @@ export function auditKeyView(record: KeyRecord, nowMs: number = Date.now()): Aud
 }
 
 /**
- * `store`, with every change recorded to `trail` as `who`, write-ahead: the
- * record is appended (and durable) after the store has decided the change
- * (under its lock, so `before` and `after` are exactly what it writes) and
- * before it writes it; a record that cannot be appended stops the change. Once
- * the store has written it, the record is settled. Should the write fail after
- * the record (an I/O error, or Redis's compare-and-set lost to another
- * instance before the next try), a `change.incomplete` record names it. A crash
- * between the record and the write leaves the record open; the next start
- * checks it against the store (src/state/key-change-recovery.ts).
+ * `store`, with every change recorded to `trail` as `who`, write-ahead
+ * (write-ahead.ts): the record is appended (and durable) after the store has
+ * decided the change (under its lock, so `before` and `after` are exactly what
+ * it writes) and before it writes it; a record that cannot be appended stops
+ * the change. A crash between the record and the write leaves the record open;
+ * the next start checks it against the store (change-recovery.ts).
  *
  * A change the store refuses before deciding it (unknown id, revoked key, bad
  * setting) throws as before and records nothing. Reads pass through.
@@ -85,34 +83,17 @@ export function auditedKeyStore(store: KeyStore, trail: AuditTrail, who: AuditWh
     };
   };
 
-  /** Runs `change` with a write-ahead hook that records `action`; settles or closes the record by the outcome. */
-  const writeAhead = async <T>(action: KeyAction, change: (ahead: WriteAhead) => Promise<T>): Promise<T> => {
-    let intent: AuditIntent | null = null;
-    const ahead: WriteAhead = async ({ before, after }) => {
-      // A second call: the attempt before lost a race (Redis) and was not written.
-      if (intent !== null) await intent.failed('another writer changed the key first; the change was tried again in the next record');
-      intent = null;
-      intent = await trail.begin(eventOf(action, before, after));
-    };
-    let result: T;
-    try {
-      result = await change(ahead);
-    } catch (error) {
-      if (intent !== null) await (intent as AuditIntent).failed(`the store did not write the change: ${error instanceof Error ? error.message : String(error)}`);
-      throw error;
-    }
-    if (intent !== null) await (intent as AuditIntent).done();
-    return result;
-  };
+  const recorded = <T>(action: KeyAction, change: (ahead: WriteAhead) => Promise<T>): Promise<T> =>
+    writeAhead<KeyRecord, T>(trail, ({ before, after }) => eventOf(action, before, after), change);
 
   return {
     get location() {
       return store.location;
     },
-    create: (name, settings) => writeAhead('key.create', (ahead) => store.create(name, settings, ahead)),
-    update: (id, patch) => writeAhead('key.update', (ahead) => store.update(id, patch, ahead)),
-    rotate: (id) => writeAhead('key.rotate', (ahead) => store.rotate(id, ahead)),
-    revoke: (id) => writeAhead('key.revoke', (ahead) => store.revoke(id, ahead)),
+    create: (name, settings) => recorded('key.create', (ahead) => store.create(name, settings, ahead)),
+    update: (id, patch) => recorded('key.update', (ahead) => store.update(id, patch, ahead)),
+    rotate: (id) => recorded('key.rotate', (ahead) => store.rotate(id, ahead)),
+    revoke: (id) => recorded('key.revoke', (ahead) => store.revoke(id, ahead)),
     list: () => store.list(),
     get: (id) => store.get(id),
     reload: () => store.reload(),

@@ -189,7 +189,7 @@ test('write-ahead: a store that decides the change again (a compare-and-set lost
   await keys.update(record.id, { name: 'second' });
   assert.deepEqual(steps, [
     'begin 1 key.update, keys.json: active',
-    'failed 1: another writer changed the key first; the change was tried again in the next record',
+    'failed 1: another writer changed the record first; the change was tried again in the next record',
     'begin 2 key.update, keys.json: active',
     'done 2',
   ]);

@@ -15,7 +15,9 @@ import { createFileAuditLog } from '../../src/audit/file-audit-log.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { auditedKeyStore, auditKeyView } from '../../src/state/audited-key-store.ts';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
-import { IN_FLIGHT_MS, keyChangeVerdict, recoverAuditChain, resolveOpenChanges } from '../../src/state/key-change-recovery.ts';
+import { adminTokenAuditFields, type AdminTokenRecord } from '../../src/keys/admin-token.ts';
+import { IN_FLIGHT_MS, keyChangeVerdict, recoverAuditChain, resolveOpenChanges, tokenChangeVerdict } from '../../src/state/change-recovery.ts';
+import { openFileAdminTokenStore } from '../../src/state/file-admin-token-store.ts';
 import type { KeyRecord } from '../../src/state/key-store-port.ts';
 import { freshPath, memoryTempDir } from '../support/temp-dir.ts';
 
@@ -63,6 +65,33 @@ describe('keyChangeVerdict', () => {
   ];
   for (const [name, record, stored, verdict] of cases) {
     test(name, () => assert.deepEqual(keyChangeVerdict(record, stored), verdict));
+  }
+});
+
+describe('tokenChangeVerdict', () => {
+  const token = {
+    id: 'tok_AAAAAAAAAAAAAAAA',
+    name: 'ci',
+    prefix: 'pca_abcd',
+    hash: 'f'.repeat(64),
+    scopes: ['keys'],
+    createdAt: '2026-11-28T09:00:00.000Z',
+    expiresAt: '2026-12-28T09:00:00.000Z',
+    revokedAt: null,
+    createdBy: 'cli:alice',
+  } as unknown as AdminTokenRecord;
+  const revoked = { ...token, revokedAt: '2026-11-28T10:00:00.000Z' } as AdminTokenRecord;
+  const tokenRecord = (action: AuditRecord['action'], after: AdminTokenRecord): AuditRecord =>
+    chainRecord({ time: '2026-11-28T10:00:00.000Z', ...WHO, action, target: after.id, before: null, after: adminTokenAuditFields(after) }, { seq: 6, hash: '0'.repeat(64) });
+  const cases: Array<[string, AuditRecord, AdminTokenRecord | null, ReturnType<typeof tokenChangeVerdict>]> = [
+    ['a create whose token exists: made', tokenRecord('token.create', token), token, { made: true }],
+    ['a create whose token does not exist: not made', tokenRecord('token.create', token), null, { made: false, reason: `the token is not in the store: ${NOT_WRITTEN}` }],
+    ['a revoke the store holds: made', tokenRecord('token.revoke', revoked), revoked, { made: true }],
+    ['a revoke the store does not hold: not made', tokenRecord('token.revoke', revoked), token, { made: false, reason: `the token in the store is not as this record's after: ${NOT_WRITTEN}` }],
+    ['a revoke of a token that is gone: not made', tokenRecord('token.revoke', revoked), null, { made: false, reason: 'the token is not in the store' }],
+  ];
+  for (const [name, record, stored, verdict] of cases) {
+    test(name, () => assert.deepEqual(tokenChangeVerdict(record, stored), verdict));
   }
 });
 
@@ -184,6 +213,30 @@ describe('recoverAuditChain', () => {
     assert.deepEqual(await log.openSeqs(), [1]);
     assert.deepEqual(await resolveOpenChanges({ log, keys: unlocked, trail, logger, clock: () => NOW + IN_FLIGHT_MS }), { made: [], notMade: [1], missing: [], young: [] });
     assert.deepEqual(await log.openSeqs(), []);
+    await keys.close();
+  });
+
+  test('a token recorded and not written: closed by change.incomplete; one recorded and written: stands', async () => {
+    const { dataDir, log, keys, trail, logger } = setUp();
+    const tokens = openFileAdminTokenStore(dataDir);
+    const input = { name: 'ci', scopes: ['keys'], expiresAt: '2026-12-28T10:00:00.000Z', createdBy: 'cli:alice' };
+    const recordAhead = async ({ after }: { after: AdminTokenRecord }) => {
+      await log.append({ time: '2026-11-28T10:00:00.000Z', ...WHO, action: 'token.create', target: after.id, before: null, after: adminTokenAuditFields(after) }, { open: true });
+    };
+    const { record: kept } = await tokens.create(input, NOW, recordAhead);
+    await assert.rejects(
+      tokens.create(input, NOW, async (change) => {
+        await recordAhead(change);
+        throw new Error('killed');
+      }),
+      /killed/,
+    );
+    assert.deepEqual(await log.openSeqs(), [1, 2]);
+    assert.deepEqual(await resolveOpenChanges({ log, keys, tokens, trail, logger, clock: () => NOW }), { made: [1], notMade: [2], missing: [], young: [] });
+    const [outcome, lost] = (await log.list({})).records;
+    assert.deepEqual([outcome?.action, outcome?.detail], ['change.incomplete', { seq: 2, action: 'token.create', reason: `the token is not in the store: ${NOT_WRITTEN}` }]);
+    assert.notEqual(lost?.target, kept.id);
+    assert.deepEqual((await tokens.list()).map((t) => t.id), [kept.id]);
     await keys.close();
   });
 

@@ -1,9 +1,10 @@
 // What `portcullis serve` does at start with write-ahead records left open by
-// a crash (docs/audit.md, "Write-ahead"): a key change is recorded before the
-// store writes it, and settled once written, so an open record is a change that
-// may or may not have been written when the process died. Each is checked
-// against the store: made, the record stands and is settled; not made, a
-// `change.incomplete` record says so (naming its seq), then it is settled.
+// a crash (docs/audit.md, "Write-ahead"): a key or admin token change is
+// recorded before the store writes it, and settled once written, so an open
+// record is a change that may or may not have been written when the process
+// died. Each is checked against its store: made, the record stands and is
+// settled; not made, a `change.incomplete` record says so (naming its seq),
+// then it is settled.
 import type { AuditEvent, AuditTrail } from '../audit/audit-event.ts';
 import { recordsBySeq, type AuditLog } from '../audit/audit-log.ts';
 import { canonicalJson, type AuditRecord } from '../audit/audit-record.ts';
@@ -11,6 +12,8 @@ import { incompleteEvent } from '../audit/audit-trail.ts';
 import { KeyNotFoundError } from '../keys/errors.ts';
 import type { Logger } from '../log/logger.ts';
 import { auditKeyView } from './audited-key-store.ts';
+import { adminTokenAuditFields, type AdminTokenRecord } from '../keys/admin-token.ts';
+import type { AdminTokenStore } from './admin-token-store-port.ts';
 import type { KeyRecord, KeyStore } from './key-store-port.ts';
 
 export type ChangeVerdict = { made: true } | { made: false; reason: string };
@@ -40,6 +43,24 @@ export function keyChangeVerdict(record: AuditRecord, current: KeyRecord | null)
   }
 }
 
+/**
+ * Was the change of the open write-ahead token record `record` made? `current` is the token
+ * the store holds now (null: none with the record's target). A create is made when the token
+ * exists (its id was drawn at random for it); a revoke when its revokedAt is the record's.
+ */
+export function tokenChangeVerdict(record: AuditRecord, current: AdminTokenRecord | null): ChangeVerdict {
+  switch (record.action) {
+    case 'token.create':
+      return current !== null ? { made: true } : { made: false, reason: 'the token is not in the store: the process stopped after recording the change and before writing it' };
+    case 'token.revoke':
+      if (current === null) return { made: false, reason: 'the token is not in the store' };
+      if (record.after !== null && canonicalJson(adminTokenAuditFields(current)) === canonicalJson(record.after)) return { made: true };
+      return { made: false, reason: "the token in the store is not as this record's after: the process stopped after recording the change and before writing it" };
+    default:
+      return keyChangeVerdict(record, null);
+  }
+}
+
 function withoutStatus(view: { readonly [field: string]: unknown }): string {
   const { status: _status, ...rest } = view;
   return canonicalJson(rest);
@@ -65,6 +86,8 @@ export const IN_FLIGHT_MS = 5 * 60_000;
 export interface ResolveOptions {
   log: AuditLog;
   keys: KeyStore;
+  /** The admin token store, for token.create and token.revoke records. */
+  tokens?: AdminTokenStore;
   trail: AuditTrail;
   logger: Logger;
   /** Milliseconds since the epoch, to tell young open records (Redis) from old ones. */
@@ -78,8 +101,11 @@ export interface ResolveOptions {
  * IN_FLIGHT_MS are left open.
  */
 export async function resolveOpenChanges(options: ResolveOptions): Promise<OpenChangesOutcome> {
-  const { keys } = options;
-  return keys.whileNoChange === undefined ? resolveOpen(options, (options.clock ?? Date.now)() - IN_FLIGHT_MS) : keys.whileNoChange(() => resolveOpen(options, null));
+  const { keys, tokens } = options;
+  if (keys.whileNoChange === undefined) return resolveOpen(options, (options.clock ?? Date.now)() - IN_FLIGHT_MS);
+  // Both stores' locks, in the order no writer reverses (a writer takes one of them, then the audit log's).
+  const whileNoTokenChange = tokens?.whileNoChange?.bind(tokens) ?? (<T>(work: () => Promise<T>) => work());
+  return keys.whileNoChange(() => whileNoTokenChange(() => resolveOpen(options, null)));
 }
 
 async function resolveOpen(options: ResolveOptions, olderThanMs: number | null): Promise<OpenChangesOutcome> {
@@ -101,7 +127,7 @@ async function resolveOpen(options: ResolveOptions, olderThanMs: number | null):
       await log.settle(seq);
       continue;
     }
-    const verdict = keyChangeVerdict(record, await currentKey(keys, record.target));
+    const verdict = record.action.startsWith('token.') ? tokenChangeVerdict(record, await currentToken(options.tokens, record.target)) : keyChangeVerdict(record, await currentKey(keys, record.target));
     if (verdict.made) {
       outcome.made.push(seq);
       logger.warn('audit: a change recorded before a crash was made; its record stands', { seq, action: record.action, target: record.target });
@@ -113,6 +139,11 @@ async function resolveOpen(options: ResolveOptions, olderThanMs: number | null):
     await log.settle(seq);
   }
   return outcome;
+}
+
+async function currentToken(tokens: AdminTokenStore | undefined, id: string | null): Promise<AdminTokenRecord | null> {
+  if (tokens === undefined || id === null) return null;
+  return (await tokens.list()).find((token) => token.id === id) ?? null;
 }
 
 async function currentKey(keys: KeyStore, id: string | null): Promise<KeyRecord | null> {
