@@ -16,7 +16,7 @@ import path from 'node:path';
 import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../keys/file-lock.ts';
 import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../keys/atomic-file.ts';
 import { createChainVerifier, type AuditVerification, type ChainHead } from './audit-chain.ts';
-import { EMPTY_HEAD, headJson, judgeTail, parseHeadJson, type HeadState } from './audit-head.ts';
+import { EMPTY_HEAD, headJson, judgeTail, MAX_OPEN, parseHeadJson, type HeadState } from './audit-head.ts';
 import { forEachLine, forEachLineBackward, lastNewlineBefore, OverlongLineError, readRange } from './audit-file-lines.ts';
 import { AuditLogError, auditLogOf, createPageCollector, type AuditLog, type AuditPage, type AuditFilter, type VerifyOptions } from './audit-log.ts';
 import {
@@ -88,6 +88,9 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
 
   async function appendLocked(body: AuditRecordBody, opens: boolean): Promise<AuditRecord> {
     const { base, open: stillOpen } = await tailLocked();
+    if (opens && stillOpen.length >= MAX_OPEN) {
+      throw new AuditLogError(`${AUDIT_HEAD_FILE} lists ${stillOpen.length} write-ahead records whose changes were never settled, the most it holds; restart portcullis serve, which resolves them against the stores`);
+    }
     const record = chainRecord(body, base);
     const line = recordLine(record) + '\n';
     const size = (await stat(current).catch(() => null))?.size ?? 0;

@@ -8,7 +8,7 @@ import { appendFileSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { AuditVerification } from '../../src/audit/audit-chain.ts';
-import { EMPTY_HEAD, headJson, judgeTail, parseHeadJson } from '../../src/audit/audit-head.ts';
+import { EMPTY_HEAD, headJson, judgeTail, MAX_OPEN, parseHeadJson } from '../../src/audit/audit-head.ts';
 import { AuditLogError } from '../../src/audit/audit-log.ts';
 import { chainRecord, GENESIS_HASH, recordLine, type AuditRecord } from '../../src/audit/audit-record.ts';
 import { createFileAuditLog } from '../../src/audit/file-audit-log.ts';
@@ -177,6 +177,17 @@ describe('the file log and its head', () => {
     assert.deepEqual(head(), { seq: 3, hash: other.hash });
     await log.settle(ahead.seq);
     assert.deepEqual(head(), { seq: 3, hash: other.hash });
+  });
+
+  test('an append that would open more write-ahead records than the head holds is refused, naming the way out', async () => {
+    const { log, headFile } = fresh();
+    const [one] = await appendN(log, 1);
+    writeFileSync(headFile, headJson({ seq: 1, hash: (one as AuditRecord).hash, next: null, open: Array.from({ length: MAX_OPEN }, (_, i) => i + 1) }) + '\n');
+    await assert.rejects(log.append(keyCreate(2), { open: true }), {
+      name: 'AuditLogError',
+      message: `audit.head lists ${MAX_OPEN} write-ahead records whose changes were never settled, the most it holds; restart portcullis serve, which resolves them against the stores`,
+    });
+    assert.equal((await log.append(keyCreate(2))).seq, 2);
   });
 
   test('audit.head deleted with records left: verify reports every record past it; appends refuse', async () => {
