@@ -182,7 +182,7 @@ describe('the file log and its head', () => {
   test('an append that would open more write-ahead records than the head holds is refused, naming the way out', async () => {
     const { log, headFile } = fresh();
     const [one] = await appendN(log, 1);
-    writeFileSync(headFile, headJson({ seq: 1, hash: (one as AuditRecord).hash, next: null, open: Array.from({ length: MAX_OPEN }, (_, i) => i + 1) }) + '\n');
+    writeFileSync(headFile, headJson({ seq: 1, hash: (one as AuditRecord).hash, next: null, open: Array<number>(MAX_OPEN).fill(1) }) + '\n');
     await assert.rejects(log.append(keyCreate(2), { open: true }), {
       name: 'AuditLogError',
       message: `audit.head lists ${MAX_OPEN} write-ahead records whose changes were never settled, the most it holds; restart portcullis serve, which resolves them against the stores`,
