@@ -6,7 +6,11 @@ import { describe, test } from 'node:test';
 import type { AuditVerification } from '../../src/audit/audit-chain.ts';
 import { AuditSecretError, canonicalJson, chainRecord, parseRecordLine, recordHash, recordLine } from '../../src/audit/audit-record.ts';
 import type { RedisClient } from '../../src/redis/client.ts';
+import { createAuditTrail } from '../../src/audit/audit-trail.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { auditedKeyStore } from '../../src/state/audited-key-store.ts';
 import { createRedisAuditLog, redisAuditKeys } from '../../src/state/redis-audit-log.ts';
+import { openRedisKeyStore } from '../../src/state/redis-key-store.ts';
 import { useRedisPair, type SharedRedis } from '../support/redis-server.ts';
 import { keyCreate } from './audit-fixtures.ts';
 
@@ -151,6 +155,28 @@ describe('the Redis audit chain', () => {
     await b.settle(ahead.seq);
     assert.deepEqual(await a.openSeqs(), []);
     assert.deepEqual(await a.checkTail(), { seq: 2, hash: ahead.hash });
+  });
+
+  test('write-ahead key changes on Redis: two instances change one key at once; every record is settled, a lost compare-and-set closed by change.incomplete', async () => {
+    const { a, b, keys } = pair();
+    const keyPrefix = keys.log.slice(0, keys.log.indexOf('{audit}'));
+    const storeA = await openRedisKeyStore(clientA, { keyPrefix, reloadIntervalMs: 3_600_000 });
+    const storeB = await openRedisKeyStore(clientB, { keyPrefix, reloadIntervalMs: 3_600_000 });
+    const logger = createLogger({ level: 'error', write: () => {} });
+    const who = { actor: { kind: 'cli', id: 'alice' }, source: 'cli' } as const;
+    const onA = auditedKeyStore(storeA, createAuditTrail({ logger, log: a }), who);
+    const onB = auditedKeyStore(storeB, createAuditTrail({ logger, log: b }), who);
+    const { record } = await onA.create('shared');
+    await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? onA : onB).update(record.id, { name: `name-${i}` })));
+    assert.deepEqual(await a.openSeqs(), []);
+    const chain = (await a.list({ limit: 1000 })).records;
+    const closed = new Set(chain.filter((r) => r.action === 'change.incomplete').map((r) => (r.detail as { seq: number }).seq));
+    // Each update has one record that stands; the tries that lost are closed.
+    assert.equal(chain.filter((r) => r.action === 'key.update' && !closed.has(r.seq)).length, 10);
+    assert.equal(chain.filter((r) => r.action === 'key.update').length, 10 + closed.size);
+    assert.equal((await a.verify()).ok, true);
+    await storeA.close();
+    await storeB.close();
   });
 
   test('an event with a secret is refused and nothing is written', async () => {
