@@ -6,6 +6,7 @@
 // to a rotate. Nothing else (list, get, the store) can ever return it, because
 // nothing keeps it: the store holds its SHA-256.
 import type { AuditTrail } from '../audit/audit-event.ts';
+import { AuditLogError } from '../audit/audit-log.ts';
 import type { GatewayConfig } from '../config/config.ts';
 import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
 import type { AliasRoutes } from '../routing/alias-targets.ts';
@@ -243,5 +244,7 @@ function adminErrorOf(err: unknown): unknown {
   if (err instanceof KeyStoreError && (err.code === 'key_store_lock_timeout' || err.code === 'key_store_io_error')) {
     return new ApiError('key_store_unavailable', undefined, { headers: { 'retry-after': '1' } });
   }
+  // A write-ahead record that cannot be appended stops its change (src/state/audited-key-store.ts).
+  if (err instanceof AuditLogError) return new ApiError('change_not_recorded');
   return err;
 }

@@ -9,7 +9,8 @@ import { readRequestJson } from '../http/json-body.ts';
 import { pathParams } from '../http/router.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RequestContext } from '../http/request-context.ts';
-import { adminTokenAuditFields, adminTokenAuditFieldsBeforeRevoke, adminTokenView } from '../keys/admin-token.ts';
+import { adminTokenView } from '../keys/admin-token.ts';
+import { auditedTokenStore } from '../state/audited-token-store.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { storeCall } from './admin-api.ts';
 import type { AdminHandler, AdminRoute } from './admin-principal.ts';
@@ -51,20 +52,19 @@ export function createAdminTokensApi(deps: AdminTokensApiDeps): AdminRoute[] {
   const create: AdminHandler = async (ctx, who) => {
     const body = await readBody(ctx);
     const now = clock();
+    // Recorded write-ahead: the token.create record is on the chain before the token is stored.
     const { token, record } = await storeCall(() =>
-      state.tokens.create({ name: body['name'], scopes: body['scopes'], expiresAt: body['expiresAt'], createdBy: `${who.actor.kind}:${who.actor.id}` }, now),
+      auditedTokenStore(state.tokens, audit, who).create({ name: body['name'], scopes: body['scopes'], expiresAt: body['expiresAt'], createdBy: `${who.actor.kind}:${who.actor.id}` }, now),
     );
     ctx.log['tokenId'] = record.id;
-    await audit.record({ actor: who.actor, source: who.source, action: 'token.create', target: record.id, before: null, after: adminTokenAuditFields(record) });
     sendJson(ctx.res, 201, { token, record: adminTokenView(record, now) }, NO_STORE);
   };
 
   const revoke: AdminHandler = async (ctx, who) => {
     const id = pathParams('/api/tokens/:id/revoke', ctx.path)['id'] ?? '';
     const now = clock();
-    const revoked = await storeCall(() => state.tokens.revoke(id, now));
+    const revoked = await storeCall(() => auditedTokenStore(state.tokens, audit, who).revoke(id, now));
     ctx.log['tokenId'] = revoked.id;
-    await audit.record({ actor: who.actor, source: who.source, action: 'token.revoke', target: revoked.id, before: adminTokenAuditFieldsBeforeRevoke(revoked), after: adminTokenAuditFields(revoked) });
     sendJson(ctx.res, 200, adminTokenView(revoked, now), NO_STORE);
   };
 

@@ -4,12 +4,22 @@
 // failure latches and names the file, the line and the seq.
 import { GENESIS_HASH, parseRecordLine, recordHash, AuditRecordParseError } from './audit-record.ts';
 
-export const CHAIN_FAILURES = ['hash_mismatch', 'prev_mismatch', 'seq_gap', 'seq_order', 'malformed', 'unterminated', 'head_mismatch', 'missing_records'] as const;
+export const CHAIN_FAILURES = ['hash_mismatch', 'prev_mismatch', 'seq_gap', 'seq_order', 'malformed', 'unterminated', 'head_mismatch', 'missing_records', 'past_head'] as const;
 export type ChainFailureReason = (typeof CHAIN_FAILURES)[number];
 
 export interface ChainHead {
   seq: number;
   hash: string;
+}
+
+/**
+ * The head a store keeps beside its records. `next` is the hash of the record
+ * an append is about to write, set before the record is written: a crash
+ * after the record and before the head moved leaves exactly that record past
+ * the head, and no other record past the head can be explained by a crash.
+ */
+export interface StoredHead extends ChainHead {
+  next?: string | null;
 }
 
 export interface ChainIntact {
@@ -41,8 +51,12 @@ export type AuditVerification = ChainIntact | ChainBroken;
 export interface ChainVerifierOptions {
   /** Refuse a chain that does not start at seq 1 (retention removed its start). */
   fromGenesis?: boolean;
-  /** The head the store keeps beside the chain (audit.head, the Redis head key): a truncation leaves it ahead. */
-  storedHead?: ChainHead | null;
+  /**
+   * The head the store keeps beside the chain (audit.head, the Redis head key): a truncation leaves
+   * it ahead; records past it are a break unless one record, the one it announced (`next`).
+   * Null: the store keeps no head (none is checked).
+   */
+  storedHead?: StoredHead | null;
   /** A hash the operator kept elsewhere (the log stream): some record of the chain must have it. */
   expectHead?: string | null;
 }
@@ -68,6 +82,8 @@ export function createChainVerifier(options: ChainVerifierOptions = {}): ChainVe
   let expectedFound = false;
   let storedHeadChecked = false;
   const storedHead = options.storedHead ?? null;
+  /** Where the first record past the stored head is, for the message. */
+  let pastHeadAt: { file: string | null; line: number } | null = null;
 
   const broken = (reason: ChainFailureReason, line: number | null, seq: number | null, what: string): ChainBroken => {
     failure = { ok: false, reason, file, line, seq, message: `${where(file, line, seq)}: ${what}` };
@@ -117,6 +133,7 @@ export function createChainVerifier(options: ChainVerifierOptions = {}): ChainVe
           return broken('head_mismatch', lineNumber, seq, `the stored head says seq ${seq} has hash ${storedHead.hash}, but it has ${record.hash}: the chain was rewritten from there on`);
         }
       }
+      if (storedHead !== null && seq > storedHead.seq && pastHeadAt === null) pastHeadAt = { file, line: lineNumber };
       if (options.expectHead !== undefined && options.expectHead !== null && record.hash === options.expectHead) expectedFound = true;
       if (count === 0) firstSeq = seq;
       count += 1;
@@ -136,6 +153,10 @@ export function createChainVerifier(options: ChainVerifierOptions = {}): ChainVe
       }
       if (storedHead !== null && !storedHeadChecked && storedHead.seq >= (firstSeq ?? 1) && storedHead.seq > 0) {
         return broken('head_mismatch', null, storedHead.seq, `the stored head names seq ${storedHead.seq}, which is not in the chain`);
+      }
+      if (storedHead !== null && pastHeadAt !== null && !(last.seq === storedHead.seq + 1 && storedHead.next === last.hash)) {
+        ({ file } = pastHeadAt);
+        return broken('past_head', pastHeadAt.line, storedHead.seq + 1, pastHeadMessage(storedHead, last.seq));
       }
       if (options.fromGenesis === true && count === 0 && storedHead !== null && storedHead.seq > 0) {
         return broken('missing_records', null, null, 'there are no records, but the stored head says there were');
@@ -159,6 +180,20 @@ export function verifyChain(lines: readonly string[], options: ChainVerifierOpti
     if (verifier.line(lines[i] as string, i + 1, true) !== null) break;
   }
   return verifier.result();
+}
+
+/**
+ * Records storedHead.seq+1 .. lastSeq are past the head and a crash does not explain them:
+ * a crash leaves one record at most, the one the head announced before it was written.
+ */
+export function pastHeadMessage(storedHead: StoredHead, lastSeq: number): string {
+  const from = storedHead.seq + 1;
+  const which =
+    lastSeq === from
+      ? `record ${from} is past the stored head (seq ${storedHead.seq}) and is not the record the head announced before its append (a crash leaves only that one)`
+      : `records ${from} to ${lastSeq} (${lastSeq - from + 1}) are past the stored head (seq ${storedHead.seq}); a crash leaves one at most, the one the head announced`;
+  const [they, them] = lastSeq === from ? ['it was', 'it'] : ['they were', 'them'];
+  return `${which}: ${they} appended by something other than portcullis, or the head was replaced with an older copy. List ${them} (portcullis audit list --before ${lastSeq + 1} --json), compare with the "audit" lines of the log stream, then move ${them} out of the log (docs/audit.md, "Records past the head"); until then appends are refused`;
 }
 
 function where(file: string | null, line: number | null, seq: number | null): string {

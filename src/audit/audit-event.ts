@@ -43,6 +43,7 @@ export const AUDIT_ACTIONS = [
   'token.refused',
   'config.reload',
   'config.reload_refused',
+  'change.incomplete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -64,11 +65,26 @@ export interface AuditEvent {
   detail?: { readonly [field: string]: AuditValue };
 }
 
+/** A write-ahead record on the chain, its change not made yet. done() and failed() never reject. */
+export interface AuditIntent {
+  /** The record's seq; null when the trail has no chain (the event went to the log stream only). */
+  readonly seq: number | null;
+  /** The change is made: the record stands for it and is no longer open. */
+  done(): Promise<void>;
+  /** The change was not made after all: a `change.incomplete` record names this one, with why. */
+  failed(reason: string): Promise<void>;
+}
+
 /**
  * Where doors send events. record() never rejects: a record that cannot be
  * appended is still written to the log stream, logged as an error and counted,
  * so the action it describes is not undone by the trail failing.
+ *
+ * begin() is for changes that have not happened yet (write-ahead): the record is
+ * durable before it resolves, and it rejects (AuditLogError) when it cannot be
+ * appended, so the change is not made without its record.
  */
 export interface AuditTrail {
   record(event: AuditEvent): Promise<void>;
+  begin(event: AuditEvent): Promise<AuditIntent>;
 }

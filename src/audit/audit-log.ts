@@ -33,9 +33,27 @@ export interface VerifyOptions {
   expectHead?: string | null;
 }
 
+export interface AppendOptions {
+  /**
+   * A write-ahead record: written before the change it describes, it stays open (listed by
+   * openSeqs) until settle(seq), so that after a crash its change can be checked.
+   */
+  open?: boolean;
+}
+
 export interface AuditLog {
   /** Gives the record seq, prev and hash, atomically with every other writer; resolves once it is durable. */
-  append(record: AuditRecordBody): Promise<AuditRecord>;
+  append(record: AuditRecordBody, options?: AppendOptions): Promise<AuditRecord>;
+  /** The write-ahead record `seq` is closed: its change was made, or its outcome recorded. */
+  settle(seq: number): Promise<void>;
+  /** Seqs of write-ahead records not settled (a crash came between the record and its change). */
+  openSeqs(): Promise<readonly number[]>;
+  /**
+   * The chain's tail judged against the stored head, at start: a record a crash left past
+   * the head is adopted; anything else past the head, or a last record that is not the
+   * head's, throws AuditLogError (nothing may be appended on it). Returns the head.
+   */
+  checkTail(): Promise<ChainHead>;
   list(filter: AuditFilter): Promise<AuditPage>;
   /** The last record's seq and hash ({0, 64 zeros} for an empty chain). */
   head(): Promise<ChainHead>;
@@ -79,14 +97,21 @@ export function auditLogOf(location: string, problem: (what: string, error: unkn
   };
   return {
     location,
-    append(body) {
+    append(body, appendOptions) {
       const run = queue.then(() => {
         assertNoSecrets(body);
-        return guard('append to', () => operations.append(body));
+        return guard('append to', () => operations.append(body, appendOptions));
       });
       queue = run.catch(() => undefined);
       return run;
     },
+    settle(seq) {
+      const run = queue.then(() => guard('append to', () => operations.settle(seq)));
+      queue = run.catch(() => undefined);
+      return run;
+    },
+    openSeqs: () => guard('read', () => operations.openSeqs()),
+    checkTail: () => guard('append to', () => operations.checkTail()),
     list: (filter) => guard('read', () => operations.list(filter)),
     head: () => guard('read', () => operations.head()),
     verify: (verifyOptions) => guard('verify', () => operations.verify(verifyOptions)),
@@ -200,6 +225,21 @@ export function createPageCollector(filter: AuditFilter): { offer(record: AuditR
       return { records, nextBefore: nextBefore === null || nextBefore <= 1 ? null : nextBefore };
     },
   };
+}
+
+/** The records with these seqs (those still in the log), newest first; reads back from the end until all are found. */
+export async function recordsBySeq(log: AuditLog, seqs: readonly number[]): Promise<AuditRecord[]> {
+  const wanted = new Set(seqs);
+  const found: AuditRecord[] = [];
+  if (wanted.size === 0) return found;
+  const lowest = Math.min(...wanted);
+  let before: number | undefined = Math.max(...wanted) + 1;
+  while (before !== undefined && before > lowest) {
+    const page = await log.list({ before, limit: MAX_LIST_LIMIT });
+    for (const record of page.records) if (wanted.has(record.seq)) found.push(record);
+    before = page.nextBefore ?? undefined;
+  }
+  return found;
 }
 
 function isoTime(value: string): number | null {

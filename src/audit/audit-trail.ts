@@ -11,8 +11,8 @@
 // detail.redacted, and a warning naming them, never the values) and the event
 // recorded: losing the record of a change would be worse than the redaction.
 import type { Logger } from '../log/logger.ts';
-import type { AuditEvent, AuditTrail } from './audit-event.ts';
-import type { AuditLog } from './audit-log.ts';
+import type { AuditEvent, AuditIntent, AuditTrail } from './audit-event.ts';
+import { AuditLogError, type AuditLog } from './audit-log.ts';
 import { AuditSecretError, assertNoSecrets, canonicalJson, redactSecrets, type AuditRecord } from './audit-record.ts';
 
 export interface AuditTrailOptions {
@@ -21,50 +21,113 @@ export interface AuditTrailOptions {
   log?: AuditLog;
   /** Milliseconds since the epoch (tests pin it). */
   clock?: () => number;
-  /** Each event that could not be appended (portcullis_audit_append_failures_total). */
-  onAppendFailure?: () => void;
+  /**
+   * Each event that could not be appended (portcullis_audit_append_failures_total); `changeMade`
+   * false for a write-ahead record (begin), whose change is then not made.
+   */
+  onAppendFailure?: (changeMade: boolean) => void;
 }
 
 export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
   const { logger, log } = options;
   const clock = options.clock ?? Date.now;
   const failed = options.onAppendFailure ?? (() => {});
-  return {
+  /** The event with secret-like values replaced (a warning names the paths); null when it still holds one (logged, counted). */
+  const prepare = (event: AuditEvent, ahead: boolean): AuditEvent | null => {
+    // A secret-like value is replaced, not the record dropped: the action happened and
+    // must be on the chain; the paths replaced are kept in detail.redacted.
+    const { event: cleaned, redacted } = redactSecrets(event);
+    if (redacted.length > 0) {
+      event = { ...cleaned, detail: { ...cleaned.detail, redacted } };
+      logger.warn('audit event: secret-like fields were redacted before recording', { action: event.action, fields: redacted.join(',') });
+    }
+    try {
+      assertNoSecrets(event);
+    } catch (error) {
+      if (!(error instanceof AuditSecretError)) throw error;
+      failed(!ahead);
+      logger.error('audit event refused: it holds a secret-like field; nothing was recorded', { action: event.action, problem: error.message });
+      return null;
+    }
+    return event;
+  };
+
+  const append = async (log: AuditLog, time: string, event: AuditEvent, open: boolean): Promise<AuditRecord> => {
+    const body = { time, actor: event.actor, source: event.source, action: event.action, target: event.target, before: event.before, after: event.after };
+    const record = await log.append(event.detail === undefined ? body : { ...body, detail: event.detail }, { open });
+    logger.info('audit', recordFields(record));
+    return record;
+  };
+
+  const appendFailed = (time: string, event: AuditEvent, error: unknown, ahead: boolean): void => {
+    logger.error(ahead ? 'audit append failed; the change was not made' : 'audit append failed; the event is only in this log line', {
+      action: event.action,
+      error: error instanceof Error ? error.message : String(error),
+      event: safeJson({ time, ...event }),
+    });
+    failed(!ahead);
+  };
+
+  const trail: AuditTrail = {
     async record(event) {
       const time = new Date(clock()).toISOString();
-      // A secret-like value is replaced, not the record dropped: the action happened and
-      // must be on the chain; the paths replaced are kept in detail.redacted.
-      const { event: cleaned, redacted } = redactSecrets(event);
-      if (redacted.length > 0) {
-        event = { ...cleaned, detail: { ...cleaned.detail, redacted } };
-        logger.warn('audit event: secret-like fields were redacted before recording', { action: event.action, fields: redacted.join(',') });
-      }
-      try {
-        assertNoSecrets(event);
-      } catch (error) {
-        if (!(error instanceof AuditSecretError)) throw error;
-        failed();
-        logger.error('audit event refused: it holds a secret-like field; nothing was recorded', { action: event.action, problem: error.message });
-        return;
-      }
+      const prepared = prepare(event, false);
+      if (prepared === null) return;
       if (log === undefined) {
-        logger.info('audit', { audit: safeJson({ time, ...event }) });
+        logger.info('audit', { audit: safeJson({ time, ...prepared }) });
         return;
       }
       try {
-        const body = { time, actor: event.actor, source: event.source, action: event.action, target: event.target, before: event.before, after: event.after };
-        const record = await log.append(event.detail === undefined ? body : { ...body, detail: event.detail });
-        logger.info('audit', recordFields(record));
+        await append(log, time, prepared, false);
       } catch (error) {
-        logger.error('audit append failed; the event is only in this log line', {
-          action: event.action,
-          error: error instanceof Error ? error.message : String(error),
-          event: safeJson({ time, ...event }),
-        });
-        failed();
+        appendFailed(time, prepared, error, false);
       }
     },
+
+    async begin(event) {
+      const time = new Date(clock()).toISOString();
+      const prepared = prepare(event, true);
+      if (prepared === null) throw new AuditLogError(`the audit event ${event.action} holds a secret-like field and cannot be recorded; the change was not made`);
+      if (log === undefined) {
+        logger.info('audit', { audit: safeJson({ time, ...prepared }) });
+        return { seq: null, done: async () => {}, failed: async () => {} };
+      }
+      let record: AuditRecord;
+      try {
+        record = await append(log, time, prepared, true);
+      } catch (error) {
+        appendFailed(time, prepared, error, true);
+        throw error instanceof AuditLogError ? error : new AuditLogError(error instanceof Error ? error.message : String(error), { cause: error });
+      }
+      return intentOf(log, record, prepared);
+    },
   };
+
+  /** Settling is bookkeeping: when it fails, the record stays open and the next start checks its change against the store. */
+  const intentOf = (chain: AuditLog, record: AuditRecord, event: AuditEvent): AuditIntent => {
+    const settle = async (): Promise<void> => {
+      try {
+        await chain.settle(record.seq);
+      } catch (error) {
+        logger.warn('audit: a write-ahead record could not be settled; the next start checks its change', { seq: record.seq, error: error instanceof Error ? error.message : String(error) });
+      }
+    };
+    return {
+      seq: record.seq,
+      done: settle,
+      async failed(reason) {
+        await trail.record(incompleteEvent(event, record, reason));
+        await settle();
+      },
+    };
+  };
+
+  return trail;
+}
+
+/** The record that says the change of write-ahead record `record` was not made, and why. */
+export function incompleteEvent(event: Pick<AuditEvent, 'actor' | 'source'>, record: Pick<AuditRecord, 'seq' | 'action' | 'target'>, reason: string): AuditEvent {
+  return { actor: event.actor, source: event.source, action: 'change.incomplete', target: record.target, before: null, after: null, detail: { seq: record.seq, action: record.action, reason } };
 }
 
 /** The flat fields of an `audit` log line: the record's top fields, and the record itself as canonical JSON. */
@@ -94,4 +157,4 @@ function safeJson(value: unknown): string {
   }
 }
 
-export type { AuditEvent, AuditTrail };
+export type { AuditEvent, AuditIntent, AuditTrail };

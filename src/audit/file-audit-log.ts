@@ -1,19 +1,22 @@
 // The audit chain in the data directory (docs/audit.md):
 //   audit.jsonl                 the current file, one canonical record per line, mode 0600
 //   audit.<firstSeq:12>.jsonl   rotated files, each the full file renamed when it reached rotateBytes
-//   audit.head                  {"seq":N,"hash":"..."} of the last record, replaced atomically after each append
+//   audit.head                  the head (audit-head.ts), replaced atomically before and after each append
 //   audit.jsonl.lock            the file lock every appender takes (the gateway and each CLI run)
 //
 // An append, under the lock: find the last record (repairing a torn last line,
-// see repairTail), rotate when the record would take the file past rotateBytes,
-// write the line with O_APPEND, fsync, then replace audit.head. A crash between
-// the fsync and the head leaves the head one record behind, which verify
-// accepts; a head ahead of the records is a truncation.
+// see repairTail) and judge it against the head (judgeTail), rotate when the
+// record would take the file past rotateBytes, announce the record in the head
+// (`next`), write the line with O_APPEND, fsync, then move the head onto it. A
+// crash between the fsync and the head leaves the announced record past the
+// head, which verify accepts and the next append adopts; any other record past
+// the head is a break, and appends refuse to build on it.
 import { mkdir, open, readdir, readFile, rename, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../keys/file-lock.ts';
 import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../keys/atomic-file.ts';
 import { createChainVerifier, type AuditVerification, type ChainHead } from './audit-chain.ts';
+import { EMPTY_HEAD, headJson, judgeTail, MAX_OPEN, parseHeadJson, type HeadState } from './audit-head.ts';
 import { forEachLine, forEachLineBackward, lastNewlineBefore, OverlongLineError, readRange } from './audit-file-lines.ts';
 import { AuditLogError, auditLogOf, createPageCollector, type AuditLog, type AuditPage, type AuditFilter, type VerifyOptions } from './audit-log.ts';
 import {
@@ -33,7 +36,7 @@ export const AUDIT_HEAD_FILE = 'audit.head';
 export const DEFAULT_ROTATE_BYTES = 64 * 1024 * 1024;
 export const MIN_ROTATE_BYTES = 64 * 1024;
 const ROTATED = /^audit\.(\d{12})\.jsonl$/;
-const MAX_HEAD_FILE_BYTES = 1024;
+const MAX_HEAD_FILE_BYTES = 64 * 1024;
 
 export interface FileAuditLogOptions {
   dataDir: string;
@@ -75,17 +78,25 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
   const rotateBytes = Math.max(options.rotateBytes ?? DEFAULT_ROTATE_BYTES, MIN_ROTATE_BYTES);
   const problem = options.onProblem ?? (() => {});
 
-  async function appendLocked(body: AuditRecordBody): Promise<AuditRecord> {
-    let last = await lastRecordOfFiles(true);
-    const stored = await readHead();
-    if (stored !== null && stored.seq > last.seq) {
-      problem(`audit log: ${AUDIT_HEAD_FILE} says the chain reached seq ${stored.seq} but the files end at seq ${last.seq}: records were removed; the chain continues from the head, and audit verify reports the gap`);
-      last = stored;
+  /** The tail judged against the head; throws AuditLogError when appends must not build on it. */
+  async function tailLocked(): Promise<{ base: ChainHead; open: readonly number[] }> {
+    const judged = judgeTail(await readHead(), await lastRecordOfFiles(true), AUDIT_HEAD_FILE);
+    if (!judged.ok) throw new AuditLogError(`the audit log in ${dir} is not extended: ${judged.problem}`);
+    if (judged.problem !== null) problem(`audit log: ${judged.problem}`);
+    return judged;
+  }
+
+  async function appendLocked(body: AuditRecordBody, opens: boolean): Promise<AuditRecord> {
+    const { base, open: stillOpen } = await tailLocked();
+    if (opens && stillOpen.length >= MAX_OPEN) {
+      throw new AuditLogError(`${AUDIT_HEAD_FILE} lists ${stillOpen.length} write-ahead records whose changes were never settled, the most it holds; restart portcullis serve, which resolves them against the stores`);
     }
-    const record = chainRecord(body, last);
+    const record = chainRecord(body, base);
     const line = recordLine(record) + '\n';
     const size = (await stat(current).catch(() => null))?.size ?? 0;
     if (size > 0 && size + Buffer.byteLength(line, 'utf8') > rotateBytes) await rotate();
+    const after = opens ? [...stillOpen, record.seq] : stillOpen;
+    await writeHead({ ...base, next: record.hash, open: after });
     const handle = await open(current, 'a', PRIVATE_FILE_MODE);
     try {
       await handle.chmod(PRIVATE_FILE_MODE);
@@ -94,8 +105,19 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
     } finally {
       await handle.close();
     }
-    await writeFileAtomic(headPath, JSON.stringify({ seq: record.seq, hash: record.hash }) + '\n');
+    await writeHead({ seq: record.seq, hash: record.hash, next: null, open: after });
     return record;
+  }
+
+  /** The write-ahead record `seq` no longer open: its change is made, or its outcome recorded. */
+  async function settleLocked(seq: number): Promise<void> {
+    const head = await readHead();
+    if (head === null || !head.open.includes(seq)) return;
+    await writeHead({ ...head, open: head.open.filter((s) => s !== seq) });
+  }
+
+  function writeHead(head: HeadState): Promise<void> {
+    return writeFileAtomic(headPath, headJson(head) + '\n');
   }
 
   /** The full audit.jsonl becomes audit.<its first seq>.jsonl; the next append starts a new one. */
@@ -200,7 +222,7 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
     }
   }
 
-  async function readHead(): Promise<ChainHead | null> {
+  async function readHead(): Promise<HeadState | null> {
     let text: string;
     try {
       const handle = await open(headPath, 'r');
@@ -213,15 +235,9 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
       if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw cause;
     }
-    try {
-      const value = JSON.parse(text) as { seq?: unknown; hash?: unknown };
-      if (Number.isSafeInteger(value.seq) && (value.seq as number) >= 0 && typeof value.hash === 'string' && /^[0-9a-f]{64}$/.test(value.hash)) {
-        return { seq: value.seq as number, hash: value.hash };
-      }
-    } catch {
-      // reported below
-    }
-    throw new AuditLogError(`${headPath} is not {"seq":N,"hash":"<64 hex>"}: it was edited; run portcullis audit verify`);
+    const head = parseHeadJson(text);
+    if (head === null) throw new AuditLogError(`${headPath} is not {"seq":N,"hash":"<64 hex>"} (with "next" and "open" when set): it was edited; run portcullis audit verify`);
+    return head;
   }
 
   async function rotatedFiles(): Promise<Array<{ name: string; firstSeq: number }>> {
@@ -253,7 +269,7 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
    * rotation came between (it is read once, through the handle). The caller
    * closes `current.handle`.
    */
-  async function snapshot(): Promise<{ head: ChainHead | null | AuditLogError; rotated: Array<{ name: string; firstSeq: number }>; current: { handle: FileHandle; size: number } | null }> {
+  async function snapshot(): Promise<{ head: HeadState | null | AuditLogError; rotated: Array<{ name: string; firstSeq: number }>; current: { handle: FileHandle; size: number } | null }> {
     const take = async () => {
       const head = await readHead().catch((error: unknown) => {
         if (error instanceof AuditLogError) return error;
@@ -284,7 +300,8 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
     const { head, rotated, current } = await snapshot();
     try {
       if (head instanceof AuditLogError) return { ok: false, reason: 'malformed', file: AUDIT_HEAD_FILE, line: 1, seq: null, message: head.message };
-      const verifier = createChainVerifier({ storedHead: head, ...verifyOptions });
+      // No head and records: every record is past the head (an appender writes the head before its first record).
+      const verifier = createChainVerifier({ storedHead: head ?? EMPTY_HEAD, ...verifyOptions });
       const files: Array<{ name: string; nameSeq: number | null }> = [...rotated.map((f) => ({ name: f.name, nameSeq: f.firstSeq as number | null })), { name: AUDIT_FILE, nameSeq: null }];
       for (const { name, nameSeq } of files) {
         let handle: FileHandle | null;
@@ -357,9 +374,25 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
   }
 
   return auditLogOf(dir, (what, error) => auditAccessProblem(what, dir, error), {
-    async append(body) {
+    async append(body, appendOptions) {
       await mkdir(dir, { recursive: true, mode: 0o700 });
-      return withFileLock(lockPath, DEFAULT_LOCK_OPTIONS, () => appendLocked(body));
+      return withFileLock(lockPath, DEFAULT_LOCK_OPTIONS, () => appendLocked(body, appendOptions?.open === true));
+    },
+    settle: (seq) => withFileLock(lockPath, DEFAULT_LOCK_OPTIONS, () => settleLocked(seq)),
+    async openSeqs() {
+      return (await readHead())?.open ?? [];
+    },
+    async checkTail() {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      return withFileLock(lockPath, DEFAULT_LOCK_OPTIONS, async () => {
+        const { base, open: stillOpen } = await tailLocked();
+        const head = await readHead();
+        // Adopt a record a crash left past the head (and forget one announced but never written) now, not at the next append.
+        if (head === null ? base.seq > 0 : head.seq !== base.seq || head.next !== null || head.open.length !== stillOpen.length) {
+          await writeHead({ ...base, next: null, open: stillOpen });
+        }
+        return base;
+      });
     },
     list,
     head: () => lastRecordOfFiles(false),

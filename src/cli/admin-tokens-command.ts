@@ -7,14 +7,16 @@
 import { parseArgs } from 'node:util';
 import { describeArgumentProblem, usageProblem } from './argument-problem.ts';
 import type { AuditActor, AuditTrail } from '../audit/audit-event.ts';
+import { AuditLogError } from '../audit/audit-log.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
 import { AdminTokenError, InvalidTokenSettingError } from '../keys/admin-token-errors.ts';
-import { adminTokenAuditFields, adminTokenAuditFieldsBeforeRevoke, adminTokenView, MAX_TOKEN_LIFETIME_DAYS, type AdminTokenView } from '../keys/admin-token.ts';
+import { adminTokenView, MAX_TOKEN_LIFETIME_DAYS, type AdminTokenView } from '../keys/admin-token.ts';
 import { KeyStoreError } from '../keys/errors.ts';
 import { createLogger } from '../log/logger.ts';
 import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
 import type { AuditWho } from '../state/audited-key-store.ts';
+import { auditedTokenStore } from '../state/audited-token-store.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import { cliWho } from './cli-actor.ts';
 import { cliAuditLogger, NOT_RECORDED } from './cli-audit.ts';
@@ -163,8 +165,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       const now = (ctx.clock ?? Date.now)();
       const expires = typeof values['expires'] === 'string' ? values['expires'] : DEFAULT_TOKEN_LIFETIME;
       const who = whoOf(ctx);
-      const { token, record } = await backend.tokens.create({ name, scopes, expiresAt: expiryFromFlag(expires, now), createdBy: `cli:${who.actor.id}` }, now);
-      await backend.audit.record({ actor: who.actor, source: who.source, action: 'token.create', target: record.id, before: null, after: adminTokenAuditFields(record), ...(who.detail === undefined ? {} : { detail: who.detail }) });
+      const { token, record } = await auditedTokenStore(backend.tokens, backend.audit, who).create({ name, scopes, expiresAt: expiryFromFlag(expires, now), createdBy: `cli:${who.actor.id}` }, now);
       const view = adminTokenView(record, now);
       if (values['json'] === true) {
         ctx.stdout.write(JSON.stringify({ ...view, token }, null, 2) + '\n');
@@ -201,9 +202,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       if (id === undefined) throw new TokenOptionError('missing token ID');
       if (extra !== undefined) throw new TokenOptionError(`expected one token ID, got ${positionals.length}`);
       const now = (ctx.clock ?? Date.now)();
-      const revoked = await backend.tokens.revoke(id, now);
-      const who = whoOf(ctx);
-      await backend.audit.record({ actor: who.actor, source: who.source, action: 'token.revoke', target: revoked.id, before: adminTokenAuditFieldsBeforeRevoke(revoked), after: adminTokenAuditFields(revoked), ...(who.detail === undefined ? {} : { detail: who.detail }) });
+      const revoked = await auditedTokenStore(backend.tokens, backend.audit, whoOf(ctx)).revoke(id, now);
       const view = adminTokenView(revoked, now);
       ctx.stdout.write(
         values['json'] === true
@@ -250,6 +249,10 @@ export async function runAdminTokensCommand(args: readonly string[], ctx: AdminT
       ctx.stderr.write(`portcullis admin tokens ${name}: ${error.message}\n`);
       return 1;
     }
+    if (error instanceof AuditLogError) {
+      ctx.stderr.write(`portcullis admin tokens ${name}: the change was not made, because its audit record could not be written: ${error.message}\n`);
+      return 1;
+    }
     throw error;
   } finally {
     await backend?.close();
@@ -276,6 +279,6 @@ function inFlagWords(error: InvalidTokenSettingError, values: Values): string {
 export async function openCliTokensBackend(config: GatewayConfig, env: NodeJS.ProcessEnv, stderr: NodeJS.WritableStream): Promise<TokensBackend> {
   const logger = createLogger({ level: 'warn', write: (line) => stderr.write(line) });
   const state = await openStateBackend(config, { logger, env, watch: false });
-  const audit = createAuditTrail({ logger: cliAuditLogger(stderr), log: state.audit, onAppendFailure: () => stderr.write(NOT_RECORDED) });
+  const audit = createAuditTrail({ logger: cliAuditLogger(stderr), log: state.audit, onAppendFailure: (changeMade) => changeMade && stderr.write(NOT_RECORDED) });
   return { tokens: state.tokens, audit, close: () => state.close() };
 }

@@ -24,10 +24,13 @@ token change and config reload, hash-chained (docs/audit.md).
 Commands:
   verify [--from-genesis] [--expect-head HASH] [--json]
       Check the whole chain: exit 0 when whole, 1 when a record was edited,
-      deleted, reordered or the log truncated (names the file, line and seq).
+      deleted, reordered or appended past the head, or the log truncated
+      (names the file, line and seq).
       --from-genesis   also fail when the oldest records were removed (retention)
-      --expect-head    a record hash kept elsewhere (e.g. the last "audit" line of
-                       the log stream) that the chain must still contain
+      --expect-head    a record hash kept elsewhere that the chain must still
+                       contain: the "hash" of the last "audit" or "audit chain
+                       head" line of the gateway's log stream (journald), checked
+                       from the machine that holds that copy
   list [--key ID] [--actor WHO] [--action ACTION] [--since TIME] [--until TIME]
        [--limit N] [--before SEQ] [--json]
       Records newest first, as a table (with a refusal's reason and what a

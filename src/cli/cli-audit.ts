@@ -5,7 +5,7 @@
 // repaired, an append that failed, the event then written whole) go to stderr
 // as sentences; the trail's `audit` info lines are not printed: a command's
 // records are on the chain, not in any log stream.
-import type { AuditLog } from '../audit/audit-log.ts';
+import { AuditLogError, type AuditLog } from '../audit/audit-log.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
@@ -38,22 +38,40 @@ export function cliAuditTrail(config: GatewayConfig, io: { stderr: NodeJS.Writab
   const logger = cliAuditLogger(io.stderr);
   let opened: Promise<{ log: AuditLog; close(): Promise<void> }> | undefined;
   let trail: AuditTrail | undefined;
+  /** The trail on the opened chain; throws when the chain cannot be opened. */
+  const chainTrail = async (): Promise<AuditTrail> => {
+    if (trail !== undefined) return trail;
+    opened ??= openAuditLogAlone(config, { logger, env: io.env });
+    let log: AuditLog;
+    try {
+      ({ log } = await opened);
+    } catch (err) {
+      opened = undefined;
+      throw err;
+    }
+    trail = createAuditTrail({ logger, log, onAppendFailure: (changeMade) => changeMade && io.stderr.write(NOT_RECORDED) });
+    return trail;
+  };
   return {
     async record(event) {
-      if (trail === undefined) {
-        opened ??= openAuditLogAlone(config, { logger, env: io.env });
-        let log: AuditLog;
-        try {
-          ({ log } = await opened);
-        } catch (err) {
-          // The change is made: say loudly that its record is not, with the event (never a secret) for the operator to keep.
-          io.stderr.write(`portcullis: the audit log could not be opened; this change is NOT recorded: ${err instanceof Error ? err.message : String(err)}\n  event: ${JSON.stringify(event)}\n`);
-          opened = undefined;
-          return;
-        }
-        trail = createAuditTrail({ logger, log, onAppendFailure: () => io.stderr.write(NOT_RECORDED) });
+      let chain: AuditTrail;
+      try {
+        chain = await chainTrail();
+      } catch (err) {
+        // The change is made: say loudly that its record is not, with the event (never a secret) for the operator to keep.
+        io.stderr.write(`portcullis: the audit log could not be opened; this change is NOT recorded: ${err instanceof Error ? err.message : String(err)}\n  event: ${JSON.stringify(event)}\n`);
+        return;
       }
-      await trail.record(event);
+      await chain.record(event);
+    },
+    async begin(event) {
+      let chain: AuditTrail;
+      try {
+        chain = await chainTrail();
+      } catch (err) {
+        throw new AuditLogError(`the audit log could not be opened, so the change was not made: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+      return chain.begin(event);
     },
     async close() {
       if (opened === undefined) return;

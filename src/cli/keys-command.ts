@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { describeArgumentProblem, type OptionSpec, usageProblem } from './argument-problem.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
+import { AuditLogError } from '../audit/audit-log.ts';
 import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../keys/errors.ts';
 import { keyStatus } from '../keys/key-settings.ts';
 import { auditedKeyStore, type AuditWho } from '../state/audited-key-store.ts';
@@ -271,6 +272,10 @@ export async function runKeysCommand(args: string[], ctx: KeysCommandContext): P
     if (error instanceof KeyOptionError) return usageError(ctx, name, error.message);
     if (error instanceof KeyStoreError || error instanceof UsageFileError) {
       ctx.stderr.write(`portcullis keys ${name}: ${error.message}\n`);
+      return 1;
+    }
+    if (error instanceof AuditLogError) {
+      ctx.stderr.write(`portcullis keys ${name}: the change was not made, because its audit record could not be written: ${error.message}\n`);
       return 1;
     }
     throw error;

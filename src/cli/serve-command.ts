@@ -10,6 +10,7 @@ import { adminHostNames } from '../config/operations-config.ts';
 import { closeSync } from 'node:fs';
 import { readAdminCredentials } from '../admin/admin-credentials.ts';
 import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
+import { AuditLogError } from '../audit/audit-log.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import { createBootstrapToken } from '../admin/bootstrap-token.ts';
 import { createGateway, type Gateway } from '../gateway/gateway.ts';
@@ -26,6 +27,7 @@ import { createSystemdNotifier } from '../ops/systemd-notify.ts';
 import { connectionsForDescriptors, readDescriptorLimit, startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
 import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
 import { providerNotices } from '../config/provider-types.ts';
+import { recoverAuditChain } from '../state/change-recovery.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
@@ -179,6 +181,18 @@ export async function runServeCommand(
     throw err;
   }
   const backend = state;
+  // One trail for the admin listener, the reloader and what a crash left open.
+  const audit = createAuditTrail({ logger, log: backend.audit, onAppendFailure: () => metrics.auditAppendFailure() });
+  try {
+    await recoverAuditChain({ log: backend.audit, keys: backend.keys, tokens: backend.tokens, trail: audit, logger });
+  } catch (err) {
+    await backend.close();
+    if (err instanceof AuditLogError || err instanceof KeyStoreError || err instanceof RedisUnavailableError || err instanceof RedisReplyError) {
+      io.stderr.write(`portcullis serve: cannot start on the audit log: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
   try {
     gateway = createGateway({ config, state: backend, logger, metrics, env: io.env, ...(certificates.api === undefined ? {} : { tls: certificates.api }) });
   } catch (err) {
@@ -191,8 +205,6 @@ export async function runServeCommand(
   }
   const running = gateway;
 
-  // One trail for the admin listener and the reloader.
-  const audit = createAuditTrail({ logger, log: backend.audit, onAppendFailure: () => metrics.auditAppendFailure() });
   let bootstrapToken: string | null = null;
   let apiAddress: string;
   let adminAddress: string | null = null;

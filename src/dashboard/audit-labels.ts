@@ -47,10 +47,11 @@ export const ACTION_LABEL: Record<AuditActionName, string> = {
   'token.refused': 'Token refused',
   'config.reload': 'Config reloaded',
   'config.reload_refused': 'Config reload refused',
+  'change.incomplete': 'Change not made',
 };
 
 /** Actions that refuse something: shown with the danger badge (the words say it too). */
-const REFUSALS: ReadonlySet<string> = new Set(['admin.login_failed', 'token.refused', 'config.reload_refused', 'key.revoke', 'token.revoke']);
+const REFUSALS: ReadonlySet<string> = new Set(['admin.login_failed', 'token.refused', 'config.reload_refused', 'key.revoke', 'token.revoke', 'change.incomplete']);
 
 export function actionLabel(action: string): string {
   return (ACTION_LABEL as Record<string, string>)[action] ?? action;

@@ -17,6 +17,7 @@ export const AUDIT_ACTIONS = [
   'token.refused',
   'config.reload',
   'config.reload_refused',
+  'change.incomplete',
 ] as const;
 export type AuditActionName = (typeof AUDIT_ACTIONS)[number];
 

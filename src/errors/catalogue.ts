@@ -159,6 +159,14 @@ export const ERROR_CATALOGUE = {
     clientMayRetry: true,
     message: 'The key store is busy or cannot be written; try again.',
   },
+  /** A key change whose write-ahead audit record cannot be appended: the change is not made. */
+  change_not_recorded: {
+    status: 503,
+    type: 'server_error',
+    failure: Failure.Gateway,
+    clientMayRetry: false,
+    message: 'The change was not made: its audit record cannot be written. The gateway log says why; run portcullis audit verify on the server.',
+  },
   dashboard_not_built: {
     status: 503,
     type: 'server_error',

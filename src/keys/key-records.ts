@@ -105,7 +105,10 @@ export function requireRecord<R extends KeyRecord>(id: string, record: R | undef
 }
 
 /** One store's way to change a key: read it under the store's lock or transaction, apply `change`, write the record. */
-export type ChangeKey = <T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }) => Promise<T>;
+export type ChangeKey = <T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }, ahead?: WriteAheadOf) => Promise<T>;
+
+/** Called with a decided change before the store writes it (src/state/key-store-port.ts, WriteAhead). */
+export type WriteAheadOf = (change: { before: KeyRecord | null; after: KeyRecord }) => Promise<void>;
 
 /**
  * The key changes every store offers, as record functions run inside the
@@ -113,21 +116,33 @@ export type ChangeKey = <T>(id: string, change: (current: KeyRecord) => { record
  */
 export function keyChanges(changeKey: ChangeKey, now: () => string) {
   return {
-    patch: (id: string, checked: CheckedPatch) =>
-      changeKey(id, (current) => {
-        const record = patchKeyRecord(current, checked);
-        return { record, result: record };
-      }),
-    rotate: (id: string) =>
-      changeKey(id, (current) => {
-        const key = generateApiKey();
-        const record = rotateKeyRecord(current, key, now());
-        return { record, result: { key, record } };
-      }),
-    revoke: (id: string) =>
-      changeKey(id, (current) => {
-        const record = revokeKeyRecord(current, now());
-        return { record, result: record };
-      }),
+    patch: (id: string, checked: CheckedPatch, ahead?: WriteAheadOf) =>
+      changeKey(
+        id,
+        (current) => {
+          const record = patchKeyRecord(current, checked);
+          return { record, result: record };
+        },
+        ahead,
+      ),
+    rotate: (id: string, ahead?: WriteAheadOf) =>
+      changeKey(
+        id,
+        (current) => {
+          const key = generateApiKey();
+          const record = rotateKeyRecord(current, key, now());
+          return { record, result: { key, record } };
+        },
+        ahead,
+      ),
+    revoke: (id: string, ahead?: WriteAheadOf) =>
+      changeKey(
+        id,
+        (current) => {
+          const record = revokeKeyRecord(current, now());
+          return { record, result: record };
+        },
+        ahead,
+      ),
   };
 }

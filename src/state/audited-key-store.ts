@@ -1,18 +1,20 @@
 // How a key change becomes an audit event (docs/audit.md, "What each door records"), in one
 // place: a KeyStore decorator that every door (the CLI's keys commands, the
 // admin API's key handlers, and through them the dashboard) wraps around the
-// real store with who is acting. Each create, update, rotate and revoke that
-// the store carries out is recorded exactly once, after it succeeded and
-// before the call returns; a change the store refuses (unknown id, revoked
-// key, bad setting) throws as before and records nothing. Reads pass through.
+// real store with who is acting. Each create, update, rotate and revoke is
+// recorded exactly once, write-ahead: on the chain before the store writes it
+// (see auditedKeyStore).
 //
 // What a record holds of a key is auditKeyView: the non-secret fields only.
 // The raw key (returned by create and rotate) and its hash never reach the
 // trail.
-import type { AuditActor, AuditTrail, AuditValue } from '../audit/audit-event.ts';
+import type { AuditActor, AuditEvent, AuditTrail, AuditValue } from '../audit/audit-event.ts';
 import { keyStatus } from '../keys/key-settings.ts';
 import type { KeyLimits } from '../limits/key-limits.ts';
-import type { KeyRecord, KeyStore } from './key-store-port.ts';
+import type { KeyRecord, KeyStore, WriteAhead } from './key-store-port.ts';
+import { writeAhead } from './write-ahead.ts';
+
+type KeyAction = 'key.create' | 'key.update' | 'key.rotate' | 'key.revoke';
 
 type AuditFields = { readonly [field: string]: AuditValue };
 
@@ -57,68 +59,41 @@ export function auditKeyView(record: KeyRecord, nowMs: number = Date.now()): Aud
 }
 
 /**
- * `store`, with every successful change recorded to `trail` as `who`.
+ * `store`, with every change recorded to `trail` as `who`, write-ahead
+ * (write-ahead.ts): the record is appended (and durable) after the store has
+ * decided the change (under its lock, so `before` and `after` are exactly what
+ * it writes) and before it writes it; a record that cannot be appended stops
+ * the change. A crash between the record and the write leaves the record open;
+ * the next start checks it against the store (change-recovery.ts).
  *
- * `before` of an update, rotate or revoke is the key as read just before the
- * change (a separate read: a change made by another process in between is not
- * seen). Should that read fail while the change itself succeeds (a broken
- * keys-last-used.json fails reads but not changes), the change is still
- * recorded, with before null and detail.beforeUnreadable true.
- *
- * An update that changes nothing is still recorded (before equals after): it
- * was asked for and it rewrote the record.
+ * A change the store refuses before deciding it (unknown id, revoked key, bad
+ * setting) throws as before and records nothing. Reads pass through.
  */
 export function auditedKeyStore(store: KeyStore, trail: AuditTrail, who: AuditWho, clock: () => number = Date.now): KeyStore {
-  const record = (action: 'key.create' | 'key.update' | 'key.rotate' | 'key.revoke', target: string, before: KeyRecord | null, after: KeyRecord, beforeUnreadable = false): Promise<void> => {
+  const eventOf = (action: KeyAction, before: KeyRecord | null, after: KeyRecord): AuditEvent => {
     const nowMs = clock();
-    const detail = beforeUnreadable ? { ...who.detail, beforeUnreadable: true } : who.detail;
-    return trail.record({
+    return {
       actor: who.actor,
       source: who.source,
       action,
-      target,
+      target: after.id,
       before: before === null ? null : auditKeyView(before, nowMs),
       after: auditKeyView(after, nowMs),
-      ...(detail === undefined ? {} : { detail }),
-    });
+      ...(who.detail === undefined ? {} : { detail: who.detail }),
+    };
   };
 
-  /** The key before a change; null (and unreadable) when it could not be read. The change itself decides whether the id exists. */
-  const readBefore = async (id: string): Promise<{ before: KeyRecord | null; unreadable: boolean }> => {
-    try {
-      return { before: await store.get(id), unreadable: false };
-    } catch {
-      return { before: null, unreadable: true };
-    }
-  };
+  const recorded = <T>(action: KeyAction, change: (ahead: WriteAhead) => Promise<T>): Promise<T> =>
+    writeAhead<KeyRecord, T>(trail, ({ before, after }) => eventOf(action, before, after), change);
 
   return {
     get location() {
       return store.location;
     },
-    async create(name, settings) {
-      const issued = await store.create(name, settings);
-      await record('key.create', issued.record.id, null, issued.record);
-      return issued;
-    },
-    async update(id, patch) {
-      const { before, unreadable } = await readBefore(id);
-      const updated = await store.update(id, patch);
-      await record('key.update', id, before, updated, unreadable);
-      return updated;
-    },
-    async rotate(id) {
-      const { before, unreadable } = await readBefore(id);
-      const issued = await store.rotate(id);
-      await record('key.rotate', id, before, issued.record, unreadable);
-      return issued;
-    },
-    async revoke(id) {
-      const { before, unreadable } = await readBefore(id);
-      const revoked = await store.revoke(id);
-      await record('key.revoke', id, before, revoked, unreadable);
-      return revoked;
-    },
+    create: (name, settings) => recorded('key.create', (ahead) => store.create(name, settings, ahead)),
+    update: (id, patch) => recorded('key.update', (ahead) => store.update(id, patch, ahead)),
+    rotate: (id) => recorded('key.rotate', (ahead) => store.rotate(id, ahead)),
+    revoke: (id) => recorded('key.revoke', (ahead) => store.revoke(id, ahead)),
     list: () => store.list(),
     get: (id) => store.get(id),
     reload: () => store.reload(),
@@ -127,5 +102,6 @@ export function auditedKeyStore(store: KeyStore, trail: AuditTrail, who: AuditWh
     touch: (id) => store.touch(id),
     flushLastUsed: () => store.flushLastUsed(),
     close: () => store.close(),
+    ...(store.whileNoChange === undefined ? {} : { whileNoChange: store.whileNoChange.bind(store) }),
   };
 }

@@ -14,7 +14,7 @@ import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../key
 import { AdminTokenError, AdminTokenNotFoundError } from '../keys/admin-token-errors.ts';
 import { parseTokenFile, serializeTokenFile } from '../keys/admin-token-file.ts';
 import { checkNewToken, hashAdminToken, isWellFormedAdminToken, issueToken, revokeTokenRecord, tokenHashMatches, tokensToForget, type AdminTokenRecord } from '../keys/admin-token.ts';
-import type { AdminTokenStore } from './admin-token-store-port.ts';
+import type { AdminTokenStore, TokenWriteAhead } from './admin-token-store-port.ts';
 import { fileSignature, isMissingFile, MISSING_FILE } from './file-signature.ts';
 
 const ADMIN_TOKENS_FILE_NAME = 'admin-tokens.json';
@@ -75,7 +75,7 @@ export function openFileAdminTokenStore(dataDir: string, options: FileAdminToken
     return cached.records;
   }
 
-  async function update<T>(change: (records: AdminTokenRecord[]) => { records: AdminTokenRecord[]; result: T }): Promise<T> {
+  async function update<T>(change: (records: AdminTokenRecord[]) => { records: AdminTokenRecord[]; result: T; changed: { before: AdminTokenRecord | null; after: AdminTokenRecord } }, ahead?: TokenWriteAhead): Promise<T> {
     try {
       await mkdir(dir, { recursive: true, mode: DATA_DIR_MODE });
     } catch (cause) {
@@ -83,7 +83,8 @@ export function openFileAdminTokenStore(dataDir: string, options: FileAdminToken
     }
     return withFileLock(`${filePath}.lock`, lockOptions, async () => {
       const loaded = await readWhole();
-      const { records, result } = change(loaded.records);
+      const { records, result, changed } = change(loaded.records);
+      if (ahead !== undefined) await ahead(changed);
       await removeStaleTempFiles(filePath);
       await writeFileAtomic(filePath, serializeTokenFile(records));
       return result;
@@ -93,19 +94,19 @@ export function openFileAdminTokenStore(dataDir: string, options: FileAdminToken
   return {
     location: filePath,
     filePath,
-    async create(input, nowMs) {
+    async create(input, nowMs, ahead) {
       // Checked before the lock: a bad request never waits for, or touches, the file.
       const checked = checkNewToken(input, nowMs);
       return update((records) => {
         const issued = issueToken(checked, records, nowMs);
         const forget = new Set(tokensToForget(records, nowMs).map((r) => r.id));
-        return { records: [...records.filter((r) => !forget.has(r.id)), issued.record], result: issued };
-      });
+        return { records: [...records.filter((r) => !forget.has(r.id)), issued.record], result: issued, changed: { before: null, after: issued.record } };
+      }, ahead);
     },
     async list() {
       return [...(await current())];
     },
-    async revoke(id, nowMs) {
+    async revoke(id, nowMs, ahead) {
       return update((records) => {
         const index = records.findIndex((r) => r.id === id);
         const found = records[index];
@@ -113,9 +114,10 @@ export function openFileAdminTokenStore(dataDir: string, options: FileAdminToken
         const revoked = revokeTokenRecord(found, nowMs);
         const next = [...records];
         next[index] = revoked;
-        return { records: next, result: revoked };
-      });
+        return { records: next, result: revoked, changed: { before: found, after: revoked } };
+      }, ahead);
     },
+    whileNoChange: (work) => withFileLock(`${filePath}.lock`, lockOptions, work),
     async findByToken(token) {
       if (!isWellFormedAdminToken(token)) return null;
       const hash = hashAdminToken(token);

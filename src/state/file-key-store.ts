@@ -21,7 +21,7 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { IssuedKey, KeyPatch, KeyStore, ListedKey } from './key-store-port.ts';
+import type { IssuedKey, KeyPatch, KeyStore, ListedKey, WriteAhead } from './key-store-port.ts';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from '../keys/api-key.ts';
 import { removeStaleTempFiles, writeFileAtomic } from '../keys/atomic-file.ts';
 import { KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
@@ -177,12 +177,13 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
     }
   }
 
-  /** Read-modify-write of keys.json under its lock; the result becomes the index. */
-  function updateKeys<T>(change: (records: KeyRecord[]) => { records: KeyRecord[]; result: T }): Promise<T> {
+  /** Read-modify-write of keys.json under its lock; the result becomes the index. `ahead` hears of the change before it is written. */
+  function updateKeys<T>(change: (records: KeyRecord[]) => { records: KeyRecord[]; result: T; changed: { before: KeyRecord | null; after: KeyRecord } }, ahead?: WriteAhead): Promise<T> {
     if (closed) return Promise.reject(new KeyStoreClosedError());
     return withFileLock(`${keysFilePath}.lock`, lockOptions, async () => {
       const current = await readKeys();
-      const { records, result } = change(current.records);
+      const { records, result, changed } = change(current.records);
+      if (ahead !== undefined) await ahead(changed);
       await removeStaleTempFiles(keysFilePath);
       await writeFileAtomic(keysFilePath, serializeKeysFile(records));
       // The change is on disk: a failing stat now must not report it as failed.
@@ -256,12 +257,13 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
   /** Read-modify-write of the record `id` under the lock: `change` is a record function of key-records.ts. */
   const changes = keyChanges(changeKey, () => clock().toISOString());
 
-  function changeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
+  function changeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }, ahead?: WriteAhead): Promise<T> {
     return updateKeys((records) => {
       const index = records.findIndex((r) => r.id === id);
-      const { record, result } = change(requireRecord(id, records[index]));
-      return { records: records.with(index, record), result };
-    });
+      const before = requireRecord(id, records[index]);
+      const { record, result } = change(before);
+      return { records: records.with(index, record), result, changed: { before, after: record } };
+    }, ahead);
   }
 
   async function listKeys(): Promise<ListedKey[]> {
@@ -282,7 +284,7 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
     keysFilePath,
     lastUsedFilePath,
 
-    create(name: string, input: KeySettingsInput = {}) {
+    create(name: string, input: KeySettingsInput = {}, ahead?: WriteAhead) {
       let newKey: NewKey;
       try {
         newKey = checkNewKey(name, input, clock().getTime());
@@ -294,8 +296,8 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
         let id = newKeyId();
         while (records.some((r) => r.id === id)) id = newKeyId();
         const record = createKeyRecord(id, key, newKey, clock().toISOString());
-        return { records: [...records, record], result: { key, record } satisfies IssuedKey };
-      });
+        return { records: [...records, record], result: { key, record } satisfies IssuedKey, changed: { before: null, after: record } };
+      }, ahead);
     },
 
     list: listKeys,
@@ -304,19 +306,19 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
       return requireRecord(id, (await listKeys()).find((k) => k.id === id));
     },
 
-    update(id: string, patch: KeyPatch) {
+    update(id: string, patch: KeyPatch, ahead?: WriteAhead) {
       let checked: CheckedPatch;
       try {
         checked = checkPatch(patch);
       } catch (error) {
         return Promise.reject(error as Error);
       }
-      return changes.patch(id, checked);
+      return changes.patch(id, checked, ahead);
     },
 
-    rotate: (id: string): Promise<IssuedKey> => changes.rotate(id),
+    rotate: (id: string, ahead?: WriteAhead): Promise<IssuedKey> => changes.rotate(id, ahead),
 
-    revoke: (id: string) => changes.revoke(id),
+    revoke: (id: string, ahead?: WriteAhead) => changes.revoke(id, ahead),
 
     async reload() {
       if (closed) throw new KeyStoreClosedError();
@@ -346,6 +348,8 @@ export function openKeyStore(dataDir: string, options: KeyStoreOptions = {}): Fi
     },
 
     flushLastUsed: () => lastUsedBatch.flush(),
+
+    whileNoChange: <T>(work: () => Promise<T>): Promise<T> => withFileLock(`${keysFilePath}.lock`, lockOptions, work),
 
     close() {
       if (closing !== null) return closing;

@@ -23,6 +23,15 @@ export interface IssuedKey {
 }
 
 /**
+ * Called with a change once it is decided and before it is written (under the store's lock,
+ * or within one compare-and-set attempt); when it rejects, the change is not written and the
+ * store's call rejects with its error. The audit trail's write-ahead record is made here
+ * (src/state/audited-key-store.ts). Redis calls it again for each attempt after one lost a
+ * race with another instance.
+ */
+export type WriteAhead = (change: { before: KeyRecord | null; after: KeyRecord }) => Promise<void>;
+
+/**
  * Where keys live. Every adapter keeps an in-memory index so authenticate() is
  * synchronous.
  */
@@ -30,17 +39,17 @@ export interface KeyStore {
   /** Where the keys live, for messages: a file path or a Redis address. */
   readonly location: string;
   /** Create a key; the raw key is returned once and never stored. InvalidKeyNameError/InvalidKeySettingError otherwise. */
-  create(name: string, settings?: KeySettingsInput): Promise<IssuedKey>;
+  create(name: string, settings?: KeySettingsInput, ahead?: WriteAhead): Promise<IssuedKey>;
   /** Every key in creation order, read fresh, with its last use. */
   list(): Promise<ListedKey[]>;
   /** One key, read fresh; KeyNotFoundError otherwise. */
   get(id: string): Promise<ListedKey>;
   /** Change name, allowed aliases, expiry or limits; KeyNotFoundError or KeyRevokedError otherwise. */
-  update(id: string, patch: KeyPatch): Promise<KeyRecord>;
+  update(id: string, patch: KeyPatch, ahead?: WriteAhead): Promise<KeyRecord>;
   /** A new secret for the same id, settings and history; the old secret stops working. KeyNotFoundError or KeyRevokedError otherwise. */
-  rotate(id: string): Promise<IssuedKey>;
+  rotate(id: string, ahead?: WriteAhead): Promise<IssuedKey>;
   /** Mark a key revoked; KeyNotFoundError or KeyAlreadyRevokedError otherwise. */
-  revoke(id: string): Promise<KeyRecord>;
+  revoke(id: string, ahead?: WriteAhead): Promise<KeyRecord>;
   /** Re-read the keys now (SIGHUP); the last good index stays when the source is broken, and the error is thrown. */
   reload(): Promise<void>;
   /**
@@ -57,4 +66,10 @@ export interface KeyStore {
   flushLastUsed(): Promise<void>;
   /** Stop watching, flush pending last-used times. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Runs `work` while no process changes keys through this store's files (it holds the lock
+   * every change takes, across processes): a change whose write-ahead record is open then
+   * either has been written or never will be. Absent where changes take no lock (Redis).
+   */
+  whileNoChange?<T>(work: () => Promise<T>): Promise<T>;
 }

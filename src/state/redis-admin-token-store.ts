@@ -29,7 +29,8 @@ import {
   type AdminTokenRecord,
 } from '../keys/admin-token.ts';
 import { KeyStoreIoError } from '../keys/errors.ts';
-import type { AdminTokenStore, IssuedAdminToken } from './admin-token-store-port.ts';
+import { AuditLogError } from '../audit/audit-log.ts';
+import type { AdminTokenStore, IssuedAdminToken, TokenWriteAhead } from './admin-token-store-port.ts';
 
 /** Every round some writer wins; admins creating tokens at once are far fewer. */
 const MAX_WRITE_ATTEMPTS = 100;
@@ -90,7 +91,8 @@ export function createRedisAdminTokenStore(client: RedisClient, options: RedisAd
     try {
       return await run();
     } catch (error) {
-      if (error instanceof AdminTokenError) throw error;
+      // A write-ahead record that could not be appended stopped the change: its own error, not the store's.
+      if (error instanceof AdminTokenError || error instanceof AuditLogError) throw error;
       throw new KeyStoreIoError(what, location, error);
     }
   }
@@ -124,10 +126,11 @@ export function createRedisAdminTokenStore(client: RedisClient, options: RedisAd
   }
 
   /** Compare-and-set rounds until one lands. */
-  async function change<T>(decide: (records: AdminTokenRecord[]) => { put: AdminTokenRecord; index: boolean; forget?: AdminTokenRecord[]; result: T }): Promise<T> {
+  async function change<T>(decide: (records: AdminTokenRecord[]) => { put: AdminTokenRecord; before: AdminTokenRecord | null; index: boolean; forget?: AdminTokenRecord[]; result: T }, ahead?: TokenWriteAhead): Promise<T> {
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       const { version, records } = await snapshot();
-      const { put, index, forget = [], result } = decide(records);
+      const { put, before, index, forget = [], result } = decide(records);
+      if (ahead !== undefined) await ahead({ before, after: put });
       const args = [version, put.id, recordJson(put), index ? put.hash : '', ...forget.flatMap((r) => [r.id, r.hash])];
       const written = await client.evalScript(PUT_SCRIPT, [keys.records, keys.byHash, keys.version], args);
       if (written !== 0) return result;
@@ -137,26 +140,26 @@ export function createRedisAdminTokenStore(client: RedisClient, options: RedisAd
 
   return {
     location,
-    async create(input, nowMs) {
+    async create(input, nowMs, ahead) {
       const checked = checkNewToken(input, nowMs);
       return call('write the admin tokens to', () =>
         change<IssuedAdminToken>((records) => {
           const issued = issueToken(checked, records, nowMs);
-          return { put: issued.record, index: true, forget: tokensToForget(records, nowMs), result: issued };
-        }),
+          return { put: issued.record, before: null, index: true, forget: tokensToForget(records, nowMs), result: issued };
+        }, ahead),
       );
     },
     async list() {
       return call('read the admin tokens from', async () => (await snapshot()).records);
     },
-    async revoke(id, nowMs) {
+    async revoke(id, nowMs, ahead) {
       return call('write the admin tokens to', () =>
         change((records) => {
           const found = records.find((r) => r.id === id);
           if (found === undefined) throw new AdminTokenNotFoundError(id);
           const revoked = revokeTokenRecord(found, nowMs);
-          return { put: revoked, index: false, result: revoked };
-        }),
+          return { put: revoked, before: found, index: false, result: revoked };
+        }, ahead),
       );
     },
     async findByToken(token) {

@@ -1,6 +1,10 @@
 // The audit chain shared by every instance on one Redis (docs/audit.md, "With Redis"):
 //   <prefix>{audit}:log    a list of the canonical record lines, oldest first
 //   <prefix>{audit}:head   "<seq> <hash>" of the last record
+//   <prefix>{audit}:open   the set of write-ahead records' seqs not settled yet
+// The script moves the head with every push, so no record is ever past the
+// head: one that is (pushed by hand, or the head key deleted) is a break, and
+// the script refuses to build on it.
 // Redis's Lua has no SHA-256, so an append is optimistic: read the head, build
 // and hash the record in Node, then one script pushes it and moves the head
 // only if the head is still the one read; otherwise it answers the head it
@@ -8,6 +12,7 @@
 // instance queue in-process, so only instances contend.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createChainVerifier, type AuditVerification, type ChainHead } from '../audit/audit-chain.ts';
+import { EMPTY_HEAD, judgeTail } from '../audit/audit-head.ts';
 import { AuditLogError, auditLogOf, createPageCollector, type AuditFilter, type AuditLog, type AuditPage, type VerifyOptions } from '../audit/audit-log.ts';
 import { chainRecord, GENESIS_HASH, parseRecordLine, recordLine, AuditRecordParseError, type AuditRecord, type AuditRecordBody } from '../audit/audit-record.ts';
 import type { RedisClient } from '../redis/client.ts';
@@ -26,20 +31,30 @@ export interface RedisAuditLogOptions {
 const PAGE = 100;
 const DEFAULT_TRIES = 20;
 
-export function redisAuditKeys(keyPrefix: string): { log: string; head: string } {
+export function redisAuditKeys(keyPrefix: string): { log: string; head: string; open: string } {
   const base = `${keyPrefix}{audit}`;
-  return { log: `${base}:log`, head: `${base}:head` };
+  return { log: `${base}:log`, head: `${base}:head`, open: `${base}:open` };
 }
 
 /**
- * KEYS: log, head. ARGV: 1 the head value read ('' = none), 2 the new head value, 3 the record line.
- * Returns {1} when appended, {0, head found} when another instance appended first.
+ * KEYS: log, head, open. ARGV: 1 the head value read ('' = none), 2 the new head value, 3 the
+ * record line, 4 its seq when it is a write-ahead record ('' otherwise).
+ * Returns {1} when appended, {0, head found} when another instance appended first, {2} when
+ * the last record is past the head or not the head's (not built on). A canonical line's
+ * top-level fields end `"hash":H,"prev":P,"seq":N,`: values that hold such text are escaped.
  */
 export const APPEND_SCRIPT = defineScript(`
 local head = redis.call('GET', KEYS[2]) or ''
 if head ~= ARGV[1] then return {0, head} end
+local last = redis.call('LINDEX', KEYS[1], -1)
+if last then
+  local hash, seq = string.match(last, '"hash":"(%x+)","prev":"%x+","seq":(%d+),')
+  local headSeq = tonumber(string.match(head, '^(%d+) ') or '0')
+  if seq == nil or tonumber(seq) > headSeq or (tonumber(seq) == headSeq and string.sub(head, -64) ~= hash) then return {2} end
+end
 redis.call('RPUSH', KEYS[1], ARGV[3])
 redis.call('SET', KEYS[2], ARGV[2])
+if ARGV[4] ~= '' then redis.call('SADD', KEYS[3], ARGV[4]) end
 return {1}
 `);
 
@@ -48,23 +63,34 @@ export function createRedisAuditLog(client: RedisClient, options: RedisAuditLogO
   const where = `redis list ${keys.log}`;
   const maxTries = options.maxTries ?? DEFAULT_TRIES;
 
-  /** The head value as stored ('' for none) and what it means; without a head key, the list's last record. */
+  /** The head value as stored ('' for none) and what it means ({0, zeros} for none). */
   async function readHead(): Promise<{ stored: string; head: ChainHead }> {
     const stored = await client.command(['GET', keys.head]);
     if (typeof stored === 'string') return { stored, head: parseHeadValue(stored) };
-    const last = await client.command(['LINDEX', keys.log, -1]);
-    if (typeof last !== 'string') return { stored: '', head: { seq: 0, hash: GENESIS_HASH } };
-    const record = parseLine(last, 'its last record');
-    return { stored: '', head: { seq: record.seq, hash: record.hash } };
+    return { stored: '', head: { seq: 0, hash: GENESIS_HASH } };
   }
 
-  async function appendOnce(body: AuditRecordBody): Promise<AuditRecord> {
+  /** The head, when the list's last record is the head's; AuditLogError naming what is wrong otherwise. */
+  async function checkTail(): Promise<ChainHead> {
+    const { stored, head } = await readHead();
+    const lastLine = await client.command(['LINDEX', keys.log, -1]);
+    const last = typeof lastLine === 'string' ? parseLine(lastLine, 'its last record') : null;
+    const judged = judgeTail(stored === '' ? null : { ...head, next: null, open: [] }, last === null ? { seq: 0, hash: GENESIS_HASH } : { seq: last.seq, hash: last.hash }, `the head key ${keys.head}`);
+    if (!judged.ok) throw new AuditLogError(`the audit log at ${options.location} is not extended: ${judged.problem}`);
+    return head;
+  }
+
+  async function appendOnce(body: AuditRecordBody, appendOptions?: { open?: boolean }): Promise<AuditRecord> {
     let { stored, head } = await readHead();
     for (let attempt = 1; ; attempt++) {
       const record = chainRecord(body, head);
       const value = headValue(record);
-      const reply = await client.evalScript(APPEND_SCRIPT, [keys.log, keys.head], [stored, value, recordLine(record)]);
+      const reply = await client.evalScript(APPEND_SCRIPT, [keys.log, keys.head, keys.open], [stored, value, recordLine(record), appendOptions?.open === true ? String(record.seq) : '']);
       if (Array.isArray(reply) && reply[0] === 1) return record;
+      if (Array.isArray(reply) && reply[0] === 2) {
+        await checkTail();
+        throw new AuditLogError(`the audit log at ${options.location} is not extended: its last record is not the head's; run portcullis audit verify`);
+      }
       if (!Array.isArray(reply) || reply[0] !== 0 || typeof reply[1] !== 'string') throw new AuditLogError(`unexpected reply to the audit append script from ${options.location}`);
       if (attempt >= maxTries) {
         throw new AuditLogError(`the audit record could not be appended to ${where} at ${options.location}: other instances appended first ${maxTries} times in a row`);
@@ -119,7 +145,8 @@ export function createRedisAuditLog(client: RedisClient, options: RedisAuditLogO
         return { ok: false, reason: 'malformed', file: keys.head, line: null, seq: null, message: (error as Error).message };
       }
     }
-    const verifier = createChainVerifier({ storedHead, ...verifyOptions });
+    // No head key and records: every record is past the head (the script sets it with the first).
+    const verifier = createChainVerifier({ storedHead: storedHead ?? EMPTY_HEAD, ...verifyOptions });
     verifier.beginFile(where, null);
     const total = await length();
     for (let start = 0; start < total; start += PAGE) {
@@ -154,6 +181,15 @@ export function createRedisAuditLog(client: RedisClient, options: RedisAuditLogO
 
   return auditLogOf(options.location, (what, error) => `cannot ${what} the audit log at ${options.location}: ${error instanceof Error ? error.message : String(error)}`, {
     append: appendOnce,
+    async settle(seq) {
+      await client.command(['SREM', keys.open, String(seq)]);
+    },
+    async openSeqs() {
+      const reply = await client.command(['SMEMBERS', keys.open]);
+      if (!Array.isArray(reply)) throw new AuditLogError(`unexpected reply to SMEMBERS from ${options.location}`);
+      return reply.map(Number).filter((seq) => Number.isSafeInteger(seq) && seq > 0).sort((a, b) => a - b);
+    },
+    checkTail,
     list,
     head: async () => (await readHead()).head,
     verify,

@@ -34,7 +34,7 @@ import { KeyFileInvalidError, KeyNotFoundError, KeyStoreClosedError, KeyStoreIoE
 import { checkNewKey, checkPatch, createKeyRecord, keyChanges, requireRecord } from '../keys/key-records.ts';
 import type { KeySettingsInput } from '../keys/key-settings.ts';
 import { laterTime, newKeyId, parseLastUsedFile, type KeyRecord } from '../keys/store-format.ts';
-import type { IssuedKey, KeyPatch, KeyStore, ListedKey } from './key-store-port.ts';
+import type { IssuedKey, KeyPatch, KeyStore, ListedKey, WriteAhead } from './key-store-port.ts';
 import { MERGE_LAST_USED_SCRIPT, parseStoredRecord, PUT_RECORD_SCRIPT, RECORD_ADVICE, recordJson, redisKeyStoreKeys, SNAPSHOT_SCRIPT } from './redis-key-layout.ts';
 
 export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
@@ -161,7 +161,7 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
   /** Compare-and-set loop over the record `id`: `change` is a record function of key-records.ts, and may run several times. */
   const changes = keyChanges(changeKey, () => clock().toISOString());
 
-  async function changeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }): Promise<T> {
+  async function changeKey<T>(id: string, change: (current: KeyRecord) => { record: KeyRecord; result: T }, ahead?: WriteAhead): Promise<T> {
     if (closed) throw new KeyStoreClosedError();
     for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
       let json: RedisReply;
@@ -174,6 +174,7 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
       if (typeof json !== 'string') throw new KeyStoreIoError('read', location, new Error('a record is not a string'));
       const current = parseStoredRecord(id, json, location);
       const { record, result } = change(current);
+      if (ahead !== undefined) await ahead({ before: current, after: record });
       let version: number;
       try {
         version = await putRecord(id, json, record, current.hash);
@@ -242,12 +243,13 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
   return {
     location,
 
-    async create(name: string, input: KeySettingsInput = {}) {
+    async create(name: string, input: KeySettingsInput = {}, ahead?: WriteAhead) {
       if (closed) throw new KeyStoreClosedError();
       const newKey = checkNewKey(name, input, clock().getTime());
       for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
         const key = generateApiKey();
         const record = createKeyRecord(newKeyId(), key, newKey, clock().toISOString());
+        if (ahead !== undefined) await ahead({ before: null, after: record });
         let version: number;
         try {
           version = await putRecord(record.id, '', record, '');
@@ -269,14 +271,14 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
       return requireRecord(id, (await listKeys()).find((k) => k.id === id));
     },
 
-    async update(id: string, patch: KeyPatch) {
+    async update(id: string, patch: KeyPatch, ahead?: WriteAhead) {
       const checked = checkPatch(patch);
-      return changes.patch(id, checked);
+      return changes.patch(id, checked, ahead);
     },
 
-    rotate: (id: string): Promise<IssuedKey> => changes.rotate(id),
+    rotate: (id: string, ahead?: WriteAhead): Promise<IssuedKey> => changes.rotate(id, ahead),
 
-    revoke: (id: string) => changes.revoke(id),
+    revoke: (id: string, ahead?: WriteAhead) => changes.revoke(id, ahead),
 
     async reload() {
       if (closed) throw new KeyStoreClosedError();

@@ -63,6 +63,10 @@ before(async () => {
         everything.push(JSON.stringify(event));
         await audit.record(event);
       },
+      begin(event) {
+        everything.push(JSON.stringify(event));
+        return audit.begin(event);
+      },
     },
     clock: () => now,
     dataDir,

@@ -111,9 +111,42 @@ describe('verifyChain', () => {
     assert.match(one.message, /but the last record is seq 4: record 5 was removed \(the log was truncated\)$/);
   });
 
-  test('a stored head one behind (a crash before it was written) is accepted', () => {
+  test('one record past the stored head is accepted only when the head announced it (a crash between the record and the head)', () => {
     const records = chain(5);
-    assert.equal(verifyChain(lines(records), { storedHead: { seq: 4, hash: (records[3] as AuditRecord).hash } }).ok, true);
+    const at = (i: number) => records[i] as AuditRecord;
+    assert.equal(verifyChain(lines(records), { storedHead: { seq: 4, hash: at(3).hash, next: at(4).hash } }).ok, true);
+    // Announced, but the record was never written (a crash before it): whole.
+    assert.equal(verifyChain(lines(records).slice(0, 4), { storedHead: { seq: 4, hash: at(3).hash, next: at(4).hash } }).ok, true);
+  });
+
+  // Forged records: chained correctly from the last one, appended with write access to the records only, the head left as it was.
+  for (const forged of [1, 2, 5]) {
+    test(`${forged} forged record${forged === 1 ? '' : 's'} past the stored head: past_head, naming them`, () => {
+      const records = chain(4 + forged);
+      const head = { seq: 4, hash: (records[3] as AuditRecord).hash };
+      for (const storedHead of [head, { ...head, next: null }, { ...head, next: 'a'.repeat(64) }]) {
+        const result = broken(verifyChain(lines(records), { storedHead }));
+        assert.deepEqual([result.reason, result.file, result.line, result.seq], ['past_head', 'audit.jsonl', 5, 5]);
+        const which =
+          forged === 1
+            ? 'record 5 is past the stored head (seq 4) and is not the record the head announced before its append (a crash leaves only that one): it was appended by something other than portcullis, or the head was replaced with an older copy. List it (portcullis audit list --before 6 --json), compare with the "audit" lines of the log stream, then move it out of the log'
+            : `records 5 to ${4 + forged} (${forged}) are past the stored head (seq 4); a crash leaves one at most, the one the head announced: they were appended by something other than portcullis, or the head was replaced with an older copy. List them (portcullis audit list --before ${5 + forged} --json), compare with the "audit" lines of the log stream, then move them out of the log`;
+        assert.equal(result.message, `audit.jsonl line 5 (seq 5): ${which} (docs/audit.md, "Records past the head"); until then appends are refused`);
+      }
+    });
+  }
+
+  test('two records past a head that announced the first: past_head all the same', () => {
+    const records = chain(6);
+    const result = broken(verifyChain(lines(records), { storedHead: { seq: 4, hash: (records[3] as AuditRecord).hash, next: (records[4] as AuditRecord).hash } }));
+    assert.deepEqual([result.reason, result.seq], ['past_head', 5]);
+    assert.match(result.message, /records 5 to 6 \(2\) are past the stored head \(seq 4\)/);
+  });
+
+  test('records and an empty stored head (the head was deleted, or never written): every record is past it', () => {
+    const result = broken(verifyChain(lines(chain(3)), { storedHead: { seq: 0, hash: GENESIS_HASH } }));
+    assert.deepEqual([result.reason, result.line, result.seq], ['past_head', 1, 1]);
+    assert.match(result.message, /records 1 to 3 \(3\) are past the stored head \(seq 0\)/);
   });
 
   test('a stored head that disagrees with its record: head_mismatch', () => {

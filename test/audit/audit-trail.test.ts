@@ -54,6 +54,9 @@ test('an append that fails: record() resolves, the whole event is logged at erro
     list: () => Promise.reject(new Error('unused')),
     head: () => Promise.reject(new Error('unused')),
     verify: () => Promise.reject(new Error('unused')),
+    settle: () => Promise.reject(new Error('unused')),
+    openSeqs: () => Promise.reject(new Error('unused')),
+    checkTail: () => Promise.reject(new Error('unused')),
   };
   const trail = createAuditTrail({ logger, log: failing, clock: CLOCK, onAppendFailure: () => failures++ });
   await trail.record(loginEvent());

@@ -13,6 +13,7 @@ import { createAdminServer, type AdminServer } from '../../src/admin/admin-serve
 import { createBootstrapToken, type BootstrapToken } from '../../src/admin/bootstrap-token.ts';
 import { createLoginThrottle, type LoginThrottle } from '../../src/admin/login-throttle.ts';
 import type { AuditEvent } from '../../src/audit/audit-event.ts';
+import { AuditLogError } from '../../src/audit/audit-log.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { hashApiKey } from '../../src/keys/api-key.ts';
 import { createLogger } from '../../src/log/logger.ts';
@@ -221,6 +222,27 @@ test('admin API: create, update, rotate and revoke each leave one record with th
   ]);
   assert.deepEqual(refused.result, [404, 404, 404, 409, 409, 409, 400, 200, 200]);
   assert.deepEqual(refused.events, []);
+});
+
+test('admin API: a key change whose record cannot be appended is not made: 503 change_not_recorded', async () => {
+  const before = (await state.keys.list()).length;
+  trail.refuseBegin = new AuditLogError('cannot append to the audit log in /var/lib/portcullis: ENOSPC: no space left on device');
+  try {
+    const refused = await recorded(() => call('POST', '/api/keys', session, { name: 'never' }));
+    assert.equal(refused.result.status, 503);
+    assert.deepEqual(refused.result.json(), {
+      error: {
+        message: 'The change was not made: its audit record cannot be written. The gateway log says why; run portcullis audit verify on the server.',
+        type: 'server_error',
+        param: null,
+        code: 'change_not_recorded',
+      },
+    });
+    assert.deepEqual(refused.events, []);
+  } finally {
+    trail.refuseBegin = null;
+  }
+  assert.equal((await state.keys.list()).length, before);
 });
 
 test('no record holds a raw key, any part of its secret, or its hash', () => {

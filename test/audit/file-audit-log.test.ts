@@ -100,7 +100,7 @@ describe('the file audit log', () => {
     writeFileSync(file, lines().slice(0, 3).join('\n') + '\n');
     const next = await log.append(keyCreate(6));
     assert.equal(next.seq, 6);
-    assert.match(problems[0] ?? '', /audit.head says the chain reached seq 5 but the files end at seq 3/);
+    assert.match(problems[0] ?? '', /audit.head says the chain reached seq 5 but the records end at seq 3/);
     const result = broken(await log.verify());
     assert.deepEqual([result.reason, result.line, result.seq], ['seq_gap', 4, 6]);
   });

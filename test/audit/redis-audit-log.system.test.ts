@@ -4,9 +4,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { AuditVerification } from '../../src/audit/audit-chain.ts';
-import { AuditSecretError, canonicalJson, parseRecordLine, recordHash } from '../../src/audit/audit-record.ts';
+import { AuditSecretError, canonicalJson, chainRecord, parseRecordLine, recordHash, recordLine } from '../../src/audit/audit-record.ts';
 import type { RedisClient } from '../../src/redis/client.ts';
+import { createAuditTrail } from '../../src/audit/audit-trail.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { auditedKeyStore } from '../../src/state/audited-key-store.ts';
 import { createRedisAuditLog, redisAuditKeys } from '../../src/state/redis-audit-log.ts';
+import { openRedisKeyStore } from '../../src/state/redis-key-store.ts';
 import { useRedisPair, type SharedRedis } from '../support/redis-server.ts';
 import { keyCreate } from './audit-fixtures.ts';
 
@@ -117,12 +121,62 @@ describe('the Redis audit chain', () => {
     assert.deepEqual((await a.list({ before: 5 })).records.map((r) => r.seq), [4, 3]);
   });
 
-  test('a lost head key: the next append continues from the list and restores it', async () => {
+  test('a lost head key: every record is past the head; verify reports it and appends refuse', async () => {
     const { a, keys } = pair();
     for (let i = 1; i <= 3; i++) await a.append(keyCreate(i));
     await clientA.command(['DEL', keys.head]);
-    assert.equal((await a.append(keyCreate(4))).seq, 4);
+    const result = broken(await a.verify());
+    assert.deepEqual([result.reason, result.line, result.seq], ['past_head', 1, 1]);
+    await assert.rejects(a.append(keyCreate(4)), /is not extended: records 1 to 3 \(3\) are past the stored head \(seq 0\)/);
+    assert.equal(await clientA.command(['LLEN', keys.log]), 3);
+  });
+
+  for (const forged of [1, 2]) {
+    test(`${forged} record${forged === 1 ? '' : 's'} pushed (RPUSH) past the head key: verify fails, appends and the start check refuse`, async () => {
+      const { a, keys } = pair();
+      let last = await a.append(keyCreate(1));
+      for (let i = 0; i < forged; i++) {
+        last = chainRecord(keyCreate(100 + i, { target: 'key_forged' }), last);
+        await clientA.command(['RPUSH', keys.log, recordLine(last)]);
+      }
+      const result = broken(await a.verify());
+      assert.deepEqual([result.reason, result.line, result.seq], ['past_head', 2, 2]);
+      await assert.rejects(a.append(keyCreate(9)), /is not extended: record(s)? 2 .*past the stored head \(seq 1\)/);
+      await assert.rejects(a.checkTail(), /past the stored head \(seq 1\)/);
+      assert.equal(await clientA.command(['LLEN', keys.log]), 1 + forged);
+    });
+  }
+
+  test('a write-ahead record stays in the open set until settled', async () => {
+    const { a, b } = pair();
+    await a.append(keyCreate(1));
+    const ahead = await a.append(keyCreate(2), { open: true });
+    assert.deepEqual(await b.openSeqs(), [2]);
+    await b.settle(ahead.seq);
+    assert.deepEqual(await a.openSeqs(), []);
+    assert.deepEqual(await a.checkTail(), { seq: 2, hash: ahead.hash });
+  });
+
+  test('write-ahead key changes on Redis: two instances change one key at once; every record is settled, a lost compare-and-set closed by change.incomplete', async () => {
+    const { a, b, keys } = pair();
+    const keyPrefix = keys.log.slice(0, keys.log.indexOf('{audit}'));
+    const storeA = await openRedisKeyStore(clientA, { keyPrefix, reloadIntervalMs: 3_600_000 });
+    const storeB = await openRedisKeyStore(clientB, { keyPrefix, reloadIntervalMs: 3_600_000 });
+    const logger = createLogger({ level: 'error', write: () => {} });
+    const who = { actor: { kind: 'cli', id: 'alice' }, source: 'cli' } as const;
+    const onA = auditedKeyStore(storeA, createAuditTrail({ logger, log: a }), who);
+    const onB = auditedKeyStore(storeB, createAuditTrail({ logger, log: b }), who);
+    const { record } = await onA.create('shared');
+    await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? onA : onB).update(record.id, { name: `name-${i}` })));
+    assert.deepEqual(await a.openSeqs(), []);
+    const chain = (await a.list({ limit: 1000 })).records;
+    const closed = new Set(chain.filter((r) => r.action === 'change.incomplete').map((r) => (r.detail as { seq: number }).seq));
+    // Each update has one record that stands; the tries that lost are closed.
+    assert.equal(chain.filter((r) => r.action === 'key.update' && !closed.has(r.seq)).length, 10);
+    assert.equal(chain.filter((r) => r.action === 'key.update').length, 10 + closed.size);
     assert.equal((await a.verify()).ok, true);
+    await storeA.close();
+    await storeB.close();
   });
 
   test('an event with a secret is refused and nothing is written', async () => {
