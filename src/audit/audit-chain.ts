@@ -20,6 +20,8 @@ export interface ChainHead {
  */
 export interface StoredHead extends ChainHead {
   next?: string | null;
+  /** Written without `"v":2`, by a version that did not announce its records: one record past it is a crash's. */
+  legacy?: boolean;
 }
 
 export interface ChainIntact {
@@ -154,7 +156,7 @@ export function createChainVerifier(options: ChainVerifierOptions = {}): ChainVe
       if (storedHead !== null && !storedHeadChecked && storedHead.seq >= (firstSeq ?? 1) && storedHead.seq > 0) {
         return broken('head_mismatch', null, storedHead.seq, `the stored head names seq ${storedHead.seq}, which is not in the chain`);
       }
-      if (storedHead !== null && pastHeadAt !== null && !(last.seq === storedHead.seq + 1 && storedHead.next === last.hash)) {
+      if (storedHead !== null && pastHeadAt !== null && !(last.seq === storedHead.seq + 1 && (storedHead.next === last.hash || storedHead.legacy === true))) {
         ({ file } = pastHeadAt);
         return broken('past_head', pastHeadAt.line, storedHead.seq + 1, pastHeadMessage(storedHead, last.seq));
       }

@@ -25,25 +25,29 @@ export const MAX_OPEN = 4096;
 
 export const EMPTY_HEAD: HeadState = { seq: 0, hash: GENESIS_HASH, next: null, open: [] };
 
-/** The head as stored: `{"seq":N,"hash":"..."}`, with `next` and `open` only when set. */
+/** The head format this version writes: a head without it was written by one that did not announce records. */
+const HEAD_FORMAT = 2;
+
+/** The head as stored: `{"seq":N,"hash":"...","v":2}`, with `next` and `open` only when set. */
 export function headJson(head: HeadState): string {
-  return JSON.stringify({ seq: head.seq, hash: head.hash, ...(head.next === null ? {} : { next: head.next }), ...(head.open.length === 0 ? {} : { open: head.open }) });
+  return JSON.stringify({ seq: head.seq, hash: head.hash, ...(head.next === null ? {} : { next: head.next }), ...(head.open.length === 0 ? {} : { open: head.open }), v: HEAD_FORMAT });
 }
 
 /** The stored head, or null when it is not one (the caller names the file and what to do). */
 export function parseHeadJson(text: string): HeadState | null {
-  let value: { seq?: unknown; hash?: unknown; next?: unknown; open?: unknown };
+  let value: { seq?: unknown; hash?: unknown; next?: unknown; open?: unknown; v?: unknown };
   try {
     value = JSON.parse(text) as typeof value;
   } catch {
     return null;
   }
   if (typeof value !== 'object' || value === null) return null;
-  const { seq, hash, next, open } = value;
+  const { seq, hash, next, open, v } = value;
+  if (v !== undefined && v !== HEAD_FORMAT) return null;
   if (!Number.isSafeInteger(seq) || (seq as number) < 0 || typeof hash !== 'string' || !HEX64.test(hash)) return null;
   if (next !== undefined && (typeof next !== 'string' || !HEX64.test(next))) return null;
   if (open !== undefined && (!Array.isArray(open) || open.length > MAX_OPEN || !open.every((s) => Number.isSafeInteger(s) && (s as number) > 0))) return null;
-  return { seq: seq as number, hash, next: next ?? null, open: (open as number[] | undefined) ?? [] };
+  return { seq: seq as number, hash, next: next ?? null, open: (open as number[] | undefined) ?? [], ...(v === undefined ? { legacy: true } : {}) };
 }
 
 export type TailJudgement =
@@ -77,6 +81,11 @@ export function judgeTail(stored: HeadState | null, last: ChainHead, headName: s
   }
   if (last.seq === head.seq + 1 && head.next === last.hash) {
     return { ok: true, base: last, open: head.open, problem: `the last append was cut short by a crash after its record (seq ${last.seq}) was written; ${headName} now names it` };
+  }
+  // A version that wrote the head only after the record could leave one record past it in a
+  // crash, unannounced. The first head this version writes ends that allowance.
+  if (last.seq === head.seq + 1 && head.legacy === true) {
+    return { ok: true, base: last, open: head.open, problem: `${headName} was written by an earlier version of portcullis and is one record behind (seq ${last.seq}): that version's append was cut short by a crash after its record was written; ${headName} now names it` };
   }
   return { ok: false, problem: pastHeadMessage(head, last.seq) };
 }

@@ -236,7 +236,7 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
       throw cause;
     }
     const head = parseHeadJson(text);
-    if (head === null) throw new AuditLogError(`${headPath} is not {"seq":N,"hash":"<64 hex>"} (with "next" and "open" when set): it was edited; run portcullis audit verify`);
+    if (head === null) throw new AuditLogError(`${headPath} is not {"seq":N,"hash":"<64 hex>","v":2} (with "next" and "open" when set): it was edited; run portcullis audit verify`);
     return head;
   }
 
@@ -388,7 +388,7 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
         const { base, open: stillOpen } = await tailLocked();
         const head = await readHead();
         // Adopt a record a crash left past the head (and forget one announced but never written) now, not at the next append.
-        if (head === null ? base.seq > 0 : head.seq !== base.seq || head.next !== null || head.open.length !== stillOpen.length) {
+        if (head === null ? base.seq > 0 : head.seq !== base.seq || head.next !== null || head.open.length !== stillOpen.length || head.legacy === true) {
           await writeHead({ ...base, next: null, open: stillOpen });
         }
         return base;

@@ -65,6 +65,17 @@ describe('judgeTail', () => {
       problem: 'the last append was cut short by a crash after its record (seq 4) was written; audit.head now names it',
     });
   });
+  test('a head an earlier version wrote (no "v"): the one record past it is that version\'s crash, adopted; two are refused', () => {
+    assert.deepEqual(judgeTail({ seq: 3, hash: H('3'), next: null, open: [], legacy: true }, last, 'audit.head'), {
+      ok: true,
+      base: last,
+      open: [],
+      problem: 'audit.head was written by an earlier version of portcullis and is one record behind (seq 4): that version\'s append was cut short by a crash after its record was written; audit.head now names it',
+    });
+    const judged = judgeTail({ seq: 2, hash: H('2'), next: null, open: [], legacy: true }, last, 'audit.head');
+    assert.equal(judged.ok, false);
+    assert.match(judged.ok ? '' : judged.problem, /^records 3 to 4 \(2\) are past the stored head \(seq 2\)/);
+  });
   test('a record past the head that was not announced, or more than one: refused', () => {
     for (const head of [
       { seq: 3, hash: H('3'), next: null, open: [] },
@@ -97,11 +108,14 @@ describe('judgeTail', () => {
     });
   });
   test('the head as stored: only what is set; anything else is refused when read', () => {
-    assert.equal(headJson(EMPTY_HEAD), `{"seq":0,"hash":"${GENESIS_HASH}"}`);
+    assert.equal(headJson(EMPTY_HEAD), `{"seq":0,"hash":"${GENESIS_HASH}","v":2}`);
     const full = { seq: 3, hash: H('3'), next: H('4'), open: [2, 4] };
-    assert.equal(headJson(full), `{"seq":3,"hash":"${H('3')}","next":"${H('4')}","open":[2,4]}`);
+    assert.equal(headJson(full), `{"seq":3,"hash":"${H('3')}","next":"${H('4')}","open":[2,4],"v":2}`);
     assert.deepEqual(parseHeadJson(headJson(full)), full);
-    assert.deepEqual(parseHeadJson(`{"seq":3,"hash":"${H('3')}"}`), { seq: 3, hash: H('3'), next: null, open: [] });
+    assert.deepEqual(parseHeadJson(`{"seq":3,"hash":"${H('3')}","v":2}`), { seq: 3, hash: H('3'), next: null, open: [] });
+    // Without "v": written by a version that wrote the head only after each record.
+    assert.deepEqual(parseHeadJson(`{"seq":3,"hash":"${H('3')}"}`), { seq: 3, hash: H('3'), next: null, open: [], legacy: true });
+    assert.equal(parseHeadJson(`{"seq":3,"hash":"${H('3')}","v":3}`), null);
     for (const bad of ['', 'null', '{"seq":-1,"hash":"' + H('3') + '"}', `{"seq":3,"hash":"${H('3')}","next":"x"}`, `{"seq":3,"hash":"${H('3')}","open":[0]}`, `{"seq":3,"hash":"${H('3')}","open":"1"}`]) {
       assert.equal(parseHeadJson(bad), null, bad);
     }
@@ -112,7 +126,7 @@ describe('the file log and its head', () => {
   test('an append announces its record in the head before writing it, then moves the head onto it', async () => {
     const { log, head } = fresh();
     const [one] = await appendN(log, 1);
-    assert.deepEqual(head(), { seq: 1, hash: one?.hash });
+    assert.deepEqual(head(), { seq: 1, hash: one?.hash, v: 2 });
   });
 
   for (const forged of [1, 2, 5]) {
@@ -147,9 +161,23 @@ describe('the file log and its head', () => {
     assert.equal(result.ok, true, result.message);
     assert.deepEqual(await log.checkTail(), { seq: 4, hash: record.hash });
     assert.deepEqual(problems, ['audit log: the last append was cut short by a crash after its record (seq 4) was written; audit.head now names it']);
-    assert.deepEqual(head(), { seq: 4, hash: record.hash, open: [4] });
+    assert.deepEqual(head(), { seq: 4, hash: record.hash, open: [4], v: 2 });
     assert.deepEqual(await log.openSeqs(), [4]);
     assert.equal((await log.append(keyCreate(5))).seq, 5);
+  });
+
+  test('a head an earlier version left one record behind (its crash): the start adopts it and writes the head in this format; a record forged after that is refused', async () => {
+    const { log, file, headFile, problems, head } = fresh();
+    const records = await appendN(log, 3);
+    // An earlier version wrote {"seq","hash"} only after each record: its crash leaves the record, the head one behind.
+    writeFileSync(headFile, JSON.stringify({ seq: 2, hash: (records[1] as AuditRecord).hash }) + '\n');
+    assert.equal((await log.verify()).ok, true);
+    assert.deepEqual(await log.checkTail(), { seq: 3, hash: (records[2] as AuditRecord).hash });
+    assert.deepEqual(problems, ['audit log: audit.head was written by an earlier version of portcullis and is one record behind (seq 3): that version\'s append was cut short by a crash after its record was written; audit.head now names it']);
+    assert.deepEqual(head(), { seq: 3, hash: (records[2] as AuditRecord).hash, v: 2 });
+    forge(file, records[2] as AuditRecord, 1);
+    assert.equal(broken(await log.verify()).reason, 'past_head');
+    await assert.rejects(log.checkTail(), AuditLogError);
   });
 
   test('a crash after the head announced a record and before it was written: whole, and the next append takes its seq', async () => {
@@ -159,7 +187,7 @@ describe('the file log and its head', () => {
     writeFileSync(headFile, headJson({ seq: 2, hash: last.hash, next: H('a'), open: [3] }) + '\n');
     assert.equal((await log.verify()).ok, true);
     assert.deepEqual(await log.checkTail(), { seq: 2, hash: last.hash });
-    assert.deepEqual(head(), { seq: 2, hash: last.hash });
+    assert.deepEqual(head(), { seq: 2, hash: last.hash, v: 2 });
     const next = await log.append(keyCreate(3));
     assert.equal(next.seq, 3);
     assert.equal((await log.verify()).ok, true);
@@ -171,12 +199,12 @@ describe('the file log and its head', () => {
     const ahead = await log.append(keyCreate(2), { open: true });
     const other = await log.append(keyCreate(3));
     assert.deepEqual(await log.openSeqs(), [2]);
-    assert.deepEqual(head(), { seq: 3, hash: other.hash, open: [2] });
+    assert.deepEqual(head(), { seq: 3, hash: other.hash, open: [2], v: 2 });
     await log.settle(ahead.seq);
     assert.deepEqual(await log.openSeqs(), []);
-    assert.deepEqual(head(), { seq: 3, hash: other.hash });
+    assert.deepEqual(head(), { seq: 3, hash: other.hash, v: 2 });
     await log.settle(ahead.seq);
-    assert.deepEqual(head(), { seq: 3, hash: other.hash });
+    assert.deepEqual(head(), { seq: 3, hash: other.hash, v: 2 });
   });
 
   test('an append that would open more write-ahead records than the head holds is refused, naming the way out', async () => {

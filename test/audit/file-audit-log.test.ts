@@ -43,7 +43,7 @@ describe('the file audit log', () => {
     assert.equal(statSync(file).mode & 0o777, 0o600);
     const head = path.join(dataDir, 'audit.head');
     assert.equal(statSync(head).mode & 0o777, 0o600);
-    assert.deepEqual(JSON.parse(readFileSync(head, 'utf8')), { seq: 3, hash: records[2]?.hash });
+    assert.deepEqual(JSON.parse(readFileSync(head, 'utf8')), { seq: 3, hash: records[2]?.hash, v: 2 });
     assert.deepEqual(await log.head(), { seq: 3, hash: records[2]?.hash });
     const result = await log.verify();
     assert.equal(result.ok, true);
