@@ -10,8 +10,8 @@ import { Checker, join, type Obj } from './config-checker.ts';
 import { parseAliases, parseAuto } from './routing-config.ts';
 import { parseOperations } from './operations-config.ts';
 import { parseCurrency } from './price-config.ts';
-import { parseTelemetry } from './telemetry-config.ts'; // telemetry (issue 18)
-import { parseAudit } from './audit-config.ts'; // audit (issue 17)
+import { parseTelemetry } from './telemetry-config.ts';
+import { parseAudit } from './audit-config.ts';
 
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -47,8 +47,8 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const auto = parseAuto(c, root['auto'], aliases);
   const operations = parseOperations(c, root, listen);
   const currency = parseCurrency(c, root);
-  const telemetry = parseTelemetry(c, root['telemetry']); // telemetry (issue 18)
-  const audit = parseAudit(c, root['audit']); // audit (issue 17)
+  const telemetry = parseTelemetry(c, root['telemetry']);
+  const audit = parseAudit(c, root['audit']);
   if (c.issues.length > 0) throw new ConfigError(source, c.issues);
   return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency, telemetry, audit };
 }

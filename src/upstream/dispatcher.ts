@@ -46,7 +46,7 @@ export interface DispatchContext {
   scheduler?: Scheduler;
   /** Told about every attempt and every target skipped, as it happens. */
   onAttempt?(record: AttemptRecord): void;
-  /** telemetry (issue 18): called as an attempt starts; the headers (traceparent) go upstream with it. */
+  /** telemetry: called as an attempt starts; the headers (traceparent) go upstream with it. */
   startAttempt?(targetId: string, attempt: number): Record<string, string>;
 }
 
@@ -157,7 +157,7 @@ async function dispatch<T>(
       attempted = true;
       let value: T;
       try {
-        const traceHeaders = ctx.startAttempt?.(target.id, n); // telemetry (issue 18)
+        const traceHeaders = ctx.startAttempt?.(target.id, n);
         value = await attempt(target, { request: target.request, requestId: ctx.requestId, signal, traceHeaders });
       } catch (error) {
         const failure = classifyFailure(error);

@@ -10,7 +10,7 @@ export interface UpstreamCall {
   requestId: string;
   /** Aborted when the client leaves or a gateway deadline passes. */
   signal: AbortSignal;
-  /** telemetry (issue 18): this attempt's `traceparent` (and `tracestate`), sent upstream. */
+  /** telemetry: this attempt's `traceparent` (and `tracestate`), sent upstream. */
   traceHeaders?: Readonly<Record<string, string>> | undefined;
 }
 
