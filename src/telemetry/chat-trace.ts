@@ -19,6 +19,8 @@ export interface AttemptReport {
   outcome: string;
   status?: number;
   code?: string;
+  /** For a target skipped as unsupported: the request parameter it cannot take. */
+  param?: string;
   cause?: { kind: string; detail?: string | null | undefined };
 }
 
@@ -155,6 +157,10 @@ export function openChatTrace(tracer: Tracer, headers: IncomingHttpHeaders, requ
     attemptDone(report) {
       if (report.outcome === 'skipped_open') {
         server.addEvent('target_skipped', { 'portcullis.target': report.targetId, 'portcullis.reason': 'circuit_open' });
+        return;
+      }
+      if (report.outcome === 'skipped_unsupported') {
+        server.addEvent('target_skipped', { 'portcullis.target': report.targetId, 'portcullis.reason': 'unsupported', 'portcullis.param': report.param ?? '' });
         return;
       }
       const key = `${report.targetId}#${report.attempt}`;
