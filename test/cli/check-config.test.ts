@@ -416,3 +416,44 @@ test('check-config: the environment\'s proxy variables are judged as serve would
   assert.match(socks.stderr, /: https_proxy \(environment variable\): is a socks5:\/\/ proxy; Portcullis supports http:\/\/ proxies only \(HTTP CONNECT\)\n$/);
   assert.equal(run([file], { env: { HTTPS_PROXY: 'http://proxy.internal:3128', NO_PROXY: 'example.com' } }).code, 0);
 });
+
+describe('check-config on an alias that mixes provider types', () => {
+  const MIXED = {
+    ...GOOD,
+    providers: { ...GOOD.providers, claude: { type: 'anthropic', apiKeyEnv: 'CLAUDE_KEY' } },
+    aliases: {
+      ...GOOD.aliases,
+      'service-mixed': { targets: [{ provider: 'local', model: 'llama' }, { provider: 'claude', model: 'claude-x', priority: 1 }] },
+      'service-claudes': { targets: [{ provider: 'claude', model: 'claude-x' }, { provider: 'claude', model: 'claude-y', priority: 1 }] },
+    },
+  };
+  const file = writeConfig('mixed.json', MIXED);
+  const WARNING =
+    'mixed.json: aliases.service-mixed.targets: warning: the targets take different requests: claude/claude-x (anthropic) refuses ' +
+    'response_format {"type": "json_object"}; a blank stop entry such as "\\n"; temperature above 1; temperature and top_p together; ' +
+    'a tool whose parameters have a type other than "object"; messages that end with the assistant\'s, or hold no user message or a blank one; ' +
+    'which local/llama (openai) takes. Such a request is never sent to a target that refuses it, so it fails when the targets that take it fail; ' +
+    'give those requests an alias of their own, or mix only targets of one provider type\n';
+
+  test('a warning naming the alias, what the Anthropic target refuses and which target takes it; exit 0', () => {
+    assert.deepEqual(run([file], { env: { ...goodEnv, CLAUDE_KEY: 'k' } }), {
+      code: 0,
+      stdout:
+        'mixed.json: ok, with 1 warning\n' +
+        '  4 providers: openai (openai), local (openai), demo (demo), claude (anthropic); 4 aliases: service-chat, service-demo, service-mixed, service-claudes; ' +
+        'service-auto defaults to service-chat; listen 127.0.0.1:8080; data /var/lib/portcullis\n',
+      stderr: WARNING,
+    });
+  });
+
+  test('--skip-credentials still warns: the warning is about the config, not the files it names', () => {
+    const result = run(['--skip-credentials', file]);
+    assert.equal(result.code, 0);
+    assert.equal(result.stderr, WARNING);
+  });
+
+  test('as data: the code and the path; an alias of one provider type has none', () => {
+    const check = checkConfigFile(path.join(tmp, file), { env: {}, cwd: tmp, credentials: false });
+    assert.deepEqual(check.warnings.map((w) => `${w.code} ${w.path}`), ['alias_targets_differ aliases.service-mixed.targets']);
+  });
+});
