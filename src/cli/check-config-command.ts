@@ -10,6 +10,7 @@ import type { ConfigIssue, ConfigIssueCode, ConfigWarning } from '../config/conf
 import { CONFIG_ENV, loadConfig } from '../config/config-loader.ts';
 import { EXPIRY_WARNING_DAYS } from '../config/pem-checks.ts';
 import { aliasTargetWarnings } from '../providers/request-restrictions.ts';
+import { describeArgumentProblem } from './argument-problem.ts';
 import { checkConfigFiles } from './config-file-checks.ts';
 import type { CliIo } from './main.ts';
 
@@ -47,22 +48,19 @@ interface CheckConfigIo extends CliIo {
   configPath: string | undefined;
 }
 
+const CHECK_CONFIG_OPTIONS = {
+  'credentials-dir': { type: 'string' },
+  'skip-credentials': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export function runCheckConfigCommand(args: string[], io: CheckConfigIo): number {
   let values: { 'credentials-dir'?: string; 'skip-credentials'?: boolean; help?: boolean };
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({
-      args,
-      options: {
-        'credentials-dir': { type: 'string' },
-        'skip-credentials': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: true,
-    }));
+    ({ values, positionals } = parseArgs({ args, options: CHECK_CONFIG_OPTIONS, strict: true, allowPositionals: true }));
   } catch (err) {
-    return usageError(io, (err as Error).message);
+    return usageError(io, describeArgumentProblem({ options: CHECK_CONFIG_OPTIONS, allowPositionals: true }, args, err));
   }
   if (values.help === true) {
     io.stdout.write(CHECK_CONFIG_USAGE);

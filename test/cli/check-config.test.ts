@@ -201,21 +201,10 @@ describe('check-config usage', () => {
     ['both credential options', ['--credentials-dir', '/x', '--skip-credentials', 'a.json'], '--credentials-dir and --skip-credentials exclude each other'],
     ['an empty file name', [''], 'a file name is empty'],
     ['too many files', Array.from({ length: 65 }, (_, i) => `f${i}.json`), 'at most 64 files at once'],
+    ['an unknown option', ['--bogus', 'a.json'], "unknown option '--bogus'"],
+    ['a mistyped option', ['--skip-credential', 'a.json'], "unknown option '--skip-credential'; did you mean '--skip-credentials'?"],
+    ['--credentials-dir without a value', ['a.json', '--credentials-dir'], "option '--credentials-dir' needs a value (write --credentials-dir=VALUE for a value starting with '-')"],
   ];
-  // The wording of these two comes from node:util parseArgs; only its start is ours.
-  test('usage error: an unknown option exits 2 with the usage', () => {
-    const r = run(['--bogus', 'a.json']);
-    assert.equal(r.code, 2);
-    assert.equal(r.stdout, '');
-    assert.ok(r.stderr.startsWith("portcullis check-config: Unknown option '--bogus'"), r.stderr);
-    assert.ok(r.stderr.endsWith(`\n\n${CHECK_CONFIG_USAGE}`));
-  });
-  test('usage error: --credentials-dir without a value exits 2 with the usage', () => {
-    const r = run(['a.json', '--credentials-dir']);
-    assert.equal(r.code, 2);
-    assert.ok(r.stderr.startsWith("portcullis check-config: Option '--credentials-dir <value>' argument missing"), r.stderr);
-    assert.ok(r.stderr.endsWith(`\n\n${CHECK_CONFIG_USAGE}`));
-  });
   for (const [name, args, message] of usageCases) {
     test(`usage error: ${name} exits 2 with the usage`, () => {
       assert.deepEqual(run(args), { code: 2, stdout: '', stderr: `portcullis check-config: ${message}\n\n${CHECK_CONFIG_USAGE}` });
