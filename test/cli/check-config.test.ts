@@ -91,7 +91,20 @@ describe('check-config on files with problems', () => {
     const r = run([file]);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^broken\.json: is not valid JSON: .+\n$/);
+    assert.equal(
+      r.stderr,
+      "broken.json: is not valid JSON at line 1, column 24: Unexpected byte '}' (0x7d), expected a key, at byte offset 23 (parser state Key)\n",
+    );
+  });
+
+  test('a JSON mistake further down: its line and column, counted in characters', () => {
+    const file = writeConfig('broken-lines.json', '{\n  "listen": { "host": "h\u00e9te" "port": 80 }\n}\n');
+    const r = run([file]);
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.stderr,
+      "broken-lines.json: is not valid JSON at line 2, column 30: Unexpected byte '\"' (0x22), expected ',' or '}', at byte offset 32 (parser state CommaOrObjectEnd)\n",
+    );
   });
 
   test('a wrong setting is named by its path', () => {
