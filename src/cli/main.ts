@@ -15,6 +15,7 @@ import { runAuditCommand } from './audit-command.ts';
 import { openAuditLogAlone } from '../state/open-audit-log.ts';
 import { runCheckConfigCommand } from './check-config-command.ts';
 import { commandName, hintFlags } from './command-name.ts';
+import { unknownArgument } from './argument-problem.ts';
 import { cliWho } from './cli-actor.ts';
 import { cliAuditTrail } from './cli-audit.ts';
 import { runKeysCommand } from './keys-command.ts';
@@ -41,6 +42,8 @@ Options for every command:
   -V, --version   Show the version
 `;
 
+/** The commands USAGE lists, for the suggestion after a mistyped one. */
+const COMMANDS = ['serve', 'keys', 'check-config', 'admin', 'audit', 'help', 'version'];
 
 export interface CliIo {
   stdout: NodeJS.WritableStream;
@@ -189,7 +192,7 @@ async function runCommandIn(io: CliIo, configPath: string | undefined, origin: (
         return await runAuditCommand(args, { ...cli, openLog: () => openAuditLogAlone(config, { logger: warnLogger(), env: io.env }) });
       }
       default:
-        io.stderr.write(`portcullis: unknown command '${command}'\n\n${USAGE}`);
+        io.stderr.write(`portcullis: ${unknownArgument(command, ['config', 'data-dir', 'help', 'version'], COMMANDS)}\n\n${USAGE}`);
         return 2;
     }
   } catch (err) {

@@ -28,6 +28,7 @@ import { providerNotices } from '../config/provider-types.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
+import { describeArgumentProblem } from './argument-problem.ts';
 import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
 import { createReloader } from './serve-reloader.ts';
 
@@ -60,27 +61,24 @@ Signals:
 /** After the API drained: how long admin requests still open (a scrape, a page load) get. */
 const ADMIN_CLOSE_MS = 2000;
 
+const SERVE_OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'admin-port': { type: 'string' },
+  'no-admin': { type: 'boolean' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export async function runServeCommand(
   args: string[],
   io: CliIo & { configPath: string | undefined; hintCommand?: string; dataDirOrigin?: (configSource: string | null) => string },
 ): Promise<number> {
   let values: { host?: string; port?: string; 'admin-port'?: string; 'no-admin'?: boolean; 'log-level'?: string; help?: boolean };
   try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'admin-port': { type: 'string' },
-        'no-admin': { type: 'boolean' },
-        'log-level': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
+    ({ values } = parseArgs({ args, options: SERVE_OPTIONS, strict: true, allowPositionals: false }));
   } catch (err) {
-    io.stderr.write(`portcullis serve: ${(err as Error).message}\n\n${USAGE}`);
+    io.stderr.write(`portcullis serve: ${describeArgumentProblem({ options: SERVE_OPTIONS, allowPositionals: false }, args, err)}\n\n${USAGE}`);
     return 2;
   }
   if (values.help === true) {

@@ -71,6 +71,8 @@ export const ERROR_CATALOGUE = {
   http_malformed: { ...invalid, message: 'The request is not valid HTTP.', envelopeNull: true },
   http_request_timeout: { ...invalid, status: 408, clientMayRetry: true, message: 'The request was not received in time.', envelopeNull: true },
   http_headers_too_large: { ...invalid, status: 431, envelopeNull: true },
+  /** Plain HTTP sent to a TLS listener (src/http/plain-http-on-tls.ts): answered in plain HTTP, then closed. */
+  plain_http_on_tls_port: { ...invalid, message: 'This port speaks TLS: use https:// instead of http://.' },
   /** An `Expect` header other than 100-continue (node would answer a bare 417 before any handler). */
   expectation_failed: { ...invalid, status: 417, message: 'The Expect header is not supported; only "Expect: 100-continue" is.' },
   // 401, 403

@@ -16,7 +16,7 @@ import { ClientGoneAbort, SHUTDOWN_STREAM_MESSAGE, ShuttingDownError, type Reque
 import type { Logger } from '../log/logger.ts';
 import { resolveAlias, type ResolvedAlias } from '../routing/alias-routing.ts';
 import { createSseWriter, type SseWriter } from '../sse/sse-writer.ts';
-import { AttemptOutcome, dispatchCompletion, dispatchStream, type AttemptRecord } from '../upstream/dispatcher.ts';
+import { AttemptOutcome, describeAttempt, dispatchCompletion, dispatchStream, wasAttempted, type AttemptRecord } from '../upstream/dispatcher.ts';
 import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { Limiter } from '../limits/limiter.ts';
@@ -118,7 +118,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
         metrics?.attempt(a.targetId, a.outcome);
         // The access line names the last target tried, so a request every
         // target failed still says where it went (`attempts` has the rest).
-        if (a.outcome !== AttemptOutcome.SkippedOpen) {
+        if (wasAttempted(a.outcome)) {
           ctx.log['target'] = a.targetId;
           // Charged at the price of the last target tried: the one that answered, or gave an unusable answer.
           accounting.answeredPrice = prices.get(a.targetId) ?? null;
@@ -126,7 +126,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
         if (a.cause !== undefined && (a.outcome === AttemptOutcome.Retry || a.outcome === AttemptOutcome.Fallback)) {
           upstreamFailures?.note({ requestId: ctx.requestId, targetId: a.targetId, attempt: a.attempt, outcome: a.outcome, code: a.code, cause: a.cause });
         }
-        if (attempts.length < 16) attempts.push(`${a.targetId}:${a.outcome}${a.status === undefined ? '' : `:${a.status}`}`);
+        if (attempts.length < 16) attempts.push(describeAttempt(a));
       },
     };
     const upstreamStarted = performance.now();
