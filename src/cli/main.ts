@@ -31,6 +31,8 @@ Commands:
   check-config Check config files without starting (see: portcullis check-config --help)
   admin        Set the dashboard password, manage admin API tokens (see: portcullis admin --help)
   audit        Verify and list the hash-chained audit log (see: portcullis audit --help)
+  state        Move keys, tokens, usage and the audit chain between files and Redis
+               (see: portcullis state --help)
 
 Options for every command:
   --config FILE   Config file (default: $${CONFIG_ENV}; without either, the
@@ -190,6 +192,11 @@ async function runCommandIn(io: CliIo, configPath: string | undefined, origin: (
         const config = loadConfig({ configPath, env: io.env, cwd: io.cwd });
         io.stderr.write(config.state.backend === 'redis' ? `portcullis audit: the shared chain in Redis (state.backend in ${config.source ?? 'the config'})\n` : stateLine('audit', config, origin(config.source)));
         return await runAuditCommand(args, { ...cli, openLog: () => openAuditLogAlone(config, { logger: warnLogger(), env: io.env }) });
+      }
+      case 'state': {
+        const { runStateCommand } = await import('./state-command.ts');
+        const config = wantsHelp ? null : loadConfig({ configPath, env: io.env, cwd: io.cwd });
+        return await runStateCommand(args, { stdout: io.stdout, stderr: io.stderr, env: io.env, cwd: io.cwd, config, command: hintCommand });
       }
       default:
         io.stderr.write(`portcullis: ${unknownArgument(command, ['config', 'data-dir', 'help', 'version'], COMMANDS)}\n\n${USAGE}`);

@@ -2,6 +2,7 @@
 // Unknown keys are errors (a typo must not silently fall back to a default).
 // Every problem is collected (see config-checker.ts), and parseConfig throws
 // one ConfigError listing them all, so a file is fixed in one pass.
+import { parseMetrics } from './metrics-config.ts';
 import path from 'node:path';
 import { parseProvider } from './provider-types.ts';
 import { ConfigError, DEFAULT_LIMITS, type GatewayConfig, type ListenConfig, type ProviderConfig, type ServerLimits } from './config.ts';
@@ -15,7 +16,7 @@ import { parseAudit } from './audit-config.ts';
 
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit'];
+const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit', 'metrics'];
 
 /**
  * Checks `value` (a parsed config file) and returns the full config with
@@ -49,8 +50,12 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const currency = parseCurrency(c, root);
   const telemetry = parseTelemetry(c, root['telemetry']);
   const audit = parseAudit(c, root['audit']);
+  const metrics = parseMetrics(c, root['metrics'], baseDir, [
+    { setting: 'listen', host: listen.host, port: listen.port },
+    ...(operations.admin.enabled ? [{ setting: 'admin', host: operations.admin.host, port: operations.admin.port }] : []),
+  ]);
   if (c.issues.length > 0) throw new ConfigError(source, c.issues);
-  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency, telemetry, audit };
+  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency, telemetry, audit, metrics };
 }
 
 function parseLimits(c: Checker, value: unknown): ServerLimits {

@@ -3,6 +3,7 @@
 // (`aliases.service-chat.provider`) so an operator can fix it without guessing.
 // The reference for operators is docs/config.md.
 
+import type { MetricsConfig } from './metrics-config.ts';
 import { ConfigIssueCode, formatIssue, type ConfigIssue } from './config-issues.ts';
 import type { TelemetryConfig } from './telemetry-config.ts';
 import type { OidcConfig } from './oidc-config.ts'; // single sign-on
@@ -263,6 +264,8 @@ export interface GatewayConfig {
   telemetry: TelemetryConfig;
   /** The audit chain's file rotation: ./audit-config.ts. */
   audit: AuditConfig;
+  /** The metrics listener (./metrics-config.ts); null: off, /metrics only on the admin listener. */
+  metrics: MetricsConfig | null;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
