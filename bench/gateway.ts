@@ -1,4 +1,4 @@
-// The gateway benchmark of issue 3: the same chat requests, side by side in one
+// The gateway benchmark: the same chat requests, side by side in one
 // run, against
 //   upstream     a fast fake OpenAI-compatible upstream, hit directly;
 //   http-proxy   a bare pass-through proxy on node:http in front of it;

@@ -1,4 +1,4 @@
-// npm run bench:streams: memory per open stream (issue 14 item 3). For each
+// npm run bench:streams: memory per open stream. For each
 // upstream transport (fetch, the default, and "transport": "node"), the real
 // gateway (compiled CLI `serve`, its log on a pipe to a sink process) holds
 // first 2,000 and then 10,000 concurrent streams to the fake upstream's held

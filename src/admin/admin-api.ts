@@ -182,7 +182,8 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
     const series = await state.usage.series(id, granularity, t);
     const { tokenBudget, costBudget } = record.limits;
     const used = tokenBudget === null && costBudget === null ? null : await state.limiter.budgetUsed(id, record.limits, t);
-    sendJson(ctx.res, 200, usageView(id, series, record.limits, used, deps.view().config.currency, t), NO_STORE);
+    const days = costBudget === null ? null : granularity === 'day' ? series : await state.usage.series(id, 'day', t);
+    sendJson(ctx.res, 200, usageView(id, series, record.limits, used, deps.view().config.currency, t, days), NO_STORE);
   };
 
   const aliases: Handler = async (ctx) => {

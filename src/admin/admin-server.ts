@@ -158,7 +158,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const id = sessionIdOf(ctx);
     const session = id === undefined ? null : sessions.get(id);
     if (id === undefined || session === null) throw new ApiError('session_required', noSession);
-    // issue 17 (part D): SSO sessions do not depend on the password; they end when SSO is switched
+    // SSO sessions do not depend on the password; they end when SSO is switched
     // off or who it admits changes (ssoSessionValid), password sessions when password login is off.
     const oidc = options.view().config.admin.oidc;
     const kind = session.actor.kind;
@@ -227,7 +227,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
       // A script that sent no token (or another scheme than Bearer) learns how to send one.
       const session = requireSession(ctx, credentials, 'Log in to the admin API first (POST /api/login), or send an admin API token in the header "Authorization: Bearer pca_...".');
       if (route.method !== 'GET') requireCsrf(ctx, session);
-      // Only a bootstrap session must set a password first; an SSO session needs none (issue 17, part D).
+      // Only a bootstrap session must set a password first; an SSO session needs none.
       if (credentials === null && session.actor.kind !== 'sso') {
         throw new ApiError('password_required');
       }
@@ -298,7 +298,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   router.add('GET', '/api/session', withHostCheck(async (ctx) => {
     const credentials = await readAdminCredentials(dataDir);
     const session = requireSession(ctx, credentials);
-    // issue 17 (part D): who is signed in, for the dashboard; an SSO session needs no password.
+    // Who is signed in, for the dashboard; an SSO session needs no password.
     const { kind, id: actorId, name } = session.actor;
     sendJson(ctx.res, 200, { ...sessionBody(session, credentials === null && kind !== 'sso'), actor: { kind, id: actorId, ...(name === undefined ? {} : { name }) } });
   }));
@@ -322,7 +322,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const credentials = await readAdminCredentials(dataDir);
     const session = requireSession(ctx, credentials);
     requireCsrf(ctx, session);
-    // issue 17 (part D): the shared password is not an SSO user's to set (it would turn the session into "password:admin").
+    // The shared password is not an SSO user's to set (it would turn the session into "password:admin").
     if (session.actor.kind === 'sso') throw new ApiError('password_set_refused');
     if (credentials !== null) throw passwordAlreadySet();
     const password = await readPassword(ctx);
@@ -346,9 +346,9 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   }));
 
   for (const route of [...createAdminApi(options), ...createAdminTokensApi(options)]) router.add(route.method, route.path, authed(route));
-  for (const route of createAuditApi({ audit: options.state.audit })) router.add(route.method, route.path, authed(route)); // issue 17 (part A)
+  for (const route of createAuditApi({ audit: options.state.audit })) router.add(route.method, route.path, authed(route));
 
-  // issue 17 (part D): single sign-on with OpenID Connect (./sso-routes.ts).
+  // Single sign-on with OpenID Connect (./sso-routes.ts).
   const ssoRoutes = createSsoRoutes({ ...options, logger, clock, sessions, secureCookies: secure, sessionCookie: (id) => sessionCookie(id, Math.floor(options.session.ttlMs / 1000)), flow: options.ssoFlow });
   for (const [method, route, handler] of ssoRoutes) router.add(method, route, withHostCheck(handler));
 

@@ -18,7 +18,13 @@ export interface UsageView {
   totals: Costed<KeyUsage>;
   currency: string;
   budget: { tokens: number; used: number; period: BudgetPeriod; resetsAt: string } | null;
-  costBudget: { amount: number; used: number; usedNanos: number; period: BudgetPeriod; resetsAt: string; currency: string } | null;
+  /**
+   * `recordedNanos`: what the usage records hold for the budget's window, all
+   * of the key's spending in it, where `usedNanos` counts only what was
+   * charged while the budget was set; null when the day series does not
+   * reach back to the window's start.
+   */
+  costBudget: { amount: number; used: number; usedNanos: number; recordedNanos: number | null; period: BudgetPeriod; resetsAt: string; currency: string } | null;
 }
 
 /** The usage with its cost in currency units beside the exact nanos (the CLI's --json too). */
@@ -26,8 +32,19 @@ export function costed<T extends KeyUsage>(u: T): Costed<T> {
   return { ...u, cost: amountOf(u.costNanos) };
 }
 
-/** `used` is null only when neither budget is set (the limiter is then not asked). */
-export function usageView(keyId: string, series: UsageSeries, limits: KeyLimits, used: BudgetUse | null, currency: string, nowMs: number): UsageView {
+/** The cost the day series records from the start of `period`'s window at `nowMs`; null when the series starts later. */
+export function recordedCostInWindow(days: UsageSeries, period: BudgetPeriod, nowMs: number): number | null {
+  const startMs = budgetWindowAt(nowMs, period).startMs;
+  const first = days.buckets[0];
+  if (days.granularity !== 'day' || first === undefined || Date.parse(first.start) > startMs) return null;
+  return days.buckets.reduce((sum, b) => (Date.parse(b.start) >= startMs ? sum + b.costNanos : sum), 0);
+}
+
+/**
+ * `used` is null only when neither budget is set (the limiter is then not
+ * asked); `days` is the key's day series, read when a spending budget is set.
+ */
+export function usageView(keyId: string, series: UsageSeries, limits: KeyLimits, used: BudgetUse | null, currency: string, nowMs: number, days: UsageSeries | null = null): UsageView {
   const resetsAt = (period: BudgetPeriod): string => new Date(budgetWindowAt(nowMs, period).endMs).toISOString();
   const { tokenBudget, costBudget } = limits;
   const use = used ?? { tokens: 0, costNanos: 0 };
@@ -41,6 +58,14 @@ export function usageView(keyId: string, series: UsageSeries, limits: KeyLimits,
     costBudget:
       costBudget === null
         ? null
-        : { amount: costBudget.amount, used: amountOf(use.costNanos), usedNanos: use.costNanos, period: costBudget.period, resetsAt: resetsAt(costBudget.period), currency },
+        : {
+            amount: costBudget.amount,
+            used: amountOf(use.costNanos),
+            usedNanos: use.costNanos,
+            recordedNanos: days === null ? null : recordedCostInWindow(days, costBudget.period, nowMs),
+            period: costBudget.period,
+            resetsAt: resetsAt(costBudget.period),
+            currency,
+          },
   };
 }

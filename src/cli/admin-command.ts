@@ -16,7 +16,7 @@ import type { AuditWho } from '../state/audited-key-store.ts';
 import { cliWho } from './cli-actor.ts';
 import { KeyStoreIoError } from '../keys/errors.ts';
 import { runAdminTokensCommand, type TokensBackend } from './admin-tokens-command.ts';
-import { usageProblem } from './argument-problem.ts';
+import { unknownArgument, usageProblem } from './argument-problem.ts';
 
 /** Standard input as this command uses it; a TTY stream has isTTY and setRawMode. */
 export type PasswordInput = NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
@@ -303,7 +303,7 @@ async function runSetPassword(args: readonly string[], ctx: AdminCommandContext)
   }
   const [first] = args;
   if (first !== undefined) {
-    const problem = first.startsWith('-') ? `unknown option '${first}'` : `unexpected argument '${first}' (the password is read from standard input)`;
+    const problem = first.startsWith('-') ? unknownArgument(first, ['help']) : `unexpected argument '${first}' (the password is read from standard input)`;
     return usageError(ctx, 'set-password', problem);
   }
   if (ctx.dataDir === '') {
@@ -355,5 +355,5 @@ export async function runAdminCommand(args: readonly string[], ctx: AdminCommand
     const open = ctx.openTokens ?? (() => Promise.reject(new KeyStoreIoError('open', 'the admin token store', new Error('no data directory is configured'))));
     return runAdminTokensCommand(rest, { stdout: ctx.stdout, stderr: ctx.stderr, open, ...(ctx.who === undefined ? {} : { who: ctx.who }), ...(clock === undefined ? {} : { clock: () => clock().getTime() }) });
   }
-  return usageError(ctx, null, name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`);
+  return usageError(ctx, null, unknownArgument(name, ['help'], ['set-password', 'tokens']));
 }

@@ -5,7 +5,7 @@
 // Exit codes as `keys`: 0 done, 1 the store refused or failed (message on stderr),
 // 2 the command line is wrong. The token is printed once, by `create`.
 import { parseArgs } from 'node:util';
-import { describeArgumentProblem, usageProblem } from './argument-problem.ts';
+import { describeArgumentProblem, unknownArgument, usageProblem } from './argument-problem.ts';
 import type { AuditActor, AuditTrail } from '../audit/audit-event.ts';
 import { AuditLogError } from '../audit/audit-log.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
@@ -227,7 +227,7 @@ export async function runAdminTokensCommand(args: readonly string[], ctx: AdminT
     return 0;
   }
   const subcommand = Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
-  if (subcommand === undefined) return usageError(ctx, null, name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`);
+  if (subcommand === undefined) return usageError(ctx, null, unknownArgument(name, ['help'], Object.keys(SUBCOMMANDS)));
   if (rest.includes('--help') || rest.includes('-h')) {
     ctx.stdout.write(subcommand.usage);
     return 0;

@@ -2,6 +2,7 @@
 // its tokens: Node's messages differ between versions and would make the
 // CLI's output unstable. Every `portcullis` subcommand reports through here.
 import { parseArgs } from 'node:util';
+import { didYouMean } from '../config/config-issues.ts';
 
 export type OptionSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
 
@@ -11,13 +12,30 @@ export function describeArgumentProblem(spec: { options: Record<string, { type: 
     if (token.kind === 'positional' && !spec.allowPositionals) return `unexpected argument '${token.value}'`;
     if (token.kind !== 'option') continue;
     const option = spec.options[token.name];
-    if (option === undefined) return `unknown option '${token.rawName}'`;
+    if (option === undefined) return unknownArgument(token.rawName, Object.keys(spec.options));
     if (option.type === 'boolean' && token.value !== undefined) return `option '${token.rawName}' does not take a value`;
     if (option.type === 'string' && (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))) {
       return `option '${token.rawName}' needs a value (write ${token.rawName}=VALUE for a value starting with '-')`;
     }
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * `unknown option '--nme'; did you mean '--name'?` for a word starting with
+ * '-' (`options`: the long names), `unknown command 'lsit'; did you mean 'list'?`
+ * otherwise (`commands`). The suggestion is the config checker's for an
+ * unknown setting, so a typo reads the same on the command line and in the file.
+ */
+export function unknownArgument(word: string, options: readonly string[], commands: readonly string[] = []): string {
+  if (!word.startsWith('-')) {
+    const command = didYouMean(word, commands);
+    return `unknown command '${word}'${command === null ? '' : `; did you mean '${command}'?`}`;
+  }
+  // A short option (-x) is one letter: too short to guess from.
+  const name = word.startsWith('--') ? word.slice(2).split('=', 1)[0] ?? '' : '';
+  const option = name === '' ? null : didYouMean(name, options);
+  return `unknown option '${word}'${option === null ? '' : `; did you mean '--${option}'?`}`;
 }
 
 /**

@@ -9,6 +9,8 @@ import { AUTO_ALIAS, ConfigError, type GatewayConfig } from '../config/config.ts
 import type { ConfigIssue, ConfigIssueCode, ConfigWarning } from '../config/config-issues.ts';
 import { CONFIG_ENV, loadConfig } from '../config/config-loader.ts';
 import { EXPIRY_WARNING_DAYS } from '../config/pem-checks.ts';
+import { aliasTargetWarnings } from '../providers/request-restrictions.ts';
+import { describeArgumentProblem } from './argument-problem.ts';
 import { checkConfigFiles } from './config-file-checks.ts';
 import type { CliIo } from './main.ts';
 
@@ -21,8 +23,9 @@ and CA file (present, readable, PEM, unencrypted key matching its certificate,
 in date), this environment's egress proxy variables (HTTPS_PROXY,
 http_proxy, NO_PROXY, ...) as serve would apply them to each provider, and
 the trace export's headers (telemetry.otlp: variables set, headersFile readable). Prints "FILE: ok" and a summary, or every problem found, one line
-each: "FILE: SETTING: PROBLEM". A certificate that expires within ${EXPIRY_WARNING_DAYS} days
-is a warning: "FILE: SETTING: warning: ...". Without FILE, checks --config or
+each: "FILE: SETTING: PROBLEM". A certificate that expires within ${EXPIRY_WARNING_DAYS} days,
+and an alias whose targets take different requests (an OpenAI-compatible and
+an Anthropic provider), are warnings: "FILE: SETTING: warning: ...". Without FILE, checks --config or
 $${CONFIG_ENV}.
 
 Options:
@@ -45,22 +48,19 @@ interface CheckConfigIo extends CliIo {
   configPath: string | undefined;
 }
 
+const CHECK_CONFIG_OPTIONS = {
+  'credentials-dir': { type: 'string' },
+  'skip-credentials': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export function runCheckConfigCommand(args: string[], io: CheckConfigIo): number {
   let values: { 'credentials-dir'?: string; 'skip-credentials'?: boolean; help?: boolean };
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({
-      args,
-      options: {
-        'credentials-dir': { type: 'string' },
-        'skip-credentials': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: true,
-    }));
+    ({ values, positionals } = parseArgs({ args, options: CHECK_CONFIG_OPTIONS, strict: true, allowPositionals: true }));
   } catch (err) {
-    return usageError(io, (err as Error).message);
+    return usageError(io, describeArgumentProblem({ options: CHECK_CONFIG_OPTIONS, allowPositionals: true }, args, err));
   }
   if (values.help === true) {
     io.stdout.write(CHECK_CONFIG_USAGE);
@@ -120,8 +120,10 @@ export function checkConfigFile(file: string, options: { env: NodeJS.ProcessEnv;
     if (err instanceof ConfigError) return { kind: 'problems', problems: problemsOf(err.issues), warnings: [] };
     throw err;
   }
-  if (!options.credentials) return { kind: 'ok', config, warnings: [] };
-  const { issues, warnings } = checkConfigFiles(config, options.env, Date.now());
+  const aliasWarnings = aliasTargetWarnings(config);
+  if (!options.credentials) return { kind: 'ok', config, warnings: aliasWarnings };
+  const { issues, warnings: fileWarnings } = checkConfigFiles(config, options.env, Date.now());
+  const warnings = [...aliasWarnings, ...fileWarnings];
   return issues.length === 0 ? { kind: 'ok', config, warnings } : { kind: 'problems', problems: problemsOf(issues), warnings };
 }
 

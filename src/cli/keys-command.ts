@@ -5,7 +5,7 @@
 // `--config FILE` is consumed by main.ts, which resolves ctx.dataDir from it.
 
 import { parseArgs } from 'node:util';
-import { describeArgumentProblem, type OptionSpec, usageProblem } from './argument-problem.ts';
+import { describeArgumentProblem, type OptionSpec, unknownArgument, usageProblem } from './argument-problem.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import { AuditLogError } from '../audit/audit-log.ts';
 import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../keys/errors.ts';
@@ -242,7 +242,7 @@ export async function runKeysCommand(args: string[], ctx: KeysCommandContext): P
   }
   const subcommand = Object.hasOwn(SUBCOMMANDS, name) ? SUBCOMMANDS[name] : undefined;
   if (subcommand === undefined) {
-    return usageError(ctx, null, name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`);
+    return usageError(ctx, null, unknownArgument(name, ['help'], Object.keys(SUBCOMMANDS)));
   }
   // Help wins over any other problem on the line, and never opens the store
   // (main.ts passes no data directory when it sees --help).

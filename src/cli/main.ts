@@ -15,6 +15,7 @@ import { runAuditCommand } from './audit-command.ts';
 import { openAuditLogAlone } from '../state/open-audit-log.ts';
 import { runCheckConfigCommand } from './check-config-command.ts';
 import { commandName, hintFlags } from './command-name.ts';
+import { unknownArgument } from './argument-problem.ts';
 import { cliWho } from './cli-actor.ts';
 import { cliAuditTrail } from './cli-audit.ts';
 import { runKeysCommand } from './keys-command.ts';
@@ -30,6 +31,8 @@ Commands:
   check-config Check config files without starting (see: portcullis check-config --help)
   admin        Set the dashboard password, manage admin API tokens (see: portcullis admin --help)
   audit        Verify and list the hash-chained audit log (see: portcullis audit --help)
+  state        Move keys, tokens, usage and the audit chain between files and Redis
+               (see: portcullis state --help)
 
 Options for every command:
   --config FILE   Config file (default: $${CONFIG_ENV}; without either, the
@@ -41,6 +44,8 @@ Options for every command:
   -V, --version   Show the version
 `;
 
+/** The commands USAGE lists, for the suggestion after a mistyped one. */
+const COMMANDS = ['serve', 'keys', 'check-config', 'admin', 'audit', 'help', 'version'];
 
 export interface CliIo {
   stdout: NodeJS.WritableStream;
@@ -188,8 +193,13 @@ async function runCommandIn(io: CliIo, configPath: string | undefined, origin: (
         io.stderr.write(config.state.backend === 'redis' ? `portcullis audit: the shared chain in Redis (state.backend in ${config.source ?? 'the config'})\n` : stateLine('audit', config, origin(config.source)));
         return await runAuditCommand(args, { ...cli, openLog: () => openAuditLogAlone(config, { logger: warnLogger(), env: io.env }) });
       }
+      case 'state': {
+        const { runStateCommand } = await import('./state-command.ts');
+        const config = wantsHelp ? null : loadConfig({ configPath, env: io.env, cwd: io.cwd });
+        return await runStateCommand(args, { stdout: io.stdout, stderr: io.stderr, env: io.env, cwd: io.cwd, config, command: hintCommand });
+      }
       default:
-        io.stderr.write(`portcullis: unknown command '${command}'\n\n${USAGE}`);
+        io.stderr.write(`portcullis: ${unknownArgument(command, ['config', 'data-dir', 'help', 'version'], COMMANDS)}\n\n${USAGE}`);
         return 2;
     }
   } catch (err) {

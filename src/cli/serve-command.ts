@@ -31,8 +31,11 @@ import { recoverAuditChain } from '../state/change-recovery.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
+import { describeArgumentProblem } from './argument-problem.ts';
 import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
 import { createReloader } from './serve-reloader.ts';
+import { closeMetricsListener, startMetricsListener } from './serve-metrics.ts';
+import type { Server } from 'node:http';
 
 const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port PORT] [--admin-port PORT | --no-admin] [--log-level LEVEL]
 
@@ -63,27 +66,24 @@ Signals:
 /** After the API drained: how long admin requests still open (a scrape, a page load) get. */
 const ADMIN_CLOSE_MS = 2000;
 
+const SERVE_OPTIONS = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'admin-port': { type: 'string' },
+  'no-admin': { type: 'boolean' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export async function runServeCommand(
   args: string[],
   io: CliIo & { configPath: string | undefined; hintCommand?: string; dataDirOrigin?: (configSource: string | null) => string },
 ): Promise<number> {
   let values: { host?: string; port?: string; 'admin-port'?: string; 'no-admin'?: boolean; 'log-level'?: string; help?: boolean };
   try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'admin-port': { type: 'string' },
-        'no-admin': { type: 'boolean' },
-        'log-level': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
+    ({ values } = parseArgs({ args, options: SERVE_OPTIONS, strict: true, allowPositionals: false }));
   } catch (err) {
-    io.stderr.write(`portcullis serve: ${(err as Error).message}\n\n${USAGE}`);
+    io.stderr.write(`portcullis serve: ${describeArgumentProblem({ options: SERVE_OPTIONS, allowPositionals: false }, args, err)}\n\n${USAGE}`);
     return 2;
   }
   if (values.help === true) {
@@ -208,6 +208,7 @@ export async function runServeCommand(
   let bootstrapToken: string | null = null;
   let apiAddress: string;
   let adminAddress: string | null = null;
+  let metricsListener: { server: Server; address: string } | null = null;
   try {
     apiAddress = await listenOn(running.server, fds.api, port ?? config.listen.port, values.host ?? config.listen.host, API_LISTENER);
     if (adminRuns) {
@@ -238,15 +239,18 @@ export async function runServeCommand(
       if (!isLoopback(config.admin.host) && config.admin.tls === null && !config.admin.secureCookies) {
         logger.warn('the admin listener is reachable from the network without TLS: passwords and session cookies cross it in clear text', { admin: adminAddress });
       }
-    } else if (fds.admin !== undefined) {
+    }
+    metricsListener = await startMetricsListener(config, io.env, () => metrics.expose());
+    if (!adminRuns && fds.admin !== undefined) {
       logger.warn(`an admin socket was passed but ${values['no-admin'] === true ? '--no-admin was given' : 'admin.enabled is false'}; closing it`, { fd: fds.admin });
       closeSync(fds.admin);
     }
   } catch (err) {
     running.server.close();
     admin?.server.close();
+    metricsListener?.server.close();
     await backend.close();
-    io.stderr.write(`portcullis serve: cannot listen: ${(err as Error).message}\n`);
+    io.stderr.write(`portcullis serve: ${err instanceof ConfigError ? 'invalid configuration' : 'cannot listen'}: ${(err as Error).message}\n`);
     return 1;
   }
 
@@ -330,6 +334,7 @@ export async function runServeCommand(
         // The last status systemd shows for the unit, instead of "draining N requests".
         await notifier.status(`stopped: ${plural(report.finished, 'request')} finished, ${report.endedWithError} ended early`);
         await admin?.shell.drain(ADMIN_CLOSE_MS);
+        await closeMetricsListener(metricsListener);
         descriptors?.stop();
         return backend.close();
       })
@@ -357,6 +362,7 @@ export async function runServeCommand(
   io.stderr.write(
     `Portcullis listening on ${apiAddress}/v1${fds.api === undefined ? '' : ' (socket from systemd)'}\n` +
       (adminAddress === null ? '' : `  dashboard and admin API: ${adminAddress}/\n`) +
+      (metricsListener === null ? '' : `  metrics: ${metricsListener.address}/metrics\n`) +
       `  config: ${config.source ?? 'embedded default'}; state: ${backend.kind}\n` +
       `  data directory: ${config.dataDir}${io.dataDirOrigin === undefined ? '' : ` (${io.dataDirOrigin(config.source)})`}\n` +
       `  aliases: ${[...Object.keys(config.aliases), 'service-auto'].join(', ')}\n` +
@@ -371,6 +377,7 @@ export async function runServeCommand(
   logger.info('listening', {
     api: apiAddress,
     admin: adminAddress,
+    ...(metricsListener === null ? {} : { metrics: metricsListener.address }),
     socketActivation: fds.api !== undefined || fds.admin !== undefined,
     config: config.source ?? 'embedded',
     state: backend.kind,

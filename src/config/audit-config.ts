@@ -1,4 +1,4 @@
-// The "audit" section (issue 17, part A): how the audit chain's file in the
+// The "audit" section: how the audit chain's file in the
 // data directory rotates (docs/config.md, "Audit"; docs/audit.md). The Redis
 // chain does not rotate.
 import type { Checker } from './config-checker.ts';

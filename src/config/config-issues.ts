@@ -41,6 +41,8 @@ export interface ConfigIssue {
 export const ConfigWarningCode = {
   /** A certificate that expires within EXPIRY_WARNING_DAYS (./pem-checks.ts). */
   CertificateExpiresSoon: 'certificate_expires_soon',
+  /** An alias whose targets' provider types refuse different requests (../providers/request-restrictions.ts). */
+  AliasTargetsDiffer: 'alias_targets_differ',
 } as const;
 export type ConfigWarningCode = (typeof ConfigWarningCode)[keyof typeof ConfigWarningCode];
 

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { JsonParseError, parseJson, renderJsonPath } from '../json/parser.ts';
+import { positionAt } from './text-position.ts';
 import { ConfigError, type GatewayConfig } from './config.ts';
 import { parseConfig } from './config-parser.ts';
 import { ConfigIssueCode } from './config-issues.ts';
@@ -63,7 +64,11 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
     if (err instanceof JsonParseError && err.code === 'number_out_of_range' && err.path !== undefined && err.path.length > 0) {
       throw new ConfigError(file, renderJsonPath(err.path), 'is a number beyond the largest double (1.7976931348623157e308)', ConfigIssueCode.InvalidValue);
     }
-    if (err instanceof JsonParseError) throw new ConfigError(file, '', `is not valid JSON: ${err.message}`, ConfigIssueCode.Unreadable);
+    if (err instanceof JsonParseError) {
+      // Line and column for the editor; the parser's message keeps the byte offset.
+      const { line, column } = positionAt(bytes, err.offset);
+      throw new ConfigError(file, '', `is not valid JSON at line ${line}, column ${column}: ${err.message}`, ConfigIssueCode.Unreadable);
+    }
     throw err;
   }
   const config = parseConfig(value, file, path.dirname(file));

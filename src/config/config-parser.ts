@@ -2,6 +2,7 @@
 // Unknown keys are errors (a typo must not silently fall back to a default).
 // Every problem is collected (see config-checker.ts), and parseConfig throws
 // one ConfigError listing them all, so a file is fixed in one pass.
+import { parseMetrics } from './metrics-config.ts';
 import path from 'node:path';
 import { parseProvider } from './provider-types.ts';
 import { ConfigError, DEFAULT_LIMITS, MAX_CHARGE_MULTIPLE, type GatewayConfig, type ListenConfig, type ProviderConfig, type ServerLimits } from './config.ts';
@@ -11,12 +12,12 @@ import { Checker, join, type Obj } from './config-checker.ts';
 import { parseAliases, parseAuto } from './routing-config.ts';
 import { parseOperations } from './operations-config.ts';
 import { parseCurrency } from './price-config.ts';
-import { parseTelemetry } from './telemetry-config.ts'; // telemetry (issue 18)
-import { parseAudit } from './audit-config.ts'; // audit (issue 17)
+import { parseTelemetry } from './telemetry-config.ts';
+import { parseAudit } from './audit-config.ts';
 
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit'];
+const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit', 'metrics'];
 
 /**
  * Checks `value` (a parsed config file) and returns the full config with
@@ -49,10 +50,14 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const auto = parseAuto(c, root['auto'], aliases);
   const operations = parseOperations(c, root, listen);
   const currency = parseCurrency(c, root);
-  const telemetry = parseTelemetry(c, root['telemetry']); // telemetry (issue 18)
-  const audit = parseAudit(c, root['audit']); // audit (issue 17)
+  const telemetry = parseTelemetry(c, root['telemetry']);
+  const audit = parseAudit(c, root['audit']);
+  const metrics = parseMetrics(c, root['metrics'], baseDir, [
+    { setting: 'listen', host: listen.host, port: listen.port },
+    ...(operations.admin.enabled ? [{ setting: 'admin', host: operations.admin.host, port: operations.admin.port }] : []),
+  ]);
   if (c.issues.length > 0) throw new ConfigError(source, c.issues);
-  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency, telemetry, audit };
+  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency, telemetry, audit, metrics };
 }
 
 function parseLimits(c: Checker, value: unknown): ServerLimits {

@@ -3,10 +3,11 @@
 // (`aliases.service-chat.provider`) so an operator can fix it without guessing.
 // The reference for operators is docs/config.md.
 
+import type { MetricsConfig } from './metrics-config.ts';
 import { ConfigIssueCode, formatIssue, type ConfigIssue } from './config-issues.ts';
-import type { TelemetryConfig } from './telemetry-config.ts'; // telemetry (issue 18)
-import type { OidcConfig } from './oidc-config.ts'; // single sign-on (issue 17, part D)
-import type { AuditConfig } from './audit-config.ts'; // audit (issue 17)
+import type { TelemetryConfig } from './telemetry-config.ts';
+import type { OidcConfig } from './oidc-config.ts'; // single sign-on
+import type { AuditConfig } from './audit-config.ts';
 
 export const AUTO_ALIAS = 'service-auto';
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -278,10 +279,12 @@ export interface GatewayConfig {
   auto: { default: string; rules: AutoRule[] };
   /** ISO 4217 code of the currency prices and cost budgets are written in (display only: no conversion). */
   currency: string;
-  /** OpenTelemetry traces (issue 18): ./telemetry-config.ts. */
+  /** OpenTelemetry traces: ./telemetry-config.ts. */
   telemetry: TelemetryConfig;
-  /** The audit chain's file rotation (issue 17): ./audit-config.ts. */
+  /** The audit chain's file rotation: ./audit-config.ts. */
   audit: AuditConfig;
+  /** The metrics listener (./metrics-config.ts); null: off, /metrics only on the admin listener. */
+  metrics: MetricsConfig | null;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {

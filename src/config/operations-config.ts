@@ -56,7 +56,7 @@ function parseAdmin(c: Checker, value: unknown): AdminConfig {
   admin.sessionIdleMs = c.int(o, 'sessionIdleMs', 'admin', admin.sessionIdleMs, 60_000, 7 * 24 * HOUR_MS);
   if (admin.sessionIdleMs > admin.sessionTtlMs) c.report('admin.sessionIdleMs', { code: 'conflict', message: 'must not exceed admin.sessionTtlMs' });
   if (o['allowedHosts'] !== undefined) admin.allowedHosts = parseAllowedHosts(c, o['allowedHosts']);
-  // issue 17 (part D): single sign-on; its redirect URL must name a host this listener answers for.
+  // Single sign-on; its redirect URL must name a host this listener answers for.
   if (o['oidc'] !== undefined) admin.oidc = parseOidc(c, o['oidc'], adminHostNames(admin));
   return admin;
 }

@@ -143,8 +143,12 @@ export interface KeyUsage {
   totals: UsageCounts;
   /** `used` includes the reservations of requests still in flight. */
   budget: { tokens: number; used: number; period: BudgetPeriod; resetsAt: string } | null;
-  /** The spending budget; `used`/`usedNanos` include requests in flight. Absent from older servers. */
-  costBudget?: { amount: number; used: number; usedNanos: number; period: BudgetPeriod; resetsAt: string; currency: string } | null;
+  /**
+   * The spending budget; `used`/`usedNanos` include requests in flight.
+   * `recordedNanos`: all the key's spending the usage records hold for the
+   * budget's window (null: not known). Absent from older servers.
+   */
+  costBudget?: { amount: number; used: number; usedNanos: number; recordedNanos?: number | null; period: BudgetPeriod; resetsAt: string; currency: string } | null;
   /** ISO 4217 code of every money value; absent from older servers. */
   currency?: string;
 }

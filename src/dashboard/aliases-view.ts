@@ -61,16 +61,27 @@ export function createAliasesView(failed: (failure: ApiFailure) => void): Aliase
   };
 }
 
+const UNPRICED = 'Unpriced';
+
+/**
+ * The alias's price; else "per target" when each target has its own; else
+ * unpriced, and what that means: its answers cost nothing in the records, so
+ * the gateway refuses it (403) to keys with a spending budget.
+ */
+function aliasPrice(alias: AliasInfo, currency: string): string {
+  if (alias.price != null) return formatPrice(alias.price, currency);
+  if (alias.targets.length > 0 && alias.targets.every((t) => t.price != null)) return 'Per target (below)';
+  return `${UNPRICED}: its requests count no cost, so keys with a spending budget are refused it (403)`;
+}
+
 function aliasCard(alias: AliasInfo, currency: string): HTMLElement {
   const facts: Array<[string, string, string?]> = [
     ['Context window', alias.contextWindow === null ? 'Not set' : `${formatCount(alias.contextWindow)} tokens`],
     ['Max output', alias.maxOutputTokens === null ? 'Not set' : `${formatCount(alias.maxOutputTokens)} tokens`],
     ['Capabilities', alias.capabilities.length === 0 ? 'Text' : alias.capabilities.join(', ')],
   ];
-  // Nothing is said of a price that is not configured: no row, no column.
-  if (alias.price != null) facts.push(['Price', formatPrice(alias.price, currency), 'alias-price']);
-  const priced = alias.targets.some((t) => t.price != null);
-  const head = ['Target', 'Provider', 'Model', 'Priority', 'Weight', 'Health', ...(priced ? ['Price'] : [])];
+  facts.push(['Price', aliasPrice(alias, currency), 'alias-price']);
+  const head = ['Target', 'Provider', 'Model', 'Priority', 'Weight', 'Health', 'Price'];
   return el('article', { className: 'card alias-card', testId: 'alias-card', attrs: { 'data-alias': alias.alias } }, [
     el('header', { className: 'alias-head' }, [
       el('h2', {}, [el('code', { text: alias.alias })]),
@@ -94,7 +105,7 @@ function aliasCard(alias: AliasInfo, currency: string): HTMLElement {
               el('td', { attrs: { 'data-label': 'Health' } }, [
                 el('span', { className: `badge circuit-${t.circuit}`, text: CIRCUIT_LABEL[t.circuit], testId: 'circuit-badge', attrs: { title: `Circuit ${t.circuit.replace('_', '-')}` } }),
               ]),
-              priced && el('td', { className: 'price', text: t.price == null ? '' : formatPrice(t.price, currency), testId: 'target-price', attrs: { 'data-label': 'Price' } }),
+              el('td', { className: 'price', text: t.price == null ? UNPRICED : formatPrice(t.price, currency), testId: 'target-price', attrs: { 'data-label': 'Price' } }),
             ]),
           ),
         ),

@@ -52,15 +52,16 @@ export type FilterOutcome = { ok: true; filter: AuditFilter } | { ok: false; fie
 
 /**
  * A `datetime-local` value ("2026-11-26T09:30", seconds optional) as the ISO
- * instant it names in the browser's time zone; null when it is not one (a
- * Date would roll 31 April into May, so that is refused too).
+ * instant it names in UTC, the zone every time on the page is shown in (a
+ * time read off a row filters as it reads); null when it is not one (a Date
+ * would roll 31 April into May, so that is refused too).
  */
 export function instantFromLocalInput(value: string): string | null {
   const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value);
   if (match === null) return null;
   const [year, month, day, hour, minute, second] = match.slice(1).map((part) => Number(part ?? '0')) as [number, number, number, number, number, number];
-  const at = new Date(year, month - 1, day, hour, minute, second, 0);
-  if (Number.isNaN(at.getTime()) || at.getFullYear() !== year || at.getMonth() !== month - 1 || at.getDate() !== day || at.getHours() !== hour || at.getMinutes() !== minute) return null;
+  const at = new Date(Date.UTC(year, month - 1, day, hour, minute, second, 0));
+  if (Number.isNaN(at.getTime()) || at.getUTCFullYear() !== year || at.getUTCMonth() !== month - 1 || at.getUTCDate() !== day || at.getUTCHours() !== hour || at.getUTCMinutes() !== minute) return null;
   return at.toISOString();
 }
 

@@ -63,12 +63,27 @@ export function createAuditView(context: AuditViewContext): { load(): Promise<vo
   byId('audit-refresh', HTMLButtonElement).addEventListener('click', () => void firstPage());
   older.addEventListener('click', () => void nextPage());
 
+  /**
+   * The current names of keys and admin tokens by id, for the Target column;
+   * read again with each first page, so a key made since shows its name. A
+   * list that cannot be read leaves its ids without names.
+   */
+  let names: ReadonlyMap<string, string> = new Map();
+
+  async function readNames(): Promise<ReadonlyMap<string, string>> {
+    const [keys, tokens] = await Promise.all([adminApi.listKeys(), adminApi.listTokens()]);
+    const found = new Map<string, string>();
+    for (const item of [...(keys.ok ? keys.value.data : []), ...(tokens.ok ? tokens.value.data : [])]) found.set(item.id, item.name);
+    return found;
+  }
+
   /** A page of records; null when it failed (said on the page) or a newer request overtook it. */
   async function fetchPage(before: number | null): Promise<AuditRecord[] | null> {
     const mine = ++generation;
     table.setAttribute('aria-busy', 'true');
     older.disabled = true;
-    const outcome = await adminApi.audit(auditQuery(filter, before));
+    const [outcome, named] = await Promise.all([adminApi.audit(auditQuery(filter, before)), before === null ? readNames() : names]);
+    names = named;
     if (mine !== generation) return null;
     table.removeAttribute('aria-busy');
     older.disabled = false;
@@ -159,7 +174,7 @@ export function createAuditView(context: AuditViewContext): { load(): Promise<vo
       cell('Actor', [actor], 'audit-actor'),
       cell('Source', [record.source], 'audit-source', 'audit-source'),
       cell('Action', [el('span', { className: `action action-${actionTone(record.action)}`, text: actionLabel(record.action), attrs: { title: record.action } })], 'audit-action'),
-      cell('Target', record.target === null ? ['—'] : [el('code', { text: record.target })], 'audit-target'),
+      cell('Target', targetContent(record), 'audit-target'),
       el('td', { className: 'actions' }, [toggle]),
     ]);
     const details = el('tr', { className: 'audit-details', testId: 'audit-details', attrs: { id: detailsId } }, [el('td', { attrs: { colspan: '6' } }, [])]);
@@ -173,6 +188,14 @@ export function createAuditView(context: AuditViewContext): { load(): Promise<vo
       toggle.textContent = open ? 'Hide' : 'Details';
     });
     return [line, details, toggle];
+  }
+
+  /** The target's name (as it is now, else as the record wrote it) above its id. */
+  function targetContent(record: AuditRecord): (Node | string)[] {
+    if (record.target === null) return ['—'];
+    const name = names.get(record.target) ?? recordedName(record);
+    const id = el('code', { className: 'target-id', text: record.target, testId: 'audit-target-id' });
+    return name === null ? [id] : [el('span', { className: 'target-name', text: name, testId: 'audit-target-name' }), id];
   }
 
   function detailContent(record: AuditRecord): Node[] {
@@ -230,4 +253,10 @@ export function createAuditView(context: AuditViewContext): { load(): Promise<vo
       older.hidden = true;
     },
   };
+}
+
+/** The name a record gives its target (a created, changed or revoked key or token), if any. */
+function recordedName(record: AuditRecord): string | null {
+  const name = record.after?.['name'] ?? record.before?.['name'] ?? record.detail?.['name'];
+  return typeof name === 'string' && name !== '' ? name : null;
 }

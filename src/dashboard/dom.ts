@@ -56,7 +56,9 @@ export function timeElement(iso: string, text: string): HTMLTimeElement {
 
 /** A table cell's `<time>`: short text, the whole instant in its title (hover, long press, screen readers via datetime). */
 export function whenElement(iso: string, text: string): HTMLTimeElement {
-  const time = timeElement(iso, text);
+  // A narrow column breaks after the date, never inside the time and its zone.
+  const space = text.indexOf(' ');
+  const time = space < 0 ? timeElement(iso, text) : el('time', { attrs: { datetime: iso } }, [el('span', { className: 'nowrap', text: text.slice(0, space) }), ' ', el('span', { className: 'nowrap', text: text.slice(space + 1) })]);
   time.title = formatFullDateTime(iso);
   time.className = 'when';
   return time;

@@ -3,49 +3,57 @@
 import type { CircuitState, KeyLimits, KeyStatus } from './admin-model.ts';
 import { formatCostBudget } from './money.ts';
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
-const fullDateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'long' });
-const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' });
-const hourOnly = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
-const count = new Intl.NumberFormat(undefined);
-const compact = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 1 });
+/**
+ * Every time the dashboard shows is in UTC and says so, as the CLI and the
+ * budgets' windows are: "2026-11-28 10:15:02 UTC". One zone for every
+ * operator, whatever their browser's, so a time read off the page matches
+ * the logs and the audit file.
+ */
+export const TIME_ZONE = 'UTC';
 
+function utcParts(iso: string): { date: string; minute: string; second: string } | null {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return null;
+  const text = at.toISOString();
+  return { date: text.slice(0, 10), minute: text.slice(11, 16), second: text.slice(11, 19) };
+}
+
+/** An instant to the minute: "2026-11-28 10:15 UTC"; `whenNull` for null. */
 export function formatDateTime(iso: string | null, whenNull: string): string {
   if (iso === null) return whenNull;
-  const at = new Date(iso);
-  return Number.isNaN(at.getTime()) ? iso : dateTime.format(at);
+  const parts = utcParts(iso);
+  return parts === null ? iso : `${parts.date} ${parts.minute} ${TIME_ZONE}`;
 }
 
 /**
- * A date for a table cell, short enough for one line: the time alone ("Today,
- * 9:44 AM") on the day it is, the date alone ("Nov 25, 2026") on any other.
- * The cell's title carries the whole instant (formatFullDateTime).
+ * A date for a table cell: the day and the minute, which a narrow column
+ * breaks between (never inside either): "2026-11-25 09:44 UTC". The cell's
+ * title carries the whole instant (formatFullDateTime).
  */
-export function formatShortDateTime(iso: string, now: Date): string {
-  const at = new Date(iso);
-  if (Number.isNaN(at.getTime())) return iso;
-  const sameDay = at.getFullYear() === now.getFullYear() && at.getMonth() === now.getMonth() && at.getDate() === now.getDate();
-  return sameDay ? `Today, ${timeOnly.format(at)}` : dateOnly.format(at);
+export function formatShortDateTime(iso: string): string {
+  return formatDateTime(iso, iso);
 }
 
-/** The whole instant, local and ISO: "Wednesday, November 25, 2026 at 9:44:12 AM UTC (2026-11-25T09:44:12.000Z)". */
+/** The whole instant: "2026-11-25 09:44:12 UTC (2026-11-25T09:44:12.000Z)". */
 export function formatFullDateTime(iso: string): string {
-  const at = new Date(iso);
-  return Number.isNaN(at.getTime()) ? iso : `${fullDateTime.format(at)} (${iso})`;
+  return `${formatInstant(iso)} (${iso})`;
 }
 
-function formatDate(iso: string): string {
-  const at = new Date(iso);
-  return Number.isNaN(at.getTime()) ? iso : dateOnly.format(at);
+/** An instant to the second, for the audit log: "2026-11-26 23:00:05 UTC". */
+export function formatInstant(iso: string): string {
+  const parts = utcParts(iso);
+  return parts === null ? iso : `${parts.date} ${parts.second} ${TIME_ZONE}`;
 }
 
-/** A bucket's start, worded for its granularity. */
+/** A bucket's start, worded for its granularity: "2026-11-25 09:00 UTC" for an hour, "2026-11-25" for a UTC day. */
 export function formatBucketStart(iso: string, granularity: 'hour' | 'day'): string {
-  const at = new Date(iso);
-  if (Number.isNaN(at.getTime())) return iso;
-  return granularity === 'hour' ? hourOnly.format(at) : dateOnly.format(at);
+  const parts = utcParts(iso);
+  if (parts === null) return iso;
+  return granularity === 'hour' ? `${parts.date} ${parts.minute} ${TIME_ZONE}` : parts.date;
 }
+
+const count = new Intl.NumberFormat(undefined);
+const compact = new Intl.NumberFormat(undefined, { notation: 'compact', maximumFractionDigits: 1 });
 
 export function formatCount(n: number): string {
   return count.format(n);
@@ -107,12 +115,4 @@ export function dateInputFromExpiry(iso: string | null): string {
   if (Number.isNaN(at.getTime())) return '';
   const pad = (n: number): string => String(n).padStart(2, '0');
   return `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}`;
-}
-
-const instant = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
-
-/** An instant to the second, for the audit log: "Nov 26, 2026, 11:00:05 PM". */
-export function formatInstant(iso: string): string {
-  const at = new Date(iso);
-  return Number.isNaN(at.getTime()) ? iso : instant.format(at);
 }

@@ -93,8 +93,8 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
   }
 
   /** One line in the table; the whole instant is in the title (hover, long press, screen readers via datetime). */
-  function when(iso: string | null, now: Date): Node | string {
-    return iso === null ? 'Never' : whenElement(iso, formatShortDateTime(iso, now));
+  function when(iso: string | null): Node | string {
+    return iso === null ? 'Never' : whenElement(iso, formatShortDateTime(iso));
   }
 
   /** The phrases of describeLimits, one per line; the separators are still read out (and copied). */
@@ -107,24 +107,31 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
     });
   }
 
-  function row(key: KeyRecord, now: Date, currency: string): HTMLTableRowElement {
+  function row(key: KeyRecord, currency: string): HTMLTableRowElement {
     const live = key.status === 'active';
     const cell = (label: string, content: (Node | string)[], testId?: string): HTMLTableCellElement =>
       el('td', { attrs: { 'data-label': label }, ...(testId === undefined ? {} : { testId }) }, content);
+    // The key's prefix goes under its name: one column less, and the two are read together.
     const tr = el('tr', { testId: 'key-row', attrs: { 'data-key-id': key.id } }, [
-      el('th', { attrs: { scope: 'row', 'data-label': 'Name' }, testId: 'key-name', className: 'key-name', text: key.name }),
-      cell('Key', [el('code', { text: `${key.prefix}…` })], 'key-prefix'),
+      el('th', { attrs: { scope: 'row', 'data-label': 'Name' }, className: 'key-name' }, [
+        el('div', { className: 'key-ident' }, [
+          el('span', { className: 'key-name-text', testId: 'key-name', text: key.name }),
+          el('code', { className: 'key-prefix', testId: 'key-prefix', text: `${key.prefix}…`, attrs: { title: `Key id ${key.id}` } }),
+        ]),
+      ]),
       cell('Status', [el('span', { className: `badge badge-${key.status}`, text: STATUS_LABEL[key.status] })], 'key-status'),
-      cell('Created', [when(key.createdAt, now)], 'key-created'),
-      cell('Last used', [when(key.lastUsedAt, now)], 'key-last-used'),
-      cell('Expires', [when(key.expiresAt, now)], 'key-expires'),
+      cell('Created', [when(key.createdAt)], 'key-created'),
+      cell('Last used', [when(key.lastUsedAt)], 'key-last-used'),
+      cell('Expires', [when(key.expiresAt)], 'key-expires'),
       cell('Aliases', [describeAliases(key.allowedAliases)], 'key-aliases'),
       cell('Limits', [el('span', {}, limitsText(key, currency))], 'key-limits'),
       el('td', { className: 'actions', attrs: { 'data-label': 'Actions' } }, [
-        actionButton('Usage', `Usage of ${key.name}`, 'key-usage', (button) => usage.show(key, button)),
-        key.status !== 'revoked' && actionButton('Edit', `Edit ${key.name}`, 'key-edit', () => edit(key)),
-        live && actionButton('Rotate', `Rotate ${key.name}`, 'key-rotate', () => rotate(key)),
-        key.status !== 'revoked' && actionButton('Revoke', `Revoke ${key.name}`, 'key-revoke', () => revoke(key), 'button-danger'),
+        el('div', { className: 'action-group' }, [
+          actionButton('Usage', `Usage of ${key.name}`, 'key-usage', (button) => usage.show(key, button)),
+          key.status !== 'revoked' && actionButton('Edit', `Edit ${key.name}`, 'key-edit', () => edit(key)),
+          live && actionButton('Rotate', `Rotate ${key.name}`, 'key-rotate', () => rotate(key)),
+          key.status !== 'revoked' && actionButton('Revoke', `Revoke ${key.name}`, 'key-revoke', () => revoke(key), 'button-danger'),
+        ]),
       ]),
     ]);
     return tr;
@@ -138,8 +145,7 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
     keys = outcome.value.data;
     // Only a spending budget needs the currency, which the key records do not carry.
     const currency = keys.some((k) => k.limits.costBudget != null) ? ((await context.catalogue())?.currency ?? '') : '';
-    const now = new Date();
-    body.replaceChildren(...keys.map((k) => row(k, now, currency)));
+    body.replaceChildren(...keys.map((k) => row(k, currency)));
     empty.hidden = keys.length > 0;
     table.hidden = keys.length === 0;
     // Keep the usage panel in step with the list (a rotated or revoked key keeps its id).

@@ -3,11 +3,11 @@
 // as decimals in currency units; this module turns both into exact decimal
 // text (no float rounding: nanos are split into whole units and a 9-digit
 // fraction), and reads the amount an operator types. Pure: no DOM.
-import type { CostBudget, Price } from './admin-model.ts';
+import type { BudgetPeriod, CostBudget, Price } from './admin-model.ts';
 
 export const NANOS_PER_UNIT = 1_000_000_000;
-/** Costs show 6 decimals, more when a digit beyond is not zero: the CLI's and the access log's wording. */
-const COST_DECIMALS = 6;
+/** Costs show every digit that is not zero, and at least 2 decimals: "0.00", "0.0001492", "12.50". */
+const COST_DECIMALS = 2;
 /** Budgets and prices are written with at most 6 decimals and shown with at least 2. */
 const AMOUNT_MIN_DECIMALS = 2;
 const AMOUNT_MAX_DECIMALS = 6;
@@ -42,7 +42,7 @@ function withCurrency(text: string, currency: string): string {
   return currency === '' ? text : `${text} ${currency}`;
 }
 
-/** A cost: "0.000150 USD", "12.345678 USD", "0.000000001 USD"; "unknown" for a value that is not whole nanos. */
+/** A cost, exact: "0.00015 USD", "12.345678 USD", "0.000000001 USD", "0.00 USD"; "unknown" for a value that is not whole nanos. */
 export function formatCost(nanos: number, currency: string): string {
   const text = decimalOfNanos(nanos, COST_DECIMALS);
   return text === null ? 'unknown' : withCurrency(text, currency);
@@ -100,4 +100,18 @@ export function parseBudgetAmount(text: string): AmountParse {
   if (amount === 0) return { ok: false, reason: AmountProblem.zero };
   if (amount > MAX_BUDGET_AMOUNT) return { ok: false, reason: AmountProblem.tooLarge };
   return { ok: true, amount };
+}
+
+const WINDOW_NOUN: Record<BudgetPeriod, string> = { day: 'today', month: 'this month' };
+
+/**
+ * Why the bar shows less than the records: the budget counts only what was
+ * charged while it was set, so spending earlier in its window (before it was
+ * set or raised from none) is not held against it. null when they agree (the
+ * bar may run ahead of the records: requests in flight are reserved at once,
+ * and recorded when they end).
+ */
+export function uncountedNote(usedNanos: number, recordedNanos: number | null, period: BudgetPeriod, currency: string): string | null {
+  if (recordedNanos === null || recordedNanos <= usedNanos) return null;
+  return `The key spent ${formatCost(recordedNanos, currency)} ${WINDOW_NOUN[period]} (UTC) in all; ${formatCost(recordedNanos - usedNanos, currency)} of it came before the budget was set and does not count against it.`;
 }

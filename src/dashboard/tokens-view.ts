@@ -115,15 +115,15 @@ export function createTokensView(context: TokensViewContext): { load(): Promise<
     await load();
   }
 
-  function row(token: TokenView, now: Date): HTMLTableRowElement {
+  function row(token: TokenView): HTMLTableRowElement {
     const cell = (label: string, content: (Node | string)[], testId: string): HTMLTableCellElement => el('td', { attrs: { 'data-label': label }, testId }, content);
     const scopes = TOKEN_SCOPES.filter((s) => token.scopes.includes(s));
     return el('tr', { testId: 'token-row', attrs: { 'data-token-id': token.id } }, [
       el('th', { attrs: { scope: 'row', 'data-label': 'Name' }, testId: 'token-name', className: 'key-name', text: token.name }),
       cell('Token', [el('code', { text: `${token.prefix}…` })], 'token-prefix'),
       cell('Scopes', [describeScopes(scopes.length === token.scopes.length ? scopes : token.scopes)], 'token-scopes'),
-      cell('Created', [whenElement(token.createdAt, formatShortDateTime(token.createdAt, now))], 'token-created'),
-      cell('Expires', [whenElement(token.expiresAt, formatShortDateTime(token.expiresAt, now))], 'token-expires'),
+      cell('Created', [whenElement(token.createdAt, formatShortDateTime(token.createdAt))], 'token-created'),
+      cell('Expires', [whenElement(token.expiresAt, formatShortDateTime(token.expiresAt))], 'token-expires'),
       cell('Status', [el('span', { className: `badge badge-${token.status}`, text: STATUS_LABEL[token.status] ?? token.status })], 'token-status'),
       cell('Created by', [createdByLabel(token.createdBy)], 'token-created-by'),
       el('td', { className: 'actions', attrs: { 'data-label': 'Actions' } }, [
@@ -142,8 +142,7 @@ export function createTokensView(context: TokensViewContext): { load(): Promise<
     table.removeAttribute('aria-busy');
     if (!outcome.ok) return context.failed(outcome.failure);
     const tokens = outcome.value.data;
-    const now = new Date();
-    body.replaceChildren(...tokens.map((t) => row(t, now)));
+    body.replaceChildren(...tokens.map((t) => row(t)));
     empty.hidden = tokens.length > 0;
     table.hidden = tokens.length === 0;
   }

@@ -4,7 +4,7 @@ import { adminApi } from './api.ts';
 import type { ApiFailure, BudgetPeriod, Granularity, KeyRecord, KeyUsage, UsageCounts } from './admin-model.ts';
 import { byId, clear, el, timeElement, type Child } from './dom.ts';
 import { formatBucketStart, formatCount, formatDateTime } from './format.ts';
-import { formatAmount, formatCost, nanosOfAmount } from './money.ts';
+import { formatAmount, formatCost, nanosOfAmount, uncountedNote } from './money.ts';
 import { buildBarChart } from './usage-chart.ts';
 import { usageRows } from './usage-rows.ts';
 
@@ -108,6 +108,8 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
       const limit = nanosOfAmount(c.amount);
       const label = `Spending budget ${BUDGET_WINDOW[c.period]}: ${formatCost(c.usedNanos, '')} of ${formatAmount(c.amount)} ${c.currency} used`;
       bars.push(budgetBar('usage-cost-budget-meter', label, c.usedNanos, limit, c.resetsAt, 'usage-budget-cost'));
+      const uncounted = uncountedNote(c.usedNanos, c.recordedNanos ?? null, c.period, c.currency);
+      if (uncounted !== null) bars.push(el('p', { className: 'hint budget-note', text: uncounted, testId: 'usage-budget-uncounted' }));
     }
     budget.replaceChildren(...bars);
     if (bars.length > 0) budget.append(el('p', { className: 'hint budget-note', text: IN_FLIGHT_NOTE, testId: 'usage-budget-note' }));
@@ -182,7 +184,7 @@ function budgetBar(id: string, label: string, used: number, limit: number, reset
   ]);
 }
 
-/** The note stays outside the table: a phone scrolls the table sideways, never the note. */
+/** The note stays outside the table, above its rows. */
 function usageNote(g: Granularity): HTMLElement {
   return el('p', { className: 'hint', text: `Newest first. Each run of ${PERIOD_NOUN[g][1]} without requests is one row.`, testId: 'usage-table-note' });
 }
@@ -195,20 +197,21 @@ function usageTable(usage: KeyUsage, currency: string): HTMLTableElement {
     if (row.kind === 'traffic') {
       const b = row.bucket;
       return el('tr', { attrs: { 'data-periods': '1' }, testId: 'usage-row' }, [
-        el('th', { attrs: { scope: 'row' } }, [timeElement(b.start, formatBucketStart(b.start, g))]),
-        ...[b.requests, b.errors, b.promptTokens, b.completionTokens, b.cachedTokens].map((n) => el('td', { className: 'num', text: formatCount(n) })),
-        el('td', { className: 'num', text: formatCost(b.costNanos ?? 0, '') }),
+        el('th', { attrs: { scope: 'row', 'data-label': head[0] ?? '' } }, [timeElement(b.start, formatBucketStart(b.start, g))]),
+        ...[b.requests, b.errors, b.promptTokens, b.completionTokens, b.cachedTokens].map((n, i) => el('td', { className: 'num', text: formatCount(n), attrs: { 'data-label': head[i + 1] ?? '' } })),
+        el('td', { className: 'num', text: formatCost(b.costNanos ?? 0, ''), attrs: { 'data-label': head[6] ?? '' } }),
       ]);
     }
     const span: Child[] = row.count === 1
       ? [timeElement(row.newest, formatBucketStart(row.newest, g))]
       : [timeElement(row.oldest, formatBucketStart(row.oldest, g)), ' – ', timeElement(row.newest, formatBucketStart(row.newest, g))];
     return el('tr', { className: 'quiet-row', attrs: { 'data-periods': String(row.count) }, testId: 'usage-quiet-row' }, [
-      el('th', { attrs: { scope: 'row' } }, span),
+      el('th', { attrs: { scope: 'row', 'data-label': head[0] ?? '' } }, span),
       el('td', { text: `No requests in ${row.count === 1 ? `this ${one}` : `these ${row.count} ${many}`}`, attrs: { colspan: String(head.length - 1) } }),
     ]);
   });
-  return el('table', { className: 'data-table', testId: 'usage-table' }, [
+  // On a phone each period is a card, its numbers labelled (seven columns do not fit).
+  return el('table', { className: 'data-table stacking-table', testId: 'usage-table' }, [
     el('caption', { className: 'visually-hidden', text: `Usage, ${PERIOD_WORDS[g]}, newest first. Each run of ${many} without requests is one row.` }),
     el('thead', {}, [el('tr', {}, head.map((h) => el('th', { text: h, attrs: { scope: 'col' } })))]),
     el('tbody', {}, rows),

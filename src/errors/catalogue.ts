@@ -71,6 +71,8 @@ export const ERROR_CATALOGUE = {
   http_malformed: { ...invalid, message: 'The request is not valid HTTP.', envelopeNull: true },
   http_request_timeout: { ...invalid, status: 408, clientMayRetry: true, message: 'The request was not received in time.', envelopeNull: true },
   http_headers_too_large: { ...invalid, status: 431, envelopeNull: true },
+  /** Plain HTTP sent to a TLS listener (src/http/plain-http-on-tls.ts): answered in plain HTTP, then closed. */
+  plain_http_on_tls_port: { ...invalid, message: 'This port speaks TLS: use https:// instead of http://.' },
   /** An `Expect` header other than 100-continue (node would answer a bare 417 before any handler). */
   expectation_failed: { ...invalid, status: 417, message: 'The Expect header is not supported; only "Expect: 100-continue" is.' },
   // 401, 403
@@ -87,7 +89,7 @@ export const ERROR_CATALOGUE = {
     message: 'This admin listener does not answer for that host name; add it to admin.allowedHosts if it is yours.',
   },
   password_required: { ...invalid, status: 403, type: 'permission_error', message: 'Set an admin password first (POST /api/password).' },
-  // issue 17 (part D): single sign-on (docs/sso.md).
+  // Single sign-on (docs/sso.md).
   password_login_disabled: {
     ...invalid,
     status: 403,
@@ -174,7 +176,7 @@ export const ERROR_CATALOGUE = {
     clientMayRetry: false,
     message: 'The dashboard is not built; run `npm run build`.',
   },
-  // issue 17 (part A): the audit chain
+  // The audit chain
   /** GET /api/audit: the audit log cannot be read (I/O, Redis, a record that is not valid); its message says where. */
   audit_log_unavailable: {
     status: 503,
@@ -228,7 +230,7 @@ export const ERROR_CATALOGUE = {
   },
   upstream_unavailable: { status: 503, type: 'server_error', failure: Failure.Gateway, clientMayRetry: true, message: null },
   upstream_timeout: { status: 504, type: 'server_error', failure: Failure.Target, clientMayRetry: true, message: null },
-  // issue 17 (part C): admin API tokens (docs/admin-api.md, "Tokens"). The 401s say
+  // Admin API tokens (docs/admin-api.md, "Tokens"). The 401s say
   // nothing beyond their code: a guesser learns no more than that the token failed.
   invalid_token_setting: invalid,
   admin_token_invalid: { ...invalid, status: 401, type: 'authentication_error', message: 'The admin API token is not valid: no token of this gateway matches it. Send the whole pca_... token as it was printed when it was created.' },

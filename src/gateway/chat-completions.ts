@@ -16,7 +16,7 @@ import { ClientGoneAbort, SHUTDOWN_STREAM_MESSAGE, ShuttingDownError, type Reque
 import type { Logger } from '../log/logger.ts';
 import { resolveAlias, type ResolvedAlias } from '../routing/alias-routing.ts';
 import { createSseWriter, type SseWriter } from '../sse/sse-writer.ts';
-import { AttemptOutcome, dispatchCompletion, dispatchStream, type AttemptRecord } from '../upstream/dispatcher.ts';
+import { AttemptOutcome, describeAttempt, dispatchCompletion, dispatchStream, wasAttempted, type AttemptRecord } from '../upstream/dispatcher.ts';
 import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { Limiter } from '../limits/limiter.ts';
@@ -24,8 +24,8 @@ import { reserveRequest, type Reservation } from '../limits/reservation.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { AliasRoutes } from '../routing/alias-targets.ts';
-import { describeTargets, openChatTrace, type ChatTrace } from '../telemetry/chat-trace.ts'; // telemetry (issue 18)
-import { createContextOnlyTracer, type Tracer } from '../telemetry/tracer.ts'; // telemetry (issue 18)
+import { describeTargets, openChatTrace, type ChatTrace } from '../telemetry/chat-trace.ts';
+import { createContextOnlyTracer, type Tracer } from '../telemetry/tracer.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { pumpEventStream, type PumpControl } from './event-stream-pump.ts';
@@ -48,7 +48,7 @@ interface ChatCompletionsDeps {
   upstreamFailures?: UpstreamFailureLog | undefined;
   /** The clock (expiry, limits) and timers of this handler's requests. */
   scheduler: Scheduler;
-  /** telemetry (issue 18): the process's tracer; default: trace context only, nothing recorded. */
+  /** telemetry: the process's tracer; default: trace context only, nothing recorded. */
   tracer?: Tracer | undefined;
 }
 
@@ -62,7 +62,6 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
   const clock = deps.scheduler.now;
   const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
   const bodyOptions = { maxBytes: maxBodyBytes, limits: { maxDepth: maxJsonDepth, maxStringBytes, maxMembers } };
-  // telemetry (issue 18)
   const tracer = deps.tracer ?? createContextOnlyTracer();
   const describe = describeTargets(config);
   // The config is fixed for this handler's life: each alias's prices are looked up, never rebuilt, per request.
@@ -70,7 +69,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
   const accountingDeps = { ...deps, clock, maxChargeMultiple: config.limits.maxChargeMultiple };
 
   return async (ctx) => {
-    // telemetry (issue 18): the server span, from the client's traceparent or a new trace
+    // telemetry: the server span, from the client's traceparent or a new trace
     const trace = openTracedRequest(ctx, tracer, describe);
     // authenticate
     const key = authenticateRequest(ctx.req, keys);
@@ -85,10 +84,10 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     if (ctx.signal.aborted) return;
     const request = validateChatRequest(body);
     // route
-    const routeSpan = trace.startRoute(); // telemetry (issue 18)
+    const routeSpan = trace.startRoute();
     const route = resolveAlias(request, config, routes.isAvailable, () => usableAliases(key, config));
     logRoute(ctx, route, request.stream === true);
-    trace.routed(routeSpan, route.alias, route.reason, request.stream === true); // telemetry (issue 18)
+    trace.routed(routeSpan, route.alias, route.reason, request.stream === true);
     checkAlias(key, route.alias, request.model);
     const plan = routes.plan(route.alias, request);
     const aliasConfig = config.aliases[route.alias];
@@ -97,7 +96,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     accounting.reservation = reserveRequest(request, plan.maxOutputTokens, { imageTokens: aliasConfig?.imageTokens ?? 0 }, accounting.prices);
     checkPriced(key, route.alias, accounting.prices);
     // admit
-    const admissionSpan = trace.startAdmission(); // telemetry (issue 18)
+    const admissionSpan = trace.startAdmission();
     const limitHeaders = await admit(ctx, accounting, deps, key, accounting.reservation, route.alias, clock).finally(() => {
       admissionSpan.setAttribute('portcullis.limit', ctx.log['limit'] as string | undefined);
       admissionSpan.end();
@@ -113,13 +112,13 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       requestId: ctx.requestId,
       signal: ctx.signal,
       scheduler: deps.scheduler,
-      startAttempt: trace.startAttempt, // telemetry (issue 18)
+      startAttempt: trace.startAttempt,
       onAttempt: (a: AttemptRecord) => {
-        trace.attemptDone(a); // telemetry (issue 18)
+        trace.attemptDone(a);
         metrics?.attempt(a.targetId, a.outcome);
         // The access line names the last target tried, so a request every
         // target failed still says where it went (`attempts` has the rest).
-        if (a.outcome !== AttemptOutcome.SkippedOpen) {
+        if (wasAttempted(a.outcome)) {
           ctx.log['target'] = a.targetId;
           // Charged at the price of the last target tried: the one that answered, or gave an unusable answer.
           accounting.answeredPrice = prices.get(a.targetId) ?? null;
@@ -127,7 +126,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
         if (a.cause !== undefined && (a.outcome === AttemptOutcome.Retry || a.outcome === AttemptOutcome.Fallback)) {
           upstreamFailures?.note({ requestId: ctx.requestId, targetId: a.targetId, attempt: a.attempt, outcome: a.outcome, code: a.code, cause: a.cause });
         }
-        if (attempts.length < 16) attempts.push(`${a.targetId}:${a.outcome}${a.status === undefined ? '' : `:${a.status}`}`);
+        if (attempts.length < 16) attempts.push(describeAttempt(a));
       },
     };
     const upstreamStarted = performance.now();
@@ -147,16 +146,16 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
           if (completed) accounting.phase = RequestPhase.Answered;
         } finally {
           metrics?.streamEnded();
-          trace.finishAttempt(traceResult(ctx)); // telemetry (issue 18)
+          trace.finishAttempt(traceResult(ctx));
         }
       } else {
         const { completion, target } = await dispatchCompletion(plan.targets, dispatch);
         answeredBy = target.id;
         accounting.phase = RequestPhase.Answered;
         if (completion.usage !== undefined) accounting.noteUsage(completion.usage);
-        trace.responseModel(completion.model); // telemetry (issue 18)
+        trace.responseModel(completion.model);
         completion.model = route.alias;
-        trace.finishAttempt(traceResult(ctx)); // telemetry (issue 18)
+        trace.finishAttempt(traceResult(ctx));
         sendJson(ctx.res, 200, completion, headers);
       }
     } catch (err) {
@@ -295,7 +294,7 @@ function streamControl(ctx: RequestContext, stream: StreamState, accounting: Acc
   };
 }
 
-// telemetry (issue 18): the request's spans end when its response closes, however it ended.
+// telemetry: the request's spans end when its response closes, however it ended.
 function openTracedRequest(ctx: RequestContext, tracer: Tracer, describe: ReturnType<typeof describeTargets>): ChatTrace {
   const trace = openChatTrace(tracer, ctx.req.headers, ctx.requestId, describe);
   ctx.log['traceId'] = trace.traceId;

@@ -24,7 +24,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
 import { createUpstreamFailureLog } from '../upstream/failure-log.ts';
-import { createGatewayTracer } from '../telemetry/gateway-telemetry.ts'; // telemetry (issue 18)
+import { createGatewayTracer } from '../telemetry/gateway-telemetry.ts';
 import type { AliasRoutes } from '../routing/alias-targets.ts';
 import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { healthRoutes } from './health.ts';
@@ -114,7 +114,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(options.upstreamFailureLogIntervalMs === undefined ? {} : { intervalMs: options.upstreamFailureLogIntervalMs }),
   });
   const permits = createPermitKeeper(state.limiter, logger, scheduler);
-  // telemetry (issue 18): one tracer for the process (telemetry is restart-only); throws ConfigError for a missing export header.
+  // telemetry: one tracer for the process (telemetry is restart-only); throws ConfigError for a missing export header.
   const tracer = createGatewayTracer(options.config, { logger, env: options.env ?? process.env, onExported: (n) => metrics?.traceSpansExported(n), onDropped: (reason, n) => metrics?.traceSpansDropped(reason, n) });
   const deps: ServingDeps = { keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, scheduler, tracer };
   // The settings only a restart changes stay these for the life of the process.
@@ -200,7 +200,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       // Every request has closed (and settled): nothing left to renew.
       permits.close();
       await flush();
-      // telemetry (issue 18): the last spans go out within the export timeout, or are counted as dropped.
+      // telemetry: the last spans go out within the export timeout, or are counted as dropped.
       await tracer.shutdown(started.telemetry.otlp?.timeoutMs ?? 0);
       return report;
     });

@@ -1,6 +1,6 @@
 // What one chat request is charged once it is over, however it ended: the one
 // set of numbers both the key's usage record and the limiter's settlement take
-// (issue 15: they never disagree). Pure: the pipeline in chat-completions.ts
+// (so they never disagree). Pure: the pipeline in chat-completions.ts
 // gathers the facts, this decides.
 //
 // The rules, by how far the request got (docs/keys.md, "What a request is charged"):

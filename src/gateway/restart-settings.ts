@@ -2,7 +2,7 @@
 // directory and state backend are open. A reload keeps the running values of
 // these and names each one that the new file changes; everything else applies.
 import type { GatewayConfig } from '../config/config.ts';
-import { telemetryForComparison } from '../config/telemetry-config.ts'; // telemetry (issue 18)
+import { telemetryForComparison } from '../config/telemetry-config.ts';
 
 export type SettingValue = string | number | boolean | null;
 
@@ -23,11 +23,11 @@ export interface RestartOnlyChange {
 const RESTART_ONLY: ReadonlyArray<{ setting: string; of: (c: GatewayConfig) => unknown }> = [
   { setting: 'listen', of: (c) => c.listen },
   { setting: 'dataDir', of: (c) => c.dataDir },
-  { setting: 'admin', of: (c) => ({ ...c.admin, oidc: undefined }) }, // admin.oidc applies on reload (issue 17, part D)
+  { setting: 'admin', of: (c) => ({ ...c.admin, oidc: undefined }) }, // admin.oidc applies on reload
   { setting: 'state', of: (c) => c.state },
   { setting: 'limits.maxHeaderBytes', of: (c) => c.limits.maxHeaderBytes },
-  { setting: 'telemetry', of: (c) => telemetryForComparison(c.telemetry) }, // telemetry (issue 18): the exporter is built once
-  { setting: 'audit', of: (c) => c.audit }, // audit (issue 17): the audit log is opened with the state backend
+  { setting: 'telemetry', of: (c) => telemetryForComparison(c.telemetry) }, // telemetry: the exporter is built once
+  { setting: 'audit', of: (c) => c.audit }, // audit: the audit log is opened with the state backend
 ];
 
 /** Nesting the restart-only settings never exceed; deeper values compare as text. */
@@ -49,8 +49,8 @@ export function keepRestartOnly(running: GatewayConfig, next: GatewayConfig): Ga
     admin: { ...running.admin, oidc: next.admin.oidc },
     state: running.state,
     limits: { ...next.limits, maxHeaderBytes: running.limits.maxHeaderBytes },
-    telemetry: running.telemetry, // telemetry (issue 18)
-    audit: running.audit, // audit (issue 17)
+    telemetry: running.telemetry,
+    audit: running.audit,
   };
 }
 

@@ -14,7 +14,7 @@ import type { PermitKeeper } from './permit-keeper.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { createAliasRoutes, type AliasRoutes, type ProviderBinding } from '../routing/alias-targets.ts';
 import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
-import type { Tracer } from '../telemetry/tracer.ts'; // telemetry (issue 18)
+import type { Tracer } from '../telemetry/tracer.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import type { KeyAuthenticator } from './auth.ts';
 import { createChatCompletionsHandler } from './chat-completions.ts';
@@ -40,7 +40,7 @@ export interface ServingDeps {
   upstreamFailures?: UpstreamFailureLog | undefined;
   /** The clock and timers of everything built here (expiry, limits, breakers, upstream exchanges). */
   scheduler: Scheduler;
-  /** telemetry (issue 18): kept across reloads, like the metrics. */
+  /** telemetry: kept across reloads, like the metrics. */
   tracer?: Tracer | undefined;
 }
 

@@ -17,6 +17,7 @@ import { sendError } from './respond.ts';
 import { clientCertificateOf, clientCertificateRefused } from './client-certificate.ts';
 import { handshakeFailure, secureContextOptions, serverTlsOptions } from './tls-options.ts';
 import { createWriteStallWatch } from './write-stall.ts';
+import { answerPlainHttpOnTls } from './plain-http-on-tls.ts';
 import { DEFAULT_MAX_CONNECTIONS, guardListener } from './connection-limit.ts';
 import { defaultPerAddress } from './connection-table.ts';
 import { accessLogWriter, answerClientError, httpParseError, type OpenRequest } from './client-errors.ts';
@@ -151,6 +152,10 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
           handshakeTimeout: limits.headersTimeoutMs,
         })
   ) as unknown as http.Server;
+  // Before guardListener, which wraps the 'connection' listeners this puts in front of node's TLS layer.
+  if (tls !== undefined) {
+    answerPlainHttpOnTls(server, { logger, name: options.name ?? 'api', firstByteTimeoutMs: limits.headersTimeoutMs, scheduler, rawHeaders: rawListenerHeaders });
+  }
   const clientAuth = tls?.requestCert === true;
   // Unset in a reloaded config, it keeps what the listener started with (serve derived it from the descriptor limit).
   const startMaxConnections = limits.maxConnections ?? DEFAULT_MAX_CONNECTIONS;

@@ -47,10 +47,10 @@ export interface GatewayMetrics {
   connectionReclaimed(listener: string): void;
   /** The process ran out of file descriptors (once per exhaustion). */
   descriptorExhaustion(): void;
-  /** telemetry (issue 18): spans the OTLP collector accepted, and spans dropped by reason. */
+  /** telemetry: spans the OTLP collector accepted, and spans dropped by reason. */
   traceSpansExported(count: number): void;
   traceSpansDropped(reason: string, count: number): void;
-  /** audit (issue 17): an audit event that could not be appended to the chain (it is in the log stream only). */
+  /** audit: an audit event that could not be appended to the chain (it is in the log stream only). */
   auditAppendFailure(): void;
   expose(): string;
 }
@@ -82,7 +82,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   const reloads = registry.counter({ name: 'portcullis_config_reloads_total', help: 'Configuration reloads (SIGHUP) by result.', labelNames: ['result'] });
   const refusedConnections = registry.counter({ name: 'portcullis_connections_refused_total', help: 'Client connections refused because the listener had limits.maxConnections open, or their address limits.maxConnectionsPerAddress.', labelNames: ['listener'] });
   const reclaimedConnections = registry.counter({ name: 'portcullis_connections_reclaimed_total', help: 'Client connections without a request in flight closed to make room for a new one (the listener had limits.maxConnections open).', labelNames: ['listener'] });
-  const auditFailures = registry.counter({ name: 'portcullis_audit_append_failures_total', help: 'Audit events that could not be appended to the audit chain (each is logged at error level with the whole event).' }); // audit (issue 17)
+  const auditFailures = registry.counter({ name: 'portcullis_audit_append_failures_total', help: 'Audit events that could not be appended to the audit chain (each is logged at error level with the whole event).' });
   const exhaustions = registry.counter({ name: 'portcullis_descriptor_exhaustions_total', help: 'Times the process ran out of file descriptors (EMFILE/ENFILE); while it lasts new connections are reset.' });
   registry.gauge({
     name: 'portcullis_open_connections',
@@ -90,7 +90,6 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     labelNames: ['listener'],
     collect: () => Object.entries(sources.openConnections?.() ?? {}).map(([listener, value]) => ({ labels: { listener }, value })),
   });
-  // telemetry (issue 18)
   const spansExported = registry.counter({ name: 'portcullis_trace_spans_exported_total', help: 'Trace spans the OTLP collector accepted.' });
   const spansDropped = registry.counter({ name: 'portcullis_trace_spans_dropped_total', help: 'Trace spans not exported, by reason (queue_full, export_failed, rejected, shutdown).', labelNames: ['reason'] });
   registry.gauge({ name: 'portcullis_descriptors_exhausted', help: '1 while the process is out of file descriptors.', collect: () => [{ labels: {}, value: sources.descriptorsExhausted?.() ?? 0 }] });
@@ -131,7 +130,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     connectionReclaimed: (listener) => reclaimedConnections.inc({ listener }),
     descriptorExhaustion: () => exhaustions.inc({}),
     auditAppendFailure: () => auditFailures.inc({}),
-    traceSpansExported: (count) => spansExported.inc({}, count), // telemetry (issue 18)
+    traceSpansExported: (count) => spansExported.inc({}, count),
     traceSpansDropped: (reason, count) => spansDropped.inc({ reason }, count),
     expose: () => registry.expose(),
   };

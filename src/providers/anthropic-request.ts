@@ -49,6 +49,19 @@ export interface AnthropicRequest {
   stream?: boolean;
 }
 
+/** What this translation refuses (a 400) that a provider taking OpenAI's
+ * shapes as they are would take: check-config names these when an alias mixes
+ * the two (../providers/request-restrictions.ts). One line per rule above and
+ * in ./anthropic-conversation.ts. */
+export const ANTHROPIC_REFUSES: readonly string[] = [
+  'response_format {"type": "json_object"}',
+  'a blank stop entry such as "\\n"',
+  'temperature above 1',
+  'temperature and top_p together',
+  'a tool whose parameters have a type other than "object"',
+  "messages that end with the assistant's, or hold no user message or a blank one",
+];
+
 /** Anthropic requires max_tokens; the gateway always sets one, and this is the
  * spec's default for when neither field is set. */
 const DEFAULT_MAX_TOKENS = 4096;

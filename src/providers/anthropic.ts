@@ -5,9 +5,10 @@
 // adapter) and the stream loop.
 // API: https://docs.anthropic.com/en/api/messages
 
-import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
+import { InvalidRequestError } from '../errors/api-error.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
-import { createAnthropicStreamTranslator, fromAnthropicResponse, toAnthropicRequest } from './anthropic-translate.ts';
+import { type AnthropicRequest, createAnthropicStreamTranslator, fromAnthropicResponse, toAnthropicRequest } from './anthropic-translate.ts';
 import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import type { UpstreamTransport } from '../upstream/transport.ts';
@@ -47,10 +48,27 @@ export interface AnthropicOptions {
 
 export function createAnthropicProvider(options: AnthropicOptions = {}): ChatProvider {
   const settings = exchangeSettings(messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL), baseHeadersOf(options), options);
+  // The dispatcher asks refusal() before the call and the call needs the same
+  // translation: each request is translated once. Keyed by the request object,
+  // which the dispatcher hands to both, and forgotten with it.
+  const translations = new WeakMap<ChatRequest, AnthropicRequest | InvalidRequestError>();
+  const translate = (request: ChatRequest): AnthropicRequest | InvalidRequestError => {
+    let translated = translations.get(request);
+    if (translated === undefined) {
+      translated = translateOrRefuse(request);
+      translations.set(request, translated);
+    }
+    return translated;
+  };
+  /** The body for one exchange; a request Anthropic cannot express is the client's 400, before any I/O. */
+  const bodyOf = (request: ChatRequest, stream: boolean): AnthropicRequest => {
+    const translated = translate(request);
+    if (translated instanceof InvalidRequestError) throw translated;
+    return stream ? { ...translated, stream: true } : translated;
+  };
 
   async function complete(call: UpstreamCall): Promise<ChatCompletion> {
-    // A request Anthropic cannot express is the client's 400, before any I/O.
-    const body = toAnthropicRequest({ ...call.request, stream: false });
+    const body = bodyOf(call.request, false);
     const exchange = openExchange(call, settings, false);
     try {
       const response = await exchange.send(JSON.stringify(body));
@@ -64,7 +82,7 @@ export function createAnthropicProvider(options: AnthropicOptions = {}): ChatPro
   }
 
   async function* stream(call: UpstreamCall): AsyncGenerator<ChatCompletionChunk, void, undefined> {
-    const body = toAnthropicRequest({ ...call.request, stream: true });
+    const body = bodyOf(call.request, true);
     const exchange = openExchange(call, settings, true);
     try {
       const response = await exchange.send(JSON.stringify(body));
@@ -92,7 +110,22 @@ export function createAnthropicProvider(options: AnthropicOptions = {}): ChatPro
     }
   }
 
-  return { complete, stream };
+  function refusal(request: ChatRequest): InvalidRequestError | null {
+    const translated = translate(request);
+    return translated instanceof InvalidRequestError ? translated : null;
+  }
+
+  return { complete, stream, refusal };
+}
+
+/** The translation without `stream` (each exchange sets its own), or the 400 that says why there is none. */
+function translateOrRefuse(request: ChatRequest): AnthropicRequest | InvalidRequestError {
+  try {
+    return toAnthropicRequest({ ...request, stream: false });
+  } catch (error) {
+    if (error instanceof InvalidRequestError) return error;
+    throw error;
+  }
 }
 
 /** `${baseUrl}/messages`, with or without a trailing slash on baseUrl; a query

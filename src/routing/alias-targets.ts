@@ -8,6 +8,7 @@ import type { ChatProvider } from '../upstream/provider.ts';
 import { createBreakerRegistry, type BreakerRegistry, type CircuitBreaker, type RecordedFailure, type State as BreakerState } from '../upstream/circuit-breaker.ts';
 import { anyTargetAvailable, type UpstreamTarget } from '../upstream/dispatcher.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../upstream/retry-policy.ts';
+import { everyTargetRefused, type TargetRefusal } from './target-refusals.ts';
 
 export interface ProviderBinding {
   provider: ChatProvider;
@@ -36,7 +37,9 @@ export interface TargetPlan {
 export interface AliasRoutes {
   /** False when every target of the alias has an open circuit breaker. */
   isAvailable(alias: string): boolean;
-  /** The upstream request for each target of `alias`, in config order. */
+  /** The upstream request for each target of `alias`, in config order, with
+   * the refusal of each target that cannot take it. Throws the client's 400
+   * (InvalidRequestError) when no target can, before anything is sent. */
   plan(alias: string, request: ChatRequest): TargetPlan;
   /** Circuit state of every target (provider/model), for the dashboard, /metrics and /readyz. */
   health(): TargetHealth[];
@@ -110,12 +113,16 @@ export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<s
       const cap = config.aliases[alias]?.maxOutputTokens ?? null;
       let maxOutputTokens = 0;
       let clamped = false;
+      const refusals: TargetRefusal[] = [];
       const targets = targetsOf(alias).map((t): UpstreamTarget => {
         const p = buildUpstreamRequest(request, { model: t.model, maxOutputTokens: cap, maxTokensParam: t.maxTokensParam });
         maxOutputTokens = p.maxOutputTokens;
         clamped = p.clamped;
-        return { id: t.id, provider: t.provider, priority: t.priority, weight: t.weight, request: p.request, retry: t.retry, breaker: t.breaker };
+        const refusal = t.provider.refusal?.(p.request) ?? null;
+        if (refusal !== null) refusals.push({ targetId: t.id, refusal });
+        return { id: t.id, provider: t.provider, priority: t.priority, weight: t.weight, request: p.request, retry: t.retry, breaker: t.breaker, refusal };
       });
+      if (refusals.length === targets.length) throw everyTargetRefused(alias, refusals);
       return { targets, maxOutputTokens, clamped };
     },
   };

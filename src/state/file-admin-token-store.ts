@@ -17,7 +17,7 @@ import { checkNewToken, hashAdminToken, isWellFormedAdminToken, issueToken, revo
 import type { AdminTokenStore, TokenWriteAhead } from './admin-token-store-port.ts';
 import { fileSignature, isMissingFile, MISSING_FILE } from './file-signature.ts';
 
-const ADMIN_TOKENS_FILE_NAME = 'admin-tokens.json';
+export const ADMIN_TOKENS_FILE_NAME = 'admin-tokens.json';
 const DATA_DIR_MODE = 0o700;
 
 export interface FileAdminTokenStoreOptions {

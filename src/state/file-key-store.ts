@@ -32,8 +32,8 @@ import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../key
 import { laterTime, newKeyId, parseKeysFile, parseLastUsedFile, serializeKeysFile, serializeLastUsedFile, type KeyRecord } from '../keys/store-format.ts';
 import { fileSignature, isMissingFile, MISSING_FILE } from './file-signature.ts';
 
-const KEYS_FILE_NAME = 'keys.json';
-const LAST_USED_FILE_NAME = 'keys-last-used.json';
+export const KEYS_FILE_NAME = 'keys.json';
+export const LAST_USED_FILE_NAME = 'keys-last-used.json';
 export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
 export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
 const DATA_DIR_MODE = 0o700;

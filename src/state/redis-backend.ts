@@ -344,7 +344,7 @@ export function redisAddress(config: RedisStateConfig, env: NodeJS.ProcessEnv, s
  * defaults (its CA roots, no client certificate) when the section is absent.
  * A bad file is a ConfigError naming its setting.
  */
-function redisTls(config: RedisStateConfig, env: NodeJS.ProcessEnv, source: string | null): RedisTlsOptions | true {
+export function redisTls(config: RedisStateConfig, env: NodeJS.ProcessEnv, source: string | null): RedisTlsOptions | true {
   if (config.tls === null) return true;
   return loadClientTls(source, 'state.redis.tls', config.tls, env);
 }

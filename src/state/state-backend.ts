@@ -25,9 +25,9 @@ export interface StateBackend {
   readonly keys: KeyStore;
   readonly usage: UsageStore;
   readonly limiter: Limiter;
-  /** Admin API tokens (issue 17, part C): <dataDir>/admin-tokens.json, or shared in Redis. */
+  /** Admin API tokens: <dataDir>/admin-tokens.json, or shared in Redis. */
   readonly tokens: AdminTokenStore;
-  /** The audit chain (issue 17, part A): audit.jsonl in the data directory, or one shared Redis list. docs/audit.md. */
+  /** The audit chain: audit.jsonl in the data directory, or one shared Redis list. docs/audit.md. */
   readonly audit: AuditLog;
   /** Whether the backing store answers now (memory: always ok). */
   health(): BackendHealth;

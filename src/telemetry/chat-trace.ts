@@ -9,6 +9,7 @@
 // never a key or an upstream credential.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from '../config/config.ts';
+import { ERROR_CATALOGUE } from '../errors/catalogue.ts';
 import { SpanKind, type Attributes, type Span } from './span.ts';
 import type { Tracer } from './tracer.ts';
 
@@ -19,6 +20,8 @@ export interface AttemptReport {
   outcome: string;
   status?: number;
   code?: string;
+  /** For a target skipped as unsupported: the request parameter it cannot take. */
+  param?: string;
   cause?: { kind: string; detail?: string | null | undefined };
 }
 
@@ -157,6 +160,10 @@ export function openChatTrace(tracer: Tracer, headers: IncomingHttpHeaders, requ
         server.addEvent('target_skipped', { 'portcullis.target': report.targetId, 'portcullis.reason': 'circuit_open' });
         return;
       }
+      if (report.outcome === 'skipped_unsupported') {
+        server.addEvent('target_skipped', { 'portcullis.target': report.targetId, 'portcullis.reason': 'unsupported', 'portcullis.param': report.param ?? '' });
+        return;
+      }
       const key = `${report.targetId}#${report.attempt}`;
       const span = attempts.get(key);
       if (span === undefined) return;
@@ -204,7 +211,24 @@ export function openChatTrace(tracer: Tracer, headers: IncomingHttpHeaders, requ
       if (result.error !== undefined) server.setAttribute('error.type', result.error);
       if (result.status === null) server.setError(result.error ?? 'client_gone');
       else if (result.status >= 500) server.setError(result.error ?? String(result.status));
+      else if (result.error !== undefined && isServerFailure(result.error)) {
+        // The status line went out as a success and the answer was cut after it (a
+        // stream ended by a shutdown or by its upstream): HTTP's conventions leave a
+        // 2xx unset "unless there was another error", and this is one.
+        server.setError(result.error, cutReason(result.error, result.status));
+      }
       server.end();
     },
   };
+}
+
+/** A catalogue code that answers 5xx: the gateway's or its upstream's failure, not the client's. */
+function isServerFailure(code: string): boolean {
+  return Object.hasOwn(ERROR_CATALOGUE, code) && ERROR_CATALOGUE[code as keyof typeof ERROR_CATALOGUE].status >= 500;
+}
+
+/** The server span's status message for an answer cut after its status line. */
+function cutReason(code: string, status: number): string {
+  if (code === 'server_shutting_down') return `the gateway shut down before the stream completed; the ${status} answer was cut`;
+  return `the ${status} answer was cut by ${code} before it completed`;
 }

@@ -59,8 +59,9 @@ export interface Span {
   readonly recording: boolean;
   setAttribute(key: string, value: AttributeValue | undefined | null): void;
   addEvent(name: string, attributes?: Attributes): void;
-  /** Status Error with `type` as `error.type` (a catalogue code or cause; never a message with text from a client). */
-  setError(type: string): void;
+  /** Status Error with `type` as `error.type` (a catalogue code or cause; never a message with text from a client),
+   * and `reason` as the status message (the gateway's own words, never a client's or an upstream's text). */
+  setError(type: string, reason?: string): void;
   setOk(): void;
   /** Idempotent: only the first call hands the span to the sink. */
   end(): void;
@@ -109,6 +110,7 @@ class GatewaySpan implements Span {
   #attributes: Attributes | undefined;
   #events: SpanEvent[] | undefined;
   #status: SpanStatusCode = SpanStatusCode.Unset;
+  #statusMessage: string | undefined = undefined;
   #ended = false;
 
   constructor(start: SpanStart, sink: SpanSink | undefined) {
@@ -142,9 +144,12 @@ class GatewaySpan implements Span {
     if (events.length < MAX_EVENTS) events.push({ name, timeNs: nowNs(), attributes });
   }
 
-  setError(type: string): void {
+  setError(type: string, reason?: string): void {
     this.setAttribute('error.type', type);
-    if (this.recording && !this.#ended) this.#status = SpanStatusCode.Error;
+    if (this.recording && !this.#ended) {
+      this.#status = SpanStatusCode.Error;
+      if (reason !== undefined) this.#statusMessage = reason;
+    }
   }
 
   setOk(): void {
@@ -167,7 +172,7 @@ class GatewaySpan implements Span {
       endNs: nowNs(),
       attributes: this.#attributes ?? {},
       events: this.#events ?? [],
-      status: { code: this.#status, message: undefined },
+      status: { code: this.#status, message: this.#statusMessage },
       remoteParent: start.remoteParent,
       sampled: start.sampled,
     });

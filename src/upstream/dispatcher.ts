@@ -2,7 +2,9 @@
 // skipping targets whose circuit breaker is open, retrying a target on
 // transient failures with backoff (or the upstream's Retry-After), moving to the
 // next target on failures a retry would not cure, and stopping at once on the
-// client's own errors and on abort. The decisions live in ./retry-policy.ts,
+// client's own errors and on abort. A target whose adapter cannot express the
+// request (`refusal`) is skipped without a call: its refusal is about that
+// target, not about the client's request, while another target can take it. The decisions live in ./retry-policy.ts,
 // ./circuit-breaker.ts and ./target-order.ts; this file is the loop and the
 // waits, which run on the caller's scheduler (../time/scheduler.ts).
 //
@@ -12,7 +14,7 @@
 // the client half an answer, which no retry can take back).
 
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
-import { ApiError, UpstreamError } from '../errors/api-error.ts';
+import { ApiError, UpstreamError, type InvalidRequestError } from '../errors/api-error.ts';
 import type { ChatProvider, UpstreamCall } from './provider.ts';
 import { ClientAbortError, isClientAbort, UpstreamRateLimitError } from './upstream-errors.ts';
 import { State, type CircuitBreaker } from './circuit-breaker.ts';
@@ -33,6 +35,8 @@ export interface UpstreamTarget {
   request: ChatRequest;
   retry: RetryPolicy;
   breaker: CircuitBreaker;
+  /** Why this target's adapter cannot send `request` (ChatProvider.refusal); null or absent when it can. */
+  refusal?: InvalidRequestError | null;
 }
 
 export interface DispatchContext {
@@ -46,7 +50,7 @@ export interface DispatchContext {
   scheduler?: Scheduler;
   /** Told about every attempt and every target skipped, as it happens. */
   onAttempt?(record: AttemptRecord): void;
-  /** telemetry (issue 18): called as an attempt starts; the headers (traceparent) go upstream with it. */
+  /** telemetry: called as an attempt starts; the headers (traceparent) go upstream with it. */
   startAttempt?(targetId: string, attempt: number): Record<string, string>;
 }
 
@@ -62,6 +66,8 @@ export const AttemptOutcome = {
   Fatal: 'fatal',
   /** Not attempted: the target's circuit breaker is open. */
   SkippedOpen: 'skipped_open',
+  /** Not attempted: the target's adapter cannot express the request (`param` says which part). */
+  SkippedUnsupported: 'skipped_unsupported',
 } as const;
 export type AttemptOutcome = (typeof AttemptOutcome)[keyof typeof AttemptOutcome];
 
@@ -74,6 +80,8 @@ export interface AttemptRecord {
   status?: number;
   /** The catalogue code (never an upstream's own), or `client_aborted`. */
   code?: string;
+  /** For skipped_unsupported: the request parameter the target cannot take. */
+  param?: string;
   delayMs?: number;
   /** What went wrong on the wire (refused, reset, tls, dns, timeout, http...):
    * for the operator's log, never for the client. Not set for a client abort. */
@@ -130,6 +138,18 @@ export function anyTargetAvailable(targets: readonly Pick<UpstreamTarget, 'break
   return false;
 }
 
+/** False for the outcomes of a target that was passed over without a call. */
+export function wasAttempted(outcome: AttemptOutcome): boolean {
+  return outcome !== AttemptOutcome.SkippedOpen && outcome !== AttemptOutcome.SkippedUnsupported;
+}
+
+/** One entry of the access line's `attempts`: `target:outcome`, then the
+ * status the failure answers with, or the parameter a target could not take. */
+export function describeAttempt(a: AttemptRecord): string {
+  const detail = a.status ?? a.param;
+  return `${a.targetId}:${a.outcome}${detail === undefined ? '' : `:${detail}`}`;
+}
+
 type Attempt<T> = (target: UpstreamTarget, call: UpstreamCall) => Promise<T>;
 
 async function dispatch<T>(
@@ -148,6 +168,11 @@ async function dispatch<T>(
   let attempted = false;
   for (const index of orderTargets(targets, random)) {
     const target = targets[index] as UpstreamTarget;
+    // Before the breaker: a half-open breaker's probe is not spent on a target that will not be called.
+    if (target.refusal != null) {
+      report({ targetId: target.id, attempt: 1, outcome: AttemptOutcome.SkippedUnsupported, code: target.refusal.code, ...paramOf(target.refusal) });
+      continue;
+    }
     const maxAttempts = Math.max(1, target.retry.maxAttempts);
     for (let n = 1; n <= maxAttempts; n++) {
       if (!target.breaker.canAttempt()) {
@@ -157,7 +182,7 @@ async function dispatch<T>(
       attempted = true;
       let value: T;
       try {
-        const traceHeaders = ctx.startAttempt?.(target.id, n); // telemetry (issue 18)
+        const traceHeaders = ctx.startAttempt?.(target.id, n);
         value = await attempt(target, { request: target.request, requestId: ctx.requestId, signal, traceHeaders });
       } catch (error) {
         const failure = classifyFailure(error);
@@ -184,10 +209,19 @@ async function dispatch<T>(
       return { value, target };
     }
   }
-  if (!attempted) throw allTargetsOpenError(targets);
+  if (!attempted) {
+    const takers = targets.filter((t) => t.refusal == null);
+    // The caller checks before dispatching (../routing/alias-targets.ts) that some target can take the request.
+    if (takers.length === 0) throw (targets[0] as UpstreamTarget).refusal as InvalidRequestError;
+    throw allTargetsOpenError(takers);
+  }
   // Already in the client's terms (429 with retry-after, 502, 504), with the
   // code of the last thing that went wrong.
   throw lastFailure;
+}
+
+function paramOf(refusal: InvalidRequestError): { param?: string } {
+  return refusal.param === null ? {} : { param: refusal.param };
 }
 
 function tellBreaker(breaker: CircuitBreaker, failure: FailureClass, error: unknown): void {

@@ -81,7 +81,7 @@ export function openExchange(call: ExchangeCall, settings: ExchangeSettings, str
     if (abort === Abort.Client) throw new ClientAbortError(call.signal.reason);
     const headers: Record<string, string> = {
       ...settings.baseHeaders,
-      // telemetry (issue 18): after the configured headers, so this attempt's trace context wins.
+      // telemetry: after the configured headers, so this attempt's trace context wins.
       ...call.traceHeaders,
       'content-type': 'application/json',
       accept: streaming ? 'text/event-stream' : 'application/json',

@@ -17,7 +17,7 @@ import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../keys/file-lock.ts';
 import { type KeyUsage, type PendingUsage, type UsageLedger } from './usage-ledger.ts';
 import { addHour, emptyStoredUsage, pruneStoredUsage, toKeyUsage, type StoredKeyUsage } from './usage-series.ts';
 
-const USAGE_FILE = 'usage.json';
+export const USAGE_FILE = 'usage.json';
 const VERSION = 2;
 const HOUR_ID = /^\d{4}-\d{2}-\d{2}T\d{2}$/;
 const DAY_ID = /^\d{4}-\d{2}-\d{2}$/;

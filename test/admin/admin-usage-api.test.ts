@@ -147,7 +147,7 @@ test('usage: every bucket and the totals carry costNanos and cost; both budgets 
     totals: total,
     currency: 'USD',
     budget: { tokens: 100_000, used: 41_210, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z' },
-    costBudget: { amount: 25.5, used: 12.750000001, usedNanos: 12_750_000_001, period: 'month', resetsAt: '2026-12-01T00:00:00.000Z', currency: 'USD' },
+    costBudget: { amount: 25.5, used: 12.750000001, usedNanos: 12_750_000_001, recordedNanos: 1_234_568, period: 'month', resetsAt: '2026-12-01T00:00:00.000Z', currency: 'USD' },
   });
   assert.deepEqual(budgetCalls, [{ keyId: record.id, limits: { ...NO_LIMITS, tokenBudget: { tokens: 100_000, period: 'day' }, costBudget: { amount: 25.5, period: 'month' } }, nowMs: NOW }]);
 
@@ -163,7 +163,7 @@ test('usage: a key with a cost budget only has budget null; a key with no budget
   budgetAnswer = { tokens: 0, costNanos: 3_000_000_000 };
   const body = (await call('GET', `/api/keys/${costOnly.id}/usage?granularity=day`)).json() as Record<string, unknown>;
   assert.equal(body['budget'], null);
-  assert.deepEqual(body['costBudget'], { amount: 3, used: 3, usedNanos: 3_000_000_000, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', currency: 'USD' });
+  assert.deepEqual(body['costBudget'], { amount: 3, used: 3, usedNanos: 3_000_000_000, recordedNanos: 0, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', currency: 'USD' });
 
   const free = await createKey({ name: 'free' });
   budgetCalls.length = 0;

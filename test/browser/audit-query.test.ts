@@ -8,9 +8,9 @@ test('the action list is the server\'s, in its order', () => {
   assert.deepEqual([...AUDIT_ACTIONS], [...SERVER_ACTIONS]);
 });
 
-test('datetime-local values are read in the browser\'s time zone; anything else is refused', () => {
-  assert.equal(instantFromLocalInput('2026-11-26T09:30'), new Date(2026, 10, 26, 9, 30).toISOString());
-  assert.equal(instantFromLocalInput('2026-11-26T09:30:15'), new Date(2026, 10, 26, 9, 30, 15).toISOString());
+test('datetime-local values are read as UTC whatever the browser\'s zone; anything else is refused', () => {
+  assert.equal(instantFromLocalInput('2026-11-26T09:30'), '2026-11-26T09:30:00.000Z', 'read as UTC, the zone the page shows times in');
+  assert.equal(instantFromLocalInput('2026-11-26T09:30:15'), '2026-11-26T09:30:15.000Z');
   assert.equal(instantFromLocalInput(''), null);
   assert.equal(instantFromLocalInput('2026-11-26'), null);
   assert.equal(instantFromLocalInput('2026-04-31T10:00'), null, '31 April does not roll into May');
@@ -28,8 +28,8 @@ test('an empty form is no filter: the query asks for the newest page only', () =
 test('every field set: trimmed, instants in ISO, in a fixed order, then limit and before', () => {
   const outcome = auditFilter({ key: ' key_abc ', actor: 'alice@example.com', action: 'key.rotate', since: '2026-11-01T00:00', until: '2026-11-26T23:59' });
   assert.ok(outcome.ok);
-  const since = new Date(2026, 10, 1, 0, 0).toISOString();
-  const until = new Date(2026, 10, 26, 23, 59).toISOString();
+  const since = new Date(Date.UTC(2026, 10, 1, 0, 0)).toISOString();
+  const until = new Date(Date.UTC(2026, 10, 26, 23, 59)).toISOString();
   assert.deepEqual(outcome.filter, { key: 'key_abc', actor: 'alice@example.com', action: 'key.rotate', since, until });
   assert.equal(isFiltered(outcome.filter), true);
   assert.equal(

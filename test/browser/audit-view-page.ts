@@ -10,7 +10,9 @@ export interface AuditRow {
   actorName: string;
   actorKind: string;
   source: string;
+  /** The target's id; `targetName` the name shown above it ('' for none). */
   target: string;
+  targetName: string;
 }
 
 export type AuditFilterFields = Partial<Record<'key' | 'actor' | 'action' | 'since' | 'until', string>>;
@@ -32,7 +34,8 @@ export function auditViewPage(currentPage: () => Page) {
           actorName: text('audit-actor-name'),
           actorKind: text('audit-actor-kind'),
           source: text('audit-source'),
-          target: text('audit-target'),
+          target: text('audit-target-id') || text('audit-target'),
+          targetName: text('audit-target-name'),
         };
       }),
     )) as AuditRow[];

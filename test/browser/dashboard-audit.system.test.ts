@@ -31,7 +31,7 @@ let page: Page;
 let keyId = '';
 /** Every raw secret the page showed: none may be in the audit view. */
 const secretsShown: string[] = [];
-/** When the test began, to the minute (datetime-local's precision), in the browser's time zone (UTC). */
+/** When the test began, to the minute (datetime-local's precision), in UTC as the filter reads it. */
 let startedMinute = '';
 const consoleProblems: string[] = [];
 /** The first /api/session (not signed in) answers 401 on purpose. */
@@ -108,7 +108,9 @@ test('the audit view lists the three key changes newest first, each once, by the
     mine.map((r) => r.action),
     ['key.revoke', 'key.rotate', 'key.create'],
   );
-  for (const r of mine) assert.deepEqual({ actorName: r.actorName, actorKind: r.actorKind, source: r.source }, { actorName: 'admin', actorKind: 'password', source: '127.0.0.1' });
+  for (const r of mine) assert.deepEqual({ actorName: r.actorName, actorKind: r.actorKind, source: r.source, targetName: r.targetName }, { actorName: 'admin', actorKind: 'password', source: '127.0.0.1', targetName: KEY_NAME });
+  // Each time says its zone, to the second.
+  for (const time of await byTestId('audit-time').allTextContents()) assert.match(time, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
   assert.deepEqual(rows.slice(0, 3).map((r) => r.action), ['key.revoke', 'key.rotate', 'key.create'], 'the newest records are on top');
   for (let i = 1; i < rows.length; i++) assert.ok((rows[i] as AuditRow).seq < (rows[i - 1] as AuditRow).seq, 'newest first');
   // Earlier: the bootstrap sign-in and the first password.

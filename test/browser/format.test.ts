@@ -1,7 +1,7 @@
 // The dashboard's wording of limits, aliases and expiry dates.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CIRCUIT_LABEL, dateInputFromExpiry, describeAliases, describeLimits, expiryFromDateInput, STATUS_LABEL } from '../../src/dashboard/format.ts';
+import { CIRCUIT_LABEL, dateInputFromExpiry, describeAliases, describeLimits, expiryFromDateInput, formatBucketStart, formatDateTime, formatFullDateTime, formatInstant, formatShortDateTime, STATUS_LABEL } from '../../src/dashboard/format.ts';
 
 test('limits: each set limit in a fixed order, or "No limits"', () => {
   const none = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null };
@@ -39,4 +39,18 @@ test('expiry dates: only YYYY-MM-DD is read; instants read back as the local dat
 test('every status and circuit state has a word', () => {
   assert.deepEqual(STATUS_LABEL, { active: 'Active', revoked: 'Revoked', expired: 'Expired' });
   assert.deepEqual(CIRCUIT_LABEL, { closed: 'Healthy', half_open: 'Recovering', open: 'Failing' });
+});
+
+test('times are in UTC and say so, whatever the browser\'s zone (the CLI and the budgets count in UTC)', () => {
+  const iso = '2026-11-28T10:15:02.123Z';
+  assert.equal(formatInstant(iso), '2026-11-28 10:15:02 UTC');
+  assert.equal(formatShortDateTime(iso), '2026-11-28 10:15 UTC');
+  assert.equal(formatDateTime(iso, 'never'), '2026-11-28 10:15 UTC');
+  assert.equal(formatDateTime(null, 'never'), 'never');
+  assert.equal(formatFullDateTime(iso), '2026-11-28 10:15:02 UTC (2026-11-28T10:15:02.123Z)');
+  assert.equal(formatBucketStart('2026-11-28T10:00:00.000Z', 'hour'), '2026-11-28 10:00 UTC');
+  assert.equal(formatBucketStart('2026-11-28T00:00:00.000Z', 'day'), '2026-11-28');
+  assert.equal(formatInstant('not a time'), 'not a time', 'shown as it came');
+  // An instant near midnight in a zone east of UTC is still the UTC day.
+  assert.equal(formatInstant('2026-11-27T23:30:00+01:00'), '2026-11-27 22:30:00 UTC');
 });

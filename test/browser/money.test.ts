@@ -3,16 +3,28 @@
 // Node's default locale, en-US here, like the page's tests in Chromium.)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AmountProblem, decimalOfNanos, formatAmount, formatCost, formatCostAxis, formatCostBudget, formatPrice, nanosOfAmount, parseBudgetAmount } from '../../src/dashboard/money.ts';
+import { AmountProblem, decimalOfNanos, formatAmount, formatCost, formatCostAxis, formatCostBudget, formatPrice, nanosOfAmount, parseBudgetAmount, uncountedNote } from '../../src/dashboard/money.ts';
 
-test('costs: 6 decimals, more only when a digit beyond is not zero, the currency after', () => {
-  assert.equal(formatCost(0, 'USD'), '0.000000 USD');
-  assert.equal(formatCost(150_000, 'USD'), '0.000150 USD');
+test('costs: every digit that is not zero, at least 2 decimals (never "0.000000"), the currency after', () => {
+  assert.equal(formatCost(0, 'USD'), '0.00 USD');
+  assert.equal(formatCost(150_000, 'USD'), '0.00015 USD');
+  assert.equal(formatCost(149_200, 'USD'), '0.0001492 USD');
   assert.equal(formatCost(1, 'USD'), '0.000000001 USD');
   assert.equal(formatCost(1_230, 'EUR'), '0.00000123 EUR');
-  assert.equal(formatCost(25_500_000_000, 'USD'), '25.500000 USD');
+  assert.equal(formatCost(25_500_000_000, 'USD'), '25.50 USD');
   assert.equal(formatCost(1_234_567_890_123, 'USD'), '1,234.567890123 USD');
-  assert.equal(formatCost(150_000, ''), '0.000150', 'no currency known: the amount alone');
+  assert.equal(formatCost(150_000, ''), '0.00015', 'no currency known: the amount alone');
+});
+
+test('the spending bar says why it shows less than the records: spending before the budget was set', () => {
+  assert.equal(
+    uncountedNote(0, 149_200, 'month', 'USD'),
+    'The key spent 0.0001492 USD this month (UTC) in all; 0.0001492 USD of it came before the budget was set and does not count against it.',
+  );
+  assert.equal(uncountedNote(50_000, 149_200, 'day', 'EUR'), 'The key spent 0.0001492 EUR today (UTC) in all; 0.0000992 EUR of it came before the budget was set and does not count against it.');
+  assert.equal(uncountedNote(149_200, 149_200, 'month', 'USD'), null, 'they agree');
+  assert.equal(uncountedNote(200_000, 149_200, 'month', 'USD'), null, 'requests in flight run the bar ahead of the records');
+  assert.equal(uncountedNote(0, null, 'month', 'USD'), null, 'the records do not reach back to the window\'s start');
 });
 
 test('costs near 2^53 nanos stay exact (no float rounding of the fraction)', () => {

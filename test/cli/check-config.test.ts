@@ -91,7 +91,20 @@ describe('check-config on files with problems', () => {
     const r = run([file]);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^broken\.json: is not valid JSON: .+\n$/);
+    assert.equal(
+      r.stderr,
+      "broken.json: is not valid JSON at line 1, column 24: Unexpected byte '}' (0x7d), expected a key, at byte offset 23 (parser state Key)\n",
+    );
+  });
+
+  test('a JSON mistake further down: its line and column, counted in characters', () => {
+    const file = writeConfig('broken-lines.json', '{\n  "listen": { "host": "h\u00e9te" "port": 80 }\n}\n');
+    const r = run([file]);
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.stderr,
+      "broken-lines.json: is not valid JSON at line 2, column 30: Unexpected byte '\"' (0x22), expected ',' or '}', at byte offset 32 (parser state CommaOrObjectEnd)\n",
+    );
   });
 
   test('a wrong setting is named by its path', () => {
@@ -201,21 +214,10 @@ describe('check-config usage', () => {
     ['both credential options', ['--credentials-dir', '/x', '--skip-credentials', 'a.json'], '--credentials-dir and --skip-credentials exclude each other'],
     ['an empty file name', [''], 'a file name is empty'],
     ['too many files', Array.from({ length: 65 }, (_, i) => `f${i}.json`), 'at most 64 files at once'],
+    ['an unknown option', ['--bogus', 'a.json'], "unknown option '--bogus'"],
+    ['a mistyped option', ['--skip-credential', 'a.json'], "unknown option '--skip-credential'; did you mean '--skip-credentials'?"],
+    ['--credentials-dir without a value', ['a.json', '--credentials-dir'], "option '--credentials-dir' needs a value (write --credentials-dir=VALUE for a value starting with '-')"],
   ];
-  // The wording of these two comes from node:util parseArgs; only its start is ours.
-  test('usage error: an unknown option exits 2 with the usage', () => {
-    const r = run(['--bogus', 'a.json']);
-    assert.equal(r.code, 2);
-    assert.equal(r.stdout, '');
-    assert.ok(r.stderr.startsWith("portcullis check-config: Unknown option '--bogus'"), r.stderr);
-    assert.ok(r.stderr.endsWith(`\n\n${CHECK_CONFIG_USAGE}`));
-  });
-  test('usage error: --credentials-dir without a value exits 2 with the usage', () => {
-    const r = run(['a.json', '--credentials-dir']);
-    assert.equal(r.code, 2);
-    assert.ok(r.stderr.startsWith("portcullis check-config: Option '--credentials-dir <value>' argument missing"), r.stderr);
-    assert.ok(r.stderr.endsWith(`\n\n${CHECK_CONFIG_USAGE}`));
-  });
   for (const [name, args, message] of usageCases) {
     test(`usage error: ${name} exits 2 with the usage`, () => {
       assert.deepEqual(run(args), { code: 2, stdout: '', stderr: `portcullis check-config: ${message}\n\n${CHECK_CONFIG_USAGE}` });
@@ -415,4 +417,45 @@ test('check-config: the environment\'s proxy variables are judged as serve would
   assert.equal(socks.code, 1);
   assert.match(socks.stderr, /: https_proxy \(environment variable\): is a socks5:\/\/ proxy; Portcullis supports http:\/\/ proxies only \(HTTP CONNECT\)\n$/);
   assert.equal(run([file], { env: { HTTPS_PROXY: 'http://proxy.internal:3128', NO_PROXY: 'example.com' } }).code, 0);
+});
+
+describe('check-config on an alias that mixes provider types', () => {
+  const MIXED = {
+    ...GOOD,
+    providers: { ...GOOD.providers, claude: { type: 'anthropic', apiKeyEnv: 'CLAUDE_KEY' } },
+    aliases: {
+      ...GOOD.aliases,
+      'service-mixed': { targets: [{ provider: 'local', model: 'llama' }, { provider: 'claude', model: 'claude-x', priority: 1 }] },
+      'service-claudes': { targets: [{ provider: 'claude', model: 'claude-x' }, { provider: 'claude', model: 'claude-y', priority: 1 }] },
+    },
+  };
+  const file = writeConfig('mixed.json', MIXED);
+  const WARNING =
+    'mixed.json: aliases.service-mixed.targets: warning: the targets take different requests: claude/claude-x (anthropic) refuses ' +
+    'response_format {"type": "json_object"}; a blank stop entry such as "\\n"; temperature above 1; temperature and top_p together; ' +
+    'a tool whose parameters have a type other than "object"; messages that end with the assistant\'s, or hold no user message or a blank one; ' +
+    'which local/llama (openai) takes. Such a request is never sent to a target that refuses it, so it fails when the targets that take it fail; ' +
+    'give those requests an alias of their own, or mix only targets of one provider type\n';
+
+  test('a warning naming the alias, what the Anthropic target refuses and which target takes it; exit 0', () => {
+    assert.deepEqual(run([file], { env: { ...goodEnv, CLAUDE_KEY: 'k' } }), {
+      code: 0,
+      stdout:
+        'mixed.json: ok, with 1 warning\n' +
+        '  4 providers: openai (openai), local (openai), demo (demo), claude (anthropic); 4 aliases: service-chat, service-demo, service-mixed, service-claudes; ' +
+        'service-auto defaults to service-chat; listen 127.0.0.1:8080; data /var/lib/portcullis\n',
+      stderr: WARNING,
+    });
+  });
+
+  test('--skip-credentials still warns: the warning is about the config, not the files it names', () => {
+    const result = run(['--skip-credentials', file]);
+    assert.equal(result.code, 0);
+    assert.equal(result.stderr, WARNING);
+  });
+
+  test('as data: the code and the path; an alias of one provider type has none', () => {
+    const check = checkConfigFile(path.join(tmp, file), { env: {}, cwd: tmp, credentials: false });
+    assert.deepEqual(check.warnings.map((w) => `${w.code} ${w.path}`), ['alias_targets_differ aliases.service-mixed.targets']);
+  });
 });

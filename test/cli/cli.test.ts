@@ -48,7 +48,13 @@ test('usage errors exit 2 and say what is wrong', async () => {
   assert.match(unknown.stderr, /^portcullis: unknown command 'frobnicate'/);
   const badFlag = await run(['serve', '--bogus']);
   assert.equal(badFlag.code, 2);
-  assert.match(badFlag.stderr, /--bogus/);
+  assert.match(badFlag.stderr, /^portcullis serve: unknown option '--bogus'\n\n/);
+  const typo = await run(['serve', '--admin-prot', '9']);
+  assert.equal(typo.code, 2);
+  assert.match(typo.stderr, /^portcullis serve: unknown option '--admin-prot'; did you mean '--admin-port'\?\n\n/);
+  const command = await run(['chek-config']);
+  assert.equal(command.code, 2);
+  assert.match(command.stderr, /^portcullis: unknown command 'chek-config'; did you mean 'check-config'\?\n\n/);
   const badPort = await run(['serve', '--port', '99999']);
   assert.equal(badPort.code, 2);
   assert.match(badPort.stderr, /--port must be an integer from 0 to 65535/);

@@ -66,6 +66,7 @@ test('a minimal config gets every default', () => {
     currency: 'USD',
     telemetry: { serviceName: 'portcullis', resourceAttributes: {}, samplerRatio: 1, otlp: null }, // telemetry (issue 18)
     audit: { rotateBytes: 64 * 1024 * 1024 }, // audit (issue 17)
+    metrics: null,
   });
 });
 

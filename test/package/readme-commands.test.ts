@@ -44,7 +44,10 @@ test('the README gives the run command, then the test command; .ci/run runs the 
 test('the run command installs only what the build needs, and npm start builds before it serves', () => {
   assert.equal(manifest.dependencies, undefined, 'no runtime dependencies');
   assert.deepEqual(Object.keys(manifest.devDependencies).sort(), ['@types/node', 'typescript']);
-  assert.match(manifest.scripts['start'] ?? '', /^npm run --silent build && exec node dist\/src\/cli\/main\.js serve$/);
+  assert.match(manifest.scripts['start'] ?? '', /^npm run --silent build:start && exec node dist\/src\/cli\/main\.js serve$/);
+  // Incremental for starts; the production build stays clean (dist/ emptied first).
+  assert.match(manifest.scripts['build:start'] ?? '', /^tsc -p tsconfig\.build\.json --incremental --tsBuildInfoFile dist\/\.start\.tsbuildinfo && /);
+  assert.match(manifest.scripts['build'] ?? '', /^rm -rf dist && tsc -p tsconfig\.build\.json && /);
   for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) {
     assert.equal(manifest.scripts[hook], undefined, `no ${hook} script: nothing runs when the package is installed`);
   }

@@ -210,6 +210,9 @@ test('the packed tarball under a real systemd: socket activation, readiness, cre
     // 3. Credentials: the key on standard input, as pasted.
     await inside(documented(`sh -c 'umask 077; cat > /etc/portcullis/openai-api-key'`), { input: `${UPSTREAM_SECRET}\n` });
     assert.equal((await inside('stat -c %U:%G:%a /etc/portcullis/openai-api-key')).stdout.trim(), 'root:root:600');
+    // The unit ships without credentials; the drop-in hands the key over.
+    await inside(documented('install -d -m 0755 /etc/systemd/system/portcullis.service.d'));
+    await inside(documented(`sh -c 'printf "[Service]\\nLoadCredential=openai-api-key:/etc/portcullis/openai-api-key\\n" > /etc/systemd/system/portcullis.service.d/credentials.conf'`));
     // 4. The config, checked.
     await inside(`cd /root && ${documented('install -o root -g portcullis -m 0640 config.json /etc/portcullis/config.json')}`);
     const checked = await inside('node /opt/portcullis/dist/src/cli/main.js check-config --credentials-dir /etc/portcullis /etc/portcullis/config.json');
@@ -285,7 +288,9 @@ test('the packed tarball under a real systemd: socket activation, readiness, cre
     assert.match(answer.body, /an answer from the fake upstream/);
     assert.deepEqual(agent.upstreamRequests, [{ method: 'POST', url: '/v1/chat/completions', authorization: `Bearer ${UPSTREAM_SECRET}`, stream: false }]);
     // (systemd 252's `systemctl show` prints LoadCredential= as "[unprintable]".)
-    assert.match((await inside('systemctl cat portcullis.service')).stdout, /^LoadCredential=openai-api-key:\/etc\/portcullis\/openai-api-key$/m);
+    const unit = (await inside('systemctl cat portcullis.service')).stdout;
+    assert.match(unit, /^# \/etc\/systemd\/system\/portcullis\.service\.d\/credentials\.conf\n\[Service\]\nLoadCredential=openai-api-key:\/etc\/portcullis\/openai-api-key$/m, 'the credential comes from the drop-in');
+    assert.doesNotMatch(readFileSync(path.join(repositoryRoot(), 'deploy', 'portcullis.service'), 'utf8'), /^LoadCredential=/m, 'the shipped unit names no credential');
     const pid = await property('MainPID');
     const environ = (await inside(`tr '\\0' '\\n' < /proc/${pid}/environ`)).stdout;
     assert.match(environ, /^CREDENTIALS_DIRECTORY=\/run\/credentials\/portcullis\.service$/m);

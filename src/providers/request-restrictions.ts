@@ -1,0 +1,43 @@
+// Which requests each provider type's adapter refuses that another type takes,
+// as data, and the check-config warning for an alias whose targets differ: a
+// request one target refuses skips it (../upstream/dispatcher.ts), so while the
+// other targets fail it fails too, and the alias's fallback is not the
+// fallback the operator may think it is. A map over the config's type names,
+// so a new type without an entry does not compile.
+import type { GatewayConfig, ProviderConfig } from '../config/config.ts';
+import { ConfigWarningCode, type ConfigWarning } from '../config/config-issues.ts';
+import { ANTHROPIC_REFUSES } from './anthropic-request.ts';
+
+export const REQUEST_RESTRICTIONS: { readonly [T in ProviderConfig['type']]: readonly string[] } = {
+  openai: [],
+  anthropic: ANTHROPIC_REFUSES,
+  demo: [],
+};
+
+/** One warning per alias whose targets' provider types refuse different requests, naming what each refuses that another takes. */
+export function aliasTargetWarnings(config: Pick<GatewayConfig, 'aliases' | 'providers'>): ConfigWarning[] {
+  const warnings: ConfigWarning[] = [];
+  for (const [alias, { targets }] of Object.entries(config.aliases)) {
+    const typed = targets.map((t) => {
+      const type = config.providers[t.provider]?.type;
+      return { id: `${t.provider}/${t.model}`, type, refuses: type === undefined ? [] : REQUEST_RESTRICTIONS[type] };
+    });
+    const parts: string[] = [];
+    for (const target of typed) {
+      // What this target refuses and at least one other target takes.
+      const takers = typed.filter((other) => other !== target && target.refuses.some((r) => !other.refuses.includes(r)));
+      if (takers.length === 0) continue;
+      const differs = target.refuses.filter((r) => takers.some((other) => !other.refuses.includes(r)));
+      parts.push(`${target.id} (${target.type}) refuses ${differs.join('; ')}; which ${takers.map((t) => `${t.id} (${t.type})`).join(', ')} take${takers.length === 1 ? 's' : ''}`);
+    }
+    if (parts.length === 0) continue;
+    warnings.push({
+      code: ConfigWarningCode.AliasTargetsDiffer,
+      path: `aliases.${alias}.targets`,
+      message:
+        `the targets take different requests: ${parts.join('. ')}. ` +
+        'Such a request is never sent to a target that refuses it, so it fails when the targets that take it fail; give those requests an alias of their own, or mix only targets of one provider type',
+    });
+  }
+  return warnings;
+}

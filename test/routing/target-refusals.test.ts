@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { InvalidRequestError } from '../../src/errors/api-error.ts';
+import { everyTargetRefused } from '../../src/routing/target-refusals.ts';
+
+const refusal = (param: string, why: string) => new InvalidRequestError(`Invalid value for '${param}': ${why}.`, param, 'invalid_value');
+
+test('one target: its own refusal, unchanged', () => {
+  const only = refusal('top_p', 'set only one');
+  assert.equal(everyTargetRefused('service-a', [{ targetId: 'claude/c1', refusal: only }]), only);
+});
+
+test('targets refusing different parameters: each named with its reason, no param', () => {
+  const error = everyTargetRefused('service-a', [
+    { targetId: 'claude/c1', refusal: refusal('stop[0]', 'blank') },
+    { targetId: 'other/o1', refusal: refusal('temperature', 'too high') },
+  ]);
+  assert.deepEqual(error.toBody(), {
+    error: {
+      message: "No upstream of model 'service-a' can take this request. claude/c1: Invalid value for 'stop[0]': blank. other/o1: Invalid value for 'temperature': too high.",
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_value',
+    },
+  });
+  assert.equal(error.status, 400);
+});
+
+test('no refusal at all is a programming error', () => {
+  assert.throws(() => everyTargetRefused('service-a', []), TypeError);
+});
