@@ -6,6 +6,7 @@ import { mkdir, open, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AUDIT_FILE, AUDIT_HEAD_FILE } from '../audit/file-audit-log.ts';
 import { forEachLine } from '../audit/audit-file-lines.ts';
+import { headJson } from '../audit/audit-head.ts';
 import type { ChainHead } from '../audit/audit-chain.ts';
 import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../keys/atomic-file.ts';
 import { parseTokenFile, serializeTokenFile } from '../keys/admin-token-file.ts';
@@ -121,7 +122,7 @@ export function createFileAuditWriter(dataDir: string): { append(lines: string[]
         handle = null;
       }
       // The format file-audit-log.ts writes after each append.
-      await writeFileAtomic(path.join(dataDir, AUDIT_HEAD_FILE), JSON.stringify({ seq: head.seq, hash: head.hash }) + '\n');
+      await writeFileAtomic(path.join(dataDir, AUDIT_HEAD_FILE), headJson({ seq: head.seq, hash: head.hash, next: null, open: [] }) + '\n');
       await syncDirectory(dataDir);
     },
   };

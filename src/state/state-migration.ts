@@ -67,6 +67,10 @@ export async function migrateState(source: MigrationSide, destination: Migration
   if (!verified.ok) {
     throw new MigrationRefusedError(`the audit chain of ${source.description} does not verify (${verified.message}); nothing was copied. Run portcullis audit verify and repair the chain first (docs/audit.md)`);
   }
+  const open = await source.audit.openSeqs();
+  if (open.length > 0) {
+    throw new MigrationRefusedError(`the audit chain of ${source.description} has ${open.length} write-ahead record${open.length === 1 ? '' : 's'} whose change is not settled (seq ${open.slice(0, 5).join(', ')}${open.length > 5 ? ', ...' : ''}): a gateway or a command stopped in the middle of a change; nothing was copied. Start the gateway once and stop it (its start settles them, docs/audit.md "Write-ahead"), then migrate`);
+  }
   const budgets = source.kind === 'file' ? 'from-usage' : 'not-kept';
   const snapshot: StateSnapshot = {
     ...read,

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { runCli } from '../../src/cli/main.ts';
+import { createFileAuditLog } from '../../src/audit/file-audit-log.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
@@ -198,4 +199,13 @@ test('refusals: a data directory that holds state, same kinds, nothing to move, 
     await new Promise((resolve) => listener.close(resolve));
   }
   assert.deepEqual(await client.command(['KEYS', 'mig4:*']), []);
+
+  // A write-ahead record left open (a change stopped halfway): not copied until a start settles it.
+  const opened = await createFileAuditLog({ dataDir }).append(keyCreate(99), { open: true });
+  assert.deepEqual(await cli(config, ['state', 'migrate', '--to', redis.url, '--key-prefix', 'mig5:']), {
+    code: 1,
+    stdout: '',
+    stderr: `portcullis state migrate: the audit chain of the data directory ${dataDir} has 1 write-ahead record whose change is not settled (seq ${opened.seq}): a gateway or a command stopped in the middle of a change; nothing was copied. Start the gateway once and stop it (its start settles them, docs/audit.md "Write-ahead"), then migrate\n`,
+  });
+  assert.deepEqual(await client.command(['KEYS', 'mig5:*']), []);
 });
