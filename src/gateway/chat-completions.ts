@@ -228,7 +228,7 @@ async function admit(
 ): Promise<Record<string, string> | null> {
   if (!hasAnyLimit(key.limits)) return {};
   try {
-    const admission = await admitRequest(deps.limiter, key, { tokens: reservation.tokens, costNanos: reservation.costNanos }, clock());
+    const admission = await admitRequest(deps.limiter, key, reservation, clock());
     if (admission.permit === null) return admission.headers;
     // The client left while the limiter decided: give the permit back now, unused, and stop.
     if (ctx.signal.aborted) {

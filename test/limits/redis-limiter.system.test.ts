@@ -55,7 +55,7 @@ describe('redis limiter', () => {
     const refused = await b.admit({ keyId: id, limits: l, reservation: tokens(1), nowMs: T0 });
     assert.deepEqual(refused, {
       allowed: false, refusal: 'budget', retryAfterMs: 43_200_000, snapshot: {},
-      budget: { kind: 'tokens', limit: 100, used: 150, requested: 1, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: true },
+      budget: { kind: 'tokens', limit: 100, used: 150, requested: 1, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: true, cause: 'spent' },
     });
     assert.deepEqual(await b.budgetUsed(id, l, T0), { tokens: 150, costNanos: 0 });
   });
