@@ -119,7 +119,7 @@ describe('redis limiter', () => {
     const limiter = createRedisLimiter(clientA, { keyPrefix: PREFIX, leaseMs: 30_000 });
     const id = keyId();
     const l = limits({
-      requestsPerMinute: 7, tokensPerMinute: 1_000_000_000, concurrentRequests: 3, tokenBudget: { tokens: 10, period: 'month' }, costBudget: { amount: 1_000_000, period: 'day' },
+      requestsPerMinute: 7, tokensPerMinute: 1_000_000_000, concurrentRequests: 3, tokenBudget: { tokens: 1_000_000_000, period: 'month' }, costBudget: { amount: 1_000_000, period: 'day' },
     });
     // The largest cost budget and charge: 1e15 nanos, written with every digit.
     const decision = await limiter.admit({ keyId: id, limits: l, reservation: { tokens: 123_456_789, costNanos: 999_999_999_999_999 }, nowMs: T0 });
