@@ -115,6 +115,30 @@ describe('redis limiter', () => {
     await b.close();
   });
 
+  test('a restarted instance (a new limiter on the same Redis) refuses at the same request as one that never stopped, as the in-process limiter with its journal does', async () => {
+    // The figures of test/limits/budget-journal.test.ts: 14 requests fit without a restart.
+    const l = limits({ tokenBudget: { tokens: 10_000, period: 'day' }, costBudget: { amount: 0.01, period: 'month' } });
+    const reservation = { tokens: 900, costNanos: 900_000 };
+    const charged = { tokens: 700, costNanos: 650_000 };
+    const spendUntilRefused = async (limiter: Limiter, id: string, max: number): Promise<number> => {
+      for (let i = 0; i < max; i++) {
+        const d = await limiter.admit({ keyId: id, limits: l, reservation, nowMs: T0 });
+        if (!d.allowed) return i;
+        await limiter.settle({ permit: d.permit, limits: l, charge: charged, nowMs: T0 });
+      }
+      return max;
+    };
+    const straight = createRedisLimiter(clientA, { keyPrefix: PREFIX });
+    assert.equal(await spendUntilRefused(straight, keyId(), 100), 14);
+    const id = keyId();
+    const before = createRedisLimiter(clientA, { keyPrefix: PREFIX });
+    assert.equal(await spendUntilRefused(before, id, 5), 5);
+    await before.close();
+    const after = createRedisLimiter(clientB, { keyPrefix: PREFIX });
+    assert.deepEqual(await after.budgetUsed(id, l, T0), { tokens: 3500, costNanos: 3_250_000 });
+    assert.equal(await spendUntilRefused(after, id, 100), 9);
+  });
+
   test('key layout: one hash tag per key, values exact, TTLs set on every key', async () => {
     const limiter = createRedisLimiter(clientA, { keyPrefix: PREFIX, leaseMs: 30_000 });
     const id = keyId();
