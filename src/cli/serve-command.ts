@@ -164,6 +164,7 @@ export async function runServeCommand(
     stateBackendUp: () => (state?.health() === 'ok' ? 1 : 0),
     openConnections: () => ({ api: gateway?.openConnections ?? 0, ...(admin === null ? {} : { admin: admin.shell.openConnections }) }),
     descriptorsExhausted: () => (descriptors?.exhausted === true ? 1 : 0),
+    keyLookups: () => state?.keys.lookupCounts?.() ?? {},
   });
   let state: StateBackend | undefined;
   try {

@@ -10,13 +10,16 @@ export type AuthenticatedKey = KeyPolicy;
 export interface KeyAuthenticator {
   /** Synchronous lookup: null for unknown, malformed or revoked keys. */
   authenticate(rawKey: string): AuthenticatedKey | null;
+  /** After a null from authenticate(): asks the shared store (a key created on another instance a moment ago); absent for one instance. */
+  lookup?(rawKey: string): Promise<AuthenticatedKey | null>;
   /** Records a use (for `keys list`'s last-used column). */
   touch(id: string): void;
 }
 
 const BEARER = 'bearer ';
 
-export function authenticateRequest(req: IncomingMessage, keys: KeyAuthenticator): AuthenticatedKey {
+/** The key, at once when this instance knows it; a promise only when a miss asks the shared store. */
+export function authenticateRequest(req: IncomingMessage, keys: KeyAuthenticator): AuthenticatedKey | Promise<AuthenticatedKey> {
   const header = req.headers.authorization;
   if (header === undefined || header.trim() === '') {
     throw new AuthenticationError(
@@ -26,8 +29,20 @@ export function authenticateRequest(req: IncomingMessage, keys: KeyAuthenticator
   if (header.length <= BEARER.length || header.slice(0, BEARER.length).toLowerCase() !== BEARER) {
     throw new AuthenticationError("The Authorization header must use the Bearer scheme: 'Authorization: Bearer YOUR_KEY'.");
   }
-  const key = keys.authenticate(header.slice(BEARER.length).trim());
-  if (key === null) throw new AuthenticationError('Incorrect API key provided, or the key has been revoked.');
-  keys.touch(key.id);
-  return key;
+  const rawKey = header.slice(BEARER.length).trim();
+  const key = keys.authenticate(rawKey);
+  if (key !== null) {
+    keys.touch(key.id);
+    return key;
+  }
+  if (keys.lookup === undefined) throw unknownKey();
+  return keys.lookup(rawKey).then((found) => {
+    if (found === null) throw unknownKey();
+    keys.touch(found.id);
+    return found;
+  });
+}
+
+function unknownKey(): AuthenticationError {
+  return new AuthenticationError('Incorrect API key provided, or the key has been revoked.');
 }

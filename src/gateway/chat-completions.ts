@@ -72,7 +72,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     // telemetry: the server span, from the client's traceparent or a new trace
     const trace = openTracedRequest(ctx, tracer, describe);
     // authenticate
-    const key = authenticateRequest(ctx.req, keys);
+    const key = await authenticateRequest(ctx.req, keys);
     ctx.log['keyId'] = key.id;
     checkExpiry(key, clock());
     const accounting = openAccounting(ctx, key, accountingDeps);
@@ -227,7 +227,7 @@ async function admit(
 ): Promise<Record<string, string> | null> {
   if (!hasAnyLimit(key.limits)) return {};
   try {
-    const admission = await admitRequest(deps.limiter, key, { tokens: reservation.tokens, costNanos: reservation.costNanos }, clock());
+    const admission = await admitRequest(deps.limiter, key, reservation, clock());
     if (admission.permit === null) return admission.headers;
     // The client left while the limiter decided: give the permit back now, unused, and stop.
     if (ctx.signal.aborted) {

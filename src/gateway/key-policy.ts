@@ -2,7 +2,9 @@
 // expiry (401), the resolved alias (403), then its limits (429), answered in
 // OpenAI's shapes so SDK retry logic works: Retry-After, retry-after-ms and the
 // x-ratelimit-* headers, `insufficient_quota` for a budget (tokens or money) that
-// is spent or has too little left for the request. Successful
+// is spent or has too little left for the request. A request that no budget
+// window could ever admit gets no Retry-After at all, and a message saying what
+// to lower. Successful
 // answers carry the same x-ratelimit-* headers. The limiter itself (in-process
 // or Redis) is src/limits/.
 import { ApiError, AuthenticationError } from '../errors/api-error.ts';
@@ -54,16 +56,24 @@ export interface Admission {
   headers: Record<string, string>;
 }
 
+/** A reservation as admitRequest takes it: what the limiter counts, and its parts for a refusal's message. */
+export interface ReservedCharge extends Charge {
+  /** The prompt's bound and the output maximum (reservation.ts), when known. */
+  readonly promptTokens?: number;
+  readonly outputTokens?: number;
+}
+
 /**
  * Asks the limiter to admit the request with its reservation (the most it can spend,
  * src/limits/reservation.ts); throws the 429 for a refusal. A StateUnavailableError
  * (503) passes through.
  */
-export async function admitRequest(limiter: Limiter, key: KeyPolicy, reservation: Charge, nowMs: number): Promise<Admission> {
+export async function admitRequest(limiter: Limiter, key: KeyPolicy, reservation: ReservedCharge, nowMs: number): Promise<Admission> {
   if (!hasAnyLimit(key.limits)) return { permit: null, headers: {} };
-  const decision = await limiter.admit({ keyId: key.id, limits: key.limits, reservation, nowMs });
+  const charge = { tokens: reservation.tokens, costNanos: reservation.costNanos };
+  const decision = await limiter.admit({ keyId: key.id, limits: key.limits, reservation: charge, nowMs });
   if (decision.allowed) return { permit: decision.permit, headers: rateLimitHeaders(decision.snapshot) };
-  throw refusalError(decision, key.limits);
+  throw refusalError(decision, key.limits, reservation);
 }
 
 /** A 429 from a key's limit; `refusal` says which (for the access log and metrics). */
@@ -76,16 +86,17 @@ export class KeyLimitRefusal extends ApiError {
   }
 }
 
-function refusalError(decision: Extract<AdmitDecision, { allowed: false }>, limits: KeyLimits): KeyLimitRefusal {
-  const headers = {
-    ...rateLimitHeaders(decision.snapshot),
-    'retry-after': retryAfterSeconds(decision.retryAfterMs),
-    'retry-after-ms': String(Math.max(0, Math.ceil(decision.retryAfterMs))),
-  };
-  const wait = formatResetDuration(decision.retryAfterMs);
+function refusalError(decision: Extract<AdmitDecision, { allowed: false }>, limits: KeyLimits, reservation: ReservedCharge): KeyLimitRefusal {
+  const { retryAfterMs } = decision;
+  // No Retry-After when retrying the same request cannot succeed: SDKs would retry for nothing.
+  const headers: Record<string, string> =
+    retryAfterMs === null
+      ? rateLimitHeaders(decision.snapshot)
+      : { ...rateLimitHeaders(decision.snapshot), 'retry-after': retryAfterSeconds(retryAfterMs), 'retry-after-ms': String(Math.max(0, Math.ceil(retryAfterMs))) };
+  const wait = formatResetDuration(retryAfterMs ?? 0);
   switch (decision.refusal) {
     case 'budget':
-      return new KeyLimitRefusal('budget', 'insufficient_quota', decision.budget === undefined ? 'This API key has spent its budget.' : budgetMessage(decision.budget), headers);
+      return new KeyLimitRefusal('budget', 'insufficient_quota', decision.budget === undefined ? 'This API key has spent its budget.' : budgetMessage(decision.budget, reservation), headers);
     case 'requests':
       return new KeyLimitRefusal('requests', 'rate_limit_exceeded', `Rate limit reached for requests per minute on this API key: limit ${limits.requestsPerMinute}. Try again in ${wait}.`, headers);
     case 'tokens':
@@ -99,17 +110,26 @@ function refusalError(decision: Extract<AdmitDecision, { allowed: false }>, limi
  * A budget refusal in words. Amounts of money are written in currency units without
  * the currency (the key's budget is set that way), exactly: 25.51, not 25.510000.
  */
-function budgetMessage(b: BudgetRefusal): string {
+function budgetMessage(b: BudgetRefusal, reservation: ReservedCharge): string {
   const tokens = b.kind === 'tokens';
   const amount = (n: number): string => (tokens ? String(n) : formatAmount(n, 0));
-  if (b.spent) {
-    const what = tokens ? `its token budget of ${b.limit} tokens` : `its spending budget of ${formatAmount(b.limit, 0)}`;
+  const what = tokens ? `its token budget of ${b.limit} tokens` : `its spending budget of ${formatAmount(b.limit, 0)}`;
+  if (b.cause === 'spent') {
     return `This API key has spent ${what} per ${b.period} (used: ${amount(b.used)}). The budget resets at ${b.resetsAt}.`;
   }
   const may = tokens ? `may use up to ${b.requested} tokens` : `may cost up to ${formatAmount(b.requested, 0)}`;
+  if (b.cause === 'exceeds_budget') {
+    const { promptTokens, outputTokens } = reservation;
+    const parts = promptTokens === undefined || outputTokens === undefined ? 'its prompt and max_tokens' : `a prompt of up to ${promptTokens} tokens and max_tokens ${outputTokens}`;
+    return (
+      `This request ${may} (${parts}), more than the key's whole ${tokens ? `token budget of ${b.limit} tokens` : `spending budget of ${formatAmount(b.limit, 0)}`} per ${b.period}, ` +
+      `so it can never be admitted. Send a lower max_tokens (without it a request reserves the model's output cap: 4096 tokens unless the gateway sets a lower one) or a shorter prompt.`
+    );
+  }
   const budget = tokens ? 'token budget' : 'spending budget';
-  return (
-    `This request ${may} (its prompt and max_tokens); the key's ${budget} has ${amount(Math.max(0, b.limit - b.used))} left this ${b.period}. ` +
-    `Lower max_tokens, or retry when the key's requests in flight finish.`
-  );
+  const left = `the key's ${budget} has ${amount(Math.max(0, b.limit - b.used))} left this ${b.period}`;
+  if (b.cause === 'too_little_left') {
+    return `This request ${may} (its prompt and max_tokens); ${left}, with no requests in flight. Lower max_tokens, or retry after the budget resets at ${b.resetsAt}.`;
+  }
+  return `This request ${may} (its prompt and max_tokens); ${left}. Lower max_tokens, or retry when the key's requests in flight finish.`;
 }

@@ -8,6 +8,7 @@ import {
   CONCURRENCY_RETRY_MS,
   type AdmitDecision,
   type BudgetRefusal,
+  type BudgetRefusalCause,
   type Charge,
   type RateLimitSnapshot,
   type Refusal,
@@ -45,12 +46,13 @@ export type Admission =
 
 interface FailedCheck {
   readonly refusal: Refusal;
-  readonly waitMs: number;
+  /** null: retrying the same request cannot help. */
+  readonly waitMs: number | null;
 }
 
 /** True when a budget with `used` of `limit` admits a reservation of `reserved` (see limiter.ts). */
 export function budgetAdmits(limit: number, used: number, reserved: number): boolean {
-  return used < limit && limit - used >= Math.min(reserved, limit);
+  return used < limit && limit - used >= reserved;
 }
 
 /** A budget count with `delta` added (a reservation, or charge - reservation), kept in [0, BUDGET_COUNT_CEILING]. */
@@ -75,14 +77,14 @@ export function decideAdmission(view: KeyView, limits: KeyLimits, reservation: C
   if (limits.concurrentRequests !== null && view.livePermits >= limits.concurrentRequests) {
     failed.push({ refusal: 'concurrency', waitMs: CONCURRENCY_RETRY_MS });
   }
-  const budgets: { refusal: BudgetRefusal; waitMs: number }[] = [];
+  const budgets: { refusal: BudgetRefusal; waitMs: number | null }[] = [];
   if (limits.tokenBudget !== null && view.tokenBudget !== null) {
-    const refused = checkBudget('tokens', limits.tokenBudget.tokens, limits.tokenBudget.period, view.tokenBudget, reservation.tokens, nowMs);
+    const refused = checkBudget('tokens', limits.tokenBudget.tokens, limits.tokenBudget.period, view.tokenBudget, reservation.tokens, view.livePermits, nowMs);
     if (refused !== null) budgets.push(refused);
   }
   const costLimit = budgetNanos(limits);
   if (limits.costBudget !== null && costLimit !== null && view.costBudget !== null) {
-    const refused = checkBudget('cost', costLimit, limits.costBudget.period, view.costBudget, reservation.costNanos, nowMs);
+    const refused = checkBudget('cost', costLimit, limits.costBudget.period, view.costBudget, reservation.costNanos, view.livePermits, nowMs);
     if (refused !== null) budgets.push(refused);
   }
   for (const budget of budgets) failed.push({ refusal: 'budget', waitMs: budget.waitMs });
@@ -93,18 +95,20 @@ export function decideAdmission(view: KeyView, limits: KeyLimits, reservation: C
     return { allowed: true, requests: chargedRequests, tokens: chargedTokens, snapshot: snapshotOf(chargedRequests, chargedTokens, nowMs) };
   }
 
+  // The longest wait; a check that can never pass (null) outweighs every wait.
   let worst = failed[0] as FailedCheck;
-  for (const check of failed) if (check.waitMs > worst.waitMs) worst = check;
+  for (const check of failed) if (worst.waitMs !== null && (check.waitMs === null || check.waitMs > worst.waitMs)) worst = check;
   const snapshot = snapshotOf(requests, tokens, nowMs);
   const named = budgets.reduce<(typeof budgets)[number] | undefined>((best, b) => (best === undefined || outranks(b, best) ? b : best), undefined);
   if (named !== undefined) return { allowed: false, refusal: 'budget', retryAfterMs: worst.waitMs, snapshot, budget: named.refusal };
   return { allowed: false, refusal: worst.refusal, retryAfterMs: worst.waitMs, snapshot };
 }
 
-/** Of two failing budgets, the one the refusal names: spent first, then the longer wait; tokens (pushed first) on a tie. */
-function outranks(a: { refusal: BudgetRefusal; waitMs: number }, b: { refusal: BudgetRefusal; waitMs: number }): boolean {
+/** Of two failing budgets, the one the refusal names: one never passable first, then spent, then the longer wait; tokens (pushed first) on a tie. */
+function outranks(a: { refusal: BudgetRefusal; waitMs: number | null }, b: { refusal: BudgetRefusal; waitMs: number | null }): boolean {
+  if ((a.waitMs === null) !== (b.waitMs === null)) return a.waitMs === null;
   if (a.refusal.spent !== b.refusal.spent) return a.refusal.spent;
-  return a.waitMs > b.waitMs;
+  return (a.waitMs ?? 0) > (b.waitMs ?? 0);
 }
 
 function checkBudget(
@@ -113,13 +117,16 @@ function checkBudget(
   period: BudgetPeriod,
   view: BudgetCountView,
   requested: number,
+  livePermits: number,
   nowMs: number,
-): { refusal: BudgetRefusal; waitMs: number } | null {
+): { refusal: BudgetRefusal; waitMs: number | null } | null {
   if (budgetAdmits(limit, view.used, requested)) return null;
   const spent = view.used >= limit;
+  const cause: BudgetRefusalCause = requested > limit ? 'exceeds_budget' : spent ? 'spent' : livePermits > 0 ? 'held_in_flight' : 'too_little_left';
+  const toPeriodEnd = Math.max(0, view.window.endMs - nowMs);
   return {
-    refusal: { kind, limit, used: view.used, requested, period, resetsAt: new Date(view.window.endMs).toISOString(), spent },
-    waitMs: spent ? view.window.endMs - nowMs : CONCURRENCY_RETRY_MS,
+    refusal: { kind, limit, used: view.used, requested, period, resetsAt: new Date(view.window.endMs).toISOString(), spent, cause },
+    waitMs: cause === 'exceeds_budget' ? null : cause === 'held_in_flight' ? CONCURRENCY_RETRY_MS : toPeriodEnd,
   };
 }
 

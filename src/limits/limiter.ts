@@ -23,33 +23,34 @@
 //   - budgets, the token budget (tokens per UTC day/month) and the cost budget (nanos
 //     per UTC day/month) alike: `used` is the window's count, which holds every settled
 //     charge AND every live reservation. Admitted iff used < limit and
-//     limit - used >= min(reserved, limit): the token bucket's rule, so a reservation
-//     larger than the whole budget passes only when nothing is used or held. Hence,
-//     while every charge is at most its reservation (for text it is, reservation.ts),
-//     the charges of a window never pass the limit, except for one request larger than
-//     the whole budget, admitted on an empty window: a burst spends at most the limit
-//     plus one request. A charge above its reservation (an image beyond its per-image
-//     bound) adds its excess to that, and is counted at most maxChargeMultiple times its
-//     reservation (charge-ceiling.ts), so whatever upstreams report a burst counts at
-//     most that multiple of the limit, plus one request.
-//     (used < limit is implied by the fit rule whenever the reservation is above 0; it
-//     makes a reservation of 0, e.g. an unpriced request against a cost budget, meet a
-//     spent budget like any other request.)
+//     reserved <= limit - used. A reservation larger than the whole budget is never
+//     admitted: no window could hold it. Hence, while every charge is at most its
+//     reservation (for text it is, reservation.ts), the charges of a window never pass
+//     the limit, whatever the burst. A charge above its reservation (an image beyond its
+//     per-image bound) adds its excess to that, and is counted at most maxChargeMultiple
+//     times its reservation (charge-ceiling.ts), so whatever upstreams report a burst
+//     counts at most that multiple of the limit.
+//     (used < limit makes a reservation of 0, e.g. an unpriced request against a cost
+//     budget, meet a spent budget like any other request.)
 //
 // Refusal and Retry-After: when several checks fail, the refusal is `budget` if a budget
 // fails (it is a different client error, 429 insufficient_quota), otherwise the failing
 // check with the longest wait (ties: requests, tokens, concurrency). Of two failing
-// budgets the refusal names a spent one first, then the longer wait, then tokens.
-// retryAfterMs is the longest wait among the failing checks:
+// budgets the refusal names one the request can never fit first, then a spent one, then
+// the longer wait, then tokens. retryAfterMs is the longest wait among the failing
+// checks, or null when a budget can never admit the request (its reservation is above
+// the whole budget): retrying the same request cannot help, only a smaller one can.
 //   - requests/tokens: time until the bucket holds enough (1, or min(reserved, limit));
 //   - concurrency: a fixed hint of CONCURRENCY_RETRY_MS (1000 ms): slots free when other
 //     requests finish, which the limiter cannot predict;
 //   - budget spent (used >= limit): time until the period ends (next UTC midnight or
 //     first of the month);
-//   - budget not spent but the reservation does not fit the room left: CONCURRENCY_RETRY_MS,
-//     as the room comes back when requests in flight settle below their reservations.
+//   - budget not spent, the reservation does not fit the room left, and the key has
+//     requests in flight: CONCURRENCY_RETRY_MS, as room comes back when they settle
+//     below their reservations. With nothing in flight no room can come back before
+//     the period ends: time until then.
 // A budget refusal carries its detail (kind, limit, used, requested, period, resetsAt,
-// spent), in tokens or nanos by kind.
+// spent, cause), in tokens or nanos by kind.
 //
 // Leases: a permit expires leaseMs (DEFAULT_LEASE_MS, 60 s) after admission or after its
 // last renew(); renew() moves the expiry to nowMs + leaseMs (never earlier than it was).
@@ -143,14 +144,26 @@ export interface BudgetRefusal {
   resetsAt: string;
   /** used >= limit; false when the reservation does not fit the room left. */
   spent: boolean;
+  /** Why, which says when a retry can succeed (see BudgetRefusalCause). */
+  cause: BudgetRefusalCause;
 }
+
+/**
+ * Why a budget refused, and so when the same request can pass:
+ *   - exceeds_budget: the reservation is above the whole budget: never (lower max_tokens or the prompt);
+ *   - spent: used >= limit: when the period ends;
+ *   - held_in_flight: the room left is too small while requests in flight hold reservations: soon;
+ *   - too_little_left: the room left is too small and nothing is in flight: when the period ends.
+ */
+export type BudgetRefusalCause = 'exceeds_budget' | 'spent' | 'held_in_flight' | 'too_little_left';
 
 export type AdmitDecision =
   | { allowed: true; permit: Permit; snapshot: RateLimitSnapshot }
   | {
       allowed: false;
       refusal: Refusal;
-      retryAfterMs: number;
+      /** null: the same request can never be admitted (a budget's cause exceeds_budget). */
+      retryAfterMs: number | null;
       snapshot: RateLimitSnapshot;
       /** Present when refusal is 'budget'. */
       budget?: BudgetRefusal;
@@ -191,7 +204,7 @@ export interface Limiter {
 
 /** Default permit lease: a holder that stops renewing gives its slot back after this. */
 export const DEFAULT_LEASE_MS = 60_000;
-/** Retry hint for a concurrency refusal and a budget the request does not fit (see the semantics above). */
+/** Retry hint for a concurrency refusal and a budget held by requests in flight (see the semantics above). */
 export const CONCURRENCY_RETRY_MS = 1000;
 /**
  * Bound on one request's reserved or charged tokens; larger values are programming

@@ -1,6 +1,10 @@
 // The in-process limiter: the rules of key-admission.ts over a Map of key states.
-// The default for a single instance; state is lost on restart (buckets start full,
-// budgets start at 0 unless the integrator seeds them from usage records).
+// The default for a single instance. Budget counts outlive the process when a journal
+// is given (the file backend's budgets.json, budget-journal.ts): the limiter starts
+// from its counts, and an admission that charges a budget returns only once a write
+// holding it is done, so a crash loses no admitted reservation. Per-minute buckets
+// start full on restart (a minute's window; docs/keys.md says so) and permits vanish
+// with the process, so no concurrency slot is left held.
 import { randomUUID } from 'node:crypto';
 import { budgetWindowAt } from './budget-period.ts';
 import { countedCharge, DEFAULT_MAX_CHARGE_MULTIPLE } from './charge-ceiling.ts';
@@ -20,12 +24,30 @@ import {
   type SettleInput,
 } from './limiter.ts';
 import { isFull, refill, type BucketState } from './token-bucket.ts';
+import { liveEntries, windowEndMs, type JournalEntry } from './budget-journal.ts';
+
+/** Where budget counts are kept across restarts. */
+export interface BudgetJournal {
+  /** The counts written last (read at start). */
+  readonly entries: readonly JournalEntry[];
+  /**
+   * Writes the counts `snapshot` returns when the write starts; resolves once a write
+   * begun after the call is done (several callers share one write).
+   */
+  save(snapshot: () => JournalEntry[]): Promise<void>;
+}
 
 interface MemoryLimiterOptions {
   /** Permit lease in ms (default DEFAULT_LEASE_MS). */
   leaseMs?: number;
   /** Most keys with state (default 100000); see evictForNewKey. */
   maxKeys?: number;
+  /** Budget counts that outlive the process; none: they start at 0. */
+  journal?: BudgetJournal;
+  /** Start time for the journal's counts (windows ended by then are dropped). Default Date.now(). */
+  nowMs?: number;
+  /** A journal write failed: the limits keep counting in memory; only a restart would lose counts. */
+  onJournalError?: (error: Error) => void;
 }
 
 interface MemoryLimiter extends Limiter {
@@ -74,6 +96,24 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
   const keys = new Map<string, KeyState>();
   let admissionsSinceSweep = 0;
   let closed = false;
+  const journal = options.journal;
+  const onJournalError = options.onJournalError ?? ((error: Error) => process.emitWarning(error));
+  if (journal !== undefined) seedFromJournal(keys, journal.entries, options.nowMs ?? Date.now());
+
+  /** Every budget count held, for the journal. */
+  function snapshot(): JournalEntry[] {
+    const out: JournalEntry[] = [];
+    for (const [keyId, state] of keys) {
+      for (const c of state.budgets) out.push({ keyId, kind: 'tokens', windowId: c.id, used: c.used });
+      for (const c of state.costs) out.push({ keyId, kind: 'cost', windowId: c.id, used: c.used });
+    }
+    return out;
+  }
+
+  async function persist(): Promise<void> {
+    if (journal === undefined) return;
+    await journal.save(snapshot).catch((error: unknown) => onJournalError(error as Error));
+  }
 
   function dropExpiredPermits(state: KeyState, nowMs: number): void {
     for (const [id, expiresAtMs] of state.permits) if (nowMs >= expiresAtMs) state.permits.delete(id);
@@ -157,6 +197,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
       if (costBudget !== null) addToCount(state.costs, costBudget, reservation.costNanos);
       const permit = newPermit(keyId, reservation, nowMs, tokenBudget?.window.id ?? null, costBudget?.window.id ?? null);
       state.permits.set(permit.id, nowMs + leaseMs);
+      if (tokenBudget !== null || costBudget !== null) await persist();
       return { allowed: true, permit, snapshot: admission.snapshot };
     },
 
@@ -175,6 +216,7 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
       }
       correctCount(state.budgets, permit.budgetPeriod, charge.tokens - reservation.tokens);
       correctCount(state.costs, permit.costBudgetPeriod, charge.costNanos - reservation.costNanos);
+      if (permit.budgetPeriod !== null || permit.costBudgetPeriod !== null) await persist();
     },
 
     async renew(permit: Permit, nowMs: number): Promise<boolean> {
@@ -256,4 +298,16 @@ function addBudgetCount(counts: BudgetCount[], count: BudgetCount): void {
   let oldest = 0;
   for (let i = 1; i < counts.length; i++) if ((counts[i] as BudgetCount).endMs < (counts[oldest] as BudgetCount).endMs) oldest = i;
   counts.splice(oldest, 1);
+}
+
+/** Takes back the journal's counts of windows that have not ended at nowMs. */
+function seedFromJournal(keys: Map<string, KeyState>, entries: readonly JournalEntry[], nowMs: number): void {
+  for (const e of liveEntries(entries, nowMs)) {
+    let state = keys.get(e.keyId);
+    if (state === undefined) {
+      state = { requests: undefined, tokens: undefined, permits: new Map(), budgets: [], costs: [] };
+      keys.set(e.keyId, state);
+    }
+    addBudgetCount(e.kind === 'tokens' ? state.budgets : state.costs, { id: e.windowId, endMs: windowEndMs(e.windowId) as number, used: e.used });
+  }
 }

@@ -79,10 +79,9 @@ local function corrected(used, delta)
   return v
 end
 
--- key-admission.ts budgetAdmits(): not spent, and the reservation (at most the whole budget) fits the room left.
+-- key-admission.ts budgetAdmits(): not spent, and the reservation fits the room left.
 local function admits(limit, used, reserved)
   if used >= limit then return false end
-  if reserved > limit then reserved = limit end
   return limit - used >= reserved
 end
 

@@ -22,6 +22,8 @@ interface GatewayMetricsSources {
   openConnections?(): Record<string, number>;
   /** 1 while the process is out of file descriptors. */
   descriptorsExhausted?(): number;
+  /** Lookups of keys this instance did not know, in the shared store, by result, since start. */
+  keyLookups?(): Readonly<Record<string, number>>;
 }
 
 export interface GatewayMetrics {
@@ -92,6 +94,12 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   });
   const spansExported = registry.counter({ name: 'portcullis_trace_spans_exported_total', help: 'Trace spans the OTLP collector accepted.' });
   const spansDropped = registry.counter({ name: 'portcullis_trace_spans_dropped_total', help: 'Trace spans not exported, by reason (queue_full, export_failed, rejected, shutdown).', labelNames: ['reason'] });
+  registry.gauge({
+    name: 'portcullis_key_store_lookups',
+    help: 'Keys this instance did not know, looked up in the shared store since start, by result (found, unknown, cached_unknown and shed: answered without asking, failed).',
+    labelNames: ['result'],
+    collect: () => Object.entries(sources.keyLookups?.() ?? {}).map(([result, value]) => ({ labels: { result }, value })),
+  });
   registry.gauge({ name: 'portcullis_descriptors_exhausted', help: '1 while the process is out of file descriptors.', collect: () => [{ labels: {}, value: sources.descriptorsExhausted?.() ?? 0 }] });
   registry.gauge({
     name: 'portcullis_circuit_state',

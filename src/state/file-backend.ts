@@ -1,6 +1,7 @@
 // The single-instance backend: keys and usage in files under the data
 // directory (several processes on one directory add up through file locks),
-// limits and budgets in this process's memory.
+// limits in this process's memory, budget counts also in budgets.json so they
+// outlive a restart (budget-file.ts; one serving process per data directory).
 //
 // Its user-visible name stays "memory" (config `"state": {"backend": "memory"}`, the
 // startup banner's `state: memory`, the `listening` log line): only the code is
@@ -9,6 +10,7 @@ import { access, constants } from 'node:fs/promises';
 import { openKeyStore, type FileKeyStore, type KeyStoreOptions } from './file-key-store.ts';
 import { createMemoryLimiter } from '../limits/memory-limiter.ts';
 import { createFileUsageStore } from './file-usage-store.ts';
+import { openBudgetFile } from './budget-file.ts';
 import { openFileAdminTokenStore } from './file-admin-token-store.ts';
 import { BackendHealth, type StateBackend } from './state-backend.ts';
 import { createFileAuditLog, type FileAuditLogOptions } from '../audit/file-audit-log.ts';
@@ -21,7 +23,7 @@ export interface FileBackend extends StateBackend {
 /** Opens the key store synchronously, so a broken keys.json stops startup. */
 export function openFileBackend(dataDir: string, keyOptions: KeyStoreOptions = {}, auditOptions: Omit<FileAuditLogOptions, 'dataDir'> = {}): FileBackend {
   const keys = openKeyStore(dataDir, keyOptions);
-  const limiter = createMemoryLimiter();
+  const limiter = createMemoryLimiter({ journal: openBudgetFile(dataDir) });
   return {
     kind: 'memory',
     keys,

@@ -14,7 +14,12 @@ export type { KeyRecord } from '../keys/store-format.ts';
 
 export type ListedKey = KeyRecord & { readonly lastUsedAt: string | null };
 
-/** Changes to a key's settings; absent fields are left as they are. */
+/**
+ * How a lookup() ended: found active, unknown (or revoked) in the store, answered from
+ * the unknown-key cache, not asked because enough lookups were in flight (shed), or
+ * failed (timeout, store unreachable).
+ */
+export type KeyLookupResult = 'found' | 'unknown' | 'cached_unknown' | 'shed' | 'failed';
 
 /** A new key: the raw key, shown once, and what is stored. */
 export interface IssuedKey {
@@ -60,6 +65,15 @@ export interface KeyStore {
   prepareReload(): Promise<{ commit(): void }>;
   /** Synchronous per-request lookup: the active key's record, or null. Does not record use. */
   authenticate(rawKey: string): KeyRecord | null;
+  /**
+   * After authenticate() answered null: asks the shared store, for a key created on
+   * another instance a moment ago (Redis only). Bounded: one lookup per key hash at a
+   * time, a timeout, unknown keys remembered briefly. Never answers a key this
+   * instance knows to be revoked.
+   */
+  lookup?(rawKey: string): Promise<KeyRecord | null>;
+  /** Lookups made by lookup(), by result, since the store opened (for /metrics). */
+  lookupCounts?(): Readonly<Record<KeyLookupResult, number>>;
   /** Record that key `id` was used now; kept in memory, flushed within `lastUsedFlushMs`. */
   touch(id: string): void;
   /** Write pending last-used times now. */

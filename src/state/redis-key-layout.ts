@@ -24,6 +24,13 @@ export const SNAPSHOT_SCRIPT = defineScript(`
 return { redis.call('GET', KEYS[2]) or '0', redis.call('HGETALL', KEYS[1]) }
 `);
 
+/** One record by the SHA-256 of its raw key, or nil. KEYS: by-hash, records. ARGV: 1 hash. */
+export const RECORD_BY_HASH_SCRIPT = defineScript(`
+local id = redis.call('HGET', KEYS[1], ARGV[1])
+if not id then return false end
+return { id, redis.call('HGET', KEYS[2], id) or false }
+`);
+
 /**
  * Compare-and-set of one record. KEYS: records, by-hash, version. ARGV: 1 id,
  * 2 the record JSON read ('' = must not exist), 3 new JSON, 4 old hash ('' = none),

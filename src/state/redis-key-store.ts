@@ -24,6 +24,15 @@
 // While Redis is unreachable the mirror keeps serving the last keys it saw (a revoke
 // made meanwhile elsewhere cannot reach this instance anyway) and onError hears of the
 // outage once; the first successful poll after it catches up.
+//
+// A key created on another instance is in Redis before its create returns, but in
+// this mirror only after the next poll. So a miss asks Redis (lookup(), one script:
+// by-hash then the record): a key created elsewhere authenticates at once. The lookup
+// is bounded so unknown keys cannot flood Redis: one in flight per key hash (callers
+// share it), LOOKUP_TIMEOUT_MS, and an unknown hash is answered from a bounded LRU for
+// UNKNOWN_KEY_CACHE_MS, and at most MAX_LOOKUPS_IN_FLIGHT lookups run at once. A found record is served for that request only and a refresh
+// is started; it never enters the mirror, so a lookup that raced a revoke cannot
+// bring the key back. A key the mirror holds as revoked is never looked up.
 import type { RedisClient } from '../redis/client.ts';
 import { RedisUnavailableError } from '../redis/errors.ts';
 import type { RedisReply } from '../redis/resp.ts';
@@ -34,10 +43,18 @@ import { KeyFileInvalidError, KeyNotFoundError, KeyStoreClosedError, KeyStoreIoE
 import { checkNewKey, checkPatch, createKeyRecord, keyChanges, requireRecord } from '../keys/key-records.ts';
 import type { KeySettingsInput } from '../keys/key-settings.ts';
 import { laterTime, newKeyId, parseLastUsedFile, type KeyRecord } from '../keys/store-format.ts';
-import type { IssuedKey, KeyPatch, KeyStore, ListedKey, WriteAhead } from './key-store-port.ts';
-import { MERGE_LAST_USED_SCRIPT, parseStoredRecord, PUT_RECORD_SCRIPT, RECORD_ADVICE, recordJson, redisKeyStoreKeys, SNAPSHOT_SCRIPT } from './redis-key-layout.ts';
+import type { IssuedKey, KeyLookupResult, KeyPatch, KeyStore, ListedKey, WriteAhead } from './key-store-port.ts';
+import { MERGE_LAST_USED_SCRIPT, parseStoredRecord, PUT_RECORD_SCRIPT, RECORD_ADVICE, RECORD_BY_HASH_SCRIPT, recordJson, redisKeyStoreKeys, SNAPSHOT_SCRIPT } from './redis-key-layout.ts';
 
 export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
+/** A lookup of a missed key that Redis has not answered by then is a miss (401). */
+export const LOOKUP_TIMEOUT_MS = 1000;
+/** How long an unknown key hash is answered without asking Redis again. */
+export const UNKNOWN_KEY_CACHE_MS = 1000;
+/** Most unknown key hashes remembered; the least recently seen goes first. */
+export const UNKNOWN_KEY_CACHE_SIZE = 10_000;
+/** Most lookups in flight at once; a miss beyond them is answered 401 without asking (many distinct unknown keys at once). */
+export const MAX_LOOKUPS_IN_FLIGHT = 32;
 export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
 /**
  * Compare-and-set rounds before a write gives up. Every round some writer of the key
@@ -86,6 +103,49 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
   let reported: string | null = null;
   let refreshChain: Promise<void> = Promise.resolve();
   let refreshQueued = false;
+  const scheduler = options.scheduler ?? systemScheduler;
+  /** Key hash -> when the "unknown" answer expires (monotonic ms); insertion order is recency. */
+  const unknownKeys = new Map<string, number>();
+  const lookups = new Map<string, Promise<KeyRecord | null>>();
+  const lookupCounts: Record<KeyLookupResult, number> = { found: 0, unknown: 0, cached_unknown: 0, shed: 0, failed: 0 };
+
+  function rememberUnknown(hash: string): void {
+    unknownKeys.delete(hash);
+    unknownKeys.set(hash, scheduler.monotonic() + UNKNOWN_KEY_CACHE_MS);
+    if (unknownKeys.size > UNKNOWN_KEY_CACHE_SIZE) unknownKeys.delete(unknownKeys.keys().next().value as string);
+  }
+
+  /** One lookup of `hash` in Redis, bounded by LOOKUP_TIMEOUT_MS; null on unknown, revoked, timeout or error. */
+  async function lookupHash(hash: string): Promise<KeyRecord | null> {
+    let timer: ReturnType<Scheduler['setTimeout']> | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = scheduler.setTimeout(() => resolve('timeout'), LOOKUP_TIMEOUT_MS);
+    });
+    try {
+      const reply = await Promise.race([client.evalScript(RECORD_BY_HASH_SCRIPT, [keys.byHash, keys.records], [hash]), timeout]);
+      if (reply === 'timeout') {
+        lookupCounts.failed++;
+        return null;
+      }
+      const [id, json] = Array.isArray(reply) ? reply : [];
+      const record = typeof id === 'string' && typeof json === 'string' ? parseStoredRecord(id, json, location) : null;
+      if (record === null || record.hash !== hash || record.revokedAt !== null) {
+        lookupCounts.unknown++;
+        rememberUnknown(hash);
+        return null;
+      }
+      lookupCounts.found++;
+      // The mirror is behind: catch up now rather than at the next poll.
+      refresh(false).catch((error: unknown) => report(error as Error));
+      return record;
+    } catch (error) {
+      lookupCounts.failed++;
+      report(error as Error);
+      return null;
+    } finally {
+      if (timer !== undefined) scheduler.clearTimer(timer);
+    }
+  }
 
   function report(error: Error): void {
     const what = error instanceof RedisUnavailableError ? 'unavailable' : `${error.name}:${error.message}`;
@@ -232,7 +292,6 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
   } catch (error) {
     throw ioError('read the keys from', error);
   }
-  const scheduler = options.scheduler ?? systemScheduler;
   const poll = scheduler.setInterval(() => {
     // A refresh already waiting covers this tick.
     if (refreshQueued || closed) return;
@@ -311,6 +370,34 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
       // Expiry is the caller's check, so it can say "expired" rather than "unknown".
       return record === undefined || record.revokedAt !== null ? null : record;
     },
+
+    lookup(rawKey: string): Promise<KeyRecord | null> {
+      if (closed || !isWellFormedApiKey(rawKey)) return Promise.resolve(null);
+      const hash = hashApiKey(rawKey);
+      const known = mirror.byHash.get(hash);
+      // Known here: active (the mirror caught up meanwhile) or revoked, never asked again.
+      if (known !== undefined) return Promise.resolve(known.revokedAt === null ? known : null);
+      const until = unknownKeys.get(hash);
+      if (until !== undefined) {
+        if (scheduler.monotonic() < until) {
+          lookupCounts.cached_unknown++;
+          return Promise.resolve(null);
+        }
+        unknownKeys.delete(hash);
+      }
+      let pending = lookups.get(hash);
+      if (pending === undefined && lookups.size >= MAX_LOOKUPS_IN_FLIGHT) {
+        lookupCounts.shed++;
+        return Promise.resolve(null);
+      }
+      if (pending === undefined) {
+        pending = lookupHash(hash).finally(() => lookups.delete(hash));
+        lookups.set(hash, pending);
+      }
+      return pending;
+    },
+
+    lookupCounts: () => ({ ...lookupCounts }),
 
     touch(id: string) {
       if (closed || !mirror.byId.has(id)) return;

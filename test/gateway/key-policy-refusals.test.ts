@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { renderError } from '../../src/errors/render.ts';
 import { admitRequest, KeyLimitRefusal, type KeyPolicy } from '../../src/gateway/key-policy.ts';
 import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
-import type { Charge } from '../../src/limits/limiter.ts';
+import type { ReservedCharge } from '../../src/gateway/key-policy.ts';
 import { createMemoryLimiter } from '../../src/limits/memory-limiter.ts';
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -15,7 +15,7 @@ let keys = 0;
 const key = (limits: Partial<KeyLimits>): KeyPolicy => ({ id: `key_${++keys}`, expiresAt: null, allowedAliases: null, limits: { ...NO_LIMITS, ...limits } });
 
 /** The rendered refusal of admitting `reservation` for `policy`: status, headers and body. */
-async function refusal(limiter: ReturnType<typeof createMemoryLimiter>, policy: KeyPolicy, reservation: Charge) {
+async function refusal(limiter: ReturnType<typeof createMemoryLimiter>, policy: KeyPolicy, reservation: ReservedCharge) {
   const error = await admitRequest(limiter, policy, reservation, T0).then(
     () => assert.fail('expected a refusal'),
     (e: unknown) => e,
@@ -28,7 +28,7 @@ async function refusal(limiter: ReturnType<typeof createMemoryLimiter>, policy: 
 
 const quota = (message: string) => ({ error: { message, type: 'insufficient_quota', param: null, code: 'insufficient_quota' } });
 
-test('token budget: a request that does not fit the room left is told how much is left and what to do', async () => {
+test('token budget held by a request in flight: the short retry, how much is left and what to do', async () => {
   const limiter = createMemoryLimiter();
   const policy = key({ tokenBudget: { tokens: 5000, period: 'day' } });
   assert.notEqual((await admitRequest(limiter, policy, { tokens: 4100, costNanos: 0 }, T0)).permit, null);
@@ -46,7 +46,7 @@ test('token budget: a request that does not fit the room left is told how much i
 test('token budget spent: the same message as before, with the reset time', async () => {
   const limiter = createMemoryLimiter();
   const policy = key({ tokenBudget: { tokens: 100, period: 'month' } });
-  const admitted = await admitRequest(limiter, policy, { tokens: 110, costNanos: 0 }, T0);
+  const admitted = await admitRequest(limiter, policy, { tokens: 100, costNanos: 0 }, T0);
   assert.ok(admitted.permit !== null);
   await limiter.settle({ permit: admitted.permit, limits: policy.limits, charge: { tokens: 150, costNanos: 0 }, nowMs: T0 });
   assert.deepEqual(await refusal(limiter, policy, { tokens: 10, costNanos: 0 }), {
@@ -97,6 +97,58 @@ test('with a per-minute limit the budget refusal carries the x-ratelimit-* heade
     'x-ratelimit-reset-requests': '6s',
     'retry-after': '1',
     'retry-after-ms': '1000',
+  });
+  await limiter.close();
+});
+
+test('cost reservation above the whole budget, nothing in flight: no Retry-After, what to lower and the figures', async () => {
+  const limiter = createMemoryLimiter();
+  const policy = key({ costBudget: { amount: 0.01, period: 'day' } });
+  // Some of the day already spent, as in the report: 0.0000066.
+  const spent = await admitRequest(limiter, policy, { tokens: 30, costNanos: 6600 }, T0);
+  assert.ok(spent.permit !== null);
+  await limiter.settle({ permit: spent.permit, limits: policy.limits, charge: { tokens: 30, costNanos: 6600 }, nowMs: T0 });
+  assert.deepEqual(await refusal(limiter, policy, { tokens: 4180, costNanos: 61_700_000, promptTokens: 84, outputTokens: 4096 }), {
+    status: 429,
+    headers: {},
+    body: quota(
+      "This request may cost up to 0.0617 (a prompt of up to 84 tokens and max_tokens 4096), more than the key's whole spending budget of 0.01 per day, " +
+        'so it can never be admitted. Send a lower max_tokens (without it a request reserves the model\'s output cap: 4096 tokens unless the gateway sets a lower one) or a shorter prompt.',
+    ),
+  });
+  // The same on an empty window: a reservation above the budget is never admitted.
+  assert.deepEqual((await refusal(limiter, key({ costBudget: { amount: 0.01, period: 'day' } }), { tokens: 4180, costNanos: 61_700_000 })).headers, {});
+  await limiter.close();
+});
+
+test('token reservation above the whole budget: no Retry-After, even beside a per-minute limit', async () => {
+  const limiter = createMemoryLimiter();
+  const policy = key({ requestsPerMinute: 10, tokenBudget: { tokens: 1000, period: 'month' } });
+  assert.deepEqual(await refusal(limiter, policy, { tokens: 4200, costNanos: 0, promptTokens: 104, outputTokens: 4096 }), {
+    status: 429,
+    headers: { 'x-ratelimit-limit-requests': '10', 'x-ratelimit-remaining-requests': '10', 'x-ratelimit-reset-requests': '0s' },
+    body: quota(
+      "This request may use up to 4200 tokens (a prompt of up to 104 tokens and max_tokens 4096), more than the key's whole token budget of 1000 tokens per month, " +
+        'so it can never be admitted. Send a lower max_tokens (without it a request reserves the model\'s output cap: 4096 tokens unless the gateway sets a lower one) or a shorter prompt.',
+    ),
+  });
+  await limiter.close();
+});
+
+test('too little left with nothing in flight: Retry-After until the period ends', async () => {
+  const limiter = createMemoryLimiter();
+  const policy = key({ costBudget: { amount: 0.01, period: 'day' } });
+  const admitted = await admitRequest(limiter, policy, { tokens: 10, costNanos: 9_000_000 }, T0);
+  assert.ok(admitted.permit !== null);
+  await limiter.settle({ permit: admitted.permit, limits: policy.limits, charge: { tokens: 10, costNanos: 9_000_000 }, nowMs: T0 });
+  // Noon: 12 hours to the end of the UTC day.
+  assert.deepEqual(await refusal(limiter, policy, { tokens: 10, costNanos: 2_000_000 }), {
+    status: 429,
+    headers: { 'retry-after': '43200', 'retry-after-ms': '43200000' },
+    body: quota(
+      "This request may cost up to 0.002 (its prompt and max_tokens); the key's spending budget has 0.001 left this day, with no requests in flight. " +
+        'Lower max_tokens, or retry after the budget resets at 2026-11-23T00:00:00.000Z.',
+    ),
   });
   await limiter.close();
 });

@@ -405,10 +405,10 @@ test('concurrentRequests 1: a stream holds the slot, a second request is 429, th
 // --- token budget ---
 
 test('tokenBudget: once spent, 429 insufficient_quota with Retry-After to the end of the UTC day', async () => {
-  const { key } = await newKey({ limits: { tokenBudget: { tokens: 100, period: 'day' } } });
+  const { key } = await newKey({ limits: { tokenBudget: { tokens: 200, period: 'day' } } });
   now = Date.UTC(2026, 10, 22, 23, 59, 0);
-  // Admitted while nothing is used; settled to the upstream's 150 tokens.
-  upstreamUsage = { prompt_tokens: 50, completion_tokens: 100, total_tokens: 150 };
+  // Admitted while nothing is used (reserved 188 of 200); settled to the upstream's 250 tokens.
+  upstreamUsage = { prompt_tokens: 50, completion_tokens: 200, total_tokens: 250 };
   const first = await chat(key, fake());
   assert.equal(first.status, 200);
   // A budget alone has no x-ratelimit-* headers (OpenAI has none for it).
@@ -419,7 +419,7 @@ test('tokenBudget: once spent, 429 insufficient_quota with Retry-After to the en
   assert.equal(res.status, 429);
   assert.deepEqual(res.json(), {
     error: {
-      message: 'This API key has spent its token budget of 100 tokens per day (used: 150). The budget resets at 2026-11-23T00:00:00.000Z.',
+      message: 'This API key has spent its token budget of 200 tokens per day (used: 250). The budget resets at 2026-11-23T00:00:00.000Z.',
       type: 'insufficient_quota',
       param: null,
       code: 'insufficient_quota',
@@ -435,8 +435,9 @@ test('tokenBudget: once spent, 429 insufficient_quota with Retry-After to the en
 });
 
 test('tokenBudget with a per-minute limit: the 429 carries both the budget wait and the x-ratelimit-* headers', async () => {
-  const { key } = await newKey({ limits: { requestsPerMinute: 10, tokenBudget: { tokens: 10, period: 'month' } } });
+  const { key } = await newKey({ limits: { requestsPerMinute: 10, tokenBudget: { tokens: 200, period: 'month' } } });
   now = Date.UTC(2026, 10, 30, 23, 0, 0);
+  upstreamUsage = { prompt_tokens: 50, completion_tokens: 200, total_tokens: 250 };
   assert.equal((await chat(key, fake())).status, 200);
   await settled();
   const res = await chat(key, fake());

@@ -16,7 +16,7 @@ export function runBudgetScenarios(name: string, makeLimiter: MakeLimiter): void
   const run = scenarioRunner(makeLimiter);
 
   describe(`limiter budget scenarios: ${name}`, () => {
-    test('burst: 40 parallel admits against a token budget spend at most the limit plus one request', run(async (s) => {
+    test('burst: 40 parallel admits against a token budget spend at most the limit', run(async (s) => {
       const l = limits({ tokenBudget: { tokens: 5000, period: 'day' } });
       const decisions = await Promise.all(Array.from({ length: 40 }, () => s.admit('k', l, 700, T0)));
       const admitted = decisions.filter((d) => d.allowed);
@@ -24,7 +24,7 @@ export function runBudgetScenarios(name: string, makeLimiter: MakeLimiter): void
       for (const d of decisions.filter((d) => !d.allowed)) {
         assert.deepEqual(d, {
           allowed: false, refusal: 'budget', retryAfterMs: 1000, snapshot: {},
-          budget: { kind: 'tokens', limit: 5000, used: 4900, requested: 700, period: 'day', resetsAt: DAY_END, spent: false },
+          budget: { kind: 'tokens', limit: 5000, used: 4900, requested: 700, period: 'day', resetsAt: DAY_END, spent: false, cause: 'held_in_flight' },
         });
       }
       // Every request spends the most its reservation allows.
@@ -34,10 +34,10 @@ export function runBudgetScenarios(name: string, makeLimiter: MakeLimiter): void
       assert.equal(refused(await s.admit('k', l, 1, T0)).budget?.spent, true);
       assert.equal(await s.budgetUsed('k', l, T0), 5000);
 
-      // Requests larger than the budget: one passes on the empty window, no other.
+      // Requests larger than the whole budget: none passes, even on the empty window.
       const big = await Promise.all(Array.from({ length: 40 }, () => s.admit('big', l, 6000, T0)));
-      assert.equal(big.filter((d) => d.allowed).length, 1);
-      assert.equal(await s.budgetUsed('big', l, T0), 6000);
+      assert.equal(big.filter((d) => d.allowed).length, 0);
+      assert.equal(await s.budgetUsed('big', l, T0), 0);
     }));
 
     test('burst: tokens per minute count reservations in flight the same way', run(async (s) => {
@@ -54,7 +54,7 @@ export function runBudgetScenarios(name: string, makeLimiter: MakeLimiter): void
       const decisions = await Promise.all(Array.from({ length: 40 }, () => s.admit('k', l, { tokens: 100, costNanos: 3_000_000 }, T0)));
       assert.equal(decisions.filter((d) => d.allowed).length, 3);
       assert.deepEqual(refused(decisions[39]!).budget, {
-        kind: 'cost', limit: 10_000_000, used: 9_000_000, requested: 3_000_000, period: 'day', resetsAt: DAY_END, spent: false,
+        kind: 'cost', limit: 10_000_000, used: 9_000_000, requested: 3_000_000, period: 'day', resetsAt: DAY_END, spent: false, cause: 'held_in_flight',
       });
       assert.deepEqual(await s.used('k', l, T0), { tokens: 0, costNanos: 9_000_000 });
     }));
@@ -66,10 +66,10 @@ export function runBudgetScenarios(name: string, makeLimiter: MakeLimiter): void
       // Both in flight count.
       assert.deepEqual(await s.used('k', l, T0), { tokens: 7000, costNanos: 700_000 });
       assert.deepEqual(refused(await s.admit('k', l, { tokens: 3001, costNanos: 1 }, T0)).budget, {
-        kind: 'tokens', limit: 10_000, used: 7000, requested: 3001, period: 'day', resetsAt: DAY_END, spent: false,
+        kind: 'tokens', limit: 10_000, used: 7000, requested: 3001, period: 'day', resetsAt: DAY_END, spent: false, cause: 'held_in_flight',
       });
       assert.deepEqual(refused(await s.admit('k', l, { tokens: 1, costNanos: 300_001 }, T0)).budget, {
-        kind: 'cost', limit: 1_000_000, used: 700_000, requested: 300_001, period: 'month', resetsAt: MONTH_END, spent: false,
+        kind: 'cost', limit: 1_000_000, used: 700_000, requested: 300_001, period: 'month', resetsAt: MONTH_END, spent: false, cause: 'held_in_flight',
       });
       await s.settle(a, l, { tokens: 1000, costNanos: 150_000 }, T0);
       assert.deepEqual(await s.used('k', l, T0), { tokens: 4000, costNanos: 450_000 });
@@ -113,13 +113,13 @@ export function runBudgetScenarios(name: string, makeLimiter: MakeLimiter): void
       await s.permit('k', l, { tokens: 10, costNanos: 1_000_000 }, T0);
       assert.deepEqual(await s.admit('k', l, { tokens: 10, costNanos: 600_000 }, T0), {
         allowed: false, refusal: 'budget', retryAfterMs: 1000, snapshot: {},
-        budget: { kind: 'cost', limit: 2_500_000, used: 2_000_000, requested: 600_000, period: 'month', resetsAt: MONTH_END, spent: false },
+        budget: { kind: 'cost', limit: 2_500_000, used: 2_000_000, requested: 600_000, period: 'month', resetsAt: MONTH_END, spent: false, cause: 'held_in_flight' },
       });
       allowed(await s.admit('k', l, 10, T0)); // unpriced (cost 0): fits while the budget is not spent
       await s.settle(first, l, { tokens: 10, costNanos: 1_600_000 }, T0);
       assert.deepEqual(await s.admit('k', l, 10, T0), {
         allowed: false, refusal: 'budget', retryAfterMs: TO_MONTH_END, snapshot: {},
-        budget: { kind: 'cost', limit: 2_500_000, used: 2_600_000, requested: 0, period: 'month', resetsAt: MONTH_END, spent: true },
+        budget: { kind: 'cost', limit: 2_500_000, used: 2_600_000, requested: 0, period: 'month', resetsAt: MONTH_END, spent: true, cause: 'spent' },
       });
       assert.deepEqual(await s.used('k', l, T0), { tokens: 0, costNanos: 2_600_000 });
       assert.deepEqual(await s.used('k', l, at(MONTH_END)), { tokens: 0, costNanos: 0 });
@@ -129,7 +129,7 @@ export function runBudgetScenarios(name: string, makeLimiter: MakeLimiter): void
       const tiny = limits({ costBudget: { amount: 0.000001, period: 'day' } });
       await s.permit('tiny', tiny, { tokens: 0, costNanos: 1000 }, T0);
       assert.deepEqual(refused(await s.admit('tiny', tiny, 0, T0)).budget, {
-        kind: 'cost', limit: 1000, used: 1000, requested: 0, period: 'day', resetsAt: DAY_END, spent: true,
+        kind: 'cost', limit: 1000, used: 1000, requested: 0, period: 'day', resetsAt: DAY_END, spent: true, cause: 'spent',
       });
     }));
 
@@ -143,17 +143,44 @@ export function runBudgetScenarios(name: string, makeLimiter: MakeLimiter): void
       assert.deepEqual([second.budget?.kind, second.budget?.spent, second.retryAfterMs], ['tokens', true, TO_MONTH_END]);
     }));
 
-    test('a reservation larger than the whole budget passes only when nothing is used or held', run(async (s) => {
-      const l = limits({ tokenBudget: { tokens: 1000, period: 'day' } });
-      const held = await s.permit('k', l, 1, T0);
-      assert.deepEqual(refused(await s.admit('k', l, 5000, T0)).budget, {
-        kind: 'tokens', limit: 1000, used: 1, requested: 5000, period: 'day', resetsAt: DAY_END, spent: false,
+    test('a reservation larger than the whole budget is never admitted, and no retry is suggested', run(async (s) => {
+      const l = limits({ tokenBudget: { tokens: 1000, period: 'day' }, costBudget: { amount: 0.01, period: 'day' } });
+      // The empty window, nothing in flight: still refused, with no wait.
+      assert.deepEqual(await s.admit('k', l, { tokens: 5000, costNanos: 1 }, T0), {
+        allowed: false, refusal: 'budget', retryAfterMs: null, snapshot: {},
+        budget: { kind: 'tokens', limit: 1000, used: 0, requested: 5000, period: 'day', resetsAt: DAY_END, spent: false, cause: 'exceeds_budget' },
       });
-      await s.settle(held, l, 0, T0);
-      const big = await s.permit('k', l, 5000, T0);
-      assert.deepEqual(refused(await s.admit('k', l, 5000, T0)).budget?.spent, true);
-      await s.settle(big, l, 1200, T0);
-      assert.equal(await s.budgetUsed('k', l, T0), 1200);
+      // The cost case of the report: 0.0617 reserved against 0.01 a day, some of it spent.
+      await s.settle(await s.permit('k', l, { tokens: 10, costNanos: 6600 }, T0), l, { tokens: 10, costNanos: 6600 }, T0);
+      assert.deepEqual(await s.admit('k', l, { tokens: 100, costNanos: 61_700_000 }, T0), {
+        allowed: false, refusal: 'budget', retryAfterMs: null, snapshot: {},
+        budget: { kind: 'cost', limit: 10_000_000, used: 6600, requested: 61_700_000, period: 'day', resetsAt: DAY_END, spent: false, cause: 'exceeds_budget' },
+      });
+      // Named before a spent budget: the spent one would pass tomorrow, this never.
+      const spentTokens = limits({ tokenBudget: { tokens: 10, period: 'month' }, costBudget: { amount: 0.01, period: 'day' } });
+      await s.settle(await s.permit('s', spentTokens, 10, T0), spentTokens, 10, T0);
+      const both = refused(await s.admit('s', spentTokens, { tokens: 1, costNanos: 20_000_000 }, T0));
+      assert.deepEqual([both.budget?.kind, both.budget?.cause, both.retryAfterMs], ['cost', 'exceeds_budget', null]);
+      // Exactly the whole budget fits an empty window.
+      allowed(await s.admit('fits', l, { tokens: 1000, costNanos: 10_000_000 }, T0));
+      assert.deepEqual(await s.used('fits', l, T0), { tokens: 1000, costNanos: 10_000_000 });
+    }));
+
+    test('a reservation that does not fit what is left: a short retry while requests are in flight, else the period end', run(async (s) => {
+      const l = limits({ tokenBudget: { tokens: 1000, period: 'day' } });
+      const held = await s.permit('k', l, 600, T0);
+      assert.deepEqual(await s.admit('k', l, 500, T0), {
+        allowed: false, refusal: 'budget', retryAfterMs: 1000, snapshot: {},
+        budget: { kind: 'tokens', limit: 1000, used: 600, requested: 500, period: 'day', resetsAt: DAY_END, spent: false, cause: 'held_in_flight' },
+      });
+      // Settled at the whole reservation: nothing in flight, and nothing comes back before midnight.
+      await s.settle(held, l, 600, T0);
+      assert.deepEqual(await s.admit('k', l, 500, T0), {
+        allowed: false, refusal: 'budget', retryAfterMs: TO_DAY_END, snapshot: {},
+        budget: { kind: 'tokens', limit: 1000, used: 600, requested: 500, period: 'day', resetsAt: DAY_END, spent: false, cause: 'too_little_left' },
+      });
+      allowed(await s.admit('k', l, 400, T0));
+      allowed(await s.admit('k', l, 500, at(DAY_END)));
     }));
 
     test('a budget count stays exact: it stops at BUDGET_COUNT_CEILING, far above every budget', run(async (s) => {
@@ -164,7 +191,7 @@ export function runBudgetScenarios(name: string, makeLimiter: MakeLimiter): void
       for (const permit of permits) await s.settle(permit, l, { tokens: 0, costNanos: MAX_CHARGE_NANOS }, T0, null);
       assert.deepEqual(await s.used('k', l, T0), { tokens: 0, costNanos: BUDGET_COUNT_CEILING });
       assert.deepEqual(refused(await s.admit('k', l, { tokens: 0, costNanos: MAX_CHARGE_NANOS }, T0)).budget, {
-        kind: 'cost', limit: MAX_CHARGE_NANOS, used: BUDGET_COUNT_CEILING, requested: MAX_CHARGE_NANOS, period: 'day', resetsAt: DAY_END, spent: true,
+        kind: 'cost', limit: MAX_CHARGE_NANOS, used: BUDGET_COUNT_CEILING, requested: MAX_CHARGE_NANOS, period: 'day', resetsAt: DAY_END, spent: true, cause: 'spent',
       });
     }));
 

@@ -195,10 +195,10 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
       assert.equal(await s.budgetUsed('k', l, T0), 600);
       await s.settle(first, l, 700, T0);
       assert.equal(await s.budgetUsed('k', l, T0), 700);
-      // 300 left: a reservation of 400 does not fit; one of 300 does.
+      // 300 left: a reservation of 400 does not fit (and with nothing in flight, not before midnight); one of 300 does.
       assert.deepEqual(await s.admit('k', l, 400, T0), {
-        allowed: false, refusal: 'budget', retryAfterMs: 1000, snapshot: {},
-        budget: { kind: 'tokens', limit: 1000, used: 700, requested: 400, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: false },
+        allowed: false, refusal: 'budget', retryAfterMs: 43_200_000, snapshot: {},
+        budget: { kind: 'tokens', limit: 1000, used: 700, requested: 400, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: false, cause: 'too_little_left' },
       });
       const last = await s.permit('k', l, 300, T0);
       assert.equal(await s.budgetUsed('k', l, T0), 1000);
@@ -206,7 +206,7 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
       assert.equal(await s.budgetUsed('k', l, T0), 1100);
       assert.deepEqual(await s.admit('k', l, 1, T0), {
         allowed: false, refusal: 'budget', retryAfterMs: 43_200_000, snapshot: {},
-        budget: { kind: 'tokens', limit: 1000, used: 1100, requested: 1, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: true },
+        budget: { kind: 'tokens', limit: 1000, used: 1100, requested: 1, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: true, cause: 'spent' },
       });
       assert.equal(refused(await s.admit('k', l, 1, at('2026-11-22T23:59:59.999Z'))).retryAfterMs, 1);
       assert.equal(await s.budgetUsed('k', l, at('2026-11-23T00:00:00.000Z')), 0);
@@ -220,7 +220,7 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
       await s.permit('k', l, 600, at('2026-11-01T00:00:00.000Z'));
       await s.permit('k', l, 400, at('2026-11-30T08:00:00.000Z'));
       assert.deepEqual(refused(await s.admit('k', l, 1, at('2026-11-30T08:00:00.000Z'))).budget, {
-        kind: 'tokens', limit: 1000, used: 1000, requested: 1, period: 'month', resetsAt: '2026-12-01T00:00:00.000Z', spent: true,
+        kind: 'tokens', limit: 1000, used: 1000, requested: 1, period: 'month', resetsAt: '2026-12-01T00:00:00.000Z', spent: true, cause: 'spent',
       });
       allowed(await s.admit('k', l, 1, at('2026-12-01T00:00:00.000Z')));
     }));
@@ -243,7 +243,7 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
         assert.equal((await s.permit(key, l, 10, at(edge.now))).budgetPeriod, edge.id, edge.now);
         assert.deepEqual(refused(await s.admit(key, l, 1, at(edge.now))), {
           allowed: false, refusal: 'budget', retryAfterMs: edge.retryAfterMs, snapshot: {},
-          budget: { kind: 'tokens', limit: 10, used: 10, requested: 1, period: edge.period, resetsAt: edge.resetsAt, spent: true },
+          budget: { kind: 'tokens', limit: 10, used: 10, requested: 1, period: edge.period, resetsAt: edge.resetsAt, spent: true, cause: 'spent' },
         }, edge.now);
         assert.equal(await s.budgetUsed(key, l, at(edge.resetsAt)), 0);
         assert.equal((await s.permit(key, l, 10, at(edge.resetsAt))).budgetPeriod, edge.nextId, edge.now);
@@ -292,11 +292,11 @@ export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): voi
 
     test('several failures: budget first, else the longest wait; Retry-After covers all', run(async (s) => {
       const l = limits({ requestsPerMinute: 1, tokensPerMinute: 1000, tokenBudget: { tokens: 100, period: 'day' } });
-      await s.permit('all', l, 1000, T0);
+      await s.settle(await s.permit('all', l, 100, T0), l, 1000, T0, null);
       assert.deepEqual(await s.admit('all', l, 10, T0), {
         allowed: false, refusal: 'budget', retryAfterMs: 43_200_000,
         snapshot: { requests: { limit: 1, remaining: 0, resetMs: 60_000 }, tokens: { limit: 1000, remaining: 0, resetMs: 60_000 } },
-        budget: { kind: 'tokens', limit: 100, used: 1000, requested: 10, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: true },
+        budget: { kind: 'tokens', limit: 100, used: 1000, requested: 10, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: true, cause: 'spent' },
       });
 
       const rt = limits({ requestsPerMinute: 1, tokensPerMinute: 1000 });

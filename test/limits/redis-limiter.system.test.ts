@@ -55,7 +55,7 @@ describe('redis limiter', () => {
     const refused = await b.admit({ keyId: id, limits: l, reservation: tokens(1), nowMs: T0 });
     assert.deepEqual(refused, {
       allowed: false, refusal: 'budget', retryAfterMs: 43_200_000, snapshot: {},
-      budget: { kind: 'tokens', limit: 100, used: 150, requested: 1, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: true },
+      budget: { kind: 'tokens', limit: 100, used: 150, requested: 1, period: 'day', resetsAt: '2026-11-23T00:00:00.000Z', spent: true, cause: 'spent' },
     });
     assert.deepEqual(await b.budgetUsed(id, l, T0), { tokens: 150, costNanos: 0 });
   });
@@ -115,11 +115,35 @@ describe('redis limiter', () => {
     await b.close();
   });
 
+  test('a restarted instance (a new limiter on the same Redis) refuses at the same request as one that never stopped, as the in-process limiter with its journal does', async () => {
+    // The figures of test/limits/budget-journal.test.ts: 14 requests fit without a restart.
+    const l = limits({ tokenBudget: { tokens: 10_000, period: 'day' }, costBudget: { amount: 0.01, period: 'month' } });
+    const reservation = { tokens: 900, costNanos: 900_000 };
+    const charged = { tokens: 700, costNanos: 650_000 };
+    const spendUntilRefused = async (limiter: Limiter, id: string, max: number): Promise<number> => {
+      for (let i = 0; i < max; i++) {
+        const d = await limiter.admit({ keyId: id, limits: l, reservation, nowMs: T0 });
+        if (!d.allowed) return i;
+        await limiter.settle({ permit: d.permit, limits: l, charge: charged, nowMs: T0 });
+      }
+      return max;
+    };
+    const straight = createRedisLimiter(clientA, { keyPrefix: PREFIX });
+    assert.equal(await spendUntilRefused(straight, keyId(), 100), 14);
+    const id = keyId();
+    const before = createRedisLimiter(clientA, { keyPrefix: PREFIX });
+    assert.equal(await spendUntilRefused(before, id, 5), 5);
+    await before.close();
+    const after = createRedisLimiter(clientB, { keyPrefix: PREFIX });
+    assert.deepEqual(await after.budgetUsed(id, l, T0), { tokens: 3500, costNanos: 3_250_000 });
+    assert.equal(await spendUntilRefused(after, id, 100), 9);
+  });
+
   test('key layout: one hash tag per key, values exact, TTLs set on every key', async () => {
     const limiter = createRedisLimiter(clientA, { keyPrefix: PREFIX, leaseMs: 30_000 });
     const id = keyId();
     const l = limits({
-      requestsPerMinute: 7, tokensPerMinute: 1_000_000_000, concurrentRequests: 3, tokenBudget: { tokens: 10, period: 'month' }, costBudget: { amount: 1_000_000, period: 'day' },
+      requestsPerMinute: 7, tokensPerMinute: 1_000_000_000, concurrentRequests: 3, tokenBudget: { tokens: 1_000_000_000, period: 'month' }, costBudget: { amount: 1_000_000, period: 'day' },
     });
     // The largest cost budget and charge: 1e15 nanos, written with every digit.
     const decision = await limiter.admit({ keyId: id, limits: l, reservation: { tokens: 123_456_789, costNanos: 999_999_999_999_999 }, nowMs: T0 });

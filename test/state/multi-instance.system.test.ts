@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { parseConfig } from '../../src/config/config-parser.ts';
+import { generateApiKey } from '../../src/keys/api-key.ts';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
 import type { KeyLimits } from '../../src/limits/key-limits.ts';
 import { budgetWindowAt } from '../../src/limits/budget-period.ts';
@@ -70,6 +71,7 @@ async function startInstance(name: string, onUnavailable: UnavailableMode): Prom
     targets: () => gateway?.routes.health() ?? [],
     isKnownAlias: (alias) => gateway !== undefined && Object.hasOwn(gateway.config.aliases, alias),
     stateBackendUp: () => (state?.health() === 'ok' ? 1 : 0),
+    keyLookups: () => state?.keys.lookupCounts?.() ?? {},
   });
   state = await openRedisBackend(config.state.redis, {
     onUnavailable: config.state.onUnavailable,
@@ -180,19 +182,50 @@ function assertAdmitted(res: RawResponse, remaining: number): void {
   });
 }
 
-test('a key created through instance A is served by B once B refreshed its key mirror', async () => {
+test('a key created through instance A is served by B at once: B asks Redis on a miss', async () => {
+  const before = b.state.keys.lookupCounts?.();
   const issued = await a.state.keys.create('made-on-a');
   // B has not looked at Redis since it started (its refresh interval is an hour here).
-  const before = await chat(b, issued.key);
-  assert.equal(before.status, 401);
-  assert.deepEqual(before.json(), UNKNOWN_KEY_BODY);
-  await b.state.keys.reload();
   const onB = await chat(b, issued.key);
   assert.equal(onB.status, 200, onB.text);
   assert.equal((onB.json() as { model: string }).model, 'service-chat');
   const onA = await chat(a, issued.key);
   assert.equal(onA.status, 200, onA.text);
+  // The lookup started a refresh: B's mirror holds the key, later requests ask nothing.
+  await eventually(() => b.state.keys.authenticate(issued.key) !== null, "B's mirror holding the new key");
+  assert.equal((await chat(b, issued.key)).status, 200);
+  assert.equal(b.state.keys.lookupCounts?.().found, (before?.found ?? 0) + 1);
+  assert.match(b.metrics.registry.expose(), /^portcullis_key_store_lookups\{result="found"\} [1-9]/m);
 });
+
+test('an unknown-key flood on B costs Redis one lookup per key per second, answered 401 each time', async () => {
+  const unknown = await a.state.keys.create('flood-shape');
+  await a.state.keys.revoke(unknown.record.id);
+  // Well formed (its checksum holds), never stored.
+  const bogus = generateApiKey();
+  const before = b.state.keys.lookupCounts?.() ?? { unknown: 0, cached_unknown: 0 };
+  const calls = await withRedis(async (c) => evalCalls(await c.command(['INFO', 'commandstats'])));
+  const replies = await Promise.all(Array.from({ length: 50 }, () => chat(b, bogus)));
+  for (let i = 0; i < 50; i++) replies.push(await chat(b, bogus));
+  for (const r of replies) assert.deepEqual({ status: r.status, body: r.json() }, { status: 401, body: UNKNOWN_KEY_BODY });
+  const after = b.state.keys.lookupCounts?.() ?? { unknown: 0, cached_unknown: 0 };
+  // One lookup unless the second passed while the machine stalled: the cache answers the rest.
+  const asked = after.unknown - before.unknown;
+  assert.ok(asked >= 1 && asked <= 2, `lookups: ${asked}`);
+  assert.equal(after.cached_unknown - before.cached_unknown + asked, 100);
+  // INFO itself is not a script; only B's lookups ran one.
+  const spent = (await withRedis(async (c) => evalCalls(await c.command(['INFO', 'commandstats'])))) - calls;
+  assert.equal(spent, asked);
+  // A revoked key is refused on B without resurrection: the lookup finds it revoked.
+  assert.deepEqual((await chat(b, unknown.key)).status, 401);
+});
+
+/** Script calls (EVALSHA and EVAL) so far, from INFO commandstats. */
+function evalCalls(info: RedisReply): number {
+  let total = 0;
+  for (const m of String(info).matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)) total += Number(m[1]);
+  return total;
+}
 
 test('one requests-per-minute limit counts requests on both instances', async () => {
   const issued = await a.state.keys.create('shared-rpm', { limits: limits({ requestsPerMinute: 3 }) });
@@ -208,9 +241,9 @@ test('one requests-per-minute limit counts requests on both instances', async ()
 });
 
 test('a budget spent on instance A is refused on B with 429 insufficient_quota', async () => {
-  // i15-lead: admission now counts reservations, so a second request no longer fits 10 - 7 tokens;
-  // the budget is 7 and the one request spends it.
-  const budgetLimits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 7, period: 'day' as const }, costBudget: null };
+  // CHAT reserves 64 + 8 + 4 + 11 + 4 = 91 tokens: a budget of 95 admits one; after it
+  // settles at 7, the 88 left cannot hold another, and nothing is in flight to give any back.
+  const budgetLimits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 95, period: 'day' as const }, costBudget: null };
   const issued = await a.state.keys.create('budget', { limits: budgetLimits });
   await b.state.keys.reload();
   const spent = await chat(a, issued.key);
@@ -230,7 +263,9 @@ test('a budget spent on instance A is refused on B with 429 insufficient_quota',
     retryAfterMs: String(waitMs),
     body: {
       error: {
-        message: `This API key has spent its token budget of 7 tokens per day (used: 7). The budget resets at ${new Date(window.endMs).toISOString()}.`,
+        message:
+          "This request may use up to 91 tokens (its prompt and max_tokens); the key's token budget has 88 left this day, with no requests in flight. " +
+          `Lower max_tokens, or retry after the budget resets at ${new Date(window.endMs).toISOString()}.`,
         type: 'insufficient_quota',
         param: null,
         code: 'insufficient_quota',
