@@ -21,7 +21,8 @@
 // Behind a reverse proxy (a peer in listen.trustedProxies) every client comes
 // from the proxy's address, and no header is there yet at accept time: the
 // proxy's connections count towards the cap, not towards any address's share.
-// An IPv6 client counts by its /64 network, the block one host usually holds.
+// A client counts by its address group (./address-group.ts): an IPv6 client
+// by its /56, the block one customer usually holds.
 //
 // What a flood can do: a refused or reclaimed connection is closed within
 // REFUSAL_LINGER_MS; at most a margin of them linger at once (beyond it they
@@ -35,6 +36,7 @@ import { renderError } from '../errors/render.ts';
 import { createBurst } from '../log/burst.ts';
 import type { Logger } from '../log/logger.ts';
 import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
+import { addressGroup } from './address-group.ts';
 import { NO_TRUSTED_PROXIES, UNKNOWN_ADDRESS, type TrustedProxies } from './client-address.ts';
 import { Admission, createConnectionTable, defaultPerAddress, type TrackedConnection } from './connection-table.ts';
 
@@ -105,29 +107,13 @@ function trackedOf(socket: Socket): TrackedConnection<Socket> | undefined {
 }
 
 /**
- * What a connection from `peer` counts against: its address, an IPv6 peer's
- * /64, or nothing for a trusted proxy.
+ * What a connection from `peer` counts against: its address group (an IPv6
+ * peer's /56), or nothing for a trusted proxy.
  */
 export function shareKey(peer: string | undefined, trusted: TrustedProxies): string | null {
   if (peer === undefined) return UNKNOWN_ADDRESS;
   if (!trusted.empty && trusted.has(peer)) return null;
-  if (peer.indexOf(':') === -1) return peer;
-  if (peer.startsWith('::ffff:') && peer.indexOf('.') !== -1) return peer.slice(7);
-  return ipv6Network64(peer);
-}
-
-/** "2001:db8:1:2:3:4:5:6" and "2001:db8:1:2::9" as "2001:db8:1:2::/64" (node gives peers in canonical form). */
-function ipv6Network64(address: string): string {
-  const gap = address.indexOf('::');
-  let groups: string[];
-  if (gap === -1) {
-    groups = address.split(':');
-  } else {
-    const head = gap === 0 ? [] : address.slice(0, gap).split(':');
-    const tail = gap + 2 === address.length ? [] : address.slice(gap + 2).split(':');
-    groups = [...head, ...Array<string>(Math.max(0, 8 - head.length - tail.length)).fill('0'), ...tail];
-  }
-  return `${groups.slice(0, 4).join(':')}::/64`;
+  return addressGroup(peer);
 }
 
 /**

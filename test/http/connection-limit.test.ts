@@ -151,7 +151,7 @@ test('one address at its share is refused with its own message; other addresses 
   for (const raw of [a1, a3, b]) raw.socket.destroy();
 });
 
-test('unset, the share is a quarter of maxConnections; a reload changes both', async () => {
+test('unset, the share is derived from maxConnections (2 of 8, 4 of 16); a reload changes both', async () => {
   const s = await start({ maxConnections: 8 });
   const held = [await servedFrom(s.port, '127.0.0.4'), await servedFrom(s.port, '127.0.0.4')];
   assert.equal(await (await connect(s.port, '', false, '127.0.0.4')).closed, ADDRESS_REFUSAL);
@@ -228,16 +228,17 @@ test('beyond the refusal margin (16 over a small cap) a refused connection is cl
   holder.socket.destroy();
 });
 
-test('what a connection counts against: its IPv4 address (mapped ones unmapped), an IPv6 peer\'s /64, nothing for a trusted proxy', () => {
+test('what a connection counts against: its IPv4 address (mapped ones unmapped), an IPv6 peer\'s /56, nothing for a trusted proxy', () => {
   const proxies = trustedProxies(['10.0.0.0/8', 'fd00::/8']);
   const cases: Array<[string | undefined, string | null]> = [
     ['203.0.113.7', '203.0.113.7'],
     ['::ffff:203.0.113.7', '203.0.113.7'],
-    ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
-    ['2001:db8:1:2::9', '2001:db8:1:2::/64'],
-    ['2001:db8::1', '2001:db8:0:0::/64'],
-    ['::1', '0:0:0:0::/64'],
-    ['fe80::1%lo', 'fe80:0:0:0::/64'],
+    ['2001:db8:1:2:3:4:5:6', '2001:db8:1:0::/56'],
+    ['2001:db8:1:2ff::9', '2001:db8:1:200::/56'],
+    ['2001:db8:1:ff::9', '2001:db8:1:0::/56'],
+    ['2001:db8::1', '2001:db8:0:0::/56'],
+    ['::1', '0:0:0:0::/56'],
+    ['fe80::1%lo', 'fe80:0:0:0::/56'],
     ['10.1.2.3', null],
     ['::ffff:10.1.2.3', null],
     ['fd00::5', null],
