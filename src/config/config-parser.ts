@@ -83,7 +83,7 @@ function parseLimits(c: Checker, value: unknown): ServerLimits {
   }
   // Unset (null): derived from the descriptor limit when serving.
   if (o['maxConnections'] !== undefined) limits.maxConnections = c.int(o, 'maxConnections', 'limits', 0, 1, 1_000_000);
-  // Unset (null): a quarter of maxConnections, whatever that resolves to.
+  // Unset (null): derived from maxConnections, whatever that resolves to (defaultPerAddress).
   if (o['maxConnectionsPerAddress'] !== undefined) limits.maxConnectionsPerAddress = c.int(o, 'maxConnectionsPerAddress', 'limits', 0, 1, 1_000_000);
   if (limits.maxConnections !== null && limits.maxConnectionsPerAddress !== null && limits.maxConnectionsPerAddress > limits.maxConnections) {
     c.report('limits.maxConnectionsPerAddress', { code: 'conflict', message: `must not exceed limits.maxConnections (${limits.maxConnections})` });

@@ -199,7 +199,9 @@ export interface ServerLimits {
   /**
    * Open client connections per client address, per listener; beyond it a new
    * connection from that address is answered 503 too_many_connections.
-   * null: a quarter of maxConnections (at least 1). A trusted proxy's
+   * null: min(floor(maxConnections / 4), max(8, floor(maxConnections / 64))),
+   * at least 1 (defaultPerAddress in src/http/connection-table.ts). An IPv6
+   * client counts by its /56. A trusted proxy's
    * connections are not counted per address.
    */
   maxConnectionsPerAddress: number | null;

@@ -145,7 +145,14 @@ export function createConnectionTable<S>(limits: { max: number; perAddress: numb
   };
 }
 
-/** limits.maxConnectionsPerAddress left unset: a quarter of the cap, so four addresses at most can fill it. */
+/**
+ * limits.maxConnectionsPerAddress left unset: min(floor(cap / 4),
+ * max(8, floor(cap / 64))), at least 1. A client holding every connection
+ * with a request in flight (slow bodies, long streams) cannot be reclaimed,
+ * so the share bounds what a few addresses can take: at a large cap 64 of
+ * them together fill it, at a small one 8 connections each (a browser opens
+ * 6 to a host) but never more than a quarter of the cap.
+ */
 export function defaultPerAddress(maxConnections: number): number {
-  return Math.max(1, Math.floor(maxConnections / 4));
+  return Math.max(1, Math.min(Math.floor(maxConnections / 4), Math.max(8, Math.floor(maxConnections / 64))));
 }

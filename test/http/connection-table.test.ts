@@ -108,6 +108,7 @@ test('limits changed while running: a lowered cap keeps those open and reclaims 
   assert.deepEqual(table.admit('e2', 'e'), { kind: Admission.AddressFull });
 });
 
-test('the default share: a quarter of the cap, at least one', () => {
-  assert.deepEqual([1, 3, 4, 50, 384, 16_384].map(defaultPerAddress), [1, 1, 1, 12, 96, 4096]);
+test('the default share: min(cap / 4, max(8, cap / 64)), at least one', () => {
+  const caps = [1, 3, 4, 7, 8, 12, 32, 50, 384, 575, 576, 1024, 16_384, 1_000_000];
+  assert.deepEqual(caps.map(defaultPerAddress), [1, 1, 1, 1, 2, 3, 8, 8, 8, 8, 9, 16, 256, 15_625]);
 });
