@@ -21,6 +21,8 @@ export interface FloodOptions {
   tlsCa?: Buffer;
   /** True once the listener holds the flooders' connections: the others start asking then. */
   flooded: () => boolean;
+  /** Runs alongside the clients while the flood goes on; the flood stops once both are done. */
+  during?: () => Promise<void>;
 }
 
 export interface FloodResult {
@@ -54,17 +56,20 @@ export async function flood(options: FloodOptions): Promise<FloodResult> {
 
   const failures: Record<string, number> = {};
   let served = 0;
-  await Promise.all(
-    options.clients.map(async (from) => {
+  // A failure alongside still stops the flooders: they would reopen forever.
+  await Promise.all([
+    options.during?.(),
+    ...options.clients.map(async (from) => {
       for (let i = 0; i < options.requests; i++) {
         const outcome = await ask(options, from);
         if (outcome === '200') served++;
         else failures[outcome] = (failures[outcome] ?? 0) + 1;
       }
     }),
-  );
-  stopped = true;
-  for (const socket of flooderSockets) socket.destroy();
+  ]).finally(() => {
+    stopped = true;
+    for (const socket of flooderSockets) socket.destroy();
+  });
   return { asked: options.clients.length * options.requests, served, failures, flooderConnections };
 }
 
