@@ -1,13 +1,21 @@
 // listen.trustedProxies: the reverse proxies whose X-Forwarded-For the
 // listeners believe (src/http/client-address.ts). Each entry is an IPv4 or
 // IPv6 address or a CIDR block; anything a proxy could not be (a host name, a
-// block with host bits set, a block holding every address) is refused with
-// what to write instead, since a wrong entry either trusts clients to name
-// themselves or trusts nobody.
+// block with host bits set, a block wider than any proxy fleet: shorter than
+// /8 for IPv4 or /7 for IPv6, an IPv4-mapped block judged as the IPv4 block
+// it holds) is refused with what to write instead, since a wrong entry either
+// trusts clients to name themselves or trusts nobody. node's BlockList
+// matches IPv4 clients against IPv4-mapped IPv6 rules, so "::ffff:0:0/96"
+// (or "::/8", which holds it) would trust every IPv4 client.
 import { isIP } from 'node:net';
 import type { Checker } from './config-checker.ts';
 
 const MAX_ENTRIES = 64;
+/** The widest blocks accepted: a /8 (10.0.0.0/8) and a /7 (fc00::/7, the unique local addresses). */
+const MIN_IPV4_PREFIX = 8;
+const MIN_IPV6_PREFIX = 7;
+/** ::ffff:0:0/96, where IPv4 addresses sit in IPv6. */
+const IPV4_MAPPED_PREFIX = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
 const EXAMPLES = '"10.0.0.0/8", "127.0.0.1" or "fd00::/8"';
 
 export function parseTrustedProxies(c: Checker, value: unknown, at: string): string[] {
@@ -48,11 +56,34 @@ export function trustedProxyProblem(entry: string): string | null {
   if (bits === 0) return `"${entry}" holds every IPv${version} address: any client could then name its own address in X-Forwarded-For; list the proxies' addresses only`;
   const bytes = version === 4 ? address.split('.').map(Number) : ipv6Bytes(address);
   const network = masked(bytes, bits);
+  const tooWide = version === 4 ? ipv4WidthProblem(entry, bits) : ipv6WidthProblem(entry, network, bits);
+  if (tooWide !== null) return tooWide;
   if (network.some((byte, i) => byte !== bytes[i])) {
     const text = version === 4 ? network.join('.') : ipv6Text(network);
     return `"${entry}" has bits set beyond its /${bits} prefix; the block is written "${text}/${bits}"`;
   }
   return null;
+}
+
+const TOO_WIDE = 'any client behind it could name its own address in X-Forwarded-For';
+
+function ipv4WidthProblem(entry: string, bits: number): string | null {
+  if (bits >= MIN_IPV4_PREFIX) return null;
+  return `"${entry}" is wider than a /${MIN_IPV4_PREFIX} (${2 ** (32 - bits)} addresses): ${TOO_WIDE}; list the proxies' addresses or blocks of /${MIN_IPV4_PREFIX} or longer, like "10.0.0.0/8" or "192.168.0.0/16"`;
+}
+
+function ipv6WidthProblem(entry: string, network: number[], bits: number): string | null {
+  if (bits < MIN_IPV6_PREFIX) {
+    return `"${entry}" is wider than a /${MIN_IPV6_PREFIX}: ${TOO_WIDE}; list the proxies' addresses or blocks of /${MIN_IPV6_PREFIX} or longer, like "fd00::/8" or "2001:db8::/32"`;
+  }
+  if (bits <= 96) {
+    const holdsMapped = masked([...IPV4_MAPPED_PREFIX, 0, 0, 0, 0], bits).every((byte, i) => byte === network[i]);
+    if (!holdsMapped) return null;
+    return `"${entry}" holds every IPv4-mapped IPv6 address (::ffff:0:0/96), so every IPv4 client: ${TOO_WIDE}; list the proxies' IPv4 addresses or blocks of /${MIN_IPV4_PREFIX} or longer, like "10.0.0.0/8"`;
+  }
+  const ipv4Bits = bits - 96;
+  if (ipv4Bits >= MIN_IPV4_PREFIX || !IPV4_MAPPED_PREFIX.every((byte, i) => byte === network[i])) return null;
+  return `"${entry}" is the IPv4 block ${network.slice(12).join('.')}/${ipv4Bits} mapped into IPv6, wider than a /${MIN_IPV4_PREFIX}: ${TOO_WIDE}; list the proxies' addresses or blocks of /${MIN_IPV4_PREFIX} or longer, like "10.0.0.0/8" (or "::ffff:10.0.0.0/104")`;
 }
 
 function masked(bytes: number[], bits: number): number[] {
