@@ -4,9 +4,12 @@
 // login (per address and global) and one for unknown admin API tokens (per
 // address only: token-auth.ts), so neither can lock the other out.
 //
-// Per client (the caller's choice of key, normally the remote address): after
+// Per client (the caller passes the client address, ctx.clientAddress): after
 // `maxFailures` failed logins within `windowMs` of the first one, the client is
-// refused for `lockoutMs`. A success clears the client's record.
+// refused for `lockoutMs`. A success clears the client's record. A client is
+// its address group (src/http/address-group.ts), as the connection share
+// counts it: an IPv6 client by its /56, so rotating addresses within the
+// block its provider gave it buys no fresh budget.
 //
 // Across all clients: after `maxGlobalFailures` failures within one `windowMs` window,
 // every client is refused until that window ends. This slows a guess spread over
@@ -28,6 +31,7 @@
 // failure/success for one login at a time (the scrypt verify is worth serialising
 // anyway: it takes 32 MiB and tens of milliseconds).
 
+import { addressGroup } from '../http/address-group.ts';
 import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 const DEFAULT_MAX_LOGIN_FAILURES = 5;
@@ -35,7 +39,7 @@ const DEFAULT_LOGIN_WINDOW_MS = 15 * 60 * 1000;
 const DEFAULT_LOGIN_LOCKOUT_MS = 15 * 60 * 1000;
 const DEFAULT_MAX_THROTTLED_CLIENTS = 10_000;
 const DEFAULT_MAX_GLOBAL_LOGIN_FAILURES = 100;
-/** Client keys are addresses; anything longer is cut so a record stays small. */
+/** Client keys are address groups; anything longer is cut so a record stays small. */
 const MAX_CLIENT_KEY_LENGTH = 256;
 
 export interface LoginThrottleOptions {
@@ -107,7 +111,7 @@ export function createLoginThrottle(options: LoginThrottleOptions = {}): LoginTh
   let globalFailures = 0;
 
   function keyOf(client: string): string {
-    return String(client).slice(0, MAX_CLIENT_KEY_LENGTH);
+    return addressGroup(String(client).slice(0, MAX_CLIENT_KEY_LENGTH));
   }
 
   function isLive(record: ClientRecord, nowMs: number): boolean {

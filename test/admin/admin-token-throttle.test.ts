@@ -11,6 +11,7 @@ import { after, test } from 'node:test';
 import { setAdminPassword } from '../../src/admin/admin-credentials.ts';
 import { createAdminServer } from '../../src/admin/admin-server.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
+import { trustedProxies, type TrustedProxies } from '../../src/http/client-address.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
@@ -43,7 +44,7 @@ interface Admin {
 }
 
 /** A fresh admin server (its own throttles, data directory and trail) with the admin password set and one token. */
-async function startAdmin(): Promise<Admin> {
+async function startAdmin(options: { trustedProxies?: TrustedProxies } = {}): Promise<Admin> {
   const dir = freshDir(root);
   const config = parseConfig({ dataDir: path.join(dir, 'data'), providers: { demo: { type: 'demo' } }, aliases: { a: { provider: 'demo' } } }, null, dir);
   const state = openFileBackend(config.dataDir, { watch: false });
@@ -68,6 +69,7 @@ async function startAdmin(): Promise<Admin> {
     bootstrap: null,
     session: { ttlMs: DAY, idleMs: DAY, secureCookies: false },
     dashboardDir: dir,
+    ...options,
   });
   await new Promise<void>((resolve) => admin.server.listen(0, '127.0.0.1', resolve));
   closers.push(async () => {
@@ -200,4 +202,38 @@ test('unknown tokens beyond 10 a minute from one address are 429 admin_token_rat
   assert.deepEqual(refusal(await withToken(admin, 60, junkToken(12))), tokenRefusal(1));
   await admin.scheduler.advance(1);
   assert.equal((refusal(await withToken(admin, 60, junkToken(13))) as { code: string }).code, 'admin_token_invalid');
+});
+
+/** Through the trusted proxy 127.0.0.9, from `client` as X-Forwarded-For names it. */
+function forwarded(admin: Admin, client: string, method: string, urlPath: string, headers: Record<string, string>, body?: string): Promise<RawResponse> {
+  return admin.from(9, method, urlPath, { 'x-forwarded-for': client, ...headers }, body);
+}
+
+test('the throttles count an IPv6 client by its /56, as the connection share does: two addresses in one /56 share a budget, another /56 has its own', async () => {
+  const admin = await startAdmin({ trustedProxies: trustedProxies(['127.0.0.9']) });
+  const token = (client: string, i: number) => forwarded(admin, client, 'GET', '/api/keys', { authorization: `Bearer ${junkToken(i)}` });
+  for (let i = 0; i < 10; i++) assert.equal((await token(`2001:db8:1:2${i}0::${i + 1}`, i)).status, 401);
+  assert.deepEqual(refusal(await token('2001:db8:1:2ff:ffff:ffff:ffff:ffff', 10)), tokenRefusal(60));
+  assert.deepEqual(refusal(await token('[2001:DB8:1:200::7]:443', 11)), tokenRefusal(60));
+  assert.equal((await token('2001:db8:1:300::1', 12)).status, 401, 'the next /56 has its own budget');
+  assert.deepEqual(
+    admin.accessLines().slice(-3).map((l) => [l['status'], l['client']]),
+    [[429, '2001:db8:1:2ff:ffff:ffff:ffff:ffff'], [429, '2001:DB8:1:200::7'], [401, '2001:db8:1:300::1']],
+    'the log names each client by its own address',
+  );
+
+  const login = (client: string, password: string) => forwarded(admin, client, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password }));
+  for (let i = 0; i < 5; i++) assert.equal((await login(`2001:db8:5:${i}::1`, `wrong ${i}`)).status, 401);
+  assert.deepEqual(refusal(await login('2001:db8:5:ff::9', PASSWORD)), passwordRefusal(900, 'client'));
+  assert.equal((await login('2001:db8:5:100::1', PASSWORD)).status, 200, 'the next /56 logs in');
+});
+
+test('the throttles count an IPv4 client by its address, and an IPv4-mapped IPv6 address as that IPv4 address', async () => {
+  const admin = await startAdmin({ trustedProxies: trustedProxies(['127.0.0.9']) });
+  const token = (client: string, i: number) => forwarded(admin, client, 'GET', '/api/keys', { authorization: `Bearer ${junkToken(i)}` });
+  for (let i = 0; i < 5; i++) assert.equal((await token('198.51.100.7', i)).status, 401);
+  for (let i = 5; i < 10; i++) assert.equal((await token('::ffff:198.51.100.7', i)).status, 401);
+  assert.deepEqual(refusal(await token('198.51.100.7', 10)), tokenRefusal(60));
+  assert.deepEqual(refusal(await token('::ffff:c633:6407', 11)), tokenRefusal(60));
+  assert.equal((await token('198.51.100.8', 12)).status, 401, 'the next address has its own budget');
 });

@@ -148,3 +148,22 @@ test('options must be positive integers', async () => {
 test('Retry-After is the wait in whole seconds, rounded up, at least 1', () => {
   assert.deepEqual([1, 999, 1000, 1001, 900_000].map(retryAfterSeconds), ['1', '1', '1', '2', '900']);
 });
+
+test('a client is its address group: an IPv6 address by its /56, an IPv4-mapped one as its IPv4 address, an IPv4 address alone', () => {
+  const { throttle, failTimes } = fixture();
+  failTimes('2001:db8:1:200::1', 4);
+  throttle.failure('2001:db8:1:2ff:ffff:ffff:ffff:ffff');
+  const locked = { allowed: false, retryAfterMs: 15 * MINUTE, limit: 'client' };
+  assert.deepEqual(throttle.check('2001:db8:1:2ab::5'), locked);
+  assert.deepEqual(throttle.check('2001:db8:1:300::1'), { allowed: true });
+  assert.deepEqual(throttle.check('2001:db8:1:1ff::1'), { allowed: true });
+
+  failTimes('10.0.0.1', 3);
+  failTimes('::ffff:10.0.0.1', 2);
+  assert.deepEqual(throttle.check('10.0.0.1'), locked);
+  assert.deepEqual(throttle.check('::ffff:a00:1'), locked);
+  assert.deepEqual(throttle.check('10.0.0.2'), { allowed: true });
+  assert.equal(throttle.trackedClients, 2);
+  throttle.success('2001:db8:1:2cd::1');
+  assert.deepEqual(throttle.check('2001:db8:1:200::1'), { allowed: true });
+});
