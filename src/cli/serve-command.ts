@@ -330,6 +330,8 @@ export async function runServeCommand(
         // The last status systemd shows for the unit, instead of "draining N requests".
         await notifier.status(`stopped: ${plural(report.finished, 'request')} finished, ${report.endedWithError} ended early`);
         await admin?.shell.drain(ADMIN_CLOSE_MS);
+        // The token uses counted this minute, appended while the chain is still open.
+        await admin?.tokenUses.close();
         descriptors?.stop();
         return backend.close();
       })
