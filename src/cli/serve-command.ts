@@ -114,6 +114,8 @@ export async function runServeCommand(
     throw err;
   }
 
+  // As the file says, for the first reload to be compared with (docs/audit.md, config.reload).
+  const loaded = config;
   // Unset, limits.maxConnections is what the descriptor limit allows (read once, at start).
   const descriptorLimit = readDescriptorLimit();
   const connectionsConfigured = config.limits.maxConnections !== null;
@@ -273,6 +275,7 @@ export async function runServeCommand(
     logger,
     audit,
     load: () => loadConfig({ configPath: io.configPath, env: io.env, cwd: io.cwd }),
+    loaded,
     source: () => configSource(io),
     // --log-level wins over the file for the life of the process.
     levelFromFlag: flagLevel as LogLevel | undefined,

@@ -164,7 +164,9 @@ test('the token\'s uses page the audit view: Older records loads the rest; the a
   const filtered = await applyFilters({ actor: TOKEN_NAME, action: 'token.use' });
   assert.equal(filtered.length, PAGE_SIZE);
   assert.equal(await byTestId('audit-older').isVisible(), true);
-  const detail = page.locator(`[data-testid="audit-row"][data-action="token.use"]`).first();
+  // The newest key change's record (the GET's counted record may be newer, once its minute ended).
+  const newestChange = await page.evaluate(`fetch('/api/audit?action=token.use&limit=100', { cache: 'no-store' }).then((r) => r.json()).then((b) => b.data.find((r) => (r.detail ?? {}).path !== undefined).seq)`);
+  const detail = page.locator(`[data-testid="audit-row"][data-seq="${String(newestChange)}"]`);
   await detail.getByTestId('audit-toggle').click();
   const facts = await page.locator(`#audit-details-${await detail.getAttribute('data-seq')}`).getByTestId('audit-detail').textContent();
   assert.match(facts ?? '', /methodPOST/);
