@@ -35,6 +35,7 @@ import type { ServerLimits } from '../config/config.ts';
 import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import type { Logger } from '../log/logger.ts';
 import type { AuditActor } from '../audit/audit-event.ts';
+import { createTokenUseCoalescer, type TokenUseCoalescer } from '../audit/token-use-coalescer.ts';
 import { AdminPasswordAlreadySetError, readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
 import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
 import { createAdminTokensApi } from './admin-tokens-api.ts';
@@ -98,8 +99,10 @@ interface AdminServerOptions extends AdminApiDeps {
   throttle?: LoginThrottle;
   /** The unknown admin API tokens' budget (default: createUnknownTokenThrottle on `scheduler`). */
   tokenThrottle?: LoginThrottle;
-  /** The throttles' time (the system's by default). */
+  /** The throttles' time and the minutes token uses are counted in (the system's by default). */
   scheduler?: Scheduler;
+  /** Token-use entries held before they are appended early (DEFAULT_MAX_PENDING_USES). */
+  maxPendingTokenUses?: number;
   sessions?: SessionStore;
   /** admin.tls's material (loadListenerTls): serve the admin listener over HTTPS. */
   tls?: ListenerTlsMaterial;
@@ -118,6 +121,12 @@ export interface AdminServer {
   readonly server: Server;
   readonly shell: HttpShell;
   readonly sessions: SessionStore;
+  /**
+   * The counted token.use records of read-only requests: close() it once the
+   * listener has drained (before the state backend closes) so the minute's
+   * counts are appended.
+   */
+  readonly tokenUses: TokenUseCoalescer;
 }
 
 function passwordAlreadySet(): ApiError {
@@ -212,7 +221,8 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     await handler(ctx);
   };
 
-  const tokenAuth = createTokenAuth({ tokens: () => options.state.tokens, throttle: options.tokenThrottle ?? createUnknownTokenThrottle(scheduler), audit: options.audit, clock });
+  const tokenUses = createTokenUseCoalescer({ trail: options.audit, scheduler, ...(options.maxPendingTokenUses === undefined ? {} : { maxPending: options.maxPendingTokenUses }) });
+  const tokenAuth = createTokenAuth({ tokens: () => options.state.tokens, throttle: options.tokenThrottle ?? createUnknownTokenThrottle(scheduler), audit: options.audit, uses: tokenUses, clock });
 
   /**
    * A handler for logged-in sessions; state-changing methods also need the CSRF token.
@@ -387,5 +397,5 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     ...(options.onConnectionReclaimed === undefined ? {} : { onConnectionReclaimed: options.onConnectionReclaimed }),
     ...(options.trustedProxies === undefined ? {} : { trustedProxies: options.trustedProxies }),
   });
-  return { server: shell.server, shell, sessions };
+  return { server: shell.server, shell, sessions, tokenUses };
 }

@@ -26,10 +26,14 @@
 // token (or unknown), address and reason per minute and 100 a minute in all
 // (refusal-record-limit.ts); every refusal is in the access log line
 // (adminToken: the reason, adminTokenId, client).
-// An accepted request records exactly one token.use {method, path, status},
-// except a key change that succeeded: its key.* record (actor kind 'token')
-// is its use record.
+// An accepted request that may change something records exactly one token.use
+// {method, path, status}, except a key change that succeeded: its key.* record
+// (actor kind 'token') is its use record. A read-only request (a 'read' route)
+// is counted instead: one token.use per token, address, route and minute, with
+// the count (src/audit/token-use-coalescer.ts), so a polling script cannot
+// flood the trail.
 import type { AuditActor, AuditEvent, AuditTrail } from '../audit/audit-event.ts';
+import type { TokenUseCoalescer } from '../audit/token-use-coalescer.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 import type { RequestContext } from '../http/request-context.ts';
@@ -65,6 +69,8 @@ export interface TokenAuthOptions {
   /** The unknown-token budget (createUnknownTokenThrottle); never the password login's. */
   throttle: LoginThrottle;
   audit: AuditTrail;
+  /** Where read-only requests' uses are counted (one record per token, address, route and minute). */
+  uses: TokenUseCoalescer;
   /** Milliseconds since the epoch: when a token's expiry is judged. */
   clock: () => number;
 }
@@ -102,6 +108,11 @@ function unknownTokensRefused(throttle: LoginThrottle, retryAfterMs: number): Ap
       'Tokens this gateway issued are still accepted from it: send the whole pca_... token as it was printed when it was created.',
     { headers: { 'retry-after': seconds } },
   );
+}
+
+/** A route that can change nothing: what the 'read' scope covers, by GET. */
+function isReadOnly(route: AdminRoute): boolean {
+  return route.need === 'read' && (route.method === 'GET' || route.method === 'HEAD');
 }
 
 function isSuccess(status: number): boolean {
@@ -172,7 +183,9 @@ export function createTokenAuth(options: TokenAuthOptions) {
       status = renderError(error).status;
       throw error;
     } finally {
-      if (!(route.need === 'keys' && isSuccess(status))) {
+      if (isReadOnly(route)) {
+        options.uses.read({ actor, source, target: record.id, method: ctx.req.method ?? route.method, route: route.path, status });
+      } else if (!(route.need === 'keys' && isSuccess(status))) {
         await audit.record({ actor, source, action: 'token.use', target: record.id, before: null, after: null, detail: { method: ctx.req.method ?? route.method, path: boundedPath(ctx.path), status } });
       }
     }

@@ -136,9 +136,23 @@ function detailText(record: AuditRecord): string {
   if (typeof d['reason'] === 'string') parts.push(d['reason']);
   if (typeof d['method'] === 'string' && typeof d['path'] === 'string') parts.push(`${d['method']} ${d['path']}${typeof d['status'] === 'number' ? ` ${d['status']}` : ''}`);
   else if (typeof d['path'] === 'string') parts.push(`at ${d['path']}`);
+  // A minute's reads, counted: "GET /api/keys x12 (200 x11, 404 x1)".
+  if (typeof d['method'] === 'string' && typeof d['route'] === 'string' && typeof d['count'] === 'number') {
+    const statuses = typeof d['statuses'] === 'object' && d['statuses'] !== null && !Array.isArray(d['statuses']) ? Object.entries(d['statuses']).map(([status, n]) => `${status} x${String(n)}`) : [];
+    parts.push(`${d['method']} ${d['route']} x${d['count']}${statuses.length === 0 ? '' : ` (${statuses.join(', ')})`}`);
+  }
+  // An accepted reload: what changed.
+  if (typeof d['changes'] === 'number' && Array.isArray(d['changed'])) parts.push(changedText(d['changes'], d['changed']));
   if (typeof d['sudoUser'] === 'string') parts.push(`sudo by ${d['sudoUser']}`);
   if (Array.isArray(d['redacted'])) parts.push(`redacted: ${d['redacted'].join(', ')}`);
   return parts.length === 0 ? '-' : parts.join('; ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
+/** "changed: a, b, c and 4 more", or "nothing changed". */
+function changedText(changes: number, changed: readonly unknown[]): string {
+  if (changes === 0) return 'nothing changed';
+  const shown = changed.slice(0, 3).map(String);
+  return `changed: ${shown.join(', ')}${changes > shown.length ? ` and ${changes - shown.length} more` : ''}`;
 }
 
 async function withLog(ctx: AuditCommandContext, name: string, work: (log: AuditLog) => Promise<number>): Promise<number> {

@@ -114,6 +114,8 @@ export async function runServeCommand(
     throw err;
   }
 
+  // As the file says, for the first reload to be compared with (docs/audit.md, config.reload).
+  const loaded = config;
   // Unset, limits.maxConnections is what the descriptor limit allows (read once, at start).
   const descriptorLimit = readDescriptorLimit();
   const connectionsConfigured = config.limits.maxConnections !== null;
@@ -278,6 +280,7 @@ export async function runServeCommand(
     logger,
     audit,
     load: () => loadConfig({ configPath: io.configPath, env: io.env, cwd: io.cwd }),
+    loaded,
     source: () => configSource(io),
     // --log-level wins over the file for the life of the process.
     levelFromFlag: flagLevel as LogLevel | undefined,
@@ -336,6 +339,8 @@ export async function runServeCommand(
         await notifier.status(`stopped: ${plural(report.finished, 'request')} finished, ${report.endedWithError} ended early`);
         await admin?.shell.drain(ADMIN_CLOSE_MS);
         await closeMetricsListener(metricsListener);
+        // The token uses counted this minute, appended while the chain is still open.
+        await admin?.tokenUses.close();
         descriptors?.stop();
         return backend.close();
       })

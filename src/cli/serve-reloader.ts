@@ -2,10 +2,18 @@
 // certificates and the keys, all or nothing, one reload at a time.
 import type { AuditActor, AuditTrail } from '../audit/audit-event.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
+import { configChange, MAX_CHANGED_PATHS } from '../config/config-change.ts';
 import type { Gateway, PreparedReload } from '../gateway/gateway.ts';
 import { KeyStoreError } from '../keys/errors.ts';
 import type { KeyStore } from '../state/key-store-port.ts';
 import type { LevelledLogger, LogLevel } from '../log/logger.ts';
+
+/**
+ * What an accepted reload's record says (docs/audit.md, `config.reload`): the
+ * digests of the new and the replaced config, the settings that differ, and
+ * those among the restart-only ones that keep their running value.
+ */
+type AcceptedDetail = ReturnType<typeof configChange> & { restartNeeded: string[] };
 
 /** Who a SIGHUP reload is, in its audit record. */
 const SIGNAL_ACTOR: AuditActor = { kind: 'system', id: 'serve' };
@@ -15,6 +23,8 @@ interface ReloaderOptions {
   keys: KeyStore;
   logger: LevelledLogger;
   load: () => GatewayConfig;
+  /** The config as loaded at start (before anything derived from the machine): what the first reload is compared with. */
+  loaded: GatewayConfig;
   source: () => string | null;
   levelFromFlag: LogLevel | undefined;
   stopping: () => boolean;
@@ -43,16 +53,19 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
   let reloading = false;
   let again = false;
 
+  /** The config the last accepted reload (or the start) loaded: what the next reload is compared with. */
+  let last = options.loaded;
+
   /** The record of one reload; its target is the config file a reload reads, or "embedded". */
-  const recordReload = (refusal: { problem: string; path: string | null } | null): Promise<void> =>
+  const recordReload = (detail: { problem: string; path: string | null } | AcceptedDetail): Promise<void> =>
     options.audit.record({
       actor: SIGNAL_ACTOR,
       source: 'signal',
-      action: refusal === null ? 'config.reload' : 'config.reload_refused',
+      action: 'problem' in detail ? 'config.reload_refused' : 'config.reload',
       target: options.source() ?? 'embedded',
       before: null,
       after: null,
-      ...(refusal === null ? {} : { detail: { problem: refusal.problem, path: refusal.path } }),
+      detail: { ...detail },
     });
 
   /** `problemPath`: the setting at fault; the record names the keys' location for a keys problem. */
@@ -64,10 +77,12 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
 
   async function reloadOnce(): Promise<void> {
     const source = options.source();
+    let next: GatewayConfig;
     let prepared: PreparedReload;
     let certificates: { commit(): void } | undefined;
     try {
-      prepared = gateway.prepareReload(options.load());
+      next = options.load();
+      prepared = gateway.prepareReload(next);
       certificates = options.certificates?.prepare();
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
@@ -92,7 +107,10 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
     // Open connections keep the certificates they began with.
     certificates?.commit();
     if (options.levelFromFlag === undefined) logger.setLevel(gateway.config.log.level);
-    await recordReload(null);
+    const change = configChange(last, next);
+    last = next;
+    const restartNeeded = prepared.summary.restartNeeded.map((c) => c.setting);
+    await recordReload({ ...change, restartNeeded: restartNeeded.slice(0, MAX_CHANGED_PATHS) });
     options.onOutcome?.({ ok: true });
   }
 

@@ -226,16 +226,26 @@ test('create requests are checked: every field required, unknown fields refused,
   assert.deepEqual(audit.events, []);
 });
 
-test('a read token reads keys and aliases (one token.use each) and is refused key changes with 403 token_scope_insufficient', async () => {
+test('a read token reads keys and aliases (counted: one token.use per route at the minute\'s end) and is refused key changes with 403 token_scope_insufficient', async () => {
   const { token, record } = await createToken('reader', ['read']);
   const actor = { kind: 'token', id: record.id, name: 'reader' };
+  // beforeEach leaves the scheduler on a minute's start.
+  const minuteStart = new Date(throttleTime.now()).toISOString();
   const keys = await withToken(token, 'GET', '/api/keys?x=1');
   assert.equal(keys.status, 200, keys.text);
   assert.equal((keys.json() as { object: string }).object, 'list');
   assert.equal((await withToken(token, 'GET', '/api/aliases')).status, 200);
+  await throttleTime.advance(30_000);
+  assert.equal((await withToken(token, 'GET', '/api/keys')).status, 200);
+  assert.equal((await withToken(token, 'GET', '/api/keys/key_nope')).status, 404);
+  await throttleTime.advance(29_999);
+  assert.deepEqual(audit.events, [], 'counted, not recorded, until the minute ends');
+  await throttleTime.advance(1);
+  const halfway = new Date(throttleTime.now() - 30_000).toISOString();
   assert.deepEqual(audit.events, [
-    { actor, source: SOURCE, action: 'token.use', target: record.id, before: null, after: null, detail: { method: 'GET', path: '/api/keys', status: 200 } },
-    { actor, source: SOURCE, action: 'token.use', target: record.id, before: null, after: null, detail: { method: 'GET', path: '/api/aliases', status: 200 } },
+    { actor, source: SOURCE, action: 'token.use', target: record.id, before: null, after: null, detail: { method: 'GET', route: '/api/keys', count: 2, statuses: { 200: 2 }, first: minuteStart, last: halfway } },
+    { actor, source: SOURCE, action: 'token.use', target: record.id, before: null, after: null, detail: { method: 'GET', route: '/api/aliases', count: 1, statuses: { 200: 1 }, first: minuteStart, last: minuteStart } },
+    { actor, source: SOURCE, action: 'token.use', target: record.id, before: null, after: null, detail: { method: 'GET', route: '/api/keys/:id', count: 1, statuses: { 404: 1 }, first: halfway, last: halfway } },
   ]);
   audit.events.length = 0;
 
@@ -267,16 +277,20 @@ test('a keys token creates, rotates and revokes keys without cookie or CSRF; a k
   assert.deepEqual(audit.events.filter((e) => e.action.startsWith('token.')), []);
   assert.deepEqual(audit.events.filter((e) => e.action.startsWith('key.')).map((e) => e.actor), audit.events.filter((e) => e.action.startsWith('key.')).map(() => actor));
 
-  // A key change that failed, and a read, are token.use.
+  // A key change that failed is its own token.use at once, with its path, between the reads
+  // (counted for the minute); flush() appends the count now, as close() does at shutdown.
+  const at = new Date(throttleTime.now()).toISOString();
+  assert.equal((await withToken(token, 'GET', `/api/keys/${keyId}`)).status, 200);
   const failed = await withToken(token, 'POST', `/api/keys/${keyId}/rotate`);
   assert.equal(failed.status, 409);
   assert.equal((await withToken(token, 'GET', `/api/keys/${keyId}`)).status, 200);
+  const rotateUse = { actor, source: SOURCE, action: 'token.use', target: record.id, before: null, after: null, detail: { method: 'POST', path: `/api/keys/${keyId}/rotate`, status: 409 } };
+  assert.deepEqual(audit.events.filter((e) => e.action.startsWith('token.')), [rotateUse]);
+  assert.equal(admin.tokenUses.pending, 1);
+  await admin.tokenUses.flush();
   assert.deepEqual(
     audit.events.filter((e) => e.action.startsWith('token.')),
-    [
-      { actor, source: SOURCE, action: 'token.use', target: record.id, before: null, after: null, detail: { method: 'POST', path: `/api/keys/${keyId}/rotate`, status: 409 } },
-      { actor, source: SOURCE, action: 'token.use', target: record.id, before: null, after: null, detail: { method: 'GET', path: `/api/keys/${keyId}`, status: 200 } },
-    ],
+    [rotateUse, { actor, source: SOURCE, action: 'token.use', target: record.id, before: null, after: null, detail: { method: 'GET', route: '/api/keys/:id', count: 2, statuses: { 200: 2 }, first: at, last: at } }],
   );
 });
 

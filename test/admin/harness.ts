@@ -131,6 +131,7 @@ export async function startAdminGateway(options: AdminGatewayOptions = {}): Prom
     await gateway.close();
     admin.server.closeAllConnections();
     if (admin.server.listening) await new Promise<void>((resolve) => admin.server.close(() => resolve()));
+    await admin.tokenUses.close();
     await state.close();
   };
   try {

@@ -167,12 +167,25 @@ describe('portcullis audit list', () => {
     await log.append(keyCreate(3, { detail: { sudoUser: 'bob', sudoUid: 1001, redacted: ['after.name'] } }));
     const system = { kind: 'system', id: 'serve' } as const;
     await log.append(keyCreate(4, { actor: system, source: 'signal', action: 'config.reload_refused', target: '/etc/portcullis.json', after: null, detail: { path: 'admin.oidc.issuer', problem: 'admin.oidc.issuer: must be an https:// URL' } }));
+    const counted = { method: 'GET', route: '/api/keys/:id', count: 12, statuses: { 200: 11, 404: 1 }, first: '2026-11-26T12:00:00.000Z', last: '2026-11-26T12:00:59.000Z' };
+    await log.append(keyCreate(5, { actor: token, action: 'token.use', target: 'tok_1', after: null, detail: counted }));
+    const digests = { digest: 'b'.repeat(64), previousDigest: 'a'.repeat(64), restartNeeded: [] };
+    await log.append(keyCreate(6, { actor: system, source: 'signal', action: 'config.reload', target: '/etc/portcullis.json', after: null, detail: { ...digests, changes: 5, changed: ['log.level', 'limits.maxConnections', 'aliases.a', 'aliases.b', 'aliases.c'] } }));
+    await log.append(keyCreate(7, { actor: system, source: 'signal', action: 'config.reload', target: '/etc/portcullis.json', after: null, detail: { ...digests, changes: 0, changed: [] } }));
     const result = await cli(['audit', 'list', '--data-dir', dir]);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(
       // The last column: after the last run of two spaces (a detail has single spaces only).
-      result.stdout.split('\n').slice(1, 5).map((line) => line.slice(line.lastIndexOf('  ') + 2)),
-      ['at admin.oidc.issuer', 'sudo by bob; redacted: after.name', 'GET /api/keys?[2J 200', 'admin_token_revoked'],
+      result.stdout.split('\n').slice(1, 8).map((line) => line.slice(line.lastIndexOf('  ') + 2)),
+      [
+        'nothing changed',
+        'changed: log.level, limits.maxConnections, aliases.a and 2 more',
+        'GET /api/keys/:id x12 (200 x11, 404 x1)',
+        'at admin.oidc.issuer',
+        'sudo by bob; redacted: after.name',
+        'GET /api/keys?[2J 200',
+        'admin_token_revoked',
+      ],
     );
   });
 

@@ -128,11 +128,11 @@ describe('over the admin API and the API listener', () => {
       const { id } = ((await created.json()) as { record: { id: string } }).record;
       const renamed = await post(`/api/keys/${id}`, { name: `${secret} (renamed)` }, 'PATCH');
       assert.equal(renamed.status, 200, await renamed.clone().text());
-      const token = await post('/api/tokens', { name: secret, scopes: ['read'], expiresAt: new Date(Date.now() + 86_400_000).toISOString() });
+      const token = await post('/api/tokens', { name: secret, scopes: ['keys'], expiresAt: new Date(Date.now() + 86_400_000).toISOString() });
       assert.equal(token.status, 201, await token.clone().text());
-      // The token's use is recorded with the path it asked for (token.use detail.path).
+      // A key change the token asked for and that failed is recorded with its path (token.use detail.path).
       const issued = ((await token.json()) as { token: string }).token;
-      const lookup = await fetch(`${gw.adminUrl}/api/keys/x${secret}`, { headers: { authorization: `Bearer ${issued}` } });
+      const lookup = await fetch(`${gw.adminUrl}/api/keys/x${secret}/rotate`, { method: 'POST', headers: { authorization: `Bearer ${issued}` } });
       assert.equal(lookup.status, 404, await lookup.clone().text());
       issuedTokens.push(issued);
       const unknownPath = await fetch(`${gw.apiUrl}/v1/${secret}`);
@@ -157,7 +157,7 @@ describe('over the admin API and the API listener', () => {
         ['key.create', 'x[redacted]'],
         ['key.update', '[redacted] (renamed)'],
         ['token.create', '[redacted]'],
-        ['token.use', '/api/keys/x[redacted]'],
+        ['token.use', '/api/keys/x[redacted]/rotate'],
       ]),
     );
     assert.ok(logs.includes('"status":404') && logs.includes('"status":401'), 'the access lines are among the logs');
