@@ -4,7 +4,7 @@
 // failure latches and names the file, the line and the seq.
 import { GENESIS_HASH, parseRecordLine, recordHash, AuditRecordParseError } from './audit-record.ts';
 
-export const CHAIN_FAILURES = ['hash_mismatch', 'prev_mismatch', 'seq_gap', 'seq_order', 'malformed', 'unterminated', 'head_mismatch', 'missing_records', 'past_head'] as const;
+export const CHAIN_FAILURES = ['hash_mismatch', 'prev_mismatch', 'seq_gap', 'seq_order', 'malformed', 'unterminated', 'head_mismatch', 'missing_records', 'past_head', 'missing_head'] as const;
 export type ChainFailureReason = (typeof CHAIN_FAILURES)[number];
 
 export interface ChainHead {
@@ -61,6 +61,17 @@ export interface ChainVerifierOptions {
   storedHead?: StoredHead | null;
   /** A hash the operator kept elsewhere (the log stream): some record of the chain must have it. */
   expectHead?: string | null;
+  /**
+   * The store's head is missing (audit.head deleted, the Redis head key lost): records are then
+   * a break (missing_head), whose message says how to write the head they would have.
+   */
+  missingHead?: MissingHead;
+}
+
+/** A head that should be there and is not: its name, and how to write it for a chain ending at `last`. */
+export interface MissingHead {
+  name: string;
+  write(last: ChainHead): string;
 }
 
 export interface ChainVerifier {
@@ -156,6 +167,9 @@ export function createChainVerifier(options: ChainVerifierOptions = {}): ChainVe
       if (storedHead !== null && !storedHeadChecked && storedHead.seq >= (firstSeq ?? 1) && storedHead.seq > 0) {
         return broken('head_mismatch', null, storedHead.seq, `the stored head names seq ${storedHead.seq}, which is not in the chain`);
       }
+      if (options.missingHead !== undefined && last.seq > 0) {
+        return broken('missing_head', null, last.seq, missingHeadMessage(options.missingHead, last));
+      }
       if (storedHead !== null && pastHeadAt !== null && !(last.seq === storedHead.seq + 1 && (storedHead.next === last.hash || storedHead.legacy === true))) {
         ({ file } = pastHeadAt);
         return broken('past_head', pastHeadAt.line, storedHead.seq + 1, pastHeadMessage(storedHead, last.seq));
@@ -196,6 +210,15 @@ export function pastHeadMessage(storedHead: StoredHead, lastSeq: number): string
       : `records ${from} to ${lastSeq} (${lastSeq - from + 1}) are past the stored head (seq ${storedHead.seq}); a crash leaves one at most, the one the head announced`;
   const [they, them] = lastSeq === from ? ['it was', 'it'] : ['they were', 'them'];
   return `${which}: ${they} appended by something other than portcullis, or the head was replaced with an older copy. List ${them} (portcullis audit list --before ${lastSeq + 1} --json), compare with the "audit" lines of the log stream, then move ${them} out of the log (docs/audit.md, "Records past the head"); until then appends are refused`;
+}
+
+/**
+ * Records and no head: an append writes the head before its first record, so no crash explains
+ * it; the head was deleted. The records may well be portcullis's (the log stream tells), and
+ * then the head to write is the last record's.
+ */
+export function missingHeadMessage(head: MissingHead, last: ChainHead): string {
+  return `${head.name} is missing, but the chain has records (up to seq ${last.seq}): no crash removes the head once written. If the records are portcullis's (compare the last record's hash, ${last.hash}, with the latest "audit" line of the log stream), ${head.write(last)} (docs/audit.md, "A missing head"); until then appends are refused`;
 }
 
 function where(file: string | null, line: number | null, seq: number | null): string {

@@ -11,7 +11,7 @@
 // be made yet (src/state/write-ahead.ts): a record written before its change,
 // settled once the change is made. After a crash the ones left open are
 // resolved against the store.
-import { pastHeadMessage, type ChainHead, type StoredHead } from './audit-chain.ts';
+import { missingHeadMessage, pastHeadMessage, type ChainHead, type MissingHead, type StoredHead } from './audit-chain.ts';
 import { GENESIS_HASH } from './audit-record.ts';
 
 export interface HeadState extends StoredHead {
@@ -31,6 +31,11 @@ const HEAD_FORMAT = 2;
 /** The head as stored: `{"seq":N,"hash":"...","v":2}`, with `next` and `open` only when set. */
 export function headJson(head: HeadState): string {
   return JSON.stringify({ seq: head.seq, hash: head.hash, ...(head.next === null ? {} : { next: head.next }), ...(head.open.length === 0 ? {} : { open: head.open }), v: HEAD_FORMAT });
+}
+
+/** How to write the head file `name` back for a chain ending at `last`, for a missing head's message. */
+export function headFileWrite(name: string): MissingHead['write'] {
+  return (last) => `write ${headJson({ seq: last.seq, hash: last.hash, next: null, open: [] })} to ${name}`;
 }
 
 /** The stored head, or null when it is not one (the caller names the file and what to do). */
@@ -62,7 +67,8 @@ export type TailJudgement =
  * visible; the one announced record past the head (a crash) is adopted; anything else
  * past the head, or a last record that is not the head's, is refused.
  */
-export function judgeTail(stored: HeadState | null, last: ChainHead, headName: string): TailJudgement {
+export function judgeTail(stored: HeadState | null, last: ChainHead, headName: string, writeHead: MissingHead['write'] = headFileWrite(headName)): TailJudgement {
+  if (stored === null && last.seq > 0) return { ok: false, problem: missingHeadMessage({ name: headName, write: writeHead }, last) };
   const head = stored ?? EMPTY_HEAD;
   if (head.seq > last.seq) {
     return {

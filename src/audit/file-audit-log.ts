@@ -16,7 +16,7 @@ import path from 'node:path';
 import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../keys/file-lock.ts';
 import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../keys/atomic-file.ts';
 import { createChainVerifier, type AuditVerification, type ChainHead } from './audit-chain.ts';
-import { EMPTY_HEAD, headJson, judgeTail, MAX_OPEN, parseHeadJson, type HeadState } from './audit-head.ts';
+import { EMPTY_HEAD, headFileWrite, headJson, judgeTail, MAX_OPEN, parseHeadJson, type HeadState } from './audit-head.ts';
 import { forEachLine, forEachLineBackward, lastNewlineBefore, OverlongLineError, readRange } from './audit-file-lines.ts';
 import { AuditLogError, auditLogOf, createPageCollector, type AuditLog, type AuditPage, type AuditFilter, type VerifyOptions } from './audit-log.ts';
 import {
@@ -300,8 +300,8 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
     const { head, rotated, current } = await snapshot();
     try {
       if (head instanceof AuditLogError) return { ok: false, reason: 'malformed', file: AUDIT_HEAD_FILE, line: 1, seq: null, message: head.message };
-      // No head and records: every record is past the head (an appender writes the head before its first record).
-      const verifier = createChainVerifier({ storedHead: head ?? EMPTY_HEAD, ...verifyOptions });
+      // No head and records: a break (an appender writes the head before its first record).
+      const verifier = createChainVerifier({ storedHead: head ?? EMPTY_HEAD, ...(head === null ? { missingHead: { name: AUDIT_HEAD_FILE, write: headFileWrite(AUDIT_HEAD_FILE) } } : {}), ...verifyOptions });
       const files: Array<{ name: string; nameSeq: number | null }> = [...rotated.map((f) => ({ name: f.name, nameSeq: f.firstSeq as number | null })), { name: AUDIT_FILE, nameSeq: null }];
       for (const { name, nameSeq } of files) {
         let handle: FileHandle | null;

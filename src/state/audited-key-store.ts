@@ -8,15 +8,15 @@
 // What a record holds of a key is auditKeyView: the non-secret fields only.
 // The raw key (returned by create and rotate) and its hash never reach the
 // trail.
-import type { AuditActor, AuditEvent, AuditTrail, AuditValue } from '../audit/audit-event.ts';
-import { keyStatus } from '../keys/key-settings.ts';
-import type { KeyLimits } from '../limits/key-limits.ts';
+import type { AuditActor, AuditEvent, AuditTrail } from '../audit/audit-event.ts';
 import type { KeyRecord, KeyStore, WriteAhead } from './key-store-port.ts';
+import { keyChangeVerdict, readCurrentKey } from './change-verdict.ts';
+import { auditKeyView, type AuditFields } from './key-audit-view.ts';
 import { writeAhead } from './write-ahead.ts';
 
-type KeyAction = 'key.create' | 'key.update' | 'key.rotate' | 'key.revoke';
+export { auditKeyView };
 
-type AuditFields = { readonly [field: string]: AuditValue };
+type KeyAction = 'key.create' | 'key.update' | 'key.rotate' | 'key.revoke';
 
 /** Who is changing keys through a wrapped store, as the records name them. */
 export interface AuditWho {
@@ -25,37 +25,6 @@ export interface AuditWho {
   source: string;
   /** Added to every record (the CLI's sudo user); never a secret. */
   detail?: AuditFields;
-}
-
-function limitsValue(limits: KeyLimits): AuditFields {
-  const { tokenBudget, costBudget } = limits;
-  return {
-    requestsPerMinute: limits.requestsPerMinute,
-    tokensPerMinute: limits.tokensPerMinute,
-    concurrentRequests: limits.concurrentRequests,
-    tokenBudget: tokenBudget === null ? null : { tokens: tokenBudget.tokens, period: tokenBudget.period },
-    costBudget: costBudget === null ? null : { amount: costBudget.amount, period: costBudget.period },
-  };
-}
-
-/**
- * The non-secret view of a key that audit records carry as before/after:
- * {id, name, prefix, status, expiresAt, allowedAliases, limits, revokedAt,
- * rotatedAt}. Built field by field, so nothing else (the hash, last use) can
- * slip in. `status` is judged at `nowMs`.
- */
-export function auditKeyView(record: KeyRecord, nowMs: number = Date.now()): AuditFields {
-  return {
-    id: record.id,
-    name: record.name,
-    prefix: record.prefix,
-    status: keyStatus(record, nowMs),
-    expiresAt: record.expiresAt,
-    allowedAliases: record.allowedAliases === null ? null : [...record.allowedAliases],
-    limits: limitsValue(record.limits),
-    revokedAt: record.revokedAt,
-    rotatedAt: record.rotatedAt,
-  };
 }
 
 /**
@@ -84,7 +53,7 @@ export function auditedKeyStore(store: KeyStore, trail: AuditTrail, who: AuditWh
   };
 
   const recorded = <T>(action: KeyAction, change: (ahead: WriteAhead) => Promise<T>): Promise<T> =>
-    writeAhead<KeyRecord, T>(trail, ({ before, after }) => eventOf(action, before, after), change);
+    writeAhead<KeyRecord, T>(trail, ({ before, after }) => eventOf(action, before, after), change, async (event) => keyChangeVerdict(event, await readCurrentKey(store, event.target)));
 
   return {
     get location() {

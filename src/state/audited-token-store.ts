@@ -8,6 +8,7 @@ import type { AuditEvent, AuditTrail } from '../audit/audit-event.ts';
 import { adminTokenAuditFields, type AdminTokenRecord } from '../keys/admin-token.ts';
 import type { AdminTokenStore, TokenWriteAhead } from './admin-token-store-port.ts';
 import type { AuditWho } from './audited-key-store.ts';
+import { readCurrentToken, tokenChangeVerdict } from './change-verdict.ts';
 import { writeAhead } from './write-ahead.ts';
 
 export function auditedTokenStore(store: AdminTokenStore, trail: AuditTrail, who: AuditWho): AdminTokenStore {
@@ -24,6 +25,7 @@ export function auditedTokenStore(store: AdminTokenStore, trail: AuditTrail, who
         ...(who.detail === undefined ? {} : { detail: who.detail }),
       }),
       change,
+      async (event) => tokenChangeVerdict(event, await readCurrentToken(store, event.target)),
     );
   return {
     get location() {

@@ -2,69 +2,23 @@
 // a crash (docs/audit.md, "Write-ahead"): a key or admin token change is
 // recorded before the store writes it, and settled once written, so an open
 // record is a change that may or may not have been written when the process
-// died. Each is checked against its store: made, the record stands and is
-// settled; not made, a `change.incomplete` record says so (naming its seq),
-// then it is settled.
+// died. Each is judged by the later changes of its key or token on the chain,
+// or, when it is the last, against its store (change-verdict.ts): made, the
+// record stands and is settled; not made, a `change.incomplete` record says so
+// (naming its seq), then it is settled.
 import type { AuditEvent, AuditTrail } from '../audit/audit-event.ts';
-import { recordsBySeq, type AuditLog } from '../audit/audit-log.ts';
-import { canonicalJson, type AuditRecord } from '../audit/audit-record.ts';
+import { MAX_LIST_LIMIT, type AuditLog } from '../audit/audit-log.ts';
+import type { AuditRecord } from '../audit/audit-record.ts';
 import { incompleteEvent } from '../audit/audit-trail.ts';
-import { KeyNotFoundError } from '../keys/errors.ts';
 import type { Logger } from '../log/logger.ts';
-import { auditKeyView } from './audited-key-store.ts';
-import { adminTokenAuditFields, type AdminTokenRecord } from '../keys/admin-token.ts';
 import type { AdminTokenStore } from './admin-token-store-port.ts';
-import type { KeyRecord, KeyStore } from './key-store-port.ts';
+import { chainVerdict, isDecidedChange, keyChangeVerdict, readCurrentKey, readCurrentToken, tokenChangeVerdict } from './change-verdict.ts';
+import type { KeyStore } from './key-store-port.ts';
 
-export type ChangeVerdict = { made: true } | { made: false; reason: string };
+export { keyChangeVerdict, tokenChangeVerdict, type ChangeVerdict } from './change-verdict.ts';
 
 /** Who writes the outcome of a change the gateway found open at start. */
 export const RECOVERY_WHO: Pick<AuditEvent, 'actor' | 'source'> = { actor: { kind: 'system', id: 'serve' }, source: 'start' };
-
-/**
- * Was the change of the open write-ahead record `record` made? `current` is the key the store
- * holds now (null: none with the record's target). A create is made when the key exists (its
- * id was drawn at random for it); an update, rotate or revoke when the key's non-secret
- * fields are exactly the record's `after` (status aside: it depends on the time it is read).
- */
-export function keyChangeVerdict(record: AuditRecord, current: KeyRecord | null): ChangeVerdict {
-  switch (record.action) {
-    case 'key.create':
-      return current !== null ? { made: true } : { made: false, reason: 'the key is not in the store: the process stopped after recording the change and before writing it' };
-    case 'key.update':
-    case 'key.rotate':
-    case 'key.revoke': {
-      if (current === null) return { made: false, reason: 'the key is not in the store' };
-      if (record.after !== null && withoutStatus(auditKeyView(current, 0)) === withoutStatus(record.after)) return { made: true };
-      return { made: false, reason: "the key in the store is not as this record's after: the process stopped after recording the change and before writing it" };
-    }
-    default:
-      return { made: false, reason: `a ${record.action} record cannot be checked against the key store` };
-  }
-}
-
-/**
- * Was the change of the open write-ahead token record `record` made? `current` is the token
- * the store holds now (null: none with the record's target). A create is made when the token
- * exists (its id was drawn at random for it); a revoke when its revokedAt is the record's.
- */
-export function tokenChangeVerdict(record: AuditRecord, current: AdminTokenRecord | null): ChangeVerdict {
-  switch (record.action) {
-    case 'token.create':
-      return current !== null ? { made: true } : { made: false, reason: 'the token is not in the store: the process stopped after recording the change and before writing it' };
-    case 'token.revoke':
-      if (current === null) return { made: false, reason: 'the token is not in the store' };
-      if (record.after !== null && canonicalJson(adminTokenAuditFields(current)) === canonicalJson(record.after)) return { made: true };
-      return { made: false, reason: "the token in the store is not as this record's after: the process stopped after recording the change and before writing it" };
-    default:
-      return keyChangeVerdict(record, null);
-  }
-}
-
-function withoutStatus(view: { readonly [field: string]: unknown }): string {
-  const { status: _status, ...rest } = view;
-  return canonicalJson(rest);
-}
 
 export interface OpenChangesOutcome {
   /** Seqs whose change was made (settled). */
@@ -113,7 +67,7 @@ async function resolveOpen(options: ResolveOptions, olderThanMs: number | null):
   const outcome: OpenChangesOutcome = { made: [], notMade: [], missing: [], young: [] };
   const seqs = await log.openSeqs();
   if (seqs.length === 0) return outcome;
-  const records = new Map((await recordsBySeq(log, seqs)).map((record) => [record.seq, record]));
+  const { records, later } = await openAndLaterChanges(log, seqs);
   for (const seq of seqs) {
     const record = records.get(seq);
     if (record !== undefined && olderThanMs !== null && Date.parse(record.time) > olderThanMs) {
@@ -127,7 +81,9 @@ async function resolveOpen(options: ResolveOptions, olderThanMs: number | null):
       await log.settle(seq);
       continue;
     }
-    const verdict = record.action.startsWith('token.') ? tokenChangeVerdict(record, await currentToken(options.tokens, record.target)) : keyChangeVerdict(record, await currentKey(keys, record.target));
+    const verdict =
+      chainVerdict(record, later) ??
+      (record.action.startsWith('token.') ? tokenChangeVerdict(record, await readCurrentToken(options.tokens, record.target)) : keyChangeVerdict(record, await readCurrentKey(keys, record.target)));
     if (verdict.made) {
       outcome.made.push(seq);
       logger.warn('audit: a change recorded before a crash was made; its record stands', { seq, action: record.action, target: record.target });
@@ -141,19 +97,27 @@ async function resolveOpen(options: ResolveOptions, olderThanMs: number | null):
   return outcome;
 }
 
-async function currentToken(tokens: AdminTokenStore | undefined, id: string | null): Promise<AdminTokenRecord | null> {
-  if (tokens === undefined || id === null) return null;
-  return (await tokens.list()).find((token) => token.id === id) ?? null;
-}
-
-async function currentKey(keys: KeyStore, id: string | null): Promise<KeyRecord | null> {
-  if (id === null) return null;
-  try {
-    return await keys.get(id);
-  } catch (error) {
-    if (error instanceof KeyNotFoundError) return null;
-    throw error;
-  }
+/**
+ * The open records `seqs` (those in the log), and every key or token change from the oldest
+ * of them on (the chain's witnesses, chainVerdict), read back from the end: a page at a time,
+ * keeping only those (admin changes are rare next to requests).
+ */
+async function openAndLaterChanges(log: AuditLog, seqs: readonly number[]): Promise<{ records: Map<number, AuditRecord>; later: AuditRecord[] }> {
+  const wanted = new Set(seqs);
+  const records = new Map<number, AuditRecord>();
+  const later: AuditRecord[] = [];
+  const lowest = Math.min(...wanted);
+  let before: number | undefined;
+  do {
+    const page = await log.list(before === undefined ? { limit: MAX_LIST_LIMIT } : { before, limit: MAX_LIST_LIMIT });
+    for (const record of page.records) {
+      if (record.seq < lowest) break;
+      if (wanted.has(record.seq)) records.set(record.seq, record);
+      if (isDecidedChange(record)) later.push(record);
+    }
+    before = page.nextBefore ?? undefined;
+  } while (before !== undefined && before > lowest);
+  return { records, later };
 }
 
 /**

@@ -75,7 +75,7 @@ export function createRedisAuditLog(client: RedisClient, options: RedisAuditLogO
     const { stored, head } = await readHead();
     const lastLine = await client.command(['LINDEX', keys.log, -1]);
     const last = typeof lastLine === 'string' ? parseLine(lastLine, 'its last record') : null;
-    const judged = judgeTail(stored === '' ? null : { ...head, next: null, open: [] }, last === null ? { seq: 0, hash: GENESIS_HASH } : { seq: last.seq, hash: last.hash }, `the head key ${keys.head}`);
+    const judged = judgeTail(stored === '' ? null : { ...head, next: null, open: [] }, last === null ? { seq: 0, hash: GENESIS_HASH } : { seq: last.seq, hash: last.hash }, `the head key ${keys.head}`, setHeadKey);
     if (!judged.ok) throw new AuditLogError(`the audit log at ${options.location} is not extended: ${judged.problem}`);
     return head;
   }
@@ -129,6 +129,11 @@ export function createRedisAuditLog(client: RedisClient, options: RedisAuditLogO
     return reply as string[];
   }
 
+  /** How to set the head key back, for a lost head key's message. */
+  function setHeadKey(last: ChainHead): string {
+    return `set it: SET ${keys.head} "${headValue(last)}"`;
+  }
+
   async function length(): Promise<number> {
     const reply = await client.command(['LLEN', keys.log]);
     if (typeof reply !== 'number') throw new AuditLogError(`unexpected reply to LLEN from ${options.location}`);
@@ -145,8 +150,8 @@ export function createRedisAuditLog(client: RedisClient, options: RedisAuditLogO
         return { ok: false, reason: 'malformed', file: keys.head, line: null, seq: null, message: (error as Error).message };
       }
     }
-    // No head key and records: every record is past the head (the script sets it with the first).
-    const verifier = createChainVerifier({ storedHead: storedHead ?? EMPTY_HEAD, ...verifyOptions });
+    // No head key and records: a break (the script sets it with the first).
+    const verifier = createChainVerifier({ storedHead: storedHead ?? EMPTY_HEAD, ...(storedHead === null ? { missingHead: { name: `the head key ${keys.head}`, write: setHeadKey } } : {}), ...verifyOptions });
     verifier.beginFile(where, null);
     const total = await length();
     for (let start = 0; start < total; start += PAGE) {

@@ -87,9 +87,15 @@ describe('judgeTail', () => {
       assert.match(judged.ok ? '' : judged.problem, head.seq === 3 ? /^record 4 is past the stored head \(seq 3\)/ : /^records 3 to 4 \(2\) are past the stored head \(seq 2\)/);
     }
   });
-  test('no head and records: refused; no head and no records: an empty chain', () => {
-    const judged = judgeTail(null, last, 'audit.head');
-    assert.match(judged.ok ? '' : judged.problem, /^records 1 to 4 \(4\) are past the stored head \(seq 0\)/);
+  test('no head and records: refused, with the head to write back; no head and no records: an empty chain', () => {
+    assert.deepEqual(judgeTail(null, last, 'audit.head'), {
+      ok: false,
+      problem: `audit.head is missing, but the chain has records (up to seq 4): no crash removes the head once written. If the records are portcullis's (compare the last record's hash, ${H('4')}, with the latest "audit" line of the log stream), write {"seq":4,"hash":"${H('4')}","v":2} to audit.head (docs/audit.md, "A missing head"); until then appends are refused`,
+    });
+    assert.deepEqual(judgeTail(null, last, 'the head key pcl:{audit}:head', (head) => `set it: SET pcl:{audit}:head "${head.seq} ${head.hash}"`), {
+      ok: false,
+      problem: `the head key pcl:{audit}:head is missing, but the chain has records (up to seq 4): no crash removes the head once written. If the records are portcullis's (compare the last record's hash, ${H('4')}, with the latest "audit" line of the log stream), set it: SET pcl:{audit}:head "4 ${H('4')}" (docs/audit.md, "A missing head"); until then appends are refused`,
+    });
     assert.deepEqual(judgeTail(null, { seq: 0, hash: GENESIS_HASH }, 'audit.head'), { ok: true, base: { seq: 0, hash: GENESIS_HASH }, open: [], problem: null });
   });
   test('a last record that is not the head\'s: refused', () => {
@@ -218,12 +224,18 @@ describe('the file log and its head', () => {
     assert.equal((await log.append(keyCreate(2))).seq, 2);
   });
 
-  test('audit.head deleted with records left: verify reports every record past it; appends refuse', async () => {
-    const { log, headFile } = fresh();
-    await appendN(log, 2);
+  test('audit.head deleted with records left: verify reports the missing head with the one to write back; appends refuse; written back, the chain is whole', async () => {
+    const { log, headFile, file } = fresh();
+    const [, second] = await appendN(log, 2);
+    const headBefore = readFileSync(headFile, 'utf8');
     unlinkSync(headFile);
-    const result = broken(await log.verify());
-    assert.deepEqual([result.reason, result.line, result.seq], ['past_head', 1, 1]);
-    await assert.rejects(log.append(keyCreate(3)), /records 1 to 2 \(2\) are past the stored head \(seq 0\)/);
+    const advice = `audit.head is missing, but the chain has records (up to seq 2): no crash removes the head once written. If the records are portcullis's (compare the last record's hash, ${second?.hash}, with the latest "audit" line of the log stream), write {"seq":2,"hash":"${second?.hash}","v":2} to audit.head (docs/audit.md, "A missing head"); until then appends are refused`;
+    assert.deepEqual(await log.verify(), { ok: false, reason: 'missing_head', file: null, line: null, seq: 2, message: `the chain (seq 2): ${advice}` });
+    await assert.rejects(log.append(keyCreate(3)), { name: 'AuditLogError', message: `the audit log in ${path.dirname(file)} is not extended: ${advice}` });
+    // The advice followed: the head it names is the one that was deleted.
+    writeFileSync(headFile, `{"seq":2,"hash":"${second?.hash}","v":2}\n`);
+    assert.equal(readFileSync(headFile, 'utf8'), headBefore);
+    assert.equal((await log.verify()).ok, true);
+    assert.equal((await log.append(keyCreate(3))).seq, 3);
   });
 });

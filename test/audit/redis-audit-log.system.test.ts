@@ -126,8 +126,10 @@ describe('the Redis audit chain', () => {
     for (let i = 1; i <= 3; i++) await a.append(keyCreate(i));
     await clientA.command(['DEL', keys.head]);
     const result = broken(await a.verify());
-    assert.deepEqual([result.reason, result.line, result.seq], ['past_head', 1, 1]);
-    await assert.rejects(a.append(keyCreate(4)), /is not extended: records 1 to 3 \(3\) are past the stored head \(seq 0\)/);
+    assert.deepEqual([result.reason, result.line, result.seq], ['missing_head', null, 3]);
+    assert.match(result.message, new RegExp(`^the chain \\(seq 3\\): the head key ${keys.head.replace(/[{}]/g, '\\$&')} is missing, but the chain has records \\(up to seq 3\\)`));
+    const last = (await a.list({ limit: 1 })).records[0];
+    await assert.rejects(a.append(keyCreate(4)), (error: unknown) => error instanceof Error && error.message.includes(`set it: SET ${keys.head} "3 ${last?.hash}" (docs/audit.md, "A missing head")`));
     assert.equal(await clientA.command(['LLEN', keys.log]), 3);
   });
 

@@ -5,8 +5,10 @@
 // and never recorded; plus the head logged, and a forged tail refused.
 import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
+import fsPromises from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
-import { describe, test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
 import { headJson } from '../../src/audit/audit-head.ts';
 import { AuditLogError } from '../../src/audit/audit-log.ts';
 import { chainRecord, recordLine, type AuditRecord } from '../../src/audit/audit-record.ts';
@@ -16,9 +18,11 @@ import { createLogger } from '../../src/log/logger.ts';
 import { auditedKeyStore, auditKeyView } from '../../src/state/audited-key-store.ts';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { adminTokenAuditFields, type AdminTokenRecord } from '../../src/keys/admin-token.ts';
+import { KeyStoreIoError } from '../../src/keys/errors.ts';
+import { RedisUnavailableError } from '../../src/redis/errors.ts';
 import { IN_FLIGHT_MS, keyChangeVerdict, recoverAuditChain, resolveOpenChanges, tokenChangeVerdict } from '../../src/state/change-recovery.ts';
 import { openFileAdminTokenStore } from '../../src/state/file-admin-token-store.ts';
-import type { KeyRecord } from '../../src/state/key-store-port.ts';
+import type { KeyRecord, KeyStore } from '../../src/state/key-store-port.ts';
 import { freshPath, memoryTempDir } from '../support/temp-dir.ts';
 
 const root = memoryTempDir('key-recovery');
@@ -247,6 +251,163 @@ describe('recoverAuditChain', () => {
     lines.length = 0;
     await assert.rejects(recover(), (error: unknown) => error instanceof AuditLogError && /record 2 is past the stored head \(seq 1\)/.test(error.message));
     assert.deepEqual(lines, []);
+    await keys.close();
+  });
+});
+
+describe('a later change of the same key on the chain', () => {
+  const crashedUpdate = async (log: ReturnType<typeof setUp>['log'], keys: KeyStore, id: string, name: string, write: boolean) => {
+    const died = new Error('killed');
+    const updating = keys.update(id, { name }, async ({ before, after }) => {
+      await log.append({ time: '2026-11-28T10:00:00.000Z', ...WHO, action: 'key.update', target: id, before: auditKeyView(before as KeyRecord, NOW), after: auditKeyView(after, NOW) }, { open: true });
+      if (!write) throw died;
+    });
+    if (write) await updating;
+    else await assert.rejects(updating, died);
+  };
+
+  test('an update written but never settled, then the key changed again: made (the later record starts from its after)', async () => {
+    const { log, keys, trail, logger } = setUp();
+    const audited = auditedKeyStore(keys, trail, WHO, () => NOW);
+    const { record } = await audited.create('a');
+    await crashedUpdate(log, keys, record.id, 'b', true);
+    await audited.update(record.id, { name: 'c' });
+    assert.deepEqual(await log.openSeqs(), [2]);
+    assert.deepEqual(await resolveOpenChanges({ log, keys, trail, logger, clock: () => NOW }), { made: [2], notMade: [], missing: [], young: [] });
+    assert.deepEqual((await log.list({})).records.map((r) => [r.seq, r.action]), [[3, 'key.update'], [2, 'key.update'], [1, 'key.create']]);
+    assert.deepEqual(await log.openSeqs(), []);
+    await keys.close();
+  });
+
+  test('an update never written, then the key changed again: not made, named by the later record', async () => {
+    const { log, keys, trail, logger } = setUp();
+    const audited = auditedKeyStore(keys, trail, WHO, () => NOW);
+    const { record } = await audited.create('a');
+    await crashedUpdate(log, keys, record.id, 'b', false);
+    await audited.update(record.id, { name: 'b2' });
+    assert.deepEqual(await resolveOpenChanges({ log, keys, trail, logger, clock: () => NOW }), { made: [], notMade: [2], missing: [], young: [] });
+    const [outcome] = (await log.list({})).records;
+    assert.deepEqual([outcome?.seq, outcome?.action, outcome?.detail], [
+      4,
+      'change.incomplete',
+      { seq: 2, action: 'key.update', reason: `the later change of its key (seq 3) and those after it did not start from this record's after: ${NOT_WRITTEN}` },
+    ]);
+    await keys.close();
+  });
+
+  test('two open updates of one key, both written: the first is judged by the second, the second by the store', async () => {
+    const { log, keys, trail, logger } = setUp();
+    const audited = auditedKeyStore(keys, trail, WHO, () => NOW);
+    const { record } = await audited.create('a');
+    await crashedUpdate(log, keys, record.id, 'b', true);
+    await crashedUpdate(log, keys, record.id, 'c', true);
+    assert.deepEqual(await resolveOpenChanges({ log, keys, trail, logger, clock: () => NOW }), { made: [2, 3], notMade: [], missing: [], young: [] });
+    await keys.close();
+  });
+
+  test('a create never settled, then its key updated: made', async () => {
+    const { log, keys, trail, logger } = setUp();
+    const { record } = await keys.create('kept', {}, async ({ after }) => {
+      await log.append({ time: '2026-11-28T10:00:00.000Z', ...WHO, action: 'key.create', target: after.id, before: null, after: auditKeyView(after, NOW) }, { open: true });
+    });
+    await auditedKeyStore(keys, trail, WHO, () => NOW).update(record.id, { name: 'renamed' });
+    assert.deepEqual(await resolveOpenChanges({ log, keys, trail, logger, clock: () => NOW }), { made: [1], notMade: [], missing: [], young: [] });
+    await keys.close();
+  });
+});
+
+describe('a store that throws after the write-ahead record', () => {
+  const realOpen = fsPromises.open;
+  const realRename = fsPromises.rename;
+  afterEach(() => {
+    (fsPromises as unknown as Record<string, unknown>)['open'] = realOpen;
+    (fsPromises as unknown as Record<string, unknown>)['rename'] = realRename;
+    syncBuiltinESMExports();
+  });
+
+  test('keys.json renamed into place, then the directory fsync fails: the change is in the store, the record stands and is settled', async () => {
+    const { dataDir, log, keys, trail } = setUp();
+    const audited = auditedKeyStore(keys, trail, WHO, () => NOW);
+    const { record } = await audited.create('a');
+    // The data directory opened for its fsync (atomic-file.ts syncDirectory) right after keys.json's rename.
+    let renamed = false;
+    const writable = fsPromises as unknown as Record<string, unknown>;
+    writable['rename'] = async (from: string, to: string) => {
+      await realRename(from, to);
+      renamed = to === path.join(dataDir, 'keys.json');
+    };
+    writable['open'] = async (...args: unknown[]) => {
+      if (renamed && args[0] === dataDir && args[1] === 'r') {
+        renamed = false;
+        throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+      }
+      return Reflect.apply(realOpen, fsPromises, args);
+    };
+    syncBuiltinESMExports();
+    await assert.rejects(audited.update(record.id, { name: 'b' }), (error: unknown) => error instanceof KeyStoreIoError && error.message === `Could not sync the directory ${dataDir}: EIO: i/o error, fsync`);
+    assert.equal((await keys.get(record.id)).name, 'b');
+    assert.deepEqual((await log.list({})).records.map((r) => [r.seq, r.action]), [[2, 'key.update'], [1, 'key.create']]);
+    assert.deepEqual(await log.openSeqs(), []);
+    await keys.close();
+  });
+
+  /** The store, with `update` failing as Redis can: `written` says whether the change got there first. */
+  const redisLike = (keys: KeyStore, written: boolean, readable = true): KeyStore => {
+    const { whileNoChange: _lock, ...unlocked } = keys;
+    const timeout = new KeyStoreIoError('write', 'redis://127.0.0.1:6379', new RedisUnavailableError('command_timeout', 'Redis at 127.0.0.1:6379 sent no reply within 2000 ms; the connection is dropped and the command may have run.'));
+    return {
+      ...unlocked,
+      location: 'redis://127.0.0.1:6379',
+      async update(id, patch, ahead) {
+        if (written) await keys.update(id, patch, ahead);
+        else await keys.update(id, patch, async (change) => {
+          await ahead?.(change);
+          throw timeout;
+        }).catch((error: unknown) => {
+          if (error !== timeout) throw error;
+        });
+        throw timeout;
+      },
+      get: readable ? (id) => keys.get(id) : async () => {
+        throw new KeyStoreIoError('read', 'redis://127.0.0.1:6379', new RedisUnavailableError('not_connected', 'Redis at 127.0.0.1:6379 is not connected.'));
+      },
+    };
+  };
+
+  test('a Redis command that timed out after it ran: the record stands and is settled', async () => {
+    const { log, keys, trail } = setUp();
+    const { record } = await auditedKeyStore(keys, trail, WHO, () => NOW).create('a');
+    const audited = auditedKeyStore(redisLike(keys, true), trail, WHO, () => NOW);
+    await assert.rejects(audited.update(record.id, { name: 'b' }), /may have run/);
+    assert.deepEqual((await log.list({})).records.map((r) => [r.seq, r.action]), [[2, 'key.update'], [1, 'key.create']]);
+    assert.deepEqual(await log.openSeqs(), []);
+    await keys.close();
+  });
+
+  test('a Redis command that timed out before it ran: change.incomplete with the store\'s error, settled', async () => {
+    const { log, keys, trail } = setUp();
+    const { record } = await auditedKeyStore(keys, trail, WHO, () => NOW).create('a');
+    const audited = auditedKeyStore(redisLike(keys, false), trail, WHO, () => NOW);
+    await assert.rejects(audited.update(record.id, { name: 'b' }), /may have run/);
+    assert.equal((await keys.get(record.id)).name, 'a');
+    const [outcome] = (await log.list({})).records;
+    assert.deepEqual([outcome?.seq, outcome?.action, outcome?.detail], [
+      3,
+      'change.incomplete',
+      { seq: 2, action: 'key.update', reason: 'the store did not write the change: Could not write redis://127.0.0.1:6379: Redis at 127.0.0.1:6379 sent no reply within 2000 ms; the connection is dropped and the command may have run.' },
+    ]);
+    assert.deepEqual(await log.openSeqs(), []);
+    await keys.close();
+  });
+
+  test('the store cannot be read again: the record stays open, and the next start judges it', async () => {
+    const { log, keys, trail, logger } = setUp();
+    const { record } = await auditedKeyStore(keys, trail, WHO, () => NOW).create('a');
+    const audited = auditedKeyStore(redisLike(keys, true, false), trail, WHO, () => NOW);
+    await assert.rejects(audited.update(record.id, { name: 'b' }), /may have run/);
+    assert.deepEqual((await log.list({})).records.map((r) => [r.seq, r.action]), [[2, 'key.update'], [1, 'key.create']]);
+    assert.deepEqual(await log.openSeqs(), [2]);
+    assert.deepEqual(await resolveOpenChanges({ log, keys, trail, logger, clock: () => NOW }), { made: [2], notMade: [], missing: [], young: [] });
     await keys.close();
   });
 });
