@@ -1,4 +1,4 @@
-// Issue 14, item 6: every admin answer carries the security headers that
+// Every admin answer carries the security headers that
 // docs/admin-api.md promises, the ones no route handler makes included:
 // unknown paths, wrong methods, HEAD, a handler's 500, the dashboard's files,
 // a foreign Host, and the answers node and the shell write before routing.

@@ -112,7 +112,7 @@ describe('folder imports', () => {
     assert.equal(cycle, undefined, `folder import cycle: ${cycle?.join(' -> ')}\n${render(graph)}`);
   });
 
-  // telemetry (issue 18): low enough for upstream/ and gateway/ to use, so it may lean on nothing above config/.
+  // telemetry: low enough for upstream/ and gateway/ to use, so it may lean on nothing above config/.
   test('src/telemetry/ imports only json, log, errors and config', () => {
     const graph = folderGraph(path.join(repositoryRoot(), 'src'));
     assert.ok(graph.get('gateway')?.has('telemetry'), 'the gateway uses src/telemetry/');

@@ -1,4 +1,4 @@
-// Issue 17, part B: the admin listener's doors leave exactly one audit record
+// The admin listener's doors leave exactly one audit record
 // per action — password and bootstrap logins, wrong passwords (and none for
 // the throttle's refusals), the dashboard's first password, and each key
 // create, update, rotate and revoke through the admin API as the session's

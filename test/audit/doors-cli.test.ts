@@ -1,4 +1,4 @@
-// Issue 17, part B: the CLI's doors, run in-process through runCli with a
+// The CLI's doors, run in-process through runCli with a
 // recording trail: keys create, update, rotate and revoke and admin
 // set-password each leave exactly one record with the OS user as actor (and
 // the sudo user when run under sudo); reads and refused changes leave none;

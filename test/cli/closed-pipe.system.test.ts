@@ -1,7 +1,7 @@
 // A reader that closes the pipe early (`portcullis keys list --json | head -c 0`):
 // the command ends quietly with its own exit code, and a change it makes is
 // still made and recorded. It used to die of an unhandled EPIPE with a stack
-// trace (before issue 17 too). The compiled CLI as a child process whose
+// trace. The compiled CLI as a child process whose
 // stdout pipe is closed before it writes anything.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -9,7 +9,7 @@
 // descriptor are logged once for the whole burst (libuv resets the connections
 // it cannot accept and tells node nothing), counted in /metrics, and the
 // gateway serves again once they close.
-// Regression: issue 14 item 4, "every other client is reset for about 10 s
+// Regression: "every other client is reset for about 10 s
 // and nothing is logged".
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';

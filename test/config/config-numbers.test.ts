@@ -1,4 +1,4 @@
-// Issue 14, item 7, for config files: they are read with the same JSON parser,
+// Numbers beyond a double, for config files: they are read with the same JSON parser,
 // so a number beyond a double (1e999) is refused there too, naming the setting,
 // instead of becoming Infinity (an unbounded limit) or null.
 import assert from 'node:assert/strict';

@@ -64,8 +64,8 @@ test('a minimal config gets every default', () => {
     },
     auto: { default: 'service-chat', rules: [] },
     currency: 'USD',
-    telemetry: { serviceName: 'portcullis', resourceAttributes: {}, samplerRatio: 1, otlp: null }, // telemetry (issue 18)
-    audit: { rotateBytes: 64 * 1024 * 1024 }, // audit (issue 17)
+    telemetry: { serviceName: 'portcullis', resourceAttributes: {}, samplerRatio: 1, otlp: null },
+    audit: { rotateBytes: 64 * 1024 * 1024 },
     metrics: null,
   });
 });

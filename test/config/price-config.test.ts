@@ -1,4 +1,4 @@
-// Issue 15: prices per million tokens on aliases and targets, and the currency
+// Prices per million tokens on aliases and targets, and the currency
 // they are in. Only the config holds prices; these tests pin how they are
 // checked, inherited and reported.
 import assert from 'node:assert/strict';

@@ -127,7 +127,7 @@ test('temperature above 1 on an Anthropic alias is a 400 naming the parameter, n
   assert.equal(upstream.requests.length, before);
 });
 
-test('issue 16: a request Anthropic would refuse is a 400 naming the parameter, and nothing reaches the upstream', async () => {
+test('a request Anthropic would refuse is a 400 naming the parameter, and nothing reaches the upstream', async () => {
   serve((_r, res) => {
     res.writeHead(500).end();
   });
@@ -156,7 +156,7 @@ const FOREIGN_HISTORY = [
   { role: 'tool', tool_call_id: 'functions.get_weather:0', content: '18°C' },
 ];
 
-test("issue 16: another provider's tool-call ids go out in Anthropic's pattern and come back as the client's own", async () => {
+test("another provider's tool-call ids go out in Anthropic's pattern and come back as the client's own", async () => {
   const toolUse = { type: 'tool_use', id: 'pcl_id-functions_002eget_005fweather_003a1', name: 'get_weather', input: { city: 'Oslo' } };
   serve((_r, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -177,7 +177,7 @@ test("issue 16: another provider's tool-call ids go out in Anthropic's pattern a
   ]);
 });
 
-test('issue 16: a conversation that falls back from an OpenAI-compatible target to Claude keeps its tool-call ids, streamed', async () => {
+test('a conversation that falls back from an OpenAI-compatible target to Claude keeps its tool-call ids, streamed', async () => {
   serve((_r, res) =>
     sendEvents(res, [
       ['message_start', { type: 'message_start', message: { id: 'msg_4', type: 'message', role: 'assistant', model: 'claude-test-1', content: [], stop_reason: null, usage: { input_tokens: 9, output_tokens: 1 } } }],

@@ -42,7 +42,7 @@ test('a completion: target, route, tokens and timings; no text and no secret any
   for (const field of FIELDS) assert.ok(Object.hasOwn(line, field), `missing ${field}`);
   const { time, ttfbMs, totalMs, upstreamMs, traceId, ...rest } = line;
   assert.match(String(time), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-  assert.match(String(traceId), /^[0-9a-f]{32}$/); // telemetry (issue 18): a new trace, no traceparent was sent
+  assert.match(String(traceId), /^[0-9a-f]{32}$/); // a new trace: no traceparent was sent
   assert.equal(typeof ttfbMs, 'number');
   assert.equal(typeof totalMs, 'number');
   assert.equal(typeof upstreamMs, 'number');

@@ -1,4 +1,4 @@
-// Limits that hold under bursts and disconnects (issue 15), through the real
+// Limits that hold under bursts and disconnects, through the real
 // gateway against a fake upstream that reports the most a tokenizer could:
 // prompt = the UTF-8 bytes of the messages' text, completion = the output
 // maximum it was sent. Every test checks that the key's usage record and the

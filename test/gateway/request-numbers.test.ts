@@ -1,4 +1,4 @@
-// Issue 14, item 7: a JSON number that overflows a double (1e999) anywhere in
+// A JSON number that overflows a double (1e999) anywhere in
 // a request is a 400 naming its path, and nothing goes upstream; it used to be
 // forwarded as null from inside a tool's schema. And what a lone surrogate
 // escape ("\ud800") becomes on its way upstream, byte for byte.

@@ -5,7 +5,7 @@
 // that are not HTTP (400), headers over maxHeaderBytes (431), an HTTP/1.1
 // request without Host (400) and an unsupported Expect (417). A client that
 // resets before any answer has no line: nothing was answered.
-// Regression: issue 14 item 5, "Node's own 408 shows as status: null".
+// Regression: Node's own 408 once showed as status: null.
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';

@@ -28,7 +28,7 @@ test('exact values for small requests: overheads plus the UTF-8 bytes of every s
   assert.equal(prompt({ messages: [] }), 64);
 });
 
-test('issue 15: 300 Chinese characters reserve at least their 900 bytes (the characters/4 estimate said 82)', () => {
+test('300 Chinese characters reserve at least their 900 bytes (the characters/4 estimate said 82)', () => {
   const content = '漢'.repeat(300);
   assert.equal(prompt({ messages: [{ role: 'user', content }] }), 64 + 8 + 4 + 900);
 });

@@ -1,6 +1,6 @@
 // The constraint checker of the fake Anthropic upstreams must itself refuse
 // what Anthropic refuses, or every fake that uses it would accept anything.
-// Each bad body below is one the adapter used to send (issue 16) or one that
+// Each bad body below is one the adapter used to send or one that
 // breaks another documented constraint; the good one must pass.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Generated requests (issue 16): thousands of chat requests built from the
+// Generated requests: thousands of chat requests built from the
 // validator's grammar (roles, content strings and parts, blank text, images,
 // refusals, tool calls with ids of every shape, tool results, tools, stops,
 // sampling, limits). Every one the gateway's own validator accepts must either

@@ -1,4 +1,4 @@
-// Issue 16: each request the Anthropic adapter used to send and Anthropic
+// Each request the Anthropic adapter used to send and Anthropic
 // refuses, now translated faithfully or refused with a 400 naming the
 // parameter before anything is sent. Every body that translates is also held
 // to Anthropic's documented constraints (./anthropic-constraints.ts).

@@ -1,4 +1,4 @@
-// Issue 18, end to end: a client instrumented with the official OpenTelemetry
+// End to end: a client instrumented with the official OpenTelemetry
 // SDK calls the gateway; the fake upstream sees a traceparent with the
 // client's trace id whose parent is the gateway's attempt span; the gateway's
 // OTLP/HTTP JSON export (to a receiver on loopback) decodes as OTLP by the
