@@ -9,6 +9,7 @@
 // (or "::/8", which holds it) would trust every IPv4 client.
 import { isIP } from 'node:net';
 import type { Checker } from './config-checker.ts';
+import { ipv6Groups } from './ipv6-address.ts';
 
 const MAX_ENTRIES = 64;
 /** The widest blocks accepted: a /8 (10.0.0.0/8) and a /7 (fc00::/7, the unique local addresses). */
@@ -93,22 +94,9 @@ function masked(bytes: number[], bits: number): number[] {
   });
 }
 
-/** The 16 bytes of an IPv6 address that isIP accepted (with "::" and an IPv4 tail). */
+/** The 16 bytes of an IPv6 address that isIP accepted. */
 function ipv6Bytes(address: string): number[] {
-  let text = address;
-  const lastColon = text.lastIndexOf(':');
-  if (text.indexOf('.', lastColon) !== -1) {
-    const [a = 0, b = 0, c = 0, d = 0] = text.slice(lastColon + 1).split('.').map(Number);
-    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const gap = text.indexOf('::');
-  const head = gap === -1 ? text.split(':') : text.slice(0, gap).split(':').filter((g) => g !== '');
-  const tail = gap === -1 ? [] : text.slice(gap + 2).split(':').filter((g) => g !== '');
-  const groups = [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
-  return groups.flatMap((g) => {
-    const n = parseInt(g, 16);
-    return [n >> 8, n & 0xff];
-  });
+  return ipv6Groups(address).flatMap((n) => [n >> 8, n & 0xff]);
 }
 
 function ipv6Text(bytes: number[]): string {

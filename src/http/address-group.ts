@@ -6,6 +6,7 @@
 // share (./connection-limit.ts) and the admin throttles (src/admin/) key by
 // the same group, so rotating addresses gains nothing at either.
 import { isIP } from 'node:net';
+import { ipv6Groups } from '../config/ipv6-address.ts';
 
 /** The prefix length an IPv6 client is counted by. */
 export const IPV6_GROUP_BITS = 56;
@@ -33,19 +34,4 @@ export function addressGroup(address: string): string {
   const kept = groups.slice(0, 4);
   kept[3] = (kept[3] ?? 0) & 0xff00;
   return `${kept.map((g) => g.toString(16)).join(':')}::/${IPV6_GROUP_BITS}`;
-}
-
-/** The eight 16-bit groups of an IPv6 address isIP accepted ("::" and an IPv4 tail included). */
-function ipv6Groups(address: string): number[] {
-  let text = address;
-  const lastColon = text.lastIndexOf(':');
-  if (text.indexOf('.', lastColon) !== -1) {
-    const [a = 0, b = 0, c = 0, d = 0] = text.slice(lastColon + 1).split('.').map(Number);
-    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const gap = text.indexOf('::');
-  const head = gap === -1 ? text.split(':') : text.slice(0, gap).split(':').filter((g) => g !== '');
-  const tail = gap === -1 ? [] : text.slice(gap + 2).split(':').filter((g) => g !== '');
-  const groups = [...head, ...Array<string>(Math.max(0, 8 - head.length - tail.length)).fill('0'), ...tail];
-  return groups.map((g) => parseInt(g, 16));
 }
