@@ -220,9 +220,9 @@ function plural(n: number, noun: string): string {
 export function renderSummary(s: MigrationSummary, config: GatewayConfig, command: string): string {
   const c = s.counts;
   const budgets =
-    s.budgets === 'from-usage'
-      ? `${plural(c.budgets, 'count')} of the current day or month, from the usage of keys with a budget`
-      : `not moved: the file backend keeps no budget counts on disk (${plural(s.budgetsLeft, 'count')} stay in Redis); usage.json holds what was spent`;
+    s.budgets === 'raised-to-usage'
+      ? `${plural(c.budgets, 'count')} of the current day or month: budgets.json's, or what usage.json shows the key spent in the window where that is more`
+      : `${plural(c.budgets, 'count')} of the current day or month, copied`;
   const audit = s.audit.records === 0 ? 'no records' : `${plural(s.audit.records, 'record')}${s.audit.trimmed ? ' (its oldest removed by retention)' : ''}, head seq ${s.audit.head.seq} ${s.audit.head.hash}`;
   const next = s.to.startsWith('Redis')
     ? `Next: set "state": {"backend": "redis", "redis": {"url": ...}} in ${config.source ?? 'the config'} (docs/scaling.md) and start the gateways.`

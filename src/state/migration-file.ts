@@ -12,9 +12,11 @@ import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../keys/atomi
 import { parseTokenFile, serializeTokenFile } from '../keys/admin-token-file.ts';
 import { parseKeysFile, parseLastUsedFile, serializeKeysFile, serializeLastUsedFile } from '../keys/store-format.ts';
 import { parseUsageFile, serializeUsageFile, USAGE_FILE } from '../usage/usage-file.ts';
+import { parseBudgetJournal, serializeBudgetJournal } from '../limits/budget-journal.ts';
 import { ADMIN_TOKENS_FILE_NAME } from './file-admin-token-store.ts';
+import { BUDGET_FILE } from './budget-file.ts';
 import { KEYS_FILE_NAME, LAST_USED_FILE_NAME } from './file-key-store.ts';
-import { byCreation, type StateSnapshot } from './state-snapshot.ts';
+import { byCreation, sortBudgets, type StateSnapshot } from './state-snapshot.ts';
 
 /** audit.<first seq, 12 digits>.jsonl: a rotated audit file (file-audit-log.ts, rotatedName). */
 const ROTATED_AUDIT_FILE = /^audit\.(\d{12})\.jsonl$/;
@@ -30,7 +32,7 @@ export async function stateFilesIn(dataDir: string): Promise<string[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  const state = [KEYS_FILE_NAME, LAST_USED_FILE_NAME, ADMIN_TOKENS_FILE_NAME, USAGE_FILE, AUDIT_FILE, AUDIT_HEAD_FILE].filter((name) => names.includes(name));
+  const state = [KEYS_FILE_NAME, LAST_USED_FILE_NAME, ADMIN_TOKENS_FILE_NAME, USAGE_FILE, BUDGET_FILE, AUDIT_FILE, AUDIT_HEAD_FILE].filter((name) => names.includes(name));
   const rotated = names.filter((name) => ROTATED_AUDIT_FILE.test(name)).length;
   if (rotated > 0) state.push(rotated === 1 ? 'a rotated audit file' : `${rotated} rotated audit files`);
   return state;
@@ -45,18 +47,20 @@ async function readIfThere(file: string): Promise<string | null> {
   }
 }
 
-/** Everything but the audit chain, as the stores would read it; the files' own errors (naming file and field) otherwise. */
-export async function readFileState(dataDir: string): Promise<Omit<StateSnapshot, 'budgets'>> {
+/** Everything but the audit chain, as the stores would read it (budgets.json whole, ended windows too); the files' own errors (naming file and field) otherwise. */
+export async function readFileState(dataDir: string): Promise<StateSnapshot> {
   const at = (name: string) => path.join(dataDir, name);
   const keysText = await readIfThere(at(KEYS_FILE_NAME));
   const lastUsedText = await readIfThere(at(LAST_USED_FILE_NAME));
   const tokensText = await readIfThere(at(ADMIN_TOKENS_FILE_NAME));
   const usageText = await readIfThere(at(USAGE_FILE));
+  const budgetsText = await readIfThere(at(BUDGET_FILE));
   return {
     keys: byCreation(keysText === null ? [] : parseKeysFile(keysText, at(KEYS_FILE_NAME))),
     lastUsed: lastUsedText === null ? new Map() : parseLastUsedFile(lastUsedText, at(LAST_USED_FILE_NAME)),
     tokens: byCreation(tokensText === null ? [] : parseTokenFile(tokensText, at(ADMIN_TOKENS_FILE_NAME))),
     usage: usageText === null ? new Map() : parseUsageFile(usageText, at(USAGE_FILE)),
+    budgets: budgetsText === null ? [] : sortBudgets(parseBudgetJournal(budgetsText, at(BUDGET_FILE))),
   };
 }
 
@@ -98,6 +102,7 @@ export async function writeFileState(dataDir: string, snapshot: StateSnapshot): 
   if (snapshot.lastUsed.size > 0) await writeFileAtomic(at(LAST_USED_FILE_NAME), serializeLastUsedFile(snapshot.lastUsed));
   if (snapshot.tokens.length > 0) await writeFileAtomic(at(ADMIN_TOKENS_FILE_NAME), serializeTokenFile(snapshot.tokens));
   if (snapshot.usage.size > 0) await writeFileAtomic(at(USAGE_FILE), serializeUsageFile(snapshot.usage));
+  if (snapshot.budgets.length > 0) await writeFileAtomic(at(BUDGET_FILE), serializeBudgetJournal(snapshot.budgets));
 }
 
 /** Writes the chain into an empty `dataDir`: every line into audit.jsonl (the next append rotates it if it is too big), then audit.head. */

@@ -19,14 +19,12 @@ export function fileMigrationSide(dataDir: string, options: { rotateBytes?: numb
       return files.length === 0 ? null : files.join(', ');
     },
     servingSigns: options.servingSigns ?? (async () => []),
-    async read() {
-      return { ...(await readFileState(dataDir)), budgets: [] };
-    },
+    read: () => readFileState(dataDir),
     auditLines: () => fileAuditLines(dataDir),
     audit: createFileAuditLog({ dataDir, ...(options.rotateBytes === undefined ? {} : { rotateBytes: options.rotateBytes }) }),
     write: (snapshot) => writeFileState(dataDir, snapshot),
     auditWriter: () => createFileAuditWriter(dataDir),
-    cleanupAdvice: `remove keys.json, keys-last-used.json, admin-tokens.json, usage.json, audit.jsonl and audit.head from ${dataDir}`,
+    cleanupAdvice: `remove keys.json, keys-last-used.json, admin-tokens.json, usage.json, budgets.json, audit.jsonl and audit.head from ${dataDir}`,
   };
 }
 

@@ -5,7 +5,7 @@
 // head compared. See docs/scaling.md, "Moving state between files and Redis".
 import type { AuditLog } from '../audit/audit-log.ts';
 import type { ChainHead } from '../audit/audit-chain.ts';
-import { budgetCountsFromUsage, firstDifference, snapshotCounts, usageWithinRetention, type SnapshotCounts, type StateSnapshot } from './state-snapshot.ts';
+import { budgetCountsFromUsage, currentBudgetCounts, firstDifference, snapshotCounts, usageWithinRetention, type SnapshotCounts, type StateSnapshot } from './state-snapshot.ts';
 
 export interface MigrationSide {
   readonly kind: 'file' | 'redis';
@@ -15,7 +15,7 @@ export interface MigrationSide {
   occupied(): Promise<string | null>;
   /** Signs that a gateway serves on it now; empty when none are seen. */
   servingSigns(nowMs: number): Promise<string[]>;
-  /** Its state; budget counts as it keeps them (none for the file backend). */
+  /** Its state; budget counts as it keeps them (budgets.json; the budget keys in Redis). */
   read(nowMs: number): Promise<StateSnapshot>;
   auditLines(): AsyncIterable<string[]>;
   readonly audit: AuditLog;
@@ -39,10 +39,8 @@ export interface MigrationSummary {
   from: string;
   to: string;
   counts: SnapshotCounts;
-  /** Where the budget counts came from or why they stay behind. */
-  budgets: 'copied' | 'from-usage' | 'not-kept';
-  /** Budget counts the source holds (Redis) that the destination does not keep. */
-  budgetsLeft: number;
+  /** Where the budget counts came from: copied as they are, or budgets.json's raised to the usage where that is more. */
+  budgets: 'copied' | 'raised-to-usage';
   audit: { records: number; head: ChainHead; trimmed: boolean };
 }
 
@@ -71,11 +69,14 @@ export async function migrateState(source: MigrationSide, destination: Migration
   if (open.length > 0) {
     throw new MigrationRefusedError(`the audit chain of ${source.description} has ${open.length} write-ahead record${open.length === 1 ? '' : 's'} whose change is not settled (seq ${open.slice(0, 5).join(', ')}${open.length > 5 ? ', ...' : ''}): a gateway or a command stopped in the middle of a change; nothing was copied. Start the gateway once and stop it (its start settles them, docs/audit.md "Write-ahead"), then migrate`);
   }
-  const budgets = source.kind === 'file' ? 'from-usage' : 'not-kept';
+  // usage.json is written every few seconds and charges a request when it ends,
+  // so it can lag behind budgets.json, or lead it (no budgets.json before the
+  // first start that writes one): the larger count of each window moves.
+  const budgets = source.kind === 'file' ? 'raised-to-usage' : 'copied';
   const snapshot: StateSnapshot = {
     ...read,
     usage: usageWithinRetention(read.usage, nowMs),
-    budgets: source.kind === 'file' ? budgetCountsFromUsage(read.keys, read.usage, nowMs) : [],
+    budgets: currentBudgetCounts(read.budgets, source.kind === 'file' ? budgetCountsFromUsage(read.keys, read.usage, nowMs) : [], nowMs),
   };
   if (isEmpty(snapshot) && verified.count === 0) {
     throw new MigrationRefusedError(`${source.description} holds no keys, admin tokens, usage or audit records: nothing to migrate. Check --config and --data-dir name the gateway's state`);
@@ -93,7 +94,7 @@ export async function migrateState(source: MigrationSide, destination: Migration
     if (copied !== verified.count) throw new Error(`${copied} audit records were read but the chain verified ${verified.count}`);
 
     const copy = await destination.read(nowMs);
-    const differs = firstDifference(snapshot, copy, destination.kind === 'redis');
+    const differs = firstDifference(snapshot, copy);
     if (differs !== null) throw new Error(`the ${differs} read back from ${destination.description} differ from the ones read from ${source.description}`);
     const check = await destination.audit.verify();
     if (!check.ok) throw new Error(`the copied audit chain does not verify: ${check.message}`);
@@ -109,7 +110,6 @@ export async function migrateState(source: MigrationSide, destination: Migration
     to: destination.description,
     counts: snapshotCounts(snapshot),
     budgets,
-    budgetsLeft: source.kind === 'redis' ? read.budgets.length : 0,
     audit: { records: verified.count, head: verified.head, trimmed: verified.trimmed },
   };
 }

@@ -4,6 +4,8 @@
 // streamed beside it (it may be long), and checked by its head. Pure: both sides
 // read into this shape and write from it, and the copy is verified by reading
 // the destination back and comparing.
+import { windowEndMs } from '../limits/budget-journal.ts';
+import { BUDGET_COUNT_CEILING } from '../limits/limiter.ts';
 import { budgetWindowAt } from '../limits/budget-period.ts';
 import type { BudgetPeriod } from '../limits/key-limits.ts';
 import type { AdminTokenRecord } from '../keys/admin-token.ts';
@@ -54,9 +56,9 @@ export function usageWithinRetention(usage: Map<string, StoredKeyUsage>, nowMs: 
 
 /**
  * The budget counts of the current windows, from what the keys spent in them
- * (the day buckets of the usage): the file backend keeps no counts on disk, and
- * what was spent is what a budget counts. A budget set during the window counts
- * the whole window's spending: a migration never gives a key budget back.
+ * (the day buckets of the usage). A budget set during the window counts the
+ * whole window's spending. Used as a floor under budgets.json's counts, which may
+ * lag behind usage (a restart after upgrading finds no budgets.json).
  */
 export function budgetCountsFromUsage(keys: readonly KeyRecord[], usage: Map<string, StoredKeyUsage>, nowMs: number): BudgetCount[] {
   const counts: BudgetCount[] = [];
@@ -86,6 +88,22 @@ export function budgetCountsFromUsage(keys: readonly KeyRecord[], usage: Map<str
   return sortBudgets(counts);
 }
 
+/**
+ * The counts a migration moves: those of windows not ended at `nowMs` (a gateway
+ * takes back no others), above 0, and per key, budget and window the larger of
+ * `counts` and `floor`, so a migration never gives a key budget back.
+ */
+export function currentBudgetCounts(counts: readonly BudgetCount[], floor: readonly BudgetCount[], nowMs: number): BudgetCount[] {
+  const merged = new Map<string, BudgetCount>();
+  for (const c of [...counts, ...floor]) {
+    if (c.used <= 0 || (windowEndMs(c.windowId) ?? 0) <= nowMs) continue;
+    const id = `${c.keyId}\u0000${c.kind}\u0000${c.windowId}`;
+    const used = Math.min(BUDGET_COUNT_CEILING, Math.max(c.used, merged.get(id)?.used ?? 0));
+    merged.set(id, { keyId: c.keyId, kind: c.kind, windowId: c.windowId, used });
+  }
+  return sortBudgets([...merged.values()]);
+}
+
 /** Plain JSON of the parts both sides store, for comparing a copy with its source. */
 export function snapshotJson(snapshot: StateSnapshot, withBudgets: boolean): string {
   const maps = (m: Map<string, unknown>) => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -102,13 +120,13 @@ export function snapshotJson(snapshot: StateSnapshot, withBudgets: boolean): str
 }
 
 /** The first part that differs, for the error of a failed verification; null when equal. */
-export function firstDifference(source: StateSnapshot, copy: StateSnapshot, withBudgets: boolean): string | null {
+export function firstDifference(source: StateSnapshot, copy: StateSnapshot): string | null {
   const parts: Array<[string, (s: StateSnapshot) => unknown]> = [
     ['keys', (s) => s.keys],
     ['last-used times', (s) => [...s.lastUsed].sort()],
     ['admin tokens', (s) => s.tokens],
     ['usage', (s) => snapshotJson({ ...s, keys: [], lastUsed: new Map(), tokens: [], budgets: [] }, false)],
-    ['budget counts', (s) => (withBudgets ? s.budgets : [])],
+    ['budget counts', (s) => s.budgets],
   ];
   for (const [name, part] of parts) {
     if (JSON.stringify(part(source)) !== JSON.stringify(part(copy))) return name;

@@ -3,7 +3,7 @@
 // budgets, the chain continued); back again into a new data directory; and the
 // refusals, word for word.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -85,7 +85,8 @@ test('a data directory moves into Redis whole, and a gateway on Redis serves its
   assert.equal(lines[2], '  keys          2 keys (1 revoked), last use of 0');
   assert.equal(lines[3], '  admin tokens  1');
   assert.equal(lines[4], '  usage         1 key: totals, 1 hourly bucket, 1 daily bucket');
-  assert.equal(lines[5], '  budgets       1 count of the current day or month, from the usage of keys with a budget');
+  // No budgets.json yet (never served): the count is what usage.json shows spent today.
+  assert.equal(lines[5], "  budgets       1 count of the current day or month: budgets.json's, or what usage.json shows the key spent in the window where that is more");
   assert.match(lines[6] as string, /^ {2}audit chain {3}4 records, head seq 4 [0-9a-f]{64}$/);
   // The source is left as it was.
   assert.deepEqual(readdirSync(dataDir).sort(), before);
@@ -128,8 +129,8 @@ test('Redis moves back into a new data directory, and the file backend serves it
   const lines = back.stdout.split('\n');
   assert.equal(lines[0], `Moved from Redis ${redis.url} (key prefix mig2:)`);
   assert.equal(lines[1], `        to the data directory ${target}:`);
-  assert.equal(lines[5], '  budgets       not moved: the file backend keeps no budget counts on disk (1 count stay in Redis); usage.json holds what was spent');
-  assert.deepEqual(readdirSync(target).sort(), ['admin-tokens.json', 'audit.head', 'audit.jsonl', 'keys.json', 'usage.json']);
+  assert.equal(lines[5], '  budgets       1 count of the current day or month, copied');
+  assert.deepEqual(readdirSync(target).sort(), ['admin-tokens.json', 'audit.head', 'audit.jsonl', 'budgets.json', 'keys.json', 'usage.json']);
 
   const backend = openFileBackend(target, { watch: false });
   try {
@@ -150,17 +151,64 @@ test('Redis moves back into a new data directory, and the file backend serves it
   }
 });
 
+test('budget counts survive a round trip: budgets.json into Redis, above the usage, and Redis back into budgets.json', async () => {
+  const { config, dataDir, budgeted } = await fileState('budget-trip');
+  const nowMs = Date.now();
+  const today = new Date(nowMs).toISOString().slice(0, 10);
+  // budgets.json holds more than usage.json shows (200): requests in flight, charges usage.json has not caught up with.
+  // A day that has ended does not move: no gateway takes its count back.
+  writeFileSync(path.join(dataDir, 'budgets.json'), JSON.stringify({ version: 1, keys: { [budgeted.id]: { tokens: { [today]: 950, '2020-01-01': 5 } } } }));
+  const moved = await cli(config, ['state', 'migrate', '--to', redis.url, '--key-prefix', 'mig6:']);
+  assert.equal(moved.code, 0, moved.stderr);
+  assert.equal(moved.stdout.split('\n')[5], "  budgets       1 count of the current day or month: budgets.json's, or what usage.json shows the key spent in the window where that is more");
+  assert.equal(await client.command(['GET', `mig6:{${budgeted.id}}:budget:${today}`]), '950');
+  assert.equal(await client.command(['EXISTS', `mig6:{${budgeted.id}}:budget:2020-01-01`]), 0);
+  const onRedis = await openRedisBackend(redisState('mig6:'), { onUnavailable: 'refuse', logger: quiet });
+  try {
+    const limits = onRedis.keys.authenticate(budgeted.key)?.limits;
+    assert.ok(limits !== undefined);
+    assert.deepEqual(await onRedis.limiter.budgetUsed(budgeted.id, limits, Date.now()), { tokens: 950, costNanos: 0 });
+  } finally {
+    await onRedis.close();
+  }
+
+  // Spent on Redis after the move: the count goes back as Redis holds it.
+  assert.equal(await client.command(['SET', `mig6:{${budgeted.id}}:budget:${today}`, '990', 'KEEPTTL']), 'OK');
+  const redisConfig = writeConfig('budget-trip-redis', { dataDir: path.join(root, 'unused3'), state: { backend: 'redis', redis: { url: redis.url, keyPrefix: 'mig6:' } } });
+  const target = path.join(root, 'budget-trip-back');
+  const back = await cli(redisConfig, ['state', 'migrate', '--to', `file:${target}`]);
+  assert.equal(back.code, 0, back.stderr);
+  assert.equal(back.stdout.split('\n')[5], '  budgets       1 count of the current day or month, copied');
+  assert.equal(readFileSync(path.join(target, 'budgets.json'), 'utf8'), `{"version":1,"keys":{"${budgeted.id}":{"tokens":{"${today}":990}}}}\n`);
+  const onFiles = openFileBackend(target, { watch: false });
+  try {
+    const limits = onFiles.keys.authenticate(budgeted.key)?.limits;
+    assert.ok(limits !== undefined);
+    assert.deepEqual(await onFiles.limiter.budgetUsed(budgeted.id, limits, Date.now()), { tokens: 990, costNanos: 0 });
+  } finally {
+    await onFiles.close();
+  }
+});
+
 test('refusals: a data directory that holds state, same kinds, nothing to move, a serving gateway, a bad --to', async () => {
   const { config, dataDir } = await fileState('refusals');
   const occupied = path.join(root, 'occupied');
   mkdirSync(occupied);
   writeFileSync(path.join(occupied, 'keys.json'), '{}');
+  const budgetsOnly = path.join(root, 'budgets-only');
+  mkdirSync(budgetsOnly);
+  writeFileSync(path.join(budgetsOnly, 'budgets.json'), '{"version":1,"keys":{}}');
   const redisConfig = writeConfig('redis-refusals', { dataDir: path.join(root, 'unused2'), state: { backend: 'redis', redis: { url: redis.url, keyPrefix: 'mig3:' } } });
   // An empty prefix: nothing to move.
   assert.deepEqual(await cli(redisConfig, ['state', 'migrate', '--to', `file:${occupied}`]), {
     code: 1,
     stdout: '',
     stderr: `portcullis state migrate: the data directory ${occupied} already holds keys.json; nothing was copied. Migrate into an empty destination (a new directory: --to file:DIR), or remove what it holds if it is not needed\n`,
+  });
+  assert.deepEqual(await cli(redisConfig, ['state', 'migrate', '--to', `file:${budgetsOnly}`]), {
+    code: 1,
+    stdout: '',
+    stderr: `portcullis state migrate: the data directory ${budgetsOnly} already holds budgets.json; nothing was copied. Migrate into an empty destination (a new directory: --to file:DIR), or remove what it holds if it is not needed\n`,
   });
   assert.deepEqual(await cli(redisConfig, ['state', 'migrate', '--to', `file:${path.join(root, 'fresh')}`]), {
     code: 1,
