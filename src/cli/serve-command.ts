@@ -27,6 +27,7 @@ import { createSystemdNotifier } from '../ops/systemd-notify.ts';
 import { connectionsForDescriptors, readDescriptorLimit, startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
 import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
 import { providerNotices } from '../config/provider-types.ts';
+import { BudgetJournalError } from '../limits/budget-journal.ts';
 import { recoverAuditChain } from '../state/change-recovery.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
@@ -179,6 +180,11 @@ export async function runServeCommand(
   } catch (err) {
     if (err instanceof KeyStoreError || err instanceof ConfigError || err instanceof RedisUnavailableError || err instanceof RedisReplyError) {
       io.stderr.write(`portcullis serve: cannot open the ${config.state.backend} state backend: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof BudgetJournalError) {
+      // Starting without the counts would hand every key its budget back: the operator decides.
+      io.stderr.write(`portcullis serve: cannot open the ${config.state.backend} state backend: ${err.message}; restore it from a backup, or delete it with the server stopped (the current period's budgets restart at 0)\n`);
       return 1;
     }
     throw err;
