@@ -2,7 +2,8 @@
 // The default for a single instance. Budget counts outlive the process when a journal
 // is given (the file backend's budgets.json, budget-journal.ts): the limiter starts
 // from its counts, and an admission that charges a budget returns only once a write
-// holding it is done, so a crash loses no admitted reservation. Per-minute buckets
+// holding it is done, so a crash loses no admitted reservation (when that write fails,
+// the admission is undone and rejected). Per-minute buckets
 // start full on restart (a minute's window; docs/keys.md says so) and permits vanish
 // with the process, so no concurrency slot is left held.
 import { randomUUID } from 'node:crypto';
@@ -46,8 +47,13 @@ interface MemoryLimiterOptions {
   journal?: BudgetJournal;
   /** Start time for the journal's counts (windows ended by then are dropped). Default Date.now(). */
   nowMs?: number;
-  /** A journal write failed: the limits keep counting in memory; only a restart would lose counts. */
+  /** A settlement's journal write failed: its correction is kept in memory; only a restart would lose it. */
   onJournalError?: (error: Error) => void;
+  /**
+   * What an admission rejects with when the write holding its reservation failed
+   * (default: the write's error). The admission is undone either way.
+   */
+  journalUnavailable?: (error: Error) => Error;
 }
 
 interface MemoryLimiter extends Limiter {
@@ -197,7 +203,18 @@ export function createMemoryLimiter(options: MemoryLimiterOptions = {}): MemoryL
       if (costBudget !== null) addToCount(state.costs, costBudget, reservation.costNanos);
       const permit = newPermit(keyId, reservation, nowMs, tokenBudget?.window.id ?? null, costBudget?.window.id ?? null);
       state.permits.set(permit.id, nowMs + leaseMs);
-      if (tokenBudget !== null || costBudget !== null) await persist();
+      if (journal !== undefined && (tokenBudget !== null || costBudget !== null)) {
+        try {
+          await journal.save(snapshot);
+        } catch (error) {
+          // Fail closed for budgets: a charge the journal does not hold would be
+          // forgotten by a restart, handing the key its budget back.
+          state.permits.delete(permit.id);
+          correctCount(state.budgets, tokenBudget?.window.id ?? null, -reservation.tokens);
+          correctCount(state.costs, costBudget?.window.id ?? null, -reservation.costNanos);
+          throw options.journalUnavailable?.(error as Error) ?? error;
+        }
+      }
       return { allowed: true, permit, snapshot: admission.snapshot };
     },
 

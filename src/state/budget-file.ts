@@ -18,8 +18,14 @@ import type { BudgetJournal } from '../limits/memory-limiter.ts';
 
 export const BUDGET_FILE = 'budgets.json';
 
+/** Told of each failed write (`first`: the first since the last good one), and of the first good write after failures. */
+export interface BudgetFileWatch {
+  failed(error: Error, first: boolean): void;
+  recovered(): void;
+}
+
 /** Reads budgets.json (absent: no counts) and returns the journal that keeps it. Throws BudgetJournalError on a broken file. */
-export function openBudgetFile(dataDir: string): BudgetJournal & { readonly file: string; writes(): number } {
+export function openBudgetFile(dataDir: string, watch?: BudgetFileWatch): BudgetJournal & { readonly file: string; writes(): number } {
   const file = path.join(dataDir, BUDGET_FILE);
   let entries: JournalEntry[] = [];
   try {
@@ -32,6 +38,7 @@ export function openBudgetFile(dataDir: string): BudgetJournal & { readonly file
   /** The write after the running one, and the callers waiting for it. */
   let next: { promise: Promise<void>; resolve: (write: Promise<void>) => void; snapshot: () => JournalEntry[] } | null = null;
   let writes = 0;
+  let failing = false;
 
   async function write(snapshot: () => JournalEntry[]): Promise<void> {
     const text = serializeBudgetJournal(snapshot());
@@ -54,8 +61,14 @@ export function openBudgetFile(dataDir: string): BudgetJournal & { readonly file
   function start(snapshot: () => JournalEntry[]): Promise<void> {
     const run = write(snapshot);
     writing = run.then(
-      () => undefined,
-      () => undefined,
+      () => {
+        if (failing) watch?.recovered();
+        failing = false;
+      },
+      (error: unknown) => {
+        watch?.failed(error as Error, !failing);
+        failing = true;
+      },
     );
     void writing.then(() => {
       writing = null;

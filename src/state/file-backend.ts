@@ -13,6 +13,8 @@ import { createFileUsageStore } from './file-usage-store.ts';
 import { openBudgetFile } from './budget-file.ts';
 import { openFileAdminTokenStore } from './file-admin-token-store.ts';
 import { BackendHealth, type StateBackend } from './state-backend.ts';
+import { StateUnavailableError } from './errors.ts';
+import type { Logger } from '../log/logger.ts';
 import { createFileAuditLog, type FileAuditLogOptions } from '../audit/file-audit-log.ts';
 
 export interface FileBackend extends StateBackend {
@@ -21,9 +23,30 @@ export interface FileBackend extends StateBackend {
 }
 
 /** Opens the key store synchronously, so a broken keys.json stops startup. */
-export function openFileBackend(dataDir: string, keyOptions: KeyStoreOptions = {}, auditOptions: Omit<FileAuditLogOptions, 'dataDir'> = {}): FileBackend {
+export function openFileBackend(
+  dataDir: string,
+  keyOptions: KeyStoreOptions = {},
+  auditOptions: Omit<FileAuditLogOptions, 'dataDir'> = {},
+  budgetOptions: { logger?: Logger; countJournalWriteFailure?: () => void } = {},
+): FileBackend {
   const keys = openKeyStore(dataDir, keyOptions);
-  const limiter = createMemoryLimiter({ journal: openBudgetFile(dataDir) });
+  const { logger, countJournalWriteFailure } = budgetOptions;
+  const journal = openBudgetFile(dataDir, {
+    // One line when writes start failing and one when they work again: a full disk fails every write.
+    failed(error, first) {
+      countJournalWriteFailure?.();
+      if (first) logger?.error('budgets.json cannot be written; requests of keys with a budget are refused (503) until it can', { file: journal.file, error: error.message });
+    },
+    recovered() {
+      logger?.info('budgets.json is written again; keys with a budget are admitted', { file: journal.file });
+    },
+  });
+  const limiter = createMemoryLimiter({
+    journal,
+    // The failure is reported above; a settlement's correction stays counted in memory.
+    onJournalError: () => {},
+    journalUnavailable: (error) => new StateUnavailableError('admit', error),
+  });
   return {
     kind: 'memory',
     keys,

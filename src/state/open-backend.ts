@@ -16,6 +16,8 @@ interface OpenBackendOptions {
   /** Key store background failures (a broken keys.json on reload). */
   onKeyStoreError?: KeyStoreOptions['onError'];
   countUnavailable?: (operation: StateOperation) => void;
+  /** File store only: a budgets.json write failed. */
+  countBudgetJournalWriteFailure?: () => void;
 }
 
 /** Rejects with KeyStoreError (a broken keys.json), ConfigError (a Redis password) or a Redis connection error. */
@@ -24,7 +26,10 @@ export async function openStateBackend(config: GatewayConfig, options: OpenBacke
     return openFileBackend(config.dataDir, {
       ...(options.watch === undefined ? {} : { watch: options.watch }),
       ...(options.onKeyStoreError === undefined ? {} : { onError: options.onKeyStoreError }),
-    }, { rotateBytes: config.audit.rotateBytes, onProblem: (message) => options.logger.warn(message) });
+    }, { rotateBytes: config.audit.rotateBytes, onProblem: (message) => options.logger.warn(message) }, {
+      logger: options.logger,
+      ...(options.countBudgetJournalWriteFailure === undefined ? {} : { countJournalWriteFailure: options.countBudgetJournalWriteFailure }),
+    });
   }
   return openRedisBackend(config.state.redis, {
     onUnavailable: config.state.onUnavailable,
