@@ -176,6 +176,7 @@ export async function runServeCommand(
       env: io.env,
       onKeyStoreError: (err: Error) => logger.error('key store reload failed; keeping the last good keys', { error: err.message }),
       countUnavailable: (operation) => metrics.stateBackendUnavailable(operation),
+      countBudgetJournalWriteFailure: () => metrics.budgetJournalWriteFailure(),
     });
   } catch (err) {
     if (err instanceof KeyStoreError || err instanceof ConfigError || err instanceof RedisUnavailableError || err instanceof RedisReplyError) {

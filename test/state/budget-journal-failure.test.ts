@@ -7,6 +7,7 @@ import { mkdirSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
+import { createGatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { StateUnavailableError } from '../../src/state/errors.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
@@ -57,4 +58,13 @@ test('budgets.json cannot be written: budgeted admissions are undone and refused
   } finally {
     await backend.close();
   }
+});
+
+test('portcullis_budget_journal_write_failures_total counts what serve passes as countBudgetJournalWriteFailure', () => {
+  const metrics = createGatewayMetrics({ targets: () => [], isKnownAlias: () => false, stateBackendUp: () => 1 });
+  assert.match(metrics.expose(), /^portcullis_budget_journal_write_failures_total 0$/m);
+  metrics.budgetJournalWriteFailure();
+  metrics.budgetJournalWriteFailure();
+  assert.match(metrics.expose(), /^# TYPE portcullis_budget_journal_write_failures_total counter$/m);
+  assert.match(metrics.expose(), /^portcullis_budget_journal_write_failures_total 2$/m);
 });
