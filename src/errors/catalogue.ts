@@ -119,6 +119,7 @@ export const ERROR_CATALOGUE = {
   request_too_large: { ...invalid, status: 413 },
   unsupported_media_type: { ...invalid, status: 415 },
   // 429: every 429 carries Retry-After, but a budget refusal of a request no budget window could hold (retrying cannot help).
+  // Budget refusals the SDKs' own retries cannot pass add `x-should-retry: false` (src/gateway/key-policy.ts).
   rate_limit_exceeded: { status: 429, type: 'rate_limit_error', failure: Failure.Transient, clientMayRetry: true, message: null },
   insufficient_quota: { status: 429, type: 'insufficient_quota', failure: Failure.Transient, clientMayRetry: false, message: null },
   login_rate_limited: { status: 429, type: 'rate_limit_error', failure: Failure.Transient, clientMayRetry: true, message: null },

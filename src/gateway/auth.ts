@@ -2,6 +2,7 @@
 // hashed and looked up; it is never logged or echoed.
 import type { IncomingMessage } from 'node:http';
 import { AuthenticationError } from '../errors/api-error.ts';
+import { addressGroup } from '../http/address-group.ts';
 import type { KeyPolicy } from './key-policy.ts';
 
 /** The key's id and what it may do (its record, without the secret's hash). */
@@ -10,16 +11,22 @@ export type AuthenticatedKey = KeyPolicy;
 export interface KeyAuthenticator {
   /** Synchronous lookup: null for unknown, malformed or revoked keys. */
   authenticate(rawKey: string): AuthenticatedKey | null;
-  /** After a null from authenticate(): asks the shared store (a key created on another instance a moment ago); absent for one instance. */
-  lookup?(rawKey: string): Promise<AuthenticatedKey | null>;
+  /**
+   * After a null from authenticate(): asks the shared store (a key created on another instance a moment ago),
+   * within a rate per `client` (an address group); rejects with a 503 error when it could not ask. Absent for one instance.
+   */
+  lookup?(rawKey: string, client: string): Promise<AuthenticatedKey | null>;
   /** Records a use (for `keys list`'s last-used column). */
   touch(id: string): void;
 }
 
 const BEARER = 'bearer ';
 
-/** The key, at once when this instance knows it; a promise only when a miss asks the shared store. */
-export function authenticateRequest(req: IncomingMessage, keys: KeyAuthenticator): AuthenticatedKey | Promise<AuthenticatedKey> {
+/**
+ * The key, at once when this instance knows it; a promise only when a miss asks the shared store.
+ * `clientAddress` (ctx.clientAddress) is what the store's lookup rate is counted by.
+ */
+export function authenticateRequest(req: IncomingMessage, keys: KeyAuthenticator, clientAddress: string): AuthenticatedKey | Promise<AuthenticatedKey> {
   const header = req.headers.authorization;
   if (header === undefined || header.trim() === '') {
     throw new AuthenticationError(
@@ -36,7 +43,7 @@ export function authenticateRequest(req: IncomingMessage, keys: KeyAuthenticator
     return key;
   }
   if (keys.lookup === undefined) throw unknownKey();
-  return keys.lookup(rawKey).then((found) => {
+  return keys.lookup(rawKey, addressGroup(clientAddress)).then((found) => {
     if (found === null) throw unknownKey();
     keys.touch(found.id);
     return found;

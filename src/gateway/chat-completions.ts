@@ -72,7 +72,7 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     // telemetry: the server span, from the client's traceparent or a new trace
     const trace = openTracedRequest(ctx, tracer, describe);
     // authenticate
-    const key = await authenticateRequest(ctx.req, keys);
+    const key = await authenticateRequest(ctx.req, keys, ctx.clientAddress);
     ctx.log['keyId'] = key.id;
     checkExpiry(key, clock());
     const accounting = openAccounting(ctx, key, accountingDeps);

@@ -86,6 +86,24 @@ export class KeyLimitRefusal extends ApiError {
   }
 }
 
+/**
+ * The longest Retry-After the OpenAI SDKs wait for; beyond it openai-node (and, past
+ * 120 s, openai-python) drops the header and retries after its own back-off of a second or two.
+ */
+const SDK_RETRY_AFTER_CAP_MS = 60_000;
+
+/**
+ * True for a budget refusal that the SDKs' automatic retries cannot get past: a request
+ * above the whole budget (never admitted), or a budget that stays spent (or too low with
+ * nothing in flight) longer than the SDKs wait. They retry every 429 unless told
+ * `x-should-retry: false`, which they read before the status.
+ */
+function retryCannotHelp(decision: Extract<AdmitDecision, { allowed: false }>): boolean {
+  if (decision.retryAfterMs === null) return true;
+  const cause = decision.refusal === 'budget' ? decision.budget?.cause : undefined;
+  return (cause === 'spent' || cause === 'too_little_left') && decision.retryAfterMs > SDK_RETRY_AFTER_CAP_MS;
+}
+
 function refusalError(decision: Extract<AdmitDecision, { allowed: false }>, limits: KeyLimits, reservation: ReservedCharge): KeyLimitRefusal {
   const { retryAfterMs } = decision;
   // No Retry-After when retrying the same request cannot succeed: SDKs would retry for nothing.
@@ -93,6 +111,7 @@ function refusalError(decision: Extract<AdmitDecision, { allowed: false }>, limi
     retryAfterMs === null
       ? rateLimitHeaders(decision.snapshot)
       : { ...rateLimitHeaders(decision.snapshot), 'retry-after': retryAfterSeconds(retryAfterMs), 'retry-after-ms': String(Math.max(0, Math.ceil(retryAfterMs))) };
+  if (retryCannotHelp(decision)) headers['x-should-retry'] = 'false';
   const wait = formatResetDuration(retryAfterMs ?? 0);
   switch (decision.refusal) {
     case 'budget':

@@ -23,7 +23,7 @@ function buildModelListing(config: Pick<GatewayConfig, 'aliases'>, created: numb
 export function createModelsHandler(config: GatewayConfig, keys: KeyAuthenticator, loadedAt: number, clock: () => number = Date.now): RouteHandler {
   const listing = buildModelListing(config, loadedAt);
   return async (ctx) => {
-    const key = await authenticateRequest(ctx.req, keys);
+    const key = await authenticateRequest(ctx.req, keys, ctx.clientAddress);
     ctx.log['keyId'] = key.id;
     checkExpiry(key, clock());
     if (key.allowedAliases === null) {

@@ -8,12 +8,12 @@ import { ApiError } from '../errors/api-error.ts';
  */
 export class StateUnavailableError extends ApiError {
   override name = 'StateUnavailableError';
-  /** What was being done: 'admit', 'budgetUsed'. */
+  /** What was being done: 'admit', 'budgetUsed', 'lookup'. */
   readonly operation: string;
-  constructor(operation: string, cause?: unknown) {
-    super('state_unavailable', undefined, {
-      // Reconnects are attempted within about two seconds (the client's backoff cap).
-      headers: { 'retry-after': '2' },
+  /** `retryAfterSeconds` defaults to 2: reconnects are attempted within about two seconds (the client's backoff cap). */
+  constructor(operation: string, cause?: unknown, options: { message?: string; retryAfterSeconds?: number } = {}) {
+    super('state_unavailable', options.message, {
+      headers: { 'retry-after': String(options.retryAfterSeconds ?? 2) },
       cause,
     });
     this.operation = operation;

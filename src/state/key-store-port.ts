@@ -16,7 +16,8 @@ export type ListedKey = KeyRecord & { readonly lastUsedAt: string | null };
 
 /**
  * How a lookup() ended: found active, unknown (or revoked) in the store, answered from
- * the unknown-key cache, not asked because enough lookups were in flight (shed), or
+ * the unknown-key cache, not asked because enough lookups were in flight or the lookup
+ * rate was spent (shed), or
  * failed (timeout, store unreachable).
  */
 export type KeyLookupResult = 'found' | 'unknown' | 'cached_unknown' | 'shed' | 'failed';
@@ -68,10 +69,12 @@ export interface KeyStore {
   /**
    * After authenticate() answered null: asks the shared store, for a key created on
    * another instance a moment ago (Redis only). Bounded: one lookup per key hash at a
-   * time, a timeout, unknown keys remembered briefly. Never answers a key this
-   * instance knows to be revoked.
+   * time, a timeout, unknown keys remembered briefly, a rate per instance and per
+   * `client` (the caller's address group). Null when the store says the key is unknown
+   * or revoked; rejects with StateUnavailableError when it could not ask (shed, timeout,
+   * store unreachable). Never answers a key this instance knows to be revoked.
    */
-  lookup?(rawKey: string): Promise<KeyRecord | null>;
+  lookup?(rawKey: string, client?: string): Promise<KeyRecord | null>;
   /** Lookups made by lookup(), by result, since the store opened (for /metrics). */
   lookupCounts?(): Readonly<Record<KeyLookupResult, number>>;
   /** Record that key `id` was used now; kept in memory, flushed within `lastUsedFlushMs`. */

@@ -38,6 +38,7 @@ import { ClientState, createRedisClient, type RedisClient, type RedisTlsOptions 
 import { RedisReplyError, RedisUnavailableError, RedisUrlError } from '../redis/errors.ts';
 import type { ReconnectPolicy } from '../redis/reconnect-backoff.ts';
 import { parseRedisUrl, type RedisAddress } from '../redis/redis-url.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 import { StateUnavailableError } from './errors.ts';
 import { openRedisKeyStore } from './redis-key-store.ts';
 import { createRedisAdminTokenStore } from './redis-admin-token-store.ts';
@@ -66,6 +67,8 @@ export interface RedisBackendOptions {
   countUnavailable?: (operation: StateOperation) => void;
   /** Key store mirror refresh interval (default 1000 ms). */
   reloadIntervalMs?: number;
+  /** What the key store's mirror refresh, lookup timeouts and lookup rate are timed by; default the system's. */
+  keyStoreScheduler?: Scheduler;
   /** Permit lease (default DEFAULT_LEASE_MS, 60 s). */
   leaseMs?: number;
   /** Reconnect backoff (tests shorten it). */
@@ -206,6 +209,7 @@ function openKeys(client: RedisClient, config: RedisStateConfig, options: RedisB
     location,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.reloadIntervalMs === undefined ? {} : { reloadIntervalMs: options.reloadIntervalMs }),
+    ...(options.keyStoreScheduler === undefined ? {} : { scheduler: options.keyStoreScheduler }),
     onError(error) {
       // An outage is logged once by the backend; anything else (a broken record) is news.
       if (error instanceof RedisUnavailableError) logger.debug('key store refresh failed: Redis unreachable', { error: error.message });

@@ -29,8 +29,14 @@
 // this mirror only after the next poll. So a miss asks Redis (lookup(), one script:
 // by-hash then the record): a key created elsewhere authenticates at once. The lookup
 // is bounded so unknown keys cannot flood Redis: one in flight per key hash (callers
-// share it), LOOKUP_TIMEOUT_MS, and an unknown hash is answered from a bounded LRU for
-// UNKNOWN_KEY_CACHE_MS, and at most MAX_LOOKUPS_IN_FLIGHT lookups run at once. A found record is served for that request only and a refresh
+// share it), LOOKUP_TIMEOUT_MS, an unknown hash is answered from a bounded LRU for
+// UNKNOWN_KEY_CACHE_MS, at most MAX_LOOKUPS_IN_FLIGHT lookups run at once, and new
+// lookups are rate-bounded per instance and per client (lookup-budget.ts). A lookup
+// that is not started (shed) or not answered (timeout, Redis down) is no verdict on
+// the key: it rejects with StateUnavailableError (503, Retry-After: 1), so clients
+// retry, and by then the mirror has caught up with a key that exists. Only Redis
+// saying "unknown" (or the cache of that answer) is a 401.
+// A found record is served for that request only and a refresh
 // is started; it never enters the mirror, so a lookup that raced a revoke cannot
 // bring the key back. A key the mirror holds as revoked is never looked up.
 import type { RedisClient } from '../redis/client.ts';
@@ -44,16 +50,18 @@ import { checkNewKey, checkPatch, createKeyRecord, keyChanges, requireRecord } f
 import type { KeySettingsInput } from '../keys/key-settings.ts';
 import { laterTime, newKeyId, parseLastUsedFile, type KeyRecord } from '../keys/store-format.ts';
 import type { IssuedKey, KeyLookupResult, KeyPatch, KeyStore, ListedKey, WriteAhead } from './key-store-port.ts';
+import { StateUnavailableError } from './errors.ts';
+import { createLookupBudget } from './lookup-budget.ts';
 import { MERGE_LAST_USED_SCRIPT, parseStoredRecord, PUT_RECORD_SCRIPT, RECORD_ADVICE, RECORD_BY_HASH_SCRIPT, recordJson, redisKeyStoreKeys, SNAPSHOT_SCRIPT } from './redis-key-layout.ts';
 
 export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
-/** A lookup of a missed key that Redis has not answered by then is a miss (401). */
+/** A lookup of a missed key that Redis has not answered by then is answered 503 (state_unavailable). */
 export const LOOKUP_TIMEOUT_MS = 1000;
 /** How long an unknown key hash is answered without asking Redis again. */
 export const UNKNOWN_KEY_CACHE_MS = 1000;
 /** Most unknown key hashes remembered; the least recently seen goes first. */
 export const UNKNOWN_KEY_CACHE_SIZE = 10_000;
-/** Most lookups in flight at once; a miss beyond them is answered 401 without asking (many distinct unknown keys at once). */
+/** Most lookups in flight at once; a miss beyond them is answered 503 without asking (many distinct unknown keys at once). */
 export const MAX_LOOKUPS_IN_FLIGHT = 32;
 export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
 /**
@@ -108,6 +116,7 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
   const unknownKeys = new Map<string, number>();
   const lookups = new Map<string, Promise<KeyRecord | null>>();
   const lookupCounts: Record<KeyLookupResult, number> = { found: 0, unknown: 0, cached_unknown: 0, shed: 0, failed: 0 };
+  const lookupBudget = createLookupBudget({ scheduler });
 
   function rememberUnknown(hash: string): void {
     unknownKeys.delete(hash);
@@ -115,7 +124,7 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
     if (unknownKeys.size > UNKNOWN_KEY_CACHE_SIZE) unknownKeys.delete(unknownKeys.keys().next().value as string);
   }
 
-  /** One lookup of `hash` in Redis, bounded by LOOKUP_TIMEOUT_MS; null on unknown, revoked, timeout or error. */
+  /** One lookup of `hash` in Redis, bounded by LOOKUP_TIMEOUT_MS; null on unknown or revoked, rejects on timeout or error. */
   async function lookupHash(hash: string): Promise<KeyRecord | null> {
     let timer: ReturnType<Scheduler['setTimeout']> | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
@@ -125,7 +134,7 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
       const reply = await Promise.race([client.evalScript(RECORD_BY_HASH_SCRIPT, [keys.byHash, keys.records], [hash]), timeout]);
       if (reply === 'timeout') {
         lookupCounts.failed++;
-        return null;
+        throw lookupUnavailable();
       }
       const [id, json] = Array.isArray(reply) ? reply : [];
       const record = typeof id === 'string' && typeof json === 'string' ? parseStoredRecord(id, json, location) : null;
@@ -139,12 +148,20 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
       refresh(false).catch((error: unknown) => report(error as Error));
       return record;
     } catch (error) {
+      if (error instanceof StateUnavailableError) throw error;
       lookupCounts.failed++;
       report(error as Error);
-      return null;
+      throw lookupUnavailable(error);
     } finally {
       if (timer !== undefined) scheduler.clearTimer(timer);
     }
+  }
+
+  function lookupUnavailable(cause?: unknown): StateUnavailableError {
+    return new StateUnavailableError('lookup', cause, {
+      message: 'The gateway could not check this API key with its shared state store just now; retry in a second.',
+      retryAfterSeconds: 1,
+    });
   }
 
   function report(error: Error): void {
@@ -371,7 +388,7 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
       return record === undefined || record.revokedAt !== null ? null : record;
     },
 
-    lookup(rawKey: string): Promise<KeyRecord | null> {
+    lookup(rawKey: string, client = ''): Promise<KeyRecord | null> {
       if (closed || !isWellFormedApiKey(rawKey)) return Promise.resolve(null);
       const hash = hashApiKey(rawKey);
       const known = mirror.byHash.get(hash);
@@ -386,9 +403,9 @@ export async function openRedisKeyStore(client: RedisClient, options: RedisKeySt
         unknownKeys.delete(hash);
       }
       let pending = lookups.get(hash);
-      if (pending === undefined && lookups.size >= MAX_LOOKUPS_IN_FLIGHT) {
+      if (pending === undefined && (lookups.size >= MAX_LOOKUPS_IN_FLIGHT || lookupBudget.take(client) !== null)) {
         lookupCounts.shed++;
-        return Promise.resolve(null);
+        return Promise.reject(lookupUnavailable());
       }
       if (pending === undefined) {
         pending = lookupHash(hash).finally(() => lookups.delete(hash));

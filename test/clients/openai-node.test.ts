@@ -5,6 +5,7 @@ import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
 import { startGateway, type TestGateway } from '../gateway/harness.ts';
 import { demoEcho, demoToolEcho, loadSnippet, type SnippetTarget } from './client-snippets.ts';
+import { recordingFetch } from './recording-fetch.ts';
 
 const TEST_TIMEOUT = { timeout: 20_000 };
 
@@ -49,4 +50,25 @@ test('service-auto: the answer names the chosen alias and x-portcullis-route giv
   const { data, response } = await client.chat.completions.create({ model: 'service-auto', messages: [{ role: 'user', content: 'Hello!' }] }).withResponse();
   assert.equal(data.model, 'service-chat');
   assert.equal(response.headers.get('x-portcullis-route'), 'service-chat; reason=default');
+});
+
+test('a budget refusal no retry can pass reaches the gateway once: the SDK obeys x-should-retry: false before its 429 retries', TEST_TIMEOUT, async () => {
+  const issued = await gw.state.keys.create('budget-sdk', { limits: { tokenBudget: { tokens: 100, period: 'day' } } });
+  const recording = recordingFetch();
+  // The SDK's default of two retries: without the header each 429 would be sent three times.
+  const client = new OpenAI({ baseURL: target.baseURL, apiKey: issued.key, fetch: recording.fetch, timeout: 10_000 });
+  const error = await client.chat.completions.create({ model: 'service-chat', messages: [{ role: 'user', content: 'hi' }] }).then(
+    () => assert.fail('expected a refusal'),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof OpenAI.APIError);
+  assert.deepEqual({ status: error.status, code: error.code, type: error.type, shouldRetry: error.headers?.get('x-should-retry') }, {
+    status: 429,
+    code: 'insufficient_quota',
+    type: 'insufficient_quota',
+    shouldRetry: 'false',
+  });
+  assert.equal(recording.requests.length, 1);
+  const served = gw.logs.filter((l) => l['keyId'] === issued.record.id && l['status'] === 429);
+  assert.equal(served.length, 1);
 });

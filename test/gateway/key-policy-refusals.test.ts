@@ -1,6 +1,7 @@
 // admitRequest (src/gateway/key-policy.ts) over a real in-process limiter: the 429
 // a client reads for each budget refusal (tokens or money, spent or not fitting), in
-// OpenAI's shape, with its Retry-After. The end-to-end path through the gateway is
+// OpenAI's shape, with its Retry-After, and `x-should-retry: false` where the
+// OpenAI SDKs' automatic retries cannot pass (they wait at most 60 s). The end-to-end path through the gateway is
 // test/gateway/key-policy.test.ts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -51,7 +52,7 @@ test('token budget spent: the same message as before, with the reset time', asyn
   await limiter.settle({ permit: admitted.permit, limits: policy.limits, charge: { tokens: 150, costNanos: 0 }, nowMs: T0 });
   assert.deepEqual(await refusal(limiter, policy, { tokens: 10, costNanos: 0 }), {
     status: 429,
-    headers: { 'retry-after': '734400', 'retry-after-ms': '734400000' },
+    headers: { 'retry-after': '734400', 'retry-after-ms': '734400000', 'x-should-retry': 'false' },
     body: quota('This API key has spent its token budget of 100 tokens per month (used: 150). The budget resets at 2026-12-01T00:00:00.000Z.'),
   });
   await limiter.close();
@@ -65,7 +66,7 @@ test('cost budget spent: amounts in currency units without the currency, exact',
   await limiter.settle({ permit: admitted.permit, limits: policy.limits, charge: { tokens: 10, costNanos: 25_510_000_000 }, nowMs: T0 });
   assert.deepEqual(await refusal(limiter, policy, { tokens: 10, costNanos: 0 }), {
     status: 429,
-    headers: { 'retry-after': '734400', 'retry-after-ms': '734400000' },
+    headers: { 'retry-after': '734400', 'retry-after-ms': '734400000', 'x-should-retry': 'false' },
     body: quota('This API key has spent its spending budget of 25.5 per month (used: 25.51). The budget resets at 2026-12-01T00:00:00.000Z.'),
   });
   await limiter.close();
@@ -110,14 +111,14 @@ test('cost reservation above the whole budget, nothing in flight: no Retry-After
   await limiter.settle({ permit: spent.permit, limits: policy.limits, charge: { tokens: 30, costNanos: 6600 }, nowMs: T0 });
   assert.deepEqual(await refusal(limiter, policy, { tokens: 4180, costNanos: 61_700_000, promptTokens: 84, outputTokens: 4096 }), {
     status: 429,
-    headers: {},
+    headers: { 'x-should-retry': 'false' },
     body: quota(
       "This request may cost up to 0.0617 (a prompt of up to 84 tokens and max_tokens 4096), more than the key's whole spending budget of 0.01 per day, " +
         'so it can never be admitted. Send a lower max_tokens (without it a request reserves the model\'s output cap: 4096 tokens unless the gateway sets a lower one) or a shorter prompt.',
     ),
   });
   // The same on an empty window: a reservation above the budget is never admitted.
-  assert.deepEqual((await refusal(limiter, key({ costBudget: { amount: 0.01, period: 'day' } }), { tokens: 4180, costNanos: 61_700_000 })).headers, {});
+  assert.deepEqual((await refusal(limiter, key({ costBudget: { amount: 0.01, period: 'day' } }), { tokens: 4180, costNanos: 61_700_000 })).headers, { 'x-should-retry': 'false' });
   await limiter.close();
 });
 
@@ -126,7 +127,7 @@ test('token reservation above the whole budget: no Retry-After, even beside a pe
   const policy = key({ requestsPerMinute: 10, tokenBudget: { tokens: 1000, period: 'month' } });
   assert.deepEqual(await refusal(limiter, policy, { tokens: 4200, costNanos: 0, promptTokens: 104, outputTokens: 4096 }), {
     status: 429,
-    headers: { 'x-ratelimit-limit-requests': '10', 'x-ratelimit-remaining-requests': '10', 'x-ratelimit-reset-requests': '0s' },
+    headers: { 'x-ratelimit-limit-requests': '10', 'x-ratelimit-remaining-requests': '10', 'x-ratelimit-reset-requests': '0s', 'x-should-retry': 'false' },
     body: quota(
       "This request may use up to 4200 tokens (a prompt of up to 104 tokens and max_tokens 4096), more than the key's whole token budget of 1000 tokens per month, " +
         'so it can never be admitted. Send a lower max_tokens (without it a request reserves the model\'s output cap: 4096 tokens unless the gateway sets a lower one) or a shorter prompt.',
@@ -144,11 +145,38 @@ test('too little left with nothing in flight: Retry-After until the period ends'
   // Noon: 12 hours to the end of the UTC day.
   assert.deepEqual(await refusal(limiter, policy, { tokens: 10, costNanos: 2_000_000 }), {
     status: 429,
-    headers: { 'retry-after': '43200', 'retry-after-ms': '43200000' },
+    headers: { 'retry-after': '43200', 'retry-after-ms': '43200000', 'x-should-retry': 'false' },
     body: quota(
       "This request may cost up to 0.002 (its prompt and max_tokens); the key's spending budget has 0.001 left this day, with no requests in flight. " +
         'Lower max_tokens, or retry after the budget resets at 2026-11-23T00:00:00.000Z.',
     ),
   });
+  await limiter.close();
+});
+
+test('a spent budget tells the SDKs not to retry only when the reset is further than the 60 s they wait', async () => {
+  const limiter = createMemoryLimiter();
+  const policy = key({ tokenBudget: { tokens: 100, period: 'day' } });
+  const endOfDay = Date.UTC(2026, 10, 23, 0, 0, 0);
+  const admitted = await admitRequest(limiter, policy, { tokens: 100, costNanos: 0 }, endOfDay - 120_000);
+  assert.ok(admitted.permit !== null);
+  await limiter.settle({ permit: admitted.permit, limits: policy.limits, charge: { tokens: 100, costNanos: 0 }, nowMs: endOfDay - 120_000 });
+  const headersAt = async (nowMs: number) => {
+    const error = await admitRequest(limiter, policy, { tokens: 10, costNanos: 0 }, nowMs).then(() => assert.fail('expected a refusal'), (e: unknown) => e);
+    assert.ok(error instanceof KeyLimitRefusal && error.refusal === 'budget');
+    return renderError(error).headers;
+  };
+  assert.deepEqual(await headersAt(endOfDay - 60_001), { 'retry-after': '61', 'retry-after-ms': '60001', 'x-should-retry': 'false' });
+  assert.deepEqual(await headersAt(endOfDay - 60_000), { 'retry-after': '60', 'retry-after-ms': '60000' });
+  await limiter.close();
+});
+
+test('rate limit refusals never say x-should-retry: their wait is within the minute', async () => {
+  const limiter = createMemoryLimiter();
+  const policy = key({ requestsPerMinute: 1 });
+  await admitRequest(limiter, policy, { tokens: 10, costNanos: 0 }, T0);
+  const error = await admitRequest(limiter, policy, { tokens: 10, costNanos: 0 }, T0).then(() => assert.fail('expected a refusal'), (e: unknown) => e);
+  assert.ok(error instanceof KeyLimitRefusal && error.refusal === 'requests');
+  assert.equal(renderError(error).headers['x-should-retry'], undefined);
   await limiter.close();
 });
