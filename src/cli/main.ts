@@ -45,7 +45,7 @@ Options for every command:
 `;
 
 /** The commands USAGE lists, for the suggestion after a mistyped one. */
-const COMMANDS = ['serve', 'keys', 'check-config', 'admin', 'audit', 'help', 'version'];
+const COMMANDS = ['serve', 'keys', 'check-config', 'admin', 'audit', 'state', 'help', 'version'];
 
 export interface CliIo {
   stdout: NodeJS.WritableStream;

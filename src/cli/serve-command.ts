@@ -250,7 +250,11 @@ export async function runServeCommand(
         logger.warn('the admin listener is reachable from the network without TLS: passwords and session cookies cross it in clear text', { admin: adminAddress });
       }
     }
-    metricsListener = await startMetricsListener(config, io.env, () => metrics.expose());
+    metricsListener = await startMetricsListener(config, io.env, () => metrics.expose(), {
+      logger,
+      onConnectionRefused: () => metrics.connectionRefused('metrics'),
+      onConnectionReclaimed: () => metrics.connectionReclaimed('metrics'),
+    });
     if (!adminRuns && fds.admin !== undefined) {
       logger.warn(`an admin socket was passed but ${values['no-admin'] === true ? '--no-admin was given' : 'admin.enabled is false'}; closing it`, { fd: fds.admin });
       closeSync(fds.admin);

@@ -6,18 +6,23 @@ import type { Server } from 'node:http';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { metricsToken } from '../config/metrics-config.ts';
 import { loadListenerTls } from '../config/tls-files.ts';
-import { createMetricsListener } from '../metrics/metrics-listener.ts';
+import { createMetricsListener, type MetricsListenerOptions } from '../metrics/metrics-listener.ts';
 import { listenOn } from '../ops/listen.ts';
 
 const METRICS_LISTENER = { name: 'the metrics listener', settings: 'metrics.port (0 picks a free port)' };
 
 /** The running listener, or null when `metrics` is not configured. Throws ConfigError for an unusable token or TLS file, Error when it cannot listen. */
-export async function startMetricsListener(config: GatewayConfig, env: NodeJS.ProcessEnv, expose: () => string): Promise<{ server: Server; address: string } | null> {
+export async function startMetricsListener(
+  config: GatewayConfig,
+  env: NodeJS.ProcessEnv,
+  expose: () => string,
+  guard: Pick<MetricsListenerOptions, 'logger' | 'onConnectionRefused' | 'onConnectionReclaimed'>,
+): Promise<{ server: Server; address: string } | null> {
   const settings = config.metrics;
   if (settings === null) return null;
   const token = settings.tokenFile === null ? null : readToken(config.source, settings.tokenFile);
   const tls = settings.tls === null ? undefined : loadListenerTls(config.source, 'metrics.tls', settings.tls, env);
-  const server = createMetricsListener({ expose, token, ...(tls === undefined ? {} : { tls }) });
+  const server = createMetricsListener({ expose, token, ...guard, ...(tls === undefined ? {} : { tls }) });
   try {
     return { server, address: await listenOn(server, undefined, settings.port, settings.host, METRICS_LISTENER) };
   } catch (error) {

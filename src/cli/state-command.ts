@@ -16,7 +16,7 @@ import { MigrationFailedError, MigrationRefusedError, migrateState, type Migrati
 import { KeyStoreError } from '../keys/errors.ts';
 import { AdminTokenError } from '../keys/admin-token-errors.ts';
 import { UsageFileError } from '../usage/usage-file.ts';
-import { describeArgumentProblem, usageProblem } from './argument-problem.ts';
+import { describeArgumentProblem, unknownArgument, usageProblem } from './argument-problem.ts';
 
 export const STATE_USAGE = `Usage: portcullis state migrate --to DESTINATION [options]
 
@@ -77,7 +77,7 @@ export async function runStateCommand(args: string[], ctx: StateCommandContext):
     ctx.stdout.write(STATE_USAGE);
     return 0;
   }
-  if (name !== 'migrate') return usageProblem(ctx.stderr, 'portcullis state', null, `unknown command '${name}' (migrate)`);
+  if (name !== 'migrate') return usageProblem(ctx.stderr, 'portcullis state', null, unknownArgument(name, ['help'], ['migrate']));
   let values: Record<string, string | boolean | undefined>;
   try {
     values = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: false }).values;

@@ -4,8 +4,9 @@
 // Both work on the parsed config (defaults filled in, names as in the file),
 // so a reformatted file, keys reordered or a default written out changes
 // nothing. The config holds no secret value by its own rules (keys, client
-// secrets and the Redis password come from environment variables or files,
-// URLs with credentials are refused) except header values: an upstream's
+// secrets and the Redis password come from environment variables or files;
+// an upstream URL with credentials and a state.redis.url with a password are
+// refused by the parser, so a URL is digested as written) except header values: an upstream's
 // `headers` and `telemetry.otlp.headers` may carry a token. Their values are
 // left out of the digest (their names stay in), so the digest cannot be used
 // to test guesses of them; a change to one is still named among the changes.

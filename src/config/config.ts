@@ -245,7 +245,7 @@ export interface ListenConfig {
 export type LogLevelSetting = 'debug' | 'info' | 'warn' | 'error';
 
 export interface RedisStateConfig {
-  /** redis://[user[:password]@]host:port[/db]; a password is better given by passwordEnv/passwordFile. */
+  /** redis://[user@]host:port[/db]; never a password (the parser refuses one): that comes from passwordEnv/passwordFile. */
   url: string;
   passwordEnv: string | null;
   passwordFile: string | null;

@@ -105,13 +105,18 @@ export function parseBudgetAmount(text: string): AmountParse {
 const WINDOW_NOUN: Record<BudgetPeriod, string> = { day: 'today', month: 'this month' };
 
 /**
- * Why the bar shows less than the records: the budget counts only what was
- * charged while it was set, so spending earlier in its window (before it was
- * set or raised from none) is not held against it. null when they agree (the
- * bar may run ahead of the records: requests in flight are reserved at once,
- * and recorded when they end).
+ * Why the bar shows less than the records, worded without guessing which
+ * cause it was: the budget counts only what was charged to it, and the
+ * records hold everything the key spent in the window. Spending before the
+ * budget was set, the part of an answer's charge above what one answer may
+ * be charged (limits.maxChargeMultiple), a request admitted in the previous
+ * window that ended in this one, and requests admitted while the count could
+ * not be kept (no count on disk yet, the shared state unreachable) are in the
+ * records and not in the count. null when they
+ * agree (the bar may run ahead of the records: requests in flight are
+ * reserved at once, and recorded when they end).
  */
 export function uncountedNote(usedNanos: number, recordedNanos: number | null, period: BudgetPeriod, currency: string): string | null {
   if (recordedNanos === null || recordedNanos <= usedNanos) return null;
-  return `The key spent ${formatCost(recordedNanos, currency)} ${WINDOW_NOUN[period]} (UTC) in all; ${formatCost(recordedNanos - usedNanos, currency)} of it came before the budget was set and does not count against it.`;
+  return `The key spent ${formatCost(recordedNanos, currency)} ${WINDOW_NOUN[period]} (UTC) in all; ${formatCost(recordedNanos - usedNanos, currency)} of it is not counted against the budget: spent before the budget was set, above what one answer may be charged, or while the budget could not be counted.`;
 }

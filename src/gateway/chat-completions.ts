@@ -89,7 +89,12 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
     logRoute(ctx, route, request.stream === true);
     trace.routed(routeSpan, route.alias, route.reason, request.stream === true);
     checkAlias(key, route.alias, request.model);
-    const plan = routes.plan(route.alias, request);
+    const plan = routes.plan(route.alias, request, (refusals) => {
+      // The client's 400 names targets by position and provider type; the operator's line names each one.
+      ctx.log['attempts'] = refusals
+        .map((r) => describeAttempt({ targetId: r.targetId, attempt: 0, outcome: AttemptOutcome.SkippedUnsupported, ...(r.refusal.param === null ? {} : { param: r.refusal.param }) }))
+        .join(',');
+    });
     const aliasConfig = config.aliases[route.alias];
     const { prices, list } = pricing.get(route.alias) ?? NO_PRICES;
     accounting.prices = list;

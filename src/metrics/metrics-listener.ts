@@ -4,13 +4,25 @@
 // authentication with one token read from metrics.tokenFile, compared in
 // constant time; optional TLS (metrics.tls). Anything else is refused in the
 // gateway's error envelope. docs/config.md, "Metrics listener".
+//
+// Its connections are held to the same guard as the API and admin listeners'
+// (src/http/connection-limit.ts), with fixed small caps: scrapers are few and
+// keep one connection each. Idle connections cannot lock a scraper out: one
+// address holds at most MAX_CONNECTIONS_PER_ADDRESS, and with the listener
+// full the connection silent longest gives its place to the new one. A
+// connection that sends no complete request head within HEADERS_TIMEOUT_MS
+// is closed (on TLS: no first byte, or no finished handshake, in that time).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 import type { ListenerTlsMaterial } from '../config/tls-files.ts';
+import { guardListener } from '../http/connection-limit.ts';
+import { answerPlainHttpOnTls } from '../http/plain-http-on-tls.ts';
 import { serverTlsOptions } from '../http/tls-options.ts';
+import type { Logger } from '../log/logger.ts';
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { PROMETHEUS_CONTENT_TYPE } from './registry.ts';
 
 export interface MetricsListenerOptions {
@@ -19,10 +31,24 @@ export interface MetricsListenerOptions {
   /** The bearer token scrapes must send; null: none asked. */
   token: string | null;
   tls?: ListenerTlsMaterial;
+  /** Where the connection guard's lines go (listener "metrics"). */
+  logger: Logger;
+  /** The timers of the TLS first-byte deadline and the guard's lingers (default: the system's). */
+  scheduler?: Scheduler;
+  /** Each connection refused beyond a cap. */
+  onConnectionRefused?: () => void;
+  /** Each idle connection closed to make room for a new one. */
+  onConnectionReclaimed?: () => void;
+  /** The request head's (and on TLS the first byte's and the handshake's) deadline; default HEADERS_TIMEOUT_MS. */
+  headersTimeoutMs?: number;
 }
 
 /** Scrapers are few; this bounds what a flood of connections can hold open. */
-const MAX_CONNECTIONS = 64;
+export const MAX_CONNECTIONS = 64;
+/** A Prometheus keeps one connection per target; a few spare for a second scraper or a probe behind one NAT. */
+export const MAX_CONNECTIONS_PER_ADDRESS = 4;
+/** A scrape's request head is a few hundred bytes: a connection silent this long is not a scraper. */
+export const HEADERS_TIMEOUT_MS = 5_000;
 const REQUEST_TIMEOUT_MS = 10_000;
 const PATHS = new Set(['/metrics', '/healthz']);
 
@@ -58,7 +84,15 @@ export function metricsAnswer(method: string, url: string, authorization: string
 
 export function createMetricsListener(options: MetricsListenerOptions): http.Server {
   const tokenDigest = options.token === null ? null : sha256(options.token);
+  const scheduler = options.scheduler ?? systemScheduler;
   const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    if (!connections.requestStarted(socket)) {
+      // The connection gave its place up while this request was arriving; its client was answered 503 then.
+      socket.destroy();
+      return;
+    }
+    res.on('close', () => connections.requestEnded(socket));
     let answer;
     try {
       answer = metricsAnswer(req.method ?? 'GET', req.url ?? '/', req.headers.authorization, { expose: options.expose, tokenDigest });
@@ -69,9 +103,30 @@ export function createMetricsListener(options: MetricsListenerOptions): http.Ser
     res.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body), 'cache-control': 'no-store' });
     res.end(req.method === 'HEAD' ? undefined : answer.body);
   };
-  const server = options.tls === undefined ? http.createServer(handle) : https.createServer(serverTlsOptions(options.tls), handle);
-  server.maxConnections = MAX_CONNECTIONS;
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
-  server.headersTimeout = REQUEST_TIMEOUT_MS;
+  const headersTimeoutMs = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const timeouts = {
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: Math.max(REQUEST_TIMEOUT_MS, headersTimeoutMs),
+    // How often node looks for connections past the deadline: its default, 30 s, would let them stay that much longer.
+    connectionsCheckingInterval: Math.min(1000, Math.ceil(headersTimeoutMs / 2)),
+  };
+  const server =
+    options.tls === undefined
+      ? http.createServer(timeouts, handle)
+      : https.createServer({ ...timeouts, ...serverTlsOptions(options.tls), handshakeTimeout: headersTimeoutMs }, handle);
+  if (options.tls !== undefined) {
+    // Before guardListener, which wraps the 'connection' listeners this puts in front of node's TLS layer.
+    answerPlainHttpOnTls(server, { logger: options.logger, name: 'metrics', firstByteTimeoutMs: headersTimeoutMs, scheduler, rawHeaders: '' });
+  }
+  const connections = guardListener(server, {
+    name: 'metrics',
+    maxConnections: MAX_CONNECTIONS,
+    perAddress: MAX_CONNECTIONS_PER_ADDRESS,
+    tls: options.tls !== undefined,
+    logger: options.logger,
+    scheduler,
+    ...(options.onConnectionRefused === undefined ? {} : { onRefused: options.onConnectionRefused }),
+    ...(options.onConnectionReclaimed === undefined ? {} : { onReclaimed: options.onConnectionReclaimed }),
+  });
   return server;
 }

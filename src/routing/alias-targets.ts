@@ -8,7 +8,7 @@ import type { ChatProvider } from '../upstream/provider.ts';
 import { createBreakerRegistry, type BreakerRegistry, type CircuitBreaker, type RecordedFailure, type State as BreakerState } from '../upstream/circuit-breaker.ts';
 import { anyTargetAvailable, type UpstreamTarget } from '../upstream/dispatcher.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../upstream/retry-policy.ts';
-import { everyTargetRefused, type TargetRefusal } from './target-refusals.ts';
+import { everyTargetRefused, targetLabel, type TargetRefusal } from './target-refusals.ts';
 
 export interface ProviderBinding {
   provider: ChatProvider;
@@ -19,6 +19,8 @@ export interface ProviderBinding {
 
 interface BoundTarget {
   id: string;
+  /** The client's name for it (./target-refusals.ts targetLabel). */
+  label: string;
   provider: ChatProvider;
   model: string;
   priority: number;
@@ -39,8 +41,10 @@ export interface AliasRoutes {
   isAvailable(alias: string): boolean;
   /** The upstream request for each target of `alias`, in config order, with
    * the refusal of each target that cannot take it. Throws the client's 400
-   * (InvalidRequestError) when no target can, before anything is sent. */
-  plan(alias: string, request: ChatRequest): TargetPlan;
+   * (InvalidRequestError) when no target can, before anything is sent, and
+   * first hands `onRefusedByAll` the refusals with the targets' ids (for the
+   * access line: the 400 names targets by position and provider type only). */
+  plan(alias: string, request: ChatRequest, onRefusedByAll?: (refusals: readonly TargetRefusal[]) => void): TargetPlan;
   /** Circuit state of every target (provider/model), for the dashboard, /metrics and /readyz. */
   health(): TargetHealth[];
 }
@@ -72,7 +76,7 @@ export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<s
   for (const [alias, aliasConfig] of Object.entries(config.aliases)) {
     byAlias.set(
       alias,
-      aliasConfig.targets.map((t) => {
+      aliasConfig.targets.map((t, index) => {
         const binding = bindings.get(t.provider);
         if (binding === undefined) throw new Error(`no provider bound for ${t.provider}`);
         const id = `${t.provider}/${t.model}`;
@@ -85,6 +89,7 @@ export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<s
         if (!health.some((h) => h.id === id)) health.push({ id, provider: t.provider, model: t.model, breaker });
         return {
           id,
+          label: targetLabel(index + 1, config.providers[t.provider]?.type ?? 'unknown'),
           provider: binding.provider,
           model: t.model,
           priority: t.priority,
@@ -109,7 +114,7 @@ export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<s
         const { state, openedAt, probeAt, lastFailure } = breaker.snapshot();
         return { id, provider, model, circuit: state, openedAt, probeAt, lastFailure };
       }),
-    plan(alias, request) {
+    plan(alias, request, onRefusedByAll) {
       const cap = config.aliases[alias]?.maxOutputTokens ?? null;
       let maxOutputTokens = 0;
       let clamped = false;
@@ -119,10 +124,13 @@ export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<s
         maxOutputTokens = p.maxOutputTokens;
         clamped = p.clamped;
         const refusal = t.provider.refusal?.(p.request) ?? null;
-        if (refusal !== null) refusals.push({ targetId: t.id, refusal });
+        if (refusal !== null) refusals.push({ targetId: t.id, label: t.label, refusal });
         return { id: t.id, provider: t.provider, priority: t.priority, weight: t.weight, request: p.request, retry: t.retry, breaker: t.breaker, refusal };
       });
-      if (refusals.length === targets.length) throw everyTargetRefused(alias, refusals);
+      if (refusals.length === targets.length) {
+        onRefusedByAll?.(refusals);
+        throw everyTargetRefused(alias, refusals);
+      }
       return { targets, maxOutputTokens, clamped };
     },
   };

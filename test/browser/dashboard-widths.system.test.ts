@@ -176,7 +176,7 @@ test('usage: the spending bar and the cost agree, or the bar says why not; the p
   assert.equal(await page.getByTestId('usage-budget-cost').textContent(), 'Spending budget this month (UTC): 0.00 of 5.00 USD used');
   assert.equal(
     await page.getByTestId('usage-budget-uncounted').textContent(),
-    `The key spent ${cost} USD this month (UTC) in all; ${cost} USD of it came before the budget was set and does not count against it.`,
+    `The key spent ${cost} USD this month (UTC) in all; ${cost} USD of it is not counted against the budget: spent before the budget was set, above what one answer may be charged, or while the budget could not be counted.`,
   );
   assert.match((await page.locator('.budget-bar .hint time').textContent()) ?? '', /^\d{4}-\d{2}-01 00:00 UTC$/, 'resets at the start of next month, in UTC');
   await page.locator('.usage-details summary').click();

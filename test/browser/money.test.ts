@@ -16,12 +16,12 @@ test('costs: every digit that is not zero, at least 2 decimals (never "0.000000"
   assert.equal(formatCost(150_000, ''), '0.00015', 'no currency known: the amount alone');
 });
 
-test('the spending bar says why it shows less than the records: spending before the budget was set', () => {
+test('the spending bar says how much of the records the budget did not count, and each reason it may have', () => {
   assert.equal(
     uncountedNote(0, 149_200, 'month', 'USD'),
-    'The key spent 0.0001492 USD this month (UTC) in all; 0.0001492 USD of it came before the budget was set and does not count against it.',
+    'The key spent 0.0001492 USD this month (UTC) in all; 0.0001492 USD of it is not counted against the budget: spent before the budget was set, above what one answer may be charged, or while the budget could not be counted.',
   );
-  assert.equal(uncountedNote(50_000, 149_200, 'day', 'EUR'), 'The key spent 0.0001492 EUR today (UTC) in all; 0.0000992 EUR of it came before the budget was set and does not count against it.');
+  assert.equal(uncountedNote(50_000, 149_200, 'day', 'EUR'), 'The key spent 0.0001492 EUR today (UTC) in all; 0.0000992 EUR of it is not counted against the budget: spent before the budget was set, above what one answer may be charged, or while the budget could not be counted.');
   assert.equal(uncountedNote(149_200, 149_200, 'month', 'USD'), null, 'they agree');
   assert.equal(uncountedNote(200_000, 149_200, 'month', 'USD'), null, 'requests in flight run the bar ahead of the records');
   assert.equal(uncountedNote(0, null, 'month', 'USD'), null, 'the records do not reach back to the window\'s start');

@@ -63,6 +63,33 @@ test('usage errors exit 2 and say what is wrong', async () => {
   assert.match(noValue.stderr, /--config needs a file path/);
 });
 
+test('a mistyped command is answered with the command USAGE lists that it is closest to, each of them', async () => {
+  const usage = (await run(['--help'])).stdout;
+  const listed = [...usage.slice(usage.indexOf('Commands:'), usage.indexOf('Options for every command:')).matchAll(/^  ([a-z-]+) /gm)].map((m) => m[1] as string);
+  assert.deepEqual(listed, ['serve', 'keys', 'check-config', 'admin', 'audit', 'state']);
+  for (const command of listed) {
+    // The second and third letters swapped: `satte` for `state`, `kyes` for `keys`.
+    const typo = command[0] + (command[2] as string) + (command[1] as string) + command.slice(3);
+    const r = await run([typo]);
+    assert.equal(r.code, 2, typo);
+    assert.equal(r.stderr.split('\n', 1)[0], `portcullis: unknown command '${typo}'; did you mean '${command}'?`, typo);
+  }
+  assert.equal((await run(['sate'])).stderr.split('\n', 1)[0], 'portcullis: unknown command \'sate\'; did you mean \'state\'?');
+});
+
+test('state: a mistyped subcommand gets the suggestion, a word far from any gets none', async () => {
+  assert.deepEqual(await run(['state', 'migrat']), {
+    code: 2,
+    stdout: '',
+    stderr: 'portcullis state: unknown command \'migrat\'; did you mean \'migrate\'?\nRun "portcullis state --help" for usage.\n',
+  });
+  assert.deepEqual(await run(['state', 'frobnicate']), {
+    code: 2,
+    stdout: '',
+    stderr: 'portcullis state: unknown command \'frobnicate\'\nRun "portcullis state --help" for usage.\n',
+  });
+});
+
 test('config errors exit 1 and name the file and setting', async () => {
   const missing = path.join(tmp, 'nope.json');
   const r = await run(['serve', '--config', missing]);

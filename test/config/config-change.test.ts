@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { changedSettings, configChange, configDigest, MAX_CHANGED_PATHS } from '../../src/config/config-change.ts';
-import type { GatewayConfig } from '../../src/config/config.ts';
+import { ConfigError, type GatewayConfig } from '../../src/config/config.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 
 const BASE = {
@@ -87,6 +87,20 @@ test('a header value may be a credential: it is left out of the digest, its chan
   const otlp = (token: string) => config((raw) => (raw['telemetry'] = { otlp: { endpoint: 'https://otel.example/v1/traces', headers: { authorization: token } } }));
   assert.equal(configDigest(otlp('Bearer one')), configDigest(otlp('Bearer two')));
   assert.deepEqual(changedSettings(otlp('Bearer one'), otlp('Bearer two')), ['telemetry.otlp.headers.authorization']);
+});
+
+test('state.redis.url is digested as written: a URL holding a password never reaches the digest, the parser refuses it', () => {
+  const redis = (url: string) => config((raw) => (raw['state'] = { backend: 'redis', redis: { url, passwordEnv: 'REDIS_PASSWORD' } }));
+  for (const url of ['redis://gateway:guessable@10.0.0.5:6380/2', 'rediss://:guessable@cache.internal', 'REDIS://gateway:guessable@10.0.0.5']) {
+    assert.throws(
+      () => redis(url),
+      (error: unknown) => error instanceof ConfigError && error.message === '/etc/portcullis/portcullis.json: state.redis.url: must not hold the password; use passwordEnv or passwordFile',
+      url,
+    );
+  }
+  // A user name is no secret: it is in the digest like the host.
+  assert.notEqual(configDigest(redis('redis://gateway@10.0.0.5:6380/2')), configDigest(redis('redis://ops@10.0.0.5:6380/2')));
+  assert.deepEqual(changedSettings(redis('redis://gateway@10.0.0.5:6380/2'), redis('redis://ops@10.0.0.5:6380/2')), ['state.redis.url']);
 });
 
 test('the digest is SHA-256 of the canonical JSON (keys sorted) of the parsed config without its source', () => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError } from '../../src/config/config.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
-import { restartOnlyChanges } from '../../src/gateway/restart-settings.ts';
+import { keepRestartOnly, restartOnlyChanges } from '../../src/gateway/restart-settings.ts';
 import { reload, request, sseData, startFakeUpstream, type FakeUpstream, type RawResponse } from './harness.ts';
 import {
   completionBody,
@@ -173,6 +173,36 @@ describe('restart-only settings', () => {
       { level: 'info', msg: 'configuration reloaded', source: 'embedded', aliases: 2, restartNeeded: 2 },
     ]);
     reload(gw.gateway, gw.configFor(configA));
+  });
+
+  test('metrics: a listener turned on by a reload stays off until a restart, and the reload names it', () => {
+    // The gateway started without a metrics listener: turning it on is named, and it stays off.
+    assert.equal(gw.gateway.config.metrics, null);
+    const logsBefore = gw.logs.length;
+    const summary = reload(gw.gateway, gw.configFor({ ...configA, metrics: { host: '0.0.0.0', port: 9465, tokenFile: '/etc/portcullis/metrics-token' } }));
+    assert.deepEqual(summary.restartNeeded, [{ setting: 'metrics', running: null, configured: '(set)' }]);
+    assert.equal(gw.gateway.config.metrics, null);
+    assert.deepEqual(
+      gw.logs.slice(logsBefore).map(({ time: _t, ...rest }) => rest),
+      [
+        { level: 'warn', msg: 'needs a restart; still using the running value', setting: 'metrics', running: null, configured: '(set)' },
+        { level: 'info', msg: 'configuration reloaded', source: 'embedded', aliases: 2, restartNeeded: 1 },
+      ],
+    );
+    reload(gw.gateway, gw.configFor(configA));
+  });
+
+  test('restartOnlyChanges names each changed metrics setting', () => {
+    const base = { providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo', model: 'x' } }, auto: { default: 'service-chat' } };
+    const running = parseConfig({ ...base, metrics: { port: 9464 } }, '/etc/portcullis/portcullis.json', '/etc/portcullis');
+    const next = parseConfig({ ...base, metrics: { host: '0.0.0.0', port: 9465, tokenFile: 'metrics-token' } }, '/etc/portcullis/portcullis.json', '/etc/portcullis');
+    assert.deepEqual(restartOnlyChanges(running, next), [
+      { setting: 'metrics.host', running: '127.0.0.1', configured: '0.0.0.0' },
+      { setting: 'metrics.port', running: 9464, configured: 9465 },
+      { setting: 'metrics.tokenFile', running: null, configured: '/etc/portcullis/metrics-token' },
+    ]);
+    assert.deepEqual(restartOnlyChanges(next, parseConfig(base, '/etc/portcullis/portcullis.json', '/etc/portcullis')), [{ setting: 'metrics', running: '(set)', configured: null }]);
+    assert.deepEqual(keepRestartOnly(running, next).metrics, running.metrics);
   });
 
   test('restartOnlyChanges names each changed leaf, and an object set or removed without its contents', () => {

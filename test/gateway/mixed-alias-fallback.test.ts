@@ -142,14 +142,14 @@ test('a stream cut the same way: the upstream failure before any event, Claude n
   assert.equal((await accessLine('mix-stream'))['attempts'], 'local/p-model:fallback:502,claude/claude-test-1:skipped_unsupported:response_format.type');
 });
 
-test('no target of the alias can take the request: 400 before any upstream call, naming each target and why', async () => {
+test('no target of the alias can take the request: 400 before any upstream call, naming each target by position and provider type and why; the access line has their ids', async () => {
   const res = await postChat(gw, hi('service-claudes', { stop: ['\n'] }), { 'x-request-id': 'mix-none' });
   assert.equal(res.status, 400);
   const reason =
     "Invalid value for 'stop[0]': the stop sequence is empty or only whitespace. The provider behind this model alias refuses such stop sequences, and leaving it out would let the answer run past it. Remove it, or use a sequence with a visible character.";
   assert.deepEqual(res.json(), {
     error: {
-      message: `No upstream of model 'service-claudes' can take this request. claude/claude-test-1: ${reason} claude/claude-test-2: ${reason}`,
+      message: `No upstream of model 'service-claudes' can take this request. target 1 (anthropic): ${reason} target 2 (anthropic): ${reason}`,
       type: 'invalid_request_error',
       param: 'stop[0]',
       code: 'invalid_value',
@@ -161,6 +161,7 @@ test('no target of the alias can take the request: 400 before any upstream call,
   assert.equal(line['status'], 400);
   assert.equal(line['error'], 'invalid_value');
   assert.equal(line['target'], null);
+  assert.equal(line['attempts'], 'claude/claude-test-1:skipped_unsupported:stop[0],claude/claude-test-2:skipped_unsupported:stop[0]');
 });
 
 test('an alias of one Anthropic target keeps the translation 400 as it is, with no upstream call', async () => {

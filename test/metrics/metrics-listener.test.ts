@@ -11,11 +11,13 @@ import { metricsToken } from '../../src/config/metrics-config.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createGatewayMetrics } from '../../src/metrics/gateway-metrics.ts';
 import { createMetricsListener } from '../../src/metrics/metrics-listener.ts';
+import { createLogger } from '../../src/log/logger.ts';
 
 const TOKEN = 'f'.repeat(40);
 const metrics = createGatewayMetrics({ targets: () => [], isKnownAlias: () => false, stateBackendUp: () => 1 });
-const open = createMetricsListener({ expose: () => metrics.expose(), token: null });
-const guarded = createMetricsListener({ expose: () => metrics.expose(), token: TOKEN });
+const logger = createLogger({ write: () => {} });
+const open = createMetricsListener({ expose: () => metrics.expose(), token: null, logger });
+const guarded = createMetricsListener({ expose: () => metrics.expose(), token: TOKEN, logger });
 
 async function listen(server: http.Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
