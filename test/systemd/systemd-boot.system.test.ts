@@ -17,6 +17,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
+import { eventually } from '../support/eventually.ts';
 import { repositoryRoot } from '../support/repository-root.ts';
 import { cacheDirectory, cachedRoot, findDebootstrap, mirrorProblem, systemdTestUnsupported } from './debian-root.ts';
 import { NetworkAgent } from './network-agent.ts';
@@ -233,8 +234,12 @@ test('the packed tarball under a real systemd: socket activation, readiness, cre
     assert.equal(states.stdout, 'active\nactive\ninactive\n', 'the sockets listen, and the service runs before any connection');
     const health = await http('http://127.0.0.1:8081/healthz');
     assert.equal(health.status, 200, health.body);
-    const { ActiveState: state, MainPID: pid } = await properties(['ActiveState', 'MainPID']);
+    // The sockets are systemd's: the service answers on them as it starts, and systemd marks it
+    // active when its READY=1 arrives, which can be just after that first answer.
+    let state = '';
+    await eventually(async () => (state = (await properties(['ActiveState'])).ActiveState ?? '') === 'active', 'the service active (READY=1 received)', { boundMs: 15_000, everyMs: 100 });
     assert.equal(state, 'active');
+    const { MainPID: pid } = await properties(['MainPID']);
     const environ = (await inside(`tr '\\0' '\\n' < /proc/${pid}/environ`)).stdout;
     const names = /^LISTEN_FDNAMES=(.*)$/m.exec(environ)?.[1];
     assert.ok(names !== undefined && names.split(':').sort().join(':') === 'admin:api', `LISTEN_FDNAMES=${names}`);
