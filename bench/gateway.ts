@@ -152,10 +152,19 @@ interface Server {
 /** Which upstream transport a gateway target uses; "fetch" writes no setting, so a baseline build that predates the setting reads the config too. */
 type Transport = 'fetch' | 'node';
 
-function writeGatewayConfig(dir: string, upstreamOrigin: string, transport: Transport): string {
+/**
+ * Every request of the benchmark comes from 127.0.0.1, and the memory test holds 1,000 streams
+ * from it: more than one address may hold by default (limits.maxConnectionsPerAddress), so the
+ * gateway under test lets this one client hold them all. A baseline that predates the setting
+ * would refuse it, and has no per-address limit to lift.
+ */
+const ONE_CLIENT_LIMITS = { maxConnections: 4096, maxConnectionsPerAddress: 4096 };
+
+function writeGatewayConfig(dir: string, upstreamOrigin: string, transport: Transport, oneClient: boolean): string {
   const file = path.join(dir, 'portcullis.json');
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
+    ...(oneClient ? { limits: ONE_CLIENT_LIMITS } : {}),
     admin: { port: 0 },
     dataDir: path.join(dir, 'data'),
     providers: { bench: { type: 'openai', baseUrl: `${upstreamOrigin}/v1`, ...(transport === 'node' ? { transport } : {}) } },
@@ -195,7 +204,7 @@ async function startGatewayTarget(name: GatewayName, cli: URL, dir: string, upst
   const sinkName = name === 'gateway' ? 'log-sink' : `${name} log-sink`;
   const sink = await forkBenchServer(sinkName, sibling('gateway-log-sink'), [], 'pipe');
   const transport = name === 'gateway-node' ? 'node' : name === BASELINE ? baselineTransport() : 'fetch';
-  const configPath = writeGatewayConfig(own, upstreamOrigin, transport);
+  const configPath = writeGatewayConfig(own, upstreamOrigin, transport, name !== BASELINE);
   const key = createKey(cli, configPath);
   const sinkStdin = sink.child.stdin;
   if (sinkStdin === null) throw new Error(`the ${sinkName} has no stdin pipe`);

@@ -68,7 +68,8 @@ function writeConfig(dir: string, upstreamOrigin: string, transport: Transport, 
   const file = path.join(dir, 'portcullis.json');
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
-    limits: { maxConnections: streams + 16 },
+    // Every stream comes from 127.0.0.1: this one client may hold them all.
+    limits: { maxConnections: streams + 16, maxConnectionsPerAddress: streams + 16 },
     admin: { enabled: false },
     dataDir: path.join(dir, 'data'),
     providers: { bench: { type: 'openai', baseUrl: `${upstreamOrigin}/v1`, ...(transport === 'node' ? { transport } : {}) } },
