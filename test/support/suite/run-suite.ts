@@ -21,7 +21,7 @@
 // interference from a failure of the file's own).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -209,7 +209,11 @@ async function main(): Promise<number> {
   let status = await runNode(args, env);
   const times = readJsonLines<FileTime>(timesFile);
   printSlowest(times, testDir, performance.now() - started, files.length, queue.length, parallel);
-  if (times.length > 0) copyFileSync(timesFile, lastTimesFile);
+  // A run of some files updates their times and keeps the others', so the next whole run is dealt from all of them.
+  if (times.length > 0) {
+    for (const time of times) if (time.bundle !== true) lastTimes.set(path.isAbsolute(time.file) ? path.relative(testDir, time.file) : time.file, time.ms);
+    writeFileSync(lastTimesFile, [...lastTimes].filter(([file]) => existsSync(path.join(testDir, file))).map(([file, ms]) => JSON.stringify({ file, ms })).join('\n') + '\n');
+  }
   if (options.census) printCensus(censusFile, testDir);
   if (options.coverage) {
     const c8 = path.join(root, 'test', 'node_modules', 'c8', 'bin', 'c8.js');
