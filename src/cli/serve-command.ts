@@ -16,17 +16,14 @@ import { createBootstrapToken } from '../admin/bootstrap-token.ts';
 import { createGateway, type Gateway } from '../gateway/gateway.ts';
 import { trustedProxies } from '../http/client-address.ts';
 import { healthRoutes } from '../gateway/health.ts';
-import type { RouteHandler } from '../http/request-context.ts';
 import { KeyStoreError } from '../keys/errors.ts';
 import { batchLines, createLogger, isLogLevel, type LogLevel } from '../log/logger.ts';
-import { createGatewayMetrics, type GatewayMetrics } from '../metrics/gateway-metrics.ts';
-import { PROMETHEUS_CONTENT_TYPE } from '../metrics/registry.ts';
+import { createGatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
 import { claimListenFds, SocketActivationError, type ListenFds } from '../ops/socket-activation.ts';
 import { createSystemdNotifier } from '../ops/systemd-notify.ts';
 import { connectionsForDescriptors, readDescriptorLimit, startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
 import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
-import { providerNotices } from '../config/provider-types.ts';
 import { BudgetJournalError } from '../limits/budget-journal.ts';
 import { recoverAuditChain } from '../state/change-recovery.ts';
 import { openStateBackend } from '../state/open-backend.ts';
@@ -35,7 +32,8 @@ import type { CliIo } from './main.ts';
 import { describeArgumentProblem } from './argument-problem.ts';
 import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
 import { createReloader } from './serve-reloader.ts';
-import { closeMetricsListener, startMetricsListener } from './serve-metrics.ts';
+import { serveBanner } from './serve-banner.ts';
+import { closeMetricsListener, metricsHandler, startMetricsListener } from './serve-metrics.ts';
 import type { Server } from 'node:http';
 
 const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port PORT] [--admin-port PORT | --no-admin] [--log-level LEVEL]
@@ -373,23 +371,20 @@ export async function runServeCommand(
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
 
-  const notices = providerNotices(Object.values(config.providers));
   const keyCount = (await backend.keys.list()).filter((k) => k.revokedAt === null).length;
-  const cli = io.hintCommand ?? 'portcullis';
   io.stderr.write(
-    `Portcullis listening on ${apiAddress}/v1${fds.api === undefined ? '' : ' (socket from systemd)'}\n` +
-      (adminAddress === null ? '' : `  dashboard and admin API: ${adminAddress}/\n`) +
-      (metricsListener === null ? '' : `  metrics: ${metricsListener.address}/metrics\n`) +
-      `  config: ${config.source ?? 'embedded default'}; state: ${backend.kind}\n` +
-      `  data directory: ${config.dataDir}${io.dataDirOrigin === undefined ? '' : ` (${io.dataDirOrigin(config.source)})`}\n` +
-      `  aliases: ${[...Object.keys(config.aliases), 'service-auto'].join(', ')}\n` +
-      notices.map((notice) => `  ${notice}\n`).join('') +
-      (keyCount === 0 ? `  No API keys yet. Create one with: ${cli} keys create --name my-app\n` : '') +
-      (bootstrapToken === null
-        ? ''
-        : `  No admin password yet. Log in to the dashboard once with this one-time token, then set a password:\n` +
-          `    ${bootstrapToken}\n` +
-          `  (or set one now with: ${cli} admin set-password)\n`),
+    serveBanner({
+      config,
+      apiAddress,
+      adminAddress,
+      metricsAddress: metricsListener?.address ?? null,
+      socketFromSystemd: fds.api !== undefined,
+      stateKind: backend.kind,
+      dataDirOrigin: io.dataDirOrigin === undefined ? null : io.dataDirOrigin(config.source),
+      keyCount,
+      bootstrapToken,
+      cli: io.hintCommand ?? 'portcullis',
+    }),
   );
   logger.info('listening', {
     api: apiAddress,
@@ -425,14 +420,6 @@ function isWildcard(host: string): boolean {
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
-}
-
-function metricsHandler(metrics: GatewayMetrics): RouteHandler {
-  return async (ctx) => {
-    const body = metrics.expose();
-    ctx.res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
-    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
-  };
 }
 
 /** The config file a reload reads, resolved as loadConfig resolves it; null for the embedded default. */

@@ -6,7 +6,10 @@ import type { Server } from 'node:http';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { metricsToken } from '../config/metrics-config.ts';
 import { loadListenerTls } from '../config/tls-files.ts';
+import type { RouteHandler } from '../http/request-context.ts';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { createMetricsListener, type MetricsListenerOptions } from '../metrics/metrics-listener.ts';
+import { PROMETHEUS_CONTENT_TYPE } from '../metrics/registry.ts';
 import { listenOn } from '../ops/listen.ts';
 
 const METRICS_LISTENER = { name: 'the metrics listener', settings: 'metrics.port (0 picks a free port)' };
@@ -50,4 +53,13 @@ function readToken(source: string | null, file: string): string {
   const checked = metricsToken(text);
   if ('problem' in checked) throw new ConfigError(source, 'metrics.tokenFile', `${file} ${checked.problem}`);
   return checked.token;
+}
+
+/** GET /metrics on the admin listener: the exposition, never cached. */
+export function metricsHandler(metrics: GatewayMetrics): RouteHandler {
+  return async (ctx) => {
+    const body = metrics.expose();
+    ctx.res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+    ctx.res.end(ctx.req.method === 'HEAD' ? undefined : body);
+  };
 }
