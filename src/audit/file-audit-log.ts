@@ -11,7 +11,7 @@
 // crash between the fsync and the head leaves the announced record past the
 // head, which verify accepts and the next append adopts; any other record past
 // the head is a break, and appends refuse to build on it.
-import { mkdir, open, readdir, readFile, rename, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../keys/file-lock.ts';
 import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../keys/atomic-file.ts';

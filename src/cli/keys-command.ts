@@ -12,7 +12,7 @@ import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../k
 import { keyStatus } from '../keys/key-settings.ts';
 import { auditedKeyStore, type AuditWho } from '../state/audited-key-store.ts';
 import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore } from '../state/file-key-store.ts';
-import type { KeyRecord, KeyStore, ListedKey } from '../state/key-store-port.ts';
+import type { KeyStore } from '../state/key-store-port.ts';
 import { createFileUsageStore } from '../state/file-usage-store.ts';
 import type { UsageStore } from '../state/state-backend.ts';
 import { UsageFileError } from '../usage/usage-file.ts';

@@ -263,6 +263,3 @@ export function catalogueEntry(code: ErrorCode): CatalogueEntry {
   return ERROR_CATALOGUE[code];
 }
 
-function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && Object.hasOwn(ERROR_CATALOGUE, value);
-}

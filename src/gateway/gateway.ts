@@ -11,7 +11,6 @@
 // upstream (a new URL or key), and an upstream still failing opens its new
 // breaker after the same number of failures as before.
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { GatewayConfig } from '../config/config.ts';
 import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import { createRouter } from '../http/router.ts';

@@ -59,9 +59,6 @@ export function isLogLevel(value: string): value is LogLevel {
   return Object.hasOwn(LEVEL_RANK, value);
 }
 
-/** A logger that drops everything (tests, benchmarks). */
-const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
-
 /**
  * stdout to a pipe or file is a synchronous write per call on Linux; under load
  * several requests finish in one event-loop turn, so their lines are joined and

@@ -67,7 +67,6 @@ type State = (typeof State)[keyof typeof State];
 const LF = 0x0a;
 const CR = 0x0d;
 const SPACE = 0x20;
-const COLON = 0x3a;
 const BOM = 0xfeff;
 const HIGH_SURROGATE_FIRST = 0xd800;
 const HIGH_SURROGATE_LAST = 0xdbff;

@@ -4,7 +4,7 @@
 
 import { ApiError } from '../errors/api-error.ts';
 import { catalogueEntry, Failure } from '../errors/catalogue.ts';
-import { isClientAbort, UpstreamRateLimitError } from './upstream-errors.ts';
+import { isClientAbort } from './upstream-errors.ts';
 
 export interface RetryPolicy {
   /** Attempts per target, the first included. */

@@ -23,10 +23,6 @@ export function bucketStart(ms: number, granularity: Granularity): number {
   return ms - (((ms % size) + size) % size);
 }
 
-function bucketIdToMs(id: string): number {
-  return Date.parse(id.length === 13 ? `${id}:00:00.000Z` : `${id}T00:00:00.000Z`);
-}
-
 /** One key's stored usage. */
 export interface StoredKeyUsage {
   totals: KeyUsage;
