@@ -59,6 +59,12 @@ export interface ChainVerifierOptions {
    * Null: the store keeps no head (none is checked).
    */
   storedHead?: StoredHead | null;
+  /**
+   * The head read again once the records' extent was fixed (a reader without the appenders' lock):
+   * records appended between the two reads are not past it. Judges past_head; storedHead, read
+   * first, judges truncation and hashes.
+   */
+  headAfterRecords?: StoredHead | null;
   /** A hash the operator kept elsewhere (the log stream): some record of the chain must have it. */
   expectHead?: string | null;
   /**
@@ -95,6 +101,7 @@ export function createChainVerifier(options: ChainVerifierOptions = {}): ChainVe
   let expectedFound = false;
   let storedHeadChecked = false;
   const storedHead = options.storedHead ?? null;
+  const pastRef = options.headAfterRecords ?? storedHead;
   /** Where the first record past the stored head is, for the message. */
   let pastHeadAt: { file: string | null; line: number } | null = null;
 
@@ -146,7 +153,7 @@ export function createChainVerifier(options: ChainVerifierOptions = {}): ChainVe
           return broken('head_mismatch', lineNumber, seq, `the stored head says seq ${seq} has hash ${storedHead.hash}, but it has ${record.hash}: the chain was rewritten from there on`);
         }
       }
-      if (storedHead !== null && seq > storedHead.seq && pastHeadAt === null) pastHeadAt = { file, line: lineNumber };
+      if (pastRef !== null && seq > pastRef.seq && pastHeadAt === null) pastHeadAt = { file, line: lineNumber };
       if (options.expectHead !== undefined && options.expectHead !== null && record.hash === options.expectHead) expectedFound = true;
       if (count === 0) firstSeq = seq;
       count += 1;
@@ -170,9 +177,9 @@ export function createChainVerifier(options: ChainVerifierOptions = {}): ChainVe
       if (options.missingHead !== undefined && last.seq > 0) {
         return broken('missing_head', null, last.seq, missingHeadMessage(options.missingHead, last));
       }
-      if (storedHead !== null && pastHeadAt !== null && !(last.seq === storedHead.seq + 1 && (storedHead.next === last.hash || storedHead.legacy === true))) {
+      if (pastRef !== null && pastHeadAt !== null && !(last.seq === pastRef.seq + 1 && (pastRef.next === last.hash || pastRef.legacy === true))) {
         ({ file } = pastHeadAt);
-        return broken('past_head', pastHeadAt.line, storedHead.seq + 1, pastHeadMessage(storedHead, last.seq));
+        return broken('past_head', pastHeadAt.line, pastRef.seq + 1, pastHeadMessage(pastRef, last.seq));
       }
       if (options.fromGenesis === true && count === 0 && storedHead !== null && storedHead.seq > 0) {
         return broken('missing_records', null, null, 'there are no records, but the stored head says there were');

@@ -269,20 +269,25 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
    * rotation came between (it is read once, through the handle). The caller
    * closes `current.handle`.
    */
-  async function snapshot(): Promise<{ head: HeadState | null | AuditLogError; rotated: Array<{ name: string; firstSeq: number }>; current: { handle: FileHandle; size: number } | null }> {
-    const take = async () => {
-      const head = await readHead().catch((error: unknown) => {
+  async function snapshot(): Promise<{ head: HeadState | null | AuditLogError; headAfter: HeadState | null; rotated: Array<{ name: string; firstSeq: number }>; current: { handle: FileHandle; size: number } | null }> {
+    const headNow = () =>
+      readHead().catch((error: unknown) => {
         if (error instanceof AuditLogError) return error;
         throw error;
       });
+    const take = async () => {
+      const head = await headNow();
       const handle = await openIfThere(current, 'r');
-      if (handle === null) return { head, rotated: await rotatedFiles(), current: null };
+      if (handle === null) return { head, headAfter: null, rotated: await rotatedFiles(), current: null };
       try {
         const { size, ino } = await handle.stat();
         const rotated = await rotatedFiles();
         const newest = rotated.at(-1);
         if (newest !== undefined && (await stat(path.join(dir, newest.name)).catch(() => null))?.ino === ino) rotated.pop();
-        return { head, rotated, current: { handle, size } };
+        // Without the lock, appends may land between the first head read and the size: the head
+        // read after it covers them (a record within the size was announced before it was written).
+        const after = await headNow();
+        return { head, headAfter: after instanceof AuditLogError ? null : after, rotated, current: { handle, size } };
       } catch (error) {
         await handle.close();
         throw error;
@@ -297,11 +302,11 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
   }
 
   async function verify(verifyOptions: VerifyOptions = {}): Promise<AuditVerification> {
-    const { head, rotated, current } = await snapshot();
+    const { head, headAfter, rotated, current } = await snapshot();
     try {
       if (head instanceof AuditLogError) return { ok: false, reason: 'malformed', file: AUDIT_HEAD_FILE, line: 1, seq: null, message: head.message };
       // No head and records: a break (an appender writes the head before its first record).
-      const verifier = createChainVerifier({ storedHead: head ?? EMPTY_HEAD, ...(head === null ? { missingHead: { name: AUDIT_HEAD_FILE, write: headFileWrite(AUDIT_HEAD_FILE) } } : {}), ...verifyOptions });
+      const verifier = createChainVerifier({ storedHead: head ?? EMPTY_HEAD, ...(head !== null && headAfter !== null ? { headAfterRecords: headAfter } : {}), ...(head === null ? { missingHead: { name: AUDIT_HEAD_FILE, write: headFileWrite(AUDIT_HEAD_FILE) } } : {}), ...verifyOptions });
       const files: Array<{ name: string; nameSeq: number | null }> = [...rotated.map((f) => ({ name: f.name, nameSeq: f.firstSeq as number | null })), { name: AUDIT_FILE, nameSeq: null }];
       for (const { name, nameSeq } of files) {
         let handle: FileHandle | null;
