@@ -119,6 +119,19 @@ describe('verifyChain', () => {
     assert.equal(verifyChain(lines(records).slice(0, 4), { storedHead: { seq: 4, hash: at(3).hash, next: at(4).hash } }).ok, true);
   });
 
+  test('a reader without the lock: records appended between its two head reads are judged by the later head', () => {
+    const records = chain(6);
+    const before = { seq: 4, hash: (records[3] as AuditRecord).hash };
+    // Two appends landed after the first head read: the head read after the file's size covers them,
+    // or announces the last one while it is being written.
+    for (const after of [{ seq: 6, hash: (records[5] as AuditRecord).hash }, { seq: 5, hash: (records[4] as AuditRecord).hash, next: (records[5] as AuditRecord).hash }]) {
+      assert.equal(verifyChain(lines(records), { storedHead: before, headAfterRecords: after }).ok, true);
+    }
+    // The later head has not moved (nothing of portcullis's appended them): past_head as before.
+    assert.equal(broken(verifyChain(lines(records), { storedHead: before, headAfterRecords: before })).reason, 'past_head');
+    assert.equal(broken(verifyChain(lines(records), { storedHead: before })).reason, 'past_head');
+  });
+
   // Forged records: chained correctly from the last one, appended with write access to the records only, the head left as it was.
   for (const forged of [1, 2, 5]) {
     test(`${forged} forged record${forged === 1 ? '' : 's'} past the stored head: past_head, naming them`, () => {
