@@ -16,7 +16,7 @@ import { USAGE_FIELDS, emptyUsage, type KeyUsage } from '../usage/usage-ledger.t
 import { emptyStoredUsage, toKeyUsage, type Granularity, type StoredKeyUsage } from '../usage/usage-series.ts';
 import { redisAdminTokenKeys } from './redis-admin-token-store.ts';
 import { redisAuditKeys } from './redis-audit-log.ts';
-import { redisAddress, redisTls } from './redis-backend.ts';
+import { redisConnection } from './redis-backend.ts';
 import { parseStoredRecord, recordJson, redisKeyStoreKeys } from './redis-key-layout.ts';
 import { bucketTtlMs, redisUsageIdsKey, redisUsageKeys } from './redis-usage-store.ts';
 import { byCreation, sortBudgets, type BudgetCount, type StateSnapshot } from './state-snapshot.ts';
@@ -29,19 +29,9 @@ const AUDIT_BATCH = 500;
 
 /** A client for the migration, with the address, password and TLS of `config` (as the gateway would connect). */
 export function openMigrationClient(config: RedisStateConfig, env: NodeJS.ProcessEnv, source: string | null, settingNames: { url: string; tls: string }): { client: RedisClient; location: string } {
-  const address = redisAddress(config, env, source);
-  const tls = address.tls ? redisTls(config, env, source) : false;
-  const location = `${address.tls ? 'rediss' : 'redis'}://${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}/${address.db}`;
+  const { location, clientOptions } = redisConnection(config, env, source, settingNames);
   const client = createRedisClient({
-    host: address.host,
-    port: address.port,
-    ...(address.username === undefined ? {} : { username: address.username }),
-    ...(address.password === undefined ? {} : { password: address.password }),
-    db: address.db,
-    tls,
-    settingNames,
-    connectTimeoutMs: config.connectTimeoutMs,
-    commandTimeoutMs: config.commandTimeoutMs,
+    ...clientOptions,
     // One try: a migration reports an unreachable Redis instead of waiting for it.
     reconnect: { baseDelayMs: 50, maxDelayMs: 200 },
   });

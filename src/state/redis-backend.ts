@@ -34,7 +34,7 @@ import type { AdmitDecision, AdmitInput, Limiter, Permit, SettleInput } from '..
 import { createMemoryLimiter } from '../limits/memory-limiter.ts';
 import { createRedisLimiter } from '../limits/redis-limiter.ts';
 import type { Logger, LogFields } from '../log/logger.ts';
-import { ClientState, createRedisClient, type RedisClient, type RedisTlsOptions } from '../redis/client.ts';
+import { ClientState, createRedisClient, type RedisClient, type RedisClientOptions, type RedisTlsOptions } from '../redis/client.ts';
 import { RedisReplyError, RedisUnavailableError, RedisUrlError } from '../redis/errors.ts';
 import type { ReconnectPolicy } from '../redis/reconnect-backoff.ts';
 import { parseRedisUrl, type RedisAddress } from '../redis/redis-url.ts';
@@ -102,9 +102,7 @@ export async function openRedisBackend(config: RedisStateConfig, options: RedisB
   const { logger, onUnavailable } = options;
   const env = options.env ?? process.env;
   const source = options.configSource ?? null;
-  const address = redisAddress(config, env, source);
-  const tls = address.tls ? redisTls(config, env, source) : false;
-  const location = `${address.tls ? 'rediss' : 'redis'}://${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}/${address.db}`;
+  const { location, clientOptions } = redisConnection(config, env, source, { url: 'state.redis.url', tls: 'state.redis.tls' });
   const count = options.countUnavailable ?? (() => {});
 
   let availability: Availability = Availability.Up;
@@ -125,15 +123,7 @@ export async function openRedisBackend(config: RedisStateConfig, options: RedisB
   /** Set once the first load succeeded; the recovery handler reloads it. */
   let keys: KeyStore | undefined = undefined;
   const client: RedisClient = createRedisClient({
-    host: address.host,
-    port: address.port,
-    ...(address.username === undefined ? {} : { username: address.username }),
-    ...(address.password === undefined ? {} : { password: address.password }),
-    db: address.db,
-    tls,
-    settingNames: { url: 'state.redis.url', tls: 'state.redis.tls' },
-    connectTimeoutMs: config.connectTimeoutMs,
-    commandTimeoutMs: config.commandTimeoutMs,
+    ...clientOptions,
     logger: clientLogger,
     ...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
     onStateChange(state) {
@@ -313,6 +303,29 @@ function createFailoverLimiter({ redis, local, ready, count }: FailoverParts): L
     async close() {
       await redis.close();
       await local?.close();
+    },
+  };
+}
+
+/**
+ * Where state.redis points (`redis[s]://host:port/db`, for messages) and the client options that
+ * connect there: address, password, TLS and timeouts, as the gateway connects.
+ */
+export function redisConnection(config: RedisStateConfig, env: NodeJS.ProcessEnv, source: string | null, settingNames: { url: string; tls: string }): { location: string; clientOptions: RedisClientOptions } {
+  const address = redisAddress(config, env, source);
+  const tls = address.tls ? redisTls(config, env, source) : false;
+  return {
+    location: `${address.tls ? 'rediss' : 'redis'}://${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}/${address.db}`,
+    clientOptions: {
+      host: address.host,
+      port: address.port,
+      ...(address.username === undefined ? {} : { username: address.username }),
+      ...(address.password === undefined ? {} : { password: address.password }),
+      db: address.db,
+      tls,
+      settingNames,
+      connectTimeoutMs: config.connectTimeoutMs,
+      commandTimeoutMs: config.commandTimeoutMs,
     },
   };
 }
