@@ -9,7 +9,7 @@ import type { AuditTrail } from '../audit/audit-event.ts';
 import { AuditLogError } from '../audit/audit-log.ts';
 import type { GatewayConfig } from '../config/config.ts';
 import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
-import type { AliasRoutes } from '../routing/alias-targets.ts';
+import type { AliasTargets } from '../routing/alias-targets.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { pathParams } from '../http/router.ts';
 import { sendJson } from '../http/respond.ts';
@@ -39,7 +39,7 @@ import { usageView } from './usage-view.ts';
 
 export interface AdminApiDeps {
   /** The configuration and alias routes serving now (a reload swaps them). */
-  view(): { config: GatewayConfig; routes: AliasRoutes };
+  view(): { config: GatewayConfig; targets: AliasTargets };
   state: StateBackend;
   /** Where every change, login and token use is recorded (docs/audit.md). */
   audit: AuditTrail;
@@ -187,11 +187,11 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
   };
 
   const aliases: Handler = async (ctx) => {
-    const { config, routes } = deps.view();
-    const health = new Map(routes.health().map((h) => [h.id, h.circuit]));
+    const { config, targets } = deps.view();
+    const health = new Map(targets.health().map((h) => [h.id, h.circuit]));
     const data = Object.entries(config.aliases).map(([alias, a]) => ({
       alias,
-      available: routes.isAvailable(alias),
+      available: targets.isAvailable(alias),
       maxOutputTokens: a.maxOutputTokens,
       contextWindow: a.contextWindow,
       capabilities: a.capabilities,

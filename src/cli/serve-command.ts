@@ -160,7 +160,7 @@ export async function runServeCommand(
   let admin: AdminServer | null = null;
   let descriptors: DescriptorWatch | undefined;
   const metrics = createGatewayMetrics({
-    targets: () => gateway?.routes.health() ?? [],
+    targets: () => gateway?.targets.health() ?? [],
     isKnownAlias: (alias) => gateway !== undefined && Object.hasOwn(gateway.config.aliases, alias),
     stateBackendUp: () => (state?.health() === 'ok' ? 1 : 0),
     openConnections: () => ({ api: gateway?.openConnections ?? 0, ...(admin === null ? {} : { admin: admin.shell.openConnections }) }),
@@ -223,7 +223,7 @@ export async function runServeCommand(
       const bootstrap = (await readAdminCredentials(config.dataDir)) === null ? createBootstrapToken() : null;
       bootstrapToken = bootstrap?.token ?? null;
       admin = createAdminServer({
-        view: () => ({ config: running.config, routes: running.routes }),
+        view: () => ({ config: running.config, targets: running.targets }),
         state: backend,
         audit,
         clock: Date.now,
@@ -237,7 +237,7 @@ export async function runServeCommand(
         allowedHosts: adminHostNames(config.admin),
         extraRoutes: [
           ['GET', '/metrics', metricsHandler(metrics)],
-          ...healthRoutes({ targets: () => running.routes.health(), state: backend, draining: () => running.draining, failureDetail: true }),
+          ...healthRoutes({ targets: () => running.targets.health(), state: backend, draining: () => running.draining, failureDetail: true }),
         ],
         ...(certificates.admin === undefined ? {} : { tls: certificates.admin }),
         onConnectionRefused: () => metrics.connectionRefused('admin'),

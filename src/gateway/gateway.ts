@@ -16,7 +16,8 @@ import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import { createRouter } from '../http/router.ts';
 import { createHttpShell, type DrainReport } from '../http/server.ts';
 import { trustedProxies } from '../http/client-address.ts';
-import { type AccessLine, type RouteHandler } from '../http/request-context.ts';
+import type { RouteHandler } from '../http/request-context.ts';
+import type { AccessLine } from '../log/access-line.ts';
 import type { Logger } from '../log/logger.ts';
 import { listAliases } from '../routing/alias-routing.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
@@ -24,7 +25,7 @@ import type { StateBackend } from '../state/state-backend.ts';
 import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
 import { createUpstreamFailureLog } from '../upstream/failure-log.ts';
 import { createGatewayTracer } from '../telemetry/gateway-telemetry.ts';
-import type { AliasRoutes } from '../routing/alias-targets.ts';
+import type { AliasTargets } from '../routing/alias-targets.ts';
 import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { healthRoutes } from './health.ts';
 import { createPermitKeeper } from './permit-keeper.ts';
@@ -73,8 +74,8 @@ export interface Gateway {
   usage: UsageLedger;
   /** The configuration new requests are served with (restart-only settings as running). */
   readonly config: GatewayConfig;
-  /** The alias routes of that configuration (target health for the dashboard and metrics). */
-  readonly routes: AliasRoutes;
+  /** The alias targets of that configuration (target health for the dashboard and metrics). */
+  readonly targets: AliasTargets;
   /** Requests being handled now. */
   readonly inFlight: number;
   /** Client connections open now on the API listener. */
@@ -125,7 +126,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('POST', '/v1/chat/completions', (ctx) => serving.chat(ctx));
   router.add('GET', '/v1/models', (ctx) => serving.models(ctx));
   let draining = false;
-  for (const [method, path, handler] of healthRoutes({ targets: () => serving.routes.health(), state, draining: () => draining })) {
+  for (const [method, path, handler] of healthRoutes({ targets: () => serving.targets.health(), state, draining: () => draining })) {
     router.add(method, path, handler);
   }
   const onRequestDone = options.onRequestDone;
@@ -212,8 +213,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     get config() {
       return serving.config;
     },
-    get routes() {
-      return serving.routes;
+    get targets() {
+      return serving.targets;
     },
     get inFlight() {
       return shell.inFlight;

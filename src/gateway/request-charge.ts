@@ -1,7 +1,7 @@
 // What one chat request is charged once it is over, however it ended: the one
 // set of numbers both the key's usage record and the limiter's settlement take
-// (so they never disagree). Pure: the pipeline in chat-completions.ts
-// gathers the facts, this decides.
+// (so they never disagree). Pure: the call object (./call.ts) gathers the
+// facts, this decides.
 //
 // The rules, by how far the request got (docs/keys.md, "What a request is charged"):
 //   - never sent upstream (the client left while the limiter decided): nothing;
@@ -29,24 +29,38 @@ import type { Reservation } from '../limits/reservation.ts';
 /** More tokens than any model's context in one count: an upstream reporting this is broken. */
 export const MAX_REPORTED_TOKENS = 100_000_000;
 
-export const RequestPhase = {
-  /** Admitted, the upstream call not made. */
-  NotSent: 'not_sent',
+/** How far a call got, in order. The charge rules read it: before `sent` nothing was asked of an upstream. */
+export const CallPhase = {
+  /** The request arrived; nothing checked yet. */
+  Received: 'received',
+  /** Its key is known and valid. */
+  Authenticated: 'authenticated',
+  /** Its body is valid and its alias and targets are chosen. */
+  Routed: 'routed',
+  /** The key's limits let it through (its permit, if any, is held). */
+  Admitted: 'admitted',
   /** The upstream call began; no answer reached the client yet. */
   Sent: 'sent',
   /** The first bytes of the answer went to the client. */
   Answering: 'answering',
   /** The whole answer came from the upstream. */
   Answered: 'answered',
+  /** The response closed: charged, settled and logged. */
+  Closed: 'closed',
 } as const;
-export type RequestPhase = (typeof RequestPhase)[keyof typeof RequestPhase];
+export type CallPhase = (typeof CallPhase)[keyof typeof CallPhase];
+
+/** The phases before the upstream call: nothing to charge. */
+function notSent(phase: CallPhase): boolean {
+  return phase === CallPhase.Received || phase === CallPhase.Authenticated || phase === CallPhase.Routed || phase === CallPhase.Admitted;
+}
 
 /** How the charge was decided, for the access log's `charge` field. */
 export type ChargeBasis = 'none' | 'usage' | 'reservation' | 'prompt' | 'partial';
 
 export interface ChargeFacts {
   readonly reservation: Reservation;
-  readonly phase: RequestPhase;
+  readonly phase: CallPhase;
   /** The request ended because the client left (or a shutdown cut it). */
   readonly clientLeft: boolean;
   /** The error code the request failed with, if it failed. */
@@ -75,8 +89,8 @@ const NOTHING: RequestCharge = { basis: 'none', promptTokens: 0, completionToken
 
 export function chargeFor(facts: ChargeFacts): RequestCharge {
   const { reservation, phase } = facts;
-  if (phase === RequestPhase.NotSent) return NOTHING;
-  if (phase === RequestPhase.Sent) {
+  if (notSent(phase)) return NOTHING;
+  if (phase === CallPhase.Sent) {
     if (facts.clientLeft) return promptCharge(reservation.promptTokens, 0, highestInput(facts.prices), 'prompt');
     return facts.errorCode === 'bad_upstream_response' ? reservationCharge(facts, undefined) : NOTHING;
   }
@@ -90,7 +104,7 @@ export function chargeFor(facts: ChargeFacts): RequestCharge {
     const cost = facts.answeredPrice === null ? 0 : Math.min(usageCostNanos(charged, facts.answeredPrice), MAX_CHARGE_NANOS);
     return { basis: 'usage', ...charged, costNanos: cost };
   }
-  if (phase === RequestPhase.Answering && facts.usage === undefined) {
+  if (phase === CallPhase.Answering && facts.usage === undefined) {
     const generated = Math.min(facts.generatedBytes, reservation.outputTokens);
     return promptCharge(reservation.promptTokens, generated, facts.answeredPrice, 'partial');
   }

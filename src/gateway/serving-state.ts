@@ -12,17 +12,18 @@ import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { PermitKeeper } from './permit-keeper.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
-import { createAliasRoutes, type AliasRoutes, type ProviderBinding } from '../routing/alias-targets.ts';
+import { createAliasTargets, type AliasTargets, type ProviderBinding } from '../routing/alias-targets.ts';
 import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { Tracer } from '../telemetry/tracer.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import type { KeyAuthenticator } from './auth.ts';
-import { createChatCompletionsHandler } from './chat-completions.ts';
+import { chatCompletionsEndpoint } from './chat-endpoint.ts';
+import { createEndpointHandler } from './pipeline.ts';
 import { createModelsHandler } from './models.ts';
 
 export interface ServingState {
   readonly config: GatewayConfig;
-  readonly routes: AliasRoutes;
+  readonly targets: AliasTargets;
   readonly chat: RouteHandler;
   readonly models: RouteHandler;
 }
@@ -66,11 +67,11 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
       for (const note of connection.proxy.notes) deps.logger.warn('upstream proxy setting ignored', { provider: name, note });
     }
   }
-  const routes = createAliasRoutes(config, bindings, deps.scheduler.now);
+  const targets = createAliasTargets(config, bindings, deps.scheduler.now);
   return {
     config,
-    routes,
-    chat: createChatCompletionsHandler({ config, routes, ...deps }),
+    targets,
+    chat: createEndpointHandler(chatCompletionsEndpoint, { config, targets, ...deps, maxChargeMultiple: config.limits.maxChargeMultiple }),
     models: createModelsHandler(config, deps.keys, loadedAt, deps.scheduler.now),
   };
 }

@@ -8,10 +8,10 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
-import type { Logger } from '../log/logger.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import { generateRequestId, REQUEST_ID_HEADER } from './request-id.ts';
-import { HttpParseAbort, type AccessLine, type RequestContext } from './request-context.ts';
+import { HttpParseAbort, type RequestContext } from './request-context.ts';
+import type { AccessFields } from '../log/access-line.ts';
 import { sendError } from './respond.ts';
 
 /**
@@ -28,43 +28,6 @@ export function httpParseError(code: string | undefined, maxHeaderBytes: number)
   return new ApiError('http_malformed');
 }
 
-/** The request a handler has on the connection, if any. */
-export interface OpenRequest {
-  ctx: RequestContext;
-  abort: AbortController;
-}
-
-/** The fields of an access-log line the caller knows; the rest are null. */
-export type AccessFields = Partial<AccessLine> & Pick<AccessLine, 'requestId' | 'status' | 'completed'>;
-
-/** Writes access-log lines: every field present, null where not known; `onLine` sees each (metrics). */
-export function accessLogWriter(logger: Logger, onLine: ((line: AccessLine) => void) | undefined): (fields: AccessFields) => void {
-  return (fields) => {
-    const line: AccessLine = {
-      method: null,
-      path: null,
-      client: null,
-      keyId: null,
-      alias: null,
-      target: null,
-      route: null,
-      stream: null,
-      promptTokens: null,
-      completionTokens: null,
-      charge: null,
-      chargedTokens: null,
-      costNanos: null,
-      cost: null,
-      ttfbMs: null,
-      totalMs: null,
-      error: null,
-      ...fields,
-    };
-    logger.info('request', line);
-    onLine?.(line);
-  };
-}
-
 /**
  * Answers `error` on `socket` and closes it. When a handler has the request
  * (its body was still arriving), the answer goes through that request's
@@ -75,7 +38,7 @@ export function accessLogWriter(logger: Logger, onLine: ((line: AccessLine) => v
 export function answerClientError(
   socket: Socket,
   error: ApiError,
-  open: OpenRequest | undefined,
+  open: RequestContext | undefined,
   logAccess: (fields: AccessFields) => void,
   /** The listener's own headers (the admin listener's security headers), as raw header lines. */
   rawHeaders: string,
@@ -89,15 +52,15 @@ export function answerClientError(
   }
   const rendered = renderError(error);
   if (open !== undefined) {
-    const { ctx, abort } = open;
+    const ctx = open;
     if (ctx.res.headersSent) {
       // An answer is under way: an error cannot be written into it, only the connection cut.
       socket.destroy();
       return;
     }
-    ctx.log['error'] = rendered.code;
+    ctx.error = rendered.code;
     sendError(ctx.res, rendered, true, scheduler);
-    if (!abort.signal.aborted) abort.abort(new HttpParseAbort());
+    ctx.abort(new HttpParseAbort());
     return;
   }
   const requestId = generateRequestId();

@@ -37,7 +37,7 @@ export function answerError(ctx: RequestContext, err: unknown, logger: Logger, d
     return;
   }
   const rendered = renderError(err);
-  ctx.log['error'] = rendered.code;
+  ctx.error = rendered.code;
   // A body we stopped reading must not be parsed as the next request; during
   // a drain no connection outlives its answer.
   sendError(res, rendered, ctx.bodyAbandoned || !req.complete || draining, scheduler);

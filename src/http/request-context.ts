@@ -1,7 +1,6 @@
 // A request's lifetime as handlers see it: the context the HTTP shell makes
-// for each request (its id, access-log record, abort signal and close hooks),
-// the reasons that signal aborts with, the access-log line's shape, and the
-// shutdown's answers. The shell that drives it is ./server.ts.
+// for each request (its id, access-log record, abort and close hooks), the
+// reasons it aborts with, and the shutdown's answers. The shell that drives it is ./server.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors/api-error.ts';
 import { ERROR_CATALOGUE } from '../errors/catalogue.ts';
@@ -9,14 +8,16 @@ import type { LogFields } from '../log/logger.ts';
 
 /**
  * One request's lifetime, made by the shell and passed down, never rebuilt:
- * its id, its access-log record, its abort signal (the client leaving or a
- * shutdown's deadline), and what runs when it closes.
+ * its id, its access-log record, its abort (the client leaving or a shutdown's
+ * deadline), and what runs when it closes. A class, so that a request makes
+ * one object and no functions: its methods live on the prototype, and its
+ * AbortSignal is made only when something asks for it.
  */
-export interface RequestContext {
-  req: IncomingMessage;
-  res: ServerResponse;
-  requestId: string;
-  path: string;
+export class RequestContext {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  requestId = '';
+  readonly path: string;
   /**
    * The client's address: the socket's peer, or behind a trusted proxy the
    * address X-Forwarded-For names (./client-address.ts). Throttles and logs
@@ -24,65 +25,82 @@ export interface RequestContext {
    */
   readonly clientAddress: string;
   /** Extra access-log fields a handler adds (alias, key id, ...). Never secrets or text. */
-  log: LogFields;
-  /**
-   * Aborted, once, when the client closes the connection before the answer
-   * was handed to the socket (reason: ClientGoneAbort), or when a shutdown's
-   * drain deadline ends the request (reason: ShutdownAbort). Pass it to
-   * upstream work.
-   */
-  readonly signal: AbortSignal;
-  /** Runs `fn` when the response closes, however it ends, before the access-log line is written. */
-  onClose(fn: () => void): void;
+  log: LogFields = {};
   /** Set by a handler that stopped reading the body early: the connection is closed after the answer. */
-  bodyAbandoned: boolean;
+  bodyAbandoned = false;
   /**
    * Set by a handler with upstream work or a stream of its own: called once when
    * a shutdown's drain deadline passes with this request still open. It stops
    * the upstream work and ends a stream it started with an error frame; a
    * response with no bytes sent yet is answered 503 by the shell afterwards.
    */
-  onShutdown: (() => void) | null;
+  onShutdown: (() => void) | null = null;
+  /** The error code the request was answered with (the access line's `error`): set by the shell's error boundary, or by a stream's error frame. */
+  error: string | null = null;
+  #aborted = false;
+  #reason: unknown = undefined;
+  #controller: AbortController | null = null;
+  #closeHooks: Array<() => void> | null = null;
+
+  constructor(req: IncomingMessage, res: ServerResponse, path: string, clientAddress: string) {
+    this.req = req;
+    this.res = res;
+    this.path = path;
+    this.clientAddress = clientAddress;
+  }
+
+  /** True once the request was ended from outside (see abortReason). */
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  /**
+   * Why, once aborted: the client closed the connection before the answer was
+   * handed to the socket (ClientGoneAbort), or a shutdown's drain deadline
+   * ended the request (ShutdownAbort). undefined while not aborted.
+   */
+  get abortReason(): unknown {
+    return this.#reason;
+  }
+
+  /** The abort as an AbortSignal for APIs that take one (made on first use); pass it to upstream work. */
+  get signal(): AbortSignal {
+    if (this.#controller === null) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** Runs `fn` when the response closes, however it ends, before the access-log line is written. */
+  onClose(fn: () => void): void {
+    (this.#closeHooks ??= []).push(fn);
+  }
+
+  /** The shell's alone: ends the request's work with `reason`, once. */
+  abort(reason: Error): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+
+  /** The shell's alone, at the response's close: runs the close hooks; a throwing hook is reported and the rest still run. */
+  runCloseHooks(onFailure: (error: unknown) => void): void {
+    const hooks = this.#closeHooks;
+    if (hooks === null) return;
+    this.#closeHooks = null;
+    for (let i = 0; i < hooks.length; i++) {
+      try {
+        (hooks[i] as () => void)();
+      } catch (err) {
+        onFailure(err);
+      }
+    }
+  }
 }
 
 export type RouteHandler = (ctx: RequestContext) => Promise<void>;
-
-/**
- * One access-log line: every field always present (null when not known), so a
- * log shipper sees one shape. Handlers add to it through `ctx.log`.
- */
-export interface AccessLine extends LogFields {
-  requestId: string;
-  /** null (with path and totalMs) for an answer to bytes that never became a request: node's parser refused them (400, 408, 431). */
-  method: string | null;
-  path: string | null;
-  /** The client's address (ctx.clientAddress); for bytes that never became a request, the connection's peer. */
-  client: string | null;
-  /** null when the client left before any answer was written. */
-  status: number | null;
-  keyId: string | null;
-  alias: string | null;
-  /** The upstream target that answered, `provider/model`. */
-  target: string | null;
-  /** Why the alias was chosen (service-auto rules); the alias name when asked for directly. */
-  route: string | null;
-  stream: boolean | null;
-  /** As the upstream reported them. */
-  promptTokens: number | null;
-  completionTokens: number | null;
-  /** What the request was charged, on what basis (usage, reservation, prompt, partial, none), and its cost in nanos and in currency units. */
-  charge: string | null;
-  chargedTokens: number | null;
-  costNanos: number | null;
-  cost: number | null;
-  /** Time to the status line and headers (the first bytes of the answer). */
-  ttfbMs: number | null;
-  totalMs: number | null;
-  /** The whole answer was handed to the socket. */
-  completed: boolean;
-  /** The error code of a failed request. */
-  error: string | null;
-}
 
 /** Message of the 503 answered during a shutdown. */
 export const SHUTDOWN_REQUEST_MESSAGE = ERROR_CATALOGUE.server_shutting_down.message;
@@ -104,9 +122,6 @@ export class ClientGoneAbort extends Error {
     super('the client closed the connection');
   }
 }
-
-/** The access-log `outcome` of a response ended because its client stopped reading. */
-export const CLIENT_WRITE_STALLED = 'client_write_stalled';
 
 /** The abort reason when the client took no bytes for limits.writeStallTimeoutMs
  * while the answer waited: the gateway closed the connection. A client gone, too. */

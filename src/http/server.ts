@@ -11,7 +11,8 @@ import type { ServerLimits } from '../config/config.ts';
 import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import type { Logger } from '../log/logger.ts';
 import { generateRequestId, REQUEST_ID_HEADER, requestIdFromHeader } from './request-id.ts';
-import { ClientGoneAbort, ClientWriteStalledAbort, CLIENT_WRITE_STALLED, ShutdownAbort, ShuttingDownError, type AccessLine, type RequestContext, type RouteHandler } from './request-context.ts';
+import { ClientGoneAbort, ClientWriteStalledAbort, RequestContext, ShutdownAbort, ShuttingDownError, type RouteHandler } from './request-context.ts';
+import { accessLogWriter, CLIENT_WRITE_STALLED, type AccessLine } from '../log/access-line.ts';
 import type { Router } from './router.ts';
 import { sendError } from './respond.ts';
 import { clientCertificateOf, clientCertificateRefused } from './client-certificate.ts';
@@ -20,7 +21,7 @@ import { createWriteStallWatch } from './write-stall.ts';
 import { answerPlainHttpOnTls } from './plain-http-on-tls.ts';
 import { DEFAULT_MAX_CONNECTIONS, guardListener } from './connection-limit.ts';
 import { defaultPerAddress } from './connection-table.ts';
-import { accessLogWriter, answerClientError, httpParseError, type OpenRequest } from './client-errors.ts';
+import { answerClientError, httpParseError } from './client-errors.ts';
 import { TimedResponse, responseClass } from './timed-response.ts';
 import { answerError } from './error-boundary.ts';
 import { clientAddress, NO_TRUSTED_PROXIES, type TrustedProxies } from './client-address.ts';
@@ -178,8 +179,6 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   }
 
   const inFlight = new Set<RequestContext>();
-  /** Each open request's abort controller, kept out of the context so only the shell aborts. */
-  const aborts = new Map<RequestContext, AbortController>();
   let state: DrainState = DrainState.Serving;
   let drained: Promise<DrainReport> | null = null;
   /** Wakes the drain before its deadline: the last request finished, or endDrainNow(). */
@@ -188,7 +187,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   const stalls = createWriteStallWatch(limits.writeStallTimeoutMs, scheduler);
 
   /** Each connection's request being handled, so a request timeout can be answered through it. */
-  const openOnSocket = new WeakMap<Socket, OpenRequest>();
+  const openOnSocket = new WeakMap<Socket, RequestContext>();
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void handleRequest(req, res as TimedResponse, null);
@@ -211,62 +210,14 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    const method = req.method ?? 'GET';
-    const abort = new AbortController();
-    let closeHooks: Array<() => void> | null = null;
-    const ctx: RequestContext = {
-      req,
-      res,
-      requestId: '',
-      path,
-      clientAddress: clientAddress(req, trusted),
-      log: {},
-      bodyAbandoned: false,
-      onShutdown: null,
-      signal: abort.signal,
-      onClose(fn) {
-        (closeHooks ??= []).push(fn);
-      },
-    };
-    aborts.set(ctx, abort);
+    const ctx = new RequestContext(req, res, path, clientAddress(req, trusted));
     inFlight.add(ctx);
-    stalls.watch(res, () => endStalled(ctx, abort));
-    openOnSocket.set(socket, { ctx, abort });
-
-    res.on('close', () => {
-      connections.requestEnded(socket);
-      inFlight.delete(ctx);
-      stalls.unwatch(res);
-      aborts.delete(ctx);
-      if (openOnSocket.get(socket)?.ctx === ctx) openOnSocket.delete(socket);
-      if (!res.writableFinished && !abort.signal.aborted) abort.abort(new ClientGoneAbort());
-      if (abort.signal.reason instanceof ClientGoneAbort) ctx.log['clientGone'] = true;
-      if (closeHooks !== null) {
-        for (const hook of closeHooks) {
-          try {
-            hook();
-          } catch (err) {
-            logger.error('a request close hook failed', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
-          }
-        }
-      }
-      logAccess({
-        requestId: ctx.requestId,
-        method,
-        path: path.length > 200 ? `${path.slice(0, 200)}...` : path,
-        client: ctx.clientAddress,
-        status: res.headersSent ? res.statusCode : null,
-        ttfbMs: res.headersAt < 0 ? null : roundMs(res.headersAt - started),
-        totalMs: roundMs(scheduler.monotonic() - started),
-        completed: res.writableFinished,
-        ...ctx.log,
-      });
-      if (state !== DrainState.Serving) {
-        // The answer is out: its keep-alive connection is idle now and must go.
-        setImmediate(() => server.closeIdleConnections());
-        if (inFlight.size === 0) wakeDrain();
-      }
-    });
+    stalls.watch(res, endStalled);
+    openOnSocket.set(socket, ctx);
+    res.context = ctx;
+    res.openedAt = started;
+    // One listener function for every response: it finds the request on the response.
+    res.on('close', onResponseClose);
 
     try {
       try {
@@ -301,6 +252,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
         refused++;
         throw new ShuttingDownError();
       }
+      const method = req.method ?? 'GET';
       const route = router.match(method, path);
       if (route.kind === 'not_found') throw new RouteNotFoundError(method, path.length > 200 ? `${path.slice(0, 200)}...` : path);
       if (route.kind === 'method_not_allowed') throw new MethodNotAllowedError(method, path, route.allow);
@@ -310,32 +262,71 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     }
   }
 
+  /** A response's close, however it ended: the request's close hooks, then its access-log line. `this` is the response. */
+  function onResponseClose(this: TimedResponse): void {
+    const res = this;
+    const ctx = res.context;
+    if (ctx === null) return;
+    res.context = null;
+    const started = res.openedAt;
+    const socket = ctx.req.socket;
+    connections.requestEnded(socket);
+    inFlight.delete(ctx);
+    stalls.unwatch(res);
+    if (openOnSocket.get(socket) === ctx) openOnSocket.delete(socket);
+    if (!res.writableFinished) ctx.abort(new ClientGoneAbort());
+    if (ctx.abortReason instanceof ClientGoneAbort) ctx.log['clientGone'] = true;
+    ctx.runCloseHooks((err) => {
+      logger.error('a request close hook failed', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
+    });
+    const path = ctx.path;
+    logAccess({
+      requestId: ctx.requestId,
+      method: ctx.req.method ?? 'GET',
+      path: path.length > 200 ? `${path.slice(0, 200)}...` : path,
+      client: ctx.clientAddress,
+      status: res.headersSent ? res.statusCode : null,
+      ttfbMs: res.headersAt < 0 ? null : roundMs(res.headersAt - started),
+      totalMs: roundMs(scheduler.monotonic() - started),
+      completed: res.writableFinished,
+      error: ctx.error,
+      ...ctx.log,
+    });
+    if (state !== DrainState.Serving) {
+      // The answer is out: its keep-alive connection is idle now and must go.
+      setImmediate(() => server.closeIdleConnections());
+      if (inFlight.size === 0) wakeDrain();
+    }
+  }
+
   /**
    * The client took no bytes for limits.writeStallTimeoutMs while the answer
    * waited for it: nothing more can reach it. The upstream work stops, the
    * socket goes, and the response's close (the access-log line, the permit)
    * follows as for a client that left.
    */
-  function endStalled(ctx: RequestContext, abort: AbortController): void {
+  function endStalled(res: ServerResponse): void {
+    const ctx = (res as TimedResponse).context;
+    if (ctx === null) return;
     ctx.log['outcome'] = CLIENT_WRITE_STALLED;
     // The socket's buffer is dropped with it, so the response may look finished to node: it was not.
     ctx.log['completed'] = false;
-    if (!abort.signal.aborted) abort.abort(new ClientWriteStalledAbort());
-    ctx.res.destroy();
+    ctx.abort(new ClientWriteStalledAbort());
+    res.destroy();
   }
 
   /** The deadline passed with `ctx` open: end it with an error the client can see. */
   function endForShutdown(ctx: RequestContext): boolean {
     const { res } = ctx;
     if (res.writableEnded || res.destroyed) return false;
-    ctx.log['error'] = 'server_shutting_down';
+    ctx.error = 'server_shutting_down';
     try {
       ctx.onShutdown?.();
     } catch (err) {
       logger.error('ending a request for shutdown failed', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
     }
     // Stops the upstream work now rather than when the upstream notices (it might not, or only late).
-    aborts.get(ctx)?.abort(new ShutdownAbort());
+    ctx.abort(new ShutdownAbort());
     if (!res.headersSent) {
       sendError(res, renderError(new ShuttingDownError()), true, scheduler);
     } else if (!res.writableEnded) {

@@ -3,6 +3,7 @@
 // headers of its own (the admin listener's security headers) sets them on
 // every answer it makes, the ones node makes without a request event included.
 import http from 'node:http';
+import type { RequestContext } from './request-context.ts';
 import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 /**
@@ -13,6 +14,10 @@ import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 export class TimedResponse extends http.ServerResponse {
   /** On the listener's monotonic clock (its scheduler's). */
   headersAt = -1;
+  /** When the shell began handling its request, on the same clock. */
+  openedAt = -1;
+  /** The request the shell is handling on it, until the response closes. */
+  context: RequestContext | null = null;
   /** The clock headersAt is read on; a listener with a scheduler of its own overrides it. */
   monotonic(): number {
     return performance.now();

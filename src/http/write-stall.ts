@@ -28,8 +28,8 @@ const MAX_SWEEP_MS = 1000;
 const MIN_SWEEP_MS = 100;
 
 export interface WriteStallWatch {
-  /** Watches `res` until unwatch(); `onStall` runs at most once, then the watch ends. */
-  watch(res: ServerResponse, onStall: () => void): void;
+  /** Watches `res` until unwatch(); `onStall(res)` runs at most once, then the watch ends. */
+  watch(res: ServerResponse, onStall: (res: ServerResponse) => void): void;
   unwatch(res: ServerResponse): void;
   /** A new limit (a reload); responses watched now are judged by it from the next sweep. */
   setTimeout(timeoutMs: number): void;
@@ -38,7 +38,8 @@ export interface WriteStallWatch {
 }
 
 interface Watched {
-  onStall: () => void;
+  onStall: (res: ServerResponse) => void;
+  res: ServerResponse;
   /** When progress was last seen while bytes were waiting; -1 while nothing waits. */
   since: number;
   /** Bytes whose write completed, at `since`. */
@@ -106,12 +107,12 @@ export function createWriteStallWatch(timeoutMs: number, scheduler: Scheduler = 
       }
     }
     // Called after the pass: a callback may destroy sockets and unwatch others.
-    for (const w of stalled) w.onStall();
+    for (const w of stalled) w.onStall(w.res);
   }
 
   return {
     watch(res, onStall) {
-      watched.set(res, { onStall, since: -1, delivered: 0, queued: 0 });
+      watched.set(res, { onStall, res, since: -1, delivered: 0, queued: 0 });
       start();
     },
     unwatch(res) {

@@ -2,7 +2,7 @@
 // the few hooks the request path calls. Exposed at /metrics on the admin
 // listener. Label values are bounded: aliases outside the serving config are
 // counted as "_unknown", so a client cannot mint series by inventing names.
-import { CLIENT_WRITE_STALLED, type AccessLine } from '../http/request-context.ts';
+import { CLIENT_WRITE_STALLED, type AccessLine } from '../log/access-line.ts';
 import type { TargetHealth } from '../routing/alias-targets.ts';
 import { createRegistry, type Registry } from './registry.ts';
 

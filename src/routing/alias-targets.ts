@@ -1,9 +1,13 @@
-// Binds each alias to its upstream targets: the provider adapter, the
-// retry policy and one circuit breaker per provider+model, shared by every
-// alias that uses the same pair.
-import type { GatewayConfig, MaxTokensParam, UpstreamPolicy } from '../config/config.ts';
+// Binds each alias to its upstream targets, once per configuration: one
+// target record each (id, provider adapter, upstream model, price, retry
+// policy, circuit breaker, the client's label for it), the breaker shared by
+// every alias that uses the same provider+model. A request's plan points at
+// those records; the upstream request for a target is built when an attempt
+// first needs it.
+import { DEFAULT_MAX_OUTPUT_TOKENS, type GatewayConfig, type MaxTokensParam, type Price, type UpstreamPolicy } from '../config/config.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { buildUpstreamRequest } from '../chat/upstream-request.ts';
+import type { InvalidRequestError } from '../errors/api-error.ts';
 import type { ChatProvider } from '../upstream/provider.ts';
 import { createBreakerRegistry, type BreakerRegistry, type CircuitBreaker, type RecordedFailure, type State as BreakerState } from '../upstream/circuit-breaker.ts';
 import { anyTargetAvailable, type UpstreamTarget } from '../upstream/dispatcher.ts';
@@ -17,26 +21,48 @@ export interface ProviderBinding {
   policy: UpstreamPolicy | null;
 }
 
-interface BoundTarget {
-  id: string;
+/** One target of one alias, built with the configuration and never per request. */
+interface TargetRecord {
+  /** `provider/model`: the breaker's key, the access line's and the metrics' name. */
+  readonly id: string;
   /** The client's name for it (./target-refusals.ts targetLabel). */
-  label: string;
-  provider: ChatProvider;
-  model: string;
-  priority: number;
-  weight: number;
-  maxTokensParam: MaxTokensParam;
-  retry: RetryPolicy;
-  breaker: CircuitBreaker;
+  readonly label: string;
+  readonly provider: ChatProvider;
+  /** The model name the upstream knows. */
+  readonly model: string;
+  readonly priority: number;
+  readonly weight: number;
+  readonly maxTokensParam: MaxTokensParam;
+  /** null when unpriced: its cost is not counted. */
+  readonly price: Price | null;
+  readonly retry: RetryPolicy;
+  readonly breaker: CircuitBreaker;
+}
+
+/** One alias's targets and what a request on it needs to know of them, once per configuration. */
+interface AliasRecord {
+  readonly targets: readonly TargetRecord[];
+  /** Every target's price, in config order. */
+  readonly prices: readonly (Price | null)[];
+  /** The alias's cap on output tokens, or null. */
+  readonly maxOutputTokens: number | null;
+  /** Tokens the alias's reservation counts per image. */
+  readonly imageTokens: number;
+  /** True when some target's adapter may refuse a request it cannot express (checked before any call). */
+  readonly mayRefuse: boolean;
 }
 
 export interface TargetPlan {
   targets: UpstreamTarget[];
   maxOutputTokens: number;
   clamped: boolean;
+  /** Every target's price, in config order (the reservation and the priced check). */
+  prices: readonly (Price | null)[];
+  /** Tokens the reservation counts per image on this alias. */
+  imageTokens: number;
 }
 
-export interface AliasRoutes {
+export interface AliasTargets {
   /** False when every target of the alias has an open circuit breaker. */
   isAvailable(alias: string): boolean;
   /** The upstream request for each target of `alias`, in config order, with
@@ -67,71 +93,126 @@ const NO_RETRY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 };
 // The demo never fails for upstream reasons; its breaker can never open.
 const DEMO_BREAKER = { failureThreshold: Number.MAX_SAFE_INTEGER, openMs: 1000 };
 
-export function createAliasRoutes(config: GatewayConfig, bindings: ReadonlyMap<string, ProviderBinding>, clock: () => number = Date.now): AliasRoutes {
+export function createAliasTargets(config: GatewayConfig, bindings: ReadonlyMap<string, ProviderBinding>, clock: () => number = Date.now): AliasTargets {
   // One registry per provider, since the breaker options are the provider's;
   // its breakers are keyed by provider/model, so each target id has exactly one.
   const registries = new Map<string, BreakerRegistry>();
   const health: Array<Pick<TargetHealth, 'id' | 'provider' | 'model'> & { breaker: CircuitBreaker }> = [];
-  const byAlias = new Map<string, BoundTarget[]>();
+  const byAlias = new Map<string, AliasRecord>();
   for (const [alias, aliasConfig] of Object.entries(config.aliases)) {
-    byAlias.set(
-      alias,
-      aliasConfig.targets.map((t, index) => {
-        const binding = bindings.get(t.provider);
-        if (binding === undefined) throw new Error(`no provider bound for ${t.provider}`);
-        const id = `${t.provider}/${t.model}`;
-        let registry = registries.get(t.provider);
-        if (registry === undefined) {
-          registry = createBreakerRegistry(binding.policy?.circuitBreaker ?? DEMO_BREAKER, clock);
-          registries.set(t.provider, registry);
-        }
-        const breaker = registry.get(id);
-        if (!health.some((h) => h.id === id)) health.push({ id, provider: t.provider, model: t.model, breaker });
-        return {
-          id,
-          label: targetLabel(index + 1, config.providers[t.provider]?.type ?? 'unknown'),
-          provider: binding.provider,
-          model: t.model,
-          priority: t.priority,
-          weight: t.weight,
-          maxTokensParam: binding.maxTokensParam,
-          retry: binding.policy === null ? NO_RETRY : { ...binding.policy.retry },
-          breaker,
-        };
-      }),
-    );
+    const targets = aliasConfig.targets.map((t, index): TargetRecord => {
+      const binding = bindings.get(t.provider);
+      if (binding === undefined) throw new Error(`no provider bound for ${t.provider}`);
+      const id = `${t.provider}/${t.model}`;
+      let registry = registries.get(t.provider);
+      if (registry === undefined) {
+        registry = createBreakerRegistry(binding.policy?.circuitBreaker ?? DEMO_BREAKER, clock);
+        registries.set(t.provider, registry);
+      }
+      const breaker = registry.get(id);
+      if (!health.some((h) => h.id === id)) health.push({ id, provider: t.provider, model: t.model, breaker });
+      return {
+        id,
+        label: targetLabel(index + 1, config.providers[t.provider]?.type ?? 'unknown'),
+        provider: binding.provider,
+        model: t.model,
+        priority: t.priority,
+        weight: t.weight,
+        maxTokensParam: binding.maxTokensParam,
+        price: t.price,
+        retry: binding.policy === null ? NO_RETRY : { ...binding.policy.retry },
+        breaker,
+      };
+    });
+    byAlias.set(alias, {
+      targets,
+      prices: targets.map((t) => t.price),
+      maxOutputTokens: aliasConfig.maxOutputTokens ?? null,
+      imageTokens: aliasConfig.imageTokens ?? 0,
+      mayRefuse: targets.some((t) => t.provider.refusal !== undefined),
+    });
   }
-  const targetsOf = (alias: string): BoundTarget[] => {
-    const targets = byAlias.get(alias);
-    if (targets === undefined) throw new Error(`unknown alias ${alias}`);
-    return targets;
+  const recordOf = (alias: string): AliasRecord => {
+    const record = byAlias.get(alias);
+    if (record === undefined) throw new Error(`unknown alias ${alias}`);
+    return record;
   };
 
   return {
-    isAvailable: (alias) => anyTargetAvailable(targetsOf(alias)),
+    isAvailable: (alias) => anyTargetAvailable(recordOf(alias).targets),
     health: () =>
       health.map(({ id, provider, model, breaker }) => {
         const { state, openedAt, probeAt, lastFailure } = breaker.snapshot();
         return { id, provider, model, circuit: state, openedAt, probeAt, lastFailure };
       }),
     plan(alias, request, onRefusedByAll) {
-      const cap = config.aliases[alias]?.maxOutputTokens ?? null;
-      let maxOutputTokens = 0;
-      let clamped = false;
-      const refusals: TargetRefusal[] = [];
-      const targets = targetsOf(alias).map((t): UpstreamTarget => {
-        const p = buildUpstreamRequest(request, { model: t.model, maxOutputTokens: cap, maxTokensParam: t.maxTokensParam });
-        maxOutputTokens = p.maxOutputTokens;
-        clamped = p.clamped;
-        const refusal = t.provider.refusal?.(p.request) ?? null;
-        if (refusal !== null) refusals.push({ targetId: t.id, label: t.label, refusal });
-        return { id: t.id, provider: t.provider, priority: t.priority, weight: t.weight, request: p.request, retry: t.retry, breaker: t.breaker, refusal };
-      });
-      if (refusals.length === targets.length) {
+      const record = recordOf(alias);
+      const cap = record.maxOutputTokens;
+      const requested = request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+      const clamped = cap !== null && requested > cap;
+      const maxOutputTokens = clamped ? cap : requested;
+      const targets: UpstreamTarget[] = [];
+      let refusals: TargetRefusal[] | null = null;
+      for (const t of record.targets) {
+        const planned = new PlannedTarget(t, request, cap);
+        // Only an adapter that can refuse needs the upstream request before the first attempt.
+        if (record.mayRefuse) {
+          const refusal = t.provider.refusal?.(planned.request) ?? null;
+          planned.refusal = refusal;
+          if (refusal !== null) (refusals ??= []).push({ targetId: t.id, label: t.label, refusal });
+        }
+        targets.push(planned);
+      }
+      if (refusals !== null && refusals.length === targets.length) {
         onRefusedByAll?.(refusals);
         throw everyTargetRefused(alias, refusals);
       }
-      return { targets, maxOutputTokens, clamped };
+      return { targets, maxOutputTokens, clamped, prices: record.prices, imageTokens: record.imageTokens };
     },
   };
+}
+
+/** A target as one request's plan sees it: its record, and its upstream request, built on first use. */
+class PlannedTarget implements UpstreamTarget {
+  readonly #record: TargetRecord;
+  readonly #clientRequest: ChatRequest;
+  readonly #cap: number | null;
+  #request: ChatRequest | null = null;
+  refusal: InvalidRequestError | null = null;
+
+  constructor(record: TargetRecord, clientRequest: ChatRequest, cap: number | null) {
+    this.#record = record;
+    this.#clientRequest = clientRequest;
+    this.#cap = cap;
+  }
+
+  get id(): string {
+    return this.#record.id;
+  }
+  get provider(): ChatProvider {
+    return this.#record.provider;
+  }
+  get priority(): number {
+    return this.#record.priority;
+  }
+  get weight(): number {
+    return this.#record.weight;
+  }
+  get retry(): RetryPolicy {
+    return this.#record.retry;
+  }
+  get breaker(): CircuitBreaker {
+    return this.#record.breaker;
+  }
+  get price(): Price | null {
+    return this.#record.price;
+  }
+  /** The upstream request for this target (its model name and max-tokens field), made once. */
+  get request(): ChatRequest {
+    if (this.#request === null) {
+      const r = this.#record;
+      this.#request = buildUpstreamRequest(this.#clientRequest, { model: r.model, maxOutputTokens: this.#cap, maxTokensParam: r.maxTokensParam }).request;
+    }
+    return this.#request;
+  }
 }

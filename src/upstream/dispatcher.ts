@@ -14,6 +14,7 @@
 // the client half an answer, which no retry can take back).
 
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
+import type { Price } from '../config/config.ts';
 import { ApiError, UpstreamError, type InvalidRequestError } from '../errors/api-error.ts';
 import type { ChatProvider, UpstreamCall } from './provider.ts';
 import { ClientAbortError, isClientAbort, UpstreamRateLimitError } from './upstream-errors.ts';
@@ -37,6 +38,8 @@ export interface UpstreamTarget {
   breaker: CircuitBreaker;
   /** Why this target's adapter cannot send `request` (ChatProvider.refusal); null or absent when it can. */
   refusal?: InvalidRequestError | null;
+  /** What its tokens cost (null: unpriced); absent where nothing is charged. */
+  price?: Price | null;
 }
 
 export interface DispatchContext {
@@ -162,7 +165,6 @@ async function dispatch<T>(
   if (signal.aborted) throw new ClientAbortError(signal.reason);
   const random = ctx.random ?? Math.random;
   const scheduler = ctx.scheduler ?? systemScheduler;
-  const report = ctx.onAttempt ?? (() => undefined);
 
   let lastFailure: unknown;
   let attempted = false;
@@ -170,13 +172,13 @@ async function dispatch<T>(
     const target = targets[index] as UpstreamTarget;
     // Before the breaker: a half-open breaker's probe is not spent on a target that will not be called.
     if (target.refusal != null) {
-      report({ targetId: target.id, attempt: 1, outcome: AttemptOutcome.SkippedUnsupported, code: target.refusal.code, ...paramOf(target.refusal) });
+      ctx.onAttempt?.({ targetId: target.id, attempt: 1, outcome: AttemptOutcome.SkippedUnsupported, code: target.refusal.code, ...paramOf(target.refusal) });
       continue;
     }
     const maxAttempts = Math.max(1, target.retry.maxAttempts);
     for (let n = 1; n <= maxAttempts; n++) {
       if (!target.breaker.canAttempt()) {
-        report({ targetId: target.id, attempt: n, outcome: AttemptOutcome.SkippedOpen });
+        ctx.onAttempt?.({ targetId: target.id, attempt: n, outcome: AttemptOutcome.SkippedOpen });
         break;
       }
       attempted = true;
@@ -189,23 +191,23 @@ async function dispatch<T>(
         tellBreaker(target.breaker, failure, error);
         const record = failureRecord(target.id, n, error);
         if (failure === FailureClass.Fatal) {
-          report({ ...record, outcome: AttemptOutcome.Fatal });
+          ctx.onAttempt?.({ ...record, outcome: AttemptOutcome.Fatal });
           throw error;
         }
         lastFailure = error;
         const delayMs = failure === FailureClass.Retry && n < maxAttempts ? retryDelay(error, n, target.retry, random, scheduler.now()) : undefined;
         if (delayMs === undefined) {
-          report({ ...record, outcome: AttemptOutcome.Fallback });
+          ctx.onAttempt?.({ ...record, outcome: AttemptOutcome.Fallback });
           break;
         }
-        report({ ...record, outcome: AttemptOutcome.Retry, delayMs });
+        ctx.onAttempt?.({ ...record, outcome: AttemptOutcome.Retry, delayMs });
         // No timer for no wait (full jitter draws 0 now and then).
         if (delayMs > 0) await sleepOn(scheduler, delayMs, signal, clientAbort);
         // An abort just as the wait ended still wins over the next attempt.
         if (signal.aborted) throw new ClientAbortError(signal.reason);
         continue;
       }
-      report({ targetId: target.id, attempt: n, outcome: AttemptOutcome.Ok });
+      ctx.onAttempt?.({ targetId: target.id, attempt: n, outcome: AttemptOutcome.Ok });
       return { value, target };
     }
   }

@@ -10,7 +10,7 @@ import { createAdminServer, DASHBOARD_CSP, type AdminServer } from '../../src/ad
 import { createBootstrapToken, type BootstrapToken } from '../../src/admin/bootstrap-token.ts';
 import { createLoginThrottle } from '../../src/admin/login-throttle.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
-import { createAliasRoutes } from '../../src/routing/alias-targets.ts';
+import { createAliasTargets } from '../../src/routing/alias-targets.ts';
 import { sendJson } from '../../src/http/respond.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createDemoProvider } from '../../src/providers/demo.ts';
@@ -46,11 +46,11 @@ before(async () => {
     null,
     dir,
   );
-  const routes = createAliasRoutes(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
+  const routes = createAliasTargets(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
   state = openFileBackend(config.dataDir, { watch: false });
   bootstrap = createBootstrapToken();
   admin = createAdminServer({
-    view: () => ({ config, routes }),
+    view: () => ({ config, targets: routes }),
     state,
     audit: recordingAuditTrail(),
     clock: () => NOW,
@@ -323,7 +323,7 @@ test('parallel wrong guesses cannot outrun the throttle: they are checked one at
     // Login reads only admin.oidc (is password login open?); nothing here reads the routes.
     view: () => ({
       config,
-      get routes(): never {
+      get targets(): never {
         throw new Error('unused');
       },
     }),

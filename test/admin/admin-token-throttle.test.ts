@@ -55,7 +55,7 @@ async function startAdmin(options: { trustedProxies?: TrustedProxies } = {}): Pr
   const admin = createAdminServer({
     view: () => ({
       config,
-      get routes(): never {
+      get targets(): never {
         throw new Error('unused');
       },
     }),

@@ -15,7 +15,7 @@ import { runAdminTokensCommand } from '../../src/cli/admin-tokens-command.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createDemoProvider } from '../../src/providers/demo.ts';
-import { createAliasRoutes } from '../../src/routing/alias-targets.ts';
+import { createAliasTargets } from '../../src/routing/alias-targets.ts';
 import { openFileAdminTokenStore } from '../../src/state/file-admin-token-store.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { sink } from '../support/collect.ts';
@@ -51,12 +51,12 @@ before(async () => {
     dir,
   );
   dataDir = config.dataDir;
-  const routes = createAliasRoutes(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
+  const routes = createAliasTargets(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
   state = openFileBackend(dataDir, { watch: false });
   await setAdminPassword(dataDir, PASSWORD, () => new Date(T0 - DAY), { scrypt: { cost: 1024, blockSize: 8, parallelization: 1 } });
   audit = recordingAuditTrail();
   admin = createAdminServer({
-    view: () => ({ config, routes }),
+    view: () => ({ config, targets: routes }),
     state,
     audit: {
       async record(event) {
@@ -321,7 +321,7 @@ test('a token cannot manage tokens: 403 session_required_for_route, even with a 
   assert.equal((await request(base, 'GET', '/api/tokens', { headers: { cookie: session.cookie, authorization: 'Basic dXNlcjpwYXNz' } })).status, 200);
 });
 
-test('a token reaches nothing beyond its routes: not the password, session or logout routes, nor through HEAD, OPTIONS or path tricks', async () => {
+test('a token reaches nothing beyond its targets: not the password, session or logout routes, nor through HEAD, OPTIONS or path tricks', async () => {
   const { token, record } = await createToken('probe', ['read', 'keys']);
   // The session routes ignore the header: without a cookie they are a session's refusal.
   const password = await withToken(token, 'POST', '/api/password', { password: 'a new password of the attacker' });

@@ -15,7 +15,7 @@ import type { KeyLimits } from '../../src/limits/key-limits.ts';
 import type { Limiter } from '../../src/limits/limiter.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createDemoProvider } from '../../src/providers/demo.ts';
-import { createAliasRoutes } from '../../src/routing/alias-targets.ts';
+import { createAliasTargets } from '../../src/routing/alias-targets.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import type { StateBackend } from '../../src/state/state-backend.ts';
 import { createUsageLedger } from '../../src/usage/usage-ledger.ts';
@@ -38,7 +38,7 @@ const budgetCalls: Array<{ keyId: string; limits: KeyLimits; nowMs: number }> = 
 before(async () => {
   dir = tempDir('admin-usage');
   const config = parseConfig({ dataDir: path.join(dir, 'data'), providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } } }, null, dir);
-  const routes = createAliasRoutes(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
+  const routes = createAliasTargets(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
   files = openFileBackend(config.dataDir, { watch: false });
   const limiter: Limiter = {
     admit: (input) => files.limiter.admit(input),
@@ -54,7 +54,7 @@ before(async () => {
   const state: StateBackend = { kind: 'memory', keys: files.keys, usage: files.usage, limiter, tokens: files.tokens, audit: files.audit, health: () => files.health(), checkWritable: () => files.checkWritable(), close: () => files.close() };
   await setAdminPassword(config.dataDir, PASSWORD, () => new Date(NOW), { scrypt: { cost: 1024, blockSize: 8, parallelization: 1 } });
   admin = createAdminServer({
-    view: () => ({ config, routes }),
+    view: () => ({ config, targets: routes }),
     state,
     audit: recordingAuditTrail(),
     clock: () => NOW,

@@ -110,7 +110,7 @@ export async function startAdminGateway(options: AdminGatewayOptions = {}): Prom
   };
   const bootstrap = createBootstrapToken();
   const admin = createAdminServer({
-    view: () => ({ config: gateway.config, routes: gateway.routes }),
+    view: () => ({ config: gateway.config, targets: gateway.targets }),
     state,
     // As serve: each event appended to the data directory's hash chain (GET /api/audit reads it), then logged.
     audit: createAuditTrail({ logger, log: state.audit }),

@@ -59,7 +59,7 @@ before(async () => {
   state = openFileBackend(config.dataDir, { watch: false });
   audit = recordingAuditTrail();
   admin = createAdminServer({
-    view: () => ({ config, routes: new Map() as never }),
+    view: () => ({ config, targets: new Map() as never }),
     state,
     audit,
     clock: () => now,

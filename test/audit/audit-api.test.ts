@@ -13,7 +13,7 @@ import { createAuditTrail } from '../../src/audit/audit-trail.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createDemoProvider } from '../../src/providers/demo.ts';
-import { createAliasRoutes } from '../../src/routing/alias-targets.ts';
+import { createAliasTargets } from '../../src/routing/alias-targets.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
 import { keyCreate } from './audit-fixtures.ts';
@@ -32,7 +32,7 @@ before(async () => {
   mkdirSync(dashboardDir);
   writeFileSync(path.join(dashboardDir, 'index.html'), '<!doctype html><title>Portcullis</title>');
   const config = parseConfig({ dataDir: path.join(dir, 'data'), providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo' } } }, null, dir);
-  const routes = createAliasRoutes(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
+  const routes = createAliasTargets(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
   state = openFileBackend(config.dataDir, { watch: false });
   await setAdminPassword(config.dataDir, PASSWORD, () => new Date(), { scrypt: { cost: 1024, blockSize: 8, parallelization: 1 } });
   for (let i = 1; i <= 12; i++) {
@@ -40,7 +40,7 @@ before(async () => {
   }
   const logger = createLogger({ level: 'error', write: () => {} });
   admin = createAdminServer({
-    view: () => ({ config, routes }),
+    view: () => ({ config, targets: routes }),
     state,
     audit: createAuditTrail({ logger, log: state.audit }),
     clock: Date.now,

@@ -18,7 +18,7 @@ import { parseConfig } from '../../src/config/config-parser.ts';
 import { hashApiKey } from '../../src/keys/api-key.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createDemoProvider } from '../../src/providers/demo.ts';
-import { createAliasRoutes } from '../../src/routing/alias-targets.ts';
+import { createAliasTargets } from '../../src/routing/alias-targets.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
 import { recordingAuditTrail, type RecordingAuditTrail } from '../admin/recording-audit-trail.ts';
@@ -50,13 +50,13 @@ before(async () => {
     null,
     dir,
   );
-  const routes = createAliasRoutes(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
+  const routes = createAliasTargets(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
   state = openFileBackend(dataDir, { watch: false });
   bootstrap = createBootstrapToken();
   throttle = createLoginThrottle({ scheduler: new ManualScheduler(), maxFailures: MAX_FAILURES });
   trail = recordingAuditTrail();
   admin = createAdminServer({
-    view: () => ({ config, routes }),
+    view: () => ({ config, targets: routes }),
     state,
     audit: trail,
     clock: () => NOW,

@@ -82,7 +82,7 @@ describe('the default ceiling, twice the reservation', () => {
     upstream = await startFakeUpstream(answer);
     const target: { gw?: TestGateway } = {};
     metrics = createGatewayMetrics({
-      targets: () => target.gw?.gateway.routes.health() ?? [],
+      targets: () => target.gw?.gateway.targets.health() ?? [],
       isKnownAlias: (alias) => target.gw !== undefined && Object.hasOwn(target.gw.gateway.config.aliases, alias),
       stateBackendUp: () => 1,
     });

@@ -57,7 +57,7 @@ function openAiAnswer(gate: () => Promise<void>): FakeUpstream['handle'] {
 /** Metrics whose sources read the gateway once `target.gw` is set, as serve-command wires them. */
 function metricsFor(target: { gw?: TestGateway }): GatewayMetrics {
   return createGatewayMetrics({
-    targets: () => target.gw?.gateway.routes.health() ?? [],
+    targets: () => target.gw?.gateway.targets.health() ?? [],
     isKnownAlias: (alias) => target.gw !== undefined && Object.hasOwn(target.gw.gateway.config.aliases, alias),
     stateBackendUp: () => (target.gw?.state.health() === 'ok' ? 1 : 0),
   });
@@ -340,7 +340,7 @@ describe('health routes', () => {
     // serve-command mounts the same health routes on the admin listener, which
     // keeps answering while the API listener drains.
     const router = createRouter<RouteHandler>();
-    for (const [method, path, handler] of healthRoutes({ targets: () => gw.gateway.routes.health(), state: gw.state, draining: () => gw.gateway.draining })) {
+    for (const [method, path, handler] of healthRoutes({ targets: () => gw.gateway.targets.health(), state: gw.state, draining: () => gw.gateway.draining })) {
       router.add(method, path, handler);
     }
     const admin = createHttpShell({ router, limits: gw.gateway.config.limits, logger: createLogger({ level: 'error', write: () => {} }) });

@@ -5,14 +5,14 @@ import type { Usage } from '../../src/chat/types.ts';
 import { costNanos } from '../../src/limits/cost.ts';
 import { assertLimiterInput, MAX_CHARGE_NANOS } from '../../src/limits/limiter.ts';
 import type { Reservation } from '../../src/limits/reservation.ts';
-import { chargeFor, MAX_REPORTED_TOKENS, RequestPhase, usageProblem, type ChargeFacts } from '../../src/gateway/request-charge.ts';
+import { chargeFor, MAX_REPORTED_TOKENS, CallPhase, usageProblem, type ChargeFacts } from '../../src/gateway/request-charge.ts';
 
 const CHEAP = { input: 1, cachedInput: 0.5, output: 2 };
 const DEAR = { input: 3, cachedInput: 3, output: 15 };
 const RESERVATION: Reservation = { promptTokens: 1000, outputTokens: 200, tokens: 1200, costNanos: costNanos(1000, 3) + costNanos(200, 15) };
 
 function facts(set: Partial<ChargeFacts>): ChargeFacts {
-  return { reservation: RESERVATION, phase: RequestPhase.Answered, clientLeft: false, errorCode: undefined, usage: undefined, generatedBytes: 0, answeredPrice: CHEAP, prices: [CHEAP, DEAR], ...set };
+  return { reservation: RESERVATION, phase: CallPhase.Answered, clientLeft: false, errorCode: undefined, usage: undefined, generatedBytes: 0, answeredPrice: CHEAP, prices: [CHEAP, DEAR], ...set };
 }
 
 function usage(prompt: number, completion: number, cached = 0): Usage {
@@ -20,17 +20,17 @@ function usage(prompt: number, completion: number, cached = 0): Usage {
 }
 
 test('never sent upstream: nothing', () => {
-  assert.deepEqual(chargeFor(facts({ phase: RequestPhase.NotSent, clientLeft: true })), { basis: 'none', promptTokens: 0, completionTokens: 0, cachedTokens: 0, costNanos: 0 });
+  assert.deepEqual(chargeFor(facts({ phase: CallPhase.Admitted, clientLeft: true })), { basis: 'none', promptTokens: 0, completionTokens: 0, cachedTokens: 0, costNanos: 0 });
 });
 
 test('sent, the upstream failed before answering: nothing; an unusable answer: the reservation at the answering price', () => {
-  assert.equal(chargeFor(facts({ phase: RequestPhase.Sent, errorCode: 'upstream_timeout', answeredPrice: null })).basis, 'none');
-  const bad = chargeFor(facts({ phase: RequestPhase.Sent, errorCode: 'bad_upstream_response', answeredPrice: null }));
+  assert.equal(chargeFor(facts({ phase: CallPhase.Sent, errorCode: 'upstream_timeout', answeredPrice: null })).basis, 'none');
+  const bad = chargeFor(facts({ phase: CallPhase.Sent, errorCode: 'bad_upstream_response', answeredPrice: null }));
   assert.deepEqual(bad, { basis: 'reservation', promptTokens: 1000, completionTokens: 200, cachedTokens: 0, costNanos: RESERVATION.costNanos });
 });
 
 test('sent, the client left before an answer: the prompt bound at the highest input price', () => {
-  assert.deepEqual(chargeFor(facts({ phase: RequestPhase.Sent, clientLeft: true, answeredPrice: null })), {
+  assert.deepEqual(chargeFor(facts({ phase: CallPhase.Sent, clientLeft: true, answeredPrice: null })), {
     basis: 'prompt',
     promptTokens: 1000,
     completionTokens: 0,
@@ -77,15 +77,15 @@ test('usageProblem: the bounds of each count, and cached above prompt', () => {
 });
 
 test('a cut stream: the running usage when reported, else the prompt bound plus the bytes generated, capped at the output maximum', () => {
-  assert.equal(chargeFor(facts({ phase: RequestPhase.Answering, clientLeft: true, usage: usage(900, 12) })).basis, 'usage');
-  assert.deepEqual(chargeFor(facts({ phase: RequestPhase.Answering, clientLeft: true, generatedBytes: 40 })), {
+  assert.equal(chargeFor(facts({ phase: CallPhase.Answering, clientLeft: true, usage: usage(900, 12) })).basis, 'usage');
+  assert.deepEqual(chargeFor(facts({ phase: CallPhase.Answering, clientLeft: true, generatedBytes: 40 })), {
     basis: 'partial',
     promptTokens: 1000,
     completionTokens: 40,
     cachedTokens: 0,
     costNanos: costNanos(1000, 1) + costNanos(40, 2),
   });
-  assert.equal(chargeFor(facts({ phase: RequestPhase.Answering, generatedBytes: 5000 })).completionTokens, 200);
+  assert.equal(chargeFor(facts({ phase: CallPhase.Answering, generatedBytes: 5000 })).completionTokens, 200);
 });
 
 test('an unpriced target costs nothing but its tokens still count', () => {

@@ -174,7 +174,7 @@ export function sampleSocketBuffers(gw: TestGateway): { stop(): { readMax: numbe
 /** Metrics whose sources read the gateway once it is started. */
 export function metricsFor(target: { gw?: TestGateway }): GatewayMetrics {
   return createGatewayMetrics({
-    targets: () => target.gw?.gateway.routes.health() ?? [],
+    targets: () => target.gw?.gateway.targets.health() ?? [],
     isKnownAlias: (alias) => target.gw !== undefined && Object.hasOwn(target.gw.gateway.config.aliases, alias),
     stateBackendUp: () => 1,
   });

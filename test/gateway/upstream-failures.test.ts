@@ -233,7 +233,7 @@ test('/readyz: the open circuit, since and until when, and the last failure’s 
     assert.equal(ready.text.includes(`127.0.0.1:${port}`), false);
     assert.equal(ready.text.includes("127.0.0.1"), false);
     // The admin listener's /readyz (failureDetail) says why.
-    const admin = await readiness({ targets: () => breaking.gateway.routes.health(), state: breaking.state, draining: () => false, failureDetail: true });
+    const admin = await readiness({ targets: () => breaking.gateway.targets.health(), state: breaking.state, draining: () => false, failureDetail: true });
     assert.deepEqual(admin.openCircuits, [
       {
         target: 'down/m',

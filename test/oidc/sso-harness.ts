@@ -84,7 +84,7 @@ export async function startSsoGateway(): Promise<SsoGateway> {
   let clockOffsetMs = 0;
   const bootstrap = createBootstrapToken();
   const admin = createAdminServer({
-    view: () => ({ config, routes: gateway.routes }),
+    view: () => ({ config, targets: gateway.targets }),
     state,
     audit,
     clock: () => Date.now() + clockOffsetMs,

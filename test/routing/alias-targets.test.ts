@@ -7,7 +7,7 @@ import { parseConfig } from '../../src/config/config-parser.ts';
 import type { UpstreamPolicy } from '../../src/config/config.ts';
 import type { ChatRequest } from '../../src/chat/types.ts';
 import { createDemoProvider } from '../../src/providers/demo.ts';
-import { createAliasRoutes, type ProviderBinding } from '../../src/routing/alias-targets.ts';
+import { createAliasTargets, type ProviderBinding } from '../../src/routing/alias-targets.ts';
 
 const config = parseConfig(
   {
@@ -34,13 +34,13 @@ const policy: UpstreamPolicy = {
 
 const request: ChatRequest = { model: 'service-chat', messages: [{ role: 'user', content: 'hi' }] };
 
-function routesWith(bindingPolicy: UpstreamPolicy | null): { routes: ReturnType<typeof createAliasRoutes>; clock: { now: number } } {
+function routesWith(bindingPolicy: UpstreamPolicy | null): { routes: ReturnType<typeof createAliasTargets>; clock: { now: number } } {
   const clock = { now: 0 };
   const binding: ProviderBinding = { provider: createDemoProvider(), maxTokensParam: 'max_tokens', policy: bindingPolicy };
-  return { routes: createAliasRoutes(config, new Map([['demo', binding]]), () => clock.now), clock };
+  return { routes: createAliasTargets(config, new Map([['demo', binding]]), () => clock.now), clock };
 }
 
-describe('createAliasRoutes', () => {
+describe('createAliasTargets', () => {
   test('two aliases naming the same provider/model share one breaker; health lists each target once, in config order', () => {
     const { routes } = routesWith(policy);
     const chat = routes.plan('service-chat', request).targets;

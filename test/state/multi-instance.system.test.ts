@@ -77,7 +77,7 @@ async function startInstance(name: string, onUnavailable: UnavailableMode, optio
   let gateway: Gateway | undefined;
   let state: RedisBackend | undefined;
   const metrics = createGatewayMetrics({
-    targets: () => gateway?.routes.health() ?? [],
+    targets: () => gateway?.targets.health() ?? [],
     isKnownAlias: (alias) => gateway !== undefined && Object.hasOwn(gateway.config.aliases, alias),
     stateBackendUp: () => (state?.health() === 'ok' ? 1 : 0),
     keyLookups: () => state?.keys.lookupCounts?.() ?? {},

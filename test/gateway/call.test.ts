@@ -1,4 +1,4 @@
-// request-accounting.ts at close: the permit is released and settled however the
+// The call object at close: the permit is released and settled however the
 // charge's recording ends.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -7,22 +7,17 @@ import type { Limiter, Permit, SettleInput } from '../../src/limits/limiter.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { UsageLedger } from '../../src/usage/usage-ledger.ts';
 import { createPermitKeeper } from '../../src/gateway/permit-keeper.ts';
-import { openAccounting } from '../../src/gateway/request-accounting.ts';
-import { RequestPhase } from '../../src/gateway/request-charge.ts';
+import { Call } from '../../src/gateway/call.ts';
+import { CallPhase } from '../../src/gateway/request-charge.ts';
+import { openChatTrace, describeTargets } from '../../src/telemetry/chat-trace.ts';
+import { createContextOnlyTracer } from '../../src/telemetry/tracer.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
 
 const PERMIT: Permit = { keyId: 'key_1', id: 'p1', reservation: { tokens: 1200, costNanos: 0 }, admittedAtMs: 0, budgetPeriod: null, costBudgetPeriod: null };
 
-function fakeContext(): { ctx: RequestContext; close(): void } {
-  const hooks: Array<() => void> = [];
-  const ctx = {
-    requestId: 'req-1',
-    log: {},
-    res: { statusCode: 200 },
-    signal: new AbortController().signal,
-    onClose: (fn: () => void) => hooks.push(fn),
-  } as unknown as RequestContext;
-  return { ctx, close: () => hooks.forEach((hook) => assert.throws(hook, /ledger refused/)) };
+function fakeContext(): RequestContext {
+  return { requestId: 'req-1', log: {}, res: { statusCode: 200, headersSent: true }, aborted: false, req: { headers: {} } } as unknown as RequestContext;
 }
 
 test('a usage record that throws still releases the permit and settles it with the charge', async () => {
@@ -37,14 +32,17 @@ test('a usage record that throws still releases the permit and settles it with t
   };
   const permits = createPermitKeeper(limiter, createLogger({ level: 'error', write: () => undefined }));
   const usage = { record: () => { throw new RangeError('ledger refused'); } } as unknown as UsageLedger;
-  const { ctx, close } = fakeContext();
-  const accounting = openAccounting(ctx, { id: 'key_1', limits: NO_LIMITS } as never, { usage, limiter, permits, logger: createLogger({ level: 'error', write: () => undefined }), clock: () => 5, maxChargeMultiple: 2 });
-  accounting.reservation = { promptTokens: 1000, outputTokens: 200, tokens: 1200, costNanos: 0 };
-  accounting.hold(PERMIT);
-  accounting.phase = RequestPhase.Answered;
-  accounting.noteUsage({ prompt_tokens: 700, completion_tokens: 50, total_tokens: 750, prompt_tokens_details: { cached_tokens: 0 } });
+  const ctx = fakeContext();
+  const trace = openChatTrace(createContextOnlyTracer(), {}, 'req-1', describeTargets({ providers: {} } as never));
+  const scheduler = new ManualScheduler({ startMs: 5 });
+  const call = new Call(ctx, { usage, limiter, permits, logger: createLogger({ level: 'error', write: () => undefined }), scheduler, maxChargeMultiple: 2 }, trace);
+  call.key = { id: 'key_1', limits: NO_LIMITS } as never;
+  call.reservation = { promptTokens: 1000, outputTokens: 200, tokens: 1200, costNanos: 0 };
+  call.hold(PERMIT);
+  call.phase = CallPhase.Answered;
+  call.noteUsage({ prompt_tokens: 700, completion_tokens: 50, total_tokens: 750, prompt_tokens_details: { cached_tokens: 0 } });
   assert.equal(permits.size, 1);
-  close();
+  assert.throws(() => call.close(), /ledger refused/);
   assert.equal(permits.size, 0, 'the keeper no longer renews the permit');
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(settled.map((s) => s.charge), [{ tokens: 750, costNanos: 0 }]);

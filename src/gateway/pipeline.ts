@@ -1,0 +1,186 @@
+// One request on an endpoint (./endpoint.ts) as one pipeline, read top to
+// bottom: authenticate, read and validate the body as it arrives, route
+// (resolve the alias; the key's expiry and allowed aliases), admit (the key's
+// limits), send (dispatch to the alias's upstream targets), answer (JSON, or
+// events through the stream pump). Everything the request learns goes on its
+// call object (./call.ts), which charges, settles, logs and ends the trace
+// when the response closes. The request's lifetime (abort, client gone,
+// shutdown, timing, access line) is the HTTP shell's RequestContext.
+import type { GatewayConfig, Price } from '../config/config.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { readRequestJson } from '../http/json-body.ts';
+import { sendJson } from '../http/respond.ts';
+import type { RouteHandler } from '../http/request-context.ts';
+import { hasAnyLimit } from '../limits/key-limits.ts';
+import { reserveRequest } from '../limits/reservation.ts';
+import { resolveAlias } from '../routing/alias-routing.ts';
+import type { AliasTargets } from '../routing/alias-targets.ts';
+import type { TargetRefusal } from '../routing/target-refusals.ts';
+import { describeTargets, openChatTrace } from '../telemetry/chat-trace.ts';
+import { createContextOnlyTracer, type Tracer } from '../telemetry/tracer.ts';
+import { AttemptOutcome, describeAttempt, dispatchCompletion, dispatchStream } from '../upstream/dispatcher.ts';
+import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
+import { Call, type CallDeps } from './call.ts';
+import type { Endpoint } from './endpoint.ts';
+import { pumpEventStream } from './event-stream-pump.ts';
+import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, usableAliases, type KeyPolicy } from './key-policy.ts';
+import { CallPhase } from './request-charge.ts';
+
+export interface PipelineDeps extends CallDeps {
+  config: GatewayConfig;
+  keys: KeyAuthenticator;
+  targets: AliasTargets;
+  /** telemetry: the process's tracer; default: trace context only, nothing recorded. */
+  tracer?: Tracer | undefined;
+}
+
+/** Response header naming the output-token maximum when an alias cap lowered it. */
+const MAX_TOKENS_CLAMPED_HEADER = 'x-portcullis-max-tokens-clamped';
+/** Response header naming the alias chosen and why: `service-vision; reason=image_url`. */
+const ROUTE_HEADER = 'x-portcullis-route';
+
+export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): RouteHandler {
+  const { config, keys, targets, metrics } = deps;
+  const clock = deps.scheduler.now;
+  const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
+  const limits = { maxDepth: maxJsonDepth, maxStringBytes, maxMembers };
+  const tracer = deps.tracer ?? createContextOnlyTracer();
+  const describe = describeTargets(config);
+  const callDeps: CallDeps = {
+    usage: deps.usage,
+    limiter: deps.limiter,
+    permits: deps.permits,
+    logger: deps.logger,
+    metrics,
+    upstreamFailures: deps.upstreamFailures,
+    scheduler: deps.scheduler,
+    maxChargeMultiple: config.limits.maxChargeMultiple,
+  };
+
+  return async (ctx) => {
+    // telemetry: the server span, from the client's traceparent or a new trace; it ends when the response closes
+    const call = new Call(ctx, callDeps, openChatTrace(tracer, ctx.req.headers, ctx.requestId, describe));
+    ctx.onClose(() => call.close());
+    // authenticate
+    const found = authenticateRequest(ctx.req, keys, ctx.clientAddress);
+    const key = found instanceof Promise ? await found : found;
+    checkExpiry(key, clock());
+    call.key = key;
+    call.phase = CallPhase.Authenticated;
+    metrics?.requestStarted();
+    ctx.onShutdown = () => call.shutdown();
+    // read and validate
+    const body = await readRequestJson(ctx, { maxBytes: maxBodyBytes, limits, observer: endpoint.observer() });
+    // Ended (the client left, a shutdown) just as the body completed.
+    if (ctx.aborted) return;
+    const request = endpoint.validate(body);
+    call.request = request;
+    const stream = request.stream === true;
+    // route
+    const routeSpan = call.trace.startRoute();
+    const route = resolveAlias(request, config, targets.isAvailable, () => usableAliases(key, config));
+    call.route = route;
+    call.trace.routed(routeSpan, route.alias, route.reason, stream);
+    checkAlias(key, route.alias, request.model);
+    const plan = targets.plan(route.alias, request, (refusals) => noteRefusals(call, refusals));
+    call.plan = plan;
+    call.prices = plan.prices;
+    const reservation = reserveRequest(request, plan.maxOutputTokens, { imageTokens: plan.imageTokens }, plan.prices);
+    call.reservation = reservation;
+    checkPriced(key, route.alias, plan.prices);
+    call.phase = CallPhase.Routed;
+    // admit
+    if (!(await admit(call, key))) return;
+    call.phase = CallPhase.Admitted;
+    const headers = call.headers;
+    headers[ROUTE_HEADER] = `${route.alias}; reason=${route.reason}`;
+    if (plan.clamped) headers[MAX_TOKENS_CLAMPED_HEADER] = String(plan.maxOutputTokens);
+    // send and answer; the call charges and settles when the response closes
+    const upstreamStarted = performance.now();
+    call.phase = CallPhase.Sent;
+    try {
+      if (stream) {
+        const { stream: upstream, target } = await dispatchStream(plan.targets, call);
+        call.answeredBy = target.id;
+        const relay = { alias: route.alias, includeUsage: request.stream_options?.include_usage === true, onUsage: call.noteUsage.bind(call) };
+        metrics?.streamStarted();
+        try {
+          if (await pumpEventStream(upstream, relay, call)) call.phase = CallPhase.Answered;
+        } finally {
+          metrics?.streamEnded();
+          call.trace.finishAttempt(call.traceResult());
+        }
+      } else {
+        const { completion, target } = await dispatchCompletion(plan.targets, call);
+        call.answeredBy = target.id;
+        call.phase = CallPhase.Answered;
+        if (completion.usage !== undefined) call.noteUsage(completion.usage);
+        call.trace.responseModel(completion.model);
+        const answer = endpoint.answer(completion, route.alias);
+        call.trace.finishAttempt(call.traceResult());
+        sendJson(ctx.res, 200, answer, headers);
+      }
+    } catch (err) {
+      if (err instanceof ApiError) call.errorCode = err.code;
+      // The client left, or a shutdown answered already: whatever the upstream
+      // call ended with (the provider's abort error, the demo's abort reason),
+      // there is no one to answer.
+      if (ctx.aborted) return;
+      if (err instanceof ApiError) Object.assign(err.headers, headers);
+      throw err;
+    } finally {
+      const upstreamMs = performance.now() - upstreamStarted;
+      call.upstreamMs = upstreamMs;
+      if (metrics !== undefined && call.answeredBy !== null) metrics.upstreamDone(call.answeredBy, upstreamMs / 1000);
+    }
+  };
+}
+
+/** The client's 400 names targets by position and provider type; the operator's line names each one. */
+function noteRefusals(call: Call, refusals: readonly TargetRefusal[]): void {
+  call.refusedBy = refusals
+    .map((r) => describeAttempt({ targetId: r.targetId, attempt: 0, outcome: AttemptOutcome.SkippedUnsupported, ...(r.refusal.param === null ? {} : { param: r.refusal.param }) }))
+    .join(',');
+}
+
+/** A key with a spending budget may only use aliases whose every target has a price: otherwise its cost would go uncounted. */
+function checkPriced(key: KeyPolicy, alias: string, prices: readonly (Price | null)[]): void {
+  if (key.limits.costBudget === null || prices.every((p) => p !== null)) return;
+  throw new ApiError(
+    'model_not_allowed',
+    `This API key has a spending budget, and '${alias}' has no price in the gateway's config, so its cost could not be counted. Use another model, or ask the gateway's operator to set a price for '${alias}'.`,
+    { param: 'model' },
+  );
+}
+
+/**
+ * The key's limits: the x-ratelimit-* headers go on the call's answer headers.
+ * False when the client left (or a shutdown answered) while the limiter
+ * decided. A key without limits skips the limiter (and its await) entirely.
+ */
+async function admit(call: Call, key: KeyPolicy): Promise<boolean> {
+  const { ctx, deps, trace } = call;
+  const span = trace.startAdmission();
+  try {
+    if (!hasAnyLimit(key.limits)) return true;
+    const admission = await admitRequest(deps.limiter, key, call.reservation!, deps.scheduler.now());
+    Object.assign(call.headers, admission.headers);
+    if (admission.permit === null) return true;
+    // The client left while the limiter decided: give the permit back now, unused, and stop.
+    if (ctx.aborted) {
+      call.release(admission.permit);
+      return false;
+    }
+    call.hold(admission.permit);
+    return true;
+  } catch (err) {
+    if (err instanceof KeyLimitRefusal) {
+      deps.metrics?.rateLimited(call.route?.alias ?? '', err.refusal);
+      call.limit = err.refusal;
+    }
+    throw err;
+  } finally {
+    span.setAttribute('portcullis.limit', call.limit);
+    span.end();
+  }
+}
