@@ -117,7 +117,8 @@ export function createChatCompletionsHandler(deps: ChatCompletionsDeps): RouteHa
       requestId: ctx.requestId,
       signal: ctx.signal,
       scheduler: deps.scheduler,
-      startAttempt: trace.startAttempt,
+      // A method of the trace (on its prototype): called on it, not detached.
+      startAttempt: (targetId: string, attempt: number) => trace.startAttempt(targetId, attempt),
       onAttempt: (a: AttemptRecord) => {
         trace.attemptDone(a);
         metrics?.attempt(a.targetId, a.outcome);
