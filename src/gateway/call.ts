@@ -224,12 +224,17 @@ export class Call {
       charge = this.account(key, reported);
     }
     this.writeAccessFields(reported, charge);
-    this.trace.finish(this.traceResult());
+    if (this.trace.recording) this.trace.finish(this.traceResult());
     this.phase = CallPhase.Closed;
   }
 
+  /** Ends the answering attempt's span (after the body, or the stream's end). */
+  finishAttempt(): void {
+    if (this.trace.recording) this.trace.finishAttempt(this.traceResult());
+  }
+
   /** How the request stands for its spans (codes and counts only). */
-  traceResult(): ChatTraceResult {
+  private traceResult(): ChatTraceResult {
     const res = this.ctx.res;
     return {
       status: res.headersSent ? res.statusCode : null,

@@ -108,7 +108,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
           if (await pumpEventStream(upstream, relay, call)) call.phase = CallPhase.Answered;
         } finally {
           metrics?.streamEnded();
-          call.trace.finishAttempt(call.traceResult());
+          call.finishAttempt();
         }
       } else {
         const { completion, target } = await dispatchCompletion(plan.targets, call);
@@ -117,7 +117,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
         if (completion.usage !== undefined) call.noteUsage(completion.usage);
         call.trace.responseModel(completion.model);
         const answer = endpoint.answer(completion, route.alias);
-        call.trace.finishAttempt(call.traceResult());
+        call.finishAttempt();
         sendJson(ctx.res, 200, answer, headers);
       }
     } catch (err) {

@@ -121,6 +121,6 @@ function nonZeroHex(bytes: number): string {
     const hex = pool.toString('hex', poolOffset, poolOffset + bytes);
     poolOffset += bytes;
     // All zeros is invalid; at 2^-64 or less, but a loop costs nothing.
-    if (!/^0+$/.test(hex)) return hex;
+    if (hex !== ZERO_SPAN_ID && hex !== ZERO_TRACE_ID) return hex;
   }
 }

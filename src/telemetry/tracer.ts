@@ -1,14 +1,31 @@
-// The tracer: starts a request's server span from the client's trace context
-// (or a new trace), decides sampling, and hands recorded spans to the exporter.
-// One per process. With no exporter configured it still continues the
-// client's trace and propagates it; it only records nothing.
+// The tracer: places each request in a trace (the client's, or a new one),
+// decides sampling, and starts the server span of a trace that is recorded,
+// handing its spans to the exporter. One per process. With no exporter
+// configured it still continues the client's trace and propagates it; it only
+// records nothing, and then nothing needs a span.
 import type { IncomingHttpHeaders } from 'node:http';
 import { startSpan, SpanKind, type Attributes, type Span, type SpanSink } from './span.ts';
 import { newTraceId, parseTraceparent, parseTracestate } from './trace-context.ts';
 
+/** Where a request stands in its trace, decided once as it arrives. */
+export interface TraceContext {
+  readonly traceId: string;
+  /** The client's span, when its `traceparent` was valid; undefined for a new trace. */
+  readonly parentSpanId: string | undefined;
+  /** The client's validated tracestate, passed on unchanged. */
+  readonly traceState: string | undefined;
+  /** The sampled flag passed upstream. */
+  readonly sampled: boolean;
+  /** Spans of this request are kept: sampled, and an exporter is on. When false, make none. */
+  readonly recorded: boolean;
+}
+
 export interface Tracer {
-  /** The server span of one incoming request, a child of the client's `traceparent` when it is valid. */
-  startServerSpan(headers: IncomingHttpHeaders, name: string, attributes?: Attributes): Span;
+  /** The request's trace: the client's when its `traceparent` is valid, else a new one. */
+  traceOf(headers: IncomingHttpHeaders): TraceContext;
+  /** The server span of a request, a child of the client's span when there is one. Call it only when
+   * `context.recorded`: the attributes of a span nothing records are work for nothing. */
+  startServerSpan(context: TraceContext, name: string, attributes?: Attributes): Span;
   /** Sends what is queued, within `deadlineMs`; then the tracer records nothing more. */
   shutdown(deadlineMs: number): Promise<void>;
 }
@@ -30,18 +47,23 @@ export function createContextOnlyTracer(): Tracer {
 export function createTracer(options: TracerOptions): Tracer {
   let sink = options.sink;
   return {
-    startServerSpan(headers, name, attributes) {
+    traceOf(headers) {
       const parent = parseTraceparent(headers['traceparent']);
       if (parent === undefined) {
         const traceId = newTraceId();
         // A new root: sampled by ratio when an exporter records it, else not
         // (nothing upstream of us recorded, and neither do we).
         const sampled = sink !== undefined && sampledByRatio(traceId, options.ratio);
-        return startSpan({ traceId, parentSpanId: undefined, traceState: undefined, remoteParent: false, sampled, name, kind: SpanKind.Server, attributes }, sink);
+        return { traceId, parentSpanId: undefined, traceState: undefined, sampled, recorded: sampled };
       }
       // Parent-based: the client's sampled flag decides, recorded or not here.
       const traceState = parseTracestate(headers['tracestate']);
-      return startSpan({ traceId: parent.traceId, parentSpanId: parent.parentId, traceState, remoteParent: true, sampled: parent.sampled, name, kind: SpanKind.Server, attributes }, sink);
+      return { traceId: parent.traceId, parentSpanId: parent.parentId, traceState, sampled: parent.sampled, recorded: parent.sampled && sink !== undefined };
+    },
+    startServerSpan(context, name, attributes) {
+      const { traceId, parentSpanId, traceState, sampled } = context;
+      // Recorded when sampled and the sink is still there (none once shut down).
+      return startSpan({ traceId, parentSpanId, traceState, remoteParent: parentSpanId !== undefined, sampled, name, kind: SpanKind.Server, attributes }, sink);
     },
     async shutdown(deadlineMs) {
       sink = undefined;

@@ -108,7 +108,7 @@ test("the export's log lines show its endpoint without the query, which may hold
   const lines: string[] = [];
   const refused = { status: 401, retryAfterMs: undefined, rejectedSpans: 0, failure: undefined };
   const tracer = createGatewayTracer(config, { logger: createLogger({ write: (line) => lines.push(line) }), env: {}, post: async () => refused });
-  tracer.startServerSpan({ traceparent: `00-${TRACE}-00f067aa0ba902b7-01` }, 'POST /v1/chat/completions').end();
+  tracer.startServerSpan(tracer.traceOf({ traceparent: `00-${TRACE}-00f067aa0ba902b7-01` }), 'POST /v1/chat/completions').end();
   await tracer.shutdown(1000);
   const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   assert.deepEqual(logged.map((l) => [l['msg'], l['endpoint']]), [
