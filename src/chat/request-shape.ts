@@ -50,9 +50,9 @@ const FREE_OBJECT = shape(['object'], 'an object');
 const ANY = shape(['object', 'array', 'string', 'number', 'boolean', 'null'], 'a JSON value');
 
 /** Spec limits (Limits table). */
-const MAX_MESSAGES = 256;
-const MAX_TOOLS = 64;
-const MAX_STOP_ENTRIES = 4;
+export const MAX_MESSAGES = 256;
+export const MAX_TOOLS = 64;
+export const MAX_STOP_ENTRIES = 4;
 
 const CONTENT_PART = shape(['object'], 'an object', {
   fields: fields({
@@ -161,6 +161,11 @@ export function shapeAt(path: readonly (string | number)[], length: number): Val
     current = typeof segment === 'number' ? current.items : current.fields?.get(segment as string);
   }
   return current;
+}
+
+/** A JSON object: what the skeleton calls 'object' (not null, not an array). */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The JSON kind of a parsed value; undefined for what JSON cannot hold. */
