@@ -143,8 +143,10 @@ function normaliseParts(parts: readonly unknown[], role: Role, at: IssuePath, wa
     // The one field that carries the part's payload is named after its type.
     let payload: unknown;
     for (const key of Object.keys(part)) {
-      if (key === 'type' || part[key] === undefined) continue;
-      if (key === known) payload = part[key];
+      if (key === 'type') continue;
+      const value = part[key];
+      if (value === undefined) continue;
+      if (key === known) payload = value;
       else issues.push(createIssue([...partAt, key], { code: 'unknown_parameter' }));
     }
     if (payload === undefined) {
@@ -292,8 +294,9 @@ function normaliseMessage(message: JsonObject, at: IssuePath, walk: RequestWalk)
   let hasContent = false;
   let hasToolCallId = false;
   for (const key of Object.keys(message)) {
+    if (key === 'role') continue;
     const value = message[key];
-    if (key === 'role' || value === undefined) continue;
+    if (value === undefined) continue;
     if (!roleAllowsField(role, key)) {
       issues.push(createIssue([...at, key], { code: 'unknown_parameter' }));
       continue;

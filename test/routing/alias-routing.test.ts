@@ -109,6 +109,17 @@ test('service-auto compares the prompt the reservation counts, from the bound th
   // The bound is not enumerable: never forwarded, never part of a comparison.
   assert.equal(JSON.stringify(request).includes('promptBound'), false);
   assert.deepEqual(Object.keys(request), ['model', 'messages', 'tools']);
+  // Routing reads the carried bound, not the messages.
+  const messages = request.messages;
+  let reads = 0;
+  Object.defineProperty(request, 'messages', {
+    get: () => {
+      reads++;
+      return messages;
+    },
+  });
+  assert.equal(resolveAlias(request, config).alias, 'service-vision');
+  assert.equal(reads, 0);
 });
 
 test('service-auto: an alias whose targets are all circuit-open is skipped', () => {
