@@ -57,7 +57,7 @@ const alias = (contextWindow: number | null): AliasConfig => ({
   imageTokens: 2000,
 });
 const rules: AutoRule[] = [
-  { when: { minPromptTokens: 150_000 }, use: 'service-long', reason: 'prompt_tokens' },
+  { when: { images: true, minPromptTokens: 500_000 }, use: 'service-long', reason: 'prompt_tokens' },
   { when: { tools: true }, use: 'service-tools', reason: 'tools' },
 ];
 const config = {
