@@ -1,8 +1,11 @@
 // The structural skeleton of a chat-completion request: which fields exist at
 // each place and which JSON kinds they may hold. It is the common ground of
 // the two checkers: the streaming observer rejects a body at the first byte
-// that breaks it, and the validator walks the same skeleton over the parsed
-// value before its finer rules, so both report the same first fault.
+// that breaks it, and the validator reports the same faults, in the same
+// order, through the structural pass (request-structure.ts), so both report
+// the same first fault. The validator's walk tests these kinds too, as it
+// narrows each value (test/chat/request-prompt-bound.test.ts holds the two
+// to each other).
 //
 // Field sets follow the spec's request, message and content-part tables,
 // with the gaps filled the way OpenAI's API defines them. Kinds are the union

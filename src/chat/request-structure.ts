@@ -2,6 +2,7 @@
 // walked over an already-parsed value, in the order the streaming observer
 // meets the same faults in the bytes. Its issues are exactly the ones the
 // observer can raise early; the three constructors below are shared with it.
+// It runs only for a body the validator's walk found at fault.
 import type { JsonValueKind } from '../json/parser.ts';
 import { createIssue, type IssuePath, type RequestIssue } from './request-issues.ts';
 import { acceptsKind, isIndexLikeKey, jsonKindOf, REQUEST_SHAPE, type ValueShape } from './request-shape.ts';

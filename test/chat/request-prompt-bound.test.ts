@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { carryPromptBound, measurePrompt, promptBoundOf, promptTokensFor } from '../../src/chat/request-prompt-bound.ts';
 import { checkChatRequest, validateChatRequest } from '../../src/chat/request-validator.ts';
+import { acceptsKind, jsonKindOf, shapeAt } from '../../src/chat/request-shape.ts';
 import { collectStructuralIssues } from '../../src/chat/request-structure.ts';
 import type { ChatRequest } from '../../src/chat/types.ts';
 import { body, MODEL, USER, WEATHER_TOOL } from './request-fixtures.ts';
@@ -122,4 +123,83 @@ test('a structural fault the walk meets only on its way to success is still repo
     const first = check.ok ? undefined : check.issues[0];
     assert.deepEqual([first?.code, first?.path.join('.').replace(/\.(\d+)/g, '[$1]')], [code, param], name);
   }
+});
+
+/** Valid bodies that hold every field of the skeleton (request-shape.ts) at least once. */
+const FULL: readonly Record<string, unknown>[] = [
+  {
+    model: MODEL,
+    messages: [
+      { role: 'system', content: 'Be brief.', name: 'ops' },
+      { role: 'user', name: 'ana', content: [{ type: 'text', text: 'what?' }, { type: 'image_url', image_url: { url: 'https://i.test/a.png', detail: 'low' } }] },
+      {
+        role: 'assistant',
+        name: 'bot',
+        content: [{ type: 'text', text: 'ok' }, { type: 'refusal', refusal: 'no' }],
+        tool_calls: [{ id: 'c', type: 'function', function: { name: 'get_weather', arguments: '{}', parsed_arguments: {} } }],
+        refusal: 'no',
+        annotations: [],
+        parsed: {},
+        audio: {},
+        function_call: null,
+        reasoning_content: 'because',
+      },
+      { role: 'tool', tool_call_id: 'c', name: 'get_weather', content: 'sunny' },
+    ],
+    tools: [{ type: 'function', function: { name: 'get_weather', description: 'd', parameters: { type: 'object' }, strict: true } }],
+    tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    response_format: { type: 'json_object' },
+    temperature: 1,
+    top_p: 1,
+    max_completion_tokens: 10,
+    stop: ['a'],
+    stream: true,
+    stream_options: { include_usage: true },
+    n: 1,
+  },
+  { model: MODEL, messages: [USER], tools: [WEATHER_TOOL], tool_choice: 'auto', max_tokens: 5, stop: 'x' },
+];
+
+const OF_EVERY_KIND: readonly unknown[] = [{}, [], 'x', 1, true, null, () => 1];
+
+function withValue(root: unknown, path: readonly (string | number)[], value: unknown): unknown {
+  const copy = structuredClone(root) as Record<string | number, unknown>;
+  let at = copy;
+  for (const segment of path.slice(0, -1)) at = at[segment] as Record<string | number, unknown>;
+  at[path[path.length - 1] as string | number] = value;
+  return copy;
+}
+
+function* pathsOf(value: unknown, path: (string | number)[] = []): Generator<(string | number)[]> {
+  if (path.length > 0) yield path;
+  if (Array.isArray(value)) for (let i = 0; i < value.length; i++) yield* pathsOf(value[i], [...path, i]);
+  else if (typeof value === 'object' && value !== null) for (const key of Object.keys(value)) yield* pathsOf((value as Record<string, unknown>)[key], [...path, key]);
+}
+
+test('at every place the skeleton checks, a value of a kind it refuses, or an unknown field, gets exactly the structural pass\'s issues', () => {
+  let tried = 0;
+  for (const base of FULL) {
+    assert.equal(checkChatRequest(base).ok, true);
+    for (const path of pathsOf(base)) {
+      const own = shapeAt(path, path.length);
+      if (own === undefined) continue;
+      for (const wrong of OF_EVERY_KIND) {
+        const kind = jsonKindOf(wrong);
+        if (kind !== undefined && acceptsKind(own, kind)) continue;
+        const mutated = withValue(base, path, wrong);
+        const structural = collectStructuralIssues(mutated);
+        assert.ok(structural.length > 0, path.join('.'));
+        assert.deepEqual(checkChatRequest(mutated), { ok: false, issues: structural }, `${path.join('.')} = ${String(wrong)}`);
+        tried++;
+      }
+      if (own.fields !== undefined) {
+        const value = path.reduce<unknown>((v, s) => (v as Record<string | number, unknown>)[s], base);
+        if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+        const mutated = withValue(base, [...path, 'zz'], 1);
+        assert.deepEqual(checkChatRequest(mutated), { ok: false, issues: collectStructuralIssues(mutated) }, `${path.join('.')}.zz`);
+        tried++;
+      }
+    }
+  }
+  assert.ok(tried > 150, `only ${tried} mutations`);
 });
