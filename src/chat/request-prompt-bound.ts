@@ -22,6 +22,7 @@
 // The validator counts the same terms while it builds the request (one walk)
 // and carries the result on it; measurePrompt is for requests built any other way.
 import { Buffer } from 'node:buffer';
+import { isJsonObject } from './request-shape.ts';
 import type { ChatRequest, PromptBound, ValidatedChatRequest } from './types.ts';
 
 /** Tokens a provider adds once per request: the reply's priming and a chat template's default system header. */
@@ -92,12 +93,11 @@ export function measurePrompt(request: Pick<ChatRequest, 'messages' | 'tools' | 
  */
 function stringBytes(value: unknown): number {
   if (typeof value === 'string') return textTokens(value);
-  if (typeof value !== 'object' || value === null) return 0;
   let bytes = 0;
   if (Array.isArray(value)) {
     for (const item of value) bytes += stringBytes(item);
-  } else {
-    for (const key of Object.keys(value)) bytes += stringBytes((value as Record<string, unknown>)[key]);
+  } else if (isJsonObject(value)) {
+    for (const key of Object.keys(value)) bytes += stringBytes(value[key]);
   }
   return bytes;
 }

@@ -71,8 +71,10 @@ export function resolveAlias(
   usable?: () => readonly string[],
 ): ResolvedAlias {
   if (request.model !== AUTO_ALIAS) {
-    if (!Object.hasOwn(config.aliases, request.model)) throw new ModelNotFoundError(request.model, usable?.());
-    return { alias: request.model, config: config.aliases[request.model] as AliasConfig, reason: 'requested', skipped: [] };
+    // Own names only: 'constructor' or '__proto__' is no alias.
+    const named = Object.hasOwn(config.aliases, request.model) ? config.aliases[request.model] : undefined;
+    if (named === undefined) throw new ModelNotFoundError(request.model, usable?.());
+    return { alias: request.model, config: named, reason: 'requested', skipped: [] };
   }
   const features = requestFeatures(request);
   const skipped: string[] = [];
