@@ -161,6 +161,20 @@ function describeIssue(path: IssuePath, facts: IssueFacts): string {
   }
 }
 
+/**
+ * What the validator's one walk over a body collects beside the request:
+ * the rule issues in the order they are reported, whether a value broke the
+ * skeleton (request-shape.ts; then the structural pass reports instead, see
+ * request-validator.ts), and the prompt bound's terms as the request is built.
+ */
+export interface RequestWalk {
+  readonly issues: RequestIssue[];
+  structural: boolean;
+  /** The prompt bound so far, images apart (request-prompt-bound.ts). */
+  promptTokens: number;
+  imageParts: number;
+}
+
 export function createIssue(path: IssuePath, facts: IssueFacts): RequestIssue {
   return { code: facts.code, path, message: describeIssue(path, facts) };
 }

@@ -1,10 +1,14 @@
 // The message rules of a chat-completion request (spec: Message and Content
-// parts tables, rules 4 and 5), run after the structural pass has vouched for
-// every kind the skeleton names. Builds the forwarded messages: only the
+// parts tables, rules 4 and 5). Builds the forwarded messages: only the
 // fields the upstream needs, in fresh objects; what SDK tool loops echo back
 // from a response (annotations, audio, function_call: null, reasoning_content,
-// parsed, parsed_arguments) is accepted and dropped.
-import { createIssue, type InvalidValueReason, type IssuePath, type RequestIssue } from './request-issues.ts';
+// parsed, parsed_arguments) is accepted and dropped. A value of a kind the
+// skeleton (request-shape.ts) refuses marks the walk structural and is
+// skipped: the structural pass reports it. Each forwarded string is counted
+// into the prompt bound as it is kept (request-prompt-bound.ts).
+import { createIssue, type InvalidValueReason, type IssuePath, type RequestWalk } from './request-issues.ts';
+import { MESSAGE_OVERHEAD, TEXT_PART_TOKENS, textTokens, TOOL_CALL_TOKENS } from './request-prompt-bound.ts';
+import { isJsonObject, jsonKindOf, MAX_MESSAGES } from './request-shape.ts';
 import type { ChatMessage, ContentPart, Role, ToolCall } from './types.ts';
 
 type JsonObject = Record<string, unknown>;
@@ -75,24 +79,27 @@ function imageUrlFault(url: string): InvalidValueReason | undefined {
   return protocol === 'https:' ? undefined : { rule: 'not_https' };
 }
 
-function normaliseImageUrl(image: JsonObject, at: IssuePath, issues: RequestIssue[]): ContentPart | undefined {
+function normaliseImageUrl(image: JsonObject, at: IssuePath, walk: RequestWalk): ContentPart | undefined {
+  const issues = walk.issues;
   let url: string | undefined;
   let detail: (typeof IMAGE_DETAILS)[number] | undefined;
   for (const key of Object.keys(image)) {
     const value = image[key];
     if (value === undefined) continue;
-    if (key === 'url') {
-      url = value as string;
+    if (key !== 'url' && key !== 'detail') {
+      issues.push(createIssue([...at, key], { code: 'unknown_parameter' }));
+    } else if (typeof value !== 'string') {
+      walk.structural = true;
+    } else if (key === 'url') {
+      url = value;
       const fault = imageUrlFault(url);
       if (fault !== undefined) issues.push(createIssue([...at, key], { code: 'invalid_value', reason: fault }));
-    } else if (key === 'detail') {
+    } else {
       const found = IMAGE_DETAILS.find((d) => d === value);
       if (found === undefined) {
-        issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'one_of', received: value as string, allowed: IMAGE_DETAILS } }));
+        issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'one_of', received: value, allowed: IMAGE_DETAILS } }));
       }
       detail = found;
-    } else {
-      issues.push(createIssue([...at, key], { code: 'unknown_parameter' }));
     }
   }
   if (url === undefined) {
@@ -102,51 +109,82 @@ function normaliseImageUrl(image: JsonObject, at: IssuePath, issues: RequestIssu
   return { type: 'image_url', image_url: detail === undefined ? { url } : { url, detail } };
 }
 
-/** Parts keep their text; refusal parts (assistant only) are returned through `refusals`. */
-function normaliseParts(parts: readonly unknown[], role: Role, at: IssuePath, issues: RequestIssue[], refusals: string[]): ContentPart[] {
+/**
+ * Parts keep their text; refusal parts (assistant only) are returned through
+ * `refusals`. Adds the kept parts to the prompt bound.
+ */
+function normaliseParts(parts: readonly unknown[], role: Role, at: IssuePath, walk: RequestWalk, refusals: string[]): ContentPart[] {
+  const issues = walk.issues;
   if (parts.length === 0) issues.push(createIssue(at, { code: 'array_below_min_length', minimum: 1 }));
   const out: ContentPart[] = [];
   for (let j = 0; j < parts.length; j++) {
-    const part = parts[j] as JsonObject;
+    const part = parts[j];
+    if (!isJsonObject(part)) {
+      walk.structural = true;
+      continue;
+    }
     const partAt = [...at, j];
     const type = own(part, 'type');
     if (type === undefined) {
       issues.push(createIssue([...partAt, 'type'], { code: 'missing_required_parameter' }));
       continue;
     }
+    if (typeof type !== 'string') {
+      walk.structural = true;
+      continue;
+    }
     const allowed = partTypesFor(role);
     const known = PART_TYPES.find((t) => t === type);
     if (known === undefined || !allowed.includes(known)) {
-      const reason: InvalidValueReason =
-        known === undefined ? { rule: 'one_of', received: type as string, allowed } : { rule: 'part_not_allowed', partType: known, role };
+      const reason: InvalidValueReason = known === undefined ? { rule: 'one_of', received: type, allowed } : { rule: 'part_not_allowed', partType: known, role };
       issues.push(createIssue([...partAt, 'type'], { code: 'invalid_value', reason }));
       continue;
     }
     // The one field that carries the part's payload is named after its type.
     let payload: unknown;
     for (const key of Object.keys(part)) {
-      if (key === 'type' || part[key] === undefined) continue;
-      if (key === known) payload = part[key];
+      if (key === 'type') continue;
+      const value = part[key];
+      if (value === undefined) continue;
+      if (key === known) payload = value;
       else issues.push(createIssue([...partAt, key], { code: 'unknown_parameter' }));
     }
     if (payload === undefined) {
       issues.push(createIssue([...partAt, known], { code: 'missing_required_parameter' }));
       continue;
     }
-    if (known === 'text') out.push({ type: 'text', text: payload as string });
-    else if (known === 'refusal') refusals.push(payload as string);
-    else {
-      const image = normaliseImageUrl(payload as JsonObject, [...partAt, known], issues);
-      if (image !== undefined) out.push(image);
+    if (known === 'image_url') {
+      if (!isJsonObject(payload)) {
+        walk.structural = true;
+        continue;
+      }
+      const image = normaliseImageUrl(payload, [...partAt, known], walk);
+      if (image !== undefined) {
+        out.push(image);
+        walk.imageParts++;
+      }
+    } else if (typeof payload !== 'string') {
+      walk.structural = true;
+    } else if (known === 'text') {
+      out.push({ type: 'text', text: payload });
+      walk.promptTokens += TEXT_PART_TOKENS + textTokens(payload);
+    } else {
+      refusals.push(payload);
     }
   }
   return out;
 }
 
-function normaliseToolCalls(calls: readonly unknown[], at: IssuePath, issues: RequestIssue[]): ToolCall[] {
+/** Adds the kept calls to the prompt bound. */
+function normaliseToolCalls(calls: readonly unknown[], at: IssuePath, walk: RequestWalk): ToolCall[] {
+  const issues = walk.issues;
   const out: ToolCall[] = [];
   for (let j = 0; j < calls.length; j++) {
-    const call = calls[j] as JsonObject;
+    const call = calls[j];
+    if (!isJsonObject(call)) {
+      walk.structural = true;
+      continue;
+    }
     const callAt = [...at, j];
     let id: string | undefined;
     let typed = false;
@@ -156,17 +194,23 @@ function normaliseToolCalls(calls: readonly unknown[], at: IssuePath, issues: Re
       if (value === undefined) continue;
       switch (key) {
         case 'id':
-          id = value as string;
+          if (typeof value !== 'string') {
+            walk.structural = true;
+            break;
+          }
+          id = value;
           if (id === '') issues.push(createIssue([...callAt, key], { code: 'invalid_value', reason: { rule: 'non_empty' } }));
           break;
         case 'type':
           typed = true;
-          if (value !== 'function') {
-            issues.push(createIssue([...callAt, key], { code: 'invalid_value', reason: { rule: 'one_of', received: value as string, allowed: ['function'] } }));
+          if (typeof value !== 'string') walk.structural = true;
+          else if (value !== 'function') {
+            issues.push(createIssue([...callAt, key], { code: 'invalid_value', reason: { rule: 'one_of', received: value, allowed: ['function'] } }));
           }
           break;
         case 'function':
-          fn = normaliseCalledFunction(value as JsonObject, [...callAt, key], issues);
+          if (isJsonObject(value)) fn = normaliseCalledFunction(value, [...callAt, key], walk);
+          else walk.structural = true;
           break;
         default:
           issues.push(createIssue([...callAt, key], { code: 'unknown_parameter' }));
@@ -175,25 +219,33 @@ function normaliseToolCalls(calls: readonly unknown[], at: IssuePath, issues: Re
     if (id === undefined) issues.push(createIssue([...callAt, 'id'], { code: 'missing_required_parameter' }));
     if (!typed) issues.push(createIssue([...callAt, 'type'], { code: 'missing_required_parameter' }));
     if (!Object.hasOwn(call, 'function')) issues.push(createIssue([...callAt, 'function'], { code: 'missing_required_parameter' }));
-    if (id !== undefined && fn !== undefined) out.push({ id, type: 'function', function: fn });
+    if (id !== undefined && fn !== undefined) {
+      out.push({ id, type: 'function', function: fn });
+      walk.promptTokens += textTokens(id) + TOOL_CALL_TOKENS + textTokens(fn.name) + textTokens(fn.arguments);
+    }
   }
   return out;
 }
 
-function normaliseCalledFunction(fn: JsonObject, at: IssuePath, issues: RequestIssue[]): { name: string; arguments: string } | undefined {
+function normaliseCalledFunction(fn: JsonObject, at: IssuePath, walk: RequestWalk): { name: string; arguments: string } | undefined {
+  const issues = walk.issues;
   let name: string | undefined;
   let args: string | undefined;
   for (const key of Object.keys(fn)) {
     const value = fn[key];
     if (value === undefined) continue;
-    if (key === 'name') {
-      name = value as string;
-      if (name === '') issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'non_empty' } }));
-    } else if (key === 'arguments') {
-      args = value as string;
-    } else if (key !== 'parsed_arguments') {
-      // parsed_arguments: the SDKs' parse of `arguments`, echoed back; not forwarded.
+    if (key === 'parsed_arguments') {
+      // The SDKs' parse of `arguments`, echoed back; not forwarded.
+      if (jsonKindOf(value) === undefined) walk.structural = true;
+    } else if (key !== 'name' && key !== 'arguments') {
       issues.push(createIssue([...at, key], { code: 'unknown_parameter' }));
+    } else if (typeof value !== 'string') {
+      walk.structural = true;
+    } else if (key === 'name') {
+      name = value;
+      if (name === '') issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'non_empty' } }));
+    } else {
+      args = value;
     }
   }
   if (name === undefined) issues.push(createIssue([...at, 'name'], { code: 'missing_required_parameter' }));
@@ -201,27 +253,50 @@ function normaliseCalledFunction(fn: JsonObject, at: IssuePath, issues: RequestI
   return name === undefined || args === undefined ? undefined : { name, arguments: args };
 }
 
-function normaliseMessage(message: JsonObject, at: IssuePath, issues: RequestIssue[]): ChatMessage | undefined {
+/** Whether `value`, of a field the message drops, is of a kind the skeleton allows. */
+function droppedFieldFits(key: string, value: unknown): boolean {
+  switch (key) {
+    case 'annotations':
+      return Array.isArray(value);
+    case 'audio':
+      return value === null || isJsonObject(value);
+    case 'reasoning_content':
+      return value === null || typeof value === 'string';
+    default:
+      // parsed: any JSON value.
+      return jsonKindOf(value) !== undefined;
+  }
+}
+
+function normaliseMessage(message: JsonObject, at: IssuePath, walk: RequestWalk): ChatMessage | undefined {
+  const issues = walk.issues;
   // Every other rule of a message depends on its role, so the role comes first.
   const rawRole = own(message, 'role');
   if (rawRole === undefined) {
     issues.push(createIssue([...at, 'role'], { code: 'missing_required_parameter' }));
     return undefined;
   }
+  if (typeof rawRole !== 'string') {
+    walk.structural = true;
+    return undefined;
+  }
   const role = ROLES.find((r) => r === rawRole);
   if (role === undefined) {
-    issues.push(createIssue([...at, 'role'], { code: 'invalid_value', reason: { rule: 'one_of', received: rawRole as string, allowed: ROLES } }));
+    issues.push(createIssue([...at, 'role'], { code: 'invalid_value', reason: { rule: 'one_of', received: rawRole, allowed: ROLES } }));
     return undefined;
   }
 
   const out: ChatMessage = { role };
+  // The role is one of ROLES: ASCII, a byte per character.
+  let tokens = MESSAGE_OVERHEAD + role.length;
   const refusals: string[] = [];
   let contentSeen = false;
   let hasContent = false;
   let hasToolCallId = false;
   for (const key of Object.keys(message)) {
+    if (key === 'role') continue;
     const value = message[key];
-    if (key === 'role' || value === undefined) continue;
+    if (value === undefined) continue;
     if (!roleAllowsField(role, key)) {
       issues.push(createIssue([...at, key], { code: 'unknown_parameter' }));
       continue;
@@ -236,36 +311,56 @@ function normaliseMessage(message: JsonObject, at: IssuePath, issues: RequestIss
         } else if (typeof value === 'string') {
           hasContent = true;
           out.content = value;
-        } else {
+          tokens += textTokens(value);
+        } else if (Array.isArray(value)) {
           hasContent = true;
-          const parts = normaliseParts(value as unknown[], role, [...at, key], issues, refusals);
+          const parts = normaliseParts(value, role, [...at, key], walk, refusals);
           // An assistant message whose parts were all refusals says nothing but its refusal.
           if (parts.length > 0 || role !== 'assistant') out.content = parts;
+        } else {
+          walk.structural = true;
         }
         break;
       case 'name':
-        if (role !== 'tool') out.name = value as string;
+        if (typeof value !== 'string') walk.structural = true;
+        else if (role !== 'tool') {
+          out.name = value;
+          tokens += textTokens(value);
+        }
         break;
       case 'tool_call_id':
         hasToolCallId = true;
-        out.tool_call_id = value as string;
+        if (typeof value !== 'string') {
+          walk.structural = true;
+          break;
+        }
+        out.tool_call_id = value;
+        tokens += textTokens(value);
         if (value === '') issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'non_empty' } }));
         break;
       case 'tool_calls':
-        if (value !== null && (value as unknown[]).length > 0) out.tool_calls = normaliseToolCalls(value as unknown[], [...at, key], issues);
+        if (Array.isArray(value)) {
+          if (value.length > 0) out.tool_calls = normaliseToolCalls(value, [...at, key], walk);
+        } else if (value !== null) {
+          walk.structural = true;
+        }
         break;
       case 'refusal':
-        if (value !== null) out.refusal = value as string;
+        if (typeof value === 'string') out.refusal = value;
+        else if (value !== null) walk.structural = true;
         break;
       case 'function_call':
-        if (value !== null) issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'function_call_unsupported' } }));
+        if (isJsonObject(value)) issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'function_call_unsupported' } }));
+        else if (value !== null) walk.structural = true;
         break;
       default:
-      // annotations, audio, reasoning_content, parsed: accepted from echoed responses, not forwarded.
+        // annotations, audio, reasoning_content, parsed: accepted from echoed responses, not forwarded.
+        if (!droppedFieldFits(key, value)) walk.structural = true;
     }
   }
 
   if (refusals.length > 0 && out.refusal === undefined) out.refusal = refusals.join('\n');
+  if (typeof out.refusal === 'string') tokens += textTokens(out.refusal);
   if (role === 'assistant') {
     if (out.content === undefined) out.content = null;
     // OpenAI: content is "required unless tool_calls or function_call is specified".
@@ -280,16 +375,23 @@ function normaliseMessage(message: JsonObject, at: IssuePath, issues: RequestIss
   }
   // Spec rule 4: "When a message has role tool and lacks tool_call_id, the request is rejected."
   if (role === 'tool' && !hasToolCallId) issues.push(createIssue([...at, 'tool_call_id'], { code: 'missing_required_parameter' }));
+  walk.promptTokens += tokens;
   return out;
 }
 
-/** Spec: messages is an array of message, length 1 to 256 (the upper bound is structural). */
-export function normaliseMessages(messages: readonly unknown[], issues: RequestIssue[]): ChatMessage[] {
-  if (messages.length === 0) issues.push(createIssue(['messages'], { code: 'array_below_min_length', minimum: 1 }));
+/** Spec: messages is an array of message, length 1 to 256. */
+export function normaliseMessages(messages: readonly unknown[], walk: RequestWalk): ChatMessage[] {
+  if (messages.length === 0) walk.issues.push(createIssue(['messages'], { code: 'array_below_min_length', minimum: 1 }));
+  if (messages.length > MAX_MESSAGES) walk.structural = true;
   const out: ChatMessage[] = [];
   for (let i = 0; i < messages.length; i++) {
-    const message = normaliseMessage(messages[i] as JsonObject, ['messages', i], issues);
-    if (message !== undefined) out.push(message);
+    const message = messages[i];
+    if (!isJsonObject(message)) {
+      walk.structural = true;
+      continue;
+    }
+    const normalised = normaliseMessage(message, ['messages', i], walk);
+    if (normalised !== undefined) out.push(normalised);
   }
   return out;
 }

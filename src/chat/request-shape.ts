@@ -1,8 +1,11 @@
 // The structural skeleton of a chat-completion request: which fields exist at
 // each place and which JSON kinds they may hold. It is the common ground of
 // the two checkers: the streaming observer rejects a body at the first byte
-// that breaks it, and the validator walks the same skeleton over the parsed
-// value before its finer rules, so both report the same first fault.
+// that breaks it, and the validator reports the same faults, in the same
+// order, through the structural pass (request-structure.ts), so both report
+// the same first fault. The validator's walk tests these kinds too, as it
+// narrows each value (test/chat/request-prompt-bound.test.ts holds the two
+// to each other).
 //
 // Field sets follow the spec's request, message and content-part tables,
 // with the gaps filled the way OpenAI's API defines them. Kinds are the union
@@ -50,9 +53,9 @@ const FREE_OBJECT = shape(['object'], 'an object');
 const ANY = shape(['object', 'array', 'string', 'number', 'boolean', 'null'], 'a JSON value');
 
 /** Spec limits (Limits table). */
-const MAX_MESSAGES = 256;
-const MAX_TOOLS = 64;
-const MAX_STOP_ENTRIES = 4;
+export const MAX_MESSAGES = 256;
+export const MAX_TOOLS = 64;
+export const MAX_STOP_ENTRIES = 4;
 
 const CONTENT_PART = shape(['object'], 'an object', {
   fields: fields({
@@ -161,6 +164,11 @@ export function shapeAt(path: readonly (string | number)[], length: number): Val
     current = typeof segment === 'number' ? current.items : current.fields?.get(segment as string);
   }
   return current;
+}
+
+/** A JSON object: what the skeleton calls 'object' (not null, not an array). */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The JSON kind of a parsed value; undefined for what JSON cannot hold. */

@@ -2,9 +2,10 @@
 // walked over an already-parsed value, in the order the streaming observer
 // meets the same faults in the bytes. Its issues are exactly the ones the
 // observer can raise early; the three constructors below are shared with it.
+// It runs only for a body the validator's walk found at fault.
 import type { JsonValueKind } from '../json/parser.ts';
 import { createIssue, type IssuePath, type RequestIssue } from './request-issues.ts';
-import { acceptsKind, isIndexLikeKey, jsonKindOf, REQUEST_SHAPE, type ValueShape } from './request-shape.ts';
+import { acceptsKind, isIndexLikeKey, isJsonObject, jsonKindOf, REQUEST_SHAPE, type ValueShape } from './request-shape.ts';
 
 export function unknownField(path: IssuePath): RequestIssue {
   return createIssue(path, { code: 'unknown_parameter' });
@@ -33,8 +34,8 @@ export function collectStructuralIssues(root: unknown): RequestIssue[] {
       issues.push(wrongKind(path.slice(), s, kind));
       return;
     }
-    if (kind === 'object' && s.fields !== undefined) {
-      const object = value as Record<string, unknown>;
+    if (s.fields !== undefined && isJsonObject(value)) {
+      const object = value;
       for (const key of Object.keys(object)) {
         const child = s.fields.get(key);
         if (child === undefined) {
@@ -47,8 +48,8 @@ export function collectStructuralIssues(root: unknown): RequestIssue[] {
         walk(object[key], child);
         path.pop();
       }
-    } else if (kind === 'array' && s.items !== undefined) {
-      const array = value as unknown[];
+    } else if (s.items !== undefined && Array.isArray(value)) {
+      const array: readonly unknown[] = value;
       const limit = s.maxItems === undefined ? array.length : Math.min(array.length, s.maxItems);
       for (let i = 0; i < limit; i++) {
         path.push(i);

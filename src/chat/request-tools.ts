@@ -1,9 +1,12 @@
 // The tool rules of a chat-completion request: the definitions in `tools` and
-// the selection in `tool_choice`, after the structural pass. Spec: tools is
-// an array of at most 64 entries whose type must be function; tool_choice is
-// "none", "auto", "required" or a named-function selection. The gaps (fields
-// of a definition and of a named selection) are filled from OpenAI's API.
-import { createIssue, type IssuePath, type RequestIssue } from './request-issues.ts';
+// the selection in `tool_choice`. Spec: tools is an array of at most 64
+// entries whose type must be function; tool_choice is "none", "auto",
+// "required" or a named-function selection. The gaps (fields of a definition
+// and of a named selection) are filled from OpenAI's API. A value of a kind
+// the skeleton (request-shape.ts) refuses marks the walk structural and is
+// skipped: the structural pass reports it.
+import { createIssue, type IssuePath, type RequestWalk } from './request-issues.ts';
+import { isJsonObject, MAX_TOOLS } from './request-shape.ts';
 import type { ToolChoice, ToolDefinition } from './types.ts';
 
 type JsonObject = Record<string, unknown>;
@@ -13,12 +16,8 @@ const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const TOOL_CHOICE_MODES = ['none', 'auto', 'required'] as const;
 
-function normaliseFunctionDefinition(
-  fn: JsonObject,
-  at: IssuePath,
-  issues: RequestIssue[],
-  seenNames: Set<string>,
-): ToolDefinition['function'] | undefined {
+function normaliseFunctionDefinition(fn: JsonObject, at: IssuePath, walk: RequestWalk, seenNames: Set<string>): ToolDefinition['function'] | undefined {
+  const issues = walk.issues;
   let name: string | undefined;
   const out: Omit<ToolDefinition['function'], 'name'> = {};
   for (const key of Object.keys(fn)) {
@@ -26,7 +25,11 @@ function normaliseFunctionDefinition(
     if (value === undefined) continue;
     switch (key) {
       case 'name':
-        name = value as string;
+        if (typeof value !== 'string') {
+          walk.structural = true;
+          break;
+        }
+        name = value;
         if (!FUNCTION_NAME.test(name)) {
           issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'function_name', received: name } }));
         } else if (seenNames.has(name)) {
@@ -35,15 +38,18 @@ function normaliseFunctionDefinition(
         seenNames.add(name);
         break;
       case 'description':
-        out.description = value as string;
+        if (typeof value === 'string') out.description = value;
+        else walk.structural = true;
         break;
       case 'parameters':
         // A JSON schema, shared read-only with the parsed body: its depth is
         // bounded by the parser and it is never walked here.
-        out.parameters = value as Record<string, unknown>;
+        if (isJsonObject(value)) out.parameters = value;
+        else walk.structural = true;
         break;
       case 'strict':
-        if (value !== null) out.strict = value as boolean;
+        if (typeof value === 'boolean') out.strict = value;
+        else if (value !== null) walk.structural = true;
         break;
       default:
         issues.push(createIssue([...at, key], { code: 'unknown_parameter' }));
@@ -57,11 +63,17 @@ function normaliseFunctionDefinition(
 }
 
 /** The definitions to forward and the set of names they define. */
-export function normaliseTools(tools: readonly unknown[], issues: RequestIssue[]): { tools: ToolDefinition[]; names: Set<string> } {
+export function normaliseTools(tools: readonly unknown[], walk: RequestWalk): { tools: ToolDefinition[]; names: Set<string> } {
+  const issues = walk.issues;
+  if (tools.length > MAX_TOOLS) walk.structural = true;
   const names = new Set<string>();
   const out: ToolDefinition[] = [];
   for (let i = 0; i < tools.length; i++) {
-    const tool = tools[i] as JsonObject;
+    const tool = tools[i];
+    if (!isJsonObject(tool)) {
+      walk.structural = true;
+      continue;
+    }
     const at = ['tools', i];
     let typed = false;
     let fn: ToolDefinition['function'] | undefined;
@@ -71,12 +83,14 @@ export function normaliseTools(tools: readonly unknown[], issues: RequestIssue[]
       if (value === undefined) continue;
       if (key === 'type') {
         typed = true;
-        if (value !== 'function') {
-          issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'one_of', received: value as string, allowed: ['function'] } }));
+        if (typeof value !== 'string') walk.structural = true;
+        else if (value !== 'function') {
+          issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'one_of', received: value, allowed: ['function'] } }));
         }
       } else if (key === 'function') {
         hasFunction = true;
-        fn = normaliseFunctionDefinition(value as JsonObject, [...at, key], issues, names);
+        if (isJsonObject(value)) fn = normaliseFunctionDefinition(value, [...at, key], walk, names);
+        else walk.structural = true;
       } else {
         issues.push(createIssue([...at, key], { code: 'unknown_parameter' }));
       }
@@ -89,13 +103,18 @@ export function normaliseTools(tools: readonly unknown[], issues: RequestIssue[]
 }
 
 /** The selection as given, before it is checked against the defined tools. */
-export function normaliseToolChoice(choice: string | JsonObject, issues: RequestIssue[]): ToolChoice | undefined {
+export function normaliseToolChoice(choice: unknown, walk: RequestWalk): ToolChoice | undefined {
+  const issues = walk.issues;
   if (typeof choice === 'string') {
     const mode = TOOL_CHOICE_MODES.find((m) => m === choice);
     if (mode === undefined) {
       issues.push(createIssue(['tool_choice'], { code: 'invalid_value', reason: { rule: 'one_of', received: choice, allowed: TOOL_CHOICE_MODES } }));
     }
     return mode;
+  }
+  if (!isJsonObject(choice)) {
+    walk.structural = true;
+    return undefined;
   }
   let typed = false;
   let name: string | undefined;
@@ -105,18 +124,22 @@ export function normaliseToolChoice(choice: string | JsonObject, issues: Request
     if (value === undefined) continue;
     if (key === 'type') {
       typed = true;
-      if (value !== 'function') {
-        issues.push(
-          createIssue(['tool_choice', key], { code: 'invalid_value', reason: { rule: 'one_of', received: value as string, allowed: ['function'] } }),
-        );
+      if (typeof value !== 'string') walk.structural = true;
+      else if (value !== 'function') {
+        issues.push(createIssue(['tool_choice', key], { code: 'invalid_value', reason: { rule: 'one_of', received: value, allowed: ['function'] } }));
       }
     } else if (key === 'function') {
       hasFunction = true;
-      const fn = value as JsonObject;
-      for (const fnKey of Object.keys(fn)) {
-        if (fn[fnKey] === undefined) continue;
-        if (fnKey === 'name') name = fn[fnKey] as string;
-        else issues.push(createIssue(['tool_choice', key, fnKey], { code: 'unknown_parameter' }));
+      if (!isJsonObject(value)) {
+        walk.structural = true;
+        continue;
+      }
+      for (const fnKey of Object.keys(value)) {
+        const fnValue = value[fnKey];
+        if (fnValue === undefined) continue;
+        if (fnKey !== 'name') issues.push(createIssue(['tool_choice', key, fnKey], { code: 'unknown_parameter' }));
+        else if (typeof fnValue === 'string') name = fnValue;
+        else walk.structural = true;
       }
       if (name === undefined) issues.push(createIssue(['tool_choice', key, 'name'], { code: 'missing_required_parameter' }));
     } else {

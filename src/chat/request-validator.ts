@@ -2,15 +2,23 @@
 // Spec: ../shared/spec/chat-completion-service.md, "Chat completion request",
 // "Message", "Content parts" and rules 2 to 7 of POST /chat/completions.
 //
-// Two passes, one answer. The structural pass (request-structure.ts) finds
-// the faults the streaming observer (request-observer.ts) can see while the
-// body arrives; only when there are none does the rule pass below run, with
-// every kind already vouched for. The first issue of the first failing pass
-// becomes the error, so a body rejected early and the same body rejected
-// whole get the same param, code and message. Within a pass issues come in
-// document order; a message's role first (the rest of a message depends on
-// it), missing required fields after the fields present, and the rules that
-// relate two fields (3, 6, tool_choice against tools) last.
+// One walk builds the request. It narrows every value with a kind test (the
+// skeleton of request-shape.ts) before its rules run; a body that came
+// through the streaming observer (request-observer.ts) always passes those
+// tests, so for it the walk is the only pass. The walk also counts the
+// request's prompt bound (request-prompt-bound.ts) and carries it on the
+// request, so neither the reservation nor service-auto walks again.
+//
+// Two kinds of issue, one answer. Structural issues (request-structure.ts) are
+// the faults the observer can see while the body arrives; rule issues need the
+// whole value. When any structural issue exists, those alone are reported, so
+// a body rejected early and the same body rejected whole get the same param,
+// code and message. The walk only notes that a value broke the skeleton; the
+// structural pass then runs over the body to report them all in document
+// order (an error path only). Rule issues come in document order; a message's
+// role first (the rest of a message depends on it), missing required fields
+// after the fields present, and the rules that relate two fields (3, 6,
+// tool_choice against tools) last.
 //
 // Nulls: OpenAI marks temperature, top_p, max_tokens, max_completion_tokens,
 // stop, stream, stream_options and n nullable; an explicit null there (and on
@@ -18,33 +26,43 @@
 // means absent. model, messages, tools, tool_choice, response_format are not
 // nullable. Empty tools, stop and tool_calls arrays are no-ops and are
 // dropped; tool_choice "none" without tools is dropped too.
-import { createIssue, issueToError, type RequestIssue } from './request-issues.ts';
+import { createIssue, issueToError, type RequestIssue, type RequestWalk } from './request-issues.ts';
 import { normaliseMessages } from './request-messages.ts';
-import { REQUEST_SHAPE } from './request-shape.ts';
+import { carryPromptBound, REQUEST_OVERHEAD, requestTailTokens } from './request-prompt-bound.ts';
+import { acceptsKind, isJsonObject, MAX_STOP_ENTRIES, REQUEST_SHAPE, type ValueShape } from './request-shape.ts';
 import { collectStructuralIssues } from './request-structure.ts';
 import { normaliseToolChoice, normaliseTools } from './request-tools.ts';
-import type { ChatMessage, ChatRequest, ToolChoice, ToolDefinition } from './types.ts';
+import type { ChatMessage, ChatRequest, ToolChoice, ToolDefinition, ValidatedChatRequest } from './types.ts';
 
 export { createChatRequestObserver } from './request-observer.ts';
 
 type JsonObject = Record<string, unknown>;
 
-const REQUEST_FIELDS: ReadonlyMap<string, unknown> = REQUEST_SHAPE.fields ?? new Map();
+const REQUEST_FIELDS: ReadonlyMap<string, ValueShape> = REQUEST_SHAPE.fields ?? new Map();
 
 /** Longer than any alias; keeps a client's model string out of error echoes at size. */
 const MAX_MODEL_LENGTH = 256;
 /** Above every model's output window today; the alias caps decide the real limit. */
 const MAX_OUTPUT_TOKENS_PARAM = 1_000_000;
 
-type ChatRequestCheck = { ok: true; request: ChatRequest } | { ok: false; issues: RequestIssue[] };
+type ChatRequestCheck = { ok: true; request: ValidatedChatRequest } | { ok: false; issues: RequestIssue[] };
 
-/** Every issue of the first failing pass, or the normalised request. Pure; never mutates `value`. */
+/**
+ * The structural issues when there are any, else every rule issue, or the
+ * normalised request carrying its prompt bound. Pure; never mutates `value`.
+ */
 export function checkChatRequest(value: unknown): ChatRequestCheck {
-  const structural = collectStructuralIssues(value);
-  if (structural.length > 0) return { ok: false, issues: structural };
-  const issues: RequestIssue[] = [];
-  const request = normaliseRequest(value as JsonObject, issues);
-  return issues.length > 0 ? { ok: false, issues } : { ok: true, request };
+  const walk: RequestWalk = { issues: [], structural: false, promptTokens: REQUEST_OVERHEAD, imageParts: 0 };
+  if (!isJsonObject(value)) return { ok: false, issues: collectStructuralIssues(value) };
+  const request = normaliseRequest(value, walk);
+  if (walk.structural || walk.issues.length > 0) {
+    const structural = collectStructuralIssues(value);
+    if (structural.length > 0) return { ok: false, issues: structural };
+    if (walk.issues.length > 0) return { ok: false, issues: walk.issues };
+    // The walk marks only values the structural pass reports: a bug, never a client's fault.
+    throw new Error('The request walk found a structural fault the structural pass did not.');
+  }
+  return { ok: true, request: carryPromptBound(request, { tokens: walk.promptTokens + requestTailTokens(request), imageParts: walk.imageParts }) };
 }
 
 /**
@@ -53,7 +71,7 @@ export function checkChatRequest(value: unknown): ChatRequestCheck {
  * with `value`). Throws InvalidRequestError for the first issue: OpenAI
  * answers one error per request.
  */
-export function validateChatRequest(value: unknown): ChatRequest {
+export function validateChatRequest(value: unknown): ValidatedChatRequest {
   const check = checkChatRequest(value);
   if (!check.ok) throw issueToError(check.issues[0] as RequestIssue);
   return check.request;
@@ -78,7 +96,8 @@ function checkInteger(key: string, value: number, minimum: number, maximum: numb
   return true;
 }
 
-function normaliseResponseFormat(format: JsonObject, issues: RequestIssue[]): ChatRequest['response_format'] {
+function normaliseResponseFormat(format: JsonObject, walk: RequestWalk): ChatRequest['response_format'] {
+  const issues = walk.issues;
   const type = Object.hasOwn(format, 'type') ? format['type'] : undefined;
   if (type === undefined) issues.push(createIssue(['response_format', 'type'], { code: 'missing_required_parameter' }));
   for (const key of Object.keys(format)) {
@@ -89,18 +108,35 @@ function normaliseResponseFormat(format: JsonObject, issues: RequestIssue[]): Ch
   if (type === 'text' || type === 'json_object') return { type };
   if (type === 'json_schema') {
     issues.push(createIssue(['response_format', 'type'], { code: 'invalid_value', reason: { rule: 'json_schema_unsupported' } }));
+  } else if (typeof type === 'string') {
+    issues.push(createIssue(['response_format', 'type'], { code: 'invalid_value', reason: { rule: 'one_of', received: type, allowed: ['text', 'json_object'] } }));
   } else if (type !== undefined) {
-    issues.push(
-      createIssue(['response_format', 'type'], {
-        code: 'invalid_value',
-        reason: { rule: 'one_of', received: type as string, allowed: ['text', 'json_object'] },
-      }),
-    );
+    walk.structural = true;
   }
   return undefined;
 }
 
-function normaliseRequest(body: JsonObject, issues: RequestIssue[]): ChatRequest {
+/** Whether `value` is a JSON number: the kind test of every numeric field (NaN is one; the range test refuses it). */
+function isNumber(value: unknown): value is number {
+  return typeof value === 'number';
+}
+
+function normaliseStop(stop: unknown, walk: RequestWalk): string | string[] | undefined {
+  if (typeof stop === 'string') return stop;
+  if (!Array.isArray(stop) || stop.length > MAX_STOP_ENTRIES) {
+    walk.structural = true;
+    return undefined;
+  }
+  const out: string[] = [];
+  for (const entry of stop) {
+    if (typeof entry === 'string') out.push(entry);
+    else walk.structural = true;
+  }
+  return out.length > 0 ? out : undefined;
+}
+
+function normaliseRequest(body: JsonObject, walk: RequestWalk): ChatRequest {
+  const issues = walk.issues;
   let model: string | undefined;
   let messages: ChatMessage[] | undefined;
   let tools: ToolDefinition[] | undefined;
@@ -114,76 +150,111 @@ function normaliseRequest(body: JsonObject, issues: RequestIssue[]): ChatRequest
 
   for (const key of Object.keys(body)) {
     const value = body[key];
-    // An own property holding undefined, or an explicit null where the structural
-    // pass let one through (only on the fields OpenAI marks nullable): absent.
-    if (value === undefined || (value === null && REQUEST_FIELDS.has(key))) continue;
+    // An own property holding undefined is absent, as JSON.stringify would have it.
+    if (value === undefined) continue;
+    if (value === null) {
+      // Only on the fields OpenAI marks nullable is null absent; elsewhere the skeleton refuses it.
+      const field = REQUEST_FIELDS.get(key);
+      if (field !== undefined && !acceptsKind(field, 'null')) walk.structural = true;
+      else if (field === undefined) issues.push(createIssue([key], { code: 'unknown_parameter' }));
+      continue;
+    }
     switch (key) {
       case 'model':
-        model = value as string;
+        if (typeof value !== 'string') {
+          walk.structural = true;
+          break;
+        }
+        model = value;
         if (model === '') issues.push(createIssue([key], { code: 'invalid_value', reason: { rule: 'non_empty' } }));
         else if (model.length > MAX_MODEL_LENGTH) issues.push(createIssue([key], { code: 'invalid_value', reason: { rule: 'too_long', maximum: MAX_MODEL_LENGTH } }));
         break;
       case 'messages':
-        messages = normaliseMessages(value as unknown[], issues);
+        if (Array.isArray(value)) messages = normaliseMessages(value, walk);
+        else walk.structural = true;
         break;
       case 'tools':
-        if ((value as unknown[]).length > 0) ({ tools, names: toolNames } = normaliseTools(value as unknown[], issues));
+        if (!Array.isArray(value)) walk.structural = true;
+        else if (value.length > 0) ({ tools, names: toolNames } = normaliseTools(value, walk));
         break;
       case 'tool_choice':
         toolChoiceGiven = true;
-        toolChoice = normaliseToolChoice(value as string | JsonObject, issues);
+        toolChoice = normaliseToolChoice(value, walk);
         break;
       case 'response_format': {
-        const format = normaliseResponseFormat(value as JsonObject, issues);
+        if (!isJsonObject(value)) {
+          walk.structural = true;
+          break;
+        }
+        const format = normaliseResponseFormat(value, walk);
         if (format !== undefined) optional.response_format = format;
         break;
       }
       case 'temperature':
-        checkRange(key, value as number, 0, 2, issues);
-        optional.temperature = value as number;
+        if (!isNumber(value)) {
+          walk.structural = true;
+          break;
+        }
+        checkRange(key, value, 0, 2, issues);
+        optional.temperature = value;
         break;
       case 'top_p':
-        checkRange(key, value as number, 0, 1, issues);
-        optional.top_p = value as number;
+        if (!isNumber(value)) {
+          walk.structural = true;
+          break;
+        }
+        checkRange(key, value, 0, 1, issues);
+        optional.top_p = value;
         break;
       case 'max_tokens':
         maxTokensGiven = true;
-        if (checkInteger(key, value as number, 1, MAX_OUTPUT_TOKENS_PARAM, issues)) optional.max_tokens = value as number;
+        if (!isNumber(value)) walk.structural = true;
+        else if (checkInteger(key, value, 1, MAX_OUTPUT_TOKENS_PARAM, issues)) optional.max_tokens = value;
         break;
       case 'max_completion_tokens':
         maxCompletionTokensGiven = true;
-        if (checkInteger(key, value as number, 1, MAX_OUTPUT_TOKENS_PARAM, issues)) optional.max_completion_tokens = value as number;
+        if (!isNumber(value)) walk.structural = true;
+        else if (checkInteger(key, value, 1, MAX_OUTPUT_TOKENS_PARAM, issues)) optional.max_completion_tokens = value;
         break;
-      case 'stop':
-        if (typeof value === 'string') optional.stop = value;
-        else if ((value as string[]).length > 0) optional.stop = [...(value as string[])];
+      case 'stop': {
+        const stop = normaliseStop(value, walk);
+        if (stop !== undefined) optional.stop = stop;
         break;
+      }
       case 'stream':
-        optional.stream = value as boolean;
+        if (typeof value === 'boolean') optional.stream = value;
+        else walk.structural = true;
         break;
       case 'stream_options': {
         streamOptionsGiven = true;
-        const options = value as JsonObject;
-        for (const optionKey of Object.keys(options)) {
-          const include = options[optionKey];
+        if (!isJsonObject(value)) {
+          walk.structural = true;
+          break;
+        }
+        for (const optionKey of Object.keys(value)) {
+          const include = value[optionKey];
           if (optionKey !== 'include_usage') issues.push(createIssue([key, optionKey], { code: 'unknown_parameter' }));
           else if (typeof include === 'boolean') optional.stream_options = { include_usage: include };
+          else if (include !== undefined) walk.structural = true;
         }
         break;
       }
       case 'n':
+        if (!isNumber(value)) {
+          walk.structural = true;
+          break;
+        }
         // Spec rule 2: "When n is present and not 1, the request is rejected."
-        if (checkInteger(key, value as number, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, issues)) {
-          if (value !== 1) issues.push(createIssue([key], { code: 'invalid_value', reason: { rule: 'only_one_choice', received: value as number } }));
+        if (checkInteger(key, value, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, issues)) {
+          if (value !== 1) issues.push(createIssue([key], { code: 'invalid_value', reason: { rule: 'only_one_choice', received: value } }));
           else optional.n = 1;
         }
         break;
       default:
-        // Spec rule 7. Only keys the structural pass leaves to this one get here.
+        // Spec rule 7.
         issues.push(createIssue([key], { code: 'unknown_parameter' }));
     }
   }
-
   if (model === undefined) issues.push(createIssue(['model'], { code: 'missing_required_parameter' }));
   if (messages === undefined) issues.push(createIssue(['messages'], { code: 'missing_required_parameter' }));
 

@@ -106,3 +106,23 @@ export interface ChatCompletionChunk {
   }>;
   usage?: Usage | null;
 }
+
+/**
+ * An upper bound of a request's prompt tokens, apart from its images (whose
+ * cost depends on the alias: `imageTokens` each). See request-prompt-bound.ts.
+ */
+export interface PromptBound {
+  /** Overheads plus the UTF-8 bytes of the prompt's text. */
+  readonly tokens: number;
+  /** image_url content parts, each counted at the alias's imageTokens. */
+  readonly imageParts: number;
+}
+
+/**
+ * A request as the validator returns it: its prompt bound rides along as a
+ * non-enumerable property, so it is never serialised, compared or copied
+ * (a spread copy, which may then be changed, measures its own).
+ */
+export interface ValidatedChatRequest extends ChatRequest {
+  readonly promptBound?: PromptBound;
+}

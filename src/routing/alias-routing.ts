@@ -1,10 +1,14 @@
 // What a request's `model` means: a named alias, or for service-auto the
 // alias the rules choose. Pure over the config; whether an alias can be
-// reached at all (circuit breakers) is asked through `isAvailable`.
+// reached at all (circuit breakers) is asked through `isAvailable`. The prompt
+// size service-auto compares is the reservation's prompt bound
+// (src/chat/request-prompt-bound.ts), an upper bound, at each alias's
+// imageTokens: an alias is chosen only when the prompt it will be reserved
+// with fits its context window.
 import { AUTO_ALIAS, type AliasConfig, type AutoCondition, type GatewayConfig } from '../config/config.ts';
-import type { ChatRequest } from '../chat/types.ts';
+import { promptBoundOf, promptTokensFor } from '../chat/request-prompt-bound.ts';
+import type { PromptBound, ValidatedChatRequest } from '../chat/types.ts';
 import { ModelNotFoundError } from '../errors/api-error.ts';
-import { estimatePromptTokens } from './token-estimate.ts';
 
 export interface ResolvedAlias {
   /** The alias the response names as `model`; never service-auto. */
@@ -21,38 +25,34 @@ interface RequestFeatures {
   tools: boolean;
   jsonObject: boolean;
   stream: boolean;
-  promptTokens: number;
+  /** The prompt bound; its tokens for an alias are promptTokensFor(prompt, alias.imageTokens). */
+  prompt: PromptBound;
 }
 
-export function requestFeatures(request: ChatRequest): RequestFeatures {
-  let images = false;
-  for (const message of request.messages) {
-    if (Array.isArray(message.content) && message.content.some((part) => part.type === 'image_url')) {
-      images = true;
-      break;
-    }
-  }
+export function requestFeatures(request: ValidatedChatRequest): RequestFeatures {
+  const prompt = promptBoundOf(request);
   return {
-    images,
+    images: prompt.imageParts > 0,
     tools: request.tools !== undefined && request.tools.length > 0,
     jsonObject: request.response_format?.type === 'json_object',
     stream: request.stream === true,
-    promptTokens: estimatePromptTokens(request),
+    prompt,
   };
 }
 
-function conditionHolds(when: AutoCondition, f: RequestFeatures): boolean {
+/** `alias`: the rule's; minPromptTokens compares the prompt bound at its imageTokens. */
+function conditionHolds(when: AutoCondition, f: RequestFeatures, alias: AliasConfig): boolean {
   if (when.images !== undefined && when.images !== f.images) return false;
   if (when.tools !== undefined && when.tools !== f.tools) return false;
   if (when.jsonObject !== undefined && when.jsonObject !== f.jsonObject) return false;
   if (when.stream !== undefined && when.stream !== f.stream) return false;
-  if (when.minPromptTokens !== undefined && f.promptTokens < when.minPromptTokens) return false;
+  if (when.minPromptTokens !== undefined && promptTokensFor(f.prompt, alias.imageTokens) < when.minPromptTokens) return false;
   return true;
 }
 
-/** The estimated prompt must leave room in the window; an alias with no window always fits. */
-function fitsContextWindow(alias: AliasConfig, promptTokens: number): boolean {
-  return alias.contextWindow === null || promptTokens < alias.contextWindow;
+/** The prompt bound must leave room in the window; an alias with no window always fits. */
+function fitsContextWindow(alias: AliasConfig, prompt: PromptBound): boolean {
+  return alias.contextWindow === null || promptTokensFor(prompt, alias.imageTokens) < alias.contextWindow;
 }
 
 /**
@@ -65,21 +65,23 @@ function fitsContextWindow(alias: AliasConfig, promptTokens: number): boolean {
  * model names when given.
  */
 export function resolveAlias(
-  request: ChatRequest,
+  request: ValidatedChatRequest,
   config: Pick<GatewayConfig, 'aliases' | 'auto'>,
   isAvailable: (alias: string) => boolean = () => true,
   usable?: () => readonly string[],
 ): ResolvedAlias {
   if (request.model !== AUTO_ALIAS) {
-    if (!Object.hasOwn(config.aliases, request.model)) throw new ModelNotFoundError(request.model, usable?.());
-    return { alias: request.model, config: config.aliases[request.model] as AliasConfig, reason: 'requested', skipped: [] };
+    // Own names only: 'constructor' or '__proto__' is no alias.
+    const named = Object.hasOwn(config.aliases, request.model) ? config.aliases[request.model] : undefined;
+    if (named === undefined) throw new ModelNotFoundError(request.model, usable?.());
+    return { alias: request.model, config: named, reason: 'requested', skipped: [] };
   }
   const features = requestFeatures(request);
   const skipped: string[] = [];
   const tryAlias = (alias: string, reason: string): ResolvedAlias | undefined => {
     const target = config.aliases[alias];
     if (target === undefined) return undefined;
-    if (!fitsContextWindow(target, features.promptTokens)) {
+    if (!fitsContextWindow(target, features.prompt)) {
       skipped.push(`${alias}:context_window`);
       return undefined;
     }
@@ -90,7 +92,8 @@ export function resolveAlias(
     return { alias, config: target, reason, skipped };
   };
   for (const rule of config.auto.rules) {
-    if (!conditionHolds(rule.when, features)) continue;
+    const ruleAlias = config.aliases[rule.use];
+    if (ruleAlias === undefined || !conditionHolds(rule.when, features, ruleAlias)) continue;
     const chosen = tryAlias(rule.use, rule.reason);
     if (chosen !== undefined) return chosen;
   }

@@ -54,7 +54,8 @@ before(async () => {
         'service-ha': { targets: [{ provider: 'primary', model: 'p-model' }, { provider: 'backup', model: 'b-model', priority: 1 }] },
         'service-breaker': { targets: [{ provider: 'flaky', model: 'f-model' }, { provider: 'backup', model: 'b-model', priority: 1 }] },
         'service-vision': { provider: 'backup', model: 'vision-model', capabilities: ['vision'] },
-        'service-tools': { provider: 'backup', model: 'tools-model', capabilities: ['tools'], contextWindow: 1024 },
+        // Above the prompt bound of a short message with one tool (64 + 13 + 45 + 1000), below that of 8000 characters.
+        'service-tools': { provider: 'backup', model: 'tools-model', capabilities: ['tools'], contextWindow: 2048 },
       },
       auto: { default: 'service-chat' },
     },

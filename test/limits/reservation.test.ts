@@ -5,6 +5,7 @@ import type { ChatMessage } from '../../src/chat/types.ts';
 import { costNanos } from '../../src/limits/cost.ts';
 import { MESSAGE_OVERHEAD, REQUEST_OVERHEAD, reserveRequest, TOOLS_OVERHEAD, type ReservedRequest } from '../../src/limits/reservation.ts';
 import { assertLimiterInput, MAX_CHARGE_NANOS, MAX_REQUEST_TOKENS } from '../../src/limits/limiter.ts';
+import { validateChatRequest } from '../../src/chat/request-validator.ts';
 
 const ALIAS = { imageTokens: 2000 };
 const prompt = (request: ReservedRequest, alias = ALIAS): number => reserveRequest(request, 0, alias, []).promptTokens;
@@ -192,4 +193,18 @@ test('a crafted request cannot reserve past what the limiter accounts: tokens an
   assert.equal(r.promptTokens, MAX_REQUEST_TOKENS - 1_000_000);
   assert.equal(r.costNanos, MAX_CHARGE_NANOS);
   assertLimiterInput({ tokens: r.tokens, costNanos: r.costNanos }, 0, 'reservation');
+});
+
+test('a validated request is reserved from the bound it carries, without reading its messages again', () => {
+  const request = validateChatRequest({ model: 'm', messages: [{ role: 'user', content: 'Hello tokens' }] });
+  const messages = request.messages;
+  let reads = 0;
+  Object.defineProperty(request, 'messages', {
+    get: () => {
+      reads++;
+      return messages;
+    },
+  });
+  assert.deepEqual(reserveRequest(request, 100, ALIAS, []), { promptTokens: 88, outputTokens: 100, tokens: 188, costNanos: 0 });
+  assert.equal(reads, 0);
 });

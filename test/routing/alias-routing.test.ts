@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import type { AliasConfig, AutoRule } from '../../src/config/config.ts';
 import type { ChatRequest } from '../../src/chat/types.ts';
 import { ModelNotFoundError } from '../../src/errors/api-error.ts';
+import { validateChatRequest } from '../../src/chat/request-validator.ts';
+import { reserveRequest } from '../../src/limits/reservation.ts';
 import { listAliases, requestFeatures, resolveAlias } from '../../src/routing/alias-routing.ts';
 
 const alias = (over: Partial<AliasConfig> = {}): AliasConfig => ({
@@ -61,16 +63,63 @@ test('service-auto: each rule by its feature, else the default; never itself', (
   assert.deepEqual(pick(hi({ messages: [image], tools })), ['service-vision', 'image_url']);
 });
 
-test('service-auto: prompt size against context windows', () => {
-  const long = 'x'.repeat(4 * 3000); // ~3000 tokens: over service-tools' 2048, under service-chat's 4096
+test('service-auto: the prompt bound against context windows', () => {
+  // The bound: 64 + (8 + "user" 4 + content bytes) + tools JSON 45 + 1000 = 3121: over service-tools' 2048, under service-chat's 4096.
+  const long = 'x'.repeat(2000);
   const r = resolveAlias(hi({ messages: [{ role: 'user', content: long }], tools }), config);
   assert.deepEqual([r.alias, r.reason, r.skipped], ['service-chat', 'default', ['service-tools:context_window']]);
-  const huge = 'x'.repeat(4 * 20_000);
+  const huge = 'x'.repeat(80_000);
   const h = resolveAlias(hi({ messages: [{ role: 'user', content: huge }] }), config);
   assert.deepEqual([h.alias, h.reason], ['service-long', 'prompt_tokens']);
-  const mid = 'x'.repeat(4 * 4500); // over service-chat's window, under the 5000 rule
+  // 64 + 8 + 4 + 4500 = 4576: over service-chat's window, under the 5000 rule.
+  const mid = 'x'.repeat(4500);
   const m = resolveAlias(hi({ messages: [{ role: 'user', content: mid }] }), config);
   assert.deepEqual([m.alias, m.reason, m.skipped], ['service-vision', 'context_window', ['service-chat:context_window']]);
+});
+
+test('service-auto: the window and minPromptTokens are compared at the exact bound, and images at each alias\'s imageTokens', () => {
+  const exact = alias({ contextWindow: 4096 });
+  const at = (contextWindow: number, imageTokens: number) => ({
+    aliases: { 'service-chat': alias(), 'service-small': alias({ contextWindow, imageTokens }), 'service-long': exact },
+    auto: { default: 'service-chat', rules: [{ when: { images: true }, use: 'service-small', reason: 'image_url' }, { when: { minPromptTokens: 4020 }, use: 'service-long', reason: 'prompt_tokens' }] },
+  });
+  // 64 + (8 + 4 + ("text" 4 + "what" 4)) = 84, plus imageTokens for the image part.
+  const pick = (contextWindow: number, imageTokens: number) => {
+    const r = resolveAlias(hi({ messages: [image] }), at(contextWindow, imageTokens));
+    return [r.alias, r.reason];
+  };
+  assert.deepEqual(pick(2085, 2000), ['service-small', 'image_url']);
+  assert.deepEqual(pick(2084, 2000), ['service-chat', 'default']);
+  assert.deepEqual(pick(2085, 2001), ['service-chat', 'default']);
+  // minPromptTokens holds from the bound up: 64 + 8 + 4 + 3944 = 4020.
+  const long = (n: number) => resolveAlias(hi({ messages: [{ role: 'user', content: 'x'.repeat(n) }] }), at(100_000, 1)).alias;
+  assert.equal(long(3944), 'service-long');
+  assert.equal(long(3943), 'service-chat');
+});
+
+test('service-auto compares the prompt the reservation counts, from the bound the validator carried', () => {
+  const body = { model: 'service-auto', messages: [{ role: 'user', content: '漢'.repeat(1000) }, image], tools };
+  const request = validateChatRequest(body);
+  // 64 + (8 + 4 + 3000) + (8 + 4 + 4 + 4) + 45 + 1000 = 4141 and one image part.
+  assert.deepEqual(request.promptBound, { tokens: 4141, imageParts: 1 });
+  assert.deepEqual(requestFeatures(request).prompt, { tokens: 4141, imageParts: 1 });
+  const r = resolveAlias(request, config);
+  assert.deepEqual([r.alias, r.reason], ['service-vision', 'image_url']);
+  assert.equal(reserveRequest(request, 0, r.config, []).promptTokens, 4141 + 2000);
+  // The bound is not enumerable: never forwarded, never part of a comparison.
+  assert.equal(JSON.stringify(request).includes('promptBound'), false);
+  assert.deepEqual(Object.keys(request), ['model', 'messages', 'tools']);
+  // Routing reads the carried bound, not the messages.
+  const messages = request.messages;
+  let reads = 0;
+  Object.defineProperty(request, 'messages', {
+    get: () => {
+      reads++;
+      return messages;
+    },
+  });
+  assert.equal(resolveAlias(request, config).alias, 'service-vision');
+  assert.equal(reads, 0);
 });
 
 test('service-auto: an alias whose targets are all circuit-open is skipped', () => {
@@ -85,12 +134,13 @@ test('service-auto: an alias whose targets are all circuit-open is skipped', () 
 });
 
 test('request features', () => {
+  // A request not from the validator has its bound measured: 64 + (8 + 4 + 4 + 4) + 45 + 1000.
   assert.deepEqual(requestFeatures(hi({ stream: true, tools, messages: [image] })), {
     images: true,
     tools: true,
     jsonObject: false,
     stream: true,
-    promptTokens: requestFeatures(hi({ stream: true, tools, messages: [image] })).promptTokens,
+    prompt: { tokens: 1129, imageParts: 1 },
   });
   assert.equal(requestFeatures(hi({ tools: [] })).tools, false);
 });
