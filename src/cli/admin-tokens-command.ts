@@ -13,6 +13,7 @@ import type { GatewayConfig } from '../config/config.ts';
 import { AdminTokenError, InvalidTokenSettingError } from '../keys/admin-token-errors.ts';
 import { adminTokenView, MAX_TOKEN_LIFETIME_DAYS, type AdminTokenView } from '../keys/admin-token.ts';
 import { KeyStoreError } from '../keys/errors.ts';
+import { FileError } from '../files/errors.ts';
 import { createLogger } from '../log/logger.ts';
 import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
 import type { AuditWho } from '../state/audited-key-store.ts';
@@ -245,7 +246,7 @@ export async function runAdminTokensCommand(args: readonly string[], ctx: AdminT
   } catch (error) {
     if (error instanceof TokenOptionError) return usageError(ctx, name, error.message);
     if (error instanceof InvalidTokenSettingError) return usageError(ctx, name, inFlagWords(error, parsed.values as Values));
-    if (error instanceof AdminTokenError || error instanceof KeyStoreError) {
+    if (error instanceof AdminTokenError || error instanceof KeyStoreError || error instanceof FileError) {
       ctx.stderr.write(`portcullis admin tokens ${name}: ${error.message}\n`);
       return 1;
     }

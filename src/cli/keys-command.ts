@@ -9,6 +9,7 @@ import { describeArgumentProblem, type OptionSpec, unknownArgument, usageProblem
 import type { AuditTrail } from '../audit/audit-event.ts';
 import { AuditLogError } from '../audit/audit-log.ts';
 import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../keys/errors.ts';
+import { FileError } from '../files/errors.ts';
 import { keyStatus } from '../keys/key-settings.ts';
 import { auditedKeyStore, type AuditWho } from '../state/audited-key-store.ts';
 import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore } from '../state/file-key-store.ts';
@@ -270,7 +271,7 @@ export async function runKeysCommand(args: string[], ctx: KeysCommandContext): P
   } catch (error) {
     if (error instanceof InvalidKeyNameError || error instanceof InvalidKeySettingError) return usageError(ctx, name, inFlagWords(error, parsed.values));
     if (error instanceof KeyOptionError) return usageError(ctx, name, error.message);
-    if (error instanceof KeyStoreError || error instanceof UsageFileError) {
+    if (error instanceof KeyStoreError || error instanceof FileError || error instanceof UsageFileError) {
       ctx.stderr.write(`portcullis keys ${name}: ${error.message}\n`);
       return 1;
     }

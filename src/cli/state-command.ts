@@ -14,6 +14,7 @@ import { openMigrationClient } from '../state/migration-redis.ts';
 import { fileMigrationSide, redisMigrationSide } from '../state/migration-sides.ts';
 import { MigrationFailedError, MigrationRefusedError, migrateState, type MigrationSide, type MigrationSummary } from '../state/state-migration.ts';
 import { KeyStoreError } from '../keys/errors.ts';
+import { FileError } from '../files/errors.ts';
 import { AdminTokenError } from '../keys/admin-token-errors.ts';
 import { UsageFileError } from '../usage/usage-file.ts';
 import { describeArgumentProblem, unknownArgument, usageProblem } from './argument-problem.ts';
@@ -108,7 +109,7 @@ export async function runStateCommand(args: string[], ctx: StateCommandContext):
       ctx.stderr.write(`portcullis state migrate: ${error.message}\n`);
       return 1;
     }
-    if (error instanceof RedisUnavailableError || error instanceof RedisReplyError || error instanceof KeyStoreError || error instanceof AdminTokenError || error instanceof UsageFileError) {
+    if (error instanceof RedisUnavailableError || error instanceof RedisReplyError || error instanceof KeyStoreError || error instanceof FileError || error instanceof AdminTokenError || error instanceof UsageFileError) {
       ctx.stderr.write(`portcullis state migrate: ${error.message}; nothing was copied\n`);
       return 1;
     }
