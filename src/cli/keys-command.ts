@@ -5,7 +5,7 @@
 // `--config FILE` is consumed by main.ts, which resolves ctx.dataDir from it.
 
 import { parseArgs } from 'node:util';
-import { describeArgumentProblem, type OptionSpec, unknownArgument, usageProblem } from './argument-problem.ts';
+import { describeArgumentProblem, type OptionSpec, unknownArgument, refuseCommandLine } from './argument-problem.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import { AuditLogError } from '../audit/audit-log.ts';
 import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../keys/errors.ts';
@@ -225,7 +225,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
 };
 
 function usageError(ctx: KeysCommandContext, subcommand: string | null, problem: string): number {
-  return usageProblem(ctx.stderr, 'portcullis keys', subcommand, problem);
+  return refuseCommandLine(ctx.stderr, 'portcullis keys', subcommand, problem);
 }
 
 function wantsHelp(subcommand: Subcommand, args: string[]): boolean {
