@@ -12,7 +12,8 @@ import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../k
 import { FileError } from '../files/errors.ts';
 import { keyStatus } from '../keys/key-settings.ts';
 import { auditedKeyStore, type AuditWho } from '../state/audited-key-store.ts';
-import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore } from '../state/file-key-store.ts';
+import { openKeyStore } from '../state/file-key-store.ts';
+import { DEFAULT_RELOAD_INTERVAL_MS } from '../state/key-store-port.ts';
 import type { KeyStore } from '../state/key-store-port.ts';
 import { createFileUsageStore } from '../state/file-usage-store.ts';
 import type { UsageStore } from '../state/state-backend.ts';

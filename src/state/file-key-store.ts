@@ -21,7 +21,7 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { IssuedKey, KeyPatch, KeyStore, ListedKey, WriteAhead } from './key-store-port.ts';
+import { DEFAULT_LAST_USED_FLUSH_MS, DEFAULT_RELOAD_INTERVAL_MS, type IssuedKey, type KeyPatch, type KeyStore, type ListedKey, type WriteAhead } from './key-store-port.ts';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from '../keys/api-key.ts';
 import { removeStaleTempFiles, writeFileAtomic } from '../files/atomic-file.ts';
 import { KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
@@ -34,8 +34,6 @@ import { fileSignature, isMissingFile, MISSING_FILE } from './file-signature.ts'
 
 export const KEYS_FILE_NAME = 'keys.json';
 export const LAST_USED_FILE_NAME = 'keys-last-used.json';
-export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
-export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
 const DATA_DIR_MODE = 0o700;
 
 export interface KeyStoreOptions {
