@@ -25,7 +25,7 @@ export class FileLockTimeoutError extends FileError {
     super(
       'file_lock_timeout',
       `Timed out after ${waitedMs} ms waiting for the lock file ${lockPath} (held by ${holder}). ` +
-        'If no other portcullis process is changing keys, delete the lock file and retry.',
+        'If no other portcullis process is writing the file it guards, delete the lock file and retry.',
     );
     this.lockPath = lockPath;
   }

@@ -96,7 +96,7 @@ test('a live holder makes the waiter time out with a message naming the lock and
       new RegExp(
         `^Timed out after \\d+ ms waiting for the lock file ${lockPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} ` +
           `\\(held by pid ${process.ppid} on host ${os.hostname()} since 2025-01-31T12:00:00.000Z\\)\\. ` +
-          'If no other portcullis process is changing keys, delete the lock file and retry\\.$',
+          'If no other portcullis process is writing the file it guards, delete the lock file and retry\\.$',
       ).test(err.message),
   );
   assert.equal(ran, false);
