@@ -26,8 +26,9 @@ import {
   KeyAlreadyRevokedError,
   KeyNotFoundError,
   KeyRevokedError,
-  KeyStoreError,
+  KeyStoreIoError,
 } from '../keys/errors.ts';
+import { FileError } from '../files/errors.ts';
 import { keyStatus, type KeyStatus } from '../keys/key-settings.ts';
 import { redactSecretText } from '../log/secret-kinds.ts';
 import { auditedKeyStore } from '../state/audited-key-store.ts';
@@ -242,7 +243,7 @@ function adminErrorOf(err: unknown): unknown {
   if (err instanceof AdminTokenNotFoundError) return new ApiError('admin_token_not_found', err.message);
   if (err instanceof AdminTokenAlreadyRevokedError) return new ApiError('admin_token_already_revoked', err.message);
   if (err instanceof AdminTokenLimitError) return new ApiError('admin_token_limit_reached', err.message);
-  if (err instanceof KeyStoreError && (err.code === 'key_store_lock_timeout' || err.code === 'key_store_io_error')) {
+  if (err instanceof FileError || err instanceof KeyStoreIoError) {
     return new ApiError('key_store_unavailable', undefined, { headers: { 'retry-after': '1' } });
   }
   // A write-ahead record that cannot be appended stops its change (src/state/audited-key-store.ts).

@@ -16,9 +16,9 @@
 
 import { mkdir, open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { removeStaleTempFiles, writeFileAtomic } from '../keys/atomic-file.ts';
-import { KeyStoreError } from '../keys/errors.ts';
-import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../keys/file-lock.ts';
+import { removeStaleTempFiles, writeFileAtomic } from '../files/atomic-file.ts';
+import { FileError } from '../files/errors.ts';
+import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../files/file-lock.ts';
 import { assertWellFormedPasswordHash, checkPasswordStrength, hashPassword, PasswordHashFormatError, type ScryptParams } from './password-hash.ts';
 
 export const ADMIN_FILE_NAME = 'admin.json';
@@ -197,8 +197,8 @@ export async function setAdminPassword(
       await writeFileAtomic(path, serializeAdminFile(credentials));
     });
   } catch (cause) {
-    // The shared file helpers report as key store errors; restate them as ours.
-    if (cause instanceof KeyStoreError) throw new AdminFileIoError(path, cause.message, cause);
+    // The shared file helpers report as file errors; restate them as ours.
+    if (cause instanceof FileError) throw new AdminFileIoError(path, cause.message, cause);
     throw cause;
   }
   return credentials;

@@ -86,11 +86,6 @@ interface ClientRecord {
 
 const ALLOWED: LoginDecision = { allowed: true };
 
-/** A refusal's wait as Retry-After says it: whole seconds, at least 1. */
-export function retryAfterSeconds(retryAfterMs: number): string {
-  return String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
-}
-
 function requirePositiveInteger(value: number, name: string): number {
   if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`);
   return value;

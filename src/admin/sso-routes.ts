@@ -28,7 +28,7 @@ import { parseCookies, serializeCookie } from '../http/cookies.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RequestContext, RouteHandler } from '../http/request-context.ts';
 import type { Logger } from '../log/logger.ts';
-import { createSsoFlow, LOGIN_TTL_MS, SsoStartError, type CallbackParams, type SsoFlow } from '../oidc/flow.ts';
+import { createSsoFlow, LOGIN_TTL_MS, SsoStartError, type CallbackParams, type OidcUser, type SsoFlow } from '../oidc/flow.ts';
 import { ANONYMOUS_ACTOR, clientAddress } from './admin-principal.ts';
 import { createRefusalRecordLimit } from './refusal-record-limit.ts';
 import type { Session, SessionStore } from './sessions.ts';
@@ -51,6 +51,11 @@ export interface SsoRoutesOptions {
   sessionCookie(id: string): string;
   env?: NodeJS.ProcessEnv | undefined;
   flow?: SsoFlow | undefined;
+}
+
+/** The audit trail's actor for a user the OIDC flow signed in. */
+export function ssoActor(user: OidcUser): AuditActor {
+  return { kind: 'sso', id: user.subject, issuer: user.issuer, ...(user.name === undefined ? {} : { name: user.name }) };
 }
 
 /** Whether POST /api/login is open: always without SSO; with SSO unless admin.oidc.passwordLogin is false. */
@@ -171,19 +176,21 @@ export function createSsoRoutes(options: SsoRoutesOptions): Array<[method: strin
     const binding = parseCookies(ctx.req.headers.cookie).get(bindingName);
     const outcome =
       params === null
-        ? ({ ok: false, error: 'sso_state_invalid', reason: 'repeated_parameter', actor: null } as const)
+        ? ({ ok: false, error: 'sso_state_invalid', reason: 'repeated_parameter', user: null } as const)
         : await flow.finish(oidc, params, binding, () => readClientSecret(config, oidc, env));
     if (!outcome.ok) {
       const detail = 'detail' in outcome ? outcome.detail : {};
-      const record = callbackRecords.take(`${outcome.actor?.id ?? '-'}\n${clientAddress(ctx)}\n${outcome.reason}`);
-      await refused(ctx, oidc, outcome.error, outcome.reason, outcome.actor, detail, record, 'problem' in outcome ? outcome.problem : undefined);
+      const record = callbackRecords.take(`${outcome.user?.subject ?? '-'}\n${clientAddress(ctx)}\n${outcome.reason}`);
+      const actor = outcome.user === null ? null : ssoActor(outcome.user);
+      await refused(ctx, oidc, outcome.error, outcome.reason, actor, detail, record, 'problem' in outcome ? outcome.problem : undefined);
       redirect(ctx, `/?sso_error=${outcome.error}`, [clearBinding]);
       return;
     }
-    const created = options.sessions.create(outcome.actor, ssoGrant(oidc));
+    const actor = ssoActor(outcome.user);
+    const created = options.sessions.create(actor, ssoGrant(oidc));
     const client = clientAddress(ctx);
-    logger.info('admin login', { requestId: ctx.requestId, client, sso: true, sub: outcome.actor.id });
-    await audit.record({ actor: outcome.actor, source: client, action: 'admin.login', target: 'admin', before: null, after: null, detail: { issuer: oidc.issuer } });
+    logger.info('admin login', { requestId: ctx.requestId, client, sso: true, sub: actor.id });
+    await audit.record({ actor, source: client, action: 'admin.login', target: 'admin', before: null, after: null, detail: { issuer: oidc.issuer } });
     redirect(ctx, '/', [options.sessionCookie(created.id), clearBinding]);
   };
 

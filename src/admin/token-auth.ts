@@ -41,7 +41,8 @@ import { adminTokenPrefix, isWellFormedAdminToken, scopesCover, tokenStatus, typ
 import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
 import { storeCall } from './admin-api.ts';
 import { ANONYMOUS_ACTOR, clientAddress, type AdminRoute } from './admin-principal.ts';
-import { createLoginThrottle, retryAfterSeconds, type LoginThrottle } from './login-throttle.ts';
+import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
+import { retryAfterSeconds } from '../limits/rate-limit-headers.ts';
 import { createRefusalRecordLimit } from './refusal-record-limit.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 

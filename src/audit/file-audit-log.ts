@@ -13,8 +13,8 @@
 // the head is a break, and appends refuse to build on it.
 import { mkdir, open, readdir, rename, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../keys/file-lock.ts';
-import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../keys/atomic-file.ts';
+import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../files/file-lock.ts';
+import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../files/atomic-file.ts';
 import { createChainVerifier, type AuditVerification, type ChainHead } from './audit-chain.ts';
 import { EMPTY_HEAD, headFileWrite, headJson, judgeTail, MAX_OPEN, parseHeadJson, type HeadState } from './audit-head.ts';
 import { forEachLine, forEachLineBackward, lastNewlineBefore, OverlongLineError, readRange } from './audit-file-lines.ts';

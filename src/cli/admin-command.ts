@@ -16,7 +16,7 @@ import type { AuditWho } from '../state/audited-key-store.ts';
 import { cliWho } from './cli-actor.ts';
 import { KeyStoreIoError } from '../keys/errors.ts';
 import { runAdminTokensCommand, type TokensBackend } from './admin-tokens-command.ts';
-import { unknownArgument, usageProblem } from './argument-problem.ts';
+import { unknownArgument, refuseCommandLine } from './argument-problem.ts';
 
 /** Standard input as this command uses it; a TTY stream has isTTY and setRawMode. */
 export type PasswordInput = NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
@@ -293,7 +293,7 @@ async function askTwice(terminal: ReturnType<typeof createTerminalReader>, promp
 }
 
 function usageError(ctx: AdminCommandContext, subcommand: string | null, problem: string): number {
-  return usageProblem(ctx.stderr, 'portcullis admin', subcommand, problem);
+  return refuseCommandLine(ctx.stderr, 'portcullis admin', subcommand, problem);
 }
 
 async function runSetPassword(args: readonly string[], ctx: AdminCommandContext): Promise<number> {

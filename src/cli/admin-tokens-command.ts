@@ -5,7 +5,7 @@
 // Exit codes as `keys`: 0 done, 1 the store refused or failed (message on stderr),
 // 2 the command line is wrong. The token is printed once, by `create`.
 import { parseArgs } from 'node:util';
-import { describeArgumentProblem, unknownArgument, usageProblem } from './argument-problem.ts';
+import { describeArgumentProblem, unknownArgument, refuseCommandLine } from './argument-problem.ts';
 import type { AuditActor, AuditTrail } from '../audit/audit-event.ts';
 import { AuditLogError } from '../audit/audit-log.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
@@ -13,6 +13,7 @@ import type { GatewayConfig } from '../config/config.ts';
 import { AdminTokenError, InvalidTokenSettingError } from '../keys/admin-token-errors.ts';
 import { adminTokenView, MAX_TOKEN_LIFETIME_DAYS, type AdminTokenView } from '../keys/admin-token.ts';
 import { KeyStoreError } from '../keys/errors.ts';
+import { FileError } from '../files/errors.ts';
 import { createLogger } from '../log/logger.ts';
 import type { AdminTokenStore } from '../state/admin-token-store-port.ts';
 import type { AuditWho } from '../state/audited-key-store.ts';
@@ -142,7 +143,7 @@ function describeToken(view: AdminTokenView): string {
   );
 }
 
-function renderTable(views: AdminTokenView[]): string {
+function renderTokenTable(views: AdminTokenView[]): string {
   if (views.length === 0) return 'No admin API tokens. Create one with "portcullis admin tokens create --name NAME --scope read".\n';
   const rows = [['ID', 'NAME', 'PREFIX', 'SCOPES', 'STATUS', 'EXPIRES', 'CREATED BY']];
   for (const v of views) rows.push([v.id, v.name, v.prefix, v.scopes.join(','), v.status, shortTime(v.expiresAt), v.createdBy]);
@@ -189,7 +190,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     async run(backend, values, _positionals, ctx) {
       const now = (ctx.clock ?? Date.now)();
       const views = (await backend.tokens.list()).map((r) => adminTokenView(r, now));
-      ctx.stdout.write(values['json'] === true ? JSON.stringify(views, null, 2) + '\n' : renderTable(views));
+      ctx.stdout.write(values['json'] === true ? JSON.stringify(views, null, 2) + '\n' : renderTokenTable(views));
       return 0;
     },
   },
@@ -215,7 +216,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
 };
 
 function usageError(ctx: AdminTokensContext, subcommand: string | null, problem: string): number {
-  return usageProblem(ctx.stderr, 'portcullis admin tokens', subcommand, problem);
+  return refuseCommandLine(ctx.stderr, 'portcullis admin tokens', subcommand, problem);
 }
 
 /** Run `portcullis admin tokens ...`; resolves to the process exit code. */
@@ -244,8 +245,8 @@ export async function runAdminTokensCommand(args: readonly string[], ctx: AdminT
     return await subcommand.run(backend, parsed.values as Values, parsed.positionals, ctx);
   } catch (error) {
     if (error instanceof TokenOptionError) return usageError(ctx, name, error.message);
-    if (error instanceof InvalidTokenSettingError) return usageError(ctx, name, inFlagWords(error, parsed.values as Values));
-    if (error instanceof AdminTokenError || error instanceof KeyStoreError) {
+    if (error instanceof InvalidTokenSettingError) return usageError(ctx, name, tokenSettingInFlagWords(error, parsed.values as Values));
+    if (error instanceof AdminTokenError || error instanceof KeyStoreError || error instanceof FileError) {
       ctx.stderr.write(`portcullis admin tokens ${name}: ${error.message}\n`);
       return 1;
     }
@@ -260,7 +261,7 @@ export async function runAdminTokensCommand(args: readonly string[], ctx: AdminT
 }
 
 /** A setting error in the words of the command line; for --expires, with the value given and the forms it takes. */
-function inFlagWords(error: InvalidTokenSettingError, values: Values): string {
+function tokenSettingInFlagWords(error: InvalidTokenSettingError, values: Values): string {
   if (error.param === 'expiresAt') {
     const given = typeof values['expires'] === 'string' ? `--expires ${values['expires']}` : `--expires (default ${DEFAULT_TOKEN_LIFETIME})`;
     const problem = error.problem.startsWith('must be an ISO 8601 time')

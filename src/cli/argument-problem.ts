@@ -43,7 +43,7 @@ export function unknownArgument(word: string, options: readonly string[], comman
  * and where its usage is; exit code 2. `helpFor` is the command whose --help
  * to name (default: the subcommand's own).
  */
-export function usageProblem(stderr: NodeJS.WritableStream, command: string, subcommand: string | null, problem: string, helpFor?: string): 2 {
+export function refuseCommandLine(stderr: NodeJS.WritableStream, command: string, subcommand: string | null, problem: string, helpFor?: string): 2 {
   const named = subcommand === null ? command : `${command} ${subcommand}`;
   stderr.write(`${named}: ${problem}\nRun "${helpFor ?? named} --help" for usage.\n`);
   return 2;

@@ -3,7 +3,7 @@
 // broken, or the log could not be read (message on stderr); 2 the command line
 // is wrong.
 import { parseArgs } from 'node:util';
-import { describeArgumentProblem, usageProblem } from './argument-problem.ts';
+import { describeArgumentProblem, refuseCommandLine } from './argument-problem.ts';
 import type { AuditVerification } from '../audit/audit-chain.ts';
 import { AUDIT_FILTER_NAMES, AuditFilterError, AuditLogError, parseAuditFilter, type AuditFilterName, type AuditLog } from '../audit/audit-log.ts';
 import { canonicalJson, type AuditRecord } from '../audit/audit-record.ts';
@@ -175,6 +175,6 @@ async function withLog(ctx: AuditCommandContext, name: string, work: (log: Audit
 }
 
 function usageError(ctx: AuditCommandContext, subcommand: string | null, problem: string): number {
-  return usageProblem(ctx.stderr, 'portcullis audit', subcommand, problem, 'portcullis audit');
+  return refuseCommandLine(ctx.stderr, 'portcullis audit', subcommand, problem, 'portcullis audit');
 }
 

@@ -5,13 +5,15 @@
 // `--config FILE` is consumed by main.ts, which resolves ctx.dataDir from it.
 
 import { parseArgs } from 'node:util';
-import { describeArgumentProblem, type OptionSpec, unknownArgument, usageProblem } from './argument-problem.ts';
+import { describeArgumentProblem, type OptionSpec, unknownArgument, refuseCommandLine } from './argument-problem.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import { AuditLogError } from '../audit/audit-log.ts';
 import { InvalidKeyNameError, InvalidKeySettingError, KeyStoreError } from '../keys/errors.ts';
+import { FileError } from '../files/errors.ts';
 import { keyStatus } from '../keys/key-settings.ts';
 import { auditedKeyStore, type AuditWho } from '../state/audited-key-store.ts';
-import { DEFAULT_RELOAD_INTERVAL_MS, openKeyStore } from '../state/file-key-store.ts';
+import { openKeyStore } from '../state/file-key-store.ts';
+import { DEFAULT_RELOAD_INTERVAL_MS } from '../state/key-store-port.ts';
 import type { KeyStore } from '../state/key-store-port.ts';
 import { createFileUsageStore } from '../state/file-usage-store.ts';
 import type { UsageStore } from '../state/state-backend.ts';
@@ -224,7 +226,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
 };
 
 function usageError(ctx: KeysCommandContext, subcommand: string | null, problem: string): number {
-  return usageProblem(ctx.stderr, 'portcullis keys', subcommand, problem);
+  return refuseCommandLine(ctx.stderr, 'portcullis keys', subcommand, problem);
 }
 
 function wantsHelp(subcommand: Subcommand, args: string[]): boolean {
@@ -270,7 +272,7 @@ export async function runKeysCommand(args: string[], ctx: KeysCommandContext): P
   } catch (error) {
     if (error instanceof InvalidKeyNameError || error instanceof InvalidKeySettingError) return usageError(ctx, name, inFlagWords(error, parsed.values));
     if (error instanceof KeyOptionError) return usageError(ctx, name, error.message);
-    if (error instanceof KeyStoreError || error instanceof UsageFileError) {
+    if (error instanceof KeyStoreError || error instanceof FileError || error instanceof UsageFileError) {
       ctx.stderr.write(`portcullis keys ${name}: ${error.message}\n`);
       return 1;
     }

@@ -1,6 +1,6 @@
 // The help texts of `portcullis keys` and its subcommands.
 import { KEY_SETTING_HELP } from './key-options.ts';
-import { DEFAULT_RELOAD_INTERVAL_MS } from '../state/file-key-store.ts';
+import { DEFAULT_RELOAD_INTERVAL_MS } from '../state/key-store-port.ts';
 
 const REVOKE_DELAY_SECONDS = DEFAULT_RELOAD_INTERVAL_MS / 1000;
 

@@ -17,6 +17,7 @@ import { createGateway, type Gateway } from '../gateway/gateway.ts';
 import { trustedProxies } from '../http/client-address.ts';
 import { healthRoutes } from '../gateway/health.ts';
 import { KeyStoreError } from '../keys/errors.ts';
+import { FileError } from '../files/errors.ts';
 import { batchLines, createLogger, isLogLevel, type LogLevel } from '../log/logger.ts';
 import { createGatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
@@ -177,7 +178,7 @@ export async function runServeCommand(
       countBudgetJournalWriteFailure: () => metrics.budgetJournalWriteFailure(),
     });
   } catch (err) {
-    if (err instanceof KeyStoreError || err instanceof ConfigError || err instanceof RedisUnavailableError || err instanceof RedisReplyError) {
+    if (err instanceof KeyStoreError || err instanceof FileError || err instanceof ConfigError || err instanceof RedisUnavailableError || err instanceof RedisReplyError) {
       io.stderr.write(`portcullis serve: cannot open the ${config.state.backend} state backend: ${err.message}\n`);
       return 1;
     }
@@ -195,7 +196,7 @@ export async function runServeCommand(
     await recoverAuditChain({ log: backend.audit, keys: backend.keys, tokens: backend.tokens, trail: audit, logger });
   } catch (err) {
     await backend.close();
-    if (err instanceof AuditLogError || err instanceof KeyStoreError || err instanceof RedisUnavailableError || err instanceof RedisReplyError) {
+    if (err instanceof AuditLogError || err instanceof KeyStoreError || err instanceof FileError || err instanceof RedisUnavailableError || err instanceof RedisReplyError) {
       io.stderr.write(`portcullis serve: cannot start on the audit log: ${err.message}\n`);
       return 1;
     }

@@ -5,6 +5,7 @@ import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { configChange, MAX_CHANGED_PATHS } from '../config/config-change.ts';
 import type { Gateway, PreparedReload } from '../gateway/gateway.ts';
 import { KeyStoreError } from '../keys/errors.ts';
+import { FileError } from '../files/errors.ts';
 import type { KeyStore } from '../state/key-store-port.ts';
 import type { LevelledLogger, LogLevel } from '../log/logger.ts';
 
@@ -95,7 +96,7 @@ export function createReloader(options: ReloaderOptions): { request(): void } {
     try {
       keysRead = await keys.prepareReload();
     } catch (err) {
-      if (!(err instanceof KeyStoreError)) throw err;
+      if (!(err instanceof KeyStoreError || err instanceof FileError)) throw err;
       await refuse(keys.location, null, err.message, keys.location);
       return;
     }

@@ -14,9 +14,10 @@ import { openMigrationClient } from '../state/migration-redis.ts';
 import { fileMigrationSide, redisMigrationSide } from '../state/migration-sides.ts';
 import { MigrationFailedError, MigrationRefusedError, migrateState, type MigrationSide, type MigrationSummary } from '../state/state-migration.ts';
 import { KeyStoreError } from '../keys/errors.ts';
+import { FileError } from '../files/errors.ts';
 import { AdminTokenError } from '../keys/admin-token-errors.ts';
 import { UsageFileError } from '../usage/usage-file.ts';
-import { describeArgumentProblem, unknownArgument, usageProblem } from './argument-problem.ts';
+import { describeArgumentProblem, unknownArgument, refuseCommandLine } from './argument-problem.ts';
 
 export const STATE_USAGE = `Usage: portcullis state migrate --to DESTINATION [options]
 
@@ -72,17 +73,17 @@ type Destination = { kind: 'file'; dataDir: string } | { kind: 'redis'; config: 
 
 export async function runStateCommand(args: string[], ctx: StateCommandContext): Promise<number> {
   const [name, ...rest] = args;
-  if (name === undefined) return usageProblem(ctx.stderr, 'portcullis state', null, 'missing command (migrate)');
+  if (name === undefined) return refuseCommandLine(ctx.stderr, 'portcullis state', null, 'missing command (migrate)');
   if (name === '--help' || name === '-h' || name === 'help') {
     ctx.stdout.write(STATE_USAGE);
     return 0;
   }
-  if (name !== 'migrate') return usageProblem(ctx.stderr, 'portcullis state', null, unknownArgument(name, ['help'], ['migrate']));
+  if (name !== 'migrate') return refuseCommandLine(ctx.stderr, 'portcullis state', null, unknownArgument(name, ['help'], ['migrate']));
   let values: Record<string, string | boolean | undefined>;
   try {
     values = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (error) {
-    return usageProblem(ctx.stderr, 'portcullis state', name, describeArgumentProblem({ options: OPTIONS, allowPositionals: false }, rest, error));
+    return refuseCommandLine(ctx.stderr, 'portcullis state', name, describeArgumentProblem({ options: OPTIONS, allowPositionals: false }, rest, error));
   }
   if (values['help'] === true || ctx.config === null) {
     ctx.stdout.write(STATE_USAGE);
@@ -90,7 +91,7 @@ export async function runStateCommand(args: string[], ctx: StateCommandContext):
   }
   const config = ctx.config;
   const destination = parseDestination(values, config, ctx.cwd);
-  if (typeof destination === 'string') return usageProblem(ctx.stderr, 'portcullis state', name, destination);
+  if (typeof destination === 'string') return refuseCommandLine(ctx.stderr, 'portcullis state', name, destination);
 
   const clients: RedisClient[] = [];
   try {
@@ -108,7 +109,7 @@ export async function runStateCommand(args: string[], ctx: StateCommandContext):
       ctx.stderr.write(`portcullis state migrate: ${error.message}\n`);
       return 1;
     }
-    if (error instanceof RedisUnavailableError || error instanceof RedisReplyError || error instanceof KeyStoreError || error instanceof AdminTokenError || error instanceof UsageFileError) {
+    if (error instanceof RedisUnavailableError || error instanceof RedisReplyError || error instanceof KeyStoreError || error instanceof FileError || error instanceof AdminTokenError || error instanceof UsageFileError) {
       ctx.stderr.write(`portcullis state migrate: ${error.message}; nothing was copied\n`);
       return 1;
     }

@@ -39,7 +39,7 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   }
 
   const dataDir = path.resolve(baseDir, c.optional(root, 'dataDir', '', './data', (v, at) => c.string(v, at)));
-  const limits = parseLimits(c, root['limits']);
+  const limits = parseServerLimits(c, root['limits']);
   const providersIn = root['providers'] === undefined ? c.report('providers', { code: 'required' }) : c.map(root['providers'], 'providers');
   const providers = parseProviders(c, providersIn ?? {});
   // A provider with problems still counts as defined, so an alias naming it
@@ -60,7 +60,7 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency, telemetry, audit, metrics };
 }
 
-function parseLimits(c: Checker, value: unknown): ServerLimits {
+function parseServerLimits(c: Checker, value: unknown): ServerLimits {
   const limits = { ...DEFAULT_LIMITS };
   if (value === undefined) return limits;
   const keys = Object.keys(DEFAULT_LIMITS) as (keyof ServerLimits)[];

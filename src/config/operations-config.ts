@@ -105,7 +105,7 @@ function parseRedis(c: Checker, value: unknown): RedisStateConfig | null {
   const at = 'state.redis';
   const o = c.object(value, at, ['url', 'passwordEnv', 'passwordFile', 'keyPrefix', 'connectTimeoutMs', 'commandTimeoutMs', 'tls']);
   if (o === undefined) return null;
-  const url = parseRedisUrl(c, o['url'], join(at, 'url'));
+  const url = checkRedisUrl(c, o['url'], join(at, 'url'));
   const passwordEnv = c.optional(o, 'passwordEnv', at, null, (v, vat) => {
     const name = c.string(v, vat);
     if (name === undefined || ENV_NAME.test(name)) return name;
@@ -145,7 +145,7 @@ function redisScheme(url: string): string | null {
   }
 }
 
-function parseRedisUrl(c: Checker, value: unknown, at: string): string {
+function checkRedisUrl(c: Checker, value: unknown, at: string): string {
   const url = c.string(value, at);
   if (url === undefined) return '';
   let parsed: URL;

@@ -38,7 +38,7 @@ import type { Logger } from '../log/logger.ts';
 import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { addressGroup } from './address-group.ts';
 import { NO_TRUSTED_PROXIES, UNKNOWN_ADDRESS, type TrustedProxies } from './client-address.ts';
-import { Admission, createConnectionTable, defaultPerAddress, type TrackedConnection } from './connection-table.ts';
+import { ConnectionAdmission, createConnectionTable, defaultPerAddress, type TrackedConnection } from './connection-table.ts';
 
 /** limits.maxConnections left unset where nothing derived it from the descriptor limit (serve does). */
 export const DEFAULT_MAX_CONNECTIONS = 16_384;
@@ -168,8 +168,8 @@ export function limitConnections(server: Server, options: ConnectionLimitOptions
 
   server.on('connection', (socket: Socket) => {
     const admitted = table.admit(socket, shareKey(socket.remoteAddress, trusted));
-    if (admitted.kind !== Admission.Admitted) {
-      const perAddress = admitted.kind === Admission.AddressFull;
+    if (admitted.kind !== ConnectionAdmission.Admitted) {
+      const perAddress = admitted.kind === ConnectionAdmission.AddressFull;
       options.onRefused(perAddress);
       turnAway(socket, perAddress ? ADDRESS_REFUSAL_RESPONSE : REFUSAL_RESPONSE);
       return;

@@ -28,18 +28,18 @@ export interface TrackedConnection<S> {
   newer: TrackedConnection<S> | null;
 }
 
-export const Admission = {
+export const ConnectionAdmission = {
   Admitted: 'admitted',
   /** `max` are open, each with a request in flight. */
   Full: 'full',
   /** The address has `perAddress` open. */
   AddressFull: 'address_full',
 } as const;
-export type Admission = (typeof Admission)[keyof typeof Admission];
+export type ConnectionAdmission = (typeof ConnectionAdmission)[keyof typeof ConnectionAdmission];
 
 export type AdmitResult<S> =
-  | { kind: typeof Admission.Admitted; connection: TrackedConnection<S>; reclaimed: TrackedConnection<S> | null }
-  | { kind: typeof Admission.Full | typeof Admission.AddressFull };
+  | { kind: typeof ConnectionAdmission.Admitted; connection: TrackedConnection<S>; reclaimed: TrackedConnection<S> | null }
+  | { kind: typeof ConnectionAdmission.Full | typeof ConnectionAdmission.AddressFull };
 
 export interface ConnectionTable<S> {
   /** Connections holding a place (reclaimed and closed ones not). */
@@ -111,11 +111,11 @@ export function createConnectionTable<S>(limits: { max: number; perAddress: numb
     },
     admit(socket, address) {
       const fromAddress = address === null ? 0 : (perAddressOpen.get(address) ?? 0);
-      if (fromAddress >= perAddress) return { kind: Admission.AddressFull };
+      if (fromAddress >= perAddress) return { kind: ConnectionAdmission.AddressFull };
       let reclaimed: TrackedConnection<S> | null = null;
       if (open >= max) {
         // After a lowered cap more than one may be over it; one new connection takes one place only.
-        if (oldest === null) return { kind: Admission.Full };
+        if (oldest === null) return { kind: ConnectionAdmission.Full };
         reclaimed = oldest;
         release(reclaimed);
       }
@@ -123,7 +123,7 @@ export function createConnectionTable<S>(limits: { max: number; perAddress: numb
       open++;
       if (address !== null) perAddressOpen.set(address, fromAddress + 1);
       link(connection);
-      return { kind: Admission.Admitted, connection, reclaimed };
+      return { kind: ConnectionAdmission.Admitted, connection, reclaimed };
     },
     requestStarted(c) {
       if (c.released) return false;

@@ -1,8 +1,8 @@
 // Every failure of the admin API token store, as data with a stable `code`
 // (docs/admin-api.md, "Tokens"). Messages reach operators (CLI) and, for the
 // setting errors, admin API clients; none ever contains a token or its hash.
-// File and lock trouble is reported with the key store's KeyStoreIoError and
-// KeyStoreLockTimeoutError (atomic-file.ts, file-lock.ts), shared by every file.
+// Reading the file is reported with the key store's KeyStoreIoError; writing it
+// and its lock with FileIoError and FileLockTimeoutError (src/files/errors.ts).
 
 type AdminTokenErrorCode =
   | 'invalid_token_setting'

@@ -11,7 +11,6 @@ type KeyStoreErrorCode =
   | 'key_not_found'
   | 'key_already_revoked'
   | 'key_file_invalid'
-  | 'key_store_lock_timeout'
   | 'key_store_io_error'
   | 'key_store_closed';
 
@@ -109,21 +108,10 @@ export class KeyFileInvalidError extends KeyStoreError {
   }
 }
 
-/** Another process held the lock file for longer than the wait allows. */
-export class KeyStoreLockTimeoutError extends KeyStoreError {
-  override name = 'KeyStoreLockTimeoutError';
-  readonly lockPath: string;
-  constructor(lockPath: string, waitedMs: number, holder: string) {
-    super(
-      'key_store_lock_timeout',
-      `Timed out after ${waitedMs} ms waiting for the lock file ${lockPath} (held by ${holder}). ` +
-        'If no other portcullis process is changing keys, delete the lock file and retry.',
-    );
-    this.lockPath = lockPath;
-  }
-}
-
-/** A file system operation failed; `cause` keeps the original error (with its errno code). */
+/**
+ * The key store's backing (a file read, Redis) failed; `cause` keeps the original error.
+ * The file helpers' own failures are FileIoError and FileLockTimeoutError (src/files/errors.ts).
+ */
 export class KeyStoreIoError extends KeyStoreError {
   override name = 'KeyStoreIoError';
   readonly path: string;

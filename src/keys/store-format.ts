@@ -101,7 +101,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function parseJson(text: string, path: string, advice: string): unknown {
+function parseStoreJson(text: string, path: string, advice: string): unknown {
   if (text.trim().length === 0) throw new KeyFileInvalidError(path, 'it is empty', advice);
   try {
     return JSON.parse(text) as unknown;
@@ -191,7 +191,7 @@ function parseRecord(raw: unknown, at: string, path: string, version: number): K
 
 /** The records of a keys.json text, in file order; KeyFileInvalidError naming `path` otherwise. */
 export function parseKeysFile(text: string, path: string): KeyRecord[] {
-  const doc = checkTopLevel(parseJson(text, path, KEYS_FILE_ADVICE), path, 'keys', KEYS_FILE_ADVICE, [1, KEY_FILE_VERSION]);
+  const doc = checkTopLevel(parseStoreJson(text, path, KEYS_FILE_ADVICE), path, 'keys', KEYS_FILE_ADVICE, [1, KEY_FILE_VERSION]);
   const version = doc['version'] as number;
   const rawKeys = doc['keys'];
   if (!Array.isArray(rawKeys)) throw new KeyFileInvalidError(path, '"keys" must be an array', KEYS_FILE_ADVICE);
@@ -245,7 +245,7 @@ export function serializeKeysFile(records: readonly KeyRecord[]): string {
 
 /** The id -> ISO time map of a keys-last-used.json text; KeyFileInvalidError naming `path` otherwise. */
 export function parseLastUsedFile(text: string, path: string): Map<string, string> {
-  const doc = checkTopLevel(parseJson(text, path, LAST_USED_FILE_ADVICE), path, 'lastUsed', LAST_USED_FILE_ADVICE, [LAST_USED_FILE_VERSION]);
+  const doc = checkTopLevel(parseStoreJson(text, path, LAST_USED_FILE_ADVICE), path, 'lastUsed', LAST_USED_FILE_ADVICE, [LAST_USED_FILE_VERSION]);
   const raw = doc['lastUsed'];
   if (!isPlainObject(raw)) {
     throw new KeyFileInvalidError(path, '"lastUsed" must be an object', LAST_USED_FILE_ADVICE);

@@ -23,7 +23,7 @@ export interface BudgetCountView {
 }
 
 /** What admission needs to know about a key, as of the call. */
-export interface KeyView {
+export interface KeyLimitState {
   readonly requests: BucketState | undefined;
   readonly tokens: BucketState | undefined;
   /** Unsettled permits whose lease has not expired. */
@@ -34,7 +34,7 @@ export interface KeyView {
   readonly costBudget: BudgetCountView | null;
 }
 
-export type Admission =
+export type LimitDecision =
   | {
       readonly allowed: true;
       /** Buckets to store: refilled to nowMs and charged; undefined for unset limits. */
@@ -61,7 +61,7 @@ export function correctBudgetCount(used: number, delta: number): number {
 }
 
 /** Decides one admission; see the semantics in limiter.ts. Charges nothing unless every check passes. */
-export function decideAdmission(view: KeyView, limits: KeyLimits, reservation: Charge, nowMs: number): Admission {
+export function decideAdmission(view: KeyLimitState, limits: KeyLimits, reservation: Charge, nowMs: number): LimitDecision {
   const failed: FailedCheck[] = [];
   const requests = limits.requestsPerMinute === null ? undefined : refill(view.requests, limits.requestsPerMinute, nowMs);
   const tokens = limits.tokensPerMinute === null ? undefined : refill(view.tokens, limits.tokensPerMinute, nowMs);

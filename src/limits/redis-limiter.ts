@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../redis/client.ts';
 import type { RedisReply } from '../redis/resp.ts';
 import { budgetWindowAt, type BudgetWindow } from './budget-period.ts';
-import { decideAdmission, type KeyView } from './key-admission.ts';
+import { decideAdmission, type KeyLimitState } from './key-admission.ts';
 import { budgetNanos, hasAnyLimit, type BudgetPeriod, type KeyLimits } from './key-limits.ts';
 import {
   DEFAULT_LEASE_MS,
@@ -234,13 +234,13 @@ function readCount(value: RedisReply, keyId: string): number {
   return used;
 }
 
-/** The admit script's reply as the decision flag and the KeyView it was made on. */
+/** The admit script's reply as the decision flag and the KeyLimitState it was made on. */
 function readAdmitReply(
   reply: RedisReply,
   limits: KeyLimits,
   tokenWindow: BudgetWindow | null,
   costWindow: BudgetWindow | null,
-): { allowed: boolean; view: KeyView } {
+): { allowed: boolean; view: KeyLimitState } {
   if (!Array.isArray(reply) || reply.length !== 10 || !reply.every((n) => typeof n === 'number' && Number.isSafeInteger(n))) {
     throw new LimiterScriptReplyError('The admit script answered with an unexpected reply.');
   }

@@ -12,7 +12,6 @@
 // Secrets (state, nonce, verifier, code, tokens) are never returned in an
 // outcome, logged or put in an error message.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { AuditActor } from '../audit/audit-event.ts';
 import type { OidcConfig } from '../config/oidc-config.ts';
 import { refusalHint, userAllowed } from './allowed-users.ts';
 import { createDiscovery, DiscoveryError, type Discovery, type ProviderMetadata } from './discovery.ts';
@@ -37,15 +36,25 @@ const MAX_PARAM_LENGTH = 4096;
 
 export type SsoErrorCode = 'sso_state_invalid' | 'sso_id_token_invalid' | 'sso_user_not_allowed' | 'sso_provider_error';
 
+/** The user an ID token signed in: who they are to the provider, and a name safe to show. */
+export interface OidcUser {
+  /** The ID token's `sub`. */
+  subject: string;
+  /** The ID token's `iss`. */
+  issuer: string;
+  /** preferred_username, else email, when printable. */
+  name?: string;
+}
+
 export type SsoOutcome =
-  | { ok: true; actor: AuditActor }
+  | { ok: true; user: OidcUser }
   | {
       ok: false;
       error: SsoErrorCode;
       /** Specific and non-secret: for the audit record and the log. */
       reason: string;
       /** The user, when the ID token verified but the user is not allowed. */
-      actor: AuditActor | null;
+      user: OidcUser | null;
       detail?: Record<string, string | number>;
       /**
        * Why, in words, when an error lies under the reason (the provider unreachable,
@@ -113,11 +122,11 @@ function sha256(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
 }
 
-const fail = (error: SsoErrorCode, reason: string, actor: AuditActor | null = null, detail?: Record<string, string | number>): SsoOutcome => ({
+const fail = (error: SsoErrorCode, reason: string, user: OidcUser | null = null, detail?: Record<string, string | number>): SsoOutcome => ({
   ok: false,
   error,
   reason,
-  actor,
+  user,
   ...(detail === undefined ? {} : { detail }),
 });
 
@@ -126,7 +135,7 @@ const failBecause = (reason: string, err: unknown): SsoOutcome => ({
   ok: false,
   error: 'sso_provider_error',
   reason,
-  actor: null,
+  user: null,
   problem: (err instanceof Error ? err.message : String(err)).slice(0, 500),
 });
 
@@ -151,9 +160,9 @@ function displayName(claims: Readonly<Record<string, unknown>>): string | undefi
   return undefined;
 }
 
-export function ssoActor(token: VerifiedIdToken): AuditActor {
+export function oidcUser(token: VerifiedIdToken): OidcUser {
   const name = displayName(token.claims);
-  return { kind: 'sso', id: token.sub, issuer: token.iss, ...(name === undefined ? {} : { name }) };
+  return { subject: token.sub, issuer: token.iss, ...(name === undefined ? {} : { name }) };
 }
 
 export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
@@ -337,12 +346,12 @@ export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
         if (err instanceof IdTokenError) return fail('sso_id_token_invalid', err.reason);
         return failBecause('jwks_unavailable', err);
       }
-      const actor = ssoActor(token);
+      const user = oidcUser(token);
       if (!userAllowed(config, token)) {
         const hint = refusalHint(config, token);
-        return { ...fail('sso_user_not_allowed', 'user_not_allowed', actor), ...(hint === undefined ? {} : { problem: hint }) };
+        return { ...fail('sso_user_not_allowed', 'user_not_allowed', user), ...(hint === undefined ? {} : { problem: hint }) };
       }
-      return { ok: true, actor };
+      return { ok: true, user };
     },
   };
 }

@@ -18,7 +18,7 @@ import type { Logger } from '../log/logger.ts';
 
 export const SYSTEMD_NOTIFY_COMMAND = '/usr/bin/systemd-notify';
 /** systemd-notify waits 5 s for its barrier; a little more lets its own error show. */
-const DEFAULT_TIMEOUT_MS = 6000;
+const DEFAULT_NOTIFY_TIMEOUT_MS = 6000;
 /** STATUS= is shown by `systemctl status`; longer text is cut. */
 export const MAX_STATUS_CHARS = 256;
 const MAX_STDERR_BYTES = 1024;
@@ -129,7 +129,7 @@ export function createSystemdNotifier(options: SystemdNotifierOptions): SystemdN
   const enabled = socket !== undefined && socket !== '';
   const spawn = options.spawn ?? (nodeSpawn as SpawnFunction);
   const command = options.command ?? SYSTEMD_NOTIFY_COMMAND;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_NOTIFY_TIMEOUT_MS;
   const pid = options.pid ?? process.pid;
   const monotonicUsec = options.monotonicUsec ?? (() => process.hrtime.bigint() / 1000n);
 

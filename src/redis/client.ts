@@ -100,7 +100,7 @@ export interface RedisClient {
   close(): Promise<void>;
 }
 
-export const DEFAULT_CONNECT_TIMEOUT_MS = 2000;
+const DEFAULT_REDIS_CONNECT_TIMEOUT_MS = 2000;
 const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
 const DEFAULT_MAX_QUEUED = 10_000;
 
@@ -117,7 +117,7 @@ export function createRedisClient(options: RedisClientOptions): RedisClient {
   const db = options.db ?? 0;
   if (!Number.isSafeInteger(db) || db < 0) throw new RangeError('Redis db must be a non-negative integer');
   if (options.username !== undefined && options.password === undefined) throw new TypeError('Redis username needs a password');
-  const connectTimeoutMs = positive(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, 'connectTimeoutMs');
+  const connectTimeoutMs = positive(options.connectTimeoutMs, DEFAULT_REDIS_CONNECT_TIMEOUT_MS, 'connectTimeoutMs');
   const commandTimeoutMs = positive(options.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 'commandTimeoutMs');
   const maxQueued = positive(options.maxQueued, DEFAULT_MAX_QUEUED, 'maxQueued');
   const policy = checkReconnectPolicy({ ...DEFAULT_RECONNECT_POLICY, ...options.reconnect });

@@ -1,6 +1,6 @@
 // The file adapter of the admin token store port: <dataDir>/admin-tokens.json
-// (mode 0600), written whole and atomically (src/keys/atomic-file.ts) under
-// admin-tokens.json.lock (src/keys/file-lock.ts), each change re-reading the
+// (mode 0600), written whole and atomically (src/files/atomic-file.ts) under
+// admin-tokens.json.lock (src/files/file-lock.ts), each change re-reading the
 // file under the lock so concurrent CLIs and servers lose nothing.
 //
 // Reads are fresh: every call stats the file and re-reads it when its inode,
@@ -8,9 +8,9 @@
 // so a token the CLI revokes is refused by a running server's next request.
 import { mkdir, open, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { removeStaleTempFiles, writeFileAtomic } from '../keys/atomic-file.ts';
+import { removeStaleTempFiles, writeFileAtomic } from '../files/atomic-file.ts';
 import { KeyStoreIoError } from '../keys/errors.ts';
-import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../keys/file-lock.ts';
+import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../files/file-lock.ts';
 import { AdminTokenError, AdminTokenNotFoundError } from '../keys/admin-token-errors.ts';
 import { parseTokenFile, serializeTokenFile } from '../keys/admin-token-file.ts';
 import { checkNewToken, hashAdminToken, isWellFormedAdminToken, issueToken, revokeTokenRecord, tokenHashMatches, tokensToForget, type AdminTokenRecord } from '../keys/admin-token.ts';

@@ -21,21 +21,19 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { IssuedKey, KeyPatch, KeyStore, ListedKey, WriteAhead } from './key-store-port.ts';
+import { DEFAULT_LAST_USED_FLUSH_MS, DEFAULT_RELOAD_INTERVAL_MS, type IssuedKey, type KeyPatch, type KeyStore, type ListedKey, type WriteAhead } from './key-store-port.ts';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from '../keys/api-key.ts';
-import { removeStaleTempFiles, writeFileAtomic } from '../keys/atomic-file.ts';
+import { removeStaleTempFiles, writeFileAtomic } from '../files/atomic-file.ts';
 import { KeyStoreClosedError, KeyStoreIoError } from '../keys/errors.ts';
 import { createLastUsedBatch } from '../keys/last-used-batch.ts';
 import { type CheckedPatch, checkNewKey, checkPatch, createKeyRecord, keyChanges, type NewKey, requireRecord } from '../keys/key-records.ts';
 import type { KeySettingsInput } from '../keys/key-settings.ts';
-import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../keys/file-lock.ts';
+import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../files/file-lock.ts';
 import { laterTime, newKeyId, parseKeysFile, parseLastUsedFile, serializeKeysFile, serializeLastUsedFile, type KeyRecord } from '../keys/store-format.ts';
 import { fileSignature, isMissingFile, MISSING_FILE } from './file-signature.ts';
 
 export const KEYS_FILE_NAME = 'keys.json';
 export const LAST_USED_FILE_NAME = 'keys-last-used.json';
-export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
-export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
 const DATA_DIR_MODE = 0o700;
 
 export interface KeyStoreOptions {

@@ -14,6 +14,11 @@ export type { KeyRecord } from '../keys/store-format.ts';
 
 export type ListedKey = KeyRecord & { readonly lastUsedAt: string | null };
 
+/** How often either store re-reads its records by default: a revoke reaches every server within it. */
+export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
+/** How often either store writes the keys' last-used times by default. */
+export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
+
 /**
  * How a lookup() ended: found active, unknown (or revoked) in the store, answered from
  * the unknown-key cache, not asked because enough lookups were in flight or the lookup

@@ -8,7 +8,7 @@ import { AUDIT_FILE, AUDIT_HEAD_FILE } from '../audit/file-audit-log.ts';
 import { forEachLine } from '../audit/audit-file-lines.ts';
 import { headJson } from '../audit/audit-head.ts';
 import type { ChainHead } from '../audit/audit-chain.ts';
-import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../keys/atomic-file.ts';
+import { PRIVATE_FILE_MODE, syncDirectory, writeFileAtomic } from '../files/atomic-file.ts';
 import { parseTokenFile, serializeTokenFile } from '../keys/admin-token-file.ts';
 import { parseKeysFile, parseLastUsedFile, serializeKeysFile, serializeLastUsedFile } from '../keys/store-format.ts';
 import { parseUsageFile, serializeUsageFile, USAGE_FILE } from '../usage/usage-file.ts';

@@ -15,7 +15,7 @@ import type { RedisArg, RedisReply } from '../redis/resp.ts';
 import { USAGE_FIELDS, emptyUsage, type KeyUsage } from '../usage/usage-ledger.ts';
 import { emptyStoredUsage, toKeyUsage, type Granularity, type StoredKeyUsage } from '../usage/usage-series.ts';
 import { redisAdminTokenKeys } from './redis-admin-token-store.ts';
-import { redisAuditKeys } from './redis-audit-log.ts';
+import { redisAuditKeys } from '../audit/redis-audit-log.ts';
 import { redisConnection } from './redis-backend.ts';
 import { parseStoredRecord, recordJson, redisKeyStoreKeys } from './redis-key-layout.ts';
 import { bucketTtlMs, redisUsageIdsKey, redisUsageKeys } from './redis-usage-store.ts';

@@ -4,7 +4,7 @@ import { createFileAuditLog } from '../audit/file-audit-log.ts';
 import type { RedisClient } from '../redis/client.ts';
 import { createFileAuditWriter, fileAuditLines, readFileState, stateFilesIn, writeFileState } from './migration-file.ts';
 import { createRedisAuditWriter, keysUnder, readRedisState, redisAuditLines, servingSignsIn, writeRedisState } from './migration-redis.ts';
-import { createRedisAuditLog } from './redis-audit-log.ts';
+import { createRedisAuditLog } from '../audit/redis-audit-log.ts';
 import type { MigrationSide } from './state-migration.ts';
 
 /** Keys under a prefix named in a refusal, before "and N more". */

@@ -20,7 +20,7 @@ interface OpenBackendOptions {
   countBudgetJournalWriteFailure?: () => void;
 }
 
-/** Rejects with KeyStoreError (a broken keys.json), ConfigError (a Redis password) or a Redis connection error. */
+/** Rejects with KeyStoreError (a broken keys.json), FileError (a data directory file that cannot be written or locked), ConfigError (a Redis password) or a Redis connection error. */
 export async function openStateBackend(config: GatewayConfig, options: OpenBackendOptions): Promise<StateBackend> {
   if (config.state.backend === 'memory' || config.state.redis === null) {
     return openFileBackend(config.dataDir, {

@@ -36,7 +36,7 @@ import type { AdminTokenStore, IssuedAdminToken, TokenWriteAhead } from './admin
 const MAX_WRITE_ATTEMPTS = 100;
 
 /** The version and every record, read at one instant. KEYS: records, version. */
-const SNAPSHOT_SCRIPT = defineScript(`
+const TOKEN_SNAPSHOT_SCRIPT = defineScript(`
 return { redis.call('GET', KEYS[2]) or '0', redis.call('HGETALL', KEYS[1]) }
 `);
 
@@ -78,7 +78,7 @@ export function redisAdminTokenKeys(keyPrefix: string): { records: string; byHas
   return { records: `${base}:records`, byHash: `${base}:by-hash`, version: `${base}:version` };
 }
 
-function recordJson(record: AdminTokenRecord): string {
+function tokenRecordJson(record: AdminTokenRecord): string {
   return JSON.stringify(storedTokenRecord(record));
 }
 
@@ -110,7 +110,7 @@ export function createRedisAdminTokenStore(client: RedisClient, options: RedisAd
   }
 
   async function snapshot(): Promise<{ version: string; records: AdminTokenRecord[] }> {
-    const reply: RedisReply = await client.evalScript(SNAPSHOT_SCRIPT, [keys.records, keys.version], []);
+    const reply: RedisReply = await client.evalScript(TOKEN_SNAPSHOT_SCRIPT, [keys.records, keys.version], []);
     const [version, flat] = Array.isArray(reply) ? reply : [];
     if (typeof version !== 'string' || !Array.isArray(flat) || flat.length % 2 !== 0) throw new Error('unexpected reply to the snapshot script');
     const records: AdminTokenRecord[] = [];
@@ -131,7 +131,7 @@ export function createRedisAdminTokenStore(client: RedisClient, options: RedisAd
       const { version, records } = await snapshot();
       const { put, before, index, forget = [], result } = decide(records);
       if (ahead !== undefined) await ahead({ before, after: put });
-      const args = [version, put.id, recordJson(put), index ? put.hash : '', ...forget.flatMap((r) => [r.id, r.hash])];
+      const args = [version, put.id, tokenRecordJson(put), index ? put.hash : '', ...forget.flatMap((r) => [r.id, r.hash])];
       const written = await client.evalScript(PUT_SCRIPT, [keys.records, keys.byHash, keys.version], args);
       if (written !== 0) return result;
     }

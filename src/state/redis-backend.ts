@@ -43,7 +43,7 @@ import { StateUnavailableError } from './errors.ts';
 import { openRedisKeyStore } from './redis-key-store.ts';
 import { createRedisAdminTokenStore } from './redis-admin-token-store.ts';
 import { createRedisUsageStore } from './redis-usage-store.ts';
-import { createRedisAuditLog } from './redis-audit-log.ts';
+import { createRedisAuditLog } from '../audit/redis-audit-log.ts';
 import { BackendHealth, type StateBackend } from './state-backend.ts';
 
 export { StateUnavailableError } from './errors.ts';

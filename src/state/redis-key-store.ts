@@ -49,12 +49,11 @@ import { KeyFileInvalidError, KeyNotFoundError, KeyStoreClosedError, KeyStoreIoE
 import { checkNewKey, checkPatch, createKeyRecord, keyChanges, requireRecord } from '../keys/key-records.ts';
 import type { KeySettingsInput } from '../keys/key-settings.ts';
 import { laterTime, newKeyId, parseLastUsedFile, type KeyRecord } from '../keys/store-format.ts';
-import type { IssuedKey, KeyLookupResult, KeyPatch, KeyStore, ListedKey, WriteAhead } from './key-store-port.ts';
+import { DEFAULT_LAST_USED_FLUSH_MS, DEFAULT_RELOAD_INTERVAL_MS, type IssuedKey, type KeyLookupResult, type KeyPatch, type KeyStore, type ListedKey, type WriteAhead } from './key-store-port.ts';
 import { StateUnavailableError } from './errors.ts';
 import { createLookupBudget } from './lookup-budget.ts';
 import { MERGE_LAST_USED_SCRIPT, parseStoredRecord, PUT_RECORD_SCRIPT, RECORD_ADVICE, RECORD_BY_HASH_SCRIPT, recordJson, redisKeyStoreKeys, SNAPSHOT_SCRIPT } from './redis-key-layout.ts';
 
-export const DEFAULT_RELOAD_INTERVAL_MS = 1000;
 /** A lookup of a missed key that Redis has not answered by then is answered 503 (state_unavailable). */
 export const LOOKUP_TIMEOUT_MS = 1000;
 /** How long an unknown key hash is answered without asking Redis again. */
@@ -63,7 +62,6 @@ export const UNKNOWN_KEY_CACHE_MS = 1000;
 export const UNKNOWN_KEY_CACHE_SIZE = 10_000;
 /** Most lookups in flight at once; a miss beyond them is answered 503 without asking (many distinct unknown keys at once). */
 export const MAX_LOOKUPS_IN_FLIGHT = 32;
-export const DEFAULT_LAST_USED_FLUSH_MS = 5000;
 /**
  * Compare-and-set rounds before a write gives up. Every round some writer of the key
  * wins, so N concurrent writers of one key all land within N rounds; admins are far

@@ -12,8 +12,8 @@
 // read as totals with no buckets and rewritten as version 2 by the next flush.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../keys/atomic-file.ts';
-import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../keys/file-lock.ts';
+import { writeFileAtomic } from '../files/atomic-file.ts';
+import { DEFAULT_LOCK_OPTIONS, withFileLock } from '../files/file-lock.ts';
 import { type KeyUsage, type PendingUsage, type UsageLedger } from './usage-ledger.ts';
 import { addHour, emptyStoredUsage, pruneStoredUsage, toKeyUsage, type StoredKeyUsage } from './usage-series.ts';
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLoginThrottle, retryAfterSeconds, type LoginThrottleOptions } from '../../src/admin/login-throttle.ts';
+import { createLoginThrottle, type LoginThrottleOptions } from '../../src/admin/login-throttle.ts';
+import { retryAfterSeconds } from '../../src/limits/rate-limit-headers.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 
 const MINUTE = 60 * 1000;
@@ -145,7 +146,7 @@ test('options must be positive integers', async () => {
   assert.throws(() => createLoginThrottle({ maxGlobalFailures: 2.5 }), RangeError);
 });
 
-test('Retry-After is the wait in whole seconds, rounded up, at least 1', () => {
+test('Retry-After (the one the rate limits use) is the wait in whole seconds, rounded up, at least 1', () => {
   assert.deepEqual([1, 999, 1000, 1001, 900_000].map(retryAfterSeconds), ['1', '1', '1', '2', '900']);
 });
 

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import { createAdminServer, type AdminServer } from '../../src/admin/admin-server.ts';
+import { ssoActor } from '../../src/admin/sso-routes.ts';
 import { createBootstrapToken } from '../../src/admin/bootstrap-token.ts';
 import type { GatewayConfig } from '../../src/config/config.ts';
 import { embeddedConfigValue } from '../../src/config/config-loader.ts';
@@ -157,4 +158,9 @@ test('a client secret that cannot be read: the warning says why (the variable no
   assert.deepEqual(audit.events, [
     { actor: { kind: 'anonymous', id: '-' }, source: '127.0.0.1', action: 'admin.login_failed', target: 'admin', before: null, after: null, detail: { reason: 'client_secret_unavailable', issuer: ISSUER } },
   ]);
+});
+
+test('the signed-in OIDC user becomes the sso actor: subject as id, issuer, the name only when there is one', () => {
+  assert.deepEqual(ssoActor({ subject: 'user-1', issuer: 'https://idp.example', name: 'ada' }), { kind: 'sso', id: 'user-1', issuer: 'https://idp.example', name: 'ada' });
+  assert.deepEqual(ssoActor({ subject: 'user-2', issuer: 'https://idp.example' }), { kind: 'sso', id: 'user-2', issuer: 'https://idp.example' });
 });

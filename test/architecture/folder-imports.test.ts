@@ -1,6 +1,8 @@
 // Imports between the folders of src/ only point downward: the folder graph
 // built from every relative `import ... from` / `export ... from` (and bare or
-// dynamic imports) has no cycle. The browser dashboard (src/dashboard) is a
+// dynamic imports) has no cycle, and holds exactly the edges ALLOWED_EDGES
+// lists, so a new dependency between concerns is a decision made in this file,
+// not a side effect of an import. The browser dashboard (src/dashboard) is a
 // separate build and is left out. Files directly in src/ (errors.ts) form the
 // node `(root)`.
 import assert from 'node:assert/strict';
@@ -13,6 +15,41 @@ const ROOT_NODE = '(root)';
 const EXCLUDED = new Set(['dashboard']);
 
 type FolderGraph = Map<string, Set<string>>;
+/** folder -> imported folder -> the files (relative to the repository) whose imports make that edge. */
+type EdgeFiles = Map<string, Map<string, string[]>>;
+
+/**
+ * Every folder of src/ and the folders it may import from: the graph as it is.
+ * A new edge fails the test until it is added here; an edge no file makes any
+ * more fails it until it is removed, so the table stays exact.
+ */
+const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
+  time: [],
+  json: [],
+  files: [],
+  sse: [],
+  errors: [],
+  log: ['time'],
+  config: ['json'],
+  redis: ['log', 'time'],
+  ops: ['log', 'time'],
+  telemetry: ['config', 'errors', 'log'],
+  chat: ['config', 'errors', 'json'],
+  http: ['config', 'errors', 'json', 'log', 'time'],
+  oidc: ['config', 'log'],
+  usage: ['files'],
+  audit: ['files', 'log', 'redis', 'time'],
+  upstream: ['chat', 'config', 'errors', 'log', 'sse', 'time'],
+  routing: ['chat', 'config', 'errors', 'upstream'],
+  limits: ['chat', 'config', 'redis'],
+  keys: ['config', 'limits', 'log'],
+  metrics: ['config', 'errors', 'http', 'log', 'routing', 'time'],
+  providers: ['chat', 'config', 'errors', 'routing', 'sse', 'time', 'upstream'],
+  state: ['audit', 'config', 'errors', 'files', 'keys', 'limits', 'log', 'redis', 'time', 'usage'],
+  admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
+  gateway: ['chat', 'config', 'errors', 'http', 'keys', 'limits', 'log', 'metrics', 'providers', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
+  cli: ['admin', 'audit', 'config', 'files', 'gateway', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'usage'],
+};
 
 /** Every module specifier a file imports or re-exports from. */
 function specifiers(source: string): string[] {
@@ -47,23 +84,63 @@ function tsFiles(dir: string): string[] {
   return out;
 }
 
-/** folder -> the folders its files import from (itself excluded). */
-function folderGraph(srcDir: string): FolderGraph {
-  const graph: FolderGraph = new Map();
-  for (const file of tsFiles(srcDir)) {
+/** folder -> the folders its files import from (itself excluded), with the files that do. */
+function edgeFiles(srcDir: string): EdgeFiles {
+  const edges: EdgeFiles = new Map();
+  const root = path.dirname(srcDir);
+  for (const file of tsFiles(srcDir).sort()) {
     const from = folderOf(srcDir, file);
     if (EXCLUDED.has(from)) continue;
-    const edges = graph.get(from) ?? new Set<string>();
-    graph.set(from, edges);
+    const targets = edges.get(from) ?? new Map<string, string[]>();
+    edges.set(from, targets);
     for (const specifier of specifiers(readFileSync(file, 'utf8'))) {
       if (!specifier.startsWith('.')) continue;
       const target = path.resolve(path.dirname(file), specifier);
       if (!target.startsWith(srcDir + path.sep)) continue;
       const to = folderOf(srcDir, target);
-      if (to !== from) edges.add(to);
+      if (to === from) continue;
+      const files = targets.get(to) ?? [];
+      targets.set(to, files);
+      const relative = path.relative(root, file).split(path.sep).join('/');
+      if (!files.includes(relative)) files.push(relative);
     }
   }
-  return graph;
+  return edges;
+}
+
+/** folder -> the folders its files import from (itself excluded). */
+function folderGraph(srcDir: string): FolderGraph {
+  return graphOf(edgeFiles(srcDir));
+}
+
+function graphOf(edges: EdgeFiles): FolderGraph {
+  return new Map([...edges].map(([from, targets]) => [from, new Set(targets.keys())]));
+}
+
+/**
+ * How the graph differs from the table: each edge no entry allows, with a file that
+ * makes it, and each allowed edge no file makes. Empty when they are the same.
+ */
+function edgeProblems(edges: EdgeFiles, allowed: Readonly<Record<string, readonly string[]>>): string[] {
+  const problems: string[] = [];
+  for (const [from, targets] of [...edges].sort(([a], [b]) => a.localeCompare(b))) {
+    const permitted = Object.hasOwn(allowed, from) ? (allowed[from] as readonly string[]) : null;
+    if (permitted === null) {
+      problems.push(`src/${from}/ is not in ALLOWED_EDGES: add it with the folders it imports (${[...targets.keys()].sort().join(', ') || 'none'})`);
+      continue;
+    }
+    for (const [to, files] of [...targets].sort(([a], [b]) => a.localeCompare(b))) {
+      if (permitted.includes(to)) continue;
+      const shown = files.length > 1 ? `${files[0]} and ${files.length - 1} more` : files[0];
+      problems.push(`new edge src/${from}/ -> src/${to}/, made by ${shown}: import from a folder it may use, or add the edge to ALLOWED_EDGES if src/${to}/ is below src/${from}/`);
+    }
+  }
+  for (const [from, permitted] of Object.entries(allowed).sort(([a], [b]) => a.localeCompare(b))) {
+    for (const to of permitted) {
+      if (edges.get(from)?.has(to) !== true) problems.push(`src/${from}/ -> src/${to}/ is in ALLOWED_EDGES but no file makes it any more: remove it from the table`);
+    }
+  }
+  return problems;
 }
 
 /** One cycle as a path `a -> b -> a`, or undefined when the graph has none. */
@@ -110,6 +187,31 @@ describe('folder imports', () => {
     assert.ok(graph.get('gateway')?.has('upstream'));
     const cycle = findCycle(graph);
     assert.equal(cycle, undefined, `folder import cycle: ${cycle?.join(' -> ')}\n${render(graph)}`);
+  });
+
+  test('the folder graph has exactly the edges ALLOWED_EDGES lists', () => {
+    const edges = edgeFiles(path.join(repositoryRoot(), 'src'));
+    assert.deepEqual(edgeProblems(edges, ALLOWED_EDGES), [], `the folder graph is:\n${render(graphOf(edges))}`);
+  });
+
+  test('the edge check names a new edge with the file that made it, an unused allowed edge, and an unlisted folder', () => {
+    const edges: EdgeFiles = new Map([
+      ['oidc', new Map([['config', ['src/oidc/discovery.ts']], ['audit', ['src/oidc/flow.ts', 'src/oidc/jwks.ts']]])],
+      ['usage', new Map([['files', ['src/usage/usage-file.ts']]])],
+      ['fresh', new Map()],
+    ]);
+    const allowed = { oidc: ['config', 'log'], usage: ['files'] };
+    assert.deepEqual(edgeProblems(edges, allowed), [
+      'src/fresh/ is not in ALLOWED_EDGES: add it with the folders it imports (none)',
+      'new edge src/oidc/ -> src/audit/, made by src/oidc/flow.ts and 1 more: import from a folder it may use, or add the edge to ALLOWED_EDGES if src/audit/ is below src/oidc/',
+      'src/oidc/ -> src/log/ is in ALLOWED_EDGES but no file makes it any more: remove it from the table',
+    ]);
+    assert.deepEqual(edgeProblems(edges, { ...allowed, oidc: ['audit', 'config'], fresh: [] }), []);
+  });
+
+  test('the files that make an edge are named by their path in the repository', () => {
+    const edges = edgeFiles(path.join(repositoryRoot(), 'src'));
+    assert.deepEqual(edges.get('usage')?.get('files'), ['src/usage/usage-file.ts']);
   });
 
   // telemetry: low enough for upstream/ and gateway/ to use, so it may lean on nothing above config/.

@@ -7,7 +7,7 @@ import { before, test } from 'node:test';
 import type { AuditRecord } from '../../src/audit/audit-record.ts';
 import { runCli } from '../../src/cli/main.ts';
 import { createRedisClient } from '../../src/redis/client.ts';
-import { createRedisAuditLog, redisAuditKeys } from '../../src/state/redis-audit-log.ts';
+import { createRedisAuditLog, redisAuditKeys } from '../../src/audit/redis-audit-log.ts';
 import { sink } from '../support/collect.ts';
 import { sharedRedis, type SharedRedis } from '../support/redis-server.ts';
 import { tempDir } from '../support/temp-dir.ts';

@@ -9,7 +9,7 @@ import type { RedisClient } from '../../src/redis/client.ts';
 import { createAuditTrail } from '../../src/audit/audit-trail.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { auditedKeyStore } from '../../src/state/audited-key-store.ts';
-import { createRedisAuditLog, redisAuditKeys } from '../../src/state/redis-audit-log.ts';
+import { createRedisAuditLog, redisAuditKeys } from '../../src/audit/redis-audit-log.ts';
 import { openRedisKeyStore } from '../../src/state/redis-key-store.ts';
 import { useRedisPair, type SharedRedis } from '../support/redis-server.ts';
 import { keyCreate } from './audit-fixtures.ts';

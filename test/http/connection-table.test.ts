@@ -4,11 +4,11 @@
 // limits changed on a running table.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Admission, createConnectionTable, defaultPerAddress, type AdmitResult, type TrackedConnection } from '../../src/http/connection-table.ts';
+import { ConnectionAdmission, createConnectionTable, defaultPerAddress, type AdmitResult, type TrackedConnection } from '../../src/http/connection-table.ts';
 
 function admitted<S>(result: AdmitResult<S>): { connection: TrackedConnection<S>; reclaimed: S | null } {
-  assert.equal(result.kind, Admission.Admitted);
-  if (result.kind !== Admission.Admitted) throw new Error('unreachable');
+  assert.equal(result.kind, ConnectionAdmission.Admitted);
+  if (result.kind !== ConnectionAdmission.Admitted) throw new Error('unreachable');
   return { connection: result.connection, reclaimed: result.reclaimed?.socket ?? null };
 }
 
@@ -16,7 +16,7 @@ test('under the caps every connection is admitted and counted per address; null 
   const table = createConnectionTable<string>({ max: 5, perAddress: 2 });
   admitted(table.admit('a1', 'A'));
   admitted(table.admit('a2', 'A'));
-  assert.deepEqual(table.admit('a3', 'A'), { kind: Admission.AddressFull });
+  assert.deepEqual(table.admit('a3', 'A'), { kind: ConnectionAdmission.AddressFull });
   admitted(table.admit('p1', null));
   admitted(table.admit('p2', null));
   admitted(table.admit('p3', null));
@@ -54,7 +54,7 @@ test('full: the connection reclaimable longest gives its place; busy ones never;
   // Everything busy: refused, nothing reclaimed.
   assert.equal(table.reclaimable, 3);
   for (const { connection } of [e, f, g]) assert.equal(table.requestStarted(connection), true);
-  assert.deepEqual(table.admit('h', 'H'), { kind: Admission.Full });
+  assert.deepEqual(table.admit('h', 'H'), { kind: ConnectionAdmission.Full });
   assert.deepEqual([table.open, table.reclaimable, table.openFrom('H')], [3, 0, 0]);
 });
 
@@ -66,9 +66,9 @@ test('a connection with requests in flight is never reclaimed; pipelined request
   table.requestStarted(a);
   table.requestStarted(b);
   assert.equal(table.reclaimable, 0);
-  assert.deepEqual(table.admit('c', 'C'), { kind: Admission.Full });
+  assert.deepEqual(table.admit('c', 'C'), { kind: ConnectionAdmission.Full });
   table.requestEnded(a);
-  assert.deepEqual(table.admit('c', 'C'), { kind: Admission.Full });
+  assert.deepEqual(table.admit('c', 'C'), { kind: ConnectionAdmission.Full });
   table.requestEnded(a);
   assert.equal(table.reclaimable, 1);
   // An extra end (a response closed twice) changes nothing.
@@ -105,7 +105,7 @@ test('limits changed while running: a lowered cap keeps those open and reclaims 
   assert.equal(table.open, 3);
   table.setLimits(5, 1);
   assert.equal(admitted(table.admit('e', 'e')).reclaimed, null);
-  assert.deepEqual(table.admit('e2', 'e'), { kind: Admission.AddressFull });
+  assert.deepEqual(table.admit('e2', 'e'), { kind: ConnectionAdmission.AddressFull });
 });
 
 test('the default share: min(cap / 4, max(8, cap / 64)), at least one', () => {

@@ -7,7 +7,7 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { OidcConfig } from '../../src/config/oidc-config.ts';
 import { userAllowed } from '../../src/oidc/allowed-users.ts';
-import { createSsoFlow, LOGIN_TTL_MS, MAX_TRANSACTIONS_PER_CLIENT, ssoActor, SsoStartError, type SsoFlow } from '../../src/oidc/flow.ts';
+import { createSsoFlow, LOGIN_TTL_MS, MAX_TRANSACTIONS_PER_CLIENT, oidcUser, SsoStartError, type SsoFlow } from '../../src/oidc/flow.ts';
 import { codeChallengeS256 } from '../../src/oidc/pkce.ts';
 import type { ProviderAnswer, ProviderFetch, ProviderRequest } from '../../src/oidc/provider-fetch.ts';
 
@@ -88,7 +88,7 @@ describe('sso flow', () => {
     const { flow, start, calls } = setup();
     const a = await start();
     const outcome = await flow.finish(CONFIG, { state: a.state, code: 'the-code' }, a.binding, SECRET);
-    assert.deepEqual(outcome, { ok: true, actor: { kind: 'sso', id: 'user-1', issuer: ISSUER } });
+    assert.deepEqual(outcome, { ok: true, user: { subject: 'user-1', issuer: ISSUER } });
     const token = calls.find((c) => c.url === `${ISSUER}/token`);
     assert.ok(token !== undefined);
     assert.equal(token.request.method, 'POST');
@@ -143,7 +143,7 @@ describe('sso flow', () => {
         ok: false,
         error: 'sso_provider_error',
         reason,
-        actor: null,
+        user: null,
         ...(detail === undefined ? {} : { detail }),
       });
     }
@@ -163,7 +163,7 @@ describe('sso flow', () => {
         ok: false,
         error: 'sso_provider_error',
         reason,
-        actor: null,
+        user: null,
         ...(detail === undefined ? {} : { detail }),
         ...(problem === undefined ? {} : { problem }),
       });
@@ -177,7 +177,7 @@ describe('sso flow', () => {
       ok: false,
       error: 'sso_provider_error',
       reason: 'client_secret_unavailable',
-      actor: null,
+      user: null,
       problem: 'environment variable OIDC_SECRET (admin.oidc.clientSecretEnv) is not set',
     });
   });
@@ -186,7 +186,7 @@ describe('sso flow', () => {
     const { flow, start, setNonce } = setup();
     const a = await start();
     setNonce('another login');
-    assert.deepEqual(await flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, SECRET), { ok: false, error: 'sso_id_token_invalid', reason: 'nonce_mismatch', actor: null });
+    assert.deepEqual(await flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, SECRET), { ok: false, error: 'sso_id_token_invalid', reason: 'nonce_mismatch', user: null });
   });
 
   test('a user in no allow-list is refused with the sso actor; groups admit', async () => {
@@ -197,7 +197,7 @@ describe('sso flow', () => {
       ok: false,
       error: 'sso_user_not_allowed',
       reason: 'user_not_allowed',
-      actor: { kind: 'sso', id: 'user-1', issuer: ISSUER },
+      user: { subject: 'user-1', issuer: ISSUER },
     });
     const token = (claims: Record<string, unknown>) => ({ sub: 's', iss: ISSUER, claims });
     const rules = { allowedUsers: ['a@example.com', 'sub-1'], allowedGroups: ['admins'], groupsClaim: 'roles' };
@@ -229,16 +229,16 @@ describe('sso flow', () => {
       ok: false,
       error: 'sso_user_not_allowed',
       reason: 'user_not_allowed',
-      actor: { kind: 'sso', id: 'user-9', issuer: ISSUER, name: '\u212Aate@example.com' },
+      user: { subject: 'user-9', issuer: ISSUER, name: '\u212Aate@example.com' },
     });
     assert.deepEqual(await signIn('Kate@example.com'), {
       ok: false,
       error: 'sso_user_not_allowed',
       reason: 'user_not_allowed',
-      actor: { kind: 'sso', id: 'user-9', issuer: ISSUER, name: 'Kate@example.com' },
+      user: { subject: 'user-9', issuer: ISSUER, name: 'Kate@example.com' },
       problem: 'the verified email differs from an allowedUsers entry only in the letter case of its local part, which is compared exactly: write the entry as the provider sends the address',
     });
-    assert.deepEqual(await signIn('kate@EXAMPLE.com'), { ok: true, actor: { kind: 'sso', id: 'user-9', issuer: ISSUER, name: 'kate@EXAMPLE.com' } });
+    assert.deepEqual(await signIn('kate@EXAMPLE.com'), { ok: true, user: { subject: 'user-9', issuer: ISSUER, name: 'kate@EXAMPLE.com' } });
   });
 
   test('discovery failing at start is an SsoStartError with its reason; transactions are bounded (the oldest dropped)', async () => {
@@ -252,9 +252,9 @@ describe('sso flow', () => {
     assert.equal(outcome.ok === false && outcome.reason, 'state_unknown');
   });
 
-  test('the actor\'s name is preferred_username, else email, never one with control, bidi or zero-width characters', () => {
-    const actor = (claims: Record<string, unknown>) => ssoActor({ sub: 's', iss: ISSUER, claims });
-    assert.deepEqual(actor({ preferred_username: 'alice', email: 'a@example.com' }), { kind: 'sso', id: 's', issuer: ISSUER, name: 'alice' });
+  test('the user\'s name is preferred_username, else email, never one with control, bidi or zero-width characters', () => {
+    const actor = (claims: Record<string, unknown>) => oidcUser({ sub: 's', iss: ISSUER, claims });
+    assert.deepEqual(actor({ preferred_username: 'alice', email: 'a@example.com' }), { subject: 's', issuer: ISSUER, name: 'alice' });
     assert.equal(actor({ preferred_username: 'nim\u202eda', email: 'a@example.com' }).name, 'a@example.com');
     assert.equal(actor({ preferred_username: 'ad\u200bmin' }).name, undefined);
     assert.equal(actor({ preferred_username: 'a\nb', email: 'x\u2028y' }).name, undefined);

@@ -19,6 +19,7 @@ import { auditedKeyStore, auditKeyView } from '../../src/state/audited-key-store
 import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { adminTokenAuditFields, type AdminTokenRecord } from '../../src/keys/admin-token.ts';
 import { KeyStoreIoError } from '../../src/keys/errors.ts';
+import { FileIoError } from '../../src/files/errors.ts';
 import { RedisUnavailableError } from '../../src/redis/errors.ts';
 import { IN_FLIGHT_MS, keyChangeVerdict, recoverAuditChain, resolveOpenChanges, tokenChangeVerdict } from '../../src/state/change-recovery.ts';
 import { openFileAdminTokenStore } from '../../src/state/file-admin-token-store.ts';
@@ -344,7 +345,7 @@ describe('a store that throws after the write-ahead record', () => {
       return Reflect.apply(realOpen, fsPromises, args);
     };
     syncBuiltinESMExports();
-    await assert.rejects(audited.update(record.id, { name: 'b' }), (error: unknown) => error instanceof KeyStoreIoError && error.message === `Could not sync the directory ${dataDir}: EIO: i/o error, fsync`);
+    await assert.rejects(audited.update(record.id, { name: 'b' }), (error: unknown) => error instanceof FileIoError && error.message === `Could not sync the directory ${dataDir}: EIO: i/o error, fsync`);
     assert.equal((await keys.get(record.id)).name, 'b');
     assert.deepEqual((await log.list({})).records.map((r) => [r.seq, r.action]), [[2, 'key.update'], [1, 'key.create']]);
     assert.deepEqual(await log.openSeqs(), []);

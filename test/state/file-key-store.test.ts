@@ -8,10 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.ts';
-import { InvalidKeyNameError, KeyFileInvalidError, KeyStoreLockTimeoutError } from '../../src/keys/errors.ts';
+import { InvalidKeyNameError, KeyFileInvalidError } from '../../src/keys/errors.ts';
+import { FileLockTimeoutError } from '../../src/files/errors.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
 import { openKeyStore, type FileKeyStore as KeyStore, type KeyStoreOptions } from '../../src/state/file-key-store.ts';
-import { pidOfNoProcess } from '../keys/lock-holders.ts';
+import { pidOfNoProcess } from '../files/lock-holders.ts';
 import { freshPath, tempDir } from '../support/temp-dir.ts';
 
 const root = tempDir('store');
@@ -127,7 +128,7 @@ test('a live lock holder makes create fail with a lock timeout, changing nothing
   await store.create('one');
   const before = readFileSync(store.keysFilePath, 'utf8');
   writeFileSync(`${store.keysFilePath}.lock`, JSON.stringify({ pid: process.ppid, hostname: os.hostname(), token: 't', acquiredAt: '2025-01-31T12:00:00.000Z' }));
-  await assert.rejects(store.create('two'), (err: unknown) => err instanceof KeyStoreLockTimeoutError && err.code === 'key_store_lock_timeout');
+  await assert.rejects(store.create('two'), (err: unknown) => err instanceof FileLockTimeoutError && err.code === 'file_lock_timeout');
   assert.equal(readFileSync(store.keysFilePath, 'utf8'), before);
   rmSync(`${store.keysFilePath}.lock`);
 });

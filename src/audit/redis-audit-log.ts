@@ -11,10 +11,10 @@
 // found and the append tries again on top of it (bounded). Appends of one
 // instance queue in-process, so only instances contend.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createChainVerifier, type AuditVerification, type ChainHead } from '../audit/audit-chain.ts';
-import { EMPTY_HEAD, judgeTail } from '../audit/audit-head.ts';
-import { AuditLogError, auditLogOf, createPageCollector, type AuditFilter, type AuditLog, type AuditPage, type VerifyOptions } from '../audit/audit-log.ts';
-import { chainRecord, GENESIS_HASH, parseRecordLine, recordLine, AuditRecordParseError, type AuditRecord, type AuditRecordBody } from '../audit/audit-record.ts';
+import { createChainVerifier, type AuditVerification, type ChainHead } from './audit-chain.ts';
+import { EMPTY_HEAD, judgeTail } from './audit-head.ts';
+import { AuditLogError, auditLogOf, createPageCollector, type AuditFilter, type AuditLog, type AuditPage, type VerifyOptions } from './audit-log.ts';
+import { chainRecord, GENESIS_HASH, parseRecordLine, recordLine, AuditRecordParseError, type AuditRecord, type AuditRecordBody } from './audit-record.ts';
 import type { RedisClient } from '../redis/client.ts';
 import type { RedisReply } from '../redis/resp.ts';
 import { defineScript } from '../redis/script.ts';

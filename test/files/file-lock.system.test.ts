@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { withFileLock } from '../../src/keys/file-lock.ts';
+import { withFileLock } from '../../src/files/file-lock.ts';
 import { freshPath, tempDir } from '../support/temp-dir.ts';
 
 const root = tempDir('lock');

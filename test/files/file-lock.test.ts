@@ -1,4 +1,4 @@
-// The lock file of a store (src/keys/file-lock.ts) in one process: holders,
+// The lock file of a store (src/files/file-lock.ts) in one process: holders,
 // waiters, and the stale, dead, empty and garbled locks a waiter breaks or
 // waits on. Another process reading the lock while it is taken is in
 // file-lock.system.test.ts.
@@ -7,8 +7,8 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, wr
 import os from 'node:os';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KeyStoreLockTimeoutError } from '../../src/keys/errors.ts';
-import { withFileLock } from '../../src/keys/file-lock.ts';
+import { FileLockTimeoutError } from '../../src/files/errors.ts';
+import { withFileLock } from '../../src/files/file-lock.ts';
 import { freshPath, tempDir } from '../support/temp-dir.ts';
 import { pidOfNoProcess } from './lock-holders.ts';
 
@@ -90,13 +90,13 @@ test('a live holder makes the waiter time out with a message naming the lock and
       ran = true;
     }),
     (err: unknown) =>
-      err instanceof KeyStoreLockTimeoutError &&
-      err.code === 'key_store_lock_timeout' &&
+      err instanceof FileLockTimeoutError &&
+      err.code === 'file_lock_timeout' &&
       err.lockPath === lockPath &&
       new RegExp(
         `^Timed out after \\d+ ms waiting for the lock file ${lockPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} ` +
           `\\(held by pid ${process.ppid} on host ${os.hostname()} since 2025-01-31T12:00:00.000Z\\)\\. ` +
-          'If no other portcullis process is changing keys, delete the lock file and retry\\.$',
+          'If no other portcullis process is writing the file it guards, delete the lock file and retry\\.$',
       ).test(err.message),
   );
   assert.equal(ran, false);
@@ -126,7 +126,7 @@ test('a lock older than staleMs is broken even if its holder looks alive', async
 test('a lock from another host is not judged by pid: it waits until stale', async () => {
   const lockPath = freshLockPath();
   writeLock(lockPath, { pid: pidOfNoProcess(), hostname: 'another-host', token: 'x', acquiredAt: '2025-01-31T12:00:00.000Z' });
-  await assert.rejects(withFileLock(lockPath, SHORT_WAIT, async () => 3), KeyStoreLockTimeoutError);
+  await assert.rejects(withFileLock(lockPath, SHORT_WAIT, async () => 3), FileLockTimeoutError);
   assert.equal(existsSync(lockPath), true);
 });
 
@@ -135,7 +135,7 @@ test('an empty or garbled lock file is waited on while fresh and broken once sta
   writeLock(fresh, '');
   await assert.rejects(
     withFileLock(fresh, SHORT_WAIT, async () => 4),
-    (err: unknown) => err instanceof KeyStoreLockTimeoutError && err.message.includes('(held by an unknown process)'),
+    (err: unknown) => err instanceof FileLockTimeoutError && err.message.includes('(held by an unknown process)'),
   );
   const old = freshLockPath();
   writeLock(old, '{"pid":', 60_000);
@@ -173,7 +173,7 @@ test('while another waiter holds a fresh break file, a dead lock is left to it',
   const lockPath = freshLockPath();
   writeLock(lockPath, { pid: pidOfNoProcess(), hostname: os.hostname(), token: 'dead', acquiredAt: '2025-01-31T12:00:00.000Z' });
   writeLock(`${lockPath}.break`, '');
-  await assert.rejects(withFileLock(lockPath, SHORT_WAIT, async () => 7), KeyStoreLockTimeoutError);
+  await assert.rejects(withFileLock(lockPath, SHORT_WAIT, async () => 7), FileLockTimeoutError);
   assert.equal(existsSync(lockPath), true);
 });
 
@@ -200,7 +200,7 @@ test('an empty lock file made just now is taken over once the grace has passed, 
 test('an empty lock file younger than the grace is waited for, and left in place', async () => {
   const lockPath = freshLockPath();
   writeLock(lockPath, '', 1_000);
-  await assert.rejects(withFileLock(lockPath, { staleMs: 30_000, timeoutMs: 300 }, async () => 'no'), KeyStoreLockTimeoutError);
+  await assert.rejects(withFileLock(lockPath, { staleMs: 30_000, timeoutMs: 300 }, async () => 'no'), FileLockTimeoutError);
   assert.equal(readFileSync(lockPath, 'utf8'), '');
   // The grace is a setting of the lock: 1 s old, taken with a grace of 0.5 s
   // within a wait (0.6 s) too short for the default grace (2 s) to let it.
@@ -212,7 +212,7 @@ test('a lock naming a live pid is never taken over before staleMs, however long 
   const lockPath = freshLockPath();
   const content = JSON.stringify({ pid: process.ppid, hostname: os.hostname(), token: 'live', acquiredAt: '2025-01-31T12:00:00.000Z' });
   writeLock(lockPath, content, 20_000);
-  await assert.rejects(withFileLock(lockPath, { staleMs: 30_000, timeoutMs: 300, emptyGraceMs: 100 }, async () => 'no'), KeyStoreLockTimeoutError);
+  await assert.rejects(withFileLock(lockPath, { staleMs: 30_000, timeoutMs: 300, emptyGraceMs: 100 }, async () => 'no'), FileLockTimeoutError);
   assert.equal(readFileSync(lockPath, 'utf8'), content);
 });
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { isTempFileOf, removeStaleTempFiles, syncDirectory, writeFileAtomic } from '../../src/keys/atomic-file.ts';
-import { KeyStoreIoError } from '../../src/keys/errors.ts';
+import { isTempFileOf, removeStaleTempFiles, syncDirectory, writeFileAtomic } from '../../src/files/atomic-file.ts';
+import { FileIoError } from '../../src/files/errors.ts';
 import { freshDir, tempDir } from '../support/temp-dir.ts';
 
 const root = tempDir('atomic');
@@ -41,27 +41,27 @@ test('a failed rename leaves the target alone and removes the temp file', async 
   writeFileSync(path.join(target, 'inside'), 'kept');
   await assert.rejects(
     writeFileAtomic(target, 'new'),
-    (err: unknown) => err instanceof KeyStoreIoError && err.code === 'key_store_io_error' && err.path === target && err.message.startsWith(`Could not write ${target}: `),
+    (err: unknown) => err instanceof FileIoError && err.code === 'file_io_error' && err.path === target && err.message.startsWith(`Could not write ${target}: `),
   );
   assert.deepEqual(readdirSync(dir), ['keys.json']);
   assert.equal(readFileSync(path.join(target, 'inside'), 'utf8'), 'kept');
 });
 
-test('writing into a missing directory is a KeyStoreIoError naming the file', async () => {
+test('writing into a missing directory is a FileIoError naming the file', async () => {
   const file = path.join(root, 'missing-dir', 'keys.json');
   await assert.rejects(
     writeFileAtomic(file, 'x'),
     (err: unknown) =>
-      err instanceof KeyStoreIoError &&
+      err instanceof FileIoError &&
       err.path === file &&
       err.message.startsWith(`Could not create a temporary file next to ${file}: ENOENT`) &&
       (err.cause as NodeJS.ErrnoException).code === 'ENOENT',
   );
 });
 
-test('syncDirectory of a missing directory is a KeyStoreIoError', async () => {
+test('syncDirectory of a missing directory is a FileIoError', async () => {
   const dir = path.join(root, 'nope');
-  await assert.rejects(syncDirectory(dir), (err: unknown) => err instanceof KeyStoreIoError && err.path === dir);
+  await assert.rejects(syncDirectory(dir), (err: unknown) => err instanceof FileIoError && err.path === dir);
 });
 
 test('isTempFileOf recognises only temp files of that target', () => {
@@ -83,7 +83,7 @@ test('removeStaleTempFiles removes a crashed writer\'s temp files and nothing el
   assert.deepEqual(await removeStaleTempFiles(path.join(dir, 'keys.json')), []);
 });
 
-test('removeStaleTempFiles in a missing directory is a KeyStoreIoError', async () => {
+test('removeStaleTempFiles in a missing directory is a FileIoError', async () => {
   const dir = path.join(root, 'absent');
-  await assert.rejects(removeStaleTempFiles(path.join(dir, 'keys.json')), (err: unknown) => err instanceof KeyStoreIoError && err.path === dir);
+  await assert.rejects(removeStaleTempFiles(path.join(dir, 'keys.json')), (err: unknown) => err instanceof FileIoError && err.path === dir);
 });

@@ -29,13 +29,13 @@ import { link, open, readdir, readFile, stat, unlink, writeFile } from 'node:fs/
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KeyStoreIoError, KeyStoreLockTimeoutError } from './errors.ts';
+import { FileIoError, FileLockTimeoutError } from './errors.ts';
 import { PRIVATE_FILE_MODE } from './atomic-file.ts';
 
 export interface FileLockOptions {
   /** Age after which a lock is broken whoever holds it. */
   staleMs: number;
-  /** How long to wait for a live holder before KeyStoreLockTimeoutError. */
+  /** How long to wait for a live holder before FileLockTimeoutError. */
   timeoutMs: number;
   /** Age after which a lock file that names no holder (empty, cut short) is broken; default 2 s. */
   emptyGraceMs?: number;
@@ -99,7 +99,7 @@ async function acquire(lockPath: string, options: FileLockOptions): Promise<stri
     if (observed !== null) lastSeen = observed;
     const waited = Date.now() - started;
     if (waited >= options.timeoutMs) {
-      throw new KeyStoreLockTimeoutError(lockPath, waited, describeHolder(lastSeen));
+      throw new FileLockTimeoutError(lockPath, waited, describeHolder(lastSeen));
     }
     // Retry at once when the lock just vanished or was broken; otherwise back off
     // with jitter so waiters do not retry in lockstep.
@@ -118,7 +118,7 @@ async function tryCreate(lockPath: string, content: LockContent): Promise<boolea
     await writeFile(claimPath, JSON.stringify(content) + '\n', { encoding: 'utf8', mode: PRIVATE_FILE_MODE });
   } catch (cause) {
     await unlink(claimPath).catch(() => undefined);
-    throw new KeyStoreIoError('write a claim file for', lockPath, cause);
+    throw new FileIoError('write a claim file for', lockPath, cause);
   }
   try {
     await link(claimPath, lockPath);
@@ -129,7 +129,7 @@ async function tryCreate(lockPath: string, content: LockContent): Promise<boolea
     // Our claim was removed as debris while this process stood still for staleMs: try again.
     if (code === 'ENOENT') return false;
     if (NO_HARD_LINKS.has(code)) return createThenWrite(lockPath, content);
-    throw new KeyStoreIoError('create the lock file', lockPath, cause);
+    throw new FileIoError('create the lock file', lockPath, cause);
   } finally {
     await unlink(claimPath).catch(() => undefined);
   }
@@ -142,14 +142,14 @@ async function createThenWrite(lockPath: string, content: LockContent): Promise<
     handle = await open(lockPath, 'wx', PRIVATE_FILE_MODE);
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw new KeyStoreIoError('create the lock file', lockPath, cause);
+    throw new FileIoError('create the lock file', lockPath, cause);
   }
   try {
     await handle.writeFile(JSON.stringify(content) + '\n', 'utf8');
   } catch (cause) {
     await handle.close().catch(() => undefined);
     await unlink(lockPath).catch(() => undefined);
-    throw new KeyStoreIoError('write the lock file', lockPath, cause);
+    throw new FileIoError('write the lock file', lockPath, cause);
   }
   await handle.close();
   return true;
@@ -178,7 +178,7 @@ async function observe(lockPath: string): Promise<ObservedLock | null> {
     return { text, content: parseLockContent(text), ino: stats.ino, mtimeMs: stats.mtimeMs };
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new KeyStoreIoError('read the lock file', lockPath, cause);
+    throw new FileIoError('read the lock file', lockPath, cause);
   }
 }
 
@@ -234,7 +234,7 @@ async function breakStaleLock(lockPath: string, stale: ObservedLock, staleMs: nu
     const handle = await open(breakPath, 'wx', PRIVATE_FILE_MODE);
     await handle.close();
   } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') throw new KeyStoreIoError('create', breakPath, cause);
+    if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') throw new FileIoError('create', breakPath, cause);
     // Another waiter is breaking it. A break file only lives for a stat and an unlink,
     // so an old one is debris of a crash in between.
     const breaking = await stat(breakPath).catch(() => null);
@@ -246,7 +246,7 @@ async function breakStaleLock(lockPath: string, stale: ObservedLock, staleMs: nu
     if (current === null) return true;
     if (current.ino !== stale.ino || current.text !== stale.text) return false; // replaced meanwhile: judge again
     await unlink(lockPath).catch((cause: unknown) => {
-      if ((cause as NodeJS.ErrnoException).code !== 'ENOENT') throw new KeyStoreIoError('break the stale lock file', lockPath, cause);
+      if ((cause as NodeJS.ErrnoException).code !== 'ENOENT') throw new FileIoError('break the stale lock file', lockPath, cause);
     });
     return true;
   } finally {

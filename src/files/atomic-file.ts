@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { KeyStoreIoError } from './errors.ts';
+import { FileIoError } from './errors.ts';
 
 export const PRIVATE_FILE_MODE = 0o600;
 const TEMP_SUFFIX = '.tmp';
@@ -31,7 +31,7 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
   try {
     handle = await open(tempPath, 'wx', PRIVATE_FILE_MODE);
   } catch (cause) {
-    throw new KeyStoreIoError('create a temporary file next to', path, cause);
+    throw new FileIoError('create a temporary file next to', path, cause);
   }
   try {
     try {
@@ -45,7 +45,7 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
     await rename(tempPath, path);
   } catch (cause) {
     await unlink(tempPath).catch(() => undefined);
-    throw new KeyStoreIoError('write', path, cause);
+    throw new FileIoError('write', path, cause);
   }
   await syncDirectory(dirname(path));
 }
@@ -60,7 +60,7 @@ export async function syncDirectory(dir: string): Promise<void> {
     // Windows cannot open or fsync a directory; its rename is already durable enough
     // (MoveFileEx with write-through is what libuv uses).
     if (process.platform === 'win32') return;
-    throw new KeyStoreIoError('sync the directory', dir, cause);
+    throw new FileIoError('sync the directory', dir, cause);
   } finally {
     await handle?.close();
   }
@@ -78,7 +78,7 @@ export async function removeStaleTempFiles(path: string): Promise<string[]> {
   try {
     names = await readdir(dir);
   } catch (cause) {
-    throw new KeyStoreIoError('list the directory', dir, cause);
+    throw new FileIoError('list the directory', dir, cause);
   }
   const removed: string[] = [];
   for (const name of names) {
@@ -87,7 +87,7 @@ export async function removeStaleTempFiles(path: string): Promise<string[]> {
       await unlink(join(dir, name));
       removed.push(name);
     } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code !== 'ENOENT') throw new KeyStoreIoError('remove', join(dir, name), cause);
+      if ((cause as NodeJS.ErrnoException).code !== 'ENOENT') throw new FileIoError('remove', join(dir, name), cause);
     }
   }
   return removed;
