@@ -12,7 +12,7 @@
 
 import { Buffer } from 'node:buffer';
 import { normalizeChunk } from '../src/chat/completion-response.ts';
-import { createChunkRelay } from '../src/chat/stream-relay.ts';
+import { ChunkRelay } from '../src/chat/stream-relay.ts';
 import type { ChatCompletionChunk } from '../src/chat/types.ts';
 import { createEventStreamParser, type EventStreamEvent } from '../src/sse/event-stream-parser.ts';
 import { frame } from '../src/sse/sse-writer.ts';
@@ -48,7 +48,7 @@ const datas = parseEvents(text).map((e) => e.data).filter((d) => d !== '[DONE]')
 const parsed: unknown[] = datas.map((d) => JSON.parse(d) as unknown);
 const chunks: ChatCompletionChunk[] = parsed.map((p) => normalizeChunk(p));
 const relay = (): ChatCompletionChunk[] => {
-  const r = createChunkRelay({ alias: 'service-bench', includeUsage: true });
+  const r = new ChunkRelay({ alias: 'service-bench', includeUsage: true });
   const out: ChatCompletionChunk[] = [];
   for (const c of chunks) out.push(...r.push(c));
   out.push(...r.end());
