@@ -193,7 +193,10 @@ export class Exchange {
     const at = this.nextDeadline();
     if (at === this.timerAt) return;
     const { scheduler } = this.settings;
-    const delay = at - scheduler.monotonic();
+    // Whole milliseconds, as the deadlines were given: a fresh deadline's
+    // delay is exactly its setting (timers of equal delay fire in the order
+    // they were set, as a proxy tunnel's own connect timer and ours do).
+    const delay = Math.round(at - scheduler.monotonic());
     this.timerAt = at;
     // The idle deadline moves by the same delay on every read: refresh() is
     // cheaper than a new timer.
