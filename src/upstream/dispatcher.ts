@@ -2,7 +2,7 @@
 // skipping targets whose circuit breaker is open, retrying a target on
 // transient failures with backoff (or the upstream's Retry-After), moving to the
 // next target on failures a retry would not cure, and stopping at once on the
-// client's own errors and on abort. A target whose adapter cannot express the
+// client's own errors and on abort. A target whose provider cannot express the
 // request (`refusal`) is skipped without a call: its refusal is about that
 // target, not about the client's request, while another target can take it. The decisions live in ./retry-policy.ts,
 // ./circuit-breaker.ts and ./target-order.ts; this file is the loop and the
