@@ -5,10 +5,9 @@
 // ../upstream/upstream-stream.ts) are shared with every HTTP provider.
 // API: https://docs.anthropic.com/en/api/messages
 
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
+import type { ChatCompletion, ChatRequest } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
-import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
-import { type AnthropicRequest, type AnthropicStreamTranslator, createAnthropicStreamTranslator, fromAnthropicResponse, toAnthropicRequest } from './anthropic-translate.ts';
+import { type AnthropicRequest, createAnthropicStreamTranslator, fromAnthropicResponse, toAnthropicRequest } from './anthropic-translate.ts';
 import { ProviderKind, type HttpProvider, type ProviderCodec, type StreamDecoder } from '../upstream/provider.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import type { UpstreamTransport } from '../upstream/transport.ts';
@@ -71,8 +70,10 @@ class AnthropicCodec implements ProviderCodec {
     return fromAnthropicResponse(parseUpstreamJson(text));
   }
 
+  /** The stream translator (./anthropic-stream.ts) is the decoder: message_stop
+   * completes the message, whatever follows. */
   streamDecoder(): StreamDecoder {
-    return new AnthropicStreamDecoder();
+    return createAnthropicStreamTranslator();
   }
 
   refusal(request: ChatRequest): InvalidRequestError | null {
@@ -87,27 +88,6 @@ class AnthropicCodec implements ProviderCodec {
       this.#translations.set(request, translated);
     }
     return translated;
-  }
-}
-
-/** The stream translator (./anthropic-stream.ts) as a decoder: message_stop
- * completes the message, whatever follows. */
-class AnthropicStreamDecoder implements StreamDecoder {
-  readonly #translator: AnthropicStreamTranslator = createAnthropicStreamTranslator();
-
-  get done(): boolean {
-    return this.#translator.done;
-  }
-
-  push(event: EventStreamEvent, out: ChatCompletionChunk[]): void {
-    if (this.#translator.done) return;
-    const chunks = this.#translator.push(event);
-    for (let i = 0; i < chunks.length; i++) out.push(chunks[i] as ChatCompletionChunk);
-  }
-
-  end(out: ChatCompletionChunk[]): void {
-    const chunks = this.#translator.end();
-    for (let i = 0; i < chunks.length; i++) out.push(chunks[i] as ChatCompletionChunk);
   }
 }
 
