@@ -421,7 +421,7 @@ test('the pump pulls the next upstream chunk only once the sink took the last (n
   void pumping;
 });
 
-test('createChunkRelay: pure core usable without async glue', () => {
+test('ChunkRelay: pure core usable without async glue', () => {
   const relay = new ChunkRelay({ alias: 'a', includeUsage: true });
   assert.deepEqual(relay.push(up('i', 1, [], usage)), []);
   assert.deepEqual(relay.usage, usage);
