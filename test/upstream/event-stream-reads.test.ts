@@ -12,7 +12,7 @@ async function dataOf(chunks: readonly Uint8Array[], maxEventBytes?: number): Pr
   return (await readAllEvents(eventStreamResponse(chunks), maxEventBytes)).map((e) => e.data);
 }
 
-describe('readEventStream (the exchange\'s)', () => {
+describe('the stream read loop (the exchange\'s)', () => {
   const text = '\ufeffdata: héllo 日本 😀\r\n\r\ndata: second\n\n';
   const bytes = encoder.encode(text);
 
