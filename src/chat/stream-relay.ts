@@ -23,7 +23,7 @@
 // - chunks with nothing left to say (keep-alives, deltas fully held back) are
 //   dropped; no other buffering happens.
 //
-// The policy is the pure `createChunkRelay`; the one async glue is the stream
+// The policy is the pure `ChunkRelay`; the one async glue is the stream
 // pump, src/gateway/event-stream-pump.ts.
 
 import { UpstreamError } from '../errors/api-error.ts';
@@ -65,111 +65,125 @@ interface ChoiceTrack {
   toolCalls: Map<number, ToolCallTrack>;
 }
 
-export interface ChunkRelay {
-  /** The chunks to send for one upstream chunk (often one, sometimes none). */
-  push(chunk: ChatCompletionChunk): ChatCompletionChunk[];
+/** The relay of one stream: prototype methods, the state in fields. */
+export class ChunkRelay {
+  readonly #alias: string;
+  readonly #includeUsage: boolean;
+  #id: string | undefined;
+  #created = 0;
+  #usage: Usage | undefined;
+  #anyFinished = false;
+  #generatedBytes = 0;
+  readonly #choices = new Map<number, ChoiceTrack>();
+
+  constructor(options: Pick<RelayOptions, 'alias' | 'includeUsage'>) {
+    this.#alias = options.alias;
+    this.#includeUsage = options.includeUsage;
+  }
+
   /** The last usage the upstream gave, if any. */
-  readonly usage: Usage | undefined;
+  get usage(): Usage | undefined {
+    return this.#usage;
+  }
+
   /** UTF-8 bytes of the text relayed so far: content, refusals, tool-call names and
    * arguments. An upper bound of the tokens generated (a byte-level tokenizer never
    * makes more tokens than bytes), for charging a cut stream. */
-  readonly generatedBytes: number;
-  /** The chunks to send once the upstream has ended: the usage chunk when asked
-   * for. Throws `upstream_stream_truncated` when no choice ever finished. */
-  end(): ChatCompletionChunk[];
-}
-
-export function createChunkRelay(options: Pick<RelayOptions, 'alias' | 'includeUsage'>): ChunkRelay {
-  let id: string | undefined;
-  let created = 0;
-  let usage: Usage | undefined;
-  let anyFinished = false;
-  let generatedBytes = 0;
-  const choices = new Map<number, ChoiceTrack>();
-
-  function envelope(choiceList: ChunkChoice[]): ChatCompletionChunk {
-    return { id: id ?? '', object: 'chat.completion.chunk', created, model: options.alias, choices: choiceList };
+  get generatedBytes(): number {
+    return this.#generatedBytes;
   }
 
-  function relayChoice(choice: ChunkChoice): ChunkChoice | undefined {
-    let track = choices.get(choice.index);
+  /** The chunks to send for one upstream chunk (often one, sometimes none). */
+  push(chunk: ChatCompletionChunk): ChatCompletionChunk[] {
+    const out: ChatCompletionChunk[] = [];
+    this.pushInto(chunk, out);
+    return out;
+  }
+
+  /** push(), appending to `out` instead of making an array. */
+  pushInto(chunk: ChatCompletionChunk, out: ChatCompletionChunk[]): void {
+    if (this.#id === undefined) {
+      this.#id = chunk.id === '' ? generateCompletionId() : chunk.id;
+      this.#created = chunk.created;
+    }
+    if (chunk.usage !== undefined && chunk.usage !== null) this.#usage = chunk.usage;
+    let relayedChoices: ChunkChoice[] | undefined;
+    for (let i = 0; i < chunk.choices.length; i++) {
+      const relayed = this.#relayChoice(chunk.choices[i] as ChunkChoice);
+      if (relayed !== undefined) {
+        this.#generatedBytes += deltaBytes(relayed.delta);
+        (relayedChoices ??= []).push(relayed);
+      }
+    }
+    if (relayedChoices !== undefined) out.push(this.#envelope(relayedChoices));
+  }
+
+  /** The chunks to send once the upstream has ended: the usage chunk when asked
+   * for. Throws `upstream_stream_truncated` when no choice ever finished. */
+  end(): ChatCompletionChunk[] {
+    if (!this.#anyFinished) {
+      throw new UpstreamError('upstream_stream_truncated', 'The upstream stream ended before the completion finished.');
+    }
+    const usage = this.#usage;
+    if (!this.#includeUsage || usage === undefined) return [];
+    return [{ ...this.#envelope([]), usage }];
+  }
+
+  #envelope(choiceList: ChunkChoice[]): ChatCompletionChunk {
+    return { id: this.#id ?? '', object: 'chat.completion.chunk', created: this.#created, model: this.#alias, choices: choiceList };
+  }
+
+  #relayChoice(choice: ChunkChoice): ChunkChoice | undefined {
+    let track = this.#choices.get(choice.index);
     if (track === undefined) {
       track = { roleSent: false, finished: false, toolCalls: new Map() };
-      choices.set(choice.index, track);
+      this.#choices.set(choice.index, track);
     }
     if (track.finished) return undefined;
 
     const source = choice.delta;
-    const toolDeltas: ToolCallDelta[] = [];
-    const incoming = source.tool_calls ?? [];
-    for (let i = 0; i < incoming.length; i++) {
-      const piece = incoming[i] as ToolCallDelta;
-      let call = track.toolCalls.get(piece.index);
-      if (call === undefined) {
-        flushBuffered(track, toolDeltas, choice.index);
-        call = { state: ToolCallState.Buffering, index: piece.index, id: '', name: '', args: '' };
-        track.toolCalls.set(piece.index, call);
-      }
-      const args = piece.function?.arguments ?? '';
-      if (call.state === ToolCallState.Buffering) {
-        if (call.id === '' && piece.id !== undefined) call.id = piece.id;
-        call.name = mergeNamePiece(call.name, piece.function?.name ?? '');
-        call.args += args;
-        if (call.args !== '') toolDeltas.push(firstToolCallDelta(call, choice.index));
-      } else if (args !== '') {
-        toolDeltas.push({ index: call.index, function: { arguments: args } });
+    const incoming = source.tool_calls;
+    let toolDeltas: ToolCallDelta[] | undefined;
+    if (incoming !== undefined) {
+      toolDeltas = [];
+      for (let i = 0; i < incoming.length; i++) {
+        const piece = incoming[i] as ToolCallDelta;
+        let call = track.toolCalls.get(piece.index);
+        if (call === undefined) {
+          flushBuffered(track, toolDeltas, choice.index);
+          call = { state: ToolCallState.Buffering, index: piece.index, id: '', name: '', args: '' };
+          track.toolCalls.set(piece.index, call);
+        }
+        const args = piece.function?.arguments ?? '';
+        if (call.state === ToolCallState.Buffering) {
+          if (call.id === '' && piece.id !== undefined) call.id = piece.id;
+          call.name = mergeNamePiece(call.name, piece.function?.name ?? '');
+          call.args += args;
+          if (call.args !== '') toolDeltas.push(firstToolCallDelta(call, choice.index));
+        } else if (args !== '') {
+          toolDeltas.push({ index: call.index, function: { arguments: args } });
+        }
       }
     }
-    if (choice.finish_reason !== null) flushBuffered(track, toolDeltas, choice.index);
+    if (choice.finish_reason !== null && track.toolCalls.size > 0) flushBuffered(track, (toolDeltas ??= []), choice.index);
 
     const delta: ChunkDelta = {};
     if (typeof source.content === 'string') delta.content = source.content;
     if (typeof source.refusal === 'string') delta.refusal = source.refusal;
-    if (toolDeltas.length > 0) delta.tool_calls = toolDeltas;
-    const empty = delta.content === undefined && delta.refusal === undefined && toolDeltas.length === 0;
+    const hasTools = toolDeltas !== undefined && toolDeltas.length > 0;
+    if (hasTools) delta.tool_calls = toolDeltas;
+    const empty = delta.content === undefined && delta.refusal === undefined && !hasTools;
     if (empty && choice.finish_reason === null && (track.roleSent || source.role !== 'assistant')) return undefined;
 
     const finishReason: FinishReason | null = choice.finish_reason;
     if (finishReason !== null) {
       track.finished = true;
-      anyFinished = true;
+      this.#anyFinished = true;
     }
     if (track.roleSent) return { index: choice.index, delta, finish_reason: finishReason };
     track.roleSent = true;
     return { index: choice.index, delta: { role: 'assistant', ...delta }, finish_reason: finishReason };
   }
-
-  return {
-    push(chunk) {
-      if (id === undefined) {
-        id = chunk.id === '' ? generateCompletionId() : chunk.id;
-        created = chunk.created;
-      }
-      if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage;
-      const out: ChunkChoice[] = [];
-      for (let i = 0; i < chunk.choices.length; i++) {
-        const relayed = relayChoice(chunk.choices[i] as ChunkChoice);
-        if (relayed !== undefined) {
-          generatedBytes += deltaBytes(relayed.delta);
-          out.push(relayed);
-        }
-      }
-      return out.length === 0 ? [] : [envelope(out)];
-    },
-    get usage() {
-      return usage;
-    },
-    get generatedBytes() {
-      return generatedBytes;
-    },
-    end() {
-      if (!anyFinished) {
-        throw new UpstreamError('upstream_stream_truncated', 'The upstream stream ended before the completion finished.');
-      }
-      if (!options.includeUsage || usage === undefined) return [];
-      return [{ ...envelope([]), usage }];
-    },
-  };
 }
 
 function deltaBytes(delta: ChunkDelta): number {

@@ -1,11 +1,14 @@
-// The one stream pump: an upstream's normalised chunks, through the chunk
-// relay (../chat/stream-relay.ts, the wire rules), out as server-sent events.
+// The one stream pump, the end of the exchange loop: each upstream read's
+// normalised chunks (../upstream/upstream-stream.ts: bytes, event parser,
+// decoder), through the chunk relay (../chat/stream-relay.ts, the wire
+// rules), out as server-sent events.
 // Production drives it with the SSE writer on the response; tests drive the
 // same function with a recording sink.
-import { createChunkRelay, type ChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
+import { ChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
 import type { ChatCompletionChunk } from '../chat/types.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
+import type { UpstreamStream } from '../upstream/provider.ts';
 
 /** Where the events go: the SSE writer, or a test's recorder. */
 export interface EventSink {
@@ -35,36 +38,31 @@ export interface PumpControl {
  * it). After the first event a failure is a `data: {"error":...}` frame and
  * the end, never a clean `[DONE]`.
  *
- * One async step per upstream chunk, and every chunk an upstream chunk yields
- * is written without waiting in between: the writer joins the events of a turn
- * into one socket write and holds the pump only when the socket needs draining.
+ * One await per upstream read, and every chunk it yields is written without
+ * waiting in between: the writer joins the events of a turn into one socket
+ * write and holds the pump only when the socket needs draining.
  *
  * Resolves true when the upstream's stream ended and `[DONE]` was written,
  * false when the stream was cut (an error frame, the client gone, a shutdown).
  */
-export async function pumpEventStream(source: AsyncIterable<ChatCompletionChunk>, options: RelayOptions, control: PumpControl): Promise<boolean> {
-  const chunks = source[Symbol.asyncIterator]();
-  const relay = createChunkRelay(options);
+export async function pumpEventStream(source: UpstreamStream, options: RelayOptions, control: PumpControl): Promise<boolean> {
+  const relay = new ChunkRelay(options);
   control.onRelay?.(relay);
   let sink: EventSink | undefined;
-  let upstreamFailed = false;
+  const out: ChatCompletionChunk[] = [];
   try {
     for (;;) {
-      let next: IteratorResult<ChatCompletionChunk>;
-      try {
-        next = await chunks.next();
-      } catch (err) {
-        // A failed iterator is closed already; only the relay's own errors
-        // below leave it open.
-        upstreamFailed = true;
-        throw err;
-      }
-      if (next.done === true) break;
-      // A shutdown ended the response while the chunk was on its way.
+      // The one await per upstream read: the chunks decoded from it.
+      const batch = await source.next();
+      if (batch === null) break;
+      if (batch.length === 0) continue;
+      // A shutdown ended the response while the chunks were on their way.
       if (control.endedForShutdown()) throw new StreamEndedForShutdown();
-      const out = relay.push(next.value);
+      out.length = 0;
+      for (let i = 0; i < batch.length; i++) relay.pushInto(batch[i] as ChatCompletionChunk, out);
       for (let i = 0; i < out.length; i++) {
         sink ??= control.open();
+        // Resolved at once unless the socket needs draining.
         await sink.data(JSON.stringify(out[i]));
       }
     }
@@ -77,7 +75,8 @@ export async function pumpEventStream(source: AsyncIterable<ChatCompletionChunk>
     sink.end();
     return true;
   } catch (err) {
-    if (!upstreamFailed) await chunks.return?.(undefined).catch(() => undefined);
+    // A failed upstream stream is closed already; closing again is a no-op.
+    source.close();
     // Before the first event the caller's error boundary answers in JSON.
     if (sink === undefined) throw err;
     // The shutdown frame is the stream's last word.

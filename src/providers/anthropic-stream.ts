@@ -42,12 +42,13 @@ export interface AnthropicStreamEvent {
 }
 
 export interface AnthropicStreamTranslator {
-  /** The chunks `event` produces. Throws UpstreamError (502) for an `error`
-   * event or a malformed one; every later call rethrows it. */
-  push(event: AnthropicStreamEvent): ChatCompletionChunk[];
-  /** The upstream stream ended. Throws 502 `upstream_stream_truncated` unless
-   * message_stop was seen. */
-  end(): ChatCompletionChunk[];
+  /** Appends the chunks `event` produces to `out` (default a new array) and
+   * returns it. Throws UpstreamError (502) for an `error` event or a
+   * malformed one; every later call rethrows it. */
+  push(event: AnthropicStreamEvent, out?: ChatCompletionChunk[]): ChatCompletionChunk[];
+  /** The upstream stream ended: `out`, unchanged. Throws 502
+   * `upstream_stream_truncated` unless message_stop was seen. */
+  end(out?: ChatCompletionChunk[]): ChatCompletionChunk[];
   /** True once message_stop was seen: the message is complete. */
   readonly done: boolean;
 }
@@ -87,191 +88,204 @@ interface OpenBlock {
 }
 
 export function createAnthropicStreamTranslator(options: AnthropicStreamTranslatorOptions = {}): AnthropicStreamTranslator {
-  const created = options.created ?? Math.floor(Date.now() / 1000);
-  let state: State = State.AwaitingMessage;
-  let failure: unknown;
-  let id = '';
-  let model = '';
-  let toolCount = 0;
-  let finished = false;
-  let counts: AnthropicTokenCounts = NO_TOKENS;
-  let usageSeen = false;
-  const blocks = new Map<number, OpenBlock>();
+  return new StreamTranslator(options.created ?? Math.floor(Date.now() / 1000));
+}
 
-  function chunk(delta: ChatCompletionChunk['choices'][number]['delta'], finishReason: FinishReason | null = null): ChatCompletionChunk {
-    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] };
+/** The state machine of one stream: prototype methods, the state in fields. */
+class StreamTranslator implements AnthropicStreamTranslator {
+  readonly #created: number;
+  #state: State = State.AwaitingMessage;
+  #failure: unknown;
+  #id = '';
+  #model = '';
+  #toolCount = 0;
+  #finished = false;
+  #counts: AnthropicTokenCounts = NO_TOKENS;
+  #usageSeen = false;
+  readonly #blocks = new Map<number, OpenBlock>();
+
+  constructor(created: number) {
+    this.#created = created;
   }
 
-  function toolChunk(toolDelta: ToolCallDelta): ChatCompletionChunk {
-    return chunk({ tool_calls: [toolDelta] });
+  get done(): boolean {
+    return this.#state === State.Stopped;
   }
 
-  function fail(error: unknown): never {
-    state = State.Failed;
-    failure = error;
-    throw error;
-  }
-
-  function push(event: AnthropicStreamEvent): ChatCompletionChunk[] {
-    if (state === State.Failed) throw failure;
-    if (state === State.Stopped) return [];
+  push(event: AnthropicStreamEvent, out: ChatCompletionChunk[] = []): ChatCompletionChunk[] {
+    if (this.#state === State.Failed) throw this.#failure;
+    if (this.#state === State.Stopped) return out;
     try {
-      return handle(event);
+      this.#handle(event, out);
+      return out;
     } catch (error) {
-      return fail(error);
+      return this.#fail(error);
     }
   }
 
-  function handle(event: AnthropicStreamEvent): ChatCompletionChunk[] {
+  end(out: ChatCompletionChunk[] = []): ChatCompletionChunk[] {
+    if (this.#state === State.Stopped) return out;
+    if (this.#state === State.Failed) throw this.#failure;
+    return this.#fail(upstreamStreamTruncatedError());
+  }
+
+  #chunk(delta: ChatCompletionChunk['choices'][number]['delta'], finishReason: FinishReason | null = null): ChatCompletionChunk {
+    return { id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.#model, choices: [{ index: 0, delta, finish_reason: finishReason }] };
+  }
+
+  #toolChunk(toolDelta: ToolCallDelta): ChatCompletionChunk {
+    return this.#chunk({ tool_calls: [toolDelta] });
+  }
+
+  #fail(error: unknown): never {
+    this.#state = State.Failed;
+    this.#failure = error;
+    throw error;
+  }
+
+  #handle(event: AnthropicStreamEvent, out: ChatCompletionChunk[]): void {
     const body = parseEventData(event.data);
     // Anthropic names each event twice (SSE `event:` and data `type`); the
     // data is what its SDKs read.
     const type = typeof body['type'] === 'string' ? body['type'] : event.event;
     if (type === 'error' || event.event === 'error') throw upstreamStreamError(body['error'] ?? body);
-    if (type === 'ping') return [];
-    if (state === State.AwaitingMessage) {
+    if (type === 'ping') return;
+    if (this.#state === State.AwaitingMessage) {
       if (type !== 'message_start') throw badUpstreamResponseError('The upstream stream did not begin with message_start.');
-      return messageStart(body);
+      this.#messageStart(body, out);
+      return;
     }
     switch (type) {
       case 'message_start':
         throw malformedResponseError('message_start');
       case 'content_block_start':
-        return blockStart(body);
+        this.#blockStart(body, out);
+        return;
       case 'content_block_delta':
-        return blockDelta(body);
+        this.#blockDelta(body, out);
+        return;
       case 'content_block_stop':
-        return blockStop(body);
+        this.#blockStop(body, out);
+        return;
       case 'message_delta':
-        return messageDelta(body);
+        this.#messageDelta(body, out);
+        return;
       case 'message_stop':
-        return messageStop();
+        this.#messageStop(out);
+        return;
       default:
         // Anthropic's versioning policy: new event types may appear.
-        return [];
+        return;
     }
   }
 
-  function messageStart(body: Record<string, unknown>): ChatCompletionChunk[] {
+  #messageStart(body: Record<string, unknown>, out: ChatCompletionChunk[]): void {
     const message = objectAt(body['message'], 'message_start.message');
-    id = optionalStringAt(message['id'], 'message_start.message.id') ?? '';
-    if (id === '') throw malformedResponseError('message_start.message.id');
-    model = optionalStringAt(message['model'], 'message_start.message.model') ?? '';
+    this.#id = optionalStringAt(message['id'], 'message_start.message.id') ?? '';
+    if (this.#id === '') throw malformedResponseError('message_start.message.id');
+    this.#model = optionalStringAt(message['model'], 'message_start.message.model') ?? '';
     const usage = message['usage'];
     if (usage !== undefined && usage !== null) {
-      counts = readTokenCounts(usage, 'message_start.message.usage', counts);
-      usageSeen = true;
+      this.#counts = readTokenCounts(usage, 'message_start.message.usage', this.#counts);
+      this.#usageSeen = true;
     }
-    state = State.Streaming;
-    return [chunk({ role: 'assistant', content: '' })];
+    this.#state = State.Streaming;
+    out.push(this.#chunk({ role: 'assistant', content: '' }));
   }
 
-  function blockStart(body: Record<string, unknown>): ChatCompletionChunk[] {
+  #blockStart(body: Record<string, unknown>, out: ChatCompletionChunk[]): void {
     const index = blockIndexAt(body['index'], 'content_block_start.index');
-    if (blocks.has(index)) throw malformedResponseError('content_block_start.index');
+    if (this.#blocks.has(index)) throw malformedResponseError('content_block_start.index');
     const block = objectAt(body['content_block'], 'content_block_start.content_block');
     const path = 'content_block_start.content_block';
     switch (block['type']) {
       case 'text': {
-        blocks.set(index, { kind: BlockKind.Text, toolIndex: -1, argumentsLength: 0, initialInput: '' });
+        this.#blocks.set(index, { kind: BlockKind.Text, toolIndex: -1, argumentsLength: 0, initialInput: '' });
         const text = optionalStringAt(block['text'], `${path}.text`) ?? '';
-        return text.length === 0 ? [] : [chunk({ content: text })];
+        if (text.length > 0) out.push(this.#chunk({ content: text }));
+        return;
       }
       case 'tool_use': {
         const callId = optionalStringAt(block['id'], `${path}.id`) ?? '';
         if (callId === '') throw malformedResponseError(`${path}.id`);
         const name = optionalStringAt(block['name'], `${path}.name`) ?? '';
         if (name === '') throw malformedResponseError(`${path}.name`);
-        const toolIndex = toolCount++;
-        blocks.set(index, { kind: BlockKind.Tool, toolIndex, argumentsLength: 0, initialInput: initialInputOf(block['input'], `${path}.input`) });
-        return [toolChunk({ index: toolIndex, id: fromAnthropicToolId(callId), type: 'function', function: { name, arguments: '' } })];
+        const toolIndex = this.#toolCount++;
+        this.#blocks.set(index, { kind: BlockKind.Tool, toolIndex, argumentsLength: 0, initialInput: initialInputOf(block['input'], `${path}.input`) });
+        out.push(this.#toolChunk({ index: toolIndex, id: fromAnthropicToolId(callId), type: 'function', function: { name, arguments: '' } }));
+        return;
       }
       default:
-        blocks.set(index, { kind: BlockKind.Skipped, toolIndex: -1, argumentsLength: 0, initialInput: '' });
-        return [];
+        this.#blocks.set(index, { kind: BlockKind.Skipped, toolIndex: -1, argumentsLength: 0, initialInput: '' });
     }
   }
 
-  function blockDelta(body: Record<string, unknown>): ChatCompletionChunk[] {
-    const block = openBlockAt(body['index'], 'content_block_delta.index');
+  #blockDelta(body: Record<string, unknown>, out: ChatCompletionChunk[]): void {
+    const block = this.#openBlockAt(body['index'], 'content_block_delta.index');
     const delta = objectAt(body['delta'], 'content_block_delta.delta');
     switch (delta['type']) {
       case 'text_delta': {
-        if (block.kind === BlockKind.Skipped) return [];
+        if (block.kind === BlockKind.Skipped) return;
         if (block.kind !== BlockKind.Text) throw malformedResponseError('content_block_delta.delta.type');
         const text = optionalStringAt(delta['text'], 'content_block_delta.delta.text') ?? '';
-        return text.length === 0 ? [] : [chunk({ content: text })];
+        if (text.length > 0) out.push(this.#chunk({ content: text }));
+        return;
       }
       case 'input_json_delta': {
-        if (block.kind === BlockKind.Skipped) return [];
+        if (block.kind === BlockKind.Skipped) return;
         if (block.kind !== BlockKind.Tool) throw malformedResponseError('content_block_delta.delta.type');
         const json = optionalStringAt(delta['partial_json'], 'content_block_delta.delta.partial_json') ?? '';
-        if (json.length === 0) return [];
+        if (json.length === 0) return;
         block.argumentsLength += json.length;
-        return [toolChunk({ index: block.toolIndex, function: { arguments: json } })];
+        out.push(this.#toolChunk({ index: block.toolIndex, function: { arguments: json } }));
+        return;
       }
       default:
         // thinking_delta, signature_delta, citations_delta, ...
-        return [];
+        return;
     }
   }
 
-  function blockStop(body: Record<string, unknown>): ChatCompletionChunk[] {
+  #blockStop(body: Record<string, unknown>, out: ChatCompletionChunk[]): void {
     const index = blockIndexAt(body['index'], 'content_block_stop.index');
-    const block = blocks.get(index);
+    const block = this.#blocks.get(index);
     if (block === undefined) throw malformedResponseError('content_block_stop.index');
-    blocks.delete(index);
-    if (block.kind !== BlockKind.Tool || block.argumentsLength > 0) return [];
+    this.#blocks.delete(index);
+    if (block.kind !== BlockKind.Tool || block.argumentsLength > 0) return;
     const args = block.initialInput === '' ? '{}' : block.initialInput;
-    return [toolChunk({ index: block.toolIndex, function: { arguments: args } })];
+    out.push(this.#toolChunk({ index: block.toolIndex, function: { arguments: args } }));
   }
 
-  function messageDelta(body: Record<string, unknown>): ChatCompletionChunk[] {
+  #messageDelta(body: Record<string, unknown>, out: ChatCompletionChunk[]): void {
     const usage = body['usage'];
     if (usage !== undefined && usage !== null) {
       // Cumulative counts: they replace what message_start said.
-      counts = readTokenCounts(usage, 'message_delta.usage', counts);
-      usageSeen = true;
+      this.#counts = readTokenCounts(usage, 'message_delta.usage', this.#counts);
+      this.#usageSeen = true;
     }
     const delta = body['delta'];
-    if (delta === undefined || delta === null) return [];
+    if (delta === undefined || delta === null) return;
     const reason = finishReasonOf(objectAt(delta, 'message_delta.delta')['stop_reason'], 'message_delta.delta.stop_reason');
-    if (reason === null || finished) return [];
-    finished = true;
-    return [chunk({}, reason)];
+    if (reason === null || this.#finished) return;
+    this.#finished = true;
+    out.push(this.#chunk({}, reason));
   }
 
-  function messageStop(): ChatCompletionChunk[] {
-    state = State.Stopped;
-    const out: ChatCompletionChunk[] = [];
+  #messageStop(out: ChatCompletionChunk[]): void {
+    this.#state = State.Stopped;
     // The message is complete; a client still needs a terminal reason.
-    if (!finished) {
-      finished = true;
-      out.push(chunk({}, 'stop'));
+    if (!this.#finished) {
+      this.#finished = true;
+      out.push(this.#chunk({}, 'stop'));
     }
-    if (usageSeen) out.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: toUsage(counts) });
-    return out;
+    if (this.#usageSeen) out.push({ id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.#model, choices: [], usage: toUsage(this.#counts) });
   }
 
-  function openBlockAt(raw: unknown, path: string): OpenBlock {
-    const block = blocks.get(blockIndexAt(raw, path));
+  #openBlockAt(raw: unknown, path: string): OpenBlock {
+    const block = this.#blocks.get(blockIndexAt(raw, path));
     if (block === undefined) throw malformedResponseError(path);
     return block;
   }
-
-  function end(): ChatCompletionChunk[] {
-    if (state === State.Stopped) return [];
-    if (state === State.Failed) throw failure;
-    return fail(upstreamStreamTruncatedError());
-  }
-
-  return {
-    push,
-    end,
-    get done() {
-      return state === State.Stopped;
-    },
-  };
 }
 
 function parseEventData(data: string): Record<string, unknown> {

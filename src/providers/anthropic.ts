@@ -1,19 +1,19 @@
-// The adapter for Anthropic's Messages API: POST {baseUrl}/messages over the
+// The codec for Anthropic's Messages API: POST {baseUrl}/messages over the
 // provider's transport, the request and the answer translated to and from OpenAI's
-// shapes by ./anthropic-translate.ts. This file only wires the pieces: headers,
-// the exchange (./upstream-exchange.ts, shared with the OpenAI-compatible
-// adapter) and the stream loop.
+// shapes by ./anthropic-translate.ts. Pure: this file wires the headers and the
+// translation; the exchange and its read loop (../upstream/upstream-exchange.ts,
+// ../upstream/upstream-stream.ts) are shared with every HTTP provider.
 // API: https://docs.anthropic.com/en/api/messages
 
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
+import type { ChatCompletion, ChatRequest } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
-import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import { type AnthropicRequest, createAnthropicStreamTranslator, fromAnthropicResponse, toAnthropicRequest } from './anthropic-translate.ts';
-import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
+import { ProviderKind, type HttpProvider, type ProviderCodec, type StreamDecoder } from '../upstream/provider.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import type { UpstreamTransport } from '../upstream/transport.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from '../config/provider-defaults.ts';
-import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from '../upstream/upstream-exchange.ts';
+import { endpointUrl, exchangeSettings, upstreamHeaders } from '../upstream/exchange-settings.ts';
+import { parseUpstreamJson } from './upstream-json.ts';
 
 
 export interface AnthropicOptions {
@@ -46,76 +46,49 @@ export interface AnthropicOptions {
 }
 
 
-export function createAnthropicProvider(options: AnthropicOptions = {}): ChatProvider {
+export function createAnthropicProvider(options: AnthropicOptions = {}): HttpProvider {
   const settings = exchangeSettings(messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL), baseHeadersOf(options), options);
-  // The dispatcher asks refusal() before the call and the call needs the same
-  // translation: each request is translated once. Keyed by the request object,
-  // which the dispatcher hands to both, and forgotten with it.
-  const translations = new WeakMap<ChatRequest, AnthropicRequest | InvalidRequestError>();
-  const translate = (request: ChatRequest): AnthropicRequest | InvalidRequestError => {
-    let translated = translations.get(request);
-    if (translated === undefined) {
-      translated = translateOrRefuse(request);
-      translations.set(request, translated);
-    }
-    return translated;
-  };
-  /** The body for one exchange; a request Anthropic cannot express is the client's 400, before any I/O. */
-  const bodyOf = (request: ChatRequest, stream: boolean): AnthropicRequest => {
-    const translated = translate(request);
+  const codec = new AnthropicCodec();
+  return { kind: ProviderKind.Http, codec, settings, refusal: (request) => codec.refusal(request) };
+}
+
+/** Anthropic's Messages API as a pure codec over ./anthropic-translate.ts. */
+class AnthropicCodec implements ProviderCodec {
+  /** The dispatcher asks refusal() before the call and the call needs the same
+   * translation: each request is translated once. Keyed by the request object,
+   * which the dispatcher hands to both, and forgotten with it. */
+  readonly #translations = new WeakMap<ChatRequest, AnthropicRequest | InvalidRequestError>();
+
+  encode(request: ChatRequest, stream: boolean): string {
+    const translated = this.#translate(request);
+    // A request Anthropic cannot express is the client's 400, before any I/O.
     if (translated instanceof InvalidRequestError) throw translated;
-    return stream ? { ...translated, stream: true } : translated;
-  };
-
-  async function complete(call: UpstreamCall): Promise<ChatCompletion> {
-    const body = bodyOf(call.request, false);
-    const exchange = openExchange(call, settings, false);
-    try {
-      const response = await exchange.send(JSON.stringify(body));
-      const text = await exchange.readBody(response);
-      return fromAnthropicResponse(parseJson(text));
-    } catch (error) {
-      throw exchange.explain(error);
-    } finally {
-      exchange.close();
-    }
+    return JSON.stringify(stream ? { ...translated, stream: true } : translated);
   }
 
-  async function* stream(call: UpstreamCall): AsyncGenerator<ChatCompletionChunk, void, undefined> {
-    const body = bodyOf(call.request, true);
-    const exchange = openExchange(call, settings, true);
-    try {
-      const response = await exchange.send(JSON.stringify(body));
-      const translator = createAnthropicStreamTranslator();
-      // The idle clock runs only while bytes are awaited (pings and keep-alive
-      // comments count), never while the consumer holds a chunk: a slow
-      // client is backpressure, not a stall.
-      const events = exchange.readEvents(response);
-      try {
-        // message_stop: the message is complete, whatever follows.
-        while (!events.ended && !translator.done) {
-          const ready = await events.next();
-          for (let i = 0; i < ready.length && !translator.done; i++) {
-            for (const chunk of translator.push(ready[i] as EventStreamEvent)) yield chunk;
-          }
-        }
-      } finally {
-        await events.close();
-      }
-      for (const chunk of translator.end()) yield chunk;
-    } catch (error) {
-      throw exchange.explain(error);
-    } finally {
-      exchange.close();
-    }
+  decode(text: string): ChatCompletion {
+    return fromAnthropicResponse(parseUpstreamJson(text));
   }
 
-  function refusal(request: ChatRequest): InvalidRequestError | null {
-    const translated = translate(request);
+  /** The stream translator (./anthropic-stream.ts) is the decoder: message_stop
+   * completes the message, whatever follows. */
+  streamDecoder(): StreamDecoder {
+    return createAnthropicStreamTranslator();
+  }
+
+  refusal(request: ChatRequest): InvalidRequestError | null {
+    const translated = this.#translate(request);
     return translated instanceof InvalidRequestError ? translated : null;
   }
 
-  return { complete, stream, refusal };
+  #translate(request: ChatRequest): AnthropicRequest | InvalidRequestError {
+    let translated = this.#translations.get(request);
+    if (translated === undefined) {
+      translated = translateOrRefuse(request);
+      this.#translations.set(request, translated);
+    }
+    return translated;
+  }
 }
 
 /** The translation without `stream` (each exchange sets its own), or the 400 that says why there is none. */

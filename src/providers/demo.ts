@@ -1,4 +1,4 @@
-// The built-in demo provider: a ChatProvider that needs no upstream. It is a
+// The built-in demo provider: a local provider (../upstream/provider.ts) that needs no upstream. It is a
 // demo, NOT a language model; what it answers is decided by the pure rules of
 // ./demo-reply.ts. This file only shapes those replies into OpenAI's
 // completion and chunk formats and paces the stream.
@@ -16,7 +16,8 @@
 import { generateCompletionId, generateToolCallId } from '../chat/completion-response.ts';
 import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
 import { DemoReplyKind, planDemoReply, type DemoReply } from './demo-reply.ts';
-import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
+import { LocalStream } from '../upstream/local-stream.ts';
+import { ProviderKind, type LocalProvider, type UpstreamCall } from '../upstream/provider.ts';
 import { DEFAULT_DEMO_DELAY_MS } from '../config/provider-defaults.ts';
 import { sleepOn, systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
@@ -27,16 +28,17 @@ interface DemoProviderOptions {
   scheduler?: Scheduler;
 }
 
-export function createDemoProvider(options: DemoProviderOptions = {}): ChatProvider {
+export function createDemoProvider(options: DemoProviderOptions = {}): LocalProvider {
   const delayMs = options.delayMs ?? DEFAULT_DEMO_DELAY_MS;
   const scheduler = options.scheduler ?? systemScheduler;
   return {
-    async complete(call) {
-      call.signal.throwIfAborted();
-      return demoCompletion(planDemoReply(call.request), call.request.model);
+    kind: ProviderKind.Local,
+    complete(call) {
+      if (call.signal.aborted) return Promise.reject(call.signal.reason);
+      return Promise.resolve(demoCompletion(planDemoReply(call.request), call.request.model));
     },
-    stream(call) {
-      return streamDemo(call, delayMs, scheduler);
+    open(call) {
+      return new DemoStream(call, delayMs, scheduler);
     },
   };
 }
@@ -96,14 +98,40 @@ function demoChunks(reply: DemoReply, model: string): ChatCompletionChunk[] {
   return chunks;
 }
 
-async function* streamDemo(call: UpstreamCall, delayMs: number, scheduler: Scheduler): AsyncGenerator<ChatCompletionChunk, void, undefined> {
-  call.signal.throwIfAborted();
-  const chunks = demoChunks(planDemoReply(call.request), call.request.model);
-  for (let i = 0; i < chunks.length; i++) {
-    // An abort ends the pause at once, with the abort's own reason.
-    if (i > 0 && delayMs > 0) await sleepOn(scheduler, delayMs, call.signal, abortReason);
-    call.signal.throwIfAborted();
-    yield chunks[i] as ChatCompletionChunk;
+/** The planned chunks one at a time, `delayMs` apart on the scheduler; an
+ * abort of the caller's signal ends a pause at once, with the abort's reason. */
+class DemoStream extends LocalStream {
+  readonly #call: UpstreamCall;
+  readonly #delayMs: number;
+  readonly #scheduler: Scheduler;
+  #chunks: ChatCompletionChunk[] | undefined;
+  #next = 0;
+  /** The batch handed out, one chunk at a time. */
+  readonly #batch: ChatCompletionChunk[] = [];
+  #stopped = false;
+
+  constructor(call: UpstreamCall, delayMs: number, scheduler: Scheduler) {
+    super();
+    this.#call = call;
+    this.#delayMs = delayMs;
+    this.#scheduler = scheduler;
+  }
+
+  protected async produce(): Promise<readonly ChatCompletionChunk[] | null> {
+    const { signal, request } = this.#call;
+    signal.throwIfAborted();
+    const chunks = (this.#chunks ??= demoChunks(planDemoReply(request), request.model));
+    if (this.#next >= chunks.length || this.#stopped) return null;
+    if (this.#next > 0 && this.#delayMs > 0) await sleepOn(this.#scheduler, this.#delayMs, signal, abortReason);
+    signal.throwIfAborted();
+    const batch = this.#batch;
+    batch.length = 0;
+    batch.push(chunks[this.#next++] as ChatCompletionChunk);
+    return batch;
+  }
+
+  protected stop(): void {
+    this.#stopped = true;
   }
 }
 

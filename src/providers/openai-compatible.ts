@@ -1,18 +1,21 @@
-// The adapter for upstreams that speak OpenAI's chat-completions API (OpenAI,
+// The codec for upstreams that speak OpenAI's chat-completions API (OpenAI,
 // Azure OpenAI, vLLM, llama.cpp, Ollama, LiteLLM, ...): POST
 // {baseUrl}/chat/completions over the provider's transport (built-in fetch by
-// default, or node:http), a query in baseUrl (Azure's api-version) kept after the path. The exchange itself (timers, abort wiring, bounded reads) is
-// ./upstream-exchange.ts, shared with the Anthropic adapter; this file owns the
-// headers, the request body and the stream loop.
+// default, or node:http), a query in baseUrl (Azure's api-version) kept after
+// the path. Pure: the exchange itself (deadline, abort, bounded reads, the
+// read loop) is ../upstream/upstream-exchange.ts and ../upstream/upstream-stream.ts,
+// shared with every HTTP provider; this file owns the headers, the request
+// body and the decoding.
 
 import { normalizeChunk, normalizeCompletion } from '../chat/completion-response.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
-import type { ChatProvider, UpstreamCall } from '../upstream/provider.ts';
+import { ProviderKind, type HttpProvider, type ProviderCodec, type StreamDecoder } from '../upstream/provider.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import type { UpstreamTransport } from '../upstream/transport.ts';
 import { upstreamStreamError, upstreamStreamTruncatedError } from '../upstream/upstream-errors.ts';
-import { endpointUrl, exchangeSettings, openExchange, parseJson, upstreamHeaders } from '../upstream/upstream-exchange.ts';
+import { endpointUrl, exchangeSettings, upstreamHeaders } from '../upstream/exchange-settings.ts';
+import { parseUpstreamJson } from './upstream-json.ts';
 
 
 export interface OpenAICompatibleOptions {
@@ -51,69 +54,61 @@ export interface OpenAICompatibleOptions {
 
 const DONE = '[DONE]';
 
-export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions): ChatProvider {
+/** The provider: the codec below and the settings of its exchanges, checked once. */
+export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions): HttpProvider {
   const settings = exchangeSettings(
     chatCompletionsUrl(options.baseUrl),
     upstreamHeaders(options.headers, options.apiKey, ...keyHeaderOf(options.apiKeyHeader)),
     options,
   );
+  return { kind: ProviderKind.Http, codec: OPENAI_CODEC, settings };
+}
 
-  async function complete(call: UpstreamCall): Promise<ChatCompletion> {
-    const exchange = openExchange(call, settings, false);
-    try {
-      const response = await exchange.send(JSON.stringify(call.request));
-      const text = await exchange.readBody(response);
-      const raw = parseJson(text);
-      return normalizeCompletion(raw);
-    } catch (error) {
-      throw exchange.explain(error);
-    } finally {
-      exchange.close();
-    }
+/** OpenAI's chat-completions wire format: the gateway's own, so encoding is
+ * JSON and decoding is normalisation. Stateless: one for every provider. */
+export const OPENAI_CODEC: ProviderCodec = {
+  encode(request: ChatRequest, stream: boolean): string {
+    // Usage always travels upstream; the gateway drops the usage chunk when
+    // the client did not ask for it.
+    return JSON.stringify(stream ? { ...request, stream: true, stream_options: { include_usage: true } } : request);
+  },
+  decode(text: string): ChatCompletion {
+    return normalizeCompletion(parseUpstreamJson(text));
+  },
+  streamDecoder(): StreamDecoder {
+    return new OpenAIStreamDecoder();
+  },
+};
+
+/** One stream's events to chunks: error frames and `event: error` are the
+ * upstream's failure, Azure's empty opening frame is dropped, and the stream
+ * must end with [DONE]. */
+class OpenAIStreamDecoder implements StreamDecoder {
+  #sawDone = false;
+
+  /** Never true: after [DONE] the body is read to its end (upstreams close it
+   * right away; the idle and total deadlines bound one that does not), so the
+   * connection goes back to the pool instead of being torn down. */
+  get done(): boolean {
+    return false;
   }
 
-  async function* stream(call: UpstreamCall): AsyncGenerator<ChatCompletionChunk, void, undefined> {
-    const exchange = openExchange(call, settings, true);
-    try {
-      // Usage always travels upstream; the gateway drops the usage chunk when
-      // the client did not ask for it.
-      const request: ChatRequest = { ...call.request, stream: true, stream_options: { include_usage: true } };
-      const response = await exchange.send(JSON.stringify(request));
-      const events = exchange.readEvents(response);
-      let done = false;
-      try {
-        while (!events.ended) {
-          const ready = await events.next();
-          for (let i = 0; i < ready.length; i++) {
-            const event = ready[i] as EventStreamEvent;
-            // After [DONE] the body is read to its end (upstreams close it right
-            // away; the idle and total timers bound one that does not), so the
-            // connection goes back to the pool instead of being torn down.
-            if (done) continue;
-            if (event.data === DONE) {
-              done = true;
-              continue;
-            }
-            const raw = parseJson(event.data);
-            if (isErrorFrame(raw)) throw upstreamStreamError(raw['error']);
-            if (event.event === 'error') throw upstreamStreamError(raw);
-            if (isEmptyFrame(raw)) continue;
-            yield normalizeChunk(raw);
-          }
-        }
-      } finally {
-        // Leaving early (or on an error) frees the connection.
-        await events.close();
-      }
-      if (!done) throw upstreamStreamTruncatedError();
-    } catch (error) {
-      throw exchange.explain(error);
-    } finally {
-      exchange.close();
+  push(event: EventStreamEvent, out: ChatCompletionChunk[]): void {
+    if (this.#sawDone) return;
+    if (event.data === DONE) {
+      this.#sawDone = true;
+      return;
     }
+    const raw = parseUpstreamJson(event.data);
+    if (isErrorFrame(raw)) throw upstreamStreamError(raw['error']);
+    if (event.event === 'error') throw upstreamStreamError(raw);
+    if (isEmptyFrame(raw)) return;
+    out.push(normalizeChunk(raw));
   }
 
-  return { complete, stream };
+  end(): void {
+    if (!this.#sawDone) throw upstreamStreamTruncatedError();
+  }
 }
 
 /** The header for the key and what precedes the key in it: Bearer only in Authorization. */

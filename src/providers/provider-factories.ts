@@ -1,11 +1,12 @@
-// How each provider type's adapter is built: the second half of the provider
+// How each provider type is built (../upstream/provider.ts: a codec and its
+// exchange settings, or the local demo): the second half of the provider
 // table (../config/provider-types.ts says what each type accepts). A map over
 // the config's type names, so a new type that lacks a factory does not compile.
 // Each HTTP provider gets its own transport (../upstream/transport.ts): the
 // shared built-in fetch, or a node:http transport with its own keep-alive
 // agents, TLS material and egress proxy, as ./provider-connections.ts decided
-// when the serving state was built. Every adapter runs its timers on the
-// gateway's scheduler (../time/scheduler.ts), given once here.
+// when the serving state was built. Every provider's exchanges (and the demo's
+// pauses) run on the gateway's scheduler (../time/scheduler.ts), given once here.
 import type { AnthropicProviderConfig, OpenAIProviderConfig, ProviderConfig } from '../config/config.ts';
 import type { ProviderBinding } from '../routing/alias-targets.ts';
 import { systemScheduler, type Scheduler } from '../time/scheduler.ts';

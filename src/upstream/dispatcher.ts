@@ -2,21 +2,24 @@
 // skipping targets whose circuit breaker is open, retrying a target on
 // transient failures with backoff (or the upstream's Retry-After), moving to the
 // next target on failures a retry would not cure, and stopping at once on the
-// client's own errors and on abort. A target whose adapter cannot express the
+// client's own errors and on abort. A target whose provider cannot express the
 // request (`refusal`) is skipped without a call: its refusal is about that
 // target, not about the client's request, while another target can take it. The decisions live in ./retry-policy.ts,
 // ./circuit-breaker.ts and ./target-order.ts; this file is the loop and the
 // waits, which run on the caller's scheduler (../time/scheduler.ts).
 //
 // Streams: retries and fallbacks happen only before the first chunk. Once a
-// target produced one, dispatchStream() resolves and the target is committed;
+// target produced one, dispatchStream() resolves and the target is committed
+// (the stream then tells its breaker how it ended: ./upstream-stream.ts);
 // what fails after that reaches the caller unchanged (it may already have sent
 // the client half an answer, which no retry can take back).
 
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
 import type { Price } from '../config/config.ts';
 import { ApiError, UpstreamError, type InvalidRequestError } from '../errors/api-error.ts';
-import type { ChatProvider, UpstreamCall } from './provider.ts';
+import { ProviderKind, type ChatProvider, type UpstreamCall, type UpstreamStream } from './provider.ts';
+import { exchangeCompletion } from './upstream-exchange.ts';
+import { openExchangeStream, tellBreaker } from './upstream-stream.ts';
 import { ClientAbortError, isClientAbort, UpstreamRateLimitError } from './upstream-errors.ts';
 import { State, type CircuitBreaker } from './circuit-breaker.ts';
 import { failureCauseOf, type FailureCause } from './failure-cause.ts';
@@ -96,42 +99,48 @@ export async function dispatchCompletion(
   targets: readonly UpstreamTarget[],
   ctx: DispatchContext,
 ): Promise<{ completion: ChatCompletion; target: UpstreamTarget }> {
-  const { value, target } = await dispatch(targets, ctx, async (candidate, call) => {
-    const completion = await candidate.provider.complete(call);
-    candidate.breaker.onSuccess();
-    return completion;
-  });
+  const { value, target } = await dispatch(targets, ctx, completeOn);
   return { completion: value, target };
 }
 
 /**
  * A stream from the first target that produces a first chunk. The returned
- * iterable yields that chunk, then the rest; the target's breaker learns
- * success when the stream ends, failure when it breaks. Its return() (leaving
- * a for-await early) closes the upstream stream, which aborts the request.
+ * stream hands out that first batch, then the rest; it tells the target's
+ * breaker of success when it ends, of the failure when it breaks. Its close()
+ * (the consumer stopping early) frees the upstream request.
  */
 export async function dispatchStream(
   targets: readonly UpstreamTarget[],
   ctx: DispatchContext,
-): Promise<{ stream: AsyncIterable<ChatCompletionChunk>; target: UpstreamTarget }> {
-  const { value, target } = await dispatch(targets, ctx, async (candidate, call) => {
-    const upstream = candidate.provider.stream(call)[Symbol.asyncIterator]();
-    let first: IteratorResult<ChatCompletionChunk>;
-    try {
-      first = await upstream.next();
-    } catch (error) {
-      // A generator that threw is already closed; any other iterator is told to
-      // free its request. Its own failure to close adds nothing to `error`.
-      await upstream.return?.().catch(() => undefined);
-      throw error;
-    }
-    if (first.done === true) {
-      candidate.breaker.onSuccess();
-      return emptyStream();
-    }
-    return relayStream(first.value, upstream, candidate.breaker);
-  });
+): Promise<{ stream: UpstreamStream; target: UpstreamTarget }> {
+  const { value, target } = await dispatch(targets, ctx, streamOn);
   return { stream: value, target };
+}
+
+async function completeOn(target: UpstreamTarget, call: UpstreamCall): Promise<ChatCompletion> {
+  const { provider } = target;
+  const completion = provider.kind === ProviderKind.Http ? await exchangeCompletion(provider, call) : await provider.complete(call);
+  target.breaker.onSuccess();
+  return completion;
+}
+
+/** Reads until the first chunk (keep-alives come before it) or the end; the
+ * stream is committed to the target only then. */
+async function streamOn(target: UpstreamTarget, call: UpstreamCall): Promise<UpstreamStream> {
+  const { provider } = target;
+  const stream = provider.kind === ProviderKind.Http ? openExchangeStream(provider, call) : provider.open(call);
+  let first: readonly ChatCompletionChunk[] | null;
+  try {
+    do first = await stream.next();
+    while (first !== null && first.length === 0);
+  } catch (error) {
+    // A failed stream is closed already; its request is freed.
+    stream.close();
+    throw error;
+  }
+  if (first === null) target.breaker.onSuccess();
+  else stream.commit(first, target.breaker);
+  return stream;
 }
 
 /** False when every target's breaker is open (a half-open one counts as
@@ -226,11 +235,6 @@ function paramOf(refusal: InvalidRequestError): { param?: string } {
   return refusal.param === null ? {} : { param: refusal.param };
 }
 
-function tellBreaker(breaker: CircuitBreaker, failure: FailureClass, error: unknown): void {
-  if (failure === FailureClass.Fatal) breaker.onRelease();
-  else breaker.onFailure(failureCauseOf(error));
-}
-
 function failureRecord(targetId: string, attempt: number, error: unknown): Omit<AttemptRecord, 'outcome'> {
   if (error instanceof ApiError) return { targetId, attempt, status: error.status, code: error.code, cause: failureCauseOf(error) };
   if (isClientAbort(error)) return { targetId, attempt, code: error.code };
@@ -270,75 +274,4 @@ function allTargetsOpenError(targets: readonly UpstreamTarget[]): UpstreamError 
 /** What a back-off wait cut short by the caller's abort throws. */
 function clientAbort(reason: unknown): Error {
   return new ClientAbortError(reason);
-}
-
-const Relay = {
-  /** The first chunk, already read from the upstream, is still to be handed out. */
-  First: 'first',
-  Streaming: 'streaming',
-  /** Ended, broke, or returned; the breaker has been told. */
-  Done: 'done',
-} as const;
-type Relay = (typeof Relay)[keyof typeof Relay];
-
-/**
- * The committed stream: the first chunk, then the upstream's. An object
- * rather than an async generator because a generator that was never started
- * runs no `finally` on return(), and a caller that gives up before the first
- * next() must still close the upstream request.
- */
-function relayStream(
-  first: ChatCompletionChunk,
-  upstream: AsyncIterator<ChatCompletionChunk>,
-  breaker: CircuitBreaker,
-): AsyncIterableIterator<ChatCompletionChunk> {
-  let state: Relay = Relay.First;
-  /** True for the one caller that ends the stream (a return() may race a pending next()). */
-  const finish = (): boolean => {
-    if (state === Relay.Done) return false;
-    state = Relay.Done;
-    return true;
-  };
-  const relay: AsyncIterableIterator<ChatCompletionChunk> = {
-    async next(): Promise<IteratorResult<ChatCompletionChunk>> {
-      if (state === Relay.First) {
-        state = Relay.Streaming;
-        return { done: false, value: first };
-      }
-      if (state === Relay.Done) return { done: true, value: undefined };
-      let result: IteratorResult<ChatCompletionChunk>;
-      try {
-        result = await upstream.next();
-      } catch (error) {
-        if (finish()) tellBreaker(breaker, classifyFailure(error), error);
-        throw error;
-      }
-      if (result.done === true) {
-        if (finish()) breaker.onSuccess();
-        return { done: true, value: undefined };
-      }
-      return result;
-    },
-    async return(): Promise<IteratorResult<ChatCompletionChunk>> {
-      if (finish()) {
-        // The caller stopped reading: no verdict on the upstream.
-        breaker.onRelease();
-        await upstream.return?.();
-      }
-      return { done: true, value: undefined };
-    },
-    [Symbol.asyncIterator]() {
-      return relay;
-    },
-  };
-  return relay;
-}
-
-function emptyStream(): AsyncIterableIterator<ChatCompletionChunk> {
-  const empty: AsyncIterableIterator<ChatCompletionChunk> = {
-    next: async () => ({ done: true, value: undefined }),
-    return: async () => ({ done: true, value: undefined }),
-    [Symbol.asyncIterator]: () => empty,
-  };
-  return empty;
 }

@@ -6,7 +6,7 @@
 
 import { watchConnectPhase, ConnectState } from './connect-phase.ts';
 import { boundUndiciSocketReads } from './undici-socket-reads.ts';
-import { ConnectObservation, emptyBody, upstreamBody, type UpstreamRequest, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from './transport.ts';
+import { ConnectObservation, EMPTY_BODY, type UpstreamBody, type UpstreamRequest, type UpstreamSend, type UpstreamTransport } from './transport.ts';
 
 /** The statuses fetch's redirect: 'error' refuses (Fetch standard, "redirect status"). */
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
@@ -18,11 +18,14 @@ export function createFetchTransport(): UpstreamTransport {
 }
 
 function send(request: UpstreamRequest): UpstreamSend {
+  // fetch needs a signal: the one AbortController of an exchange over fetch.
+  const controller = new AbortController();
+  const { signal } = controller;
   const init: RequestInit = {
     method: 'POST',
     headers: request.headers,
     body: request.body,
-    signal: request.signal,
+    signal,
     // A redirect would resend the body (and, same-origin, the key) elsewhere.
     // 'error' rather than 'manual': with any other mode undici clones the
     // request and tees its body stream on every call, 5-10% of the
@@ -31,11 +34,16 @@ function send(request: UpstreamRequest): UpstreamSend {
   };
   // Watched even without a connect timeout, for the status of a refused redirect.
   const { result, state, watch } = watchConnectPhase(() => fetch(request.url, init), request.onConnected);
+  let body: FetchBody | undefined;
   const response = result.then(
     (answer) => {
       // Backpressure on Node 20 (./undici-socket-reads.ts); the socket is known once the headers went out.
       boundUndiciSocketReads(watch.socket);
-      return fromFetch(answer, request.signal);
+      if (answer.body === null) return { status: answer.status, headers: answer.headers, body: EMPTY_BODY };
+      body = new FetchBody(answer.body.getReader());
+      // Aborted while the headers were on their way.
+      if (signal.aborted) body.cancel();
+      return { status: answer.status, headers: answer.headers, body };
     },
     (error: unknown) => {
       /* fetch rejects a redirect status with a bare "fetch failed"; the status
@@ -46,42 +54,42 @@ function send(request: UpstreamRequest): UpstreamSend {
        * status cannot be observed (a Node without those channels) the refusal
        * reads as unreachable, still a 502. */
       const status = watch.responseStatus;
-      if (request.signal.aborted || status === undefined || !REDIRECT_STATUSES.has(status)) throw error;
-      return { status, headers: NO_HEADERS, body: emptyBody() };
+      if (signal.aborted || status === undefined || !REDIRECT_STATUSES.has(status)) throw error;
+      return { status, headers: NO_HEADERS, body: EMPTY_BODY };
     },
   );
-  return { response, connect: state === ConnectState.Unobserved ? ConnectObservation.Unobserved : ConnectObservation.Observed };
+  const abort = (reason: Error): void => {
+    if (signal.aborted) return;
+    controller.abort(reason);
+    // fetch's own abort wiring is lost once undici's internal Request object
+    // is garbage collected (nodejs/undici#4627, with redirect: 'error'; not
+    // fixed in Node 20's undici), and a read would then wait for the upstream
+    // however long it streams. Cancelling the body aborts the fetch through
+    // its stream instead.
+    body?.cancel();
+  };
+  return { response, connect: state === ConnectState.Unobserved ? ConnectObservation.Unobserved : ConnectObservation.Observed, abort };
 }
 
-/**
- * The body reader is cancelled when the signal aborts: fetch's own abort
- * wiring is lost once undici's internal Request object is garbage collected
- * (nodejs/undici#4627, with redirect: 'error'; not fixed in Node 20's undici),
- * and a read would then wait for the upstream however long it streams.
- * Cancelling the body aborts the fetch through its stream instead.
- */
-function fromFetch(answer: Response, signal: AbortSignal): UpstreamResponse {
-  const stream = answer.body;
-  if (stream === null) return { status: answer.status, headers: answer.headers, body: emptyBody() };
-  const reader = stream.getReader();
-  let open = true;
-  const cancel = (): Promise<void> => {
-    if (!open) return Promise.resolve();
-    open = false;
-    signal.removeEventListener('abort', onAbort);
-    return reader.cancel().catch(() => undefined);
-  };
-  const onAbort = (): void => void cancel();
-  if (signal.aborted) void cancel();
-  else signal.addEventListener('abort', onAbort, { once: true });
-  const read = async (): Promise<Uint8Array | undefined> => {
-    const { done, value } = await reader.read();
+/** A fetch body's reader behind the transport's body interface. */
+class FetchBody implements UpstreamBody {
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  #open = true;
+
+  constructor(reader: ReadableStreamDefaultReader<Uint8Array>) {
+    this.#reader = reader;
+  }
+
+  async read(): Promise<Uint8Array | undefined> {
+    const { done, value } = await this.#reader.read();
     if (!done) return value;
-    if (open) {
-      open = false;
-      signal.removeEventListener('abort', onAbort);
-    }
+    this.#open = false;
     return undefined;
-  };
-  return { status: answer.status, headers: answer.headers, body: upstreamBody(read, cancel) };
+  }
+
+  cancel(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.#reader.cancel().catch(() => undefined);
+  }
 }

@@ -26,7 +26,7 @@ import type { ClientTlsMaterial } from '../config/tls-files.ts';
 import { endpointOf } from './endpoint.ts';
 import { ProxyErrorCode, ProxyTunnelError } from './proxy-tunnel.ts';
 import { badUpstreamResponseError } from './upstream-errors.ts';
-import { ConnectObservation, upstreamBody, type UpstreamRequest, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from './transport.ts';
+import { ConnectObservation, type UpstreamBody, type UpstreamRequest, type UpstreamResponse, type UpstreamSend, type UpstreamTransport } from './transport.ts';
 
 /** How long a pooled socket may sit idle before the agent closes it. */
 const IDLE_SOCKET_MS = 4_000;
@@ -119,13 +119,19 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Upstrea
     if (headers['accept-encoding'] === undefined) headers['accept-encoding'] = 'identity';
     const options: TunnelRequestOptions = { method: 'POST', host: route.host, port: route.port, path: route.path, headers };
     let req: http.ClientRequest;
+    /** Only a tunnel being opened for this request needs a signal. */
+    let tunnel: AbortController | undefined;
     if (route.secure) {
-      if (proxy !== null) options.tunnelSignal = request.signal;
+      if (proxy !== null) {
+        tunnel = new AbortController();
+        options.tunnelSignal = tunnel.signal;
+      }
       req = https.request({ ...options, agent: httpsAgent });
     } else {
       req = http.request({ ...options, agent: httpAgent });
     }
-    return { response: exchange(req, request, route), connect: ConnectObservation.Observed };
+    const exchange = new NodeExchange(req, request, route, tunnel);
+    return { response: exchange.response, connect: ConnectObservation.Observed, abort: (reason) => exchange.abort(reason) };
   }
 
   return { name: 'node', send };
@@ -158,89 +164,161 @@ function routeOf(url: string, proxy: ProxyHook | null): Route {
   return { url, secure, ...endpointOf(target, secure ? 443 : 80), path: `${target.pathname}${target.search}`, headers: {}, viaProxy: undefined };
 }
 
-function exchange(req: http.ClientRequest, request: UpstreamRequest, route: Route): Promise<UpstreamResponse> {
-  const { signal } = request;
-  const { secure, viaProxy } = route;
-  /** For a request in absolute form: whether the TCP connection to the proxy was made. */
-  let proxyConnected = false;
-  return new Promise<UpstreamResponse>((resolve, reject) => {
-    let res: http.IncomingMessage | undefined;
-    const onAbort = (): void => {
-      const reason = abortReason(signal);
-      res?.destroy(reason);
-      req.destroy(reason);
-    };
-    const release = (): void => signal.removeEventListener('abort', onAbort);
-    if (signal.aborted) {
-      req.destroy(abortReason(signal));
-    } else {
-      signal.addEventListener('abort', onAbort, { once: true });
-    }
-    req.on('error', (error) => {
-      release();
-      // Plain http through a proxy: failing to reach the proxy is the proxy's failure, not the upstream's.
-      if (viaProxy !== undefined && !proxyConnected && !signal.aborted) {
-        reject(new ProxyTunnelError(ProxyErrorCode.Unreachable, `Could not connect to the proxy ${viaProxy}: ${(error as NodeJS.ErrnoException).code ?? error.message}. Check the proxy's address and that it is running.`, { cause: error }));
-        return;
-      }
-      reject(error);
-    });
-    req.once('socket', (socket: Socket) => {
-      // A pooled socket is ready; a new one is once TCP (and TLS) is up.
-      const connected = (): void => {
-        proxyConnected = true;
-        request.onConnected();
-      };
-      if (req.reusedSocket || (!secure && !socket.connecting)) connected();
-      else socket.once(secure ? 'secureConnect' : 'connect', connected);
-    });
-    req.once('response', (incoming: http.IncomingMessage) => {
-      res = incoming;
-      if (viaProxy !== undefined && (incoming.statusCode === 407 || incoming.headers['proxy-authenticate'] !== undefined)) {
-        // The proxy's own refusal of an absolute-form request (RFC 9110, 15.5.8).
-        release();
-        incoming.destroy();
-        const status = incoming.statusCode ?? 0;
-        reject(new ProxyTunnelError(ProxyErrorCode.Refused, `The proxy ${viaProxy} refused the request with ${status}: check the credentials in http_proxy.`, { proxyStatus: status }));
-        return;
-      }
-      const coding = incoming.headers['content-encoding'];
-      if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
-        release();
-        incoming.destroy();
-        reject(badUpstreamResponseError(`The upstream provider answered with content-encoding ${JSON.stringify(coding.slice(0, 32))} though the gateway asked for none.`));
-        return;
-      }
-      resolve({ status: incoming.statusCode ?? 0, headers: headersOf(incoming), body: bodyOf(incoming, release) });
+/**
+ * One request and its response body. The body is read through 'data' events
+ * with pause() and resume() and one pending read at a time, not through the
+ * stream's async iterator (an async generator step per read): a chunk that
+ * arrived before the read asked is handed over at once.
+ */
+class NodeExchange implements UpstreamBody {
+  readonly response: Promise<UpstreamResponse>;
+  readonly #req: http.ClientRequest;
+  readonly #tunnel: AbortController | undefined;
+  #res: http.IncomingMessage | undefined;
+  /** Set once: the abort's reason, the body's error, or the body's end. */
+  #failure: Error | undefined;
+  #ended = false;
+  /** A chunk that arrived with no read pending (the stream is paused then). */
+  #buffered: Buffer | undefined;
+  #resolveRead: ((chunk: Uint8Array | undefined) => void) | undefined;
+  #rejectRead: ((error: Error) => void) | undefined;
+
+  constructor(req: http.ClientRequest, request: UpstreamRequest, route: Route, tunnel: AbortController | undefined) {
+    this.#req = req;
+    this.#tunnel = tunnel;
+    const { secure, viaProxy } = route;
+    /** For a request in absolute form: whether the TCP connection to the proxy was made. */
+    let proxyConnected = false;
+    this.response = new Promise<UpstreamResponse>((resolve, reject) => {
+      req.on('error', (error) => {
+        // An abort's reason is what the request ends with.
+        const failure = this.#failure ?? error;
+        this.#fail(failure);
+        // Plain http through a proxy: failing to reach the proxy is the proxy's failure, not the upstream's.
+        if (viaProxy !== undefined && !proxyConnected && failure === error) {
+          reject(new ProxyTunnelError(ProxyErrorCode.Unreachable, `Could not connect to the proxy ${viaProxy}: ${(error as NodeJS.ErrnoException).code ?? error.message}. Check the proxy's address and that it is running.`, { cause: error }));
+          return;
+        }
+        reject(failure);
+      });
+      req.once('socket', (socket: Socket) => {
+        // A pooled socket is ready; a new one is once TCP (and TLS) is up.
+        const connected = (): void => {
+          proxyConnected = true;
+          request.onConnected();
+        };
+        if (req.reusedSocket || (!secure && !socket.connecting)) connected();
+        else socket.once(secure ? 'secureConnect' : 'connect', connected);
+      });
+      req.once('response', (incoming: http.IncomingMessage) => {
+        this.#res = incoming;
+        if (viaProxy !== undefined && (incoming.statusCode === 407 || incoming.headers['proxy-authenticate'] !== undefined)) {
+          // The proxy's own refusal of an absolute-form request (RFC 9110, 15.5.8).
+          incoming.destroy();
+          const status = incoming.statusCode ?? 0;
+          reject(new ProxyTunnelError(ProxyErrorCode.Refused, `The proxy ${viaProxy} refused the request with ${status}: check the credentials in http_proxy.`, { proxyStatus: status }));
+          return;
+        }
+        const coding = incoming.headers['content-encoding'];
+        if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+          incoming.destroy();
+          reject(badUpstreamResponseError(`The upstream provider answered with content-encoding ${JSON.stringify(coding.slice(0, 32))} though the gateway asked for none.`));
+          return;
+        }
+        incoming.on('data', (chunk: Buffer) => this.#onData(chunk));
+        incoming.on('end', () => this.#onEnd());
+        incoming.on('error', (error) => this.#fail(this.#failure ?? error));
+        // Premature close (the socket went mid-body) shows as 'aborted' + 'close' without 'end' on some lines.
+        incoming.on('close', () => {
+          if (!this.#ended) this.#fail(this.#failure ?? connectionLost());
+        });
+        resolve({ status: incoming.statusCode ?? 0, headers: headersOf(incoming), body: this });
+      });
     });
     req.end(request.body);
-  });
+  }
+
+  abort(reason: Error): void {
+    if (this.#failure !== undefined || this.#ended) return;
+    this.#failure = reason;
+    this.#tunnel?.abort(reason);
+    this.#res?.destroy(reason);
+    this.#req.destroy(reason);
+    this.#settleRead();
+  }
+
+  read(): Promise<Uint8Array | undefined> {
+    const buffered = this.#buffered;
+    if (buffered !== undefined) {
+      this.#buffered = undefined;
+      this.#res?.resume();
+      return Promise.resolve(buffered);
+    }
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    if (this.#ended) return NO_BYTES;
+    return new Promise((resolve, reject) => {
+      this.#resolveRead = resolve;
+      this.#rejectRead = reject;
+    });
+  }
+
+  cancel(): void {
+    if (this.#ended || this.#failure !== undefined) return;
+    // The rest is not wanted: the socket goes, it is not drained for reuse.
+    this.#failure = cancelled();
+    this.#res?.destroy();
+    this.#settleRead();
+  }
+
+  #onData(chunk: Buffer): void {
+    const resolve = this.#resolveRead;
+    if (resolve !== undefined) {
+      this.#resolveRead = undefined;
+      this.#rejectRead = undefined;
+      resolve(chunk);
+      return;
+    }
+    // Nobody is reading: hold this chunk and let the socket's backpressure work.
+    this.#buffered = this.#buffered === undefined ? chunk : Buffer.concat([this.#buffered, chunk]);
+    this.#res?.pause();
+  }
+
+  #onEnd(): void {
+    this.#ended = true;
+    this.#settleRead();
+  }
+
+  #fail(error: Error): void {
+    if (this.#ended) return;
+    this.#failure ??= error;
+    this.#settleRead();
+  }
+
+  /** Hands the pending read its end or its error. */
+  #settleRead(): void {
+    const resolve = this.#resolveRead;
+    const reject = this.#rejectRead;
+    if (resolve === undefined || reject === undefined) return;
+    if (this.#buffered !== undefined) return;
+    this.#resolveRead = undefined;
+    this.#rejectRead = undefined;
+    if (this.#failure !== undefined) reject(this.#failure);
+    else resolve(undefined);
+  }
 }
 
-/** The body, read through the stream's async iterator; at its end or on
- * cancel the abort listener goes, and a fully read body leaves its socket in the pool. */
-function bodyOf(res: http.IncomingMessage, release: () => void): ReturnType<typeof upstreamBody> {
-  const chunks = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  let open = true;
-  const read = async (): Promise<Uint8Array | undefined> => {
-    const { done, value } = await chunks.next();
-    if (!done) return value;
-    if (open) {
-      open = false;
-      release();
-    }
-    return undefined;
-  };
-  const cancel = (): Promise<void> => {
-    if (open) {
-      open = false;
-      release();
-      // The rest is not wanted: the socket goes, it is not drained for reuse.
-      res.destroy();
-    }
-    return Promise.resolve();
-  };
-  return upstreamBody(read, cancel);
+const NO_BYTES: Promise<undefined> = Promise.resolve(undefined);
+
+function connectionLost(): Error {
+  const error = new Error('The upstream connection closed before the response ended.') as NodeJS.ErrnoException;
+  error.code = 'ECONNRESET';
+  return error;
+}
+
+function cancelled(): Error {
+  const error = new Error('The response body was cancelled.');
+  error.name = 'AbortError';
+  return error;
 }
 
 function headersOf(res: http.IncomingMessage): { get(name: string): string | null } {
@@ -251,12 +329,4 @@ function headersOf(res: http.IncomingMessage): { get(name: string): string | nul
       return Array.isArray(value) ? value.join(', ') : value;
     },
   };
-}
-
-function abortReason(signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
-  if (reason instanceof Error) return reason;
-  const error = new Error('The upstream request was aborted.');
-  error.name = 'AbortError';
-  return error;
 }

@@ -1,7 +1,13 @@
-// The seam between the gateway and an upstream: one adapter per provider type,
-// no provider-specific branches in shared code.
+// The seam between the gateway and an upstream: what a provider is. An HTTP
+// provider is a pure codec (no I/O, no timers) plus the settings of its
+// exchanges; the one exchange loop (./upstream-exchange.ts,
+// ./upstream-stream.ts) does the I/O for every type. A local provider (the
+// demo) has no upstream and answers by itself, in the same outward shape.
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
 import type { InvalidRequestError } from '../errors/api-error.ts';
+import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
+import type { CircuitBreaker } from './circuit-breaker.ts';
+import type { ExchangeSettings } from './exchange-settings.ts';
 
 export interface UpstreamCall {
   /** The validated request, already rewritten for the upstream: `model` is the
@@ -15,16 +21,72 @@ export interface UpstreamCall {
   traceHeaders?: Readonly<Record<string, string>> | undefined;
 }
 
-export interface ChatProvider {
-  /** Non-streaming completion, normalised to the spec's response shape
-   * (the gateway overwrites `model` with the resolved alias). Throws ApiError. */
-  complete(call: UpstreamCall): Promise<ChatCompletion>;
-  /** Streaming completion as parsed chunks, normalised. Throws ApiError
-   * (before or during iteration) when the upstream fails or the stream is cut. */
-  stream(call: UpstreamCall): AsyncIterable<ChatCompletionChunk>;
-  /** Why this adapter cannot send `request` (already rewritten for the upstream)
-   * without changing its meaning: the 400 naming the parameter; null when it can.
-   * Pure and without I/O, so that a target that cannot take a request is
-   * skipped before any upstream call. Absent: the adapter takes every valid request. */
+/** Turns one streamed answer's events into normalised chunks; one per exchange. */
+export interface StreamDecoder {
+  /** Appends the chunks `event` produces to `out`. Throws ApiError (502) for an
+   * error event or a malformed one. */
+  push(event: EventStreamEvent, out: ChatCompletionChunk[]): void;
+  /** The body ended: appends what is left to say to `out`; throws 502
+   * `upstream_stream_truncated` when the answer never completed. */
+  end(out: ChatCompletionChunk[]): void;
+  /** True once the answer is complete and the rest of the body is not worth
+   * reading (Anthropic's message_stop). A decoder that wants the body read
+   * to its end (so the connection is pooled) keeps this false. */
+  readonly done: boolean;
+}
+
+/** One provider type's wire format, pure. */
+export interface ProviderCodec {
+  /** The upstream body for `request` (already rewritten for the upstream).
+   * Throws the client's 400 when the request cannot be expressed (see refusal). */
+  encode(request: ChatRequest, stream: boolean): string;
+  /** A whole 2xx answer's text, normalised (the gateway overwrites `model`). Throws ApiError. */
+  decode(text: string): ChatCompletion;
+  /** A fresh decoder for one streamed answer. */
+  streamDecoder(): StreamDecoder;
+  /** Why `request` cannot be sent without changing its meaning: the 400
+   * naming the parameter; null when it can. Pure, so a target that cannot
+   * take a request is skipped before any upstream call. Absent: every valid request. */
   refusal?(request: ChatRequest): InvalidRequestError | null;
 }
+
+/** What a dispatcher reads from a stream: the chunks of one upstream read at a time. */
+export interface UpstreamStream {
+  /** The chunks decoded from one upstream read (possibly none), or null at the
+   * clean end. Throws the client's ApiError (or a ClientAbortError). */
+  next(): Promise<readonly ChatCompletionChunk[] | null>;
+  /** Stops reading and frees the request; idempotent. */
+  close(): void;
+  /** The dispatcher chose this stream: `first` (what next() returned) is
+   * handed out again by the next next(), and from then on the stream tells
+   * `breaker` how it ended (success at the clean end, the failure when it
+   * breaks, nothing when closed early). */
+  commit(first: readonly ChatCompletionChunk[], breaker: CircuitBreaker): void;
+}
+
+export const ProviderKind = {
+  /** An upstream over HTTP: a codec and exchange settings. */
+  Http: 'http',
+  /** No upstream: the provider answers by itself. */
+  Local: 'local',
+} as const;
+
+export interface HttpProvider {
+  readonly kind: typeof ProviderKind.Http;
+  readonly codec: ProviderCodec;
+  /** Endpoint, headers, deadlines, limits, transport and scheduler, fixed at config time. */
+  readonly settings: ExchangeSettings;
+  /** The codec's refusal, made once with the provider. */
+  refusal?(request: ChatRequest): InvalidRequestError | null;
+}
+
+export interface LocalProvider {
+  readonly kind: typeof ProviderKind.Local;
+  /** Non-streaming completion, normalised. Throws ApiError, or the abort's reason. */
+  complete(call: UpstreamCall): Promise<ChatCompletion>;
+  /** A stream of normalised chunks; waits (if any) on the provider's scheduler. */
+  open(call: UpstreamCall): UpstreamStream;
+  refusal?(request: ChatRequest): InvalidRequestError | null;
+}
+
+export type ChatProvider = HttpProvider | LocalProvider;

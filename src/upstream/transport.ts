@@ -13,7 +13,9 @@
 // - The body is not decoded beyond what the transport's own content coding
 //   needs; its bytes are read one chunk at a time, and cancel() frees the
 //   connection.
-// - Aborting the request's signal ends the request (and its body) with an error.
+// - send() hands back an abort function: calling it ends the request (and its
+//   body) with the reason as the error. The exchange calls it directly; only
+//   the fetch transport makes an AbortController (fetch needs a signal).
 
 /** What the exchange sends: always one POST with a JSON or event-stream answer expected. */
 export interface UpstreamRequest {
@@ -22,7 +24,6 @@ export interface UpstreamRequest {
   /** Lower-case names; content-length is the transport's. */
   headers: Readonly<Record<string, string>>;
   body: string;
-  signal: AbortSignal;
   /** Called at most once, when the request is on a connected (for https,
    * TLS-established) socket; may be called during send() for a pooled one. */
   onConnected: () => void;
@@ -34,12 +35,12 @@ export interface UpstreamHeaders {
 }
 
 /** The response body as bytes, read one chunk at a time. */
-export interface UpstreamBody extends AsyncIterable<Uint8Array> {
+export interface UpstreamBody {
   /** The next chunk, or undefined at the end. Rejects with the network error
-   * (or the abort) that cut the body. */
+   * (or the abort's reason) that cut the body. */
   read(): Promise<Uint8Array | undefined>;
-  /** Stops reading and releases the connection; idempotent, never rejects. */
-  cancel(): Promise<void>;
+  /** Stops reading and releases the connection; idempotent, never throws. */
+  cancel(): void;
 }
 
 export interface UpstreamResponse {
@@ -61,6 +62,9 @@ export type ConnectObservation = (typeof ConnectObservation)[keyof typeof Connec
 export interface UpstreamSend {
   response: Promise<UpstreamResponse>;
   connect: ConnectObservation;
+  /** Ends the request and its body with `reason` (the response, or the body's
+   * pending read, rejects with it); idempotent. */
+  abort(reason: Error): void;
 }
 
 export interface UpstreamTransport {
@@ -69,29 +73,10 @@ export interface UpstreamTransport {
   send(request: UpstreamRequest): UpstreamSend;
 }
 
-/** An UpstreamBody over a `read` and a `cancel`, iterable as `for await`. */
-export function upstreamBody(read: () => Promise<Uint8Array | undefined>, cancel: () => Promise<void>): UpstreamBody {
-  return {
-    read,
-    cancel,
-    [Symbol.asyncIterator]() {
-      return {
-        next: async (): Promise<IteratorResult<Uint8Array, undefined>> => {
-          const chunk = await read();
-          return chunk === undefined ? { done: true, value: undefined } : { done: false, value: chunk };
-        },
-        return: async (): Promise<IteratorResult<Uint8Array, undefined>> => {
-          await cancel();
-          return { done: true, value: undefined };
-        },
-      };
-    },
-  };
-}
-
-const NO_BYTES = Promise.resolve(undefined);
+const NO_BYTES: Promise<undefined> = Promise.resolve(undefined);
 
 /** A body with nothing in it (a refused redirect whose body fetch does not hand over). */
-export function emptyBody(): UpstreamBody {
-  return upstreamBody(() => NO_BYTES, () => Promise.resolve());
-}
+export const EMPTY_BODY: UpstreamBody = {
+  read: () => NO_BYTES,
+  cancel: () => undefined,
+};

@@ -2,10 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 // The relay's wire rules, driven through the production stream pump
 // (src/gateway/event-stream-pump.ts) with a recording sink.
-import { createChunkRelay, type RelayOptions } from '../../src/chat/stream-relay.ts';
+import { ChunkRelay, type RelayOptions } from '../../src/chat/stream-relay.ts';
 import { UpstreamError } from '../../src/errors/api-error.ts';
 import { pumpEventStream, type EventSink, type PumpControl } from '../../src/gateway/event-stream-pump.ts';
 import type { ChatCompletionChunk, Usage } from '../../src/chat/types.ts';
+import { streamOfChunks } from '../support/drive-provider.ts';
 
 type Choice = ChatCompletionChunk['choices'][number];
 
@@ -65,7 +66,7 @@ async function collect(
 ): Promise<{ out: ChatCompletionChunk[]; usages: Usage[] }> {
   const usages: Usage[] = [];
   const { written, control } = recorder();
-  await pumpEventStream(fromArray(chunks), { alias: 'service-chat', includeUsage: false, onUsage: (u) => usages.push(u), ...options }, control);
+  await pumpEventStream(streamOfChunks(fromArray(chunks)), { alias: 'service-chat', includeUsage: false, onUsage: (u) => usages.push(u), ...options }, control);
   assert.equal(written.frames.at(-1), '[DONE]');
   assert.equal(written.ended, true);
   return { out: written.frames.slice(0, -1).map((f) => JSON.parse(f) as ChatCompletionChunk), usages };
@@ -282,7 +283,7 @@ test('a stream that ends without a finish_reason ends with the truncation frame,
   const usages: Usage[] = [];
   const { written, control } = recorder();
   await pumpEventStream(
-    fromArray([up('up-1', 100, [{ index: 0, delta: { content: 'a' }, finish_reason: null }], usage)]),
+    streamOfChunks(fromArray([up('up-1', 100, [{ index: 0, delta: { content: 'a' }, finish_reason: null }], usage)])),
     { alias: 'service-chat', includeUsage: true, onUsage: (u) => usages.push(u) },
     control,
   );
@@ -308,12 +309,12 @@ test('an upstream error after the first event becomes its error frame; before it
     throw boom;
   }
   const after = recorder();
-  await pumpEventStream(failing(true), { alias: 'service-chat', includeUsage: true }, after.control);
+  await pumpEventStream(streamOfChunks(failing(true)), { alias: 'service-chat', includeUsage: true }, after.control);
   assert.deepEqual(after.written.frames.slice(1), [JSON.stringify(boom.toBody())]);
   assert.equal(after.written.ended, true);
   assert.deepEqual(after.written.errors, ['upstream_timeout']);
   const before = recorder();
-  await assert.rejects(pumpEventStream(failing(false), { alias: 'service-chat', includeUsage: true }, before.control), (err: unknown) => err === boom);
+  await assert.rejects(pumpEventStream(streamOfChunks(failing(false)), { alias: 'service-chat', includeUsage: true }, before.control), (err: unknown) => err === boom);
   assert.deepEqual(before.written, { frames: [], ended: false, errors: [] });
 });
 
@@ -323,7 +324,7 @@ test('an unexpected error mid-stream is the generic internal_error frame, report
     throw new TypeError('secret internals');
   }
   const { written, control } = recorder();
-  await pumpEventStream(failing(), { alias: 'service-chat', includeUsage: false }, control);
+  await pumpEventStream(streamOfChunks(failing()), { alias: 'service-chat', includeUsage: false }, control);
   assert.deepEqual(written.frames.slice(1), [
     JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: 'internal_error' } }),
   ]);
@@ -368,7 +369,7 @@ test("a client that leaves stops the pump and reaches the upstream iterator's re
     },
     { clientGone: () => gone },
   );
-  await pumpEventStream(source.upstream, { alias: 'service-chat', includeUsage: false }, control);
+  await pumpEventStream(streamOfChunks(source.upstream), { alias: 'service-chat', includeUsage: false }, control);
   assert.deepEqual(events, ['upstream return']);
   assert.equal(source.pulled(), 3);
   assert.equal(written.frames.length, 2);
@@ -388,7 +389,7 @@ test('a shutdown that ended the response stops the pump at the next chunk, writi
     },
     { endedForShutdown: () => shutdown },
   );
-  await pumpEventStream(source.upstream, { alias: 'service-chat', includeUsage: false }, control);
+  await pumpEventStream(streamOfChunks(source.upstream), { alias: 'service-chat', includeUsage: false }, control);
   assert.equal(written.frames.length, 2);
   assert.equal(written.ended, false);
   assert.deepEqual(events, ['upstream return']);
@@ -406,7 +407,7 @@ test('the pump pulls the next upstream chunk only once the sink took the last (n
       });
     },
   });
-  const pumping = pumpEventStream(source.upstream, { alias: 'service-chat', includeUsage: false }, control);
+  const pumping = pumpEventStream(streamOfChunks(source.upstream), { alias: 'service-chat', includeUsage: false }, control);
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(source.pulled(), 1);
   assert.equal(writes, 1);
@@ -420,8 +421,8 @@ test('the pump pulls the next upstream chunk only once the sink took the last (n
   void pumping;
 });
 
-test('createChunkRelay: pure core usable without async glue', () => {
-  const relay = createChunkRelay({ alias: 'a', includeUsage: true });
+test('ChunkRelay: pure core usable without async glue', () => {
+  const relay = new ChunkRelay({ alias: 'a', includeUsage: true });
   assert.deepEqual(relay.push(up('i', 1, [], usage)), []);
   assert.deepEqual(relay.usage, usage);
   assert.deepEqual(relay.push(up('i', 1, [{ index: 0, delta: { content: 'z' }, finish_reason: 'stop' }])), [

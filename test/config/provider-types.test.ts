@@ -72,7 +72,7 @@ test('credentials, start notices and the factory come from the table', () => {
   const binding = createProviderBinding(openai, 'sk-x');
   assert.equal(binding.maxTokensParam, 'max_completion_tokens');
   assert.deepEqual(binding.policy, DEFAULT_POLICY);
-  assert.equal(typeof binding.provider.complete, 'function');
+  assert.equal(binding.provider.kind, 'http');
   const demoBinding = createProviderBinding(demo, undefined);
   assert.deepEqual({ maxTokensParam: demoBinding.maxTokensParam, policy: demoBinding.policy }, { maxTokensParam: 'max_tokens', policy: null });
 });

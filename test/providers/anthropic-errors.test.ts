@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ApiError } from '../../src/errors/api-error.ts';
 import { createAnthropicProvider, type AnthropicOptions } from '../../src/providers/anthropic.ts';
-import type { ChatProvider } from '../../src/upstream/provider.ts';
 import { collect } from '../support/collect.ts';
 import { refusedPort } from '../upstream/refused-port.ts';
 import { API_KEY, call, json, providerFor, useAnthropicUpstream } from './anthropic-fixtures.ts';
 import { assertNoSecrets, failure, rendered } from './provider-fixtures.ts';
+import { drive, type DrivenProvider } from '../support/drive-provider.ts';
 
 const upstream = useAnthropicUpstream();
-const provider = (options: Partial<AnthropicOptions> = {}): ChatProvider => providerFor(upstream, options);
+const provider = (options: Partial<AnthropicOptions> = {}): DrivenProvider => providerFor(upstream, options);
 
 describe('upstream HTTP errors (Anthropic error bodies)', () => {
   const anthropicError = (type: string, message: string): unknown => ({ type: 'error', error: { type, message }, request_id: 'req_011CSHoEeqs5C35K2UUqR7Fy' });
@@ -135,7 +135,7 @@ describe('upstream HTTP errors (Anthropic error bodies)', () => {
 
 test('connection refused is 502 upstream_unreachable', async () => {
   const port = await refusedPort();
-  const p = createAnthropicProvider({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: API_KEY });
+  const p = drive(createAnthropicProvider({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: API_KEY }));
   for (const attempt of [p.complete(call()), collect(p.stream(call()))]) {
     const error = await failure(attempt);
     assert.deepEqual(rendered(error), {

@@ -4,9 +4,10 @@
 import assert from 'node:assert/strict';
 import type { ChatCompletionChunk, ChatRequest } from '../../src/chat/types.ts';
 import { createAnthropicProvider, type AnthropicOptions } from '../../src/providers/anthropic.ts';
-import type { ChatProvider, UpstreamCall } from '../../src/upstream/provider.ts';
+import type { UpstreamCall } from '../../src/upstream/provider.ts';
 import { refuseLikeAnthropic } from './anthropic-constraints.ts';
 import { useFakeUpstream, type FileUpstream } from './provider-fixtures.ts';
+import { drive, type DrivenProvider } from '../support/drive-provider.ts';
 
 export { sendJson as json, startEventStream } from '../support/fake-upstream.ts';
 
@@ -17,8 +18,8 @@ export function useAnthropicUpstream(): FileUpstream {
   return useFakeUpstream((res, received) => refuseLikeAnthropic(res, received.text));
 }
 
-export function providerFor(upstream: FileUpstream, options: Partial<AnthropicOptions> = {}): ChatProvider {
-  return createAnthropicProvider({ baseUrl: upstream.baseUrl, apiKey: API_KEY, ...options });
+export function providerFor(upstream: FileUpstream, options: Partial<AnthropicOptions> = {}): DrivenProvider {
+  return drive(createAnthropicProvider({ baseUrl: upstream.baseUrl, apiKey: API_KEY, ...options }));
 }
 
 export const baseRequest: ChatRequest = {

@@ -4,7 +4,7 @@ import type { ChatCompletionChunk } from '../../src/chat/types.ts';
 import { ApiError } from '../../src/errors/api-error.ts';
 import { createAnthropicStreamTranslator, type AnthropicStreamEvent, type AnthropicStreamTranslator } from '../../src/providers/anthropic-translate.ts';
 import { createEventStreamParser } from '../../src/sse/event-stream-parser.ts';
-import { upstreamBody, type UpstreamResponse } from '../../src/upstream/transport.ts';
+import type { UpstreamResponse } from '../../src/upstream/transport.ts';
 import { eventStreamResponse, readAllEvents } from '../upstream/event-stream-fixtures.ts';
 import { fixtureJson, fixtureText } from '../fixtures/anthropic/fixtures.ts';
 
@@ -41,10 +41,10 @@ function piecesResponse(pieces: readonly Uint8Array[]): UpstreamResponse {
   return {
     status: 200,
     headers: EVENT_STREAM_HEADERS,
-    body: upstreamBody(
-      () => Promise.resolve(pieces[next++]),
-      () => Promise.resolve(),
-    ),
+    body: {
+      read: () => Promise.resolve(pieces[next++]),
+      cancel: () => undefined,
+    },
   };
 }
 

@@ -6,15 +6,15 @@ import { describe, test } from 'node:test';
 import type { ChatCompletionChunk, ChatRequest } from '../../src/chat/types.ts';
 import type { ApiError } from '../../src/errors/api-error.ts';
 import { createAnthropicProvider, messagesUrl, type AnthropicOptions } from '../../src/providers/anthropic.ts';
-import type { ChatProvider } from '../../src/upstream/provider.ts';
 import { collect } from '../support/collect.ts';
 import { fixtureJson, fixtureText } from '../fixtures/anthropic/fixtures.ts';
 import { seededRandom } from '../upstream/seeded-random.ts';
 import { API_KEY, call, json, MESSAGE_END, MESSAGE_START, pinCreated, providerFor, startEventStream, TEXT_BLOCK, useAnthropicUpstream } from './anthropic-fixtures.ts';
 import { failure, rendered, tick } from './provider-fixtures.ts';
+import { drive, type DrivenProvider } from '../support/drive-provider.ts';
 
 const upstream = useAnthropicUpstream();
-const provider = (options: Partial<AnthropicOptions> = {}): ChatProvider => providerFor(upstream, options);
+const provider = (options: Partial<AnthropicOptions> = {}): DrivenProvider => providerFor(upstream, options);
 
 describe('messagesUrl and options', () => {
   test('with and without trailing slashes, with a query', () => {
@@ -36,20 +36,20 @@ describe('messagesUrl and options', () => {
       { maxResponseBytes: 0 },
       { maxEventBytes: 2 ** 31 },
     ];
-    for (const options of bad) assert.throws(() => createAnthropicProvider(options), `${JSON.stringify(options)}`);
+    for (const options of bad) assert.throws(() => drive(createAnthropicProvider(options)), `${JSON.stringify(options)}`);
     assert.throws(
-      () => createAnthropicProvider({ apiKey: 'sk-ant-secret\nvalue' }),
+      () => drive(createAnthropicProvider({ apiKey: 'sk-ant-secret\nvalue' })),
       (error: Error) => error instanceof TypeError && !error.message.includes('sk-ant-secret'),
     );
     assert.throws(
-      () => createAnthropicProvider({ headers: { 'x-secret': 'hidden\r\nvalue' } }),
+      () => drive(createAnthropicProvider({ headers: { 'x-secret': 'hidden\r\nvalue' } })),
       (error: Error) => error instanceof TypeError && !error.message.includes('hidden'),
     );
-    assert.throws(() => createAnthropicProvider({ version: 'bad\nversion' }), TypeError);
+    assert.throws(() => drive(createAnthropicProvider({ version: 'bad\nversion' })), TypeError);
   });
 
   test('defaults: no options at all is a valid provider', () => {
-    const p = createAnthropicProvider();
+    const p = drive(createAnthropicProvider());
     assert.equal(typeof p.complete, 'function');
     assert.equal(typeof p.stream, 'function');
   });
@@ -112,7 +112,7 @@ describe('the request Anthropic receives', () => {
     upstream.handle = (_req, res) => json(res, 200, fixtureJson('response.anthropic.json'));
     await provider({ version: '2024-01-01', headers: { 'anthropic-version': '2022-01-01' } }).complete(call());
     await provider({ headers: { 'anthropic-version': '2022-01-01' } }).complete(call());
-    await createAnthropicProvider({ baseUrl: `http://127.0.0.1:${upstream.port}/v1` }).complete(call());
+    await drive(createAnthropicProvider({ baseUrl: `http://127.0.0.1:${upstream.port}/v1` })).complete(call());
     assert.deepEqual(
       upstream.received.map((s) => s.headers['anthropic-version']),
       ['2024-01-01', '2022-01-01', '2023-06-01'],

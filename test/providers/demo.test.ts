@@ -15,6 +15,7 @@ import type { UpstreamCall } from '../../src/upstream/provider.ts';
 import { collect } from '../support/collect.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { tracked } from '../support/settled.ts';
+import { drive, type DrivenProvider } from '../support/drive-provider.ts';
 
 const NOTICE = 'Portcullis demo provider (not a language model).';
 
@@ -93,7 +94,7 @@ const usage = (prompt: number, completion: number) => ({
 });
 
 test('complete: deterministic echo text with usage', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const first = await provider.complete(call({}));
   const second = await provider.complete(call({}));
   const text = `${NOTICE} You said: "Hello there". The request had 1 message.`;
@@ -110,7 +111,7 @@ test('complete: deterministic echo text with usage', async () => {
 });
 
 test('complete: echoes the last user message (text parts joined), counts messages, cuts at 200 chars', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const long = 'x'.repeat(199) + '😀é';
   const result = await provider.complete(
     call({
@@ -130,7 +131,7 @@ test('complete: echoes the last user message (text parts joined), counts message
 });
 
 test('complete: after a tool result the reply quotes it', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const result = await provider.complete(
     call({
       tools: [weather],
@@ -152,7 +153,7 @@ test('complete: after a tool result the reply quotes it', async () => {
 });
 
 test('complete: a tool call with schema placeholder arguments', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const result = await provider.complete(call({ tools: [time, weather], messages: [{ role: 'user', content: 'What is the weather? Use get_weather.' }] }));
   assert.deepEqual(pinned(result), {
     id: 'ID',
@@ -268,7 +269,7 @@ test('placeholderArguments: typed placeholders for required properties only', ()
 });
 
 test('max tokens: text cut with finish_reason length, completion tokens = words emitted', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const result = await provider.complete(call({ max_tokens: 5 }));
   assert.deepEqual(pinned(result).choices, [
     { index: 0, message: { role: 'assistant', content: 'Portcullis demo provider (not a', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'length' },
@@ -281,7 +282,7 @@ test('max tokens: text cut with finish_reason length, completion tokens = words 
 });
 
 test('max tokens: a tool call is cut inside its arguments with finish_reason length', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const result = await provider.complete(call({ max_tokens: 2, tools: [weather], tool_choice: 'required' }));
   assert.deepEqual(pinned(result).choices, [
     {
@@ -295,7 +296,7 @@ test('max tokens: a tool call is cut inside its arguments with finish_reason len
 });
 
 test('response_format json_object: the content is a JSON object', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const result = await provider.complete(call({ response_format: { type: 'json_object' }, messages: [{ role: 'user', content: 'say "hi"' }] }));
   const content = result.choices[0]?.message.content ?? '';
   assert.equal(content, '{"demo": true, "note": "Portcullis demo provider (not a language model).", "echo": "say \\"hi\\"", "messages": 1}');
@@ -313,7 +314,7 @@ test('response_format json_object: the content is a JSON object', async () => {
 });
 
 test('stream: exact chunk sequence for a text reply', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const chunks = pinChunks(await collect(provider.stream(call({ max_tokens: 3 }))));
   const base = { id: 'ID', object: 'chat.completion.chunk' as const, created: 0, model: 'portcullis-demo' };
   assert.deepEqual(chunks, [
@@ -327,7 +328,7 @@ test('stream: exact chunk sequence for a text reply', async () => {
 });
 
 test('stream: exact chunk sequence for a tool call', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const chunks = pinChunks(await collect(provider.stream(call({ tools: [weather], tool_choice: { type: 'function', function: { name: 'get_weather' } } }))));
   const base = { id: 'ID', object: 'chat.completion.chunk' as const, created: 0, model: 'portcullis-demo' };
   const args = (piece: string) => ({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }] });
@@ -351,11 +352,11 @@ test('stream: exact chunk sequence for a tool call', async () => {
 });
 
 test('stream through the relay: the client sees whole tool calls and the usage only when asked', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const frames: string[] = [];
   const sink: EventSink = { data: async (payload) => void frames.push(payload), end: () => undefined };
   const noGo = () => false;
-  await pumpEventStream(provider.stream(call({ tools: [weather], tool_choice: 'required' })), { alias: 'service-chat', includeUsage: true }, {
+  await pumpEventStream(provider.provider.kind === 'local' ? provider.provider.open(call({ tools: [weather], tool_choice: 'required' })) : assert.fail('local'), { alias: 'service-chat', includeUsage: true }, {
     open: () => sink,
     endedForShutdown: noGo,
     clientGone: noGo,
@@ -371,7 +372,7 @@ test('stream through the relay: the client sees whole tool calls and the usage o
 });
 
 test('stream: the same request gives the same content', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const text = async () =>
     (await collect(provider.stream(call({})))).flatMap((c) => c.choices.map((ch) => ch.delta.content ?? '')).join('');
   const first = await text();
@@ -380,7 +381,7 @@ test('stream: the same request gives the same content', async () => {
 });
 
 test('abort: complete and stream throw the abort reason', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const controller = new AbortController();
   const reason = new Error('client gone');
   controller.abort(reason);
@@ -389,7 +390,7 @@ test('abort: complete and stream throw the abort reason', async () => {
 });
 
 test('abort mid-stream without delay stops before the next chunk', async () => {
-  const provider = createDemoProvider();
+  const provider = drive(createDemoProvider());
   const controller = new AbortController();
   const reason = new Error('stop');
   const received: ChatCompletionChunk[] = [];
@@ -407,7 +408,7 @@ test('abort mid-stream without delay stops before the next chunk', async () => {
 
 test('abort during a delay rejects at once and clears the timer', async () => {
   const scheduler = new ManualScheduler();
-  const provider = createDemoProvider({ delayMs: 10_000, scheduler });
+  const provider = drive(createDemoProvider({ delayMs: 10_000, scheduler }));
   const controller = new AbortController();
   const reason = new Error('stop');
   const iterator = provider.stream(call({}, controller.signal))[Symbol.asyncIterator]();
@@ -423,7 +424,7 @@ test('abort during a delay rejects at once and clears the timer', async () => {
 
 test('delayMs paces the chunks: each after exactly delayMs', async () => {
   const scheduler = new ManualScheduler();
-  const provider = createDemoProvider({ delayMs: 5, scheduler });
+  const provider = drive(createDemoProvider({ delayMs: 5, scheduler }));
   const iterator = provider.stream(call({ max_tokens: 2 }))[Symbol.asyncIterator]();
   assert.equal((await iterator.next()).done, false);
   for (let i = 1; i < 5; i++) {
@@ -461,7 +462,7 @@ test('planDemoReply: without a max field the (short) reply is never cut', () => 
 
 test('abort between chunks with a delay rejects the next pull at once', async () => {
   const scheduler = new ManualScheduler();
-  const provider = createDemoProvider({ delayMs: 10_000, scheduler });
+  const provider = drive(createDemoProvider({ delayMs: 10_000, scheduler }));
   const controller = new AbortController();
   const reason = new Error('stop');
   const iterator = provider.stream(call({}, controller.signal))[Symbol.asyncIterator]();

@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ApiError } from '../../src/errors/api-error.ts';
 import type { OpenAICompatibleOptions } from '../../src/providers/openai-compatible.ts';
-import type { ChatProvider } from '../../src/upstream/provider.ts';
 import { collect } from '../support/collect.ts';
+import type { DrivenProvider } from '../support/drive-provider.ts';
 import { API_KEY, call, completionBody, json, providerFor } from './openai-compatible-fixtures.ts';
 import { assertNoSecrets, failure, rendered, useFakeUpstream } from './provider-fixtures.ts';
 
 const upstream = useFakeUpstream();
-const provider = (options: Partial<OpenAICompatibleOptions> = {}): ChatProvider => providerFor(upstream, options);
+const provider = (options: Partial<OpenAICompatibleOptions> = {}): DrivenProvider => providerFor(upstream, options);
 
 describe('upstream HTTP errors', () => {
   interface Case {

@@ -2,15 +2,16 @@
 // file's fake upstream, the call it makes, and the answers the fake gives.
 import type { ChatRequest } from '../../src/chat/types.ts';
 import { createOpenAICompatibleProvider, type OpenAICompatibleOptions } from '../../src/providers/openai-compatible.ts';
-import type { ChatProvider, UpstreamCall } from '../../src/upstream/provider.ts';
+import type { UpstreamCall } from '../../src/upstream/provider.ts';
 import type { FileUpstream } from './provider-fixtures.ts';
+import { drive, type DrivenProvider } from '../support/drive-provider.ts';
 
 export { sendJson as json, startEventStream } from '../support/fake-upstream.ts';
 
 export const API_KEY = 'sk-upstream-secret-123';
 
-export function providerFor(upstream: FileUpstream, options: Partial<OpenAICompatibleOptions> = {}): ChatProvider {
-  return createOpenAICompatibleProvider({ baseUrl: upstream.baseUrl, apiKey: API_KEY, ...options });
+export function providerFor(upstream: FileUpstream, options: Partial<OpenAICompatibleOptions> = {}): DrivenProvider {
+  return drive(createOpenAICompatibleProvider({ baseUrl: upstream.baseUrl, apiKey: API_KEY, ...options }));
 }
 
 export const baseRequest: ChatRequest = {

@@ -8,14 +8,14 @@ import { normalizeChunk, normalizeCompletion } from '../../src/chat/completion-r
 import type { ChatCompletionChunk } from '../../src/chat/types.ts';
 import type { ApiError } from '../../src/errors/api-error.ts';
 import { chatCompletionsUrl, createOpenAICompatibleProvider, type OpenAICompatibleOptions } from '../../src/providers/openai-compatible.ts';
-import type { ChatProvider } from '../../src/upstream/provider.ts';
 import { collect } from '../support/collect.ts';
 import { seededRandom } from '../upstream/seeded-random.ts';
 import { API_KEY, baseRequest, call, chunkBodies, completionBody, json, providerFor, startEventStream, streamText } from './openai-compatible-fixtures.ts';
 import { failure, rendered, tick, useFakeUpstream } from './provider-fixtures.ts';
+import { drive, type DrivenProvider } from '../support/drive-provider.ts';
 
 const upstream = useFakeUpstream();
-const provider = (options: Partial<OpenAICompatibleOptions> = {}): ChatProvider => providerFor(upstream, options);
+const provider = (options: Partial<OpenAICompatibleOptions> = {}): DrivenProvider => providerFor(upstream, options);
 
 describe('chatCompletionsUrl and options', () => {
   test('with and without trailing slashes', () => {
@@ -39,14 +39,14 @@ describe('chatCompletionsUrl and options', () => {
       { timeoutMs: 2 ** 31 },
     ];
     for (const options of bad) {
-      assert.throws(() => createOpenAICompatibleProvider({ baseUrl: 'http://h/v1', ...options }), `${JSON.stringify(options)}`);
+      assert.throws(() => drive(createOpenAICompatibleProvider({ baseUrl: 'http://h/v1', ...options })), `${JSON.stringify(options)}`);
     }
     assert.throws(
-      () => createOpenAICompatibleProvider({ baseUrl: 'http://h/v1', apiKey: 'sk-secret\nvalue' }),
+      () => drive(createOpenAICompatibleProvider({ baseUrl: 'http://h/v1', apiKey: 'sk-secret\nvalue' })),
       (error: Error) => error instanceof TypeError && !error.message.includes('sk-secret'),
     );
     assert.throws(
-      () => createOpenAICompatibleProvider({ baseUrl: 'http://h/v1', headers: { 'x-secret': 'hidden\r\nvalue' } }),
+      () => drive(createOpenAICompatibleProvider({ baseUrl: 'http://h/v1', headers: { 'x-secret': 'hidden\r\nvalue' } })),
       (error: Error) => error instanceof TypeError && !error.message.includes('hidden'),
     );
   });
@@ -91,27 +91,27 @@ describe('the request the upstream receives', () => {
 
   test('no apiKey: no authorization header, unless configured as an extra header', async () => {
     upstream.handle = (_req, res) => json(res, 200, completionBody());
-    await createOpenAICompatibleProvider({ baseUrl: `http://127.0.0.1:${upstream.port}/v1` }).complete(call());
+    await drive(createOpenAICompatibleProvider({ baseUrl: `http://127.0.0.1:${upstream.port}/v1` })).complete(call());
     assert.equal(upstream.received[0]?.headers['authorization'], undefined);
-    await createOpenAICompatibleProvider({ baseUrl: `http://127.0.0.1:${upstream.port}/v1`, headers: { 'api-key': 'azure-style' } }).complete(call());
+    await drive(createOpenAICompatibleProvider({ baseUrl: `http://127.0.0.1:${upstream.port}/v1`, headers: { 'api-key': 'azure-style' } })).complete(call());
     assert.equal(upstream.received[1]?.headers['authorization'], undefined);
     assert.equal(upstream.received[1]?.headers['api-key'], 'azure-style');
   });
   test('apiKeyHeader: the key alone in that header, never also as Bearer; the query kept', async () => {
     upstream.handle = (_req, res) => json(res, 200, completionBody());
     const base = `http://127.0.0.1:${upstream.port}/openai/deployments/gpt-4o?api-version=2024-10-21`;
-    await createOpenAICompatibleProvider({ baseUrl: base, apiKey: API_KEY, apiKeyHeader: 'api-key' }).complete(call());
+    await drive(createOpenAICompatibleProvider({ baseUrl: base, apiKey: API_KEY, apiKeyHeader: 'api-key' })).complete(call());
     assert.equal(upstream.received[0]?.url, '/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21');
     assert.equal(upstream.received[0]?.headers['api-key'], API_KEY);
     assert.equal(upstream.received[0]?.headers['authorization'], undefined);
-    await createOpenAICompatibleProvider({ baseUrl: base, apiKey: API_KEY, apiKeyHeader: 'Authorization' }).complete(call());
+    await drive(createOpenAICompatibleProvider({ baseUrl: base, apiKey: API_KEY, apiKeyHeader: 'Authorization' })).complete(call());
     assert.equal(upstream.received[1]?.headers['authorization'], `Bearer ${API_KEY}`);
     assert.equal(upstream.received[1]?.headers['api-key'], undefined);
   });
 
   test('an invalid apiKeyHeader fails at creation without echoing the key', () => {
     assert.throws(
-      () => createOpenAICompatibleProvider({ baseUrl: 'http://h/v1', apiKey: 'sk-secret', apiKeyHeader: 'api key' }),
+      () => drive(createOpenAICompatibleProvider({ baseUrl: 'http://h/v1', apiKey: 'sk-secret', apiKeyHeader: 'api key' })),
       (error: Error) => error instanceof TypeError && /apiKeyHeader/.test(error.message) && !error.message.includes('sk-secret'),
     );
   });

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { UpstreamError } from '../../src/errors/api-error.ts';
-import { readBodyBounded, readErrorDetail, readEventStream } from '../../src/upstream/bounded-reads.ts';
+import { readBodyBounded, readErrorDetail } from '../../src/upstream/bounded-reads.ts';
 import type { UpstreamResponse } from '../../src/upstream/transport.ts';
-import { asUpstream, plainRead } from './event-stream-fixtures.ts';
+import { asUpstream, readEvents } from './event-stream-fixtures.ts';
 
 function chunked(parts: string[], headers: Record<string, string> = {}): UpstreamResponse {
   const encoder = new TextEncoder();
@@ -55,17 +55,17 @@ describe('readErrorDetail', () => {
   });
 });
 
-describe('readEventStream', () => {
+describe('the stream read loop', () => {
   test('events across chunks; the last one without a blank line is dropped at the end', async () => {
-    const reads = readEventStream(chunked(['data: a\n', '\ndata: b\n\n', 'data: cut'], { 'content-type': 'text/event-stream' }), plainRead, 1024);
+    const reads = readEvents(chunked(['data: a\n', '\ndata: b\n\n', 'data: cut'], { 'content-type': 'text/event-stream' }), 1024);
     const data: string[] = [];
     while (!reads.ended) for (const event of await reads.next()) data.push(event.data);
-    await reads.close();
+    reads.close();
     assert.deepEqual(data, ['a', 'b']);
   });
 
-  test('an answer that is not an event stream is refused', () => {
-    assert.throws(() => readEventStream(chunked(['{}'], { 'content-type': 'application/json' }), plainRead, 1024), {
+  test('an answer that is not an event stream is refused', async () => {
+    await assert.rejects(readEvents(chunked(['{}'], { 'content-type': 'application/json' }), 1024).next(), {
       message: 'The upstream provider did not answer with an event stream.',
     });
   });

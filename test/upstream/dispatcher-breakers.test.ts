@@ -251,12 +251,13 @@ describe('dispatchCompletion with other providers’ errors', () => {
   function scripted(...outcomes: unknown[]): ChatProvider {
     let n = 0;
     return {
+      kind: 'local',
       complete: async () => {
         const outcome = outcomes[n++];
         if (outcome instanceof Error) throw outcome;
         return normalizeCompletion(completionBody(String(outcome)));
       },
-      stream: () => {
+      open: () => {
         throw new Error('unused');
       },
     };

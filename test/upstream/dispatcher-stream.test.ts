@@ -10,6 +10,7 @@ import { isClientAbort, upstreamStreamTruncatedError } from '../../src/upstream/
 import { createCircuitBreaker } from '../../src/upstream/circuit-breaker.ts';
 import { dispatchStream, type AttemptRecord } from '../../src/upstream/dispatcher.ts';
 import { collect } from '../support/collect.ts';
+import { chunksOf } from '../support/drive-provider.ts';
 import { eventually } from '../support/eventually.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { tracked } from '../support/settled.ts';
@@ -50,7 +51,7 @@ describe('dispatchStream before the first chunk', () => {
     await backOff(scheduler, 2, a);
     const { stream, target: chosen } = await pending;
     assert.equal(chosen.id, 'a');
-    assert.deepEqual(texts(await collect(stream)), ['Hel', 'lo', '']);
+    assert.deepEqual(texts(await collect(chunksOf(stream))), ['Hel', 'lo', '']);
     assert.deepEqual(records.map((r) => `${r.outcome}:${r.status ?? ''}`), ['retry:502', 'ok:']);
     assert.equal(a.count, 2);
   });
@@ -64,7 +65,7 @@ describe('dispatchStream before the first chunk', () => {
     );
     const records: AttemptRecord[] = [];
     const { stream } = await dispatchStream([target('a', a.baseUrl)], context(records));
-    assert.deepEqual(texts(await collect(stream)), ['ok', '']);
+    assert.deepEqual(texts(await collect(chunksOf(stream))), ['ok', '']);
     assert.deepEqual(records[0], {
       targetId: 'a',
       attempt: 1,
@@ -85,7 +86,7 @@ describe('dispatchStream before the first chunk', () => {
     const records: AttemptRecord[] = [];
     const { stream, target: chosen } = await dispatchStream([target('a', a.baseUrl), target('b', b.baseUrl, { priority: 1 })], context(records));
     assert.equal(chosen.id, 'b');
-    assert.deepEqual(texts(await collect(stream)), ['from b', '']);
+    assert.deepEqual(texts(await collect(chunksOf(stream))), ['from b', '']);
     assert.deepEqual(records[0], {
       targetId: 'a',
       attempt: 1,
@@ -123,7 +124,7 @@ describe('dispatchStream before the first chunk', () => {
     await scheduler.advance(1);
     const { stream, target: chosen } = await pending;
     assert.equal(chosen.id, 'b');
-    assert.deepEqual(texts(await collect(stream)), ['b', '']);
+    assert.deepEqual(texts(await collect(chunksOf(stream))), ['b', '']);
     assert.equal(a.count, 1);
     await a.closed(1);
   });
@@ -143,7 +144,7 @@ describe('dispatchStream before the first chunk', () => {
     assert.equal(b.count, 0);
     await scheduler.advance(1);
     const { target: chosen, stream } = await pending;
-    assert.deepEqual(texts(await collect(stream)), ['b', '']);
+    assert.deepEqual(texts(await collect(chunksOf(stream))), ['b', '']);
     assert.equal(chosen.id, 'b');
     assert.deepEqual(records[0], {
       targetId: 'a',
@@ -166,7 +167,7 @@ describe('dispatchStream before the first chunk', () => {
     await scheduler.advance(10);
     const { stream } = await dispatchStream([target('a', a.baseUrl, { breaker })], context());
     assert.equal(breaker.state(), 'closed');
-    assert.deepEqual(await collect(stream), []);
+    assert.deepEqual(await collect(chunksOf(stream)), []);
   });
 });
 
@@ -181,7 +182,7 @@ describe('dispatchStream after the first chunk', () => {
       context([], { scheduler }),
     );
     assert.equal(chosen.id, 'a');
-    const iterator = stream[Symbol.asyncIterator]();
+    const iterator = chunksOf(stream);
     assert.deepEqual(texts([(await iterator.next()).value as ChatCompletionChunk]), ['only this']);
     const next = tracked(rejection(iterator.next()));
     await scheduler.advance(149);
@@ -210,7 +211,7 @@ describe('dispatchStream after the first chunk', () => {
       req.socket.destroy();
     });
     const { stream } = await dispatchStream([target('a', a.baseUrl)], context());
-    const iterator = stream[Symbol.asyncIterator]();
+    const iterator = chunksOf(stream);
     assert.deepEqual(texts([(await iterator.next()).value as ChatCompletionChunk]), ['partial']);
     cutNow();
     const error = await rejection(iterator.next());
@@ -233,7 +234,7 @@ describe('dispatchStream after the first chunk', () => {
     breaker.onFailure();
     await scheduler.advance(10);
     const { stream } = await dispatchStream([target('a', a.baseUrl, { breaker })], context());
-    const iterator = stream[Symbol.asyncIterator]();
+    const iterator = chunksOf(stream);
     assert.deepEqual(texts([(await iterator.next()).value as ChatCompletionChunk]), ['one']);
     // The probe is still in flight: half-open, nobody else gets through.
     assert.equal(breaker.state(), 'half_open');
@@ -250,7 +251,7 @@ describe('dispatchStream: the caller leaving', () => {
     const a = await pool.start(firstChunkOnly('hi'));
     const breaker = createCircuitBreaker({ failureThreshold: 1 });
     const { stream } = await dispatchStream([target('a', a.baseUrl, { breaker })], context());
-    for await (const chunk of stream) {
+    for await (const chunk of chunksOf(stream)) {
       assert.equal(chunk.choices[0]?.delta.content, 'hi');
       break;
     }
@@ -261,7 +262,7 @@ describe('dispatchStream: the caller leaving', () => {
   test('return() before the first next() still closes the upstream request', async () => {
     const a = await pool.start(firstChunkOnly('hi'));
     const { stream } = await dispatchStream([target('a', a.baseUrl)], context());
-    const iterator = stream[Symbol.asyncIterator]();
+    const iterator = chunksOf(stream);
     assert.deepEqual(await iterator.return?.(), { done: true, value: undefined });
     await a.closed(1);
     assert.deepEqual(await iterator.next(), { done: true, value: undefined });
@@ -275,7 +276,7 @@ describe('dispatchStream: the caller leaving', () => {
     await scheduler.advance(10);
     const { stream } = await dispatchStream([target('a', a.baseUrl, { breaker })], context());
     assert.equal(breaker.canAttempt(), false);
-    await stream[Symbol.asyncIterator]().return?.();
+    await chunksOf(stream).return?.();
     assert.equal(breaker.state(), 'half_open');
     assert.equal(breaker.canAttempt(), true);
   });
@@ -288,7 +289,7 @@ describe('dispatchStream: the caller leaving', () => {
     const chunks: ChatCompletionChunk[] = [];
     const error = await rejection(
       (async () => {
-        for await (const chunk of stream) {
+        for await (const chunk of chunksOf(stream)) {
           chunks.push(chunk);
           controller.abort(new Error('client left'));
         }
@@ -317,23 +318,22 @@ describe('dispatchStream: the caller leaving', () => {
   });
 });
 
-describe('dispatchStream with a provider that is not a generator', () => {
-  test('a failing first next() is followed by return(), so the provider can free its request', async () => {
-    let returned = 0;
+describe('dispatchStream with a local provider', () => {
+  test('a failing first next() is followed by close(), so the provider can free its request', async () => {
+    let closed = 0;
     let calls = 0;
     const provider: ChatProvider = {
+      kind: 'local',
       complete: () => Promise.reject(new Error('unused')),
-      stream: () => ({
-        [Symbol.asyncIterator]: () => ({
-          next: () => {
-            calls++;
-            return Promise.reject(upstreamStreamTruncatedError());
-          },
-          return: () => {
-            returned++;
-            return Promise.resolve({ done: true as const, value: undefined });
-          },
-        }),
+      open: () => ({
+        next: () => {
+          calls++;
+          return Promise.reject(upstreamStreamTruncatedError());
+        },
+        close: () => {
+          closed++;
+        },
+        commit: () => assert.fail('a failed stream is not committed'),
       }),
     };
     const t = { ...target('iter', 'http://127.0.0.1:9/v1', { retry: { maxAttempts: 2 } }), provider };
@@ -341,6 +341,6 @@ describe('dispatchStream with a provider that is not a generator', () => {
     const error = await rejection(dispatchStream([t], context([], { random: () => 0 })));
     assert.equal((error as ApiError).code, 'upstream_stream_truncated');
     assert.equal(calls, 2);
-    assert.equal(returned, 2);
+    assert.equal(closed, 2);
   });
 });

@@ -1,11 +1,10 @@
-// The production event-stream reads (src/upstream/bounded-reads.ts): the
+// The production event-stream reads (src/upstream/upstream-stream.ts): the
 // UTF-8 decode and the parser over a fetch body, fed whole, byte by byte and
 // split at every index.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EventStreamError } from '../../src/sse/event-stream-parser.ts';
-import { readEventStream } from '../../src/upstream/bounded-reads.ts';
-import { asUpstream, eventStreamResponse, plainRead, readAllEvents } from './event-stream-fixtures.ts';
+import { ApiError } from '../../src/errors/api-error.ts';
+import { asUpstream, eventStreamResponse, readAllEvents, readEvents } from './event-stream-fixtures.ts';
 
 const encoder = new TextEncoder();
 
@@ -13,7 +12,7 @@ async function dataOf(chunks: readonly Uint8Array[], maxEventBytes?: number): Pr
   return (await readAllEvents(eventStreamResponse(chunks), maxEventBytes)).map((e) => e.data);
 }
 
-describe('readEventStream (the exchange\'s)', () => {
+describe('the stream read loop (the exchange\'s)', () => {
   const text = '\ufeffdata: héllo 日本 😀\r\n\r\ndata: second\n\n';
   const bytes = encoder.encode(text);
 
@@ -48,10 +47,14 @@ describe('readEventStream (the exchange\'s)', () => {
     assert.deepEqual(await readAllEvents(eventStreamResponse([encoder.encode(': ping\n\nevent: e\nid: 4\ndata: x\n\n')])), [{ data: 'x', event: 'e', id: '4' }]);
   });
 
-  test('an event over maxEventBytes throws sse_event_too_large', async () => {
+  test('an event over maxEventBytes is the upstream\'s 502, naming the limit', async () => {
     await assert.rejects(
       dataOf([encoder.encode('data: '), encoder.encode('x'.repeat(100)), encoder.encode('\n\n')], 50),
-      (error) => error instanceof EventStreamError && error.code === 'sse_event_too_large',
+      (error) =>
+        error instanceof ApiError &&
+        error.code === 'bad_upstream_response' &&
+        error.message === 'The upstream provider sent a stream event larger than the gateway accepts.' &&
+        (error.cause as { code?: unknown } | undefined)?.code === 'sse_event_too_large',
     );
   });
 
@@ -68,15 +71,15 @@ describe('readEventStream (the exchange\'s)', () => {
         cancelled = reason;
       },
     });
-    const reads = readEventStream(asUpstream(new Response(body, { headers: { 'content-type': 'text/event-stream' } })), plainRead, 1024);
+    const reads = readEvents(asUpstream(new Response(body, { headers: { 'content-type': 'text/event-stream' } })), 1024);
     const seen: string[] = [];
     while (!seen.includes('3')) for (const event of await reads.next()) seen.push(event.data);
-    await reads.close();
+    reads.close();
     assert.equal(cancelled, undefined);
     assert.ok(pulls < 10);
   });
 
-  test('an error from the body propagates', async () => {
+  test('an error from the body is a truncated stream, the error its cause', async () => {
     const failure = new Error('socket reset');
     let sent = false;
     const body = new ReadableStream<Uint8Array>({
@@ -86,11 +89,11 @@ describe('readEventStream (the exchange\'s)', () => {
         controller.enqueue(encoder.encode('data: a\n\n'));
       },
     });
-    const reads = readEventStream(asUpstream(new Response(body, { headers: { 'content-type': 'text/event-stream' } })), plainRead, 1024);
+    const reads = readEvents(asUpstream(new Response(body, { headers: { 'content-type': 'text/event-stream' } })), 1024);
     const seen: string[] = [];
     await assert.rejects(async () => {
       while (!reads.ended) for (const event of await reads.next()) seen.push(event.data);
-    }, (error) => error === failure);
+    }, (error) => error instanceof ApiError && error.code === 'upstream_stream_truncated' && error.cause === failure);
     assert.deepEqual(seen, ['a']);
   });
 });

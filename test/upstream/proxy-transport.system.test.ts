@@ -46,10 +46,10 @@ async function listen(server: Server): Promise<number> {
 }
 
 async function post(transport: UpstreamTransport, url: string): Promise<{ status: number; body: string }> {
-  const { response } = transport.send({ url, headers: { 'content-type': 'application/json' }, body: '{"model":"m"}', signal: new AbortController().signal, onConnected: () => {} });
+  const { response } = transport.send({ url, headers: { 'content-type': 'application/json' }, body: '{"model":"m"}', onConnected: () => {} });
   const res = await response;
   let body = '';
-  for await (const chunk of res.body) body += Buffer.from(chunk).toString('utf8');
+  for (let chunk = await res.body.read(); chunk !== undefined; chunk = await res.body.read()) body += Buffer.from(chunk).toString('utf8');
   return { status: res.status, body };
 }
 

@@ -10,9 +10,10 @@ import { ApiError } from '../../src/errors/api-error.ts';
 import { createOpenAICompatibleProvider, type OpenAICompatibleOptions } from '../../src/providers/openai-compatible.ts';
 import { createFetchTransport } from '../../src/upstream/fetch-transport.ts';
 import { createNodeTransport, type NodeTransportOptions } from '../../src/upstream/node-transport.ts';
-import type { ChatProvider, UpstreamCall } from '../../src/upstream/provider.ts';
+import type { UpstreamCall } from '../../src/upstream/provider.ts';
 import type { UpstreamTransport } from '../../src/upstream/transport.ts';
 import { sendJson, startEventStream, startFakeUpstream, type FakeUpstream, type UpstreamHandler } from '../support/fake-upstream.ts';
+import { drive, type DrivenProvider } from '../support/drive-provider.ts';
 
 export { collect } from '../support/collect.ts';
 export { startEventStream };
@@ -47,8 +48,8 @@ export function observed(transport: UpstreamTransport, onResponse: () => void): 
   };
 }
 
-export function provider(transport: UpstreamTransport, baseUrl: string, options: Partial<OpenAICompatibleOptions> = {}): ChatProvider {
-  return createOpenAICompatibleProvider({ baseUrl, apiKey: 'sk-upstream-secret', transport, firstByteTimeoutMs: 5000, idleTimeoutMs: 5000, ...options });
+export function provider(transport: UpstreamTransport, baseUrl: string, options: Partial<OpenAICompatibleOptions> = {}): DrivenProvider {
+  return drive(createOpenAICompatibleProvider({ baseUrl, apiKey: 'sk-upstream-secret', transport, firstByteTimeoutMs: 5000, idleTimeoutMs: 5000, ...options }));
 }
 
 export const baseRequest: ChatRequest = { model: 'upstream-model', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 16 };
