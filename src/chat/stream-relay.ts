@@ -17,7 +17,7 @@
 //   upstream sends for a choice after its finish is dropped;
 // - usage never rides on a choice chunk: the last usage the upstream gave
 //   (servers that report it on every chunk report running totals) is handed to
-//   `onUsage` once when the upstream ends, and, only with `includeUsage`, sent as
+//   the pump's control once when the upstream ends, and, only with `includeUsage`, sent as
 //   one `choices: []` chunk after the last choice chunk. Without upstream usage
 //   no usage chunk is invented (the spec lets usage be omitted);
 // - chunks with nothing left to say (keep-alives, deltas fully held back) are
@@ -35,9 +35,6 @@ export interface RelayOptions {
   alias: string;
   /** The client asked for `stream_options.include_usage`. */
   includeUsage: boolean;
-  /** Called once, when the upstream ends, with the usage it gave (if any),
-   * whether or not the client asked for it. */
-  onUsage?(usage: Usage): void;
 }
 
 type ChunkChoice = ChatCompletionChunk['choices'][number];

@@ -5,7 +5,7 @@
 // Production drives it with the SSE writer on the response; tests drive the
 // same function with a recording sink.
 import { ChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
-import type { ChatCompletionChunk } from '../chat/types.ts';
+import type { ChatCompletionChunk, Usage } from '../chat/types.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 import type { UpstreamStream } from '../upstream/provider.ts';
@@ -27,6 +27,8 @@ export interface PumpControl {
   clientGone(): boolean;
   /** A failure after the first event, as the access log's `error` field. */
   onStreamError(code: string, unexpected: unknown): void;
+  /** Called once, when the upstream ends, with the usage it gave (if any), whether or not the client asked for it. */
+  noteUsage?(usage: Usage): void;
   /** Given the relay at the start, so the caller can read what was generated and reported however the stream ends. */
   onRelay?(relay: Pick<ChunkRelay, 'usage' | 'generatedBytes'>): void;
 }
@@ -67,7 +69,7 @@ export async function pumpEventStream(source: UpstreamStream, options: RelayOpti
       }
     }
     const usage = relay.usage;
-    if (usage !== undefined) options.onUsage?.(usage);
+    if (usage !== undefined) control.noteUsage?.(usage);
     const trailing = relay.end();
     sink ??= control.open();
     for (let i = 0; i < trailing.length; i++) await sink.data(JSON.stringify(trailing[i]));

@@ -102,7 +102,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
       if (stream) {
         const { stream: upstream, target } = await dispatchStream(plan.targets, call);
         call.answeredBy = target.id;
-        const relay = { alias: route.alias, includeUsage: request.stream_options?.include_usage === true, onUsage: call.noteUsage.bind(call) };
+        const relay = { alias: route.alias, includeUsage: request.stream_options?.include_usage === true };
         metrics?.streamStarted();
         try {
           if (await pumpEventStream(upstream, relay, call)) call.phase = CallPhase.Answered;

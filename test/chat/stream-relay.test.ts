@@ -65,8 +65,8 @@ async function collect(
   options: Partial<RelayOptions> = {},
 ): Promise<{ out: ChatCompletionChunk[]; usages: Usage[] }> {
   const usages: Usage[] = [];
-  const { written, control } = recorder();
-  await pumpEventStream(streamOfChunks(fromArray(chunks)), { alias: 'service-chat', includeUsage: false, onUsage: (u) => usages.push(u), ...options }, control);
+  const { written, control } = recorder(undefined, { noteUsage: (u) => usages.push(u) });
+  await pumpEventStream(streamOfChunks(fromArray(chunks)), { alias: 'service-chat', includeUsage: false, ...options }, control);
   assert.equal(written.frames.at(-1), '[DONE]');
   assert.equal(written.ended, true);
   return { out: written.frames.slice(0, -1).map((f) => JSON.parse(f) as ChatCompletionChunk), usages };
@@ -281,10 +281,10 @@ test('a tool call that never gets a name is a malformed upstream response', asyn
 
 test('a stream that ends without a finish_reason ends with the truncation frame, no [DONE]; onUsage still gets the usage it gave', async () => {
   const usages: Usage[] = [];
-  const { written, control } = recorder();
+  const { written, control } = recorder(undefined, { noteUsage: (u) => usages.push(u) });
   await pumpEventStream(
     streamOfChunks(fromArray([up('up-1', 100, [{ index: 0, delta: { content: 'a' }, finish_reason: null }], usage)])),
-    { alias: 'service-chat', includeUsage: true, onUsage: (u) => usages.push(u) },
+    { alias: 'service-chat', includeUsage: true },
     control,
   );
   assert.deepEqual(written, {
