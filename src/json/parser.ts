@@ -34,7 +34,7 @@
 
 import { Buffer } from 'node:buffer';
 import { Byte, HEX_VALUES, isDigit, isWhitespace, SHORT_ESCAPES, VALUE_KINDS } from './json-grammar.ts';
-import { resolveLimits, type JsonObserver, type JsonParser, type JsonParserOptions, type JsonPath } from './json-options.ts';
+import { resolveLimit, type JsonObserver, type JsonParser, type JsonParserOptions, type JsonPath } from './json-options.ts';
 import { JsonParseError, describeByte, type JsonLimitName, type JsonParseErrorCode } from './json-parse-error.ts';
 import { numberFromBytes } from './number-value.ts';
 import { createShortStringCache, decodeStringBytes, SHORT_STRING_BYTES, StringAssembly } from './string-assembly.ts';
@@ -150,11 +150,11 @@ export class StreamingJsonParser implements JsonParser {
   private literalValue: boolean | null = null;
 
   constructor(options: JsonParserOptions = {}) {
-    const limits = resolveLimits(options.limits);
-    this.maxBytes = limits.maxBytes;
-    this.maxDepth = limits.maxDepth;
-    this.maxStringBytes = limits.maxStringBytes;
-    this.maxMembers = limits.maxMembers;
+    const limits = options.limits;
+    this.maxBytes = resolveLimit(limits, 'maxBytes');
+    this.maxDepth = resolveLimit(limits, 'maxDepth');
+    this.maxStringBytes = resolveLimit(limits, 'maxStringBytes');
+    this.maxMembers = resolveLimit(limits, 'maxMembers');
     this.observer = options.observer;
     this.rejectDuplicateKeys = options.rejectDuplicateKeys === true;
   }
