@@ -4,7 +4,7 @@
 // without reading the rest of the body.
 import type { IncomingMessage } from 'node:http';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors/api-error.ts';
-import { createJsonParser, JsonParseError, renderJsonPath, type JsonLimits, type JsonObserver } from '../json/parser.ts';
+import { createJsonParser, JsonParseError, renderJsonPath, type JsonLimits, type JsonObserver, type JsonParser } from '../json/parser.ts';
 
 interface JsonBodyOptions {
   maxBytes: number;
@@ -31,65 +31,140 @@ function checkJsonContentType(header: string | undefined): void {
   }
 }
 
+/** The request's abandoned-body flag and lifetime, as the shell hands them over. */
+interface BodyContext {
+  req: IncomingMessage;
+  bodyAbandoned: boolean;
+  signal: AbortSignal;
+}
+
+/** Where the request's listeners find the read in progress: they are shared
+ * by every request, so the read cannot be in a closure. */
+const BODY_READ: unique symbol = Symbol('jsonBodyRead');
+interface ReadingRequest extends IncomingMessage {
+  [BODY_READ]?: JsonBodyRead | undefined;
+}
+
+/** A promise's settling functions, handed out by captureSettlers: an executor
+ * made once instead of one per promise (Promise.withResolvers is Node 22+). */
+let capturedResolve: (value: unknown) => void = () => {};
+let capturedReject: (error: unknown) => void = () => {};
+function captureSettlers(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
 /**
- * Reads and parses the body. `signal` is the request's lifetime: when it
+ * One body being read: its state in fields, the request's 'data' and 'end'
+ * listeners static, and itself the signal's abort listener (handleEvent), so
+ * a read makes this object, the parser and the promise, and no functions of
+ * its own.
+ */
+class JsonBodyRead {
+  private readonly ctx: BodyContext;
+  private readonly parser: JsonParser;
+  private readonly maxBytes: number;
+  private readonly resolve: (value: unknown) => void;
+  private readonly reject: (error: unknown) => void;
+  private received = 0;
+  private settled = false;
+
+  constructor(ctx: BodyContext, parser: JsonParser, maxBytes: number, resolve: (value: unknown) => void, reject: (error: unknown) => void) {
+    this.ctx = ctx;
+    this.parser = parser;
+    this.maxBytes = maxBytes;
+    this.resolve = resolve;
+    this.reject = reject;
+    const req = ctx.req as ReadingRequest;
+    req[BODY_READ] = this;
+    req.on('data', JsonBodyRead.onData);
+    req.on('end', JsonBodyRead.onEnd);
+    // Removed in cleanup(), which every way of settling goes through.
+    ctx.signal.addEventListener('abort', this);
+  }
+
+  private static onData(this: ReadingRequest, chunk: Buffer): void {
+    this[BODY_READ]?.data(chunk);
+  }
+
+  private static onEnd(this: ReadingRequest): void {
+    this[BODY_READ]?.end();
+  }
+
+  /** The request's lifetime ended (the client left, a shutdown's deadline). */
+  handleEvent(): void {
+    this.fail(this.ctx.signal.reason);
+  }
+
+  private data(chunk: Buffer): void {
+    this.received += chunk.length;
+    if (this.received > this.maxBytes) return this.fail(new PayloadTooLargeError(this.maxBytes));
+    try {
+      this.parser.feed(chunk);
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  private end(): void {
+    if (this.settled) return;
+    let value: unknown;
+    try {
+      value = this.parser.end();
+    } catch (err) {
+      return this.fail(err);
+    }
+    this.settled = true;
+    this.cleanup();
+    this.resolve(value);
+  }
+
+  private fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.cleanup();
+    // Stop reading: the rest of the body is never looked at, and the shell
+    // closes the connection after the answer so it is never parsed as a next request.
+    this.ctx.req.pause();
+    this.ctx.bodyAbandoned = true;
+    this.reject(toRequestError(err, this.maxBytes));
+  }
+
+  private cleanup(): void {
+    const req = this.ctx.req as ReadingRequest;
+    req.off('data', JsonBodyRead.onData);
+    req.off('end', JsonBodyRead.onEnd);
+    req[BODY_READ] = undefined;
+    this.ctx.signal.removeEventListener('abort', this);
+  }
+}
+
+/**
+ * Reads and parses the body. `ctx.signal` is the request's lifetime: when it
  * aborts (the client left, a shutdown's deadline) the read fails with its
  * reason and stops.
  */
-function readJsonBody(req: IncomingMessage, options: JsonBodyOptions, signal: AbortSignal): Promise<unknown> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  const declared = req.headers['content-length'];
+function readJsonBody(ctx: BodyContext, options: JsonBodyOptions): Promise<unknown> {
+  const signal = ctx.signal;
+  if (signal.aborted) return abandon(ctx, signal.reason);
+  const declared = ctx.req.headers['content-length'];
   if (declared !== undefined && Number(declared) > options.maxBytes) {
-    return Promise.reject(new PayloadTooLargeError(options.maxBytes));
+    return abandon(ctx, new PayloadTooLargeError(options.maxBytes));
   }
   const parser = createJsonParser({
     limits: { ...options.limits, maxBytes: options.maxBytes },
     rejectDuplicateKeys: true,
-    ...(options.observer === undefined ? {} : { observer: options.observer }),
+    observer: options.observer,
   });
+  const promise = new Promise<unknown>(captureSettlers);
+  // The read registers itself on the request and the signal; they hold it until it settles.
+  new JsonBodyRead(ctx, parser, options.maxBytes, capturedResolve, capturedReject);
+  return promise;
+}
 
-  return new Promise((resolve, reject) => {
-    let received = 0;
-    let settled = false;
-    const cleanup = (): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      signal.removeEventListener('abort', onAbort);
-    };
-    const fail = (err: unknown): void => {
-      if (settled) return;
-      settled = true;
-      cleanup();
-      // Stop reading: the rest of the body is never looked at.
-      req.pause();
-      reject(toRequestError(err, options.maxBytes));
-    };
-    const onData = (chunk: Buffer): void => {
-      received += chunk.length;
-      if (received > options.maxBytes) return fail(new PayloadTooLargeError(options.maxBytes));
-      try {
-        parser.feed(chunk);
-      } catch (err) {
-        fail(err);
-      }
-    };
-    const onEnd = (): void => {
-      if (settled) return;
-      let value: unknown;
-      try {
-        value = parser.end();
-      } catch (err) {
-        return fail(err);
-      }
-      settled = true;
-      cleanup();
-      resolve(value);
-    };
-    const onAbort = (): void => fail(signal.reason);
-    req.on('data', onData);
-    req.on('end', onEnd);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+function abandon(ctx: BodyContext, error: unknown): Promise<never> {
+  ctx.bodyAbandoned = true;
+  return Promise.reject(error);
 }
 
 function toRequestError(err: unknown, maxBytes: number): unknown {
@@ -126,12 +201,11 @@ function toRequestError(err: unknown, maxBytes: number): unknown {
  * the request is marked so the shell closes the connection after the answer:
  * the unread rest must never be parsed as a next request.
  */
-export async function readRequestJson(ctx: { req: IncomingMessage; bodyAbandoned: boolean; signal: AbortSignal }, options: JsonBodyOptions): Promise<unknown> {
-  checkJsonContentType(ctx.req.headers['content-type']);
+export function readRequestJson(ctx: BodyContext, options: JsonBodyOptions): Promise<unknown> {
   try {
-    return await readJsonBody(ctx.req, options, ctx.signal);
+    checkJsonContentType(ctx.req.headers['content-type']);
   } catch (err) {
-    ctx.bodyAbandoned = true;
-    throw err;
+    return Promise.reject(err);
   }
+  return readJsonBody(ctx, options);
 }

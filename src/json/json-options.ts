@@ -51,16 +51,15 @@ export interface JsonParser {
   end(): unknown;
 }
 
-/** The limits in force: defaults for what is not given; a negative or NaN limit is a programming error. */
-export function resolveLimits(partial: Partial<JsonLimits> | undefined): JsonLimits {
-  const limits: JsonLimits = { ...DEFAULT_JSON_LIMITS };
-  for (const name of Object.keys(DEFAULT_JSON_LIMITS) as JsonLimitName[]) {
-    const value = partial?.[name];
-    if (value === undefined) continue;
-    if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-      throw new RangeError(`JSON limit ${name} must be a non-negative number, got ${String(value)}`);
-    }
-    limits[name] = value;
+/**
+ * The limit in force for `name`: the default when not given; a negative or NaN
+ * limit is a programming error. Read one by one so a parse makes no limits object.
+ */
+export function resolveLimit(partial: Partial<JsonLimits> | undefined, name: JsonLimitName): number {
+  const value = partial?.[name];
+  if (value === undefined) return DEFAULT_JSON_LIMITS[name];
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new RangeError(`JSON limit ${name} must be a non-negative number, got ${String(value)}`);
   }
-  return limits;
+  return value;
 }

@@ -4,9 +4,11 @@
 // as a string, it stops at the first byte past a limit, and an observer can
 // reject a request from its first keys.
 //
-// Design: a pure closure with named states and one switch in the byte loop. The
-// container stack lives in arrays, never on the JS call stack, so nesting depth is
-// bounded only by `maxDepth`. Structure is read byte by byte; strings are not: the
+// Design: named states and one switch in the byte loop, in a class whose state
+// lives in fields and whose steps are on the prototype, so a parse makes one
+// object and no functions (a request parses one body). The container stack
+// lives in arrays, never on the JS call stack, so nesting depth is bounded
+// only by `maxDepth`. Structure is read byte by byte; strings are not: the
 // closing quote and the next backslash are found with indexOf, and the bytes
 // between (a run) are decoded natively (see string-assembly.ts). A run cut by a
 // chunk end is kept and checked whole once it ends, so every split of the input
@@ -32,10 +34,10 @@
 
 import { Buffer } from 'node:buffer';
 import { Byte, HEX_VALUES, isDigit, isWhitespace, SHORT_ESCAPES, VALUE_KINDS } from './json-grammar.ts';
-import { resolveLimits, type JsonParser, type JsonParserOptions, type JsonPath } from './json-options.ts';
+import { resolveLimit, type JsonObserver, type JsonParser, type JsonParserOptions, type JsonPath } from './json-options.ts';
 import { JsonParseError, describeByte, type JsonLimitName, type JsonParseErrorCode } from './json-parse-error.ts';
 import { numberFromBytes } from './number-value.ts';
-import { createShortStringCache, createStringAssembly, decodeStringBytes, SHORT_STRING_BYTES } from './string-assembly.ts';
+import { createShortStringCache, decodeStringBytes, SHORT_STRING_BYTES, StringAssembly } from './string-assembly.ts';
 import type { StringContentFault } from './string-content.ts';
 
 export { DEFAULT_JSON_LIMITS } from './json-options.ts';
@@ -82,326 +84,363 @@ function asBuffer(chunk: Uint8Array): Buffer {
 }
 
 export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
-  const limits = resolveLimits(options.limits);
-  const { maxBytes, maxDepth, maxStringBytes, maxMembers } = limits;
-  const observer = options.observer;
-  const rejectDuplicateKeys = options.rejectDuplicateKeys === true;
+  return new StreamingJsonParser(options);
+}
 
-  let state: State = State.Value;
-  let failure: { error: unknown } | undefined;
-  let ended = false;
-  let root: unknown;
+/**
+ * The parser's state lives in fields and its steps on the prototype: a parse
+ * makes this object, its stacks and its string assembly, and no functions.
+ */
+export class StreamingJsonParser implements JsonParser {
+  private readonly maxBytes: number;
+  private readonly maxDepth: number;
+  private readonly maxStringBytes: number;
+  private readonly maxMembers: number;
+  private readonly observer: JsonObserver | undefined;
+  private readonly rejectDuplicateKeys: boolean;
+
+  private state: State = State.Value;
+  private failure: { error: unknown } | undefined = undefined;
+  private ended = false;
+  private root: unknown = undefined;
 
   // The chunk being parsed and the offset of its first byte in the whole input.
-  let buf: Buffer = EMPTY;
-  let base = 0;
+  private buf: Buffer = EMPTY;
+  private base = 0;
   // Positions of the next quote and backslash in `buf` at or after the current
   // string run, or buf.length: kept so a string with many escapes is not rescanned
   // to its end after each one.
-  let nextQuote = -1;
-  let nextBackslash = -1;
+  private nextQuote = -1;
+  private nextBackslash = -1;
 
   // Open containers, innermost last, and the members each object has seen (an
   // array's length is its count); the innermost one also in `top`.
-  const containers: (Record<string, unknown> | unknown[])[] = [];
-  const memberCounts: number[] = [];
-  let top: Record<string, unknown> | unknown[] | undefined;
-  let topIsArray = false;
+  private readonly containers: (Record<string, unknown> | unknown[])[] = [];
+  private readonly memberCounts: number[] = [];
+  private top: Record<string, unknown> | unknown[] | undefined = undefined;
+  private topIsArray = false;
   // The key whose value comes next in the innermost object.
-  let pendingKey = '';
+  private pendingKey = '';
   // For each open container, where it sits in its parent: the key or index
   // (the root's entry is unused). Kept always, one entry per container, so an
   // error can name a path without an observer.
-  const slots: (string | number)[] = [];
+  private readonly slots: (string | number)[] = [];
   // Path of the value being read; maintained only for an observer.
-  const path: (string | number)[] = [];
+  private readonly path: (string | number)[] = [];
 
   // String in progress: offset of its first content byte, text decoded up to the
   // last escape, raw bytes of the current run held from earlier chunks.
-  let stringIsKey = false;
-  let contentStart = 0;
-  let runOffset = 0;
-  let stringHasEscape = false;
-  const pieces: Uint8Array[] = [];
-  const assembly = createStringAssembly();
-  let unicodeValue = 0;
-  let unicodeDigits = 0;
+  private stringIsKey = false;
+  private contentStart = 0;
+  private runOffset = 0;
+  private stringHasEscape = false;
+  private readonly pieces: Uint8Array[] = [];
+  private readonly assembly = new StringAssembly();
+  private unicodeValue = 0;
+  private unicodeDigits = 0;
 
   // Number in progress: its start in `buf` and in the whole input, its text from earlier chunks.
-  let numberStart = 0;
-  let numberOffset = 0;
-  let numberText = '';
+  private numberStart = 0;
+  private numberOffset = 0;
+  private numberText = '';
 
   // Literal in progress.
-  let literalText = '';
-  let literalIndex = 0;
-  let literalValue: boolean | null = null;
+  private literalText = '';
+  private literalIndex = 0;
+  private literalValue: boolean | null = null;
 
-  function fail(code: JsonParseErrorCode, offset: number, problem: string, limit?: JsonLimitName, at?: JsonPath): never {
-    const where = `at byte offset ${offset} (parser state ${STATE_NAMES[state] as string})`;
+  constructor(options: JsonParserOptions = {}) {
+    const limits = options.limits;
+    this.maxBytes = resolveLimit(limits, 'maxBytes');
+    this.maxDepth = resolveLimit(limits, 'maxDepth');
+    this.maxStringBytes = resolveLimit(limits, 'maxStringBytes');
+    this.maxMembers = resolveLimit(limits, 'maxMembers');
+    this.observer = options.observer;
+    this.rejectDuplicateKeys = options.rejectDuplicateKeys === true;
+  }
+
+  private fail(code: JsonParseErrorCode, offset: number, problem: string, limit?: JsonLimitName, at?: JsonPath): never {
+    const where = `at byte offset ${offset} (parser state ${STATE_NAMES[this.state] as string})`;
     throw new JsonParseError(code, offset, `${problem} ${where}`, limit, at);
   }
 
-  function failUnexpected(i: number, expected: string): never {
-    fail('unexpected_byte', base + i, `Unexpected byte ${describeByte(buf[i] as number)}, expected ${expected},`);
+  private failUnexpected(i: number, expected: string): never {
+    this.fail('unexpected_byte', this.base + i, `Unexpected byte ${describeByte(this.buf[i] as number)}, expected ${expected},`);
   }
 
-  function failStringLimit(): never {
-    fail('limit_exceeded', contentStart + maxStringBytes, `String longer than ${maxStringBytes} bytes`, 'maxStringBytes');
+  private failStringLimit(): never {
+    const maxStringBytes = this.maxStringBytes;
+    this.fail('limit_exceeded', this.contentStart + maxStringBytes, `String longer than ${maxStringBytes} bytes`, 'maxStringBytes');
   }
 
   /** State after a value is complete, whatever holds it. */
-  function afterValue(): State {
-    if (top === undefined) return State.Done;
-    if (observer !== undefined) path.pop();
-    return topIsArray ? State.CommaOrArrayEnd : State.CommaOrObjectEnd;
+  private afterValue(): State {
+    if (this.top === undefined) return State.Done;
+    if (this.observer !== undefined) this.path.pop();
+    return this.topIsArray ? State.CommaOrArrayEnd : State.CommaOrObjectEnd;
   }
 
   /** Stores a value in its container, or as the root. */
-  function attach(value: unknown): void {
-    if (top === undefined) root = value;
-    else if (topIsArray) (top as unknown[]).push(value);
-    else if (pendingKey === '__proto__') {
+  private attach(value: unknown): void {
+    const top = this.top;
+    if (top === undefined) this.root = value;
+    else if (this.topIsArray) (top as unknown[]).push(value);
+    else if (this.pendingKey === '__proto__') {
       // Assignment would call the Object.prototype setter and swap the prototype;
       // JSON.parse makes an own data property, and so do we.
-      Object.defineProperty(top, pendingKey, { value, writable: true, enumerable: true, configurable: true });
-    } else (top as Record<string, unknown>)[pendingKey] = value;
+      Object.defineProperty(top, '__proto__', { value, writable: true, enumerable: true, configurable: true });
+    } else (top as Record<string, unknown>)[this.pendingKey] = value;
   }
 
-  function completeScalar(value: unknown): State {
-    attach(value);
-    return afterValue();
+  private completeScalar(value: unknown): State {
+    this.attach(value);
+    return this.afterValue();
   }
 
-  function open(container: Record<string, unknown> | unknown[], isArray: boolean): void {
-    slots.push(top === undefined ? '' : topIsArray ? (top as unknown[]).length : pendingKey);
-    attach(container);
-    containers.push(container);
-    memberCounts.push(0);
-    top = container;
-    topIsArray = isArray;
+  private open(container: Record<string, unknown> | unknown[], isArray: boolean): void {
+    const top = this.top;
+    this.slots.push(top === undefined ? '' : this.topIsArray ? (top as unknown[]).length : this.pendingKey);
+    this.attach(container);
+    this.containers.push(container);
+    this.memberCounts.push(0);
+    this.top = container;
+    this.topIsArray = isArray;
   }
 
-  function closeContainer(): State {
+  private closeContainer(): State {
+    const containers = this.containers;
     containers.pop();
-    memberCounts.pop();
-    slots.pop();
-    top = containers[containers.length - 1];
-    topIsArray = Array.isArray(top);
-    return afterValue();
+    this.memberCounts.pop();
+    this.slots.pop();
+    const top = containers[containers.length - 1];
+    this.top = top;
+    this.topIsArray = Array.isArray(top);
+    return this.afterValue();
   }
 
   /** Dispatches on the first byte of a value at buf[i]; returns the next state. */
-  function beginValue(i: number): State {
-    const byte = buf[i] as number;
+  private beginValue(i: number): State {
+    const byte = this.buf[i] as number;
     const kind = VALUE_KINDS[byte];
-    if (kind === undefined) failUnexpected(i, state === State.FirstValueOrArrayEnd ? "a value or ']'" : 'a value');
-    if (topIsArray && (top as unknown[]).length >= maxMembers) {
-      fail('limit_exceeded', base + i, `Array with more than ${maxMembers} entries`, 'maxMembers');
+    if (kind === undefined) this.failUnexpected(i, this.state === State.FirstValueOrArrayEnd ? "a value or ']'" : 'a value');
+    const top = this.top;
+    if (this.topIsArray && (top as unknown[]).length >= this.maxMembers) {
+      this.fail('limit_exceeded', this.base + i, `Array with more than ${this.maxMembers} entries`, 'maxMembers');
     }
-    if ((byte === Byte.OpenBrace || byte === Byte.OpenBracket) && containers.length >= maxDepth) {
-      fail('limit_exceeded', base + i, `Nesting deeper than ${maxDepth}`, 'maxDepth');
+    if ((byte === Byte.OpenBrace || byte === Byte.OpenBracket) && this.containers.length >= this.maxDepth) {
+      this.fail('limit_exceeded', this.base + i, `Nesting deeper than ${this.maxDepth}`, 'maxDepth');
     }
+    const observer = this.observer;
     if (observer !== undefined) {
-      if (top !== undefined) path.push(topIsArray ? (top as unknown[]).length : pendingKey);
-      observer.valueStart?.(path, kind);
+      if (top !== undefined) this.path.push(this.topIsArray ? (top as unknown[]).length : this.pendingKey);
+      observer.valueStart?.(this.path, kind);
     }
 
     switch (byte) {
       case Byte.Quote:
-        beginString(i, false);
+        this.beginString(i, false);
         return State.String;
       case Byte.OpenBrace:
-        open({}, false);
+        this.open({}, false);
         return State.FirstKeyOrObjectEnd;
       case Byte.OpenBracket:
-        open([], true);
+        this.open([], true);
         return State.FirstValueOrArrayEnd;
       case Byte.LowerT:
-        return beginLiteral('true', true);
+        return this.beginLiteral('true', true);
       case Byte.LowerF:
-        return beginLiteral('false', false);
+        return this.beginLiteral('false', false);
       case Byte.LowerN:
-        return beginLiteral('null', null);
+        return this.beginLiteral('null', null);
       default:
-        numberStart = i;
-        numberOffset = base + i;
-        numberText = '';
+        this.numberStart = i;
+        this.numberOffset = this.base + i;
+        this.numberText = '';
         return byte === Byte.Minus ? State.NumberMinus : byte === Byte.Zero ? State.NumberZero : State.NumberInteger;
     }
   }
 
-  function beginLiteral(text: string, value: boolean | null): State {
-    literalText = text;
-    literalIndex = 1;
-    literalValue = value;
+  private beginLiteral(text: string, value: boolean | null): State {
+    this.literalText = text;
+    this.literalIndex = 1;
+    this.literalValue = value;
     return State.Literal;
   }
 
   /** A key's opening quote at buf[i]. */
-  function beginKey(i: number): State {
-    const depth = containers.length;
+  private beginKey(i: number): State {
+    const memberCounts = this.memberCounts;
+    const depth = this.containers.length;
     const count = (memberCounts[depth - 1] as number) + 1;
-    if (count > maxMembers) fail('limit_exceeded', base + i, `Object with more than ${maxMembers} members`, 'maxMembers');
+    if (count > this.maxMembers) this.fail('limit_exceeded', this.base + i, `Object with more than ${this.maxMembers} members`, 'maxMembers');
     memberCounts[depth - 1] = count;
-    beginString(i, true);
+    this.beginString(i, true);
     return State.String;
   }
 
-  function beginString(quote: number, isKey: boolean): void {
-    stringIsKey = isKey;
-    contentStart = base + quote + 1;
-    runOffset = contentStart;
-    stringHasEscape = false;
+  private beginString(quote: number, isKey: boolean): void {
+    this.stringIsKey = isKey;
+    const contentStart = this.base + quote + 1;
+    this.contentStart = contentStart;
+    this.runOffset = contentStart;
+    this.stringHasEscape = false;
   }
 
-  function failStringContent(fault: StringContentFault): never {
-    const offset = runOffset + fault.index;
-    if (fault.code === 'control_character') fail('unexpected_byte', offset, 'Unescaped control character in string');
-    fail('invalid_utf8', offset, 'Invalid UTF-8 in string');
+  private failStringContent(fault: StringContentFault): never {
+    const offset = this.runOffset + fault.index;
+    if (fault.code === 'control_character') this.fail('unexpected_byte', offset, 'Unescaped control character in string');
+    this.fail('invalid_utf8', offset, 'Invalid UTF-8 in string');
   }
 
   /** The raw run buf[from, to) with the pieces held from earlier chunks in front. */
-  function joinRun(from: number, to: number): Buffer {
-    pieces.push(buf.subarray(from, to));
+  private joinRun(from: number, to: number): Buffer {
+    const pieces = this.pieces;
+    pieces.push(this.buf.subarray(from, to));
     const joined = Buffer.concat(pieces);
     pieces.length = 0;
     return joined;
   }
 
   /** The text of a string that had no escape: its one run, buf[from, to). */
-  function decodeOnlyRun(from: number, to: number): string {
+  private decodeOnlyRun(from: number, to: number): string {
     let decoded: string | StringContentFault | undefined;
-    if (pieces.length === 0) {
+    if (this.pieces.length === 0) {
+      const buf = this.buf;
       if (to - from <= SHORT_STRING_BYTES) decoded = cachedShortString(buf, from, to);
       if (decoded === undefined) decoded = decodeStringBytes(buf, from, to);
     } else {
-      const joined = joinRun(from, to);
+      const joined = this.joinRun(from, to);
       decoded = decodeStringBytes(joined, 0, joined.length);
     }
-    return typeof decoded === 'string' ? decoded : failStringContent(decoded);
+    return typeof decoded === 'string' ? decoded : this.failStringContent(decoded);
   }
 
   /** Adds the run buf[from, to) to the string being assembled. */
-  function appendRun(from: number, to: number): void {
+  private appendRun(from: number, to: number): void {
     let fault: StringContentFault | undefined;
-    if (pieces.length === 0) fault = assembly.appendRun(buf, from, to);
+    if (this.pieces.length === 0) fault = this.assembly.appendRun(this.buf, from, to);
     else {
-      const joined = joinRun(from, to);
-      fault = assembly.appendRun(joined, 0, joined.length);
+      const joined = this.joinRun(from, to);
+      fault = this.assembly.appendRun(joined, 0, joined.length);
     }
-    if (fault !== undefined) failStringContent(fault);
+    if (fault !== undefined) this.failStringContent(fault);
   }
 
-  function completeString(text: string): State {
-    if (!stringIsKey) return completeScalar(text);
-    if (rejectDuplicateKeys && Object.hasOwn(top as Record<string, unknown>, text)) {
-      fail('duplicate_key', contentStart - 1, 'Duplicate object key');
+  private completeString(text: string): State {
+    if (!this.stringIsKey) return this.completeScalar(text);
+    if (this.rejectDuplicateKeys && Object.hasOwn(this.top as Record<string, unknown>, text)) {
+      this.fail('duplicate_key', this.contentStart - 1, 'Duplicate object key');
     }
-    pendingKey = text;
-    observer?.key?.(path, text);
+    this.pendingKey = text;
+    this.observer?.key?.(this.path, text);
     return State.Colon;
   }
 
   /** The path of the value being read (not yet attached to its container). */
-  function currentPath(): (string | number)[] {
-    const current = slots.slice(1);
-    if (top !== undefined) current.push(topIsArray ? (top as unknown[]).length : pendingKey);
+  private currentPath(): (string | number)[] {
+    const current = this.slots.slice(1);
+    const top = this.top;
+    if (top !== undefined) current.push(this.topIsArray ? (top as unknown[]).length : this.pendingKey);
     return current;
   }
 
   /** The number ends before buf[i]. */
-  function completeNumber(i: number): State {
+  private completeNumber(i: number): State {
     let value: number;
-    if (numberText === '') value = numberFromBytes(buf, numberStart, i);
+    if (this.numberText === '') value = numberFromBytes(this.buf, this.numberStart, i);
     else {
-      const text = numberText + buf.toString('latin1', numberStart, i);
-      numberText = '';
+      const text = this.numberText + this.buf.toString('latin1', this.numberStart, i);
+      this.numberText = '';
       value = numberFromBytes(Buffer.from(text, 'latin1'), 0, text.length);
     }
     if (value === Number.POSITIVE_INFINITY || value === Number.NEGATIVE_INFINITY) {
-      fail('number_out_of_range', numberOffset, 'Number beyond the largest double (1.7976931348623157e308)', undefined, currentPath());
+      this.fail('number_out_of_range', this.numberOffset, 'Number beyond the largest double (1.7976931348623157e308)', undefined, this.currentPath());
     }
-    return completeScalar(value);
+    return this.completeScalar(value);
   }
 
-  /** The byte loop over bytes[0, end). */
-  function consume(end: number): void {
-    const bytes = buf;
+  /** The byte loop over buf[0, end). */
+  private consume(end: number): void {
+    const bytes = this.buf;
+    // Fixed while a chunk is consumed: feed() moves `base` only afterwards.
+    const base = this.base;
+    const maxStringBytes = this.maxStringBytes;
+    const assembly = this.assembly;
     let i = 0;
     while (i < end) {
-      switch (state) {
+      switch (this.state) {
         case State.String: {
-          if (nextQuote < i) {
-            nextQuote = bytes.indexOf(Byte.Quote, i);
-            if (nextQuote === -1) nextQuote = end;
+          if (this.nextQuote < i) {
+            const found = bytes.indexOf(Byte.Quote, i);
+            this.nextQuote = found === -1 ? end : found;
           }
-          const quote = nextQuote;
-          if (nextBackslash < i) {
-            nextBackslash = bytes.indexOf(Byte.Backslash, i);
-            if (nextBackslash === -1) nextBackslash = end;
+          const quote = this.nextQuote;
+          if (this.nextBackslash < i) {
+            const found = bytes.indexOf(Byte.Backslash, i);
+            this.nextBackslash = found === -1 ? end : found;
           }
-          if (quote === end && nextBackslash === end) {
+          const backslash = this.nextBackslash;
+          if (quote === end && backslash === end) {
             // The run goes on in the next chunk; copy it, the caller may reuse the chunk.
-            if (base + end - contentStart > maxStringBytes) failStringLimit();
-            if (end > i) pieces.push(Uint8Array.prototype.slice.call(bytes, i, end));
+            if (base + end - this.contentStart > maxStringBytes) this.failStringLimit();
+            if (end > i) this.pieces.push(Uint8Array.prototype.slice.call(bytes, i, end));
             i = end;
-          } else if (quote < nextBackslash) {
-            if (base + quote - contentStart > maxStringBytes) failStringLimit();
+          } else if (quote < backslash) {
+            if (base + quote - this.contentStart > maxStringBytes) this.failStringLimit();
             let text: string;
-            if (stringHasEscape) {
-              appendRun(i, quote);
+            if (this.stringHasEscape) {
+              this.appendRun(i, quote);
               text = assembly.take();
-            } else text = decodeOnlyRun(i, quote);
+            } else text = this.decodeOnlyRun(i, quote);
             i = quote + 1;
-            state = completeString(text);
+            this.state = this.completeString(text);
           } else {
             // The backslash is itself a content byte.
-            if (base + nextBackslash - contentStart >= maxStringBytes) failStringLimit();
-            appendRun(i, nextBackslash);
-            stringHasEscape = true;
-            i = nextBackslash + 1;
-            state = State.Escape;
+            if (base + backslash - this.contentStart >= maxStringBytes) this.failStringLimit();
+            this.appendRun(i, backslash);
+            this.stringHasEscape = true;
+            i = backslash + 1;
+            this.state = State.Escape;
           }
           break;
         }
         case State.Escape: {
-          if (base + i - contentStart >= maxStringBytes) failStringLimit();
+          if (base + i - this.contentStart >= maxStringBytes) this.failStringLimit();
           const byte = bytes[i] as number;
           const escaped = SHORT_ESCAPES[byte] as number;
           if (escaped !== 0) {
             assembly.appendCodeUnit(escaped);
-            runOffset = base + i + 1;
-            state = State.String;
+            this.runOffset = base + i + 1;
+            this.state = State.String;
           } else if (byte === Byte.LowerU) {
             // Fast path: all four digits in this chunk, all valid, none past the limit.
-            if (i + 4 < end && base + i + 4 - contentStart < maxStringBytes) {
+            if (i + 4 < end && base + i + 4 - this.contentStart < maxStringBytes) {
               const unit = (HEX_VALUES[bytes[i + 1] as number] as number) << 12 | (HEX_VALUES[bytes[i + 2] as number] as number) << 8 |
                 (HEX_VALUES[bytes[i + 3] as number] as number) << 4 | (HEX_VALUES[bytes[i + 4] as number] as number);
               if (unit >= 0) {
                 assembly.appendCodeUnit(unit);
                 i += 5;
-                runOffset = base + i;
-                state = State.String;
+                this.runOffset = base + i;
+                this.state = State.String;
                 break;
               }
             }
-            unicodeValue = 0;
-            unicodeDigits = 0;
-            state = State.UnicodeEscape;
-          } else fail('invalid_escape', base + i, `Invalid escape ${describeByte(byte)} in string`);
+            this.unicodeValue = 0;
+            this.unicodeDigits = 0;
+            this.state = State.UnicodeEscape;
+          } else this.fail('invalid_escape', base + i, `Invalid escape ${describeByte(byte)} in string`);
           i++;
           break;
         }
         case State.UnicodeEscape: {
-          if (base + i - contentStart >= maxStringBytes) failStringLimit();
+          if (base + i - this.contentStart >= maxStringBytes) this.failStringLimit();
           const digit = HEX_VALUES[bytes[i] as number] as number;
-          if (digit < 0) fail('invalid_escape', base + i, `Invalid hex digit ${describeByte(bytes[i] as number)} in \\u escape`);
-          unicodeValue = unicodeValue * 16 + digit;
-          if (++unicodeDigits === 4) {
-            assembly.appendCodeUnit(unicodeValue);
-            runOffset = base + i + 1;
-            state = State.String;
+          if (digit < 0) this.fail('invalid_escape', base + i, `Invalid hex digit ${describeByte(bytes[i] as number)} in \\u escape`);
+          this.unicodeValue = this.unicodeValue * 16 + digit;
+          if (++this.unicodeDigits === 4) {
+            assembly.appendCodeUnit(this.unicodeValue);
+            this.runOffset = base + i + 1;
+            this.state = State.String;
           }
           i++;
           break;
@@ -410,11 +449,11 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
         case State.FirstValueOrArrayEnd: {
           const byte = bytes[i] as number;
           if (isWhitespace(byte)) i++;
-          else if (byte === Byte.CloseBracket && state === State.FirstValueOrArrayEnd) {
+          else if (byte === Byte.CloseBracket && this.state === State.FirstValueOrArrayEnd) {
             i++;
-            state = closeContainer();
+            this.state = this.closeContainer();
           } else {
-            state = beginValue(i);
+            this.state = this.beginValue(i);
             i++;
           }
           break;
@@ -424,12 +463,12 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           const byte = bytes[i] as number;
           if (isWhitespace(byte)) i++;
           else if (byte === Byte.Quote) {
-            state = beginKey(i);
+            this.state = this.beginKey(i);
             i++;
-          } else if (byte === Byte.CloseBrace && state === State.FirstKeyOrObjectEnd) {
+          } else if (byte === Byte.CloseBrace && this.state === State.FirstKeyOrObjectEnd) {
             i++;
-            state = closeContainer();
-          } else failUnexpected(i, state === State.Key ? 'a key' : "a key or '}'");
+            this.state = this.closeContainer();
+          } else this.failUnexpected(i, this.state === State.Key ? 'a key' : "a key or '}'");
           break;
         }
         case State.Colon: {
@@ -437,41 +476,41 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           if (isWhitespace(byte)) i++;
           else if (byte === Byte.Colon) {
             i++;
-            state = State.Value;
-          } else failUnexpected(i, "':'");
+            this.state = State.Value;
+          } else this.failUnexpected(i, "':'");
           break;
         }
         case State.CommaOrObjectEnd: {
           const byte = bytes[i] as number;
           i++;
-          if (byte === Byte.Comma) state = State.Key;
-          else if (byte === Byte.CloseBrace) state = closeContainer();
-          else if (!isWhitespace(byte)) failUnexpected(i - 1, "',' or '}'");
+          if (byte === Byte.Comma) this.state = State.Key;
+          else if (byte === Byte.CloseBrace) this.state = this.closeContainer();
+          else if (!isWhitespace(byte)) this.failUnexpected(i - 1, "',' or '}'");
           break;
         }
         case State.CommaOrArrayEnd: {
           const byte = bytes[i] as number;
           i++;
-          if (byte === Byte.Comma) state = State.Value;
-          else if (byte === Byte.CloseBracket) state = closeContainer();
-          else if (!isWhitespace(byte)) failUnexpected(i - 1, "',' or ']'");
+          if (byte === Byte.Comma) this.state = State.Value;
+          else if (byte === Byte.CloseBracket) this.state = this.closeContainer();
+          else if (!isWhitespace(byte)) this.failUnexpected(i - 1, "',' or ']'");
           break;
         }
         case State.NumberMinus: {
           const byte = bytes[i] as number;
-          if (byte === Byte.Zero) state = State.NumberZero;
-          else if (byte >= Byte.One && byte <= Byte.Nine) state = State.NumberInteger;
-          else fail('invalid_number', base + i, `Expected a digit after '-', got ${describeByte(byte)},`);
+          if (byte === Byte.Zero) this.state = State.NumberZero;
+          else if (byte >= Byte.One && byte <= Byte.Nine) this.state = State.NumberInteger;
+          else this.fail('invalid_number', base + i, `Expected a digit after '-', got ${describeByte(byte)},`);
           i++;
           break;
         }
         case State.NumberZero: {
           const byte = bytes[i] as number;
-          if (byte === Byte.Point) state = State.NumberPoint;
-          else if (byte === Byte.LowerE || byte === Byte.UpperE) state = State.NumberExponentMark;
-          else if (isDigit(byte)) fail('invalid_number', base + i, 'Leading zero in number');
+          if (byte === Byte.Point) this.state = State.NumberPoint;
+          else if (byte === Byte.LowerE || byte === Byte.UpperE) this.state = State.NumberExponentMark;
+          else if (isDigit(byte)) this.fail('invalid_number', base + i, 'Leading zero in number');
           else {
-            state = completeNumber(i);
+            this.state = this.completeNumber(i);
             break;
           }
           i++;
@@ -483,10 +522,11 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
           while (i < end && isDigit(bytes[i] as number)) i++;
           if (i === end) break;
           const byte = bytes[i] as number;
-          if (byte === Byte.Point && state === State.NumberInteger) state = State.NumberPoint;
-          else if ((byte === Byte.LowerE || byte === Byte.UpperE) && state !== State.NumberExponent) state = State.NumberExponentMark;
+          const state = this.state;
+          if (byte === Byte.Point && state === State.NumberInteger) this.state = State.NumberPoint;
+          else if ((byte === Byte.LowerE || byte === Byte.UpperE) && state !== State.NumberExponent) this.state = State.NumberExponentMark;
           else {
-            state = completeNumber(i);
+            this.state = this.completeNumber(i);
             break;
           }
           i++;
@@ -495,78 +535,81 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
         case State.NumberPoint:
         case State.NumberExponentSign: {
           const byte = bytes[i] as number;
-          if (!isDigit(byte)) fail('invalid_number', base + i, `Expected a digit, got ${describeByte(byte)},`);
-          state = state === State.NumberPoint ? State.NumberFraction : State.NumberExponent;
+          if (!isDigit(byte)) this.fail('invalid_number', base + i, `Expected a digit, got ${describeByte(byte)},`);
+          this.state = this.state === State.NumberPoint ? State.NumberFraction : State.NumberExponent;
           i++;
           break;
         }
         case State.NumberExponentMark: {
           const byte = bytes[i] as number;
-          if (byte === Byte.Plus || byte === Byte.Minus) state = State.NumberExponentSign;
-          else if (isDigit(byte)) state = State.NumberExponent;
-          else fail('invalid_number', base + i, `Expected a sign or digit in exponent, got ${describeByte(byte)},`);
+          if (byte === Byte.Plus || byte === Byte.Minus) this.state = State.NumberExponentSign;
+          else if (isDigit(byte)) this.state = State.NumberExponent;
+          else this.fail('invalid_number', base + i, `Expected a sign or digit in exponent, got ${describeByte(byte)},`);
           i++;
           break;
         }
         case State.Literal: {
-          if (bytes[i] !== literalText.charCodeAt(literalIndex)) failUnexpected(i, `'${literalText}'`);
+          const literalText = this.literalText;
+          if (bytes[i] !== literalText.charCodeAt(this.literalIndex)) this.failUnexpected(i, `'${literalText}'`);
           i++;
-          if (++literalIndex === literalText.length) state = completeScalar(literalValue);
+          if (++this.literalIndex === literalText.length) this.state = this.completeScalar(this.literalValue);
           break;
         }
         case State.Done: {
-          if (!isWhitespace(bytes[i] as number)) failUnexpected(i, 'the end of input');
+          if (!isWhitespace(bytes[i] as number)) this.failUnexpected(i, 'the end of input');
           i++;
           break;
         }
       }
     }
     // Carry a number cut by the chunk end into the next chunk.
+    const state = this.state;
     if (state >= State.NumberMinus && state <= State.NumberExponent) {
-      numberText += buf.toString('latin1', numberStart, end);
-      numberStart = 0;
+      this.numberText += bytes.toString('latin1', this.numberStart, end);
+      this.numberStart = 0;
     }
   }
 
-  function feed(chunk: Uint8Array): void {
-    if (failure !== undefined) throw failure.error;
-    if (ended) throw new Error('JSON parser: feed() after end()');
+  feed(chunk: Uint8Array): void {
+    if (this.failure !== undefined) throw this.failure.error;
+    if (this.ended) throw new Error('JSON parser: feed() after end()');
     try {
-      buf = asBuffer(chunk);
-      const overflow = base + buf.length > maxBytes;
-      if (overflow) buf = buf.subarray(0, maxBytes - base);
-      nextQuote = -1;
-      nextBackslash = -1;
-      consume(buf.length);
-      base += buf.length;
-      if (overflow) fail('limit_exceeded', base, `Input longer than ${maxBytes} bytes`, 'maxBytes');
+      let buf = asBuffer(chunk);
+      const overflow = this.base + buf.length > this.maxBytes;
+      if (overflow) buf = buf.subarray(0, this.maxBytes - this.base);
+      this.buf = buf;
+      this.nextQuote = -1;
+      this.nextBackslash = -1;
+      this.consume(buf.length);
+      this.base += buf.length;
+      if (overflow) this.fail('limit_exceeded', this.base, `Input longer than ${this.maxBytes} bytes`, 'maxBytes');
     } catch (error) {
-      failure = { error };
+      this.failure = { error };
       throw error;
     } finally {
-      buf = EMPTY;
+      this.buf = EMPTY;
     }
   }
 
-  function end(): unknown {
-    if (failure !== undefined) throw failure.error;
-    if (ended) return root;
+  end(): unknown {
+    if (this.failure !== undefined) throw this.failure.error;
+    if (this.ended) return this.root;
     try {
-      if (containers.length === 0 && (state === State.NumberZero || state === State.NumberInteger || state === State.NumberFraction || state === State.NumberExponent)) {
-        state = completeNumber(0);
+      const state = this.state;
+      if (this.containers.length === 0 && (state === State.NumberZero || state === State.NumberInteger || state === State.NumberFraction || state === State.NumberExponent)) {
+        this.state = this.completeNumber(0);
       }
-      if (state !== State.Done) {
-        fail('unexpected_end', base, base === 0 ? 'Empty input' : 'Input ends before the JSON value is complete');
+      if (this.state !== State.Done) {
+        const base = this.base;
+        this.fail('unexpected_end', base, base === 0 ? 'Empty input' : 'Input ends before the JSON value is complete');
       }
     } catch (error) {
-      failure = { error };
+      this.failure = { error };
       throw error;
     }
-    ended = true;
-    return root;
+    this.ended = true;
+    return this.root;
   }
-
-  return { feed, end };
 }
 
 /**

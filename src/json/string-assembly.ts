@@ -44,86 +44,91 @@ export function unitsToString(unitBytes: Buffer, count: number, littleEndian: bo
   return Buffer.from(unitBytes.subarray(0, count * 2)).swap16().toString('utf16le');
 }
 
-interface StringAssembly {
-  /** Appends raw string bytes[start, end), or returns their first fault (then the assembly is garbage). */
-  appendRun(bytes: Buffer, start: number, end: number): StringContentFault | undefined;
-  /** Appends one UTF-16 code unit: from a two-character escape or a \u escape. */
-  appendCodeUnit(unit: number): void;
-  /** The string built so far; resets the assembly for the next string. */
-  take(): string;
-}
+/** The scratch before a string needs one: never written, so shared. */
+const EMPTY_UNITS = new Uint16Array(0);
+const EMPTY_UNIT_BYTES = Buffer.alloc(0);
 
 /**
  * The scratch holds UTF-16 code units, as the string will: a \u escape is one unit
  * whatever it is (JSON.parse keeps a lone surrogate as it is, and a pair of escapes
  * makes one character), and decoding UTF-16 is a copy, where V8's UTF-8 decoder
  * is slow on non-ASCII text (a client that escapes all of it sends only \u escapes).
+ * One per parser, reused for each of its strings.
  */
-export function createStringAssembly(): StringAssembly {
+export class StringAssembly {
   // Allocated on first use: most strings of a small body never need it.
-  let units = new Uint16Array(0);
-  let unitBytes = Buffer.alloc(0);
-  let length = 0;
+  private units: Uint16Array = EMPTY_UNITS;
+  private unitBytes: Buffer = EMPTY_UNIT_BYTES;
+  private length = 0;
   // Text decoded before the units in scratch.
-  let text = '';
+  private text = '';
 
-  function reserve(extra: number): void {
-    if (length + extra <= units.length) return;
-    const grown = new Uint16Array(Math.max(units.length * 2, length + extra, 256));
-    grown.set(units.subarray(0, length));
-    units = grown;
-    unitBytes = Buffer.from(units.buffer);
+  private reserve(extra: number): void {
+    const length = this.length;
+    if (length + extra <= this.units.length) return;
+    const grown = new Uint16Array(Math.max(this.units.length * 2, length + extra, 256));
+    grown.set(this.units.subarray(0, length));
+    this.units = grown;
+    this.unitBytes = Buffer.from(grown.buffer);
   }
 
-  function flush(): void {
-    if (length === 0) return;
-    text += unitsToString(unitBytes, length);
-    length = 0;
+  private flush(): void {
+    if (this.length === 0) return;
+    this.text += unitsToString(this.unitBytes, this.length);
+    this.length = 0;
   }
 
-  function appendRun(bytes: Buffer, start: number, end: number): StringContentFault | undefined {
+  /** Appends raw string bytes[start, end), or returns their first fault (then the assembly is garbage). */
+  appendRun(bytes: Buffer, start: number, end: number): StringContentFault | undefined {
     if (start === end) return undefined;
     if (end - start > SHORT_RUN_BYTES) {
       const decoded = decodeStringBytes(bytes, start, end);
       if (typeof decoded !== 'string') return decoded;
-      flush();
-      text += decoded;
+      this.flush();
+      this.text += decoded;
       return undefined;
     }
     // UTF-8 never takes fewer bytes than UTF-16 code units.
-    reserve(end - start);
+    this.reserve(end - start);
+    const units = this.units;
+    let length = this.length;
     let k = start;
     for (; k < end; k++) {
       const byte = bytes[k] as number;
       if (byte < 0x20 || byte > 0x7f) break;
       units[length++] = byte;
     }
+    this.length = length;
     if (k === end) return undefined;
     // A control character or a multi-byte sequence: check the rest, then transcode it.
     const fault = findStringContentFault(bytes, k, end);
     if (fault !== undefined) return { code: fault.code, index: fault.index + (k - start) };
-    length = transcodeUtf8(bytes, k, end, units, length);
+    this.length = transcodeUtf8(bytes, k, end, units, length);
     return undefined;
   }
 
-  function appendCodeUnit(unit: number): void {
-    reserve(1);
-    units[length++] = unit;
+  /** Appends one UTF-16 code unit: from a two-character escape or a \u escape. */
+  appendCodeUnit(unit: number): void {
+    this.reserve(1);
+    this.units[this.length++] = unit;
   }
 
-  function take(): string {
+  /** The string built so far; resets the assembly for the next string. */
+  take(): string {
     let result: string;
-    if (text === '') result = length === 0 ? '' : unitsToString(unitBytes, length);
+    if (this.text === '') result = this.length === 0 ? '' : unitsToString(this.unitBytes, this.length);
     else {
-      flush();
-      result = text;
+      this.flush();
+      result = this.text;
     }
-    text = '';
-    length = 0;
+    this.text = '';
+    this.length = 0;
     return result;
   }
+}
 
-  return { appendRun, appendCodeUnit, take };
+export function createStringAssembly(): StringAssembly {
+  return new StringAssembly();
 }
 
 /** Writes the code units of well-formed UTF-8 bytes[start, end) at units[at]; returns the new end. */

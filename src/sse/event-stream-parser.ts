@@ -76,75 +76,88 @@ export function createEventStreamParser(
   callbacks: EventStreamCallbacks,
   options: EventStreamParserOptions = {},
 ): EventStreamParser {
-  const maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
-  if (!Number.isSafeInteger(maxEventBytes) || maxEventBytes <= 0) {
-    throw new RangeError('maxEventBytes must be a positive integer');
-  }
+  return new EventStreamTextParser(callbacks, options);
+}
 
-  let state: State = State.Open;
-  let failure: unknown = undefined;
+/** The parser's buffers live in fields and its steps on the prototype: a
+ * stream makes this one object and no functions. */
+export class EventStreamTextParser implements EventStreamParser {
+  private readonly callbacks: EventStreamCallbacks;
+  private readonly maxEventBytes: number;
+
+  private state: State = State.Open;
+  private failure: unknown = undefined;
 
   // "When a stream is parsed, a data buffer, an event type buffer, and a last
   // event ID buffer must be associated with it. They must be initialized to the
   // empty string." The ID buffer starts as undefined so a consumer can tell
   // "never set" from "set to empty".
-  let dataBuffer = '';
-  let eventTypeBuffer = '';
-  let lastEventIdBuffer: string | undefined = undefined;
+  private dataBuffer = '';
+  private eventTypeBuffer = '';
+  private lastEventIdBuffer: string | undefined = undefined;
   /** UTF-8 bytes held by dataBuffer and eventTypeBuffer. */
-  let eventBytes = 0;
-  let eventTypeBytes = 0;
+  private eventBytes = 0;
+  private eventTypeBytes = 0;
 
   /** The start of a line not yet terminated, kept across feeds. */
-  let pendingLine = '';
-  let pendingBytes = 0;
+  private pendingLine = '';
+  private pendingBytes = 0;
   /** The previous feed ended with CR: an LF opening this feed is the CRLF's
    * second half, not an empty line. */
-  let skipLeadingLf = false;
+  private skipLeadingLf = false;
   /** No text seen yet: a leading BOM is still to be stripped. */
-  let atStreamStart = true;
+  private atStreamStart = true;
 
-  function feed(text: string): void {
-    guardOpen();
+  constructor(callbacks: EventStreamCallbacks, options: EventStreamParserOptions = {}) {
+    const maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
+    if (!Number.isSafeInteger(maxEventBytes) || maxEventBytes <= 0) {
+      throw new RangeError('maxEventBytes must be a positive integer');
+    }
+    this.callbacks = callbacks;
+    this.maxEventBytes = maxEventBytes;
+  }
+
+  feed(text: string): void {
+    this.guardOpen();
     try {
-      scan(text);
+      this.scan(text);
     } catch (error) {
-      state = State.Failed;
-      failure = error;
+      this.state = State.Failed;
+      this.failure = error;
       throw error;
     }
   }
 
-  function end(): void {
-    guardOpen();
-    state = State.Ended;
+  end(): void {
+    this.guardOpen();
+    this.state = State.Ended;
     // "Once the end of the file is reached, any pending data must be discarded.
     // (If the file ends in the middle of an event, before the final empty line,
     // the incomplete event is not dispatched.)"
-    dataBuffer = '';
-    eventTypeBuffer = '';
-    pendingLine = '';
+    this.dataBuffer = '';
+    this.eventTypeBuffer = '';
+    this.pendingLine = '';
   }
 
-  function guardOpen(): void {
-    if (state === State.Failed) throw failure;
-    if (state === State.Ended) {
+  private guardOpen(): void {
+    if (this.state === State.Failed) throw this.failure;
+    if (this.state === State.Ended) {
       throw new EventStreamError('sse_parser_ended', 'The event stream parser has already ended.');
     }
   }
 
-  function scan(text: string): void {
+  private scan(text: string): void {
     let position = 0;
     const length = text.length;
     if (length === 0) return;
 
-    if (atStreamStart) {
-      atStreamStart = false;
+    if (this.atStreamStart) {
+      this.atStreamStart = false;
       // stream = [ bom ] *event — the UTF-8 decode algorithm strips one BOM.
       if (text.charCodeAt(0) === BOM) position = 1;
     }
-    if (skipLeadingLf && position < length) {
-      skipLeadingLf = false;
+    if (this.skipLeadingLf && position < length) {
+      this.skipLeadingLf = false;
       if (text.charCodeAt(position) === LF) position++;
     }
 
@@ -165,45 +178,45 @@ export function createEventStreamParser(
       else lineEnd = nextCr < nextLf ? nextCr : nextLf;
 
       if (lineEnd === NOT_FOUND) {
-        holdPartialLine(text, position, length);
+        this.holdPartialLine(text, position, length);
         return;
       }
 
       let line = text.slice(position, lineEnd);
       let lineBytes = utf8ByteLength(line);
-      if (pendingLine.length > 0) {
-        line = pendingLine + line;
-        lineBytes += pendingBytes;
-        pendingLine = '';
-        pendingBytes = 0;
+      if (this.pendingLine.length > 0) {
+        line = this.pendingLine + line;
+        lineBytes += this.pendingBytes;
+        this.pendingLine = '';
+        this.pendingBytes = 0;
       }
-      checkEventSize(lineBytes);
+      this.checkEventSize(lineBytes);
 
       position = lineEnd + 1;
       if (text.charCodeAt(lineEnd) === CR) {
         if (position < length) {
           if (text.charCodeAt(position) === LF) position++;
         } else {
-          skipLeadingLf = true;
+          this.skipLeadingLf = true;
         }
       }
-      processLine(line, lineBytes);
+      this.processLine(line, lineBytes);
     }
   }
 
-  function holdPartialLine(text: string, from: number, to: number): void {
+  private holdPartialLine(text: string, from: number, to: number): void {
     const rest = from === 0 ? text : text.slice(from, to);
-    pendingBytes += utf8ByteLength(rest);
-    checkEventSize(pendingBytes);
-    pendingLine = pendingLine.length === 0 ? rest : pendingLine + rest;
+    this.pendingBytes += utf8ByteLength(rest);
+    this.checkEventSize(this.pendingBytes);
+    this.pendingLine = this.pendingLine.length === 0 ? rest : this.pendingLine + rest;
   }
 
   /** The event being built plus `lineBytes` must stay within the limit. */
-  function checkEventSize(lineBytes: number): void {
-    if (eventBytes + lineBytes > maxEventBytes) {
+  private checkEventSize(lineBytes: number): void {
+    if (this.eventBytes + lineBytes > this.maxEventBytes) {
       throw new EventStreamError(
         'sse_event_too_large',
-        `An event-stream event exceeds the limit of ${maxEventBytes} bytes.`,
+        `An event-stream event exceeds the limit of ${this.maxEventBytes} bytes.`,
       );
     }
   }
@@ -211,18 +224,18 @@ export function createEventStreamParser(
   // "Lines must be processed, in the order they are received, as follows:"
   // `lineBytes` is the line's UTF-8 length; field names that matter are ASCII,
   // so a value's byte length is lineBytes minus the index where it starts.
-  function processLine(line: string, lineBytes: number): void {
+  private processLine(line: string, lineBytes: number): void {
     // "If the line is empty (a blank line): Dispatch the event, as defined below."
     if (line.length === 0) {
-      dispatchEvent();
+      this.dispatchEvent();
       return;
     }
     const colon = line.indexOf(':');
     // "If the line starts with a U+003A COLON character (:): Ignore the line."
     // (Comments are surfaced so a consumer can see keep-alives.)
     if (colon === 0) {
-      if (callbacks.onComment !== undefined) {
-        callbacks.onComment(line.charCodeAt(1) === SPACE ? line.slice(2) : line.slice(1));
+      if (this.callbacks.onComment !== undefined) {
+        this.callbacks.onComment(line.charCodeAt(1) === SPACE ? line.slice(2) : line.slice(1));
       }
       return;
     }
@@ -233,34 +246,34 @@ export function createEventStreamParser(
     // U+0020 SPACE character, remove it from value."
     if (colon !== NOT_FOUND) {
       const valueStart = line.charCodeAt(colon + 1) === SPACE ? colon + 2 : colon + 1;
-      processField(line.slice(0, colon), line.slice(valueStart), lineBytes - valueStart);
+      this.processField(line.slice(0, colon), line.slice(valueStart), lineBytes - valueStart);
       return;
     }
     // "Otherwise, the string is not empty but does not contain a U+003A COLON
     // character (:): Process the field using the steps described below, using
     // the whole line as the field name, and the empty string as the field value."
-    processField(line, '', 0);
+    this.processField(line, '', 0);
   }
 
   // "Field names must be compared literally, with no case folding performed."
-  function processField(field: string, value: string, valueBytes: number): void {
+  private processField(field: string, value: string, valueBytes: number): void {
     switch (field) {
       case 'event':
         // "Set the event type buffer to field value."
-        eventBytes += valueBytes - eventTypeBytes;
-        eventTypeBuffer = value;
-        eventTypeBytes = valueBytes;
+        this.eventBytes += valueBytes - this.eventTypeBytes;
+        this.eventTypeBuffer = value;
+        this.eventTypeBytes = valueBytes;
         return;
       case 'data':
         // "Append the field value to the data buffer, then append a single
         // U+000A LINE FEED (LF) character to the data buffer."
-        dataBuffer = dataBuffer + value + '\n';
-        eventBytes += valueBytes + 1;
+        this.dataBuffer = this.dataBuffer + value + '\n';
+        this.eventBytes += valueBytes + 1;
         return;
       case 'id':
         // "If the field value does not contain U+0000 NULL, then set the last
         // event ID buffer to the field value. Otherwise, ignore the field."
-        if (value.indexOf('\u0000') === NOT_FOUND) lastEventIdBuffer = value;
+        if (value.indexOf('\u0000') === NOT_FOUND) this.lastEventIdBuffer = value;
         return;
       default:
         // "retry": sets a reconnection time, which only a reconnecting client
@@ -270,13 +283,14 @@ export function createEventStreamParser(
   }
 
   // "When the user agent is required to dispatch the event..."
-  function dispatchEvent(): void {
+  private dispatchEvent(): void {
+    const dataBuffer = this.dataBuffer;
     // "2. If the data buffer is an empty string, set the data buffer and the
     // event type buffer to the empty string and return."
     if (dataBuffer.length === 0) {
-      eventTypeBuffer = '';
-      eventTypeBytes = 0;
-      eventBytes = 0;
+      this.eventTypeBuffer = '';
+      this.eventTypeBytes = 0;
+      this.eventBytes = 0;
       return;
     }
     // "3. If the data buffer's last character is a U+000A LINE FEED (LF)
@@ -285,16 +299,14 @@ export function createEventStreamParser(
     // "5. Initialize event's type attribute to "message" ... 6. If the event type
     // buffer has a value other than the empty string, change the type of the
     // newly created event to equal the value of the event type buffer."
-    const event = eventTypeBuffer.length === 0 ? 'message' : eventTypeBuffer;
+    const event = this.eventTypeBuffer.length === 0 ? 'message' : this.eventTypeBuffer;
     // "7. Set the data buffer and the event type buffer to the empty string."
-    dataBuffer = '';
-    eventTypeBuffer = '';
-    eventTypeBytes = 0;
-    eventBytes = 0;
-    callbacks.onEvent({ data, event, id: lastEventIdBuffer });
+    this.dataBuffer = '';
+    this.eventTypeBuffer = '';
+    this.eventTypeBytes = 0;
+    this.eventBytes = 0;
+    this.callbacks.onEvent({ data, event, id: this.lastEventIdBuffer });
   }
-
-  return { feed, end };
 }
 
 /** UTF-8 length of a string. A high surrogate counts 1 and a low surrogate 3,

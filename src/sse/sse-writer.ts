@@ -66,120 +66,176 @@ const EVENT_STREAM_HEADERS: Readonly<Record<string, string>> = {
 };
 
 export function createSseWriter(res: ServerResponse): SseWriter {
-  let state: State = State.Idle;
-  /** start() succeeded; separate from `state`, which may turn Gone first. */
-  let started = false;
-  let failure: SseWriteError | undefined = undefined;
-  /** An event was written: the headers travel with it. */
-  let wrote = false;
-  /** Events of this event-loop turn not yet handed to the socket. */
-  let pending = '';
-  let flushScheduled = false;
-  /** The socket holdSocket() corked this turn; uncorked at the end of the turn. */
-  let heldSocket: Socket | null = null;
-  /** Callers held in waitForDrain(), told when the stream fails or ends. A
-   * plain set, made on first use: most streams never wait for 'drain', and an
-   * AbortController per stream costs a signal and an event target for nothing. */
-  let drainWaiters: Set<() => void> | null = null;
+  return new SseResponseWriter(res);
+}
 
-  function onClose(): void {
+/** Where the response's listeners find their writer: they are shared by every
+ * response, so the writer cannot be in a closure. */
+const WRITER: unique symbol = Symbol('sseWriter');
+interface WrittenResponse extends ServerResponse {
+  [WRITER]?: SseResponseWriter;
+}
+
+/** A promise's settling functions, handed out by captureSettlers: an executor
+ * made once instead of one per promise (Promise.withResolvers is Node 22+). */
+let capturedResolve: () => void = () => {};
+let capturedReject: (error: unknown) => void = () => {};
+function captureSettlers(resolve: () => void, reject: (error: unknown) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
+interface DrainWaiter {
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The writer's state lives in fields and its steps on the prototype; the
+ * response's listeners and the end-of-turn callbacks are static, so a stream
+ * makes this object and one function: the write callback, bound once.
+ * One writer per response.
+ */
+export class SseResponseWriter implements SseWriter {
+  private readonly res: WrittenResponse;
+  private state: State = State.Idle;
+  /** start() succeeded; separate from `state`, which may turn Gone first. */
+  private started = false;
+  private failure: SseWriteError | undefined = undefined;
+  /** An event was written: the headers travel with it. */
+  private wrote = false;
+  /** Events of this event-loop turn not yet handed to the socket. */
+  private pending = '';
+  private flushScheduled = false;
+  /** The socket holdSocket() corked this turn; uncorked at the end of the turn. */
+  private heldSocket: Socket | null = null;
+  /** Callers held in waitForDrain(), told when the socket drains, the stream
+   * fails or ends. Made on first use: most streams never wait for 'drain'. */
+  private drainWaiters: DrainWaiter[] | null = null;
+  /** The callback of every res.write(), bound to this writer on the first write. */
+  private writeCallback: ((error: Error | null | undefined) => void) | null = null;
+
+  constructor(res: ServerResponse) {
+    const watched = res as WrittenResponse;
+    if (watched[WRITER] !== undefined) throw new Error('This response already has an SSE writer.');
+    watched[WRITER] = this;
+    this.res = watched;
+    res.on('close', SseResponseWriter.onResponseClose);
+    res.on('error', SseResponseWriter.onResponseError);
+    // Created after the client already left ('close' has fired): say so now.
+    if (res.destroyed && !res.writableFinished) {
+      this.markGone(new SseWriteError('sse_client_gone', 'The client closed the connection.'));
+    }
+  }
+
+  private static onResponseClose(this: WrittenResponse): void {
     // The 'error' listener stays: a write after the end is reported through
     // 'error' too, and an unheard 'error' would crash the process.
-    res.off('close', onClose);
+    this.off('close', SseResponseWriter.onResponseClose);
+    const writer = this[WRITER];
     // 'close' also follows a normal end(); only an early one means the client left.
-    if (state === State.Ended || res.writableFinished) return;
-    markGone(new SseWriteError('sse_client_gone', 'The client closed the connection.'));
+    if (writer === undefined || writer.state === State.Ended || this.writableFinished) return;
+    writer.markGone(new SseWriteError('sse_client_gone', 'The client closed the connection.'));
   }
 
-  function onError(error: unknown): void {
-    markGone(new SseWriteError('sse_write_failed', 'Writing the event stream failed.', error));
+  private static onResponseError(this: WrittenResponse, error: unknown): void {
+    this[WRITER]?.markGone(new SseWriteError('sse_write_failed', 'Writing the event stream failed.', error));
   }
 
-  function markGone(error: SseWriteError): void {
+  private static onResponseDrain(this: WrittenResponse): void {
+    this[WRITER]?.settleDrainWaiters(undefined);
+  }
+
+  private static flushHeadersUnlessWritten(writer: SseResponseWriter): void {
+    if (writer.state === State.Streaming && !writer.wrote) writer.res.flushHeaders();
+  }
+
+  private static flushAtEndOfTurn(writer: SseResponseWriter): void {
+    writer.flushAtEndOfTurn();
+  }
+
+  private markGone(error: SseWriteError): void {
     // After end() nothing can go wrong any more: the stream is over.
-    if (failure !== undefined || state === State.Ended) return;
-    failure = error;
-    state = State.Gone;
-    wakeDrainWaiters();
+    if (this.failure !== undefined || this.state === State.Ended) return;
+    this.failure = error;
+    this.state = State.Gone;
+    this.settleDrainWaiters(error);
   }
 
-  function wakeDrainWaiters(): void {
-    const waiters = drainWaiters;
+  /** Resolves every waiting caller, or rejects them with `error`. */
+  private settleDrainWaiters(error: SseWriteError | undefined): void {
+    const waiters = this.drainWaiters;
     if (waiters === null) return;
-    drainWaiters = null;
-    for (const wake of waiters) wake();
+    this.drainWaiters = null;
+    this.res.off('drain', SseResponseWriter.onResponseDrain);
+    for (const waiter of waiters) {
+      if (error === undefined) waiter.resolve();
+      else waiter.reject(error);
+    }
   }
 
-  res.on('close', onClose);
-  res.on('error', onError);
-  // Created after the client already left ('close' has fired): say so now.
-  if (res.destroyed && !res.writableFinished) {
-    markGone(new SseWriteError('sse_client_gone', 'The client closed the connection.'));
-  }
-
-  function start(headers: Record<string, string> = {}): void {
-    if (started) throw new SseWriteError('sse_ended', 'start() was already called.');
+  start(headers: Record<string, string> = {}): void {
+    if (this.started) throw new SseWriteError('sse_ended', 'start() was already called.');
     // Lower-case keys so a caller's `Content-Type` cannot sit beside ours.
     const merged: Record<string, string> = {};
     for (const name of Object.keys(headers)) merged[name.toLowerCase()] = headers[name] as string;
     Object.assign(merged, EVENT_STREAM_HEADERS);
     // Throws (headers already sent, invalid value) before any state changes,
     // so the caller's error boundary still owns the response.
-    res.writeHead(200, merged);
-    started = true;
-    if (state === State.Gone) return;
-    state = State.Streaming;
+    this.res.writeHead(200, merged);
+    this.started = true;
+    if (this.state === State.Gone) return;
+    this.state = State.Streaming;
     // The headers go out with the first event in one write when it follows in
     // the same turn (the gateway starts only once the first chunk is in hand);
     // otherwise they are flushed at the end of the turn, so the client sees the
     // 200 before the first event.
-    setImmediate(() => {
-      if (state === State.Streaming && !wrote) res.flushHeaders();
-    });
+    setImmediate(SseResponseWriter.flushHeadersUnlessWritten, this);
   }
 
-  function data(payload: string): Promise<void> {
-    return write(frame('data: ', payload));
+  data(payload: string): Promise<void> {
+    return this.write(frame('data: ', payload));
   }
 
-  function write(chunk: string): Promise<void> {
-    if (!started) {
+  private write(chunk: string): Promise<void> {
+    if (!this.started) {
       return Promise.reject(new SseWriteError('sse_not_started', 'start() must be called before writing events.'));
     }
-    if (state === State.Ended) return Promise.reject(new SseWriteError('sse_ended', 'The event stream has ended.'));
-    if (failure !== undefined) return Promise.reject(failure);
+    if (this.state === State.Ended) return Promise.reject(new SseWriteError('sse_ended', 'The event stream has ended.'));
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    const res = this.res;
     if (res.destroyed) {
-      markGone(new SseWriteError('sse_client_gone', 'The client closed the connection.'));
-      return Promise.reject(failure);
+      this.markGone(new SseWriteError('sse_client_gone', 'The client closed the connection.'));
+      return Promise.reject(this.failure);
     }
 
-    wrote = true;
+    this.wrote = true;
     // Someone else ended the response: the write is bound to fail, and this
     // call must be the one that reports it, so it goes to the socket now.
     if (res.writableEnded) {
-      holdSocket();
-      flushPending();
-      return res.write(chunk, onWritten) ? RESOLVED : waitForDrain();
+      this.holdSocket();
+      this.flushPending();
+      return res.write(chunk, this.onWritten()) ? RESOLVED : this.waitForDrain();
     }
     // The events of one event-loop turn (an upstream read often holds many)
     // are joined and handed to res.write() once, at the end of the turn (or at
     // end()): one HTTP chunk and one socket write per turn instead of one per
     // event, and no promise per event. The pending text is bounded: past
     // MAX_PENDING_CHARS it is written at once, under holdSocket().
-    pending += chunk;
-    if (pending.length >= MAX_PENDING_CHARS) {
-      holdSocket();
-      return flushPending() ? RESOLVED : waitForDrain();
+    this.pending += chunk;
+    if (this.pending.length >= MAX_PENDING_CHARS) {
+      this.holdSocket();
+      return this.flushPending() ? RESOLVED : this.waitForDrain();
     }
-    scheduleFlush();
+    this.scheduleFlush();
     // An earlier write filled the socket buffer: hold the caller until it drains.
-    return res.writableNeedDrain ? waitForDrain() : RESOLVED;
+    return res.writableNeedDrain ? this.waitForDrain() : RESOLVED;
   }
 
-  function scheduleFlush(): void {
-    if (flushScheduled) return;
-    flushScheduled = true;
-    setImmediate(flushAtEndOfTurn);
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(SseResponseWriter.flushAtEndOfTurn, this);
   }
 
   /**
@@ -191,49 +247,45 @@ export function createSseWriter(res: ServerResponse): SseWriter {
    * socket is corked, so this keeps the same chunks, and the same bytes, on
    * every Node line.
    */
-  function holdSocket(): void {
-    if (heldSocket !== null) return;
-    const socket = res.socket;
+  private holdSocket(): void {
+    if (this.heldSocket !== null) return;
+    const socket = this.res.socket;
     if (socket === null || socket.destroyed) return;
     socket.cork();
-    heldSocket = socket;
-    scheduleFlush();
+    this.heldSocket = socket;
+    this.scheduleFlush();
   }
 
   /** Hands the pending text to the socket; false when its buffer is full. */
-  function flushPending(): boolean {
-    if (pending === '') return !res.writableNeedDrain;
-    const text = pending;
-    pending = '';
-    return res.write(text, onWritten);
+  private flushPending(): boolean {
+    if (this.pending === '') return !this.res.writableNeedDrain;
+    const text = this.pending;
+    this.pending = '';
+    return this.res.write(text, this.onWritten());
   }
 
-  function flushAtEndOfTurn(): void {
-    flushScheduled = false;
+  private flushAtEndOfTurn(): void {
+    this.flushScheduled = false;
     // The client left: the text has nowhere to go. After end() nothing is
     // pending: end() sent it.
-    if (res.destroyed || state !== State.Streaming) pending = '';
-    else flushPending();
-    const socket = heldSocket;
-    heldSocket = null;
+    if (this.res.destroyed || this.state !== State.Streaming) this.pending = '';
+    else this.flushPending();
+    const socket = this.heldSocket;
+    this.heldSocket = null;
     socket?.uncork();
   }
 
   /** Resolves on 'drain'; rejects when the client goes or a write fails first. */
-  function waitForDrain(): Promise<void> {
-    if (failure !== undefined) return Promise.reject(failure);
-    return new Promise<void>((resolve, reject) => {
-      const settle = (error: SseWriteError | undefined): void => {
-        res.off('drain', onDrain);
-        drainWaiters?.delete(onGone);
-        if (error === undefined) resolve();
-        else reject(error);
-      };
-      const onDrain = (): void => settle(undefined);
-      const onGone = (): void => settle(failure);
-      res.on('drain', onDrain);
-      (drainWaiters ??= new Set()).add(onGone);
-    });
+  private waitForDrain(): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    const promise = new Promise<void>(captureSettlers);
+    const waiter: DrainWaiter = { resolve: capturedResolve, reject: capturedReject };
+    if (this.drainWaiters === null) {
+      this.drainWaiters = [];
+      this.res.on('drain', SseResponseWriter.onResponseDrain);
+    }
+    this.drainWaiters.push(waiter);
+    return promise;
   }
 
   /**
@@ -241,51 +293,51 @@ export function createSseWriter(res: ServerResponse): SseWriter {
    * data() call that queued the text already resolved: the failure is kept and
    * the next call rejects with it, so no write error is lost. A write that
    * failed because the connection is gone (EPIPE, ECONNRESET, a destroyed
-   * stream) is the client leaving.
+   * stream) is the client leaving. Node calls it without a `this`, so it is
+   * bound, once per writer.
    */
-  function onWritten(error: Error | null | undefined): void {
+  private onWritten(): (error: Error | null | undefined) => void {
+    return (this.writeCallback ??= SseResponseWriter.written.bind(this));
+  }
+
+  private static written(this: SseResponseWriter, error: Error | null | undefined): void {
     if (error === undefined || error === null) return;
-    markGone(
+    this.markGone(
       CONNECTION_GONE_CODES.has((error as NodeJS.ErrnoException).code ?? '')
         ? new SseWriteError('sse_client_gone', 'The client closed the connection.', error)
         : new SseWriteError('sse_write_failed', 'Writing the event stream failed.', error),
     );
   }
 
-  function end(): void {
-    const previous = state;
+  end(): void {
+    const previous = this.state;
     if (previous === State.Ended) return;
-    state = State.Ended;
+    this.state = State.Ended;
     // A caller still waiting for 'drain' learns the stream ended: no 'drain'
     // follows end(), and on Node 20 the queued writes' callbacks never run
     // when the socket is then destroyed. The error is made only for such a
     // caller: an Error (its stack) per cleanly ended stream was a measurable
     // part of a stream's CPU. A later data() rejects with its own (write()).
-    if (failure === undefined && drainWaiters !== null) {
-      failure = new SseWriteError('sse_ended', 'The event stream has ended.');
-      wakeDrainWaiters();
+    if (this.failure === undefined && this.drainWaiters !== null) {
+      this.failure = new SseWriteError('sse_ended', 'The event stream has ended.');
+      this.settleDrainWaiters(this.failure);
     }
+    const res = this.res;
     // Before start() nothing was sent: the caller's error boundary still owns
     // the response.
-    if (!started || res.destroyed) return;
+    if (!this.started || res.destroyed) return;
     // After a failed write the connection cannot carry a well-formed end.
     if (previous === State.Gone) res.destroy();
     else {
       // The last events and the end of the response in one write; the socket
       // is held so that a write earlier in this tick stays its own chunk.
-      holdSocket();
-      const text = pending;
-      pending = '';
+      this.holdSocket();
+      const text = this.pending;
+      this.pending = '';
       if (text === '') res.end();
       else res.end(text);
     }
   }
-
-  return {
-    start,
-    data,
-    end,
-  };
 }
 
 /**

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { describe, it } from 'node:test';
 import { createJsonParser, DEFAULT_JSON_LIMITS, JsonParseError, parseJson, type JsonParserOptions } from '../../src/json/parser.ts';
+import { ownFunctionPaths } from '../support/own-functions.ts';
 import { bytesOf, errorEveryWay, expectError, parseEveryWay, recordingObserver, valueOf } from './feed-modes.ts';
 
 describe('nesting', () => {
@@ -162,6 +163,16 @@ describe('observer', () => {
 });
 
 describe('parser lifecycle', () => {
+  it('makes no functions per parse: its steps are shared by every parser', () => {
+    const observer = { key(): void {}, valueStart(): void {} };
+    const first = createJsonParser({ observer, rejectDuplicateKeys: true });
+    const second = createJsonParser();
+    first.feed(bytesOf('{"a":["x\\n", 1, {"b": tr'));
+    assert.equal(first.feed, second.feed);
+    assert.equal(first.end, second.end);
+    assert.deepStrictEqual(ownFunctionPaths(first, [observer]), []);
+  });
+
   it('copies the bytes of a string cut by a chunk end, so the caller may reuse its buffer', () => {
     const parser = createJsonParser();
     const chunk = Buffer.from('["abc');

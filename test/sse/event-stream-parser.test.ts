@@ -6,6 +6,7 @@ import {
   EventStreamError,
   type EventStreamEvent,
 } from '../../src/sse/event-stream-parser.ts';
+import { ownFunctionPaths } from '../support/own-functions.ts';
 
 interface Fixture {
   name: string;
@@ -305,5 +306,17 @@ describe('createEventStreamParser limits', () => {
     const parser = createEventStreamParser({ onEvent: (event) => events.push(event) });
     parser.feed(': hi\ndata: x\n\n');
     assert.deepEqual(events, [message('x')]);
+  });
+});
+
+describe('createEventStreamParser cost', () => {
+  test('makes no functions per stream: its steps are shared by every parser', () => {
+    const callbacks = { onEvent: (): void => {}, onComment: (): void => {} };
+    const first = createEventStreamParser(callbacks);
+    const second = createEventStreamParser(callbacks, { maxEventBytes: 64 });
+    first.feed('data: a\n\n: keep-alive\nevent: x\ndata: b');
+    assert.equal(first.feed, second.feed);
+    assert.equal(first.end, second.end);
+    assert.deepEqual(ownFunctionPaths(first, [callbacks]), []);
   });
 });

@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import { createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createSseWriter, frame, SseWriteError, type SseWriteErrorCode } from '../../src/sse/sse-writer.ts';
+import { createSseWriter, frame, SseWriteError, type SseWriteErrorCode, type SseWriter } from '../../src/sse/sse-writer.ts';
+import { ownFunctionPaths } from '../support/own-functions.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
@@ -148,6 +149,33 @@ describe('createSseWriter on a real server', () => {
     const res = await request();
     assert.equal(await readAll(res), 'data: ok\n\n');
     assert.deepEqual(outcomes, ['sse_not_started', 'sse_ended', 'sse_ended']);
+  });
+
+  test('makes one function per stream (its write callback); its steps are shared', async () => {
+    let own: string[] = [];
+    let shared = false;
+    let second: unknown;
+    handler = async (_req, res) => {
+      const sse = createSseWriter(res);
+      sse.start();
+      await sse.data('a');
+      await sse.data('b');
+      // The events leave at the end of the turn, through the write callback.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      own = ownFunctionPaths(sse, [res, res.socket]);
+      shared = !Object.hasOwn(sse, 'data') && (Object.getPrototypeOf(sse) as SseWriter).data === sse.data;
+      try {
+        createSseWriter(res);
+      } catch (error) {
+        second = error;
+      }
+      sse.end();
+    };
+    const res = await request();
+    assert.equal(await readAll(res), 'data: a\n\ndata: b\n\n');
+    assert.deepEqual(own, ['writeCallback']);
+    assert.equal(shared, true);
+    assert.match(String(second), /already has an SSE writer/);
   });
 
   test('end() before start() leaves the response to the caller', async () => {
