@@ -25,6 +25,7 @@ import type { ResolvedAlias } from '../routing/alias-routing.ts';
 import type { TargetPlan } from '../routing/alias-targets.ts';
 import { createSseWriter, type SseWriter } from '../sse/sse-writer.ts';
 import type { ChatTrace, ChatTraceResult } from '../telemetry/chat-trace.ts';
+import type { AbortSource } from '../time/abort-source.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import { AttemptOutcome, describeAttempt, wasAttempted, type AttemptRecord } from '../upstream/dispatcher.ts';
 import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
@@ -110,8 +111,8 @@ export class Call {
     return this.ctx.requestId;
   }
 
-  get signal(): AbortSignal {
-    return this.ctx.signal;
+  get signal(): AbortSource {
+    return this.ctx;
   }
 
   get scheduler(): Scheduler {
@@ -169,7 +170,7 @@ export class Call {
   /** The socket may be gone before the response's 'close' (and the abort) follow. */
   clientGone(): boolean {
     const res = this.ctx.res;
-    return this.ctx.abortReason instanceof ClientGoneAbort || res.destroyed || res.socket === null || res.socket.destroyed;
+    return this.ctx.reason instanceof ClientGoneAbort || res.destroyed || res.socket === null || res.socket.destroyed;
   }
 
   onStreamError(code: string, unexpected: unknown): void {

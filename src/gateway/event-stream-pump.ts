@@ -9,6 +9,7 @@ import type { ChatCompletionChunk, Usage } from '../chat/types.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 import type { UpstreamStream } from '../upstream/provider.ts';
+import { WRITTEN } from '../sse/sse-writer.ts';
 
 /** Where the events go: the SSE writer, or a test's recorder. */
 export interface EventSink {
@@ -64,8 +65,9 @@ export async function pumpEventStream(source: UpstreamStream, options: RelayOpti
       for (let i = 0; i < batch.length; i++) relay.pushInto(batch[i] as ChatCompletionChunk, out);
       for (let i = 0; i < out.length; i++) {
         sink ??= control.open();
-        // Resolved at once unless the socket needs draining.
-        await sink.data(JSON.stringify(out[i]));
+        // The SSE writer answers WRITTEN unless the socket needs draining: no await, no turn, for it.
+        const written = sink.data(JSON.stringify(out[i]));
+        if (written !== WRITTEN) await written;
       }
     }
     const usage = relay.usage;

@@ -2,6 +2,7 @@
 // request is rejected as soon as its bytes allow: a Content-Length over the
 // limit before any byte is read, and a bad field (via the parser's observer)
 // without reading the rest of the body.
+import type { AbortSource } from '../time/abort-source.ts';
 import type { IncomingMessage } from 'node:http';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors/api-error.ts';
 import { createJsonParser, JsonParseError, renderJsonPath, type JsonLimits, type JsonObserver, type JsonParser } from '../json/parser.ts';
@@ -35,7 +36,7 @@ function checkJsonContentType(header: string | undefined): void {
 interface BodyContext {
   req: IncomingMessage;
   bodyAbandoned: boolean;
-  signal: AbortSignal;
+  signal: AbortSource;
 }
 
 /** Where the request's listeners find the read in progress: they are shared

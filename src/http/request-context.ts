@@ -5,15 +5,20 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors/api-error.ts';
 import { ERROR_CATALOGUE } from '../errors/catalogue.ts';
 import type { LogFields } from '../log/logger.ts';
+import type { AbortListener, AbortSource } from '../time/abort-source.ts';
+
+/** The event an abort listener is given. */
+const ABORT_EVENT = Object.freeze({ type: 'abort' });
 
 /**
  * One request's lifetime, made by the shell and passed down, never rebuilt:
  * its id, its access-log record, its abort (the client leaving or a shutdown's
  * deadline), and what runs when it closes. A class, so that a request makes
- * one object and no functions: its methods live on the prototype, and its
- * AbortSignal is made only when something asks for it.
+ * one object and no functions: its methods live on the prototype. It is its
+ * own abort source (../time/abort-source.ts): an AbortSignal is made only for
+ * an API that needs a real one.
  */
-export class RequestContext {
+export class RequestContext implements AbortSource {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   requestId = '';
@@ -40,6 +45,7 @@ export class RequestContext {
   #aborted = false;
   #reason: unknown = undefined;
   #controller: AbortController | null = null;
+  #listeners: AbortListener[] | null = null;
   #closeHooks: Array<() => void> | null = null;
 
   constructor(req: IncomingMessage, res: ServerResponse, path: string, clientAddress: string) {
@@ -49,7 +55,7 @@ export class RequestContext {
     this.clientAddress = clientAddress;
   }
 
-  /** True once the request was ended from outside (see abortReason). */
+  /** True once the request was ended from outside (see reason). */
   get aborted(): boolean {
     return this.#aborted;
   }
@@ -59,17 +65,35 @@ export class RequestContext {
    * handed to the socket (ClientGoneAbort), or a shutdown's drain deadline
    * ended the request (ShutdownAbort). undefined while not aborted.
    */
-  get abortReason(): unknown {
+  get reason(): unknown {
     return this.#reason;
   }
 
-  /** The abort as an AbortSignal for APIs that take one (made on first use); pass it to upstream work. */
-  get signal(): AbortSignal {
+  /** The request's abort, to pass to upstream work and waits: the context itself. */
+  get signal(): AbortSource {
+    return this;
+  }
+
+  /** The abort as a real AbortSignal, for an API that needs one; made on first use. */
+  abortSignal(): AbortSignal {
     if (this.#controller === null) {
       this.#controller = new AbortController();
       if (this.#aborted) this.#controller.abort(this.#reason);
     }
     return this.#controller.signal;
+  }
+
+  /** As AbortSignal's: `listener` is told once, when the request is aborted; never after. */
+  addEventListener(type: 'abort', listener: AbortListener): void {
+    if (type !== 'abort' || this.#aborted) return;
+    (this.#listeners ??= []).push(listener);
+  }
+
+  removeEventListener(type: 'abort', listener: AbortListener): void {
+    const listeners = this.#listeners;
+    if (type !== 'abort' || listeners === null) return;
+    const at = listeners.indexOf(listener);
+    if (at !== -1) listeners.splice(at, 1);
   }
 
   /** Runs `fn` when the response closes, however it ends, before the access-log line is written. */
@@ -83,6 +107,21 @@ export class RequestContext {
     this.#aborted = true;
     this.#reason = reason;
     this.#controller?.abort(reason);
+    const listeners = this.#listeners;
+    if (listeners === null) return;
+    this.#listeners = null;
+    for (let i = 0; i < listeners.length; i++) {
+      const listener = listeners[i] as AbortListener;
+      try {
+        if (typeof listener === 'function') listener.call(this, ABORT_EVENT);
+        else listener.handleEvent(ABORT_EVENT);
+      } catch (err) {
+        // As an AbortSignal's listener would: the others still run, the error is not swallowed.
+        process.nextTick(() => {
+          throw err;
+        });
+      }
+    }
   }
 
   /** The shell's alone, at the response's close: runs the close hooks; a throwing hook is reported and the rest still run. */

@@ -275,7 +275,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     stalls.unwatch(res);
     if (openOnSocket.get(socket) === ctx) openOnSocket.delete(socket);
     if (!res.writableFinished) ctx.abort(new ClientGoneAbort());
-    if (ctx.abortReason instanceof ClientGoneAbort) ctx.log['clientGone'] = true;
+    if (ctx.reason instanceof ClientGoneAbort) ctx.log['clientGone'] = true;
     ctx.runCloseHooks((err) => {
       logger.error('a request close hook failed', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
     });

@@ -119,11 +119,11 @@ class DemoStream extends LocalStream {
 
   protected async produce(): Promise<readonly ChatCompletionChunk[] | null> {
     const { signal, request } = this.#call;
-    signal.throwIfAborted();
+    if (signal.aborted) throw signal.reason;
     const chunks = (this.#chunks ??= demoChunks(planDemoReply(request), request.model));
     if (this.#next >= chunks.length || this.#stopped) return null;
     if (this.#next > 0 && this.#delayMs > 0) await sleepOn(this.#scheduler, this.#delayMs, signal, abortReason);
-    signal.throwIfAborted();
+    if (signal.aborted) throw signal.reason;
     const batch = this.#batch;
     batch.length = 0;
     batch.push(chunks[this.#next++] as ChatCompletionChunk);

@@ -44,7 +44,13 @@ const CONNECTION_GONE_CODES: ReadonlySet<string> = new Set(['EPIPE', 'ECONNRESET
 /** Pending event text past which it goes to the socket without waiting for
  * the end of the turn (UTF-16 units; a socket buffer's worth). */
 const MAX_PENDING_CHARS = 16 * 1024;
-const RESOLVED: Promise<void> = Promise.resolve();
+/**
+ * What data() returns when the caller may go on at once: one shared, resolved
+ * promise, so that a caller writing many events can tell it apart and skip
+ * the await (and its turn of the microtask queue).
+ */
+export const WRITTEN: Promise<void> = Promise.resolve();
+const RESOLVED = WRITTEN;
 
 const LF = 0x0a;
 const CR = 0x0d;

@@ -6,6 +6,7 @@
 //
 // The system scheduler is the globals themselves: a Timer is Node's Timeout,
 // so production pays one indirect call per timer and no extra object.
+import type { AbortSource } from './abort-source.ts';
 
 /** What a scheduler's timer offers: Node's Timeout is one. */
 export interface Timer {
@@ -40,7 +41,7 @@ export const systemScheduler: Scheduler = {
  * Waits `ms` on `scheduler`; an abort of `signal` ends the wait early with
  * `onAbort(reason)`'s error. The timer and the listener never outlive it.
  */
-export function sleepOn(scheduler: Scheduler, ms: number, signal: AbortSignal, onAbort: (reason: unknown) => Error): Promise<void> {
+export function sleepOn(scheduler: Scheduler, ms: number, signal: AbortSource, onAbort: (reason: unknown) => Error): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       reject(onAbort(signal.reason));

@@ -14,6 +14,7 @@
 // what fails after that reaches the caller unchanged (it may already have sent
 // the client half an answer, which no retry can take back).
 
+import type { AbortSource } from '../time/abort-source.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
 import type { Price } from '../config/config.ts';
 import { ApiError, UpstreamError, type InvalidRequestError } from '../errors/api-error.ts';
@@ -49,7 +50,7 @@ export interface DispatchContext {
   /** Sent upstream as x-request-id on every attempt. */
   requestId: string;
   /** The client left or a gateway deadline passed: stops attempts and waits at once. */
-  signal: AbortSignal;
+  signal: AbortSource;
   /** [0, 1); default Math.random. Drives the target order and the jitter. */
   random?: () => number;
   /** The back-off waits and the clock for Retry-After dates; default the system's. */

@@ -3,6 +3,7 @@
 // exchanges; the one exchange loop (./upstream-exchange.ts,
 // ./upstream-stream.ts) does the I/O for every type. A local provider (the
 // demo) has no upstream and answers by itself, in the same outward shape.
+import type { AbortSource } from '../time/abort-source.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
 import type { InvalidRequestError } from '../errors/api-error.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
@@ -16,7 +17,7 @@ export interface UpstreamCall {
   /** The request id the client sees; sent upstream as `x-request-id`. */
   requestId: string;
   /** Aborted when the client leaves or a gateway deadline passes. */
-  signal: AbortSignal;
+  signal: AbortSource;
   /** telemetry: this attempt's `traceparent` (and `tracestate`), sent upstream. */
   traceHeaders?: Readonly<Record<string, string>> | undefined;
 }
