@@ -220,13 +220,17 @@ export class Call {
     const key = this.key;
     const reported = this.usage ?? this.relay?.usage;
     let charge: RequestCharge | null = null;
-    if (key !== null) {
-      this.deps.metrics?.requestEnded();
-      charge = this.account(key, reported);
+    try {
+      if (key !== null) {
+        this.deps.metrics?.requestEnded();
+        charge = this.account(key, reported);
+      }
+    } finally {
+      // A charge that failed (the shell logs the throw) still leaves the line and the trace whole.
+      this.phase = CallPhase.Closed;
+      this.writeAccessFields(reported, charge);
+      if (this.trace.recording) this.trace.finish(this.traceResult());
     }
-    this.writeAccessFields(reported, charge);
-    if (this.trace.recording) this.trace.finish(this.traceResult());
-    this.phase = CallPhase.Closed;
   }
 
   /** Ends the answering attempt's span (after the body, or the stream's end). */
@@ -339,8 +343,6 @@ export class Call {
   /** The call's part of the access line, written once as the response closes. */
   private writeAccessFields(reported: Usage | undefined, charge: RequestCharge | null): void {
     const log = this.ctx.log;
-    if (this.key !== null) log['keyId'] = this.key.id;
-    log['traceId'] = this.trace.traceId;
     const route = this.route;
     if (route !== null) {
       log['alias'] = route.alias;

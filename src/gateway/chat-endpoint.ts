@@ -6,7 +6,7 @@ import { createChatRequestObserver, validateChatRequest } from '../chat/request-
 import type { Endpoint } from './endpoint.ts';
 
 export const chatCompletionsEndpoint: Endpoint = {
-  name: 'POST /v1/chat/completions',
+  route: { method: 'POST', path: '/v1/chat/completions' },
   observer: createChatRequestObserver,
   validate: validateChatRequest,
   answer(completion, alias) {

@@ -8,8 +8,8 @@ import type { ChatCompletion, ChatRequest } from '../chat/types.ts';
 import type { JsonObserver } from '../json/json-options.ts';
 
 export interface Endpoint {
-  /** The request line it answers, e.g. `POST /v1/chat/completions` (span names). */
-  readonly name: string;
+  /** The method and path it answers (the trace's server span and its http.route). */
+  readonly route: { readonly method: string; readonly path: string };
   /** Checks the body's structure while it is parsed; one per request. */
   observer(): JsonObserver;
   /** The parsed body as the gateway's request; throws the client's 400 (InvalidRequestError). */

@@ -59,11 +59,14 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
 
   return async (ctx) => {
     // telemetry: the server span, from the client's traceparent or a new trace; it ends when the response closes
-    const call = new Call(ctx, callDeps, openChatTrace(tracer, ctx.req.headers, ctx.requestId, describe));
+    const call = new Call(ctx, callDeps, openChatTrace(tracer, ctx.req.headers, ctx.requestId, describe, endpoint.route));
+    ctx.log['traceId'] = call.trace.traceId;
     ctx.onClose(() => call.close());
     // authenticate
     const found = authenticateRequest(ctx.req, keys, ctx.clientAddress);
     const key = found instanceof Promise ? await found : found;
+    // Logged before the expiry check: an operator sees which expired key is still in use.
+    ctx.log['keyId'] = key.id;
     checkExpiry(key, clock());
     call.key = key;
     call.phase = CallPhase.Authenticated;

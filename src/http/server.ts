@@ -275,10 +275,10 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     stalls.unwatch(res);
     if (openOnSocket.get(socket) === ctx) openOnSocket.delete(socket);
     if (!res.writableFinished) ctx.abort(new ClientGoneAbort());
-    if (ctx.reason instanceof ClientGoneAbort) ctx.log['clientGone'] = true;
     ctx.runCloseHooks((err) => {
       logger.error('a request close hook failed', { requestId: ctx.requestId, error: err instanceof Error ? err.name : typeof err });
     });
+    if (ctx.reason instanceof ClientGoneAbort) ctx.log['clientGone'] = true;
     const path = ctx.path;
     logAccess({
       requestId: ctx.requestId,

@@ -42,7 +42,7 @@ interface TargetRecord {
 /** One alias's targets and what a request on it needs to know of them, once per configuration. */
 interface AliasRecord {
   readonly targets: readonly TargetRecord[];
-  /** Every target's price, in config order. */
+  /** Each distinct target's price (by id), in config order. */
   readonly prices: readonly (Price | null)[];
   /** The alias's cap on output tokens, or null. */
   readonly maxOutputTokens: number | null;
@@ -124,9 +124,16 @@ export function createAliasTargets(config: GatewayConfig, bindings: ReadonlyMap<
         breaker,
       };
     });
+    // A provider/model listed twice is one target to the breaker, the log and the charge: the last entry's price is its price.
+    const priceById = new Map<string, Price | null>();
+    for (const t of targets) priceById.set(t.id, t.price);
+    for (let i = 0; i < targets.length; i++) {
+      const t = targets[i] as TargetRecord;
+      targets[i] = { ...t, price: priceById.get(t.id) ?? null };
+    }
     byAlias.set(alias, {
       targets,
-      prices: targets.map((t) => t.price),
+      prices: [...priceById.values()],
       maxOutputTokens: aliasConfig.maxOutputTokens ?? null,
       imageTokens: aliasConfig.imageTokens ?? 0,
       mayRefuse: targets.some((t) => t.provider.refusal !== undefined),

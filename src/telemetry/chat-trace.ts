@@ -60,7 +60,11 @@ export interface ChatTrace {
 }
 
 const OPERATION = 'chat';
-const SERVER_SPAN_NAME = 'POST /v1/chat/completions';
+/** The endpoint whose requests a trace describes: its method and route. */
+export interface TracedRoute {
+  readonly method: string;
+  readonly path: string;
+}
 
 /** A target's span attributes and the model its attempt spans are named after. */
 export interface TargetDescription {
@@ -111,13 +115,16 @@ function serverAttributes(baseUrl: string): Attributes {
   }
 }
 
-export function openChatTrace(tracer: Tracer, headers: IncomingHttpHeaders, requestId: string, describe: TargetDescriber): ChatTrace {
+/** The first endpoint's route, the default. */
+const CHAT_COMPLETIONS: TracedRoute = { method: 'POST', path: '/v1/chat/completions' };
+
+export function openChatTrace(tracer: Tracer, headers: IncomingHttpHeaders, requestId: string, describe: TargetDescriber, route: TracedRoute = CHAT_COMPLETIONS): ChatTrace {
   const context = tracer.traceOf(headers);
   if (!context.recorded) return new PropagatedChatTrace(context);
-  const server = tracer.startServerSpan(context, SERVER_SPAN_NAME, {
-    'http.request.method': 'POST',
-    'http.route': '/v1/chat/completions',
-    'url.path': '/v1/chat/completions',
+  const server = tracer.startServerSpan(context, `${route.method} ${route.path}`, {
+    'http.request.method': route.method,
+    'http.route': route.path,
+    'url.path': route.path,
     'gen_ai.operation.name': OPERATION,
     'portcullis.request_id': requestId,
   });

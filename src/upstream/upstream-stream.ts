@@ -43,7 +43,8 @@ const NO_CHUNKS: readonly ChatCompletionChunk[] = [];
 /** A streamed exchange with an HTTP upstream: the object is its own parser handler. */
 class StreamExchange extends Exchange implements UpstreamStream {
   private readonly decoder: StreamDecoder;
-  private readonly body: string;
+  /** The encoded request, until it is sent: an open stream does not keep a copy of its prompt. */
+  private body: string;
   private state: StreamState = StreamState.Idle;
   private upstream: UpstreamBody | undefined;
   private parser: EventStreamParser | undefined;
@@ -84,7 +85,9 @@ class StreamExchange extends Exchange implements UpstreamStream {
     try {
       let upstream = this.upstream;
       if (upstream === undefined) {
-        upstream = eventStreamBody(await this.send(this.body));
+        const body = this.body;
+        this.body = '';
+        upstream = eventStreamBody(await this.send(body));
         this.upstream = upstream;
         this.parser = createEventStreamParser(this, { maxEventBytes: this.settings.maxEventBytes });
         this.text = new TextDecoder('utf-8');

@@ -9,7 +9,7 @@ import type { UsageLedger } from '../../src/usage/usage-ledger.ts';
 import { createPermitKeeper } from '../../src/gateway/permit-keeper.ts';
 import { Call } from '../../src/gateway/call.ts';
 import { CallPhase } from '../../src/gateway/request-charge.ts';
-import { openChatTrace, describeTargets } from '../../src/telemetry/chat-trace.ts';
+import { openChatTrace, describeTargets, type ChatTrace } from '../../src/telemetry/chat-trace.ts';
 import { createContextOnlyTracer } from '../../src/telemetry/tracer.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
@@ -20,7 +20,7 @@ function fakeContext(): RequestContext {
   return { requestId: 'req-1', log: {}, res: { statusCode: 200, headersSent: true }, aborted: false, req: { headers: {} } } as unknown as RequestContext;
 }
 
-test('a usage record that throws still releases the permit and settles it with the charge', async () => {
+test('a usage record that throws still releases the permit and settles it with the charge, and the access fields and the trace still end', async () => {
   const settled: SettleInput[] = [];
   const limiter: Limiter = {
     leaseMs: 60_000,
@@ -33,16 +33,23 @@ test('a usage record that throws still releases the permit and settles it with t
   const permits = createPermitKeeper(limiter, createLogger({ level: 'error', write: () => undefined }));
   const usage = { record: () => { throw new RangeError('ledger refused'); } } as unknown as UsageLedger;
   const ctx = fakeContext();
-  const trace = openChatTrace(createContextOnlyTracer(), {}, 'req-1', describeTargets({ providers: {} } as never));
+  const finished: unknown[] = [];
+  // A recording trace's end is part of the close, whatever the charge did.
+  const trace = { ...openChatTrace(createContextOnlyTracer(), {}, 'req-1', describeTargets({ providers: {} } as never)), recording: true, finish: (r: unknown) => void finished.push(r) } as unknown as ChatTrace;
   const scheduler = new ManualScheduler({ startMs: 5 });
   const call = new Call(ctx, { usage, limiter, permits, logger: createLogger({ level: 'error', write: () => undefined }), scheduler, maxChargeMultiple: 2 }, trace);
   call.key = { id: 'key_1', limits: NO_LIMITS } as never;
+  call.route = { alias: 'service-chat', reason: 'service-chat', skipped: [] } as never;
+  call.target = 'local/llama';
   call.reservation = { promptTokens: 1000, outputTokens: 200, tokens: 1200, costNanos: 0 };
   call.hold(PERMIT);
   call.phase = CallPhase.Answered;
   call.noteUsage({ prompt_tokens: 700, completion_tokens: 50, total_tokens: 750, prompt_tokens_details: { cached_tokens: 0 } });
   assert.equal(permits.size, 1);
   assert.throws(() => call.close(), /ledger refused/);
+  assert.deepEqual(ctx.log, { alias: 'service-chat', route: 'service-chat', stream: false, target: 'local/llama', promptTokens: 700, completionTokens: 50, cachedTokens: 0 }, 'the access fields are written though the charge failed');
+  assert.equal(finished.length, 1, 'the trace ended');
+  assert.equal(call.phase, CallPhase.Closed);
   assert.equal(permits.size, 0, 'the keeper no longer renews the permit');
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(settled.map((s) => s.charge), [{ tokens: 750, costNanos: 0 }]);

@@ -130,6 +130,11 @@ test('a key whose expiry was set in the past gets 401 invalid_api_key, on chat a
   assert.equal(res.status, 401);
   assert.deepEqual(res.json(), expected);
   assert.equal(res.headers['www-authenticate'], 'Bearer realm="portcullis"');
+  // The operator's line names the expired key that is still in use.
+  const lineOf = (): Record<string, unknown> | undefined => gw.logs.find((l) => l['msg'] === 'request' && l['requestId'] === res.headers['x-request-id']);
+  await eventually(() => lineOf() !== undefined, 'the refused request logged');
+  assert.equal(lineOf()?.['keyId'], id);
+  assert.equal(lineOf()?.['error'], 'invalid_api_key');
   const listed = await models(key);
   assert.equal(listed.status, 401);
   assert.deepEqual(listed.json(), expected);
