@@ -39,10 +39,12 @@ createHook({
 
 interface GatewayModules {
   parseConfig(value: unknown, source: string | null, baseDir: string): unknown;
-  openFileBackend(dataDir: string): { keys: { create(name: string): Promise<{ key: string }> } };
+  openFileBackend(dataDir: string, keyOptions: { lastUsedFlushMs: number }): { keys: { create(name: string): Promise<{ key: string }> } };
   createLogger(options: { level: string; write: (line: string) => void }): unknown;
   createGateway(options: { config: unknown; state: unknown; logger: unknown; env: NodeJS.ProcessEnv; loadedAt: number; usageFlushMs: number }): { server: Server };
 }
+
+const PERIODIC_MS = 3_600_000;
 
 async function loadBuild(distRoot: string): Promise<GatewayModules> {
   const root = pathToFileURL(path.resolve(distRoot) + path.sep);
@@ -86,12 +88,13 @@ async function startGateway(upstreamOrigin: string, distRoot: string, transport:
     null,
     dataDir,
   );
-  const state = build.openFileBackend(dataDir);
+  // The usage and last-used flushes are periodic work, not a request's: an hour
+  // apart, none falls inside a count.
+  const state = build.openFileBackend(dataDir, { lastUsedFlushMs: PERIODIC_MS });
   const { key } = await state.keys.create('census');
   // Lines are formatted as in production, then dropped: their writing is not the gateway's work.
   const logger = build.createLogger({ level: 'info', write: () => undefined });
-  // The usage flush is periodic work, not a request's: an hour apart, none falls inside a count.
-  const gateway = build.createGateway({ config, state, logger, env: {}, loadedAt: 1_700_000_000, usageFlushMs: 3_600_000 });
+  const gateway = build.createGateway({ config, state, logger, env: {}, loadedAt: 1_700_000_000, usageFlushMs: PERIODIC_MS });
   return { server: gateway.server, key };
 }
 

@@ -143,12 +143,9 @@ async function snapshot(served: Served, dir: string, name: string): Promise<Heap
   }
 }
 
-/** The heap with HOLD requests held open (each on its own connection, upstream too), less the heap with none, per request. */
-async function heapPerInFlight(served: Served, upstream: Served, dir: string, stream: boolean): Promise<HeapCensus> {
+/** Holds HOLD requests in flight (each on its own connection, upstream too), runs `whileHeld`, then releases them and checks every answer. */
+async function holdInFlight(served: Served, upstream: Served, stream: boolean, whileHeld: () => Promise<void>): Promise<void> {
   const payload = stream ? BODIES.holdStream : BODIES.holdJson;
-  // The connections of earlier requests close first: only the held ones' count.
-  await delay(1000);
-  const before = await snapshot(served, dir, 'before');
   let opened = 0;
   const answers: Promise<Answer>[] = [];
   for (let i = 0; i < HOLD; i++) answers.push(send(served.process.port, served.key, payload, false, (first) => void (first && opened++)));
@@ -158,9 +155,21 @@ async function heapPerInFlight(served: Served, upstream: Served, dir: string, st
     if (Date.now() > deadline) throw new Error(`${served.name}: ${HOLD} requests were not all in flight within ${HOLD_TIMEOUT_MS} ms`);
     await delay(20);
   }
-  const during = await snapshot(served, dir, 'during');
+  await whileHeld();
   await upstream.ask({ type: 'release' });
   for (const answer of await Promise.all(answers)) check(served.name, answer, stream);
+}
+
+/** The heap with HOLD requests in flight less the heap with none, per request. */
+async function heapPerInFlight(served: Served, upstream: Served, dir: string, stream: boolean): Promise<HeapCensus> {
+  // The connections of earlier requests close first: only the held ones' count.
+  await delay(1000);
+  const before = await snapshot(served, dir, 'before');
+  let during: HeapCensus | undefined;
+  await holdInFlight(served, upstream, stream, async () => {
+    during = await snapshot(served, dir, 'during');
+  });
+  if (during === undefined) throw new Error(`${served.name}: no heap snapshot was taken`);
   return heapPerRequest(before, during, HOLD);
 }
 
@@ -182,6 +191,9 @@ async function takeCensus(served: Served, upstream: Served, dir: string): Promis
   const json = await countPerRequest(served, upstream, BODIES.json, false, N_JSON);
   const stream1 = await countPerRequest(served, upstream, BODIES.stream1, true, N_STREAM_1);
   const stream100 = await countPerRequest(served, upstream, BODIES.stream100, true, N_STREAM_100);
+  // Held once unmeasured first: connection pools and lazily made state reach the size they keep, in both snapshots.
+  await holdInFlight(served, upstream, false, async () => undefined);
+  await holdInFlight(served, upstream, true, async () => undefined);
   const heapJson = await heapPerInFlight(served, upstream, dir, false);
   const heapStream = await heapPerInFlight(served, upstream, dir, true);
   return { json, stream1, stream100, heapJson, heapStream };
