@@ -67,6 +67,8 @@ async function startGateway(upstreamOrigin: string, distRoot: string, transport:
   const build = await loadBuild(distRoot);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-census-'));
   process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }));
+  // The parent stops its children with SIGTERM, which would skip the 'exit' hook.
+  process.on('SIGTERM', () => process.exit(0));
   const aliases = Object.fromEntries(CENSUS_ALIASES.map((alias) => [alias, { provider: 'census', model: alias }]));
   const config = build.parseConfig(
     {
