@@ -18,6 +18,7 @@ import { createTestPki, type IssuedPair, type TestPki } from '../tls/test-pki.ts
 import { portcullis } from './portcullis-in-process.ts';
 import { skipUnlessCompiled as skip, spawnServe, type LogLine, type ServeProcess } from './serve-process.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { eventually } from '../support/eventually.ts';
 
 const tmp = tempDir('serve-tls');
 const cleanup: Array<() => Promise<void> | void> = [];
@@ -138,7 +139,9 @@ describe('serve with TLS on both listeners', { skip }, () => {
   test('the banner, the listening line and one line per certificate say https', async () => {
     assert.match(api, /^https:\/\/127\.0\.0\.1:\d+$/);
     assert.match(admin, /^https:\/\/127\.0\.0\.1:\d+$/);
-    assert.match(server.stderr(), new RegExp(`^Portcullis listening on ${api.replaceAll('.', '\\.')}/v1\\n  dashboard and admin API: ${admin.replaceAll('.', '\\.')}/\\n`));
+    // stdout and stderr are separate pipes: the listening line may arrive before the banner.
+    const banner = new RegExp(`^Portcullis listening on ${api.replaceAll('.', '\\.')}/v1\\n  dashboard and admin API: ${admin.replaceAll('.', '\\.')}/\\n`);
+    await eventually(() => banner.test(server.stderr()), 'the banner on stderr');
     const served = await server.linesCount((l) => l['msg'] === 'TLS certificate', 2, 'the certificate lines');
     const expires = served.map((l) => l['expires']);
     assert.deepEqual(served.map(withoutTime), [
@@ -361,7 +364,8 @@ describe('--no-admin and a socket passed by systemd, one server', { skip }, () =
     const listening = await server.line((l) => l['msg'] === 'listening', 'listening');
     assert.equal(listening['api'], `https://127.0.0.1:${port}`);
     assert.equal(listening['socketActivation'], true);
-    assert.match(server.stderr(), new RegExp(`^Portcullis listening on https://127\\.0\\.0\\.1:${port}/v1 \\(socket from systemd\\)\\n`));
+    const banner = new RegExp(`^Portcullis listening on https://127\\.0\\.0\\.1:${port}/v1 \\(socket from systemd\\)\\n`);
+    await eventually(() => banner.test(server.stderr()), 'the banner on stderr');
     const models = await tlsRequest(`https://127.0.0.1:${port}/v1/models`, { ca: pki.ca, headers: authed(site.key) });
     assert.equal(models.status, 200, models.text);
     assert.equal(models.serverSha256, sha256Of(serverA.cert));
