@@ -12,36 +12,39 @@ import { issueToError } from './request-issues.ts';
 import { acceptsKind, isIndexLikeKey, MAX_SHAPED_PATH_LENGTH, REQUEST_SHAPE, shapeAt } from './request-shape.ts';
 import { tooManyEntries, unknownField, wrongKind } from './request-structure.ts';
 
-export function createChatRequestObserver(): JsonObserver {
-  return {
-    key(path: JsonPath, key: string): void {
-      if (path.length >= MAX_SHAPED_PATH_LENGTH) return;
-      const container = shapeAt(path, path.length);
-      if (container?.fields === undefined || container.fields.has(key) || isIndexLikeKey(key)) return;
-      throw issueToError(unknownField([...path, key]));
-    },
+/** The observer holds no state: one object serves every request. */
+const CHAT_REQUEST_OBSERVER: JsonObserver = Object.freeze({
+  key(path: JsonPath, key: string): void {
+    if (path.length >= MAX_SHAPED_PATH_LENGTH) return;
+    const container = shapeAt(path, path.length);
+    if (container?.fields === undefined || container.fields.has(key) || isIndexLikeKey(key)) return;
+    throw issueToError(unknownField([...path, key]));
+  },
 
-    valueStart(path: JsonPath, kind: JsonValueKind): void {
-      const depth = path.length;
-      if (depth > MAX_SHAPED_PATH_LENGTH) return;
-      if (depth === 0) {
-        if (!acceptsKind(REQUEST_SHAPE, kind)) throw issueToError(wrongKind([], REQUEST_SHAPE, kind));
-        return;
-      }
-      const parent = shapeAt(path, depth - 1);
-      if (parent === undefined) return;
-      const last = path[depth - 1] as string | number;
-      let own;
-      if (typeof last === 'number') {
-        own = parent.items;
-        if (own === undefined) return;
-        // The path is reused by the parser: copy before keeping it in an error.
-        if (parent.maxItems !== undefined && last >= parent.maxItems) throw issueToError(tooManyEntries(path.slice(0, -1), parent.maxItems));
-      } else {
-        own = parent.fields?.get(last);
-        if (own === undefined) return;
-      }
-      if (!acceptsKind(own, kind)) throw issueToError(wrongKind(path.slice(), own, kind));
-    },
-  };
+  valueStart(path: JsonPath, kind: JsonValueKind): void {
+    const depth = path.length;
+    if (depth > MAX_SHAPED_PATH_LENGTH) return;
+    if (depth === 0) {
+      if (!acceptsKind(REQUEST_SHAPE, kind)) throw issueToError(wrongKind([], REQUEST_SHAPE, kind));
+      return;
+    }
+    const parent = shapeAt(path, depth - 1);
+    if (parent === undefined) return;
+    const last = path[depth - 1] as string | number;
+    let own;
+    if (typeof last === 'number') {
+      own = parent.items;
+      if (own === undefined) return;
+      // The path is reused by the parser: copy before keeping it in an error.
+      if (parent.maxItems !== undefined && last >= parent.maxItems) throw issueToError(tooManyEntries(path.slice(0, -1), parent.maxItems));
+    } else {
+      own = parent.fields?.get(last);
+      if (own === undefined) return;
+    }
+    if (!acceptsKind(own, kind)) throw issueToError(wrongKind(path.slice(), own, kind));
+  },
+});
+
+export function createChatRequestObserver(): JsonObserver {
+  return CHAT_REQUEST_OBSERVER;
 }

@@ -92,8 +92,12 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
     call.reservation = reservation;
     checkPriced(key, route.alias, plan.prices);
     call.phase = CallPhase.Routed;
-    // admit
-    if (!(await admit(call, key))) return;
+    // admit: a key without limits skips the limiter and its await
+    if (hasAnyLimit(key.limits)) {
+      if (!(await admit(call, key))) return;
+    } else {
+      call.trace.startAdmission().end();
+    }
     call.phase = CallPhase.Admitted;
     const headers = call.headers;
     headers[ROUTE_HEADER] = `${route.alias}; reason=${route.reason}`;
@@ -159,13 +163,12 @@ function checkPriced(key: KeyPolicy, alias: string, prices: readonly (Price | nu
 /**
  * The key's limits: the x-ratelimit-* headers go on the call's answer headers.
  * False when the client left (or a shutdown answered) while the limiter
- * decided. A key without limits skips the limiter (and its await) entirely.
+ * decided.
  */
 async function admit(call: Call, key: KeyPolicy): Promise<boolean> {
   const { ctx, deps, trace } = call;
   const span = trace.startAdmission();
   try {
-    if (!hasAnyLimit(key.limits)) return true;
     const admission = await admitRequest(deps.limiter, key, call.reservation!, deps.scheduler.now());
     Object.assign(call.headers, admission.headers);
     if (admission.permit === null) return true;
