@@ -2,7 +2,7 @@
 // Spec: https://html.spec.whatwg.org/multipage/server-sent-events.html#parsing-an-event-stream
 //
 // It knows nothing about bytes, sockets or fetch: UTF-8 decoding across network
-// chunks lives in ../upstream/bounded-reads.ts (readEventStream). Input arrives
+// chunks lives in the exchange's read loop (../upstream/upstream-stream.ts). Input arrives
 // as arbitrary slices of the decoded text (a line, a CRLF pair or a surrogate pair may be cut anywhere),
 // and every character is looked at a bounded number of times: lines are found
 // with indexOf from remembered positions, never by re-scanning what was seen.

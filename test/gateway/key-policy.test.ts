@@ -9,7 +9,7 @@ import http from 'node:http';
 import { after, before, beforeEach, test } from 'node:test';
 import type { ChatRequest } from '../../src/chat/types.ts';
 import type { KeySettingsInput } from '../../src/keys/key-settings.ts';
-import { reserveRequest } from '../../src/limits/reservation.ts'; // i15-lead: token-estimate.ts replaced (helper B)
+import { reserveRequest } from '../../src/limits/reservation.ts';
 import { openStream, postChat, request, sseData, startFakeUpstream, startGateway, type FakeUpstream, type RawResponse, type TestGateway } from './harness.ts';
 import { eventually, within } from '../support/eventually.ts';
 import { systemScheduler } from '../../src/time/scheduler.ts';

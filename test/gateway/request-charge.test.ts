@@ -98,6 +98,6 @@ test('the largest believed usage at the highest price is charged at most what th
   const charged = chargeFor(facts({ usage: usage(MAX_REPORTED_TOKENS, MAX_REPORTED_TOKENS), answeredPrice: dearest, prices: [dearest] }));
   assert.equal(charged.basis, 'usage');
   assert.equal(charged.costNanos, MAX_CHARGE_NANOS);
-  // What request-accounting.ts settles: it must not be refused, or the permit waits out its lease.
+  // What the call settles at close: it must not be refused, or the permit waits out its lease.
   assert.doesNotThrow(() => assertLimiterInput({ tokens: charged.promptTokens + charged.completionTokens, costNanos: charged.costNanos }, 0, 'charge'));
 });
