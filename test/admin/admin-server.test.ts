@@ -248,7 +248,7 @@ test('aliases: targets with their circuit state and the auto rules', async () =>
   assert.deepEqual(res.json(), {
     object: 'list',
     data: [
-      // i15 (helper B): price, imageTokens and currency; demo targets without a price are free.
+      // Price, imageTokens and currency; demo targets without a price are free.
       {
         alias: 'service-chat',
         available: true,

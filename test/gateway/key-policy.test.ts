@@ -104,10 +104,9 @@ function limitHeaders(res: RawResponse): Record<string, string> {
 
 const PROMPT = [{ role: 'user', content: 'Hello tokens' }];
 const fake = (extra: Record<string, unknown> = {}) => ({ model: 'service-fake', messages: PROMPT, max_tokens: 100, ...extra });
-/** The gateway's estimate for `fake()`: prompt estimate plus the 100 output tokens. */
-const ESTIMATE = reserveRequest({ messages: PROMPT } as Pick<ChatRequest, 'messages'>, 100, { imageTokens: 2000 }, []).tokens; // i15-lead
+/** The gateway's reservation for `fake()`: the prompt bound plus the 100 output tokens (src/limits/reservation.ts). */
+const ESTIMATE = reserveRequest({ messages: PROMPT } as Pick<ChatRequest, 'messages'>, 100, { imageTokens: 2000 }, []).tokens;
 
-// i15-lead: the reservation (src/limits/reservation.ts) replaced the estimate.
 test('the estimate used below is 64 + (8 + 4 + 12) + 100', () => {
   assert.equal(ESTIMATE, 188);
 });
@@ -335,7 +334,7 @@ test('tokensPerMinute: a stream without include_usage still settles with the usa
 });
 
 test('tokensPerMinute: a request larger than the bucket left is 429 for tokens, with the wait for the estimate', async () => {
-  // i15-lead: numbers redone for the reservation of 188 (was an estimate of 110 under a limit of 200).
+  // The reservation is 188 tokens.
   const { key } = await newKey({ limits: { tokensPerMinute: 300 } });
   // 300 per minute: one token per 200 ms. The first leaves 300 - 188 = 112, settled to 300 - 25 = 275.
   assert.equal((await chat(key, fake())).status, 200);
