@@ -5,14 +5,17 @@
 // reject a request from its first keys.
 //
 // Design: named states and one switch in the byte loop, in a class whose state
-// lives in fields and whose steps are on the prototype, so a parse makes one
-// object and no functions (a request parses one body). The container stack
-// lives in arrays, never on the JS call stack, so nesting depth is bounded
-// only by `maxDepth`. Structure is read byte by byte; strings are not: the
-// closing quote and the next backslash are found with indexOf, and the bytes
-// between (a run) are decoded natively (see string-assembly.ts). A run cut by a
-// chunk end is kept and checked whole once it ends, so every split of the input
-// gives the same value or the same error at the same offset.
+// lives in fields and whose steps are on prototypes, so a parse makes one
+// object and no functions (a request parses one body). The class is built in
+// three layers, one file each: the container stack (container-stack.ts), the
+// tokens inside a value (token-scanner.ts), and here the byte loop with feed()
+// and end(). The container stack lives in arrays, never on the JS call stack,
+// so nesting depth is bounded only by `maxDepth`. Structure is read byte by
+// byte; strings are not: the closing quote and the next backslash are found
+// with indexOf, and the bytes between (a run) are decoded natively (see
+// string-assembly.ts). A run cut by a chunk end is kept and checked whole once
+// it ends, so every split of the input gives the same value or the same error
+// at the same offset.
 //
 // Errors come in byte order, with one deliberate exception: a string longer than
 // maxStringBytes fails as too long even if its first bytes hold another fault,
@@ -33,51 +36,16 @@
 // JSON.parse makes them: the value is as near as a double gets.
 
 import { Buffer } from 'node:buffer';
-import { Byte, HEX_VALUES, isDigit, isWhitespace, SHORT_ESCAPES, VALUE_KINDS } from './json-grammar.ts';
-import { resolveLimit, type JsonObserver, type JsonParser, type JsonParserOptions, type JsonPath } from './json-options.ts';
-import { JsonParseError, describeByte, type JsonLimitName, type JsonParseErrorCode } from './json-parse-error.ts';
-import { numberFromBytes } from './number-value.ts';
-import { createShortStringCache, decodeStringBytes, SHORT_STRING_BYTES, StringAssembly } from './string-assembly.ts';
-import type { StringContentFault } from './string-content.ts';
+import { Byte, HEX_VALUES, isDigit, isWhitespace, SHORT_ESCAPES } from './json-grammar.ts';
+import type { JsonParser, JsonParserOptions } from './json-options.ts';
+import { JsonParseError, describeByte } from './json-parse-error.ts';
+import { EMPTY, State } from './container-stack.ts';
+import { JsonTokenScanner } from './token-scanner.ts';
 
 export { DEFAULT_JSON_LIMITS } from './json-options.ts';
 export type { JsonLimits, JsonObserver, JsonParser, JsonParserOptions, JsonPath, JsonValueKind } from './json-options.ts';
 export { JsonParseError, renderJsonPath } from './json-parse-error.ts';
 export type { JsonLimitName, JsonParseErrorCode } from './json-parse-error.ts';
-
-const State = {
-  Value: 0,
-  FirstValueOrArrayEnd: 1,
-  FirstKeyOrObjectEnd: 2,
-  Key: 3,
-  Colon: 4,
-  CommaOrObjectEnd: 5,
-  CommaOrArrayEnd: 6,
-  String: 7,
-  Escape: 8,
-  UnicodeEscape: 9,
-  NumberMinus: 10,
-  NumberZero: 11,
-  NumberInteger: 12,
-  NumberPoint: 13,
-  NumberFraction: 14,
-  NumberExponentMark: 15,
-  NumberExponentSign: 16,
-  NumberExponent: 17,
-  Literal: 18,
-  Done: 19,
-} as const;
-type State = (typeof State)[keyof typeof State];
-const STATE_NAMES: readonly string[] = Object.keys(State);
-
-const EMPTY: Buffer = Buffer.alloc(0);
-
-/**
- * Shared by all parsers: it holds only strings equal to the bytes they were made
- * from, so no request can see another's data, and every request finds "role" and
- * "content" already there.
- */
-const cachedShortString = createShortStringCache();
 
 function asBuffer(chunk: Uint8Array): Buffer {
   return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
@@ -88,276 +56,18 @@ export function createJsonParser(options: JsonParserOptions = {}): JsonParser {
 }
 
 /**
- * The parser's state lives in fields and its steps on the prototype: a parse
- * makes this object, its stacks and its string assembly, and no functions.
+ * The parser's state lives in fields and its steps on the prototypes (this
+ * class and the two it extends): a parse makes this object, its stacks and its
+ * string assembly, and no functions.
  */
-export class StreamingJsonParser implements JsonParser {
-  private readonly maxBytes: number;
-  private readonly maxDepth: number;
-  private readonly maxStringBytes: number;
-  private readonly maxMembers: number;
-  private readonly observer: JsonObserver | undefined;
-  private readonly rejectDuplicateKeys: boolean;
-
-  private state: State = State.Value;
+export class StreamingJsonParser extends JsonTokenScanner implements JsonParser {
   private failure: { error: unknown } | undefined = undefined;
   private ended = false;
-  private root: unknown = undefined;
-
-  // The chunk being parsed and the offset of its first byte in the whole input.
-  private buf: Buffer = EMPTY;
-  private base = 0;
   // Positions of the next quote and backslash in `buf` at or after the current
   // string run, or buf.length: kept so a string with many escapes is not rescanned
   // to its end after each one.
   private nextQuote = -1;
   private nextBackslash = -1;
-
-  // Open containers, innermost last, and the members each object has seen (an
-  // array's length is its count); the innermost one also in `top`.
-  private readonly containers: (Record<string, unknown> | unknown[])[] = [];
-  private readonly memberCounts: number[] = [];
-  private top: Record<string, unknown> | unknown[] | undefined = undefined;
-  private topIsArray = false;
-  // The key whose value comes next in the innermost object.
-  private pendingKey = '';
-  // For each open container, where it sits in its parent: the key or index
-  // (the root's entry is unused). Kept always, one entry per container, so an
-  // error can name a path without an observer.
-  private readonly slots: (string | number)[] = [];
-  // Path of the value being read; maintained only for an observer.
-  private readonly path: (string | number)[] = [];
-
-  // String in progress: offset of its first content byte, text decoded up to the
-  // last escape, raw bytes of the current run held from earlier chunks.
-  private stringIsKey = false;
-  private contentStart = 0;
-  private runOffset = 0;
-  private stringHasEscape = false;
-  private readonly pieces: Uint8Array[] = [];
-  private readonly assembly = new StringAssembly();
-  private unicodeValue = 0;
-  private unicodeDigits = 0;
-
-  // Number in progress: its start in `buf` and in the whole input, its text from earlier chunks.
-  private numberStart = 0;
-  private numberOffset = 0;
-  private numberText = '';
-
-  // Literal in progress.
-  private literalText = '';
-  private literalIndex = 0;
-  private literalValue: boolean | null = null;
-
-  constructor(options: JsonParserOptions = {}) {
-    const limits = options.limits;
-    this.maxBytes = resolveLimit(limits, 'maxBytes');
-    this.maxDepth = resolveLimit(limits, 'maxDepth');
-    this.maxStringBytes = resolveLimit(limits, 'maxStringBytes');
-    this.maxMembers = resolveLimit(limits, 'maxMembers');
-    this.observer = options.observer;
-    this.rejectDuplicateKeys = options.rejectDuplicateKeys === true;
-  }
-
-  private fail(code: JsonParseErrorCode, offset: number, problem: string, limit?: JsonLimitName, at?: JsonPath): never {
-    const where = `at byte offset ${offset} (parser state ${STATE_NAMES[this.state] as string})`;
-    throw new JsonParseError(code, offset, `${problem} ${where}`, limit, at);
-  }
-
-  private failUnexpected(i: number, expected: string): never {
-    this.fail('unexpected_byte', this.base + i, `Unexpected byte ${describeByte(this.buf[i] as number)}, expected ${expected},`);
-  }
-
-  private failStringLimit(): never {
-    const maxStringBytes = this.maxStringBytes;
-    this.fail('limit_exceeded', this.contentStart + maxStringBytes, `String longer than ${maxStringBytes} bytes`, 'maxStringBytes');
-  }
-
-  /** State after a value is complete, whatever holds it. */
-  private afterValue(): State {
-    if (this.top === undefined) return State.Done;
-    if (this.observer !== undefined) this.path.pop();
-    return this.topIsArray ? State.CommaOrArrayEnd : State.CommaOrObjectEnd;
-  }
-
-  /** Stores a value in its container, or as the root. */
-  private attach(value: unknown): void {
-    const top = this.top;
-    if (top === undefined) this.root = value;
-    else if (this.topIsArray) (top as unknown[]).push(value);
-    else if (this.pendingKey === '__proto__') {
-      // Assignment would call the Object.prototype setter and swap the prototype;
-      // JSON.parse makes an own data property, and so do we.
-      Object.defineProperty(top, '__proto__', { value, writable: true, enumerable: true, configurable: true });
-    } else (top as Record<string, unknown>)[this.pendingKey] = value;
-  }
-
-  private completeScalar(value: unknown): State {
-    this.attach(value);
-    return this.afterValue();
-  }
-
-  private open(container: Record<string, unknown> | unknown[], isArray: boolean): void {
-    const top = this.top;
-    this.slots.push(top === undefined ? '' : this.topIsArray ? (top as unknown[]).length : this.pendingKey);
-    this.attach(container);
-    this.containers.push(container);
-    this.memberCounts.push(0);
-    this.top = container;
-    this.topIsArray = isArray;
-  }
-
-  private closeContainer(): State {
-    const containers = this.containers;
-    containers.pop();
-    this.memberCounts.pop();
-    this.slots.pop();
-    const top = containers[containers.length - 1];
-    this.top = top;
-    this.topIsArray = Array.isArray(top);
-    return this.afterValue();
-  }
-
-  /** Dispatches on the first byte of a value at buf[i]; returns the next state. */
-  private beginValue(i: number): State {
-    const byte = this.buf[i] as number;
-    const kind = VALUE_KINDS[byte];
-    if (kind === undefined) this.failUnexpected(i, this.state === State.FirstValueOrArrayEnd ? "a value or ']'" : 'a value');
-    const top = this.top;
-    if (this.topIsArray && (top as unknown[]).length >= this.maxMembers) {
-      this.fail('limit_exceeded', this.base + i, `Array with more than ${this.maxMembers} entries`, 'maxMembers');
-    }
-    if ((byte === Byte.OpenBrace || byte === Byte.OpenBracket) && this.containers.length >= this.maxDepth) {
-      this.fail('limit_exceeded', this.base + i, `Nesting deeper than ${this.maxDepth}`, 'maxDepth');
-    }
-    const observer = this.observer;
-    if (observer !== undefined) {
-      if (top !== undefined) this.path.push(this.topIsArray ? (top as unknown[]).length : this.pendingKey);
-      observer.valueStart?.(this.path, kind);
-    }
-
-    switch (byte) {
-      case Byte.Quote:
-        this.beginString(i, false);
-        return State.String;
-      case Byte.OpenBrace:
-        this.open({}, false);
-        return State.FirstKeyOrObjectEnd;
-      case Byte.OpenBracket:
-        this.open([], true);
-        return State.FirstValueOrArrayEnd;
-      case Byte.LowerT:
-        return this.beginLiteral('true', true);
-      case Byte.LowerF:
-        return this.beginLiteral('false', false);
-      case Byte.LowerN:
-        return this.beginLiteral('null', null);
-      default:
-        this.numberStart = i;
-        this.numberOffset = this.base + i;
-        this.numberText = '';
-        return byte === Byte.Minus ? State.NumberMinus : byte === Byte.Zero ? State.NumberZero : State.NumberInteger;
-    }
-  }
-
-  private beginLiteral(text: string, value: boolean | null): State {
-    this.literalText = text;
-    this.literalIndex = 1;
-    this.literalValue = value;
-    return State.Literal;
-  }
-
-  /** A key's opening quote at buf[i]. */
-  private beginKey(i: number): State {
-    const memberCounts = this.memberCounts;
-    const depth = this.containers.length;
-    const count = (memberCounts[depth - 1] as number) + 1;
-    if (count > this.maxMembers) this.fail('limit_exceeded', this.base + i, `Object with more than ${this.maxMembers} members`, 'maxMembers');
-    memberCounts[depth - 1] = count;
-    this.beginString(i, true);
-    return State.String;
-  }
-
-  private beginString(quote: number, isKey: boolean): void {
-    this.stringIsKey = isKey;
-    const contentStart = this.base + quote + 1;
-    this.contentStart = contentStart;
-    this.runOffset = contentStart;
-    this.stringHasEscape = false;
-  }
-
-  private failStringContent(fault: StringContentFault): never {
-    const offset = this.runOffset + fault.index;
-    if (fault.code === 'control_character') this.fail('unexpected_byte', offset, 'Unescaped control character in string');
-    this.fail('invalid_utf8', offset, 'Invalid UTF-8 in string');
-  }
-
-  /** The raw run buf[from, to) with the pieces held from earlier chunks in front. */
-  private joinRun(from: number, to: number): Buffer {
-    const pieces = this.pieces;
-    pieces.push(this.buf.subarray(from, to));
-    const joined = Buffer.concat(pieces);
-    pieces.length = 0;
-    return joined;
-  }
-
-  /** The text of a string that had no escape: its one run, buf[from, to). */
-  private decodeOnlyRun(from: number, to: number): string {
-    let decoded: string | StringContentFault | undefined;
-    if (this.pieces.length === 0) {
-      const buf = this.buf;
-      if (to - from <= SHORT_STRING_BYTES) decoded = cachedShortString(buf, from, to);
-      if (decoded === undefined) decoded = decodeStringBytes(buf, from, to);
-    } else {
-      const joined = this.joinRun(from, to);
-      decoded = decodeStringBytes(joined, 0, joined.length);
-    }
-    return typeof decoded === 'string' ? decoded : this.failStringContent(decoded);
-  }
-
-  /** Adds the run buf[from, to) to the string being assembled. */
-  private appendRun(from: number, to: number): void {
-    let fault: StringContentFault | undefined;
-    if (this.pieces.length === 0) fault = this.assembly.appendRun(this.buf, from, to);
-    else {
-      const joined = this.joinRun(from, to);
-      fault = this.assembly.appendRun(joined, 0, joined.length);
-    }
-    if (fault !== undefined) this.failStringContent(fault);
-  }
-
-  private completeString(text: string): State {
-    if (!this.stringIsKey) return this.completeScalar(text);
-    if (this.rejectDuplicateKeys && Object.hasOwn(this.top as Record<string, unknown>, text)) {
-      this.fail('duplicate_key', this.contentStart - 1, 'Duplicate object key');
-    }
-    this.pendingKey = text;
-    this.observer?.key?.(this.path, text);
-    return State.Colon;
-  }
-
-  /** The path of the value being read (not yet attached to its container). */
-  private currentPath(): (string | number)[] {
-    const current = this.slots.slice(1);
-    const top = this.top;
-    if (top !== undefined) current.push(this.topIsArray ? (top as unknown[]).length : this.pendingKey);
-    return current;
-  }
-
-  /** The number ends before buf[i]. */
-  private completeNumber(i: number): State {
-    let value: number;
-    if (this.numberText === '') value = numberFromBytes(this.buf, this.numberStart, i);
-    else {
-      const text = this.numberText + this.buf.toString('latin1', this.numberStart, i);
-      this.numberText = '';
-      value = numberFromBytes(Buffer.from(text, 'latin1'), 0, text.length);
-    }
-    if (value === Number.POSITIVE_INFINITY || value === Number.NEGATIVE_INFINITY) {
-      this.fail('number_out_of_range', this.numberOffset, 'Number beyond the largest double (1.7976931348623157e308)', undefined, this.currentPath());
-    }
-    return this.completeScalar(value);
-  }
 
   /** The byte loop over buf[0, end). */
   private consume(end: number): void {
