@@ -15,8 +15,8 @@ const ABORT_EVENT = Object.freeze({ type: 'abort' });
  * its id, its access-log record, its abort (the client leaving or a shutdown's
  * deadline), and what runs when it closes. A class, so that a request makes
  * one object and no functions: its methods live on the prototype. It is its
- * own abort source (../time/abort-source.ts): an AbortSignal is made only for
- * an API that needs a real one.
+ * own abort source (../time/abort-source.ts), so a request makes no
+ * AbortController.
  */
 export class RequestContext implements AbortSource {
   readonly req: IncomingMessage;
@@ -42,9 +42,8 @@ export class RequestContext implements AbortSource {
   onShutdown: (() => void) | null = null;
   /** The error code the request was answered with (the access line's `error`): set by the shell's error boundary, or by a stream's error frame. */
   error: string | null = null;
-  #aborted = false;
-  #reason: unknown = undefined;
-  #controller: AbortController | null = null;
+  /** Why it was aborted (always an Error); undefined while it was not. */
+  #reason: Error | undefined = undefined;
   #listeners: AbortListener[] | null = null;
   #closeHooks: Array<() => void> | null = null;
 
@@ -57,7 +56,7 @@ export class RequestContext implements AbortSource {
 
   /** True once the request was ended from outside (see reason). */
   get aborted(): boolean {
-    return this.#aborted;
+    return this.#reason !== undefined;
   }
 
   /**
@@ -74,18 +73,9 @@ export class RequestContext implements AbortSource {
     return this;
   }
 
-  /** The abort as a real AbortSignal, for an API that needs one; made on first use. */
-  abortSignal(): AbortSignal {
-    if (this.#controller === null) {
-      this.#controller = new AbortController();
-      if (this.#aborted) this.#controller.abort(this.#reason);
-    }
-    return this.#controller.signal;
-  }
-
   /** As AbortSignal's: `listener` is told once, when the request is aborted; never after. */
   addEventListener(type: 'abort', listener: AbortListener): void {
-    if (type !== 'abort' || this.#aborted) return;
+    if (type !== 'abort' || this.#reason !== undefined) return;
     (this.#listeners ??= []).push(listener);
   }
 
@@ -103,10 +93,8 @@ export class RequestContext implements AbortSource {
 
   /** The shell's alone: ends the request's work with `reason`, once. */
   abort(reason: Error): void {
-    if (this.#aborted) return;
-    this.#aborted = true;
+    if (this.#reason !== undefined) return;
     this.#reason = reason;
-    this.#controller?.abort(reason);
     const listeners = this.#listeners;
     if (listeners === null) return;
     this.#listeners = null;

@@ -1,8 +1,7 @@
 // What waiting code needs of a cancellation: whether it happened, why, and a
 // listener to tell. An AbortSignal has this shape; so does the HTTP shell's
-// request context, which keeps its listeners itself and makes an AbortSignal
-// only for an API that needs a real one (fetch does; the gateway's own waits
-// do not), so a request pays for no AbortController it never uses.
+// request context, which keeps its listeners itself, so a request pays for no
+// AbortController (fetch, which needs a real signal, gets its exchange's own).
 
 /** An abort listener: a function, or an object whose handleEvent is called (one object, no closure). */
 export type AbortListener = ((event: { readonly type: string }) => void) | { handleEvent(event: { readonly type: string }): void };
