@@ -70,8 +70,6 @@ export class Call {
   reservation: Reservation | null = null;
   /** The limiter's permit, held (and renewed) until the call closes. */
   permit: Permit | null = null;
-  /** Every target's price, in plan order (null for an unpriced target). */
-  prices: readonly (Price | null)[] = NO_PRICES;
   /** Price of the last target tried: the one that answered, or gave an unusable answer. */
   answeredPrice: Price | null = null;
   /** The last target tried (`provider/model`): the one that answered, or the last that failed. */
@@ -303,7 +301,7 @@ export class Call {
       usage: reported,
       generatedBytes: this.relay?.generatedBytes ?? 0,
       answeredPrice: this.answeredPrice,
-      prices: this.prices,
+      prices: this.plan?.prices ?? NO_PRICES,
     });
     const requestId = this.ctx.requestId;
     if (charge.note !== undefined && charge.note !== 'usage_missing') {

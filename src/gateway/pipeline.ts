@@ -46,20 +46,10 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
   const limits = { maxDepth: maxJsonDepth, maxStringBytes, maxMembers };
   const tracer = deps.tracer ?? createContextOnlyTracer();
   const describe = describeTargets(config);
-  const callDeps: CallDeps = {
-    usage: deps.usage,
-    limiter: deps.limiter,
-    permits: deps.permits,
-    logger: deps.logger,
-    metrics,
-    upstreamFailures: deps.upstreamFailures,
-    scheduler: deps.scheduler,
-    maxChargeMultiple: config.limits.maxChargeMultiple,
-  };
 
   return async (ctx) => {
     // telemetry: the server span, from the client's traceparent or a new trace; it ends when the response closes
-    const call = new Call(ctx, callDeps, openChatTrace(tracer, ctx.req.headers, ctx.requestId, describe, endpoint.route));
+    const call = new Call(ctx, deps, openChatTrace(tracer, ctx.req.headers, ctx.requestId, describe, endpoint.route));
     ctx.log['traceId'] = call.trace.traceId;
     ctx.onClose(() => call.close());
     // authenticate
@@ -87,7 +77,6 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
     checkAlias(key, route.alias, request.model);
     const plan = targets.plan(route.alias, request, (refusals) => noteRefusals(call, refusals));
     call.plan = plan;
-    call.prices = plan.prices;
     const reservation = reserveRequest(request, plan.maxOutputTokens, { imageTokens: plan.imageTokens }, plan.prices);
     call.reservation = reservation;
     checkPriced(key, route.alias, plan.prices);
