@@ -10,6 +10,7 @@
 import { Buffer } from 'node:buffer';
 import { validateChatRequest } from '../src/chat/request-validator.ts';
 import { reserveRequest } from '../src/limits/reservation.ts';
+import { perCall } from './per-call.ts';
 
 const PRICES = [{ input: 0.15, cachedInput: 0.075, output: 0.6 }, null];
 const WORDS = ['the', 'gateway', 'request', 'token', 'während', '日本語', 'テキスト', '中文', '😀', 'русский', 'résumé'];
@@ -29,17 +30,6 @@ function body(messages: number, words: number, tools: boolean): unknown {
     max_tokens: 1024,
     ...(tools ? { tools: [{ type: 'function', function: { name: 'lookup', description: 'Look up a record', parameters: { type: 'object', properties: { id: { type: 'string' } } } } }] } : {}),
   };
-}
-
-function perCall(run: () => unknown, iterations: number): number {
-  for (let k = 0; k < Math.max(10, iterations / 10); k++) run();
-  let best = Number.POSITIVE_INFINITY;
-  for (let round = 0; round < 5; round++) {
-    const started = process.hrtime.bigint();
-    for (let k = 0; k < iterations; k++) run();
-    best = Math.min(best, Number(process.hrtime.bigint() - started) / iterations);
-  }
-  return best;
 }
 
 const iterations = Number(process.env['BENCH_ITERATIONS'] ?? 2000);

@@ -13,6 +13,7 @@ import type { AliasConfig, AutoRule } from '../src/config/config.ts';
 import { parseJson } from '../src/json/parser.ts';
 import { reserveRequest } from '../src/limits/reservation.ts';
 import { resolveAlias } from '../src/routing/alias-routing.ts';
+import { perCall } from './per-call.ts';
 
 const PRICES = [{ input: 0.15, cachedInput: 0.075, output: 0.6 }, null];
 const WORDS = ['the', 'gateway', 'request', 'token', 'während', '日本語', 'テキスト', '中文', '😀', 'русский', 'résumé', '"quoted"', 'line\nbreak'];
@@ -64,17 +65,6 @@ const config = {
   aliases: { 'service-chat': alias(128_000), 'service-tools': alias(1_000_000), 'service-long': alias(2_000_000) },
   auto: { default: 'service-chat', rules },
 };
-
-function perCall(run: () => unknown, iterations: number): number {
-  for (let k = 0; k < Math.max(10, iterations / 10); k++) run();
-  let best = Number.POSITIVE_INFINITY;
-  for (let round = 0; round < 5; round++) {
-    const started = process.hrtime.bigint();
-    for (let k = 0; k < iterations; k++) run();
-    best = Math.min(best, Number(process.hrtime.bigint() - started) / iterations);
-  }
-  return best;
-}
 
 const parse = (bytes: Buffer): unknown => parseJson(bytes, { observer: createChatRequestObserver(), rejectDuplicateKeys: true });
 
