@@ -6,6 +6,7 @@ import { costNanos } from '../../src/limits/cost.ts';
 import { MESSAGE_OVERHEAD, REQUEST_OVERHEAD, reserveRequest, TOOLS_OVERHEAD, type ReservedRequest } from '../../src/limits/reservation.ts';
 import { assertLimiterInput, MAX_CHARGE_NANOS, MAX_REQUEST_TOKENS } from '../../src/limits/limiter.ts';
 import { validateChatRequest } from '../../src/chat/request-validator.ts';
+import { countReads } from '../support/read-count.ts';
 
 const ALIAS = { imageTokens: 2000 };
 const prompt = (request: ReservedRequest, alias = ALIAS): number => reserveRequest(request, 0, alias, []).promptTokens;
@@ -197,14 +198,7 @@ test('a crafted request cannot reserve past what the limiter accounts: tokens an
 
 test('a validated request is reserved from the bound it carries, without reading its messages again', () => {
   const request = validateChatRequest({ model: 'm', messages: [{ role: 'user', content: 'Hello tokens' }] });
-  const messages = request.messages;
-  let reads = 0;
-  Object.defineProperty(request, 'messages', {
-    get: () => {
-      reads++;
-      return messages;
-    },
-  });
+  const reads = countReads(request, 'messages');
   assert.deepEqual(reserveRequest(request, 100, ALIAS, []), { promptTokens: 88, outputTokens: 100, tokens: 188, costNanos: 0 });
-  assert.equal(reads, 0);
+  assert.equal(reads.count, 0);
 });

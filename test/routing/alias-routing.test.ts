@@ -6,6 +6,7 @@ import { ModelNotFoundError } from '../../src/errors/api-error.ts';
 import { validateChatRequest } from '../../src/chat/request-validator.ts';
 import { reserveRequest } from '../../src/limits/reservation.ts';
 import { listAliases, requestFeatures, resolveAlias } from '../../src/routing/alias-routing.ts';
+import { countReads } from '../support/read-count.ts';
 
 const alias = (over: Partial<AliasConfig> = {}): AliasConfig => ({
   targets: [{ provider: 'p', model: 'm', weight: 1, priority: 0, price: null }],
@@ -110,16 +111,9 @@ test('service-auto compares the prompt the reservation counts, from the bound th
   assert.equal(JSON.stringify(request).includes('promptBound'), false);
   assert.deepEqual(Object.keys(request), ['model', 'messages', 'tools']);
   // Routing reads the carried bound, not the messages.
-  const messages = request.messages;
-  let reads = 0;
-  Object.defineProperty(request, 'messages', {
-    get: () => {
-      reads++;
-      return messages;
-    },
-  });
+  const reads = countReads(request, 'messages');
   assert.equal(resolveAlias(request, config).alias, 'service-vision');
-  assert.equal(reads, 0);
+  assert.equal(reads.count, 0);
 });
 
 test('service-auto: an alias whose targets are all circuit-open is skipped', () => {
