@@ -170,6 +170,11 @@ describe('compileSchema', () => {
       [{ shape: { kind: 'circle', radius: 1 }, label: 1 }, '$.label: integer 1 matches none of the 2 "anyOf" schemas'],
       [{ shape: 'circle', label: null }, '$.shape: string "circle" matches none of the 2 "anyOf" schemas'],
     ]);
+    const name = compileSchema(object({ name: { anyOf: [{ type: 'string' }, object({ first: { type: 'string' } })] } }));
+    table(name, [{ name: 'Ada' }, { name: { first: 'Ada' } }], [
+      [{ name: { first: 1 } }, '$.name.first: expected string, got integer 1'],
+      [{ name: 1 }, '$.name: integer 1 matches none of the 2 "anyOf" schemas'],
+    ]);
   });
 
   it('recursion via $defs, and $ref to the root', () => {
