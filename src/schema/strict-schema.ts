@@ -138,14 +138,16 @@ class StrictSchemaWalk {
     const types = this.types(schema);
     for (const key of Object.keys(schema)) {
       if (key === 'type' || key === 'enum' || key === 'const' || ANNOTATION.has(key)) continue;
-      if (key === '$defs' && depth === 0) continue;
+      // Every SDK that makes schemas from zod names the dialect; it changes nothing here.
+      if ((key === '$defs' || key === '$schema') && depth === 0) continue;
       if (!TYPED_KEYWORDS.has(key)) {
-        this.refuse(key, key === '$defs' ? '"$defs" is allowed only at the root' : `"${key}" is not supported in strict mode`, key);
+        this.refuse(key, key === '$defs' || key === '$schema' ? `"${key}" is allowed only at the root` : `"${key}" is not supported in strict mode`, key);
       }
       if (types === null || !types.some((type) => KEYWORDS_BY_TYPE[type]?.includes(key))) {
         this.refuse(key, `"${key}" needs a type that uses it (${types === null ? 'no type is given' : `type is ${types.join(', ')}`})`, key);
       }
     }
+    if (depth === 0 && '$schema' in schema && typeof schema.$schema !== 'string') this.refuse('$schema', '"$schema" must be a string', '$schema');
     if ('description' in schema && typeof schema.description !== 'string') this.refuse('description', '"description" must be a string', 'description');
     if ('enum' in schema) this.enumeration(schema.enum, types);
     if ('const' in schema) this.constant(schema.const, types);

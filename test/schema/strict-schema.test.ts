@@ -2,6 +2,7 @@
 // refusal names its JSON path, its keyword and what to change, exactly.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { compileSchema } from '../../src/schema/compile.ts';
 import { checkStrictSchema, DEFAULT_STRICT_SCHEMA_LIMITS, type StrictSchemaLimits } from '../../src/schema/strict-schema.ts';
 
 type Schema = Record<string, unknown>;
@@ -62,6 +63,32 @@ describe('checkStrictSchema accepts the strict subset', () => {
   }
 });
 
+// What the clients the gateway serves send for a zod schema with a nested
+// object array, an int, a nullable enum and a nullable string, as printed by
+// the versions in test/node_modules: the openai SDK's zodResponseFormat (its
+// json_schema.schema), LangChain's toJsonSchema (withStructuredOutput) and the
+// AI SDK's zodSchema (generateObject). Each names its dialect with $schema.
+const CLIENT_SCHEMAS: Record<string, string> = {
+  'openai zodResponseFormat': '{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"qty":{"type":"integer","minimum":1,"maximum":9007199254740991},"tag":{"anyOf":[{"type":"string","enum":["a","b"]},{"type":"null"}]},"when":{"type":"string","format":"date-time","pattern":"^(?:(?:\\\\d\\\\d[2468][048]|\\\\d\\\\d[13579][26]|\\\\d\\\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\\\d|30)|(?:02)-(?:0[1-9]|1\\\\d|2[0-8])))T(?:(?:[01]\\\\d|2[0-3]):[0-5]\\\\d:[0-5]\\\\d(?:\\\\.\\\\d+)?(?:Z))$"}},"required":["name","qty","tag","when"],"additionalProperties":false}},"note":{"type":["string","null"]}},"required":["items","note"],"additionalProperties":false}',
+  'LangChain toJsonSchema': '{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string","description":"the name"},"qty":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"tag":{"anyOf":[{"type":"string","enum":["a","b"]},{"type":"null"}]}},"required":["name","qty","tag"],"additionalProperties":false}},"note":{"type":["string","null"]}},"required":["items","note"],"additionalProperties":false}',
+  'AI SDK zodSchema': '{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string","description":"the name"},"qty":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"tag":{"anyOf":[{"type":"string","enum":["a","b"]},{"type":"null"}]}},"required":["name","qty","tag"],"additionalProperties":false}},"note":{"type":["string","null"]}},"required":["items","note"],"additionalProperties":false}',
+};
+
+describe('checkStrictSchema accepts what clients send', () => {
+  for (const [name, text] of Object.entries(CLIENT_SCHEMAS)) {
+    it(name, () => {
+      const schema = JSON.parse(text) as Record<string, unknown>;
+      assert.equal(typeof schema.$schema, 'string');
+      assert.equal(checkStrictSchema(schema), null);
+      const checker = compileSchema(schema);
+      const item = { name: 'bolt', qty: 2, tag: null, ...(text.includes('"when"') ? { when: '2024-02-29T10:00:00Z' } : {}) };
+      assert.equal(checker.check({ items: [item], note: null }), null);
+      assert.deepStrictEqual(checker.check({ items: [item, { ...item, tag: 'c' }], note: 'x' }),
+        { path: '$.items[1].tag', message: '$.items[1].tag: string "c" matches none of the 2 "anyOf" schemas' });
+    });
+  }
+});
+
 describe('checkStrictSchema refuses, naming path and keyword', () => {
   const refused: [string, unknown, [string, string, string]][] = [
     ['a root that is not an object', [], ['$', 'type', '$: a schema must be a JSON object, not array']],
@@ -71,8 +98,10 @@ describe('checkStrictSchema refuses, naming path and keyword', () => {
     ['an unknown keyword', object({ a: { oneOf: [{ type: 'string' }] } }),
       ['$.properties.a.oneOf', 'oneOf', '$.properties.a.oneOf: "oneOf" is not supported in strict mode']],
     ['allOf', object({ a: { type: 'string', allOf: [] } }), ['$.properties.a.allOf', 'allOf', '$.properties.a.allOf: "allOf" is not supported in strict mode']],
-    ['$schema at the root', { ...object({}), $schema: 'http://json-schema.org/draft-07/schema#' },
-      ['$.$schema', '$schema', '$.$schema: "$schema" is not supported in strict mode']],
+    ['$schema below the root', object({ a: { type: 'string', $schema: 'http://json-schema.org/draft-07/schema#' } }),
+      ['$.properties.a.$schema', '$schema', '$.properties.a.$schema: "$schema" is allowed only at the root']],
+    ['a $schema that is not a string', { ...object({}), $schema: 7 }, ['$.$schema', '$schema', '$.$schema: "$schema" must be a string']],
+    ['title', object({ a: { type: 'string', title: 'A' } }), ['$.properties.a.title', 'title', '$.properties.a.title: "title" is not supported in strict mode']],
     ['minLength', object({ a: { type: 'string', minLength: 1 } }), ['$.properties.a.minLength', 'minLength', '$.properties.a.minLength: "minLength" is not supported in strict mode']],
     ['a keyword of another type', object({ a: { type: 'string', minimum: 1 } }),
       ['$.properties.a.minimum', 'minimum', '$.properties.a.minimum: "minimum" needs a type that uses it (type is string)']],
