@@ -9,6 +9,7 @@
 // in objects"; "the root level object must be an object, and not use anyOf";
 // definitions and recursion through `$defs` and `$ref` are supported.
 
+import { nestedRepetitionAt } from './pattern-safety.ts';
 import { renderPath, type PathSegment } from './schema-path.ts';
 import { STRING_FORMATS, STRING_FORMAT_NAMES } from './string-formats.ts';
 
@@ -281,6 +282,10 @@ class StrictSchemaWalk {
       const pattern = schema.pattern;
       if (typeof pattern !== 'string') this.refuse('pattern', '"pattern" must be a string', 'pattern');
       if (pattern.length > this.limits.maxPatternLength) this.refuse('pattern', `"pattern" is longer than ${this.limits.maxPatternLength} characters`, 'pattern');
+      const nested = nestedRepetitionAt(pattern);
+      if (nested !== -1) {
+        this.refuse('pattern', `"pattern" repeats a group that holds a repetition (at character ${nested}), which can take exponential time`, 'pattern');
+      }
       try {
         new RegExp(pattern, 'u');
       } catch (error) {

@@ -1,9 +1,12 @@
 // checkStrictSchema: the schemas OpenAI's strict mode accepts pass, and each
 // refusal names its JSON path, its keyword and what to change, exactly.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 import { compileSchema } from '../../src/schema/compile.ts';
 import { checkStrictSchema, DEFAULT_STRICT_SCHEMA_LIMITS, type StrictSchemaLimits } from '../../src/schema/strict-schema.ts';
+import { repositoryRoot } from '../support/repository-root.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -143,6 +146,8 @@ describe('checkStrictSchema refuses, naming path and keyword', () => {
       ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" is not a valid regular expression (Invalid regular expression: /(/u: Unterminated group)']],
     ['a pattern valid only without the u flag', object({ a: { type: 'string', pattern: '\\-' } }),
       ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" is not a valid regular expression (Invalid regular expression: /\\-/u: Invalid escape)']],
+    ['a pattern with nested repetition', object({ a: { type: 'string', pattern: '^(a+)+$' } }),
+      ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" repeats a group that holds a repetition (at character 1), which can take exponential time']],
     ['a pattern that is not a string', object({ a: { type: 'string', pattern: 1 } }), ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" must be a string']],
     ['a bound that is not a number', object({ a: { type: 'number', maximum: '5' } }), ['$.properties.a.maximum', 'maximum', '$.properties.a.maximum: "maximum" must be a number']],
     ['multipleOf 0', object({ a: { type: 'integer', multipleOf: 0 } }), ['$.properties.a.multipleOf', 'multipleOf', '$.properties.a.multipleOf: "multipleOf" must be a number above 0']],
@@ -246,5 +251,18 @@ describe('checkStrictSchema bounds', () => {
     assert.equal(checkStrictSchema(object({ a: { type: 'string', pattern: 'a'.repeat(1000) } })), null);
     assert.deepStrictEqual(refusal(object({ a: { type: 'string', pattern: 'a'.repeat(1001) } })),
       ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" is longer than 1000 characters']);
+  });
+});
+
+describe('docs/structured-outputs.md', () => {
+  it('lists every limit with its default', () => {
+    const text = readFileSync(path.join(repositoryRoot(), 'docs', 'structured-outputs.md'), 'utf8');
+    const documented = new Map<string, number>();
+    for (const match of text.matchAll(/^\| `(\w+)`(?:, `(\w+)`)? \| ([\d, ]+) \|/gm)) {
+      const values = (match[3] as string).split(', ').map(Number);
+      documented.set(match[1] as string, values[0] as number);
+      if (match[2] !== undefined) documented.set(match[2], values[1] as number);
+    }
+    assert.deepStrictEqual(Object.fromEntries(documented), { ...DEFAULT_STRICT_SCHEMA_LIMITS });
   });
 });
