@@ -29,6 +29,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   files: [],
   sse: [],
   errors: [],
+  schema: [],
   log: ['time'],
   config: ['json'],
   redis: ['log', 'time'],

@@ -1,0 +1,287 @@
+// A checker for values against a schema checkStrictSchema accepted: the schema
+// is compiled once into linked nodes (every `$ref` resolved to the node it
+// names, patterns compiled, keywords in fields), so checking a value walks the
+// value and those nodes only, never the schema's JSON. The first failure is
+// reported with its JSON path in the value (`$.items[2].name`); the path is
+// built only on failure, while the recursion unwinds, so a passing check
+// allocates nothing for paths.
+
+import { renderPath, type PathSegment } from './schema-path.ts';
+import { checkStrictSchema, DEFAULT_STRICT_SCHEMA_LIMITS, isPlainObject, refTarget, type StrictSchemaLimits, type StrictSchemaProblem } from './strict-schema.ts';
+import { STRING_FORMATS } from './string-formats.ts';
+
+export interface SchemaViolation {
+  /** The JSON path of the first value that breaks the schema (`$` is the whole value). */
+  readonly path: string;
+  /** The path and what is wrong there, as one sentence. */
+  readonly message: string;
+}
+
+export interface CompiledSchema {
+  check(value: unknown): SchemaViolation | null;
+}
+
+export interface CompileOptions {
+  readonly limits?: StrictSchemaLimits;
+  /** Values nested deeper than this fail (a recursive schema allows any depth; the stack does not). */
+  readonly maxValueDepth?: number;
+}
+
+export const DEFAULT_MAX_VALUE_DEPTH = 512;
+
+/** Thrown by compileSchema for a schema outside the strict subset; `problem` is checkStrictSchema's answer. */
+export class StrictSchemaError extends Error {
+  override readonly name = 'StrictSchemaError';
+  readonly problem: StrictSchemaProblem;
+  constructor(problem: StrictSchemaProblem) {
+    super(problem.message);
+    this.problem = problem;
+  }
+}
+
+const Type = { Null: 1, Boolean: 2, Integer: 4, Number: 8, String: 16, Array: 32, Object: 64 } as const;
+const TYPE_BITS: Readonly<Record<string, number>> = {
+  null: Type.Null,
+  boolean: Type.Boolean,
+  integer: Type.Integer,
+  number: Type.Number | Type.Integer,
+  string: Type.String,
+  array: Type.Array,
+  object: Type.Object,
+};
+
+/** One subschema, keywords as fields (every node has every field, so property reads stay monomorphic). */
+class SchemaNode {
+  /** Bits of Type the value may have; 0 when the schema gives no type (enum or const alone). */
+  types = 0;
+  typeNames = '';
+  anyOf: SchemaNode[] | null = null;
+  enumValues: readonly unknown[] | null = null;
+  hasConst = false;
+  constValue: unknown = null;
+  propertyNames: string[] = [];
+  propertyNodes: SchemaNode[] = [];
+  items: SchemaNode | null = null;
+  minItems = 0;
+  maxItems = Infinity;
+  pattern: RegExp | null = null;
+  format: ((text: string) => boolean) | null = null;
+  formatName = '';
+  minimum = -Infinity;
+  maximum = Infinity;
+  exclusiveMinimum = -Infinity;
+  exclusiveMaximum = Infinity;
+  multipleOf = 0;
+}
+
+/** A failure on its way up: segments are pushed while the recursion unwinds, so they are in reverse. */
+class Failure {
+  readonly reversed: PathSegment[] = [];
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+function typeBit(value: unknown): number {
+  switch (typeof value) {
+    case 'string': return Type.String;
+    case 'number': return Number.isInteger(value) ? Type.Integer : Type.Number;
+    case 'boolean': return Type.Boolean;
+    case 'object': return value === null ? Type.Null : Array.isArray(value) ? Type.Array : Type.Object;
+    default: return 0;
+  }
+}
+
+/** A value as a message shows it: scalars written out (strings cut at 64 characters), containers by kind. */
+function describe(value: unknown): string {
+  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}...` : value)}`;
+  if (typeof value === 'number') return `${Number.isInteger(value) ? 'integer' : 'number'} ${value}`;
+  if (typeof value === 'boolean') return `boolean ${value}`;
+  if (value === null) return 'null';
+  return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
+}
+
+class SchemaCompiler {
+  readonly defs: Record<string, unknown>;
+  readonly root = new SchemaNode();
+  readonly defNodes = new Map<string, SchemaNode>();
+
+  constructor(defs: Record<string, unknown>) {
+    this.defs = defs;
+  }
+
+  /** The node a `$ref` names; a definition that is itself a `$ref` stands for its target (checkStrictSchema refused cycles). */
+  target(ref: string): SchemaNode {
+    let name = refTarget(ref);
+    while (name !== null) {
+      const def = this.defs[name] as Record<string, unknown>;
+      if (typeof def.$ref !== 'string') break;
+      name = refTarget(def.$ref);
+    }
+    if (name === null) return this.root;
+    let node = this.defNodes.get(name);
+    if (node === undefined) {
+      node = new SchemaNode();
+      this.defNodes.set(name, node);
+      this.fill(node, this.defs[name] as Record<string, unknown>);
+    }
+    return node;
+  }
+
+  compile(schema: Record<string, unknown>): SchemaNode {
+    if (typeof schema.$ref === 'string') return this.target(schema.$ref);
+    const node = new SchemaNode();
+    this.fill(node, schema);
+    return node;
+  }
+
+  fill(node: SchemaNode, schema: Record<string, unknown>): void {
+    if (Array.isArray(schema.anyOf)) {
+      node.anyOf = schema.anyOf.map((branch) => this.compile(branch as Record<string, unknown>));
+      return;
+    }
+    if (schema.type !== undefined) {
+      const names = (Array.isArray(schema.type) ? schema.type : [schema.type]) as string[];
+      for (const name of names) node.types |= TYPE_BITS[name] as number;
+      node.typeNames = names.join(' or ');
+    }
+    if (Array.isArray(schema.enum)) node.enumValues = schema.enum;
+    if ('const' in schema) {
+      node.hasConst = true;
+      node.constValue = schema.const;
+    }
+    if (isPlainObject(schema.properties)) {
+      for (const [name, child] of Object.entries(schema.properties)) {
+        node.propertyNames.push(name);
+        node.propertyNodes.push(this.compile(child as Record<string, unknown>));
+      }
+    }
+    if (isPlainObject(schema.items)) node.items = this.compile(schema.items);
+    if (typeof schema.minItems === 'number') node.minItems = schema.minItems;
+    if (typeof schema.maxItems === 'number') node.maxItems = schema.maxItems;
+    if (typeof schema.pattern === 'string') node.pattern = new RegExp(schema.pattern, 'u');
+    if (typeof schema.format === 'string') {
+      node.format = STRING_FORMATS[schema.format] ?? null;
+      node.formatName = schema.format;
+    }
+    if (typeof schema.minimum === 'number') node.minimum = schema.minimum;
+    if (typeof schema.maximum === 'number') node.maximum = schema.maximum;
+    if (typeof schema.exclusiveMinimum === 'number') node.exclusiveMinimum = schema.exclusiveMinimum;
+    if (typeof schema.exclusiveMaximum === 'number') node.exclusiveMaximum = schema.exclusiveMaximum;
+    if (typeof schema.multipleOf === 'number') node.multipleOf = schema.multipleOf;
+  }
+}
+
+/** Whether `value` is a whole multiple of `step`, allowing for binary fractions (0.3 is a multiple of 0.1). */
+function isMultiple(value: number, step: number): boolean {
+  const quotient = value / step;
+  if (Number.isInteger(quotient)) return true;
+  return Math.abs(quotient - Math.round(quotient)) <= 1e-9 * Math.max(1, Math.abs(quotient));
+}
+
+function checkNode(node: SchemaNode, value: unknown, depth: number, maxDepth: number): Failure | null {
+  if (depth > maxDepth) return new Failure(`nested deeper than ${maxDepth} levels`);
+  if (node.anyOf !== null) return checkAnyOf(node.anyOf, value, depth, maxDepth);
+  const bit = typeBit(value);
+  if (node.types !== 0 && (node.types & bit) === 0) return new Failure(`expected ${node.typeNames}, got ${describe(value)}`);
+  if (node.enumValues !== null && !node.enumValues.includes(value)) return new Failure(`${describe(value)} is not one of the enum values`);
+  if (node.hasConst && value !== node.constValue) return new Failure(`expected ${JSON.stringify(node.constValue)}, got ${describe(value)}`);
+  switch (bit) {
+    case Type.String: return checkString(node, value as string);
+    case Type.Integer:
+    case Type.Number: return checkNumber(node, value as number);
+    case Type.Array: return checkArray(node, value as unknown[], depth, maxDepth);
+    case Type.Object: return checkObject(node, value as Record<string, unknown>, depth, maxDepth);
+    default: return null;
+  }
+}
+
+/** No branch matched: the failure that got furthest into the value says most about what was meant. */
+function checkAnyOf(branches: SchemaNode[], value: unknown, depth: number, maxDepth: number): Failure | null {
+  let best: Failure | null = null;
+  for (const branch of branches) {
+    const failure = checkNode(branch, value, depth, maxDepth);
+    if (failure === null) return null;
+    if (best === null || failure.reversed.length > best.reversed.length) best = failure;
+  }
+  if (best !== null && best.reversed.length > 0) return best;
+  return new Failure(`${describe(value)} matches none of the ${branches.length} "anyOf" schemas`);
+}
+
+function checkString(node: SchemaNode, text: string): Failure | null {
+  if (node.pattern !== null && !node.pattern.test(text)) return new Failure(`${describe(text)} does not match the pattern ${JSON.stringify(node.pattern.source)}`);
+  if (node.format !== null && !node.format(text)) return new Failure(`${describe(text)} is not a valid ${node.formatName}`);
+  return null;
+}
+
+function checkNumber(node: SchemaNode, n: number): Failure | null {
+  if (n < node.minimum) return new Failure(`${n} is below the minimum ${node.minimum}`);
+  if (n > node.maximum) return new Failure(`${n} is above the maximum ${node.maximum}`);
+  if (n <= node.exclusiveMinimum) return new Failure(`${n} is not above the exclusive minimum ${node.exclusiveMinimum}`);
+  if (n >= node.exclusiveMaximum) return new Failure(`${n} is not below the exclusive maximum ${node.exclusiveMaximum}`);
+  if (node.multipleOf !== 0 && !isMultiple(n, node.multipleOf)) return new Failure(`${n} is not a multiple of ${node.multipleOf}`);
+  return null;
+}
+
+function checkArray(node: SchemaNode, list: unknown[], depth: number, maxDepth: number): Failure | null {
+  if (list.length < node.minItems) return new Failure(`has ${list.length} items, fewer than the minimum ${node.minItems}`);
+  if (list.length > node.maxItems) return new Failure(`has ${list.length} items, more than the maximum ${node.maxItems}`);
+  const items = node.items;
+  if (items === null) return null;
+  for (let i = 0; i < list.length; i++) {
+    const failure = checkNode(items, list[i], depth + 1, maxDepth);
+    if (failure !== null) {
+      failure.reversed.push(i);
+      return failure;
+    }
+  }
+  return null;
+}
+
+function checkObject(node: SchemaNode, object: Record<string, unknown>, depth: number, maxDepth: number): Failure | null {
+  const names = node.propertyNames;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    if (!Object.hasOwn(object, name)) return new Failure(`missing the required property ${JSON.stringify(name)}`);
+    const failure = checkNode(node.propertyNodes[i] as SchemaNode, object[name], depth + 1, maxDepth);
+    if (failure !== null) {
+      failure.reversed.push(name);
+      return failure;
+    }
+  }
+  // Every schema property is present, so any further own key is one the schema does not have.
+  let keys = 0;
+  for (const key in object) if (Object.hasOwn(object, key)) keys++;
+  if (keys === names.length) return null;
+  for (const key of Object.keys(object)) {
+    if (!names.includes(key)) {
+      const failure = new Failure('is not a property of the schema ("additionalProperties": false)');
+      failure.reversed.push(key);
+      return failure;
+    }
+  }
+  return null;
+}
+
+/**
+ * Compiles a schema inside OpenAI's strict subset into a checker for parsed
+ * JSON values. Throws StrictSchemaError when checkStrictSchema refuses it.
+ */
+export function compileSchema(schema: unknown, options: CompileOptions = {}): CompiledSchema {
+  const problem = checkStrictSchema(schema, options.limits ?? DEFAULT_STRICT_SCHEMA_LIMITS);
+  if (problem !== null) throw new StrictSchemaError(problem);
+  const root = schema as Record<string, unknown>;
+  const compiler = new SchemaCompiler(isPlainObject(root.$defs) ? root.$defs : {});
+  compiler.fill(compiler.root, root);
+  const node = compiler.root;
+  const maxDepth = options.maxValueDepth ?? DEFAULT_MAX_VALUE_DEPTH;
+  return {
+    check(value: unknown): SchemaViolation | null {
+      const failure = checkNode(node, value, 0, maxDepth);
+      if (failure === null) return null;
+      const path = renderPath(failure.reversed.reverse());
+      return { path, message: `${path}: ${failure.text}` };
+    },
+  };
+}
