@@ -1,6 +1,7 @@
 // The chat-completion shapes as the gateway sees them, after validation.
 // Field sets follow ../shared/spec/chat-completion-service.md, with the gaps
 // filled the way OpenAI's API defines them.
+import type { CompiledSchema } from '../schema/compile.ts';
 
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
@@ -46,12 +47,64 @@ export interface ToolDefinition {
 
 export type ToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
 
-export interface ChatRequest {
+/** response_format json_schema, as OpenAI defines it. */
+export interface JsonSchemaFormat {
+  type: 'json_schema';
+  json_schema: {
+    /** Letters, digits, underscores and hyphens, at most 64. */
+    name: string;
+    description?: string;
+    schema?: Record<string, unknown>;
+    /** true: the schema is inside OpenAI's strict subset (src/schema/) and the answer is checked against it. */
+    strict?: boolean;
+  };
+}
+
+export type ResponseFormat = { type: 'text' | 'json_object' } | JsonSchemaFormat;
+
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+export type ServiceTier = 'auto' | 'default' | 'flex' | 'scale' | 'priority';
+export type Verbosity = 'low' | 'medium' | 'high';
+
+/** Predicted output: text the answer is expected to repeat. */
+export interface Prediction {
+  type: 'content';
+  content: string | TextPart[];
+}
+
+/**
+ * OpenAI's request fields beyond the contract's table, each present only when
+ * the operator's field policy accepts it (src/chat/request-fields.ts) and the
+ * client sent it; validated with OpenAI's documented types and bounds.
+ */
+export interface OptionalRequestFields {
+  seed?: number;
+  user?: string;
+  safety_identifier?: string;
+  prompt_cache_key?: string;
+  /** At most 16 pairs; keys up to 64 characters, values up to 512. */
+  metadata?: Record<string, string>;
+  parallel_tool_calls?: boolean;
+  logprobs?: boolean;
+  /** 0 to 20; only with logprobs true. */
+  top_logprobs?: number;
+  frequency_penalty?: number;
+  presence_penalty?: number;
+  /** Token id (a decimal string) to a bias from -100 to 100. */
+  logit_bias?: Record<string, number>;
+  reasoning_effort?: ReasoningEffort;
+  service_tier?: ServiceTier;
+  prediction?: Prediction;
+  verbosity?: Verbosity;
+  store?: boolean;
+}
+
+export interface ChatRequest extends OptionalRequestFields {
   model: string;
   messages: ChatMessage[];
   tools?: ToolDefinition[];
   tool_choice?: ToolChoice;
-  response_format?: { type: 'text' | 'json_object' };
+  response_format?: ResponseFormat;
   temperature?: number;
   top_p?: number;
   max_tokens?: number;
@@ -125,4 +178,7 @@ export interface PromptBound {
  */
 export interface ValidatedChatRequest extends ChatRequest {
   readonly promptBound?: PromptBound;
+  /** For response_format json_schema with strict true: the schema compiled
+   * (src/schema/compile.ts), what the answer is checked against. Non-enumerable, like promptBound. */
+  readonly answerSchema?: CompiledSchema;
 }

@@ -52,6 +52,10 @@ const invalid = { status: 400, type: 'invalid_request_error', failure: Failure.R
 export const ERROR_CATALOGUE = {
   // 400: the request breaks the contract; `param` is the path where there is one.
   unknown_parameter: invalid,
+  /** A field OpenAI defines that the gateway does not take: never, or not on this model unless the operator's requestFields accepts it. */
+  unsupported_parameter: invalid,
+  /** A json_schema with strict true that is outside the strict subset (src/schema/); the message names the keyword and its path. */
+  unsupported_schema: invalid,
   invalid_type: invalid,
   invalid_value: invalid,
   missing_required_parameter: invalid,
@@ -213,6 +217,8 @@ export const ERROR_CATALOGUE = {
       'This is a gateway configuration problem.',
   },
   bad_upstream_response: { status: 502, type: 'upstream_error', failure: Failure.Target, clientMayRetry: true, message: null },
+  /** The answer to a strict json_schema request is not JSON that matches the schema; the message names the failing JSON path. */
+  upstream_schema_mismatch: { status: 502, type: 'upstream_error', failure: Failure.Target, clientMayRetry: true, message: null },
   /** The TLS handshake with the upstream failed (its certificate, the gateway's, the version): fixed only by configuration. */
   upstream_tls_failed: {
     status: 502,

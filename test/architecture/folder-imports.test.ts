@@ -35,7 +35,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   redis: ['log', 'time'],
   ops: ['log', 'time'],
   telemetry: ['config', 'errors', 'log'],
-  chat: ['config', 'errors', 'json'],
+  chat: ['config', 'errors', 'json', 'schema'],
   http: ['config', 'errors', 'json', 'log', 'time'],
   oidc: ['config', 'log'],
   usage: ['files'],
