@@ -54,6 +54,7 @@ const alias = (contextWindow: number | null): AliasConfig => ({
   maxOutputTokens: null,
   contextWindow,
   capabilities: [],
+  requestFields: null,
   price: null,
   imageTokens: 2000,
 });

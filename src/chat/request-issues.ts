@@ -7,14 +7,19 @@
 // Codes (stable; clients may switch on them):
 // | code                        | when                                                        |
 // |-----------------------------|-------------------------------------------------------------|
-// | unknown_parameter           | a field the spec does not define at that place (rule 7)     |
+// | unknown_parameter           | a field the spec does not define at that place (rule 7);    |
+// |                             | for one OpenAI defines, the message says why it is refused: |
+// |                             | never taken, or not in the operator's requestFields here    |
+// | unsupported_schema          | a strict json_schema outside the strict subset (src/schema) |
 // | invalid_type                | wrong JSON kind; a decimal where an integer is required;    |
 // |                             | null where null is not allowed; root not an object          |
 // | invalid_value               | right kind, wrong value: enum, range, empty string, name    |
 // |                             | pattern, image URL not https (rule 5), n != 1 (rule 2),     |
 // |                             | both max fields (rule 3), stream_options without stream     |
 // |                             | (rule 6), tool_choice without/unknown tool, duplicate tool  |
-// |                             | name, unsupported feature (json_schema, function_call)      |
+// |                             | name, unsupported feature (function_call), json_schema not  |
+// |                             | in the operator's requestFields, metadata and               |
+// |                             | logit_bias entries, top_logprobs without logprobs           |
 // | missing_required_parameter  | a required field is absent (model, messages, role, content, |
 // |                             | tool_call_id (rule 4), ...)                                 |
 // | array_above_max_length      | messages > 256, tools > 64, stop > 4                        |
@@ -26,6 +31,7 @@ export type IssuePath = readonly (string | number)[];
 
 export type RequestIssueCode =
   | 'unknown_parameter'
+  | 'unsupported_schema'
   | 'invalid_type'
   | 'invalid_value'
   | 'missing_required_parameter'
@@ -58,11 +64,24 @@ export type InvalidValueReason =
   | { rule: 'undefined_tool'; name: string }
   | { rule: 'duplicate_tool_name'; name: string }
   | { rule: 'part_not_allowed'; partType: string; role: string }
-  | { rule: 'json_schema_unsupported' }
+  | { rule: 'not_accepted'; refusal: FieldRefusal }
+  | { rule: 'requires_logprobs' }
+  | { rule: 'max_entries'; maximum: number }
+  | { rule: 'token_id'; received: string }
   | { rule: 'function_call_unsupported' };
 
+/**
+ * Why a field OpenAI defines is refused: never taken by the gateway, or not
+ * accepted for this model by the operator's requestFields (whose setting the
+ * client is told: `requestFields`, or `aliases.<alias>.requestFields`).
+ */
+export type FieldRefusal =
+  | { kind: 'never'; why: string }
+  | { kind: 'not_accepted'; name: string; model: string | null; settings: readonly string[] };
+
 type IssueFacts =
-  | { code: 'unknown_parameter' }
+  | { code: 'unknown_parameter'; refusal?: FieldRefusal }
+  | { code: 'unsupported_schema'; formatName: string; problem: string }
   | { code: 'invalid_type'; expected: string; received: ReceivedKind }
   | { code: 'invalid_value'; reason: InvalidValueReason }
   | { code: 'missing_required_parameter'; hint?: string }
@@ -134,11 +153,25 @@ function invalidValueMessage(where: string, reason: InvalidValueReason): string 
       return `Invalid value for ${where}: the tool name '${echo(reason.name)}' is used by more than one tool; tool names must be unique.`;
     case 'part_not_allowed':
       return `Invalid value for ${where}: '${reason.partType}' content parts are not allowed in ${reason.role} messages.`;
-    case 'json_schema_unsupported':
-      return `Invalid value for ${where}: 'json_schema' is not supported. Supported values are: 'text' and 'json_object'.`;
+    case 'not_accepted':
+      return `Invalid value for ${where}: ${refusalSentence("'json_schema'", reason.refusal)}`;
+    case 'requires_logprobs':
+      return `Invalid value for ${where}: 'top_logprobs' is only allowed when 'logprobs' is true.`;
+    case 'max_entries':
+      return `Invalid value for ${where}: expected at most ${reason.maximum} entries.`;
+    case 'token_id':
+      return `Invalid value for ${where}: '${echo(reason.received)}' is not a token id; the keys of logit_bias are token ids as decimal strings, such as "50256".`;
     case 'function_call_unsupported':
       return `Invalid value for ${where}: the deprecated 'function_call' is not supported; use 'tool_calls'.`;
   }
+}
+
+/** `subject` is not accepted (and what accepts it), or is never supported (and why). */
+function refusalSentence(subject: string, refusal: FieldRefusal): string {
+  if (refusal.kind === 'never') return `${subject} is not supported by this gateway: ${refusal.why}.`;
+  const scope = refusal.model === null ? 'by this gateway' : `for model '${echo(refusal.model)}'`;
+  const settings = refusal.settings.map((s) => `"${s}"`).join(' or ');
+  return `${subject} is not accepted ${scope}. The gateway's operator can accept it by adding "${refusal.name}" to ${settings} in the gateway's config.`;
 }
 
 /** The one place that turns facts into the sentence a client reads. */
@@ -147,7 +180,10 @@ function describeIssue(path: IssuePath, facts: IssueFacts): string {
   const where = rendered === null ? 'the request body' : `'${rendered}'`;
   switch (facts.code) {
     case 'unknown_parameter':
+      if (facts.refusal !== undefined) return `Unsupported parameter: ${refusalSentence(where, facts.refusal)}`;
       return `Unrecognized request argument supplied: ${rendered ?? ''}`;
+    case 'unsupported_schema':
+      return `Invalid schema for response_format '${echo(facts.formatName)}': ${facts.problem}.`;
     case 'invalid_type':
       return `Invalid type for ${where}: expected ${facts.expected}, but got ${withArticle(facts.received)} instead.`;
     case 'invalid_value':

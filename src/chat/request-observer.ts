@@ -8,18 +8,30 @@
 // Called for every value of the body: each call is a length test and at most
 // MAX_SHAPED_PATH_LENGTH map lookups, and allocates only when it throws.
 import type { JsonObserver, JsonPath, JsonValueKind } from '../json/parser.ts';
+import { CONTRACT_ONLY, refusedEverywhere, type FieldPolicy } from './request-fields.ts';
 import { issueToError } from './request-issues.ts';
 import { acceptsKind, isIndexLikeKey, MAX_SHAPED_PATH_LENGTH, REQUEST_SHAPE, shapeAt } from './request-shape.ts';
 import { tooManyEntries, unknownField, wrongKind } from './request-structure.ts';
 
-/** The observer holds no state: one object serves every request. */
-const CHAT_REQUEST_OBSERVER: JsonObserver = Object.freeze({
+/** One per field policy (one per configuration): it holds no per-request state. */
+class ChatRequestObserver implements JsonObserver {
+  readonly #policy: FieldPolicy;
+
+  constructor(policy: FieldPolicy) {
+    this.#policy = policy;
+  }
+
   key(path: JsonPath, key: string): void {
     if (path.length >= MAX_SHAPED_PATH_LENGTH) return;
+    if (path.length === 0) {
+      // OpenAI's fields that no model takes: certain from the key alone.
+      const refused = refusedEverywhere(key, this.#policy);
+      if (refused !== null) throw issueToError(refused);
+    }
     const container = shapeAt(path, path.length);
     if (container?.fields === undefined || container.fields.has(key) || isIndexLikeKey(key)) return;
     throw issueToError(unknownField([...path, key]));
-  },
+  }
 
   valueStart(path: JsonPath, kind: JsonValueKind): void {
     const depth = path.length;
@@ -42,9 +54,12 @@ const CHAT_REQUEST_OBSERVER: JsonObserver = Object.freeze({
       if (own === undefined) return;
     }
     if (!acceptsKind(own, kind)) throw issueToError(wrongKind(path.slice(), own, kind));
-  },
-});
+  }
+}
 
-export function createChatRequestObserver(): JsonObserver {
-  return CHAT_REQUEST_OBSERVER;
+const CONTRACT_ONLY_OBSERVER = Object.freeze(new ChatRequestObserver(CONTRACT_ONLY));
+
+/** The observer for `policy`; make one per configuration and share it among its requests. */
+export function createChatRequestObserver(policy: FieldPolicy = CONTRACT_ONLY): JsonObserver {
+  return policy === CONTRACT_ONLY ? CONTRACT_ONLY_OBSERVER : Object.freeze(new ChatRequestObserver(policy));
 }

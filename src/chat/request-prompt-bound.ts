@@ -9,7 +9,8 @@
 //                        message but image URLs + imageTokens per image part)
 //          + UTF-8 bytes of JSON(tools) + TOOLS_OVERHEAD    when tools are given
 //          + UTF-8 bytes of JSON(tool_choice)                when given
-//          + UTF-8 bytes of JSON(response_format)            when given
+//          + UTF-8 bytes of JSON(response_format)            when given (a json_schema's schema too)
+//          + UTF-8 bytes of JSON(prediction)                 when given
 //
 // Text: a byte-level BPE tokenizer (OpenAI's, Llama 3's, Qwen's, ...) starts
 // from one token per byte and only merges, so a text never has more tokens than
@@ -36,7 +37,7 @@ export const TEXT_PART_TOKENS = 4;
 /** What a tool call adds beside its id, name and arguments: the bytes of its type, "function". */
 export const TOOL_CALL_TOKENS = 8;
 
-export type PromptSource = Pick<ValidatedChatRequest, 'messages' | 'tools' | 'tool_choice' | 'response_format' | 'promptBound'>;
+export type PromptSource = Pick<ValidatedChatRequest, 'messages' | 'tools' | 'tool_choice' | 'response_format' | 'prediction' | 'promptBound'>;
 
 /** The bound for an alias that counts `imageTokens` per image part. */
 export function promptTokensFor(bound: PromptBound, imageTokens: number): number {
@@ -58,16 +59,17 @@ export function textTokens(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-/** The terms after the messages: tools (with their overhead), tool_choice, response_format. */
-export function requestTailTokens(request: Pick<ChatRequest, 'tools' | 'tool_choice' | 'response_format'>): number {
+/** The terms after the messages: tools (with their overhead), tool_choice, response_format, prediction. */
+export function requestTailTokens(request: Pick<ChatRequest, 'tools' | 'tool_choice' | 'response_format' | 'prediction'>): number {
   let tokens = 0;
   if (request.tools !== undefined && request.tools.length > 0) tokens += jsonBytes(request.tools) + TOOLS_OVERHEAD;
   if (request.tool_choice !== undefined) tokens += jsonBytes(request.tool_choice);
   if (request.response_format !== undefined) tokens += jsonBytes(request.response_format);
+  if (request.prediction !== undefined) tokens += jsonBytes(request.prediction);
   return tokens;
 }
 
-export function measurePrompt(request: Pick<ChatRequest, 'messages' | 'tools' | 'tool_choice' | 'response_format'>): PromptBound {
+export function measurePrompt(request: Pick<ChatRequest, 'messages' | 'tools' | 'tool_choice' | 'response_format' | 'prediction'>): PromptBound {
   let tokens = REQUEST_OVERHEAD;
   let imageParts = 0;
   for (const message of request.messages) {

@@ -50,6 +50,8 @@ const NULLABLE_NUMBER = shape(['number', 'null'], 'a number');
 const NULLABLE_INTEGER = shape(['number', 'null'], 'an integer');
 const NULLABLE_BOOLEAN = shape(['boolean', 'null'], 'a boolean');
 const FREE_OBJECT = shape(['object'], 'an object');
+const NULLABLE_FREE_OBJECT = shape(['object', 'null'], 'an object');
+const BOOLEAN = shape(['boolean'], 'a boolean');
 const ANY = shape(['object', 'array', 'string', 'number', 'boolean', 'null'], 'a JSON value');
 
 /** Spec limits (Limits table). */
@@ -109,6 +111,33 @@ const TOOL = shape(['object'], 'an object', {
   }),
 });
 
+/**
+ * OpenAI's request fields beyond the contract's table, as OpenAI's API defines
+ * them (nullable where it marks them so). The skeleton knows them so their
+ * kinds are checked as the body arrives; whether a request may carry one at
+ * all is the operator's field policy (request-fields.ts).
+ */
+export const OPTIONAL_FIELD_SHAPES: ReadonlyMap<string, ValueShape> = fields({
+  seed: NULLABLE_INTEGER,
+  user: STRING,
+  safety_identifier: STRING,
+  prompt_cache_key: STRING,
+  metadata: NULLABLE_FREE_OBJECT,
+  parallel_tool_calls: BOOLEAN,
+  logprobs: NULLABLE_BOOLEAN,
+  top_logprobs: NULLABLE_INTEGER,
+  frequency_penalty: NULLABLE_NUMBER,
+  presence_penalty: NULLABLE_NUMBER,
+  logit_bias: NULLABLE_FREE_OBJECT,
+  reasoning_effort: NULLABLE_STRING,
+  service_tier: NULLABLE_STRING,
+  prediction: shape(['object', 'null'], 'an object', {
+    fields: fields({ type: STRING, content: shape(['string', 'array'], 'a string or an array of text parts', { items: CONTENT_PART }) }),
+  }),
+  verbosity: NULLABLE_STRING,
+  store: NULLABLE_BOOLEAN,
+});
+
 /** Spec: chat completion request table; nullable where OpenAI's API marks it so. */
 export const REQUEST_SHAPE: ValueShape = shape(['object'], 'an object', {
   fields: fields({
@@ -119,8 +148,13 @@ export const REQUEST_SHAPE: ValueShape = shape(['object'], 'an object', {
       fields: fields({ type: STRING, function: shape(['object'], 'an object', { fields: fields({ name: STRING }) }) }),
     }),
     response_format: shape(['object'], 'an object', {
-      // json_schema is known here only so that its refusal names the type, not the key.
-      fields: fields({ type: STRING, json_schema: FREE_OBJECT }),
+      fields: fields({
+        type: STRING,
+        json_schema: shape(['object'], 'an object', {
+          // A JSON schema: bounded by the parser; strict ones are checked by src/schema/.
+          fields: fields({ name: STRING, description: STRING, schema: FREE_OBJECT, strict: NULLABLE_BOOLEAN }),
+        }),
+      }),
     }),
     temperature: NULLABLE_NUMBER,
     top_p: NULLABLE_NUMBER,
@@ -130,6 +164,7 @@ export const REQUEST_SHAPE: ValueShape = shape(['object'], 'an object', {
     stream: NULLABLE_BOOLEAN,
     stream_options: shape(['object', 'null'], 'an object', { fields: fields({ include_usage: shape(['boolean'], 'a boolean') }) }),
     n: NULLABLE_INTEGER,
+    ...Object.fromEntries(OPTIONAL_FIELD_SHAPES),
   }),
 });
 

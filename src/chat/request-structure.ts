@@ -2,8 +2,10 @@
 // walked over an already-parsed value, in the order the streaming observer
 // meets the same faults in the bytes. Its issues are exactly the ones the
 // observer can raise early; the three constructors below are shared with it.
-// It runs only for a body the validator's walk found at fault.
+// It runs only for a body the validator's walk found at fault. The fields no
+// model takes (the field policy's) are faults the bytes make certain too.
 import type { JsonValueKind } from '../json/parser.ts';
+import { CONTRACT_ONLY, refusedEverywhere, type FieldPolicy } from './request-fields.ts';
 import { createIssue, type IssuePath, type RequestIssue } from './request-issues.ts';
 import { acceptsKind, isIndexLikeKey, isJsonObject, jsonKindOf, REQUEST_SHAPE, type ValueShape } from './request-shape.ts';
 
@@ -24,7 +26,7 @@ export function tooManyEntries(arrayPath: IssuePath, maximum: number): RequestIs
  * to its limit and the overflow reported after that, where the observer sees
  * it. Recursion follows the skeleton, never the data, so its depth is fixed.
  */
-export function collectStructuralIssues(root: unknown): RequestIssue[] {
+export function collectStructuralIssues(root: unknown, policy: FieldPolicy = CONTRACT_ONLY): RequestIssue[] {
   const issues: RequestIssue[] = [];
   const path: (string | number)[] = [];
 
@@ -37,6 +39,12 @@ export function collectStructuralIssues(root: unknown): RequestIssue[] {
     if (s.fields !== undefined && isJsonObject(value)) {
       const object = value;
       for (const key of Object.keys(object)) {
+        // At the root: OpenAI's fields that no model takes (request-fields.ts).
+        const refused = path.length === 0 ? refusedEverywhere(key, policy) : null;
+        if (refused !== null) {
+          if (object[key] !== undefined) issues.push(refused);
+          continue;
+        }
         const child = s.fields.get(key);
         if (child === undefined) {
           if (!isIndexLikeKey(key)) issues.push(unknownField([...path, key]));

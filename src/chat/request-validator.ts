@@ -20,19 +20,26 @@
 // after the fields present, and the rules that relate two fields (3, 6,
 // tool_choice against tools) last.
 //
+// OpenAI's fields beyond the contract's table (request-fields.ts) are taken
+// only as the field policy allows for the request's model, which is read
+// first so their rule issues keep document order.
+//
 // Nulls: OpenAI marks temperature, top_p, max_tokens, max_completion_tokens,
 // stop, stream, stream_options and n nullable; an explicit null there (and on
 // an assistant's refusal, tool_calls, audio, function_call, a tool's strict)
 // means absent. model, messages, tools, tool_choice, response_format are not
 // nullable. Empty tools, stop and tool_calls arrays are no-ops and are
 // dropped; tool_choice "none" without tools is dropped too.
+import { compileSchema, StrictSchemaError } from '../schema/compile.ts';
+import { CONTRACT_ONLY, neverAccepted, normaliseOptionalField, relateOptionalFields, type FieldPolicy, type RequestFieldName } from './request-fields.ts';
 import { createIssue, issueToError, type RequestIssue, type RequestWalk } from './request-issues.ts';
 import { normaliseMessages } from './request-messages.ts';
 import { carryPromptBound, REQUEST_OVERHEAD, requestTailTokens } from './request-prompt-bound.ts';
-import { acceptsKind, isJsonObject, MAX_STOP_ENTRIES, REQUEST_SHAPE, type ValueShape } from './request-shape.ts';
+import { acceptsKind, isJsonObject, MAX_STOP_ENTRIES, OPTIONAL_FIELD_SHAPES, REQUEST_SHAPE, type ValueShape } from './request-shape.ts';
 import { collectStructuralIssues } from './request-structure.ts';
 import { normaliseToolChoice, normaliseTools } from './request-tools.ts';
-import type { ChatMessage, ChatRequest, ToolChoice, ToolDefinition, ValidatedChatRequest } from './types.ts';
+import type { ChatMessage, ChatRequest, JsonSchemaFormat, OptionalRequestFields, ResponseFormat, ToolChoice, ToolDefinition, ValidatedChatRequest } from './types.ts';
+import type { CompiledSchema } from '../schema/compile.ts';
 
 export { createChatRequestObserver } from './request-observer.ts';
 
@@ -44,6 +51,20 @@ const REQUEST_FIELDS: ReadonlyMap<string, ValueShape> = REQUEST_SHAPE.fields ?? 
 const MAX_MODEL_LENGTH = 256;
 /** Above every model's output window today; the alias caps decide the real limit. */
 const MAX_OUTPUT_TOKENS_PARAM = 1_000_000;
+/** OpenAI's rule for a response format's name. */
+const FORMAT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** What the walk knows of the request's model before it starts: the fields it takes. */
+interface FieldScope {
+  readonly policy: FieldPolicy;
+  /** The body's `model` as it is (read once: the walk takes it from here). */
+  readonly rawModel: unknown;
+  /** `model` when it is a string, else null. */
+  readonly model: string | null;
+  readonly accepted: ReadonlySet<RequestFieldName>;
+  /** The compiled strict schema, when there is one. */
+  answerSchema?: CompiledSchema;
+}
 
 type ChatRequestCheck = { ok: true; request: ValidatedChatRequest } | { ok: false; issues: RequestIssue[] };
 
@@ -51,18 +72,23 @@ type ChatRequestCheck = { ok: true; request: ValidatedChatRequest } | { ok: fals
  * The structural issues when there are any, else every rule issue, or the
  * normalised request carrying its prompt bound. Pure; never mutates `value`.
  */
-export function checkChatRequest(value: unknown): ChatRequestCheck {
+export function checkChatRequest(value: unknown, policy: FieldPolicy = CONTRACT_ONLY): ChatRequestCheck {
   const walk: RequestWalk = { issues: [], structural: false, promptTokens: REQUEST_OVERHEAD, imageParts: 0 };
-  if (!isJsonObject(value)) return { ok: false, issues: collectStructuralIssues(value) };
-  const request = normaliseRequest(value, walk);
+  if (!isJsonObject(value)) return { ok: false, issues: collectStructuralIssues(value, policy) };
+  const rawModel = value['model'];
+  const model = typeof rawModel === 'string' ? rawModel : null;
+  const scope: FieldScope = { policy, rawModel, model, accepted: policy.acceptedFor(model ?? '') };
+  const request = normaliseRequest(value, walk, scope);
   if (walk.structural || walk.issues.length > 0) {
-    const structural = collectStructuralIssues(value);
+    const structural = collectStructuralIssues(value, policy);
     if (structural.length > 0) return { ok: false, issues: structural };
     if (walk.issues.length > 0) return { ok: false, issues: walk.issues };
     // The walk marks only values the structural pass reports: a bug, never a client's fault.
     throw new Error('The request walk found a structural fault the structural pass did not.');
   }
-  return { ok: true, request: carryPromptBound(request, { tokens: walk.promptTokens + requestTailTokens(request), imageParts: walk.imageParts }) };
+  const validated = carryPromptBound(request, { tokens: walk.promptTokens + requestTailTokens(request), imageParts: walk.imageParts });
+  if (scope.answerSchema !== undefined) Object.defineProperty(validated, 'answerSchema', { value: scope.answerSchema, enumerable: false });
+  return { ok: true, request: validated };
 }
 
 /**
@@ -71,8 +97,8 @@ export function checkChatRequest(value: unknown): ChatRequestCheck {
  * with `value`). Throws InvalidRequestError for the first issue: OpenAI
  * answers one error per request.
  */
-export function validateChatRequest(value: unknown): ValidatedChatRequest {
-  const check = checkChatRequest(value);
+export function validateChatRequest(value: unknown, policy: FieldPolicy = CONTRACT_ONLY): ValidatedChatRequest {
+  const check = checkChatRequest(value, policy);
   if (!check.ok) throw issueToError(check.issues[0] as RequestIssue);
   return check.request;
 }
@@ -96,24 +122,84 @@ function checkInteger(key: string, value: number, minimum: number, maximum: numb
   return true;
 }
 
-function normaliseResponseFormat(format: JsonObject, walk: RequestWalk): ChatRequest['response_format'] {
+function normaliseResponseFormat(format: JsonObject, walk: RequestWalk, scope: FieldScope): ResponseFormat | undefined {
   const issues = walk.issues;
   const type = Object.hasOwn(format, 'type') ? format['type'] : undefined;
   if (type === undefined) issues.push(createIssue(['response_format', 'type'], { code: 'missing_required_parameter' }));
+  const schemaAccepted = scope.accepted.has('json_schema');
+  if (type === 'json_schema' && !schemaAccepted) {
+    issues.push(createIssue(['response_format', 'type'], { code: 'invalid_value', reason: { rule: 'not_accepted', refusal: scope.policy.refusal('json_schema', scope.model) } }));
+    return undefined;
+  }
   for (const key of Object.keys(format)) {
     if (key === 'type' || format[key] === undefined) continue;
-    // json_schema is refused through its type; beside another type it is just unknown.
+    // json_schema goes with its type; beside another type it is unknown.
     if (key !== 'json_schema' || type !== 'json_schema') issues.push(createIssue(['response_format', key], { code: 'unknown_parameter' }));
   }
   if (type === 'text' || type === 'json_object') return { type };
-  if (type === 'json_schema') {
-    issues.push(createIssue(['response_format', 'type'], { code: 'invalid_value', reason: { rule: 'json_schema_unsupported' } }));
-  } else if (typeof type === 'string') {
-    issues.push(createIssue(['response_format', 'type'], { code: 'invalid_value', reason: { rule: 'one_of', received: type, allowed: ['text', 'json_object'] } }));
+  if (type === 'json_schema') return normaliseJsonSchema(format['json_schema'], walk, scope);
+  if (typeof type === 'string') {
+    const allowed = schemaAccepted ? ['text', 'json_object', 'json_schema'] : ['text', 'json_object'];
+    issues.push(createIssue(['response_format', 'type'], { code: 'invalid_value', reason: { rule: 'one_of', received: type, allowed } }));
   } else if (type !== undefined) {
     walk.structural = true;
   }
   return undefined;
+}
+
+/** response_format.json_schema: name required; with strict true the schema must be in the strict subset, and is compiled. */
+function normaliseJsonSchema(value: unknown, walk: RequestWalk, scope: FieldScope): JsonSchemaFormat | undefined {
+  const at = ['response_format', 'json_schema'] as const;
+  if (value === undefined) {
+    walk.issues.push(createIssue(at, { code: 'missing_required_parameter' }));
+    return undefined;
+  }
+  if (!isJsonObject(value)) {
+    walk.structural = true;
+    return undefined;
+  }
+  const out: Partial<JsonSchemaFormat['json_schema']> = {};
+  for (const key of Object.keys(value)) {
+    const field = value[key];
+    if (field === undefined || field === null) continue;
+    switch (key) {
+      case 'name':
+        if (typeof field !== 'string') walk.structural = true;
+        else if (!FORMAT_NAME.test(field)) walk.issues.push(createIssue([...at, key], { code: 'invalid_value', reason: { rule: 'function_name', received: field } }));
+        else out.name = field;
+        break;
+      case 'description':
+        if (typeof field === 'string') out.description = field;
+        else walk.structural = true;
+        break;
+      case 'schema':
+        // Shared, read-only, with the body, like a tool's parameters.
+        if (isJsonObject(field)) out.schema = field;
+        else walk.structural = true;
+        break;
+      case 'strict':
+        if (typeof field === 'boolean') out.strict = field;
+        else walk.structural = true;
+        break;
+      // Unknown keys: the skeleton's (request-shape.ts); the structural pass reports them.
+      default:
+        walk.structural = true;
+    }
+  }
+  if (value['name'] === undefined) walk.issues.push(createIssue([...at, 'name'], { code: 'missing_required_parameter' }));
+  if (out.strict === true) {
+    if (out.schema === undefined) {
+      if (value['schema'] === undefined || value['schema'] === null) walk.issues.push(createIssue([...at, 'schema'], { code: 'missing_required_parameter', hint: 'A json_schema with strict true needs its schema.' }));
+    } else {
+      try {
+        scope.answerSchema = compileSchema(out.schema);
+      } catch (error) {
+        if (!(error instanceof StrictSchemaError)) throw error;
+        walk.issues.push(createIssue([...at, 'schema'], { code: 'unsupported_schema', formatName: out.name ?? '', problem: error.problem.message }));
+      }
+    }
+  }
+  return out.name === undefined ? undefined : { type: 'json_schema', json_schema: out as JsonSchemaFormat['json_schema'] };
 }
 
 /** Whether `value` is a JSON number: the kind test of every numeric field (NaN is one; the range test refuses it). */
@@ -135,7 +221,21 @@ function normaliseStop(stop: unknown, walk: RequestWalk): string | string[] | un
   return out.length > 0 ? out : undefined;
 }
 
-function normaliseRequest(body: JsonObject, walk: RequestWalk): ChatRequest {
+/** One of OpenAI's optional fields: refused unless the model takes it; null is absent where OpenAI allows null. */
+function normaliseOptional(key: RequestFieldName, value: unknown, shape: ValueShape, out: OptionalRequestFields, walk: RequestWalk, scope: FieldScope): void {
+  if (!scope.policy.anywhere.has(key)) {
+    // No model takes it: refused as the body arrived; the structural pass reports it.
+    walk.structural = true;
+  } else if (!scope.accepted.has(key)) {
+    walk.issues.push(createIssue([key], { code: 'unknown_parameter', refusal: scope.policy.refusal(key, scope.model) }));
+  } else if (value === null) {
+    if (!acceptsKind(shape, 'null')) walk.structural = true;
+  } else {
+    normaliseOptionalField(key, value, out, walk);
+  }
+}
+
+function normaliseRequest(body: JsonObject, walk: RequestWalk, scope: FieldScope): ChatRequest {
   const issues = walk.issues;
   let model: string | undefined;
   let messages: ChatMessage[] | undefined;
@@ -149,9 +249,19 @@ function normaliseRequest(body: JsonObject, walk: RequestWalk): ChatRequest {
   const optional: Omit<ChatRequest, 'model' | 'messages' | 'tools' | 'tool_choice'> = {};
 
   for (const key of Object.keys(body)) {
-    const value = body[key];
+    const value = key === 'model' ? scope.rawModel : body[key];
     // An own property holding undefined is absent, as JSON.stringify would have it.
     if (value === undefined) continue;
+    const optionalShape = OPTIONAL_FIELD_SHAPES.get(key);
+    if (optionalShape !== undefined) {
+      normaliseOptional(key as RequestFieldName, value, optionalShape, optional, walk, scope);
+      continue;
+    }
+    if (neverAccepted(key) !== undefined) {
+      // Refused whatever the model: the structural pass reports it.
+      walk.structural = true;
+      continue;
+    }
     if (value === null) {
       // Only on the fields OpenAI marks nullable is null absent; elsewhere the skeleton refuses it.
       const field = REQUEST_FIELDS.get(key);
@@ -186,7 +296,7 @@ function normaliseRequest(body: JsonObject, walk: RequestWalk): ChatRequest {
           walk.structural = true;
           break;
         }
-        const format = normaliseResponseFormat(value, walk);
+        const format = normaliseResponseFormat(value, walk, scope);
         if (format !== undefined) optional.response_format = format;
         break;
       }
@@ -255,6 +365,7 @@ function normaliseRequest(body: JsonObject, walk: RequestWalk): ChatRequest {
         issues.push(createIssue([key], { code: 'unknown_parameter' }));
     }
   }
+  relateOptionalFields(optional, issues);
   if (model === undefined) issues.push(createIssue(['model'], { code: 'missing_required_parameter' }));
   if (messages === undefined) issues.push(createIssue(['messages'], { code: 'missing_required_parameter' }));
 

@@ -10,6 +10,7 @@ import { parseListenerTls } from './tls-config.ts';
 import { parseTrustedProxies } from './trusted-proxies-config.ts';
 import { Checker, join, type Obj } from './config-checker.ts';
 import { parseAliases, parseAuto } from './routing-config.ts';
+import { parseRequestFields, type RequestFieldName } from './request-fields-config.ts';
 import { parseOperations } from './operations-config.ts';
 import { parseCurrency } from './price-config.ts';
 import { parseTelemetry } from './telemetry-config.ts';
@@ -17,7 +18,7 @@ import { parseAudit } from './audit-config.ts';
 
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit', 'metrics'];
+const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit', 'metrics', 'requestFields'];
 
 /**
  * Checks `value` (a parsed config file) and returns the full config with
@@ -48,6 +49,7 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const demo = new Set(Object.keys(providers).filter((name) => providers[name]?.type === 'demo'));
   const aliases = parseAliases(c, root['aliases'], { defined: providersIn === undefined ? null : new Set(Object.keys(providersIn)), demo });
   const auto = parseAuto(c, root['auto'], aliases);
+  const requestFields = parseRequestFields(c, root, '', [] as readonly RequestFieldName[]);
   const operations = parseOperations(c, root, listen);
   const currency = parseCurrency(c, root);
   const telemetry = parseTelemetry(c, root['telemetry']);
@@ -57,7 +59,7 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
     ...(operations.admin.enabled ? [{ setting: 'admin', host: operations.admin.host, port: operations.admin.port }] : []),
   ]);
   if (c.issues.length > 0) throw new ConfigError(source, c.issues);
-  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, currency, telemetry, audit, metrics };
+  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, requestFields, currency, telemetry, audit, metrics };
 }
 
 function parseServerLimits(c: Checker, value: unknown): ServerLimits {

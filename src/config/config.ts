@@ -3,6 +3,7 @@
 // (`aliases.service-chat.provider`) so an operator can fix it without guessing.
 // The reference for operators is docs/config.md.
 
+import type { RequestFieldName } from './request-fields-config.ts';
 import type { MetricsConfig } from './metrics-config.ts';
 import { ConfigIssueCode, formatIssue, type ConfigIssue } from './config-issues.ts';
 import type { TelemetryConfig } from './telemetry-config.ts';
@@ -153,6 +154,8 @@ export interface AliasConfig {
   price: Price | null;
   /** Prompt tokens a request's reservation counts per image part (src/limits/reservation.ts). */
   imageTokens: number;
+  /** OpenAI's request fields this alias takes beyond the contract's table; null: the top level's list. */
+  requestFields: readonly RequestFieldName[] | null;
 }
 
 /** Request features a service-auto rule can test; all given conditions must hold. */
@@ -279,6 +282,8 @@ export interface GatewayConfig {
   providers: Record<string, ProviderConfig>;
   aliases: Record<string, AliasConfig>;
   auto: { default: string; rules: AutoRule[] };
+  /** OpenAI's request fields every alias takes beyond the contract's table, unless it lists its own (./request-fields-config.ts). */
+  requestFields: readonly RequestFieldName[];
   /** ISO 4217 code of the currency prices and cost budgets are written in (display only: no conversion). */
   currency: string;
   /** OpenTelemetry traces: ./telemetry-config.ts. */

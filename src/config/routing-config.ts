@@ -15,9 +15,10 @@ import {
 } from './config.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
 import { parsePrice } from './price-config.ts';
+import { parseRequestFields } from './request-fields-config.ts';
 
 const ALIAS_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
-const ALIAS_SETTINGS = ['provider', 'model', 'targets', 'maxOutputTokens', 'contextWindow', 'capabilities', 'price', 'imageTokens'];
+const ALIAS_SETTINGS = ['provider', 'model', 'targets', 'maxOutputTokens', 'contextWindow', 'capabilities', 'price', 'imageTokens', 'requestFields'];
 const TARGET_SETTINGS = ['provider', 'model', 'weight', 'priority', 'price'];
 /** A demo answer costs nothing unless a price is given for it. */
 const FREE: Price = { input: 0, cachedInput: 0, output: 0 };
@@ -48,7 +49,7 @@ export function parseAliases(c: Checker, value: unknown, providers: ProviderName
 }
 
 function parseAlias(c: Checker, value: unknown, at: string, name: string, providers: ProviderNames): AliasConfig {
-  const alias: AliasConfig = { targets: [], maxOutputTokens: null, contextWindow: null, capabilities: [], price: null, imageTokens: DEFAULT_IMAGE_TOKENS };
+  const alias: AliasConfig = { targets: [], maxOutputTokens: null, contextWindow: null, capabilities: [], price: null, imageTokens: DEFAULT_IMAGE_TOKENS, requestFields: null };
   const o = c.object(value, at, ALIAS_SETTINGS);
   if (o === undefined) return alias;
   alias.price = c.optional(o, 'price', at, null, (v, vat) => parsePrice(c, v, vat));
@@ -58,6 +59,7 @@ function parseAlias(c: Checker, value: unknown, at: string, name: string, provid
   alias.imageTokens = c.int(o, 'imageTokens', at, DEFAULT_IMAGE_TOKENS, 1, 1_000_000);
   alias.maxOutputTokens = c.optional(o, 'maxOutputTokens', at, null, (v, vat) => c.integer(v, vat, 1, 10_000_000));
   alias.contextWindow = c.optional(o, 'contextWindow', at, null, (v, vat) => c.integer(v, vat, 256, 100_000_000));
+  alias.requestFields = parseRequestFields(c, o, at, null);
   if (o['capabilities'] === undefined) return alias;
   const cat = join(at, 'capabilities');
   if (!Array.isArray(o['capabilities'])) {

@@ -10,6 +10,7 @@
 //
 // The limiter counts a charge at most limits.maxChargeMultiple times the
 // reservation (src/limits/charge-ceiling.ts), which is warned of and counted.
+import { requestFieldsUsed } from '../chat/request-fields.ts';
 import type { ChunkRelay } from '../chat/stream-relay.ts';
 import type { ChatRequest, Usage } from '../chat/types.ts';
 import type { Price } from '../config/config.ts';
@@ -347,6 +348,11 @@ export class Call {
       log['route'] = route.reason;
       if (route.skipped.length > 0) log['routeSkipped'] = route.skipped.join(',');
       log['stream'] = this.request?.stream === true;
+    }
+    if (this.request !== null) {
+      // OpenAI's fields beyond the contract's table that the request used (the operator's requestFields).
+      const fields = requestFieldsUsed(this.request);
+      if (fields.length > 0) log['requestFields'] = fields.join(',');
     }
     if (this.limit !== undefined) log['limit'] = this.limit;
     if (this.target !== null) log['target'] = this.target;

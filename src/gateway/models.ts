@@ -1,22 +1,41 @@
 // GET /v1/models: OpenAI's list shape, one entry per alias (service-auto included).
 // A key limited to some aliases sees those (and service-auto); an expired key is refused.
+// An alias that takes OpenAI's fields beyond the contract's table (requestFields)
+// lists them in `request_fields`; service-auto lists what any alias takes.
+import { createFieldPolicy, type RequestFieldName } from '../chat/request-fields.ts';
 import { type GatewayConfig } from '../config/config.ts';
+import { REQUEST_FIELD_NAMES } from '../config/request-fields-config.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import { listAliases } from '../routing/alias-routing.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { checkExpiry, usableAliases } from './key-policy.ts';
 
+interface ModelRecord {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  /** Absent when the alias takes the contract's table alone. */
+  request_fields?: RequestFieldName[];
+}
+
 interface ModelListing {
   object: 'list';
-  data: Array<{ id: string; object: 'model'; created: number; owned_by: string }>;
+  data: ModelRecord[];
 }
 
 /** `created` is when this configuration was loaded: aliases have no other birth date. */
-function buildModelListing(config: Pick<GatewayConfig, 'aliases'>, created: number): ModelListing {
+function buildModelListing(config: Pick<GatewayConfig, 'aliases' | 'requestFields'>, created: number): ModelListing {
+  const policy = createFieldPolicy(config);
   return {
     object: 'list',
-    data: listAliases(config).map((id) => ({ id, object: 'model', created, owned_by: 'portcullis' })),
+    data: listAliases(config).map((id) => {
+      const record: ModelRecord = { id, object: 'model', created, owned_by: 'portcullis' };
+      const accepted = policy.acceptedFor(id);
+      if (accepted.size > 0) record.request_fields = REQUEST_FIELD_NAMES.filter((name) => accepted.has(name));
+      return record;
+    }),
   };
 }
 

@@ -17,7 +17,8 @@ import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { Tracer } from '../telemetry/tracer.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import type { KeyAuthenticator } from './auth.ts';
-import { chatCompletionsEndpoint } from './chat-endpoint.ts';
+import { createChatCompletionsEndpoint } from './chat-endpoint.ts';
+import { createFieldPolicy } from '../chat/request-fields.ts';
 import { createEndpointHandler } from './pipeline.ts';
 import { createModelsHandler } from './models.ts';
 
@@ -71,7 +72,7 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
   return {
     config,
     targets,
-    chat: createEndpointHandler(chatCompletionsEndpoint, { config, targets, ...deps, maxChargeMultiple: config.limits.maxChargeMultiple }),
+    chat: createEndpointHandler(createChatCompletionsEndpoint(createFieldPolicy(config)), { config, targets, ...deps, maxChargeMultiple: config.limits.maxChargeMultiple }),
     models: createModelsHandler(config, deps.keys, loadedAt, deps.scheduler.now),
   };
 }

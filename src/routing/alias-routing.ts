@@ -4,9 +4,13 @@
 // size service-auto compares is the reservation's prompt bound
 // (src/chat/request-prompt-bound.ts), an upper bound, at each alias's
 // imageTokens: an alias is chosen only when the prompt it will be reserved
-// with fits its context window.
+// with fits its context window. service-auto chooses only among aliases that
+// take every optional request field the request carries (their requestFields,
+// src/chat/request-fields.ts): the validator let through what some alias takes.
 import { AUTO_ALIAS, type AliasConfig, type AutoCondition, type GatewayConfig } from '../config/config.ts';
 import { promptBoundOf, promptTokensFor } from '../chat/request-prompt-bound.ts';
+import { requestFieldsUsed, type RequestFieldName } from '../chat/request-fields.ts';
+import { createIssue, issueToError, type FieldRefusal } from '../chat/request-issues.ts';
 import type { PromptBound, ValidatedChatRequest } from '../chat/types.ts';
 import { ModelNotFoundError } from '../errors/api-error.ts';
 
@@ -66,7 +70,7 @@ function fitsContextWindow(alias: AliasConfig, prompt: PromptBound): boolean {
  */
 export function resolveAlias(
   request: ValidatedChatRequest,
-  config: Pick<GatewayConfig, 'aliases' | 'auto'>,
+  config: Pick<GatewayConfig, 'aliases' | 'auto'> & { readonly requestFields?: readonly RequestFieldName[] },
   isAvailable: (alias: string) => boolean = () => true,
   usable?: () => readonly string[],
 ): ResolvedAlias {
@@ -77,10 +81,17 @@ export function resolveAlias(
     return { alias: request.model, config: named, reason: 'requested', skipped: [] };
   }
   const features = requestFeatures(request);
+  const fields = requestFieldsUsed(request);
+  const global = config.requestFields ?? [];
+  const takesFields = (alias: AliasConfig): boolean => fields.length === 0 || refusedField(alias, global, fields) === undefined;
   const skipped: string[] = [];
   const tryAlias = (alias: string, reason: string): ResolvedAlias | undefined => {
     const target = config.aliases[alias];
     if (target === undefined) return undefined;
+    if (!takesFields(target)) {
+      skipped.push(`${alias}:request_fields`);
+      return undefined;
+    }
     if (!fitsContextWindow(target, features.prompt)) {
       skipped.push(`${alias}:context_window`);
       return undefined;
@@ -104,8 +115,31 @@ export function resolveAlias(
     const chosen = tryAlias(alias, 'context_window');
     if (chosen !== undefined) return chosen;
   }
-  const fallback = config.auto.default;
-  return { alias: fallback, config: config.aliases[fallback] as AliasConfig, reason: 'default', skipped };
+  // Fields decide; context window and breakers only prefer. The default, or
+  // else the first alias that takes the request's fields.
+  const defaultAlias = config.aliases[config.auto.default] as AliasConfig;
+  if (takesFields(defaultAlias)) return { alias: config.auto.default, config: defaultAlias, reason: 'default', skipped };
+  for (const alias of Object.keys(config.aliases)) {
+    const candidate = config.aliases[alias] as AliasConfig;
+    if (takesFields(candidate)) return { alias, config: candidate, reason: 'request_fields', skipped };
+  }
+  // Each field is taken by some alias (the validator saw to that), but no alias takes them all.
+  const name = refusedField(defaultAlias, global, fields) as RequestFieldName;
+  throw issueToError(
+    name === 'json_schema'
+      ? createIssue(['response_format', 'type'], { code: 'invalid_value', reason: { rule: 'not_accepted', refusal: autoRefusal(name, config.auto.default) } })
+      : createIssue([name], { code: 'unknown_parameter', refusal: autoRefusal(name, config.auto.default) }),
+  );
+}
+
+function autoRefusal(name: RequestFieldName, defaultAlias: string): FieldRefusal {
+  return { kind: 'not_accepted', name, model: AUTO_ALIAS, settings: [`aliases.${defaultAlias}.requestFields`, 'requestFields'] };
+}
+
+/** The first of `fields` that `alias` does not take (its own list, else the top level's). */
+function refusedField(alias: AliasConfig, global: readonly RequestFieldName[], fields: readonly RequestFieldName[]): RequestFieldName | undefined {
+  const accepted = alias.requestFields ?? global;
+  return fields.find((name) => !accepted.includes(name));
 }
 
 /** Aliases in listing order: the configured ones, then service-auto. */

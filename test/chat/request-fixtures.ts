@@ -70,6 +70,12 @@ function unknown(name: string, value: unknown, param: string, early: boolean): C
   return { name, body: value, param, code: 'unknown_parameter', message: `Unrecognized request argument supplied: ${param}`, early };
 }
 
+/** A field OpenAI defines that the default field policy (the contract's table alone) refuses, naming the setting. */
+function notAccepted(name: string, value: unknown, field: string): Case {
+  const message = `Unsupported parameter: '${field}' is not accepted by this gateway. The gateway's operator can accept it by adding "${field}" to "requestFields" in the gateway's config.`;
+  return { name, body: value, param: field, code: 'unknown_parameter', message, early: true };
+}
+
 function wrongType(name: string, value: unknown, param: string, expected: string, got: string, early: boolean): Case {
   return { name, body: value, param, code: 'invalid_type', message: `Invalid type for '${param}': expected ${expected}, but got ${got} instead.`, early };
 }
@@ -90,8 +96,19 @@ const CASES: Case[] = [
 
   // Rule 7: unknown fields, at every level.
   unknown('rule 7: unknown top-level field', body({ foo: 1 }), 'foo', true),
-  unknown('rule 7: OpenAI field outside the spec (user)', body({ user: 'u1' }), 'user', true),
-  unknown('rule 7: OpenAI field outside the spec (seed)', body({ seed: 7 }), 'seed', true),
+  notAccepted('rule 7: OpenAI field outside the spec (user)', body({ user: 'u1' }), 'user'),
+  notAccepted('rule 7: OpenAI field outside the spec (seed)', body({ seed: 7 }), 'seed'),
+  notAccepted('rule 7: OpenAI field outside the spec, even null (seed)', body({ seed: null }), 'seed'),
+  notAccepted('rule 7: OpenAI field outside the spec (parallel_tool_calls)', body({ parallel_tool_calls: false }), 'parallel_tool_calls'),
+  notAccepted('rule 7: OpenAI field outside the spec, before a later fault (metadata)', body({ metadata: { a: 1 }, temperature: 9 }), 'metadata'),
+  {
+    name: 'rule 7: an OpenAI field the gateway never takes (audio)',
+    body: body({ audio: { voice: 'alloy', format: 'mp3' } }),
+    param: 'audio',
+    code: 'unknown_parameter',
+    message: "Unsupported parameter: 'audio' is not supported by this gateway: the gateway answers text only.",
+    early: true,
+  },
   unknown('rule 7: __proto__ key', '{"__proto__":{"x":1},"model":"service-chat","messages":[{"role":"user","content":"Hi"}]}', '__proto__', true),
   {
     name: 'rule 7: a long unknown key is echoed cut to 64 characters',
@@ -246,7 +263,12 @@ const CASES: Case[] = [
   missing('tool_choice function without name', body({ tools: [WEATHER_TOOL], tool_choice: { type: 'function', function: {} } }), 'tool_choice.function.name'),
 
   // response_format.
-  badValue('response_format json_schema', body({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }), 'response_format.type', "'json_schema' is not supported. Supported values are: 'text' and 'json_object'."),
+  badValue(
+    'response_format json_schema',
+    body({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {} } } }),
+    'response_format.type',
+    `'json_schema' is not accepted by this gateway. The gateway's operator can accept it by adding "json_schema" to "requestFields" in the gateway's config.`,
+  ),
   badValue('response_format xml', body({ response_format: { type: 'xml' } }), 'response_format.type', "'xml'. Supported values are: 'text' and 'json_object'."),
   missing('response_format without type', body({ response_format: {} }), 'response_format.type'),
   wrongType('response_format is a string', body({ response_format: 'json_object' }), 'response_format', 'an object', 'a string', true),

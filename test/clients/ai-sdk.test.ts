@@ -215,7 +215,12 @@ test('SDK settings outside the contract are refused with the wire field as param
       assert.ok(APICallError.isInstance(err));
       assert.equal(err.statusCode, 400);
       assert.deepEqual(JSON.parse(err.responseBody ?? ''), {
-        error: { message: `Unrecognized request argument supplied: ${param}`, type: 'invalid_request_error', param, code: 'unknown_parameter' },
+        error: {
+          message: `Unsupported parameter: '${param}' is not accepted by this gateway. The gateway's operator can accept it by adding "${param}" to "requestFields" in the gateway's config.`,
+          type: 'invalid_request_error',
+          param,
+          code: 'unknown_parameter',
+        },
       });
       assert.equal(err.isRetryable, false);
       return true;

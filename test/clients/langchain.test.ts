@@ -219,7 +219,7 @@ test('errors: the envelope on the thrown error; LangChain adds its own lc_error_
     const e = err as { status: number; error: unknown };
     assert.equal(e.status, 400);
     assert.deepEqual(e.error, {
-      message: 'Unrecognized request argument supplied: frequency_penalty',
+      message: `Unsupported parameter: 'frequency_penalty' is not accepted by this gateway. The gateway's operator can accept it by adding "frequency_penalty" to "requestFields" in the gateway's config.`,
       type: 'invalid_request_error',
       param: 'frequency_penalty',
       code: 'unknown_parameter',

@@ -60,9 +60,11 @@ test('a minimal config gets every default', () => {
         capabilities: [],
         price: null,
         imageTokens: 2000,
+        requestFields: null,
       },
     },
     auto: { default: 'service-chat', rules: [] },
+    requestFields: [],
     currency: 'USD',
     telemetry: { serviceName: 'portcullis', resourceAttributes: {}, samplerRatio: 1, otlp: null },
     audit: { rotateBytes: 64 * 1024 * 1024 },
@@ -175,6 +177,7 @@ test('targets: fallbacks and weights, each checked by path', () => {
     capabilities: ['tools', 'vision'],
     price: null,
     imageTokens: 2000,
+    requestFields: null,
   });
   const p = { providers: { a: { type: 'demo' } } };
   fails({ ...p, aliases: { x: { targets: [] } } }, 'aliases.x.targets', /non-empty array/);

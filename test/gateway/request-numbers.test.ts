@@ -82,12 +82,12 @@ test('a number beyond a double is a 400 naming its path, wherever it is, and the
   assert.equal(received.length, 0, 'nothing reached the upstream');
 });
 
-test('the first fault in the body wins: an unknown field before the number is refused as unknown (metadata)', async () => {
-  const res = await post(`${HEAD},"metadata":{"n":1e999}}`);
+test('the first fault in the body wins: an unknown field before the number is refused as unknown (extra)', async () => {
+  const res = await post(`${HEAD},"extra":{"n":1e999}}`);
   assert.deepEqual(res.json(), {
-    error: { message: 'Unrecognized request argument supplied: metadata', type: 'invalid_request_error', param: 'metadata', code: 'unknown_parameter' },
+    error: { message: 'Unrecognized request argument supplied: extra', type: 'invalid_request_error', param: 'extra', code: 'unknown_parameter' },
   });
-  const after = await post(`${HEAD},"tools":[{"type":"function","function":{"name":"f","parameters":{"maximum":1e999}}}],"metadata":{}}`);
+  const after = await post(`${HEAD},"tools":[{"type":"function","function":{"name":"f","parameters":{"maximum":1e999}}}],"extra":{}}`);
   assert.deepEqual(after.json(), outOfRange('tools[0].function.parameters.maximum'));
   assert.equal(received.length, 0);
 });

@@ -90,7 +90,13 @@ describe('numbered rules', () => {
     await rejects(ok({ stream: false, stream_options: { include_usage: true } }), 'stream_options', 'invalid_value');
   });
   test('rule 7: a field not in the table is rejected', async () => {
-    await rejects(ok({ seed: 1 }), 'seed', 'unknown_parameter', 'Unrecognized request argument supplied: seed');
+    await rejects(ok({ foo: 1 }), 'foo', 'unknown_parameter', 'Unrecognized request argument supplied: foo');
+    await rejects(
+      ok({ seed: 1 }),
+      'seed',
+      'unknown_parameter',
+      `Unsupported parameter: 'seed' is not accepted by this gateway. The gateway's operator can accept it by adding "seed" to "requestFields" in the gateway's config.`,
+    );
   });
   test('the default maximum output is 4096 when neither max field is set', async () => {
     assert.equal((await accepts(ok({})))['max_tokens'], 4096);

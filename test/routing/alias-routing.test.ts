@@ -13,6 +13,7 @@ const alias = (over: Partial<AliasConfig> = {}): AliasConfig => ({
   maxOutputTokens: null,
   contextWindow: null,
   capabilities: [],
+  requestFields: null,
   price: null,
   imageTokens: 2000,
   ...over,
