@@ -242,6 +242,8 @@ function logitBiasOf(value: JsonObject, walk: RequestWalk): Record<string, numbe
 }
 
 function predictionOf(value: JsonObject, walk: RequestWalk): Prediction | undefined {
+  // Other keys: the skeleton's unknown fields; the structural pass reports them.
+  for (const key of Object.keys(value)) if (key !== 'type' && key !== 'content') walk.structural = true;
   const type = value['type'];
   const content = value['content'];
   if (type === undefined) walk.issues.push(createIssue(['prediction', 'type'], { code: 'missing_required_parameter' }));

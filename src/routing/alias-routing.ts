@@ -110,9 +110,11 @@ export function resolveAlias(
   }
   const byDefault = tryAlias(config.auto.default, 'default');
   if (byDefault !== undefined) return byDefault;
+  // The reason the default was passed over is the reason another alias is used.
+  const instead = skipped.includes(`${config.auto.default}:request_fields`) ? 'request_fields' : 'context_window';
   for (const alias of Object.keys(config.aliases)) {
     if (alias === config.auto.default || skipped.some((s) => s.startsWith(`${alias}:`))) continue;
-    const chosen = tryAlias(alias, 'context_window');
+    const chosen = tryAlias(alias, instead);
     if (chosen !== undefined) return chosen;
   }
   // Fields decide; context window and breakers only prefer. The default, or

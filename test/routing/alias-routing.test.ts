@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AliasConfig, AutoRule } from '../../src/config/config.ts';
 import type { ChatRequest } from '../../src/chat/types.ts';
-import { ModelNotFoundError } from '../../src/errors/api-error.ts';
+import { InvalidRequestError, ModelNotFoundError } from '../../src/errors/api-error.ts';
 import { validateChatRequest } from '../../src/chat/request-validator.ts';
 import { reserveRequest } from '../../src/limits/reservation.ts';
 import { listAliases, requestFeatures, resolveAlias } from '../../src/routing/alias-routing.ts';
@@ -142,4 +142,39 @@ test('request features', () => {
 
 test('the listing holds every alias and service-auto last', () => {
   assert.deepEqual(listAliases(config), ['service-chat', 'service-vision', 'service-tools', 'service-long', 'service-auto']);
+});
+
+test("service-auto sends a request only to an alias that takes every field beyond the contract's table it carries", () => {
+  const fielded = {
+    aliases: {
+      'service-chat': alias(),
+      'service-vision': alias({ capabilities: ['vision'], requestFields: ['user'] }),
+      'service-json': alias({ requestFields: ['json_schema', 'user'] }),
+    },
+    auto: { default: 'service-chat', rules: [{ when: { images: true }, use: 'service-vision', reason: 'image_url' }] },
+    requestFields: ['seed' as const],
+  };
+  const route = (req: ChatRequest, available: (a: string) => boolean = () => true) => {
+    const r = resolveAlias(req, fielded, available);
+    return [r.alias, r.reason, r.skipped];
+  };
+  // The default takes the top level's seed.
+  assert.deepEqual(route(hi({ seed: 1 })), ['service-chat', 'default', []]);
+  // user: the rule's alias takes it; without images the default does not, so the first that does.
+  assert.deepEqual(route(hi({ user: 'u', messages: [image] })), ['service-vision', 'image_url', []]);
+  assert.deepEqual(route(hi({ user: 'u' })), ['service-vision', 'request_fields', ['service-chat:request_fields']]);
+  const schema = { type: 'json_schema' as const, json_schema: { name: 'x' } };
+  assert.deepEqual(route(hi({ response_format: schema, messages: [image] })), ['service-json', 'request_fields', ['service-vision:request_fields', 'service-chat:request_fields']]);
+  // Fields decide, breakers only prefer: with every breaker open the alias that takes the fields is still chosen.
+  assert.deepEqual(route(hi({ response_format: schema }), () => false), ['service-json', 'request_fields', ['service-chat:request_fields', 'service-vision:request_fields', 'service-json:circuit_open']]);
+  // No alias takes seed and user together.
+  assert.throws(
+    () => resolveAlias(hi({ seed: 1, user: 'u' }), fielded),
+    (err: unknown) =>
+      err instanceof InvalidRequestError &&
+      err.param === 'user' &&
+      err.code === 'unknown_parameter' &&
+      err.message ===
+        `Unsupported parameter: 'user' is not accepted for model 'service-auto'. The gateway's operator can accept it by adding "user" to "aliases.service-chat.requestFields" or "requestFields" in the gateway's config.`,
+  );
 });
