@@ -281,11 +281,21 @@ function kindOf(value: unknown): 'object' | 'array' | 'string' | 'number' | 'boo
   return typeof value as 'object' | 'string' | 'number' | 'boolean';
 }
 
-/** The optional fields a validated request carries (json_schema: its response format), in REQUEST_FIELD_NAMES order. */
+const FIELD_NAMES: ReadonlySet<string> = new Set(REQUEST_FIELD_NAMES);
+
+/**
+ * The optional fields a request carries (json_schema: its response format),
+ * in the request's order. Walks the request's own keys (a handful), not the
+ * catalogue: every request's access line asks.
+ */
 export function requestFieldsUsed(request: OptionalRequestFields & { response_format?: { type: string } | undefined }): RequestFieldName[] {
   const used: RequestFieldName[] = [];
-  for (const name of REQUEST_FIELD_NAMES) {
-    if (name === 'json_schema' ? request.response_format?.type === 'json_schema' : request[name] !== undefined) used.push(name);
+  for (const key of Object.keys(request)) {
+    if (FIELD_NAMES.has(key)) {
+      if ((request as Record<string, unknown>)[key] !== undefined) used.push(key as RequestFieldName);
+    } else if (key === 'response_format' && request.response_format?.type === 'json_schema') {
+      used.push('json_schema');
+    }
   }
   return used;
 }

@@ -70,7 +70,7 @@ test('accepted fields reach the OpenAI-compatible upstream exactly as sent, besi
     max_tokens: 4096,
   });
   const line = gw.logs.findLast((l) => l['msg'] === 'request' && l['alias'] === 'service-agents');
-  assert.equal(line?.['requestFields'], 'seed,user,parallel_tool_calls');
+  assert.equal(line?.['requestFields'], 'user,seed,parallel_tool_calls');
 });
 
 test("an alias without its own list takes the top level's; one with its own list takes only that", async () => {
