@@ -4,8 +4,8 @@
 // is none: the contract's table alone. What each name admits and how it is
 // checked is src/chat/request-fields.ts; docs/request-fields.md is the
 // operator's reference.
-import type { Checker, Obj } from './config-checker.ts';
-import { join } from './config-checker.ts';
+import { join, type Checker, type Obj } from './config-checker.ts';
+import { didYouMean } from './config-issues.ts';
 
 /**
  * The names an operator may list. `json_schema` is a value of
@@ -43,6 +43,9 @@ export const NEVER_ACCEPTED_FIELDS: Readonly<Record<string, string>> = {
   prompt_cache_retention: 'the gateway cannot check what an upstream keeps',
 };
 
+/** The contract's own request fields: always taken, never listed. */
+const CONTRACT_FIELDS: readonly string[] = ['model', 'messages', 'tools', 'tool_choice', 'response_format', 'temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'stop', 'stream', 'stream_options', 'n'];
+
 /** A field needing another: the policy must list both, or neither. */
 const NEEDS: Partial<Record<RequestFieldName, RequestFieldName>> = { top_logprobs: 'logprobs' };
 
@@ -61,6 +64,17 @@ export function parseRequestFields<T>(c: Checker, o: Obj, at: string, fallback: 
     if (typeof entry === 'string' && Object.hasOwn(NEVER_ACCEPTED_FIELDS, entry)) {
       c.report(eat, { code: 'invalid_value', message: `"${entry}" cannot be accepted: ${NEVER_ACCEPTED_FIELDS[entry]}` });
       return;
+    }
+    if (typeof entry === 'string' && CONTRACT_FIELDS.includes(entry)) {
+      c.report(eat, { code: 'invalid_value', message: `"${entry}" is in the contract's table: every alias takes it already` });
+      return;
+    }
+    if (typeof entry === 'string' && !(REQUEST_FIELD_NAMES as readonly string[]).includes(entry)) {
+      const near = didYouMean(entry, REQUEST_FIELD_NAMES);
+      if (near !== null) {
+        c.report(eat, { code: 'invalid_value', message: `"${entry}" is not a request field the gateway can accept; did you mean "${near}"?` });
+        return;
+      }
     }
     const name = c.oneOf(entry, eat, REQUEST_FIELD_NAMES);
     if (name !== undefined && !names.includes(name)) names.push(name);

@@ -43,8 +43,12 @@ test('every name can be listed', () => {
 
 test('a wrong list names its path and what fits', () => {
   assert.deepEqual(problems({ requestFields: 'seed' }), [['requestFields', 'must be an array of request field names, e.g. ["json_schema", "seed"]']]);
-  const [issue] = problems({}, { requestFields: ['sead'] });
-  assert.equal(issue?.[0], 'aliases.chat.requestFields[0]');
+  assert.deepEqual(problems({}, { requestFields: ['sead', 'temperature'] }), [
+    ['aliases.chat.requestFields[0]', '"sead" is not a request field the gateway can accept; did you mean "seed"?'],
+    ['aliases.chat.requestFields[1]', `"temperature" is in the contract's table: every alias takes it already`],
+  ]);
+  const [issue] = problems({ requestFields: [7] });
+  assert.equal(issue?.[0], 'requestFields[0]');
   assert.match(issue?.[1] ?? '', /^must be one of "json_schema", "seed", /);
   assert.deepEqual(problems({ requestFields: ['audio', 'functions'] }), [
     ['requestFields[0]', '"audio" cannot be accepted: the gateway answers text only'],
