@@ -3,8 +3,8 @@
 // bounded JSON parser (../json/), then checked by the compiled schema
 // (../schema/compile.ts). Pure: a whole completion is judged at once
 // (checkCompletionAnswer); a stream chunk by chunk (StreamedAnswerCheck), its
-// content fed to the parser as it arrives and judged when the chunk with
-// choice 0's finish reason comes.
+// content gathered as it arrives and judged when the chunk with choice 0's
+// finish reason comes.
 //
 // What is not checked, and why (the openai SDK's parse() is the measure: the
 // gateway checks at least every answer it would parse):
@@ -19,89 +19,62 @@
 // Anything else must be a JSON value that the schema accepts: no content at
 // all, or text that is not JSON, fails at `$`.
 
-import { Buffer } from 'node:buffer';
-import { createJsonParser, JsonParseError, type JsonParser } from '../json/parser.ts';
+import { JsonParseError, parseJson } from '../json/parser.ts';
 import type { CompiledSchema, SchemaViolation } from '../schema/compile.ts';
 import type { ChatCompletion, ChatCompletionChunk, FinishReason } from './types.ts';
 
 export type { SchemaViolation } from '../schema/compile.ts';
 
-const HIGH_SURROGATE_MIN = 0xd800;
-const HIGH_SURROGATE_MAX = 0xdbff;
-
 /**
- * The answer's text on its way into the parser. A delta that ends inside a
- * surrogate pair keeps its high half back for the next one, so the bytes parsed
- * are those of the joined text (encoding each half alone would make two U+FFFD).
+ * The answer's text, gathered until the verdict and parsed once then: a
+ * parse per delta would cost several times the rest of a chunk's relay. Joined
+ * as the client joins the deltas (a surrogate pair split across two stays one
+ * character). Bounded: past `maxBytes` characters it is surely past `maxBytes`
+ * bytes, and is dropped; a text under that in characters but over in bytes
+ * fails in the parser.
  */
 class AnswerText {
-  private readonly parser: JsonParser;
   private readonly maxBytes: number;
-  private bytes = 0;
-  private heldSurrogate = '';
-  private failure: JsonParseError | null = null;
+  private text = '';
+  private tooLong = false;
 
   constructor(maxBytes: number) {
     this.maxBytes = maxBytes;
-    this.parser = createJsonParser({ limits: { maxBytes } });
   }
 
-  /** True while no text came (or only an unpaired half in waiting). */
+  /** True while no text came. */
   get empty(): boolean {
-    return this.bytes === 0 && this.heldSurrogate === '';
+    return this.text.length === 0 && !this.tooLong;
   }
 
-  feed(text: string): void {
-    if (this.failure !== null || text.length === 0) return;
-    let whole = this.heldSurrogate === '' ? text : this.heldSurrogate + text;
-    this.heldSurrogate = '';
-    const last = whole.charCodeAt(whole.length - 1);
-    if (last >= HIGH_SURROGATE_MIN && last <= HIGH_SURROGATE_MAX) {
-      this.heldSurrogate = whole.slice(-1);
-      whole = whole.slice(0, -1);
-      if (whole.length === 0) return;
+  feed(piece: string): void {
+    if (this.tooLong) return;
+    if (this.text.length + piece.length > this.maxBytes) {
+      this.tooLong = true;
+      this.text = '';
+      return;
     }
-    const chunk = Buffer.from(whole, 'utf8');
-    this.bytes += chunk.length;
-    this.push(chunk);
+    this.text += piece;
   }
 
   /** The schema's verdict on the whole text. */
   judge(schema: CompiledSchema): SchemaViolation | null {
-    if (this.heldSurrogate !== '') {
-      // Unpaired at the end: encoded as the joined text would be (U+FFFD).
-      const chunk = Buffer.from(this.heldSurrogate, 'utf8');
-      this.heldSurrogate = '';
-      this.bytes += chunk.length;
-      this.push(chunk);
-    }
-    if (this.bytes === 0) return rootViolation('expected a JSON value, got no content');
+    if (this.tooLong) return this.tooLongViolation();
+    if (this.text.length === 0) return rootViolation('expected a JSON value, got no content');
     let value: unknown;
-    if (this.failure === null) {
-      try {
-        value = this.parser.end();
-      } catch (error) {
-        if (!(error instanceof JsonParseError)) throw error;
-        this.failure = error;
-      }
-    }
-    const failure = this.failure;
-    if (failure !== null) {
-      if (failure.limit === 'maxBytes') return rootViolation(`the answer is longer than the ${this.maxBytes} bytes the gateway checks`);
+    try {
+      value = parseJson(this.text, { limits: { maxBytes: this.maxBytes } });
+    } catch (error) {
+      if (!(error instanceof JsonParseError)) throw error;
+      if (error.limit === 'maxBytes') return this.tooLongViolation();
       // The parser's code and offset, never its text: the answer is not quoted.
-      return rootViolation(`expected a JSON value, got text that is not JSON (${failure.code} at byte ${failure.offset})`);
+      return rootViolation(`expected a JSON value, got text that is not JSON (${error.code} at byte ${error.offset})`);
     }
     return schema.check(value);
   }
 
-  private push(chunk: Uint8Array): void {
-    try {
-      this.parser.feed(chunk);
-    } catch (error) {
-      if (!(error instanceof JsonParseError)) throw error;
-      // The parser is terminated; the rest of the text is not read.
-      this.failure = error;
-    }
+  private tooLongViolation(): SchemaViolation {
+    return rootViolation(`the answer is longer than the ${this.maxBytes} bytes the gateway checks`);
   }
 }
 
@@ -128,9 +101,9 @@ export function checkCompletionAnswer(schema: CompiledSchema, completion: ChatCo
 }
 
 /**
- * A streamed answer's choice 0, chunk by chunk: its content deltas go into the
- * parser as they come (bounded by `maxBytes`), and the chunk that carries its
- * finish reason gets the verdict. Chunks after that are not read: the chunk
+ * A streamed answer's choice 0, chunk by chunk: its content deltas are
+ * gathered as they come (bounded by `maxBytes`), and the chunk that carries
+ * its finish reason gets the verdict. Chunks after that are not read: the chunk
  * relay drops whatever a choice sends after its finish.
  */
 export class StreamedAnswerCheck {

@@ -3,6 +3,7 @@
 // and a surrogate pair among them), with the exact violation; and the answers
 // left alone (length, content_filter, a refusal, tool calls with no content).
 import assert from 'node:assert/strict';
+import { Buffer } from 'node:buffer';
 import { describe, it } from 'node:test';
 import { checkCompletionAnswer, StreamedAnswerCheck, type SchemaViolation } from '../../src/chat/structured-answer.ts';
 import type { ChatCompletion, ChatCompletionChunk, FinishReason, ToolCall } from '../../src/chat/types.ts';
@@ -121,6 +122,11 @@ describe('checkCompletionAnswer', () => {
     assert.equal(checkCompletionAnswer(schema, completion({ content: VALID }), VALID.length), null);
     assert.deepStrictEqual(checkCompletionAnswer(schema, completion({ content: VALID }), VALID.length - 1),
       violation('$', `the answer is longer than the ${VALID.length - 1} bytes the gateway checks`));
+    // Within the bound in characters, over it in bytes.
+    const accented = '{"title":"ééé","items":[]}';
+    assert.equal(checkCompletionAnswer(schema, completion({ content: accented }), Buffer.byteLength(accented)), null);
+    assert.deepStrictEqual(checkCompletionAnswer(schema, completion({ content: accented }), accented.length),
+      violation('$', `the answer is longer than the ${accented.length} bytes the gateway checks`));
   });
 
   it('fails a completion with no choice at `$`', () => {
@@ -146,11 +152,11 @@ describe('StreamedAnswerCheck', () => {
     const at = content.indexOf('🎉') + 1;
     const check = new StreamedAnswerCheck(pinned, BOUND);
     for (const c of streamed(content, [at])) assert.equal(check.push(c), null);
-    // An unpaired half at the end is what the client decodes too: U+FFFD.
+    // An unpaired half has no UTF-8 encoding: the gateway's parser refuses it, as it refuses one in a request.
     const lone = new StreamedAnswerCheck(pinned, BOUND);
     let verdict: SchemaViolation | null = null;
     for (const c of [chunk({ content: '{"mood":"\ud83c' }), chunk({ content: '"}' }, 'stop')]) verdict = lone.push(c);
-    assert.deepStrictEqual(verdict, violation('$.mood', 'string "\ufffd" is not one of the enum values'));
+    assert.deepStrictEqual(verdict, violation('$', 'expected a JSON value, got text that is not JSON (invalid_utf8 at byte 9)'));
   });
 
   it('takes the content on the finish chunk itself, and only choice 0', () => {
