@@ -225,6 +225,7 @@ async function dispatch<T>(
         value = await attempt(target, { request: target.request, requestId: ctx.requestId, signal, traceHeaders }, schema);
       } catch (error) {
         const failure = classifyFailure(error);
+        // A mismatch is an answer, whole and in time: no failure for the breaker (see the top of this file).
         if (error instanceof UpstreamSchemaMismatchError) target.breaker.onSuccess();
         else tellBreaker(target.breaker, failure, error);
         const record = failureRecord(target.id, n, error);
