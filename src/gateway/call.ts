@@ -12,7 +12,7 @@
 // reservation (src/limits/charge-ceiling.ts), which is warned of and counted.
 import { requestFieldsUsed } from '../chat/request-fields.ts';
 import type { ChunkRelay } from '../chat/stream-relay.ts';
-import type { ChatRequest, Usage } from '../chat/types.ts';
+import type { ChatRequest, Usage, ValidatedChatRequest } from '../chat/types.ts';
 import type { Price } from '../config/config.ts';
 import { renderError } from '../errors/render.ts';
 import { ClientGoneAbort, SHUTDOWN_STREAM_MESSAGE, ShuttingDownError, type RequestContext } from '../http/request-context.ts';
@@ -116,6 +116,11 @@ export class Call {
 
   get scheduler(): Scheduler {
     return this.deps.scheduler;
+  }
+
+  /** The compiled strict json_schema the validator put on the request; the answer is held to it. */
+  get answerSchema(): ValidatedChatRequest['answerSchema'] {
+    return (this.request as ValidatedChatRequest | null)?.answerSchema;
   }
 
   startAttempt(targetId: string, attempt: number): Record<string, string> {

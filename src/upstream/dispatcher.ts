@@ -13,15 +13,26 @@
 // (the stream then tells its breaker how it ended: ./upstream-stream.ts);
 // what fails after that reaches the caller unchanged (it may already have sent
 // the client half an answer, which no retry can take back).
+//
+// Strict json_schema: when the context has an answer schema, a whole answer is
+// checked before it is returned, and a stream is wrapped before its first read
+// (./schema-checked-stream.ts). An answer that breaks the schema is a failed
+// attempt like a bad answer (the next target is tried; a committed stream ends
+// with the error), but the target's breaker hears success: the upstream
+// answered, and the breaker judges its health, not its model's obedience.
+// Without a schema neither the check nor the wrapper exists.
 
 import type { AbortSource } from '../time/abort-source.ts';
+import { checkCompletionAnswer } from '../chat/structured-answer.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
 import type { Price } from '../config/config.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES } from '../config/provider-defaults.ts';
 import { ApiError, UpstreamError, type InvalidRequestError } from '../errors/api-error.ts';
 import { ProviderKind, type ChatProvider, type UpstreamCall, type UpstreamStream } from './provider.ts';
 import { exchangeCompletion } from './upstream-exchange.ts';
 import { openExchangeStream, tellBreaker } from './upstream-stream.ts';
-import { ClientAbortError, isClientAbort, UpstreamRateLimitError } from './upstream-errors.ts';
+import { ClientAbortError, isClientAbort, UpstreamRateLimitError, UpstreamSchemaMismatchError } from './upstream-errors.ts';
+import { SchemaCheckedStream, type AnswerSchema } from './schema-checked-stream.ts';
 import { State, type CircuitBreaker } from './circuit-breaker.ts';
 import { failureCauseOf, type FailureCause } from './failure-cause.ts';
 import { upstreamRetryDelay } from './retry-after.ts';
@@ -59,6 +70,8 @@ export interface DispatchContext {
   onAttempt?(record: AttemptRecord): void;
   /** telemetry: called as an attempt starts; the headers (traceparent) go upstream with it. */
   startAttempt?(targetId: string, attempt: number): Record<string, string>;
+  /** response_format json_schema with strict true: the answer must match it (read once per dispatch). */
+  readonly answerSchema?: AnswerSchema | undefined;
 }
 
 /** What the dispatcher did after an attempt (or instead of one). */
@@ -118,18 +131,25 @@ export async function dispatchStream(
   return { stream: value, target };
 }
 
-async function completeOn(target: UpstreamTarget, call: UpstreamCall): Promise<ChatCompletion> {
+async function completeOn(target: UpstreamTarget, call: UpstreamCall, schema: AnswerSchema | undefined): Promise<ChatCompletion> {
   const { provider } = target;
   const completion = provider.kind === ProviderKind.Http ? await exchangeCompletion(provider, call) : await provider.complete(call);
+  if (schema !== undefined) {
+    const violation = checkCompletionAnswer(schema, completion, maxAnswerBytes(target));
+    // dispatch() tells the breaker.
+    if (violation !== null) throw new UpstreamSchemaMismatchError(violation);
+  }
   target.breaker.onSuccess();
   return completion;
 }
 
 /** Reads until the first chunk (keep-alives come before it) or the end; the
  * stream is committed to the target only then. */
-async function streamOn(target: UpstreamTarget, call: UpstreamCall): Promise<UpstreamStream> {
+async function streamOn(target: UpstreamTarget, call: UpstreamCall, schema: AnswerSchema | undefined): Promise<UpstreamStream> {
   const { provider } = target;
-  const stream = provider.kind === ProviderKind.Http ? openExchangeStream(provider, call) : provider.open(call);
+  let stream = provider.kind === ProviderKind.Http ? openExchangeStream(provider, call) : provider.open(call);
+  // Before the first read, so an answer that comes whole in it is checked before the commit.
+  if (schema !== undefined) stream = new SchemaCheckedStream(stream, schema, maxAnswerBytes(target));
   let first: readonly ChatCompletionChunk[] | null;
   try {
     do first = await stream.next();
@@ -142,6 +162,12 @@ async function streamOn(target: UpstreamTarget, call: UpstreamCall): Promise<Ups
   if (first === null) target.breaker.onSuccess();
   else stream.commit(first, target.breaker);
   return stream;
+}
+
+/** A streamed answer's content is parsed up to the bound of a whole answer's body from the same target. */
+function maxAnswerBytes(target: UpstreamTarget): number {
+  const { provider } = target;
+  return provider.kind === ProviderKind.Http ? provider.settings.maxResponseBytes : DEFAULT_MAX_RESPONSE_BYTES;
 }
 
 /** False when every target's breaker is open (a half-open one counts as
@@ -163,7 +189,7 @@ export function describeAttempt(a: AttemptRecord): string {
   return `${a.targetId}:${a.outcome}${detail === undefined ? '' : `:${detail}`}`;
 }
 
-type Attempt<T> = (target: UpstreamTarget, call: UpstreamCall) => Promise<T>;
+type Attempt<T> = (target: UpstreamTarget, call: UpstreamCall, schema: AnswerSchema | undefined) => Promise<T>;
 
 async function dispatch<T>(
   targets: readonly UpstreamTarget[],
@@ -175,6 +201,7 @@ async function dispatch<T>(
   if (signal.aborted) throw new ClientAbortError(signal.reason);
   const random = ctx.random ?? Math.random;
   const scheduler = ctx.scheduler ?? systemScheduler;
+  const schema = ctx.answerSchema;
 
   let lastFailure: unknown;
   let attempted = false;
@@ -195,10 +222,12 @@ async function dispatch<T>(
       let value: T;
       try {
         const traceHeaders = ctx.startAttempt?.(target.id, n);
-        value = await attempt(target, { request: target.request, requestId: ctx.requestId, signal, traceHeaders });
+        value = await attempt(target, { request: target.request, requestId: ctx.requestId, signal, traceHeaders }, schema);
       } catch (error) {
         const failure = classifyFailure(error);
-        tellBreaker(target.breaker, failure, error);
+        // A mismatch is an answer, whole and in time: no failure for the breaker (see the top of this file).
+        if (error instanceof UpstreamSchemaMismatchError) target.breaker.onSuccess();
+        else tellBreaker(target.breaker, failure, error);
         const record = failureRecord(target.id, n, error);
         if (failure === FailureClass.Fatal) {
           ctx.onAttempt?.({ ...record, outcome: AttemptOutcome.Fatal });

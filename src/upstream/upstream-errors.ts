@@ -231,6 +231,23 @@ export function badUpstreamResponseError(message: string, cause?: unknown): Upst
   return new UpstreamError('bad_upstream_response', message, cause === undefined ? {} : { cause });
 }
 
+/**
+ * 502: the answer to a strict json_schema request breaks its schema. Named by
+ * its class because the dispatcher treats it apart from other bad answers:
+ * it falls back like one, but says nothing against the upstream's health.
+ * The message is the checker's (a JSON path and what is wrong there, at most
+ * a 64-character string of the answer quoted), bounded as an upstream's own.
+ */
+export class UpstreamSchemaMismatchError extends UpstreamError {
+  override name = 'UpstreamSchemaMismatchError';
+  /** The JSON path of the first value that breaks the schema (`$` for the whole answer). */
+  readonly path: string;
+  constructor(violation: { readonly path: string; readonly message: string }) {
+    super('upstream_schema_mismatch', truncateMessage(`The upstream's answer does not match the response_format json_schema: ${violation.message}`));
+    this.path = violation.path;
+  }
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

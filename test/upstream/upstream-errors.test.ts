@@ -13,6 +13,7 @@ import {
   UpstreamRateLimitError,
   upstreamStreamError,
   upstreamStreamStalledError,
+  UpstreamSchemaMismatchError,
 } from '../../src/upstream/upstream-errors.ts';
 
 function rendered(error: ApiError): { status: number; body: unknown; headers: Record<string, string> } {
@@ -268,5 +269,26 @@ describe('connect and idle timeout errors', () => {
       body: { error: { message: 'The upstream stream stalled: no data for 60000 ms.', type: 'server_error', param: null, code: 'upstream_timeout' } },
       headers: {},
     });
+  });
+});
+
+describe('UpstreamSchemaMismatchError', () => {
+  test('502 upstream_schema_mismatch naming the path and what is wrong there', () => {
+    const error = new UpstreamSchemaMismatchError({ path: '$.items[2].qty', message: '$.items[2].qty: expected integer, got string "two"' });
+    assert.equal(error.path, '$.items[2].qty');
+    assert.deepEqual(rendered(error), {
+      status: 502,
+      body: { error: { message: 'The upstream\'s answer does not match the response_format json_schema: $.items[2].qty: expected integer, got string "two"', type: 'upstream_error', param: null, code: 'upstream_schema_mismatch' } },
+      headers: {},
+    });
+  });
+
+  test('a long message (deep paths, long keys) is bounded like an upstream\'s own', () => {
+    const path = `$${'.property_with_a_long_name'.repeat(40)}`;
+    const error = new UpstreamSchemaMismatchError({ path, message: `${path}: expected integer, got null` });
+    assert.equal(error.message.length, MAX_UPSTREAM_MESSAGE_CHARS);
+    assert.ok(error.message.startsWith("The upstream's answer does not match the response_format json_schema: $.property_with_a_long_name."));
+    assert.ok(error.message.endsWith('…'));
+    assert.equal(error.path, path);
   });
 });
