@@ -7,8 +7,8 @@
 //   - never sent upstream (the client left while the limiter decided): nothing;
 //   - sent, and the upstream failed before answering (refused, timed out, an
 //     error status): nothing, as providers bill no failed call. An answer the
-//     gateway could not use (`bad_upstream_response`) was produced upstream: the
-//     reservation;
+//     gateway could not use (`bad_upstream_response`, or off the request's strict
+//     schema: `upstream_schema_mismatch`) was produced upstream: the reservation;
 //   - sent, and the client left before any answer: the prompt's bound, at the
 //     highest input price of the alias's targets, since the provider bills the
 //     prompt it already read;
@@ -92,7 +92,7 @@ export function chargeFor(facts: ChargeFacts): RequestCharge {
   if (notSent(phase)) return NOTHING;
   if (phase === CallPhase.Sent) {
     if (facts.clientLeft) return promptCharge(reservation.promptTokens, 0, highestInput(facts.prices), 'prompt');
-    return facts.errorCode === 'bad_upstream_response' ? reservationCharge(facts, undefined) : NOTHING;
+    return facts.errorCode === 'bad_upstream_response' || facts.errorCode === 'upstream_schema_mismatch' ? reservationCharge(facts, undefined) : NOTHING;
   }
   const problem = facts.usage === undefined ? 'usage_missing' : usageProblem(facts.usage);
   if (problem === null && facts.usage !== undefined) {

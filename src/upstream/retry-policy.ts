@@ -75,6 +75,8 @@ export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass];
  * | target: upstream_not_found (404)               | fallback | this target's model or URL mapping is wrong; same reasoning  |
  * | target: bad_upstream_response                  | fallback | the upstream does not speak the protocol (not JSON, not an   |
  * |                                                |          | event stream, too large): it will not improve on a retry     |
+ * | target: upstream_schema_mismatch               | fallback | the answer breaks the request's strict json_schema: another  |
+ * |                                                |          | model may hold to it; never counted against the breaker      |
  * | target: upstream_tls_failed (unknown CA, name, | fallback | only configuration fixes a handshake: the same target fails  |
  * |   client certificate, version)                 |          | the same way, another may be set up right                    |
  * | target: upstream_proxy_failed (ERR_PROXY_*)    | fallback | the proxy refused or is down: never retried in a loop here;  |

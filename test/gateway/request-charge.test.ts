@@ -27,6 +27,8 @@ test('sent, the upstream failed before answering: nothing; an unusable answer: t
   assert.equal(chargeFor(facts({ phase: CallPhase.Sent, errorCode: 'upstream_timeout', answeredPrice: null })).basis, 'none');
   const bad = chargeFor(facts({ phase: CallPhase.Sent, errorCode: 'bad_upstream_response', answeredPrice: null }));
   assert.deepEqual(bad, { basis: 'reservation', promptTokens: 1000, completionTokens: 200, cachedTokens: 0, costNanos: RESERVATION.costNanos });
+  // An answer off the request's strict schema was generated (and billed) upstream too.
+  assert.deepEqual(chargeFor(facts({ phase: CallPhase.Sent, errorCode: 'upstream_schema_mismatch', answeredPrice: null })), bad);
 });
 
 test('sent, the client left before an answer: the prompt bound at the highest input price', () => {

@@ -104,7 +104,7 @@ describe('checkStrictSchema refuses, naming path and keyword', () => {
     ['$schema below the root', object({ a: { type: 'string', $schema: 'http://json-schema.org/draft-07/schema#' } }),
       ['$.properties.a.$schema', '$schema', '$.properties.a.$schema: "$schema" is allowed only at the root']],
     ['a $schema that is not a string', { ...object({}), $schema: 7 }, ['$.$schema', '$schema', '$.$schema: "$schema" must be a string']],
-    ['title', object({ a: { type: 'string', title: 'A' } }), ['$.properties.a.title', 'title', '$.properties.a.title: "title" is not supported in strict mode']],
+    ['a title that is not a string', object({ a: { type: 'string', title: 7 } }), ['$.properties.a.title', 'title', '$.properties.a.title: "title" must be a string']],
     ['minLength', object({ a: { type: 'string', minLength: 1 } }), ['$.properties.a.minLength', 'minLength', '$.properties.a.minLength: "minLength" is not supported in strict mode']],
     ['a keyword of another type', object({ a: { type: 'string', minimum: 1 } }),
       ['$.properties.a.minimum', 'minimum', '$.properties.a.minimum: "minimum" needs a type that uses it (type is string)']],
