@@ -55,7 +55,9 @@ export interface StrictSchemaProblem {
 
 export const SCHEMA_TYPES: readonly string[] = ['string', 'number', 'integer', 'boolean', 'object', 'array', 'null'];
 
-const ANNOTATION = new Set(['description']);
+// title as well as description: LangChain's withStructuredOutput puts a title on every
+// property, and OpenAI's strict mode takes it (Pydantic's schemas carry titles too).
+const ANNOTATION = new Set(['description', 'title']);
 const KEYWORDS_BY_TYPE: Readonly<Record<string, readonly string[]>> = {
   object: ['properties', 'required', 'additionalProperties'],
   array: ['items', 'minItems', 'maxItems'],
@@ -150,6 +152,7 @@ class StrictSchemaWalk {
     }
     if (depth === 0 && '$schema' in schema && typeof schema.$schema !== 'string') this.refuse('$schema', '"$schema" must be a string', '$schema');
     if ('description' in schema && typeof schema.description !== 'string') this.refuse('description', '"description" must be a string', 'description');
+    if ('title' in schema && typeof schema.title !== 'string') this.refuse('title', '"title" must be a string', 'title');
     if ('enum' in schema) this.enumeration(schema.enum, types);
     if ('const' in schema) this.constant(schema.const, types);
     if (types === null) {

@@ -34,6 +34,8 @@ describe('checkStrictSchema accepts the strict subset', () => {
     })],
     ['null in a type array', object({ nickname: { type: ['string', 'null'] } })],
     ['descriptions everywhere', object({ a: { type: 'string', description: 'the a' } }, { description: 'root' })],
+    // what LangChain's withStructuredOutput sends: a title on the root and on every property
+    ['titles everywhere', object({ a: { type: 'string', title: 'extract' }, b: { anyOf: [{ type: 'string' }, { type: 'null' }], title: 'extract' } }, { title: 'extract' })],
     ['string pattern and format', object({
       code: { type: 'string', pattern: '^[A-Z]{3}$' },
       when: { type: 'string', format: 'date-time' },
@@ -104,7 +106,6 @@ describe('checkStrictSchema refuses, naming path and keyword', () => {
     ['$schema below the root', object({ a: { type: 'string', $schema: 'http://json-schema.org/draft-07/schema#' } }),
       ['$.properties.a.$schema', '$schema', '$.properties.a.$schema: "$schema" is allowed only at the root']],
     ['a $schema that is not a string', { ...object({}), $schema: 7 }, ['$.$schema', '$schema', '$.$schema: "$schema" must be a string']],
-    ['title', object({ a: { type: 'string', title: 'A' } }), ['$.properties.a.title', 'title', '$.properties.a.title: "title" is not supported in strict mode']],
     ['minLength', object({ a: { type: 'string', minLength: 1 } }), ['$.properties.a.minLength', 'minLength', '$.properties.a.minLength: "minLength" is not supported in strict mode']],
     ['a keyword of another type', object({ a: { type: 'string', minimum: 1 } }),
       ['$.properties.a.minimum', 'minimum', '$.properties.a.minimum: "minimum" needs a type that uses it (type is string)']],
@@ -160,6 +161,8 @@ describe('checkStrictSchema refuses, naming path and keyword', () => {
     ['a const array', object({ a: { const: [1] } }), ['$.properties.a.const', 'const', '$.properties.a.const: "const" must be a string, number, boolean or null']],
     ['a description that is not a string', object({ a: { type: 'string', description: 1 } }),
       ['$.properties.a.description', 'description', '$.properties.a.description: "description" must be a string']],
+    ['a title that is not a string', object({ a: { type: 'string', title: 1 } }),
+      ['$.properties.a.title', 'title', '$.properties.a.title: "title" must be a string']],
     ['an empty anyOf', object({ a: { anyOf: [] } }), ['$.properties.a.anyOf', 'anyOf', '$.properties.a.anyOf: "anyOf" must be a non-empty array of schemas']],
     ['type beside anyOf', object({ a: { type: 'string', anyOf: [{ type: 'string' }] } }),
       ['$.properties.a.type', 'type', '$.properties.a.type: "type" cannot stand beside "anyOf"']],
