@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateObject, streamObject } from 'ai';
+import { loadSnippet } from './client-snippets.ts';
 import { recordingFetch } from './recording-fetch.ts';
 import { BAD_ANSWER, NOT_ACCEPTED_MESSAGE, PROMPT, startStructuredSetup, Weather, WEATHER_PROPERTIES, type StructuredSetup } from './structured-upstream.ts';
 
@@ -59,6 +60,16 @@ async function streamed(model: Parameters<typeof streamObject>[0]['model']): Pro
 }
 
 describe('with "requestFields": ["json_schema"]', () => {
+  test('ai-sdk-structured.mjs: as shown, on the demo provider and on an upstream', TEST_TIMEOUT, async () => {
+    const run = await loadSnippet('ai-sdk-structured.mjs');
+    const target = { baseURL: accepting.baseURL, apiKey: accepting.gw.key };
+    const demo = { city: PROMPT, temperature: 0, unit: 'C' };
+    const good = { city: 'Oslo', temperature: 4, unit: 'C' };
+    assert.deepEqual(await run(target), { object: demo, streamed: demo });
+    assert.deepEqual(await run({ ...target, model: 'service-good' }), { object: good, streamed: good });
+    assert.equal(accepting.received().length, 2);
+  });
+
   test('generateObject: the json_schema reaches the upstream as the SDK sent it; the application gets the object', TEST_TIMEOUT, async () => {
     const { portcullis, sent } = provider(accepting);
     const result = await generateObject({ model: portcullis('service-good'), schema: Weather, prompt: PROMPT, ...CALL });

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ChatOpenAI } from '@langchain/openai';
+import { loadSnippet } from './client-snippets.ts';
 import { recordingFetch } from './recording-fetch.ts';
 import { BAD_ANSWER, NOT_ACCEPTED_MESSAGE, PROMPT, startStructuredSetup, Weather, type StructuredSetup } from './structured-upstream.ts';
 
@@ -61,6 +62,16 @@ async function streamed(runnable: ReturnType<typeof structured>['runnable']): Pr
 }
 
 describe('with "requestFields": ["json_schema"]', () => {
+  test('langchain-structured.mjs: as shown, on the demo provider and on an upstream', TEST_TIMEOUT, async () => {
+    const run = await loadSnippet('langchain-structured.mjs');
+    const target = { baseURL: accepting.baseURL, apiKey: accepting.gw.key };
+    const demo = { city: PROMPT, temperature: 0, unit: 'C' };
+    const good = { city: 'Oslo', temperature: 4, unit: 'C' };
+    assert.deepEqual(await run(target), { object: demo, streamed: demo });
+    assert.deepEqual(await run({ ...target, model: 'service-good' }), { object: good, streamed: good });
+    assert.equal(accepting.received().length, 2);
+  });
+
   test('invoke: the json_schema reaches the upstream as LangChain sent it; the application gets the parsed object', TEST_TIMEOUT, async () => {
     const { runnable, sent } = structured(accepting, 'service-good');
     assert.deepEqual(await runnable.invoke(PROMPT), { city: 'Oslo', temperature: 4, unit: 'C' });

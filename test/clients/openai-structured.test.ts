@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { sampleValue } from '../../src/schema/sample-value.ts';
+import { loadSnippet } from './client-snippets.ts';
 import { recordingFetch } from './recording-fetch.ts';
 import { BAD_ANSWER, GOOD_ANSWER, NOT_ACCEPTED_MESSAGE, PROMPT, startStructuredSetup, Weather, WEATHER_PROPERTIES, type StructuredSetup } from './structured-upstream.ts';
 
@@ -51,6 +52,16 @@ const parse = (openai: OpenAI, model: string) => openai.chat.completions.parse({
 const stream = (openai: OpenAI, model: string) => openai.chat.completions.stream({ model, messages: [{ role: 'user', content: PROMPT }], response_format: zodResponseFormat(Weather, 'weather') });
 
 describe('with "requestFields": ["json_schema"]', () => {
+  test('openai-structured.mjs: as shown, on the demo provider and on an upstream', TEST_TIMEOUT, async () => {
+    const run = await loadSnippet('openai-structured.mjs');
+    const target = { baseURL: accepting.baseURL, apiKey: accepting.gw.key };
+    const demo = { city: PROMPT, temperature: 0, unit: 'C' };
+    const good = { city: 'Oslo', temperature: 4, unit: 'C' };
+    assert.deepEqual(await run(target), { parsed: demo, streamed: demo });
+    assert.deepEqual(await run({ ...target, model: 'service-good' }), { parsed: good, streamed: good });
+    assert.equal(accepting.received().length, 2);
+  });
+
   test('parse(): the json_schema reaches the upstream as the SDK sent it; the application gets the parsed object', TEST_TIMEOUT, async () => {
     const { openai, sent } = client(accepting);
     const completion = await parse(openai, 'service-good');
