@@ -21,12 +21,15 @@
 // list takes "null" when it has it, anyOf a branch without `$ref`, arrays
 // take minItems items; past MAX_VALUES values in all, arrays stop growing,
 // so a hostile schema (nested minItems of millions) cannot make a large value.
+import { nestedRepetitionAt } from './pattern-safety.ts';
 import { isPlainObject, refTarget } from './strict-schema.ts';
 
 const RECURSION_DEPTH = 8;
 const MAX_DEPTH = 64;
 const MAX_VALUES = 10_000;
 const MAX_REPEAT = 1000;
+/** The longest string a pattern may spell: fixed counts multiply (`((a{1000}){1000}){1000}`). */
+const MAX_SPELLED = 1000;
 const FREE_STRING = 'demo';
 
 /** One example each format of ./string-formats.ts accepts. */
@@ -141,6 +144,8 @@ function stringInstance(schema: Schema, walk: Walk): string {
   if (typeof pattern === 'string') {
     const compiled = compilePattern(pattern);
     if (compiled === null || compiled.test(FREE_STRING)) return FREE_STRING;
+    // A pattern that can backtrack exponentially (refused in strict schemas) is not run on a longer string.
+    if (nestedRepetitionAt(pattern) !== -1) return FREE_STRING;
     const spelled = patternInstance(pattern);
     return spelled !== undefined && compiled.test(spelled) ? spelled : FREE_STRING;
   }
@@ -187,7 +192,8 @@ const CLASS_CANDIDATES = ['a', '0', 'A', 'z', '9', 'Z', ' ', '-', '_', '.', '@',
  * The shortest string the pattern's first alternatives spell: anchors dropped,
  * each quantifier at its least count, a class by the first of
  * CLASS_CANDIDATES it takes. Undefined for what it does not follow
- * (lookarounds, back-references, a class none of the candidates satisfies);
+ * (lookarounds, back-references, a class none of the candidates satisfies,
+ * more than MAX_SPELLED characters);
  * the caller tests the result against the pattern either way.
  */
 export function patternInstance(pattern: string): string | undefined {
@@ -225,7 +231,9 @@ function sequence(s: PatternState): string {
       continue;
     }
     const atom = atomAt(s);
-    out += atom.repeat(leastCount(s));
+    const count = leastCount(s);
+    if (out.length + atom.length * count > MAX_SPELLED) throw new Error('longer than MAX_SPELLED');
+    out += atom.repeat(count);
   }
   return out;
 }

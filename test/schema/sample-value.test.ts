@@ -140,6 +140,8 @@ describe('patternInstance', () => {
     ['(?=a)a', undefined],
     ['(a)\\1', undefined],
     ['[\\u4e00-\\u9fff]', undefined],
+    ['^a{1000}$', 'a'.repeat(1000)],
+    ['^((a{1000}){1000}){1000}$', undefined],
   ];
   for (const [pattern, expected] of cases) {
     it(pattern, () => assert.equal(patternInstance(pattern), expected));
@@ -147,6 +149,12 @@ describe('patternInstance', () => {
 
   it('a pattern it cannot spell makes the string "demo" (which then fails the check)', () => {
     assert.deepEqual(sampleValue(object({ a: { type: 'string', pattern: '^[\\u4e00-\\u9fff]$' } }), 'x'), { a: 'demo' });
+  });
+
+  it('a pattern with nested repetition is not run on a spelled string', () => {
+    // its spelled string "ab" would match; the pattern is left alone instead
+    assert.equal(patternInstance('^(a+)+b$'), 'ab');
+    assert.deepEqual(sampleValue(object({ a: { type: 'string', pattern: '^(a+)+b$' } })), { a: 'demo' });
   });
 });
 
