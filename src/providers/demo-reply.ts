@@ -26,6 +26,10 @@
 // 4. With response_format json_object the text is a JSON object instead:
 //    `{"demo": true, "note": "...", "echo": "<text>", "messages": N}` ("tool_result"
 //    in place of "echo" after a tool result).
+// 5. With response_format json_schema the text is the schema's instance by the
+//    rules of ../schema/sample-value.ts, the quoted text of rule 2 or 3 in its
+//    first free string: it passes the gateway's own check of a strict schema.
+//    A json_schema without a schema gets rule 4's object.
 //
 // Tokens are counted roughly: a reply is cut into pieces at spaces (one piece =
 // one completion token); a tool call costs 1 token for its name plus one per
@@ -34,6 +38,7 @@
 // "length". Prompt tokens are ceil(characters of all message text / 4).
 
 import type { ChatMessage, ChatRequest, FinishReason, ToolDefinition, Usage } from '../chat/types.ts';
+import { sampleValue } from '../schema/sample-value.ts';
 
 const DEMO_NOTICE = 'Portcullis demo provider (not a language model).';
 const QUOTE_LIMIT = 200;
@@ -248,12 +253,14 @@ function valuePlaceholder(raw: unknown, depth: number): unknown {
   }
 }
 
-/** Rules 2-4 of the header. */
+/** Rules 2-5 of the header. */
 export function replyText(request: ChatRequest): string {
   const messages = request.messages;
   const afterTool = lastMessage(messages)?.role === 'tool';
   const quoted = quote(afterTool ? messageText(lastMessage(messages)) : lastUserText(messages));
-  if (request.response_format?.type === 'json_object') {
+  const format = request.response_format;
+  if (format?.type === 'json_schema' && format.json_schema.schema !== undefined) return JSON.stringify(sampleValue(format.json_schema.schema, quoted));
+  if (format?.type === 'json_object' || format?.type === 'json_schema') {
     const entries: Array<[string, unknown]> = [
       ['demo', true],
       ['note', DEMO_NOTICE],

@@ -14,12 +14,15 @@ const page = readFileSync(path.join(root, 'docs', 'clients.md'), 'utf8');
 const EXAMPLES: Record<string, string> = {
   'openai-node.mjs': 'openai-node.test.ts',
   'openai-errors.mjs': 'openai-node.test.ts',
+  'openai-structured.mjs': 'openai-structured.test.ts',
   'openai-python.py': 'not run: documentation only',
   'ai-sdk.mjs': 'ai-sdk.test.ts',
   'ai-sdk-tools.mjs': 'ai-sdk.test.ts',
   'ai-sdk-errors.mjs': 'ai-sdk.test.ts',
   'ai-sdk-images.mjs': 'ai-sdk-images.test.ts',
+  'ai-sdk-structured.mjs': 'ai-sdk-structured.test.ts',
   'langchain.mjs': 'langchain.test.ts',
+  'langchain-structured.mjs': 'langchain-structured.test.ts',
 };
 
 const FENCE_LANGUAGE: Record<string, string> = { '.mjs': 'js', '.py': 'python' };
