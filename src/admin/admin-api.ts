@@ -199,6 +199,8 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
       // Prices per million tokens in `currency`, as configured; a target's is resolved (its own, the alias's, or free for demo).
       price: a.price === null ? null : { ...a.price },
       imageTokens: a.imageTokens,
+      // OpenAI's fields beyond the contract's table it takes: its own list, else the top level's.
+      requestFields: [...(a.requestFields ?? config.requestFields)],
       targets: a.targets.map((t) => {
         const id = `${t.provider}/${t.model}`;
         return { id, provider: t.provider, model: t.model, weight: t.weight, priority: t.priority, price: t.price === null ? null : { ...t.price }, circuit: health.get(id) ?? 'closed' };

@@ -179,6 +179,8 @@ export interface AliasInfo {
   maxOutputTokens: number | null;
   contextWindow: number | null;
   capabilities: string[];
+  /** OpenAI's request fields beyond the contract's table the alias takes; absent from older servers. */
+  requestFields?: string[];
   targets: AliasTarget[];
   /** The alias's default price for targets without their own; absent from older servers. */
   price?: Price | null;

@@ -79,6 +79,7 @@ function aliasCard(alias: AliasInfo, currency: string): HTMLElement {
     ['Context window', alias.contextWindow === null ? 'Not set' : `${formatCount(alias.contextWindow)} tokens`],
     ['Max output', alias.maxOutputTokens === null ? 'Not set' : `${formatCount(alias.maxOutputTokens)} tokens`],
     ['Capabilities', alias.capabilities.length === 0 ? 'Text' : alias.capabilities.join(', ')],
+    ['Request fields', (alias.requestFields ?? []).length === 0 ? "The contract's table" : `Also ${(alias.requestFields ?? []).join(', ')}`, 'alias-request-fields'],
   ];
   facts.push(['Price', aliasPrice(alias, currency), 'alias-price']);
   const head = ['Target', 'Provider', 'Model', 'Priority', 'Weight', 'Health', 'Price'];

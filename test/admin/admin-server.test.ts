@@ -40,7 +40,8 @@ before(async () => {
     {
       dataDir: path.join(dir, 'data'),
       providers: { demo: { type: 'demo' } },
-      aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo', maxOutputTokens: 1024, capabilities: ['tools'] }, 'service-vision': { provider: 'demo', model: 'demo-vision' } },
+      requestFields: ['user'],
+      aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo', maxOutputTokens: 1024, capabilities: ['tools'], requestFields: ['json_schema', 'seed'] }, 'service-vision': { provider: 'demo', model: 'demo-vision' } },
       auto: { default: 'service-chat' },
     },
     null,
@@ -257,6 +258,7 @@ test('aliases: targets with their circuit state and the auto rules', async () =>
         capabilities: ['tools'],
         price: null,
         imageTokens: 2000,
+        requestFields: ['json_schema', 'seed'],
         targets: [{ id: 'demo/portcullis-demo', provider: 'demo', model: 'portcullis-demo', weight: 1, priority: 0, price: { input: 0, cachedInput: 0, output: 0 }, circuit: 'closed' }],
       },
       {
@@ -267,6 +269,7 @@ test('aliases: targets with their circuit state and the auto rules', async () =>
         capabilities: [],
         price: null,
         imageTokens: 2000,
+        requestFields: ['user'],
         targets: [{ id: 'demo/demo-vision', provider: 'demo', model: 'demo-vision', weight: 1, priority: 0, price: { input: 0, cachedInput: 0, output: 0 }, circuit: 'closed' }],
       },
     ],
