@@ -64,7 +64,7 @@ before(async () => {
       // A target on an OpenAI-compatible server with no price: the alias is unpriced. Nothing is sent to it.
       providers: { demo: { type: 'demo' }, local: { type: 'openai', baseUrl: 'http://127.0.0.1:9/v1' } },
       aliases: {
-        'service-chat': { provider: 'demo', model: 'portcullis-demo', price: PRICE },
+        'service-chat': { provider: 'demo', model: 'portcullis-demo', price: PRICE, requestFields: ['json_schema', 'seed', 'user', 'parallel_tool_calls'] },
         'service-vision': { provider: 'demo', model: 'portcullis-demo', capabilities: ['vision'] },
         'service-local': { provider: 'local', model: 'llama-3.1-70b-instruct' },
       },
