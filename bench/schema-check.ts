@@ -11,43 +11,12 @@
 
 import { compileSchema } from '../src/schema/compile.ts';
 import { checkStrictSchema } from '../src/schema/strict-schema.ts';
-
-type Schema = Record<string, unknown>;
-
-const object = (properties: Record<string, unknown>): Schema => ({ type: 'object', properties, required: Object.keys(properties), additionalProperties: false });
-
-/** Property i of a schema and a value that passes it; the kinds take turns. */
-function property(i: number): [Schema, unknown] {
-  switch (i % 6) {
-    case 0: return [{ type: 'string', description: `field ${i}` }, `text for field ${i}`];
-    case 1: return [{ type: 'integer', minimum: 0, maximum: 1000 }, i];
-    case 2: return [{ type: 'string', enum: ['low', 'medium', 'high'] }, 'medium'];
-    case 3: return [{ type: ['number', 'null'] }, i % 4 === 0 ? null : i / 7];
-    case 4: return [{ type: 'array', items: { type: 'string' }, maxItems: 8 }, ['a', 'b', 'c']];
-    default: return [object({ id: { type: 'string', format: 'uuid' }, score: { type: 'number' } }), { id: '123e4567-e89b-12d3-a456-426614174000', score: 0.5 }];
-  }
-}
+import { perCall } from './per-call.ts';
+import { schemaFixture, type Schema } from './schema-fixtures.ts';
 
 function fixture(count: number): { schema: Schema; passing: Record<string, unknown>; failing: Record<string, unknown> } {
-  const properties: Record<string, unknown> = {};
-  const passing: Record<string, unknown> = {};
-  for (let i = 0; i < count; i++) {
-    const [schema, value] = property(i);
-    properties[`field_${i}`] = schema;
-    passing[`field_${i}`] = value;
-  }
-  return { schema: object(properties), passing, failing: { ...passing, [`field_${count - 1}`]: false } };
-}
-
-function perCall(run: () => unknown, iterations: number): number {
-  for (let k = 0; k < Math.max(10, iterations / 10); k++) run();
-  let best = Number.POSITIVE_INFINITY;
-  for (let round = 0; round < 5; round++) {
-    const started = process.hrtime.bigint();
-    for (let k = 0; k < iterations; k++) run();
-    best = Math.min(best, Number(process.hrtime.bigint() - started) / iterations);
-  }
-  return best;
+  const { schema, passing } = schemaFixture(count);
+  return { schema, passing, failing: { ...passing, [`field_${count - 1}`]: false } };
 }
 
 const iterations = Number(process.env['BENCH_ITERATIONS'] ?? 20_000);

@@ -15,32 +15,11 @@ import { checkCompletionAnswer, StreamedAnswerCheck } from '../src/chat/structur
 import { ChunkRelay } from '../src/chat/stream-relay.ts';
 import type { ChatCompletion, ChatCompletionChunk } from '../src/chat/types.ts';
 import { compileSchema } from '../src/schema/compile.ts';
-
-type Schema = Record<string, unknown>;
-
-const object = (properties: Record<string, unknown>): Schema => ({ type: 'object', properties, required: Object.keys(properties), additionalProperties: false });
-
-/** Property i of a schema and a value that passes it; the kinds take turns (as in ./schema-check.ts). */
-function property(i: number): [Schema, unknown] {
-  switch (i % 6) {
-    case 0: return [{ type: 'string', description: `field ${i}` }, `text for field ${i}, with a few more words in it`];
-    case 1: return [{ type: 'integer', minimum: 0, maximum: 1000 }, i];
-    case 2: return [{ type: 'string', enum: ['low', 'medium', 'high'] }, 'medium'];
-    case 3: return [{ type: ['number', 'null'] }, i % 4 === 0 ? null : i / 7];
-    case 4: return [{ type: 'array', items: { type: 'string' }, maxItems: 8 }, ['a', 'b', 'c']];
-    default: return [object({ id: { type: 'string', format: 'uuid' }, score: { type: 'number' } }), { id: '123e4567-e89b-12d3-a456-426614174000', score: 0.5 }];
-  }
-}
+import { schemaFixture, type Schema } from './schema-fixtures.ts';
 
 function fixture(count: number): { schema: Schema; content: string } {
-  const properties: Record<string, unknown> = {};
-  const value: Record<string, unknown> = {};
-  for (let i = 0; i < count; i++) {
-    const [schema, passing] = property(i);
-    properties[`field_${i}`] = schema;
-    value[`field_${i}`] = passing;
-  }
-  return { schema: object(properties), content: JSON.stringify(value, null, 1) };
+  const { schema, passing } = schemaFixture(count);
+  return { schema, content: JSON.stringify(passing, null, 1) };
 }
 
 const DELTA_CHARS = 4;

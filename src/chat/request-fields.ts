@@ -173,7 +173,8 @@ export function relateOptionalFields(out: OptionalRequestFields, issues: Request
   }
 }
 
-function integerIn(key: string, value: number, minimum: number, maximum: number, issues: RequestIssue[]): boolean {
+/** An integer from `minimum` to `maximum`, else the issue (a decimal is a wrong type, as OpenAI says). */
+export function integerIn(key: string, value: number, minimum: number, maximum: number, issues: RequestIssue[]): boolean {
   if (!Number.isInteger(value)) {
     issues.push(createIssue([key], { code: 'invalid_type', expected: 'an integer', received: 'decimal' }));
     return false;
@@ -185,7 +186,8 @@ function integerIn(key: string, value: number, minimum: number, maximum: number,
   return true;
 }
 
-function numberIn(key: string, value: number, minimum: number, maximum: number, issues: RequestIssue[]): boolean {
+/** A number from `minimum` to `maximum`, else the issue. */
+export function numberIn(key: string, value: number, minimum: number, maximum: number, issues: RequestIssue[]): boolean {
   // Written so that NaN (possible from a JavaScript caller, never from JSON) fails too.
   if (value >= minimum && value <= maximum) return true;
   issues.push(createIssue([key], { code: 'invalid_value', reason: { rule: 'range', received: value, minimum, maximum, integer: false } }));

@@ -31,7 +31,7 @@
 // nullable. Empty tools, stop and tool_calls arrays are no-ops and are
 // dropped; tool_choice "none" without tools is dropped too.
 import { compileSchema, StrictSchemaError } from '../schema/compile.ts';
-import { CONTRACT_ONLY, neverAccepted, normaliseOptionalField, relateOptionalFields, type FieldPolicy, type RequestFieldName } from './request-fields.ts';
+import { CONTRACT_ONLY, integerIn, neverAccepted, normaliseOptionalField, numberIn, relateOptionalFields, type FieldPolicy, type RequestFieldName } from './request-fields.ts';
 import { createIssue, issueToError, type RequestIssue, type RequestWalk } from './request-issues.ts';
 import { normaliseMessages } from './request-messages.ts';
 import { carryPromptBound, REQUEST_OVERHEAD, requestTailTokens } from './request-prompt-bound.ts';
@@ -101,25 +101,6 @@ export function validateChatRequest(value: unknown, policy: FieldPolicy = CONTRA
   const check = checkChatRequest(value, policy);
   if (!check.ok) throw issueToError(check.issues[0] as RequestIssue);
   return check.request;
-}
-
-function checkRange(key: string, value: number, minimum: number, maximum: number, issues: RequestIssue[]): void {
-  // Written so that NaN (possible from a JavaScript caller, never from JSON) fails too.
-  if (!(value >= minimum && value <= maximum)) {
-    issues.push(createIssue([key], { code: 'invalid_value', reason: { rule: 'range', received: value, minimum, maximum, integer: false } }));
-  }
-}
-
-function checkInteger(key: string, value: number, minimum: number, maximum: number, issues: RequestIssue[]): boolean {
-  if (!Number.isInteger(value)) {
-    issues.push(createIssue([key], { code: 'invalid_type', expected: 'an integer', received: 'decimal' }));
-    return false;
-  }
-  if (value < minimum || value > maximum) {
-    issues.push(createIssue([key], { code: 'invalid_value', reason: { rule: 'range', received: value, minimum, maximum, integer: true } }));
-    return false;
-  }
-  return true;
 }
 
 function normaliseResponseFormat(format: JsonObject, walk: RequestWalk, scope: FieldScope): ResponseFormat | undefined {
@@ -305,7 +286,7 @@ function normaliseRequest(body: JsonObject, walk: RequestWalk, scope: FieldScope
           walk.structural = true;
           break;
         }
-        checkRange(key, value, 0, 2, issues);
+        numberIn(key, value, 0, 2, issues);
         optional.temperature = value;
         break;
       case 'top_p':
@@ -313,18 +294,18 @@ function normaliseRequest(body: JsonObject, walk: RequestWalk, scope: FieldScope
           walk.structural = true;
           break;
         }
-        checkRange(key, value, 0, 1, issues);
+        numberIn(key, value, 0, 1, issues);
         optional.top_p = value;
         break;
       case 'max_tokens':
         maxTokensGiven = true;
         if (!isNumber(value)) walk.structural = true;
-        else if (checkInteger(key, value, 1, MAX_OUTPUT_TOKENS_PARAM, issues)) optional.max_tokens = value;
+        else if (integerIn(key, value, 1, MAX_OUTPUT_TOKENS_PARAM, issues)) optional.max_tokens = value;
         break;
       case 'max_completion_tokens':
         maxCompletionTokensGiven = true;
         if (!isNumber(value)) walk.structural = true;
-        else if (checkInteger(key, value, 1, MAX_OUTPUT_TOKENS_PARAM, issues)) optional.max_completion_tokens = value;
+        else if (integerIn(key, value, 1, MAX_OUTPUT_TOKENS_PARAM, issues)) optional.max_completion_tokens = value;
         break;
       case 'stop': {
         const stop = normaliseStop(value, walk);
@@ -355,7 +336,7 @@ function normaliseRequest(body: JsonObject, walk: RequestWalk, scope: FieldScope
           break;
         }
         // Spec rule 2: "When n is present and not 1, the request is rejected."
-        if (checkInteger(key, value, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, issues)) {
+        if (integerIn(key, value, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, issues)) {
           if (value !== 1) issues.push(createIssue([key], { code: 'invalid_value', reason: { rule: 'only_one_choice', received: value } }));
           else optional.n = 1;
         }
