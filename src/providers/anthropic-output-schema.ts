@@ -1,0 +1,227 @@
+// response_format json_schema → Anthropic's structured outputs
+// (`output_config.format: {type: "json_schema", schema}`), or the 400 that says
+// why there is none. Pure. Anthropic constrains the answer to the schema it is
+// sent, within a subset of JSON Schema narrower than OpenAI's strict mode:
+// https://docs.claude.com/en/docs/build-with-claude/structured-outputs
+// ("JSON Schema limitations"). It refuses numeric bounds (minimum, maximum,
+// multipleOf, ...), string lengths, array bounds other than minItems 0 or 1,
+// recursive schemas, external $ref, enums of non-primitive values, objects
+// without "additionalProperties": false, more than 16 parameters with union
+// types (anyOf or a type array) and more than 24 optional parameters.
+//
+// With strict true the gateway checks the answer against the whole schema
+// (src/schema/compile.ts), so a keyword Anthropic refuses but the check holds
+// may be left out of what is sent: the answer is still held to it. Without
+// strict true nothing checks the answer, so such a keyword is a 400 instead of
+// a bound that would silently stop holding.
+import type { JsonSchemaFormat } from '../chat/types.ts';
+import { InvalidRequestError } from '../errors/api-error.ts';
+
+export interface AnthropicOutputFormat {
+  type: 'json_schema';
+  schema: Record<string, unknown>;
+}
+
+/** Anthropic's documented limits on a structured output schema. */
+export const MAX_UNION_PARAMETERS = 16;
+export const MAX_OPTIONAL_PARAMETERS = 24;
+
+/** The string formats Anthropic's structured outputs take. */
+const ANTHROPIC_FORMATS: ReadonlySet<string> = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'uri', 'ipv4', 'ipv6', 'uuid']);
+/** Sent as they are (their subschemas translated in turn). */
+const SENT: ReadonlySet<string> = new Set(['type', 'description', 'title', 'default', 'const', 'required']);
+/** Bounds Anthropic refuses and the gateway's check of a strict answer holds: left out with strict true, a 400 without. */
+const CHECKED_ONLY: ReadonlySet<string> = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'maxItems', 'pattern', 'minLength', 'maxLength']);
+const ROOT_PARAM = 'response_format.json_schema.schema';
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+const LOCAL_REF = /^#\/(\$defs|definitions)\/(.+)$/;
+
+type Json = Record<string, unknown>;
+type Segment = string | number;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `response_format.json_schema.schema.properties.a["first name"].items`: the request's own path to a keyword. */
+export function schemaParam(path: readonly Segment[]): string {
+  let out = ROOT_PARAM;
+  for (const segment of path) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else if (IDENTIFIER.test(segment)) out += `.${segment}`;
+    else out += `[${JSON.stringify(segment)}]`;
+  }
+  return out;
+}
+
+function refuse(path: readonly Segment[], why: string): never {
+  const param = schemaParam(path);
+  throw new InvalidRequestError(`Invalid schema for response_format: '${param}': ${why}`, param, 'unsupported_schema');
+}
+
+const NOT_SUPPORTED = 'is not supported by the provider behind this model alias';
+const UNCHECKED_HINT = 'Set "strict": true (the gateway then checks the answer against it), or remove it.';
+
+interface Ref {
+  path: Segment[];
+  /** The definition the $ref sits in (`$defs/name`), or '' for the rest of the schema. */
+  from: string;
+  /** The definition it names, or '' for the root (`#`). */
+  to: string;
+}
+
+class OutputSchemaTranslation {
+  readonly checked: boolean;
+  readonly refs: Ref[] = [];
+  readonly definitions = new Set<string>();
+  unions = 0;
+  optional = 0;
+
+  constructor(checked: boolean) {
+    this.checked = checked;
+  }
+
+  /** The schema at `path` as Anthropic takes it; `from` is the definition it belongs to. */
+  node(value: unknown, path: Segment[], from: string): Json {
+    if (!isObject(value)) refuse(path, 'the provider behind this model alias takes a schema only as a JSON object.');
+    const out: Json = {};
+    for (const key of Object.keys(value)) {
+      const child = value[key];
+      const at = [...path, key];
+      if (key === '$schema') continue; // names the dialect; constrains nothing
+      if (SENT.has(key)) out[key] = child;
+      else if (key === 'enum') out[key] = this.enumOf(child, at);
+      else if (key === 'format') this.format(child, at, out);
+      else if (key === 'minItems') this.minItems(child, at, out);
+      else if (key === 'additionalProperties') {
+        if (child !== false) refuse(at, `the provider behind this model alias takes only "additionalProperties": false.`);
+        out[key] = false;
+      } else if (key === 'anyOf') {
+        if (!Array.isArray(child)) refuse(at, '"anyOf" must be an array of schemas.');
+        out[key] = child.map((branch, k) => this.node(branch, [...at, k], from));
+      } else if (key === 'items') out[key] = this.node(child, at, from);
+      else if (key === 'properties') out[key] = this.properties(child, at, from);
+      else if (key === '$ref') out[key] = this.ref(child, at, from);
+      else if ((key === '$defs' || key === 'definitions') && path.length === 0) out[key] = this.defs(child, key, at);
+      else if (CHECKED_ONLY.has(key)) {
+        if (!this.checked) refuse(at, `"${key}" ${NOT_SUPPORTED} without "strict": true. ${UNCHECKED_HINT}`);
+      } else refuse(at, `"${key}" ${NOT_SUPPORTED}.`);
+    }
+    this.count(value, path);
+    return out;
+  }
+
+  enumOf(values: unknown, at: Segment[]): unknown {
+    if (!Array.isArray(values) || values.some((v) => typeof v === 'object' && v !== null)) {
+      refuse(at, 'the provider behind this model alias takes an "enum" only of strings, numbers, booleans and null.');
+    }
+    return values;
+  }
+
+  format(value: unknown, at: Segment[], out: Json): void {
+    if (typeof value === 'string' && ANTHROPIC_FORMATS.has(value)) out['format'] = value;
+    else if (!this.checked) refuse(at, `the format ${JSON.stringify(value)} ${NOT_SUPPORTED}; it takes ${[...ANTHROPIC_FORMATS].join(', ')}.`);
+  }
+
+  /** Anthropic takes minItems 0 or 1. A larger bound the check holds is sent as 1,
+   * which keeps the answer from being empty, the rest of it being the check's. */
+  minItems(value: unknown, at: Segment[], out: Json): void {
+    if (value === 0 || value === 1) out['minItems'] = value;
+    else if (this.checked && typeof value === 'number' && value > 1) out['minItems'] = 1;
+    else refuse(at, `"minItems" above 1 ${NOT_SUPPORTED} without "strict": true. ${UNCHECKED_HINT}`);
+  }
+
+  properties(value: unknown, at: Segment[], from: string): Json {
+    if (!isObject(value)) refuse(at, '"properties" must be an object of schemas.');
+    const out: Json = {};
+    for (const name of Object.keys(value)) out[name] = this.node(value[name], [...at, name], from);
+    return out;
+  }
+
+  ref(value: unknown, at: Segment[], from: string): unknown {
+    if (value === '#') {
+      this.refs.push({ path: at, from, to: '' });
+      return value;
+    }
+    const local = typeof value === 'string' ? LOCAL_REF.exec(value) : null;
+    if (local === null) refuse(at, `only a "$ref" within the schema ("#", "#/$defs/<name>") is taken by the provider behind this model alias.`);
+    const name = (local[2] as string).replaceAll('~1', '/').replaceAll('~0', '~');
+    this.refs.push({ path: at, from, to: `${local[1]}/${name}` });
+    return value;
+  }
+
+  defs(value: unknown, key: string, at: Segment[]): Json {
+    if (!isObject(value)) refuse(at, `"${key}" must be an object of schemas.`);
+    const out: Json = {};
+    for (const name of Object.keys(value)) {
+      this.definitions.add(`${key}/${name}`);
+      out[name] = this.node(value[name], [...at, name], `${key}/${name}`);
+    }
+    return out;
+  }
+
+  count(node: Json, path: Segment[]): void {
+    const type = node['type'];
+    if (Array.isArray(node['anyOf']) || (Array.isArray(type) && type.length > 1)) this.unions++;
+    const isObjectType = type === 'object' || (Array.isArray(type) && type.includes('object'));
+    if (!isObjectType) return;
+    const properties = isObject(node['properties']) ? Object.keys(node['properties']) : [];
+    const required = Array.isArray(node['required']) ? node['required'] : [];
+    for (const name of properties) if (!required.includes(name)) this.optional++;
+    if (node['additionalProperties'] !== false) {
+      refuse([...path, 'additionalProperties'], `the provider behind this model alias needs "additionalProperties": false on every object.`);
+    }
+  }
+
+  /** Anthropic refuses recursion: the first $ref that leads back to a schema holding it. */
+  checkRefs(): void {
+    for (const ref of this.refs) {
+      if (ref.to !== '' && !this.definitions.has(ref.to)) refuse(ref.path, `the definition ${JSON.stringify(ref.to)} does not exist.`);
+    }
+    for (const ref of this.refs) {
+      if (ref.to === '' || this.reaches(ref.to, ref.from)) {
+        refuse(ref.path, `a recursive schema ${NOT_SUPPORTED}: this "$ref" leads back to the schema that holds it.`);
+      }
+    }
+  }
+
+  /** Whether definition `start` (through the $refs in it, transitively) leads to `goal` ('' is the root). */
+  reaches(start: string, goal: string): boolean {
+    const seen = new Set<string>();
+    const queue = [start];
+    while (queue.length > 0) {
+      const at = queue.pop() as string;
+      if (at === goal) return true;
+      if (seen.has(at)) continue;
+      seen.add(at);
+      for (const ref of this.refs) if (ref.from === at) queue.push(ref.to);
+    }
+    return false;
+  }
+}
+
+/**
+ * The output format for `format`, or InvalidRequestError (400, code
+ * unsupported_schema, param the keyword's path in the request). `strict`
+ * true: the gateway checks the answer, so the bounds it holds may be left out.
+ */
+export function toAnthropicOutputFormat(format: JsonSchemaFormat): AnthropicOutputFormat {
+  const { schema, description, strict } = format.json_schema;
+  if (schema === undefined) refuse([], `a json_schema without a schema ${NOT_SUPPORTED}.`);
+  const translation = new OutputSchemaTranslation(strict === true);
+  const sent = translation.node(schema, [], '');
+  translation.checkRefs();
+  if (translation.unions > MAX_UNION_PARAMETERS) {
+    refuse([], `it has ${translation.unions} parameters with union types (anyOf, or a type array such as ["string", "null"]); the provider behind this model alias takes at most ${MAX_UNION_PARAMETERS}.`);
+  }
+  if (translation.optional > MAX_OPTIONAL_PARAMETERS) {
+    refuse([], `it has ${translation.optional} optional properties (not listed in "required"); the provider behind this model alias takes at most ${MAX_OPTIONAL_PARAMETERS}.`);
+  }
+  // OpenAI shows the format's description to the model; Anthropic's format has
+  // no such field, so it goes where the model reads it: the schema's own.
+  if (description !== undefined && description !== '') {
+    const own = sent['description'];
+    sent['description'] = typeof own === 'string' && own !== '' && own !== description ? `${description}\n\n${own}` : description;
+  }
+  return { type: 'json_schema', schema: sent };
+}
