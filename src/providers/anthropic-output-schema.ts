@@ -43,6 +43,11 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** An own property even for the name `__proto__` (a property a schema may well have), never the object's prototype. */
+function setOwn(out: Json, name: string, value: unknown): void {
+  Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** `response_format.json_schema.schema.properties.a["first name"].items`: the request's own path to a keyword. */
 export function schemaParam(path: readonly Segment[]): string {
   let out = ROOT_PARAM;
@@ -134,7 +139,7 @@ class OutputSchemaTranslation {
   properties(value: unknown, at: Segment[], from: string): Json {
     if (!isObject(value)) refuse(at, '"properties" must be an object of schemas.');
     const out: Json = {};
-    for (const name of Object.keys(value)) out[name] = this.node(value[name], [...at, name], from);
+    for (const name of Object.keys(value)) setOwn(out, name, this.node(value[name], [...at, name], from));
     return out;
   }
 
@@ -155,7 +160,7 @@ class OutputSchemaTranslation {
     const out: Json = {};
     for (const name of Object.keys(value)) {
       this.definitions.add(`${key}/${name}`);
-      out[name] = this.node(value[name], [...at, name], `${key}/${name}`);
+      setOwn(out, name, this.node(value[name], [...at, name], `${key}/${name}`));
     }
     return out;
   }

@@ -138,6 +138,12 @@ describe('json_schema strict true: what is sent', () => {
     assert.deepEqual(sent({ ...object({}), description: 'Same.' }, true, 'Same.'), { ...object({}), description: 'Same.' });
   });
 
+  test('a property or definition named __proto__ is sent as one, not lost to the prototype', () => {
+    const schema = JSON.parse('{"type":"object","properties":{"__proto__":{"$ref":"#/$defs/__proto__"}},"required":["__proto__"],"additionalProperties":false,"$defs":{"__proto__":{"type":"string"}}}') as Json;
+    const body = toAnthropicRequest(request(format(schema, true)));
+    assert.equal(JSON.stringify(body.output_config?.format.schema), JSON.stringify(schema));
+  });
+
   test('the request is not modified', () => {
     const req = request(format(JSON.parse(CLIENT_SCHEMAS['openai zodResponseFormat'] as string), true));
     const before = JSON.stringify(req);
