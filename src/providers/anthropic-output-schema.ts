@@ -45,7 +45,8 @@ function isObject(value: unknown): value is Json {
 
 /** An own property even for the name `__proto__` (a property a schema may well have), never the object's prototype. */
 function setOwn(out: Json, name: string, value: unknown): void {
-  Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+  if (name === '__proto__') Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+  else out[name] = value;
 }
 
 /** `response_format.json_schema.schema.properties.a["first name"].items`: the request's own path to a keyword. */
@@ -171,8 +172,8 @@ class OutputSchemaTranslation {
     const isObjectType = type === 'object' || (Array.isArray(type) && type.includes('object'));
     if (!isObjectType) return;
     const properties = isObject(node['properties']) ? Object.keys(node['properties']) : [];
-    const required = Array.isArray(node['required']) ? node['required'] : [];
-    for (const name of properties) if (!required.includes(name)) this.optional++;
+    const required = new Set(Array.isArray(node['required']) ? node['required'] : []);
+    for (const name of properties) if (!required.has(name)) this.optional++;
     if (node['additionalProperties'] !== false) {
       refuse([...path, 'additionalProperties'], `the provider behind this model alias needs "additionalProperties": false on every object.`);
     }
@@ -183,26 +184,80 @@ class OutputSchemaTranslation {
     for (const ref of this.refs) {
       if (ref.to !== '' && !this.definitions.has(ref.to)) refuse(ref.path, `the definition ${JSON.stringify(ref.to)} does not exist.`);
     }
+    const component = cycleComponents(this.refs);
     for (const ref of this.refs) {
-      if (ref.to === '' || this.reaches(ref.to, ref.from)) {
+      if (component.get(ref.to) === component.get(ref.from)) {
         refuse(ref.path, `a recursive schema ${NOT_SUPPORTED}: this "$ref" leads back to the schema that holds it.`);
       }
     }
   }
+}
 
-  /** Whether definition `start` (through the $refs in it, transitively) leads to `goal` ('' is the root). */
-  reaches(start: string, goal: string): boolean {
-    const seen = new Set<string>();
-    const queue = [start];
-    while (queue.length > 0) {
-      const at = queue.pop() as string;
-      if (at === goal) return true;
-      if (seen.has(at)) continue;
-      seen.add(at);
-      for (const ref of this.refs) if (ref.from === at) queue.push(ref.to);
+/**
+ * The strongly connected component of each schema ('' the root, `$defs/name`
+ * a definition) in the graph whose edges are the $refs. A $ref leads back to
+ * the schema holding it exactly when both ends share a component (a $ref to
+ * itself included). Tarjan's algorithm without recursion, so a schema's size
+ * costs linear time and no stack.
+ */
+function cycleComponents(refs: readonly Ref[]): Map<string, number> {
+  const ids = new Map<string, number>();
+  const idOf = (name: string): number => {
+    let id = ids.get(name);
+    if (id === undefined) ids.set(name, (id = ids.size));
+    return id;
+  };
+  const pairs = refs.map(({ from, to }) => [idOf(from), idOf(to)] as const);
+  const count = ids.size;
+  const edges: number[][] = Array.from({ length: count }, () => []);
+  for (const [from, to] of pairs) (edges[from] as number[]).push(to);
+  const index = new Int32Array(count).fill(-1);
+  const low = new Int32Array(count);
+  const component = new Int32Array(count);
+  const onStack = new Uint8Array(count);
+  const stack: number[] = [];
+  const work: number[] = []; // pairs: node, next edge
+  let counter = 0;
+  let components = 0;
+  const open = (node: number): void => {
+    index[node] = low[node] = counter++;
+    stack.push(node);
+    onStack[node] = 1;
+    work.push(node, 0);
+  };
+  for (let start = 0; start < count; start++) {
+    if (index[start] !== -1) continue;
+    open(start);
+    while (work.length > 0) {
+      const node = work[work.length - 2] as number;
+      const next = work[work.length - 1] as number;
+      const targets = edges[node] as number[];
+      if (next < targets.length) {
+        work[work.length - 1] = next + 1;
+        const target = targets[next] as number;
+        if (index[target] === -1) open(target);
+        else if (onStack[target] === 1) low[node] = Math.min(low[node] as number, index[target] as number);
+        continue;
+      }
+      work.length -= 2;
+      if (work.length > 0) {
+        const parent = work[work.length - 2] as number;
+        low[parent] = Math.min(low[parent] as number, low[node] as number);
+      }
+      if (low[node] === index[node]) {
+        let member: number;
+        do {
+          member = stack.pop() as number;
+          onStack[member] = 0;
+          component[member] = components;
+        } while (member !== node);
+        components++;
+      }
     }
-    return false;
   }
+  const byName = new Map<string, number>();
+  for (const [name, id] of ids) byName.set(name, component[id] as number);
+  return byName;
 }
 
 /**

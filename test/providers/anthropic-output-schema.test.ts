@@ -199,8 +199,9 @@ describe('json_schema without strict true: sent only as it is', () => {
   });
 });
 
+const RECURSIVE = 'a recursive schema is not supported by the provider behind this model alias: this "$ref" leads back to the schema that holds it.';
+
 describe('json_schema: refused with strict true too', () => {
-  const RECURSIVE = 'a recursive schema is not supported by the provider behind this model alias: this "$ref" leads back to the schema that holds it.';
   const refused: [string, Json, string, string][] = [
     ['recursion through the root', object({ children: { type: 'array', items: { $ref: '#' } } }), 'response_format.json_schema.schema.properties.children.items.$ref', RECURSIVE],
     [
@@ -231,6 +232,25 @@ describe('json_schema: refused with strict true too', () => {
   test('16 parameters with union types are sent', () => {
     const schema = object(Object.fromEntries(Array.from({ length: 16 }, (_, k) => [`p${k}`, { type: ['string', 'null'] }])));
     assert.deepEqual(sent(schema, true), schema);
+  });
+
+  test('thousands of definitions: a chain is sent, a cycle through all of them is found at its first $ref (in linear time)', () => {
+    const chain = (n: number, closed: boolean): Json => {
+      const $defs: Json = {};
+      for (let k = 0; k < n; k++) {
+        const next = k + 1 < n ? k + 1 : closed ? 0 : -1;
+        $defs[`d${k}`] = next === -1 ? object({}) : object({ x: { $ref: `#/$defs/d${next}` } });
+      }
+      return object(Object.fromEntries(Array.from({ length: n }, (_, k) => [`p${k}`, { $ref: `#/$defs/d${k}` }])), { $defs });
+    };
+    // Not through the fake, which expands every $ref it meets.
+    const open = chain(4000, false);
+    assert.deepEqual(toAnthropicRequest(request(format(open, true))).output_config?.format.schema, open);
+    assert.deepEqual(refusal(chain(4000, true), true), {
+      param: 'response_format.json_schema.schema.$defs.d0.properties.x.$ref',
+      code: 'unsupported_schema',
+      message: `Invalid schema for response_format: 'response_format.json_schema.schema.$defs.d0.properties.x.$ref': ${RECURSIVE}`,
+    });
   });
 
   test('a definition used twice is not recursion', () => {
