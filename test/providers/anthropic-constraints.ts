@@ -17,23 +17,16 @@
 // "unexpected tool_use_id found in tool_result blocks", "tool_use ids must be
 // unique", "Did not find N tool_result block(s) at the beginning of this message".
 //
-// Structured outputs (output_config.format), from the structured-outputs guide
-// ("JSON Schema limitations": the supported keywords, formats and regex
-// features; no numeric bounds, string lengths, array bounds beyond minItems 0
-// or 1, recursion or external $ref; at most 16 parameters with union types and
-// 24 optional parameters) and the errors the API answers, as quoted in public
-// issues ("For 'object' type, 'additionalProperties' must be explicitly set to
-// false", "Schemas contains too many parameters with union types"). A keyword
-// outside the documented list (`$schema`, `oneOf`...) is refused too: the
-// documented list is what the gateway may rely on. metadata.user_id: at most
-// 512 characters (the API reference). disable_parallel_tool_use: on auto, any
-// and tool choices only.
+// Structured outputs (output_config.format): ./anthropic-output-constraints.ts.
+// metadata.user_id: at most 512 characters (the API reference).
+// disable_parallel_tool_use: on auto, any and tool choices only.
 //
 // Consecutive turns of one role are combined before the pairing rules apply,
 // as Anthropic documents. A first assistant turn is allowed (Anthropic's own
 // API takes it); a final assistant turn is a prefill and is allowed too, so
 // the gateway's stricter rule (no prefill) is checked by its own tests.
 import type { ServerResponse } from 'node:http';
+import { outputConfigViolation } from './anthropic-output-constraints.ts';
 
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -42,13 +35,6 @@ const BLANK = /^[\s\u001c-\u001f\u0085]*$/;
 const TRAILING_SPACE = /[\s\u001c-\u001f\u0085]$/;
 const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
 const REQUEST_FIELDS = new Set(['model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'stream', 'metadata', 'output_config']);
-/** The keywords and string formats Anthropic's structured outputs document. */
-const SCHEMA_KEYWORDS = new Set(['type', 'description', 'title', 'default', 'enum', 'const', 'anyOf', 'allOf', '$ref', '$defs', 'definitions', 'properties', 'required', 'additionalProperties', 'items', 'format', 'minItems', 'pattern']);
-const SCHEMA_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'uri', 'ipv4', 'ipv6', 'uuid']);
-/** Regex features the guide lists as unsupported: backreferences, lookaround, word boundaries. */
-const UNSUPPORTED_REGEX = /\\[1-9]|\\k<|\(\?<?[=!]|\\[bB]/;
-const MAX_UNIONS = 16;
-const MAX_OPTIONAL = 24;
 const MAX_USER_ID = 512;
 /** Anthropic: "There is a limit of 100,000 messages in a single request." */
 const MAX_MESSAGES = 100_000;
@@ -306,94 +292,6 @@ function checkMetadata(metadata: unknown): void {
   if ([...id].length > MAX_USER_ID) fail(`metadata.user_id: String should have at most ${MAX_USER_ID} characters`);
 }
 
-class OutputSchemaCheck {
-  readonly root: Json;
-  unions = 0;
-  optional = 0;
-  /** The subschemas being walked, for recursion through $ref. */
-  readonly open: Json[] = [];
-  /** Each subschema counts once, however often a $ref leads to it. */
-  readonly counted = new Set<Json>();
-
-  constructor(root: Json) {
-    this.root = root;
-  }
-
-  resolve(ref: unknown, at: string): Json {
-    if (ref === '#') return this.root;
-    const match = typeof ref === 'string' ? /^#\/(\$defs|definitions)\/(.+)$/.exec(ref) : null;
-    if (match === null) fail(`${at}: External $ref is not supported`);
-    const defs = this.root[match[1] as string];
-    const target = isObject(defs) ? defs[(match[2] as string).replaceAll('~1', '/').replaceAll('~0', '~')] : undefined;
-    if (!isObject(target)) fail(`${at}: $ref ${String(ref)} could not be resolved`);
-    return target;
-  }
-
-  walk(node: unknown, at: string): void {
-    if (!isObject(node)) fail(`${at}: Input should be a valid dictionary`);
-    if (this.open.includes(node)) fail(`${at}: Recursive schemas are not supported`);
-    this.open.push(node);
-    for (const key of Object.keys(node)) {
-      if (!SCHEMA_KEYWORDS.has(key)) fail(`${at}: Unsupported keyword '${key}'`);
-    }
-    const type = node['type'];
-    const first = !this.counted.has(node);
-    this.counted.add(node);
-    if (first && (Array.isArray(node['anyOf']) || (Array.isArray(type) && type.length > 1))) this.unions++;
-    if (type === 'object' || (Array.isArray(type) && type.includes('object'))) {
-      if (node['additionalProperties'] !== false) fail(`${at}: For 'object' type, 'additionalProperties' must be explicitly set to false`);
-      const properties = isObject(node['properties']) ? node['properties'] : {};
-      const required = Array.isArray(node['required']) ? node['required'] : [];
-      for (const [name, child] of Object.entries(properties)) {
-        if (first && !required.includes(name)) this.optional++;
-        this.walk(child, `${at}.properties.${name}`);
-      }
-    }
-    if (node['items'] !== undefined) this.walk(node['items'], `${at}.items`);
-    const minItems = node['minItems'];
-    if (minItems !== undefined && minItems !== 0 && minItems !== 1) fail(`${at}: minItems values other than 0 or 1 are not supported`);
-    const format = node['format'];
-    if (format !== undefined && !SCHEMA_FORMATS.has(format as string)) fail(`${at}: Unsupported format '${String(format)}'`);
-    const pattern = node['pattern'];
-    if (pattern !== undefined && (typeof pattern !== 'string' || UNSUPPORTED_REGEX.test(pattern))) fail(`${at}: Unsupported regex pattern`);
-    const values = node['enum'];
-    if (values !== undefined && (!Array.isArray(values) || values.some((v) => typeof v === 'object' && v !== null))) fail(`${at}.enum: Complex types within enums are not supported`);
-    for (const key of ['anyOf', 'allOf'] as const) {
-      const branches = node[key];
-      if (branches === undefined) continue;
-      if (!Array.isArray(branches)) fail(`${at}.${key}: Input should be a valid list`);
-      branches.forEach((branch, k) => this.walk(branch, `${at}.${key}.${k}`));
-    }
-    if (node['$ref'] !== undefined) this.walk(this.resolve(node['$ref'], at), `${at}.$ref`);
-    this.open.pop();
-  }
-}
-
-function checkOutputConfig(config: unknown): void {
-  if (config === undefined) return;
-  if (!isObject(config)) fail('output_config: Input should be a valid dictionary');
-  checkKeys(config, ['format', 'effort'], 'output_config');
-  const format = config['format'];
-  if (format === undefined || format === null) return;
-  if (!isObject(format)) fail('output_config.format: Input should be a valid dictionary');
-  checkKeys(format, ['type', 'schema'], 'output_config.format');
-  if (format['type'] !== 'json_schema') fail("output_config.format.type: Input should be 'json_schema'");
-  const schema = format['schema'];
-  if (!isObject(schema)) fail('output_config.format.schema: Field required');
-  const check = new OutputSchemaCheck(schema);
-  check.walk(schema, 'output_config.format.schema');
-  for (const key of ['$defs', 'definitions'] as const) {
-    const defs = schema[key];
-    if (defs === undefined) continue;
-    if (!isObject(defs)) fail(`output_config.format.schema.${key}: Input should be a valid dictionary`);
-    for (const [name, def] of Object.entries(defs)) check.walk(def, `output_config.format.schema.${key}.${name}`);
-  }
-  if (check.unions > MAX_UNIONS) {
-    fail(`Schemas contains too many parameters with union types (${check.unions} parameters with type arrays or anyOf) which exceeds the limit: ${MAX_UNIONS}`);
-  }
-  if (check.optional > MAX_OPTIONAL) fail(`Schemas contains too many optional parameters (${check.optional}) which exceeds the limit: ${MAX_OPTIONAL}`);
-}
-
 /** The first constraint `body` breaks, in Anthropic's words where they are public; undefined when it keeps them all. */
 export function anthropicRequestViolation(body: unknown): string | undefined {
   try {
@@ -413,7 +311,8 @@ export function anthropicRequestViolation(body: unknown): string | undefined {
     checkSampling(body);
     checkStops(body['stop_sequences']);
     checkMetadata(body['metadata']);
-    checkOutputConfig(body['output_config']);
+    const output = outputConfigViolation(body['output_config']);
+    if (output !== undefined) fail(output);
     if (body['stream'] !== undefined && typeof body['stream'] !== 'boolean') fail('stream: Input should be a valid boolean');
     return undefined;
   } catch (error) {
