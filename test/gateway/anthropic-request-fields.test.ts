@@ -2,8 +2,10 @@
 // reaching an Anthropic alias end to end: the body the strict fake Anthropic
 // receives for a structured-output request as the openai SDK's
 // zodResponseFormat sends it (with user and parallel_tool_calls), the answer
-// back non-streamed and streamed, and a field Anthropic has no equivalent of:
-// a 400 for an Anthropic-only alias, a skipped target in a mixed one.
+// back non-streamed and streamed, an answer that breaks a bound left out of
+// what Anthropic was sent (the gateway's check still holds it), and a field
+// Anthropic has no equivalent of: a 400 for an Anthropic-only alias, a skipped
+// target in a mixed one.
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { after, before, beforeEach, test } from 'node:test';
@@ -92,6 +94,7 @@ const SENT = {
   metadata: { user_id: 'user-7c1e' },
 };
 const ANSWER = '{"name":"bolt","qty":2}';
+const MISMATCH = "The upstream's answer does not match the response_format json_schema: $.qty: 0 is below the minimum 1";
 
 async function accessLine(requestId: string): Promise<Record<string, unknown>> {
   const find = () => gw.logs.find((l) => l['msg'] === 'request' && l['requestId'] === requestId);
@@ -145,6 +148,27 @@ test('streamed: the same body with stream true; the JSON answer arrives in conte
   const chunks = data.slice(0, -1).map((d) => JSON.parse(d) as { choices: [{ delta: { content?: string }; finish_reason: string | null }?] });
   assert.equal(chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), ANSWER);
   assert.equal(chunks.filter((c) => c.choices[0]?.finish_reason === 'stop').length, 1);
+});
+
+test('an answer that breaks the minimum left out of what Anthropic was sent: the gateway\'s check holds it, 502 upstream_schema_mismatch', async () => {
+  serve((_r, res) =>
+    json(res, 200, {
+      id: 'msg_3',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-test-1',
+      content: [{ type: 'text', text: '{"name":"bolt","qty":0}' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 12, output_tokens: 9 },
+    }),
+  );
+  const res = await postChat(gw, { model: 'service-claude', ...BODY });
+  assert.equal(res.status, 502, res.text);
+  assert.deepEqual(res.json(), {
+    error: { message: MISMATCH, type: 'upstream_error', param: null, code: 'upstream_schema_mismatch' },
+  });
+  assert.deepEqual(claude.requests[0]?.body, SENT);
 });
 
 test('seed on an Anthropic-only alias: 400 unsupported_parameter naming seed, nothing sent', async () => {
