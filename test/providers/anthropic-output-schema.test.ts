@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import type { ChatRequest, JsonSchemaFormat } from '../../src/chat/types.ts';
 import { ApiError } from '../../src/errors/api-error.ts';
 import { toAnthropicRequest } from '../../src/providers/anthropic-translate.ts';
+import { CLIENT_SCHEMAS } from '../schema/client-schemas.ts';
 import { anthropicRequestViolation } from './anthropic-constraints.ts';
 
 type Json = Record<string, unknown>;
@@ -47,16 +48,9 @@ function refusal(schema: Json | undefined, strict?: boolean): { param: string | 
 
 const object = (properties: Json, extra: Json = {}): Json => ({ type: 'object', properties, required: Object.keys(properties), additionalProperties: false, ...extra });
 
-// What the clients the gateway serves send for one zod schema, as printed by
-// the versions in test/node_modules (the same three as test/schema/strict-schema.test.ts):
-// the openai SDK's zodResponseFormat, LangChain's withStructuredOutput and the
-// AI SDK's generateObject. All three send strict true.
-const CLIENT_SCHEMAS: Record<string, string> = {
-  'openai zodResponseFormat': '{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"qty":{"type":"integer","minimum":1,"maximum":9007199254740991},"tag":{"anyOf":[{"type":"string","enum":["a","b"]},{"type":"null"}]},"when":{"type":"string","format":"date-time","pattern":"^(?:(?:\\\\d\\\\d[2468][048]|\\\\d\\\\d[13579][26]|\\\\d\\\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\\\d|30)|(?:02)-(?:0[1-9]|1\\\\d|2[0-8])))T(?:(?:[01]\\\\d|2[0-3]):[0-5]\\\\d:[0-5]\\\\d(?:\\\\.\\\\d+)?(?:Z))$"}},"required":["name","qty","tag","when"],"additionalProperties":false}},"note":{"type":["string","null"]}},"required":["items","note"],"additionalProperties":false}',
-  'LangChain toJsonSchema': '{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string","description":"the name"},"qty":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"tag":{"anyOf":[{"type":"string","enum":["a","b"]},{"type":"null"}]}},"required":["name","qty","tag"],"additionalProperties":false}},"note":{"type":["string","null"]}},"required":["items","note"],"additionalProperties":false}',
-  'AI SDK zodSchema': '{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string","description":"the name"},"qty":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"tag":{"anyOf":[{"type":"string","enum":["a","b"]},{"type":"null"}]}},"required":["name","qty","tag"],"additionalProperties":false}},"note":{"type":["string","null"]}},"required":["items","note"],"additionalProperties":false}',
-};
-
+// The clients' schemas (test/schema/client-schemas.ts): the openai SDK's
+// zodResponseFormat, LangChain's withStructuredOutput and the AI SDK's
+// generateObject, each sent with strict true.
 const TAG = { anyOf: [{ type: 'string', enum: ['a', 'b'] }, { type: 'null' }] };
 const NOTE = { type: ['string', 'null'] };
 
