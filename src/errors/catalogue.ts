@@ -52,6 +52,8 @@ const invalid = { status: 400, type: 'invalid_request_error', failure: Failure.R
 export const ERROR_CATALOGUE = {
   // 400: the request breaks the contract; `param` is the path where there is one.
   unknown_parameter: invalid,
+  /** A field the request may carry (the operator accepts it) that the target's provider has no equivalent of; `param` names it. */
+  unsupported_parameter: invalid,
   /** A json_schema with strict true that is outside the strict subset (src/schema/); the message names the keyword and its path. */
   unsupported_schema: invalid,
   invalid_type: invalid,

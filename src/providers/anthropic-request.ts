@@ -21,10 +21,17 @@
 //   arguments are always an object); another type is a 400.
 // - `name` on a message and `detail` on an image have no Anthropic equivalent
 //   and are dropped; an assistant `refusal` is sent as the assistant's text.
+// - response_format json_schema is Anthropic's structured outputs
+//   (output_config.format), translated by ./anthropic-output-schema.ts.
+// - user and safety_identifier are metadata.user_id; parallel_tool_calls false
+//   is tool_choice.disable_parallel_tool_use; OpenAI's other optional fields
+//   have no equivalent (./anthropic-request-fields.ts).
 
 import type { ChatRequest, ToolChoice, ToolDefinition } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
 import { type AnthropicMessage, type AnthropicTextBlock, isBlank, toAnthropicConversation } from './anthropic-conversation.ts';
+import { type AnthropicOutputFormat, toAnthropicOutputFormat } from './anthropic-output-schema.ts';
+import { checkUnsupportedFields, UNSUPPORTED_FIELD_RULES, userIdOf } from './anthropic-request-fields.ts';
 
 export type { AnthropicContentBlock, AnthropicMessage, AnthropicTextBlock } from './anthropic-conversation.ts';
 
@@ -34,7 +41,12 @@ export interface AnthropicTool {
   input_schema: Record<string, unknown>;
 }
 
-export type AnthropicToolChoice = { type: 'none' } | { type: 'auto' } | { type: 'any' } | { type: 'tool'; name: string };
+/** disable_parallel_tool_use: at most one tool call in the answer (OpenAI's parallel_tool_calls false). */
+export type AnthropicToolChoice =
+  | { type: 'none' }
+  | { type: 'auto'; disable_parallel_tool_use?: true }
+  | { type: 'any'; disable_parallel_tool_use?: true }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: true };
 
 export interface AnthropicRequest {
   model: string;
@@ -46,6 +58,8 @@ export interface AnthropicRequest {
   stop_sequences?: string[];
   temperature?: number;
   top_p?: number;
+  output_config?: { format: AnthropicOutputFormat };
+  metadata?: { user_id: string };
   stream?: boolean;
 }
 
@@ -60,6 +74,8 @@ export const ANTHROPIC_REFUSES: readonly string[] = [
   'temperature and top_p together',
   'a tool whose parameters have a type other than "object"',
   "messages that end with the assistant's, or hold no user message or a blank one",
+  'response_format json_schema with a recursive schema, or without "strict": true one with bounds Anthropic does not take (minimum, maxItems, pattern, ...)',
+  ...UNSUPPORTED_FIELD_RULES,
 ];
 
 /** Anthropic requires max_tokens; the gateway always sets one, and this is the
@@ -75,9 +91,13 @@ const NO_NUCLEUS_CUT = 1;
 /** The Anthropic request body for `req`. Throws InvalidRequestError (400). */
 export function toAnthropicRequest(req: ChatRequest): AnthropicRequest {
   checkSupported(req);
+  checkUnsupportedFields(req);
   const sampling = samplingOf(req);
   const stop = stopSequencesOf(req);
   const tools = req.tools !== undefined && req.tools.length > 0 ? req.tools.map(toAnthropicTool) : undefined;
+  const toolChoice = toolChoiceOf(req, tools !== undefined);
+  const format = req.response_format?.type === 'json_schema' ? toAnthropicOutputFormat(req.response_format) : undefined;
+  const userId = userIdOf(req);
   const conversation = toAnthropicConversation(req.messages);
 
   const body: AnthropicRequest = {
@@ -87,10 +107,12 @@ export function toAnthropicRequest(req: ChatRequest): AnthropicRequest {
   };
   if (conversation.system.length > 0) body.system = conversation.system;
   if (tools !== undefined) body.tools = tools;
-  if (req.tool_choice !== undefined) body.tool_choice = toAnthropicToolChoice(req.tool_choice);
+  if (toolChoice !== undefined) body.tool_choice = toolChoice;
   if (stop !== undefined) body.stop_sequences = stop;
   if (sampling.temperature !== undefined) body.temperature = sampling.temperature;
   if (sampling.top_p !== undefined) body.top_p = sampling.top_p;
+  if (format !== undefined) body.output_config = { format };
+  if (userId !== undefined) body.metadata = { user_id: userId };
   if (req.stream === true) body.stream = true;
   return body;
 }
@@ -163,6 +185,18 @@ function inputSchemaOf(parameters: Record<string, unknown> | undefined, index: n
     );
   }
   return parameters;
+}
+
+/**
+ * The client's tool_choice, with parallel_tool_calls false as
+ * disable_parallel_tool_use (on auto when the client set no choice). Without
+ * tools, or with "none", no tool can be called, so there is nothing to limit
+ * (and Anthropic's "none" takes no such field). true is Anthropic's default.
+ */
+function toolChoiceOf(req: ChatRequest, hasTools: boolean): AnthropicToolChoice | undefined {
+  const choice = req.tool_choice === undefined ? undefined : toAnthropicToolChoice(req.tool_choice);
+  if (req.parallel_tool_calls !== false || !hasTools || choice?.type === 'none') return choice;
+  return { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true };
 }
 
 function toAnthropicToolChoice(choice: ToolChoice): AnthropicToolChoice {

@@ -434,6 +434,9 @@ describe('check-config on an alias that mixes provider types', () => {
     'mixed.json: aliases.service-mixed.targets: warning: the targets take different requests: claude/claude-x (anthropic) refuses ' +
     'response_format {"type": "json_object"}; a blank stop entry such as "\\n"; temperature above 1; temperature and top_p together; ' +
     'a tool whose parameters have a type other than "object"; messages that end with the assistant\'s, or hold no user message or a blank one; ' +
+    'response_format json_schema with a recursive schema, or without "strict": true one with bounds Anthropic does not take (minimum, maxItems, pattern, ...); ' +
+    'seed; metadata pairs; logprobs true; top_logprobs; frequency_penalty other than 0; presence_penalty other than 0; logit_bias; reasoning_effort; ' +
+    'service_tier; prediction; verbosity; store true; prompt_cache_key; user or safety_identifier longer than 512 characters, or both with different values; ' +
     'which local/llama (openai) takes. Such a request is never sent to a target that refuses it, so it fails when the targets that take it fail; ' +
     'give those requests an alias of their own, or mix only targets of one provider type\n';
 

@@ -31,6 +31,12 @@ function withBody(over: Body): Body {
   return { model: 'claude-test', max_tokens: 64, messages: [USER], ...over };
 }
 
+const OUTPUT: Body = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false };
+
+function withOutput(schema: Body): Body {
+  return withBody({ output_config: { format: { type: 'json_schema', schema } } });
+}
+
 const BAD: [string, Body, string][] = [
   ['whitespace stop sequence', withBody({ stop_sequences: ['\n'] }), 'stop_sequences: each stop sequence must contain non-whitespace'],
   ['empty stop sequence', withBody({ stop_sequences: [''] }), 'stop_sequences: each stop sequence must be non-empty'],
@@ -96,6 +102,27 @@ const BAD: [string, Body, string][] = [
   ],
   ['input_schema not an object', withBody({ tools: [{ name: 'f', input_schema: { type: 'string' } }] }), "tools.0.custom.input_schema.type: Input should be 'object'"],
   ['unknown field', withBody({ stop: ['x'] }), 'stop: Extra inputs are not permitted'],
+  ['user_id above 512 characters', withBody({ metadata: { user_id: 'u'.repeat(513) } }), 'metadata.user_id: String should have at most 512 characters'],
+  ['metadata pairs', withBody({ metadata: { team: 'a' } }), 'metadata.team: Extra inputs are not permitted'],
+  ['disable_parallel_tool_use on none', withBody({ tool_choice: { type: 'none', disable_parallel_tool_use: true } }), 'tool_choice.none.disable_parallel_tool_use: Extra inputs are not permitted'],
+  ['output format of another type', withBody({ output_config: { format: { type: 'json', schema: OUTPUT } } }), "output_config.format.type: Input should be 'json_schema'"],
+  ['a numeric bound', withOutput({ ...OUTPUT, properties: { a: { type: 'integer', minimum: 1 } } }), "output_config.format.schema.properties.a: Unsupported keyword 'minimum'"],
+  ['$schema', withOutput({ ...OUTPUT, $schema: 'http://json-schema.org/draft-07/schema#' }), "output_config.format.schema: Unsupported keyword '$schema'"],
+  ['maxItems', withOutput({ ...OUTPUT, properties: { a: { type: 'array', items: { type: 'string' }, maxItems: 2 } } }), "output_config.format.schema.properties.a: Unsupported keyword 'maxItems'"],
+  ['minItems 2', withOutput({ ...OUTPUT, properties: { a: { type: 'array', items: { type: 'string' }, minItems: 2 } } }), 'output_config.format.schema.properties.a: minItems values other than 0 or 1 are not supported'],
+  ['an object without additionalProperties false', withOutput({ type: 'object', properties: {} }), "output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly set to false"],
+  ['recursion', withOutput({ ...OUTPUT, properties: { a: { type: 'array', items: { $ref: '#' } } } }), 'output_config.format.schema.properties.a.items.$ref: Recursive schemas are not supported'],
+  ['a lookahead', withOutput({ ...OUTPUT, properties: { a: { type: 'string', pattern: '^(?=a)' } } }), 'output_config.format.schema.properties.a: Unsupported regex pattern'],
+  [
+    '17 union types',
+    withOutput({ ...OUTPUT, properties: Object.fromEntries(Array.from({ length: 17 }, (_, k) => [`p${k}`, { type: ['string', 'null'] }])) }),
+    'Schemas contains too many parameters with union types (17 parameters with type arrays or anyOf) which exceeds the limit: 16',
+  ],
+  [
+    '25 optional parameters',
+    withOutput({ ...OUTPUT, properties: Object.fromEntries(Array.from({ length: 25 }, (_, k) => [`p${k}`, { type: 'string' }])) }),
+    'Schemas contains too many optional parameters (25) which exceeds the limit: 24',
+  ],
 ];
 
 describe('the constraints of the fake Anthropic upstreams', () => {
@@ -103,6 +130,18 @@ describe('the constraints of the fake Anthropic upstreams', () => {
     assert.equal(anthropicRequestViolation(GOOD), undefined);
     assert.equal(anthropicRequestViolation(withBody({ messages: [{ role: 'assistant', content: 'Hello.' }, USER] })), undefined, 'assistant first');
     assert.equal(anthropicRequestViolation(withBody({ messages: [USER, { role: 'assistant', content: 'The answer is (' }] })), undefined, 'prefill');
+    const output = {
+      ...OUTPUT,
+      properties: { a: { type: 'string', format: 'date-time', pattern: '^\\d{4}' }, b: { anyOf: [{ $ref: '#/$defs/d' }, { type: 'null' }] }, c: { type: 'array', items: { $ref: '#/$defs/d' }, minItems: 1 } },
+      required: ['a', 'b'],
+      $defs: { d: { type: 'object', properties: { e: { enum: ['x', 1, null] } }, required: ['e'], additionalProperties: false } },
+    };
+    const tools = [{ name: 'f', input_schema: { type: 'object' } }];
+    assert.equal(
+      anthropicRequestViolation(withBody({ output_config: { format: { type: 'json_schema', schema: output } }, metadata: { user_id: 'u'.repeat(512) }, tools, tool_choice: { type: 'any', disable_parallel_tool_use: true } })),
+      undefined,
+      'structured output, metadata, disable_parallel_tool_use',
+    );
   });
 
   for (const [name, body, message] of BAD) {

@@ -17,11 +17,16 @@
 // "unexpected tool_use_id found in tool_result blocks", "tool_use ids must be
 // unique", "Did not find N tool_result block(s) at the beginning of this message".
 //
+// Structured outputs (output_config.format): ./anthropic-output-constraints.ts.
+// metadata.user_id: at most 512 characters (the API reference).
+// disable_parallel_tool_use: on auto, any and tool choices only.
+//
 // Consecutive turns of one role are combined before the pairing rules apply,
 // as Anthropic documents. A first assistant turn is allowed (Anthropic's own
 // API takes it); a final assistant turn is a prefill and is allowed too, so
 // the gateway's stricter rule (no prefill) is checked by its own tests.
 import type { ServerResponse } from 'node:http';
+import { outputConfigViolation } from './anthropic-output-constraints.ts';
 
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -29,7 +34,8 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const BLANK = /^[\s\u001c-\u001f\u0085]*$/;
 const TRAILING_SPACE = /[\s\u001c-\u001f\u0085]$/;
 const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
-const REQUEST_FIELDS = new Set(['model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'stream', 'metadata']);
+const REQUEST_FIELDS = new Set(['model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'stop_sequences', 'temperature', 'top_p', 'top_k', 'stream', 'metadata', 'output_config']);
+const MAX_USER_ID = 512;
 /** Anthropic: "There is a limit of 100,000 messages in a single request." */
 const MAX_MESSAGES = 100_000;
 
@@ -246,6 +252,10 @@ function checkTools(tools: unknown, toolChoice: unknown): void {
   if (toolChoice === undefined) return;
   if (!isObject(toolChoice)) fail('tool_choice: Input should be a valid dictionary');
   const type = toolChoice['type'];
+  if (type === 'none') checkKeys(toolChoice, ['type'], 'tool_choice.none');
+  else checkKeys(toolChoice, ['type', 'name', 'disable_parallel_tool_use'], `tool_choice.${String(type)}`);
+  const disable = toolChoice['disable_parallel_tool_use'];
+  if (disable !== undefined && typeof disable !== 'boolean') fail(`tool_choice.${String(type)}.disable_parallel_tool_use: Input should be a valid boolean`);
   if (type === 'tool') {
     if (typeof toolChoice['name'] !== 'string' || !names.has(toolChoice['name'])) fail(`tool_choice.name: Tool '${String(toolChoice['name'])}' not found in tools`);
   } else if (type !== 'auto' && type !== 'any' && type !== 'none') {
@@ -272,6 +282,16 @@ function checkStops(stops: unknown): void {
   }
 }
 
+function checkMetadata(metadata: unknown): void {
+  if (metadata === undefined) return;
+  if (!isObject(metadata)) fail('metadata: Input should be a valid dictionary');
+  checkKeys(metadata, ['user_id'], 'metadata');
+  const id = metadata['user_id'];
+  if (id === undefined || id === null) return;
+  if (typeof id !== 'string') fail('metadata.user_id: Input should be a valid string');
+  if ([...id].length > MAX_USER_ID) fail(`metadata.user_id: String should have at most ${MAX_USER_ID} characters`);
+}
+
 /** The first constraint `body` breaks, in Anthropic's words where they are public; undefined when it keeps them all. */
 export function anthropicRequestViolation(body: unknown): string | undefined {
   try {
@@ -290,6 +310,9 @@ export function anthropicRequestViolation(body: unknown): string | undefined {
     checkTools(body['tools'], body['tool_choice']);
     checkSampling(body);
     checkStops(body['stop_sequences']);
+    checkMetadata(body['metadata']);
+    const output = outputConfigViolation(body['output_config']);
+    if (output !== undefined) fail(output);
     if (body['stream'] !== undefined && typeof body['stream'] !== 'boolean') fail('stream: Input should be a valid boolean');
     return undefined;
   } catch (error) {

@@ -5,12 +5,18 @@
 // translate into a body that keeps Anthropic's documented constraints
 // (./anthropic-constraints.ts), ends with a user turn and keeps the request's
 // meaning (every visible text in order, every tool call and result with the
-// client's own id), or be refused with a 400 that names a parameter.
+// client's own id), or be refused with a 400 that names a parameter. OpenAI's
+// optional fields are generated too, under a policy that accepts them all:
+// user and safety_identifier must arrive as metadata.user_id,
+// parallel_tool_calls false as disable_parallel_tool_use, json_schema as
+// output_config.format.
 // Seeded: the seed is printed with a failing case; ANTHROPIC_GEN_SEED and
 // ANTHROPIC_GEN_CASES explore others.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createFieldPolicy } from '../../src/chat/request-fields.ts';
 import { checkChatRequest } from '../../src/chat/request-validator.ts';
+import { REQUEST_FIELD_NAMES } from '../../src/config/request-fields-config.ts';
 import type { ChatMessage, ChatRequest } from '../../src/chat/types.ts';
 import { buildUpstreamRequest } from '../../src/chat/upstream-request.ts';
 import { ApiError } from '../../src/errors/api-error.ts';
@@ -29,6 +35,14 @@ const ARGUMENTS = ['{}', '', ' ', '{"city":"Oslo"}', '{"a":{"b":[1,2]}}'];
 const BAD_ARGUMENTS = ['[1]', 'not json', 'null'];
 const STOPS = ['END', '\nUser:', 'x ', '\n\n###'];
 const BLANK_STOPS = ['\n', '', ' ', '\t\t'];
+const POLICY = createFieldPolicy({ aliases: { 'service-claude': { requestFields: null } } as never, requestFields: [...REQUEST_FIELD_NAMES] });
+const IDENTIFIERS = ['user-1', 'user-2', 'a'.repeat(256)];
+const OUTPUT_SCHEMAS: Json[] = [
+  { type: 'object', properties: { a: { type: 'integer', minimum: 1 } }, required: ['a'], additionalProperties: false },
+  { type: 'object', properties: { a: { type: ['string', 'null'], pattern: '^x' } }, required: ['a'], additionalProperties: false },
+  { type: 'object', properties: { kids: { type: 'array', items: { $ref: '#' } } }, required: ['kids'], additionalProperties: false },
+  { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false },
+];
 const SCHEMAS: (Json | undefined)[] = [undefined, { type: 'object', properties: { city: { type: 'string' } } }, {}, { properties: {} }];
 
 function generator(random: () => number): () => Json {
@@ -104,6 +118,11 @@ function generator(random: () => number): () => Json {
     }
     if (chance(0.1)) body['response_format'] = { type: pick(['text', 'json_object']) };
     if (chance(0.1)) body['n'] = 1;
+    if (chance(0.15)) body['user'] = pick(IDENTIFIERS);
+    if (chance(0.1)) body['safety_identifier'] = pick(IDENTIFIERS);
+    if (chance(0.2)) body['parallel_tool_calls'] = chance(0.7) ? false : true;
+    if (chance(0.1)) body[pick(['seed', 'store', 'logprobs', 'frequency_penalty', 'reasoning_effort', 'metadata'])] = pick<unknown>([0, 1, false, true, 'low', {}, { k: 'v' }]);
+    if (chance(0.15)) body['response_format'] = { type: 'json_schema', json_schema: { name: 'out', schema: pick(OUTPUT_SCHEMAS), ...(chance(0.7) ? { strict: true } : {}) } };
     // A few the validator must refuse itself: they never reach the translation.
     if (chance(0.03)) body[pick(['n', 'temperature', 'presence_penalty'])] = 3;
     return body;
@@ -143,6 +162,11 @@ function assertFaithful(request: ChatRequest, body: AnthropicRequest): void {
   assert.deepEqual(blocks.flatMap((block) => (block.type === 'tool_use' ? [fromAnthropicToolId(block.id)] : [])), calls, 'tool calls');
   assert.deepEqual([...blocks.flatMap((block) => (block.type === 'tool_result' ? [fromAnthropicToolId(block.tool_use_id)] : []))].sort(), [...results].sort(), 'tool results');
   assert.equal(body.messages.at(-1)?.role, 'user', 'the last turn is the user: no prefill');
+  const userId = request.safety_identifier ?? request.user;
+  assert.deepEqual(body.metadata, userId === undefined ? undefined : { user_id: userId }, 'user and safety_identifier');
+  const limited = request.parallel_tool_calls === false && body.tools !== undefined && request.tool_choice !== 'none';
+  assert.equal(body.tool_choice !== undefined && 'disable_parallel_tool_use' in body.tool_choice, limited, 'parallel_tool_calls false');
+  assert.equal(body.output_config !== undefined, request.response_format?.type === 'json_schema', 'json_schema');
 }
 
 test('every generated request the validator accepts translates within the constraints, or is a 400 naming a parameter', () => {
@@ -154,7 +178,7 @@ test('every generated request the validator accepts translates within the constr
   for (let n = 0; n < cases; n++) {
     const raw = next();
     try {
-      const check = checkChatRequest(raw);
+      const check = checkChatRequest(raw, POLICY);
       if (!check.ok) {
         tally.invalid++;
         continue;
@@ -185,7 +209,7 @@ test('every generated request the validator accepts translates within the constr
   assert.ok(tally.invalid > 0, `seed ${seed}: the validator refused none`);
   assert.ok(tally.translated >= cases / 10, `seed ${seed}: only ${tally.translated} of ${cases} translated`);
   assert.ok(tally.refused >= cases / 10, `seed ${seed}: only ${tally.refused} of ${cases} refused`);
-  for (const param of ['stop[]', 'top_p', 'messages[].role', 'messages[].content', 'messages[].tool_call_id', 'messages[].tool_calls[].id']) {
+  for (const param of ['stop[]', 'top_p', 'messages[].role', 'messages[].content', 'messages[].tool_call_id', 'messages[].tool_calls[].id', 'user', 'response_format.json_schema.schema.properties.kids.items.$ref']) {
     assert.ok(refusedParams.has(param), `seed ${seed}: no case refused at ${param}`);
   }
 });
