@@ -14,7 +14,7 @@ import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
 import { refuseLikeAnthropic } from '../providers/anthropic-constraints.ts';
-import { startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
+import { startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from '../gateway/harness.ts';
 
 const TEST_TIMEOUT = { timeout: 20_000 };
 const ShoppingList = z.object({ items: z.array(z.object({ name: z.string(), qty: z.number().int() })) });
