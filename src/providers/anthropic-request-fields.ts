@@ -5,7 +5,9 @@
 // any other is a 400 naming it, before anything is sent.
 // Wire format: https://docs.claude.com/en/api/messages (metadata, tool_choice).
 import type { ChatRequest, OptionalRequestFields } from '../chat/types.ts';
+import type { RequestFieldName } from '../config/request-fields-config.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
+import type { RequestRestriction } from './request-restriction.ts';
 
 /** Anthropic's bound on metadata.user_id (its API reference: maxLength 512). */
 export const MAX_USER_ID_LENGTH = 512;
@@ -50,10 +52,10 @@ const UNSUPPORTED_FIELDS: Readonly<Record<string, UnsupportedField>> = {
 /** Read once: the check runs on every request to an Anthropic target. */
 const UNSUPPORTED_ENTRIES = Object.entries(UNSUPPORTED_FIELDS) as readonly [keyof OptionalRequestFields, UnsupportedField][];
 
-/** What ANTHROPIC_REFUSES lists for these fields. */
-export const UNSUPPORTED_FIELD_RULES: readonly string[] = [
-  ...Object.values(UNSUPPORTED_FIELDS).map((field) => field.refused),
-  `user or safety_identifier longer than ${MAX_USER_ID_LENGTH} characters, or both with different values`,
+/** What ANTHROPIC_REFUSES lists for these fields, each with the field it needs accepted. */
+export const UNSUPPORTED_FIELD_RULES: readonly RequestRestriction[] = [
+  ...UNSUPPORTED_ENTRIES.map(([name, field]) => ({ rule: field.refused, fields: [name as RequestFieldName] })),
+  { rule: `user or safety_identifier longer than ${MAX_USER_ID_LENGTH} characters, or both with different values`, fields: ['user', 'safety_identifier'] },
 ];
 
 /** Throws InvalidRequestError (400, unsupported_parameter) for the first field set to a value Anthropic has no equivalent of. */

@@ -32,6 +32,7 @@ import { InvalidRequestError } from '../errors/api-error.ts';
 import { type AnthropicMessage, type AnthropicTextBlock, isBlank, toAnthropicConversation } from './anthropic-conversation.ts';
 import { type AnthropicOutputFormat, toAnthropicOutputFormat } from './anthropic-output-schema.ts';
 import { checkUnsupportedFields, UNSUPPORTED_FIELD_RULES, userIdOf } from './anthropic-request-fields.ts';
+import type { RequestRestriction } from './request-restriction.ts';
 
 export type { AnthropicContentBlock, AnthropicMessage, AnthropicTextBlock } from './anthropic-conversation.ts';
 
@@ -67,14 +68,19 @@ export interface AnthropicRequest {
  * shapes as they are would take: check-config names these when an alias mixes
  * the two (../providers/request-restrictions.ts). One line per rule above and
  * in ./anthropic-conversation.ts. */
-export const ANTHROPIC_REFUSES: readonly string[] = [
-  'response_format {"type": "json_object"}',
-  'a blank stop entry such as "\\n"',
-  'temperature above 1',
-  'temperature and top_p together',
-  'a tool whose parameters have a type other than "object"',
-  "messages that end with the assistant's, or hold no user message or a blank one",
-  'response_format json_schema with a recursive schema, or without "strict": true one with bounds Anthropic does not take (minimum, maxItems, pattern, ...)',
+export const ANTHROPIC_REFUSES: readonly RequestRestriction[] = [
+  ...[
+    'response_format {"type": "json_object"}',
+    'a blank stop entry such as "\\n"',
+    'temperature above 1',
+    'temperature and top_p together',
+    'a tool whose parameters have a type other than "object"',
+    "messages that end with the assistant's, or hold no user message or a blank one",
+  ].map((rule) => ({ rule, fields: [] })),
+  {
+    rule: 'response_format json_schema with a recursive schema, or without "strict": true one with bounds Anthropic does not take (minimum, maxItems, pattern, ...)',
+    fields: ['json_schema'],
+  },
   ...UNSUPPORTED_FIELD_RULES,
 ];
 

@@ -7,20 +7,24 @@
 import type { GatewayConfig, ProviderConfig } from '../config/config.ts';
 import { ConfigWarningCode, type ConfigWarning } from '../config/config-issues.ts';
 import { ANTHROPIC_REFUSES } from './anthropic-request.ts';
+import type { RequestRestriction } from './request-restriction.ts';
 
-export const REQUEST_RESTRICTIONS: { readonly [T in ProviderConfig['type']]: readonly string[] } = {
+export const REQUEST_RESTRICTIONS: { readonly [T in ProviderConfig['type']]: readonly RequestRestriction[] } = {
   openai: [],
   anthropic: ANTHROPIC_REFUSES,
   demo: [],
 };
 
 /** One warning per alias whose targets' provider types refuse different requests, naming what each refuses that another takes. */
-export function aliasTargetWarnings(config: Pick<GatewayConfig, 'aliases' | 'providers'>): ConfigWarning[] {
+export function aliasTargetWarnings(config: Pick<GatewayConfig, 'aliases' | 'providers'> & { readonly requestFields?: GatewayConfig['requestFields'] }): ConfigWarning[] {
   const warnings: ConfigWarning[] = [];
-  for (const [alias, { targets }] of Object.entries(config.aliases)) {
+  for (const [alias, { targets, requestFields }] of Object.entries(config.aliases)) {
+    // A rule about a field beyond the contract's table matters only where the alias takes the field.
+    const accepted = requestFields ?? config.requestFields ?? [];
+    const applies = (r: RequestRestriction): boolean => r.fields.length === 0 || r.fields.some((f) => accepted.includes(f));
     const typed = targets.map((t) => {
       const type = config.providers[t.provider]?.type;
-      return { id: `${t.provider}/${t.model}`, type, refuses: type === undefined ? [] : REQUEST_RESTRICTIONS[type] };
+      return { id: `${t.provider}/${t.model}`, type, refuses: type === undefined ? [] : REQUEST_RESTRICTIONS[type].filter(applies).map((r) => r.rule) };
     });
     const parts: string[] = [];
     for (const target of typed) {

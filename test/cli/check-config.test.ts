@@ -434,11 +434,18 @@ describe('check-config on an alias that mixes provider types', () => {
     'mixed.json: aliases.service-mixed.targets: warning: the targets take different requests: claude/claude-x (anthropic) refuses ' +
     'response_format {"type": "json_object"}; a blank stop entry such as "\\n"; temperature above 1; temperature and top_p together; ' +
     'a tool whose parameters have a type other than "object"; messages that end with the assistant\'s, or hold no user message or a blank one; ' +
-    'response_format json_schema with a recursive schema, or without "strict": true one with bounds Anthropic does not take (minimum, maxItems, pattern, ...); ' +
-    'seed; metadata pairs; logprobs true; top_logprobs; frequency_penalty other than 0; presence_penalty other than 0; logit_bias; reasoning_effort; ' +
-    'service_tier; prediction; verbosity; store true; prompt_cache_key; user or safety_identifier longer than 512 characters, or both with different values; ' +
     'which local/llama (openai) takes. Such a request is never sent to a target that refuses it, so it fails when the targets that take it fail; ' +
     'give those requests an alias of their own, or mix only targets of one provider type\n';
+
+  test('on an alias that accepts request fields, what the Anthropic target refuses of those fields too', () => {
+    const fielded = writeConfig('mixed-fields.json', { ...MIXED, requestFields: ['seed', 'json_schema'], aliases: { ...MIXED.aliases, 'service-claudes': { provider: 'claude', model: 'claude-x' } } });
+    const check = checkConfigFile(path.join(tmp, fielded), { env: {}, cwd: tmp, credentials: false });
+    assert.equal(check.warnings.length, 1);
+    assert.match(
+      check.warnings[0]?.message ?? '',
+      /a blank one; response_format json_schema with a recursive schema, or without "strict": true one with bounds Anthropic does not take \(minimum, maxItems, pattern, \.\.\.\); seed; which local\/llama/,
+    );
+  });
 
   test('a warning naming the alias, what the Anthropic target refuses and which target takes it; exit 0', () => {
     assert.deepEqual(run([file], { env: { ...goodEnv, CLAUDE_KEY: 'k' } }), {
