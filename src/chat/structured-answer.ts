@@ -12,12 +12,16 @@
 //   and says so; parse() throws LengthFinishReasonError or
 //   ContentFilterFinishReasonError on it, and another target would cut at the
 //   same max_tokens;
-// - a `refusal`: the model declined, and the refusal takes the content's
-//   place (parse() leaves `parsed` null);
+// - a `refusal` with no content: the model declined, and the refusal takes
+//   the content's place (parse() leaves `parsed` null). Content beside a
+//   refusal is checked: not every client looks at the refusal first;
 // - tool calls with no content: the model called a tool instead of answering
 //   (parse() leaves `parsed` null). Content beside tool calls is checked.
 // Anything else must be a JSON value that the schema accepts: no content at
-// all, or text that is not JSON, fails at `$`.
+// all, or text that is not JSON, fails at `$`. The request asked for one
+// choice (n is 1): an answer with a choice of another index fails too, since
+// SDKs read the first entry of `choices` whatever its index, and a stream may
+// not finish through another choice.
 
 import { JsonParseError, parseJson } from '../json/parser.ts';
 import type { CompiledSchema, SchemaViolation } from '../schema/compile.ts';
@@ -85,12 +89,19 @@ function rootViolation(what: string): SchemaViolation {
 /** False for the answers the check leaves alone (see the top of this file). */
 function isChecked(finish: FinishReason | null, refused: boolean, toolCalls: boolean, text: AnswerText): boolean {
   if (finish === 'length' || finish === 'content_filter') return false;
-  if (refused) return false;
-  return !(toolCalls && text.empty);
+  // A refusal or tool calls stand in for the answer only when there is no content: content beside them is what a client parses.
+  return !((refused || toolCalls) && text.empty);
+}
+
+/** An answer of more than the one choice asked for: what the client would read is not what was checked. */
+function otherChoice(index: number): SchemaViolation {
+  return rootViolation(`the answer has a choice of index ${index}; the request asked for one choice, index 0`);
 }
 
 /** A whole completion's choice 0 against `schema`: null when it holds, or is not checked. */
 export function checkCompletionAnswer(schema: CompiledSchema, completion: ChatCompletion, maxBytes: number): SchemaViolation | null {
+  for (const other of completion.choices) if (other.index !== 0) return otherChoice(other.index);
+  if (completion.choices.length > 1) return rootViolation(`the answer has ${completion.choices.length} choices; the request asked for one`);
   const choice = completion.choices[0];
   const text = new AnswerText(maxBytes);
   if (choice === undefined) return text.judge(schema);
@@ -125,7 +136,10 @@ export class StreamedAnswerCheck {
     const choices = chunk.choices;
     for (let i = 0; i < choices.length; i++) {
       const choice = choices[i] as ChatCompletionChunk['choices'][number];
-      if (choice.index !== 0) continue;
+      if (choice.index !== 0) {
+        this.finished = true;
+        return otherChoice(choice.index);
+      }
       const delta = choice.delta;
       if (typeof delta.content === 'string') this.text.feed(delta.content);
       if (typeof delta.refusal === 'string' && delta.refusal !== '') this.refused = true;

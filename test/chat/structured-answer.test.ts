@@ -129,6 +129,17 @@ describe('checkCompletionAnswer', () => {
       violation('$', `the answer is longer than the ${accented.length} bytes the gateway checks`));
   });
 
+  it('fails a completion of more than one choice, or of another index', () => {
+    const valid = completion({ content: VALID });
+    const second = { ...(valid.choices[0] as ChatCompletion['choices'][number]), index: 1, message: { role: 'assistant' as const, content: 'nope', refusal: null, tool_calls: [] } };
+    assert.deepStrictEqual(checkCompletionAnswer(schema, { ...valid, choices: [valid.choices[0] as ChatCompletion['choices'][number], second] }, BOUND),
+      violation('$', 'the answer has a choice of index 1; the request asked for one choice, index 0'));
+    assert.deepStrictEqual(checkCompletionAnswer(schema, { ...valid, choices: [{ ...second, message: { ...second.message, content: VALID } }] }, BOUND),
+      violation('$', 'the answer has a choice of index 1; the request asked for one choice, index 0'));
+    assert.deepStrictEqual(checkCompletionAnswer(schema, { ...valid, choices: [valid.choices[0] as ChatCompletion['choices'][number], valid.choices[0] as ChatCompletion['choices'][number]] }, BOUND),
+      violation('$', 'the answer has 2 choices; the request asked for one'));
+  });
+
   it('fails a completion with no choice at `$`', () => {
     assert.deepStrictEqual(checkCompletionAnswer(schema, { ...completion({ content: VALID }), choices: [] }, BOUND), violation('$', 'expected a JSON value, got no content'));
   });
@@ -159,12 +170,22 @@ describe('StreamedAnswerCheck', () => {
     assert.deepStrictEqual(verdict, violation('$', 'expected a JSON value, got text that is not JSON (invalid_utf8 at byte 9)'));
   });
 
-  it('takes the content on the finish chunk itself, and only choice 0', () => {
+  it('takes the content on the finish chunk itself', () => {
     const check = new StreamedAnswerCheck(schema, BOUND);
     assert.equal(check.push(chunk({ content: '{"title":"x",' })), null);
-    assert.equal(check.push(chunk({ content: 'not ours' }, null, 1)), null);
     assert.equal(check.push(chunk({ content: '"items":[]}' }, 'stop')), null);
     assert.equal(check.finished, true);
+  });
+
+  it('fails a chunk of another choice: one was asked for, and SDKs read the first entry whatever its index', () => {
+    const other = violation('$', 'the answer has a choice of index 1; the request asked for one choice, index 0');
+    // Choice 0 streams off the schema, choice 1 finishes: without this the stream would end as complete.
+    const check = new StreamedAnswerCheck(schema, BOUND);
+    assert.equal(check.push(chunk({ content: '{"qty":"two"}' })), null);
+    assert.deepStrictEqual(check.push(chunk({}, 'stop', 1)), other);
+    assert.equal(check.finished, true);
+    // The whole answer under index 1.
+    assert.deepStrictEqual(new StreamedAnswerCheck(schema, BOUND).push(chunk({ content: 'not json at all' }, null, 1)), other);
   });
 
   it('reads nothing after choice 0 finished', () => {

@@ -196,3 +196,49 @@ test('a committed stream that ends off the schema: the error frame in place of t
   // The response ended (with the error frame) rather than being cut off.
   assert.equal(cut['completed'], true);
 });
+
+const OTHER_CHOICE = {
+  error: {
+    message: "The upstream's answer does not match the response_format json_schema: $: the answer has a choice of index 1; the request asked for one choice, index 0",
+    type: 'upstream_error',
+    param: null,
+    code: 'upstream_schema_mismatch',
+  },
+};
+
+test('an answer through another choice is never passed as valid: a stream finished by choice 1, a whole answer of two choices', async () => {
+  const other = (index: number, delta: Record<string, unknown>, finish: string | null = null): string =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1, model: 'upstream-model', choices: [{ index, delta, finish_reason: finish }] })}\n\n`;
+  const offByChoice = (res: http.ServerResponse): void => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(`${other(0, { role: 'assistant', content: INVALID })}${other(1, {}, 'stop')}data: [DONE]\n\n`);
+  };
+  first.handle = (_r, res) => offByChoice(res);
+  second.handle = (_r, res) => offByChoice(res);
+  const streamed = await postChat(gw, ask({ stream: true }));
+  assert.equal(streamed.status, 502);
+  assert.deepEqual(streamed.json(), OTHER_CHOICE);
+  const two = completion(VALID);
+  const twoChoices = { ...two, choices: [...two.choices, { index: 1, message: { role: 'assistant', content: 'nope' }, finish_reason: 'stop' }] };
+  first.handle = (_r, res) => json(res, twoChoices);
+  second.handle = (_r, res) => json(res, twoChoices);
+  const whole = await postChat(gw, ask());
+  assert.equal(whole.status, 502);
+  assert.deepEqual(whole.json(), OTHER_CHOICE);
+});
+
+test('content beside a refusal is held to the schema: only a refusal alone stands in for the answer', async () => {
+  const refusing = (content: string | null) => {
+    const answer = completion(content ?? '');
+    return { ...answer, choices: [{ index: 0, message: { role: 'assistant', content, refusal: ' ' }, finish_reason: 'stop' }] };
+  };
+  first.handle = (_r, res) => json(res, refusing(INVALID));
+  second.handle = (_r, res) => json(res, refusing(INVALID));
+  const res = await postChat(gw, ask());
+  assert.equal(res.status, 502);
+  assert.deepEqual(res.json(), MISMATCH);
+  first.handle = (_r, res) => json(res, refusing(null));
+  const alone = await postChat(gw, ask());
+  assert.equal(alone.status, 200);
+  assert.equal((alone.json() as { choices: [{ message: { refusal: string } }] }).choices[0].message.refusal, ' ');
+});
