@@ -62,7 +62,8 @@ class ConfiguredFieldPolicy implements FieldPolicy {
   /** A field no model takes names the top-level setting; one that other models take names this model's. */
   refusal(name: RequestFieldName, model: string | null): FieldRefusal {
     const alias = model !== null && model !== AUTO_ALIAS && this.#byAlias.has(model) && this.anywhere.has(name) ? model : null;
-    if (alias === null) return { kind: 'not_accepted', name, model: null, settings: ['requestFields'] };
+    // The top level's list does nothing for an alias with a list of its own.
+    if (alias === null) return { kind: 'not_accepted', name, model: null, settings: this.#ownLists.size === 0 ? ['requestFields'] : ['requestFields', 'aliases.NAME.requestFields'] };
     const settings = this.#ownLists.has(alias) ? [`aliases.${alias}.requestFields`] : ['requestFields', `aliases.${alias}.requestFields`];
     return { kind: 'not_accepted', name, model: alias, settings };
   }
@@ -218,7 +219,8 @@ function metadataOf(value: JsonObject, walk: RequestWalk): Record<string, string
     if (key.length > MAX_METADATA_KEY) walk.issues.push(createIssue(at, { code: 'invalid_value', reason: { rule: 'too_long', maximum: MAX_METADATA_KEY } }));
     else if (typeof entry !== 'string') walk.issues.push(createIssue(at, { code: 'invalid_type', expected: 'a string', received: kindOf(entry) }));
     else if (entry.length > MAX_METADATA_VALUE) walk.issues.push(createIssue(at, { code: 'invalid_value', reason: { rule: 'too_long', maximum: MAX_METADATA_VALUE } }));
-    else out[key] = entry;
+    // An own property even for "__proto__" (the JSON parser makes it one): assigned, it would set the prototype and vanish.
+    else Object.defineProperty(out, key, { value: entry, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

@@ -142,7 +142,12 @@ function normaliseJsonSchema(value: unknown, walk: RequestWalk, scope: FieldScop
   const out: Partial<JsonSchemaFormat['json_schema']> = {};
   for (const key of Object.keys(value)) {
     const field = value[key];
-    if (field === undefined || field === null) continue;
+    if (field === undefined) continue;
+    if (field === null) {
+      // Only strict is nullable (null: absent); the structural pass reports the others.
+      if (key !== 'strict') walk.structural = true;
+      continue;
+    }
     switch (key) {
       case 'name':
         if (typeof field !== 'string') walk.structural = true;

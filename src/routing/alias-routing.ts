@@ -127,15 +127,18 @@ export function resolveAlias(
   }
   // Each field is taken by some alias (the validator saw to that), but no alias takes them all.
   const name = refusedField(defaultAlias, global, fields) as RequestFieldName;
+  const refusal = autoRefusal(name, config.auto.default, (defaultAlias.requestFields ?? null) !== null);
   throw issueToError(
     name === 'json_schema'
-      ? createIssue(['response_format', 'type'], { code: 'invalid_value', reason: { rule: 'not_accepted', refusal: autoRefusal(name, config.auto.default) } })
-      : createIssue([name], { code: 'unknown_parameter', refusal: autoRefusal(name, config.auto.default) }),
+      ? createIssue(['response_format', 'type'], { code: 'invalid_value', reason: { rule: 'not_accepted', refusal } })
+      : createIssue([name], { code: 'unknown_parameter', refusal }),
   );
 }
 
-function autoRefusal(name: RequestFieldName, defaultAlias: string): FieldRefusal {
-  return { kind: 'not_accepted', name, model: AUTO_ALIAS, settings: [`aliases.${defaultAlias}.requestFields`, 'requestFields'] };
+function autoRefusal(name: RequestFieldName, defaultAlias: string, ownList: boolean): FieldRefusal {
+  // The top level's list does nothing for an alias with a list of its own.
+  const settings = ownList ? [`aliases.${defaultAlias}.requestFields`] : [`aliases.${defaultAlias}.requestFields`, 'requestFields'];
+  return { kind: 'not_accepted', name, model: AUTO_ALIAS, settings };
 }
 
 /** The first of `fields` that `alias` does not take (its own list, else the top level's). */

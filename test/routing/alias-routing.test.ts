@@ -177,4 +177,12 @@ test("service-auto sends a request only to an alias that takes every field beyon
       err.message ===
         `Unsupported parameter: 'user' is not accepted for model 'service-auto'. The gateway's operator can accept it by adding "user" to "aliases.service-chat.requestFields" or "requestFields" in the gateway's config.`,
   );
+  // A default with a list of its own: the top level's would not reach it, so only its own is named.
+  const own = { ...fielded, aliases: { ...fielded.aliases, 'service-chat': alias({ requestFields: ['seed'] }) } };
+  assert.throws(
+    () => resolveAlias(hi({ seed: 1, user: 'u' }), own),
+    (err: unknown) =>
+      err instanceof InvalidRequestError &&
+      err.message === `Unsupported parameter: 'user' is not accepted for model 'service-auto'. The gateway's operator can accept it by adding "user" to "aliases.service-chat.requestFields" in the gateway's config.`,
+  );
 });
