@@ -233,8 +233,10 @@ function objectPlaceholder(schema: Record<string, unknown> | undefined, depth: n
   const properties = asRecord(schema['properties']) ?? {};
   if (!Array.isArray(required)) return result;
   for (const name of required) {
-    if (typeof name !== 'string') continue;
-    result[name] = valuePlaceholder(properties[name], depth + 1);
+    // A name listed twice is built once: repeats would multiply the work at every level.
+    if (typeof name !== 'string' || Object.hasOwn(result, name)) continue;
+    const value = valuePlaceholder(Object.hasOwn(properties, name) ? properties[name] : undefined, depth + 1);
+    Object.defineProperty(result, name, { value, enumerable: true, writable: true, configurable: true });
   }
   return result;
 }
