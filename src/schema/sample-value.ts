@@ -34,13 +34,15 @@
 // thread, so it runs only where its cost is bounded: at most
 // MAX_PATTERN_LENGTH characters, no repeated group holding a repetition
 // (./pattern-safety.ts), and its cost within what is left of
-// MAX_PATTERN_STEPS for the whole value. A run costs (length of the string
-// + 1) to the power of (the pattern's quantifiers and alternatives + 1), a
-// bound on the ways a backtracking matcher can split the string, times the
-// pattern's length; spelling a pattern costs 10 per character (a class is a
-// small regular expression tried on a few characters). A pattern not run on a
-// string does not give it: the string is "demo". Each string subschema is
-// worked out once per value, however often it is met.
+// MAX_PATTERN_STEPS for the whole value. A run on a string of n characters
+// costs the pattern's length times a bound on the paths a backtracking
+// matcher can take: (n + 1) for the start and for each quantifier of varying
+// count, the number of branches for each alternation, to the power n + 1
+// when the alternation is inside a repeated group (`(a|b)*`). Spelling a
+// pattern costs 10 a character (a class is a small regular expression tried
+// on a few characters). A pattern not run on a string does not give it: the
+// string is "demo". Each pattern is worked out once per value, however often
+// it is met.
 import { nestedRepetitionAt } from './pattern-safety.ts';
 import { patternInstance } from './pattern-spelling.ts';
 import { isPlainObject, refTarget } from './strict-schema.ts';
@@ -54,7 +56,7 @@ const MAX_SCANNED = 100_000;
 export const MAX_CHARACTERS = 1_000_000;
 /** As the strict subset's default maxPatternLength. */
 const MAX_PATTERN_LENGTH = 1000;
-const MAX_PATTERN_STEPS = 4_000_000;
+const MAX_PATTERN_STEPS = 10_000_000;
 const SPELLING_STEPS_PER_CHARACTER = 10;
 const FREE_STRING = 'demo';
 
@@ -84,8 +86,8 @@ interface Walk {
   exhausted: boolean;
   /** JSON characters of each `const` or `enum` value met, by its subschema. */
   readonly sizes: WeakMap<Schema, number>;
-  /** The string of each subschema with a `pattern`, worked out once. */
-  readonly patterned: WeakMap<Schema, string>;
+  /** The string of each `pattern`, worked out once. */
+  readonly patterned: Map<string, string>;
   /** The target of each subschema with a `$ref` (null: none), resolved once: a reference may be long. */
   readonly targets: WeakMap<Schema, Schema | null>;
   /** What is left of MAX_PATTERN_STEPS. */
@@ -105,7 +107,7 @@ export interface Sample {
 /** The instance of `schema` by the rules of the file header; `text` fills the first free string. */
 export function buildSample(schema: unknown, text = FREE_STRING): Sample {
   const root = isPlainObject(schema) ? schema : {};
-  const walk: Walk = { root, text, values: 0, scanned: 0, characters: 0, exhausted: false, sizes: new WeakMap(), patterned: new WeakMap(), targets: new WeakMap(), patternSteps: MAX_PATTERN_STEPS };
+  const walk: Walk = { root, text, values: 0, scanned: 0, characters: 0, exhausted: false, sizes: new WeakMap(), patterned: new Map(), targets: new WeakMap(), patternSteps: MAX_PATTERN_STEPS };
   const value = instance(root, walk, 0);
   return { value, complete: !walk.exhausted, values: walk.values, characters: walk.characters };
 }
@@ -263,10 +265,10 @@ function stringInstance(schema: Schema, walk: Walk): string {
   const pattern = schema['pattern'];
   if (typeof format === 'string' && Object.hasOwn(FORMAT_EXAMPLES, format)) return FORMAT_EXAMPLES[format] as string;
   if (typeof pattern === 'string') {
-    let string = walk.patterned.get(schema);
+    let string = walk.patterned.get(pattern);
     if (string === undefined) {
       string = patternedString(pattern, walk);
-      walk.patterned.set(schema, string);
+      walk.patterned.set(pattern, string);
     }
     return string;
   }
@@ -289,15 +291,15 @@ function patternedString(pattern: string, walk: Walk): string {
 
 interface RunnablePattern {
   readonly regexp: RegExp;
-  /** Quantifiers of varying count and alternatives: the choices a backtracking matcher makes. */
-  readonly choices: number;
+  readonly length: number;
+  readonly shape: PatternShape;
 }
 
 /** The pattern compiled, when it is short and nests no repetition; null otherwise or when invalid. */
 function runnablePattern(pattern: string): RunnablePattern | null {
   if (pattern.length > MAX_PATTERN_LENGTH || nestedRepetitionAt(pattern) !== -1) return null;
   try {
-    return { regexp: new RegExp(pattern, 'u'), choices: choicesIn(pattern) };
+    return { regexp: new RegExp(pattern, 'u'), length: pattern.length, shape: shapeOf(pattern) };
   } catch {
     return null;
   }
@@ -305,9 +307,11 @@ function runnablePattern(pattern: string): RunnablePattern | null {
 
 /** Whether the pattern matches `subject`; undefined when the run would cost more than is left, or throws. */
 function matches(pattern: RunnablePattern, subject: string, walk: Walk): boolean | undefined {
-  const cost = (subject.length + 1) ** (pattern.choices + 1) * pattern.regexp.source.length;
-  if (cost > walk.patternSteps) return undefined;
-  walk.patternSteps -= cost;
+  const { quantifiers, branches, repeatedBranches } = pattern.shape;
+  const positions = Math.log(subject.length + 1);
+  const logCost = Math.log(pattern.length) + (quantifiers + 1) * positions + branches + (subject.length + 1) * repeatedBranches;
+  if (logCost > Math.log(walk.patternSteps)) return undefined;
+  walk.patternSteps -= Math.ceil(Math.exp(logCost));
   try {
     return pattern.regexp.test(subject);
   } catch {
@@ -315,28 +319,72 @@ function matches(pattern: RunnablePattern, subject: string, walk: Walk): boolean
   }
 }
 
-/**
- * Quantifiers of varying count (`*`, `+`, `?`, `{2,}`, `{1,3}`; not a fixed
- * `{4}`, the `?` of `(?:` or a lazy `?`) and `|`, outside classes and escapes.
- */
-function choicesIn(pattern: string): number {
-  let choices = 0;
+/** What bounds a backtracking run of a pattern with no nested repetition. */
+interface PatternShape {
+  /** Quantifiers of varying count: `*`, `+`, `?`, `{2,}`, `{1,3}`; not a fixed `{4}`, the `?` of `(?:` or a lazy `?`. */
+  readonly quantifiers: number;
+  /** The natural log of the branch counts of alternations outside repeated groups, multiplied. */
+  readonly branches: number;
+  /** The same for alternations inside a repeated group: each repetition chooses again. */
+  readonly repeatedBranches: number;
+}
+
+/** The quantifiers and alternations of a pattern, outside classes and escapes. */
+function shapeOf(pattern: string): PatternShape {
+  // Group 0 is the whole pattern; each group knows its parent, its branches, and whether it repeats.
+  const parents = [-1];
+  const counts = [1];
+  const repeats = [false];
+  let current = 0;
+  let quantifiers = 0;
   for (let i = 0; i < pattern.length; i++) {
     const char = pattern[i];
     if (char === '\\') {
       i++;
     } else if (char === '[') {
       for (i++; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
-    } else if (char === '*' || char === '+' || char === '|') {
-      choices++;
-    } else if (char === '?') {
-      if (!'(*+?}'.includes(pattern[i - 1] ?? '(')) choices++;
-    } else if (char === '{') {
-      const count = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(i, i + 24));
-      if (count !== null && count[2] !== undefined && count[3] !== count[1]) choices++;
+    } else if (char === '(') {
+      parents.push(current);
+      counts.push(1);
+      repeats.push(false);
+      current = parents.length - 1;
+    } else if (char === ')') {
+      if (isRepeatingQuantifier(pattern, i + 1)) repeats[current] = true;
+      current = Math.max(0, parents[current] ?? 0);
+    } else if (char === '|') {
+      counts[current] = (counts[current] ?? 1) + 1;
+    } else if (isVaryingQuantifier(pattern, i)) {
+      quantifiers++;
     }
   }
-  return choices;
+  let branches = 0;
+  let repeatedBranches = 0;
+  for (let group = 0; group < counts.length; group++) {
+    const count = counts[group] ?? 1;
+    if (count === 1) continue;
+    let repeated = false;
+    for (let at = group; at !== -1 && !repeated; at = parents[at] ?? -1) repeated = repeats[at] === true;
+    if (repeated) repeatedBranches += Math.log(count);
+    else branches += Math.log(count);
+  }
+  return { quantifiers, branches, repeatedBranches };
+}
+
+/** A quantifier that can take its atom more than once: not `?` or `{0,1}`. */
+function isRepeatingQuantifier(pattern: string, at: number): boolean {
+  const char = pattern[at];
+  if (char === '*' || char === '+') return true;
+  const count = char === '{' ? /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(at, at + 24)) : null;
+  return count !== null && count[2] !== undefined && (count[3] === '' || Number(count[3]) > Math.max(1, Number(count[1])));
+}
+
+function isVaryingQuantifier(pattern: string, at: number): boolean {
+  const char = pattern[at];
+  if (char === '*' || char === '+') return true;
+  if (char === '?') return !'(*+?}'.includes(pattern[at - 1] ?? '(');
+  if (char !== '{') return false;
+  const count = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(at, at + 24));
+  return count !== null && count[2] !== undefined && count[3] !== count[1];
 }
 
 function numberInstance(schema: Schema, integer: boolean): number {

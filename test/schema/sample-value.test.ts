@@ -236,6 +236,18 @@ describe('sampleValue: a client\'s pattern runs only where it is bounded', () =>
     assert.deepEqual(run.filter((source) => source === pattern).length, 1, 'run on "demo" only');
   });
 
+  it('patterns with a few quantifiers and alternations run on "demo" and on their spelled string', () => {
+    assert.deepEqual(sampleOf({ type: 'string', pattern: '^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)$' }), '0.0.0');
+    assert.deepEqual(sampleOf({ type: 'string', pattern: '^a{50}(?:x|y)?b$' }), `${'a'.repeat(50)}b`);
+    assert.deepEqual(sampleOf({ type: 'string', pattern: '^(?:a|b)+c$' }), 'ac');
+  });
+
+  it('an alternation inside a repeated group counts once per repetition: (a|b)* is not run on a long string', () => {
+    const pattern = '^(?:a|b)*(?:c{60})$';
+    const run = patternsRun(() => assert.deepEqual(sampleValue(object({ s: { type: 'string', pattern } })), { s: 'demo' }));
+    assert.equal(run.filter((source) => source === pattern).length, 1, 'run on "demo" only');
+  });
+
   it('a pattern that is not a valid regular expression: "demo"', () => {
     assert.deepEqual(sampleValue({ type: 'object', properties: { s: { type: 'string', pattern: '(' } }, required: ['s'] }), { s: 'demo' });
   });
