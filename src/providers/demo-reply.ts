@@ -29,7 +29,10 @@
 // 5. With response_format json_schema the text is the schema's instance by the
 //    rules of ../schema/sample-value.ts, the quoted text of rule 2 or 3 in its
 //    first free string: it passes the gateway's own check of a strict schema.
-//    A json_schema without a schema gets rule 4's object.
+//    A json_schema without a schema gets rule 4's object. When the value would
+//    be larger than sample-value.ts builds (MAX_VALUES values, MAX_CHARACTERS
+//    characters), the reply is a refusal (content null, `refusal` the text
+//    TOO_LARGE), which the gateway's check lets through as it does a model's.
 //
 // Tokens are counted roughly: a reply is cut into pieces at spaces (one piece =
 // one completion token); a tool call costs 1 token for its name plus one per
@@ -38,18 +41,23 @@
 // "length". Prompt tokens are ceil(characters of all message text / 4).
 
 import type { ChatMessage, ChatRequest, FinishReason, ToolDefinition, Usage } from '../chat/types.ts';
-import { sampleValue } from '../schema/sample-value.ts';
+import { buildSample, MAX_CHARACTERS, MAX_VALUES } from '../schema/sample-value.ts';
 
 const DEMO_NOTICE = 'Portcullis demo provider (not a language model).';
 const QUOTE_LIMIT = 200;
 const ARGUMENT_PIECE_LENGTH = 16;
 const DEFAULT_MAX_OUTPUT = 4096;
 const SCHEMA_DEPTH_LIMIT = 8;
+/** The refusal of a json_schema whose value is larger than the demo builds. */
+export const TOO_LARGE =
+  `${DEMO_NOTICE} The demo does not answer this schema: its value would be larger than the demo builds ` +
+  `(${MAX_VALUES.toLocaleString('en-US')} values or ${MAX_CHARACTERS.toLocaleString('en-US')} characters of JSON).`;
 const TRIGGER_WORDS: ReadonlySet<string> = new Set(['tool', 'tools', 'call', 'use']);
 
 export const DemoReplyKind = {
   Text: 'text',
   ToolCall: 'tool_call',
+  Refusal: 'refusal',
 } as const;
 export type DemoReplyKind = (typeof DemoReplyKind)[keyof typeof DemoReplyKind];
 
@@ -57,6 +65,13 @@ export type DemoReply =
   | {
       kind: typeof DemoReplyKind.Text;
       /** Content pieces in order; joined they are the whole (possibly cut) text. */
+      pieces: string[];
+      finishReason: FinishReason;
+      usage: Usage;
+    }
+  | {
+      kind: typeof DemoReplyKind.Refusal;
+      /** Refusal pieces in order; joined they are the whole (possibly cut) refusal. */
       pieces: string[];
       finishReason: FinishReason;
       usage: Usage;
@@ -93,10 +108,11 @@ export function planDemoReply(request: ChatRequest): DemoReply {
     };
   }
 
-  const all = splitWords(replyText(request));
+  const answer = replyAnswer(request);
+  const all = splitWords(answer ?? TOO_LARGE);
   const kept = Math.max(0, Math.min(all.length, maxOutput));
   return {
-    kind: DemoReplyKind.Text,
+    kind: answer === undefined ? DemoReplyKind.Refusal : DemoReplyKind.Text,
     pieces: all.slice(0, kept),
     finishReason: kept < all.length ? 'length' : 'stop',
     usage: usageFor(kept),
@@ -217,8 +233,10 @@ function objectPlaceholder(schema: Record<string, unknown> | undefined, depth: n
   const properties = asRecord(schema['properties']) ?? {};
   if (!Array.isArray(required)) return result;
   for (const name of required) {
-    if (typeof name !== 'string') continue;
-    result[name] = valuePlaceholder(properties[name], depth + 1);
+    // A name listed twice is built once: repeats would multiply the work at every level.
+    if (typeof name !== 'string' || Object.hasOwn(result, name)) continue;
+    const value = valuePlaceholder(Object.hasOwn(properties, name) ? properties[name] : undefined, depth + 1);
+    Object.defineProperty(result, name, { value, enumerable: true, writable: true, configurable: true });
   }
   return result;
 }
@@ -253,13 +271,21 @@ function valuePlaceholder(raw: unknown, depth: number): unknown {
   }
 }
 
-/** Rules 2-5 of the header. */
+/** Rules 2-5 of the header: the reply's text, or its refusal (TOO_LARGE). */
 export function replyText(request: ChatRequest): string {
+  return replyAnswer(request) ?? TOO_LARGE;
+}
+
+/** Rules 2-5 of the header; undefined when rule 5's value is too large to build. */
+function replyAnswer(request: ChatRequest): string | undefined {
   const messages = request.messages;
   const afterTool = lastMessage(messages)?.role === 'tool';
   const quoted = quote(afterTool ? messageText(lastMessage(messages)) : lastUserText(messages));
   const format = request.response_format;
-  if (format?.type === 'json_schema' && format.json_schema.schema !== undefined) return JSON.stringify(sampleValue(format.json_schema.schema, quoted));
+  if (format?.type === 'json_schema' && format.json_schema.schema !== undefined) {
+    const sample = buildSample(format.json_schema.schema, quoted);
+    return sample.complete ? JSON.stringify(sample.value) : undefined;
+  }
   if (format?.type === 'json_object' || format?.type === 'json_schema') {
     const entries: Array<[string, unknown]> = [
       ['demo', true],

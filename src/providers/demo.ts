@@ -12,6 +12,8 @@
 // (an empty-string content would open an empty text part in the Vercel AI SDK),
 // then {tool_calls:[{index:0,function:{arguments:piece}}]} per argument piece,
 // then the finish and usage chunks.
+// For a refusal the first delta is {role:"assistant",content:null,refusal:""},
+// then {refusal:piece} per word, then the finish and usage chunks.
 
 import { generateCompletionId, generateToolCallId } from '../chat/completion-response.ts';
 import type { ChatCompletion, ChatCompletionChunk } from '../chat/types.ts';
@@ -47,6 +49,7 @@ export function createDemoProvider(options: DemoProviderOptions = {}): LocalProv
 function demoCompletion(reply: DemoReply, model: string): ChatCompletion {
   const text = reply.pieces.join('');
   const isToolCall = reply.kind === DemoReplyKind.ToolCall;
+  const isRefusal = reply.kind === DemoReplyKind.Refusal;
   return {
     id: generateCompletionId(),
     object: 'chat.completion',
@@ -57,8 +60,8 @@ function demoCompletion(reply: DemoReply, model: string): ChatCompletion {
         index: 0,
         message: {
           role: 'assistant',
-          content: isToolCall ? null : text,
-          refusal: null,
+          content: isToolCall || isRefusal ? null : text,
+          refusal: isRefusal ? text : null,
           tool_calls: isToolCall
             ? [{ id: generateToolCallId(), type: 'function', function: { name: reply.toolName, arguments: text } }]
             : [],
@@ -89,6 +92,9 @@ function demoChunks(reply: DemoReply, model: string): ChatCompletionChunk[] {
     for (const piece of reply.pieces) {
       chunks.push(chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }]));
     }
+  } else if (reply.kind === DemoReplyKind.Refusal) {
+    chunks.push(chunk([{ index: 0, delta: { role: 'assistant', content: null, refusal: '' }, finish_reason: null }]));
+    for (const piece of reply.pieces) chunks.push(chunk([{ index: 0, delta: { refusal: piece }, finish_reason: null }]));
   } else {
     chunks.push(chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]));
     for (const piece of reply.pieces) chunks.push(chunk([{ index: 0, delta: { content: piece }, finish_reason: null }]));

@@ -19,17 +19,45 @@
 // - boolean true, null null.
 // Below depth RECURSION_DEPTH the value heads for the smallest end: a type
 // list takes "null" when it has it, anyOf a branch without `$ref`, arrays
-// take minItems items; past MAX_VALUES values in all, arrays stop growing,
-// so a hostile schema (nested minItems of millions) cannot make a large value.
+// take minItems items.
+//
+// Bounded for every schema, strict or not: the walk builds at most MAX_VALUES
+// values (every subschema it visits counts, objects, `$ref` and `anyOf` too),
+// looks at most MAX_SCANNED property names, branches and type entries, and
+// writes at most MAX_CHARACTERS characters of JSON (a `const` or `enum` value
+// is measured once per subschema). A schema whose value would be larger (a
+// definition that names the next one twice, 20 deep, is a value of a million
+// strings) makes the walk give up: `buildSample` says it is not complete, and
+// the demo provider answers with a refusal instead.
+//
+// A client's `pattern` is a regular expression run in the gateway's one
+// thread, so it runs only where its cost is bounded: at most
+// MAX_PATTERN_LENGTH characters, no repeated group holding a repetition
+// (./pattern-safety.ts), and its cost within what is left of
+// MAX_PATTERN_STEPS for the whole value. A run on a string of n characters
+// costs the pattern's length times a bound on the paths a backtracking
+// matcher can take: (n + 1) for the start and for each quantifier of varying
+// count, the number of branches for each alternation, to the power n + 1
+// when the alternation is inside a repeated group (`(a|b)*`). Spelling a
+// pattern costs 10 a character (a class is a small regular expression tried
+// on a few characters). A pattern not run on a string does not give it: the
+// string is "demo". Each pattern is worked out once per value, however often
+// it is met.
 import { nestedRepetitionAt } from './pattern-safety.ts';
+import { patternInstance } from './pattern-spelling.ts';
 import { isPlainObject, refTarget } from './strict-schema.ts';
+
+export { patternInstance } from './pattern-spelling.ts';
 
 const RECURSION_DEPTH = 8;
 const MAX_DEPTH = 64;
-const MAX_VALUES = 10_000;
-const MAX_REPEAT = 1000;
-/** The longest string a pattern may spell: fixed counts multiply (`((a{1000}){1000}){1000}`). */
-const MAX_SPELLED = 1000;
+export const MAX_VALUES = 10_000;
+const MAX_SCANNED = 100_000;
+export const MAX_CHARACTERS = 1_000_000;
+/** As the strict subset's default maxPatternLength. */
+const MAX_PATTERN_LENGTH = 1000;
+const MAX_PATTERN_STEPS = 10_000_000;
+const SPELLING_STEPS_PER_CHARACTER = 10;
 const FREE_STRING = 'demo';
 
 /** One example each format of ./string-formats.ts accepts. */
@@ -52,46 +80,131 @@ interface Walk {
   /** The text for the first free string; undefined once used. */
   text: string | undefined;
   values: number;
+  scanned: number;
+  characters: number;
+  /** Set when a budget ran out: the value is cut short. */
+  exhausted: boolean;
+  /** JSON characters of each `const` or `enum` value met, by its subschema. */
+  readonly sizes: WeakMap<Schema, number>;
+  /** The string of each `pattern`, worked out once. */
+  readonly patterned: Map<string, string>;
+  /** The target of each subschema with a `$ref` (null: none), resolved once: a reference may be long. */
+  readonly targets: WeakMap<Schema, Schema | null>;
+  /** What is left of MAX_PATTERN_STEPS. */
+  patternSteps: number;
+}
+
+/** The instance of a schema, and what building it took. */
+export interface Sample {
+  readonly value: unknown;
+  /** False when a budget ran out: `value` is cut short and may not pass the schema. */
+  readonly complete: boolean;
+  readonly values: number;
+  /** JSON characters of `value`, roughly (separators and numbers estimated). */
+  readonly characters: number;
 }
 
 /** The instance of `schema` by the rules of the file header; `text` fills the first free string. */
-export function sampleValue(schema: unknown, text = FREE_STRING): unknown {
+export function buildSample(schema: unknown, text = FREE_STRING): Sample {
   const root = isPlainObject(schema) ? schema : {};
-  return instance(root, { root, text, values: 0 }, 0);
+  const walk: Walk = { root, text, values: 0, scanned: 0, characters: 0, exhausted: false, sizes: new WeakMap(), patterned: new Map(), targets: new WeakMap(), patternSteps: MAX_PATTERN_STEPS };
+  const value = instance(root, walk, 0);
+  return { value, complete: !walk.exhausted, values: walk.values, characters: walk.characters };
+}
+
+/** The value of `buildSample`, complete or not. */
+export function sampleValue(schema: unknown, text = FREE_STRING): unknown {
+  return buildSample(schema, text).value;
+}
+
+/** Counts `scanned` entries; false (and the walk exhausted) past a budget. */
+function spend(walk: Walk, scanned: number, characters: number): boolean {
+  walk.scanned += scanned;
+  walk.characters += characters;
+  if (walk.scanned > MAX_SCANNED || walk.characters > MAX_CHARACTERS) walk.exhausted = true;
+  return !walk.exhausted;
 }
 
 function instance(schema: Schema, walk: Walk, depth: number): unknown {
+  if (walk.exhausted || walk.values >= MAX_VALUES) {
+    walk.exhausted = true;
+    return null;
+  }
   walk.values++;
-  if (Object.hasOwn(schema, 'const')) return schema['const'];
+  if (Object.hasOwn(schema, 'const')) return fixed(schema, schema['const'], walk);
   const values = schema['enum'];
-  if (Array.isArray(values) && values.length > 0) return values[0];
-  if (depth >= MAX_DEPTH) return null;
+  if (Array.isArray(values) && values.length > 0) return fixed(schema, values[0], walk);
+  if (depth >= MAX_DEPTH) return leaf(walk, null);
   const ref = schema['$ref'];
   if (typeof ref === 'string') {
-    const target = resolve(walk.root, ref);
-    return target === undefined ? null : instance(target, walk, depth + 1);
+    let target = walk.targets.get(schema);
+    if (target === undefined) {
+      target = resolve(walk.root, ref) ?? null;
+      walk.targets.set(schema, target);
+    }
+    return target === null ? leaf(walk, null) : instance(target, walk, depth + 1);
   }
   const branches = schema['anyOf'];
   if (Array.isArray(branches) && branches.length > 0) {
+    if (!spend(walk, branches.length, 0)) return null;
     const branch = depth >= RECURSION_DEPTH ? (branches.find((b) => isPlainObject(b) && !('$ref' in b)) ?? branches[0]) : branches[0];
-    return isPlainObject(branch) ? instance(branch, walk, depth + 1) : null;
+    return isPlainObject(branch) ? instance(branch, walk, depth + 1) : leaf(walk, null);
   }
-  switch (typeOf(schema['type'], depth)) {
+  const type = schema['type'];
+  if (Array.isArray(type) && !spend(walk, type.length, 0)) return null;
+  switch (typeOf(type, depth)) {
     case 'object':
       return objectInstance(schema, walk, depth);
     case 'array':
       return arrayInstance(schema, walk, depth);
     case 'string':
-      return stringInstance(schema, walk);
+      return leaf(walk, stringInstance(schema, walk));
     case 'number':
-      return numberInstance(schema, false);
+      return leaf(walk, numberInstance(schema, false));
     case 'integer':
-      return numberInstance(schema, true);
+      return leaf(walk, numberInstance(schema, true));
     case 'boolean':
-      return true;
+      return leaf(walk, true);
     default:
-      return null;
+      return leaf(walk, null);
   }
+}
+
+/** A string, number, boolean or null, its characters counted. */
+function leaf<T>(walk: Walk, value: T): T {
+  spend(walk, 0, typeof value === 'string' ? value.length + 2 : typeof value === 'number' ? String(value).length : 5);
+  return value;
+}
+
+/** A `const` or `enum` value, its JSON size measured once per subschema. */
+function fixed(schema: Schema, value: unknown, walk: Walk): unknown {
+  let size = walk.sizes.get(schema);
+  if (size === undefined) {
+    size = jsonSize(value, MAX_CHARACTERS + 1);
+    walk.sizes.set(schema, size);
+  }
+  spend(walk, 0, size);
+  return value;
+}
+
+/** Characters of `value` as JSON, roughly, counted up to `limit` at most. */
+function jsonSize(value: unknown, limit: number): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value !== 'object' || value === null) return 24;
+  let size = 2;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      size += jsonSize(item, limit - size) + 1;
+      if (size > limit) return size;
+    }
+    return size;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    size += key.length + 4 + jsonSize((value as Record<string, unknown>)[key], limit - size);
+    if (size > limit) return size;
+  }
+  return size;
 }
 
 function typeOf(type: unknown, depth: number): string | undefined {
@@ -113,11 +226,16 @@ function resolve(root: Schema, ref: string): Schema | undefined {
 function objectInstance(schema: Schema, walk: Walk, depth: number): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const properties = isPlainObject(schema['properties']) ? schema['properties'] : {};
-  const required = Array.isArray(schema['required']) ? new Set(schema['required']) : new Set<unknown>();
-  for (const name of Object.keys(properties)) {
+  const names = Object.keys(properties);
+  const listed = Array.isArray(schema['required']) ? schema['required'] : [];
+  if (!spend(walk, names.length + listed.length, 2)) return out;
+  const required = new Set<unknown>(listed);
+  for (const name of names) {
     const property = properties[name];
     if (!required.has(name) || !isPlainObject(property)) continue;
+    if (!spend(walk, 0, name.length + 4)) break;
     Object.defineProperty(out, name, { value: instance(property, walk, depth + 1), enumerable: true, writable: true, configurable: true });
+    if (walk.exhausted) break;
   }
   return out;
 }
@@ -128,8 +246,13 @@ function arrayInstance(schema: Schema, walk: Walk, depth: number): unknown[] {
   const wanted = Math.min(depth >= RECURSION_DEPTH ? min : Math.max(min, 1), max);
   const items = schema['items'];
   const out: unknown[] = [];
-  if (!isPlainObject(items)) return out;
-  while (out.length < wanted && walk.values < MAX_VALUES) out.push(instance(items, walk, depth + 1));
+  if (!spend(walk, 0, 2) || !isPlainObject(items)) return out;
+  while (out.length < wanted && !walk.exhausted) {
+    const item = instance(items, walk, depth + 1);
+    if (walk.exhausted) break;
+    out.push(item);
+    spend(walk, 0, 1);
+  }
   return out;
 }
 
@@ -142,12 +265,12 @@ function stringInstance(schema: Schema, walk: Walk): string {
   const pattern = schema['pattern'];
   if (typeof format === 'string' && Object.hasOwn(FORMAT_EXAMPLES, format)) return FORMAT_EXAMPLES[format] as string;
   if (typeof pattern === 'string') {
-    const compiled = compilePattern(pattern);
-    if (compiled === null || compiled.test(FREE_STRING)) return FREE_STRING;
-    // A pattern that can backtrack exponentially (refused in strict schemas) is not run on a longer string.
-    if (nestedRepetitionAt(pattern) !== -1) return FREE_STRING;
-    const spelled = patternInstance(pattern);
-    return spelled !== undefined && compiled.test(spelled) ? spelled : FREE_STRING;
+    let string = walk.patterned.get(pattern);
+    if (string === undefined) {
+      string = patternedString(pattern, walk);
+      walk.patterned.set(pattern, string);
+    }
+    return string;
   }
   const text = walk.text;
   if (text === undefined) return FREE_STRING;
@@ -155,12 +278,113 @@ function stringInstance(schema: Schema, walk: Walk): string {
   return text;
 }
 
-function compilePattern(pattern: string): RegExp | null {
+/** "demo" when the pattern matches it, else the spelled string when the pattern matches that, else "demo". */
+function patternedString(pattern: string, walk: Walk): string {
+  const compiled = runnablePattern(pattern);
+  if (compiled === null || matches(compiled, FREE_STRING, walk) !== false) return FREE_STRING;
+  const spelling = pattern.length * SPELLING_STEPS_PER_CHARACTER;
+  if (spelling > walk.patternSteps) return FREE_STRING;
+  walk.patternSteps -= spelling;
+  const spelled = patternInstance(pattern);
+  return spelled !== undefined && matches(compiled, spelled, walk) === true ? spelled : FREE_STRING;
+}
+
+interface RunnablePattern {
+  readonly regexp: RegExp;
+  readonly length: number;
+  readonly shape: PatternShape;
+}
+
+/** The pattern compiled, when it is short and nests no repetition; null otherwise or when invalid. */
+function runnablePattern(pattern: string): RunnablePattern | null {
+  if (pattern.length > MAX_PATTERN_LENGTH || nestedRepetitionAt(pattern) !== -1) return null;
   try {
-    return new RegExp(pattern, 'u');
+    return { regexp: new RegExp(pattern, 'u'), length: pattern.length, shape: shapeOf(pattern) };
   } catch {
     return null;
   }
+}
+
+/** Whether the pattern matches `subject`; undefined when the run would cost more than is left, or throws. */
+function matches(pattern: RunnablePattern, subject: string, walk: Walk): boolean | undefined {
+  const { quantifiers, branches, repeatedBranches } = pattern.shape;
+  const positions = Math.log(subject.length + 1);
+  const logCost = Math.log(pattern.length) + (quantifiers + 1) * positions + branches + (subject.length + 1) * repeatedBranches;
+  if (logCost > Math.log(walk.patternSteps)) return undefined;
+  walk.patternSteps -= Math.ceil(Math.exp(logCost));
+  try {
+    return pattern.regexp.test(subject);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What bounds a backtracking run of a pattern with no nested repetition. */
+interface PatternShape {
+  /** Quantifiers of varying count: `*`, `+`, `?`, `{2,}`, `{1,3}`; not a fixed `{4}`, the `?` of `(?:` or a lazy `?`. */
+  readonly quantifiers: number;
+  /** The natural log of the branch counts of alternations outside repeated groups, multiplied. */
+  readonly branches: number;
+  /** The same for alternations inside a repeated group: each repetition chooses again. */
+  readonly repeatedBranches: number;
+}
+
+/** The quantifiers and alternations of a pattern, outside classes and escapes. */
+function shapeOf(pattern: string): PatternShape {
+  // Group 0 is the whole pattern; each group knows its parent, its branches, and whether it repeats.
+  const parents = [-1];
+  const counts = [1];
+  const repeats = [false];
+  let current = 0;
+  let quantifiers = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i];
+    if (char === '\\') {
+      i++;
+    } else if (char === '[') {
+      for (i++; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
+    } else if (char === '(') {
+      parents.push(current);
+      counts.push(1);
+      repeats.push(false);
+      current = parents.length - 1;
+    } else if (char === ')') {
+      if (isRepeatingQuantifier(pattern, i + 1)) repeats[current] = true;
+      current = Math.max(0, parents[current] ?? 0);
+    } else if (char === '|') {
+      counts[current] = (counts[current] ?? 1) + 1;
+    } else if (isVaryingQuantifier(pattern, i)) {
+      quantifiers++;
+    }
+  }
+  let branches = 0;
+  let repeatedBranches = 0;
+  for (let group = 0; group < counts.length; group++) {
+    const count = counts[group] ?? 1;
+    if (count === 1) continue;
+    let repeated = false;
+    for (let at = group; at !== -1 && !repeated; at = parents[at] ?? -1) repeated = repeats[at] === true;
+    if (repeated) repeatedBranches += Math.log(count);
+    else branches += Math.log(count);
+  }
+  return { quantifiers, branches, repeatedBranches };
+}
+
+/** A quantifier that can take its atom more than once: not `?` or `{0,1}`. */
+function isRepeatingQuantifier(pattern: string, at: number): boolean {
+  const char = pattern[at];
+  if (char === '*' || char === '+') return true;
+  const count = char === '{' ? /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(at, at + 24)) : null;
+  return count !== null && count[2] !== undefined && (count[3] === '' || Number(count[3]) > Math.max(1, Number(count[1])));
+}
+
+function isVaryingQuantifier(pattern: string, at: number): boolean {
+  const char = pattern[at];
+  if (char === '*' || char === '+') return true;
+  if (char === '?') return !'(*+?}'.includes(pattern[at - 1] ?? '(');
+  if (char !== '{') return false;
+  const count = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(at, at + 24));
+  return count !== null && count[2] !== undefined && count[3] !== count[1];
 }
 
 function numberInstance(schema: Schema, integer: boolean): number {
@@ -183,147 +407,4 @@ function bound(schema: Schema, inclusive: string, exclusive: string, side: -1 | 
     limit = side < 0 ? Math.max(limit, stepped) : Math.min(limit, stepped);
   }
   return limit;
-}
-
-/** Characters tried, in order, for a class or an escape such as `[A-Z]`, `\d`, `.`. */
-const CLASS_CANDIDATES = ['a', '0', 'A', 'z', '9', 'Z', ' ', '-', '_', '.', '@', ':', '/', '+', '#', 'é', '\u00a0'];
-
-/**
- * The shortest string the pattern's first alternatives spell: anchors dropped,
- * each quantifier at its least count, a class by the first of
- * CLASS_CANDIDATES it takes. Undefined for what it does not follow
- * (lookarounds, back-references, a class none of the candidates satisfies,
- * more than MAX_SPELLED characters);
- * the caller tests the result against the pattern either way.
- */
-export function patternInstance(pattern: string): string | undefined {
-  const state = { pattern, at: 0 };
-  try {
-    const spelled = alternation(state);
-    return state.at === pattern.length ? spelled : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-interface PatternState {
-  readonly pattern: string;
-  at: number;
-}
-
-/** The first alternative, with the others skipped. */
-function alternation(s: PatternState): string {
-  const first = sequence(s);
-  while (s.pattern[s.at] === '|') {
-    s.at++;
-    sequence(s);
-  }
-  return first;
-}
-
-function sequence(s: PatternState): string {
-  let out = '';
-  while (s.at < s.pattern.length) {
-    const char = s.pattern[s.at] as string;
-    if (char === '|' || char === ')') break;
-    if (char === '^' || char === '$') {
-      s.at++;
-      continue;
-    }
-    const atom = atomAt(s);
-    const count = leastCount(s);
-    if (out.length + atom.length * count > MAX_SPELLED) throw new Error('longer than MAX_SPELLED');
-    out += atom.repeat(count);
-  }
-  return out;
-}
-
-function atomAt(s: PatternState): string {
-  const p = s.pattern;
-  const char = p[s.at] as string;
-  if (char === '(') {
-    s.at++;
-    if (p[s.at] === '?') {
-      if (p[s.at + 1] !== ':') throw new Error('lookaround or named group');
-      s.at += 2;
-    }
-    const inner = alternation(s);
-    if (p[s.at] !== ')') throw new Error('unclosed group');
-    s.at++;
-    return inner;
-  }
-  if (char === '[') {
-    let end = s.at + 1;
-    if (p[end] === '^') end++;
-    if (p[end] === ']') end++;
-    while (end < p.length && p[end] !== ']') end += p[end] === '\\' ? 2 : 1;
-    const text = p.slice(s.at, end + 1);
-    s.at = end + 1;
-    return classCharacter(text);
-  }
-  if (char === '.') {
-    s.at++;
-    return 'a';
-  }
-  if (char === '\\') return escapeAt(s);
-  s.at += char.length;
-  return char;
-}
-
-function escapeAt(s: PatternState): string {
-  const p = s.pattern;
-  const next = p[s.at + 1];
-  if (next === undefined) throw new Error('trailing backslash');
-  if ((next === 'p' || next === 'P') && p[s.at + 2] === '{') {
-    const end = p.indexOf('}', s.at);
-    const text = p.slice(s.at, end + 1);
-    s.at = end + 1;
-    return classCharacter(text);
-  }
-  if (next === 'u' || next === 'x') {
-    const braced = next === 'u' && p[s.at + 2] === '{';
-    const end = braced ? p.indexOf('}', s.at) + 1 : s.at + (next === 'u' ? 6 : 4);
-    const hex = p.slice(s.at + (braced ? 3 : 2), braced ? end - 1 : end);
-    s.at = end;
-    return String.fromCodePoint(Number.parseInt(hex, 16));
-  }
-  if (next >= '1' && next <= '9') throw new Error('back-reference');
-  s.at += 2;
-  if (next === 'b' || next === 'B') return '';
-  if ('dDwWsS'.includes(next)) return classCharacter(`\\${next}`);
-  if (Object.hasOwn(CONTROL_ESCAPES, next)) return CONTROL_ESCAPES[next] as string;
-  return next;
-}
-
-const CONTROL_ESCAPES: Readonly<Record<string, string>> = { t: '\t', n: '\n', r: '\r', f: '\f', v: '\v', '0': '\0' };
-
-/** The first candidate the class or escape matches. */
-function classCharacter(text: string): string {
-  const whole = new RegExp(`^${text}$`, 'u');
-  const found = CLASS_CANDIDATES.find((c) => whole.test(c));
-  if (found !== undefined) return found;
-  throw new Error(`no candidate for ${text}`);
-}
-
-/** The least count of the quantifier at `s.at` (1 when there is none); a lazy `?` after it is skipped. */
-function leastCount(s: PatternState): number {
-  const p = s.pattern;
-  const char = p[s.at];
-  let count = 1;
-  if (char === '*' || char === '?') {
-    count = 0;
-    s.at++;
-  } else if (char === '+') {
-    s.at++;
-  } else if (char === '{') {
-    const close = p.indexOf('}', s.at);
-    const match = close === -1 ? null : /^\{(\d+)(,\d*)?\}$/.exec(p.slice(s.at, close + 1));
-    if (match === null) return 1;
-    count = Math.min(Number(match[1]), MAX_REPEAT);
-    s.at = close + 1;
-  } else {
-    return 1;
-  }
-  if (p[s.at] === '?') s.at++;
-  return count;
 }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ChatRequest, ToolDefinition } from '../../src/chat/types.ts';
 import { loadConfig } from '../../src/config/config-loader.ts';
-import { chooseTool, demoArguments, planDemoReply } from '../../src/providers/demo-reply.ts';
+import { chooseTool, demoArguments, placeholderArguments, planDemoReply } from '../../src/providers/demo-reply.ts';
 import { resolveAlias } from '../../src/routing/alias-routing.ts';
 
 const weather: ToolDefinition = {
@@ -110,4 +110,22 @@ test('a tool name counts only as a word of its own; a place after a capitalised 
   assert.equal(toolCall(ask('What should I eat for brunch?', [run])), 'text');
   assert.equal(toolCall(ask('please run it', [run])) === 'text', false);
   assert.deepEqual(toolCall(ask('In Paris, what is the weather?', [weather])), { name: 'get_weather', args: { city: 'Paris', unit: 'celsius' } });
+});
+
+test('placeholderArguments: a required name listed many times is built once (the work stays linear in the schema)', () => {
+  const reads = { count: 0 };
+  const listed = (name: string): string[] =>
+    new Proxy(Array<string>(100).fill(name), {
+      get(target, key, receiver) {
+        reads.count++;
+        return Reflect.get(target, key, receiver) as unknown;
+      },
+    });
+  const c = { type: 'object', properties: { d: { type: 'string' } }, required: listed('d') };
+  const b = { type: 'object', properties: { c }, required: listed('c') };
+  const parameters = { type: 'object', properties: { b, ['__proto__']: { type: 'integer' } }, required: [...listed('b'), '__proto__'] };
+  const args = placeholderArguments(parameters);
+  // 100 names at each of three levels: a few hundred reads, not 100 x 100 x 100.
+  assert.ok(reads.count < 2_000, `${reads.count} reads`);
+  assert.deepEqual(JSON.stringify(args), '{"b":{"c":{"d":"demo"}},"__proto__":1}');
 });

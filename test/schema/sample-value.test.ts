@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { compileSchema } from '../../src/schema/compile.ts';
-import { FORMAT_EXAMPLES, patternInstance, sampleValue } from '../../src/schema/sample-value.ts';
+import { buildSample, FORMAT_EXAMPLES, patternInstance, sampleValue } from '../../src/schema/sample-value.ts';
 import { STRING_FORMAT_NAMES } from '../../src/schema/string-formats.ts';
 import { repositoryRoot } from '../support/repository-root.ts';
 import { CLIENT_SCHEMAS } from './client-schemas.ts';
@@ -115,6 +115,141 @@ describe('sampleValue: recursion and size', () => {
     const value = sampleValue(schema) as { rows: number[][] };
     const count = value.rows.reduce((sum, row) => sum + 1 + row.length, 0);
     assert.ok(count <= 10_000, `${count} values`);
+  });
+});
+
+/** Definitions d0..d(n-1), each an object of two required properties naming the next: a value of 2^(n-1) strings. */
+function doubling(n: number): Schema {
+  const defs: Record<string, unknown> = {};
+  for (let i = 0; i < n; i++) defs[`d${i}`] = i === n - 1 ? { type: 'string' } : object({ x: { $ref: `#/$defs/d${i + 1}` }, y: { $ref: `#/$defs/d${i + 1}` } });
+  return object({ x: { $ref: '#/$defs/d0' } }, { $defs: defs });
+}
+
+/** The schema with every object in it wrapped to count the reads of its keys: the walk's work. */
+function counted(schema: unknown, reads: { count: number }): unknown {
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const inner = (Array.isArray(schema) ? [] : {}) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(schema)) inner[key] = counted(value, reads);
+  return new Proxy(inner, {
+    get(target, key, receiver) {
+      reads.count++;
+      return Reflect.get(target, key, receiver) as unknown;
+    },
+  });
+}
+
+/** Every regular expression tested while `run` runs, by its source. */
+function patternsRun(run: () => void): string[] {
+  const test = RegExp.prototype.test;
+  const sources: string[] = [];
+  RegExp.prototype.test = function (this: RegExp, subject: string): boolean {
+    sources.push(this.source);
+    return test.call(this, subject);
+  };
+  try {
+    run();
+  } finally {
+    RegExp.prototype.test = test;
+  }
+  return sources;
+}
+
+describe('sampleValue: bounded work and size for every schema', () => {
+  it('definitions that double the value each: the walk gives up after 10,000 values, with a bounded value', () => {
+    // 16 definitions: 2^15 strings, 65,535 values; 22 of them stalled the gateway for seconds.
+    for (const strict of [true, false]) {
+      const schema = doubling(16);
+      if (!strict) delete schema['additionalProperties'];
+      const reads = { count: 0 };
+      const sample = buildSample(counted(schema, reads), 'echo');
+      assert.equal(sample.complete, false);
+      assert.equal(sample.values, 10_000);
+      assert.ok(reads.count < 150_000, `${reads.count} reads of the schema`);
+      assert.ok(JSON.stringify(sample.value).length < 150_000, `${JSON.stringify(sample.value).length} characters`);
+    }
+  });
+
+  it('twelve definitions (8,191 values) are built whole', () => {
+    const sample = buildSample(doubling(12), 'echo');
+    assert.equal(sample.complete, true);
+    assert.equal(sample.values, 1 + 2 * (2 ** 12 - 1));
+    assert.equal(compileSchema(doubling(12)).check(sample.value), null);
+  });
+
+  it('nested minItems of a million: the walk gives up after 10,000 values', () => {
+    const schema = object({ rows: { type: 'array', minItems: 1_000_000, items: { type: 'array', minItems: 1_000_000, items: { type: 'integer' } } } });
+    const sample = buildSample(schema);
+    assert.equal(sample.complete, false);
+    assert.equal(sample.values, 10_000);
+  });
+
+  it('a large const repeated: the walk gives up after 1,000,000 characters, measuring the const once', () => {
+    const big = 'x'.repeat(100_000);
+    const reads = { count: 0 };
+    const schema = object({ rows: { type: 'array', minItems: 50, items: { $ref: '#/$defs/big' } } }, { $defs: { big: { type: 'string', const: big } } });
+    const sample = buildSample(counted(schema, reads));
+    assert.equal(sample.complete, false);
+    assert.ok(sample.characters <= 1_000_000 + big.length + 2, `${sample.characters} characters`);
+    assert.ok(reads.count < 1_000, `${reads.count} reads`);
+  });
+
+  it('an object of many properties costs a step per property, even when they are not required', () => {
+    const properties: Record<string, unknown> = {};
+    for (let i = 0; i < 5_000; i++) properties[`p${i}`] = { type: 'integer' };
+    const wide = { type: 'object', properties, required: [] };
+    const sample = buildSample(object({ rows: { type: 'array', minItems: 1_000, items: wide } }));
+    assert.equal(sample.complete, false);
+    assert.ok(sample.values < 100, `${sample.values} values`);
+  });
+
+  it('a schema of 5,000 required properties (OpenAI\'s limit) is built whole', () => {
+    const properties: Record<string, unknown> = {};
+    for (let i = 0; i < 5_000; i++) properties[`p${i}`] = { type: 'integer' };
+    const sample = buildSample(object(properties));
+    assert.equal(sample.complete, true);
+    assert.equal(Object.keys(sample.value as object).length, 5_000);
+  });
+});
+
+describe('sampleValue: a client\'s pattern runs only where it is bounded', () => {
+  it('a pattern of 200,000 characters is never compiled nor run: "demo"', () => {
+    const pattern = 'x'.repeat(200_000);
+    let value: unknown;
+    const run = patternsRun(() => (value = sampleValue({ type: 'object', properties: { s: { type: 'string', pattern } }, required: ['s'] })));
+    assert.deepEqual(value, { s: 'demo' });
+    assert.deepEqual(run.filter((source) => source.length > 1_000), []);
+  });
+
+  it('a pattern with many repetitions is not run even on "demo" (140 of them take about a second on 4 characters)', () => {
+    const pattern = `${'[demo]*'.repeat(140)}x`;
+    let value: unknown;
+    const run = patternsRun(() => (value = sampleValue(object({ s: { type: 'string', pattern } }))));
+    assert.deepEqual(value, { s: 'demo' });
+    assert.deepEqual(run.filter((source) => source === pattern), []);
+  });
+
+  it('a pattern with repetitions is not run on a long spelled string (polynomial backtracking)', () => {
+    const pattern = `^${'[a-z]*'.repeat(3)}a{100}x$`;
+    let value: unknown;
+    const run = patternsRun(() => (value = sampleValue(object({ s: { type: 'string', pattern } }))));
+    assert.deepEqual(value, { s: 'demo' });
+    assert.deepEqual(run.filter((source) => source === pattern).length, 1, 'run on "demo" only');
+  });
+
+  it('patterns with a few quantifiers and alternations run on "demo" and on their spelled string', () => {
+    assert.deepEqual(sampleOf({ type: 'string', pattern: '^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)$' }), '0.0.0');
+    assert.deepEqual(sampleOf({ type: 'string', pattern: '^a{50}(?:x|y)?b$' }), `${'a'.repeat(50)}b`);
+    assert.deepEqual(sampleOf({ type: 'string', pattern: '^(?:a|b)+c$' }), 'ac');
+  });
+
+  it('an alternation inside a repeated group counts once per repetition: (a|b)* is not run on a long string', () => {
+    const pattern = '^(?:a|b)*(?:c{60})$';
+    const run = patternsRun(() => assert.deepEqual(sampleValue(object({ s: { type: 'string', pattern } })), { s: 'demo' }));
+    assert.equal(run.filter((source) => source === pattern).length, 1, 'run on "demo" only');
+  });
+
+  it('a pattern that is not a valid regular expression: "demo"', () => {
+    assert.deepEqual(sampleValue({ type: 'object', properties: { s: { type: 'string', pattern: '(' } }, required: ['s'] }), { s: 'demo' });
   });
 });
 
