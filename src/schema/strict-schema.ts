@@ -328,25 +328,36 @@ function immediateRefs(schema: unknown, out: string[]): string[] {
  * would make the checker loop without consuming anything, so they are refused.
  */
 function refuseUnguardedCycles(walk: StrictSchemaWalk, defs: Record<string, unknown>): void {
+  // A depth-first search with its own stack, not recursion: a chain of such definitions may be thousands long.
   const Visit = { Open: 1, Done: 2 } as const;
   const state = new Map<string, number>();
   const trail: string[] = [];
-  const visit = (name: string): void => {
-    const seen = state.get(name);
-    if (seen === Visit.Done) return;
-    if (seen === Visit.Open) {
-      const cycle = [...trail.slice(trail.indexOf(name)), name].join(' -> ');
-      walk.path.length = 0;
-      walk.path.push('$defs', trail[trail.indexOf(name)] as string);
-      walk.refuse('$ref', `definitions refer to each other with no object or array between (${cycle})`);
+  const pending: string[][] = [];
+  for (const start of Object.keys(defs)) {
+    if (state.has(start)) continue;
+    state.set(start, Visit.Open);
+    trail.push(start);
+    pending.push(immediateRefs(defs[start], []).reverse());
+    while (trail.length > 0) {
+      const next = (pending[pending.length - 1] as string[]).pop();
+      if (next === undefined) {
+        state.set(trail.pop() as string, Visit.Done);
+        pending.pop();
+        continue;
+      }
+      const seen = state.get(next);
+      if (seen === Visit.Done) continue;
+      if (seen === Visit.Open) {
+        const cycle = [...trail.slice(trail.indexOf(next)), next].join(' -> ');
+        walk.path.length = 0;
+        walk.path.push('$defs', next);
+        walk.refuse('$ref', `definitions refer to each other with no object or array between (${cycle})`);
+      }
+      state.set(next, Visit.Open);
+      trail.push(next);
+      pending.push(immediateRefs(defs[next], []).reverse());
     }
-    state.set(name, Visit.Open);
-    trail.push(name);
-    for (const next of immediateRefs(defs[name], [])) visit(next);
-    trail.pop();
-    state.set(name, Visit.Done);
-  };
-  for (const name of Object.keys(defs)) visit(name);
+  }
 }
 
 /**
