@@ -12,6 +12,7 @@
 // frame bound; a check that runs out fails closed, as a mismatch. Definitions
 // are compiled from a worklist, so a long chain of `$ref`s costs no stack.
 
+import { compileLinearPattern, Match, type LinearPattern } from './pattern-match.ts';
 import { renderPath, type PathSegment } from './schema-path.ts';
 import { checkStrictSchema, DEFAULT_STRICT_SCHEMA_LIMITS, isPlainObject, refTarget, type StrictSchemaLimits, type StrictSchemaProblem } from './strict-schema.ts';
 import { STRING_FORMATS } from './string-formats.ts';
@@ -89,7 +90,7 @@ class SchemaNode {
   items: SchemaNode | null = null;
   minItems = 0;
   maxItems = Infinity;
-  pattern: RegExp | null = null;
+  pattern: LinearPattern | null = null;
   format: ((text: string) => boolean) | null = null;
   formatName = '';
   minimum = -Infinity;
@@ -207,7 +208,8 @@ class SchemaCompiler {
     if (isPlainObject(schema.items)) node.items = this.compile(schema.items);
     if (typeof schema.minItems === 'number') node.minItems = schema.minItems;
     if (typeof schema.maxItems === 'number') node.maxItems = schema.maxItems;
-    if (typeof schema.pattern === 'string') node.pattern = new RegExp(schema.pattern, 'u');
+    // checkStrictSchema refused a pattern the linear-time matcher does not run.
+    if (typeof schema.pattern === 'string') node.pattern = compileLinearPattern(schema.pattern) as LinearPattern;
     if (typeof schema.format === 'string') {
       node.format = STRING_FORMATS[schema.format] ?? null;
       node.formatName = schema.format;
@@ -312,8 +314,13 @@ function rememberAnyOfFailure(run: CheckRun, node: SchemaNode, value: unknown, d
   failed.set(value, { depth, text: failure.text, reversed: failure.reversed.slice() });
 }
 
-function checkString(node: SchemaNode, text: string, _run: CheckRun): Failure | null {
-  if (node.pattern !== null && !node.pattern.test(text)) return new Failure(`${describe(text)} does not match the pattern ${JSON.stringify(node.pattern.source)}`);
+function checkString(node: SchemaNode, text: string, run: CheckRun): Failure | null {
+  const pattern = node.pattern;
+  if (pattern !== null) {
+    const result = pattern.test(text, run);
+    if (result === Match.OutOfSteps) throw new OutOfBounds(`more than ${run.budget} steps`);
+    if (result === Match.No) return new Failure(`${describe(text)} does not match the pattern ${JSON.stringify(pattern.source)}`);
+  }
   if (node.format !== null && !node.format(text)) return new Failure(`${describe(text)} is not a valid ${node.formatName}`);
   return null;
 }

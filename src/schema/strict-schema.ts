@@ -9,7 +9,7 @@
 // in objects"; "the root level object must be an object, and not use anyOf";
 // definitions and recursion through `$defs` and `$ref` are supported.
 
-import { nestedRepetitionAt } from './pattern-safety.ts';
+import { compileLinearPattern } from './pattern-match.ts';
 import { renderPath, type PathSegment } from './schema-path.ts';
 import { STRING_FORMATS, STRING_FORMAT_NAMES } from './string-formats.ts';
 
@@ -284,14 +284,17 @@ class StrictSchemaWalk {
       const pattern = schema.pattern;
       if (typeof pattern !== 'string') this.refuse('pattern', '"pattern" must be a string', 'pattern');
       if (pattern.length > this.limits.maxPatternLength) this.refuse('pattern', `"pattern" is longer than ${this.limits.maxPatternLength} characters`, 'pattern');
-      const nested = nestedRepetitionAt(pattern);
-      if (nested !== -1) {
-        this.refuse('pattern', `"pattern" repeats a group that holds a repetition (at character ${nested}), which can take exponential time`, 'pattern');
-      }
       try {
         new RegExp(pattern, 'u');
       } catch (error) {
         this.refuse('pattern', `"pattern" is not a valid regular expression (${(error as Error).message})`, 'pattern');
+      }
+      // Answers are matched in linear time, by the gateway's own matcher; what it cannot run is refused here, not met on an answer.
+      const compiled = compileLinearPattern(pattern);
+      if ('feature' in compiled) {
+        this.refuse('pattern', compiled.at === -1
+          ? `"pattern" ${compiled.feature}`
+          : `"pattern" uses ${compiled.feature} at character ${compiled.at}, which the gateway's linear-time matcher does not support`, 'pattern');
       }
     }
   }

@@ -96,4 +96,30 @@ describe('a check is bounded', () => {
     assert.equal(violation?.path, `$${'.next'.repeat(513)}`);
     assert.ok(steps < 4 * 513, `${steps} steps`);
   });
+
+  it('matches a pattern in steps linear in the answer: "^a*a*a*a*a*a*a*a*$" on 40 a and "!" (7.6 s with backtracking)', () => {
+    const cases: [string, string, number][] = [
+      ['^a*a*a*a*a*a*a*a*$', `${'a'.repeat(40)}!`, 3_000],
+      // 241 s with backtracking.
+      ['^a*a*a*a*a*a*a*a*a*a*a*a*$', `${'a'.repeat(60)}!`, 6_000],
+      // 5 s with backtracking.
+      ['^(a|a)*$', `${'a'.repeat(26)}!`, 500],
+      ['^(a|a)*$', `${'a'.repeat(100_000)}!`, 1_500_000],
+    ];
+    for (const [pattern, text, most] of cases) {
+      const checker = compileSchema(object({ s: { type: 'string', pattern } }));
+      const { violation, steps } = checker.checkCounted({ s: text });
+      assert.equal(violation?.message, `$.s: string ${JSON.stringify(`${text.slice(0, 64)}${text.length > 64 ? '...' : ''}`)} does not match the pattern ${JSON.stringify(pattern)}`);
+      assert.ok(steps <= most, `${pattern} on ${text.length} characters: ${steps} steps`);
+      assert.equal(checker.check({ s: text.slice(0, -1) }), null);
+    }
+  });
+
+  it('pattern steps count against the budget: a long answer string fails closed', () => {
+    const checker = compileSchema(object({ s: { type: 'string', pattern: '^(a|b|ab)*$' } }), { maxCheckSteps: 10_000 });
+    assert.equal(checker.check({ s: 'ab'.repeat(300) }), null);
+    assert.deepStrictEqual(checker.check({ s: 'ab'.repeat(5_000) }), {
+      path: '$', message: '$: the answer could not be checked within the gateway\'s bounds (more than 10000 steps)',
+    });
+  });
 });
