@@ -40,13 +40,17 @@ export interface CompileOptions {
 
 export const DEFAULT_MAX_VALUE_DEPTH = 512;
 /**
- * A check's budget. A step is a node visit or a pattern step, each some tens of
- * nanoseconds, so the budget bounds one check's stall of the gateway's thread to
- * tens of milliseconds. A well-formed answer costs about one step per value (and
- * per character a pattern reads): four million covers any answer with fewer
- * values than that, far past what a structured answer holds.
+ * A check's budget. A step is a node visit, an enum value compared, an object
+ * key counted or a pattern instruction for one character (a failed anyOf
+ * branch counts 5, as it builds its message): 10 to 60 ns each on a loaded
+ * 2-CPU machine, so a check that runs out has taken 15 to 110 ms, less than
+ * JSON.parse takes for a 16 MiB answer (maxResponseBytes). An answer that
+ * passes costs about a step per value, and a few per character a pattern
+ * reads: two million covers far more than a model writes in one answer.
  */
-export const DEFAULT_MAX_CHECK_STEPS = 4_000_000;
+export const DEFAULT_MAX_CHECK_STEPS = 2_000_000;
+/** A failed anyOf branch has built its message (other failures end the check): it costs as much as a few visits. */
+const FAILED_BRANCH_STEPS = 4;
 /**
  * Nested checkNode calls one check may make: value levels plus the anyOf and
  * `$ref` hops between them. A chain of definitions that stand for each other
@@ -273,6 +277,7 @@ function checkNode(node: SchemaNode, value: unknown, depth: number, frames: numb
     for (const branch of branches) {
       const failure = checkNode(branch, value, depth, frames + 1, run);
       if (failure === null) return null;
+      run.steps -= FAILED_BRANCH_STEPS;
       if (best === null || failure.reversed.length > best.reversed.length) best = failure;
     }
     // No branch matched: the failure that got furthest into the value says most about what was meant.
@@ -282,7 +287,13 @@ function checkNode(node: SchemaNode, value: unknown, depth: number, frames: numb
   }
   const bit = typeBit(value);
   if (node.types !== 0 && (node.types & bit) === 0) return new Failure(`expected ${node.typeNames}, got ${describe(value)}`);
-  if (node.enumValues !== null && !node.enumValues.includes(value)) return new Failure(`${describe(value)} is not one of the enum values`);
+  const enumValues = node.enumValues;
+  if (enumValues !== null) {
+    // Each value compared is a step: an enum of 1,000 values costs 1,000 for every item of a long list.
+    run.steps -= enumValues.length;
+    if (run.steps < 0) throw new OutOfBounds(`more than ${run.budget} steps`);
+    if (!enumValues.includes(value)) return new Failure(`${describe(value)} is not one of the enum values`);
+  }
   if (node.hasConst && value !== node.constValue) return new Failure(`expected ${JSON.stringify(node.constValue)}, got ${describe(value)}`);
   switch (bit) {
     case Type.String: return checkString(node, value as string, run);
@@ -363,6 +374,8 @@ function checkObject(node: SchemaNode, object: Record<string, unknown>, depth: n
   // Every schema property is present, so any further own key is one the schema does not have.
   let keys = 0;
   for (const key in object) if (Object.hasOwn(object, key)) keys++;
+  run.steps -= keys;
+  if (run.steps < 0) throw new OutOfBounds(`more than ${run.budget} steps`);
   if (keys === names.length) return null;
   for (const key of Object.keys(object)) {
     if (!names.includes(key)) {

@@ -231,7 +231,18 @@ export class LinearPattern {
         const pc = current[i] as number;
         const taken = ops[pc] === Op.Char ? xs[pc] === code : inSet(sets[xs[pc] as number] as CodeSet, code, text, at);
         if (!taken) continue;
-        nextCount = this.follow(pc + 1, next, nextCount, text, after, budget);
+        const following = pc + 1;
+        const op = ops[following];
+        // Most instructions are followed by a character test: added here, without a closure walk.
+        if (op === Op.Char || op === Op.Set) {
+          if (this.marks[following] !== this.generation) {
+            this.marks[following] = this.generation;
+            next[nextCount++] = following;
+            budget.steps--;
+          }
+          continue;
+        }
+        nextCount = this.follow(following, next, nextCount, text, after, budget);
         if (nextCount === -1) return Match.Yes;
       }
       // The search is unanchored: a match may also start at the next position.

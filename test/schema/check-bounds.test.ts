@@ -52,9 +52,9 @@ describe('a check is bounded', () => {
     const checker = compileSchema(schema);
     const { violation, steps } = checker.checkCounted({ x: 1 });
     assert.equal(violation?.message, '$.x: integer 1 matches none of the 2 "anyOf" schemas');
-    // The root, then per definition its anyOf node and two branch visits (the second remembered).
-    assert.ok(steps <= 2 + 3 * 25, `${steps} steps`);
-    assert.deepStrictEqual(checker.checkCounted({ x: 'ok' }), { violation: null, steps: 26 });
+    // Per definition: its anyOf node, a second branch that is remembered, and two failed branches at 4 steps each.
+    assert.ok(steps <= 10 * 25, `${steps} steps`);
+    assert.deepStrictEqual(checker.checkCounted({ x: 'ok' }), { violation: null, steps: 27 });
   });
 
   it('a remembered anyOf failure reports the same path as the first', () => {
@@ -65,11 +65,12 @@ describe('a check is bounded', () => {
 
   it('fails closed when the steps run out', () => {
     const checker = compileSchema(object({ list: { type: 'array', items: { type: 'integer' } } }), { maxCheckSteps: 10 });
-    assert.deepStrictEqual(checker.checkCounted({ list: [1, 2, 3, 4, 5, 6, 7, 8] }), { violation: null, steps: 10 });
-    assert.deepStrictEqual(checker.check({ list: [1, 2, 3, 4, 5, 6, 7, 8, 9] }), {
+    // The root, the list, an item each, and the root's one key counted.
+    assert.deepStrictEqual(checker.checkCounted({ list: [1, 2, 3, 4, 5, 6, 7] }), { violation: null, steps: 10 });
+    assert.deepStrictEqual(checker.check({ list: [1, 2, 3, 4, 5, 6, 7, 8] }), {
       path: '$', message: '$: the answer could not be checked within the gateway\'s bounds (more than 10 steps)',
     });
-    assert.equal(DEFAULT_MAX_CHECK_STEPS, 4_000_000);
+    assert.equal(DEFAULT_MAX_CHECK_STEPS, 2_000_000);
   });
 
   it('a chain of 4,999 definitions that stand for each other through anyOf is checked within a frame bound, not the stack', () => {
@@ -94,7 +95,8 @@ describe('a check is bounded', () => {
     for (let i = 0; i < 100_000; i++) value = { next: value };
     const { violation, steps } = list.checkCounted(value);
     assert.equal(violation?.path, `$${'.next'.repeat(513)}`);
-    assert.ok(steps < 4 * 513, `${steps} steps`);
+    // Per level: the object, its anyOf, and two failed branches (4 steps each) as the failure unwinds.
+    assert.ok(steps < 12 * 513, `${steps} steps`);
   });
 
   it('matches a pattern in steps linear in the answer: "^a*a*a*a*a*a*a*a*$" on 40 a and "!" (7.6 s with backtracking)', () => {
@@ -120,6 +122,17 @@ describe('a check is bounded', () => {
     assert.equal(checker.check({ s: 'ab'.repeat(300) }), null);
     assert.deepStrictEqual(checker.check({ s: 'ab'.repeat(5_000) }), {
       path: '$', message: '$: the answer could not be checked within the gateway\'s bounds (more than 10000 steps)',
+    });
+  });
+
+  it('an enum costs a step per value compared, an object a step per key counted', () => {
+    const values = Array.from({ length: 1000 }, (_, i) => `v${i}`);
+    const list = compileSchema(object({ list: { type: 'array', items: { type: 'string', enum: values } } }));
+    // The root, the object's key count (1), the list, then per item its visit and 1,000 values.
+    assert.deepStrictEqual(list.checkCounted({ list: ['v0', 'v999', 'v5'] }), { violation: null, steps: 3 + 3 * 1001 });
+    const small = compileSchema(object({ list: { type: 'array', items: { type: 'string', enum: values } } }), { maxCheckSteps: 5_000 });
+    assert.deepStrictEqual(small.check({ list: ['v0', 'v1', 'v2', 'v3', 'v4'] }), {
+      path: '$', message: '$: the answer could not be checked within the gateway\'s bounds (more than 5000 steps)',
     });
   });
 });
