@@ -246,6 +246,12 @@ class CheckRun {
     this.budget = steps;
     this.maxDepth = maxDepth;
   }
+
+  reset(): this {
+    this.steps = this.budget;
+    this.failedAnyOf = null;
+    return this;
+  }
 }
 
 interface AnyOfFailure {
@@ -412,11 +418,12 @@ export function compileSchema(schema: unknown, options: CompileOptions = {}): Co
   const node = compiler.run(root);
   const maxDepth = options.maxValueDepth ?? DEFAULT_MAX_VALUE_DEPTH;
   const maxSteps = options.maxCheckSteps ?? DEFAULT_MAX_CHECK_STEPS;
+  // One run per compiled schema, reset for each check: a check is synchronous, so two never overlap.
+  const run = new CheckRun(maxSteps, maxDepth);
   return {
-    check: (value: unknown) => checkValue(node, value, new CheckRun(maxSteps, maxDepth)),
+    check: (value: unknown) => checkValue(node, value, run.reset()),
     checkCounted(value: unknown): { violation: SchemaViolation | null; steps: number } {
-      const run = new CheckRun(maxSteps, maxDepth);
-      const violation = checkValue(node, value, run);
+      const violation = checkValue(node, value, run.reset());
       return { violation, steps: maxSteps - run.steps };
     },
   };
