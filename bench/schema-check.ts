@@ -3,7 +3,8 @@
 // it (once per answer). Schemas of 10 and 200 properties mixing strings,
 // integers with bounds, enums, nullable fields, arrays, a formatted string and
 // a nested object; answers that pass, and answers whose last property fails.
-// Best of 5 rounds.
+// Then patterns, matched in linear time: common ones, and shapes on which a
+// backtracking engine takes exponential time. Best of 5 rounds.
 //
 //   npm run build && node dist/bench/schema-check.js
 //
@@ -38,4 +39,21 @@ for (const count of [10, 200]) {
   ];
   const [checkSchema, compile, checkOk, checkFail, parse] = figures.map((ns) => ns / 1000) as [number, number, number, number, number];
   console.log(`  ${String(count).padEnd(10)} ${checkSchema.toFixed(2).padStart(13)} ${compile.toFixed(2).padStart(9)} ${checkOk.toFixed(2).padStart(9)} ${Math.round(1e6 / checkOk).toLocaleString('en').padStart(10)} ${checkFail.toFixed(2).padStart(11)} ${parse.toFixed(2).padStart(11)}`);
+}
+
+// Patterns: one string property checked against a pattern, µs per check. The
+// hostile rows are shapes that make a backtracking engine take exponential time.
+const PATTERN_CASES: [string, string, string][] = [
+  ['code', '^[A-Z]{3}-\\d{4}$', 'ABC-1234'],
+  ['email-like', '^[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}$', 'ada.lovelace+notes@analytical.example.org'],
+  ['word, 1 KB', '\\p{L}+$', 'x'.repeat(1000)],
+  ['a*8, 20 a + !', '^a*a*a*a*a*a*a*a*$', `${'a'.repeat(20)}!`],
+  ['(a|a)*, 20 a + !', '^(a|a)*$', `${'a'.repeat(20)}!`],
+];
+console.log('pattern checks; best of 5 rounds; µs per check');
+for (const [name, pattern, text] of PATTERN_CASES) {
+  const checker = compileSchema({ type: 'object', properties: { s: { type: 'string', pattern } }, required: ['s'], additionalProperties: false });
+  const value = { s: text };
+  const n = name.includes('!') ? 5 : iterations;
+  console.log(`  ${name.padEnd(18)} ${(perCall(() => checker.check(value), n) / 1000).toFixed(2).padStart(12)}`);
 }

@@ -5,7 +5,14 @@
 // reported with its JSON path in the value (`$.items[2].name`); the path is
 // built only on failure, while the recursion unwinds, so a passing check
 // allocates nothing for paths.
+//
+// A check runs on the gateway's one thread, on a value an upstream wrote and a
+// schema a client sent, so its work is bounded: every node visit and pattern
+// step counts against a budget (maxCheckSteps), and the recursion against a
+// frame bound; a check that runs out fails closed, as a mismatch. Definitions
+// are compiled from a worklist, so a long chain of `$ref`s costs no stack.
 
+import { compileLinearPattern, Match, type LinearPattern } from './pattern-match.ts';
 import { renderPath, type PathSegment } from './schema-path.ts';
 import { checkStrictSchema, DEFAULT_STRICT_SCHEMA_LIMITS, isPlainObject, refTarget, type StrictSchemaLimits, type StrictSchemaProblem } from './strict-schema.ts';
 import { STRING_FORMATS } from './string-formats.ts';
@@ -19,15 +26,38 @@ export interface SchemaViolation {
 
 export interface CompiledSchema {
   check(value: unknown): SchemaViolation | null;
+  /** check, and the steps it took (for tests and benchmarks: work is pinned by counts, not by clock). */
+  checkCounted(value: unknown): { violation: SchemaViolation | null; steps: number };
 }
 
 export interface CompileOptions {
   readonly limits?: StrictSchemaLimits;
   /** Values nested deeper than this fail (a recursive schema allows any depth; the stack does not). */
   readonly maxValueDepth?: number;
+  /** Node visits and pattern steps one check may take; past it the check fails as unable to finish. */
+  readonly maxCheckSteps?: number;
 }
 
 export const DEFAULT_MAX_VALUE_DEPTH = 512;
+/**
+ * A check's budget. A step is a node visit, an enum value compared, an object
+ * key counted or a pattern instruction for one character (a failed anyOf
+ * branch counts 5, as it builds its message): 10 to 60 ns each on a loaded
+ * 2-CPU machine, so a check that runs out has taken 15 to 110 ms, less than
+ * JSON.parse takes for a 16 MiB answer (maxResponseBytes). An answer that
+ * passes costs about a step per value, and a few per character a pattern
+ * reads: two million covers far more than a model writes in one answer.
+ */
+export const DEFAULT_MAX_CHECK_STEPS = 2_000_000;
+/** A failed anyOf branch has built its message (other failures end the check): it costs as much as a few visits. */
+const FAILED_BRANCH_STEPS = 4;
+/**
+ * Nested checkNode calls one check may make: value levels plus the anyOf and
+ * `$ref` hops between them. A chain of definitions that stand for each other
+ * can be thousands long; Node's default stack holds about 4,500 of these calls,
+ * and a list 512 levels deep through a nullable `$ref` takes about 1,030.
+ */
+const MAX_CHECK_FRAMES = 2_048;
 
 /** Thrown by compileSchema for a schema outside the strict subset; `problem` is checkStrictSchema's answer. */
 export class StrictSchemaError extends Error {
@@ -64,7 +94,7 @@ class SchemaNode {
   items: SchemaNode | null = null;
   minItems = 0;
   maxItems = Infinity;
-  pattern: RegExp | null = null;
+  pattern: LinearPattern | null = null;
   format: ((text: string) => boolean) | null = null;
   formatName = '';
   minimum = -Infinity;
@@ -102,10 +132,16 @@ function describe(value: unknown): string {
   return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
 }
 
+/**
+ * Nodes are created when first named and filled later from a worklist, so
+ * compiling follows `$ref`s and nested subschemas without recursion.
+ */
 class SchemaCompiler {
   readonly defs: Record<string, unknown>;
   readonly root = new SchemaNode();
   readonly defNodes = new Map<string, SchemaNode>();
+  readonly pendingNodes: SchemaNode[] = [];
+  readonly pendingSchemas: Record<string, unknown>[] = [];
 
   constructor(defs: Record<string, unknown>) {
     this.defs = defs;
@@ -124,16 +160,32 @@ class SchemaCompiler {
     if (node === undefined) {
       node = new SchemaNode();
       this.defNodes.set(name, node);
-      this.fill(node, this.defs[name] as Record<string, unknown>);
+      this.later(node, this.defs[name] as Record<string, unknown>);
     }
     return node;
   }
 
+  /** The node for a subschema, to be filled by run(). */
   compile(schema: Record<string, unknown>): SchemaNode {
     if (typeof schema.$ref === 'string') return this.target(schema.$ref);
     const node = new SchemaNode();
-    this.fill(node, schema);
+    this.later(node, schema);
     return node;
+  }
+
+  later(node: SchemaNode, schema: Record<string, unknown>): void {
+    this.pendingNodes.push(node);
+    this.pendingSchemas.push(schema);
+  }
+
+  /** Fills nodes until none is waiting; returns the root. */
+  run(root: Record<string, unknown>): SchemaNode {
+    this.later(this.root, root);
+    for (;;) {
+      const node = this.pendingNodes.pop();
+      if (node === undefined) return this.root;
+      this.fill(node, this.pendingSchemas.pop() as Record<string, unknown>);
+    }
   }
 
   fill(node: SchemaNode, schema: Record<string, unknown>): void {
@@ -160,7 +212,8 @@ class SchemaCompiler {
     if (isPlainObject(schema.items)) node.items = this.compile(schema.items);
     if (typeof schema.minItems === 'number') node.minItems = schema.minItems;
     if (typeof schema.maxItems === 'number') node.maxItems = schema.maxItems;
-    if (typeof schema.pattern === 'string') node.pattern = new RegExp(schema.pattern, 'u');
+    // checkStrictSchema refused a pattern the linear-time matcher does not run.
+    if (typeof schema.pattern === 'string') node.pattern = compileLinearPattern(schema.pattern) as LinearPattern;
     if (typeof schema.format === 'string') {
       node.format = STRING_FORMATS[schema.format] ?? null;
       node.formatName = schema.format;
@@ -180,37 +233,111 @@ function isMultiple(value: number, step: number): boolean {
   return Math.abs(quotient - Math.round(quotient)) <= 1e-9 * Math.max(1, Math.abs(quotient));
 }
 
-function checkNode(node: SchemaNode, value: unknown, depth: number, maxDepth: number): Failure | null {
-  if (depth > maxDepth) return new Failure(`nested deeper than ${maxDepth} levels`);
-  if (node.anyOf !== null) return checkAnyOf(node.anyOf, value, depth, maxDepth);
+/** A check's state: its budget, its bounds, and the anyOf failures seen so far. */
+class CheckRun {
+  /** Steps left; below 0 the check stops. */
+  steps: number;
+  readonly budget: number;
+  readonly maxDepth: number;
+  /** Per anyOf node, the values it failed, at which depth and how: a schema that names one definition from many branches checks it once per value. */
+  failedAnyOf: Map<SchemaNode, Map<unknown, AnyOfFailure>> | null = null;
+  constructor(steps: number, maxDepth: number) {
+    this.steps = steps;
+    this.budget = steps;
+    this.maxDepth = maxDepth;
+  }
+
+  reset(): this {
+    this.steps = this.budget;
+    this.failedAnyOf = null;
+    return this;
+  }
+}
+
+interface AnyOfFailure {
+  readonly depth: number;
+  readonly text: string;
+  readonly reversed: readonly PathSegment[];
+}
+
+/** Thrown through the recursion when a check runs out of steps or frames; check() turns it into a violation at `$`. */
+class OutOfBounds {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+function checkNode(node: SchemaNode, value: unknown, depth: number, frames: number, run: CheckRun): Failure | null {
+  if (--run.steps < 0) throw new OutOfBounds(`more than ${run.budget} steps`);
+  if (frames > MAX_CHECK_FRAMES) throw new OutOfBounds(`schemas nested more than ${MAX_CHECK_FRAMES} deep`);
+  if (depth > run.maxDepth) return new Failure(`nested deeper than ${run.maxDepth} levels`);
+  const branches = node.anyOf;
+  if (branches !== null) {
+    // The branches are tried here, not in a function of their own: a chain of anyOf costs one stack frame a link.
+    if (run.failedAnyOf !== null) {
+      const known = recallAnyOfFailure(run.failedAnyOf, node, value, depth);
+      if (known !== null) return known;
+    }
+    let best: Failure | null = null;
+    for (const branch of branches) {
+      const failure = checkNode(branch, value, depth, frames + 1, run);
+      if (failure === null) return null;
+      run.steps -= FAILED_BRANCH_STEPS;
+      if (best === null || failure.reversed.length > best.reversed.length) best = failure;
+    }
+    // No branch matched: the failure that got furthest into the value says most about what was meant.
+    if (best === null || best.reversed.length === 0) best = new Failure(`${describe(value)} matches none of the ${branches.length} "anyOf" schemas`);
+    rememberAnyOfFailure(run, node, value, depth, best);
+    return best;
+  }
   const bit = typeBit(value);
   if (node.types !== 0 && (node.types & bit) === 0) return new Failure(`expected ${node.typeNames}, got ${describe(value)}`);
-  if (node.enumValues !== null && !node.enumValues.includes(value)) return new Failure(`${describe(value)} is not one of the enum values`);
+  const enumValues = node.enumValues;
+  if (enumValues !== null) {
+    // Each value compared is a step: an enum of 1,000 values costs 1,000 for every item of a long list.
+    run.steps -= enumValues.length;
+    if (run.steps < 0) throw new OutOfBounds(`more than ${run.budget} steps`);
+    if (!enumValues.includes(value)) return new Failure(`${describe(value)} is not one of the enum values`);
+  }
   if (node.hasConst && value !== node.constValue) return new Failure(`expected ${JSON.stringify(node.constValue)}, got ${describe(value)}`);
   switch (bit) {
-    case Type.String: return checkString(node, value as string);
+    case Type.String: return checkString(node, value as string, run);
     case Type.Integer:
     case Type.Number: return checkNumber(node, value as number);
-    case Type.Array: return checkArray(node, value as unknown[], depth, maxDepth);
-    case Type.Object: return checkObject(node, value as Record<string, unknown>, depth, maxDepth);
+    case Type.Array: return checkArray(node, value as unknown[], depth, frames, run);
+    case Type.Object: return checkObject(node, value as Record<string, unknown>, depth, frames, run);
     default: return null;
   }
 }
 
-/** No branch matched: the failure that got furthest into the value says most about what was meant. */
-function checkAnyOf(branches: SchemaNode[], value: unknown, depth: number, maxDepth: number): Failure | null {
-  let best: Failure | null = null;
-  for (const branch of branches) {
-    const failure = checkNode(branch, value, depth, maxDepth);
-    if (failure === null) return null;
-    if (best === null || failure.reversed.length > best.reversed.length) best = failure;
-  }
-  if (best !== null && best.reversed.length > 0) return best;
-  return new Failure(`${describe(value)} matches none of the ${branches.length} "anyOf" schemas`);
+/** The failure an anyOf node had on this value at this depth, as a fresh Failure, or null. */
+function recallAnyOfFailure(failedAnyOf: Map<SchemaNode, Map<unknown, AnyOfFailure>>, node: SchemaNode, value: unknown, depth: number): Failure | null {
+  const known = failedAnyOf.get(node)?.get(value);
+  if (known === undefined || known.depth !== depth) return null;
+  const failure = new Failure(known.text);
+  for (const segment of known.reversed) failure.reversed.push(segment);
+  return failure;
 }
 
-function checkString(node: SchemaNode, text: string): Failure | null {
-  if (node.pattern !== null && !node.pattern.test(text)) return new Failure(`${describe(text)} does not match the pattern ${JSON.stringify(node.pattern.source)}`);
+/** Remembers an anyOf node's failure on a value, so a definition shared by many branches is checked once per value. */
+function rememberAnyOfFailure(run: CheckRun, node: SchemaNode, value: unknown, depth: number, failure: Failure): void {
+  run.failedAnyOf ??= new Map();
+  let failed = run.failedAnyOf.get(node);
+  if (failed === undefined) {
+    failed = new Map();
+    run.failedAnyOf.set(node, failed);
+  }
+  failed.set(value, { depth, text: failure.text, reversed: failure.reversed.slice() });
+}
+
+function checkString(node: SchemaNode, text: string, run: CheckRun): Failure | null {
+  const pattern = node.pattern;
+  if (pattern !== null) {
+    const result = pattern.test(text, run);
+    if (result === Match.OutOfSteps) throw new OutOfBounds(`more than ${run.budget} steps`);
+    if (result === Match.No) return new Failure(`${describe(text)} does not match the pattern ${JSON.stringify(pattern.source)}`);
+  }
   if (node.format !== null && !node.format(text)) return new Failure(`${describe(text)} is not a valid ${node.formatName}`);
   return null;
 }
@@ -224,13 +351,13 @@ function checkNumber(node: SchemaNode, n: number): Failure | null {
   return null;
 }
 
-function checkArray(node: SchemaNode, list: unknown[], depth: number, maxDepth: number): Failure | null {
+function checkArray(node: SchemaNode, list: unknown[], depth: number, frames: number, run: CheckRun): Failure | null {
   if (list.length < node.minItems) return new Failure(`has ${list.length} items, fewer than the minimum ${node.minItems}`);
   if (list.length > node.maxItems) return new Failure(`has ${list.length} items, more than the maximum ${node.maxItems}`);
   const items = node.items;
   if (items === null) return null;
   for (let i = 0; i < list.length; i++) {
-    const failure = checkNode(items, list[i], depth + 1, maxDepth);
+    const failure = checkNode(items, list[i], depth + 1, frames + 1, run);
     if (failure !== null) {
       failure.reversed.push(i);
       return failure;
@@ -239,12 +366,12 @@ function checkArray(node: SchemaNode, list: unknown[], depth: number, maxDepth: 
   return null;
 }
 
-function checkObject(node: SchemaNode, object: Record<string, unknown>, depth: number, maxDepth: number): Failure | null {
+function checkObject(node: SchemaNode, object: Record<string, unknown>, depth: number, frames: number, run: CheckRun): Failure | null {
   const names = node.propertyNames;
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string;
     if (!Object.hasOwn(object, name)) return new Failure(`missing the required property ${JSON.stringify(name)}`);
-    const failure = checkNode(node.propertyNodes[i] as SchemaNode, object[name], depth + 1, maxDepth);
+    const failure = checkNode(node.propertyNodes[i] as SchemaNode, object[name], depth + 1, frames + 1, run);
     if (failure !== null) {
       failure.reversed.push(name);
       return failure;
@@ -253,6 +380,8 @@ function checkObject(node: SchemaNode, object: Record<string, unknown>, depth: n
   // Every schema property is present, so any further own key is one the schema does not have.
   let keys = 0;
   for (const key in object) if (Object.hasOwn(object, key)) keys++;
+  run.steps -= keys;
+  if (run.steps < 0) throw new OutOfBounds(`more than ${run.budget} steps`);
   if (keys === names.length) return null;
   for (const key of Object.keys(object)) {
     if (!names.includes(key)) {
@@ -264,6 +393,19 @@ function checkObject(node: SchemaNode, object: Record<string, unknown>, depth: n
   return null;
 }
 
+function checkValue(root: SchemaNode, value: unknown, run: CheckRun): SchemaViolation | null {
+  let failure: Failure | null;
+  try {
+    failure = checkNode(root, value, 0, 0, run);
+  } catch (error) {
+    if (!(error instanceof OutOfBounds)) throw error;
+    failure = new Failure(`the answer could not be checked within the gateway's bounds (${error.text})`);
+  }
+  if (failure === null) return null;
+  const path = renderPath(failure.reversed.reverse());
+  return { path, message: `${path}: ${failure.text}` };
+}
+
 /**
  * Compiles a schema inside OpenAI's strict subset into a checker for parsed
  * JSON values. Throws StrictSchemaError when checkStrictSchema refuses it.
@@ -273,15 +415,16 @@ export function compileSchema(schema: unknown, options: CompileOptions = {}): Co
   if (problem !== null) throw new StrictSchemaError(problem);
   const root = schema as Record<string, unknown>;
   const compiler = new SchemaCompiler(isPlainObject(root.$defs) ? root.$defs : {});
-  compiler.fill(compiler.root, root);
-  const node = compiler.root;
+  const node = compiler.run(root);
   const maxDepth = options.maxValueDepth ?? DEFAULT_MAX_VALUE_DEPTH;
+  const maxSteps = options.maxCheckSteps ?? DEFAULT_MAX_CHECK_STEPS;
+  // One run per compiled schema, reset for each check: a check is synchronous, so two never overlap.
+  const run = new CheckRun(maxSteps, maxDepth);
   return {
-    check(value: unknown): SchemaViolation | null {
-      const failure = checkNode(node, value, 0, maxDepth);
-      if (failure === null) return null;
-      const path = renderPath(failure.reversed.reverse());
-      return { path, message: `${path}: ${failure.text}` };
+    check: (value: unknown) => checkValue(node, value, run.reset()),
+    checkCounted(value: unknown): { violation: SchemaViolation | null; steps: number } {
+      const violation = checkValue(node, value, run.reset());
+      return { violation, steps: maxSteps - run.steps };
     },
   };
 }

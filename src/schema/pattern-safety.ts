@@ -1,10 +1,10 @@
-// A pattern is checked against strings an upstream wrote, in the gateway's one
-// thread, so a pattern that backtracks exponentially (`^(a+)+$` against
-// "aaaa...b") would stall every request. The common form of that is a repeated
-// group that itself holds a repetition, so such patterns are refused. This does
-// not catch every slow pattern (`(a|a)*` backtracks with one level of
-// repetition), it catches the nesting that makes the time exponential in most
-// reported cases, and no schema the SDKs generate nests repetitions.
+// Whether a pattern repeats a group that itself holds a repetition
+// (`^(a+)+$`), the common shape of patterns on which a backtracking engine
+// takes exponential time. Answers are not matched with V8's RegExp but in
+// linear time (pattern-match.ts), so this is no rule for schemas; the demo
+// provider's value generator (sample-value.ts), which does try patterns with
+// V8's RegExp, uses it to leave such patterns alone. It does not catch every
+// slow pattern (`(a|a)*`, `a*a*a*a*$`).
 
 const Char = { Backslash: 0x5c, OpenBracket: 0x5b, CloseBracket: 0x5d, OpenParen: 0x28, CloseParen: 0x29, Star: 0x2a, Plus: 0x2b, OpenBrace: 0x7b } as const;
 

@@ -9,7 +9,7 @@
 // in objects"; "the root level object must be an object, and not use anyOf";
 // definitions and recursion through `$defs` and `$ref` are supported.
 
-import { nestedRepetitionAt } from './pattern-safety.ts';
+import { compileLinearPattern } from './pattern-match.ts';
 import { renderPath, type PathSegment } from './schema-path.ts';
 import { STRING_FORMATS, STRING_FORMAT_NAMES } from './string-formats.ts';
 
@@ -284,14 +284,17 @@ class StrictSchemaWalk {
       const pattern = schema.pattern;
       if (typeof pattern !== 'string') this.refuse('pattern', '"pattern" must be a string', 'pattern');
       if (pattern.length > this.limits.maxPatternLength) this.refuse('pattern', `"pattern" is longer than ${this.limits.maxPatternLength} characters`, 'pattern');
-      const nested = nestedRepetitionAt(pattern);
-      if (nested !== -1) {
-        this.refuse('pattern', `"pattern" repeats a group that holds a repetition (at character ${nested}), which can take exponential time`, 'pattern');
-      }
       try {
         new RegExp(pattern, 'u');
       } catch (error) {
         this.refuse('pattern', `"pattern" is not a valid regular expression (${(error as Error).message})`, 'pattern');
+      }
+      // Answers are matched in linear time, by the gateway's own matcher; what it cannot run is refused here, not met on an answer.
+      const compiled = compileLinearPattern(pattern);
+      if ('feature' in compiled) {
+        this.refuse('pattern', compiled.at === -1
+          ? `"pattern" ${compiled.feature}`
+          : `"pattern" uses ${compiled.feature} at character ${compiled.at}, which the gateway's linear-time matcher does not support`, 'pattern');
       }
     }
   }
@@ -328,25 +331,36 @@ function immediateRefs(schema: unknown, out: string[]): string[] {
  * would make the checker loop without consuming anything, so they are refused.
  */
 function refuseUnguardedCycles(walk: StrictSchemaWalk, defs: Record<string, unknown>): void {
+  // A depth-first search with its own stack, not recursion: a chain of such definitions may be thousands long.
   const Visit = { Open: 1, Done: 2 } as const;
   const state = new Map<string, number>();
   const trail: string[] = [];
-  const visit = (name: string): void => {
-    const seen = state.get(name);
-    if (seen === Visit.Done) return;
-    if (seen === Visit.Open) {
-      const cycle = [...trail.slice(trail.indexOf(name)), name].join(' -> ');
-      walk.path.length = 0;
-      walk.path.push('$defs', trail[trail.indexOf(name)] as string);
-      walk.refuse('$ref', `definitions refer to each other with no object or array between (${cycle})`);
+  const pending: string[][] = [];
+  for (const start of Object.keys(defs)) {
+    if (state.has(start)) continue;
+    state.set(start, Visit.Open);
+    trail.push(start);
+    pending.push(immediateRefs(defs[start], []).reverse());
+    while (trail.length > 0) {
+      const next = (pending[pending.length - 1] as string[]).pop();
+      if (next === undefined) {
+        state.set(trail.pop() as string, Visit.Done);
+        pending.pop();
+        continue;
+      }
+      const seen = state.get(next);
+      if (seen === Visit.Done) continue;
+      if (seen === Visit.Open) {
+        const cycle = [...trail.slice(trail.indexOf(next)), next].join(' -> ');
+        walk.path.length = 0;
+        walk.path.push('$defs', next);
+        walk.refuse('$ref', `definitions refer to each other with no object or array between (${cycle})`);
+      }
+      state.set(next, Visit.Open);
+      trail.push(next);
+      pending.push(immediateRefs(defs[next], []).reverse());
     }
-    state.set(name, Visit.Open);
-    trail.push(name);
-    for (const next of immediateRefs(defs[name], [])) visit(next);
-    trail.pop();
-    state.set(name, Visit.Done);
-  };
-  for (const name of Object.keys(defs)) visit(name);
+  }
 }
 
 /**

@@ -43,6 +43,11 @@ describe('checkStrictSchema accepts the strict subset', () => {
       id: { type: 'string', format: 'uuid' },
       word: { type: 'string', pattern: '\\p{L}+' },
     })],
+    // Answers are matched in linear time, so a pattern a backtracking engine would take exponential time on is fine.
+    ['patterns with nested and ambiguous repetition', object({
+      a: { type: 'string', pattern: '^(a+)+$' }, b: { type: 'string', pattern: '^(\\w+\\s?)*$' }, c: { type: 'string', pattern: '^(a|a)*$' },
+      d: { type: 'string', pattern: '^a*a*a*a*a*a*a*a*$' }, e: { type: 'string', pattern: '^(?<year>\\d{4})-(?:0[1-9]|1[0-2])\\b.{0,255}?$' },
+    })],
     ['number bounds', object({
       n: { type: 'number', minimum: 0, maximum: 1, exclusiveMinimum: -1, exclusiveMaximum: 2, multipleOf: 0.5 },
       i: { type: 'integer', minimum: -5 },
@@ -137,8 +142,14 @@ describe('checkStrictSchema refuses, naming path and keyword', () => {
       ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" is not a valid regular expression (Invalid regular expression: /(/u: Unterminated group)']],
     ['a pattern valid only without the u flag', object({ a: { type: 'string', pattern: '\\-' } }),
       ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" is not a valid regular expression (Invalid regular expression: /\\-/u: Invalid escape)']],
-    ['a pattern with nested repetition', object({ a: { type: 'string', pattern: '^(a+)+$' } }),
-      ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" repeats a group that holds a repetition (at character 1), which can take exponential time']],
+    ['a pattern with a backreference', object({ a: { type: 'string', pattern: '^(a+)b\\1$' } }),
+      ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" uses a backreference at character 6, which the gateway\'s linear-time matcher does not support']],
+    ['a pattern with a lookahead', object({ a: { type: 'string', pattern: '^(?=.*\\d)\\w+$' } }),
+      ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" uses a lookahead "(?=" at character 1, which the gateway\'s linear-time matcher does not support']],
+    ['a pattern with a lookbehind', object({ a: { type: 'string', pattern: '(?<!x)y' } }),
+      ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" uses a negative lookbehind "(?<!" at character 0, which the gateway\'s linear-time matcher does not support']],
+    ['a pattern whose counted repetition expands past the bound', object({ a: { type: 'string', pattern: '^(?:[0-9a-f]{100}){101}$' } }),
+      ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" compiles to more than 10000 instructions (counted repetition copies what it repeats)']],
     ['a pattern that is not a string', object({ a: { type: 'string', pattern: 1 } }), ['$.properties.a.pattern', 'pattern', '$.properties.a.pattern: "pattern" must be a string']],
     ['a bound that is not a number', object({ a: { type: 'number', maximum: '5' } }), ['$.properties.a.maximum', 'maximum', '$.properties.a.maximum: "maximum" must be a number']],
     ['multipleOf 0', object({ a: { type: 'integer', multipleOf: 0 } }), ['$.properties.a.multipleOf', 'multipleOf', '$.properties.a.multipleOf: "multipleOf" must be a number above 0']],
