@@ -30,20 +30,14 @@
 // strings) makes the walk give up: `buildSample` says it is not complete, and
 // the demo provider answers with a refusal instead.
 //
-// A client's `pattern` is a regular expression run in the gateway's one
-// thread, so it runs only where its cost is bounded: at most
-// MAX_PATTERN_LENGTH characters, no repeated group holding a repetition
-// (./pattern-safety.ts), and its cost within what is left of
-// MAX_PATTERN_STEPS for the whole value. A run on a string of n characters
-// costs the pattern's length times a bound on the paths a backtracking
-// matcher can take: (n + 1) for the start and for each quantifier of varying
-// count, the number of branches for each alternation, to the power n + 1
-// when the alternation is inside a repeated group (`(a|b)*`). Spelling a
-// pattern costs 10 a character (a class is a small regular expression tried
-// on a few characters). A pattern not run on a string does not give it: the
-// string is "demo". Each pattern is worked out once per value, however often
-// it is met.
-import { nestedRepetitionAt } from './pattern-safety.ts';
+// A client's `pattern` runs only on the gateway's linear-time matcher
+// (./pattern-match.ts; a pattern it cannot run gives no string: "demo"), at
+// most MAX_PATTERN_LENGTH characters, its steps taken from MAX_PATTERN_STEPS
+// for the whole value. Spelling a pattern costs 10 a character (a class is a
+// small regular expression tried on a few characters). A pattern not run on a
+// string does not give it: the string is "demo". Each pattern is worked out
+// once per value, however often it is met.
+import { compileLinearPattern, LinearPattern, Match } from './pattern-match.ts';
 import { patternInstance } from './pattern-spelling.ts';
 import { isPlainObject, refTarget } from './strict-schema.ts';
 
@@ -289,102 +283,19 @@ function patternedString(pattern: string, walk: Walk): string {
   return spelled !== undefined && matches(compiled, spelled, walk) === true ? spelled : FREE_STRING;
 }
 
-interface RunnablePattern {
-  readonly regexp: RegExp;
-  readonly length: number;
-  readonly shape: PatternShape;
+/** The pattern on the linear-time matcher, when it is short and the matcher runs it; null otherwise. */
+function runnablePattern(pattern: string): LinearPattern | null {
+  if (pattern.length > MAX_PATTERN_LENGTH) return null;
+  const compiled = compileLinearPattern(pattern);
+  return compiled instanceof LinearPattern ? compiled : null;
 }
 
-/** The pattern compiled, when it is short and nests no repetition; null otherwise or when invalid. */
-function runnablePattern(pattern: string): RunnablePattern | null {
-  if (pattern.length > MAX_PATTERN_LENGTH || nestedRepetitionAt(pattern) !== -1) return null;
-  try {
-    return { regexp: new RegExp(pattern, 'u'), length: pattern.length, shape: shapeOf(pattern) };
-  } catch {
-    return null;
-  }
-}
-
-/** Whether the pattern matches `subject`; undefined when the run would cost more than is left, or throws. */
-function matches(pattern: RunnablePattern, subject: string, walk: Walk): boolean | undefined {
-  const { quantifiers, branches, repeatedBranches } = pattern.shape;
-  const positions = Math.log(subject.length + 1);
-  const logCost = Math.log(pattern.length) + (quantifiers + 1) * positions + branches + (subject.length + 1) * repeatedBranches;
-  if (logCost > Math.log(walk.patternSteps)) return undefined;
-  walk.patternSteps -= Math.ceil(Math.exp(logCost));
-  try {
-    return pattern.regexp.test(subject);
-  } catch {
-    return undefined;
-  }
-}
-
-/** What bounds a backtracking run of a pattern with no nested repetition. */
-interface PatternShape {
-  /** Quantifiers of varying count: `*`, `+`, `?`, `{2,}`, `{1,3}`; not a fixed `{4}`, the `?` of `(?:` or a lazy `?`. */
-  readonly quantifiers: number;
-  /** The natural log of the branch counts of alternations outside repeated groups, multiplied. */
-  readonly branches: number;
-  /** The same for alternations inside a repeated group: each repetition chooses again. */
-  readonly repeatedBranches: number;
-}
-
-/** The quantifiers and alternations of a pattern, outside classes and escapes. */
-function shapeOf(pattern: string): PatternShape {
-  // Group 0 is the whole pattern; each group knows its parent, its branches, and whether it repeats.
-  const parents = [-1];
-  const counts = [1];
-  const repeats = [false];
-  let current = 0;
-  let quantifiers = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const char = pattern[i];
-    if (char === '\\') {
-      i++;
-    } else if (char === '[') {
-      for (i++; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
-    } else if (char === '(') {
-      parents.push(current);
-      counts.push(1);
-      repeats.push(false);
-      current = parents.length - 1;
-    } else if (char === ')') {
-      if (isRepeatingQuantifier(pattern, i + 1)) repeats[current] = true;
-      current = Math.max(0, parents[current] ?? 0);
-    } else if (char === '|') {
-      counts[current] = (counts[current] ?? 1) + 1;
-    } else if (isVaryingQuantifier(pattern, i)) {
-      quantifiers++;
-    }
-  }
-  let branches = 0;
-  let repeatedBranches = 0;
-  for (let group = 0; group < counts.length; group++) {
-    const count = counts[group] ?? 1;
-    if (count === 1) continue;
-    let repeated = false;
-    for (let at = group; at !== -1 && !repeated; at = parents[at] ?? -1) repeated = repeats[at] === true;
-    if (repeated) repeatedBranches += Math.log(count);
-    else branches += Math.log(count);
-  }
-  return { quantifiers, branches, repeatedBranches };
-}
-
-/** A quantifier that can take its atom more than once: not `?` or `{0,1}`. */
-function isRepeatingQuantifier(pattern: string, at: number): boolean {
-  const char = pattern[at];
-  if (char === '*' || char === '+') return true;
-  const count = char === '{' ? /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(at, at + 24)) : null;
-  return count !== null && count[2] !== undefined && (count[3] === '' || Number(count[3]) > Math.max(1, Number(count[1])));
-}
-
-function isVaryingQuantifier(pattern: string, at: number): boolean {
-  const char = pattern[at];
-  if (char === '*' || char === '+') return true;
-  if (char === '?') return !'(*+?}'.includes(pattern[at - 1] ?? '(');
-  if (char !== '{') return false;
-  const count = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(at, at + 24));
-  return count !== null && count[2] !== undefined && count[3] !== count[1];
+/** Whether the pattern matches `subject`; undefined when the steps left run out first. */
+function matches(pattern: LinearPattern, subject: string, walk: Walk): boolean | undefined {
+  const budget = { steps: walk.patternSteps };
+  const result = pattern.test(subject, budget);
+  walk.patternSteps = Math.max(0, budget.steps);
+  return result === Match.OutOfSteps ? undefined : result === Match.Yes;
 }
 
 function numberInstance(schema: Schema, integer: boolean): number {
