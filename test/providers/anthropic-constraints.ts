@@ -26,7 +26,7 @@
 // API takes it); a final assistant turn is a prefill and is allowed too, so
 // the gateway's stricter rule (no prefill) is checked by its own tests.
 import type { ServerResponse } from 'node:http';
-import { outputConfigViolation } from './anthropic-output-constraints.ts';
+import { checkKeys, checkOutputConfig, fail, isObject, Violation, type Json } from './anthropic-output-constraints.ts';
 
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -39,26 +39,11 @@ const MAX_USER_ID = 512;
 /** Anthropic: "There is a limit of 100,000 messages in a single request." */
 const MAX_MESSAGES = 100_000;
 
-type Json = Record<string, unknown>;
-
-class Violation extends Error {}
-
-function fail(message: string): never {
-  throw new Violation(message);
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function checkText(text: unknown, where: string): void {
   if (typeof text !== 'string') fail(`${where}.text: Input should be a valid string`);
   if (text === '') fail('messages: text content blocks must be non-empty');
   if (BLANK.test(text)) fail('messages: text content blocks must contain non-whitespace text');
-}
-
-function checkKeys(block: Json, allowed: readonly string[], where: string): void {
-  for (const key of Object.keys(block)) if (!allowed.includes(key)) fail(`${where}.${key}: Extra inputs are not permitted`);
 }
 
 function checkImage(block: Json, where: string): void {
@@ -311,8 +296,7 @@ export function anthropicRequestViolation(body: unknown): string | undefined {
     checkSampling(body);
     checkStops(body['stop_sequences']);
     checkMetadata(body['metadata']);
-    const output = outputConfigViolation(body['output_config']);
-    if (output !== undefined) fail(output);
+    checkOutputConfig(body['output_config']);
     if (body['stream'] !== undefined && typeof body['stream'] !== 'boolean') fail('stream: Input should be a valid boolean');
     return undefined;
   } catch (error) {

@@ -10,19 +10,20 @@
 // list (`$schema`, `oneOf`...) is refused too: the documented list is what the
 // gateway may rely on.
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
-class Violation extends Error {}
+/** A constraint the request breaks, with Anthropic's wording; both checkers throw it. */
+export class Violation extends Error {}
 
-function fail(message: string): never {
+export function fail(message: string): never {
   throw new Violation(message);
 }
 
-function isObject(value: unknown): value is Json {
+export function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function checkKeys(block: Json, allowed: readonly string[], where: string): void {
+export function checkKeys(block: Json, allowed: readonly string[], where: string): void {
   for (const key of Object.keys(block)) if (!allowed.includes(key)) fail(`${where}.${key}: Extra inputs are not permitted`);
 }
 
@@ -97,7 +98,8 @@ class OutputSchemaCheck {
   }
 }
 
-function checkOutputConfig(config: unknown): void {
+/** Throws a Violation for the first structured-output constraint `config` (a request's output_config) breaks. */
+export function checkOutputConfig(config: unknown): void {
   if (config === undefined) return;
   if (!isObject(config)) fail('output_config: Input should be a valid dictionary');
   checkKeys(config, ['format', 'effort'], 'output_config');
@@ -120,15 +122,4 @@ function checkOutputConfig(config: unknown): void {
     fail(`Schemas contains too many parameters with union types (${check.unions} parameters with type arrays or anyOf) which exceeds the limit: ${MAX_UNIONS}`);
   }
   if (check.optional > MAX_OPTIONAL) fail(`Schemas contains too many optional parameters (${check.optional}) which exceeds the limit: ${MAX_OPTIONAL}`);
-}
-
-/** The first structured-output constraint `config` (a request's output_config) breaks; undefined when it keeps them all. */
-export function outputConfigViolation(config: unknown): string | undefined {
-  try {
-    checkOutputConfig(config);
-    return undefined;
-  } catch (error) {
-    if (error instanceof Violation) return error.message;
-    throw error;
-  }
 }
