@@ -13,6 +13,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import OpenAI from 'openai';
 import { zodResponseFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
+import { SHOPPING_LIST_SCHEMA } from '../support/shopping-list.ts';
 import { refuseLikeAnthropic } from '../providers/anthropic-constraints.ts';
 import { startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from '../gateway/harness.ts';
 
@@ -75,20 +76,9 @@ function schemaSent(): Schema {
   return JSON.parse(JSON.stringify(body.output_config?.format?.schema), (key, value: unknown) => (key === 'title' ? undefined : value)) as Schema;
 }
 
-// What every client's zod schema becomes: $schema and the integer bounds of
-// qty (±2^53-1) are not sent; the gateway's own check holds the answer to them.
-const SENT_SCHEMA = {
-  type: 'object',
-  properties: {
-    items: {
-      type: 'array',
-      items: { type: 'object', properties: { name: { type: 'string' }, qty: { type: 'integer' } }, required: ['name', 'qty'], additionalProperties: false },
-    },
-  },
-  required: ['items'],
-  additionalProperties: false,
-};
-
+// What every client's zod schema becomes on the wire is SHOPPING_LIST_SCHEMA:
+// $schema and the integer bounds of qty (±2^53-1) are not sent; the gateway's
+// own check holds the answer to them.
 const langchain = () => new ChatOpenAI({ model: 'service-lists', apiKey: gw.key, configuration: { baseURL: `${gw.baseUrl}/v1` }, maxRetries: 0 }).withStructuredOutput(ShoppingList);
 const openai = () => new OpenAI({ apiKey: gw.key, baseURL: `${gw.baseUrl}/v1`, maxRetries: 0 });
 const aiSdk = () => createOpenAICompatible({ name: 'portcullis', baseURL: `${gw.baseUrl}/v1`, apiKey: gw.key, supportsStructuredOutputs: true })('service-lists');
@@ -97,7 +87,7 @@ test('LangChain withStructuredOutput(): Anthropic gets its structured-output for
   content = VALID;
   assert.deepEqual(await langchain().invoke('My shopping list'), { items: [{ name: 'milk', qty: 1 }, { name: 'tea', qty: 2 }] });
   assert.equal(claude.requests.length, 1);
-  assert.deepEqual(schemaSent(), SENT_SCHEMA);
+  assert.deepEqual(schemaSent(), SHOPPING_LIST_SCHEMA);
 });
 
 test('LangChain withStructuredOutput(): an answer off the schema throws the gateway\'s 502', TEST_TIMEOUT, async () => {
@@ -117,14 +107,14 @@ test('openai SDK chat.completions.parse() with zodResponseFormat: the typed obje
     response_format: zodResponseFormat(ShoppingList, 'shopping_list'),
   });
   assert.deepEqual(completion.choices[0]?.message.parsed, { items: [{ name: 'milk', qty: 1 }, { name: 'tea', qty: 2 }] });
-  assert.deepEqual(schemaSent(), SENT_SCHEMA);
+  assert.deepEqual(schemaSent(), SHOPPING_LIST_SCHEMA);
 });
 
 test('AI SDK generateObject(): the object; off the schema, an API error carrying the gateway\'s 502', TEST_TIMEOUT, async () => {
   content = VALID;
   const { object } = await generateObject({ model: aiSdk(), schema: ShoppingList, prompt: 'My shopping list', maxRetries: 0 });
   assert.deepEqual(object, { items: [{ name: 'milk', qty: 1 }, { name: 'tea', qty: 2 }] });
-  assert.deepEqual(schemaSent(), SENT_SCHEMA);
+  assert.deepEqual(schemaSent(), SHOPPING_LIST_SCHEMA);
   content = INVALID;
   await assert.rejects(generateObject({ model: aiSdk(), schema: ShoppingList, prompt: 'My shopping list', maxRetries: 0 }), (error: unknown) => {
     assert.equal((error as { statusCode?: unknown }).statusCode, 502, String(error));

@@ -7,29 +7,8 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { after, before, beforeEach, test } from 'node:test';
 import { eventually } from '../support/eventually.ts';
+import { INVALID_LIST, LIST_MISMATCH, SHOPPING_LIST_SCHEMA, VALID_LIST } from '../support/shopping-list.ts';
 import { openStream, postChat, sseData, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
-
-const SCHEMA = {
-  type: 'object',
-  properties: {
-    items: {
-      type: 'array',
-      items: { type: 'object', properties: { name: { type: 'string' }, qty: { type: 'integer' } }, required: ['name', 'qty'], additionalProperties: false },
-    },
-  },
-  required: ['items'],
-  additionalProperties: false,
-};
-const VALID = '{"items":[{"name":"milk","qty":1},{"name":"eggs","qty":12},{"name":"tea","qty":2}]}';
-const INVALID = '{"items":[{"name":"milk","qty":1},{"name":"eggs","qty":12},{"name":"tea","qty":"two"}]}';
-const MISMATCH = {
-  error: {
-    message: 'The upstream\'s answer does not match the response_format json_schema: $.items[2].qty: expected integer, got string "two"',
-    type: 'upstream_error',
-    param: null,
-    code: 'upstream_schema_mismatch',
-  },
-};
 
 let first: FakeUpstream;
 let second: FakeUpstream;
@@ -62,8 +41,8 @@ after(async () => {
 beforeEach(() => {
   first.requests.length = 0;
   second.requests.length = 0;
-  first.handle = (_r, res) => json(res, completion(INVALID));
-  second.handle = (_r, res) => json(res, completion(VALID));
+  first.handle = (_r, res) => json(res, completion(INVALID_LIST));
+  second.handle = (_r, res) => json(res, completion(VALID_LIST));
 });
 
 function json(res: http.ServerResponse, body: unknown): void {
@@ -97,7 +76,7 @@ function ask(extra: Record<string, unknown> = {}, strict = true): Record<string,
   return {
     model: 'service-lists',
     messages: [{ role: 'user', content: 'Shopping list as JSON' }],
-    response_format: { type: 'json_schema', json_schema: { name: 'shopping', strict, schema: SCHEMA } },
+    response_format: { type: 'json_schema', json_schema: { name: 'shopping', strict, schema: SHOPPING_LIST_SCHEMA } },
     ...extra,
   };
 }
@@ -119,12 +98,12 @@ function streamedContent(payloads: string[]): string {
 test('an answer off the schema falls back to the next target, which answers by it', async () => {
   const res = await postChat(gw, ask(), { 'x-request-id': 'so-fallback' });
   assert.equal(res.status, 200);
-  assert.equal((res.json() as { choices: [{ message: { content: string } }] }).choices[0].message.content, VALID);
+  assert.equal((res.json() as { choices: [{ message: { content: string } }] }).choices[0].message.content, VALID_LIST);
   // Not retried on the first target, though its policy allows two attempts.
   assert.equal(first.requests.length, 1);
   assert.equal(second.requests.length, 1);
   // Each target was asked for the schema it is then held to.
-  const asked = { type: 'json_schema', json_schema: { name: 'shopping', strict: true, schema: SCHEMA } };
+  const asked = { type: 'json_schema', json_schema: { name: 'shopping', strict: true, schema: SHOPPING_LIST_SCHEMA } };
   assert.deepEqual((first.requests[0]?.body as { response_format: unknown }).response_format, asked);
   assert.deepEqual((second.requests[0]?.body as { response_format: unknown }).response_format, asked);
   const line = await accessLine('so-fallback');
@@ -135,15 +114,15 @@ test('an answer off the schema falls back to the next target, which answers by i
 });
 
 test('every target off the schema: the client gets the 502 naming the path, never the answer as valid', async () => {
-  second.handle = (_r, res) => json(res, completion(INVALID));
+  second.handle = (_r, res) => json(res, completion(INVALID_LIST));
   const res = await postChat(gw, ask(), { 'x-request-id': 'so-502' });
   assert.equal(res.status, 502);
-  assert.deepEqual(res.json(), MISMATCH);
+  assert.deepEqual(res.json(), LIST_MISMATCH);
   const line = await accessLine('so-502');
   assert.equal(line['attempts'], 'first/first-model:fallback:502,second/second-model:fallback:502');
   assert.equal(line['error'], 'upstream_schema_mismatch');
   // The breakers (one failure opens them) did not count the mismatches: the first target is asked again.
-  second.handle = (_r, res) => json(res, completion(VALID));
+  second.handle = (_r, res) => json(res, completion(VALID_LIST));
   const again = await postChat(gw, ask(), { 'x-request-id': 'so-again' });
   assert.equal(again.status, 200);
   assert.equal((await accessLine('so-again'))['attempts'], 'first/first-model:fallback:502,second/second-model:ok');
@@ -152,7 +131,7 @@ test('every target off the schema: the client gets the 502 naming the path, neve
 test('strict false: the answer is not checked and comes back as the upstream gave it', async () => {
   const res = await postChat(gw, ask({}, false), { 'x-request-id': 'so-loose' });
   assert.equal(res.status, 200);
-  assert.equal((res.json() as { choices: [{ message: { content: string } }] }).choices[0].message.content, INVALID);
+  assert.equal((res.json() as { choices: [{ message: { content: string } }] }).choices[0].message.content, INVALID_LIST);
   assert.equal(second.requests.length, 0);
 });
 
@@ -185,7 +164,7 @@ test('a committed stream that ends off the schema: the error frame in place of t
   const payloads = sseData(text);
   assert.equal(payloads.length, 2);
   assert.deepEqual((JSON.parse(payloads[0] as string) as { choices: unknown[] }).choices, [{ index: 0, delta: { role: 'assistant', content: '{"items":[{"name":"milk","qty":1},' }, finish_reason: null }]);
-  assert.ok(text.endsWith(`data: ${JSON.stringify(MISMATCH)}\n\n`), text);
+  assert.ok(text.endsWith(`data: ${JSON.stringify(LIST_MISMATCH)}\n\n`), text);
   assert.equal(second.requests.length, 0);
   const isCut = (l: Record<string, unknown>) => l['msg'] === 'request' && l['alias'] === 'service-lists' && l['stream'] === true && l['error'] === 'upstream_schema_mismatch';
   await eventually(() => gw.logs.some(isCut), 'the access line of the cut stream');
@@ -211,14 +190,14 @@ test('an answer through another choice is never passed as valid: a stream finish
     `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1, model: 'upstream-model', choices: [{ index, delta, finish_reason: finish }] })}\n\n`;
   const offByChoice = (res: http.ServerResponse): void => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.end(`${other(0, { role: 'assistant', content: INVALID })}${other(1, {}, 'stop')}data: [DONE]\n\n`);
+    res.end(`${other(0, { role: 'assistant', content: INVALID_LIST })}${other(1, {}, 'stop')}data: [DONE]\n\n`);
   };
   first.handle = (_r, res) => offByChoice(res);
   second.handle = (_r, res) => offByChoice(res);
   const streamed = await postChat(gw, ask({ stream: true }));
   assert.equal(streamed.status, 502);
   assert.deepEqual(streamed.json(), OTHER_CHOICE);
-  const two = completion(VALID);
+  const two = completion(VALID_LIST);
   const twoChoices = { ...two, choices: [...two.choices, { index: 1, message: { role: 'assistant', content: 'nope' }, finish_reason: 'stop' }] };
   first.handle = (_r, res) => json(res, twoChoices);
   second.handle = (_r, res) => json(res, twoChoices);
@@ -232,11 +211,11 @@ test('content beside a refusal is held to the schema: only a refusal alone stand
     const answer = completion(content ?? '');
     return { ...answer, choices: [{ index: 0, message: { role: 'assistant', content, refusal: ' ' }, finish_reason: 'stop' }] };
   };
-  first.handle = (_r, res) => json(res, refusing(INVALID));
-  second.handle = (_r, res) => json(res, refusing(INVALID));
+  first.handle = (_r, res) => json(res, refusing(INVALID_LIST));
+  second.handle = (_r, res) => json(res, refusing(INVALID_LIST));
   const res = await postChat(gw, ask());
   assert.equal(res.status, 502);
-  assert.deepEqual(res.json(), MISMATCH);
+  assert.deepEqual(res.json(), LIST_MISMATCH);
   first.handle = (_r, res) => json(res, refusing(null));
   const alone = await postChat(gw, ask());
   assert.equal(alone.status, 200);

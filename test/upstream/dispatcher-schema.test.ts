@@ -15,32 +15,12 @@ import { UpstreamSchemaMismatchError } from '../../src/upstream/upstream-errors.
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 import type { UpstreamHandler } from '../support/fake-upstream.ts';
 import { answer, chunkEvent, context, rejection, startEventStream, target, upstreamPool } from './dispatch-fixtures.ts';
+import { INVALID_LIST, LIST_MISMATCH, SHOPPING_LIST_SCHEMA, VALID_LIST } from '../support/shopping-list.ts';
 
 const pool = upstreamPool();
 after(() => pool.closeAll());
 
-const answerSchema = compileSchema({
-  type: 'object',
-  properties: {
-    items: {
-      type: 'array',
-      items: { type: 'object', properties: { name: { type: 'string' }, qty: { type: 'integer' } }, required: ['name', 'qty'], additionalProperties: false },
-    },
-  },
-  required: ['items'],
-  additionalProperties: false,
-});
-
-const VALID = '{"items":[{"name":"milk","qty":1},{"name":"eggs","qty":12},{"name":"tea","qty":2}]}';
-const INVALID = '{"items":[{"name":"milk","qty":1},{"name":"eggs","qty":12},{"name":"tea","qty":"two"}]}';
-const MISMATCH_BODY = {
-  error: {
-    message: 'The upstream\'s answer does not match the response_format json_schema: $.items[2].qty: expected integer, got string "two"',
-    type: 'upstream_error',
-    param: null,
-    code: 'upstream_schema_mismatch',
-  },
-};
+const answerSchema = compileSchema(SHOPPING_LIST_SCHEMA);
 
 function checked(records: AttemptRecord[] = [], extra: Partial<DispatchContext> = {}): DispatchContext {
   return context(records, { answerSchema, ...extra });
@@ -93,13 +73,13 @@ async function drain(stream: { next(): Promise<readonly ChatCompletionChunk[] | 
 
 describe('dispatchCompletion with an answer schema', () => {
   test('a whole answer that breaks the schema falls back to the next target; its breaker hears success', async () => {
-    const a = await pool.start(answer(INVALID));
-    const b = await pool.start(answer(VALID));
+    const a = await pool.start(answer(INVALID_LIST));
+    const b = await pool.start(answer(VALID_LIST));
     const breaker = touchy();
     const records: AttemptRecord[] = [];
     const { completion, target: chosen } = await dispatchCompletion([target('a', a.baseUrl, { breaker }), target('b', b.baseUrl, { priority: 1 })], checked(records));
     assert.equal(chosen.id, 'b');
-    assert.equal(completion.choices[0]?.message.content, VALID);
+    assert.equal(completion.choices[0]?.message.content, VALID_LIST);
     assert.deepEqual(summary(records), ['a:fallback:502:upstream_schema_mismatch', 'b:ok']);
     assert.deepEqual(records[0]?.cause, { kind: 'other', detail: 'upstream_schema_mismatch', address: null });
     // Not retried on the same target: another attempt there is as likely to break it.
@@ -109,7 +89,7 @@ describe('dispatchCompletion with an answer schema', () => {
 
   test('the last mismatch goes to the caller, with the path and what is wrong there', async () => {
     const a = await pool.start(answer('{"items":[]}'));
-    const b = await pool.start(answer(INVALID));
+    const b = await pool.start(answer(INVALID_LIST));
     const records: AttemptRecord[] = [];
     const error = await rejection(dispatchCompletion([target('a', a.baseUrl), target('b', b.baseUrl, { priority: 1 })], checked(records, {
       answerSchema: compileSchema({ type: 'object', properties: { items: { type: 'array', items: { type: 'string' }, minItems: 1 } }, required: ['items'], additionalProperties: false }),
@@ -122,10 +102,10 @@ describe('dispatchCompletion with an answer schema', () => {
   });
 
   test('the caller gets the exact error body; text that is not JSON is not quoted', async () => {
-    const a = await pool.start(answer(INVALID));
+    const a = await pool.start(answer(INVALID_LIST));
     const error = await rejection(dispatchCompletion([target('a', a.baseUrl)], checked()));
     assert.ok(error instanceof UpstreamSchemaMismatchError);
-    assert.deepEqual(error.toBody(), MISMATCH_BODY);
+    assert.deepEqual(error.toBody(), LIST_MISMATCH);
     const prose = await pool.start(answer('Here is your list: milk (1), eggs (12), tea (2). Secret: hunter2'));
     const notJson = await rejection(dispatchCompletion([target('p', prose.baseUrl)], checked()));
     assert.ok(notJson instanceof UpstreamSchemaMismatchError);
@@ -134,8 +114,8 @@ describe('dispatchCompletion with an answer schema', () => {
 
   test('a half-open breaker whose probe answers off the schema closes', async () => {
     const scheduler = new ManualScheduler();
-    const a = await pool.start(answer(INVALID));
-    const b = await pool.start(answer(VALID));
+    const a = await pool.start(answer(INVALID_LIST));
+    const b = await pool.start(answer(VALID_LIST));
     const breaker = createCircuitBreaker({ failureThreshold: 1, openMs: 10 }, scheduler.now);
     breaker.onFailure();
     await scheduler.advance(10);
@@ -146,9 +126,9 @@ describe('dispatchCompletion with an answer schema', () => {
   });
 
   test('without a schema the same answer is returned unchecked', async () => {
-    const a = await pool.start(answer(INVALID));
+    const a = await pool.start(answer(INVALID_LIST));
     const { completion } = await dispatchCompletion([target('a', a.baseUrl)], context());
-    assert.equal(completion.choices[0]?.message.content, INVALID);
+    assert.equal(completion.choices[0]?.message.content, INVALID_LIST);
   });
 });
 
@@ -179,7 +159,7 @@ describe('dispatchStream with an answer schema', () => {
       release = resolve;
     });
     const a = await pool.start(streamInTwo('{"items":[{"name":"milk","qty":1},', '{"name":"eggs","qty":12},{"name":"tea","qty":"two"}]}', released));
-    const b = await pool.start(wholeStream(VALID));
+    const b = await pool.start(wholeStream(VALID_LIST));
     const scheduler = new ManualScheduler();
     const breaker = createCircuitBreaker({ failureThreshold: 1, openMs: 10 }, scheduler.now);
     breaker.onFailure();
@@ -195,7 +175,7 @@ describe('dispatchStream with an answer schema', () => {
     // Nothing of the last read is handed out: the client has what it had, and the error.
     assert.deepEqual(batches, []);
     assert.ok(error instanceof UpstreamSchemaMismatchError);
-    assert.deepEqual(error.toBody(), MISMATCH_BODY);
+    assert.deepEqual(error.toBody(), LIST_MISMATCH);
     // Ended: a further read says so, and closing again is harmless.
     assert.equal(await stream.next(), null);
     stream.close();
@@ -221,11 +201,11 @@ describe('dispatchStream with an answer schema', () => {
   });
 
   test('without a schema the stream is not wrapped and the same answer streams whole', async () => {
-    const a = await pool.start(wholeStream(INVALID));
+    const a = await pool.start(wholeStream(INVALID_LIST));
     const { stream } = await dispatchStream([target('a', a.baseUrl)], context());
     assert.ok(!(stream instanceof SchemaCheckedStream));
     const { batches, error } = await drain(stream);
     assert.equal(error, undefined);
-    assert.equal(contents(batches), INVALID);
+    assert.equal(contents(batches), INVALID_LIST);
   });
 });
