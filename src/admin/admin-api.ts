@@ -5,6 +5,7 @@
 // A raw key leaves this module exactly twice: in the answer to a create and
 // to a rotate. Nothing else (list, get, the store) can ever return it, because
 // nothing keeps it: the store holds its SHA-256.
+import { aliasRequestFields } from '../config/request-fields-config.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import { AuditLogError } from '../audit/audit-log.ts';
 import type { GatewayConfig } from '../config/config.ts';
@@ -200,7 +201,7 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
       price: a.price === null ? null : { ...a.price },
       imageTokens: a.imageTokens,
       // OpenAI's fields beyond the contract's table it takes: its own list, else the top level's.
-      requestFields: [...(a.requestFields ?? config.requestFields)],
+      requestFields: [...aliasRequestFields(a, config.requestFields)],
       targets: a.targets.map((t) => {
         const id = `${t.provider}/${t.model}`;
         return { id, provider: t.provider, model: t.model, weight: t.weight, priority: t.priority, price: t.price === null ? null : { ...t.price }, circuit: health.get(id) ?? 'closed' };

@@ -46,6 +46,11 @@ export const NEVER_ACCEPTED_FIELDS: Readonly<Record<string, string>> = {
 /** The contract's own request fields: always taken, never listed. */
 const CONTRACT_FIELDS: readonly string[] = ['model', 'messages', 'tools', 'tool_choice', 'response_format', 'temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'stop', 'stream', 'stream_options', 'n'];
 
+/** The fields an alias takes: its own list, else the top level's. */
+export function aliasRequestFields(alias: { readonly requestFields: readonly RequestFieldName[] | null }, top: readonly RequestFieldName[] = []): readonly RequestFieldName[] {
+  return alias.requestFields ?? top;
+}
+
 /** A field needing another: the policy must list both, or neither. */
 const NEEDS: Partial<Record<RequestFieldName, RequestFieldName>> = { top_logprobs: 'logprobs' };
 

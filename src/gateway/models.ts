@@ -2,7 +2,7 @@
 // A key limited to some aliases sees those (and service-auto); an expired key is refused.
 // An alias that takes OpenAI's fields beyond the contract's table (requestFields)
 // lists them in `request_fields`; service-auto lists what any alias takes.
-import { createFieldPolicy, type RequestFieldName } from '../chat/request-fields.ts';
+import type { FieldPolicy, RequestFieldName } from '../chat/request-fields.ts';
 import { type GatewayConfig } from '../config/config.ts';
 import { REQUEST_FIELD_NAMES } from '../config/request-fields-config.ts';
 import { sendJson } from '../http/respond.ts';
@@ -26,8 +26,7 @@ interface ModelListing {
 }
 
 /** `created` is when this configuration was loaded: aliases have no other birth date. */
-function buildModelListing(config: Pick<GatewayConfig, 'aliases' | 'requestFields'>, created: number): ModelListing {
-  const policy = createFieldPolicy(config);
+function buildModelListing(config: Pick<GatewayConfig, 'aliases'>, policy: FieldPolicy, created: number): ModelListing {
   return {
     object: 'list',
     data: listAliases(config).map((id) => {
@@ -39,8 +38,8 @@ function buildModelListing(config: Pick<GatewayConfig, 'aliases' | 'requestField
   };
 }
 
-export function createModelsHandler(config: GatewayConfig, keys: KeyAuthenticator, loadedAt: number, clock: () => number = Date.now): RouteHandler {
-  const listing = buildModelListing(config, loadedAt);
+export function createModelsHandler(config: GatewayConfig, policy: FieldPolicy, keys: KeyAuthenticator, loadedAt: number, clock: () => number = Date.now): RouteHandler {
+  const listing = buildModelListing(config, policy, loadedAt);
   return async (ctx) => {
     const key = await authenticateRequest(ctx.req, keys, ctx.clientAddress);
     ctx.log['keyId'] = key.id;

@@ -69,10 +69,11 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
     }
   }
   const targets = createAliasTargets(config, bindings, deps.scheduler.now);
+  const policy = createFieldPolicy(config);
   return {
     config,
     targets,
-    chat: createEndpointHandler(createChatCompletionsEndpoint(createFieldPolicy(config)), { config, targets, ...deps, maxChargeMultiple: config.limits.maxChargeMultiple }),
-    models: createModelsHandler(config, deps.keys, loadedAt, deps.scheduler.now),
+    chat: createEndpointHandler(createChatCompletionsEndpoint(policy), { config, targets, ...deps, maxChargeMultiple: config.limits.maxChargeMultiple }),
+    models: createModelsHandler(config, policy, deps.keys, loadedAt, deps.scheduler.now),
   };
 }

@@ -5,6 +5,7 @@
 // fallback the operator may think it is. A map over the config's type names,
 // so a new type without an entry does not compile.
 import type { GatewayConfig, ProviderConfig } from '../config/config.ts';
+import { aliasRequestFields } from '../config/request-fields-config.ts';
 import { ConfigWarningCode, type ConfigWarning } from '../config/config-issues.ts';
 import { ANTHROPIC_REFUSES } from './anthropic-request.ts';
 import type { RequestRestriction } from './request-restriction.ts';
@@ -20,7 +21,7 @@ export function aliasTargetWarnings(config: Pick<GatewayConfig, 'aliases' | 'pro
   const warnings: ConfigWarning[] = [];
   for (const [alias, { targets, requestFields }] of Object.entries(config.aliases)) {
     // A rule about a field beyond the contract's table matters only where the alias takes the field.
-    const accepted = requestFields ?? config.requestFields ?? [];
+    const accepted = aliasRequestFields({ requestFields }, config.requestFields);
     const applies = (r: RequestRestriction): boolean => r.fields.length === 0 || r.fields.some((f) => accepted.includes(f));
     const typed = targets.map((t) => {
       const type = config.providers[t.provider]?.type;

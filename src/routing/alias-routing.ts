@@ -8,6 +8,7 @@
 // take every optional request field the request carries (their requestFields,
 // src/chat/request-fields.ts): the validator let through what some alias takes.
 import { AUTO_ALIAS, type AliasConfig, type AutoCondition, type GatewayConfig } from '../config/config.ts';
+import { aliasRequestFields } from '../config/request-fields-config.ts';
 import { promptBoundOf, promptTokensFor } from '../chat/request-prompt-bound.ts';
 import { requestFieldsUsed, type RequestFieldName } from '../chat/request-fields.ts';
 import { createIssue, issueToError, type FieldRefusal } from '../chat/request-issues.ts';
@@ -127,7 +128,7 @@ export function resolveAlias(
   }
   // Each field is taken by some alias (the validator saw to that), but no alias takes them all.
   const name = refusedField(defaultAlias, global, fields) as RequestFieldName;
-  const refusal = autoRefusal(name, config.auto.default, (defaultAlias.requestFields ?? null) !== null);
+  const refusal = autoRefusal(name, config.auto.default, defaultAlias.requestFields !== null);
   throw issueToError(
     name === 'json_schema'
       ? createIssue(['response_format', 'type'], { code: 'invalid_value', reason: { rule: 'not_accepted', refusal } })
@@ -143,7 +144,7 @@ function autoRefusal(name: RequestFieldName, defaultAlias: string, ownList: bool
 
 /** The first of `fields` that `alias` does not take (its own list, else the top level's). */
 function refusedField(alias: AliasConfig, global: readonly RequestFieldName[], fields: readonly RequestFieldName[]): RequestFieldName | undefined {
-  const accepted = alias.requestFields ?? global;
+  const accepted = aliasRequestFields(alias, global);
   return fields.find((name) => !accepted.includes(name));
 }
 
