@@ -29,8 +29,10 @@
 // `choices: []` chunk), so message_start carries the input tokens only when the
 // caller knows them beforehand (`inputTokens`), else 0; message_delta carries
 // all four counts from the last usage the upstream gave. The SDKs take them
-// from there: MessageStream's accumulator overwrites output_tokens always and
-// input_tokens and both cache counts whenever message_delta's are not null.
+// from there: their accumulators (TypeScript src/lib/MessageStream.ts, Python
+// src/anthropic/lib/streaming/_messages.py accumulate_event) overwrite
+// output_tokens always, and input_tokens and both cache counts whenever
+// message_delta's are not null; Anthropic's own streams repeat them there too.
 // Without any upstream usage, message_delta says only `output_tokens: 0`.
 // That is why message_delta waits for end(): a usage-only chunk after the
 // finish reason must land in it.
