@@ -25,18 +25,17 @@ const BEARER = 'bearer ';
 /**
  * The key, at once when this instance knows it; a promise only when a miss asks the shared store.
  * `clientAddress` (ctx.clientAddress) is what the store's lookup rate is counted by.
+ * `headers`: `bearer` takes the key from Authorization only (OpenAI's doors); `anthropic` takes
+ * it from `x-api-key` (Claude Code) or, without one, from Authorization (Anthropic's SDK with
+ * an auth token or a gateway key given as one).
  */
-export function authenticateRequest(req: IncomingMessage, keys: KeyAuthenticator, clientAddress: string): AuthenticatedKey | Promise<AuthenticatedKey> {
-  const header = req.headers.authorization;
-  if (header === undefined || header.trim() === '') {
-    throw new AuthenticationError(
-      "You didn't provide an API key. Send it in the Authorization header as 'Bearer YOUR_KEY'; keys are created with `portcullis keys create`.",
-    );
-  }
-  if (header.length <= BEARER.length || header.slice(0, BEARER.length).toLowerCase() !== BEARER) {
-    throw new AuthenticationError("The Authorization header must use the Bearer scheme: 'Authorization: Bearer YOUR_KEY'.");
-  }
-  const rawKey = header.slice(BEARER.length).trim();
+export function authenticateRequest(
+  req: IncomingMessage,
+  keys: KeyAuthenticator,
+  clientAddress: string,
+  headers: 'bearer' | 'anthropic' = 'bearer',
+): AuthenticatedKey | Promise<AuthenticatedKey> {
+  const rawKey = headers === 'anthropic' ? anthropicKeyOf(req) : bearerKeyOf(req, BEARER_HINT);
   const key = keys.authenticate(rawKey);
   if (key !== null) {
     keys.touch(key.id);
@@ -48,6 +47,28 @@ export function authenticateRequest(req: IncomingMessage, keys: KeyAuthenticator
     keys.touch(found.id);
     return found;
   });
+}
+
+const BEARER_HINT = "Send it in the Authorization header as 'Bearer YOUR_KEY'; keys are created with `portcullis keys create`.";
+const ANTHROPIC_HINT = "Send it in the x-api-key header (ANTHROPIC_API_KEY) or as 'Authorization: Bearer YOUR_KEY'; keys are created with `portcullis keys create`.";
+
+function bearerKeyOf(req: IncomingMessage, hint: string): string {
+  const header = req.headers.authorization;
+  if (header === undefined || header.trim() === '') throw new AuthenticationError(`You didn't provide an API key. ${hint}`);
+  if (header.length <= BEARER.length || header.slice(0, BEARER.length).toLowerCase() !== BEARER) {
+    throw new AuthenticationError("The Authorization header must use the Bearer scheme: 'Authorization: Bearer YOUR_KEY'.");
+  }
+  return header.slice(BEARER.length).trim();
+}
+
+/** x-api-key when the request has one (a repeated header is refused: node joins it with commas), else the Bearer token. */
+function anthropicKeyOf(req: IncomingMessage): string {
+  const header = req.headers['x-api-key'];
+  if (header === undefined || (typeof header === 'string' && header.trim() === '' && req.headers.authorization !== undefined)) return bearerKeyOf(req, ANTHROPIC_HINT);
+  if (typeof header !== 'string' || header.includes(',')) throw new AuthenticationError('Send the x-api-key header once, with one key.');
+  const key = header.trim();
+  if (key === '') throw new AuthenticationError(`You didn't provide an API key. ${ANTHROPIC_HINT}`);
+  return key;
 }
 
 function unknownKey(): AuthenticationError {

@@ -24,14 +24,13 @@ import type { Logger } from '../log/logger.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { ResolvedAlias } from '../routing/alias-routing.ts';
 import type { TargetPlan } from '../routing/alias-targets.ts';
-import { createSseWriter, type SseWriter } from '../sse/sse-writer.ts';
+import { createSseWriter, frame, type SseWriter } from '../sse/sse-writer.ts';
 import type { ChatTrace, ChatTraceResult } from '../telemetry/chat-trace.ts';
 import type { AbortSource } from '../time/abort-source.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import { AttemptOutcome, describeAttempt, wasAttempted, type AttemptRecord } from '../upstream/dispatcher.ts';
 import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
-import type { EventSink } from './event-stream-pump.ts';
 import type { KeyPolicy } from './key-policy.ts';
 import type { PermitKeeper } from './permit-keeper.ts';
 import { CallPhase, chargeFor, type RequestCharge } from './request-charge.ts';
@@ -53,8 +52,8 @@ export interface CallDeps {
 /** The access line's `attempts` lists at most this many attempts. */
 const MAX_LOGGED_ATTEMPTS = 16;
 
-/** The error frame that ends a stream cut by a shutdown. */
-const SHUTDOWN_FRAME = renderError(new ShuttingDownError(SHUTDOWN_STREAM_MESSAGE)).body;
+/** The error event that ends a chat stream cut by a shutdown. */
+const SHUTDOWN_FRAME = frame('data: ', renderError(new ShuttingDownError(SHUTDOWN_STREAM_MESSAGE)).body);
 
 const NO_PRICES: readonly (Price | null)[] = [];
 
@@ -89,6 +88,8 @@ export class Call {
   writer: SseWriter | undefined = undefined;
   /** The shutdown wrote the error frame and ended the stream: the pump only stops. */
   shutdownFrameSent = false;
+  /** The whole event a shutdown ends a started stream with, in the door's shape. */
+  shutdownFrame = SHUTDOWN_FRAME;
   /** The error code a failed upstream call ended with (or a stream's error frame carried). */
   errorCode: string | undefined = undefined;
   /** Which key limit refused the request. */
@@ -159,7 +160,7 @@ export class Call {
   }
 
   /** Opens the SSE writer on the response at the first event: the status line and the answer's headers go with it. */
-  open(): EventSink {
+  open(): SseWriter {
     this.phase = CallPhase.Answering;
     const sse = createSseWriter(this.ctx.res);
     sse.start(this.headers);
@@ -201,7 +202,7 @@ export class Call {
     if (sse === undefined || this.shutdownFrameSent) return;
     this.shutdownFrameSent = true;
     // A failed write means the client is gone: nothing more to tell it.
-    sse.data(SHUTDOWN_FRAME).catch(() => undefined);
+    sse.frames(this.shutdownFrame).catch(() => undefined);
     sse.end();
   }
 

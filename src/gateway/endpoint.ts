@@ -1,19 +1,31 @@
-// What one door of the gateway (an endpoint: POST /v1/chat/completions first)
-// brings to the shared pipeline (./pipeline.ts): how its body is checked as it
-// arrives and turned into the request the gateway routes, limits and sends,
-// and how an answer goes back in its own shape. Everything else (keys,
-// routing, limits, upstream dispatch, the stream's wire rules, charging,
-// access line, trace) is the pipeline's, the same for every endpoint.
+// What one door of the gateway (an endpoint: POST /v1/chat/completions,
+// POST /v1/messages) brings to the shared pipeline (./pipeline.ts): how its
+// body is checked as it arrives and turned into the request the gateway
+// routes, limits and sends, and how an answer, a stream and an error go back
+// in its own shape. Everything else (keys, routing, limits, upstream dispatch,
+// charging, access line, trace) is the pipeline's, the same for every door.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletion, ChatRequest } from '../chat/types.ts';
+import type { RenderedError } from '../errors/render.ts';
 import type { JsonObserver } from '../json/json-options.ts';
+import type { UpstreamStream } from '../upstream/provider.ts';
+import type { Call } from './call.ts';
 
 export interface Endpoint {
   /** The method and path it answers (the trace's server span and its http.route). */
   readonly route: { readonly method: string; readonly path: string };
+  /** Where the client's key may be: `bearer` (Authorization only) or `anthropic` (x-api-key, or Authorization). */
+  readonly keyHeaders: 'bearer' | 'anthropic';
   /** Checks the body's structure while it is parsed; one per request. */
   observer(): JsonObserver;
   /** The parsed body as the gateway's request; throws the client's 400 (InvalidRequestError). */
-  validate(body: unknown): ChatRequest;
+  validate(body: unknown, headers: IncomingHttpHeaders): ChatRequest;
   /** A whole answer in the endpoint's shape, `model` being the alias the client asked through. */
   answer(completion: ChatCompletion, alias: string): unknown;
+  /** Streams `upstream` to the client through `call`; resolves true when the answer ended cleanly. */
+  stream(upstream: UpstreamStream, call: Call, request: ChatRequest, alias: string): Promise<boolean>;
+  /** Errors in the door's own envelope; absent: OpenAI's. */
+  renderError?(error: unknown, requestId: string): RenderedError;
+  /** The whole event that ends a started stream cut by a shutdown; absent: OpenAI's error frame. */
+  readonly shutdownFrame?: string;
 }

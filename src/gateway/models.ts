@@ -1,4 +1,7 @@
-// GET /v1/models: OpenAI's list shape, one entry per alias (service-auto included).
+// GET /v1/models: OpenAI's list shape, one entry per alias (service-auto included);
+// Anthropic's (`type: "model"`, `display_name`, `created_at`, `has_more`) when the
+// request carries `anthropic-version`, as Anthropic's SDKs and Claude Code send it,
+// with the key in x-api-key or Authorization and errors in Anthropic's envelope.
 // A key limited to some aliases sees those (and service-auto); an expired key is refused.
 // An alias that takes OpenAI's fields beyond the contract's table (requestFields)
 // lists them in `request_fields`; service-auto lists what any alias takes.
@@ -8,6 +11,7 @@ import { REQUEST_FIELD_NAMES } from '../config/request-fields-config.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import { listAliases } from '../routing/alias-routing.ts';
+import { ANTHROPIC_REQUEST_ID_HEADER, renderAnthropicError } from '../messages/message-errors.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { checkExpiry, usableAliases } from './key-policy.ts';
 
@@ -38,17 +42,37 @@ function buildModelListing(config: Pick<GatewayConfig, 'aliases'>, policy: Field
   };
 }
 
+interface AnthropicModelRecord {
+  type: 'model';
+  id: string;
+  display_name: string;
+  created_at: string;
+}
+
+/** Anthropic's page of models: the whole list on one page. */
+function anthropicListing(records: readonly ModelRecord[]): { data: AnthropicModelRecord[]; has_more: false; first_id: string | null; last_id: string | null } {
+  const data = records.map((r): AnthropicModelRecord => ({ type: 'model', id: r.id, display_name: r.id, created_at: new Date(r.created * 1000).toISOString().replace('.000Z', 'Z') }));
+  return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
+}
+
 export function createModelsHandler(config: GatewayConfig, policy: FieldPolicy, keys: KeyAuthenticator, loadedAt: number, clock: () => number = Date.now): RouteHandler {
   const listing = buildModelListing(config, policy, loadedAt);
+  const anthropic = anthropicListing(listing.data);
   return async (ctx) => {
-    const key = await authenticateRequest(ctx.req, keys, ctx.clientAddress);
+    const inAnthropicShape = ctx.req.headers['anthropic-version'] !== undefined;
+    if (inAnthropicShape) {
+      ctx.renderError = renderAnthropicError;
+      ctx.res.setHeader(ANTHROPIC_REQUEST_ID_HEADER, ctx.requestId);
+    }
+    const key = await authenticateRequest(ctx.req, keys, ctx.clientAddress, inAnthropicShape ? 'anthropic' : 'bearer');
     ctx.log['keyId'] = key.id;
     checkExpiry(key, clock());
     if (key.allowedAliases === null) {
-      sendJson(ctx.res, 200, listing);
+      sendJson(ctx.res, 200, inAnthropicShape ? anthropic : listing);
       return;
     }
     const usable = new Set(usableAliases(key, config));
-    sendJson(ctx.res, 200, { object: 'list', data: listing.data.filter((m) => usable.has(m.id)) });
+    const records = listing.data.filter((m) => usable.has(m.id));
+    sendJson(ctx.res, 200, inAnthropicShape ? anthropicListing(records) : { object: 'list', data: records });
   };
 }

@@ -22,7 +22,6 @@ import { AttemptOutcome, describeAttempt, dispatchCompletion, dispatchStream } f
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { Call, type CallDeps } from './call.ts';
 import type { Endpoint } from './endpoint.ts';
-import { pumpEventStream } from './event-stream-pump.ts';
 import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, usableAliases, type KeyPolicy } from './key-policy.ts';
 import { CallPhase } from './request-charge.ts';
 
@@ -46,14 +45,18 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
   const limits = { maxDepth: maxJsonDepth, maxStringBytes, maxMembers };
   const tracer = deps.tracer ?? createContextOnlyTracer();
   const describe = describeTargets(config);
+  const renderError = endpoint.renderError;
+  const keyHeaders = endpoint.keyHeaders;
 
   return async (ctx) => {
     // telemetry: the server span, from the client's traceparent or a new trace; it ends when the response closes
+    if (renderError !== undefined) ctx.renderError = renderError;
     const call = new Call(ctx, deps, openChatTrace(tracer, ctx.req.headers, ctx.requestId, describe, endpoint.route));
+    if (endpoint.shutdownFrame !== undefined) call.shutdownFrame = endpoint.shutdownFrame;
     ctx.log['traceId'] = call.trace.traceId;
     ctx.onClose(() => call.close());
     // authenticate
-    const found = authenticateRequest(ctx.req, keys, ctx.clientAddress);
+    const found = authenticateRequest(ctx.req, keys, ctx.clientAddress, keyHeaders);
     const key = found instanceof Promise ? await found : found;
     // Logged before the expiry check: an operator sees which expired key is still in use.
     ctx.log['keyId'] = key.id;
@@ -66,7 +69,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
     const body = await readRequestJson(ctx, { maxBytes: maxBodyBytes, limits, observer: endpoint.observer() });
     // Ended (the client left, a shutdown) just as the body completed.
     if (ctx.aborted) return;
-    const request = endpoint.validate(body);
+    const request = endpoint.validate(body, ctx.req.headers);
     call.request = request;
     const stream = request.stream === true;
     // route
@@ -98,10 +101,9 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
       if (stream) {
         const { stream: upstream, target } = await dispatchStream(plan.targets, call);
         call.answeredBy = target.id;
-        const relay = { alias: route.alias, includeUsage: request.stream_options?.include_usage === true };
         metrics?.streamStarted();
         try {
-          if (await pumpEventStream(upstream, relay, call)) call.phase = CallPhase.Answered;
+          if (await endpoint.stream(upstream, call, request, route.alias)) call.phase = CallPhase.Answered;
         } finally {
           metrics?.streamEnded();
           call.finishAttempt();

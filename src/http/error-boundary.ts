@@ -36,7 +36,7 @@ export function answerError(ctx: RequestContext, err: unknown, logger: Logger, d
     res.destroy();
     return;
   }
-  const rendered = renderError(err);
+  const rendered = ctx.renderError === null ? renderError(err) : ctx.renderError(err, ctx.requestId);
   ctx.error = rendered.code;
   // A body we stopped reading must not be parsed as the next request; during
   // a drain no connection outlives its answer.

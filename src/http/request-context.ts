@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../errors/api-error.ts';
 import { ERROR_CATALOGUE } from '../errors/catalogue.ts';
+import type { RenderedError } from '../errors/render.ts';
 import type { LogFields } from '../log/logger.ts';
 import type { AbortListener, AbortSource } from '../time/abort-source.ts';
 
@@ -40,6 +41,12 @@ export class RequestContext implements AbortSource {
    * response with no bytes sent yet is answered 503 by the shell afterwards.
    */
   onShutdown: (() => void) | null = null;
+  /**
+   * How an error is answered on this request: set by a handler whose door has
+   * its own error shape (Anthropic's Messages); null: OpenAI's envelope
+   * (../errors/render.ts).
+   */
+  renderError: ((error: unknown, requestId: string) => RenderedError) | null = null;
   /** The error code the request was answered with (the access line's `error`): set by the shell's error boundary, or by a stream's error frame. */
   error: string | null = null;
   /** Why it was aborted (always an Error); undefined while it was not. */

@@ -328,7 +328,8 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     // Stops the upstream work now rather than when the upstream notices (it might not, or only late).
     ctx.abort(new ShutdownAbort());
     if (!res.headersSent) {
-      sendError(res, renderError(new ShuttingDownError()), true, scheduler);
+      const shuttingDown = new ShuttingDownError();
+      sendError(res, ctx.renderError === null ? renderError(shuttingDown) : ctx.renderError(shuttingDown, ctx.requestId), true, scheduler);
     } else if (!res.writableEnded) {
       // Headers are out and no handler ended it: the answer cannot be completed
       // or repaired, only cut (the client sees a truncated response, never a clean one).

@@ -1,10 +1,11 @@
-// Writes OpenAI-style server-sent events to a node:http response.
+// Writes server-sent events to a node:http response: OpenAI-style `data:`
+// events, or (for Anthropic's Messages streams) events framed by the caller
+// with an `event:` field.
 // Spec: https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
 //
-// Only `data:` fields are ever written, never `id:`, `retry:` or comments:
-// openai-python dispatches a spurious empty event after a comment once a stream
-// carries `id:` or `retry:` fields (../../../shared/CLIENTS.md), so this writer
-// has no way to send them.
+// Never `id:`, `retry:` or comments: openai-python dispatches a spurious empty
+// event after a comment once a stream carries `id:` or `retry:` fields
+// (../../../shared/CLIENTS.md), so this writer has no way to send them.
 
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -19,6 +20,9 @@ export interface SseWriter {
    * after 'drain' when its buffer is full. Rejects with SseWriteError when the
    * client has gone or the write fails. */
   data(payload: string): Promise<void>;
+  /** Whole events already framed by the caller (`event: x\ndata: y\n\n`, see
+   * frame()); written, joined and held back exactly as data() is. */
+  frames(text: string): Promise<void>;
   /** Ends the response; harmless when already ended or the client has gone.
    * Before start() it does nothing (the caller still owns the response). */
   end(): void;
@@ -201,6 +205,10 @@ export class SseResponseWriter implements SseWriter {
 
   data(payload: string): Promise<void> {
     return this.write(frame('data: ', payload));
+  }
+
+  frames(text: string): Promise<void> {
+    return this.write(text);
   }
 
   private write(chunk: string): Promise<void> {
