@@ -24,6 +24,8 @@ export interface Endpoint {
   answer(completion: ChatCompletion, alias: string): unknown;
   /** Streams `upstream` to the client through `call`; resolves true when the answer ended cleanly. */
   stream(upstream: UpstreamStream, call: Call, request: ChatRequest, alias: string): Promise<boolean>;
+  /** A header every answer of the door carries the request id in, besides x-request-id (Anthropic's SDKs read `request-id`). */
+  readonly requestIdHeader?: string;
   /** Errors in the door's own envelope; absent: OpenAI's. */
   renderError?(error: unknown, requestId: string): RenderedError;
   /** The whole event that ends a started stream cut by a shutdown; absent: OpenAI's error frame. */

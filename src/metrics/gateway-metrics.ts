@@ -59,9 +59,16 @@ export interface GatewayMetrics {
   expose(): string;
 }
 
+/** The model doors by path, and their `endpoint` label. */
+const MODEL_ENDPOINTS: ReadonlyMap<string, string> = new Map([
+  ['/v1/chat/completions', 'chat_completions'],
+  ['/v1/messages', 'messages'],
+  ['/v1/messages/count_tokens', 'count_tokens'],
+]);
+
 export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMetrics {
   const registry = createRegistry();
-  const requests = registry.counter({ name: 'portcullis_requests_total', help: 'Requests answered, by alias and HTTP status.', labelNames: ['alias', 'status'] });
+  const requests = registry.counter({ name: 'portcullis_requests_total', help: 'Requests answered, by endpoint (chat_completions, messages, count_tokens), alias and HTTP status.', labelNames: ['endpoint', 'alias', 'status'] });
   const duration = registry.histogram({ name: 'portcullis_request_duration_seconds', help: 'Time from request to the end of the answer.', labelNames: ['alias'], buckets: DURATION_BUCKETS });
   const ttfb = registry.histogram({ name: 'portcullis_time_to_first_byte_seconds', help: 'Time from request to the answer headers.', labelNames: ['alias'], buckets: TTFB_BUCKETS });
   const upstream = registry.histogram({ name: 'portcullis_upstream_duration_seconds', help: 'Time spent on the upstream call, retries and fallbacks included, by the target that answered.', labelNames: ['target'], buckets: DURATION_BUCKETS });
@@ -117,10 +124,11 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     registry,
     requestDone(line) {
       if (line['outcome'] === CLIENT_WRITE_STALLED) stalls.inc({});
-      // Only the chat endpoint carries an alias; other paths are not model traffic.
-      if (line.path !== '/v1/chat/completions') return;
+      // Only the model doors carry an alias; other paths are not model traffic.
+      const endpoint = MODEL_ENDPOINTS.get(line.path);
+      if (endpoint === undefined) return;
       const alias = aliasLabel(line.alias);
-      requests.inc({ alias, status: line.status === null ? 'client_gone' : String(line.status) });
+      requests.inc({ endpoint, alias, status: line.status === null ? 'client_gone' : String(line.status) });
       if (line.totalMs !== null) duration.observe({ alias }, line.totalMs / 1000);
       if (line.ttfbMs !== null) ttfb.observe({ alias }, line.ttfbMs / 1000);
       if (line.promptTokens !== null) tokens.inc({ alias, kind: 'prompt' }, line.promptTokens);

@@ -392,8 +392,8 @@ describe('metrics and health', { skip }, () => {
 
     assert.equal(families.get('portcullis_requests_total')?.type, 'counter');
     assert.deepEqual(samplesOf(families, 'portcullis_requests_total'), [
-      { labels: { alias: '_unknown', status: '401' }, value: 1 },
-      { labels: { alias: 'service-chat', status: '200' }, value: 3 },
+      { labels: { endpoint: 'chat_completions', alias: '_unknown', status: '401' }, value: 1 },
+      { labels: { endpoint: 'chat_completions', alias: 'service-chat', status: '200' }, value: 3 },
     ]);
     assert.deepEqual(samplesOf(families, 'portcullis_in_flight_requests'), [{ labels: {}, value: 0 }]);
     assert.deepEqual(samplesOf(families, 'portcullis_in_flight_streams'), [{ labels: {}, value: 0 }]);

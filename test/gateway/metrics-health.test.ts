@@ -138,11 +138,11 @@ describe('metrics after traffic', () => {
     const text = metrics.expose();
     families = parsePrometheusText(text);
     assert.deepEqual(seriesOf(families, 'portcullis_requests_total'), [
-      'portcullis_requests_total{alias=_unknown,status=401} 1',
-      'portcullis_requests_total{alias=_unknown,status=404} 1',
-      'portcullis_requests_total{alias=service-chat,status=200} 1',
-      'portcullis_requests_total{alias=service-fake,status=200} 4',
-      'portcullis_requests_total{alias=service-fake,status=429} 1',
+      'portcullis_requests_total{alias=_unknown,endpoint=chat_completions,status=401} 1',
+      'portcullis_requests_total{alias=_unknown,endpoint=chat_completions,status=404} 1',
+      'portcullis_requests_total{alias=service-chat,endpoint=chat_completions,status=200} 1',
+      'portcullis_requests_total{alias=service-fake,endpoint=chat_completions,status=200} 4',
+      'portcullis_requests_total{alias=service-fake,endpoint=chat_completions,status=429} 1',
     ]);
     assert.equal(text.includes('no-such-model-42'), false);
     assert.deepEqual(seriesOf(families, 'portcullis_tokens_total'), [
@@ -194,7 +194,7 @@ test('an alias a reload removed while its request ran is counted as _unknown: la
     assert.equal(sseData(await slow.body).at(-1), '[DONE]');
     await idle(gw);
     const families = parsePrometheusText(metrics.expose());
-    assert.deepEqual(seriesOf(families, 'portcullis_requests_total'), ['portcullis_requests_total{alias=_unknown,status=200} 1']);
+    assert.deepEqual(seriesOf(families, 'portcullis_requests_total'), ['portcullis_requests_total{alias=_unknown,endpoint=chat_completions,status=200} 1']);
     assert.deepEqual(seriesOf(families, 'portcullis_tokens_total'), [
       `portcullis_tokens_total{alias=_unknown,kind=completion} ${STREAM_USAGE.completion_tokens}`,
       `portcullis_tokens_total{alias=_unknown,kind=prompt} ${STREAM_USAGE.prompt_tokens}`,
