@@ -125,7 +125,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     requestDone(line) {
       if (line['outcome'] === CLIENT_WRITE_STALLED) stalls.inc({});
       // Only the model doors carry an alias; other paths are not model traffic.
-      const endpoint = MODEL_ENDPOINTS.get(line.path);
+      const endpoint = line.path === null ? undefined : MODEL_ENDPOINTS.get(line.path);
       if (endpoint === undefined) return;
       const alias = aliasLabel(line.alias);
       requests.inc({ endpoint, alias, status: line.status === null ? 'client_gone' : String(line.status) });
