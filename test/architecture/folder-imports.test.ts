@@ -36,7 +36,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   ops: ['log', 'time'],
   telemetry: ['config', 'errors', 'log'],
   chat: ['config', 'errors', 'json', 'schema'],
-  messages: ['chat', 'errors'],
+  messages: ['chat', 'errors', 'json'],
   http: ['config', 'errors', 'json', 'log', 'time'],
   oidc: ['config', 'log'],
   usage: ['files'],

@@ -1,0 +1,272 @@
+// A validated Messages request -> the gateway's chat request. Pure.
+//
+// The translation is always made: routing, limits and the reservation read it
+// even when only an Anthropic upstream can take the request (that upstream
+// receives the client's own body). `untranslatable` is the first thing an
+// upstream speaking OpenAI's chat completions cannot express, as the 400 it
+// answers with, naming the path; null when the translation says everything.
+// The table, with the reason for each choice: docs/messages-translation.md.
+//
+// Choices the table explains:
+// - tool_result blocks become tool messages placed before the rest of their
+//   user message (OpenAI needs them right after the assistant's tool_calls;
+//   Anthropic puts them first in the message). Their text blocks are joined
+//   with "\n"; `is_error: true` prefixes the text with "Error: ", since a
+//   tool message has no error flag.
+// - tools with defer_loading are left out: Anthropic shows them to the model
+//   only once tool search loads them, which an OpenAI upstream cannot do (a
+//   tool_reference block, which loads one, is untranslatable).
+// - a system message with clear_at "next_user_message" is left out once a
+//   later user message exists, as Anthropic no longer shows it then.
+// - dropped (no equivalent, the answer means the same): thinking,
+//   output_config.effort, context_management, compaction, cache_control,
+//   metadata.user_id, service_tier, speed, diagnostics, fallbacks,
+//   billing_policy, fallback_credit_token, citations, eager_input_streaming.
+import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, TextPart, ToolCall, ToolChoice, ToolDefinition } from '../chat/types.ts';
+import { InvalidRequestError } from '../errors/api-error.ts';
+import { renderJsonPath } from '../json/parser.ts';
+import { isServerToolType } from './message-request-tools.ts';
+import type { MessagesRequest } from './message-request-types.ts';
+
+export interface ChatTranslation {
+  request: ChatRequest;
+  untranslatable: InvalidRequestError | null;
+}
+
+/** OpenAI's limits the Messages API does not share. */
+const OPENAI_MAX_STOP = 4;
+const OPENAI_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Top-level fields with a translation, or dropped on purpose; any other is untranslatable. */
+const TRANSLATED = new Set(['model', 'messages', 'max_tokens', 'system', 'stop_sequences', 'stream', 'temperature', 'top_p', 'tools', 'tool_choice', 'output_config', 'output_format']);
+const DROPPED = new Set(['thinking', 'context_management', 'compaction', 'cache_control', 'metadata', 'service_tier', 'speed', 'diagnostics', 'fallbacks', 'billing_policy', 'fallback_credit_token']);
+
+/** What the 400 calls each documented top-level field without a translation. */
+const UNTRANSLATABLE_FIELDS: ReadonlyMap<string, string> = new Map([
+  ['top_k', 'top_k'],
+  ['mcp_servers', 'mcp_servers (MCP servers Anthropic connects to)'],
+  ['container', 'a code-execution container'],
+  ['inference_geo', 'inference_geo (where the answer may be computed)'],
+  ['thread', 'a server-side thread'],
+]);
+
+type JsonObject = Record<string, unknown>;
+type Path = ReadonlyArray<string | number>;
+
+/** The first untranslatable thing; the error is made once, for the first only. */
+class Translation {
+  first: InvalidRequestError | null = null;
+
+  refuse(path: Path, what: string): void {
+    if (this.first !== null) return;
+    const param = renderJsonPath(path);
+    this.first = new InvalidRequestError(
+      `'${param}': ${what} has no equivalent in OpenAI's chat completions, so no OpenAI-compatible upstream of this model can take the request; only an Anthropic upstream can. Remove it, or use a model served by an Anthropic provider.`,
+      param,
+      'unsupported_parameter',
+    );
+  }
+}
+
+export function toChatRequest(req: MessagesRequest): ChatTranslation {
+  const t = new Translation();
+  const messages: ChatMessage[] = [];
+  if (req.system !== undefined) messages.push({ role: 'system', content: systemContent(req.system as string | JsonObject[], ['system'], t) });
+  translateMessages(req, messages, t);
+  const request: ChatRequest = { model: req.model, messages, max_tokens: req.max_tokens };
+  if (req.max_tokens === 0) t.refuse(['max_tokens'], 'max_tokens 0 (a prompt-cache warm-up without an answer)');
+
+  for (const key of Object.keys(req)) {
+    const value = req[key];
+    if (value === undefined || TRANSLATED.has(key) || DROPPED.has(key)) continue;
+    t.refuse([key], UNTRANSLATABLE_FIELDS.get(key) ?? `the field '${key}' (passed through for an Anthropic upstream)`);
+  }
+  if (req.stop_sequences !== undefined && req.stop_sequences.length > 0) {
+    if (req.stop_sequences.length > OPENAI_MAX_STOP) t.refuse(['stop_sequences'], `more than ${OPENAI_MAX_STOP} stop sequences`);
+    request.stop = req.stop_sequences.slice();
+  }
+  if (req.temperature !== undefined) request.temperature = req.temperature;
+  if (req.top_p !== undefined) request.top_p = req.top_p;
+  if (req.stream === true) {
+    request.stream = true;
+    request.stream_options = { include_usage: true };
+  }
+  if (req.tools !== undefined) {
+    const tools = translateTools(req.tools as JsonObject[], t);
+    if (tools.length > 0) request.tools = tools;
+  }
+  if (req.tool_choice !== undefined) translateToolChoice(req.tool_choice as JsonObject, request, t);
+  const format = req.output_config?.format ?? (req['output_format'] as JsonObject | null | undefined);
+  if (format !== undefined && format !== null) request.response_format = responseFormat(format as JsonObject);
+  return { request, untranslatable: t.first };
+}
+
+/** Anthropic's structured output (a JSON schema the answer follows) is OpenAI's strict json_schema. */
+function responseFormat(format: JsonObject): ResponseFormat {
+  return { type: 'json_schema', json_schema: { name: 'output', schema: format['schema'] as JsonObject, strict: true } };
+}
+
+function systemContent(system: string | JsonObject[], path: Path, t: Translation): string | TextPart[] {
+  if (typeof system === 'string') return system;
+  const parts: TextPart[] = [];
+  for (let i = 0; i < system.length; i++) {
+    const block = system[i] as JsonObject;
+    if (block['type'] === 'text') parts.push({ type: 'text', text: block['text'] as string });
+    else t.refuse([...path, i], `a ${String(block['type'])} block`);
+  }
+  return parts.length === 1 ? (parts[0] as TextPart).text : parts;
+}
+
+function translateMessages(req: MessagesRequest, out: ChatMessage[], t: Translation): void {
+  const messages = req.messages as unknown as JsonObject[];
+  let lastUser = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if ((messages[i] as JsonObject)['role'] === 'user') {
+      lastUser = i;
+      break;
+    }
+  }
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i] as JsonObject;
+    const content = message['content'] as string | JsonObject[] | undefined;
+    switch (message['role']) {
+      case 'system':
+        if (content === undefined || (message['clear_at'] === 'next_user_message' && lastUser > i)) break;
+        out.push({ role: 'system', content: systemContent(content, ['messages', i, 'content'], t) });
+        break;
+      case 'user':
+        translateUser(content as string | JsonObject[], i, out, t);
+        break;
+      default:
+        out.push(translateAssistant(content as string | JsonObject[], i, t));
+    }
+  }
+}
+
+function imagePart(block: JsonObject, path: Path, t: Translation): ContentPart | null {
+  const source = block['source'] as JsonObject;
+  if (source['type'] === 'base64') return { type: 'image_url', image_url: { url: `data:${source['media_type'] as string};base64,${source['data'] as string}` } };
+  if (source['type'] === 'url') return { type: 'image_url', image_url: { url: source['url'] as string } };
+  t.refuse([...path, 'source'], `an image by ${String(source['type'])} reference`);
+  return null;
+}
+
+function translateUser(content: string | JsonObject[], index: number, out: ChatMessage[], t: Translation): void {
+  if (typeof content === 'string') {
+    out.push({ role: 'user', content });
+    return;
+  }
+  const parts: ContentPart[] = [];
+  for (let j = 0; j < content.length; j++) {
+    const block = content[j] as JsonObject;
+    const path = ['messages', index, 'content', j];
+    switch (block['type']) {
+      case 'text':
+        parts.push({ type: 'text', text: block['text'] as string });
+        break;
+      case 'image': {
+        const part = imagePart(block, path, t);
+        if (part !== null) parts.push(part);
+        break;
+      }
+      case 'tool_result':
+        out.push(toolMessage(block, path, t));
+        break;
+      default:
+        t.refuse(path, `a ${String(block['type'])} block`);
+    }
+  }
+  if (parts.length === 0) return;
+  const only = parts[0] as ContentPart;
+  out.push({ role: 'user', content: parts.length === 1 && only.type === 'text' ? only.text : parts });
+}
+
+function toolMessage(block: JsonObject, path: Path, t: Translation): ChatMessage {
+  const content = block['content'] as string | JsonObject[] | undefined;
+  let text = '';
+  if (typeof content === 'string') text = content;
+  else if (content !== undefined) {
+    for (let k = 0; k < content.length; k++) {
+      const inner = content[k] as JsonObject;
+      if (inner['type'] === 'text') text = text === '' ? (inner['text'] as string) : `${text}\n${inner['text'] as string}`;
+      else t.refuse([...path, 'content', k], `a ${String(inner['type'])} block in a tool_result`);
+    }
+  }
+  if (block['is_error'] === true) text = `Error: ${text}`;
+  return { role: 'tool', tool_call_id: block['tool_use_id'] as string, content: text };
+}
+
+function translateAssistant(content: string | JsonObject[], index: number, t: Translation): ChatMessage {
+  if (typeof content === 'string') return { role: 'assistant', content };
+  const texts: TextPart[] = [];
+  const calls: ToolCall[] = [];
+  for (let j = 0; j < content.length; j++) {
+    const block = content[j] as JsonObject;
+    switch (block['type']) {
+      case 'text':
+        texts.push({ type: 'text', text: block['text'] as string });
+        break;
+      case 'tool_use':
+        if (block['caller'] !== undefined && (block['caller'] as JsonObject)['type'] !== 'direct') t.refuse(['messages', index, 'content', j, 'caller'], 'a tool call made by a server tool');
+        calls.push({ id: block['id'] as string, type: 'function', function: { name: block['name'] as string, arguments: JSON.stringify(block['input']) } });
+        break;
+      default:
+        t.refuse(['messages', index, 'content', j], `a ${String(block['type'])} block`);
+    }
+  }
+  const message: ChatMessage = { role: 'assistant', content: texts.length === 0 ? null : texts.length === 1 ? (texts[0] as TextPart).text : texts };
+  if (calls.length > 0) message.tool_calls = calls;
+  return message;
+}
+
+function translateTools(tools: JsonObject[], t: Translation): ToolDefinition[] {
+  const out: ToolDefinition[] = [];
+  for (let i = 0; i < tools.length; i++) {
+    const tool = tools[i] as JsonObject;
+    const type = tool['type'];
+    if (typeof type === 'string' && type !== 'custom' && isServerToolType(type)) {
+      t.refuse(['tools', i], `the server tool '${type}'`);
+      continue;
+    }
+    if (tool['defer_loading'] === true) continue;
+    const name = tool['name'] as string;
+    if (!OPENAI_TOOL_NAME.test(name)) t.refuse(['tools', i, 'name'], 'a tool name longer than 64 characters');
+    if (tool['input_examples'] !== undefined) t.refuse(['tools', i, 'input_examples'], 'input_examples');
+    const callers = tool['allowed_callers'] as string[] | undefined;
+    if (callers !== undefined && !(callers.length === 1 && callers[0] === 'direct')) t.refuse(['tools', i, 'allowed_callers'], 'a tool callable from code execution');
+    const fn: ToolDefinition['function'] = { name, parameters: tool['input_schema'] as JsonObject };
+    if (tool['description'] !== undefined) fn.description = tool['description'] as string;
+    if (tool['strict'] !== undefined) fn.strict = tool['strict'] as boolean;
+    out.push({ type: 'function', function: fn });
+  }
+  return out;
+}
+
+function translateToolChoice(choice: JsonObject, request: ChatRequest, t: Translation): void {
+  const tools = request.tools;
+  const type = choice['type'];
+  if (tools === undefined) {
+    // No client tool survives (none given, server tools, deferred ones): auto and none say nothing then.
+    if (type === 'any' || type === 'tool') t.refuse(['tool_choice'], `a tool_choice of type '${type}' without a client tool to call`);
+    return;
+  }
+  let translated: ToolChoice;
+  switch (type) {
+    case 'auto':
+      translated = 'auto';
+      break;
+    case 'any':
+      translated = 'required';
+      break;
+    case 'tool': {
+      const name = choice['name'] as string;
+      if (!tools.some((tool) => tool.function.name === name)) t.refuse(['tool_choice', 'name'], `a tool_choice naming the deferred tool '${name}'`);
+      translated = { type: 'function', function: { name } };
+      break;
+    }
+    default:
+      translated = 'none';
+  }
+  request.tool_choice = translated;
+  if (choice['disable_parallel_tool_use'] === true) request.parallel_tool_calls = false;
+}
