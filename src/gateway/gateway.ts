@@ -124,6 +124,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const router = createRouter<RouteHandler>();
   // `serving` is read once, as the request starts; the handler holds its state to the end.
   router.add('POST', '/v1/chat/completions', (ctx) => serving.chat(ctx));
+  router.add('POST', '/v1/messages', (ctx) => serving.messages(ctx));
   router.add('GET', '/v1/models', (ctx) => serving.models(ctx));
   let draining = false;
   for (const [method, path, handler] of healthRoutes({ targets: () => serving.targets.health(), state, draining: () => draining })) {

@@ -19,6 +19,7 @@ import type { Scheduler } from '../time/scheduler.ts';
 import type { KeyAuthenticator } from './auth.ts';
 import { createChatCompletionsEndpoint } from './chat-endpoint.ts';
 import { createFieldPolicy } from '../chat/request-fields.ts';
+import { createMessagesEndpoint } from './messages-endpoint.ts';
 import { createEndpointHandler } from './pipeline.ts';
 import { createModelsHandler } from './models.ts';
 
@@ -26,6 +27,8 @@ export interface ServingState {
   readonly config: GatewayConfig;
   readonly targets: AliasTargets;
   readonly chat: RouteHandler;
+  /** POST /v1/messages: Anthropic's Messages door on the same pipeline. */
+  readonly messages: RouteHandler;
   readonly models: RouteHandler;
 }
 
@@ -70,10 +73,12 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
   }
   const targets = createAliasTargets(config, bindings, deps.scheduler.now);
   const policy = createFieldPolicy(config);
+  const pipeline = { config, targets, ...deps, maxChargeMultiple: config.limits.maxChargeMultiple };
   return {
     config,
     targets,
-    chat: createEndpointHandler(createChatCompletionsEndpoint(policy), { config, targets, ...deps, maxChargeMultiple: config.limits.maxChargeMultiple }),
+    chat: createEndpointHandler(createChatCompletionsEndpoint(policy), pipeline),
+    messages: createEndpointHandler(createMessagesEndpoint({ extraFields: new Set<string>() }), pipeline),
     models: createModelsHandler(config, policy, deps.keys, loadedAt, deps.scheduler.now),
   };
 }
