@@ -68,6 +68,12 @@ class Translation {
   }
 }
 
+/** "a thinking block", "an image block". */
+function blockName(type: unknown): string {
+  const name = String(type);
+  return `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name} block`;
+}
+
 export function toChatRequest(req: MessagesRequest): ChatTranslation {
   const t = new Translation();
   const messages: ChatMessage[] = [];
@@ -112,7 +118,7 @@ function systemContent(system: string | JsonObject[], path: Path, t: Translation
   for (let i = 0; i < system.length; i++) {
     const block = system[i] as JsonObject;
     if (block['type'] === 'text') parts.push({ type: 'text', text: block['text'] as string });
-    else t.refuse([...path, i], `a ${String(block['type'])} block`);
+    else t.refuse([...path, i], blockName(block['type']));
   }
   return parts.length === 1 ? (parts[0] as TextPart).text : parts;
 }
@@ -173,7 +179,7 @@ function translateUser(content: string | JsonObject[], index: number, out: ChatM
         out.push(toolMessage(block, path, t));
         break;
       default:
-        t.refuse(path, `a ${String(block['type'])} block`);
+        t.refuse(path, blockName(block['type']));
     }
   }
   if (parts.length === 0) return;
@@ -189,7 +195,7 @@ function toolMessage(block: JsonObject, path: Path, t: Translation): ChatMessage
     for (let k = 0; k < content.length; k++) {
       const inner = content[k] as JsonObject;
       if (inner['type'] === 'text') text = text === '' ? (inner['text'] as string) : `${text}\n${inner['text'] as string}`;
-      else t.refuse([...path, 'content', k], `a ${String(inner['type'])} block in a tool_result`);
+      else t.refuse([...path, 'content', k], `${blockName(inner['type'])} in a tool_result`);
     }
   }
   if (block['is_error'] === true) text = `Error: ${text}`;
@@ -211,7 +217,7 @@ function translateAssistant(content: string | JsonObject[], index: number, t: Tr
         calls.push({ id: block['id'] as string, type: 'function', function: { name: block['name'] as string, arguments: JSON.stringify(block['input']) } });
         break;
       default:
-        t.refuse(['messages', index, 'content', j], `a ${String(block['type'])} block`);
+        t.refuse(['messages', index, 'content', j], blockName(block['type']));
     }
   }
   const message: ChatMessage = { role: 'assistant', content: texts.length === 0 ? null : texts.length === 1 ? (texts[0] as TextPart).text : texts };
