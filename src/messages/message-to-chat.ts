@@ -18,10 +18,16 @@
 //   tool_reference block, which loads one, is untranslatable).
 // - a system message with clear_at "next_user_message" is left out once a
 //   later user message exists, as Anthropic no longer shows it then.
+// - the translation carries its prompt bound (../chat/request-prompt-bound.ts)
+//   with what it leaves out added (thinking blocks, documents, server tools,
+//   deferred tools, ... by the bytes of their JSON; images by count), so a
+//   request reserved from it is never under-reserved for an Anthropic upstream.
 // - dropped (no equivalent, the answer means the same): thinking,
 //   output_config.effort, context_management, compaction, cache_control,
 //   metadata.user_id, service_tier, speed, diagnostics, fallbacks,
 //   billing_policy, fallback_credit_token, citations, eager_input_streaming.
+import { Buffer } from 'node:buffer';
+import { carryPromptBound, measurePrompt } from '../chat/request-prompt-bound.ts';
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, TextPart, ToolCall, ToolChoice, ToolDefinition } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
 import { renderJsonPath } from '../json/parser.ts';
@@ -53,9 +59,21 @@ const UNTRANSLATABLE_FIELDS: ReadonlyMap<string, string> = new Map([
 type JsonObject = Record<string, unknown>;
 type Path = ReadonlyArray<string | number>;
 
-/** The first untranslatable thing; the error is made once, for the first only. */
+/**
+ * The first untranslatable thing (the error is made once, for the first
+ * only), and the size of what the translation leaves out: the request is
+ * reserved from the translation even when an Anthropic upstream receives the
+ * whole body, so the prompt bound must count that too.
+ */
 class Translation {
   first: InvalidRequestError | null = null;
+  /** UTF-8 bytes of the JSON of everything left out (at least its tokens, as for text; see request-prompt-bound.ts). */
+  leftOutTokens = 0;
+  leftOutImages = 0;
+
+  leaveOut(value: unknown): void {
+    this.leftOutTokens += Buffer.byteLength(JSON.stringify(value), 'utf8');
+  }
 
   refuse(path: Path, what: string): void {
     if (this.first !== null) return;
@@ -86,6 +104,7 @@ export function toChatRequest(req: MessagesRequest): ChatTranslation {
     const value = req[key];
     if (value === undefined || TRANSLATED.has(key) || DROPPED.has(key)) continue;
     t.refuse([key], UNTRANSLATABLE_FIELDS.get(key) ?? `the field '${key}' (passed through for an Anthropic upstream)`);
+    t.leaveOut(value);
   }
   if (req.stop_sequences !== undefined && req.stop_sequences.length > 0) {
     if (req.stop_sequences.length > OPENAI_MAX_STOP) t.refuse(['stop_sequences'], `more than ${OPENAI_MAX_STOP} stop sequences`);
@@ -104,6 +123,8 @@ export function toChatRequest(req: MessagesRequest): ChatTranslation {
   if (req.tool_choice !== undefined) translateToolChoice(req.tool_choice as JsonObject, request, t);
   const format = req.output_config?.format ?? (req['output_format'] as JsonObject | null | undefined);
   if (format !== undefined && format !== null) request.response_format = responseFormat(format as JsonObject);
+  const measured = measurePrompt(request);
+  carryPromptBound(request, { tokens: measured.tokens + t.leftOutTokens, imageParts: measured.imageParts + t.leftOutImages });
   return { request, untranslatable: t.first };
 }
 
@@ -118,7 +139,10 @@ function systemContent(system: string | JsonObject[], path: Path, t: Translation
   for (let i = 0; i < system.length; i++) {
     const block = system[i] as JsonObject;
     if (block['type'] === 'text') parts.push({ type: 'text', text: block['text'] as string });
-    else t.refuse([...path, i], blockName(block['type']));
+    else {
+      t.refuse([...path, i], blockName(block['type']));
+      t.leaveOut(block);
+    }
   }
   return parts.length === 1 ? (parts[0] as TextPart).text : parts;
 }
@@ -154,6 +178,7 @@ function imagePart(block: JsonObject, path: Path, t: Translation): ContentPart |
   if (source['type'] === 'base64') return { type: 'image_url', image_url: { url: `data:${source['media_type'] as string};base64,${source['data'] as string}` } };
   if (source['type'] === 'url') return { type: 'image_url', image_url: { url: source['url'] as string } };
   t.refuse([...path, 'source'], `an image by ${String(source['type'])} reference`);
+  t.leftOutImages++;
   return null;
 }
 
@@ -180,6 +205,7 @@ function translateUser(content: string | JsonObject[], index: number, out: ChatM
         break;
       default:
         t.refuse(path, blockName(block['type']));
+        t.leaveOut(block);
     }
   }
   if (parts.length === 0) return;
@@ -195,7 +221,11 @@ function toolMessage(block: JsonObject, path: Path, t: Translation): ChatMessage
     for (let k = 0; k < content.length; k++) {
       const inner = content[k] as JsonObject;
       if (inner['type'] === 'text') text = text === '' ? (inner['text'] as string) : `${text}\n${inner['text'] as string}`;
-      else t.refuse([...path, 'content', k], `${blockName(inner['type'])} in a tool_result`);
+      else {
+        t.refuse([...path, 'content', k], `${blockName(inner['type'])} in a tool_result`);
+        if (inner['type'] === 'image') t.leftOutImages++;
+        else t.leaveOut(inner);
+      }
     }
   }
   if (block['is_error'] === true) text = `Error: ${text}`;
@@ -218,6 +248,7 @@ function translateAssistant(content: string | JsonObject[], index: number, t: Tr
         break;
       default:
         t.refuse(['messages', index, 'content', j], blockName(block['type']));
+        t.leaveOut(block);
     }
   }
   const message: ChatMessage = { role: 'assistant', content: texts.length === 0 ? null : texts.length === 1 ? (texts[0] as TextPart).text : texts };
@@ -232,12 +263,20 @@ function translateTools(tools: JsonObject[], t: Translation): ToolDefinition[] {
     const type = tool['type'];
     if (typeof type === 'string' && type !== 'custom' && isServerToolType(type)) {
       t.refuse(['tools', i], `the server tool '${type}'`);
+      t.leaveOut(tool);
       continue;
     }
-    if (tool['defer_loading'] === true) continue;
+    if (tool['defer_loading'] === true) {
+      // Tool search may load it at the Anthropic upstream: the bound counts it.
+      t.leaveOut(tool);
+      continue;
+    }
     const name = tool['name'] as string;
     if (!OPENAI_TOOL_NAME.test(name)) t.refuse(['tools', i, 'name'], 'a tool name longer than 64 characters');
-    if (tool['input_examples'] !== undefined) t.refuse(['tools', i, 'input_examples'], 'input_examples');
+    if (tool['input_examples'] !== undefined) {
+      t.refuse(['tools', i, 'input_examples'], 'input_examples');
+      t.leaveOut(tool['input_examples']);
+    }
     const callers = tool['allowed_callers'] as string[] | undefined;
     if (callers !== undefined && !(callers.length === 1 && callers[0] === 'direct')) t.refuse(['tools', i, 'allowed_callers'], 'a tool callable from code execution');
     const fn: ToolDefinition['function'] = { name, parameters: tool['input_schema'] as JsonObject };

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { Buffer } from 'node:buffer';
 import { describe, test } from 'node:test';
+import { measurePrompt, promptBoundOf } from '../../src/chat/request-prompt-bound.ts';
 import type { ChatRequest } from '../../src/chat/types.ts';
 import { InvalidRequestError } from '../../src/errors/api-error.ts';
 import { toChatRequest } from '../../src/messages/message-to-chat.ts';
@@ -288,5 +290,37 @@ describe('toChatRequest: the translation table by example', () => {
     const copy = structuredClone(sent);
     toChatRequest(validateMessagesRequest(sent, { extraFields: new Set() }) as MessagesRequest);
     assert.deepEqual(sent, copy);
+  });
+});
+
+describe('toChatRequest: the prompt bound counts what the translation leaves out', () => {
+  function jsonBytes(value: unknown): number {
+    return Buffer.byteLength(JSON.stringify(value), 'utf8');
+  }
+
+  test('a translation that says everything: the bound of the chat request itself, not enumerable', () => {
+    const { request } = translate({ system: 'Be brief.', tools: [{ name: 'Read', input_schema: { type: 'object' } }] });
+    assert.deepEqual(promptBoundOf(request), measurePrompt(request));
+    assert.equal(Object.keys(request).includes('promptBound'), false);
+  });
+
+  test('thinking blocks, documents, server and deferred tools count by the bytes of their JSON; images by file id as images', () => {
+    const thinking = { type: 'thinking', thinking: 'Let me think about the weather in Oslo.', signature: 'EqQBCgIYAhIM'.repeat(20) };
+    const document = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'é'.repeat(1000) } };
+    const server = { type: 'web_search_20260318', name: 'web_search' };
+    const deferred = { name: 'Later', input_schema: { type: 'object', properties: { q: { type: 'string' } } }, defer_loading: true };
+    const { request } = translate({
+      tools: [server, deferred],
+      messages: [
+        { role: 'user', content: [document, { type: 'image', source: { type: 'file', file_id: 'file_1' } }, { type: 'text', text: 'Summarise' }] },
+        { role: 'assistant', content: [thinking, { type: 'text', text: 'Sure.' }] },
+        { role: 'user', content: 'Go on' },
+      ],
+    });
+    const measured = measurePrompt(request);
+    assert.deepEqual(promptBoundOf(request), {
+      tokens: measured.tokens + jsonBytes(document) + jsonBytes(thinking) + jsonBytes(server) + jsonBytes(deferred),
+      imageParts: measured.imageParts + 1,
+    });
   });
 });
