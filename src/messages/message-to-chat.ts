@@ -16,6 +16,8 @@
 // - tools with defer_loading are left out: Anthropic shows them to the model
 //   only once tool search loads them, which an OpenAI upstream cannot do (a
 //   tool_reference block, which loads one, is untranslatable).
+// - a final assistant message (a prefill: the answer continues it) is
+//   untranslatable; an empty one is left out.
 // - a system message with clear_at "next_user_message" is left out once a
 //   later user message exists, as Anthropic no longer shows it then.
 // - the translation carries its prompt bound (../chat/request-prompt-bound.ts)
@@ -95,7 +97,7 @@ function blockName(type: unknown): string {
 export function toChatRequest(req: MessagesRequest): ChatTranslation {
   const t = new Translation();
   const messages: ChatMessage[] = [];
-  if (req.system !== undefined) messages.push({ role: 'system', content: systemContent(req.system as string | JsonObject[], ['system'], t) });
+  if (req.system !== undefined && req.system.length > 0) messages.push({ role: 'system', content: systemContent(req.system as string | JsonObject[], ['system'], t) });
   translateMessages(req, messages, t);
   const request: ChatRequest = { model: req.model, messages, max_tokens: req.max_tokens };
   if (req.max_tokens === 0) t.refuse(['max_tokens'], 'max_tokens 0 (a prompt-cache warm-up without an answer)');
@@ -168,9 +170,20 @@ function translateMessages(req: MessagesRequest, out: ChatMessage[], t: Translat
         translateUser(content as string | JsonObject[], i, out, t);
         break;
       default:
+        if (i === messages.length - 1 && isPrefill(content as string | JsonObject[], i, t)) break;
         out.push(translateAssistant(content as string | JsonObject[], i, t));
     }
   }
+}
+
+/**
+ * A final assistant message is a prefill: Anthropic's answer continues its
+ * text, where OpenAI's chat completions answers anew. An empty one says
+ * nothing and is left out; any other is untranslatable.
+ */
+function isPrefill(content: string | JsonObject[], index: number, t: Translation): boolean {
+  if (content.length > 0) t.refuse(['messages', index], 'a final assistant message (a prefill the answer continues)');
+  return content.length === 0;
 }
 
 function imagePart(block: JsonObject, path: Path, t: Translation): ContentPart | null {

@@ -116,6 +116,14 @@ describe('validateMessagesRequest: the request body', () => {
     );
   });
 
+  test('the array bounds: 100000 messages (Anthropic\'s), 10000 tools, 256 stop sequences', () => {
+    const hi = { role: 'user', content: 'Hi' };
+    refused(body({ messages: new Array(100_001).fill(hi) }), { param: 'messages', code: 'array_above_max_length', message: "Invalid 'messages': array too long. Expected at most 100000 messages." });
+    assert.ok(validateMessagesRequest(body({ messages: new Array(100_000).fill(hi) }), NO_EXTRAS));
+    refused(body({ tools: new Array(10_001).fill({ name: 'x', input_schema: { type: 'object' } }) }), { param: 'tools', code: 'array_above_max_length', message: "Invalid 'tools': array too long. Expected an array with at most 10000 entries." });
+    refused(body({ stop_sequences: new Array(257).fill('x') }), { param: 'stop_sequences', code: 'array_above_max_length', message: "Invalid 'stop_sequences': array too long. Expected an array with at most 256 entries." });
+  });
+
   test('stop_sequences, metadata, service_tier, cache_control', () => {
     refused(body({ stop_sequences: ['END', 3] }), { param: 'stop_sequences[1]', code: 'invalid_type', message: "Invalid type for 'stop_sequences[1]': expected a string, but got an integer instead." });
     refused(body({ metadata: { user_id: 'u'.repeat(257) } }), { param: 'metadata.user_id', code: 'invalid_value', message: "Invalid value for 'metadata.user_id': expected at most 256 characters." });

@@ -104,6 +104,7 @@ describe('toChatRequest: the translation table by example', () => {
         { role: 'user', content: 'Hi' },
         { role: 'system', content: [{ type: 'text', text: 'Env: linux' }] },
         { role: 'assistant', content: 'Hello' },
+        { role: 'user', content: 'Bye' },
       ],
     });
     assert.equal(untranslatable, null);
@@ -112,6 +113,7 @@ describe('toChatRequest: the translation table by example', () => {
       { role: 'user', content: 'Hi' },
       { role: 'system', content: 'Env: linux' },
       { role: 'assistant', content: 'Hello' },
+      { role: 'user', content: 'Bye' },
     ]);
   });
 
@@ -155,6 +157,13 @@ describe('toChatRequest: the translation table by example', () => {
         ],
       },
     ]);
+  });
+
+  test('a final assistant message is a prefill: untranslatable; an empty one is left out', () => {
+    assertUntranslatable({ messages: [{ role: 'user', content: 'Name a colour' }, { role: 'assistant', content: 'The colour is' }] }, 'messages[1]', 'a final assistant message (a prefill the answer continues)');
+    const { request, untranslatable } = translate({ messages: [{ role: 'user', content: 'Name a colour' }, { role: 'assistant', content: [] }] });
+    assert.equal(untranslatable, null);
+    assert.deepEqual(request.messages, [{ role: 'user', content: 'Name a colour' }]);
   });
 
   test('an image by file id is untranslatable', () => {
@@ -247,9 +256,9 @@ describe('toChatRequest: the translation table by example', () => {
 
   test('history only an Anthropic upstream understands: thinking, redacted thinking, server tools, documents, search results', () => {
     const user = { role: 'user', content: 'Hi' };
-    assertUntranslatable({ messages: [user, { role: 'assistant', content: [{ type: 'thinking', thinking: 'Hmm', signature: 'sig' }, { type: 'text', text: 'Hello' }] }] }, 'messages[1].content[0]', 'a thinking block');
-    assertUntranslatable({ messages: [user, { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'abc' }] }] }, 'messages[1].content[0]', 'a redacted_thinking block');
-    assertUntranslatable({ messages: [user, { role: 'assistant', content: [{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }] }] }, 'messages[1].content[0]', 'a server_tool_use block');
+    assertUntranslatable({ messages: [user, { role: 'assistant', content: [{ type: 'thinking', thinking: 'Hmm', signature: 'sig' }, { type: 'text', text: 'Hello' }] }, user] }, 'messages[1].content[0]', 'a thinking block');
+    assertUntranslatable({ messages: [user, { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'abc' }] }, user] }, 'messages[1].content[0]', 'a redacted_thinking block');
+    assertUntranslatable({ messages: [user, { role: 'assistant', content: [{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }] }, user] }, 'messages[1].content[0]', 'a server_tool_use block');
     assertUntranslatable({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }] }, 'messages[0].content[0]', 'a document block');
     assertUntranslatable(
       { messages: [{ role: 'user', content: [{ type: 'search_result', source: 'https://x', title: 'X', content: [{ type: 'text', text: 'x' }] }] }] },
