@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { InvalidRequestError } from '../../src/errors/api-error.ts';
-import { validateCountTokensRequest, validateMessagesRequest, type MessagesValidationOptions } from '../../src/messages/message-request-validator.ts';
+import { passthroughFields, validateCountTokensRequest, validateMessagesRequest, type MessagesValidationOptions } from '../../src/messages/message-request-validator.ts';
 import { capturedRequest, capturedRequestNames } from './captured-requests.ts';
 
 const NO_EXTRAS: MessagesValidationOptions = { extraFields: new Set() };
@@ -75,8 +75,10 @@ describe('validateMessagesRequest: the request body', () => {
       message:
         "Unknown field 'reasoning_effort': the Messages API defines no such field. Remove it, or, for the gateway's operator to pass it to an Anthropic upstream unchecked, add it to `messagesPassthrough` of an Anthropic provider in the gateway's config.",
     });
-    const sent = body({ reasoning_effort: { anything: [1, 2] } });
+    const sent = body({ reasoning_effort: { anything: [1, 2] }, stream: true });
     assert.equal(validateMessagesRequest(sent, { extraFields: new Set(['reasoning_effort']) }), sent);
+    assert.deepEqual(passthroughFields(sent), ['reasoning_effort']);
+    assert.deepEqual(passthroughFields(body({ tools: [], tool_choice: { type: 'auto' } })), []);
   });
 
   test('count_tokens refuses the generation fields and needs no max_tokens', () => {
