@@ -30,7 +30,6 @@ import {
   where,
   wrongType,
   type Check,
-  type Cursor,
   type ObjectShape,
 } from './message-request-checks.ts';
 

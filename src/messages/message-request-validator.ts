@@ -5,7 +5,7 @@
 // tools: ./message-request-tools.ts.
 //
 // The body is returned as it is, never rebuilt: an Anthropic upstream
-// receives the client's bytes' meaning unchanged (thinking signatures,
+// receives the client's request unchanged (thinking signatures,
 // cache_control, citations). One walk, in the body's order; the first fault
 // throws InvalidRequestError with the path as `param`.
 //
@@ -33,7 +33,6 @@ import {
   anyJson,
   arrayOf,
   boolean,
-  echo,
   fail,
   integerIn,
   isObject,
@@ -162,6 +161,20 @@ export function validateMessagesRequest(body: unknown, options: MessagesValidati
 /** POST /v1/messages/count_tokens: as a create request without the generation fields. */
 export function validateCountTokensRequest(body: unknown, options: MessagesValidationOptions): CountTokensRequest {
   return validate(body, options, COUNT) as CountTokensRequest;
+}
+
+/**
+ * The top-level fields of a validated body that the Messages API does not
+ * define (those the options let through): what the Messages origin's
+ * `extraFields` lists, for only an Anthropic provider allowing them by name.
+ */
+export function passthroughFields(body: Readonly<Record<string, unknown>>, endpoint: 'create' | 'count_tokens' = 'create'): string[] {
+  const fields = endpoint === 'create' ? CREATE_FIELDS : COUNT_FIELDS;
+  const out: string[] = [];
+  for (const key in body) {
+    if (body[key] !== undefined && key !== 'messages' && key !== 'tools' && key !== 'tool_choice' && !fields.has(key)) out.push(key);
+  }
+  return out;
 }
 
 function validate(body: unknown, options: MessagesValidationOptions, endpoint: Endpoint): Record<string, unknown> {

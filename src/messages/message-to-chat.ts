@@ -16,12 +16,20 @@
 // - tools with defer_loading are left out: Anthropic shows them to the model
 //   only once tool search loads them, which an OpenAI upstream cannot do (a
 //   tool_reference block, which loads one, is untranslatable).
+// - a final assistant message (a prefill: the answer continues it) is
+//   untranslatable; an empty one is left out.
 // - a system message with clear_at "next_user_message" is left out once a
 //   later user message exists, as Anthropic no longer shows it then.
+// - the translation carries its prompt bound (../chat/request-prompt-bound.ts)
+//   with what it leaves out added (thinking blocks, documents, server tools,
+//   deferred tools, ... by the bytes of their JSON; images by count), so a
+//   request reserved from it is never under-reserved for an Anthropic upstream.
 // - dropped (no equivalent, the answer means the same): thinking,
 //   output_config.effort, context_management, compaction, cache_control,
 //   metadata.user_id, service_tier, speed, diagnostics, fallbacks,
 //   billing_policy, fallback_credit_token, citations, eager_input_streaming.
+import { Buffer } from 'node:buffer';
+import { carryPromptBound, measurePrompt } from '../chat/request-prompt-bound.ts';
 import type { ChatMessage, ChatRequest, ContentPart, ResponseFormat, TextPart, ToolCall, ToolChoice, ToolDefinition } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
 import { renderJsonPath } from '../json/parser.ts';
@@ -53,9 +61,21 @@ const UNTRANSLATABLE_FIELDS: ReadonlyMap<string, string> = new Map([
 type JsonObject = Record<string, unknown>;
 type Path = ReadonlyArray<string | number>;
 
-/** The first untranslatable thing; the error is made once, for the first only. */
+/**
+ * The first untranslatable thing (the error is made once, for the first
+ * only), and the size of what the translation leaves out: the request is
+ * reserved from the translation even when an Anthropic upstream receives the
+ * whole body, so the prompt bound must count that too.
+ */
 class Translation {
   first: InvalidRequestError | null = null;
+  /** UTF-8 bytes of the JSON of everything left out (at least its tokens, as for text; see request-prompt-bound.ts). */
+  leftOutTokens = 0;
+  leftOutImages = 0;
+
+  leaveOut(value: unknown): void {
+    this.leftOutTokens += Buffer.byteLength(JSON.stringify(value), 'utf8');
+  }
 
   refuse(path: Path, what: string): void {
     if (this.first !== null) return;
@@ -68,10 +88,16 @@ class Translation {
   }
 }
 
+/** "a thinking block", "an image block". */
+function blockName(type: unknown): string {
+  const name = String(type);
+  return `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name} block`;
+}
+
 export function toChatRequest(req: MessagesRequest): ChatTranslation {
   const t = new Translation();
   const messages: ChatMessage[] = [];
-  if (req.system !== undefined) messages.push({ role: 'system', content: systemContent(req.system as string | JsonObject[], ['system'], t) });
+  if (req.system !== undefined && req.system.length > 0) messages.push({ role: 'system', content: systemContent(req.system as string | JsonObject[], ['system'], t) });
   translateMessages(req, messages, t);
   const request: ChatRequest = { model: req.model, messages, max_tokens: req.max_tokens };
   if (req.max_tokens === 0) t.refuse(['max_tokens'], 'max_tokens 0 (a prompt-cache warm-up without an answer)');
@@ -80,6 +106,7 @@ export function toChatRequest(req: MessagesRequest): ChatTranslation {
     const value = req[key];
     if (value === undefined || TRANSLATED.has(key) || DROPPED.has(key)) continue;
     t.refuse([key], UNTRANSLATABLE_FIELDS.get(key) ?? `the field '${key}' (passed through for an Anthropic upstream)`);
+    t.leaveOut(value);
   }
   if (req.stop_sequences !== undefined && req.stop_sequences.length > 0) {
     if (req.stop_sequences.length > OPENAI_MAX_STOP) t.refuse(['stop_sequences'], `more than ${OPENAI_MAX_STOP} stop sequences`);
@@ -98,6 +125,8 @@ export function toChatRequest(req: MessagesRequest): ChatTranslation {
   if (req.tool_choice !== undefined) translateToolChoice(req.tool_choice as JsonObject, request, t);
   const format = req.output_config?.format ?? (req['output_format'] as JsonObject | null | undefined);
   if (format !== undefined && format !== null) request.response_format = responseFormat(format as JsonObject);
+  const measured = measurePrompt(request);
+  carryPromptBound(request, { tokens: measured.tokens + t.leftOutTokens, imageParts: measured.imageParts + t.leftOutImages });
   return { request, untranslatable: t.first };
 }
 
@@ -112,7 +141,10 @@ function systemContent(system: string | JsonObject[], path: Path, t: Translation
   for (let i = 0; i < system.length; i++) {
     const block = system[i] as JsonObject;
     if (block['type'] === 'text') parts.push({ type: 'text', text: block['text'] as string });
-    else t.refuse([...path, i], `a ${String(block['type'])} block`);
+    else {
+      t.refuse([...path, i], blockName(block['type']));
+      t.leaveOut(block);
+    }
   }
   return parts.length === 1 ? (parts[0] as TextPart).text : parts;
 }
@@ -138,9 +170,20 @@ function translateMessages(req: MessagesRequest, out: ChatMessage[], t: Translat
         translateUser(content as string | JsonObject[], i, out, t);
         break;
       default:
+        if (i === messages.length - 1 && isPrefill(content as string | JsonObject[], i, t)) break;
         out.push(translateAssistant(content as string | JsonObject[], i, t));
     }
   }
+}
+
+/**
+ * A final assistant message is a prefill: Anthropic's answer continues its
+ * text, where OpenAI's chat completions answers anew. An empty one says
+ * nothing and is left out; any other is untranslatable.
+ */
+function isPrefill(content: string | JsonObject[], index: number, t: Translation): boolean {
+  if (content.length > 0) t.refuse(['messages', index], 'a final assistant message (a prefill the answer continues)');
+  return content.length === 0;
 }
 
 function imagePart(block: JsonObject, path: Path, t: Translation): ContentPart | null {
@@ -148,6 +191,7 @@ function imagePart(block: JsonObject, path: Path, t: Translation): ContentPart |
   if (source['type'] === 'base64') return { type: 'image_url', image_url: { url: `data:${source['media_type'] as string};base64,${source['data'] as string}` } };
   if (source['type'] === 'url') return { type: 'image_url', image_url: { url: source['url'] as string } };
   t.refuse([...path, 'source'], `an image by ${String(source['type'])} reference`);
+  t.leftOutImages++;
   return null;
 }
 
@@ -173,7 +217,8 @@ function translateUser(content: string | JsonObject[], index: number, out: ChatM
         out.push(toolMessage(block, path, t));
         break;
       default:
-        t.refuse(path, `a ${String(block['type'])} block`);
+        t.refuse(path, blockName(block['type']));
+        t.leaveOut(block);
     }
   }
   if (parts.length === 0) return;
@@ -189,7 +234,11 @@ function toolMessage(block: JsonObject, path: Path, t: Translation): ChatMessage
     for (let k = 0; k < content.length; k++) {
       const inner = content[k] as JsonObject;
       if (inner['type'] === 'text') text = text === '' ? (inner['text'] as string) : `${text}\n${inner['text'] as string}`;
-      else t.refuse([...path, 'content', k], `a ${String(inner['type'])} block in a tool_result`);
+      else {
+        t.refuse([...path, 'content', k], `${blockName(inner['type'])} in a tool_result`);
+        if (inner['type'] === 'image') t.leftOutImages++;
+        else t.leaveOut(inner);
+      }
     }
   }
   if (block['is_error'] === true) text = `Error: ${text}`;
@@ -211,7 +260,8 @@ function translateAssistant(content: string | JsonObject[], index: number, t: Tr
         calls.push({ id: block['id'] as string, type: 'function', function: { name: block['name'] as string, arguments: JSON.stringify(block['input']) } });
         break;
       default:
-        t.refuse(['messages', index, 'content', j], `a ${String(block['type'])} block`);
+        t.refuse(['messages', index, 'content', j], blockName(block['type']));
+        t.leaveOut(block);
     }
   }
   const message: ChatMessage = { role: 'assistant', content: texts.length === 0 ? null : texts.length === 1 ? (texts[0] as TextPart).text : texts };
@@ -226,12 +276,20 @@ function translateTools(tools: JsonObject[], t: Translation): ToolDefinition[] {
     const type = tool['type'];
     if (typeof type === 'string' && type !== 'custom' && isServerToolType(type)) {
       t.refuse(['tools', i], `the server tool '${type}'`);
+      t.leaveOut(tool);
       continue;
     }
-    if (tool['defer_loading'] === true) continue;
+    if (tool['defer_loading'] === true) {
+      // Tool search may load it at the Anthropic upstream: the bound counts it.
+      t.leaveOut(tool);
+      continue;
+    }
     const name = tool['name'] as string;
     if (!OPENAI_TOOL_NAME.test(name)) t.refuse(['tools', i, 'name'], 'a tool name longer than 64 characters');
-    if (tool['input_examples'] !== undefined) t.refuse(['tools', i, 'input_examples'], 'input_examples');
+    if (tool['input_examples'] !== undefined) {
+      t.refuse(['tools', i, 'input_examples'], 'input_examples');
+      t.leaveOut(tool['input_examples']);
+    }
     const callers = tool['allowed_callers'] as string[] | undefined;
     if (callers !== undefined && !(callers.length === 1 && callers[0] === 'direct')) t.refuse(['tools', i, 'allowed_callers'], 'a tool callable from code execution');
     const fn: ToolDefinition['function'] = { name, parameters: tool['input_schema'] as JsonObject };
