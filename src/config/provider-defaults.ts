@@ -20,6 +20,30 @@ export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
 export const ANTHROPIC_VERSION = '2023-06-01';
 
+/**
+ * The anthropic-beta values a Messages client may send through to an
+ * Anthropic provider that sets no `anthropicBetas`: those Claude Code sends
+ * and the features of the Messages API that Anthropic's own SDK names
+ * (docs/config.md lists them with what each enables). A value outside the list is
+ * dropped (the access line names it), so an upstream never sees a beta
+ * the operator did not accept.
+ */
+export const DEFAULT_ANTHROPIC_BETAS: readonly string[] = [
+  'claude-code-20250219',
+  'interleaved-thinking-2025-05-14',
+  'fine-grained-tool-streaming-2025-05-14',
+  'context-management-2025-06-27',
+  'advanced-tool-use-2025-11-20',
+  'prompt-caching-2024-07-31',
+  'extended-cache-ttl-2025-04-11',
+  'token-efficient-tools-2025-02-19',
+  'token-counting-2024-11-01',
+  'structured-outputs-2025-11-13',
+  'output-128k-2025-02-19',
+  'context-1m-2025-08-07',
+  'pdfs-2024-09-25',
+];
+
 /** Pause between the demo provider's streamed chunks (0: no timers). */
 export const DEFAULT_DEMO_DELAY_MS = 0;
 
