@@ -164,10 +164,12 @@ export function createAliasTargets(config: GatewayConfig, bindings: ReadonlyMap<
       const maxOutputTokens = clamped ? cap : requested;
       const targets: UpstreamTarget[] = [];
       let refusals: TargetRefusal[] | null = null;
+      // Only an adapter that can refuse needs the upstream request before the
+      // first attempt; one that refuses only Messages requests, only for those.
+      const ask = record.mayRefuse || (record.mayRefuseMessages && messagesOrigin(request) !== undefined);
       for (const t of record.targets) {
         const planned = new PlannedTarget(t, request, cap);
-        // Only an adapter that can refuse needs the upstream request before the first attempt.
-        if (record.mayRefuse || (record.mayRefuseMessages && messagesOrigin(request) !== undefined)) {
+        if (ask) {
           const refusal = t.provider.refusal?.(planned.request) ?? null;
           planned.refusal = refusal;
           if (refusal !== null) (refusals ??= []).push({ targetId: t.id, label: t.label, refusal });

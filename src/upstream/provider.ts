@@ -103,6 +103,8 @@ export interface LocalProvider {
   refusal?(request: ChatRequest): InvalidRequestError | null;
   /** As HttpProvider's. */
   readonly refusesOnlyMessages?: boolean;
+  /** As HttpProvider's (a local provider has nothing to say today). */
+  requestNotes?(request: ChatRequest): string | undefined;
 }
 
 export type ChatProvider = HttpProvider | LocalProvider;
