@@ -12,9 +12,12 @@ import { createProviderBinding } from '../../src/providers/provider-factories.ts
 import { createDemoProvider } from '../../src/providers/demo.ts';
 import { createOpenAICompatibleProvider } from '../../src/providers/openai-compatible.ts';
 import { createAliasTargets } from '../../src/routing/alias-targets.ts';
-import { dispatchCompletion, type AttemptRecord } from '../../src/upstream/dispatcher.ts';
-import { startFakeUpstream, sendJson, type FakeUpstream } from '../support/fake-upstream.ts';
-import { CLAUDE_CODE_BODY, origin, originRequest, RICH_ANSWER, UNTRANSLATABLE } from './messages-origin-fixtures.ts';
+import { rawEvent } from '../../src/chat/messages-origin.ts';
+import { dispatchCompletion, dispatchStream, type AttemptRecord } from '../../src/upstream/dispatcher.ts';
+import { collect } from '../support/collect.ts';
+import { chunksOf } from '../support/drive-provider.ts';
+import { startEventStream, startFakeUpstream, sendJson, type FakeUpstream } from '../support/fake-upstream.ts';
+import { CLAUDE_CODE_BODY, eventStreamText, origin, originRequest, RICH_ANSWER, RICH_EVENTS, UNTRANSLATABLE } from './messages-origin-fixtures.ts';
 import { rendered } from './provider-fixtures.ts';
 
 const CHAT_ANSWER = {
@@ -46,7 +49,11 @@ describe('routing and dispatch of a Messages request', () => {
   let claude: FakeUpstream;
   before(async () => {
     openai = await startFakeUpstream((_req, res) => sendJson(res, 200, CHAT_ANSWER));
-    claude = await startFakeUpstream((_req, res) => sendJson(res, 200, RICH_ANSWER));
+    claude = await startFakeUpstream((req, res) => {
+      if (req.headers['accept'] !== 'text/event-stream') return sendJson(res, 200, RICH_ANSWER);
+      startEventStream(res);
+      res.end(eventStreamText(RICH_EVENTS));
+    });
   });
   after(async () => {
     await openai.close();
@@ -116,6 +123,22 @@ describe('routing and dispatch of a Messages request', () => {
     assert.equal(sent['max_tokens'], 8192);
     assert.deepEqual(sent['messages'], CLAUDE_CODE_BODY['messages']);
     assert.equal(completion.choices[0]?.message.content, 'Portcullis is a gateway.');
+  });
+
+  test('streamed: the Anthropic target is committed on its first event; every event comes through as a carrier', async () => {
+    const request = originRequest(origin({ untranslatable: UNTRANSLATABLE }), { model: 'mixed', stream: true, max_tokens: 128000 });
+    const plan = routes().plan('mixed', request);
+    const { stream, target } = await dispatchStream(plan.targets, { requestId: 'req_3', signal: new AbortController().signal, random: () => 0 });
+    assert.equal(target.id, 'claude/claude-up');
+    const chunks = await collect(chunksOf(stream));
+    assert.deepEqual(
+      chunks.map((c) => rawEvent(c)?.data),
+      RICH_EVENTS.map((e) => e.data),
+    );
+    assert.equal(openai.received.length, 0);
+    const sent = JSON.parse(claude.received[0]?.text ?? '') as Record<string, unknown>;
+    assert.equal(sent['stream'], true);
+    assert.deepEqual(Object.keys(sent), Object.keys(CLAUDE_CODE_BODY));
   });
 
   test('a translatable Messages request goes to the OpenAI-compatible target as the translation', async () => {
