@@ -20,11 +20,24 @@ export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
 export const ANTHROPIC_VERSION = '2023-06-01';
 
+/** Pause between the demo provider's streamed chunks (0: no timers). */
+export const DEFAULT_DEMO_DELAY_MS = 0;
+
+/** Deadlines, retries and circuit breaker of an upstream whose config sets none. */
+export const DEFAULT_POLICY: UpstreamPolicy = {
+  connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
+  firstByteTimeoutMs: DEFAULT_FIRST_BYTE_TIMEOUT_MS,
+  idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
+  timeoutMs: DEFAULT_TIMEOUT_MS,
+  retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 5_000, maxRetryAfterMs: 30_000 },
+  circuitBreaker: { failureThreshold: 5, openMs: 30_000 },
+};
+
 /**
  * The anthropic-beta values a Messages client may send through to an
  * Anthropic provider that sets no `anthropicBetas`: those Claude Code sends
  * and the features of the Messages API that Anthropic's own SDK names
- * (docs/config.md lists them with what each enables). A value outside the list is
+ * (docs/config.md lists them). A value outside the list is
  * dropped (the access line names it), so an upstream never sees a beta
  * the operator did not accept.
  */
@@ -43,16 +56,3 @@ export const DEFAULT_ANTHROPIC_BETAS: readonly string[] = [
   'context-1m-2025-08-07',
   'pdfs-2024-09-25',
 ];
-
-/** Pause between the demo provider's streamed chunks (0: no timers). */
-export const DEFAULT_DEMO_DELAY_MS = 0;
-
-/** Deadlines, retries and circuit breaker of an upstream whose config sets none. */
-export const DEFAULT_POLICY: UpstreamPolicy = {
-  connectTimeoutMs: DEFAULT_CONNECT_TIMEOUT_MS,
-  firstByteTimeoutMs: DEFAULT_FIRST_BYTE_TIMEOUT_MS,
-  idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS,
-  timeoutMs: DEFAULT_TIMEOUT_MS,
-  retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 5_000, maxRetryAfterMs: 30_000 },
-  circuitBreaker: { failureThreshold: 5, openMs: 30_000 },
-};
