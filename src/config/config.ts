@@ -100,6 +100,10 @@ export interface OpenAIProviderConfig extends UpstreamProviderBase {
 
 export interface AnthropicProviderConfig extends UpstreamProviderBase {
   type: 'anthropic';
+  /** Top-level Messages fields outside the documented request that a client's body may carry to this provider, unchecked. */
+  messagesPassthrough: string[];
+  /** The anthropic-beta values a Messages client may send through; ["*"]: any. */
+  anthropicBetas: string[];
   /** The anthropic-version header. */
   version: string;
 }

@@ -32,3 +32,27 @@ export const DEFAULT_POLICY: UpstreamPolicy = {
   retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 5_000, maxRetryAfterMs: 30_000 },
   circuitBreaker: { failureThreshold: 5, openMs: 30_000 },
 };
+
+/**
+ * The anthropic-beta values a Messages client may send through to an
+ * Anthropic provider that sets no `anthropicBetas`: those Claude Code sends
+ * and the features of the Messages API that Anthropic's own SDK names
+ * (docs/config.md lists them). A value outside the list is
+ * dropped (the access line names it), so an upstream never sees a beta
+ * the operator did not accept.
+ */
+export const DEFAULT_ANTHROPIC_BETAS: readonly string[] = [
+  'claude-code-20250219',
+  'interleaved-thinking-2025-05-14',
+  'fine-grained-tool-streaming-2025-05-14',
+  'context-management-2025-06-27',
+  'advanced-tool-use-2025-11-20',
+  'prompt-caching-2024-07-31',
+  'extended-cache-ttl-2025-04-11',
+  'token-efficient-tools-2025-02-19',
+  'token-counting-2024-11-01',
+  'structured-outputs-2025-11-13',
+  'output-128k-2025-02-19',
+  'context-1m-2025-08-07',
+  'pdfs-2024-09-25',
+];

@@ -10,6 +10,7 @@ import type { AnthropicProviderConfig, DemoProviderConfig, MaxTokensParam, OpenA
 import { join, type Checker, type Obj } from './config-checker.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_DEMO_DELAY_MS } from './provider-defaults.ts';
 import { parseKeyHeader, parseUpstreamOptions, UPSTREAM_SETTINGS } from './upstream-options.ts';
+import { ANTHROPIC_ONLY_SETTINGS, parseAnthropicBetas, parseMessagesPassthrough, refuseAnthropicOnlySettings } from './anthropic-passthrough-config.ts';
 
 type ProviderTypeName = ProviderConfig['type'];
 
@@ -42,7 +43,7 @@ const openai: ProviderType<OpenAIProviderConfig> = {
 };
 
 const anthropic: ProviderType<AnthropicProviderConfig> = {
-  settings: [...UPSTREAM_SETTINGS, 'version'],
+  settings: [...UPSTREAM_SETTINGS, 'version', ...ANTHROPIC_ONLY_SETTINGS],
   parse(c, o, at) {
     const upstream = parseUpstreamOptions(c, o, at, ANTHROPIC_BASE_URL, {
       resource: 'messages',
@@ -53,7 +54,9 @@ const anthropic: ProviderType<AnthropicProviderConfig> = {
       if (text === undefined || /^\d{4}-\d{2}-\d{2}$/.test(text)) return text;
       return c.report(vat, { code: 'invalid_value', message: 'must be an anthropic-version date such as "2023-06-01"' });
     });
-    return { type: 'anthropic', ...upstream, version };
+    const messagesPassthrough = parseMessagesPassthrough(c, o, at);
+    const anthropicBetas = parseAnthropicBetas(c, o, at);
+    return { type: 'anthropic', ...upstream, version, messagesPassthrough, anthropicBetas };
   },
   credentials: ({ apiKeyEnv, apiKeyFile }) => ({ apiKeyEnv, apiKeyFile }),
   notice: null,
@@ -86,7 +89,9 @@ export function parseProvider(c: Checker, value: unknown, at: string): ProviderC
   const type = c.oneOf(o['type'], join(at, 'type'), PROVIDER_TYPE_NAMES);
   if (type === undefined) return undefined;
   const entry = PROVIDER_TYPES[type] as ProviderType<ProviderConfig>;
-  c.object(o, at, ['type', ...entry.settings]);
+  // Another type's Messages settings are said specifically, rather than as unknown settings.
+  const rest = entry.settings.includes('messagesPassthrough') ? o : refuseAnthropicOnlySettings(c, o, at, type);
+  c.object(rest, at, ['type', ...entry.settings]);
   return entry.parse(c, o, at);
 }
 

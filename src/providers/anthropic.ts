@@ -14,6 +14,8 @@ import type { UpstreamTransport } from '../upstream/transport.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from '../config/provider-defaults.ts';
 import { endpointUrl, exchangeSettings, upstreamHeaders } from '../upstream/exchange-settings.ts';
 import { parseUpstreamJson } from './upstream-json.ts';
+import { messagesOrigin } from '../chat/messages-origin.ts';
+import { decodePassthrough, MessagesPassthrough, PassthroughStreamDecoder, passthroughPolicy } from './anthropic-passthrough.ts';
 
 
 export interface AnthropicOptions {
@@ -22,8 +24,16 @@ export interface AnthropicOptions {
   /** Sent as `x-api-key`; never logged or echoed. */
   apiKey?: string;
   /** Extra request headers (e.g. `anthropic-beta`); content-type, accept and
-   * x-request-id are ours, x-api-key is apiKey's when that is set. */
+   * x-request-id are ours, x-api-key is apiKey's when that is set. A
+   * configured anthropic-beta is sent with every request, a Messages
+   * client's allowed values after it. */
   headers?: Record<string, string>;
+  /** Top-level fields outside the documented Messages request that a
+   * Messages client's body may carry through, unchecked. Default none. */
+  messagesPassthrough?: readonly string[];
+  /** The anthropic-beta values a Messages client may send through; ["*"]:
+   * any. Default DEFAULT_ANTHROPIC_BETAS (../config/provider-defaults.ts). */
+  anthropicBetas?: readonly string[];
   /** The `anthropic-version` header. Default '2023-06-01' (unless `headers` has one). */
   version?: string;
   /** Whole exchange, headers to last byte. Default 600000 (10 minutes). */
@@ -48,35 +58,68 @@ export interface AnthropicOptions {
 
 export function createAnthropicProvider(options: AnthropicOptions = {}): HttpProvider {
   const settings = exchangeSettings(messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL), baseHeadersOf(options), options);
-  const codec = new AnthropicCodec();
-  return { kind: ProviderKind.Http, codec, settings, refusal: (request) => codec.refusal(request) };
+  const policy = passthroughPolicy(options.messagesPassthrough, options.anthropicBetas, settings.baseHeaders['anthropic-beta']);
+  const codec = new AnthropicCodec(new MessagesPassthrough(policy));
+  return {
+    kind: ProviderKind.Http,
+    codec,
+    settings,
+    refusal: (request) => codec.refusal(request),
+    requestNotes: (request) => codec.requestNotes(request),
+  };
 }
 
-/** Anthropic's Messages API as a pure codec over ./anthropic-translate.ts. */
+/** Anthropic's Messages API as a pure codec: a chat request translated by
+ * ./anthropic-translate.ts, a Messages client's request passed through by
+ * ./anthropic-passthrough.ts. */
 class AnthropicCodec implements ProviderCodec {
   /** The dispatcher asks refusal() before the call and the call needs the same
    * translation: each request is translated once. Keyed by the request object,
    * which the dispatcher hands to both, and forgotten with it. */
   readonly #translations = new WeakMap<ChatRequest, AnthropicRequest | InvalidRequestError>();
+  readonly #passthrough: MessagesPassthrough;
+
+  constructor(passthrough: MessagesPassthrough) {
+    this.#passthrough = passthrough;
+  }
 
   encode(request: ChatRequest, stream: boolean): string {
+    const origin = messagesOrigin(request);
+    if (origin !== undefined) return this.#passthrough.encode(origin, request, stream);
     const translated = this.#translate(request);
     // A request Anthropic cannot express is the client's 400, before any I/O.
     if (translated instanceof InvalidRequestError) throw translated;
     return JSON.stringify(stream ? { ...translated, stream: true } : translated);
   }
 
-  decode(text: string): ChatCompletion {
+  decode(text: string, request: ChatRequest): ChatCompletion {
+    if (messagesOrigin(request) !== undefined) return decodePassthrough(text);
     return fromAnthropicResponse(parseUpstreamJson(text));
   }
 
   /** The stream translator (./anthropic-stream.ts) is the decoder: message_stop
-   * completes the message, whatever follows. */
-  streamDecoder(): StreamDecoder {
+   * completes the message, whatever follows. A Messages client's stream
+   * also carries each event as it came. */
+  streamDecoder(request: ChatRequest): StreamDecoder {
+    if (messagesOrigin(request) !== undefined) return new PassthroughStreamDecoder();
     return createAnthropicStreamTranslator();
   }
 
+  /** A Messages client's anthropic-version and allowed anthropic-beta values; nothing for a chat request. */
+  requestHeaders(request: ChatRequest): Readonly<Record<string, string>> | undefined {
+    const origin = messagesOrigin(request);
+    return origin === undefined ? undefined : this.#passthrough.headers(origin);
+  }
+
+  requestNotes(request: ChatRequest): string | undefined {
+    const origin = messagesOrigin(request);
+    return origin === undefined ? undefined : this.#passthrough.dropped(origin);
+  }
+
   refusal(request: ChatRequest): InvalidRequestError | null {
+    // A Messages client's request is never translated here: its own body goes.
+    const origin = messagesOrigin(request);
+    if (origin !== undefined) return this.#passthrough.refusal(origin);
     const translated = this.#translate(request);
     return translated instanceof InvalidRequestError ? translated : null;
   }

@@ -16,6 +16,7 @@ import type { UpstreamTransport } from '../upstream/transport.ts';
 import { upstreamStreamError, upstreamStreamTruncatedError } from '../upstream/upstream-errors.ts';
 import { endpointUrl, exchangeSettings, upstreamHeaders } from '../upstream/exchange-settings.ts';
 import { parseUpstreamJson } from './upstream-json.ts';
+import { untranslatableRefusal } from './messages-refusal.ts';
 
 
 export interface OpenAICompatibleOptions {
@@ -61,7 +62,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
     upstreamHeaders(options.headers, options.apiKey, ...keyHeaderOf(options.apiKeyHeader)),
     options,
   );
-  return { kind: ProviderKind.Http, codec: OPENAI_CODEC, settings };
+  return { kind: ProviderKind.Http, codec: OPENAI_CODEC, settings, refusal: untranslatableRefusal, refusesOnlyMessages: true };
 }
 
 /** OpenAI's chat-completions wire format: the gateway's own, so encoding is

@@ -40,6 +40,8 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
       ...(apiKey === undefined ? {} : { apiKey }),
       headers: config.headers,
       version: config.version,
+      messagesPassthrough: config.messagesPassthrough,
+      anthropicBetas: config.anthropicBetas,
       ...deadlines(config),
       ...transportOf(config, connection),
       scheduler,

@@ -41,10 +41,16 @@ export interface ProviderCodec {
   /** The upstream body for `request` (already rewritten for the upstream).
    * Throws the client's 400 when the request cannot be expressed (see refusal). */
   encode(request: ChatRequest, stream: boolean): string;
-  /** A whole 2xx answer's text, normalised (the gateway overwrites `model`). Throws ApiError. */
-  decode(text: string): ChatCompletion;
-  /** A fresh decoder for one streamed answer. */
-  streamDecoder(): StreamDecoder;
+  /** A whole 2xx answer's text, normalised (the gateway overwrites `model`);
+   * `request` is the attempt's (as encoded). Throws ApiError. */
+  decode(text: string, request: ChatRequest): ChatCompletion;
+  /** A fresh decoder for one streamed answer to `request` (the attempt's, as encoded). */
+  streamDecoder(request: ChatRequest): StreamDecoder;
+  /** Headers this request needs beyond the provider's fixed ones (the
+   * exchange merges them over those), or undefined for none. Only headers
+   * the codec owns: never content-type, accept, x-request-id or the key.
+   * Absent, or undefined for a plain chat request: the exchange adds nothing. */
+  requestHeaders?(request: ChatRequest): Readonly<Record<string, string>> | undefined;
   /** Why `request` cannot be sent without changing its meaning: the 400
    * naming the parameter; null when it can. Pure, so a target that cannot
    * take a request is skipped before any upstream call. Absent: every valid request. */
@@ -79,6 +85,13 @@ export interface HttpProvider {
   readonly settings: ExchangeSettings;
   /** The codec's refusal, made once with the provider. */
   refusal?(request: ChatRequest): InvalidRequestError | null;
+  /** True when `refusal` only ever refuses requests that came through the
+   * Messages door: a chat request never needs asking (routing skips it). */
+  readonly refusesOnlyMessages?: boolean;
+  /** What the access line says about `request` at this provider (for an
+   * Anthropic upstream: the client's anthropic-beta values it did not
+   * pass, comma-joined); undefined when there is nothing to say. */
+  requestNotes?(request: ChatRequest): string | undefined;
 }
 
 export interface LocalProvider {
@@ -88,6 +101,10 @@ export interface LocalProvider {
   /** A stream of normalised chunks; waits (if any) on the provider's scheduler. */
   open(call: UpstreamCall): UpstreamStream;
   refusal?(request: ChatRequest): InvalidRequestError | null;
+  /** As HttpProvider's. */
+  readonly refusesOnlyMessages?: boolean;
+  /** As HttpProvider's (a local provider has nothing to say today). */
+  requestNotes?(request: ChatRequest): string | undefined;
 }
 
 export type ChatProvider = HttpProvider | LocalProvider;

@@ -88,12 +88,15 @@ export class Exchange {
     this.abortFor(Abort.Client);
   }
 
-  /** POSTs `body`; resolves with a 2xx response, throws the unmapped failure otherwise (see explain). */
-  protected async send(body: string): Promise<UpstreamResponse> {
+  /** POSTs `body`; resolves with a 2xx response, throws the unmapped failure
+   * otherwise (see explain). `requestHeaders`: the codec's for this request
+   * (ProviderCodec.requestHeaders), over the provider's fixed ones. */
+  protected async send(body: string, requestHeaders: Readonly<Record<string, string>> | undefined): Promise<UpstreamResponse> {
     if (this.abortedBy === Abort.Client) throw new ClientAbortError(this.call.signal.reason);
     const { settings, call } = this;
     const headers: Record<string, string> = {
       ...settings.baseHeaders,
+      ...requestHeaders,
       // telemetry: after the configured headers, so this attempt's trace context wins.
       ...call.traceHeaders,
       'content-type': 'application/json',
@@ -225,9 +228,11 @@ export class Exchange {
 /** A non-streaming exchange: send, read the whole body, decode. */
 class CompletionExchange extends Exchange {
   async run(provider: HttpProvider, body: string): Promise<ChatCompletion> {
+    const { codec } = provider;
+    const { request } = this.call;
     try {
-      const response = await this.send(body);
-      return provider.codec.decode(await this.readBody(response));
+      const response = await this.send(body, codec.requestHeaders?.(request));
+      return codec.decode(await this.readBody(response), request);
     } catch (error) {
       throw this.explain(error);
     } finally {

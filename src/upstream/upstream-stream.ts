@@ -11,7 +11,7 @@ import { createEventStreamParser, type EventStreamEvent } from '../sse/event-str
 import { eventStreamBody } from './bounded-reads.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import { failureCauseOf } from './failure-cause.ts';
-import type { HttpProvider, StreamDecoder, UpstreamCall, UpstreamStream } from './provider.ts';
+import type { HttpProvider, ProviderCodec, StreamDecoder, UpstreamCall, UpstreamStream } from './provider.ts';
 import { classifyFailure, FailureClass } from './retry-policy.ts';
 import type { UpstreamBody } from './transport.ts';
 import { Exchange } from './upstream-exchange.ts';
@@ -43,6 +43,7 @@ const NO_CHUNKS: readonly ChatCompletionChunk[] = [];
 /** A streamed exchange with an HTTP upstream: the object is its own parser handler. */
 class StreamExchange extends Exchange implements UpstreamStream {
   private readonly decoder: StreamDecoder;
+  private readonly codec: ProviderCodec;
   /** The encoded request, until it is sent: an open stream does not keep a copy of its prompt. */
   private body: string;
   private state: StreamState = StreamState.Idle;
@@ -59,7 +60,8 @@ class StreamExchange extends Exchange implements UpstreamStream {
 
   constructor(call: UpstreamCall, provider: HttpProvider, body: string) {
     super(call, provider.settings, true);
-    this.decoder = provider.codec.streamDecoder();
+    this.codec = provider.codec;
+    this.decoder = provider.codec.streamDecoder(call.request);
     this.body = body;
   }
 
@@ -87,7 +89,7 @@ class StreamExchange extends Exchange implements UpstreamStream {
       if (upstream === undefined) {
         const body = this.body;
         this.body = '';
-        upstream = eventStreamBody(await this.send(body));
+        upstream = eventStreamBody(await this.send(body, this.codec.requestHeaders?.(this.call.request)));
         this.upstream = upstream;
         this.parser = createEventStreamParser(this, { maxEventBytes: this.settings.maxEventBytes });
         this.text = new TextDecoder('utf-8');

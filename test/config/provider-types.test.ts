@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ProviderConfig } from '../../src/config/config.ts';
 import { Checker } from '../../src/config/config-checker.ts';
-import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_POLICY, DEFAULT_TIMEOUT_MS } from '../../src/config/provider-defaults.ts';
+import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_BETAS, DEFAULT_POLICY, DEFAULT_TIMEOUT_MS } from '../../src/config/provider-defaults.ts';
 import {
   parseProvider,
   PROVIDER_TYPE_NAMES,
@@ -38,6 +38,8 @@ test('each type fills its defaults from one place', () => {
     tls: null,
     proxy: null,
     version: ANTHROPIC_VERSION,
+    messagesPassthrough: [],
+    anthropicBetas: [...DEFAULT_ANTHROPIC_BETAS],
   });
   assert.equal(DEFAULT_POLICY.timeoutMs, DEFAULT_TIMEOUT_MS);
 });
