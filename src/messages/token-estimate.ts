@@ -61,10 +61,16 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+const LAST_ASCII = 0x7f;
+const SPACE = 0x20;
+const LINE_FEED = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+const LOWER_S = 0x73;
+
 /** Weighted length of `text`: ASCII 1, other code units NON_ASCII_WEIGHT. */
 export function textWeight(text: string): number {
   let nonAscii = 0;
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) nonAscii++;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > LAST_ASCII) nonAscii++;
   return text.length + nonAscii * (NON_ASCII_WEIGHT - 1);
 }
 
@@ -120,9 +126,9 @@ export function pdfPages(base64: string): number {
   let at = bytes.indexOf('/Type');
   while (at !== -1) {
     let i = at + 5;
-    while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++;
+    while (i < bytes.length && (bytes[i] === SPACE || bytes[i] === LINE_FEED || bytes[i] === CARRIAGE_RETURN)) i++;
     // "/Page" but not "/Pages".
-    if (bytes.toString('latin1', i, i + 5) === '/Page' && bytes[i + 5] !== 0x73) pages++;
+    if (bytes.toString('latin1', i, i + 5) === '/Page' && bytes[i + 5] !== LOWER_S) pages++;
     at = bytes.indexOf('/Type', i);
   }
   return pages > 0 ? pages : Math.max(1, Math.ceil(bytes.length / PDF_BYTES_PER_PAGE));
