@@ -14,7 +14,8 @@ import { parseProvider } from '../../src/config/provider-types.ts';
 import { estimateMessageTokens } from '../../src/messages/token-estimate.ts';
 import { createProviderBinding } from '../../src/providers/provider-factories.ts';
 import { countTokens, type TokenCount, type TokenCountTarget } from '../../src/providers/token-count.ts';
-import { anthropicCountBody, serverRoot } from '../../src/providers/token-counters.ts';
+import { createAnthropicProvider } from '../../src/providers/anthropic.ts';
+import { anthropicCountBody, serverRoot, withTokenCounter } from '../../src/providers/token-counters.ts';
 import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
 import { sendJson } from '../support/fake-upstream.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
@@ -138,6 +139,12 @@ describe('anthropic: POST {baseUrl}/messages/count_tokens', () => {
     const config = parseProvider(c, { type: 'anthropic', baseUrl: `http://127.0.0.1:${port}/v1` }, 'providers.p') as ProviderConfig;
     const t = { provider: createProviderBinding(config, 'k').provider, request: REQUEST };
     assert.deepEqual(await count(t), estimated('anthropic', 'refused:ECONNREFUSED'));
+  });
+
+  test('an answer beyond the provider\'s maxResponseBytes is not read to its end: the estimate, bad_response', async () => {
+    upstream.handle = (_req, res) => sendJson(res, 200, { input_tokens: 12, padding: 'x'.repeat(2048) });
+    const provider = withTokenCounter(createAnthropicProvider({ baseUrl: upstream.baseUrl, maxResponseBytes: 1024 }), 'anthropic', upstream.baseUrl);
+    assert.deepEqual(await count({ provider, request: REQUEST }), estimated('anthropic', 'bad_response:bad_upstream_response'));
   });
 
   test('the client leaving abandons the count: a ClientAbortError, no estimate', async () => {
