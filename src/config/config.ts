@@ -89,8 +89,14 @@ interface UpstreamProviderBase {
   policy: UpstreamPolicy;
 }
 
+/** How count_tokens counts on a provider (docs/config.md, "Token counting"):
+ * the upstream's own endpoint, or the gateway's estimate. */
+export type TokenCountMethod = 'anthropic' | 'vllm' | 'llamacpp' | 'estimate';
+
 export interface OpenAIProviderConfig extends UpstreamProviderBase {
   type: 'openai';
+  /** "vllm", "llamacpp" or "estimate"; not set: "estimate". */
+  tokenCount?: 'vllm' | 'llamacpp' | 'estimate';
   /** The header carrying the upstream key, lower case: `authorization` (as
    * `Bearer <key>`, the default) or e.g. Azure OpenAI's `api-key` (the key alone). */
   apiKeyHeader: string;
@@ -106,11 +112,15 @@ export interface AnthropicProviderConfig extends UpstreamProviderBase {
   anthropicBetas: string[];
   /** The anthropic-version header. */
   version: string;
+  /** "anthropic" or "estimate"; not set: "anthropic". */
+  tokenCount?: 'anthropic' | 'estimate';
 }
 
 export interface DemoProviderConfig {
   type: 'demo';
   delayMs: number;
+  /** Only "estimate": the demo has no tokenizer. */
+  tokenCount?: 'estimate';
 }
 
 export type ProviderConfig = OpenAIProviderConfig | AnthropicProviderConfig | DemoProviderConfig;

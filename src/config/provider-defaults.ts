@@ -20,6 +20,9 @@ export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
 export const ANTHROPIC_VERSION = '2023-06-01';
 
+/** count_tokens on each provider type when its config sets no tokenCount. */
+export const DEFAULT_TOKEN_COUNT = { openai: 'estimate', anthropic: 'anthropic', demo: 'estimate' } as const;
+
 /** Pause between the demo provider's streamed chunks (0: no timers). */
 export const DEFAULT_DEMO_DELAY_MS = 0;
 

@@ -6,7 +6,7 @@
 // type names that the compiler keeps complete. The config parser, check-config,
 // serve and the gateway ask these two tables; nothing else switches on a type.
 // A new provider type is one entry in each (and its adapter).
-import type { AnthropicProviderConfig, DemoProviderConfig, MaxTokensParam, OpenAIProviderConfig, ProviderConfig } from './config.ts';
+import type { AnthropicProviderConfig, DemoProviderConfig, MaxTokensParam, OpenAIProviderConfig, ProviderConfig, TokenCountMethod } from './config.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_DEMO_DELAY_MS } from './provider-defaults.ts';
 import { parseKeyHeader, parseUpstreamOptions, UPSTREAM_SETTINGS } from './upstream-options.ts';
@@ -27,8 +27,34 @@ interface ProviderType<C extends ProviderConfig> {
 
 const MAX_TOKENS_PARAMS: readonly MaxTokensParam[] = ['max_tokens', 'max_completion_tokens'];
 
+/** Which provider type each upstream counting method needs. */
+const TOKEN_COUNT_TYPES: Readonly<Record<Exclude<TokenCountMethod, 'estimate'>, string>> = {
+  anthropic: 'anthropic',
+  vllm: 'openai',
+  llamacpp: 'openai',
+};
+
+/**
+ * The optional `tokenCount` setting: one of `methods` (the type's), or a
+ * problem that says which type the method needs when it is another type's.
+ * Absent from the result when not set (the factory takes the type's default).
+ */
+function parseTokenCount<M extends TokenCountMethod>(c: Checker, o: Obj, at: string, type: ProviderTypeName, methods: readonly M[]): { tokenCount?: M } {
+  const value = o['tokenCount'];
+  if (value === undefined) return {};
+  const vat = join(at, 'tokenCount');
+  if (methods.includes(value as M)) return { tokenCount: value as M };
+  const needs = typeof value === 'string' ? (TOKEN_COUNT_TYPES as Record<string, string | undefined>)[value] : undefined;
+  if (needs !== undefined && needs !== type) {
+    const quoted = methods.map((m) => `"${m}"`);
+    const options = quoted.length === 1 ? quoted[0] : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`;
+    c.report(vat, { code: 'invalid_value', message: `"${value}" counts tokens with a provider of type ${needs}; for type ${type} use ${options}` });
+  } else c.oneOf(value, vat, methods);
+  return {};
+}
+
 const openai: ProviderType<OpenAIProviderConfig> = {
-  settings: [...UPSTREAM_SETTINGS, 'apiKeyHeader', 'maxTokensParam'],
+  settings: [...UPSTREAM_SETTINGS, 'apiKeyHeader', 'maxTokensParam', 'tokenCount'],
   parse(c, o, at) {
     const upstream = parseUpstreamOptions(c, o, at, undefined, {
       resource: 'chat/completions',
@@ -36,14 +62,14 @@ const openai: ProviderType<OpenAIProviderConfig> = {
     });
     const apiKeyHeader = parseKeyHeader(c, o, at, upstream.headers);
     const maxTokensParam = c.optional(o, 'maxTokensParam', at, 'max_tokens' as MaxTokensParam, (v, vat) => c.oneOf(v, vat, MAX_TOKENS_PARAMS));
-    return { type: 'openai', ...upstream, apiKeyHeader, maxTokensParam };
+    return { type: 'openai', ...upstream, apiKeyHeader, maxTokensParam, ...parseTokenCount(c, o, at, 'openai', ['vllm', 'llamacpp', 'estimate']) };
   },
   credentials: ({ apiKeyEnv, apiKeyFile }) => ({ apiKeyEnv, apiKeyFile }),
   notice: null,
 };
 
 const anthropic: ProviderType<AnthropicProviderConfig> = {
-  settings: [...UPSTREAM_SETTINGS, 'version', ...ANTHROPIC_ONLY_SETTINGS],
+  settings: [...UPSTREAM_SETTINGS, 'version', ...ANTHROPIC_ONLY_SETTINGS, 'tokenCount'],
   parse(c, o, at) {
     const upstream = parseUpstreamOptions(c, o, at, ANTHROPIC_BASE_URL, {
       resource: 'messages',
@@ -56,15 +82,15 @@ const anthropic: ProviderType<AnthropicProviderConfig> = {
     });
     const messagesPassthrough = parseMessagesPassthrough(c, o, at);
     const anthropicBetas = parseAnthropicBetas(c, o, at);
-    return { type: 'anthropic', ...upstream, version, messagesPassthrough, anthropicBetas };
+    return { type: 'anthropic', ...upstream, version, messagesPassthrough, anthropicBetas, ...parseTokenCount(c, o, at, 'anthropic', ['anthropic', 'estimate']) };
   },
   credentials: ({ apiKeyEnv, apiKeyFile }) => ({ apiKeyEnv, apiKeyFile }),
   notice: null,
 };
 
 const demo: ProviderType<DemoProviderConfig> = {
-  settings: ['delayMs'],
-  parse: (c, o, at) => ({ type: 'demo', delayMs: c.int(o, 'delayMs', at, DEFAULT_DEMO_DELAY_MS, 0, 10_000) }),
+  settings: ['delayMs', 'tokenCount'],
+  parse: (c, o, at) => ({ type: 'demo', delayMs: c.int(o, 'delayMs', at, DEFAULT_DEMO_DELAY_MS, 0, 10_000), ...parseTokenCount(c, o, at, 'demo', ['estimate']) }),
   credentials: () => null,
   notice: 'provider "demo" is a built-in demo that echoes your prompt; it is not a language model.',
 };

@@ -17,12 +17,14 @@ import type { ProviderConnection } from './provider-connections.ts';
 import { createAnthropicProvider } from './anthropic.ts';
 import { createDemoProvider } from './demo.ts';
 import { createOpenAICompatibleProvider } from './openai-compatible.ts';
+import { withTokenCounter } from './token-counters.ts';
+import { DEFAULT_TOKEN_COUNT } from '../config/provider-defaults.ts';
 
 type Factory<C extends ProviderConfig> = (config: C, apiKey: string | undefined, connection: ProviderConnection | undefined, scheduler: Scheduler) => ProviderBinding;
 
 const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<ProviderConfig, { type: T }>> } = {
   openai: (config, apiKey, connection, scheduler) => ({
-    provider: createOpenAICompatibleProvider({
+    provider: withTokenCounter(createOpenAICompatibleProvider({
       baseUrl: config.baseUrl,
       ...(apiKey === undefined ? {} : { apiKey }),
       apiKeyHeader: config.apiKeyHeader,
@@ -30,12 +32,12 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
       ...deadlines(config),
       ...transportOf(config, connection),
       scheduler,
-    }),
+    }), config.tokenCount ?? DEFAULT_TOKEN_COUNT.openai, config.baseUrl),
     maxTokensParam: config.maxTokensParam,
     policy: config.policy,
   }),
   anthropic: (config, apiKey, connection, scheduler) => ({
-    provider: createAnthropicProvider({
+    provider: withTokenCounter(createAnthropicProvider({
       baseUrl: config.baseUrl,
       ...(apiKey === undefined ? {} : { apiKey }),
       headers: config.headers,
@@ -45,7 +47,7 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
       ...deadlines(config),
       ...transportOf(config, connection),
       scheduler,
-    }),
+    }), config.tokenCount ?? DEFAULT_TOKEN_COUNT.anthropic, config.baseUrl),
     // The adapter translates whichever field arrives into Anthropic's max_tokens.
     maxTokensParam: 'max_tokens',
     policy: config.policy,

@@ -83,6 +83,8 @@ export interface HttpProvider {
   readonly codec: ProviderCodec;
   /** Endpoint, headers, deadlines, limits, transport and scheduler, fixed at config time. */
   readonly settings: ExchangeSettings;
+  /** How the upstream counts a request's input tokens; absent: it cannot, and the gateway estimates. */
+  readonly tokenCounter?: TokenCounter | undefined;
   /** The codec's refusal, made once with the provider. */
   refusal?(request: ChatRequest): InvalidRequestError | null;
   /** True when `refusal` only ever refuses requests that came through the
@@ -108,3 +110,22 @@ export interface LocalProvider {
 }
 
 export type ChatProvider = HttpProvider | LocalProvider;
+
+/** What a token count is asked about: one Messages request, in both of its forms. */
+export interface TokenCountInput {
+  /** The client's validated Messages (or count_tokens) body; its `model` is the client's alias. */
+  readonly body: Readonly<Record<string, unknown>>;
+  /** The same request as the target's upstream request: `model` is the upstream's. */
+  readonly request: ChatRequest;
+}
+
+/** An upstream's own token count (count_tokens): one or two JSON exchanges
+ * with it, on the provider's transport, deadlines and scheduler. */
+export interface TokenCounter {
+  /** The config's name for the method: "anthropic", "vllm" or "llamacpp". */
+  readonly method: string;
+  /** The input tokens the upstream counted (a positive integer). Throws the
+   * exchange's ApiError, a TokenCountAnswerError for an answer without a
+   * count, or a ClientAbortError when the call's signal aborted. */
+  count(input: TokenCountInput, call: UpstreamCall): Promise<number>;
+}

@@ -46,7 +46,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   limits: ['chat', 'config', 'redis'],
   keys: ['config', 'limits', 'log'],
   metrics: ['config', 'errors', 'http', 'log', 'routing', 'time'],
-  providers: ['chat', 'config', 'errors', 'routing', 'schema', 'sse', 'time', 'upstream'],
+  providers: ['chat', 'config', 'errors', 'messages', 'routing', 'schema', 'sse', 'time', 'upstream'],
   state: ['audit', 'config', 'errors', 'files', 'keys', 'limits', 'log', 'redis', 'time', 'usage'],
   admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
   gateway: ['chat', 'config', 'errors', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],

@@ -339,7 +339,7 @@ test('every problem is collected, in file order, each with its code and path', (
         { code: 'not_string', path: 'providers.up.baseUrl', message: 'must be a non-empty string' },
         { code: 'not_integer', path: 'providers.up.retry.maxAttempts', message: 'must be an integer from 1 to 10' },
         { code: 'not_one_of', path: 'providers.broken.type', message: 'must be "openai", "anthropic" or "demo"' },
-        { code: 'unknown_setting', path: 'providers.claude.prot', message: 'unknown setting (allowed here: type, baseUrl, apiKeyEnv, apiKeyFile, headers, connectTimeoutMs, firstByteTimeoutMs, idleTimeoutMs, timeoutMs, retry, circuitBreaker, transport, tls, proxy, version, messagesPassthrough, anthropicBetas)' },
+        { code: 'unknown_setting', path: 'providers.claude.prot', message: 'unknown setting (allowed here: type, baseUrl, apiKeyEnv, apiKeyFile, headers, connectTimeoutMs, firstByteTimeoutMs, idleTimeoutMs, timeoutMs, retry, circuitBreaker, transport, tls, proxy, version, messagesPassthrough, anthropicBetas, tokenCount)' },
         { code: 'invalid_value', path: 'providers.claude.version', message: 'must be an anthropic-version date such as "2023-06-01"' },
         { code: 'unknown_reference', path: 'aliases.x.targets[1].provider', message: `names provider 'nope', which is not defined under "providers"` },
         { code: 'not_integer', path: 'aliases.x.targets[1].weight', message: 'must be an integer from 1 to 1000' },

@@ -22,7 +22,7 @@ test('the table knows openai, anthropic and demo, each with the settings it acce
   assert.ok(PROVIDER_TYPES.openai.settings.includes('maxTokensParam'));
   assert.ok(!PROVIDER_TYPES.openai.settings.includes('version'));
   assert.ok(PROVIDER_TYPES.anthropic.settings.includes('version'));
-  assert.deepEqual(PROVIDER_TYPES.demo.settings, ['delayMs']);
+  assert.deepEqual(PROVIDER_TYPES.demo.settings, ['delayMs', 'tokenCount']);
 });
 
 test('each type fills its defaults from one place', () => {
@@ -77,4 +77,37 @@ test('credentials, start notices and the factory come from the table', () => {
   assert.equal(binding.provider.kind, 'http');
   const demoBinding = createProviderBinding(demo, undefined);
   assert.deepEqual({ maxTokensParam: demoBinding.maxTokensParam, policy: demoBinding.policy }, { maxTokensParam: 'max_tokens', policy: null });
+});
+
+test('tokenCount: each type takes its own methods; another type\'s method says which type it needs', () => {
+  assert.equal((parse({ type: 'openai', baseUrl: 'http://h/v1', tokenCount: 'vllm' }).config as { tokenCount?: string }).tokenCount, 'vllm');
+  assert.equal((parse({ type: 'openai', baseUrl: 'http://h/v1', tokenCount: 'llamacpp' }).config as { tokenCount?: string }).tokenCount, 'llamacpp');
+  assert.equal((parse({ type: 'anthropic', tokenCount: 'estimate' }).config as { tokenCount?: string }).tokenCount, 'estimate');
+  assert.deepEqual(parse({ type: 'demo', tokenCount: 'estimate' }), { config: { type: 'demo', delayMs: 0, tokenCount: 'estimate' }, issues: [] });
+  // Not set: absent, and the factory takes the type's default (anthropic counts upstream, the others estimate).
+  assert.equal('tokenCount' in (parse({ type: 'anthropic' }).config as object), false);
+  const counterOf = (settings: Record<string, unknown>): string | undefined => {
+    const provider = createProviderBinding(parse(settings).config as ProviderConfig, 'k').provider;
+    return provider.kind === 'http' ? provider.tokenCounter?.method : undefined;
+  };
+  assert.equal(counterOf({ type: 'anthropic' }), 'anthropic');
+  assert.equal(counterOf({ type: 'anthropic', tokenCount: 'estimate' }), undefined);
+  assert.equal(counterOf({ type: 'openai', baseUrl: 'http://h/v1' }), undefined);
+  assert.equal(counterOf({ type: 'openai', baseUrl: 'http://h/v1', tokenCount: 'llamacpp' }), 'llamacpp');
+
+  assert.deepEqual(parse({ type: 'anthropic', tokenCount: 'vllm' }).issues, [
+    { code: 'invalid_value', path: 'providers.p.tokenCount', message: '"vllm" counts tokens with a provider of type openai; for type anthropic use "anthropic" or "estimate"' },
+  ]);
+  assert.deepEqual(parse({ type: 'openai', baseUrl: 'http://h/v1', tokenCount: 'anthropic' }).issues, [
+    { code: 'invalid_value', path: 'providers.p.tokenCount', message: '"anthropic" counts tokens with a provider of type anthropic; for type openai use "vllm", "llamacpp" or "estimate"' },
+  ]);
+  assert.deepEqual(parse({ type: 'demo', tokenCount: 'llamacpp' }).issues, [
+    { code: 'invalid_value', path: 'providers.p.tokenCount', message: '"llamacpp" counts tokens with a provider of type openai; for type demo use "estimate"' },
+  ]);
+  assert.deepEqual(parse({ type: 'openai', baseUrl: 'http://h/v1', tokenCount: 'tiktoken' }).issues, [
+    { code: 'not_one_of', path: 'providers.p.tokenCount', message: 'must be "vllm", "llamacpp" or "estimate"' },
+  ]);
+  assert.deepEqual(parse({ type: 'anthropic', tokenCount: true }).issues, [
+    { code: 'not_one_of', path: 'providers.p.tokenCount', message: 'must be "anthropic" or "estimate"' },
+  ]);
 });

@@ -1,0 +1,32 @@
+// One JSON exchange with an upstream beside its chat endpoint (a token count:
+// Anthropic's /messages/count_tokens, vLLM's and llama.cpp's /tokenize): the
+// same exchange as a whole chat answer (./upstream-exchange.ts: the
+// provider's transport, its deadlines on its scheduler, the caller's abort,
+// the bounded read), POSTed to another endpoint of the same upstream.
+import { endpointUrl, Exchange, type ExchangeSettings } from './upstream-exchange.ts';
+import type { UpstreamCall } from './provider.ts';
+
+/** The provider's exchange settings aimed at `resource` under `baseUrl` (checked once, when the provider is built). */
+export function settingsFor(settings: ExchangeSettings, baseUrl: string, resource: string): ExchangeSettings {
+  return { ...settings, endpoint: endpointUrl(baseUrl, resource) };
+}
+
+class JsonExchange extends Exchange {
+  async run(body: string, headers: Readonly<Record<string, string>> | undefined): Promise<string> {
+    try {
+      return await this.readBody(await this.send(body, headers));
+    } catch (error) {
+      throw this.explain(error);
+    } finally {
+      this.settle();
+    }
+  }
+}
+
+/** POSTs `body` to `settings.endpoint` (with `headers` over the provider's
+ * own, as a codec's requestHeaders are) and resolves with the whole 2xx
+ * answer's text. Throws the ApiError an exchange throws (with its wire cause
+ * noted, ./failure-cause.ts), or a ClientAbortError when the caller's signal aborted. */
+export function exchangeJson(settings: ExchangeSettings, call: UpstreamCall, body: string, headers?: Readonly<Record<string, string>>): Promise<string> {
+  return new JsonExchange(call, settings, false).run(body, headers);
+}
