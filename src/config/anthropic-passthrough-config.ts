@@ -142,7 +142,7 @@ export function refuseAnthropicOnlySettings(c: Checker, o: Obj, at: string, type
     if (o[name] === undefined) continue;
     c.report(join(at, name), {
       code: 'conflict',
-      message: `applies to "type": "anthropic" providers only (a ${type} provider receives the gateway's translation of a Messages request, never the client's body or headers): remove it`,
+      message: `applies to "type": "anthropic" providers only (an "${type}" provider receives the gateway's translation of a Messages request, never the client's body or headers): remove it`,
     });
     if (rest === o) rest = { ...o };
     delete rest[name];

@@ -6,15 +6,17 @@
 // own body rides along (../chat/messages-origin.ts) for an Anthropic upstream.
 // Answers, streams and errors go back in Anthropic's shapes.
 import type { IncomingHttpHeaders } from 'node:http';
-import { rawAnswer, setMessagesOrigin } from '../chat/messages-origin.ts';
+import { messagesOrigin, rawAnswer, setMessagesOrigin } from '../chat/messages-origin.ts';
+import type { ChatRequest } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
 import { SHUTDOWN_STREAM_MESSAGE } from '../http/request-context.ts';
 import type { JsonObserver } from '../json/json-options.ts';
 import { ANTHROPIC_REQUEST_ID_HEADER, renderAnthropicError } from '../messages/message-errors.ts';
-import { validateMessagesRequest } from '../messages/message-request-validator.ts';
+import { passthroughFields, validateMessagesRequest } from '../messages/message-request-validator.ts';
 import { toAnthropicMessage } from '../messages/message-response.ts';
 import { messageErrorEvent } from '../messages/message-stream.ts';
 import { toChatRequest } from '../messages/message-to-chat.ts';
+import { estimateMessageTokens } from '../messages/token-estimate.ts';
 import type { Endpoint } from './endpoint.ts';
 import { pumpMessageStream } from './message-stream-pump.ts';
 
@@ -45,7 +47,7 @@ export function createMessagesEndpoint(options: MessagesEndpointOptions): Endpoi
       const messages = validateMessagesRequest(body, version === undefined ? { extraFields } : { extraFields, version });
       const { request, untranslatable } = toChatRequest(messages);
       const record = messages as unknown as Record<string, unknown>;
-      setMessagesOrigin(request, { body: record, untranslatable, version, betas, extraFields: Object.keys(record).filter((k) => extraFields.has(k)) });
+      setMessagesOrigin(request, { body: record, untranslatable, version, betas, extraFields: passthroughFields(record) });
       return request;
     },
     answer(completion, alias) {
@@ -54,10 +56,16 @@ export function createMessagesEndpoint(options: MessagesEndpointOptions): Endpoi
       raw['model'] = alias;
       return raw;
     },
-    stream: (upstream, call, _request, alias) => pumpMessageStream(upstream, { alias, inputTokens: call.reservation?.promptTokens ?? 0 }, call),
+    stream: (upstream, call, request, alias) => pumpMessageStream(upstream, { alias, inputTokens: inputTokensOf(request) }, call),
     renderError: renderAnthropicError,
     shutdownFrame: messageErrorEvent('overloaded_error', SHUTDOWN_STREAM_MESSAGE),
   };
+}
+
+/** message_start's input tokens for a translated stream (its upstream reports usage only at the end): the gateway's estimate, as count_tokens gives it. */
+function inputTokensOf(request: ChatRequest): number {
+  const origin = messagesOrigin(request);
+  return origin === undefined ? 0 : estimateMessageTokens(origin.body);
 }
 
 /** The client's anthropic-version: a date, as Anthropic's versions are; absent: the provider's own. */

@@ -9,6 +9,7 @@
 import type { GatewayConfig, Price } from '../config/config.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { readRequestJson } from '../http/json-body.ts';
+import type { LogFields } from '../log/logger.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
@@ -18,7 +19,7 @@ import type { AliasTargets } from '../routing/alias-targets.ts';
 import type { TargetRefusal } from '../routing/target-refusals.ts';
 import { describeTargets, openChatTrace } from '../telemetry/chat-trace.ts';
 import { createContextOnlyTracer, type Tracer } from '../telemetry/tracer.ts';
-import { AttemptOutcome, describeAttempt, dispatchCompletion, dispatchStream } from '../upstream/dispatcher.ts';
+import { AttemptOutcome, describeAttempt, dispatchCompletion, dispatchStream, type UpstreamTarget } from '../upstream/dispatcher.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { Call, type CallDeps } from './call.ts';
 import type { Endpoint } from './endpoint.ts';
@@ -103,6 +104,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
       if (stream) {
         const { stream: upstream, target } = await dispatchStream(plan.targets, call);
         call.answeredBy = target.id;
+        noteProvider(ctx.log, target);
         metrics?.streamStarted();
         try {
           if (await endpoint.stream(upstream, call, request, route.alias)) call.phase = CallPhase.Answered;
@@ -113,6 +115,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
       } else {
         const { completion, target } = await dispatchCompletion(plan.targets, call);
         call.answeredBy = target.id;
+        noteProvider(ctx.log, target);
         call.phase = CallPhase.Answered;
         if (completion.usage !== undefined) call.noteUsage(completion.usage);
         call.trace.responseModel(completion.model);
@@ -134,6 +137,12 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
       if (metrics !== undefined && call.answeredBy !== null) metrics.upstreamDone(call.answeredBy, upstreamMs / 1000);
     }
   };
+}
+
+/** What the answering target's provider says about the request (an Anthropic upstream: the anthropic-beta values it did not pass). */
+function noteProvider(log: LogFields, target: UpstreamTarget): void {
+  const notes = target.provider.requestNotes?.(target.request);
+  if (notes !== undefined) log['betasDropped'] = notes;
 }
 
 /** The client's 400 names targets by position and provider type; the operator's line names each one. */

@@ -19,7 +19,9 @@ import type { Scheduler } from '../time/scheduler.ts';
 import type { KeyAuthenticator } from './auth.ts';
 import { createChatCompletionsEndpoint } from './chat-endpoint.ts';
 import { createFieldPolicy } from '../chat/request-fields.ts';
+import { createCountTokensHandler } from './count-tokens.ts';
 import { createMessagesEndpoint } from './messages-endpoint.ts';
+import { messagesPassthroughFields } from '../config/anthropic-passthrough-config.ts';
 import { createEndpointHandler } from './pipeline.ts';
 import { createModelsHandler } from './models.ts';
 
@@ -29,6 +31,8 @@ export interface ServingState {
   readonly chat: RouteHandler;
   /** POST /v1/messages: Anthropic's Messages door on the same pipeline. */
   readonly messages: RouteHandler;
+  /** POST /v1/messages/count_tokens. */
+  readonly countTokens: RouteHandler;
   readonly models: RouteHandler;
 }
 
@@ -73,12 +77,14 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
   }
   const targets = createAliasTargets(config, bindings, deps.scheduler.now);
   const policy = createFieldPolicy(config);
+  const extraFields = messagesPassthroughFields(config);
   const pipeline = { config, targets, ...deps, maxChargeMultiple: config.limits.maxChargeMultiple };
   return {
     config,
     targets,
     chat: createEndpointHandler(createChatCompletionsEndpoint(policy), pipeline),
-    messages: createEndpointHandler(createMessagesEndpoint({ extraFields: new Set<string>() }), pipeline),
+    messages: createEndpointHandler(createMessagesEndpoint({ extraFields }), pipeline),
+    countTokens: createCountTokensHandler({ config, keys: deps.keys, targets, limiter: deps.limiter, permits: deps.permits, scheduler: deps.scheduler, logger: deps.logger, extraFields }),
     models: createModelsHandler(config, policy, deps.keys, loadedAt, deps.scheduler.now),
   };
 }

@@ -94,7 +94,7 @@ test('anthropicBetas: each mistake named with its own message', () => {
 
 test('other provider types: both settings refused, saying where they apply, and left out of the allowed list', () => {
   const where = (type: string): string =>
-    `applies to "type": "anthropic" providers only (a ${type} provider receives the gateway's translation of a Messages request, never the client's body or headers): remove it`;
+    `applies to "type": "anthropic" providers only (an "${type}" provider receives the gateway's translation of a Messages request, never the client's body or headers): remove it`;
   assert.deepEqual(parse({ type: 'openai', baseUrl: 'http://h/v1', messagesPassthrough: ['speed'], anthropicBetas: ['*'], bogus: 1 }).issues, [
     { code: 'conflict', path: 'providers.p.messagesPassthrough', message: where('openai') },
     { code: 'conflict', path: 'providers.p.anthropicBetas', message: where('openai') },
