@@ -4,8 +4,8 @@
 // that path, and once the tool's result comes back the answer quotes it
 // (quoteAnswer); without `readPath` every answer is PLAIN_ANSWER.
 // - startScriptedAnthropic: POST /v1/messages (streamed or not, `?beta=true`
-//   allowed) and /v1/messages/count_tokens, `x-api-key` and
-//   `anthropic-version` required; every request held to
+//   allowed) and /v1/messages/count_tokens, the key (`x-api-key` or Bearer)
+//   and `anthropic-version` required; every request held to
 //   ./anthropic-messages-constraints.ts; optionally a thinking block with a
 //   signature opens each answer, and a signature that comes back altered is
 //   refused as Anthropic refuses it.
@@ -109,8 +109,11 @@ export async function startScriptedAnthropic(options: ScriptedOptions = {}): Pro
     const count = url.pathname === '/v1/messages/count_tokens';
     if (received.method !== 'POST' || (url.pathname !== '/v1/messages' && !count)) return refuse(res, n, 404, 'not_found_error', `${received.method} ${received.url}: no such endpoint`);
     if (url.search !== '' && url.search !== '?beta=true') return refuse(res, n, 400, 'invalid_request_error', `unexpected query ${url.search}`);
-    if (received.headers['x-api-key'] !== key) return refuse(res, n, 401, 'authentication_error', 'invalid x-api-key');
-    if (received.headers['authorization'] !== undefined) state.violations.push('an Authorization header beside x-api-key');
+    // Anthropic takes the key as x-api-key, and as a Bearer token (the SDK's own choice since 1.x).
+    const apiKey = received.headers['x-api-key'];
+    const bearer = received.headers['authorization'];
+    if (apiKey !== undefined && bearer !== undefined) state.violations.push('the key sent twice: x-api-key and Authorization');
+    if (apiKey !== key && bearer !== `Bearer ${key}`) return refuse(res, n, 401, 'authentication_error', 'invalid x-api-key');
     if (typeof received.headers['anthropic-version'] !== 'string') return refuse(res, n, 400, 'invalid_request_error', 'anthropic-version: header is required');
     if (!/^application\/json\b/.test(received.headers['content-type'] ?? '')) return refuse(res, n, 400, 'invalid_request_error', 'content-type must be application/json');
     const failure = state.failures.shift();
