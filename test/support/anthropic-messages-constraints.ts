@@ -12,7 +12,10 @@
 //   in `thinking` block"), redacted_thinking keeps its data;
 // - `context_management` (context editing, beta header
 //   context-management-2025-06-27), `output_config.effort` (low, medium, high,
-//   max), `service_tier` (auto, standard_only);
+//   max), `service_tier` (auto, standard_only), and the top-level fields of
+//   the pinned SDK's MessageCreateParams (`cache_control`, `speed`,
+//   `container`, `diagnostics`, `inference_geo`, `user_profile_id`,
+//   `workspace_id`), checked for their type;
 // - tools with `defer_loading` (tool search, beta header
 //   advanced-tool-use-2025-11-20), `eager_input_streaming`, `strict`;
 // - `"role": "system"` messages after the first turn (string or text blocks),
@@ -49,7 +52,9 @@ export const DOCUMENTED_BETAS: readonly string[] = [
 const THINKING_MIN_BUDGET = 1024;
 const EFFORTS = ['low', 'medium', 'high', 'max'];
 /** Fields of POST /v1/messages the core checker does not know. */
-const NEWER_FIELDS = ['thinking', 'context_management', 'service_tier'];
+const NEWER_FIELDS = ['thinking', 'context_management', 'service_tier', 'cache_control', 'container', 'diagnostics', 'inference_geo', 'speed', 'user_profile_id', 'workspace_id'];
+/** Top-level string fields of today's API (the SDK's MessageCreateParams), checked for type only. */
+const STRING_FIELDS = ['inference_geo', 'user_profile_id', 'workspace_id'];
 const COUNT_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'context_management', 'output_config']);
 
 export interface MessagesCheckOptions {
@@ -203,6 +208,11 @@ export function messagesRequestViolation(body: unknown, options: MessagesCheckOp
     checkContextManagement(body['context_management'], betas);
     const serviceTier = body['service_tier'];
     if (serviceTier !== undefined && serviceTier !== 'auto' && serviceTier !== 'standard_only') fail("service_tier: Input should be 'auto' or 'standard_only'");
+    for (const key of STRING_FIELDS) if (body[key] !== undefined && body[key] !== null && typeof body[key] !== 'string') fail(`${key}: Input should be a valid string`);
+    const speed = body['speed'];
+    if (speed !== undefined && speed !== null && speed !== 'standard' && speed !== 'fast') fail("speed: Input should be 'standard' or 'fast'");
+    const cacheControl = body['cache_control'];
+    if (cacheControl !== undefined && cacheControl !== null && !(isObject(cacheControl) && cacheControl['type'] === 'ephemeral')) fail("cache_control.type: Input should be 'ephemeral'");
     const output = body['output_config'];
     if (isObject(output) && output['effort'] !== undefined && !EFFORTS.includes(output['effort'] as string)) fail(`output_config.effort: Input should be ${EFFORTS.map((e) => `'${e}'`).join(', ')}`);
     const core: Json = { ...body };

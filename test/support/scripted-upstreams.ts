@@ -51,7 +51,7 @@ export interface ScriptedOptions {
   readPath?: string;
   /** The key the caller must send; default SCRIPTED_UPSTREAM_KEY. */
   key?: string;
-  /** Anthropic: open every answer with a signed thinking block. */
+  /** Anthropic: open every answer to a request with thinking on with a signed thinking block. */
   thinking?: boolean;
   /** Anthropic: the `anthropic-beta` values accepted; default every documented one. */
   betas?: readonly string[];
@@ -71,13 +71,15 @@ export interface ScriptedUpstream {
   readonly toolResults: string[];
   /** Answered, in order, before the script resumes (an upstream error for the error tests). */
   readonly failures: ScriptedFailure[];
+  /** What the next answers do: readPath and thinking may change between tests. */
+  readonly script: { readPath?: string; thinking?: boolean };
   close(): Promise<void>;
 }
 
 type Json = Record<string, any>;
 
-function scripted(fake: FakeUpstream, state: Omit<ScriptedUpstream, 'baseUrl' | 'origin' | 'received' | 'close'>): ScriptedUpstream {
-  return { ...state, baseUrl: fake.baseUrl, origin: fake.baseUrl.slice(0, -'/v1'.length), received: fake.received, close: () => fake.close() };
+function scripted(fake: FakeUpstream, state: Omit<ScriptedUpstream, 'baseUrl' | 'origin' | 'received' | 'close' | 'script'>, script: ScriptedUpstream['script']): ScriptedUpstream {
+  return { ...state, script, baseUrl: fake.baseUrl, origin: fake.baseUrl.slice(0, -'/v1'.length), received: fake.received, close: () => fake.close() };
 }
 
 function parse(text: string): unknown {
@@ -97,6 +99,9 @@ function resultText(content: unknown): string {
 export async function startScriptedAnthropic(options: ScriptedOptions = {}): Promise<ScriptedUpstream> {
   const key = options.key ?? SCRIPTED_UPSTREAM_KEY;
   const state = { violations: [] as string[], answered: [] as string[], toolResults: [] as string[], failures: [] as ScriptedFailure[] };
+  const script: ScriptedUpstream['script'] = {};
+  if (options.readPath !== undefined) script.readPath = options.readPath;
+  if (options.thinking !== undefined) script.thinking = options.thinking;
   const signatures = new Map<string, string>();
   const issuedTools = new Set<string>();
   const refuse = (res: ServerResponse, n: number, status: number, type: string, message: string): void => {
@@ -137,7 +142,8 @@ export async function startScriptedAnthropic(options: ScriptedOptions = {}): Pro
     const messages = (body as Json)['messages'] as Json[];
     const results = messages.flatMap((m) => (Array.isArray(m['content']) ? (m['content'] as Json[]).filter((b) => b?.['type'] === 'tool_result') : []));
     const content: AnswerBlock[] = [];
-    if (options.thinking === true) {
+    const thinkingOn = ['enabled', 'adaptive'].includes((body as Json)['thinking']?.['type']);
+    if (script.thinking === true && thinkingOn) {
       const signature = `sig_fake${n}_${Buffer.from(THINKING_TEXT).toString('base64url')}`;
       signatures.set(signature, THINKING_TEXT);
       content.push({ type: 'thinking', thinking: THINKING_TEXT, signature });
@@ -150,20 +156,20 @@ export async function startScriptedAnthropic(options: ScriptedOptions = {}): Pro
       const text = resultText(last['content']);
       state.toolResults.push(text);
       content.push({ type: 'text', text: quoteAnswer(text) });
-    } else if (options.readPath !== undefined && offered) {
+    } else if (script.readPath !== undefined && offered) {
       const id = `toolu_fake${n}`;
       issuedTools.add(id);
-      content.push({ type: 'tool_use', id, name: READ_TOOL, input: { file_path: options.readPath } });
+      content.push({ type: 'tool_use', id, name: READ_TOOL, input: { file_path: script.readPath } });
       stop = 'tool_use';
     } else {
-      if (options.readPath !== undefined) state.violations.push(`request ${n}: the ${READ_TOOL} tool was not offered`);
+      if (script.readPath !== undefined) state.violations.push(`request ${n}: the ${READ_TOOL} tool was not offered`);
       content.push({ type: 'text', text: PLAIN_ANSWER });
     }
     state.answered.push(stop === 'tool_use' ? 'tool_use' : 'text');
     const answer = { id: `msg_fake${n}`, model: String((body as Json)['model']), content, stop_reason: stop, usage: { input_tokens: inputTokens, output_tokens: SCRIPTED_OUTPUT_TOKENS } };
     writeAnthropicAnswer(res, answer, (body as Json)['stream'] === true, `req_fake${n}`);
   });
-  return scripted(fake, state);
+  return scripted(fake, state, script);
 }
 
 function openAIError(res: ServerResponse, status: number, type: string, message: string, code: string | null, headers: Record<string, string> = {}): void {
@@ -183,6 +189,9 @@ function split(text: string, count: number): string[] {
 export async function startScriptedOpenAI(options: ScriptedOptions = {}): Promise<ScriptedUpstream> {
   const key = options.key ?? SCRIPTED_UPSTREAM_KEY;
   const state = { violations: [] as string[], answered: [] as string[], toolResults: [] as string[], failures: [] as ScriptedFailure[] };
+  const script: ScriptedUpstream['script'] = {};
+  if (options.readPath !== undefined) script.readPath = options.readPath;
+  if (options.thinking !== undefined) script.thinking = options.thinking;
   const issuedCalls = new Set<string>();
   const fake = await startFakeUpstream((_req, res, received) => {
     const n = received.n;
@@ -217,11 +226,11 @@ export async function startScriptedOpenAI(options: ScriptedOptions = {}): Promis
       const read = resultText(last['content']);
       state.toolResults.push(read);
       text = quoteAnswer(read);
-    } else if (options.readPath !== undefined && offered) {
-      call = { id: `call_fake${n}`, arguments: JSON.stringify({ file_path: options.readPath }) };
+    } else if (script.readPath !== undefined && offered) {
+      call = { id: `call_fake${n}`, arguments: JSON.stringify({ file_path: script.readPath }) };
       issuedCalls.add(call.id);
     } else {
-      if (options.readPath !== undefined) state.violations.push(`request ${n}: the ${READ_TOOL} tool was not offered`);
+      if (script.readPath !== undefined) state.violations.push(`request ${n}: the ${READ_TOOL} tool was not offered`);
       text = PLAIN_ANSWER;
     }
     state.answered.push(call === undefined ? 'text' : 'tool_use');
@@ -250,5 +259,5 @@ export async function startScriptedOpenAI(options: ScriptedOptions = {}): Promis
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.end(out.join(''));
   });
-  return scripted(fake, state);
+  return scripted(fake, state, script);
 }
