@@ -5,7 +5,9 @@
 // the gateway tests that run Claude Code through Portcullis cannot pass
 // whatever the gateway does: the client, the fake or the harness moved.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
 import { runClaudeCode } from '../support/claude-code.ts';
@@ -21,10 +23,21 @@ function project(): { dir: string; file: string } {
   return { dir, file };
 }
 
-test('claude -p against the Anthropic fake: the plain answer on stdout, one strict request to /v1/messages?beta=true', async () => {
+test('claude -p against the Anthropic fake: the plain answer on stdout, one strict request to /v1/messages?beta=true, nothing past loopback', async () => {
   const upstream = await startScriptedAnthropic();
+  // Its proxy: any request for a host other than loopback would come here.
+  const attempts: string[] = [];
+  const proxy = net.createServer((socket) => {
+    socket.once('data', (data: Buffer) => attempts.push(data.toString('latin1').split('\r\n')[0] ?? ''));
+    socket.on('error', () => undefined);
+    socket.end();
+  });
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
   try {
-    const run = await runClaudeCode({ baseUrl: upstream.origin, apiKey: SCRIPTED_UPSTREAM_KEY, prompt: 'say hi' });
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const run = await runClaudeCode({ baseUrl: upstream.origin, apiKey: SCRIPTED_UPSTREAM_KEY, prompt: 'say hi', proxyUrl });
+    assert.deepEqual(attempts, [], 'no request for a host past loopback');
     assert.deepEqual({ code: run.code, hung: run.hung, stdout: run.stdout, stderr: run.stderr }, { code: 0, hung: false, stdout: `${PLAIN_ANSWER}\n`, stderr: '' });
     assert.deepEqual(upstream.violations, []);
     assert.deepEqual(upstream.answered, ['text']);
@@ -36,6 +49,7 @@ test('claude -p against the Anthropic fake: the plain answer on stdout, one stri
     assert.equal(body['stream'], true);
     assert.equal(body['max_tokens'], 128000);
   } finally {
+    proxy.close();
     await upstream.close();
   }
 });

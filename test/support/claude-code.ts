@@ -29,6 +29,8 @@ export interface ClaudeCodeOptions {
   env?: Record<string, string>;
   /** Default 120 s: a generous bound for a loaded machine, not a measurement. */
   hangBoundMs?: number;
+  /** Where HTTP_PROXY and HTTPS_PROXY point; default a closed loopback port. A test may listen there to see any attempt to leave loopback. */
+  proxyUrl?: string;
 }
 
 export interface ClaudeCodeRun {
@@ -59,12 +61,12 @@ export function claudeCodeBinary(): string {
 }
 
 /**
- * The environment a user sets (/work/shared/CLIENTS.md),
+ * The environment a user sets to point Claude Code at a gateway,
  * nothing inherited but PATH: proxies point at a closed loopback port so any
  * attempt to reach past loopback fails instead of leaving the machine.
  */
-export function claudeCodeEnv(options: { baseUrl: string; apiKey: string; home: string; env?: Record<string, string> }): Record<string, string> {
-  const closed = 'http://127.0.0.1:9';
+export function claudeCodeEnv(options: { baseUrl: string; apiKey: string; home: string; proxyUrl?: string; env?: Record<string, string> }): Record<string, string> {
+  const closed = options.proxyUrl ?? 'http://127.0.0.1:9';
   return {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin',
     HOME: options.home,
@@ -88,6 +90,7 @@ export function runClaudeCode(options: ClaudeCodeOptions): Promise<ClaudeCodeRun
   if (options.model !== undefined) args.push('--model', options.model);
   const envOptions: Parameters<typeof claudeCodeEnv>[0] = { baseUrl: options.baseUrl, apiKey: options.apiKey, home };
   if (options.env !== undefined) envOptions.env = options.env;
+  if (options.proxyUrl !== undefined) envOptions.proxyUrl = options.proxyUrl;
   const child = spawn(claudeCodeBinary(), args, { cwd: projectDir, env: claudeCodeEnv(envOptions), stdio: ['ignore', 'pipe', 'pipe'] });
   killWithThisProcess(child);
   const out: Buffer[] = [];
