@@ -3,8 +3,8 @@
 // Anthropic upstream (the request passed through) and a strict scripted
 // OpenAI-compatible one (the request translated). Create, stream (text, a tool
 // call with input_json_delta, then the tool result), count_tokens, the output
-// cap, the key's usage and cost; every streamed answer through the strict
-// event-grammar checker; and to the Anthropic upstream, thinking with its
+// cap, the key's usage and cost, a stream cut mid-way; every streamed answer
+// through the strict event-grammar checker; and to the Anthropic upstream, thinking with its
 // signature kept across turns, and the beta allow-list.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -124,6 +124,20 @@ for (const kind of UPSTREAM_KINDS) {
         delete setup.upstream.script.readPath;
         setup.upstream.toolResults.length = 0;
       }
+    });
+
+    test('the upstream stream cut after it began: an error event ends the stream, never message_stop, and the SDK throws', async () => {
+      // Anthropic: message_start, ping, the text block's start and first delta. OpenAI: the role chunk and the first text chunk.
+      setup.upstream.script.cutStreamAfter = kind === 'anthropic' ? 4 : 2;
+      const res = await postMessages(setup.gw, { model: OPUS, max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'say hi' }] });
+      assert.equal(res.status, 200);
+      const checked = checkMessageStream(res.text);
+      assert.equal(checked.events.includes('message_stop'), false);
+      assert.equal(checked.events.at(-1), 'error');
+      assert.equal(checked.error?.type, 'api_error');
+      assert.deepEqual(setup.upstream.answered.at(-1), 'cut');
+      setup.upstream.script.cutStreamAfter = kind === 'anthropic' ? 4 : 2;
+      await assert.rejects(client.messages.stream({ model: OPUS, max_tokens: 256, messages: [{ role: 'user', content: 'say hi' }] }).finalMessage(), Anthropic.APIError);
     });
 
     test('count_tokens: never 0, system and tools counted, the source in x-portcullis-token-count', async () => {

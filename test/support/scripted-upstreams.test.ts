@@ -206,3 +206,23 @@ test('the OpenAI fake: a Read call streamed in pieces, then the tool message quo
     await upstream.close();
   }
 });
+
+test('a stream cut after N events: the first N arrive, then the connection ends, once', async () => {
+  const upstream = await startScriptedAnthropic();
+  try {
+    upstream.script.cutStreamAfter = 3;
+    const res = await fetch(`${upstream.baseUrl}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': SCRIPTED_UPSTREAM_KEY, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'm', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    await assert.rejects(res.text());
+    assert.equal(upstream.script.cutStreamAfter, undefined);
+    const client = new Anthropic({ apiKey: SCRIPTED_UPSTREAM_KEY, baseURL: upstream.origin, maxRetries: 0 });
+    const whole = await client.messages.stream({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
+    assert.deepEqual(whole.content, [{ type: 'text', text: PLAIN_ANSWER }]);
+    assert.deepEqual(upstream.answered, ['cut', 'text']);
+  } finally {
+    await upstream.close();
+  }
+});

@@ -15,7 +15,7 @@
 // A request that breaks a constraint is answered 400 in the provider's shape
 // and its reason kept in `violations`, for the test to assert empty.
 import type { ServerResponse } from 'node:http';
-import { writeAnthropicAnswer, writeAnthropicError, type AnswerBlock } from './anthropic-answers.ts';
+import { anthropicEvents, writeAnthropicAnswer, writeAnthropicError, type AnswerBlock } from './anthropic-answers.ts';
 import { messagesRequestViolation } from './anthropic-messages-constraints.ts';
 import { startFakeUpstream, type FakeUpstream, type ReceivedRequest } from './fake-upstream.ts';
 import { chatRequestViolation } from './openai-chat-constraints.ts';
@@ -65,14 +65,19 @@ export interface ScriptedUpstream {
   readonly received: ReceivedRequest[];
   /** Why each refused request was refused. */
   readonly violations: string[];
-  /** What each answered request got, in order: 'tool_use', 'text', 'count', 'failure'. */
+  /** What each answered request got, in order: 'tool_use', 'text', 'count', 'failure', 'cut'. */
   readonly answered: string[];
   /** The tool results that came back, as text. */
   readonly toolResults: string[];
   /** Answered, in order, before the script resumes (an upstream error for the error tests). */
   readonly failures: ScriptedFailure[];
   /** What the next answers do: readPath and thinking may change between tests. */
-  readonly script: { readPath?: string; thinking?: boolean };
+  readonly script: {
+    readPath?: string;
+    thinking?: boolean;
+    /** A stream's connection is cut after this many events (Anthropic) or chunks (OpenAI), once; a mid-stream failure. */
+    cutStreamAfter?: number;
+  };
   close(): Promise<void>;
 }
 
@@ -167,6 +172,14 @@ export async function startScriptedAnthropic(options: ScriptedOptions = {}): Pro
     }
     state.answered.push(stop === 'tool_use' ? 'tool_use' : 'text');
     const answer = { id: `msg_fake${n}`, model: String((body as Json)['model']), content, stop_reason: stop, usage: { input_tokens: inputTokens, output_tokens: SCRIPTED_OUTPUT_TOKENS } };
+    const cut = script.cutStreamAfter;
+    if (cut !== undefined && (body as Json)['stream'] === true) {
+      delete script.cutStreamAfter;
+      state.answered.splice(-1, 1, 'cut');
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': `req_fake${n}` });
+      res.write(anthropicEvents(answer).slice(0, cut).map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join(''), () => res.destroy());
+      return;
+    }
     writeAnthropicAnswer(res, answer, (body as Json)['stream'] === true, `req_fake${n}`);
   });
   return scripted(fake, state, script);
@@ -257,6 +270,13 @@ export async function startScriptedOpenAI(options: ScriptedOptions = {}): Promis
     if (request['stream_options']?.['include_usage'] === true) out.push(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
     out.push('data: [DONE]\n\n');
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const cut = script.cutStreamAfter;
+    if (cut !== undefined) {
+      delete script.cutStreamAfter;
+      state.answered.splice(-1, 1, 'cut');
+      res.write(out.slice(0, cut).join(''), () => res.destroy());
+      return;
+    }
     res.end(out.join(''));
   });
   return scripted(fake, state, script);
