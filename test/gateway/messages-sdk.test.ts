@@ -12,7 +12,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { usageCostNanos } from '../../src/limits/cost.ts';
 import { checkMessageStream } from '../support/anthropic-message-stream-checker.ts';
 import { PLAIN_ANSWER, quoteAnswer, SCRIPTED_OUTPUT_TOKENS, scriptedTokenCount, THINKING_TEXT } from '../support/scripted-upstreams.ts';
-import { accessLine, OPUS, OUTPUT_CAP, postMessages, PRICE, startMessagesGateway, UPSTREAM_KINDS, UPSTREAM_MODEL, type MessagesSetup } from './messages-fixtures.ts';
+import { accessLine, CLAUDE_CODE_ALIASES, OPUS, OUTPUT_CAP, postMessages, PRICE, startMessagesGateway, UPSTREAM_KINDS, UPSTREAM_MODEL, type MessagesSetup } from './messages-fixtures.ts';
 
 const READ_TOOL = { name: 'Read', description: 'Reads a file of the project.', input_schema: { type: 'object' as const, properties: { file_path: { type: 'string' } }, required: ['file_path'] } };
 const NOTES = '/srv/project/notes.txt';
@@ -227,4 +227,21 @@ describe('@anthropic-ai/sdk through the gateway to an Anthropic upstream: what i
     const line = await accessLine(setup.gw, 'beta-1');
     assert.ok(JSON.stringify(line).includes('made-up-beta-2099-01-01'), 'the access line names the dropped beta');
   });
+});
+
+test('models.list: the aliases in Anthropic\'s list shape, the key as the SDK sends it', async () => {
+  const setup = await startMessagesGateway('anthropic');
+  try {
+    const client = new Anthropic({ apiKey: setup.gw.key, baseURL: setup.gw.baseUrl, maxRetries: 0 });
+    const models: Anthropic.ModelInfo[] = [];
+    for await (const model of client.models.list()) models.push(model);
+    assert.deepEqual(models.map((m) => m.id).sort(), [...CLAUDE_CODE_ALIASES].sort());
+    for (const model of models) {
+      assert.equal(model.type, 'model');
+      assert.equal(model.display_name, model.id);
+      assert.match(model.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    }
+  } finally {
+    await setup.close();
+  }
 });
