@@ -235,7 +235,7 @@ test('models.list: the aliases in Anthropic\'s list shape, the key as the SDK se
     const client = new Anthropic({ apiKey: setup.gw.key, baseURL: setup.gw.baseUrl, maxRetries: 0 });
     const models: Anthropic.ModelInfo[] = [];
     for await (const model of client.models.list()) models.push(model);
-    assert.deepEqual(models.map((m) => m.id).sort(), [...CLAUDE_CODE_ALIASES].sort());
+    assert.deepEqual(models.map((m) => m.id).sort(), [...CLAUDE_CODE_ALIASES, 'service-auto'].sort());
     for (const model of models) {
       assert.equal(model.type, 'model');
       assert.equal(model.display_name, model.id);
