@@ -9,8 +9,11 @@ import assert from 'node:assert/strict';
 import { createEventStreamParser } from '../../src/sse/event-stream-parser.ts';
 
 export interface StreamedBlock {
-  type: 'text' | 'tool_use';
+  type: 'text' | 'tool_use' | 'thinking';
   text?: string;
+  /** thinking: the thinking_delta pieces joined, and the signature_delta. */
+  thinking?: string;
+  signature?: string;
   id?: string;
   name?: string;
   /** tool_use: the input_json_delta pieces joined, then parsed. */
@@ -85,6 +88,9 @@ export function checkMessageStream(text: string): CheckedMessageStream {
         if (block.type === 'text') {
           assert.deepEqual(block, { type: 'text', text: '' }, `${where}: text block starts empty`);
           message.content.push({ type: 'text', text: '' });
+        } else if (block.type === 'thinking') {
+          assert.deepEqual(block, { type: 'thinking', thinking: '', signature: '' }, `${where}: thinking block starts empty`);
+          message.content.push({ type: 'thinking', thinking: '', signature: '' });
         } else {
           assert.equal(block.type, 'tool_use', `${where}: block type`);
           assert.ok(typeof block.id === 'string' && block.id !== '', `${where}: tool_use id`);
@@ -103,6 +109,17 @@ export function checkMessageStream(text: string): CheckedMessageStream {
           assert.equal(delta.type, 'text_delta', `${where}: text blocks take text_delta`);
           assert.equal(typeof delta.text, 'string');
           block.text += delta.text;
+        } else if (block.type === 'thinking') {
+          if (delta.type === 'thinking_delta') {
+            assert.equal(block.signature, '', `${where}: thinking after the signature`);
+            assert.equal(typeof delta.thinking, 'string');
+            block.thinking += delta.thinking;
+          } else {
+            assert.equal(delta.type, 'signature_delta', `${where}: thinking blocks take thinking_delta and signature_delta`);
+            assert.ok(typeof delta.signature === 'string' && delta.signature !== '', `${where}: signature`);
+            assert.equal(block.signature, '', `${where}: one signature_delta`);
+            block.signature = delta.signature;
+          }
         } else {
           assert.equal(delta.type, 'input_json_delta', `${where}: tool_use blocks take input_json_delta`);
           assert.equal(typeof delta.partial_json, 'string');
@@ -113,6 +130,8 @@ export function checkMessageStream(text: string): CheckedMessageStream {
       case 'content_block_stop': {
         assert.ok(open !== undefined && body['index'] === open.index, `${where}: stops the open block`);
         const block = message.content[open.index] as StreamedBlock;
+        // Without its signature a thinking block is refused when the client sends it back.
+        if (block.type === 'thinking') assert.notEqual(block.signature, '', `${where}: thinking block without its signature`);
         if (block.type === 'tool_use') {
           // An input that never arrived would leave the SDK's `input: {}`: the
           // empty-input failure that sends agents into a loop.
