@@ -105,6 +105,7 @@ export class MessagesPassthrough {
     for (const key of Object.keys(origin.body)) {
       if (key === 'model') body[key] = request.model;
       else if (key === 'max_tokens') body[key] = maxTokens;
+      else if (key === 'thinking') body[key] = thinkingWithin(origin.body[key], maxTokens);
       else if (key === 'stream') {
         if (stream) body[key] = true;
       } else body[key] = origin.body[key];
@@ -131,6 +132,29 @@ export class MessagesPassthrough {
     }
     return plan;
   }
+}
+
+/** Anthropic's least thinking budget. */
+const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * `thinking` with a budget below `max_tokens`, as Anthropic requires: an alias
+ * cap that lowered max_tokens (Claude Code asks 32000 with a budget of 31999
+ * for its older models) lowers the budget with it, to max_tokens - 1. A cap
+ * that leaves no room for the least budget is the client's 400, naming both.
+ */
+function thinkingWithin(thinking: unknown, maxTokens: number | undefined): unknown {
+  if (maxTokens === undefined || typeof thinking !== 'object' || thinking === null) return thinking;
+  const budget = (thinking as { budget_tokens?: unknown }).budget_tokens;
+  if ((thinking as { type?: unknown }).type !== 'enabled' || typeof budget !== 'number' || budget < maxTokens) return thinking;
+  if (maxTokens - 1 < MIN_THINKING_BUDGET) {
+    throw new InvalidRequestError(
+      `thinking.budget_tokens must be below max_tokens, and this model alias caps max_tokens at ${maxTokens}, which leaves no room for Anthropic's least budget of ${MIN_THINKING_BUDGET}. Turn thinking off, or ask the gateway's operator to raise the alias's maxOutputTokens.`,
+      'thinking.budget_tokens',
+      'invalid_value',
+    );
+  }
+  return { ...thinking, budget_tokens: maxTokens - 1 };
 }
 
 /** anthropic-version: the client's when it sent one (refusal() checked it);

@@ -6,13 +6,12 @@
 // wording). The known betas are those @anthropic-ai/sdk 1.14 names
 // (AnthropicBeta) and those Claude Code 2.1.328 sends.
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { DOCUMENTED_BETAS } from '../support/anthropic-messages-constraints.ts';
 import { anthropicInvalidRequest } from './anthropic-constraints.ts';
 
 export const KNOWN_BETAS: ReadonlySet<string> = new Set([
-  // Claude Code 2.1.328 (/work/shared/CLIENTS.md).
-  'claude-code-20250219',
-  'advanced-tool-use-2025-11-20',
-  'fine-grained-tool-streaming-2025-05-14',
+  // Documented, and sent by the pinned clients (Claude Code 2.1.328 sends all of its list).
+  ...DOCUMENTED_BETAS,
   // @anthropic-ai/sdk 1.14, resources/beta/beta.d.ts (those of the Messages API).
   'code-execution-2025-05-22',
   'compact-2026-01-12',
