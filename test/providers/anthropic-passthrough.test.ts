@@ -73,6 +73,42 @@ describe('the body an Anthropic upstream receives', () => {
   });
 });
 
+describe('thinking within the clamped max_tokens', () => {
+  const enabled = (budget: number) => ({ ...CLAUDE_CODE_BODY, thinking: { type: 'enabled', budget_tokens: budget } });
+
+  test('a budget at or above the clamped max_tokens is lowered to max_tokens - 1; one below it goes as sent', async () => {
+    answerWith(RICH_ANSWER);
+    await provider().complete(originCall(origin({ body: enabled(31999) }), { max_tokens: 8192, stream: false }));
+    assert.deepEqual(JSON.parse(upstream.received[0]?.text ?? '')['thinking'], { type: 'enabled', budget_tokens: 8191 });
+    await provider().complete(originCall(origin({ body: enabled(4000) }), { max_tokens: 8192, stream: false }));
+    assert.deepEqual(JSON.parse(upstream.received[1]?.text ?? '')['thinking'], { type: 'enabled', budget_tokens: 4000 });
+  });
+
+  test('adaptive and disabled thinking go as sent', async () => {
+    answerWith(RICH_ANSWER);
+    await provider().complete(originCall(origin({ body: { ...CLAUDE_CODE_BODY, thinking: { type: 'adaptive', display: 'omitted' } } }), { max_tokens: 100, stream: false }));
+    assert.deepEqual(JSON.parse(upstream.received[0]?.text ?? '')['thinking'], { type: 'adaptive', display: 'omitted' });
+  });
+
+  test("a cap that leaves no room for Anthropic's least budget: the client's 400 naming both, nothing sent", async () => {
+    answerWith(RICH_ANSWER);
+    const error = await failure(provider().complete(originCall(origin({ body: enabled(2000) }), { max_tokens: 1024, stream: false })));
+    assert.deepEqual(rendered(error), {
+      status: 400,
+      headers: {},
+      body: {
+        error: {
+          message: "thinking.budget_tokens must be below max_tokens, and this model alias caps max_tokens at 1024, which leaves no room for Anthropic's least budget of 1024. Turn thinking off, or ask the gateway's operator to raise the alias's maxOutputTokens.",
+          type: 'invalid_request_error',
+          param: 'thinking.budget_tokens',
+          code: 'invalid_value',
+        },
+      },
+    });
+    assert.equal(upstream.received.length, 0);
+  });
+});
+
 describe('the headers an Anthropic upstream receives', () => {
   test("the client's anthropic-version; the operator's betas, then the client's allowed ones; the rest named in the notes", async () => {
     streamWith(eventStreamText(RICH_EVENTS));
