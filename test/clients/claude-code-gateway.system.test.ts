@@ -18,6 +18,9 @@ import { HAIKU_4, HAIKU_5, messagesLines, OPUS, OUTPUT_CAP, startMessagesGateway
 
 const NOTE = 'The drawbridge is up.';
 
+/** Nine runs of Claude Code (a few seconds each when idle) on a loaded machine: a hang bound, not a measurement. */
+export const fileTimeoutMs = 300_000;
+
 for (const kind of UPSTREAM_KINDS) {
   describe(`Claude Code through the gateway to an ${kind} upstream`, () => {
     let setup: MessagesSetup;
