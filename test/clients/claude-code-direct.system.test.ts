@@ -16,6 +16,9 @@ import { tempDir } from '../support/temp-dir.ts';
 
 const NOTE = 'The drawbridge is up.';
 
+/** Three runs of Claude Code (a few seconds each when idle) on a loaded machine: a hang bound, not a measurement. */
+export const fileTimeoutMs = 180_000;
+
 function project(): { dir: string; file: string } {
   const dir = tempDir('claude-direct');
   const file = path.join(dir, 'notes.txt');

@@ -5,18 +5,21 @@
 // claude-haiku-5-5, claude-haiku-4-5) are aliases of a strict scripted
 // upstream of each kind: Anthropic (the request passed through) and
 // OpenAI-compatible (translated). A plain answer and a Read round trip for
-// each; the request clamped to the alias's output cap, usage and cost on the
-// key's access line.
+// each, and thinking to the Anthropic upstream; the request clamped to the
+// alias's output cap, usage and cost on the key's access line.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runClaudeCode } from '../support/claude-code.ts';
-import { PLAIN_ANSWER, quoteAnswer, SCRIPTED_OUTPUT_TOKENS, scriptedTokenCount } from '../support/scripted-upstreams.ts';
+import { PLAIN_ANSWER, quoteAnswer, SCRIPTED_OUTPUT_TOKENS, scriptedTokenCount, THINKING_TEXT } from '../support/scripted-upstreams.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { HAIKU_4, HAIKU_5, messagesLines, OPUS, OUTPUT_CAP, startMessagesGateway, UPSTREAM_KINDS, UPSTREAM_MODEL, type MessagesSetup } from '../gateway/messages-fixtures.ts';
 
 const NOTE = 'The drawbridge is up.';
+
+/** Nine runs of Claude Code (a few seconds each when idle) on a loaded machine: a hang bound, not a measurement. */
+export const fileTimeoutMs = 300_000;
 
 for (const kind of UPSTREAM_KINDS) {
   describe(`Claude Code through the gateway to an ${kind} upstream`, () => {
@@ -64,6 +67,29 @@ for (const kind of UPSTREAM_KINDS) {
         delete setup.upstream.script.readPath;
       }
     });
+
+    if (kind === 'anthropic') {
+      test('claude -p with thinking and a Read round trip: the signed thinking block goes back upstream unaltered', async () => {
+        const project = tempDir('claude-gw-thinking');
+        const file = path.join(project, 'notes.txt');
+        writeFileSync(file, NOTE);
+        Object.assign(setup.upstream.script, { readPath: file, thinking: true });
+        const receivedBefore = setup.upstream.received.length;
+        try {
+          const run = await runClaudeCode({ baseUrl: setup.gw.baseUrl, apiKey: setup.gw.key, prompt: 'What does notes.txt say?', projectDir: project });
+          assert.deepEqual(setup.upstream.violations, []);
+          assert.deepEqual({ code: run.code, stdout: run.stdout }, { code: 0, stdout: `${quoteAnswer(`1\t${NOTE}`)}\n` });
+          const [first, second] = setup.upstream.received.slice(receivedBefore);
+          const n = first!.n;
+          const history = (JSON.parse(second!.text) as { messages: Array<{ role: string; content: unknown }> }).messages;
+          const assistant = history.find((m) => m.role === 'assistant')?.content as Array<Record<string, unknown>>;
+          assert.deepEqual(assistant[0], { type: 'thinking', thinking: THINKING_TEXT, signature: `sig_fake${n}_${Buffer.from(THINKING_TEXT).toString('base64url')}` });
+        } finally {
+          delete setup.upstream.script.readPath;
+          delete setup.upstream.script.thinking;
+        }
+      });
+    }
 
     for (const alias of [HAIKU_5, HAIKU_4]) {
       test(`claude -p --model ${alias}: its alias serves it`, async () => {
