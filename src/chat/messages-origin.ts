@@ -73,6 +73,15 @@ export function rawEvent(chunk: ChatCompletionChunk): RawEvent | undefined {
   return (chunk as RawEventChunk)[RAW_EVENT];
 }
 
+/** An Anthropic upstream's own `error` event riding on the error it ends the stream with, so a Messages client reads the upstream's words and type (overloaded_error, ...). */
+export function setRawErrorEvent(error: Error, event: RawEvent): void {
+  (error as Error & { [RAW_EVENT]?: RawEvent })[RAW_EVENT] = event;
+}
+
+export function rawErrorEvent(error: unknown): RawEvent | undefined {
+  return error instanceof Error ? (error as Error & { [RAW_EVENT]?: RawEvent })[RAW_EVENT] : undefined;
+}
+
 /** A carrier chunk: no choices of its own, the event and its translation inside. */
 export function rawEventChunk(event: RawEvent): ChatCompletionChunk {
   const chunk: RawEventChunk = { id: '', object: 'chat.completion.chunk', created: 0, model: '', choices: [] };

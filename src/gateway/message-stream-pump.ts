@@ -12,7 +12,7 @@
 // first event, so an upstream that fails first is answered by the error
 // boundary (in Anthropic's envelope on this door); after it a failure is an
 // `event: error` and the end.
-import { rawEvent } from '../chat/messages-origin.ts';
+import { rawErrorEvent, rawEvent } from '../chat/messages-origin.ts';
 import { ChunkRelay } from '../chat/stream-relay.ts';
 import type { ChatCompletionChunk } from '../chat/types.ts';
 import { ApiError } from '../errors/api-error.ts';
@@ -96,7 +96,14 @@ export async function pumpMessageStream(source: UpstreamStream, options: Message
     if (control.endedForShutdown() || control.clientGone()) return false;
     const known = err instanceof ApiError ? err : undefined;
     control.onStreamError(known?.code ?? 'internal_error', known === undefined ? err : undefined);
-    const event = known === undefined ? messageErrorEvent('api_error', 'The server had an error while processing your request.') : messageErrorEvent(anthropicErrorOf(known).type, anthropicMessageOf(known));
+    // An Anthropic upstream's own error event goes as it came (its type: overloaded_error, ...).
+    const upstreamEvent = rawErrorEvent(err);
+    const event =
+      upstreamEvent !== undefined
+        ? `event: error\n${frame('data: ', upstreamEvent.data)}`
+        : known === undefined
+          ? messageErrorEvent('api_error', 'The server had an error while processing your request.')
+          : messageErrorEvent(anthropicErrorOf(known).type, anthropicMessageOf(known));
     // Queued, and the response ended at once: see the chat pump on a client that stopped reading.
     sink.frames(event).catch(() => undefined);
     sink.end();

@@ -11,7 +11,7 @@
 // (`messagesPassthrough`), and anthropic-beta values outside the operator's
 // list (`anthropicBetas`), which are dropped and named in the access line.
 
-import { rawEventChunk, setRawAnswer, type MessagesOrigin } from '../chat/messages-origin.ts';
+import { setRawErrorEvent, rawEventChunk, setRawAnswer, type MessagesOrigin } from '../chat/messages-origin.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
@@ -205,8 +205,15 @@ export class PassthroughStreamDecoder implements StreamDecoder {
   push(event: EventStreamEvent, out: ChatCompletionChunk[]): void {
     // After message_stop the message is complete; the rest is not the answer's.
     if (this.#translator.done) return;
-    // An error event (or a malformed one) throws the mapped ApiError here.
-    const translated = this.#translator.push(event, []);
+    // An error event (or a malformed one) throws the mapped ApiError here; an
+    // error event rides on it as it came, for the Messages client to read.
+    let translated: ChatCompletionChunk[];
+    try {
+      translated = this.#translator.push(event, []);
+    } catch (error) {
+      if (event.event === 'error' && error instanceof Error) setRawErrorEvent(error, { event: 'error', data: event.data, translated: [] });
+      throw error;
+    }
     out.push(rawEventChunk({ event: event.event, data: event.data, translated }));
   }
 

@@ -4,7 +4,7 @@
 // from either, and failures before and after the first event.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { rawEventChunk } from '../../src/chat/messages-origin.ts';
+import { rawEventChunk, setRawErrorEvent } from '../../src/chat/messages-origin.ts';
 import type { ChatCompletionChunk, Usage } from '../../src/chat/types.ts';
 import { UpstreamError } from '../../src/errors/api-error.ts';
 import { pumpMessageStream, type FrameSink, type MessagePumpControl } from '../../src/gateway/message-stream-pump.ts';
@@ -121,4 +121,16 @@ test('an unexpected failure after the first event is the generic api_error; befo
   const early = recorder();
   await assert.rejects(pumpMessageStream(streamOfChunks(fromArray([], new UpstreamError('upstream_error', 'x'))), { alias: 'a', inputTokens: 1 }, early.control), /x/);
   assert.equal(early.recorded.text, '');
+});
+
+test("an Anthropic upstream's own error event after the first event goes as it came, its type kept", async () => {
+  const { recorded, control } = recorder();
+  const start = '{"type":"message_start","message":{"id":"msg_up","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}}';
+  const overloaded = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}';
+  const failure = new UpstreamError('upstream_error', 'Overloaded');
+  setRawErrorEvent(failure, { event: 'error', data: overloaded, translated: [] });
+  const chunks = [rawEventChunk({ event: 'message_start', data: start, translated: [] })];
+  assert.equal(await pumpMessageStream(streamOfChunks(fromArray(chunks, failure)), { alias: 'a', inputTokens: 1 }, control), false);
+  assert.deepEqual(recorded.errors, ['upstream_error']);
+  assert.equal(recorded.text.slice(recorded.text.indexOf('event: error')), `event: error\ndata: ${overloaded}\n\n`);
 });
