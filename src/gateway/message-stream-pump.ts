@@ -17,7 +17,7 @@ import { ChunkRelay } from '../chat/stream-relay.ts';
 import type { ChatCompletionChunk } from '../chat/types.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { anthropicErrorOf, anthropicMessageOf } from '../messages/message-errors.ts';
-import { createMessageStreamEncoder, messageErrorEvent } from '../messages/message-stream.ts';
+import { createMessageStreamEncoder, messageErrorEvent, type MessageStreamEncoder } from '../messages/message-stream.ts';
 import { frame, WRITTEN } from '../sse/sse-writer.ts';
 import type { UpstreamStream } from '../upstream/provider.ts';
 import type { PumpControl } from './event-stream-pump.ts';
@@ -36,15 +36,16 @@ export interface MessagePumpControl extends Omit<PumpControl, 'open'> {
 export interface MessageStreamOptions {
   /** The alias the client named: the message's `model`. */
   readonly alias: string;
-  /** The request's input tokens as the gateway estimates them, for message_start (a translated stream's usage comes at its end). */
-  readonly inputTokens: number;
+  /** The request's input tokens as the gateway estimates them, for a translated stream's message_start (its usage comes at its end); asked only for such a stream. */
+  readonly inputTokens: () => number;
 }
 
 /** Resolves true when the upstream's answer ended and message_stop went out, false when the stream was cut. */
 export async function pumpMessageStream(source: UpstreamStream, options: MessageStreamOptions, control: MessagePumpControl): Promise<boolean> {
   const relay = new ChunkRelay({ alias: options.alias, includeUsage: true });
-  control.onRelay?.(relay);
-  const encoder = createMessageStreamEncoder({ alias: options.alias, inputTokens: options.inputTokens });
+  const generated = new GeneratedCount(relay);
+  control.onRelay?.(generated);
+  let encoder: MessageStreamEncoder | undefined;
   let sink: FrameSink | undefined;
   let passedThrough = false;
   const relayed: ChatCompletionChunk[] = [];
@@ -66,10 +67,13 @@ export async function pumpMessageStream(source: UpstreamStream, options: Message
         relayed.length = 0;
         if (raw === undefined) {
           relay.pushInto(chunk, relayed);
+          encoder ??= createMessageStreamEncoder({ alias: options.alias, inputTokens: options.inputTokens() });
           for (let j = 0; j < relayed.length; j++) encoder.push(relayed[j] as ChatCompletionChunk, events);
         } else {
           passedThrough = true;
           for (let j = 0; j < raw.translated.length; j++) relay.pushInto(raw.translated[j] as ChatCompletionChunk, relayed);
+          // Thinking, signatures, citations and server-tool input say nothing in chat chunks, and are billed output all the same.
+          if (raw.translated.length === 0 && raw.event === 'content_block_delta') generated.untranslatedBytes += raw.data.length;
           events.push(`event: ${raw.event}\n${frame('data: ', raw.event === 'message_start' ? withModel(raw.data, options.alias) : raw.data)}`);
         }
       }
@@ -82,6 +86,7 @@ export async function pumpMessageStream(source: UpstreamStream, options: Message
     if (usage !== undefined) control.noteUsage?.(usage);
     events.length = 0;
     if (!passedThrough) {
+      encoder ??= createMessageStreamEncoder({ alias: options.alias, inputTokens: options.inputTokens() });
       const trailing = relay.end();
       for (let i = 0; i < trailing.length; i++) encoder.push(trailing[i] as ChatCompletionChunk, events);
       encoder.end(events);
@@ -108,6 +113,30 @@ export async function pumpMessageStream(source: UpstreamStream, options: Message
     sink.frames(event).catch(() => undefined);
     sink.end();
     return false;
+  }
+}
+
+/**
+ * What the call charges a cut stream by: the relay's usage, and what was
+ * generated: the relay's count of relayed text and tool input, plus the data
+ * of passed-through deltas that translate to no chat chunk (thinking,
+ * signatures, citations, server-tool input), each counted by its event's
+ * length (a little over its text: an upper bound, as the byte count is).
+ */
+class GeneratedCount {
+  readonly #relay: ChunkRelay;
+  untranslatedBytes = 0;
+
+  constructor(relay: ChunkRelay) {
+    this.#relay = relay;
+  }
+
+  get usage(): ChunkRelay['usage'] {
+    return this.#relay.usage;
+  }
+
+  get generatedBytes(): number {
+    return this.#relay.generatedBytes + this.untranslatedBytes;
   }
 }
 

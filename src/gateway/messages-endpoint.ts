@@ -56,7 +56,7 @@ export function createMessagesEndpoint(options: MessagesEndpointOptions): Endpoi
       raw['model'] = alias;
       return raw;
     },
-    stream: (upstream, call, request, alias) => pumpMessageStream(upstream, { alias, inputTokens: inputTokensOf(request) }, call),
+    stream: (upstream, call, request, alias) => pumpMessageStream(upstream, { alias, inputTokens: () => inputTokensOf(request) }, call),
     renderError: renderAnthropicError,
     shutdownFrame: messageErrorEvent('overloaded_error', SHUTDOWN_STREAM_MESSAGE),
   };
