@@ -17,7 +17,6 @@ import type { RouteHandler } from '../http/request-context.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { Limiter } from '../limits/limiter.ts';
 import type { Logger } from '../log/logger.ts';
-import { ANTHROPIC_REQUEST_ID_HEADER, renderAnthropicError } from '../messages/message-errors.ts';
 import { passthroughFields, validateCountTokensRequest } from '../messages/message-request-validator.ts';
 import { toChatRequest } from '../messages/message-to-chat.ts';
 import { countTokens } from '../providers/token-count.ts';
@@ -51,8 +50,6 @@ export function createCountTokensHandler(deps: CountTokensDeps): RouteHandler {
   const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
   const limits = { maxDepth: maxJsonDepth, maxStringBytes, maxMembers };
   return async (ctx) => {
-    ctx.renderError = renderAnthropicError;
-    ctx.res.setHeader(ANTHROPIC_REQUEST_ID_HEADER, ctx.requestId);
     const found = authenticateRequest(ctx.req, keys, ctx.clientAddress, 'anthropic');
     const key = found instanceof Promise ? await found : found;
     ctx.log['keyId'] = key.id;

@@ -2,11 +2,11 @@
 // POST /v1/messages) brings to the shared pipeline (./pipeline.ts): how its
 // body is checked as it arrives and turned into the request the gateway
 // routes, limits and sends, and how an answer, a stream and an error go back
-// in its own shape. Everything else (keys, routing, limits, upstream dispatch,
+// in its own shape (its error envelope is the HTTP shell's, chosen by path:
+// ./messages-endpoint.ts MESSAGES_ERROR_SHAPE). Everything else (keys, routing, limits, upstream dispatch,
 // charging, access line, trace) is the pipeline's, the same for every door.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ChatCompletion, ChatRequest } from '../chat/types.ts';
-import type { RenderedError } from '../errors/render.ts';
 import type { JsonObserver } from '../json/json-options.ts';
 import type { UpstreamStream } from '../upstream/provider.ts';
 import type { Call } from './call.ts';
@@ -24,10 +24,6 @@ export interface Endpoint {
   answer(completion: ChatCompletion, alias: string): unknown;
   /** Streams `upstream` to the client through `call`; resolves true when the answer ended cleanly. */
   stream(upstream: UpstreamStream, call: Call, request: ChatRequest, alias: string): Promise<boolean>;
-  /** A header every answer of the door carries the request id in, besides x-request-id (Anthropic's SDKs read `request-id`). */
-  readonly requestIdHeader?: string;
-  /** Errors in the door's own envelope; absent: OpenAI's. */
-  renderError?(error: unknown, requestId: string): RenderedError;
   /** The whole event that ends a started stream cut by a shutdown; absent: OpenAI's error frame. */
   readonly shutdownFrame?: string;
 }

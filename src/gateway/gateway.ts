@@ -21,6 +21,7 @@ import type { AccessLine } from '../log/access-line.ts';
 import type { Logger } from '../log/logger.ts';
 import { listAliases } from '../routing/alias-routing.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
+import { messagesErrorShapeFor } from './messages-endpoint.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
 import { createUpstreamFailureLog } from '../upstream/failure-log.ts';
@@ -139,6 +140,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     scheduler,
     name: 'api',
     trustedProxies: trustedProxies(started.listen.trustedProxies),
+    errorShapeFor: messagesErrorShapeFor,
     ...(metrics === undefined ? {} : { onConnectionRefused: () => metrics.connectionRefused('api'), onConnectionReclaimed: () => metrics.connectionReclaimed('api') }),
     ...(options.tls === undefined ? {} : { tls: options.tls }),
     ...(metrics === undefined && onRequestDone === undefined

@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { messagesOrigin, rawAnswer, setMessagesOrigin } from '../chat/messages-origin.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
-import { SHUTDOWN_STREAM_MESSAGE } from '../http/request-context.ts';
+import { SHUTDOWN_STREAM_MESSAGE, type ErrorShape } from '../http/request-context.ts';
 import type { JsonObserver } from '../json/json-options.ts';
 import { ANTHROPIC_REQUEST_ID_HEADER, renderAnthropicError } from '../messages/message-errors.ts';
 import { passthroughFields, validateMessagesRequest } from '../messages/message-request-validator.ts';
@@ -19,6 +19,14 @@ import { toChatRequest } from '../messages/message-to-chat.ts';
 import { estimateMessageTokens } from '../messages/token-estimate.ts';
 import type { Endpoint } from './endpoint.ts';
 import { pumpMessageStream } from './message-stream-pump.ts';
+
+/** Anthropic's error envelope and `request-id` header on every answer of the Messages paths, the shell's own refusals included. */
+export const MESSAGES_ERROR_SHAPE: ErrorShape = { render: renderAnthropicError, requestIdHeader: ANTHROPIC_REQUEST_ID_HEADER };
+
+/** The HTTP shell's choice of error shape (../http/server.ts errorShapeFor): Anthropic's on /v1/messages and below it. */
+export function messagesErrorShapeFor(path: string): ErrorShape | null {
+  return path === '/v1/messages' || path.startsWith('/v1/messages/') ? MESSAGES_ERROR_SHAPE : null;
+}
 
 /** The Messages request's structure is checked once parsed; the parser's own bounds (size, depth, members) hold while it arrives. */
 const NO_OBSERVER: JsonObserver = {};
@@ -39,7 +47,6 @@ export function createMessagesEndpoint(options: MessagesEndpointOptions): Endpoi
   return {
     route: { method: 'POST', path: '/v1/messages' },
     keyHeaders: 'anthropic',
-    requestIdHeader: ANTHROPIC_REQUEST_ID_HEADER,
     observer: () => NO_OBSERVER,
     validate(body, headers) {
       const version = versionOf(headers);
@@ -57,7 +64,6 @@ export function createMessagesEndpoint(options: MessagesEndpointOptions): Endpoi
       return raw;
     },
     stream: (upstream, call, request, alias) => pumpMessageStream(upstream, { alias, inputTokens: () => inputTokensOf(request) }, call),
-    renderError: renderAnthropicError,
     shutdownFrame: messageErrorEvent('overloaded_error', SHUTDOWN_STREAM_MESSAGE),
   };
 }

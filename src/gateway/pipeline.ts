@@ -46,14 +46,10 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
   const limits = { maxDepth: maxJsonDepth, maxStringBytes, maxMembers };
   const tracer = deps.tracer ?? createContextOnlyTracer();
   const describe = describeTargets(config);
-  const renderError = endpoint.renderError;
   const keyHeaders = endpoint.keyHeaders;
-  const requestIdHeader = endpoint.requestIdHeader;
 
   return async (ctx) => {
     // telemetry: the server span, from the client's traceparent or a new trace; it ends when the response closes
-    if (renderError !== undefined) ctx.renderError = renderError;
-    if (requestIdHeader !== undefined) ctx.res.setHeader(requestIdHeader, ctx.requestId);
     const call = new Call(ctx, deps, openChatTrace(tracer, ctx.req.headers, ctx.requestId, describe, endpoint.route));
     if (endpoint.shutdownFrame !== undefined) call.shutdownFrame = endpoint.shutdownFrame;
     ctx.log['traceId'] = call.trace.traceId;

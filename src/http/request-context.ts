@@ -8,6 +8,13 @@ import type { RenderedError } from '../errors/render.ts';
 import type { LogFields } from '../log/logger.ts';
 import type { AbortListener, AbortSource } from '../time/abort-source.ts';
 
+/** A door's own error envelope, and the header its clients read the request id from. */
+export interface ErrorShape {
+  render(error: unknown, requestId: string): RenderedError;
+  /** Carries the request id beside x-request-id (Anthropic's SDKs read `request-id`). */
+  requestIdHeader?: string;
+}
+
 /** The event an abort listener is given. */
 const ABORT_EVENT = Object.freeze({ type: 'abort' });
 

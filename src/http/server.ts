@@ -11,7 +11,7 @@ import type { ServerLimits } from '../config/config.ts';
 import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import type { Logger } from '../log/logger.ts';
 import { generateRequestId, REQUEST_ID_HEADER, requestIdFromHeader } from './request-id.ts';
-import { ClientGoneAbort, ClientWriteStalledAbort, RequestContext, ShutdownAbort, ShuttingDownError, type RouteHandler } from './request-context.ts';
+import { ClientGoneAbort, ClientWriteStalledAbort, RequestContext, ShutdownAbort, ShuttingDownError, type ErrorShape, type RouteHandler } from './request-context.ts';
 import { accessLogWriter, CLIENT_WRITE_STALLED, type AccessLine } from '../log/access-line.ts';
 import type { Router } from './router.ts';
 import { sendError } from './respond.ts';
@@ -61,6 +61,12 @@ interface HttpServerOptions {
   refusalQuietMs?: number;
   /** The shell's clocks and timers: write-stall sweep, drain, lingering closes, bursts, access-log times (default: the system's). */
   scheduler?: Scheduler;
+  /**
+   * The error shape of the paths whose door has its own (Anthropic's Messages
+   * paths): chosen as the request arrives, so the shell's own refusals (a bad
+   * request id, a wrong method, the drain's 503) answer in it too; null: OpenAI's.
+   */
+  errorShapeFor?: (path: string) => ErrorShape | null;
 }
 
 /** Counts reported when a drain ends. */
@@ -115,7 +121,7 @@ const DrainState = {
 type DrainState = (typeof DrainState)[keyof typeof DrainState];
 
 export function createHttpShell(options: HttpServerOptions): HttpShell {
-  const { router, limits, logger } = options;
+  const { router, limits, logger, errorShapeFor } = options;
   const scheduler = options.scheduler ?? systemScheduler;
   const trusted = options.trustedProxies ?? NO_TRUSTED_PROXIES;
   const listenerHeaders = Object.entries(options.responseHeaders ?? {});
@@ -211,6 +217,8 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const ctx = new RequestContext(req, res, path, clientAddress(req, trusted));
+    const shape = errorShapeFor?.(path) ?? null;
+    if (shape !== null) ctx.renderError = shape.render;
     inFlight.add(ctx);
     stalls.watch(res, endStalled);
     openOnSocket.set(socket, ctx);
@@ -227,6 +235,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
         throw err;
       } finally {
         res.setHeader(REQUEST_ID_HEADER, ctx.requestId);
+        if (shape?.requestIdHeader !== undefined) res.setHeader(shape.requestIdHeader, ctx.requestId);
       }
       if (refusal !== null) {
         ctx.bodyAbandoned = true;
