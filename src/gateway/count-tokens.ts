@@ -77,7 +77,8 @@ export function createCountTokensHandler(deps: CountTokensDeps): RouteHandler {
       ctx.log['tokenCount'] = count.source;
       ctx.log['tokenCountMethod'] = count.method;
       if (count.problem !== undefined) ctx.log['tokenCountProblem'] = count.problem;
-      ctx.log['promptTokens'] = count.inputTokens;
+      // Not promptTokens: nothing was sent for an answer, and the token metrics count answers only.
+      ctx.log['countedTokens'] = count.inputTokens;
       if (ctx.aborted) return;
       sendJson(ctx.res, 200, { input_tokens: count.inputTokens }, { ...admission?.headers, [TOKEN_COUNT_HEADER]: count.source });
     } finally {

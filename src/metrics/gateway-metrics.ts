@@ -59,11 +59,13 @@ export interface GatewayMetrics {
   expose(): string;
 }
 
+const COUNT_TOKENS = 'count_tokens';
+
 /** The model doors by path, and their `endpoint` label. */
 const MODEL_ENDPOINTS: ReadonlyMap<string, string> = new Map([
   ['/v1/chat/completions', 'chat_completions'],
   ['/v1/messages', 'messages'],
-  ['/v1/messages/count_tokens', 'count_tokens'],
+  ['/v1/messages/count_tokens', COUNT_TOKENS],
 ]);
 
 export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMetrics {
@@ -129,6 +131,8 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
       if (endpoint === undefined) return;
       const alias = aliasLabel(line.alias);
       requests.inc({ endpoint, alias, status: line.status === null ? 'client_gone' : String(line.status) });
+      // A token count is a request, not an answer: the latency and token series are the answers'.
+      if (endpoint === COUNT_TOKENS) return;
       if (line.totalMs !== null) duration.observe({ alias }, line.totalMs / 1000);
       if (line.ttfbMs !== null) ttfb.observe({ alias }, line.ttfbMs / 1000);
       if (line.promptTokens !== null) tokens.inc({ alias, kind: 'prompt' }, line.promptTokens);

@@ -36,7 +36,8 @@ test("an Anthropic upstream counts: its number, `upstream`, the access line's fi
   assert.equal(line['tokenCount'], 'upstream');
   assert.equal(line['tokenCountMethod'], 'anthropic');
   assert.equal(line['tokenCountProblem'], undefined);
-  assert.equal(line['promptTokens'], answer.input_tokens);
+  assert.equal(line['countedTokens'], answer.input_tokens);
+  assert.equal(line['promptTokens'], null);
   assert.equal(line['costNanos'], null);
 });
 
