@@ -7,6 +7,7 @@
 // Answers, streams and errors go back in Anthropic's shapes.
 import type { IncomingHttpHeaders } from 'node:http';
 import { messagesOrigin, rawAnswer, setMessagesOrigin } from '../chat/messages-origin.ts';
+import { requestFieldsUsed, type FieldPolicy, type RequestFieldName } from '../chat/request-fields.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
 import { SHUTDOWN_STREAM_MESSAGE, type ErrorShape } from '../http/request-context.ts';
@@ -40,10 +41,41 @@ const VERSION_VALUE = /^\d{4}-\d{2}-\d{2}$/;
 export interface MessagesEndpointOptions {
   /** Top-level fields some Anthropic provider passes through unchecked (its `messagesPassthrough`). */
   readonly extraFields: ReadonlySet<string>;
+  /** The configuration's policy on OpenAI's optional fields: what the translation may carry to an OpenAI-compatible upstream. */
+  readonly policy: FieldPolicy;
+}
+
+/** The Messages field each optional chat field of the translation comes from. */
+const TRANSLATED_FROM: Readonly<Partial<Record<RequestFieldName, string>>> = {
+  json_schema: 'output_config.format',
+  parallel_tool_calls: 'tool_choice.disable_parallel_tool_use',
+};
+
+/**
+ * The translation carries one of OpenAI's optional fields the alias does not
+ * accept (../chat/request-fields.ts): as on the chat door, the operator
+ * decides; an Anthropic upstream takes the client's own body regardless.
+ */
+function refusedField(request: ChatRequest, policy: FieldPolicy): InvalidRequestError | null {
+  const used = requestFieldsUsed(request);
+  if (used.length === 0) return null;
+  const accepted = policy.acceptedFor(request.model);
+  for (const name of used) {
+    if (accepted.has(name)) continue;
+    const refusal = policy.refusal(name, request.model);
+    const settings = refusal.kind === 'never' ? [] : refusal.settings.map((x) => `"${x}"`);
+    const from = TRANSLATED_FROM[name] ?? name;
+    return new InvalidRequestError(
+      `'${from}' becomes OpenAI's '${name}' for an OpenAI-compatible upstream, which this model alias does not accept. An Anthropic upstream takes it as sent; the gateway's operator can accept it by adding "${name}" to ${settings.join(' or ')} in the gateway's config.`,
+      from,
+      'unsupported_parameter',
+    );
+  }
+  return null;
 }
 
 export function createMessagesEndpoint(options: MessagesEndpointOptions): Endpoint {
-  const { extraFields } = options;
+  const { extraFields, policy } = options;
   return {
     route: { method: 'POST', path: '/v1/messages' },
     keyHeaders: 'anthropic',
@@ -52,7 +84,9 @@ export function createMessagesEndpoint(options: MessagesEndpointOptions): Endpoi
       const version = versionOf(headers);
       const betas = betasOf(headers);
       const messages = validateMessagesRequest(body, version === undefined ? { extraFields } : { extraFields, version });
-      const { request, untranslatable } = toChatRequest(messages);
+      const translation = toChatRequest(messages);
+      const { request } = translation;
+      const untranslatable = translation.untranslatable ?? refusedField(request, policy);
       const record = messages as unknown as Record<string, unknown>;
       setMessagesOrigin(request, { body: record, untranslatable, version, betas, extraFields: passthroughFields(record) });
       return request;

@@ -83,7 +83,7 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
     config,
     targets,
     chat: createEndpointHandler(createChatCompletionsEndpoint(policy), pipeline),
-    messages: createEndpointHandler(createMessagesEndpoint({ extraFields }), pipeline),
+    messages: createEndpointHandler(createMessagesEndpoint({ extraFields, policy }), pipeline),
     countTokens: createCountTokensHandler({ config, keys: deps.keys, targets, limiter: deps.limiter, permits: deps.permits, scheduler: deps.scheduler, logger: deps.logger, extraFields }),
     models: createModelsHandler(config, policy, deps.keys, loadedAt, deps.scheduler.now),
   };
