@@ -60,6 +60,5 @@ export const DEFAULT_ANTHROPIC_BETAS: readonly string[] = [
   'token-counting-2024-11-01',
   'structured-outputs-2025-11-13',
   'output-128k-2025-02-19',
-  'context-1m-2025-08-07',
   'pdfs-2024-09-25',
 ];

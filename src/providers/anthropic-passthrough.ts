@@ -73,8 +73,8 @@ export class MessagesPassthrough {
     this.#policy = policy;
   }
 
-  /** The 400 for what this provider does not let through; null when it can send the request. */
-  refusal(origin: MessagesOrigin): InvalidRequestError | null {
+  /** The 400 for what this provider does not let through; null when it can send `request` (the target's, with its clamped max_tokens). */
+  refusal(origin: MessagesOrigin, request: ChatRequest): InvalidRequestError | null {
     for (const field of origin.extraFields) {
       if (!this.#policy.passthrough.has(field)) {
         return new InvalidRequestError(
@@ -92,13 +92,13 @@ export class MessagesPassthrough {
         'invalid_value',
       );
     }
-    return null;
+    return thinkingRefusal(origin.body['thinking'], request.max_tokens ?? request.max_completion_tokens);
   }
 
   /** The upstream body: the client's, in its key order, with the upstream's model,
    * the clamped max_tokens and the exchange's stream. Throws the refusal. */
   encode(origin: MessagesOrigin, request: ChatRequest, stream: boolean): string {
-    const refused = this.refusal(origin);
+    const refused = this.refusal(origin, request);
     if (refused !== null) throw refused;
     const maxTokens = request.max_tokens ?? request.max_completion_tokens;
     const body: Record<string, unknown> = {};
@@ -137,24 +137,33 @@ export class MessagesPassthrough {
 /** Anthropic's least thinking budget. */
 const MIN_THINKING_BUDGET = 1024;
 
+/** The enabled thinking budget that is not below `maxTokens`, or undefined. */
+function budgetOver(thinking: unknown, maxTokens: number | undefined): number | undefined {
+  if (maxTokens === undefined || typeof thinking !== 'object' || thinking === null) return undefined;
+  const budget = (thinking as { budget_tokens?: unknown }).budget_tokens;
+  if ((thinking as { type?: unknown }).type !== 'enabled' || typeof budget !== 'number' || budget < maxTokens) return undefined;
+  return budget;
+}
+
+/** A cap that leaves no room for Anthropic's least budget below it: the client's 400, naming both (another target may have room). */
+function thinkingRefusal(thinking: unknown, maxTokens: number | undefined): InvalidRequestError | null {
+  if (budgetOver(thinking, maxTokens) === undefined || maxTokens === undefined || maxTokens - 1 >= MIN_THINKING_BUDGET) return null;
+  return new InvalidRequestError(
+    `thinking.budget_tokens must be below max_tokens, and this model alias caps max_tokens at ${maxTokens}, which leaves no room for Anthropic's least budget of ${MIN_THINKING_BUDGET}. Turn thinking off, or ask the gateway's operator to raise the alias's maxOutputTokens.`,
+    'thinking.budget_tokens',
+    'invalid_value',
+  );
+}
+
 /**
  * `thinking` with a budget below `max_tokens`, as Anthropic requires: an alias
  * cap that lowered max_tokens (Claude Code asks 32000 with a budget of 31999
- * for its older models) lowers the budget with it, to max_tokens - 1. A cap
- * that leaves no room for the least budget is the client's 400, naming both.
+ * for its older models) lowers the budget with it, to max_tokens - 1
+ * (thinkingRefusal has refused a cap with no room for the least budget).
  */
 function thinkingWithin(thinking: unknown, maxTokens: number | undefined): unknown {
-  if (maxTokens === undefined || typeof thinking !== 'object' || thinking === null) return thinking;
-  const budget = (thinking as { budget_tokens?: unknown }).budget_tokens;
-  if ((thinking as { type?: unknown }).type !== 'enabled' || typeof budget !== 'number' || budget < maxTokens) return thinking;
-  if (maxTokens - 1 < MIN_THINKING_BUDGET) {
-    throw new InvalidRequestError(
-      `thinking.budget_tokens must be below max_tokens, and this model alias caps max_tokens at ${maxTokens}, which leaves no room for Anthropic's least budget of ${MIN_THINKING_BUDGET}. Turn thinking off, or ask the gateway's operator to raise the alias's maxOutputTokens.`,
-      'thinking.budget_tokens',
-      'invalid_value',
-    );
-  }
-  return { ...thinking, budget_tokens: maxTokens - 1 };
+  if (budgetOver(thinking, maxTokens) === undefined || maxTokens === undefined) return thinking;
+  return { ...(thinking as object), budget_tokens: maxTokens - 1 };
 }
 
 /** anthropic-version: the client's when it sent one (refusal() checked it);

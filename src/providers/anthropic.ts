@@ -119,7 +119,7 @@ class AnthropicCodec implements ProviderCodec {
   refusal(request: ChatRequest): InvalidRequestError | null {
     // A Messages client's request is never translated here: its own body goes.
     const origin = messagesOrigin(request);
-    if (origin !== undefined) return this.#passthrough.refusal(origin);
+    if (origin !== undefined) return this.#passthrough.refusal(origin, request);
     const translated = this.#translate(request);
     return translated instanceof InvalidRequestError ? translated : null;
   }

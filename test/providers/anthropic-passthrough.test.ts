@@ -106,6 +106,10 @@ describe('thinking within the clamped max_tokens', () => {
       },
     });
     assert.equal(upstream.received.length, 0);
+    // Asked before any call, so routing can try a target with room for it.
+    const planned = originRequest(origin({ body: enabled(2000) }), { max_tokens: 1024, stream: false });
+    assert.equal(http(provider()).refusal?.(planned)?.param, 'thinking.budget_tokens');
+    assert.equal(http(provider()).refusal?.(originRequest(origin({ body: enabled(2000) }), { max_tokens: 1025, stream: false })), null);
   });
 });
 
