@@ -35,7 +35,7 @@ export function authenticateRequest(
   clientAddress: string,
   headers: 'bearer' | 'anthropic' = 'bearer',
 ): AuthenticatedKey | Promise<AuthenticatedKey> {
-  const rawKey = headers === 'anthropic' ? anthropicKeyOf(req) : bearerKeyOf(req, BEARER_HINT);
+  const rawKey = headers === 'anthropic' ? anthropicKeyOf(req) : bearerKeyOf(req, req.headers['x-api-key'] === undefined ? BEARER_HINT : X_API_KEY_HINT);
   const key = keys.authenticate(rawKey);
   if (key !== null) {
     keys.touch(key.id);
@@ -50,6 +50,8 @@ export function authenticateRequest(
 }
 
 const BEARER_HINT = "Send it in the Authorization header as 'Bearer YOUR_KEY'; keys are created with `portcullis keys create`.";
+const X_API_KEY_HINT =
+  "This path reads the key from the Authorization header as 'Bearer YOUR_KEY'; x-api-key is read on Anthropic's paths (/v1/messages) and, for GET /v1/models, with an anthropic-version header.";
 const ANTHROPIC_HINT = "Send it in the x-api-key header (ANTHROPIC_API_KEY) or as 'Authorization: Bearer YOUR_KEY'; keys are created with `portcullis keys create`.";
 
 function bearerKeyOf(req: IncomingMessage, hint: string): string {

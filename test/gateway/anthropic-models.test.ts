@@ -80,5 +80,13 @@ test('without anthropic-version: OpenAI shape, and x-api-key is not a key there'
   const res = await request(gw.baseUrl, 'GET', '/v1/models', { headers: { 'x-api-key': gw.key } });
   assert.equal(res.status, 401);
   assert.equal(res.headers['request-id'], undefined);
-  assert.equal((res.json() as { error: { code: string } }).error.code, 'invalid_api_key');
+  assert.deepEqual(res.json(), {
+    error: {
+      message:
+        "You didn't provide an API key. This path reads the key from the Authorization header as 'Bearer YOUR_KEY'; x-api-key is read on Anthropic's paths (/v1/messages) and, for GET /v1/models, with an anthropic-version header.",
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_api_key',
+    },
+  });
 });
