@@ -18,6 +18,12 @@
 //   tool_reference block, which loads one, is untranslatable).
 // - a final assistant message (a prefill: the answer continues it) is
 //   untranslatable; an empty one is left out.
+// - every system text (the top-level `system`, then each "role": "system"
+//   message in order) goes into ONE leading system message: the chat
+//   templates of many open models (Qwen, Llama, Gemma) refuse a system
+//   message anywhere but first, and a late system message keeps its authority
+//   and loses only its position (as the gateway's chat -> Anthropic
+//   translation does the other way).
 // - a system message with clear_at "next_user_message" is left out once a
 //   later user message exists, as Anthropic no longer shows it then.
 // - the translation carries its prompt bound (../chat/request-prompt-bound.ts)
@@ -97,8 +103,10 @@ function blockName(type: unknown): string {
 export function toChatRequest(req: MessagesRequest): ChatTranslation {
   const t = new Translation();
   const messages: ChatMessage[] = [];
-  if (req.system !== undefined && req.system.length > 0) messages.push({ role: 'system', content: systemContent(req.system as string | JsonObject[], ['system'], t) });
-  translateMessages(req, messages, t);
+  const system: TextPart[] = [];
+  if (req.system !== undefined) systemParts(req.system as string | JsonObject[], ['system'], system, t);
+  translateMessages(req, messages, system, t);
+  if (system.length > 0) messages.unshift({ role: 'system', content: system.length === 1 ? (system[0] as TextPart).text : system });
   const request: ChatRequest = { model: req.model, messages, max_tokens: req.max_tokens };
   if (req.max_tokens === 0) t.refuse(['max_tokens'], 'max_tokens 0 (a prompt-cache warm-up without an answer)');
 
@@ -135,9 +143,12 @@ function responseFormat(format: JsonObject): ResponseFormat {
   return { type: 'json_schema', json_schema: { name: 'output', schema: format['schema'] as JsonObject, strict: true } };
 }
 
-function systemContent(system: string | JsonObject[], path: Path, t: Translation): string | TextPart[] {
-  if (typeof system === 'string') return system;
-  const parts: TextPart[] = [];
+/** Appends a system prompt's text to `parts`, in order (an empty string says nothing). */
+function systemParts(system: string | JsonObject[], path: Path, parts: TextPart[], t: Translation): void {
+  if (typeof system === 'string') {
+    if (system.length > 0) parts.push({ type: 'text', text: system });
+    return;
+  }
   for (let i = 0; i < system.length; i++) {
     const block = system[i] as JsonObject;
     if (block['type'] === 'text') parts.push({ type: 'text', text: block['text'] as string });
@@ -146,10 +157,9 @@ function systemContent(system: string | JsonObject[], path: Path, t: Translation
       t.leaveOut(block);
     }
   }
-  return parts.length === 1 ? (parts[0] as TextPart).text : parts;
 }
 
-function translateMessages(req: MessagesRequest, out: ChatMessage[], t: Translation): void {
+function translateMessages(req: MessagesRequest, out: ChatMessage[], system: TextPart[], t: Translation): void {
   const messages = req.messages as unknown as JsonObject[];
   let lastUser = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -164,7 +174,7 @@ function translateMessages(req: MessagesRequest, out: ChatMessage[], t: Translat
     switch (message['role']) {
       case 'system':
         if (content === undefined || (message['clear_at'] === 'next_user_message' && lastUser > i)) break;
-        out.push({ role: 'system', content: systemContent(content, ['messages', i, 'content'], t) });
+        systemParts(content, ['messages', i, 'content'], system, t);
         break;
       case 'user':
         translateUser(content as string | JsonObject[], i, out, t);

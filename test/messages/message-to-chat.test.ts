@@ -40,23 +40,33 @@ describe('toChatRequest: real clients', () => {
     });
   }
 
-  test("Claude Code's tool round trip: system blocks, its system message in place, the call and its result; the deferred placeholder left out", () => {
+  for (const name of ['claude-code-first.json', 'claude-code-tool-result.json']) {
+    test(`${name}: one system message, first (the chat templates of Qwen, Llama and Gemma refuse any other)`, () => {
+      const { request } = toChatRequest(validateMessagesRequest(capturedRequest(name).body, { extraFields: new Set(), version: '2023-06-01' }));
+      const roles = request.messages.map((m) => m.role);
+      assert.equal(roles.filter((r) => r === 'system').length, 1, roles.join(','));
+      assert.equal(roles[0], 'system');
+    });
+  }
+
+  test("Claude Code's tool round trip: system blocks then its system message, as one leading system message; the call and its result; the deferred placeholder left out", () => {
     const { body } = capturedRequest('claude-code-tool-result.json');
     const { request } = toChatRequest(validateMessagesRequest(body, { extraFields: new Set(), version: '2023-06-01' }));
     const system = body['system'] as Array<{ text: string }>;
-    const messages = body['messages'] as Array<{ content: unknown }>;
-    assert.deepEqual(request.messages[0], { role: 'system', content: system.map((block) => ({ type: 'text', text: block.text })) });
+    const messages = body['messages'] as Array<{ content: string | Array<{ text: string }> }>;
+    const late = messages[1]?.content ?? '';
+    const lateParts = typeof late === 'string' ? [{ type: 'text', text: late }] : late.map((block) => ({ type: 'text', text: block.text }));
+    assert.deepEqual(request.messages[0], { role: 'system', content: [...system.map((block) => ({ type: 'text', text: block.text })), ...lateParts] });
     assert.deepEqual(
       request.messages.slice(1).map((m) => m.role),
-      ['user', 'system', 'assistant', 'tool'],
+      ['user', 'assistant', 'tool'],
     );
-    assert.deepEqual(request.messages[2], { role: 'system', content: messages[1]?.content });
-    assert.deepEqual(request.messages[3], {
+    assert.deepEqual(request.messages[2], {
       role: 'assistant',
       content: null,
       tool_calls: [{ id: 'toolu_capture2', type: 'function', function: { name: 'Read', arguments: '{"file_path":"/tmp/project/notes.txt"}' } }],
     });
-    assert.deepEqual(request.messages[4], { role: 'tool', tool_call_id: 'toolu_capture2', content: '1\tThe drawbridge is up.\n2\t' });
+    assert.deepEqual(request.messages[3], { role: 'tool', tool_call_id: 'toolu_capture2', content: '1\tThe drawbridge is up.\n2\t' });
     assert.deepEqual(
       request.tools?.map((tool) => tool.function.name),
       ['Agent', 'Bash', 'Edit', 'ListAgents', 'Read', 'ReportFindings', 'ScheduleWakeup', 'Skill', 'ToolSearch', 'Workflow', 'Write'],
@@ -97,7 +107,7 @@ describe('toChatRequest: real clients', () => {
 });
 
 describe('toChatRequest: the translation table by example', () => {
-  test('system string -> a leading system message; a role system message stays in place', () => {
+  test('system string -> a leading system message; a late role system message joins it, in order', () => {
     const { request, untranslatable } = translate({
       system: 'Be brief.',
       messages: [
@@ -109,9 +119,8 @@ describe('toChatRequest: the translation table by example', () => {
     });
     assert.equal(untranslatable, null);
     assert.deepEqual(request.messages, [
-      { role: 'system', content: 'Be brief.' },
+      { role: 'system', content: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Env: linux' }] },
       { role: 'user', content: 'Hi' },
-      { role: 'system', content: 'Env: linux' },
       { role: 'assistant', content: 'Hello' },
       { role: 'user', content: 'Bye' },
     ]);
@@ -128,8 +137,13 @@ describe('toChatRequest: the translation table by example', () => {
       ],
     });
     assert.deepEqual(
-      request.messages.map((m) => m.content),
-      ['Hi', 'Hello', 'Again', 'Still shown'],
+      request.messages.map((m) => [m.role, m.content]),
+      [
+        ['system', 'Still shown'],
+        ['user', 'Hi'],
+        ['assistant', 'Hello'],
+        ['user', 'Again'],
+      ],
     );
   });
 
