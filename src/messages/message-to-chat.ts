@@ -28,8 +28,10 @@
 //   later user message exists, as Anthropic no longer shows it then.
 // - the translation carries its prompt bound (../chat/request-prompt-bound.ts)
 //   with what it leaves out added (thinking blocks, documents, server tools,
-//   deferred tools, ... by the bytes of their JSON; images by count), so a
-//   request reserved from it is never under-reserved for an Anthropic upstream.
+//   deferred tools, ... by the bytes of their JSON; images by count), and what
+//   an Anthropic upstream reads on the request's behalf (documents by URL or
+//   file id, server tools' results: ./upstream-reads.ts), so a request reserved
+//   from it is never under-reserved for an Anthropic upstream.
 // - dropped (no equivalent, the answer means the same): thinking,
 //   output_config.effort, context_management, compaction, cache_control,
 //   metadata.user_id, service_tier, speed, diagnostics, fallbacks,
@@ -41,6 +43,7 @@ import { InvalidRequestError } from '../errors/api-error.ts';
 import { renderJsonPath } from '../json/parser.ts';
 import { isServerToolType } from './message-request-tools.ts';
 import type { MessagesRequest } from './message-request-types.ts';
+import { blockReadTokens, serverToolReadTokens } from './upstream-reads.ts';
 
 export interface ChatTranslation {
   request: ChatRequest;
@@ -79,8 +82,10 @@ class Translation {
   leftOutTokens = 0;
   leftOutImages = 0;
 
+  /** Counts a value left out by its JSON, and a block's reads beside it (a document by URL or file id). */
   leaveOut(value: unknown): void {
     this.leftOutTokens += Buffer.byteLength(JSON.stringify(value), 'utf8');
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) this.leftOutTokens += blockReadTokens(value as JsonObject);
   }
 
   refuse(path: Path, what: string): void {
@@ -287,6 +292,7 @@ function translateTools(tools: JsonObject[], t: Translation): ToolDefinition[] {
     if (typeof type === 'string' && type !== 'custom' && isServerToolType(type)) {
       t.refuse(['tools', i], `the server tool '${type}'`);
       t.leaveOut(tool);
+      t.leftOutTokens += serverToolReadTokens(tool);
       continue;
     }
     if (tool['defer_loading'] === true) {

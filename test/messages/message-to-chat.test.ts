@@ -7,6 +7,7 @@ import { InvalidRequestError } from '../../src/errors/api-error.ts';
 import { toChatRequest } from '../../src/messages/message-to-chat.ts';
 import { validateMessagesRequest } from '../../src/messages/message-request-validator.ts';
 import type { MessagesRequest } from '../../src/messages/message-request-types.ts';
+import { DOCUMENT_READ_TOKENS, SERVER_TOOL_DEFAULT_USES, SERVER_TOOL_USE_TOKENS } from '../../src/messages/upstream-reads.ts';
 import { capturedRequest, capturedRequestNames } from './captured-requests.ts';
 
 /** Validated first, as the gateway does: the translation only ever sees valid requests. */
@@ -342,8 +343,56 @@ describe('toChatRequest: the prompt bound counts what the translation leaves out
     });
     const measured = measurePrompt(request);
     assert.deepEqual(promptBoundOf(request), {
-      tokens: measured.tokens + jsonBytes(document) + jsonBytes(thinking) + jsonBytes(server) + jsonBytes(deferred),
+      tokens: measured.tokens + jsonBytes(document) + jsonBytes(thinking) + jsonBytes(server) + 10 * 20_000 + jsonBytes(deferred),
       imageParts: measured.imageParts + 1,
     });
+  });
+
+  test('the constants of what Anthropic reads: 100 pages of 3,000 tokens per document, 10 uses of 20,000 tokens per server tool', () => {
+    assert.deepEqual([DOCUMENT_READ_TOKENS, SERVER_TOOL_DEFAULT_USES, SERVER_TOOL_USE_TOKENS], [300_000, 10, 20_000]);
+  });
+
+  /** The bound beyond the JSON of what is left out. */
+  function readsOf(extra: Record<string, unknown>, leftOut: unknown[]): number {
+    const { request } = translate(extra);
+    return promptBoundOf(request).tokens - measurePrompt(request).tokens - leftOut.reduce<number>((sum, value) => sum + jsonBytes(value), 0);
+  }
+
+  test('a document by URL or by file id counts the most Anthropic reads of one: 100 pages of 3,000 tokens', () => {
+    const byUrl = { type: 'document', source: { type: 'url', url: 'https://example.com/annual-report.pdf' } };
+    const byFile = { type: 'document', source: { type: 'file', file_id: 'file_011' } };
+    const inline = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'short' } };
+    assert.equal(readsOf({ messages: [{ role: 'user', content: [byUrl, { type: 'text', text: 'Summarise.' }] }] }, [byUrl]), 300_000);
+    assert.equal(readsOf({ messages: [{ role: 'user', content: [byFile, byUrl, inline] }] }, [byFile, byUrl, inline]), 600_000);
+    // In a tool result too.
+    const result = { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'Fetched.' }, byUrl] };
+    const call = { type: 'tool_use', id: 'toolu_1', name: 'Fetch', input: {} };
+    assert.equal(
+      readsOf({ messages: [{ role: 'user', content: 'Go' }, { role: 'assistant', content: [call] }, { role: 'user', content: [result] }] }, [byUrl]),
+      300_000,
+    );
+  });
+
+  test('a server tool counts its uses (max_uses, else 10) times one use (20,000 tokens; web_fetch: max_content_tokens, else a whole document)', () => {
+    // Claude Code's WebSearch request.
+    const search = { type: 'web_search_20250305', name: 'web_search', max_uses: 8 };
+    assert.equal(readsOf({ tools: [search] }, [search]), 8 * 20_000);
+    const code = { type: 'code_execution_20250825', name: 'code_execution' };
+    assert.equal(readsOf({ tools: [code] }, [code]), 10 * 20_000);
+    const fetchCapped = { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 3, max_content_tokens: 5000 };
+    assert.equal(readsOf({ tools: [fetchCapped] }, [fetchCapped]), 3 * 5000);
+    const fetchWhole = { type: 'web_fetch_20250910', name: 'web_fetch' };
+    assert.equal(readsOf({ tools: [fetchWhole] }, [fetchWhole]), 10 * 300_000);
+    const both = [search, fetchCapped];
+    assert.equal(readsOf({ tools: both }, both), 8 * 20_000 + 3 * 5000);
+  });
+
+  test('a max_uses or max_content_tokens that is not a positive integer counts as absent; huge ones stay a safe integer', () => {
+    const odd = { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 0, max_content_tokens: 'many' };
+    assert.equal(readsOf({ tools: [odd] }, [odd]), 10 * 300_000);
+    const huge = { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: Number.MAX_SAFE_INTEGER, max_content_tokens: Number.MAX_SAFE_INTEGER };
+    const reads = readsOf({ tools: [huge] }, [huge]);
+    assert.equal(reads, 10_000 * 300_000);
+    assert.ok(Number.isSafeInteger(reads));
   });
 });
