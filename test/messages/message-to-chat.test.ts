@@ -10,9 +10,10 @@ import type { MessagesRequest } from '../../src/messages/message-request-types.t
 import { DOCUMENT_READ_TOKENS, SERVER_TOOL_DEFAULT_USES, SERVER_TOOL_USE_TOKENS } from '../../src/messages/upstream-reads.ts';
 import { capturedRequest, capturedRequestNames } from './captured-requests.ts';
 
-/** Validated first, as the gateway does: the translation only ever sees valid requests. */
+/** Validated first, as the gateway does: the translation only ever sees valid requests (here with an
+ * operator's messagesPassthrough of x_extra and three fields that change price or routing at Anthropic). */
 function translate(extra: Record<string, unknown>): { request: ChatRequest; untranslatable: InvalidRequestError | null } {
-  const req = validateMessagesRequest({ model: 'claude-opus-5-5', max_tokens: 1024, messages: [{ role: 'user', content: 'Hi' }], ...extra }, { extraFields: new Set(['x_extra']), version: '2023-06-01' });
+  const req = validateMessagesRequest({ model: 'claude-opus-5-5', max_tokens: 1024, messages: [{ role: 'user', content: 'Hi' }], ...extra }, { extraFields: new Set(['x_extra', 'speed', 'inference_geo', 'fallbacks']), version: '2023-06-01' });
   return toChatRequest(req);
 }
 
