@@ -12,7 +12,9 @@
 //   user message (OpenAI needs them right after the assistant's tool_calls;
 //   Anthropic puts them first in the message). Their text blocks are joined
 //   with "\n"; `is_error: true` prefixes the text with "Error: ", since a
-//   tool message has no error flag.
+//   tool message has no error flag. Its images (Claude Code's Read of a PNG)
+//   follow as image_url parts of a user message right after the tool
+//   messages, as a tool message carries text only.
 // - tools with defer_loading are left out: Anthropic shows them to the model
 //   only once tool search loads them, which an OpenAI upstream cannot do (a
 //   tool_reference block, which loads one, is untranslatable).
@@ -216,6 +218,7 @@ function translateUser(content: string | JsonObject[], index: number, out: ChatM
     return;
   }
   const parts: ContentPart[] = [];
+  const toolImages: ContentPart[] = [];
   for (let j = 0; j < content.length; j++) {
     const block = content[j] as JsonObject;
     const path = ['messages', index, 'content', j];
@@ -229,19 +232,21 @@ function translateUser(content: string | JsonObject[], index: number, out: ChatM
         break;
       }
       case 'tool_result':
-        out.push(toolMessage(block, path, t));
+        out.push(toolMessage(block, path, toolImages, t));
         break;
       default:
         t.refuse(path, blockName(block['type']));
         t.leaveOut(block);
     }
   }
+  if (toolImages.length > 0) parts.unshift(...toolImages);
   if (parts.length === 0) return;
   const only = parts[0] as ContentPart;
   out.push({ role: 'user', content: parts.length === 1 && only.type === 'text' ? only.text : parts });
 }
 
-function toolMessage(block: JsonObject, path: Path, t: Translation): ChatMessage {
+/** A tool_result -> a tool message with its text; its images are appended to `images`. */
+function toolMessage(block: JsonObject, path: Path, images: ContentPart[], t: Translation): ChatMessage {
   const content = block['content'] as string | JsonObject[] | undefined;
   let text = '';
   if (typeof content === 'string') text = content;
@@ -249,10 +254,12 @@ function toolMessage(block: JsonObject, path: Path, t: Translation): ChatMessage
     for (let k = 0; k < content.length; k++) {
       const inner = content[k] as JsonObject;
       if (inner['type'] === 'text') text = text === '' ? (inner['text'] as string) : `${text}\n${inner['text'] as string}`;
-      else {
+      else if (inner['type'] === 'image') {
+        const part = imagePart(inner, [...path, 'content', k], t);
+        if (part !== null) images.push(part);
+      } else {
         t.refuse([...path, 'content', k], `${blockName(inner['type'])} in a tool_result`);
-        if (inner['type'] === 'image') t.leftOutImages++;
-        else t.leaveOut(inner);
+        t.leaveOut(inner);
       }
     }
   }

@@ -224,11 +224,55 @@ describe('toChatRequest: the translation table by example', () => {
     ]);
   });
 
-  test('an image inside a tool_result is untranslatable', () => {
+  test("images inside tool results (Claude Code's Read of a PNG): the tool messages carry the text, the images follow as one user message, before the user's own parts", () => {
+    const png = 'iVBORw0KGgo=';
+    const { request, untranslatable } = translate({
+      messages: [
+        { role: 'user', content: 'Look at both screenshots.' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool_use', id: 'toolu_a', name: 'Read', input: { file_path: '/tmp/a.png' } },
+            { type: 'tool_use', id: 'toolu_b', name: 'Read', input: { file_path: '/tmp/b.png' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_a', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] },
+            { type: 'tool_result', tool_use_id: 'toolu_b', content: [{ type: 'text', text: 'b.png' }, { type: 'image', source: { type: 'url', url: 'https://x/b.png' } }] },
+            { type: 'text', text: 'Which is newer?' },
+          ],
+        },
+      ],
+    });
+    assert.equal(untranslatable, null);
+    assert.deepEqual(request.messages.slice(2), [
+      { role: 'tool', tool_call_id: 'toolu_a', content: '' },
+      { role: 'tool', tool_call_id: 'toolu_b', content: 'b.png' },
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+          { type: 'image_url', image_url: { url: 'https://x/b.png' } },
+          { type: 'text', text: 'Which is newer?' },
+        ],
+      },
+    ]);
+    // The images count in the bound as images, once each.
+    assert.equal(promptBoundOf(request).imageParts, 2);
+  });
+
+  test('an image by file id inside a tool_result is untranslatable; a document there too', () => {
     assertUntranslatable(
-      { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: { type: 'url', url: 'https://x/s.png' } }] }] }] },
+      { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: { type: 'file', file_id: 'file_1' } }] }] }] },
+      'messages[0].content[0].content[0].source',
+      'an image by file reference',
+    );
+    assertUntranslatable(
+      { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }] }] },
       'messages[0].content[0].content[0]',
-      'an image block in a tool_result',
+      'a document block in a tool_result',
     );
   });
 
