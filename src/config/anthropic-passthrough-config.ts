@@ -13,9 +13,12 @@ import { DEFAULT_ANTHROPIC_BETAS } from './provider-defaults.ts';
 export const ANTHROPIC_ONLY_SETTINGS: readonly string[] = ['messagesPassthrough', 'anthropicBetas'];
 
 /**
- * The top-level fields of Anthropic's documented Messages request, which the
- * gateway's validator checks itself: naming one as a passthrough would
- * either do nothing or skip its checks.
+ * The top-level fields of a Messages request the gateway's validator checks
+ * itself (src/messages/message-request-validator.ts DOCUMENTED_TOP_LEVEL_FIELDS,
+ * equal by test): naming one as a passthrough would either do nothing or skip
+ * its checks. Anthropic's fields that change price or routing at Anthropic
+ * (fallbacks, fallback_credit_token, billing_policy, speed, inference_geo) are
+ * not among them: an operator allows them by naming them.
  */
 export const DOCUMENTED_MESSAGES_FIELDS: readonly string[] = [
   'model',
@@ -33,10 +36,14 @@ export const DOCUMENTED_MESSAGES_FIELDS: readonly string[] = [
   'thinking',
   'service_tier',
   'output_config',
+  'cache_control',
   'context_management',
+  'compaction',
+  'output_format',
   'container',
   'mcp_servers',
-  'inference_geo',
+  'diagnostics',
+  'thread',
 ];
 
 /** The wildcard of anthropicBetas: every value passes. */

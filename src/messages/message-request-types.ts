@@ -23,6 +23,9 @@
 //   {previous_message_id}; beta: context_management, mcp_servers,
 //   compaction, output_format (deprecated for output_config.format), thread,
 //   fallbacks, billing_policy, fallback_credit_token.
+//   Of these, fallbacks, fallback_credit_token, billing_policy, speed and
+//   inference_geo change price or routing at Anthropic: the validator takes
+//   them only as extra fields an operator allows (messagesPassthrough).
 //   temperature, top_p, top_k: documented for anthropic-version 2023-06-01
 //   (what Claude Code sends); version 2026-10-21 removed them (a 400 even at
 //   their defaults), and the SDK 1.x no longer has them.
@@ -218,7 +221,6 @@ export interface MessagesRequestBase {
   thinking?: ThinkingConfigParam;
   output_config?: OutputConfig;
   cache_control?: CacheControl | null;
-  speed?: 'standard' | 'fast' | null;
   context_management?: Record<string, unknown> | null;
   mcp_servers?: Array<Record<string, unknown>>;
   /** Fields outside the documented request that the options allowed, unchecked. */
@@ -236,7 +238,6 @@ export interface MessagesRequest extends MessagesRequestBase {
   top_p?: number;
   top_k?: number;
   container?: string | Record<string, unknown> | null;
-  inference_geo?: string | null;
 }
 
 /** POST /v1/messages/count_tokens. */

@@ -113,13 +113,11 @@ const COMMON_FIELDS: Record<string, Check> = {
   thinking,
   output_config: outputConfig,
   cache_control: cacheControl,
-  speed: nullable(oneOf(['standard', 'fast'])),
   // Beta settings an OpenAI-compatible upstream never sees: their inside is the Anthropic upstream's to check.
   context_management: nullable(object),
   mcp_servers: arrayOf(object, MAX_MCP_SERVERS),
   compaction: nullable(object),
   output_format: nullable(object),
-  billing_policy: anyJson,
 };
 
 const CREATE_FIELDS: ReadonlyMap<string, Check> = new Map(
@@ -134,13 +132,24 @@ const CREATE_FIELDS: ReadonlyMap<string, Check> = new Map(
     top_p: numberIn(0, 1),
     top_k: integerIn(0, MAX_OUTPUT_TOKENS_PARAM),
     container: containerParam,
-    inference_geo: nullable(stringUpTo(64)),
     diagnostics: nullable(shaped(objectShape('diagnostics', {}, { previous_message_id: nullable(string) }))),
     thread: nullable(object),
-    fallbacks: anyJson,
-    fallback_credit_token: anyJson,
   }),
 );
+
+/**
+ * Anthropic's fields that change what a request costs or where it runs at
+ * Anthropic: other models it may fall back to (with their own max_tokens),
+ * their credit and billing, a faster (dearer) mode, the region. A client
+ * may send them only to a provider whose operator names them in
+ * `messagesPassthrough` (they then arrive as extra fields).
+ */
+export const OPERATOR_CONSENT_FIELDS: readonly string[] = ['fallbacks', 'fallback_credit_token', 'billing_policy', 'speed', 'inference_geo'];
+const CONSENT = new Set(OPERATOR_CONSENT_FIELDS);
+
+/** Every top-level field of a create request the validator checks itself: the
+ * documented request but OPERATOR_CONSENT_FIELDS (config's DOCUMENTED_MESSAGES_FIELDS equals it). */
+export const DOCUMENTED_TOP_LEVEL_FIELDS: readonly string[] = ['messages', 'tools', 'tool_choice', ...CREATE_FIELDS.keys()];
 const COUNT_FIELDS: ReadonlyMap<string, Check> = new Map(Object.entries(COMMON_FIELDS));
 const SAMPLING = new Set(['temperature', 'top_p', 'top_k']);
 
@@ -209,6 +218,13 @@ function validate(body: unknown, options: MessagesValidationOptions, endpoint: E
 function refuseField(key: string, at: Cursor, endpoint: Endpoint, modern: boolean): never {
   if (modern && SAMPLING.has(key)) {
     fail(at, 'unknown_parameter', `Unsupported field ${where(at)}: anthropic-version ${VERSION_2026_10_21} and later removed temperature, top_p and top_k. Remove it, or send anthropic-version: 2023-06-01.`);
+  }
+  if (CONSENT.has(key)) {
+    fail(
+      at,
+      'unknown_parameter',
+      `Field ${where(at)} changes what the request costs or where it runs at Anthropic, so the gateway passes it only where its operator allows it. Remove it, or, for the gateway's operator to allow it, ${PASSTHROUGH_HINT}.`,
+    );
   }
   if (endpoint === COUNT && CREATE_FIELDS.has(key)) {
     fail(at, 'unknown_parameter', `Unknown field ${where(at)}: ${endpoint.name} does not take it (it counts the prompt only). Remove it.`);

@@ -70,12 +70,13 @@ export function usageOf(usage: Usage | null | undefined): AnthropicUsage {
 
 /**
  * A tool call's OpenAI `arguments` string → the tool_use `input` object.
- * Anything but a JSON object (malformed or cut JSON, an array, a string, an
- * empty string) is the upstream's fault and a 502 naming where it was: a client
- * must never run a tool on an `input` the model did not give.
+ * Empty arguments are `{}`: upstreams (vLLM, llama.cpp) send "" for a call of
+ * a tool without parameters. Anything else but a JSON object (malformed or cut
+ * JSON, an array, a string) is the upstream's fault and a 502 naming where it
+ * was: a client must never run a tool on an `input` the model did not give.
  */
 export function toolInputOf(args: string, path: string): Record<string, unknown> {
-  if (args === '') throw toolArgumentsError(path, 'are empty');
+  if (args === '') return {};
   let value: unknown;
   try {
     value = JSON.parse(args);
@@ -88,6 +89,17 @@ export function toolInputOf(args: string, path: string): Record<string, unknown>
   return value as Record<string, unknown>;
 }
 
+/** True when `args` is a whole JSON object (a call the output limit did not cut: "" is not one then). */
+function isWholeObject(args: string): boolean {
+  if (args === '') return false;
+  try {
+    const value: unknown = JSON.parse(args);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
 export function toolArgumentsError(path: string, what: string): UpstreamError {
   return new UpstreamError(
     'bad_upstream_response',
@@ -96,7 +108,10 @@ export function toolArgumentsError(path: string, what: string): UpstreamError {
 }
 
 /** A whole chat completion → Anthropic's Message, `model` the client's alias.
- * Throws UpstreamError 502 when a tool call's arguments are not a JSON object. */
+ * Throws UpstreamError 502 when a tool call's arguments are not a JSON object,
+ * except when the output limit cut the answer (finish_reason "length"): the
+ * call cut short is left out (its input was never given; an `input: {}` would
+ * make a client run the tool on nothing) and stop_reason says max_tokens. */
 export function toAnthropicMessage(completion: ChatCompletion, alias: string, options: MessageOptions = {}): AnthropicMessage {
   const choice = completion.choices[0];
   const content: AnthropicContentBlock[] = [];
@@ -110,11 +125,14 @@ export function toAnthropicMessage(completion: ChatCompletion, alias: string, op
       refused = true;
     }
     const calls = message.tool_calls;
-    toolCallCount = calls.length;
+    const cut = choice.finish_reason === 'length';
     for (let i = 0; i < calls.length; i++) {
       const call = calls[i] as (typeof calls)[number];
-      const input = toolInputOf(call.function.arguments, `choices[0].message.tool_calls[${i}].function.arguments`);
+      const args = call.function.arguments;
+      if (cut && !isWholeObject(args)) continue;
+      const input = toolInputOf(args, `choices[0].message.tool_calls[${i}].function.arguments`);
       content.push({ type: 'tool_use', id: call.id, name: call.function.name, input });
+      toolCallCount++;
     }
   }
   return {

@@ -43,8 +43,13 @@
 // call whose arguments, once complete, are not a JSON object is the upstream's
 // fault: the block is not stopped, and push/end throw a 502 UpstreamError for
 // the caller to send as an error event (a client must not run the tool on a
-// broken input). Arguments for a call after a later call began cannot be
-// expressed (Anthropic's blocks do not reopen) and throw likewise.
+// broken input). Empty arguments are `{}` (a tool without parameters). When
+// the output limit cuts the answer (finish_reason "length") the open tool
+// call's arguments are partial by nature: its block is stopped unchecked and
+// stop_reason is max_tokens, as Anthropic streams a tool call cut by
+// max_tokens (the client sees the stop reason and does not run it). Arguments
+// for a call after a later call began cannot be expressed (Anthropic's blocks
+// do not reopen) and throw like a broken input.
 
 import { generateToolCallId, malformedResponseError } from '../chat/completion-response.ts';
 import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../chat/types.ts';
@@ -194,7 +199,7 @@ export class MessageStreamEncoder {
     const calls = delta.tool_calls;
     if (calls !== undefined) for (let i = 0; i < calls.length; i++) this.#toolPiece(calls[i] as ToolCallDelta, position, i, out);
     if (choice.finish_reason !== null) {
-      this.#stopOpen(out);
+      this.#stopOpen(out, choice.finish_reason !== 'length');
       this.#finishReason = choice.finish_reason;
       this.#state = State.Finished;
     }
@@ -242,13 +247,16 @@ export class MessageStreamEncoder {
     return block;
   }
 
-  /** Stops the open block, if any; a tool call's input must be a JSON object by then. */
-  #stopOpen(out: string[]): void {
+  /** Stops the open block, if any; a tool call's input must be a JSON object by
+   * then, unless the output limit cut it (`check` false). */
+  #stopOpen(out: string[], check = true): void {
     const block = this.#open;
     if (block === null) return;
-    if (block.kind === BlockKind.Tool) {
+    if (check && block.kind === BlockKind.Tool) {
       const path = `tool_calls[${block.toolIndex}].function.arguments`;
       toolInputOf(block.args, path);
+      // A call without arguments: its input is said, not left to the start's placeholder.
+      if (block.args === '') out.push(sseEvent('content_block_delta', `{"type":"content_block_delta","index":${block.index},"delta":{"type":"input_json_delta","partial_json":"{}"}}`));
     }
     this.#open = null;
     out.push(sseEvent('content_block_stop', `{"type":"content_block_stop","index":${block.index}}`));

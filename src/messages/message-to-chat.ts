@@ -12,18 +12,28 @@
 //   user message (OpenAI needs them right after the assistant's tool_calls;
 //   Anthropic puts them first in the message). Their text blocks are joined
 //   with "\n"; `is_error: true` prefixes the text with "Error: ", since a
-//   tool message has no error flag.
+//   tool message has no error flag. Its images (Claude Code's Read of a PNG)
+//   follow as image_url parts of a user message right after the tool
+//   messages, as a tool message carries text only.
 // - tools with defer_loading are left out: Anthropic shows them to the model
 //   only once tool search loads them, which an OpenAI upstream cannot do (a
 //   tool_reference block, which loads one, is untranslatable).
 // - a final assistant message (a prefill: the answer continues it) is
 //   untranslatable; an empty one is left out.
+// - every system text (the top-level `system`, then each "role": "system"
+//   message in order) goes into ONE leading system message: the chat
+//   templates of many open models (Qwen, Llama, Gemma) refuse a system
+//   message anywhere but first, and a late system message keeps its authority
+//   and loses only its position (as the gateway's chat -> Anthropic
+//   translation does the other way).
 // - a system message with clear_at "next_user_message" is left out once a
 //   later user message exists, as Anthropic no longer shows it then.
 // - the translation carries its prompt bound (../chat/request-prompt-bound.ts)
 //   with what it leaves out added (thinking blocks, documents, server tools,
-//   deferred tools, ... by the bytes of their JSON; images by count), so a
-//   request reserved from it is never under-reserved for an Anthropic upstream.
+//   deferred tools, ... by the bytes of their JSON; images by count), and what
+//   an Anthropic upstream reads on the request's behalf (documents by URL or
+//   file id, server tools' results: ./upstream-reads.ts), so a request reserved
+//   from it is never under-reserved for an Anthropic upstream.
 // - dropped (no equivalent, the answer means the same): thinking,
 //   output_config.effort, context_management, compaction, cache_control,
 //   metadata.user_id, service_tier, speed, diagnostics, fallbacks,
@@ -35,6 +45,7 @@ import { InvalidRequestError } from '../errors/api-error.ts';
 import { renderJsonPath } from '../json/parser.ts';
 import { isServerToolType } from './message-request-tools.ts';
 import type { MessagesRequest } from './message-request-types.ts';
+import { blockReadTokens, serverToolReadTokens } from './upstream-reads.ts';
 
 export interface ChatTranslation {
   request: ChatRequest;
@@ -73,8 +84,10 @@ class Translation {
   leftOutTokens = 0;
   leftOutImages = 0;
 
+  /** Counts a value left out by its JSON, and a block's reads beside it (a document by URL or file id). */
   leaveOut(value: unknown): void {
     this.leftOutTokens += Buffer.byteLength(JSON.stringify(value), 'utf8');
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) this.leftOutTokens += blockReadTokens(value as JsonObject);
   }
 
   refuse(path: Path, what: string): void {
@@ -97,8 +110,10 @@ function blockName(type: unknown): string {
 export function toChatRequest(req: MessagesRequest): ChatTranslation {
   const t = new Translation();
   const messages: ChatMessage[] = [];
-  if (req.system !== undefined && req.system.length > 0) messages.push({ role: 'system', content: systemContent(req.system as string | JsonObject[], ['system'], t) });
-  translateMessages(req, messages, t);
+  const system: TextPart[] = [];
+  if (req.system !== undefined) systemParts(req.system as string | JsonObject[], ['system'], system, t);
+  translateMessages(req, messages, system, t);
+  if (system.length > 0) messages.unshift({ role: 'system', content: system.length === 1 ? (system[0] as TextPart).text : system });
   const request: ChatRequest = { model: req.model, messages, max_tokens: req.max_tokens };
   if (req.max_tokens === 0) t.refuse(['max_tokens'], 'max_tokens 0 (a prompt-cache warm-up without an answer)');
 
@@ -135,9 +150,12 @@ function responseFormat(format: JsonObject): ResponseFormat {
   return { type: 'json_schema', json_schema: { name: 'output', schema: format['schema'] as JsonObject, strict: true } };
 }
 
-function systemContent(system: string | JsonObject[], path: Path, t: Translation): string | TextPart[] {
-  if (typeof system === 'string') return system;
-  const parts: TextPart[] = [];
+/** Appends a system prompt's text to `parts`, in order (an empty string says nothing). */
+function systemParts(system: string | JsonObject[], path: Path, parts: TextPart[], t: Translation): void {
+  if (typeof system === 'string') {
+    if (system.length > 0) parts.push({ type: 'text', text: system });
+    return;
+  }
   for (let i = 0; i < system.length; i++) {
     const block = system[i] as JsonObject;
     if (block['type'] === 'text') parts.push({ type: 'text', text: block['text'] as string });
@@ -146,10 +164,9 @@ function systemContent(system: string | JsonObject[], path: Path, t: Translation
       t.leaveOut(block);
     }
   }
-  return parts.length === 1 ? (parts[0] as TextPart).text : parts;
 }
 
-function translateMessages(req: MessagesRequest, out: ChatMessage[], t: Translation): void {
+function translateMessages(req: MessagesRequest, out: ChatMessage[], system: TextPart[], t: Translation): void {
   const messages = req.messages as unknown as JsonObject[];
   let lastUser = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -164,7 +181,7 @@ function translateMessages(req: MessagesRequest, out: ChatMessage[], t: Translat
     switch (message['role']) {
       case 'system':
         if (content === undefined || (message['clear_at'] === 'next_user_message' && lastUser > i)) break;
-        out.push({ role: 'system', content: systemContent(content, ['messages', i, 'content'], t) });
+        systemParts(content, ['messages', i, 'content'], system, t);
         break;
       case 'user':
         translateUser(content as string | JsonObject[], i, out, t);
@@ -201,6 +218,7 @@ function translateUser(content: string | JsonObject[], index: number, out: ChatM
     return;
   }
   const parts: ContentPart[] = [];
+  const toolImages: ContentPart[] = [];
   for (let j = 0; j < content.length; j++) {
     const block = content[j] as JsonObject;
     const path = ['messages', index, 'content', j];
@@ -214,19 +232,21 @@ function translateUser(content: string | JsonObject[], index: number, out: ChatM
         break;
       }
       case 'tool_result':
-        out.push(toolMessage(block, path, t));
+        out.push(toolMessage(block, path, toolImages, t));
         break;
       default:
         t.refuse(path, blockName(block['type']));
         t.leaveOut(block);
     }
   }
+  if (toolImages.length > 0) parts.unshift(...toolImages);
   if (parts.length === 0) return;
   const only = parts[0] as ContentPart;
   out.push({ role: 'user', content: parts.length === 1 && only.type === 'text' ? only.text : parts });
 }
 
-function toolMessage(block: JsonObject, path: Path, t: Translation): ChatMessage {
+/** A tool_result -> a tool message with its text; its images are appended to `images`. */
+function toolMessage(block: JsonObject, path: Path, images: ContentPart[], t: Translation): ChatMessage {
   const content = block['content'] as string | JsonObject[] | undefined;
   let text = '';
   if (typeof content === 'string') text = content;
@@ -234,10 +254,12 @@ function toolMessage(block: JsonObject, path: Path, t: Translation): ChatMessage
     for (let k = 0; k < content.length; k++) {
       const inner = content[k] as JsonObject;
       if (inner['type'] === 'text') text = text === '' ? (inner['text'] as string) : `${text}\n${inner['text'] as string}`;
-      else {
+      else if (inner['type'] === 'image') {
+        const part = imagePart(inner, [...path, 'content', k], t);
+        if (part !== null) images.push(part);
+      } else {
         t.refuse([...path, 'content', k], `${blockName(inner['type'])} in a tool_result`);
-        if (inner['type'] === 'image') t.leftOutImages++;
-        else t.leaveOut(inner);
+        t.leaveOut(inner);
       }
     }
   }
@@ -277,6 +299,7 @@ function translateTools(tools: JsonObject[], t: Translation): ToolDefinition[] {
     if (typeof type === 'string' && type !== 'custom' && isServerToolType(type)) {
       t.refuse(['tools', i], `the server tool '${type}'`);
       t.leaveOut(tool);
+      t.leftOutTokens += serverToolReadTokens(tool);
       continue;
     }
     if (tool['defer_loading'] === true) {

@@ -3,12 +3,13 @@
 // own message, and the union of names the Messages validator accepts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { messagesPassthroughFields } from '../../src/config/anthropic-passthrough-config.ts';
+import { DOCUMENTED_MESSAGES_FIELDS, messagesPassthroughFields } from '../../src/config/anthropic-passthrough-config.ts';
 import { Checker } from '../../src/config/config-checker.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import type { AnthropicProviderConfig, ProviderConfig } from '../../src/config/config.ts';
 import { DEFAULT_ANTHROPIC_BETAS } from '../../src/config/provider-defaults.ts';
 import { parseProvider } from '../../src/config/provider-types.ts';
+import { DOCUMENTED_TOP_LEVEL_FIELDS, OPERATOR_CONSENT_FIELDS } from '../../src/messages/message-request-validator.ts';
 
 function parse(value: Record<string, unknown>): { config: ProviderConfig | undefined; issues: Checker['issues'] } {
   const c = new Checker('f.json');
@@ -60,6 +61,23 @@ test('messagesPassthrough: each mistake named with its own message', () => {
     { code: 'conflict', path: 'providers.p.messagesPassthrough[7]', message: '"speed" is listed twice' },
   ]);
   assert.deepEqual(config.messagesPassthrough, ['speed']);
+});
+
+test("the documented fields are exactly the validator's own top-level fields, once each", () => {
+  assert.deepEqual([...DOCUMENTED_MESSAGES_FIELDS].sort(), [...DOCUMENTED_TOP_LEVEL_FIELDS].sort());
+  assert.equal(new Set(DOCUMENTED_MESSAGES_FIELDS).size, DOCUMENTED_MESSAGES_FIELDS.length);
+});
+
+test('messagesPassthrough: every documented field is refused; the fields that change price or routing at Anthropic are the operator to allow', () => {
+  for (const name of DOCUMENTED_MESSAGES_FIELDS) {
+    assert.deepEqual(anthropic({ messagesPassthrough: [name] }).issues, [
+      { code: 'invalid_value', path: 'providers.p.messagesPassthrough[0]', message: `"${name}" is a documented Messages field, which the gateway checks itself: remove it` },
+    ]);
+  }
+  assert.deepEqual(OPERATOR_CONSENT_FIELDS, ['fallbacks', 'fallback_credit_token', 'billing_policy', 'speed', 'inference_geo']);
+  const { config, issues } = anthropic({ messagesPassthrough: [...OPERATOR_CONSENT_FIELDS] });
+  assert.deepEqual(issues, []);
+  assert.deepEqual(config.messagesPassthrough, OPERATOR_CONSENT_FIELDS);
 });
 
 test('anthropicBetas: each mistake named with its own message', () => {

@@ -81,6 +81,18 @@ describe('validateMessagesRequest: the request body', () => {
     assert.deepEqual(passthroughFields(body({ tools: [], tool_choice: { type: 'auto' } })), []);
   });
 
+  for (const name of ['fallbacks', 'fallback_credit_token', 'billing_policy', 'speed', 'inference_geo']) {
+    test(`${name} changes price or routing at Anthropic: refused unless the operator allows it, then an extra field`, () => {
+      const value = name === 'fallbacks' ? [{ model: 'claude-opus-4-7', max_tokens: 128000 }] : name === 'speed' ? 'fast' : name === 'inference_geo' ? 'us' : { any: 1 };
+      const message = `Field '${name}' changes what the request costs or where it runs at Anthropic, so the gateway passes it only where its operator allows it. Remove it, or, for the gateway's operator to allow it, add it to \`messagesPassthrough\` of an Anthropic provider in the gateway's config.`;
+      refused(body({ [name]: value }), { param: name, code: 'unknown_parameter', message });
+      assertRefused(() => validateCountTokensRequest({ model: 'm', messages: [{ role: 'user', content: 'Hi' }], [name]: value }, NO_EXTRAS), { param: name, code: 'unknown_parameter', message });
+      const sent = body({ [name]: value });
+      assert.equal(validateMessagesRequest(sent, { extraFields: new Set([name]) }), sent);
+      assert.deepEqual(passthroughFields(sent), [name]);
+    });
+  }
+
   test('count_tokens refuses the generation fields and needs no max_tokens', () => {
     assertRefused(() => validateCountTokensRequest(body(), NO_EXTRAS), {
       param: 'max_tokens',

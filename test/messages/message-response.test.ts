@@ -101,8 +101,27 @@ describe('toAnthropicMessage', () => {
     });
   }
 
+  test('empty arguments (a tool without parameters) are input {}', () => {
+    const body = toAnthropicMessage(completion({ tool_calls: [call('call_1', 'ListAgents', '')] }, 'tool_calls'), 'a', { id: 'msg_1' });
+    assert.deepEqual(body.content, [{ type: 'tool_use', id: 'call_1', name: 'ListAgents', input: {} }]);
+    assert.equal(body.stop_reason, 'tool_use');
+  });
+
+  const cutArguments = ['{"file_path":"big.ts","content":"export const b', '', '{"a":1}[', '[1'];
+  for (const args of cutArguments) {
+    test(`a call cut by the output limit (arguments ${JSON.stringify(args)}) is left out, never input {}; stop_reason max_tokens`, () => {
+      const cut = completion({ content: 'Writing both.', tool_calls: [call('call_a', 'Read', '{"file_path":"/tmp/a"}'), call('call_b', 'Write', args)] }, 'length', USAGE);
+      const body = toAnthropicMessage(cut, 'a', { id: 'msg_1' });
+      assert.deepEqual(body.content, [
+        { type: 'text', text: 'Writing both.' },
+        { type: 'tool_use', id: 'call_a', name: 'Read', input: { file_path: '/tmp/a' } },
+      ]);
+      assert.equal(body.stop_reason, 'max_tokens');
+      assert.equal(body.usage.output_tokens, 17);
+    });
+  }
+
   const badArguments: Array<[string, string]> = [
-    ['', 'are empty'],
     ['{"file_path": "/tmp/a"', 'are not valid JSON'],
     ['not json', 'are not valid JSON'],
     ['[1,2]', 'are not a JSON object'],

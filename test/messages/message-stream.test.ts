@@ -179,6 +179,58 @@ describe('MessageStreamEncoder: exact bytes', () => {
   });
 });
 
+describe('MessageStreamEncoder: a tool call cut by the output limit, a call without arguments', () => {
+  const writeStart = 'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"call_1","name":"Write","input":{}}}\n\n';
+
+  test('a Write cut by max_tokens: the partial input, content_block_stop, stop_reason max_tokens (as Anthropic streams it)', () => {
+    const wire = encode([
+      chunk({ role: 'assistant', content: '' }),
+      chunk(tool(0, { id: 'call_1', name: 'Write', args: '{"file_path":"big.ts","content":"export const b' })),
+      chunk({}, 'length'),
+      usageChunk(USAGE),
+    ]);
+    assert.equal(
+      wire,
+      START_ZERO +
+        writeStart +
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\\"file_path\\":\\"big.ts\\",\\"content\\":\\"export const b"}}\n\n' +
+        'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n' +
+        'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},' +
+        DELTA_USAGE +
+        STOP,
+    );
+    const checked = checkMessageStream(wire);
+    assert.equal(checked.message.stop_reason, 'max_tokens');
+    assert.deepEqual(checked.message.content, [{ type: 'tool_use', id: 'call_1', name: 'Write', partial_json: '{"file_path":"big.ts","content":"export const b' }]);
+  });
+
+  test('cut before any argument arrived: the block still stops, stop_reason max_tokens', () => {
+    const wire = encode([chunk({ content: 'Writing.' }), chunk(tool(0, { id: 'call_1', name: 'Write', args: '' })), chunk({}, 'length')]);
+    assert.ok(wire.includes(writeStart.replace('"index":0', '"index":1') + 'event: content_block_stop\ndata: {"type":"content_block_stop","index":1}\n\n'));
+    assert.equal(checkMessageStream(wire).message.stop_reason, 'max_tokens');
+  });
+
+  test('an earlier whole call is still checked when a later one is cut', () => {
+    const encoder = createMessageStreamEncoder({ alias: 'a', id: 'msg_x' });
+    encoder.push(chunk(tool(0, { id: 'c0', name: 'Read', args: '{"a"' })));
+    assert.throws(() => encoder.push(chunk(tool(1, { id: 'c1', name: 'Read', args: '{' }))), UpstreamError);
+  });
+
+  test('empty arguments (a tool without parameters): input {} said as one input_json_delta, stop_reason tool_use', () => {
+    const wire = encode([chunk(tool(0, { id: 'call_1', name: 'Write', args: '' })), chunk({}, 'tool_calls')]);
+    assert.equal(
+      wire,
+      START_ZERO +
+        writeStart +
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{}"}}\n\n' +
+        'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n' +
+        'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":0}}\n\n' +
+        STOP,
+    );
+    assert.deepEqual(checkMessageStream(wire).message.content, [{ type: 'tool_use', id: 'call_1', name: 'Write', input: {} }]);
+  });
+});
+
 describe('MessageStreamEncoder: failures', () => {
   function failure(error: unknown, code: string, message: string): boolean {
     assert.ok(error instanceof UpstreamError);
@@ -200,7 +252,6 @@ describe('MessageStreamEncoder: failures', () => {
   });
 
   const badArguments: Array<[string[], string]> = [
-    [[], 'are empty'],
     [['{"file_path":', '"/tmp/a"'], 'are not valid JSON'],
     [['[1]'], 'are not a JSON object'],
     [['null'], 'are not a JSON object'],
@@ -296,6 +347,8 @@ describe('the stream checker itself', () => {
     ['an event before message_start', textStart + start + messageDelta + STOP],
     ['a tool_use start with input that is not {}', start + 'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"c","name":"T","input":{"a":1}}}\n\n' + blockStop + messageDelta + STOP],
     ['a tool_use block with no input at all', start + 'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"c","name":"T","input":{}}}\n\n' + blockStop + messageDelta + STOP],
+    ['a tool_use block with a cut input, stop_reason end_turn', start + 'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"c","name":"T","input":{}}}\n\n' + 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\\"a"}}\n\n' + blockStop + messageDelta + STOP],
+    ['a block after a tool_use with a cut input', start + 'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"c","name":"T","input":{}}}\n\n' + blockStop + textStart.replace('"index":0', '"index":1') + 'event: content_block_stop\ndata: {"type":"content_block_stop","index":1}\n\n' + messageDelta.replace('end_turn', 'max_tokens') + STOP],
     ['an event name that differs from the data type', start + 'event: message_delta\ndata: {"type":"message_stop"}\n\n'],
   ];
   for (const [what, wire] of broken) {

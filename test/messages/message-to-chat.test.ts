@@ -7,11 +7,13 @@ import { InvalidRequestError } from '../../src/errors/api-error.ts';
 import { toChatRequest } from '../../src/messages/message-to-chat.ts';
 import { validateMessagesRequest } from '../../src/messages/message-request-validator.ts';
 import type { MessagesRequest } from '../../src/messages/message-request-types.ts';
+import { DOCUMENT_READ_TOKENS, SERVER_TOOL_DEFAULT_USES, SERVER_TOOL_USE_TOKENS } from '../../src/messages/upstream-reads.ts';
 import { capturedRequest, capturedRequestNames } from './captured-requests.ts';
 
-/** Validated first, as the gateway does: the translation only ever sees valid requests. */
+/** Validated first, as the gateway does: the translation only ever sees valid requests (here with an
+ * operator's messagesPassthrough of x_extra and three fields that change price or routing at Anthropic). */
 function translate(extra: Record<string, unknown>): { request: ChatRequest; untranslatable: InvalidRequestError | null } {
-  const req = validateMessagesRequest({ model: 'claude-opus-5-5', max_tokens: 1024, messages: [{ role: 'user', content: 'Hi' }], ...extra }, { extraFields: new Set(['x_extra']), version: '2023-06-01' });
+  const req = validateMessagesRequest({ model: 'claude-opus-5-5', max_tokens: 1024, messages: [{ role: 'user', content: 'Hi' }], ...extra }, { extraFields: new Set(['x_extra', 'speed', 'inference_geo', 'fallbacks']), version: '2023-06-01' });
   return toChatRequest(req);
 }
 
@@ -40,23 +42,33 @@ describe('toChatRequest: real clients', () => {
     });
   }
 
-  test("Claude Code's tool round trip: system blocks, its system message in place, the call and its result; the deferred placeholder left out", () => {
+  for (const name of ['claude-code-first.json', 'claude-code-tool-result.json']) {
+    test(`${name}: one system message, first (the chat templates of Qwen, Llama and Gemma refuse any other)`, () => {
+      const { request } = toChatRequest(validateMessagesRequest(capturedRequest(name).body, { extraFields: new Set(), version: '2023-06-01' }));
+      const roles = request.messages.map((m) => m.role);
+      assert.equal(roles.filter((r) => r === 'system').length, 1, roles.join(','));
+      assert.equal(roles[0], 'system');
+    });
+  }
+
+  test("Claude Code's tool round trip: system blocks then its system message, as one leading system message; the call and its result; the deferred placeholder left out", () => {
     const { body } = capturedRequest('claude-code-tool-result.json');
     const { request } = toChatRequest(validateMessagesRequest(body, { extraFields: new Set(), version: '2023-06-01' }));
     const system = body['system'] as Array<{ text: string }>;
-    const messages = body['messages'] as Array<{ content: unknown }>;
-    assert.deepEqual(request.messages[0], { role: 'system', content: system.map((block) => ({ type: 'text', text: block.text })) });
+    const messages = body['messages'] as Array<{ content: string | Array<{ text: string }> }>;
+    const late = messages[1]?.content ?? '';
+    const lateParts = typeof late === 'string' ? [{ type: 'text', text: late }] : late.map((block) => ({ type: 'text', text: block.text }));
+    assert.deepEqual(request.messages[0], { role: 'system', content: [...system.map((block) => ({ type: 'text', text: block.text })), ...lateParts] });
     assert.deepEqual(
       request.messages.slice(1).map((m) => m.role),
-      ['user', 'system', 'assistant', 'tool'],
+      ['user', 'assistant', 'tool'],
     );
-    assert.deepEqual(request.messages[2], { role: 'system', content: messages[1]?.content });
-    assert.deepEqual(request.messages[3], {
+    assert.deepEqual(request.messages[2], {
       role: 'assistant',
       content: null,
       tool_calls: [{ id: 'toolu_capture2', type: 'function', function: { name: 'Read', arguments: '{"file_path":"/tmp/project/notes.txt"}' } }],
     });
-    assert.deepEqual(request.messages[4], { role: 'tool', tool_call_id: 'toolu_capture2', content: '1\tThe drawbridge is up.\n2\t' });
+    assert.deepEqual(request.messages[3], { role: 'tool', tool_call_id: 'toolu_capture2', content: '1\tThe drawbridge is up.\n2\t' });
     assert.deepEqual(
       request.tools?.map((tool) => tool.function.name),
       ['Agent', 'Bash', 'Edit', 'ListAgents', 'Read', 'ReportFindings', 'ScheduleWakeup', 'Skill', 'ToolSearch', 'Workflow', 'Write'],
@@ -97,7 +109,7 @@ describe('toChatRequest: real clients', () => {
 });
 
 describe('toChatRequest: the translation table by example', () => {
-  test('system string -> a leading system message; a role system message stays in place', () => {
+  test('system string -> a leading system message; a late role system message joins it, in order', () => {
     const { request, untranslatable } = translate({
       system: 'Be brief.',
       messages: [
@@ -109,9 +121,8 @@ describe('toChatRequest: the translation table by example', () => {
     });
     assert.equal(untranslatable, null);
     assert.deepEqual(request.messages, [
-      { role: 'system', content: 'Be brief.' },
+      { role: 'system', content: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Env: linux' }] },
       { role: 'user', content: 'Hi' },
-      { role: 'system', content: 'Env: linux' },
       { role: 'assistant', content: 'Hello' },
       { role: 'user', content: 'Bye' },
     ]);
@@ -128,8 +139,13 @@ describe('toChatRequest: the translation table by example', () => {
       ],
     });
     assert.deepEqual(
-      request.messages.map((m) => m.content),
-      ['Hi', 'Hello', 'Again', 'Still shown'],
+      request.messages.map((m) => [m.role, m.content]),
+      [
+        ['system', 'Still shown'],
+        ['user', 'Hi'],
+        ['assistant', 'Hello'],
+        ['user', 'Again'],
+      ],
     );
   });
 
@@ -208,11 +224,55 @@ describe('toChatRequest: the translation table by example', () => {
     ]);
   });
 
-  test('an image inside a tool_result is untranslatable', () => {
+  test("images inside tool results (Claude Code's Read of a PNG): the tool messages carry the text, the images follow as one user message, before the user's own parts", () => {
+    const png = 'iVBORw0KGgo=';
+    const { request, untranslatable } = translate({
+      messages: [
+        { role: 'user', content: 'Look at both screenshots.' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool_use', id: 'toolu_a', name: 'Read', input: { file_path: '/tmp/a.png' } },
+            { type: 'tool_use', id: 'toolu_b', name: 'Read', input: { file_path: '/tmp/b.png' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_a', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] },
+            { type: 'tool_result', tool_use_id: 'toolu_b', content: [{ type: 'text', text: 'b.png' }, { type: 'image', source: { type: 'url', url: 'https://x/b.png' } }] },
+            { type: 'text', text: 'Which is newer?' },
+          ],
+        },
+      ],
+    });
+    assert.equal(untranslatable, null);
+    assert.deepEqual(request.messages.slice(2), [
+      { role: 'tool', tool_call_id: 'toolu_a', content: '' },
+      { role: 'tool', tool_call_id: 'toolu_b', content: 'b.png' },
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+          { type: 'image_url', image_url: { url: 'https://x/b.png' } },
+          { type: 'text', text: 'Which is newer?' },
+        ],
+      },
+    ]);
+    // The images count in the bound as images, once each.
+    assert.equal(promptBoundOf(request).imageParts, 2);
+  });
+
+  test('an image by file id inside a tool_result is untranslatable; a document there too', () => {
     assertUntranslatable(
-      { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: { type: 'url', url: 'https://x/s.png' } }] }] }] },
+      { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: { type: 'file', file_id: 'file_1' } }] }] }] },
+      'messages[0].content[0].content[0].source',
+      'an image by file reference',
+    );
+    assertUntranslatable(
+      { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }] }] },
       'messages[0].content[0].content[0]',
-      'an image block in a tool_result',
+      'a document block in a tool_result',
     );
   });
 
@@ -328,8 +388,56 @@ describe('toChatRequest: the prompt bound counts what the translation leaves out
     });
     const measured = measurePrompt(request);
     assert.deepEqual(promptBoundOf(request), {
-      tokens: measured.tokens + jsonBytes(document) + jsonBytes(thinking) + jsonBytes(server) + jsonBytes(deferred),
+      tokens: measured.tokens + jsonBytes(document) + jsonBytes(thinking) + jsonBytes(server) + 10 * 20_000 + jsonBytes(deferred),
       imageParts: measured.imageParts + 1,
     });
+  });
+
+  test('the constants of what Anthropic reads: 100 pages of 3,000 tokens per document, 10 uses of 20,000 tokens per server tool', () => {
+    assert.deepEqual([DOCUMENT_READ_TOKENS, SERVER_TOOL_DEFAULT_USES, SERVER_TOOL_USE_TOKENS], [300_000, 10, 20_000]);
+  });
+
+  /** The bound beyond the JSON of what is left out. */
+  function readsOf(extra: Record<string, unknown>, leftOut: unknown[]): number {
+    const { request } = translate(extra);
+    return promptBoundOf(request).tokens - measurePrompt(request).tokens - leftOut.reduce<number>((sum, value) => sum + jsonBytes(value), 0);
+  }
+
+  test('a document by URL or by file id counts the most Anthropic reads of one: 100 pages of 3,000 tokens', () => {
+    const byUrl = { type: 'document', source: { type: 'url', url: 'https://example.com/annual-report.pdf' } };
+    const byFile = { type: 'document', source: { type: 'file', file_id: 'file_011' } };
+    const inline = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'short' } };
+    assert.equal(readsOf({ messages: [{ role: 'user', content: [byUrl, { type: 'text', text: 'Summarise.' }] }] }, [byUrl]), 300_000);
+    assert.equal(readsOf({ messages: [{ role: 'user', content: [byFile, byUrl, inline] }] }, [byFile, byUrl, inline]), 600_000);
+    // In a tool result too.
+    const result = { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'Fetched.' }, byUrl] };
+    const call = { type: 'tool_use', id: 'toolu_1', name: 'Fetch', input: {} };
+    assert.equal(
+      readsOf({ messages: [{ role: 'user', content: 'Go' }, { role: 'assistant', content: [call] }, { role: 'user', content: [result] }] }, [byUrl]),
+      300_000,
+    );
+  });
+
+  test('a server tool counts its uses (max_uses, else 10) times one use (20,000 tokens; web_fetch: max_content_tokens, else a whole document)', () => {
+    // Claude Code's WebSearch request.
+    const search = { type: 'web_search_20250305', name: 'web_search', max_uses: 8 };
+    assert.equal(readsOf({ tools: [search] }, [search]), 8 * 20_000);
+    const code = { type: 'code_execution_20250825', name: 'code_execution' };
+    assert.equal(readsOf({ tools: [code] }, [code]), 10 * 20_000);
+    const fetchCapped = { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 3, max_content_tokens: 5000 };
+    assert.equal(readsOf({ tools: [fetchCapped] }, [fetchCapped]), 3 * 5000);
+    const fetchWhole = { type: 'web_fetch_20250910', name: 'web_fetch' };
+    assert.equal(readsOf({ tools: [fetchWhole] }, [fetchWhole]), 10 * 300_000);
+    const both = [search, fetchCapped];
+    assert.equal(readsOf({ tools: both }, both), 8 * 20_000 + 3 * 5000);
+  });
+
+  test('a max_uses or max_content_tokens that is not a positive integer counts as absent; huge ones stay a safe integer', () => {
+    const odd = { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 0, max_content_tokens: 'many' };
+    assert.equal(readsOf({ tools: [odd] }, [odd]), 10 * 300_000);
+    const huge = { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: Number.MAX_SAFE_INTEGER, max_content_tokens: Number.MAX_SAFE_INTEGER };
+    const reads = readsOf({ tools: [huge] }, [huge]);
+    assert.equal(reads, 10_000 * 300_000);
+    assert.ok(Number.isSafeInteger(reads));
   });
 });
