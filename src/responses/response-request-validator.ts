@@ -220,7 +220,7 @@ export function validateResponsesRequest(body: unknown, options: ResponsesValida
     } else if (key !== 'tool_choice') {
       const check = FIELDS.get(key);
       if (check === undefined) {
-        if (!options.extraFields.has(key)) refuseField(key, at);
+        if (!options.extraFields.has(key)) refuseField(at);
       } else {
         check(value, at);
         if (needsConsent(key, value) && !options.extraFields.has(key)) refuseConsent(key, value, at);
@@ -277,6 +277,6 @@ function refuseStateful(key: string, value: unknown, at: Cursor): never {
   );
 }
 
-function refuseField(key: string, at: Cursor): never {
+function refuseField(at: Cursor): never {
   fail(at, 'unknown_parameter', `Unknown field ${where(at)}: the Responses API defines no such field. Remove it, or, for the gateway's operator to pass it to an upstream speaking Responses unchecked, ${PASSTHROUGH_HINT}.`);
 }
