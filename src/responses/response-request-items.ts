@@ -180,23 +180,37 @@ const FUNCTION_CALL_OUTPUT = objectShape(
   { ...TYPE, output: functionOutput },
   { call_id: nullable(callId), id: nullable(id), name: nullable(functionName), namespace: nullable(namespaceName), caller, status: nullable(status) },
 );
+/**
+ * `id` is required in the SDK's type, but Codex replays reasoning items
+ * without one (with store false there is nothing for an id to name), and
+ * OpenAI takes them; `content` may hold `text` parts as well as
+ * `reasoning_text` (what some models answer with).
+ */
+const REASONING_TEXT = objectShape('a reasoning_text part', { ...TYPE, text: string });
 const REASONING = objectShape(
   'a reasoning item',
-  { ...TYPE, id, summary: arrayOf(typed(new Map([['summary_text', objectShape('a summary_text part', { ...TYPE, text: string })]]), 'a reasoning summary'), MAX_PARTS) },
+  { ...TYPE, summary: arrayOf(typed(new Map([['summary_text', objectShape('a summary_text part', { ...TYPE, text: string })]]), 'a reasoning summary'), MAX_PARTS) },
   {
-    content: arrayOf(typed(new Map([['reasoning_text', objectShape('a reasoning_text part', { ...TYPE, text: string })]]), 'a reasoning content'), MAX_PARTS),
+    id: nullable(id),
+    content: nullable(arrayOf(typed(new Map([['reasoning_text', REASONING_TEXT], ['text', objectShape('a text part', { ...TYPE, text: string })]]), 'a reasoning content'), MAX_PARTS)),
     encrypted_content: nullable(string),
     status,
   },
 );
 
-/** An item only an upstream speaking Responses understands: its fields by name, the inside of its objects the upstream's. */
+/**
+ * An item only an upstream speaking Responses understands: its fields by name
+ * (`required`: what the SDK's type marks required; `optional`: the rest), the
+ * inside of its objects the upstream's. Only `type` is enforced here, and
+ * every item may carry `id` and `status`: a client replaying a conversation
+ * statelessly leaves ids and statuses out (Codex does), and which others the
+ * upstream needs is the upstream's to say; an upstream speaking only chat
+ * completions never receives the item (the translation refuses it).
+ */
 function hosted(name: string, required: readonly string[], optional: readonly string[]): ObjectShape {
-  const req: Record<string, Check> = { ...TYPE };
-  for (const field of required) req[field] = field === 'id' || field === 'call_id' ? callId : anyJson;
-  const opt: Record<string, Check> = {};
-  for (const field of optional) opt[field] = field === 'id' || field === 'call_id' ? nullable(id) : anyJson;
-  return objectShape(name, req, opt);
+  const fields: Record<string, Check> = {};
+  for (const field of ['id', ...required, ...optional, 'status']) fields[field] = field === 'id' || field === 'call_id' ? nullable(id) : anyJson;
+  return objectShape(name, TYPE, fields);
 }
 
 /** The hosted tools' call and output items, and the items of OpenAI's own state (compaction, item references, programs). */

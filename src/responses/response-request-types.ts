@@ -4,13 +4,17 @@
 // came: reasoning items and their encrypted_content stay intact).
 //
 // Sources, read 2026-11-28:
-//   https://developers.openai.com/api/reference/resources/responses (Create a
-//   model response; the OpenAPI document's CreateResponse, which the SDK's
-//   types are generated from)
+//   OpenAI's OpenAPI document, schema CreateResponse (allOf
+//   CreateModelResponseProperties, ResponseProperties and the create-only
+//   fields): https://app.stainless.com/api/spec/documented/openai/openapi.documented.yml
+//   (mirrored at github.com/openai/openai-openapi, openapi.yaml); its field
+//   set was read through the SDK generated from it:
 //   openai (npm) 7.57.0: resources/responses/responses.d.ts
 //   (ResponseCreateParamsBase, ResponseInputItem, Tool, NamespaceTool,
 //   ResponseTextConfig, the ToolChoice* types) and resources/shared.d.ts
 //   (Reasoning, Metadata, ResponseFormatJSONSchema)
+//   https://developers.openai.com/api/reference/resources/responses (the API
+//   reference the SDK's comments link to)
 //   Codex CLI 0.169.0 and @openai/agents 0.20 as captured against a local
 //   server (test/fixtures/responses/).
 //
@@ -23,7 +27,9 @@
 //   safety_identifier, prompt_cache_key, prompt_cache_retention,
 //   prompt_cache_options {mode, prewarm, ttl}, prompt, background,
 //   service_tier, truncation (deprecated), context_management, moderation,
-//   image, access_programs.
+//   image, access_programs. previous_response_id and conversation are
+//   refused while the gateway keeps no responses (see the validator), so
+//   ResponsesRequest below does not carry them.
 // Not in the SDK, accepted because OpenAI's API takes it from Codex on every
 // request: client_metadata (string pairs describing the client).
 //

@@ -249,8 +249,16 @@ describe('validateResponsesRequest: input items', () => {
     refused(withInput({ type: 'reasoning', id: 'rs_1' }), { param: 'input[0].summary', code: 'missing_required_parameter', message: "Missing required field 'input[0].summary'." });
   });
 
+  test('a reasoning item as Codex replays it: no id, content of reasoning_text and text parts, encrypted_content null', () => {
+    assert.ok(validateResponsesRequest(withInput({ type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'a' }, { type: 'text', text: 'b' }], encrypted_content: null }), NO_EXTRAS));
+    assert.ok(validateResponsesRequest(withInput({ type: 'reasoning', summary: [], content: null }), NO_EXTRAS));
+  });
+
   test("hosted items: known fields pass, unknown ones are named; an unknown type lists what is accepted", () => {
     assert.ok(validateResponsesRequest(withInput({ type: 'web_search_call', id: 'ws_1', action: { type: 'search', query: 'x' }, status: 'completed' }), NO_EXTRAS));
+    // Replayed statelessly, without the id and status the SDK's type marks required: the upstream judges.
+    assert.ok(validateResponsesRequest(withInput({ type: 'web_search_call', action: { type: 'search' } }, { type: 'local_shell_call', call_id: null, action: { type: 'exec', command: ['ls'] }, status: 'completed' }), NO_EXTRAS));
+    refused(withInput({ type: 'custom_tool_call', call_id: 'c'.repeat(257), name: 'apply_patch', input: '' }), { param: 'input[0].call_id', code: 'invalid_value', message: "Invalid value for 'input[0].call_id': expected at most 256 characters." });
     refused(withInput({ type: 'web_search_call', id: 'ws_1', action: {}, status: 'completed', extra: 1 }), {
       param: 'input[0].extra',
       code: 'unknown_parameter',
