@@ -71,6 +71,10 @@ describe('toChatRequest: real clients', () => {
     assert.deepEqual(namespacedTools.get('multi_agent_v1__spawn_agent'), { namespace: 'multi_agent_v1', name: 'spawn_agent' });
     assert.equal(namespacedTools.size, 5);
     assert.deepEqual(leftOutTools, ['web_search']);
+    // The prompt bound counts the tool left out by its JSON.
+    const webSearch = (capturedRequest('codex-exec-tool-output.json').body['tools'] as unknown[]).at(-1);
+    assert.deepEqual(webSearch, { type: 'web_search', external_web_access: true });
+    assert.equal(promptBoundOf(request).tokens, measurePrompt(request).tokens + Buffer.byteLength(JSON.stringify(webSearch)));
     assert.deepEqual(
       { tool_choice: request.tool_choice, parallel: request.parallel_tool_calls, stream: request.stream, options: request.stream_options, max: request.max_tokens, store: request.store, key: request.prompt_cache_key },
       { tool_choice: 'auto', parallel: true, stream: true, options: { include_usage: true }, max: undefined, store: undefined, key: undefined },
