@@ -40,6 +40,22 @@ const PASSTHROUGH_HINT = "add it to the passthrough fields of a provider speakin
 const STORE_OFF_TAIL = "and the gateway's response store is off, so the gateway holds no earlier turns. Send the whole conversation in 'input' instead (with 'store': false, as Codex does), or ask the gateway's operator to turn the response store on.";
 
 describe('validateResponsesRequest: real clients', () => {
+  test('every captured POST is here: Codex CLI, the openai SDK and the Agents SDK', () => {
+    assert.deepEqual(capturedRequestNames(), [
+      'agents-stream-tool-call.json',
+      'agents-stream-tool-output.json',
+      'agents-tool-call.json',
+      'agents-tool-output.json',
+      'codex-exec-plain.json',
+      'codex-exec-tool-call.json',
+      'codex-exec-tool-output.json',
+      'sdk-create.json',
+      'sdk-function-call-output.json',
+      'sdk-function-call.json',
+      'sdk-stream.json',
+    ]);
+  });
+
   for (const name of capturedRequestNames()) {
     test(`${name} passes as it was sent, and comes back as the same object`, () => {
       const captured = capturedRequest(name);
