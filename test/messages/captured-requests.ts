@@ -1,27 +1,6 @@
 // The requests real Messages clients sent, as captured in
-// test/fixtures/messages/ (see its README for how): read from the sources, also
-// when the tests run compiled from dist/ (fixture files are not copied).
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { repositoryRoot } from '../support/repository-root.ts';
+// test/fixtures/messages/ (see its README for how).
+import { capturedRequestsIn } from '../support/captured-requests.ts';
 
-export interface CapturedRequest {
-  readonly method: string;
-  /** With its query string, such as /v1/messages?beta=true. */
-  readonly path: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body: Record<string, unknown>;
-}
-
-const FOLDER = path.join(repositoryRoot(), 'test', 'fixtures', 'messages');
-
-export function capturedRequest(name: string): CapturedRequest {
-  return JSON.parse(readFileSync(path.join(FOLDER, name), 'utf8')) as CapturedRequest;
-}
-
-/** Every captured request's file name. */
-export function capturedRequestNames(): string[] {
-  return readdirSync(FOLDER)
-    .filter((name) => name.endsWith('.json'))
-    .sort();
-}
+export type { CapturedRequest } from '../support/captured-requests.ts';
+export const { capturedRequest, capturedRequestNames } = capturedRequestsIn('messages');
