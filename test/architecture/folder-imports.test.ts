@@ -37,6 +37,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   telemetry: ['config', 'errors', 'log'],
   chat: ['config', 'errors', 'json', 'schema'],
   messages: ['chat', 'errors', 'json'],
+  responses: ['chat', 'errors'],
   http: ['config', 'errors', 'json', 'log', 'time'],
   oidc: ['config', 'log'],
   usage: ['files'],
