@@ -248,7 +248,12 @@ export function checkResponseStream(text: string): CheckedResponseStream {
         const current = openAt(body, where, 'function_call');
         assert.ok(!current.argsDone, `${where}: done twice`);
         assert.equal(body['arguments'], current.args, `${where}: the whole arguments are the deltas joined`);
-        const value: unknown = JSON.parse(current.args);
+        let value: unknown;
+        try {
+          value = JSON.parse(current.args);
+        } catch {
+          value = undefined;
+        }
         assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${where}: arguments are a JSON object`);
         current.argsDone = true;
         return;
