@@ -63,7 +63,16 @@ import {
   responseObject,
   type FunctionName,
 } from './response-answer.ts';
-import type { ItemStatus, ResponseContentPart, ResponseEcho, ResponseError, ResponseOutputItem, ResponseStatus, ResponseStreamEventType } from './response-types.ts';
+import type {
+  ItemStatus,
+  ResponseContentPart,
+  ResponseEcho,
+  ResponseError,
+  ResponseObject,
+  ResponseOutputItem,
+  ResponseStatus,
+  ResponseStreamEventType,
+} from './response-types.ts';
 
 export interface ResponseStreamOptions {
   /** The alias the client asked for: the response's `model`. */
@@ -233,7 +242,7 @@ export class ResponseStreamEncoder {
     throw error;
   }
 
-  #response(status: ResponseStatus, error: ResponseError | null = null): ReturnType<typeof responseObject> {
+  #response(status: ResponseStatus, error: ResponseError | null = null): ResponseObject {
     return responseObject({
       id: this.#id,
       alias: this.#alias,
@@ -273,8 +282,8 @@ export class ResponseStreamEncoder {
     let item = this.#open;
     if (item === null || item.type !== 'message') {
       this.#closeOpen(out, false);
-      const message: OpenMessage = { type: 'message', outputIndex: this.#nextIndex++, id: '', parts: [], part: null };
-      message.id = outputItemId('msg', this.#id, message.outputIndex);
+      const outputIndex = this.#nextIndex++;
+      const message: OpenMessage = { type: 'message', outputIndex, id: outputItemId('msg', this.#id, outputIndex), parts: [], part: null };
       this.#open = item = message;
       const added = { id: message.id, type: 'message', status: 'in_progress', content: [], role: 'assistant' };
       this.#event(out, 'response.output_item.added', { output_index: message.outputIndex, item: added });
