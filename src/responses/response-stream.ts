@@ -188,7 +188,9 @@ export class ResponseStreamEncoder {
     return out;
   }
 
-  /** Appends the events for one chunk to `out` (default a new array) and returns it. */
+  /** Appends the events for one chunk to `out` (default a new array) and
+   * returns it. When it throws, the events already appended to `out` are part
+   * of the stream (their sequence numbers are spent): write them, then fail()'s. */
   push(chunk: ChatCompletionChunk, out: string[] = []): string[] {
     if (this.#state === State.Failed) throw this.#failure;
     if (this.#state === State.Ended) return out;

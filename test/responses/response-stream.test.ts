@@ -282,6 +282,21 @@ describe('ResponseStreamEncoder: failures', () => {
     );
   });
 
+  test('a push that throws after appending events: those events and then fail()s make a well-formed stream', () => {
+    const encoder = createResponseStreamEncoder(OPTIONS);
+    const out: string[] = [];
+    const broken = chunk({ content: 'Text, then ', tool_calls: [{ index: 0, id: 'call_a', function: { arguments: '{}' } }] });
+    assert.throws(() => encoder.push(broken, out), UpstreamError);
+    assert.deepEqual(
+      out.map((frame) => frame.slice('event: '.length, frame.indexOf('\n'))),
+      ['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added', 'response.output_text.delta'],
+    );
+    encoder.fail(new UpstreamError('bad_upstream_response', 'The upstream provider returned a malformed response (at choices[0].delta.tool_calls[0].function.name).'), out);
+    const checked = checkResponseStream(out.join(''));
+    assert.deepEqual(checked.events.slice(-2), ['response.failed', 'error']);
+    assert.deepEqual(checked.response['output'], []);
+  });
+
   test('a choice other than index 0, and a first tool delta without a name, are malformed', () => {
     assert.throws(
       () => createResponseStreamEncoder(OPTIONS).push(chunk({ content: 'x' }, null, 1)),
