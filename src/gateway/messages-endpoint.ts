@@ -19,7 +19,8 @@ import { messageErrorEvent } from '../messages/message-stream.ts';
 import { toChatRequest } from '../messages/message-to-chat.ts';
 import { estimateMessageTokens } from '../messages/token-estimate.ts';
 import type { Endpoint } from './endpoint.ts';
-import { pumpMessageStream } from './message-stream-pump.ts';
+import { pumpDoorStream } from './door-stream-pump.ts';
+import { messagesDoorStream } from './messages-stream.ts';
 
 /** Anthropic's error envelope and `request-id` header on every answer of the Messages paths, the shell's own refusals included. */
 export const MESSAGES_ERROR_SHAPE: ErrorShape = { render: renderAnthropicError, requestIdHeader: ANTHROPIC_REQUEST_ID_HEADER };
@@ -97,7 +98,7 @@ export function createMessagesEndpoint(options: MessagesEndpointOptions): Endpoi
       raw['model'] = alias;
       return raw;
     },
-    stream: (upstream, call, request, alias) => pumpMessageStream(upstream, { alias, inputTokens: () => inputTokensOf(request) }, call),
+    stream: (upstream, call, request, alias) => pumpDoorStream(upstream, messagesDoorStream(alias, () => inputTokensOf(request)), call),
     shutdownFrame: messageErrorEvent('overloaded_error', SHUTDOWN_STREAM_MESSAGE),
   };
 }

@@ -1,4 +1,4 @@
-// The Messages door's stream pump with a recording sink: a translated stream
+// The named-event stream pump (the Messages door's part) with a recording sink: a translated stream
 // (chat chunks -> Anthropic's grammar), a passed-through one (an Anthropic
 // upstream's events as they came, message_start's model renamed), usage noted
 // from either, and failures before and after the first event.
@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import { rawEventChunk, setRawErrorEvent } from '../../src/chat/messages-origin.ts';
 import type { ChatCompletionChunk, Usage } from '../../src/chat/types.ts';
 import { UpstreamError } from '../../src/errors/api-error.ts';
-import { pumpMessageStream, type FrameSink, type MessagePumpControl } from '../../src/gateway/message-stream-pump.ts';
+import { pumpDoorStream, type DoorPumpControl, type FrameSink } from '../../src/gateway/door-stream-pump.ts';
+import { messagesDoorStream } from '../../src/gateway/messages-stream.ts';
 import { checkMessageStream } from '../support/anthropic-message-stream-checker.ts';
 import { streamOfChunks } from '../support/drive-provider.ts';
 
@@ -33,7 +34,7 @@ interface Recorded {
   usages: Usage[];
 }
 
-function recorder(): { recorded: Recorded; control: MessagePumpControl } {
+function recorder(): { recorded: Recorded; control: DoorPumpControl } {
   const recorded: Recorded = { text: '', ended: false, errors: [], usages: [] };
   const sink: FrameSink = {
     async frames(text) {
@@ -63,7 +64,7 @@ test('a translated stream: Anthropic grammar, the alias as model, usage in messa
     chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]),
     chunk([], usage),
   ];
-  const ended = await pumpMessageStream(streamOfChunks(fromArray(chunks)), { alias: 'claude-opus-5-5', inputTokens: () => 41 }, control);
+  const ended = await pumpDoorStream(streamOfChunks(fromArray(chunks)), messagesDoorStream('claude-opus-5-5', () => 41), control);
   assert.equal(ended, true);
   assert.equal(recorded.ended, true);
   const checked = checkMessageStream(recorded.text);
@@ -88,7 +89,7 @@ test('a passed-through stream: every event as it came, only message_start rename
     rawEventChunk({ event: 'content_block_delta', data: signature, translated: [] }),
     rawEventChunk({ event: 'message_stop', data: '{"type":"message_stop"}', translated: [chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]), chunk([], usage)] }),
   ];
-  assert.equal(await pumpMessageStream(streamOfChunks(fromArray(chunks)), { alias: 'claude-opus-5-5', inputTokens: () => 41 }, control), true);
+  assert.equal(await pumpDoorStream(streamOfChunks(fromArray(chunks)), messagesDoorStream('claude-opus-5-5', () => 41), control), true);
   assert.equal(
     recorded.text,
     `event: message_start\ndata: ${start.replace('claude-opus-upstream', 'claude-opus-5-5')}\n\n` +
@@ -104,7 +105,7 @@ test('a failure after the first event: an error event in Anthropic shape, then t
   const { recorded, control } = recorder();
   const chunks = [chunk([{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }])];
   const broken = new UpstreamError('upstream_stream_truncated', 'The upstream stream ended before the completion finished.');
-  assert.equal(await pumpMessageStream(streamOfChunks(fromArray(chunks, broken)), { alias: 'a', inputTokens: () => 1 }, control), false);
+  assert.equal(await pumpDoorStream(streamOfChunks(fromArray(chunks, broken)), messagesDoorStream('a', () => 1), control), false);
   assert.equal(recorded.ended, true);
   assert.deepEqual(recorded.errors, ['upstream_stream_truncated']);
   assert.match(recorded.text, /event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"The upstream stream ended before the completion finished."\}\}\n\n$/);
@@ -114,12 +115,12 @@ test('a failure after the first event: an error event in Anthropic shape, then t
 test('an unexpected failure after the first event is the generic api_error; before it, the caller gets the throw', async () => {
   const { recorded, control } = recorder();
   const chunks = [chunk([{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }])];
-  assert.equal(await pumpMessageStream(streamOfChunks(fromArray(chunks, new TypeError('internal detail'))), { alias: 'a', inputTokens: () => 1 }, control), false);
+  assert.equal(await pumpDoorStream(streamOfChunks(fromArray(chunks, new TypeError('internal detail'))), messagesDoorStream('a', () => 1), control), false);
   assert.deepEqual(recorded.errors, ['internal_error']);
   assert.doesNotMatch(recorded.text, /internal detail/);
   assert.match(recorded.text, /"type":"api_error","message":"The server had an error while processing your request."/);
   const early = recorder();
-  await assert.rejects(pumpMessageStream(streamOfChunks(fromArray([], new UpstreamError('upstream_error', 'x'))), { alias: 'a', inputTokens: () => 1 }, early.control), /x/);
+  await assert.rejects(pumpDoorStream(streamOfChunks(fromArray([], new UpstreamError('upstream_error', 'x'))), messagesDoorStream('a', () => 1), early.control), /x/);
   assert.equal(early.recorded.text, '');
 });
 
@@ -130,7 +131,7 @@ test("an Anthropic upstream's own error event after the first event goes as it c
   const failure = new UpstreamError('upstream_error', 'Overloaded');
   setRawErrorEvent(failure, { event: 'error', data: overloaded, translated: [] });
   const chunks = [rawEventChunk({ event: 'message_start', data: start, translated: [] })];
-  assert.equal(await pumpMessageStream(streamOfChunks(fromArray(chunks, failure)), { alias: 'a', inputTokens: () => 1 }, control), false);
+  assert.equal(await pumpDoorStream(streamOfChunks(fromArray(chunks, failure)), messagesDoorStream('a', () => 1), control), false);
   assert.deepEqual(recorded.errors, ['upstream_error']);
   assert.equal(recorded.text.slice(recorded.text.indexOf('event: error')), `event: error\ndata: ${overloaded}\n\n`);
 });
@@ -146,7 +147,7 @@ test('a passed-through stream: thinking deltas count as generated output for a c
   const chunks = [rawEventChunk({ event: 'message_start', data: start, translated: [] }), rawEventChunk({ event: 'content_block_delta', data: thinking, translated: [] })];
   const cut = new UpstreamError('upstream_stream_truncated', 'cut');
   const estimate = (): number => assert.fail('the estimate is only for translated streams');
-  assert.equal(await pumpMessageStream(streamOfChunks(fromArray(chunks, cut)), { alias: 'a', inputTokens: estimate }, control), false);
+  assert.equal(await pumpDoorStream(streamOfChunks(fromArray(chunks, cut)), messagesDoorStream('a', estimate), control), false);
   assert.equal(counted?.generatedBytes, thinking.length);
   assert.match(recorded.text, /thinking_delta/);
 });

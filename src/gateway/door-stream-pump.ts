@@ -1,25 +1,24 @@
-// The stream pump of the Messages door: each upstream read's chunks out as
-// Anthropic's events. Two kinds of upstream answer the door:
-// - an Anthropic upstream, whose decoder hands each event as it came on a
-//   carrier chunk (../chat/messages-origin.ts): the event goes out unchanged
-//   (only message_start's `model` becomes the alias), so thinking signatures,
-//   citations and server-tool blocks survive; what the event says in chat
-//   chunks passes the chunk relay only to be counted;
+// The stream pump of the doors whose events have names (Anthropic's Messages,
+// OpenAI's Responses): each upstream read's chunks out as the door's events.
+// Two kinds of upstream answer such a door:
+// - one that speaks the door's own API, whose decoder hands each event as it
+//   came on a carrier chunk (../chat/messages-origin.ts): the event goes out
+//   as the door's `rawFrame` says (unchanged but for the alias as its model),
+//   so what the gateway has no shape for survives; what the event says in
+//   chat chunks passes the chunk relay only to be counted;
 // - any other upstream, whose chat chunks pass the chunk relay (the wire
-//   rules, usage, what was generated) and the Messages encoder
-//   (../messages/message-stream.ts), which writes Anthropic's grammar.
+//   rules, usage, what was generated) and the door's encoder, which writes the
+//   door's grammar.
 // As in the chat pump (./event-stream-pump.ts): nothing is sent before the
 // first event, so an upstream that fails first is answered by the error
-// boundary (in Anthropic's envelope on this door); after it a failure is an
-// `event: error` and the end.
-import { rawErrorEvent, rawEvent } from '../chat/messages-origin.ts';
+// boundary (in the door's envelope); after it a failure is the door's error
+// events and the end.
+import { rawEvent, type RawEvent } from '../chat/messages-origin.ts';
 import { ChunkRelay } from '../chat/stream-relay.ts';
 import type { ChatCompletionChunk } from '../chat/types.ts';
-import { ApiError } from '../errors/api-error.ts';
-import { anthropicErrorOf, anthropicMessageOf } from '../messages/message-errors.ts';
-import { createMessageStreamEncoder, messageErrorEvent, type MessageStreamEncoder } from '../messages/message-stream.ts';
-import { frame, WRITTEN } from '../sse/sse-writer.ts';
+import { WRITTEN } from '../sse/sse-writer.ts';
 import type { UpstreamStream } from '../upstream/provider.ts';
+import { ApiError } from '../errors/api-error.ts';
 import type { PumpControl } from './event-stream-pump.ts';
 
 /** Where the events go: the SSE writer, or a test's recorder. */
@@ -29,23 +28,37 @@ export interface FrameSink {
   end(): void;
 }
 
-export interface MessagePumpControl extends Omit<PumpControl, 'open'> {
+export interface DoorPumpControl extends Omit<PumpControl, 'open'> {
   open(): FrameSink;
 }
 
-export interface MessageStreamOptions {
-  /** The alias the client named: the message's `model`. */
-  readonly alias: string;
-  /** The request's input tokens as the gateway estimates them, for a translated stream's message_start (its usage comes at its end); asked only for such a stream. */
-  readonly inputTokens: () => number;
+/** A door's encoder of translated streams: chat chunks (as the relay gives them) to its events. */
+export interface DoorStreamEncoder {
+  push(chunk: ChatCompletionChunk, out: string[]): unknown;
+  /** The upstream ended: the closing events; throws when the answer never completed. */
+  end(out: string[]): unknown;
 }
 
-/** Resolves true when the upstream's answer ended and message_stop went out, false when the stream was cut. */
-export async function pumpMessageStream(source: UpstreamStream, options: MessageStreamOptions, control: MessagePumpControl): Promise<boolean> {
-  const relay = new ChunkRelay({ alias: options.alias, includeUsage: true });
+/** What one door brings to the pump. */
+export interface DoorStream {
+  /** The alias the client named: the answer's `model`. */
+  readonly alias: string;
+  /** A fresh encoder, made at a translated stream's first chunk (never for a passed-through one). */
+  encoder(): DoorStreamEncoder;
+  /** A passed-through event as the client gets it, framed. */
+  rawFrame(event: RawEvent): string;
+  /** Whether a passed-through event that translates to no chat chunk is billed output (thinking, signatures, server-tool input), counted by its length. */
+  untranslatedOutput(event: RawEvent): boolean;
+  /** The events that end a started stream with `error`; `encoder` is the translated stream's, if any. */
+  errorEvents(error: unknown, encoder: DoorStreamEncoder | undefined): string;
+}
+
+/** Resolves true when the upstream's answer ended and the door's closing events went out, false when the stream was cut. */
+export async function pumpDoorStream(source: UpstreamStream, door: DoorStream, control: DoorPumpControl): Promise<boolean> {
+  const relay = new ChunkRelay({ alias: door.alias, includeUsage: true });
   const generated = new GeneratedCount(relay);
   control.onRelay?.(generated);
-  let encoder: MessageStreamEncoder | undefined;
+  let encoder: DoorStreamEncoder | undefined;
   let sink: FrameSink | undefined;
   let passedThrough = false;
   const relayed: ChatCompletionChunk[] = [];
@@ -67,14 +80,13 @@ export async function pumpMessageStream(source: UpstreamStream, options: Message
         relayed.length = 0;
         if (raw === undefined) {
           relay.pushInto(chunk, relayed);
-          encoder ??= createMessageStreamEncoder({ alias: options.alias, inputTokens: options.inputTokens() });
+          encoder ??= door.encoder();
           for (let j = 0; j < relayed.length; j++) encoder.push(relayed[j] as ChatCompletionChunk, events);
         } else {
           passedThrough = true;
           for (let j = 0; j < raw.translated.length; j++) relay.pushInto(raw.translated[j] as ChatCompletionChunk, relayed);
-          // Thinking, signatures, citations and server-tool input say nothing in chat chunks, and are billed output all the same.
-          if (raw.translated.length === 0 && raw.event === 'content_block_delta') generated.untranslatedBytes += raw.data.length;
-          events.push(`event: ${raw.event}\n${frame('data: ', raw.event === 'message_start' ? withModel(raw.data, options.alias) : raw.data)}`);
+          if (raw.translated.length === 0 && door.untranslatedOutput(raw)) generated.untranslatedBytes += raw.data.length;
+          events.push(door.rawFrame(raw));
         }
       }
       if (events.length === 0) continue;
@@ -86,7 +98,7 @@ export async function pumpMessageStream(source: UpstreamStream, options: Message
     if (usage !== undefined) control.noteUsage?.(usage);
     events.length = 0;
     if (!passedThrough) {
-      encoder ??= createMessageStreamEncoder({ alias: options.alias, inputTokens: options.inputTokens() });
+      encoder ??= door.encoder();
       const trailing = relay.end();
       for (let i = 0; i < trailing.length; i++) encoder.push(trailing[i] as ChatCompletionChunk, events);
       encoder.end(events);
@@ -101,14 +113,7 @@ export async function pumpMessageStream(source: UpstreamStream, options: Message
     if (control.endedForShutdown() || control.clientGone()) return false;
     const known = err instanceof ApiError ? err : undefined;
     control.onStreamError(known?.code ?? 'internal_error', known === undefined ? err : undefined);
-    // An Anthropic upstream's own error event goes as it came (its type: overloaded_error, ...).
-    const upstreamEvent = rawErrorEvent(err);
-    const event =
-      upstreamEvent !== undefined
-        ? `event: error\n${frame('data: ', upstreamEvent.data)}`
-        : known === undefined
-          ? messageErrorEvent('api_error', 'The server had an error while processing your request.')
-          : messageErrorEvent(anthropicErrorOf(known).type, anthropicMessageOf(known));
+    const event = door.errorEvents(err, encoder);
     // Queued, and the response ended at once: see the chat pump on a client that stopped reading.
     sink.frames(event).catch(() => undefined);
     sink.end();
@@ -138,21 +143,4 @@ class GeneratedCount {
   get generatedBytes(): number {
     return this.#relay.generatedBytes + this.untranslatedBytes;
   }
-}
-
-/** message_start's data with the message's `model` the alias; data that is not the expected object goes as it came. */
-function withModel(data: string, alias: string): string {
-  try {
-    const parsed: unknown = JSON.parse(data);
-    if (typeof parsed === 'object' && parsed !== null) {
-      const message = (parsed as { message?: unknown }).message;
-      if (typeof message === 'object' && message !== null && 'model' in message) {
-        (message as { model: unknown }).model = alias;
-        return JSON.stringify(parsed);
-      }
-    }
-  } catch {
-    // Not JSON: the decoder would have refused it; nothing to rename.
-  }
-  return data;
 }
