@@ -25,8 +25,8 @@ export interface ResponsesOrigin {
   readonly extraFields: readonly string[];
   /** Hosted tools the translation leaves out of the offer (`web_search`, ...), for the access line and a response header. */
   readonly leftOutTools: readonly string[];
-  /** The translation's function name → the name the client knows (a `namespace` tool's functions offered as plain functions). */
-  readonly toolNames: ReadonlyMap<string, string>;
+  /** The translation's function name → the namespace tool's function it stands for (a `namespace` tool's functions are offered as plain functions). */
+  readonly toolNames: ReadonlyMap<string, { readonly namespace: string; readonly name: string }>;
 }
 
 export type ResponsesChatRequest = ChatRequest & { [RESPONSES_ORIGIN]?: ResponsesOrigin };

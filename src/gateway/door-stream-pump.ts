@@ -144,3 +144,21 @@ class GeneratedCount {
     return this.#relay.generatedBytes + this.untranslatedBytes;
   }
 }
+
+/**
+ * An event's data with the `model` of the object under `key` (`message`,
+ * `response`) the alias; data that is not the expected object goes as it came.
+ */
+export function withModelAt(data: string, key: string, alias: string): string {
+  try {
+    const parsed: unknown = JSON.parse(data);
+    const inner = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>)[key] : undefined;
+    if (typeof inner === 'object' && inner !== null && 'model' in inner) {
+      (inner as { model: unknown }).model = alias;
+      return JSON.stringify(parsed);
+    }
+  } catch {
+    // Not JSON: the decoder would have refused it; nothing to rename.
+  }
+  return data;
+}

@@ -20,8 +20,8 @@ export interface Endpoint {
   observer(): JsonObserver;
   /** The parsed body as the gateway's request; throws the client's 400 (InvalidRequestError). */
   validate(body: unknown, headers: IncomingHttpHeaders): ChatRequest;
-  /** A whole answer in the endpoint's shape, `model` being the alias the client asked through. */
-  answer(completion: ChatCompletion, alias: string): unknown;
+  /** A whole answer to `request` in the endpoint's shape, `model` being the alias the client asked through. */
+  answer(completion: ChatCompletion, alias: string, request: ChatRequest): unknown;
   /** Streams `upstream` to the client through `call`; resolves true when the answer ended cleanly. */
   stream(upstream: UpstreamStream, call: Call, request: ChatRequest, alias: string): Promise<boolean>;
   /** The whole event that ends a started stream cut by a shutdown; absent: OpenAI's error frame. */

@@ -127,6 +127,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('POST', '/v1/chat/completions', (ctx) => serving.chat(ctx));
   router.add('POST', '/v1/messages', (ctx) => serving.messages(ctx));
   router.add('POST', '/v1/messages/count_tokens', (ctx) => serving.countTokens(ctx));
+  router.add('POST', '/v1/responses', (ctx) => serving.responses(ctx));
   router.add('GET', '/v1/models', (ctx) => serving.models(ctx));
   let draining = false;
   for (const [method, path, handler] of healthRoutes({ targets: () => serving.targets.health(), state, draining: () => draining })) {

@@ -9,14 +9,14 @@ import { ApiError } from '../errors/api-error.ts';
 import { anthropicErrorOf, anthropicMessageOf } from '../messages/message-errors.ts';
 import { createMessageStreamEncoder, messageErrorEvent } from '../messages/message-stream.ts';
 import { frame } from '../sse/sse-writer.ts';
-import type { DoorStream } from './door-stream-pump.ts';
+import { withModelAt, type DoorStream } from './door-stream-pump.ts';
 
 /** The Messages door's stream for `alias`; `inputTokens` (the estimate) is asked only for a translated stream's message_start. */
 export function messagesDoorStream(alias: string, inputTokens: () => number): DoorStream {
   return {
     alias,
     encoder: () => createMessageStreamEncoder({ alias, inputTokens: inputTokens() }),
-    rawFrame: (raw: RawEvent) => `event: ${raw.event}\n${frame('data: ', raw.event === 'message_start' ? withModel(raw.data, alias) : raw.data)}`,
+    rawFrame: (raw: RawEvent) => `event: ${raw.event}\n${frame('data: ', raw.event === 'message_start' ? withModelAt(raw.data, 'message', alias) : raw.data)}`,
     // Thinking, signatures, citations and server-tool input say nothing in chat chunks, and are billed output all the same.
     untranslatedOutput: (raw: RawEvent) => raw.event === 'content_block_delta',
     errorEvents(error: unknown): string {
@@ -29,19 +29,3 @@ export function messagesDoorStream(alias: string, inputTokens: () => number): Do
   };
 }
 
-/** message_start's data with the message's `model` the alias; data that is not the expected object goes as it came. */
-function withModel(data: string, alias: string): string {
-  try {
-    const parsed: unknown = JSON.parse(data);
-    if (typeof parsed === 'object' && parsed !== null) {
-      const message = (parsed as { message?: unknown }).message;
-      if (typeof message === 'object' && message !== null && 'model' in message) {
-        (message as { model: unknown }).model = alias;
-        return JSON.stringify(parsed);
-      }
-    }
-  } catch {
-    // Not JSON: the decoder would have refused it; nothing to rename.
-  }
-  return data;
-}

@@ -115,7 +115,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
         call.phase = CallPhase.Answered;
         if (completion.usage !== undefined) call.noteUsage(completion.usage);
         call.trace.responseModel(completion.model);
-        const answer = endpoint.answer(completion, route.alias);
+        const answer = endpoint.answer(completion, route.alias, request);
         call.finishAttempt();
         sendJson(ctx.res, 200, answer, headers);
       }

@@ -21,6 +21,7 @@ import { createChatCompletionsEndpoint } from './chat-endpoint.ts';
 import { createFieldPolicy } from '../chat/request-fields.ts';
 import { createCountTokensHandler } from './count-tokens.ts';
 import { createMessagesEndpoint } from './messages-endpoint.ts';
+import { createResponsesEndpoint } from './responses-endpoint.ts';
 import { messagesPassthroughFields } from '../config/anthropic-passthrough-config.ts';
 import { createEndpointHandler } from './pipeline.ts';
 import { createModelsHandler } from './models.ts';
@@ -31,6 +32,8 @@ export interface ServingState {
   readonly chat: RouteHandler;
   /** POST /v1/messages: Anthropic's Messages door on the same pipeline. */
   readonly messages: RouteHandler;
+  /** POST /v1/responses: OpenAI's Responses door on the same pipeline. */
+  readonly responses: RouteHandler;
   /** POST /v1/messages/count_tokens. */
   readonly countTokens: RouteHandler;
   readonly models: RouteHandler;
@@ -84,6 +87,7 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
     targets,
     chat: createEndpointHandler(createChatCompletionsEndpoint(policy), pipeline),
     messages: createEndpointHandler(createMessagesEndpoint({ extraFields, policy }), pipeline),
+    responses: createEndpointHandler(createResponsesEndpoint({ extraFields: new Set<string>(), now: deps.scheduler.now }), pipeline),
     countTokens: createCountTokensHandler({ config, keys: deps.keys, targets, limiter: deps.limiter, permits: deps.permits, scheduler: deps.scheduler, logger: deps.logger, extraFields }),
     models: createModelsHandler(config, policy, deps.keys, loadedAt, deps.scheduler.now),
   };

@@ -65,6 +65,7 @@ const COUNT_TOKENS = 'count_tokens';
 const MODEL_ENDPOINTS: ReadonlyMap<string, string> = new Map([
   ['/v1/chat/completions', 'chat_completions'],
   ['/v1/messages', 'messages'],
+  ['/v1/responses', 'responses'],
   ['/v1/messages/count_tokens', COUNT_TOKENS],
 ]);
 
