@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import { rawAnswer, rawErrorEvent, rawEvent } from '../../src/chat/messages-origin.ts';
 import type { ChatCompletionChunk } from '../../src/chat/types.ts';
 import type { OpenAICompatibleOptions } from '../../src/providers/openai-compatible.ts';
+import { createNodeTransport } from '../../src/upstream/node-transport.ts';
 import { collect } from '../support/collect.ts';
 import { API_KEY, call, completionBody, json, providerFor, startEventStream, streamText } from './openai-compatible-fixtures.ts';
 import { CODEX_BODY, eventStreamText, origin, originCall, RICH_ANSWER, RICH_EVENTS, UNTRANSLATABLE } from './responses-origin-fixtures.ts';
@@ -189,6 +190,13 @@ describe('the answer relayed', () => {
     );
   });
 
+  test('not streamed, a failed response is the upstream 502 with its message', async () => {
+    answerWith({ ...RICH_ANSWER, status: 'failed', output: [], error: { code: 'server_error', message: 'The model failed.' } });
+    assert.deepEqual(rendered(await failure(passthrough().complete(originCall(origin(), { stream: false })))).body, {
+      error: { message: 'The model failed.', type: 'upstream_error', param: null, code: 'upstream_error' },
+    });
+  });
+
   test('response.failed: the upstream 502 with its message, the event riding on the error as it came', async () => {
     const failed = JSON.stringify({ type: 'response.failed', sequence_number: 2, response: { id: 'resp_02', status: 'failed', error: { code: 'server_error', message: 'The model failed.' } } });
     streamWith(`${eventStreamText(RICH_EVENTS.slice(0, 2))}event: response.failed\ndata: ${failed}\n\n`);
@@ -212,6 +220,18 @@ describe('requests without a Responses origin, and translate mode', () => {
     assert.equal(upstream.received[0]?.text, '{"model":"upstream-model","messages":[{"role":"user","content":"Hello"}],"max_tokens":64}');
     assert.equal(rawAnswer(completion), undefined);
     assert.equal(passthrough().provider.refusal?.(call().request), null);
+  });
+
+  test('the node transport: chat and Responses requests in turn each reach their own endpoint', async () => {
+    const driven = passthrough({ transport: createNodeTransport() });
+    upstream.handle = (req, res) => json(res, 200, req.url === '/v1/responses' ? RICH_ANSWER : completionBody());
+    await driven.complete(call());
+    await driven.complete(originCall(origin(), { stream: false }));
+    await driven.complete(call());
+    assert.deepEqual(
+      upstream.received.map((r) => r.url),
+      ['/v1/chat/completions', '/v1/responses', '/v1/chat/completions'],
+    );
   });
 
   test('a streamed chat request at a passthrough provider is decoded as chat chunks', async () => {
