@@ -5,7 +5,10 @@
 // the path. Pure: the exchange itself (deadline, abort, bounded reads, the
 // read loop) is ../upstream/upstream-exchange.ts and ../upstream/upstream-stream.ts,
 // shared with every HTTP provider; this file owns the headers, the request
-// body and the decoding.
+// body and the decoding. In Responses passthrough mode a Responses client's
+// request goes to {baseUrl}/responses as its own body instead
+// (./openai-responses-passthrough.ts); in translate mode (the default) it
+// goes to /chat/completions as the gateway's translation, like any chat request.
 
 import { normalizeChunk, normalizeCompletion } from '../chat/completion-response.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
