@@ -18,6 +18,7 @@ import { collect } from '../support/collect.ts';
 import { chunksOf } from '../support/drive-provider.ts';
 import { sendJson, startEventStream, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
 import { rendered } from './provider-fixtures.ts';
+import * as messages from './messages-origin-fixtures.ts';
 import { CODEX_BODY, eventStreamText, origin, originRequest, RICH_ANSWER, RICH_EVENTS, UNTRANSLATABLE } from './responses-origin-fixtures.ts';
 
 describe('the refusal of a provider that receives the chat translation', () => {
@@ -38,6 +39,13 @@ describe('the refusal of a provider that receives the chat translation', () => {
     assert.equal(providers['openai (translate)'].refusesOnlyDoorRequests, true);
     assert.equal(providers.demo.refusesOnlyDoorRequests, true);
     assert.equal(createOpenAICompatibleProvider({ baseUrl: 'http://127.0.0.1:9/v1', responses: 'passthrough' }).refusesOnlyDoorRequests, true);
+  });
+
+  test('passthrough mode still receives the translation of a Messages request, and refuses what it cannot say', () => {
+    const provider = createOpenAICompatibleProvider({ baseUrl: 'http://127.0.0.1:9/v1', responses: 'passthrough' });
+    const request = messages.originRequest(messages.origin({ untranslatable: messages.UNTRANSLATABLE }));
+    assert.equal(provider.refusal?.(request), messages.UNTRANSLATABLE);
+    assert.equal(provider.codec.endpoint?.(request), undefined);
   });
 });
 
