@@ -122,6 +122,9 @@ export interface Usage {
   completion_tokens: number;
   total_tokens: number;
   prompt_tokens_details: { cached_tokens: number };
+  /** Of completion_tokens, those the model spent reasoning; only where an
+   * upstream's own answer rides beside (a Responses upstream's), absent otherwise. */
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 export interface ChatCompletion {

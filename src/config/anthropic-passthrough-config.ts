@@ -7,6 +7,7 @@
 import type { GatewayConfig } from './config.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
 import { editDistance } from './config-issues.ts';
+import { parsePassthroughFields, refuseSettings } from './passthrough-fields.ts';
 import { DEFAULT_ANTHROPIC_BETAS } from './provider-defaults.ts';
 
 /** The settings only an anthropic provider has. */
@@ -49,10 +50,7 @@ export const DOCUMENTED_MESSAGES_FIELDS: readonly string[] = [
 /** The wildcard of anthropicBetas: every value passes. */
 export const ANY_BETA = '*';
 
-const MAX_PASSTHROUGH = 32;
 const MAX_BETAS = 64;
-/** Anthropic's field names: snake_case, lower-case. */
-const FIELD_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 /** A beta value: lower-case words joined by hyphens (or dots), as Anthropic names them; never a comma or space, which separate values in the header. */
 const BETA_VALUE = /^[a-z0-9]+(?:[-.][a-z0-9]+)*$/;
 const MAX_BETA_LENGTH = 100;
@@ -60,35 +58,7 @@ const MAX_BETA_LENGTH = 100;
 const BETA_DATE = /-(\d{4}-\d{2}-\d{2}|\d{8})$/;
 
 export function parseMessagesPassthrough(c: Checker, o: Obj, at: string): string[] {
-  const value = o['messagesPassthrough'];
-  if (value === undefined) return [];
-  const vat = join(at, 'messagesPassthrough');
-  if (!Array.isArray(value) || value.length > MAX_PASSTHROUGH) {
-    return c.report(vat, { code: 'not_array', message: `must be an array of at most ${MAX_PASSTHROUGH} top-level Messages field names, e.g. ["speed"]` }) ?? [];
-  }
-  const names: string[] = [];
-  value.forEach((name: unknown, i) => {
-    const iat = `${vat}[${i}]`;
-    if (typeof name !== 'string' || !FIELD_NAME.test(name)) {
-      c.report(iat, { code: 'invalid_value', message: 'must be a plain top-level field name: lower-case letters, digits and underscores, starting with a letter (at most 64)' });
-      return;
-    }
-    if (DOCUMENTED_MESSAGES_FIELDS.includes(name)) {
-      c.report(iat, { code: 'invalid_value', message: `"${name}" is a documented Messages field, which the gateway checks itself: remove it` });
-      return;
-    }
-    const near = DOCUMENTED_MESSAGES_FIELDS.find((f) => editDistance(name, f) <= (f.length <= 5 ? 1 : 2));
-    if (near !== undefined) {
-      c.report(iat, { code: 'invalid_value', message: `"${name}" is close to the documented field "${near}" (checked by the gateway, no passthrough needed): fix the name or remove it` });
-      return;
-    }
-    if (names.includes(name)) {
-      c.report(iat, { code: 'conflict', message: `"${name}" is listed twice` });
-      return;
-    }
-    names.push(name);
-  });
-  return names;
+  return parsePassthroughFields(c, o, at, { setting: 'messagesPassthrough', api: 'Messages', documented: DOCUMENTED_MESSAGES_FIELDS, example: '["speed"]' });
 }
 
 export function parseAnthropicBetas(c: Checker, o: Obj, at: string): string[] {
@@ -144,17 +114,13 @@ function nearMiss(beta: string): string | null {
 /** For a provider type without these settings: one issue per setting present,
  * saying where they apply; returns `o` without them (the same object when it has none). */
 export function refuseAnthropicOnlySettings(c: Checker, o: Obj, at: string, type: string): Obj {
-  let rest = o;
-  for (const name of ANTHROPIC_ONLY_SETTINGS) {
-    if (o[name] === undefined) continue;
-    c.report(join(at, name), {
-      code: 'conflict',
-      message: `applies to "type": "anthropic" providers only (an "${type}" provider receives the gateway's translation of a Messages request, never the client's body or headers): remove it`,
-    });
-    if (rest === o) rest = { ...o };
-    delete rest[name];
-  }
-  return rest;
+  return refuseSettings(
+    c,
+    o,
+    at,
+    ANTHROPIC_ONLY_SETTINGS,
+    `applies to "type": "anthropic" providers only (an "${type}" provider receives the gateway's translation of a Messages request, never the client's body or headers): remove it`,
+  );
 }
 
 /** Every anthropic provider's messagesPassthrough names, once each, in config order: the Messages validator accepts these at the top level. */

@@ -9,6 +9,7 @@ import { ConfigIssueCode, formatIssue, type ConfigIssue } from './config-issues.
 import type { TelemetryConfig } from './telemetry-config.ts';
 import type { OidcConfig } from './oidc-config.ts'; // single sign-on
 import type { AuditConfig } from './audit-config.ts';
+import type { ResponsesMode } from './provider-defaults.ts';
 
 export const AUTO_ALIAS = 'service-auto';
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -102,6 +103,10 @@ export interface OpenAIProviderConfig extends UpstreamProviderBase {
   apiKeyHeader: string;
   /** Which of the two max fields this upstream understands; the gateway sends exactly one. */
   maxTokensParam: MaxTokensParam;
+  /** What a Responses client's request becomes here: its own body to /responses, or the chat translation. */
+  responses: ResponsesMode;
+  /** Top-level Responses fields outside the documented request that a client's body may carry to this provider (passthrough mode), unchecked. */
+  responsesPassthrough: string[];
 }
 
 export interface AnthropicProviderConfig extends UpstreamProviderBase {

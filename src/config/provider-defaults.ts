@@ -23,6 +23,24 @@ export const ANTHROPIC_VERSION = '2023-06-01';
 /** count_tokens on each provider type when its config sets no tokenCount. */
 export const DEFAULT_TOKEN_COUNT = { openai: 'estimate', anthropic: 'anthropic', demo: 'estimate' } as const;
 
+/** What a Responses client's request becomes at an "openai" provider. */
+export const ResponsesMode = {
+  /** The client's own body to {baseUrl}/responses: for an upstream that speaks Responses (OpenAI, Azure OpenAI's v1 API, vLLM). */
+  Passthrough: 'passthrough',
+  /** The gateway's chat translation to {baseUrl}/chat/completions: any chat-completions server. */
+  Translate: 'translate',
+} as const;
+export type ResponsesMode = (typeof ResponsesMode)[keyof typeof ResponsesMode];
+
+/**
+ * Translate: every server an "openai" provider can point at takes chat
+ * completions, while many (llama.cpp, Ollama, LiteLLM setups, older vLLM and
+ * Azure deployments URLs) answer /responses with a 404, which would fail
+ * every Responses request. An operator whose upstream speaks Responses turns
+ * passthrough on to keep reasoning items and hosted tools intact.
+ */
+export const DEFAULT_RESPONSES_MODE: ResponsesMode = ResponsesMode.Translate;
+
 /** Pause between the demo provider's streamed chunks (0: no timers). */
 export const DEFAULT_DEMO_DELAY_MS = 0;
 

@@ -11,6 +11,7 @@ import { join, type Checker, type Obj } from './config-checker.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_DEMO_DELAY_MS } from './provider-defaults.ts';
 import { parseKeyHeader, parseUpstreamOptions, UPSTREAM_SETTINGS } from './upstream-options.ts';
 import { ANTHROPIC_ONLY_SETTINGS, parseAnthropicBetas, parseMessagesPassthrough, refuseAnthropicOnlySettings } from './anthropic-passthrough-config.ts';
+import { OPENAI_ONLY_SETTINGS, parseResponsesMode, parseResponsesPassthrough, refuseOpenAIOnlySettings } from './responses-passthrough-config.ts';
 
 type ProviderTypeName = ProviderConfig['type'];
 
@@ -54,7 +55,7 @@ function parseTokenCount<M extends TokenCountMethod>(c: Checker, o: Obj, at: str
 }
 
 const openai: ProviderType<OpenAIProviderConfig> = {
-  settings: [...UPSTREAM_SETTINGS, 'apiKeyHeader', 'maxTokensParam', 'tokenCount'],
+  settings: [...UPSTREAM_SETTINGS, 'apiKeyHeader', 'maxTokensParam', ...OPENAI_ONLY_SETTINGS, 'tokenCount'],
   parse(c, o, at) {
     const upstream = parseUpstreamOptions(c, o, at, undefined, {
       resource: 'chat/completions',
@@ -62,7 +63,17 @@ const openai: ProviderType<OpenAIProviderConfig> = {
     });
     const apiKeyHeader = parseKeyHeader(c, o, at, upstream.headers);
     const maxTokensParam = c.optional(o, 'maxTokensParam', at, 'max_tokens' as MaxTokensParam, (v, vat) => c.oneOf(v, vat, MAX_TOKENS_PARAMS));
-    return { type: 'openai', ...upstream, apiKeyHeader, maxTokensParam, ...parseTokenCount(c, o, at, 'openai', ['vllm', 'llamacpp', 'estimate']) };
+    const responses = parseResponsesMode(c, o, at);
+    const responsesPassthrough = parseResponsesPassthrough(c, o, at, responses);
+    return {
+      type: 'openai',
+      ...upstream,
+      apiKeyHeader,
+      maxTokensParam,
+      responses,
+      responsesPassthrough,
+      ...parseTokenCount(c, o, at, 'openai', ['vllm', 'llamacpp', 'estimate']),
+    };
   },
   credentials: ({ apiKeyEnv, apiKeyFile }) => ({ apiKeyEnv, apiKeyFile }),
   notice: null,
@@ -115,8 +126,9 @@ export function parseProvider(c: Checker, value: unknown, at: string): ProviderC
   const type = c.oneOf(o['type'], join(at, 'type'), PROVIDER_TYPE_NAMES);
   if (type === undefined) return undefined;
   const entry = PROVIDER_TYPES[type] as ProviderType<ProviderConfig>;
-  // Another type's Messages settings are said specifically, rather than as unknown settings.
-  const rest = entry.settings.includes('messagesPassthrough') ? o : refuseAnthropicOnlySettings(c, o, at, type);
+  // Another type's door settings are said specifically, rather than as unknown settings.
+  let rest = entry.settings.includes('messagesPassthrough') ? o : refuseAnthropicOnlySettings(c, o, at, type);
+  if (!entry.settings.includes('responses')) rest = refuseOpenAIOnlySettings(c, rest, at, type);
   c.object(rest, at, ['type', ...entry.settings]);
   return entry.parse(c, o, at);
 }

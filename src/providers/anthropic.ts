@@ -16,6 +16,7 @@ import { endpointUrl, exchangeSettings, upstreamHeaders } from '../upstream/exch
 import { parseUpstreamJson } from './upstream-json.ts';
 import { messagesOrigin } from '../chat/messages-origin.ts';
 import { decodePassthrough, MessagesPassthrough, PassthroughStreamDecoder, passthroughPolicy } from './anthropic-passthrough.ts';
+import { untranslatableRefusal } from './untranslatable-refusal.ts';
 
 
 export interface AnthropicOptions {
@@ -127,7 +128,8 @@ class AnthropicCodec implements ProviderCodec {
   #translate(request: ChatRequest): AnthropicRequest | InvalidRequestError {
     let translated = this.#translations.get(request);
     if (translated === undefined) {
-      translated = translateOrRefuse(request);
+      // A Responses client's request arrives as the translation: what that cannot say is refused first.
+      translated = untranslatableRefusal(request) ?? translateOrRefuse(request);
       this.#translations.set(request, translated);
     }
     return translated;

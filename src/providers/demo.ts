@@ -21,7 +21,7 @@ import { DemoReplyKind, planDemoReply, type DemoReply } from './demo-reply.ts';
 import { LocalStream } from '../upstream/local-stream.ts';
 import { ProviderKind, type LocalProvider, type UpstreamCall } from '../upstream/provider.ts';
 import { DEFAULT_DEMO_DELAY_MS } from '../config/provider-defaults.ts';
-import { untranslatableRefusal } from './messages-refusal.ts';
+import { untranslatableRefusal } from './untranslatable-refusal.ts';
 import { sleepOn, systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 interface DemoProviderOptions {
@@ -44,7 +44,7 @@ export function createDemoProvider(options: DemoProviderOptions = {}): LocalProv
       return new DemoStream(call, delayMs, scheduler);
     },
     refusal: untranslatableRefusal,
-    refusesOnlyMessages: true,
+    refusesOnlyDoorRequests: true,
   };
 }
 

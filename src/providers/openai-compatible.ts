@@ -5,7 +5,10 @@
 // the path. Pure: the exchange itself (deadline, abort, bounded reads, the
 // read loop) is ../upstream/upstream-exchange.ts and ../upstream/upstream-stream.ts,
 // shared with every HTTP provider; this file owns the headers, the request
-// body and the decoding.
+// body and the decoding. In Responses passthrough mode a Responses client's
+// request goes to {baseUrl}/responses as its own body instead
+// (./openai-responses-passthrough.ts); in translate mode (the default) it
+// goes to /chat/completions as the gateway's translation, like any chat request.
 
 import { normalizeChunk, normalizeCompletion } from '../chat/completion-response.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
@@ -16,7 +19,11 @@ import type { UpstreamTransport } from '../upstream/transport.ts';
 import { upstreamStreamError, upstreamStreamTruncatedError } from '../upstream/upstream-errors.ts';
 import { endpointUrl, exchangeSettings, upstreamHeaders } from '../upstream/exchange-settings.ts';
 import { parseUpstreamJson } from './upstream-json.ts';
-import { untranslatableRefusal } from './messages-refusal.ts';
+import { untranslatableRefusal } from './untranslatable-refusal.ts';
+import { responsesOrigin } from '../chat/responses-origin.ts';
+import type { InvalidRequestError } from '../errors/api-error.ts';
+import { decodeResponsesPassthrough, ResponsesPassthrough, ResponsesPassthroughStreamDecoder } from './openai-responses-passthrough.ts';
+import { ResponsesMode } from '../config/provider-defaults.ts';
 
 
 export interface OpenAICompatibleOptions {
@@ -30,6 +37,14 @@ export interface OpenAICompatibleOptions {
   apiKeyHeader?: string;
   /** Extra request headers; content-type, accept and x-request-id are ours. */
   headers?: Record<string, string>;
+  /** What a Responses client's request becomes at this upstream: its own body
+   * to {baseUrl}/responses ("passthrough"), or the gateway's chat translation
+   * to /chat/completions ("translate", the default: every chat-completions
+   * server takes it). */
+  responses?: ResponsesMode;
+  /** Top-level fields outside the documented Responses request that a
+   * Responses client's body may carry through in passthrough mode, unchecked. Default none. */
+  responsesPassthrough?: readonly string[];
   /** Whole exchange, headers to last byte. Default 600000 (10 minutes). */
   timeoutMs?: number;
   /** From sending the request to the response headers. Default 60000. */
@@ -62,7 +77,48 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
     upstreamHeaders(options.headers, options.apiKey, ...keyHeaderOf(options.apiKeyHeader)),
     options,
   );
-  return { kind: ProviderKind.Http, codec: OPENAI_CODEC, settings, refusal: untranslatableRefusal, refusesOnlyMessages: true };
+  if (options.responses !== ResponsesMode.Passthrough) {
+    return { kind: ProviderKind.Http, codec: OPENAI_CODEC, settings, refusal: untranslatableRefusal, refusesOnlyDoorRequests: true };
+  }
+  const codec = new ResponsesPassthroughCodec(endpointUrl(options.baseUrl, 'responses'), new ResponsesPassthrough(options.responsesPassthrough));
+  return { kind: ProviderKind.Http, codec, settings, refusal: (request) => codec.refusal(request), refusesOnlyDoorRequests: true };
+}
+
+/** An upstream that speaks Responses too: a Responses client's request goes
+ * to its /responses as the client's own body (./openai-responses-passthrough.ts);
+ * every other request is OPENAI_CODEC's, to /chat/completions. */
+class ResponsesPassthroughCodec implements ProviderCodec {
+  readonly #url: string;
+  readonly #passthrough: ResponsesPassthrough;
+
+  constructor(url: string, passthrough: ResponsesPassthrough) {
+    this.#url = url;
+    this.#passthrough = passthrough;
+  }
+
+  encode(request: ChatRequest, stream: boolean): string {
+    const origin = responsesOrigin(request);
+    return origin === undefined ? OPENAI_CODEC.encode(request, stream) : this.#passthrough.encode(origin, request, stream);
+  }
+
+  decode(text: string, request: ChatRequest): ChatCompletion {
+    return responsesOrigin(request) === undefined ? OPENAI_CODEC.decode(text, request) : decodeResponsesPassthrough(text);
+  }
+
+  streamDecoder(request: ChatRequest): StreamDecoder {
+    return responsesOrigin(request) === undefined ? new OpenAIStreamDecoder() : new ResponsesPassthroughStreamDecoder();
+  }
+
+  endpoint(request: ChatRequest): string | undefined {
+    return responsesOrigin(request) === undefined ? undefined : this.#url;
+  }
+
+  /** A Responses request: the fields this provider does not let through; a
+   * Messages request: what its translation cannot say; a chat request: null. */
+  refusal(request: ChatRequest): InvalidRequestError | null {
+    const origin = responsesOrigin(request);
+    return origin === undefined ? untranslatableRefusal(request) : this.#passthrough.refusal(origin);
+  }
 }
 
 /** OpenAI's chat-completions wire format: the gateway's own, so encoding is

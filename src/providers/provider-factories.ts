@@ -29,6 +29,8 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
       ...(apiKey === undefined ? {} : { apiKey }),
       apiKeyHeader: config.apiKeyHeader,
       headers: config.headers,
+      responses: config.responses,
+      responsesPassthrough: config.responsesPassthrough,
       ...deadlines(config),
       ...transportOf(config, connection),
       scheduler,

@@ -7,7 +7,7 @@
 import { DEFAULT_MAX_OUTPUT_TOKENS, type GatewayConfig, type MaxTokensParam, type Price, type UpstreamPolicy } from '../config/config.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { buildUpstreamRequest } from '../chat/upstream-request.ts';
-import { messagesOrigin } from '../chat/messages-origin.ts';
+import { hasDoorOrigin } from '../chat/door-origin.ts';
 import type { InvalidRequestError } from '../errors/api-error.ts';
 import type { ChatProvider } from '../upstream/provider.ts';
 import { createBreakerRegistry, type BreakerRegistry, type CircuitBreaker, type RecordedFailure, type State as BreakerState } from '../upstream/circuit-breaker.ts';
@@ -51,8 +51,8 @@ interface AliasRecord {
   readonly imageTokens: number;
   /** True when some target's adapter may refuse a request it cannot express (checked before any call). */
   readonly mayRefuse: boolean;
-  /** True when some target's adapter may refuse a request from the Messages door (ChatProvider.refusesOnlyMessages). */
-  readonly mayRefuseMessages: boolean;
+  /** True when some target's adapter may refuse a request from another door (ChatProvider.refusesOnlyDoorRequests). */
+  readonly mayRefuseDoorRequests: boolean;
 }
 
 export interface TargetPlan {
@@ -139,8 +139,8 @@ export function createAliasTargets(config: GatewayConfig, bindings: ReadonlyMap<
       prices: [...priceById.values()],
       maxOutputTokens: aliasConfig.maxOutputTokens ?? null,
       imageTokens: aliasConfig.imageTokens ?? 0,
-      mayRefuse: targets.some((t) => t.provider.refusal !== undefined && t.provider.refusesOnlyMessages !== true),
-      mayRefuseMessages: targets.some((t) => t.provider.refusal !== undefined),
+      mayRefuse: targets.some((t) => t.provider.refusal !== undefined && t.provider.refusesOnlyDoorRequests !== true),
+      mayRefuseDoorRequests: targets.some((t) => t.provider.refusal !== undefined),
     });
   }
   const recordOf = (alias: string): AliasRecord => {
@@ -165,8 +165,9 @@ export function createAliasTargets(config: GatewayConfig, bindings: ReadonlyMap<
       const targets: UpstreamTarget[] = [];
       let refusals: TargetRefusal[] | null = null;
       // Only an adapter that can refuse needs the upstream request before the
-      // first attempt; one that refuses only Messages requests, only for those.
-      const ask = record.mayRefuse || (record.mayRefuseMessages && messagesOrigin(request) !== undefined);
+      // first attempt; one that refuses only requests of another door (Messages,
+      // Responses), only for those.
+      const ask = record.mayRefuse || (record.mayRefuseDoorRequests && hasDoorOrigin(request));
       for (const t of record.targets) {
         const planned = new PlannedTarget(t, request, cap);
         if (ask) {

@@ -108,11 +108,16 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Upstrea
     };
   }
 
-  /** Where requests for one endpoint go, parsed once: a provider has one endpoint. */
-  let route: Route | undefined;
+  /** Where requests for each endpoint go, parsed once. A provider's endpoints
+   * are fixed at config time (chat, Responses, a token count's), so this stays small. */
+  const routes = new Map<string, Route>();
 
   function send(request: UpstreamRequest): UpstreamSend {
-    if (route?.url !== request.url) route = routeOf(request.url, proxy);
+    let route = routes.get(request.url);
+    if (route === undefined) {
+      route = routeOf(request.url, proxy);
+      routes.set(request.url, route);
+    }
     const headers: Record<string, string> = { ...request.headers, ...route.headers, 'content-length': String(Buffer.byteLength(request.body)) };
     // No content coding: fetch would decode one, node:http does not, and the
     // bounded reads count decoded bytes.

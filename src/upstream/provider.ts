@@ -55,6 +55,10 @@ export interface ProviderCodec {
    * naming the parameter; null when it can. Pure, so a target that cannot
    * take a request is skipped before any upstream call. Absent: every valid request. */
   refusal?(request: ChatRequest): InvalidRequestError | null;
+  /** The URL `request` goes to when it is not the provider's endpoint (a
+   * Responses client's own request to an upstream that speaks Responses);
+   * undefined: settings.endpoint. Absent: always settings.endpoint. */
+  endpoint?(request: ChatRequest): string | undefined;
 }
 
 /** What a dispatcher reads from a stream: the chunks of one upstream read at a time. */
@@ -87,9 +91,10 @@ export interface HttpProvider {
   readonly tokenCounter?: TokenCounter | undefined;
   /** The codec's refusal, made once with the provider. */
   refusal?(request: ChatRequest): InvalidRequestError | null;
-  /** True when `refusal` only ever refuses requests that came through the
-   * Messages door: a chat request never needs asking (routing skips it). */
-  readonly refusesOnlyMessages?: boolean;
+  /** True when `refusal` only ever refuses requests that came through another
+   * door than chat completions (Messages, Responses: ../chat/door-origin.ts):
+   * a chat request never needs asking (routing skips it). */
+  readonly refusesOnlyDoorRequests?: boolean;
   /** What the access line says about `request` at this provider (for an
    * Anthropic upstream: the client's anthropic-beta values it did not
    * pass, comma-joined); undefined when there is nothing to say. */
@@ -104,7 +109,7 @@ export interface LocalProvider {
   open(call: UpstreamCall): UpstreamStream;
   refusal?(request: ChatRequest): InvalidRequestError | null;
   /** As HttpProvider's. */
-  readonly refusesOnlyMessages?: boolean;
+  readonly refusesOnlyDoorRequests?: boolean;
   /** As HttpProvider's (a local provider has nothing to say today). */
   requestNotes?(request: ChatRequest): string | undefined;
 }

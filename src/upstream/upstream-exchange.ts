@@ -90,8 +90,9 @@ export class Exchange {
 
   /** POSTs `body`; resolves with a 2xx response, throws the unmapped failure
    * otherwise (see explain). `requestHeaders`: the codec's for this request
-   * (ProviderCodec.requestHeaders), over the provider's fixed ones. */
-  protected async send(body: string, requestHeaders: Readonly<Record<string, string>> | undefined): Promise<UpstreamResponse> {
+   * (ProviderCodec.requestHeaders), over the provider's fixed ones; `url`:
+   * the codec's endpoint for it (ProviderCodec.endpoint), else the provider's. */
+  protected async send(body: string, requestHeaders: Readonly<Record<string, string>> | undefined, url: string = this.settings.endpoint): Promise<UpstreamResponse> {
     if (this.abortedBy === Abort.Client) throw new ClientAbortError(this.call.signal.reason);
     const { settings, call } = this;
     const headers: Record<string, string> = {
@@ -103,7 +104,7 @@ export class Exchange {
       accept: this.streaming ? 'text/event-stream' : 'application/json',
       'x-request-id': call.requestId,
     };
-    const sent = settings.transport.send({ url: settings.endpoint, headers, body, onConnected: this.onConnected });
+    const sent = settings.transport.send({ url, headers, body, onConnected: this.onConnected });
     this.abortTransport = sent.abort;
     // The connect deadline runs while the connection is being set up, when that
     // phase can be observed; otherwise the first-byte deadline bounds it.
@@ -231,7 +232,7 @@ class CompletionExchange extends Exchange {
     const { codec } = provider;
     const { request } = this.call;
     try {
-      const response = await this.send(body, codec.requestHeaders?.(request));
+      const response = await this.send(body, codec.requestHeaders?.(request), codec.endpoint?.(request));
       return codec.decode(await this.readBody(response), request);
     } catch (error) {
       throw this.explain(error);

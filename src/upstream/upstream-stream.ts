@@ -89,7 +89,8 @@ class StreamExchange extends Exchange implements UpstreamStream {
       if (upstream === undefined) {
         const body = this.body;
         this.body = '';
-        upstream = eventStreamBody(await this.send(body, this.codec.requestHeaders?.(this.call.request)));
+        const request = this.call.request;
+        upstream = eventStreamBody(await this.send(body, this.codec.requestHeaders?.(request), this.codec.endpoint?.(request)));
         this.upstream = upstream;
         this.parser = createEventStreamParser(this, { maxEventBytes: this.settings.maxEventBytes });
         this.text = new TextDecoder('utf-8');

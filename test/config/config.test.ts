@@ -46,6 +46,8 @@ test('a minimal config gets every default', () => {
         headers: {},
         apiKeyHeader: 'authorization',
         maxTokensParam: 'max_tokens',
+        responses: 'translate',
+        responsesPassthrough: [],
         policy: DEFAULT_POLICY,
         transport: null,
         tls: null,

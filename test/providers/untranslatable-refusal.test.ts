@@ -36,7 +36,7 @@ describe('the refusal of a provider that receives the translation', () => {
   };
   for (const [name, provider] of Object.entries(providers)) {
     test(`${name}: the origin's untranslatable 400; null for a translatable origin and for a chat request`, () => {
-      assert.equal(provider.refusesOnlyMessages, true);
+      assert.equal(provider.refusesOnlyDoorRequests, true);
       assert.equal(provider.refusal?.(originRequest(origin({ untranslatable: UNTRANSLATABLE }))), UNTRANSLATABLE);
       assert.equal(provider.refusal?.(originRequest(origin())), null);
       assert.equal(provider.refusal?.({ model: 'm', messages: [{ role: 'user', content: 'Hi' }] }), null);

@@ -1,0 +1,126 @@
+// A Responses client's own request to an upstream that speaks Responses
+// (OpenAI, Azure OpenAI's v1 API, vLLM), and the answer back, with nothing
+// lost: the client's validated body goes out as it came (key order, reasoning
+// items and their encrypted_content, hosted tools, include...), with only the
+// upstream's model, the capped max_output_tokens, the exchange's `stream`
+// and `store: false` put in; the answer rides back whole beside a lenient
+// translation the gateway counts usage from (./openai-responses-answer.ts).
+// Pure.
+//
+// `store` is always false upstream: what the gateway keeps of a conversation
+// is in its own store, scoped to the key that made it; a response stored at
+// the upstream would be readable by any other user of the upstream account
+// and resolvable on that account alone, so a fallback could not continue it.
+//
+// What the provider does not let through is decided here too: a top-level
+// field outside the documented request unless the operator named it
+// (`responsesPassthrough`).
+
+import { rawEventChunk, setRawAnswer, setRawErrorEvent } from '../chat/messages-origin.ts';
+import type { ResponsesOrigin } from '../chat/responses-origin.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
+import { InvalidRequestError } from '../errors/api-error.ts';
+import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
+import type { StreamDecoder } from '../upstream/provider.ts';
+import { badUpstreamResponseError } from '../upstream/upstream-errors.ts';
+import { fromResponsesAnswer, ResponsesStreamTranslator } from './openai-responses-answer.ts';
+import { parseUpstreamJson } from './upstream-json.ts';
+
+/** The one event of some servers' streams that is not JSON: never part of a Responses stream's grammar. */
+const DONE = '[DONE]';
+
+/** The client's Responses request as one provider may send it. */
+export class ResponsesPassthrough {
+  /** Top-level fields outside the documented request that may go through. */
+  readonly #allowed: ReadonlySet<string>;
+
+  constructor(allowed: readonly string[] | undefined) {
+    this.#allowed = new Set(allowed ?? []);
+  }
+
+  /** The 400 for a field this provider does not let through; null when it can send the body. */
+  refusal(origin: ResponsesOrigin): InvalidRequestError | null {
+    for (const field of origin.extraFields) {
+      if (!this.#allowed.has(field)) {
+        return new InvalidRequestError(
+          `Unknown parameter: '${field}'. The provider behind this model alias does not accept it; ` +
+            `an operator allows it by adding "${field}" to responsesPassthrough of the OpenAI provider in the gateway's config.`,
+          field,
+          'unknown_parameter',
+        );
+      }
+    }
+    return null;
+  }
+
+  /** The upstream body: the client's, in its key order, with the upstream's
+   * model, the capped max_output_tokens, the exchange's stream and store
+   * false. Throws the refusal. */
+  encode(origin: ResponsesOrigin, request: ChatRequest, stream: boolean): string {
+    const refused = this.refusal(origin);
+    if (refused !== null) throw refused;
+    const cap = request.max_tokens ?? request.max_completion_tokens;
+    const body: Record<string, unknown> = {};
+    for (const key of Object.keys(origin.body)) {
+      const value = origin.body[key];
+      if (key === 'model') body[key] = request.model;
+      else if (key === 'max_output_tokens') body[key] = cap ?? value;
+      else if (key === 'store') body[key] = false;
+      else if (key === 'stream') {
+        if (stream) body[key] = true;
+      } else if (key === 'stream_options') {
+        // Only a streamed request may carry it.
+        if (stream) body[key] = value;
+      } else body[key] = value;
+    }
+    if (!('model' in body)) body['model'] = request.model;
+    if (!('max_output_tokens' in body) && cap !== undefined) body['max_output_tokens'] = cap;
+    if (!('store' in body)) body['store'] = false;
+    if (stream && !('stream' in body)) body['stream'] = true;
+    return JSON.stringify(body);
+  }
+}
+
+/** A whole answer: the upstream's own JSON rides on the completion beside its translation. */
+export function decodeResponsesPassthrough(text: string): ChatCompletion {
+  const parsed = parseUpstreamJson(text);
+  const completion = fromResponsesAnswer(parsed);
+  // fromResponsesAnswer refuses anything but an object.
+  setRawAnswer(completion, parsed as Record<string, unknown>);
+  return completion;
+}
+
+/** Each upstream event becomes one carrier chunk holding the event exactly as
+ * received and what the translator makes of it. The body is read to its end
+ * after the terminal event (the connection is pooled), its events ignored. */
+export class ResponsesPassthroughStreamDecoder implements StreamDecoder {
+  readonly #translator = new ResponsesStreamTranslator();
+
+  get done(): boolean {
+    return false;
+  }
+
+  push(event: EventStreamEvent, out: ChatCompletionChunk[]): void {
+    if (this.#translator.finished || event.data === DONE) return;
+    const parsed = parseUpstreamJson(event.data);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw badUpstreamResponseError('The upstream provider sent a stream event that is not a JSON object.');
+    }
+    const data = parsed as Record<string, unknown>;
+    // Servers that send no `event:` field name the event in its data's type.
+    const name = event.event === 'message' && typeof data['type'] === 'string' ? data['type'] : event.event;
+    const translated: ChatCompletionChunk[] = [];
+    try {
+      this.#translator.push(data, translated);
+    } catch (error) {
+      // response.failed and error end the stream; the event rides on the error as it came, for the Responses client to read.
+      if (error instanceof Error) setRawErrorEvent(error, { event: name, data: event.data, translated: [] });
+      throw error;
+    }
+    out.push(rawEventChunk({ event: name, data: event.data, translated }));
+  }
+
+  end(): void {
+    this.#translator.end();
+  }
+}
