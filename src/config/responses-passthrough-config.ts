@@ -16,7 +16,10 @@ export const OPENAI_ONLY_SETTINGS: readonly string[] = ['responses', 'responsesP
  * The top-level fields of OpenAI's documented Responses request
  * (https://platform.openai.com/docs/api-reference/responses/create), which
  * the gateway's validator checks itself: naming one as a passthrough would
- * either do nothing or skip its checks.
+ * either do nothing or skip its checks. Not in it: `service_tier` and
+ * `access_programs`, which change what the upstream bills and pass only where
+ * the operator names them. The validator's own list is held equal to this one
+ * by a test.
  */
 export const DOCUMENTED_RESPONSES_FIELDS: readonly string[] = [
   'model',
@@ -42,7 +45,11 @@ export const DOCUMENTED_RESPONSES_FIELDS: readonly string[] = [
   'prompt_cache_key',
   'prompt_cache_retention',
   'prompt',
-  'service_tier',
+  'prompt_cache_options',
+  'client_metadata',
+  'context_management',
+  'moderation',
+  'image',
   'truncation',
   'background',
   'stream',

@@ -23,6 +23,7 @@ import { createCountTokensHandler } from './count-tokens.ts';
 import { createMessagesEndpoint } from './messages-endpoint.ts';
 import { createResponsesEndpoint } from './responses-endpoint.ts';
 import { messagesPassthroughFields } from '../config/anthropic-passthrough-config.ts';
+import { responsesPassthroughFields } from '../config/responses-passthrough-config.ts';
 import { createEndpointHandler } from './pipeline.ts';
 import { createModelsHandler } from './models.ts';
 
@@ -87,7 +88,7 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
     targets,
     chat: createEndpointHandler(createChatCompletionsEndpoint(policy), pipeline),
     messages: createEndpointHandler(createMessagesEndpoint({ extraFields, policy }), pipeline),
-    responses: createEndpointHandler(createResponsesEndpoint({ extraFields: new Set<string>(), now: deps.scheduler.now }), pipeline),
+    responses: createEndpointHandler(createResponsesEndpoint({ extraFields: responsesPassthroughFields(config), now: deps.scheduler.now }), pipeline),
     countTokens: createCountTokensHandler({ config, keys: deps.keys, targets, limiter: deps.limiter, permits: deps.permits, scheduler: deps.scheduler, logger: deps.logger, extraFields }),
     models: createModelsHandler(config, policy, deps.keys, loadedAt, deps.scheduler.now),
   };

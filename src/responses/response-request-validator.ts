@@ -79,7 +79,7 @@ const MAX_CONTEXT_MANAGEMENT = 16;
 /** OpenAI's json_schema format names: letters, digits, underscores and hyphens, at most 64. */
 const FORMAT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
-const PASSTHROUGH_HINT = "add it to the passthrough fields of a provider speaking Responses in the gateway's config";
+const PASSTHROUGH_HINT = "add it to `responsesPassthrough` of an \"openai\" provider with `\"responses\": \"passthrough\"` in the gateway's config";
 const STORE_OFF = "the gateway's response store is off";
 
 export const INCLUDABLE: readonly string[] = [

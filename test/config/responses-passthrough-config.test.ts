@@ -40,10 +40,10 @@ test('default: translate, no passthrough field; the provider sends a Responses r
 });
 
 test('passthrough with allowed fields: kept, and the provider sends a Responses request to {baseUrl}/responses', () => {
-  const { config, issues } = openai({ responses: 'passthrough', responsesPassthrough: ['client_metadata', 'new_knob'] });
+  const { config, issues } = openai({ responses: 'passthrough', responsesPassthrough: ['beta_knob', 'new_knob'] });
   assert.deepEqual(issues, []);
   assert.equal(config.responses, 'passthrough');
-  assert.deepEqual(config.responsesPassthrough, ['client_metadata', 'new_knob']);
+  assert.deepEqual(config.responsesPassthrough, ['beta_knob', 'new_knob']);
   assert.equal(endpointOf(config), 'http://h/v1/responses');
 });
 
@@ -109,7 +109,7 @@ test('responsesPassthroughFields: the union over openai providers in passthrough
     {
       dataDir: '/tmp/portcullis-responses-passthrough',
       providers: {
-        a: { type: 'openai', baseUrl: 'http://a/v1', responses: 'passthrough', responsesPassthrough: ['client_metadata', 'knob'] },
+        a: { type: 'openai', baseUrl: 'http://a/v1', responses: 'passthrough', responsesPassthrough: ['beta_knob', 'knob'] },
         b: { type: 'openai', baseUrl: 'http://b/v1', responses: 'passthrough', responsesPassthrough: ['knob', 'other'] },
         c: { type: 'openai', baseUrl: 'http://c/v1' },
         d: { type: 'anthropic', messagesPassthrough: ['speed'] },
@@ -119,5 +119,5 @@ test('responsesPassthroughFields: the union over openai providers in passthrough
     null,
     '/tmp',
   );
-  assert.deepEqual([...responsesPassthroughFields(config)], ['client_metadata', 'knob', 'other']);
+  assert.deepEqual([...responsesPassthroughFields(config)], ['beta_knob', 'knob', 'other']);
 });

@@ -84,23 +84,23 @@ describe('the request a Responses upstream receives', () => {
   });
 
   test('an extra field the provider allows goes as the client sent it', async () => {
-    const body = { model: 'm', client_metadata: { 'x-codex-window': '1' }, input: 'Hi' };
+    const body = { model: 'm', beta_knob: { 'x-codex-window': '1' }, input: 'Hi' };
     answerWith(RICH_ANSWER);
-    await passthrough({ responsesPassthrough: ['client_metadata'] }).complete(originCall(origin({ body, extraFields: ['client_metadata'] }), { stream: false }));
-    assert.equal(upstream.received[0]?.text, '{"model":"gpt-upstream","client_metadata":{"x-codex-window":"1"},"input":"Hi","max_output_tokens":32000,"store":false}');
+    await passthrough({ responsesPassthrough: ['beta_knob'] }).complete(originCall(origin({ body, extraFields: ['beta_knob'] }), { stream: false }));
+    assert.equal(upstream.received[0]?.text, '{"model":"gpt-upstream","beta_knob":{"x-codex-window":"1"},"input":"Hi","max_output_tokens":32000,"store":false}');
   });
 
   test('an extra field the provider does not allow: the 400 naming it and the setting, before any call', async () => {
     const driven = passthrough({ responsesPassthrough: ['other'] });
-    const request = originCall(origin({ body: { ...CODEX_BODY, client_metadata: {} }, extraFields: ['client_metadata'] }));
+    const request = originCall(origin({ body: { ...CODEX_BODY, beta_knob: {} }, extraFields: ['beta_knob'] }));
     const expected = {
       status: 400,
       body: {
         error: {
           message:
-            "Unknown parameter: 'client_metadata'. The provider behind this model alias does not accept it; an operator allows it by adding \"client_metadata\" to responsesPassthrough of the OpenAI provider in the gateway's config.",
+            "Unknown parameter: 'beta_knob'. The provider behind this model alias does not accept it; an operator allows it by adding \"beta_knob\" to responsesPassthrough of the OpenAI provider in the gateway's config.",
           type: 'invalid_request_error',
-          param: 'client_metadata',
+          param: 'beta_knob',
           code: 'unknown_parameter',
         },
       },

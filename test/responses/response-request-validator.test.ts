@@ -36,7 +36,7 @@ function refused(value: unknown, expected: Expected, options: ResponsesValidatio
   );
 }
 
-const PASSTHROUGH_HINT = "add it to the passthrough fields of a provider speaking Responses in the gateway's config";
+const PASSTHROUGH_HINT = "add it to `responsesPassthrough` of an \"openai\" provider with `\"responses\": \"passthrough\"` in the gateway's config";
 const STORE_OFF_TAIL = "and the gateway's response store is off, so the gateway holds no earlier turns. Send the whole conversation in 'input' instead (with 'store': false, as Codex does), or ask the gateway's operator to turn the response store on.";
 
 describe('validateResponsesRequest: real clients', () => {
