@@ -6,6 +6,8 @@
 // of the machine's user), only loopback reachable. Codex's read-only sandbox
 // cannot create its helper when CODEX_HOME is a temporary directory, so it
 // runs with `-s danger-full-access`; approvals are already "never" under exec.
+// Its plugins and analytics are off (QUIET_SETTINGS): they would reach
+// github.com and chatgpt.com at every start.
 // A hang bound kills it; a killed test process takes it along.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -24,6 +26,13 @@ export const CODEX_MODEL = 'service-code';
 export const CODEX_KEY_VARIABLE = 'GW_KEY';
 
 const HANG_BOUND_MS = 120_000;
+
+/**
+ * Settings that keep Codex from reaching past its provider on its own: its
+ * plugins sync github.com, api.github.com and chatgpt.com at every start, and
+ * its analytics post to ab.chatgpt.com (seen as CONNECTs on the proxy).
+ */
+export const QUIET_SETTINGS: Record<string, string> = { 'features.plugins': 'false', 'analytics.enabled': 'false' };
 
 /** Rust target triples of the platform packages, as Codex's own launcher maps them. */
 const TARGETS: Record<string, string> = {
@@ -44,6 +53,8 @@ export interface CodexOptions {
   workDir?: string;
   /** Default CODEX_MODEL. */
   model?: string;
+  /** More top-level `key = value` lines (dotted keys reach tables: `features.x = false`), TOML as written; they replace the defaults of the same key. */
+  settings?: Record<string, string>;
   /** More `key = value` lines for `[model_providers.gw]` (request_max_retries, supports_websockets, ...), TOML as written. */
   providerSettings?: Record<string, string>;
   /** Extra environment. */
@@ -94,10 +105,12 @@ function tomlString(text: string): string {
 }
 
 /** config.toml for one provider at `baseUrl` speaking Responses, its key read from CODEX_KEY_VARIABLE. */
-export function codexConfig(options: { baseUrl: string; model?: string; providerSettings?: Record<string, string> }): string {
+export function codexConfig(options: { baseUrl: string; model?: string; settings?: Record<string, string>; providerSettings?: Record<string, string> }): string {
+  const settings: Record<string, string> = { ...QUIET_SETTINGS, ...options.settings };
   const lines = [
     `model = ${tomlString(options.model ?? CODEX_MODEL)}`,
     `model_provider = ${tomlString(CODEX_PROVIDER)}`,
+    ...Object.entries(settings).map(([key, value]) => `${key} = ${value}`),
     '',
     `[model_providers.${CODEX_PROVIDER}]`,
     `name = ${tomlString(CODEX_PROVIDER)}`,
@@ -141,6 +154,7 @@ export function runCodex(options: CodexOptions): Promise<CodexRun> {
   const codexHome = path.join(home, '.codex');
   const configOptions: Parameters<typeof codexConfig>[0] = { baseUrl: options.baseUrl };
   if (options.model !== undefined) configOptions.model = options.model;
+  if (options.settings !== undefined) configOptions.settings = options.settings;
   if (options.providerSettings !== undefined) configOptions.providerSettings = options.providerSettings;
   mkdirSync(codexHome, { recursive: true });
   writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(configOptions));

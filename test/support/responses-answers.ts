@@ -6,11 +6,16 @@
 // output_item.added, its content (a message's content_part.added,
 // output_text.delta pieces, output_text.done, content_part.done; a function
 // call's function_call_arguments.delta pieces and .done), output_item.done,
-// and response.completed with usage. Every event carries `type` and a
+// and response.completed with usage. A reasoning item has no deltas: added,
+// then done with its encrypted_content. Every event carries `type` and a
 // `sequence_number` counting from 0, and goes out as `event:` + `data:`.
 import type { ServerResponse } from 'node:http';
 
-export type ResponsesAnswerItem = { type: 'message'; id: string; text: string } | { type: 'function_call'; id: string; call_id: string; name: string; arguments: string };
+export type ResponsesAnswerItem =
+  | { type: 'message'; id: string; text: string }
+  | { type: 'function_call'; id: string; call_id: string; name: string; arguments: string }
+  /** Reasoning kept opaque, as OpenAI returns it with `include: ["reasoning.encrypted_content"]` and `store: false`. */
+  | { type: 'reasoning'; id: string; encrypted_content: string };
 
 export interface ResponsesAnswer {
   id: string;
@@ -22,6 +27,8 @@ export interface ResponsesAnswer {
 }
 
 function outputItem(item: ResponsesAnswerItem, status: 'in_progress' | 'completed'): Record<string, unknown> {
+  // A reasoning item has no status; its encrypted content arrives whole with output_item.done.
+  if (item.type === 'reasoning') return status === 'completed' ? { id: item.id, type: 'reasoning', summary: [], encrypted_content: item.encrypted_content } : { id: item.id, type: 'reasoning', summary: [] };
   if (item.type === 'function_call') return { id: item.id, type: 'function_call', status, arguments: status === 'completed' ? item.arguments : '', call_id: item.call_id, name: item.name };
   return { id: item.id, type: 'message', status, role: 'assistant', content: status === 'completed' ? [outputText(item.text)] : [] };
 }
@@ -93,7 +100,7 @@ export function responsesEvents(answer: ResponsesAnswer): Array<Record<string, u
       for (const delta of pieces(item.text, 2)) push('response.output_text.delta', { ...at, delta, logprobs: [] });
       push('response.output_text.done', { ...at, text: item.text, logprobs: [] });
       push('response.content_part.done', { ...at, part: { type: 'output_text', text: item.text, annotations: [] } });
-    } else {
+    } else if (item.type === 'function_call') {
       for (const delta of pieces(item.arguments, 3)) push('response.function_call_arguments.delta', { item_id: item.id, output_index, delta });
       push('response.function_call_arguments.done', { item_id: item.id, output_index, name: item.name, arguments: item.arguments });
     }

@@ -1,0 +1,94 @@
+// The harness itself, with no gateway between: Codex CLI (the version pinned
+// in test/package.json) pointed straight at the strict scripted Responses
+// fake answers a plain prompt, and does an exec_command round trip (the fake
+// asks for `cat notes.txt`, Codex runs it in its working directory, the fake
+// quotes the output), with encrypted reasoning carried back unaltered. If
+// this fails, the gateway tests that run Codex through Portcullis cannot pass
+// whatever the gateway does: the client, the fake or the harness moved.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { test } from 'node:test';
+import { CODEX_MODEL, CODEX_VERSION, runCodex } from '../support/codex.ts';
+import { execCommandCall, PLAIN_ANSWER, quoteAnswer, SCRIPTED_UPSTREAM_KEY } from '../support/scripted-upstreams.ts';
+import { encryptedReasoning, startScriptedResponses } from '../support/scripted-responses.ts';
+import { tempDir } from '../support/temp-dir.ts';
+
+const NOTE = 'The drawbridge is up.';
+/** What Codex sends back from exec_command: a header, then the command's output. */
+const EXEC_OUTPUT = new RegExp(`^Chunk ID: \\w+\\nWall time: [0-9.]+ seconds\\nProcess exited with code 0\\nOriginal token count: \\d+\\nOutput:\\n${NOTE}\\n$`);
+
+/** Three runs of Codex (about a second each when idle) on a loaded machine: a hang bound, not a measurement. */
+export const fileTimeoutMs = 180_000;
+
+function workDir(): string {
+  const dir = tempDir('codex-direct');
+  writeFileSync(path.join(dir, 'notes.txt'), `${NOTE}\n`);
+  return dir;
+}
+
+test('codex exec against the Responses fake: the plain answer on stdout, one strict streamed request to /v1/responses, nothing past loopback', async () => {
+  const upstream = await startScriptedResponses();
+  // Its proxy: any request for a host other than loopback would come here.
+  const attempts: string[] = [];
+  const proxy = net.createServer((socket) => {
+    socket.once('data', (data: Buffer) => attempts.push(data.toString('latin1').split('\r\n')[0] ?? ''));
+    socket.on('error', () => undefined);
+    socket.end();
+  });
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
+  try {
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const run = await runCodex({ baseUrl: upstream.baseUrl, apiKey: SCRIPTED_UPSTREAM_KEY, prompt: 'say hi', proxyUrl });
+    assert.deepEqual(attempts, [], 'no request for a host past loopback');
+    assert.deepEqual({ code: run.code, hung: run.hung, stdout: run.stdout }, { code: 0, hung: false, stdout: `${PLAIN_ANSWER}\n` });
+    assert.deepEqual(upstream.violations, []);
+    assert.deepEqual(upstream.answered, ['text']);
+    const [request] = upstream.received;
+    assert.equal(upstream.received.length, 1);
+    assert.equal(request?.url, '/v1/responses');
+    assert.equal(request.headers['originator'], 'codex_exec');
+    assert.match(request.headers['user-agent'] ?? '', new RegExp(`^codex_exec/${CODEX_VERSION.replaceAll('.', '\\.')} `));
+    const body = JSON.parse(request.text) as Record<string, unknown>;
+    assert.equal(body['model'], CODEX_MODEL);
+    assert.equal(body['stream'], true);
+    assert.equal(body['store'], false);
+    assert.deepEqual(body['include'], ['reasoning.encrypted_content']);
+  } finally {
+    proxy.close();
+    await upstream.close();
+  }
+});
+
+test('codex exec against the Responses fake: exec_command round trip, the command output quoted back', async () => {
+  const upstream = await startScriptedResponses({ toolCall: execCommandCall('cat notes.txt') });
+  try {
+    const run = await runCodex({ baseUrl: upstream.baseUrl, apiKey: SCRIPTED_UPSTREAM_KEY, prompt: 'What does notes.txt say?', workDir: workDir() });
+    assert.deepEqual(upstream.violations, []);
+    assert.deepEqual(upstream.answered, ['tool_use', 'text']);
+    assert.equal(upstream.toolResults.length, 1);
+    assert.match(upstream.toolResults[0]!, EXEC_OUTPUT);
+    assert.deepEqual({ code: run.code, stdout: run.stdout }, { code: 0, stdout: `${quoteAnswer(upstream.toolResults[0]!)}\n` });
+  } finally {
+    await upstream.close();
+  }
+});
+
+test('codex exec against the Responses fake with reasoning: the encrypted reasoning item comes back unaltered with the command output', async () => {
+  const upstream = await startScriptedResponses({ toolCall: execCommandCall('cat notes.txt'), thinking: true });
+  try {
+    const run = await runCodex({ baseUrl: upstream.baseUrl, apiKey: SCRIPTED_UPSTREAM_KEY, prompt: 'What does notes.txt say?', workDir: workDir() });
+    assert.deepEqual(upstream.violations, []);
+    assert.deepEqual(upstream.answered, ['tool_use', 'text']);
+    const second = JSON.parse(upstream.received[1]?.text ?? '{}') as { input: Array<Record<string, unknown>> };
+    const reasoning = second.input.filter((item) => item['type'] === 'reasoning');
+    // Codex adds `content: null` to the item it was given.
+    assert.deepEqual(reasoning, [{ type: 'reasoning', id: 'rs_fake1', summary: [], content: null, encrypted_content: encryptedReasoning('rs_fake1') }]);
+    assert.equal(run.code, 0);
+  } finally {
+    await upstream.close();
+  }
+});
