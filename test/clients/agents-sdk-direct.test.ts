@@ -7,7 +7,7 @@
 // fails, the gateway tests that run the SDK through Portcullis cannot pass
 // whatever the gateway does: the client, the fakes or the harness moved.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, run, setTracingDisabled, tool } from '@openai/agents';
 import OpenAI from 'openai';
 import { z } from 'zod';
@@ -17,9 +17,8 @@ import { startScriptedResponses } from '../support/scripted-responses.ts';
 const WEATHER_CALL: ScriptedToolCall = { name: 'weather', arguments: { city: 'Oslo' } };
 const FORECAST = 'Sunny in Oslo';
 
-/** The SDK would otherwise send its traces to OpenAI. */
+/** The SDK would otherwise send its traces to OpenAI; left off for the rest of the process, which runs no other agent. */
 before(() => setTracingDisabled(true));
-after(() => setTracingDisabled(false));
 
 function forecaster(model: OpenAIResponsesModel | OpenAIChatCompletionsModel, asked: string[]): Agent {
   const weather = tool({

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { killWithThisProcess } from './child-watchdog.ts';
 import { tempDir } from './temp-dir.ts';
 
-/** The version pinned in test/package.json; the tests and the README name it. */
+/** The version pinned in test/package.json; the tests name it. */
 export const CODEX_VERSION = '0.169.0';
 
 /** The provider's name in config.toml and the model Codex asks for by default here. */
