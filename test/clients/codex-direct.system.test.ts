@@ -2,7 +2,9 @@
 // in test/package.json) pointed straight at the strict scripted Responses
 // fake answers a plain prompt, and does an exec_command round trip (the fake
 // asks for `cat notes.txt`, Codex runs it in its working directory, the fake
-// quotes the output), with encrypted reasoning carried back unaltered. If
+// quotes the output), with encrypted reasoning carried back unaltered; and
+// how it meets a refused WebSocket upgrade, which a gateway must answer so
+// that Codex falls back to HTTP at once (426), not fail (400). If
 // this fails, the gateway tests that run Codex through Portcullis cannot pass
 // whatever the gateway does: the client, the fake or the harness moved.
 import assert from 'node:assert/strict';
@@ -20,7 +22,7 @@ const NOTE = 'The drawbridge is up.';
 /** What Codex sends back from exec_command: a header, then the command's output. */
 const EXEC_OUTPUT = new RegExp(`^Chunk ID: \\w+\\nWall time: [0-9.]+ seconds\\nProcess exited with code 0\\nOriginal token count: \\d+\\nOutput:\\n${NOTE}\\n$`);
 
-/** Three runs of Codex (about a second each when idle) on a loaded machine: a hang bound, not a measurement. */
+/** Five runs of Codex (about a second each when idle) on a loaded machine: a hang bound, not a measurement. */
 export const fileTimeoutMs = 180_000;
 
 function workDir(): string {
@@ -88,6 +90,34 @@ test('codex exec against the Responses fake with reasoning: the encrypted reason
     // Codex adds `content: null` to the item it was given.
     assert.deepEqual(reasoning, [{ type: 'reasoning', id: 'rs_fake1', summary: [], content: null, encrypted_content: encryptedReasoning('rs_fake1') }]);
     assert.equal(run.code, 0);
+  } finally {
+    await upstream.close();
+  }
+});
+
+test('codex exec with supports_websockets, the upgrade refused with 426: one attempt, then the answer over HTTP', async () => {
+  const upstream = await startScriptedResponses({ websocketRefusal: 426 });
+  try {
+    const run = await runCodex({ baseUrl: upstream.baseUrl, apiKey: SCRIPTED_UPSTREAM_KEY, prompt: 'say hi', providerSettings: { supports_websockets: 'true' } });
+    assert.deepEqual({ code: run.code, stdout: run.stdout }, { code: 0, stdout: `${PLAIN_ANSWER}\n` });
+    assert.deepEqual(upstream.answered, ['websocket 426', 'text']);
+    assert.deepEqual(upstream.violations, []);
+    const [attempt] = upstream.upgrades;
+    assert.deepEqual([attempt?.method, attempt?.url, attempt?.headers['upgrade'], attempt?.headers['openai-beta']], ['GET', '/v1/responses', 'websocket', 'responses_websockets=2026-02-06']);
+    assert.equal(attempt?.headers['authorization'], `Bearer ${SCRIPTED_UPSTREAM_KEY}`);
+  } finally {
+    await upstream.close();
+  }
+});
+
+test('codex exec with supports_websockets, the upgrade refused with 400: Codex gives up without trying HTTP', async () => {
+  const upstream = await startScriptedResponses({ websocketRefusal: 400 });
+  try {
+    const run = await runCodex({ baseUrl: upstream.baseUrl, apiKey: SCRIPTED_UPSTREAM_KEY, prompt: 'say hi', providerSettings: { supports_websockets: 'true' } });
+    assert.deepEqual({ code: run.code, stdout: run.stdout }, { code: 1, stdout: '' });
+    assert.deepEqual(upstream.answered, ['websocket 400', 'websocket 400']);
+    assert.equal(upstream.received.length, 0);
+    assert.match(run.stderr, /ERROR: \{"error":\{"message":"WebSocket is not served here; use HTTP\."/);
   } finally {
     await upstream.close();
   }

@@ -4,7 +4,9 @@
 // round trip for the `openai` SDK (create and stream), encrypted reasoning
 // must come back unaltered, and a cut stream ends after the events asked.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
 import OpenAI from 'openai';
@@ -191,4 +193,24 @@ test('the event stream of an answer: the documented order, sequence numbers from
   );
   const completed = events.at(-1)!['response'] as Record<string, any>;
   assert.deepEqual([completed['status'], completed['usage']['total_tokens'], completed['output'].length], ['completed', 7, 3]);
+});
+
+test('the Responses fake with websocketRefusal: an upgrade answered with that status and OpenAI error body, kept in upgrades', async () => {
+  const upstream = await startScriptedResponses({ websocketRefusal: 426 });
+  try {
+    const req = http.request(`${upstream.baseUrl}/responses`, { headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' } });
+    req.end();
+    const [res] = (await once(req, 'response')) as [http.IncomingMessage];
+    const parts: Buffer[] = [];
+    for await (const part of res) parts.push(part as Buffer);
+    assert.deepEqual([res.statusCode, res.headers['content-type'], JSON.parse(Buffer.concat(parts).toString('utf8'))], [
+      426,
+      'application/json',
+      { error: { message: 'WebSocket is not served here; use HTTP.', type: 'invalid_request_error', param: null, code: null } },
+    ]);
+    assert.deepEqual(upstream.upgrades.map((r) => [r.method, r.url, r.headers['upgrade']]), [['GET', '/v1/responses', 'websocket']]);
+    assert.deepEqual(upstream.answered, ['websocket 426']);
+  } finally {
+    await upstream.close();
+  }
 });

@@ -7,10 +7,13 @@
 // it (quoteAnswer); otherwise every answer is PLAIN_ANSWER. With `thinking`,
 // a request that includes "reasoning.encrypted_content" gets an encrypted
 // reasoning item first, and one that comes back altered is refused as OpenAI
-// refuses it. A request that breaks a constraint is answered 400 in OpenAI's
+// refuses it. With `websocketRefusal`, a WebSocket upgrade (which Codex tries
+// first when its provider sets supports_websockets) is answered with that
+// status and OpenAI's error body, and kept in `upgrades`. A request that breaks a constraint is answered 400 in OpenAI's
 // shape and its reason kept in `violations`, for the test to assert empty.
-import type { ServerResponse } from 'node:http';
-import { startFakeUpstream } from './fake-upstream.ts';
+import http, { type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { startFakeUpstream, type ReceivedRequest } from './fake-upstream.ts';
 import { responsesRequestViolation } from './openai-responses-constraints.ts';
 import { responsesEvents, writeResponsesAnswer, writeResponsesError, type ResponsesAnswer, type ResponsesAnswerItem } from './responses-answers.ts';
 import {
@@ -47,7 +50,17 @@ function parse(text: string): unknown {
   }
 }
 
-export async function startScriptedResponses(options: ScriptedOptions = {}): Promise<ScriptedUpstream> {
+export interface ScriptedResponsesOptions extends ScriptedOptions {
+  /** Answer a WebSocket upgrade with this HTTP status; default no answer of the fake's own (Node's). */
+  websocketRefusal?: number;
+}
+
+export interface ScriptedResponsesUpstream extends ScriptedUpstream {
+  /** The WebSocket upgrade requests refused, in order (`text` empty). */
+  readonly upgrades: ReceivedRequest[];
+}
+
+export async function startScriptedResponses(options: ScriptedResponsesOptions = {}): Promise<ScriptedResponsesUpstream> {
   const key = options.key ?? SCRIPTED_UPSTREAM_KEY;
   const violations: string[] = [];
   const answered: string[] = [];
@@ -63,6 +76,17 @@ export async function startScriptedResponses(options: ScriptedOptions = {}): Pro
     violations.push(message);
     writeResponsesError(res, status, { message, type: 'invalid_request_error', param: null, code });
   };
+  const upgrades: ReceivedRequest[] = [];
+  const refusal = options.websocketRefusal;
+  const upgrade =
+    refusal === undefined
+      ? undefined
+      : (req: http.IncomingMessage, socket: Duplex): void => {
+          upgrades.push({ n: upgrades.length + 1, method: req.method ?? '', url: req.url ?? '', headers: req.headers, text: '' });
+          answered.push(`websocket ${refusal}`);
+          const text = JSON.stringify({ error: { message: 'WebSocket is not served here; use HTTP.', type: 'invalid_request_error', param: null, code: null } });
+          socket.end(`HTTP/1.1 ${refusal} ${http.STATUS_CODES[refusal] ?? 'Refused'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+        };
   const fake = await startFakeUpstream((_req, res, received) => {
     const n = received.n;
     if (received.method !== 'POST' || received.url !== '/v1/responses') return refuse(res, 404, `Unknown request URL: ${received.method} ${received.url}.`, 'unknown_url');
@@ -114,7 +138,7 @@ export async function startScriptedResponses(options: ScriptedOptions = {}): Pro
       return;
     }
     writeResponsesAnswer(res, answer, request['stream'] === true, `req_fake${n}`);
-  });
+  }, upgrade === undefined ? {} : { upgrade });
   return {
     baseUrl: fake.baseUrl,
     origin: fake.baseUrl.slice(0, -'/v1'.length),
@@ -124,6 +148,7 @@ export async function startScriptedResponses(options: ScriptedOptions = {}): Pro
     toolResults,
     failures,
     script,
+    upgrades,
     close: () => fake.close(),
   };
 }
