@@ -8,9 +8,7 @@
 // this fails, the gateway tests that run Codex through Portcullis cannot pass
 // whatever the gateway does: the client, the fake or the harness moved.
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
-import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
 import { CODEX_MODEL, CODEX_VERSION, runCodex } from '../support/codex.ts';
@@ -22,7 +20,7 @@ const NOTE = 'The drawbridge is up.';
 /** What Codex sends back from exec_command: a header, then the command's output. */
 const EXEC_OUTPUT = new RegExp(`^Chunk ID: \\w+\\nWall time: [0-9.]+ seconds\\nProcess exited with code 0\\nOriginal token count: \\d+\\nOutput:\\n${NOTE}\\n$`);
 
-/** Five runs of Codex (about a second each when idle) on a loaded machine: a hang bound, not a measurement. */
+/** Six runs of Codex (about a second each when idle) on a loaded machine: a hang bound, not a measurement. */
 export const fileTimeoutMs = 180_000;
 
 function workDir(): string {
@@ -33,19 +31,9 @@ function workDir(): string {
 
 test('codex exec against the Responses fake: the plain answer on stdout, one strict streamed request to /v1/responses, nothing past loopback', async () => {
   const upstream = await startScriptedResponses();
-  // Its proxy: any request for a host other than loopback would come here.
-  const attempts: string[] = [];
-  const proxy = net.createServer((socket) => {
-    socket.once('data', (data: Buffer) => attempts.push(data.toString('latin1').split('\r\n')[0] ?? ''));
-    socket.on('error', () => undefined);
-    socket.end();
-  });
-  proxy.listen(0, '127.0.0.1');
-  await once(proxy, 'listening');
   try {
-    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    const run = await runCodex({ baseUrl: upstream.baseUrl, apiKey: SCRIPTED_UPSTREAM_KEY, prompt: 'say hi', proxyUrl });
-    assert.deepEqual(attempts, [], 'no request for a host past loopback');
+    const run = await runCodex({ baseUrl: upstream.baseUrl, apiKey: SCRIPTED_UPSTREAM_KEY, prompt: 'say hi' });
+    assert.deepEqual(run.proxyAttempts, [], 'no request for a host past loopback');
     assert.deepEqual({ code: run.code, hung: run.hung, stdout: run.stdout }, { code: 0, hung: false, stdout: `${PLAIN_ANSWER}\n` });
     assert.deepEqual(upstream.violations, []);
     assert.deepEqual(upstream.answered, ['text']);
@@ -60,7 +48,17 @@ test('codex exec against the Responses fake: the plain answer on stdout, one str
     assert.equal(body['store'], false);
     assert.deepEqual(body['include'], ['reasoning.encrypted_content']);
   } finally {
-    proxy.close();
+    await upstream.close();
+  }
+});
+
+test('codex exec with its own defaults reaches past loopback: plugins and analytics, which the harness turns off', async () => {
+  const upstream = await startScriptedResponses();
+  try {
+    const run = await runCodex({ baseUrl: upstream.baseUrl, apiKey: SCRIPTED_UPSTREAM_KEY, prompt: 'say hi', settings: { 'features.plugins': 'true', 'analytics.enabled': 'true' } });
+    assert.equal(run.code, 0);
+    assert.deepEqual([...new Set(run.proxyAttempts)].sort(), ['CONNECT ab.chatgpt.com:443 HTTP/1.1', 'CONNECT api.github.com:443 HTTP/1.1', 'CONNECT chatgpt.com:443 HTTP/1.1', 'CONNECT github.com:443 HTTP/1.1']);
+  } finally {
     await upstream.close();
   }
 });
@@ -69,6 +67,7 @@ test('codex exec against the Responses fake: exec_command round trip, the comman
   const upstream = await startScriptedResponses({ toolCall: execCommandCall('cat notes.txt') });
   try {
     const run = await runCodex({ baseUrl: upstream.baseUrl, apiKey: SCRIPTED_UPSTREAM_KEY, prompt: 'What does notes.txt say?', workDir: workDir() });
+    assert.deepEqual(run.proxyAttempts, []);
     assert.deepEqual(upstream.violations, []);
     assert.deepEqual(upstream.answered, ['tool_use', 'text']);
     assert.equal(upstream.toolResults.length, 1);
@@ -83,6 +82,7 @@ test('codex exec against the Responses fake with reasoning: the encrypted reason
   const upstream = await startScriptedResponses({ toolCall: execCommandCall('cat notes.txt'), thinking: true });
   try {
     const run = await runCodex({ baseUrl: upstream.baseUrl, apiKey: SCRIPTED_UPSTREAM_KEY, prompt: 'What does notes.txt say?', workDir: workDir() });
+    assert.deepEqual(run.proxyAttempts, []);
     assert.deepEqual(upstream.violations, []);
     assert.deepEqual(upstream.answered, ['tool_use', 'text']);
     const second = JSON.parse(upstream.received[1]?.text ?? '{}') as { input: Array<Record<string, unknown>> };

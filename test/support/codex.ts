@@ -3,15 +3,19 @@
 // provider in CODEX_HOME/config.toml whose base_url is the gateway and whose
 // wire_api is "responses", the key in an environment variable the provider
 // names, a temporary working directory and HOME (no login, config or history
-// of the machine's user), only loopback reachable. Codex's read-only sandbox
+// of the machine's user), only loopback reachable: every proxy variable points
+// at a listener of the run's own that refuses and records each attempt
+// (`proxyAttempts`, for the test to assert empty). Codex's read-only sandbox
 // cannot create its helper when CODEX_HOME is a temporary directory, so it
 // runs with `-s danger-full-access`; approvals are already "never" under exec.
 // Its plugins and analytics are off (QUIET_SETTINGS): they would reach
 // github.com and chatgpt.com at every start.
 // A hang bound kills it; a killed test process takes it along.
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { killWithThisProcess } from './child-watchdog.ts';
 import { tempDir } from './temp-dir.ts';
@@ -61,7 +65,7 @@ export interface CodexOptions {
   env?: Record<string, string>;
   /** Default 120 s: a generous bound for a loaded machine, not a measurement. */
   hangBoundMs?: number;
-  /** Where HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point; default a closed loopback port. A test may listen there to see any attempt to leave loopback. */
+  /** Where HTTP_PROXY, HTTPS_PROXY and ALL_PROXY point; default a listener of the run's own whose record is `proxyAttempts`. */
   proxyUrl?: string;
 }
 
@@ -73,6 +77,8 @@ export interface CodexRun {
   signal: NodeJS.Signals | null;
   /** Killed at the hang bound. */
   hung: boolean;
+  /** The first line of each connection to the run's own proxy (`CONNECT github.com:443 HTTP/1.1`): attempts to reach past loopback, refused. Empty when `proxyUrl` was given. */
+  proxyAttempts: string[];
   workDir: string;
   /** CODEX_HOME (config.toml, sessions). */
   codexHome: string;
@@ -124,8 +130,8 @@ export function codexConfig(options: { baseUrl: string; model?: string; settings
 
 /**
  * The environment for a run, nothing inherited but PATH: proxies point at a
- * closed loopback port so any attempt to reach past loopback fails instead
- * of leaving the machine.
+ * loopback port (default a closed one) so any attempt to reach past loopback
+ * fails instead of leaving the machine.
  */
 export function codexEnv(options: { apiKey: string; home: string; codexHome: string; proxyUrl?: string; env?: Record<string, string> }): Record<string, string> {
   const closed = options.proxyUrl ?? 'http://127.0.0.1:9';
@@ -148,7 +154,20 @@ export function codexEnv(options: { apiKey: string; home: string; codexHome: str
   };
 }
 
-export function runCodex(options: CodexOptions): Promise<CodexRun> {
+/** A loopback listener standing in for a proxy: it records the first line of each connection and closes it. */
+async function refusingProxy(): Promise<{ url: string; attempts: string[]; close(): void }> {
+  const attempts: string[] = [];
+  const server = net.createServer((socket) => {
+    socket.once('data', (data: Buffer) => attempts.push(data.toString('latin1').split('\r\n')[0] ?? ''));
+    socket.on('error', () => undefined);
+    socket.end();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, attempts, close: () => server.close() };
+}
+
+export async function runCodex(options: CodexOptions): Promise<CodexRun> {
   const workDir = options.workDir ?? tempDir('codex-work');
   const home = tempDir('codex-home');
   const codexHome = path.join(home, '.codex');
@@ -158,8 +177,8 @@ export function runCodex(options: CodexOptions): Promise<CodexRun> {
   if (options.providerSettings !== undefined) configOptions.providerSettings = options.providerSettings;
   mkdirSync(codexHome, { recursive: true });
   writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(configOptions));
-  const envOptions: Parameters<typeof codexEnv>[0] = { apiKey: options.apiKey, home, codexHome };
-  if (options.proxyUrl !== undefined) envOptions.proxyUrl = options.proxyUrl;
+  const proxy = options.proxyUrl === undefined ? await refusingProxy() : undefined;
+  const envOptions: Parameters<typeof codexEnv>[0] = { apiKey: options.apiKey, home, codexHome, proxyUrl: options.proxyUrl ?? proxy!.url };
   if (options.env !== undefined) envOptions.env = options.env;
   const args = ['exec', '--skip-git-repo-check', '-s', 'danger-full-access', options.prompt];
   const started = performance.now();
@@ -177,12 +196,15 @@ export function runCodex(options: CodexOptions): Promise<CodexRun> {
   return new Promise((resolve, reject) => {
     child.once('error', (error) => {
       clearTimeout(bound);
+      proxy?.close();
       reject(error);
     });
     child.once('close', (code, signal) => {
       clearTimeout(bound);
+      proxy?.close();
       const elapsedMs = performance.now() - started;
-      resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), code, signal, hung, workDir, codexHome, spawnedAt: started, elapsedMs });
+      const proxyAttempts = proxy?.attempts ?? [];
+      resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), code, signal, hung, proxyAttempts, workDir, codexHome, spawnedAt: started, elapsedMs });
     });
   });
 }
