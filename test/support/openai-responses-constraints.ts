@@ -41,11 +41,12 @@ function checkKeys(value: Json, allowed: readonly string[], where: string): void
   for (const key of Object.keys(value)) if (!allowed.includes(key)) fail(`Unknown parameter: '${where}.${key}'.`);
 }
 
+/** A string, or an array of parts of `types`, at `where` (`input[0].content`, `input[2].output`). */
 function checkParts(content: unknown, where: string, types: readonly string[]): void {
   if (typeof content === 'string') return;
-  if (!Array.isArray(content)) fail(`Invalid type for '${where}.content': expected a string or an array of content parts.`);
+  if (!Array.isArray(content)) fail(`Invalid type for '${where}': expected a string or an array of content parts.`);
   for (const [k, part] of content.entries()) {
-    const at = `${where}.content[${k}]`;
+    const at = `${where}[${k}]`;
     if (!isObject(part) || !types.includes(part['type'] as string)) fail(`Invalid value: '${String(isObject(part) ? part['type'] : part)}'. Supported values are: ${types.map((t) => `'${t}'`).join(', ')}. (${at}.type)`);
     if ((part['type'] === 'input_text' || part['type'] === 'output_text') && typeof part['text'] !== 'string') fail(`Missing required parameter: '${at}.text'.`);
     if (part['type'] === 'input_image' && typeof part['image_url'] !== 'string' && typeof part['file_id'] !== 'string') fail(`Missing required parameter: '${at}.image_url'.`);
@@ -68,7 +69,7 @@ function checkInput(input: unknown, issuedReasoning: ((id: string, encrypted: st
         checkKeys(item, ['type', 'role', 'content', 'id', 'status', 'phase'], where);
         const role = item['role'];
         if (!['user', 'assistant', 'system', 'developer'].includes(role as string)) fail(`Invalid value: '${String(role)}'. Supported values are: 'user', 'assistant', 'system', and 'developer'. (${where}.role)`);
-        checkParts(item['content'], where, role === 'assistant' ? ['output_text', 'refusal'] : ['input_text', 'input_image', 'input_file']);
+        checkParts(item['content'], `${where}.content`, role === 'assistant' ? ['output_text', 'refusal'] : ['input_text', 'input_image', 'input_file']);
         break;
       }
       case 'function_call': {
@@ -83,7 +84,7 @@ function checkInput(input: unknown, issuedReasoning: ((id: string, encrypted: st
         checkKeys(item, ['type', 'id', 'call_id', 'output', 'status'], where);
         const id = item['call_id'];
         if (typeof id !== 'string' || !calls.includes(id)) fail(`No tool call found for function call output with call_id ${String(id)}.`);
-        if (typeof item['output'] !== 'string') checkParts(item['output'] === undefined ? undefined : item['output'], `${where}.output`, ['input_text', 'input_image', 'input_file']);
+        checkParts(item['output'], `${where}.output`, ['input_text', 'input_image', 'input_file']);
         answered.add(id);
         break;
       }

@@ -56,6 +56,8 @@ test('the Responses constraints, in OpenAI words: unknown fields, unanswered or 
   assert.equal(responsesRequestViolation({ model: 'm' }), "Missing required parameter: 'input'.");
   assert.equal(responsesRequestViolation({ input: 'hi' }), "Missing required parameter: 'model'.");
   assert.equal(responsesRequestViolation({ model: 'm', input: [{ role: 'assistant', content: [{ type: 'input_text', text: 'x' }] }] }), "Invalid value: 'input_text'. Supported values are: 'output_text', 'refusal'. (input[0].content[0].type)");
+  assert.equal(responsesRequestViolation({ ...codex, input: [...input.slice(0, -1), { ...output, output: { text: 'x' } }] }), "Invalid type for 'input[5].output': expected a string or an array of content parts.");
+  assert.equal(responsesRequestViolation({ ...codex, input: [...input.slice(0, -1), { ...output, output: [{ type: 'input_text', text: 'x' }, { type: 'input_image' }] }] }), "Missing required parameter: 'input[5].output[1].image_url'.");
   const reasoning = { model: 'm', input: [{ type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'enc' }, { role: 'user', content: 'go on' }] };
   assert.equal(responsesRequestViolation(reasoning, { reasoningValid: (id, encrypted) => id === 'rs_1' && encrypted === 'enc' }), undefined);
   assert.equal(responsesRequestViolation(reasoning, { reasoningValid: () => false }), 'The encrypted content for item rs_1 could not be verified.');
