@@ -9,8 +9,9 @@
 // reasoning item first, and one that comes back altered is refused as OpenAI
 // refuses it. With `websocketRefusal`, a WebSocket upgrade (which Codex tries
 // first when its provider sets supports_websockets) is answered with that
-// status and OpenAI's error body, and kept in `upgrades`. A request that breaks a constraint is answered 400 in OpenAI's
-// shape and its reason kept in `violations`, for the test to assert empty.
+// status and OpenAI's error body, and kept in `upgrades`. A request that
+// breaks a constraint is answered 400 in OpenAI's shape and its reason kept
+// in `violations`, for the test to assert empty.
 import http, { type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { startFakeUpstream, type ReceivedRequest } from './fake-upstream.ts';
@@ -55,6 +56,7 @@ export interface ScriptedResponsesOptions extends ScriptedOptions {
   websocketRefusal?: number;
 }
 
+/** Its `answered` also holds `websocket <status>` for each upgrade refused. */
 export interface ScriptedResponsesUpstream extends ScriptedUpstream {
   /** The WebSocket upgrade requests refused, in order (`text` empty). */
   readonly upgrades: ReceivedRequest[];
