@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 /** What the upstream received, in arrival order; `n` counts from 1. */
 export interface ReceivedRequest {
@@ -27,6 +28,8 @@ export interface FakeUpstreamOptions {
   tls?: https.ServerOptions;
   /** Default 127.0.0.1; '::1' for an IPv6 literal. */
   host?: string;
+  /** Meets a request to upgrade the connection (a WebSocket handshake) on its socket. */
+  upgrade?: (req: IncomingMessage, socket: Duplex) => void;
 }
 
 export interface FakeUpstream {
@@ -83,6 +86,7 @@ export async function startFakeUpstream(handle: UpstreamHandler, options: FakeUp
   server.on(options.tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => void sockets.push(socket));
   // A failed handshake is what such a test is about, not an error of the fake.
   server.on('tlsClientError', () => undefined);
+  if (options.upgrade !== undefined) server.on('upgrade', options.upgrade);
   const host = options.host ?? '127.0.0.1';
   server.listen(0, host);
   await once(server, 'listening');

@@ -12,7 +12,7 @@ import { anthropicEventStream } from './anthropic-answers.ts';
 import { messagesRequestViolation } from './anthropic-messages-constraints.ts';
 import { chatRequestViolation } from './openai-chat-constraints.ts';
 import { repositoryRoot } from './repository-root.ts';
-import { PLAIN_ANSWER, quoteAnswer, SCRIPTED_UPSTREAM_KEY, scriptedTokenCount, startScriptedAnthropic, startScriptedOpenAI, THINKING_TEXT } from './scripted-upstreams.ts';
+import { execCommandCall, PLAIN_ANSWER, quoteAnswer, SCRIPTED_UPSTREAM_KEY, scriptedTokenCount, startScriptedAnthropic, startScriptedOpenAI, THINKING_TEXT } from './scripted-upstreams.ts';
 
 const FIXTURES = path.join(repositoryRoot(), 'test', 'fixtures', 'messages');
 
@@ -222,6 +222,26 @@ test('a stream cut after N events: the first N arrive, then the connection ends,
     const whole = await client.messages.stream({ model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
     assert.deepEqual(whole.content, [{ type: 'text', text: PLAIN_ANSWER }]);
     assert.deepEqual(upstream.answered, ['cut', 'text']);
+  } finally {
+    await upstream.close();
+  }
+});
+
+test('the OpenAI fake scripting another tool: the exec_command of Codex as tool_calls, its tool message quoted, a missing offer a violation', async () => {
+  const upstream = await startScriptedOpenAI({ toolCall: execCommandCall('cat notes.txt') });
+  try {
+    const post = async (body: unknown): Promise<Record<string, any>> =>
+      (await fetch(`${upstream.baseUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${SCRIPTED_UPSTREAM_KEY}` }, body: JSON.stringify(body) })).json() as Promise<Record<string, any>>;
+    const tools = [{ type: 'function', function: { name: 'exec_command', parameters: { type: 'object', properties: { cmd: { type: 'string' } } } } }];
+    const first = await post({ model: 'up-1', tools, messages: [{ role: 'user', content: 'what is in notes.txt?' }] });
+    const call = { id: 'call_fake1', type: 'function', function: { name: 'exec_command', arguments: '{"cmd":"cat notes.txt"}' } };
+    assert.deepEqual([first['choices'][0].message, first['choices'][0].finish_reason], [{ role: 'assistant', content: null, refusal: null, tool_calls: [call] }, 'tool_calls']);
+    const second = await post({ model: 'up-1', tools, messages: [{ role: 'user', content: 'what is in notes.txt?' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_fake1', content: 'Output:\nThe drawbridge is up.\n' }] });
+    assert.equal(second['choices'][0].message.content, quoteAnswer('Output:\nThe drawbridge is up.\n'));
+    const unoffered = await post({ model: 'up-1', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(unoffered['choices'][0].message.content, PLAIN_ANSWER);
+    assert.deepEqual(upstream.answered, ['tool_use', 'text', 'text']);
+    assert.deepEqual(upstream.violations, ['request 3: the exec_command tool was not offered']);
   } finally {
     await upstream.close();
   }

@@ -11,7 +11,10 @@
 //   refused as Anthropic refuses it.
 // - startScriptedOpenAI: POST /v1/chat/completions with a Bearer key, held to
 //   ./openai-chat-constraints.ts; the tool call as `tool_calls` (arguments in
-//   pieces), its result expected back as a `tool` message.
+//   pieces), its result expected back as a `tool` message. Besides `readPath`
+//   it takes any `toolCall` (Codex's exec_command: execCommandCall).
+// - startScriptedResponses (./scripted-responses.ts): the same script over
+//   POST /v1/responses.
 // A request that breaks a constraint is answered 400 in the provider's shape
 // and its reason kept in `violations`, for the test to assert empty.
 import type { ServerResponse } from 'node:http';
@@ -25,6 +28,25 @@ export const PLAIN_ANSWER = 'Hello from the fake upstream.';
 export const THINKING_TEXT = 'The user wants a greeting.';
 /** The tool the script calls, as Claude Code names its file reader. */
 export const READ_TOOL = 'Read';
+/** The tool Codex runs shell commands with. */
+export const EXEC_COMMAND_TOOL = 'exec_command';
+
+/** A tool call a script makes: the tool's name and its arguments. */
+export interface ScriptedToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/** Codex running `cmd` in its working directory. */
+export function execCommandCall(cmd: string): ScriptedToolCall {
+  return { name: EXEC_COMMAND_TOOL, arguments: { cmd } };
+}
+
+/** The call a script makes first: its toolCall, else a Read of its readPath; undefined for a plain answer. */
+export function scriptedCall(script: { readPath?: string; toolCall?: ScriptedToolCall }): ScriptedToolCall | undefined {
+  if (script.toolCall !== undefined) return script.toolCall;
+  return script.readPath === undefined ? undefined : { name: READ_TOOL, arguments: { file_path: script.readPath } };
+}
 
 /** The answer after a tool result: it quotes what the tool returned. */
 export function quoteAnswer(toolResult: string): string {
@@ -49,9 +71,11 @@ export interface ScriptedFailure {
 export interface ScriptedOptions {
   /** Script a Read of this path before answering; default a plain answer. */
   readPath?: string;
+  /** OpenAI and Responses: script this call before answering (it wins over readPath). */
+  toolCall?: ScriptedToolCall;
   /** The key the caller must send; default SCRIPTED_UPSTREAM_KEY. */
   key?: string;
-  /** Anthropic: open every answer to a request with thinking on with a signed thinking block. */
+  /** Anthropic: open every answer to a request with thinking on with a signed thinking block. Responses: open every answer to a request that includes "reasoning.encrypted_content" with an encrypted reasoning item. */
   thinking?: boolean;
   /** Anthropic: the `anthropic-beta` values accepted; default every documented one. */
   betas?: readonly string[];
@@ -74,8 +98,9 @@ export interface ScriptedUpstream {
   /** What the next answers do: readPath and thinking may change between tests. */
   readonly script: {
     readPath?: string;
+    toolCall?: ScriptedToolCall;
     thinking?: boolean;
-    /** A stream's connection is cut after this many events (Anthropic) or chunks (OpenAI), once; a mid-stream failure. */
+    /** A stream's connection is cut after this many events (Anthropic, Responses) or chunks (OpenAI), once; a mid-stream failure. */
     cutStreamAfter?: number;
   };
   close(): Promise<void>;
@@ -204,6 +229,7 @@ export async function startScriptedOpenAI(options: ScriptedOptions = {}): Promis
   const state = { violations: [] as string[], answered: [] as string[], toolResults: [] as string[], failures: [] as ScriptedFailure[] };
   const script: ScriptedUpstream['script'] = {};
   if (options.readPath !== undefined) script.readPath = options.readPath;
+  if (options.toolCall !== undefined) script.toolCall = options.toolCall;
   if (options.thinking !== undefined) script.thinking = options.thinking;
   const issuedCalls = new Set<string>();
   const fake = await startFakeUpstream((_req, res, received) => {
@@ -230,20 +256,21 @@ export async function startScriptedOpenAI(options: ScriptedOptions = {}): Promis
     const request = body as Json;
     const messages = request['messages'] as Json[];
     const results = messages.filter((m) => m['role'] === 'tool');
-    const offered = (request['tools'] as Json[] | undefined)?.some((tool) => tool['function']?.['name'] === READ_TOOL) === true;
+    const scriptedTool = scriptedCall(script);
+    const offered = scriptedTool !== undefined && (request['tools'] as Json[] | undefined)?.some((tool) => tool['function']?.['name'] === scriptedTool.name) === true;
     let text: string | undefined;
-    let call: { id: string; arguments: string } | undefined;
+    let call: { id: string; name: string; arguments: string } | undefined;
     if (results.length > 0) {
       const last = results.at(-1) as Json;
       if (!issuedCalls.has(last['tool_call_id'])) state.violations.push(`a tool message for ${String(last['tool_call_id'])}, a call this upstream never made`);
       const read = resultText(last['content']);
       state.toolResults.push(read);
       text = quoteAnswer(read);
-    } else if (script.readPath !== undefined && offered) {
-      call = { id: `call_fake${n}`, arguments: JSON.stringify({ file_path: script.readPath }) };
+    } else if (scriptedTool !== undefined && offered) {
+      call = { id: `call_fake${n}`, name: scriptedTool.name, arguments: JSON.stringify(scriptedTool.arguments) };
       issuedCalls.add(call.id);
     } else {
-      if (script.readPath !== undefined) state.violations.push(`request ${n}: the ${READ_TOOL} tool was not offered`);
+      if (scriptedTool !== undefined) state.violations.push(`request ${n}: the ${scriptedTool.name} tool was not offered`);
       text = PLAIN_ANSWER;
     }
     state.answered.push(call === undefined ? 'text' : 'tool_use');
@@ -251,7 +278,7 @@ export async function startScriptedOpenAI(options: ScriptedOptions = {}): Promis
     const finish = call === undefined ? 'stop' : 'tool_calls';
     const base = { id: `chatcmpl-fake${n}`, created: 1_700_000_000 + n, model: String(request['model']) };
     if (request['stream'] !== true) {
-      const message = call === undefined ? { role: 'assistant', content: text, refusal: null } : { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: call.id, type: 'function', function: { name: READ_TOOL, arguments: call.arguments } }] };
+      const message = call === undefined ? { role: 'assistant', content: text, refusal: null } : { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] };
       const json = JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(json)) });
       res.end(json);
@@ -263,7 +290,7 @@ export async function startScriptedOpenAI(options: ScriptedOptions = {}): Promis
       out.push(chunk({ role: 'assistant', content: '' }));
       for (const piece of split(text as string, 2)) out.push(chunk({ content: piece }));
     } else {
-      out.push(chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: READ_TOOL, arguments: '' } }] }));
+      out.push(chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
       for (const piece of split(call.arguments, 3)) out.push(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
     }
     out.push(chunk({}, finish));
