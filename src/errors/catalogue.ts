@@ -79,6 +79,12 @@ export const ERROR_CATALOGUE = {
   plain_http_on_tls_port: { ...invalid, message: 'This port speaks TLS: use https:// instead of http://.' },
   /** An `Expect` header other than 100-continue (node would answer a bare 417 before any handler). */
   expectation_failed: { ...invalid, status: 417, message: 'The Expect header is not supported; only "Expect: 100-continue" is.' },
+  /** A WebSocket upgrade: the gateway speaks HTTP only. 426 is the answer Codex falls back to HTTP on at once (it retries a 404 or 405 for seconds, and gives up on a 400). */
+  upgrade_not_supported: {
+    ...invalid,
+    status: 426,
+    message: 'This gateway does not speak WebSocket: send the same request as a plain HTTP request (POST /v1/responses with "stream": true streams over server-sent events).',
+  },
   // 401, 403
   invalid_api_key: { ...invalid, status: 401 },
   session_required: { ...invalid, status: 401, type: 'authentication_error' },

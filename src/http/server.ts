@@ -261,6 +261,12 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
         refused++;
         throw new ShuttingDownError();
       }
+      // node hands an Upgrade it has no 'upgrade' listener for to the request handler. A WebSocket
+      // one is refused at once, before routing (any other, such as h2c, is ignored: the answer is HTTP/1.1).
+      if (req.headers.upgrade !== undefined && /websocket/i.test(req.headers.upgrade)) {
+        ctx.bodyAbandoned = true;
+        throw new ApiError('upgrade_not_supported', undefined, { headers: { upgrade: 'HTTP/1.1' } });
+      }
       const method = req.method ?? 'GET';
       const route = router.match(method, path);
       if (route.kind === 'not_found') throw new RouteNotFoundError(method, path.length > 200 ? `${path.slice(0, 200)}...` : path);
