@@ -18,3 +18,13 @@ export function hasDoorOrigin(request: ChatRequest): boolean {
 export function untranslatable(request: ChatRequest): InvalidRequestError | null {
   return messagesOrigin(request)?.untranslatable ?? responsesOrigin(request)?.untranslatable ?? null;
 }
+
+/**
+ * What the access line says when a provider sends a door's request as the
+ * chat translation: the hosted and deferred tools of a Responses request the
+ * translation left out of the offer (`toolsLeftOut`); undefined otherwise.
+ */
+export function translationNotes(request: ChatRequest): Readonly<Record<string, string>> | undefined {
+  const left = responsesOrigin(request)?.leftOutTools;
+  return left === undefined || left.length === 0 ? undefined : { toolsLeftOut: left.join(',') };
+}

@@ -100,7 +100,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
       if (stream) {
         const { stream: upstream, target } = await dispatchStream(plan.targets, call);
         call.answeredBy = target.id;
-        noteProvider(ctx.log, target);
+        noteProvider(ctx.log, headers, target);
         metrics?.streamStarted();
         try {
           if (await endpoint.stream(upstream, call, request, route.alias)) call.phase = CallPhase.Answered;
@@ -111,7 +111,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
       } else {
         const { completion, target } = await dispatchCompletion(plan.targets, call);
         call.answeredBy = target.id;
-        noteProvider(ctx.log, target);
+        noteProvider(ctx.log, headers, target);
         call.phase = CallPhase.Answered;
         if (completion.usage !== undefined) call.noteUsage(completion.usage);
         call.trace.responseModel(completion.model);
@@ -135,10 +135,23 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
   };
 }
 
-/** What the answering target's provider says about the request (an Anthropic upstream: the anthropic-beta values it did not pass). */
-function noteProvider(log: LogFields, target: UpstreamTarget): void {
+/** Notes that the client reads too, as answer headers. */
+const NOTE_HEADERS: Readonly<Record<string, string>> = { toolsLeftOut: 'x-portcullis-tools-left-out' };
+
+/**
+ * What the answering target's provider says about the request, on the access
+ * line (an Anthropic upstream: the anthropic-beta values it did not pass; a
+ * provider that translated a Responses request: the tools it left out of the
+ * offer, also an answer header).
+ */
+function noteProvider(log: LogFields, headers: Record<string, string>, target: UpstreamTarget): void {
   const notes = target.provider.requestNotes?.(target.request);
-  if (notes !== undefined) log['betasDropped'] = notes;
+  if (notes === undefined) return;
+  for (const [field, value] of Object.entries(notes)) {
+    log[field] = value;
+    const header = NOTE_HEADERS[field];
+    if (header !== undefined) headers[header] = value;
+  }
 }
 
 /** The client's 400 names targets by position and provider type; the operator's line names each one. */

@@ -14,6 +14,7 @@ import type { UpstreamTransport } from '../upstream/transport.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from '../config/provider-defaults.ts';
 import { endpointUrl, exchangeSettings, upstreamHeaders } from '../upstream/exchange-settings.ts';
 import { parseUpstreamJson } from './upstream-json.ts';
+import { translationNotes } from '../chat/door-origin.ts';
 import { messagesOrigin } from '../chat/messages-origin.ts';
 import { decodePassthrough, MessagesPassthrough, PassthroughStreamDecoder, passthroughPolicy } from './anthropic-passthrough.ts';
 import { untranslatableRefusal } from './untranslatable-refusal.ts';
@@ -112,9 +113,11 @@ class AnthropicCodec implements ProviderCodec {
     return origin === undefined ? undefined : this.#passthrough.headers(origin);
   }
 
-  requestNotes(request: ChatRequest): string | undefined {
+  requestNotes(request: ChatRequest): Readonly<Record<string, string>> | undefined {
     const origin = messagesOrigin(request);
-    return origin === undefined ? undefined : this.#passthrough.dropped(origin);
+    if (origin === undefined) return translationNotes(request);
+    const dropped = this.#passthrough.dropped(origin);
+    return dropped === undefined ? undefined : { betasDropped: dropped };
   }
 
   refusal(request: ChatRequest): InvalidRequestError | null {

@@ -22,6 +22,7 @@ import { LocalStream } from '../upstream/local-stream.ts';
 import { ProviderKind, type LocalProvider, type UpstreamCall } from '../upstream/provider.ts';
 import { DEFAULT_DEMO_DELAY_MS } from '../config/provider-defaults.ts';
 import { untranslatableRefusal } from './untranslatable-refusal.ts';
+import { translationNotes } from '../chat/door-origin.ts';
 import { sleepOn, systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 interface DemoProviderOptions {
@@ -45,6 +46,7 @@ export function createDemoProvider(options: DemoProviderOptions = {}): LocalProv
     },
     refusal: untranslatableRefusal,
     refusesOnlyDoorRequests: true,
+    requestNotes: translationNotes,
   };
 }
 

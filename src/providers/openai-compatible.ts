@@ -20,6 +20,7 @@ import { upstreamStreamError, upstreamStreamTruncatedError } from '../upstream/u
 import { endpointUrl, exchangeSettings, upstreamHeaders } from '../upstream/exchange-settings.ts';
 import { parseUpstreamJson } from './upstream-json.ts';
 import { untranslatableRefusal } from './untranslatable-refusal.ts';
+import { translationNotes } from '../chat/door-origin.ts';
 import { responsesOrigin } from '../chat/responses-origin.ts';
 import type { InvalidRequestError } from '../errors/api-error.ts';
 import { decodeResponsesPassthrough, ResponsesPassthrough, ResponsesPassthroughStreamDecoder } from './openai-responses-passthrough.ts';
@@ -78,9 +79,10 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
     options,
   );
   if (options.responses !== ResponsesMode.Passthrough) {
-    return { kind: ProviderKind.Http, codec: OPENAI_CODEC, settings, refusal: untranslatableRefusal, refusesOnlyDoorRequests: true };
+    return { kind: ProviderKind.Http, codec: OPENAI_CODEC, settings, refusal: untranslatableRefusal, refusesOnlyDoorRequests: true, requestNotes: translationNotes };
   }
   const codec = new ResponsesPassthroughCodec(endpointUrl(options.baseUrl, 'responses'), new ResponsesPassthrough(options.responsesPassthrough));
+  // A Responses request goes through whole: no tool is left out of its offer.
   return { kind: ProviderKind.Http, codec, settings, refusal: (request) => codec.refusal(request), refusesOnlyDoorRequests: true };
 }
 

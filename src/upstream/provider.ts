@@ -95,10 +95,11 @@ export interface HttpProvider {
    * door than chat completions (Messages, Responses: ../chat/door-origin.ts):
    * a chat request never needs asking (routing skips it). */
   readonly refusesOnlyDoorRequests?: boolean;
-  /** What the access line says about `request` at this provider (for an
-   * Anthropic upstream: the client's anthropic-beta values it did not
-   * pass, comma-joined); undefined when there is nothing to say. */
-  requestNotes?(request: ChatRequest): string | undefined;
+  /** What the access line says about `request` at this provider, as its
+   * fields (an Anthropic upstream: `betasDropped`, the client's
+   * anthropic-beta values it did not pass; a provider that translates a
+   * Responses request: `toolsLeftOut`); undefined when there is nothing to say. */
+  requestNotes?(request: ChatRequest): Readonly<Record<string, string>> | undefined;
 }
 
 export interface LocalProvider {
@@ -110,8 +111,8 @@ export interface LocalProvider {
   refusal?(request: ChatRequest): InvalidRequestError | null;
   /** As HttpProvider's. */
   readonly refusesOnlyDoorRequests?: boolean;
-  /** As HttpProvider's (a local provider has nothing to say today). */
-  requestNotes?(request: ChatRequest): string | undefined;
+  /** As HttpProvider's. */
+  requestNotes?(request: ChatRequest): Readonly<Record<string, string>> | undefined;
 }
 
 export type ChatProvider = HttpProvider | LocalProvider;

@@ -73,6 +73,8 @@ for (const kind of KINDS) {
       assert.deepEqual({ status: line['status'], keyId: line['keyId'], alias: line['alias'], stream: line['stream'] }, { status: 200, keyId: gw.keyId, alias: CODEX_MODEL, stream: true });
       assert.ok((line['promptTokens'] as number) > 0 && (line['completionTokens'] as number) > 0, 'the upstream usage is on the line');
       assert.ok((line['costNanos'] as number) > 0, 'the alias is priced: the answer costs');
+      // Codex offers web_search on every request: a chat-only upstream cannot run it, so it is left out of the offer, and said.
+      assert.equal(line['toolsLeftOut'], kind.mode === 'translate' ? 'web_search' : undefined);
     });
   });
 

@@ -40,7 +40,7 @@ describe('betas against a strict Anthropic', () => {
     assert.equal(upstream.received[0]?.headers['anthropic-beta'], 'claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27');
     assert.equal(upstream.received[0]?.text, JSON.stringify({ ...BODY, model: 'claude-opus-upstream', max_tokens: 512 }));
     assert.equal(driven.provider.kind, ProviderKind.Http);
-    assert.equal((driven.provider as HttpProvider).requestNotes?.(call.request), 'made-up-2099-01-01');
+    assert.deepEqual((driven.provider as HttpProvider).requestNotes?.(call.request), { betasDropped: 'made-up-2099-01-01' });
   });
 
   test('["*"] passes the unknown beta on: the upstream refuses it and the client reads its 400', async () => {

@@ -130,7 +130,7 @@ describe('the headers an Anthropic upstream receives', () => {
     assert.equal(headers['content-type'], 'application/json');
     assert.equal(headers['accept'], 'text/event-stream');
     assert.equal(headers['x-request-id'], 'req_msg-1');
-    assert.equal(http(driven).requestNotes?.(call.request), 'made-up-2099-01-01');
+    assert.deepEqual(http(driven).requestNotes?.(call.request), { betasDropped: 'made-up-2099-01-01' });
   });
 
   test('no client version: the configured one; no client betas: the operator header alone; nothing to note', async () => {
@@ -150,7 +150,7 @@ describe('the headers an Anthropic upstream receives', () => {
     const call = originCall(origin({ betas: ['files-api-2025-04-14', 'x'] }), { stream: false });
     await driven.complete(call);
     assert.equal(upstream.received[0]?.headers['anthropic-beta'], undefined);
-    assert.equal(http(driven).requestNotes?.(call.request), 'files-api-2025-04-14,x');
+    assert.deepEqual(http(driven).requestNotes?.(call.request), { betasDropped: 'files-api-2025-04-14,x' });
   });
 
   test('["*"] passes every well-formed value; a malformed one is still dropped', async () => {
@@ -159,7 +159,7 @@ describe('the headers an Anthropic upstream receives', () => {
     const call = originCall(origin({ betas: ['new-thing-2027-01-01', 'bad;value'] }), { stream: false });
     await driven.complete(call);
     assert.equal(upstream.received[0]?.headers['anthropic-beta'], 'new-thing-2027-01-01');
-    assert.equal(http(driven).requestNotes?.(call.request), 'bad;value');
+    assert.deepEqual(http(driven).requestNotes?.(call.request), { betasDropped: 'bad;value' });
   });
 
   test('the default list is the documented one', async () => {

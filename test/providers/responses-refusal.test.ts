@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { rawEvent } from '../../src/chat/messages-origin.ts';
+import { setResponsesOrigin } from '../../src/chat/responses-origin.ts';
 import type { ChatRequest } from '../../src/chat/types.ts';
+import { ResponsesMode } from '../../src/config/provider-defaults.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createAnthropicProvider } from '../../src/providers/anthropic.ts';
 import { createDemoProvider } from '../../src/providers/demo.ts';
@@ -182,4 +184,16 @@ describe('routing and dispatch of a Responses request', () => {
     routes().plan('mixed', originRequest(origin(), { model: 'mixed' }));
     assert.deepEqual(asked, { chat: 1, resp: 1, demo: 0 });
   });
+});
+
+test('a provider that translates a Responses request names the tools it left out of the offer; one that passes it through names none', () => {
+  const origin = { body: { model: 'a', input: 'hi' }, untranslatable: null, extraFields: [], leftOutTools: ['web_search', 'file_search'], toolNames: new Map() };
+  const request: ChatRequest = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
+  setResponsesOrigin(request, origin);
+  const translating = createOpenAICompatibleProvider({ baseUrl: 'http://127.0.0.1:9/v1' });
+  const passing = createOpenAICompatibleProvider({ baseUrl: 'http://127.0.0.1:9/v1', responses: ResponsesMode.Passthrough, responsesPassthrough: [] });
+  assert.deepEqual(translating.requestNotes?.(request), { toolsLeftOut: 'web_search,file_search' });
+  assert.deepEqual(createDemoProvider().requestNotes?.(request), { toolsLeftOut: 'web_search,file_search' });
+  assert.equal(passing.requestNotes?.(request), undefined);
+  assert.equal(translating.requestNotes?.({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }), undefined);
 });

@@ -1,0 +1,76 @@
+// The Responses door through the gateway with plain HTTP: hosted tools a
+// chat-only upstream cannot run are left out of the offer and named (header
+// and access line), a passing-through upstream gets them; the stateful
+// fields are refused while the gateway's store is off.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { SCRIPTED_UPSTREAM_KEY, startScriptedOpenAI, type ScriptedUpstream } from '../support/scripted-upstreams.ts';
+import { startScriptedResponses } from '../support/scripted-responses.ts';
+import { eventually } from '../support/eventually.ts';
+import { request, startGateway, type TestGateway } from './harness.ts';
+
+const ALIAS = 'service-code';
+const tools = [
+  { type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }, strict: true },
+  { type: 'web_search' },
+];
+
+async function through(upstream: ScriptedUpstream, mode: string): Promise<TestGateway> {
+  return startGateway({
+    configValue: {
+      providers: { up: { type: 'openai', baseUrl: upstream.baseUrl, apiKeyEnv: 'SCRIPTED_KEY', responses: mode, retry: { maxAttempts: 1 } } },
+      aliases: { [ALIAS]: { provider: 'up', model: 'up-1' } },
+    },
+    env: { SCRIPTED_KEY: SCRIPTED_UPSTREAM_KEY },
+  });
+}
+
+function post(gw: TestGateway, body: unknown, id: string): ReturnType<typeof request> {
+  return request(gw.baseUrl, 'POST', '/v1/responses', { headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json', 'x-request-id': id }, body: JSON.stringify(body) });
+}
+
+test('a chat-only upstream: web_search is left out of the offer, named in x-portcullis-tools-left-out and the access line', async () => {
+  const upstream = await startScriptedOpenAI();
+  const gw = await through(upstream, 'translate');
+  try {
+    const res = await post(gw, { model: ALIAS, input: 'hi', tools }, 'door-1');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.headers['x-portcullis-tools-left-out'], 'web_search');
+    const sent = JSON.parse(upstream.received.at(-1)!.text) as { tools: Array<{ function: { name: string } }> };
+    assert.deepEqual(sent.tools.map((t) => t.function.name), ['get_weather']);
+    await eventually(() => gw.logs.some((l) => l['requestId'] === 'door-1' && l['toolsLeftOut'] === 'web_search'), 'the access line names it');
+  } finally {
+    await gw.close();
+    await upstream.close();
+  }
+});
+
+test('a Responses upstream: the offer goes whole, nothing named', async () => {
+  const upstream = await startScriptedResponses();
+  const gw = await through(upstream, 'passthrough');
+  try {
+    const res = await post(gw, { model: ALIAS, input: 'hi', tools }, 'door-2');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.headers['x-portcullis-tools-left-out'], undefined);
+    assert.deepEqual((JSON.parse(upstream.received.at(-1)!.text) as { tools: unknown[] }).tools, tools);
+  } finally {
+    await gw.close();
+    await upstream.close();
+  }
+});
+
+test('previous_response_id while the store is off: a 400 naming it, nothing sent', async () => {
+  const upstream = await startScriptedOpenAI();
+  const gw = await through(upstream, 'translate');
+  try {
+    const res = await post(gw, { model: ALIAS, input: 'and then?', previous_response_id: 'resp_abc' }, 'door-3');
+    assert.equal(res.status, 400);
+    const error = (res.json() as { error: { param: string; type: string } }).error;
+    assert.equal(error.param, 'previous_response_id');
+    assert.equal(error.type, 'invalid_request_error');
+    assert.equal(upstream.received.length, 0);
+  } finally {
+    await gw.close();
+    await upstream.close();
+  }
+});
