@@ -7,7 +7,7 @@
 // Answers, streams and errors go back in Anthropic's shapes.
 import type { IncomingHttpHeaders } from 'node:http';
 import { messagesOrigin, rawAnswer, setMessagesOrigin } from '../chat/messages-origin.ts';
-import { requestFieldsUsed, type FieldPolicy, type RequestFieldName } from '../chat/request-fields.ts';
+import type { FieldPolicy, RequestFieldName } from '../chat/request-fields.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
 import { SHUTDOWN_STREAM_MESSAGE, type ErrorShape } from '../http/request-context.ts';
@@ -18,6 +18,7 @@ import { toAnthropicMessage } from '../messages/message-response.ts';
 import { messageErrorEvent } from '../messages/message-stream.ts';
 import { toChatRequest } from '../messages/message-to-chat.ts';
 import { estimateMessageTokens } from '../messages/token-estimate.ts';
+import { unacceptedFieldError, unacceptedFields } from './door-fields.ts';
 import type { Endpoint } from './endpoint.ts';
 import { pumpDoorStream } from './door-stream-pump.ts';
 import { messagesDoorStream } from './messages-stream.ts';
@@ -52,27 +53,10 @@ const TRANSLATED_FROM: Readonly<Partial<Record<RequestFieldName, string>>> = {
   parallel_tool_calls: 'tool_choice.disable_parallel_tool_use',
 };
 
-/**
- * The translation carries one of OpenAI's optional fields the alias does not
- * accept (../chat/request-fields.ts): as on the chat door, the operator
- * decides; an Anthropic upstream takes the client's own body regardless.
- */
+/** The first optional field of the translation the alias does not accept, as the client's 400 (the Messages field it comes from named). */
 function refusedField(request: ChatRequest, policy: FieldPolicy): InvalidRequestError | null {
-  const used = requestFieldsUsed(request);
-  if (used.length === 0) return null;
-  const accepted = policy.acceptedFor(request.model);
-  for (const name of used) {
-    if (accepted.has(name)) continue;
-    const refusal = policy.refusal(name, request.model);
-    const settings = refusal.kind === 'never' ? [] : refusal.settings.map((x) => `"${x}"`);
-    const from = TRANSLATED_FROM[name] ?? name;
-    return new InvalidRequestError(
-      `'${from}' becomes OpenAI's '${name}' for an OpenAI-compatible upstream, which this model alias does not accept. An Anthropic upstream takes it as sent; the gateway's operator can accept it by adding "${name}" to ${settings.join(' or ')} in the gateway's config.`,
-      from,
-      'unsupported_parameter',
-    );
-  }
-  return null;
+  const name = unacceptedFields(request, policy)[0];
+  return name === undefined ? null : unacceptedFieldError(TRANSLATED_FROM[name] ?? name, name, request, policy, 'An Anthropic upstream');
 }
 
 export function createMessagesEndpoint(options: MessagesEndpointOptions): Endpoint {

@@ -9,12 +9,15 @@
 // envelope, as on the chat door.
 import { rawAnswer } from '../chat/messages-origin.ts';
 import { responsesOrigin, setResponsesOrigin } from '../chat/responses-origin.ts';
+import type { FieldPolicy, RequestFieldName } from '../chat/request-fields.ts';
 import type { ChatRequest } from '../chat/types.ts';
+import type { InvalidRequestError } from '../errors/api-error.ts';
 import type { JsonObserver } from '../json/json-options.ts';
 import { toResponseObject } from '../responses/response-answer.ts';
 import { passthroughFields, validateResponsesRequest } from '../responses/response-request-validator.ts';
 import { toChatRequest } from '../responses/response-to-chat.ts';
 import type { ResponseEcho } from '../responses/response-types.ts';
+import { unacceptedFieldError, unacceptedFields } from './door-fields.ts';
 import type { Endpoint } from './endpoint.ts';
 import { pumpDoorStream } from './door-stream-pump.ts';
 import { responsesDoorStream } from './responses-stream.ts';
@@ -28,12 +31,14 @@ const ECHOED = ['instructions', 'tools', 'tool_choice', 'parallel_tool_calls', '
 export interface ResponsesEndpointOptions {
   /** Top-level fields some provider passes through unchecked. */
   readonly extraFields: ReadonlySet<string>;
+  /** The configuration's policy on OpenAI's optional chat fields: what the translation may carry to a chat-only upstream. */
+  readonly policy: FieldPolicy;
   /** The clock (milliseconds since the epoch) of the responses' created_at. */
   readonly now: () => number;
 }
 
 export function createResponsesEndpoint(options: ResponsesEndpointOptions): Endpoint {
-  const { extraFields, now } = options;
+  const { extraFields, policy, now } = options;
   return {
     route: { method: 'POST', path: '/v1/responses' },
     keyHeaders: 'bearer',
@@ -44,7 +49,7 @@ export function createResponsesEndpoint(options: ResponsesEndpointOptions): Endp
       const record = validated as unknown as Record<string, unknown>;
       setResponsesOrigin(translation.request, {
         body: record,
-        untranslatable: translation.untranslatable,
+        untranslatable: translation.untranslatable ?? applyFieldPolicy(translation.request, policy),
         extraFields: passthroughFields(record),
         leftOutTools: translation.leftOutTools,
         toolNames: translation.namespacedTools,
@@ -61,6 +66,30 @@ export function createResponsesEndpoint(options: ResponsesEndpointOptions): Endp
     },
     stream: (upstream, call, request, alias) => pumpDoorStream(upstream, responsesDoorStream({ alias, now, ...echoOptions(request) }), call),
   };
+}
+
+/** The Responses field each optional chat field of the translation comes from. */
+const TRANSLATED_FROM: Readonly<Partial<Record<RequestFieldName, string>>> = {
+  json_schema: 'text.format',
+  parallel_tool_calls: 'parallel_tool_calls',
+  reasoning_effort: 'reasoning.effort',
+};
+
+/**
+ * The translation's optional chat fields the alias does not accept
+ * (../chat/request-fields.ts): `reasoning_effort` (a hint of how long to
+ * think; the answer means the same without it) and `parallel_tool_calls:
+ * true` (chat completions' own default) are left out; anything else (a
+ * json_schema, parallel_tool_calls false) is the 400 naming the setting.
+ * An upstream that speaks Responses takes the client's body regardless.
+ */
+function applyFieldPolicy(request: ChatRequest, policy: FieldPolicy): InvalidRequestError | null {
+  for (const name of unacceptedFields(request, policy)) {
+    if (name === 'reasoning_effort') delete request.reasoning_effort;
+    else if (name === 'parallel_tool_calls' && request.parallel_tool_calls === true) delete request.parallel_tool_calls;
+    else return unacceptedFieldError(TRANSLATED_FROM[name] ?? name, name, request, policy, 'An upstream that speaks Responses');
+  }
+  return null;
 }
 
 /** What a response echoes of the client's request, and how the translation's function names map back. */

@@ -18,7 +18,7 @@ test('an OpenAI-compatible alias without json_schema: 400 naming the Messages fi
       type: 'error',
       error: {
         type: 'invalid_request_error',
-        message: `'output_config.format' becomes OpenAI's 'json_schema' for an OpenAI-compatible upstream, which this model alias does not accept. An Anthropic upstream takes it as sent; the gateway's operator can accept it by adding "json_schema" to "requestFields" in the gateway's config.`,
+        message: `'output_config.format' becomes OpenAI's 'json_schema' for an upstream that speaks only chat completions, which this model alias does not accept. An Anthropic upstream takes it as sent; the gateway's operator can accept it by adding "json_schema" to "requestFields" in the gateway's config.`,
       },
       request_id: 'rf-1',
     });

@@ -74,3 +74,32 @@ test('previous_response_id while the store is off: a 400 naming it, nothing sent
     await upstream.close();
   }
 });
+
+test("the alias's request-field policy on the translation: reasoning effort and parallel_tool_calls true left out, false refused, json_schema refused", async () => {
+  const upstream = await startScriptedOpenAI();
+  const gw = await through(upstream, 'translate');
+  try {
+    const ok = await post(gw, { model: ALIAS, input: 'hi', tools: tools.slice(0, 1), parallel_tool_calls: true, reasoning: { effort: 'low', summary: 'auto' } }, 'door-4');
+    assert.equal(ok.status, 200, ok.text);
+    const sent = JSON.parse(upstream.received.at(-1)!.text) as Record<string, unknown>;
+    assert.equal('reasoning_effort' in sent, false);
+    assert.equal('parallel_tool_calls' in sent, false);
+    const serial = await post(gw, { model: ALIAS, input: 'hi', tools: tools.slice(0, 1), parallel_tool_calls: false }, 'door-5');
+    assert.equal(serial.status, 400);
+    assert.deepEqual(serial.json(), {
+      error: {
+        message: `'parallel_tool_calls' becomes OpenAI's 'parallel_tool_calls' for an upstream that speaks only chat completions, which this model alias does not accept. An upstream that speaks Responses takes it as sent; the gateway's operator can accept it by adding "parallel_tool_calls" to "requestFields" in the gateway's config.`,
+        type: 'invalid_request_error',
+        param: 'parallel_tool_calls',
+        code: 'unsupported_parameter',
+      },
+    });
+    const schema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false };
+    const structured = await post(gw, { model: ALIAS, input: 'hi', text: { format: { type: 'json_schema', name: 'out', schema, strict: true } } }, 'door-6');
+    assert.equal(structured.status, 400);
+    assert.equal((structured.json() as { error: { param: string } }).error.param, 'text.format');
+  } finally {
+    await gw.close();
+    await upstream.close();
+  }
+});
