@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChatCompletion, FinishReason, Usage } from '../chat/types.ts';
 import { UpstreamError } from '../errors/api-error.ts';
 import type { AnthropicContentBlock, AnthropicMessage, AnthropicStopReason, AnthropicUsage } from './message-types.ts';
+import { isWholeObject } from '../chat/tool-arguments.ts';
 
 export interface MessageOptions {
   /** The answer's id; default `msg_` and 24 random hex digits. */
@@ -89,16 +90,6 @@ export function toolInputOf(args: string, path: string): Record<string, unknown>
   return value as Record<string, unknown>;
 }
 
-/** True when `args` is a whole JSON object (a call the output limit did not cut: "" is not one then). */
-function isWholeObject(args: string): boolean {
-  if (args === '') return false;
-  try {
-    const value: unknown = JSON.parse(args);
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
-  } catch {
-    return false;
-  }
-}
 
 export function toolArgumentsError(path: string, what: string): UpstreamError {
   return new UpstreamError(

@@ -19,6 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatCompletion, FinishReason, Usage } from '../chat/types.ts';
 import { UpstreamError } from '../errors/api-error.ts';
+import { isWholeObject } from '../chat/tool-arguments.ts';
 import type {
   IncompleteReason,
   ResponseContentPart,
@@ -86,16 +87,6 @@ export function responseUsageOf(usage: Usage): ResponseUsage {
   };
 }
 
-/** True when `args` is a whole JSON object; "" is not one. */
-export function isWholeObject(args: string): boolean {
-  if (args === '') return false;
-  try {
-    const value: unknown = JSON.parse(args);
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
-  } catch {
-    return false;
-  }
-}
 
 /**
  * A finished tool call's arguments as the function_call's `arguments`: the

@@ -52,13 +52,13 @@
 import { generateToolCallId, malformedResponseError } from '../chat/completion-response.ts';
 import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../chat/types.ts';
 import { ApiError, UpstreamError } from '../errors/api-error.ts';
+import { isWholeObject } from '../chat/tool-arguments.ts';
 import { errorBody } from '../errors/render.ts';
 import {
   functionArgumentsOf,
   functionCallItem,
   generateResponseId,
   incompleteReasonOf,
-  isWholeObject,
   outputItemId,
   responseObject,
   type FunctionName,
