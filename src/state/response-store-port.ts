@@ -130,3 +130,8 @@ export function conversationOf(record: StoredResponse, limits: ResponseStoreLimi
   }
   return { items: [...record.input, ...record.output], depth: record.depth };
 }
+
+/** The limits as responses.store sets them (src/config/response-store-config.ts). */
+export function responseStoreLimits(config: { ttlSeconds: number; maxRecordBytes: number; maxTotalBytes: number; maxChainDepth: number }): ResponseStoreLimits {
+  return { ttlMs: config.ttlSeconds * 1000, maxRecordBytes: config.maxRecordBytes, maxTotalBytes: config.maxTotalBytes, maxChainDepth: config.maxChainDepth };
+}
