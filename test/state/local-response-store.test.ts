@@ -2,9 +2,10 @@
 // the directory has (records outliving a restart, files removed at their deadline,
 // debris of a crashed write).
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { openFileBackend } from '../../src/state/file-backend.ts';
 import { openLocalResponseStore } from '../../src/state/local-response-store.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { freshDir, memoryTempDir } from '../support/temp-dir.ts';
@@ -80,4 +81,17 @@ test('an id that is not a safe file name is refused before anything is written',
   assert.equal(existsSync(join(dir, '..', 'escape.json')), false);
   assert.deepEqual(readdirSync(dir), []);
   await store.close();
+});
+
+test('the file backend opens the store in <dataDir>/responses', async () => {
+  const dataDir = freshDir(root);
+  const backend = openFileBackend(dataDir, { watch: false });
+  const scheduler = new ManualScheduler();
+  const store = await backend.openResponseStore(DEFAULT_TEST_LIMITS, scheduler, () => {});
+  const record = turn(scheduler, 'resp_fb', 'key_a', 'one');
+  await store.put(record);
+  assert.deepEqual(readdirSync(join(dataDir, 'responses')), ['resp_fb.json']);
+  assert.deepEqual(JSON.parse(readFileSync(join(dataDir, 'responses', 'resp_fb.json'), 'utf8')), record);
+  await store.close();
+  await backend.close();
 });

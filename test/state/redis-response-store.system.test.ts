@@ -1,5 +1,6 @@
 // The Redis response store against a real redis-server: the shared contract, then its
-// layout (a TTL on each record, the index and the byte count kept in step).
+// layout (a TTL on each record, the index and the byte count kept in step) and the
+// backend that opens it.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
@@ -7,7 +8,11 @@ import { createRedisClient, type RedisClient } from '../../src/redis/client.ts';
 import { recordJson } from '../../src/state/response-store-port.ts';
 import { createRedisResponseStore, redisResponseKeys } from '../../src/state/redis-response-store.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
-import { sharedRedis, type SharedRedis } from '../support/redis-server.ts';
+import { sharedRedis, startRedisServer, type SharedRedis } from '../support/redis-server.ts';
+import { eventually } from '../support/eventually.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { openRedisBackend } from '../../src/state/redis-backend.ts';
+import { StateUnavailableError } from '../../src/state/errors.ts';
 import { DEFAULT_TEST_LIMITS, runResponseStoreContract, turn } from './response-store-contract.ts';
 
 let server: SharedRedis;
@@ -62,4 +67,41 @@ test('a put after a deadline removes the expired records from the index and the 
   assert.deepEqual(await client.command(['ZRANGE', keys.expiry, '0', '-1']), ['resp_o3']);
   assert.deepEqual(await client.command(['HKEYS', keys.bytes]), ['resp_o3']);
   assert.equal(await client.command(['GET', keys.total]), String(recordJson(last).bytes));
+});
+
+test('the Redis backend opens the store under its keyPrefix; Redis away is 503 state_unavailable, and the store works again after', async () => {
+  const own = await startRedisServer();
+  const keyPrefix = prefix();
+  const backend = await openRedisBackend(
+    { url: own.url, passwordEnv: null, passwordFile: null, keyPrefix, connectTimeoutMs: 500, commandTimeoutMs: 500, tls: null },
+    { onUnavailable: 'refuse', logger: createLogger({ level: 'error', write: () => {} }), reconnect: { baseDelayMs: 10, maxDelayMs: 50 }, env: {} },
+  );
+  const probe = createRedisClient({ host: '127.0.0.1', port: own.port });
+  try {
+    const scheduler = new ManualScheduler();
+    const store = await backend.openResponseStore(DEFAULT_TEST_LIMITS, scheduler, () => {});
+    const record = turn(scheduler, 'resp_b1', 'key_a', 'one');
+    await store.put(record);
+    assert.equal(await probe.command(['HGET', `${keyPrefix}{responses}:r:resp_b1`, 'keyId']), 'key_a');
+
+    await own.stop();
+    await eventually(() => backend.health() === 'unavailable', 'the backend unavailable');
+    for (const attempt of [store.get('resp_b1', 'key_a'), store.put(turn(scheduler, 'resp_b2', 'key_a', 'two')), store.delete('resp_b1', 'key_a')]) {
+      await assert.rejects(attempt, (error: unknown) => {
+        assert.ok(error instanceof StateUnavailableError);
+        assert.deepEqual([error.status, error.code], [503, 'state_unavailable']);
+        return true;
+      });
+    }
+    await own.restart();
+    await eventually(() => backend.health() === 'ok', 'the backend healthy again');
+    // No persistence in tests: the restarted Redis is empty.
+    assert.equal(await store.get('resp_b1', 'key_a'), null);
+    await store.put(record);
+    assert.deepEqual(await store.get('resp_b1', 'key_a'), record);
+  } finally {
+    await probe.close();
+    await backend.close();
+    await own.stop();
+  }
 });
