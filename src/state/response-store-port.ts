@@ -63,7 +63,7 @@ export interface ResponseStoreLimits {
 export interface ResponseStore {
   readonly limits: ResponseStoreLimits;
   /**
-   * Stores `record` until its expiresAt. Rejects with ResponseTooLargeError (past
+   * Stores `record` until its expiresAt (a record already past it is not stored). Rejects with ResponseTooLargeError (past
    * maxRecordBytes or maxChainDepth), ResponseStoreFullError (no room once expired
    * records are gone) or a DuplicateResponseIdError; nothing is kept then.
    */
