@@ -19,6 +19,7 @@ test('every catalogue status maps to Anthropic status and type', () => {
     413: [413, 'request_too_large'],
     415: [415, 'invalid_request_error'],
     417: [417, 'invalid_request_error'],
+    426: [426, 'invalid_request_error'],
     429: [429, 'rate_limit_error'],
     431: [431, 'invalid_request_error'],
     500: [500, 'api_error'],
