@@ -15,10 +15,11 @@ import { parseOperations } from './operations-config.ts';
 import { parseCurrency } from './price-config.ts';
 import { parseTelemetry } from './telemetry-config.ts';
 import { parseAudit } from './audit-config.ts';
+import { parseResponses } from './response-store-config.ts';
 
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit', 'metrics', 'requestFields'];
+const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit', 'metrics', 'requestFields', 'responses'];
 
 /**
  * Checks `value` (a parsed config file) and returns the full config with
@@ -54,12 +55,13 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const currency = parseCurrency(c, root);
   const telemetry = parseTelemetry(c, root['telemetry']);
   const audit = parseAudit(c, root['audit']);
+  const responses = parseResponses(c, root['responses']);
   const metrics = parseMetrics(c, root['metrics'], baseDir, [
     { setting: 'listen', host: listen.host, port: listen.port },
     ...(operations.admin.enabled ? [{ setting: 'admin', host: operations.admin.host, port: operations.admin.port }] : []),
   ]);
   if (c.issues.length > 0) throw new ConfigError(source, c.issues);
-  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, requestFields, currency, telemetry, audit, metrics };
+  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, requestFields, currency, telemetry, audit, responses, metrics };
 }
 
 function parseServerLimits(c: Checker, value: unknown): ServerLimits {

@@ -9,6 +9,7 @@ import { ConfigIssueCode, formatIssue, type ConfigIssue } from './config-issues.
 import type { TelemetryConfig } from './telemetry-config.ts';
 import type { OidcConfig } from './oidc-config.ts'; // single sign-on
 import type { AuditConfig } from './audit-config.ts';
+import type { ResponsesConfig } from './response-store-config.ts';
 import type { ResponsesMode } from './provider-defaults.ts';
 
 export const AUTO_ALIAS = 'service-auto';
@@ -309,6 +310,8 @@ export interface GatewayConfig {
   telemetry: TelemetryConfig;
   /** The audit chain's file rotation: ./audit-config.ts. */
   audit: AuditConfig;
+  /** The Responses door's own store (./response-store-config.ts): off unless turned on. */
+  responses: ResponsesConfig;
   /** The metrics listener (./metrics-config.ts); null: off, /metrics only on the admin listener. */
   metrics: MetricsConfig | null;
 }

@@ -119,6 +119,8 @@ export const ERROR_CATALOGUE = {
   model_not_found: { ...invalid, status: 404 },
   unknown_url: { ...invalid, status: 404, alsoType: 'not_found_error' },
   key_not_found: { ...invalid, status: 404, type: 'not_found_error' },
+  /** A stored response that does not exist, has expired or belongs to another key: all three are answered alike. */
+  response_not_found: { ...invalid, status: 404 },
   method_not_allowed: { ...invalid, status: 405 },
   key_revoked: { ...invalid, status: 409 },
   password_already_set: {
@@ -127,6 +129,8 @@ export const ERROR_CATALOGUE = {
     message: 'An admin password is already set; change it with `portcullis admin set-password` on the server.',
   },
   request_too_large: { ...invalid, status: 413 },
+  /** A stored conversation past responses.store.maxChainDepth or maxRecordBytes (src/state/response-store-port.ts). */
+  conversation_too_long: invalid,
   unsupported_media_type: { ...invalid, status: 415 },
   // 429: every 429 carries Retry-After, but a budget refusal of a request no budget window could hold (retrying cannot help).
   // Budget refusals the SDKs' own retries cannot pass add `x-should-retry: false` (src/gateway/key-policy.ts).
@@ -149,6 +153,14 @@ export const ERROR_CATALOGUE = {
     failure: Failure.Gateway,
     clientMayRetry: true,
     message: 'The gateway cannot reach its shared state store right now; retry shortly.',
+  },
+  /** responses.store.maxTotalBytes is taken by live records: a response could not be stored. */
+  response_store_full: {
+    status: 503,
+    type: 'server_error',
+    failure: Failure.Gateway,
+    clientMayRetry: true,
+    message: "The gateway's response store is full; retry later, or send the whole conversation with 'store': false.",
   },
   server_shutting_down: {
     status: 503,

@@ -28,6 +28,7 @@ const RESTART_ONLY: ReadonlyArray<{ setting: string; of: (c: GatewayConfig) => u
   { setting: 'limits.maxHeaderBytes', of: (c) => c.limits.maxHeaderBytes },
   { setting: 'telemetry', of: (c) => telemetryForComparison(c.telemetry) }, // telemetry: the exporter is built once
   { setting: 'audit', of: (c) => c.audit }, // audit: the audit log is opened with the state backend
+  { setting: 'responses.store', of: (c) => c.responses.store }, // the response store is opened with the state backend, its limits with it
   { setting: 'metrics', of: (c) => c.metrics }, // metrics: its listener is bound, its token and TLS files read, at start
 ];
 
@@ -52,6 +53,7 @@ export function keepRestartOnly(running: GatewayConfig, next: GatewayConfig): Ga
     limits: { ...next.limits, maxHeaderBytes: running.limits.maxHeaderBytes },
     telemetry: running.telemetry,
     audit: running.audit,
+    responses: running.responses,
     metrics: running.metrics,
   };
 }

@@ -254,26 +254,30 @@ const ACCEPTED_ITEMS = `'message', ${[...ITEMS.keys()].map((type) => `'${type}'`
 /**
  * One input item. A message may leave `type` out (EasyInputMessage); an
  * item_reference names an item stored at OpenAI, which the gateway refuses
- * (./response-request-validator.ts says why).
+ * (./response-request-validator.ts says why); `storeOn`: the gateway's response
+ * store is on, which continues whole responses, not items.
  */
-export function checkItem(item: unknown, at: Cursor): void {
+export function checkItem(item: unknown, at: Cursor, storeOn = false): void {
   if (!isObject(item)) wrongType(at, 'an object (an input item)', item);
   const type = item['type'];
   if (type === undefined || type === 'message') {
-    if (type === undefined && item['role'] === undefined && item['id'] !== undefined) refuseItemReference(at);
+    if (type === undefined && item['role'] === undefined && item['id'] !== undefined) refuseItemReference(at, storeOn);
     checkMessage(item, at);
     return;
   }
   at.push('type');
   if (typeof type !== 'string') wrongType(at, 'a string', type);
-  if (type === 'item_reference') refuseItemReference(at.slice(0, -1));
+  if (type === 'item_reference') refuseItemReference(at.slice(0, -1), storeOn);
   const shape = ITEMS.get(type);
   if (shape === undefined) fail(at, 'invalid_value', `Invalid value for ${where(at)}: '${echo(type)}' is not an input item type. Accepted: ${ACCEPTED_ITEMS}.`);
   at.pop();
   checkFields(item, shape, at);
 }
 
-function refuseItemReference(at: Cursor): never {
+function refuseItemReference(at: Cursor, storeOn: boolean): never {
+  if (storeOn) {
+    fail(at, 'invalid_value', `Invalid value for ${where(at)}: an item_reference names one item stored with a previous response, and the gateway's response store continues whole responses. Send the item itself, or continue with 'previous_response_id'.`);
+  }
   fail(
     at,
     'invalid_value',

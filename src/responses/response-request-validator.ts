@@ -54,6 +54,8 @@ import type { ResponsesRequest } from './response-request-types.ts';
 export interface ResponsesValidationOptions {
   /** Top-level fields outside the documented request to accept unchecked. */
   readonly extraFields: ReadonlySet<string>;
+  /** The gateway's response store is on (responses.store.enabled): previous_response_id names a response it keeps. */
+  readonly responseStore?: boolean;
 }
 
 /** Longer than any alias; keeps a client's model string out of error echoes at size (as for chat). */
@@ -127,13 +129,13 @@ const textFormat = typed(
   ]),
   "'text.format'",
 );
-const input: Check = (value, at) => {
+const input = (value: unknown, at: Cursor, storeOn: boolean): void => {
   if (typeof value === 'string') return;
   if (!Array.isArray(value)) wrongType(at, 'a string or an array of input items', value);
   if (value.length > MAX_ITEMS) fail(at, 'array_above_max_length', `Invalid ${where(at)}: array too long. Expected at most ${MAX_ITEMS} items.`);
   for (let i = 0; i < value.length; i++) {
     at.push(i);
-    checkItem(value[i], at);
+    checkItem(value[i], at, storeOn);
     at.pop();
   }
 };
@@ -209,14 +211,17 @@ export function validateResponsesRequest(body: unknown, options: ResponsesValida
   const at: Cursor = [];
   if (!isObject(body)) wrongType(at, 'a JSON object', body);
   let offered: OfferedNames = { functions: new Set() };
+  const storeOn = options.responseStore === true;
   for (const key in body) {
     const value = body[key];
     if (value === undefined) continue;
     at.push(key);
-    if (key === 'input') input(value, at);
+    if (key === 'input') input(value, at, storeOn);
     else if (key === 'tools') offered = checkTools(value, at);
     else if (STATEFUL.has(key)) {
-      if (value !== null) refuseStateful(key, value, at);
+      if (key === 'previous_response_id' && storeOn) {
+        if (value !== null) responseId(value, at);
+      } else if (value !== null) refuseStateful(key, value, at, storeOn);
     } else if (key !== 'tool_choice') {
       const check = FIELDS.get(key);
       if (check === undefined) {
@@ -231,7 +236,8 @@ export function validateResponsesRequest(body: unknown, options: ResponsesValida
   if (body['model'] === undefined) missing(at, 'model');
   if (body['background'] === true) {
     at.push('background');
-    fail(at, 'invalid_value', `Invalid value for ${where(at)}: true. A background response is polled from a response store, and ${STORE_OFF}. Leave 'background' out and wait for the answer, or stream it.`);
+    const why = storeOn ? "the gateway's response store keeps only finished responses" : STORE_OFF;
+    fail(at, 'invalid_value', `Invalid value for ${where(at)}: true. A background response is polled from a response store, and ${why}. Leave 'background' out and wait for the answer, or stream it.`);
   }
   if (body['tool_choice'] !== undefined) {
     at.push('tool_choice');
@@ -268,8 +274,19 @@ function refuseConsent(key: string, value: unknown, at: Cursor): never {
   );
 }
 
-function refuseStateful(key: string, value: unknown, at: Cursor): never {
+/** OpenAI's ids are `resp_` and 50 hex digits; the bound keeps a client's string out of error echoes at size. */
+const MAX_RESPONSE_ID = 256;
+
+function responseId(value: unknown, at: Cursor): void {
+  if (typeof value !== 'string') wrongType(at, 'a string', value);
+  if (value.length === 0 || value.length > MAX_RESPONSE_ID) fail(at, 'invalid_value', `Invalid value for ${where(at)}: a response id is 1 to ${MAX_RESPONSE_ID} characters; got ${value.length}.`);
+}
+
+function refuseStateful(key: string, value: unknown, at: Cursor, storeOn: boolean): never {
   if (typeof value !== 'string' && !(key === 'conversation' && isObject(value))) wrongType(at, key === 'conversation' ? 'a string or an object' : 'a string', value);
+  if (storeOn) {
+    fail(at, 'invalid_value', `Invalid value for ${where(at)}: ${STATEFUL.get(key) as string}, and the gateway's response store keeps responses, not conversations. Continue with 'previous_response_id', or send the whole conversation in 'input'.`);
+  }
   fail(
     at,
     'invalid_value',

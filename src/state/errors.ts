@@ -19,3 +19,28 @@ export class StateUnavailableError extends ApiError {
     this.operation = operation;
   }
 }
+
+/** 400: continuing or storing would take a conversation past responses.store's bounds; nothing was stored. */
+export class ConversationTooLongError extends ApiError {
+  override name = 'ConversationTooLongError';
+  constructor(message: string, param: string | null) {
+    super('conversation_too_long', message, { param });
+  }
+}
+
+/** 503: responses.store.maxTotalBytes is held by live records, expired ones already removed. */
+export class ResponseStoreFullError extends ApiError {
+  override name = 'ResponseStoreFullError';
+  constructor() {
+    super('response_store_full');
+  }
+}
+
+/** A put naming an id the store already holds: ids are random, so this is a bug, never a client's doing. */
+export class DuplicateResponseIdError extends Error {
+  override name = 'DuplicateResponseIdError';
+  readonly code = 'duplicate_response_id';
+  constructor(id: string) {
+    super(`The response store already holds ${id}; nothing was stored.`);
+  }
+}

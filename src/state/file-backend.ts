@@ -7,6 +7,8 @@
 // startup banner's `state: memory`, the `listening` log line): only the code is
 // named for what it keeps in files.
 import { access, constants } from 'node:fs/promises';
+import { join } from 'node:path';
+import { openLocalResponseStore } from './local-response-store.ts';
 import { openKeyStore, type FileKeyStore, type KeyStoreOptions } from './file-key-store.ts';
 import { createMemoryLimiter } from '../limits/memory-limiter.ts';
 import { createFileUsageStore } from './file-usage-store.ts';
@@ -54,6 +56,7 @@ export function openFileBackend(
     limiter,
     tokens: openFileAdminTokenStore(dataDir),
     audit: createFileAuditLog({ ...auditOptions, dataDir }),
+    openResponseStore: (limits, scheduler, onProblem) => openLocalResponseStore({ dir: join(dataDir, 'responses'), limits, scheduler, onProblem }),
     health: () => BackendHealth.Ok,
     async checkWritable() {
       try {

@@ -34,6 +34,7 @@ import type { AdmitDecision, AdmitInput, Limiter, Permit, SettleInput } from '..
 import { createMemoryLimiter } from '../limits/memory-limiter.ts';
 import { createRedisLimiter } from '../limits/redis-limiter.ts';
 import type { Logger, LogFields } from '../log/logger.ts';
+import { createRedisResponseStore } from './redis-response-store.ts';
 import { ClientState, createRedisClient, type RedisClient, type RedisClientOptions, type RedisTlsOptions } from '../redis/client.ts';
 import { RedisReplyError, RedisUnavailableError, RedisUrlError } from '../redis/errors.ts';
 import type { ReconnectPolicy } from '../redis/reconnect-backoff.ts';
@@ -172,6 +173,7 @@ export async function openRedisBackend(config: RedisStateConfig, options: RedisB
     limiter,
     tokens: createRedisAdminTokenStore(client, { keyPrefix: config.keyPrefix, location }),
     audit: createRedisAuditLog(client, { keyPrefix: config.keyPrefix, location }),
+    openResponseStore: (limits, scheduler, onProblem) => Promise.resolve(createRedisResponseStore(client, { keyPrefix: config.keyPrefix, limits, scheduler, onProblem })),
     health: () => (client.state === ClientState.Ready ? BackendHealth.Ok : options.onUnavailable === 'local' ? BackendHealth.Degraded : BackendHealth.Unavailable),
     async checkWritable() {
       try {

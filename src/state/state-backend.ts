@@ -8,6 +8,8 @@ import type { Limiter } from '../limits/limiter.ts';
 import type { AdminTokenStore } from './admin-token-store-port.ts';
 import type { KeyStore } from './key-store-port.ts';
 import type { UsageStore } from './usage-store-port.ts';
+import type { ResponseStore, ResponseStoreLimits } from './response-store-port.ts';
+import type { Scheduler } from '../time/scheduler.ts';
 
 export type { UsageStore } from './usage-store-port.ts';
 
@@ -29,6 +31,12 @@ export interface StateBackend {
   readonly tokens: AdminTokenStore;
   /** The audit chain: audit.jsonl in the data directory, or one shared Redis list. docs/audit.md. */
   readonly audit: AuditLog;
+  /**
+   * The store of Responses answers, opened when responses.store is on: one file a
+   * record under <dataDir>/responses/, or in the shared Redis. Rejects with a
+   * FileError when the directory cannot be made or read.
+   */
+  openResponseStore(limits: ResponseStoreLimits, scheduler: Scheduler, onProblem: (message: string) => void): Promise<ResponseStore>;
   /** Whether the backing store answers now (memory: always ok). */
   health(): BackendHealth;
   /** Is the data directory / Redis writable? For /readyz; never throws. */

@@ -51,7 +51,7 @@ before(async () => {
     leaseMs: files.limiter.leaseMs,
     close: () => files.limiter.close(),
   };
-  const state: StateBackend = { kind: 'memory', keys: files.keys, usage: files.usage, limiter, tokens: files.tokens, audit: files.audit, health: () => files.health(), checkWritable: () => files.checkWritable(), close: () => files.close() };
+  const state: StateBackend = { kind: 'memory', keys: files.keys, usage: files.usage, limiter, tokens: files.tokens, audit: files.audit, openResponseStore: (...args) => files.openResponseStore(...args), health: () => files.health(), checkWritable: () => files.checkWritable(), close: () => files.close() };
   await setAdminPassword(config.dataDir, PASSWORD, () => new Date(NOW), { scrypt: { cost: 1024, blockSize: 8, parallelization: 1 } });
   admin = createAdminServer({
     view: () => ({ config, targets: routes }),

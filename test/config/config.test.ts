@@ -70,6 +70,7 @@ test('a minimal config gets every default', () => {
     currency: 'USD',
     telemetry: { serviceName: 'portcullis', resourceAttributes: {}, samplerRatio: 1, otlp: null },
     audit: { rotateBytes: 64 * 1024 * 1024 },
+    responses: { store: { enabled: false, ttlSeconds: 86_400, maxRecordBytes: 8 * 1024 * 1024, maxTotalBytes: 256 * 1024 * 1024, maxChainDepth: 1000 } },
     metrics: null,
   });
 });

@@ -288,6 +288,30 @@ describe('validateResponsesRequest: input items', () => {
     });
   });
 
+  test('with the response store on: previous_response_id is a response id; conversation, item_reference and background true stay refused, saying why', () => {
+    const STORE_ON: ResponsesValidationOptions = { extraFields: new Set(), responseStore: true };
+    const continued = body({ previous_response_id: 'resp_0123456789abcdef', store: true });
+    assert.equal(validateResponsesRequest(continued, STORE_ON), continued);
+    assert.ok(validateResponsesRequest(body({ previous_response_id: null }), STORE_ON));
+    assert.ok(validateResponsesRequest(body({ previous_response_id: 'r'.repeat(256) }), STORE_ON));
+    refused(body({ previous_response_id: 'r'.repeat(257) }), { param: 'previous_response_id', code: 'invalid_value', message: "Invalid value for 'previous_response_id': a response id is 1 to 256 characters; got 257." }, STORE_ON);
+    refused(body({ previous_response_id: '' }), { param: 'previous_response_id', code: 'invalid_value', message: "Invalid value for 'previous_response_id': a response id is 1 to 256 characters; got 0." }, STORE_ON);
+    refused(body({ previous_response_id: 5 }), { param: 'previous_response_id', code: 'invalid_type', message: "Invalid type for 'previous_response_id': expected a string, but got an integer instead." }, STORE_ON);
+    refused(body({ conversation: 'conv_1' }), {
+      param: 'conversation',
+      code: 'invalid_value',
+      message: "Invalid value for 'conversation': conversation names a conversation stored at OpenAI, and the gateway's response store keeps responses, not conversations. Continue with 'previous_response_id', or send the whole conversation in 'input'.",
+    }, STORE_ON);
+    const reference = "Invalid value for 'input[0]': an item_reference names one item stored with a previous response, and the gateway's response store continues whole responses. Send the item itself, or continue with 'previous_response_id'.";
+    refused(withInput({ type: 'item_reference', id: 'msg_1' }), { param: 'input[0]', code: 'invalid_value', message: reference }, STORE_ON);
+    refused(withInput({ id: 'msg_1' }), { param: 'input[0]', code: 'invalid_value', message: reference }, STORE_ON);
+    refused(body({ background: true }), {
+      param: 'background',
+      code: 'invalid_value',
+      message: "Invalid value for 'background': true. A background response is polled from a response store, and the gateway's response store keeps only finished responses. Leave 'background' out and wait for the answer, or stream it.",
+    }, STORE_ON);
+  });
+
   test('an item_reference (with or without its type): the store is off', () => {
     const message = "Invalid value for 'input[0]': an item_reference names an item stored with a previous response, and the gateway's response store is off. Send the item itself instead.";
     refused(withInput({ type: 'item_reference', id: 'msg_1' }), { param: 'input[0]', code: 'invalid_value', message });
