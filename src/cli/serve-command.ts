@@ -29,6 +29,8 @@ import { BudgetJournalError } from '../limits/budget-journal.ts';
 import { recoverAuditChain } from '../state/change-recovery.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
+import { responseStoreLimits } from '../state/response-store-port.ts';
+import { systemScheduler } from '../time/scheduler.ts';
 import type { CliIo } from './main.ts';
 import { describeArgumentProblem } from './argument-problem.ts';
 import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
@@ -203,7 +205,9 @@ export async function runServeCommand(
     throw err;
   }
   try {
-    gateway = createGateway({ config, state: backend, logger, metrics, env: io.env, ...(certificates.api === undefined ? {} : { tls: certificates.api }) });
+    const storeConfig = config.responses.store;
+    const responseStore = storeConfig.enabled ? await backend.openResponseStore(responseStoreLimits(storeConfig), systemScheduler, (message) => logger.warn('response store', { problem: message })) : undefined;
+    gateway = createGateway({ config, state: backend, logger, metrics, env: io.env, ...(responseStore === undefined ? {} : { responseStore }), ...(certificates.api === undefined ? {} : { tls: certificates.api }) });
   } catch (err) {
     await backend.close();
     if (err instanceof ConfigError) {

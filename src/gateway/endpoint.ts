@@ -18,8 +18,13 @@ export interface Endpoint {
   readonly keyHeaders: 'bearer' | 'anthropic';
   /** Checks the body's structure while it is parsed; one per request. */
   observer(): JsonObserver;
+  /** Before validation, for the key that sent it: the body the door validates (the Responses
+   * door puts a stored conversation before the input of a request that continues it). */
+  prepare?(body: unknown, keyId: string): Promise<unknown>;
   /** The parsed body as the gateway's request; throws the client's 400 (InvalidRequestError). */
   validate(body: unknown, headers: IncomingHttpHeaders): ChatRequest;
+  /** After a whole answer is made and before it is sent (the Responses door stores it when asked). */
+  answered?(answer: unknown, request: ChatRequest, keyId: string): Promise<void>;
   /** A whole answer to `request` in the endpoint's shape, `model` being the alias the client asked through. */
   answer(completion: ChatCompletion, alias: string, request: ChatRequest): unknown;
   /** Streams `upstream` to the client through `call`; resolves true when the answer ended cleanly. */

@@ -21,7 +21,9 @@ import type { AccessLine } from '../log/access-line.ts';
 import type { Logger } from '../log/logger.ts';
 import { listAliases } from '../routing/alias-routing.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
+import type { ResponseStore } from '../state/response-store-port.ts';
 import { messagesErrorShapeFor } from './messages-endpoint.ts';
+import { createStoredResponsesHandlers, STORED_RESPONSE_PATH } from './stored-responses.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
 import { createUpstreamFailureLog } from '../upstream/failure-log.ts';
@@ -37,6 +39,8 @@ interface GatewayOptions {
   config: GatewayConfig;
   /** Keys, limits and usage: in-process files and memory, or a shared Redis. */
   state: StateBackend;
+  /** Stored Responses answers (state.openResponseStore), when responses.store is on; a restart setting. */
+  responseStore?: ResponseStore;
   logger: Logger;
   /** The process's metrics (kept across reloads); none in most tests. */
   metrics?: GatewayMetrics;
@@ -117,7 +121,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const permits = createPermitKeeper(state.limiter, logger, scheduler);
   // telemetry: one tracer for the process (telemetry is restart-only); throws ConfigError for a missing export header.
   const tracer = createGatewayTracer(options.config, { logger, env: options.env ?? process.env, onExported: (n) => metrics?.traceSpansExported(n), onDropped: (reason, n) => metrics?.traceSpansDropped(reason, n) });
-  const deps: ServingDeps = { keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, scheduler, tracer };
+  const deps: ServingDeps = { responseStore: options.responseStore, keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, scheduler, tracer };
   // The settings only a restart changes stay these for the life of the process.
   const started = options.config;
   let serving: ServingState = buildServingState(started, deps, options.loadedAt ?? Math.floor(Date.now() / 1000));
@@ -128,6 +132,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('POST', '/v1/messages', (ctx) => serving.messages(ctx));
   router.add('POST', '/v1/messages/count_tokens', (ctx) => serving.countTokens(ctx));
   router.add('POST', '/v1/responses', (ctx) => serving.responses(ctx));
+  const stored = createStoredResponsesHandlers(state.keys, options.responseStore, clock);
+  router.add('GET', STORED_RESPONSE_PATH, stored.get);
+  router.add('DELETE', STORED_RESPONSE_PATH, stored.delete);
   router.add('GET', '/v1/models', (ctx) => serving.models(ctx));
   let draining = false;
   for (const [method, path, handler] of healthRoutes({ targets: () => serving.targets.health(), state, draining: () => draining })) {

@@ -68,7 +68,9 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
     const body = await readRequestJson(ctx, { maxBytes: maxBodyBytes, limits, observer: endpoint.observer() });
     // Ended (the client left, a shutdown) just as the body completed.
     if (ctx.aborted) return;
-    const request = endpoint.validate(body, ctx.req.headers);
+    const prepared = endpoint.prepare === undefined ? body : await endpoint.prepare(body, key.id);
+    if (ctx.aborted) return;
+    const request = endpoint.validate(prepared, ctx.req.headers);
     call.request = request;
     const stream = request.stream === true;
     // route
@@ -116,6 +118,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
         if (completion.usage !== undefined) call.noteUsage(completion.usage);
         call.trace.responseModel(completion.model);
         const answer = endpoint.answer(completion, route.alias, request);
+        if (endpoint.answered !== undefined) await endpoint.answered(answer, request, key.id);
         call.finishAttempt();
         sendJson(ctx.res, 200, answer, headers);
       }

@@ -11,7 +11,7 @@ import { rawAnswer } from '../chat/messages-origin.ts';
 import { responsesOrigin, setResponsesOrigin } from '../chat/responses-origin.ts';
 import type { FieldPolicy, RequestFieldName } from '../chat/request-fields.ts';
 import type { ChatRequest } from '../chat/types.ts';
-import type { InvalidRequestError } from '../errors/api-error.ts';
+import { ApiError, type InvalidRequestError } from '../errors/api-error.ts';
 import type { JsonObserver } from '../json/json-options.ts';
 import { toResponseObject } from '../responses/response-answer.ts';
 import { passthroughFields, validateResponsesRequest } from '../responses/response-request-validator.ts';
@@ -19,6 +19,8 @@ import { toChatRequest } from '../responses/response-to-chat.ts';
 import type { ResponseEcho } from '../responses/response-types.ts';
 import { unacceptedFieldError, unacceptedFields } from './door-fields.ts';
 import type { Endpoint } from './endpoint.ts';
+import { continuedBody, storedResponseOf } from './stored-conversation.ts';
+import type { ResolvedConversation, ResponseStore } from '../state/response-store-port.ts';
 import { pumpDoorStream } from './door-stream-pump.ts';
 import { responsesDoorStream } from './responses-stream.ts';
 
@@ -28,7 +30,16 @@ const NO_OBSERVER: JsonObserver = {};
 /** The fields of the client's request a response echoes back, as the SDKs read them. */
 const ECHOED = ['instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'temperature', 'top_p', 'max_output_tokens', 'text', 'reasoning', 'metadata', 'prompt_cache_key', 'safety_identifier', 'truncation', 'user'] as const;
 
+/** What a request that continues a stored conversation brings to its answer's record. */
+interface Turn {
+  readonly previous: { readonly id: string; readonly conversation: ResolvedConversation } | null;
+  /** The request's own input, before the stored items were put in front of it. */
+  readonly input: unknown;
+}
+
 export interface ResponsesEndpointOptions {
+  /** The gateway's response store (responses.store.enabled); absent: stateless. */
+  readonly store?: ResponseStore | undefined;
   /** Top-level fields some provider passes through unchecked. */
   readonly extraFields: ReadonlySet<string>;
   /** The configuration's policy on OpenAI's optional chat fields: what the translation may carry to a chat-only upstream. */
@@ -38,13 +49,27 @@ export interface ResponsesEndpointOptions {
 }
 
 export function createResponsesEndpoint(options: ResponsesEndpointOptions): Endpoint {
-  const { extraFields, policy, now } = options;
+  const { extraFields, policy, now, store } = options;
+  /** The continued body prepare() made → the turn it continues; the request validate() made → its turn. */
+  const continued = new WeakMap<object, Turn>();
+  const turns = new WeakMap<ChatRequest, Turn>();
   return {
     route: { method: 'POST', path: '/v1/responses' },
     keyHeaders: 'bearer',
     observer: () => NO_OBSERVER,
+    async prepare(body, keyId) {
+      if (store === undefined || typeof body !== 'object' || body === null) return body;
+      const previousId = (body as Record<string, unknown>)['previous_response_id'];
+      if (typeof previousId !== 'string') return body;
+      const conversation = await store.resolveConversation(previousId, keyId);
+      // Another key's response, an expired one and one never made answer alike.
+      if (conversation === null) throw new ApiError('response_not_found', `No stored response '${previousId.slice(0, 64)}' for this API key (it may have expired).`, { param: 'previous_response_id' });
+      const next = continuedBody(body as Record<string, unknown>, conversation);
+      continued.set(next, { previous: { id: previousId, conversation }, input: (body as Record<string, unknown>)['input'] });
+      return next;
+    },
     validate(body) {
-      const validated = validateResponsesRequest(body, { extraFields });
+      const validated = validateResponsesRequest(body, { extraFields, responseStore: store !== undefined });
       const translation = toChatRequest(validated);
       const record = validated as unknown as Record<string, unknown>;
       setResponsesOrigin(translation.request, {
@@ -54,7 +79,29 @@ export function createResponsesEndpoint(options: ResponsesEndpointOptions): Endp
         leftOutTools: translation.leftOutTools,
         toolNames: translation.namespacedTools,
       });
+      const turn = typeof body === 'object' && body !== null ? continued.get(body) : undefined;
+      turns.set(translation.request, turn ?? { previous: null, input: record['input'] });
       return translation.request;
+    },
+    async answered(answer, request, keyId) {
+      const origin = responsesOrigin(request);
+      const turn = turns.get(request);
+      if (store === undefined || origin === undefined || turn === undefined) return;
+      const response = answer as Record<string, unknown>;
+      response['previous_response_id'] = turn.previous?.id ?? null;
+      if (origin.body['store'] !== true) return;
+      const record = storedResponseOf({
+        id: String(response['id']),
+        keyId,
+        nowMs: now(),
+        ttlMs: store.limits.ttlMs,
+        previous: turn.previous,
+        input: turn.input,
+        output: Array.isArray(response['output']) ? response['output'] : [],
+        usage: response['usage'],
+      });
+      await store.put(record);
+      response['store'] = true;
     },
     answer(completion, alias, request) {
       const raw = rawAnswer(completion);

@@ -17,6 +17,7 @@ import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { Tracer } from '../telemetry/tracer.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import type { KeyAuthenticator } from './auth.ts';
+import type { ResponseStore } from '../state/response-store-port.ts';
 import { createChatCompletionsEndpoint } from './chat-endpoint.ts';
 import { createFieldPolicy } from '../chat/request-fields.ts';
 import { createCountTokensHandler } from './count-tokens.ts';
@@ -42,6 +43,8 @@ export interface ServingState {
 
 export interface ServingDeps {
   keys: KeyAuthenticator;
+  /** The gateway's response store, when responses.store is on (opened once, kept across reloads). */
+  responseStore?: ResponseStore | undefined;
   usage: UsageLedger;
   logger: Logger;
   env: NodeJS.ProcessEnv;
@@ -88,7 +91,7 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
     targets,
     chat: createEndpointHandler(createChatCompletionsEndpoint(policy), pipeline),
     messages: createEndpointHandler(createMessagesEndpoint({ extraFields, policy }), pipeline),
-    responses: createEndpointHandler(createResponsesEndpoint({ extraFields: responsesPassthroughFields(config), policy, now: deps.scheduler.now }), pipeline),
+    responses: createEndpointHandler(createResponsesEndpoint({ extraFields: responsesPassthroughFields(config), policy, now: deps.scheduler.now, store: deps.responseStore }), pipeline),
     countTokens: createCountTokensHandler({ config, keys: deps.keys, targets, limiter: deps.limiter, permits: deps.permits, scheduler: deps.scheduler, logger: deps.logger, extraFields }),
     models: createModelsHandler(config, policy, deps.keys, loadedAt, deps.scheduler.now),
   };

@@ -51,7 +51,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   state: ['audit', 'config', 'errors', 'files', 'keys', 'limits', 'log', 'redis', 'time', 'usage'],
   admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
   gateway: ['chat', 'config', 'errors', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
-  cli: ['admin', 'audit', 'config', 'files', 'gateway', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'usage'],
+  cli: ['admin', 'audit', 'config', 'files', 'gateway', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'time', 'usage'],
 };
 
 /** Every module specifier a file imports or re-exports from. */

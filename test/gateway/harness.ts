@@ -17,6 +17,8 @@ import { openFileBackend, type FileBackend } from '../../src/state/file-backend.
 import { createLogger } from '../../src/log/logger.ts';
 import type { Scheduler } from '../../src/time/scheduler.ts';
 import { startFakeUpstream as startSharedUpstream } from '../support/fake-upstream.ts';
+import { responseStoreLimits } from '../../src/state/response-store-port.ts';
+import { systemScheduler } from '../../src/time/scheduler.ts';
 
 export interface UpstreamRequest {
   method: string;
@@ -127,10 +129,14 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
   const created = await keys.create('integration', options.keySettings);
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+  // As serve opens it: the store of the state backend, when the config turns it on.
+  const storeConfig = config.responses.store;
+  const responseStore = storeConfig.enabled ? await state.openResponseStore(responseStoreLimits(storeConfig), options.scheduler ?? systemScheduler, () => undefined) : undefined;
   const gateway = createGateway({
     config,
     state,
     logger,
+    ...(responseStore === undefined ? {} : { responseStore }),
     env: { FAKE_UPSTREAM_KEY: 'sk-upstream-secret', ...options.env },
     loadedAt: 1_700_000_000,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),

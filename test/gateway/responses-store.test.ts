@@ -1,0 +1,77 @@
+// The gateway's response store through the Responses door: store: true keeps
+// the answer for the key that made it; previous_response_id continues it (the
+// upstream receives the whole conversation, so any target can); another key
+// never sees it (404, as for an id never stored); GET and DELETE for the owner.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { SCRIPTED_UPSTREAM_KEY, startScriptedOpenAI, PLAIN_ANSWER, type ScriptedUpstream } from '../support/scripted-upstreams.ts';
+import { request, startGateway, type TestGateway } from './harness.ts';
+
+const ALIAS = 'service-code';
+let upstream: ScriptedUpstream;
+let gw: TestGateway;
+let otherKey: string;
+
+before(async () => {
+  upstream = await startScriptedOpenAI();
+  gw = await startGateway({
+    configValue: {
+      providers: { up: { type: 'openai', baseUrl: upstream.baseUrl, apiKeyEnv: 'SCRIPTED_KEY', retry: { maxAttempts: 1 } } },
+      aliases: { [ALIAS]: { provider: 'up', model: 'up-1' } },
+      responses: { store: { enabled: true } },
+    },
+    env: { SCRIPTED_KEY: SCRIPTED_UPSTREAM_KEY },
+  });
+  otherKey = (await gw.state.keys.create('other')).key;
+});
+after(async () => {
+  await gw.close();
+  await upstream.close();
+});
+
+function call(method: string, path: string, key: string, body?: unknown): ReturnType<typeof request> {
+  return request(gw.baseUrl, method, path, { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+}
+
+test('store: true, then previous_response_id: the upstream receives the whole conversation; another key gets 404', async () => {
+  const first = await call('POST', '/v1/responses', gw.key, { model: ALIAS, input: 'Remember: the drawbridge is up.', store: true });
+  assert.equal(first.status, 200, first.text);
+  const answer = first.json() as { id: string; store: boolean; previous_response_id: string | null };
+  assert.equal(answer.store, true);
+  assert.equal(answer.previous_response_id, null);
+
+  const second = await call('POST', '/v1/responses', gw.key, { model: ALIAS, input: 'What did I say?', previous_response_id: answer.id, store: true });
+  assert.equal(second.status, 200, second.text);
+  assert.equal((second.json() as { previous_response_id: string }).previous_response_id, answer.id);
+  const sent = JSON.parse(upstream.received.at(-1)!.text) as { messages: Array<{ role: string; content: unknown }> };
+  assert.deepEqual(sent.messages.map((m) => [m.role, m.content]), [
+    ['user', 'Remember: the drawbridge is up.'],
+    ['assistant', PLAIN_ANSWER],
+    ['user', 'What did I say?'],
+  ]);
+
+  const stranger = await call('POST', '/v1/responses', otherKey, { model: ALIAS, input: 'And me?', previous_response_id: answer.id });
+  assert.equal(stranger.status, 404);
+  assert.deepEqual(stranger.json(), {
+    error: { message: `No stored response '${answer.id}' for this API key (it may have expired).`, type: 'invalid_request_error', param: 'previous_response_id', code: 'response_not_found' },
+  });
+});
+
+test('GET and DELETE /v1/responses/{id}: the owner only; another key is told nothing exists', async () => {
+  const made = (await call('POST', '/v1/responses', gw.key, { model: ALIAS, input: 'keep me', store: true })).json() as { id: string };
+  const path = `/v1/responses/${made.id}`;
+  const got = await call('GET', path, gw.key);
+  assert.equal(got.status, 200);
+  assert.equal((got.json() as { id: string; store: boolean }).id, made.id);
+  assert.equal((await call('GET', path, otherKey)).status, 404);
+  assert.equal((await call('DELETE', path, otherKey)).status, 404);
+  const deleted = await call('DELETE', path, gw.key);
+  assert.deepEqual(deleted.json(), { id: made.id, object: 'response', deleted: true });
+  assert.equal((await call('GET', path, gw.key)).status, 404);
+});
+
+test('without store: true nothing is kept: a later previous_response_id is 404', async () => {
+  const made = (await call('POST', '/v1/responses', gw.key, { model: ALIAS, input: 'forget me' })).json() as { id: string; store: boolean };
+  assert.equal(made.store, false);
+  assert.equal((await call('POST', '/v1/responses', gw.key, { model: ALIAS, input: 'x', previous_response_id: made.id })).status, 404);
+});
