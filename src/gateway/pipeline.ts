@@ -151,10 +151,36 @@ function noteProvider(log: LogFields, headers: Record<string, string>, target: U
   const notes = target.provider.requestNotes?.(target.request);
   if (notes === undefined) return;
   for (const [field, value] of Object.entries(notes)) {
-    log[field] = value;
+    log[field] = boundedNote(value, MAX_LOGGED_NOTE);
     const header = NOTE_HEADERS[field];
-    if (header !== undefined) headers[header] = value;
+    if (header !== undefined) headers[header] = headerValue(value);
   }
+}
+
+/** A note's characters on the access line, at most. */
+const MAX_LOGGED_NOTE = 4096;
+/** A note's bytes in an answer header, at most: far below any client's header limit (16 KiB in node and undici). */
+const MAX_HEADER_NOTE = 512;
+
+function boundedNote(value: string, max: number): string {
+  return value.length <= max ? value : `${value.slice(0, max)}...`;
+}
+
+/**
+ * A comma-separated note as a header value: names are the client's own strings
+ * (a namespace's function, say), so anything outside visible ASCII becomes
+ * `?`, each name once, and the list stops before MAX_HEADER_NOTE with how many
+ * more there were.
+ */
+function headerValue(value: string): string {
+  const names = [...new Set(value.split(','))].map((name) => name.replace(/[^\x21-\x7e]/g, '?'));
+  let out = '';
+  for (let i = 0; i < names.length; i++) {
+    const next = out === '' ? (names[i] as string) : `${out},${names[i] as string}`;
+    if (next.length > MAX_HEADER_NOTE) return out === '' ? `+${names.length} more` : `${out},+${names.length - i} more`;
+    out = next;
+  }
+  return out;
 }
 
 /** The client's 400 names targets by position and provider type; the operator's line names each one. */

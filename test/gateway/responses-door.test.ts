@@ -103,3 +103,22 @@ test("the alias's request-field policy on the translation: reasoning effort and 
     await upstream.close();
   }
 });
+
+test('300 deferred functions left out: the header stays short and says how many more; the access line has them all', async () => {
+  const upstream = await startScriptedOpenAI();
+  const gw = await through(upstream, 'translate');
+  try {
+    const deferred = Array.from({ length: 300 }, (_, i) => ({ type: 'function', name: `mcp_tool_${i}`, parameters: { type: 'object', properties: {} }, defer_loading: true }));
+    const res = await post(gw, { model: ALIAS, input: 'hi', tools: [tools[0], ...deferred] }, 'door-7');
+    assert.equal(res.status, 200, res.text);
+    const header = String(res.headers['x-portcullis-tools-left-out']);
+    assert.ok(header.length <= 540, `${header.length} characters`);
+    assert.match(header, /^mcp_tool_0,mcp_tool_1,.*,\+\d+ more$/);
+    const shown = header.split(',').length - 1;
+    assert.equal(header.endsWith(`+${300 - shown} more`), true);
+    await eventually(() => gw.logs.some((l) => l['requestId'] === 'door-7' && String(l['toolsLeftOut']).split(',').length === 300), 'the access line lists all 300');
+  } finally {
+    await gw.close();
+    await upstream.close();
+  }
+});
