@@ -248,14 +248,22 @@ export function validateResponsesRequest(body: unknown, options: ResponsesValida
 }
 
 /**
- * The top-level fields of a validated body that the Responses API does not
- * define (those the options let through): for only a provider whose operator
- * allows them by name.
+ * The top-level fields of a validated body that only a provider whose operator
+ * allows them by name may receive: those the Responses API does not define
+ * (the options let them through), and the consent fields with a value that
+ * needs it (service_tier beyond auto/default, access_programs), which one
+ * provider's consent must not open to every other.
  */
 export function passthroughFields(body: Readonly<Record<string, unknown>>): string[] {
   const out: string[] = [];
   for (const key in body) {
-    if (body[key] !== undefined && key !== 'input' && key !== 'tools' && key !== 'tool_choice' && !STATEFUL.has(key) && !FIELDS.has(key)) out.push(key);
+    const value = body[key];
+    if (value === undefined) continue;
+    if (OPERATOR_CONSENT_FIELDS.includes(key)) {
+      if (needsConsent(key, value)) out.push(key);
+    } else if (key !== 'input' && key !== 'tools' && key !== 'tool_choice' && !STATEFUL.has(key) && !FIELDS.has(key)) {
+      out.push(key);
+    }
   }
   return out;
 }

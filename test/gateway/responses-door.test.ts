@@ -122,3 +122,29 @@ test('300 deferred functions left out: the header stays short and says how many 
     await upstream.close();
   }
 });
+
+test("one provider's consent to service_tier does not open it for another", async () => {
+  const allowing = await startScriptedResponses();
+  const other = await startScriptedResponses();
+  const provider = (baseUrl: string, fields: string[]) => ({ type: 'openai', baseUrl, apiKeyEnv: 'SCRIPTED_KEY', responses: 'passthrough', responsesPassthrough: fields, retry: { maxAttempts: 1 } });
+  const gw = await startGateway({
+    configValue: {
+      providers: { a: provider(allowing.baseUrl, ['service_tier']), b: provider(other.baseUrl, []) },
+      aliases: { 'alias-a': { provider: 'a', model: 'up-a' }, 'alias-b': { provider: 'b', model: 'up-b' } },
+    },
+    env: { SCRIPTED_KEY: SCRIPTED_UPSTREAM_KEY },
+  });
+  try {
+    const priority = { input: 'hi', service_tier: 'priority' };
+    assert.equal((await post(gw, { model: 'alias-a', ...priority }, 'door-8')).status, 200);
+    assert.equal(JSON.parse(allowing.received.at(-1)!.text).service_tier, 'priority');
+    const refused = await post(gw, { model: 'alias-b', ...priority }, 'door-9');
+    assert.equal(refused.status, 400);
+    assert.equal((refused.json() as { error: { param: string } }).error.param, 'service_tier');
+    assert.equal(other.received.length, 0);
+  } finally {
+    await gw.close();
+    await allowing.close();
+    await other.close();
+  }
+});

@@ -150,6 +150,9 @@ describe('validateResponsesRequest: the top level', () => {
       message: `Field 'service_tier': service_tier 'priority' changes what the request costs or may do at OpenAI, so the gateway passes it only where its operator allows it. Remove it, or, for the gateway's operator to allow it, ${PASSTHROUGH_HINT}.`,
     });
     assert.ok(validateResponsesRequest(body({ service_tier: 'priority' }), { extraFields: new Set(['service_tier']) }));
+    // One provider's consent opens it for that provider only: the field is listed for each provider's own check.
+    assert.deepEqual(passthroughFields(body({ service_tier: 'priority', access_programs: { cyber: 'standard' } })), ['service_tier', 'access_programs']);
+    assert.deepEqual(passthroughFields(body({ service_tier: 'auto' })), []);
     refused(body({ service_tier: 'turbo' }), { param: 'service_tier', code: 'invalid_value', message: "Invalid value for 'service_tier': 'turbo'. Supported values are: 'auto', 'default', 'flex', 'scale', 'priority', 'fast', 'ultrafast'." }, { extraFields: new Set(['service_tier']) });
     refused(body({ access_programs: { cyber: 'standard' } }), {
       param: 'access_programs',
