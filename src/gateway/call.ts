@@ -88,8 +88,8 @@ export class Call {
   writer: SseWriter | undefined = undefined;
   /** The shutdown wrote the error frame and ended the stream: the pump only stops. */
   shutdownFrameSent = false;
-  /** The whole event a shutdown ends a started stream with, in the door's shape. */
-  shutdownFrame = SHUTDOWN_FRAME;
+  /** The events a shutdown ends a started stream with, in the door's shape (a named-event door's pump sets them); null: OpenAI's error frame. */
+  shutdownEvents: (() => string) | null = null;
   /** The error code a failed upstream call ended with (or a stream's error frame carried). */
   errorCode: string | undefined = undefined;
   /** Which key limit refused the request. */
@@ -202,8 +202,12 @@ export class Call {
     if (sse === undefined || this.shutdownFrameSent) return;
     this.shutdownFrameSent = true;
     // A failed write means the client is gone: nothing more to tell it.
-    sse.frames(this.shutdownFrame).catch(() => undefined);
+    sse.frames(this.shutdownEvents?.() ?? SHUTDOWN_FRAME).catch(() => undefined);
     sse.end();
+  }
+
+  onShutdownEvents(make: () => string): void {
+    this.shutdownEvents = make;
   }
 
   /** Holds `permit` until the request closes, renewing its lease meanwhile. */

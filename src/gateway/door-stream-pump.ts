@@ -19,6 +19,7 @@ import type { ChatCompletionChunk } from '../chat/types.ts';
 import { WRITTEN } from '../sse/sse-writer.ts';
 import type { UpstreamStream } from '../upstream/provider.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { SHUTDOWN_STREAM_MESSAGE, ShuttingDownError } from '../http/request-context.ts';
 import type { PumpControl } from './event-stream-pump.ts';
 
 /** Where the events go: the SSE writer, or a test's recorder. */
@@ -30,6 +31,8 @@ export interface FrameSink {
 
 export interface DoorPumpControl extends Omit<PumpControl, 'open'> {
   open(): FrameSink;
+  /** The events a shutdown would end this stream with, made when it happens (they follow what was written). */
+  onShutdownEvents?(make: () => string): void;
 }
 
 /** A door's encoder of translated streams: chat chunks (as the relay gives them) to its events. */
@@ -59,6 +62,7 @@ export async function pumpDoorStream(source: UpstreamStream, door: DoorStream, c
   const generated = new GeneratedCount(relay);
   control.onRelay?.(generated);
   let encoder: DoorStreamEncoder | undefined;
+  control.onShutdownEvents?.(() => door.errorEvents(new ShuttingDownError(SHUTDOWN_STREAM_MESSAGE), encoder));
   let sink: FrameSink | undefined;
   let passedThrough = false;
   const relayed: ChatCompletionChunk[] = [];

@@ -29,6 +29,4 @@ export interface Endpoint {
   answer(completion: ChatCompletion, alias: string, request: ChatRequest): unknown;
   /** Streams `upstream` to the client through `call`; resolves true when the answer ended cleanly. */
   stream(upstream: UpstreamStream, call: Call, request: ChatRequest, alias: string): Promise<boolean>;
-  /** The whole event that ends a started stream cut by a shutdown; absent: OpenAI's error frame. */
-  readonly shutdownFrame?: string;
 }

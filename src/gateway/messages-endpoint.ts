@@ -10,12 +10,11 @@ import { messagesOrigin, rawAnswer, setMessagesOrigin } from '../chat/messages-o
 import type { FieldPolicy, RequestFieldName } from '../chat/request-fields.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
-import { SHUTDOWN_STREAM_MESSAGE, type ErrorShape } from '../http/request-context.ts';
+import type { ErrorShape } from '../http/request-context.ts';
 import type { JsonObserver } from '../json/json-options.ts';
 import { ANTHROPIC_REQUEST_ID_HEADER, renderAnthropicError } from '../messages/message-errors.ts';
 import { passthroughFields, validateMessagesRequest } from '../messages/message-request-validator.ts';
 import { toAnthropicMessage } from '../messages/message-response.ts';
-import { messageErrorEvent } from '../messages/message-stream.ts';
 import { toChatRequest } from '../messages/message-to-chat.ts';
 import { estimateMessageTokens } from '../messages/token-estimate.ts';
 import { unacceptedFieldError, unacceptedFields } from './door-fields.ts';
@@ -83,7 +82,6 @@ export function createMessagesEndpoint(options: MessagesEndpointOptions): Endpoi
       return raw;
     },
     stream: (upstream, call, request, alias) => pumpDoorStream(upstream, messagesDoorStream(alias, () => inputTokensOf(request)), call),
-    shutdownFrame: messageErrorEvent('overloaded_error', SHUTDOWN_STREAM_MESSAGE),
   };
 }
 

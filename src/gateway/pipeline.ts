@@ -51,7 +51,6 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
   return async (ctx) => {
     // telemetry: the server span, from the client's traceparent or a new trace; it ends when the response closes
     const call = new Call(ctx, deps, openChatTrace(tracer, ctx.req.headers, ctx.requestId, describe, endpoint.route));
-    if (endpoint.shutdownFrame !== undefined) call.shutdownFrame = endpoint.shutdownFrame;
     ctx.log['traceId'] = call.trace.traceId;
     ctx.onClose(() => call.close());
     // authenticate

@@ -37,3 +37,30 @@ test("a passed-through stream's response.failed goes as it came, with the alias 
     `event: response.created\ndata: ${created.replace('gpt-upstream', 'service-code')}\n\n` + `event: response.failed\ndata: ${failed.replace('gpt-upstream', 'service-code')}\n\n`,
   );
 });
+
+test('a shutdown in the middle of a translated stream ends it with response.failed and error, numbered after what was written', async () => {
+  const chunk: ChatCompletionChunk = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null }] };
+  let written = '';
+  let make: (() => string) | undefined;
+  const control: DoorPumpControl = {
+    open: () => ({ frames: async (t: string) => void (written += t), end: () => undefined }),
+    endedForShutdown: () => false,
+    clientGone: () => false,
+    onStreamError: () => undefined,
+    onShutdownEvents: (m) => (make = m),
+  };
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  async function* held(): AsyncGenerator<ChatCompletionChunk> {
+    yield chunk;
+    await gate;
+  }
+  const pumping = pumpDoorStream(streamOfChunks(held()), responsesDoorStream({ alias: 'service-code' }), control);
+  await new Promise((resolve) => setImmediate(resolve));
+  const events = make!();
+  const last = Math.max(...[...written.matchAll(/"sequence_number":(\d+)/g)].map((m) => Number(m[1])));
+  assert.match(events, new RegExp(`^event: response\\.failed\\ndata: \\{"type":"response\\.failed","sequence_number":${last + 1},`));
+  assert.match(events, new RegExp(`event: error\\ndata: \\{"type":"error","sequence_number":${last + 2},"code":"server_shutting_down"`));
+  release();
+  await pumping;
+});
