@@ -242,7 +242,12 @@ function translateMessage(item: JsonObject, path: Path, out: ChatMessage[], syst
     return;
   }
   if (role === 'assistant') {
-    out.push(assistantMessage(content));
+    const message = assistantMessage(content);
+    const last = out[out.length - 1];
+    // Text after the turn's function calls (a streamed answer's trailing text) is the same
+    // assistant turn: chat completions allows nothing between calls and their tool messages.
+    if (last !== undefined && last.role === 'assistant' && last.tool_calls !== undefined) joinAssistant(last, message);
+    else out.push(message);
     return;
   }
   if (typeof content === 'string') {
@@ -290,6 +295,12 @@ function inputPart(part: JsonObject, path: Path, t: Translation): ContentPart | 
 }
 
 /** output_text (and input_text) -> the text; refusal parts -> `refusal`. Annotations (citations) say nothing the text does not. */
+/** `next`'s text and refusal appended to `turn`'s. */
+function joinAssistant(turn: ChatMessage, next: ChatMessage): void {
+  if (typeof next.content === 'string') turn.content = typeof turn.content === 'string' ? turn.content + next.content : next.content;
+  if (typeof next.refusal === 'string') turn.refusal = typeof turn.refusal === 'string' ? turn.refusal + next.refusal : next.refusal;
+}
+
 function assistantMessage(content: string | JsonObject[]): ChatMessage {
   if (typeof content === 'string') return { role: 'assistant', content };
   const texts: string[] = [];

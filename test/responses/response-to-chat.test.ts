@@ -203,6 +203,29 @@ describe('toChatRequest: the table by example', () => {
     );
   });
 
+  test("text after the turn's function calls (a streamed answer's trailing text) joins their assistant message, before the tool messages", () => {
+    assert.deepEqual(
+      chatOf({
+        tools: [WEATHER],
+        input: [
+          { role: 'user', content: 'Weather in Oslo?' },
+          { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' },
+          { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: '\n\n' }] },
+          { type: 'function_call_output', call_id: 'call_1', output: 'Sunny' },
+        ],
+      }) as { messages: unknown },
+      {
+        model: 'service-chat',
+        tools: [WEATHER_CHAT],
+        messages: [
+        { role: 'user', content: 'Weather in Oslo?' },
+        { role: 'assistant', content: '\n\n', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: 'Sunny' },
+        ],
+      },
+    );
+  });
+
   test("a function output's images follow its tool messages as a user message", () => {
     assert.deepEqual(
       chatOf({
