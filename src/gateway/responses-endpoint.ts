@@ -40,6 +40,8 @@ interface Turn {
 export interface ResponsesEndpointOptions {
   /** The gateway's response store (responses.store.enabled); absent: stateless. */
   readonly store?: ResponseStore | undefined;
+  /** A response that could not be stored (the store full, a conversation too long): the answer says store false. */
+  readonly onStoreProblem?: (problem: string) => void;
   /** Top-level fields some provider passes through unchecked. */
   readonly extraFields: ReadonlySet<string>;
   /** The configuration's policy on OpenAI's optional chat fields: what the translation may carry to a chat-only upstream. */
@@ -100,8 +102,13 @@ export function createResponsesEndpoint(options: ResponsesEndpointOptions): Endp
         output: Array.isArray(response['output']) ? response['output'] : [],
         usage: response['usage'],
       });
-      await store.put(record);
-      response['store'] = true;
+      try {
+        await store.put(record);
+        response['store'] = true;
+      } catch (error) {
+        // The answer is made and paid for: it goes out, said not stored, and the operator learns why.
+        options.onStoreProblem?.(error instanceof Error ? error.name : typeof error);
+      }
     },
     answer(completion, alias, request) {
       const raw = rawAnswer(completion);

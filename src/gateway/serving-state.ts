@@ -91,7 +91,7 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
     targets,
     chat: createEndpointHandler(createChatCompletionsEndpoint(policy), pipeline),
     messages: createEndpointHandler(createMessagesEndpoint({ extraFields, policy }), pipeline),
-    responses: createEndpointHandler(createResponsesEndpoint({ extraFields: responsesPassthroughFields(config), policy, now: deps.scheduler.now, store: deps.responseStore }), pipeline),
+    responses: createEndpointHandler(createResponsesEndpoint({ extraFields: responsesPassthroughFields(config), policy, now: deps.scheduler.now, store: deps.responseStore, onStoreProblem: (problem) => deps.logger.warn('a response was not stored', { problem }) }), pipeline),
     countTokens: createCountTokensHandler({ config, keys: deps.keys, targets, limiter: deps.limiter, permits: deps.permits, scheduler: deps.scheduler, logger: deps.logger, extraFields }),
     models: createModelsHandler(config, policy, deps.keys, loadedAt, deps.scheduler.now),
   };

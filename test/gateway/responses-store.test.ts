@@ -75,3 +75,25 @@ test('without store: true nothing is kept: a later previous_response_id is 404',
   assert.equal(made.store, false);
   assert.equal((await call('POST', '/v1/responses', gw.key, { model: ALIAS, input: 'x', previous_response_id: made.id })).status, 404);
 });
+
+test('a response the store cannot keep (past maxRecordBytes): the answer goes out, said not stored, and the log says why', async () => {
+  const small = await startGateway({
+    configValue: {
+      providers: { up: { type: 'openai', baseUrl: upstream.baseUrl, apiKeyEnv: 'SCRIPTED_KEY', retry: { maxAttempts: 1 } } },
+      aliases: { [ALIAS]: { provider: 'up', model: 'up-1' } },
+      responses: { store: { enabled: true, maxRecordBytes: 65536, maxTotalBytes: 65536 } },
+    },
+    env: { SCRIPTED_KEY: SCRIPTED_UPSTREAM_KEY },
+  });
+  try {
+    const res = await request(small.baseUrl, 'POST', '/v1/responses', {
+      headers: { authorization: `Bearer ${small.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: ALIAS, input: 'x'.repeat(70_000), store: true }),
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.equal((res.json() as { store: boolean }).store, false);
+    assert.ok(small.logs.some((l) => l['msg'] === 'a response was not stored'));
+  } finally {
+    await small.close();
+  }
+});
