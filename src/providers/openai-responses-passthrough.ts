@@ -77,8 +77,27 @@ export class ResponsesPassthrough {
     if (!('max_output_tokens' in body) && cap !== undefined) body['max_output_tokens'] = cap;
     if (!('store' in body)) body['store'] = false;
     if (stream && !('stream' in body)) body['stream'] = true;
+    withEncryptedReasoning(body);
     return JSON.stringify(body);
   }
+}
+
+const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
+
+/**
+ * With `store: false` upstream a reasoning model's reasoning is not kept there,
+ * so a client that replays a reasoning item by its id alone (the Agents SDK,
+ * the openai SDK's defaults) would be refused on its next turn: a request that
+ * reasons (it sets `reasoning`, or its input holds reasoning items) asks for
+ * the encrypted reasoning in the answer, which those clients send back whole.
+ * Not for others: a model that does not reason refuses the include.
+ */
+function withEncryptedReasoning(body: Record<string, unknown>): void {
+  const input = body['input'];
+  const reasons = body['reasoning'] !== undefined && body['reasoning'] !== null ? true : Array.isArray(input) && input.some((item) => typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'reasoning');
+  if (!reasons) return;
+  const include = Array.isArray(body['include']) ? (body['include'] as unknown[]) : [];
+  if (!include.includes(ENCRYPTED_REASONING)) body['include'] = [...include, ENCRYPTED_REASONING];
 }
 
 /** A whole answer: the upstream's own JSON rides on the completion beside its translation. */

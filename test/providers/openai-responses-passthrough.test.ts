@@ -73,6 +73,19 @@ describe('the request a Responses upstream receives', () => {
     assert.equal(upstream.received[0]?.text, '{"model":"gpt-upstream","input":"Hi","max_output_tokens":4096,"store":false,"stream":true}');
   });
 
+  test('a request that reasons asks for the encrypted reasoning (store is false upstream); one that does not is left as sent', async () => {
+    answerWith(RICH_ANSWER);
+    const complete = (body: Record<string, unknown>) => passthrough().complete(originCall(origin({ body }), { max_tokens: 100, stream: false }));
+    await complete({ model: 'a', input: 'Hi', reasoning: { effort: 'low' }, include: [] });
+    assert.deepEqual(JSON.parse(upstream.received[0]!.text).include, ['reasoning.encrypted_content']);
+    await complete({ model: 'a', input: [{ role: 'user', content: 'Hi' }, { type: 'reasoning', id: 'rs_1', summary: [] }] });
+    assert.deepEqual(JSON.parse(upstream.received[1]!.text).include, ['reasoning.encrypted_content']);
+    await complete({ model: 'a', input: 'Hi', reasoning: { effort: 'low' }, include: ['reasoning.encrypted_content', 'message.output_text.logprobs'] });
+    assert.deepEqual(JSON.parse(upstream.received[2]!.text).include, ['reasoning.encrypted_content', 'message.output_text.logprobs']);
+    await complete({ model: 'a', input: 'Hi' });
+    assert.equal('include' in JSON.parse(upstream.received[3]!.text), false);
+  });
+
   test('Azure: the query stays after /responses and the key goes in api-key alone', async () => {
     answerWith(RICH_ANSWER);
     const azure = providerFor(upstream, { baseUrl: `${upstream.baseUrl}/openai/v1?api-version=preview`, apiKeyHeader: 'api-key', responses: 'passthrough' });
