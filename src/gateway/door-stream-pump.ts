@@ -52,6 +52,9 @@ export interface DoorStream {
   rawFrame(event: RawEvent): string;
   /** Whether a passed-through event that translates to no chat chunk is billed output (thinking, signatures, server-tool input), counted by its length. */
   untranslatedOutput(event: RawEvent): boolean;
+  /** Before each write: the door may rewrite `events` in place (the Responses door stores a completed
+   * response and says so in its terminal event); null when there is nothing to wait for. */
+  settle?(events: string[]): Promise<void> | null;
   /** The events that end a started stream with `error`; `encoder` is the translated stream's, if any. */
   errorEvents(error: unknown, encoder: DoorStreamEncoder | undefined): string;
 }
@@ -94,6 +97,8 @@ export async function pumpDoorStream(source: UpstreamStream, door: DoorStream, c
         }
       }
       if (events.length === 0) continue;
+      const settling = door.settle?.(events);
+      if (settling !== undefined && settling !== null) await settling;
       sink ??= control.open();
       const written = sink.frames(events.length === 1 ? (events[0] as string) : events.join(''));
       if (written !== WRITTEN) await written;
@@ -107,6 +112,8 @@ export async function pumpDoorStream(source: UpstreamStream, door: DoorStream, c
       for (let i = 0; i < trailing.length; i++) encoder.push(trailing[i] as ChatCompletionChunk, events);
       encoder.end(events);
     }
+    const settling = door.settle?.(events);
+    if (settling !== undefined && settling !== null) await settling;
     sink ??= control.open();
     if (events.length > 0) await sink.frames(events.join(''));
     sink.end();

@@ -55,6 +55,32 @@ export function createResponsesEndpoint(options: ResponsesEndpointOptions): Endp
   /** The continued body prepare() made → the turn it continues; the request validate() made → its turn. */
   const continued = new WeakMap<object, Turn>();
   const turns = new WeakMap<ChatRequest, Turn>();
+  /** A whole response, before it goes out: its previous_response_id; stored for the key when the request asked (store: true). */
+  async function keep(response: Record<string, unknown>, request: ChatRequest, keyId: string): Promise<void> {
+    const origin = responsesOrigin(request);
+    const turn = turns.get(request);
+    if (store === undefined || origin === undefined || turn === undefined) return;
+    response['previous_response_id'] = turn.previous?.id ?? null;
+    if (origin.body['store'] !== true) return;
+    const record = storedResponseOf({
+      id: String(response['id']),
+      keyId,
+      nowMs: now(),
+      ttlMs: store.limits.ttlMs,
+      previous: turn.previous,
+      input: turn.input,
+      output: Array.isArray(response['output']) ? response['output'] : [],
+      usage: response['usage'],
+    });
+    try {
+      await store.put(record);
+      response['store'] = true;
+    } catch (error) {
+      // The answer is made and paid for: it goes out, said not stored, and the operator learns why.
+      options.onStoreProblem?.(error instanceof Error ? error.name : typeof error);
+    }
+  }
+
   return {
     route: { method: 'POST', path: '/v1/responses' },
     keyHeaders: 'bearer',
@@ -85,31 +111,6 @@ export function createResponsesEndpoint(options: ResponsesEndpointOptions): Endp
       turns.set(translation.request, turn ?? { previous: null, input: record['input'] });
       return translation.request;
     },
-    async answered(answer, request, keyId) {
-      const origin = responsesOrigin(request);
-      const turn = turns.get(request);
-      if (store === undefined || origin === undefined || turn === undefined) return;
-      const response = answer as Record<string, unknown>;
-      response['previous_response_id'] = turn.previous?.id ?? null;
-      if (origin.body['store'] !== true) return;
-      const record = storedResponseOf({
-        id: String(response['id']),
-        keyId,
-        nowMs: now(),
-        ttlMs: store.limits.ttlMs,
-        previous: turn.previous,
-        input: turn.input,
-        output: Array.isArray(response['output']) ? response['output'] : [],
-        usage: response['usage'],
-      });
-      try {
-        await store.put(record);
-        response['store'] = true;
-      } catch (error) {
-        // The answer is made and paid for: it goes out, said not stored, and the operator learns why.
-        options.onStoreProblem?.(error instanceof Error ? error.name : typeof error);
-      }
-    },
     answer(completion, alias, request) {
       const raw = rawAnswer(completion);
       if (raw !== undefined) {
@@ -118,8 +119,15 @@ export function createResponsesEndpoint(options: ResponsesEndpointOptions): Endp
       }
       return toResponseObject(completion, alias, { now, ...echoOptions(request) });
     },
-    stream: (upstream, call, request, alias) => pumpDoorStream(upstream, responsesDoorStream({ alias, now, ...echoOptions(request) }), call),
+    answered: (answer, request, keyId) => keep(answer as Record<string, unknown>, request, keyId),
+    stream: (upstream, call, request, alias) =>
+      pumpDoorStream(
+        upstream,
+        responsesDoorStream({ alias, now, ...echoOptions(request) }, store === undefined ? undefined : (response) => keep(response, request, call.key?.id ?? '')),
+        call,
+      ),
   };
+
 }
 
 /** The Responses field each optional chat field of the translation comes from. */

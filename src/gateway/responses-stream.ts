@@ -11,9 +11,19 @@ import { createResponseStreamEncoder, type ResponseStreamEncoder, type ResponseS
 import { frame } from '../sse/sse-writer.ts';
 import { withModelAt, type DoorStream, type DoorStreamEncoder } from './door-stream-pump.ts';
 
-export function responsesDoorStream(options: ResponseStreamOptions): DoorStream {
+/** What the door does with a completed response before its terminal event goes out (stores it when asked): the response object, changed in place. */
+export type CompletedResponseHook = (response: Record<string, unknown>) => Promise<void>;
+
+const COMPLETED = 'event: response.completed\n';
+
+export function responsesDoorStream(options: ResponseStreamOptions, completed?: CompletedResponseHook): DoorStream {
   const alias = options.alias;
   return {
+    settle(events: string[]): Promise<void> | null {
+      if (completed === undefined) return null;
+      const at = events.findIndex((event) => event.startsWith(COMPLETED));
+      return at === -1 ? null : settleCompleted(events, at, completed);
+    },
     alias,
     encoder: () => createResponseStreamEncoder(options),
     rawFrame: (raw: RawEvent) => `event: ${raw.event}\n${frame('data: ', raw.event.startsWith('response.') && raw.data.includes('"response"') ? withModelAt(raw.data, 'response', alias) : raw.data)}`,
@@ -30,3 +40,23 @@ export function responsesDoorStream(options: ResponseStreamOptions): DoorStream 
   };
 }
 
+
+/** The terminal event at `at`, its response handed to the hook and the event rebuilt from what it left. */
+async function settleCompleted(events: string[], at: number, completed: CompletedResponseHook): Promise<void> {
+  const event = events[at] as string;
+  const data = event
+    .slice(COMPLETED.length)
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => line.slice('data: '.length))
+    .join('\n');
+  let parsed: { response?: unknown };
+  try {
+    parsed = JSON.parse(data) as { response?: unknown };
+  } catch {
+    return;
+  }
+  if (typeof parsed.response !== 'object' || parsed.response === null) return;
+  await completed(parsed.response as Record<string, unknown>);
+  events[at] = `${COMPLETED}${frame('data: ', JSON.stringify(parsed))}`;
+}

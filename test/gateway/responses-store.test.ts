@@ -97,3 +97,18 @@ test('a response the store cannot keep (past maxRecordBytes): the answer goes ou
     await small.close();
   }
 });
+
+test('a streamed answer with store: true is kept before its terminal event goes out, which says so; the next turn continues it', async () => {
+  const streamed = await call('POST', '/v1/responses', gw.key, { model: ALIAS, input: 'Remember: the gate is shut.', store: true, stream: true });
+  assert.equal(streamed.status, 200, streamed.text);
+  const completed = streamed.text.split('\n\n').find((event) => event.startsWith('event: response.completed\n'));
+  assert.ok(completed !== undefined, 'a response.completed event');
+  const response = (JSON.parse(completed.split('\n')[1]!.slice('data: '.length)) as { response: { id: string; store: boolean; previous_response_id: string | null } }).response;
+  assert.equal(response.store, true);
+  assert.equal(response.previous_response_id, null);
+  const next = await call('POST', '/v1/responses', gw.key, { model: ALIAS, input: 'What is shut?', previous_response_id: response.id });
+  assert.equal(next.status, 200, next.text);
+  const sent = JSON.parse(upstream.received.at(-1)!.text) as { messages: Array<{ role: string; content: unknown }> };
+  assert.deepEqual(sent.messages.map((m) => m.role), ['user', 'assistant', 'user']);
+  assert.equal(sent.messages[0]?.content, 'Remember: the gate is shut.');
+});
