@@ -108,6 +108,8 @@ export interface OpenAIProviderConfig extends UpstreamProviderBase {
   responses: ResponsesMode;
   /** Top-level Responses fields outside the documented request that a client's body may carry to this provider (passthrough mode), unchecked. */
   responsesPassthrough: string[];
+  /** The upstream-run Responses tools (web_search, file_search, ...) a client may have this upstream run; passthrough mode only. */
+  responsesHostedTools: string[];
 }
 
 export interface AnthropicProviderConfig extends UpstreamProviderBase {

@@ -11,7 +11,7 @@ import { join, type Checker, type Obj } from './config-checker.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_DEMO_DELAY_MS } from './provider-defaults.ts';
 import { parseKeyHeader, parseUpstreamOptions, UPSTREAM_SETTINGS } from './upstream-options.ts';
 import { ANTHROPIC_ONLY_SETTINGS, parseAnthropicBetas, parseMessagesPassthrough, refuseAnthropicOnlySettings } from './anthropic-passthrough-config.ts';
-import { OPENAI_ONLY_SETTINGS, parseResponsesMode, parseResponsesPassthrough, refuseOpenAIOnlySettings } from './responses-passthrough-config.ts';
+import { OPENAI_ONLY_SETTINGS, parseResponsesMode, parseResponsesHostedTools, parseResponsesPassthrough, refuseOpenAIOnlySettings } from './responses-passthrough-config.ts';
 
 type ProviderTypeName = ProviderConfig['type'];
 
@@ -65,6 +65,7 @@ const openai: ProviderType<OpenAIProviderConfig> = {
     const maxTokensParam = c.optional(o, 'maxTokensParam', at, 'max_tokens' as MaxTokensParam, (v, vat) => c.oneOf(v, vat, MAX_TOKENS_PARAMS));
     const responses = parseResponsesMode(c, o, at);
     const responsesPassthrough = parseResponsesPassthrough(c, o, at, responses);
+    const responsesHostedTools = parseResponsesHostedTools(c, o, at, responses);
     return {
       type: 'openai',
       ...upstream,
@@ -72,6 +73,7 @@ const openai: ProviderType<OpenAIProviderConfig> = {
       maxTokensParam,
       responses,
       responsesPassthrough,
+      responsesHostedTools,
       ...parseTokenCount(c, o, at, 'openai', ['vllm', 'llamacpp', 'estimate']),
     };
   },

@@ -10,7 +10,7 @@ import { parsePassthroughFields, refuseSettings } from './passthrough-fields.ts'
 import { DEFAULT_RESPONSES_MODE, ResponsesMode } from './provider-defaults.ts';
 
 /** The settings only an openai provider has. */
-export const OPENAI_ONLY_SETTINGS: readonly string[] = ['responses', 'responsesPassthrough'];
+export const OPENAI_ONLY_SETTINGS: readonly string[] = ['responses', 'responsesPassthrough', 'responsesHostedTools'];
 
 /**
  * The top-level fields of OpenAI's documented Responses request
@@ -91,5 +91,54 @@ export function responsesPassthroughFields(config: Pick<GatewayConfig, 'provider
   for (const provider of Object.values(config.providers)) {
     if (provider.type === 'openai' && provider.responses === ResponsesMode.Passthrough) for (const name of provider.responsesPassthrough) names.add(name);
   }
+  return names;
+}
+
+/**
+ * The Responses tools the upstream runs itself, in its own account: they are
+ * billed there per call or per container (outside a key's usage) and can reach
+ * what that account holds (vector stores, containers, MCP servers). The
+ * validator's list of hosted tools holds these and the client-run ones
+ * (computer, shell, apply_patch...), which a passthrough provider sends as any
+ * function; a test holds this list within the validator's.
+ */
+export const UPSTREAM_RUN_TOOLS: readonly string[] = [
+  'web_search',
+  'web_search_2025_08_26',
+  'web_search_preview',
+  'web_search_preview_2025_03_11',
+  'file_search',
+  'code_interpreter',
+  'image_generation',
+  'mcp',
+  'tool_search',
+  'programmatic_tool_calling',
+];
+
+/** Codex offers web_search on every request: a passthrough provider lets it through unless told otherwise. */
+export const DEFAULT_RESPONSES_HOSTED_TOOLS: readonly string[] = ['web_search'];
+
+/** responsesHostedTools: the upstream-run tools a client may have this provider's upstream run (passthrough mode only). */
+export function parseResponsesHostedTools(c: Checker, o: Obj, at: string, mode: ResponsesMode): string[] {
+  const value = o['responsesHostedTools'];
+  const where = join(at, 'responsesHostedTools');
+  if (value === undefined) return mode === ResponsesMode.Passthrough ? [...DEFAULT_RESPONSES_HOSTED_TOOLS] : [];
+  if (mode !== ResponsesMode.Passthrough) {
+    c.report(where, { code: 'conflict', message: `applies only with "responses": "passthrough" (in "${mode}" mode the translation leaves every hosted tool out of the offer): set "responses": "passthrough" or remove it` });
+    return [];
+  }
+  if (!Array.isArray(value)) {
+    c.report(where, { code: 'not_array', message: `must be an array of tool types, e.g. ["web_search", "file_search"]` });
+    return [...DEFAULT_RESPONSES_HOSTED_TOOLS];
+  }
+  const names: string[] = [];
+  value.forEach((name: unknown, i: number) => {
+    const item = `${where}[${i}]`;
+    if (typeof name !== 'string' || !UPSTREAM_RUN_TOOLS.includes(name)) {
+      c.report(item, { code: 'invalid_value', message: `must be one of the tools an upstream runs: ${UPSTREAM_RUN_TOOLS.map((t) => `"${t}"`).join(', ')}` });
+    } else if (names.includes(name)) {
+      c.report(item, { code: 'conflict', message: `"${name}" is listed twice` });
+    } else names.push(name);
+  });
   return names;
 }

@@ -46,6 +46,8 @@ export interface OpenAICompatibleOptions {
   /** Top-level fields outside the documented Responses request that a
    * Responses client's body may carry through in passthrough mode, unchecked. Default none. */
   responsesPassthrough?: readonly string[];
+  /** The upstream-run Responses tools a client may use here (passthrough); default DEFAULT_RESPONSES_HOSTED_TOOLS. */
+  responsesHostedTools?: readonly string[];
   /** Whole exchange, headers to last byte. Default 600000 (10 minutes). */
   timeoutMs?: number;
   /** From sending the request to the response headers. Default 60000. */
@@ -81,7 +83,7 @@ export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions)
   if (options.responses !== ResponsesMode.Passthrough) {
     return { kind: ProviderKind.Http, codec: OPENAI_CODEC, settings, refusal: untranslatableRefusal, refusesOnlyDoorRequests: true, requestNotes: translationNotes };
   }
-  const codec = new ResponsesPassthroughCodec(endpointUrl(options.baseUrl, 'responses'), new ResponsesPassthrough(options.responsesPassthrough));
+  const codec = new ResponsesPassthroughCodec(endpointUrl(options.baseUrl, 'responses'), new ResponsesPassthrough(options.responsesPassthrough, options.responsesHostedTools));
   // A Responses request goes through whole: no tool is left out of its offer.
   return { kind: ProviderKind.Http, codec, settings, refusal: (request) => codec.refusal(request), refusesOnlyDoorRequests: true };
 }

@@ -19,6 +19,7 @@
 import { rawEventChunk, setRawAnswer, setRawErrorEvent } from '../chat/messages-origin.ts';
 import type { ResponsesOrigin } from '../chat/responses-origin.ts';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
+import { DEFAULT_RESPONSES_HOSTED_TOOLS, UPSTREAM_RUN_TOOLS } from '../config/responses-passthrough-config.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
 import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import type { StreamDecoder } from '../upstream/provider.ts';
@@ -33,9 +34,12 @@ const DONE = '[DONE]';
 export class ResponsesPassthrough {
   /** Top-level fields outside the documented request that may go through. */
   readonly #allowed: ReadonlySet<string>;
+  /** The upstream-run tools a client may have the upstream run. */
+  readonly #hostedTools: ReadonlySet<string>;
 
-  constructor(allowed: readonly string[] | undefined) {
+  constructor(allowed: readonly string[] | undefined, hostedTools: readonly string[] = DEFAULT_RESPONSES_HOSTED_TOOLS) {
     this.#allowed = new Set(allowed ?? []);
+    this.#hostedTools = new Set(hostedTools);
   }
 
   /** The 400 for a field this provider does not let through; null when it can send the body. */
@@ -50,7 +54,7 @@ export class ResponsesPassthrough {
         );
       }
     }
-    return null;
+    return accountRefusal(origin.body, this.#hostedTools);
   }
 
   /** The upstream body: the client's, in its key order, with the upstream's
@@ -83,6 +87,53 @@ export class ResponsesPassthrough {
 }
 
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
+
+/**
+ * What the client may not reach through the upstream's account: a tool the
+ * upstream runs (billed there per call, outside the key's usage, and able to
+ * reach what the account holds) unless the operator lists it, and anything the
+ * account stores (a file or an image by file_id, a stored prompt, an existing
+ * container), which every key sharing the account could otherwise use.
+ */
+function accountRefusal(body: Readonly<Record<string, unknown>>, hostedTools: ReadonlySet<string>): InvalidRequestError | null {
+  const tools = body['tools'];
+  if (Array.isArray(tools)) {
+    for (let i = 0; i < tools.length; i++) {
+      const tool = tools[i] as Record<string, unknown>;
+      const type = tool['type'];
+      if (typeof type !== 'string' || !UPSTREAM_RUN_TOOLS.includes(type)) continue;
+      if (!hostedTools.has(type)) {
+        return new InvalidRequestError(
+          `The tool '${type}' runs in the upstream's account, billed there per use and outside this key's usage; the provider behind this model alias does not allow it. An operator allows it by adding "${type}" to responsesHostedTools of the OpenAI provider in the gateway's config.`,
+          `tools[${i}].type`,
+          'unsupported_parameter',
+        );
+      }
+      if (type === 'code_interpreter' && typeof tool['container'] === 'string') return accountReference(`tools[${i}].container`, 'an existing container');
+    }
+  }
+  if (body['prompt'] !== undefined && body['prompt'] !== null) return accountReference('prompt', 'a stored prompt');
+  const input = body['input'];
+  if (Array.isArray(input)) {
+    for (let i = 0; i < input.length; i++) {
+      const content = (input[i] as Record<string, unknown>)['content'];
+      if (!Array.isArray(content)) continue;
+      for (let j = 0; j < content.length; j++) {
+        const part = content[j] as Record<string, unknown>;
+        if (typeof part['file_id'] === 'string') return accountReference(`input[${i}].content[${j}].file_id`, 'a file stored in it');
+      }
+    }
+  }
+  return null;
+}
+
+function accountReference(param: string, what: string): InvalidRequestError {
+  return new InvalidRequestError(
+    `'${param}' names ${what} in the upstream's account, which every key sharing that account could use: the gateway does not pass such references. Send the content itself instead.`,
+    param,
+    'unsupported_parameter',
+  );
+}
 
 /**
  * With `store: false` upstream a reasoning model's reasoning is not kept there,

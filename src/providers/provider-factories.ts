@@ -31,6 +31,7 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
       headers: config.headers,
       responses: config.responses,
       responsesPassthrough: config.responsesPassthrough,
+      responsesHostedTools: config.responsesHostedTools,
       ...deadlines(config),
       ...transportOf(config, connection),
       scheduler,

@@ -48,6 +48,7 @@ test('a minimal config gets every default', () => {
         maxTokensParam: 'max_tokens',
         responses: 'translate',
         responsesPassthrough: [],
+        responsesHostedTools: [],
         policy: DEFAULT_POLICY,
         transport: null,
         tls: null,

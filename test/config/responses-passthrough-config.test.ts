@@ -121,3 +121,15 @@ test('responsesPassthroughFields: the union over openai providers in passthrough
   );
   assert.deepEqual([...responsesPassthroughFields(config)], ['beta_knob', 'knob', 'other']);
 });
+
+test('responsesHostedTools: web_search by default in passthrough, none in translate; unknown, client-run and repeated names refused; translate mode a conflict', () => {
+  assert.deepEqual(openai({ responses: 'passthrough' }).config?.responsesHostedTools, ['web_search']);
+  assert.deepEqual(openai({}).config?.responsesHostedTools, []);
+  assert.deepEqual(openai({ responses: 'passthrough', responsesHostedTools: ['file_search', 'web_search'] }).config?.responsesHostedTools, ['file_search', 'web_search']);
+  const { issues } = openai({ responses: 'passthrough', responsesHostedTools: ['shell', 'file_search', 'file_search'] });
+  assert.deepEqual(issues.map((i) => [i.path, i.code]), [
+    ['providers.p.responsesHostedTools[0]', 'invalid_value'],
+    ['providers.p.responsesHostedTools[2]', 'conflict'],
+  ]);
+  assert.deepEqual(openai({ responsesHostedTools: ['web_search'] }).issues.map((i) => [i.path, i.code]), [['providers.p.responsesHostedTools', 'conflict']]);
+});

@@ -7,11 +7,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { rawAnswer, rawErrorEvent, rawEvent } from '../../src/chat/messages-origin.ts';
 import type { ChatCompletionChunk } from '../../src/chat/types.ts';
-import type { OpenAICompatibleOptions } from '../../src/providers/openai-compatible.ts';
+import { createOpenAICompatibleProvider, type OpenAICompatibleOptions } from '../../src/providers/openai-compatible.ts';
+import { ResponsesMode } from '../../src/config/provider-defaults.ts';
 import { createNodeTransport } from '../../src/upstream/node-transport.ts';
 import { collect } from '../support/collect.ts';
 import { API_KEY, call, completionBody, json, providerFor, startEventStream, streamText } from './openai-compatible-fixtures.ts';
-import { CODEX_BODY, eventStreamText, origin, originCall, RICH_ANSWER, RICH_EVENTS, UNTRANSLATABLE } from './responses-origin-fixtures.ts';
+import { CODEX_BODY, eventStreamText, origin, originCall, originRequest, RICH_ANSWER, RICH_EVENTS, UNTRANSLATABLE } from './responses-origin-fixtures.ts';
 import { failure, rendered, useFakeUpstream } from './provider-fixtures.ts';
 import type { DrivenProvider } from '../support/drive-provider.ts';
 
@@ -262,5 +263,33 @@ describe('requests without a Responses origin, and translate mode', () => {
     assert.equal(upstream.received[0]?.text, '{"model":"gpt-upstream","messages":[{"role":"user","content":"List the files."}],"max_tokens":32000,"stream":false}');
     assert.equal(rawAnswer(completion), undefined);
     assert.equal(translate.provider.refusal?.(originCall(origin({ untranslatable: UNTRANSLATABLE })).request), UNTRANSLATABLE);
+  });
+});
+
+describe("the upstream's account: hosted tools the operator lists, and no stored references", () => {
+  const refusalOf = (body: Record<string, unknown>, hostedTools?: string[]) => {
+    const provider = createOpenAICompatibleProvider({ baseUrl: 'http://127.0.0.1:9/v1', responses: ResponsesMode.Passthrough, responsesPassthrough: [], ...(hostedTools === undefined ? {} : { responsesHostedTools: hostedTools }) });
+    return provider.refusal?.(originRequest(origin({ body: { model: 'a', ...body } }), { max_tokens: 100 })) ?? null;
+  };
+
+  test('web_search goes by default; file_search, code_interpreter, mcp need the operator; client-run tools go', () => {
+    assert.equal(refusalOf({ input: 'hi', tools: [{ type: 'web_search' }, { type: 'function', name: 'f', parameters: {} }, { type: 'shell' }] }), null);
+    const refused = refusalOf({ input: 'hi', tools: [{ type: 'web_search' }, { type: 'file_search', vector_store_ids: ['vs_1'] }] });
+    assert.equal(refused?.param, 'tools[1].type');
+    assert.equal(
+      refused?.message,
+      `The tool 'file_search' runs in the upstream's account, billed there per use and outside this key's usage; the provider behind this model alias does not allow it. An operator allows it by adding "file_search" to responsesHostedTools of the OpenAI provider in the gateway's config.`,
+    );
+    assert.equal(refusalOf({ input: 'hi', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] }, ['file_search']), null);
+    assert.equal(refusalOf({ input: 'hi', tools: [{ type: 'web_search' }] }, [])?.param, 'tools[0].type');
+  });
+
+  test('a file by file_id, a stored prompt, an existing container: refused naming the path', () => {
+    const file = refusalOf({ input: [{ role: 'user', content: [{ type: 'input_text', text: 'see' }, { type: 'input_file', file_id: 'file_1' }] }] });
+    assert.equal(file?.param, 'input[0].content[1].file_id');
+    assert.match(file?.message ?? '', /which every key sharing that account could use/);
+    assert.equal(refusalOf({ input: 'hi', prompt: { id: 'pmpt_1' } })?.param, 'prompt');
+    assert.equal(refusalOf({ input: 'hi', tools: [{ type: 'code_interpreter', container: 'cntr_1' }] }, ['code_interpreter'])?.param, 'tools[0].container');
+    assert.equal(refusalOf({ input: 'hi', tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] }, ['code_interpreter']), null);
   });
 });
