@@ -112,3 +112,37 @@ test('a streamed answer with store: true is kept before its terminal event goes 
   assert.deepEqual(sent.messages.map((m) => m.role), ['user', 'assistant', 'user']);
   assert.equal(sent.messages[0]?.content, 'Remember: the gate is shut.');
 });
+
+test('a stored conversation continues on a fallback target: the gateway, not an upstream, holds it', async () => {
+  const first = await startScriptedOpenAI();
+  const second = await startScriptedOpenAI();
+  const provider = (baseUrl: string) => ({ type: 'openai', baseUrl, apiKeyEnv: 'SCRIPTED_KEY', retry: { maxAttempts: 1 }, circuitBreaker: { failureThreshold: 1000 } });
+  const fallback = await startGateway({
+    configValue: {
+      providers: { one: provider(first.baseUrl), two: provider(second.baseUrl) },
+      aliases: { [ALIAS]: { targets: [{ provider: 'one', model: 'm-1', priority: 0 }, { provider: 'two', model: 'm-2', priority: 1 }] } },
+      responses: { store: { enabled: true } },
+    },
+    env: { SCRIPTED_KEY: SCRIPTED_UPSTREAM_KEY },
+  });
+  try {
+    const post = (body: unknown) =>
+      request(fallback.baseUrl, 'POST', '/v1/responses', { headers: { authorization: `Bearer ${fallback.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const made = (await post({ model: ALIAS, input: 'The drawbridge is up.', store: true })).json() as { id: string };
+    assert.equal(first.received.length, 1);
+    first.failures.push({ status: 500, type: 'server_error', message: 'down' });
+    const next = await post({ model: ALIAS, input: 'What is up?', previous_response_id: made.id });
+    assert.equal(next.status, 200, next.text);
+    const sent = JSON.parse(second.received.at(-1)!.text) as { model: string; messages: Array<{ role: string; content: unknown }> };
+    assert.equal(sent.model, 'm-2');
+    assert.deepEqual(sent.messages.map((m) => [m.role, m.content]), [
+      ['user', 'The drawbridge is up.'],
+      ['assistant', PLAIN_ANSWER],
+      ['user', 'What is up?'],
+    ]);
+  } finally {
+    await fallback.close();
+    await first.close();
+    await second.close();
+  }
+});
