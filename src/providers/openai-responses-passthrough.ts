@@ -27,6 +27,9 @@ import { badUpstreamResponseError } from '../upstream/upstream-errors.ts';
 import { fromResponsesAnswer, ResponsesStreamTranslator } from './openai-responses-answer.ts';
 import { parseUpstreamJson } from './upstream-json.ts';
 
+/** What a Responses event's name is made of (response.output_text.delta, error). */
+const EVENT_NAME = /^[a-z0-9_.]{1,128}$/;
+
 /** The one event of some servers' streams that is not JSON: never part of a Responses stream's grammar. */
 const DONE = '[DONE]';
 
@@ -177,8 +180,10 @@ export class ResponsesPassthroughStreamDecoder implements StreamDecoder {
       throw badUpstreamResponseError('The upstream provider sent a stream event that is not a JSON object.');
     }
     const data = parsed as Record<string, unknown>;
-    // Servers that send no `event:` field name the event in its data's type.
+    // Servers that send no `event:` field name the event in its data's type; a name is written as the
+    // client's `event:` line, so one that is not a plain event name (a line break would add lines) is the upstream's fault.
     const name = event.event === 'message' && typeof data['type'] === 'string' ? data['type'] : event.event;
+    if (!EVENT_NAME.test(name)) throw badUpstreamResponseError('The upstream provider sent a stream event whose name is not an event name.');
     const translated: ChatCompletionChunk[] = [];
     try {
       this.#translator.push(data, translated);

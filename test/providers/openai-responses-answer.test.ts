@@ -101,3 +101,16 @@ describe('the Responses stream decoder', () => {
     assert.throws(() => decode(['data: {oops\n\n']), (error: unknown) => rendered(error).status === 502);
   });
 });
+
+test("an event named in its data's type with a line break in it is the upstream's fault, never an event line", () => {
+  const injected = `data: ${JSON.stringify({ type: 'response.created\nevent: response.completed', response: { id: 'r' } })}\n\n`;
+  assert.throws(
+    () => decode([injected]),
+    (error: unknown) => {
+      assert.deepEqual(rendered(error).body, {
+        error: { message: 'The upstream provider sent a stream event whose name is not an event name.', type: 'upstream_error', param: null, code: 'bad_upstream_response' },
+      });
+      return true;
+    },
+  );
+});
