@@ -48,9 +48,9 @@ type JsonObject = Record<string, unknown>;
 const REQUEST_FIELDS: ReadonlyMap<string, ValueShape> = REQUEST_SHAPE.fields ?? new Map();
 
 /** Longer than any alias; keeps a client's model string out of error echoes at size. */
-const MAX_MODEL_LENGTH = 256;
+export const MAX_MODEL_LENGTH = 256;
 /** Above every model's output window today; the alias caps decide the real limit. */
-const MAX_OUTPUT_TOKENS_PARAM = 1_000_000;
+export const MAX_OUTPUT_TOKENS_PARAM = 1_000_000;
 /** OpenAI's rule for a response format's name. */
 const FORMAT_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 

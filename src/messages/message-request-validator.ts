@@ -55,6 +55,7 @@ import {
 } from './message-request-checks.ts';
 import { checkToolChoice, checkTools } from './message-request-tools.ts';
 import type { CountTokensRequest, MessagesRequest } from './message-request-types.ts';
+import { MAX_MODEL_LENGTH, MAX_OUTPUT_TOKENS_PARAM } from '../chat/request-validator.ts';
 
 export interface MessagesValidationOptions {
   /** Top-level fields outside the documented request to accept unchecked. */
@@ -63,10 +64,6 @@ export interface MessagesValidationOptions {
   readonly version?: string;
 }
 
-/** Longer than any alias; keeps a client's model string out of error echoes at size (as for chat). */
-const MAX_MODEL_LENGTH = 256;
-/** Above every model's output window today (as for chat); the alias caps decide the real limit. */
-const MAX_OUTPUT_TOKENS_PARAM = 1_000_000;
 /** Anthropic's documented limit of messages in one request. */
 export const MAX_MESSAGES = 100_000;
 /** No documented bound; generous, the body's byte limit bounds the rest. */

@@ -50,6 +50,7 @@ import { typed } from '../messages/message-request-blocks.ts';
 import { checkItem, MAX_ITEMS } from './response-request-items.ts';
 import { checkToolChoice, checkTools, type OfferedNames } from './response-request-tools.ts';
 import type { ResponsesRequest } from './response-request-types.ts';
+import { MAX_MODEL_LENGTH } from '../chat/request-validator.ts';
 
 export interface ResponsesValidationOptions {
   /** Top-level fields outside the documented request to accept unchecked. */
@@ -58,8 +59,6 @@ export interface ResponsesValidationOptions {
   readonly responseStore?: boolean;
 }
 
-/** Longer than any alias; keeps a client's model string out of error echoes at size (as for chat). */
-const MAX_MODEL_LENGTH = 256;
 /** OpenAI answers a max_output_tokens below 16 with a 400. */
 const MIN_OUTPUT_TOKENS = 16;
 /** Above every model's output window today (as for chat); the alias caps decide the real limit. */
