@@ -130,6 +130,18 @@ export function createIpcAsker(child: ChildProcess, name: string): (query: { typ
     });
 }
 
+/** A key made by `cli keys create` against `configPath` (its data directory). */
+export function createKey(cli: URL, configPath: string): string {
+  const out = execFileSync(
+    process.execPath,
+    [...childExecArgv(), fileURLToPath(cli), 'keys', 'create', '--name', 'bench', '--json', '--config', configPath],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 },
+  );
+  const key = (JSON.parse(out) as { key?: unknown }).key;
+  if (typeof key !== 'string') throw new Error(`keys create printed no key: ${out}`);
+  return key;
+}
+
 export interface GatewayStart {
   /** The compiled (or, under tsx, source) src/cli/main. */
   mainModule: URL;

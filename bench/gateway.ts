@@ -41,7 +41,6 @@
 //        upstream transport; with node the table is gateway-node / baseline.
 
 import { Buffer } from 'node:buffer';
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,6 +51,7 @@ import type { LogBytesReply } from './gateway-log-sink.ts';
 import {
   childExecArgv,
   createIpcAsker,
+  createKey,
   forkBenchServer,
   startGateway,
   stopAll,
@@ -175,16 +175,6 @@ function writeGatewayConfig(dir: string, upstreamOrigin: string, transport: Tran
   return file;
 }
 
-function createKey(cli: URL, configPath: string): string {
-  const out = execFileSync(
-    process.execPath,
-    [...childExecArgv(), fileURLToPath(cli), 'keys', 'create', '--name', 'bench', '--json', '--config', configPath],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 },
-  );
-  const key = (JSON.parse(out) as { key?: unknown }).key;
-  if (typeof key !== 'string') throw new Error(`keys create printed no key: ${out}`);
-  return key;
-}
 
 type GatewayName = 'gateway' | 'gateway-node' | typeof BASELINE;
 

@@ -23,7 +23,6 @@ import type { Reservation } from '../limits/reservation.ts';
 import type { Logger } from '../log/logger.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import type { ResolvedAlias } from '../routing/alias-routing.ts';
-import type { TargetPlan } from '../routing/alias-targets.ts';
 import { createSseWriter, frame, type SseWriter } from '../sse/sse-writer.ts';
 import type { ChatTrace, ChatTraceResult } from '../telemetry/chat-trace.ts';
 import type { AbortSource } from '../time/abort-source.ts';
@@ -57,6 +56,12 @@ const SHUTDOWN_FRAME = frame('data: ', renderError(new ShuttingDownError(SHUTDOW
 
 const NO_PRICES: readonly (Price | null)[] = [];
 
+/** What the call reads of a request's plan: each target's price, and every price. */
+export interface PricedPlan {
+  readonly targets: readonly { readonly id: string; readonly price?: Price | null | undefined }[];
+  readonly prices: readonly (Price | null)[];
+}
+
 export class Call {
   readonly ctx: RequestContext;
   readonly deps: CallDeps;
@@ -65,7 +70,8 @@ export class Call {
   key: KeyPolicy | null = null;
   request: ChatRequest | null = null;
   route: ResolvedAlias | null = null;
-  plan: TargetPlan | null = null;
+  /** The targets the request may go to and their prices (a chat plan, or an embeddings plan). */
+  plan: PricedPlan | null = null;
   /** Set once routed; null for a request refused before (nothing to charge). */
   reservation: Reservation | null = null;
   /** The limiter's permit, held (and renewed) until the call closes. */

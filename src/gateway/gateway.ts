@@ -14,6 +14,7 @@ import type { Server } from 'node:http';
 import type { GatewayConfig } from '../config/config.ts';
 import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import { createRouter } from '../http/router.ts';
+import { EMBEDDINGS_PATH } from './embeddings-endpoint.ts';
 import { createHttpShell, type DrainReport } from '../http/server.ts';
 import { trustedProxies } from '../http/client-address.ts';
 import type { RouteHandler } from '../http/request-context.ts';
@@ -132,6 +133,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('POST', '/v1/messages', (ctx) => serving.messages(ctx));
   router.add('POST', '/v1/messages/count_tokens', (ctx) => serving.countTokens(ctx));
   router.add('POST', '/v1/responses', (ctx) => serving.responses(ctx));
+  router.add('POST', EMBEDDINGS_PATH, (ctx) => serving.embeddings(ctx));
   const stored = createStoredResponsesHandlers(state.keys, options.responseStore, clock);
   router.add('GET', STORED_RESPONSE_PATH, stored.get);
   router.add('DELETE', STORED_RESPONSE_PATH, stored.delete);

@@ -37,7 +37,7 @@ export interface PipelineDeps extends CallDeps {
 /** Response header naming the output-token maximum when an alias cap lowered it. */
 const MAX_TOKENS_CLAMPED_HEADER = 'x-portcullis-max-tokens-clamped';
 /** Response header naming the alias chosen and why: `service-vision; reason=image_url`. */
-const ROUTE_HEADER = 'x-portcullis-route';
+export const ROUTE_HEADER = 'x-portcullis-route';
 
 export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): RouteHandler {
   const { config, keys, targets, metrics } = deps;
@@ -183,14 +183,14 @@ function headerValue(value: string): string {
 }
 
 /** The client's 400 names targets by position and provider type; the operator's line names each one. */
-function noteRefusals(call: Call, refusals: readonly TargetRefusal[]): void {
+export function noteRefusals(call: Call, refusals: readonly TargetRefusal[]): void {
   call.refusedBy = refusals
     .map((r) => describeAttempt({ targetId: r.targetId, attempt: 0, outcome: AttemptOutcome.SkippedUnsupported, ...(r.refusal.param === null ? {} : { param: r.refusal.param }) }))
     .join(',');
 }
 
 /** A key with a spending budget may only use aliases whose every target has a price: otherwise its cost would go uncounted. */
-function checkPriced(key: KeyPolicy, alias: string, prices: readonly (Price | null)[]): void {
+export function checkPriced(key: KeyPolicy, alias: string, prices: readonly (Price | null)[]): void {
   if (key.limits.costBudget === null || prices.every((p) => p !== null)) return;
   throw new ApiError(
     'model_not_allowed',
@@ -204,7 +204,7 @@ function checkPriced(key: KeyPolicy, alias: string, prices: readonly (Price | nu
  * False when the client left (or a shutdown answered) while the limiter
  * decided.
  */
-async function admit(call: Call, key: KeyPolicy): Promise<boolean> {
+export async function admit(call: Call, key: KeyPolicy): Promise<boolean> {
   const { ctx, deps, trace } = call;
   const span = trace.startAdmission();
   try {

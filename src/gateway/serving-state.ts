@@ -26,6 +26,7 @@ import { createResponsesEndpoint } from './responses-endpoint.ts';
 import { messagesPassthroughFields } from '../config/anthropic-passthrough-config.ts';
 import { responsesPassthroughFields } from '../config/responses-passthrough-config.ts';
 import { createEndpointHandler } from './pipeline.ts';
+import { createEmbeddingsHandler } from './embeddings-endpoint.ts';
 import { createModelsHandler } from './models.ts';
 
 export interface ServingState {
@@ -38,6 +39,8 @@ export interface ServingState {
   readonly responses: RouteHandler;
   /** POST /v1/messages/count_tokens. */
   readonly countTokens: RouteHandler;
+  /** POST /v1/embeddings. */
+  readonly embeddings: RouteHandler;
   readonly models: RouteHandler;
 }
 
@@ -93,6 +96,7 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
     messages: createEndpointHandler(createMessagesEndpoint({ extraFields, policy }), pipeline),
     responses: createEndpointHandler(createResponsesEndpoint({ extraFields: responsesPassthroughFields(config), policy, now: deps.scheduler.now, store: deps.responseStore, onStoreProblem: (problem) => deps.logger.warn('a response was not stored', { problem }) }), pipeline),
     countTokens: createCountTokensHandler({ config, keys: deps.keys, targets, limiter: deps.limiter, permits: deps.permits, scheduler: deps.scheduler, logger: deps.logger, extraFields }),
+    embeddings: createEmbeddingsHandler(pipeline),
     models: createModelsHandler(config, policy, deps.keys, loadedAt, deps.scheduler.now),
   };
 }

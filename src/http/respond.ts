@@ -51,3 +51,31 @@ function lingerAfterFinish(res: ServerResponse, socket: NonNullable<ServerRespon
     socket.once('close', () => scheduler.clearTimer(timer));
   });
 }
+
+/**
+ * A large JSON answer written piece by piece (`pieces` made as they are
+ * written: the whole text never exists at once), each write waiting for the
+ * socket to take the last when its buffer is full. Chunked: no Content-Length.
+ * Resolves once written, or as soon as the client is gone (a client that stops
+ * reading is ended by the shell's write-stall limit).
+ */
+export async function sendJsonPieces(res: ServerResponse, status: number, pieces: Iterable<string>, headers: Record<string, string> = {}): Promise<void> {
+  res.writeHead(status, { ...headers, 'content-type': JSON_TYPE });
+  for (const piece of pieces) {
+    if (res.destroyed) return;
+    if (!res.write(piece)) await drainedOrClosed(res);
+  }
+  if (!res.destroyed) res.end();
+}
+
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}

@@ -67,11 +67,12 @@ const MODEL_ENDPOINTS: ReadonlyMap<string, string> = new Map([
   ['/v1/messages', 'messages'],
   ['/v1/responses', 'responses'],
   ['/v1/messages/count_tokens', COUNT_TOKENS],
+  ['/v1/embeddings', 'embeddings'],
 ]);
 
 export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMetrics {
   const registry = createRegistry();
-  const requests = registry.counter({ name: 'portcullis_requests_total', help: 'Requests answered, by endpoint (chat_completions, messages, count_tokens, responses), alias and HTTP status.', labelNames: ['endpoint', 'alias', 'status'] });
+  const requests = registry.counter({ name: 'portcullis_requests_total', help: 'Requests answered, by endpoint (chat_completions, messages, count_tokens, responses, embeddings), alias and HTTP status.', labelNames: ['endpoint', 'alias', 'status'] });
   const duration = registry.histogram({ name: 'portcullis_request_duration_seconds', help: 'Time from request to the end of the answer.', labelNames: ['alias'], buckets: DURATION_BUCKETS });
   const ttfb = registry.histogram({ name: 'portcullis_time_to_first_byte_seconds', help: 'Time from request to the answer headers.', labelNames: ['alias'], buckets: TTFB_BUCKETS });
   const upstream = registry.histogram({ name: 'portcullis_upstream_duration_seconds', help: 'Time spent on the upstream call, retries and fallbacks included, by the target that answered.', labelNames: ['target'], buckets: DURATION_BUCKETS });

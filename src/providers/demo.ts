@@ -24,6 +24,8 @@ import { DEFAULT_DEMO_DELAY_MS } from '../config/provider-defaults.ts';
 import { untranslatableRefusal } from './untranslatable-refusal.ts';
 import { translationNotes } from '../chat/door-origin.ts';
 import { sleepOn, systemScheduler, type Scheduler } from '../time/scheduler.ts';
+import type { LocalEmbedder } from '../upstream/embeddings-exchange.ts';
+import { DEMO_EMBEDDING_WIDTH, demoEmbedding, demoPromptTokens } from './demo-embeddings.ts';
 
 interface DemoProviderOptions {
   /** Pause between streamed chunks, in milliseconds (default 0: no timers). */
@@ -47,6 +49,23 @@ export function createDemoProvider(options: DemoProviderOptions = {}): LocalProv
     refusal: untranslatableRefusal,
     refusesOnlyDoorRequests: true,
     requestNotes: translationNotes,
+  };
+}
+
+/** The demo's embeddings: the same input, the same unit vector (./demo-embeddings.ts). */
+export function createDemoEmbedder(): LocalEmbedder {
+  return {
+    kind: ProviderKind.Local,
+    embed(inputs, dimensions, signal) {
+      if (signal.aborted) return Promise.reject(signal.reason);
+      const width = dimensions ?? DEMO_EMBEDDING_WIDTH;
+      let promptTokens = 0;
+      const vectors = inputs.map((input) => {
+        promptTokens += demoPromptTokens(input);
+        return demoEmbedding(input, width);
+      });
+      return Promise.resolve({ vectors, promptTokens });
+    },
   };
 }
 

@@ -15,16 +15,18 @@ import { proxyHook } from '../upstream/proxy-tunnel.ts';
 import type { UpstreamTransport } from '../upstream/transport.ts';
 import type { ProviderConnection } from './provider-connections.ts';
 import { createAnthropicProvider } from './anthropic.ts';
-import { createDemoProvider } from './demo.ts';
+import { createDemoEmbedder, createDemoProvider } from './demo.ts';
 import { createOpenAICompatibleProvider } from './openai-compatible.ts';
 import { withTokenCounter } from './token-counters.ts';
-import { DEFAULT_TOKEN_COUNT } from '../config/provider-defaults.ts';
+import { DEFAULT_MAX_INPUTS_PER_CALL, DEFAULT_TOKEN_COUNT } from '../config/provider-defaults.ts';
+import { settingsFor } from '../upstream/json-exchange.ts';
+import { ProviderKind } from '../upstream/provider.ts';
 
 type Factory<C extends ProviderConfig> = (config: C, apiKey: string | undefined, connection: ProviderConnection | undefined, scheduler: Scheduler) => ProviderBinding;
 
 const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<ProviderConfig, { type: T }>> } = {
-  openai: (config, apiKey, connection, scheduler) => ({
-    provider: withTokenCounter(createOpenAICompatibleProvider({
+  openai: (config, apiKey, connection, scheduler) => {
+    const provider = createOpenAICompatibleProvider({
       baseUrl: config.baseUrl,
       ...(apiKey === undefined ? {} : { apiKey }),
       apiKeyHeader: config.apiKeyHeader,
@@ -35,10 +37,16 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
       ...deadlines(config),
       ...transportOf(config, connection),
       scheduler,
-    }), config.tokenCount ?? DEFAULT_TOKEN_COUNT.openai, config.baseUrl),
-    maxTokensParam: config.maxTokensParam,
-    policy: config.policy,
-  }),
+    });
+    return {
+      provider: withTokenCounter(provider, config.tokenCount ?? DEFAULT_TOKEN_COUNT.openai, config.baseUrl),
+      maxTokensParam: config.maxTokensParam,
+      policy: config.policy,
+      // The same upstream, transport and deadlines, at its embeddings endpoint.
+      embedder: { kind: ProviderKind.Http, settings: settingsFor(provider.settings, config.baseUrl, 'embeddings'), encoding: config.embeddingsEncoding },
+      maxInputsPerCall: DEFAULT_MAX_INPUTS_PER_CALL.openai,
+    };
+  },
   anthropic: (config, apiKey, connection, scheduler) => ({
     provider: withTokenCounter(createAnthropicProvider({
       baseUrl: config.baseUrl,
@@ -54,8 +62,17 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
     // The adapter translates whichever field arrives into Anthropic's max_tokens.
     maxTokensParam: 'max_tokens',
     policy: config.policy,
+    // Anthropic has no embeddings API (the config refuses an anthropic target in an embeddings alias).
+    embedder: null,
+    maxInputsPerCall: 0,
   }),
-  demo: (config, _apiKey, _connection, scheduler) => ({ provider: createDemoProvider({ delayMs: config.delayMs, scheduler }), maxTokensParam: 'max_tokens', policy: null }),
+  demo: (config, _apiKey, _connection, scheduler) => ({
+    provider: createDemoProvider({ delayMs: config.delayMs, scheduler }),
+    maxTokensParam: 'max_tokens',
+    policy: null,
+    embedder: createDemoEmbedder(),
+    maxInputsPerCall: DEFAULT_MAX_INPUTS_PER_CALL.demo,
+  }),
 };
 
 /** The adapter for a checked provider config, and how the router calls it.

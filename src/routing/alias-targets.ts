@@ -4,11 +4,13 @@
 // every alias that uses the same provider+model. A request's plan points at
 // those records; the upstream request for a target is built when an attempt
 // first needs it.
-import { DEFAULT_MAX_OUTPUT_TOKENS, type GatewayConfig, type MaxTokensParam, type Price, type UpstreamPolicy } from '../config/config.ts';
+import { DEFAULT_MAX_OUTPUT_TOKENS, type GatewayConfig, type MaxTokensParam, type Price, type TargetConfig, type UpstreamPolicy } from '../config/config.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { buildUpstreamRequest } from '../chat/upstream-request.ts';
 import { hasDoorOrigin } from '../chat/door-origin.ts';
-import type { InvalidRequestError } from '../errors/api-error.ts';
+import { InvalidRequestError } from '../errors/api-error.ts';
+import type { EmbeddingsRequest } from '../embeddings/embeddings-types.ts';
+import type { EmbeddingsProvider, EmbeddingsTarget } from '../upstream/embeddings-exchange.ts';
 import type { ChatProvider } from '../upstream/provider.ts';
 import { createBreakerRegistry, type BreakerRegistry, type CircuitBreaker, type RecordedFailure, type State as BreakerState } from '../upstream/circuit-breaker.ts';
 import { anyTargetAvailable, type UpstreamTarget } from '../upstream/dispatcher.ts';
@@ -20,6 +22,10 @@ export interface ProviderBinding {
   maxTokensParam: MaxTokensParam;
   /** null for the demo provider: nothing to retry or break. */
   policy: UpstreamPolicy | null;
+  /** How it embeds; null or absent: it has no embeddings (Anthropic). */
+  embedder?: EmbeddingsProvider | null;
+  /** Inputs per embeddings call when the target sets no maxInputsPerCall (its type's default). */
+  maxInputsPerCall?: number;
 }
 
 /** One target of one alias, built with the configuration and never per request. */
@@ -38,6 +44,14 @@ interface TargetRecord {
   readonly price: Price | null;
   readonly retry: RetryPolicy;
   readonly breaker: CircuitBreaker;
+  /** An embeddings alias's target: how it embeds, its inputs per call, whether it takes `dimensions`; null on a chat alias. */
+  readonly embeddings: EmbeddingsSettings | null;
+}
+
+interface EmbeddingsSettings {
+  readonly embedder: EmbeddingsProvider;
+  readonly maxInputsPerCall: number;
+  readonly acceptsDimensions: boolean;
 }
 
 /** One alias's targets and what a request on it needs to know of them, once per configuration. */
@@ -74,8 +88,17 @@ export interface AliasTargets {
    * first hands `onRefusedByAll` the refusals with the targets' ids (for the
    * access line: the 400 names targets by position and provider type only). */
   plan(alias: string, request: ChatRequest, onRefusedByAll?: (refusals: readonly TargetRefusal[]) => void): TargetPlan;
+  /** The targets of embeddings alias `alias` for `request`, in config order, each with its refusal
+   * (a `dimensions` its model does not take). Throws the client's 400 when no target can take it. */
+  planEmbeddings(alias: string, request: EmbeddingsRequest, onRefusedByAll?: (refusals: readonly TargetRefusal[]) => void): EmbeddingsPlan;
   /** Circuit state of every target (provider/model), for the dashboard, /metrics and /readyz. */
   health(): TargetHealth[];
+}
+
+export interface EmbeddingsPlan {
+  targets: EmbeddingsTarget[];
+  /** Every target's price, in config order (the reservation and the priced check). */
+  prices: readonly (Price | null)[];
 }
 
 export interface TargetHealth {
@@ -125,6 +148,7 @@ export function createAliasTargets(config: GatewayConfig, bindings: ReadonlyMap<
         price: t.price,
         retry: binding.policy === null ? NO_RETRY : { ...binding.policy.retry },
         breaker,
+        embeddings: aliasConfig.kind === 'embeddings' ? embeddingsSettings(t, binding) : null,
       };
     });
     // A provider/model listed twice is one target to the breaker, the log and the charge: the last entry's price is its price.
@@ -183,7 +207,52 @@ export function createAliasTargets(config: GatewayConfig, bindings: ReadonlyMap<
       }
       return { targets, maxOutputTokens, clamped, prices: record.prices, imageTokens: record.imageTokens };
     },
+    planEmbeddings(alias, request, onRefusedByAll) {
+      const record = recordOf(alias);
+      const targets: EmbeddingsTarget[] = [];
+      let refusals: TargetRefusal[] | null = null;
+      for (const t of record.targets) {
+        const embeddings = t.embeddings;
+        if (embeddings === null) throw new Error(`alias ${alias} is not an embeddings alias`);
+        const refusal = request.dimensions !== null && !embeddings.acceptsDimensions ? dimensionsRefusal(alias) : null;
+        if (refusal !== null) (refusals ??= []).push({ targetId: t.id, label: t.label, refusal });
+        targets.push({
+          id: t.id,
+          priority: t.priority,
+          weight: t.weight,
+          retry: t.retry,
+          breaker: t.breaker,
+          price: t.price,
+          refusal,
+          embedder: embeddings.embedder,
+          model: t.model,
+          maxInputsPerCall: embeddings.maxInputsPerCall,
+          acceptsDimensions: embeddings.acceptsDimensions,
+        });
+      }
+      if (refusals !== null && refusals.length === targets.length) {
+        onRefusedByAll?.(refusals);
+        // Every target refuses alike: one message, naming the alias.
+        throw (refusals[0] as TargetRefusal).refusal;
+      }
+      return { targets, prices: record.prices };
+    },
   };
+}
+
+function embeddingsSettings(t: TargetConfig, binding: ProviderBinding): EmbeddingsSettings {
+  const embedder = binding.embedder ?? null;
+  // The config refuses such a target; a binding built without an embedder is a programming error.
+  if (embedder === null) throw new Error(`provider ${t.provider} has no embeddings`);
+  return { embedder, maxInputsPerCall: t.maxInputsPerCall ?? binding.maxInputsPerCall ?? 1, acceptsDimensions: t.acceptsDimensions };
+}
+
+function dimensionsRefusal(alias: string): InvalidRequestError {
+  return new InvalidRequestError(
+    `'dimensions' is not supported by model '${alias}': its upstream model returns vectors of one fixed width. Leave 'dimensions' out, or use a model that takes it.`,
+    'dimensions',
+    'unsupported_parameter',
+  );
 }
 
 /** A target as one request's plan sees it: its record, and its upstream request, built on first use. */

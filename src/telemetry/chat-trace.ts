@@ -64,6 +64,8 @@ const OPERATION = 'chat';
 export interface TracedRoute {
   readonly method: string;
   readonly path: string;
+  /** gen_ai.operation.name of its spans: `chat` unless given (`embeddings`). */
+  readonly operation?: string;
 }
 
 /** A target's span attributes and the model its attempt spans are named after. */
@@ -125,10 +127,10 @@ export function openChatTrace(tracer: Tracer, headers: IncomingHttpHeaders, requ
     'http.request.method': route.method,
     'http.route': route.path,
     'url.path': route.path,
-    'gen_ai.operation.name': OPERATION,
+    'gen_ai.operation.name': route.operation ?? OPERATION,
     'portcullis.request_id': requestId,
   });
-  return new RecordedChatTrace(server, describe);
+  return new RecordedChatTrace(server, describe, route.operation ?? OPERATION);
 }
 
 /** What startRoute and startAdmission hand out: the caller sets one attribute and ends it. */
@@ -203,11 +205,13 @@ class RecordedChatTrace implements ChatTrace {
   /** Open while the alias is resolved: a request refused there (an unknown model) ends it in finish. */
   #routing: Span | undefined = undefined;
   #finished = false;
+  readonly #operation: string;
 
-  constructor(server: Span, describe: TargetDescriber) {
+  constructor(server: Span, describe: TargetDescriber, operation: string) {
     this.traceId = server.traceId;
     this.#server = server;
     this.#describe = describe;
+    this.#operation = operation;
   }
 
   get recording(): boolean {
@@ -237,9 +241,9 @@ class RecordedChatTrace implements ChatTrace {
 
   startAttempt(targetId: string, attempt: number): Record<string, string> {
     const target = this.#describe(targetId);
-    const span = this.#server.child(`${OPERATION} ${target.model}`, SpanKind.Client, {
+    const span = this.#server.child(`${this.#operation} ${target.model}`, SpanKind.Client, {
       ...target.attributes,
-      'gen_ai.operation.name': OPERATION,
+      'gen_ai.operation.name': this.#operation,
       'gen_ai.request.model': this.#alias ?? '',
       'portcullis.attempt': attempt,
     });

@@ -40,21 +40,34 @@ import { backoffDelay, classifyFailure, FailureClass, type RetryPolicy } from '.
 import { orderTargets } from './target-order.ts';
 import { sleepOn, systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
-export interface UpstreamTarget {
+/** What the dispatch loop needs of any target: its name, its place in the order, its retries and breaker. */
+export interface DispatchTarget {
   /** Breaker key and log name, e.g. 'local/llama-3.1-8b'. */
   id: string;
-  provider: ChatProvider;
   priority: number;
   weight: number;
-  /** The upstream request for this target (upstream model name and max-tokens
-   * field already set by the caller). */
-  request: ChatRequest;
   retry: RetryPolicy;
   breaker: CircuitBreaker;
-  /** Why this target's adapter cannot send `request` (ChatProvider.refusal); null or absent when it can. */
+  /** Why this target cannot take the request (its adapter's refusal); null or absent when it can. */
   refusal?: InvalidRequestError | null;
   /** What its tokens cost (null: unpriced); absent where nothing is charged. */
   price?: Price | null;
+}
+
+/** A chat target: its provider and the upstream request made for it. */
+export interface UpstreamTarget extends DispatchTarget {
+  provider: ChatProvider;
+  /** The upstream request for this target (upstream model name and max-tokens
+   * field already set by the caller). */
+  request: ChatRequest;
+}
+
+/** One attempt's share of the dispatch context: what an attempt sends with its upstream call. */
+export interface AttemptContext {
+  requestId: string;
+  signal: AbortSource;
+  /** telemetry: this attempt's traceparent (and tracestate). */
+  traceHeaders: Readonly<Record<string, string>> | undefined;
 }
 
 export interface DispatchContext {
@@ -131,8 +144,9 @@ export async function dispatchStream(
   return { stream: value, target };
 }
 
-async function completeOn(target: UpstreamTarget, call: UpstreamCall, schema: AnswerSchema | undefined): Promise<ChatCompletion> {
+async function completeOn(target: UpstreamTarget, attempt: AttemptContext, schema: AnswerSchema | undefined): Promise<ChatCompletion> {
   const { provider } = target;
+  const call: UpstreamCall = { request: target.request, ...attempt };
   const completion = provider.kind === ProviderKind.Http ? await exchangeCompletion(provider, call) : await provider.complete(call);
   if (schema !== undefined) {
     const violation = checkCompletionAnswer(schema, completion, maxAnswerBytes(target));
@@ -145,8 +159,9 @@ async function completeOn(target: UpstreamTarget, call: UpstreamCall, schema: An
 
 /** Reads until the first chunk (keep-alives come before it) or the end; the
  * stream is committed to the target only then. */
-async function streamOn(target: UpstreamTarget, call: UpstreamCall, schema: AnswerSchema | undefined): Promise<UpstreamStream> {
+async function streamOn(target: UpstreamTarget, attempt: AttemptContext, schema: AnswerSchema | undefined): Promise<UpstreamStream> {
   const { provider } = target;
+  const call: UpstreamCall = { request: target.request, ...attempt };
   let stream = provider.kind === ProviderKind.Http ? openExchangeStream(provider, call) : provider.open(call);
   // Before the first read, so an answer that comes whole in it is checked before the commit.
   if (schema !== undefined) stream = new SchemaCheckedStream(stream, schema, maxAnswerBytes(target));
@@ -189,13 +204,27 @@ export function describeAttempt(a: AttemptRecord): string {
   return `${a.targetId}:${a.outcome}${detail === undefined ? '' : `:${detail}`}`;
 }
 
-type Attempt<T> = (target: UpstreamTarget, call: UpstreamCall, schema: AnswerSchema | undefined) => Promise<T>;
+type Attempt<T, D extends DispatchTarget> = (target: D, attempt: AttemptContext, schema: AnswerSchema | undefined) => Promise<T>;
 
-async function dispatch<T>(
-  targets: readonly UpstreamTarget[],
+/**
+ * The first answer `attempt` gets from `targets`, by the same order, retries,
+ * fallbacks and breakers as a chat answer: for a request of another kind
+ * (embeddings), whose attempt is its own. An attempt tells its target's
+ * breaker of success; the loop tells it of failures.
+ */
+export function dispatchEach<T, D extends DispatchTarget>(
+  targets: readonly D[],
   ctx: DispatchContext,
-  attempt: Attempt<T>,
-): Promise<{ value: T; target: UpstreamTarget }> {
+  attempt: (target: D, context: AttemptContext) => Promise<T>,
+): Promise<{ value: T; target: D }> {
+  return dispatch(targets, ctx, attempt);
+}
+
+async function dispatch<T, D extends DispatchTarget>(
+  targets: readonly D[],
+  ctx: DispatchContext,
+  attempt: Attempt<T, D>,
+): Promise<{ value: T; target: D }> {
   if (targets.length === 0) throw new Error('dispatch needs at least one upstream target.');
   const { signal } = ctx;
   if (signal.aborted) throw new ClientAbortError(signal.reason);
@@ -206,7 +235,7 @@ async function dispatch<T>(
   let lastFailure: unknown;
   let attempted = false;
   for (const index of orderTargets(targets, random)) {
-    const target = targets[index] as UpstreamTarget;
+    const target = targets[index] as D;
     // Before the breaker: a half-open breaker's probe is not spent on a target that will not be called.
     if (target.refusal != null) {
       ctx.onAttempt?.({ targetId: target.id, attempt: 1, outcome: AttemptOutcome.SkippedUnsupported, code: target.refusal.code, ...paramOf(target.refusal) });
@@ -222,7 +251,7 @@ async function dispatch<T>(
       let value: T;
       try {
         const traceHeaders = ctx.startAttempt?.(target.id, n);
-        value = await attempt(target, { request: target.request, requestId: ctx.requestId, signal, traceHeaders }, schema);
+        value = await attempt(target, { requestId: ctx.requestId, signal, traceHeaders }, schema);
       } catch (error) {
         const failure = classifyFailure(error);
         // A mismatch is an answer, whole and in time: no failure for the breaker (see the top of this file).
@@ -253,7 +282,7 @@ async function dispatch<T>(
   if (!attempted) {
     const takers = targets.filter((t) => t.refusal == null);
     // The caller checks before dispatching (../routing/alias-targets.ts) that some target can take the request.
-    if (takers.length === 0) throw (targets[0] as UpstreamTarget).refusal as InvalidRequestError;
+    if (takers.length === 0) throw (targets[0] as D).refusal as InvalidRequestError;
     throw allTargetsOpenError(takers);
   }
   // Already in the client's terms (429 with retry-after, 502, 504), with the
@@ -290,7 +319,7 @@ function retryDelay(error: unknown, attempt: number, policy: RetryPolicy, random
 
 /** 503 when no target could even be tried; Retry-After says when the first
  * breaker lets a probe through. */
-function allTargetsOpenError(targets: readonly UpstreamTarget[]): UpstreamError {
+function allTargetsOpenError(targets: readonly DispatchTarget[]): UpstreamError {
   let soonest = Number.POSITIVE_INFINITY;
   for (const target of targets) soonest = Math.min(soonest, target.breaker.msUntilProbe());
   const seconds = Number.isFinite(soonest) ? Math.max(1, Math.ceil(soonest / 1000)) : 1;

@@ -4,14 +4,14 @@
 // provider's transport, its deadlines on its scheduler, the caller's abort,
 // the bounded read), POSTed to another endpoint of the same upstream.
 import { endpointUrl, Exchange, type ExchangeSettings } from './upstream-exchange.ts';
-import type { UpstreamCall } from './provider.ts';
+import type { ExchangeCall } from './provider.ts';
 
 /** The provider's exchange settings aimed at `resource` under `baseUrl` (checked once, when the provider is built). */
 export function settingsFor(settings: ExchangeSettings, baseUrl: string, resource: string): ExchangeSettings {
   return { ...settings, endpoint: endpointUrl(baseUrl, resource) };
 }
 
-class JsonExchange extends Exchange {
+class JsonExchange extends Exchange<ExchangeCall> {
   async run(body: string, headers: Readonly<Record<string, string>> | undefined): Promise<string> {
     try {
       return await this.readBody(await this.send(body, headers));
@@ -27,6 +27,6 @@ class JsonExchange extends Exchange {
  * own, as a codec's requestHeaders are) and resolves with the whole 2xx
  * answer's text. Throws the ApiError an exchange throws (with its wire cause
  * noted, ./failure-cause.ts), or a ClientAbortError when the caller's signal aborted. */
-export function exchangeJson(settings: ExchangeSettings, call: UpstreamCall, body: string, headers?: Readonly<Record<string, string>>): Promise<string> {
+export function exchangeJson(settings: ExchangeSettings, call: ExchangeCall, body: string, headers?: Readonly<Record<string, string>>): Promise<string> {
   return new JsonExchange(call, settings, false).run(body, headers);
 }

@@ -10,16 +10,20 @@ import type { EventStreamEvent } from '../sse/event-stream-parser.ts';
 import type { CircuitBreaker } from './circuit-breaker.ts';
 import type { ExchangeSettings } from './exchange-settings.ts';
 
-export interface UpstreamCall {
-  /** The validated request, already rewritten for the upstream: `model` is the
-   * upstream model name, exactly one of max_tokens / max_completion_tokens is set. */
-  request: ChatRequest;
+/** What every upstream exchange carries, whatever it asks. */
+export interface ExchangeCall {
   /** The request id the client sees; sent upstream as `x-request-id`. */
   requestId: string;
   /** Aborted when the client leaves or a gateway deadline passes. */
   signal: AbortSource;
   /** telemetry: this attempt's `traceparent` (and `tracestate`), sent upstream. */
   traceHeaders?: Readonly<Record<string, string>> | undefined;
+}
+
+export interface UpstreamCall extends ExchangeCall {
+  /** The validated request, already rewritten for the upstream: `model` is the
+   * upstream model name, exactly one of max_tokens / max_completion_tokens is set. */
+  request: ChatRequest;
 }
 
 /** Turns one streamed answer's events into normalised chunks; one per exchange. */

@@ -13,7 +13,7 @@ import type { ChatCompletion } from '../chat/types.ts';
 import { readBodyBounded, readErrorDetail } from './bounded-reads.ts';
 import { Abort, abortError, explainExchangeFailure, Phase } from './exchange-failure.ts';
 import type { ExchangeSettings } from './exchange-settings.ts';
-import type { HttpProvider, UpstreamCall } from './provider.ts';
+import type { ExchangeCall, HttpProvider, UpstreamCall } from './provider.ts';
 import type { Timer } from '../time/scheduler.ts';
 import { ConnectObservation, type UpstreamResponse } from './transport.ts';
 import { ClientAbortError, upstreamHttpError } from './upstream-errors.ts';
@@ -32,8 +32,8 @@ const NONE = Number.POSITIVE_INFINITY;
  * deadlines aborted it, so that the error the transport then throws can be
  * told apart into 499-ish, 504 or 502.
  */
-export class Exchange {
-  protected readonly call: UpstreamCall;
+export class Exchange<C extends ExchangeCall = UpstreamCall> {
+  protected readonly call: C;
   protected readonly settings: ExchangeSettings;
   protected readonly streaming: boolean;
   protected abortedBy: Abort = Abort.None;
@@ -66,7 +66,7 @@ export class Exchange {
     }
   };
 
-  constructor(call: UpstreamCall, settings: ExchangeSettings, streaming: boolean) {
+  constructor(call: C, settings: ExchangeSettings, streaming: boolean) {
     this.call = call;
     this.settings = settings;
     this.streaming = streaming;

@@ -1,0 +1,112 @@
+// POST /v1/embeddings, read top to bottom as the chat pipeline is
+// (./pipeline.ts): authenticate, read and validate the body as it arrives
+// (../embeddings/), route (an embeddings alias; the key's expiry and allowed
+// aliases), admit (the key's limits, with a reservation from the inputs'
+// size), send (every input to one target, split in parts of its
+// maxInputsPerCall: ../upstream/embeddings-exchange.ts; retries and fallbacks
+// as for chat), answer (OpenAI's list, the vectors in the encoding the client
+// asked for, written piece by piece). The call object (./call.ts) charges the
+// upstream's usage, settles, logs and ends the trace when the response closes,
+// as for every other door.
+import type { Usage } from '../chat/types.ts';
+import { embeddingsObserver, validateEmbeddingsRequest } from '../embeddings/embeddings-request-validator.ts';
+import { embeddingsAnswerPieces } from '../embeddings/embeddings-answer-encode.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { readRequestJson } from '../http/json-body.ts';
+import type { RouteHandler } from '../http/request-context.ts';
+import { sendJsonPieces } from '../http/respond.ts';
+import { hasAnyLimit } from '../limits/key-limits.ts';
+import { reserveEmbeddings } from '../limits/reservation.ts';
+import { resolveEmbeddingsAlias } from '../routing/alias-routing.ts';
+import { describeTargets, openChatTrace, type TracedRoute } from '../telemetry/chat-trace.ts';
+import { createContextOnlyTracer } from '../telemetry/tracer.ts';
+import { dispatchEach } from '../upstream/dispatcher.ts';
+import { embedOn } from '../upstream/embeddings-exchange.ts';
+import { authenticateRequest } from './auth.ts';
+import { Call } from './call.ts';
+import { checkAlias, checkExpiry, usableAliases } from './key-policy.ts';
+import { admit, checkPriced, noteRefusals, ROUTE_HEADER, type PipelineDeps } from './pipeline.ts';
+import { CallPhase } from './request-charge.ts';
+
+export const EMBEDDINGS_PATH = '/v1/embeddings';
+const ROUTE: TracedRoute = { method: 'POST', path: EMBEDDINGS_PATH, operation: 'embeddings' };
+
+export function createEmbeddingsHandler(deps: PipelineDeps): RouteHandler {
+  const { config, keys, targets, metrics } = deps;
+  const clock = deps.scheduler.now;
+  const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
+  const limits = { maxDepth: maxJsonDepth, maxStringBytes, maxMembers };
+  const bounds = config.embeddings;
+  const observer = embeddingsObserver(bounds);
+  const tracer = deps.tracer ?? createContextOnlyTracer();
+  const describe = describeTargets(config);
+
+  return async (ctx) => {
+    const call = new Call(ctx, deps, openChatTrace(tracer, ctx.req.headers, ctx.requestId, describe, ROUTE));
+    ctx.log['traceId'] = call.trace.traceId;
+    ctx.onClose(() => call.close());
+    // authenticate
+    const found = authenticateRequest(ctx.req, keys, ctx.clientAddress, 'bearer');
+    const key = found instanceof Promise ? await found : found;
+    ctx.log['keyId'] = key.id;
+    checkExpiry(key, clock());
+    call.key = key;
+    call.phase = CallPhase.Authenticated;
+    metrics?.requestStarted();
+    // read and validate
+    const body = await readRequestJson(ctx, { maxBytes: maxBodyBytes, limits, observer });
+    if (ctx.aborted) return;
+    const request = validateEmbeddingsRequest(body, bounds);
+    ctx.log['inputs'] = request.inputs.length;
+    // route
+    const routeSpan = call.trace.startRoute();
+    const route = resolveEmbeddingsAlias(request.model, config, () => usableAliases(key, config));
+    call.route = route;
+    call.trace.routed(routeSpan, route.alias, route.reason, false);
+    checkAlias(key, route.alias, request.model);
+    const plan = targets.planEmbeddings(route.alias, request, (refusals) => noteRefusals(call, refusals));
+    call.plan = plan;
+    const reservation = reserveEmbeddings(request.promptBound, plan.prices);
+    call.reservation = reservation;
+    checkPriced(key, route.alias, plan.prices);
+    call.phase = CallPhase.Routed;
+    // admit
+    if (hasAnyLimit(key.limits)) {
+      if (!(await admit(call, key))) return;
+    } else {
+      call.trace.startAdmission().end();
+    }
+    call.phase = CallPhase.Admitted;
+    const headers = call.headers;
+    headers[ROUTE_HEADER] = `${route.alias}; reason=${route.reason}`;
+    // send and answer
+    const upstreamStarted = performance.now();
+    call.phase = CallPhase.Sent;
+    try {
+      const maxConcurrentCalls = bounds.maxConcurrentCalls;
+      const { value, target } = await dispatchEach(plan.targets, call, (t, attempt) => embedOn(t, attempt, request, maxConcurrentCalls));
+      call.answeredBy = target.id;
+      call.upstreamMs = performance.now() - upstreamStarted;
+      call.phase = CallPhase.Answered;
+      ctx.log['calls'] = value.calls;
+      // Without the upstream's count the charge is the reservation's (usage_missing), and the answer says so.
+      const promptTokens = value.promptTokens ?? reservation.promptTokens;
+      if (value.promptTokens !== null) call.noteUsage(usageOf(value.promptTokens));
+      call.finishAttempt();
+      await sendJsonPieces(ctx.res, 200, embeddingsAnswerPieces(value.vectors, request.encoding, route.alias, promptTokens), headers);
+    } catch (err) {
+      if (err instanceof ApiError) call.errorCode = err.code;
+      if (ctx.aborted) return;
+      if (err instanceof ApiError) Object.assign(err.headers, headers);
+      throw err;
+    } finally {
+      call.upstreamMs ??= performance.now() - upstreamStarted;
+      if (metrics !== undefined && call.answeredBy !== null) metrics.upstreamDone(call.answeredBy, call.upstreamMs / 1000);
+    }
+  };
+}
+
+function usageOf(promptTokens: number): Usage {
+  return { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens, prompt_tokens_details: { cached_tokens: 0 } };
+}
+
