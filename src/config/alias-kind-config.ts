@@ -4,8 +4,9 @@
 // maxInputsPerCall, at the alias level as its targets' defaults and per
 // target); a setting of the other kind is a problem that says which kind
 // takes it, rather than silently doing nothing.
-import type { AliasKind } from './config.ts';
+import type { AliasKind, ProviderConfig, TargetConfig } from './config.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
+import { DEFAULT_MAX_INPUTS_PER_CALL } from './provider-defaults.ts';
 
 export const CHAT_ONLY_SETTINGS: readonly string[] = ['maxOutputTokens', 'contextWindow', 'capabilities', 'imageTokens', 'requestFields'];
 export const EMBEDDINGS_ONLY_SETTINGS: readonly string[] = ['acceptsDimensions', 'maxInputsPerCall'];
@@ -44,4 +45,20 @@ export function embeddingsSettings(c: Checker, o: Obj, at: string, inherited: Em
     acceptsDimensions: c.optional(o, 'acceptsDimensions', at, inherited.acceptsDimensions, (v, vat) => c.boolean(v, vat)),
     maxInputsPerCall: c.optional(o, 'maxInputsPerCall', at, inherited.maxInputsPerCall, (v, vat) => c.integer(v, vat, 1, MAX_INPUTS_PER_CALL)),
   };
+}
+
+/**
+ * The most inputs one embeddings call to `target` carries: its setting (or
+ * its alias's), else its provider type's default. 1 for a type with none
+ * (the parser keeps such targets out of embeddings aliases).
+ */
+export function maxInputsPerCall(target: Pick<TargetConfig, 'maxInputsPerCall'>, provider: Pick<ProviderConfig, 'type'> | undefined): number {
+  if (target.maxInputsPerCall !== null) return target.maxInputsPerCall;
+  const type = provider?.type;
+  return type === 'openai' || type === 'demo' ? DEFAULT_MAX_INPUTS_PER_CALL[type] : 1;
+}
+
+/** The aliases in config order as the CLI prints them: an embeddings alias marked `text-embed (embeddings)`. */
+export function aliasLabels(aliases: Readonly<Record<string, { readonly kind: AliasKind }>>): string[] {
+  return Object.entries(aliases).map(([name, a]) => (a.kind === 'embeddings' ? `${name} (embeddings)` : name));
 }
