@@ -33,13 +33,16 @@ interface ModelListing {
   data: ModelRecord[];
 }
 
+/** An embeddings request takes no chat fields. */
+const NO_FIELDS: ReadonlySet<RequestFieldName> = new Set();
+
 /** `created` is when this configuration was loaded: aliases have no other birth date. */
 function buildModelListing(config: Pick<GatewayConfig, 'aliases'>, policy: FieldPolicy, created: number): ModelListing {
   return {
     object: 'list',
     data: listAliases(config).map((id) => {
       const record: ModelRecord = { id, object: 'model', created, owned_by: 'portcullis', kind: aliasKind(config, id) ?? 'chat' };
-      const accepted = policy.acceptedFor(id);
+      const accepted = record.kind === 'chat' ? policy.acceptedFor(id) : NO_FIELDS;
       if (accepted.size > 0) record.request_fields = REQUEST_FIELD_NAMES.filter((name) => accepted.has(name));
       return record;
     }),

@@ -8,8 +8,9 @@ import { request, startGateway, type RawResponse, type TestGateway } from './har
 
 const CONFIG = {
   providers: { demo: { type: 'demo' } },
+  requestFields: ['user'],
   aliases: {
-    'service-chat': { provider: 'demo', model: 'portcullis-demo' },
+    'service-chat': { provider: 'demo', model: 'portcullis-demo', requestFields: ['seed'] },
     'text-embed': { kind: 'embeddings', provider: 'demo', model: 'portcullis-demo-embed' },
     'service-mini': { provider: 'demo', model: 'portcullis-demo' },
   },
@@ -42,10 +43,11 @@ test('GET /v1/models: every alias with its kind, service-auto a chat model', asy
   assert.deepEqual(body, {
     object: 'list',
     data: [
-      { id: 'service-chat', object: 'model', created, owned_by: 'portcullis', kind: 'chat' },
+      { id: 'service-chat', object: 'model', created, owned_by: 'portcullis', kind: 'chat', request_fields: ['seed'] },
+      // No chat fields on an embeddings model, whatever the top-level requestFields.
       { id: 'text-embed', object: 'model', created, owned_by: 'portcullis', kind: 'embeddings' },
-      { id: 'service-mini', object: 'model', created, owned_by: 'portcullis', kind: 'chat' },
-      { id: 'service-auto', object: 'model', created, owned_by: 'portcullis', kind: 'chat' },
+      { id: 'service-mini', object: 'model', created, owned_by: 'portcullis', kind: 'chat', request_fields: ['user'] },
+      { id: 'service-auto', object: 'model', created, owned_by: 'portcullis', kind: 'chat', request_fields: ['seed', 'user'] },
     ],
   });
 });
@@ -68,6 +70,12 @@ test('chat completions naming an embeddings alias: 400 model_kind_mismatch namin
   assert.equal(res.status, 400);
   assert.deepEqual(res.json(), OPENAI_MISMATCH);
   assert.equal(gw.logs.find((l) => l['requestId'] === 'kind-1' && l['status'] === 400)?.['error'], 'model_kind_mismatch');
+});
+
+test('a field some chat alias takes does not hide the kind: still model_kind_mismatch', async () => {
+  const res = await post(gw, '/v1/chat/completions', { model: 'text-embed', seed: 7, user: 'u', messages: [{ role: 'user', content: 'hi' }] });
+  assert.equal(res.status, 400);
+  assert.deepEqual(res.json(), OPENAI_MISMATCH);
 });
 
 test('a streamed chat request is refused the same, before any event', async () => {
