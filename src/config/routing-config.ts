@@ -37,6 +37,8 @@ interface ProviderNames {
 /** What a target takes from its alias besides the price. */
 interface AliasDefaults {
   kind: AliasKind;
+  /** False when the alias's kind is itself wrong: the settings of either kind are then not judged by it. */
+  kindKnown: boolean;
   embeddings: EmbeddingsSettings;
 }
 const CONDITION_KEYS = ['images', 'tools', 'jsonObject', 'stream', 'minPromptTokens'] as const;
@@ -65,10 +67,11 @@ function parseAlias(c: Checker, value: unknown, at: string, name: string, provid
   const given = c.object(value, at, ALIAS_SETTINGS);
   if (given === undefined) return alias;
   alias.kind = c.optional(given, 'kind', at, 'chat' as AliasKind, (v, vat) => c.oneOf(v, vat, ALIAS_KINDS));
-  const o = refuseOtherKind(c, given, at, alias.kind);
+  const kindKnown = given['kind'] === undefined || given['kind'] === alias.kind;
+  const o = kindKnown ? refuseOtherKind(c, given, at, alias.kind) : given;
   // An embeddings answer has no output tokens: its price needs only input.
   alias.price = c.optional(o, 'price', at, null, (v, vat) => parsePrice(c, v, vat, alias.kind === 'chat'));
-  const defaults: AliasDefaults = { kind: alias.kind, embeddings: embeddingsSettings(c, o, at, { acceptsDimensions: null, maxInputsPerCall: null }) };
+  const defaults: AliasDefaults = { kind: alias.kind, kindKnown, embeddings: embeddingsSettings(c, o, at, { acceptsDimensions: null, maxInputsPerCall: null }) };
   alias.targets = parseTargets(c, o, at, name, providers, defaults);
   // A target inherits the alias's price; a demo target without either is free.
   for (const target of alias.targets) target.price ??= alias.price ?? (providers.types.get(target.provider) === 'demo' ? FREE : null);
@@ -107,7 +110,7 @@ function parseTarget(c: Checker, value: unknown, at: string, aliasName: string, 
   const target: TargetConfig = { provider: '', model: aliasName, weight: 1, priority: 0, price: null, acceptsDimensions: false, maxInputsPerCall: null };
   const given = c.object(value, at, TARGET_SETTINGS);
   if (given === undefined) return target;
-  const o = refuseOtherKind(c, given, at, defaults.kind);
+  const o = defaults.kindKnown ? refuseOtherKind(c, given, at, defaults.kind) : given;
   const pat = join(at, 'provider');
   const provider = c.string(o['provider'], pat);
   if (provider !== undefined && providers.defined !== null && !providers.defined.has(provider)) {

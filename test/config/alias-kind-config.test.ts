@@ -81,8 +81,11 @@ test('defaults: dimensions only to demo targets, maxInputsPerCall null (the prov
   assert.deepEqual(DEFAULT_MAX_INPUTS_PER_CALL, { openai: 512, demo: 2048 });
 });
 
-test('kind must be "chat" or "embeddings"', () => {
+test('kind must be "chat" or "embeddings"; a wrong one drags no problem about the settings of either kind along', () => {
   assert.deepEqual(issues({ aliases: { ...chat, e: { kind: 'embedding', provider: 'd' } } }), [
+    { code: 'not_one_of', path: 'aliases.e.kind', message: 'must be "chat" or "embeddings"' },
+  ]);
+  assert.deepEqual(issues({ aliases: { ...chat, e: { kind: 'embedding', acceptsDimensions: true, targets: [{ provider: 'd', maxInputsPerCall: 8 }] } } }), [
     { code: 'not_one_of', path: 'aliases.e.kind', message: 'must be "chat" or "embeddings"' },
   ]);
 });
