@@ -50,7 +50,8 @@ function body(messages: number, words: number): Buffer {
 }
 
 const alias = (contextWindow: number | null): AliasConfig => ({
-  targets: [{ provider: 'p', model: 'm', weight: 1, priority: 0, price: null }],
+  kind: 'chat',
+  targets: [{ provider: 'p', model: 'm', weight: 1, priority: 0, price: null, acceptsDimensions: false, maxInputsPerCall: null }],
   maxOutputTokens: null,
   contextWindow,
   capabilities: [],

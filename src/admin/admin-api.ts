@@ -6,6 +6,7 @@
 // to a rotate. Nothing else (list, get, the store) can ever return it, because
 // nothing keeps it: the store holds its SHA-256.
 import { aliasRequestFields } from '../config/request-fields-config.ts';
+import { maxInputsPerCall } from '../config/alias-kind-config.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import { AuditLogError } from '../audit/audit-log.ts';
 import type { GatewayConfig } from '../config/config.ts';
@@ -193,6 +194,7 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
     const health = new Map(targets.health().map((h) => [h.id, h.circuit]));
     const data = Object.entries(config.aliases).map(([alias, a]) => ({
       alias,
+      kind: a.kind,
       available: targets.isAvailable(alias),
       maxOutputTokens: a.maxOutputTokens,
       contextWindow: a.contextWindow,
@@ -200,11 +202,13 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
       // Prices per million tokens in `currency`, as configured; a target's is resolved (its own, the alias's, or free for demo).
       price: a.price === null ? null : { ...a.price },
       imageTokens: a.imageTokens,
-      // OpenAI's fields beyond the contract's table it takes: its own list, else the top level's.
-      requestFields: [...aliasRequestFields(a, config.requestFields)],
+      // OpenAI's fields beyond the contract's table it takes: its own list, else the top level's (none for embeddings).
+      requestFields: a.kind === 'chat' ? [...aliasRequestFields(a, config.requestFields)] : [],
       targets: a.targets.map((t) => {
         const id = `${t.provider}/${t.model}`;
-        return { id, provider: t.provider, model: t.model, weight: t.weight, priority: t.priority, price: t.price === null ? null : { ...t.price }, circuit: health.get(id) ?? 'closed' };
+        const target = { id, provider: t.provider, model: t.model, weight: t.weight, priority: t.priority, price: t.price === null ? null : { ...t.price }, circuit: health.get(id) ?? 'closed' };
+        // An embeddings target's settings as the dispatcher uses them: the provider type's default filled in.
+        return a.kind === 'chat' ? target : { ...target, acceptsDimensions: t.acceptsDimensions, maxInputsPerCall: maxInputsPerCall(t, config.providers[t.provider]) };
       }),
     }));
     const auto = { default: config.auto.default, rules: config.auto.rules.map((r) => ({ use: r.use, reason: r.reason })) };

@@ -43,13 +43,22 @@ class ConfiguredFieldPolicy implements FieldPolicy {
     const byAlias = new Map<string, ReadonlySet<RequestFieldName>>();
     const own = new Set<string>();
     const union = new Set<RequestFieldName>();
-    for (const [alias, { requestFields }] of Object.entries(config.aliases)) {
+    const embeddings: string[] = [];
+    for (const [alias, { kind, requestFields }] of Object.entries(config.aliases)) {
+      if (kind === 'embeddings') {
+        embeddings.push(alias);
+        continue;
+      }
       if (requestFields !== null) own.add(alias);
       const accepted = requestFields === null ? this.#global : new Set(requestFields);
       byAlias.set(alias, accepted);
       for (const name of accepted) union.add(name);
     }
     byAlias.set(AUTO_ALIAS, union);
+    // No chat request reaches an embeddings alias: its fields are judged as
+    // for service-auto, so the answer is the alias's kind (model_kind_mismatch
+    // when routed), not a field refusal naming a setting it cannot have.
+    for (const alias of embeddings) byAlias.set(alias, union);
     this.#byAlias = byAlias;
     this.#ownLists = own;
     this.anywhere = union;

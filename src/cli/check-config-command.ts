@@ -9,6 +9,7 @@ import { AUTO_ALIAS, ConfigError, type GatewayConfig } from '../config/config.ts
 import type { ConfigIssue, ConfigIssueCode, ConfigWarning } from '../config/config-issues.ts';
 import { CONFIG_ENV, loadConfig } from '../config/config-loader.ts';
 import { EXPIRY_WARNING_DAYS } from '../config/pem-checks.ts';
+import { aliasLabels } from '../config/alias-kind-config.ts';
 import { aliasTargetWarnings } from '../providers/request-restrictions.ts';
 import { describeArgumentProblem } from './argument-problem.ts';
 import { checkConfigFiles } from './config-file-checks.ts';
@@ -133,7 +134,7 @@ function problemsOf(issues: readonly ConfigIssue[]): ConfigProblem[] {
 
 function summary(config: GatewayConfig): string {
   const providers = Object.entries(config.providers).map(([name, p]) => `${name} (${p.type})`);
-  const aliases = Object.keys(config.aliases);
+  const aliases = aliasLabels(config.aliases);
   return (
     `${count(providers.length, 'provider')}: ${providers.join(', ')}; ` +
     `${count(aliases.length, 'alias', 'aliases')}: ${aliases.join(', ')}; ` +

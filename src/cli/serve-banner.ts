@@ -2,6 +2,7 @@
 // state, and what a newcomer does next (a first key, the admin password).
 import type { GatewayConfig } from '../config/config.ts';
 import { providerNotices } from '../config/provider-types.ts';
+import { aliasLabels } from '../config/alias-kind-config.ts';
 
 export interface BannerFacts {
   config: GatewayConfig;
@@ -27,7 +28,7 @@ export function serveBanner(facts: BannerFacts): string {
     (facts.metricsAddress === null ? '' : `  metrics: ${facts.metricsAddress}/metrics\n`) +
     `  config: ${config.source ?? 'embedded default'}; state: ${facts.stateKind}\n` +
     `  data directory: ${config.dataDir}${facts.dataDirOrigin === null ? '' : ` (${facts.dataDirOrigin})`}\n` +
-    `  aliases: ${[...Object.keys(config.aliases), 'service-auto'].join(', ')}\n` +
+    `  aliases: ${[...aliasLabels(config.aliases), 'service-auto'].join(', ')}\n` +
     providerNotices(Object.values(config.providers))
       .map((notice) => `  ${notice}\n`)
       .join('') +

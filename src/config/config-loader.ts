@@ -17,7 +17,9 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 /**
  * The embedded default: the demo provider behind service-chat and
  * service-vision, so service-auto can be seen choosing by image
- * (`x-portcullis-route: service-vision; reason=image_url`).
+ * (`x-portcullis-route: service-vision; reason=image_url`), and behind
+ * service-embed, whose deterministic vectors let an embeddings client run
+ * without any model.
  */
 export function embeddedConfigValue(): unknown {
   return {
@@ -26,6 +28,7 @@ export function embeddedConfigValue(): unknown {
     aliases: {
       'service-chat': { provider: 'demo', model: 'portcullis-demo' },
       'service-vision': { provider: 'demo', model: 'portcullis-demo', capabilities: ['vision'] },
+      'service-embed': { kind: 'embeddings', provider: 'demo', model: 'portcullis-demo-embed' },
     },
     auto: { default: 'service-chat' },
   };

@@ -16,10 +16,11 @@ import { parseCurrency } from './price-config.ts';
 import { parseTelemetry } from './telemetry-config.ts';
 import { parseAudit } from './audit-config.ts';
 import { parseResponses } from './response-store-config.ts';
+import { parseEmbeddings } from './embeddings-config.ts';
 
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit', 'metrics', 'requestFields', 'responses'];
+const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit', 'metrics', 'requestFields', 'responses', 'embeddings'];
 
 /**
  * Checks `value` (a parsed config file) and returns the full config with
@@ -47,8 +48,8 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   // A provider with problems still counts as defined, so an alias naming it
   // gets no second, misleading problem; with "providers" itself broken, no
   // reference can be judged.
-  const demo = new Set(Object.keys(providers).filter((name) => providers[name]?.type === 'demo'));
-  const aliases = parseAliases(c, root['aliases'], { defined: providersIn === undefined ? null : new Set(Object.keys(providersIn)), demo });
+  const types = new Map(Object.entries(providers).map(([name, p]) => [name, p.type]));
+  const aliases = parseAliases(c, root['aliases'], { defined: providersIn === undefined ? null : new Set(Object.keys(providersIn)), types });
   const auto = parseAuto(c, root['auto'], aliases);
   const requestFields = parseRequestFields(c, root, '', [] as readonly RequestFieldName[]);
   const operations = parseOperations(c, root, listen);
@@ -56,12 +57,13 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const telemetry = parseTelemetry(c, root['telemetry']);
   const audit = parseAudit(c, root['audit']);
   const responses = parseResponses(c, root['responses']);
+  const embeddings = parseEmbeddings(c, root['embeddings'], limits);
   const metrics = parseMetrics(c, root['metrics'], baseDir, [
     { setting: 'listen', host: listen.host, port: listen.port },
     ...(operations.admin.enabled ? [{ setting: 'admin', host: operations.admin.host, port: operations.admin.port }] : []),
   ]);
   if (c.issues.length > 0) throw new ConfigError(source, c.issues);
-  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, requestFields, currency, telemetry, audit, responses, metrics };
+  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, requestFields, currency, telemetry, audit, responses, metrics, embeddings };
 }
 
 function parseServerLimits(c: Checker, value: unknown): ServerLimits {

@@ -11,6 +11,7 @@ import type { OidcConfig } from './oidc-config.ts'; // single sign-on
 import type { AuditConfig } from './audit-config.ts';
 import type { ResponsesConfig } from './response-store-config.ts';
 import type { ResponsesMode } from './provider-defaults.ts';
+import type { EmbeddingsConfig } from './embeddings-config.ts';
 
 export const AUTO_ALIAS = 'service-auto';
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -110,7 +111,12 @@ export interface OpenAIProviderConfig extends UpstreamProviderBase {
   responsesPassthrough: string[];
   /** The upstream-run Responses tools (web_search, file_search, ...) a client may have this upstream run; passthrough mode only. */
   responsesHostedTools: string[];
+  /** The `encoding_format` the gateway asks this upstream's embeddings in; the client gets its own either way. */
+  embeddingsEncoding: EmbeddingsEncoding;
 }
+
+/** How an upstream is asked to encode vectors: base64 (little-endian float32) or JSON numbers. */
+export type EmbeddingsEncoding = 'base64' | 'float';
 
 export interface AnthropicProviderConfig extends UpstreamProviderBase {
   type: 'anthropic';
@@ -159,12 +165,28 @@ export interface TargetConfig {
    * else null (unpriced: its answers cost nothing in the records). Resolved at parse.
    */
   price: Price | null;
+  /**
+   * Embeddings: whether `dimensions` is forwarded to this model (its own
+   * setting, else its alias's, else true for a demo provider); false on chat aliases.
+   */
+  acceptsDimensions: boolean;
+  /**
+   * Embeddings: the most inputs sent in one upstream call (its own setting,
+   * else its alias's); null: the provider type's DEFAULT_MAX_INPUTS_PER_CALL. Null on chat aliases.
+   */
+  maxInputsPerCall: number | null;
 }
+
+/** What an alias serves: chat-shaped requests (chat completions, Messages, Responses, count_tokens) or embeddings. */
+export type AliasKind = 'chat' | 'embeddings';
+export const ALIAS_KINDS: readonly AliasKind[] = ['chat', 'embeddings'];
 
 export type Capability = 'vision' | 'tools' | 'json';
 export const CAPABILITIES: readonly Capability[] = ['vision', 'tools', 'json'];
 
 export interface AliasConfig {
+  /** "chat" unless the config says "embeddings"; a request of the other kind naming it is model_kind_mismatch. */
+  kind: AliasKind;
   targets: TargetConfig[];
   /** Server-side cap on output tokens; a larger request is clamped to it. */
   maxOutputTokens: number | null;
@@ -316,6 +338,8 @@ export interface GatewayConfig {
   responses: ResponsesConfig;
   /** The metrics listener (./metrics-config.ts); null: off, /metrics only on the admin listener. */
   metrics: MetricsConfig | null;
+  /** Bounds of POST /v1/embeddings requests (./embeddings-config.ts). */
+  embeddings: EmbeddingsConfig;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {

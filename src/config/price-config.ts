@@ -27,12 +27,15 @@ export function parseCurrency(c: Checker, root: Obj): string {
  * are required, cachedInput defaults to input and may not exceed it (cached
  * prompt tokens are billed at a discount by every provider; a larger value is
  * taken for a typo, such as the two swapped). Undefined when it has a problem.
+ * `outputRequired` false (an embeddings alias, whose answers have no output
+ * tokens): output defaults to 0.
  */
-export function parsePrice(c: Checker, value: unknown, at: string): Price | undefined {
+export function parsePrice(c: Checker, value: unknown, at: string, outputRequired = true): Price | undefined {
   const o = c.object(value, at, PRICE_SETTINGS);
   if (o === undefined) return undefined;
   const input = o['input'] === undefined ? c.report(join(at, 'input'), { code: 'required' }) : priceNumber(c, o['input'], join(at, 'input'));
-  const output = o['output'] === undefined ? c.report(join(at, 'output'), { code: 'required' }) : priceNumber(c, o['output'], join(at, 'output'));
+  const output =
+    o['output'] === undefined ? (outputRequired ? c.report(join(at, 'output'), { code: 'required' }) : 0) : priceNumber(c, o['output'], join(at, 'output'));
   const cachedAt = join(at, 'cachedInput');
   const cachedInput = o['cachedInput'] === undefined ? input : priceNumber(c, o['cachedInput'], cachedAt);
   if (input === undefined || output === undefined || cachedInput === undefined) return undefined;

@@ -41,6 +41,22 @@ export type ResponsesMode = (typeof ResponsesMode)[keyof typeof ResponsesMode];
  */
 export const DEFAULT_RESPONSES_MODE: ResponsesMode = ResponsesMode.Translate;
 
+/**
+ * Inputs one embeddings call carries at most, by provider type, when neither
+ * the target nor its alias sets maxInputsPerCall: OpenAI takes 2048 per call,
+ * but servers made for its SDKs (vLLM, llama.cpp, text-embeddings-inference)
+ * often take fewer, and 512 keeps one call's answer far below the response
+ * size limit. Anthropic has no embeddings API.
+ */
+export const DEFAULT_MAX_INPUTS_PER_CALL = { openai: 512, demo: 2048 } as const;
+
+/**
+ * The encoding_format an "openai" provider is asked for: base64 is exact,
+ * about a third the size of JSON numbers, and taken by every server made for
+ * the openai SDKs, which ask for it by default.
+ */
+export const DEFAULT_EMBEDDINGS_ENCODING = 'base64';
+
 /** Pause between the demo provider's streamed chunks (0: no timers). */
 export const DEFAULT_DEMO_DELAY_MS = 0;
 

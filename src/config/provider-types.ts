@@ -6,9 +6,10 @@
 // type names that the compiler keeps complete. The config parser, check-config,
 // serve and the gateway ask these two tables; nothing else switches on a type.
 // A new provider type is one entry in each (and its adapter).
-import type { AnthropicProviderConfig, DemoProviderConfig, MaxTokensParam, OpenAIProviderConfig, ProviderConfig, TokenCountMethod } from './config.ts';
+import type { AnthropicProviderConfig, DemoProviderConfig, EmbeddingsEncoding, MaxTokensParam, OpenAIProviderConfig, ProviderConfig, TokenCountMethod } from './config.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
-import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_DEMO_DELAY_MS } from './provider-defaults.ts';
+import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_DEMO_DELAY_MS, DEFAULT_EMBEDDINGS_ENCODING } from './provider-defaults.ts';
+import { refuseSettings } from './passthrough-fields.ts';
 import { parseKeyHeader, parseUpstreamOptions, UPSTREAM_SETTINGS } from './upstream-options.ts';
 import { ANTHROPIC_ONLY_SETTINGS, parseAnthropicBetas, parseMessagesPassthrough, refuseAnthropicOnlySettings } from './anthropic-passthrough-config.ts';
 import { OPENAI_ONLY_SETTINGS, parseResponsesMode, parseResponsesHostedTools, parseResponsesPassthrough, refuseOpenAIOnlySettings } from './responses-passthrough-config.ts';
@@ -27,6 +28,7 @@ interface ProviderType<C extends ProviderConfig> {
 }
 
 const MAX_TOKENS_PARAMS: readonly MaxTokensParam[] = ['max_tokens', 'max_completion_tokens'];
+const EMBEDDINGS_ENCODINGS: readonly EmbeddingsEncoding[] = ['base64', 'float'];
 
 /** Which provider type each upstream counting method needs. */
 const TOKEN_COUNT_TYPES: Readonly<Record<Exclude<TokenCountMethod, 'estimate'>, string>> = {
@@ -55,7 +57,7 @@ function parseTokenCount<M extends TokenCountMethod>(c: Checker, o: Obj, at: str
 }
 
 const openai: ProviderType<OpenAIProviderConfig> = {
-  settings: [...UPSTREAM_SETTINGS, 'apiKeyHeader', 'maxTokensParam', ...OPENAI_ONLY_SETTINGS, 'tokenCount'],
+  settings: [...UPSTREAM_SETTINGS, 'apiKeyHeader', 'maxTokensParam', ...OPENAI_ONLY_SETTINGS, 'tokenCount', 'embeddingsEncoding'],
   parse(c, o, at) {
     const upstream = parseUpstreamOptions(c, o, at, undefined, {
       resource: 'chat/completions',
@@ -66,6 +68,7 @@ const openai: ProviderType<OpenAIProviderConfig> = {
     const responses = parseResponsesMode(c, o, at);
     const responsesPassthrough = parseResponsesPassthrough(c, o, at, responses);
     const responsesHostedTools = parseResponsesHostedTools(c, o, at, responses);
+    const embeddingsEncoding = c.optional(o, 'embeddingsEncoding', at, DEFAULT_EMBEDDINGS_ENCODING as EmbeddingsEncoding, (v, vat) => c.oneOf(v, vat, EMBEDDINGS_ENCODINGS));
     return {
       type: 'openai',
       ...upstream,
@@ -74,6 +77,7 @@ const openai: ProviderType<OpenAIProviderConfig> = {
       responses,
       responsesPassthrough,
       responsesHostedTools,
+      embeddingsEncoding,
       ...parseTokenCount(c, o, at, 'openai', ['vllm', 'llamacpp', 'estimate']),
     };
   },
@@ -131,6 +135,10 @@ export function parseProvider(c: Checker, value: unknown, at: string): ProviderC
   // Another type's door settings are said specifically, rather than as unknown settings.
   let rest = entry.settings.includes('messagesPassthrough') ? o : refuseAnthropicOnlySettings(c, o, at, type);
   if (!entry.settings.includes('responses')) rest = refuseOpenAIOnlySettings(c, rest, at, type);
+  if (!entry.settings.includes('embeddingsEncoding')) {
+    const why = type === 'anthropic' ? 'Anthropic has no embeddings API' : `a "${type}" provider makes its own vectors`;
+    rest = refuseSettings(c, rest, at, ['embeddingsEncoding'], `applies to "type": "openai" providers only (${why}): remove it`);
+  }
   c.object(rest, at, ['type', ...entry.settings]);
   return entry.parse(c, o, at);
 }

@@ -2,10 +2,12 @@
 // weighted targets with fallbacks) and "auto" (the service-auto rules). Same
 // rules as the rest of the parser: every problem is collected with its path.
 import {
+  ALIAS_KINDS,
   AUTO_ALIAS,
   CAPABILITIES,
   DEFAULT_IMAGE_TOKENS,
   type AliasConfig,
+  type AliasKind,
   type AutoCondition,
   type AutoRule,
   type Capability,
@@ -16,10 +18,11 @@ import {
 import { join, type Checker, type Obj } from './config-checker.ts';
 import { parsePrice } from './price-config.ts';
 import { parseRequestFields } from './request-fields-config.ts';
+import { embeddingsSettings, refuseOtherKind, type EmbeddingsSettings } from './alias-kind-config.ts';
 
 const ALIAS_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
-const ALIAS_SETTINGS = ['provider', 'model', 'targets', 'maxOutputTokens', 'contextWindow', 'capabilities', 'price', 'imageTokens', 'requestFields'];
-const TARGET_SETTINGS = ['provider', 'model', 'weight', 'priority', 'price'];
+const ALIAS_SETTINGS = ['kind', 'provider', 'model', 'targets', 'maxOutputTokens', 'contextWindow', 'capabilities', 'price', 'imageTokens', 'requestFields', 'acceptsDimensions', 'maxInputsPerCall'];
+const TARGET_SETTINGS = ['provider', 'model', 'weight', 'priority', 'price', 'acceptsDimensions', 'maxInputsPerCall'];
 /** A demo answer costs nothing unless a price is given for it. */
 const FREE: Price = { input: 0, cachedInput: 0, output: 0 };
 
@@ -27,8 +30,16 @@ const FREE: Price = { input: 0, cachedInput: 0, output: 0 };
 interface ProviderNames {
   /** Every name defined, or null when "providers" itself is broken (a reference cannot be judged then). */
   defined: ReadonlySet<string> | null;
-  /** Names of demo providers: their targets are free unless priced. */
-  demo: ReadonlySet<string>;
+  /** The type of each provider parsed without problems: demo targets are free unless priced, anthropic serves no embeddings. */
+  types: ReadonlyMap<string, string>;
+}
+
+/** What a target takes from its alias besides the price. */
+interface AliasDefaults {
+  kind: AliasKind;
+  /** False when the alias's kind is itself wrong: the settings of either kind are then not judged by it. */
+  kindKnown: boolean;
+  embeddings: EmbeddingsSettings;
 }
 const CONDITION_KEYS = ['images', 'tools', 'jsonObject', 'stream', 'minPromptTokens'] as const;
 
@@ -45,17 +56,25 @@ export function parseAliases(c: Checker, value: unknown, providers: ProviderName
     aliases[name] = parseAlias(c, a, at, name, providers);
   }
   if (Object.keys(aliases).length === 0) c.report('aliases', { code: 'required', message: 'must define at least one alias' });
+  else if (Object.values(aliases).every((a) => a.kind === 'embeddings')) {
+    c.report('aliases', { code: 'required', message: `must define at least one chat alias (without "kind": "embeddings"): ${AUTO_ALIAS} routes chat requests to one` });
+  }
   return aliases;
 }
 
 function parseAlias(c: Checker, value: unknown, at: string, name: string, providers: ProviderNames): AliasConfig {
-  const alias: AliasConfig = { targets: [], maxOutputTokens: null, contextWindow: null, capabilities: [], price: null, imageTokens: DEFAULT_IMAGE_TOKENS, requestFields: null };
-  const o = c.object(value, at, ALIAS_SETTINGS);
-  if (o === undefined) return alias;
-  alias.price = c.optional(o, 'price', at, null, (v, vat) => parsePrice(c, v, vat));
-  alias.targets = parseTargets(c, o, at, name, providers);
+  const alias: AliasConfig = { kind: 'chat', targets: [], maxOutputTokens: null, contextWindow: null, capabilities: [], price: null, imageTokens: DEFAULT_IMAGE_TOKENS, requestFields: null };
+  const given = c.object(value, at, ALIAS_SETTINGS);
+  if (given === undefined) return alias;
+  alias.kind = c.optional(given, 'kind', at, 'chat' as AliasKind, (v, vat) => c.oneOf(v, vat, ALIAS_KINDS));
+  const kindKnown = given['kind'] === undefined || given['kind'] === alias.kind;
+  const o = kindKnown ? refuseOtherKind(c, given, at, alias.kind) : given;
+  // An embeddings answer has no output tokens: its price needs only input.
+  alias.price = c.optional(o, 'price', at, null, (v, vat) => parsePrice(c, v, vat, alias.kind === 'chat'));
+  const defaults: AliasDefaults = { kind: alias.kind, kindKnown, embeddings: embeddingsSettings(c, o, at, { acceptsDimensions: null, maxInputsPerCall: null }) };
+  alias.targets = parseTargets(c, o, at, name, providers, defaults);
   // A target inherits the alias's price; a demo target without either is free.
-  for (const target of alias.targets) target.price ??= alias.price ?? (providers.demo.has(target.provider) ? FREE : null);
+  for (const target of alias.targets) target.price ??= alias.price ?? (providers.types.get(target.provider) === 'demo' ? FREE : null);
   alias.imageTokens = c.int(o, 'imageTokens', at, DEFAULT_IMAGE_TOKENS, 1, 1_000_000);
   alias.maxOutputTokens = c.optional(o, 'maxOutputTokens', at, null, (v, vat) => c.integer(v, vat, 1, 10_000_000));
   alias.contextWindow = c.optional(o, 'contextWindow', at, null, (v, vat) => c.integer(v, vat, 256, 100_000_000));
@@ -73,43 +92,61 @@ function parseAlias(c: Checker, value: unknown, at: string, name: string, provid
   return alias;
 }
 
-function parseTargets(c: Checker, o: Obj, at: string, aliasName: string, providers: ProviderNames): TargetConfig[] {
+function parseTargets(c: Checker, o: Obj, at: string, aliasName: string, providers: ProviderNames, defaults: AliasDefaults): TargetConfig[] {
   if (o['targets'] === undefined) {
     if (o['provider'] === undefined) return c.report(join(at, 'provider'), { code: 'required', hint: '(or give "targets")' }) ?? [];
-    return [parseTarget(c, { provider: o['provider'], ...(o['model'] === undefined ? {} : { model: o['model'] }) }, at, aliasName, providers)];
+    // The alias's own embeddings settings are already its defaults.
+    return [parseTarget(c, { provider: o['provider'], ...(o['model'] === undefined ? {} : { model: o['model'] }) }, at, aliasName, providers, defaults)];
   }
   if (o['provider'] !== undefined || o['model'] !== undefined) c.report(at, { code: 'conflict', message: 'give either "provider" (and "model") or "targets", not both' });
   const tat = join(at, 'targets');
   const targets = o['targets'];
   if (!Array.isArray(targets) || targets.length === 0) return c.report(tat, { code: 'not_array', message: 'must be a non-empty array' }) ?? [];
   if (targets.length > 16) return c.report(tat, { code: 'too_many', message: 'must have at most 16 entries' }) ?? [];
-  return targets.map((t: unknown, i: number) => parseTarget(c, t, `${tat}[${i}]`, aliasName, providers));
+  return targets.map((t: unknown, i: number) => parseTarget(c, t, `${tat}[${i}]`, aliasName, providers, defaults));
 }
 
-function parseTarget(c: Checker, value: unknown, at: string, aliasName: string, providers: ProviderNames): TargetConfig {
-  const target: TargetConfig = { provider: '', model: aliasName, weight: 1, priority: 0, price: null };
-  const o = c.object(value, at, TARGET_SETTINGS);
-  if (o === undefined) return target;
+function parseTarget(c: Checker, value: unknown, at: string, aliasName: string, providers: ProviderNames, defaults: AliasDefaults): TargetConfig {
+  const target: TargetConfig = { provider: '', model: aliasName, weight: 1, priority: 0, price: null, acceptsDimensions: false, maxInputsPerCall: null };
+  const given = c.object(value, at, TARGET_SETTINGS);
+  if (given === undefined) return target;
+  const o = defaults.kindKnown ? refuseOtherKind(c, given, at, defaults.kind) : given;
   const pat = join(at, 'provider');
   const provider = c.string(o['provider'], pat);
   if (provider !== undefined && providers.defined !== null && !providers.defined.has(provider)) {
     c.report(pat, { code: 'unknown_reference', kind: 'provider', name: provider });
   }
+  const type = provider === undefined ? undefined : providers.types.get(provider);
+  if (defaults.kind === 'embeddings' && type === 'anthropic') {
+    c.report(pat, { code: 'invalid_value', message: `names provider '${provider}' of type "anthropic": Anthropic has no embeddings API; use an openai or demo provider` });
+  }
   target.provider = provider ?? '';
   target.model = c.optional(o, 'model', at, aliasName, (v, vat) => c.string(v, vat));
   target.weight = c.int(o, 'weight', at, 1, 1, 1000);
   target.priority = c.int(o, 'priority', at, 0, 0, 100);
-  target.price = c.optional(o, 'price', at, null, (v, vat) => parsePrice(c, v, vat));
+  target.price = c.optional(o, 'price', at, null, (v, vat) => parsePrice(c, v, vat, defaults.kind === 'chat'));
+  if (defaults.kind === 'embeddings') {
+    const own = embeddingsSettings(c, o, at, defaults.embeddings);
+    // The demo makes vectors of any width; a real model takes dimensions only when the config says so.
+    target.acceptsDimensions = own.acceptsDimensions ?? type === 'demo';
+    target.maxInputsPerCall = own.maxInputsPerCall;
+  }
   return target;
 }
 
 /** `aliases`: null when "aliases" is broken; references to aliases are not judged then. */
 export function parseAuto(c: Checker, value: unknown, aliases: Record<string, AliasConfig> | null): GatewayConfig['auto'] {
   const names = aliases === null ? [] : Object.keys(aliases);
+  const chat = names.filter((name) => aliases?.[name]?.kind === 'chat');
   const known = (name: string, at: string): void => {
-    if (aliases !== null && names.length > 0 && !Object.hasOwn(aliases, name)) c.report(at, { code: 'unknown_reference', kind: 'alias', name });
+    if (aliases === null || names.length === 0) return;
+    if (!Object.hasOwn(aliases, name)) c.report(at, { code: 'unknown_reference', kind: 'alias', name });
+    else if (aliases[name]?.kind === 'embeddings') {
+      const instead = chat.length === 0 ? 'define a chat alias and name it here' : `name a chat alias (${chat.join(', ')})`;
+      c.report(at, { code: 'invalid_value', message: `names '${name}', an embeddings alias; ${AUTO_ALIAS} routes chat requests: ${instead}` });
+    }
   };
-  const first = names[0] ?? '';
+  const first = chat[0] ?? '';
   const defaults = aliases === null ? [] : defaultAutoRules(aliases);
   if (value === undefined) return { default: first, rules: defaults };
   const a = c.object(value, 'auto', ['default', 'rules']);
@@ -166,6 +203,7 @@ function defaultReason(when: AutoCondition): string {
  */
 export function defaultAutoRules(aliases: Record<string, AliasConfig>): AutoRule[] {
   const rules: AutoRule[] = [];
+  // Capabilities are chat settings: an embeddings alias has none.
   const first = (cap: Capability): string | undefined => Object.keys(aliases).find((n) => aliases[n]?.capabilities.includes(cap));
   const vision = first('vision');
   if (vision !== undefined) rules.push({ when: { images: true }, use: vision, reason: 'image_url' });

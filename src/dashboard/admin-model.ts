@@ -171,10 +171,16 @@ export interface AliasTarget {
   circuit: CircuitState;
   /** The target's own price, else its alias's; null: no price configured. Absent from older servers. */
   price?: Price | null;
+  /** Embeddings aliases only: whether `dimensions` is forwarded to it. */
+  acceptsDimensions?: boolean;
+  /** Embeddings aliases only: the most inputs one call to it carries. */
+  maxInputsPerCall?: number;
 }
 
 export interface AliasInfo {
   alias: string;
+  /** "chat" or "embeddings"; absent from older servers (chat). */
+  kind?: 'chat' | 'embeddings';
   available: boolean;
   maxOutputTokens: number | null;
   contextWindow: number | null;

@@ -1,5 +1,5 @@
-// The aliases view: each alias, whether it can serve now, and its targets in
-// order with their circuit breaker state, and the prices when configured.
+// The aliases view: each alias, its kind, whether it can serve now, and its
+// targets in order with their circuit breaker state, and the prices when configured.
 import { adminApi } from './api.ts';
 import type { AliasCatalogue, AliasInfo, ApiFailure } from './admin-model.ts';
 import { byId, el } from './dom.ts';
@@ -74,13 +74,27 @@ function aliasPrice(alias: AliasInfo, currency: string): string {
   return `${UNPRICED}: its requests count no cost, so keys with a spending budget are refused it (403)`;
 }
 
-function aliasCard(alias: AliasInfo, currency: string): HTMLElement {
-  const facts: Array<[string, string, string?]> = [
+/** The chat settings, or for an embeddings alias what its targets take (the chat settings do not apply to it). */
+function kindFacts(alias: AliasInfo): Array<[string, string, string?]> {
+  if (alias.kind === 'embeddings') {
+    const dimensions = alias.targets.filter((t) => t.acceptsDimensions === true).map((t) => t.id);
+    return [
+      ['Kind', 'Embeddings (POST /v1/embeddings)', 'alias-kind'],
+      ['Takes dimensions', dimensions.length === 0 ? 'No target' : dimensions.length === alias.targets.length ? 'Every target' : dimensions.join(', ')],
+      ['Inputs per call', [...new Set(alias.targets.map((t) => (t.maxInputsPerCall === undefined ? '?' : formatCount(t.maxInputsPerCall))))].join(' / ')],
+    ];
+  }
+  return [
+    ['Kind', 'Chat', 'alias-kind'],
     ['Context window', alias.contextWindow === null ? 'Not set' : `${formatCount(alias.contextWindow)} tokens`],
     ['Max output', alias.maxOutputTokens === null ? 'Not set' : `${formatCount(alias.maxOutputTokens)} tokens`],
     ['Capabilities', alias.capabilities.length === 0 ? 'Text' : alias.capabilities.join(', ')],
     ['Request fields', (alias.requestFields ?? []).length === 0 ? "The contract's table" : `Also ${(alias.requestFields ?? []).join(', ')}`, 'alias-request-fields'],
   ];
+}
+
+function aliasCard(alias: AliasInfo, currency: string): HTMLElement {
+  const facts = kindFacts(alias);
   facts.push(['Price', aliasPrice(alias, currency), 'alias-price']);
   const head = ['Target', 'Provider', 'Model', 'Priority', 'Weight', 'Health', 'Price'];
   return el('article', { className: 'card alias-card', testId: 'alias-card', attrs: { 'data-alias': alias.alias } }, [

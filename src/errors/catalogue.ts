@@ -68,6 +68,8 @@ export const ERROR_CATALOGUE = {
   /** The upstream refused the request (HTTP 400/413/422) without saying why;
    * when it did say, its own message, param and code are relayed instead. */
   upstream_rejected_request: invalid,
+  /** A chat-shaped request naming an embeddings alias, or an embeddings request naming a chat alias (service-auto included); `param: model`. */
+  model_kind_mismatch: invalid,
   unknown_alias: invalid,
   invalid_key_name: invalid,
   invalid_key_setting: invalid,

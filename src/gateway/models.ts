@@ -5,12 +5,15 @@
 // A key limited to some aliases sees those (and service-auto); an expired key is refused.
 // An alias that takes OpenAI's fields beyond the contract's table (requestFields)
 // lists them in `request_fields`; service-auto lists what any alias takes.
+// Each record says its `kind` ("chat" or "embeddings"; service-auto is chat);
+// Anthropic's listing holds the chat models only, since a Claude client can
+// send nothing an embeddings model serves.
 import type { FieldPolicy, RequestFieldName } from '../chat/request-fields.ts';
-import { type GatewayConfig } from '../config/config.ts';
+import { type AliasKind, type GatewayConfig } from '../config/config.ts';
 import { REQUEST_FIELD_NAMES } from '../config/request-fields-config.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RouteHandler } from '../http/request-context.ts';
-import { listAliases } from '../routing/alias-routing.ts';
+import { aliasKind, listAliases } from '../routing/alias-routing.ts';
 import { ANTHROPIC_REQUEST_ID_HEADER, renderAnthropicError } from '../messages/message-errors.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { checkExpiry, usableAliases } from './key-policy.ts';
@@ -20,6 +23,7 @@ interface ModelRecord {
   object: 'model';
   created: number;
   owned_by: string;
+  kind: AliasKind;
   /** Absent when the alias takes the contract's table alone. */
   request_fields?: RequestFieldName[];
 }
@@ -29,13 +33,16 @@ interface ModelListing {
   data: ModelRecord[];
 }
 
+/** An embeddings request takes no chat fields. */
+const NO_FIELDS: ReadonlySet<RequestFieldName> = new Set();
+
 /** `created` is when this configuration was loaded: aliases have no other birth date. */
 function buildModelListing(config: Pick<GatewayConfig, 'aliases'>, policy: FieldPolicy, created: number): ModelListing {
   return {
     object: 'list',
     data: listAliases(config).map((id) => {
-      const record: ModelRecord = { id, object: 'model', created, owned_by: 'portcullis' };
-      const accepted = policy.acceptedFor(id);
+      const record: ModelRecord = { id, object: 'model', created, owned_by: 'portcullis', kind: aliasKind(config, id) ?? 'chat' };
+      const accepted = record.kind === 'chat' ? policy.acceptedFor(id) : NO_FIELDS;
       if (accepted.size > 0) record.request_fields = REQUEST_FIELD_NAMES.filter((name) => accepted.has(name));
       return record;
     }),
@@ -49,9 +56,9 @@ interface AnthropicModelRecord {
   created_at: string;
 }
 
-/** Anthropic's page of models: the whole list on one page. */
+/** Anthropic's page of models: the whole list of chat models on one page. */
 function anthropicListing(records: readonly ModelRecord[]): { data: AnthropicModelRecord[]; has_more: false; first_id: string | null; last_id: string | null } {
-  const data = records.map((r): AnthropicModelRecord => ({ type: 'model', id: r.id, display_name: r.id, created_at: new Date(r.created * 1000).toISOString().replace('.000Z', 'Z') }));
+  const data = records.filter((r) => r.kind === 'chat').map((r): AnthropicModelRecord => ({ type: 'model', id: r.id, display_name: r.id, created_at: new Date(r.created * 1000).toISOString().replace('.000Z', 'Z') }));
   return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
 }
 

@@ -7,13 +7,17 @@
 // with fits its context window. service-auto chooses only among aliases that
 // take every optional request field the request carries (their requestFields,
 // src/chat/request-fields.ts): the validator let through what some alias takes.
-import { AUTO_ALIAS, type AliasConfig, type AutoCondition, type GatewayConfig } from '../config/config.ts';
+// An alias serves one kind of request: a chat-shaped request (chat
+// completions, Messages, Responses, count_tokens) naming an embeddings alias,
+// or an embeddings request naming a chat alias, is model_kind_mismatch, and
+// service-auto never chooses an embeddings alias.
+import { AUTO_ALIAS, type AliasConfig, type AliasKind, type AutoCondition, type GatewayConfig } from '../config/config.ts';
 import { aliasRequestFields } from '../config/request-fields-config.ts';
 import { promptBoundOf, promptTokensFor } from '../chat/request-prompt-bound.ts';
 import { requestFieldsUsed, type RequestFieldName } from '../chat/request-fields.ts';
 import { createIssue, issueToError, type FieldRefusal } from '../chat/request-issues.ts';
 import type { PromptBound, ValidatedChatRequest } from '../chat/types.ts';
-import { ModelNotFoundError } from '../errors/api-error.ts';
+import { ApiError, ModelNotFoundError } from '../errors/api-error.ts';
 
 export interface ResolvedAlias {
   /** The alias the response names as `model`; never service-auto. */
@@ -79,6 +83,7 @@ export function resolveAlias(
     // Own names only: 'constructor' or '__proto__' is no alias.
     const named = Object.hasOwn(config.aliases, request.model) ? config.aliases[request.model] : undefined;
     if (named === undefined) throw new ModelNotFoundError(request.model, usable?.());
+    if (named.kind === 'embeddings') throw kindMismatch(request.model, 'embeddings', config, usable);
     return { alias: request.model, config: named, reason: 'requested', skipped: [] };
   }
   const features = requestFeatures(request);
@@ -88,7 +93,7 @@ export function resolveAlias(
   const skipped: string[] = [];
   const tryAlias = (alias: string, reason: string): ResolvedAlias | undefined => {
     const target = config.aliases[alias];
-    if (target === undefined) return undefined;
+    if (target === undefined || target.kind === 'embeddings') return undefined;
     if (!takesFields(target)) {
       skipped.push(`${alias}:request_fields`);
       return undefined;
@@ -124,7 +129,7 @@ export function resolveAlias(
   if (takesFields(defaultAlias)) return { alias: config.auto.default, config: defaultAlias, reason: 'default', skipped };
   for (const alias of Object.keys(config.aliases)) {
     const candidate = config.aliases[alias] as AliasConfig;
-    if (takesFields(candidate)) return { alias, config: candidate, reason: 'request_fields', skipped };
+    if (candidate.kind === 'chat' && takesFields(candidate)) return { alias, config: candidate, reason: 'request_fields', skipped };
   }
   // Each field is taken by some alias (the validator saw to that), but no alias takes them all.
   const name = refusedField(defaultAlias, global, fields) as RequestFieldName;
@@ -146,6 +151,36 @@ function autoRefusal(name: RequestFieldName, defaultAlias: string, ownList: bool
 function refusedField(alias: AliasConfig, global: readonly RequestFieldName[], fields: readonly RequestFieldName[]): RequestFieldName | undefined {
   const accepted = aliasRequestFields(alias, global);
   return fields.find((name) => !accepted.includes(name));
+}
+
+/**
+ * The alias an embeddings request names; reason `requested`. A chat alias or
+ * service-auto is model_kind_mismatch naming the embeddings models among
+ * `usable()` (every alias when not given); an unknown name is
+ * model_not_found, as for resolveAlias.
+ */
+export function resolveEmbeddingsAlias(model: string, config: Pick<GatewayConfig, 'aliases'>, usable?: () => readonly string[]): ResolvedAlias {
+  const named = Object.hasOwn(config.aliases, model) ? config.aliases[model] : undefined;
+  if (named === undefined && model !== AUTO_ALIAS) throw new ModelNotFoundError(model, usable?.());
+  if (named?.kind === 'embeddings') return { alias: model, config: named, reason: 'requested', skipped: [] };
+  throw kindMismatch(model, 'chat', config, usable);
+}
+
+/** What `name` serves: service-auto is chat; null for a name the config does not define. */
+export function aliasKind(config: Pick<GatewayConfig, 'aliases'>, name: string): AliasKind | null {
+  if (name === AUTO_ALIAS) return 'chat';
+  return Object.hasOwn(config.aliases, name) ? (config.aliases[name] as AliasConfig).kind : null;
+}
+
+/** 400 for `model`, an alias of kind `kind`, named by a request of the other kind; names the models of the right kind the caller may use. */
+function kindMismatch(model: string, kind: AliasKind, config: Pick<GatewayConfig, 'aliases'>, usable?: () => readonly string[]): ApiError {
+  const wanted: AliasKind = kind === 'chat' ? 'embeddings' : 'chat';
+  const models = (usable?.() ?? listAliases(config)).filter((name) => aliasKind(config, name) === wanted);
+  const message =
+    kind === 'embeddings'
+      ? `'${model}' is an embeddings model; send it to POST /v1/embeddings, or use ${models.length === 0 ? 'a chat model (this API key may use none)' : `one of the chat models: ${models.join(', ')}`}.`
+      : `'${model}' is a chat model; ${models.length === 0 ? 'this API key may use no embeddings model' : `embeddings take one of: ${models.join(', ')}`}.`;
+  return new ApiError('model_kind_mismatch', message, { param: 'model' });
 }
 
 /** Aliases in listing order: the configured ones, then service-auto. */

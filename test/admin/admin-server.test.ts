@@ -41,7 +41,7 @@ before(async () => {
       dataDir: path.join(dir, 'data'),
       providers: { demo: { type: 'demo' } },
       requestFields: ['user'],
-      aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo', maxOutputTokens: 1024, capabilities: ['tools'], requestFields: ['json_schema', 'seed'] }, 'service-vision': { provider: 'demo', model: 'demo-vision' } },
+      aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo', maxOutputTokens: 1024, capabilities: ['tools'], requestFields: ['json_schema', 'seed'] }, 'service-vision': { provider: 'demo', model: 'demo-vision' }, 'service-embed': { kind: 'embeddings', provider: 'demo', model: 'demo-embed', maxInputsPerCall: 64 } },
       auto: { default: 'service-chat' },
     },
     null,
@@ -252,6 +252,7 @@ test('aliases: targets with their circuit state and the auto rules', async () =>
       // Price, imageTokens and currency; demo targets without a price are free.
       {
         alias: 'service-chat',
+        kind: 'chat',
         available: true,
         maxOutputTokens: 1024,
         contextWindow: null,
@@ -263,6 +264,7 @@ test('aliases: targets with their circuit state and the auto rules', async () =>
       },
       {
         alias: 'service-vision',
+        kind: 'chat',
         available: true,
         maxOutputTokens: null,
         contextWindow: null,
@@ -271,6 +273,21 @@ test('aliases: targets with their circuit state and the auto rules', async () =>
         imageTokens: 2000,
         requestFields: ['user'],
         targets: [{ id: 'demo/demo-vision', provider: 'demo', model: 'demo-vision', weight: 1, priority: 0, price: { input: 0, cachedInput: 0, output: 0 }, circuit: 'closed' }],
+      },
+      // An embeddings alias: its targets say whether they take dimensions and how many inputs a call carries.
+      {
+        alias: 'service-embed',
+        kind: 'embeddings',
+        available: true,
+        maxOutputTokens: null,
+        contextWindow: null,
+        capabilities: [],
+        price: null,
+        imageTokens: 2000,
+        requestFields: [],
+        targets: [
+          { id: 'demo/demo-embed', provider: 'demo', model: 'demo-embed', weight: 1, priority: 0, price: { input: 0, cachedInput: 0, output: 0 }, circuit: 'closed', acceptsDimensions: true, maxInputsPerCall: 64 },
+        ],
       },
     ],
     auto: { default: 'service-chat', rules: [{ use: 'service-chat', reason: 'tools' }] },

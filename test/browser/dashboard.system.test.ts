@@ -349,6 +349,12 @@ test('the aliases view lists targets with their health', async (t) => {
   const vision = page.locator('[data-testid="alias-card"][data-alias="service-vision"]');
   assert.equal(await vision.getByTestId('alias-price').textContent(), 'Per target (below)');
   assert.equal(await vision.getByTestId('target-price').textContent(), 'Free');
+  // Each card says its kind; an embeddings alias shows what its targets take instead of the chat settings.
+  assert.equal(await card.getByTestId('alias-kind').textContent(), 'Chat');
+  const embed = page.locator('[data-testid="alias-card"][data-alias="service-embed"]');
+  assert.equal(await embed.getByTestId('alias-kind').textContent(), 'Embeddings (POST /v1/embeddings)');
+  assert.deepEqual(await embed.locator('dt').allTextContents(), ['Kind', 'Takes dimensions', 'Inputs per call', 'Price']);
+  assert.deepEqual(await embed.locator('dd').allTextContents(), ['Embeddings (POST /v1/embeddings)', 'Every target', '2,048', 'Per target (below)']);
   await screenshot(t, 'dashboard-aliases-desktop', DESKTOP);
   await screenshot(t, 'dashboard-aliases-phone', PHONE);
   await byTestId('nav-keys').click();

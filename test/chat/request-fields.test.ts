@@ -14,7 +14,7 @@ import { createJsonParser } from '../../src/json/parser.ts';
 import { body, MODEL, USER, WEATHER_TOOL } from './request-fixtures.ts';
 
 function alias(requestFields: readonly RequestFieldName[] | null): AliasConfig {
-  return { targets: [], maxOutputTokens: null, contextWindow: null, capabilities: [], price: null, imageTokens: 2000, requestFields };
+  return { kind: 'chat', targets: [], maxOutputTokens: null, contextWindow: null, capabilities: [], price: null, imageTokens: 2000, requestFields };
 }
 
 const ALL = createFieldPolicy({ aliases: { [MODEL]: alias(null) }, requestFields: [...REQUEST_FIELD_NAMES] });
@@ -211,6 +211,17 @@ describe('the policy per model', () => {
     assert.deepEqual(requestFieldsUsed(auto), ['seed', 'user']);
     assert.equal(validateChatRequest({ ...body({ user: 'u' }), model: 'nope' }, SPLIT).user, 'u');
     assert.equal(rejection({ ...body({ seed: 1 }), model: 'nope' }, SPLIT).code, 'unknown_parameter');
+  });
+
+  test('an embeddings alias takes no part: its fields are judged as for service-auto, so routing answers with its kind', () => {
+    const embed: AliasConfig = { ...alias(null), kind: 'embeddings' };
+    // Every chat alias has its own list: the top level's user reaches none of them.
+    const policy = createFieldPolicy({ aliases: { [MODEL]: alias(['seed']), 'text-embed': embed }, requestFields: ['user'] });
+    assert.deepEqual([...policy.anywhere], ['seed']);
+    assert.deepEqual([...policy.acceptedFor('text-embed')], ['seed']);
+    assert.deepEqual([...policy.acceptedFor('service-auto')], ['seed']);
+    assert.equal(validateChatRequest({ ...body({ seed: 1 }), model: 'text-embed' }, policy).seed, 1);
+    assert.equal(early(JSON.stringify({ ...body({ user: 'u' }), model: 'text-embed' }), policy)?.param, 'user');
   });
 
   test('a field no model takes is refused as its key arrives; one some model takes waits for the whole body', () => {

@@ -143,6 +143,38 @@ describe('check-config on files with problems', () => {
     });
   });
 
+  test('embeddings aliases: each problem of kind named by its path, with what to write instead', () => {
+    const file = writeConfig('embeddings.json', {
+      ...GOOD,
+      providers: { ...GOOD.providers, claude: { type: 'anthropic', apiKeyEnv: 'ANTHROPIC_API_KEY' } },
+      aliases: {
+        ...GOOD.aliases,
+        'text-embed': { kind: 'embeddings', provider: 'claude', contextWindow: 8192, price: { output: 1 } },
+      },
+      auto: { default: 'text-embed' },
+      embeddings: { maxInputs: 20_000 },
+    });
+    assert.deepEqual(run(['--skip-credentials', file]), {
+      code: 1,
+      stdout: '',
+      stderr:
+        'embeddings.json: aliases.text-embed.contextWindow: is a chat setting; an alias with "kind": "embeddings" does not take it: remove it, or give the chat model an alias of its own\n' +
+        'embeddings.json: aliases.text-embed.price.input: is required\n' +
+        `embeddings.json: aliases.text-embed.provider: names provider 'claude' of type "anthropic": Anthropic has no embeddings API; use an openai or demo provider\n` +
+        "embeddings.json: auto.default: names 'text-embed', an embeddings alias; service-auto routes chat requests: name a chat alias (service-chat, service-demo)\n" +
+        'embeddings.json: embeddings.maxInputs: must not exceed limits.maxMembers (10000): the JSON parser refuses a longer input array first; lower it, or raise limits.maxMembers\n',
+    });
+  });
+
+  test('the summary marks embeddings aliases', () => {
+    const file = writeConfig('with-embed.json', { ...GOOD, aliases: { ...GOOD.aliases, 'text-embed': { kind: 'embeddings', provider: 'local', model: 'bge-m3' } } });
+    assert.deepEqual(run(['--skip-credentials', file]), {
+      code: 0,
+      stdout: `with-embed.json: ok\n${GOOD_SUMMARY.replace('2 aliases: service-chat, service-demo;', '3 aliases: service-chat, service-demo, text-embed (embeddings);')}`,
+      stderr: '',
+    });
+  });
+
   test('every missing upstream key is named, each by its provider', () => {
     const emptyDir = path.join(tmp, 'no-credentials');
     mkdirSync(emptyDir, { recursive: true });

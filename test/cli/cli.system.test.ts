@@ -79,7 +79,7 @@ async function statusBecomes(url: string, key: string, want: number): Promise<nu
 test('the embedded default serves the demo provider and says how to create a key', { skip, timeout: 30_000 }, async () => {
   const dataDir = path.join(tmp, 'embedded-data');
   const { child, banner } = await startServe([], { PORTCULLIS_DATA_DIR: dataDir });
-  assert.match(banner, /aliases: service-chat, service-vision, service-auto\n/);
+  assert.match(banner, /aliases: service-chat, service-vision, service-embed \(embeddings\), service-auto\n/);
   assert.match(banner, /not a language model/);
   // Run as `node <path to main.js>` from tmp: the hint is what can be typed there.
   assert.ok(banner.includes(`No API keys yet. Create one with: node ${MAIN} keys create --name my-app\n`), banner);

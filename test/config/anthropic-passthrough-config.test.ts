@@ -120,7 +120,7 @@ test('other provider types: both settings refused, saying where they apply, and 
       code: 'unknown_setting',
       path: 'providers.p.bogus',
       message:
-        'unknown setting (allowed here: type, baseUrl, apiKeyEnv, apiKeyFile, headers, connectTimeoutMs, firstByteTimeoutMs, idleTimeoutMs, timeoutMs, retry, circuitBreaker, transport, tls, proxy, apiKeyHeader, maxTokensParam, responses, responsesPassthrough, responsesHostedTools, tokenCount)',
+        'unknown setting (allowed here: type, baseUrl, apiKeyEnv, apiKeyFile, headers, connectTimeoutMs, firstByteTimeoutMs, idleTimeoutMs, timeoutMs, retry, circuitBreaker, transport, tls, proxy, apiKeyHeader, maxTokensParam, responses, responsesPassthrough, responsesHostedTools, tokenCount, embeddingsEncoding)',
     },
   ]);
   assert.deepEqual(parse({ type: 'demo', anthropicBetas: [] }).issues, [{ code: 'conflict', path: 'providers.p.anthropicBetas', message: where('demo') }]);

@@ -49,6 +49,7 @@ test('a minimal config gets every default', () => {
         responses: 'translate',
         responsesPassthrough: [],
         responsesHostedTools: [],
+        embeddingsEncoding: 'base64',
         policy: DEFAULT_POLICY,
         transport: null,
         tls: null,
@@ -57,7 +58,8 @@ test('a minimal config gets every default', () => {
     },
     aliases: {
       'service-chat': {
-        targets: [{ provider: 'local', model: 'llama-3.1-8b', weight: 1, priority: 0, price: null }],
+        kind: 'chat',
+        targets: [{ provider: 'local', model: 'llama-3.1-8b', weight: 1, priority: 0, price: null, acceptsDimensions: false, maxInputsPerCall: null }],
         maxOutputTokens: null,
         contextWindow: null,
         capabilities: [],
@@ -73,6 +75,7 @@ test('a minimal config gets every default', () => {
     audit: { rotateBytes: 64 * 1024 * 1024 },
     responses: { store: { enabled: false, ttlSeconds: 86_400, maxRecordBytes: 8 * 1024 * 1024, maxTotalBytes: 256 * 1024 * 1024, maxChainDepth: 1000 } },
     metrics: null,
+    embeddings: { maxInputs: 2048, maxInputBytes: 65_536, maxInputTokens: 8192, maxTotalBytes: 4_194_304, maxConcurrentCalls: 4 },
   });
 });
 
@@ -120,11 +123,18 @@ test('alias model defaults to the alias name; auto.default defaults to the first
   assert.deepEqual(c.providers['d'], { type: 'demo', delayMs: 0 });
 });
 
-test('loadConfig: the embedded default serves the demo provider on 127.0.0.1:8080, service-vision for images', () => {
+test('loadConfig: the embedded default serves the demo provider on 127.0.0.1:8080, service-vision for images, service-embed for embeddings', () => {
   const c = loadConfig({ env: {}, cwd: dir });
   assert.equal(c.source, null);
   assert.deepEqual(c.listen, { host: '127.0.0.1', port: 8080, tls: null, trustedProxies: [] });
-  assert.deepEqual(Object.keys(c.aliases), ['service-chat', 'service-vision']);
+  assert.deepEqual(Object.keys(c.aliases), ['service-chat', 'service-vision', 'service-embed']);
+  assert.deepEqual(
+    Object.values(c.aliases).map((a) => a.kind),
+    ['chat', 'chat', 'embeddings'],
+  );
+  assert.deepEqual(c.aliases['service-embed']?.targets, [
+    { provider: 'demo', model: 'portcullis-demo-embed', weight: 1, priority: 0, price: { input: 0, cachedInput: 0, output: 0 }, acceptsDimensions: true, maxInputsPerCall: null },
+  ]);
   assert.equal(c.aliases['service-chat']?.targets[0]?.provider, 'demo');
   assert.equal(c.aliases['service-vision']?.targets[0]?.provider, 'demo');
   assert.deepEqual(c.aliases['service-vision']?.capabilities, ['vision']);
@@ -172,9 +182,10 @@ test('targets: fallbacks and weights, each checked by path', () => {
     dir,
   );
   assert.deepEqual(c.aliases['x'], {
+    kind: 'chat',
     targets: [
-      { provider: 'a', model: 'm1', weight: 3, priority: 0, price: { input: 0, cachedInput: 0, output: 0 } },
-      { provider: 'b', model: 'x', weight: 1, priority: 1, price: { input: 0, cachedInput: 0, output: 0 } },
+      { provider: 'a', model: 'm1', weight: 3, priority: 0, price: { input: 0, cachedInput: 0, output: 0 }, acceptsDimensions: false, maxInputsPerCall: null },
+      { provider: 'b', model: 'x', weight: 1, priority: 1, price: { input: 0, cachedInput: 0, output: 0 }, acceptsDimensions: false, maxInputsPerCall: null },
     ],
     maxOutputTokens: null,
     contextWindow: 8192,

@@ -175,8 +175,8 @@ test('the models listing: OpenAI list shape with every alias and service-auto', 
   assert.deepEqual(res.json(), {
     object: 'list',
     data: [
-      { id: 'service-chat', object: 'model', created: 1_700_000_000, owned_by: 'portcullis' },
-      { id: 'service-auto', object: 'model', created: 1_700_000_000, owned_by: 'portcullis' },
+      { id: 'service-chat', object: 'model', created: 1_700_000_000, owned_by: 'portcullis', kind: 'chat' },
+      { id: 'service-auto', object: 'model', created: 1_700_000_000, owned_by: 'portcullis', kind: 'chat' },
     ],
   });
   const post = await request(gw.baseUrl, 'POST', '/v1/models', { headers: { authorization: `Bearer ${gw.key}` } });

@@ -221,8 +221,8 @@ test('allowedAliases: /v1/models lists the allowed aliases and service-auto only
   assert.deepEqual(res.json(), {
     object: 'list',
     data: [
-      { id: 'service-fake', object: 'model', created: 1_700_000_000, owned_by: 'portcullis' },
-      { id: 'service-auto', object: 'model', created: 1_700_000_000, owned_by: 'portcullis' },
+      { id: 'service-fake', object: 'model', created: 1_700_000_000, owned_by: 'portcullis', kind: 'chat' },
+      { id: 'service-auto', object: 'model', created: 1_700_000_000, owned_by: 'portcullis', kind: 'chat' },
     ],
   });
 });

@@ -9,7 +9,8 @@ import { listAliases, requestFeatures, resolveAlias } from '../../src/routing/al
 import { countReads } from '../support/read-count.ts';
 
 const alias = (over: Partial<AliasConfig> = {}): AliasConfig => ({
-  targets: [{ provider: 'p', model: 'm', weight: 1, priority: 0, price: null }],
+  kind: 'chat',
+  targets: [{ provider: 'p', model: 'm', weight: 1, priority: 0, price: null, acceptsDimensions: false, maxInputsPerCall: null }],
   maxOutputTokens: null,
   contextWindow: null,
   capabilities: [],
