@@ -10,9 +10,10 @@
 // never the upstream's content.
 //
 // Base64 is OpenAI's: the standard alphabet with `=` padding, little-endian
-// float32, a whole number of floats. Buffer's decoder skips what it does not
-// know, so the text is checked first; a non-canonical last character (bits
-// past the data) is refused too, as a sign of a broken encoder.
+// float32, a whole number of floats. Only the canonical encoding is taken:
+// anything else (another character, missing or stray padding, bits past the
+// data in the last character) is a sign of a broken encoder, and Buffer's
+// lenient decoder would turn it into wrong vectors silently.
 import { Buffer } from 'node:buffer';
 import { endianness } from 'node:os';
 import { UpstreamError } from '../errors/api-error.ts';
@@ -28,28 +29,22 @@ export interface DecodedEmbeddings {
 /** Typed arrays use the host's byte order; base64 vectors are little-endian. */
 const BIG_ENDIAN_HOST = endianness() === 'BE';
 const EQUALS = 0x3d;
-/** Whole quanta of the alphabet, then at most one padded quantum. */
-const BASE64 = /^[A-Za-z0-9+/]*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-function sextet(code: number): number {
-  if (code >= 0x61) return code - 0x61 + 26; // a-z
-  if (code >= 0x41) return code - 0x41; // A-Z
-  if (code >= 0x30) return code - 0x30 + 52; // 0-9
-  return code === 0x2b ? 62 : 63; // + /
-}
 
 /** The float32 values of `s`, or null when `s` is not canonical base64 of a whole number of them. */
 export function decodeBase64Vector(s: string): Float32Array | null {
   const n = s.length;
-  if (n % 4 !== 0 || !BASE64.test(s)) return null;
+  if (n % 4 !== 0) return null;
   const padding = n === 0 || s.charCodeAt(n - 1) !== EQUALS ? 0 : s.charCodeAt(n - 2) === EQUALS ? 2 : 1;
   const bytes = (n / 4) * 3 - padding;
   if (bytes % 4 !== 0) return null;
-  // Two padding characters leave 4 unused bits in the last sextet, one leaves 2.
-  if (padding > 0 && (sextet(s.charCodeAt(n - 1 - padding)) & (padding === 2 ? 0x0f : 0x03)) !== 0) return null;
   // A buffer of its own: pooled ones may start at an offset a Float32Array cannot take.
   const buffer = Buffer.allocUnsafeSlow(bytes);
   if (buffer.write(s, 0, bytes, 'base64') !== bytes) return null;
+  // Buffer's decoder is lenient (it skips unknown characters, takes the URL-safe
+  // alphabet, ignores stray bits), so the check is that the bytes encode back to
+  // exactly `s`: then `s` is their canonical encoding. Native encode and compare
+  // run at several times the speed of a scan or a regular expression in script.
+  if (buffer.toString('base64') !== s) return null;
   if (BIG_ENDIAN_HOST) buffer.swap32();
   return new Float32Array(buffer.buffer, buffer.byteOffset, bytes / 4);
 }
