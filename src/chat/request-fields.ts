@@ -103,7 +103,7 @@ const MAX_METADATA_PAIRS = 16;
 const MAX_METADATA_KEY = 64;
 const MAX_METADATA_VALUE = 512;
 /** The gateway's bound on identifiers (user, safety_identifier, prompt_cache_key). */
-const MAX_IDENTIFIER = 256;
+export const MAX_IDENTIFIER = 256;
 /** The gateway's bound on logit_bias entries; OpenAI takes biases from -100 to 100. */
 const MAX_LOGIT_BIAS_ENTRIES = 300;
 const MAX_TOP_LOGPROBS = 20;

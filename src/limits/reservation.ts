@@ -51,3 +51,20 @@ export function reserveRequest(request: ReservedRequest, maxOutputTokens: number
   const cost = Math.min(costNanos(promptTokens, input) + costNanos(maxOutputTokens, output), MAX_CHARGE_NANOS);
   return { promptTokens, outputTokens: maxOutputTokens, tokens: promptTokens + maxOutputTokens, costNanos: cost };
 }
+
+/**
+ * The reservation of an embeddings request: its prompt bound (per input, the
+ * UTF-8 bytes of a text or its token count, plus an overhead; carried on the
+ * validated request) at the highest input price among `prices` (those of
+ * the targets it may go to; null: unpriced). Embeddings have no output.
+ */
+export function reserveEmbeddings(promptBound: number, prices: readonly (Price | null)[]): Reservation {
+  if (!Number.isSafeInteger(promptBound) || promptBound < 0) {
+    throw new RangeError(`promptBound must be a non-negative integer; got ${promptBound}.`);
+  }
+  // The request bounds (embeddings.maxTotalBytes) keep a real request far below; the clamp keeps the limiter's invariant.
+  const promptTokens = Math.min(promptBound, MAX_REQUEST_TOKENS);
+  let input = 0;
+  for (const price of prices) if (price !== null) input = Math.max(input, price.input);
+  return { promptTokens, outputTokens: 0, tokens: promptTokens, costNanos: Math.min(costNanos(promptTokens, input), MAX_CHARGE_NANOS) };
+}

@@ -3,7 +3,7 @@ import { Buffer } from 'node:buffer';
 import { test } from 'node:test';
 import type { ChatMessage } from '../../src/chat/types.ts';
 import { costNanos } from '../../src/limits/cost.ts';
-import { MESSAGE_OVERHEAD, REQUEST_OVERHEAD, reserveRequest, TOOLS_OVERHEAD, type ReservedRequest } from '../../src/limits/reservation.ts';
+import { MESSAGE_OVERHEAD, REQUEST_OVERHEAD, reserveEmbeddings, reserveRequest, TOOLS_OVERHEAD, type ReservedRequest } from '../../src/limits/reservation.ts';
 import { assertLimiterInput, MAX_CHARGE_NANOS, MAX_REQUEST_TOKENS } from '../../src/limits/limiter.ts';
 import { validateChatRequest } from '../../src/chat/request-validator.ts';
 import { countReads } from '../support/read-count.ts';
@@ -201,4 +201,17 @@ test('a validated request is reserved from the bound it carries, without reading
   const reads = countReads(request, 'messages');
   assert.deepEqual(reserveRequest(request, 100, ALIAS, []), { promptTokens: 88, outputTokens: 100, tokens: 188, costNanos: 0 });
   assert.equal(reads.count, 0);
+});
+
+test('an embeddings reservation: the prompt bound at the highest input price, no output', () => {
+  const prices = [{ input: 0.02, cachedInput: 0.02, output: 0 }, null, { input: 0.13, cachedInput: 0.13, output: 5 }];
+  assert.deepEqual(reserveEmbeddings(1000, prices), { promptTokens: 1000, outputTokens: 0, tokens: 1000, costNanos: costNanos(1000, 0.13) });
+  assert.deepEqual(reserveEmbeddings(10, []), { promptTokens: 10, outputTokens: 0, tokens: 10, costNanos: 0 });
+  assert.deepEqual(reserveEmbeddings(10, [null]), { promptTokens: 10, outputTokens: 0, tokens: 10, costNanos: 0 });
+  assert.equal(reserveEmbeddings(0, prices).tokens, 0);
+  // Clamped to what the limiter accounts.
+  const huge = reserveEmbeddings(Number.MAX_SAFE_INTEGER, [{ input: 1e6, cachedInput: 1e6, output: 0 }]);
+  assert.deepEqual([huge.promptTokens, huge.costNanos], [MAX_REQUEST_TOKENS, MAX_CHARGE_NANOS]);
+  assert.doesNotThrow(() => assertLimiterInput({ tokens: huge.tokens, costNanos: huge.costNanos }, 0, 'reservation'));
+  for (const bad of [-1, 1.5, Number.NaN]) assert.throws(() => reserveEmbeddings(bad, prices), RangeError);
 });

@@ -1,0 +1,51 @@
+// The embeddings request as the gateway holds it once validated, and the
+// vectors as decoded from an upstream's answer. Pure data: the validator
+// (embeddings-request-validator.ts) builds a request, the codecs
+// (embeddings-answer-decode.ts, embeddings-answer-encode.ts) carry vectors.
+
+/** One input: a text, or a list of token ids. */
+export type EmbeddingInput = string | readonly number[];
+
+/** The form the client sent `input` in; the upstream is sent the same form. */
+export const InputShape = { String: 'string', Strings: 'strings', Tokens: 'tokens', TokenArrays: 'token_arrays' } as const;
+export type InputShape = (typeof InputShape)[keyof typeof InputShape];
+
+export type EncodingFormat = 'float' | 'base64';
+
+export interface EmbeddingsRequest {
+  readonly model: string;
+  /** Always a list: the single forms (a string, one token array) are one input. */
+  readonly inputs: readonly EmbeddingInput[];
+  readonly shape: InputShape;
+  /** The client's, default 'float' (OpenAI's default). */
+  readonly encoding: EncodingFormat;
+  readonly encodingGiven: boolean;
+  readonly dimensions: number | null;
+  readonly user: string | null;
+  /** Upper bound of the input tokens: per input, UTF-8 bytes of a text or its token count, plus INPUT_OVERHEAD. */
+  readonly promptBound: number;
+}
+
+/** The request bounds of the config's `embeddings` section. */
+export interface EmbeddingLimits {
+  maxInputs: number;
+  maxInputBytes: number;
+  maxInputTokens: number;
+  maxTotalBytes: number;
+}
+
+/** Added to each input's prompt bound: a tokenizer may add a start or end token. */
+export const INPUT_OVERHEAD = 4;
+
+/** A token id counts as many bytes towards embeddings.maxTotalBytes. */
+export const TOKEN_BYTES = 4;
+
+/** The largest token id taken: OpenAI's tokenizers fit in a signed 32-bit integer. */
+export const MAX_TOKEN_ID = 2_147_483_647;
+
+/**
+ * A vector as decoded: float32 bits (from base64, or a local provider) or the
+ * upstream's doubles (from a float answer), so each conversion to the
+ * client's encoding is exact.
+ */
+export type Vector = Float32Array | Float64Array;
