@@ -5,7 +5,8 @@
 //  "model":"<alias>","usage":{"prompt_tokens":N,"total_tokens":N}}
 //
 // Float output prints each value with JSON.stringify: a float32 widened to a
-// double parses back to the same float32, a double to the same double.
+// double parses back to the same float32, a double to the same double; -0
+// keeps its sign.
 // Printing numbers is the cost of this path (about 250 ns a value, mostly the
 // shortest-digits conversion); JSON.stringify of a plain array measured about
 // twice as fast as a typed array's join, which prints the same digits.
@@ -17,7 +18,18 @@ import type { EncodingFormat, Vector } from './embeddings-types.ts';
 export const PIECE_CHARS = 64 * 1024;
 
 function embeddingJson(v: Vector, encoding: EncodingFormat): string {
-  return encoding === 'base64' ? `"${encodeBase64Vector(v)}"` : JSON.stringify(Array.from(v));
+  if (encoding === 'base64') return `"${encodeBase64Vector(v)}"`;
+  return hasNegativeZero(v) ? `[${Array.from(v, numberJson).join(',')}]` : JSON.stringify(Array.from(v));
+}
+
+/** JSON.stringify prints -0 as 0: the sign bit would be lost, so such a vector is printed value by value. */
+function hasNegativeZero(v: Vector): boolean {
+  for (let i = 0; i < v.length; i++) if (v[i] === 0 && 1 / (v[i] as number) < 0) return true;
+  return false;
+}
+
+function numberJson(x: number): string {
+  return Object.is(x, -0) ? '-0' : JSON.stringify(x);
 }
 
 /** The client's answer, in pieces of about PIECE_CHARS, keys in OpenAI's order. */

@@ -47,6 +47,9 @@ function next(s: Uint32Array): number {
   return result;
 }
 
+/** The demo's vector width when a request gives no `dimensions`. */
+export const DEMO_EMBEDDING_WIDTH = 256;
+
 /** A deterministic unit vector of `width` values for `input`: L2 norm 1 within float32 rounding. */
 export function demoEmbedding(input: EmbeddingInput, width: number): Float32Array {
   if (!Number.isSafeInteger(width) || width < 1) throw new RangeError(`demoEmbedding: the width must be a positive integer; got ${width}.`);

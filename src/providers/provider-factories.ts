@@ -18,7 +18,7 @@ import { createAnthropicProvider } from './anthropic.ts';
 import { createDemoEmbedder, createDemoProvider } from './demo.ts';
 import { createOpenAICompatibleProvider } from './openai-compatible.ts';
 import { withTokenCounter } from './token-counters.ts';
-import { DEFAULT_MAX_INPUTS_PER_CALL, DEFAULT_TOKEN_COUNT } from '../config/provider-defaults.ts';
+import { DEFAULT_TOKEN_COUNT } from '../config/provider-defaults.ts';
 import { settingsFor } from '../upstream/json-exchange.ts';
 import { ProviderKind } from '../upstream/provider.ts';
 
@@ -44,7 +44,6 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
       policy: config.policy,
       // The same upstream, transport and deadlines, at its embeddings endpoint.
       embedder: { kind: ProviderKind.Http, settings: settingsFor(provider.settings, config.baseUrl, 'embeddings'), encoding: config.embeddingsEncoding },
-      maxInputsPerCall: DEFAULT_MAX_INPUTS_PER_CALL.openai,
     };
   },
   anthropic: (config, apiKey, connection, scheduler) => ({
@@ -64,14 +63,12 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
     policy: config.policy,
     // Anthropic has no embeddings API (the config refuses an anthropic target in an embeddings alias).
     embedder: null,
-    maxInputsPerCall: 0,
   }),
   demo: (config, _apiKey, _connection, scheduler) => ({
     provider: createDemoProvider({ delayMs: config.delayMs, scheduler }),
     maxTokensParam: 'max_tokens',
     policy: null,
     embedder: createDemoEmbedder(),
-    maxInputsPerCall: DEFAULT_MAX_INPUTS_PER_CALL.demo,
   }),
 };
 

@@ -4,7 +4,8 @@
 // every alias that uses the same provider+model. A request's plan points at
 // those records; the upstream request for a target is built when an attempt
 // first needs it.
-import { DEFAULT_MAX_OUTPUT_TOKENS, type GatewayConfig, type MaxTokensParam, type Price, type TargetConfig, type UpstreamPolicy } from '../config/config.ts';
+import { DEFAULT_MAX_OUTPUT_TOKENS, type GatewayConfig, type MaxTokensParam, type Price, type ProviderConfig, type TargetConfig, type UpstreamPolicy } from '../config/config.ts';
+import { maxInputsPerCall } from '../config/alias-kind-config.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { buildUpstreamRequest } from '../chat/upstream-request.ts';
 import { hasDoorOrigin } from '../chat/door-origin.ts';
@@ -24,8 +25,6 @@ export interface ProviderBinding {
   policy: UpstreamPolicy | null;
   /** How it embeds; null or absent: it has no embeddings (Anthropic). */
   embedder?: EmbeddingsProvider | null;
-  /** Inputs per embeddings call when the target sets no maxInputsPerCall (its type's default). */
-  maxInputsPerCall?: number;
 }
 
 /** One target of one alias, built with the configuration and never per request. */
@@ -148,7 +147,7 @@ export function createAliasTargets(config: GatewayConfig, bindings: ReadonlyMap<
         price: t.price,
         retry: binding.policy === null ? NO_RETRY : { ...binding.policy.retry },
         breaker,
-        embeddings: aliasConfig.kind === 'embeddings' ? embeddingsSettings(t, binding) : null,
+        embeddings: aliasConfig.kind === 'embeddings' ? embeddingsSettings(t, binding, config.providers[t.provider]) : null,
       };
     });
     // A provider/model listed twice is one target to the breaker, the log and the charge: the last entry's price is its price.
@@ -240,11 +239,11 @@ export function createAliasTargets(config: GatewayConfig, bindings: ReadonlyMap<
   };
 }
 
-function embeddingsSettings(t: TargetConfig, binding: ProviderBinding): EmbeddingsSettings {
+function embeddingsSettings(t: TargetConfig, binding: ProviderBinding, provider: ProviderConfig | undefined): EmbeddingsSettings {
   const embedder = binding.embedder ?? null;
   // The config refuses such a target; a binding built without an embedder is a programming error.
   if (embedder === null) throw new Error(`provider ${t.provider} has no embeddings`);
-  return { embedder, maxInputsPerCall: t.maxInputsPerCall ?? binding.maxInputsPerCall ?? 1, acceptsDimensions: t.acceptsDimensions };
+  return { embedder, maxInputsPerCall: maxInputsPerCall(t, provider), acceptsDimensions: t.acceptsDimensions };
 }
 
 function dimensionsRefusal(alias: string): InvalidRequestError {

@@ -153,5 +153,5 @@ class PartRun {
 }
 
 function widthMismatch(width: number, expected: number): UpstreamError {
-  return new UpstreamError('bad_upstream_response', `The upstream answered vectors of ${width} values in one part of this request and ${expected} in another; every vector of a request must have the same width.`);
+  return new UpstreamError('bad_upstream_response', `The upstream provider's embeddings answers have embeddings of ${width} dimensions in one call and ${expected} in another; every vector of a request must have the same width.`);
 }

@@ -35,20 +35,24 @@ test('base64 from doubles: each through Math.fround', () => {
   assert.equal(parsed.data[0].embedding, littleEndianBase64(doubles.map(Math.fround)));
 });
 
-test('float from float32: printed as JSON.stringify prints the widened value; each parses back to the same float32', () => {
+test('float from float32: printed as JSON.stringify prints the widened value, -0 with its sign; each parses back to the same float32', () => {
   const v = Float32Array.from(EDGE_FLOATS);
   const text = whole([v], 'float');
-  assert.ok(text.includes(`"embedding":${JSON.stringify(Array.from(v))}}`));
-  assert.ok(text.includes('"embedding":[0,0,1.401298464324817e-45,1.1754942106924411e-38,3.4028234663852886e+38,0.10000000149011612,-1.5]'));
+  assert.ok(text.includes('"embedding":[0,-0,1.401298464324817e-45,1.1754942106924411e-38,3.4028234663852886e+38,0.10000000149011612,-1.5]'));
   const back = JSON.parse(text).data[0].embedding as number[];
-  assert.deepEqual(back.map(Math.fround), Array.from(v, (x) => (Object.is(x, -0) ? 0 : x)));
+  assert.deepEqual(back.map(Math.fround), Array.from(v));
+  assert.ok(Object.is(back[1], -0));
+  const positive = Float32Array.from([0, 0.5]);
+  assert.ok(whole([positive], 'float').includes(`"embedding":${JSON.stringify(Array.from(positive))}}`));
 });
 
-test('float from doubles: the upstream\'s numbers exactly', () => {
+test('float from doubles: the upstream\'s numbers exactly, -0 included', () => {
   const doubles = [0.1, 1e-300, -0, 123456789.123456789, 5e-324];
   const text = whole([Float64Array.from(doubles)], 'float');
-  assert.ok(text.includes(`"embedding":${JSON.stringify(doubles)}}`));
-  assert.deepEqual(JSON.parse(text).data[0].embedding, [0.1, 1e-300, 0, 123456789.12345679, 5e-324]);
+  assert.ok(text.includes('"embedding":[0.1,1e-300,-0,123456789.12345679,5e-324]}'));
+  const back = JSON.parse(text).data[0].embedding as number[];
+  assert.deepEqual(back, [0.1, 1e-300, -0, 123456789.12345679, 5e-324]);
+  assert.ok(Object.is(back[2], -0));
 });
 
 test('a large answer comes in pieces of about 64 KiB that join to the whole', () => {
