@@ -13,7 +13,7 @@ import { parseConfig } from '../../src/config/config-parser.ts';
 import { createAliasTargets } from '../../src/routing/alias-targets.ts';
 import { sendJson } from '../../src/http/respond.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import { createDemoProvider } from '../../src/providers/demo.ts';
+import { createDemoEmbedder, createDemoProvider } from '../../src/providers/demo.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { createUsageLedger } from '../../src/usage/usage-ledger.ts';
 import { request, type RawResponse } from '../gateway/harness.ts';
@@ -47,7 +47,7 @@ before(async () => {
     null,
     dir,
   );
-  const routes = createAliasTargets(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null }]]));
+  const routes = createAliasTargets(config, new Map([['demo', { provider: createDemoProvider(), maxTokensParam: 'max_tokens' as const, policy: null, embedder: createDemoEmbedder() }]]));
   state = openFileBackend(config.dataDir, { watch: false });
   bootstrap = createBootstrapToken();
   admin = createAdminServer({

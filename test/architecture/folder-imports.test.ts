@@ -43,15 +43,15 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   oidc: ['config', 'log'],
   usage: ['files'],
   audit: ['files', 'log', 'redis', 'time'],
-  upstream: ['chat', 'config', 'errors', 'log', 'sse', 'time'],
-  routing: ['chat', 'config', 'errors', 'upstream'],
+  upstream: ['chat', 'config', 'embeddings', 'errors', 'log', 'sse', 'time'],
+  routing: ['chat', 'config', 'embeddings', 'errors', 'upstream'],
   limits: ['chat', 'config', 'redis'],
   keys: ['config', 'limits', 'log'],
   metrics: ['config', 'errors', 'http', 'log', 'routing', 'time'],
   providers: ['chat', 'config', 'embeddings', 'errors', 'messages', 'routing', 'schema', 'sse', 'time', 'upstream'],
   state: ['audit', 'config', 'errors', 'files', 'keys', 'limits', 'log', 'redis', 'time', 'usage'],
   admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
-  gateway: ['chat', 'config', 'errors', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
+  gateway: ['chat', 'config', 'embeddings', 'errors', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
   cli: ['admin', 'audit', 'config', 'files', 'gateway', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'time', 'usage'],
 };
 
