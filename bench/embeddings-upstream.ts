@@ -32,20 +32,27 @@ function answerFor(count: number): Buffer {
 
 /** The number of inputs in a body the benchmark wrote: its inputs have no quotes inside. */
 function inputCount(body: string): number {
-  const start = body.indexOf('"input":[');
+  const start = body.indexOf('"input":[') + '"input":['.length;
   const end = body.indexOf(']', start);
   let count = 0;
   for (let i = start; i < end; i++) if (body.charCodeAt(i) === 34) count++;
   return count / 2;
 }
 
+/** The model's time per call, as if it computed the vectors (the first argument; default 0). */
+const DELAY_MS = Number(process.argv[2] ?? 0);
+
 const server = http.createServer((req, res) => {
   const parts: Buffer[] = [];
   req.on('data', (part: Buffer) => parts.push(part));
   req.on('end', () => {
     const answer = answerFor(inputCount(Buffer.concat(parts).toString('latin1')));
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(answer.length) });
-    res.end(answer);
+    const send = (): void => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(answer.length) });
+      res.end(answer);
+    };
+    if (DELAY_MS > 0) setTimeout(send, DELAY_MS);
+    else send();
   });
 });
 

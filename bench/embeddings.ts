@@ -11,7 +11,12 @@
 //
 //   npm run build && node dist/bench/embeddings.js
 //
-// Env: BENCH_ROUNDS (default 10) timed requests per target.
+// Env: BENCH_ROUNDS (default 10) timed requests per target;
+//      BENCH_UPSTREAM_MS (default 0) the fake model's time per call: with 0 the
+//        upstream is only the wire, which no proxy can add 5 % to (it must read
+//        and write every byte again); a real model takes seconds for 512 inputs;
+//      BENCH_GATEWAY_NODE_FLAGS node flags for the gateways, e.g.
+//        "--cpu-prof --cpu-prof-dir=/tmp/prof" (written when they stop).
 // The codec alone (base64 and float conversion in MB/s): bench/embeddings-codec.ts.
 import http from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,8 +30,10 @@ const PART = 512;
 const WIDTH = 3072;
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 10);
 const WARMUP = 2;
+const UPSTREAM_MS = Number(process.env['BENCH_UPSTREAM_MS'] ?? 0);
 const MODEL = 'bench-embed';
 const CLI_MAIN = new URL('../src/cli/main.js', import.meta.url);
+const GATEWAY_NODE_FLAGS = (process.env['BENCH_GATEWAY_NODE_FLAGS'] ?? '').split(' ').filter((flag) => flag !== '');
 
 function sibling(name: string): URL {
   return new URL(`./${name}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
@@ -40,16 +47,19 @@ interface Posted {
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 
 /** POSTs `body` and counts the answer's bytes (never holds them: the client's memory is not the gateway's). */
-function post(port: number, body: string, key: string | null): Promise<Posted> {
+function post(port: number, body: string, key: string | null): Promise<Posted & { head: string }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (key !== null) headers['authorization'] = `Bearer ${key}`;
     const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/embeddings', headers, agent }, (res) => {
       let bytes = 0;
+      let head = '';
       res.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
+        // The start of the answer, for an error's message.
+        if (head.length < 500) head += chunk.toString('utf8', 0, 500);
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, head }));
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -102,20 +112,21 @@ async function startGatewayFor(dir: string, transport: 'fetch' | 'node', upstrea
     providers: { bench: { type: 'openai', baseUrl: `http://127.0.0.1:${upstreamPort}/v1`, transport } },
     aliases: { chat: { provider: 'bench', model: 'bench-model' }, [MODEL]: { kind: 'embeddings', provider: 'bench', model: MODEL } },
     auto: { default: 'chat' },
+    admin: { port: 0 },
   };
   writeFileSync(configPath, JSON.stringify(config, null, 2));
   const key = createKey(CLI_MAIN, configPath);
   const sink = await forkBenchServer(`${transport} log-sink`, sibling('gateway-log-sink'), [], 'pipe');
   const stdin = sink.child.stdin;
   if (stdin === null) throw new Error('the log sink has no stdin pipe');
-  const server = await startGateway({ mainModule: CLI_MAIN, configPath, stdout: stdin, nodeFlags: [], name: `gateway-${transport}` });
+  const server = await startGateway({ mainModule: CLI_MAIN, configPath, stdout: stdin, nodeFlags: GATEWAY_NODE_FLAGS, name: `gateway-${transport}` });
   return { process: server, key };
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-bench-embeddings-'));
   try {
-    const upstream = await forkBenchServer('upstream', sibling('embeddings-upstream'), []);
+    const upstream = await forkBenchServer('upstream', sibling('embeddings-upstream'), [String(UPSTREAM_MS)]);
     const inputs = Array.from({ length: INPUTS }, (_, i) => `${String(i).padStart(4, '0')} ${'x'.repeat(INPUT_BYTES - 5)}`);
     const whole = JSON.stringify({ model: MODEL, input: inputs, encoding_format: 'base64' });
     const parts: string[] = [];
@@ -129,7 +140,7 @@ async function main(): Promise<void> {
         answerBytes: 0,
         run: async () => {
           const answers = await Promise.all(parts.map((body) => post(upstream.port, body, null)));
-          for (const a of answers) if (a.status !== 200) throw new Error(`the upstream answered ${a.status}`);
+          for (const a of answers) if (a.status !== 200) throw new Error(`the upstream answered ${a.status}: ${a.head}`);
           return answers.reduce((sum, a) => sum + a.bytes, 0);
         },
       },
@@ -144,7 +155,7 @@ async function main(): Promise<void> {
         answerBytes: 0,
         run: async () => {
           const answer = await post(gateway.process.port, whole, gateway.key);
-          if (answer.status !== 200) throw new Error(`the gateway (${transport}) answered ${answer.status}`);
+          if (answer.status !== 200) throw new Error(`the gateway (${transport}) answered ${answer.status}: ${answer.head}`);
           return answer.bytes;
         },
       });
@@ -165,15 +176,16 @@ async function main(): Promise<void> {
 function report(targets: readonly Target[], requestBytes: number): void {
   const direct = targets[0] as Target;
   const base = quantile(direct.times, 0.5);
-  console.log(`${INPUTS} inputs of ${INPUT_BYTES} B (request ${(requestBytes / 1e6).toFixed(1)} MB), ${WIDTH}-wide base64 vectors, ${INPUTS / PART} calls of ${PART}; ${ROUNDS} rounds, node ${process.version}`);
-  console.log('| target | median ms | p90 ms | gateway / direct | answer MB | peak memory per request MB | peak / answer |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log(`${INPUTS} inputs of ${INPUT_BYTES} B (request ${(requestBytes / 1e6).toFixed(1)} MB), ${WIDTH}-wide base64 vectors, ${INPUTS / PART} calls of ${PART}, the fake model ${UPSTREAM_MS} ms a call; ${ROUNDS} rounds, node ${process.version}`);
+  console.log('| target | median ms | p90 ms | gateway / direct | extra ms | answer MB | peak memory per request MB | peak / answer |');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const t of targets) {
     const median = quantile(t.times, 0.5);
     const ratio = t === direct ? '1.00' : (median / base).toFixed(3);
     const peak = t.peaks.length === 0 ? '-' : (quantile(t.peaks, 0.5) / 1e6).toFixed(1);
     const perAnswer = t.peaks.length === 0 ? '-' : (quantile(t.peaks, 0.5) / t.answerBytes).toFixed(2);
-    console.log(`| ${t.name} | ${median.toFixed(1)} | ${quantile(t.times, 0.9).toFixed(1)} | ${ratio} | ${(t.answerBytes / 1e6).toFixed(1)} | ${peak} | ${perAnswer} |`);
+    const extra = t === direct ? '-' : (median - base).toFixed(1);
+    console.log(`| ${t.name} | ${median.toFixed(1)} | ${quantile(t.times, 0.9).toFixed(1)} | ${ratio} | ${extra} | ${(t.answerBytes / 1e6).toFixed(1)} | ${peak} | ${perAnswer} |`);
   }
 }
 

@@ -17,7 +17,7 @@
 import { Buffer } from 'node:buffer';
 import { endianness } from 'node:os';
 import { UpstreamError } from '../errors/api-error.ts';
-import type { Vector } from './embeddings-types.ts';
+import { Base64Vector, type Vector } from './embeddings-types.ts';
 
 export interface DecodedEmbeddings {
   /** vectors[i] answers input i of the call. */
@@ -30,31 +30,66 @@ export interface DecodedEmbeddings {
 const BIG_ENDIAN_HOST = endianness() === 'BE';
 const EQUALS = 0x3d;
 
-/** The float32 values of `s`, or null when `s` is not canonical base64 of a whole number of them. */
-export function decodeBase64Vector(s: string): Float32Array | null {
+/** Where base64 vectors are decoded to be checked: one buffer, grown as needed, so a
+ * 2,048-vector answer makes no buffer per vector (its text is what is kept). */
+let scratch = Buffer.allocUnsafeSlow(0);
+let scratchWords = new Uint32Array(0);
+
+/**
+ * Decodes `s` into the scratch buffer, float32 values in the host's byte
+ * order: how many, or -1 when `s` is not canonical base64 of a whole number
+ * of them.
+ */
+function decodeIntoScratch(s: string): number {
   const n = s.length;
-  if (n % 4 !== 0) return null;
+  if (n % 4 !== 0) return -1;
   const padding = n === 0 || s.charCodeAt(n - 1) !== EQUALS ? 0 : s.charCodeAt(n - 2) === EQUALS ? 2 : 1;
   const bytes = (n / 4) * 3 - padding;
-  if (bytes % 4 !== 0) return null;
-  // A buffer of its own: pooled ones may start at an offset a Float32Array cannot take.
-  const buffer = Buffer.allocUnsafeSlow(bytes);
-  if (buffer.write(s, 0, bytes, 'base64') !== bytes) return null;
+  if (bytes % 4 !== 0) return -1;
+  if (scratch.length < bytes) {
+    // A buffer of its own (never pooled): it starts at offset 0, as the word view needs.
+    scratch = Buffer.allocUnsafeSlow(Math.max(bytes, scratch.length * 2));
+    scratchWords = new Uint32Array(scratch.buffer, scratch.byteOffset, scratch.length >>> 2);
+  }
+  if (scratch.write(s, 0, bytes, 'base64') !== bytes) return -1;
   // Buffer's decoder is lenient (it skips unknown characters, takes the URL-safe
   // alphabet, ignores stray bits), so the check is that the bytes encode back to
   // exactly `s`: then `s` is their canonical encoding. Native encode and compare
   // run at several times the speed of a scan or a regular expression in script.
-  if (buffer.toString('base64') !== s) return null;
-  if (BIG_ENDIAN_HOST) buffer.swap32();
-  return new Float32Array(buffer.buffer, buffer.byteOffset, bytes / 4);
+  if (scratch.toString('base64', 0, bytes) !== s) return -1;
+  if (BIG_ENDIAN_HOST) scratch.subarray(0, bytes).swap32();
+  return bytes / 4;
+}
+
+/** The float32 values of `s`, or null when `s` is not canonical base64 of a whole number of them. */
+export function decodeBase64Vector(s: string): Float32Array | null {
+  const count = decodeIntoScratch(s);
+  if (count < 0) return null;
+  return new Float32Array(scratch.buffer.slice(scratch.byteOffset, scratch.byteOffset + count * 4));
 }
 
 /** The little-endian float32 bytes of `v` in base64; a double is rounded as Math.fround rounds it. */
 export function encodeBase64Vector(v: Vector): string {
+  if (v instanceof Base64Vector) return v.text;
   // Converting to a Float32Array rounds each value as Math.fround does.
   const floats = v instanceof Float32Array ? v : new Float32Array(v);
   const bytes = Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength);
   return (BIG_ENDIAN_HOST ? Buffer.from(bytes).swap32() : bytes).toString('base64');
+}
+
+/** The values of `v` as numbers: a base64 vector decoded (it was checked when it arrived). */
+export function vectorValues(v: Vector): Float32Array | Float64Array {
+  return v instanceof Base64Vector ? (decodeBase64Vector(v.text) as Float32Array) : v;
+}
+
+/** Bits 23 to 30 all set: an infinity or a NaN. */
+const FLOAT32_EXPONENT = 0x7f800000;
+
+/** The position of the first of the scratch's `count` float32 values that is not finite, or -1. */
+function firstNonFiniteInScratch(count: number): number {
+  const words = scratchWords;
+  for (let j = 0; j < count; j++) if (((words[j] as number) & FLOAT32_EXPONENT) === FLOAT32_EXPONENT) return j;
+  return -1;
 }
 
 function fault(problem: string, cause?: unknown): UpstreamError {
@@ -65,23 +100,13 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The position of the first value that is not finite, or -1. */
-function firstNonFinite(v: Vector): number {
-  for (let j = 0; j < v.length; j++) {
-    const x = v[j] as number;
-    // x - x is NaN for NaN and both infinities, 0 for every finite x.
-    if (x - x !== 0) return j;
-  }
-  return -1;
-}
-
 function vectorOf(embedding: unknown, at: number): Vector {
   if (typeof embedding === 'string') {
-    const floats = decodeBase64Vector(embedding);
-    if (floats === null) throw fault(`has an 'embedding' that is not base64 of little-endian float32 values (data[${at}])`);
-    const bad = firstNonFinite(floats);
+    const count = decodeIntoScratch(embedding);
+    if (count < 0) throw fault(`has an 'embedding' that is not base64 of little-endian float32 values (data[${at}])`);
+    const bad = firstNonFiniteInScratch(count);
     if (bad >= 0) throw fault(`has a value that is not a finite number (data[${at}].embedding[${bad}])`);
-    return floats;
+    return new Base64Vector(embedding, count);
   }
   if (!Array.isArray(embedding)) throw fault(`has an 'embedding' that is neither an array of numbers nor a base64 string (data[${at}])`);
   const numbers: readonly unknown[] = embedding;
@@ -110,10 +135,15 @@ function promptTokensOf(usage: unknown): number | null {
  * previous part's), null: any, but all equal. Throws UpstreamError
  * bad_upstream_response naming the fault.
  */
-export function decodeEmbeddingsAnswer(text: string, count: number, width: number | null): DecodedEmbeddings {
+export function decodeEmbeddingsAnswer(answer: Buffer | string, count: number, width: number | null): DecodedEmbeddings {
   let root: unknown;
   try {
-    root = JSON.parse(text);
+    // Bytes are read as Latin-1, not UTF-8: twice as fast on tens of MB, and the
+    // same JSON, since every byte of UTF-8's multi-byte characters is above
+    // 0x7f, so they can only sit inside strings, which stay strings. What the
+    // gateway reads (numbers, base64, indices, usage) is ASCII, so it is read
+    // exactly; other text (the model's name) would be garbled, and is not read.
+    root = JSON.parse(typeof answer === 'string' ? answer : answer.toString('latin1'));
   } catch (error) {
     throw new UpstreamError('bad_upstream_response', 'The upstream provider returned a response that is not valid JSON.', { cause: error });
   }

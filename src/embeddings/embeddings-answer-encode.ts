@@ -11,19 +11,20 @@
 // shortest-digits conversion); JSON.stringify of a plain array measured about
 // twice as fast as a typed array's join, which prints the same digits.
 // Base64 output is the float32 bytes, little-endian (encodeBase64Vector).
-import { encodeBase64Vector } from './embeddings-answer-decode.ts';
+import { encodeBase64Vector, vectorValues } from './embeddings-answer-decode.ts';
 import type { EncodingFormat, Vector } from './embeddings-types.ts';
 
 /** About this many characters a piece: large enough to cost few writes, small enough to bound the memory a slow client pins. */
 export const PIECE_CHARS = 64 * 1024;
 
-function embeddingJson(v: Vector, encoding: EncodingFormat): string {
-  if (encoding === 'base64') return `"${encodeBase64Vector(v)}"`;
+function embeddingJson(vector: Vector, encoding: EncodingFormat): string {
+  if (encoding === 'base64') return `"${encodeBase64Vector(vector)}"`;
+  const v = vectorValues(vector);
   return hasNegativeZero(v) ? `[${Array.from(v, numberJson).join(',')}]` : JSON.stringify(Array.from(v));
 }
 
 /** JSON.stringify prints -0 as 0: the sign bit would be lost, so such a vector is printed value by value. */
-function hasNegativeZero(v: Vector): boolean {
+function hasNegativeZero(v: Float32Array | Float64Array): boolean {
   for (let i = 0; i < v.length; i++) if (v[i] === 0 && 1 / (v[i] as number) < 0) return true;
   return false;
 }

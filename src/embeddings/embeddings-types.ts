@@ -44,8 +44,23 @@ export const TOKEN_BYTES = 4;
 export const MAX_TOKEN_ID = 2_147_483_647;
 
 /**
- * A vector as decoded: float32 bits (from base64, or a local provider) or the
- * upstream's doubles (from a float answer), so each conversion to the
- * client's encoding is exact.
+ * An upstream's base64 vector, checked (canonical, finite float32 values) and
+ * kept as its text: most clients ask for base64, which is then this text
+ * unchanged; a client asking for floats has it decoded as it is written.
+ * `length` is its width in values, as a typed array's.
  */
-export type Vector = Float32Array | Float64Array;
+export class Base64Vector {
+  readonly text: string;
+  readonly length: number;
+  constructor(text: string, length: number) {
+    this.text = text;
+    this.length = length;
+  }
+}
+
+/**
+ * A vector as decoded: the upstream's base64 (float32 bits), float32 values
+ * (a local provider) or the upstream's doubles (from a float answer), so each
+ * conversion to the client's encoding is exact.
+ */
+export type Vector = Base64Vector | Float32Array | Float64Array;

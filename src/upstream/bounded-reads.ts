@@ -5,6 +5,7 @@
 // ./upstream-exchange.ts, which owns the deadline and the abort, over either
 // transport's response (./transport.ts).
 
+import { Buffer } from 'node:buffer';
 import { ApiError } from '../errors/api-error.ts';
 import type { UpstreamBody, UpstreamResponse } from './transport.ts';
 import {
@@ -28,6 +29,31 @@ export async function readBodyBounded(response: UpstreamResponse, limit: number)
   const text = await readChunks(response.body, limit);
   if (text === undefined) throw tooLargeError(limit);
   return text;
+}
+
+/** The 2xx body as bytes, within `limit` as readBodyBounded: for an answer
+ * whose text the caller decodes itself (an embeddings answer, tens of MB of
+ * ASCII, needs no UTF-8 decoding chunk by chunk). */
+export async function readBodyBytesBounded(response: UpstreamResponse, limit: number): Promise<Buffer> {
+  const declared = response.headers.get('content-length');
+  if (declared !== null && Number(declared) > limit) {
+    response.body.cancel();
+    throw tooLargeError(limit);
+  }
+  const body = response.body;
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const value = await body.read();
+    if (value === undefined) break;
+    total += value.byteLength;
+    if (total > limit) {
+      body.cancel();
+      throw tooLargeError(limit);
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts, total);
 }
 
 function tooLargeError(limit: number): ApiError {

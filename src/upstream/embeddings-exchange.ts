@@ -15,7 +15,7 @@ import { splitInputs, upstreamEmbeddingsBody } from '../embeddings/embeddings-up
 import type { AbortSource } from '../time/abort-source.ts';
 import type { AttemptContext, DispatchTarget } from './dispatcher.ts';
 import type { ExchangeSettings } from './exchange-settings.ts';
-import { exchangeJson } from './json-exchange.ts';
+import { exchangeJsonBytes } from './json-exchange.ts';
 import { ProviderKind } from './provider.ts';
 import { UpstreamError } from '../errors/api-error.ts';
 import { ClientAbortError } from './upstream-errors.ts';
@@ -138,7 +138,7 @@ class PartRun {
     }
     const body = upstreamEmbeddingsBody(request, start, end, { model: this.#target.model, encoding: embedder.encoding, dimensions: this.#target.acceptsDimensions });
     const call = { requestId: this.#attempt.requestId, signal, traceHeaders: this.#attempt.traceHeaders };
-    return exchangeJson(embedder.settings, call, body).then((text) => decodeEmbeddingsAnswer(text, end - start, this.#width));
+    return exchangeJsonBytes(embedder.settings, call, body).then((bytes) => decodeEmbeddingsAnswer(bytes, end - start, this.#width));
   }
 
   #place(decoded: DecodedEmbeddings, start: number): void {

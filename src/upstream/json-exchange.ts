@@ -3,6 +3,7 @@
 // same exchange as a whole chat answer (./upstream-exchange.ts: the
 // provider's transport, its deadlines on its scheduler, the caller's abort,
 // the bounded read), POSTed to another endpoint of the same upstream.
+import type { Buffer } from 'node:buffer';
 import { endpointUrl, Exchange, type ExchangeSettings } from './upstream-exchange.ts';
 import type { ExchangeCall } from './provider.ts';
 
@@ -21,6 +22,16 @@ class JsonExchange extends Exchange<ExchangeCall> {
       this.settle();
     }
   }
+
+  async runForBytes(body: string): Promise<Buffer> {
+    try {
+      return await this.readBytes(await this.send(body, undefined));
+    } catch (error) {
+      throw this.explain(error);
+    } finally {
+      this.settle();
+    }
+  }
 }
 
 /** POSTs `body` to `settings.endpoint` (with `headers` over the provider's
@@ -29,4 +40,9 @@ class JsonExchange extends Exchange<ExchangeCall> {
  * noted, ./failure-cause.ts), or a ClientAbortError when the caller's signal aborted. */
 export function exchangeJson(settings: ExchangeSettings, call: ExchangeCall, body: string, headers?: Readonly<Record<string, string>>): Promise<string> {
   return new JsonExchange(call, settings, false).run(body, headers);
+}
+
+/** exchangeJson's answer as bytes, undecoded (the caller knows its text is ASCII or does not need the rest). */
+export function exchangeJsonBytes(settings: ExchangeSettings, call: ExchangeCall, body: string): Promise<Buffer> {
+  return new JsonExchange(call, settings, false).runForBytes(body);
 }

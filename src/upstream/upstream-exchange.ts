@@ -10,10 +10,11 @@
 // which extends this class.
 
 import type { ChatCompletion } from '../chat/types.ts';
-import { readBodyBounded, readErrorDetail } from './bounded-reads.ts';
+import { readBodyBounded, readBodyBytesBounded, readErrorDetail } from './bounded-reads.ts';
 import { Abort, abortError, explainExchangeFailure, Phase } from './exchange-failure.ts';
 import type { ExchangeSettings } from './exchange-settings.ts';
 import type { ExchangeCall, HttpProvider, UpstreamCall } from './provider.ts';
+import type { Buffer } from 'node:buffer';
 import type { Timer } from '../time/scheduler.ts';
 import { ConnectObservation, type UpstreamResponse } from './transport.ts';
 import { ClientAbortError, upstreamHttpError } from './upstream-errors.ts';
@@ -134,6 +135,13 @@ export class Exchange<C extends ExchangeCall = UpstreamCall> {
     const text = await readBodyBounded(response, this.settings.maxResponseBytes);
     this.finished = true;
     return text;
+  }
+
+  /** The whole 2xx body as bytes, bounded by maxResponseBytes. */
+  protected async readBytes(response: UpstreamResponse): Promise<Buffer> {
+    const bytes = await readBodyBytesBounded(response, this.settings.maxResponseBytes);
+    this.finished = true;
+    return bytes;
   }
 
   /** A body chunk is about to be awaited: the idle deadline starts again. */

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { describe, test } from 'node:test';
-import { decodeBase64Vector, decodeEmbeddingsAnswer, encodeBase64Vector } from '../../src/embeddings/embeddings-answer-decode.ts';
+import { decodeBase64Vector, decodeEmbeddingsAnswer, encodeBase64Vector, vectorValues } from '../../src/embeddings/embeddings-answer-decode.ts';
+import { Base64Vector } from '../../src/embeddings/embeddings-types.ts';
 import { UpstreamError } from '../../src/errors/api-error.ts';
 
 /** The expectation made apart from the codec: each value written little-endian with DataView. */
@@ -125,10 +126,21 @@ describe('decodeEmbeddingsAnswer', () => {
     const decoded = decodeEmbeddingsAnswer(text, 2, null);
     assert.equal(decoded.promptTokens, 7);
     const [first, second] = decoded.vectors;
-    assert.ok(first instanceof Float64Array && second instanceof Float32Array);
+    assert.ok(first instanceof Float64Array && second instanceof Base64Vector);
     assert.deepEqual(Array.from(first), [0.1, -0, 1e-300]);
     assert.ok(Object.is(first[1], -0));
-    assert.equal(bitsOf(second), bitsOf([0.5, -0, 2]));
+    // A base64 vector is kept as its text, its width known; its values are the text's.
+    assert.equal(second.text, b64([0.5, -0, 2]));
+    assert.equal(second.length, 3);
+    assert.equal(bitsOf(vectorValues(second)), bitsOf([0.5, -0, 2]));
+  });
+
+  test('the same answer as bytes: read alike, whatever non-ASCII text it holds elsewhere', () => {
+    const text = answer([entry(0, b64([1, 2]))]).replace('"object":"list"', '"object":"liste \u00e9","model":"modèle ✓"');
+    const fromText = decodeEmbeddingsAnswer(text, 1, null);
+    const fromBytes = decodeEmbeddingsAnswer(Buffer.from(text, 'utf8'), 1, null);
+    assert.deepEqual(fromBytes, fromText);
+    assert.throws(() => decodeEmbeddingsAnswer(Buffer.from('{"data":[ \u00e9'), 1, null), { code: 'bad_upstream_response' });
   });
 
   test('usage: absent, null, or without prompt_tokens is null; zero is kept', () => {
