@@ -27,3 +27,12 @@ test('chat, messages and count_tokens are counted apart; a count adds no tokens 
   assert.equal(sampleValue(families, 'portcullis_tokens_total', { alias: 'claude-opus-5-5', kind: 'prompt' }), 20);
   assert.equal(sampleValue(families, 'portcullis_request_duration_seconds_count', { alias: 'claude-opus-5-5' }), 2);
 });
+
+test('embeddings are counted as their own endpoint, with their prompt tokens and duration', () => {
+  const metrics = createGatewayMetrics({ targets: () => [], isKnownAlias: () => true, stateBackendUp: () => 1 });
+  metrics.requestDone(line('/v1/embeddings', { alias: 'text-embed', promptTokens: 40, completionTokens: 0 }));
+  const families = parsePrometheusText(metrics.registry.expose());
+  assert.equal(sampleValue(families, 'portcullis_requests_total', { endpoint: 'embeddings', alias: 'text-embed', status: '200' }), 1);
+  assert.equal(sampleValue(families, 'portcullis_tokens_total', { alias: 'text-embed', kind: 'prompt' }), 40);
+  assert.equal(sampleValue(families, 'portcullis_request_duration_seconds_count', { alias: 'text-embed' }), 1);
+});

@@ -112,6 +112,17 @@ test('a recorded request starts its server span once, and its spans reach the si
   assert.deepEqual(sent.map((h) => parseTraceparent(h['traceparent'])?.parentId), attempts.map((r) => r.spanId));
 });
 
+test('an embeddings request: its operation on the server span and on each attempt, which is named after it', () => {
+  const records: SpanRecord[] = [];
+  const tracer = createTracer({ ratio: 1, sink: { add: (span) => records.push(span) } });
+  const route = { method: 'POST', path: '/v1/embeddings', operation: 'embeddings' };
+  const trace = openChatTrace(tracer, SAMPLED, 'req_e', () => ({ model: 'text-embedding-3-small', attributes: {} }), route);
+  driveRequest(trace);
+  assert.deepEqual(records.map((r) => r.name), ['route', 'admission', 'embeddings text-embedding-3-small', 'embeddings text-embedding-3-small', 'POST /v1/embeddings']);
+  for (const r of records.filter((x) => x.kind !== SpanKind.Internal)) assert.equal(r.attributes['gen_ai.operation.name'], 'embeddings', r.name);
+  assert.equal(records.find((r) => r.kind === SpanKind.Server)?.attributes['http.route'], '/v1/embeddings');
+});
+
 test("a target's span attributes come from its provider's configuration, once per target", () => {
   const config = parseConfig(
     {
