@@ -2,13 +2,18 @@
 // `@ai-sdk/openai-compatible`'s embeddingModel) against the gateway and a fake
 // upstream: what the SDK sends, the vectors exactly, usage, the SDK's own split
 // (maxEmbeddingsPerCall) and the gateway's (maxInputsPerCall) together, and
-// refusals as the SDK's APICallError.
+// refusals as the SDK's APICallError; the example of docs/embeddings.md as
+// shown, against the embedded demo alias service-embed.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, embed, embedMany, wrapEmbeddingModel } from 'ai';
+import { embeddedConfigValue } from '../../src/config/config-loader.ts';
+import { demoEmbedding } from '../../src/providers/demo-embeddings.ts';
+import { startGateway, type TestGateway } from '../gateway/harness.ts';
 import { answering, startEmbeddingsRig, type EmbeddingsRig } from '../gateway/embeddings-fixtures.ts';
 import { fakeVector } from '../support/fake-embeddings.ts';
+import { loadSnippet } from './client-snippets.ts';
 import { recordingFetch } from './recording-fetch.ts';
 
 const TEST_TIMEOUT = { timeout: 20_000 };
@@ -111,4 +116,23 @@ test('a chat model named to embed: the 400 model_kind_mismatch naming the embedd
   const message = "'service-chat' is a chat model; embeddings take one of: text-embed, fixed-embed.";
   assert.deepEqual(JSON.parse(error.responseBody ?? ''), { error: { message, type: 'invalid_request_error', param: 'model', code: 'model_kind_mismatch' } });
   assert.equal(error.message, message);
+});
+
+describe('ai-sdk-embeddings.mjs against the embedded demo', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway({ configValue: embeddedConfigValue() as Record<string, unknown> });
+  });
+  after(() => gw.close());
+
+  test('embed and embedMany as shown: the demo vectors exactly, usage, their similarity', TEST_TIMEOUT, async () => {
+    const run = await loadSnippet('ai-sdk-embeddings.mjs');
+    const sunny = Array.from(demoEmbedding('sunny day at the beach', 256));
+    const rainy = Array.from(demoEmbedding('rainy afternoon in the city', 256));
+    const result = (await run({ baseURL: `${gw.baseUrl}/v1`, apiKey: gw.key })) as { similarity: number };
+    const dot = sunny.reduce((sum, v, i) => sum + v * rainy[i]!, 0);
+    assert.ok(Math.abs(result.similarity - dot) < 1e-6, `similarity ${result.similarity}, dot product ${dot}`);
+    // ceil(22 bytes / 4); ceil(22 / 4) + ceil(27 / 4)
+    assert.deepEqual(result, { embedding: sunny, tokens: 6, embeddings: [sunny, rainy], manyTokens: 13, similarity: result.similarity });
+  });
 });

@@ -2,12 +2,17 @@
 // against the gateway and a fake upstream: what it sends (the SDK's base64
 // unless encodingFormat says otherwise, newlines replaced by spaces,
 // dimensions when set), its batchSize split and the gateway's, the vectors
-// exactly, and a refusal as LangChain surfaces it.
+// exactly, and a refusal as LangChain surfaces it; the example of
+// docs/embeddings.md as shown, against the embedded demo alias service-embed.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { OpenAIEmbeddings, type OpenAIEmbeddingsParams } from '@langchain/openai';
+import { embeddedConfigValue } from '../../src/config/config-loader.ts';
+import { demoEmbedding } from '../../src/providers/demo-embeddings.ts';
+import { startGateway, type TestGateway } from '../gateway/harness.ts';
 import { answering, startEmbeddingsRig, type EmbeddingsRig } from '../gateway/embeddings-fixtures.ts';
 import { base64Of, fakeVector } from '../support/fake-embeddings.ts';
+import { loadSnippet } from './client-snippets.ts';
 import { recordingFetch } from './recording-fetch.ts';
 
 const TEST_TIMEOUT = { timeout: 20_000 };
@@ -97,4 +102,20 @@ test("dimensions on a model that does not take it: the SDK's BadRequestError, st
     param: 'dimensions',
   });
   assert.equal(rig.upstream.requests.length, 0);
+});
+
+describe('langchain-embeddings.mjs against the embedded demo', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startGateway({ configValue: embeddedConfigValue() as Record<string, unknown> });
+  });
+  after(() => gw.close());
+
+  test('embedQuery and embedDocuments as shown: the demo vectors exactly', TEST_TIMEOUT, async () => {
+    const run = await loadSnippet('langchain-embeddings.mjs');
+    assert.deepEqual(await run({ baseURL: `${gw.baseUrl}/v1`, apiKey: gw.key }), {
+      query: Array.from(demoEmbedding('What did the cat sit on?', 256)),
+      documents: [Array.from(demoEmbedding('The cat sat on the mat.', 256)), Array.from(demoEmbedding('A dog slept on the rug.', 256))],
+    });
+  });
 });

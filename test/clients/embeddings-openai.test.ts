@@ -2,14 +2,19 @@
 // behind it in each of the two upstream encodings: what the SDK sends (base64
 // unless told otherwise, then decoded by the SDK itself), the vectors it hands
 // back bit for bit, batching, `dimensions` allowed and refused, a wrong-width
-// answer, and the embedded demo alias service-embed.
+// answer, and the embedded demo alias service-embed with the example of
+// docs/embeddings.md as shown and the curl answers quoted there and in the README.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { embeddedConfigValue } from '../../src/config/config-loader.ts';
+import { demoEmbedding } from '../../src/providers/demo-embeddings.ts';
 import { startGateway, type TestGateway } from '../gateway/harness.ts';
-import { answering, startEmbeddingsRig, type EmbeddingsRig } from '../gateway/embeddings-fixtures.ts';
+import { answering, postEmbeddings, startEmbeddingsRig, type EmbeddingsRig } from '../gateway/embeddings-fixtures.ts';
 import { base64Of, fakeVector } from '../support/fake-embeddings.ts';
+import { loadSnippet, repositoryRoot } from './client-snippets.ts';
 import { recordingFetch } from './recording-fetch.ts';
 
 const TEST_TIMEOUT = { timeout: 20_000 };
@@ -142,6 +147,52 @@ for (const upstreamEncoding of ['base64', 'float'] as const) {
   });
 }
 
+describe('Azure OpenAI as docs/embeddings.md configures it', () => {
+  let rig: EmbeddingsRig;
+  let gw: TestGateway;
+  before(async () => {
+    rig = await startEmbeddingsRig();
+    const origin = new URL(rig.upstream.baseUrl).origin;
+    const azure = { type: 'openai', apiKeyEnv: 'FAKE_UPSTREAM_KEY', apiKeyHeader: 'api-key', retry: { maxAttempts: 1 } };
+    gw = await startGateway({
+      configValue: {
+        providers: {
+          demo: { type: 'demo' },
+          'azure-embed-small': { ...azure, baseUrl: `${origin}/openai/deployments/embed-small?api-version=2024-10-21` },
+          azure: { ...azure, baseUrl: `${origin}/openai/v1` },
+        },
+        aliases: {
+          'service-chat': { provider: 'demo', model: 'portcullis-demo' },
+          'classic-embed': { kind: 'embeddings', provider: 'azure-embed-small', model: 'text-embedding-3-small' },
+          'v1-embed': { kind: 'embeddings', provider: 'azure', model: 'embed-small' },
+        },
+        auto: { default: 'service-chat' },
+      },
+    });
+  });
+  after(async () => {
+    await gw.close();
+    await rig.close();
+  });
+
+  test('a deployment URL keeps its api-version after /embeddings, the v1 URL names the deployment as model; the key in api-key', TEST_TIMEOUT, async () => {
+    rig.answer = answering({ width: 3 });
+    rig.upstream.requests.length = 0;
+    const { openai } = client(gw);
+    for (const model of ['classic-embed', 'v1-embed']) {
+      const answer = await openai.embeddings.create({ model, input: 'x' });
+      assert.deepEqual(answer.data[0]?.embedding, fakeVector('x', 3));
+    }
+    assert.deepEqual(
+      rig.upstream.requests.map((r) => [r.url, (r.body as { model: string }).model, r.headers['api-key'], r.headers['authorization']]),
+      [
+        ['/openai/deployments/embed-small/embeddings?api-version=2024-10-21', 'text-embedding-3-small', 'sk-upstream-secret', undefined],
+        ['/openai/v1/embeddings', 'embed-small', 'sk-upstream-secret', undefined],
+      ],
+    );
+  });
+});
+
 describe('the embedded demo alias service-embed', () => {
   let gw: TestGateway;
   before(async () => {
@@ -165,5 +216,26 @@ describe('the embedded demo alias service-embed', () => {
     const narrow = await openai.embeddings.create({ model: 'service-embed', input: 'the same text', dimensions: 32 });
     assert.equal(narrow.data[0]?.embedding.length, 32);
     assert.ok(Math.abs(Math.hypot(...narrow.data[0]!.embedding) - 1) < 1e-6);
+  });
+
+  test('openai-embeddings.mjs: the demo vectors, exactly, and their usage', TEST_TIMEOUT, async () => {
+    const run = await loadSnippet('openai-embeddings.mjs');
+    assert.deepEqual(await run({ baseURL: `${gw.baseUrl}/v1`, apiKey: gw.key }), {
+      model: 'service-embed',
+      vectors: [Array.from(demoEmbedding('The cat sat on the mat.', 256)), Array.from(demoEmbedding('A dog slept on the rug.', 256))],
+      // ceil(23 bytes / 4) each
+      usage: { prompt_tokens: 12, total_tokens: 12 },
+      short: Array.from(demoEmbedding('The cat sat on the mat.', 64)),
+    });
+  });
+
+  test('the curl answers README.md and docs/embeddings.md quote are the demo\'s, byte for byte', TEST_TIMEOUT, async () => {
+    const quoted: Array<[string, string]> = [];
+    for (const page of ['README.md', path.join('docs', 'embeddings.md')]) {
+      const text = readFileSync(path.join(repositoryRoot(), page), 'utf8');
+      for (const m of text.matchAll(/\/v1\/embeddings[^']*-d '([^']*)'\n# → (.*)$/gm)) quoted.push([m[1] ?? '', m[2] ?? '']);
+    }
+    assert.equal(quoted.length, 4);
+    for (const [body, answer] of quoted) assert.equal((await postEmbeddings(gw, body)).text, answer, body);
   });
 });
