@@ -1,6 +1,7 @@
-// docs/clients.md shows each example of docs/clients/ verbatim, so the page
-// cannot drift from the code the other tests in this folder run; and the
-// versions it says were tested are the ones test/package.json installs.
+// docs/clients.md and docs/embeddings.md show each example of docs/clients/
+// verbatim, so the pages cannot drift from the code the other tests in this
+// folder run; and the versions they say were tested are the ones
+// test/package.json installs.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,22 +9,34 @@ import { test } from 'node:test';
 import { repositoryRoot, snippetPath } from './client-snippets.ts';
 
 const root = repositoryRoot();
-const page = readFileSync(path.join(root, 'docs', 'clients.md'), 'utf8');
 
-/** Every example file and the test that runs it (openai-python.py is documentation only). */
-const EXAMPLES: Record<string, string> = {
-  'openai-node.mjs': 'openai-node.test.ts',
-  'openai-errors.mjs': 'openai-node.test.ts',
-  'openai-structured.mjs': 'openai-structured.test.ts',
-  'openai-python.py': 'not run: documentation only',
-  'ai-sdk.mjs': 'ai-sdk.test.ts',
-  'ai-sdk-tools.mjs': 'ai-sdk.test.ts',
-  'ai-sdk-errors.mjs': 'ai-sdk.test.ts',
-  'ai-sdk-images.mjs': 'ai-sdk-images.test.ts',
-  'ai-sdk-structured.mjs': 'ai-sdk-structured.test.ts',
-  'langchain.mjs': 'langchain.test.ts',
-  'langchain-structured.mjs': 'langchain-structured.test.ts',
+/** Every example file, the page that shows it, and the test that runs it (openai-python.py is documentation only). */
+const EXAMPLES: Record<string, { page: string; test: string }> = {
+  'openai-node.mjs': { page: 'clients.md', test: 'openai-node.test.ts' },
+  'openai-errors.mjs': { page: 'clients.md', test: 'openai-node.test.ts' },
+  'openai-structured.mjs': { page: 'clients.md', test: 'openai-structured.test.ts' },
+  'openai-python.py': { page: 'clients.md', test: 'not run: documentation only' },
+  'ai-sdk.mjs': { page: 'clients.md', test: 'ai-sdk.test.ts' },
+  'ai-sdk-tools.mjs': { page: 'clients.md', test: 'ai-sdk.test.ts' },
+  'ai-sdk-errors.mjs': { page: 'clients.md', test: 'ai-sdk.test.ts' },
+  'ai-sdk-images.mjs': { page: 'clients.md', test: 'ai-sdk-images.test.ts' },
+  'ai-sdk-structured.mjs': { page: 'clients.md', test: 'ai-sdk-structured.test.ts' },
+  'langchain.mjs': { page: 'clients.md', test: 'langchain.test.ts' },
+  'langchain-structured.mjs': { page: 'clients.md', test: 'langchain-structured.test.ts' },
+  'openai-embeddings.mjs': { page: 'embeddings.md', test: 'embeddings-openai.test.ts' },
+  'ai-sdk-embeddings.mjs': { page: 'embeddings.md', test: 'embeddings-ai-sdk.test.ts' },
+  'langchain-embeddings.mjs': { page: 'embeddings.md', test: 'embeddings-langchain.test.ts' },
 };
+
+const PAGES = [...new Set(Object.values(EXAMPLES).map((e) => e.page))];
+
+function pageText(page: string): string {
+  return readFileSync(path.join(root, 'docs', page), 'utf8');
+}
+
+function examplesOf(page: string): string[] {
+  return Object.keys(EXAMPLES).filter((file) => EXAMPLES[file]?.page === page);
+}
 
 const FENCE_LANGUAGE: Record<string, string> = { '.mjs': 'js', '.py': 'python' };
 
@@ -41,13 +54,14 @@ test('docs/clients/ holds exactly the known examples', () => {
   assert.deepEqual(readdirSync(path.join(root, 'docs', 'clients')).sort(), Object.keys(EXAMPLES).sort());
 });
 
-test('each example appears verbatim on the page, in a fenced block of its language', () => {
-  const blocks = fencedBlocks(page);
+test('each example appears verbatim on its page, in a fenced block of its language', () => {
   for (const file of Object.keys(EXAMPLES)) {
+    const page = EXAMPLES[file]?.page ?? '';
+    const blocks = fencedBlocks(pageText(page));
     const code = readFileSync(snippetPath(file), 'utf8');
     const language = FENCE_LANGUAGE[path.extname(file)];
     const shown = blocks.filter((b) => b.body === code);
-    assert.equal(shown.length, 1, `docs/clients/${file} must appear exactly once, verbatim, on docs/clients.md`);
+    assert.equal(shown.length, 1, `docs/clients/${file} must appear exactly once, verbatim, on docs/${page}`);
     assert.equal(shown[0]?.language, language, `docs/clients/${file} is shown as ${language}`);
   }
 });
@@ -57,18 +71,28 @@ test('each example names its own file on its first line, and each such block on 
     const firstLine = readFileSync(snippetPath(file), 'utf8').split('\n', 1)[0] ?? '';
     assert.match(firstLine, new RegExp(`^(//|#) docs/clients/${file.replace('.', '\\.')}: `));
   }
-  const named = fencedBlocks(page)
-    .map((b) => /^(?:\/\/|#) docs\/clients\/([\w.-]+):/.exec(b.body)?.[1])
-    .filter((name) => name !== undefined);
-  assert.deepEqual(named.sort(), Object.keys(EXAMPLES).sort());
+  for (const page of PAGES) {
+    const named = fencedBlocks(pageText(page))
+      .map((b) => /^(?:\/\/|#) docs\/clients\/([\w.-]+):/.exec(b.body)?.[1])
+      .filter((name) => name !== undefined);
+    assert.deepEqual(named.sort(), examplesOf(page).sort(), `the examples shown on docs/${page}`);
+  }
 });
 
-test('the versions the page says were tested are the installed test packages', () => {
-  const dev = (JSON.parse(readFileSync(path.join(root, 'test', 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
+/** Each package a page says was tested, with the version it names. */
+function testedVersions(page: string): Map<string, string> {
   const named = new Map<string, string>();
-  for (const sentence of page.matchAll(/\(tested with ([^)]*)\)/g)) {
+  for (const sentence of pageText(page).matchAll(/\(tested with ([^)]*)\)/g)) {
     for (const pair of (sentence[1] ?? '').matchAll(/(@?[\w./-]+) (\d+\.\d+\.\d+)/g)) named.set(pair[1] ?? '', pair[2] ?? '');
   }
-  assert.deepEqual([...named.keys()].sort(), ['@ai-sdk/openai-compatible', '@langchain/core', '@langchain/openai', 'ai', 'openai', 'zod']);
-  for (const [name, version] of named) assert.equal(version, dev[name], `the page says ${name} ${version} was tested`);
+  return named;
+}
+
+test('the versions the pages say were tested are the installed test packages', () => {
+  const dev = (JSON.parse(readFileSync(path.join(root, 'test', 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
+  assert.deepEqual([...testedVersions('clients.md').keys()].sort(), ['@ai-sdk/openai-compatible', '@langchain/core', '@langchain/openai', 'ai', 'openai', 'zod']);
+  assert.deepEqual([...testedVersions('embeddings.md').keys()].sort(), ['@ai-sdk/openai-compatible', '@langchain/openai', 'ai', 'openai']);
+  for (const page of PAGES) {
+    for (const [name, version] of testedVersions(page)) assert.equal(version, dev[name], `docs/${page} says ${name} ${version} was tested`);
+  }
 });
