@@ -43,7 +43,8 @@ const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port POR
 
 Starts the gateway. Without a config file it serves the built-in demo provider
 (a deterministic echo, not a language model) as service-chat, service-vision
-(for images) and service-auto on 127.0.0.1:8080.
+(for images), service-embed (deterministic embeddings) and service-auto on
+127.0.0.1:8080.
 
 Options:
   --config FILE      Config file (default: $${CONFIG_ENV}); see docs/config.md
