@@ -28,7 +28,7 @@ import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/t
 import type { Price } from '../config/config.ts';
 import { DEFAULT_MAX_RESPONSE_BYTES } from '../config/provider-defaults.ts';
 import { ApiError, UpstreamError, type InvalidRequestError } from '../errors/api-error.ts';
-import { ProviderKind, type ChatProvider, type UpstreamCall, type UpstreamStream } from './provider.ts';
+import { ProviderKind, type ChatProvider, type ExchangeCall, type UpstreamCall, type UpstreamStream } from './provider.ts';
 import { exchangeCompletion } from './upstream-exchange.ts';
 import { openExchangeStream, tellBreaker } from './upstream-stream.ts';
 import { ClientAbortError, isClientAbort, UpstreamRateLimitError, UpstreamSchemaMismatchError } from './upstream-errors.ts';
@@ -63,12 +63,7 @@ export interface UpstreamTarget extends DispatchTarget {
 }
 
 /** One attempt's share of the dispatch context: what an attempt sends with its upstream call. */
-export interface AttemptContext {
-  requestId: string;
-  signal: AbortSource;
-  /** telemetry: this attempt's traceparent (and tracestate). */
-  traceHeaders: Readonly<Record<string, string>> | undefined;
-}
+export type AttemptContext = ExchangeCall;
 
 export interface DispatchContext {
   /** Sent upstream as x-request-id on every attempt. */
@@ -126,7 +121,7 @@ export async function dispatchCompletion(
   targets: readonly UpstreamTarget[],
   ctx: DispatchContext,
 ): Promise<{ completion: ChatCompletion; target: UpstreamTarget }> {
-  const { value, target } = await dispatch(targets, ctx, completeOn);
+  const { value, target } = await dispatch(targets, ctx, completeOn, chatCall);
   return { completion: value, target };
 }
 
@@ -140,13 +135,12 @@ export async function dispatchStream(
   targets: readonly UpstreamTarget[],
   ctx: DispatchContext,
 ): Promise<{ stream: UpstreamStream; target: UpstreamTarget }> {
-  const { value, target } = await dispatch(targets, ctx, streamOn);
+  const { value, target } = await dispatch(targets, ctx, streamOn, chatCall);
   return { stream: value, target };
 }
 
-async function completeOn(target: UpstreamTarget, attempt: AttemptContext, schema: AnswerSchema | undefined): Promise<ChatCompletion> {
+async function completeOn(target: UpstreamTarget, call: UpstreamCall, schema: AnswerSchema | undefined): Promise<ChatCompletion> {
   const { provider } = target;
-  const call: UpstreamCall = { request: target.request, ...attempt };
   const completion = provider.kind === ProviderKind.Http ? await exchangeCompletion(provider, call) : await provider.complete(call);
   if (schema !== undefined) {
     const violation = checkCompletionAnswer(schema, completion, maxAnswerBytes(target));
@@ -159,9 +153,8 @@ async function completeOn(target: UpstreamTarget, attempt: AttemptContext, schem
 
 /** Reads until the first chunk (keep-alives come before it) or the end; the
  * stream is committed to the target only then. */
-async function streamOn(target: UpstreamTarget, attempt: AttemptContext, schema: AnswerSchema | undefined): Promise<UpstreamStream> {
+async function streamOn(target: UpstreamTarget, call: UpstreamCall, schema: AnswerSchema | undefined): Promise<UpstreamStream> {
   const { provider } = target;
-  const call: UpstreamCall = { request: target.request, ...attempt };
   let stream = provider.kind === ProviderKind.Http ? openExchangeStream(provider, call) : provider.open(call);
   // Before the first read, so an answer that comes whole in it is checked before the commit.
   if (schema !== undefined) stream = new SchemaCheckedStream(stream, schema, maxAnswerBytes(target));
@@ -204,7 +197,12 @@ export function describeAttempt(a: AttemptRecord): string {
   return `${a.targetId}:${a.outcome}${detail === undefined ? '' : `:${detail}`}`;
 }
 
-type Attempt<T, D extends DispatchTarget> = (target: D, attempt: AttemptContext, schema: AnswerSchema | undefined) => Promise<T>;
+type Attempt<T, D extends DispatchTarget, C extends AttemptContext> = (target: D, call: C, schema: AnswerSchema | undefined) => Promise<T>;
+/** The upstream call of one attempt on `target`: made once per attempt, the one object an attempt costs. */
+type CallMaker<D extends DispatchTarget, C extends AttemptContext> = (target: D, requestId: string, signal: AbortSource, traceHeaders: Readonly<Record<string, string>> | undefined) => C;
+
+const chatCall: CallMaker<UpstreamTarget, UpstreamCall> = (target, requestId, signal, traceHeaders) => ({ request: target.request, requestId, signal, traceHeaders });
+const plainCall: CallMaker<DispatchTarget, AttemptContext> = (_target, requestId, signal, traceHeaders) => ({ requestId, signal, traceHeaders });
 
 /**
  * The first answer `attempt` gets from `targets`, by the same order, retries,
@@ -217,13 +215,14 @@ export function dispatchEach<T, D extends DispatchTarget>(
   ctx: DispatchContext,
   attempt: (target: D, context: AttemptContext) => Promise<T>,
 ): Promise<{ value: T; target: D }> {
-  return dispatch(targets, ctx, attempt);
+  return dispatch(targets, ctx, attempt, plainCall);
 }
 
-async function dispatch<T, D extends DispatchTarget>(
+async function dispatch<T, D extends DispatchTarget, C extends AttemptContext>(
   targets: readonly D[],
   ctx: DispatchContext,
-  attempt: Attempt<T, D>,
+  attempt: Attempt<T, D, C>,
+  makeCall: CallMaker<D, C>,
 ): Promise<{ value: T; target: D }> {
   if (targets.length === 0) throw new Error('dispatch needs at least one upstream target.');
   const { signal } = ctx;
@@ -251,7 +250,7 @@ async function dispatch<T, D extends DispatchTarget>(
       let value: T;
       try {
         const traceHeaders = ctx.startAttempt?.(target.id, n);
-        value = await attempt(target, { requestId: ctx.requestId, signal, traceHeaders }, schema);
+        value = await attempt(target, makeCall(target, ctx.requestId, signal, traceHeaders), schema);
       } catch (error) {
         const failure = classifyFailure(error);
         // A mismatch is an answer, whole and in time: no failure for the breaker (see the top of this file).
