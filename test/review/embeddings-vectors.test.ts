@@ -35,10 +35,10 @@ describe('review: answer size against the exchange bound (maxResponseBytes, defa
     assert.equal(res.status, 200, `seen ${res.status}: ${res.text.slice(0, 300)}`);
   });
 
-  test("base64 upstream, maxInputsPerCall 2048 (OpenAI's own per-call limit), 3072 wide: 1100 inputs answer", async () => {
+  test("docs/config.md's own example (text-embedding-3-small, 1536 wide, maxInputsPerCall 2048, base64): 2048 inputs answer", async () => {
     rig = await startEmbeddingsRig({ alias: { maxInputsPerCall: 2048 } });
-    rig.answer = answering({ width: 3072 });
-    const inputs = Array.from({ length: 1100 }, (_, i) => `t${i}`);
+    rig.answer = answering({ width: 1536 });
+    const inputs = Array.from({ length: 2048 }, (_, i) => `t${i}`);
     const res = await postEmbeddings(rig.gw, { model: 'text-embed', input: inputs, encoding_format: 'base64' });
     assert.equal(res.status, 200, `seen ${res.status}: ${res.text.slice(0, 300)}`);
   });
