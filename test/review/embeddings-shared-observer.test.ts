@@ -44,9 +44,9 @@ describe('review: one observer shared by concurrent embeddings requests', () => 
     const tokens = open(rig);
     const strings = open(rig);
     tokens.req.write('{"model":"demo-embed","input":[1');
-    await pause(150);
+    await pause(500);
     strings.req.write('{"model":"demo-embed","input":["a"');
-    await pause(150);
+    await pause(500);
     tokens.req.end(`${',1'.repeat(2999)}]}`);
     strings.req.end(',"b"]}');
     const [t, s] = await Promise.all([tokens.answer, strings.answer]);
