@@ -1,0 +1,33 @@
+// Review probe: every part's exchange listens on the attempt's one AbortSignal;
+// embeddings.maxConcurrentCalls takes up to 64, and past 10 listeners Node warns
+// of a leak on every such request.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { answering, postEmbeddings, startEmbeddingsRig, TRANSPORTS, type EmbeddingsRig } from '../gateway/embeddings-fixtures.ts';
+
+for (const transport of TRANSPORTS) {
+  describe(`review: 16 parts in flight on one signal (${transport})`, () => {
+    let rig: EmbeddingsRig;
+    before(async () => {
+      rig = await startEmbeddingsRig({ transport, alias: { maxInputsPerCall: 1 }, embeddings: { maxConcurrentCalls: 16 } });
+    });
+    after(() => rig.close());
+
+    test('no MaxListenersExceededWarning', async () => {
+      const warnings: string[] = [];
+      const onWarning = (w: Error): void => void warnings.push(`${w.name}: ${w.message}`);
+      process.on('warning', onWarning);
+      const held: Array<() => void> = [];
+      const answer = answering();
+      rig.answer = (req, res) => {
+        held.push(() => void answer(req, res));
+        if (held.length === 16) for (const h of held) h();
+      };
+      const res = await postEmbeddings(rig.gw, { model: 'text-embed', input: Array.from({ length: 16 }, (_, i) => `t${i}`) });
+      await new Promise((resolve) => setImmediate(resolve));
+      process.off('warning', onWarning);
+      assert.equal(res.status, 200);
+      assert.deepEqual(warnings, []);
+    });
+  });
+}
