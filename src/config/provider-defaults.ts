@@ -14,6 +14,12 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** Non-stream response body limit (decoded bytes). */
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+/**
+ * An embeddings call's answer may hold this much per input when that is more
+ * than maxResponseBytes: a 3,072-wide vector is 16 KiB in base64 and up to 66
+ * KiB as printed doubles, so 512 inputs of a float answer fit.
+ */
+export const EMBEDDING_ANSWER_BYTES_PER_INPUT = 128 * 1024;
 /** Largest single event of a stream. */
 export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 

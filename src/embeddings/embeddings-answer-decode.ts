@@ -82,6 +82,9 @@ export function vectorValues(v: Vector): Float32Array | Float64Array {
   return v instanceof Base64Vector ? (decodeBase64Vector(v.text) as Float32Array) : v;
 }
 
+/** The least magnitude Math.fround rounds to an infinity: 2^128 - 2^103. */
+const FLOAT32_BOUND = 2 ** 128 - 2 ** 103;
+
 /** Bits 23 to 30 all set: an infinity or a NaN. */
 const FLOAT32_EXPONENT = 0x7f800000;
 
@@ -113,8 +116,10 @@ function vectorOf(embedding: unknown, at: number): Vector {
   const doubles = new Float64Array(numbers.length);
   for (let j = 0; j < numbers.length; j++) {
     const x = numbers[j];
-    // JSON.parse reads 1e999 as Infinity.
-    if (typeof x !== 'number' || x - x !== 0) throw fault(`has a value that is not a finite number (data[${at}].embedding[${j}])`);
+    if (typeof x !== 'number') throw fault(`has a value that is not a finite number (data[${at}].embedding[${j}])`);
+    // JSON.parse reads 1e999 as Infinity; a value past float32's range would be an infinity in
+    // base64. The comparison is false for NaN and the infinities too.
+    if (!(x < FLOAT32_BOUND && x > -FLOAT32_BOUND)) throw fault(`has a value outside the range of a float32 (data[${at}].embedding[${j}])`);
     doubles[j] = x;
   }
   return doubles;

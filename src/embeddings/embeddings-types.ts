@@ -3,6 +3,8 @@
 // (embeddings-request-validator.ts) builds a request, the codecs
 // (embeddings-answer-decode.ts, embeddings-answer-encode.ts) carry vectors.
 
+import { Buffer } from 'node:buffer';
+
 /** One input: a text, or a list of token ids. */
 export type EmbeddingInput = string | readonly number[];
 
@@ -36,6 +38,11 @@ export interface EmbeddingLimits {
 
 /** Added to each input's prompt bound: a tokenizer may add a start or end token. */
 export const INPUT_OVERHEAD = 4;
+
+/** One input's share of a request's prompt bound (EmbeddingsRequest.promptBound): its UTF-8 bytes or its token count, plus INPUT_OVERHEAD. */
+export function inputBound(input: EmbeddingInput): number {
+  return (typeof input === 'string' ? Buffer.byteLength(input, 'utf8') : input.length) + INPUT_OVERHEAD;
+}
 
 /** A token id counts as many bytes towards embeddings.maxTotalBytes. */
 export const TOKEN_BYTES = 4;

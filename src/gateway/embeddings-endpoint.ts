@@ -15,17 +15,16 @@ import { ApiError } from '../errors/api-error.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import { sendJsonPieces } from '../http/respond.ts';
-import { hasAnyLimit } from '../limits/key-limits.ts';
 import { reserveEmbeddings } from '../limits/reservation.ts';
 import { resolveEmbeddingsAlias } from '../routing/alias-routing.ts';
 import { describeTargets, openChatTrace, type TracedRoute } from '../telemetry/chat-trace.ts';
 import { createContextOnlyTracer } from '../telemetry/tracer.ts';
 import { dispatchEach } from '../upstream/dispatcher.ts';
-import { embedOn } from '../upstream/embeddings-exchange.ts';
+import { EmbeddingsBill, embedOn } from '../upstream/embeddings-exchange.ts';
 import { authenticateRequest } from './auth.ts';
 import { Call } from './call.ts';
 import { checkAlias, checkExpiry, usableAliases } from './key-policy.ts';
-import { admit, checkPriced, noteRefusals, ROUTE_HEADER, type PipelineDeps } from './pipeline.ts';
+import { admitRouted, noteRefusals, type PipelineDeps } from './pipeline.ts';
 import { CallPhase } from './request-charge.ts';
 
 export const EMBEDDINGS_PATH = '/v1/embeddings';
@@ -37,7 +36,6 @@ export function createEmbeddingsHandler(deps: PipelineDeps): RouteHandler {
   const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
   const limits = { maxDepth: maxJsonDepth, maxStringBytes, maxMembers };
   const bounds = config.embeddings;
-  const observer = embeddingsObserver(bounds);
   const tracer = deps.tracer ?? createContextOnlyTracer();
   const describe = describeTargets(config);
 
@@ -54,7 +52,8 @@ export function createEmbeddingsHandler(deps: PipelineDeps): RouteHandler {
     call.phase = CallPhase.Authenticated;
     metrics?.requestStarted();
     // read and validate
-    const body = await readRequestJson(ctx, { maxBytes: maxBodyBytes, limits, observer });
+    // The observer keeps what it saw of this body: one per request.
+    const body = await readRequestJson(ctx, { maxBytes: maxBodyBytes, limits, observer: embeddingsObserver(bounds) });
     if (ctx.aborted) return;
     const request = validateEmbeddingsRequest(body, bounds);
     ctx.log['inputs'] = request.inputs.length;
@@ -67,35 +66,31 @@ export function createEmbeddingsHandler(deps: PipelineDeps): RouteHandler {
     const plan = targets.planEmbeddings(route.alias, request, (refusals) => noteRefusals(call, refusals));
     call.plan = plan;
     const reservation = reserveEmbeddings(request.promptBound, plan.prices);
-    call.reservation = reservation;
-    checkPriced(key, route.alias, plan.prices);
-    call.phase = CallPhase.Routed;
     // admit
-    if (hasAnyLimit(key.limits)) {
-      if (!(await admit(call, key))) return;
-    } else {
-      call.trace.startAdmission().end();
-    }
-    call.phase = CallPhase.Admitted;
+    const admitted = admitRouted(call, key, reservation, plan.prices);
+    if (!(admitted === true || (await admitted))) return;
     const headers = call.headers;
-    headers[ROUTE_HEADER] = `${route.alias}; reason=${route.reason}`;
     // send and answer
     const upstreamStarted = performance.now();
     call.phase = CallPhase.Sent;
+    const bill = new EmbeddingsBill();
     try {
       const maxConcurrentCalls = bounds.maxConcurrentCalls;
-      const { value, target } = await dispatchEach(plan.targets, call, (t, attempt) => embedOn(t, attempt, request, maxConcurrentCalls));
+      const { value, target } = await dispatchEach(plan.targets, call, (t, attempt) => embedOn(t, attempt, request, maxConcurrentCalls, bill));
       call.answeredBy = target.id;
       call.upstreamMs = performance.now() - upstreamStarted;
       call.phase = CallPhase.Answered;
       ctx.log['calls'] = value.calls;
-      // Without the upstream's count the charge is the reservation's (usage_missing), and the answer says so.
-      const promptTokens = value.promptTokens ?? reservation.promptTokens;
-      if (value.promptTokens !== null) call.noteUsage(usageOf(value.promptTokens));
+      // The charge is what the upstream billed, the parts of failed attempts included; when a part
+      // reported no usage it is the reservation (usage_missing), and the answer says the request's bound.
+      if (!bill.estimated) call.noteUsage(usageOf(bill.promptTokens));
       call.finishAttempt();
+      const promptTokens = value.promptTokens ?? reservation.promptTokens;
       await sendJsonPieces(ctx.res, 200, embeddingsAnswerPieces(value.vectors, request.encoding, route.alias, promptTokens), headers);
     } catch (err) {
       if (err instanceof ApiError) call.errorCode = err.code;
+      // Parts the upstream answered before the request failed were billed: they are charged.
+      if (bill.promptTokens > 0) call.noteUsage(usageOf(bill.promptTokens));
       if (ctx.aborted) return;
       if (err instanceof ApiError) Object.assign(err.headers, headers);
       throw err;

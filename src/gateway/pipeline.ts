@@ -13,8 +13,8 @@ import type { LogFields } from '../log/logger.ts';
 import { sendJson } from '../http/respond.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
-import { reserveRequest } from '../limits/reservation.ts';
-import { resolveAlias } from '../routing/alias-routing.ts';
+import { reserveRequest, type Reservation } from '../limits/reservation.ts';
+import { resolveAlias, type ResolvedAlias } from '../routing/alias-routing.ts';
 import type { AliasTargets } from '../routing/alias-targets.ts';
 import type { TargetRefusal } from '../routing/target-refusals.ts';
 import { describeTargets, openChatTrace } from '../telemetry/chat-trace.ts';
@@ -37,7 +37,7 @@ export interface PipelineDeps extends CallDeps {
 /** Response header naming the output-token maximum when an alias cap lowered it. */
 const MAX_TOKENS_CLAMPED_HEADER = 'x-portcullis-max-tokens-clamped';
 /** Response header naming the alias chosen and why: `service-vision; reason=image_url`. */
-export const ROUTE_HEADER = 'x-portcullis-route';
+const ROUTE_HEADER = 'x-portcullis-route';
 
 export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): RouteHandler {
   const { config, keys, targets, metrics } = deps;
@@ -80,19 +80,10 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
     checkAlias(key, route.alias, request.model);
     const plan = targets.plan(route.alias, request, (refusals) => noteRefusals(call, refusals));
     call.plan = plan;
-    const reservation = reserveRequest(request, plan.maxOutputTokens, { imageTokens: plan.imageTokens }, plan.prices);
-    call.reservation = reservation;
-    checkPriced(key, route.alias, plan.prices);
-    call.phase = CallPhase.Routed;
     // admit: a key without limits skips the limiter and its await
-    if (hasAnyLimit(key.limits)) {
-      if (!(await admit(call, key))) return;
-    } else {
-      call.trace.startAdmission().end();
-    }
-    call.phase = CallPhase.Admitted;
+    const admitted = admitRouted(call, key, reserveRequest(request, plan.maxOutputTokens, { imageTokens: plan.imageTokens }, plan.prices), plan.prices);
+    if (!(admitted === true || (await admitted))) return;
     const headers = call.headers;
-    headers[ROUTE_HEADER] = `${route.alias}; reason=${route.reason}`;
     if (plan.clamped) headers[MAX_TOKENS_CLAMPED_HEADER] = String(plan.maxOutputTokens);
     // send and answer; the call charges and settles when the response closes
     const upstreamStarted = performance.now();
@@ -135,6 +126,30 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
       if (metrics !== undefined && call.answeredBy !== null) metrics.upstreamDone(call.answeredBy, upstreamMs / 1000);
     }
   };
+}
+
+/**
+ * The routed request's reservation and the key's limits, for every door: the
+ * priced check, then admission (a key without limits skips the limiter, and
+ * this returns true at once, with no promise); the route header on the answer.
+ * False when the client left (or a shutdown answered) while the limiter decided.
+ */
+export function admitRouted(call: Call, key: KeyPolicy, reservation: Reservation, prices: readonly (Price | null)[]): boolean | Promise<boolean> {
+  const route = call.route as ResolvedAlias;
+  call.reservation = reservation;
+  checkPriced(key, route.alias, prices);
+  call.phase = CallPhase.Routed;
+  if (!hasAnyLimit(key.limits)) {
+    call.trace.startAdmission().end();
+    return admitted(call, route);
+  }
+  return admit(call, key).then((ok) => ok && admitted(call, route));
+}
+
+function admitted(call: Call, route: ResolvedAlias): true {
+  call.phase = CallPhase.Admitted;
+  call.headers[ROUTE_HEADER] = `${route.alias}; reason=${route.reason}`;
+  return true;
 }
 
 /** Notes that the client reads too, as answer headers. */
@@ -190,7 +205,7 @@ export function noteRefusals(call: Call, refusals: readonly TargetRefusal[]): vo
 }
 
 /** A key with a spending budget may only use aliases whose every target has a price: otherwise its cost would go uncounted. */
-export function checkPriced(key: KeyPolicy, alias: string, prices: readonly (Price | null)[]): void {
+function checkPriced(key: KeyPolicy, alias: string, prices: readonly (Price | null)[]): void {
   if (key.limits.costBudget === null || prices.every((p) => p !== null)) return;
   throw new ApiError(
     'model_not_allowed',
@@ -204,7 +219,7 @@ export function checkPriced(key: KeyPolicy, alias: string, prices: readonly (Pri
  * False when the client left (or a shutdown answered) while the limiter
  * decided.
  */
-export async function admit(call: Call, key: KeyPolicy): Promise<boolean> {
+async function admit(call: Call, key: KeyPolicy): Promise<boolean> {
   const { ctx, deps, trace } = call;
   const span = trace.startAdmission();
   try {

@@ -8,7 +8,9 @@
 //   - sent, and the upstream failed before answering (refused, timed out, an
 //     error status): nothing, as providers bill no failed call. An answer the
 //     gateway could not use (`bad_upstream_response`, or off the request's strict
-//     schema: `upstream_schema_mismatch`) was produced upstream: the reservation;
+//     schema: `upstream_schema_mismatch`) was produced upstream: the reservation.
+//     Calls the upstream did answer before the request failed (the other parts
+//     of a split embeddings request) were billed: their reported usage;
 //   - sent, and the client left before any answer: the prompt's bound, at the
 //     highest input price of the alias's targets, since the provider bills the
 //     prompt it already read;
@@ -92,23 +94,27 @@ export function chargeFor(facts: ChargeFacts): RequestCharge {
   if (notSent(phase)) return NOTHING;
   if (phase === CallPhase.Sent) {
     if (facts.clientLeft) return promptCharge(reservation.promptTokens, 0, highestInput(facts.prices), 'prompt');
-    return facts.errorCode === 'bad_upstream_response' || facts.errorCode === 'upstream_schema_mismatch' ? reservationCharge(facts, undefined) : NOTHING;
+    if (facts.errorCode === 'bad_upstream_response' || facts.errorCode === 'upstream_schema_mismatch') return reservationCharge(facts, undefined);
+    // Calls the upstream answered (and billed) before the request failed: the parts of an embeddings request.
+    if (facts.usage !== undefined && usageProblem(facts.usage) === null) return usageCharge(facts.usage, facts.answeredPrice);
+    return NOTHING;
   }
   const problem = facts.usage === undefined ? 'usage_missing' : usageProblem(facts.usage);
-  if (problem === null && facts.usage !== undefined) {
-    const u = facts.usage;
-    const charged = { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, cachedTokens: u.prompt_tokens_details.cached_tokens };
-    // At the highest price (10000 per million) the largest believed usage costs 2e15 nanos,
-    // more than the limiter takes in one charge (MAX_CHARGE_NANOS, the largest cost budget):
-    // capped, so the record and the settlement still hold the same number and settle succeeds.
-    const cost = facts.answeredPrice === null ? 0 : Math.min(usageCostNanos(charged, facts.answeredPrice), MAX_CHARGE_NANOS);
-    return { basis: 'usage', ...charged, costNanos: cost };
-  }
+  if (problem === null && facts.usage !== undefined) return usageCharge(facts.usage, facts.answeredPrice);
   if (phase === CallPhase.Answering && facts.usage === undefined) {
     const generated = Math.min(facts.generatedBytes, reservation.outputTokens);
     return promptCharge(reservation.promptTokens, generated, facts.answeredPrice, 'partial');
   }
   return reservationCharge(facts, problem ?? undefined);
+}
+
+function usageCharge(u: Usage, price: Price | null): RequestCharge {
+  const charged = { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, cachedTokens: u.prompt_tokens_details.cached_tokens };
+  // At the highest price (10000 per million) the largest believed usage costs 2e15 nanos,
+  // more than the limiter takes in one charge (MAX_CHARGE_NANOS, the largest cost budget):
+  // capped, so the record and the settlement still hold the same number and settle succeeds.
+  const cost = price === null ? 0 : Math.min(usageCostNanos(charged, price), MAX_CHARGE_NANOS);
+  return { basis: 'usage', ...charged, costNanos: cost };
 }
 
 /** Why a reported usage cannot be charged, or null when it can. */

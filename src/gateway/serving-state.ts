@@ -27,6 +27,7 @@ import { messagesPassthroughFields } from '../config/anthropic-passthrough-confi
 import { responsesPassthroughFields } from '../config/responses-passthrough-config.ts';
 import { createEndpointHandler } from './pipeline.ts';
 import { createEmbeddingsHandler } from './embeddings-endpoint.ts';
+import { mixedEmbeddingsModels } from '../config/alias-kind-config.ts';
 import { createModelsHandler } from './models.ts';
 
 export interface ServingState {
@@ -86,6 +87,9 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
     }
   }
   const targets = createAliasTargets(config, bindings, deps.scheduler.now);
+  for (const { alias, models } of mixedEmbeddingsModels(config.aliases)) {
+    deps.logger.warn('an embeddings alias has targets of different models: vectors from one cannot be compared with vectors from another', { alias, models: models.join(',') });
+  }
   const policy = createFieldPolicy(config);
   const extraFields = messagesPassthroughFields(config);
   const pipeline = { config, targets, ...deps, maxChargeMultiple: config.limits.maxChargeMultiple };

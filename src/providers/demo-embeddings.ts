@@ -49,6 +49,8 @@ function next(s: Uint32Array): number {
 
 /** The demo's vector width when a request gives no `dimensions`. */
 export const DEMO_EMBEDDING_WIDTH = 256;
+/** The widest vector the demo makes (OpenAI's widest model is 3,072): a bound on what one request costs it. */
+export const DEMO_MAX_EMBEDDING_WIDTH = 4096;
 
 /** A deterministic unit vector of `width` values for `input`: L2 norm 1 within float32 rounding. */
 export function demoEmbedding(input: EmbeddingInput, width: number): Float32Array {

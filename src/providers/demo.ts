@@ -25,7 +25,8 @@ import { untranslatableRefusal } from './untranslatable-refusal.ts';
 import { translationNotes } from '../chat/door-origin.ts';
 import { sleepOn, systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import type { LocalEmbedder } from '../upstream/embeddings-exchange.ts';
-import { DEMO_EMBEDDING_WIDTH, demoEmbedding, demoPromptTokens } from './demo-embeddings.ts';
+import { DEMO_EMBEDDING_WIDTH, DEMO_MAX_EMBEDDING_WIDTH, demoEmbedding, demoPromptTokens } from './demo-embeddings.ts';
+import type { EmbeddingInput } from '../embeddings/embeddings-types.ts';
 
 interface DemoProviderOptions {
   /** Pause between streamed chunks, in milliseconds (default 0: no timers). */
@@ -56,18 +57,28 @@ export function createDemoProvider(options: DemoProviderOptions = {}): LocalProv
 export function createDemoEmbedder(): LocalEmbedder {
   return {
     kind: ProviderKind.Local,
-    embed(inputs, dimensions, signal) {
-      if (signal.aborted) return Promise.reject(signal.reason);
+    maxDimensions: DEMO_MAX_EMBEDDING_WIDTH,
+    async embed(inputs, dimensions, signal) {
       const width = dimensions ?? DEMO_EMBEDDING_WIDTH;
       let promptTokens = 0;
-      const vectors = inputs.map((input) => {
+      const vectors: Float32Array[] = [];
+      for (let i = 0; i < inputs.length; i++) {
+        // A slice at a time, so a large batch does not hold the event loop; a client gone stops it.
+        if (i % DEMO_EMBEDDING_SLICE === 0) {
+          if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+          if (signal.aborted) throw signal.reason;
+        }
+        const input = inputs[i] as EmbeddingInput;
         promptTokens += demoPromptTokens(input);
-        return demoEmbedding(input, width);
-      });
-      return Promise.resolve({ vectors, promptTokens });
+        vectors.push(demoEmbedding(input, width));
+      }
+      return { vectors, promptTokens };
     },
   };
 }
+
+/** Vectors the demo makes between two turns of the event loop. */
+const DEMO_EMBEDDING_SLICE = 64;
 
 /** The non-stream completion for a planned reply. */
 function demoCompletion(reply: DemoReply, model: string): ChatCompletion {

@@ -12,7 +12,7 @@ import { hasDoorOrigin } from '../chat/door-origin.ts';
 import { InvalidRequestError } from '../errors/api-error.ts';
 import type { EmbeddingsRequest } from '../embeddings/embeddings-types.ts';
 import type { EmbeddingsProvider, EmbeddingsTarget } from '../upstream/embeddings-exchange.ts';
-import type { ChatProvider } from '../upstream/provider.ts';
+import { ProviderKind, type ChatProvider } from '../upstream/provider.ts';
 import { createBreakerRegistry, type BreakerRegistry, type CircuitBreaker, type RecordedFailure, type State as BreakerState } from '../upstream/circuit-breaker.ts';
 import { anyTargetAvailable, type UpstreamTarget } from '../upstream/dispatcher.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../upstream/retry-policy.ts';
@@ -213,7 +213,7 @@ export function createAliasTargets(config: GatewayConfig, bindings: ReadonlyMap<
       for (const t of record.targets) {
         const embeddings = t.embeddings;
         if (embeddings === null) throw new Error(`alias ${alias} is not an embeddings alias`);
-        const refusal = request.dimensions !== null && !embeddings.acceptsDimensions ? dimensionsRefusal(alias) : null;
+        const refusal = dimensionsRefusal(alias, request.dimensions, embeddings);
         if (refusal !== null) (refusals ??= []).push({ targetId: t.id, label: t.label, refusal });
         targets.push({
           id: t.id,
@@ -246,12 +246,21 @@ function embeddingsSettings(t: TargetConfig, binding: ProviderBinding, provider:
   return { embedder, maxInputsPerCall: maxInputsPerCall(t, provider), acceptsDimensions: t.acceptsDimensions };
 }
 
-function dimensionsRefusal(alias: string): InvalidRequestError {
-  return new InvalidRequestError(
-    `'dimensions' is not supported by model '${alias}': its upstream model returns vectors of one fixed width. Leave 'dimensions' out, or use a model that takes it.`,
-    'dimensions',
-    'unsupported_parameter',
-  );
+/** Why a target cannot take the request's `dimensions`, or null when it can (or none is given). */
+function dimensionsRefusal(alias: string, dimensions: number | null, target: EmbeddingsSettings): InvalidRequestError | null {
+  if (dimensions === null) return null;
+  if (!target.acceptsDimensions) {
+    return new InvalidRequestError(
+      `'dimensions' is not supported by model '${alias}': its upstream model returns vectors of one fixed width. Leave 'dimensions' out, or use a model that takes it.`,
+      'dimensions',
+      'unsupported_parameter',
+    );
+  }
+  const { embedder } = target;
+  if (embedder.kind === ProviderKind.Local && dimensions > embedder.maxDimensions) {
+    return new InvalidRequestError(`'dimensions' is at most ${embedder.maxDimensions} for model '${alias}'; got ${dimensions}.`, 'dimensions', 'invalid_value');
+  }
+  return null;
 }
 
 /** A target as one request's plan sees it: its record, and its upstream request, built on first use. */

@@ -10,7 +10,9 @@
 // an earlier part's is a bad answer like any other.
 import type { DecodedEmbeddings } from '../embeddings/embeddings-answer-decode.ts';
 import { decodeEmbeddingsAnswer } from '../embeddings/embeddings-answer-decode.ts';
-import type { EmbeddingInput, EmbeddingsRequest, EncodingFormat, Vector } from '../embeddings/embeddings-types.ts';
+import { inputBound, type EmbeddingInput, type EmbeddingsRequest, type EncodingFormat, type Vector } from '../embeddings/embeddings-types.ts';
+import { EMBEDDING_ANSWER_BYTES_PER_INPUT } from '../config/provider-defaults.ts';
+import { setMaxListeners } from 'node:events';
 import { splitInputs, upstreamEmbeddingsBody } from '../embeddings/embeddings-upstream.ts';
 import type { AbortSource } from '../time/abort-source.ts';
 import type { AttemptContext, DispatchTarget } from './dispatcher.ts';
@@ -32,6 +34,8 @@ export interface HttpEmbedder {
 /** A provider that embeds by itself (the demo). */
 export interface LocalEmbedder {
   readonly kind: typeof ProviderKind.Local;
+  /** The widest vector it makes: a larger `dimensions` is refused before it is asked. */
+  readonly maxDimensions: number;
   /** One vector per input, in order; `dimensions`: their width, null for the provider's own. Rejects with the signal's reason when it aborts. */
   embed(inputs: readonly EmbeddingInput[], dimensions: number | null, signal: AbortSource): Promise<DecodedEmbeddings>;
 }
@@ -58,6 +62,27 @@ export interface EmbeddingsResult {
   readonly calls: number;
 }
 
+/**
+ * What the upstream billed for one request, over all its attempts: every part
+ * it answered counts, in a failed or retried attempt too (a provider bills
+ * each call it answered, whatever happened to the others).
+ */
+export class EmbeddingsBill {
+  /** Tokens of the parts answered: their usage.prompt_tokens, or their inputs' bound when a part reported none. */
+  promptTokens = 0;
+  /** Some answered part reported no usage: its tokens are its inputs' bound. */
+  estimated = false;
+
+  add(decoded: DecodedEmbeddings, inputs: readonly EmbeddingInput[], start: number, end: number): void {
+    if (decoded.promptTokens !== null) {
+      this.promptTokens += decoded.promptTokens;
+      return;
+    }
+    this.estimated = true;
+    for (let i = start; i < end; i++) this.promptTokens += inputBound(inputs[i] as EmbeddingInput);
+  }
+}
+
 /** Why the other parts of a failed attempt were stopped (never reaches a client: the first failure does). */
 const PART_FAILED = new Error('Another part of this embeddings request failed.');
 
@@ -66,11 +91,13 @@ const PART_FAILED = new Error('Another part of this embeddings request failed.')
  * error (the client's ApiError, or a ClientAbortError when the caller's signal
  * aborted); tells the target's breaker of success when every part answered.
  */
-export async function embedOn(target: EmbeddingsTarget, attempt: AttemptContext, request: EmbeddingsRequest, maxConcurrentCalls: number): Promise<EmbeddingsResult> {
+export async function embedOn(target: EmbeddingsTarget, attempt: AttemptContext, request: EmbeddingsRequest, maxConcurrentCalls: number, bill: EmbeddingsBill): Promise<EmbeddingsResult> {
   const parent = attempt.signal;
   if (parent.aborted) throw new ClientAbortError(parent.reason);
   const parts = splitInputs(request.inputs.length, target.maxInputsPerCall);
-  const run = new PartRun(target, attempt, request, parts);
+  const run = new PartRun(target, attempt, request, parts, bill);
+  // Each part's exchange listens on the attempt's signal: as many as run at once.
+  setMaxListeners(maxConcurrentCalls + 1, run.signal);
   parent.addEventListener('abort', run, { once: true });
   try {
     const workers: Promise<void>[] = [];
@@ -93,18 +120,25 @@ class PartRun {
   readonly #attempt: AttemptContext;
   readonly #request: EmbeddingsRequest;
   readonly #parts: ReadonlyArray<[number, number]>;
+  readonly #bill: EmbeddingsBill;
   readonly #controller = new AbortController();
   #next = 0;
   /** The width every vector must have: the request's dimensions, else the first part's. */
   #width: number | null;
 
-  constructor(target: EmbeddingsTarget, attempt: AttemptContext, request: EmbeddingsRequest, parts: ReadonlyArray<[number, number]>) {
+  constructor(target: EmbeddingsTarget, attempt: AttemptContext, request: EmbeddingsRequest, parts: ReadonlyArray<[number, number]>, bill: EmbeddingsBill) {
     this.#target = target;
     this.#attempt = attempt;
     this.#request = request;
     this.#parts = parts;
+    this.#bill = bill;
     this.vectors = new Array<Vector>(request.inputs.length);
     this.#width = target.acceptsDimensions ? request.dimensions : null;
+  }
+
+  /** What every part's call listens on: the caller's abort, or another part's failure. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
   }
 
   /** The caller's signal aborted: every part stops. */
@@ -138,11 +172,13 @@ class PartRun {
     }
     const body = upstreamEmbeddingsBody(request, start, end, { model: this.#target.model, encoding: embedder.encoding, dimensions: this.#target.acceptsDimensions });
     const call = { requestId: this.#attempt.requestId, signal, traceHeaders: this.#attempt.traceHeaders };
-    return exchangeJsonBytes(embedder.settings, call, body).then((bytes) => decodeEmbeddingsAnswer(bytes, end - start, this.#width));
+    return exchangeJsonBytes(answerBound(embedder.settings, end - start), call, body).then((bytes) => decodeEmbeddingsAnswer(bytes, end - start, this.#width));
   }
 
   #place(decoded: DecodedEmbeddings, start: number): void {
     const { vectors } = decoded;
+    // Answered, so billed, whatever the checks below find.
+    this.#bill.add(decoded, this.#request.inputs, start, start + vectors.length);
     // An earlier part fixed the width after this one was decoded against none.
     const width = vectors[0]?.length ?? 0;
     if (this.#width === null) this.#width = width;
@@ -150,6 +186,16 @@ class PartRun {
     for (let i = 0; i < vectors.length; i++) this.vectors[start + i] = vectors[i] as Vector;
     this.promptTokens = this.promptTokens === null || decoded.promptTokens === null ? null : this.promptTokens + decoded.promptTokens;
   }
+}
+
+/**
+ * An embeddings answer may be larger than a chat answer: its bound is the
+ * provider's maxResponseBytes, or EMBEDDING_ANSWER_BYTES_PER_INPUT for each
+ * input of the call when that is more.
+ */
+function answerBound(settings: ExchangeSettings, inputs: number): ExchangeSettings {
+  const bound = inputs * EMBEDDING_ANSWER_BYTES_PER_INPUT;
+  return bound <= settings.maxResponseBytes ? settings : { ...settings, maxResponseBytes: bound };
 }
 
 function widthMismatch(width: number, expected: number): UpstreamError {

@@ -8,6 +8,7 @@ import { ConfigError, type GatewayConfig } from '../../src/config/config.ts';
 import type { ConfigIssue } from '../../src/config/config-issues.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { DEFAULT_MAX_INPUTS_PER_CALL } from '../../src/config/provider-defaults.ts';
+import { mixedEmbeddingsModels } from '../../src/config/alias-kind-config.ts';
 
 const providers = {
   d: { type: 'demo' },
@@ -180,4 +181,20 @@ test('openai providers: embeddingsEncoding "base64" (default) or "float"; other 
       { code: 'conflict', path: 'providers.claude.embeddingsEncoding', message: 'applies to "type": "openai" providers only (Anthropic has no embeddings API): remove it' },
     ],
   );
+});
+
+test('embeddings aliases whose targets name more than one model are found, for the warning', () => {
+  const config = parseConfig(
+    {
+      providers: { demo: { type: 'demo' }, up: { type: 'openai', baseUrl: 'http://127.0.0.1:9/v1' } },
+      aliases: {
+        chat: { provider: 'demo' },
+        same: { kind: 'embeddings', targets: [{ provider: 'up', model: 'e3' }, { provider: 'demo', model: 'e3', priority: 1 }] },
+        mixed: { kind: 'embeddings', targets: [{ provider: 'up', model: 'e3-small' }, { provider: 'up', model: 'bge-small', priority: 1 }, { provider: 'demo', model: 'e3-small' }] },
+      },
+    },
+    null,
+    '/tmp',
+  );
+  assert.deepEqual(mixedEmbeddingsModels(config.aliases), [{ alias: 'mixed', models: ['e3-small', 'bge-small'] }]);
 });

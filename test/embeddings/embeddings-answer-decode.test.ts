@@ -143,6 +143,13 @@ describe('decodeEmbeddingsAnswer', () => {
     assert.throws(() => decodeEmbeddingsAnswer(Buffer.from('{"data":[ \u00e9'), 1, null), { code: 'bad_upstream_response' });
   });
 
+  test('a float answer up to the largest float32 is taken, a double just below the rounding bound too', () => {
+    const below = 3.4028235677973362e38;
+    assert.equal(Math.fround(below), MAX_FLOAT32);
+    const decoded = decodeEmbeddingsAnswer(`{"data":[{"index":0,"embedding":[${MAX_FLOAT32},-${below}]}]}`, 1, null);
+    assert.deepEqual(Array.from(decoded.vectors[0] as Float64Array), [MAX_FLOAT32, -below]);
+  });
+
   test('usage: absent, null, or without prompt_tokens is null; zero is kept', () => {
     const data = [entry(0, [1])];
     assert.equal(decodeEmbeddingsAnswer(answer(data, ABSENT), 1, null).promptTokens, null);
@@ -175,7 +182,9 @@ describe('decodeEmbeddingsAnswer', () => {
     ['embedding an object', answer([entry(0, { 0: 1 })]), 1, null, `${P} has an 'embedding' that is neither an array of numbers nor a base64 string (data[0]).`],
     ['a string value in an array', answer([entry(0, [1, '2'])]), 1, null, `${P} has a value that is not a finite number (data[0].embedding[1]).`],
     ['a null value in an array', answer([entry(0, [null])]), 1, null, `${P} has a value that is not a finite number (data[0].embedding[0]).`],
-    ['an infinite value in an array (1e999)', '{"data":[{"index":0,"embedding":[1,1e999]}]}', 1, null, `${P} has a value that is not a finite number (data[0].embedding[1]).`],
+    ['an infinite value in an array (1e999)', '{"data":[{"index":0,"embedding":[1,1e999]}]}', 1, null, `${P} has a value outside the range of a float32 (data[0].embedding[1]).`],
+    ['a value a float32 cannot hold (3.5e38, an infinity in base64)', '{"data":[{"index":0,"embedding":[0.5,-3.5e38]}]}', 1, null, `${P} has a value outside the range of a float32 (data[0].embedding[1]).`],
+    ['the least magnitude that rounds to an infinity', `{"data":[{"index":0,"embedding":[${2 ** 128 - 2 ** 103}]}]}`, 1, null, `${P} has a value outside the range of a float32 (data[0].embedding[0]).`],
     ['malformed base64', answer([entry(0, b64([1])), entry(1, 'AACAPw=')]), 2, null, `${P} has an 'embedding' that is not base64 of little-endian float32 values (data[1]).`],
     ['base64 of 3 bytes', answer([entry(0, 'AAAA')]), 1, null, `${P} has an 'embedding' that is not base64 of little-endian float32 values (data[0]).`],
     ['NaN in base64', answer([entry(0, b64([1, Number.NaN]))]), 1, null, `${P} has a value that is not a finite number (data[0].embedding[1]).`],

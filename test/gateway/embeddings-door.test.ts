@@ -196,3 +196,22 @@ describe('dimensions', () => {
     assert.deepEqual(rig.upstream.requests.map((r) => r.body), [{ model: 'fixed-model', input: 'x', encoding_format: 'base64' }]);
   });
 });
+
+describe('the demo behind an embeddings alias', () => {
+  let rig: EmbeddingsRig;
+  before(async () => {
+    rig = await startEmbeddingsRig({ aliases: { 'demo-embed': { kind: 'embeddings', provider: 'demo', model: 'portcullis-demo-embed' } } });
+  });
+  after(() => rig.close());
+
+  test('a width past its widest is a 400 naming dimensions, before any work', async () => {
+    const res = await postEmbeddings(rig.gw, { model: 'demo-embed', input: 'x', dimensions: 4097 });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.json(), {
+      error: { message: "'dimensions' is at most 4096 for model 'demo-embed'; got 4097.", type: 'invalid_request_error', param: 'dimensions', code: 'invalid_value' },
+    });
+    const widest = await postEmbeddings(rig.gw, { model: 'demo-embed', input: 'x', dimensions: 4096 });
+    assert.equal(widest.status, 200);
+    assert.equal(((widest.json() as EmbeddingsAnswer).data[0]?.embedding as number[]).length, 4096);
+  });
+});

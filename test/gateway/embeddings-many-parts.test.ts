@@ -1,19 +1,19 @@
-// Review probe: every part's exchange listens on the attempt's one AbortSignal;
-// embeddings.maxConcurrentCalls takes up to 64, and past 10 listeners Node warns
-// of a leak on every such request.
+// Many parts in flight at once: every part's exchange listens on the
+// attempt's one abort signal, and Node warns of a leak past 10 listeners
+// unless told how many to expect (embeddings.maxConcurrentCalls takes up to 64).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { answering, postEmbeddings, startEmbeddingsRig, TRANSPORTS, type EmbeddingsRig } from '../gateway/embeddings-fixtures.ts';
+import { answering, postEmbeddings, startEmbeddingsRig, TRANSPORTS, type EmbeddingsRig } from './embeddings-fixtures.ts';
 
 for (const transport of TRANSPORTS) {
-  describe(`review: 16 parts in flight on one signal (${transport})`, () => {
+  describe(`16 parts in flight on one signal (${transport})`, () => {
     let rig: EmbeddingsRig;
     before(async () => {
       rig = await startEmbeddingsRig({ transport, alias: { maxInputsPerCall: 1 }, embeddings: { maxConcurrentCalls: 16 } });
     });
     after(() => rig.close());
 
-    test('no MaxListenersExceededWarning', async () => {
+    test('no MaxListenersExceededWarning, and every part answered', async () => {
       const warnings: string[] = [];
       const onWarning = (w: Error): void => void warnings.push(`${w.name}: ${w.message}`);
       process.on('warning', onWarning);
