@@ -21,10 +21,9 @@ import { describeTargets, openChatTrace, type TracedRoute } from '../telemetry/c
 import { createContextOnlyTracer } from '../telemetry/tracer.ts';
 import { dispatchEach } from '../upstream/dispatcher.ts';
 import { EmbeddingsBill, embedOn } from '../upstream/embeddings-exchange.ts';
-import { authenticateRequest } from './auth.ts';
 import { Call } from './call.ts';
-import { checkAlias, checkExpiry, usableAliases } from './key-policy.ts';
-import { admitRouted, noteRefusals, type PipelineDeps } from './pipeline.ts';
+import { checkAlias, usableAliases } from './key-policy.ts';
+import { admitRouted, authenticateCall, noteRefusals, type PipelineDeps } from './pipeline.ts';
 import { CallPhase } from './request-charge.ts';
 
 export const EMBEDDINGS_PATH = '/v1/embeddings';
@@ -32,7 +31,6 @@ const ROUTE: TracedRoute = { method: 'POST', path: EMBEDDINGS_PATH, operation: '
 
 export function createEmbeddingsHandler(deps: PipelineDeps): RouteHandler {
   const { config, keys, targets, metrics } = deps;
-  const clock = deps.scheduler.now;
   const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
   const limits = { maxDepth: maxJsonDepth, maxStringBytes, maxMembers };
   const bounds = config.embeddings;
@@ -44,13 +42,8 @@ export function createEmbeddingsHandler(deps: PipelineDeps): RouteHandler {
     ctx.log['traceId'] = call.trace.traceId;
     ctx.onClose(() => call.close());
     // authenticate
-    const found = authenticateRequest(ctx.req, keys, ctx.clientAddress, 'bearer');
+    const found = authenticateCall(call, keys, 'bearer');
     const key = found instanceof Promise ? await found : found;
-    ctx.log['keyId'] = key.id;
-    checkExpiry(key, clock());
-    call.key = key;
-    call.phase = CallPhase.Authenticated;
-    metrics?.requestStarted();
     // read and validate
     // The observer keeps what it saw of this body: one per request.
     const body = await readRequestJson(ctx, { maxBytes: maxBodyBytes, limits, observer: embeddingsObserver(bounds) });

@@ -41,7 +41,6 @@ const ROUTE_HEADER = 'x-portcullis-route';
 
 export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): RouteHandler {
   const { config, keys, targets, metrics } = deps;
-  const clock = deps.scheduler.now;
   const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
   const limits = { maxDepth: maxJsonDepth, maxStringBytes, maxMembers };
   const tracer = deps.tracer ?? createContextOnlyTracer();
@@ -54,14 +53,8 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
     ctx.log['traceId'] = call.trace.traceId;
     ctx.onClose(() => call.close());
     // authenticate
-    const found = authenticateRequest(ctx.req, keys, ctx.clientAddress, keyHeaders);
+    const found = authenticateCall(call, keys, keyHeaders);
     const key = found instanceof Promise ? await found : found;
-    // Logged before the expiry check: an operator sees which expired key is still in use.
-    ctx.log['keyId'] = key.id;
-    checkExpiry(key, clock());
-    call.key = key;
-    call.phase = CallPhase.Authenticated;
-    metrics?.requestStarted();
     ctx.onShutdown = () => call.shutdown();
     // read and validate
     const body = await readRequestJson(ctx, { maxBytes: maxBodyBytes, limits, observer: endpoint.observer() });
@@ -126,6 +119,27 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
       if (metrics !== undefined && call.answeredBy !== null) metrics.upstreamDone(call.answeredBy, upstreamMs / 1000);
     }
   };
+}
+
+/**
+ * The call's key, for every door: found (synchronously when the store has it
+ * at hand), logged, its expiry checked, the call counted as started. Throws
+ * the client's 401 or 403.
+ */
+export function authenticateCall(call: Call, keys: KeyAuthenticator, keyHeaders: Endpoint['keyHeaders']): KeyPolicy | Promise<KeyPolicy> {
+  const { ctx } = call;
+  const found = authenticateRequest(ctx.req, keys, ctx.clientAddress, keyHeaders);
+  return found instanceof Promise ? found.then((key) => keyFound(call, key)) : keyFound(call, found);
+}
+
+function keyFound(call: Call, key: KeyPolicy): KeyPolicy {
+  // Logged before the expiry check: an operator sees which expired key is still in use.
+  call.ctx.log['keyId'] = key.id;
+  checkExpiry(key, call.deps.scheduler.now());
+  call.key = key;
+  call.phase = CallPhase.Authenticated;
+  call.deps.metrics?.requestStarted();
+  return key;
 }
 
 /**

@@ -21,11 +21,7 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
  * fetch's content decoding, so a compressed bomb is caught too; the node
  * transport asks for no content coding). */
 export async function readBodyBounded(response: UpstreamResponse, limit: number): Promise<string> {
-  const declared = response.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) {
-    response.body.cancel();
-    throw tooLargeError(limit);
-  }
+  refuseDeclaredPast(response, limit);
   const text = await readChunks(response.body, limit);
   if (text === undefined) throw tooLargeError(limit);
   return text;
@@ -35,11 +31,7 @@ export async function readBodyBounded(response: UpstreamResponse, limit: number)
  * whose text the caller decodes itself (an embeddings answer, tens of MB of
  * ASCII, needs no UTF-8 decoding chunk by chunk). */
 export async function readBodyBytesBounded(response: UpstreamResponse, limit: number): Promise<Buffer> {
-  const declared = response.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) {
-    response.body.cancel();
-    throw tooLargeError(limit);
-  }
+  refuseDeclaredPast(response, limit);
   const body = response.body;
   const parts: Uint8Array[] = [];
   let total = 0;
@@ -54,6 +46,15 @@ export async function readBodyBytesBounded(response: UpstreamResponse, limit: nu
     parts.push(value);
   }
   return Buffer.concat(parts, total);
+}
+
+/** A body whose declared length is past `limit` is not read at all. */
+function refuseDeclaredPast(response: UpstreamResponse, limit: number): void {
+  const declared = response.headers.get('content-length');
+  if (declared !== null && Number(declared) > limit) {
+    response.body.cancel();
+    throw tooLargeError(limit);
+  }
 }
 
 function tooLargeError(limit: number): ApiError {
