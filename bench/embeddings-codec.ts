@@ -47,18 +47,21 @@ function written(vectors: readonly Vector[], encoding: 'float' | 'base64'): numb
 
 const base64Text = upstreamAnswer('base64');
 const floatText = upstreamAnswer('float');
+const base64Bytes = Buffer.from(base64Text, 'latin1');
+const checked = decodeEmbeddingsAnswer(base64Bytes, count, width).vectors;
 const rows: Array<[string, () => number]> = [
-  ['base64 decode (upstream answer -> float32)', () => (decodeEmbeddingsAnswer(base64Text, count, width), base64Text.length)],
-  ['float decode (upstream answer -> doubles)', () => (decodeEmbeddingsAnswer(floatText, count, width), floatText.length)],
-  ['base64 encode (float32 -> answer pieces)', () => written(floats, 'base64')],
+  ['base64 decode (answer bytes -> checked base64)', () => (decodeEmbeddingsAnswer(base64Bytes, count, width), base64Bytes.length)],
+  ['float decode (answer text -> doubles)', () => (decodeEmbeddingsAnswer(floatText, count, width), floatText.length)],
+  ['base64 -> base64 (checked -> answer pieces)', () => written(checked, 'base64')],
+  ['float32 -> base64 (a local provider)', () => written(floats, 'base64')],
   ['float -> base64 (doubles -> answer pieces)', () => written(doubles, 'base64')],
-  ['base64 -> float (float32 -> answer pieces)', () => written(floats, 'float')],
+  ['base64 -> float (checked -> answer pieces)', () => written(checked, 'float')],
 ];
 
 console.log(`embeddings codecs: ${count} x ${width} answer, best of ${rounds} rounds (node ${process.versions.node})`);
-console.log(`  ${'step'.padEnd(44)} ${'MB'.padStart(7)} ${'ms'.padStart(8)} ${'MB/s'.padStart(8)}`);
+console.log(`  ${'step'.padEnd(48)} ${'MB'.padStart(7)} ${'ms'.padStart(8)} ${'MB/s'.padStart(8)}`);
 for (const [name, run] of rows) {
   const { ms, bytes } = best(run);
   const mb = bytes / 1e6;
-  console.log(`  ${name.padEnd(44)} ${mb.toFixed(1).padStart(7)} ${ms.toFixed(1).padStart(8)} ${(mb / (ms / 1000)).toFixed(0).padStart(8)}`);
+  console.log(`  ${name.padEnd(48)} ${mb.toFixed(1).padStart(7)} ${ms.toFixed(1).padStart(8)} ${(mb / (ms / 1000)).toFixed(0).padStart(8)}`);
 }
