@@ -4,7 +4,7 @@
 // maxInputsPerCall, at the alias level as its targets' defaults and per
 // target); a setting of the other kind is a problem that says which kind
 // takes it, rather than silently doing nothing.
-import type { AliasConfig, AliasKind, ProviderConfig, TargetConfig } from './config.ts';
+import type { AliasKind, GatewayConfig, ProviderConfig, TargetConfig } from './config.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
 import { DEFAULT_MAX_INPUTS_PER_CALL } from './provider-defaults.ts';
 
@@ -66,15 +66,16 @@ export function aliasLabels(aliases: Readonly<Record<string, { readonly kind: Al
 /**
  * Embeddings aliases whose targets name more than one upstream model, with
  * those models: a fallback (or a weighted share) to another model answers
- * vectors that cannot be compared with the first model's. The same model under
- * two names (an Azure deployment of OpenAI's) is the operator's to know, so
- * this is a warning, not a config error.
+ * vectors that cannot be compared with the first model's. The demo's vectors
+ * are its own, whatever its target's model is called (`name (demo)`). The same
+ * model under two names (an Azure deployment of OpenAI's) is the operator's to
+ * know, so this is a warning, not a config error.
  */
-export function mixedEmbeddingsModels(aliases: Readonly<Record<string, AliasConfig>>): Array<{ alias: string; models: string[] }> {
+export function mixedEmbeddingsModels(config: Pick<GatewayConfig, 'aliases' | 'providers'>): Array<{ alias: string; models: string[] }> {
   const mixed: Array<{ alias: string; models: string[] }> = [];
-  for (const [alias, config] of Object.entries(aliases)) {
-    if (config.kind !== 'embeddings') continue;
-    const models = [...new Set(config.targets.map((t) => t.model))];
+  for (const [alias, aliasConfig] of Object.entries(config.aliases)) {
+    if (aliasConfig.kind !== 'embeddings') continue;
+    const models = [...new Set(aliasConfig.targets.map((t) => (config.providers[t.provider]?.type === 'demo' ? `${t.model} (demo)` : t.model)))];
     if (models.length > 1) mixed.push({ alias, models });
   }
   return mixed;

@@ -34,6 +34,8 @@ const EQUALS = 0x3d;
  * 2,048-vector answer makes no buffer per vector (its text is what is kept). */
 let scratch = Buffer.allocUnsafeSlow(0);
 let scratchWords = new Uint32Array(0);
+/** The widest vector a request may ask for (MAX_DIMENSIONS float32 values). */
+const MAX_SCRATCH_BYTES = 65_536 * 4;
 
 /**
  * Decodes `s` into the scratch buffer, float32 values in the host's byte
@@ -46,9 +48,11 @@ function decodeIntoScratch(s: string): number {
   const padding = n === 0 || s.charCodeAt(n - 1) !== EQUALS ? 0 : s.charCodeAt(n - 2) === EQUALS ? 2 : 1;
   const bytes = (n / 4) * 3 - padding;
   if (bytes % 4 !== 0) return -1;
-  if (scratch.length < bytes) {
+  // It grows to the widest vector a request may ask for, no further: a longer string (a
+  // broken or hostile upstream's) gets a buffer that the next decode drops.
+  if (scratch.length < bytes || scratch.length > MAX_SCRATCH_BYTES) {
     // A buffer of its own (never pooled): it starts at offset 0, as the word view needs.
-    scratch = Buffer.allocUnsafeSlow(Math.max(bytes, scratch.length * 2));
+    scratch = Buffer.allocUnsafeSlow(Math.max(bytes, Math.min(scratch.length * 2, MAX_SCRATCH_BYTES)));
     scratchWords = new Uint32Array(scratch.buffer, scratch.byteOffset, scratch.length >>> 2);
   }
   if (scratch.write(s, 0, bytes, 'base64') !== bytes) return -1;
@@ -80,6 +84,11 @@ export function encodeBase64Vector(v: Vector): string {
 /** The values of `v` as numbers: a base64 vector decoded (it was checked when it arrived). */
 export function vectorValues(v: Vector): Float32Array | Float64Array {
   return v instanceof Base64Vector ? (decodeBase64Vector(v.text) as Float32Array) : v;
+}
+
+/** UTF-8's byte order mark, which a UTF-8 decoder drops and Latin-1 would keep (JSON.parse refuses it). */
+function hasByteOrderMark(bytes: Buffer): boolean {
+  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
 }
 
 /** The least magnitude Math.fround rounds to an infinity: 2^128 - 2^103. */
@@ -148,7 +157,7 @@ export function decodeEmbeddingsAnswer(answer: Buffer | string, count: number, w
     // 0x7f, so they can only sit inside strings, which stay strings. What the
     // gateway reads (numbers, base64, indices, usage) is ASCII, so it is read
     // exactly; other text (the model's name) would be garbled, and is not read.
-    root = JSON.parse(typeof answer === 'string' ? answer : answer.toString('latin1'));
+    root = JSON.parse(typeof answer === 'string' ? answer : answer.toString('latin1', hasByteOrderMark(answer) ? 3 : 0));
   } catch (error) {
     throw new UpstreamError('bad_upstream_response', 'The upstream provider returned a response that is not valid JSON.', { cause: error });
   }

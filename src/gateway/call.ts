@@ -32,7 +32,7 @@ import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { KeyPolicy } from './key-policy.ts';
 import type { PermitKeeper } from './permit-keeper.ts';
-import { CallPhase, chargeFor, type RequestCharge } from './request-charge.ts';
+import { CallPhase, chargeFor, type BilledCalls, type RequestCharge } from './request-charge.ts';
 
 /** What every call of one handler shares: fixed for the configuration's life. */
 export interface CallDeps {
@@ -55,6 +55,14 @@ const MAX_LOGGED_ATTEMPTS = 16;
 const SHUTDOWN_FRAME = frame('data: ', renderError(new ShuttingDownError(SHUTDOWN_STREAM_MESSAGE)).body);
 
 const NO_PRICES: readonly (Price | null)[] = [];
+
+const CEILING_WARNING = 'an upstream reported more than limits.maxChargeMultiple times the reservation; the key limits count the ceiling, its usage what was reported';
+/** An embeddings request's parts: its retried attempts were billed too, so an honest upstream can pass the ceiling. */
+const BILLED_CEILING_WARNING =
+  "the calls the upstreams billed for an embeddings request (its retried attempts' parts included) came to more than limits.maxChargeMultiple times its reservation; the key limits count the ceiling, its usage what was billed";
+const OVER_RESERVATION_WARNING = 'a request used more tokens than its reservation; raise the alias imageTokens if it carried images';
+const BILLED_OVER_RESERVATION_WARNING =
+  "the calls the upstreams billed for an embeddings request came to more tokens than its reservation: its retried attempts' parts, or an upstream that counts more tokens than an input's bytes";
 
 /** What the call reads of a request's plan: each target's price, and every price. */
 export interface PricedPlan {
@@ -102,6 +110,8 @@ export class Call {
   limit: string | undefined = undefined;
   /** The answer's headers (rate limits, route, clamp), set once admitted. */
   headers: Record<string, string> = {};
+  /** What the upstreams billed for the calls they answered (an embeddings request's parts); null for chat. */
+  billed: BilledCalls | null = null;
   /** Time spent on the upstream, in ms, once the dispatch ended. */
   upstreamMs: number | undefined = undefined;
 
@@ -319,6 +329,7 @@ export class Call {
       generatedBytes: this.relay?.generatedBytes ?? 0,
       answeredPrice: this.answeredPrice,
       prices: this.plan?.prices ?? NO_PRICES,
+      billed: this.billed,
     });
     const requestId = this.ctx.requestId;
     if (charge.note !== undefined && charge.note !== 'usage_missing') {
@@ -330,7 +341,7 @@ export class Call {
     if (counted.tokens !== chargedTokens || counted.costNanos !== charge.costNanos) {
       // One answer must not spend a budget faster than the admissions allowed: the limiter counts the ceiling (it applies the same rule).
       metrics?.chargeClamped(alias);
-      logger.warn('an upstream reported more than limits.maxChargeMultiple times the reservation; the key limits count the ceiling, its usage what was reported', {
+      logger.warn(this.billed === null ? CEILING_WARNING : BILLED_CEILING_WARNING, {
         requestId,
         keyId: key.id,
         alias,
@@ -345,7 +356,7 @@ export class Call {
       });
     } else if (reported !== undefined && charge.basis === 'usage' && chargedTokens > reservation.tokens) {
       // The bound failed (an image above imageTokens, a provider's hidden prompt): the limits hold one request less tightly.
-      logger.warn('a request used more tokens than its reservation; raise the alias imageTokens if it carried images', {
+      logger.warn(this.billed === null ? OVER_RESERVATION_WARNING : BILLED_OVER_RESERVATION_WARNING, {
         requestId,
         alias,
         reserved: reservation.tokens,

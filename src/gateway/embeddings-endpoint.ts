@@ -15,6 +15,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import { sendJsonPieces } from '../http/respond.ts';
+import { costNanos as tokenCostNanos } from '../limits/cost.ts';
 import { reserveEmbeddings } from '../limits/reservation.ts';
 import { resolveEmbeddingsAlias } from '../routing/alias-routing.ts';
 import { describeTargets, openChatTrace, type TracedRoute } from '../telemetry/chat-trace.ts';
@@ -74,16 +75,16 @@ export function createEmbeddingsHandler(deps: PipelineDeps): RouteHandler {
       call.upstreamMs = performance.now() - upstreamStarted;
       call.phase = CallPhase.Answered;
       ctx.log['calls'] = value.calls;
-      // The charge is what the upstream billed, the parts of failed attempts included; when a part
-      // reported no usage it is the reservation (usage_missing), and the answer says the request's bound.
-      if (!bill.estimated) call.noteUsage(usageOf(bill.promptTokens));
+      // The charge is what the upstreams billed, the parts of failed attempts included (request-charge.ts);
+      // when a part reported no usage it is the reservation, and the answer says the request's bound.
+      noteBill(call, bill);
       call.finishAttempt();
       const promptTokens = value.promptTokens ?? reservation.promptTokens;
       await sendJsonPieces(ctx.res, 200, embeddingsAnswerPieces(value.vectors, request.encoding, route.alias, promptTokens), headers);
     } catch (err) {
       if (err instanceof ApiError) call.errorCode = err.code;
-      // Parts the upstream answered before the request failed were billed: they are charged.
-      if (bill.promptTokens > 0) call.noteUsage(usageOf(bill.promptTokens));
+      // Parts the upstreams answered before the request failed were billed: they are charged.
+      noteBill(call, bill);
       if (ctx.aborted) return;
       if (err instanceof ApiError) Object.assign(err.headers, headers);
       throw err;
@@ -92,6 +93,14 @@ export function createEmbeddingsHandler(deps: PipelineDeps): RouteHandler {
       if (metrics !== undefined && call.answeredBy !== null) metrics.upstreamDone(call.answeredBy, call.upstreamMs / 1000);
     }
   };
+}
+
+/** The bill, priced, for the charge; as the access line's reported usage only when every part reported its count. */
+function noteBill(call: Call, bill: EmbeddingsBill): void {
+  let costNanos = 0;
+  for (const attempt of bill.attempts) if (attempt.price !== null) costNanos += tokenCostNanos(attempt.promptTokens, attempt.price.input);
+  call.billed = { promptTokens: bill.promptTokens, costNanos, estimated: bill.estimated };
+  if (!bill.estimated && bill.attempts.some((a) => a.promptTokens > 0)) call.noteUsage(usageOf(bill.promptTokens));
 }
 
 function usageOf(promptTokens: number): Usage {

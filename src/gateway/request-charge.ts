@@ -10,7 +10,8 @@
 //     gateway could not use (`bad_upstream_response`, or off the request's strict
 //     schema: `upstream_schema_mismatch`) was produced upstream: the reservation.
 //     Calls the upstream did answer before the request failed (the other parts
-//     of a split embeddings request) were billed: their reported usage;
+//     of a split embeddings request) were billed: their usage (`partial` when
+//     some reported none and count their inputs' bound), each at its target's price;
 //   - sent, and the client left before any answer: the prompt's bound, at the
 //     highest input price of the alias's targets, since the provider bills the
 //     prompt it already read;
@@ -75,6 +76,18 @@ export interface ChargeFacts {
   readonly answeredPrice: Price | null;
   /** Prices of every target of the alias (null entries for unpriced ones). */
   readonly prices: readonly (Price | null)[];
+  /** What the upstreams billed for the calls they answered, each at its target's price (the parts of an
+   * embeddings request, over all its attempts); null for a request of one call per attempt (chat). */
+  readonly billed?: BilledCalls | null | undefined;
+}
+
+/** Calls an upstream answered and billed, priced: ./embeddings-endpoint.ts sums its EmbeddingsBill so. */
+export interface BilledCalls {
+  readonly promptTokens: number;
+  /** Each call's tokens at its own target's input price. */
+  readonly costNanos: number;
+  /** Some call reported no usage: its tokens are its inputs' bound, not a count. */
+  readonly estimated: boolean;
 }
 
 export interface RequestCharge {
@@ -96,9 +109,10 @@ export function chargeFor(facts: ChargeFacts): RequestCharge {
     if (facts.clientLeft) return promptCharge(reservation.promptTokens, 0, highestInput(facts.prices), 'prompt');
     if (facts.errorCode === 'bad_upstream_response' || facts.errorCode === 'upstream_schema_mismatch') return reservationCharge(facts, undefined);
     // Calls the upstream answered (and billed) before the request failed: the parts of an embeddings request.
-    if (facts.usage !== undefined && usageProblem(facts.usage) === null) return usageCharge(facts.usage, facts.answeredPrice);
+    if (facts.billed != null && facts.billed.promptTokens > 0) return billedCharge(facts.billed);
     return NOTHING;
   }
+  if (facts.billed != null) return facts.billed.estimated ? reservationCharge(facts, 'usage_missing') : billedCharge(facts.billed);
   const problem = facts.usage === undefined ? 'usage_missing' : usageProblem(facts.usage);
   if (problem === null && facts.usage !== undefined) return usageCharge(facts.usage, facts.answeredPrice);
   if (phase === CallPhase.Answering && facts.usage === undefined) {
@@ -106,6 +120,11 @@ export function chargeFor(facts: ChargeFacts): RequestCharge {
     return promptCharge(reservation.promptTokens, generated, facts.answeredPrice, 'partial');
   }
   return reservationCharge(facts, problem ?? undefined);
+}
+
+/** Reported usage (`usage`), or with some calls' tokens estimated from their inputs (`partial`). */
+function billedCharge(billed: BilledCalls): RequestCharge {
+  return { basis: billed.estimated ? 'partial' : 'usage', promptTokens: billed.promptTokens, completionTokens: 0, cachedTokens: 0, costNanos: Math.min(billed.costNanos, MAX_CHARGE_NANOS) };
 }
 
 function usageCharge(u: Usage, price: Price | null): RequestCharge {

@@ -87,7 +87,7 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
     }
   }
   const targets = createAliasTargets(config, bindings, deps.scheduler.now);
-  for (const { alias, models } of mixedEmbeddingsModels(config.aliases)) {
+  for (const { alias, models } of mixedEmbeddingsModels(config)) {
     deps.logger.warn('an embeddings alias has targets of different models: vectors from one cannot be compared with vectors from another', { alias, models: models.join(',') });
   }
   const policy = createFieldPolicy(config);

@@ -30,8 +30,8 @@ export async function readBodyBounded(response: UpstreamResponse, limit: number)
 /** The 2xx body as bytes, within `limit` as readBodyBounded: for an answer
  * whose text the caller decodes itself (an embeddings answer, tens of MB of
  * ASCII, needs no UTF-8 decoding chunk by chunk). */
-export async function readBodyBytesBounded(response: UpstreamResponse, limit: number): Promise<Buffer> {
-  refuseDeclaredPast(response, limit);
+export async function readBodyBytesBounded(response: UpstreamResponse, limit: number, tooLarge: (limit: number) => ApiError = tooLargeError): Promise<Buffer> {
+  refuseDeclaredPast(response, limit, tooLarge);
   const body = response.body;
   const parts: Uint8Array[] = [];
   let total = 0;
@@ -41,7 +41,7 @@ export async function readBodyBytesBounded(response: UpstreamResponse, limit: nu
     total += value.byteLength;
     if (total > limit) {
       body.cancel();
-      throw tooLargeError(limit);
+      throw tooLarge(limit);
     }
     parts.push(value);
   }
@@ -49,11 +49,11 @@ export async function readBodyBytesBounded(response: UpstreamResponse, limit: nu
 }
 
 /** A body whose declared length is past `limit` is not read at all. */
-function refuseDeclaredPast(response: UpstreamResponse, limit: number): void {
+function refuseDeclaredPast(response: UpstreamResponse, limit: number, tooLarge: (limit: number) => ApiError = tooLargeError): void {
   const declared = response.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) {
     response.body.cancel();
-    throw tooLargeError(limit);
+    throw tooLarge(limit);
   }
 }
 

@@ -12,6 +12,7 @@ import type { DecodedEmbeddings } from '../embeddings/embeddings-answer-decode.t
 import { decodeEmbeddingsAnswer } from '../embeddings/embeddings-answer-decode.ts';
 import { inputBound, type EmbeddingInput, type EmbeddingsRequest, type EncodingFormat, type Vector } from '../embeddings/embeddings-types.ts';
 import { EMBEDDING_ANSWER_BYTES_PER_INPUT } from '../config/provider-defaults.ts';
+import type { Price } from '../config/config.ts';
 import { setMaxListeners } from 'node:events';
 import { splitInputs, upstreamEmbeddingsBody } from '../embeddings/embeddings-upstream.ts';
 import type { AbortSource } from '../time/abort-source.ts';
@@ -62,24 +63,45 @@ export interface EmbeddingsResult {
   readonly calls: number;
 }
 
+/** The parts one attempt's target answered: at its price, as its provider bills them. */
+export interface BilledAttempt {
+  readonly price: Price | null;
+  /** Their usage.prompt_tokens, or their inputs' bound for a part that reported none. */
+  promptTokens: number;
+}
+
 /**
- * What the upstream billed for one request, over all its attempts: every part
- * it answered counts, in a failed or retried attempt too (a provider bills
- * each call it answered, whatever happened to the others).
+ * What the upstreams billed for one request, over all its attempts: every part
+ * answered counts, in a failed or retried attempt too (a provider bills each
+ * call it answered, whatever happened to the others), at the price of the
+ * target that answered it.
  */
 export class EmbeddingsBill {
-  /** Tokens of the parts answered: their usage.prompt_tokens, or their inputs' bound when a part reported none. */
-  promptTokens = 0;
+  readonly attempts: BilledAttempt[] = [];
   /** Some answered part reported no usage: its tokens are its inputs' bound. */
   estimated = false;
 
-  add(decoded: DecodedEmbeddings, inputs: readonly EmbeddingInput[], start: number, end: number): void {
+  /** The attempt about to run on a target of price `price`. */
+  open(price: Price | null): BilledAttempt {
+    const attempt: BilledAttempt = { price, promptTokens: 0 };
+    this.attempts.push(attempt);
+    return attempt;
+  }
+
+  /** A part of `attempt` answered: inputs [start, end) of `inputs`. */
+  add(attempt: BilledAttempt, decoded: DecodedEmbeddings, inputs: readonly EmbeddingInput[], start: number, end: number): void {
     if (decoded.promptTokens !== null) {
-      this.promptTokens += decoded.promptTokens;
+      attempt.promptTokens += decoded.promptTokens;
       return;
     }
     this.estimated = true;
-    for (let i = start; i < end; i++) this.promptTokens += inputBound(inputs[i] as EmbeddingInput);
+    for (let i = start; i < end; i++) attempt.promptTokens += inputBound(inputs[i] as EmbeddingInput);
+  }
+
+  get promptTokens(): number {
+    let sum = 0;
+    for (const a of this.attempts) sum += a.promptTokens;
+    return sum;
   }
 }
 
@@ -121,6 +143,7 @@ class PartRun {
   readonly #request: EmbeddingsRequest;
   readonly #parts: ReadonlyArray<[number, number]>;
   readonly #bill: EmbeddingsBill;
+  readonly #billed: BilledAttempt;
   readonly #controller = new AbortController();
   #next = 0;
   /** The width every vector must have: the request's dimensions, else the first part's. */
@@ -132,6 +155,7 @@ class PartRun {
     this.#request = request;
     this.#parts = parts;
     this.#bill = bill;
+    this.#billed = bill.open(target.price ?? null);
     this.vectors = new Array<Vector>(request.inputs.length);
     this.#width = target.acceptsDimensions ? request.dimensions : null;
   }
@@ -172,13 +196,16 @@ class PartRun {
     }
     const body = upstreamEmbeddingsBody(request, start, end, { model: this.#target.model, encoding: embedder.encoding, dimensions: this.#target.acceptsDimensions });
     const call = { requestId: this.#attempt.requestId, signal, traceHeaders: this.#attempt.traceHeaders };
-    return exchangeJsonBytes(answerBound(embedder.settings, end - start), call, body).then((bytes) => decodeEmbeddingsAnswer(bytes, end - start, this.#width));
+    const count = end - start;
+    const settings = answerBound(embedder.settings, count);
+    const tooLarge = (limit: number): UpstreamError => answerTooLarge(limit, count);
+    return exchangeJsonBytes(settings, call, body, tooLarge).then((bytes) => decodeEmbeddingsAnswer(bytes, count, this.#width));
   }
 
   #place(decoded: DecodedEmbeddings, start: number): void {
     const { vectors } = decoded;
     // Answered, so billed, whatever the checks below find.
-    this.#bill.add(decoded, this.#request.inputs, start, start + vectors.length);
+    this.#bill.add(this.#billed, decoded, this.#request.inputs, start, start + vectors.length);
     // An earlier part fixed the width after this one was decoded against none.
     const width = vectors[0]?.length ?? 0;
     if (this.#width === null) this.#width = width;
@@ -196,6 +223,13 @@ class PartRun {
 function answerBound(settings: ExchangeSettings, inputs: number): ExchangeSettings {
   const bound = inputs * EMBEDDING_ANSWER_BYTES_PER_INPUT;
   return bound <= settings.maxResponseBytes ? settings : { ...settings, maxResponseBytes: bound };
+}
+
+function answerTooLarge(limit: number, inputs: number): UpstreamError {
+  return new UpstreamError(
+    'bad_upstream_response',
+    `The upstream's answer to one call of ${inputs} inputs exceeds the gateway's limit of ${limit} bytes for it (${EMBEDDING_ANSWER_BYTES_PER_INPUT / 1024} KiB an input, or the provider's 16 MiB bound when more); lower the target's maxInputsPerCall, or ask the upstream for base64 (embeddingsEncoding).`,
+  );
 }
 
 function widthMismatch(width: number, expected: number): UpstreamError {

@@ -1,9 +1,11 @@
 // One JSON exchange with an upstream beside its chat endpoint (a token count:
-// Anthropic's /messages/count_tokens, vLLM's and llama.cpp's /tokenize): the
-// same exchange as a whole chat answer (./upstream-exchange.ts: the
-// provider's transport, its deadlines on its scheduler, the caller's abort,
-// the bounded read), POSTed to another endpoint of the same upstream.
+// Anthropic's /messages/count_tokens, vLLM's and llama.cpp's /tokenize; a part
+// of an embeddings request: /embeddings, its answer as bytes): the same
+// exchange as a whole chat answer (./upstream-exchange.ts: the provider's
+// transport, its deadlines on its scheduler, the caller's abort, the bounded
+// read), POSTed to another endpoint of the same upstream.
 import type { Buffer } from 'node:buffer';
+import type { ApiError } from '../errors/api-error.ts';
 import { endpointUrl, Exchange, type ExchangeSettings } from './upstream-exchange.ts';
 import type { ExchangeCall } from './provider.ts';
 
@@ -23,9 +25,9 @@ class JsonExchange extends Exchange<ExchangeCall> {
     }
   }
 
-  async runForBytes(body: string): Promise<Buffer> {
+  async runForBytes(body: string, tooLarge: ((limit: number) => ApiError) | undefined): Promise<Buffer> {
     try {
-      return await this.readBytes(await this.send(body, undefined));
+      return await this.readBytes(await this.send(body, undefined), tooLarge);
     } catch (error) {
       throw this.explain(error);
     } finally {
@@ -42,7 +44,8 @@ export function exchangeJson(settings: ExchangeSettings, call: ExchangeCall, bod
   return new JsonExchange(call, settings, false).run(body, headers);
 }
 
-/** exchangeJson's answer as bytes, undecoded (the caller knows its text is ASCII or does not need the rest). */
-export function exchangeJsonBytes(settings: ExchangeSettings, call: ExchangeCall, body: string): Promise<Buffer> {
-  return new JsonExchange(call, settings, false).runForBytes(body);
+/** exchangeJson's answer as bytes, undecoded (the caller knows its text is ASCII or does not need the rest);
+ * `tooLarge`: the error for an answer past settings.maxResponseBytes, in the caller's terms. */
+export function exchangeJsonBytes(settings: ExchangeSettings, call: ExchangeCall, body: string, tooLarge?: (limit: number) => ApiError): Promise<Buffer> {
+  return new JsonExchange(call, settings, false).runForBytes(body, tooLarge);
 }

@@ -15,6 +15,7 @@ import { Abort, abortError, explainExchangeFailure, Phase } from './exchange-fai
 import type { ExchangeSettings } from './exchange-settings.ts';
 import type { ExchangeCall, HttpProvider, UpstreamCall } from './provider.ts';
 import type { Buffer } from 'node:buffer';
+import type { ApiError } from '../errors/api-error.ts';
 import type { Timer } from '../time/scheduler.ts';
 import { ConnectObservation, type UpstreamResponse } from './transport.ts';
 import { ClientAbortError, upstreamHttpError } from './upstream-errors.ts';
@@ -138,8 +139,8 @@ export class Exchange<C extends ExchangeCall = UpstreamCall> {
   }
 
   /** The whole 2xx body as bytes, bounded by maxResponseBytes. */
-  protected async readBytes(response: UpstreamResponse): Promise<Buffer> {
-    const bytes = await readBodyBytesBounded(response, this.settings.maxResponseBytes);
+  protected async readBytes(response: UpstreamResponse, tooLarge?: (limit: number) => ApiError): Promise<Buffer> {
+    const bytes = await readBodyBytesBounded(response, this.settings.maxResponseBytes, tooLarge);
     this.finished = true;
     return bytes;
   }

@@ -183,7 +183,7 @@ test('openai providers: embeddingsEncoding "base64" (default) or "float"; other 
   );
 });
 
-test('embeddings aliases whose targets name more than one model are found, for the warning', () => {
+test('embeddings aliases whose targets name more than one model (the demo\'s is its own) are found, for the warning', () => {
   const config = parseConfig(
     {
       providers: { demo: { type: 'demo' }, up: { type: 'openai', baseUrl: 'http://127.0.0.1:9/v1' } },
@@ -196,5 +196,8 @@ test('embeddings aliases whose targets name more than one model are found, for t
     null,
     '/tmp',
   );
-  assert.deepEqual(mixedEmbeddingsModels(config.aliases), [{ alias: 'mixed', models: ['e3-small', 'bge-small'] }]);
+  assert.deepEqual(mixedEmbeddingsModels(config), [
+    { alias: 'same', models: ['e3', 'e3 (demo)'] },
+    { alias: 'mixed', models: ['e3-small', 'bge-small', 'e3-small (demo)'] },
+  ]);
 });

@@ -1,10 +1,10 @@
-// R2: the chat path's charge changed. An upstream stream that gives its usage
-// and then fails before any choice was relayed ends at phase Sent: documented
-// (docs/keys.md "The upstream failed before answering") as charge `none`; the
-// phase-Sent usage rule added for embeddings now charges it `usage`.
+// A chat stream whose upstream gives its usage and then ends before any choice
+// was relayed failed before answering (phase Sent): charged nothing, as
+// docs/keys.md says, the usage it carried notwithstanding. Only the billed
+// parts of an embeddings request are charged at that phase.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { postChat, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from '../gateway/harness.ts';
+import { postChat, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 import { eventually } from '../support/eventually.ts';
 
 let upstream: FakeUpstream;
@@ -29,7 +29,6 @@ test('a chat stream that failed before its first event is charged nothing (phase
   const find = (): Record<string, unknown> | undefined => gw.logs.find((l) => l['msg'] === 'request' && l['requestId'] === 'chat-sent-usage');
   await eventually(() => find() !== undefined, 'the access line');
   const line = find() as Record<string, unknown>;
-  console.log(JSON.stringify({ status: res.status, error: line['error'], charge: line['charge'], chargedTokens: line['chargedTokens'], costNanos: line['costNanos'] }));
   assert.equal(line['charge'], 'none');
   assert.equal(line['chargedTokens'], 0);
 });

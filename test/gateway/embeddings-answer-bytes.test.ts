@@ -1,11 +1,10 @@
-// R2: the embeddings answer read as bytes (Latin-1). A UTF-8 byte-order mark,
-// which the chat path's UTF-8 reader (TextDecoder) drops, makes a valid answer
-// "not valid JSON". And the per-call bound's message names a number that is no
-// setting of the operator's.
+// An embeddings answer is read as bytes (Latin-1): a UTF-8 byte order mark
+// before it is dropped as a UTF-8 reader drops it; and an answer past one
+// call's bound is refused with a message that says what to change.
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
 import { fakeEmbeddingsAnswer } from '../support/fake-embeddings.ts';
-import { postEmbeddings, startEmbeddingsRig, type EmbeddingsRig } from '../gateway/embeddings-fixtures.ts';
+import { postEmbeddings, startEmbeddingsRig, type EmbeddingsRig } from './embeddings-fixtures.ts';
 
 let rig: EmbeddingsRig | undefined;
 afterEach(async () => {
@@ -20,7 +19,6 @@ test('an answer that starts with a UTF-8 BOM is read as the chat path reads one'
     res.end('\uFEFF' + JSON.stringify(fakeEmbeddingsAnswer(req.body as Parameters<typeof fakeEmbeddingsAnswer>[0], {})));
   };
   const res = await postEmbeddings(rig.gw, { model: 'text-embed', input: 'x' });
-  console.log('BOM:', res.status, JSON.stringify(res.json()));
   assert.equal(res.status, 200);
 });
 
@@ -33,8 +31,9 @@ test('past the per-call bound: the message says what bound (per call, per input)
   };
   const res = await postEmbeddings(rig.gw, { model: 'text-embed', input: Array.from({ length: 200 }, (_, i) => `t${i}`) });
   const message = (res.json() as { error: { message: string } }).error.message;
-  console.log('BOUND:', res.status, message);
   assert.equal(res.status, 502);
-  // Seen: "The upstream response exceeds the gateway's limit of 26214400 bytes." No setting, no "per input".
-  assert.match(message, /per input|embeddings/);
+  assert.equal(
+    message,
+    "The upstream's answer to one call of 200 inputs exceeds the gateway's limit of 26214400 bytes for it (128 KiB an input, or the provider's 16 MiB bound when more); lower the target's maxInputsPerCall, or ask the upstream for base64 (embeddingsEncoding).",
+  );
 });

@@ -1,7 +1,8 @@
-// R2 control for embeddings-answer-bytes.test.ts: the chat path takes an answer with a UTF-8 BOM.
+// An upstream answer that starts with UTF-8's byte order mark is read as its
+// JSON on the chat path (as on the embeddings path: embeddings-answer-bytes.test.ts).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { postChat, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from '../gateway/harness.ts';
+import { postChat, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 
 let upstream: FakeUpstream;
 let gw: TestGateway;

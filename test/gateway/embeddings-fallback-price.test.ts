@@ -1,11 +1,11 @@
-// R2: the parts a failed attempt's target answered are charged at the price of
-// another target (the one that answered, or the last one tried), not at their own.
+// A fallback across priced targets: the parts each target answered are charged
+// at that target's own price, as its provider billed them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { ServerResponse } from 'node:http';
 import { fakeEmbeddingsAnswer } from '../support/fake-embeddings.ts';
-import { startFakeUpstream, type FakeUpstream, type UpstreamRequest } from '../gateway/harness.ts';
-import { accessLine, postEmbeddings, startEmbeddingsRig, type EmbeddingsRig } from '../gateway/embeddings-fixtures.ts';
+import { startFakeUpstream, type FakeUpstream, type UpstreamRequest } from './harness.ts';
+import { accessLine, postEmbeddings, startEmbeddingsRig, type EmbeddingsRig } from './embeddings-fixtures.ts';
 
 describe('fallback across priced targets', () => {
   let rig: EmbeddingsRig;
@@ -20,7 +20,7 @@ describe('fallback across priced targets', () => {
           maxInputsPerCall: 1,
           targets: [
             { provider: 'fake', model: 'upstream-embed', price: { input: 1000 } },
-            { provider: 'fake2', model: 'upstream-embed', price: { input: 1 } },
+            { provider: 'fake2', model: 'upstream-embed', price: { input: 1 }, priority: 1 },
           ],
         },
       },
@@ -38,7 +38,7 @@ describe('fallback across priced targets', () => {
     res.end(JSON.stringify(fakeEmbeddingsAnswer(req.body as Parameters<typeof fakeEmbeddingsAnswer>[0], { tokensPerInput: 900 })));
   };
 
-  test('dear target answers x, fails y (500); cheap target answers x and y: x on the dear target is charged at the cheap price', async () => {
+  test('the dear target answers x and fails y (500); the cheap one answers both: each part at its own target\'s price', async () => {
     let calls = 0;
     rig.answer = (req, res) => {
       calls++;
