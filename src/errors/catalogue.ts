@@ -133,6 +133,8 @@ export const ERROR_CATALOGUE = {
   request_too_large: { ...invalid, status: 413 },
   /** A stored conversation past responses.store.maxChainDepth or maxRecordBytes (src/state/response-store-port.ts). */
   conversation_too_long: invalid,
+  /** The egress guard found what the request's policy blocks; `param` is the path, the message names the detector, never the text. */
+  guard_blocked: invalid,
   unsupported_media_type: { ...invalid, status: 415 },
   // 429: every 429 carries Retry-After, but a budget refusal of a request no budget window could hold (retrying cannot help).
   // Budget refusals the SDKs' own retries cannot pass add `x-should-retry: false` (src/gateway/key-policy.ts).
@@ -149,6 +151,8 @@ export const ERROR_CATALOGUE = {
     clientMayRetry: true,
     message: 'The server had an error while processing your request.',
   },
+  /** The egress guard failed while examining a request: it is refused, never sent unexamined (fail closed). */
+  guard_failed: { status: 500, type: 'server_error', failure: Failure.Gateway, clientMayRetry: true, message: null },
   state_unavailable: {
     status: 503,
     type: 'server_error',

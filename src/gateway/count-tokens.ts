@@ -13,6 +13,7 @@ import { setMessagesOrigin } from '../chat/messages-origin.ts';
 import type { GatewayConfig } from '../config/config.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import { sendJson } from '../http/respond.ts';
+import type { RequestGuard } from './request-guard.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { Limiter } from '../limits/limiter.ts';
@@ -41,9 +42,19 @@ export interface CountTokensDeps {
   logger: Logger;
   /** Top-level fields some Anthropic provider passes through unchecked. */
   extraFields: ReadonlySet<string>;
+  /** The egress guard of this configuration. */
+  guard?: RequestGuard | undefined;
 }
 
 const NO_CHARGE = { tokens: 0, costNanos: 0 };
+
+/** The validated count_tokens body, and its request as a Messages request's chat shape. */
+function countedRequest(counted: ReturnType<typeof validateCountTokensRequest>, version: string | undefined, betas: ReturnType<typeof betasOf>, extraFields: ReadonlySet<string>): { record: Record<string, unknown>; request: ReturnType<typeof toChatRequest>['request'] } {
+  const record = counted as unknown as Record<string, unknown>;
+  const { request, untranslatable } = toChatRequest(counted as unknown as Parameters<typeof toChatRequest>[0]);
+  setMessagesOrigin(request, { body: record, untranslatable, version, betas, extraFields: passthroughFields(record, 'count_tokens') });
+  return { record, request };
+}
 
 export function createCountTokensHandler(deps: CountTokensDeps): RouteHandler {
   const { config, keys, targets, limiter, permits, scheduler, logger, extraFields } = deps;
@@ -58,13 +69,14 @@ export function createCountTokensHandler(deps: CountTokensDeps): RouteHandler {
     const betas = betasOf(ctx.req.headers);
     const body = await readRequestJson(ctx, { maxBytes: maxBodyBytes, limits });
     if (ctx.aborted) return;
-    const counted = validateCountTokensRequest(body, version === undefined ? { extraFields } : { extraFields, version });
-    const record = counted as unknown as Record<string, unknown>;
-    const { request, untranslatable } = toChatRequest(counted as unknown as Parameters<typeof toChatRequest>[0]);
-    setMessagesOrigin(request, { body: record, untranslatable, version, betas, extraFields: passthroughFields(record, 'count_tokens') });
+    const options = version === undefined ? { extraFields } : { extraFields, version };
+    let { record, request } = countedRequest(validateCountTokensRequest(body, options), version, betas, extraFields);
     const route = resolveAlias(request, config, targets.isAvailable, () => usableAliases(key, config));
     ctx.log['alias'] = route.alias;
     checkAlias(key, route.alias, request.model);
+    // The body goes to the upstream's own counter: the egress guard checks it as it checks a Messages request.
+    const guarded = deps.guard === undefined ? body : deps.guard.inspect({ log: ctx.log, requestId: ctx.requestId, logger }, body, route.alias, key);
+    if (guarded !== body) ({ record, request } = countedRequest(validateCountTokensRequest(guarded, options), version, betas, extraFields));
     // The first target that can take the request counts it (a Messages request an OpenAI-compatible target refuses is counted where it would be sent).
     const planned = targets.plan(route.alias, request).targets;
     const target = planned.find((t) => t.refusal === undefined || t.refusal === null) ?? planned[0];

@@ -25,6 +25,7 @@ import { EmbeddingsBill, embedOn } from '../upstream/embeddings-exchange.ts';
 import { Call } from './call.ts';
 import { checkAlias, usableAliases } from './key-policy.ts';
 import { admitRouted, authenticateCall, noteRefusals, type PipelineDeps } from './pipeline.ts';
+import { callSinks } from './request-guard.ts';
 import { CallPhase } from './request-charge.ts';
 
 export const EMBEDDINGS_PATH = '/v1/embeddings';
@@ -49,7 +50,7 @@ export function createEmbeddingsHandler(deps: PipelineDeps): RouteHandler {
     // The observer keeps what it saw of this body: one per request.
     const body = await readRequestJson(ctx, { maxBytes: maxBodyBytes, limits, observer: embeddingsObserver(bounds) });
     if (ctx.aborted) return;
-    const request = validateEmbeddingsRequest(body, bounds);
+    let request = validateEmbeddingsRequest(body, bounds);
     ctx.log['inputs'] = request.inputs.length;
     // route
     const routeSpan = call.trace.startRoute();
@@ -57,6 +58,8 @@ export function createEmbeddingsHandler(deps: PipelineDeps): RouteHandler {
     call.route = route;
     call.trace.routed(routeSpan, route.alias, route.reason, false);
     checkAlias(key, route.alias, request.model);
+    const guarded = deps.guard === undefined ? body : deps.guard.inspect(callSinks(call), body, route.alias, key);
+    if (guarded !== body) request = validateEmbeddingsRequest(guarded, bounds);
     const plan = targets.planEmbeddings(route.alias, request, (refusals) => noteRefusals(call, refusals));
     call.plan = plan;
     const reservation = reserveEmbeddings(request.promptBound, plan.prices);

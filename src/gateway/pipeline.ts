@@ -25,6 +25,7 @@ import { Call, type CallDeps } from './call.ts';
 import type { Endpoint } from './endpoint.ts';
 import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, usableAliases, type KeyPolicy } from './key-policy.ts';
 import { CallPhase } from './request-charge.ts';
+import { callSinks, type RequestGuard } from './request-guard.ts';
 
 export interface PipelineDeps extends CallDeps {
   config: GatewayConfig;
@@ -32,6 +33,8 @@ export interface PipelineDeps extends CallDeps {
   targets: AliasTargets;
   /** telemetry: the process's tracer; default: trace context only, nothing recorded. */
   tracer?: Tracer | undefined;
+  /** The egress guard of this configuration; absent: none (tests of other parts). */
+  guard?: RequestGuard | undefined;
 }
 
 /** Response header naming the output-token maximum when an alias cap lowered it. */
@@ -62,7 +65,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
     if (ctx.aborted) return;
     const prepared = endpoint.prepare === undefined ? body : await endpoint.prepare(body, key.id);
     if (ctx.aborted) return;
-    const request = endpoint.validate(prepared, ctx.req.headers);
+    let request = endpoint.validate(prepared, ctx.req.headers);
     call.request = request;
     const stream = request.stream === true;
     // route
@@ -71,6 +74,12 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
     call.route = route;
     call.trace.routed(routeSpan, route.alias, route.reason, stream);
     checkAlias(key, route.alias, request.model);
+    // the egress guard: what leaves is checked after routing, under the alias's and the key's policy
+    const guarded = deps.guard === undefined ? prepared : deps.guard.inspect(callSinks(call), prepared, route.alias, key);
+    if (guarded !== prepared) {
+      request = endpoint.validate(guarded, ctx.req.headers);
+      call.request = request;
+    }
     const plan = targets.plan(route.alias, request, (refusals) => noteRefusals(call, refusals));
     call.plan = plan;
     // admit: a key without limits skips the limiter and its await

@@ -27,6 +27,7 @@ import { messagesPassthroughFields } from '../config/anthropic-passthrough-confi
 import { responsesPassthroughFields } from '../config/responses-passthrough-config.ts';
 import { createEndpointHandler } from './pipeline.ts';
 import { createEmbeddingsHandler } from './embeddings-endpoint.ts';
+import { createRequestGuard } from './request-guard.ts';
 import { mixedEmbeddingsModels } from '../config/alias-kind-config.ts';
 import { createModelsHandler } from './models.ts';
 
@@ -92,14 +93,15 @@ export function buildServingState(config: GatewayConfig, deps: ServingDeps, load
   }
   const policy = createFieldPolicy(config);
   const extraFields = messagesPassthroughFields(config);
-  const pipeline = { config, targets, ...deps, maxChargeMultiple: config.limits.maxChargeMultiple };
+  const guard = createRequestGuard(config);
+  const pipeline = { config, targets, ...deps, maxChargeMultiple: config.limits.maxChargeMultiple, guard };
   return {
     config,
     targets,
     chat: createEndpointHandler(createChatCompletionsEndpoint(policy), pipeline),
     messages: createEndpointHandler(createMessagesEndpoint({ extraFields, policy }), pipeline),
     responses: createEndpointHandler(createResponsesEndpoint({ extraFields: responsesPassthroughFields(config), policy, now: deps.scheduler.now, store: deps.responseStore, onStoreProblem: (problem) => deps.logger.warn('a response was not stored', { problem }) }), pipeline),
-    countTokens: createCountTokensHandler({ config, keys: deps.keys, targets, limiter: deps.limiter, permits: deps.permits, scheduler: deps.scheduler, logger: deps.logger, extraFields }),
+    countTokens: createCountTokensHandler({ config, keys: deps.keys, targets, limiter: deps.limiter, permits: deps.permits, scheduler: deps.scheduler, logger: deps.logger, extraFields, guard }),
     embeddings: createEmbeddingsHandler(pipeline),
     models: createModelsHandler(config, policy, deps.keys, loadedAt, deps.scheduler.now),
   };

@@ -56,6 +56,8 @@ export interface GatewayMetrics {
   auditAppendFailure(): void;
   /** A write of budgets.json failed (budgeted admissions are refused until one succeeds). */
   budgetJournalWriteFailure(): void;
+  /** The egress guard found something in a request: by detector (a bounded set: the config's names) and action. */
+  guardFinding(detector: string, action: string): void;
   expose(): string;
 }
 
@@ -97,6 +99,11 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
   const reloads = registry.counter({ name: 'portcullis_config_reloads_total', help: 'Configuration reloads (SIGHUP) by result.', labelNames: ['result'] });
   const refusedConnections = registry.counter({ name: 'portcullis_connections_refused_total', help: 'Client connections refused because the listener had limits.maxConnections open, or their address limits.maxConnectionsPerAddress.', labelNames: ['listener'] });
   const reclaimedConnections = registry.counter({ name: 'portcullis_connections_reclaimed_total', help: 'Client connections without a request in flight closed to make room for a new one (the listener had limits.maxConnections open).', labelNames: ['listener'] });
+  const guardFindings = registry.counter({
+    name: 'portcullis_guard_findings_total',
+    help: "The egress guard's findings in requests, by detector and action (log, mask, block); never the text found.",
+    labelNames: ['detector', 'action'],
+  });
   const journalFailures = registry.counter({ name: 'portcullis_budget_journal_write_failures_total', help: 'Writes of budgets.json that failed; while they fail, requests of keys with a budget are refused 503 state_unavailable.' });
   const auditFailures = registry.counter({ name: 'portcullis_audit_append_failures_total', help: 'Audit events that could not be appended to the audit chain (each is logged at error level with the whole event).' });
   const exhaustions = registry.counter({ name: 'portcullis_descriptor_exhaustions_total', help: 'Times the process ran out of file descriptors (EMFILE/ENFILE); while it lasts new connections are reset.' });
@@ -156,6 +163,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): GatewayMet
     descriptorExhaustion: () => exhaustions.inc({}),
     auditAppendFailure: () => auditFailures.inc({}),
     budgetJournalWriteFailure: () => journalFailures.inc({}),
+    guardFinding: (detector, action) => guardFindings.inc({ detector, action }),
     traceSpansExported: (count) => spansExported.inc({}, count),
     traceSpansDropped: (reason, count) => spansDropped.inc({ reason }, count),
     expose: () => registry.expose(),

@@ -53,6 +53,8 @@ export interface ChatTrace {
   attemptDone(report: AttemptReport): void;
   /** The upstream's own model name for the answer. */
   responseModel(model: string): void;
+  /** The egress guard's findings (detector, path, action; never the text): one event each on the server span. */
+  guardFindings(findings: readonly { readonly detector: string; readonly path: string; readonly action: string }[]): void;
   /** Ends the answering attempt (after the body, or the stream's end). */
   finishAttempt(result: ChatTraceResult): void;
   /** Ends every span still open; the server span last. Idempotent. */
@@ -185,6 +187,8 @@ class PropagatedChatTrace implements ChatTrace {
 
   responseModel(): void {}
 
+  guardFindings(): void {}
+
   finishAttempt(): void {}
 
   finish(): void {}
@@ -291,6 +295,10 @@ class RecordedChatTrace implements ChatTrace {
     this.#server.setAttribute('gen_ai.response.model', model);
     this.#committed?.setAttribute('gen_ai.response.model', model);
   }
+  guardFindings(findings: readonly { readonly detector: string; readonly path: string; readonly action: string }[]): void {
+    for (const f of findings) this.#server.addEvent('guard_finding', { 'portcullis.guard.detector': f.detector, 'portcullis.guard.path': f.path, 'portcullis.guard.action': f.action });
+  }
+
 
   finishAttempt(result: ChatTraceResult): void {
     if (this.#committed !== undefined) endAttempt(this.#committed, result);
