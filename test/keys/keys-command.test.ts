@@ -68,8 +68,8 @@ test('keys --help, -h and help print the usage on stdout and exit 0', async () =
       'Commands:\n' +
       '  create --name NAME   Create a key and print it once\n' +
       '  list                 List keys with their status and last use (never the keys)\n' +
-      "  show ID              One key's settings: allowed aliases, expiry, limits\n" +
-      "  update ID            Change a key's name, allowed aliases, expiry or limits\n" +
+      "  show ID              One key's settings: allowed aliases, expiry, limits, guard\n" +
+      "  update ID            Change a key's name, allowed aliases, expiry, limits or guard\n" +
       '  rotate ID            Give a key a new secret (same id and history); prints it once\n' +
       '  revoke ID            Revoke a key by id\n' +
       "  usage [ID]           Requests, tokens, errors and cost per key, or one key's days or hours\n\n" +
@@ -93,7 +93,7 @@ test('each subcommand has its own --help, which wins over other problems and nev
       'Options:\n' +
       '  --name NAME           A label for the key, 1 to 64 printable characters (required)\n' +
       SETTING_HELP +
-      '  --json                Print {"id","name","prefix","createdAt","expiresAt","allowedAliases","limits","key"} as JSON\n' +
+      '  --json                Print {"id","name","prefix","createdAt","expiresAt","allowedAliases","limits","guard","key"} as JSON\n' +
       '  -h, --help            Show this help\n',
   });
   assert.deepEqual(await run(['show', '-h'], ''), {
