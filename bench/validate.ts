@@ -56,6 +56,7 @@ const alias = (contextWindow: number | null): AliasConfig => ({
   contextWindow,
   capabilities: [],
   requestFields: null,
+  guard: null,
   price: null,
   imageTokens: 2000,
 });

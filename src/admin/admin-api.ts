@@ -59,7 +59,7 @@ type Handler = AdminHandler;
 
 /** Admin request bodies are small; these bounds keep them so. */
 const BODY_LIMITS = { maxBytes: 64 * 1024, limits: { maxDepth: 8, maxStringBytes: 4096, maxMembers: 512 } };
-const CREATE_FIELDS = ['name', 'allowedAliases', 'expiresAt', 'limits'] as const;
+const CREATE_FIELDS = ['name', 'allowedAliases', 'expiresAt', 'limits', 'guard'] as const;
 const NO_STORE = { 'cache-control': 'no-store' };
 
 /** What the API shows of a key: everything but its hash. */
@@ -75,6 +75,7 @@ export interface KeyView {
   lastUsedAt: string | null;
   allowedAliases: readonly string[] | null;
   limits: KeyRecord['limits'];
+  guard: KeyRecord['guard'];
 }
 
 function keyView(record: KeyRecord | ListedKey, nowMs: number): KeyView {
@@ -91,6 +92,7 @@ function keyView(record: KeyRecord | ListedKey, nowMs: number): KeyView {
     lastUsedAt: 'lastUsedAt' in record ? record.lastUsedAt : null,
     allowedAliases: record.allowedAliases,
     limits: record.limits,
+    guard: record.guard,
   };
 }
 
@@ -137,7 +139,7 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
     if (body['name'] === undefined) throw new InvalidRequestError('Missing required parameter: name.', 'name', 'missing_required_parameter');
     checkAliases(body['allowedAliases']);
     const { key, record } = await storeCall(() =>
-      keysAs(who).create(body['name'] as string, { allowedAliases: body['allowedAliases'], expiresAt: body['expiresAt'], limits: body['limits'] }),
+      keysAs(who).create(body['name'] as string, { allowedAliases: body['allowedAliases'], expiresAt: body['expiresAt'], limits: body['limits'], guard: body['guard'] }),
     );
     ctx.log['keyId'] = record.id;
     sendJson(ctx.res, 201, { key, record: keyView(record, now()) }, NO_STORE);

@@ -10,7 +10,9 @@
 //   --budget N/day | N/month | none    tokens per UTC day or month
 //   --cost-budget AMOUNT/day | AMOUNT/month | none
 //                                      money per UTC day or month, in the config's currency
+//   --guard DETECTOR=ACTION | none     repeatable; the key's guard detectors, whole
 import { InvalidKeyNameError, type InvalidKeySettingError } from '../keys/errors.ts';
+import type { KeyGuard } from '../guard/guard-policy.ts';
 import { MAX_BUDGET_TOKENS, MAX_COST_BUDGET, MAX_RATE_LIMIT, NO_LIMITS, type KeyLimits } from '../limits/key-limits.ts';
 
 export const KEY_SETTING_OPTIONS = {
@@ -21,6 +23,7 @@ export const KEY_SETTING_OPTIONS = {
   concurrency: { type: 'string' },
   budget: { type: 'string' },
   'cost-budget': { type: 'string' },
+  guard: { type: 'string', multiple: true },
 } as const;
 
 export const KEY_SETTING_HELP = `  --allow ALIASES       Comma-separated aliases the key may use, or "all" (default all)
@@ -30,6 +33,10 @@ export const KEY_SETTING_HELP = `  --allow ALIASES       Comma-separated aliases
   --concurrency N       Requests at once ("none")
   --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month ("none")
   --cost-budget AMOUNT  Money per UTC day or month in the config's currency, e.g. 25.50/month ("none")
+  --guard NAME=ACTION   The egress guard for this key's requests, stricter than the alias's only: a
+                        detector or group (secrets, personal) and off, log, mask or block, e.g.
+                        --guard secrets=block --guard email=mask. Repeat it for each; the ones given
+                        replace the key's whole guard ("none" removes it)
 `;
 
 /** A flag value that cannot be read; the message is shown as a usage error. */
@@ -37,12 +44,12 @@ export class KeyOptionError extends Error {
   override name = 'KeyOptionError';
 }
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = Record<string, string | boolean | string[] | undefined>;
 type MutableLimits = { -readonly [K in keyof KeyLimits]: KeyLimits[K] };
 
 /** The settings named on the command line; absent flags are absent fields. */
-export function keySettingsFromFlags(values: Values, current: KeyLimits | null): { allowedAliases?: unknown; expiresAt?: unknown; limits?: unknown } {
-  const out: { allowedAliases?: unknown; expiresAt?: unknown; limits?: unknown } = {};
+export function keySettingsFromFlags(values: Values, current: KeyLimits | null): { allowedAliases?: unknown; expiresAt?: unknown; limits?: unknown; guard?: unknown } {
+  const out: { allowedAliases?: unknown; expiresAt?: unknown; limits?: unknown; guard?: unknown } = {};
   const allow = values['allow'];
   if (typeof allow === 'string') {
     out.allowedAliases = allow === 'all' ? null : allow.split(',').map((a) => a.trim()).filter((a) => a !== '');
@@ -52,7 +59,39 @@ export function keySettingsFromFlags(values: Values, current: KeyLimits | null):
 
   const changes = limitChangesFromFlags(values);
   if (changes !== undefined) out.limits = { ...NO_LIMITS, ...current, ...changes };
+  const guard = guardFromFlags(values['guard']);
+  if (guard !== undefined) out.guard = guard;
   return out;
+}
+
+/**
+ * The key's guard from repeated `--guard NAME=ACTION` ("none": null), or
+ * undefined when none is given. The names and actions are checked by the key
+ * settings; only the shape of each flag is checked here.
+ */
+export function guardFromFlags(given: Values[string]): { detectors: Record<string, string> } | null | undefined {
+  if (given === undefined || typeof given === 'boolean') return undefined;
+  const entries = typeof given === 'string' ? [given] : given;
+  if (entries.includes('none')) {
+    if (entries.length > 1) throw new KeyOptionError('--guard none removes the key\'s guard; give it alone');
+    return null;
+  }
+  const detectors: Record<string, string> = {};
+  for (const entry of entries) {
+    const m = /^([^=\s]+)=([^=\s]+)$/.exec(entry.trim());
+    if (m === null) throw new KeyOptionError(`--guard must look like DETECTOR=ACTION (secrets=block, email=mask), or be "none"; got ${JSON.stringify(entry)}`);
+    const [, name, action] = m as unknown as [string, string, string];
+    if (Object.hasOwn(detectors, name)) throw new KeyOptionError(`--guard names ${name} twice`);
+    detectors[name] = action;
+  }
+  return { detectors };
+}
+
+/** One line describing a key's guard: `secrets=block, email=mask`, or none. */
+export function describeGuard(guard: KeyGuard | null): string {
+  if (guard === null) return 'none';
+  const entries = Object.entries(guard.detectors);
+  return entries.length === 0 ? 'none' : entries.map(([name, action]) => `${name}=${action}`).join(', ');
 }
 
 const LIMIT_FLAGS: ReadonlyArray<[flag: string, field: 'requestsPerMinute' | 'tokensPerMinute' | 'concurrentRequests']> = [
@@ -144,5 +183,6 @@ export function inFlagWords(error: InvalidKeySettingError | InvalidKeyNameError,
   }
   if (error.param.startsWith('limits.tokenBudget')) return `--budget: ${error.problem}`;
   if (error.param.startsWith('limits.costBudget')) return `--cost-budget: ${error.problem}`;
+  if (error.param.startsWith('guard.detectors.')) return `--guard ${error.param.slice('guard.detectors.'.length)}: ${error.problem}`;
   return error.message;
 }

@@ -19,7 +19,7 @@ import { createFileUsageStore } from '../state/file-usage-store.ts';
 import type { UsageStore } from '../state/state-backend.ts';
 import { UsageFileError } from '../usage/usage-file.ts';
 import { cliWho } from './cli-actor.ts';
-import { describeLimits, inFlagWords, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags, limitChangesFromFlags } from './key-options.ts';
+import { describeGuard, describeLimits, inFlagWords, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags, limitChangesFromFlags } from './key-options.ts';
 import { CREATE_USAGE, KEYS_USAGE, LIST_USAGE, REVOKE_USAGE, ROTATE_USAGE, SHOW_USAGE, UPDATE_USAGE, USAGE_USAGE } from './keys-help.ts';
 import { describeKey, describeUsage, publicRecord, renderKeyList, toJson } from './keys-output.ts';
 import { runUsage, USAGE_OPTIONS } from './keys-usage-command.ts';
@@ -56,7 +56,7 @@ interface Subcommand {
   readOnly?: boolean;
   options: OptionSpec;
   allowPositionals: boolean;
-  run(store: KeysStore, values: Record<string, string | boolean | undefined>, positionals: string[], ctx: KeysCommandContext): Promise<number>;
+  run(store: KeysStore, values: Record<string, string | boolean | string[] | undefined>, positionals: string[], ctx: KeysCommandContext): Promise<number>;
 }
 
 const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
@@ -80,8 +80,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       if (typeof name !== 'string') return usageError(ctx, 'create', "missing required option '--name NAME'");
       const { key, record } = await store.keys.create(name, keySettingsFromFlags(values, null));
       if (values['json'] === true) {
-        const { id, prefix, createdAt, expiresAt, allowedAliases, limits } = record;
-        ctx.stdout.write(toJson({ id, name: record.name, prefix, createdAt, expiresAt, allowedAliases, limits, key }));
+        const { id, prefix, createdAt, expiresAt, allowedAliases, limits, guard } = record;
+        ctx.stdout.write(toJson({ id, name: record.name, prefix, createdAt, expiresAt, allowedAliases, limits, guard, key }));
         return 0;
       }
       ctx.stdout.write(
@@ -94,6 +94,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
           (record.expiresAt === null ? '' : `expires: ${record.expiresAt}\n`) +
           (record.allowedAliases === null ? '' : `aliases: ${record.allowedAliases.join(', ')}\n`) +
           (describeLimits(record.limits) === 'none' ? '' : `limits:  ${describeLimits(record.limits, ctx.currency)}\n`) +
+          (describeGuard(record.guard) === 'none' ? '' : `guard:   ${describeGuard(record.guard)}\n`) +
           '\n' +
           'Clients send it in the header "Authorization: Bearer <key>".\n',
       );
@@ -121,6 +122,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
               expiresAt: k.expiresAt,
               allowedAliases: k.allowedAliases,
               limits: k.limits,
+              guard: k.guard,
             })),
           ),
         );

@@ -11,8 +11,8 @@ Manage the API keys clients send as "Authorization: Bearer <key>".
 Commands:
   create --name NAME   Create a key and print it once
   list                 List keys with their status and last use (never the keys)
-  show ID              One key's settings: allowed aliases, expiry, limits
-  update ID            Change a key's name, allowed aliases, expiry or limits
+  show ID              One key's settings: allowed aliases, expiry, limits, guard
+  update ID            Change a key's name, allowed aliases, expiry, limits or guard
   rotate ID            Give a key a new secret (same id and history); prints it once
   revoke ID            Revoke a key by id
   usage [ID]           Requests, tokens, errors and cost per key, or one key's days or hours
@@ -28,7 +28,7 @@ only its SHA-256 hash is stored.
 
 Options:
   --name NAME           A label for the key, 1 to 64 printable characters (required)
-${KEY_SETTING_HELP}  --json                Print {"id","name","prefix","createdAt","expiresAt","allowedAliases","limits","key"} as JSON
+${KEY_SETTING_HELP}  --json                Print {"id","name","prefix","createdAt","expiresAt","allowedAliases","limits","guard","key"} as JSON
   -h, --help            Show this help
 `;
 
@@ -69,7 +69,7 @@ List API keys: id, name, prefix, creation time, last use and status.
 The keys themselves are never shown.
 
 Options:
-  --json       Print a JSON array of {"id","name","prefix","createdAt","revokedAt","lastUsedAt","status","expiresAt","allowedAliases","limits"}
+  --json       Print a JSON array of {"id","name","prefix","createdAt","revokedAt","lastUsedAt","status","expiresAt","allowedAliases","limits","guard"}
   -h, --help   Show this help
 `;
 

@@ -4,7 +4,7 @@ import { formatMoney } from '../limits/cost.ts';
 import type { KeyRecord, ListedKey } from '../state/key-store-port.ts';
 import type { UsageStore } from '../state/usage-store-port.ts';
 import { UsageFileError } from '../usage/usage-file.ts';
-import { describeLimits } from './key-options.ts';
+import { describeGuard, describeLimits } from './key-options.ts';
 
 /** ISO time without milliseconds, for tables. */
 export function shortTime(iso: string): string {
@@ -29,7 +29,8 @@ export function describeKey(k: KeyRecord | ListedKey, nowMs: number, currency?: 
     (!('lastUsedAt' in k) ? '' : `last used: ${k.lastUsedAt ?? 'never'}\n`) +
     `expires:   ${k.expiresAt ?? 'never'}\n` +
     `aliases:   ${k.allowedAliases === null ? 'all' : k.allowedAliases.join(', ')}\n` +
-    `limits:    ${describeLimits(k.limits, currency)}\n`
+    `limits:    ${describeLimits(k.limits, currency)}\n` +
+    (describeGuard(k.guard) === 'none' ? '' : `guard:     ${describeGuard(k.guard)}\n`)
   );
 }
 

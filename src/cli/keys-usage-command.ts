@@ -29,7 +29,7 @@ function cells(u: KeyUsage, currency: string | undefined): string[] {
 
 export async function runUsage(
   store: { keys: KeyStore; usage: UsageStore },
-  values: Record<string, string | boolean | undefined>,
+  values: Record<string, string | boolean | string[] | undefined>,
   positionals: string[],
   ctx: UsageContext,
 ): Promise<number> {

@@ -12,6 +12,7 @@ import type { AuditConfig } from './audit-config.ts';
 import type { ResponsesConfig } from './response-store-config.ts';
 import type { ResponsesMode } from './provider-defaults.ts';
 import type { EmbeddingsConfig } from './embeddings-config.ts';
+import type { AliasGuard, GuardConfig } from '../guard/guard-policy.ts';
 
 export const AUTO_ALIAS = 'service-auto';
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -200,6 +201,8 @@ export interface AliasConfig {
   imageTokens: number;
   /** OpenAI's request fields this alias takes beyond the contract's table; null: the top level's list. */
   requestFields: readonly RequestFieldName[] | null;
+  /** The egress guard's detectors for this alias, over the top level's (./guard-config.ts); null: the top level's. */
+  guard: AliasGuard | null;
 }
 
 /** Request features a service-auto rule can test; all given conditions must hold. */
@@ -340,6 +343,8 @@ export interface GatewayConfig {
   metrics: MetricsConfig | null;
   /** Bounds of POST /v1/embeddings requests (./embeddings-config.ts). */
   embeddings: EmbeddingsConfig;
+  /** The egress guard (./guard-config.ts); null: off everywhere unless an alias turns it on. */
+  guard: GuardConfig | null;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {

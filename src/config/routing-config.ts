@@ -19,9 +19,10 @@ import { join, type Checker, type Obj } from './config-checker.ts';
 import { parsePrice } from './price-config.ts';
 import { parseRequestFields } from './request-fields-config.ts';
 import { embeddingsSettings, refuseOtherKind, type EmbeddingsSettings } from './alias-kind-config.ts';
+import { parseAliasGuard } from './guard-config.ts';
 
 const ALIAS_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
-const ALIAS_SETTINGS = ['kind', 'provider', 'model', 'targets', 'maxOutputTokens', 'contextWindow', 'capabilities', 'price', 'imageTokens', 'requestFields', 'acceptsDimensions', 'maxInputsPerCall'];
+const ALIAS_SETTINGS = ['kind', 'provider', 'model', 'targets', 'maxOutputTokens', 'contextWindow', 'capabilities', 'price', 'imageTokens', 'requestFields', 'acceptsDimensions', 'maxInputsPerCall', 'guard'];
 const TARGET_SETTINGS = ['provider', 'model', 'weight', 'priority', 'price', 'acceptsDimensions', 'maxInputsPerCall'];
 /** A demo answer costs nothing unless a price is given for it. */
 const FREE: Price = { input: 0, cachedInput: 0, output: 0 };
@@ -63,7 +64,7 @@ export function parseAliases(c: Checker, value: unknown, providers: ProviderName
 }
 
 function parseAlias(c: Checker, value: unknown, at: string, name: string, providers: ProviderNames): AliasConfig {
-  const alias: AliasConfig = { kind: 'chat', targets: [], maxOutputTokens: null, contextWindow: null, capabilities: [], price: null, imageTokens: DEFAULT_IMAGE_TOKENS, requestFields: null };
+  const alias: AliasConfig = { kind: 'chat', targets: [], maxOutputTokens: null, contextWindow: null, capabilities: [], price: null, imageTokens: DEFAULT_IMAGE_TOKENS, requestFields: null, guard: null };
   const given = c.object(value, at, ALIAS_SETTINGS);
   if (given === undefined) return alias;
   alias.kind = c.optional(given, 'kind', at, 'chat' as AliasKind, (v, vat) => c.oneOf(v, vat, ALIAS_KINDS));
@@ -79,6 +80,7 @@ function parseAlias(c: Checker, value: unknown, at: string, name: string, provid
   alias.maxOutputTokens = c.optional(o, 'maxOutputTokens', at, null, (v, vat) => c.integer(v, vat, 1, 10_000_000));
   alias.contextWindow = c.optional(o, 'contextWindow', at, null, (v, vat) => c.integer(v, vat, 256, 100_000_000));
   alias.requestFields = parseRequestFields(c, o, at, null);
+  alias.guard = parseAliasGuard(c, o['guard'], join(at, 'guard'));
   if (o['capabilities'] === undefined) return alias;
   const cat = join(at, 'capabilities');
   if (!Array.isArray(o['capabilities'])) {

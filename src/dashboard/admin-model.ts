@@ -33,6 +33,15 @@ export interface KeyRecord {
   /** null: every alias. */
   allowedAliases: string[] | null;
   limits: KeyLimits;
+  /** The key's own egress guard (shown, not edited here). Absent (older servers) reads as null. */
+  guard?: KeyGuard | null;
+}
+
+export type GuardAction = 'off' | 'log' | 'mask' | 'block';
+
+export interface KeyGuard {
+  /** Detector or group name -> action, in the order set. */
+  detectors: Record<string, GuardAction>;
 }
 
 /** The only responses that carry a raw key; the page shows it once and drops it. */

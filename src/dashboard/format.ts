@@ -1,6 +1,6 @@
 // How the dashboard words values: dates, counts, limits, circuit states.
 // Pure functions over API data, no DOM, so the wording lives in one place.
-import type { CircuitState, KeyLimits, KeyStatus } from './admin-model.ts';
+import type { CircuitState, KeyGuard, KeyLimits, KeyStatus } from './admin-model.ts';
 import { formatCostBudget } from './money.ts';
 
 /**
@@ -80,6 +80,14 @@ export function limitParts(limits: KeyLimits, currency: string): string[] {
   if (limits.tokenBudget !== null) parts.push(`${formatCompact(limits.tokenBudget.tokens)} tokens/${limits.tokenBudget.period}`);
   if (limits.costBudget != null) parts.push(formatCostBudget(limits.costBudget, currency));
   return parts;
+}
+
+/** A key's own guard, `secrets: block · email: mask`; '' when it has none. */
+export function describeGuard(guard: KeyGuard | null | undefined): string {
+  if (guard === null || guard === undefined) return '';
+  return Object.entries(guard.detectors)
+    .map(([name, action]) => `${name}: ${action}`)
+    .join(LIMIT_SEPARATOR);
 }
 
 export function describeAliases(allowed: string[] | null): string {

@@ -5,7 +5,7 @@ import type { AliasCatalogue, ApiFailure, IssuedKey, KeyRecord } from './admin-m
 import { firstRequest } from './first-request.ts';
 import { createConfirmDialog, createSecretDialog } from './dialogs.ts';
 import { byId, clear, el, whenElement } from './dom.ts';
-import { describeAliases, describeLimits, formatShortDateTime, LIMIT_SEPARATOR, limitParts, STATUS_LABEL } from './format.ts';
+import { describeAliases, describeGuard, describeLimits, formatShortDateTime, LIMIT_SEPARATOR, limitParts, STATUS_LABEL } from './format.ts';
 import { createKeyForm, type KeyFormChoices } from './key-form.ts';
 import { createUsageView } from './usage-view.ts';
 
@@ -107,6 +107,12 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
     });
   }
 
+  /** The key's own guard under its limits, read-only (set with the CLI or the admin API); nothing when it has none. */
+  function guardLine(key: KeyRecord): Node | string {
+    const text = describeGuard(key.guard);
+    return text === '' ? '' : el('div', { className: 'key-guard', testId: 'key-guard', text: `Guard: ${text}` });
+  }
+
   function row(key: KeyRecord, currency: string): HTMLTableRowElement {
     const live = key.status === 'active';
     const cell = (label: string, content: (Node | string)[], testId?: string): HTMLTableCellElement =>
@@ -124,7 +130,7 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
       cell('Last used', [when(key.lastUsedAt)], 'key-last-used'),
       cell('Expires', [when(key.expiresAt)], 'key-expires'),
       cell('Aliases', [describeAliases(key.allowedAliases)], 'key-aliases'),
-      cell('Limits', [el('span', {}, limitsText(key, currency))], 'key-limits'),
+      cell('Limits', [el('span', {}, limitsText(key, currency)), guardLine(key)], 'key-limits'),
       el('td', { className: 'actions', attrs: { 'data-label': 'Actions' } }, [
         el('div', { className: 'action-group' }, [
           actionButton('Usage', `Usage of ${key.name}`, 'key-usage', (button) => usage.show(key, button)),

@@ -7,7 +7,7 @@
 // Randomness (the raw key, the id) and time are inputs, never read here.
 import { hashApiKey, keyDisplayPrefix } from './api-key.ts';
 import { InvalidKeySettingError, KeyAlreadyRevokedError, KeyNotFoundError, KeyRevokedError } from './errors.ts';
-import { parseAllowedAliases, parseExpiresAt, parseKeySettings, parseLimits, type KeySettings, type KeySettingsInput } from './key-settings.ts';
+import { parseAllowedAliases, parseExpiresAt, parseKeyGuard, parseKeySettings, parseLimits, type KeySettings, type KeySettingsInput } from './key-settings.ts';
 import { validateKeyName, type KeyRecord } from './store-format.ts';
 import { generateApiKey } from './api-key.ts';
 
@@ -20,6 +20,8 @@ export interface KeyPatch {
   limits?: unknown;
   /** Only these limit fields (null clears one); merged with the current limits under the store's lock. */
   limitChanges?: unknown;
+  /** The key's guard, whole (null: none). */
+  guard?: unknown;
 }
 
 /** A checked request to create a key: its name and settings. */
@@ -61,6 +63,7 @@ export function checkPatch(patch: KeyPatch): CheckedPatch {
   // A past expiry is allowed here: setting "now" is how a key is expired on purpose.
   if (patch.expiresAt !== undefined) changes.expiresAt = parseExpiresAt(patch.expiresAt);
   if (patch.limits !== undefined) changes.limits = parseLimits(patch.limits);
+  if (patch.guard !== undefined) changes.guard = parseKeyGuard(patch.guard);
   if (patch.limitChanges === undefined) return { changes, limitChanges: null };
   if (patch.limits !== undefined) throw new InvalidKeySettingError('limits', 'give limits or limitChanges, not both');
   const c = patch.limitChanges;

@@ -1,8 +1,9 @@
 // What a key may do besides authenticate: the aliases it may call, when it
-// expires, and its limits. Pure checks shared by keys.json parsing, the CLI and
+// expires, its limits, and its egress guard settings. Pure checks shared by keys.json parsing, the CLI and
 // the admin API, so a setting is refused the same way wherever it comes from.
 import { KeyLimitsError, NO_LIMITS, parseKeyLimits, type KeyLimits } from '../limits/key-limits.ts';
 import { AUTO_ALIAS } from '../config/config.ts';
+import { checkGuardDetectors, type KeyGuard } from '../guard/guard-policy.ts';
 import { InvalidKeySettingError } from './errors.ts';
 
 const MAX_ALLOWED_ALIASES = 64;
@@ -16,15 +17,18 @@ export interface KeySettings {
   /** ISO 8601; null: never. */
   readonly expiresAt: string | null;
   readonly limits: KeyLimits;
+  /** The egress guard's detectors for this key's requests, counted only where stricter than the alias's; null: none. */
+  readonly guard: KeyGuard | null;
 }
 
-export const DEFAULT_KEY_SETTINGS: KeySettings = Object.freeze({ allowedAliases: null, expiresAt: null, limits: NO_LIMITS });
+export const DEFAULT_KEY_SETTINGS: KeySettings = Object.freeze({ allowedAliases: null, expiresAt: null, limits: NO_LIMITS, guard: null });
 
 /** Settings given to create; absent fields keep their defaults. */
 export interface KeySettingsInput {
   allowedAliases?: unknown;
   expiresAt?: unknown;
   limits?: unknown;
+  guard?: unknown;
 }
 
 export function parseAllowedAliases(value: unknown, at = 'allowedAliases'): readonly string[] | null {
@@ -68,6 +72,26 @@ export function parseLimits(value: unknown, at = 'limits'): KeyLimits {
 }
 
 /**
+ * A key's guard: null for none, else `{ "detectors": { NAME: ACTION } }` with
+ * built-in detector or group names. The first problem is thrown, naming its path.
+ */
+export function parseKeyGuard(value: unknown, at = 'guard'): KeyGuard | null {
+  if (value === null) return null;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidKeySettingError(at, 'must be null (no key-level guard) or an object like { "detectors": { "secrets": "block" } }');
+  }
+  for (const field of Object.keys(value)) {
+    if (field !== 'detectors') throw new InvalidKeySettingError(`${at}.${field}`, 'is not a key guard setting; the only one is "detectors"');
+  }
+  const given = (value as { detectors?: unknown }).detectors;
+  if (given === undefined) throw new InvalidKeySettingError(`${at}.detectors`, 'is required (or set guard to null)');
+  const { detectors, problems } = checkGuardDetectors(given);
+  const first = problems[0];
+  if (first !== undefined) throw new InvalidKeySettingError(first.key === null ? `${at}.detectors` : `${at}.detectors.${first.key}`, first.message);
+  return Object.freeze({ detectors });
+}
+
+/**
  * Settings for a new key. An expiry in the past is refused here (it would
  * make a key that never works); a stored past expiry is fine and means
  * "expired".
@@ -79,6 +103,7 @@ export function parseKeySettings(input: KeySettingsInput, nowMs: number): KeySet
     allowedAliases: input.allowedAliases === undefined ? null : parseAllowedAliases(input.allowedAliases),
     expiresAt,
     limits: input.limits === undefined ? NO_LIMITS : parseLimits(input.limits),
+    guard: input.guard === undefined ? null : parseKeyGuard(input.guard),
   });
 }
 

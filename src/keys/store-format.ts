@@ -2,7 +2,7 @@
 //
 // <dataDir>/keys.json (written only by create/update/rotate/revoke, under the lock):
 //   {"version":2,"keys":[{"id","name","prefix","hash","createdAt","revokedAt",
-//                         "rotatedAt","expiresAt","allowedAliases","limits"}, ...]}
+//                         "rotatedAt","expiresAt","allowedAliases","limits"[,"guard"]}, ...]}
 //   Version 1 files (the first six fields only) are read with default settings
 //   and written back as version 2 by the next change.
 // <dataDir>/keys-last-used.json (written only by servers, under its own lock):
@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { API_KEY_DISPLAY_CHARS, API_KEY_MARKER } from './api-key.ts';
 import { InvalidKeyNameError, InvalidKeySettingError, KeyFileInvalidError } from './errors.ts';
-import { DEFAULT_KEY_SETTINGS, parseAllowedAliases, parseExpiresAt, parseLimits, type KeySettings } from './key-settings.ts';
+import { DEFAULT_KEY_SETTINGS, parseAllowedAliases, parseExpiresAt, parseKeyGuard, parseLimits, type KeySettings } from './key-settings.ts';
 
 export const KEY_FILE_VERSION = 2;
 const LAST_USED_FILE_VERSION = 1;
@@ -47,6 +47,8 @@ const PREFIX_PATTERN = new RegExp(`^${API_KEY_MARKER}[0-9A-Za-z]{${API_KEY_DISPL
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
 const V1_FIELDS = ['id', 'name', 'prefix', 'hash', 'createdAt', 'revokedAt'] as const;
 const RECORD_FIELDS = [...V1_FIELDS, 'rotatedAt', 'expiresAt', 'allowedAliases', 'limits'] as const;
+/** Stored only when set, so a file stays readable by versions before them until a key has one. */
+const OPTIONAL_FIELDS = ['guard'] as const;
 // Control, format, surrogate and private-use characters, and the Unicode line/paragraph
 // separators: anything that would corrupt a terminal table or hide characters. Listed by
 // category instead of "not printable" (\p{C}) because unassigned code points (Cn) shift
@@ -137,7 +139,7 @@ function parseRecord(raw: unknown, at: string, path: string, version: number): K
     throw new KeyFileInvalidError(path, `${at}${problem}`, KEYS_FILE_ADVICE);
   };
   if (!isPlainObject(raw)) return fail(' must be an object');
-  const fields: readonly string[] = version === 1 ? V1_FIELDS : RECORD_FIELDS;
+  const fields: readonly string[] = version === 1 ? V1_FIELDS : [...RECORD_FIELDS, ...OPTIONAL_FIELDS];
   for (const field of Object.keys(raw)) {
     if (!fields.includes(field)) fail(` has an unknown field "${field}"`);
   }
@@ -171,6 +173,7 @@ function parseRecord(raw: unknown, at: string, path: string, version: number): K
         allowedAliases: parseAllowedAliases(raw['allowedAliases'], 'allowedAliases'),
         expiresAt: parseExpiresAt(raw['expiresAt'], 'expiresAt'),
         limits: parseLimits(raw['limits'], 'limits'),
+        guard: raw['guard'] === undefined ? null : parseKeyGuard(raw['guard'], 'guard'),
       };
     } catch (error) {
       if (error instanceof InvalidKeySettingError) fail(`.${error.param} is invalid: ${error.message}`);
@@ -214,7 +217,7 @@ export function parseKeysFile(text: string, path: string): KeyRecord[] {
 }
 
 /** A record as stored, keys.json's fields in their order (the Redis store keeps the same JSON). */
-export function storedRecord(r: KeyRecord): Record<(typeof RECORD_FIELDS)[number], unknown> {
+export function storedRecord(r: KeyRecord): Record<(typeof RECORD_FIELDS)[number], unknown> & Partial<Record<(typeof OPTIONAL_FIELDS)[number], unknown>> {
   return {
     id: r.id,
     name: r.name,
@@ -226,6 +229,7 @@ export function storedRecord(r: KeyRecord): Record<(typeof RECORD_FIELDS)[number
     expiresAt: r.expiresAt,
     allowedAliases: r.allowedAliases,
     limits: storedLimits(r.limits),
+    ...(r.guard === null ? {} : { guard: r.guard }),
   };
 }
 

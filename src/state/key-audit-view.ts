@@ -21,8 +21,8 @@ function limitsValue(limits: KeyLimits): AuditFields {
 
 /**
  * The non-secret view of a key that audit records carry as before/after:
- * {id, name, prefix, status, expiresAt, allowedAliases, limits, revokedAt,
- * rotatedAt}. Built field by field, so nothing else (the hash, last use) can
+ * {id, name, prefix, status, expiresAt, allowedAliases, limits, guard,
+ * revokedAt, rotatedAt}. Built field by field, so nothing else (the hash, last use) can
  * slip in. `status` is judged at `nowMs`.
  */
 export function auditKeyView(record: KeyRecord, nowMs: number = Date.now()): AuditFields {
@@ -34,6 +34,7 @@ export function auditKeyView(record: KeyRecord, nowMs: number = Date.now()): Aud
     expiresAt: record.expiresAt,
     allowedAliases: record.allowedAliases === null ? null : [...record.allowedAliases],
     limits: limitsValue(record.limits),
+    guard: record.guard === null ? null : { detectors: { ...record.guard.detectors } },
     revokedAt: record.revokedAt,
     rotatedAt: record.rotatedAt,
   };

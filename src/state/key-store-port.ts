@@ -55,7 +55,7 @@ export interface KeyStore {
   list(): Promise<ListedKey[]>;
   /** One key, read fresh; KeyNotFoundError otherwise. */
   get(id: string): Promise<ListedKey>;
-  /** Change name, allowed aliases, expiry or limits; KeyNotFoundError or KeyRevokedError otherwise. */
+  /** Change name, allowed aliases, expiry, limits or guard; KeyNotFoundError or KeyRevokedError otherwise. */
   update(id: string, patch: KeyPatch, ahead?: WriteAhead): Promise<KeyRecord>;
   /** A new secret for the same id, settings and history; the old secret stops working. KeyNotFoundError or KeyRevokedError otherwise. */
   rotate(id: string, ahead?: WriteAhead): Promise<IssuedKey>;

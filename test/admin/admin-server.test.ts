@@ -163,6 +163,7 @@ test('keys: create shows the raw key once; list, get and the store never show it
     allowedAliases: ['service-chat'],
     expiresAt: '2027-01-01T00:00:00Z',
     limits: { requestsPerMinute: 60, tokenBudget: { tokens: 100000, period: 'day' } },
+    guard: { detectors: { secrets: 'block', email: 'mask' } },
   }, { origin: base });
   assert.equal(res.status, 201, res.text);
   const { key, record } = res.json() as { key: string; record: Record<string, unknown> };
@@ -179,6 +180,7 @@ test('keys: create shows the raw key once; list, get and the store never show it
     lastUsedAt: null,
     allowedAliases: ['service-chat'],
     limits: { requestsPerMinute: 60, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 100000, period: 'day' }, costBudget: null },
+    guard: { detectors: { secrets: 'block', email: 'mask' } },
   });
   const id = record['id'] as string;
   assert.match(record['createdAt'] as string, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -194,6 +196,7 @@ test('keys: create shows the raw key once; list, get and the store never show it
 
   assert.deepEqual(errorOf(await call('POST', '/api/keys', session, { name: 'x', allowedAliases: ['service-chat', 'service-typo'] })), { status: 400, code: 'unknown_alias', param: 'allowedAliases[1]', type: 'invalid_request_error' });
   assert.deepEqual(errorOf(await call('POST', '/api/keys', session, { name: 'x', limits: { requestsPerMinute: 0 } })), { status: 400, code: 'invalid_key_setting', param: 'limits.requestsPerMinute', type: 'invalid_request_error' });
+  assert.deepEqual(errorOf(await call('POST', '/api/keys', session, { name: 'x', guard: { detectors: { cards: 'block' } } })), { status: 400, code: 'invalid_key_setting', param: 'guard.detectors.cards', type: 'invalid_request_error' });
   assert.deepEqual(errorOf(await call('POST', '/api/keys', session, { name: '' })), { status: 400, code: 'invalid_key_name', param: 'name', type: 'invalid_request_error' });
   assert.deepEqual(errorOf(await call('POST', '/api/keys', session, {})), { status: 400, code: 'missing_required_parameter', param: 'name', type: 'invalid_request_error' });
   assert.deepEqual(errorOf(await call('POST', '/api/keys', session, { name: 'x', scopes: [] })), { status: 400, code: 'unknown_parameter', param: 'scopes', type: 'invalid_request_error' });
@@ -207,6 +210,11 @@ test('keys: patch, rotate (same id, new secret), revoke, and usage', async () =>
   assert.equal(patched.status, 200, patched.text);
   assert.deepEqual((patched.json() as { name: string; limits: unknown }).limits, { requestsPerMinute: null, tokensPerMinute: 5000, concurrentRequests: null, tokenBudget: null, costBudget: null });
   assert.equal((patched.json() as { name: string }).name, 'renamed');
+  assert.equal((patched.json() as { guard: unknown }).guard, null);
+  const guarded = await call('PATCH', `/api/keys/${record.id}`, session, { guard: { detectors: { personal: 'log' } } });
+  assert.deepEqual((guarded.json() as { guard: unknown }).guard, { detectors: { personal: 'log' } });
+  assert.deepEqual(errorOf(await call('PATCH', `/api/keys/${record.id}`, session, { guard: { detectors: { email: 'redact' } } })), { status: 400, code: 'invalid_key_setting', param: 'guard.detectors.email', type: 'invalid_request_error' });
+  assert.equal(((await call('PATCH', `/api/keys/${record.id}`, session, { guard: null })).json() as { guard: unknown }).guard, null);
 
   const rotated = await call('POST', `/api/keys/${record.id}/rotate`, session);
   assert.equal(rotated.status, 200, rotated.text);

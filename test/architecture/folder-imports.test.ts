@@ -31,7 +31,8 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   errors: [],
   schema: [],
   log: ['time'],
-  config: ['json'],
+  guard: [],
+  config: ['guard', 'json'],
   redis: ['log', 'time'],
   ops: ['log', 'time'],
   telemetry: ['config', 'errors', 'log'],
@@ -46,13 +47,13 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   upstream: ['chat', 'config', 'embeddings', 'errors', 'log', 'sse', 'time'],
   routing: ['chat', 'config', 'embeddings', 'errors', 'upstream'],
   limits: ['chat', 'config', 'redis'],
-  keys: ['config', 'limits', 'log'],
+  keys: ['config', 'guard', 'limits', 'log'],
   metrics: ['config', 'errors', 'http', 'log', 'routing', 'time'],
   providers: ['chat', 'config', 'embeddings', 'errors', 'messages', 'routing', 'schema', 'sse', 'time', 'upstream'],
   state: ['audit', 'config', 'errors', 'files', 'keys', 'limits', 'log', 'redis', 'time', 'usage'],
   admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
   gateway: ['chat', 'config', 'embeddings', 'errors', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
-  cli: ['admin', 'audit', 'config', 'files', 'gateway', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'time', 'usage'],
+  cli: ['admin', 'audit', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'time', 'usage'],
 };
 
 /** Every module specifier a file imports or re-exports from. */

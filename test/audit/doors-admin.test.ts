@@ -185,14 +185,15 @@ test('admin API: create, update, rotate and revoke each leave one record with th
     expiresAt: '2027-01-31T00:00:00.000Z',
     allowedAliases: ['service-chat'],
     limits: { ...NO_LIMITS, requestsPerMinute: 60 },
+    guard: null,
     revokedAt: null,
     rotatedAt: null,
   };
   assert.deepEqual(created.events, [{ ...who, action: 'key.create', target: record.id, before: null, after: view }]);
 
-  const updated = await recorded(() => call('PATCH', `/api/keys/${record.id}`, session, { name: 'ci-2', limits: { concurrentRequests: 2 } }));
+  const updated = await recorded(() => call('PATCH', `/api/keys/${record.id}`, session, { name: 'ci-2', limits: { concurrentRequests: 2 }, guard: { detectors: { secrets: 'block' } } }));
   assert.equal(updated.result.status, 200, updated.result.text);
-  const viewUpdated = { ...view, name: 'ci-2', limits: { ...NO_LIMITS, concurrentRequests: 2 } };
+  const viewUpdated = { ...view, name: 'ci-2', limits: { ...NO_LIMITS, concurrentRequests: 2 }, guard: { detectors: { secrets: 'block' } } };
   assert.deepEqual(updated.events, [{ ...who, action: 'key.update', target: record.id, before: view, after: viewUpdated }]);
 
   const rotated = await recorded(() => call('POST', `/api/keys/${record.id}/rotate`, session, {}));

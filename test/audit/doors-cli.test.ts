@@ -60,14 +60,15 @@ test('keys create, update, rotate and revoke: one record each with the key befor
     expiresAt: null,
     allowedAliases: ['service-chat'],
     limits: { ...NO_LIMITS, requestsPerMinute: 30 },
+    guard: null,
     revokedAt: null,
     rotatedAt: null,
   };
   assert.deepEqual(created.events, [{ actor: ACTOR, source: 'cli', action: 'key.create', target: id, before: null, after: view }]);
 
-  const updated = await cli(['keys', 'update', id, '--name', 'cli-app-2', '--rpm', 'none', '--expires', '2030-01-01T00:00:00Z', '--json'], dataDir);
+  const updated = await cli(['keys', 'update', id, '--name', 'cli-app-2', '--rpm', 'none', '--expires', '2030-01-01T00:00:00Z', '--guard', 'secrets=block', '--guard', 'email=mask', '--json'], dataDir);
   assert.equal(updated.code, 0, updated.stderr);
-  const viewUpdated = { ...view, name: 'cli-app-2', expiresAt: '2030-01-01T00:00:00.000Z', limits: NO_LIMITS };
+  const viewUpdated = { ...view, name: 'cli-app-2', expiresAt: '2030-01-01T00:00:00.000Z', limits: NO_LIMITS, guard: { detectors: { secrets: 'block', email: 'mask' } } };
   assert.deepEqual(updated.events, [{ actor: ACTOR, source: 'cli', action: 'key.update', target: id, before: view, after: viewUpdated }]);
 
   const rotated = await cli(['keys', 'rotate', id, '--json'], dataDir);
@@ -115,7 +116,7 @@ test('under sudo: the OS user stays the id, the sudo user is the name and the de
       action: 'key.create',
       target: id,
       before: null,
-      after: { id, name: 'sudo-app', prefix, status: 'active', expiresAt: null, allowedAliases: null, limits: NO_LIMITS, revokedAt: null, rotatedAt: null },
+      after: { id, name: 'sudo-app', prefix, status: 'active', expiresAt: null, allowedAliases: null, limits: NO_LIMITS, guard: null, revokedAt: null, rotatedAt: null },
       detail: { sudoUser: 'alice', sudoUid: 1000 },
     },
   ]);

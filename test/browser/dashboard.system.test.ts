@@ -228,6 +228,25 @@ test('the key list shows the new key as text, scoped and limited', async (t) => 
   await byTestId('key-form-dialog').waitFor({ state: 'hidden' });
   await page.getByText(`Key “${KEY_NAME}” saved.`).waitFor();
   assert.match((await row.getByTestId('key-limits').textContent()) ?? '', LIMITS_TEXT);
+  assert.equal(await row.getByTestId('key-guard').count(), 0, 'no guard, no line');
+
+  // A guard set through the admin API is shown under the limits; an edit saved here keeps it.
+  const id = (await row.getAttribute('data-key-id')) ?? '';
+  const status = await page.evaluate(async (keyId) => {
+    const session = (await (await fetch('/api/session')).json()) as { csrfToken: string };
+    const body = JSON.stringify({ guard: { detectors: { secrets: 'block', email: 'mask' } } });
+    return (await fetch(`/api/keys/${keyId}`, { method: 'PATCH', headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrfToken }, body })).status;
+  }, id);
+  assert.equal(status, 200);
+  await page.reload();
+  await row.getByTestId('key-guard').waitFor({ state: 'visible' });
+  assert.equal(await row.getByTestId('key-guard').textContent(), 'Guard: secrets: block · email: mask');
+  await row.getByTestId('key-edit').click();
+  await byTestId('key-form-dialog').waitFor({ state: 'visible' });
+  await byTestId('key-form-submit').click();
+  await byTestId('key-form-dialog').waitFor({ state: 'hidden' });
+  await page.getByText(`Key “${KEY_NAME}” saved.`).waitFor();
+  assert.equal(await row.getByTestId('key-guard').textContent(), 'Guard: secrets: block · email: mask');
 });
 
 test('at 375x667 the create dialog\'s button is on screen without scrolling', async (t) => {

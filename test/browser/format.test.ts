@@ -1,7 +1,7 @@
 // The dashboard's wording of limits, aliases and expiry dates.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CIRCUIT_LABEL, dateInputFromExpiry, describeAliases, describeLimits, expiryFromDateInput, formatBucketStart, formatDateTime, formatFullDateTime, formatInstant, formatShortDateTime, STATUS_LABEL } from '../../src/dashboard/format.ts';
+import { CIRCUIT_LABEL, dateInputFromExpiry, describeAliases, describeGuard, describeLimits, expiryFromDateInput, formatBucketStart, formatDateTime, formatFullDateTime, formatInstant, formatShortDateTime, STATUS_LABEL } from '../../src/dashboard/format.ts';
 
 test('limits: each set limit in a fixed order, or "No limits"', () => {
   const none = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null };
@@ -53,4 +53,11 @@ test('times are in UTC and say so, whatever the browser\'s zone (the CLI and the
   assert.equal(formatInstant('not a time'), 'not a time', 'shown as it came');
   // An instant near midnight in a zone east of UTC is still the UTC day.
   assert.equal(formatInstant('2026-11-27T23:30:00+01:00'), '2026-11-27 22:30:00 UTC');
+});
+
+test("a key's guard: each detector or group with its action, in the order set; nothing when none", () => {
+  assert.equal(describeGuard({ detectors: { secrets: 'block', email: 'mask' } }), 'secrets: block · email: mask');
+  assert.equal(describeGuard({ detectors: {} }), '');
+  assert.equal(describeGuard(null), '');
+  assert.equal(describeGuard(undefined), '', 'an older server sends no guard');
 });

@@ -14,7 +14,7 @@ import { createJsonParser } from '../../src/json/parser.ts';
 import { body, MODEL, USER, WEATHER_TOOL } from './request-fixtures.ts';
 
 function alias(requestFields: readonly RequestFieldName[] | null): AliasConfig {
-  return { kind: 'chat', targets: [], maxOutputTokens: null, contextWindow: null, capabilities: [], price: null, imageTokens: 2000, requestFields };
+  return { kind: 'chat', targets: [], maxOutputTokens: null, contextWindow: null, capabilities: [], price: null, imageTokens: 2000, requestFields, guard: null };
 }
 
 const ALL = createFieldPolicy({ aliases: { [MODEL]: alias(null) }, requestFields: [...REQUEST_FIELD_NAMES] });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { parseArgs } from 'node:util';
 import { test } from 'node:test';
-import { describeLimits, KEY_SETTING_HELP, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags } from '../../src/cli/key-options.ts';
+import { describeGuard, describeLimits, inFlagWords, KEY_SETTING_HELP, KEY_SETTING_OPTIONS, KeyOptionError, keySettingsFromFlags } from '../../src/cli/key-options.ts';
+import { InvalidKeySettingError } from '../../src/keys/errors.ts';
 import { parseKeySettings } from '../../src/keys/key-settings.ts';
 import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
 
@@ -14,11 +15,11 @@ const FULL: KeyLimits = Object.freeze({
 });
 
 /** The flags as `keys create`/`keys update` hand them over: parsed by node:util. */
-function flags(...args: string[]): Record<string, string | boolean | undefined> {
+function flags(...args: string[]): Record<string, string | boolean | string[] | undefined> {
   return parseArgs({ args, options: KEY_SETTING_OPTIONS, strict: true, allowPositionals: false }).values;
 }
 
-test('KEY_SETTING_OPTIONS: seven string flags, no short forms', () => {
+test('KEY_SETTING_OPTIONS: seven string flags and the repeatable --guard, no short forms', () => {
   assert.deepEqual(KEY_SETTING_OPTIONS, {
     allow: { type: 'string' },
     expires: { type: 'string' },
@@ -27,6 +28,7 @@ test('KEY_SETTING_OPTIONS: seven string flags, no short forms', () => {
     concurrency: { type: 'string' },
     budget: { type: 'string' },
     'cost-budget': { type: 'string' },
+    guard: { type: 'string', multiple: true },
   });
 });
 
@@ -39,7 +41,11 @@ test('KEY_SETTING_HELP: one aligned line per flag', () => {
       '  --tpm N               Tokens per minute, estimated before and settled after each call ("none")\n' +
       '  --concurrency N       Requests at once ("none")\n' +
       '  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month ("none")\n' +
-      '  --cost-budget AMOUNT  Money per UTC day or month in the config\'s currency, e.g. 25.50/month ("none")\n',
+      '  --cost-budget AMOUNT  Money per UTC day or month in the config\'s currency, e.g. 25.50/month ("none")\n' +
+      '  --guard NAME=ACTION   The egress guard for this key\'s requests, stricter than the alias\'s only: a\n' +
+      '                        detector or group (secrets, personal) and off, log, mask or block, e.g.\n' +
+      '                        --guard secrets=block --guard email=mask. Repeat it for each; the ones given\n' +
+      '                        replace the key\'s whole guard ("none" removes it)\n',
   );
 });
 
@@ -171,4 +177,36 @@ test('describeLimits: "none", or the set limits in a fixed order', () => {
   assert.equal(describeLimits({ ...NO_LIMITS, concurrentRequests: 2 }), '2 at once');
   assert.equal(describeLimits({ ...NO_LIMITS, tokenBudget: { tokens: 7, period: 'day' } }), '7 tokens/day');
   assert.equal(describeLimits({ ...FULL, tokensPerMinute: null, concurrentRequests: null }), '60 rpm, 2000000 tokens/month, 25.50/month');
+});
+
+test('--guard: repeated NAME=ACTION become the key guard, checked by the key settings; "none" is null', () => {
+  assert.deepEqual(keySettingsFromFlags(flags('--guard', 'secrets=block', '--guard', 'email=mask'), null), { guard: { detectors: { secrets: 'block', email: 'mask' } } });
+  assert.deepEqual(parseKeySettings(keySettingsFromFlags(flags('--guard', 'secrets=block', '--guard', 'email=mask'), null), 0).guard, { detectors: { secrets: 'block', email: 'mask' } });
+  assert.deepEqual(keySettingsFromFlags(flags('--guard', 'none'), null), { guard: null });
+  assert.deepEqual(keySettingsFromFlags(flags('--rpm', '5'), null).guard, undefined);
+  assert.throws(() => keySettingsFromFlags(flags('--guard', 'none', '--guard', 'email=log'), null), { name: 'KeyOptionError', message: "--guard none removes the key's guard; give it alone" });
+  assert.throws(() => keySettingsFromFlags(flags('--guard', 'email'), null), { name: 'KeyOptionError', message: '--guard must look like DETECTOR=ACTION (secrets=block, email=mask), or be "none"; got "email"' });
+  assert.throws(() => keySettingsFromFlags(flags('--guard', 'email=log=x'), null), { name: 'KeyOptionError', message: '--guard must look like DETECTOR=ACTION (secrets=block, email=mask), or be "none"; got "email=log=x"' });
+  assert.throws(() => keySettingsFromFlags(flags('--guard', 'email=log', '--guard', 'email=mask'), null), { name: 'KeyOptionError', message: '--guard names email twice' });
+});
+
+test('--guard: a name or action the key settings refuse is said in the words of the flag', () => {
+  const values = flags('--guard', 'emails=block');
+  const error = (() => {
+    try {
+      parseKeySettings(keySettingsFromFlags(values, null), 0);
+    } catch (err) {
+      return err;
+    }
+    return assert.fail('accepted');
+  })();
+  assert.ok(error instanceof InvalidKeySettingError);
+  assert.match(inFlagWords(error, values), /^--guard emails: unknown detector; use a group \(secrets, personal\) or one of private_key, /);
+  assert.equal(inFlagWords(new InvalidKeySettingError('guard.detectors.jwt', 'must be one of "off", "log", "mask", "block"'), values), '--guard jwt: must be one of "off", "log", "mask", "block"');
+});
+
+test('describeGuard: "none", or NAME=ACTION in the order set', () => {
+  assert.equal(describeGuard(null), 'none');
+  assert.equal(describeGuard({ detectors: {} }), 'none');
+  assert.equal(describeGuard({ detectors: { secrets: 'block', email: 'mask' } }), 'secrets=block, email=mask');
 });

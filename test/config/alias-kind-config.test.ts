@@ -61,6 +61,7 @@ test('an embeddings alias: its kind, its targets with the embeddings settings re
     price: { input: 0.02, cachedInput: 0.02, output: 0 },
     imageTokens: 2000,
     requestFields: null,
+    guard: null,
   });
   assert.equal(c.aliases['service-chat']?.kind, 'chat');
 });

@@ -66,6 +66,7 @@ test('a minimal config gets every default', () => {
         price: null,
         imageTokens: 2000,
         requestFields: null,
+        guard: null,
       },
     },
     auto: { default: 'service-chat', rules: [] },
@@ -76,6 +77,7 @@ test('a minimal config gets every default', () => {
     responses: { store: { enabled: false, ttlSeconds: 86_400, maxRecordBytes: 8 * 1024 * 1024, maxTotalBytes: 256 * 1024 * 1024, maxChainDepth: 1000 } },
     metrics: null,
     embeddings: { maxInputs: 2048, maxInputBytes: 65_536, maxInputTokens: 8192, maxTotalBytes: 4_194_304, maxConcurrentCalls: 4 },
+    guard: null,
   });
 });
 
@@ -193,6 +195,7 @@ test('targets: fallbacks and weights, each checked by path', () => {
     price: null,
     imageTokens: 2000,
     requestFields: null,
+    guard: null,
   });
   const p = { providers: { a: { type: 'demo' } } };
   fails({ ...p, aliases: { x: { targets: [] } } }, 'aliases.x.targets', /non-empty array/);

@@ -54,7 +54,11 @@ const SETTING_HELP =
   '  --tpm N               Tokens per minute, estimated before and settled after each call ("none")\n' +
   '  --concurrency N       Requests at once ("none")\n' +
   '  --budget N/PERIOD     Tokens per UTC day or month, e.g. 2000000/month ("none")\n' +
-  '  --cost-budget AMOUNT  Money per UTC day or month in the config\'s currency, e.g. 25.50/month ("none")\n';
+  '  --cost-budget AMOUNT  Money per UTC day or month in the config\'s currency, e.g. 25.50/month ("none")\n' +
+  '  --guard NAME=ACTION   The egress guard for this key\'s requests, stricter than the alias\'s only: a\n' +
+  '                        detector or group (secrets, personal) and off, log, mask or block, e.g.\n' +
+  '                        --guard secrets=block --guard email=mask. Repeat it for each; the ones given\n' +
+  '                        replace the key\'s whole guard ("none" removes it)\n';
 
 test('keys --help, -h and help print the usage on stdout and exit 0', async () => {
   assert.equal(
@@ -64,8 +68,8 @@ test('keys --help, -h and help print the usage on stdout and exit 0', async () =
       'Commands:\n' +
       '  create --name NAME   Create a key and print it once\n' +
       '  list                 List keys with their status and last use (never the keys)\n' +
-      "  show ID              One key's settings: allowed aliases, expiry, limits\n" +
-      "  update ID            Change a key's name, allowed aliases, expiry or limits\n" +
+      "  show ID              One key's settings: allowed aliases, expiry, limits, guard\n" +
+      "  update ID            Change a key's name, allowed aliases, expiry, limits or guard\n" +
       '  rotate ID            Give a key a new secret (same id and history); prints it once\n' +
       '  revoke ID            Revoke a key by id\n' +
       "  usage [ID]           Requests, tokens, errors and cost per key, or one key's days or hours\n\n" +
@@ -89,7 +93,7 @@ test('each subcommand has its own --help, which wins over other problems and nev
       'Options:\n' +
       '  --name NAME           A label for the key, 1 to 64 printable characters (required)\n' +
       SETTING_HELP +
-      '  --json                Print {"id","name","prefix","createdAt","expiresAt","allowedAliases","limits","key"} as JSON\n' +
+      '  --json                Print {"id","name","prefix","createdAt","expiresAt","allowedAliases","limits","guard","key"} as JSON\n' +
       '  -h, --help            Show this help\n',
   });
   assert.deepEqual(await run(['show', '-h'], ''), {
@@ -202,22 +206,22 @@ test('create prints the key once with its id and prefix, and stores only its has
   });
 });
 
-test('create --json prints {id,name,prefix,createdAt,expiresAt,allowedAliases,limits,key}', async () => {
+test('create --json prints {id,name,prefix,createdAt,expiresAt,allowedAliases,limits,guard,key}', async () => {
   const dir = freshPath(root, 'data');
   const { code, stdout, stderr } = await run(['create', '--json', '--name=ci bot'], dir);
   assert.equal(code, 0);
   assert.equal(stderr, '');
   const printed = JSON.parse(stdout) as Record<string, string>;
-  assert.deepEqual(Object.keys(printed), ['id', 'name', 'prefix', 'createdAt', 'expiresAt', 'allowedAliases', 'limits', 'key']);
+  assert.deepEqual(Object.keys(printed), ['id', 'name', 'prefix', 'createdAt', 'expiresAt', 'allowedAliases', 'limits', 'guard', 'key']);
   const { id, prefix, createdAt, key } = printed as Record<string, string>;
   assert.equal(
     stdout,
-    JSON.stringify({ id, name: 'ci bot', prefix, createdAt, expiresAt: null, allowedAliases: null, limits: NO_LIMITS, key }, null, 2) + '\n',
+    JSON.stringify({ id, name: 'ci bot', prefix, createdAt, expiresAt: null, allowedAliases: null, limits: NO_LIMITS, guard: null, key }, null, 2) + '\n',
   );
   assert.equal(prefix, String(key).slice(0, 12));
   const listed = JSON.parse((await run(['list', '--json'], dir)).stdout) as Record<string, unknown>[];
   assert.deepEqual(listed, [
-    { id, name: 'ci bot', prefix, createdAt, revokedAt: null, lastUsedAt: null, status: 'active', expiresAt: null, allowedAliases: null, limits: NO_LIMITS },
+    { id, name: 'ci bot', prefix, createdAt, revokedAt: null, lastUsedAt: null, status: 'active', expiresAt: null, allowedAliases: null, limits: NO_LIMITS, guard: null },
   ]);
 });
 
@@ -242,8 +246,8 @@ test('list --json prints an array for scripts, a version 1 keys.json read with d
     stdout,
     JSON.stringify(
       [
-        { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix: 'pcl_AbC1x9Qz', createdAt: '2025-01-31T12:00:00.000Z', revokedAt: null, lastUsedAt: '2025-02-01T09:15:30.123Z', status: 'active', expiresAt: null, allowedAliases: null, limits: NO_LIMITS },
-        { id: 'key_BBBBBBBBBBBBBBBB', name: 'old ci', prefix: 'pcl_00000000', createdAt: '2025-01-01T08:30:00.000Z', revokedAt: '2025-01-15T00:00:00.000Z', lastUsedAt: null, status: 'revoked', expiresAt: null, allowedAliases: null, limits: NO_LIMITS },
+        { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix: 'pcl_AbC1x9Qz', createdAt: '2025-01-31T12:00:00.000Z', revokedAt: null, lastUsedAt: '2025-02-01T09:15:30.123Z', status: 'active', expiresAt: null, allowedAliases: null, limits: NO_LIMITS, guard: null },
+        { id: 'key_BBBBBBBBBBBBBBBB', name: 'old ci', prefix: 'pcl_00000000', createdAt: '2025-01-01T08:30:00.000Z', revokedAt: '2025-01-15T00:00:00.000Z', lastUsedAt: null, status: 'revoked', expiresAt: null, allowedAliases: null, limits: NO_LIMITS, guard: null },
       ],
       null,
       2,
@@ -460,7 +464,7 @@ test('create with some limits: unnamed limits stay null, "none" and "all"/"never
   const printed = JSON.parse(budget.stdout) as Record<string, string>;
   const { id, prefix, createdAt, key } = printed as Record<string, string>;
   const limits = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: { tokens: 50000, period: 'day' }, costBudget: null };
-  assert.equal(budget.stdout, JSON.stringify({ id, name: 'daily', prefix, createdAt, expiresAt: null, allowedAliases: null, limits, key }, null, 2) + '\n');
+  assert.equal(budget.stdout, JSON.stringify({ id, name: 'daily', prefix, createdAt, expiresAt: null, allowedAliases: null, limits, guard: null, key }, null, 2) + '\n');
   assert.deepEqual(keysFile(dir).keys, [{ id, name: 'daily', prefix, hash: hashApiKey(String(key)), createdAt, revokedAt: null, rotatedAt: null, expiresAt: null, allowedAliases: null, limits }]);
 
   const text = await run(['create', '--name', 'two', '--concurrency', '2', '--tpm', '9000'], dir);
@@ -546,7 +550,7 @@ test('show --json: the record without its hash, with lastUsedAt and status', asy
   assert.equal(code, 0);
   assert.equal(stderr, '');
   const { id, name, prefix, createdAt, revokedAt, rotatedAt, allowedAliases, expiresAt, limits } = RECORD_A;
-  const shown = { id, name, prefix, createdAt, revokedAt, rotatedAt, allowedAliases, expiresAt, limits, lastUsedAt: '2025-02-01T09:15:30.123Z', status: 'active' };
+  const shown = { id, name, prefix, createdAt, revokedAt, rotatedAt, allowedAliases, expiresAt, limits, guard: null, lastUsedAt: '2025-02-01T09:15:30.123Z', status: 'active' };
   assert.equal(stdout, JSON.stringify(shown, null, 2) + '\n');
   assert.equal(stdout.includes(RECORD_A.hash) || stdout.includes('"hash"') || stdout.includes(KEY_A), false);
 });
@@ -607,7 +611,7 @@ test('update: --allow all, --expires never and "none" clear settings', async () 
   const second = await run(['update', 'key_AAAAAAAAAAAAAAAA', '--tpm', 'none', '--concurrency', 'none', '--json'], dir);
   assert.equal(second.code, 0);
   const { id, name, prefix, createdAt, revokedAt, rotatedAt } = RECORD_A;
-  const updated = { id, name, prefix, createdAt, revokedAt, rotatedAt, allowedAliases: null, expiresAt: null, limits: NO_LIMITS, status: 'active' };
+  const updated = { id, name, prefix, createdAt, revokedAt, rotatedAt, allowedAliases: null, expiresAt: null, limits: NO_LIMITS, guard: null, status: 'active' };
   assert.equal(second.stdout, JSON.stringify(updated, null, 2) + '\n');
   assert.deepEqual(keysFile(dir).keys[0], { ...RECORD_A, expiresAt: null, allowedAliases: null, limits: NO_LIMITS });
 });
@@ -685,11 +689,12 @@ test('rotate: the new key printed exactly once, same id and settings; the old ke
     assert.deepEqual(keysFile(dir), { version: 2, keys: [rotated, RECORD_B] });
 
     assert.equal(server.authenticate(KEY_A), null);
-    assert.deepEqual(server.authenticate(key), rotated);
+    // A record read back has every setting; keys.json leaves out an unset guard.
+    assert.deepEqual(server.authenticate(key), { ...rotated, guard: null });
     const fresh = openKeyStore(dir, { watch: false });
     try {
       assert.equal(fresh.authenticate(KEY_A), null);
-      assert.deepEqual(fresh.authenticate(key), rotated);
+      assert.deepEqual(fresh.authenticate(key), { ...rotated, guard: null });
     } finally {
       await fresh.close();
     }

@@ -14,6 +14,7 @@ import {
   validateKeyName,
   type KeyRecord,
 } from '../../src/keys/store-format.ts';
+import { DETECTOR_NAMES } from '../../src/guard/detector-names.ts';
 
 const PATH = '/data/keys.json';
 const LAST_USED_PATH = '/data/keys-last-used.json';
@@ -28,6 +29,7 @@ const RECORD: KeyRecord = {
   allowedAliases: null,
   expiresAt: null,
   limits: NO_LIMITS,
+  guard: null,
 };
 const REVOKED: KeyRecord = {
   ...RECORD,
@@ -109,6 +111,22 @@ test('keys file round-trips through serialize and parse', () => {
   assert.match(spendingText, /"costBudget": \{\n {10}"amount": 25\.5,\n {10}"period": "month"\n {8}\}/);
   assert.deepEqual(parseKeysFile(spendingText, PATH), [spending]);
   assert.equal(serializeKeysFile([scoped]).includes('costBudget'), false);
+  // A set guard is written after the limits and read back; none is not written at all.
+  const guarded = { ...scoped, guard: { detectors: { secrets: 'block' as const, email: 'mask' as const } } };
+  const guardedText = serializeKeysFile([guarded]);
+  assert.match(guardedText, /"guard": \{\n {8}"detectors": \{\n {10}"secrets": "block",\n {10}"email": "mask"\n {8}\}\n {6}\}\n {4}\}/);
+  assert.deepEqual(parseKeysFile(guardedText, PATH), [guarded]);
+  assert.equal(serializeKeysFile([scoped]).includes('guard'), false);
+});
+
+test('a stored guard is checked like any setting, naming the record and path', () => {
+  const stored = (guard: unknown) => JSON.stringify({ version: 2, keys: [{ ...RECORD, guard }] });
+  assertInvalid(stored({ detectors: { emails: 'block' } }), `keys[0].guard.detectors.emails is invalid: Invalid guard.detectors.emails: unknown detector; use a group (secrets, personal) or one of ${DETECTOR_NAMES.join(', ')}.`);
+  assertInvalid(stored({ detectors: { email: 'deny' } }), 'keys[0].guard.detectors.email is invalid: Invalid guard.detectors.email: must be one of "off", "log", "mask", "block".');
+  assertInvalid(stored({ rules: {} }), 'keys[0].guard.rules is invalid: Invalid guard.rules: is not a key guard setting; the only one is "detectors".');
+  assertInvalid(stored('block'), 'keys[0].guard is invalid: Invalid guard: must be null (no key-level guard) or an object like { "detectors": { "secrets": "block" } }.');
+  assertInvalid(stored({}), 'keys[0].guard.detectors is invalid: Invalid guard.detectors: is required (or set guard to null).');
+  assert.deepEqual(parseKeysFile(stored(null), PATH), [RECORD]);
 });
 
 test('a version 1 keys file reads with default settings', () => {

@@ -17,6 +17,7 @@ const alias = (kind: AliasKind, over: Partial<AliasConfig> = {}): AliasConfig =>
   contextWindow: null,
   capabilities: [],
   requestFields: null,
+  guard: null,
   price: null,
   imageTokens: 2000,
   ...over,

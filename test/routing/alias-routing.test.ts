@@ -15,6 +15,7 @@ const alias = (over: Partial<AliasConfig> = {}): AliasConfig => ({
   contextWindow: null,
   capabilities: [],
   requestFields: null,
+  guard: null,
   price: null,
   imageTokens: 2000,
   ...over,

@@ -34,6 +34,7 @@ test('auditKeyView: the non-secret fields only, status judged at the given time'
     expiresAt: EXPIRY,
     allowedAliases: ['a', 'b'],
     limits: { tokenBudget: { tokens: 1000, period: 'day' }, costBudget: { amount: 2.5, period: 'month' } },
+    guard: { detectors: { personal: 'mask' } },
   });
   const view = {
     id: record.id,
@@ -43,6 +44,7 @@ test('auditKeyView: the non-secret fields only, status judged at the given time'
     expiresAt: EXPIRY,
     allowedAliases: ['a', 'b'],
     limits: { ...NO_LIMITS, tokenBudget: { tokens: 1000, period: 'day' }, costBudget: { amount: 2.5, period: 'month' } },
+    guard: { detectors: { personal: 'mask' } },
     revokedAt: null,
     rotatedAt: null,
   };

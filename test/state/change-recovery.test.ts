@@ -41,6 +41,7 @@ function key(overrides: Partial<KeyRecord> = {}): KeyRecord {
     expiresAt: null,
     allowedAliases: null,
     limits: { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null },
+    guard: null,
     revokedAt: null,
     rotatedAt: null,
     ...overrides,

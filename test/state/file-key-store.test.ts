@@ -61,13 +61,15 @@ test('create stores the hash, never the key, in a 0600 file, and the key authent
     allowedAliases: null,
     expiresAt: null,
     limits: NO_LIMITS,
+    guard: null,
   });
   const text = readFileSync(store.keysFilePath, 'utf8');
   assert.equal(text.includes(key), false);
   assert.equal(text.includes(key.slice(12)), false);
-  // costBudget is written only when set.
+  // costBudget and guard are written only when set.
   const { costBudget: _unset, ...storedLimits } = record.limits;
-  assert.deepEqual(JSON.parse(text), { version: 2, keys: [{ ...record, limits: storedLimits }] });
+  const { guard: _none, ...stored } = record;
+  assert.deepEqual(JSON.parse(text), { version: 2, keys: [{ ...stored, limits: storedLimits }] });
   assert.equal(statSync(store.keysFilePath).mode & 0o777, 0o600);
   assert.deepEqual(readdirSync(dir), ['keys.json'], 'no temp or lock file left');
   assert.deepEqual(store.authenticate(key), record);

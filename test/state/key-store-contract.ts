@@ -65,6 +65,7 @@ export function runKeyStoreContract(name: string, storage: () => Promise<KeyStor
           allowedAliases: ['fast'],
           expiresAt: null,
           limits: { ...NO_LIMITS, requestsPerMinute: 5 },
+          guard: null,
         });
         assert.deepEqual(await store.list(), [{ ...record, lastUsedAt: null }]);
         assert.deepEqual(await store.get(record.id), { ...record, lastUsedAt: null });
@@ -127,6 +128,25 @@ export function runKeyStoreContract(name: string, storage: () => Promise<KeyStor
         assert.equal((await store.update(record.id, { expiresAt: '2020-01-01T00:00:00Z' })).expiresAt, '2020-01-01T00:00:00.000Z');
         await assert.rejects(store.update(record.id, { name: '' }), { code: 'invalid_key_name' });
         await assert.rejects(store.update(record.id, { allowedAliases: 'fast' }), { code: 'invalid_key_setting', param: 'allowedAliases' });
+      }));
+
+    test('a key guard is stored with the key, replaced whole by update, removed with null, and refused naming its path', () =>
+      withStores(storage, async (open) => {
+        const a = await open(manualClock().clock);
+        const b = await open(manualClock().clock);
+        const { key, record } = await a.create('guarded', { guard: { detectors: { secrets: 'block', email: 'mask' } } });
+        assert.deepEqual(record.guard, { detectors: { secrets: 'block', email: 'mask' } });
+        assert.deepEqual((await b.get(record.id)).guard, record.guard);
+        assert.deepEqual(a.authenticate(key)?.guard, record.guard);
+        const replaced = await b.update(record.id, { guard: { detectors: { card_number: 'block' } } });
+        assert.deepEqual(replaced.guard, { detectors: { card_number: 'block' } });
+        assert.deepEqual((await a.get(record.id)).guard, { detectors: { card_number: 'block' } });
+        assert.equal((await a.update(record.id, { name: 'renamed' })).guard?.detectors.card_number, 'block');
+        assert.equal((await a.update(record.id, { guard: null })).guard, null);
+        assert.equal((await b.get(record.id)).guard, null);
+        await assert.rejects(a.update(record.id, { guard: { detectors: { cards: 'block' } } }), { code: 'invalid_key_setting', param: 'guard.detectors.cards' });
+        await assert.rejects(a.create('bad', { guard: { detectors: { email: 'hide' } } }), { code: 'invalid_key_setting', param: 'guard.detectors.email', problem: 'must be one of "off", "log", "mask", "block"' });
+        assert.equal((await a.list()).length, 1);
       }));
 
     test('update with limitChanges merges into the limits as stored at that moment, not as last read', () =>
