@@ -32,6 +32,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   schema: [],
   log: ['time'],
   config: ['json'],
+  guard: ['log', 'schema'],
   redis: ['log', 'time'],
   ops: ['log', 'time'],
   telemetry: ['config', 'errors', 'log'],
