@@ -195,6 +195,8 @@ export const PHONE_CONTEXT = 40;
  * separators (a bare run of digits is an id or a timestamp), and a context word before it.
  */
 export function phoneNational(text: string, at: number): number {
+  // The tail of a longer number (an address, a date, a version) is not a number of its own.
+  if (at > 1 && '.-/:,'.includes(text[at - 1] as string) && isDigit(text.charCodeAt(at - 2))) return -1;
   const run = phoneRun(text, at);
   if (run.digits < 7 || run.digits > 12 || !run.separated) return -1;
   if (run.end < text.length && (isWord(text.charCodeAt(run.end)) || text.charCodeAt(run.end) === 0x2d)) return -1;
