@@ -55,12 +55,30 @@ function cardLengthsOf(digits: string): readonly number[] {
 
 /** A payment card number at a word start: 13 to 19 digits (bare, or grouped by single spaces or dashes), a known issuer prefix and length, Luhn. */
 export function cardNumber(text: string, at: number): number {
-  const run = digitGroups(text, at, 19);
-  if (run === null || run.digits.length < 13 || run.digits.length > 19) return -1;
-  if (run.end < text.length && isWord(text.charCodeAt(run.end))) return -1;
-  if (run.groups.length > 1 && run.groups.some((size) => size < 4 && size !== run.groups[run.groups.length - 1])) return -1;
-  if (!cardLengthsOf(run.digits).includes(run.digits.length)) return -1;
-  return luhnValid(run.digits) ? run.end : -1;
+  const run = digitGroups(text, at, 24);
+  if (run === null) return -1;
+  const first = run.groups[0] as number;
+  // A bare run of digits is the whole number: what follows a space is another number.
+  if (first >= 13) {
+    if (first > 19 || (first === run.digits.length && run.end < text.length && isWord(text.charCodeAt(run.end)))) return -1;
+    const digits = run.digits.slice(0, first);
+    return cardLengthsOf(digits).includes(first) && luhnValid(digits) ? at + first : -1;
+  }
+  if (first !== 4) return -1;
+  // Grouped (4 4 4 4, 4 6 5, 4 4 4 4 3): the longest run of whole groups of 3 to 6 digits that is a valid card.
+  let best = -1;
+  let count = 0;
+  let offset = at;
+  for (const size of run.groups) {
+    if (size < 3 || size > 6) break;
+    offset += size + (count === 0 ? 0 : 1);
+    count += size;
+    if (count > 19) break;
+    const digits = run.digits.slice(0, count);
+    if (count >= 13 && cardLengthsOf(digits).includes(count) && luhnValid(digits)) best = offset;
+  }
+  if (best === -1 || (best < text.length && isWord(text.charCodeAt(best)))) return -1;
+  return best;
 }
 
 /** IBAN lengths by country (ISO 13616 registry, SWIFT). */

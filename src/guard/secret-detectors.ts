@@ -152,7 +152,8 @@ const JWT_SIGNATURE_MAX = 1024;
 
 /** JWT (JWS compact): three base64url parts; the header decodes to a JSON object with a string `alg`. Each part's length is bounded. */
 export function jwt(text: string, at: number): number {
-  if (!startsAt(text, at, 'eyJ')) return -1;
+  // Only at the start of a base64url run: each character is then read by at most three attempts (as header, payload, signature).
+  if (!startsAt(text, at, 'eyJ') || (at > 0 && isBase64Url(text.charCodeAt(at - 1)))) return -1;
   const headerEnd = runEnd(text, at, JWT_HEADER_MAX + 1, isBase64Url);
   if (headerEnd - at > JWT_HEADER_MAX || text.charCodeAt(headerEnd) !== 0x2e) return -1;
   const payloadEnd = runEnd(text, headerEnd + 1, JWT_PAYLOAD_MAX + 1, isBase64Url);
@@ -214,7 +215,7 @@ const VALUE_MAX = 256;
 export const ENTROPY_FLOOR = 3;
 
 function isValueCode(code: number): boolean {
-  return isAlnum(code) || '!#$%&*+-./=?@^_~'.includes(String.fromCharCode(code));
+  return isAlnum(code) || '!#$%&*+-./?@^_~'.includes(String.fromCharCode(code));
 }
 
 /**
@@ -243,7 +244,10 @@ export function secretAssignment(text: string, at: number): { start: number; end
   if (quote === 0x22 || quote === 0x27) start++;
   const first = text.charCodeAt(start);
   if (first === 0x24 || first === 0x25) return null;
-  const end = runEnd(text, start, VALUE_MAX + 1, isValueCode);
+  let end = runEnd(text, start, VALUE_MAX + 1, isValueCode);
+  // Base64 padding ends a value; an `=` inside it starts another assignment.
+  if (text.charCodeAt(end) === 0x3d) end += text.charCodeAt(end + 1) === 0x3d ? 2 : 1;
+  if (end < text.length && isValueCode(text.charCodeAt(end))) return null;
   const length = end - start;
   if (length < VALUE_MIN || length > VALUE_MAX) return null;
   const after = text.charCodeAt(end);
