@@ -149,6 +149,8 @@ export class LinearPattern {
   readonly marks: Int32Array;
   readonly stack: Int32Array;
   generation = 0;
+  /** Code points every match starts with (the program's leading character tests): findSpan jumps between their occurrences. */
+  readonly literalPrefix: string;
   /** Thread start offsets for findSpan, made on its first use. */
   starts: Int32Array | null = null;
   nextStarts: Int32Array | null = null;
@@ -162,6 +164,9 @@ export class LinearPattern {
     this.ys = Int32Array.from(builder.ys);
     this.sets = builder.sets;
     this.anchored = builder.ops[0] === Op.Assert && builder.xs[0] === Assertion.Start;
+    let prefix = '';
+    for (let pc = 0; builder.ops[pc] === Op.Char; pc++) prefix += String.fromCodePoint(builder.xs[pc] as number);
+    this.literalPrefix = prefix;
     const size = builder.ops.length;
     this.current = new Int32Array(size);
     this.next = new Int32Array(size);
@@ -297,9 +302,21 @@ export class LinearPattern {
     };
     this.nextGeneration();
     let count = from === 0 || !this.anchored ? seed(this.current, starts, 0, from, from) : 0;
+    const prefix = this.literalPrefix;
     for (let at = from; at < text.length;) {
       if (budget.steps < 0) return Match.OutOfSteps;
       if (count === 0 && (this.anchored || bestStart !== -1)) break;
+      if (prefix !== '' && bestStart === -1 && count === 1 && this.current[0] === 0) {
+        // Only the thread starting here is alive: a match can only start where the pattern's fixed prefix occurs.
+        const next = text.indexOf(prefix, at);
+        if (next === -1) break;
+        if (next > at) {
+          budget.steps -= next - at;
+          at = next;
+          this.nextGeneration();
+          count = seed(this.current, starts, 0, at, at);
+        }
+      }
       const code = text.codePointAt(at) as number;
       const after = at + (code > 0xffff ? 2 : 1);
       this.nextGeneration();
