@@ -26,6 +26,15 @@ export class GuardScanError extends Error {
   override readonly name = 'GuardScanError';
 }
 
+const Kind = { Other: 0, Word: 1, Trigger: 2 } as const;
+/** ASCII characters: word characters start detectors, the triggers hand over to theirs, the rest is passed by. */
+const CHAR_KIND = (() => {
+  const kinds = new Uint8Array(128);
+  for (let code = 0; code < 128; code++) if (isWord(code)) kinds[code] = Kind.Word;
+  for (const trigger of '@=:+(-') kinds[trigger.charCodeAt(0)] = Kind.Trigger;
+  return kinds;
+})();
+
 interface Candidate {
   detector: string;
   start: number;
@@ -46,13 +55,13 @@ export function createGuardScanner(options: { detectors: ReadonlySet<string>; pa
     if (!DETECTOR_NAMES.includes(name)) throw new RangeError(`unknown guard detector "${name}"; known: ${DETECTOR_NAMES.join(', ')}`);
   }
   const on = (name: string): boolean => options.detectors.has(name);
-  const byFirst = new Map<number, Array<{ detector: string; find: WordDetector }>>();
+  const byFirst: Array<Array<{ detector: string; find: WordDetector }> | undefined> = new Array(128).fill(undefined);
   const add = (firsts: string, detector: string, find: WordDetector): void => {
     if (!on(detector)) return;
     for (const first of firsts) {
-      const list = byFirst.get(first.charCodeAt(0)) ?? [];
+      const list = byFirst[first.charCodeAt(0)] ?? [];
       list.push({ detector, find });
-      byFirst.set(first.charCodeAt(0), list);
+      byFirst[first.charCodeAt(0)] = list;
     }
   };
   add('g', 'github_token', githubToken);
@@ -101,25 +110,30 @@ export function createGuardScanner(options: { detectors: ReadonlySet<string>; pa
         candidates.push({ detector, start, end, rank });
       };
       const length = text.length;
-      let previousWord = false;
       let i = 0;
       while (i < length) {
         const code = text.charCodeAt(i);
+        const kind = code < 128 ? (CHAR_KIND[code] as number) : Kind.Other;
         if (hasLiterals && literalStart[code] === 1) matchLiterals(text, i, literalFirsts, push);
-        if (isWord(code)) {
-          if (!previousWord) {
-            const end = wordStart(text, i, code);
-            if (end > i) {
-              i = end;
-              previousWord = isWord(text.charCodeAt(end - 1));
-              continue;
-            }
+        if (kind === Kind.Word) {
+          const end = wordStart(text, i, code);
+          if (end > i) {
+            i = end;
+            // A finding that ends inside a word: the rest of that word starts nothing.
+            if (i >= length || !isWord(text.charCodeAt(i)) || !isWord(text.charCodeAt(i - 1))) continue;
+          } else i++;
+          while (i < length) {
+            const inner = text.charCodeAt(i);
+            if (inner >= 128 || CHAR_KIND[inner] !== Kind.Word) break;
+            if (hasLiterals && literalStart[inner] === 1) matchLiterals(text, i, literalFirsts, push);
+            i++;
           }
-          previousWord = true;
+          continue;
+        }
+        if (kind === Kind.Other) {
           i++;
           continue;
         }
-        previousWord = false;
         switch (code) {
           case 0x40: // @
             if (emailOn) {
@@ -173,7 +187,7 @@ export function createGuardScanner(options: { detectors: ReadonlySet<string>; pa
       resolve(candidates, out);
 
       function wordStart(text: string, at: number, first: number): number {
-        const detectors = byFirst.get(first);
+        const detectors = byFirst[first];
         if (detectors !== undefined) {
           for (const { detector, find } of detectors) {
             const end = find(text, at);
@@ -203,14 +217,16 @@ export function createGuardScanner(options: { detectors: ReadonlySet<string>; pa
           return -1;
         }
         if (!isDigit(first)) return -1;
-        if (cardOn) {
+        let digits = 1;
+        while (digits < 20 && isDigit(text.charCodeAt(at + digits))) digits++;
+        if (cardOn && (digits === 4 || digits >= 13)) {
           const end = cardNumber(text, at);
           if (end !== -1) {
             push('card_number', at, end, RANK_SPECIFIC);
             return end;
           }
         }
-        if (ssnOn) {
+        if (ssnOn && digits === 3) {
           const end = usSsn(text, at);
           if (end !== -1) {
             push('us_ssn', at, end, RANK_SPECIFIC);

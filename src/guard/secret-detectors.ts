@@ -208,6 +208,7 @@ export function privateKey(text: string, at: number): number {
 
 /** Names whose value is a secret: an identifier ending with one of these (case-insensitive) before `=` or `:`. */
 const SECRET_NAMES = ['password', 'passwd', 'pwd', 'secret', 'token', 'api_key', 'apikey', 'api-key', 'access_key', 'private_key', 'auth_key', 'credentials'];
+const NAME_LAST_LETTERS = [...new Set(SECRET_NAMES.map((name) => name[name.length - 1] as string))].join('');
 const NAME_MAX = 64;
 const VALUE_MIN = 8;
 const VALUE_MAX = 256;
@@ -235,6 +236,8 @@ export function secretAssignment(text: string, at: number): { start: number; end
   while (nameStart > 0 && nameEnd - nameStart < NAME_MAX && (isWord(text.charCodeAt(nameStart - 1)) || text.charCodeAt(nameStart - 1) === 0x2d)) nameStart--;
   reads.count += at - nameStart + 1;
   if (nameStart === nameEnd) return null;
+  // Every secret name ends with one of these letters: most names are passed by without a slice.
+  if (!NAME_LAST_LETTERS.includes((text[nameEnd - 1] as string).toLowerCase())) return null;
   const name = text.slice(nameStart, nameEnd).toLowerCase();
   if (!SECRET_NAMES.some((candidate) => name.endsWith(candidate))) return null;
   let start = at + 1;
