@@ -7,9 +7,7 @@
 //
 // Env: BENCH_MB (default 8: corpus size), BENCH_ROUNDS (default 5; the best round is reported).
 
-import { createGuardScanner } from '../src/guard/guard-scanner.ts';
-import { compileCustomPattern } from '../src/guard/custom-patterns.ts';
-import { DETECTOR_NAMES, type Finding } from '../src/guard/guard-types.ts';
+import { compileCustomPattern, createGuardScanner, DETECTOR_NAMES, type Finding } from '../src/guard/guard-types.ts';
 
 /** xorshift32: the same corpus on every run and every machine. */
 function createRandom(seed: number): () => number {

@@ -3,7 +3,8 @@
 // the linear-time matcher of src/schema (what it cannot run in linear time is
 // refused, with the feature and its position).
 import { compileLinearPattern, type LinearPattern } from '../schema/pattern-match.ts';
-import { CUSTOM_PREFIX, type CustomPattern } from './guard-types.ts';
+import { CUSTOM_PREFIX } from './detector-names.ts';
+import type { CustomPattern } from './guard-types.ts';
 
 export const MAX_LITERALS = 1000;
 export const MAX_LITERAL_LENGTH = 256;

@@ -7,7 +7,8 @@
 // linear-time matcher, one search after another, within a step budget.
 import { Match } from '../schema/pattern-match.ts';
 import type { CompiledPattern } from './custom-patterns.ts';
-import { DETECTOR_NAMES, type Finding, type GuardScanner } from './guard-types.ts';
+import { DETECTOR_NAMES } from './detector-names.ts';
+import type { Finding, GuardScanner } from './guard-types.ts';
 import { cardNumber, email, iban, phoneInternational, phoneNational, usSsn } from './personal-detectors.ts';
 import {
   anthropicKey, awsAccessKeyId, awsSecretNear, githubToken, googleApiKey, jwt, openaiKey, portcullisKey, privateKey,
@@ -15,8 +16,6 @@ import {
 } from './secret-detectors.ts';
 import { isDigit, isUpper, isWord, reads } from './text-checks.ts';
 
-export type { CompiledPattern } from './custom-patterns.ts';
-export { compileCustomPattern } from './custom-patterns.ts';
 
 /** Steps per character and per instruction an operator regex may take in one scan before the scan fails. */
 export const REGEX_STEPS_PER_CHAR = 8;

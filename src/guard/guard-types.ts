@@ -1,5 +1,6 @@
-// The guard's vocabulary: detector names (stable: config, errors, logs and
-// metrics use them), what a scan reports, and the operator patterns' shape.
+// The guard's interface, the one module its users import: what a scan reports,
+// the operator patterns' shape, the detector names, the scanner and the
+// config-time pattern check. The modules behind it import only its types.
 
 /** A value a detector found: UTF-16 offsets [start, end) in the scanned text. Never the text itself. */
 export interface Finding {
@@ -22,20 +23,6 @@ export interface GuardScanner {
   readonly lastSteps: number;
 }
 
-export const SECRET_DETECTORS = [
-  'private_key', 'aws_access_key', 'github_token', 'slack_token', 'stripe_key', 'google_api_key',
-  'openai_key', 'anthropic_key', 'jwt', 'portcullis_key', 'secret_assignment',
-] as const;
-export const PERSONAL_DETECTORS = ['card_number', 'iban', 'email', 'phone', 'us_ssn'] as const;
-
-/** Every built-in detector; operator patterns are named `custom:<name>` besides these. */
-export const DETECTOR_NAMES: readonly string[] = [...SECRET_DETECTORS, ...PERSONAL_DETECTORS];
-
-/** The groups a policy may name instead of each detector. */
-export const DETECTOR_GROUPS: Readonly<Record<'secrets' | 'personal', readonly string[]>> = {
-  secrets: SECRET_DETECTORS,
-  personal: PERSONAL_DETECTORS,
-};
-
-/** The prefix of an operator pattern's detector name. */
-export const CUSTOM_PREFIX = 'custom:';
+export { CUSTOM_PREFIX, DETECTOR_GROUPS, DETECTOR_NAMES, PERSONAL_DETECTORS, SECRET_DETECTORS } from './detector-names.ts';
+export { compileCustomPattern, type CompiledPattern } from './custom-patterns.ts';
+export { createGuardScanner, GuardScanError } from './guard-scanner.ts';

@@ -2,8 +2,7 @@
 // and regexes are found by the scanner.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileCustomPattern, createGuardScanner, type CompiledPattern } from '../../src/guard/guard-scanner.ts';
-import type { Finding } from '../../src/guard/guard-types.ts';
+import { compileCustomPattern, createGuardScanner, type CompiledPattern, type Finding } from '../../src/guard/guard-types.ts';
 
 function compiled(pattern: Parameters<typeof compileCustomPattern>[0]): CompiledPattern {
   const result = compileCustomPattern(pattern);

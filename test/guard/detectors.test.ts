@@ -3,8 +3,7 @@
 // context word, a glued character).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createGuardScanner } from '../../src/guard/guard-scanner.ts';
-import { DETECTOR_NAMES, type Finding } from '../../src/guard/guard-types.ts';
+import { createGuardScanner, DETECTOR_NAMES, type Finding } from '../../src/guard/guard-types.ts';
 import { githubTokenFor, jwtFor } from './guard-fixtures.ts';
 
 const scanner = createGuardScanner({ detectors: new Set(DETECTOR_NAMES), patterns: [] });

@@ -5,8 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { createGuardScanner } from '../../src/guard/guard-scanner.ts';
-import { DETECTOR_NAMES, type Finding } from '../../src/guard/guard-types.ts';
+import { createGuardScanner, DETECTOR_NAMES, type Finding } from '../../src/guard/guard-types.ts';
 import { repositoryRoot } from '../support/repository-root.ts';
 
 const lines = readFileSync(path.join(repositoryRoot(), 'test/fixtures/guard/near-misses.txt'), 'utf8').split('\n').filter((line) => line !== '' && !line.startsWith('# '));

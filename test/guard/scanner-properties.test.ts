@@ -4,8 +4,7 @@
 // 1 MB texts stay within a fixed number of steps per character.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileCustomPattern, createGuardScanner, type CompiledPattern } from '../../src/guard/guard-scanner.ts';
-import { DETECTOR_NAMES, type Finding } from '../../src/guard/guard-types.ts';
+import { compileCustomPattern, createGuardScanner, DETECTOR_NAMES, type CompiledPattern, type Finding } from '../../src/guard/guard-types.ts';
 import { plantable, randomString, seeded } from './guard-fixtures.ts';
 
 const FILLER = [
