@@ -97,7 +97,7 @@ const STRIPE_PREFIXES = ['sk_live_', 'rk_live_', 'sk_test_', 'rk_test_'];
 
 /** Stripe secret and restricted keys (live and test; publishable pk_ keys are public): the prefix and 24 to 247 base62 characters. */
 export function stripeKey(text: string, at: number): number {
-  if (!STRIPE_PREFIXES.some((prefix) => startsAt(text, at, prefix))) return -1;
+  if (text.charCodeAt(at + 1) !== 0x6b || !STRIPE_PREFIXES.some((prefix) => startsAt(text, at, prefix))) return -1;
   const end = runEnd(text, at + 8, 248, isAlnum);
   const length = end - at - 8;
   return length >= 24 && length <= 247 && !continuesToken(text, end) ? end : -1;
@@ -137,6 +137,7 @@ const PORTCULLIS_KINDS = [API_KEY_KIND, ADMIN_TOKEN_KIND];
 
 /** The gateway's own keys and admin tokens: their marker and at least REDACTION_MIN_CHARS of their alphabet (the sinks' redaction rule), up to their length. */
 export function portcullisKey(text: string, at: number): number {
+  if (text.charCodeAt(at + 1) !== 0x63) return -1;
   for (const kind of PORTCULLIS_KINDS) {
     if (!startsAt(text, at, kind.marker)) continue;
     const from = at + kind.marker.length;
@@ -232,12 +233,12 @@ export function secretAssignment(text: string, at: number): { start: number; end
     nameEnd--;
     if (at - nameEnd > 3) return null;
   }
+  // Every secret name ends with one of these letters: most names are passed by before they are read.
+  if (nameEnd === 0 || !NAME_LAST_LETTERS.includes((text[nameEnd - 1] as string).toLowerCase())) return null;
   let nameStart = nameEnd;
   while (nameStart > 0 && nameEnd - nameStart < NAME_MAX && (isWord(text.charCodeAt(nameStart - 1)) || text.charCodeAt(nameStart - 1) === 0x2d)) nameStart--;
   reads.count += at - nameStart + 1;
   if (nameStart === nameEnd) return null;
-  // Every secret name ends with one of these letters: most names are passed by without a slice.
-  if (!NAME_LAST_LETTERS.includes((text[nameEnd - 1] as string).toLowerCase())) return null;
   const name = text.slice(nameStart, nameEnd).toLowerCase();
   if (!SECRET_NAMES.some((candidate) => name.endsWith(candidate))) return null;
   let start = at + 1;
