@@ -2,7 +2,8 @@
 // patterns) and an alias's `guard` (detectors only, overriding the top level
 // for that alias). Absent means off. Patterns are compiled here, so a pattern
 // the scanner cannot run is refused at load with why.
-import { checkCustomPattern, checkGuardDetectors, GUARD_ACTIONS, type AliasGuard, type GuardAction, type GuardConfig, type GuardDetectorSettings, type GuardPattern } from '../guard/guard-policy.ts';
+import { compileCustomPattern } from '../guard/guard-types.ts';
+import { checkGuardDetectors, GUARD_ACTIONS, type AliasGuard, type GuardAction, type GuardConfig, type GuardDetectorSettings, type GuardPattern } from '../guard/guard-policy.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
 
 const GUARD_SETTINGS = ['detectors', 'patterns'];
@@ -83,10 +84,10 @@ function parsePattern(c: Checker, value: unknown, at: string): GuardPattern | un
     c.report(join(at, 'literals'), { code: 'required', hint: '(or give "regex")' });
   }
   if (c.issues.length > issuesBefore || name === undefined || action === undefined) return undefined;
-  const pattern: GuardPattern = Object.freeze({ name, action, ...(literals === undefined ? {} : { literals }), ...(regex === undefined ? {} : { regex }) });
-  const problem = checkCustomPattern(pattern);
-  if (problem !== null) return c.report(join(at, literals === undefined ? 'regex' : 'literals'), { code: 'invalid_value', message: `cannot be compiled: ${problem}` });
-  return pattern;
+  const source = { name, ...(literals === undefined ? {} : { literals }), ...(regex === undefined ? {} : { regex }) };
+  const compiled = compileCustomPattern(source);
+  if ('problem' in compiled) return c.report(join(at, literals === undefined ? 'regex' : 'literals'), { code: 'invalid_value', message: `cannot be used: ${compiled.problem}` });
+  return Object.freeze({ ...source, action, compiled });
 }
 
 function parseLiterals(c: Checker, value: unknown, at: string): readonly string[] | undefined {

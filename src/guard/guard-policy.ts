@@ -3,6 +3,7 @@
 // settings. Pure; the config parser and the key settings check their input
 // with the same functions, so a setting is refused the same way wherever it is
 // written.
+import type { CompiledPattern } from './custom-patterns.ts';
 import { CUSTOM_DETECTOR_PREFIX, DETECTOR_NAMES, groupOf, isDetectorGroup, isDetectorName, type DetectorGroup, type DetectorName } from './detector-names.ts';
 
 /** Ordered by strictness: a later action is stricter. */
@@ -18,6 +19,8 @@ export interface GuardPattern {
   readonly literals?: readonly string[];
   readonly regex?: string;
   readonly action: GuardAction;
+  /** Compiled when the config was read (./custom-patterns.ts). */
+  readonly compiled: CompiledPattern;
 }
 
 /** The config's top-level `guard`. */
@@ -106,16 +109,3 @@ export function checkGuardDetectors(value: unknown): { detectors: GuardDetectorS
   return { detectors: Object.freeze(detectors), problems };
 }
 
-/** The longest regex source a custom pattern may have. */
-export const MAX_PATTERN_REGEX_LENGTH = 1000;
-
-/**
- * Why a custom pattern cannot be compiled, or null when it can. Literals
- * always can; a regex is bounded by length here.
- */
-export function checkCustomPattern(p: { readonly name: string; readonly literals?: readonly string[]; readonly regex?: string }): string | null {
-  if (p.regex !== undefined && p.regex.length > MAX_PATTERN_REGEX_LENGTH) {
-    return `the regex is ${p.regex.length} characters long; at most ${MAX_PATTERN_REGEX_LENGTH}`;
-  }
-  return null;
-}

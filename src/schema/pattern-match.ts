@@ -149,6 +149,13 @@ export class LinearPattern {
   readonly marks: Int32Array;
   readonly stack: Int32Array;
   generation = 0;
+  /** Code points every match starts with (the program's leading character tests): findSpan jumps between their occurrences. */
+  readonly literalPrefix: string;
+  /** Thread start offsets for findSpan, made on its first use. */
+  starts: Int32Array | null = null;
+  nextStarts: Int32Array | null = null;
+  /** Set by follow(..., throughMatch): the closure reached the match instruction. */
+  reachedMatch = false;
 
   constructor(source: string, builder: ProgramBuilder) {
     this.source = source;
@@ -157,6 +164,9 @@ export class LinearPattern {
     this.ys = Int32Array.from(builder.ys);
     this.sets = builder.sets;
     this.anchored = builder.ops[0] === Op.Assert && builder.xs[0] === Assertion.Start;
+    let prefix = '';
+    for (let pc = 0; builder.ops[pc] === Op.Char; pc++) prefix += String.fromCodePoint(builder.xs[pc] as number);
+    this.literalPrefix = prefix;
     const size = builder.ops.length;
     this.current = new Int32Array(size);
     this.next = new Int32Array(size);
@@ -167,10 +177,12 @@ export class LinearPattern {
 
   /**
    * Adds the threads reachable from `start` at text index `at` to `list` (from
-   * `length` on); returns the new length, or -1 when the match instruction is reached.
+   * `length` on); returns the new length, or -1 when the match instruction is
+   * reached (with `throughMatch`, sets reachedMatch and goes on instead).
    */
-  follow(start: number, list: Int32Array, length: number, text: string, at: number, budget: StepBudget): number {
+  follow(start: number, list: Int32Array, length: number, text: string, at: number, budget: StepBudget, throughMatch = false): number {
     const { ops, xs, ys, marks, stack } = this;
+    this.reachedMatch = false;
     const generation = this.generation;
     let top = 0;
     stack[top++] = start;
@@ -196,6 +208,10 @@ export class LinearPattern {
           if (assertionHolds(xs[pc] as number, text, at)) stack[top++] = pc + 1;
           break;
         default:
+          if (throughMatch) {
+            this.reachedMatch = true;
+            break;
+          }
           budget.steps -= steps;
           return -1;
       }
@@ -257,7 +273,88 @@ export class LinearPattern {
     }
     return budget.steps < 0 ? Match.OutOfSteps : Match.No;
   }
+  /**
+   * The leftmost match at or after `from`, the longest one starting there, as
+   * [start, end) UTF-16 offsets; null when there is none, OutOfSteps when
+   * `budget` ran out first. One search costs O((end of the scan - from) ×
+   * program) steps: it stops once every thread that began at or before the
+   * match's start has ended.
+   */
+  findSpan(text: string, from: number, budget: StepBudget): { start: number; end: number } | null | typeof Match.OutOfSteps {
+    const { ops, xs, sets } = this;
+    if (this.starts === null) {
+      this.starts = new Int32Array(this.ops.length);
+      this.nextStarts = new Int32Array(this.ops.length);
+    }
+    let starts = this.starts;
+    let nextStarts = this.nextStarts as Int32Array;
+    let bestStart = -1;
+    let bestEnd = -1;
+    const seed = (list: Int32Array, listStarts: Int32Array, length: number, at: number, start: number): number => {
+      const before = length;
+      const added = this.follow(0, list, length, text, at, budget, true);
+      for (let k = before; k < added; k++) listStarts[k] = start;
+      if (this.reachedMatch && (bestStart === -1 || start < bestStart || (start === bestStart && at > bestEnd))) {
+        bestStart = start;
+        bestEnd = at;
+      }
+      return added;
+    };
+    this.nextGeneration();
+    let count = from === 0 || !this.anchored ? seed(this.current, starts, 0, from, from) : 0;
+    const prefix = this.literalPrefix;
+    for (let at = from; at < text.length;) {
+      if (budget.steps < 0) return Match.OutOfSteps;
+      if (count === 0 && (this.anchored || bestStart !== -1)) break;
+      if (prefix !== '' && bestStart === -1 && count === 1 && this.current[0] === 0) {
+        // Only the thread starting here is alive: a match can only start where the pattern's fixed prefix occurs.
+        const next = text.indexOf(prefix, at);
+        if (next === -1) break;
+        if (next > at) {
+          budget.steps -= next - at;
+          at = next;
+          this.nextGeneration();
+          count = seed(this.current, starts, 0, at, at);
+        }
+      }
+      const code = text.codePointAt(at) as number;
+      const after = at + (code > 0xffff ? 2 : 1);
+      this.nextGeneration();
+      const current = this.current;
+      const next = this.next;
+      let nextCount = 0;
+      budget.steps -= count;
+      for (let i = 0; i < count; i++) {
+        const pc = current[i] as number;
+        const start = starts[i] as number;
+        // Past a match, only threads that could make it longer or earlier go on.
+        if (bestStart !== -1 && start > bestStart) continue;
+        const taken = ops[pc] === Op.Char ? xs[pc] === code : inSet(sets[xs[pc] as number] as CodeSet, code, text, at);
+        if (!taken) continue;
+        const before = nextCount;
+        nextCount = this.follow(pc + 1, next, nextCount, text, after, budget, true);
+        for (let k = before; k < nextCount; k++) nextStarts[k] = start;
+        if (this.reachedMatch && (bestStart === -1 || start < bestStart || (start === bestStart && after > bestEnd))) {
+          bestStart = start;
+          bestEnd = after;
+        }
+      }
+      if (!this.anchored && bestStart === -1) nextCount = seed(next, nextStarts, nextCount, after, after);
+      this.current = next;
+      this.next = current;
+      const swap = starts;
+      starts = nextStarts;
+      nextStarts = swap;
+      count = nextCount;
+      at = after;
+    }
+    this.starts = starts;
+    this.nextStarts = nextStarts;
+    if (budget.steps < 0) return Match.OutOfSteps;
+    return bestStart === -1 ? null : { start: bestStart, end: bestEnd };
+  }
 }
+
 
 /**
  * Compiles a pattern that compiles as `new RegExp(pattern, 'u')` for linear-time

@@ -31,7 +31,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   errors: [],
   schema: [],
   log: ['time'],
-  guard: [],
+  guard: ['json', 'log', 'schema'],
   config: ['guard', 'json'],
   redis: ['log', 'time'],
   ops: ['log', 'time'],

@@ -1,0 +1,136 @@
+// Validators the detectors share: checksums (Luhn, ISO 13616 mod-97, CRC-32),
+// character classes as char-code tests, and an entropy estimate. Pure, no regex.
+
+export function isDigit(code: number): boolean {
+  return code >= 0x30 && code <= 0x39;
+}
+
+export function isUpper(code: number): boolean {
+  return code >= 0x41 && code <= 0x5a;
+}
+
+export function isLower(code: number): boolean {
+  return code >= 0x61 && code <= 0x7a;
+}
+
+export function isAlnum(code: number): boolean {
+  return isDigit(code) || isUpper(code) || isLower(code);
+}
+
+/** `[A-Za-z0-9_]`, the `\w` of regular expressions. */
+export function isWord(code: number): boolean {
+  return isAlnum(code) || code === 0x5f;
+}
+
+/** `[A-Za-z0-9_-]`, the base64url alphabet. */
+export function isBase64Url(code: number): boolean {
+  return isWord(code) || code === 0x2d;
+}
+
+/** `[A-Za-z0-9+/]`, the standard base64 alphabet without padding. */
+export function isBase64(code: number): boolean {
+  return isAlnum(code) || code === 0x2b || code === 0x2f;
+}
+
+/**
+ * Characters the detectors read past the scanner's own pass, for the scan's
+ * step count: the scanner resets it, detectors add what they read.
+ */
+export const reads = { count: 0 };
+
+/** Offset of the first character from `at` on that `accepts` refuses, reading at most `max` characters. */
+export function runEnd(text: string, at: number, max: number, accepts: (code: number) => boolean): number {
+  const limit = Math.min(text.length, at + max);
+  let i = at;
+  while (i < limit && accepts(text.charCodeAt(i))) i++;
+  reads.count += i - at + 1;
+  return i;
+}
+
+/** Whether `text` holds `literal` at `at`. */
+export function startsAt(text: string, at: number, literal: string): boolean {
+  return text.startsWith(literal, at);
+}
+
+/** Luhn (ISO/IEC 7812-1) over `digits`, a string of ASCII digits only. */
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 0x30;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+/** ISO 13616 check: the country and check digits moved to the end, letters as 10..35, the number mod 97 is 1. */
+export function ibanValid(compact: string): boolean {
+  const moved = compact.slice(4) + compact.slice(0, 4);
+  let rest = 0;
+  for (let i = 0; i < moved.length; i++) {
+    const code = moved.charCodeAt(i);
+    if (isDigit(code)) rest = (rest * 10 + (code - 0x30)) % 97;
+    else if (isUpper(code)) rest = (rest * 100 + (code - 0x41 + 10)) % 97;
+    else return false;
+  }
+  return rest === 1;
+}
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+/** CRC-32 (IEEE 802.3) of an ASCII string. */
+export function crc32(text: string): number {
+  let crc = 0xffffffff;
+  for (let i = 0; i < text.length; i++) crc = (CRC_TABLE[(crc ^ text.charCodeAt(i)) & 0xff] as number) ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** `value` in base62, left-padded with '0' to `width` digits. */
+export function base62(value: number, width: number): string {
+  let out = '';
+  let rest = value;
+  while (rest > 0) {
+    out = BASE62[rest % 62] + out;
+    rest = Math.floor(rest / 62);
+  }
+  return out.padStart(width, '0');
+}
+
+/** Shannon entropy in bits per character of `text[start, end)`. */
+export function entropyBits(text: string, start: number, end: number): number {
+  const counts = new Map<number, number>();
+  for (let i = start; i < end; i++) {
+    const code = text.charCodeAt(i);
+    counts.set(code, (counts.get(code) ?? 0) + 1);
+  }
+  const length = end - start;
+  let bits = 0;
+  for (const count of counts.values()) {
+    const p = count / length;
+    bits -= p * Math.log2(p);
+  }
+  return bits;
+}
+
+/** Whether one of `words` (lower case) occurs in `text[from, to)`, compared case-insensitively. */
+export function holdsWord(text: string, from: number, to: number, words: readonly string[]): boolean {
+  const window = text.slice(Math.max(0, from), to).toLowerCase();
+  reads.count += window.length * words.length;
+  for (const word of words) if (window.includes(word)) return true;
+  return false;
+}
