@@ -10,7 +10,7 @@ const GUARD_SETTINGS = ['detectors', 'patterns'];
 const ALIAS_GUARD_SETTINGS = ['detectors'];
 const PATTERN_SETTINGS = ['name', 'literals', 'regex', 'action'];
 /** Letters, digits, "_", "-" and ".": the name is a log field and a metric label as `custom:<name>`. */
-const PATTERN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const PATTERN_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const MAX_PATTERNS = 100;
 const MAX_LITERALS = 1000;
 const MAX_LITERAL_LENGTH = 1000;
@@ -69,7 +69,7 @@ function parsePattern(c: Checker, value: unknown, at: string): GuardPattern | un
   const nat = join(at, 'name');
   const name = o['name'] === undefined ? c.report(nat, { code: 'required' }) : c.string(o['name'], nat);
   if (name !== undefined && !PATTERN_NAME.test(name)) {
-    c.report(nat, { code: 'invalid_name', message: 'pattern names use letters, digits, ".", "_" and "-" (at most 64)' });
+    c.report(nat, { code: 'invalid_name', message: 'pattern names use lower-case letters, digits, "_" and "-" (at most 64): they name a metric label and a placeholder' });
   }
   const action: GuardAction | undefined = o['action'] === undefined ? c.report(join(at, 'action'), { code: 'required' }) : c.oneOf(o['action'], join(at, 'action'), GUARD_ACTIONS);
   let literals: readonly string[] | undefined;

@@ -52,7 +52,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   providers: ['chat', 'config', 'embeddings', 'errors', 'messages', 'routing', 'schema', 'sse', 'time', 'upstream'],
   state: ['audit', 'config', 'errors', 'files', 'keys', 'limits', 'log', 'redis', 'time', 'usage'],
   admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
-  gateway: ['chat', 'config', 'embeddings', 'errors', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
+  gateway: ['chat', 'config', 'embeddings', 'errors', 'guard', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
   cli: ['admin', 'audit', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'time', 'usage'],
 };
 
