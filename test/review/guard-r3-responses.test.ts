@@ -1,0 +1,43 @@
+// Reviewer R3 reproduction: masking a continued Responses request
+// (previous_response_id) loses the turn it continues, because the masked copy
+// is not the body prepare() remembered.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { request, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from '../gateway/harness.ts';
+
+const AWS_KEY = 'AKIAQ3EGRTWXZ7PLMN4K';
+let upstream: FakeUpstream;
+let gw: TestGateway;
+
+before(async () => {
+  upstream = await startFakeUpstream((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+  });
+  gw = await startGateway({
+    configValue: {
+      providers: { fake: { type: 'openai', baseUrl: upstream.baseUrl, apiKeyEnv: 'FAKE_UPSTREAM_KEY', retry: { maxAttempts: 1 } } },
+      aliases: { 'service-fake': { provider: 'fake', model: 'upstream-model-1' } },
+      responses: { store: { enabled: true } },
+      guard: { detectors: { secrets: 'mask' } },
+    },
+  });
+});
+after(async () => {
+  await gw.close();
+  await upstream.close();
+});
+
+const post = (body: unknown) =>
+  request(gw.baseUrl, 'POST', '/v1/responses', { headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+test('a continued turn with a masked secret still names the response it continues', async () => {
+  const first = (await post({ model: 'service-fake', input: 'hello', store: true })).json() as { id: string };
+  const plain = (await post({ model: 'service-fake', input: 'no secret here', previous_response_id: first.id, store: true })).json() as { previous_response_id: string | null };
+  assert.equal(plain.previous_response_id, first.id);
+  const res = await post({ model: 'service-fake', input: `use ${AWS_KEY}`, previous_response_id: first.id, store: true });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(JSON.stringify(upstream.requests.at(-1)?.body).includes(AWS_KEY), false);
+  // expected: previous_response_id = the first turn's id; seen: null
+  assert.equal((res.json() as { previous_response_id: string | null }).previous_response_id, first.id);
+});
