@@ -73,3 +73,16 @@ describe('R3: a secret in a JSON path leaks into the error and the access line',
     assert.equal(JSON.stringify(gw.logs).includes(AWS_KEY), false, 'the logs hold the AWS key');
   });
 });
+
+describe('R3 probe (passes): a value refused before the guard runs', () => {
+  test('a secret pasted as the model: not in the logs (the 404 echoes it to its own sender only)', async () => {
+    upstream.requests.length = 0;
+    const res = await request(gw.baseUrl, 'POST', '/v1/chat/completions', {
+      headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json', 'x-request-id': 'r3-model' },
+      body: JSON.stringify({ model: GITHUB, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    assert.equal(upstream.requests.length, 0);
+    assert.equal(JSON.stringify(gw.logs).includes(GITHUB), false, 'the logs hold the token');
+    assert.equal(res.status, 404);
+  });
+});
