@@ -69,8 +69,8 @@ describe('R3: a secret in a JSON path leaks into the error and the access line',
     const res = await request(gw.baseUrl, 'POST', '/v1/messages', { headers: { ...messagesHeaders(), 'x-request-id': 'r3-path' }, body: messagesWithToolInput({ [AWS_KEY]: `bill ${CARD}` }) });
     assert.equal(res.status, 400, res.text);
     // expected: the AWS key (a detector's finding) never in the error body or logs; seen: in message and param
-    assert.equal(res.text.includes(AWS_KEY), false, res.text);
     assert.equal(JSON.stringify(gw.logs).includes(AWS_KEY), false, 'the logs hold the AWS key');
+    assert.equal(res.text.includes(AWS_KEY), false, res.text);
   });
 });
 
