@@ -21,6 +21,8 @@ export interface Endpoint {
   /** Before validation, for the key that sent it: the body the door validates (the Responses
    * door puts a stored conversation before the input of a request that continues it). */
   prepare?(body: unknown, keyId: string): Promise<unknown>;
+  /** The egress guard masked `original` (what prepare() returned) into `masked`, which is validated next in its place. */
+  guarded?(original: unknown, masked: unknown): void;
   /** The parsed body as the gateway's request; throws the client's 400 (InvalidRequestError). */
   validate(body: unknown, headers: IncomingHttpHeaders): ChatRequest;
   /** After a whole answer is made and before it is sent (the Responses door stores it when asked). */

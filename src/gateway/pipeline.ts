@@ -77,6 +77,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
     // the egress guard: what leaves is checked after routing, under the alias's and the key's policy
     const guarded = deps.guard === undefined ? prepared : deps.guard.inspect(callSinks(call), prepared, route.alias, key);
     if (guarded !== prepared) {
+      endpoint.guarded?.(prepared, guarded);
       request = endpoint.validate(guarded, ctx.req.headers);
       call.request = request;
     }

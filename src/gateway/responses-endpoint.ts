@@ -96,6 +96,13 @@ export function createResponsesEndpoint(options: ResponsesEndpointOptions): Endp
       continued.set(next, { previous: { id: previousId, conversation }, input: (body as Record<string, unknown>)['input'] });
       return next;
     },
+    guarded(original, masked) {
+      // The masked body continues the same stored turn; its own input is what follows the stored items.
+      const turn = typeof original === 'object' && original !== null ? continued.get(original) : undefined;
+      if (turn === undefined || turn.previous === null || typeof masked !== 'object' || masked === null) return;
+      const input = (masked as Record<string, unknown>)['input'];
+      continued.set(masked, { previous: turn.previous, input: Array.isArray(input) ? input.slice(turn.previous.conversation.items.length) : input });
+    },
     validate(body) {
       const validated = validateResponsesRequest(body, { extraFields, responseStore: store !== undefined });
       const translation = toChatRequest(validated);

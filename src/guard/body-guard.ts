@@ -31,6 +31,13 @@ export interface GuardOutcome {
 
 const NOTHING: GuardOutcome = { findings: [], blocked: null, masked: null };
 
+/** How a path names an object key that is not plainly a name (or holds a finding): never its text. */
+const KEY_SEGMENT = '{key}';
+/** A key a path may name as it is: an identifier, as the request shapes' own fields are. */
+const SAFE_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** Integers from this size up are scanned as their digits (the shortest card number has 12). */
+const MIN_SCANNED_NUMBER = 100_000_000_000;
+
 /** Strings deeper than this are not walked by recursion but refused: the JSON parser's own depth limit is far below it. */
 const MAX_DEPTH = 1000;
 
@@ -71,21 +78,41 @@ class GuardRun {
       }
       return out ?? value;
     }
-    if (typeof value === 'object' && value !== null) {
-      let out: Record<string, unknown> | null = null;
-      const record = value as Record<string, unknown>;
-      for (const key of Object.keys(record)) {
-        path.push(key);
-        const next = this.walk(record[key], path, depth + 1);
-        path.pop();
-        if (next !== record[key]) (out ??= { ...record })[key] = next;
-      }
-      return out ?? value;
+    if (typeof value === 'object' && value !== null) return this.#object(value as Record<string, unknown>, path, depth);
+    if (typeof value === 'number' && Number.isSafeInteger(value) && (value >= MIN_SCANNED_NUMBER || value <= -MIN_SCANNED_NUMBER)) {
+      // A long integer may be a card number sent as a JSON number: scanned as its digits, masked as a string.
+      const digits = String(value);
+      const masked = this.#text(digits, path, false);
+      return masked === digits ? value : masked;
     }
     return value;
   }
 
-  #text(text: string, path: readonly (string | number)[]): string {
+  /** An object's keys are text the client sends too (a tool's input): scanned, masked, named in a path only when plainly a name. */
+  #object(record: Record<string, unknown>, path: (string | number)[], depth: number): unknown {
+    const keys = Object.keys(record);
+    let changed = false;
+    const newKeys: string[] = [];
+    const newValues: unknown[] = [];
+    for (const key of keys) {
+      const before = this.findings.length;
+      const newKey = this.#text(key, path, true);
+      path.push(newKey === key && this.findings.length === before && SAFE_KEY.test(key) ? key : KEY_SEGMENT);
+      const next = this.walk(record[key], path, depth + 1);
+      path.pop();
+      newKeys.push(newKey);
+      newValues.push(next);
+      if (newKey !== key || next !== record[key]) changed = true;
+    }
+    if (!changed) return record;
+    const out: Record<string, unknown> = {};
+    // Defined, not assigned: a key named __proto__ stays a key.
+    for (let k = 0; k < newKeys.length; k++) Object.defineProperty(out, newKeys[k] as string, { value: newValues[k], enumerable: true, writable: true, configurable: true });
+    return out;
+  }
+
+  /** `isKey`: the text is an object key at `path`; its findings are at `path.{key}`. */
+  #text(text: string, path: readonly (string | number)[], isKey = false): string {
     const hits = this.#hits;
     hits.length = 0;
     this.#scanner.scan(text, hits);
@@ -97,7 +124,7 @@ class GuardRun {
     for (const hit of hits) {
       const action = this.#policy.actionOf(hit.detector);
       if (action === 'off') continue;
-      rendered ??= renderJsonPath(path);
+      rendered ??= renderJsonPath(isKey ? [...path, KEY_SEGMENT] : path);
       const finding: GuardFinding = { detector: hit.detector, path: rendered, action };
       this.findings.push(finding);
       if (action === 'block') this.blocked ??= finding;
@@ -126,10 +153,10 @@ class GuardRun {
   }
 }
 
-/** `card_number` -> `CARD_NUMBER`; an operator's `custom:project-x` -> `PROJECT_X`. */
+/** `card_number` -> `CARD_NUMBER`; an operator's `custom:project-x` -> `CUSTOM_PROJECT-X`: its own namespace, and
+ * distinct per name (pattern names are lower-case letters, digits, `_` and `-`, so upper-casing keeps them apart). */
 export function placeholderName(detector: string): string {
-  const name = detector.startsWith('custom:') ? detector.slice('custom:'.length) : detector;
-  return name.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+  return detector.startsWith('custom:') ? `CUSTOM_${detector.slice('custom:'.length).toUpperCase()}` : detector.toUpperCase();
 }
 
 /** The findings as the access line's `guard` field: `detector:path:action`, at most `max` of them, then how many more. */

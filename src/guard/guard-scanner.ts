@@ -266,20 +266,29 @@ function matchLiterals(
 }
 
 /** Every match of an operator regex, left to right, not overlapping; returns the steps taken. */
+/** The longest finding an operator regex makes: a match is not extended past it. */
+const MAX_REGEX_FINDING = 1024;
+
 function matchRegex(text: string, pattern: CompiledPattern, push: (detector: string, start: number, end: number, rank: number) => void): number {
   const regex = pattern.regex;
   if (regex === null) return 0;
   const allowed = REGEX_STEPS_PER_CHAR * (text.length + 1) * regex.ops.length;
   const budget = { steps: allowed };
   let from = 0;
+  let granted = allowed;
   while (from <= text.length) {
-    const found = regex.findSpan(text, from, budget);
-    if (found === Match.OutOfSteps) throw new GuardScanError(`the pattern ${pattern.detector} took more than ${allowed} steps on a text of ${text.length} characters`);
+    const found = regex.findSpan(text, from, budget, MAX_REGEX_FINDING);
+    if (found === Match.OutOfSteps) throw new GuardScanError(`the pattern ${pattern.detector} took more than ${granted} steps on a text of ${text.length} characters`);
     if (found === null) break;
     if (found.end > found.start) push(pattern.detector, found.start, found.end, RANK_CUSTOM);
     from = found.end > found.start ? found.end : found.end + 1;
+    // Making a match longest reads at most MAX_REGEX_FINDING characters past its start: each
+    // match earns that much, so the bound stays linear in the text however many matches it has.
+    const earned = MAX_REGEX_FINDING * regex.ops.length;
+    budget.steps += earned;
+    granted += earned;
   }
-  return allowed - budget.steps;
+  return granted - budget.steps;
 }
 
 /** Ordered by start; at one start the longest, then the more specific; a candidate overlapping a kept one is dropped. */

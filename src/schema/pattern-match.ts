@@ -280,7 +280,7 @@ export class LinearPattern {
    * program) steps: it stops once every thread that began at or before the
    * match's start has ended.
    */
-  findSpan(text: string, from: number, budget: StepBudget): { start: number; end: number } | null | typeof Match.OutOfSteps {
+  findSpan(text: string, from: number, budget: StepBudget, maxLength = Number.POSITIVE_INFINITY): { start: number; end: number } | null | typeof Match.OutOfSteps {
     const { ops, xs, sets } = this;
     if (this.starts === null) {
       this.starts = new Int32Array(this.ops.length);
@@ -306,6 +306,8 @@ export class LinearPattern {
     for (let at = from; at < text.length;) {
       if (budget.steps < 0) return Match.OutOfSteps;
       if (count === 0 && (this.anchored || bestStart !== -1)) break;
+      // A match is not made longer past maxLength: threads that could (`a|a.*b`) would otherwise read to the text's end for every match.
+      if (bestStart !== -1 && at - bestStart >= maxLength) break;
       if (prefix !== '' && bestStart === -1 && count === 1 && this.current[0] === 0) {
         // Only the thread starting here is alive: a match can only start where the pattern's fixed prefix occurs.
         const next = text.indexOf(prefix, at);

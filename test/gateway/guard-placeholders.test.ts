@@ -1,6 +1,5 @@
-// Reviewer R3 reproduction: an operator pattern whose name renders like a
-// built-in detector's shares its placeholder, so two different values get the
-// same placeholder in one request.
+// An operator pattern's placeholder is its own (`[CUSTOM_NAME_n]`): two
+// different values never share a placeholder in one request.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { guardBody } from '../../src/guard/body-guard.ts';

@@ -1,9 +1,9 @@
-// Reviewer R3 probe: the Messages door and count_tokens passed through to an
-// Anthropic upstream, planted values in many places: none may arrive unmasked.
+// The Messages door and count_tokens passed through to an Anthropic upstream,
+// planted values in many places: none arrives unmasked.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { githubTokenFor } from '../guard/guard-fixtures.ts';
-import { request, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from '../gateway/harness.ts';
+import { request, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 
 const AWS_KEY = 'AKIAQ3EGRTWXZ7PLMN4K';
 const GITHUB = githubTokenFor('ghp_', 'Zx81kQ2mV7nR4tW9yB3cD6fH0jL5pS');

@@ -1,9 +1,8 @@
-// Reviewer R3 reproduction: masking a continued Responses request
-// (previous_response_id) loses the turn it continues, because the masked copy
-// is not the body prepare() remembered.
+// Masking a continued Responses request (previous_response_id) keeps the turn
+// it continues: the masked body is told to the door as the one it made.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { request, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from '../gateway/harness.ts';
+import { request, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 
 const AWS_KEY = 'AKIAQ3EGRTWXZ7PLMN4K';
 let upstream: FakeUpstream;

@@ -1,9 +1,10 @@
-// Reviewer R3 reproductions (issue 32, request side). Each test states the
-// expected behaviour; each fails on the reviewed branch.
+// What the guard looks at beyond string values: object keys (a tool's input)
+// and long integers (a card sent as a JSON number); and a path that would name
+// a secret key names it `{key}` instead.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { githubTokenFor } from '../guard/guard-fixtures.ts';
-import { request, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from '../gateway/harness.ts';
+import { request, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 
 const AWS_KEY = 'AKIAQ3EGRTWXZ7PLMN4K';
 const CARD = '4111111111111111';
@@ -45,7 +46,7 @@ function messagesWithToolInput(input: unknown): string {
   });
 }
 
-describe('R3: values the guard never looks at reach the upstream', () => {
+describe('values the guard never looks at reach the upstream', () => {
   test('a secret as an object key (tool_use input) is sent unmasked', async () => {
     upstream.requests.length = 0;
     const res = await request(gw.baseUrl, 'POST', '/v1/messages', { headers: messagesHeaders(), body: messagesWithToolInput({ [GITHUB]: 'x', [AWS_KEY]: 'y' }) });
@@ -63,7 +64,7 @@ describe('R3: values the guard never looks at reach the upstream', () => {
   });
 });
 
-describe('R3: a secret in a JSON path leaks into the error and the access line', () => {
+describe('a secret in a JSON path leaks into the error and the access line', () => {
   test('a blocked card under a key that is itself a secret: the error names the path, with the secret in it', async () => {
     upstream.requests.length = 0;
     const res = await request(gw.baseUrl, 'POST', '/v1/messages', { headers: { ...messagesHeaders(), 'x-request-id': 'r3-path' }, body: messagesWithToolInput({ [AWS_KEY]: `bill ${CARD}` }) });
@@ -74,7 +75,7 @@ describe('R3: a secret in a JSON path leaks into the error and the access line',
   });
 });
 
-describe('R3 probe (passes): a value refused before the guard runs', () => {
+describe('a value refused before the guard runs', () => {
   test('a secret pasted as the model: not in the logs (the 404 echoes it to its own sender only)', async () => {
     upstream.requests.length = 0;
     const res = await request(gw.baseUrl, 'POST', '/v1/chat/completions', {
