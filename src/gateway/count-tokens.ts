@@ -75,7 +75,7 @@ export function createCountTokensHandler(deps: CountTokensDeps): RouteHandler {
     ctx.log['alias'] = route.alias;
     checkAlias(key, route.alias, request.model);
     // The body goes to the upstream's own counter: the egress guard checks it as it checks a Messages request.
-    const guarded = deps.guard === undefined ? body : deps.guard.inspect({ log: ctx.log, requestId: ctx.requestId, logger }, body, route.alias, key);
+    const guarded = deps.guard?.needed(key) === true ? deps.guard.inspect({ log: ctx.log, requestId: ctx.requestId, logger }, body, route.alias, key) : body;
     if (guarded !== body) ({ record, request } = countedRequest(validateCountTokensRequest(guarded, options), version, betas, extraFields));
     // The first target that can take the request counts it (a Messages request an OpenAI-compatible target refuses is counted where it would be sent).
     const planned = targets.plan(route.alias, request).targets;

@@ -58,7 +58,7 @@ export function createEmbeddingsHandler(deps: PipelineDeps): RouteHandler {
     call.route = route;
     call.trace.routed(routeSpan, route.alias, route.reason, false);
     checkAlias(key, route.alias, request.model);
-    const guarded = deps.guard === undefined ? body : deps.guard.inspect(callSinks(call), body, route.alias, key);
+    const guarded = deps.guard?.needed(key) === true ? deps.guard.inspect(callSinks(call), body, route.alias, key) : body;
     if (guarded !== body) request = validateEmbeddingsRequest(guarded, bounds);
     const plan = targets.planEmbeddings(route.alias, request, (refusals) => noteRefusals(call, refusals));
     call.plan = plan;

@@ -75,7 +75,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
     call.trace.routed(routeSpan, route.alias, route.reason, stream);
     checkAlias(key, route.alias, request.model);
     // the egress guard: what leaves is checked after routing, under the alias's and the key's policy
-    const guarded = deps.guard === undefined ? prepared : deps.guard.inspect(callSinks(call), prepared, route.alias, key);
+    const guarded = deps.guard?.needed(key) === true ? deps.guard.inspect(callSinks(call), prepared, route.alias, key) : prepared;
     if (guarded !== prepared) {
       endpoint.guarded?.(prepared, guarded);
       request = endpoint.validate(guarded, ctx.req.headers);

@@ -28,6 +28,8 @@ export interface GuardSinks {
 }
 
 export interface RequestGuard {
+  /** False when neither the config nor the key sets a policy: the request is not inspected at all. */
+  needed(key: KeyPolicy): boolean;
   /** The body to send on: `body` itself, or a copy with masked values. Throws guard_blocked (400) or guard_failed (500). */
   inspect(sinks: GuardSinks, body: unknown, alias: string, key: KeyPolicy): unknown;
 }
@@ -43,8 +45,9 @@ export function createRequestGuard(config: GatewayConfig, scanner: GuardScanner 
   // No policy in the config: only a key's own can turn the guard on.
   const configured = config.guard !== null || Object.values(config.aliases).some((a) => a.guard !== null);
   return {
+    needed: (key) => configured || keyGuardOf(key) !== null,
     inspect(sinks, body, alias, key) {
-      const keyGuard = (key as KeyPolicy & { readonly guard?: KeyGuard | null }).guard ?? null;
+      const keyGuard = keyGuardOf(key);
       if (!configured && keyGuard === null) return body;
       const policy = effectiveGuardPolicy(config.guard, config.aliases[alias]?.guard ?? null, keyGuard);
       if (!policy.active) return body;
@@ -61,6 +64,10 @@ export function createRequestGuard(config: GatewayConfig, scanner: GuardScanner 
       return outcome.masked ?? body;
     },
   };
+}
+
+function keyGuardOf(key: KeyPolicy): KeyGuard | null {
+  return (key as KeyPolicy & { readonly guard?: KeyGuard | null }).guard ?? null;
 }
 
 /** Every detector (a key's policy may turn on any of them) and the config's operator patterns, compiled when the config was read. */
