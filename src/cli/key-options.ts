@@ -76,15 +76,16 @@ export function guardFromFlags(given: Values[string]): { detectors: Record<strin
     if (entries.length > 1) throw new KeyOptionError('--guard none removes the key\'s guard; give it alone');
     return null;
   }
-  const detectors: Record<string, string> = {};
+  const detectors = new Map<string, string>();
   for (const entry of entries) {
     const m = /^([^=\s]+)=([^=\s]+)$/.exec(entry.trim());
     if (m === null) throw new KeyOptionError(`--guard must look like DETECTOR=ACTION (secrets=block, email=mask), or be "none"; got ${JSON.stringify(entry)}`);
     const [, name, action] = m as unknown as [string, string, string];
-    if (Object.hasOwn(detectors, name)) throw new KeyOptionError(`--guard names ${name} twice`);
-    detectors[name] = action;
+    if (detectors.has(name)) throw new KeyOptionError(`--guard names ${name} twice`);
+    detectors.set(name, action);
   }
-  return { detectors };
+  // Own properties, whatever the names (`__proto__` too): the settings check refuses what is not a detector.
+  return { detectors: Object.fromEntries(detectors) };
 }
 
 /** One line describing a key's guard: `secrets=block, email=mask`, or none. */

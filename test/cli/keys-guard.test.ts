@@ -54,6 +54,8 @@ test('a bad --guard: exit 2 naming the flag and the detector, nothing stored', a
     [['--guard', 'email=hide'], '--guard email: must be one of "off", "log", "mask", "block"'],
     [['--guard', 'email'], '--guard must look like DETECTOR=ACTION (secrets=block, email=mask), or be "none"; got "email"'],
     [['--guard', 'none', '--guard', 'jwt=log'], "--guard none removes the key's guard; give it alone"],
+    // A name that is a property of every object is a name like any other: not a detector.
+    [['--guard', '__proto__=block'], '--guard __proto__: unknown detector; use a group (secrets, personal) or one of private_key, aws_access_key, github_token, slack_token, stripe_key, google_api_key, openai_key, anthropic_key, jwt, portcullis_key, secret_assignment, card_number, iban, email, phone, us_ssn'],
   ];
   for (const [flags, message] of cases) {
     assert.deepEqual(await keys(['create', '--name', 'x', ...flags], dir), { code: 2, stdout: '', stderr: `portcullis keys create: ${message}\n${hint}` }, flags.join(' '));
