@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { githubTokenFor } from '../guard/guard-fixtures.ts';
-import { request, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
+import { request, type FakeUpstream, type TestGateway } from './harness.ts';
+import { startGuardRig, type GuardRig } from './guard-rig.ts';
 
 const AWS_KEY = 'AKIAQ3EGRTWXZ7PLMN4K';
 const CARD = '4111111111111111';
@@ -12,24 +13,13 @@ const GITHUB = githubTokenFor('ghp_', 'Zx81kQ2mV7nR4tW9yB3cD6fH0jL5pS');
 
 let upstream: FakeUpstream;
 let gw: TestGateway;
+let rig: GuardRig;
 
 before(async () => {
-  upstream = await startFakeUpstream((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
-  });
-  gw = await startGateway({
-    configValue: {
-      providers: { fake: { type: 'openai', baseUrl: upstream.baseUrl, apiKeyEnv: 'FAKE_UPSTREAM_KEY', retry: { maxAttempts: 1 } } },
-      aliases: { 'service-fake': { provider: 'fake', model: 'upstream-model-1' } },
-      guard: { detectors: { secrets: 'mask', card_number: 'block' } },
-    },
-  });
+  rig = await startGuardRig({ guard: { detectors: { secrets: 'mask', card_number: 'block' } } });
+  ({ upstream, gw } = rig);
 });
-after(async () => {
-  await gw.close();
-  await upstream.close();
-});
+after(() => rig.close());
 
 const messagesHeaders = (): Record<string, string> => ({ 'content-type': 'application/json', 'x-api-key': gw.key, 'anthropic-version': '2023-06-01' });
 

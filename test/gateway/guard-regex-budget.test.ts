@@ -3,28 +3,17 @@
 // window, so the search stays linear however many matches the text holds.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { postChat, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
+import { postChat, type TestGateway } from './harness.ts';
+import { startGuardRig, type GuardRig } from './guard-rig.ts';
 
-let upstream: FakeUpstream;
 let gw: TestGateway;
+let rig: GuardRig;
 
 before(async () => {
-  upstream = await startFakeUpstream((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
-  });
-  gw = await startGateway({
-    configValue: {
-      providers: { fake: { type: 'openai', baseUrl: upstream.baseUrl, apiKeyEnv: 'FAKE_UPSTREAM_KEY', retry: { maxAttempts: 1 } } },
-      aliases: { 'service-fake': { provider: 'fake', model: 'upstream-model-1' } },
-      guard: { patterns: [{ name: 'ticket', regex: 'INC-[0-9]{6}|INC-[0-9]{6}.*URGENT', action: 'mask' }] },
-    },
-  });
+  rig = await startGuardRig({ guard: { patterns: [{ name: 'ticket', regex: 'INC-[0-9]{6}|INC-[0-9]{6}.*URGENT', action: 'mask' }] } });
+  ({ gw } = rig);
 });
-after(async () => {
-  await gw.close();
-  await upstream.close();
-});
+after(() => rig.close());
 
 test('one line listing 300 tickets (about 3 KB) is masked, not refused', async () => {
   const lines = `Closed this week: ${Array.from({ length: 300 }, (_, i) => `INC-${String(100000 + i)}`).join(', ')}`;

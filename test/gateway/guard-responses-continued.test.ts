@@ -2,30 +2,19 @@
 // it continues: the masked body is told to the door as the one it made.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { request, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
+import { request, type FakeUpstream, type TestGateway } from './harness.ts';
+import { startGuardRig, type GuardRig } from './guard-rig.ts';
 
 const AWS_KEY = 'AKIAQ3EGRTWXZ7PLMN4K';
 let upstream: FakeUpstream;
 let gw: TestGateway;
+let rig: GuardRig;
 
 before(async () => {
-  upstream = await startFakeUpstream((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
-  });
-  gw = await startGateway({
-    configValue: {
-      providers: { fake: { type: 'openai', baseUrl: upstream.baseUrl, apiKeyEnv: 'FAKE_UPSTREAM_KEY', retry: { maxAttempts: 1 } } },
-      aliases: { 'service-fake': { provider: 'fake', model: 'upstream-model-1' } },
-      responses: { store: { enabled: true } },
-      guard: { detectors: { secrets: 'mask' } },
-    },
-  });
+  rig = await startGuardRig({ responses: { store: { enabled: true } }, guard: { detectors: { secrets: 'mask' } } });
+  ({ upstream, gw } = rig);
 });
-after(async () => {
-  await gw.close();
-  await upstream.close();
-});
+after(() => rig.close());
 
 const post = (body: unknown) =>
   request(gw.baseUrl, 'POST', '/v1/responses', { headers: { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
