@@ -3,11 +3,15 @@
 // for that alias). Absent means off. Patterns are compiled here, so a pattern
 // the scanner cannot run is refused at load with why.
 import { compileCustomPattern } from '../guard/guard-types.ts';
-import { checkGuardDetectors, GUARD_ACTIONS, type AliasGuard, type GuardAction, type GuardConfig, type GuardDetectorSettings, type GuardPattern } from '../guard/guard-policy.ts';
+import { ANSWERS_OFF, checkGuardDetectors, GUARD_ACTIONS, type AliasGuard, type AnswerGuardSettings, type GuardAction, type GuardConfig, type GuardDetectorSettings, type GuardPattern } from '../guard/guard-policy.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
 
-const GUARD_SETTINGS = ['detectors', 'patterns'];
-const ALIAS_GUARD_SETTINGS = ['detectors'];
+const GUARD_SETTINGS = ['detectors', 'patterns', 'answers'];
+const ALIAS_GUARD_SETTINGS = ['detectors', 'answers'];
+const ANSWER_SETTINGS = ['scan', 'restore', 'holdBackChars'];
+/** Long enough for any built-in detector's value and the context it reads; short enough to keep a stream flowing. */
+const MIN_HOLD_BACK = 64;
+const MAX_HOLD_BACK = 65_536;
 const PATTERN_SETTINGS = ['name', 'literals', 'regex', 'action'];
 /** Letters, digits, "_", "-" and ".": the name is a log field and a metric label as `custom:<name>`. */
 const PATTERN_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -20,7 +24,11 @@ export function parseGuard(c: Checker, value: unknown): GuardConfig | null {
   if (value === undefined) return null;
   const o = c.object(value, 'guard', GUARD_SETTINGS);
   if (o === undefined) return null;
-  return Object.freeze({ detectors: parseDetectors(c, o, 'guard'), patterns: parsePatterns(c, o['patterns'], 'guard.patterns') });
+  return Object.freeze({
+    detectors: parseDetectors(c, o, 'guard'),
+    patterns: parsePatterns(c, o['patterns'], 'guard.patterns'),
+    answers: parseAnswers(c, o['answers'], 'guard.answers') ?? ANSWERS_OFF,
+  });
 }
 
 /** An alias's `guard` at `at` (aliases.<name>.guard); null when it is absent. */
@@ -28,7 +36,19 @@ export function parseAliasGuard(c: Checker, value: unknown, at: string): AliasGu
   if (value === undefined) return null;
   const o = c.object(value, at, ALIAS_GUARD_SETTINGS);
   if (o === undefined) return null;
-  return Object.freeze({ detectors: parseDetectors(c, o, at) });
+  return Object.freeze({ detectors: parseDetectors(c, o, at), answers: parseAnswers(c, o['answers'], join(at, 'answers')) });
+}
+
+/** `answers` at `at`: null when absent; each setting absent is off (holdBackChars: the default). */
+function parseAnswers(c: Checker, value: unknown, at: string): AnswerGuardSettings | null {
+  if (value === undefined) return null;
+  const o = c.object(value, at, ANSWER_SETTINGS);
+  if (o === undefined) return null;
+  const scan = o['scan'] === undefined ? false : c.boolean(o['scan'], join(at, 'scan'));
+  const restore = o['restore'] === undefined ? false : c.boolean(o['restore'], join(at, 'restore'));
+  const holdBackChars = o['holdBackChars'] === undefined ? ANSWERS_OFF.holdBackChars : c.integer(o['holdBackChars'], join(at, 'holdBackChars'), MIN_HOLD_BACK, MAX_HOLD_BACK);
+  if (scan === undefined || restore === undefined || holdBackChars === undefined) return null;
+  return Object.freeze({ scan, restore, holdBackChars });
 }
 
 function parseDetectors(c: Checker, o: Obj, at: string): GuardDetectorSettings {

@@ -32,6 +32,7 @@ import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { KeyPolicy } from './key-policy.ts';
 import type { PermitKeeper } from './permit-keeper.ts';
+import type { GuardTally } from './request-guard.ts';
 import { CallPhase, chargeFor, type BilledCalls, type RequestCharge } from './request-charge.ts';
 
 /** What every call of one handler shares: fixed for the configuration's life. */
@@ -112,6 +113,8 @@ export class Call {
   headers: Record<string, string> = {};
   /** What the upstreams billed for the calls they answered (an embeddings request's parts); null for chat. */
   billed: BilledCalls | null = null;
+  /** The egress guard's findings on this request, by action; null until the guard looked at it. */
+  guardTally: GuardTally | null = null;
   /** Time spent on the upstream, in ms, once the dispatch ended. */
   upstreamMs: number | undefined = undefined;
 

@@ -25,6 +25,15 @@ export interface GuardSinks {
   readonly logger: Logger;
   readonly metrics?: GatewayMetrics | undefined;
   readonly trace?: ChatTrace | undefined;
+  /** The request's findings counted by action, for its key's usage. */
+  readonly tally?: GuardTally | undefined;
+}
+
+/** A request's findings by action (`off` findings are not findings). */
+export interface GuardTally {
+  blocked: number;
+  masked: number;
+  logged: number;
 }
 
 export interface RequestGuard {
@@ -36,7 +45,7 @@ export interface RequestGuard {
 
 /** The sinks of a call of the pipeline. */
 export function callSinks(call: Call): GuardSinks {
-  return { log: call.ctx.log, requestId: call.requestId, logger: call.deps.logger, metrics: call.deps.metrics, trace: call.trace };
+  return { log: call.ctx.log, requestId: call.requestId, logger: call.deps.logger, metrics: call.deps.metrics, trace: call.trace, tally: (call.guardTally ??= { blocked: 0, masked: 0, logged: 0 }) };
 }
 
 /** Makes the scanner once per configuration, with every detector and pattern any policy may ask for
@@ -88,6 +97,13 @@ function inspectClosed(body: unknown, scanner: GuardScanner, policy: Parameters<
 function note(sinks: GuardSinks, outcome: GuardOutcome): void {
   if (outcome.findings.length === 0) return;
   sinks.log['guard'] = describeFindings(outcome.findings);
-  for (const finding of outcome.findings) sinks.metrics?.guardFinding(finding.detector, finding.action);
+  const tally = sinks.tally;
+  for (const finding of outcome.findings) {
+    sinks.metrics?.guardFinding(finding.detector, finding.action);
+    if (tally === undefined) continue;
+    if (finding.action === 'block') tally.blocked++;
+    else if (finding.action === 'mask') tally.masked++;
+    else if (finding.action === 'log') tally.logged++;
+  }
   sinks.trace?.guardFindings(outcome.findings);
 }

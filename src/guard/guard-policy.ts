@@ -23,15 +23,34 @@ export interface GuardPattern {
   readonly compiled: CompiledPattern;
 }
 
+/** What the guard does with the answers (`guard.answers`): off unless set. */
+export interface AnswerGuardSettings {
+  /** Scan the answer's text under the request's policy (block: the answer is cut there, as a content filter would). */
+  readonly scan: boolean;
+  /** Put the request's masked values back where the answer names their placeholders. */
+  readonly restore: boolean;
+  /** A streamed answer's characters held back per text, so a value split over chunks is still caught. */
+  readonly holdBackChars: number;
+}
+
+export const ANSWERS_OFF: AnswerGuardSettings = Object.freeze({ scan: false, restore: false, holdBackChars: 256 });
+
 /** The config's top-level `guard`. */
 export interface GuardConfig {
   readonly detectors: GuardDetectorSettings;
   readonly patterns: readonly GuardPattern[];
+  readonly answers: AnswerGuardSettings;
 }
 
-/** An alias's `guard`: overrides the top level for that alias. */
+/** An alias's `guard`: overrides the top level for that alias (`answers`: as a whole, when given). */
 export interface AliasGuard {
   readonly detectors: GuardDetectorSettings;
+  readonly answers: AnswerGuardSettings | null;
+}
+
+/** The answer settings of a request on `alias`: the alias's when it gives them, else the top level's. */
+export function effectiveAnswerSettings(top: GuardConfig | null, alias: AliasGuard | null): AnswerGuardSettings {
+  return alias?.answers ?? top?.answers ?? ANSWERS_OFF;
 }
 
 /** A key's `guard`: can only make the alias's policy stricter. */
@@ -64,7 +83,7 @@ const OFF_POLICY: GuardPolicy = Object.freeze({ actionOf: () => 'off' as const, 
  * off; then the key's setting when it is stricter. Patterns: their own action
  * from the top level.
  */
-export function effectiveGuardPolicy(top: GuardConfig | null, alias: AliasGuard | null, key: KeyGuard | null): GuardPolicy {
+export function effectiveGuardPolicy(top: Pick<GuardConfig, 'detectors' | 'patterns'> | null, alias: Pick<AliasGuard, 'detectors'> | null, key: KeyGuard | null): GuardPolicy {
   if (top === null && alias === null && key === null) return OFF_POLICY;
   const actions = new Map<string, GuardAction>();
   for (const detector of DETECTOR_NAMES) {

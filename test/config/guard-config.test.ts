@@ -9,6 +9,7 @@ import { DETECTOR_NAMES } from '../../src/guard/detector-names.ts';
 
 const base = { providers: { d: { type: 'demo' } }, aliases: { c: { provider: 'd' } } };
 const parse = (value: Record<string, unknown>) => parseConfig({ ...base, ...value }, 'f.json', '/tmp');
+const OFF = { scan: false, restore: false, holdBackChars: 256 };
 const NAMES = `use a group (secrets, personal) or one of ${DETECTOR_NAMES.join(', ')}`;
 
 function issues(value: Record<string, unknown>): ConfigIssue[] {
@@ -37,16 +38,16 @@ test("the design's example is kept as written", () => {
   };
   const parsed = parse({ guard }).guard;
   // Each pattern also carries its compiled form, made once here.
-  assert.deepEqual({ ...parsed, patterns: parsed?.patterns.map(({ compiled, ...pattern }) => (assert.equal(compiled.detector, `custom:${pattern.name}`), pattern)) }, guard);
-  assert.deepEqual(parse({ guard: {} }).guard, { detectors: {}, patterns: [] });
+  assert.deepEqual({ ...parsed, patterns: parsed?.patterns.map(({ compiled, ...pattern }) => (assert.equal(compiled.detector, `custom:${pattern.name}`), pattern)) }, { ...guard, answers: OFF });
+  assert.deepEqual(parse({ guard: {} }).guard, { detectors: {}, patterns: [], answers: OFF });
 });
 
-test("an alias's guard takes detectors only", () => {
-  const config = parse({ aliases: { c: { provider: 'd', guard: { detectors: { personal: 'off', jwt: 'block' } } }, e: { provider: 'd', guard: {} } } });
-  assert.deepEqual(config.aliases['c']?.guard, { detectors: { personal: 'off', jwt: 'block' } });
-  assert.deepEqual(config.aliases['e']?.guard, { detectors: {} });
+test("an alias's guard takes detectors and answers, no patterns", () => {
+  const config = parse({ aliases: { c: { provider: 'd', guard: { detectors: { personal: 'off', jwt: 'block' } } }, e: { provider: 'd', guard: { answers: { restore: true } } } } });
+  assert.deepEqual(config.aliases['c']?.guard, { detectors: { personal: 'off', jwt: 'block' }, answers: null });
+  assert.deepEqual(config.aliases['e']?.guard, { detectors: {}, answers: { ...OFF, restore: true } });
   assert.deepEqual(issues({ aliases: { c: { provider: 'd', guard: { detectors: { emial: 'log' }, patterns: [] } } } }), [
-    { code: 'unknown_setting', path: 'aliases.c.guard.patterns', message: 'unknown setting (allowed here: detectors)' },
+    { code: 'unknown_setting', path: 'aliases.c.guard.patterns', message: 'unknown setting (allowed here: detectors, answers)' },
     { code: 'invalid_value', path: 'aliases.c.guard.detectors.emial', message: `unknown detector; ${NAMES}` },
   ]);
   assert.deepEqual(issues({ aliases: { c: { provider: 'd', guard: 'on' } } }), [{ code: 'not_object', path: 'aliases.c.guard', message: 'must be an object' }]);
@@ -104,4 +105,15 @@ test('pattern names must differ; the list is bounded', () => {
   assert.deepEqual(issues({ guard: { patterns: {} } }), [
     { code: 'not_array', path: 'guard.patterns', message: 'must be an array of patterns ({ "name", "literals" or "regex", "action" })' },
   ]);
+});
+
+test('answers: scan, restore and the hold-back window; each wrong one named', () => {
+  assert.deepEqual(parse({ guard: { answers: { scan: true, restore: true, holdBackChars: 1024 } } }).guard?.answers, { scan: true, restore: true, holdBackChars: 1024 });
+  assert.deepEqual(parse({ guard: { answers: {} } }).guard?.answers, OFF);
+  assert.deepEqual(issues({ guard: { answers: { scan: 'yes', restore: true, holdBackChars: 63, hold: 1 } } }), [
+    { code: 'unknown_setting', path: 'guard.answers.hold', message: 'unknown setting (allowed here: scan, restore, holdBackChars)' },
+    { code: 'not_boolean', path: 'guard.answers.scan', message: 'must be true or false' },
+    { code: 'not_integer', path: 'guard.answers.holdBackChars', message: 'must be an integer from 64 to 65536' },
+  ]);
+  assert.deepEqual(issues({ aliases: { c: { provider: 'd', guard: { answers: [] } } } }), [{ code: 'not_object', path: 'aliases.c.guard.answers', message: 'must be an object' }]);
 });

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DETECTOR_GROUPS, DETECTOR_NAMES, PERSONAL_DETECTORS, SECRET_DETECTORS, groupOf } from '../../src/guard/detector-names.ts';
-import { checkGuardDetectors, effectiveGuardPolicy, stricterAction, type GuardAction, type GuardConfig, type GuardPattern, type GuardPolicy } from '../../src/guard/guard-policy.ts';
+import { ANSWERS_OFF, checkGuardDetectors, effectiveGuardPolicy, stricterAction, type GuardAction, type GuardConfig, type GuardPattern, type GuardPolicy } from '../../src/guard/guard-policy.ts';
 import { compileCustomPattern, type CustomPattern } from '../../src/guard/guard-types.ts';
 
-const top = (detectors: GuardConfig['detectors'], patterns: GuardConfig['patterns'] = []): GuardConfig => ({ detectors, patterns });
+const top = (detectors: GuardConfig['detectors'], patterns: GuardConfig['patterns'] = []): GuardConfig => ({ detectors, patterns, answers: ANSWERS_OFF });
 const actions = (policy: GuardPolicy): Record<string, GuardAction> => Object.fromEntries(DETECTOR_NAMES.map((d) => [d, policy.actionOf(d)]));
 const every = (action: GuardAction): Record<string, GuardAction> => Object.fromEntries(DETECTOR_NAMES.map((d) => [d, action]));
 
