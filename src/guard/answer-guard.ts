@@ -226,6 +226,8 @@ class Channel implements AnswerChannel {
         const open = held.lastIndexOf('[');
         if (open !== -1 && open < limit && held.indexOf(']', open) === -1 && held.length - open < guard.book.longestRestorable) limit = open;
       }
+      // A surrogate pair goes out whole: a client decoding each chunk on its own would see two broken characters.
+      if (limit > 0 && isHighSurrogate(held.charCodeAt(limit - 1))) limit--;
       for (const hit of kept) if (hit.start < limit && hit.end > limit) limit = hit.start;
       if (held.length - limit > MAX_HELD_CHARS) return this.#release(true);
       if (limit <= 0) return '';
@@ -294,6 +296,10 @@ class Channel implements AnswerChannel {
     } else this.#context = context;
     return out;
   }
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /** `hits` without those overlapping a restorable placeholder: the placeholder is the client's, not the model's. */
