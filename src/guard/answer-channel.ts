@@ -148,7 +148,13 @@ export class TextChannel implements AnswerChannel {
         if (open !== -1 && open < limit && held.indexOf(']', open) === -1 && held.length - open < guard.book.longestRestorable) limit = open;
       }
       // A surrogate pair goes out whole: a client decoding each chunk on its own would see two broken characters.
-      if (limit > 0 && isHighSurrogate(held.charCodeAt(limit - 1))) limit--;
+      // Only the tail rule can put the limit inside a pair (nothing a finding or placeholder starts with is a
+      // low surrogate), so taking the pair out holds one character less, never more; a high surrogate that
+      // ends the text so far (restoring alone holds no tail) waits for its other half.
+      if (limit > 0 && isHighSurrogate(held.charCodeAt(limit - 1))) {
+        if (isLowSurrogate(held.charCodeAt(limit))) limit++;
+        else if (limit === held.length) limit--;
+      }
       for (const hit of kept) if (hit.start < limit && hit.end > limit) limit = hit.start;
       if (held.length - limit > MAX_HELD_CHARS) return this.#release(true);
       if (limit <= 0) return '';
@@ -220,6 +226,10 @@ export class TextChannel implements AnswerChannel {
 
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 /** `hits` without those overlapping a restorable placeholder: the placeholder is the client's, not the model's. */

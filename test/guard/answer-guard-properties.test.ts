@@ -79,7 +79,9 @@ describe('random answers in random pieces give what the whole answer gives', () 
         assert.equal(outputs.join(''), expected.text, `pieces up to ${most}`);
         assert.equal(blocked, expected.blocked);
         assert.deepEqual(described(guard), findings, `pieces up to ${most}`);
-        for (const output of outputs) {
+        // With nothing to do the pieces go out as they came.
+        const guarded = settings.scan || settings.restore;
+        for (const output of guarded ? outputs : []) {
           const last = output.charCodeAt(output.length - 1);
           assert.ok(!(last >= 0xd800 && last <= 0xdbff), 'a surrogate pair split between outputs');
         }

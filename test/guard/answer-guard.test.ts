@@ -128,6 +128,22 @@ describe('the held tail', () => {
     assert.equal(got + channel.end(), sent);
   });
 
+  it('a surrogate pair is never split between outputs, and no more than holdBackChars is held', () => {
+    const text = 'smile \u{1F600} '.repeat(40);
+    for (let size = 1; size <= 9; size++) {
+      const guard = guardFor({ card_number: 'block' }, { holdBackChars: 64 });
+      const channel = guard.channel('a', 'text');
+      let got = '';
+      for (let at = 0; at < text.length; at += size) {
+        const out = channel.push(text.slice(at, at + size));
+        assert.equal(/[\ud800-\udbff]$/.test(out) || /^[\udc00-\udfff]/.test(out), false, `pieces of ${size}: ${JSON.stringify(out)}`);
+        assert.ok(heldChars(channel) <= 64);
+        got += out;
+      }
+      assert.equal(got + channel.end(), text);
+    }
+  });
+
   it('a finding that reaches the tail is held from its start, then masked whole', () => {
     const pat = `github_pat_${'a1B2c3D4e5'.repeat(8)}Zz`;
     const guard = guardFor({ github_token: 'mask' }, { holdBackChars: 64 });
