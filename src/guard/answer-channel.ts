@@ -62,7 +62,7 @@ export interface ChannelHost {
   readonly holdBack: number;
   readonly scanning: boolean;
   restoring(kind: ChannelKind): boolean;
-  /** The findings of `context + held` that start in `held`, with their action (not off), offsets into `held`. */
+  /** The findings of `context + held` that start in `held`, with their action, offsets into `held`. */
   hits(context: string, held: string): readonly Hit[];
   /** The request's placeholders in `text`, in order. */
   spans(text: string): readonly Span[];
@@ -192,7 +192,7 @@ export class TextChannel implements AnswerChannel {
         h++;
         end = hit.end;
         const action = signed && hit.action === 'mask' ? 'log' : hit.action;
-        guard.record({ detector: hit.detector, path: this.#path, action });
+        if (action !== 'off') guard.record({ detector: hit.detector, path: this.#path, action });
         if (action === 'block') {
           this.#blocked = true;
           this.#held = '';

@@ -73,7 +73,7 @@ class Guard implements AnswerGuard, ChannelHost {
     return this.restore && kind !== 'signed' && this.book.hasRestorable;
   }
 
-  /** The findings of `context + held` that start in `held`, with their action (not off), offsets into `held`. */
+  /** The findings of `context + held` that start in `held`, with their action, offsets into `held`. */
   hits(context: string, held: string): readonly Hit[] {
     if (!this.scanning) return NO_HITS;
     const scanned = this.#scanned;
@@ -84,9 +84,9 @@ class Guard implements AnswerGuard, ChannelHost {
     const offset = context.length;
     for (const found of scanned) {
       if (found.start < offset) continue;
-      const action = this.policy.actionOf(found.detector);
-      if (action === 'off') continue;
-      hits.push({ detector: found.detector, start: found.start - offset, end: found.end - offset, action });
+      // Off findings stay: they hold the tail as the others do, since with more text a finding the scanner
+      // preferred to them may turn out to be another's.
+      hits.push({ detector: found.detector, start: found.start - offset, end: found.end - offset, action: this.policy.actionOf(found.detector) });
     }
     scanned.length = 0;
     return hits;

@@ -156,6 +156,15 @@ describe('the held tail', () => {
     assert.equal(channel.end(), 'x'.repeat(64));
   });
 
+  it('an off finding reaching the tail holds it too, and goes out unchanged and unrecorded', () => {
+    const pat = `github_pat_${'a1B2c3D4e5'.repeat(8)}Zz`;
+    const guard = guardFor({ github_token: 'off', card_number: 'mask' }, { holdBackChars: 64 });
+    const channel = guard.channel('a', 'text');
+    assert.equal(channel.push(`lead ${pat}`), 'lead ');
+    assert.equal(channel.end(), pat);
+    assert.deepEqual(guard.drain(), []);
+  });
+
   it(`a finding held past ${MAX_HELD_CHARS} characters: the text so far scanned as ended`, () => {
     const guard = guardFor({ private_key: 'mask' }, { holdBackChars: 256 });
     const channel = guard.channel('a', 'text');
