@@ -80,7 +80,8 @@ export function createKeyFindings(onFailure: (failure: ApiFailure) => void, chan
               const phrase = el('span', { className: 'limit', text: part });
               return i === 0 ? [phrase] : [el('span', { className: 'visually-hidden', text: LIMIT_SEPARATOR }), phrase];
             });
-      return el('td', { attrs: { 'data-label': 'Guard findings' }, testId: 'key-findings' }, content);
+      // One child: on a phone the cell is a two-column grid (label, value), and every phrase belongs in the value.
+      return el('td', { attrs: { 'data-label': 'Guard findings' }, testId: 'key-findings' }, [el('span', {}, content)]);
     },
     reset() {
       generation++;

@@ -134,7 +134,8 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
       cell('Last used', [when(key.lastUsedAt)], 'key-last-used'),
       cell('Expires', [when(key.expiresAt)], 'key-expires'),
       cell('Aliases', [describeAliases(key.allowedAliases)], 'key-aliases'),
-      cell('Limits', [el('span', {}, limitsText(key, currency)), guardLine(key)], 'key-limits'),
+      // One child for the same reason as the findings' cell: the guard line goes under the limits, not beside the label.
+      cell('Limits', [el('div', {}, [el('span', {}, limitsText(key, currency)), guardLine(key)])], 'key-limits'),
       findings.cell(key.id),
       el('td', { className: 'actions', attrs: { 'data-label': 'Actions' } }, [
         el('div', { className: 'action-group' }, [
