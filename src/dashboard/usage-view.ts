@@ -26,13 +26,13 @@ const IN_FLIGHT_NOTE = 'Used includes requests still in flight, each reserved at
 
 const PERIOD_WORDS: Record<Granularity, string> = { hour: 'last 48 hours, per hour', day: 'last 30 days, per day' };
 const PERIOD_SPAN: Record<Granularity, string> = { hour: 'last 48 hours', day: 'last 30 days' };
+const PERIOD_NOUN: Record<Granularity, [one: string, many: string]> = { hour: ['hour', 'hours'], day: ['day', 'days'] };
 
 const FINDINGS: Array<{ field: keyof GuardFindings; label: string; testId: string }> = [
   { field: 'blocked', label: 'Blocked', testId: 'usage-findings-blocked' },
   { field: 'masked', label: 'Masked', testId: 'usage-findings-masked' },
   { field: 'logged', label: 'Logged', testId: 'usage-findings-logged' },
 ];
-const PERIOD_NOUN: Record<Granularity, [one: string, many: string]> = { hour: ['hour', 'hours'], day: ['day', 'days'] };
 
 interface UsageView {
   /**
