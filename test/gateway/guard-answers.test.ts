@@ -335,6 +335,24 @@ describe('neither scanning nor restoring', () => {
   });
 });
 
+test("a key's usage counts its answers' findings with its requests'", async () => {
+  const { gw } = rig;
+  const own = await gw.state.keys.create('answers-usage', {});
+  const auth = { authorization: `Bearer ${own.key}` };
+  // The request masks the card; the answer restores it (no finding) and masks an AWS key.
+  script = { message: { role: 'assistant', content: `Charged [CARD_NUMBER_1] with ${AWS_KEY}.` } };
+  assert.equal((await postChat(gw, { model: 'masking', messages: [{ role: 'user', content: `charge ${CARD}` }] }, auth)).status, 200);
+  // A streamed answer: an e-mail logged, then a card blocked.
+  script = { chunks: contentChunks(`Mail alice.jones@example.org about ${CARD} today.`, 7) };
+  assert.equal((await postChat(gw, { model: 'service-fake', stream: true, messages: [{ role: 'user', content: 'card?' }] }, auth)).status, 200);
+  await gw.flushUsage();
+  const mine = (await gw.state.usage.totals()).get(own.record.id);
+  assert.deepEqual(
+    { requests: mine?.requests, errors: mine?.errors, guardBlocked: mine?.guardBlocked, guardMasked: mine?.guardMasked, guardLogged: mine?.guardLogged },
+    { requests: 2, errors: 0, guardBlocked: 1, guardMasked: 2, guardLogged: 1 },
+  );
+});
+
 test('no sink holds a value the guard masked or blocked: log lines, answers, metrics', async () => {
   const logs = JSON.stringify(rig.gw.logs);
   for (const value of PLANTED) assert.equal(logs.includes(value), false, `a log line holds ${value}`);
@@ -346,7 +364,7 @@ test('no sink holds a value the guard masked or blocked: log lines, answers, met
     for (const value of PLANTED) assert.equal(body?.includes(value), false, `${id} holds ${value}`);
   }
   assert.equal(bodies.get('ans-restore')?.includes(OTHER_CARD), false);
-  // The answers' findings are counted with the requests'.
+  // The answers' findings are counted with the requests' (cards blocked: ans-block, st-block, st-n2 and the usage case).
   assert.match(exposed, /portcullis_guard_findings_total\{detector="aws_access_key",action="mask"\} [1-9]/);
-  assert.match(exposed, /portcullis_guard_findings_total\{detector="card_number",action="block"\} 3\n/);
+  assert.match(exposed, /portcullis_guard_findings_total\{detector="card_number",action="block"\} 4\n/);
 });
