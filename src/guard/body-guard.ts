@@ -11,6 +11,9 @@
 import { renderJsonPath } from '../json/json-parse-error.ts';
 import type { GuardAction, GuardPolicy } from './guard-policy.ts';
 import type { Finding, GuardScanner } from './guard-types.ts';
+import { PlaceholderBook } from './placeholder-book.ts';
+
+export { placeholderName } from './placeholder-book.ts';
 
 /** A finding as the sinks see it: never the text. */
 export interface GuardFinding {
@@ -27,9 +30,9 @@ export interface GuardOutcome {
   readonly blocked: GuardFinding | null;
   /** The body with `mask` findings replaced, or null when nothing was masked. */
   readonly masked: unknown;
+  /** The request's placeholders: the answer continues their numbering and restores their values. */
+  readonly book: PlaceholderBook;
 }
-
-const NOTHING: GuardOutcome = { findings: [], blocked: null, masked: null };
 
 /** How a path names an object key that is not plainly a name (or holds a finding): never its text. */
 const KEY_SEGMENT = '{key}';
@@ -41,12 +44,11 @@ const MIN_SCANNED_NUMBER = 100_000_000_000;
 /** Strings deeper than this are not walked by recursion but refused: the JSON parser's own depth limit is far below it. */
 const MAX_DEPTH = 1000;
 
-/** Scans `body` under `policy`. Throws only on a scanner fault (the caller fails closed). */
-export function guardBody(body: unknown, scanner: GuardScanner, policy: GuardPolicy): GuardOutcome {
-  const run = new GuardRun(scanner, policy);
+/** Scans `body` under `policy`, its masks written in `book`. Throws only on a scanner fault (the caller fails closed). */
+export function guardBody(body: unknown, scanner: GuardScanner, policy: GuardPolicy, book: PlaceholderBook = new PlaceholderBook()): GuardOutcome {
+  const run = new GuardRun(scanner, policy, book);
   const masked = run.walk(body, [], 0);
-  if (run.findings.length === 0) return NOTHING;
-  return { findings: run.findings, blocked: run.blocked, masked: run.maskedAny ? masked : null };
+  return { findings: run.findings, blocked: run.blocked, masked: run.maskedAny ? masked : null, book };
 }
 
 class GuardRun {
@@ -56,12 +58,12 @@ class GuardRun {
   readonly #scanner: GuardScanner;
   readonly #policy: GuardPolicy;
   readonly #hits: Finding[] = [];
-  /** Per detector: each masked value's placeholder, in order of first appearance. */
-  readonly #placeholders = new Map<string, Map<string, string>>();
+  readonly #book: PlaceholderBook;
 
-  constructor(scanner: GuardScanner, policy: GuardPolicy) {
+  constructor(scanner: GuardScanner, policy: GuardPolicy, book: PlaceholderBook) {
     this.#scanner = scanner;
     this.#policy = policy;
+    this.#book = book;
   }
 
   /** The value with its strings masked (the same object when nothing in it was). */
@@ -98,7 +100,8 @@ class GuardRun {
       const before = this.findings.length;
       const newKey = this.#text(key, path, true);
       path.push(newKey === key && this.findings.length === before && SAFE_KEY.test(key) ? key : KEY_SEGMENT);
-      const next = this.walk(record[key], path, depth + 1);
+      const value = record[key];
+      const next = signedText(record, key, value) ? this.#text(value as string, path, false, true) : opaque(record, key) ? value : this.walk(value, path, depth + 1);
       path.pop();
       newKeys.push(newKey);
       newValues.push(next);
@@ -111,8 +114,8 @@ class GuardRun {
     return out;
   }
 
-  /** `isKey`: the text is an object key at `path`; its findings are at `path.{key}`. */
-  #text(text: string, path: readonly (string | number)[], isKey = false): string {
+  /** `isKey`: the text is an object key at `path`; its findings are at `path.{key}`. `signed`: never changed, a mask recorded as log. */
+  #text(text: string, path: readonly (string | number)[], isKey = false, signed = false): string {
     const hits = this.#hits;
     hits.length = 0;
     this.#scanner.scan(text, hits);
@@ -122,8 +125,9 @@ class GuardRun {
     let from = 0;
     let changed = false;
     for (const hit of hits) {
-      const action = this.#policy.actionOf(hit.detector);
-      if (action === 'off') continue;
+      const configured = this.#policy.actionOf(hit.detector);
+      if (configured === 'off') continue;
+      const action = signed && configured === 'mask' ? 'log' : configured;
       rendered ??= renderJsonPath(isKey ? [...path, KEY_SEGMENT] : path);
       const finding: GuardFinding = { detector: hit.detector, path: rendered, action };
       this.findings.push(finding);
@@ -139,24 +143,22 @@ class GuardRun {
   }
 
   #placeholder(detector: string, value: string): string {
-    let byValue = this.#placeholders.get(detector);
-    if (byValue === undefined) {
-      byValue = new Map();
-      this.#placeholders.set(detector, byValue);
-    }
-    let placeholder = byValue.get(value);
-    if (placeholder === undefined) {
-      placeholder = `[${placeholderName(detector)}_${byValue.size + 1}]`;
-      byValue.set(value, placeholder);
-    }
-    return placeholder;
+    return this.#book.placeholderFor(detector, value, true);
   }
 }
 
-/** `card_number` -> `CARD_NUMBER`; an operator's `custom:project-x` -> `CUSTOM_PROJECT-X`: its own namespace, and
- * distinct per name (pattern names are lower-case letters, digits, `_` and `-`, so upper-casing keeps them apart). */
-export function placeholderName(detector: string): string {
-  return detector.startsWith('custom:') ? `CUSTOM_${detector.slice('custom:'.length).toUpperCase()}` : detector.toUpperCase();
+/**
+ * A thinking block's text: the provider signed it (`signature`), and a changed text makes the provider refuse
+ * the next turn. It is scanned (a block still refuses the request); a mask leaves it as it is and is recorded
+ * as log: the text came from the provider that signed it, so nothing new leaves.
+ */
+function signedText(record: Record<string, unknown>, key: string, value: unknown): boolean {
+  return key === 'thinking' && typeof value === 'string' && record.type === 'thinking' && typeof record.signature === 'string';
+}
+
+/** A redacted thinking block's `data`: the provider's encrypted text, opaque to the client and to the guard. */
+function opaque(record: Record<string, unknown>, key: string): boolean {
+  return key === 'data' && record.type === 'redacted_thinking';
 }
 
 /** The findings as the access line's `guard` field: `detector:path:action`, at most `max` of them, then how many more. */
