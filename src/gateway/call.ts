@@ -32,7 +32,8 @@ import type { UpstreamFailureLog } from '../upstream/failure-log.ts';
 import type { UsageLedger } from '../usage/usage-ledger.ts';
 import type { KeyPolicy } from './key-policy.ts';
 import type { PermitKeeper } from './permit-keeper.ts';
-import type { GuardTally } from './request-guard.ts';
+import type { AnswerGuard } from '../guard/answer-guard.ts';
+import { callSinks, noteAnswerFindings, type GuardTally } from './request-guard.ts';
 import { CallPhase, chargeFor, type BilledCalls, type RequestCharge } from './request-charge.ts';
 
 /** What every call of one handler shares: fixed for the configuration's life. */
@@ -115,6 +116,8 @@ export class Call {
   billed: BilledCalls | null = null;
   /** The egress guard's findings on this request, by action; null until the guard looked at it. */
   guardTally: GuardTally | null = null;
+  /** The egress guard of the answer; null: nothing to do for it (no scanning, nothing to restore). */
+  answerGuard: AnswerGuard | null = null;
   /** Time spent on the upstream, in ms, once the dispatch ended. */
   upstreamMs: number | undefined = undefined;
 
@@ -248,6 +251,8 @@ export class Call {
     const key = this.key;
     const reported = this.usage ?? this.relay?.usage;
     let charge: RequestCharge | null = null;
+    // The answer's findings, however far it got, are recorded once, before the key's usage and the line.
+    if (this.answerGuard !== null) noteAnswerFindings(callSinks(this), this.answerGuard.drain());
     try {
       if (key !== null) {
         this.deps.metrics?.requestEnded();

@@ -1,7 +1,9 @@
 // The one stream pump, the end of the exchange loop: each upstream read's
 // normalised chunks (../upstream/upstream-stream.ts: bytes, event parser,
 // decoder), through the chunk relay (../chat/stream-relay.ts, the wire
-// rules), out as server-sent events.
+// rules), out as server-sent events. With an answer guard on the request
+// the relay's chunks pass the answer's egress guard (./answer-chunk-guard.ts)
+// before they are written; without one the path is the relay's alone.
 // Production drives it with the SSE writer on the response; tests drive the
 // same function with a recording sink.
 import { ChunkRelay, type RelayOptions } from '../chat/stream-relay.ts';
@@ -10,6 +12,8 @@ import { ApiError } from '../errors/api-error.ts';
 import { renderError } from '../errors/render.ts';
 import type { UpstreamStream } from '../upstream/provider.ts';
 import { WRITTEN } from '../sse/sse-writer.ts';
+import type { AnswerGuard } from '../guard/answer-guard.ts';
+import { ChunkGuard } from './answer-chunk-guard.ts';
 
 /** Where the events go: the SSE writer, or a test's recorder. */
 export interface EventSink {
@@ -32,6 +36,8 @@ export interface PumpControl {
   noteUsage?(usage: Usage): void;
   /** Given the relay at the start, so the caller can read what was generated and reported however the stream ends. */
   onRelay?(relay: Pick<ChunkRelay, 'usage' | 'generatedBytes'>): void;
+  /** The answer's egress guard; null or absent: the answer goes out as the relay gives it. */
+  readonly answerGuard?: AnswerGuard | null;
 }
 
 /**
@@ -53,6 +59,10 @@ export async function pumpEventStream(source: UpstreamStream, options: RelayOpti
   control.onRelay?.(relay);
   let sink: EventSink | undefined;
   const out: ChatCompletionChunk[] = [];
+  const answerGuard = control.answerGuard ?? null;
+  const guard = answerGuard === null ? null : new ChunkGuard(answerGuard);
+  // The guard's output, when there is a guard: what goes out in place of `out`.
+  const guarded: ChatCompletionChunk[] | null = guard === null ? null : [];
   try {
     for (;;) {
       // The one await per upstream read: the chunks decoded from it.
@@ -63,10 +73,16 @@ export async function pumpEventStream(source: UpstreamStream, options: RelayOpti
       if (control.endedForShutdown()) throw new StreamEndedForShutdown();
       out.length = 0;
       for (let i = 0; i < batch.length; i++) relay.pushInto(batch[i] as ChatCompletionChunk, out);
-      for (let i = 0; i < out.length; i++) {
+      let send = out;
+      if (guard !== null && guarded !== null) {
+        guarded.length = 0;
+        for (let i = 0; i < out.length; i++) guard.push(out[i] as ChatCompletionChunk, guarded);
+        send = guarded;
+      }
+      for (let i = 0; i < send.length; i++) {
         sink ??= control.open();
         // The SSE writer answers WRITTEN unless the socket needs draining: no await, no turn, for it.
-        const written = sink.data(JSON.stringify(out[i]));
+        const written = sink.data(JSON.stringify(send[i]));
         if (written !== WRITTEN) await written;
       }
     }
@@ -74,6 +90,12 @@ export async function pumpEventStream(source: UpstreamStream, options: RelayOpti
     if (usage !== undefined) control.noteUsage?.(usage);
     const trailing = relay.end();
     sink ??= control.open();
+    if (guard !== null && guarded !== null) {
+      // What the guard held goes out before the relay's trailing chunks (the usage chunk).
+      guarded.length = 0;
+      guard.end(guarded);
+      for (let i = 0; i < guarded.length; i++) await sink.data(JSON.stringify(guarded[i]));
+    }
     for (let i = 0; i < trailing.length; i++) await sink.data(JSON.stringify(trailing[i]));
     await sink.data('[DONE]');
     sink.end();
@@ -85,6 +107,8 @@ export async function pumpEventStream(source: UpstreamStream, options: RelayOpti
     if (sink === undefined) throw err;
     // The shutdown frame is the stream's last word.
     if (control.endedForShutdown() || control.clientGone()) return false;
+    // An upstream that failed mid-hold: the text the guard held goes out scanned, ahead of the error frame.
+    if (guard !== null && !isGuardFailure(err)) flushHeld(guard, sink);
     const rendered = renderError(err);
     control.onStreamError(rendered.code, err instanceof ApiError ? undefined : err);
     // The frame is queued and the response ended at once, never after a
@@ -95,6 +119,21 @@ export async function pumpEventStream(source: UpstreamStream, options: RelayOpti
     sink.end();
     return false;
   }
+}
+
+function isGuardFailure(err: unknown): boolean {
+  return err instanceof ApiError && err.code === 'guard_failed';
+}
+
+/** The guard's held text, queued (a failed write only says the client is gone); a guard that fails here sends nothing more of it. */
+function flushHeld(guard: ChunkGuard, sink: EventSink): void {
+  const held: ChatCompletionChunk[] = [];
+  try {
+    guard.end(held);
+  } catch {
+    return;
+  }
+  for (let i = 0; i < held.length; i++) sink.data(JSON.stringify(held[i])).catch(() => undefined);
 }
 
 /** Thrown inside the pump when a shutdown ended the response under it. */

@@ -7,10 +7,16 @@
 // 500 of its own, and the text is never sent unexamined. A configuration that
 // turns the guard on nowhere (no top-level, alias or key policy) costs a
 // request one property read.
+//
+// The answer's guard (../guard/answer-guard.ts) is made here too, under the
+// same policy, with the request's placeholder book: its findings go to the
+// same sinks, and a fault inside it is guard_failed as well (the text it was
+// given never goes out).
 import type { GatewayConfig } from '../config/config.ts';
 import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
-import { describeFindings, guardBody, type GuardOutcome } from '../guard/body-guard.ts';
-import { effectiveGuardPolicy, type KeyGuard } from '../guard/guard-policy.ts';
+import { createAnswerGuard, type AnswerChannel, type AnswerGuard, type ChannelKind, type PlaceholderBook } from '../guard/answer-guard.ts';
+import { describeFindings, guardBody, type GuardFinding, type GuardOutcome } from '../guard/body-guard.ts';
+import { effectiveAnswerSettings, effectiveGuardPolicy, type KeyGuard } from '../guard/guard-policy.ts';
 import { createGuardScanner, DETECTOR_NAMES, type GuardScanner } from '../guard/guard-types.ts';
 import type { LogFields, Logger } from '../log/logger.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
@@ -39,8 +45,11 @@ export interface GuardTally {
 export interface RequestGuard {
   /** False when neither the config nor the key sets a policy: the request is not inspected at all. */
   needed(key: KeyPolicy): boolean;
-  /** The body to send on: `body` itself, or a copy with masked values. Throws guard_blocked (400) or guard_failed (500). */
-  inspect(sinks: GuardSinks, body: unknown, alias: string, key: KeyPolicy): unknown;
+  /** The body to send on: `body` itself, or a copy with masked values (their placeholders in `book`, when given). Throws guard_blocked (400) or guard_failed (500). */
+  inspect(sinks: GuardSinks, body: unknown, alias: string, key: KeyPolicy, book?: PlaceholderBook): unknown;
+  /** The guard of the answer to a request inspect() passed with `book`; null when there is nothing to do for it (no
+   * scanning, and no restoration or nothing masked). A fault inside it throws guard_failed (500), logged by name. */
+  answers(sinks: GuardSinks, alias: string, key: KeyPolicy, book: PlaceholderBook): AnswerGuard | null;
 }
 
 /** The sinks of a call of the pipeline. */
@@ -55,12 +64,12 @@ export function createRequestGuard(config: GatewayConfig, scanner: GuardScanner 
   const configured = config.guard !== null || Object.values(config.aliases).some((a) => a.guard !== null);
   return {
     needed: (key) => configured || keyGuardOf(key) !== null,
-    inspect(sinks, body, alias, key) {
+    inspect(sinks, body, alias, key, book) {
       const keyGuard = keyGuardOf(key);
       if (!configured && keyGuard === null) return body;
       const policy = effectiveGuardPolicy(config.guard, config.aliases[alias]?.guard ?? null, keyGuard);
       if (!policy.active) return body;
-      const outcome = inspectClosed(body, scanner, policy, sinks);
+      const outcome = inspectClosed(body, scanner, policy, sinks, book);
       note(sinks, outcome);
       if (outcome.blocked !== null) {
         const { detector, path } = outcome.blocked;
@@ -72,7 +81,26 @@ export function createRequestGuard(config: GatewayConfig, scanner: GuardScanner 
       }
       return outcome.masked ?? body;
     },
+    answers(sinks, alias, key, book) {
+      const keyGuard = keyGuardOf(key);
+      if (!configured && keyGuard === null) return null;
+      const aliasGuard = config.aliases[alias]?.guard ?? null;
+      const settings = effectiveAnswerSettings(config.guard, aliasGuard);
+      if (!settings.scan && !settings.restore) return null;
+      const policy = effectiveGuardPolicy(config.guard, aliasGuard, keyGuard);
+      if (!(settings.scan && policy.active) && !(settings.restore && book.hasRestorable)) return null;
+      return new ClosedAnswerGuard(createAnswerGuard({ scanner, policy, settings, book }), sinks);
+    },
   };
+}
+
+/** An answer's findings, after the request's: the access line's `guard` field gets them appended; metrics, tally and trace as for the request. */
+export function noteAnswerFindings(sinks: GuardSinks, findings: readonly GuardFinding[]): void {
+  if (findings.length === 0) return;
+  const before = sinks.log['guard'];
+  const described = describeFindings(findings);
+  sinks.log['guard'] = typeof before === 'string' && before !== '' ? `${before},${described}` : described;
+  count(sinks, findings);
 }
 
 function keyGuardOf(key: KeyPolicy): KeyGuard | null {
@@ -84,9 +112,9 @@ function guardScannerOptions(config: GatewayConfig): Parameters<typeof createGua
   return { detectors: new Set(DETECTOR_NAMES), patterns: config.guard?.patterns.map((p) => p.compiled) ?? [] };
 }
 
-function inspectClosed(body: unknown, scanner: GuardScanner, policy: Parameters<typeof guardBody>[2], sinks: GuardSinks): GuardOutcome {
+function inspectClosed(body: unknown, scanner: GuardScanner, policy: Parameters<typeof guardBody>[2], sinks: GuardSinks, book: PlaceholderBook | undefined): GuardOutcome {
   try {
-    return guardBody(body, scanner, policy);
+    return book === undefined ? guardBody(body, scanner, policy) : guardBody(body, scanner, policy, book);
   } catch (error) {
     // Never the text: the error's name only.
     sinks.logger.error('the egress guard failed; the request was refused', { requestId: sinks.requestId, error: error instanceof Error ? error.name : typeof error });
@@ -97,13 +125,86 @@ function inspectClosed(body: unknown, scanner: GuardScanner, policy: Parameters<
 function note(sinks: GuardSinks, outcome: GuardOutcome): void {
   if (outcome.findings.length === 0) return;
   sinks.log['guard'] = describeFindings(outcome.findings);
+  count(sinks, outcome.findings);
+}
+
+function count(sinks: GuardSinks, findings: readonly GuardFinding[]): void {
   const tally = sinks.tally;
-  for (const finding of outcome.findings) {
+  for (const finding of findings) {
     sinks.metrics?.guardFinding(finding.detector, finding.action);
     if (tally === undefined) continue;
     if (finding.action === 'block') tally.blocked++;
     else if (finding.action === 'mask') tally.masked++;
     else if (finding.action === 'log') tally.logged++;
   }
-  sinks.trace?.guardFindings(outcome.findings);
+  sinks.trace?.guardFindings(findings);
+}
+
+const ANSWER_GUARD_FAILED = 'The gateway could not examine the answer for secrets and personal data, so the rest of it was not sent. Retry the request; if it fails again, tell the gateway operator the request id.';
+
+/** Fail closed: a throw inside the answer's guard is guard_failed, the error logged by its name (never the text). */
+function answerGuardFailed(sinks: GuardSinks, error: unknown): ApiError {
+  if (error instanceof ApiError && error.code === 'guard_failed') return error;
+  sinks.logger.error('the egress guard failed on an answer; the answer was cut', { requestId: sinks.requestId, error: error instanceof Error ? error.name : typeof error });
+  return new ApiError('guard_failed', ANSWER_GUARD_FAILED);
+}
+
+class ClosedAnswerGuard implements AnswerGuard {
+  readonly #inner: AnswerGuard;
+  readonly #sinks: GuardSinks;
+
+  constructor(inner: AnswerGuard, sinks: GuardSinks) {
+    this.#inner = inner;
+    this.#sinks = sinks;
+  }
+
+  channel(path: string, kind: ChannelKind): AnswerChannel {
+    try {
+      return new ClosedChannel(this.#inner.channel(path, kind), this.#sinks);
+    } catch (error) {
+      throw answerGuardFailed(this.#sinks, error);
+    }
+  }
+
+  whole(path: string, kind: ChannelKind, text: string): { readonly text: string; readonly blocked: boolean } {
+    try {
+      return this.#inner.whole(path, kind, text);
+    } catch (error) {
+      throw answerGuardFailed(this.#sinks, error);
+    }
+  }
+
+  drain(): GuardFinding[] {
+    return this.#inner.drain();
+  }
+}
+
+class ClosedChannel implements AnswerChannel {
+  readonly #inner: AnswerChannel;
+  readonly #sinks: GuardSinks;
+
+  constructor(inner: AnswerChannel, sinks: GuardSinks) {
+    this.#inner = inner;
+    this.#sinks = sinks;
+  }
+
+  get blocked(): boolean {
+    return this.#inner.blocked;
+  }
+
+  push(text: string): string {
+    try {
+      return this.#inner.push(text);
+    } catch (error) {
+      throw answerGuardFailed(this.#sinks, error);
+    }
+  }
+
+  end(): string {
+    try {
+      return this.#inner.end();
+    } catch (error) {
+      throw answerGuardFailed(this.#sinks, error);
+    }
+  }
 }

@@ -1,0 +1,267 @@
+// The egress guard on a chat answer (../guard/answer-guard.ts does the
+// scanning, masking and restoring): the chat shapes over it.
+//
+// A stream's chunks, as the chunk relay gives them, pass ChunkGuard. Each
+// choice has at most one open text channel at a time (its content, its
+// refusal, or one tool call's arguments): text arriving for another channel
+// of the choice ends the open one first, so what the guard held of it goes
+// out ahead of the new text, in the same delta. A choice's finish ends its
+// channel; the stream's end (end()) ends every channel still open. A channel
+// the guard blocks cuts its choice there: what came before the finding goes
+// out with finish_reason content_filter, and nothing more of that choice
+// (its later chunks, its own finish) does. A tool call's first delta (its
+// id and name) waits for the first arguments the guard lets out, so a call
+// blocked before any of its arguments went out is dropped whole.
+//
+// A whole completion passes guardCompletion: each choice's content, refusal
+// and tool-call arguments, in that order; a block cuts the choice there
+// (the tool calls from the blocked one on are dropped) and makes its
+// finish_reason content_filter. A choice whose text changed loses its
+// logprobs, which would tell the original tokens.
+import type { AnswerChannel, AnswerGuard } from '../guard/answer-guard.ts';
+import type { ChatCompletion, ChatCompletionChunk, FinishReason, ToolCall, ToolCallDelta } from '../chat/types.ts';
+
+type ChunkChoice = ChatCompletionChunk['choices'][number];
+type ChunkDelta = ChunkChoice['delta'];
+type CompletionChoice = ChatCompletion['choices'][number];
+
+/** Which channel of a choice: its content, its refusal, or a tool call's arguments (the call's index). */
+const CONTENT = -1;
+const REFUSAL = -2;
+
+interface OpenChannel {
+  readonly which: number;
+  readonly channel: AnswerChannel;
+  /** A tool call's first delta (id, type, name), until the first of its arguments goes out; null once sent, and for text. */
+  header: ToolCallDelta | null;
+}
+
+interface ChoiceHold {
+  open: OpenChannel | null;
+  /** Cut by a block, or finished: nothing more of it goes out. */
+  done: boolean;
+}
+
+/** What one choice's delta is made of on the way out. */
+interface DeltaOut {
+  content: string;
+  refusal: string;
+  tools: ToolCallDelta[] | null;
+  blocked: boolean;
+}
+
+/** A stream's chat chunks through the answer guard: per choice and channel, hold-back, flush, content_filter. */
+export class ChunkGuard {
+  readonly #guard: AnswerGuard;
+  readonly #choices = new Map<number, ChoiceHold>();
+  /** The envelope of the last chunk seen: the end's chunk of held text reuses it. */
+  #last: ChatCompletionChunk | null = null;
+
+  constructor(guard: AnswerGuard) {
+    this.#guard = guard;
+  }
+
+  /** Chunks in (the relay's output, in order) -> chunks out, appended to `out` (a chunk whose delta became empty is dropped unless it carries finish_reason, usage or a role). */
+  push(chunk: ChatCompletionChunk, out: ChatCompletionChunk[]): void {
+    this.#last = chunk;
+    let choices: ChunkChoice[] | null = null;
+    for (let i = 0; i < chunk.choices.length; i++) {
+      const next = this.#choice(chunk.choices[i] as ChunkChoice);
+      if (next !== null) (choices ??= []).push(next);
+    }
+    const usage = chunk.usage;
+    if (choices === null && (usage === undefined || usage === null)) return;
+    out.push({ ...chunk, choices: choices ?? [] });
+  }
+
+  /** The upstream ended: held text out, as chunks appended to `out` (before the relay's trailing chunks). */
+  end(out: ChatCompletionChunk[]): void {
+    const last = this.#last;
+    if (last === null) return;
+    let choices: ChunkChoice[] | null = null;
+    for (const [index, hold] of this.#choices) {
+      if (hold.done || hold.open === null) continue;
+      const parts = emptyDelta();
+      closeChannel(hold, parts);
+      hold.done = true;
+      const delta = deltaOf(parts, undefined);
+      if (delta === null && !parts.blocked) continue;
+      (choices ??= []).push({ index, delta: delta ?? {}, finish_reason: parts.blocked ? 'content_filter' : null });
+    }
+    if (choices !== null) out.push({ id: last.id, object: last.object, created: last.created, model: last.model, choices });
+  }
+
+  #choice(choice: ChunkChoice): ChunkChoice | null {
+    let hold = this.#choices.get(choice.index);
+    if (hold === undefined) {
+      hold = { open: null, done: false };
+      this.#choices.set(choice.index, hold);
+    }
+    if (hold.done) return null;
+    const source = choice.delta;
+    const parts = emptyDelta();
+    const base = `answer.choices[${choice.index}].delta`;
+    if (typeof source.content === 'string' && source.content !== '') this.#text(hold, parts, CONTENT, `${base}.content`, source.content, null);
+    if (!parts.blocked && typeof source.refusal === 'string' && source.refusal !== '') this.#text(hold, parts, REFUSAL, `${base}.refusal`, source.refusal, null);
+    const calls = source.tool_calls;
+    if (calls !== undefined) {
+      for (let i = 0; i < calls.length && !parts.blocked; i++) {
+        const piece = calls[i] as ToolCallDelta;
+        const header = piece.id === undefined && piece.function?.name === undefined ? null : piece;
+        this.#text(hold, parts, piece.index, `${base}.tool_calls[${piece.index}].function.arguments`, piece.function?.arguments ?? '', header);
+      }
+    }
+    let finish: FinishReason | null = choice.finish_reason;
+    if (!parts.blocked && finish !== null && hold.open !== null) closeChannel(hold, parts);
+    if (parts.blocked) finish = 'content_filter';
+    if (finish !== null) hold.done = true;
+    const delta = deltaOf(parts, source.role);
+    if (delta === null && finish === null) return null;
+    return { index: choice.index, delta: delta ?? {}, finish_reason: finish };
+  }
+
+  /** Text for channel `which` of a choice: the open channel of another kind ends first. */
+  #text(hold: ChoiceHold, parts: DeltaOut, which: number, path: string, text: string, header: ToolCallDelta | null): void {
+    let open = hold.open;
+    if (open === null || open.which !== which) {
+      if (open !== null) {
+        closeChannel(hold, parts);
+        if (parts.blocked) return;
+      }
+      const kind = which >= 0 ? 'json' : 'text';
+      open = { which, channel: this.#guard.channel(path, kind), header: which >= 0 ? headerOf(header, which) : null };
+      hold.open = open;
+    }
+    const released = text === '' ? '' : open.channel.push(text);
+    emit(open, parts, released, false);
+    if (open.channel.blocked) {
+      parts.blocked = true;
+      hold.open = null;
+    }
+  }
+}
+
+function emptyDelta(): DeltaOut {
+  return { content: '', refusal: '', tools: null, blocked: false };
+}
+
+/** A tool call's first delta as the relay sent it, without its arguments (they go through the guard). */
+function headerOf(piece: ToolCallDelta | null, index: number): ToolCallDelta | null {
+  if (piece === null) return null;
+  const header: ToolCallDelta = { index };
+  if (piece.id !== undefined) header.id = piece.id;
+  if (piece.type !== undefined) header.type = piece.type;
+  const name = piece.function?.name;
+  header.function = name === undefined ? { arguments: '' } : { name, arguments: '' };
+  return header;
+}
+
+/** Ends the choice's open channel: the rest of its text out (unless it blocks there). */
+function closeChannel(hold: ChoiceHold, parts: DeltaOut): void {
+  const open = hold.open;
+  if (open === null) return;
+  hold.open = null;
+  const rest = open.channel.end();
+  if (open.channel.blocked) {
+    parts.blocked = true;
+    emit(open, parts, rest, false);
+    return;
+  }
+  emit(open, parts, rest, true);
+}
+
+/** Released text into the delta being made; a tool call's header goes with its first arguments (or its end). */
+function emit(open: OpenChannel, parts: DeltaOut, text: string, ending: boolean): void {
+  if (open.which === CONTENT) parts.content += text;
+  else if (open.which === REFUSAL) parts.refusal += text;
+  else {
+    const header = open.header;
+    if (header !== null) {
+      if (text === '' && !ending) return;
+      open.header = null;
+      header.function = { ...header.function, arguments: text };
+      (parts.tools ??= []).push(header);
+      return;
+    }
+    if (text === '') return;
+    const tools = (parts.tools ??= []);
+    const last = tools[tools.length - 1];
+    if (last !== undefined && last.index === open.which && last.function !== undefined) last.function = { ...last.function, arguments: (last.function.arguments ?? '') + text };
+    else tools.push({ index: open.which, function: { arguments: text } });
+  }
+}
+
+function deltaOf(parts: DeltaOut, role: ChunkDelta['role']): ChunkDelta | null {
+  const delta: ChunkDelta = {};
+  if (role !== undefined) delta.role = role;
+  if (parts.content !== '') delta.content = parts.content;
+  if (parts.refusal !== '') delta.refusal = parts.refusal;
+  if (parts.tools !== null) delta.tool_calls = parts.tools;
+  return role === undefined && parts.content === '' && parts.refusal === '' && parts.tools === null ? null : delta;
+}
+
+/** A whole completion through the guard: texts masked/restored, a blocked choice cut with finish_reason content_filter. Returns the completion to answer with (the same object when nothing changed). */
+export function guardCompletion(guard: AnswerGuard, completion: ChatCompletion): ChatCompletion {
+  let choices: CompletionChoice[] | null = null;
+  for (let i = 0; i < completion.choices.length; i++) {
+    const choice = completion.choices[i] as CompletionChoice;
+    const next = guardChoice(guard, choice);
+    if (next !== choice) (choices ??= completion.choices.slice())[i] = next;
+  }
+  return choices === null ? completion : { ...completion, choices };
+}
+
+function guardChoice(guard: AnswerGuard, choice: CompletionChoice): CompletionChoice {
+  const message = choice.message;
+  const base = `answer.choices[${choice.index}].message`;
+  let { content, refusal } = message;
+  let calls: ToolCall[] = message.tool_calls;
+  let changed = false;
+  let blocked = false;
+  if (typeof content === 'string' && content !== '') {
+    const guarded = guard.whole(`${base}.content`, 'text', content);
+    if (guarded.text !== content) {
+      content = guarded.text;
+      changed = true;
+    }
+    blocked = guarded.blocked;
+  }
+  if (typeof refusal === 'string' && refusal !== '') {
+    if (blocked) refusal = null;
+    else {
+      const guarded = guard.whole(`${base}.refusal`, 'text', refusal);
+      if (guarded.text !== refusal) {
+        refusal = guarded.text;
+        changed = true;
+      }
+      blocked = guarded.blocked;
+    }
+  }
+  for (let k = 0; k < calls.length; k++) {
+    if (blocked) {
+      // The calls from the blocked one on did not complete: none of them goes out.
+      calls = calls.slice(0, k);
+      break;
+    }
+    const call = calls[k] as ToolCall;
+    const args = call.function.arguments;
+    const guarded = guard.whole(`${base}.tool_calls[${k}].function.arguments`, 'json', args);
+    if (guarded.blocked) {
+      blocked = true;
+      calls = calls.slice(0, k);
+      break;
+    }
+    if (guarded.text !== args) {
+      if (calls === message.tool_calls) calls = calls.slice();
+      calls[k] = { ...call, function: { ...call.function, arguments: guarded.text } };
+    }
+  }
+  if (!changed && !blocked && calls === message.tool_calls) return choice;
+  return {
+    ...choice,
+    message: { ...message, content, refusal, tool_calls: calls },
+    // The log probabilities name the tokens as generated: the masked or cut text's originals.
+    logprobs: changed || blocked ? null : choice.logprobs,
+    finish_reason: blocked ? 'content_filter' : choice.finish_reason,
+  };
+}
