@@ -1,11 +1,24 @@
 // The answer guard on passed-through events and answers (RawEventGuard,
 // guardRawAnswer), with a guard whose rules the tests can predict
 // (./answer-guard-fake.ts: SECRET masked, BLOCK blocked, 5 characters held):
-// every event each door's client gets, exactly.
+// every event each door's client gets, exactly; and the door pump failing
+// closed when the real guard's scanner throws.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { RawEvent } from '../../src/chat/messages-origin.ts';
+import { rawEventChunk, type RawEvent } from '../../src/chat/messages-origin.ts';
+import type { ChatCompletionChunk } from '../../src/chat/types.ts';
+import { parseConfig } from '../../src/config/config-parser.ts';
+import { ApiError } from '../../src/errors/api-error.ts';
 import { guardRawAnswer, RawEventGuard } from '../../src/gateway/answer-raw-guard.ts';
+import { pumpDoorStream, type DoorPumpControl, type FrameSink } from '../../src/gateway/door-stream-pump.ts';
+import { messagesDoorStream } from '../../src/gateway/messages-stream.ts';
+import { createRequestGuard, type GuardSinks } from '../../src/gateway/request-guard.ts';
+import { responsesDoorStream } from '../../src/gateway/responses-stream.ts';
+import { PlaceholderBook, type AnswerGuard } from '../../src/guard/answer-guard.ts';
+import { NO_LIMITS } from '../../src/limits/key-limits.ts';
+import { checkMessageStream } from '../support/anthropic-message-stream-checker.ts';
+import { streamOfChunks } from '../support/drive-provider.ts';
+import { checkResponseStream } from '../support/responses-stream-checker.ts';
 import { FakeAnswerGuard } from './answer-guard-fake.ts';
 
 function ev(event: string, data: Record<string, unknown>): RawEvent {
@@ -323,4 +336,69 @@ test('Responses: a whole answer: texts and arguments masked; a block cuts the me
     incomplete_details: { reason: 'content_filter' },
     output: [msgItem('incomplete', [textPart('a ')])],
   });
+});
+
+// --- fail closed, through the door pump ---
+
+const AWS_KEY = 'AKIAQ3EGRTWXZ7PLMN4K';
+/** An answer guard whose scanner throws. */
+function faultyGuard(): AnswerGuard {
+  const config = parseConfig({ providers: { demo: { type: 'demo' } }, aliases: { chat: { provider: 'demo' } }, guard: { detectors: { secrets: 'mask' }, answers: { scan: true, holdBackChars: 64 } } }, null, '/tmp');
+  const faulty = { lastSteps: 0, scan: (): void => { throw new TypeError('boom'); } };
+  const logger = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined };
+  const sinks: GuardSinks = { log: {}, requestId: 'req_1', logger: logger as unknown as GuardSinks['logger'] };
+  const guard = createRequestGuard(config, faulty).answers(sinks, 'chat', { id: 'key_1', expiresAt: null, allowedAliases: null, limits: NO_LIMITS }, new PlaceholderBook());
+  assert.ok(guard !== null);
+  return guard;
+}
+
+function recorder(answerGuard: AnswerGuard): { text: () => string; errors: string[]; control: DoorPumpControl } {
+  let text = '';
+  const errors: string[] = [];
+  const sink: FrameSink = {
+    async frames(t) {
+      text += t;
+    },
+    end: () => undefined,
+  };
+  return { text: () => text, errors, control: { open: () => sink, endedForShutdown: () => false, clientGone: () => false, onStreamError: (code) => void errors.push(code), answerGuard } };
+}
+
+async function* items<T>(list: readonly T[]): AsyncGenerator<T> {
+  for (const item of list) yield item;
+}
+
+const carrier = (event: string, data: Record<string, unknown>) => rawEventChunk({ event, data: JSON.stringify(data), translated: [] });
+
+test('fail closed: a passed-through Messages stream whose scan throws ends with the error event, nothing of the text', async () => {
+  const { text, errors, control } = recorder(faultyGuard());
+  const chunks = [
+    carrier('message_start', start),
+    carrier('content_block_start', textStart(0)),
+    carrier('content_block_delta', textDelta(0, `The key is ${AWS_KEY}, and this sentence runs on long past the hold-back window of sixty-four characters.`)),
+    carrier('content_block_stop', stop(0)),
+  ];
+  assert.equal(await pumpDoorStream(streamOfChunks(items(chunks)), messagesDoorStream('a', () => 1), control), false);
+  assert.deepEqual(errors, ['guard_failed']);
+  assert.equal(text().includes('The key'), false);
+  const checked = checkMessageStream(text());
+  assert.deepEqual(checked.events, ['message_start', 'content_block_start', 'error']);
+  assert.equal(checked.error?.type, 'api_error');
+});
+
+test('fail closed: a translated Responses stream whose scan throws ends failed (guard_failed); before the first event the pump throws it', async () => {
+  const base = { id: 'c', object: 'chat.completion.chunk' as const, created: 1, model: 'm' };
+  const role: ChatCompletionChunk = { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] };
+  const said: ChatCompletionChunk = { ...base, choices: [{ index: 0, delta: { content: `The key is ${AWS_KEY}, and this sentence runs on long past the hold-back window of sixty-four characters.` }, finish_reason: null }] };
+  const { text, errors, control } = recorder(faultyGuard());
+  assert.equal(await pumpDoorStream(streamOfChunks(items([role, said])), responsesDoorStream({ alias: 'a' }), control), false);
+  assert.deepEqual(errors, ['guard_failed']);
+  assert.equal(text().includes('The key'), false);
+  const checked = checkResponseStream(text());
+  assert.deepEqual(checked.events, ['response.created', 'response.in_progress', 'response.failed', 'error']);
+  assert.equal(checked.error?.code, 'guard_failed');
+
+  const first = recorder(faultyGuard());
+  await assert.rejects(pumpDoorStream(streamOfChunks(items([said])), responsesDoorStream({ alias: 'a' }), first.control), (error: unknown) => error instanceof ApiError && error.code === 'guard_failed');
+  assert.equal(first.text(), '');
 });
