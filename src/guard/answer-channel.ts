@@ -1,0 +1,247 @@
+// One text of a streamed answer through the guard: the received text not yet
+// released is held; each push releases all but its last `holdBack`
+// characters, less what a finding or a placeholder still reaching into that
+// tail needs. A finding is applied only once it lies wholly before the held
+// tail, so a value split over pushes is treated exactly as in the whole text
+// when it becomes recognisable within `holdBack` characters of its start (a
+// private key needs its header and 64 characters of body, about 100; a JWT or
+// an operator regex match can be longer, and a stream may release part of one
+// before it is recognised).
+import type { GuardFinding } from './body-guard.ts';
+import type { GuardAction } from './guard-policy.ts';
+import { jsonAdvance, jsonEscape, jsonReplace, JsonState } from './json-text.ts';
+import type { PlaceholderBook } from './placeholder-book.ts';
+
+/** text: plain text. json: JSON source text (tool-call arguments, tool_use input_json): a restored value is
+ * JSON-escaped; a mask outside a JSON string goes in as a JSON string so the JSON stays valid. signed: scanned,
+ * never changed (a mask is recorded as log; a block still cuts). */
+export type ChannelKind = 'text' | 'json' | 'signed';
+
+export interface AnswerChannel {
+  /** Text that may go out now (scanned, masked, restored); '' when all of it is held. After a block: always ''. */
+  push(text: string): string;
+  /** The channel ended: the rest (held text, scanned as ended). */
+  end(): string;
+  /** A block finding stopped this channel: what came before it was given, nothing after. */
+  readonly blocked: boolean;
+}
+
+/** Held text per channel at most: a finding that reaches past it is not waited for; the text so far is scanned as ended. */
+export const MAX_HELD_CHARS = 65_536;
+
+/**
+ * Released text kept before the held text and scanned with it, never released again: detectors that read
+ * before a value see what the whole text shows them (an AWS secret up to 200 characters after its id, a
+ * phone number's context word up to 40 before it, an assignment's name). A detector that needs more than
+ * this before a value misses it in a stream where the whole text would not.
+ */
+export const CONTEXT_CHARS = 256;
+
+/** A finding in a channel's held text: offsets into it. */
+export interface Hit {
+  readonly detector: string;
+  readonly start: number;
+  readonly end: number;
+  readonly action: GuardAction;
+}
+
+/** A restorable placeholder in a channel's held text. */
+export interface Span {
+  readonly start: number;
+  readonly end: number;
+  readonly original: string;
+}
+
+export const NO_HITS: readonly Hit[] = [];
+export const NO_SPANS: readonly Span[] = [];
+
+/** What a channel needs from its answer's guard. */
+export interface ChannelHost {
+  readonly book: PlaceholderBook;
+  /** Characters held back per push (0 when only restoring: only an unfinished placeholder is held). */
+  readonly holdBack: number;
+  readonly scanning: boolean;
+  restoring(kind: ChannelKind): boolean;
+  /** The findings of `context + held` that start in `held`, with their action, offsets into `held`. */
+  hits(context: string, held: string): readonly Hit[];
+  /** The request's placeholders in `text`, in order. */
+  spans(text: string): readonly Span[];
+  record(finding: GuardFinding): void;
+}
+
+const WHITESPACE = /[ \t\n\r]/;
+
+export class TextChannel implements AnswerChannel {
+  readonly #guard: ChannelHost;
+  readonly #path: string;
+  readonly #kind: ChannelKind;
+  /** Text received and not yet released. */
+  #held = '';
+  /** The end of the released text (raw, as received), at most CONTEXT_CHARS of it. */
+  #context = '';
+  /** False once the context lost its beginning: the scan then starts after its first whitespace, at a word's start. */
+  #contextWhole = true;
+  /** For json: the lexical state where the held text begins. */
+  #json: number = JsonState.Out;
+  #blocked = false;
+
+  constructor(guard: ChannelHost, path: string, kind: ChannelKind) {
+    this.#guard = guard;
+    this.#path = path;
+    this.#kind = kind;
+  }
+
+  get blocked(): boolean {
+    return this.#blocked;
+  }
+
+  /** Characters held back now (for tests of the bound). */
+  get heldChars(): number {
+    return this.#held.length;
+  }
+
+  push(text: string): string {
+    if (this.#blocked || text === '') return '';
+    const guard = this.#guard;
+    if (!guard.scanning && !guard.restoring(this.#kind)) return text;
+    this.#held += text;
+    return this.#release(false);
+  }
+
+  end(): string {
+    if (this.#blocked) return '';
+    const out = this.#held === '' ? '' : this.#release(true);
+    this.#held = '';
+    this.#context = '';
+    this.#contextWhole = true;
+    this.#json = JsonState.Out;
+    return out;
+  }
+
+  /** A whole text: released as ended. */
+  finish(text: string): string {
+    this.#held = text;
+    return this.end();
+  }
+
+  /** Releases what the rules allow: all of it when `ended`, else all but the held tail. */
+  #release(ended: boolean): string {
+    const guard = this.#guard;
+    const held = this.#held;
+    if (!ended && guard.holdBack > 0 && held.length <= guard.holdBack) return '';
+    const hits = guard.hits(this.#scanContext(), held);
+    const restoring = guard.restoring(this.#kind);
+    const spans = restoring ? guard.spans(held) : NO_SPANS;
+    const kept = spans.length === 0 ? hits : withoutOverlaps(hits, spans);
+    let limit = ended ? held.length : held.length - guard.holdBack;
+    if (!ended) {
+      // A finding reaching into the held tail may still grow: held from its start.
+      for (const hit of kept) {
+        if (hit.end > limit) {
+          limit = Math.min(limit, hit.start);
+          break;
+        }
+      }
+      for (const span of spans) if (span.start < limit && span.end > limit) limit = span.start;
+      if (restoring) {
+        const open = held.lastIndexOf('[');
+        if (open !== -1 && open < limit && held.indexOf(']', open) === -1 && held.length - open < guard.book.longestRestorable) limit = open;
+      }
+      // A surrogate pair goes out whole: a client decoding each chunk on its own would see two broken characters.
+      // Only the tail rule can put the limit inside a pair (nothing a finding or placeholder starts with is a
+      // low surrogate), so taking the pair out holds one character less, never more; a high surrogate that
+      // ends the text so far (restoring alone holds no tail) waits for its other half.
+      if (limit > 0 && isHighSurrogate(held.charCodeAt(limit - 1))) {
+        if (isLowSurrogate(held.charCodeAt(limit))) limit++;
+        else if (limit === held.length) limit--;
+      }
+      for (const hit of kept) if (hit.start < limit && hit.end > limit) limit = hit.start;
+      if (held.length - limit > MAX_HELD_CHARS) return this.#release(true);
+      if (limit <= 0) return '';
+    }
+    return this.#commit(held, limit, kept, spans);
+  }
+
+  /** The released context the scan starts from. */
+  #scanContext(): string {
+    const context = this.#context;
+    if (this.#contextWhole || context === '') return context;
+    const space = context.search(WHITESPACE);
+    return space === -1 ? context : context.slice(space + 1);
+  }
+
+  /** Releases `held[0, limit)`: findings recorded and applied, placeholders restored. */
+  #commit(held: string, limit: number, hits: readonly Hit[], spans: readonly Span[]): string {
+    const guard = this.#guard;
+    const json = this.#kind === 'json';
+    const signed = this.#kind === 'signed';
+    let state = this.#json;
+    let out = '';
+    let from = 0;
+    let h = 0;
+    let p = 0;
+    for (;;) {
+      const hit = h < hits.length && (hits[h] as Hit).start < limit ? (hits[h] as Hit) : null;
+      const span = p < spans.length && (spans[p] as Span).start < limit ? (spans[p] as Span) : null;
+      if (hit === null && span === null) break;
+      const start = hit !== null && (span === null || hit.start < span.start) ? hit.start : (span as Span).start;
+      out += held.slice(from, start);
+      if (json) state = jsonAdvance(state, held, from, start);
+      let end: number;
+      if (hit !== null && hit.start === start) {
+        h++;
+        end = hit.end;
+        const action = signed && hit.action === 'mask' ? 'log' : hit.action;
+        if (action !== 'off') guard.record({ detector: hit.detector, path: this.#path, action });
+        if (action === 'block') {
+          this.#blocked = true;
+          this.#held = '';
+          this.#context = '';
+          return out;
+        }
+        if (action === 'mask') {
+          const placeholder = guard.book.placeholderFor(hit.detector, held.slice(start, end), false);
+          out += json ? jsonReplace(state, held, start, end, placeholder) : placeholder;
+        } else out += held.slice(start, end);
+      } else {
+        const restored = span as Span;
+        p++;
+        end = restored.end;
+        out += json ? jsonReplace(state, held, start, end, jsonEscape(restored.original)) : restored.original;
+      }
+      if (json) state = jsonAdvance(state, held, start, end);
+      from = end;
+    }
+    out += held.slice(from, limit);
+    if (json) this.#json = jsonAdvance(state, held, from, limit);
+    this.#held = held.slice(limit);
+    const context = this.#context + held.slice(0, limit);
+    if (context.length > CONTEXT_CHARS) {
+      this.#context = context.slice(context.length - CONTEXT_CHARS);
+      this.#contextWhole = false;
+    } else this.#context = context;
+    return out;
+  }
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** `hits` without those overlapping a restorable placeholder: the placeholder is the client's, not the model's. */
+function withoutOverlaps(hits: readonly Hit[], spans: readonly Span[]): readonly Hit[] {
+  if (hits.length === 0) return hits;
+  const kept: Hit[] = [];
+  let p = 0;
+  for (const hit of hits) {
+    while (p < spans.length && (spans[p] as Span).end <= hit.start) p++;
+    const span = spans[p];
+    if (span !== undefined && span.start < hit.end) continue;
+    kept.push(hit);
+  }
+  return kept;
+}

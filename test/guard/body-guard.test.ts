@@ -1,0 +1,70 @@
+// The request side's masking through the book it shares with the answer, and
+// signed thinking: scanned, never changed; redacted thinking not scanned.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PlaceholderBook } from '../../src/guard/answer-guard.ts';
+import { guardBody } from '../../src/guard/body-guard.ts';
+import { effectiveGuardPolicy, type GuardAction } from '../../src/guard/guard-policy.ts';
+import { createGuardScanner, DETECTOR_NAMES } from '../../src/guard/guard-types.ts';
+
+const scanner = createGuardScanner({ detectors: new Set(DETECTOR_NAMES), patterns: [] });
+const policy = (detectors: Record<string, GuardAction>) => effectiveGuardPolicy({ detectors, patterns: [] }, null, null);
+const CARD = '5555555555554444';
+
+function turn(blocks: unknown[]): unknown {
+  return { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: blocks }] };
+}
+
+describe('guardBody and the book', () => {
+  it('masks are written in the book, restorable; the outcome carries it', () => {
+    const out = guardBody({ m: `card ${CARD} and ${CARD}` }, scanner, policy({ card_number: 'mask' }));
+    assert.deepEqual(out.masked, { m: 'card [CARD_NUMBER_1] and [CARD_NUMBER_1]' });
+    assert.equal(out.book.originalOf('[CARD_NUMBER_1]'), CARD);
+    assert.equal(out.book.hasRestorable, true);
+  });
+
+  it('a given book: the numbering continues in it', () => {
+    const book = new PlaceholderBook();
+    book.placeholderFor('card_number', '4111111111111111', true);
+    const out = guardBody({ m: `card ${CARD}` }, scanner, policy({ card_number: 'mask' }), book);
+    assert.equal(out.book, book);
+    assert.deepEqual(out.masked, { m: 'card [CARD_NUMBER_2]' });
+  });
+
+  it('nothing found: no findings, nothing masked, an empty book', () => {
+    const out = guardBody({ m: 'nothing here' }, scanner, policy({ card_number: 'mask' }));
+    assert.deepEqual({ findings: out.findings, blocked: out.blocked, masked: out.masked, restorable: out.book.hasRestorable }, { findings: [], blocked: null, masked: null, restorable: false });
+  });
+});
+
+describe('signed thinking in a request', () => {
+  const body = turn([
+    { type: 'thinking', thinking: `the card ${CARD}`, signature: 'c2lnbmF0dXJl' },
+    { type: 'redacted_thinking', data: `${CARD} bob@example.org` },
+    { type: 'text', text: `the card ${CARD}` },
+  ]);
+
+  it('a mask leaves the signed text as it is and is recorded as log; redacted data is not scanned', () => {
+    const out = guardBody(body, scanner, policy({ card_number: 'mask', email: 'block' }));
+    assert.deepEqual(out.findings, [
+      { detector: 'card_number', path: 'messages[1].content[0].thinking', action: 'log' },
+      { detector: 'card_number', path: 'messages[1].content[2].text', action: 'mask' },
+    ]);
+    assert.equal(out.blocked, null);
+    assert.deepEqual(out.masked, turn([
+      { type: 'thinking', thinking: `the card ${CARD}`, signature: 'c2lnbmF0dXJl' },
+      { type: 'redacted_thinking', data: `${CARD} bob@example.org` },
+      { type: 'text', text: 'the card [CARD_NUMBER_1]' },
+    ]));
+  });
+
+  it('a block in signed text still blocks', () => {
+    const out = guardBody(body, scanner, policy({ card_number: 'block' }));
+    assert.deepEqual(out.blocked, { detector: 'card_number', path: 'messages[1].content[0].thinking', action: 'block' });
+  });
+
+  it('thinking without a signature is ordinary text', () => {
+    const out = guardBody(turn([{ type: 'thinking', thinking: `the card ${CARD}` }]), scanner, policy({ card_number: 'mask' }));
+    assert.deepEqual(out.masked, turn([{ type: 'thinking', thinking: 'the card [CARD_NUMBER_1]' }]));
+  });
+});
