@@ -150,7 +150,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
  * guard faults: nothing of the answer is sent.
  */
 function guardAnswer(guard: AnswerGuard, completion: ChatCompletion): ChatCompletion {
-  // TODO(integration): `setRawAnswer(completion, guardRawAnswer(raw, guard))` once ./answer-raw-guard.ts (helper P) lands; until then a passed-through answer goes out unguarded.
+  // TODO(integration): `setRawAnswer(completion, guardRawAnswer(raw, guard))` once ./answer-raw-guard.ts lands; until then a passed-through answer goes out unguarded.
   if (rawAnswer(completion) !== undefined) return completion;
   return guardCompletion(guard, completion);
 }

@@ -83,6 +83,13 @@ async function lineOf(requestId: string): Promise<Record<string, unknown>> {
   return find() as Record<string, unknown>;
 }
 
+/** A chat stream's exact bytes: one chunk per choice JSON (an empty string: the usage chunk), then [DONE]. */
+function sse(model: string, choices: string[]): string {
+  const head = `{"id":"chatcmpl-up","object":"chat.completion.chunk","created":1700000000,"model":"${model}","choices":`;
+  const usage = '[],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":0}}}';
+  return [...choices.map((c) => (c === '' ? `${head}${usage}` : `${head}[${c}]}`)), '[DONE]'].map((p) => `data: ${p}\n\n`).join('');
+}
+
 interface StreamRead {
   content: string;
   /** Each tool call's id, name and arguments, by index. */
@@ -186,6 +193,14 @@ describe('a streamed answer', () => {
   test('an AWS key split over two chunks is masked; the usage chunk and [DONE] still come', async () => {
     script = { chunks: [delta({ role: 'assistant', content: `Use AKIAQ3EGRT` }), delta({ content: `WXZ7PLMN4K now.` }), delta({}, 'stop'), { id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1700000000, model: 'm', choices: [], usage: USAGE }] };
     const res = await chat('service-fake', 'which key?', 'st-mask', { stream: true, stream_options: { include_usage: true } });
+    assert.equal(
+      res.text,
+      sse('service-fake', [
+        '{"index":0,"delta":{"role":"assistant"},"finish_reason":null}',
+        '{"index":0,"delta":{"content":"Use [AWS_ACCESS_KEY_1] now."},"finish_reason":"stop"}',
+        '',
+      ]),
+    );
     const read = readStream(res.text);
     assert.equal(read.content, 'Use [AWS_ACCESS_KEY_1] now.');
     assert.deepEqual(read.finishes, ['stop']);
@@ -197,6 +212,9 @@ describe('a streamed answer', () => {
     const text = `Your card is ${CARD}, expiring soon; nothing more to say about it.`;
     script = { chunks: contentChunks(text, 1) };
     const res = await chat('service-fake', 'my card?', 'st-block', { stream: true });
+    // Held until the window of 64 is full, then a character at a time as they came; the finding cuts the choice.
+    const pieces = ['Y', 'o', 'u', 'r', ' ', 'c', 'a', 'r', 'd', ' ', 'i'].map((c) => `{"index":0,"delta":{"content":"${c}"},"finish_reason":null}`);
+    assert.equal(res.text, sse('service-fake', ['{"index":0,"delta":{"role":"assistant"},"finish_reason":null}', ...pieces, '{"index":0,"delta":{"content":"s "},"finish_reason":"content_filter"}']));
     const read = readStream(res.text);
     assert.equal(read.content, 'Your card is ');
     assert.deepEqual(read.finishes, ['content_filter']);
@@ -234,6 +252,14 @@ describe('a streamed answer', () => {
       ],
     };
     const res = await chat('masking', `charge ${CARD}`, 'st-restore', { stream: true });
+    assert.equal(
+      res.text,
+      sse('masking', [
+        '{"index":0,"delta":{"role":"assistant"},"finish_reason":null}',
+        `{"index":0,"delta":{"content":"Charging ${CARD} now."},"finish_reason":null}`,
+        `{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"charge","arguments":"{\\"card\\":\\"${CARD}\\"}"}}]},"finish_reason":"tool_calls"}`,
+      ]),
+    );
     const read = readStream(res.text);
     assert.equal(read.content, `Charging ${CARD} now.`);
     assert.deepEqual(read.calls, [{ id: 'call_1', name: 'charge', arguments: `{"card":"${CARD}"}` }]);

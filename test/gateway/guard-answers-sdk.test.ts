@@ -1,0 +1,83 @@
+// The official `openai` npm package reads answers the egress guard changed:
+// a stream cut by a block (finish_reason content_filter, no usage lost), a
+// stream whose key was masked and whose tool-call arguments were restored,
+// and a whole answer cut the same way; no error on any of them.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import OpenAI from 'openai';
+import { startGuardRig, type GuardRig } from './guard-rig.ts';
+
+const AWS_KEY = 'AKIAQ3EGRTWXZ7PLMN4K';
+const CARD = '4111111111111111';
+const USAGE = { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 };
+
+let rig: GuardRig;
+let client: OpenAI;
+let chunks: unknown[] = [];
+
+function delta(d: Record<string, unknown>, finish: string | null = null): unknown {
+  return { id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1700000000, model: 'm', choices: [{ index: 0, delta: d, finish_reason: finish }] };
+}
+const usageChunk = { id: 'chatcmpl-up', object: 'chat.completion.chunk', created: 1700000000, model: 'm', choices: [], usage: USAGE };
+
+before(async () => {
+  rig = await startGuardRig({
+    aliases: {
+      'service-fake': { provider: 'fake', model: 'upstream-model-1' },
+      'masking': { provider: 'fake', model: 'upstream-model-1', guard: { detectors: { secrets: 'mask', card_number: 'mask' }, answers: { scan: true, restore: true, holdBackChars: 64 } } },
+    },
+    guard: { detectors: { secrets: 'mask', card_number: 'block' }, answers: { scan: true, restore: true, holdBackChars: 64 } },
+  });
+  rig.upstream.handle = (req, res) => {
+    if ((req.body as { stream?: boolean }).stream === true) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const chunk of chunks) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      res.end('data: [DONE]\n\n');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion', created: 1700000000, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: `Card ${CARD} on file.` }, finish_reason: 'stop' }], usage: USAGE }));
+  };
+  client = new OpenAI({ baseURL: `${rig.gw.baseUrl}/v1`, apiKey: rig.gw.key, maxRetries: 0, timeout: 10_000 });
+});
+after(() => rig.close());
+
+test('a streamed answer cut by a block: the text before it, content_filter, the usage chunk', async () => {
+  chunks = [delta({ role: 'assistant', content: 'Your card is ' }), delta({ content: `${CARD.slice(0, 6)}` }), delta({ content: `${CARD.slice(6)} and that is all.` }), delta({}, 'stop'), usageChunk];
+  const stream = await client.chat.completions.create({ model: 'service-fake', messages: [{ role: 'user', content: 'my card?' }], stream: true, stream_options: { include_usage: true } });
+  let text = '';
+  const finishes: string[] = [];
+  let usage: unknown;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    for (const choice of chunk.choices) {
+      text += choice.delta.content ?? '';
+      if (choice.finish_reason !== null) finishes.push(choice.finish_reason);
+    }
+  }
+  assert.equal(text, 'Your card is ');
+  assert.deepEqual(finishes, ['content_filter']);
+  assert.deepEqual(usage, { ...USAGE, prompt_tokens_details: { cached_tokens: 0 } });
+});
+
+test('a streamed answer with a masked key and restored tool-call arguments, read with the stream helper', async () => {
+  chunks = [
+    delta({ role: 'assistant', content: `Key ${AWS_KEY.slice(0, 10)}` }),
+    delta({ content: `${AWS_KEY.slice(10)}; charging.` }),
+    delta({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'charge', arguments: '{"card":"[CARD_NU' } }] }),
+    delta({ tool_calls: [{ index: 0, function: { arguments: 'MBER_1]"}' } }] }),
+    delta({}, 'tool_calls'),
+  ];
+  const runner = client.chat.completions.stream({ model: 'masking', messages: [{ role: 'user', content: `charge ${CARD}` }] });
+  const completion = await runner.finalChatCompletion();
+  const message = completion.choices[0]?.message;
+  assert.equal(message?.content, 'Key [AWS_ACCESS_KEY_1]; charging.');
+  assert.equal(message?.tool_calls?.[0]?.type === 'function' ? message.tool_calls[0].function.arguments : undefined, `{"card":"${CARD}"}`);
+  assert.equal(completion.choices[0]?.finish_reason, 'tool_calls');
+});
+
+test('a whole answer cut by a block', async () => {
+  const completion = await client.chat.completions.create({ model: 'service-fake', messages: [{ role: 'user', content: 'my card?' }] });
+  assert.equal(completion.choices[0]?.message.content, 'Card ');
+  assert.equal(completion.choices[0]?.finish_reason, 'content_filter');
+});
