@@ -107,6 +107,7 @@ export class RawMessageEvents {
       // The signature follows the whole thinking: the held rest goes out before it.
       const open = this.#open.get(index);
       if (open !== undefined) {
+        this.#open.delete(index);
         this.#give(open, open.channel.end(), out);
         if (this.#blocked) return;
       }
