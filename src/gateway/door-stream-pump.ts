@@ -146,7 +146,9 @@ export async function pumpDoorStream(source: UpstreamStream, door: DoorStream, c
     const failure = guarded === null ? err : guarded.failing(err);
     const known = failure instanceof ApiError ? failure : undefined;
     control.onStreamError(known?.code ?? 'internal_error', known === undefined ? failure : undefined);
-    const event = door.errorEvents(failure, encoder);
+    // An upstream that failed mid-hold: what the guard held of a translated stream goes out scanned, ahead of the error.
+    const held = guarded !== null && encoder !== undefined && known?.code !== 'guard_failed' ? guarded.heldEvents(encoder) : '';
+    const event = held + door.errorEvents(failure, encoder);
     // Queued, and the response ended at once: see the chat pump on a client that stopped reading.
     sink.frames(event).catch(() => undefined);
     sink.end();
@@ -195,6 +197,18 @@ class GuardedEvents {
       throw guardFailure(error);
     }
     return out;
+  }
+
+  /** The held text of a translated stream as `encoder`'s events, as far as the guard and the encoder get with it. */
+  heldEvents(encoder: DoorStreamEncoder): string {
+    const events: string[] = [];
+    try {
+      const held = this.endChunks();
+      for (let i = 0; i < held.length; i++) encoder.push(held[i] as ChatCompletionChunk, events);
+    } catch {
+      // The stream ends with its error all the same: what was scanned and encoded before the throw goes (its sequence numbers are spent).
+    }
+    return events.join('');
   }
 
   raw(event: RawEvent, events: string[]): void {

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { rawEventChunk, type RawEvent } from '../../src/chat/messages-origin.ts';
 import type { ChatCompletionChunk } from '../../src/chat/types.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
-import { ApiError } from '../../src/errors/api-error.ts';
+import { ApiError, UpstreamError } from '../../src/errors/api-error.ts';
 import { guardRawAnswer, RawEventGuard } from '../../src/gateway/answer-raw-guard.ts';
 import { pumpDoorStream, type DoorPumpControl, type FrameSink } from '../../src/gateway/door-stream-pump.ts';
 import { messagesDoorStream } from '../../src/gateway/messages-stream.ts';
@@ -401,4 +401,26 @@ test('fail closed: a translated Responses stream whose scan throws ends failed (
   const first = recorder(faultyGuard());
   await assert.rejects(pumpDoorStream(streamOfChunks(items([said])), responsesDoorStream({ alias: 'a' }), first.control), (error: unknown) => error instanceof ApiError && error.code === 'guard_failed');
   assert.equal(first.text(), '');
+});
+
+test('an upstream that fails mid-hold: the held text of a translated stream goes out scanned, then the error event', async () => {
+  const config = parseConfig({ providers: { demo: { type: 'demo' } }, aliases: { chat: { provider: 'demo' } }, guard: { detectors: { secrets: 'mask' }, answers: { scan: true, holdBackChars: 64 } } }, null, '/tmp');
+  const logger = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined };
+  const sinks: GuardSinks = { log: {}, requestId: 'req_1', logger: logger as unknown as GuardSinks['logger'] };
+  const guard = createRequestGuard(config).answers(sinks, 'chat', { id: 'key_1', expiresAt: null, allowedAliases: null, limits: NO_LIMITS }, new PlaceholderBook());
+  assert.ok(guard !== null);
+  const base = { id: 'c', object: 'chat.completion.chunk' as const, created: 1, model: 'm' };
+  const said = (content: string): ChatCompletionChunk => ({ ...base, choices: [{ index: 0, delta: { content }, finish_reason: null }] });
+  async function* failing(): AsyncGenerator<ChatCompletionChunk> {
+    yield { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] };
+    yield said(`short, with ${AWS_KEY}`);
+    throw new UpstreamError('upstream_stream_truncated', 'The upstream stream ended before the completion finished.');
+  }
+  const { text, errors, control } = recorder(guard);
+  assert.equal(await pumpDoorStream(streamOfChunks(failing()), messagesDoorStream('a', () => 1), control), false);
+  assert.deepEqual(errors, ['upstream_stream_truncated']);
+  const checked = checkMessageStream(text());
+  assert.deepEqual(checked.events, ['message_start', 'content_block_start', 'content_block_delta', 'error']);
+  assert.deepEqual(checked.message.content, [{ type: 'text', text: 'short, with [AWS_ACCESS_KEY_1]' }]);
+  assert.equal(text().includes(AWS_KEY), false);
 });
