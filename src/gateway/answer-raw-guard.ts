@@ -43,6 +43,11 @@ export class RawEventGuard {
     this.#door.end(out);
   }
 
+  /** The upstream failed: the held text of every open channel, as the deltas that carry it. */
+  flush(out: RawEvent[]): void {
+    this.#door.flush(out);
+  }
+
   /** The upstream's own failure event as the client may get it: the texts it repeats, guarded. */
   failure(event: RawEvent): RawEvent {
     return this.#door.failure(event);

@@ -143,11 +143,11 @@ export async function pumpDoorStream(source: UpstreamStream, door: DoorStream, c
     source.close();
     if (sink === undefined) throw err;
     if (control.endedForShutdown() || control.clientGone()) return false;
+    // An upstream that failed mid-hold: what the guard held goes out scanned, ahead of the error.
+    const held = guarded === null || (err instanceof ApiError && err.code === 'guard_failed') ? '' : guarded.heldEvents(encoder);
     const failure = guarded === null ? err : guarded.failing(err);
     const known = failure instanceof ApiError ? failure : undefined;
     control.onStreamError(known?.code ?? 'internal_error', known === undefined ? failure : undefined);
-    // An upstream that failed mid-hold: what the guard held of a translated stream goes out scanned, ahead of the error.
-    const held = guarded !== null && encoder !== undefined && known?.code !== 'guard_failed' ? guarded.heldEvents(encoder) : '';
     const event = held + door.errorEvents(failure, encoder);
     // Queued, and the response ended at once: see the chat pump on a client that stopped reading.
     sink.frames(event).catch(() => undefined);
@@ -199,12 +199,19 @@ class GuardedEvents {
     return out;
   }
 
-  /** The held text of a translated stream as `encoder`'s events, as far as the guard and the encoder get with it. */
-  heldEvents(encoder: DoorStreamEncoder): string {
+  /** The held text as events (a translated stream's through `encoder`), as far as the guard and the encoder get with it. */
+  heldEvents(encoder: DoorStreamEncoder | undefined): string {
     const events: string[] = [];
     try {
-      const held = this.endChunks();
-      for (let i = 0; i < held.length; i++) encoder.push(held[i] as ChatCompletionChunk, events);
+      if (this.#rawGuard !== undefined) {
+        const out = this.#raws;
+        out.length = 0;
+        this.#rawGuard.flush(out);
+        for (let i = 0; i < out.length; i++) events.push(this.#door.rawFrame(out[i] as RawEvent));
+      } else if (encoder !== undefined) {
+        const held = this.endChunks();
+        for (let i = 0; i < held.length; i++) encoder.push(held[i] as ChatCompletionChunk, events);
+      }
     } catch {
       // The stream ends with its error all the same: what was scanned and encoded before the throw goes (its sequence numbers are spent).
     }

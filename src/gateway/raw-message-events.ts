@@ -75,6 +75,14 @@ export class RawMessageEvents {
     this.#deltaSent = this.#stopSent = true;
   }
 
+  flush(out: RawEvent[]): void {
+    for (const open of this.#open.values()) {
+      if (this.#blocked) break;
+      this.#give(open, open.channel.end(), out);
+    }
+    this.#open.clear();
+  }
+
   /** Anthropic's error events repeat no text. */
   failure(event: RawEvent): RawEvent {
     return event;

@@ -27,6 +27,10 @@ interface Channel {
   given: string;
   /** What came in: the done events are rewritten only when the two differ. */
   received: string;
+  /** Its done event came: nothing held any more. */
+  ended: boolean;
+  readonly path: string;
+  readonly itemId: unknown;
 }
 
 interface OpenMessage {
@@ -91,6 +95,21 @@ export class RawResponseEvents {
     if (this.#blocked && !this.#terminalSent) this.#cutTerminal(null, out);
   }
 
+  flush(out: RawEvent[]): void {
+    for (const [key, channel] of this.#channels) {
+      if (this.#blocked || this.#terminalSent) return;
+      if (channel.ended) continue;
+      channel.ended = true;
+      const rest = channel.channel.end();
+      channel.given += rest;
+      const [o, c] = key.split(':').map(Number) as [number, number | undefined];
+      const kind = c === undefined ? 'response.function_call_arguments.delta' : channel.path.endsWith('.refusal') ? 'response.refusal.delta' : 'response.output_text.delta';
+      const data: Json = { type: kind, sequence_number: 0, item_id: channel.itemId, output_index: o, ...(c === undefined ? {} : { content_index: c }) };
+      if (rest !== '') this.#emit(null, { ...data, delta: rest, ...(kind === 'response.output_text.delta' ? { logprobs: [] } : {}) }, out, true, kind);
+      if (channel.channel.blocked) this.#cut(kind, data, channel, out);
+    }
+  }
+
   /** The upstream's response.failed repeats the output: the guarded items, as the client got them. */
   failure(event: RawEvent): RawEvent {
     const data = parse(event);
@@ -107,7 +126,7 @@ export class RawResponseEvents {
     const { key, path, kind } = where(event.event, data);
     let channel = this.#channels.get(key);
     if (channel === undefined) {
-      channel = { channel: this.#guard.channel(path, kind), given: '', received: '' };
+      channel = { channel: this.#guard.channel(path, kind), given: '', received: '', ended: false, path, itemId: data['item_id'] };
       this.#channels.set(key, channel);
     }
     channel.received += delta;
@@ -124,6 +143,7 @@ export class RawResponseEvents {
     if (channel === undefined) return this.#emit(event, data, out);
     const rest = channel.channel.end();
     channel.given += rest;
+    channel.ended = true;
     const deltaEvent = event.event.replace(/\.done$/, '.delta');
     const field = event.event === 'response.output_text.done' ? 'text' : event.event === 'response.refusal.done' ? 'refusal' : 'arguments';
     if (rest !== '') this.#emit(null, { type: deltaEvent, sequence_number: 0, ...placeOf(data), delta: rest, ...(field === 'text' ? { logprobs: [] } : {}) }, out, true, deltaEvent);
@@ -162,7 +182,7 @@ export class RawResponseEvents {
     this.#emit(event, { ...data, response: { ...response, output } }, out, true);
   }
 
-  /** An item as done: the texts its channels gave; an item no channel saw (never streamed) guarded whole. */
+  /** An item as done: the texts its channels gave; a text no channel saw (never streamed) guarded whole. */
   #guardedItem(index: number, item: Json): Json {
     if (item['type'] === 'function_call') {
       const channel = this.#channels.get(String(index));
@@ -174,19 +194,22 @@ export class RawResponseEvents {
     const content = item['content'].map((part: unknown, c: number) => {
       const channel = this.#channels.get(`${index}:${c}`);
       const field = isObject(part) ? partField(part) : null;
-      if (field === null || channel === undefined || channel.given === channel.received) return part;
+      if (field === null) return part;
+      // A part no delta said (only its done events): guarded whole.
+      const text = channel === undefined ? this.#guard.whole(`answer.output[${index}].content[${c}].${field}`, 'text', (part as Json)[field] as string).text : channel.given;
+      if (text === (part as Json)[field]) return part;
       changed = true;
-      return { ...(part as Json), [field]: channel.given };
+      return { ...(part as Json), [field]: text };
     });
     return changed ? { ...item, content } : item;
   }
 
-  /** The terminal event's output: each item as done here (by its output_index), any other guarded whole. */
+  /** The terminal (or failure) event's output: each item as done here (by its output_index), any other as its channels gave it. */
   #output(items: unknown[]): unknown[] {
     return items.map((item, i) => {
       const done = this.#done.get(i);
       if (done !== undefined) return done;
-      return isObject(item) ? (guardOutputItem(item, `answer.output[${i}]`, this.#guard).item ?? item) : item;
+      return isObject(item) ? this.#guardedItem(i, item) : item;
     });
   }
 

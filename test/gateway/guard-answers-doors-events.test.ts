@@ -5,7 +5,7 @@
 // closed when the real guard's scanner throws.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { rawEventChunk, type RawEvent } from '../../src/chat/messages-origin.ts';
+import { rawEventChunk, setRawErrorEvent, type RawEvent } from '../../src/chat/messages-origin.ts';
 import type { ChatCompletionChunk } from '../../src/chat/types.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { ApiError, UpstreamError } from '../../src/errors/api-error.ts';
@@ -423,4 +423,36 @@ test('an upstream that fails mid-hold: the held text of a translated stream goes
   assert.deepEqual(checked.events, ['message_start', 'content_block_start', 'content_block_delta', 'error']);
   assert.deepEqual(checked.message.content, [{ type: 'text', text: 'short, with [AWS_ACCESS_KEY_1]' }]);
   assert.equal(text().includes(AWS_KEY), false);
+});
+
+test('a passed-through stream that fails mid-hold: the held text goes out, then the failure (Responses: its output as the client got it)', async () => {
+  async function* failing<T>(list: readonly T[], error: Error): AsyncGenerator<T> {
+    yield* list;
+    throw error;
+  }
+  const messages = recorder(new FakeAnswerGuard());
+  const cut = new UpstreamError('upstream_stream_truncated', 'The upstream stream ended before the completion finished.');
+  const messageChunks = [carrier('message_start', start), carrier('content_block_start', textStart(0)), carrier('content_block_delta', textDelta(0, 'hi SECRET there'))];
+  assert.equal(await pumpDoorStream(streamOfChunks(failing(messageChunks, cut)), messagesDoorStream('a', () => 1), messages.control), false);
+  const checked = checkMessageStream(messages.text());
+  assert.deepEqual(checked.events, ['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'error']);
+  assert.deepEqual(checked.message.content, [{ type: 'text', text: 'hi [SECRET_1] there' }]);
+
+  const responses = recorder(new FakeAnswerGuard());
+  const failed = { type: 'response.failed', sequence_number: 4, response: { ...created.response, status: 'failed', output: [msgItem('in_progress', [textPart('abc SECRET xyz')])] } };
+  const failure = new UpstreamError('upstream_error', 'The upstream failed.');
+  setRawErrorEvent(failure, ev('response.failed', failed));
+  const responseChunks = [
+    carrier('response.created', created),
+    carrier('response.output_item.added', { type: 'response.output_item.added', sequence_number: 1, output_index: 0, item: msgItem('in_progress', []) }),
+    carrier('response.content_part.added', { type: 'response.content_part.added', sequence_number: 2, ...at, part: textPart('') }),
+    carrier('response.output_text.delta', { type: 'response.output_text.delta', sequence_number: 3, ...at, delta: 'abc SECRET xyz', logprobs: [] }),
+  ];
+  assert.equal(await pumpDoorStream(streamOfChunks(failing(responseChunks, failure)), responsesDoorStream({ alias: 'a' }), responses.control), false);
+  const events = responses.text().split('\n\n').filter((e) => e !== '').map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 'data: '.length)) as Record<string, unknown>);
+  assert.deepEqual(events.slice(3), [
+    { type: 'response.output_text.delta', sequence_number: 3, ...at, delta: 'abc [SECRET_1]', logprobs: [] },
+    { type: 'response.output_text.delta', sequence_number: 4, ...at, delta: ' xyz', logprobs: [] },
+    { ...failed, sequence_number: 5, response: { ...failed.response, model: 'a', output: [msgItem('in_progress', [textPart('abc [SECRET_1] xyz')])] } },
+  ]);
 });
