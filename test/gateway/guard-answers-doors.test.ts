@@ -297,6 +297,16 @@ describe('the Responses door, a Responses upstream (passed through)', () => {
     assert.equal((await accessLine('r-mask'))['guard'], 'aws_access_key:answer.output[0].content[0].text:mask,email:answer.output[0].content[0].text:log,aws_access_key:answer.output[1].arguments:mask');
   });
 
+  test("restore: the request's masked key comes back in the text and the function arguments, JSON-escaped where it must be", async () => {
+    answer = sse(responsesEvents(['Yours: [AWS_ACCESS', '_KEY_1].'], ['{"key":"[AWS_', 'ACCESS_KEY_1]"}']));
+    const res = await post('/v1/responses', { model: 'a-resp', input: `keep ${AWS} safe`, stream: true }, 'r-restore');
+    assert.equal(JSON.stringify(up.requests.at(-1)?.body).includes(AWS), false);
+    const response = checkResponseStream(res.text).response;
+    assert.equal(response['output'][0].content[0].text, `Yours: ${AWS}.`);
+    assert.deepEqual(JSON.parse(response['output'][1].arguments), { key: AWS });
+    assert.equal((await accessLine('r-restore'))['guard'], 'aws_access_key:input:mask');
+  });
+
   test('a stored response (store: true) is what the client got', async () => {
     answer = sse(responsesEvents(pieces(`stored ${AWS} here`, 6)));
     const res = await post('/v1/responses', { model: 'a-resp', input: 'hi', stream: true, store: true }, 'r-store');
