@@ -38,7 +38,7 @@ import type { KeyPatch, KeyRecord, KeyStore, ListedKey } from '../state/key-stor
 import type { StateBackend } from '../state/state-backend.ts';
 import { GRANULARITIES, type Granularity } from '../usage/usage-series.ts';
 import type { AdminHandler, AdminPrincipal, AdminRoute } from './admin-principal.ts';
-import { usageView } from './usage-view.ts';
+import { periodUsageView, usageView } from './usage-view.ts';
 
 export interface AdminApiDeps {
   /** The configuration and alias routes serving now (a reload swaps them). */
@@ -177,11 +177,7 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
 
   const usage: Handler = async (ctx) => {
     const id = keyId(ctx, '/api/keys/:id/usage');
-    const query = new URL(ctx.req.url ?? '/', 'http://admin').searchParams;
-    const granularity = (query.get('granularity') ?? 'hour') as Granularity;
-    if (!GRANULARITIES.includes(granularity)) {
-      throw new InvalidRequestError("granularity must be 'hour' or 'day'.", 'granularity', 'invalid_value');
-    }
+    const granularity = granularityOf(ctx);
     const t = now();
     const record = await storeCall(() => state.keys.get(id));
     const series = await state.usage.series(id, granularity, t);
@@ -189,6 +185,12 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
     const used = tokenBudget === null && costBudget === null ? null : await state.limiter.budgetUsed(id, record.limits, t);
     const days = costBudget === null ? null : granularity === 'day' ? series : await state.usage.series(id, 'day', t);
     sendJson(ctx.res, 200, usageView(id, series, record.limits, used, deps.view().config.currency, t, days), NO_STORE);
+  };
+
+  const usageByKey: Handler = async (ctx) => {
+    const granularity = granularityOf(ctx);
+    const t = now();
+    sendJson(ctx.res, 200, periodUsageView(granularity, await state.usage.periodTotals(granularity, t), deps.view().config.currency, t), NO_STORE);
   };
 
   const aliases: Handler = async (ctx) => {
@@ -225,8 +227,19 @@ export function createAdminApi(deps: AdminApiDeps): AdminRoute[] {
     { method: 'POST', path: '/api/keys/:id/revoke', need: 'keys', handler: revoke },
     { method: 'POST', path: '/api/keys/:id/rotate', need: 'keys', handler: rotate },
     { method: 'GET', path: '/api/keys/:id/usage', need: 'read', handler: usage },
+    { method: 'GET', path: '/api/usage', need: 'read', handler: usageByKey },
     { method: 'GET', path: '/api/aliases', need: 'read', handler: aliases },
   ];
+}
+
+/** The `granularity` query parameter of the usage routes: `hour` (the default) or `day`. */
+function granularityOf(ctx: RequestContext): Granularity {
+  const query = new URL(ctx.req.url ?? '/', 'http://admin').searchParams;
+  const granularity = (query.get('granularity') ?? 'hour') as Granularity;
+  if (!GRANULARITIES.includes(granularity)) {
+    throw new InvalidRequestError("granularity must be 'hour' or 'day'.", 'granularity', 'invalid_value');
+  }
+  return granularity;
 }
 
 /**

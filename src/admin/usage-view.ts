@@ -1,13 +1,14 @@
-// The body of GET /api/keys/:id/usage (docs/admin-api.md), pure: a key's usage
-// series with each bucket's cost in currency units beside its integer nanos, and
-// where its token and cost budgets stand. The handler in admin-api.ts reads the
-// store and the limiter and hands their answers here.
+// The bodies of GET /api/keys/:id/usage and GET /api/usage (docs/admin-api.md),
+// pure: a key's usage series with each bucket's cost in currency units beside its
+// integer nanos, and where its token and cost budgets stand; every key's usage
+// over the same period. The handlers in admin-api.ts read the store and the
+// limiter and hand their answers here.
 import { budgetWindowAt } from '../limits/budget-period.ts';
 import { amountOf } from '../limits/cost.ts';
 import type { BudgetPeriod, KeyLimits } from '../limits/key-limits.ts';
 import type { BudgetUse } from '../limits/limiter.ts';
-import type { KeyUsage } from '../usage/usage-ledger.ts';
-import type { Granularity, UsageBucket, UsageSeries } from '../usage/usage-series.ts';
+import { HOUR_MS, type KeyUsage } from '../usage/usage-ledger.ts';
+import { bucketStart, SERIES_LENGTH, type Granularity, type UsageBucket, type UsageSeries } from '../usage/usage-series.ts';
 
 type Costed<T extends KeyUsage> = T & { cost: number };
 
@@ -68,4 +69,21 @@ export function usageView(keyId: string, series: UsageSeries, limits: KeyLimits,
             currency,
           },
   };
+}
+
+export interface PeriodUsageView {
+  granularity: Granularity;
+  /** ISO 8601 start of the period: the first bucket of a key's series at the same granularity. */
+  from: string;
+  /** Every key with recorded usage, by id; a key with none in the period has zeros. */
+  data: Costed<KeyUsage & { keyId: string }>[];
+  currency: string;
+}
+
+/** Every key's usage over the period a series at `granularity` covers at `nowMs` (48 hours, 30 days). */
+export function periodUsageView(granularity: Granularity, totals: ReadonlyMap<string, KeyUsage>, currency: string, nowMs: number): PeriodUsageView {
+  const size = granularity === 'hour' ? HOUR_MS : 24 * HOUR_MS;
+  const from = bucketStart(nowMs, granularity) - (SERIES_LENGTH[granularity] - 1) * size;
+  const data = [...totals].map(([keyId, u]) => costed({ keyId, ...u }));
+  return { granularity, from: new Date(from).toISOString(), data, currency };
 }

@@ -139,10 +139,23 @@ export interface UsageCounts {
   costNanos?: number;
   /** The same in currency units (a float, for people reading the JSON; the page uses costNanos). */
   cost?: number;
+  /** The egress guard's findings by action (counts only); absent from older servers. */
+  guardBlocked?: number;
+  guardMasked?: number;
+  guardLogged?: number;
 }
 
 export interface UsageBucket extends UsageCounts {
   start: string;
+}
+
+/** GET /api/usage: every key's usage over the period a series covers. */
+export interface UsageByKey {
+  granularity: Granularity;
+  /** Start of the period's first bucket. */
+  from: string;
+  data: Array<UsageCounts & { keyId: string }>;
+  currency: string;
 }
 
 export interface KeyUsage {

@@ -3,7 +3,7 @@
 // token it was given at login (or by GET /api/session). Every outcome is data:
 // callers switch on `ok` and on the server's stable error `code`.
 
-import type { AliasCatalogue, ApiFailure, ApiOutcome, AuditPage, Granularity, IssuedKey, IssuedToken, KeyChanges, KeyRecord, KeyUsage, Session, SignInOptions, TokenRequest, TokenView } from './admin-model.ts';
+import type { AliasCatalogue, ApiFailure, ApiOutcome, AuditPage, Granularity, IssuedKey, IssuedToken, KeyChanges, KeyRecord, KeyUsage, Session, SignInOptions, TokenRequest, TokenView, UsageByKey } from './admin-model.ts';
 
 /** Longest Retry-After the page honours; anything larger is a server bug, not a wait. */
 const MAX_RETRY_AFTER_SECONDS = 3600;
@@ -86,6 +86,7 @@ export const adminApi = {
   revokeKey: (id: string) => call<KeyRecord>('POST', `${keyPath(id)}/revoke`),
   rotateKey: (id: string) => call<IssuedKey>('POST', `${keyPath(id)}/rotate`),
   keyUsage: (id: string, granularity: Granularity) => call<KeyUsage>('GET', `${keyPath(id)}/usage?granularity=${granularity}`),
+  usageByKey: (granularity: Granularity) => call<UsageByKey>('GET', `/api/usage?granularity=${granularity}`),
   aliases: () => call<AliasCatalogue>('GET', '/api/aliases'),
   /** No session needed: the login screen asks before anyone signs in. */
   signInOptions: () => call<SignInOptions>('GET', '/api/sso', undefined, { authenticated: false }),

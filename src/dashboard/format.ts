@@ -1,6 +1,6 @@
 // How the dashboard words values: dates, counts, limits, circuit states.
 // Pure functions over API data, no DOM, so the wording lives in one place.
-import type { CircuitState, KeyGuard, KeyLimits, KeyStatus } from './admin-model.ts';
+import type { CircuitState, KeyGuard, KeyLimits, KeyStatus, UsageCounts } from './admin-model.ts';
 import { formatCostBudget } from './money.ts';
 
 /**
@@ -82,12 +82,51 @@ export function limitParts(limits: KeyLimits, currency: string): string[] {
   return parts;
 }
 
-/** A key's own guard, `secrets: block · email: mask`; '' when it has none. */
+/** What a key guard with no detector says: it is set (and counts), it just adds nothing. */
+export const EMPTY_GUARD = 'empty policy (no detectors of its own)';
+
+/**
+ * A key's own guard, `secrets: block · email: mask`; EMPTY_GUARD for one set
+ * with no detectors, which is not the same as none; '' when it has none.
+ */
 export function describeGuard(guard: KeyGuard | null | undefined): string {
   if (guard === null || guard === undefined) return '';
-  return Object.entries(guard.detectors)
-    .map(([name, action]) => `${name}: ${action}`)
-    .join(LIMIT_SEPARATOR);
+  const entries = Object.entries(guard.detectors);
+  if (entries.length === 0) return EMPTY_GUARD;
+  return entries.map(([name, action]) => `${name}: ${action}`).join(LIMIT_SEPARATOR);
+}
+
+/** The egress guard's findings by action (absent from older servers: 0). */
+export interface GuardFindings {
+  blocked: number;
+  masked: number;
+  logged: number;
+}
+
+export function findingsOf(u: UsageCounts): GuardFindings {
+  return { blocked: u.guardBlocked ?? 0, masked: u.guardMasked ?? 0, logged: u.guardLogged ?? 0 };
+}
+
+export function hasFindings(f: GuardFindings): boolean {
+  return f.blocked + f.masked + f.logged > 0;
+}
+
+/** The findings of several buckets (a period) added up. */
+export function sumFindings(all: readonly UsageCounts[]): GuardFindings {
+  const sum = { blocked: 0, masked: 0, logged: 0 };
+  for (const u of all) {
+    const f = findingsOf(u);
+    sum.blocked += f.blocked;
+    sum.masked += f.masked;
+    sum.logged += f.logged;
+  }
+  return sum;
+}
+
+/** `["2 blocked", "1 masked", "0 logged"]`: every action, zeros too, so a row reads the same way in every key; [] for none at all. */
+export function findingParts(f: GuardFindings): string[] {
+  if (!hasFindings(f)) return [];
+  return [`${formatCount(f.blocked)} blocked`, `${formatCount(f.masked)} masked`, `${formatCount(f.logged)} logged`];
 }
 
 export function describeAliases(allowed: string[] | null): string {

@@ -1,11 +1,13 @@
-// The key list and its actions: create, edit, rotate, revoke, usage. A raw
-// key only passes through here on its way to the shown-once dialog.
+// The key list and its actions: create, edit, rotate, revoke, usage; the
+// guard's findings per key when there are any (key-findings.ts). A raw key
+// only passes through here on its way to the shown-once dialog.
 import { adminApi } from './api.ts';
 import type { AliasCatalogue, ApiFailure, IssuedKey, KeyRecord } from './admin-model.ts';
 import { firstRequest } from './first-request.ts';
 import { createConfirmDialog, createSecretDialog } from './dialogs.ts';
 import { byId, clear, el, whenElement } from './dom.ts';
 import { describeAliases, describeGuard, describeLimits, formatShortDateTime, LIMIT_SEPARATOR, limitParts, STATUS_LABEL } from './format.ts';
+import { createKeyFindings } from './key-findings.ts';
 import { createKeyForm, type KeyFormChoices } from './key-form.ts';
 import { createUsageView } from './usage-view.ts';
 
@@ -30,6 +32,8 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
   const confirm = createConfirmDialog();
   const usage = createUsageView(context.failed);
   let keys: KeyRecord[] = [];
+  let currency = '';
+  const findings = createKeyFindings(context.failed, () => body.replaceChildren(...keys.map((k) => row(k, currency))));
 
   async function showIssued(issued: IssuedKey, verb: string): Promise<void> {
     const { record } = issued;
@@ -130,7 +134,9 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
       cell('Last used', [when(key.lastUsedAt)], 'key-last-used'),
       cell('Expires', [when(key.expiresAt)], 'key-expires'),
       cell('Aliases', [describeAliases(key.allowedAliases)], 'key-aliases'),
-      cell('Limits', [el('span', {}, limitsText(key, currency)), guardLine(key)], 'key-limits'),
+      // One child for the same reason as the findings' cell: the guard line goes under the limits, not beside the label.
+      cell('Limits', [el('div', {}, [el('span', {}, limitsText(key, currency)), guardLine(key)])], 'key-limits'),
+      findings.cell(key.id),
       el('td', { className: 'actions', attrs: { 'data-label': 'Actions' } }, [
         el('div', { className: 'action-group' }, [
           actionButton('Usage', `Usage of ${key.name}`, 'key-usage', (button) => usage.show(key, button)),
@@ -145,12 +151,12 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
 
   async function load(): Promise<void> {
     table.setAttribute('aria-busy', 'true');
-    const outcome = await adminApi.listKeys();
+    const [outcome] = await Promise.all([adminApi.listKeys(), findings.load()]);
     table.removeAttribute('aria-busy');
     if (!outcome.ok) return context.failed(outcome.failure);
     keys = outcome.value.data;
     // Only a spending budget needs the currency, which the key records do not carry.
-    const currency = keys.some((k) => k.limits.costBudget != null) ? ((await context.catalogue())?.currency ?? '') : '';
+    currency = keys.some((k) => k.limits.costBudget != null) ? ((await context.catalogue())?.currency ?? '') : '';
     body.replaceChildren(...keys.map((k) => row(k, currency)));
     empty.hidden = keys.length > 0;
     table.hidden = keys.length === 0;
@@ -168,6 +174,7 @@ export function createKeysView(context: KeysViewContext): { load(): Promise<void
     reset() {
       keys = [];
       clear(body);
+      findings.reset();
       usage.hide();
     },
   };

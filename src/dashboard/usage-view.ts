@@ -1,9 +1,11 @@
-// The per-key usage panel: totals, the budgets, three bar charts (requests,
-// tokens, cost) and the same numbers as a table for screen readers and copying.
+// The per-key usage panel: totals, the budgets, the egress guard's findings in
+// the period (for a key the guard has found anything in), bar charts (requests,
+// tokens, cost, findings) and the same numbers as a table for screen readers
+// and copying.
 import { adminApi } from './api.ts';
 import type { ApiFailure, BudgetPeriod, Granularity, KeyRecord, KeyUsage, UsageCounts } from './admin-model.ts';
 import { byId, clear, el, timeElement, type Child } from './dom.ts';
-import { formatBucketStart, formatCount, formatDateTime } from './format.ts';
+import { findingsOf, formatBucketStart, formatCount, formatDateTime, hasFindings, sumFindings, type GuardFindings } from './format.ts';
 import { formatAmount, formatCost, nanosOfAmount, uncountedNote } from './money.ts';
 import { buildBarChart } from './usage-chart.ts';
 import { usageRows } from './usage-rows.ts';
@@ -23,7 +25,14 @@ const BUDGET_WINDOW: Record<BudgetPeriod, string> = { day: 'today (UTC)', month:
 const IN_FLIGHT_NOTE = 'Used includes requests still in flight, each reserved at its upper bound until it finishes.';
 
 const PERIOD_WORDS: Record<Granularity, string> = { hour: 'last 48 hours, per hour', day: 'last 30 days, per day' };
+const PERIOD_SPAN: Record<Granularity, string> = { hour: 'last 48 hours', day: 'last 30 days' };
 const PERIOD_NOUN: Record<Granularity, [one: string, many: string]> = { hour: ['hour', 'hours'], day: ['day', 'days'] };
+
+const FINDINGS: Array<{ field: keyof GuardFindings; label: string; testId: string }> = [
+  { field: 'blocked', label: 'Blocked', testId: 'usage-findings-blocked' },
+  { field: 'masked', label: 'Masked', testId: 'usage-findings-masked' },
+  { field: 'logged', label: 'Logged', testId: 'usage-findings-logged' },
+];
 
 interface UsageView {
   /**
@@ -48,6 +57,9 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
   const budget = byId('usage-budget', HTMLElement);
   const charts = byId('usage-charts', HTMLElement);
   const table = byId('usage-table', HTMLElement);
+  const findings = byId('usage-findings', HTMLElement);
+  const findingsTitle = byId('usage-findings-title', HTMLElement);
+  const findingsCounts = byId('usage-findings-counts', HTMLElement);
 
   let key: KeyRecord | null = null;
   let opener: HTMLElement | null = null;
@@ -113,6 +125,17 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
     }
     budget.replaceChildren(...bars);
     if (bars.length > 0) budget.append(el('p', { className: 'hint budget-note', text: IN_FLIGHT_NOTE, testId: 'usage-budget-note' }));
+    // Shown for a key the guard has ever found anything in, zeros included: "none this week" is worth reading there.
+    const guarded = hasFindings(findingsOf(usage.totals));
+    findings.hidden = !guarded;
+    clear(findingsCounts);
+    if (guarded) {
+      const inPeriod = sumFindings(usage.buckets);
+      findingsTitle.textContent = `Guard findings, ${PERIOD_SPAN[g]}`;
+      for (const f of FINDINGS) {
+        findingsCounts.append(el('div', { className: 'total' }, [el('dt', { text: f.label }), el('dd', { text: formatCount(inPeriod[f.field]), testId: f.testId })]));
+      }
+    }
     const labels = usage.buckets.map((bucket) => formatBucketStart(bucket.start, g));
     charts.replaceChildren(
       buildBarChart({
@@ -144,7 +167,25 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
         columns: usage.buckets.map((b, i) => ({ label: labels[i] ?? b.start, values: [b.costNanos ?? 0] })),
       }),
     );
-    table.replaceChildren(usageNote(g), usageTable(usage, currency));
+    if (guarded) {
+      charts.append(
+        buildBarChart({
+          title: `Guard findings, ${PERIOD_WORDS[g]}`,
+          unit: 'findings',
+          testId: 'usage-chart-findings',
+          series: [
+            { name: 'Blocked', className: 'fill-blocked' },
+            { name: 'Masked', className: 'fill-masked' },
+            { name: 'Logged', className: 'fill-logged' },
+          ],
+          columns: usage.buckets.map((b, i) => {
+            const f = findingsOf(b);
+            return { label: labels[i] ?? b.start, values: [f.blocked, f.masked, f.logged] };
+          }),
+        }),
+      );
+    }
+    table.replaceChildren(usageNote(g), usageTable(usage, currency, guarded));
   }
 
   const view: UsageView = {
@@ -169,6 +210,8 @@ export function createUsageView(onFailure: (failure: ApiFailure) => void): Usage
       clear(budget);
       clear(charts);
       clear(table);
+      clear(findingsCounts);
+      findings.hidden = true;
     },
     shownKeyId: () => key?.id ?? null,
   };
@@ -189,17 +232,22 @@ function usageNote(g: Granularity): HTMLElement {
   return el('p', { className: 'hint', text: `Newest first. Each run of ${PERIOD_NOUN[g][1]} without requests is one row.`, testId: 'usage-table-note' });
 }
 
-function usageTable(usage: KeyUsage, currency: string): HTMLTableElement {
+/** The table of the panel's numbers; `guarded` adds the guard's findings (blocked, masked, logged) as three columns. */
+function usageTable(usage: KeyUsage, currency: string, guarded: boolean): HTMLTableElement {
   const g = usage.granularity;
   const [one, many] = PERIOD_NOUN[g];
   const head = ['Period starting', 'Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Cached tokens', currency === '' ? 'Cost' : `Cost (${currency})`];
+  if (guarded) head.push('Guard blocked', 'Guard masked', 'Guard logged');
+  const num = (text: string, i: number): HTMLTableCellElement => el('td', { className: 'num', text, attrs: { 'data-label': head[i] ?? '' } });
   const rows = usageRows(usage.buckets).map((row) => {
     if (row.kind === 'traffic') {
       const b = row.bucket;
+      const f = findingsOf(b);
       return el('tr', { attrs: { 'data-periods': '1' }, testId: 'usage-row' }, [
         el('th', { attrs: { scope: 'row', 'data-label': head[0] ?? '' } }, [timeElement(b.start, formatBucketStart(b.start, g))]),
-        ...[b.requests, b.errors, b.promptTokens, b.completionTokens, b.cachedTokens].map((n, i) => el('td', { className: 'num', text: formatCount(n), attrs: { 'data-label': head[i + 1] ?? '' } })),
-        el('td', { className: 'num', text: formatCost(b.costNanos ?? 0, ''), attrs: { 'data-label': head[6] ?? '' } }),
+        ...[b.requests, b.errors, b.promptTokens, b.completionTokens, b.cachedTokens].map((n, i) => num(formatCount(n), i + 1)),
+        num(formatCost(b.costNanos ?? 0, ''), 6),
+        ...(guarded ? [f.blocked, f.masked, f.logged].map((n, i) => num(formatCount(n), i + 7)) : []),
       ]);
     }
     const span: Child[] = row.count === 1
@@ -210,7 +258,7 @@ function usageTable(usage: KeyUsage, currency: string): HTMLTableElement {
       el('td', { text: `No requests in ${row.count === 1 ? `this ${one}` : `these ${row.count} ${many}`}`, attrs: { colspan: String(head.length - 1) } }),
     ]);
   });
-  // On a phone each period is a card, its numbers labelled (seven columns do not fit).
+  // On a phone each period is a card, its numbers labelled (seven to ten columns do not fit).
   return el('table', { className: 'data-table stacking-table', testId: 'usage-table' }, [
     el('caption', { className: 'visually-hidden', text: `Usage, ${PERIOD_WORDS[g]}, newest first. Each run of ${many} without requests is one row.` }),
     el('thead', {}, [el('tr', {}, head.map((h) => el('th', { text: h, attrs: { scope: 'col' } })))]),

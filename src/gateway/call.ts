@@ -289,7 +289,7 @@ export class Call {
   private account(key: KeyPolicy, reported: Usage | undefined): RequestCharge | null {
     const reservation = this.reservation;
     if (reservation === null) {
-      this.deps.usage.record(key.id, { charged: null, error: this.failed() });
+      this.deps.usage.record(key.id, { charged: null, error: this.failed(), guard: this.guardTally });
       return null;
     }
     // The permit is settled whatever happens below: a throw (a charge the usage ledger
@@ -304,7 +304,7 @@ export class Call {
       const charge = this.decideCharge(key, reservation, reported);
       settleWith = charge;
       const charged = charge.basis === 'none' ? null : { promptTokens: charge.promptTokens, completionTokens: charge.completionTokens, cachedTokens: charge.cachedTokens, costNanos: charge.costNanos };
-      this.deps.usage.record(key.id, { charged, error: this.failed() });
+      this.deps.usage.record(key.id, { charged, error: this.failed(), guard: this.guardTally });
       return charge;
     } finally {
       if (this.permit !== null) this.settle(this.permit, settleWith);

@@ -2,7 +2,7 @@
 // data directory, written under its lock by src/usage/usage-file.ts, so several
 // processes on one directory add up.
 import { flushPendingUsage, readUsageFile } from '../usage/usage-file.ts';
-import { seriesOf } from '../usage/usage-series.ts';
+import { periodSum, seriesOf } from '../usage/usage-series.ts';
 import type { UsageStore } from './usage-store-port.ts';
 
 export function createFileUsageStore(dataDir: string): UsageStore {
@@ -14,6 +14,10 @@ export function createFileUsageStore(dataDir: string): UsageStore {
     async totals() {
       const all = await readUsageFile(dataDir);
       return new Map([...all].map(([id, s]) => [id, s.totals]));
+    },
+    async periodTotals(granularity, nowMs) {
+      const all = await readUsageFile(dataDir);
+      return new Map([...all.keys()].sort().map((id) => [id, periodSum(seriesOf(all.get(id), granularity, nowMs))]));
     },
   };
 }

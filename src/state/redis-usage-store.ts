@@ -1,14 +1,15 @@
 // Usage counters in Redis, added to by every instance's ledger flushes.
 //
 // Layout under prefix P for gateway key K:
-//   P{K}:usage:total        hash  requests, promptTokens, completionTokens, cachedTokens, errors, costNanos
+//   P{K}:usage:total        hash  requests, promptTokens, completionTokens, cachedTokens, errors, costNanos,
+//                                 guardBlocked, guardMasked, guardLogged
 //   P{K}:usage:hour:<id>    hash  the same fields for one UTC hour (`2026-11-22T05`)
 //   P{K}:usage:day:<id>     hash  the same fields for one UTC day (`2026-11-22`)
 //   P{keys}:usage-ids       set   every key id with usage, for totals()
 // Hour and day buckets expire when they leave RETENTION (usage-series.ts): an hour a
 // week after it started, a day about 13 months after. Totals never expire. A field
 // that is 0 is not written, so a hash lacks it until it is used: absent fields read
-// as 0 (hashes written before cost was recorded have no costNanos).
+// as 0 (hashes written before cost or the guard's findings were recorded lack them).
 //
 // A flush is one script call (FLUSH_SCRIPT) running the SADDs, HINCRBYs and PEXPIREs
 // atomically: one round trip. When the call fails (Redis away, the script refused by
@@ -25,7 +26,7 @@ import type { RedisClient } from '../redis/client.ts';
 import { defineScript } from '../redis/script.ts';
 import type { RedisArg, RedisReply } from '../redis/resp.ts';
 import { addUsage, emptyUsage, HOUR_MS, USAGE_FIELDS, type KeyUsage, type PendingUsage } from '../usage/usage-ledger.ts';
-import { bucketId, bucketStart, emptyStoredUsage, GRANULARITIES, RETENTION, SERIES_LENGTH, seriesOf, toKeyUsage, type Granularity, type UsageSeries } from '../usage/usage-series.ts';
+import { bucketId, bucketStart, emptyStoredUsage, GRANULARITIES, periodSum, RETENTION, SERIES_LENGTH, seriesOf, toKeyUsage, type Granularity, type UsageSeries } from '../usage/usage-series.ts';
 import type { UsageStore } from './state-backend.ts';
 
 const DAY_MS = 24 * HOUR_MS;
@@ -164,33 +165,17 @@ export function createRedisUsageStore(client: RedisClient, options: RedisUsageSt
       }
     },
 
-    async series(keyId: string, granularity: Granularity, nowMs: number): Promise<UsageSeries> {
-      const keys = redisUsageKeys(keyPrefix, keyId);
-      const size = BUCKET_MS[granularity];
-      const last = bucketStart(nowMs, granularity);
-      const ids: string[] = [];
-      for (let i = SERIES_LENGTH[granularity] - 1; i >= 0; i--) ids.push(bucketId(last - i * size, granularity));
-      // Issued in one turn: one round trip for the whole series.
-      const [total, ...buckets] = await Promise.all([
-        client.command(['HGETALL', keys.total]),
-        ...ids.map((id) => client.command(['HGETALL', keys.bucket(granularity, id)])),
-      ]);
-      const totals = usageOf(total ?? [], keys.total);
-      if (totals === null) return seriesOf(undefined, granularity, nowMs);
-      const stored = emptyStoredUsage();
-      stored.totals = totals;
-      const map = granularity === 'hour' ? stored.hours : stored.days;
-      ids.forEach((id, i) => {
-        const u = usageOf(buckets[i] ?? [], keys.bucket(granularity, id));
-        if (u !== null) map.set(id, u);
-      });
-      return seriesOf(stored, granularity, nowMs);
+    series,
+
+    async periodTotals(granularity: Granularity, nowMs: number): Promise<Map<string, KeyUsage>> {
+      const keyIds = await usageIds();
+      // Every key's series issued in the same turn: one round trip for all of them.
+      const all = await Promise.all(keyIds.map((id) => series(id, granularity, nowMs)));
+      return new Map(keyIds.map((id, i) => [id, periodSum(all[i] as UsageSeries)]));
     },
 
     async totals(): Promise<Map<string, KeyUsage>> {
-      const ids = await client.command(['SMEMBERS', idsKey]);
-      if (!Array.isArray(ids)) throw new UsageStoreReplyError(`Unexpected reply reading ${idsKey}.`);
-      const keyIds = ids.map(String).sort();
+      const keyIds = await usageIds();
       const replies = await Promise.all(keyIds.map((id) => client.command(['HGETALL', redisUsageKeys(keyPrefix, id).total])));
       const out = new Map<string, KeyUsage>();
       keyIds.forEach((id, i) => {
@@ -200,4 +185,33 @@ export function createRedisUsageStore(client: RedisClient, options: RedisUsageSt
       return out;
     },
   };
+
+  async function usageIds(): Promise<string[]> {
+    const ids = await client.command(['SMEMBERS', idsKey]);
+    if (!Array.isArray(ids)) throw new UsageStoreReplyError(`Unexpected reply reading ${idsKey}.`);
+    return ids.map(String).sort();
+  }
+
+  async function series(keyId: string, granularity: Granularity, nowMs: number): Promise<UsageSeries> {
+    const keys = redisUsageKeys(keyPrefix, keyId);
+    const size = BUCKET_MS[granularity];
+    const last = bucketStart(nowMs, granularity);
+    const ids: string[] = [];
+    for (let i = SERIES_LENGTH[granularity] - 1; i >= 0; i--) ids.push(bucketId(last - i * size, granularity));
+    // Issued in one turn: one round trip for the whole series.
+    const [total, ...buckets] = await Promise.all([
+      client.command(['HGETALL', keys.total]),
+      ...ids.map((id) => client.command(['HGETALL', keys.bucket(granularity, id)])),
+    ]);
+    const totals = usageOf(total ?? [], keys.total);
+    if (totals === null) return seriesOf(undefined, granularity, nowMs);
+    const stored = emptyStoredUsage();
+    stored.totals = totals;
+    const map = granularity === 'hour' ? stored.hours : stored.days;
+    ids.forEach((id, i) => {
+      const u = usageOf(buckets[i] ?? [], keys.bucket(granularity, id));
+      if (u !== null) map.set(id, u);
+    });
+    return seriesOf(stored, granularity, nowMs);
+  }
 }

@@ -12,4 +12,6 @@ export interface UsageStore {
   series(keyId: string, granularity: Granularity, nowMs: number): Promise<UsageSeries>;
   /** Every key's all-time totals. */
   totals(): Promise<Map<string, KeyUsage>>;
+  /** Every key with stored usage, its usage over the period `series(id, granularity, nowMs)` covers (periodSum), by key id in order. */
+  periodTotals(granularity: Granularity, nowMs: number): Promise<Map<string, KeyUsage>>;
 }

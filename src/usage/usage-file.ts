@@ -4,9 +4,11 @@
 //
 //   {"version":2,"keys":{"<key id>":{"totals":{...},"hours":{"2026-11-22T05":{...}},"days":{"2026-11-22":{...}}}}}
 //
-// Each {...} holds requests, promptTokens, completionTokens, cachedTokens, errors
-// and costNanos (integer nanos of the configured currency). Files written before
-// cost was recorded lack costNanos: it reads as 0, and the next flush writes it.
+// Each {...} holds requests, promptTokens, completionTokens, cachedTokens, errors,
+// costNanos (integer nanos of the configured currency) and the egress guard's
+// findings by action (guardBlocked, guardMasked, guardLogged: counts only). Files
+// written before cost or findings were recorded lack those fields: they read as 0,
+// and the next flush writes them.
 // (Keeping version 2 lets an older gateway still read the file: it ignores the
 // field it does not know.) Version 1 files (totals only, {"version":1,"keys":{"<id>":{...}}}) are
 // read as totals with no buckets and rewritten as version 2 by the next flush.
@@ -58,7 +60,7 @@ export function parseUsageFile(text: string, file: string): Map<string, StoredKe
 
 function counters(raw: unknown, file: string, at: string): KeyUsage {
   const u = toKeyUsage(raw);
-  if (u === null) throw new UsageFileError(`${file}: ${at} must hold requests, promptTokens, completionTokens, cachedTokens, errors (and costNanos, if present) as non-negative integers`);
+  if (u === null) throw new UsageFileError(`${file}: ${at} must hold requests, promptTokens, completionTokens, cachedTokens, errors (and costNanos, guardBlocked, guardMasked, guardLogged, if present) as non-negative integers`);
   return u;
 }
 

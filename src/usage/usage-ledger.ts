@@ -1,4 +1,5 @@
-// Per-key usage accounting: requests, tokens, errors and cost, per UTC hour. The
+// Per-key usage accounting: requests, tokens, errors, cost and the egress guard's
+// findings by action, per UTC hour. The
 // pure core keeps counters until a flush; the stores (usage-file.ts, the
 // Redis backend) add them to their totals, hourly and daily series.
 //
@@ -13,15 +14,26 @@ export interface KeyUsage {
   errors: number;
   /** What the requests cost, in nanos of the configured currency. */
   costNanos: number;
+  /** The egress guard's findings in the requests (and their answers) by action: refused, masked, recorded only. */
+  guardBlocked: number;
+  guardMasked: number;
+  guardLogged: number;
 }
 
-export const USAGE_FIELDS = ['requests', 'promptTokens', 'completionTokens', 'cachedTokens', 'errors', 'costNanos'] as const;
+export const USAGE_FIELDS = ['requests', 'promptTokens', 'completionTokens', 'cachedTokens', 'errors', 'costNanos', 'guardBlocked', 'guardMasked', 'guardLogged'] as const;
 
 /**
- * Fields stored usage may lack: usage files and Redis hashes written before cost
- * was recorded have no costNanos, and read as 0.
+ * Fields stored usage may lack, read as 0: usage files and Redis hashes written
+ * before cost or the guard's findings were recorded.
  */
-export const OPTIONAL_USAGE_FIELDS: ReadonlySet<keyof KeyUsage> = new Set(['costNanos']);
+export const OPTIONAL_USAGE_FIELDS: ReadonlySet<keyof KeyUsage> = new Set(['costNanos', 'guardBlocked', 'guardMasked', 'guardLogged']);
+
+/** One request's guard findings by action (the gateway's guard tally; counts, never the text found). */
+export interface GuardCounts {
+  blocked: number;
+  masked: number;
+  logged: number;
+}
 
 /** What one request is charged: the same numbers the limiter settles. */
 export interface Charged {
@@ -36,6 +48,8 @@ export interface CompletionOutcome {
   charged: Charged | null;
   /** The client got an error (status >= 400 or an error frame mid-stream). */
   error: boolean;
+  /** The guard's findings in the request and its answer; absent or null when the guard did not look. */
+  guard?: GuardCounts | null | undefined;
 }
 
 export const HOUR_MS = 3_600_000;
@@ -44,7 +58,7 @@ export const HOUR_MS = 3_600_000;
 export type PendingUsage = Map<string, Map<number, KeyUsage>>;
 
 export function emptyUsage(): KeyUsage {
-  return { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0 };
+  return { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, guardBlocked: 0, guardMasked: 0, guardLogged: 0 };
 }
 
 export function addUsage(into: KeyUsage, from: KeyUsage): void {
@@ -54,6 +68,9 @@ export function addUsage(into: KeyUsage, from: KeyUsage): void {
   into.cachedTokens += from.cachedTokens;
   into.errors += from.errors;
   into.costNanos += from.costNanos;
+  into.guardBlocked += from.guardBlocked;
+  into.guardMasked += from.guardMasked;
+  into.guardLogged += from.guardLogged;
 }
 
 const CHARGED_FIELDS = ['promptTokens', 'completionTokens', 'cachedTokens', 'costNanos'] as const;
@@ -68,6 +85,16 @@ export function assertCharged(charged: Charged): void {
   for (const field of CHARGED_FIELDS) {
     const n = charged[field];
     if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`charged.${field} must be a non-negative safe integer; got ${n}.`);
+  }
+}
+
+const GUARD_FIELDS = ['blocked', 'masked', 'logged'] as const;
+
+/** As assertCharged, for the guard's counts. */
+export function assertGuardCounts(guard: GuardCounts): void {
+  for (const field of GUARD_FIELDS) {
+    const n = guard[field];
+    if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`guard.${field} must be a non-negative safe integer; got ${n}.`);
   }
 }
 
@@ -114,16 +141,23 @@ export function createUsageLedger(clock: () => number = Date.now): UsageLedger {
   };
   return {
     record(keyId, outcome, atMs = clock()) {
-      if (outcome.charged !== null) assertCharged(outcome.charged);
+      const { charged } = outcome;
+      const guard = outcome.guard ?? null;
+      if (charged !== null) assertCharged(charged);
+      if (guard !== null) assertGuardCounts(guard);
       const u = entry(keyId, hourStart(atMs));
       u.requests++;
       if (outcome.error) u.errors++;
-      const { charged } = outcome;
       if (charged !== null) {
         u.promptTokens += charged.promptTokens;
         u.completionTokens += charged.completionTokens;
         u.cachedTokens += charged.cachedTokens;
         u.costNanos += charged.costNanos;
+      }
+      if (guard !== null) {
+        u.guardBlocked += guard.blocked;
+        u.guardMasked += guard.masked;
+        u.guardLogged += guard.logged;
       }
     },
     drain() {

@@ -84,7 +84,8 @@ export function seriesOf(stored: StoredKeyUsage | undefined, granularity: Granul
 
 /**
  * A KeyUsage from untrusted data, or null when any field is not a non-negative safe
- * integer. An absent costNanos (usage stored before cost was recorded) reads as 0.
+ * integer. An absent optional field (OPTIONAL_USAGE_FIELDS: usage stored before cost
+ * or the guard's findings were recorded) reads as 0.
  */
 export function toKeyUsage(raw: unknown): KeyUsage | null {
   if (typeof raw !== 'object' || raw === null) return null;
@@ -96,4 +97,11 @@ export function toKeyUsage(raw: unknown): KeyUsage | null {
     u[field] = n;
   }
   return u;
+}
+
+/** What a series' buckets add up to: the key's usage in the period the series covers (not its all-time totals). */
+export function periodSum(series: UsageSeries): KeyUsage {
+  const sum = emptyUsage();
+  for (const bucket of series.buckets) addUsage(sum, bucket);
+  return sum;
 }

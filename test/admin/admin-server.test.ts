@@ -230,8 +230,8 @@ test('keys: patch, rotate (same id, new secret), revoke, and usage', async () =>
   await state.usage.add(ledger.drain(), NOW);
   const usage = await call('GET', `/api/keys/${record.id}/usage?granularity=hour`, session);
   assert.equal(usage.status, 200, usage.text);
-  const zero = { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, cost: 0 };
-  const used = { requests: 1, promptTokens: 12, completionTokens: 30, cachedTokens: 0, errors: 0, costNanos: 150_000, cost: 0.00015 };
+  const zero = { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, guardBlocked: 0, guardMasked: 0, guardLogged: 0, cost: 0 };
+  const used = { requests: 1, promptTokens: 12, completionTokens: 30, cachedTokens: 0, errors: 0, costNanos: 150_000, guardBlocked: 0, guardMasked: 0, guardLogged: 0, cost: 0.00015 };
   const buckets = Array.from({ length: 48 }, (_, i) => ({ start: new Date(Date.parse('2026-11-20T06:00:00.000Z') + i * 3_600_000).toISOString(), ...(i === 46 ? used : zero) }));
   assert.deepEqual(usage.json(), { keyId: record.id, granularity: 'hour', buckets, totals: used, currency: 'USD', budget: null, costBudget: null });
   assert.equal(buckets[46]?.start, '2026-11-22T04:00:00.000Z');

@@ -94,7 +94,7 @@ async function createKey(body: Record<string, unknown>): Promise<{ id: string; l
   return (res.json() as { record: { id: string; limits: unknown } }).record;
 }
 
-const zero = { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, cost: 0 };
+const zero = { requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, guardBlocked: 0, guardMasked: 0, guardLogged: 0, cost: 0 };
 const NO_LIMITS = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null };
 
 test('limits.costBudget: created, shown in key views as stored, patched and cleared; bad values name the field', async () => {
@@ -126,9 +126,9 @@ test('limits.costBudget: created, shown in key views as stored, patched and clea
 test('usage: every bucket and the totals carry costNanos and cost; both budgets with what the limiter counts', async () => {
   const record = await createKey({ name: 'metered', limits: { tokenBudget: { tokens: 100_000, period: 'day' }, costBudget: { amount: 25.5, period: 'month' } } });
   const ledger = createUsageLedger();
-  ledger.record(record.id, { charged: { promptTokens: 1000, completionTokens: 200, cachedTokens: 100, costNanos: 1_234_567 }, error: false }, NOW - 2 * HOUR);
+  ledger.record(record.id, { charged: { promptTokens: 1000, completionTokens: 200, cachedTokens: 100, costNanos: 1_234_567 }, error: false, guard: { blocked: 0, masked: 2, logged: 1 } }, NOW - 2 * HOUR);
   ledger.record(record.id, { charged: { promptTokens: 10, completionTokens: 0, cachedTokens: 0, costNanos: 1 }, error: true }, NOW);
-  ledger.record(record.id, { charged: null, error: true }, NOW);
+  ledger.record(record.id, { charged: null, error: true, guard: { blocked: 1, masked: 0, logged: 0 } }, NOW);
   await files.usage.add(ledger.drain(), NOW);
   budgetAnswer = { tokens: 41_210, costNanos: 12_750_000_001 };
   budgetCalls.length = 0;
@@ -136,9 +136,9 @@ test('usage: every bucket and the totals carry costNanos and cost; both budgets 
   const hours = await call('GET', `/api/keys/${record.id}/usage`);
   assert.equal(hours.status, 200, hours.text);
   assert.equal(hours.headers['cache-control'], 'no-store');
-  const early = { requests: 1, promptTokens: 1000, completionTokens: 200, cachedTokens: 100, errors: 0, costNanos: 1_234_567, cost: 0.001234567 };
-  const late = { requests: 2, promptTokens: 10, completionTokens: 0, cachedTokens: 0, errors: 2, costNanos: 1, cost: 1e-9 };
-  const total = { requests: 3, promptTokens: 1010, completionTokens: 200, cachedTokens: 100, errors: 2, costNanos: 1_234_568, cost: 0.001234568 };
+  const early = { requests: 1, promptTokens: 1000, completionTokens: 200, cachedTokens: 100, errors: 0, costNanos: 1_234_567, guardBlocked: 0, guardMasked: 2, guardLogged: 1, cost: 0.001234567 };
+  const late = { requests: 2, promptTokens: 10, completionTokens: 0, cachedTokens: 0, errors: 2, costNanos: 1, guardBlocked: 1, guardMasked: 0, guardLogged: 0, cost: 1e-9 };
+  const total = { requests: 3, promptTokens: 1010, completionTokens: 200, cachedTokens: 100, errors: 2, costNanos: 1_234_568, guardBlocked: 1, guardMasked: 2, guardLogged: 1, cost: 0.001234568 };
   const first = Date.parse('2026-11-20T06:00:00.000Z');
   assert.deepEqual(hours.json(), {
     keyId: record.id,
@@ -172,11 +172,41 @@ test('usage: a key with a cost budget only has budget null; a key with no budget
   assert.deepEqual(budgetCalls, []);
 });
 
-test('usage stored before cost was recorded (no costNanos) shows cost 0', async () => {
+test('usage stored before cost and the guard findings were recorded shows them as 0', async () => {
   const record = await createKey({ name: 'old usage' });
   const old = { requests: 2, promptTokens: 30, completionTokens: 40, cachedTokens: 0, errors: 0 };
   writeFileSync(path.join(dir, 'data', 'usage.json'), JSON.stringify({ version: 2, keys: { [record.id]: { totals: old, hours: { '2026-11-22T05': old }, days: { '2026-11-22': old } } } }));
   const body = (await call('GET', `/api/keys/${record.id}/usage`)).json() as { buckets: unknown[]; totals: unknown };
-  assert.deepEqual(body.buckets.at(-1), { start: '2026-11-22T05:00:00.000Z', ...old, costNanos: 0, cost: 0 });
-  assert.deepEqual(body.totals, { ...old, costNanos: 0, cost: 0 });
+  const none = { costNanos: 0, guardBlocked: 0, guardMasked: 0, guardLogged: 0, cost: 0 };
+  assert.deepEqual(body.buckets.at(-1), { start: '2026-11-22T05:00:00.000Z', ...old, ...none });
+  assert.deepEqual(body.totals, { ...old, ...none });
+});
+
+test('GET /api/usage: every key with usage, summed over the period, findings by action; a bad granularity names the parameter', async () => {
+  writeFileSync(path.join(dir, 'data', 'usage.json'), JSON.stringify({ version: 2, keys: {} }));
+  const a = await createKey({ name: 'finds' });
+  const b = await createKey({ name: 'quiet' });
+  const ledger = createUsageLedger();
+  ledger.record(a.id, { charged: { promptTokens: 5, completionTokens: 1, cachedTokens: 0, costNanos: 20 }, error: true, guard: { blocked: 1, masked: 0, logged: 0 } }, NOW);
+  ledger.record(a.id, { charged: null, error: false, guard: { blocked: 0, masked: 3, logged: 2 } }, NOW - 47 * HOUR);
+  // Three days ago: in the 30 days, not in the 48 hours.
+  ledger.record(a.id, { charged: null, error: false, guard: { blocked: 0, masked: 0, logged: 7 } }, NOW - 72 * HOUR);
+  ledger.record(b.id, { charged: null, error: false }, NOW - 72 * HOUR);
+  await files.usage.add(ledger.drain(), NOW);
+  const [first, second] = [a.id, b.id].sort();
+  const rowOf = (id: string | undefined, hours: boolean): unknown =>
+    id === a.id
+      ? { keyId: a.id, ...zero, requests: hours ? 2 : 3, promptTokens: 5, completionTokens: 1, errors: 1, costNanos: 20, cost: 2e-8, guardBlocked: 1, guardMasked: 3, guardLogged: hours ? 2 : 9 }
+      : { keyId: b.id, ...zero, requests: hours ? 0 : 1 };
+
+  const hours = await call('GET', '/api/usage');
+  assert.equal(hours.status, 200, hours.text);
+  assert.equal(hours.headers['cache-control'], 'no-store');
+  assert.deepEqual(hours.json(), { granularity: 'hour', from: '2026-11-20T06:00:00.000Z', data: [rowOf(first, true), rowOf(second, true)], currency: 'USD' });
+  const days = await call('GET', '/api/usage?granularity=day');
+  assert.deepEqual(days.json(), { granularity: 'day', from: '2026-10-24T00:00:00.000Z', data: [rowOf(first, false), rowOf(second, false)], currency: 'USD' });
+
+  const bad = await call('GET', '/api/usage?granularity=week');
+  assert.equal(bad.status, 400);
+  assert.deepEqual(bad.json(), { error: { message: "granularity must be 'hour' or 'day'.", type: 'invalid_request_error', param: 'granularity', code: 'invalid_value' } });
 });

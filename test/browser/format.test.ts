@@ -1,7 +1,7 @@
 // The dashboard's wording of limits, aliases and expiry dates.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CIRCUIT_LABEL, dateInputFromExpiry, describeAliases, describeGuard, describeLimits, expiryFromDateInput, formatBucketStart, formatDateTime, formatFullDateTime, formatInstant, formatShortDateTime, STATUS_LABEL } from '../../src/dashboard/format.ts';
+import { CIRCUIT_LABEL, dateInputFromExpiry, describeAliases, describeGuard, describeLimits, expiryFromDateInput, findingParts, findingsOf, formatBucketStart, formatDateTime, formatFullDateTime, formatInstant, formatShortDateTime, hasFindings, STATUS_LABEL, sumFindings } from '../../src/dashboard/format.ts';
 
 test('limits: each set limit in a fixed order, or "No limits"', () => {
   const none = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null };
@@ -57,7 +57,18 @@ test('times are in UTC and say so, whatever the browser\'s zone (the CLI and the
 
 test("a key's guard: each detector or group with its action, in the order set; nothing when none", () => {
   assert.equal(describeGuard({ detectors: { secrets: 'block', email: 'mask' } }), 'secrets: block · email: mask');
-  assert.equal(describeGuard({ detectors: {} }), '');
+  assert.equal(describeGuard({ detectors: {} }), 'empty policy (no detectors of its own)', 'set, but empty: not the same as none');
   assert.equal(describeGuard(null), '');
   assert.equal(describeGuard(undefined), '', 'an older server sends no guard');
+});
+
+test("guard findings: by action from usage counts (absent from older servers: 0), summed over buckets, worded with every action or not at all", () => {
+  const counts = { requests: 3, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 1 };
+  assert.deepEqual(findingsOf(counts), { blocked: 0, masked: 0, logged: 0 });
+  assert.deepEqual(findingsOf({ ...counts, guardBlocked: 1, guardMasked: 2, guardLogged: 3 }), { blocked: 1, masked: 2, logged: 3 });
+  assert.deepEqual(sumFindings([{ ...counts, guardBlocked: 1 }, counts, { ...counts, guardMasked: 4, guardLogged: 1200 }]), { blocked: 1, masked: 4, logged: 1200 });
+  assert.equal(hasFindings({ blocked: 0, masked: 0, logged: 0 }), false);
+  assert.equal(hasFindings({ blocked: 0, masked: 0, logged: 1 }), true);
+  assert.deepEqual(findingParts({ blocked: 0, masked: 0, logged: 0 }), []);
+  assert.deepEqual(findingParts({ blocked: 2, masked: 0, logged: 1200 }), ['2 blocked', '0 masked', `${(1200).toLocaleString()} logged`]);
 });

@@ -29,10 +29,12 @@ test('quiet runs between busy hours each become one row, newest first', () => {
   );
 });
 
-test('an hour with only errors, only tokens or only cost counts as traffic; no buckets, no rows', () => {
+test('an hour with only errors, only tokens, only cost or only guard findings counts as traffic; no buckets, no rows', () => {
   assert.equal(usageRows([{ ...hour(0), errors: 1 }])[0]?.kind, 'traffic');
   assert.equal(usageRows([{ ...hour(0), cachedTokens: 3 }])[0]?.kind, 'traffic');
   assert.equal(usageRows([{ ...hour(0), costNanos: 1 }])[0]?.kind, 'traffic');
   assert.equal(usageRows([{ ...hour(0), costNanos: 0 }])[0]?.kind, 'quiet');
+  assert.equal(usageRows([{ ...hour(0), guardLogged: 1 }])[0]?.kind, 'traffic');
+  assert.equal(usageRows([{ ...hour(0), guardBlocked: 0, guardMasked: 0, guardLogged: 0 }])[0]?.kind, 'quiet');
   assert.deepEqual(usageRows([]), []);
 });

@@ -87,9 +87,9 @@ async function meteredDir(): Promise<{ dir: string; id: string }> {
   const dir = freshDir();
   const created = await keys(['create', '--name', 'metered', '--cost-budget', '3/day'], dir);
   const id = idOf(created.stdout);
-  const a = { requests: 2, promptTokens: 1000, completionTokens: 200, cachedTokens: 100, errors: 0, costNanos: 1_234_567 };
-  const b = { requests: 1, promptTokens: 10, completionTokens: 0, cachedTokens: 0, errors: 1, costNanos: 1 };
-  const total = { requests: 3, promptTokens: 1010, completionTokens: 200, cachedTokens: 100, errors: 1, costNanos: 1_234_568 };
+  const a = { requests: 2, promptTokens: 1000, completionTokens: 200, cachedTokens: 100, errors: 0, costNanos: 1_234_567, guardBlocked: 0, guardMasked: 0, guardLogged: 0 };
+  const b = { requests: 1, promptTokens: 10, completionTokens: 0, cachedTokens: 0, errors: 1, costNanos: 1, guardBlocked: 0, guardMasked: 0, guardLogged: 0 };
+  const total = { requests: 3, promptTokens: 1010, completionTokens: 200, cachedTokens: 100, errors: 1, costNanos: 1_234_568, guardBlocked: 0, guardMasked: 0, guardLogged: 0 };
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'usage.json'), JSON.stringify({ version: 2, keys: { [id]: { totals: total, hours: { '2026-11-21T23': a, '2026-11-22T05': b }, days: { '2026-11-21': a, '2026-11-22': b } } } }));
   return { dir, id };
@@ -108,7 +108,7 @@ test('keys show and keys usage: cost beside tokens, in the currency when the con
   });
   const rows = JSON.parse((await keys(['usage', '--json'], dir)).stdout) as Array<Record<string, unknown>>;
   assert.deepEqual(rows.map(({ prefix: _prefix, ...rest }) => rest), [
-    { id, name: 'metered', status: 'active', requests: 3, promptTokens: 1010, completionTokens: 200, cachedTokens: 100, errors: 1, costNanos: 1_234_568, cost: 0.001234568 },
+    { id, name: 'metered', status: 'active', requests: 3, promptTokens: 1010, completionTokens: 200, cachedTokens: 100, errors: 1, costNanos: 1_234_568, guardBlocked: 0, guardMasked: 0, guardLogged: 0, cost: 0.001234568 },
   ]);
 
   // A usage file that cannot be read: show still shows the key, and says so.
@@ -142,8 +142,8 @@ test('keys usage ID: one key per UTC day (30) or hour (48), then all time; --jso
 
   const json = JSON.parse((await keys(['usage', id, '--json'], dir, 'USD')).stdout) as { keyId: string; granularity: string; buckets: unknown[]; totals: unknown; currency: string };
   assert.deepEqual([json.keyId, json.granularity, json.buckets.length, json.currency], [id, 'day', 30, 'USD']);
-  assert.deepEqual(json.buckets.at(-1), { start: '2026-11-22T00:00:00.000Z', requests: 1, promptTokens: 10, completionTokens: 0, cachedTokens: 0, errors: 1, costNanos: 1, cost: 1e-9 });
-  assert.deepEqual(json.totals, { requests: 3, promptTokens: 1010, completionTokens: 200, cachedTokens: 100, errors: 1, costNanos: 1_234_568, cost: 0.001234568 });
+  assert.deepEqual(json.buckets.at(-1), { start: '2026-11-22T00:00:00.000Z', requests: 1, promptTokens: 10, completionTokens: 0, cachedTokens: 0, errors: 1, costNanos: 1, guardBlocked: 0, guardMasked: 0, guardLogged: 0, cost: 1e-9 });
+  assert.deepEqual(json.totals, { requests: 3, promptTokens: 1010, completionTokens: 200, cachedTokens: 100, errors: 1, costNanos: 1_234_568, guardBlocked: 0, guardMasked: 0, guardLogged: 0, cost: 0.001234568 });
   assert.equal((JSON.parse((await keys(['usage', id, '--json'], dir)).stdout) as { currency: unknown }).currency, null);
 });
 

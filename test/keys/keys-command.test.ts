@@ -339,7 +339,7 @@ test('keys usage: per-key totals from usage.json joined with the key list', asyn
   const empty = await run(['usage', '--json'], dir);
   assert.equal(empty.code, 0);
   assert.deepEqual(JSON.parse(empty.stdout), [
-    { id, name: 'metered', prefix: (JSON.parse(created.stdout) as { prefix: string }).prefix, status: 'active', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, cost: 0 },
+    { id, name: 'metered', prefix: (JSON.parse(created.stdout) as { prefix: string }).prefix, status: 'active', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, guardBlocked: 0, guardMasked: 0, guardLogged: 0, cost: 0 },
   ]);
   writeFileSync(path.join(dir, 'usage.json'), JSON.stringify({ version: 1, keys: { [id]: { requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1 } } }));
   const table = await run(['usage'], dir);
@@ -718,7 +718,7 @@ test('rotate --json prints {id,name,prefix,rotatedAt,key}; usage history stays w
   assert.equal(stdout, JSON.stringify({ id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix, rotatedAt, key }, null, 2) + '\n');
   assert.deepEqual(keysFile(dir).keys[0], { ...RECORD_A, prefix, hash: hashApiKey(String(key)), rotatedAt });
   const usage = JSON.parse((await run(['usage', '--json'], dir)).stdout) as Record<string, unknown>[];
-  assert.deepEqual(usage[0], { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix, status: 'active', requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1, costNanos: 0, cost: 0 });
+  assert.deepEqual(usage[0], { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix, status: 'active', requests: 3, promptTokens: 30, completionTokens: 12, cachedTokens: 4, errors: 1, costNanos: 0, guardBlocked: 0, guardMasked: 0, guardLogged: 0, cost: 0 });
 });
 
 test('rotate refusals: revoked or unknown ids exit 1 and the file is untouched', async () => {
@@ -761,8 +761,8 @@ test('keys usage reads the version 2 usage.json (totals, hourly and daily bucket
     stdout:
       JSON.stringify(
         [
-          { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix: 'pcl_AbC1x9Qz', status: 'active', ...counters(12), costNanos: 0, cost: 0 },
-          { id: 'key_BBBBBBBBBBBBBBBB', name: 'old ci', prefix: 'pcl_00000000', status: 'revoked', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, cost: 0 },
+          { id: 'key_AAAAAAAAAAAAAAAA', name: 'my app', prefix: 'pcl_AbC1x9Qz', status: 'active', ...counters(12), costNanos: 0, guardBlocked: 0, guardMasked: 0, guardLogged: 0, cost: 0 },
+          { id: 'key_BBBBBBBBBBBBBBBB', name: 'old ci', prefix: 'pcl_00000000', status: 'revoked', requests: 0, promptTokens: 0, completionTokens: 0, cachedTokens: 0, errors: 0, costNanos: 0, guardBlocked: 0, guardMasked: 0, guardLogged: 0, cost: 0 },
         ],
         null,
         2,

@@ -289,7 +289,7 @@ test('two instances started from the example config, as the documented ACL user,
     return (await a.state.usage.totals()).get(id)?.requests === 5;
   }, 'five requests in the Redis totals');
   assert.deepEqual([a.gateway.usage.dirty(), b.gateway.usage.dirty()], [false, false], 'no flush was refused and kept for later');
-  assert.deepEqual((await b.state.usage.totals()).get(id), { requests: 5, promptTokens: 18, completionTokens: 4, cachedTokens: 0, errors: 3, costNanos: 0 });
+  assert.deepEqual((await b.state.usage.totals()).get(id), { requests: 5, promptTokens: 18, completionTokens: 4, cachedTokens: 0, errors: 3, costNanos: 0, guardBlocked: 0, guardMasked: 0, guardLogged: 0 });
 
   // The documented rule is narrow: the gateway user reaches nothing outside its prefix.
   await withRedis({ username: 'portcullis', password: GATEWAY_REDIS_PASSWORD }, async (client) => {

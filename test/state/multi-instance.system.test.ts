@@ -386,7 +386,7 @@ test('usage recorded on both instances adds up in Redis', async () => {
     await b.gateway.flushUsage();
     return (await a.state.usage.totals()).get(id)?.requests === 3;
   }, 'three requests in the Redis totals');
-  const expected = { requests: 3, promptTokens: 9, completionTokens: 10, cachedTokens: 0, errors: 0, costNanos: 0 };
+  const expected = { requests: 3, promptTokens: 9, completionTokens: 10, cachedTokens: 0, errors: 0, costNanos: 0, guardBlocked: 0, guardMasked: 0, guardLogged: 0 };
   assert.deepEqual((await b.state.usage.totals()).get(id), expected);
   const series = await b.state.usage.series(id, 'hour', Date.now());
   assert.deepEqual(series.totals, expected);

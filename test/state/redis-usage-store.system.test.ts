@@ -14,7 +14,7 @@ import { runUsageStoreContract } from './usage-store-contract.ts';
 
 const HOUR = 3_600_000;
 const NOW = Date.UTC(2026, 10, 22, 12, 30);
-const u = (requests: number, promptTokens = 0, completionTokens = 0, cachedTokens = 0, errors = 0, costNanos = 0): KeyUsage => ({ requests, promptTokens, completionTokens, cachedTokens, errors, costNanos });
+const u = (requests: number, promptTokens = 0, completionTokens = 0, cachedTokens = 0, errors = 0, costNanos = 0, guardBlocked = 0, guardMasked = 0, guardLogged = 0): KeyUsage => ({ requests, promptTokens, completionTokens, cachedTokens, errors, costNanos, guardBlocked, guardMasked, guardLogged });
 
 let server: SharedRedis;
 let client: RedisClient;
@@ -48,8 +48,8 @@ test('series and totals match the file store for the same flushes', async () => 
   const file = createFileUsageStore(dir);
   const hour = Date.UTC(2026, 10, 22, 12);
   const flushes = [
-    pending([['key_a', hour, u(3, 100, 50, 10, 1)], ['key_a', hour - HOUR, u(1, 7, 8)], ['key_b', hour - 26 * HOUR, u(2, 20, 0, 0, 2)]]),
-    pending([['key_a', hour, u(1, 1, 1, 1, 0)], ['key_a', hour - 3 * 24 * HOUR, u(5, 5, 5)]]),
+    pending([['key_a', hour, u(3, 100, 50, 10, 1, 0, 1, 0, 2)], ['key_a', hour - HOUR, u(1, 7, 8)], ['key_b', hour - 26 * HOUR, u(2, 20, 0, 0, 2, 0, 0, 3, 0)]]),
+    pending([['key_a', hour, u(1, 1, 1, 1, 0)], ['key_a', hour - 3 * 24 * HOUR, u(5, 5, 5, 0, 0, 0, 0, 0, 1)]]),
   ];
   for (const flush of flushes) {
     await redis.add(flush, NOW);
@@ -61,10 +61,15 @@ test('series and totals match the file store for the same flushes', async () => 
     }
   }
   assert.deepEqual(await redis.totals(), await file.totals());
-  assert.deepEqual(await redis.totals(), new Map([['key_a', u(10, 113, 64, 11, 1)], ['key_b', u(2, 20, 0, 0, 2)]]));
+  assert.deepEqual(await redis.totals(), new Map([['key_a', u(10, 113, 64, 11, 1, 0, 1, 0, 3)], ['key_b', u(2, 20, 0, 0, 2, 0, 0, 3, 0)]]));
+  for (const granularity of ['hour', 'day'] as const) {
+    assert.deepEqual(await redis.periodTotals(granularity, NOW), await file.periodTotals(granularity, NOW), granularity);
+  }
   const series = await redis.series('key_a', 'hour', NOW);
   assert.equal(series.buckets.length, 48);
-  assert.deepEqual(series.buckets.at(-1), { start: '2026-11-22T12:00:00.000Z', ...u(4, 101, 51, 11, 1) });
+  assert.deepEqual(series.buckets.at(-1), { start: '2026-11-22T12:00:00.000Z', ...u(4, 101, 51, 11, 1, 0, 1, 0, 2) });
+  // A field that is 0 is not written: the hour without findings has no guard fields.
+  assert.deepEqual(await client.command(['HGETALL', redisUsageKeys(prefix, 'key_a').bucket('hour', '2026-11-22T11')]), ['requests', '1', 'promptTokens', '7', 'completionTokens', '8']);
 });
 
 test('buckets expire when they leave retention; older pending hours count in the totals only', async () => {
@@ -121,7 +126,7 @@ test('a flush that is refused adds nothing; one that ran is never reported as fa
   assert.equal(await client.command(['HGET', redisUsageKeys(prefix, 'key_ok').total, 'requests']), '1');
 });
 
-test('hashes written before cost was recorded (no costNanos) read as cost 0 and gain it at the next flush', async () => {
+test('hashes written before cost and the guard findings were recorded read them as 0 and gain them at the next flush', async () => {
   const prefix = `u${randomUUID().slice(0, 8)}:`;
   const redis = createRedisUsageStore(client, { keyPrefix: prefix });
   const keys = redisUsageKeys(prefix, 'key_old');
@@ -131,10 +136,13 @@ test('hashes written before cost was recorded (no costNanos) read as cost 0 and 
   await client.command(['SADD', redisUsageIdsKey(prefix), 'key_old']);
   assert.deepEqual(await redis.totals(), new Map([['key_old', u(4, 40, 20, 0, 1, 0)]]));
   assert.deepEqual((await redis.series('key_old', 'hour', NOW)).buckets.at(-1), { start: '2026-11-22T12:00:00.000Z', ...u(4, 40, 20, 0, 1, 0) });
-  await redis.add(pending([['key_old', Date.UTC(2026, 10, 22, 12), u(1, 0, 0, 0, 0, 9_007_199_254)]]), NOW);
-  assert.deepEqual(await redis.totals(), new Map([['key_old', u(5, 40, 20, 0, 1, 9_007_199_254)]]));
+  await redis.add(pending([['key_old', Date.UTC(2026, 10, 22, 12), u(1, 0, 0, 0, 0, 9_007_199_254, 2, 0, 5)]]), NOW);
+  assert.deepEqual(await redis.totals(), new Map([['key_old', u(5, 40, 20, 0, 1, 9_007_199_254, 2, 0, 5)]]));
   assert.equal(await client.command(['HGET', keys.bucket('hour', '2026-11-22T12'), 'costNanos']), '9007199254');
   assert.equal(await client.command(['HGET', keys.bucket('day', '2026-11-22'), 'costNanos']), '9007199254');
+  assert.deepEqual(await client.command(['HMGET', keys.bucket('hour', '2026-11-22T12'), 'guardBlocked', 'guardMasked', 'guardLogged']), ['2', null, '5']);
+  assert.deepEqual(await client.command(['HMGET', keys.bucket('day', '2026-11-22'), 'guardBlocked', 'guardMasked', 'guardLogged']), ['2', null, '5']);
+  assert.deepEqual(await redis.periodTotals('hour', NOW), new Map([['key_old', u(5, 40, 20, 0, 1, 9_007_199_254, 2, 0, 5)]]));
 });
 
 test('stored usage that is not ours is an error naming the key, never silently zero', async () => {
@@ -146,4 +154,8 @@ test('stored usage that is not ours is an error naming the key, never silently z
   await assert.rejects(redis.totals(), { code: 'usage_store_invalid' });
   await client.command(['HSET', redisUsageKeys(prefix, 'key_z').total, 'requests', '4', 'bogus', '1']);
   await assert.rejects(redis.totals(), { code: 'usage_store_invalid' });
+  await client.command(['DEL', redisUsageKeys(prefix, 'key_z').total]);
+  await client.command(['HSET', redisUsageKeys(prefix, 'key_z').total, 'requests', '4', 'guardLogged', '0.5']);
+  await assert.rejects(redis.totals(), { code: 'usage_store_invalid', message: /guardBlocked, guardMasked, guardLogged as non-negative integers/ });
+  await assert.rejects(redis.periodTotals('hour', NOW), { code: 'usage_store_invalid' });
 });

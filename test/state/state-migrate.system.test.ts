@@ -69,7 +69,7 @@ async function fileState(name: string): Promise<{ config: string; dataDir: strin
   assert.equal(tokens.code, 0, tokens.stderr);
   const nowMs = Date.now();
   const hour = nowMs - (nowMs % HOUR_MS);
-  await flushPendingUsage(dataDir, new Map([[budgeted.id, new Map([[hour, { requests: 3, promptTokens: 120, completionTokens: 80, cachedTokens: 0, errors: 1, costNanos: 0 }]])]]), nowMs);
+  await flushPendingUsage(dataDir, new Map([[budgeted.id, new Map([[hour, { requests: 3, promptTokens: 120, completionTokens: 80, cachedTokens: 0, errors: 1, costNanos: 0, guardBlocked: 1, guardMasked: 2, guardLogged: 0 }]])]]), nowMs);
   return { config, dataDir, budgeted, revoked: other.id, token: (JSON.parse(tokens.stdout) as { token: string }).token };
 }
 
@@ -96,7 +96,7 @@ test('a data directory moves into Redis whole, and a gateway on Redis serves its
     assert.equal(backend.keys.authenticate(budgeted.key)?.id, budgeted.id);
     assert.equal((await backend.keys.get(revoked)).revokedAt !== null, true);
     assert.equal((await backend.tokens.findByToken(token))?.name, 'ci');
-    assert.deepEqual((await backend.usage.totals()).get(budgeted.id), { requests: 3, promptTokens: 120, completionTokens: 80, cachedTokens: 0, errors: 1, costNanos: 0 });
+    assert.deepEqual((await backend.usage.totals()).get(budgeted.id), { requests: 3, promptTokens: 120, completionTokens: 80, cachedTokens: 0, errors: 1, costNanos: 0, guardBlocked: 1, guardMasked: 2, guardLogged: 0 });
     const limits = backend.keys.authenticate(budgeted.key)?.limits;
     assert.ok(limits !== undefined);
     // What the key spent today counts against its budget on Redis too.
