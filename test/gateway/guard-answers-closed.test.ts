@@ -72,6 +72,17 @@ describe('fail closed', () => {
     assert.deepEqual(s.errors, [['the egress guard failed on an answer; the answer was cut', { requestId: 'req_1', error: 'TypeError' }]]);
   });
 
+  test('a stream whose scan throws before the first event: the pump throws guard_failed (the JSON 500), nothing written', async () => {
+    const answerGuard = createRequestGuard(configWith(SCANNING), faulty).answers(sinks(), 'chat', KEY, new PlaceholderBook());
+    let opened = false;
+    const control: PumpControl = { open: () => ((opened = true), { data: async () => undefined, end: () => undefined }), endedForShutdown: () => false, clientGone: () => false, onStreamError: () => undefined, answerGuard };
+    async function* chunks(): AsyncGenerator<ChatCompletionChunk> {
+      yield { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: `The key is ${AWS_KEY}, and this sentence runs on long past the hold-back window.` }, finish_reason: null }] };
+    }
+    await assert.rejects(pumpEventStream(streamOfChunks(chunks()), { alias: 'chat', includeUsage: false }, control), (error: unknown) => error instanceof ApiError && error.code === 'guard_failed' && error.status === 500);
+    assert.equal(opened, false);
+  });
+
   test('a stream whose scan throws after the first event: the guard_failed error frame, nothing of the text', async () => {
     const s = sinks();
     const answerGuard = createRequestGuard(configWith(SCANNING), faulty).answers(s, 'chat', KEY, new PlaceholderBook());

@@ -65,7 +65,7 @@ before(async () => {
       'restore-only': { provider: 'fake', model: 'upstream-model-1', guard: { detectors: MASKING, answers: { scan: false, restore: true } } },
       'neither': { provider: 'fake', model: 'upstream-model-1', guard: { detectors: MASKING, answers: { scan: false, restore: false } } },
     },
-    guard: { detectors: { secrets: 'mask', card_number: 'block' }, answers: { scan: true, restore: true, holdBackChars: 64 } },
+    guard: { detectors: { secrets: 'mask', card_number: 'block', email: 'log' }, answers: { scan: true, restore: true, holdBackChars: 64 } },
   }, { metrics });
   rig.upstream.handle = (_req, res) => answerWith(res);
 });
@@ -147,6 +147,15 @@ describe('a whole answer', () => {
     const line = await lineOf('ans-block');
     assert.equal(line['guard'], 'card_number:answer.choices[0].message.content:block');
     assert.equal(line['completionTokens'], 7);
+  });
+
+  test('an e-mail address under `log` goes out as it is, and is recorded', async () => {
+    script = { message: { role: 'assistant', content: 'Write to alice.jones@example.org today.' } };
+    const res = await chat('service-fake', 'who?', 'ans-log');
+    assert.equal((res.json() as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content, 'Write to alice.jones@example.org today.');
+    const line = await lineOf('ans-log');
+    assert.equal(line['guard'], 'email:answer.choices[0].message.content:log');
+    assert.equal(JSON.stringify(line).includes('alice.jones'), false);
   });
 
   test('a key in tool-call arguments is masked and the arguments stay JSON', async () => {
