@@ -11,6 +11,7 @@ import type { GuardFinding } from './body-guard.ts';
 import type { GuardAction } from './guard-policy.ts';
 import { jsonAdvance, jsonEscape, jsonReplace, JsonState } from './json-text.ts';
 import type { PlaceholderBook } from './placeholder-book.ts';
+import { isWord } from './text-checks.ts';
 
 /** text: plain text. json: JSON source text (tool-call arguments, tool_use input_json): a restored value is
  * JSON-escaped; a mask outside a JSON string goes in as a JSON string so the JSON stays valid. signed: scanned,
@@ -69,8 +70,6 @@ export interface ChannelHost {
   record(finding: GuardFinding): void;
 }
 
-const WHITESPACE = /[ \t\n\r]/;
-
 export class TextChannel implements AnswerChannel {
   readonly #guard: ChannelHost;
   readonly #path: string;
@@ -79,7 +78,8 @@ export class TextChannel implements AnswerChannel {
   #held = '';
   /** The end of the released text (raw, as received), at most CONTEXT_CHARS of it. */
   #context = '';
-  /** False once the context lost its beginning: the scan then starts after its first whitespace, at a word's start. */
+  /** False once the context lost its beginning: the scan then starts after its first character that is not a
+   * word character, at a word's start, as the scanner's pass would (not inside a word it passed by). */
   #contextWhole = true;
   /** For json: the lexical state where the held text begins. */
   #json: number = JsonState.Out;
@@ -166,8 +166,8 @@ export class TextChannel implements AnswerChannel {
   #scanContext(): string {
     const context = this.#context;
     if (this.#contextWhole || context === '') return context;
-    const space = context.search(WHITESPACE);
-    return space === -1 ? context : context.slice(space + 1);
+    for (let i = 0; i < context.length; i++) if (!isWord(context.charCodeAt(i))) return context.slice(i + 1);
+    return context;
   }
 
   /** Releases `held[0, limit)`: findings recorded and applied, placeholders restored. */

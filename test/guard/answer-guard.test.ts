@@ -110,6 +110,14 @@ describe('a stream split anywhere gives what the whole text gives', () => {
     assert.equal(outputs.join(''), `id [AWS_ACCESS_KEY_1] ${'then some words '.repeat(9)}[AWS_ACCESS_KEY_2] done`);
     assert.ok(CONTEXT_CHARS >= 200 + AWS_ID.length);
   });
+
+  it('the kept context starts at a word start, not after its first whitespace: compact JSON keeps the id', () => {
+    const text = `{"intro":"some words","blob":"${'z'.repeat(300)}","id":"${AWS_ID}","note":"${'x'.repeat(60)} y","secret":"${AWS_SECRET}"} and${' more words'.repeat(12)}`;
+    const guard = guardFor({ aws_access_key: 'mask' }, { holdBackChars: 64 });
+    const whole = guard.whole('a', 'text', text).text;
+    assert.equal(whole, text.replace(AWS_ID, '[AWS_ACCESS_KEY_1]').replace(AWS_SECRET, '[AWS_ACCESS_KEY_2]'));
+    assert.equal(stream(guardFor({ aws_access_key: 'mask' }, { holdBackChars: 64 }), chars(text)).outputs.join(''), whole);
+  });
 });
 
 describe('the held tail', () => {
