@@ -41,8 +41,6 @@ export interface DoorPumpControl extends Omit<PumpControl, 'open'> {
   open(): FrameSink;
   /** The events a shutdown would end this stream with, made when it happens (they follow what was written). */
   onShutdownEvents?(make: () => string): void;
-  /** The answer's egress guard; null or absent: the events go as the upstream and the encoder make them. */
-  readonly answerGuard?: AnswerGuard | null;
 }
 
 /** A door's encoder of translated streams: chat chunks (as the relay gives them) to its events. */
@@ -70,7 +68,6 @@ export interface DoorStream {
   /** Which door's passed-through events these are (how the answer guard reads them). */
   readonly door: 'messages' | 'responses';
 }
-
 
 /** Resolves true when the upstream's answer ended and the door's closing events went out, false when the stream was cut. */
 export async function pumpDoorStream(source: UpstreamStream, door: DoorStream, control: DoorPumpControl): Promise<boolean> {
