@@ -14,6 +14,7 @@ import { withModelAt, type DoorStream } from './door-stream-pump.ts';
 /** The Messages door's stream for `alias`; `inputTokens` (the estimate) is asked only for a translated stream's message_start. */
 export function messagesDoorStream(alias: string, inputTokens: () => number): DoorStream {
   return {
+    door: 'messages',
     alias,
     encoder: () => createMessageStreamEncoder({ alias, inputTokens: inputTokens() }),
     rawFrame: (raw: RawEvent) => `event: ${raw.event}\n${frame('data: ', raw.event === 'message_start' ? withModelAt(raw.data, 'message', alias) : raw.data)}`,

@@ -19,6 +19,7 @@ const COMPLETED = 'event: response.completed\n';
 export function responsesDoorStream(options: ResponseStreamOptions, completed?: CompletedResponseHook): DoorStream {
   const alias = options.alias;
   return {
+    door: 'responses',
     settle(events: string[]): Promise<void> | null {
       if (completed === undefined) return null;
       const at = events.findIndex((event) => event.startsWith(COMPLETED));

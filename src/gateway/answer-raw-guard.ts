@@ -1,0 +1,108 @@
+// The answer guard (../guard/answer-guard.ts) on answers an upstream gave in
+// the door's own API and the gateway passes through: Anthropic's Messages and
+// OpenAI's Responses. A whole answer is guarded here (guardRawAnswer); a
+// stream's events by RawEventGuard, per door (./raw-message-events.ts,
+// ./raw-response-events.ts).
+//
+// What is scanned: Messages text blocks, tool input (as JSON text) and
+// thinking (signed: never changed, but a block finding cuts it); Responses
+// output text, refusals and function-call arguments. Everything else (images,
+// server-tool results, redacted thinking, reasoning items) goes as it came.
+// A block finding cuts the answer before it, as a content filter would:
+// Messages stop_reason "refusal", Responses status "incomplete" with
+// incomplete_details.reason "content_filter"; what follows the cut (later
+// blocks and items, an unfinished tool call) is left out.
+import type { RawEvent } from '../chat/messages-origin.ts';
+import type { AnswerGuard } from '../guard/answer-guard.ts';
+import { RawMessageEvents } from './raw-message-events.ts';
+import { RawResponseEvents } from './raw-response-events.ts';
+import { guardContentBlock, guardOutputItem, isObject, type Json } from './raw-answer-items.ts';
+
+/** A passed-through (Anthropic Messages or OpenAI Responses) non-streamed answer through the guard; the same object when unchanged. */
+export function guardRawAnswer(raw: Record<string, unknown>, guard: AnswerGuard): Record<string, unknown> {
+  if (Array.isArray(raw['content'])) return guardMessage(raw, raw['content'], guard);
+  if (Array.isArray(raw['output'])) return guardResponse(raw, raw['output'], guard);
+  return raw;
+}
+
+/** A passed-through stream's events through the guard, per door. */
+export class RawEventGuard {
+  readonly #door: RawMessageEvents | RawResponseEvents;
+
+  constructor(door: 'messages' | 'responses', guard: AnswerGuard) {
+    this.#door = door === 'messages' ? new RawMessageEvents(guard) : new RawResponseEvents(guard);
+  }
+
+  /** The events to send for one upstream event (zero, one, or more: held text released, a block's closing events). */
+  push(event: RawEvent, out: RawEvent[]): void {
+    this.#door.push(event, out);
+  }
+
+  /** The upstream ended: the closing events a block still owes. */
+  end(out: RawEvent[]): void {
+    this.#door.end(out);
+  }
+
+  /** The upstream failed: the held text of every open channel, as the deltas that carry it. */
+  flush(out: RawEvent[]): void {
+    this.#door.flush(out);
+  }
+
+  /** The upstream's own failure event as the client may get it: the texts it repeats, guarded. */
+  failure(event: RawEvent): RawEvent {
+    return this.#door.failure(event);
+  }
+}
+
+/** A Messages answer: its content blocks in order, cut at a block finding. */
+function guardMessage(raw: Json, content: unknown[], guard: AnswerGuard): Json {
+  const blocks: unknown[] = [];
+  let changed = false;
+  let blocked = false;
+  for (let i = 0; i < content.length && !blocked; i++) {
+    const block = content[i];
+    const guarded = isObject(block) ? guardContentBlock(block, `answer.content[${i}]`, guard) : { block, blocked: false };
+    blocked = guarded.blocked;
+    if (guarded.block !== block) changed = true;
+    if (guarded.block !== null) blocks.push(guarded.block);
+  }
+  if (blocked) return { ...raw, content: blocks, stop_reason: 'refusal', stop_sequence: null };
+  return changed ? { ...raw, content: blocks } : raw;
+}
+
+
+/** A Responses answer: its output items in order, cut at a block finding. */
+function guardResponse(raw: Json, output: unknown[], guard: AnswerGuard): Json {
+  const items: unknown[] = [];
+  let changed = false;
+  let blocked = false;
+  for (let i = 0; i < output.length && !blocked; i++) {
+    const item = output[i];
+    const guarded = isObject(item) ? guardOutputItem(item, `answer.output[${i}]`, guard) : { item, blocked: false };
+    blocked = guarded.blocked;
+    if (guarded.item !== item) changed = true;
+    if (guarded.item !== null) items.push(guarded.item);
+  }
+  if (blocked) {
+    const cut: Json = { ...raw, output: items, status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
+    if ('completed_at' in raw) cut['completed_at'] = null;
+    if ('output_text' in raw) cut['output_text'] = outputTextOf(items);
+    return cut;
+  }
+  if (!changed) return raw;
+  const whole: Json = { ...raw, output: items };
+  if ('output_text' in raw) whole['output_text'] = outputTextOf(items);
+  return whole;
+}
+
+
+
+/** The SDKs' `output_text`: every output_text part of the message items, joined. */
+function outputTextOf(items: readonly unknown[]): string {
+  let text = '';
+  for (const item of items) {
+    if (!isObject(item) || item['type'] !== 'message' || !Array.isArray(item['content'])) continue;
+    for (const part of item['content']) if (isObject(part) && part['type'] === 'output_text' && typeof part['text'] === 'string') text += part['text'];
+  }
+  return text;
+}
