@@ -17,7 +17,7 @@ import { reserveRequest, type Reservation } from '../limits/reservation.ts';
 import { resolveAlias, type ResolvedAlias } from '../routing/alias-routing.ts';
 import type { AliasTargets } from '../routing/alias-targets.ts';
 import { PlaceholderBook, type AnswerGuard } from '../guard/answer-guard.ts';
-import { rawAnswer } from '../chat/messages-origin.ts';
+import { rawAnswer, setRawAnswer } from '../chat/messages-origin.ts';
 import type { ChatCompletion } from '../chat/types.ts';
 import type { TargetRefusal } from '../routing/target-refusals.ts';
 import { describeTargets, openChatTrace } from '../telemetry/chat-trace.ts';
@@ -30,6 +30,7 @@ import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, usableAliases, 
 import { CallPhase } from './request-charge.ts';
 import { callSinks, type RequestGuard } from './request-guard.ts';
 import { guardCompletion } from './answer-chunk-guard.ts';
+import { guardRawAnswer } from './answer-raw-guard.ts';
 
 export interface PipelineDeps extends CallDeps {
   config: GatewayConfig;
@@ -150,9 +151,11 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
  * guard faults: nothing of the answer is sent.
  */
 function guardAnswer(guard: AnswerGuard, completion: ChatCompletion): ChatCompletion {
-  // TODO(integration): `setRawAnswer(completion, guardRawAnswer(raw, guard))` once ./answer-raw-guard.ts lands; until then a passed-through answer goes out unguarded.
-  if (rawAnswer(completion) !== undefined) return completion;
-  return guardCompletion(guard, completion);
+  const raw = rawAnswer(completion);
+  if (raw === undefined) return guardCompletion(guard, completion);
+  const guarded = guardRawAnswer(raw, guard);
+  if (guarded !== raw) setRawAnswer(completion, guarded);
+  return completion;
 }
 
 /**

@@ -119,7 +119,6 @@ function pieces(text: string, size: number): string[] {
 }
 
 /** Whole passed-through answers pass the raw guard once the pipeline calls guardRawAnswer (its TODO(integration)); until then they are todo. */
-const WHOLE_RAW = { todo: 'the pipeline calls guardRawAnswer for a passed-through whole answer (TODO(integration) in src/gateway/pipeline.ts)' };
 
 describe('the Messages door, an Anthropic upstream (passed through)', () => {
   let client: Anthropic;
@@ -204,7 +203,7 @@ describe('the Messages door, an Anthropic upstream (passed through)', () => {
     assert.deepEqual(checkMessageStream(res.text).message.content, [{ type: 'text', text: `Back: ${AWS}; new: AKIAQ3EGRTWXZ7PLMN4Q` }]);
   });
 
-  test('a whole answer: masked text and tool input; a blocked one cut with stop_reason refusal', WHOLE_RAW, async () => {
+  test('a whole answer: masked text and tool input; a blocked one cut with stop_reason refusal', async () => {
     const whole = (content: unknown[], stop = 'end_turn') => json({ id: 'msg_w', type: 'message', role: 'assistant', model: 'claude-up', content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 9 } });
     answer = whole([{ type: 'text', text: `key ${AWS}` }, { type: 'tool_use', id: 'toolu_w', name: 'lookup', input: { key: AWS } }], 'tool_use');
     const masked = await client.messages.create(ask('a-claude'));
@@ -335,7 +334,7 @@ describe('the Responses door, a Responses upstream (passed through)', () => {
     assert.equal(final.output_text, 'Card: ');
   });
 
-  test('a whole answer: masked, and a blocked one incomplete by content_filter', WHOLE_RAW, async () => {
+  test('a whole answer: masked, and a blocked one incomplete by content_filter', async () => {
     const whole = (text: string) => json({ ...created, status: 'completed', completed_at: 2, output: [{ id: 'msg_w', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', annotations: [], text }] }], usage: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } });
     answer = whole(`k ${AWS}`);
     const masked = await client.responses.create({ model: 'a-resp', input: 'hi' });
