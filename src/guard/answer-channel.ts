@@ -61,6 +61,9 @@ export interface ChannelHost {
   readonly book: PlaceholderBook;
   /** Characters held back per push (0 when only restoring: only an unfinished placeholder is held). */
   readonly holdBack: number;
+  /** Characters pushed between two scans at least (0: a scan per push): a stream of token-sized pushes is
+   * scanned once per step, not once per token, each scan covering the context and the held tail again. */
+  readonly releaseStep: number;
   readonly scanning: boolean;
   restoring(kind: ChannelKind): boolean;
   /** The findings of `context + held` that start in `held`, with their action, offsets into `held`. */
@@ -81,6 +84,8 @@ export class TextChannel implements AnswerChannel {
   /** False once the context lost its beginning: the scan then starts after its first character that is not a
    * word character, at a word's start, as the scanner's pass would (not inside a word it passed by). */
   #contextWhole = true;
+  /** Characters pushed since the last scan. */
+  #sinceScan = 0;
   /** For json: the lexical state where the held text begins. */
   #json: number = JsonState.Out;
   #blocked = false;
@@ -105,6 +110,7 @@ export class TextChannel implements AnswerChannel {
     const guard = this.#guard;
     if (!guard.scanning && !guard.restoring(this.#kind)) return text;
     this.#held += text;
+    this.#sinceScan += text.length;
     return this.#release(false);
   }
 
@@ -112,6 +118,7 @@ export class TextChannel implements AnswerChannel {
     if (this.#blocked) return '';
     const out = this.#held === '' ? '' : this.#release(true);
     this.#held = '';
+    this.#sinceScan = 0;
     this.#context = '';
     this.#contextWhole = true;
     this.#json = JsonState.Out;
@@ -128,7 +135,15 @@ export class TextChannel implements AnswerChannel {
   #release(ended: boolean): string {
     const guard = this.#guard;
     const held = this.#held;
-    if (!ended && guard.holdBack > 0 && held.length <= guard.holdBack) return '';
+    if (!ended) {
+      if (guard.holdBack > 0 && held.length <= guard.holdBack) return '';
+      // Scanned again only after a step of new text, and after at least half as much again as a finding already
+      // held from its start (a long value arriving in small pieces is scanned a logarithmic number of times,
+      // not once per piece); never past the hard cap unscanned.
+      const waited = held.length - this.#sinceScan - guard.holdBack;
+      if (this.#sinceScan < Math.max(guard.releaseStep, waited >> 1) && held.length <= MAX_HELD_CHARS) return '';
+    }
+    this.#sinceScan = 0;
     const hits = guard.hits(this.#scanContext(), held);
     const restoring = guard.restoring(this.#kind);
     const spans = restoring ? guard.spans(held) : NO_SPANS;

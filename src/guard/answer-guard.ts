@@ -24,6 +24,9 @@ export interface AnswerGuard {
   drain(): GuardFinding[];
 }
 
+/** The fewest characters pushed between two scans of a stream: a quarter of the hold-back, at least this. */
+const MIN_RELEASE_STEP = 16;
+
 export function createAnswerGuard(options: { scanner: GuardScanner; policy: GuardPolicy; settings: AnswerGuardSettings; book: PlaceholderBook }): AnswerGuard {
   return new Guard(options.scanner, options.policy, options.settings, options.book);
 }
@@ -35,6 +38,7 @@ class Guard implements AnswerGuard, ChannelHost {
   readonly scanning: boolean;
   readonly restore: boolean;
   readonly holdBack: number;
+  readonly releaseStep: number;
   #findings: GuardFinding[] = [];
   readonly #scanned: Finding[] = [];
 
@@ -46,6 +50,7 @@ class Guard implements AnswerGuard, ChannelHost {
     this.restore = settings.restore;
     // Restoring alone holds only an unfinished placeholder.
     this.holdBack = this.scanning ? settings.holdBackChars : 0;
+    this.releaseStep = this.scanning ? Math.max(MIN_RELEASE_STEP, settings.holdBackChars >> 2) : 0;
   }
 
   channel(path: string, kind: ChannelKind): AnswerChannel {

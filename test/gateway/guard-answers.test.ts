@@ -221,9 +221,16 @@ describe('a streamed answer', () => {
     const text = `Your card is ${CARD}, expiring soon; nothing more to say about it.`;
     script = { chunks: contentChunks(text, 1) };
     const res = await chat('service-fake', 'my card?', 'st-block', { stream: true });
-    // Held until the window of 64 is full, then a character at a time as they came; the finding cuts the choice.
-    const pieces = ['Y', 'o', 'u', 'r', ' ', 'c', 'a', 'r', 'd', ' ', 'i'].map((c) => `{"index":0,"delta":{"content":"${c}"},"finish_reason":null}`);
-    assert.equal(res.text, sse('service-fake', ['{"index":0,"delta":{"role":"assistant"},"finish_reason":null}', ...pieces, '{"index":0,"delta":{"content":"s "},"finish_reason":"content_filter"}']));
+    // Held until the window of 64 is full (one character out), then scanned again after a step of 16 more
+    // characters: by then the card lies in the held text, and the finding cuts the choice before it.
+    assert.equal(
+      res.text,
+      sse('service-fake', [
+        '{"index":0,"delta":{"role":"assistant"},"finish_reason":null}',
+        '{"index":0,"delta":{"content":"Y"},"finish_reason":null}',
+        '{"index":0,"delta":{"content":"our card is "},"finish_reason":"content_filter"}',
+      ]),
+    );
     const read = readStream(res.text);
     assert.equal(read.content, 'Your card is ');
     assert.deepEqual(read.finishes, ['content_filter']);

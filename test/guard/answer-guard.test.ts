@@ -121,22 +121,25 @@ describe('a stream split anywhere gives what the whole text gives', () => {
 });
 
 describe('the held tail', () => {
-  it('text without findings: exactly the last holdBackChars held after every push', () => {
+  it('text without findings: the last holdBackChars held, scanned again after a step of a quarter of it', () => {
     const guard = guardFor({ card_number: 'block' }, { holdBackChars: 100 });
     const channel = guard.channel('a', 'text');
     let sent = '';
     let got = '';
-    for (const size of [1, 50, 49, 1, 1, 300, 7, 0, 120]) {
+    const held: number[] = [];
+    for (const size of [1, 50, 49, 1, 1, 300, 7, 0, 17, 1, 120]) {
       const piece = 'lorem ipsum dolor sit amet '.repeat(20).slice(0, size);
       sent += piece;
       got += channel.push(piece);
-      assert.equal(heldChars(channel), Math.min(sent.length, 100));
-      assert.equal(got, sent.slice(0, Math.max(0, sent.length - 100)));
+      held.push(heldChars(channel));
+      assert.equal(got, sent.slice(0, sent.length - heldChars(channel)));
     }
+    // 101, 107, 124: fewer than a step of 25 characters since the last scan; the 25th is scanned with them.
+    assert.deepEqual(held, [1, 51, 100, 100, 101, 100, 107, 107, 124, 100, 100]);
     assert.equal(got + channel.end(), sent);
   });
 
-  it('a surrogate pair is never split between outputs, and no more than holdBackChars is held', () => {
+  it('a surrogate pair is never split between outputs, and no more than holdBackChars and a step is held', () => {
     const text = 'smile \u{1F600} '.repeat(40);
     for (let size = 1; size <= 9; size++) {
       const guard = guardFor({ card_number: 'block' }, { holdBackChars: 64 });
@@ -145,7 +148,8 @@ describe('the held tail', () => {
       for (let at = 0; at < text.length; at += size) {
         const out = channel.push(text.slice(at, at + size));
         assert.equal(/[\ud800-\udbff]$/.test(out) || /^[\udc00-\udfff]/.test(out), false, `pieces of ${size}: ${JSON.stringify(out)}`);
-        assert.ok(heldChars(channel) <= 64);
+        // The hold-back, a step of 16 and the push at most.
+        assert.ok(heldChars(channel) <= 64 + 16 + size);
         got += out;
       }
       assert.equal(got + channel.end(), text);
@@ -200,6 +204,34 @@ describe('the held tail', () => {
     assert.ok(scanner.sizes.length >= 2000);
     for (const size of scanner.sizes) assert.ok(size <= CONTEXT_CHARS + 64 + 100, `a scan of ${size} characters`);
     assert.equal(got, guardFor({ card_number: 'mask', email: 'log' }).whole('a', 'text', piece.repeat(2000)).text);
+  });
+
+  it('token-sized pushes: one scan per step of a quarter of the hold-back, not one per push', () => {
+    const scanner = countingScanner();
+    const guard = guardFor({ card_number: 'mask', email: 'log' }, { holdBackChars: 64 }, {}, scanner);
+    const channel = guard.channel('a', 'text');
+    const text = 'The gateway forwards requests; mail ops@example.org with 5555555555554444 at times. '.repeat(50);
+    let got = '';
+    for (let at = 0; at < text.length; at += 4) got += channel.push(text.slice(at, at + 4));
+    got += channel.end();
+    assert.equal(got, guardFor({ card_number: 'mask', email: 'log' }).whole('a', 'text', text).text);
+    // Pushes of 4, a step of 16: a scan every 4th push after the first 64 characters, and the end's.
+    assert.equal(scanner.sizes.length, Math.ceil((text.length - 64) / 16) + 1);
+  });
+
+  it('a long value held from its start and arriving in small pieces is scanned a logarithmic number of times', () => {
+    const scanner = countingScanner();
+    const guard = guardFor({ private_key: 'mask' }, { holdBackChars: 256 }, {}, scanner);
+    const channel = guard.channel('a', 'text');
+    const text = `key: -----BEGIN RSA PRIVATE KEY-----\n${'QUJDRA=='.repeat(4000)}\n-----END RSA PRIVATE KEY-----\n done`;
+    let got = '';
+    for (let at = 0; at < text.length; at += 4) got += channel.push(text.slice(at, at + 4));
+    got += channel.end();
+    assert.equal(got, 'key: [PRIVATE_KEY_1]\n done');
+    const scanned = scanner.sizes.reduce((a, b) => a + b, 0);
+    // Scanned again after half as much again each time: about 3 times the text in all, where a scan per step
+    // would read it some 500 times over.
+    assert.ok(scanned < 4 * text.length, `${scanned} characters scanned for ${text.length}`);
   });
 });
 
