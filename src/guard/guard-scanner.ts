@@ -303,6 +303,7 @@ class Scanner implements GuardScanner {
   private digitStart(text: string, at: number): number {
     let digits = 1;
     while (digits < 20 && digitValue(text.charCodeAt(at + digits)) !== -1) digits++;
+    reads.count += digits;
     if (this.cardOn && (digits === 4 || digits >= 13)) {
       const end = cardNumber(text, at);
       if (end !== -1) {

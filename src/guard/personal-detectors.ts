@@ -158,11 +158,29 @@ function mod97Step(rest: number, code: number): number {
   return (rest * 100 + ((code | 0x20) - 0x61 + 10)) % 97;
 }
 
+function isHexLower(code: number): boolean {
+  return isDigit(code) || (code >= 0x61 && code <= 0x66);
+}
+
+/** `text` holds four lower-case hex digits and a space right before `at`: a hex dump's group (xxd), not an IBAN's neighbour. */
+function hexGroupBefore(text: string, at: number): boolean {
+  if (at < 5 || text.charCodeAt(at - 1) !== 0x20) return false;
+  for (let k = at - 5; k < at - 1; k++) if (!isHexLower(text.charCodeAt(k))) return false;
+  return at === 5 || !isAlnum(text.charCodeAt(at - 6));
+}
+
+/** A space and four lower-case hex digits, alone, from `at`: the next group of a hex dump. */
+function hexGroupAfter(text: string, at: number): boolean {
+  if (text.charCodeAt(at) !== 0x20 || at + 5 > text.length) return false;
+  for (let k = at + 1; k < at + 5; k++) if (!isHexLower(text.charCodeAt(k))) return false;
+  return at + 5 === text.length || !isAlnum(text.charCodeAt(at + 5));
+}
+
 /**
  * An IBAN at a word start: country, check digits, the country's length of
  * letters and digits (optionally in groups of 4 split by single spaces),
  * mod-97. Upper case, or lower case throughout when written in groups (a
- * bare lower-case run is too often a hex id).
+ * bare lower-case run is too often a hex id) and not among the groups of a hex dump.
  */
 export function iban(text: string, at: number): number {
   if (at + 4 > text.length) return -1;
@@ -194,7 +212,7 @@ export function iban(text: string, at: number): number {
   }
   reads.count += i - at + 1;
   if (count !== length || (i < text.length && isAlnum(text.charCodeAt(i)))) return -1;
-  if (lower && spaces === 0) return -1;
+  if (lower && (spaces === 0 || hexGroupBefore(text, at) || hexGroupAfter(text, i))) return -1;
   for (let k = at; k < at + 4; k++) rest = mod97Step(rest, text.charCodeAt(k));
   return rest === 1 ? i : -1;
 }
