@@ -1,10 +1,12 @@
 // The scanner: one pass over a text's characters. Word starts and a few
 // trigger characters (`@`, `=`, `:`, `+`, `(`, `-`, full-width digits and `＋`)
-// hand over to the enabled detectors, each of which reads a bounded window;
-// operator literals are found by one walk of a trie of them all, at the
-// positions whose character can start one (a table lookup per character). Candidates are then
-// ordered by start and overlaps resolved (the longest wins at one start, the
-// earlier start wins otherwise). Operator regular expressions run on the
+// hand over to the enabled detectors, each of which reads a bounded window:
+// a word's first two characters pick the secret detectors whose marker could
+// start there (most words start none), a number's first four digits decide
+// whether a card is read at all. Operator literals are found by one walk of a
+// trie of them all, at the positions whose character can start one.
+// Candidates are then ordered by start and overlaps resolved (the longest
+// wins at one start, the earlier start wins otherwise). Operator regular expressions run on the
 // linear-time matcher, one search after another, within a step budget.
 import { Match } from '../schema/pattern-match.ts';
 import { LiteralMatcher, type CompiledPattern } from './custom-patterns.ts';
@@ -16,8 +18,7 @@ import {
   anthropicKey, awsAccessKeyId, awsSecretNear, githubToken, googleApiKey, jwt, openaiKey, portcullisKey, privateKey,
   slackToken, slackWebhook, stripeKey,
 } from './secret-detectors.ts';
-import { digitValue, gluesToNumber, isDigit, isLower, isUpper, isWord, reads } from './text-checks.ts';
-
+import { digitValue, gluesToNumber, isDigit, isWord, reads } from './text-checks.ts';
 
 /** Steps per character and per instruction an operator regex may take in one scan before the scan fails. */
 export const REGEX_STEPS_PER_CHAR = 8;
@@ -95,6 +96,8 @@ class Scanner implements GuardScanner {
    * near, none is looked for (a long run of digit groups reads no context).
    */
   private letterEnd = 0;
+  /** The step budget of the operator regex being run, reused. */
+  private readonly budget = { steps: 0 };
 
   constructor(detectors: ReadonlySet<string>, patterns: readonly CompiledPattern[]) {
     const on = (name: string): boolean => detectors.has(name);
@@ -333,7 +336,8 @@ class Scanner implements GuardScanner {
     const regex = pattern.regex;
     if (regex === null) return 0;
     const allowed = REGEX_STEPS_PER_CHAR * (text.length + 1) * regex.ops.length;
-    const budget = { steps: allowed };
+    const budget = this.budget;
+    budget.steps = allowed;
     let from = 0;
     let granted = allowed;
     while (from <= text.length) {
