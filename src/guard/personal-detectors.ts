@@ -326,10 +326,11 @@ export function phoneNational(text: string, at: number): number {
   const phone = phoneRun(text, at);
   if (phone.digits < 7 || phone.digits > 12 || !phone.separated) return -1;
   if (phone.end < text.length && (gluesToNumber(text.charCodeAt(phone.end)) || text.charCodeAt(phone.end) === 0x2d)) return -1;
+  if (!holdsWord(text, at - PHONE_CONTEXT, at, PHONE_WORDS)) return -1;
   // Dates and versions are digit groups too: 2024-01-15, 10.2.3.4.
   const shape = text.slice(at, phone.end);
   if (/^\d{4}[-.]\d{1,2}[-.]\d{1,2}/.test(shape) || /^\d{1,3}(\.\d{1,3}){3}$/.test(shape)) return -1;
-  return holdsWord(text, at - PHONE_CONTEXT, at, PHONE_WORDS) ? phone.end : -1;
+  return phone.end;
 }
 
 /** A US social security number at a word start: AAA-GG-SSSS or with spaces; area 001-899 but 666, group 01-99, serial 0001-9999; two advertised numbers excluded. */

@@ -147,10 +147,27 @@ export function entropyBits(text: string, start: number, end: number): number {
 
 /** Whether one of `words` (lower case) occurs in `text[from, to)`, compared case-insensitively. */
 export function holdsWord(text: string, from: number, to: number, words: readonly string[]): boolean {
-  const window = text.slice(Math.max(0, from), to).toLowerCase();
-  reads.count += window.length * words.length;
-  for (const word of words) if (window.includes(word)) return true;
+  const start = Math.max(0, from);
+  for (let i = start; i < to; i++) {
+    const first = lowerCode(text.charCodeAt(i));
+    for (let w = 0; w < words.length; w++) {
+      const word = words[w] as string;
+      if (word.charCodeAt(0) !== first || i + word.length > to) continue;
+      let k = 1;
+      while (k < word.length && lowerCode(text.charCodeAt(i + k)) === word.charCodeAt(k)) k++;
+      reads.count += k;
+      if (k === word.length) return true;
+    }
+  }
+  reads.count += to - start;
   return false;
+}
+
+/** A code unit lower-cased: ASCII by arithmetic, the rest as toLowerCase does where that keeps one unit. */
+function lowerCode(code: number): number {
+  if (code < 128) return isUpper(code) ? code | 0x20 : code;
+  const lower = String.fromCharCode(code).toLowerCase();
+  return lower.length === 1 ? lower.charCodeAt(0) : code;
 }
 
 const USERINFO_CODES = (() => {

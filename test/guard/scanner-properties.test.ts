@@ -67,6 +67,7 @@ describe('linear time', () => {
     'digit groups of no issuer': '1234 5678 1234 '.repeat(MB / 15),
     'full-width grouped digits': '４１１１ '.repeat(MB / 5),
     'phone numbers in context': 'tel 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 '.repeat(MB / 36),
+    'national phone numbers, each after its context word': 'phone 020 7946 0958 '.repeat(MB / 20),
     'assignments': 'password=password='.repeat(MB / 18),
     'plus signs and digits': '+1 '.repeat(MB / 3),
     'AKIA ids and base64': `AKIAIOSFODNN7EXAMPLE ${'A'.repeat(39)} `.repeat(MB / 61),
