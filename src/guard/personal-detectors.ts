@@ -162,11 +162,24 @@ function isHexLower(code: number): boolean {
   return isDigit(code) || (code >= 0x61 && code <= 0x66);
 }
 
-/** `text` holds four lower-case hex digits and a space right before `at`: a hex dump's group (xxd), not an IBAN's neighbour. */
+/** `text` holds four lower-case hex digits, alone, and a space right before `at`. */
 function hexGroupBefore(text: string, at: number): boolean {
   if (at < 5 || text.charCodeAt(at - 1) !== 0x20) return false;
   for (let k = at - 5; k < at - 1; k++) if (!isHexLower(text.charCodeAt(k))) return false;
   return at === 5 || !isAlnum(text.charCodeAt(at - 6));
+}
+
+/**
+ * Whether `text[at, end)` stands among the groups of a hex dump (xxd): a
+ * group of four hex digits follows it, or two precede it, or the dump's
+ * offset (`00000010: `) does. One number before it ("in 2024 de89 ...") is prose.
+ */
+function inHexDump(text: string, at: number, end: number): boolean {
+  if (hexGroupAfter(text, end)) return true;
+  if (hexGroupBefore(text, at) && hexGroupBefore(text, at - 5)) return true;
+  if (at < 10 || text.charCodeAt(at - 1) !== 0x20 || text.charCodeAt(at - 2) !== 0x3a) return false;
+  for (let k = at - 10; k < at - 2; k++) if (!isHexLower(text.charCodeAt(k))) return false;
+  return true;
 }
 
 /** A space and four lower-case hex digits, alone, from `at`: the next group of a hex dump. */
@@ -212,7 +225,7 @@ export function iban(text: string, at: number): number {
   }
   reads.count += i - at + 1;
   if (count !== length || (i < text.length && isAlnum(text.charCodeAt(i)))) return -1;
-  if (lower && (spaces === 0 || hexGroupBefore(text, at) || hexGroupAfter(text, i))) return -1;
+  if (lower && (spaces === 0 || inHexDump(text, at, i))) return -1;
   for (let k = at; k < at + 4; k++) rest = mod97Step(rest, text.charCodeAt(k));
   return rest === 1 ? i : -1;
 }
