@@ -3,7 +3,7 @@
 // addresses, phone numbers (E.164, or a national form with a context word
 // before it) and US social security numbers (assigned ranges, with separators).
 // Each reads a bounded number of characters around its trigger.
-import { digitValue, gluesToNumber, holdsWord, isAlnum, isDigit, isLower, isUpper, isWord, reads, runEnd, userinfoStart } from './text-checks.ts';
+import { digitValue, gluesToNumber, holdsWord, isAlnum, isDigit, isLower, isUpper, isWord, reads, runEnd, userinfoStart, wordList } from './text-checks.ts';
 
 /** Separators between a card number's groups: space, dash, dot, no-break space (U+00A0), narrow no-break space (U+202F). One kind per number. */
 function isCardSeparator(code: number): boolean {
@@ -321,8 +321,42 @@ export function phoneInternational(text: string, at: number): number {
   return phone.end;
 }
 
+/** Digits from `at`: their count, up to `max` (one more is read). */
+function digitsAt(text: string, at: number, max: number): number {
+  let n = 0;
+  while (n <= max && isDigit(text.charCodeAt(at + n))) n++;
+  return n;
+}
+
+/** Dates and addresses are digit groups too: `2024-01-15...` (or with dots) and `10.2.3.4` exactly. */
+function isDateOrAddress(text: string, at: number, end: number): boolean {
+  if (digitsAt(text, at, 4) === 4) {
+    const first = text.charCodeAt(at + 4);
+    if (first === 0x2d || first === 0x2e) {
+      const month = digitsAt(text, at + 5, 2);
+      const second = text.charCodeAt(at + 5 + month);
+      if (month >= 1 && month <= 2 && (second === 0x2d || second === 0x2e)) {
+        const day = digitsAt(text, at + 6 + month, 2);
+        if (day >= 1) return true;
+      }
+    }
+  }
+  let i = at;
+  for (let part = 0; part < 4; part++) {
+    const n = digitsAt(text, i, 3);
+    if (n < 1 || n > 3) return false;
+    i += n;
+    if (part < 3) {
+      if (text.charCodeAt(i) !== 0x2e) return false;
+      i++;
+    }
+  }
+  return i === end;
+}
+
 /** Words that say a number is a phone number; within PHONE_CONTEXT characters before it. */
-export const PHONE_WORDS = ['phone', 'tel', 'mobile', 'cell', 'fax', 'call me', 'call us', 'whatsapp', 'sms', 'telefon', 'téléphone', 'contact', '電話', '携帯'];
+const PHONE_WORD_LIST = ['phone', 'tel', 'mobile', 'cell', 'fax', 'call me', 'call us', 'whatsapp', 'sms', 'telefon', 'téléphone', 'contact', '電話', '携帯'];
+export const PHONE_WORDS = wordList(PHONE_WORD_LIST);
 export const PHONE_CONTEXT = 40;
 
 /**
@@ -339,11 +373,8 @@ export function phoneNational(text: string, at: number): number {
   const phone = phoneRun(text, at);
   if (phone.digits < 7 || phone.digits > 12 || !phone.separated) return -1;
   if (phone.end < text.length && (gluesToNumber(text.charCodeAt(phone.end)) || text.charCodeAt(phone.end) === 0x2d)) return -1;
-  if (!holdsWord(text, at - PHONE_CONTEXT, at, PHONE_WORDS)) return -1;
-  // Dates and versions are digit groups too: 2024-01-15, 10.2.3.4.
-  const shape = text.slice(at, phone.end);
-  if (/^\d{4}[-.]\d{1,2}[-.]\d{1,2}/.test(shape) || /^\d{1,3}(\.\d{1,3}){3}$/.test(shape)) return -1;
-  return phone.end;
+  if (isDateOrAddress(text, at, phone.end)) return -1;
+  return holdsWord(text, at - PHONE_CONTEXT, at, PHONE_WORDS) ? phone.end : -1;
 }
 
 /** A US social security number at a word start: AAA-GG-SSSS or with spaces; area 001-899 but 666, group 01-99, serial 0001-9999; two advertised numbers excluded. */

@@ -145,13 +145,15 @@ export function entropyBits(text: string, start: number, end: number): number {
   return bits;
 }
 
-/** Whether one of `words` (lower case) occurs in `text[from, to)`, compared case-insensitively. */
-export function holdsWord(text: string, from: number, to: number, words: readonly string[]): boolean {
+/** Whether one of `words` occurs in `text[from, to)`, compared case-insensitively. */
+export function holdsWord(text: string, from: number, to: number, words: WordList): boolean {
   const start = Math.max(0, from);
+  const { list, firsts } = words;
   for (let i = start; i < to; i++) {
+    if (firsts[text.charCodeAt(i)] !== 1) continue;
     const first = lowerCode(text.charCodeAt(i));
-    for (let w = 0; w < words.length; w++) {
-      const word = words[w] as string;
+    for (let w = 0; w < list.length; w++) {
+      const word = list[w] as string;
       if (word.charCodeAt(0) !== first || i + word.length > to) continue;
       let k = 1;
       while (k < word.length && lowerCode(text.charCodeAt(i + k)) === word.charCodeAt(k)) k++;
@@ -161,6 +163,21 @@ export function holdsWord(text: string, from: number, to: number, words: readonl
   }
   reads.count += to - start;
   return false;
+}
+
+/** Lower-case words for holdsWord, with the code units (either case) they start with: most positions are passed by with one lookup. */
+export interface WordList {
+  readonly list: readonly string[];
+  readonly firsts: Uint8Array;
+}
+
+export function wordList(words: readonly string[]): WordList {
+  const firsts = new Uint8Array(65536);
+  for (const word of words) {
+    firsts[word.charCodeAt(0)] = 1;
+    firsts[word.toUpperCase().charCodeAt(0)] = 1;
+  }
+  return { list: words, firsts };
 }
 
 /** A code unit lower-cased: ASCII by arithmetic, the rest as toLowerCase does where that keeps one unit. */
