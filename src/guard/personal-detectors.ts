@@ -113,7 +113,8 @@ export function cardNumber(text: string, at: number): number {
   if (d0 < 0 || d1 < 0 || d2 < 0 || d3 < 0) return -1;
   const lengths = cardLengths(d0, d1, d2, d3);
   if (lengths === 0) return -1;
-  digitGroups(text, at, CARD_MAX);
+  // No more digits are read than the issuer's longest number has (and one more, to see the run go on).
+  digitGroups(text, at, 31 - Math.clz32(lengths));
   const first = GROUP_SIZES[0] as number;
   // A bare run of digits is the whole number: what follows a space is another number.
   if (first >= 13) {
