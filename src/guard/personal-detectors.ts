@@ -3,81 +3,137 @@
 // addresses, phone numbers (E.164, or a national form with a context word
 // before it) and US social security numbers (assigned ranges, with separators).
 // Each reads a bounded number of characters around its trigger.
-import { holdsWord, ibanValid, isAlnum, isDigit, isUpper, isWord, luhnValid, reads, runEnd } from './text-checks.ts';
+import { digitValue, gluesToNumber, holdsWord, isAlnum, isDigit, isLower, isUpper, isWord, reads, runEnd, userinfoStart, wordList } from './text-checks.ts';
 
-function isSeparator(code: number): boolean {
-  return code === 0x20 || code === 0x2d;
+/** Separators between a card number's groups: space, dash, dot, no-break space (U+00A0), narrow no-break space (U+202F). One kind per number. */
+function isCardSeparator(code: number): boolean {
+  return code === 0x20 || code === 0x2d || code === 0x2e || code === 0xa0 || code === 0x202f;
 }
 
-/** Digits from `at` with single spaces or dashes between groups (one kind of separator), at most `maxDigits`; null when none. */
-function digitGroups(text: string, at: number, maxDigits: number): { digits: string; end: number; groups: number[] } | null {
-  let digits = '';
-  const groups: number[] = [];
+/**
+ * The digit groups read by digitGroups, in tables reused by every call (no
+ * string or array is made per number): each digit's value, each group's size,
+ * the offset past each group, and where the run ended.
+ */
+const DIGITS = new Uint8Array(32);
+const GROUP_SIZES = new Int32Array(32);
+const GROUP_ENDS = new Int32Array(32);
+const run = { digits: 0, groups: 0, end: 0 };
+
+/** Digits (ASCII or full-width) from `at` with single separators between groups (one kind), until more than `maxDigits` (at most 31) were read. */
+function digitGroups(text: string, at: number, maxDigits: number): void {
+  let digits = 0;
+  let groups = 0;
   let separator = -1;
-  let i = at;
   let group = 0;
-  while (i < text.length && digits.length <= maxDigits) {
+  let i = at;
+  while (i < text.length && digits <= maxDigits) {
     const code = text.charCodeAt(i);
-    if (isDigit(code)) {
-      digits += text[i];
+    const value = digitValue(code);
+    if (value !== -1) {
+      DIGITS[digits++] = value;
       group++;
       i++;
       continue;
     }
-    if (isSeparator(code) && group > 0 && i + 1 < text.length && isDigit(text.charCodeAt(i + 1)) && (separator === -1 || separator === code)) {
+    if (group > 0 && isCardSeparator(code) && digitValue(text.charCodeAt(i + 1)) !== -1 && (separator === -1 || separator === code)) {
       separator = code;
-      groups.push(group);
+      GROUP_SIZES[groups] = group;
+      GROUP_ENDS[groups++] = i;
       group = 0;
       i++;
       continue;
     }
     break;
   }
-  if (group > 0) groups.push(group);
+  if (group > 0) {
+    GROUP_SIZES[groups] = group;
+    GROUP_ENDS[groups++] = i;
+  }
   reads.count += i - at + 1;
-  return digits.length === 0 ? null : { digits, end: i, groups };
+  run.digits = digits;
+  run.groups = groups;
+  run.end = i;
 }
 
-/** Card lengths by issuer prefix (the IIN ranges of Visa, Mastercard, American Express, Discover, JCB, Diners Club, UnionPay). */
-function cardLengthsOf(digits: string): readonly number[] {
-  const two = Number(digits.slice(0, 2));
-  const three = Number(digits.slice(0, 3));
-  const four = Number(digits.slice(0, 4));
-  if (digits[0] === '4') return [13, 16, 19];
-  if ((two >= 51 && two <= 55) || (four >= 2221 && four <= 2720)) return [16];
-  if (two === 34 || two === 37) return [15];
-  if (four === 6011 || (three >= 644 && three <= 649) || two === 65) return [16, 17, 18, 19];
-  if (four >= 3528 && four <= 3589) return [16, 17, 18, 19];
-  if ((three >= 300 && three <= 305) || two === 36 || two === 38 || two === 39) return [14, 15, 16, 17, 18, 19];
-  if (two === 62) return [16, 17, 18, 19];
-  return [];
+/** Whether the first `count` digits read pass Luhn (ISO/IEC 7812-1). */
+function luhnOfRun(count: number): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = count - 1; i >= 0; i--) {
+    let d = DIGITS[i] as number;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
 }
 
-/** A payment card number at a word start: 13 to 19 digits (bare, or grouped by single spaces or dashes), a known issuer prefix and length, Luhn. */
+/** Bit n set: a card number of n digits with this issuer prefix exists. */
+const bits = (...lengths: number[]): number => lengths.reduce((mask, n) => mask | (1 << n), 0);
+const VISA = bits(13, 16, 19);
+const MASTERCARD = bits(16);
+const AMEX = bits(15);
+const LONG = bits(16, 17, 18, 19);
+const DINERS = bits(14, 15, 16, 17, 18, 19);
+
+/** Card lengths, as a bit set, by the first four digits (the IIN ranges of Visa, Mastercard, American Express, Discover, JCB, Diners Club, UnionPay). */
+function cardLengths(d0: number, d1: number, d2: number, d3: number): number {
+  const two = d0 * 10 + d1;
+  const three = two * 10 + d2;
+  const four = three * 10 + d3;
+  if (d0 === 4) return VISA;
+  if ((two >= 51 && two <= 55) || (four >= 2221 && four <= 2720)) return MASTERCARD;
+  if (two === 34 || two === 37) return AMEX;
+  if (four === 6011 || (three >= 644 && three <= 649) || two === 65) return LONG;
+  if (four >= 3528 && four <= 3589) return LONG;
+  if ((three >= 300 && three <= 305) || two === 36 || two === 38 || two === 39) return DINERS;
+  if (two === 62) return LONG;
+  return 0;
+}
+
+/** The longest card number there is. */
+const CARD_MAX = 19;
+
+/**
+ * A payment card number at a word start: 13 to 19 digits (ASCII or full-width;
+ * bare, or grouped by single spaces, dashes, dots or no-break spaces), a known
+ * issuer prefix and length, Luhn.
+ */
 export function cardNumber(text: string, at: number): number {
-  const run = digitGroups(text, at, 24);
-  if (run === null) return -1;
-  const first = run.groups[0] as number;
+  // Bare or grouped, a card number starts with four digits: their issuer prefix is checked before anything more is read.
+  const d0 = digitValue(text.charCodeAt(at));
+  const d1 = digitValue(text.charCodeAt(at + 1));
+  const d2 = digitValue(text.charCodeAt(at + 2));
+  const d3 = digitValue(text.charCodeAt(at + 3));
+  reads.count += 4;
+  if (d0 < 0 || d1 < 0 || d2 < 0 || d3 < 0) return -1;
+  const lengths = cardLengths(d0, d1, d2, d3);
+  if (lengths === 0) return -1;
+  // No more digits are read than the issuer's longest number has (and one more, to see the run go on).
+  digitGroups(text, at, 31 - Math.clz32(lengths));
+  const first = GROUP_SIZES[0] as number;
   // A bare run of digits is the whole number: what follows a space is another number.
   if (first >= 13) {
-    if (first > 19 || (first === run.digits.length && run.end < text.length && isWord(text.charCodeAt(run.end)))) return -1;
-    const digits = run.digits.slice(0, first);
-    return cardLengthsOf(digits).includes(first) && luhnValid(digits) ? at + first : -1;
+    const ends = GROUP_ENDS[0] as number;
+    if (first > CARD_MAX || (run.groups === 1 && ends < text.length && gluesToNumber(text.charCodeAt(ends)))) return -1;
+    return (lengths & (1 << first)) !== 0 && luhnOfRun(first) ? ends : -1;
   }
   if (first !== 4) return -1;
   // Grouped (4 4 4 4, 4 6 5, 4 4 4 4 3): the longest run of whole groups of 3 to 6 digits that is a valid card.
   let best = -1;
   let count = 0;
-  let offset = at;
-  for (const size of run.groups) {
+  for (let g = 0; g < run.groups; g++) {
+    const size = GROUP_SIZES[g] as number;
     if (size < 3 || size > 6) break;
-    offset += size + (count === 0 ? 0 : 1);
     count += size;
-    if (count > 19) break;
-    const digits = run.digits.slice(0, count);
-    if (count >= 13 && cardLengthsOf(digits).includes(count) && luhnValid(digits)) best = offset;
+    if (count > CARD_MAX) break;
+    if ((lengths & (1 << count)) !== 0 && luhnOfRun(count)) best = GROUP_ENDS[g] as number;
   }
-  if (best === -1 || (best < text.length && isWord(text.charCodeAt(best)))) return -1;
+  if (best === -1 || (best < text.length && gluesToNumber(text.charCodeAt(best)))) return -1;
   return best;
 }
 
@@ -90,29 +146,89 @@ const IBAN_LENGTHS: Readonly<Record<string, number>> = {
   QA: 29, RO: 24, RS: 22, SA: 24, SE: 24, SI: 19, SK: 24, SM: 27, TN: 24, TR: 26, UA: 29, VG: 24, XK: 20,
 };
 
-/** An IBAN at a word start: country, check digits, the country's length of [A-Z0-9] (optionally in groups of 4 split by single spaces), mod-97. */
+/** IBAN lengths indexed by the country's two letters (26 × first + second), 0 where there is none. */
+const IBAN_LENGTH_TABLE = (() => {
+  const table = new Uint8Array(26 * 26);
+  for (const [country, length] of Object.entries(IBAN_LENGTHS)) table[(country.charCodeAt(0) - 0x41) * 26 + country.charCodeAt(1) - 0x41] = length;
+  return table;
+})();
+
+/** One character of an IBAN into the running mod-97: a digit as itself, a letter (either case) as 10..35. */
+function mod97Step(rest: number, code: number): number {
+  if (isDigit(code)) return (rest * 10 + (code - 0x30)) % 97;
+  return (rest * 100 + ((code | 0x20) - 0x61 + 10)) % 97;
+}
+
+function isHexLower(code: number): boolean {
+  return isDigit(code) || (code >= 0x61 && code <= 0x66);
+}
+
+/** `text` holds four lower-case hex digits, alone, and a space right before `at`. */
+function hexGroupBefore(text: string, at: number): boolean {
+  if (at < 5 || text.charCodeAt(at - 1) !== 0x20) return false;
+  for (let k = at - 5; k < at - 1; k++) if (!isHexLower(text.charCodeAt(k))) return false;
+  return at === 5 || !isAlnum(text.charCodeAt(at - 6));
+}
+
+/**
+ * Whether `text[at, end)` stands among the groups of a hex dump (xxd): a
+ * group of four hex digits follows it, or two precede it, or the dump's
+ * offset (`00000010: `) does. One number before it ("in 2024 de89 ...") is prose.
+ */
+function inHexDump(text: string, at: number, end: number): boolean {
+  if (hexGroupAfter(text, end)) return true;
+  if (hexGroupBefore(text, at) && hexGroupBefore(text, at - 5)) return true;
+  if (at < 10 || text.charCodeAt(at - 1) !== 0x20 || text.charCodeAt(at - 2) !== 0x3a) return false;
+  for (let k = at - 10; k < at - 2; k++) if (!isHexLower(text.charCodeAt(k))) return false;
+  return true;
+}
+
+/** A space and four lower-case hex digits, alone, from `at`: the next group of a hex dump. */
+function hexGroupAfter(text: string, at: number): boolean {
+  if (text.charCodeAt(at) !== 0x20 || at + 5 > text.length) return false;
+  for (let k = at + 1; k < at + 5; k++) if (!isHexLower(text.charCodeAt(k))) return false;
+  return at + 5 === text.length || !isAlnum(text.charCodeAt(at + 5));
+}
+
+/**
+ * An IBAN at a word start: country, check digits, the country's length of
+ * letters and digits (optionally in groups of 4 split by single spaces),
+ * mod-97. Upper case, or lower case throughout when written in groups (a
+ * bare lower-case run is too often a hex id) and not among the groups of a hex dump.
+ */
 export function iban(text: string, at: number): number {
-  if (at + 4 > text.length || !isUpper(text.charCodeAt(at)) || !isUpper(text.charCodeAt(at + 1))) return -1;
-  if (!isDigit(text.charCodeAt(at + 2)) || !isDigit(text.charCodeAt(at + 3))) return -1;
-  const length = IBAN_LENGTHS[text.slice(at, at + 2)];
-  if (length === undefined) return -1;
-  let compact = '';
+  if (at + 4 > text.length) return -1;
+  const c0 = text.charCodeAt(at);
+  const c1 = text.charCodeAt(at + 1);
+  const lower = isLower(c0);
+  const isLetter = lower ? isLower : isUpper;
+  if (!isLetter(c0) || !isLetter(c1) || !isDigit(text.charCodeAt(at + 2)) || !isDigit(text.charCodeAt(at + 3))) return -1;
+  const length = IBAN_LENGTH_TABLE[((c0 | 0x20) - 0x61) * 26 + (c1 | 0x20) - 0x61] as number;
+  if (length === 0) return -1;
+  let count = 0;
   let i = at;
   let sinceSpace = 0;
-  while (i < text.length && compact.length < length) {
+  let spaces = 0;
+  // The check moves the first four characters to the end: the rest is read first.
+  let rest = 0;
+  while (i < text.length && count < length) {
     const code = text.charCodeAt(i);
-    if (isDigit(code) || isUpper(code)) {
-      compact += text[i];
+    if (isDigit(code) || isLetter(code)) {
+      if (count >= 4) rest = mod97Step(rest, code);
+      count++;
       sinceSpace++;
       i++;
-    } else if (code === 0x20 && sinceSpace === 4 && compact.length % 4 === 0) {
+    } else if (code === 0x20 && sinceSpace === 4 && count % 4 === 0) {
       sinceSpace = 0;
+      spaces++;
       i++;
     } else break;
   }
   reads.count += i - at + 1;
-  if (compact.length !== length || (i < text.length && isAlnum(text.charCodeAt(i)))) return -1;
-  return ibanValid(compact) ? i : -1;
+  if (count !== length || (i < text.length && isAlnum(text.charCodeAt(i)))) return -1;
+  if (lower && (spaces === 0 || inHexDump(text, at, i))) return -1;
+  for (let k = at; k < at + 4; k++) rest = mod97Step(rest, text.charCodeAt(k));
+  return rest === 1 ? i : -1;
 }
 
 function isLocalCode(code: number): boolean {
@@ -139,6 +255,8 @@ export function email(text: string, at: number): { start: number; end: number } 
   if (start > 0 && isLocalCode(text.charCodeAt(start - 1))) return null;
   while (start < at && !isAlnum(text.charCodeAt(start))) start++;
   if (start === at || text.charCodeAt(at - 1) === 0x2e) return null;
+  // `scheme://user:password@host`: the password before a host, not an address (secret-detectors.ts reports it).
+  if (start > 0 && text.charCodeAt(start - 1) === 0x3a && userinfoStart(text, start - 1) !== -1) return null;
   let i = at + 1;
   let labels = 0;
   let lastLabel = -1;
@@ -159,7 +277,7 @@ export function email(text: string, at: number): { start: number; end: number } 
   return { start, end };
 }
 
-/** Phone digits with single separators (space, dash, dot) and parentheses around one group; at most 15 digits read. */
+/** Phone digits (ASCII or full-width) with single separators (space, dash, dot) and parentheses around one group; at most 15 digits read. */
 function phoneRun(text: string, at: number): { digits: number; end: number; separated: boolean } {
   let digits = 0;
   let separated = false;
@@ -167,14 +285,14 @@ function phoneRun(text: string, at: number): { digits: number; end: number; sepa
   let lastDigit = at;
   while (i < text.length && digits <= 15) {
     const code = text.charCodeAt(i);
-    if (isDigit(code)) {
+    if (digitValue(code) !== -1) {
       digits++;
       i++;
       lastDigit = i;
       continue;
     }
     const nextCode = text.charCodeAt(i + 1);
-    if ((code === 0x20 || code === 0x2d || code === 0x2e) && (isDigit(nextCode) || nextCode === 0x28)) {
+    if ((code === 0x20 || code === 0x2d || code === 0x2e) && (digitValue(nextCode) !== -1 || nextCode === 0x28)) {
       separated = true;
       i++;
       continue;
@@ -190,22 +308,56 @@ function phoneRun(text: string, at: number): { digits: number; end: number; sepa
   return { digits, end: lastDigit, separated };
 }
 
-/** E.164 at the `+` at `at`: a country code not starting with 0, 8 to 15 digits in all, not glued to a word or a number before. */
+/** E.164 at the `+` (or full-width `＋`) at `at`: a country code not starting with 0, 8 to 15 digits in all, not glued to a word or a number before. */
 export function phoneInternational(text: string, at: number): number {
   if (at > 0) {
     const before = text.charCodeAt(at - 1);
-    if (isWord(before) || before === 0x2b || before === 0x29 || before === 0x2e) return -1;
+    if (gluesToNumber(before) || before === 0x2b || before === 0xff0b || before === 0x29 || before === 0x2e) return -1;
   }
-  const first = text.charCodeAt(at + 1);
-  if (!isDigit(first) || first === 0x30) return -1;
-  const run = phoneRun(text, at + 1);
-  if (run.digits < 8 || run.digits > 15) return -1;
-  if (run.end < text.length && isWord(text.charCodeAt(run.end))) return -1;
-  return run.end;
+  const first = digitValue(text.charCodeAt(at + 1));
+  if (first <= 0) return -1;
+  const phone = phoneRun(text, at + 1);
+  if (phone.digits < 8 || phone.digits > 15) return -1;
+  if (phone.end < text.length && gluesToNumber(text.charCodeAt(phone.end))) return -1;
+  return phone.end;
+}
+
+/** Digits from `at`: their count, up to `max` (one more is read). */
+function digitsAt(text: string, at: number, max: number): number {
+  let n = 0;
+  while (n <= max && isDigit(text.charCodeAt(at + n))) n++;
+  return n;
+}
+
+/** Dates and addresses are digit groups too: `2024-01-15...` (or with dots) and `10.2.3.4` exactly. */
+function isDateOrAddress(text: string, at: number, end: number): boolean {
+  if (digitsAt(text, at, 4) === 4) {
+    const first = text.charCodeAt(at + 4);
+    if (first === 0x2d || first === 0x2e) {
+      const month = digitsAt(text, at + 5, 2);
+      const second = text.charCodeAt(at + 5 + month);
+      if (month >= 1 && month <= 2 && (second === 0x2d || second === 0x2e)) {
+        const day = digitsAt(text, at + 6 + month, 2);
+        if (day >= 1) return true;
+      }
+    }
+  }
+  let i = at;
+  for (let part = 0; part < 4; part++) {
+    const n = digitsAt(text, i, 3);
+    if (n < 1 || n > 3) return false;
+    i += n;
+    if (part < 3) {
+      if (text.charCodeAt(i) !== 0x2e) return false;
+      i++;
+    }
+  }
+  return i === end;
 }
 
 /** Words that say a number is a phone number; within PHONE_CONTEXT characters before it. */
-export const PHONE_WORDS = ['phone', 'tel', 'mobile', 'cell', 'fax', 'call me', 'call us', 'whatsapp', 'sms', 'telefon', 'téléphone', 'contact'];
+const PHONE_WORD_LIST = ['phone', 'tel', 'mobile', 'cell', 'fax', 'call me', 'call us', 'whatsapp', 'sms', 'telefon', 'téléphone', 'contact', '電話', '携帯'];
+export const PHONE_WORDS = wordList(PHONE_WORD_LIST);
 export const PHONE_CONTEXT = 40;
 
 /**
@@ -214,14 +366,16 @@ export const PHONE_CONTEXT = 40;
  */
 export function phoneNational(text: string, at: number): number {
   // The tail of a longer number (an address, a date, a version) is not a number of its own.
-  if (at > 1 && '.-/:,'.includes(text[at - 1] as string) && isDigit(text.charCodeAt(at - 2))) return -1;
-  const run = phoneRun(text, at);
-  if (run.digits < 7 || run.digits > 12 || !run.separated) return -1;
-  if (run.end < text.length && (isWord(text.charCodeAt(run.end)) || text.charCodeAt(run.end) === 0x2d)) return -1;
-  // Dates and versions are digit groups too: 2024-01-15, 10.2.3.4.
-  const shape = text.slice(at, run.end);
-  if (/^\d{4}[-.]\d{1,2}[-.]\d{1,2}/.test(shape) || /^\d{1,3}(\.\d{1,3}){3}$/.test(shape)) return -1;
-  return holdsWord(text, at - PHONE_CONTEXT, at, PHONE_WORDS) ? run.end : -1;
+  if (at > 1) {
+    const before = text.charCodeAt(at - 1);
+    const partOfNumber = before === 0x2e || before === 0x2d || before === 0x2f || before === 0x3a || before === 0x2c;
+    if (partOfNumber && digitValue(text.charCodeAt(at - 2)) !== -1) return -1;
+  }
+  const phone = phoneRun(text, at);
+  if (phone.digits < 7 || phone.digits > 12 || !phone.separated) return -1;
+  if (phone.end < text.length && (gluesToNumber(text.charCodeAt(phone.end)) || text.charCodeAt(phone.end) === 0x2d)) return -1;
+  if (isDateOrAddress(text, at, phone.end)) return -1;
+  return holdsWord(text, at - PHONE_CONTEXT, at, PHONE_WORDS) ? phone.end : -1;
 }
 
 /** A US social security number at a word start: AAA-GG-SSSS or with spaces; area 001-899 but 666, group 01-99, serial 0001-9999; two advertised numbers excluded. */

@@ -12,6 +12,10 @@ function continuesToken(text: string, at: number): boolean {
   return at < text.length && isBase64Url(text.charCodeAt(at));
 }
 
+function isAlnumOrDash(code: number): boolean {
+  return isAlnum(code) || code === 0x2d;
+}
+
 function isBase32Upper(code: number): boolean {
   return isUpper(code) || (code >= 0x32 && code <= 0x37);
 }
@@ -89,8 +93,33 @@ export function slackToken(text: string, at: number): number {
   if (!'bpaesr'.includes(text[at + 3] as string) || text.charCodeAt(at + 4) !== 0x2d) return -1;
   const digits = runEnd(text, at + 5, 20, isDigit);
   if (digits - at - 5 < 8 || text.charCodeAt(digits) !== 0x2d) return -1;
-  const end = runEnd(text, at + 5, 256, (code) => isAlnum(code) || code === 0x2d);
+  const end = runEnd(text, at + 5, 256, isAlnumOrDash);
   return end - at - 5 >= 20 && !continuesToken(text, end) ? end : -1;
+}
+
+const SLACK_WEBHOOK = 'hooks.slack.com/services/';
+
+function isUpperAlnum(code: number): boolean {
+  return isUpper(code) || isDigit(code);
+}
+
+/**
+ * A Slack incoming webhook at the word `hooks`: hooks.slack.com/services/ then
+ * the workspace (T and 8 to 12 of [A-Z0-9]), the channel hook (B and 8 to 12)
+ * and a secret of 24 [A-Za-z0-9]. Whoever holds the URL posts to the channel:
+ * it is a Slack credential, reported as slack_token.
+ */
+export function slackWebhook(text: string, at: number): number {
+  if (!startsAt(text, at, SLACK_WEBHOOK)) return -1;
+  let i = at + SLACK_WEBHOOK.length;
+  for (const marker of [0x54, 0x42]) {
+    if (text.charCodeAt(i) !== marker) return -1;
+    const end = runEnd(text, i + 1, 13, isUpperAlnum);
+    if (end - i - 1 < 8 || end - i - 1 > 12 || text.charCodeAt(end) !== 0x2f) return -1;
+    i = end + 1;
+  }
+  const end = runEnd(text, i, 25, isAlnum);
+  return end - i === 24 && !continuesToken(text, end) ? end : -1;
 }
 
 const STRIPE_PREFIXES = ['sk_live_', 'rk_live_', 'sk_test_', 'rk_test_'];
@@ -141,7 +170,10 @@ export function portcullisKey(text: string, at: number): number {
   for (const kind of PORTCULLIS_KINDS) {
     if (!startsAt(text, at, kind.marker)) continue;
     const from = at + kind.marker.length;
-    const end = runEnd(text, from, kind.length, (code) => kind.alphabet.includes(String.fromCharCode(code)));
+    const limit = Math.min(text.length, from + kind.length);
+    let end = from;
+    while (end < limit && kind.alphabet.includes(text[end] as string)) end++;
+    reads.count += end - from + 1;
     if (end - from >= REDACTION_MIN_CHARS) return end;
   }
   return -1;
@@ -205,64 +237,4 @@ export function privateKey(text: string, at: number): number {
   let end = i;
   while (end > labelEnd + 5 && !isBase64(text.charCodeAt(end - 1)) && text.charCodeAt(end - 1) !== 0x3d) end--;
   return end;
-}
-
-/** Names whose value is a secret: an identifier ending with one of these (case-insensitive) before `=` or `:`. */
-const SECRET_NAMES = ['password', 'passwd', 'pwd', 'secret', 'token', 'api_key', 'apikey', 'api-key', 'access_key', 'private_key', 'auth_key', 'credentials'];
-const NAME_LAST_LETTERS = [...new Set(SECRET_NAMES.map((name) => name[name.length - 1] as string))].join('');
-const NAME_MAX = 64;
-const VALUE_MIN = 8;
-const VALUE_MAX = 256;
-/** Bits per character under which a value is taken for a placeholder or a word, not a secret. */
-export const ENTROPY_FLOOR = 3;
-
-function isValueCode(code: number): boolean {
-  return isAlnum(code) || '!#$%&*+-./?@^_~'.includes(String.fromCharCode(code));
-}
-
-/**
- * `password = value`, `"api_key": "value"`, `SECRET: value` at the `=` or `:`
- * at `at`: the value's span when its name ends with a secret's name and the
- * value is 8 to 256 characters with a letter, a digit or symbol, and an
- * entropy of at least ENTROPY_FLOOR bits per character. Calls, references
- * (`$VAR`, `${...}`, `<...>`) and identifiers are not values.
- */
-export function secretAssignment(text: string, at: number): { start: number; end: number } | null {
-  let nameEnd = at;
-  while (nameEnd > 0 && (text.charCodeAt(nameEnd - 1) === 0x20 || text.charCodeAt(nameEnd - 1) === 0x22 || text.charCodeAt(nameEnd - 1) === 0x27)) {
-    nameEnd--;
-    if (at - nameEnd > 3) return null;
-  }
-  // Every secret name ends with one of these letters: most names are passed by before they are read.
-  if (nameEnd === 0 || !NAME_LAST_LETTERS.includes((text[nameEnd - 1] as string).toLowerCase())) return null;
-  let nameStart = nameEnd;
-  while (nameStart > 0 && nameEnd - nameStart < NAME_MAX && (isWord(text.charCodeAt(nameStart - 1)) || text.charCodeAt(nameStart - 1) === 0x2d)) nameStart--;
-  reads.count += at - nameStart + 1;
-  if (nameStart === nameEnd) return null;
-  const name = text.slice(nameStart, nameEnd).toLowerCase();
-  if (!SECRET_NAMES.some((candidate) => name.endsWith(candidate))) return null;
-  let start = at + 1;
-  if (text.charCodeAt(at) === 0x3a && text.charCodeAt(start) === 0x3d) start++;
-  while (start < text.length && start - at <= 3 && text.charCodeAt(start) === 0x20) start++;
-  const quote = text.charCodeAt(start);
-  if (quote === 0x22 || quote === 0x27) start++;
-  const first = text.charCodeAt(start);
-  if (first === 0x24 || first === 0x25) return null;
-  let end = runEnd(text, start, VALUE_MAX + 1, isValueCode);
-  // Base64 padding ends a value; an `=` inside it starts another assignment.
-  if (text.charCodeAt(end) === 0x3d) end += text.charCodeAt(end + 1) === 0x3d ? 2 : 1;
-  if (end < text.length && isValueCode(text.charCodeAt(end))) return null;
-  const length = end - start;
-  if (length < VALUE_MIN || length > VALUE_MAX) return null;
-  const after = text.charCodeAt(end);
-  if (after === 0x28 || after === 0x5b || after === 0x7b || after === 0x3c) return null;
-  let letter = false;
-  let other = false;
-  for (let i = start; i < end; i++) {
-    const code = text.charCodeAt(i);
-    if (isUpper(code) || isLower(code)) letter = true;
-    else if (code !== 0x2e && code !== 0x5f) other = true;
-  }
-  if (!letter || !other) return null;
-  return entropyBits(text, start, end) >= ENTROPY_FLOOR ? { start, end } : null;
 }

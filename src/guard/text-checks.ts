@@ -5,6 +5,18 @@ export function isDigit(code: number): boolean {
   return code >= 0x30 && code <= 0x39;
 }
 
+/** The value of an ASCII or full-width (U+FF10..U+FF19) digit, or -1. */
+export function digitValue(code: number): number {
+  if (code >= 0x30 && code <= 0x39) return code - 0x30;
+  if (code >= 0xff10 && code <= 0xff19) return code - 0xff10;
+  return -1;
+}
+
+/** A word character or a full-width digit: what glues to a number and makes it part of a longer one. */
+export function gluesToNumber(code: number): boolean {
+  return isWord(code) || (code >= 0xff10 && code <= 0xff19);
+}
+
 export function isUpper(code: number): boolean {
   return code >= 0x41 && code <= 0x5a;
 }
@@ -111,26 +123,88 @@ export function base62(value: number, width: number): string {
   return out.padStart(width, '0');
 }
 
-/** Shannon entropy in bits per character of `text[start, end)`. */
+/** Counts per UTF-16 code unit for entropyBits, zero between calls: no table is made per value. */
+const ENTROPY_COUNTS = new Uint16Array(65536);
+
+/** Shannon entropy in bits per character of `text[start, end)` (at most 65535 characters). */
 export function entropyBits(text: string, start: number, end: number): number {
-  const counts = new Map<number, number>();
   for (let i = start; i < end; i++) {
     const code = text.charCodeAt(i);
-    counts.set(code, (counts.get(code) ?? 0) + 1);
+    ENTROPY_COUNTS[code] = (ENTROPY_COUNTS[code] as number) + 1;
   }
   const length = end - start;
   let bits = 0;
-  for (const count of counts.values()) {
+  for (let i = start; i < end; i++) {
+    const code = text.charCodeAt(i);
+    const count = ENTROPY_COUNTS[code] as number;
+    if (count === 0) continue;
     const p = count / length;
     bits -= p * Math.log2(p);
+    ENTROPY_COUNTS[code] = 0;
   }
   return bits;
 }
 
-/** Whether one of `words` (lower case) occurs in `text[from, to)`, compared case-insensitively. */
-export function holdsWord(text: string, from: number, to: number, words: readonly string[]): boolean {
-  const window = text.slice(Math.max(0, from), to).toLowerCase();
-  reads.count += window.length * words.length;
-  for (const word of words) if (window.includes(word)) return true;
+/** Whether one of `words` occurs in `text[from, to)`, compared case-insensitively. */
+export function holdsWord(text: string, from: number, to: number, words: WordList): boolean {
+  const start = Math.max(0, from);
+  const { list, firsts } = words;
+  for (let i = start; i < to; i++) {
+    if (firsts[text.charCodeAt(i)] !== 1) continue;
+    const first = lowerCode(text.charCodeAt(i));
+    for (let w = 0; w < list.length; w++) {
+      const word = list[w] as string;
+      if (word.charCodeAt(0) !== first || i + word.length > to) continue;
+      let k = 1;
+      while (k < word.length && lowerCode(text.charCodeAt(i + k)) === word.charCodeAt(k)) k++;
+      reads.count += k;
+      if (k === word.length) return true;
+    }
+  }
+  reads.count += to - start;
   return false;
+}
+
+/** Lower-case words for holdsWord, with the code units (either case) they start with: most positions are passed by with one lookup. */
+export interface WordList {
+  readonly list: readonly string[];
+  readonly firsts: Uint8Array;
+}
+
+export function wordList(words: readonly string[]): WordList {
+  const firsts = new Uint8Array(65536);
+  for (const word of words) {
+    firsts[word.charCodeAt(0)] = 1;
+    firsts[word.toUpperCase().charCodeAt(0)] = 1;
+  }
+  return { list: words, firsts };
+}
+
+/** A code unit lower-cased: ASCII by arithmetic, the rest as toLowerCase does where that keeps one unit. */
+function lowerCode(code: number): number {
+  if (code < 128) return isUpper(code) ? code | 0x20 : code;
+  const lower = String.fromCharCode(code).toLowerCase();
+  return lower.length === 1 ? lower.charCodeAt(0) : code;
+}
+
+const USERINFO_CODES = (() => {
+  const table = new Uint8Array(128);
+  for (let code = 0; code < 128; code++) if (isAlnum(code) || "-._~%!$&'()*+,;=".includes(String.fromCharCode(code))) table[code] = 1;
+  return table;
+})();
+
+/** Characters of a URL's userinfo (RFC 3986: unreserved, percent-encoded, sub-delims) but `:` and `@`. */
+export function isUserinfoCode(code: number): boolean {
+  return code < 128 && USERINFO_CODES[code] === 1;
+}
+
+const USER_MAX = 64;
+
+/** Where the user of a URL's userinfo starts when the `:` at `colon` follows `scheme://user` (the user may be empty); -1 otherwise. */
+export function userinfoStart(text: string, colon: number): number {
+  let user = colon;
+  while (user > 0 && colon - user < USER_MAX && isUserinfoCode(text.charCodeAt(user - 1))) user--;
+  reads.count += colon - user + 1;
+  if (user < 4 || text.charCodeAt(user - 1) !== 0x2f || text.charCodeAt(user - 2) !== 0x2f || text.charCodeAt(user - 3) !== 0x3a) return -1;
+  return isAlnum(text.charCodeAt(user - 4)) ? user : -1;
 }

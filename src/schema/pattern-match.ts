@@ -156,6 +156,9 @@ export class LinearPattern {
   nextStarts: Int32Array | null = null;
   /** Set by follow(..., throughMatch): the closure reached the match instruction. */
   reachedMatch = false;
+  /** The best match findSpan has seen so far, [bestStart, bestEnd); -1 while none: fields, so a search makes no closure. */
+  bestStart = -1;
+  bestEnd = -1;
 
   constructor(source: string, builder: ProgramBuilder) {
     this.source = source;
@@ -273,6 +276,17 @@ export class LinearPattern {
     }
     return budget.steps < 0 ? Match.OutOfSteps : Match.No;
   }
+  /** Threads starting at `start` from index `at` added to `list` (their start in `listStarts`); a match reached there is noted as the best when it is. */
+  seed(text: string, budget: StepBudget, list: Int32Array, listStarts: Int32Array, length: number, at: number, start: number): number {
+    const added = this.follow(0, list, length, text, at, budget, true);
+    for (let k = length; k < added; k++) listStarts[k] = start;
+    if (this.reachedMatch && (this.bestStart === -1 || start < this.bestStart || (start === this.bestStart && at > this.bestEnd))) {
+      this.bestStart = start;
+      this.bestEnd = at;
+    }
+    return added;
+  }
+
   /**
    * The leftmost match at or after `from`, the longest one starting there, as
    * [start, end) UTF-16 offsets; null when there is none, OutOfSteps when
@@ -288,27 +302,17 @@ export class LinearPattern {
     }
     let starts = this.starts;
     let nextStarts = this.nextStarts as Int32Array;
-    let bestStart = -1;
-    let bestEnd = -1;
-    const seed = (list: Int32Array, listStarts: Int32Array, length: number, at: number, start: number): number => {
-      const before = length;
-      const added = this.follow(0, list, length, text, at, budget, true);
-      for (let k = before; k < added; k++) listStarts[k] = start;
-      if (this.reachedMatch && (bestStart === -1 || start < bestStart || (start === bestStart && at > bestEnd))) {
-        bestStart = start;
-        bestEnd = at;
-      }
-      return added;
-    };
+    this.bestStart = -1;
+    this.bestEnd = -1;
     this.nextGeneration();
-    let count = from === 0 || !this.anchored ? seed(this.current, starts, 0, from, from) : 0;
+    let count = from === 0 || !this.anchored ? this.seed(text, budget, this.current, starts, 0, from, from) : 0;
     const prefix = this.literalPrefix;
     for (let at = from; at < text.length;) {
       if (budget.steps < 0) return Match.OutOfSteps;
-      if (count === 0 && (this.anchored || bestStart !== -1)) break;
+      if (count === 0 && (this.anchored || this.bestStart !== -1)) break;
       // A match is not made longer past maxLength: threads that could (`a|a.*b`) would otherwise read to the text's end for every match.
-      if (bestStart !== -1 && at - bestStart >= maxLength) break;
-      if (prefix !== '' && bestStart === -1 && count === 1 && this.current[0] === 0) {
+      if (this.bestStart !== -1 && at - this.bestStart >= maxLength) break;
+      if (prefix !== '' && this.bestStart === -1 && count === 1 && this.current[0] === 0) {
         // Only the thread starting here is alive: a match can only start where the pattern's fixed prefix occurs.
         const next = text.indexOf(prefix, at);
         if (next === -1) break;
@@ -316,7 +320,7 @@ export class LinearPattern {
           budget.steps -= next - at;
           at = next;
           this.nextGeneration();
-          count = seed(this.current, starts, 0, at, at);
+          count = this.seed(text, budget, this.current, starts, 0, at, at);
         }
       }
       const code = text.codePointAt(at) as number;
@@ -330,18 +334,18 @@ export class LinearPattern {
         const pc = current[i] as number;
         const start = starts[i] as number;
         // Past a match, only threads that could make it longer or earlier go on.
-        if (bestStart !== -1 && start > bestStart) continue;
+        if (this.bestStart !== -1 && start > this.bestStart) continue;
         const taken = ops[pc] === Op.Char ? xs[pc] === code : inSet(sets[xs[pc] as number] as CodeSet, code, text, at);
         if (!taken) continue;
         const before = nextCount;
         nextCount = this.follow(pc + 1, next, nextCount, text, after, budget, true);
         for (let k = before; k < nextCount; k++) nextStarts[k] = start;
-        if (this.reachedMatch && (bestStart === -1 || start < bestStart || (start === bestStart && after > bestEnd))) {
-          bestStart = start;
-          bestEnd = after;
+        if (this.reachedMatch && (this.bestStart === -1 || start < this.bestStart || (start === this.bestStart && after > this.bestEnd))) {
+          this.bestStart = start;
+          this.bestEnd = after;
         }
       }
-      if (!this.anchored && bestStart === -1) nextCount = seed(next, nextStarts, nextCount, after, after);
+      if (!this.anchored && this.bestStart === -1) nextCount = this.seed(text, budget, next, nextStarts, nextCount, after, after);
       this.current = next;
       this.next = current;
       const swap = starts;
@@ -353,10 +357,9 @@ export class LinearPattern {
     this.starts = starts;
     this.nextStarts = nextStarts;
     if (budget.steps < 0) return Match.OutOfSteps;
-    return bestStart === -1 ? null : { start: bestStart, end: bestEnd };
+    return this.bestStart === -1 ? null : { start: this.bestStart, end: this.bestEnd };
   }
 }
-
 
 /**
  * Compiles a pattern that compiles as `new RegExp(pattern, 'u')` for linear-time

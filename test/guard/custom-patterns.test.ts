@@ -46,4 +46,22 @@ describe('operator patterns in the scanner', () => {
   it('regexes with their spans, beside the built-in detectors, in order of start', () => {
     assert.deepEqual(found('see INC-123456 from ops@example.com, INC-1234567 (no \\b: its first six digits)'), ['custom:ticket:INC-123456', 'email:ops@example.com', 'custom:ticket:INC-123456']);
   });
+
+  it('many literals in one pass: the longest at a position wins, across patterns; the steps do not grow with the number of literals', () => {
+    const words = Array.from({ length: 1000 }, (_, i) => `codename${i}`);
+    const many = createGuardScanner({
+      detectors: new Set(),
+      patterns: [compiled({ name: 'names', literals: words }), compiled({ name: 'long', literals: ['codename12 alpha'] })],
+    });
+    const text = 'see CODENAME12 alpha, codename999 and codename1000x. ';
+    const out: Finding[] = [];
+    many.scan(text, out);
+    assert.deepEqual(out.map((f) => `${f.detector}:${text.slice(f.start, f.end)}`), ['custom:long:CODENAME12 alpha', 'custom:names:codename999']);
+    const one = createGuardScanner({ detectors: new Set(), patterns: [compiled({ name: 'names', literals: ['codename1'] })] });
+    const prose = text.repeat(2000);
+    one.scan(prose, []);
+    many.scan(prose, []);
+    // The trie walk reads each candidate position's characters once, whichever literal they could begin.
+    assert.ok(many.lastSteps <= 1.5 * one.lastSteps, `${many.lastSteps} steps with 1001 literals, ${one.lastSteps} with one`);
+  });
 });

@@ -2,6 +2,7 @@
 // near-shapes next to it that it must leave alone (a wrong checksum, a missing
 // context word, a glued character).
 import assert from 'node:assert/strict';
+import { Buffer } from 'node:buffer';
 import { describe, it } from 'node:test';
 import { createGuardScanner, DETECTOR_NAMES, type Finding } from '../../src/guard/guard-types.ts';
 import { githubTokenFor, jwtFor } from './guard-fixtures.ts';
@@ -135,6 +136,69 @@ describe('personal data', () => {
   it('us_ssn: assigned ranges, with separators', () => {
     assert.deepEqual(found('SSN 536-22-1234 and 536 22 1234'), ['us_ssn:536-22-1234', 'us_ssn:536 22 1234']);
     assert.deepEqual(found('000-12-3456 666-12-3456 912-12-3456 536-00-1234 536-22-0000 078-05-1120 536221234 536-22-12345'), []);
+  });
+});
+
+describe('forms that were missed or misread, each kept precise by a validator', () => {
+  it('secret_assignment: a file path is where a secret is kept, not the secret (systemd LoadCredential)', () => {
+    assert.deepEqual(found('LoadCredential=token:/etc/secrets/token.txt'), []);
+    assert.deepEqual(found('LoadCredential=name:/path/to/file'), []);
+    // A path-looking value that is not a path (base64 with a plus) is still a value.
+    assert.deepEqual(found('token: /Xq9+vT2/pLm7a'), ['secret_assignment:/Xq9+vT2/pLm7a']);
+    assert.deepEqual(found('SetCredential=token:Xq9vT2-pLm7a'), ['secret_assignment:Xq9vT2-pLm7a']);
+  });
+
+  it('card_number: groups split by no-break spaces or dots, and full-width digits', () => {
+    for (const separator of ['\u00a0', '\u202f', '.']) {
+      const card = ['4111', '1111', '1111', '1111'].join(separator);
+      assert.deepEqual(found(`card ${card} ok`), [`card_number:${card}`], JSON.stringify(separator));
+    }
+    const wide = '４１１１ １１１１ １１１１ １１１１';
+    assert.deepEqual(found(`カード ${wide} です`), [`card_number:${wide}`]);
+    assert.deepEqual(found('４１１１１１１１１１１１１１１１'), ['card_number:４１１１１１１１１１１１１１１１']);
+    // Luhn still decides, and one kind of separator per number.
+    assert.deepEqual(found('４１１１ １１１１ １１１１ １１１２ 4111.1111 1111.1111 4111\u00a01111 1111 1111'), []);
+  });
+
+  it('phone: full-width digits and plus sign, E.164 or with a context word', () => {
+    assert.deepEqual(found('call ＋４４ ２０ ７９４６ ０９５８'), ['phone:＋４４ ２０ ７９４６ ０９５８']);
+    assert.deepEqual(found('電話 ０３-１２３４-５６７８'), ['phone:０３-１２３４-５６７８']);
+    assert.deepEqual(found('番号 ０３-１２３４-５６７８'), []);
+  });
+
+  it('iban: lower case when grouped by four; not bare, and not among the groups of a hex dump', () => {
+    assert.deepEqual(found('iban de89 3704 0044 0532 0130 00 ok'), ['iban:de89 3704 0044 0532 0130 00']);
+    assert.deepEqual(found('be71 0961 2345 6769'), ['iban:be71 0961 2345 6769']);
+    assert.deepEqual(found('in 2024 de89 3704 0044 0532 0130 00 ok'), ['iban:de89 3704 0044 0532 0130 00']);
+    assert.deepEqual(found('de89370400440532013000 De89 3704 0044 0532 0130 00'), []);
+    // In a hex dump: a group after it, two before it, or the dump's offset before it.
+    assert.deepEqual(found('00000010: 3a20 be71 0961 2345 6769 0a0a\n00000020: be71 0961 2345 6769\n3a20 2d2d be71 0961 2345 6769'), []);
+  });
+
+  it('secret_assignment: a password in a URL, above its own entropy floor', () => {
+    assert.deepEqual(found('clone https://user:pa55w0rd@host.example.com/x'), ['secret_assignment:pa55w0rd']);
+    assert.deepEqual(found('REDIS_URL=redis://:s3cr3t-Pw@db:6379'), ['secret_assignment:s3cr3t-Pw']);
+    // A word, a reference, a short or repetitive value, a port.
+    assert.deepEqual(found('https://user:password@h.io https://u:${PW}@h.io https://u:ab1@h.io https://u:aaaa1111@h.io http://h.io:8080@x'), []);
+  });
+
+  it('secret_assignment: Authorization: Basic with base64 that decodes to user:password', () => {
+    const basic = Buffer.from('deploy:pa55w0rd').toString('base64');
+    assert.deepEqual(found(`curl -H "Authorization: Basic ${basic}" https://h.io`), [`secret_assignment:${basic}`]);
+    assert.deepEqual(found(`{"proxy-authorization": "basic ${basic}"}`), [`secret_assignment:${basic}`]);
+    // No colon once decoded, not base64, a placeholder.
+    assert.deepEqual(found(`Authorization: Basic ${Buffer.from('abcdefgh').toString('base64')} Authorization: Basic <credentials>`), []);
+  });
+
+  it('secret_assignment: values past ASCII', () => {
+    assert.deepEqual(found('password = "pässwörd-Ωmega-42"'), ['secret_assignment:pässwörd-Ωmega-42']);
+    assert.deepEqual(found('пароль: password = "сек"'), []);
+  });
+
+  it('slack_token: an incoming webhook URL', () => {
+    const hook = 'hooks.slack.com/services/T0A1B2C3D/B0A1B2C3D/AbCdEfGhIjKlMnOpQrStUvWx';
+    assert.deepEqual(found(`post to https://${hook} now`), [`slack_token:${hook}`]);
+    assert.deepEqual(found(`https://${hook}x https://hooks.slack.com/services/T0A1B2C3D/B0A1B2C3D/short`), []);
   });
 });
 

@@ -51,6 +51,7 @@ export function plantable(random: () => number): Array<{ detector: string; value
     { detector: 'aws_access_key', value: `AKIA${randomString(random, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567', 16)}` },
     { detector: 'github_token', value: githubTokenFor('ghp_', randomString(random, alnum, 30)) },
     { detector: 'github_token', value: `github_pat_${randomString(random, `${alnum}_`, 82)}` },
+    { detector: 'slack_token', value: `hooks.slack.com/services/T${randomString(random, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789', 10)}/B${randomString(random, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789', 10)}/${randomString(random, alnum, 24)}` },
     { detector: 'slack_token', value: `xoxb-${randomString(random, '0123456789', 12)}-${randomString(random, '0123456789', 13)}-${randomString(random, alnum, 24)}` },
     { detector: 'stripe_key', value: `sk_live_${randomString(random, alnum, 24)}` },
     { detector: 'google_api_key', value: `AIza${randomString(random, b64url, 35).replace(/[-_]$/, 'x')}` },
@@ -59,9 +60,10 @@ export function plantable(random: () => number): Array<{ detector: string; value
     { detector: 'jwt', value: jwtFor({ alg: 'HS256', typ: 'JWT' }, { sub: randomString(random, alnum, 8) }) },
     { detector: 'portcullis_key', value: `pcl_${randomString(random, alnum, 49)}` },
     { detector: 'card_number', value: ['4111 1111 1111 1111', '5555555555554444', '3782-822463-10005', '6011111111111117'][Math.floor(random() * 4)] as string },
-    { detector: 'iban', value: ['GB82 WEST 1234 5698 7654 32', 'DE89370400440532013000', 'FR1420041010050500013M02606'][Math.floor(random() * 3)] as string },
+    { detector: 'card_number', value: ['4111\u00a01111\u00a01111\u00a01111', '5555\u202f5555\u202f5555\u202f4444', '4111.1111.1111.1111', '４１１１ １１１１ １１１１ １１１１'][Math.floor(random() * 4)] as string },
+    { detector: 'iban', value: ['GB82 WEST 1234 5698 7654 32', 'DE89370400440532013000', 'FR1420041010050500013M02606', 'de89 3704 0044 0532 0130 00'][Math.floor(random() * 4)] as string },
     { detector: 'email', value: `${randomString(random, 'abcdefghij', 6)}.${randomString(random, 'klmnop', 4)}@example.org` },
-    { detector: 'phone', value: ['+44 20 7946 0958', '+14155552671', '+49-30-1234567'][Math.floor(random() * 3)] as string },
+    { detector: 'phone', value: ['+44 20 7946 0958', '+14155552671', '+49-30-1234567', '＋４４ ２０ ７９４６ ０９５８'][Math.floor(random() * 4)] as string },
     { detector: 'us_ssn', value: `${100 + Math.floor(random() * 500)}-${10 + Math.floor(random() * 89)}-${1000 + Math.floor(random() * 8999)}` },
   ];
 }

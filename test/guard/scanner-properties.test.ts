@@ -64,6 +64,10 @@ describe('linear time', () => {
     'private key headers': '-----BEGIN PRIVATE KEY-----\n'.repeat(MB / 28),
     'at signs in a long local part': `${'a'.repeat(63)}@`.repeat(MB / 64),
     'grouped digits': '4111 '.repeat(MB / 5),
+    'digit groups of no issuer': '1234 5678 1234 '.repeat(MB / 15),
+    'full-width grouped digits': '４１１１ '.repeat(MB / 5),
+    'phone numbers in context': 'tel 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 '.repeat(MB / 36),
+    'national phone numbers, each after its context word': 'phone 020 7946 0958 '.repeat(MB / 20),
     'assignments': 'password=password='.repeat(MB / 18),
     'plus signs and digits': '+1 '.repeat(MB / 3),
     'AKIA ids and base64': `AKIAIOSFODNN7EXAMPLE ${'A'.repeat(39)} `.repeat(MB / 61),
@@ -84,6 +88,16 @@ describe('linear time', () => {
     withPatterns.scan(text, []);
     const program = (patterns[0] as CompiledPattern).regex?.ops.length as number;
     assert.ok(withPatterns.lastSteps <= (STEPS_PER_CHAR + 4 * program) * text.length, `${withPatterns.lastSteps}`);
+  });
+
+  it('4 MB of digit groups ("1234 5678 1234 ...") costs at most three times what prose does per character (it was eleven): no group is read again for each later one', () => {
+    const digits = '1234 5678 1234 '.repeat((4 * MB) / 15);
+    scanner.scan(digits, []);
+    const perDigitChar = scanner.lastSteps / digits.length;
+    const prose = 'the gateway forwards each request to a model '.repeat((4 * MB) / 45);
+    scanner.scan(prose, []);
+    const perProseChar = scanner.lastSteps / prose.length;
+    assert.ok(perDigitChar <= 3 * perProseChar, `${perDigitChar.toFixed(2)} steps per character of digits, ${perProseChar.toFixed(2)} of prose`);
   });
 
   it('steps grow in proportion to the text: 1 MB costs about twice 512 kB', () => {
