@@ -2,22 +2,33 @@
 // scanning, masking and restoring): the chat shapes over it.
 //
 // A stream's chunks, as the chunk relay gives them, pass ChunkGuard. Each
-// choice has at most one open text channel at a time (its content, its
-// refusal, or one tool call's arguments): text arriving for another channel
-// of the choice ends the open one first, so what the guard held of it goes
-// out ahead of the new text, in the same delta. A choice's finish ends its
-// channel; the stream's end (end()) ends every channel still open. A channel
-// the guard blocks cuts its choice there: what came before the finding goes
-// out with finish_reason content_filter, and nothing more of that choice
-// (its later chunks, its own finish) does. A tool call's first delta (its
-// id and name) waits for the first arguments the guard lets out, so a call
-// blocked before any of its arguments went out is dropped whole.
+// choice has one text channel per kind of text: its content, its refusal,
+// and one per tool call (by the call's index). A channel stays open until its
+// choice finishes or the stream ends (end()), however the upstream
+// interleaves them (call 0, call 1, call 0 ...), so a value split across a
+// switch is still whole when scanned. Since a channel holds its tail until
+// then, the client's order is kept by holding the later ones too: the
+// choice's first channel goes out as the guard releases it; every other one's
+// released text waits, and goes out after the channels before it have ended,
+// in the order the upstream started them (content before the tool calls that
+// followed it; a call's id and name with its first arguments). A choice's
+// finish ends its channels in that order; a channel the guard blocks cuts its
+// choice there: the channels before it end and go out, then what came before
+// the finding, with finish_reason content_filter, and nothing more of that
+// choice (the channels after it, its later chunks, its own finish). A tool
+// call's first delta (its id and name) waits for the first of its arguments
+// that goes out, so a call blocked before any of them did is dropped whole.
 //
 // A whole completion passes guardCompletion: each choice's content, refusal
 // and tool-call arguments, in that order; a block cuts the choice there
 // (the tool calls from the blocked one on are dropped) and makes its
-// finish_reason content_filter. A choice whose text changed loses its
-// logprobs, which would tell the original tokens.
+// finish_reason content_filter.
+//
+// Log probabilities name the tokens as generated: they would show a value
+// the stream holds back before the scan has judged it, and a masked value as
+// it was. While the guard scans the answer, a choice goes out without them
+// (a whole one with `logprobs: null`), changed or not; a guard that only
+// restores keeps them (the tokens name the placeholders the model saw).
 import type { AnswerChannel, AnswerGuard } from '../guard/answer-guard.ts';
 import type { ChatCompletion, ChatCompletionChunk, FinishReason, ToolCall, ToolCallDelta } from '../chat/types.ts';
 
@@ -29,15 +40,23 @@ type CompletionChoice = ChatCompletion['choices'][number];
 const CONTENT = -1;
 const REFUSAL = -2;
 
-interface OpenChannel {
+/** Whether the guard scans the answer: the request guard's says (`scanning`); any other is taken to scan. */
+export function scansAnswer(guard: AnswerGuard): boolean {
+  return (guard as AnswerGuard & { readonly scanning?: boolean }).scanning !== false;
+}
+
+interface Lane {
   readonly which: number;
   readonly channel: AnswerChannel;
   /** A tool call's first delta (id, type, name), until the first of its arguments goes out; null once sent, and for text. */
   header: ToolCallDelta | null;
+  /** Released text waiting for the lanes before it to end (the first lane's goes out at once). */
+  queued: string;
 }
 
 interface ChoiceHold {
-  open: OpenChannel | null;
+  /** The choice's channels in the order the upstream started them. */
+  readonly lanes: Lane[];
   /** Cut by a block, or finished: nothing more of it goes out. */
   done: boolean;
 }
@@ -53,12 +72,14 @@ interface DeltaOut {
 /** A stream's chat chunks through the answer guard: per choice and channel, hold-back, flush, content_filter. */
 export class ChunkGuard {
   readonly #guard: AnswerGuard;
+  readonly #scanning: boolean;
   readonly #choices = new Map<number, ChoiceHold>();
   /** The envelope of the last chunk seen: the end's chunk of held text reuses it. */
   #last: ChatCompletionChunk | null = null;
 
   constructor(guard: AnswerGuard) {
     this.#guard = guard;
+    this.#scanning = scansAnswer(guard);
   }
 
   /** Chunks in (the relay's output, in order) -> chunks out, appended to `out` (a chunk whose delta became empty is dropped unless it carries finish_reason, usage or a role). */
@@ -80,9 +101,9 @@ export class ChunkGuard {
     if (last === null) return;
     let choices: ChunkChoice[] | null = null;
     for (const [index, hold] of this.#choices) {
-      if (hold.done || hold.open === null) continue;
+      if (hold.done || hold.lanes.length === 0) continue;
       const parts = emptyDelta();
-      closeChannel(hold, parts);
+      endLanes(hold, parts, hold.lanes.length);
       hold.done = true;
       const delta = deltaOf(parts, undefined);
       if (delta === null && !parts.blocked) continue;
@@ -94,7 +115,7 @@ export class ChunkGuard {
   #choice(choice: ChunkChoice): ChunkChoice | null {
     let hold = this.#choices.get(choice.index);
     if (hold === undefined) {
-      hold = { open: null, done: false };
+      hold = { lanes: [], done: false };
       this.#choices.set(choice.index, hold);
     }
     if (hold.done) return null;
@@ -112,32 +133,41 @@ export class ChunkGuard {
       }
     }
     let finish: FinishReason | null = choice.finish_reason;
-    if (!parts.blocked && finish !== null && hold.open !== null) closeChannel(hold, parts);
+    if (!parts.blocked && finish !== null) endLanes(hold, parts, hold.lanes.length);
     if (parts.blocked) finish = 'content_filter';
     if (finish !== null) hold.done = true;
     const delta = deltaOf(parts, source.role);
     if (delta === null && finish === null) return null;
-    return { index: choice.index, delta: delta ?? {}, finish_reason: finish };
+    if (this.#scanning) return { index: choice.index, delta: delta ?? {}, finish_reason: finish };
+    // Restoring only: whatever else the choice carries goes with it.
+    return { ...choice, delta: delta ?? {}, finish_reason: finish };
   }
 
-  /** Text for channel `which` of a choice: the open channel of another kind ends first. */
+  /** Text for channel `which` of a choice: its lane, made when the upstream starts it. */
   #text(hold: ChoiceHold, parts: DeltaOut, which: number, path: string, text: string, header: ToolCallDelta | null): void {
-    let open = hold.open;
-    if (open === null || open.which !== which) {
-      if (open !== null) {
-        closeChannel(hold, parts);
-        if (parts.blocked) return;
-      }
+    const lanes = hold.lanes;
+    let at = 0;
+    while (at < lanes.length && (lanes[at] as Lane).which !== which) at++;
+    if (at === lanes.length) {
       const kind = which >= 0 ? 'json' : 'text';
-      open = { which, channel: this.#guard.channel(path, kind), header: which >= 0 ? headerOf(header, which) : null };
-      hold.open = open;
+      lanes.push({ which, channel: this.#guard.channel(path, kind), header: which >= 0 ? headerOf(header, which) : null, queued: '' });
     }
-    const released = text === '' ? '' : open.channel.push(text);
-    emit(open, parts, released, false);
-    if (open.channel.blocked) {
-      parts.blocked = true;
-      hold.open = null;
+    const lane = lanes[at] as Lane;
+    const released = text === '' ? '' : lane.channel.push(text);
+    if (!lane.channel.blocked) {
+      if (at === 0) emit(lane, parts, released, false);
+      else lane.queued += released;
+      return;
     }
+    // Cut here: the lanes before this one end and go out first, then what came before the finding.
+    if (at > 0) {
+      endLanes(hold, parts, at);
+      if (parts.blocked) return;
+    }
+    parts.blocked = true;
+    hold.done = true;
+    emit(lane, parts, lane.queued + released, false);
+    lane.queued = '';
   }
 }
 
@@ -156,29 +186,34 @@ function headerOf(piece: ToolCallDelta | null, index: number): ToolCallDelta | n
   return header;
 }
 
-/** Ends the choice's open channel: the rest of its text out (unless it blocks there). */
-function closeChannel(hold: ChoiceHold, parts: DeltaOut): void {
-  const open = hold.open;
-  if (open === null) return;
-  hold.open = null;
-  const rest = open.channel.end();
-  if (open.channel.blocked) {
-    parts.blocked = true;
-    emit(open, parts, rest, false);
-    return;
+/** Ends the choice's first `count` lanes in order: each one's waiting text and rest out; a block stops there (the lanes after it are dropped). */
+function endLanes(hold: ChoiceHold, parts: DeltaOut, count: number): void {
+  const lanes = hold.lanes;
+  for (let i = 0; i < count; i++) {
+    const lane = lanes[i] as Lane;
+    const text = lane.queued + lane.channel.end();
+    lane.queued = '';
+    if (lane.channel.blocked) {
+      parts.blocked = true;
+      hold.done = true;
+      emit(lane, parts, text, false);
+      return;
+    }
+    emit(lane, parts, text, true);
   }
-  emit(open, parts, rest, true);
+  // The ended lanes are gone: what comes next for their channels starts no new one (the choice is done or cut).
+  lanes.splice(0, count);
 }
 
 /** Released text into the delta being made; a tool call's header goes with its first arguments (or its end). */
-function emit(open: OpenChannel, parts: DeltaOut, text: string, ending: boolean): void {
-  if (open.which === CONTENT) parts.content += text;
-  else if (open.which === REFUSAL) parts.refusal += text;
+function emit(lane: Lane, parts: DeltaOut, text: string, ending: boolean): void {
+  if (lane.which === CONTENT) parts.content += text;
+  else if (lane.which === REFUSAL) parts.refusal += text;
   else {
-    const header = open.header;
+    const header = lane.header;
     if (header !== null) {
       if (text === '' && !ending) return;
-      open.header = null;
+      lane.header = null;
       header.function = { ...header.function, arguments: text };
       (parts.tools ??= []).push(header);
       return;
@@ -186,8 +221,8 @@ function emit(open: OpenChannel, parts: DeltaOut, text: string, ending: boolean)
     if (text === '') return;
     const tools = (parts.tools ??= []);
     const last = tools[tools.length - 1];
-    if (last !== undefined && last.index === open.which && last.function !== undefined) last.function = { ...last.function, arguments: (last.function.arguments ?? '') + text };
-    else tools.push({ index: open.which, function: { arguments: text } });
+    if (last !== undefined && last.index === lane.which && last.function !== undefined) last.function = { ...last.function, arguments: (last.function.arguments ?? '') + text };
+    else tools.push({ index: lane.which, function: { arguments: text } });
   }
 }
 
@@ -203,15 +238,16 @@ function deltaOf(parts: DeltaOut, role: ChunkDelta['role']): ChunkDelta | null {
 /** A whole completion through the guard: texts masked/restored, a blocked choice cut with finish_reason content_filter. Returns the completion to answer with (the same object when nothing changed). */
 export function guardCompletion(guard: AnswerGuard, completion: ChatCompletion): ChatCompletion {
   let choices: CompletionChoice[] | null = null;
+  const scanning = scansAnswer(guard);
   for (let i = 0; i < completion.choices.length; i++) {
     const choice = completion.choices[i] as CompletionChoice;
-    const next = guardChoice(guard, choice);
+    const next = guardChoice(guard, choice, scanning);
     if (next !== choice) (choices ??= completion.choices.slice())[i] = next;
   }
   return choices === null ? completion : { ...completion, choices };
 }
 
-function guardChoice(guard: AnswerGuard, choice: CompletionChoice): CompletionChoice {
+function guardChoice(guard: AnswerGuard, choice: CompletionChoice, scanning: boolean): CompletionChoice {
   const message = choice.message;
   const base = `answer.choices[${choice.index}].message`;
   let { content, refusal } = message;
@@ -256,12 +292,12 @@ function guardChoice(guard: AnswerGuard, choice: CompletionChoice): CompletionCh
       calls[k] = { ...call, function: { ...call.function, arguments: guarded.text } };
     }
   }
-  if (!changed && !blocked && calls === message.tool_calls) return choice;
+  const logprobs = scanning ? null : choice.logprobs;
+  if (!changed && !blocked && calls === message.tool_calls && logprobs === choice.logprobs) return choice;
   return {
     ...choice,
     message: { ...message, content, refusal, tool_calls: calls },
-    // The log probabilities name the tokens as generated: the masked or cut text's originals.
-    logprobs: changed || blocked ? null : choice.logprobs,
+    logprobs,
     finish_reason: blocked ? 'content_filter' : choice.finish_reason,
   };
 }

@@ -1,9 +1,10 @@
 // The chat shapes over an answer guard (src/gateway/answer-chunk-guard.ts),
 // with a stand-in guard whose rules are plain to read: it holds back the last
 // 4 characters of a channel, masks `KEY` as `[K]`, and blocks at `BAD`. What
-// is checked is the shape work: per choice and channel, the flush when a
-// channel changes or its choice finishes, a tool call's first delta waiting
-// for its arguments, content_filter and nothing after it.
+// is checked is the shape work: per choice and channel, each channel open
+// until its choice finishes, the later channels' text waiting for the earlier
+// ones to end, a tool call's first delta waiting for its arguments,
+// content_filter and nothing after it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../src/chat/types.ts';
@@ -156,7 +157,7 @@ describe('a stream through the chunk guard', () => {
     assert.deepEqual(guard.drain(), [{ detector: 'fake', path: 'answer.choices[0].delta.content', action: 'block' }]);
   });
 
-  test('content, then tool calls: each channel flushed when the next starts; a call goes out with its first released arguments', () => {
+  test('content, then tool calls: the content goes out as released, the calls after it has ended, each with its id and name first', () => {
     const guard = new StandInGuard();
     const out = run(
       [
@@ -170,16 +171,19 @@ describe('a stream through the chunk guard', () => {
     );
     assert.deepEqual(out, [
       [{ index: 0, delta: { role: 'assistant', content: 'Let me ' }, finish_reason: null }],
-      [{ index: 0, delta: { content: 'look', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'find', arguments: '{' } }] }, finish_reason: null }],
-      [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"q":"' } }] }, finish_reason: null }],
       [
         {
           index: 0,
-          delta: { tool_calls: [{ index: 0, function: { arguments: '[K]"}' } }] },
-          finish_reason: null,
+          delta: {
+            content: 'look',
+            tool_calls: [
+              { index: 0, id: 'call_a', type: 'function', function: { name: 'find', arguments: '{"q":"[K]"}' } },
+              { index: 1, id: 'call_b', type: 'function', function: { name: 'get', arguments: '{}' } },
+            ],
+          },
+          finish_reason: 'tool_calls',
         },
       ],
-      [{ index: 0, delta: { tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get', arguments: '{}' } }] }, finish_reason: 'tool_calls' }],
     ]);
     assert.deepEqual(guard.opened, [
       ['answer.choices[0].delta.content', 'text'],
@@ -194,10 +198,10 @@ describe('a stream through the chunk guard', () => {
       chunk([{ index: 0, delta: { tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'g', arguments: 'BAD' } }] }, finish_reason: null }]),
       chunk([{ index: 0, delta: { tool_calls: [{ index: 1, function: { arguments: '}' } }] }, finish_reason: 'tool_calls' }]),
     ]);
+    // Call 0 ends first (its rest out), then call 1 blocks at its end, before any of its arguments.
     assert.deepEqual(out, [
       [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'f', arguments: '{"a' } }] }, finish_reason: null }],
-      [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '":1}' } }] }, finish_reason: null }],
-      [{ index: 0, delta: {}, finish_reason: 'content_filter' }],
+      [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '":1}' } }] }, finish_reason: 'content_filter' }],
     ]);
   });
 
@@ -274,7 +278,7 @@ function completion(message: Partial<ChatCompletion['choices'][number]['message'
 
 describe('a whole completion through the guard', () => {
   test('nothing to change: the same object', () => {
-    const whole = completion({ content: 'all fine', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { content: [] });
+    const whole = completion({ content: 'all fine', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] });
     assert.equal(guardCompletion(new StandInGuard(), whole), whole);
   });
 
