@@ -50,6 +50,9 @@ export interface RequestGuard {
   /** The guard of the answer to a request inspect() passed with `book`; null when there is nothing to do for it (no
    * scanning, and no restoration or nothing masked). A fault inside it throws guard_failed (500), logged by name. */
   answers(sinks: GuardSinks, alias: string, key: KeyPolicy, book: PlaceholderBook): AnswerGuard | null;
+  /** True when the guard watches a request to `alias` with `key`: a policy for the request is active, or its answer is scanned.
+   * What such a request's errors say of the answer then names no value of it (the guard would have judged that value). */
+  watches(alias: string, key: KeyPolicy): boolean;
 }
 
 /** The sinks of a call of the pipeline. */
@@ -89,7 +92,13 @@ export function createRequestGuard(config: GatewayConfig, scanner: GuardScanner 
       if (!settings.scan && !settings.restore) return null;
       const policy = effectiveGuardPolicy(config.guard, aliasGuard, keyGuard);
       if (!(settings.scan && policy.active) && !(settings.restore && book.hasRestorable)) return null;
-      return new ClosedAnswerGuard(createAnswerGuard({ scanner, policy, settings, book }), sinks);
+      return new ClosedAnswerGuard(createAnswerGuard({ scanner, policy, settings, book }), sinks, settings.scan && policy.active);
+    },
+    watches(alias, key) {
+      const keyGuard = keyGuardOf(key);
+      if (!configured && keyGuard === null) return false;
+      const aliasGuard = config.aliases[alias]?.guard ?? null;
+      return effectiveGuardPolicy(config.guard, aliasGuard, keyGuard).active || effectiveAnswerSettings(config.guard, aliasGuard).scan;
     },
   };
 }
@@ -97,10 +106,47 @@ export function createRequestGuard(config: GatewayConfig, scanner: GuardScanner 
 /** An answer's findings, after the request's: the access line's `guard` field gets them appended; metrics, tally and trace as for the request. */
 export function noteAnswerFindings(sinks: GuardSinks, findings: readonly GuardFinding[]): void {
   if (findings.length === 0) return;
-  const before = sinks.log['guard'];
-  const described = describeFindings(findings);
-  sinks.log['guard'] = typeof before === 'string' && before !== '' ? `${before},${described}` : described;
+  describeOnLine(sinks.log, findings);
   count(sinks, findings);
+}
+
+/** The access line's `guard` field lists this many findings at most (the request's, then the answer's), then one count of the rest. */
+const MAX_LOGGED_FINDINGS = 16;
+
+/** What a line's `guard` field lists so far: its findings described, how many, and how many more there were. */
+interface LineFindings {
+  listed: string;
+  shown: number;
+  more: number;
+}
+
+/** Per access line, what its `guard` field holds: findings come in several turns (the request's, the answer's drains). */
+const lineFindings = new WeakMap<LogFields, LineFindings>();
+
+/** Adds findings to the line's `guard` field: up to MAX_LOGGED_FINDINGS in all, then one `+N more`, at the end. */
+function describeOnLine(log: LogFields, findings: readonly GuardFinding[]): void {
+  let state = lineFindings.get(log);
+  if (state === undefined) {
+    state = readLine(log['guard']);
+    lineFindings.set(log, state);
+  }
+  const room = Math.max(0, MAX_LOGGED_FINDINGS - state.shown);
+  const taken = Math.min(room, findings.length);
+  if (taken > 0) {
+    const described = describeFindings(findings.slice(0, taken), taken);
+    state.listed = state.listed === '' ? described : `${state.listed},${described}`;
+    state.shown += taken;
+  }
+  state.more += findings.length - taken;
+  log['guard'] = state.more === 0 ? state.listed : state.listed === '' ? `+${state.more} more` : `${state.listed},+${state.more} more`;
+}
+
+/** A `guard` field this module did not write: its entries counted by their commas (a path with a comma in a key counts twice: fewer shown, never more). */
+function readLine(field: LogFields[string]): LineFindings {
+  if (typeof field !== 'string' || field === '') return { listed: '', shown: 0, more: 0 };
+  const count = /(?:^|,)\+(\d+) more$/.exec(field);
+  const listed = count === null ? field : field.slice(0, count.index);
+  return { listed, shown: listed === '' ? 0 : listed.split(',').length, more: count === null ? 0 : Number(count[1]) };
 }
 
 function keyGuardOf(key: KeyPolicy): KeyGuard | null {
@@ -124,7 +170,9 @@ function inspectClosed(body: unknown, scanner: GuardScanner, policy: Parameters<
 
 function note(sinks: GuardSinks, outcome: GuardOutcome): void {
   if (outcome.findings.length === 0) return;
-  sinks.log['guard'] = describeFindings(outcome.findings);
+  // The request's findings come first: the line's list starts with them.
+  lineFindings.set(sinks.log, { listed: '', shown: 0, more: 0 });
+  describeOnLine(sinks.log, outcome.findings);
   count(sinks, outcome.findings);
 }
 
@@ -152,10 +200,13 @@ function answerGuardFailed(sinks: GuardSinks, error: unknown): ApiError {
 class ClosedAnswerGuard implements AnswerGuard {
   readonly #inner: AnswerGuard;
   readonly #sinks: GuardSinks;
+  /** The answer is scanned (not only restored): the chat shapes drop its log probabilities (./answer-chunk-guard.ts). */
+  readonly scanning: boolean;
 
-  constructor(inner: AnswerGuard, sinks: GuardSinks) {
+  constructor(inner: AnswerGuard, sinks: GuardSinks, scanning: boolean) {
     this.#inner = inner;
     this.#sinks = sinks;
+    this.scanning = scanning;
   }
 
   channel(path: string, kind: ChannelKind): AnswerChannel {

@@ -1,15 +1,23 @@
 // The chat path under the answer guard, with the real guard: a stream's
 // channels stay open however the upstream interleaves them, and go out in the
-// upstream's order.
+// upstream's order; the access line's `guard` field over the request's and
+// the answer's findings; log probabilities while the answer is scanned.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { ChatCompletionChunk } from '../../src/chat/types.ts';
-import { ChunkGuard } from '../../src/gateway/answer-chunk-guard.ts';
-import type { AnswerGuard } from '../../src/guard/answer-guard.ts';
+import type { ChatCompletion, ChatCompletionChunk } from '../../src/chat/types.ts';
+import { parseConfig } from '../../src/config/config-parser.ts';
+import { ChunkGuard, guardCompletion } from '../../src/gateway/answer-chunk-guard.ts';
+import type { KeyPolicy } from '../../src/gateway/key-policy.ts';
+import { createRequestGuard, noteAnswerFindings, type GuardSinks } from '../../src/gateway/request-guard.ts';
+import { PlaceholderBook, type AnswerGuard } from '../../src/guard/answer-guard.ts';
+import type { LogFields } from '../../src/log/logger.ts';
+import type { GuardFinding } from '../../src/guard/body-guard.ts';
+import { NO_LIMITS } from '../../src/limits/key-limits.ts';
 import { guardFor } from '../guard/answer-rig.ts';
 
 const AWS_KEY = 'AKIAIOSFODNN7EXAMPLE';
 const CARD = '4111111111111111';
+const KEY: KeyPolicy = { id: 'key_1', expiresAt: null, allowedAliases: null, limits: NO_LIMITS };
 
 type Choice = ChatCompletionChunk['choices'][number];
 type Delta = Choice['delta'];
@@ -117,5 +125,79 @@ describe('a stream whose channels interleave', () => {
         null,
       ],
     ]);
+  });
+});
+
+describe('the access line\'s guard field', () => {
+  const sinks = (log: LogFields): GuardSinks => ({ log, requestId: 'r', logger: { error() {} } as unknown as GuardSinks['logger'] });
+  const many = (n: number, path: string): GuardFinding[] => Array.from({ length: n }, () => ({ detector: 'email', path, action: 'log' as const }));
+  const split = (field: unknown) => {
+    const parts = String(field).split(',');
+    return { findings: parts.filter((p) => !p.startsWith('+')).length, counts: parts.filter((p) => p.startsWith('+')) };
+  };
+
+  test('20 request findings and 20 of the answer: 16 listed, the request\'s first, and one count of the rest at the end', () => {
+    const guard = createRequestGuard(configWith({ detectors: { email: 'log' } }));
+    const log: LogFields = {};
+    const text = Array.from({ length: 20 }, (_, i) => `u${i}@example.com`).join(' ');
+    guard.inspect(sinks(log), { messages: [{ role: 'user', content: text }] }, 'chat', KEY);
+    assert.deepEqual(split(log['guard']), { findings: 16, counts: ['+4 more'] });
+    noteAnswerFindings(sinks(log), many(20, 'answer.choices[0].message.content'));
+    assert.deepEqual(split(log['guard']), { findings: 16, counts: ['+24 more'] });
+    assert.equal(String(log['guard']).includes('answer.'), false);
+  });
+
+  test('an answer\'s findings drained in turns fill the list up to 16, then count on', () => {
+    const log: LogFields = {};
+    noteAnswerFindings(sinks(log), many(3, 'answer.a'));
+    assert.equal(log['guard'], 'email:answer.a:log,email:answer.a:log,email:answer.a:log');
+    noteAnswerFindings(sinks(log), many(12, 'answer.b'));
+    noteAnswerFindings(sinks(log), many(2, 'answer.c'));
+    noteAnswerFindings(sinks(log), many(5, 'answer.d'));
+    const parts = String(log['guard']).split(',');
+    assert.equal(parts.length, 17);
+    assert.equal(parts[15], 'email:answer.c:log');
+    assert.equal(parts[16], '+6 more');
+  });
+});
+
+function configWith(guard: unknown): ReturnType<typeof parseConfig> {
+  return parseConfig({ providers: { demo: { type: 'demo' } }, aliases: { chat: { provider: 'demo' } }, guard }, null, '/tmp');
+}
+
+function completionWith(content: string, logprobs: Record<string, unknown> | null): ChatCompletion {
+  return { id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content, refusal: null, tool_calls: [] }, logprobs, finish_reason: 'stop' }] };
+}
+
+describe('log probabilities under the answer guard', () => {
+  const logprobs = { content: [{ token: 'fine', logprob: -0.1, bytes: [], top_logprobs: [] }] };
+  const noSinks = (): GuardSinks => ({ log: {}, requestId: 'r', logger: { error() {} } as unknown as GuardSinks['logger'] });
+
+  test('scanning: a whole choice goes out with logprobs null, though nothing in it changed', () => {
+    const guard = createRequestGuard(configWith({ detectors: { card_number: 'mask' }, answers: { scan: true } })).answers(noSinks(), 'chat', KEY, new PlaceholderBook());
+    assert.ok(guard !== null);
+    const guarded = guardCompletion(guard, completionWith('all fine', logprobs));
+    assert.deepEqual(guarded.choices[0], { index: 0, message: { role: 'assistant', content: 'all fine', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: 'stop' });
+  });
+
+  test('restoring only: a whole choice keeps its logprobs, its text restored', () => {
+    const requestGuard = createRequestGuard(configWith({ detectors: { card_number: 'mask' }, answers: { restore: true } }));
+    const book = new PlaceholderBook();
+    requestGuard.inspect(noSinks(), { messages: [{ role: 'user', content: `card ${CARD}` }] }, 'chat', KEY, book);
+    const guard = requestGuard.answers(noSinks(), 'chat', KEY, book);
+    assert.ok(guard !== null);
+    const guarded = guardCompletion(guard, completionWith('charged [CARD_NUMBER_1]', logprobs));
+    assert.deepEqual(guarded.choices[0], { index: 0, message: { role: 'assistant', content: `charged ${CARD}`, refusal: null, tool_calls: [] }, logprobs, finish_reason: 'stop' });
+  });
+
+  test('a stream: scanning drops what a chunk\'s choice carries beside its delta; restoring only keeps it', () => {
+    const carrying = (): ChatCompletionChunk => ({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: 'stop', logprobs } as Choice] });
+    const through = (guard: AnswerGuard): unknown[] => {
+      const out: ChatCompletionChunk[] = [];
+      new ChunkGuard(guard).push(carrying(), out);
+      return out.map((c) => c.choices[0]);
+    };
+    assert.deepEqual(through(guardFor({ card_number: 'mask' })), [{ index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }]);
+    assert.deepEqual(through(guardFor({ card_number: 'mask' }, { scan: false })), [{ index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: 'stop', logprobs }]);
   });
 });
