@@ -118,6 +118,8 @@ export class Call {
   guardTally: GuardTally | null = null;
   /** The egress guard of the answer; null: nothing to do for it (no scanning, nothing to restore). */
   answerGuard: AnswerGuard | null = null;
+  /** The egress guard watches this request (a policy is active for it, or its answer is scanned): what an error says of the answer names none of its values. */
+  guardWatches = false;
   /** Time spent on the upstream, in ms, once the dispatch ended. */
   upstreamMs: number | undefined = undefined;
 
@@ -141,9 +143,11 @@ export class Call {
     return this.deps.scheduler;
   }
 
-  /** The compiled strict json_schema the validator put on the request; the answer is held to it. */
+  /** The compiled strict json_schema the validator put on the request; the answer is held to it. Under the egress
+   * guard a mismatch's message names the path and the types, never the answer's value (which the guard had not judged). */
   get answerSchema(): ValidatedChatRequest['answerSchema'] {
-    return (this.request as ValidatedChatRequest | null)?.answerSchema;
+    const schema = (this.request as ValidatedChatRequest | null)?.answerSchema;
+    return schema !== undefined && this.guardWatches ? schema.withoutValues : schema;
   }
 
   startAttempt(targetId: string, attempt: number): Record<string, string> {

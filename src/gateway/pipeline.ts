@@ -88,6 +88,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
       const sinks = callSinks(call);
       guarded = guard.inspect(sinks, prepared, route.alias, key, book);
       call.answerGuard = guard.answers(sinks, route.alias, key, book);
+      call.guardWatches = guard.watches(route.alias, key);
     }
     if (guarded !== prepared) {
       endpoint.guarded?.(prepared, guarded);

@@ -25,6 +25,9 @@ export interface SchemaViolation {
 
 export interface CompiledSchema {
   check(value: unknown): SchemaViolation | null;
+  /** The same checker, whose messages never show the checked value's text: its path (without the names of
+   * properties the schema does not have), the types expected and found, and the schema's own words only. */
+  readonly withoutValues: CompiledSchema;
   /** check, and the steps it took (for tests and benchmarks: work is pinned by counts, not by clock). */
   checkCounted(value: unknown): { violation: SchemaViolation | null; steps: number };
 }
@@ -87,13 +90,29 @@ function typeBit(value: unknown): number {
   }
 }
 
-/** A value as a message shows it: scalars written out (strings cut at 64 characters), containers by kind. */
-function describe(value: unknown): string {
+/** A value as a message shows it: scalars written out (strings cut at 64 characters), containers by kind;
+ * by its kind only when the run shows no values. */
+function describe(value: unknown, run: CheckRun): string {
+  if (run.quiet) return kindOf(value);
   if (typeof value === 'string') return `string ${JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}...` : value)}`;
   if (typeof value === 'number') return `${Number.isInteger(value) ? 'integer' : 'number'} ${value}`;
   if (typeof value === 'boolean') return `boolean ${value}`;
   if (value === null) return 'null';
   return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
+}
+
+/** A value's kind, as a message names it without the value. */
+function kindOf(value: unknown): string {
+  switch (typeBit(value)) {
+    case Type.String: return 'a string';
+    case Type.Integer: return 'an integer';
+    case Type.Number: return 'a number';
+    case Type.Boolean: return 'a boolean';
+    case Type.Null: return 'null';
+    case Type.Array: return 'an array';
+    case Type.Object: return 'an object';
+    default: return typeof value;
+  }
 }
 
 /** Whether `value` is a whole multiple of `step`, allowing for binary fractions (0.3 is a multiple of 0.1). */
@@ -109,6 +128,8 @@ class CheckRun {
   steps: number;
   readonly budget: number;
   readonly maxDepth: number;
+  /** Messages name no value of the answer (see CompiledSchema.withoutValues). */
+  quiet = false;
   /** Per anyOf node, the values it failed, at which depth and how: a schema that names one definition from many branches checks it once per value. */
   failedAnyOf: Map<SchemaNode, Map<unknown, AnyOfFailure>> | null = null;
   constructor(steps: number, maxDepth: number) {
@@ -117,9 +138,10 @@ class CheckRun {
     this.maxDepth = maxDepth;
   }
 
-  reset(): this {
+  reset(quiet: boolean): this {
     this.steps = this.budget;
     this.failedAnyOf = null;
+    this.quiet = quiet;
     return this;
   }
 }
@@ -157,24 +179,24 @@ function checkNode(node: SchemaNode, value: unknown, depth: number, frames: numb
       if (best === null || failure.reversed.length > best.reversed.length) best = failure;
     }
     // No branch matched: the failure that got furthest into the value says most about what was meant.
-    if (best === null || best.reversed.length === 0) best = new Failure(`${describe(value)} matches none of the ${branches.length} "anyOf" schemas`);
+    if (best === null || best.reversed.length === 0) best = new Failure(`${describe(value, run)} matches none of the ${branches.length} "anyOf" schemas`);
     rememberAnyOfFailure(run, node, value, depth, best);
     return best;
   }
   const bit = typeBit(value);
-  if (node.types !== 0 && (node.types & bit) === 0) return new Failure(`expected ${node.typeNames}, got ${describe(value)}`);
+  if (node.types !== 0 && (node.types & bit) === 0) return new Failure(`expected ${node.typeNames}, got ${describe(value, run)}`);
   const enumValues = node.enumValues;
   if (enumValues !== null) {
     // Each value compared is a step: an enum of 1,000 values costs 1,000 for every item of a long list.
     run.steps -= enumValues.length;
     if (run.steps < 0) throw new OutOfBounds(`more than ${run.budget} steps`);
-    if (!enumValues.includes(value)) return new Failure(`${describe(value)} is not one of the enum values`);
+    if (!enumValues.includes(value)) return new Failure(`${describe(value, run)} is not one of the enum values`);
   }
-  if (node.hasConst && value !== node.constValue) return new Failure(`expected ${JSON.stringify(node.constValue)}, got ${describe(value)}`);
+  if (node.hasConst && value !== node.constValue) return new Failure(`expected ${JSON.stringify(node.constValue)}, got ${describe(value, run)}`);
   switch (bit) {
     case Type.String: return checkString(node, value as string, run);
     case Type.Integer:
-    case Type.Number: return checkNumber(node, value as number);
+    case Type.Number: return checkNumber(node, value as number, run);
     case Type.Array: return checkArray(node, value as unknown[], depth, frames, run);
     case Type.Object: return checkObject(node, value as Record<string, unknown>, depth, frames, run);
     default: return null;
@@ -206,19 +228,24 @@ function checkString(node: SchemaNode, text: string, run: CheckRun): Failure | n
   if (pattern !== null) {
     const result = pattern.test(text, run);
     if (result === Match.OutOfSteps) throw new OutOfBounds(`more than ${run.budget} steps`);
-    if (result === Match.No) return new Failure(`${describe(text)} does not match the pattern ${JSON.stringify(pattern.source)}`);
+    if (result === Match.No) return new Failure(`${describe(text, run)} does not match the pattern ${JSON.stringify(pattern.source)}`);
   }
-  if (node.format !== null && !node.format(text)) return new Failure(`${describe(text)} is not a valid ${node.formatName}`);
+  if (node.format !== null && !node.format(text)) return new Failure(`${describe(text, run)} is not a valid ${node.formatName}`);
   return null;
 }
 
-function checkNumber(node: SchemaNode, n: number): Failure | null {
-  if (n < node.minimum) return new Failure(`${n} is below the minimum ${node.minimum}`);
-  if (n > node.maximum) return new Failure(`${n} is above the maximum ${node.maximum}`);
-  if (n <= node.exclusiveMinimum) return new Failure(`${n} is not above the exclusive minimum ${node.exclusiveMinimum}`);
-  if (n >= node.exclusiveMaximum) return new Failure(`${n} is not below the exclusive maximum ${node.exclusiveMaximum}`);
-  if (node.multipleOf !== 0 && !isMultiple(n, node.multipleOf)) return new Failure(`${n} is not a multiple of ${node.multipleOf}`);
+function checkNumber(node: SchemaNode, n: number, run: CheckRun): Failure | null {
+  if (n < node.minimum) return new Failure(`${shown(n, run)} is below the minimum ${node.minimum}`);
+  if (n > node.maximum) return new Failure(`${shown(n, run)} is above the maximum ${node.maximum}`);
+  if (n <= node.exclusiveMinimum) return new Failure(`${shown(n, run)} is not above the exclusive minimum ${node.exclusiveMinimum}`);
+  if (n >= node.exclusiveMaximum) return new Failure(`${shown(n, run)} is not below the exclusive maximum ${node.exclusiveMaximum}`);
+  if (node.multipleOf !== 0 && !isMultiple(n, node.multipleOf)) return new Failure(`${shown(n, run)} is not a multiple of ${node.multipleOf}`);
   return null;
+}
+
+/** A number as a bound's message names it: itself, or its kind when the run shows no values. */
+function shown(n: number, run: CheckRun): string {
+  return run.quiet ? kindOf(n) : String(n);
 }
 
 function checkArray(node: SchemaNode, list: unknown[], depth: number, frames: number, run: CheckRun): Failure | null {
@@ -255,6 +282,8 @@ function checkObject(node: SchemaNode, object: Record<string, unknown>, depth: n
   if (keys === names.length) return null;
   for (const key of Object.keys(object)) {
     if (!names.includes(key)) {
+      // The key is the answer's text: a run that shows no values names the object that has it.
+      if (run.quiet) return new Failure('has a property that is not in the schema ("additionalProperties": false)');
       const failure = new Failure('is not a property of the schema ("additionalProperties": false)');
       failure.reversed.push(key);
       return failure;
@@ -290,11 +319,21 @@ export function compileSchema(schema: unknown, options: CompileOptions = {}): Co
   const maxSteps = options.maxCheckSteps ?? DEFAULT_MAX_CHECK_STEPS;
   // One run per compiled schema, reset for each check: a check is synchronous, so two never overlap.
   const run = new CheckRun(maxSteps, maxDepth);
-  return {
-    check: (value: unknown) => checkValue(node, value, run.reset()),
+  return checker(node, run, maxSteps, false);
+}
+
+function checker(node: SchemaNode, run: CheckRun, maxSteps: number, quiet: boolean): CompiledSchema {
+  let other: CompiledSchema | null = null;
+  const self: CompiledSchema = {
+    check: (value: unknown) => checkValue(node, value, run.reset(quiet)),
     checkCounted(value: unknown): { violation: SchemaViolation | null; steps: number } {
-      const violation = checkValue(node, value, run.reset());
+      const violation = checkValue(node, value, run.reset(quiet));
       return { violation, steps: maxSteps - run.steps };
     },
+    get withoutValues(): CompiledSchema {
+      if (quiet) return self;
+      return (other ??= checker(node, run, maxSteps, true));
+    },
   };
+  return self;
 }

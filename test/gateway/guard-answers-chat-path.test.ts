@@ -1,9 +1,11 @@
 // The chat path under the answer guard, with the real guard: a stream's
 // channels stay open however the upstream interleaves them, and go out in the
 // upstream's order; the access line's `guard` field over the request's and
-// the answer's findings; log probabilities while the answer is scanned.
+// the answer's findings; log probabilities while the answer is scanned; a
+// json_schema mismatch's message under the guard (through the gateway).
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import type { ServerResponse } from 'node:http';
+import { after, before, describe, test } from 'node:test';
 import type { ChatCompletion, ChatCompletionChunk } from '../../src/chat/types.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { ChunkGuard, guardCompletion } from '../../src/gateway/answer-chunk-guard.ts';
@@ -14,6 +16,7 @@ import type { LogFields } from '../../src/log/logger.ts';
 import type { GuardFinding } from '../../src/guard/body-guard.ts';
 import { NO_LIMITS } from '../../src/limits/key-limits.ts';
 import { guardFor } from '../guard/answer-rig.ts';
+import { request, startFakeUpstream, startGateway, type FakeUpstream, type TestGateway } from './harness.ts';
 
 const AWS_KEY = 'AKIAIOSFODNN7EXAMPLE';
 const CARD = '4111111111111111';
@@ -199,5 +202,63 @@ describe('log probabilities under the answer guard', () => {
     };
     assert.deepEqual(through(guardFor({ card_number: 'mask' })), [{ index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }]);
     assert.deepEqual(through(guardFor({ card_number: 'mask' }, { scan: false })), [{ index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: 'stop', logprobs }]);
+  });
+});
+
+describe('an answer that breaks the request\'s json_schema', () => {
+  let up: FakeUpstream;
+  let gw: TestGateway;
+  let content = '';
+
+  before(async () => {
+    up = await startFakeUpstream((_req, res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'c2', object: 'chat.completion', created: 1, model: 'up', choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop', logprobs: null }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+    });
+    const provider = { type: 'openai', baseUrl: up.baseUrl, apiKeyEnv: 'K', retry: { maxAttempts: 1 } };
+    gw = await startGateway({
+      configValue: {
+        providers: { up: provider },
+        aliases: {
+          guarded: { provider: 'up', model: 'up', requestFields: ['json_schema'], guard: { detectors: { card_number: 'mask' }, answers: { scan: true } } },
+          plain: { provider: 'up', model: 'up', requestFields: ['json_schema'] },
+        },
+      },
+      env: { K: 'sk-up' },
+    });
+  });
+  after(async () => {
+    await gw.close();
+    await up.close();
+  });
+
+  const schema = { type: 'object', properties: { n: { type: 'integer' }, tags: { type: 'array', items: { type: 'string', enum: ['a', 'b'] } } }, required: ['n', 'tags'], additionalProperties: false };
+  async function ask(model: string): Promise<{ status: number; message: string; text: string }> {
+    const body = { model, messages: [{ role: 'user', content: 'a number please' }], response_format: { type: 'json_schema', json_schema: { name: 'n', strict: true, schema } } };
+    const res = await request(gw.baseUrl, 'POST', '/v1/chat/completions', { headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.key}` }, body: JSON.stringify(body) });
+    return { status: res.status, message: (res.json() as { error: { message: string } }).error.message, text: res.text };
+  }
+  const PREFIX = "The upstream's answer does not match the response_format json_schema: ";
+
+  test('under the guard: the path and the types, never the value, in the answer or the logs', async () => {
+    content = `{"n":"${CARD}","tags":[]}`;
+    const got = await ask('guarded');
+    assert.equal(got.status, 502);
+    assert.equal(got.message, `${PREFIX}$.n: expected integer, got a string`);
+    assert.deepEqual(gw.logs.filter((l) => JSON.stringify(l).includes(CARD)), []);
+  });
+
+  test('under the guard: an enum value, and a property the schema does not have, named by path only', async () => {
+    content = `{"n":1,"tags":["${CARD}"]}`;
+    assert.equal((await ask('guarded')).message, `${PREFIX}$.tags[0]: a string is not one of the enum values`);
+    content = `{"n":1,"tags":[],"${CARD}":1}`;
+    const got = await ask('guarded');
+    assert.equal(got.message, `${PREFIX}$: has a property that is not in the schema ("additionalProperties": false)`);
+    assert.equal(got.text.includes(CARD), false);
+  });
+
+  test('without a guard: the value is quoted, as before', async () => {
+    content = `{"n":"${CARD}","tags":[]}`;
+    assert.equal((await ask('plain')).message, `${PREFIX}$.n: expected integer, got string "${CARD}"`);
   });
 });
