@@ -15,7 +15,11 @@ import { isWord } from './text-checks.ts';
 
 /** text: plain text. json: JSON source text (tool-call arguments, tool_use input_json): a restored value is
  * JSON-escaped; a mask outside a JSON string goes in as a JSON string so the JSON stays valid. signed: scanned,
- * never changed (a mask is recorded as log; a block still cuts). */
+ * never changed (a mask is recorded as log; a block still cuts).
+ * A json channel is scanned as its source, not as the strings a client decodes from it: a value written with
+ * escapes (`bob\u0040example.com`, `\u0041KIA...`) is not found. The guard is there for values a model repeats
+ * by accident, which come as plain characters; decoding every stream's JSON to catch deliberate encodings would
+ * not stop a model told to encode another way. */
 export type ChannelKind = 'text' | 'json' | 'signed';
 
 export interface AnswerChannel {

@@ -307,6 +307,13 @@ describe('JSON text (tool-call arguments)', () => {
     const text = guard.whole('a', 'json', '{"a":"\\"5555555555554444\\""}').text;
     assert.equal(text, '{"a":"\\"[CARD_NUMBER_1]\\""}');
   });
+
+  it('a mask found from the character after an escape\'s backslash keeps the escape: the arguments mean what they meant', () => {
+    const guard = guardFor({ email: 'mask' });
+    const out = guard.whole('answer.choices[0].message.tool_calls[0].function.arguments', 'json', '{"to":"x\\nbob@example.com"}');
+    assert.deepEqual(out, { text: '{"to":"x\\n[EMAIL_1]"}', blocked: false });
+    assert.deepEqual(JSON.parse(out.text), { to: 'x\n[EMAIL_1]' });
+  });
 });
 
 describe('signed text', () => {
