@@ -5,7 +5,8 @@
 // the request, `mask` puts a typed placeholder in the text's place, `log` only
 // records. A placeholder names its detector and counts within the request
 // (`[CARD_NUMBER_1]`), the same value the same placeholder wherever it
-// appears, so a model can still tell two cards apart. What this returns never
+// appears, so a model can still tell two cards apart; a placeholder the body
+// already holds (a stored turn's masked text) is given to no new value. What this returns never
 // holds a matched text: findings carry the detector, the JSON path and the
 // action, for errors, the access line and metrics.
 import { renderJsonPath } from '../json/json-parse-error.ts';
@@ -46,6 +47,7 @@ const MAX_DEPTH = 1000;
 
 /** Scans `body` under `policy`, its masks written in `book`. Throws only on a scanner fault (the caller fails closed). */
 export function guardBody(body: unknown, scanner: GuardScanner, policy: GuardPolicy, book: PlaceholderBook = new PlaceholderBook()): GuardOutcome {
+  book.reserveFrom(body);
   const run = new GuardRun(scanner, policy, book);
   const masked = run.walk(body, [], 0);
   return { findings: run.findings, blocked: run.blocked, masked: run.maskedAny ? masked : null, book };

@@ -2,7 +2,7 @@
 // signed thinking: scanned, never changed; redacted thinking not scanned.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PlaceholderBook } from '../../src/guard/answer-guard.ts';
+import { createAnswerGuard, PlaceholderBook } from '../../src/guard/answer-guard.ts';
 import { guardBody } from '../../src/guard/body-guard.ts';
 import { effectiveGuardPolicy, type GuardAction } from '../../src/guard/guard-policy.ts';
 import { createGuardScanner, DETECTOR_NAMES } from '../../src/guard/guard-types.ts';
@@ -34,6 +34,52 @@ describe('guardBody and the book', () => {
   it('nothing found: no findings, nothing masked, an empty book', () => {
     const out = guardBody({ m: 'nothing here' }, scanner, policy({ card_number: 'mask' }));
     assert.deepEqual({ findings: out.findings, blocked: out.blocked, masked: out.masked, restorable: out.book.hasRestorable }, { findings: [], blocked: null, masked: null, restorable: false });
+  });
+});
+
+describe('placeholders already in the body', () => {
+  const OTHER = '4111111111111111';
+
+  it('are given to no new value: the numbering continues above the highest of each name, wherever it is', () => {
+    const body = {
+      input: [
+        { role: 'user', content: 'Charge [CARD_NUMBER_1] please, mail [EMAIL_4].' },
+        { role: 'user', content: `Now use ${CARD} instead.` },
+        { role: 'user', content: `And ${OTHER}; see [CARD_NUMBER_3] and [[CARD_NUMBER_2]], not [CARD_NUMBER_0] or [CARD_NUMBER_1x].` },
+      ],
+    };
+    const out = guardBody(body, scanner, policy({ card_number: 'mask', email: 'mask' }));
+    assert.deepEqual(out.masked, {
+      input: [
+        { role: 'user', content: 'Charge [CARD_NUMBER_1] please, mail [EMAIL_4].' },
+        { role: 'user', content: 'Now use [CARD_NUMBER_4] instead.' },
+        { role: 'user', content: 'And [CARD_NUMBER_5]; see [CARD_NUMBER_3] and [[CARD_NUMBER_2]], not [CARD_NUMBER_0] or [CARD_NUMBER_1x].' },
+      ],
+    });
+    assert.equal(out.book.placeholderFor('email', 'bob@example.org', false), '[EMAIL_5]');
+    assert.equal(out.book.placeholderFor('jwt', 'x', false), '[JWT_1]');
+  });
+
+  it('in an object key too', () => {
+    const out = guardBody({ tool: { '[CARD_NUMBER_2]': 'x', note: CARD } }, scanner, policy({ card_number: 'mask' }));
+    assert.deepEqual(out.masked, { tool: { '[CARD_NUMBER_2]': 'x', note: '[CARD_NUMBER_3]' } });
+  });
+
+  it('are not restored: their value is not this request\'s', () => {
+    const body = { input: [{ role: 'user', content: 'Charge [CARD_NUMBER_1] please.' }, { role: 'user', content: `Now use ${CARD} instead.` }] };
+    const out = guardBody(body, scanner, policy({ card_number: 'mask' }));
+    assert.equal(JSON.stringify(out.masked).includes('Now use [CARD_NUMBER_2] instead.'), true);
+    const answers = createAnswerGuard({ scanner, policy: policy({ card_number: 'mask' }), settings: { scan: false, restore: true, holdBackChars: 256 }, book: out.book });
+    const said = answers.whole('answer.output[0].content[0].text', 'text', 'I charged [CARD_NUMBER_1] as you first asked, and keep [CARD_NUMBER_2].');
+    assert.deepEqual(said, { text: `I charged [CARD_NUMBER_1] as you first asked, and keep ${CARD}.`, blocked: false });
+    assert.equal(out.book.originalOf('[CARD_NUMBER_1]'), undefined);
+  });
+
+  it('nothing masked in the request: the answer scan\'s numbering still goes above them', () => {
+    const out = guardBody({ m: 'earlier: [CARD_NUMBER_1]' }, scanner, policy({ card_number: 'mask' }));
+    assert.equal(out.masked, null);
+    const answers = createAnswerGuard({ scanner, policy: policy({ card_number: 'mask' }), settings: { scan: true, restore: true, holdBackChars: 256 }, book: out.book });
+    assert.equal(answers.whole('a', 'text', `new ${CARD}`).text, 'new [CARD_NUMBER_2]');
   });
 });
 
