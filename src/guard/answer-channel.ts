@@ -1,12 +1,14 @@
 // One text of a streamed answer through the guard: the received text not yet
 // released is held; each push releases all but its last `holdBack`
 // characters, less what a finding or a placeholder still reaching into that
-// tail needs. A finding is applied only once it lies wholly before the held
-// tail, so a value split over pushes is treated exactly as in the whole text
-// when it becomes recognisable within `holdBack` characters of its start (a
-// private key needs its header and 64 characters of body, about 100; a JWT or
-// an operator regex match can be longer, and a stream may release part of one
-// before it is recognised).
+// tail needs, and never part of a run of token characters (a key, a JWT, a
+// base64 blob: held from its start until it ends, up to a hard cap). A
+// finding is applied only once it lies wholly before the held tail, so a
+// value split over pushes is treated exactly as in the whole text when it is
+// one token, or becomes recognisable within `holdBack` characters of its
+// start (a private key needs its header and 64 characters of body, about
+// 100; an operator regex match over several words can be longer, and a
+// stream may release part of one before it is recognised).
 import type { GuardFinding } from './body-guard.ts';
 import type { GuardAction } from './guard-policy.ts';
 import { jsonAdvance, jsonEscape, jsonReplace, JsonState } from './json-text.ts';
@@ -15,7 +17,11 @@ import { isWord } from './text-checks.ts';
 
 /** text: plain text. json: JSON source text (tool-call arguments, tool_use input_json): a restored value is
  * JSON-escaped; a mask outside a JSON string goes in as a JSON string so the JSON stays valid. signed: scanned,
- * never changed (a mask is recorded as log; a block still cuts). */
+ * never changed (a mask is recorded as log; a block still cuts).
+ * A json channel is scanned as its source, not as the strings a client decodes from it: a value written with
+ * escapes (`bob\u0040example.com`, `\u0041KIA...`) is not found. The guard is there for values a model repeats
+ * by accident, which come as plain characters; decoding every stream's JSON to catch deliberate encodings would
+ * not stop a model told to encode another way. */
 export type ChannelKind = 'text' | 'json' | 'signed';
 
 export interface AnswerChannel {
@@ -162,6 +168,12 @@ export class TextChannel implements AnswerChannel {
         const open = held.lastIndexOf('[');
         if (open !== -1 && open < limit && held.indexOf(']', open) === -1 && held.length - open < guard.book.longestRestorable) limit = open;
       }
+      // Never part of a token: a limit inside a run of token characters moves back to the run's start, so a key
+      // or a JWT of any length is scanned whole before any of it goes out (a run past the hard cap is scanned as
+      // ended). Scanning only, with its hold-back: restoring alone has no tail to cut a token in.
+      if (guard.holdBack > 0 && limit > 0 && isTokenChar(held.charCodeAt(limit)) && isTokenChar(held.charCodeAt(limit - 1))) {
+        limit = tokenRunStart(held, limit);
+      }
       // A surrogate pair goes out whole: a client decoding each chunk on its own would see two broken characters.
       // Only the tail rule can put the limit inside a pair (nothing a finding or placeholder starts with is a
       // low surrogate), so taking the pair out holds one character less, never more; a high surrogate that
@@ -237,6 +249,19 @@ export class TextChannel implements AnswerChannel {
     } else this.#context = context;
     return out;
   }
+}
+
+/** A character of a token a stream must not cut: `[A-Za-z0-9]` and `_ - . + / = ~ %` (keys, JWTs, base64, URLs' parts). */
+function isTokenChar(code: number): boolean {
+  if (isWord(code)) return true;
+  return code === 0x2d || code === 0x2e || code === 0x2b || code === 0x2f || code === 0x3d || code === 0x7e || code === 0x25;
+}
+
+/** The start of the run of token characters that `held[at - 1]` is in. */
+function tokenRunStart(held: string, at: number): number {
+  let start = at - 1;
+  while (start > 0 && isTokenChar(held.charCodeAt(start - 1))) start--;
+  return start;
 }
 
 function isHighSurrogate(code: number): boolean {

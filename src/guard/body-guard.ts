@@ -5,7 +5,8 @@
 // the request, `mask` puts a typed placeholder in the text's place, `log` only
 // records. A placeholder names its detector and counts within the request
 // (`[CARD_NUMBER_1]`), the same value the same placeholder wherever it
-// appears, so a model can still tell two cards apart. What this returns never
+// appears, so a model can still tell two cards apart; a placeholder the body
+// already holds (a stored turn's masked text) is given to no new value. What this returns never
 // holds a matched text: findings carry the detector, the JSON path and the
 // action, for errors, the access line and metrics.
 import { renderJsonPath } from '../json/json-parse-error.ts';
@@ -21,6 +22,10 @@ export interface GuardFinding {
   /** The JSON path of the string it was found in (`messages[2].content`). */
   readonly path: string;
   readonly action: GuardAction;
+  /** Present only on a `block` its detector's action did not ask for: `signed`, a `mask` finding in a signed
+   * thinking text (masking would break the signature, passing would send the value), so the request's refusal
+   * can say that the value is in a thinking block that cannot be masked. */
+  readonly reason?: 'signed';
 }
 
 export interface GuardOutcome {
@@ -46,6 +51,7 @@ const MAX_DEPTH = 1000;
 
 /** Scans `body` under `policy`, its masks written in `book`. Throws only on a scanner fault (the caller fails closed). */
 export function guardBody(body: unknown, scanner: GuardScanner, policy: GuardPolicy, book: PlaceholderBook = new PlaceholderBook()): GuardOutcome {
+  book.reserveFrom(body);
   const run = new GuardRun(scanner, policy, book);
   const masked = run.walk(body, [], 0);
   return { findings: run.findings, blocked: run.blocked, masked: run.maskedAny ? masked : null, book };
@@ -101,7 +107,7 @@ class GuardRun {
       const newKey = this.#text(key, path, true);
       path.push(newKey === key && this.findings.length === before && SAFE_KEY.test(key) ? key : KEY_SEGMENT);
       const value = record[key];
-      const next = signedText(record, key, value) ? this.#text(value as string, path, false, true) : opaque(record, key) ? value : this.walk(value, path, depth + 1);
+      const next = signedText(record, key, value) ? this.#text(value as string, path, false, true) : this.walk(value, path, depth + 1);
       path.pop();
       newKeys.push(newKey);
       newValues.push(next);
@@ -114,7 +120,7 @@ class GuardRun {
     return out;
   }
 
-  /** `isKey`: the text is an object key at `path`; its findings are at `path.{key}`. `signed`: never changed, a mask recorded as log. */
+  /** `isKey`: the text is an object key at `path`; its findings are at `path.{key}`. `signed`: never changed, a mask blocks. */
   #text(text: string, path: readonly (string | number)[], isKey = false, signed = false): string {
     const hits = this.#hits;
     hits.length = 0;
@@ -127,9 +133,11 @@ class GuardRun {
     for (const hit of hits) {
       const configured = this.#policy.actionOf(hit.detector);
       if (configured === 'off') continue;
-      const action = signed && configured === 'mask' ? 'log' : configured;
       rendered ??= renderJsonPath(isKey ? [...path, KEY_SEGMENT] : path);
-      const finding: GuardFinding = { detector: hit.detector, path: rendered, action };
+      const finding: GuardFinding = signed && configured === 'mask'
+        ? { detector: hit.detector, path: rendered, action: 'block', reason: 'signed' }
+        : { detector: hit.detector, path: rendered, action: configured };
+      const action = finding.action;
       this.findings.push(finding);
       if (action === 'block') this.blocked ??= finding;
       if (action !== 'mask') continue;
@@ -148,17 +156,13 @@ class GuardRun {
 }
 
 /**
- * A thinking block's text: the provider signed it (`signature`), and a changed text makes the provider refuse
- * the next turn. It is scanned (a block still refuses the request); a mask leaves it as it is and is recorded
- * as log: the text came from the provider that signed it, so nothing new leaves.
+ * A thinking block's text that claims a signature: the client says so, and nothing proves it here, so it is
+ * scanned as any text (a `redacted_thinking` block's `data` is not told apart at all). Only a mask differs:
+ * changing the text would make a true signature fail (the provider refuses the turn), and sending it as it is
+ * would let the value leave, so the request is refused instead.
  */
 function signedText(record: Record<string, unknown>, key: string, value: unknown): boolean {
   return key === 'thinking' && typeof value === 'string' && record.type === 'thinking' && typeof record.signature === 'string';
-}
-
-/** A redacted thinking block's `data`: the provider's encrypted text, opaque to the client and to the guard. */
-function opaque(record: Record<string, unknown>, key: string): boolean {
-  return key === 'data' && record.type === 'redacted_thinking';
 }
 
 /** The findings as the access line's `guard` field: `detector:path:action`, at most `max` of them, then how many more. */

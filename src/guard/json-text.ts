@@ -71,18 +71,28 @@ function reopenEscape(state: number): string {
  * whole stays valid JSON: inside a string `inner` takes the span's place; a span outside strings becomes
  * the string `"inner"`; a span across string boundaries keeps its quotes and what lies outside strings,
  * and `inner` takes the place of its first string content (what is outside strings stays as it was).
+ * An escape open where the span starts (a value found from the character after its backslash) is completed
+ * from the span first: the text before the value keeps its meaning (`x\n` stays a newline).
  */
 export function jsonReplace(state: number, text: string, start: number, end: number, inner: string): string {
-  let crosses = false;
-  for (let i = start; i < end; i++) if (text.charCodeAt(i) === QUOTE) crosses = true;
-  if (!crosses) {
-    if (state === JsonState.Out) return `"${inner}"`;
-    return closeOpenEscape(state) + inner + reopenEscape(jsonAdvance(state, text, start, end));
-  }
-  let out = closeOpenEscape(state);
   let s = state;
+  let from = start;
+  let out = '';
+  while (from < end && s >= JsonState.Escape) {
+    out += text[from];
+    s = jsonStep(s, text.charCodeAt(from));
+    from++;
+  }
+  // A span that ends inside the escape it started in: the escape is closed, and reopened after `inner`.
+  out += closeOpenEscape(s);
+  let crosses = false;
+  for (let i = from; i < end; i++) if (text.charCodeAt(i) === QUOTE) crosses = true;
+  if (!crosses) {
+    if (s === JsonState.Out) return `${out}"${inner}"`;
+    return out + inner + reopenEscape(jsonAdvance(s, text, from, end));
+  }
   let placed = false;
-  for (let i = start; i < end; i++) {
+  for (let i = from; i < end; i++) {
     const code = text.charCodeAt(i);
     const before = s;
     s = jsonStep(before, code);

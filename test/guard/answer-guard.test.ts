@@ -121,7 +121,7 @@ describe('a stream split anywhere gives what the whole text gives', () => {
 });
 
 describe('the held tail', () => {
-  it('text without findings: the last holdBackChars held, scanned again after a step of a quarter of it', () => {
+  it('text without findings: the last holdBackChars held (from a word start), scanned again after a step of a quarter of it', () => {
     const guard = guardFor({ card_number: 'block' }, { holdBackChars: 100 });
     const channel = guard.channel('a', 'text');
     let sent = '';
@@ -134,12 +134,13 @@ describe('the held tail', () => {
       held.push(heldChars(channel));
       assert.equal(got, sent.slice(0, sent.length - heldChars(channel)));
     }
-    // 101, 107, 124: fewer than a step of 25 characters since the last scan; the 25th is scanned with them.
-    assert.deepEqual(held, [1, 51, 100, 100, 101, 100, 107, 107, 124, 100, 100]);
+    // 101, 102: the tail starts inside 'llorem' (the first two pieces joined), held from its start; 107, 124:
+    // fewer than a step of 25 characters since the last scan; 103, 102: held from the start of 'ipsum', 'lorem'.
+    assert.deepEqual(held, [1, 51, 100, 101, 102, 100, 107, 107, 124, 103, 102]);
     assert.equal(got + channel.end(), sent);
   });
 
-  it('a surrogate pair is never split between outputs, and no more than holdBackChars and a step is held', () => {
+  it('a surrogate pair is never split between outputs, and no more than holdBackChars, a step and a word is held', () => {
     const text = 'smile \u{1F600} '.repeat(40);
     for (let size = 1; size <= 9; size++) {
       const guard = guardFor({ card_number: 'block' }, { holdBackChars: 64 });
@@ -148,8 +149,8 @@ describe('the held tail', () => {
       for (let at = 0; at < text.length; at += size) {
         const out = channel.push(text.slice(at, at + size));
         assert.equal(/[\ud800-\udbff]$/.test(out) || /^[\udc00-\udfff]/.test(out), false, `pieces of ${size}: ${JSON.stringify(out)}`);
-        // The hold-back, a step of 16 and the push at most.
-        assert.ok(heldChars(channel) <= 64 + 16 + size);
+        // The hold-back, a step of 16, the push and the word the tail starts in at most.
+        assert.ok(heldChars(channel) <= 64 + 16 + size + 'smile'.length, `${heldChars(channel)} held`);
         got += out;
       }
       assert.equal(got + channel.end(), text);
@@ -163,9 +164,9 @@ describe('the held tail', () => {
     assert.equal(channel.push(`lead ${pat}`), 'lead ');
     assert.equal(heldChars(channel), 93);
     assert.equal(channel.push(' and more'), '');
-    assert.equal(channel.push('x'.repeat(100)), `[GITHUB_TOKEN_1] and more${'x'.repeat(36)}`);
+    assert.equal(channel.push('x '.repeat(50)), `[GITHUB_TOKEN_1] and more${'x '.repeat(18)}`);
     assert.equal(heldChars(channel), 64);
-    assert.equal(channel.end(), 'x'.repeat(64));
+    assert.equal(channel.end(), 'x '.repeat(32));
   });
 
   it('an off finding reaching the tail holds it too, and goes out unchanged and unrecorded', () => {
@@ -306,6 +307,13 @@ describe('JSON text (tool-call arguments)', () => {
     const guard = guardFor({ card_number: 'mask' });
     const text = guard.whole('a', 'json', '{"a":"\\"5555555555554444\\""}').text;
     assert.equal(text, '{"a":"\\"[CARD_NUMBER_1]\\""}');
+  });
+
+  it('a mask found from the character after an escape\'s backslash keeps the escape: the arguments mean what they meant', () => {
+    const guard = guardFor({ email: 'mask' });
+    const out = guard.whole('answer.choices[0].message.tool_calls[0].function.arguments', 'json', '{"to":"x\\nbob@example.com"}');
+    assert.deepEqual(out, { text: '{"to":"x\\n[EMAIL_1]"}', blocked: false });
+    assert.deepEqual(JSON.parse(out.text), { to: 'x\n[EMAIL_1]' });
   });
 });
 

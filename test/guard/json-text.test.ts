@@ -44,11 +44,25 @@ describe('jsonReplace', () => {
       return text.slice(0, start) + jsonReplace(state, text, start, end, 'P') + text.slice(end);
     };
     assert.equal(at('{"a":"xyz"}', 7, 8), '{"a":"xPz"}');
-    assert.equal(at('{"a":"\\"q"}', 7, 9), '{"a":"\\\\P"}');
-    assert.equal(at('{"a":"\\u00e9"}', 9, 11), '{"a":"\\u0000P\\u0009"}');
+    assert.equal(at('{"a":"\\"q"}', 7, 9), '{"a":"\\"P"}');
+    assert.equal(at('{"a":"\\u00e9"}', 9, 11), '{"a":"\\u00e0P\\u0009"}');
     assert.equal(at('{"a":"x\\"y"}', 6, 8), '{"a":"P\\"y"}');
     assert.equal(at('{"a":12345}', 5, 10), '{"a":"P"}');
     // Across quotes: the quotes and what is outside strings stay, the first content is the placeholder.
     assert.equal(at('{"a":"xy","b":"zw"}', 7, 16), '{"a":"xP","":"w"}');
+  });
+
+  it('a span starting after an escape\'s backslash or inside its \\u digits: the escape is completed first, its character kept', () => {
+    const parsed = (text: string, start: number, end: number): unknown => {
+      const state = jsonAdvance(JsonState.Out, text, 0, start);
+      return JSON.parse(text.slice(0, start) + jsonReplace(state, text, start, end, 'P') + text.slice(end));
+    };
+    // {"a":"x\nbob@example.com"}: a value found from the escape's n on.
+    assert.deepEqual(parsed('{"a":"x\\nbob@example.com"}', 8, 24), { a: 'x\nP' });
+    assert.deepEqual(parsed('{"a":"x\\tbob","b":"c"}', 8, 12), { a: 'x\tP', b: 'c' });
+    assert.deepEqual(parsed('{"a":"x\\u00e9bob"}', 8, 16), { a: 'x\u00e9P' });
+    assert.deepEqual(parsed('{"a":"x\\u00e9bob"}', 10, 16), { a: 'x\u00e9P' });
+    // Across the string's end: the escape kept, the quote kept, what is outside kept.
+    assert.deepEqual(parsed('{"a":"x\\nbob","b":1}', 8, 14), { a: 'x\nP', b: 1 });
   });
 });
