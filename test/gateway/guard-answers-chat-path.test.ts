@@ -97,12 +97,13 @@ describe('a stream whose channels interleave', () => {
   });
 
   test('content, then a tool call: the content goes out as released, the call after the content has ended', () => {
-    const long = 'word '.repeat(40);
+    const long = 'w '.repeat(100);
     const out = run(guardFor({ card_number: 'mask' }), [
       chunk({ role: 'assistant', content: long }),
       chunk({ tool_calls: [{ index: 0, id: 'call_0', type: 'function', function: { name: 'f', arguments: `{"a":"${'x'.repeat(200)}"}` } }] }),
       chunk({}, 'tool_calls'),
     ]);
+    // The window of 64 held back (it ends between two words: nothing to hold further back).
     const released = long.length - 64;
     assert.deepEqual(out, [
       [{ role: 'assistant', content: long.slice(0, released) }, null],
