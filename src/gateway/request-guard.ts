@@ -74,14 +74,7 @@ export function createRequestGuard(config: GatewayConfig, scanner: GuardScanner 
       if (!policy.active) return body;
       const outcome = inspectClosed(body, scanner, policy, sinks, book);
       note(sinks, outcome);
-      if (outcome.blocked !== null) {
-        const { detector, path } = outcome.blocked;
-        throw new InvalidRequestError(
-          `The request was refused by the gateway's egress guard: ${detector} found in ${path}. Remove it from the request, or ask the gateway's operator about the guard's policy for this key and model.`,
-          path,
-          'guard_blocked',
-        );
-      }
+      if (outcome.blocked !== null) throw refusal(outcome.blocked);
       return outcome.masked ?? body;
     },
     answers(sinks, alias, key, book) {
@@ -147,6 +140,16 @@ function readLine(field: LogFields[string]): LineFindings {
   const count = /(?:^|,)\+(\d+) more$/.exec(field);
   const listed = count === null ? field : field.slice(0, count.index);
   return { listed, shown: listed === '' ? 0 : listed.split(',').length, more: count === null ? 0 : Number(count[1]) };
+}
+
+/** The client's 400 for a blocked finding: the detector and the path, never the text. */
+function refusal(blocked: GuardFinding): InvalidRequestError {
+  const { detector, path } = blocked;
+  // A value the policy masks, in a signed thinking text: masking it would break the signature the upstream checks.
+  const message = blocked.reason === 'signed'
+    ? `The request was refused by the gateway's egress guard: ${detector} found in ${path}, a thinking block, which cannot be masked without breaking its signature. Remove that thinking block (or the turn it is in) from the request, or ask the gateway's operator about the guard's policy for this key and model.`
+    : `The request was refused by the gateway's egress guard: ${detector} found in ${path}. Remove it from the request, or ask the gateway's operator about the guard's policy for this key and model.`;
+  return new InvalidRequestError(message, path, 'guard_blocked');
 }
 
 function keyGuardOf(key: KeyPolicy): KeyGuard | null {
