@@ -221,9 +221,9 @@ describe('a streamed answer', () => {
     const text = `Your card is ${CARD}, expiring soon; nothing more to say about it.`;
     script = { chunks: contentChunks(text, 1) };
     const res = await chat('service-fake', 'my card?', 'st-block', { stream: true });
-    // Held until the window of 64 is full (the release stops before "Your", a word it would split), then
-    // scanned again after a step of 16 more characters: by then the card lies in the held text, and the
-    // finding cuts the choice before it.
+    // Held until the window of 64 is full (its first character would go out, but never part of a word: "Your"
+    // is held from its start), then scanned again after a step of 16 more characters: by then the card lies in
+    // the held text, and the finding cuts the choice before it.
     assert.equal(
       res.text,
       sse('service-fake', [
@@ -257,7 +257,7 @@ describe('a streamed answer', () => {
     assert.deepEqual(read.finishes, ['tool_calls']);
   });
 
-  test('restore over chunks: the placeholder split in content and in arguments comes back as the card; the call goes out with the content\'s end', async () => {
+  test('restore over chunks: the placeholder split in content and in arguments comes back as the card', async () => {
     script = {
       chunks: [
         delta({ role: 'assistant', content: 'Charging [CARD_NU' }),
@@ -272,8 +272,8 @@ describe('a streamed answer', () => {
       res.text,
       sse('masking', [
         '{"index":0,"delta":{"role":"assistant"},"finish_reason":null}',
-        // The content's channel is open until the finish (it might go on): the call waits for it to end.
-        `{"index":0,"delta":{"content":"Charging ${CARD} now.","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"charge","arguments":"{\\"card\\":\\"${CARD}\\"}"}}]},"finish_reason":"tool_calls"}`,
+        `{"index":0,"delta":{"content":"Charging ${CARD} now."},"finish_reason":null}`,
+        `{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"charge","arguments":"{\\"card\\":\\"${CARD}\\"}"}}]},"finish_reason":"tool_calls"}`,
       ]),
     );
     const read = readStream(res.text);
