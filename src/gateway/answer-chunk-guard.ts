@@ -11,7 +11,9 @@
 // choice's first channel goes out as the guard releases it; every other one's
 // released text waits, and goes out after the channels before it have ended,
 // in the order the upstream started them (content before the tool calls that
-// followed it; a call's id and name with its first arguments). A choice's
+// followed it; a call's id and name with its first arguments). What waits is
+// bounded as a channel's hold is (MAX_HELD_CHARS): past it, the channels
+// before the waiting one end there and it goes out from then on. A choice's
 // finish ends its channels in that order; a channel the guard blocks cuts its
 // choice there: the channels before it end and go out, then what came before
 // the finding, with finish_reason content_filter, and nothing more of that
@@ -29,7 +31,7 @@
 // it was. While the guard scans the answer, a choice goes out without them
 // (a whole one with `logprobs: null`), changed or not; a guard that only
 // restores keeps them (the tokens name the placeholders the model saw).
-import type { AnswerChannel, AnswerGuard } from '../guard/answer-guard.ts';
+import { MAX_HELD_CHARS, type AnswerChannel, type AnswerGuard } from '../guard/answer-guard.ts';
 import type { ChatCompletion, ChatCompletionChunk, FinishReason, ToolCall, ToolCallDelta } from '../chat/types.ts';
 
 type ChunkChoice = ChatCompletionChunk['choices'][number];
@@ -156,7 +158,10 @@ export class ChunkGuard {
     const released = text === '' ? '' : lane.channel.push(text);
     if (!lane.channel.blocked) {
       if (at === 0) emit(lane, parts, released, false);
-      else lane.queued += released;
+      else {
+        lane.queued += released;
+        if (queuedChars(lanes) > MAX_HELD_CHARS) this.#unqueue(hold, parts, at);
+      }
       return;
     }
     // Cut here: the lanes before this one end and go out first, then what came before the finding.
@@ -169,6 +174,25 @@ export class ChunkGuard {
     emit(lane, parts, lane.queued + released, false);
     lane.queued = '';
   }
+
+  /**
+   * More text waits than a channel may hold: the lanes before `at` end now (their text out, as at the
+   * choice's finish) and this one goes out from here on. Should one of them go on later, it is a new
+   * channel after the others: the memory a choice holds stays bounded.
+   */
+  #unqueue(hold: ChoiceHold, parts: DeltaOut, at: number): void {
+    const lane = hold.lanes[at] as Lane;
+    endLanes(hold, parts, at);
+    if (parts.blocked) return;
+    emit(lane, parts, lane.queued, false);
+    lane.queued = '';
+  }
+}
+
+function queuedChars(lanes: readonly Lane[]): number {
+  let chars = 0;
+  for (let i = 1; i < lanes.length; i++) chars += (lanes[i] as Lane).queued.length;
+  return chars;
 }
 
 function emptyDelta(): DeltaOut {

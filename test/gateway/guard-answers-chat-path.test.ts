@@ -111,6 +111,30 @@ describe('a stream whose channels interleave', () => {
     ]);
   });
 
+  test('more text waiting than a channel may hold (64 KiB): the channels before end there, and the waiting one goes out from then on', () => {
+    const chunkGuard = new ChunkGuard(guardFor({ card_number: 'mask' }));
+    const piece = 'x '.repeat(4000);
+    const outs: ChatCompletionChunk[][] = [];
+    const push = (c: ChatCompletionChunk) => {
+      const out: ChatCompletionChunk[] = [];
+      chunkGuard.push(c, out);
+      outs.push(out);
+    };
+    push(chunk({ role: 'assistant', content: 'Hello there' }));
+    push(chunk({ tool_calls: [{ index: 0, id: 'call_0', type: 'function', function: { name: 'f', arguments: `{"a":"${piece}` } }] }));
+    for (let i = 0; i < 9; i++) push(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
+    push(chunk({ tool_calls: [{ index: 0, function: { arguments: '"}' } }] }, 'tool_calls'));
+    const deltas = outs.map((out) => out.map((c) => (c.choices[0] as Choice).delta));
+    // 8,000 characters a chunk: the call's waiting text passes 65,536 with its 9th piece (72,006 characters in).
+    assert.deepEqual(deltas.slice(0, 9), [[{ role: 'assistant' }], [], [], [], [], [], [], [], []]);
+    const opened = deltas[9]?.[0];
+    assert.equal(opened?.content, 'Hello there');
+    assert.deepEqual({ ...opened?.tool_calls?.[0], function: { ...opened?.tool_calls?.[0]?.function, arguments: '' } }, { index: 0, id: 'call_0', type: 'function', function: { name: 'f', arguments: '' } });
+    // From then on the call goes out as released, and the client joins it whole.
+    assert.equal(deltas[10]?.length, 1);
+    assert.deepEqual(joinedArguments(outs.flat().map((c) => [(c.choices[0] as Choice).delta, null])), { 0: `{"a":"${piece.repeat(10)}"}` });
+  });
+
   test('the stream ends without a finish: every channel out, in the upstream\'s order', () => {
     const out = run(guardFor({ card_number: 'mask' }), [
       chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_0', type: 'function', function: { name: 'f', arguments: '{"a":' } }] }),
