@@ -47,6 +47,8 @@ const TEXTS: Readonly<Record<string, TextSpec>> = {
   'response.mcp_call_arguments': { field: 'arguments', kind: 'json', slot: 'item' },
   'response.custom_tool_call_input': { field: 'input', kind: 'text', slot: 'item' },
   'response.code_interpreter_call_code': { field: 'code', kind: 'text', slot: 'item' },
+  // The same events under their earlier name.
+  'response.code_interpreter_call.code': { field: 'code', kind: 'text', slot: 'item' },
 };
 
 /** A part's text events, by the part's type (content_part.done and reasoning_summary_part.done). */

@@ -224,3 +224,26 @@ test('Messages stream: a tool call whose input comes whole in its start is guard
     ['message_stop', { type: 'message_stop' }],
   ]);
 });
+
+test('Responses stream: MCP arguments (json) and code interpreter code (text, under either event name) are channels; a block leaves the item out', () => {
+  const cases = [
+    { item: { id: 'it_1', type: 'mcp_call', server_label: 's', name: 'f', arguments: '' }, name: 'response.mcp_call_arguments', field: 'arguments', text: '{"q":"SECRET","r":"BLOCK"}', given: '{"q":"[SECRET_1]","r":"', channel: 'answer.output[0].arguments:json' },
+    { item: { id: 'it_1', type: 'code_interpreter_call', status: 'in_progress', container_id: 'k', code: '', outputs: null }, name: 'response.code_interpreter_call_code', field: 'code', text: 'x = "SECRET" + "BLOCK"', given: 'x = "[SECRET_1]" + "', channel: 'answer.output[0].code:text' },
+    { item: { id: 'it_1', type: 'code_interpreter_call', status: 'in_progress', container_id: 'k', code: '', outputs: null }, name: 'response.code_interpreter_call.code', field: 'code', text: 'x = "SECRET" + "BLOCK"', given: 'x = "[SECRET_1]" + "', channel: 'answer.output[0].code:text' },
+  ];
+  const seen = cases.map(({ item, name, field, text }) => {
+    const place = { item_id: 'it_1', output_index: 0 };
+    const { out, guard } = run('responses', numbered([
+      ['response.created', { response: created.response }],
+      ['response.output_item.added', { output_index: 0, item }],
+      [`${name}.delta`, { ...place, delta: text }],
+      [`${name}.done`, { ...place, [field]: text }],
+      ['response.output_item.done', { output_index: 0, item: { ...item, [field]: text } }],
+    ]));
+    return { events: out.map(([e, d]) => [e, (d as { delta?: string }).delta]), channels: guard.channels };
+  });
+  assert.deepEqual(seen, cases.map(({ name, given, channel }) => ({
+    events: [['response.created', undefined], ['response.output_item.added', undefined], [`${name}.delta`, given], ['response.incomplete', undefined]],
+    channels: [channel],
+  })));
+});
