@@ -6,17 +6,22 @@
 //
 // What is scanned: Messages text blocks, tool input (as JSON text) and
 // thinking (signed: never changed, but a block finding cuts it); Responses
-// output text, refusals and function-call arguments. Everything else (images,
-// server-tool results, redacted thinking, reasoning items) goes as it came.
+// output text, refusals, function-call and MCP-call arguments (JSON text),
+// custom tool input, code interpreter code, and reasoning summaries and
+// reasoning text (./raw-answer-items.ts). Everything else (images,
+// server-tool results, redacted thinking, a reasoning item's
+// encrypted_content, citations, event types the gateway does not know) goes
+// as it came. While the answer scan is on, Responses output text goes
+// without its logprobs (the tokens are the text as the model wrote it).
 // A block finding cuts the answer before it, as a content filter would:
 // Messages stop_reason "refusal", Responses status "incomplete" with
 // incomplete_details.reason "content_filter"; what follows the cut (later
-// blocks and items, an unfinished tool call) is left out.
+// blocks and items, an unfinished tool call, a reasoning item) is left out.
 import type { RawEvent } from '../chat/messages-origin.ts';
 import type { AnswerGuard } from '../guard/answer-guard.ts';
 import { RawMessageEvents } from './raw-message-events.ts';
 import { RawResponseEvents } from './raw-response-events.ts';
-import { guardContentBlock, guardOutputItem, isObject, type Json } from './raw-answer-items.ts';
+import { guardContentBlock, guardItem, isObject, scansAnswer, type Json, type TextGuard } from './raw-answer-items.ts';
 
 /** A passed-through (Anthropic Messages or OpenAI Responses) non-streamed answer through the guard; the same object when unchanged. */
 export function guardRawAnswer(raw: Record<string, unknown>, guard: AnswerGuard): Record<string, unknown> {
@@ -76,9 +81,11 @@ function guardResponse(raw: Json, output: unknown[], guard: AnswerGuard): Json {
   const items: unknown[] = [];
   let changed = false;
   let blocked = false;
+  const whole: TextGuard = (where, text) => guard.whole(where.path, where.kind, text);
+  const scanning = scansAnswer(guard);
   for (let i = 0; i < output.length && !blocked; i++) {
     const item = output[i];
-    const guarded = isObject(item) ? guardOutputItem(item, `answer.output[${i}]`, guard) : { item, blocked: false };
+    const guarded = isObject(item) ? guardItem(item, i, whole, scanning) : { item, blocked: false };
     blocked = guarded.blocked;
     if (guarded.item !== item) changed = true;
     if (guarded.item !== null) items.push(guarded.item);
@@ -90,9 +97,9 @@ function guardResponse(raw: Json, output: unknown[], guard: AnswerGuard): Json {
     return cut;
   }
   if (!changed) return raw;
-  const whole: Json = { ...raw, output: items };
-  if ('output_text' in raw) whole['output_text'] = outputTextOf(items);
-  return whole;
+  const answer: Json = { ...raw, output: items };
+  if ('output_text' in raw) answer['output_text'] = outputTextOf(items);
+  return answer;
 }
 
 

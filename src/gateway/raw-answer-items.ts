@@ -39,40 +39,114 @@ export function guardContentBlock(block: Json, path: string, guard: AnswerGuard)
   return { block, blocked: false };
 }
 
-/** One output item; `item` null when a cut leaves nothing of it the client may use (a function call cut short). */
-export function guardOutputItem(item: Json, path: string, guard: AnswerGuard): { item: Json | null; blocked: boolean } {
-  if (item['type'] === 'function_call' && typeof item['arguments'] === 'string') {
-    const seen = guard.whole(`${path}.arguments`, 'json', item['arguments']);
+/**
+ * Where one text of an output item is found: its channel's key in a stream
+ * (`o:cN` a content part, `o:sN` a summary part, `o` the item's own field),
+ * the path findings name, the kind of text.
+ */
+export interface ItemText {
+  readonly key: string;
+  readonly path: string;
+  readonly kind: 'text' | 'json';
+}
+
+/** How an item's text is guarded: whole (a whole answer), or by the stream's channel of that text. */
+export type TextGuard = (where: ItemText, text: string) => { readonly text: string; readonly blocked: boolean };
+
+/** The item types whose own field is a text of the model (a call's arguments, a tool's input, code). */
+const ITEM_FIELDS: Readonly<Record<string, { field: string; kind: 'text' | 'json' }>> = {
+  function_call: { field: 'arguments', kind: 'json' },
+  mcp_call: { field: 'arguments', kind: 'json' },
+  custom_tool_call: { field: 'input', kind: 'text' },
+  code_interpreter_call: { field: 'code', kind: 'text' },
+};
+
+/**
+ * One output item through `guard`; `item` null when a cut leaves nothing of
+ * it the client may use (a call, a tool's input or code, a reasoning item cut
+ * short: a client must not run or replay half of it). A message cut keeps its
+ * parts up to the cut, status incomplete. With `scanning`, output_text parts
+ * lose their logprobs (the tokens would spell a masked value as it was).
+ * A reasoning item's encrypted_content is opaque: it goes as it came.
+ */
+export function guardItem(item: Json, index: number, guard: TextGuard, scanning: boolean): { item: Json | null; blocked: boolean } {
+  const type = item['type'];
+  const own = typeof type === 'string' ? ITEM_FIELDS[type] : undefined;
+  if (own !== undefined) {
+    const text = item[own.field];
+    if (typeof text !== 'string') return { item, blocked: false };
+    const seen = guard({ key: String(index), path: `answer.output[${index}].${own.field}`, kind: own.kind }, text);
     if (seen.blocked) return { item: null, blocked: true };
-    return { item: seen.text === item['arguments'] ? item : { ...item, arguments: seen.text }, blocked: false };
+    return { item: seen.text === text ? item : { ...item, [own.field]: seen.text }, blocked: false };
   }
-  if (item['type'] !== 'message' || !Array.isArray(item['content'])) return { item, blocked: false };
-  const parts: unknown[] = [];
+  if (type === 'message') {
+    const content = guardParts(item['content'], index, 'content', guard, scanning);
+    if (content.blocked) return { item: { ...item, status: 'incomplete', content: content.parts }, blocked: true };
+    return { item: content.parts === item['content'] ? item : { ...item, content: content.parts }, blocked: false };
+  }
+  if (type === 'reasoning') {
+    const summary = guardParts(item['summary'], index, 'summary', guard, scanning);
+    if (summary.blocked) return { item: null, blocked: true };
+    const content = guardParts(item['content'], index, 'content', guard, scanning);
+    if (content.blocked) return { item: null, blocked: true };
+    if (summary.parts === item['summary'] && content.parts === item['content']) return { item, blocked: false };
+    const guarded: Json = { ...item };
+    if (summary.parts !== undefined) guarded['summary'] = summary.parts;
+    if (content.parts !== undefined) guarded['content'] = content.parts;
+    return { item: guarded, blocked: false };
+  }
+  return { item, blocked: false };
+}
+
+/** An item's parts (`content` or `summary`): the same array when nothing changed; cut after the part a block finding is in. */
+function guardParts(parts: unknown, index: number, slot: 'content' | 'summary', guard: TextGuard, scanning: boolean): { parts: unknown; blocked: boolean } {
+  if (!Array.isArray(parts)) return { parts, blocked: false };
+  const out: unknown[] = [];
   let changed = false;
-  let blocked = false;
-  for (let c = 0; c < item['content'].length && !blocked; c++) {
-    const part: unknown = item['content'][c];
+  for (let c = 0; c < parts.length; c++) {
+    const part: unknown = parts[c];
     const field = isObject(part) ? partField(part) : null;
     if (field === null) {
-      parts.push(part);
+      out.push(part);
       continue;
     }
     const text = (part as Json)[field] as string;
-    const seen = guard.whole(`${path}.content[${c}].${field}`, 'text', text);
-    blocked = seen.blocked;
-    if (seen.text === text) parts.push(part);
-    else {
-      changed = true;
-      parts.push({ ...(part as Json), [field]: seen.text });
-    }
+    const seen = guard({ key: `${index}:${slot === 'content' ? 'c' : 's'}${c}`, path: `answer.output[${index}].${slot}[${c}].${field}`, kind: 'text' }, text);
+    let guarded = seen.text === text ? (part as Json) : { ...(part as Json), [field]: seen.text };
+    if (scanning) guarded = withoutLogprobs(guarded);
+    if (guarded !== part) changed = true;
+    out.push(guarded);
+    if (seen.blocked) return { parts: out, blocked: true };
   }
-  if (blocked) return { item: { ...item, status: 'incomplete', content: parts }, blocked: true };
-  return { item: changed ? { ...item, content: parts } : item, blocked: false };
+  return { parts: changed ? out : parts, blocked: false };
 }
 
-/** The field of a message part that holds the model's text: `text` of output_text, `refusal` of refusal. */
+/** The field of a part that holds the model's text: `text` of output_text, reasoning_text and summary_text, `refusal` of refusal. */
 export function partField(part: Json): 'text' | 'refusal' | null {
-  if (part['type'] === 'output_text' && typeof part['text'] === 'string') return 'text';
-  if (part['type'] === 'refusal' && typeof part['refusal'] === 'string') return 'refusal';
+  const type = part['type'];
+  if ((type === 'output_text' || type === 'reasoning_text' || type === 'summary_text') && typeof part['text'] === 'string') return 'text';
+  if (type === 'refusal' && typeof part['refusal'] === 'string') return 'refusal';
   return null;
+}
+
+/**
+ * An output_text part without its logprobs (optional in a part: left out);
+ * the same part when it has none to give. The tokens are the model's own
+ * text: they would show a masked value as it was, a held one early.
+ */
+export function withoutLogprobs(part: Json): Json {
+  const logprobs = part['logprobs'];
+  if (part['type'] !== 'output_text' || logprobs === undefined || (Array.isArray(logprobs) && logprobs.length === 0)) return part;
+  const rest = { ...part };
+  delete rest['logprobs'];
+  return rest;
+}
+
+/**
+ * Whether the answer scan is on for this guard: the guard's own `scanning`
+ * (off, it only restores the request's values, and the tokens show nothing
+ * the client did not send).
+ */
+export function scansAnswer(guard: AnswerGuard): boolean {
+  return (guard as AnswerGuard & { readonly scanning?: unknown }).scanning === true;
 }

@@ -3,10 +3,13 @@
 // with text is one channel: a text block's text_delta pieces (text), a tool
 // call's input_json_delta pieces (json), a thinking block's thinking_delta
 // pieces (signed: the same text goes out, re-cut where the hold-back held it,
-// so the signature still holds). A delta whose text the guard holds goes out
+// so the signature still holds). A text or tool input that comes whole in
+// content_block_start is guarded there. A delta whose text the guard holds goes out
 // later (empty: not at all); the held rest goes out before the block's
 // content_block_stop (and before a thinking block's signature_delta).
-// Events that carry no text go as they came.
+// Events that carry no text go as they came, and so do events of a type the
+// gateway does not know. A citations_delta's cited text goes as the upstream
+// sent it: it quotes the client's own documents, not text the model wrote.
 //
 // A block finding cuts the answer before it: what came before goes out, then
 // content_block_stop for the block it was in, and nothing more of the content.
@@ -94,15 +97,36 @@ export class RawMessageEvents {
     const block = data?.['content_block'];
     const deltaType = isObject(block) && typeof block['type'] === 'string' ? BLOCK_DELTAS[block['type']] : undefined;
     if (data === null || typeof index !== 'number' || !isObject(block) || deltaType === undefined) return void out.push(event);
-    const open = this.#channel(index, deltaType);
-    out.push(event);
-    // A text block that starts with text (Anthropic's start with ""): its text is the channel's first piece.
     const spec = DELTAS[deltaType] as (typeof DELTAS)[string];
     const first = block[spec.part];
+    if (deltaType === 'input_json_delta' && isObject(first) && Object.keys(first).length > 0) return this.#startWithInput(event, index, data, block, first, out);
+    const open = this.#channel(index, deltaType);
+    out.push(event);
+    // A block that starts with text (Anthropic's start with ""): its text is the channel's first piece.
     if (deltaType === 'input_json_delta' || typeof first !== 'string' || first === '') return;
     block[spec.part] = '';
     out[out.length - 1] = made('content_block_start', data);
     this.#give(open, open.channel.push(first), out);
+  }
+
+  /**
+   * A tool call whose input comes whole in its start (Anthropic's own start
+   * with {} and stream the input as input_json_delta; other upstreams need
+   * not): the input guarded as one JSON text there. A block finding leaves the
+   * call out altogether (no start, no stop: a client must not run it) and cuts
+   * the answer; input_json_delta pieces that still follow go through the
+   * block's channel as usual.
+   */
+  #startWithInput(event: RawEvent, index: number, data: Json, block: Json, input: Json, out: RawEvent[]): void {
+    const source = JSON.stringify(input);
+    const seen = this.#guard.whole(`answer.content[${index}].input`, 'json', source);
+    if (seen.blocked) {
+      this.#blocked = true;
+      this.#open.clear();
+      return;
+    }
+    this.#channel(index, 'input_json_delta');
+    out.push(seen.text === source ? event : made('content_block_start', { ...data, content_block: { ...block, input: JSON.parse(seen.text) as unknown } }));
   }
 
   #delta(event: RawEvent, out: RawEvent[]): void {

@@ -1,36 +1,74 @@
 // An upstream's Responses stream events through the answer guard (the
-// Responses part of ./answer-raw-guard.ts RawEventGuard). Each message part
-// (output_text, refusal) and each function call's arguments is one channel.
-// A delta whose text the guard holds goes out later (empty: not at all); the
-// held rest goes out as one more delta before the part's (or call's) done
-// event. The events that repeat the whole text (output_text.done,
-// refusal.done, content_part.done, function_call_arguments.done,
-// output_item.done, and the response's terminal event) carry the guarded text,
-// the same as the deltas add up to. Since events are left out and added, every
-// event's sequence_number is the gateway's count.
+// Responses part of ./answer-raw-guard.ts RawEventGuard). Each text the model
+// writes is one channel (TEXTS below): a message part's output text or
+// refusal, a reasoning item's summary parts and reasoning text, a call's
+// arguments (function, MCP: JSON), a custom tool's input, code interpreter
+// code. A delta whose text the guard holds goes out later (empty: not at
+// all); the held rest goes out as one more delta before the text's done event
+// (or its part's, or its item's, or the response's terminal event, whichever
+// comes first; an upstream that ends without any releases it at the end).
+// The events that repeat the whole text (the .done events, content_part.done,
+// reasoning_summary_part.done, output_item.done, and the response's terminal
+// event) carry the guarded text, the same as the deltas add up to; a text
+// said only in them (no deltas) is guarded there, whole. Since events are left
+// out and added, every event's sequence_number is the gateway's count.
+// While the answer scan is on, output text events and parts go without
+// their logprobs (`[]` in the events, whose schema requires the field; left
+// out of parts): the tokens are the text as the model wrote it.
+// Events of a type not named here go as they came.
 //
 // A block finding cuts the answer before it: what came before goes out; a
-// message cut is done (its part's done events, the item status incomplete); a
-// function call cut is left out (no done events: a client must not run it);
-// nothing more of the output goes out. The upstream is still read to its end
-// (its usage is the charge): its terminal event goes out as
-// response.incomplete, incomplete_details.reason "content_filter", the output
-// what the client got; an upstream that ends without one has it made from
-// response.created at the end.
+// message cut is done (its part's done events, the item status incomplete);
+// any other item cut (a call, a tool's input, code, reasoning) is left out (no
+// done events: a client must not run or replay it); nothing more of the
+// output goes out. The upstream is still read to its end (its usage is the
+// charge): its terminal event goes out as response.incomplete,
+// incomplete_details.reason "content_filter", the output what the client got;
+// an upstream that ends without one has it made from response.created at the
+// end.
 import type { RawEvent } from '../chat/messages-origin.ts';
 import type { AnswerChannel, AnswerGuard } from '../guard/answer-guard.ts';
-import { guardOutputItem, isObject, partField, type Json } from './raw-answer-items.ts';
+import { guardItem, isObject, partField, scansAnswer, withoutLogprobs, type ItemText, type Json } from './raw-answer-items.ts';
+
+/** The texts of the model a stream says in .delta/.done events: the done event's field, the kind, where the text sits in its item. */
+interface TextSpec {
+  readonly field: string;
+  readonly kind: 'text' | 'json';
+  /** content: a part by content_index; summary: by summary_index; item: the item's own field. */
+  readonly slot: 'content' | 'summary' | 'item';
+}
+
+const TEXTS: Readonly<Record<string, TextSpec>> = {
+  'response.output_text': { field: 'text', kind: 'text', slot: 'content' },
+  'response.refusal': { field: 'refusal', kind: 'text', slot: 'content' },
+  'response.reasoning_text': { field: 'text', kind: 'text', slot: 'content' },
+  'response.reasoning_summary_text': { field: 'text', kind: 'text', slot: 'summary' },
+  'response.function_call_arguments': { field: 'arguments', kind: 'json', slot: 'item' },
+  'response.mcp_call_arguments': { field: 'arguments', kind: 'json', slot: 'item' },
+  'response.custom_tool_call_input': { field: 'input', kind: 'text', slot: 'item' },
+  'response.code_interpreter_call_code': { field: 'code', kind: 'text', slot: 'item' },
+  // The same events under their earlier name.
+  'response.code_interpreter_call.code': { field: 'code', kind: 'text', slot: 'item' },
+};
+
+/** A part's text events, by the part's type (content_part.done and reasoning_summary_part.done). */
+const PART_TEXTS: Readonly<Record<string, string>> = {
+  output_text: 'response.output_text',
+  refusal: 'response.refusal',
+  reasoning_text: 'response.reasoning_text',
+  summary_text: 'response.reasoning_summary_text',
+};
 
 interface Channel {
   readonly channel: AnswerChannel;
+  /** The events' name without .delta/.done. */
+  readonly name: string;
+  /** The item and indexes its events carry. */
+  readonly place: Json;
   /** What went out of it so far: the guarded text its done events say. */
   given: string;
-  /** What came in: the done events are rewritten only when the two differ. */
-  received: string;
-  /** Its done event came: nothing held any more. */
+  /** Nothing held any more: its rest went out. */
   ended: boolean;
-  readonly path: string;
-  readonly itemId: unknown;
 }
 
 interface OpenMessage {
@@ -42,7 +80,8 @@ const TERMINAL = new Set(['response.completed', 'response.incomplete']);
 
 export class RawResponseEvents {
   readonly #guard: AnswerGuard;
-  /** `output_index:content_index` of a message part, or `output_index` of a call -> its channel. */
+  readonly #scanning: boolean;
+  /** `o:cN` (a content part), `o:sN` (a summary part), `o` (an item's own text) -> its channel. */
   readonly #channels = new Map<string, Channel>();
   readonly #messages = new Map<number, OpenMessage>();
   /** output_index -> the item as done (guarded), for the terminal event's output. */
@@ -54,6 +93,7 @@ export class RawResponseEvents {
 
   constructor(guard: AnswerGuard) {
     this.#guard = guard;
+    this.#scanning = scansAnswer(guard);
   }
 
   push(event: RawEvent, out: RawEvent[]): void {
@@ -64,23 +104,20 @@ export class RawResponseEvents {
       if (TERMINAL.has(event.event)) this.#cutTerminal(isObject(data['response']) ? data['response'] : null, out);
       return;
     }
-    switch (event.event) {
+    const name = event.event;
+    if (name.endsWith('.delta') && TEXTS[name.slice(0, -6)] !== undefined) return this.#delta(event, data, name.slice(0, -6), out);
+    if (name.endsWith('.done') && TEXTS[name.slice(0, -5)] !== undefined) return this.#textDone(event, data, name.slice(0, -5), out);
+    switch (name) {
       case 'response.created':
         if (isObject(data['response'])) this.#response = data['response'];
         return this.#emit(event, data, out);
       case 'response.content_part.added':
-        this.#messageOf(data).parts.set(num(data['content_index']), isObject(data['part']) ? data['part'] : {});
-        return this.#emit(event, data, out);
-      case 'response.output_text.delta':
-      case 'response.refusal.delta':
-      case 'response.function_call_arguments.delta':
-        return this.#delta(event, data, out);
-      case 'response.output_text.done':
-      case 'response.refusal.done':
-      case 'response.function_call_arguments.done':
-        return this.#textDone(event, data, out);
+        return this.#partAdded(event, data, out);
       case 'response.content_part.done':
+      case 'response.reasoning_summary_part.done':
         return this.#partDone(event, data, out);
+      case 'response.output_item.added':
+        return this.#itemAdded(event, data, out);
       case 'response.output_item.done':
         return this.#itemDone(event, data, out);
       case 'response.completed':
@@ -91,23 +128,15 @@ export class RawResponseEvents {
     }
   }
 
+  /** The upstream ended: text still held goes out (an upstream that sent no done events), and a cut answer's terminal event. */
   end(out: RawEvent[]): void {
-    if (this.#blocked && !this.#terminalSent) this.#cutTerminal(null, out);
+    if (this.#terminalSent) return;
+    this.#endAll(out);
+    if (this.#blocked) this.#cutTerminal(null, out);
   }
 
   flush(out: RawEvent[]): void {
-    for (const [key, channel] of this.#channels) {
-      if (this.#blocked || this.#terminalSent) return;
-      if (channel.ended) continue;
-      channel.ended = true;
-      const rest = channel.channel.end();
-      channel.given += rest;
-      const [o, c] = key.split(':').map(Number) as [number, number | undefined];
-      const kind = c === undefined ? 'response.function_call_arguments.delta' : channel.path.endsWith('.refusal') ? 'response.refusal.delta' : 'response.output_text.delta';
-      const data: Json = { type: kind, sequence_number: 0, item_id: channel.itemId, output_index: o, ...(c === undefined ? {} : { content_index: c }) };
-      if (rest !== '') this.#emit(null, { ...data, delta: rest, ...(kind === 'response.output_text.delta' ? { logprobs: [] } : {}) }, out, true, kind);
-      if (channel.channel.blocked) this.#cut(kind, data, channel, out);
-    }
+    if (!this.#terminalSent) this.#endAll(out);
   }
 
   /** The upstream's response.failed repeats the output: the guarded items, as the client got them. */
@@ -115,119 +144,196 @@ export class RawResponseEvents {
     const data = parse(event);
     const response = data?.['response'];
     if (data === null || !isObject(response) || !Array.isArray(response['output'])) return event;
-    data['response'] = { ...response, output: this.#output(response['output']) };
+    data['response'] = { ...response, output: this.#output(response['output']).output };
     if (typeof data['sequence_number'] === 'number') data['sequence_number'] = this.#sequence++;
     return { event: event.event, data: JSON.stringify(data), translated: [] };
   }
 
-  #delta(event: RawEvent, data: Json, out: RawEvent[]): void {
+  #delta(event: RawEvent, data: Json, name: string, out: RawEvent[]): void {
     const delta = data['delta'];
     if (typeof delta !== 'string') return this.#emit(event, data, out);
-    const { key, path, kind } = where(event.event, data);
-    let channel = this.#channels.get(key);
-    if (channel === undefined) {
-      channel = { channel: this.#guard.channel(path, kind), given: '', received: '', ended: false, path, itemId: data['item_id'] };
-      this.#channels.set(key, channel);
-    }
-    channel.received += delta;
+    const channel = this.#channels.get(keyOf(name, data)) ?? this.#open(name, data);
     const given = channel.channel.push(delta);
     channel.given += given;
-    if (given === delta) this.#emit(event, data, out);
-    else if (given !== '') this.#emit(event, { ...data, delta: given }, out, true);
-    if (channel.channel.blocked) this.#cut(event.event, data, channel, out);
+    const logprobs = this.#logprobsOf(name, data);
+    if (given === delta && logprobs === data['logprobs']) this.#emit(event, data, out);
+    else if (given !== '') this.#emit(event, { ...data, delta: given, ...(logprobs === undefined ? {} : { logprobs }) }, out, true);
+    if (channel.channel.blocked) this.#cut(channel, out);
   }
 
-  #textDone(event: RawEvent, data: Json, out: RawEvent[]): void {
-    const { key } = where(event.event, data);
-    const channel = this.#channels.get(key);
-    if (channel === undefined) return this.#emit(event, data, out);
-    const rest = channel.channel.end();
-    channel.given += rest;
-    channel.ended = true;
-    const deltaEvent = event.event.replace(/\.done$/, '.delta');
-    const field = event.event === 'response.output_text.done' ? 'text' : event.event === 'response.refusal.done' ? 'refusal' : 'arguments';
-    if (rest !== '') this.#emit(null, { type: deltaEvent, sequence_number: 0, ...placeOf(data), delta: rest, ...(field === 'text' ? { logprobs: [] } : {}) }, out, true, deltaEvent);
-    if (channel.channel.blocked) return this.#cut(deltaEvent, data, channel, out);
-    if (channel.given === channel.received) return this.#emit(event, data, out);
-    this.#emit(event, { ...data, [field]: channel.given }, out, true);
+  #textDone(event: RawEvent, data: Json, name: string, out: RawEvent[]): void {
+    const spec = TEXTS[name] as TextSpec;
+    const text = data[spec.field];
+    let channel = this.#channels.get(keyOf(name, data));
+    if (channel === undefined) {
+      // Said only here, no deltas: guarded whole.
+      if (typeof text !== 'string') return this.#emit(event, data, out);
+      channel = this.#open(name, data);
+      this.#whole(channel, text);
+    }
+    if (this.#end(channel, out)) return;
+    const logprobs = this.#logprobsOf(name, data);
+    if (channel.given === text && logprobs === data['logprobs']) return this.#emit(event, data, out);
+    this.#emit(event, { ...data, [spec.field]: channel.given, ...(logprobs === undefined ? {} : { logprobs }) }, out, true);
+  }
+
+  #partAdded(event: RawEvent, data: Json, out: RawEvent[]): void {
+    const part = isObject(data['part']) ? data['part'] : {};
+    const guarded = this.#scanning ? withoutLogprobs(part) : part;
+    this.#messageOf(data).parts.set(num(data['content_index']), guarded);
+    this.#emit(event, guarded === part ? data : { ...data, part: guarded }, out, guarded !== part);
   }
 
   #partDone(event: RawEvent, data: Json, out: RawEvent[]): void {
     const part = data['part'];
-    const channel = this.#channels.get(`${num(data['output_index'])}:${num(data['content_index'])}`);
     const field = isObject(part) ? partField(part) : null;
-    if (!isObject(part) || field === null || channel === undefined) return this.#emit(event, data, out);
-    const guarded = channel.given === channel.received ? part : { ...part, [field]: channel.given };
-    this.#messageOf(data).parts.set(num(data['content_index']), guarded);
+    if (!isObject(part) || field === null) return this.#emit(event, data, out);
+    const name = PART_TEXTS[part['type'] as string] as string;
+    let channel = this.#channels.get(keyOf(name, data));
+    if (channel === undefined) {
+      channel = this.#open(name, data);
+      this.#whole(channel, part[field] as string);
+    }
+    if (this.#end(channel, out)) return;
+    let guarded = channel.given === part[field] ? part : { ...part, [field]: channel.given };
+    if (this.#scanning) guarded = withoutLogprobs(guarded);
+    if (event.event === 'response.content_part.done') this.#messageOf(data).parts.set(num(data['content_index']), guarded);
     if (guarded === part) return this.#emit(event, data, out);
     this.#emit(event, { ...data, part: guarded }, out, true);
+  }
+
+  #itemAdded(event: RawEvent, data: Json, out: RawEvent[]): void {
+    const item = data['item'];
+    if (!this.#scanning || !isObject(item) || item['type'] !== 'message' || !Array.isArray(item['content'])) return this.#emit(event, data, out);
+    const content = item['content'].map((part: unknown) => (isObject(part) ? withoutLogprobs(part) : part));
+    if (content.every((part, c) => part === (item['content'] as unknown[])[c])) return this.#emit(event, data, out);
+    this.#emit(event, { ...data, item: { ...item, content } }, out, true);
   }
 
   #itemDone(event: RawEvent, data: Json, out: RawEvent[]): void {
     const item = data['item'];
     const index = num(data['output_index']);
     if (!isObject(item)) return this.#emit(event, data, out);
-    const guarded = this.#guardedItem(index, item);
-    this.#done.set(index, guarded);
-    if (guarded === item) return this.#emit(event, data, out);
-    this.#emit(event, { ...data, item: guarded }, out, true);
+    // Texts of the item whose done events never came: their rest goes out first.
+    for (const channel of this.#channels.values()) if (channel.place['output_index'] === data['output_index'] && this.#end(channel, out)) return;
+    const guarded = this.#guardItem(index, item);
+    if (guarded.item !== null) this.#done.set(index, guarded.item);
+    if (guarded.blocked) {
+      this.#blocked = true;
+      // A message cut here (its text said only in this event) is done, incomplete; any other item is left out.
+      if (guarded.item !== null) this.#emit(null, { ...data, item: guarded.item }, out, true, 'response.output_item.done');
+      return;
+    }
+    if (guarded.item === item) return this.#emit(event, data, out);
+    this.#emit(event, { ...data, item: guarded.item }, out, true);
   }
 
   #terminal(event: RawEvent, data: Json, out: RawEvent[]): void {
+    // Texts whose done events never came: their rest goes out before the end.
+    this.#endAll(out);
+    const response = isObject(data['response']) ? data['response'] : null;
+    if (this.#blocked) return this.#cutTerminal(response, out);
     this.#terminalSent = true;
-    const response = data['response'];
-    if (!isObject(response) || !Array.isArray(response['output'])) return this.#emit(event, data, out);
-    const output = this.#output(response['output']);
+    if (response === null || !Array.isArray(response['output'])) return this.#emit(event, data, out);
+    const { output, blocked } = this.#output(response['output']);
+    if (blocked) {
+      this.#blocked = true;
+      this.#terminalSent = false;
+      output.forEach((item, i) => (isObject(item) ? this.#done.set(i, item) : undefined));
+      return this.#cutTerminal(response, out);
+    }
     if (output.every((item, i) => item === (response['output'] as unknown[])[i])) return this.#emit(event, data, out);
     this.#emit(event, { ...data, response: { ...response, output } }, out, true);
   }
 
-  /** An item as done: the texts its channels gave; a text no channel saw (never streamed) guarded whole. */
-  #guardedItem(index: number, item: Json): Json {
-    if (item['type'] === 'function_call') {
-      const channel = this.#channels.get(String(index));
-      if (channel === undefined) return guardOutputItem(item, `answer.output[${index}]`, this.#guard).item ?? item;
-      return channel.given === channel.received ? item : { ...item, arguments: channel.given };
-    }
-    if (item['type'] !== 'message' || !Array.isArray(item['content'])) return item;
-    let changed = false;
-    const content = item['content'].map((part: unknown, c: number) => {
-      const channel = this.#channels.get(`${index}:${c}`);
-      const field = isObject(part) ? partField(part) : null;
-      if (field === null) return part;
-      // A part no delta said (only its done events): guarded whole.
-      const text = channel === undefined ? this.#guard.whole(`answer.output[${index}].content[${c}].${field}`, 'text', (part as Json)[field] as string).text : channel.given;
-      if (text === (part as Json)[field]) return part;
-      changed = true;
-      return { ...(part as Json), [field]: text };
-    });
-    return changed ? { ...item, content } : item;
+  /** An item through the guard: each text as its channel gave it; a text no event said before (only here) guarded whole. */
+  #guardItem(index: number, item: Json): { item: Json | null; blocked: boolean } {
+    return guardItem(item, index, (where: ItemText, text: string) => {
+      const channel = this.#channels.get(where.key);
+      if (channel !== undefined) return { text: channel.given, blocked: channel.channel.blocked };
+      return this.#guard.whole(where.path, where.kind, text);
+    }, this.#scanning);
   }
 
-  /** The terminal (or failure) event's output: each item as done here (by its output_index), any other as its channels gave it. */
-  #output(items: unknown[]): unknown[] {
-    return items.map((item, i) => {
+  /** The terminal (or failure) event's output: each item as done here (by its output_index), any other guarded; cut after a block. */
+  #output(items: unknown[]): { output: unknown[]; blocked: boolean } {
+    const output: unknown[] = [];
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
       const done = this.#done.get(i);
-      if (done !== undefined) return done;
-      return isObject(item) ? this.#guardedItem(i, item) : item;
-    });
+      if (done !== undefined || !isObject(item)) {
+        output.push(done ?? item);
+        continue;
+      }
+      const guarded = this.#guardItem(i, item);
+      if (guarded.item !== null) output.push(guarded.item);
+      if (guarded.blocked) return { output, blocked: true };
+    }
+    return { output, blocked: false };
   }
 
-  /** A block finding in the channel of `data`'s part or call: the cut message's done events, then nothing more of the output. */
-  #cut(deltaEvent: string, data: Json, channel: Channel, out: RawEvent[]): void {
+  /** A channel for the text of `name` where `data` says. */
+  #open(name: string, data: Json): Channel {
+    const spec = TEXTS[name] as TextSpec;
+    const o = num(data['output_index']);
+    const place: Json = { item_id: data['item_id'], output_index: data['output_index'] };
+    let path: string;
+    if (spec.slot === 'item') path = `answer.output[${o}].${spec.field}`;
+    else if (spec.slot === 'summary') {
+      place['summary_index'] = data['summary_index'];
+      path = `answer.output[${o}].summary[${num(data['summary_index'])}].${spec.field}`;
+    } else {
+      place['content_index'] = data['content_index'];
+      path = `answer.output[${o}].content[${num(data['content_index'])}].${spec.field}`;
+    }
+    const channel: Channel = { channel: this.#guard.channel(path, spec.kind), name, place, given: '', ended: false };
+    this.#channels.set(keyOf(name, data), channel);
+    return channel;
+  }
+
+  /** A text said whole (no deltas): all of it through the channel at once. */
+  #whole(channel: Channel, text: string): void {
+    channel.given += channel.channel.push(text);
+    channel.given += channel.channel.end();
+    channel.ended = true;
+  }
+
+  /** The channel's held rest out as one more delta; true when a block finding cut the answer there. */
+  #end(channel: Channel, out: RawEvent[]): boolean {
+    if (!channel.ended) {
+      channel.ended = true;
+      const rest = channel.channel.end();
+      channel.given += rest;
+      const deltaEvent = `${channel.name}.delta`;
+      if (rest !== '') this.#emit(null, { type: deltaEvent, sequence_number: 0, ...channel.place, delta: rest, ...(channel.name === 'response.output_text' ? { logprobs: [] } : {}) }, out, true, deltaEvent);
+    }
+    if (!channel.channel.blocked) return false;
+    if (!this.#blocked) this.#cut(channel, out);
+    return true;
+  }
+
+  #endAll(out: RawEvent[]): void {
+    for (const channel of this.#channels.values()) {
+      if (this.#blocked) return;
+      this.#end(channel, out);
+    }
+  }
+
+  /** A block finding in `channel`: a message's cut part and item done, then nothing more of the output; any other item is left out. */
+  #cut(channel: Channel, out: RawEvent[]): void {
     this.#blocked = true;
-    const index = num(data['output_index']);
-    if (deltaEvent === 'response.function_call_arguments.delta') return;
-    const place = placeOf(data);
-    const text = deltaEvent === 'response.output_text.delta';
-    const doneType = text ? 'response.output_text.done' : 'response.refusal.done';
+    const text = channel.name === 'response.output_text';
+    if (!text && channel.name !== 'response.refusal') return;
+    const place = channel.place;
+    const index = num(place['output_index']);
+    const doneType = `${channel.name}.done`;
     this.#emit(null, { type: doneType, sequence_number: 0, ...place, ...(text ? { text: channel.given, logprobs: [] } : { refusal: channel.given }) }, out, true, doneType);
     const part = text ? { type: 'output_text', annotations: [], logprobs: [], text: channel.given } : { type: 'refusal', refusal: channel.given };
-    const message = this.#messageOf(data);
-    message.parts.set(num(data['content_index']), part);
+    const message = this.#messageOf(place);
+    message.parts.set(num(place['content_index']), part);
     this.#emit(null, { type: 'response.content_part.done', sequence_number: 0, ...place, part }, out, true, 'response.content_part.done');
     const content = [...message.parts.entries()].sort((a, b) => a[0] - b[0]).map((entry) => entry[1]);
-    const item: Json = { id: data['item_id'], type: 'message', status: 'incomplete', content, role: 'assistant' };
+    const item: Json = { id: place['item_id'], type: 'message', status: 'incomplete', content, role: 'assistant' };
     this.#done.set(index, item);
     this.#emit(null, { type: 'response.output_item.done', sequence_number: 0, output_index: index, item }, out, true, 'response.output_item.done');
   }
@@ -241,6 +347,13 @@ export class RawResponseEvents {
     if ('completed_at' in base) response['completed_at'] = null;
     if ('output_text' in base) delete response['output_text'];
     this.#emit(null, { type: 'response.incomplete', sequence_number: 0, response }, out, true, 'response.incomplete');
+  }
+
+  /** An output_text event's logprobs as they may go: `[]` while scanning (the field is required there); undefined when the event has none. */
+  #logprobsOf(name: string, data: Json): unknown {
+    const logprobs = data['logprobs'];
+    if (!this.#scanning || name !== 'response.output_text' || !Array.isArray(logprobs) || logprobs.length === 0) return logprobs;
+    return [];
   }
 
   #messageOf(data: Json): OpenMessage {
@@ -263,19 +376,13 @@ export class RawResponseEvents {
   }
 }
 
-/** A text event's channel: its key, the path findings name, the kind of text. */
-function where(event: string, data: Json): { key: string; path: string; kind: 'text' | 'json' } {
+/** A text's channel key: `o:cN` a content part's, `o:sN` a summary part's, `o` an item's own text. */
+function keyOf(name: string, data: Json): string {
   const o = num(data['output_index']);
-  if (event.startsWith('response.function_call_arguments.')) return { key: String(o), path: `answer.output[${o}].arguments`, kind: 'json' };
-  const c = num(data['content_index']);
-  return { key: `${o}:${c}`, path: `answer.output[${o}].content[${c}].${event.startsWith('response.refusal.') ? 'refusal' : 'text'}`, kind: 'text' };
-}
-
-/** Where a text event is: its item and indexes. */
-function placeOf(data: Json): Json {
-  const place: Json = { item_id: data['item_id'], output_index: data['output_index'] };
-  if (data['content_index'] !== undefined) place['content_index'] = data['content_index'];
-  return place;
+  const slot = (TEXTS[name] as TextSpec).slot;
+  if (slot === 'item') return String(o);
+  if (slot === 'summary') return `${o}:s${num(data['summary_index'])}`;
+  return `${o}:c${num(data['content_index'])}`;
 }
 
 function num(value: unknown): number {

@@ -136,3 +136,21 @@ test('a passed-through stream that fails mid-hold: the held text goes out, then 
     { ...failed, sequence_number: 5, response: { ...failed.response, model: 'a', output: [msgItem('in_progress', [textPart('abc [SECRET_1] xyz')])] } },
   ]);
 });
+
+test('a passed-through Responses stream that goes from its deltas to its end with no done events: the held text goes out, scanned, before the terminal event', async () => {
+  const responses = recorder(new FakeAnswerGuard());
+  const whole = 'abc SECRET xyz';
+  const chunks = [
+    carrier('response.created', created),
+    carrier('response.output_item.added', { type: 'response.output_item.added', sequence_number: 1, output_index: 0, item: msgItem('in_progress', []) }),
+    carrier('response.output_text.delta', { type: 'response.output_text.delta', sequence_number: 2, ...at, delta: whole, logprobs: [] }),
+    carrier('response.completed', { type: 'response.completed', sequence_number: 3, response: { ...created.response, status: 'completed', output: [msgItem('completed', [textPart(whole)])] } }),
+  ];
+  assert.equal(await pumpDoorStream(streamOfChunks(items(chunks)), responsesDoorStream({ alias: 'a' }), responses.control), true);
+  const events = responses.text().split('\n\n').filter((e) => e !== '').map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 'data: '.length)) as Record<string, unknown>);
+  assert.deepEqual(events.slice(2), [
+    { type: 'response.output_text.delta', sequence_number: 2, ...at, delta: 'abc [SECRET_1]', logprobs: [] },
+    { type: 'response.output_text.delta', sequence_number: 3, ...at, delta: ' xyz', logprobs: [] },
+    { type: 'response.completed', sequence_number: 4, response: { ...created.response, model: 'a', status: 'completed', output: [msgItem('completed', [textPart('abc [SECRET_1] xyz')])] } },
+  ]);
+});
