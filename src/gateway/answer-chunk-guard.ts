@@ -42,10 +42,6 @@ type CompletionChoice = ChatCompletion['choices'][number];
 const CONTENT = -1;
 const REFUSAL = -2;
 
-/** Whether the guard scans the answer: the request guard's says (`scanning`); any other is taken to scan. */
-export function scansAnswer(guard: AnswerGuard): boolean {
-  return (guard as AnswerGuard & { readonly scanning?: boolean }).scanning !== false;
-}
 
 interface Lane {
   readonly which: number;
@@ -81,7 +77,7 @@ export class ChunkGuard {
 
   constructor(guard: AnswerGuard) {
     this.#guard = guard;
-    this.#scanning = scansAnswer(guard);
+    this.#scanning = guard.scanning;
   }
 
   /** Chunks in (the relay's output, in order) -> chunks out, appended to `out` (a chunk whose delta became empty is dropped unless it carries finish_reason, usage or a role). */
@@ -262,7 +258,7 @@ function deltaOf(parts: DeltaOut, role: ChunkDelta['role']): ChunkDelta | null {
 /** A whole completion through the guard: texts masked/restored, a blocked choice cut with finish_reason content_filter. Returns the completion to answer with (the same object when nothing changed). */
 export function guardCompletion(guard: AnswerGuard, completion: ChatCompletion): ChatCompletion {
   let choices: CompletionChoice[] | null = null;
-  const scanning = scansAnswer(guard);
+  const scanning = guard.scanning;
   for (let i = 0; i < completion.choices.length; i++) {
     const choice = completion.choices[i] as CompletionChoice;
     const next = guardChoice(guard, choice, scanning);

@@ -21,7 +21,7 @@ import type { RawEvent } from '../chat/messages-origin.ts';
 import type { AnswerGuard } from '../guard/answer-guard.ts';
 import { RawMessageEvents } from './raw-message-events.ts';
 import { RawResponseEvents } from './raw-response-events.ts';
-import { guardContentBlock, guardItem, isObject, scansAnswer, type Json, type TextGuard } from './raw-answer-items.ts';
+import { guardContentBlock, guardItem, isObject, type Json, type TextGuard } from './raw-answer-items.ts';
 
 /** A passed-through (Anthropic Messages or OpenAI Responses) non-streamed answer through the guard; the same object when unchanged. */
 export function guardRawAnswer(raw: Record<string, unknown>, guard: AnswerGuard): Record<string, unknown> {
@@ -82,7 +82,7 @@ function guardResponse(raw: Json, output: unknown[], guard: AnswerGuard): Json {
   let changed = false;
   let blocked = false;
   const whole: TextGuard = (where, text) => guard.whole(where.path, where.kind, text);
-  const scanning = scansAnswer(guard);
+  const scanning = guard.scanning;
   for (let i = 0; i < output.length && !blocked; i++) {
     const item = output[i];
     const guarded = isObject(item) ? guardItem(item, i, whole, scanning) : { item, blocked: false };

@@ -141,12 +141,3 @@ export function withoutLogprobs(part: Json): Json {
   delete rest['logprobs'];
   return rest;
 }
-
-/**
- * Whether the answer scan is on for this guard: the guard's own `scanning`
- * (off, it only restores the request's values, and the tokens show nothing
- * the client did not send).
- */
-export function scansAnswer(guard: AnswerGuard): boolean {
-  return (guard as AnswerGuard & { readonly scanning?: unknown }).scanning === true;
-}

@@ -28,7 +28,7 @@
 // end.
 import type { RawEvent } from '../chat/messages-origin.ts';
 import type { AnswerChannel, AnswerGuard } from '../guard/answer-guard.ts';
-import { guardItem, isObject, partField, scansAnswer, withoutLogprobs, type ItemText, type Json } from './raw-answer-items.ts';
+import { guardItem, isObject, partField, withoutLogprobs, type ItemText, type Json } from './raw-answer-items.ts';
 
 /** The texts of the model a stream says in .delta/.done events: the done event's field, the kind, where the text sits in its item. */
 interface TextSpec {
@@ -93,7 +93,7 @@ export class RawResponseEvents {
 
   constructor(guard: AnswerGuard) {
     this.#guard = guard;
-    this.#scanning = scansAnswer(guard);
+    this.#scanning = guard.scanning;
   }
 
   push(event: RawEvent, out: RawEvent[]): void {

@@ -16,6 +16,8 @@ export { CONTEXT_CHARS, MAX_HELD_CHARS, type AnswerChannel, type ChannelKind } f
 export { PlaceholderBook } from './placeholder-book.ts';
 
 export interface AnswerGuard {
+  /** True when the answer's text is scanned (false: the guard only restores the request's values). */
+  readonly scanning: boolean;
   /** A stream's channel; `path` names it in findings (`answer.choices[0].delta.content`). */
   channel(path: string, kind: ChannelKind): AnswerChannel;
   /** A whole text (non-streamed answer), same rules: `blocked` when cut before a finding. */

@@ -9,6 +9,8 @@ import type { GuardFinding } from '../../src/guard/body-guard.ts';
 const HOLD = 5;
 
 export class FakeAnswerGuard implements AnswerGuard {
+  /** Not scanning as the doors see it: the upstream's logprobs go as they came (a subclass says otherwise). */
+  readonly scanning: boolean = false;
   readonly findings: GuardFinding[] = [];
   /** Channels made, by path, with their kind: what the door asked for. */
   readonly channels: string[] = [];

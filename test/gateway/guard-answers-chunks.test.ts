@@ -68,6 +68,7 @@ class StandInChannel implements AnswerChannel {
 }
 
 class StandInGuard implements AnswerGuard {
+  readonly scanning = true;
   readonly findings: GuardFinding[] = [];
   readonly opened: Array<[string, ChannelKind]> = [];
 

@@ -16,7 +16,7 @@ const part = (text: string, logprobs?: unknown[]) => ({ type: 'output_text', ann
 
 /** The fake guard (SECRET masked, BLOCK blocked) as a guard with the scan on. */
 class ScanningFake extends FakeAnswerGuard {
-  readonly scanning = true;
+  override readonly scanning = true;
 }
 
 function run(events: readonly RawEvent[], guard: ConstructorParameters<typeof RawEventGuard>[1]): RawEvent[] {
