@@ -11,17 +11,19 @@
 // stream may release part of one before it is recognised).
 import type { GuardFinding } from './body-guard.ts';
 import type { GuardAction } from './guard-policy.ts';
-import { jsonAdvance, jsonEscape, jsonReplace, JsonState } from './json-text.ts';
+import { jsonAdvance, jsonEscape, jsonReplace, JsonState, jsonView } from './json-text.ts';
 import type { PlaceholderBook } from './placeholder-book.ts';
 import { isWord } from './text-checks.ts';
 
 /** text: plain text. json: JSON source text (tool-call arguments, tool_use input_json): a restored value is
  * JSON-escaped; a mask outside a JSON string goes in as a JSON string so the JSON stays valid. signed: scanned,
  * never changed (a mask is recorded as log; a block still cuts).
- * A json channel is scanned as its source, not as the strings a client decodes from it: a value written with
- * escapes (`bob\u0040example.com`, `\u0041KIA...`) is not found. The guard is there for values a model repeats
- * by accident, which come as plain characters; decoding every stream's JSON to catch deliberate encodings would
- * not stop a model told to encode another way. */
+ * A json channel is scanned as a view of its source of the same length (jsonView): each ordinary escape (`\n`,
+ * `\t`, `\"`, ...) reads as the boundary it stands for, so a value on its own line of a multi-line argument is
+ * found, and a finding's offsets are the source's. `\/` and `\uXXXX` stay as written: a value written with them
+ * (`bob\u0040example.com`, `\u0041KIA...`) is not found. The guard is there for values a model repeats by
+ * accident, which come as plain characters; decoding every stream's JSON to catch deliberate encodings would not
+ * stop a model told to encode another way. */
 export type ChannelKind = 'text' | 'json' | 'signed';
 
 export interface AnswerChannel {
@@ -85,7 +87,7 @@ export class TextChannel implements AnswerChannel {
   readonly #kind: ChannelKind;
   /** Text received and not yet released. */
   #held = '';
-  /** The end of the released text (raw, as received), at most CONTEXT_CHARS of it. */
+  /** The end of the released text as scanned (as received; for json, its view), at most CONTEXT_CHARS of it. */
   #context = '';
   /** False once the context lost its beginning: the scan then starts after its first character that is not a
    * word character, at a word's start, as the scanner's pass would (not inside a word it passed by). */
@@ -150,7 +152,9 @@ export class TextChannel implements AnswerChannel {
       if (this.#sinceScan < Math.max(guard.releaseStep, waited >> 1) && held.length <= MAX_HELD_CHARS) return '';
     }
     this.#sinceScan = 0;
-    const hits = guard.hits(this.#scanContext(), held);
+    const json = this.#kind === 'json' && guard.scanning;
+    const scanned = json ? jsonView(this.#json, held) : held;
+    const hits = guard.hits(this.#scanContext(), scanned);
     const restoring = guard.restoring(this.#kind);
     const spans = restoring ? guard.spans(held) : NO_SPANS;
     const kept = spans.length === 0 ? hits : withoutOverlaps(hits, spans);
@@ -182,11 +186,13 @@ export class TextChannel implements AnswerChannel {
         if (isLowSurrogate(held.charCodeAt(limit))) limit++;
         else if (limit === held.length) limit--;
       }
+      // Never between an escape's backslash and its letter: the backslash's view depends on the letter.
+      if (json && limit > 0 && jsonAdvance(this.#json, held, 0, limit) === JsonState.Escape) limit--;
       for (const hit of kept) if (hit.start < limit && hit.end > limit) limit = hit.start;
       if (held.length - limit > MAX_HELD_CHARS) return this.#release(true);
       if (limit <= 0) return '';
     }
-    return this.#commit(held, limit, kept, spans);
+    return this.#commit(held, scanned, limit, kept, spans);
   }
 
   /** The released context the scan starts from. */
@@ -197,8 +203,8 @@ export class TextChannel implements AnswerChannel {
     return context;
   }
 
-  /** Releases `held[0, limit)`: findings recorded and applied, placeholders restored. */
-  #commit(held: string, limit: number, hits: readonly Hit[], spans: readonly Span[]): string {
+  /** Releases `held[0, limit)`: findings recorded and applied, placeholders restored; `scanned` is what was scanned of it. */
+  #commit(held: string, scanned: string, limit: number, hits: readonly Hit[], spans: readonly Span[]): string {
     const guard = this.#guard;
     const json = this.#kind === 'json';
     const signed = this.#kind === 'signed';
@@ -242,7 +248,7 @@ export class TextChannel implements AnswerChannel {
     out += held.slice(from, limit);
     if (json) this.#json = jsonAdvance(state, held, from, limit);
     this.#held = held.slice(limit);
-    const context = this.#context + held.slice(0, limit);
+    const context = this.#context + scanned.slice(0, limit);
     if (context.length > CONTEXT_CHARS) {
       this.#context = context.slice(context.length - CONTEXT_CHARS);
       this.#contextWhole = false;

@@ -105,3 +105,45 @@ export function jsonReplace(state: number, text: string, start: number, end: num
   }
   return out + reopenEscape(s);
 }
+
+/**
+ * What each two-character escape reads as in the scanned view: the boundary it stands for, so a value right after
+ * it starts a word (`\n4111 ...` is a card on its own line, not `n4111`). A line break is one break (CR LF), not a
+ * blank line; an escaped quote or backslash is a space then the character, so `KEY=\"value\"` reads as
+ * `KEY= "value "` to a detector that looks for a quoted value. `\/` and `\uXXXX` stay as written: nobody writes
+ * them by accident, and a model told to encode a value would not be stopped by decoding one encoding.
+ */
+const ESCAPE_VIEWS: ReadonlyMap<number, string> = new Map([
+  [0x6e, '\r\n'], // \n
+  [0x72, '\r\r'], // \r
+  [0x74, '\t\t'], // \t
+  [0x62, '\b\b'], // \b
+  [0x66, '\f\f'], // \f
+  [QUOTE, ' "'],
+  [BACKSLASH, ' \\'],
+]);
+
+/**
+ * The view of JSON source `text` read from `state` that detectors scan: the same length, each ordinary escape
+ * (`\n \r \t \b \f \" \\`) replaced by its two characters from ESCAPE_VIEWS, all else as written, so a finding's
+ * offsets in the view are its offsets in the source. A text read from inside an escape (`state` Escape) starts
+ * with the second character of its view.
+ */
+export function jsonView(state: number, text: string): string {
+  let out = '';
+  let from = 0;
+  let s = state;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (s === JsonState.Escape) {
+      const view = ESCAPE_VIEWS.get(code);
+      if (view !== undefined) {
+        const at = i === 0 ? 0 : i - 1;
+        out += text.slice(from, at) + (i === 0 ? view.slice(1) : view);
+        from = i + 1;
+      }
+    }
+    s = jsonStep(s, code);
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
