@@ -77,7 +77,8 @@ describe('a value right after a line break or a tab in tool-call arguments', () 
         assert.equal(each.outputs.join(''), masked);
       });
 
-      it(`${name} after ${escape}: blocked streamed, split at every offset, nothing of it out`, () => {
+      // A block cuts where a mask would start: streamed at every split after one escape is enough.
+      if (escape === '\\n') it(`${name} after ${escape}: blocked streamed, split at every offset, nothing of it out`, () => {
         for (let at = 0; at <= args.length; at++) {
           const split = stream(guardFor({ [detector]: 'block' }, { holdBackChars: 256 }), splitAt(args, at), 'json');
           assert.deepEqual({ text: split.outputs.join(''), blocked: split.blocked }, { text: `{"path":"notes.txt","body":"Dear Bob,${escape}`, blocked: true }, `split at ${at}`);
