@@ -12,14 +12,22 @@
 // released text waits, and goes out after the channels before it have ended,
 // in the order the upstream started them (content before the tool calls that
 // followed it; a call's id and name with its first arguments). What waits is
-// bounded as a channel's hold is (MAX_HELD_CHARS): past it, the channels
-// before the waiting one end there and it goes out from then on. A choice's
-// finish ends its channels in that order; a channel the guard blocks cuts its
+// bounded as a channel's hold is (MAX_HELD_CHARS): past it, the waiting text
+// goes out, in the order of the channels, and from then on every channel of
+// the choice goes out as the guard releases it. The channels all stay open
+// (each one still holds its tail, so a value split across a switch is still
+// whole when scanned); the client's order then differs from the upstream's,
+// which chat clients take (content deltas concatenate, tool calls assemble by
+// index). A choice's finish ends its channels in that order; a channel the guard blocks cuts its
 // choice there: the channels before it end and go out, then what came before
 // the finding, with finish_reason content_filter, and nothing more of that
 // choice (the channels after it, its later chunks, its own finish). A tool
 // call's first delta (its id and name) waits for the first of its arguments
 // that goes out, so a call blocked before any of them did is dropped whole.
+// What a finish releases goes out in a chunk of its own before the one with
+// finish_reason (which carries the finish only): the openai SDK's stream
+// helper reads a chunk's finish before its delta, and would not see a tool
+// call's arguments done were they to come with it.
 //
 // A whole completion passes guardCompletion: each choice's content, refusal
 // and tool-call arguments, in that order; a block cuts the choice there
@@ -57,6 +65,8 @@ interface ChoiceHold {
   readonly lanes: Lane[];
   /** Cut by a block, or finished: nothing more of it goes out. */
   done: boolean;
+  /** Past the bound on waiting text: every lane's released text goes out at once. */
+  live: boolean;
 }
 
 /** What one choice's delta is made of on the way out. */
@@ -84,11 +94,16 @@ export class ChunkGuard {
   push(chunk: ChatCompletionChunk, out: ChatCompletionChunk[]): void {
     this.#last = chunk;
     let choices: ChunkChoice[] | null = null;
+    let before: ChunkChoice[] | null = null;
     for (let i = 0; i < chunk.choices.length; i++) {
       const next = this.#choice(chunk.choices[i] as ChunkChoice);
-      if (next !== null) (choices ??= []).push(next);
+      if (next === null) continue;
+      const text = textBeforeFinish(next);
+      if (text !== null) (before ??= []).push(text);
+      (choices ??= []).push(text === null ? next : finishOnly(next));
     }
-    const usage = chunk.usage;
+    const { usage, ...envelope } = chunk;
+    if (before !== null) out.push({ ...envelope, choices: before });
     if (choices === null && (usage === undefined || usage === null)) return;
     out.push({ ...chunk, choices: choices ?? [] });
   }
@@ -98,22 +113,25 @@ export class ChunkGuard {
     const last = this.#last;
     if (last === null) return;
     let choices: ChunkChoice[] | null = null;
+    let cuts: ChunkChoice[] | null = null;
     for (const [index, hold] of this.#choices) {
       if (hold.done || hold.lanes.length === 0) continue;
       const parts = emptyDelta();
       endLanes(hold, parts, hold.lanes.length);
       hold.done = true;
       const delta = deltaOf(parts, undefined);
-      if (delta === null && !parts.blocked) continue;
-      (choices ??= []).push({ index, delta: delta ?? {}, finish_reason: parts.blocked ? 'content_filter' : null });
+      if (delta !== null) (choices ??= []).push({ index, delta, finish_reason: null });
+      if (parts.blocked) (cuts ??= []).push({ index, delta: {}, finish_reason: 'content_filter' });
     }
-    if (choices !== null) out.push({ id: last.id, object: last.object, created: last.created, model: last.model, choices });
+    const envelope = { id: last.id, object: last.object, created: last.created, model: last.model };
+    if (choices !== null) out.push({ ...envelope, choices });
+    if (cuts !== null) out.push({ ...envelope, choices: cuts });
   }
 
   #choice(choice: ChunkChoice): ChunkChoice | null {
     let hold = this.#choices.get(choice.index);
     if (hold === undefined) {
-      hold = { lanes: [], done: false };
+      hold = { lanes: [], done: false, live: false };
       this.#choices.set(choice.index, hold);
     }
     if (hold.done) return null;
@@ -153,10 +171,10 @@ export class ChunkGuard {
     const lane = lanes[at] as Lane;
     const released = text === '' ? '' : lane.channel.push(text);
     if (!lane.channel.blocked) {
-      if (at === 0) emit(lane, parts, released, false);
+      if (at === 0 || hold.live) emit(lane, parts, released, false);
       else {
         lane.queued += released;
-        if (queuedChars(lanes) > MAX_HELD_CHARS) this.#unqueue(hold, parts, at);
+        if (queuedChars(lanes) > MAX_HELD_CHARS) goLive(hold, parts);
       }
       return;
     }
@@ -170,19 +188,30 @@ export class ChunkGuard {
     emit(lane, parts, lane.queued + released, false);
     lane.queued = '';
   }
+}
 
-  /**
-   * More text waits than a channel may hold: the lanes before `at` end now (their text out, as at the
-   * choice's finish) and this one goes out from here on. Should one of them go on later, it is a new
-   * channel after the others: the memory a choice holds stays bounded.
-   */
-  #unqueue(hold: ChoiceHold, parts: DeltaOut, at: number): void {
-    const lane = hold.lanes[at] as Lane;
-    endLanes(hold, parts, at);
-    if (parts.blocked) return;
+/**
+ * More text waits than a channel may hold: what waits goes out, lane by lane, and every lane's released
+ * text goes out at once from here on. No lane ends: each still holds its tail until it gets more text or
+ * the choice finishes, so what a choice holds stays bounded and a value across a switch is still scanned whole.
+ */
+function goLive(hold: ChoiceHold, parts: DeltaOut): void {
+  hold.live = true;
+  for (const lane of hold.lanes) {
     emit(lane, parts, lane.queued, false);
     lane.queued = '';
   }
+}
+
+/** A choice that finishes with text: that text, in a choice of its own to go out first (null when there is none). */
+function textBeforeFinish(choice: ChunkChoice): ChunkChoice | null {
+  if (choice.finish_reason === null || Object.keys(choice.delta).length === 0) return null;
+  return { ...choice, finish_reason: null };
+}
+
+/** The finish of a choice whose text went out before it. */
+function finishOnly(choice: ChunkChoice): ChunkChoice {
+  return { index: choice.index, delta: {}, finish_reason: choice.finish_reason };
 }
 
 function queuedChars(lanes: readonly Lane[]): number {

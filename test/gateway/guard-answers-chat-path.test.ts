@@ -1,6 +1,6 @@
 // The chat path under the answer guard, with the real guard: a stream's
 // channels stay open however the upstream interleaves them, and go out in the
-// upstream's order; the access line's `guard` field over the request's and
+// upstream's order (up to the bound on waiting text); the access line's `guard` field over the request's and
 // the answer's findings; log probabilities while the answer is scanned; a
 // json_schema mismatch's message under the guard (through the gateway).
 import assert from 'node:assert/strict';
@@ -54,7 +54,7 @@ describe('a stream whose channels interleave', () => {
       chunk({}, 'tool_calls'),
     ]);
     assert.deepEqual(joinedArguments(out), { 0: '{"k":"[AWS_ACCESS_KEY_1]"}', 1: '{}' });
-    // Call 0 whole, then call 1 with its id and name first, in the finish chunk.
+    // Call 0 whole, then call 1 with its id and name first, in a chunk before the finish.
     assert.deepEqual(out, [
       [{ role: 'assistant' }, null],
       [
@@ -64,8 +64,9 @@ describe('a stream whose channels interleave', () => {
             { index: 1, id: 'call_1', type: 'function', function: { name: 'g', arguments: '{}' } },
           ],
         },
-        'tool_calls',
+        null,
       ],
+      [{}, 'tool_calls'],
     ]);
   });
 
@@ -79,7 +80,8 @@ describe('a stream whose channels interleave', () => {
     ]);
     assert.deepEqual(out, [
       [{ role: 'assistant' }, null],
-      [{ content: 'Calling.', tool_calls: [{ index: 0, id: 'call_0', type: 'function', function: { name: 'f', arguments: '{"k":"' } }] }, 'content_filter'],
+      [{ content: 'Calling.', tool_calls: [{ index: 0, id: 'call_0', type: 'function', function: { name: 'f', arguments: '{"k":"' } }] }, null],
+      [{}, 'content_filter'],
     ]);
   });
 
@@ -92,7 +94,8 @@ describe('a stream whose channels interleave', () => {
     ]);
     assert.deepEqual(out, [
       [{ role: 'assistant' }, null],
-      [{ content: 'The card [CARD_NUMBER_1] is on file.', tool_calls: [{ index: 0, id: 'call_0', type: 'function', function: { name: 'f', arguments: '{}' } }] }, 'stop'],
+      [{ content: 'The card [CARD_NUMBER_1] is on file.', tool_calls: [{ index: 0, id: 'call_0', type: 'function', function: { name: 'f', arguments: '{}' } }] }, null],
+      [{}, 'stop'],
     ]);
   });
 
@@ -107,11 +110,12 @@ describe('a stream whose channels interleave', () => {
     const released = long.length - 64;
     assert.deepEqual(out, [
       [{ role: 'assistant', content: long.slice(0, released) }, null],
-      [{ content: long.slice(released), tool_calls: [{ index: 0, id: 'call_0', type: 'function', function: { name: 'f', arguments: `{"a":"${'x'.repeat(200)}"}` } }] }, 'tool_calls'],
+      [{ content: long.slice(released), tool_calls: [{ index: 0, id: 'call_0', type: 'function', function: { name: 'f', arguments: `{"a":"${'x'.repeat(200)}"}` } }] }, null],
+      [{}, 'tool_calls'],
     ]);
   });
 
-  test('more text waiting than a channel may hold (64 KiB): the channels before end there, and the waiting one goes out from then on', () => {
+  test('more text waiting than a channel may hold (64 KiB): the waiting one goes out from then on, the channels before stay open', () => {
     const chunkGuard = new ChunkGuard(guardFor({ card_number: 'mask' }));
     const piece = 'x '.repeat(4000);
     const outs: ChatCompletionChunk[][] = [];
@@ -128,11 +132,46 @@ describe('a stream whose channels interleave', () => {
     // 8,000 characters a chunk: the call's waiting text passes 65,536 with its 9th piece (72,006 characters in).
     assert.deepEqual(deltas.slice(0, 9), [[{ role: 'assistant' }], [], [], [], [], [], [], [], []]);
     const opened = deltas[9]?.[0];
-    assert.equal(opened?.content, 'Hello there');
+    // The content stays open: its text (all within the window) is still held.
+    assert.equal(opened?.content, undefined);
     assert.deepEqual({ ...opened?.tool_calls?.[0], function: { ...opened?.tool_calls?.[0]?.function, arguments: '' } }, { index: 0, id: 'call_0', type: 'function', function: { name: 'f', arguments: '' } });
-    // From then on the call goes out as released, and the client joins it whole.
+    // From then on the call goes out as released; the content with the call's rest, before the finish.
     assert.equal(deltas[10]?.length, 1);
+    assert.equal(deltas[10]?.[0]?.content, undefined);
+    assert.equal(outs[11]?.length, 2);
+    assert.equal(deltas[11]?.[0]?.content, 'Hello there');
+    assert.deepEqual(outs[11]?.[1]?.choices, [{ index: 0, delta: {}, finish_reason: 'tool_calls' }]);
     assert.deepEqual(joinedArguments(outs.flat().map((c) => [(c.choices[0] as Choice).delta, null])), { 0: `{"a":"${piece.repeat(10)}"}` });
+  });
+
+  test('a value split across the passing of that bound: the content stays open, so a key across it is still blocked', () => {
+    const key = 'AKIAQ3EGRTWXZ7PLMN4K';
+    const out = run(guardFor({ aws_access_key: 'block' }, { holdBackChars: 256 }), [
+      chunk({ role: 'assistant', content: `My key is ${key.slice(0, 8)}` }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'write', arguments: `{"text":"${'lorem ipsum '.repeat(6000)}"}` } }] }),
+      chunk({ content: `${key.slice(8)} ok` }),
+      chunk({}, 'stop'),
+    ]);
+    const content = out.map(([delta]) => delta.content ?? '').join('');
+    assert.equal(content, 'My key is ');
+    assert.deepEqual(out.map(([, finish]) => finish), [null, null, null, 'content_filter']);
+    // The call went out live when the bound passed; the cut drops what its channel still held.
+    const whole = `{"text":"${'lorem ipsum '.repeat(6000)}"}`;
+    const args = joinedArguments(out)[0] ?? '';
+    assert.equal(whole.startsWith(args), true);
+    assert.equal(args.length > 65_536 && args.length < whole.length, true, `${args.length}`);
+  });
+
+  test('a value split across the passing of that bound, masked: the content whole and masked, out before the finish', () => {
+    const key = 'AKIAQ3EGRTWXZ7PLMN4K';
+    const out = run(guardFor({ aws_access_key: 'mask' }), [
+      chunk({ role: 'assistant', content: `My key is ${key.slice(0, 8)}` }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'write', arguments: `{"text":"${'lorem ipsum '.repeat(6000)}"}` } }] }),
+      chunk({ content: `${key.slice(8)} ok` }),
+      chunk({}, 'stop'),
+    ]);
+    assert.equal(out.map(([delta]) => delta.content ?? '').join(''), 'My key is [AWS_ACCESS_KEY_1] ok');
+    assert.deepEqual(out[out.length - 1], [{}, 'stop']);
   });
 
   test('the stream ends without a finish: every channel out, in the upstream\'s order', () => {
@@ -225,8 +264,15 @@ describe('log probabilities under the answer guard', () => {
       new ChunkGuard(guard).push(carrying(), out);
       return out.map((c) => c.choices[0]);
     };
-    assert.deepEqual(through(guardFor({ card_number: 'mask' })), [{ index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }]);
-    assert.deepEqual(through(guardFor({ card_number: 'mask' }, { scan: false })), [{ index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: 'stop', logprobs }]);
+    assert.deepEqual(through(guardFor({ card_number: 'mask' })), [
+      { index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: null },
+      { index: 0, delta: {}, finish_reason: 'stop' },
+    ]);
+    // The text goes out before the finish, and what the choice carries goes with the text.
+    assert.deepEqual(through(guardFor({ card_number: 'mask' }, { scan: false })), [
+      { index: 0, delta: { role: 'assistant', content: 'ok' }, finish_reason: null, logprobs },
+      { index: 0, delta: {}, finish_reason: 'stop' },
+    ]);
   });
 });
 

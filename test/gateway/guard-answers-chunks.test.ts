@@ -110,7 +110,7 @@ function run(chunks: ChatCompletionChunk[], guard = new StandInGuard()): Choice[
 }
 
 describe('a stream through the chunk guard', () => {
-  test('content held back by the window, a masked value, the rest out with the finish', () => {
+  test('content held back by the window, a masked value, the rest out before the finish', () => {
     const guard = new StandInGuard();
     const out = run(
       [
@@ -125,7 +125,8 @@ describe('a stream through the chunk guard', () => {
       [{ index: 0, delta: { role: 'assistant', content: 'H' }, finish_reason: null }],
       [{ index: 0, delta: { content: 'el' }, finish_reason: null }],
       [{ index: 0, delta: { content: 'lo ' }, finish_reason: null }],
-      [{ index: 0, delta: { content: '[K] ok' }, finish_reason: 'stop' }],
+      [{ index: 0, delta: { content: '[K] ok' }, finish_reason: null }],
+      [{ index: 0, delta: {}, finish_reason: 'stop' }],
     ]);
     assert.deepEqual(guard.opened, [['answer.choices[0].delta.content', 'text']]);
     assert.deepEqual(guard.drain(), [{ detector: 'fake', path: 'answer.choices[0].delta.content', action: 'mask' }]);
@@ -137,7 +138,11 @@ describe('a stream through the chunk guard', () => {
       chunk([{ index: 0, delta: { content: '!' }, finish_reason: null }]),
       chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]),
     ]);
-    assert.deepEqual(out, [[{ index: 0, delta: { role: 'assistant' }, finish_reason: null }], [{ index: 0, delta: { content: 'Hi!' }, finish_reason: 'stop' }]]);
+    assert.deepEqual(out, [
+      [{ index: 0, delta: { role: 'assistant' }, finish_reason: null }],
+      [{ index: 0, delta: { content: 'Hi!' }, finish_reason: null }],
+      [{ index: 0, delta: {}, finish_reason: 'stop' }],
+    ]);
   });
 
   test('a block: the text before it, finish_reason content_filter, and nothing more of the choice (not even its own finish)', () => {
@@ -153,7 +158,8 @@ describe('a stream through the chunk guard', () => {
     );
     assert.deepEqual(out, [
       [{ index: 0, delta: { role: 'assistant', content: 'one t' }, finish_reason: null }],
-      [{ index: 0, delta: { content: 'wo ' }, finish_reason: 'content_filter' }],
+      [{ index: 0, delta: { content: 'wo ' }, finish_reason: null }],
+      [{ index: 0, delta: {}, finish_reason: 'content_filter' }],
     ]);
     assert.deepEqual(guard.drain(), [{ detector: 'fake', path: 'answer.choices[0].delta.content', action: 'block' }]);
   });
@@ -182,9 +188,10 @@ describe('a stream through the chunk guard', () => {
               { index: 1, id: 'call_b', type: 'function', function: { name: 'get', arguments: '{}' } },
             ],
           },
-          finish_reason: 'tool_calls',
+          finish_reason: null,
         },
       ],
+      [{ index: 0, delta: {}, finish_reason: 'tool_calls' }],
     ]);
     assert.deepEqual(guard.opened, [
       ['answer.choices[0].delta.content', 'text'],
@@ -202,7 +209,8 @@ describe('a stream through the chunk guard', () => {
     // Call 0 ends first (its rest out), then call 1 blocks at its end, before any of its arguments.
     assert.deepEqual(out, [
       [{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'f', arguments: '{"a' } }] }, finish_reason: null }],
-      [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '":1}' } }] }, finish_reason: 'content_filter' }],
+      [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '":1}' } }] }, finish_reason: null }],
+      [{ index: 0, delta: {}, finish_reason: 'content_filter' }],
     ]);
   });
 
@@ -238,8 +246,15 @@ describe('a stream through the chunk guard', () => {
         ],
         [
           [
-            { index: 0, delta: { content: 'beta' }, finish_reason: 'stop' },
-            { index: 1, delta: { content: ' ' }, finish_reason: 'content_filter' },
+            { index: 0, delta: { content: 'beta' }, finish_reason: null },
+            { index: 1, delta: { content: ' ' }, finish_reason: null },
+          ],
+          undefined,
+        ],
+        [
+          [
+            { index: 0, delta: {}, finish_reason: 'stop' },
+            { index: 1, delta: {}, finish_reason: 'content_filter' },
           ],
           undefined,
         ],
@@ -258,12 +273,16 @@ describe('a stream through the chunk guard', () => {
 
   test('the end blocks a held value: content_filter, nothing of it', () => {
     const out = run([chunk([{ index: 0, delta: { role: 'assistant', content: 'abcdefBAD' }, finish_reason: null }])]);
-    assert.deepEqual(out, [[{ index: 0, delta: { role: 'assistant', content: 'abcde' }, finish_reason: null }], [{ index: 0, delta: { content: 'f' }, finish_reason: 'content_filter' }]]);
+    assert.deepEqual(out, [
+      [{ index: 0, delta: { role: 'assistant', content: 'abcde' }, finish_reason: null }],
+      [{ index: 0, delta: { content: 'f' }, finish_reason: null }],
+      [{ index: 0, delta: {}, finish_reason: 'content_filter' }],
+    ]);
   });
 
-  test('nothing held at the end: no chunk', () => {
+  test('a finish with text: the text in a chunk of its own first; nothing held at the end, no chunk from end()', () => {
     const out = run([chunk([{ index: 0, delta: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }])]);
-    assert.deepEqual(out, [[{ index: 0, delta: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }]]);
+    assert.deepEqual(out, [[{ index: 0, delta: { role: 'assistant', content: 'done' }, finish_reason: null }], [{ index: 0, delta: {}, finish_reason: 'stop' }]]);
   });
 });
 

@@ -1,9 +1,11 @@
 // The official `openai` npm package reads answers the egress guard changed:
 // a stream cut by a block (finish_reason content_filter, no usage lost), a
 // stream whose key was masked and whose tool-call arguments were restored,
-// and a whole answer cut the same way; no error on any of them.
+// and a whole answer cut the same way; no error on any of them. Under the
+// answer scan the stream helper's tool_calls.function.arguments.done fires
+// for every call (held text goes out before the chunk with the finish).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { startGuardRig, type GuardRig } from './guard-rig.ts';
 
@@ -80,4 +82,59 @@ test('a whole answer cut by a block', async () => {
   const completion = await client.chat.completions.create({ model: 'service-fake', messages: [{ role: 'user', content: 'my card?' }] });
   assert.equal(completion.choices[0]?.message.content, 'Card ');
   assert.equal(completion.choices[0]?.finish_reason, 'content_filter');
+});
+
+describe('the stream helper\'s tool_calls.function.arguments.done, under the answer scan', () => {
+  /** Each done event as `index:name:arguments`, and the calls of the final completion. */
+  async function doneEvents(): Promise<{ done: string[]; calls: string[][] }> {
+    const runner = client.chat.completions.stream({ model: 'service-fake', messages: [{ role: 'user', content: 'go' }] });
+    const done: string[] = [];
+    runner.on('tool_calls.function.arguments.done', (e) => done.push(`${e.index}:${e.name}:${e.arguments}`));
+    const completion = await runner.finalChatCompletion();
+    const calls = (completion.choices[0]?.message.tool_calls ?? []).map((t) => (t.type === 'function' ? [t.id, t.function.name, t.function.arguments] : []));
+    return { done, calls };
+  }
+
+  test('one short call, all of it held until the finish: the event fires, the finish after the arguments', async () => {
+    chunks = [
+      delta({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'weather', arguments: '' } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
+      delta({}, 'tool_calls'),
+    ];
+    assert.deepEqual(await doneEvents(), { done: ['0:weather:{"city":"Paris"}'], calls: [['call_a', 'weather', '{"city":"Paris"}']] });
+  });
+
+  test('interleaved calls, a key split across the switch: masked, and the event fires for every call', async () => {
+    chunks = [
+      delta({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'f', arguments: '{"k":"' } }] }),
+      delta({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'g', arguments: '{"x":' } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: AWS_KEY.slice(0, 8) } }] }),
+      delta({ tool_calls: [{ index: 1, function: { arguments: '1}' } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: `${AWS_KEY.slice(8)}"}` } }] }),
+      delta({}, 'tool_calls'),
+    ];
+    assert.deepEqual(await doneEvents(), {
+      done: ['0:f:{"k":"[AWS_ACCESS_KEY_1]"}', '1:g:{"x":1}'],
+      calls: [
+        ['call_a', 'f', '{"k":"[AWS_ACCESS_KEY_1]"}'],
+        ['call_b', 'g', '{"x":1}'],
+      ],
+    });
+  });
+
+  test('content, then a call: the content whole and the event for the call', async () => {
+    chunks = [
+      delta({ role: 'assistant', content: `Looking up ${AWS_KEY.slice(0, 6)}` }),
+      delta({ content: `${AWS_KEY.slice(6)}.` }),
+      delta({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'find', arguments: '{"q":"x"}' } }] }),
+      delta({}, 'tool_calls'),
+    ];
+    const runner = client.chat.completions.stream({ model: 'service-fake', messages: [{ role: 'user', content: 'go' }] });
+    const done: string[] = [];
+    runner.on('tool_calls.function.arguments.done', (e) => done.push(`${e.index}:${e.name}:${e.arguments}`));
+    const completion = await runner.finalChatCompletion();
+    assert.equal(completion.choices[0]?.message.content, 'Looking up [AWS_ACCESS_KEY_1].');
+    assert.deepEqual(done, ['0:find:{"q":"x"}']);
+  });
 });

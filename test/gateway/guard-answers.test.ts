@@ -206,7 +206,8 @@ describe('a streamed answer', () => {
       res.text,
       sse('service-fake', [
         '{"index":0,"delta":{"role":"assistant"},"finish_reason":null}',
-        '{"index":0,"delta":{"content":"Use [AWS_ACCESS_KEY_1] now."},"finish_reason":"stop"}',
+        '{"index":0,"delta":{"content":"Use [AWS_ACCESS_KEY_1] now."},"finish_reason":null}',
+        '{"index":0,"delta":{},"finish_reason":"stop"}',
         '',
       ]),
     );
@@ -228,7 +229,8 @@ describe('a streamed answer', () => {
       res.text,
       sse('service-fake', [
         '{"index":0,"delta":{"role":"assistant"},"finish_reason":null}',
-        '{"index":0,"delta":{"content":"Your card is "},"finish_reason":"content_filter"}',
+        '{"index":0,"delta":{"content":"Your card is "},"finish_reason":null}',
+        '{"index":0,"delta":{},"finish_reason":"content_filter"}',
       ]),
     );
     const read = readStream(res.text);
@@ -273,7 +275,9 @@ describe('a streamed answer', () => {
       sse('masking', [
         '{"index":0,"delta":{"role":"assistant"},"finish_reason":null}',
         // The content's channel is open until the finish (it might go on): the call waits for it to end.
-        `{"index":0,"delta":{"content":"Charging ${CARD} now.","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"charge","arguments":"{\\"card\\":\\"${CARD}\\"}"}}]},"finish_reason":"tool_calls"}`,
+        // What the finish releases goes out before it, in a chunk of its own.
+        `{"index":0,"delta":{"content":"Charging ${CARD} now.","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"charge","arguments":"{\\"card\\":\\"${CARD}\\"}"}}]},"finish_reason":null}`,
+        '{"index":0,"delta":{},"finish_reason":"tool_calls"}',
       ]),
     );
     const read = readStream(res.text);
