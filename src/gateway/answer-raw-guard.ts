@@ -21,7 +21,7 @@ import type { RawEvent } from '../chat/messages-origin.ts';
 import type { AnswerGuard } from '../guard/answer-guard.ts';
 import { RawMessageEvents } from './raw-message-events.ts';
 import { RawResponseEvents } from './raw-response-events.ts';
-import { guardContentBlock, guardItem, isObject, type Json, type TextGuard } from './raw-answer-items.ts';
+import { guardContentBlock, guardItem, isObject, outputTextOf, type Json, type TextGuard } from './raw-answer-items.ts';
 
 /** A passed-through (Anthropic Messages or OpenAI Responses) non-streamed answer through the guard; the same object when unchanged. */
 export function guardRawAnswer(raw: Record<string, unknown>, guard: AnswerGuard): Record<string, unknown> {
@@ -75,7 +75,6 @@ function guardMessage(raw: Json, content: unknown[], guard: AnswerGuard): Json {
   return changed ? { ...raw, content: blocks } : raw;
 }
 
-
 /** A Responses answer: its output items in order, cut at a block finding. */
 function guardResponse(raw: Json, output: unknown[], guard: AnswerGuard): Json {
   const items: unknown[] = [];
@@ -102,14 +101,3 @@ function guardResponse(raw: Json, output: unknown[], guard: AnswerGuard): Json {
   return answer;
 }
 
-
-
-/** The SDKs' `output_text`: every output_text part of the message items, joined. */
-function outputTextOf(items: readonly unknown[]): string {
-  let text = '';
-  for (const item of items) {
-    if (!isObject(item) || item['type'] !== 'message' || !Array.isArray(item['content'])) continue;
-    for (const part of item['content']) if (isObject(part) && part['type'] === 'output_text' && typeof part['text'] === 'string') text += part['text'];
-  }
-  return text;
-}

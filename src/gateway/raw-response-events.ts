@@ -28,7 +28,7 @@
 // end.
 import type { RawEvent } from '../chat/messages-origin.ts';
 import type { AnswerChannel, AnswerGuard } from '../guard/answer-guard.ts';
-import { guardItem, isObject, partField, withoutLogprobs, type ItemText, type Json } from './raw-answer-items.ts';
+import { guardItem, isObject, outputTextOf, partField, withoutLogprobs, type ItemText, type Json } from './raw-answer-items.ts';
 
 /** The texts of the model a stream says in .delta/.done events: the done event's field, the kind, where the text sits in its item. */
 interface TextSpec {
@@ -51,6 +51,14 @@ const TEXTS: Readonly<Record<string, TextSpec>> = {
   'response.code_interpreter_call.code': { field: 'code', kind: 'text', slot: 'item' },
 };
 
+/** An item's own text events, by the item's type (its text said in output_item.added as the first of it). */
+const ITEM_TEXTS: Readonly<Record<string, string>> = {
+  function_call: 'response.function_call_arguments',
+  mcp_call: 'response.mcp_call_arguments',
+  custom_tool_call: 'response.custom_tool_call_input',
+  code_interpreter_call: 'response.code_interpreter_call_code',
+};
+
 /** A part's text events, by the part's type (content_part.done and reasoning_summary_part.done). */
 const PART_TEXTS: Readonly<Record<string, string>> = {
   output_text: 'response.output_text',
@@ -65,6 +73,8 @@ interface Channel {
   readonly name: string;
   /** The item and indexes its events carry. */
   readonly place: Json;
+  /** What the upstream said of it so far (deltas, or an added event's text). */
+  said: string;
   /** What went out of it so far: the guarded text its done events say. */
   given: string;
   /** Nothing held any more: its rest went out. */
@@ -112,6 +122,7 @@ export class RawResponseEvents {
         if (isObject(data['response'])) this.#response = data['response'];
         return this.#emit(event, data, out);
       case 'response.content_part.added':
+      case 'response.reasoning_summary_part.added':
         return this.#partAdded(event, data, out);
       case 'response.content_part.done':
       case 'response.reasoning_summary_part.done':
@@ -143,8 +154,16 @@ export class RawResponseEvents {
   failure(event: RawEvent): RawEvent {
     const data = parse(event);
     const response = data?.['response'];
-    if (data === null || !isObject(response) || !Array.isArray(response['output'])) return event;
-    data['response'] = { ...response, output: this.#output(response['output']).output };
+    if (data === null || !isObject(response)) return event;
+    const guarded: Json = { ...response };
+    if (Array.isArray(response['output'])) guarded['output'] = this.#output(response['output']).output;
+    // The upstream's error message may repeat what the model wrote: guarded as text (cut at a block finding).
+    const error = response['error'];
+    if (isObject(error) && typeof error['message'] === 'string') {
+      guarded['error'] = { ...error, message: this.#guard.whole('answer.error.message', 'text', error['message']).text };
+    }
+    if ('output_text' in response && Array.isArray(guarded['output'])) guarded['output_text'] = outputTextOf(guarded['output']);
+    data['response'] = guarded;
     if (typeof data['sequence_number'] === 'number') data['sequence_number'] = this.#sequence++;
     return { event: event.event, data: JSON.stringify(data), translated: [] };
   }
@@ -154,6 +173,7 @@ export class RawResponseEvents {
     if (typeof delta !== 'string') return this.#emit(event, data, out);
     const channel = this.#channels.get(keyOf(name, data)) ?? this.#open(name, data);
     const given = channel.channel.push(delta);
+    channel.said += delta;
     channel.given += given;
     const logprobs = this.#logprobsOf(name, data);
     if (given === delta && logprobs === data['logprobs']) this.#emit(event, data, out);
@@ -179,9 +199,25 @@ export class RawResponseEvents {
 
   #partAdded(event: RawEvent, data: Json, out: RawEvent[]): void {
     const part = isObject(data['part']) ? data['part'] : {};
-    const guarded = this.#scanning ? withoutLogprobs(part) : part;
-    this.#messageOf(data).parts.set(num(data['content_index']), guarded);
+    let guarded = this.#scanning ? withoutLogprobs(part) : part;
+    const field = partField(part) ?? '';
+    const name = PART_TEXTS[part['type'] as string];
+    // A part that comes with its text: the first of its channel, as a delta would be.
+    const channel = name !== undefined && field !== '' && part[field] !== '' ? this.#said(name, data, part[field] as string) : null;
+    if (channel !== null && channel.given !== part[field]) guarded = { ...guarded, [field]: channel.given };
+    if (event.event === 'response.content_part.added') this.#messageOf(data).parts.set(num(data['content_index']), guarded);
     this.#emit(event, guarded === part ? data : { ...data, part: guarded }, out, guarded !== part);
+    if (channel?.channel.blocked === true) this.#cut(channel, out);
+  }
+
+  /** The text an added event says of the channel of `name` where `data` says: what of it is new goes through the channel. */
+  #said(name: string, data: Json, text: string): Channel {
+    const channel = this.#channels.get(keyOf(name, data)) ?? this.#open(name, data);
+    if (!channel.ended && text.startsWith(channel.said) && text !== channel.said) {
+      channel.given += channel.channel.push(text.slice(channel.said.length));
+      channel.said = text;
+    }
+    return channel;
   }
 
   #partDone(event: RawEvent, data: Json, out: RawEvent[]): void {
@@ -204,10 +240,34 @@ export class RawResponseEvents {
 
   #itemAdded(event: RawEvent, data: Json, out: RawEvent[]): void {
     const item = data['item'];
-    if (!this.#scanning || !isObject(item) || item['type'] !== 'message' || !Array.isArray(item['content'])) return this.#emit(event, data, out);
-    const content = item['content'].map((part: unknown) => (isObject(part) ? withoutLogprobs(part) : part));
-    if (content.every((part, c) => part === (item['content'] as unknown[])[c])) return this.#emit(event, data, out);
-    this.#emit(event, { ...data, item: { ...item, content } }, out, true);
+    if (!isObject(item)) return this.#emit(event, data, out);
+    const index = num(data['output_index']);
+    // An item that comes with its texts: each the first of its channel, as deltas would be; a client-run item's whole.
+    const cut: { channel: Channel | null } = { channel: null };
+    const guarded = guardItem(item, index, (where: ItemText, text: string) => {
+      const name = ITEM_TEXTS[where.source] ?? PART_TEXTS[where.source];
+      if (name === undefined) return this.#guard.whole(where.path, where.kind, text);
+      if (text === '') return { text, blocked: false };
+      const slot = where.key.slice(String(index).length + 1);
+      const place: Json = { item_id: item['id'], output_index: data['output_index'] };
+      if (slot.startsWith('c')) place['content_index'] = Number(slot.slice(1));
+      if (slot.startsWith('s')) place['summary_index'] = Number(slot.slice(1));
+      const channel = this.#said(name, place, text);
+      if (channel.channel.blocked) cut.channel = channel;
+      return { text: channel.given, blocked: channel.channel.blocked };
+    }, this.#scanning);
+    if (guarded.item !== null && Array.isArray(guarded.item['content']) && item['type'] === 'message') {
+      guarded.item['content'].forEach((part: unknown, c) => (isObject(part) ? this.#messageOf(data).parts.set(c, part) : undefined));
+    }
+    if (guarded.blocked) {
+      // A message cut here goes out as far as it came, then done; any other item is left out whole.
+      if (guarded.item !== null) this.#emit(event, { ...data, item: { ...guarded.item, status: item['status'] } }, out, true);
+      if (cut.channel !== null) this.#cut(cut.channel, out);
+      else this.#blocked = true;
+      return;
+    }
+    if (guarded.item === item) return this.#emit(event, data, out);
+    this.#emit(event, { ...data, item: guarded.item }, out, true);
   }
 
   #itemDone(event: RawEvent, data: Json, out: RawEvent[]): void {
@@ -242,8 +302,11 @@ export class RawResponseEvents {
       output.forEach((item, i) => (isObject(item) ? this.#done.set(i, item) : undefined));
       return this.#cutTerminal(response, out);
     }
-    if (output.every((item, i) => item === (response['output'] as unknown[])[i])) return this.#emit(event, data, out);
-    this.#emit(event, { ...data, response: { ...response, output } }, out, true);
+    // The SDKs' output_text, when the upstream sends it, says the output as the client got it.
+    const text = 'output_text' in response ? outputTextOf(output) : undefined;
+    const same = output.every((item, i) => item === (response['output'] as unknown[])[i]);
+    if (same && (text === undefined || text === response['output_text'])) return this.#emit(event, data, out);
+    this.#emit(event, { ...data, response: { ...response, output, ...(text === undefined ? {} : { output_text: text }) } }, out, true);
   }
 
   /** An item through the guard: each text as its channel gave it; a text no event said before (only here) guarded whole. */
@@ -286,7 +349,7 @@ export class RawResponseEvents {
       place['content_index'] = data['content_index'];
       path = `answer.output[${o}].content[${num(data['content_index'])}].${spec.field}`;
     }
-    const channel: Channel = { channel: this.#guard.channel(path, spec.kind), name, place, given: '', ended: false };
+    const channel: Channel = { channel: this.#guard.channel(path, spec.kind), name, place, said: '', given: '', ended: false };
     this.#channels.set(keyOf(name, data), channel);
     return channel;
   }
