@@ -6,9 +6,11 @@
 //
 // What is scanned: Messages text blocks, tool input (as JSON text) and
 // thinking (signed: never changed, but a block finding cuts it); Responses
-// output text, refusals, function-call and MCP-call arguments (JSON text),
-// custom tool input, code interpreter code, and reasoning summaries and
-// reasoning text (./raw-answer-items.ts). Everything else (images,
+// output text, refusals, function-call, MCP-call and MCP approval request
+// arguments (JSON text), custom tool input, code interpreter code, reasoning
+// summaries and reasoning text, and the texts of the items the client runs:
+// shell commands, a computer's typed text, a patch's diff
+// (./raw-answer-items.ts); a stream's failure event's error message. Everything else (images,
 // server-tool results, redacted thinking, a reasoning item's
 // encrypted_content, citations, event types the gateway does not know) goes
 // as it came. While the answer scan is on, Responses output text goes

@@ -1,16 +1,22 @@
 // An upstream's Responses stream events through the answer guard (the
 // Responses part of ./answer-raw-guard.ts RawEventGuard). Each text the model
-// writes is one channel (TEXTS below): a message part's output text or
-// refusal, a reasoning item's summary parts and reasoning text, a call's
-// arguments (function, MCP: JSON), a custom tool's input, code interpreter
-// code. A delta whose text the guard holds goes out later (empty: not at
+// writes is one channel (./raw-response-texts.ts): a message part's output
+// text or refusal, a reasoning item's summary parts and reasoning text, a
+// call's arguments (function, MCP: JSON), a custom tool's input, code
+// interpreter code. An added event that already carries a text (an item's
+// arguments or parts, a part's text) says the first of its channel, as a
+// delta would: it carries what the guard gave of it. A delta whose text the guard holds goes out later (empty: not at
 // all); the held rest goes out as one more delta before the text's done event
 // (or its part's, or its item's, or the response's terminal event, whichever
 // comes first; an upstream that ends without any releases it at the end).
 // The events that repeat the whole text (the .done events, content_part.done,
 // reasoning_summary_part.done, output_item.done, and the response's terminal
 // event) carry the guarded text, the same as the deltas add up to; a text
-// said only in them (no deltas) is guarded there, whole. Since events are left
+// said only in them (no deltas) is guarded there, whole. The texts of an item
+// the client runs (a shell's commands, a computer's typed text, a patch's
+// diff) and of an MCP approval request come whole in its added and done
+// events and are guarded there; the terminal event's output_text, when the
+// upstream sends it, is remade from the guarded output. Since events are left
 // out and added, every event's sequence_number is the gateway's count.
 // While the answer scan is on, output text events and parts go without
 // their logprobs (`[]` in the events, whose schema requires the field; left
@@ -20,7 +26,8 @@
 // A block finding cuts the answer before it: what came before goes out; a
 // message cut is done (its part's done events, the item status incomplete);
 // any other item cut (a call, a tool's input, code, reasoning) is left out (no
-// done events: a client must not run or replay it); nothing more of the
+// done events: a client must not run or replay it; one cut in its added
+// event is not sent at all); nothing more of the
 // output goes out. The upstream is still read to its end (its usage is the
 // charge): its terminal event goes out as response.incomplete,
 // incomplete_details.reason "content_filter", the output what the client got;
@@ -29,43 +36,9 @@
 import type { RawEvent } from '../chat/messages-origin.ts';
 import type { AnswerChannel, AnswerGuard } from '../guard/answer-guard.ts';
 import { guardItem, isObject, outputTextOf, partField, withoutLogprobs, type ItemText, type Json } from './raw-answer-items.ts';
+import { ITEM_TEXTS, keyOf, num, parse, PART_TEXTS, TEXTS, textPlace, type TextSpec } from './raw-response-texts.ts';
 
 /** The texts of the model a stream says in .delta/.done events: the done event's field, the kind, where the text sits in its item. */
-interface TextSpec {
-  readonly field: string;
-  readonly kind: 'text' | 'json';
-  /** content: a part by content_index; summary: by summary_index; item: the item's own field. */
-  readonly slot: 'content' | 'summary' | 'item';
-}
-
-const TEXTS: Readonly<Record<string, TextSpec>> = {
-  'response.output_text': { field: 'text', kind: 'text', slot: 'content' },
-  'response.refusal': { field: 'refusal', kind: 'text', slot: 'content' },
-  'response.reasoning_text': { field: 'text', kind: 'text', slot: 'content' },
-  'response.reasoning_summary_text': { field: 'text', kind: 'text', slot: 'summary' },
-  'response.function_call_arguments': { field: 'arguments', kind: 'json', slot: 'item' },
-  'response.mcp_call_arguments': { field: 'arguments', kind: 'json', slot: 'item' },
-  'response.custom_tool_call_input': { field: 'input', kind: 'text', slot: 'item' },
-  'response.code_interpreter_call_code': { field: 'code', kind: 'text', slot: 'item' },
-  // The same events under their earlier name.
-  'response.code_interpreter_call.code': { field: 'code', kind: 'text', slot: 'item' },
-};
-
-/** An item's own text events, by the item's type (its text said in output_item.added as the first of it). */
-const ITEM_TEXTS: Readonly<Record<string, string>> = {
-  function_call: 'response.function_call_arguments',
-  mcp_call: 'response.mcp_call_arguments',
-  custom_tool_call: 'response.custom_tool_call_input',
-  code_interpreter_call: 'response.code_interpreter_call_code',
-};
-
-/** A part's text events, by the part's type (content_part.done and reasoning_summary_part.done). */
-const PART_TEXTS: Readonly<Record<string, string>> = {
-  output_text: 'response.output_text',
-  refusal: 'response.refusal',
-  reasoning_text: 'response.reasoning_text',
-  summary_text: 'response.reasoning_summary_text',
-};
 
 interface Channel {
   readonly channel: AnswerChannel;
@@ -337,19 +310,8 @@ export class RawResponseEvents {
 
   /** A channel for the text of `name` where `data` says. */
   #open(name: string, data: Json): Channel {
-    const spec = TEXTS[name] as TextSpec;
-    const o = num(data['output_index']);
-    const place: Json = { item_id: data['item_id'], output_index: data['output_index'] };
-    let path: string;
-    if (spec.slot === 'item') path = `answer.output[${o}].${spec.field}`;
-    else if (spec.slot === 'summary') {
-      place['summary_index'] = data['summary_index'];
-      path = `answer.output[${o}].summary[${num(data['summary_index'])}].${spec.field}`;
-    } else {
-      place['content_index'] = data['content_index'];
-      path = `answer.output[${o}].content[${num(data['content_index'])}].${spec.field}`;
-    }
-    const channel: Channel = { channel: this.#guard.channel(path, spec.kind), name, place, said: '', given: '', ended: false };
+    const { place, path, kind } = textPlace(name, data);
+    const channel: Channel = { channel: this.#guard.channel(path, kind), name, place, said: '', given: '', ended: false };
     this.#channels.set(keyOf(name, data), channel);
     return channel;
   }
@@ -436,27 +398,5 @@ export class RawResponseEvents {
     if (event !== null && !changed && (!numbered || data['sequence_number'] === sequence)) return void out.push(event);
     const body = numbered ? { ...data, sequence_number: sequence } : data;
     out.push({ event: event?.event ?? (name as string), data: JSON.stringify(body), translated: [] });
-  }
-}
-
-/** A text's channel key: `o:cN` a content part's, `o:sN` a summary part's, `o` an item's own text. */
-function keyOf(name: string, data: Json): string {
-  const o = num(data['output_index']);
-  const slot = (TEXTS[name] as TextSpec).slot;
-  if (slot === 'item') return String(o);
-  if (slot === 'summary') return `${o}:s${num(data['summary_index'])}`;
-  return `${o}:c${num(data['content_index'])}`;
-}
-
-function num(value: unknown): number {
-  return typeof value === 'number' ? value : 0;
-}
-
-function parse(event: RawEvent): Json | null {
-  try {
-    const data: unknown = JSON.parse(event.data);
-    return isObject(data) ? data : null;
-  } catch {
-    return null;
   }
 }
