@@ -113,7 +113,9 @@ function guardClientItem(item: Json, index: number, guard: TextGuard): { item: J
   let guarded: Json = item;
   for (const { at, text } of clientTexts(item)) {
     const where = `${at.map((key) => (typeof key === 'number' ? `[${key}]` : `.${key}`)).join('')}`;
-    const seen = guard({ key: `${index}:${where}`, source: item['type'] as string, path: `answer.output[${index}]${where}`, kind: 'text' }, text);
+    // A patch's diff is the item's one streamed text (its own channel in a stream); the others come only whole.
+    const key = item['type'] === 'apply_patch_call' ? String(index) : `${index}:${where}`;
+    const seen = guard({ key, source: item['type'] as string, path: `answer.output[${index}]${where}`, kind: 'text' }, text);
     if (seen.blocked) return { item: null, blocked: true };
     if (seen.text !== text) guarded = setIn(guarded, at, seen.text) as Json;
   }

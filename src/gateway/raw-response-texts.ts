@@ -9,6 +9,8 @@ export interface TextSpec {
   readonly kind: 'text' | 'json';
   /** content: a part by content_index; summary: by summary_index; item: the item's own field. */
   readonly slot: 'content' | 'summary' | 'item';
+  /** Where an item's text sits in it when not its own field (a patch's diff: `operation.diff`). */
+  readonly at?: string;
 }
 
 export const TEXTS: Readonly<Record<string, TextSpec>> = {
@@ -20,6 +22,7 @@ export const TEXTS: Readonly<Record<string, TextSpec>> = {
   'response.mcp_call_arguments': { field: 'arguments', kind: 'json', slot: 'item' },
   'response.custom_tool_call_input': { field: 'input', kind: 'text', slot: 'item' },
   'response.code_interpreter_call_code': { field: 'code', kind: 'text', slot: 'item' },
+  'response.apply_patch_call_operation_diff': { field: 'diff', kind: 'text', slot: 'item', at: 'operation.diff' },
   // The same events under their earlier name.
   'response.code_interpreter_call.code': { field: 'code', kind: 'text', slot: 'item' },
 };
@@ -30,6 +33,7 @@ export const ITEM_TEXTS: Readonly<Record<string, string>> = {
   mcp_call: 'response.mcp_call_arguments',
   custom_tool_call: 'response.custom_tool_call_input',
   code_interpreter_call: 'response.code_interpreter_call_code',
+  apply_patch_call: 'response.apply_patch_call_operation_diff',
 };
 
 /** A part's text events, by the part's type (content_part.done and reasoning_summary_part.done). */
@@ -45,7 +49,7 @@ export function textPlace(name: string, data: Json): { place: Json; path: string
   const spec = TEXTS[name] as TextSpec;
   const o = num(data['output_index']);
   const place: Json = { item_id: data['item_id'], output_index: data['output_index'] };
-  if (spec.slot === 'item') return { place, path: `answer.output[${o}].${spec.field}`, kind: spec.kind };
+  if (spec.slot === 'item') return { place, path: `answer.output[${o}].${spec.at ?? spec.field}`, kind: spec.kind };
   if (spec.slot === 'summary') {
     place['summary_index'] = data['summary_index'];
     return { place, path: `answer.output[${o}].summary[${num(data['summary_index'])}].${spec.field}`, kind: spec.kind };

@@ -209,3 +209,44 @@ test('Responses stream: an upstream failure\'s error message is guarded as text 
   const bare = ev('response.failed', { type: 'response.failed', sequence_number: 0, response: { id: 'resp_1', status: 'failed', error: { code: 'server_error', message: 'SECRET' } } });
   assert.deepEqual(JSON.parse(raw.failure(bare).data), { type: 'response.failed', sequence_number: 1, response: { id: 'resp_1', status: 'failed', error: { code: 'server_error', message: '[SECRET_1]' } } });
 });
+
+const patch = (diff: string, status = 'in_progress') => ({ id: 'ap_1', type: 'apply_patch_call', status, call_id: 'c5', operation: { type: 'update_file', path: 'a.txt', diff } });
+const diffAt = { item_id: 'ap_1', output_index: 0 };
+
+test('Responses stream: a patch diff said in deltas is one channel: masked across deltas, the same in its done events', () => {
+  const out = run([
+    ['response.output_item.added', { output_index: 0, item: patch('') }],
+    ['response.apply_patch_call_operation_diff.delta', { ...diffAt, delta: '+a SEC' }],
+    ['response.apply_patch_call_operation_diff.delta', { ...diffAt, delta: 'RET b' }],
+    ['response.apply_patch_call_operation_diff.done', { ...diffAt, diff: '+a SECRET b' }],
+    ['response.output_item.done', { output_index: 0, item: patch('+a SECRET b', 'completed') }],
+  ]);
+  const delta = (sequence_number: number, text: string) => ['response.apply_patch_call_operation_diff.delta', { type: 'response.apply_patch_call_operation_diff.delta', sequence_number, ...diffAt, delta: text }];
+  assert.deepEqual(out, [
+    ['response.output_item.added', { type: 'response.output_item.added', sequence_number: 0, output_index: 0, item: patch('') }],
+    delta(1, '+'),
+    delta(2, 'a [SECRET_1]'),
+    delta(3, ' b'),
+    ['response.apply_patch_call_operation_diff.done', { type: 'response.apply_patch_call_operation_diff.done', sequence_number: 4, ...diffAt, diff: '+a [SECRET_1] b' }],
+    ['response.output_item.done', { type: 'response.output_item.done', sequence_number: 5, output_index: 0, item: patch('+a [SECRET_1] b', 'completed') }],
+  ]);
+});
+
+test('Responses stream: a patch diff blocked in its deltas: what came before the finding goes out, the call is left out (no done events)', () => {
+  const out = run([
+    ['response.created', { response: created.response }],
+    ['response.output_item.added', { output_index: 0, item: patch('') }],
+    ['response.apply_patch_call_operation_diff.delta', { ...diffAt, delta: '+a long line then BLO' }],
+    ['response.apply_patch_call_operation_diff.delta', { ...diffAt, delta: 'CK' }],
+    ['response.apply_patch_call_operation_diff.done', { ...diffAt, diff: '+a long line then BLOCK' }],
+    ['response.output_item.done', { output_index: 0, item: patch('+a long line then BLOCK', 'completed') }],
+  ]);
+  const delta = (sequence_number: number, text: string) => ['response.apply_patch_call_operation_diff.delta', { type: 'response.apply_patch_call_operation_diff.delta', sequence_number, ...diffAt, delta: text }];
+  assert.deepEqual(out, [
+    ['response.created', { type: 'response.created', sequence_number: 0, response: created.response }],
+    ['response.output_item.added', { type: 'response.output_item.added', sequence_number: 1, output_index: 0, item: patch('') }],
+    delta(2, '+a long line the'),
+    delta(3, 'n '),
+    ['response.incomplete', { type: 'response.incomplete', sequence_number: 4, response: incomplete([]) }],
+  ]);
+});
