@@ -41,7 +41,7 @@ export function guardContentBlock(block: Json, path: string, guard: AnswerGuard)
 
 /**
  * Where one text of an output item is found: its channel's key in a stream
- * (`o:cN` a content part, `o:sN` a summary part, `o` the item's own field),
+ * (`o:cN` a content part, `o:sN` a summary part, `o:kN` a shell command, `o` the item's own field or a patch's diff),
  * the path findings name, the kind of text.
  */
 export interface ItemText {
@@ -113,8 +113,8 @@ function guardClientItem(item: Json, index: number, guard: TextGuard): { item: J
   let guarded: Json = item;
   for (const { at, text } of clientTexts(item)) {
     const where = `${at.map((key) => (typeof key === 'number' ? `[${key}]` : `.${key}`)).join('')}`;
-    // A patch's diff is the item's one streamed text (its own channel in a stream); the others come only whole.
-    const key = item['type'] === 'apply_patch_call' ? String(index) : `${index}:${where}`;
+    // A stream says a patch's diff and each shell command as a channel of its own; a computer's typed text and argv come only whole.
+    const key = item['type'] === 'apply_patch_call' ? String(index) : item['type'] === 'shell_call' ? `${index}:k${at[2] as number}` : `${index}:${where}`;
     const seen = guard({ key, source: item['type'] as string, path: `answer.output[${index}]${where}`, kind: 'text' }, text);
     if (seen.blocked) return { item: null, blocked: true };
     if (seen.text !== text) guarded = setIn(guarded, at, seen.text) as Json;

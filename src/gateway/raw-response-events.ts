@@ -102,6 +102,8 @@ export class RawResponseEvents {
         return this.#partDone(event, data, out);
       case 'response.output_item.added':
         return this.#itemAdded(event, data, out);
+      case 'response.shell_call_command.added':
+        return this.#commandAdded(event, data, out);
       case 'response.output_item.done':
         return this.#itemDone(event, data, out);
       case 'response.completed':
@@ -183,6 +185,15 @@ export class RawResponseEvents {
     if (channel?.channel.blocked === true) this.#cut(channel, out);
   }
 
+  /** A shell command begun: its text (when it comes with one) the first of its channel. */
+  #commandAdded(event: RawEvent, data: Json, out: RawEvent[]): void {
+    const command = data['command'];
+    if (typeof command !== 'string' || command === '') return this.#emit(event, data, out);
+    const channel = this.#said('response.shell_call_command', data, command);
+    if (channel.channel.blocked) return this.#cut(channel, out);
+    this.#emit(event, channel.given === command ? data : { ...data, command: channel.given }, out, channel.given !== command);
+  }
+
   /** The text an added event says of the channel of `name` where `data` says: what of it is new goes through the channel. */
   #said(name: string, data: Json, text: string): Channel {
     const channel = this.#channels.get(keyOf(name, data)) ?? this.#open(name, data);
@@ -225,6 +236,7 @@ export class RawResponseEvents {
       const place: Json = { item_id: item['id'], output_index: data['output_index'] };
       if (slot.startsWith('c')) place['content_index'] = Number(slot.slice(1));
       if (slot.startsWith('s')) place['summary_index'] = Number(slot.slice(1));
+      if (slot.startsWith('k')) place['command_index'] = Number(slot.slice(1));
       const channel = this.#said(name, place, text);
       if (channel.channel.blocked) cut.channel = channel;
       return { text: channel.given, blocked: channel.channel.blocked };

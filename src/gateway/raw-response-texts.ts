@@ -7,8 +7,8 @@ import { isObject, type Json } from './raw-answer-items.ts';
 export interface TextSpec {
   readonly field: string;
   readonly kind: 'text' | 'json';
-  /** content: a part by content_index; summary: by summary_index; item: the item's own field. */
-  readonly slot: 'content' | 'summary' | 'item';
+  /** content: a part by content_index; summary: by summary_index; command: a shell command by command_index; item: the item's own field. */
+  readonly slot: 'content' | 'summary' | 'command' | 'item';
   /** Where an item's text sits in it when not its own field (a patch's diff: `operation.diff`). */
   readonly at?: string;
 }
@@ -23,6 +23,8 @@ export const TEXTS: Readonly<Record<string, TextSpec>> = {
   'response.custom_tool_call_input': { field: 'input', kind: 'text', slot: 'item' },
   'response.code_interpreter_call_code': { field: 'code', kind: 'text', slot: 'item' },
   'response.apply_patch_call_operation_diff': { field: 'diff', kind: 'text', slot: 'item', at: 'operation.diff' },
+  // A shell call's commands (their events carry no item_id; the first of each comes in .added).
+  'response.shell_call_command': { field: 'command', kind: 'text', slot: 'command' },
   // The same events under their earlier name.
   'response.code_interpreter_call.code': { field: 'code', kind: 'text', slot: 'item' },
 };
@@ -34,6 +36,7 @@ export const ITEM_TEXTS: Readonly<Record<string, string>> = {
   custom_tool_call: 'response.custom_tool_call_input',
   code_interpreter_call: 'response.code_interpreter_call_code',
   apply_patch_call: 'response.apply_patch_call_operation_diff',
+  shell_call: 'response.shell_call_command',
 };
 
 /** A part's text events, by the part's type (content_part.done and reasoning_summary_part.done). */
@@ -50,6 +53,10 @@ export function textPlace(name: string, data: Json): { place: Json; path: string
   const o = num(data['output_index']);
   const place: Json = { item_id: data['item_id'], output_index: data['output_index'] };
   if (spec.slot === 'item') return { place, path: `answer.output[${o}].${spec.at ?? spec.field}`, kind: spec.kind };
+  if (spec.slot === 'command') {
+    const k = num(data['command_index']);
+    return { place: { output_index: data['output_index'], command_index: data['command_index'] }, path: `answer.output[${o}].action.commands[${k}]`, kind: spec.kind };
+  }
   if (spec.slot === 'summary') {
     place['summary_index'] = data['summary_index'];
     return { place, path: `answer.output[${o}].summary[${num(data['summary_index'])}].${spec.field}`, kind: spec.kind };
@@ -58,12 +65,13 @@ export function textPlace(name: string, data: Json): { place: Json; path: string
   return { place, path: `answer.output[${o}].content[${num(data['content_index'])}].${spec.field}`, kind: spec.kind };
 }
 
-/** A text's channel key: `o:cN` a content part's, `o:sN` a summary part's, `o` an item's own text. */
+/** A text's channel key: `o:cN` a content part's, `o:sN` a summary part's, `o:kN` a shell command's, `o` an item's own text. */
 export function keyOf(name: string, data: Json): string {
   const o = num(data['output_index']);
   const slot = (TEXTS[name] as TextSpec).slot;
   if (slot === 'item') return String(o);
   if (slot === 'summary') return `${o}:s${num(data['summary_index'])}`;
+  if (slot === 'command') return `${o}:k${num(data['command_index'])}`;
   return `${o}:c${num(data['content_index'])}`;
 }
 

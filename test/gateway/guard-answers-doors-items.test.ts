@@ -55,9 +55,11 @@ clientItems('BLOCK').forEach(([name, item]) => {
   });
 });
 
+// A shell call's commands are channels in a stream (their held rest goes out in shell_call_command deltas): pinned below.
 clientItems('SECRET').forEach(([name, item], n) => {
+  if (name === 'shell_call') return;
   const guarded = (masked[n] as [string, Record<string, unknown>])[1];
-  test(`Responses whole answer and stream: a ${name} item's value is masked where it sits`, () => {
+  test(`Responses whole answer and stream: a ${name} item's value is masked where it sits, in its added and done events`, () => {
     const raw = { id: 'resp_1', object: 'response', status: 'completed', output: [item] };
     assert.deepEqual(guardRawAnswer(raw, new FakeAnswerGuard()), { ...raw, output: [guarded] });
     const out = run([
@@ -248,5 +250,58 @@ test('Responses stream: a patch diff blocked in its deltas: what came before the
     delta(2, '+a long line the'),
     delta(3, 'n '),
     ['response.incomplete', { type: 'response.incomplete', sequence_number: 4, response: incomplete([]) }],
+  ]);
+});
+
+const shell = (commands: string[], status = 'in_progress') => ({ id: 'sh_1', type: 'shell_call', status, call_id: 'c2', action: { commands } });
+const cmdAt = (k: number) => ({ output_index: 0, command_index: k });
+
+test('Responses stream: each shell command said in shell_call_command events is a channel (begun in .added, masked across deltas, the same in done events)', () => {
+  const out = run([
+    ['response.output_item.added', { output_index: 0, item: shell([]) }],
+    ['response.shell_call_command.added', { ...cmdAt(0), command: 'echo SEC' }],
+    ['response.shell_call_command.delta', { ...cmdAt(0), delta: 'RET ok' }],
+    ['response.shell_call_command.done', { ...cmdAt(0), command: 'echo SECRET ok' }],
+    ['response.output_item.done', { output_index: 0, item: shell(['echo SECRET ok'], 'completed') }],
+  ]);
+  assert.deepEqual(out, [
+    ['response.output_item.added', { type: 'response.output_item.added', sequence_number: 0, output_index: 0, item: shell([]) }],
+    ['response.shell_call_command.added', { type: 'response.shell_call_command.added', sequence_number: 1, ...cmdAt(0), command: 'ech' }],
+    ['response.shell_call_command.delta', { type: 'response.shell_call_command.delta', sequence_number: 2, ...cmdAt(0), delta: 'o [SECRET_1]' }],
+    ['response.shell_call_command.delta', { type: 'response.shell_call_command.delta', sequence_number: 3, ...cmdAt(0), delta: ' ok' }],
+    ['response.shell_call_command.done', { type: 'response.shell_call_command.done', sequence_number: 4, ...cmdAt(0), command: 'echo [SECRET_1] ok' }],
+    ['response.output_item.done', { type: 'response.output_item.done', sequence_number: 5, output_index: 0, item: shell(['echo [SECRET_1] ok'], 'completed') }],
+  ]);
+});
+
+test('Responses stream: a shell command blocked in its .added event: the command not sent, the call left out (no done events)', () => {
+  const out = run([
+    ['response.created', { response: created.response }],
+    ['response.output_item.added', { output_index: 0, item: shell([]) }],
+    ['response.shell_call_command.added', { ...cmdAt(0), command: 'ls' }],
+    ['response.shell_call_command.done', { ...cmdAt(0), command: 'ls' }],
+    ['response.shell_call_command.added', { ...cmdAt(1), command: 'echo BLOCK' }],
+    ['response.shell_call_command.done', { ...cmdAt(1), command: 'echo BLOCK' }],
+    ['response.output_item.done', { output_index: 0, item: shell(['ls', 'echo BLOCK'], 'completed') }],
+  ]);
+  assert.deepEqual(out, [
+    ['response.created', { type: 'response.created', sequence_number: 0, response: created.response }],
+    ['response.output_item.added', { type: 'response.output_item.added', sequence_number: 1, output_index: 0, item: shell([]) }],
+    ['response.shell_call_command.added', { type: 'response.shell_call_command.added', sequence_number: 2, ...cmdAt(0), command: '' }],
+    ['response.shell_call_command.delta', { type: 'response.shell_call_command.delta', sequence_number: 3, ...cmdAt(0), delta: 'ls' }],
+    ['response.shell_call_command.done', { type: 'response.shell_call_command.done', sequence_number: 4, ...cmdAt(0), command: 'ls' }],
+    ['response.incomplete', { type: 'response.incomplete', sequence_number: 5, response: incomplete([]) }],
+  ]);
+});
+
+test('Responses stream: a shell call that comes whole in its added event: each command begun there, its held rest in a command delta, the done item masked', () => {
+  const out = run([
+    ['response.output_item.added', { output_index: 0, item: shell(['ls', 'echo SECRET']) }],
+    ['response.output_item.done', { output_index: 0, item: shell(['ls', 'echo SECRET'], 'completed') }],
+  ]);
+  assert.deepEqual(out, [
+    ['response.output_item.added', { type: 'response.output_item.added', sequence_number: 0, output_index: 0, item: shell(['', 'echo [SECRET_1]']) }],
+    ['response.shell_call_command.delta', { type: 'response.shell_call_command.delta', sequence_number: 1, ...cmdAt(0), delta: 'ls' }],
+    ['response.output_item.done', { type: 'response.output_item.done', sequence_number: 2, output_index: 0, item: shell(['ls', 'echo [SECRET_1]'], 'completed') }],
   ]);
 });
