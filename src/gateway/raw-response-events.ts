@@ -36,7 +36,7 @@
 import type { RawEvent } from '../chat/messages-origin.ts';
 import type { AnswerChannel, AnswerGuard } from '../guard/answer-guard.ts';
 import { guardItem, isObject, outputTextOf, partField, withoutLogprobs, type ItemText, type Json } from './raw-answer-items.ts';
-import { ITEM_TEXTS, keyOf, num, parse, PART_TEXTS, TEXTS, textPlace, type TextSpec } from './raw-response-texts.ts';
+import { eventLogprobs, ITEM_TEXTS, keyOf, num, parse, PART_TEXTS, placeOfKey, TEXTS, textPlace, type TextSpec } from './raw-response-texts.ts';
 
 /** The texts of the model a stream says in .delta/.done events: the done event's field, the kind, where the text sits in its item. */
 
@@ -150,7 +150,7 @@ export class RawResponseEvents {
     const given = channel.channel.push(delta);
     channel.said += delta;
     channel.given += given;
-    const logprobs = this.#logprobsOf(name, data);
+    const logprobs = eventLogprobs(this.#scanning, name, data);
     if (given === delta && logprobs === data['logprobs']) this.#emit(event, data, out);
     else if (given !== '') this.#emit(event, { ...data, delta: given, ...(logprobs === undefined ? {} : { logprobs }) }, out, true);
     if (channel.channel.blocked) this.#cut(channel, out);
@@ -167,7 +167,7 @@ export class RawResponseEvents {
       this.#whole(channel, text);
     }
     if (this.#end(channel, out)) return;
-    const logprobs = this.#logprobsOf(name, data);
+    const logprobs = eventLogprobs(this.#scanning, name, data);
     if (channel.given === text && logprobs === data['logprobs']) return this.#emit(event, data, out);
     this.#emit(event, { ...data, [spec.field]: channel.given, ...(logprobs === undefined ? {} : { logprobs }) }, out, true);
   }
@@ -232,12 +232,7 @@ export class RawResponseEvents {
       const name = ITEM_TEXTS[where.source] ?? PART_TEXTS[where.source];
       if (name === undefined) return this.#guard.whole(where.path, where.kind, text);
       if (text === '') return { text, blocked: false };
-      const slot = where.key.slice(String(index).length + 1);
-      const place: Json = { item_id: item['id'], output_index: data['output_index'] };
-      if (slot.startsWith('c')) place['content_index'] = Number(slot.slice(1));
-      if (slot.startsWith('s')) place['summary_index'] = Number(slot.slice(1));
-      if (slot.startsWith('k')) place['command_index'] = Number(slot.slice(1));
-      const channel = this.#said(name, place, text);
+      const channel = this.#said(name, placeOfKey(where.key, item['id'], data['output_index']), text);
       if (channel.channel.blocked) cut.channel = channel;
       return { text: channel.given, blocked: channel.channel.blocked };
     }, this.#scanning);
@@ -384,13 +379,6 @@ export class RawResponseEvents {
     if ('completed_at' in base) response['completed_at'] = null;
     if ('output_text' in base) delete response['output_text'];
     this.#emit(null, { type: 'response.incomplete', sequence_number: 0, response }, out, true, 'response.incomplete');
-  }
-
-  /** An output_text event's logprobs as they may go: `[]` while scanning (the field is required there); undefined when the event has none. */
-  #logprobsOf(name: string, data: Json): unknown {
-    const logprobs = data['logprobs'];
-    if (!this.#scanning || name !== 'response.output_text' || !Array.isArray(logprobs) || logprobs.length === 0) return logprobs;
-    return [];
   }
 
   #messageOf(data: Json): OpenMessage {

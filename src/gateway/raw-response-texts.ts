@@ -75,6 +75,24 @@ export function keyOf(name: string, data: Json): string {
   return `${o}:c${num(data['content_index'])}`;
 }
 
+/** The indexes the events of the text at channel `key` carry (an added item's texts, by the keys of ./raw-answer-items.ts guardItem). */
+export function placeOfKey(key: string, itemId: unknown, outputIndex: unknown): Json {
+  const slot = key.slice(key.indexOf(':') + 1);
+  const n = Number(slot.slice(1));
+  if (slot.startsWith('k')) return { output_index: outputIndex, command_index: n };
+  const place: Json = { item_id: itemId, output_index: outputIndex };
+  if (slot.startsWith('c')) place['content_index'] = n;
+  if (slot.startsWith('s')) place['summary_index'] = n;
+  return place;
+}
+
+/** An output_text event's logprobs as they may go: `[]` while scanning (the field is required there); undefined when the event has none. */
+export function eventLogprobs(scanning: boolean, name: string, data: Json): unknown {
+  const logprobs = data['logprobs'];
+  if (!scanning || name !== 'response.output_text' || !Array.isArray(logprobs) || logprobs.length === 0) return logprobs;
+  return [];
+}
+
 export function num(value: unknown): number {
   return typeof value === 'number' ? value : 0;
 }
