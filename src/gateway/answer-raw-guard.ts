@@ -97,9 +97,11 @@ function guardResponse(raw: Json, output: unknown[], guard: AnswerGuard): Json {
     if ('output_text' in raw) cut['output_text'] = outputTextOf(items);
     return cut;
   }
-  if (!changed) return raw;
+  // The SDKs' output_text, when the upstream sends it, says the output as the client gets it.
+  const text = 'output_text' in raw ? outputTextOf(items) : undefined;
+  if (!changed && (text === undefined || text === raw['output_text'])) return raw;
   const answer: Json = { ...raw, output: items };
-  if ('output_text' in raw) answer['output_text'] = outputTextOf(items);
+  if (text !== undefined) answer['output_text'] = text;
   return answer;
 }
 

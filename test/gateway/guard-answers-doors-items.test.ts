@@ -305,3 +305,11 @@ test('Responses stream: a shell call that comes whole in its added event: each c
     ['response.output_item.done', { type: 'response.output_item.done', sequence_number: 2, output_index: 0, item: shell(['ls', 'echo [SECRET_1]'], 'completed') }],
   ]);
 });
+
+test('Responses whole answer: an output_text the upstream says unlike its output is remade from the output', () => {
+  const item = msgItem('completed', [textPart('fine')]);
+  const raw = { id: 'resp_1', object: 'response', status: 'completed', output: [item], output_text: 'a SECRET' };
+  assert.deepEqual(guardRawAnswer(raw, new FakeAnswerGuard()), { ...raw, output_text: 'fine' });
+  const same = { ...raw, output_text: 'fine' };
+  assert.equal(guardRawAnswer(same, new FakeAnswerGuard()), same);
+});
