@@ -3,19 +3,19 @@
 // writes is one channel (./raw-response-texts.ts): a message part's output
 // text or refusal, a reasoning item's summary parts and reasoning text, a
 // call's arguments (function, MCP: JSON), a custom tool's input, code
-// interpreter code. An added event that already carries a text (an item's
-// arguments or parts, a part's text) says the first of its channel, as a
-// delta would: it carries what the guard gave of it. A delta whose text the guard holds goes out later (empty: not at
-// all); the held rest goes out as one more delta before the text's done event
-// (or its part's, or its item's, or the response's terminal event, whichever
-// comes first; an upstream that ends without any releases it at the end).
-// The events that repeat the whole text (the .done events, content_part.done,
-// reasoning_summary_part.done, output_item.done, and the response's terminal
-// event) carry the guarded text, the same as the deltas add up to; a text
-// said only in them (no deltas) is guarded there, whole. The texts of an item
-// the client runs (a shell's commands, a computer's typed text, a patch's
-// diff) and of an MCP approval request come whole in its added and done
-// events and are guarded there; the terminal event's output_text, when the
+// interpreter code, a patch's diff, each shell command. An added event that
+// already carries a text (an item's arguments or parts, a part's text, a
+// shell command) says the first of its channel, as a delta would: it carries
+// what the guard gave of it. A delta whose text the guard holds goes out
+// later (empty: not at all); the held rest goes out as one more delta before
+// the text's done event (or its part's, or its item's, or the response's
+// terminal event, whichever comes first; an upstream that ends without any
+// releases it at the end). The events that repeat the whole text (the .done
+// events, content_part.done, reasoning_summary_part.done, output_item.done,
+// and the response's terminal event) carry the guarded text, the same as the
+// deltas add up to; a text said only in them (no deltas) is guarded there,
+// whole, as are a computer's typed text, a local shell's argv and an MCP
+// approval request's arguments. The terminal event's output_text, when the
 // upstream sends it, is remade from the guarded output. Since events are left
 // out and added, every event's sequence_number is the gateway's count.
 // While the answer scan is on, output text events and parts go without
@@ -27,12 +27,11 @@
 // message cut is done (its part's done events, the item status incomplete);
 // any other item cut (a call, a tool's input, code, reasoning) is left out (no
 // done events: a client must not run or replay it; one cut in its added
-// event is not sent at all); nothing more of the
-// output goes out. The upstream is still read to its end (its usage is the
-// charge): its terminal event goes out as response.incomplete,
-// incomplete_details.reason "content_filter", the output what the client got;
-// an upstream that ends without one has it made from response.created at the
-// end.
+// event is not sent at all); nothing more of the output goes out. The
+// upstream is still read to its end (its usage is the charge): its terminal
+// event goes out as response.incomplete, incomplete_details.reason
+// "content_filter", the output what the client got; an upstream that ends
+// without one has it made from response.created at the end.
 import type { RawEvent } from '../chat/messages-origin.ts';
 import type { AnswerChannel, AnswerGuard } from '../guard/answer-guard.ts';
 import { guardItem, isObject, outputTextOf, partField, withoutLogprobs, type ItemText, type Json } from './raw-answer-items.ts';
