@@ -6,9 +6,11 @@
 //
 // What is scanned: Messages text blocks, tool input (as JSON text) and
 // thinking (signed: never changed, but a block finding cuts it); Responses
-// output text, refusals, function-call and MCP-call arguments (JSON text),
-// custom tool input, code interpreter code, and reasoning summaries and
-// reasoning text (./raw-answer-items.ts). Everything else (images,
+// output text, refusals, function-call, MCP-call and MCP approval request
+// arguments (JSON text), custom tool input, code interpreter code, reasoning
+// summaries and reasoning text, and the texts of the items the client runs:
+// shell commands, a computer's typed text, a patch's diff
+// (./raw-answer-items.ts); a stream's failure event's error message. Everything else (images,
 // server-tool results, redacted thinking, a reasoning item's
 // encrypted_content, citations, event types the gateway does not know) goes
 // as it came. While the answer scan is on, Responses output text goes
@@ -21,7 +23,7 @@ import type { RawEvent } from '../chat/messages-origin.ts';
 import type { AnswerGuard } from '../guard/answer-guard.ts';
 import { RawMessageEvents } from './raw-message-events.ts';
 import { RawResponseEvents } from './raw-response-events.ts';
-import { guardContentBlock, guardItem, isObject, type Json, type TextGuard } from './raw-answer-items.ts';
+import { guardContentBlock, guardItem, isObject, outputTextOf, type Json, type TextGuard } from './raw-answer-items.ts';
 
 /** A passed-through (Anthropic Messages or OpenAI Responses) non-streamed answer through the guard; the same object when unchanged. */
 export function guardRawAnswer(raw: Record<string, unknown>, guard: AnswerGuard): Record<string, unknown> {
@@ -75,7 +77,6 @@ function guardMessage(raw: Json, content: unknown[], guard: AnswerGuard): Json {
   return changed ? { ...raw, content: blocks } : raw;
 }
 
-
 /** A Responses answer: its output items in order, cut at a block finding. */
 function guardResponse(raw: Json, output: unknown[], guard: AnswerGuard): Json {
   const items: unknown[] = [];
@@ -96,20 +97,11 @@ function guardResponse(raw: Json, output: unknown[], guard: AnswerGuard): Json {
     if ('output_text' in raw) cut['output_text'] = outputTextOf(items);
     return cut;
   }
-  if (!changed) return raw;
+  // The SDKs' output_text, when the upstream sends it, says the output as the client gets it.
+  const text = 'output_text' in raw ? outputTextOf(items) : undefined;
+  if (!changed && (text === undefined || text === raw['output_text'])) return raw;
   const answer: Json = { ...raw, output: items };
-  if ('output_text' in raw) answer['output_text'] = outputTextOf(items);
+  if (text !== undefined) answer['output_text'] = text;
   return answer;
 }
 
-
-
-/** The SDKs' `output_text`: every output_text part of the message items, joined. */
-function outputTextOf(items: readonly unknown[]): string {
-  let text = '';
-  for (const item of items) {
-    if (!isObject(item) || item['type'] !== 'message' || !Array.isArray(item['content'])) continue;
-    for (const part of item['content']) if (isObject(part) && part['type'] === 'output_text' && typeof part['text'] === 'string') text += part['text'];
-  }
-  return text;
-}

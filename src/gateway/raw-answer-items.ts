@@ -41,11 +41,13 @@ export function guardContentBlock(block: Json, path: string, guard: AnswerGuard)
 
 /**
  * Where one text of an output item is found: its channel's key in a stream
- * (`o:cN` a content part, `o:sN` a summary part, `o` the item's own field),
+ * (`o:cN` a content part, `o:sN` a summary part, `o:kN` a shell command, `o` the item's own field or a patch's diff),
  * the path findings name, the kind of text.
  */
 export interface ItemText {
   readonly key: string;
+  /** The item's type (an own field) or the part's type (a part's text): which stream events say it. */
+  readonly source: string;
   readonly path: string;
   readonly kind: 'text' | 'json';
 }
@@ -59,7 +61,66 @@ const ITEM_FIELDS: Readonly<Record<string, { field: string; kind: 'text' | 'json
   mcp_call: { field: 'arguments', kind: 'json' },
   custom_tool_call: { field: 'input', kind: 'text' },
   code_interpreter_call: { field: 'code', kind: 'text' },
+  mcp_approval_request: { field: 'arguments', kind: 'json' },
 };
+
+/** A text inside a client-run item: where it sits (keys from the item down), the text. */
+interface NestedText {
+  readonly at: readonly (string | number)[];
+  readonly text: string;
+}
+
+/**
+ * The texts of the items the client runs (a shell's commands, a computer's
+ * typed text, a patch's diff): the client executes them as the model wrote
+ * them. Each is guarded as text; a block finding leaves the item out whole.
+ */
+function clientTexts(item: Json): NestedText[] {
+  const action = isObject(item['action']) ? item['action'] : null;
+  const strings = (field: string, list: unknown): NestedText[] =>
+    Array.isArray(list) ? list.flatMap((text: unknown, n) => (typeof text === 'string' ? [{ at: ['action', field, n], text }] : [])) : [];
+  switch (item['type']) {
+    case 'shell_call':
+      return strings('commands', action?.['commands']);
+    case 'local_shell_call':
+      return strings('command', action?.['command']);
+    case 'computer_call':
+      return typeof action?.['text'] === 'string' ? [{ at: ['action', 'text'], text: action['text'] }] : [];
+    case 'apply_patch_call': {
+      const operation = item['operation'];
+      return isObject(operation) && typeof operation['diff'] === 'string' ? [{ at: ['operation', 'diff'], text: operation['diff'] }] : [];
+    }
+    default:
+      return [];
+  }
+}
+
+/** `value` at `at` in a copy of `json` (the arrays and objects on the way copied). */
+function setIn(json: unknown, at: readonly (string | number)[], value: string): unknown {
+  if (at.length === 0) return value;
+  const [key, ...rest] = at as [string | number, ...(string | number)[]];
+  if (Array.isArray(json)) {
+    const copy = [...json];
+    copy[key as number] = setIn(copy[key as number], rest, value);
+    return copy;
+  }
+  const object = json as Json;
+  return { ...object, [key]: setIn(object[key as string], rest, value) };
+}
+
+/** A client-run item through `guard`: null when a text of it is blocked (the client must not run any of it). */
+function guardClientItem(item: Json, index: number, guard: TextGuard): { item: Json | null; blocked: boolean } {
+  let guarded: Json = item;
+  for (const { at, text } of clientTexts(item)) {
+    const where = `${at.map((key) => (typeof key === 'number' ? `[${key}]` : `.${key}`)).join('')}`;
+    // A stream says a patch's diff and each shell command as a channel of its own; a computer's typed text and argv come only whole.
+    const key = item['type'] === 'apply_patch_call' ? String(index) : item['type'] === 'shell_call' ? `${index}:k${at[2] as number}` : `${index}:${where}`;
+    const seen = guard({ key, source: item['type'] as string, path: `answer.output[${index}]${where}`, kind: 'text' }, text);
+    if (seen.blocked) return { item: null, blocked: true };
+    if (seen.text !== text) guarded = setIn(guarded, at, seen.text) as Json;
+  }
+  return { item: guarded, blocked: false };
+}
 
 /**
  * One output item through `guard`; `item` null when a cut leaves nothing of
@@ -75,10 +136,11 @@ export function guardItem(item: Json, index: number, guard: TextGuard, scanning:
   if (own !== undefined) {
     const text = item[own.field];
     if (typeof text !== 'string') return { item, blocked: false };
-    const seen = guard({ key: String(index), path: `answer.output[${index}].${own.field}`, kind: own.kind }, text);
+    const seen = guard({ key: String(index), source: type as string, path: `answer.output[${index}].${own.field}`, kind: own.kind }, text);
     if (seen.blocked) return { item: null, blocked: true };
     return { item: seen.text === text ? item : { ...item, [own.field]: seen.text }, blocked: false };
   }
+  if (clientTexts(item).length > 0) return guardClientItem(item, index, guard);
   if (type === 'message') {
     const content = guardParts(item['content'], index, 'content', guard, scanning);
     if (content.blocked) return { item: { ...item, status: 'incomplete', content: content.parts }, blocked: true };
@@ -111,7 +173,7 @@ function guardParts(parts: unknown, index: number, slot: 'content' | 'summary', 
       continue;
     }
     const text = (part as Json)[field] as string;
-    const seen = guard({ key: `${index}:${slot === 'content' ? 'c' : 's'}${c}`, path: `answer.output[${index}].${slot}[${c}].${field}`, kind: 'text' }, text);
+    const seen = guard({ key: `${index}:${slot === 'content' ? 'c' : 's'}${c}`, source: (part as Json)['type'] as string, path: `answer.output[${index}].${slot}[${c}].${field}`, kind: 'text' }, text);
     let guarded = seen.text === text ? (part as Json) : { ...(part as Json), [field]: seen.text };
     if (scanning) guarded = withoutLogprobs(guarded);
     if (guarded !== part) changed = true;
@@ -140,4 +202,14 @@ export function withoutLogprobs(part: Json): Json {
   const rest = { ...part };
   delete rest['logprobs'];
   return rest;
+}
+
+/** The SDKs' `output_text`: every output_text part of the message items, joined. */
+export function outputTextOf(items: readonly unknown[]): string {
+  let text = '';
+  for (const item of items) {
+    if (!isObject(item) || item['type'] !== 'message' || !Array.isArray(item['content'])) continue;
+    for (const part of item['content']) if (isObject(part) && part['type'] === 'output_text' && typeof part['text'] === 'string') text += part['text'];
+  }
+  return text;
 }

@@ -1,16 +1,22 @@
 // An upstream's Responses stream events through the answer guard (the
 // Responses part of ./answer-raw-guard.ts RawEventGuard). Each text the model
-// writes is one channel (TEXTS below): a message part's output text or
-// refusal, a reasoning item's summary parts and reasoning text, a call's
-// arguments (function, MCP: JSON), a custom tool's input, code interpreter
-// code. A delta whose text the guard holds goes out later (empty: not at
-// all); the held rest goes out as one more delta before the text's done event
-// (or its part's, or its item's, or the response's terminal event, whichever
-// comes first; an upstream that ends without any releases it at the end).
-// The events that repeat the whole text (the .done events, content_part.done,
-// reasoning_summary_part.done, output_item.done, and the response's terminal
-// event) carry the guarded text, the same as the deltas add up to; a text
-// said only in them (no deltas) is guarded there, whole. Since events are left
+// writes is one channel (./raw-response-texts.ts): a message part's output
+// text or refusal, a reasoning item's summary parts and reasoning text, a
+// call's arguments (function, MCP: JSON), a custom tool's input, code
+// interpreter code, a patch's diff, each shell command. An added event that
+// already carries a text (an item's arguments or parts, a part's text, a
+// shell command) says the first of its channel, as a delta would: it carries
+// what the guard gave of it. A delta whose text the guard holds goes out
+// later (empty: not at all); the held rest goes out as one more delta before
+// the text's done event (or its part's, or its item's, or the response's
+// terminal event, whichever comes first; an upstream that ends without any
+// releases it at the end). The events that repeat the whole text (the .done
+// events, content_part.done, reasoning_summary_part.done, output_item.done,
+// and the response's terminal event) carry the guarded text, the same as the
+// deltas add up to; a text said only in them (no deltas) is guarded there,
+// whole, as are a computer's typed text, a local shell's argv and an MCP
+// approval request's arguments. The terminal event's output_text, when the
+// upstream sends it, is remade from the guarded output. Since events are left
 // out and added, every event's sequence_number is the gateway's count.
 // While the answer scan is on, output text events and parts go without
 // their logprobs (`[]` in the events, whose schema requires the field; left
@@ -20,44 +26,18 @@
 // A block finding cuts the answer before it: what came before goes out; a
 // message cut is done (its part's done events, the item status incomplete);
 // any other item cut (a call, a tool's input, code, reasoning) is left out (no
-// done events: a client must not run or replay it); nothing more of the
-// output goes out. The upstream is still read to its end (its usage is the
-// charge): its terminal event goes out as response.incomplete,
-// incomplete_details.reason "content_filter", the output what the client got;
-// an upstream that ends without one has it made from response.created at the
-// end.
+// done events: a client must not run or replay it; one cut in its added
+// event is not sent at all); nothing more of the output goes out. The
+// upstream is still read to its end (its usage is the charge): its terminal
+// event goes out as response.incomplete, incomplete_details.reason
+// "content_filter", the output what the client got; an upstream that ends
+// without one has it made from response.created at the end.
 import type { RawEvent } from '../chat/messages-origin.ts';
 import type { AnswerChannel, AnswerGuard } from '../guard/answer-guard.ts';
-import { guardItem, isObject, partField, withoutLogprobs, type ItemText, type Json } from './raw-answer-items.ts';
+import { guardItem, isObject, outputTextOf, partField, withoutLogprobs, type ItemText, type Json } from './raw-answer-items.ts';
+import { eventLogprobs, ITEM_TEXTS, keyOf, num, parse, PART_TEXTS, placeOfKey, TEXTS, textPlace, type TextSpec } from './raw-response-texts.ts';
 
 /** The texts of the model a stream says in .delta/.done events: the done event's field, the kind, where the text sits in its item. */
-interface TextSpec {
-  readonly field: string;
-  readonly kind: 'text' | 'json';
-  /** content: a part by content_index; summary: by summary_index; item: the item's own field. */
-  readonly slot: 'content' | 'summary' | 'item';
-}
-
-const TEXTS: Readonly<Record<string, TextSpec>> = {
-  'response.output_text': { field: 'text', kind: 'text', slot: 'content' },
-  'response.refusal': { field: 'refusal', kind: 'text', slot: 'content' },
-  'response.reasoning_text': { field: 'text', kind: 'text', slot: 'content' },
-  'response.reasoning_summary_text': { field: 'text', kind: 'text', slot: 'summary' },
-  'response.function_call_arguments': { field: 'arguments', kind: 'json', slot: 'item' },
-  'response.mcp_call_arguments': { field: 'arguments', kind: 'json', slot: 'item' },
-  'response.custom_tool_call_input': { field: 'input', kind: 'text', slot: 'item' },
-  'response.code_interpreter_call_code': { field: 'code', kind: 'text', slot: 'item' },
-  // The same events under their earlier name.
-  'response.code_interpreter_call.code': { field: 'code', kind: 'text', slot: 'item' },
-};
-
-/** A part's text events, by the part's type (content_part.done and reasoning_summary_part.done). */
-const PART_TEXTS: Readonly<Record<string, string>> = {
-  output_text: 'response.output_text',
-  refusal: 'response.refusal',
-  reasoning_text: 'response.reasoning_text',
-  summary_text: 'response.reasoning_summary_text',
-};
 
 interface Channel {
   readonly channel: AnswerChannel;
@@ -65,6 +45,8 @@ interface Channel {
   readonly name: string;
   /** The item and indexes its events carry. */
   readonly place: Json;
+  /** What the upstream said of it so far (deltas, or an added event's text). */
+  said: string;
   /** What went out of it so far: the guarded text its done events say. */
   given: string;
   /** Nothing held any more: its rest went out. */
@@ -112,12 +94,15 @@ export class RawResponseEvents {
         if (isObject(data['response'])) this.#response = data['response'];
         return this.#emit(event, data, out);
       case 'response.content_part.added':
+      case 'response.reasoning_summary_part.added':
         return this.#partAdded(event, data, out);
       case 'response.content_part.done':
       case 'response.reasoning_summary_part.done':
         return this.#partDone(event, data, out);
       case 'response.output_item.added':
         return this.#itemAdded(event, data, out);
+      case 'response.shell_call_command.added':
+        return this.#commandAdded(event, data, out);
       case 'response.output_item.done':
         return this.#itemDone(event, data, out);
       case 'response.completed':
@@ -143,8 +128,16 @@ export class RawResponseEvents {
   failure(event: RawEvent): RawEvent {
     const data = parse(event);
     const response = data?.['response'];
-    if (data === null || !isObject(response) || !Array.isArray(response['output'])) return event;
-    data['response'] = { ...response, output: this.#output(response['output']).output };
+    if (data === null || !isObject(response)) return event;
+    const guarded: Json = { ...response };
+    if (Array.isArray(response['output'])) guarded['output'] = this.#output(response['output']).output;
+    // The upstream's error message may repeat what the model wrote: guarded as text (cut at a block finding).
+    const error = response['error'];
+    if (isObject(error) && typeof error['message'] === 'string') {
+      guarded['error'] = { ...error, message: this.#guard.whole('answer.error.message', 'text', error['message']).text };
+    }
+    if ('output_text' in response && Array.isArray(guarded['output'])) guarded['output_text'] = outputTextOf(guarded['output']);
+    data['response'] = guarded;
     if (typeof data['sequence_number'] === 'number') data['sequence_number'] = this.#sequence++;
     return { event: event.event, data: JSON.stringify(data), translated: [] };
   }
@@ -154,8 +147,9 @@ export class RawResponseEvents {
     if (typeof delta !== 'string') return this.#emit(event, data, out);
     const channel = this.#channels.get(keyOf(name, data)) ?? this.#open(name, data);
     const given = channel.channel.push(delta);
+    channel.said += delta;
     channel.given += given;
-    const logprobs = this.#logprobsOf(name, data);
+    const logprobs = eventLogprobs(this.#scanning, name, data);
     if (given === delta && logprobs === data['logprobs']) this.#emit(event, data, out);
     else if (given !== '') this.#emit(event, { ...data, delta: given, ...(logprobs === undefined ? {} : { logprobs }) }, out, true);
     if (channel.channel.blocked) this.#cut(channel, out);
@@ -172,16 +166,41 @@ export class RawResponseEvents {
       this.#whole(channel, text);
     }
     if (this.#end(channel, out)) return;
-    const logprobs = this.#logprobsOf(name, data);
+    const logprobs = eventLogprobs(this.#scanning, name, data);
     if (channel.given === text && logprobs === data['logprobs']) return this.#emit(event, data, out);
     this.#emit(event, { ...data, [spec.field]: channel.given, ...(logprobs === undefined ? {} : { logprobs }) }, out, true);
   }
 
   #partAdded(event: RawEvent, data: Json, out: RawEvent[]): void {
     const part = isObject(data['part']) ? data['part'] : {};
-    const guarded = this.#scanning ? withoutLogprobs(part) : part;
-    this.#messageOf(data).parts.set(num(data['content_index']), guarded);
+    let guarded = this.#scanning ? withoutLogprobs(part) : part;
+    const field = partField(part) ?? '';
+    const name = PART_TEXTS[part['type'] as string];
+    // A part that comes with its text: the first of its channel, as a delta would be.
+    const channel = name !== undefined && field !== '' && part[field] !== '' ? this.#said(name, data, part[field] as string) : null;
+    if (channel !== null && channel.given !== part[field]) guarded = { ...guarded, [field]: channel.given };
+    if (event.event === 'response.content_part.added') this.#messageOf(data).parts.set(num(data['content_index']), guarded);
     this.#emit(event, guarded === part ? data : { ...data, part: guarded }, out, guarded !== part);
+    if (channel?.channel.blocked === true) this.#cut(channel, out);
+  }
+
+  /** A shell command begun: its text (when it comes with one) the first of its channel. */
+  #commandAdded(event: RawEvent, data: Json, out: RawEvent[]): void {
+    const command = data['command'];
+    if (typeof command !== 'string' || command === '') return this.#emit(event, data, out);
+    const channel = this.#said('response.shell_call_command', data, command);
+    if (channel.channel.blocked) return this.#cut(channel, out);
+    this.#emit(event, channel.given === command ? data : { ...data, command: channel.given }, out, channel.given !== command);
+  }
+
+  /** The text an added event says of the channel of `name` where `data` says: what of it is new goes through the channel. */
+  #said(name: string, data: Json, text: string): Channel {
+    const channel = this.#channels.get(keyOf(name, data)) ?? this.#open(name, data);
+    if (!channel.ended && text.startsWith(channel.said) && text !== channel.said) {
+      channel.given += channel.channel.push(text.slice(channel.said.length));
+      channel.said = text;
+    }
+    return channel;
   }
 
   #partDone(event: RawEvent, data: Json, out: RawEvent[]): void {
@@ -204,10 +223,30 @@ export class RawResponseEvents {
 
   #itemAdded(event: RawEvent, data: Json, out: RawEvent[]): void {
     const item = data['item'];
-    if (!this.#scanning || !isObject(item) || item['type'] !== 'message' || !Array.isArray(item['content'])) return this.#emit(event, data, out);
-    const content = item['content'].map((part: unknown) => (isObject(part) ? withoutLogprobs(part) : part));
-    if (content.every((part, c) => part === (item['content'] as unknown[])[c])) return this.#emit(event, data, out);
-    this.#emit(event, { ...data, item: { ...item, content } }, out, true);
+    if (!isObject(item)) return this.#emit(event, data, out);
+    const index = num(data['output_index']);
+    // An item that comes with its texts: each the first of its channel, as deltas would be; a client-run item's whole.
+    const cut: { channel: Channel | null } = { channel: null };
+    const guarded = guardItem(item, index, (where: ItemText, text: string) => {
+      const name = ITEM_TEXTS[where.source] ?? PART_TEXTS[where.source];
+      if (name === undefined) return this.#guard.whole(where.path, where.kind, text);
+      if (text === '') return { text, blocked: false };
+      const channel = this.#said(name, placeOfKey(where.key, item['id'], data['output_index']), text);
+      if (channel.channel.blocked) cut.channel = channel;
+      return { text: channel.given, blocked: channel.channel.blocked };
+    }, this.#scanning);
+    if (guarded.item !== null && Array.isArray(guarded.item['content']) && item['type'] === 'message') {
+      guarded.item['content'].forEach((part: unknown, c) => (isObject(part) ? this.#messageOf(data).parts.set(c, part) : undefined));
+    }
+    if (guarded.blocked) {
+      // A message cut here goes out as far as it came, then done; any other item is left out whole.
+      if (guarded.item !== null) this.#emit(event, { ...data, item: { ...guarded.item, status: item['status'] } }, out, true);
+      if (cut.channel !== null) this.#cut(cut.channel, out);
+      else this.#blocked = true;
+      return;
+    }
+    if (guarded.item === item) return this.#emit(event, data, out);
+    this.#emit(event, { ...data, item: guarded.item }, out, true);
   }
 
   #itemDone(event: RawEvent, data: Json, out: RawEvent[]): void {
@@ -242,8 +281,11 @@ export class RawResponseEvents {
       output.forEach((item, i) => (isObject(item) ? this.#done.set(i, item) : undefined));
       return this.#cutTerminal(response, out);
     }
-    if (output.every((item, i) => item === (response['output'] as unknown[])[i])) return this.#emit(event, data, out);
-    this.#emit(event, { ...data, response: { ...response, output } }, out, true);
+    // The SDKs' output_text, when the upstream sends it, says the output as the client got it.
+    const text = 'output_text' in response ? outputTextOf(output) : undefined;
+    const same = output.every((item, i) => item === (response['output'] as unknown[])[i]);
+    if (same && (text === undefined || text === response['output_text'])) return this.#emit(event, data, out);
+    this.#emit(event, { ...data, response: { ...response, output, ...(text === undefined ? {} : { output_text: text }) } }, out, true);
   }
 
   /** An item through the guard: each text as its channel gave it; a text no event said before (only here) guarded whole. */
@@ -274,19 +316,8 @@ export class RawResponseEvents {
 
   /** A channel for the text of `name` where `data` says. */
   #open(name: string, data: Json): Channel {
-    const spec = TEXTS[name] as TextSpec;
-    const o = num(data['output_index']);
-    const place: Json = { item_id: data['item_id'], output_index: data['output_index'] };
-    let path: string;
-    if (spec.slot === 'item') path = `answer.output[${o}].${spec.field}`;
-    else if (spec.slot === 'summary') {
-      place['summary_index'] = data['summary_index'];
-      path = `answer.output[${o}].summary[${num(data['summary_index'])}].${spec.field}`;
-    } else {
-      place['content_index'] = data['content_index'];
-      path = `answer.output[${o}].content[${num(data['content_index'])}].${spec.field}`;
-    }
-    const channel: Channel = { channel: this.#guard.channel(path, spec.kind), name, place, given: '', ended: false };
+    const { place, path, kind } = textPlace(name, data);
+    const channel: Channel = { channel: this.#guard.channel(path, kind), name, place, said: '', given: '', ended: false };
     this.#channels.set(keyOf(name, data), channel);
     return channel;
   }
@@ -349,13 +380,6 @@ export class RawResponseEvents {
     this.#emit(null, { type: 'response.incomplete', sequence_number: 0, response }, out, true, 'response.incomplete');
   }
 
-  /** An output_text event's logprobs as they may go: `[]` while scanning (the field is required there); undefined when the event has none. */
-  #logprobsOf(name: string, data: Json): unknown {
-    const logprobs = data['logprobs'];
-    if (!this.#scanning || name !== 'response.output_text' || !Array.isArray(logprobs) || logprobs.length === 0) return logprobs;
-    return [];
-  }
-
   #messageOf(data: Json): OpenMessage {
     const index = num(data['output_index']);
     let message = this.#messages.get(index);
@@ -373,27 +397,5 @@ export class RawResponseEvents {
     if (event !== null && !changed && (!numbered || data['sequence_number'] === sequence)) return void out.push(event);
     const body = numbered ? { ...data, sequence_number: sequence } : data;
     out.push({ event: event?.event ?? (name as string), data: JSON.stringify(body), translated: [] });
-  }
-}
-
-/** A text's channel key: `o:cN` a content part's, `o:sN` a summary part's, `o` an item's own text. */
-function keyOf(name: string, data: Json): string {
-  const o = num(data['output_index']);
-  const slot = (TEXTS[name] as TextSpec).slot;
-  if (slot === 'item') return String(o);
-  if (slot === 'summary') return `${o}:s${num(data['summary_index'])}`;
-  return `${o}:c${num(data['content_index'])}`;
-}
-
-function num(value: unknown): number {
-  return typeof value === 'number' ? value : 0;
-}
-
-function parse(event: RawEvent): Json | null {
-  try {
-    const data: unknown = JSON.parse(event.data);
-    return isObject(data) ? data : null;
-  } catch {
-    return null;
   }
 }
