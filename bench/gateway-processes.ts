@@ -245,3 +245,12 @@ export async function stopAll(first: readonly BenchProcess[] = []): Promise<void
   for (const p of first) await stopProcess(p.child);
   await Promise.all([...running].map((child) => stopProcess(child)));
 }
+
+/** A numeric BENCH_* setting from the environment: `fallback` when unset; a value outside [min, max] stops the run. */
+export function envNumber(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max) throw new Error(`${name} must be a number from ${min} to ${max}`);
+  return value;
+}

@@ -52,6 +52,7 @@ import {
   childExecArgv,
   createIpcAsker,
   createKey,
+  envNumber,
   forkBenchServer,
   startGateway,
   stopAll,
@@ -73,14 +74,6 @@ import { ANSWER_TEXT, HOLD_MODEL } from './gateway-upstream-answers.ts';
 const ALIAS = 'service-bench';
 /** The alias whose streams the fake upstream holds open (HOLD_MODEL). */
 const HOLD_ALIAS = 'service-hold';
-
-function envNumber(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min || value > max) throw new Error(`${name} must be a number from ${min} to ${max}`);
-  return value;
-}
 
 const SCALE = envNumber('BENCH_SCALE', 1, 0.01, 100);
 const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 3, 1, 20));

@@ -18,20 +18,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createAgent, fetchOnce, runLoad, type LoadTarget } from './gateway-load.ts';
-import { createKey, forkBenchServer, startGateway, stopAll, type BenchProcess } from './gateway-processes.ts';
+import { createKey, envNumber, forkBenchServer, startGateway, stopAll, type BenchProcess } from './gateway-processes.ts';
+import { guardPrompt } from './guard-prompts.ts';
 
 const ALIAS = 'service-bench';
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 const sibling = (name: string): URL => new URL(`./${name}${EXT}`, import.meta.url);
 const CLI_MAIN = new URL(`../src/cli/main${EXT}`, import.meta.url);
 
-function envNumber(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min || value > max) throw new Error(`${name} must be a number from ${min} to ${max}`);
-  return value;
-}
 const SCALE = envNumber('BENCH_SCALE', 1, 0.01, 100);
 const ROUNDS = Math.round(envNumber('BENCH_ROUNDS', 4, 1, 20));
 
@@ -50,25 +44,8 @@ const SIZES = [
   { label: '1 MB', bytes: 1024 * 1024, requests: 40 },
 ] as const;
 
-const LINES = [
-  'export async function loadUser(id: string): Promise<User> { const row = await db.query("select * from users where id = $1", [id]); return row; }',
-  '2026-11-28T10:12:33.101Z INFO request id=9fceb02d0ae598e9 path=/v1/chat/completions status=200 ms=412 user=7c1e2b4a-0d2f-4c1e-9a0b-5e6f7a8b9c0d',
-  'The customer asked whether the invoice from Tuesday was paid, and whether the gateway forwards each request to the model in order.',
-  '{"event":"deploy","sha":"3f786850e387550fdab836ed7e6dc881de23001b","at":1764324753,"region":"eu-west-1","service":"S3"}',
-];
-const PLANT = 'AWS_ACCESS_KEY_ID=AKIAQ3EGRTWXZ7PLMN4K';
-
-function prompt(bytes: number): string {
-  let text = '';
-  for (let i = 0; text.length < bytes; i++) {
-    text += `${LINES[i % LINES.length] as string}\n`;
-    if (i % 24 === 23) text += `${PLANT}\n`;
-  }
-  return text.slice(0, bytes);
-}
-
 function body(bytes: number): Buffer {
-  return Buffer.from(JSON.stringify({ model: ALIAS, messages: [{ role: 'user', content: prompt(bytes) }], max_tokens: 64 }));
+  return Buffer.from(JSON.stringify({ model: ALIAS, messages: [{ role: 'user', content: guardPrompt(bytes) }], max_tokens: 64 }));
 }
 
 interface Gateway {

@@ -13,24 +13,8 @@ import { guardBody } from '../src/guard/body-guard.ts';
 import { effectiveGuardPolicy } from '../src/guard/guard-policy.ts';
 import { createGuardScanner, DETECTOR_NAMES } from '../src/guard/guard-types.ts';
 import { parseJson } from '../src/json/parser.ts';
+import { guardPrompt } from './guard-prompts.ts';
 import { perCall } from './per-call.ts';
-
-const LINES = [
-  'export async function loadUser(id: string): Promise<User> { const row = await db.query("select * from users where id = $1", [id]); return row; }',
-  '2026-11-28T10:12:33.101Z INFO request id=9fceb02d0ae598e9 path=/v1/chat/completions status=200 ms=412 user=7c1e2b4a-0d2f-4c1e-9a0b-5e6f7a8b9c0d',
-  'The customer asked whether the invoice from Tuesday was paid, and whether the gateway forwards each request to the model in order.',
-  '{"event":"deploy","sha":"3f786850e387550fdab836ed7e6dc881de23001b","at":1764324753,"region":"eu-west-1","service":"S3"}',
-];
-const PLANT = 'AWS_ACCESS_KEY_ID=AKIAQ3EGRTWXZ7PLMN4K';
-
-function prompt(bytes: number): string {
-  let text = '';
-  for (let i = 0; text.length < bytes; i++) {
-    text += `${LINES[i % LINES.length] as string}\n`;
-    if (i % 24 === 23) text += `${PLANT}\n`;
-  }
-  return text.slice(0, bytes);
-}
 
 const scanner = createGuardScanner({ detectors: new Set(DETECTOR_NAMES), patterns: [] });
 const policy = effectiveGuardPolicy({ detectors: { secrets: 'mask', personal: 'mask' }, patterns: [] }, null, null);
@@ -39,7 +23,7 @@ const parse = (bytes: Buffer): unknown => parseJson(bytes, { observer: createCha
 console.log('| prompt | parse + validate µs | + guard µs | guard alone µs | added | guard MB/s |');
 console.log('|---|---|---|---|---|---|');
 for (const [label, size, n] of [['1 kB', 1024, 4000], ['32 kB', 32 * 1024, 300], ['1 MB', 1024 * 1024, 10]] as const) {
-  const body = Buffer.from(JSON.stringify({ model: 'service-chat', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: prompt(size) }] }));
+  const body = Buffer.from(JSON.stringify({ model: 'service-chat', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: guardPrompt(size) }] }));
   const parsed = parse(body);
   const base = perCall(() => validateChatRequest(parse(body)), n);
   const guarded = perCall(() => {

@@ -64,22 +64,6 @@ export function startsAt(text: string, at: number, literal: string): boolean {
   return text.startsWith(literal, at);
 }
 
-/** Luhn (ISO/IEC 7812-1) over `digits`, a string of ASCII digits only. */
-export function luhnValid(digits: string): boolean {
-  let sum = 0;
-  let double = false;
-  for (let i = digits.length - 1; i >= 0; i--) {
-    let d = digits.charCodeAt(i) - 0x30;
-    if (double) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-    double = !double;
-  }
-  return sum % 10 === 0;
-}
-
 /** ISO 13616 check: the country and check digits moved to the end, letters as 10..35, the number mod 97 is 1. */
 export function ibanValid(compact: string): boolean {
   const moved = compact.slice(4) + compact.slice(0, 4);
