@@ -6,8 +6,11 @@
 // call object (./call.ts), which charges, settles, logs and ends the trace
 // when the response closes. The request's lifetime (abort, client gone,
 // shutdown, timing, access line) is the HTTP shell's RequestContext.
+import { rawAnswer, setRawAnswer } from '../chat/messages-origin.ts';
+import type { ChatCompletion } from '../chat/types.ts';
 import type { GatewayConfig, Price } from '../config/config.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { PlaceholderBook, type AnswerGuard } from '../guard/answer-guard.ts';
 import { readRequestJson } from '../http/json-body.ts';
 import type { LogFields } from '../log/logger.ts';
 import { sendJson } from '../http/respond.ts';
@@ -16,21 +19,18 @@ import { hasAnyLimit } from '../limits/key-limits.ts';
 import { reserveRequest, type Reservation } from '../limits/reservation.ts';
 import { resolveAlias, type ResolvedAlias } from '../routing/alias-routing.ts';
 import type { AliasTargets } from '../routing/alias-targets.ts';
-import { PlaceholderBook, type AnswerGuard } from '../guard/answer-guard.ts';
-import { rawAnswer, setRawAnswer } from '../chat/messages-origin.ts';
-import type { ChatCompletion } from '../chat/types.ts';
 import type { TargetRefusal } from '../routing/target-refusals.ts';
 import { describeTargets, openChatTrace } from '../telemetry/chat-trace.ts';
 import { createContextOnlyTracer, type Tracer } from '../telemetry/tracer.ts';
 import { AttemptOutcome, describeAttempt, dispatchCompletion, dispatchStream, type UpstreamTarget } from '../upstream/dispatcher.ts';
+import { guardCompletion } from './answer-chunk-guard.ts';
+import { guardRawAnswer } from './answer-raw-guard.ts';
 import { authenticateRequest, type KeyAuthenticator } from './auth.ts';
 import { Call, type CallDeps } from './call.ts';
 import type { Endpoint } from './endpoint.ts';
 import { admitRequest, checkAlias, checkExpiry, KeyLimitRefusal, usableAliases, type KeyPolicy } from './key-policy.ts';
 import { CallPhase } from './request-charge.ts';
 import { callSinks, type RequestGuard } from './request-guard.ts';
-import { guardCompletion } from './answer-chunk-guard.ts';
-import { guardRawAnswer } from './answer-raw-guard.ts';
 
 export interface PipelineDeps extends CallDeps {
   config: GatewayConfig;
