@@ -12,13 +12,10 @@
 // released text waits, and goes out after the channels before it have ended,
 // in the order the upstream started them (content before the tool calls that
 // followed it; a call's id and name with its first arguments). What waits is
-// bounded as a channel's hold is (MAX_HELD_CHARS): past it, the waiting text
-// goes out, in the order of the channels, and from then on every channel of
-// the choice goes out as the guard releases it. The channels all stay open
-// (each one still holds its tail, so a value split across a switch is still
-// whole when scanned); the client's order then differs from the upstream's,
-// which chat clients take (content deltas concatenate, tool calls assemble by
-// index). A choice's finish ends its channels in that order; a channel the guard blocks cuts its
+// bounded as a channel's hold is (MAX_HELD_CHARS): past it, the channels
+// before the waiting one end there and it goes out from then on (a value the
+// upstream splits across that point is scanned in two parts). A choice's
+// finish ends its channels in that order; a channel the guard blocks cuts its
 // choice there: the channels before it end and go out, then what came before
 // the finding, with finish_reason content_filter, and nothing more of that
 // choice (the channels after it, its later chunks, its own finish). A tool
@@ -65,8 +62,6 @@ interface ChoiceHold {
   readonly lanes: Lane[];
   /** Cut by a block, or finished: nothing more of it goes out. */
   done: boolean;
-  /** Past the bound on waiting text: every lane's released text goes out at once. */
-  live: boolean;
 }
 
 /** What one choice's delta is made of on the way out. */
@@ -131,7 +126,7 @@ export class ChunkGuard {
   #choice(choice: ChunkChoice): ChunkChoice | null {
     let hold = this.#choices.get(choice.index);
     if (hold === undefined) {
-      hold = { lanes: [], done: false, live: false };
+      hold = { lanes: [], done: false };
       this.#choices.set(choice.index, hold);
     }
     if (hold.done) return null;
@@ -171,10 +166,10 @@ export class ChunkGuard {
     const lane = lanes[at] as Lane;
     const released = text === '' ? '' : lane.channel.push(text);
     if (!lane.channel.blocked) {
-      if (at === 0 || hold.live) emit(lane, parts, released, false);
+      if (at === 0) emit(lane, parts, released, false);
       else {
         lane.queued += released;
-        if (queuedChars(lanes) > MAX_HELD_CHARS) goLive(hold, parts);
+        if (queuedChars(lanes) > MAX_HELD_CHARS) unqueue(hold, parts, at);
       }
       return;
     }
@@ -191,16 +186,18 @@ export class ChunkGuard {
 }
 
 /**
- * More text waits than a channel may hold: what waits goes out, lane by lane, and every lane's released
- * text goes out at once from here on. No lane ends: each still holds its tail until it gets more text or
- * the choice finishes, so what a choice holds stays bounded and a value across a switch is still scanned whole.
+ * More text waits than a channel may hold: the lanes before `at` end now (their text out, as at the choice's
+ * finish) and this one goes out from here on, so the client still gets each text whole before the next (the
+ * SDKs' stream helpers take a new tool call index as the end of the one before). Should an ended lane go on
+ * later, it is a new channel after the others; a value the upstream splits across that point is scanned in
+ * two parts. What a choice holds stays bounded.
  */
-function goLive(hold: ChoiceHold, parts: DeltaOut): void {
-  hold.live = true;
-  for (const lane of hold.lanes) {
-    emit(lane, parts, lane.queued, false);
-    lane.queued = '';
-  }
+function unqueue(hold: ChoiceHold, parts: DeltaOut, at: number): void {
+  const lane = hold.lanes[at] as Lane;
+  endLanes(hold, parts, at);
+  if (parts.blocked) return;
+  emit(lane, parts, lane.queued, false);
+  lane.queued = '';
 }
 
 /** A choice that finishes with text: that text, in a choice of its own to go out first (null when there is none). */

@@ -127,8 +127,15 @@ export class RawResponseEvents {
   /** The upstream's response.failed repeats the output: the guarded items, as the client got them. */
   failure(event: RawEvent): RawEvent {
     const data = parse(event);
-    const response = data?.['response'];
-    if (data === null || !isObject(response)) return event;
+    if (data === null) return event;
+    const response = data['response'];
+    if (!isObject(response)) {
+      // An `error` event: its own message may repeat what the model wrote, as response.failed's may.
+      if (typeof data['message'] !== 'string') return event;
+      data['message'] = this.#guard.whole('answer.message', 'text', data['message']).text;
+      if (typeof data['sequence_number'] === 'number') data['sequence_number'] = this.#sequence++;
+      return { event: event.event, data: JSON.stringify(data), translated: [] };
+    }
     const guarded: Json = { ...response };
     if (Array.isArray(response['output'])) guarded['output'] = this.#output(response['output']).output;
     // The upstream's error message may repeat what the model wrote: guarded as text (cut at a block finding).
