@@ -11,19 +11,7 @@
 // Env: BENCH_MB (default 8: corpus size), BENCH_ROUNDS (default 5; the best round is reported).
 
 import { compileCustomPattern, createGuardScanner, DETECTOR_NAMES, type Finding } from '../src/guard/guard-types.ts';
-
-/** xorshift32: the same corpus on every run and every machine. */
-function createRandom(seed: number): () => number {
-  let x = seed >>> 0;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 0x1_0000_0000;
-  };
-}
+import { createRandom } from './random.ts';
 
 const random = createRandom(0x9e3779b9);
 const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;

@@ -20,6 +20,7 @@ import { pathToFileURL } from 'node:url';
 import { createChatRequestObserver, validateChatRequest } from '../src/chat/request-validator.ts';
 import * as current from '../src/json/parser.ts';
 import type { JsonObserver, JsonParserOptions } from '../src/json/parser.ts';
+import { createRandom } from './random.ts';
 
 /** What a row needs of a parser build. */
 interface ParserBuild {
@@ -28,19 +29,6 @@ interface ParserBuild {
 }
 
 const CHUNK_BYTES = 64 * 1024;
-
-/** xorshift32: the same body on every run and every machine. */
-function createRandom(seed: number): () => number {
-  let x = seed >>> 0;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 0x1_0000_0000;
-  };
-}
 
 const ASCII_WORDS = ['the', 'gateway', 'request', 'model', 'token', 'stream', 'context', 'function', 'return', 'value', 'parser', 'answer'];
 const OTHER_WORDS = ['während', 'naïve', 'café', 'über', '日本語', 'テキスト', '中文', '内容', '😀', '🚀', 'Ελληνικά', 'русский', 'résumé'];
