@@ -305,8 +305,10 @@ export function createFileAuditLog(options: FileAuditLogOptions): AuditLog {
     const { head, headAfter, rotated, current } = await snapshot();
     try {
       if (head instanceof AuditLogError) return { ok: false, reason: 'malformed', file: AUDIT_HEAD_FILE, line: 1, seq: null, message: head.message };
-      // No head and records: a break (an appender writes the head before its first record).
-      const verifier = createChainVerifier({ storedHead: head ?? EMPTY_HEAD, ...(head !== null && headAfter !== null ? { headAfterRecords: headAfter } : {}), ...(head === null ? { missingHead: { name: AUDIT_HEAD_FILE, write: headFileWrite(AUDIT_HEAD_FILE) } } : {}), ...verifyOptions });
+      // No head and records: a break (an appender writes the head before its first record),
+      // unless the head read after the records' size found one: the first appends came between.
+      const missing = head === null && headAfter === null;
+      const verifier = createChainVerifier({ storedHead: head ?? EMPTY_HEAD, ...(headAfter !== null ? { headAfterRecords: headAfter } : {}), ...(missing ? { missingHead: { name: AUDIT_HEAD_FILE, write: headFileWrite(AUDIT_HEAD_FILE) } } : {}), ...verifyOptions });
       const files: Array<{ name: string; nameSeq: number | null }> = [...rotated.map((f) => ({ name: f.name, nameSeq: f.firstSeq as number | null })), { name: AUDIT_FILE, nameSeq: null }];
       for (const { name, nameSeq } of files) {
         let handle: FileHandle | null;

@@ -22,6 +22,18 @@ const big = (n: number) => keyCreate(n, { detail: { note: 'n'.repeat(9000) } });
 let lockRefused = false;
 /** Runs once, right after the reader has taken audit.jsonl's size. */
 let afterSize: (() => Promise<void>) | null = null;
+/** Runs once, right before the reader opens audit.jsonl (after its first read of the head). */
+let beforeOpen: (() => Promise<void>) | null = null;
+
+/** The other writer takes the lock the reader was refused. */
+async function asOtherWriter(work: () => Promise<void>): Promise<void> {
+  lockRefused = false;
+  try {
+    await work();
+  } finally {
+    lockRefused = true;
+  }
+}
 
 function wrapFs(current: string): void {
   const writable = fsPromises as unknown as Record<string, unknown>;
@@ -32,6 +44,11 @@ function wrapFs(current: string): void {
     return Reflect.apply(realWriteFile, fsPromises, [file, ...rest]) as Promise<void>;
   };
   writable['open'] = async (file: unknown, ...rest: unknown[]) => {
+    if (String(file) === current && beforeOpen !== null) {
+      const before = beforeOpen;
+      beforeOpen = null;
+      await asOtherWriter(before);
+    }
     const handle = (await Reflect.apply(realOpen, fsPromises, [file, ...rest])) as FileHandle;
     if (String(file) !== current || afterSize === null) return handle;
     const realStat = handle.stat.bind(handle);
@@ -39,13 +56,7 @@ function wrapFs(current: string): void {
     afterSize = null;
     (handle as { stat: unknown }).stat = async (...args: unknown[]) => {
       const stats = await Reflect.apply(realStat, handle, args);
-      // The other writer takes the lock the reader was refused.
-      lockRefused = false;
-      try {
-        await between();
-      } finally {
-        lockRefused = true;
-      }
+      await asOtherWriter(between);
       return stats;
     };
     return handle;
@@ -60,6 +71,7 @@ afterEach(() => {
   syncBuiltinESMExports();
   lockRefused = false;
   afterSize = null;
+  beforeOpen = null;
 });
 
 function logs() {
@@ -96,4 +108,26 @@ test('a rotation between opening audit.jsonl and listing the rotated files: the 
   afterSize = async () => void (await writer.append(big(8)));
   const page = await reader.list({});
   assert.deepEqual(page.records.map((r) => r.seq), [7, 6, 5, 4, 3, 2, 1]);
+});
+
+test('the first appends between reading the head (none yet) and opening audit.jsonl: intact, not a missing head', async () => {
+  const { reader, writer, current } = logs();
+  wrapFs(current);
+  lockRefused = true;
+  beforeOpen = async () => {
+    for (let n = 1; n <= 2; n++) await writer.append(big(n));
+  };
+  const result = await reader.verify();
+  assert.equal(beforeOpen, null, 'the appends were slipped in');
+  assert.equal(result.ok, true, result.message);
+  assert.equal(result.ok && `${result.count} ${result.firstSeq} ${result.lastSeq}`, '2 1 2');
+});
+
+test('records with no head at either read: the missing head is reported', async () => {
+  const { reader, writer, current } = logs();
+  for (let n = 1; n <= 2; n++) await writer.append(big(n));
+  await fsPromises.rm(path.join(path.dirname(current), 'audit.head'));
+  const result = await reader.verify();
+  assert.equal(result.ok, false);
+  assert.equal(!result.ok && result.reason, 'missing_head');
 });
