@@ -1,0 +1,222 @@
+// The embedded gateway (src/api/gateway.ts): what a host gets from
+// createGateway, and what `portcullis serve` builds on. From a config value it
+// opens what the config names (the state backend, the audit chain, the
+// response store), builds the gateway, and owns their life: listen, reload,
+// close. It adds no process listener (signals are the host's) and starts
+// nothing beyond what the config needs (the key store's watch, the usage
+// flush), all of it ended by close().
+import type { AddressInfo } from 'node:net';
+import type { DrainReport, Gateway, GatewayOptions, ListenOptions, ListeningAddress, ReloadResult, RequestHandler } from '../api/gateway.ts';
+import { AuditLogError } from '../audit/audit-log.ts';
+import { createAuditTrail } from '../audit/audit-trail.ts';
+import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
+import { ConfigError, type GatewayConfig } from '../config/config.ts';
+import { parseConfig } from '../config/config-parser.ts';
+import type { ConfigIssue } from '../config/config-issues.ts';
+import { adminHostNames } from '../config/operations-config.ts';
+import { loadListenerTls, type ListenerTlsMaterial } from '../config/tls-files.ts';
+import { createGateway as createInternalGateway, type Gateway as InternalGateway } from '../gateway/gateway.ts';
+import { healthRoutes } from '../gateway/health.ts';
+import { trustedProxies } from '../http/client-address.ts';
+import { batchLines, createLogger, type BatchedLines, type Logger } from '../log/logger.ts';
+import { connectionsForDescriptors, readDescriptorLimit } from '../ops/descriptor-watch.ts';
+import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
+import { recoverAuditChain } from '../state/change-recovery.ts';
+import { openStateBackend } from '../state/open-backend.ts';
+import { responseStoreLimits } from '../state/response-store-port.ts';
+import type { StateBackend } from '../state/state-backend.ts';
+import { systemScheduler } from '../time/scheduler.ts';
+import { createReloadSequence } from './reload-sequence.ts';
+
+/** After the API drained: how long admin requests still open (a page load) get. */
+const ADMIN_CLOSE_MS = 2000;
+
+/** createGateway's rejection for a config that cannot be served: every problem, as data. */
+export class GatewayConfigError extends Error {
+  override name = 'GatewayConfigError';
+  readonly issues: readonly ConfigIssue[];
+  constructor(issues: readonly ConfigIssue[]) {
+    super(issueMessage(issues));
+    this.issues = issues;
+  }
+}
+
+function issueMessage(issues: readonly ConfigIssue[]): string {
+  const line = (i: ConfigIssue): string => (i.path === '' ? i.message : `${i.path}: ${i.message}`);
+  if (issues.length === 1) return `invalid gateway config: ${line(issues[0] as ConfigIssue)}`;
+  return `invalid gateway config: ${issues.length} problems\n${issues.map((i) => `  ${line(i)}`).join('\n')}`;
+}
+
+/** The issues as plain data a host can keep (no class, no getters). */
+function plainIssues(issues: readonly ConfigIssue[]): ConfigIssue[] {
+  return issues.map((i) => ({ code: i.code, path: i.path, message: i.message }));
+}
+
+/** Why a basePath cannot be used, or null. */
+function basePathProblem(basePath: string): string | null {
+  if (basePath === '') return null;
+  if (!basePath.startsWith('/')) return `basePath must start with "/" (got ${JSON.stringify(basePath)})`;
+  if (basePath.endsWith('/')) return `basePath must not end with "/" (got ${JSON.stringify(basePath)}); "" serves at the root`;
+  if (/[?#]/.test(basePath)) return `basePath must be a path without "?" or "#" (got ${JSON.stringify(basePath)})`;
+  return null;
+}
+
+/** Who a reload() is, in its audit record. */
+const LIBRARY_ACTOR = { kind: 'system', id: 'library' } as const;
+
+export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+  const basePath = options.basePath ?? '';
+  const baseProblem = basePathProblem(basePath);
+  if (baseProblem !== null) throw new TypeError(baseProblem);
+  const env = options.env ?? process.env;
+  const baseDir = options.baseDir ?? process.cwd();
+  const parse = (value: unknown): GatewayConfig => parseConfig(value, null, baseDir);
+
+  let loaded: GatewayConfig;
+  let tls: ListenerTlsMaterial | undefined;
+  try {
+    loaded = parse(options.config);
+    tls = loaded.listen.tls === null ? undefined : loadListenerTls(null, 'listen.tls', loaded.listen.tls, env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new GatewayConfigError(plainIssues(err.issues));
+    throw err;
+  }
+  // Unset, limits.maxConnections is what the descriptor limit allows, as for serve.
+  const maxConnections = loaded.limits.maxConnections ?? connectionsForDescriptors(readDescriptorLimit());
+  const config: GatewayConfig = { ...loaded, limits: { ...loaded.limits, maxConnections } };
+
+  let lines: BatchedLines | null = null;
+  let logger: Logger;
+  if (options.logger === undefined) {
+    lines = batchLines((text) => process.stdout.write(text), { flushOnExit: false });
+    logger = createLogger({ level: config.log.level, write: lines });
+  } else logger = options.logger;
+
+  const backend = await openStateBackend(config, {
+    logger,
+    env,
+    onKeyStoreError: (err: Error) => logger.error('key store reload failed; keeping the last good keys', { error: err.message }),
+  });
+  const audit = createAuditTrail({ logger, log: backend.audit });
+  let internal: InternalGateway;
+  try {
+    await recoverAuditChain({ log: backend.audit, keys: backend.keys, tokens: backend.tokens, trail: audit, logger });
+    const storeConfig = config.responses.store;
+    const responseStore = storeConfig.enabled ? await backend.openResponseStore(responseStoreLimits(storeConfig), systemScheduler, (message) => logger.warn('response store', { problem: message })) : undefined;
+    internal = createInternalGateway({ config, state: backend, logger, env, ...(responseStore === undefined ? {} : { responseStore }), ...(tls === undefined ? {} : { tls }) });
+  } catch (err) {
+    await backend.close();
+    lines?.flush();
+    if (err instanceof ConfigError) throw new GatewayConfigError(plainIssues(err.issues));
+    if (err instanceof AuditLogError) throw new Error(`cannot start on the audit log: ${err.message}`, { cause: err });
+    throw err;
+  }
+  return embeddedGateway({ internal, backend, audit, logger, lines, loaded, config, parse, env });
+}
+
+interface Parts {
+  internal: InternalGateway;
+  backend: StateBackend;
+  audit: ReturnType<typeof createAuditTrail>;
+  logger: Logger;
+  /** The stdout sink of a logger made here, flushed by close(). */
+  lines: BatchedLines | null;
+  loaded: GatewayConfig;
+  config: GatewayConfig;
+  parse: (value: unknown) => GatewayConfig;
+  env: NodeJS.ProcessEnv;
+}
+
+function embeddedGateway(parts: Parts): Gateway {
+  const { internal, backend, audit, logger, config, env } = parts;
+  let adminServer: AdminServer | null = null;
+  let closing: Promise<DrainReport> | null = null;
+  const reloads = createReloadSequence({
+    gateway: internal,
+    keys: backend.keys,
+    logger,
+    audit,
+    actor: LIBRARY_ACTOR,
+    origin: 'reload()',
+    target: () => 'embedded',
+    loaded: parts.loaded,
+    stopping: () => closing !== null,
+  });
+
+  const makeAdmin = (apiAddress: () => string): AdminServer =>
+    createAdminServer({
+      view: () => ({ config: internal.config, targets: internal.targets }),
+      state: backend,
+      audit,
+      clock: Date.now,
+      apiAddress,
+      dataDir: config.dataDir,
+      limits: config.limits,
+      trustedProxies: trustedProxies(config.listen.trustedProxies),
+      logger,
+      // A host sets the admin password with `portcullis admin set-password` (no one-time token to show).
+      bootstrap: null,
+      session: { ttlMs: config.admin.sessionTtlMs, idleMs: config.admin.sessionIdleMs, secureCookies: config.admin.secureCookies },
+      allowedHosts: adminHostNames(config.admin),
+      extraRoutes: [...healthRoutes({ targets: () => internal.targets.health(), state: backend, draining: () => internal.draining, failureDetail: true })],
+      env,
+    });
+
+  const handle: RequestHandler = (req, res, next) => {
+    const seam = internal as InternalGateway & { handle?: RequestHandler };
+    if (typeof seam.handle !== 'function') throw new Error('Gateway.handle needs the request handler of src/gateway/gateway.ts (not in this build); use listen()');
+    seam.handle(req, res, next);
+  };
+
+  async function listen(options: ListenOptions = {}): Promise<ListeningAddress> {
+    if (closing !== null) throw new Error('listen() after close(): make a new gateway');
+    const url = await listenOn(internal.server, options.fd, options.port ?? config.listen.port, options.host ?? config.listen.host, API_LISTENER);
+    const address = internal.server.address();
+    const bound = typeof address === 'object' && address !== null ? (address as AddressInfo) : null;
+    let admin: { url: string } | null = null;
+    if (options.admin ?? config.admin.enabled) {
+      adminServer ??= makeAdmin(() => url);
+      admin = { url: await listenOn(adminServer.server, options.adminFd, options.adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER) };
+    }
+    return { host: bound?.address ?? (options.host ?? config.listen.host), port: bound?.port ?? 0, url, admin };
+  }
+
+  async function reload(value: unknown): Promise<ReloadResult> {
+    const outcome = await reloads.run({ load: () => parts.parse(value) });
+    return outcome.ok ? { ok: true, aliases: outcome.aliases, restartNeeded: outcome.restartNeeded } : { ok: false, issues: plainIssues(outcome.issues) };
+  }
+
+  function close(options: { drainTimeoutMs?: number } = {}): Promise<DrainReport> {
+    closing ??= (async () => {
+      const report = await internal.shutdown(options.drainTimeoutMs ?? internal.config.shutdown.drainTimeoutMs);
+      if (adminServer !== null) {
+        await adminServer.shell.drain(ADMIN_CLOSE_MS);
+        await adminServer.tokenUses.close();
+      }
+      await backend.close();
+      parts.lines?.flush();
+      return { finished: report.finished, endedWithError: report.endedWithError, refused: report.refused };
+    })();
+    return closing;
+  }
+
+  return {
+    handle,
+    admin() {
+      throw new Error('Gateway.admin() needs the admin shell\'s request handler (not in this build); set admin.enabled and use listen()');
+    },
+    listen,
+    reload,
+    close,
+    closeNow() {
+      internal.endShutdownNow();
+      adminServer?.shell.endDrainNow();
+    },
+    get draining() {
+      return internal.draining;
+    },
+    get inFlight() {
+      return internal.inFlight;
+    },
+  };
+}
