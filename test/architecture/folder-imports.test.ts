@@ -54,7 +54,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
   gateway: ['chat', 'config', 'embeddings', 'errors', 'guard', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
   api: [],
-  library: ['admin', 'api', 'audit', 'config', 'files', 'gateway', 'http', 'keys', 'log', 'ops', 'redis', 'state', 'time'],
+  library: ['admin', 'api', 'audit', 'config', 'files', 'gateway', 'http', 'keys', 'log', 'ops', 'state', 'time'],
   cli: ['admin', 'audit', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'library', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'time', 'usage'],
 };
 
