@@ -1,30 +1,15 @@
 // The embedded gateway's public shapes: what createGateway takes and gives.
 // Declarations only; src/library/create-gateway.ts implements them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-
-/** One problem in a config (the same as the config file's checks report). */
-interface GatewayConfigIssue {
-  /** Stable: `unknown_setting`, `required`, `missing_credential`, ... (docs/config.md). */
-  readonly code: string;
-  /** The setting at fault (`aliases.chat.targets[1].provider`), empty for the whole config. */
-  readonly path: string;
-  readonly message: string;
-}
-
-/** Where the gateway's log records go; each method gets the message and named fields (never secrets). */
-interface GatewayLogger {
-  debug(msg: string, fields?: Record<string, string | number | boolean | null | undefined>): void;
-  info(msg: string, fields?: Record<string, string | number | boolean | null | undefined>): void;
-  warn(msg: string, fields?: Record<string, string | number | boolean | null | undefined>): void;
-  error(msg: string, fields?: Record<string, string | number | boolean | null | undefined>): void;
-}
+import type { ConfigIssue, GatewayConfigInput } from './config.ts';
+import type { AuditSink, Authenticator, KeyStore, Limiter, Logger, ProviderKeySource, TraceExporter, UsageStore } from './ports.ts';
 
 /** A node:http request function; `next` (Express/Connect style) is called for a path the gateway does not serve. */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
 
 export interface GatewayOptions {
-  /** The config file's JSON shape (docs/config.md), checked as the file is. */
-  config: unknown;
+  /** The config file's JSON shape (docs/config.md), checked as the file is (checkConfig). */
+  config: GatewayConfigInput;
   /** What relative paths in the config (dataDir, apiKeyFile, certificates) are relative to; default process.cwd(). */
   baseDir?: string;
   /** Where apiKeyEnv and the other *Env settings are looked up; default process.env. */
@@ -34,9 +19,23 @@ export interface GatewayOptions {
    * (written once per event-loop turn, the rest written by close()). A given
    * logger keeps its own level: reload() does not change it.
    */
-  logger?: GatewayLogger;
+  logger?: Logger;
   /** The path prefix handle() serves under ("/llm"): starts with "/", no trailing "/", no "?" or "#"; default "". */
   basePath?: string;
+  /** The API keys (in place of the config's state backend's); the admin API manages them too. */
+  keys?: KeyStore;
+  /** Decides every API request's key (null: 401); the key store is then not asked. */
+  authenticate?: Authenticator;
+  /** Where per-key usage is added (in place of the state backend's). */
+  usage?: UsageStore;
+  /** Rate limits and budgets (in place of the state backend's). */
+  limiter?: Limiter;
+  /** Receives each audit record after the gateway's own chain took it. */
+  audit?: AuditSink;
+  /** Each provider's upstream key, asked per exchange; undefined falls back to the config. */
+  providerKey?: ProviderKeySource;
+  /** Receives the finished spans in place of the OTLP export. */
+  traceExporter?: TraceExporter;
 }
 
 export interface ListenOptions {
@@ -73,7 +72,7 @@ export type ReloadResult =
       /** Settings that changed but keep their running value until a restart (`listen.port`, ...). */
       restartNeeded: string[];
     }
-  | { ok: false; issues: readonly GatewayConfigIssue[] };
+  | { ok: false; issues: readonly ConfigIssue[] };
 
 /** Counts reported when close() has drained. */
 export interface DrainReport {

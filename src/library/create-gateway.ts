@@ -6,13 +6,15 @@
 // nothing beyond what the config needs (the key store's watch, the usage
 // flush), all of it ended by close().
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import type { DrainReport, Gateway, GatewayOptions, ListenOptions, ListeningAddress, ReloadResult, RequestHandler } from '../api/gateway.ts';
 import { AuditLogError } from '../audit/audit-log.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { parseConfig } from '../config/config-parser.ts';
-import type { ConfigIssue } from '../config/config-issues.ts';
+import type { ConfigIssue as InternalConfigIssue } from '../config/config-issues.ts';
+import type { ConfigIssue } from '../api/config.ts';
 import { adminHostNames } from '../config/operations-config.ts';
 import { loadListenerTls, type ListenerTlsMaterial } from '../config/tls-files.ts';
 import { createGateway as createInternalGateway, type Gateway as InternalGateway } from '../gateway/gateway.ts';
@@ -26,31 +28,26 @@ import { openStateBackend } from '../state/open-backend.ts';
 import { responseStoreLimits } from '../state/response-store-port.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { systemScheduler } from '../time/scheduler.ts';
+import { checkConfig, GatewayConfigError } from './check-config.ts';
 import { createReloadSequence } from './reload-sequence.ts';
 
 /** After the API drained: how long admin requests still open (a page load) get. */
 const ADMIN_CLOSE_MS = 2000;
 
-/** createGateway's rejection for a config that cannot be served: every problem, as data. */
-export class GatewayConfigError extends Error {
-  override name = 'GatewayConfigError';
-  readonly issues: readonly ConfigIssue[];
-  constructor(issues: readonly ConfigIssue[]) {
-    super(issueMessage(issues));
-    this.issues = issues;
-  }
-}
-
-function issueMessage(issues: readonly ConfigIssue[]): string {
-  const line = (i: ConfigIssue): string => (i.path === '' ? i.message : `${i.path}: ${i.message}`);
-  if (issues.length === 1) return `invalid gateway config: ${line(issues[0] as ConfigIssue)}`;
-  return `invalid gateway config: ${issues.length} problems\n${issues.map((i) => `  ${line(i)}`).join('\n')}`;
-}
+/**
+ * A host's config has no file: the file paths it names (apiKeyFile,
+ * certificates) resolve against baseDir as if it were a file there, as
+ * checkConfig judges them. The name shows in log lines as the config's source.
+ */
+const SOURCE_IN_BASE_DIR = 'gateway-options.config';
 
 /** The issues as plain data a host can keep (no class, no getters). */
-function plainIssues(issues: readonly ConfigIssue[]): ConfigIssue[] {
+function plainIssues(issues: readonly InternalConfigIssue[]): ConfigIssue[] {
   return issues.map((i) => ({ code: i.code, path: i.path, message: i.message }));
 }
+
+/** The port options whose wiring this build does not have yet: refused, never silently ignored. */
+const PORTS_NOT_WIRED = ['keys', 'authenticate', 'usage', 'limiter', 'audit', 'providerKey', 'traceExporter'] as const;
 
 /** Why a basePath cannot be used, or null. */
 function basePathProblem(basePath: string): string | null {
@@ -64,19 +61,27 @@ function basePathProblem(basePath: string): string | null {
 /** Who a reload() is, in its audit record. */
 const LIBRARY_ACTOR = { kind: 'system', id: 'library' } as const;
 
+/** The embedded gateway of `options` (src/api/gateway.ts); rejects with GatewayConfigError for a config that cannot run. */
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const basePath = options.basePath ?? '';
   const baseProblem = basePathProblem(basePath);
   if (baseProblem !== null) throw new TypeError(baseProblem);
+  for (const port of PORTS_NOT_WIRED) {
+    if (options[port] !== undefined) throw new TypeError(`options.${port} is not supported by this build of createGateway yet; leave it out (the config's state backend is used)`);
+  }
   const env = options.env ?? process.env;
-  const baseDir = options.baseDir ?? process.cwd();
-  const parse = (value: unknown): GatewayConfig => parseConfig(value, null, baseDir);
+  const baseDir = path.resolve(options.baseDir ?? process.cwd());
+  const source = path.join(baseDir, SOURCE_IN_BASE_DIR);
+  const parse = (value: unknown): GatewayConfig => parseConfig(value, source, baseDir);
 
+  // Every problem at once, missing upstream keys included (what reload() and serve would refuse).
+  const issues = checkConfig(options.config, { baseDir, env });
+  if (issues.length > 0) throw new GatewayConfigError(issues);
   let loaded: GatewayConfig;
   let tls: ListenerTlsMaterial | undefined;
   try {
     loaded = parse(options.config);
-    tls = loaded.listen.tls === null ? undefined : loadListenerTls(null, 'listen.tls', loaded.listen.tls, env);
+    tls = loaded.listen.tls === null ? undefined : loadListenerTls(source, 'listen.tls', loaded.listen.tls, env);
   } catch (err) {
     if (err instanceof ConfigError) throw new GatewayConfigError(plainIssues(err.issues));
     throw err;

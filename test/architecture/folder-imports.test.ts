@@ -63,6 +63,8 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   api: [],
   // The library implementation: may use any folder below it; only LIBRARY_USERS import it.
   library: ['admin', 'api', 'audit', 'config', 'files', 'gateway', 'http', 'keys', 'log', 'ops', 'state', 'time'],
+  // The contract suites shipped for hosts (node:test and node:assert only).
+  testing: ['api', 'keys', 'limits'],
   'index.ts': ['api', 'library'],
   'testing.ts': ['api', 'library'],
 };

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { createGateway, GatewayConfigError } from '../../src/library/create-gateway.ts';
+import { GatewayConfigError } from '../../src/library/check-config.ts';
+import { createGateway } from '../../src/library/create-gateway.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
 import { eventually } from '../support/eventually.ts';
@@ -59,7 +60,7 @@ describe('createGateway', () => {
     ]);
     assert.equal(
       rejection.message,
-      'invalid gateway config: 2 problems\n' +
+      'gateway config: 2 problems\n' +
         '  colour: unknown setting (allowed here: $schema, listen, admin, shutdown, log, state, dataDir, limits, providers, aliases, auto, currency, telemetry, audit, metrics, requestFields, responses, embeddings, guard)\n' +
         '  listen.port: must be an integer from 0 to 65535',
     );
