@@ -8,8 +8,6 @@
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { DrainReport, Gateway, GatewayOptions, ListenOptions, ListeningAddress, ReloadResult, RequestHandler } from '../api/gateway.ts';
-import { AuditLogError } from '../audit/audit-log.ts';
-import { createAuditTrail } from '../audit/audit-trail.ts';
 import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { parseConfig } from '../config/config-parser.ts';
@@ -17,19 +15,17 @@ import type { ConfigIssue as InternalConfigIssue } from '../config/config-issues
 import type { ConfigIssue } from '../api/config.ts';
 import { adminHostNames } from '../config/operations-config.ts';
 import { loadListenerTls, type ListenerTlsMaterial } from '../config/tls-files.ts';
-import { createGateway as createInternalGateway, type Gateway as InternalGateway } from '../gateway/gateway.ts';
 import { healthRoutes } from '../gateway/health.ts';
 import { trustedProxies } from '../http/client-address.ts';
 import { batchLines, createLogger, type BatchedLines, type Logger } from '../log/logger.ts';
 import { connectionsForDescriptors, readDescriptorLimit } from '../ops/descriptor-watch.ts';
 import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
-import { recoverAuditChain } from '../state/change-recovery.ts';
-import { openStateBackend } from '../state/open-backend.ts';
-import { responseStoreLimits } from '../state/response-store-port.ts';
 import type { StateBackend } from '../state/state-backend.ts';
-import { systemScheduler } from '../time/scheduler.ts';
 import { checkConfig, GatewayConfigError } from './check-config.ts';
+import { describeStartError, GatewayStartError, openGatewayParts, type GatewayParts } from './gateway-parts.ts';
 import { createReloadSequence } from './reload-sequence.ts';
+import type { Gateway as InternalGateway } from '../gateway/gateway.ts';
+import type { AuditTrail } from '../audit/audit-event.ts';
 
 /** After the API drained: how long admin requests still open (a page load) get. */
 const ADMIN_CLOSE_MS = 2000;
@@ -97,32 +93,24 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger = createLogger({ level: config.log.level, write: lines });
   } else logger = options.logger;
 
-  const backend = await openStateBackend(config, {
-    logger,
-    env,
-    onKeyStoreError: (err: Error) => logger.error('key store reload failed; keeping the last good keys', { error: err.message }),
-  });
-  const audit = createAuditTrail({ logger, log: backend.audit });
-  let internal: InternalGateway;
+  let parts: GatewayParts;
   try {
-    await recoverAuditChain({ log: backend.audit, keys: backend.keys, tokens: backend.tokens, trail: audit, logger });
-    const storeConfig = config.responses.store;
-    const responseStore = storeConfig.enabled ? await backend.openResponseStore(responseStoreLimits(storeConfig), systemScheduler, (message) => logger.warn('response store', { problem: message })) : undefined;
-    internal = createInternalGateway({ config, state: backend, logger, env, ...(responseStore === undefined ? {} : { responseStore }), ...(tls === undefined ? {} : { tls }) });
+    parts = await openGatewayParts({ config, logger, env, ...(tls === undefined ? {} : { tls }) });
   } catch (err) {
-    await backend.close();
     lines?.flush();
-    if (err instanceof ConfigError) throw new GatewayConfigError(plainIssues(err.issues));
-    if (err instanceof AuditLogError) throw new Error(`cannot start on the audit log: ${err.message}`, { cause: err });
-    throw err;
+    if (!(err instanceof GatewayStartError)) throw err;
+    const cause = err.cause as Error;
+    if (err.step === 'config' && cause instanceof ConfigError) throw new GatewayConfigError(plainIssues(cause.issues));
+    throw new Error(describeStartError(err, config), { cause });
   }
+  const { backend, audit, gateway: internal } = parts;
   return embeddedGateway({ internal, backend, audit, logger, lines, loaded, config, parse, env });
 }
 
 interface Parts {
   internal: InternalGateway;
   backend: StateBackend;
-  audit: ReturnType<typeof createAuditTrail>;
+  audit: AuditTrail;
   logger: Logger;
   /** The stdout sink of a logger made here, flushed by close(). */
   lines: BatchedLines | null;

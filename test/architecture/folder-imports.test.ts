@@ -58,11 +58,11 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   state: ['audit', 'config', 'errors', 'files', 'keys', 'limits', 'log', 'redis', 'time', 'usage'],
   admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
   gateway: ['chat', 'config', 'embeddings', 'errors', 'guard', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
-  cli: ['admin', 'audit', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'library', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'time', 'usage'],
+  cli: ['admin', 'audit', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'library', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'usage'],
   // Public type declarations only: nothing internal, so the API report is the whole contract.
   api: [],
   // The library implementation: may use any folder below it; only LIBRARY_USERS import it.
-  library: ['admin', 'api', 'audit', 'config', 'files', 'gateway', 'http', 'keys', 'log', 'ops', 'state', 'time'],
+  library: ['admin', 'api', 'audit', 'config', 'files', 'gateway', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'redis', 'state', 'time'],
   // The contract suites shipped for hosts (node:test and node:assert only).
   testing: ['api', 'keys', 'limits'],
   'index.ts': ['api', 'library'],
