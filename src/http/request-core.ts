@@ -71,10 +71,12 @@ export interface RequestCore {
   /**
    * Handles one request on `res`, a response of any node:http(s) server.
    * `url`: the URL to route (the request's, or a host's with its base path
-   * taken off). `refusal`: an answer decided before routing (node's checks
-   * the listener took over: CONNECT, Expect).
+   * taken off); null: a URL outside what is served here (a host's path
+   * outside the base path), answered 404 with the request's own path.
+   * `refusal`: an answer decided before routing (node's checks the listener
+   * took over: CONNECT, Expect).
    */
-  handle(req: IncomingMessage, res: ServerResponse, url: string, refusal: ApiError | null): Promise<void>;
+  handle(req: IncomingMessage, res: ServerResponse, url: string | null, refusal: ApiError | null): Promise<void>;
   /** Requests being handled now, through any server. */
   readonly inFlight: number;
   /** True once a drain began: every new request is answered 503. */
@@ -97,6 +99,8 @@ export interface RequestCore {
   /** During a drain: end the open requests now rather than at the deadline. */
   endDrainNow(): void;
 }
+
+const OUTSIDE = { kind: 'not_found' } as const;
 
 /** After the deadline's frames and 503s are written: how long the sockets get to deliver them. */
 const SOCKET_CLOSE_GRACE_MS = 2000;
@@ -132,7 +136,7 @@ export function createRequestCore(options: RequestCoreOptions): RequestCore {
   let whenIdle: Array<() => void> = [];
   let refused = 0;
 
-  async function handle(req: IncomingMessage, res: ServerResponse, url: string, refusal: ApiError | null): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, routed: string | null, refusal: ApiError | null): Promise<void> {
     const socket = req.socket;
     if (slots !== undefined && !slots.requestStarted(socket)) {
       // The connection gave its place up while this request was arriving; its client was answered 503 then.
@@ -140,6 +144,7 @@ export function createRequestCore(options: RequestCoreOptions): RequestCore {
       return;
     }
     startTiming(res, monotonic);
+    const url = routed ?? req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
     const ctx = new RequestContext(req, res, path, clientAddress(req, trusted));
@@ -192,7 +197,7 @@ export function createRequestCore(options: RequestCoreOptions): RequestCore {
         throw new ApiError('upgrade_not_supported', undefined, { headers: { upgrade: 'HTTP/1.1' } });
       }
       const method = req.method ?? 'GET';
-      const route = router.match(method, path);
+      const route = routed === null ? OUTSIDE : router.match(method, path);
       if (route.kind === 'not_found') throw new RouteNotFoundError(method, shortPath(path));
       if (route.kind === 'method_not_allowed') throw new MethodNotAllowedError(method, path, route.allow);
       await route.handler(ctx);

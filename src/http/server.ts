@@ -73,9 +73,10 @@ export interface HttpShell {
   /**
    * Handles a request another node:http(s) server received (a host's), with
    * the same request path as the listener's own requests: `url` is the URL to
-   * route. A drain covers these requests too (see drain).
+   * route; null answers 404 (a path outside what the host mounted here). A
+   * drain covers these requests too (see drain).
    */
-  handle(req: IncomingMessage, res: ServerResponse, url: string): void;
+  handle(req: IncomingMessage, res: ServerResponse, url: string | null): void;
   /** True once drain() began. */
   readonly draining: boolean;
   /** Requests being handled now (through the listener and handle()). */
