@@ -8,7 +8,7 @@
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { DrainReport, Gateway, GatewayOptions, ListenOptions, ListeningAddress, ReloadResult, RequestHandler } from '../api/gateway.ts';
-import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
+import { createAdminServer, SECURITY_HEADERS, type AdminServer } from '../admin/admin-server.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { parseConfig } from '../config/config-parser.ts';
 import type { ConfigIssue as InternalConfigIssue } from '../config/config-issues.ts';
@@ -95,7 +95,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   let parts: GatewayParts;
   try {
-    parts = await openGatewayParts({ config, logger, env, ...(tls === undefined ? {} : { tls }) });
+    parts = await openGatewayParts({ config, logger, env, basePath, ...(tls === undefined ? {} : { tls }) });
   } catch (err) {
     lines?.flush();
     if (!(err instanceof GatewayStartError)) throw err;
@@ -155,20 +155,18 @@ function embeddedGateway(parts: Parts): Gateway {
       env,
     });
 
-  const handle: RequestHandler = (req, res, next) => {
-    const seam = internal as InternalGateway & { handle?: RequestHandler };
-    if (typeof seam.handle !== 'function') throw new Error('Gateway.handle needs the request handler of src/gateway/gateway.ts (not in this build); use listen()');
-    seam.handle(req, res, next);
-  };
+  let apiUrl = '';
+  const handle: RequestHandler = (req, res, next) => internal.handle(req, res, next);
 
   async function listen(options: ListenOptions = {}): Promise<ListeningAddress> {
     if (closing !== null) throw new Error('listen() after close(): make a new gateway');
     const url = await listenOn(internal.server, options.fd, options.port ?? config.listen.port, options.host ?? config.listen.host, API_LISTENER);
     const address = internal.server.address();
     const bound = typeof address === 'object' && address !== null ? (address as AddressInfo) : null;
+    apiUrl = url;
     let admin: { url: string } | null = null;
     if (options.admin ?? config.admin.enabled) {
-      adminServer ??= makeAdmin(() => url);
+      adminServer ??= makeAdmin(() => apiUrl);
       admin = { url: await listenOn(adminServer.server, options.adminFd, options.adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER) };
     }
     return { host: bound?.address ?? (options.host ?? config.listen.host), port: bound?.port ?? 0, url, admin };
@@ -196,7 +194,16 @@ function embeddedGateway(parts: Parts): Gateway {
   return {
     handle,
     admin() {
-      throw new Error('Gateway.admin() needs the admin shell\'s request handler (not in this build); set admin.enabled and use listen()');
+      if (closing !== null) throw new Error('admin() after close(): make a new gateway');
+      adminServer ??= makeAdmin(() => apiUrl);
+      const shell = adminServer.shell;
+      // The headers the admin listener sets on every answer (no framing, sniffing, caching), set here as a host's server does not.
+      const headers = Object.entries(SECURITY_HEADERS);
+      // The admin routes own every path they are mounted at (the dashboard answers the rest): next is not called.
+      return (req, res) => {
+        for (const [name, value] of headers) res.setHeader(name, value);
+        shell.handle(req, res, req.url ?? '/');
+      };
     },
     listen,
     reload,

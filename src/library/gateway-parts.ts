@@ -29,6 +29,8 @@ export interface GatewayPartsOptions {
   env: NodeJS.ProcessEnv;
   /** listen.tls's material, read by the host. */
   tls?: ListenerTlsMaterial;
+  /** The prefix Gateway.handle serves under (checked by the host). */
+  basePath?: string;
   /** The process's metrics (serve); none for an embedded gateway. */
   metrics?: GatewayMetrics;
   countUnavailable?: (operation: StateOperation) => void;
@@ -114,6 +116,7 @@ export async function openGatewayParts(options: GatewayPartsOptions): Promise<Ga
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
       ...(responseStore === undefined ? {} : { responseStore }),
       ...(options.tls === undefined ? {} : { tls: options.tls }),
+      ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
     });
     return { backend, audit, gateway };
   } catch (err) {
