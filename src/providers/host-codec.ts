@@ -12,24 +12,34 @@ import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/t
 import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
 import type { ProviderCodec, StreamDecoder } from '../upstream/provider.ts';
 import { badUpstreamResponseError, upstreamStreamTruncatedError } from '../upstream/upstream-errors.ts';
+import { FailureKind, noteFailureCause } from '../upstream/failure-cause.ts';
 
 const CODEC_FAILED = "The upstream provider's answer could not be translated.";
 
 /** The cause logged with a host codec's failure: where it failed and the class of what was thrown. */
 export class HostCodecError extends Error {
   override name = 'HostCodecError';
+  /** The class of what was thrown ("TypeError"), or its typeof for a non-Error. */
+  readonly thrownClass: string;
   constructor(type: string, step: string, thrown: unknown) {
     const what = thrown instanceof Error ? thrown.name : thrown === null ? 'null' : typeof thrown;
     super(`provider type "${type}": the codec's ${step} threw ${what}`);
+    this.thrownClass = what;
   }
 }
 
+/** The 502 for what a host codec threw; the operator's "upstream failed" line
+ * says bad_response with the step and the thrown class, e.g. "codec.decode:TypeError". */
 function failure(type: string, step: string, thrown: unknown): ApiError {
-  return thrown instanceof ApiError ? thrown : badUpstreamResponseError(CODEC_FAILED, new HostCodecError(type, step, thrown));
+  if (thrown instanceof ApiError) return thrown;
+  const cause = new HostCodecError(type, step, thrown);
+  const error = badUpstreamResponseError(CODEC_FAILED, cause);
+  noteFailureCause(error, { kind: FailureKind.BadResponse, detail: `codec.${step}:${cause.thrownClass}`, address: null });
+  return error;
 }
 
 function wrongReturn(type: string, step: string, expected: string): ApiError {
-  return badUpstreamResponseError(CODEC_FAILED, new HostCodecError(type, step, new TypeError(`${step} did not return ${expected}`)));
+  return failure(type, step, new TypeError(`${step} did not return ${expected}`));
 }
 
 /** The codec a host adapter's create returned, checked for its parts; throws a TypeError naming what is missing. */
