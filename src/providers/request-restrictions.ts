@@ -14,6 +14,8 @@ export const REQUEST_RESTRICTIONS: { readonly [T in ProviderConfig['type']]: rea
   openai: [],
   anthropic: ANTHROPIC_REFUSES,
   demo: [],
+  // A host type's refusals are its codec's code, not data check-config can compare.
+  host: [],
 };
 
 /** One warning per alias whose targets' provider types refuse different requests, naming what each refuses that another takes. */

@@ -16,7 +16,7 @@ import type { Limiter } from '../../src/limits/limiter.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { Scheduler } from '../../src/time/scheduler.ts';
-import { startFakeUpstream as startSharedUpstream } from '../support/fake-upstream.ts';
+import { startFakeUpstream as startSharedUpstream } from '../../src/testing/fake-upstream.ts';
 import { responseStoreLimits } from '../../src/state/response-store-port.ts';
 import { systemScheduler } from '../../src/time/scheduler.ts';
 
@@ -27,7 +27,7 @@ export interface UpstreamRequest {
   body: unknown;
 }
 
-/** The shared fake upstream (../support/fake-upstream.ts) seen as the gateway tests use it: the requests with their JSON bodies parsed. */
+/** The shared fake upstream (../../src/testing/fake-upstream.ts) seen as the gateway tests use it: the requests with their JSON bodies parsed. */
 export interface FakeUpstream {
   baseUrl: string;
   requests: UpstreamRequest[];
