@@ -2,6 +2,7 @@
 // Declarations only; src/library/create-gateway.ts implements them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ConfigIssue, GatewayConfigInput } from './config.ts';
+import type { ProviderAdapter } from './providers.ts';
 import type { AuditSink, Authenticator, KeyStore, Limiter, Logger, ProviderKeySource, TraceExporter, UsageStore } from './ports.ts';
 
 /** A node:http request function; `next` (Express/Connect style) is called for a path the gateway does not serve. */
@@ -36,6 +37,8 @@ export interface GatewayOptions {
   providerKey?: ProviderKeySource;
   /** Receives the finished spans in place of the OTLP export. */
   traceExporter?: TraceExporter;
+  /** Provider types the config's providers may name besides openai, anthropic and demo (reload() checks with them too). */
+  providerTypes?: readonly ProviderAdapter[];
 }
 
 export interface ListenOptions {

@@ -22,6 +22,7 @@ import { connectionsForDescriptors, readDescriptorLimit } from '../ops/descripto
 import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { checkConfig, GatewayConfigError } from './check-config.ts';
+import { checkProviderTypes } from './provider-registry.ts';
 import { describeStartError, GatewayStartError, openGatewayParts, type GatewayParts } from './gateway-parts.ts';
 import { createReloadSequence } from './reload-sequence.ts';
 import type { Gateway as InternalGateway } from '../gateway/gateway.ts';
@@ -68,11 +69,16 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const env = options.env ?? process.env;
   const baseDir = path.resolve(options.baseDir ?? process.cwd());
   const source = path.join(baseDir, SOURCE_IN_BASE_DIR);
-  const parse = (value: unknown): GatewayConfig => parseConfig(value, source, baseDir);
+  // Malformed registrations throw here, naming the adapter, before the config is looked at.
+  const providerTypes = checkProviderTypes(options.providerTypes);
+  const parse = (value: unknown): GatewayConfig => parseConfig(value, source, baseDir, { providerTypes });
 
   // Every problem at once, missing upstream keys included (what reload() and serve would refuse).
-  const issues = checkConfig(options.config, { baseDir, env });
-  if (issues.length > 0) throw new GatewayConfigError(issues);
+  // checkConfig knows only the built-in provider types: with host types the parse below reports.
+  if (providerTypes.length === 0) {
+    const issues = checkConfig(options.config, { baseDir, env });
+    if (issues.length > 0) throw new GatewayConfigError(issues);
+  }
   let loaded: GatewayConfig;
   let tls: ListenerTlsMaterial | undefined;
   try {

@@ -11,6 +11,7 @@ import { createGateway } from '../../src/library/create-gateway.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
 import { eventually } from '../support/eventually.ts';
+import { parrotAdapter } from './providers-sample-adapter.ts';
 import { freshDir, memoryTempDir } from '../support/temp-dir.ts';
 
 const root = memoryTempDir('library');
@@ -84,6 +85,30 @@ describe('createGateway', () => {
       ['/llm?x', 'basePath must be a path without "?" or "#" (got "/llm?x")'],
     ] as const) {
       await assert.rejects(createGateway({ config: DEMO, basePath }), { name: 'TypeError', message });
+    }
+  });
+
+  test('providerTypes: a host type is checked by its adapter at start and on reload; without it the type is unknown', async () => {
+    const dataDir = path.join(freshDir(root), 'data');
+    const parrot = (region: string): Record<string, unknown> => ({
+      ...DEMO,
+      dataDir,
+      providers: { ...DEMO.providers, p: { type: 'parrot', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'PARROT_KEY', region } },
+      aliases: { ...DEMO.aliases, 'service-parrot': { provider: 'p', model: 'm' } },
+    });
+    const env = { PARROT_KEY: 'pk-test' };
+    const unknown = await createGateway({ config: parrot('eu'), env, logger: recordingLogger().logger }).then(
+      () => assert.fail('resolved'),
+      (err: unknown) => err,
+    );
+    assert.ok(unknown instanceof GatewayConfigError);
+    assert.deepEqual(unknown.issues, [{ code: 'not_one_of', path: 'providers.p.type', message: 'must be "openai", "anthropic" or "demo"' }]);
+    const gateway = await createGateway({ config: parrot('eu'), env, logger: recordingLogger().logger, providerTypes: [parrotAdapter] });
+    try {
+      assert.deepEqual(await gateway.reload(parrot('us')), { ok: true, aliases: 3, restartNeeded: [] });
+      assert.deepEqual(await gateway.reload(parrot('mars')), { ok: false, issues: [{ code: 'invalid_value', path: 'providers.p.region', message: 'must be "eu" or "us"' }] });
+    } finally {
+      await gateway.close();
     }
   });
 
