@@ -44,7 +44,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   http: ['config', 'errors', 'json', 'log', 'time'],
   oidc: ['config', 'log'],
   usage: ['files'],
-  audit: ['files', 'log', 'redis', 'time'],
+  audit: ['api', 'files', 'log', 'redis', 'time'],
   upstream: ['chat', 'config', 'embeddings', 'errors', 'log', 'sse', 'time'],
   routing: ['chat', 'config', 'embeddings', 'errors', 'upstream'],
   limits: ['chat', 'config', 'redis'],
@@ -55,6 +55,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
   gateway: ['api', 'chat', 'config', 'embeddings', 'errors', 'guard', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
   testing: ['api', 'keys', 'limits'],
+  library: ['api', 'audit', 'config', 'gateway', 'guard', 'limits', 'log', 'state', 'telemetry'],
   cli: ['admin', 'audit', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'time', 'usage'],
 };
 
