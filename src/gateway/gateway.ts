@@ -28,7 +28,9 @@ import { createStoredResponsesHandlers, STORED_RESPONSE_PATH } from './stored-re
 import type { StateBackend } from '../state/state-backend.ts';
 import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
 import { createUpstreamFailureLog } from '../upstream/failure-log.ts';
-import { createGatewayTracer } from '../telemetry/gateway-telemetry.ts';
+import { createGatewayTracer, traceShutdownMs } from '../telemetry/gateway-telemetry.ts';
+import type { Authenticator, ProviderKeySource, TraceExporter } from '../api/ports.ts';
+import { hostAuthenticator } from './auth.ts';
 import type { AliasTargets } from '../routing/alias-targets.ts';
 import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { healthRoutes } from './health.ts';
@@ -60,6 +62,12 @@ interface GatewayOptions {
   tls?: ListenerTlsMaterial;
   /** The prefix handle() serves the routes under ("/llm"); default "" (see Gateway.handle). */
   basePath?: string;
+  /** A host's authenticator: decides every API request's key (state.keys is then not asked for requests). */
+  authenticate?: Authenticator | undefined;
+  /** A host's upstream keys, asked on every exchange over the config's. */
+  providerKey?: ProviderKeySource | undefined;
+  /** A host's span exporter in place of the OTLP POST. */
+  traceExporter?: TraceExporter | undefined;
 }
 
 export interface ReloadSummary {
@@ -145,8 +153,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   const permits = createPermitKeeper(state.limiter, logger, scheduler);
   // telemetry: one tracer for the process (telemetry is restart-only); throws ConfigError for a missing export header.
-  const tracer = createGatewayTracer(options.config, { logger, env: options.env ?? process.env, onExported: (n) => metrics?.traceSpansExported(n), onDropped: (reason, n) => metrics?.traceSpansDropped(reason, n) });
-  const deps: ServingDeps = { responseStore: options.responseStore, keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, scheduler, tracer };
+  const tracer = createGatewayTracer(options.config, { logger, env: options.env ?? process.env, onExported: (n) => metrics?.traceSpansExported(n), onDropped: (reason, n) => metrics?.traceSpansDropped(reason, n), exporter: options.traceExporter });
+  const keys = options.authenticate === undefined ? state.keys : hostAuthenticator(options.authenticate, logger);
+  const deps: ServingDeps = { responseStore: options.responseStore, keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, scheduler, tracer, providerKey: options.providerKey };
   // The settings only a restart changes stay these for the life of the process.
   const started = options.config;
   let serving: ServingState = buildServingState(started, deps, options.loadedAt ?? Math.floor(Date.now() / 1000));
@@ -158,7 +167,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('POST', '/v1/messages/count_tokens', (ctx) => serving.countTokens(ctx));
   router.add('POST', '/v1/responses', (ctx) => serving.responses(ctx));
   router.add('POST', EMBEDDINGS_PATH, (ctx) => serving.embeddings(ctx));
-  const stored = createStoredResponsesHandlers(state.keys, options.responseStore, clock);
+  const stored = createStoredResponsesHandlers(keys, options.responseStore, clock);
   router.add('GET', STORED_RESPONSE_PATH, stored.get);
   router.add('DELETE', STORED_RESPONSE_PATH, stored.delete);
   router.add('GET', '/v1/models', (ctx) => serving.models(ctx));
@@ -239,7 +248,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       permits.close();
       await flush();
       // telemetry: the last spans go out within the export timeout, or are counted as dropped.
-      await tracer.shutdown(started.telemetry.otlp?.timeoutMs ?? 0);
+      await tracer.shutdown(traceShutdownMs(started));
       return report;
     });
     return stopped;

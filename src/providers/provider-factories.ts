@@ -20,6 +20,7 @@ import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { createNodeTransport } from '../upstream/node-transport.ts';
 import { proxyHook } from '../upstream/proxy-tunnel.ts';
 import type { UpstreamTransport } from '../upstream/transport.ts';
+import type { UpstreamKey } from '../upstream/exchange-settings.ts';
 import type { ProviderConnection } from './provider-connections.ts';
 import { createAnthropicProvider } from './anthropic.ts';
 import { createDemoEmbedder, createDemoProvider } from './demo.ts';
@@ -29,7 +30,7 @@ import { DEFAULT_TOKEN_COUNT } from '../config/provider-defaults.ts';
 import { settingsFor } from '../upstream/json-exchange.ts';
 import { ProviderKind } from '../upstream/provider.ts';
 
-type Factory<C extends ProviderConfig> = (config: C, apiKey: string | undefined, connection: ProviderConnection | undefined, scheduler: Scheduler) => ProviderBinding;
+type Factory<C extends ProviderConfig> = (config: C, apiKey: UpstreamKey | undefined, connection: ProviderConnection | undefined, scheduler: Scheduler) => ProviderBinding;
 
 const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<ProviderConfig, { type: T }>> } = {
   openai: (config, apiKey, connection, scheduler) => {
@@ -108,7 +109,7 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
  * undefined: the built-in fetch, directly. `scheduler`: what its timers run on. */
 export function createProviderBinding(
   config: ProviderConfig,
-  apiKey: string | undefined,
+  apiKey: UpstreamKey | undefined,
   connection?: ProviderConnection,
   scheduler: Scheduler = systemScheduler,
 ): ProviderBinding {

@@ -42,7 +42,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   config: ['api', 'guard', 'json'],
   redis: ['log', 'time'],
   ops: ['log', 'time'],
-  telemetry: ['config', 'errors', 'log'],
+  telemetry: ['api', 'config', 'errors', 'log'],
   chat: ['config', 'errors', 'json', 'schema'],
   messages: ['chat', 'errors', 'json'],
   responses: ['chat', 'errors', 'json', 'messages'],
@@ -50,7 +50,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   http: ['config', 'errors', 'json', 'log', 'time'],
   oidc: ['config', 'log'],
   usage: ['files'],
-  audit: ['files', 'log', 'redis', 'time'],
+  audit: ['api', 'files', 'log', 'redis', 'time'],
   upstream: ['chat', 'config', 'embeddings', 'errors', 'log', 'sse', 'time'],
   routing: ['chat', 'config', 'embeddings', 'errors', 'upstream'],
   limits: ['chat', 'config', 'redis'],
@@ -59,10 +59,10 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   providers: ['api', 'chat', 'config', 'embeddings', 'errors', 'messages', 'routing', 'schema', 'sse', 'time', 'upstream'],
   state: ['audit', 'config', 'errors', 'files', 'keys', 'limits', 'log', 'redis', 'time', 'usage'],
   admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
-  gateway: ['chat', 'config', 'embeddings', 'errors', 'guard', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
+  gateway: ['api', 'chat', 'config', 'embeddings', 'errors', 'guard', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
   cli: ['admin', 'audit', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'library', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'usage'],
   // The library implementation: may use any folder below it; only LIBRARY_USERS import it.
-  library: ['admin', 'api', 'audit', 'chat', 'config', 'files', 'gateway', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'redis', 'sse', 'state', 'time'],
+  library: ['admin', 'api', 'audit', 'chat', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'redis', 'sse', 'state', 'telemetry', 'time'],
   // The contract suites shipped for hosts (node:test and node:assert only).
   testing: ['api', 'chat', 'config', 'keys', 'limits', 'providers', 'routing', 'upstream'],
   'index.ts': ['api', 'library'],
@@ -248,10 +248,10 @@ describe('folder imports', () => {
   });
 
   // telemetry: low enough for upstream/ and gateway/ to use, so it may lean on nothing above config/.
-  test('src/telemetry/ imports only json, log, errors and config', () => {
+  test('src/telemetry/ imports only json, log, errors, config and the public types', () => {
     const graph = folderGraph(path.join(repositoryRoot(), 'src'));
     assert.ok(graph.get('gateway')?.has('telemetry'), 'the gateway uses src/telemetry/');
-    const allowed = new Set(['json', 'log', 'errors', 'config']);
+    const allowed = new Set(['json', 'log', 'errors', 'config', 'api']);
     for (const imported of graph.get('telemetry') ?? []) assert.ok(allowed.has(imported), `src/telemetry/ imports src/${imported}/`);
   });
 
