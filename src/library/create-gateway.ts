@@ -43,9 +43,6 @@ function plainIssues(issues: readonly InternalConfigIssue[]): ConfigIssue[] {
   return issues.map((i) => ({ code: i.code, path: i.path, message: i.message }));
 }
 
-/** The port options whose wiring this build does not have yet: refused, never silently ignored. */
-const PORTS_NOT_WIRED = ['keys', 'authenticate', 'usage', 'limiter', 'audit', 'providerKey', 'traceExporter'] as const;
-
 /** Why a basePath cannot be used, or null. */
 function basePathProblem(basePath: string): string | null {
   if (basePath === '') return null;
@@ -63,9 +60,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const basePath = options.basePath ?? '';
   const baseProblem = basePathProblem(basePath);
   if (baseProblem !== null) throw new TypeError(baseProblem);
-  for (const port of PORTS_NOT_WIRED) {
-    if (options[port] !== undefined) throw new TypeError(`options.${port} is not supported by this build of createGateway yet; leave it out (the config's state backend is used)`);
-  }
   const env = options.env ?? process.env;
   const baseDir = path.resolve(options.baseDir ?? process.cwd());
   const source = path.join(baseDir, SOURCE_IN_BASE_DIR);
@@ -101,7 +95,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   let parts: GatewayParts;
   try {
-    parts = await openGatewayParts({ config, logger, env, basePath, ...(tls === undefined ? {} : { tls }) });
+    parts = await openGatewayParts({
+      config,
+      logger,
+      env,
+      basePath,
+      ...(tls === undefined ? {} : { tls }),
+      ports: { keys: options.keys, usage: options.usage, limiter: options.limiter },
+      ...(options.audit === undefined ? {} : { auditSink: options.audit }),
+      ...(options.authenticate === undefined ? {} : { authenticate: options.authenticate }),
+      ...(options.providerKey === undefined ? {} : { providerKey: options.providerKey }),
+      ...(options.traceExporter === undefined ? {} : { traceExporter: options.traceExporter }),
+    });
   } catch (err) {
     lines?.flush();
     if (!(err instanceof GatewayStartError)) throw err;

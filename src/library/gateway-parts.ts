@@ -4,9 +4,9 @@
 // response store when responses.store is on, then the gateway itself. A
 // failure closes what was opened and says at which step it happened, so each
 // host words it for its reader.
+import type { AuditSink, Authenticator, ProviderKeySource, TraceExporter } from '../api/ports.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import { AuditLogError } from '../audit/audit-log.ts';
-import { createAuditTrail } from '../audit/audit-trail.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import { FileError } from '../files/errors.ts';
@@ -17,11 +17,11 @@ import type { Logger } from '../log/logger.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
 import { recoverAuditChain } from '../state/change-recovery.ts';
-import { openStateBackend } from '../state/open-backend.ts';
 import type { StateOperation } from '../state/redis-backend.ts';
 import { responseStoreLimits } from '../state/response-store-port.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { systemScheduler } from '../time/scheduler.ts';
+import { createLibraryAuditTrail, openLibraryState, type LibraryStatePorts } from './compose-state.ts';
 
 export interface GatewayPartsOptions {
   config: GatewayConfig;
@@ -33,6 +33,13 @@ export interface GatewayPartsOptions {
   basePath?: string;
   /** The process's metrics (serve); none for an embedded gateway. */
   metrics?: GatewayMetrics;
+  /** A host's keys, usage store and limiter, in place of the backend's own (only the rest is opened). */
+  ports?: LibraryStatePorts;
+  /** A host's copy of each audit record, after the chain took it. */
+  auditSink?: AuditSink;
+  authenticate?: Authenticator;
+  providerKey?: ProviderKeySource;
+  traceExporter?: TraceExporter;
   countUnavailable?: (operation: StateOperation) => void;
   countBudgetJournalWriteFailure?: () => void;
   onAuditAppendFailure?: () => void;
@@ -81,7 +88,7 @@ export async function openGatewayParts(options: GatewayPartsOptions): Promise<Ga
   const { config, logger, env } = options;
   let backend: StateBackend;
   try {
-    backend = await openStateBackend(config, {
+    backend = await openLibraryState(config, options.ports ?? {}, {
       logger,
       env,
       onKeyStoreError: (err: Error) => logger.error('key store reload failed; keeping the last good keys', { error: err.message }),
@@ -95,7 +102,7 @@ export async function openGatewayParts(options: GatewayPartsOptions): Promise<Ga
     }
     throw err;
   }
-  const audit = createAuditTrail({ logger, log: backend.audit, ...(options.onAuditAppendFailure === undefined ? {} : { onAppendFailure: options.onAuditAppendFailure }) });
+  const audit = createLibraryAuditTrail(backend, options.auditSink, logger, options.onAuditAppendFailure === undefined ? {} : { onAppendFailure: options.onAuditAppendFailure });
   try {
     await recoverAuditChain({ log: backend.audit, keys: backend.keys, tokens: backend.tokens, trail: audit, logger });
   } catch (err) {
@@ -117,6 +124,9 @@ export async function openGatewayParts(options: GatewayPartsOptions): Promise<Ga
       ...(responseStore === undefined ? {} : { responseStore }),
       ...(options.tls === undefined ? {} : { tls: options.tls }),
       ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
+      ...(options.authenticate === undefined ? {} : { authenticate: options.authenticate }),
+      ...(options.providerKey === undefined ? {} : { providerKey: options.providerKey }),
+      ...(options.traceExporter === undefined ? {} : { traceExporter: options.traceExporter }),
     });
     return { backend, audit, gateway };
   } catch (err) {

@@ -91,3 +91,48 @@ describe('an embedded gateway on the host server', () => {
     }
   });
 });
+
+describe('an embedded gateway with a host\'s ports', () => {
+  test('authenticate decides each request; the audit sink gets the reload records the chain took', async () => {
+    const dataDir = path.join(freshDir(root), 'data');
+    const asked: Array<{ apiKey: string | null; door: string }> = [];
+    const records: Array<{ seq: number; action: string; actor: { kind: string; id: string }; source: string; target: string | null }> = [];
+    const gateway = await createGateway({
+      config: { ...DEMO, dataDir },
+      logger: createLogger({ level: 'error', write: () => undefined }),
+      env: {},
+      authenticate: ({ apiKey, door }) => {
+        asked.push({ apiKey, door });
+        return apiKey === 'host-key' ? { id: 'team-a', allowedAliases: ['service-chat'] } : null;
+      },
+      audit: {
+        append: async (record) => {
+          records.push({ seq: record.seq, action: record.action, actor: { kind: record.actor.kind, id: record.actor.id }, source: record.source, target: record.target });
+        },
+      },
+    });
+    try {
+      const { url } = await gateway.listen({ port: 0, host: '127.0.0.1' });
+      const ask = (key: string): Promise<Response> =>
+        fetch(`${url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'service-chat', messages: [{ role: 'user', content: 'hello' }] }),
+        });
+      assert.equal((await ask('host-key')).status, 200);
+      assert.equal((await ask('other-key')).status, 401);
+      assert.deepEqual(asked, [
+        { apiKey: 'host-key', door: 'chat' },
+        { apiKey: 'other-key', door: 'chat' },
+      ]);
+      assert.deepEqual(await gateway.reload({ ...DEMO, dataDir }), { ok: true, aliases: 2, restartNeeded: [] });
+      assert.deepEqual((await gateway.reload({ ...DEMO, dataDir, colour: 'blue' })).ok, false);
+      assert.deepEqual(records, [
+        { seq: 1, action: 'config.reload', actor: { kind: 'system', id: 'library' }, source: 'reload()', target: 'embedded' },
+        { seq: 2, action: 'config.reload_refused', actor: { kind: 'system', id: 'library' }, source: 'reload()', target: 'embedded' },
+      ]);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
