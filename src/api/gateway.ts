@@ -96,17 +96,26 @@ export interface Gateway {
   readonly handle: RequestHandler;
   /**
    * The admin API and dashboard as a second request function (the admin
-   * listener's routes); made on the first call. Throws an Error naming what to
-   * set when the config cannot give it (admin credentials live in dataDir).
+   * listener's routes, security headers included), made on the first call;
+   * mount it where the path it sees starts at "/". Signing in needs the admin
+   * password in dataDir (`portcullis admin set-password`) or an admin API
+   * token: an embedded gateway makes no one-time bootstrap token. Throws after close().
    */
   admin(): RequestHandler;
-  /** Listens on config.listen (or options), and the admin listener when config.admin.enabled; the server limits of config.limits. */
+  /**
+   * Listens on config.listen (or options), and the admin listener when
+   * config.admin.enabled (or options.admin); the server limits of
+   * config.limits. Once per gateway; a taken address rejects naming the
+   * setting, and listen() may then be called again.
+   */
   listen(options?: ListenOptions): Promise<ListeningAddress>;
   /**
    * Checks and builds `config` and re-reads the keys, then swaps all in at
    * once; refused, nothing changes. Never throws for a config problem. Calls
    * never overlap: one made during another waits its turn. Each is audited
-   * (config.reload / config.reload_refused, actor system "library").
+   * (config.reload / config.reload_refused, actor system "library", source
+   * "reload()", target "embedded"). Restart-only settings (listen, TLS files'
+   * paths, state, telemetry) keep their running value and are named in restartNeeded.
    */
   reload(config: unknown): Promise<ReloadResult>;
   /**
@@ -114,6 +123,7 @@ export interface Gateway {
    * gives open requests drainTimeoutMs (default config shutdown.drainTimeoutMs),
    * ends those left, writes the usage counters, and closes what the gateway
    * opened (listeners, admin, the state backend, its logger's pending lines).
+   * Ports the host gave (keys, usage, limiter, audit) are the host's to close.
    * Later calls return the same promise.
    */
   close(options?: { drainTimeoutMs?: number }): Promise<DrainReport>;

@@ -19,7 +19,7 @@ import { healthRoutes } from '../gateway/health.ts';
 import { trustedProxies } from '../http/client-address.ts';
 import { batchLines, createLogger, type BatchedLines, type Logger } from '../log/logger.ts';
 import { connectionsForDescriptors, readDescriptorLimit } from '../ops/descriptor-watch.ts';
-import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
+import { listenOn } from '../ops/listen.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { checkConfig, GatewayConfigError } from './check-config.ts';
 import { checkProviderTypes } from './provider-registry.ts';
@@ -51,6 +51,10 @@ function basePathProblem(basePath: string): string | null {
   if (/[?#]/.test(basePath)) return `basePath must be a path without "?" or "#" (got ${JSON.stringify(basePath)})`;
   return null;
 }
+
+/** What a taken or forbidden address names: the listener, and the settings that move it for a host. */
+const API_LISTENER = { name: 'the API listener', settings: "listen.port or listen()'s port" };
+const ADMIN_LISTENER = { name: 'the admin listener', settings: "admin.port or listen()'s adminPort, or listen({admin: false})" };
 
 /** Who a reload() is, in its audit record. */
 const LIBRARY_ACTOR = { kind: 'system', id: 'library' } as const;
@@ -167,11 +171,21 @@ function embeddedGateway(parts: Parts): Gateway {
     });
 
   let apiUrl = '';
+  let listening = false;
   const handle: RequestHandler = (req, res, next) => internal.handle(req, res, next);
 
   async function listen(options: ListenOptions = {}): Promise<ListeningAddress> {
     if (closing !== null) throw new Error('listen() after close(): make a new gateway');
-    const url = await listenOn(internal.server, options.fd, options.port ?? config.listen.port, options.host ?? config.listen.host, API_LISTENER);
+    if (listening) throw new Error('listen() was called already: a gateway has one API listener (serve more addresses from your own server with handle())');
+    listening = true;
+    let url: string;
+    try {
+      url = await listenOn(internal.server, options.fd, options.port ?? config.listen.port, options.host ?? config.listen.host, API_LISTENER);
+    } catch (err) {
+      // A taken port: the host may try another.
+      listening = false;
+      throw err;
+    }
     const address = internal.server.address();
     const bound = typeof address === 'object' && address !== null ? (address as AddressInfo) : null;
     apiUrl = url;

@@ -3,7 +3,8 @@
 // through the demo provider; reload accepted and refused; close drains; two
 // gateways in one process leave no process listener behind.
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { GatewayConfigError } from '../../src/library/check-config.ts';
@@ -127,8 +128,29 @@ describe('createGateway', () => {
       assert.equal(answer.body['object'], 'chat.completion');
       assert.equal(answer.body['model'], 'service-chat');
       assert.equal((await chat(address.url, 'pc-not-a-key')).status, 401);
+      await assert.rejects(gateway.listen({ port: 0 }), {
+        message: 'listen() was called already: a gateway has one API listener (serve more addresses from your own server with handle())',
+      });
     } finally {
       await gateway.close();
+    }
+  });
+
+  test('a taken port names the listener and the setting; the host may listen again elsewhere', async () => {
+    const { dataDir } = await dataDirWithKey();
+    const taken = createServer();
+    taken.listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const takenPort = (taken.address() as AddressInfo).port;
+    const gateway = await createGateway({ config: { ...DEMO, dataDir }, logger: recordingLogger().logger, env: {} });
+    try {
+      await assert.rejects(gateway.listen({ port: takenPort, host: '127.0.0.1' }), {
+        message: `the API listener: 127.0.0.1:${takenPort} is already in use by another process; set listen.port or listen()'s port (0 picks a free port)`,
+      });
+      assert.ok((await gateway.listen({ port: 0, host: '127.0.0.1' })).port > 0);
+    } finally {
+      await gateway.close();
+      taken.close();
     }
   });
 
