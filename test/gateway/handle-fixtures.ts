@@ -58,6 +58,8 @@ export interface HostedGateway {
 
 export interface HostedOptions {
   upstreamUrl: string;
+  /** More config file sections (listen.trustedProxies, ...). */
+  config?: Record<string, unknown>;
   basePath?: string;
   listener?: HostListener;
   scheduler?: Scheduler;
@@ -73,6 +75,7 @@ export async function startHostedGateway(options: HostedOptions): Promise<Hosted
       providers: { up: fakeProvider(options.upstreamUrl) },
       aliases: { 'service-a': { provider: 'up', model: 'model-a' } },
       auto: { default: 'service-a' },
+      ...options.config,
     },
     null,
     dataDir,

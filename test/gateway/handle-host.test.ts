@@ -72,6 +72,13 @@ test('in a plain http.createServer beside a route of the host: the chat route an
   assert.equal(hosted.gateway.server.listening, false);
 });
 
+test("the client address behind a trusted proxy is X-Forwarded-For's, as on the listener (listen.trustedProxies)", async () => {
+  const { hosted } = await setup({ config: { listen: { trustedProxies: ['127.0.0.1'] } } });
+  const res = await request(hosted.hostUrl, 'GET', '/healthz', { headers: { 'x-forwarded-for': '203.0.113.9', 'x-request-id': 'xff-1' } });
+  assert.equal(res.status, 200);
+  assert.equal((await lineOf(hosted, 'xff-1'))['client'], '203.0.113.9');
+});
+
 test('a path no route knows, without next(): the gateway 404 JSON naming the path', async () => {
   const { hosted } = await setup();
   const res = await request(hosted.hostUrl, 'GET', '/v1/nothing-here?x=1');
