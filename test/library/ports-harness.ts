@@ -61,16 +61,24 @@ export async function startPortsGateway(options: PortsGatewayOptions = {}): Prom
   const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
   const env = options.env ?? { FAKE_UPSTREAM_KEY: 'sk-config-key' };
   const state = await openLibraryState(config, { keys: options.keys, usage: options.usage, limiter: options.limiter }, { logger, env });
-  const gateway = createGateway({
-    config,
-    state,
-    logger,
-    env,
-    loadedAt: 1_700_000_000,
-    authenticate: options.authenticate,
-    providerKey: options.providerKey,
-    traceExporter: options.traceExporter,
-  });
+  let gateway: Gateway;
+  try {
+    gateway = createGateway({
+      config,
+      state,
+      logger,
+      env,
+      loadedAt: 1_700_000_000,
+      authenticate: options.authenticate,
+      providerKey: options.providerKey,
+      traceExporter: options.traceExporter,
+    });
+  } catch (error) {
+    await state.close();
+    await upstream.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   await listenOn(gateway.server, undefined, 0, '127.0.0.1', API_LISTENER);
   const { port } = gateway.server.address() as AddressInfo;
   return {
