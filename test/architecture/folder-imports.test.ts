@@ -64,7 +64,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   // The library implementation: may use any folder below it; only LIBRARY_USERS import it.
   library: ['admin', 'api', 'audit', 'chat', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'redis', 'sse', 'state', 'telemetry', 'time'],
   // The contract suites shipped for hosts (node:test and node:assert only).
-  testing: ['api', 'chat', 'config', 'keys', 'limits', 'providers', 'routing', 'upstream'],
+  testing: ['api', 'audit', 'chat', 'config', 'gateway', 'keys', 'limits', 'log', 'providers', 'routing', 'telemetry', 'upstream'],
   'index.ts': ['api', 'library'],
   'testing.ts': ['api', 'library'],
 };
