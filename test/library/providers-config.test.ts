@@ -9,6 +9,8 @@ import { parseConfig } from '../../src/config/config-parser.ts';
 import { ConfigError, type GatewayConfig, type HostProviderConfig } from '../../src/config/config.ts';
 import type { ConfigIssue } from '../../src/config/config-issues.ts';
 import { checkProviderTypes } from '../../src/library/provider-registry.ts';
+import { providerTypeName } from '../../src/config/provider-types.ts';
+import { describeTarget } from '../../src/telemetry/chat-trace.ts';
 import { parrotAdapter } from './providers-sample-adapter.ts';
 
 const BASE = 'http://127.0.0.1:9/v1';
@@ -88,6 +90,13 @@ describe('a provider of a host type', () => {
     assert.deepEqual(issuesOf(configWith({ type: 'thrower', baseUrl: BASE }), [throwing]), [
       { code: 'invalid_value', path: 'providers.p', message: 'could not be checked: provider type "thrower"\'s parse threw (RangeError) instead of reporting; fix the adapter or these settings' },
     ]);
+  });
+
+  test('is named by its own type where a type is shown (a refusal\'s target label, trace attributes)', () => {
+    const config = parse(configWith({ type: 'parrot', baseUrl: BASE, region: 'eu' }));
+    assert.equal(providerTypeName(config.providers['p']!), 'parrot');
+    const { attributes } = describeTarget(config, 'p/m');
+    assert.deepEqual([attributes['gen_ai.system'], attributes['gen_ai.provider.name']], ['parrot', 'parrot']);
   });
 
   test('defaultBaseUrl makes baseUrl optional', () => {
