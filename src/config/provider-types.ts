@@ -165,3 +165,8 @@ export function providerNotices(providers: readonly ProviderConfig[]): string[] 
   }
   return [...notices];
 }
+
+/** The type name a provider's config gave: a built-in type, or the host type's own name. */
+export function providerTypeName(config: ProviderConfig): string {
+  return config.type === HOST_PROVIDER ? config.hostType : config.type;
+}

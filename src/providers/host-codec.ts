@@ -19,27 +19,28 @@ const CODEC_FAILED = "The upstream provider's answer could not be translated.";
 /** The cause logged with a host codec's failure: where it failed and the class of what was thrown. */
 export class HostCodecError extends Error {
   override name = 'HostCodecError';
-  /** The class of what was thrown ("TypeError"), or its typeof for a non-Error. */
+  /** The class of what was thrown ("TypeError", or its typeof for a non-Error), or "wrong_return". */
   readonly thrownClass: string;
-  constructor(type: string, step: string, thrown: unknown) {
-    const what = thrown instanceof Error ? thrown.name : thrown === null ? 'null' : typeof thrown;
-    super(`provider type "${type}": the codec's ${step} threw ${what}`);
+  /** `expected`: set when the step returned something other than it, rather than throwing. */
+  constructor(type: string, step: string, thrown: unknown, expected?: string) {
+    const what = expected !== undefined ? 'wrong_return' : thrown instanceof Error ? thrown.name : thrown === null ? 'null' : typeof thrown;
+    super(expected !== undefined ? `provider type "${type}": the codec's ${step} did not return ${expected}` : `provider type "${type}": the codec's ${step} threw ${what}`);
     this.thrownClass = what;
   }
 }
 
 /** The 502 for what a host codec threw; the operator's "upstream failed" line
  * says bad_response with the step and the thrown class, e.g. "codec.decode:TypeError". */
-function failure(type: string, step: string, thrown: unknown): ApiError {
+function failure(type: string, step: string, thrown: unknown, expected?: string): ApiError {
   if (thrown instanceof ApiError) return thrown;
-  const cause = new HostCodecError(type, step, thrown);
+  const cause = new HostCodecError(type, step, thrown, expected);
   const error = badUpstreamResponseError(CODEC_FAILED, cause);
   noteFailureCause(error, { kind: FailureKind.BadResponse, detail: `codec.${step}:${cause.thrownClass}`, address: null });
   return error;
 }
 
 function wrongReturn(type: string, step: string, expected: string): ApiError {
-  return failure(type, step, new TypeError(`${step} did not return ${expected}`));
+  return failure(type, step, undefined, expected);
 }
 
 /** The codec a host adapter's create returned, checked for its parts; throws a TypeError naming what is missing. */

@@ -73,7 +73,12 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
     embedder: null,
   }),
   host: (config, apiKey, connection, scheduler) => {
-    const created = config.adapter.create(config.settings, { name: config.name, baseUrl: config.baseUrl });
+    let created: unknown;
+    try {
+      created = config.adapter.create(config.settings, { name: config.name, baseUrl: config.baseUrl });
+    } catch (error) {
+      throw new Error(`provider "${config.name}" (type "${config.hostType}"): the adapter's create threw: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
     const codec = new HostCodecAdapter(config.hostType, checkHostCodec(config.hostType, config.name, created));
     const keyHeader = config.apiKeyHeader;
     const settings = exchangeSettings(config.baseUrl, upstreamHeaders(config.headers, apiKey, keyHeader, keyHeader === 'authorization' ? 'Bearer ' : ''), {

@@ -78,9 +78,11 @@ describe('what a host codec returns', () => {
     assert.match(error.message, /choices/);
   });
 
-  test('encode returning a non-string: 502', async () => {
+  test('encode returning a non-string: 502, its cause saying what was wrong', async () => {
     const error = await rejection(exchangeCompletion(providerWith({ encode: () => 42 }), call()));
     assert.deepEqual([error.status, error.code], [502, 'bad_upstream_response']);
+    assert.equal((error.cause as Error).message, 'provider type "odd": the codec\'s encode did not return a string');
+    assert.equal(failureCauseOf(error).detail, 'codec.encode:wrong_return');
   });
 
   test("a refusal becomes the client's 400 naming the param; a malformed one is a 502", () => {
@@ -93,6 +95,14 @@ describe('what a host codec returns', () => {
   test('requestHeaders that are not strings: 502', async () => {
     const error = await rejection(exchangeCompletion(providerWith({ requestHeaders: () => ({ 'x-n': 1 }) }), call()));
     assert.deepEqual([error.status, error.code], [502, 'bad_upstream_response']);
+  });
+});
+
+describe('an adapter whose create throws', () => {
+  test('is an Error when the provider is built, naming the provider and the type', () => {
+    const adapter: ProviderAdapter = { type: 'odd', settings: [], parse: () => null, create: () => { throw new RangeError('no region'); } };
+    const config = parseConfig({ providers: { p: { type: 'odd', baseUrl: upstream.baseUrl } }, aliases: { chat: { provider: 'p', model: 'm' } } }, null, '/tmp', { providerTypes: [adapter] });
+    assert.throws(() => createProviderBinding(config.providers['p']!, undefined), { message: 'provider "p" (type "odd"): the adapter\'s create threw: no region' });
   });
 });
 

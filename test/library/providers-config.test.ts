@@ -9,6 +9,9 @@ import { parseConfig } from '../../src/config/config-parser.ts';
 import { ConfigError, type GatewayConfig, type HostProviderConfig } from '../../src/config/config.ts';
 import type { ConfigIssue } from '../../src/config/config-issues.ts';
 import { checkProviderTypes } from '../../src/library/provider-registry.ts';
+import { providerTypeName } from '../../src/config/provider-types.ts';
+import { describeTarget } from '../../src/telemetry/chat-trace.ts';
+import { aliasTargetWarnings } from '../../src/providers/request-restrictions.ts';
 import { parrotAdapter } from './providers-sample-adapter.ts';
 
 const BASE = 'http://127.0.0.1:9/v1';
@@ -88,6 +91,29 @@ describe('a provider of a host type', () => {
     assert.deepEqual(issuesOf(configWith({ type: 'thrower', baseUrl: BASE }), [throwing]), [
       { code: 'invalid_value', path: 'providers.p', message: 'could not be checked: provider type "thrower"\'s parse threw (RangeError) instead of reporting; fix the adapter or these settings' },
     ]);
+  });
+
+  test('is named by its own type where a type is shown (a refusal\'s target label, trace attributes)', () => {
+    const config = parse(configWith({ type: 'parrot', baseUrl: BASE, region: 'eu' }));
+    assert.equal(providerTypeName(config.providers['p']!), 'parrot');
+    const { attributes } = describeTarget(config, 'p/m');
+    assert.deepEqual([attributes['gen_ai.system'], attributes['gen_ai.provider.name']], ['parrot', 'parrot']);
+  });
+
+  test('check-config\'s warning about targets that refuse differently names the host type', () => {
+    const config = parse({
+      providers: { p: { type: 'parrot', baseUrl: BASE, region: 'eu' }, a: { type: 'anthropic' } },
+      aliases: { chat: { targets: [{ provider: 'p', model: 'm' }, { provider: 'a', model: 'claude', priority: 1 }] } },
+    });
+    const [warning] = aliasTargetWarnings(config);
+    assert.match(warning?.message ?? '', /p\/m \(parrot\)/);
+    assert.doesNotMatch(warning?.message ?? '', /\(host\)/);
+  });
+
+  test('transport, tls and proxy are the gateway\'s, as for a built-in type', () => {
+    const p = parse(configWith({ type: 'parrot', baseUrl: BASE, region: 'eu', transport: 'node', proxy: 'http://proxy.internal:3128' })).providers['p'] as HostProviderConfig;
+    assert.deepEqual([p.transport, p.proxy, p.tls], ['node', 'http://proxy.internal:3128', null]);
+    assert.deepEqual(issuesOf(configWith({ type: 'parrot', baseUrl: BASE, region: 'eu', proxy: 'http://proxy.internal:3128' })).map((i) => i.path), ['providers.p.proxy']);
   });
 
   test('defaultBaseUrl makes baseUrl optional', () => {

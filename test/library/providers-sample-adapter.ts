@@ -3,7 +3,7 @@
 // {answer_id, engine, reply: {text, call}, reason, metering: {in, out}}, its
 // stream server-sent `piece`, `call` and `finish` events. Its own setting,
 // "region" ("eu" or "us"), goes upstream as the x-parrot-region header. It
-// cannot send more than one choice, so `n` above 1 is refused.
+// has no stop sequences, so a request with `stop` is refused.
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, ProviderAdapter, ProviderCodec, StreamDecoder } from '../../src/api/providers.ts';
 import type { ScriptedAnswer, UpstreamDialect } from '../../src/testing/provider-dialects.ts';
 
@@ -88,7 +88,7 @@ export const parrotAdapter: ProviderAdapter<ParrotSettings> = {
       decode,
       streamDecoder: (request) => new ParrotStream(request.model),
       requestHeaders: () => ({ 'x-parrot-region': settings.region }),
-      refusal: (request) => (request.n !== undefined && request.n > 1 ? { param: 'n', message: 'parrot answers one choice; set n to 1 or leave it out' } : null),
+      refusal: (request) => (request.stop !== undefined ? { param: 'stop', message: 'parrot has no stop sequences; leave stop out' } : null),
     };
   },
 };
@@ -114,5 +114,5 @@ export const PARROT_DIALECT: UpstreamDialect = {
   requestedModel: (body) => (body as Record<string, unknown>)['engine'],
   requestedMaxTokens: (body) => (body as Record<string, unknown>)['limit'],
   keyHeader: (key) => ['x-parrot-key', key],
-  refused: { request: { n: 2 }, param: 'n' },
+  refused: { request: { stop: ['\n\n'] }, param: 'stop' },
 };
