@@ -5,9 +5,17 @@
 /** The config value a host passes: the same JSON shape as the config file (docs/config.md). */
 export type GatewayConfigInput = unknown;
 
-/** What kind of problem a setting has; stable across releases (a new code is an API change). */
+/**
+ * What kind of problem a setting has; stable across releases (a new code is an
+ * API change). `unreadable`: the config itself (missing, unreadable, too large,
+ * not JSON); `unknown_reference`: names a provider or alias the config does not
+ * define; `conflict`: two settings that exclude each other, or one that must
+ * differ from another; `missing_credential`: an upstream key (apiKeyEnv,
+ * apiKeyFile) or Redis password that cannot be found; `invalid_tls_file`: a
+ * certificate, key or CA file that is missing, unreadable, not valid PEM,
+ * mismatched or out of date.
+ */
 export type ConfigIssueCode =
-  /** The file itself: missing, unreadable, too large, not JSON. */
   | 'unreadable'
   | 'not_object'
   | 'unknown_setting'
@@ -18,16 +26,12 @@ export type ConfigIssueCode =
   | 'not_one_of'
   | 'not_array'
   | 'too_many'
-  /** Names a provider or alias that the config does not define. */
   | 'unknown_reference'
-  /** Two settings that exclude each other, or one that must differ from another. */
   | 'conflict'
   | 'invalid_name'
   | 'reserved'
   | 'invalid_value'
-  /** An upstream key (apiKeyEnv, apiKeyFile) or Redis password that cannot be found. */
   | 'missing_credential'
-  /** A certificate, key or CA file that is missing, unreadable, not valid PEM, mismatched or out of date. */
   | 'invalid_tls_file';
 
 /** One problem in a config: every problem is reported, so a config is fixed in one pass. */
