@@ -13,7 +13,7 @@ import { openLibraryState, type LibraryStatePorts } from '../../src/library/comp
 import { createLogger } from '../../src/log/logger.ts';
 import { API_LISTENER, listenOn } from '../../src/ops/listen.ts';
 import type { StateBackend } from '../../src/state/state-backend.ts';
-import { sendJson, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
+import { sendJson, startFakeUpstream, type FakeUpstream } from '../../src/testing/fake-upstream.ts';
 
 export interface PortsGateway {
   baseUrl: string;
