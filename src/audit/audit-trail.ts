@@ -10,6 +10,11 @@
 // secret-like value in an event is replaced by "[redacted]" (the paths in
 // detail.redacted, and a warning naming them, never the values) and the event
 // recorded: losing the record of a change would be worse than the redaction.
+//
+// A host's AuditSink gets a copy of each record once the chain took it, in chain
+// order, without anyone waiting for it: a sink that rejects is logged and counted,
+// and neither the change nor the chain's record depends on it.
+import type { AuditSink } from '../api/ports.ts';
 import type { Logger } from '../log/logger.ts';
 import type { AuditEvent, AuditIntent, AuditTrail } from './audit-event.ts';
 import { AuditLogError, type AuditLog } from './audit-log.ts';
@@ -26,12 +31,17 @@ export interface AuditTrailOptions {
    * false for a write-ahead record (begin), whose change is then not made.
    */
   onAppendFailure?: (changeMade: boolean) => void;
+  /** A host's copy of each chained record (a SIEM); see the file's head. */
+  sink?: AuditSink | undefined;
+  /** Each record the sink rejected (or threw on). */
+  onSinkFailure?: () => void;
 }
 
 export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
   const { logger, log } = options;
   const clock = options.clock ?? Date.now;
   const failed = options.onAppendFailure ?? (() => {});
+  const tee = options.sink === undefined ? null : auditTee(options.sink, logger, options.onSinkFailure ?? (() => {}));
   /** The event with secret-like values replaced (a warning names the paths); null when it still holds one (logged, counted). */
   const prepare = (event: AuditEvent, ahead: boolean): AuditEvent | null => {
     // A secret-like value is replaced, not the record dropped: the action happened and
@@ -56,6 +66,7 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
     const body = { time, actor: event.actor, source: event.source, action: event.action, target: event.target, before: event.before, after: event.after };
     const record = await log.append(event.detail === undefined ? body : { ...body, detail: event.detail }, { open });
     logger.info('audit', recordFields(record));
+    tee?.(record);
     return record;
   };
 
@@ -123,6 +134,22 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
   };
 
   return trail;
+}
+
+/** Hands records to `sink` one after another, in the order given; returns at once. */
+function auditTee(sink: AuditSink, logger: Logger, onFailure: () => void): (record: AuditRecord) => void {
+  let last: Promise<void> = Promise.resolve();
+  const send = async (record: AuditRecord): Promise<void> => {
+    try {
+      await sink.append(record);
+    } catch (error) {
+      onFailure();
+      logger.error('the audit sink refused a record; the chain has it', { seq: record.seq, action: record.action, hash: record.hash, error: error instanceof Error ? `${error.name}: ${error.message}` : typeof error });
+    }
+  };
+  return (record) => {
+    last = last.then(() => send(record));
+  };
 }
 
 /** The record that says the change of write-ahead record `record` was not made, and why. */

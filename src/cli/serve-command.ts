@@ -10,27 +10,19 @@ import { adminHostNames } from '../config/operations-config.ts';
 import { closeSync } from 'node:fs';
 import { readAdminCredentials } from '../admin/admin-credentials.ts';
 import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
-import { AuditLogError } from '../audit/audit-log.ts';
-import { createAuditTrail } from '../audit/audit-trail.ts';
 import { createBootstrapToken } from '../admin/bootstrap-token.ts';
-import { createGateway, type Gateway } from '../gateway/gateway.ts';
+import type { Gateway } from '../gateway/gateway.ts';
+import type { AuditTrail } from '../audit/audit-event.ts';
+import { describeStartError, GatewayStartError, openGatewayParts } from '../library/gateway-parts.ts';
 import { trustedProxies } from '../http/client-address.ts';
 import { healthRoutes } from '../gateway/health.ts';
-import { KeyStoreError } from '../keys/errors.ts';
-import { FileError } from '../files/errors.ts';
 import { batchLines, createLogger, isLogLevel, type LogLevel } from '../log/logger.ts';
 import { createGatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
 import { claimListenFds, SocketActivationError, type ListenFds } from '../ops/socket-activation.ts';
 import { createSystemdNotifier } from '../ops/systemd-notify.ts';
 import { connectionsForDescriptors, readDescriptorLimit, startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
-import { RedisReplyError, RedisUnavailableError } from '../redis/errors.ts';
-import { BudgetJournalError } from '../limits/budget-journal.ts';
-import { recoverAuditChain } from '../state/change-recovery.ts';
-import { openStateBackend } from '../state/open-backend.ts';
 import type { StateBackend } from '../state/state-backend.ts';
-import { responseStoreLimits } from '../state/response-store-port.ts';
-import { systemScheduler } from '../time/scheduler.ts';
 import type { CliIo } from './main.ts';
 import { describeArgumentProblem } from './argument-problem.ts';
 import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
@@ -172,51 +164,25 @@ export async function runServeCommand(
     keyLookups: () => state?.keys.lookupCounts?.() ?? {},
   });
   let state: StateBackend | undefined;
+  let audit: AuditTrail;
   try {
-    state = await openStateBackend(config, {
+    const parts = await openGatewayParts({
+      config,
       logger,
       env: io.env,
-      onKeyStoreError: (err: Error) => logger.error('key store reload failed; keeping the last good keys', { error: err.message }),
+      metrics,
+      ...(certificates.api === undefined ? {} : { tls: certificates.api }),
       countUnavailable: (operation) => metrics.stateBackendUnavailable(operation),
       countBudgetJournalWriteFailure: () => metrics.budgetJournalWriteFailure(),
+      onAuditAppendFailure: () => metrics.auditAppendFailure(),
     });
+    ({ backend: state, audit, gateway } = parts);
   } catch (err) {
-    if (err instanceof KeyStoreError || err instanceof FileError || err instanceof ConfigError || err instanceof RedisUnavailableError || err instanceof RedisReplyError) {
-      io.stderr.write(`portcullis serve: cannot open the ${config.state.backend} state backend: ${err.message}\n`);
-      return 1;
-    }
-    if (err instanceof BudgetJournalError) {
-      // Starting without the counts would hand every key its budget back: the operator decides.
-      io.stderr.write(`portcullis serve: cannot open the ${config.state.backend} state backend: ${err.message}; restore it from a backup, or delete it with the server stopped (the current period's budgets restart at 0)\n`);
-      return 1;
-    }
-    throw err;
+    if (!(err instanceof GatewayStartError)) throw err;
+    io.stderr.write(`portcullis serve: ${describeStartError(err, config)}\n`);
+    return 1;
   }
   const backend = state;
-  // One trail for the admin listener, the reloader and what a crash left open.
-  const audit = createAuditTrail({ logger, log: backend.audit, onAppendFailure: () => metrics.auditAppendFailure() });
-  try {
-    await recoverAuditChain({ log: backend.audit, keys: backend.keys, tokens: backend.tokens, trail: audit, logger });
-  } catch (err) {
-    await backend.close();
-    if (err instanceof AuditLogError || err instanceof KeyStoreError || err instanceof FileError || err instanceof RedisUnavailableError || err instanceof RedisReplyError) {
-      io.stderr.write(`portcullis serve: cannot start on the audit log: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
-  }
-  try {
-    const storeConfig = config.responses.store;
-    const responseStore = storeConfig.enabled ? await backend.openResponseStore(responseStoreLimits(storeConfig), systemScheduler, (message) => logger.warn('response store', { problem: message })) : undefined;
-    gateway = createGateway({ config, state: backend, logger, metrics, env: io.env, ...(responseStore === undefined ? {} : { responseStore }), ...(certificates.api === undefined ? {} : { tls: certificates.api }) });
-  } catch (err) {
-    await backend.close();
-    if (err instanceof ConfigError) {
-      io.stderr.write(`portcullis serve: invalid configuration: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
-  }
   const running = gateway;
 
   let bootstrapToken: string | null = null;
@@ -415,6 +381,7 @@ function portFlag(value: string | undefined, flag: string, io: CliIo): number | 
   }
   return port;
 }
+
 
 function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;

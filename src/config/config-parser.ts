@@ -4,7 +4,9 @@
 // one ConfigError listing them all, so a file is fixed in one pass.
 import { parseMetrics } from './metrics-config.ts';
 import path from 'node:path';
-import { parseProvider } from './provider-types.ts';
+import { parseProvider, PROVIDER_TYPE_NAMES } from './provider-types.ts';
+import { hostProviderTypes, type HostProviderTypes } from './host-provider-types.ts';
+import type { ProviderAdapter } from '../api/providers.ts';
 import { ConfigError, DEFAULT_LIMITS, MAX_CHARGE_MULTIPLE, type GatewayConfig, type ListenConfig, type ProviderConfig, type ServerLimits } from './config.ts';
 import { parseListenerTls } from './tls-config.ts';
 import { parseTrustedProxies } from './trusted-proxies-config.ts';
@@ -23,12 +25,20 @@ import { parseGuard } from './guard-config.ts';
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit', 'metrics', 'requestFields', 'responses', 'embeddings', 'guard'];
 
+export interface ParseConfigOptions {
+  /** Provider types the host adds (../api/providers.ts); a provider whose
+   * "type" names one is checked, and later built, by that adapter. */
+  readonly providerTypes?: readonly ProviderAdapter[] | undefined;
+}
+
 /**
  * Checks `value` (a parsed config file) and returns the full config with
  * defaults filled in. `baseDir` resolves a relative `dataDir`. Throws one
- * ConfigError holding every problem found.
+ * ConfigError holding every problem found, or an Error (before looking at
+ * `value`) when `options.providerTypes` is malformed.
  */
-export function parseConfig(value: unknown, source: string | null, baseDir: string): GatewayConfig {
+export function parseConfig(value: unknown, source: string | null, baseDir: string, options: ParseConfigOptions = {}): GatewayConfig {
+  const hostTypes = hostProviderTypes(options.providerTypes, PROVIDER_TYPE_NAMES);
   const c = new Checker(source);
   const root = c.object(value, '', ROOT_SETTINGS);
   if (root === undefined) throw new ConfigError(source, c.issues);
@@ -45,7 +55,7 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const dataDir = path.resolve(baseDir, c.optional(root, 'dataDir', '', './data', (v, at) => c.string(v, at)));
   const limits = parseServerLimits(c, root['limits']);
   const providersIn = root['providers'] === undefined ? c.report('providers', { code: 'required' }) : c.map(root['providers'], 'providers');
-  const providers = parseProviders(c, providersIn ?? {});
+  const providers = parseProviders(c, providersIn ?? {}, hostTypes);
   // A provider with problems still counts as defined, so an alias naming it
   // gets no second, misleading problem; with "providers" itself broken, no
   // reference can be judged.
@@ -103,12 +113,12 @@ function parseServerLimits(c: Checker, value: unknown): ServerLimits {
 }
 
 /** Every entry of "providers", each checked by the provider table. */
-function parseProviders(c: Checker, providersIn: Obj): Record<string, ProviderConfig> {
+function parseProviders(c: Checker, providersIn: Obj, hostTypes: HostProviderTypes): Record<string, ProviderConfig> {
   const providers: Record<string, ProviderConfig> = {};
   for (const [name, p] of Object.entries(providersIn)) {
     const at = join('providers', name);
     if (!PROVIDER_NAME.test(name)) c.report(at, { code: 'invalid_name', message: 'provider names use letters, digits, ".", "_" and "-" (at most 64)' });
-    const provider = parseProvider(c, p, at);
+    const provider = parseProvider(c, p, at, hostTypes);
     if (provider !== undefined) providers[name] = provider;
   }
   return providers;

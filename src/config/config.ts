@@ -9,6 +9,7 @@ import { ConfigIssueCode, formatIssue, type ConfigIssue } from './config-issues.
 import type { TelemetryConfig } from './telemetry-config.ts';
 import type { OidcConfig } from './oidc-config.ts'; // single sign-on
 import type { AuditConfig } from './audit-config.ts';
+import type { ProviderAdapter } from '../api/providers.ts';
 import type { ResponsesConfig } from './response-store-config.ts';
 import type { ResponsesMode } from './provider-defaults.ts';
 import type { EmbeddingsConfig } from './embeddings-config.ts';
@@ -138,7 +139,30 @@ export interface DemoProviderConfig {
   tokenCount?: 'estimate';
 }
 
-export type ProviderConfig = OpenAIProviderConfig | AnthropicProviderConfig | DemoProviderConfig;
+/** The "type" every host-added provider carries in the checked config; its
+ * own type name is `hostType`. Never a name a config file can give. */
+export const HOST_PROVIDER = 'host';
+
+/** A provider of a type the host registered (../api/providers.ts): the
+ * settings every HTTP upstream shares, checked by the gateway, plus what the
+ * adapter's parse returned, and the adapter itself, so the provider is built
+ * from the checked config alone. */
+export interface HostProviderConfig extends UpstreamProviderBase {
+  type: typeof HOST_PROVIDER;
+  /** The config's "type": the adapter's name. */
+  hostType: string;
+  /** The provider's name in "providers" (the adapter's create is told it). */
+  name: string;
+  adapter: ProviderAdapter;
+  /** What adapter.parse returned for the adapter's own settings. */
+  settings: unknown;
+  /** As OpenAIProviderConfig's: `authorization` (as `Bearer <key>`) or a header of its own. */
+  apiKeyHeader: string;
+}
+
+export type BuiltInProviderConfig = OpenAIProviderConfig | AnthropicProviderConfig | DemoProviderConfig;
+
+export type ProviderConfig = BuiltInProviderConfig | HostProviderConfig;
 
 /**
  * What a model's tokens cost, in currency units (GatewayConfig.currency) per

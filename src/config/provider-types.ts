@@ -5,8 +5,12 @@
 // half of the table, ../providers/provider-factories.ts, a map over the same
 // type names that the compiler keeps complete. The config parser, check-config,
 // serve and the gateway ask these two tables; nothing else switches on a type.
-// A new provider type is one entry in each (and its adapter).
-import type { AnthropicProviderConfig, DemoProviderConfig, EmbeddingsEncoding, MaxTokensParam, OpenAIProviderConfig, ProviderConfig, TokenCountMethod } from './config.ts';
+// A new built-in provider type is one entry in each (and its adapter). A
+// provider type a host adds brings both halves in one object
+// (../api/providers.ts), checked by ./host-provider-types.ts.
+import type { AnthropicProviderConfig, BuiltInProviderConfig, DemoProviderConfig, EmbeddingsEncoding, MaxTokensParam, OpenAIProviderConfig, ProviderConfig, TokenCountMethod } from './config.ts';
+import { HOST_PROVIDER } from './config.ts';
+import { parseHostProvider, type HostProviderTypes } from './host-provider-types.ts';
 import { join, type Checker, type Obj } from './config-checker.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, DEFAULT_DEMO_DELAY_MS, DEFAULT_EMBEDDINGS_ENCODING } from './provider-defaults.ts';
 import { refuseSettings } from './passthrough-fields.ts';
@@ -14,9 +18,9 @@ import { parseKeyHeader, parseUpstreamOptions, UPSTREAM_SETTINGS } from './upstr
 import { ANTHROPIC_ONLY_SETTINGS, parseAnthropicBetas, parseMessagesPassthrough, refuseAnthropicOnlySettings } from './anthropic-passthrough-config.ts';
 import { OPENAI_ONLY_SETTINGS, parseResponsesMode, parseResponsesHostedTools, parseResponsesPassthrough, refuseOpenAIOnlySettings } from './responses-passthrough-config.ts';
 
-type ProviderTypeName = ProviderConfig['type'];
+type ProviderTypeName = BuiltInProviderConfig['type'];
 
-interface ProviderType<C extends ProviderConfig> {
+interface ProviderType<C extends BuiltInProviderConfig> {
   /** Settings besides "type". */
   readonly settings: readonly string[];
   /** Checks `o` (already known to hold only `settings` and "type"); always returns a config, with defaults where a setting is missing or wrong. */
@@ -112,13 +116,13 @@ const demo: ProviderType<DemoProviderConfig> = {
   notice: 'provider "demo" is a built-in demo that echoes your prompt; it is not a language model.',
 };
 
-export const PROVIDER_TYPES: { readonly [T in ProviderTypeName]: ProviderType<Extract<ProviderConfig, { type: T }>> } = { openai, anthropic, demo };
+export const PROVIDER_TYPES: { readonly [T in ProviderTypeName]: ProviderType<Extract<BuiltInProviderConfig, { type: T }>> } = { openai, anthropic, demo };
 
 export const PROVIDER_TYPE_NAMES = Object.keys(PROVIDER_TYPES) as ProviderTypeName[];
 
-/** The entry for a config's type. */
-function entryOf(config: ProviderConfig): ProviderType<ProviderConfig> {
-  return PROVIDER_TYPES[config.type] as ProviderType<ProviderConfig>;
+/** The entry for a built-in config's type. */
+function entryOf(config: BuiltInProviderConfig): ProviderType<BuiltInProviderConfig> {
+  return PROVIDER_TYPES[config.type] as ProviderType<BuiltInProviderConfig>;
 }
 
 /**
@@ -126,12 +130,15 @@ function entryOf(config: ProviderConfig): ProviderType<ProviderConfig> {
  * accepts. Returns undefined when the type itself is missing or unknown (its
  * other settings cannot be judged then).
  */
-export function parseProvider(c: Checker, value: unknown, at: string): ProviderConfig | undefined {
+export function parseProvider(c: Checker, value: unknown, at: string, hostTypes?: HostProviderTypes): ProviderConfig | undefined {
   const o = c.map(value, at);
   if (o === undefined) return undefined;
-  const type = c.oneOf(o['type'], join(at, 'type'), PROVIDER_TYPE_NAMES);
+  const hostType = hostTypes?.get(o['type'] as string);
+  if (hostType !== undefined) return parseHostProvider(c, o, at, hostType);
+  const names: readonly string[] = hostTypes === undefined || hostTypes.size === 0 ? PROVIDER_TYPE_NAMES : [...PROVIDER_TYPE_NAMES, ...hostTypes.keys()];
+  const type = c.oneOf(o['type'], join(at, 'type'), names) as ProviderTypeName | undefined;
   if (type === undefined) return undefined;
-  const entry = PROVIDER_TYPES[type] as ProviderType<ProviderConfig>;
+  const entry = PROVIDER_TYPES[type] as ProviderType<BuiltInProviderConfig>;
   // Another type's door settings are said specifically, rather than as unknown settings.
   let rest = entry.settings.includes('messagesPassthrough') ? o : refuseAnthropicOnlySettings(c, o, at, type);
   if (!entry.settings.includes('responses')) rest = refuseOpenAIOnlySettings(c, rest, at, type);
@@ -144,6 +151,7 @@ export function parseProvider(c: Checker, value: unknown, at: string): ProviderC
 }
 
 export function providerCredentials(config: ProviderConfig): { apiKeyEnv: string | null; apiKeyFile: string | null } | null {
+  if (config.type === HOST_PROVIDER) return { apiKeyEnv: config.apiKeyEnv, apiKeyFile: config.apiKeyFile };
   return entryOf(config).credentials(config);
 }
 
@@ -151,8 +159,14 @@ export function providerCredentials(config: ProviderConfig): { apiKeyEnv: string
 export function providerNotices(providers: readonly ProviderConfig[]): string[] {
   const notices = new Set<string>();
   for (const p of providers) {
+    if (p.type === HOST_PROVIDER) continue;
     const notice = entryOf(p).notice;
     if (notice !== null) notices.add(notice);
   }
   return [...notices];
+}
+
+/** The type name a provider's config gave: a built-in type, or the host type's own name. */
+export function providerTypeName(config: ProviderConfig): string {
+  return config.type === HOST_PROVIDER ? config.hostType : config.type;
 }

@@ -6,6 +6,7 @@ import {
   AUTO_ALIAS,
   CAPABILITIES,
   DEFAULT_IMAGE_TOKENS,
+  HOST_PROVIDER,
   type AliasConfig,
   type AliasKind,
   type AutoCondition,
@@ -121,6 +122,9 @@ function parseTarget(c: Checker, value: unknown, at: string, aliasName: string, 
   const type = provider === undefined ? undefined : providers.types.get(provider);
   if (defaults.kind === 'embeddings' && type === 'anthropic') {
     c.report(pat, { code: 'invalid_value', message: `names provider '${provider}' of type "anthropic": Anthropic has no embeddings API; use an openai or demo provider` });
+  }
+  if (defaults.kind === 'embeddings' && type === HOST_PROVIDER) {
+    c.report(pat, { code: 'invalid_value', message: `names provider '${provider}' of a type the host added: such types serve chat aliases only; use an openai or demo provider` });
   }
   target.provider = provider ?? '';
   target.model = c.optional(o, 'model', at, aliasName, (v, vat) => c.string(v, vat));

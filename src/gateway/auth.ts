@@ -1,8 +1,13 @@
 // Bearer-key authentication for the API endpoints. The raw key is only ever
-// hashed and looked up; it is never logged or echoed.
+// hashed and looked up (or handed to the host's Authenticator); it is never
+// logged or echoed.
 import type { IncomingMessage } from 'node:http';
-import { AuthenticationError } from '../errors/api-error.ts';
+import type { TLSSocket } from 'node:tls';
+import type { ApiDoor, AuthenticationRequest, Authenticator } from '../api/ports.ts';
+import { ApiError, AuthenticationError } from '../errors/api-error.ts';
 import { addressGroup } from '../http/address-group.ts';
+import type { Logger } from '../log/logger.ts';
+import { checkHostPolicy } from './host-policy.ts';
 import type { KeyPolicy } from './key-policy.ts';
 
 /** The key's id and what it may do (its record, without the secret's hash). */
@@ -18,6 +23,11 @@ export interface KeyAuthenticator {
   lookup?(rawKey: string, client: string): Promise<AuthenticatedKey | null>;
   /** Records a use (for `keys list`'s last-used column). */
   touch(id: string): void;
+  /**
+   * A host's Authenticator (hostAuthenticator): when present it decides every request, given
+   * the key as the door reads it or null, and authenticate()/lookup() are not asked.
+   */
+  decide?(request: AuthenticationRequest): AuthenticatedKey | Promise<AuthenticatedKey>;
 }
 
 const BEARER = 'bearer ';
@@ -33,9 +43,11 @@ export function authenticateRequest(
   req: IncomingMessage,
   keys: KeyAuthenticator,
   clientAddress: string,
-  headers: 'bearer' | 'anthropic' = 'bearer',
+  headers: 'bearer' | 'anthropic',
+  door: ApiDoor,
 ): AuthenticatedKey | Promise<AuthenticatedKey> {
-  const rawKey = headers === 'anthropic' ? anthropicKeyOf(req) : bearerKeyOf(req, req.headers['x-api-key'] === undefined ? BEARER_HINT : X_API_KEY_HINT);
+  if (keys.decide !== undefined) return keys.decide(authenticationRequest(req, clientAddress, headers, door));
+  const rawKey = keyOf(req, headers);
   const key = keys.authenticate(rawKey);
   if (key !== null) {
     keys.touch(key.id);
@@ -47,6 +59,57 @@ export function authenticateRequest(
     keys.touch(found.id);
     return found;
   });
+}
+
+function keyOf(req: IncomingMessage, headers: 'bearer' | 'anthropic'): string {
+  return headers === 'anthropic' ? anthropicKeyOf(req) : bearerKeyOf(req, req.headers['x-api-key'] === undefined ? BEARER_HINT : X_API_KEY_HINT);
+}
+
+/** What the host's Authenticator is given: the key as the door reads it (null without one; a malformed header is still the client's 401). */
+function authenticationRequest(req: IncomingMessage, clientAddress: string, headers: 'bearer' | 'anthropic', door: ApiDoor): AuthenticationRequest {
+  const given = headers === 'anthropic' ? req.headers['x-api-key'] !== undefined || req.headers.authorization !== undefined : req.headers.authorization !== undefined;
+  return { apiKey: given ? keyOf(req, headers) : null, headers: req.headers, clientAddress, clientCertificate: verifiedCertificate(req), door };
+}
+
+/** The client's certificate when the TLS layer verified it against the configured CAs. */
+function verifiedCertificate(req: IncomingMessage): AuthenticationRequest['clientCertificate'] {
+  const socket = req.socket as Partial<TLSSocket>;
+  if (socket.encrypted !== true || socket.authorized !== true || socket.getPeerX509Certificate === undefined) return null;
+  const certificate = socket.getPeerX509Certificate();
+  return certificate === undefined ? null : { subject: certificate.subject, fingerprint256: certificate.fingerprint256 };
+}
+
+/**
+ * The port the pipeline asks when the host decides keys: its answer checked
+ * (./host-policy.ts); null is the client's 401, a bad policy or a throw a generic 500
+ * with an error log (the key store is never asked, and nothing is widened).
+ */
+export function hostAuthenticator(authenticate: Authenticator, logger: Logger): KeyAuthenticator {
+  const settle = (answer: unknown): AuthenticatedKey => {
+    if (answer === null) throw unknownKey();
+    return checkHostPolicy(answer, logger);
+  };
+  const failed = (error: unknown): never => {
+    logger.error('the authenticator threw; the request failed with a 500', { error: error instanceof Error ? `${error.name}: ${error.message}` : typeof error });
+    throw new ApiError('internal_error');
+  };
+  return {
+    authenticate: () => null,
+    touch: () => {},
+    decide(request) {
+      let answer: ReturnType<Authenticator>;
+      try {
+        answer = authenticate(request);
+      } catch (error) {
+        return failed(error);
+      }
+      return isThenable(answer) ? Promise.resolve(answer).then(settle, failed) : settle(answer);
+    },
+  };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 const BEARER_HINT = "Send it in the Authorization header as 'Bearer YOUR_KEY'; keys are created with `portcullis keys create`.";

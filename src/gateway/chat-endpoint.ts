@@ -14,6 +14,7 @@ export function createChatCompletionsEndpoint(policy: FieldPolicy): Endpoint {
   return {
     route: { method: 'POST', path: '/v1/chat/completions' },
     keyHeaders: 'bearer',
+    door: 'chat',
     observer: () => observer,
     validate: (body) => validateChatRequest(body, policy),
     answer(completion, alias) {

@@ -61,7 +61,7 @@ export function createCountTokensHandler(deps: CountTokensDeps): RouteHandler {
   const { maxBodyBytes, maxJsonDepth, maxStringBytes, maxMembers } = config.limits;
   const limits = { maxDepth: maxJsonDepth, maxStringBytes, maxMembers };
   return async (ctx) => {
-    const found = authenticateRequest(ctx.req, keys, ctx.clientAddress, 'anthropic');
+    const found = authenticateRequest(ctx.req, keys, ctx.clientAddress, 'anthropic', 'count_tokens');
     const key = found instanceof Promise ? await found : found;
     ctx.log['keyId'] = key.id;
     checkExpiry(key, scheduler.now());

@@ -44,7 +44,7 @@ export function createEmbeddingsHandler(deps: PipelineDeps): RouteHandler {
     ctx.log['traceId'] = call.trace.traceId;
     ctx.onClose(() => call.close());
     // authenticate
-    const found = authenticateCall(call, keys, 'bearer');
+    const found = authenticateCall(call, keys, 'bearer', 'embeddings');
     const key = found instanceof Promise ? await found : found;
     // read and validate
     // The observer keeps what it saw of this body: one per request.

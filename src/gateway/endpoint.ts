@@ -10,12 +10,15 @@ import type { ChatCompletion, ChatRequest } from '../chat/types.ts';
 import type { JsonObserver } from '../json/json-options.ts';
 import type { UpstreamStream } from '../upstream/provider.ts';
 import type { Call } from './call.ts';
+import type { ApiDoor } from '../api/ports.ts';
 
 export interface Endpoint {
   /** The method and path it answers (the trace's server span and its http.route). */
   readonly route: { readonly method: string; readonly path: string };
   /** Where the client's key may be: `bearer` (Authorization only) or `anthropic` (x-api-key, or Authorization). */
   readonly keyHeaders: 'bearer' | 'anthropic';
+  /** Which door this is, for a host's Authenticator. */
+  readonly door: ApiDoor;
   /** Checks the body's structure while it is parsed; one per request. */
   observer(): JsonObserver;
   /** Before validation, for the key that sent it: the body the door validates (the Responses

@@ -10,7 +10,7 @@
 // start closed in the new state: a reload is often the fix for a failing
 // upstream (a new URL or key), and an upstream still failing opens its new
 // breaker after the same number of failures as before.
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { GatewayConfig } from '../config/config.ts';
 import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import { createRouter } from '../http/router.ts';
@@ -28,7 +28,9 @@ import { createStoredResponsesHandlers, STORED_RESPONSE_PATH } from './stored-re
 import type { StateBackend } from '../state/state-backend.ts';
 import { createUsageLedger, type UsageLedger } from '../usage/usage-ledger.ts';
 import { createUpstreamFailureLog } from '../upstream/failure-log.ts';
-import { createGatewayTracer } from '../telemetry/gateway-telemetry.ts';
+import { createGatewayTracer, traceShutdownMs } from '../telemetry/gateway-telemetry.ts';
+import type { Authenticator, ProviderKeySource, TraceExporter } from '../api/ports.ts';
+import { hostAuthenticator } from './auth.ts';
 import type { AliasTargets } from '../routing/alias-targets.ts';
 import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { healthRoutes } from './health.ts';
@@ -58,6 +60,14 @@ interface GatewayOptions {
   upstreamFailureLogIntervalMs?: number;
   /** Serve HTTPS with listen.tls's material (loadListenerTls). */
   tls?: ListenerTlsMaterial;
+  /** The prefix handle() serves the routes under ("/llm"); default "" (see Gateway.handle). */
+  basePath?: string;
+  /** A host's authenticator: decides every API request's key (state.keys is then not asked for requests). */
+  authenticate?: Authenticator | undefined;
+  /** A host's upstream keys, asked on every exchange over the config's. */
+  providerKey?: ProviderKeySource | undefined;
+  /** A host's span exporter in place of the OTLP POST. */
+  traceExporter?: TraceExporter | undefined;
 }
 
 export interface ReloadSummary {
@@ -76,7 +86,27 @@ export interface PreparedReload {
 }
 
 export interface Gateway {
+  /** The standalone listener: not listening until the caller listens on it. */
   server: Server;
+  /**
+   * Serves a request another node:http or node:https server received, on
+   * its plain ServerResponse, with the listener's request path: request id,
+   * header checks, client address (listen.trustedProxies) and certificate,
+   * body limits, the error boundary, the write-stall watch and the access
+   * line. A path under basePath is routed with the prefix taken off (an
+   * Express mount that takes it off req.url itself needs basePath ""); a path
+   * outside it, or one no route knows: `next()` when given (the host's own
+   * routes go on), else the gateway's 404. A request after shutdown() began
+   * is answered 503; shutdown() waits for and ends these requests as for the
+   * listener's, and never touches the host's server.
+   *
+   * What the listener does at the connection, the host's server must do
+   * itself: limits.maxHeaderBytes (maxHeaderSize), headersTimeoutMs,
+   * requestTimeoutMs and keepAliveTimeoutMs, a connection cap
+   * (maxConnections), answering node's 'clientError', CONNECT and Expect.
+   * Nothing may read the body before handle() (no body parser in front of it).
+   */
+  handle(req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void;
   usage: UsageLedger;
   /** The configuration new requests are served with (restart-only settings as running). */
   readonly config: GatewayConfig;
@@ -96,9 +126,10 @@ export interface Gateway {
   /** Checks and builds `config` without serving it; throws ConfigError (a missing upstream credential). */
   prepareReload(config: GatewayConfig): PreparedReload;
   /**
-   * Stops accepting and drains (see HttpShell.drain): open requests and streams
-   * get `drainTimeoutMs` to finish, those left are ended with an error frame or
-   * a 503; then usage is flushed. Later calls return the same promise.
+   * Stops accepting and drains (see HttpShell.drain): open requests and streams,
+   * those that came through handle() included, get `drainTimeoutMs` to finish,
+   * those left are ended with an error frame or a 503; then usage is flushed.
+   * Later calls return the same promise.
    */
   shutdown(drainTimeoutMs: number): Promise<DrainReport>;
   /** During shutdown: end the open requests now instead of at the deadline. */
@@ -110,6 +141,7 @@ export interface Gateway {
 }
 
 export function createGateway(options: GatewayOptions): Gateway {
+  const basePath = checkedBasePath(options.basePath ?? '');
   const { logger } = options;
   const usage = createUsageLedger();
   const { state, metrics } = options;
@@ -121,8 +153,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   const permits = createPermitKeeper(state.limiter, logger, scheduler);
   // telemetry: one tracer for the process (telemetry is restart-only); throws ConfigError for a missing export header.
-  const tracer = createGatewayTracer(options.config, { logger, env: options.env ?? process.env, onExported: (n) => metrics?.traceSpansExported(n), onDropped: (reason, n) => metrics?.traceSpansDropped(reason, n) });
-  const deps: ServingDeps = { responseStore: options.responseStore, keys: state.keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, scheduler, tracer };
+  const tracer = createGatewayTracer(options.config, { logger, env: options.env ?? process.env, onExported: (n) => metrics?.traceSpansExported(n), onDropped: (reason, n) => metrics?.traceSpansDropped(reason, n), exporter: options.traceExporter });
+  const keys = options.authenticate === undefined ? state.keys : hostAuthenticator(options.authenticate, logger);
+  const deps: ServingDeps = { responseStore: options.responseStore, keys, usage, logger, env: options.env ?? process.env, limiter: state.limiter, permits, metrics, upstreamFailures, scheduler, tracer, providerKey: options.providerKey };
   // The settings only a restart changes stay these for the life of the process.
   const started = options.config;
   let serving: ServingState = buildServingState(started, deps, options.loadedAt ?? Math.floor(Date.now() / 1000));
@@ -134,7 +167,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('POST', '/v1/messages/count_tokens', (ctx) => serving.countTokens(ctx));
   router.add('POST', '/v1/responses', (ctx) => serving.responses(ctx));
   router.add('POST', EMBEDDINGS_PATH, (ctx) => serving.embeddings(ctx));
-  const stored = createStoredResponsesHandlers(state.keys, options.responseStore, clock);
+  const stored = createStoredResponsesHandlers(keys, options.responseStore, clock);
   router.add('GET', STORED_RESPONSE_PATH, stored.get);
   router.add('DELETE', STORED_RESPONSE_PATH, stored.delete);
   router.add('GET', '/v1/models', (ctx) => serving.models(ctx));
@@ -215,14 +248,24 @@ export function createGateway(options: GatewayOptions): Gateway {
       permits.close();
       await flush();
       // telemetry: the last spans go out within the export timeout, or are counted as dropped.
-      await tracer.shutdown(started.telemetry.otlp?.timeoutMs ?? 0);
+      await tracer.shutdown(traceShutdownMs(started));
       return report;
     });
     return stopped;
   }
 
+  function handle(req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void {
+    const url = underBasePath(req.url ?? '/', basePath);
+    if (next !== undefined && (url === null || router.match(req.method ?? 'GET', pathOf(url)).kind === 'not_found')) {
+      next();
+      return;
+    }
+    shell.handle(req, res, url);
+  }
+
   return {
     server,
+    handle,
     usage,
     get config() {
       return serving.config;
@@ -248,4 +291,27 @@ export function createGateway(options: GatewayOptions): Gateway {
       await shutdown(Number.POSITIVE_INFINITY);
     },
   };
+}
+
+/** `basePath` as given, when it is one: "" or a path that starts with "/" and has no trailing "/", "?" or "#". */
+function checkedBasePath(basePath: string): string {
+  if (basePath === '') return basePath;
+  if (!basePath.startsWith('/') || basePath.endsWith('/') || /[?#]/.test(basePath)) {
+    throw new Error(`basePath "${basePath}" must be "" or a path that starts with "/" and has no trailing "/", "?" or "#" (for example "/llm")`);
+  }
+  return basePath;
+}
+
+/** `url` with `basePath` taken off ("/" for the prefix alone); null when the path is not under it. */
+function underBasePath(url: string, basePath: string): string | null {
+  if (basePath === '') return url;
+  if (!url.startsWith(basePath)) return null;
+  const rest = url.slice(basePath.length);
+  if (rest === '' || rest.startsWith('?')) return `/${rest}`;
+  return rest.startsWith('/') ? rest : null;
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
 }

@@ -12,6 +12,7 @@ import { AUTO_ALIAS, type GatewayConfig } from '../config/config.ts';
 import { listAliases } from '../routing/alias-routing.ts';
 import { allowsAlias, isExpired } from '../keys/key-settings.ts';
 import type { KeyLimits } from '../limits/key-limits.ts';
+import type { KeyGuard } from '../guard/guard-policy.ts';
 import { hasAnyLimit } from '../limits/key-limits.ts';
 import type { AdmitDecision, BudgetRefusal, Charge, Limiter, Permit, Refusal } from '../limits/limiter.ts';
 import { formatAmount } from '../limits/cost.ts';
@@ -22,6 +23,8 @@ export interface KeyPolicy {
   readonly expiresAt: string | null;
   readonly allowedAliases: readonly string[] | null;
   readonly limits: KeyLimits;
+  /** The key's egress guard (a stored key's, or a host's policy's); absent or null: none. */
+  readonly guard?: KeyGuard | null;
 }
 
 /** 401 for a key past its expiry: the client must get a new key, not retry. */

@@ -63,6 +63,7 @@ export function createMessagesEndpoint(options: MessagesEndpointOptions): Endpoi
   return {
     route: { method: 'POST', path: '/v1/messages' },
     keyHeaders: 'anthropic',
+    door: 'messages',
     observer: () => NO_OBSERVER,
     validate(body, headers) {
       const version = versionOf(headers);

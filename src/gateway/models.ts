@@ -71,7 +71,7 @@ export function createModelsHandler(config: GatewayConfig, policy: FieldPolicy, 
       ctx.renderError = renderAnthropicError;
       ctx.res.setHeader(ANTHROPIC_REQUEST_ID_HEADER, ctx.requestId);
     }
-    const key = await authenticateRequest(ctx.req, keys, ctx.clientAddress, inAnthropicShape ? 'anthropic' : 'bearer');
+    const key = await authenticateRequest(ctx.req, keys, ctx.clientAddress, inAnthropicShape ? 'anthropic' : 'bearer', 'models');
     ctx.log['keyId'] = key.id;
     checkExpiry(key, clock());
     if (key.allowedAliases === null) {

@@ -61,7 +61,7 @@ export function createEndpointHandler(endpoint: Endpoint, deps: PipelineDeps): R
     ctx.log['traceId'] = call.trace.traceId;
     ctx.onClose(() => call.close());
     // authenticate
-    const found = authenticateCall(call, keys, keyHeaders);
+    const found = authenticateCall(call, keys, keyHeaders, endpoint.door);
     const key = found instanceof Promise ? await found : found;
     ctx.onShutdown = () => call.shutdown();
     // read and validate
@@ -164,9 +164,9 @@ function guardAnswer(guard: AnswerGuard, completion: ChatCompletion): ChatComple
  * at hand), logged, its expiry checked, the call counted as started. Throws
  * the client's 401 or 403.
  */
-export function authenticateCall(call: Call, keys: KeyAuthenticator, keyHeaders: Endpoint['keyHeaders']): KeyPolicy | Promise<KeyPolicy> {
+export function authenticateCall(call: Call, keys: KeyAuthenticator, keyHeaders: Endpoint['keyHeaders'], door: Endpoint['door']): KeyPolicy | Promise<KeyPolicy> {
   const { ctx } = call;
-  const found = authenticateRequest(ctx.req, keys, ctx.clientAddress, keyHeaders);
+  const found = authenticateRequest(ctx.req, keys, ctx.clientAddress, keyHeaders, door);
   return found instanceof Promise ? found.then((key) => keyFound(call, key)) : keyFound(call, found);
 }
 

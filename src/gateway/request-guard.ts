@@ -153,7 +153,7 @@ function refusal(blocked: GuardFinding): InvalidRequestError {
 }
 
 function keyGuardOf(key: KeyPolicy): KeyGuard | null {
-  return (key as KeyPolicy & { readonly guard?: KeyGuard | null }).guard ?? null;
+  return key.guard ?? null;
 }
 
 /** Every detector (a key's policy may turn on any of them) and the config's operator patterns, compiled when the config was read. */

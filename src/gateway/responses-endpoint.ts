@@ -84,6 +84,7 @@ export function createResponsesEndpoint(options: ResponsesEndpointOptions): Endp
   return {
     route: { method: 'POST', path: '/v1/responses' },
     keyHeaders: 'bearer',
+    door: 'responses',
     observer: () => NO_OBSERVER,
     async prepare(body, keyId) {
       if (store === undefined || typeof body !== 'object' || body === null) return body;

@@ -3,7 +3,6 @@
 // and the handlers bound to them. Built whole before it is used, so a reload
 // either gets a complete new state or keeps the old one.
 import type { GatewayConfig } from '../config/config.ts';
-import { resolveProviderKeys } from '../config/config-loader.ts';
 import type { RouteHandler } from '../http/request-context.ts';
 import type { Logger } from '../log/logger.ts';
 import { connectionWorthLogging, resolveProviderConnections } from '../providers/provider-connections.ts';
@@ -18,6 +17,8 @@ import type { Tracer } from '../telemetry/tracer.ts';
 import type { Scheduler } from '../time/scheduler.ts';
 import type { KeyAuthenticator } from './auth.ts';
 import type { ResponseStore } from '../state/response-store-port.ts';
+import type { ProviderKeySource } from '../api/ports.ts';
+import { upstreamKeys } from './provider-keys.ts';
 import { createChatCompletionsEndpoint } from './chat-endpoint.ts';
 import { createFieldPolicy } from '../chat/request-fields.ts';
 import { createCountTokensHandler } from './count-tokens.ts';
@@ -63,16 +64,19 @@ export interface ServingDeps {
   scheduler: Scheduler;
   /** telemetry: kept across reloads, like the metrics. */
   tracer?: Tracer | undefined;
+  /** The host's upstream keys, asked on every exchange over the config's (./provider-keys.ts). */
+  providerKey?: ProviderKeySource | undefined;
 }
 
 /**
  * Throws ConfigError when an upstream credential (apiKeyEnv, apiKeyFile) is
  * missing, a provider's TLS file is unusable or an egress proxy cannot be
  * used (./provider-connections.ts); reads credential and TLS files
- * again each time, so a reload picks up a rotated key or certificate.
+ * again each time, so a reload picks up a rotated key or certificate (a host's
+ * key source is asked on every exchange instead).
  */
 export function buildServingState(config: GatewayConfig, deps: ServingDeps, loadedAt: number): ServingState {
-  const apiKeys = resolveProviderKeys(config, deps.env);
+  const apiKeys = upstreamKeys(config, deps.env, deps.providerKey, deps.logger);
   const connections = resolveProviderConnections(config, deps.env);
   const bindings = new Map<string, ProviderBinding>();
   for (const [name, provider] of Object.entries(config.providers)) {

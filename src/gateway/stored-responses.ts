@@ -37,7 +37,7 @@ function storedView(record: StoredResponse): Record<string, unknown> {
 
 export function createStoredResponsesHandlers(keys: KeyAuthenticator, store: ResponseStore | undefined, clock: () => number): { get: RouteHandler; delete: RouteHandler } {
   const keyOf = async (ctx: Parameters<RouteHandler>[0]): Promise<{ keyId: string; id: string }> => {
-    const found = authenticateRequest(ctx.req, keys, ctx.clientAddress);
+    const found = authenticateRequest(ctx.req, keys, ctx.clientAddress, 'bearer', 'responses');
     const key = found instanceof Promise ? await found : found;
     ctx.log['keyId'] = key.id;
     checkExpiry(key, clock());

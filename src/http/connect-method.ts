@@ -4,12 +4,11 @@
 // word. Here it gets what every method a target does not allow gets: a 405 in
 // the envelope with an Allow header, through the shell's own request path, so
 // it has its request id, the listener's headers and its access-log line.
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError, MethodNotAllowedError } from '../errors/api-error.ts';
 import type { RouteHandler } from './request-context.ts';
 import type { Router } from './router.ts';
-import type { TimedResponse } from './timed-response.ts';
 
 /**
  * Answers each CONNECT on `server` with `handle(req, res, refusal)`: the
@@ -18,9 +17,9 @@ import type { TimedResponse } from './timed-response.ts';
  */
 export function answerConnect(
   server: Server,
-  responseClass: typeof TimedResponse,
+  responseClass: new (req: IncomingMessage) => ServerResponse,
   router: Router<RouteHandler>,
-  handle: (req: IncomingMessage, res: TimedResponse, refusal: ApiError) => void,
+  handle: (req: IncomingMessage, res: ServerResponse, refusal: ApiError) => void,
 ): void {
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
     socket.on('error', () => {});

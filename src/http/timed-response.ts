@@ -1,48 +1,51 @@
-// The response class of the shell's listeners: it records when its headers
-// went out (the access log's time to first byte), and for a listener with
-// headers of its own (the admin listener's security headers) sets them on
-// every answer it makes, the ones node makes without a request event included.
-import http from 'node:http';
-import type { RequestContext } from './request-context.ts';
-import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
+// A response's times for its access-log line: when its request began to be
+// handled and when its status line and headers went out (time to first
+// byte). Every path to the socket (implicit headers, flushHeaders() and end()
+// without writeHead included) goes through the response's writeHead, so the
+// second is taken there. It works on any node:http ServerResponse, one a
+// host's server made included: the response gets its own writeHead that
+// records the time and calls the one it had (a host's own wrapper kept), and
+// the times live here, not on the response.
+import { ServerResponse } from 'node:http';
 
-/**
- * A response that records when its status line and headers were written (every
- * path to the socket, implicit headers and flushHeaders() included, goes
- * through writeHead): the access log's time to first byte.
- */
-export class TimedResponse extends http.ServerResponse {
-  /** On the listener's monotonic clock (its scheduler's). */
-  headersAt = -1;
-  /** When the shell began handling its request, on the same clock. */
-  openedAt = -1;
-  /** The request the shell is handling on it, until the response closes. */
-  context: RequestContext | null = null;
-  /** The clock headersAt is read on; a listener with a scheduler of its own overrides it. */
-  monotonic(): number {
-    return performance.now();
-  }
-  override writeHead(statusCode: number, ...rest: unknown[]): this {
-    if (this.headersAt < 0) this.headersAt = this.monotonic();
-    return (super.writeHead as (this: TimedResponse, code: number, ...more: unknown[]) => this).call(this, statusCode, ...rest);
-  }
+type WriteHead = ServerResponse['writeHead'];
+
+export interface ResponseTiming {
+  /** When timing began (the request's handling), on the clock given to startTiming. */
+  readonly openedAt: number;
+  /** When the headers went out, on the same clock; -1 while they have not. */
+  readonly headersAt: number;
 }
 
-/** The response class of a listener whose every answer carries `headers`, timed on `scheduler`'s monotonic clock. */
-export function responseClass(headers: ReadonlyArray<readonly [string, string]>, scheduler: Scheduler = systemScheduler): typeof TimedResponse {
-  const timed =
-    scheduler === systemScheduler
-      ? TimedResponse
-      : class ScheduledResponse extends TimedResponse {
-          override monotonic(): number {
-            return scheduler.monotonic();
-          }
-        };
-  if (headers.length === 0) return timed;
-  return class ListenerResponse extends timed {
-    constructor(...args: ConstructorParameters<typeof TimedResponse>) {
-      super(...args);
-      for (const [name, value] of headers) this.setHeader(name, value);
-    }
-  };
+interface Timing extends ResponseTiming {
+  headersAt: number;
+  /** The writeHead the response had before, called by the recording one. */
+  readonly writeHead: WriteHead;
+  readonly monotonic: () => number;
+}
+
+const timings = new WeakMap<ServerResponse, Timing>();
+
+/**
+ * The one recording writeHead, shared by every response (`this` is the
+ * response): timing a response makes one record and no function.
+ */
+function recordingWriteHead(this: ServerResponse, ...args: unknown[]): ServerResponse {
+  const timing = timings.get(this);
+  const next = timing?.writeHead ?? ServerResponse.prototype.writeHead;
+  if (timing !== undefined && timing.headersAt < 0) timing.headersAt = timing.monotonic();
+  return (next as (...more: unknown[]) => ServerResponse).apply(this, args);
+}
+
+/** Starts `res`'s times on `monotonic`'s clock (read with timingOf). Once per response; a later call keeps the first times. */
+export function startTiming(res: ServerResponse, monotonic: () => number): void {
+  if (timings.has(res)) return;
+  const openedAt = monotonic();
+  timings.set(res, { openedAt, headersAt: res.headersSent ? openedAt : -1, writeHead: res.writeHead, monotonic });
+  res.writeHead = recordingWriteHead as WriteHead;
+}
+
+/** `res`'s times; undefined when startTiming was never called on it. */
+export function timingOf(res: ServerResponse): ResponseTiming | undefined {
+  return timings.get(res);
 }

@@ -1,6 +1,6 @@
 // The per-key limiter contract, shared by the in-process and the Redis implementation.
 //
-// Semantics (both implementations; test/limits/limiter-scenarios.ts pins them):
+// Semantics (both implementations; src/testing/limiter-scenarios.ts pins them):
 //
 // A request is admitted with a RESERVATION (Charge: tokens and cost in nanos), an upper
 // bound of what it can spend (src/limits/reservation.ts: prompt bytes + the output

@@ -69,14 +69,22 @@ function batchedStdout(): (line: string) => void {
   return batchLines((text) => process.stdout.write(text));
 }
 
+/** A line sink made by batchLines: flush() writes what is pending now. */
+export interface BatchedLines {
+  (line: string): void;
+  flush(): void;
+}
+
 /**
  * Wraps a line sink (stdout, a pipe) so that the lines of one event-loop turn
- * reach it in one call, at the end of the turn, and any still pending when the
- * process exits normally are written first. For a `write` option that is a
+ * reach it in one call, at the end of the turn. For a `write` option that is a
  * stream write: each call is a system call, a few percent of the gateway's CPU
- * per request when made once per access-log line.
+ * per request when made once per access-log line. With `flushOnExit` (the
+ * process's owner, the CLI) lines still pending when the process exits
+ * normally are written first; a library-made sink adds no process listener and
+ * its owner calls flush() when it closes.
  */
-export function batchLines(write: (text: string) => void): (line: string) => void {
+export function batchLines(write: (text: string) => void, options: { flushOnExit?: boolean } = {}): BatchedLines {
   let pending: string[] = [];
   let scheduled = false;
   const flush = (): void => {
@@ -86,12 +94,13 @@ export function batchLines(write: (text: string) => void): (line: string) => voi
     pending = [];
     write(text);
   };
-  process.once('exit', flush);
-  return (line) => {
+  if (options.flushOnExit !== false) process.once('exit', flush);
+  const sink = (line: string): void => {
     pending.push(line);
     if (!scheduled) {
       scheduled = true;
       setImmediate(flush);
     }
   };
+  return Object.assign(sink, { flush });
 }

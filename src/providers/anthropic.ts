@@ -12,7 +12,7 @@ import { ProviderKind, type HttpProvider, type ProviderCodec, type StreamDecoder
 import type { Scheduler } from '../time/scheduler.ts';
 import type { UpstreamTransport } from '../upstream/transport.ts';
 import { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION } from '../config/provider-defaults.ts';
-import { endpointUrl, exchangeSettings, upstreamHeaders } from '../upstream/exchange-settings.ts';
+import { endpointUrl, exchangeSettings, upstreamCredential, upstreamHeaders, type UpstreamKey } from '../upstream/exchange-settings.ts';
 import { parseUpstreamJson } from './upstream-json.ts';
 import { translationNotes } from '../chat/door-origin.ts';
 import { messagesOrigin } from '../chat/messages-origin.ts';
@@ -23,8 +23,8 @@ import { untranslatableRefusal } from './untranslatable-refusal.ts';
 export interface AnthropicOptions {
   /** Default `https://api.anthropic.com/v1`; a trailing slash is allowed. */
   baseUrl?: string;
-  /** Sent as `x-api-key`; never logged or echoed. */
-  apiKey?: string;
+  /** Sent as `x-api-key`; never logged or echoed. A function is asked on every exchange. */
+  apiKey?: UpstreamKey;
   /** Extra request headers (e.g. `anthropic-beta`); content-type, accept and
    * x-request-id are ours, x-api-key is apiKey's when that is set. A
    * configured anthropic-beta is sent with every request, a Messages
@@ -59,7 +59,7 @@ export interface AnthropicOptions {
 
 
 export function createAnthropicProvider(options: AnthropicOptions = {}): HttpProvider {
-  const settings = exchangeSettings(messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL), baseHeadersOf(options), options);
+  const settings = exchangeSettings(messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL), baseHeadersOf(options), options, upstreamCredential(options.apiKey, 'x-api-key', ''));
   const policy = passthroughPolicy(options.messagesPassthrough, options.anthropicBetas, settings.baseHeaders['anthropic-beta']);
   const codec = new AnthropicCodec(new MessagesPassthrough(policy));
   return {

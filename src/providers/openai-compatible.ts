@@ -17,7 +17,7 @@ import { ProviderKind, type HttpProvider, type ProviderCodec, type StreamDecoder
 import type { Scheduler } from '../time/scheduler.ts';
 import type { UpstreamTransport } from '../upstream/transport.ts';
 import { upstreamStreamError, upstreamStreamTruncatedError } from '../upstream/upstream-errors.ts';
-import { endpointUrl, exchangeSettings, upstreamHeaders } from '../upstream/exchange-settings.ts';
+import { endpointUrl, exchangeSettings, upstreamCredential, upstreamHeaders, type UpstreamKey } from '../upstream/exchange-settings.ts';
 import { parseUpstreamJson } from './upstream-json.ts';
 import { untranslatableRefusal } from './untranslatable-refusal.ts';
 import { translationNotes } from '../chat/door-origin.ts';
@@ -31,8 +31,8 @@ export interface OpenAICompatibleOptions {
   /** e.g. `https://api.openai.com/v1`; a trailing slash is allowed, and a
    * query (`?api-version=2024-10-21`) is kept after `/chat/completions`. */
   baseUrl: string;
-  /** Sent as `authorization: Bearer <apiKey>`, or alone under apiKeyHeader; never logged or echoed. */
-  apiKey?: string;
+  /** Sent as `authorization: Bearer <apiKey>`, or alone under apiKeyHeader; never logged or echoed. A function is asked on every exchange. */
+  apiKey?: UpstreamKey;
   /** The header the key goes in: `authorization` (default, with `Bearer `) or
    * another name, e.g. Azure OpenAI's `api-key`, which gets the key alone. */
   apiKeyHeader?: string;
@@ -75,10 +75,12 @@ const DONE = '[DONE]';
 
 /** The provider: the codec below and the settings of its exchanges, checked once. */
 export function createOpenAICompatibleProvider(options: OpenAICompatibleOptions): HttpProvider {
+  const keyHeader = keyHeaderOf(options.apiKeyHeader);
   const settings = exchangeSettings(
     chatCompletionsUrl(options.baseUrl),
-    upstreamHeaders(options.headers, options.apiKey, ...keyHeaderOf(options.apiKeyHeader)),
+    upstreamHeaders(options.headers, options.apiKey, ...keyHeader),
     options,
+    upstreamCredential(options.apiKey, ...keyHeader),
   );
   if (options.responses !== ResponsesMode.Passthrough) {
     return { kind: ProviderKind.Http, codec: OPENAI_CODEC, settings, refusal: untranslatableRefusal, refusesOnlyDoorRequests: true, requestNotes: translationNotes };

@@ -7,12 +7,20 @@
 // agents, TLS material and egress proxy, as ./provider-connections.ts decided
 // when the serving state was built. Every provider's exchanges (and the demo's
 // pauses) run on the gateway's scheduler (../time/scheduler.ts), given once here.
-import type { AnthropicProviderConfig, OpenAIProviderConfig, ProviderConfig } from '../config/config.ts';
+// A host-added type (../api/providers.ts) is built from the adapter its checked
+// config carries: the host's codec (./host-codec.ts) in the same exchange as
+// the built-in types, with the same headers, key, deadlines and transport.
+import type { AnthropicProviderConfig, HostProviderConfig, OpenAIProviderConfig, ProviderConfig } from '../config/config.ts';
+import { checkHostCodec, HostCodecAdapter } from './host-codec.ts';
+import { untranslatableRefusal } from './untranslatable-refusal.ts';
+import { translationNotes } from '../chat/door-origin.ts';
+import { exchangeSettings, upstreamHeaders } from '../upstream/exchange-settings.ts';
 import type { ProviderBinding } from '../routing/alias-targets.ts';
 import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { createNodeTransport } from '../upstream/node-transport.ts';
 import { proxyHook } from '../upstream/proxy-tunnel.ts';
 import type { UpstreamTransport } from '../upstream/transport.ts';
+import type { UpstreamKey } from '../upstream/exchange-settings.ts';
 import type { ProviderConnection } from './provider-connections.ts';
 import { createAnthropicProvider } from './anthropic.ts';
 import { createDemoEmbedder, createDemoProvider } from './demo.ts';
@@ -22,7 +30,7 @@ import { DEFAULT_TOKEN_COUNT } from '../config/provider-defaults.ts';
 import { settingsFor } from '../upstream/json-exchange.ts';
 import { ProviderKind } from '../upstream/provider.ts';
 
-type Factory<C extends ProviderConfig> = (config: C, apiKey: string | undefined, connection: ProviderConnection | undefined, scheduler: Scheduler) => ProviderBinding;
+type Factory<C extends ProviderConfig> = (config: C, apiKey: UpstreamKey | undefined, connection: ProviderConnection | undefined, scheduler: Scheduler) => ProviderBinding;
 
 const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<ProviderConfig, { type: T }>> } = {
   openai: (config, apiKey, connection, scheduler) => {
@@ -64,6 +72,35 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
     // Anthropic has no embeddings API (the config refuses an anthropic target in an embeddings alias).
     embedder: null,
   }),
+  host: (config, apiKey, connection, scheduler) => {
+    let created: unknown;
+    try {
+      created = config.adapter.create(config.settings, { name: config.name, baseUrl: config.baseUrl });
+    } catch (error) {
+      throw new Error(`provider "${config.name}" (type "${config.hostType}"): the adapter's create threw: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    const codec = new HostCodecAdapter(config.hostType, checkHostCodec(config.hostType, config.name, created));
+    const keyHeader = config.apiKeyHeader;
+    const settings = exchangeSettings(config.baseUrl, upstreamHeaders(config.headers, apiKey, keyHeader, keyHeader === 'authorization' ? 'Bearer ' : ''), {
+      ...deadlines(config),
+      ...transportOf(config, connection),
+      scheduler,
+    });
+    return {
+      provider: {
+        kind: ProviderKind.Http,
+        codec,
+        settings,
+        // A door's request arrives as the chat translation: what it cannot say is refused first, as for an OpenAI upstream.
+        refusal: (request) => untranslatableRefusal(request) ?? codec.refusal(request),
+        requestNotes: translationNotes,
+      },
+      // The router sets max_tokens; the codec says it in the upstream's words.
+      maxTokensParam: 'max_tokens',
+      policy: config.policy,
+      embedder: null,
+    };
+  },
   demo: (config, _apiKey, _connection, scheduler) => ({
     provider: createDemoProvider({ delayMs: config.delayMs, scheduler }),
     maxTokensParam: 'max_tokens',
@@ -77,7 +114,7 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
  * undefined: the built-in fetch, directly. `scheduler`: what its timers run on. */
 export function createProviderBinding(
   config: ProviderConfig,
-  apiKey: string | undefined,
+  apiKey: UpstreamKey | undefined,
   connection?: ProviderConnection,
   scheduler: Scheduler = systemScheduler,
 ): ProviderBinding {
@@ -89,7 +126,7 @@ export function createProviderBinding(
  * another provider's TLS settings or proxy), dropped with the provider on a
  * reload and drained by the agents' idle timeout (../upstream/node-transport.ts).
  */
-function transportOf(config: OpenAIProviderConfig | AnthropicProviderConfig, connection: ProviderConnection | undefined): { transport?: UpstreamTransport } {
+function transportOf(config: OpenAIProviderConfig | AnthropicProviderConfig | HostProviderConfig, connection: ProviderConnection | undefined): { transport?: UpstreamTransport } {
   if (connection?.transport !== 'node') return {};
   const route = connection.proxy.route;
   return {
@@ -101,7 +138,7 @@ function transportOf(config: OpenAIProviderConfig | AnthropicProviderConfig, con
   };
 }
 
-function deadlines(config: OpenAIProviderConfig | AnthropicProviderConfig): {
+function deadlines(config: OpenAIProviderConfig | AnthropicProviderConfig | HostProviderConfig): {
   timeoutMs: number;
   firstByteTimeoutMs: number;
   idleTimeoutMs: number;

@@ -6,6 +6,7 @@
 // so a new type without an entry does not compile.
 import type { GatewayConfig, ProviderConfig } from '../config/config.ts';
 import { aliasRequestFields } from '../config/request-fields-config.ts';
+import { providerTypeName } from '../config/provider-types.ts';
 import { ConfigWarningCode, type ConfigWarning } from '../config/config-issues.ts';
 import { ANTHROPIC_REFUSES } from './anthropic-request.ts';
 import type { RequestRestriction } from './request-restriction.ts';
@@ -14,6 +15,8 @@ export const REQUEST_RESTRICTIONS: { readonly [T in ProviderConfig['type']]: rea
   openai: [],
   anthropic: ANTHROPIC_REFUSES,
   demo: [],
+  // A host type's refusals are its codec's code, not data check-config can compare.
+  host: [],
 };
 
 /** One warning per alias whose targets' provider types refuse different requests, naming what each refuses that another takes. */
@@ -24,8 +27,9 @@ export function aliasTargetWarnings(config: Pick<GatewayConfig, 'aliases' | 'pro
     const accepted = aliasRequestFields({ requestFields }, config.requestFields);
     const applies = (r: RequestRestriction): boolean => r.fields.length === 0 || r.fields.some((f) => accepted.includes(f));
     const typed = targets.map((t) => {
-      const type = config.providers[t.provider]?.type;
-      return { id: `${t.provider}/${t.model}`, type, refuses: type === undefined ? [] : REQUEST_RESTRICTIONS[type].filter(applies).map((r) => r.rule) };
+      const provider = config.providers[t.provider];
+      const type = provider === undefined ? undefined : providerTypeName(provider);
+      return { id: `${t.provider}/${t.model}`, type, refuses: provider === undefined ? [] : REQUEST_RESTRICTIONS[provider.type].filter(applies).map((r) => r.rule) };
     });
     const parts: string[] = [];
     for (const target of typed) {

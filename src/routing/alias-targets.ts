@@ -6,6 +6,7 @@
 // first needs it.
 import { DEFAULT_MAX_OUTPUT_TOKENS, type GatewayConfig, type MaxTokensParam, type Price, type ProviderConfig, type TargetConfig, type UpstreamPolicy } from '../config/config.ts';
 import { maxInputsPerCall } from '../config/alias-kind-config.ts';
+import { providerTypeName } from '../config/provider-types.ts';
 import type { ChatRequest } from '../chat/types.ts';
 import { buildUpstreamRequest } from '../chat/upstream-request.ts';
 import { hasDoorOrigin } from '../chat/door-origin.ts';
@@ -138,7 +139,7 @@ export function createAliasTargets(config: GatewayConfig, bindings: ReadonlyMap<
       if (!health.some((h) => h.id === id)) health.push({ id, provider: t.provider, model: t.model, breaker });
       return {
         id,
-        label: targetLabel(index + 1, config.providers[t.provider]?.type ?? 'unknown'),
+        label: targetLabel(index + 1, typeOf(config.providers[t.provider])),
         provider: binding.provider,
         model: t.model,
         priority: t.priority,
@@ -306,4 +307,9 @@ class PlannedTarget implements UpstreamTarget {
     }
     return this.#request;
   }
+}
+
+/** A target's provider type as its config named it (a host type by its own name). */
+function typeOf(provider: ProviderConfig | undefined): string {
+  return provider === undefined ? 'unknown' : providerTypeName(provider);
 }

@@ -17,6 +17,7 @@ import { openFileAdminTokenStore } from './file-admin-token-store.ts';
 import { BackendHealth, type StateBackend } from './state-backend.ts';
 import { StateUnavailableError } from './errors.ts';
 import type { Logger } from '../log/logger.ts';
+import type { Limiter } from '../limits/limiter.ts';
 import { createFileAuditLog, type FileAuditLogOptions } from '../audit/file-audit-log.ts';
 
 export interface FileBackend extends StateBackend {
@@ -32,6 +33,26 @@ export function openFileBackend(
   budgetOptions: { logger?: Logger; countJournalWriteFailure?: () => void } = {},
 ): FileBackend {
   const keys = openKeyStore(dataDir, keyOptions);
+  const limiter = openFileLimiter(dataDir, budgetOptions);
+  return {
+    kind: 'memory',
+    keys,
+    usage: createFileUsageStore(dataDir),
+    limiter,
+    tokens: openFileAdminTokenStore(dataDir),
+    audit: createFileAuditLog({ ...auditOptions, dataDir }),
+    openResponseStore: (limits, scheduler, onProblem) => openLocalResponseStore({ dir: join(dataDir, 'responses'), limits, scheduler, onProblem }),
+    health: () => BackendHealth.Ok,
+    checkWritable: () => checkDataDirWritable(dataDir),
+    async close() {
+      await limiter.close();
+      await keys.close();
+    },
+  };
+}
+
+/** The in-process limiter, its budget counts kept in <dataDir>/budgets.json. */
+export function openFileLimiter(dataDir: string, budgetOptions: { logger?: Logger; countJournalWriteFailure?: () => void } = {}): Limiter {
   const { logger, countJournalWriteFailure } = budgetOptions;
   const journal = openBudgetFile(dataDir, {
     // One line when writes start failing and one when they work again: a full disk fails every write.
@@ -43,32 +64,20 @@ export function openFileBackend(
       logger?.info('budgets.json is written again; keys with a budget are admitted', { file: journal.file });
     },
   });
-  const limiter = createMemoryLimiter({
+  return createMemoryLimiter({
     journal,
     // The failure is reported above; a settlement's correction stays counted in memory.
     onJournalError: () => {},
     journalUnavailable: (error) => new StateUnavailableError('admit', error),
   });
-  return {
-    kind: 'memory',
-    keys,
-    usage: createFileUsageStore(dataDir),
-    limiter,
-    tokens: openFileAdminTokenStore(dataDir),
-    audit: createFileAuditLog({ ...auditOptions, dataDir }),
-    openResponseStore: (limits, scheduler, onProblem) => openLocalResponseStore({ dir: join(dataDir, 'responses'), limits, scheduler, onProblem }),
-    health: () => BackendHealth.Ok,
-    async checkWritable() {
-      try {
-        await access(dataDir, constants.W_OK);
-        return { ok: true };
-      } catch (err) {
-        return { ok: false, problem: `data directory ${dataDir} is not writable (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
-      }
-    },
-    async close() {
-      await limiter.close();
-      await keys.close();
-    },
-  };
+}
+
+/** For /readyz: can this process write the data directory? Never throws. */
+export async function checkDataDirWritable(dataDir: string): Promise<{ ok: true } | { ok: false; problem: string }> {
+  try {
+    await access(dataDir, constants.W_OK);
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, problem: `data directory ${dataDir} is not writable (${(err as NodeJS.ErrnoException).code ?? 'error'})` };
+  }
 }

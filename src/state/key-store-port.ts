@@ -2,7 +2,7 @@
 // API keys live. Two adapters implement it: the data directory's files
 // (file-key-store.ts, one host) and Redis (redis-key-store.ts, several
 // instances). Both apply the same record functions (src/keys/key-records.ts) and do
-// only the I/O around them; test/state/key-store-contract.ts holds both to one set of
+// only the I/O around them; src/testing/key-store-contract.ts holds both to one set of
 // cases.
 import type { KeySettingsInput } from '../keys/key-settings.ts';
 import type { KeyPatch } from '../keys/key-records.ts';

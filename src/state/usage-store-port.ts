@@ -1,7 +1,7 @@
 // The usage store port: where the ledgers' drained counters are added up and read
 // back as series and totals. Adapters: the data directory's usage file
 // (file-usage-store.ts) and Redis (redis-usage-store.ts); both are held to
-// test/state/usage-store-contract.ts.
+// src/testing/usage-store-contract.ts.
 import type { KeyUsage, PendingUsage } from '../usage/usage-ledger.ts';
 import type { Granularity, UsageSeries } from '../usage/usage-series.ts';
 

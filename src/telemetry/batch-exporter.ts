@@ -6,7 +6,7 @@
 // 504 and no answer at all (OTLP/HTTP's retryable cases), after the
 // collector's Retry-After or an exponential backoff, at most maxRetries times.
 // Shutdown sends what is queued within a deadline and drops the rest.
-import type { ExportAnswer, ExportPost } from './otlp-http.ts';
+import type { ExportAnswer } from './otlp-http.ts';
 import type { SpanRecord, SpanSink } from './span.ts';
 
 export const DropReason = {
@@ -41,9 +41,10 @@ export interface FailedExport {
   spans: number;
 }
 
-interface BatchExporterOptions extends BatchSettings {
-  post: ExportPost;
-  encode(spans: readonly SpanRecord[]): string;
+/** `Body`: what one export sends (the OTLP JSON text, or the spans themselves for a host's exporter). */
+interface BatchExporterOptions<Body> extends BatchSettings {
+  post: (body: Body, timeoutMs: number) => Promise<ExportAnswer>;
+  encode(spans: readonly SpanRecord[]): Body;
   onExported(count: number): void;
   onDropped(reason: DropReason, count: number): void;
   /** A batch given up on (for a rate-limited log line). */
@@ -59,7 +60,7 @@ export interface BatchExporter extends SpanSink {
   shutdown(deadlineMs: number): Promise<void>;
 }
 
-export function createBatchExporter(options: BatchExporterOptions): BatchExporter {
+export function createBatchExporter<Body = string>(options: BatchExporterOptions<Body>): BatchExporter {
   const queue: SpanRecord[] = [];
   const random = options.random ?? Math.random;
   let timer: NodeJS.Timeout | undefined;

@@ -11,6 +11,7 @@
 // context upstream.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from '../config/config.ts';
+import { providerTypeName } from '../config/provider-types.ts';
 import { ERROR_CATALOGUE } from '../errors/catalogue.ts';
 import { SpanKind, type Attributes, type AttributeValue, type Span } from './span.ts';
 import { formatTraceparent, newSpanId } from './trace-context.ts';
@@ -101,7 +102,7 @@ export function describeTarget(config: GatewayConfig, targetId: string): TargetD
   const attributes: Attributes = { 'portcullis.target': targetId, 'portcullis.provider': providerName };
   if (provider !== undefined) {
     // gen_ai.provider.name (semconv 1.37+) and the older gen_ai.system, for backends that read either.
-    const system = provider.type === 'demo' ? 'portcullis.demo' : provider.type;
+    const system = provider.type === 'demo' ? 'portcullis.demo' : providerTypeName(provider);
     attributes['gen_ai.provider.name'] = system;
     attributes['gen_ai.system'] = system;
     if (provider.type !== 'demo') Object.assign(attributes, serverAttributes(provider.baseUrl));

@@ -1,8 +1,8 @@
 // The settings of every exchange with one upstream (./upstream-exchange.ts),
 // checked once, when the provider is built: the endpoint URL, the headers
-// (the key among them), the timers and the scheduler they run on, the size
-// limits and the transport (./transport.ts). A setting that cannot work fails
-// at startup, not per call.
+// (the key among them, or a credential asked per exchange), the timers and the
+// scheduler they run on, the size limits and the transport (./transport.ts). A
+// setting that cannot work fails at startup, not per call.
 
 import { DEFAULT_FIRST_BYTE_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_TIMEOUT_MS } from '../config/provider-defaults.ts';
 import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
@@ -29,10 +29,30 @@ export interface ExchangeOptions {
   scheduler?: Scheduler | undefined;
 }
 
+/**
+ * The upstream key: fixed when the provider is built, or asked on every exchange
+ * (a host's key source over the config's key), so a rotated key is used by the next
+ * exchange without a reload. The getter throws the client's ApiError when it cannot
+ * give one; it never returns an empty string.
+ */
+export type UpstreamKey = string | (() => string | undefined);
+
+/** A key asked per exchange, and where it goes. */
+export interface UpstreamCredential {
+  /** Lower-case header name. */
+  readonly header: string;
+  /** What precedes the key in the header (`Bearer ` in Authorization). */
+  readonly prefix: string;
+  /** The key for this exchange; undefined: none (the configured headers stand). */
+  readonly key: () => string | undefined;
+}
+
 export interface ExchangeSettings {
   endpoint: string;
   /** Every header but content-type, accept and x-request-id, which are ours; lower-case names. */
   baseHeaders: Readonly<Record<string, string>>;
+  /** A key asked on every exchange, set over baseHeaders; absent when the key is fixed (it is in baseHeaders). */
+  credential?: UpstreamCredential | undefined;
   timeoutMs: number;
   firstByteTimeoutMs: number;
   idleTimeoutMs: number;
@@ -80,11 +100,12 @@ function positiveInteger(value: number | undefined, fallback: number, name: stri
 }
 
 /** The settings of every exchange with one upstream, checked once, at startup. */
-export function exchangeSettings(endpoint: string, baseHeaders: Headers, options: ExchangeOptions): ExchangeSettings {
+export function exchangeSettings(endpoint: string, baseHeaders: Headers, options: ExchangeOptions, credential?: UpstreamCredential): ExchangeSettings {
   return {
     endpoint,
     // A plain object: both transports take one, and copying it per request is cheaper than a Headers.
     baseHeaders: Object.fromEntries(baseHeaders),
+    ...(credential === undefined ? {} : { credential }),
     timeoutMs: positiveInteger(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs'),
     firstByteTimeoutMs: positiveInteger(options.firstByteTimeoutMs, DEFAULT_FIRST_BYTE_TIMEOUT_MS, 'firstByteTimeoutMs'),
     idleTimeoutMs: positiveInteger(options.idleTimeoutMs, DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeoutMs'),
@@ -98,11 +119,12 @@ export function exchangeSettings(endpoint: string, baseHeaders: Headers, options
 }
 
 /** The configured extra headers, plus the API key under `keyHeader` (with
- * `keyPrefix`) when one is set. Built once so that an invalid value fails at
- * startup, not per call; the errors never quote a value, which may be a secret. */
+ * `keyPrefix`) when a fixed one is set (a key asked per exchange is upstreamCredential's).
+ * Built once so that an invalid value fails at startup, not per call; the errors
+ * never quote a value, which may be a secret. */
 export function upstreamHeaders(
   extra: Record<string, string> | undefined,
-  apiKey: string | undefined,
+  apiKey: UpstreamKey | undefined,
   keyHeader: string,
   keyPrefix: string,
 ): Headers {
@@ -114,7 +136,7 @@ export function upstreamHeaders(
   }
   // The key goes in this one header only (Azure's api-key is never also a Bearer).
   if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(keyHeader)) throw new TypeError('The upstream apiKeyHeader is not a valid header name.');
-  if (apiKey !== undefined && apiKey !== '') {
+  if (typeof apiKey === 'string' && apiKey !== '') {
     try {
       headers.set(keyHeader, `${keyPrefix}${apiKey}`);
     } catch {
@@ -122,4 +144,9 @@ export function upstreamHeaders(
     }
   }
   return headers;
+}
+
+/** The credential of a key asked per exchange; undefined for a fixed key or none (upstreamHeaders bakes it in). */
+export function upstreamCredential(apiKey: UpstreamKey | undefined, keyHeader: string, keyPrefix: string): UpstreamCredential | undefined {
+  return typeof apiKey === 'function' ? { header: keyHeader.toLowerCase(), prefix: keyPrefix, key: apiKey } : undefined;
 }

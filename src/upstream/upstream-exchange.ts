@@ -12,7 +12,7 @@
 import type { ChatCompletion } from '../chat/types.ts';
 import { readBodyBounded, readBodyBytesBounded, readErrorDetail } from './bounded-reads.ts';
 import { Abort, abortError, explainExchangeFailure, Phase } from './exchange-failure.ts';
-import type { ExchangeSettings } from './exchange-settings.ts';
+import type { ExchangeSettings, UpstreamCredential } from './exchange-settings.ts';
 import type { ExchangeCall, HttpProvider, UpstreamCall } from './provider.ts';
 import type { Buffer } from 'node:buffer';
 import type { ApiError } from '../errors/api-error.ts';
@@ -20,7 +20,7 @@ import type { Timer } from '../time/scheduler.ts';
 import { ConnectObservation, type UpstreamResponse } from './transport.ts';
 import { ClientAbortError, upstreamHttpError } from './upstream-errors.ts';
 
-export { endpointUrl, exchangeSettings, upstreamHeaders, type ExchangeOptions, type ExchangeSettings } from './exchange-settings.ts';
+export { endpointUrl, exchangeSettings, upstreamCredential, upstreamHeaders, type ExchangeOptions, type ExchangeSettings, type UpstreamKey } from './exchange-settings.ts';
 
 /** What the transport's request ends with when the exchange aborts it: the
  * exchange's own state says why, so one shared error per kind does. */
@@ -99,6 +99,7 @@ export class Exchange<C extends ExchangeCall = UpstreamCall> {
     const { settings, call } = this;
     const headers: Record<string, string> = {
       ...settings.baseHeaders,
+      ...(settings.credential === undefined ? undefined : credentialHeader(settings.credential)),
       ...requestHeaders,
       // telemetry: after the configured headers, so this attempt's trace context wins.
       ...call.traceHeaders,
@@ -233,6 +234,12 @@ export class Exchange<C extends ExchangeCall = UpstreamCall> {
     else if (this.awaitingBytes && this.idleAt <= now) this.abortFor(Abort.IdleTimeout);
     else this.rearm();
   }
+}
+
+/** The key header of this exchange: asked now, so a rotated key is used at once. */
+function credentialHeader(credential: UpstreamCredential): Record<string, string> | undefined {
+  const key = credential.key();
+  return key === undefined ? undefined : { [credential.header]: `${credential.prefix}${key}` };
 }
 
 /** A non-streaming exchange: send, read the whole body, decode. */

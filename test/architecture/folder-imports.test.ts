@@ -3,8 +3,9 @@
 // dynamic imports) has no cycle, and holds exactly the edges ALLOWED_EDGES
 // lists, so a new dependency between concerns is a decision made in this file,
 // not a side effect of an import. The browser dashboard (src/dashboard) is a
-// separate build and is left out. Files directly in src/ (errors.ts) form the
-// node `(root)`.
+// separate build and is left out. The files directly in src/ are the package's
+// entries (index.ts, testing.ts): each is a node of its own, on top of the
+// graph; any other file there forms the node `(root)`, which must not exist.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +14,10 @@ import { repositoryRoot } from '../support/repository-root.ts';
 
 const ROOT_NODE = '(root)';
 const EXCLUDED = new Set(['dashboard']);
+/** The files directly in src/ that package.json `exports` names: the public API, each its own node. */
+const PUBLIC_ENTRIES: readonly string[] = ['index.ts', 'testing.ts'];
+/** The only nodes that may import src/library/: the entries, the contract suites and the CLI (serve is a host). */
+const LIBRARY_USERS: ReadonlySet<string> = new Set(['index.ts', 'testing.ts', 'testing', 'cli']);
 
 type FolderGraph = Map<string, Set<string>>;
 /** folder -> imported folder -> the files (relative to the repository) whose imports make that edge. */
@@ -24,6 +29,8 @@ type EdgeFiles = Map<string, Map<string, string[]>>;
  * more fails it until it is removed, so the table stays exact.
  */
 const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
+  // Public type declarations only: nothing internal, so the API report is the whole contract.
+  api: [],
   time: [],
   json: [],
   files: [],
@@ -32,10 +39,10 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   schema: [],
   log: ['time'],
   guard: ['json', 'log', 'schema'],
-  config: ['guard', 'json'],
+  config: ['api', 'guard', 'json'],
   redis: ['log', 'time'],
   ops: ['log', 'time'],
-  telemetry: ['config', 'errors', 'log'],
+  telemetry: ['api', 'config', 'errors', 'log'],
   chat: ['config', 'errors', 'json', 'schema'],
   messages: ['chat', 'errors', 'json'],
   responses: ['chat', 'errors', 'json', 'messages'],
@@ -43,17 +50,23 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   http: ['config', 'errors', 'json', 'log', 'time'],
   oidc: ['config', 'log'],
   usage: ['files'],
-  audit: ['files', 'log', 'redis', 'time'],
+  audit: ['api', 'files', 'log', 'redis', 'time'],
   upstream: ['chat', 'config', 'embeddings', 'errors', 'log', 'sse', 'time'],
   routing: ['chat', 'config', 'embeddings', 'errors', 'upstream'],
   limits: ['chat', 'config', 'redis'],
   keys: ['config', 'guard', 'limits', 'log'],
   metrics: ['config', 'errors', 'http', 'log', 'routing', 'time'],
-  providers: ['chat', 'config', 'embeddings', 'errors', 'messages', 'routing', 'schema', 'sse', 'time', 'upstream'],
+  providers: ['api', 'chat', 'config', 'embeddings', 'errors', 'messages', 'routing', 'schema', 'sse', 'time', 'upstream'],
   state: ['audit', 'config', 'errors', 'files', 'keys', 'limits', 'log', 'redis', 'time', 'usage'],
   admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
-  gateway: ['chat', 'config', 'embeddings', 'errors', 'guard', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
-  cli: ['admin', 'audit', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'time', 'usage'],
+  gateway: ['api', 'chat', 'config', 'embeddings', 'errors', 'guard', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
+  cli: ['admin', 'audit', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'library', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'usage'],
+  // The library implementation: may use any folder below it; only LIBRARY_USERS import it.
+  library: ['admin', 'api', 'audit', 'chat', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'redis', 'sse', 'state', 'telemetry', 'time'],
+  // The contract suites shipped for hosts (node:test and node:assert only).
+  testing: ['api', 'audit', 'chat', 'config', 'gateway', 'keys', 'limits', 'log', 'providers', 'routing', 'telemetry', 'upstream'],
+  'index.ts': ['api', 'library'],
+  'testing.ts': ['api', 'library'],
 };
 
 /** Every module specifier a file imports or re-exports from. */
@@ -76,7 +89,8 @@ function specifiers(source: string): string[] {
 function folderOf(srcDir: string, file: string): string {
   const relative = path.relative(srcDir, file);
   const parts = relative.split(path.sep);
-  return parts.length === 1 ? ROOT_NODE : (parts[0] as string);
+  if (parts.length > 1) return parts[0] as string;
+  return PUBLIC_ENTRIES.includes(relative) ? relative : ROOT_NODE;
 }
 
 function tsFiles(dir: string): string[] {
@@ -111,6 +125,20 @@ function edgeFiles(srcDir: string): EdgeFiles {
     }
   }
   return edges;
+}
+
+/**
+ * The statements of a src/api/ file that would exist at run time: value
+ * imports and exports, declarations of values. Types, interfaces and
+ * `import type`/`export type` pass.
+ */
+function runtimeStatements(source: string): string[] {
+  const found: string[] = [];
+  for (const line of source.split('\n')) {
+    if (/^(import|export)\s+type\b/.test(line) || /^export\s+(interface|type)\b/.test(line)) continue;
+    if (/^(import|export|const|let|var|function|async|class|enum)\b/.test(line)) found.push(line);
+  }
+  return found;
 }
 
 /** folder -> the folders its files import from (itself excluded). */
@@ -220,11 +248,48 @@ describe('folder imports', () => {
   });
 
   // telemetry: low enough for upstream/ and gateway/ to use, so it may lean on nothing above config/.
-  test('src/telemetry/ imports only json, log, errors and config', () => {
+  test('src/telemetry/ imports only json, log, errors, config and the public types', () => {
     const graph = folderGraph(path.join(repositoryRoot(), 'src'));
     assert.ok(graph.get('gateway')?.has('telemetry'), 'the gateway uses src/telemetry/');
-    const allowed = new Set(['json', 'log', 'errors', 'config']);
+    const allowed = new Set(['json', 'log', 'errors', 'config', 'api']);
     for (const imported of graph.get('telemetry') ?? []) assert.ok(allowed.has(imported), `src/telemetry/ imports src/${imported}/`);
+  });
+
+  test('src/api/ holds type declarations only and imports nothing from src/ outside it', () => {
+    const apiDir = path.join(repositoryRoot(), 'src', 'api');
+    const graph = folderGraph(path.join(repositoryRoot(), 'src'));
+    assert.deepEqual([...(graph.get('api') ?? [])], []);
+    const files = tsFiles(apiDir);
+    assert.ok(files.length > 0, 'src/api/ has files');
+    for (const file of files) {
+      const problems = runtimeStatements(readFileSync(file, 'utf8'));
+      assert.deepEqual(problems, [], `${path.relative(repositoryRoot(), file)} must hold only types (import type, export type, interface, type)`);
+    }
+  });
+
+  test('the runtime check of src/api/ names value imports and exports, and lets types through', () => {
+    const source = [
+      "import type { A } from './a.ts';",
+      "import { B } from './b.ts';",
+      "export type { C } from './c.ts';",
+      "export { D } from './d.ts';",
+      'export interface E { x: A }',
+      "export type F = 'f';",
+      'export const G = 1;',
+      'export function h(): void {}',
+      'export class I {}',
+      'export declare const J: number;',
+      'const k = 2;',
+      '  const nested = 3;',
+    ].join('\n');
+    assert.deepEqual(runtimeStatements(source), ["import { B } from './b.ts';", "export { D } from './d.ts';", 'export const G = 1;', 'export function h(): void {}', 'export class I {}', 'export declare const J: number;', 'const k = 2;']);
+  });
+
+  test('only the package entries, src/testing/ and src/cli/ import src/library/', () => {
+    const graph = folderGraph(path.join(repositoryRoot(), 'src'));
+    const users = [...graph].filter(([, targets]) => targets.has('library')).map(([from]) => from);
+    assert.ok(users.includes('index.ts'), 'src/index.ts uses src/library/');
+    for (const user of users) assert.ok(LIBRARY_USERS.has(user), `src/${user} imports src/library/, which only ${[...LIBRARY_USERS].join(', ')} may`);
   });
 
   test('the cycle finder reports the cycle path', () => {
@@ -256,13 +321,16 @@ describe('folder imports', () => {
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
     const section = readme.slice(readme.indexOf('## Layout'));
     const block = section.slice(section.indexOf('```') + 3, section.indexOf('```', section.indexOf('```') + 3));
-    const listed = [...block.matchAll(/^src\/([a-z-]+)\//gm)].map((m) => m[1] as string);
+    // A folder is listed as `src/name/`, a package entry directly in src/ as `src/name.ts`.
+    const listed = [...block.matchAll(/^src\/([a-z-]+\/|[a-z-]+\.ts\b)/gm)].map((m) => (m[1] as string).replace(/\/$/, ''));
     const srcDir = path.join(root, 'src');
     const folders = readdirSync(srcDir).filter((name) => statSync(path.join(srcDir, name)).isDirectory());
-    assert.deepEqual([...listed].sort(), folders.sort(), 'the layout names each folder of src/ once');
+    const entries = readdirSync(srcDir).filter((name) => name.endsWith('.ts') && statSync(path.join(srcDir, name)).isFile());
+    assert.deepEqual(entries.sort(), [...PUBLIC_ENTRIES].sort(), 'the only files directly in src/ are the package entries');
+    assert.deepEqual([...listed].sort(), [...folders, ...entries].sort(), 'the layout names each folder of src/ and each entry once');
     assert.equal(new Set(listed).size, listed.length);
     const graph = folderGraph(srcDir);
-    assert.equal(graph.has(ROOT_NODE), false, 'no module sits directly in src/');
+    assert.equal(graph.has(ROOT_NODE), false, 'no module but the package entries sits directly in src/');
     for (const [index, folder] of listed.entries()) {
       const above = new Set(listed.slice(0, index));
       for (const imported of graph.get(folder) ?? []) {

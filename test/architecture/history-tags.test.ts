@@ -7,7 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { repositoryRoot } from '../support/repository-root.ts';
 
-const SCANNED = ['src', 'test', 'bench', 'docs', 'deploy', 'README.md'];
+const SCANNED = ['src', 'test', 'bench', 'scripts', 'api', 'docs', 'deploy', 'README.md'];
 const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'coverage', 'test-output']);
 const TAG = /\bissues? ?#?\d+\b|\bi\d{2}-lead\b|\(helper [A-Z]\)/i;
 

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/config-parser.ts';
+import type { ProviderAdapter } from '../../src/api/providers.ts';
 import type { GatewayConfig } from '../../src/config/config.ts';
 import type { ListenerTlsMaterial } from '../../src/config/tls-files.ts';
 import { createGateway, type Gateway, type ReloadSummary } from '../../src/gateway/gateway.ts';
@@ -16,7 +17,7 @@ import type { Limiter } from '../../src/limits/limiter.ts';
 import { openFileBackend, type FileBackend } from '../../src/state/file-backend.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { Scheduler } from '../../src/time/scheduler.ts';
-import { startFakeUpstream as startSharedUpstream } from '../support/fake-upstream.ts';
+import { startFakeUpstream as startSharedUpstream } from '../../src/testing/fake-upstream.ts';
 import { responseStoreLimits } from '../../src/state/response-store-port.ts';
 import { systemScheduler } from '../../src/time/scheduler.ts';
 
@@ -27,7 +28,7 @@ export interface UpstreamRequest {
   body: unknown;
 }
 
-/** The shared fake upstream (../support/fake-upstream.ts) seen as the gateway tests use it: the requests with their JSON bodies parsed. */
+/** The shared fake upstream (../../src/testing/fake-upstream.ts) seen as the gateway tests use it: the requests with their JSON bodies parsed. */
 export interface FakeUpstream {
   baseUrl: string;
   requests: UpstreamRequest[];
@@ -83,6 +84,8 @@ export interface StartGatewayOptions {
   tls?: ListenerTlsMaterial;
   /** A limiter in place of the backend's own (e.g. a memory limiter with a short lease); closed with the gateway. */
   limiter?: Limiter;
+  /** Provider types a host registers, for the config's providers. */
+  providerTypes?: readonly ProviderAdapter[];
 }
 
 /**
@@ -111,7 +114,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     },
     auto: { default: 'service-chat' },
   };
-  const config = parseConfig({ ...value, dataDir }, null, dataDir);
+  const config = parseConfig({ ...value, dataDir }, null, dataDir, { providerTypes: options.providerTypes });
   const backend = openFileBackend(dataDir);
   const ownLimiter = options.limiter;
   const state: FileBackend =

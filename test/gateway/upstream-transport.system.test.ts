@@ -7,7 +7,7 @@ import type { TLSSocket } from 'node:tls';
 import { ConfigError } from '../../src/config/config.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { resolveProviderConnections } from '../../src/providers/provider-connections.ts';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
+import { startFakeUpstream, type FakeUpstream } from '../../src/testing/fake-upstream.ts';
 import { createTestPki, type TestPki } from '../tls/test-pki.ts';
 import { openStream, postChat, sseData, startGateway, type TestGateway } from './harness.ts';
 

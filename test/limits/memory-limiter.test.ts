@@ -3,9 +3,9 @@ import { test } from 'node:test';
 import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
 import { LimiterClosedError, type Charge } from '../../src/limits/limiter.ts';
 import { createMemoryLimiter } from '../../src/limits/memory-limiter.ts';
-import { runBudgetScenarios } from './limiter-budget-scenarios.ts';
-import { runChargeCeilingScenarios } from './limiter-ceiling-scenarios.ts';
-import { runLimiterScenarios } from './limiter-scenarios.ts';
+import { runBudgetScenarios } from '../../src/testing/limiter-budget-scenarios.ts';
+import { runChargeCeilingScenarios } from '../../src/testing/limiter-ceiling-scenarios.ts';
+import { runLimiterScenarios } from '../../src/testing/limiter-scenarios.ts';
 
 runLimiterScenarios('memory', () => createMemoryLimiter());
 runBudgetScenarios('memory', () => createMemoryLimiter());

@@ -8,9 +8,9 @@ import { LimiterClosedError, type Charge, type Limiter } from '../../src/limits/
 import { createRedisLimiter, redisLimiterKeys } from '../../src/limits/redis-limiter.ts';
 import type { RedisClient } from '../../src/redis/client.ts';
 import { useRedisPair } from '../support/redis-server.ts';
-import { runBudgetScenarios } from './limiter-budget-scenarios.ts';
-import { runChargeCeilingScenarios } from './limiter-ceiling-scenarios.ts';
-import { runLimiterScenarios } from './limiter-scenarios.ts';
+import { runBudgetScenarios } from '../../src/testing/limiter-budget-scenarios.ts';
+import { runChargeCeilingScenarios } from '../../src/testing/limiter-ceiling-scenarios.ts';
+import { runLimiterScenarios } from '../../src/testing/limiter-scenarios.ts';
 
 const PREFIX = 'test:';
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);

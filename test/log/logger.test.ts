@@ -27,6 +27,24 @@ describe('batchLines', () => {
     assert.deepEqual(writes, ['one\n', 'two\n']);
   });
 
+  test('flushOnExit: the default adds one process exit listener; false adds none, and flush() writes what is pending at once', async () => {
+    const before = process.listenerCount('exit');
+    const writes: string[] = [];
+    const owned = batchLines((text) => writes.push(text), { flushOnExit: false });
+    assert.equal(process.listenerCount('exit'), before);
+    owned('a\n');
+    owned('b\n');
+    owned.flush();
+    assert.deepEqual(writes, ['a\nb\n']);
+    owned.flush();
+    await turn();
+    assert.deepEqual(writes, ['a\nb\n']);
+    const cli = batchLines(() => undefined);
+    assert.equal(process.listenerCount('exit'), before + 1);
+    process.removeListener('exit', cli.flush);
+    assert.equal(process.listenerCount('exit'), before);
+  });
+
   test('a logger over it writes whole JSON lines', async () => {
     const writes: string[] = [];
     const logger = createLogger({ write: batchLines((text) => writes.push(text)), clock: () => new Date(0) });

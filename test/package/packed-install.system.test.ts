@@ -2,8 +2,9 @@
 // `npm install -g` into a temporary prefix, and the installed `portcullis` run
 // from another directory: --version, keys create, serve, a chat request to the
 // demo provider, the dashboard, SIGTERM. The tarball carries what docs/deploy.md
-// installs (units, examples, docs, licence) and nothing that is not the
-// program (no source maps, no sources, no tests).
+// installs (units, examples, docs, licence), the library's entries with their
+// declarations (.d.ts), and nothing that is not the program (no source maps, no
+// sources, no tests).
 //
 // It packs the build the test run made (--ignore-scripts skips `prepack`, which
 // would rebuild dist/ under the other tests); `files` in package.json leaves
@@ -72,7 +73,7 @@ after(() => {
   if (tmp !== '') rmSync(tmp, { recursive: true, force: true });
 });
 
-test('the tarball holds the program, units, examples, docs and licence, and no maps, sources or tests', { skip }, () => {
+test('the tarball holds the program, its declarations, units, examples, docs and licence, and no maps, sources or tests', { skip }, () => {
   assert.equal(path.basename(tarball), `portcullis-${version}.tgz`);
   for (const file of [
     'package.json',
@@ -86,14 +87,30 @@ test('the tarball holds the program, units, examples, docs and licence, and no m
     'deploy/portcullis.sysusers',
     'deploy/examples/nginx.conf',
     'dist/src/cli/main.js',
+    'dist/src/index.js',
+    'dist/src/index.d.ts',
+    'dist/src/testing.js',
+    'dist/src/testing.d.ts',
+    'docs/library.md',
+    'docs/library/check-config.ts',
     'dist/dashboard/index.html',
   ]) {
     assert.ok(packedFiles.includes(file), `the tarball lacks ${file}: ${packedFiles.join(' ')}`);
   }
   const unwanted = packedFiles.filter(
-    (f) => f.endsWith('.map') || f.endsWith('.ts') || /^(src|test|bench|dist\/test|dist\/bench|\.ci)\//.test(f) || f.includes('node_modules/'),
+    (f) =>
+      f.endsWith('.map') ||
+      // TypeScript: the declarations, and the examples docs/library.md links to.
+      (f.endsWith('.ts') && !(f.startsWith('dist/src/') && f.endsWith('.d.ts')) && !/^docs\/library\/[^/]+\.ts$/.test(f)) ||
+      /^(src|test|bench|scripts|api|dist\/test|dist\/bench|dist\/scripts|\.ci)\//.test(f) ||
+      f.includes('node_modules/'),
   );
-  assert.deepEqual(unwanted, [], 'files that are not the program, its units, docs or licence');
+  assert.deepEqual(unwanted, [], 'files that are not the program, its declarations, units, docs or licence');
+  // Each module of the program comes with its declarations, so a consumer's type check sees every type an entry names.
+  // (The browser dashboard's modules are no part of the library: the test build compiles some of them for its tests.)
+  const modules = packedFiles.filter((f) => f.startsWith('dist/src/') && !f.startsWith('dist/src/dashboard/') && f.endsWith('.js'));
+  const undeclared = modules.filter((f) => !packedFiles.includes(f.replace(/\.js$/, '.d.ts')));
+  assert.deepEqual(undeclared, [], 'modules without declarations');
 });
 
 test('the installed portcullis runs from another directory: --version, keys create, serve, a chat request, SIGTERM', { skip }, async () => {

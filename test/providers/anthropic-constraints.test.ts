@@ -4,7 +4,7 @@
 // breaks another documented constraint; the good one must pass.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { startFakeUpstream } from '../support/fake-upstream.ts';
+import { startFakeUpstream } from '../../src/testing/fake-upstream.ts';
 import { anthropicRequestViolation, refuseLikeAnthropic } from './anthropic-constraints.ts';
 
 type Body = Record<string, unknown>;

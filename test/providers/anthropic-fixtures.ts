@@ -9,7 +9,7 @@ import { refuseLikeAnthropic } from './anthropic-constraints.ts';
 import { useFakeUpstream, type FileUpstream } from './provider-fixtures.ts';
 import { drive, type DrivenProvider } from '../support/drive-provider.ts';
 
-export { sendJson as json, startEventStream } from '../support/fake-upstream.ts';
+export { sendJson as json, startEventStream } from '../../src/testing/fake-upstream.ts';
 
 export const API_KEY = 'sk-ant-upstream-secret-123';
 

@@ -6,7 +6,7 @@ import type { UpstreamCall } from '../../src/upstream/provider.ts';
 import type { FileUpstream } from './provider-fixtures.ts';
 import { drive, type DrivenProvider } from '../support/drive-provider.ts';
 
-export { sendJson as json, startEventStream } from '../support/fake-upstream.ts';
+export { sendJson as json, startEventStream } from '../../src/testing/fake-upstream.ts';
 
 export const API_KEY = 'sk-upstream-secret-123';
 

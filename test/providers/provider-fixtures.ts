@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, beforeEach } from 'node:test';
 import { ApiError } from '../../src/errors/api-error.ts';
-import { startFakeUpstream, type FakeUpstream, type ReceivedRequest, type UpstreamHandler } from '../support/fake-upstream.ts';
+import { startFakeUpstream, type FakeUpstream, type ReceivedRequest, type UpstreamHandler } from '../../src/testing/fake-upstream.ts';
 
 /** The file's fake upstream; `handle` answers its next requests. */
 export interface FileUpstream {

@@ -18,7 +18,7 @@ import { createAliasTargets } from '../../src/routing/alias-targets.ts';
 import { dispatchCompletion, dispatchStream, type AttemptRecord } from '../../src/upstream/dispatcher.ts';
 import { collect } from '../support/collect.ts';
 import { chunksOf } from '../support/drive-provider.ts';
-import { sendJson, startEventStream, startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
+import { sendJson, startEventStream, startFakeUpstream, type FakeUpstream } from '../../src/testing/fake-upstream.ts';
 import { rendered } from './provider-fixtures.ts';
 import * as messages from './messages-origin-fixtures.ts';
 import { CODEX_BODY, eventStreamText, origin, originRequest, RICH_ANSWER, RICH_EVENTS, UNTRANSLATABLE } from './responses-origin-fixtures.ts';

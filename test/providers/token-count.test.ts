@@ -17,7 +17,7 @@ import { countTokens, type TokenCount, type TokenCountTarget } from '../../src/p
 import { createAnthropicProvider } from '../../src/providers/anthropic.ts';
 import { anthropicCountBody, serverRoot, withTokenCounter } from '../../src/providers/token-counters.ts';
 import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
-import { sendJson } from '../support/fake-upstream.ts';
+import { sendJson } from '../../src/testing/fake-upstream.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { tracked } from '../support/settled.ts';
 import { useFakeUpstream } from './provider-fixtures.ts';

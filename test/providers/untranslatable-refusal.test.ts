@@ -16,7 +16,7 @@ import { rawEvent } from '../../src/chat/messages-origin.ts';
 import { dispatchCompletion, dispatchStream, type AttemptRecord } from '../../src/upstream/dispatcher.ts';
 import { collect } from '../support/collect.ts';
 import { chunksOf } from '../support/drive-provider.ts';
-import { startEventStream, startFakeUpstream, sendJson, type FakeUpstream } from '../support/fake-upstream.ts';
+import { startEventStream, startFakeUpstream, sendJson, type FakeUpstream } from '../../src/testing/fake-upstream.ts';
 import { CLAUDE_CODE_BODY, eventStreamText, origin, originRequest, RICH_ANSWER, RICH_EVENTS, UNTRANSLATABLE } from './messages-origin-fixtures.ts';
 import { rendered } from './provider-fixtures.ts';
 

@@ -1,6 +1,6 @@
 // The key store contract run against the file adapter: a fresh data directory per case.
 import { openKeyStore } from '../../src/state/file-key-store.ts';
-import { runKeyStoreContract } from './key-store-contract.ts';
+import { runKeyStoreContract } from '../../src/testing/key-store-contract.ts';
 import { freshPath, tempDir } from '../support/temp-dir.ts';
 
 const root = tempDir('key-contract');

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { createFileUsageStore } from '../../src/state/file-usage-store.ts';
-import { runUsageStoreContract } from './usage-store-contract.ts';
+import { runUsageStoreContract } from '../../src/testing/usage-store-contract.ts';
 import { freshDir, tempDir } from '../support/temp-dir.ts';
 
 const root = tempDir('usage-contract');

@@ -11,7 +11,7 @@ import { openRedisKeyStore, type RedisKeyStoreOptions } from '../../src/state/re
 import { eventually } from '../support/eventually.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { sharedRedis, startRedisServer } from '../support/redis-server.ts';
-import { runKeyStoreContract } from './key-store-contract.ts';
+import { runKeyStoreContract } from '../../src/testing/key-store-contract.ts';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const clock = (): Date => NOW;

@@ -10,7 +10,7 @@ import { bucketTtlMs, createRedisUsageStore, redisUsageIdsKey, redisUsageKeys } 
 import type { KeyUsage, PendingUsage } from '../../src/usage/usage-ledger.ts';
 import { sharedRedis, type SharedRedis } from '../support/redis-server.ts';
 import { tempDir } from '../support/temp-dir.ts';
-import { runUsageStoreContract } from './usage-store-contract.ts';
+import { runUsageStoreContract } from '../../src/testing/usage-store-contract.ts';
 
 const HOUR = 3_600_000;
 const NOW = Date.UTC(2026, 10, 22, 12, 30);

@@ -14,7 +14,7 @@
 // in `violations`, for the test to assert empty.
 import http, { type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { startFakeUpstream, type ReceivedRequest } from './fake-upstream.ts';
+import { startFakeUpstream, type ReceivedRequest } from '../../src/testing/fake-upstream.ts';
 import { responsesRequestViolation } from './openai-responses-constraints.ts';
 import { responsesEvents, writeResponsesAnswer, writeResponsesError, type ResponsesAnswer, type ResponsesAnswerItem } from './responses-answers.ts';
 import {

@@ -20,7 +20,7 @@
 import type { ServerResponse } from 'node:http';
 import { anthropicEvents, writeAnthropicAnswer, writeAnthropicError, type AnswerBlock } from './anthropic-answers.ts';
 import { messagesRequestViolation } from './anthropic-messages-constraints.ts';
-import { startFakeUpstream, type FakeUpstream, type ReceivedRequest } from './fake-upstream.ts';
+import { startFakeUpstream, type FakeUpstream, type ReceivedRequest } from '../../src/testing/fake-upstream.ts';
 import { chatRequestViolation } from './openai-chat-constraints.ts';
 
 export const SCRIPTED_UPSTREAM_KEY = 'sk-scripted-upstream-0123456789';

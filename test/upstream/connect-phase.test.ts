@@ -4,7 +4,7 @@ import { createServer as createNetServer, type AddressInfo, type Socket } from '
 import { after, before, describe, test } from 'node:test';
 import { ConnectState, watchConnectPhase } from '../../src/upstream/connect-phase.ts';
 import { eventually } from '../support/eventually.ts';
-import { startFakeUpstream, type FakeUpstream } from '../support/fake-upstream.ts';
+import { startFakeUpstream, type FakeUpstream } from '../../src/testing/fake-upstream.ts';
 
 let upstream: FakeUpstream;
 let port = 0;

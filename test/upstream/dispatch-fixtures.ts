@@ -1,5 +1,5 @@
 // What the dispatcher tests share: targets over the OpenAI-compatible adapter
-// against the shared fake upstream (../support/fake-upstream.ts), the
+// against the shared fake upstream (../../src/testing/fake-upstream.ts), the
 // upstream behaviours they script, and driving the back-off waits on a
 // ManualScheduler.
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import type { AttemptRecord, DispatchContext, UpstreamTarget } from '../../src/u
 import type { RetryPolicy } from '../../src/upstream/retry-policy.ts';
 import type { Scheduler } from '../../src/time/scheduler.ts';
 import { eventually } from '../support/eventually.ts';
-import { sendJson, startEventStream, startFakeUpstream, type FakeUpstream, type ReceivedRequest, type UpstreamHandler } from '../support/fake-upstream.ts';
+import { sendJson, startEventStream, startFakeUpstream, type FakeUpstream, type ReceivedRequest, type UpstreamHandler } from '../../src/testing/fake-upstream.ts';
 import type { ManualScheduler } from '../support/manual-scheduler.ts';
 
 export { sendJson as json, startEventStream };

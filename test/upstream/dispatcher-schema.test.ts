@@ -13,7 +13,7 @@ import { dispatchCompletion, dispatchStream, type AttemptRecord, type DispatchCo
 import { SchemaCheckedStream } from '../../src/upstream/schema-checked-stream.ts';
 import { UpstreamSchemaMismatchError } from '../../src/upstream/upstream-errors.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
-import type { UpstreamHandler } from '../support/fake-upstream.ts';
+import type { UpstreamHandler } from '../../src/testing/fake-upstream.ts';
 import { answer, chunkEvent, context, rejection, startEventStream, target, upstreamPool } from './dispatch-fixtures.ts';
 import { INVALID_LIST, LIST_MISMATCH, SHOPPING_LIST_SCHEMA, VALID_LIST } from '../support/shopping-list.ts';
 

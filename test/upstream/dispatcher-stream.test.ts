@@ -14,7 +14,7 @@ import { chunksOf } from '../support/drive-provider.ts';
 import { eventually } from '../support/eventually.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { tracked } from '../support/settled.ts';
-import type { UpstreamHandler } from '../support/fake-upstream.ts';
+import type { UpstreamHandler } from '../../src/testing/fake-upstream.ts';
 import {
   addressOf,
   backOff,

@@ -1,5 +1,5 @@
 // What the transport tests share: both transports by name, the shared fake
-// upstream (../support/fake-upstream.ts; http, or https with server options),
+// upstream (../../src/testing/fake-upstream.ts; http, or https with server options),
 // a transport that tells when a response's headers arrived, and small helpers
 // to call a provider and read its failure.
 import assert from 'node:assert/strict';
@@ -12,7 +12,7 @@ import { createFetchTransport } from '../../src/upstream/fetch-transport.ts';
 import { createNodeTransport, type NodeTransportOptions } from '../../src/upstream/node-transport.ts';
 import type { UpstreamCall } from '../../src/upstream/provider.ts';
 import type { UpstreamTransport } from '../../src/upstream/transport.ts';
-import { sendJson, startEventStream, startFakeUpstream, type FakeUpstream, type UpstreamHandler } from '../support/fake-upstream.ts';
+import { sendJson, startEventStream, startFakeUpstream, type FakeUpstream, type UpstreamHandler } from '../../src/testing/fake-upstream.ts';
 import { drive, type DrivenProvider } from '../support/drive-provider.ts';
 
 export { collect } from '../support/collect.ts';

@@ -14,7 +14,7 @@ import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
 import { failureCauseOf } from '../../src/upstream/failure-cause.ts';
 import { eventually } from '../support/eventually.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
-import { startFakeUpstream } from '../support/fake-upstream.ts';
+import { startFakeUpstream } from '../../src/testing/fake-upstream.ts';
 import { tracked } from '../support/settled.ts';
 import {
   answer,

@@ -1,13 +1,13 @@
 // The test build (npm run build:test) compiles incrementally into dist/,
 // which tsc never empties: a source file renamed or deleted would leave its
 // compiled copy behind, a test the suite would still run and a module the
-// coverage report would still count. This removes every compiled file whose
-// source is gone. Run from the repository's root after tsc.
+// coverage report would still count. This removes every compiled file (and
+// declaration) whose source is gone. Run from the repository's root after tsc.
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { repositoryRoot } from '../repository-root.ts';
 
-const COMPILED = /\.js(\.map)?$/;
+const COMPILED = /(\.d\.ts|\.js(\.map)?)$/;
 
 function prune(compiledDir: string, sourceDir: string): number {
   let removed = 0;
@@ -29,5 +29,5 @@ function prune(compiledDir: string, sourceDir: string): number {
 const root = repositoryRoot();
 let removed = 0;
 // The folders tsconfig.json compiles, each beside its source (src/dashboard is built on its own).
-for (const folder of ['src', 'test', 'bench']) removed += prune(path.join(root, 'dist', folder), path.join(root, folder));
+for (const folder of ['src', 'test', 'bench', 'scripts']) removed += prune(path.join(root, 'dist', folder), path.join(root, folder));
 if (removed > 0) console.log(`build: removed ${removed} compiled files whose source is gone`);

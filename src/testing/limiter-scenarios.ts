@@ -4,8 +4,8 @@
 // The budget, reservation, cost and lease cases are limiter-budget-scenarios.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { NO_LIMITS } from '../../src/limits/key-limits.ts';
-import { DEFAULT_LEASE_MS } from '../../src/limits/limiter.ts';
+import { NO_LIMITS } from '../limits/key-limits.ts';
+import { DEFAULT_LEASE_MS } from '../limits/limiter.ts';
 import { T0, allowed, at, limits, refused, scenarioRunner, type MakeLimiter } from './limiter-scenario-harness.ts';
 
 export function runLimiterScenarios(name: string, makeLimiter: MakeLimiter): void {

@@ -7,8 +7,8 @@
 // relative to nowMs (PEXPIRE), never absolute (EXPIREAT). Leases use DEFAULT_LEASE_MS.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
-import type { AdmitDecision, BudgetUse, Charge, Limiter, Permit } from '../../src/limits/limiter.ts';
+import { NO_LIMITS } from '../limits/key-limits.ts';
+import type { AdmitDecision, Charge, KeyLimits, Limiter, Permit } from '../api/ports.ts';
 
 export type MakeLimiter = () => Limiter | Promise<Limiter>;
 
@@ -66,7 +66,7 @@ export class Scenario {
   renew(permit: Permit, nowMs: number): Promise<boolean> {
     return this.limiter.renew(permit, nowMs);
   }
-  used(key: string, l: KeyLimits, nowMs: number): Promise<BudgetUse> {
+  used(key: string, l: KeyLimits, nowMs: number): Promise<{ tokens: number; costNanos: number }> {
     return this.limiter.budgetUsed(this.key(key), l, nowMs);
   }
   /** The token budget's count alone. */

@@ -1,11 +1,9 @@
-// The usage store port (src/state/usage-store-port.ts) as one set of cases, run
-// against the file adapter (test/state/file-usage-store.test.ts) and the
-// Redis adapter (test/state/redis-usage-store.system.test.ts). `makeStore()` gives a fresh,
-// empty store each time.
+// The usage store port (UsageStore in src/api/ports.ts) as one set of cases, run
+// against every store: the data directory's usage file, Redis, and a host's own.
+// `makeStore()` gives a fresh, empty store each time.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { UsageStore } from '../../src/state/usage-store-port.ts';
-import type { KeyUsage, PendingUsage } from '../../src/usage/usage-ledger.ts';
+import type { KeyUsage, PendingUsage, UsageStore } from '../api/ports.ts';
 
 const HOUR = 3_600_000;
 const NOW = Date.UTC(2026, 10, 22, 12, 30);

@@ -5,7 +5,7 @@
 // counted charge, not the reported one.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULT_MAX_CHARGE_MULTIPLE } from '../../src/limits/charge-ceiling.ts';
+import { DEFAULT_MAX_CHARGE_MULTIPLE } from '../limits/charge-ceiling.ts';
 import { T0, allowed, limits, scenarioRunner, type MakeLimiter } from './limiter-scenario-harness.ts';
 
 export function runChargeCeilingScenarios(name: string, makeLimiter: MakeLimiter): void {

@@ -3,7 +3,7 @@
 // Run against every implementation beside limiter-scenarios.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BUDGET_COUNT_CEILING, DEFAULT_LEASE_MS, MAX_CHARGE_NANOS, type Charge } from '../../src/limits/limiter.ts';
+import { BUDGET_COUNT_CEILING, DEFAULT_LEASE_MS, MAX_CHARGE_NANOS, type Charge } from '../limits/limiter.ts';
 import { T0, allowed, at, limits, refused, scenarioRunner, type MakeLimiter } from './limiter-scenario-harness.ts';
 
 const L = DEFAULT_LEASE_MS;

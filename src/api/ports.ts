@@ -1,0 +1,325 @@
+// The ports a host may implement when it embeds the gateway: where keys live or
+// who decides them, usage, limits, the audit tee, logging, provider keys and
+// trace export. Public types only: this file imports nothing from the gateway,
+// so what a host codes against is what it reads here. Each port has a contract
+// suite in `portcullis/testing` that a host runs against its own implementation.
+import type { IncomingHttpHeaders } from 'node:http';
+
+// ---------------------------------------------------------------- keys
+
+/** A budget's window: the UTC day or the UTC month. */
+export type BudgetPeriod = 'day' | 'month';
+
+/** A key's limits; null: unlimited. */
+export interface KeyLimits {
+  readonly requestsPerMinute: number | null;
+  readonly tokensPerMinute: number | null;
+  readonly concurrentRequests: number | null;
+  readonly tokenBudget: { readonly tokens: number; readonly period: BudgetPeriod } | null;
+  /** Money per UTC day or month, in the configured currency (at most 6 decimals). */
+  readonly costBudget: { readonly amount: number; readonly period: BudgetPeriod } | null;
+}
+
+/** What the egress guard does with a finding. */
+export type GuardAction = 'off' | 'log' | 'mask' | 'block';
+
+/** A key's egress guard: detector or group names to actions; it only ever makes an alias's policy stricter. */
+export interface KeyGuard {
+  readonly detectors: { readonly [detector: string]: GuardAction };
+}
+
+/**
+ * What one request may do, as a host's Authenticator returns it. Checked when
+ * returned: a field of the wrong shape fails the request with a generic 500 and an
+ * error log naming the field; nothing is ever defaulted to wider access.
+ */
+export interface KeyPolicy {
+  /** The key's id: access lines, usage, limits and budgets are counted by it. 1 to 128 printable characters. */
+  readonly id: string;
+  /** ISO 8601 with a zone; null or absent: never expires. */
+  readonly expiresAt?: string | null;
+  /** The aliases this key may use; null or absent: every alias. An empty list is refused (use null in the Authenticator's answer to refuse). */
+  readonly allowedAliases?: readonly string[] | null;
+  /** Limits; a field absent is unlimited. */
+  readonly limits?: Partial<KeyLimits>;
+  /** The key's egress guard; null or absent: none beyond the alias's. */
+  readonly guard?: KeyGuard | null;
+}
+
+/** The API door a request came through. */
+export type ApiDoor = 'chat' | 'messages' | 'count_tokens' | 'responses' | 'embeddings' | 'models';
+
+/** What an Authenticator is given about a request. */
+export interface AuthenticationRequest {
+  /**
+   * The API key as the door reads it (Authorization: Bearer on OpenAI's doors; x-api-key or
+   * Bearer on Anthropic's); null when the request has none. Never log it.
+   */
+  readonly apiKey: string | null;
+  readonly headers: IncomingHttpHeaders;
+  /** The client's address (after the configured trusted proxies). */
+  readonly clientAddress: string;
+  /** The client's TLS certificate when the TLS layer verified it; null otherwise. */
+  readonly clientCertificate: { readonly subject: string; readonly fingerprint256: string } | null;
+  readonly door: ApiDoor;
+}
+
+/**
+ * Decides every API request's key when given (the key store is then not asked for
+ * requests): a policy, or null for 401. A throw or rejection fails the request with a
+ * generic 500 and an error log.
+ */
+export type Authenticator = (request: AuthenticationRequest) => KeyPolicy | null | Promise<KeyPolicy | null>;
+
+/** A stored key. Never the raw key: only its SHA-256. */
+export interface KeyRecord {
+  readonly id: string;
+  readonly name: string;
+  /** Display prefix of the key, e.g. `pcl_AbC1x9Qz`. */
+  readonly prefix: string;
+  /** SHA-256 of the raw key, lowercase hex. */
+  readonly hash: string;
+  readonly createdAt: string;
+  readonly revokedAt: string | null;
+  readonly rotatedAt: string | null;
+  readonly allowedAliases: readonly string[] | null;
+  readonly expiresAt: string | null;
+  readonly limits: KeyLimits;
+  readonly guard: KeyGuard | null;
+}
+
+export type ListedKey = KeyRecord & { readonly lastUsedAt: string | null };
+
+/** A new key: the raw key, shown once, and what is stored. */
+export interface IssuedKey {
+  key: string;
+  record: KeyRecord;
+}
+
+/** Settings given to create; absent fields keep their defaults. Checked by the store. */
+export interface KeySettingsInput {
+  allowedAliases?: unknown;
+  expiresAt?: unknown;
+  limits?: unknown;
+  guard?: unknown;
+}
+
+/** A change to a key; checked by the store. */
+export interface KeyPatch {
+  name?: unknown;
+  allowedAliases?: unknown;
+  expiresAt?: unknown;
+  /** The key's limits, whole: a field left out becomes null. */
+  limits?: unknown;
+  /** Only these limit fields (null clears one), merged with the current limits. */
+  limitChanges?: unknown;
+  guard?: unknown;
+}
+
+/** Called with a decided change before it is written; a rejection means the change is not made and the call rejects. */
+export type WriteAhead = (change: { before: KeyRecord | null; after: KeyRecord }) => Promise<void>;
+
+/** Where API keys live, when the gateway is to manage them (keys CLI, admin API). */
+export interface KeyStore {
+  /** Where the keys live, for messages. */
+  readonly location: string;
+  create(name: string, settings?: KeySettingsInput, ahead?: WriteAhead): Promise<IssuedKey>;
+  list(): Promise<ListedKey[]>;
+  get(id: string): Promise<ListedKey>;
+  update(id: string, patch: KeyPatch, ahead?: WriteAhead): Promise<KeyRecord>;
+  rotate(id: string, ahead?: WriteAhead): Promise<IssuedKey>;
+  revoke(id: string, ahead?: WriteAhead): Promise<KeyRecord>;
+  reload(): Promise<void>;
+  /** Reads the keys without serving them; commit() swaps them in (a reload does keys and config in one step). */
+  prepareReload(): Promise<{ commit(): void }>;
+  /** Synchronous per-request lookup: the active key's record, or null. */
+  authenticate(rawKey: string): KeyRecord | null;
+  touch(id: string): void;
+  flushLastUsed(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- usage
+
+/** Counters of one key in one bucket, or in total. */
+export interface KeyUsage {
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  errors: number;
+  /** Nanos (1e-9) of the configured currency. */
+  costNanos: number;
+  guardBlocked: number;
+  guardMasked: number;
+  guardLogged: number;
+}
+
+/** Drained counters: key id → hour start (ms since the epoch) → usage. */
+export type PendingUsage = Map<string, Map<number, KeyUsage>>;
+
+export type UsageGranularity = 'hour' | 'day';
+
+export interface UsageBucket extends KeyUsage {
+  /** ISO 8601 start of the bucket. */
+  start: string;
+}
+
+export interface UsageSeries {
+  granularity: UsageGranularity;
+  /** 48 hours or 30 days in time order, ending with the bucket holding nowMs; empty ones are zeros. */
+  buckets: UsageBucket[];
+  totals: KeyUsage;
+}
+
+export interface UsageStore {
+  /** Adds drained counters; rejects (and keeps nothing) on failure: the gateway keeps them for the next flush. */
+  add(pending: PendingUsage, nowMs: number): Promise<void>;
+  series(keyId: string, granularity: UsageGranularity, nowMs: number): Promise<UsageSeries>;
+  totals(): Promise<Map<string, KeyUsage>>;
+  periodTotals(granularity: UsageGranularity, nowMs: number): Promise<Map<string, KeyUsage>>;
+}
+
+// ---------------------------------------------------------------- limits
+
+export interface LimitWindowState {
+  limit: number;
+  remaining: number;
+  resetMs: number;
+}
+
+export interface RateLimitSnapshot {
+  requests?: LimitWindowState;
+  tokens?: LimitWindowState;
+}
+
+/** What a request reserves at admission or is charged at settlement. */
+export interface Charge {
+  readonly tokens: number;
+  /** Integer nanos of the configured currency. */
+  readonly costNanos: number;
+}
+
+export interface Permit {
+  readonly keyId: string;
+  readonly id: string;
+  readonly reservation: Charge;
+  readonly admittedAtMs: number;
+  readonly budgetPeriod: string | null;
+  readonly costBudgetPeriod: string | null;
+}
+
+export interface BudgetRefusal {
+  kind: 'tokens' | 'cost';
+  limit: number;
+  used: number;
+  requested: number;
+  period: BudgetPeriod;
+  resetsAt: string;
+  spent: boolean;
+  cause: 'exceeds_budget' | 'spent' | 'held_in_flight' | 'too_little_left';
+}
+
+export type AdmitDecision =
+  | { allowed: true; permit: Permit; snapshot: RateLimitSnapshot }
+  | {
+      allowed: false;
+      refusal: 'requests' | 'tokens' | 'concurrency' | 'budget';
+      /** null: the same request can never be admitted. */
+      retryAfterMs: number | null;
+      snapshot: RateLimitSnapshot;
+      budget?: BudgetRefusal;
+    };
+
+export interface Limiter {
+  admit(input: { keyId: string; limits: KeyLimits; reservation: Charge; nowMs: number }): Promise<AdmitDecision>;
+  /** Replaces the reservation with the charge and releases the slot. Idempotent. */
+  settle(input: { permit: Permit; limits: KeyLimits; charge: Charge; nowMs: number; maxChargeMultiple?: number | null }): Promise<void>;
+  /** Extends the lease to nowMs + leaseMs; false when the permit is no longer held. */
+  renew(permit: Permit, nowMs: number): Promise<boolean>;
+  budgetUsed(keyId: string, limits: KeyLimits, nowMs: number): Promise<{ tokens: number; costNanos: number }>;
+  readonly leaseMs: number;
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------- audit
+
+/** A plain JSON value. */
+export type AuditValue = string | number | boolean | null | readonly AuditValue[] | { readonly [field: string]: AuditValue };
+
+/** One record of the audit chain, after the chain gave it its seq and hashes. */
+export interface AuditRecord {
+  seq: number;
+  time: string;
+  prev: string;
+  hash: string;
+  actor: { kind: string; id: string; uid?: number | null; issuer?: string; name?: string };
+  source: string;
+  action: string;
+  target: string | null;
+  before: { readonly [field: string]: AuditValue } | null;
+  after: { readonly [field: string]: AuditValue } | null;
+  detail?: { readonly [field: string]: AuditValue };
+}
+
+/**
+ * A copy of each audit record, after the chain took it (a SIEM). A rejection is
+ * logged and counted; it never blocks the change or loses the chain's record.
+ */
+export interface AuditSink {
+  append(record: AuditRecord): Promise<void>;
+}
+
+// ---------------------------------------------------------------- logs
+
+export type LogFields = Record<string, string | number | boolean | null | undefined>;
+
+/** The records the gateway writes; a 'request' record per request with the access line's fields. */
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+}
+
+// ---------------------------------------------------------------- upstream keys
+
+/**
+ * The key for a provider (its name in the config), asked on every upstream exchange:
+ * a rotated key is used by the next one. undefined: the config's apiKeyEnv/apiKeyFile.
+ * Synchronous: keep a cache and refresh it. Never logged.
+ */
+export type ProviderKeySource = (provider: string) => string | undefined;
+
+// ---------------------------------------------------------------- traces
+
+export type SpanAttributes = Record<string, string | number | boolean>;
+
+/** A finished span. Times in nanoseconds since the epoch. */
+export interface SpanData {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | undefined;
+  traceState: string | undefined;
+  name: string;
+  /** OTLP SpanKind: 1 internal, 2 server, 3 client. */
+  kind: 1 | 2 | 3;
+  startNs: bigint;
+  endNs: bigint;
+  attributes: SpanAttributes;
+  events: { name: string; timeNs: bigint; attributes: SpanAttributes }[];
+  /** OTLP StatusCode: 0 unset, 1 ok, 2 error. */
+  status: { code: 0 | 1 | 2; message: string | undefined };
+  remoteParent: boolean;
+  sampled: boolean;
+}
+
+/**
+ * Where batches of finished spans go, in place of the OTLP POST (batching, queue limits
+ * and sampling stay the gateway's). A rejection counts the batch as dropped.
+ */
+export interface TraceExporter {
+  export(spans: readonly SpanData[]): Promise<void>;
+  /** Called once at close, after the last batch. */
+  shutdown?(): Promise<void>;
+}

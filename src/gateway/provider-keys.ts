@@ -1,0 +1,69 @@
+// Each provider's upstream key, from the config (apiKeyEnv, apiKeyFile) or, when
+// the host gives a ProviderKeySource, from the host on every exchange with the
+// config's key behind it. The host's answer is checked each time: a throw or a
+// value that cannot be a key fails that exchange with a generic 500 and an error
+// log naming the provider and the problem, never the value.
+import type { ProviderKeySource } from '../api/ports.ts';
+import { resolveProviderKeys } from '../config/config-loader.ts';
+import { ConfigError, type GatewayConfig } from '../config/config.ts';
+import { ApiError } from '../errors/api-error.ts';
+import type { Logger } from '../log/logger.ts';
+import type { UpstreamKey } from '../upstream/exchange-settings.ts';
+
+/** Visible ASCII: what an API key is made of, and what a header value may hold without quoting. */
+const KEY_TEXT = /^[\x21-\x7e]+$/;
+
+/**
+ * Throws ConfigError when a provider's configured credential is missing and the
+ * host's source (asked once, now) gives none for it either.
+ */
+export function upstreamKeys(config: GatewayConfig, env: NodeJS.ProcessEnv, source: ProviderKeySource | undefined, logger: Logger): Map<string, UpstreamKey | undefined> {
+  if (source === undefined) return resolveProviderKeys(config, env);
+  const keys = new Map<string, UpstreamKey | undefined>();
+  for (const [name, provider] of Object.entries(config.providers)) {
+    let configured: string | undefined;
+    try {
+      configured = resolveProviderKeys({ ...config, providers: { [name]: provider } }, env).get(name);
+    } catch (error) {
+      // A provider the host has a key for needs none in the config.
+      if (!(error instanceof ConfigError) || !hostHasKey(source, name)) throw error;
+      configured = undefined;
+    }
+    keys.set(name, hostKey(source, name, configured, logger));
+  }
+  return keys;
+}
+
+/** The key an exchange with provider `name` sends: the host's, else `configured`. */
+export function hostKey(source: ProviderKeySource, name: string, configured: string | undefined, logger: Logger): () => string | undefined {
+  return () => {
+    let given: unknown;
+    try {
+      given = source(name);
+    } catch (error) {
+      logger.error('the provider key source threw; the request failed with a 500', { provider: name, error: error instanceof Error ? `${error.name}: ${error.message}` : typeof error });
+      throw new ApiError('internal_error');
+    }
+    if (given === undefined) return configured;
+    const problem = keyProblem(given);
+    if (problem === null) return given as string;
+    logger.error('the provider key source gave an unusable key; the request failed with a 500', { provider: name, problem });
+    throw new ApiError('internal_error');
+  };
+}
+
+/** What is wrong with a key the host gave, in words that never quote it; null when it is usable. */
+function keyProblem(given: unknown): string | null {
+  if (typeof given !== 'string') return `it returned ${given === null ? 'null' : `a ${typeof given}`}; return a string, or undefined for the config's key`;
+  if (given === '') return 'it returned an empty string; return undefined for the config\'s key';
+  if (!KEY_TEXT.test(given)) return 'the key holds whitespace or characters outside visible ASCII, which a header cannot carry';
+  return null;
+}
+
+function hostHasKey(source: ProviderKeySource, name: string): boolean {
+  try {
+    return keyProblem(source(name)) === null;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,79 @@
+// checkConfig: a host's config value checked as the config file is, every
+// problem returned as data; and GatewayConfigError, the one error a host sees
+// for a config that cannot run. The declarations this file emits name only
+// src/api types, so the public API report stays the contract and nothing of the
+// internal config model (GatewayConfig, ConfigError) becomes public.
+import path from 'node:path';
+import type { CheckConfigOptions, ConfigIssue } from '../api/config.ts';
+import { resolveProviderKeys } from '../config/config-loader.ts';
+import { ConfigError, type GatewayConfig } from '../config/config.ts';
+import { formatIssue, type ConfigIssue as InternalConfigIssue } from '../config/config-issues.ts';
+import { parseConfig } from '../config/config-parser.ts';
+
+/** True when A and B are the same type; a compile-time check, nothing at run time. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// The public codes are the checker's codes, no more and no fewer: a new
+// internal code fails the build here until the API (and its report) says so.
+const codesMatch: Same<InternalConfigIssue['code'], ConfigIssue['code']> = true;
+void codesMatch;
+
+/**
+ * The file paths a config names (apiKeyFile, certificates) resolve against the
+ * folder of the config's source; a host's value has no file, so its problems
+ * are judged as if it were a file in baseDir. The name never shows in an issue.
+ */
+const SOURCE_IN_BASE_DIR = 'gateway-options.config';
+
+/** The message of a GatewayConfigError: each problem on its own line, path first. */
+function configErrorMessage(issues: readonly ConfigIssue[]): string {
+  if (issues.length === 1) return `gateway config: ${formatIssue(issues[0] as ConfigIssue)}`;
+  return `gateway config: ${issues.length} problems\n${issues.map((issue) => `  ${formatIssue(issue)}`).join('\n')}`;
+}
+
+/** A config the gateway cannot run with: every problem in `issues`, and listed in the message. */
+export class GatewayConfigError extends Error {
+  override readonly name = 'GatewayConfigError';
+  readonly code = 'invalid_config';
+  readonly issues: readonly ConfigIssue[];
+  constructor(issues: readonly ConfigIssue[]) {
+    super(configErrorMessage(issues));
+    this.issues = issues;
+  }
+}
+
+/**
+ * Every problem createGateway would refuse `config` for, [] when there is none:
+ * the config file's checks (docs/config.md), then each provider's upstream key
+ * (apiKeyEnv set, apiKeyFile readable). Starts nothing; reads only the key
+ * files the config names.
+ */
+export function checkConfig(config: unknown, options: CheckConfigOptions = {}): ConfigIssue[] {
+  const baseDir = path.resolve(options.baseDir ?? process.cwd());
+  const env = options.env ?? process.env;
+  let checked: GatewayConfig;
+  try {
+    checked = parseConfig(config, path.join(baseDir, SOURCE_IN_BASE_DIR), baseDir);
+  } catch (err) {
+    if (err instanceof ConfigError) return publicIssues(err.issues);
+    throw err;
+  }
+  return credentialIssues(checked, env);
+}
+
+/** One issue per provider whose key cannot be found (the loader stops at the first; a host fixes them all at once). */
+function credentialIssues(config: GatewayConfig, env: Readonly<Record<string, string | undefined>>): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  for (const [name, provider] of Object.entries(config.providers)) {
+    try {
+      resolveProviderKeys({ ...config, providers: { [name]: provider } }, env);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      issues.push(...publicIssues(err.issues));
+    }
+  }
+  return issues;
+}
+
+function publicIssues(issues: readonly InternalConfigIssue[]): ConfigIssue[] {
+  return issues.map(({ code, path: at, message }) => ({ code, path: at, message }));
+}

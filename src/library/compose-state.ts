@@ -1,0 +1,130 @@
+// The state of an embedded gateway: the ports a host supplies (keys, usage,
+// limiter) and, for the rest, what the config's backend opens. With the data
+// directory's backend only what is not supplied is opened (a supplied key store
+// means no keys.json is read or watched); Redis is one connection for all, so it
+// is opened whole and the supplied ports take the place of its own. close() closes
+// what was opened here; a host's ports are the host's to close.
+//
+// A host's key store is held to what the request path trusts: the record that
+// authenticate() returns is checked like an Authenticator's policy, and a bad one
+// fails the request with a generic 500 and an error log naming the field.
+import type { AuditSink, KeyStore as HostKeyStore, Limiter as HostLimiter, UsageStore as HostUsageStore } from '../api/ports.ts';
+import { createAuditTrail, type AuditTrail } from '../audit/audit-trail.ts';
+import type { GatewayConfig } from '../config/config.ts';
+import { createFileAuditLog } from '../audit/file-audit-log.ts';
+import { checkHostPolicy } from '../gateway/host-policy.ts';
+import type { Logger } from '../log/logger.ts';
+import { openFileAdminTokenStore } from '../state/file-admin-token-store.ts';
+import { checkDataDirWritable, openFileLimiter } from '../state/file-backend.ts';
+import { openKeyStore, type KeyStoreOptions } from '../state/file-key-store.ts';
+import { createFileUsageStore } from '../state/file-usage-store.ts';
+import type { KeyRecord, KeyStore } from '../state/key-store-port.ts';
+import { openLocalResponseStore } from '../state/local-response-store.ts';
+import { openStateBackend } from '../state/open-backend.ts';
+import type { StateOperation } from '../state/redis-backend.ts';
+import { BackendHealth, type StateBackend } from '../state/state-backend.ts';
+import { join } from 'node:path';
+
+/** The host's ports for state; each one given replaces the backend's own. */
+export interface LibraryStatePorts {
+  keys?: HostKeyStore | undefined;
+  usage?: HostUsageStore | undefined;
+  limiter?: HostLimiter | undefined;
+}
+
+export interface LibraryStateDeps {
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+  /** Key store background failures (a broken keys.json on reload). */
+  onKeyStoreError?: KeyStoreOptions['onError'];
+  countUnavailable?: (operation: StateOperation) => void;
+  countBudgetJournalWriteFailure?: () => void;
+}
+
+/** Rejects like openStateBackend for the parts it opens. */
+export async function openLibraryState(config: GatewayConfig, ports: LibraryStatePorts, deps: LibraryStateDeps): Promise<StateBackend> {
+  const keys = ports.keys === undefined ? undefined : checkedKeyStore(ports.keys, deps.logger);
+  if (config.state.backend === 'redis' && config.state.redis !== null) {
+    const backend = await openStateBackend(config, { logger: deps.logger, env: deps.env, ...countersOf(deps) });
+    return { ...withoutClose(backend), keys: keys ?? backend.keys, usage: ports.usage ?? backend.usage, limiter: ports.limiter ?? backend.limiter, close: () => backend.close() };
+  }
+  const { dataDir } = config;
+  const ownKeys = keys === undefined ? openKeyStore(dataDir, deps.onKeyStoreError === undefined ? {} : { onError: deps.onKeyStoreError }) : undefined;
+  const ownLimiter =
+    ports.limiter === undefined
+      ? openFileLimiter(dataDir, { logger: deps.logger, ...(deps.countBudgetJournalWriteFailure === undefined ? {} : { countJournalWriteFailure: deps.countBudgetJournalWriteFailure }) })
+      : undefined;
+  let closing: Promise<void> | null = null;
+  return {
+    kind: 'memory',
+    keys: keys ?? (ownKeys as KeyStore),
+    usage: ports.usage ?? createFileUsageStore(dataDir),
+    limiter: ports.limiter ?? ownLimiter!,
+    tokens: openFileAdminTokenStore(dataDir),
+    audit: createFileAuditLog({ dataDir, rotateBytes: config.audit.rotateBytes, onProblem: (message) => deps.logger.warn(message) }),
+    openResponseStore: (limits, scheduler, onProblem) => openLocalResponseStore({ dir: join(dataDir, 'responses'), limits, scheduler, onProblem }),
+    health: () => BackendHealth.Ok,
+    checkWritable: () => checkDataDirWritable(dataDir),
+    close() {
+      closing ??= (async () => {
+        await ownLimiter?.close();
+        await ownKeys?.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * The audit trail of an embedded gateway: the backend's chain, and a copy of each
+ * record to the host's sink when one is given (see ../audit/audit-trail.ts).
+ */
+export function createLibraryAuditTrail(backend: StateBackend, sink: AuditSink | undefined, logger: Logger, counters: { onAppendFailure?: (changeMade: boolean) => void; onSinkFailure?: () => void } = {}): AuditTrail {
+  return createAuditTrail({ logger, log: backend.audit, sink, ...counters });
+}
+
+/**
+ * The host's key store as the gateway uses it: every call passed through, and the
+ * record authenticate() answers checked once (per record object) before a request runs on it.
+ */
+export function checkedKeyStore(store: HostKeyStore, logger: Logger): KeyStore {
+  const trusted = new WeakSet<object>();
+  return {
+    get location() {
+      return typeof store.location === 'string' ? store.location : 'the host key store';
+    },
+    create: (name, settings, ahead) => store.create(name, settings, ahead),
+    list: () => store.list(),
+    get: (id) => store.get(id),
+    update: (id, patch, ahead) => store.update(id, patch, ahead),
+    rotate: (id, ahead) => store.rotate(id, ahead),
+    revoke: (id, ahead) => store.revoke(id, ahead),
+    reload: () => store.reload(),
+    prepareReload: () => store.prepareReload(),
+    authenticate(rawKey) {
+      const record = store.authenticate(rawKey);
+      if (record === null || trusted.has(record)) return record as KeyRecord | null;
+      const { id, expiresAt, allowedAliases, limits, guard } = (typeof record === 'object' ? record : {}) as Partial<KeyRecord>;
+      // Throws the client's generic 500 and logs the field when the record cannot be served.
+      checkHostPolicy(typeof record === 'object' ? { id, expiresAt, allowedAliases, limits, guard } : record, logger);
+      trusted.add(record);
+      return record as KeyRecord;
+    },
+    touch: (id) => store.touch(id),
+    flushLastUsed: () => store.flushLastUsed(),
+    close: () => store.close(),
+  };
+}
+
+function withoutClose(backend: StateBackend): Omit<StateBackend, 'close'> {
+  const { close: _close, ...rest } = backend;
+  return rest;
+}
+
+function countersOf(deps: LibraryStateDeps): Pick<Parameters<typeof openStateBackend>[1], 'onKeyStoreError' | 'countUnavailable' | 'countBudgetJournalWriteFailure'> {
+  return {
+    ...(deps.onKeyStoreError === undefined ? {} : { onKeyStoreError: deps.onKeyStoreError }),
+    ...(deps.countUnavailable === undefined ? {} : { countUnavailable: deps.countUnavailable }),
+    ...(deps.countBudgetJournalWriteFailure === undefined ? {} : { countBudgetJournalWriteFailure: deps.countBudgetJournalWriteFailure }),
+  };
+}

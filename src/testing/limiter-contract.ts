@@ -1,0 +1,16 @@
+// The limiter port (Limiter in src/api/ports.ts) as one contract: the rate,
+// concurrency and lease scenarios, the budget and cost scenarios, and the charge
+// ceiling, run against one implementation. `makeLimiter()` gives a fresh limiter per
+// scenario; key ids are unique to the run, so one shared store may back them all.
+import { runBudgetScenarios } from './limiter-budget-scenarios.ts';
+import { runChargeCeilingScenarios } from './limiter-ceiling-scenarios.ts';
+import type { MakeLimiter } from './limiter-scenario-harness.ts';
+import { runLimiterScenarios } from './limiter-scenarios.ts';
+
+export type { MakeLimiter };
+
+export function runLimiterContract(name: string, makeLimiter: MakeLimiter): void {
+  runLimiterScenarios(name, makeLimiter);
+  runBudgetScenarios(name, makeLimiter);
+  runChargeCeilingScenarios(name, makeLimiter);
+}

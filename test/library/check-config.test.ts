@@ -1,0 +1,90 @@
+// checkConfig as a host calls it: the config file's checks on a value, every
+// problem as {code, path, message}, upstream keys looked up in the given env
+// and key files resolved against baseDir; GatewayConfigError lists them all.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { checkConfig, GatewayConfigError } from '../../src/library/check-config.ts';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-check-config-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function config(providers: Record<string, unknown>): unknown {
+  return { providers, aliases: { 'service-chat': { provider: Object.keys(providers)[0], model: 'm' } } };
+}
+
+test('a sound config has no issues', () => {
+  assert.deepEqual(checkConfig(config({ up: { type: 'openai', baseUrl: 'https://llm.internal/v1', apiKeyEnv: 'UP_KEY' } }), { baseDir: dir, env: { UP_KEY: 'sk-secret' } }), []);
+  assert.deepEqual(checkConfig(config({ local: { type: 'demo' } }), { baseDir: dir, env: {} }), []);
+});
+
+test('every problem of the file checks comes back as data, with its code and path', () => {
+  const issues = checkConfig({ providers: { up: { type: 'openai', baseUrl: 'https://llm.internal/v1', apiKeyEnvv: 'X' } }, aliases: { 'service-chat': { provider: 'nope', model: 'm' } }, lsiten: {} }, { baseDir: dir, env: {} });
+  assert.deepEqual(
+    issues.map((issue) => [issue.code, issue.path]),
+    [
+      ['unknown_setting', 'lsiten'],
+      ['unknown_setting', 'providers.up.apiKeyEnvv'],
+      ['unknown_reference', 'aliases.service-chat.provider'],
+    ],
+  );
+  assert.equal(issues[0]?.message, "unknown setting; did you mean 'listen'?");
+  assert.equal(issues[2]?.message, `names provider 'nope', which is not defined under "providers"`);
+});
+
+test('a config that is not an object is one issue at the root', () => {
+  assert.deepEqual(checkConfig('{}', { baseDir: dir, env: {} }), [{ code: 'not_object', path: '', message: 'must be an object' }]);
+});
+
+test('each provider whose upstream key is missing is its own issue, read from the given env, never from process.env', () => {
+  process.env['PORTCULLIS_CHECK_CONFIG_TEST_KEY'] = 'sk-from-process';
+  try {
+    const issues = checkConfig(
+      config({
+        a: { type: 'openai', baseUrl: 'https://a.internal/v1', apiKeyEnv: 'PORTCULLIS_CHECK_CONFIG_TEST_KEY' },
+        b: { type: 'anthropic', baseUrl: 'https://b.internal/v1', apiKeyEnv: 'B_KEY' },
+      }),
+      { baseDir: dir, env: { B_KEY: '' } },
+    );
+    assert.deepEqual(issues, [
+      { code: 'missing_credential', path: 'providers.a.apiKeyEnv', message: 'environment variable PORTCULLIS_CHECK_CONFIG_TEST_KEY is not set or empty' },
+      { code: 'missing_credential', path: 'providers.b.apiKeyEnv', message: 'environment variable B_KEY is not set or empty' },
+    ]);
+  } finally {
+    delete process.env['PORTCULLIS_CHECK_CONFIG_TEST_KEY'];
+  }
+});
+
+test('a relative apiKeyFile resolves against baseDir; its contents never appear in an issue', () => {
+  writeFileSync(path.join(dir, 'up.key'), 'sk-in-file\n');
+  writeFileSync(path.join(dir, 'two-lines.key'), 'sk-one\nsk-two\n');
+  assert.deepEqual(checkConfig(config({ up: { type: 'openai', baseUrl: 'https://llm.internal/v1', apiKeyFile: 'up.key' } }), { baseDir: dir, env: {} }), []);
+  const issues = checkConfig(
+    config({
+      up: { type: 'openai', baseUrl: 'https://llm.internal/v1', apiKeyFile: 'missing.key' },
+      two: { type: 'openai', baseUrl: 'https://llm.internal/v1', apiKeyFile: 'two-lines.key' },
+    }),
+    { baseDir: dir, env: {} },
+  );
+  assert.deepEqual(issues, [
+    { code: 'missing_credential', path: 'providers.up.apiKeyFile', message: `${path.join(dir, 'missing.key')} does not exist` },
+    { code: 'missing_credential', path: 'providers.two.apiKeyFile', message: `${path.join(dir, 'two-lines.key')} must hold the key on one line` },
+  ]);
+  assert.ok(!JSON.stringify(issues).includes('sk-'), 'no key in the issues');
+});
+
+test('GatewayConfigError carries the issues and lists them in its message', () => {
+  const one = new GatewayConfigError([{ code: 'required', path: 'providers', message: 'is required' }]);
+  assert.equal(one.message, 'gateway config: providers: is required');
+  assert.equal(one.name, 'GatewayConfigError');
+  assert.equal(one.code, 'invalid_config');
+  assert.ok(one instanceof Error);
+  const two = new GatewayConfigError([
+    { code: 'not_object', path: '', message: 'must be an object' },
+    { code: 'unknown_setting', path: 'lsiten', message: "unknown setting; did you mean 'listen'?" },
+  ]);
+  assert.equal(two.message, "gateway config: 2 problems\n  must be an object\n  lsiten: unknown setting; did you mean 'listen'?");
+  assert.equal(two.issues.length, 2);
+});

@@ -1,0 +1,142 @@
+// Importing the package starts nothing: for "portcullis" and
+// "portcullis/testing", installed from the tarball, a child process in an
+// empty working directory imports the entry and reports what changed: active
+// handles and requests (process.getActiveResourcesInfo(), which leaves out
+// unref'd ones), every async resource made during the import, ref'd or not
+// (an async_hooks init hook), listeners on the process events a library must
+// leave to its host, sockets (the
+// net.client.socket diagnostics channel and a hook on net.Socket's connect),
+// and files (the working directory and the project stay as they were). A
+// fixture module that does each of those things is seen by the same probe, so
+// a probe that sees nothing is not blind.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { repositoryRoot } from '../support/repository-root.ts';
+import { baseEnv, hostProject, packedSkipReason, packRepository, run, STEP_MS, treeOf } from './packed-project.ts';
+
+const skip = await packedSkipReason();
+if (skip) console.log(`# import-quiet: skipped, ${skip}`);
+
+/** The process events a library must never listen on: they belong to the host. */
+const HOST_EVENTS = ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'uncaughtException', 'unhandledRejection'];
+
+// Run in the child: everything is measured before stdout is first touched (it
+// is a handle of its own), and the import is the only thing in between.
+const PROBE = `
+import { createHook } from 'node:async_hooks';
+import diagnostics from 'node:diagnostics_channel';
+import net from 'node:net';
+// Promises, and the file reads the module loader makes of the package's own
+// files, are no resources of the library's; a file it writes shows in the
+// folders' snapshots, a watch (FSEVENTWRAP, STATWATCHER) here.
+const LOADER_TYPES = new Set(['PROMISE', 'FSREQPROMISE', 'FILEHANDLE', 'FILEHANDLECLOSEREQ', 'FSREQCALLBACK']);
+const created = [];
+const hook = createHook({ init(_id, type) { if (!LOADER_TYPES.has(type)) created.push(type); } });
+const sockets = [];
+const onSocket = () => sockets.push('net.client.socket');
+diagnostics.subscribe('net.client.socket', onSocket);
+const connect = net.Socket.prototype.connect;
+net.Socket.prototype.connect = function (...args) {
+  sockets.push('connect');
+  return connect.apply(this, args);
+};
+const events = ${JSON.stringify(HOST_EVENTS)};
+// By name: Node's loader itself listens on 'exit' while the entry module awaits.
+const listening = () => Object.fromEntries(events.map((event) => [event, process.listeners(event).map((listener) => listener.name || '(anonymous)')]));
+const listenersBefore = listening();
+const resourcesBefore = process.getActiveResourcesInfo();
+hook.enable();
+const imported = await import(process.argv[2]);
+hook.disable();
+const resourcesAfter = process.getActiveResourcesInfo();
+const listenersAfter = listening();
+const report = { exports: Object.keys(imported).sort(), resourcesBefore, resourcesAfter, created, listenersBefore, listenersAfter, sockets };
+process.stdout.write(JSON.stringify(report));
+process.exit(0);
+`;
+
+// A module that does each thing the probe must see.
+const NOISY = `
+import net from 'node:net';
+import { writeFileSync } from 'node:fs';
+setTimeout(() => {}, 60_000);
+setInterval(() => {}, 60_000).unref();
+process.on('SIGTERM', function onTerm() {});
+process.once('exit', function flushOnExit() {});
+writeFileSync('noisy.txt', 'x');
+net.connect({ host: '127.0.0.1', port: 9 }).on('error', () => {});
+export const noisy = true;
+`;
+
+interface ProbeReport {
+  exports: string[];
+  resourcesBefore: string[];
+  resourcesAfter: string[];
+  created: string[];
+  listenersBefore: Record<string, string[]>;
+  listenersAfter: Record<string, string[]>;
+  sockets: string[];
+}
+
+let tmp = '';
+let project = '';
+
+before(async () => {
+  if (skip) return;
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'portcullis-import-quiet-'));
+  const { tarball } = await packRepository(repositoryRoot(), tmp);
+  project = await hostProject(tmp, tarball, 'host');
+  writeFileSync(path.join(project, 'probe.mjs'), PROBE);
+  writeFileSync(path.join(project, 'noisy.mjs'), NOISY);
+});
+
+after(() => {
+  if (tmp !== '') rmSync(tmp, { recursive: true, force: true });
+});
+
+/** Imports `specifier` from the project in a child whose working directory is a new, empty folder. */
+async function probe(specifier: string): Promise<{ report: ProbeReport; cwdAfter: string[]; projectChanged: boolean }> {
+  const cwd = path.join(tmp, `empty-${readdirSync(tmp).length}`);
+  mkdirSync(cwd);
+  const projectBefore = treeOf(project);
+  const { stdout } = await run(process.execPath, [path.join(project, 'probe.mjs'), specifier], { cwd, env: baseEnv, timeout: STEP_MS });
+  return { report: JSON.parse(stdout) as ProbeReport, cwdAfter: readdirSync(cwd), projectChanged: treeOf(project).join('\n') !== projectBefore.join('\n') };
+}
+
+describe('importing the package starts nothing', { skip }, () => {
+  for (const [specifier, anExport] of [
+    ['portcullis', 'checkConfig'],
+    ['portcullis/testing', 'checkConfig'],
+  ] as const) {
+    test(`import "${specifier}": no handle, no listener on the host's process events, no socket, no file`, async () => {
+      const { report, cwdAfter, projectChanged } = await probe(specifier);
+      assert.ok(report.exports.includes(anExport), `the import loaded the entry: ${report.exports.join(', ')}`);
+      assert.deepEqual(report.resourcesAfter, report.resourcesBefore, 'active handles and requests');
+      assert.deepEqual(report.created, [], 'async resources made during the import (timers, immediates, sockets, watches)');
+      assert.deepEqual(report.listenersAfter, report.listenersBefore);
+      const hostListeners = Object.entries(report.listenersAfter).filter(([event, names]) => names.length > 0 && !(event === 'exit' && names.join() === 'handleProcessExit'));
+      assert.deepEqual(hostListeners, [], "only Node's own loader listens on a host event");
+      assert.deepEqual(report.sockets, []);
+      assert.deepEqual(cwdAfter, [], 'no file in the working directory');
+      assert.equal(projectChanged, false, 'no file created or written in the project');
+    });
+  }
+
+  test('the probe sees a timer, process listeners, a socket and a file when a module makes them', async () => {
+    const { report, cwdAfter } = await probe('./noisy.mjs');
+    assert.deepEqual(report.exports, ['noisy']);
+    const added = [...report.resourcesAfter];
+    for (const resource of report.resourcesBefore) added.splice(added.indexOf(resource), 1);
+    assert.ok(added.includes('Timeout'), `a timer: ${added.join(', ')}`);
+    assert.ok(added.includes('TCPSocketWrap'), `a socket: ${added.join(', ')}`);
+    assert.deepEqual(report.created.filter((type) => type === 'Timeout'), ['Timeout', 'Timeout'], `the unref'd interval too: ${report.created.join(', ')}`);
+    assert.ok(report.created.includes('TCPWRAP'), report.created.join(', '));
+    assert.deepEqual(report.listenersAfter['SIGTERM'], ['onTerm']);
+    assert.deepEqual(report.listenersAfter['exit'], [...(report.listenersBefore['exit'] ?? []), 'flushOnExit']);
+    assert.deepEqual(report.sockets, ['net.client.socket', 'connect']);
+    assert.deepEqual(cwdAfter, ['noisy.txt']);
+  });
+});
