@@ -6,8 +6,9 @@
 // what was opened here; a host's ports are the host's to close.
 //
 // A host's key store is held to what the request path trusts: the record that
-// authenticate() returns is checked like an Authenticator's policy, and a bad one
-// fails the request with a generic 500 and an error log naming the field.
+// authenticate() returns is checked like an Authenticator's policy on every
+// request (a host may change a record in place), and a bad one fails the request
+// with a generic 500 and an error log naming the field.
 import type { AuditSink, KeyStore as HostKeyStore, Limiter as HostLimiter, UsageStore as HostUsageStore } from '../api/ports.ts';
 import { createAuditTrail, type AuditTrail } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
@@ -85,10 +86,9 @@ export function createLibraryAuditTrail(backend: StateBackend, sink: AuditSink |
 
 /**
  * The host's key store as the gateway uses it: every call passed through, and the
- * record authenticate() answers checked once (per record object) before a request runs on it.
+ * record authenticate() answers checked before a request runs on it.
  */
 export function checkedKeyStore(store: HostKeyStore, logger: Logger): KeyStore {
-  const trusted = new WeakSet<object>();
   return {
     get location() {
       return typeof store.location === 'string' ? store.location : 'the host key store';
@@ -102,13 +102,13 @@ export function checkedKeyStore(store: HostKeyStore, logger: Logger): KeyStore {
     reload: () => store.reload(),
     prepareReload: () => store.prepareReload(),
     authenticate(rawKey) {
-      const record = store.authenticate(rawKey);
-      if (record === null || trusted.has(record)) return record as KeyRecord | null;
+      const record: unknown = store.authenticate(rawKey);
+      if (record === null) return null;
       const { id, expiresAt, allowedAliases, limits, guard } = (typeof record === 'object' ? record : {}) as Partial<KeyRecord>;
-      // Throws the client's generic 500 and logs the field when the record cannot be served.
-      checkHostPolicy(typeof record === 'object' ? { id, expiresAt, allowedAliases, limits, guard } : record, logger);
-      trusted.add(record);
-      return record as KeyRecord;
+      // Throws the client's generic 500 and logs the field when the record cannot be served;
+      // the request runs on the checked policy, normalised as a stored key's.
+      const policy = checkHostPolicy(typeof record === 'object' ? { id, expiresAt, allowedAliases, limits, guard } : record, logger);
+      return { ...(record as KeyRecord), ...policy };
     },
     touch: (id) => store.touch(id),
     flushLastUsed: () => store.flushLastUsed(),

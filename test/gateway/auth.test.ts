@@ -99,7 +99,7 @@ describe("how a host authenticator's answer ends", () => {
     );
   });
 
-  test('a bad policy: the generic 500 and the field named; the same object is checked once', () => {
+  test('a bad policy: the generic 500 and the field named, on every ask; a policy object changed in place is read afresh', () => {
     const bad = { id: 'team-c', expiresAt: 'tomorrow' };
     const { keys, lines } = capture(bad);
     for (let i = 0; i < 2; i++) {
@@ -109,9 +109,12 @@ describe("how a host authenticator's answer ends", () => {
       ['expiresAt', 'must be null or an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z'],
       ['expiresAt', 'must be null or an ISO 8601 time with a zone, like 2027-01-31T00:00:00Z'],
     ]);
-    const good = { id: 'team-d' };
-    const first = authenticateRequest(requestWith({ authorization: 'Bearer k' }), capture(good).keys, '::1', 'bearer', 'chat');
-    const second = authenticateRequest(requestWith({ authorization: 'Bearer k' }), capture(good).keys, '::1', 'bearer', 'chat');
-    assert.equal(first, second);
+    // A host narrowing a policy by changing the object it keeps returning: the next request sees it.
+    const mutable: { id: string; allowedAliases: string[] | null } = { id: 'team-d', allowedAliases: null };
+    const host = capture(mutable);
+    const ask = () => authenticateRequest(requestWith({ authorization: 'Bearer k' }), host.keys, '::1', 'bearer', 'chat') as { allowedAliases: readonly string[] | null };
+    assert.equal(ask().allowedAliases, null);
+    mutable.allowedAliases = ['service-chat'];
+    assert.deepEqual(ask().allowedAliases, ['service-chat']);
   });
 });

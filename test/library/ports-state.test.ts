@@ -8,12 +8,25 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { IssuedKey, KeyRecord, KeyStore, Limiter } from '../../src/api/ports.ts';
+import { checkedKeyStore } from '../../src/library/compose-state.ts';
 import { createMemoryLimiter } from '../../src/limits/memory-limiter.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { openKeyStore } from '../../src/state/file-key-store.ts';
+import { runKeyStoreContract } from '../../src/testing/key-store-contract.ts';
 import { runUsageStoreContract } from '../../src/testing/usage-store-contract.ts';
+import { freshPath, tempDir } from '../support/temp-dir.ts';
 import { createHostUsageStore } from './host-usage-store.ts';
 import { logged, postChat, startPortsGateway } from './ports-harness.ts';
 
 runUsageStoreContract('a host in-memory usage store', () => createHostUsageStore());
+
+// What the gateway puts between it and a host's key store passes every call through unchanged.
+const root = tempDir('ports-state');
+runKeyStoreContract('a key store as the library holds a host one (checkedKeyStore)', async () => {
+  const dir = freshPath(root, 'data');
+  const logger = createLogger({ write: () => {} });
+  return { open: async (clock) => checkedKeyStore(openKeyStore(dir, { clock, watch: false }), logger) };
+});
 
 const NO_LIMITS = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null } as const;
 
