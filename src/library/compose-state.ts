@@ -13,6 +13,7 @@ import type { AuditSink, KeyStore as HostKeyStore, Limiter as HostLimiter, Usage
 import { createAuditTrail, type AuditTrail } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
 import { createFileAuditLog } from '../audit/file-audit-log.ts';
+import { ApiError } from '../errors/api-error.ts';
 import { checkHostPolicy } from '../gateway/host-policy.ts';
 import type { Logger } from '../log/logger.ts';
 import { openFileAdminTokenStore } from '../state/file-admin-token-store.ts';
@@ -50,26 +51,26 @@ export async function openLibraryState(config: GatewayConfig, ports: LibraryStat
     return { ...withoutClose(backend), keys: keys ?? backend.keys, usage: ports.usage ?? backend.usage, limiter: ports.limiter ?? backend.limiter, close: () => backend.close() };
   }
   const { dataDir } = config;
-  const ownKeys = keys === undefined ? openKeyStore(dataDir, deps.onKeyStoreError === undefined ? {} : { onError: deps.onKeyStoreError }) : undefined;
-  const ownLimiter =
-    ports.limiter === undefined
-      ? openFileLimiter(dataDir, { logger: deps.logger, ...(deps.countBudgetJournalWriteFailure === undefined ? {} : { countJournalWriteFailure: deps.countBudgetJournalWriteFailure }) })
-      : undefined;
+  const opened: { close(): Promise<void> }[] = [];
+  const own = <T extends { close(): Promise<void> }>(port: T): T => (opened.push(port), port);
+  const keyStore = keys ?? own(openKeyStore(dataDir, deps.onKeyStoreError === undefined ? {} : { onError: deps.onKeyStoreError }));
+  const limiter =
+    ports.limiter ?? own(openFileLimiter(dataDir, { logger: deps.logger, ...(deps.countBudgetJournalWriteFailure === undefined ? {} : { countJournalWriteFailure: deps.countBudgetJournalWriteFailure }) }));
   let closing: Promise<void> | null = null;
   return {
     kind: 'memory',
-    keys: keys ?? (ownKeys as KeyStore),
+    keys: keyStore,
     usage: ports.usage ?? createFileUsageStore(dataDir),
-    limiter: ports.limiter ?? ownLimiter!,
+    limiter,
     tokens: openFileAdminTokenStore(dataDir),
     audit: createFileAuditLog({ dataDir, rotateBytes: config.audit.rotateBytes, onProblem: (message) => deps.logger.warn(message) }),
     openResponseStore: (limits, scheduler, onProblem) => openLocalResponseStore({ dir: join(dataDir, 'responses'), limits, scheduler, onProblem }),
     health: () => BackendHealth.Ok,
     checkWritable: () => checkDataDirWritable(dataDir),
     close() {
+      // The limiter first, as the file backend closes them: its last budget counts are written before the keys close.
       closing ??= (async () => {
-        await ownLimiter?.close();
-        await ownKeys?.close();
+        for (const port of opened.reverse()) await port.close();
       })();
       return closing;
     },
@@ -104,6 +105,12 @@ export function checkedKeyStore(store: HostKeyStore, logger: Logger): KeyStore {
     authenticate(rawKey) {
       const record: unknown = store.authenticate(rawKey);
       if (record === null) return null;
+      // A record's settings are all required (null where none): one left out is the host's bug, not "unlimited".
+      const missing = typeof record === 'object' ? RECORD_SETTINGS.find((field) => (record as Partial<KeyRecord>)[field] === undefined) : undefined;
+      if (missing !== undefined) {
+        logger.error('the key store returned a key record without a setting; the request failed with a 500', { field: missing });
+        throw new ApiError('internal_error');
+      }
       const { id, expiresAt, allowedAliases, limits, guard } = (typeof record === 'object' ? record : {}) as Partial<KeyRecord>;
       // Throws the client's generic 500 and logs the field when the record cannot be served;
       // the request runs on the checked policy, normalised as a stored key's.
@@ -115,6 +122,8 @@ export function checkedKeyStore(store: HostKeyStore, logger: Logger): KeyStore {
     close: () => store.close(),
   };
 }
+
+const RECORD_SETTINGS = ['expiresAt', 'allowedAliases', 'limits', 'guard'] as const;
 
 function withoutClose(backend: StateBackend): Omit<StateBackend, 'close'> {
   const { close: _close, ...rest } = backend;

@@ -55,7 +55,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
   gateway: ['api', 'chat', 'config', 'embeddings', 'errors', 'guard', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
   testing: ['api', 'audit', 'config', 'gateway', 'keys', 'limits', 'log', 'telemetry'],
-  library: ['api', 'audit', 'config', 'gateway', 'guard', 'limits', 'log', 'state', 'telemetry'],
+  library: ['api', 'audit', 'config', 'errors', 'gateway', 'guard', 'limits', 'log', 'state', 'telemetry'],
   cli: ['admin', 'audit', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'time', 'usage'],
 };
 

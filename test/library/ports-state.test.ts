@@ -60,7 +60,7 @@ function record(id: string, extra: Partial<Record<keyof KeyRecord, unknown>> = {
 
 describe('openLibraryState with host ports', () => {
   test("host keys, usage and limiter: used by the gateway; no keys.json or usage file made; close() leaves them open", async () => {
-    const keys = hostKeyStore({ 'host-key': record('key_host', { limits: { ...NO_LIMITS, requestsPerMinute: 100 } }), 'host-bad': record('key_bad', { limits: { requestsPerMinute: 0 } }) });
+    const keys = hostKeyStore({ 'host-key': record('key_host', { limits: { ...NO_LIMITS, requestsPerMinute: 100 } }), 'host-bad': record('key_bad', { limits: { requestsPerMinute: 0 } }), 'host-partial': record('key_partial', { limits: undefined }) });
     const usage = createHostUsageStore();
     const inner = createMemoryLimiter();
     let admits = 0;
@@ -81,6 +81,10 @@ describe('openLibraryState with host ports', () => {
       assert.equal(bad.status, 500);
       const line = logged(gw, 'the authenticator returned an invalid KeyPolicy; the request failed with a 500').at(-1);
       assert.deepEqual([line?.['field'], line?.['problem']], ['limits.requestsPerMinute', 'limits.requestsPerMinute must be an integer from 1 to 1000000000 (or null for no limit); got 0']);
+
+      // A record without its limits is not read as unlimited.
+      assert.equal((await postChat(gw, 'host-partial')).status, 500);
+      assert.equal(logged(gw, 'the key store returned a key record without a setting; the request failed with a 500').at(-1)?.['field'], 'limits');
     } finally {
       await gw.close();
     }
