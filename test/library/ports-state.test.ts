@@ -15,6 +15,7 @@ import { openKeyStore } from '../../src/state/file-key-store.ts';
 import { runKeyStoreContract } from '../../src/testing/key-store-contract.ts';
 import { runUsageStoreContract } from '../../src/testing/usage-store-contract.ts';
 import { freshPath, tempDir } from '../support/temp-dir.ts';
+import { createHostKeyDatabase, openHostKeyStore } from './host-key-store.ts';
 import { createHostUsageStore } from './host-usage-store.ts';
 import { logged, postChat, startPortsGateway } from './ports-harness.ts';
 
@@ -100,4 +101,9 @@ describe('openLibraryState with host ports', () => {
     await gw.close();
     await assert.rejects(gw.state.keys.create('after'), { name: 'KeyStoreClosedError' });
   });
+});
+
+runKeyStoreContract('a host in-memory key store', async () => {
+  const db = createHostKeyDatabase();
+  return { open: async (clock) => openHostKeyStore(db, clock) };
 });
