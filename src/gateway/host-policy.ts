@@ -18,25 +18,16 @@ const MAX_ID_LENGTH = 128;
 // Control, format, surrogate, private-use and line/paragraph separators: an id goes into log lines and usage records.
 const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}]/u;
 
-/** A host often returns the same object for one key: each is checked once. */
-const checked = new WeakMap<object, CheckedKeyPolicy>();
-
 /** The policy to run the request with; throws the client's generic 500 (and logs why) when `answer` is not a valid KeyPolicy. */
 export function checkHostPolicy(answer: unknown, logger: Logger): CheckedKeyPolicy {
-  if (typeof answer === 'object' && answer !== null) {
-    const known = checked.get(answer);
-    if (known !== undefined) return known;
-  }
-  let policy: CheckedKeyPolicy;
+  // Checked on every answer, never remembered by object: a host may change a policy object it returns again.
   try {
-    policy = parseHostPolicy(answer);
+    return parseHostPolicy(answer);
   } catch (error) {
     if (!(error instanceof InvalidKeySettingError)) throw error;
     logger.error('the authenticator returned an invalid KeyPolicy; the request failed with a 500', { field: error.param, problem: error.problem });
     throw new ApiError('internal_error');
   }
-  checked.set(answer as object, policy);
-  return policy;
 }
 
 /** Throws InvalidKeySettingError naming the field at fault. */

@@ -41,7 +41,8 @@ export function hostKey(source: ProviderKeySource, name: string, configured: str
     try {
       given = source(name);
     } catch (error) {
-      logger.error('the provider key source threw; the request failed with a 500', { provider: name, error: error instanceof Error ? `${error.name}: ${error.message}` : typeof error });
+      // Only the error's name: a vault client's message may quote the key it could not use.
+      logger.error('the provider key source threw; the request failed with a 500', { provider: name, error: error instanceof Error ? error.name : typeof error });
       throw new ApiError('internal_error');
     }
     if (given === undefined) return configured;

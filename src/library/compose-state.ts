@@ -6,12 +6,14 @@
 // what was opened here; a host's ports are the host's to close.
 //
 // A host's key store is held to what the request path trusts: the record that
-// authenticate() returns is checked like an Authenticator's policy, and a bad one
-// fails the request with a generic 500 and an error log naming the field.
+// authenticate() returns is checked like an Authenticator's policy on every
+// request (a host may change a record in place), and a bad one fails the request
+// with a generic 500 and an error log naming the field.
 import type { AuditSink, KeyStore as HostKeyStore, Limiter as HostLimiter, UsageStore as HostUsageStore } from '../api/ports.ts';
 import { createAuditTrail, type AuditTrail } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
 import { createFileAuditLog } from '../audit/file-audit-log.ts';
+import { ApiError } from '../errors/api-error.ts';
 import { checkHostPolicy } from '../gateway/host-policy.ts';
 import type { Logger } from '../log/logger.ts';
 import { openFileAdminTokenStore } from '../state/file-admin-token-store.ts';
@@ -49,26 +51,26 @@ export async function openLibraryState(config: GatewayConfig, ports: LibraryStat
     return { ...withoutClose(backend), keys: keys ?? backend.keys, usage: ports.usage ?? backend.usage, limiter: ports.limiter ?? backend.limiter, close: () => backend.close() };
   }
   const { dataDir } = config;
-  const ownKeys = keys === undefined ? openKeyStore(dataDir, deps.onKeyStoreError === undefined ? {} : { onError: deps.onKeyStoreError }) : undefined;
-  const ownLimiter =
-    ports.limiter === undefined
-      ? openFileLimiter(dataDir, { logger: deps.logger, ...(deps.countBudgetJournalWriteFailure === undefined ? {} : { countJournalWriteFailure: deps.countBudgetJournalWriteFailure }) })
-      : undefined;
+  const opened: { close(): Promise<void> }[] = [];
+  const own = <T extends { close(): Promise<void> }>(port: T): T => (opened.push(port), port);
+  const keyStore = keys ?? own(openKeyStore(dataDir, deps.onKeyStoreError === undefined ? {} : { onError: deps.onKeyStoreError }));
+  const limiter =
+    ports.limiter ?? own(openFileLimiter(dataDir, { logger: deps.logger, ...(deps.countBudgetJournalWriteFailure === undefined ? {} : { countJournalWriteFailure: deps.countBudgetJournalWriteFailure }) }));
   let closing: Promise<void> | null = null;
   return {
     kind: 'memory',
-    keys: keys ?? (ownKeys as KeyStore),
+    keys: keyStore,
     usage: ports.usage ?? createFileUsageStore(dataDir),
-    limiter: ports.limiter ?? ownLimiter!,
+    limiter,
     tokens: openFileAdminTokenStore(dataDir),
     audit: createFileAuditLog({ dataDir, rotateBytes: config.audit.rotateBytes, onProblem: (message) => deps.logger.warn(message) }),
     openResponseStore: (limits, scheduler, onProblem) => openLocalResponseStore({ dir: join(dataDir, 'responses'), limits, scheduler, onProblem }),
     health: () => BackendHealth.Ok,
     checkWritable: () => checkDataDirWritable(dataDir),
     close() {
+      // The limiter first, as the file backend closes them: its last budget counts are written before the keys close.
       closing ??= (async () => {
-        await ownLimiter?.close();
-        await ownKeys?.close();
+        for (const port of opened.reverse()) await port.close();
       })();
       return closing;
     },
@@ -85,10 +87,9 @@ export function createLibraryAuditTrail(backend: StateBackend, sink: AuditSink |
 
 /**
  * The host's key store as the gateway uses it: every call passed through, and the
- * record authenticate() answers checked once (per record object) before a request runs on it.
+ * record authenticate() answers checked before a request runs on it.
  */
 export function checkedKeyStore(store: HostKeyStore, logger: Logger): KeyStore {
-  const trusted = new WeakSet<object>();
   return {
     get location() {
       return typeof store.location === 'string' ? store.location : 'the host key store';
@@ -102,19 +103,27 @@ export function checkedKeyStore(store: HostKeyStore, logger: Logger): KeyStore {
     reload: () => store.reload(),
     prepareReload: () => store.prepareReload(),
     authenticate(rawKey) {
-      const record = store.authenticate(rawKey);
-      if (record === null || trusted.has(record)) return record as KeyRecord | null;
+      const record: unknown = store.authenticate(rawKey);
+      if (record === null) return null;
+      // A record's settings are all required (null where none): one left out is the host's bug, not "unlimited".
+      const missing = typeof record === 'object' ? RECORD_SETTINGS.find((field) => (record as Partial<KeyRecord>)[field] === undefined) : undefined;
+      if (missing !== undefined) {
+        logger.error('the key store returned a key record without a setting; the request failed with a 500', { field: missing });
+        throw new ApiError('internal_error');
+      }
       const { id, expiresAt, allowedAliases, limits, guard } = (typeof record === 'object' ? record : {}) as Partial<KeyRecord>;
-      // Throws the client's generic 500 and logs the field when the record cannot be served.
-      checkHostPolicy(typeof record === 'object' ? { id, expiresAt, allowedAliases, limits, guard } : record, logger);
-      trusted.add(record);
-      return record as KeyRecord;
+      // Throws the client's generic 500 and logs the field when the record cannot be served;
+      // the request runs on the checked policy, normalised as a stored key's.
+      const policy = checkHostPolicy(typeof record === 'object' ? { id, expiresAt, allowedAliases, limits, guard } : record, logger);
+      return { ...(record as KeyRecord), ...policy };
     },
     touch: (id) => store.touch(id),
     flushLastUsed: () => store.flushLastUsed(),
     close: () => store.close(),
   };
 }
+
+const RECORD_SETTINGS = ['expiresAt', 'allowedAliases', 'limits', 'guard'] as const;
 
 function withoutClose(backend: StateBackend): Omit<StateBackend, 'close'> {
   const { close: _close, ...rest } = backend;

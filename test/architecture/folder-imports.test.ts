@@ -62,7 +62,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   gateway: ['api', 'chat', 'config', 'embeddings', 'errors', 'guard', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
   cli: ['admin', 'audit', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'library', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'usage'],
   // The library implementation: may use any folder below it; only LIBRARY_USERS import it.
-  library: ['admin', 'api', 'audit', 'chat', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'redis', 'sse', 'state', 'telemetry', 'time'],
+  library: ['admin', 'api', 'audit', 'chat', 'config', 'errors', 'files', 'gateway', 'guard', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'redis', 'sse', 'state', 'telemetry', 'time'],
   // The contract suites shipped for hosts (node:test and node:assert only).
   testing: ['api', 'audit', 'chat', 'config', 'gateway', 'keys', 'limits', 'log', 'providers', 'routing', 'telemetry', 'upstream'],
   'index.ts': ['api', 'library'],

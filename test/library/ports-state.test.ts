@@ -8,12 +8,26 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { IssuedKey, KeyRecord, KeyStore, Limiter } from '../../src/api/ports.ts';
+import { checkedKeyStore } from '../../src/library/compose-state.ts';
 import { createMemoryLimiter } from '../../src/limits/memory-limiter.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { openKeyStore } from '../../src/state/file-key-store.ts';
+import { runKeyStoreContract } from '../../src/testing/key-store-contract.ts';
 import { runUsageStoreContract } from '../../src/testing/usage-store-contract.ts';
+import { freshPath, tempDir } from '../support/temp-dir.ts';
+import { createHostKeyDatabase, openHostKeyStore } from './host-key-store.ts';
 import { createHostUsageStore } from './host-usage-store.ts';
 import { logged, postChat, startPortsGateway } from './ports-harness.ts';
 
 runUsageStoreContract('a host in-memory usage store', () => createHostUsageStore());
+
+// What the gateway puts between it and a host's key store passes every call through unchanged.
+const root = tempDir('ports-state');
+runKeyStoreContract('a key store as the library holds a host one (checkedKeyStore)', async () => {
+  const dir = freshPath(root, 'data');
+  const logger = createLogger({ write: () => {} });
+  return { open: async (clock) => checkedKeyStore(openKeyStore(dir, { clock, watch: false }), logger) };
+});
 
 const NO_LIMITS = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null } as const;
 
@@ -47,7 +61,7 @@ function record(id: string, extra: Partial<Record<keyof KeyRecord, unknown>> = {
 
 describe('openLibraryState with host ports', () => {
   test("host keys, usage and limiter: used by the gateway; no keys.json or usage file made; close() leaves them open", async () => {
-    const keys = hostKeyStore({ 'host-key': record('key_host', { limits: { ...NO_LIMITS, requestsPerMinute: 100 } }), 'host-bad': record('key_bad', { limits: { requestsPerMinute: 0 } }) });
+    const keys = hostKeyStore({ 'host-key': record('key_host', { limits: { ...NO_LIMITS, requestsPerMinute: 100 } }), 'host-bad': record('key_bad', { limits: { requestsPerMinute: 0 } }), 'host-partial': record('key_partial', { limits: undefined }) });
     const usage = createHostUsageStore();
     const inner = createMemoryLimiter();
     let admits = 0;
@@ -68,6 +82,10 @@ describe('openLibraryState with host ports', () => {
       assert.equal(bad.status, 500);
       const line = logged(gw, 'the authenticator returned an invalid KeyPolicy; the request failed with a 500').at(-1);
       assert.deepEqual([line?.['field'], line?.['problem']], ['limits.requestsPerMinute', 'limits.requestsPerMinute must be an integer from 1 to 1000000000 (or null for no limit); got 0']);
+
+      // A record without its limits is not read as unlimited.
+      assert.equal((await postChat(gw, 'host-partial')).status, 500);
+      assert.equal(logged(gw, 'the key store returned a key record without a setting; the request failed with a 500').at(-1)?.['field'], 'limits');
     } finally {
       await gw.close();
     }
@@ -83,4 +101,9 @@ describe('openLibraryState with host ports', () => {
     await gw.close();
     await assert.rejects(gw.state.keys.create('after'), { name: 'KeyStoreClosedError' });
   });
+});
+
+runKeyStoreContract('a host in-memory key store', async () => {
+  const db = createHostKeyDatabase();
+  return { open: async (clock) => openHostKeyStore(db, clock) };
 });

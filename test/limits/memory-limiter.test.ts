@@ -3,13 +3,9 @@ import { test } from 'node:test';
 import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
 import { LimiterClosedError, type Charge } from '../../src/limits/limiter.ts';
 import { createMemoryLimiter } from '../../src/limits/memory-limiter.ts';
-import { runBudgetScenarios } from '../../src/testing/limiter-budget-scenarios.ts';
-import { runChargeCeilingScenarios } from '../../src/testing/limiter-ceiling-scenarios.ts';
-import { runLimiterScenarios } from '../../src/testing/limiter-scenarios.ts';
+import { runLimiterContract } from '../../src/testing/limiter-contract.ts';
 
-runLimiterScenarios('memory', () => createMemoryLimiter());
-runBudgetScenarios('memory', () => createMemoryLimiter());
-runChargeCeilingScenarios('memory', () => createMemoryLimiter());
+runLimiterContract('memory', () => createMemoryLimiter());
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const limits = (set: Partial<KeyLimits>): KeyLimits => ({ ...NO_LIMITS, ...set });

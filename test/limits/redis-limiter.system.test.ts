@@ -8,9 +8,7 @@ import { LimiterClosedError, type Charge, type Limiter } from '../../src/limits/
 import { createRedisLimiter, redisLimiterKeys } from '../../src/limits/redis-limiter.ts';
 import type { RedisClient } from '../../src/redis/client.ts';
 import { useRedisPair } from '../support/redis-server.ts';
-import { runBudgetScenarios } from '../../src/testing/limiter-budget-scenarios.ts';
-import { runChargeCeilingScenarios } from '../../src/testing/limiter-ceiling-scenarios.ts';
-import { runLimiterScenarios } from '../../src/testing/limiter-scenarios.ts';
+import { runLimiterContract } from '../../src/testing/limiter-contract.ts';
 
 const PREFIX = 'test:';
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
@@ -23,9 +21,7 @@ let clientB: RedisClient;
 useRedisPair((pair) => ({ clientA, clientB } = pair));
 
 // The client is created in before(), after this registration runs; the factory is called per scenario.
-runLimiterScenarios('redis', () => createRedisLimiter(clientA, { keyPrefix: PREFIX }));
-runBudgetScenarios('redis', () => createRedisLimiter(clientA, { keyPrefix: PREFIX }));
-runChargeCeilingScenarios('redis', () => createRedisLimiter(clientA, { keyPrefix: PREFIX }));
+runLimiterContract('redis', () => createRedisLimiter(clientA, { keyPrefix: PREFIX }));
 
 describe('redis limiter', () => {
   const keyId = (): string => `key_${randomUUID().slice(0, 12)}`;
