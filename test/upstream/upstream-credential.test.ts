@@ -8,7 +8,7 @@ import { ApiError } from '../../src/errors/api-error.ts';
 import { createAnthropicProvider } from '../../src/providers/anthropic.ts';
 import { createOpenAICompatibleProvider } from '../../src/providers/openai-compatible.ts';
 import { exchangeJson, settingsFor } from '../../src/upstream/json-exchange.ts';
-import { sendJson } from '../support/fake-upstream.ts';
+import { sendJson } from '../../src/testing/fake-upstream.ts';
 import { useFakeUpstream } from '../providers/provider-fixtures.ts';
 
 const upstream = useFakeUpstream();
