@@ -2,12 +2,13 @@
 // concurrency and lease scenarios, the budget and cost scenarios, and the charge
 // ceiling, run against one implementation. `makeLimiter()` gives a fresh limiter per
 // scenario; key ids are unique to the run, so one shared store may back them all.
+import type { Limiter } from '../api/ports.ts';
 import { runBudgetScenarios } from './limiter-budget-scenarios.ts';
 import { runChargeCeilingScenarios } from './limiter-ceiling-scenarios.ts';
-import type { MakeLimiter } from './limiter-scenario-harness.ts';
 import { runLimiterScenarios } from './limiter-scenarios.ts';
 
-export type { MakeLimiter };
+/** A fresh limiter for one scenario (closed by the scenario when it ends). */
+export type MakeLimiter = () => Limiter | Promise<Limiter>;
 
 export function runLimiterContract(name: string, makeLimiter: MakeLimiter): void {
   runLimiterScenarios(name, makeLimiter);

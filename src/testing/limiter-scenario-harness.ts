@@ -9,8 +9,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { NO_LIMITS } from '../limits/key-limits.ts';
 import type { AdmitDecision, Charge, KeyLimits, Limiter, Permit } from '../api/ports.ts';
+import type { MakeLimiter } from './limiter-contract.ts';
 
-export type MakeLimiter = () => Limiter | Promise<Limiter>;
+// Declared beside runLimiterContract, so the public declarations end there and
+// this file's helpers stay out of them.
+export type { MakeLimiter };
 
 export const T0 = Date.UTC(2026, 10, 22, 12, 0, 0); // 2026-11-22T12:00:00.000Z
 export const at = (iso: string): number => Date.parse(iso);

@@ -5,13 +5,16 @@
 // declarations and run with node; a wrong use fails the check with the
 // expected error; paths past package.json `exports` are refused; and each
 // example in docs/library/ type-checks and runs the same way (docs/library.md
-// shows them).
+// shows them): a host program is started as a user would (PORT=0, a fake
+// upstream at UPSTREAM_URL, its own DATA_DIR), served real requests, and
+// stopped with SIGTERM (library-examples.ts says what each must do).
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { repositoryRoot } from '../support/repository-root.ts';
+import { EXAMPLE_SCENARIOS, MAX_EXAMPLE_LINES, runServedExample } from './library-examples.ts';
 import { baseEnv, hostProject, linkTypeScript, packedSkipReason, packRepository, run, STEP_MS } from './packed-project.ts';
 
 const root = repositoryRoot();
@@ -46,6 +49,25 @@ const error = new GatewayConfigError(broken);
 const codes: string[] = broken.map((issue) => \`\${issue.code} \${issue.path}\`);
 console.log(JSON.stringify({ fine, codes, error: [error.name, error.code, error instanceof Error, error.issues.length], testing: Object.keys(testing).sort() }));
 `;
+
+/** The runtime values of portcullis/testing: the contract suites, the fake upstream and its dialects. */
+const TESTING_EXPORTS = [
+  'ANTHROPIC_DIALECT',
+  'OPENAI_DIALECT',
+  'REQUEST_RECORD_FIELDS',
+  'runAuditSinkContract',
+  'runAuthenticatorContract',
+  'runKeyStoreContract',
+  'runLimiterContract',
+  'runLoggerContract',
+  'runProviderAdapterContract',
+  'runProviderKeySourceContract',
+  'runTraceExporterContract',
+  'runUsageStoreContract',
+  'sendJson',
+  'startEventStream',
+  'startFakeUpstream',
+];
 
 const WRONG = `import { checkConfig } from 'portcullis';
 
@@ -124,7 +146,7 @@ describe('a strict TypeScript project using the packed package', { skip }, () =>
       fine: [],
       codes: ['unknown_setting lsiten', 'required aliases'],
       error: ['GatewayConfigError', 'invalid_config', true, 2],
-      testing: ['GatewayConfigError', 'checkConfig'],
+      testing: TESTING_EXPORTS,
     });
   });
 
@@ -161,12 +183,25 @@ describe('a strict TypeScript project using the packed package', { skip }, () =>
     }
   });
 
+  test(`each example is a whole program under ${MAX_EXAMPLE_LINES} lines, and each one serving is held to a scenario`, () => {
+    for (const example of examples) {
+      const lines = readFileSync(path.join(EXAMPLES_DIR, example), 'utf8').split('\n').length - 1;
+      assert.ok(lines < MAX_EXAMPLE_LINES, `docs/library/${example} has ${lines} lines`);
+    }
+    const served = examples.filter((example) => readFileSync(path.join(EXAMPLES_DIR, example), 'utf8').includes("process.once('SIGTERM'"));
+    assert.deepEqual(served, Object.keys(EXAMPLE_SCENARIOS).sort());
+  });
+
   for (const example of examples) {
-    test(`docs/library/${example} type-checks and runs to exit 0`, async () => {
+    const scenario = EXAMPLE_SCENARIOS[example];
+    const what = scenario === undefined ? 'runs to exit 0' : `serves: ${scenario.title}; SIGTERM ends it with exit 0`;
+    test(`docs/library/${example} type-checks and ${what}`, async () => {
       const compiled = await compile(`example-${example.replace(/\.ts$/, '')}`, [`examples/${example}`]);
       assert.deepEqual(compiled, { code: 0, output: '' });
       const cwd = mkdtempSync(path.join(tmp, 'example-'));
-      await runNode(`out/examples/${example.replace(/\.ts$/, '.js')}`, cwd);
+      const file = path.join(project, 'out', 'examples', example.replace(/\.ts$/, '.js'));
+      if (scenario === undefined) await runNode(path.relative(project, file), cwd);
+      else await runServedExample({ project, file, cwd, env: baseEnv, scenario, timeoutMs: STEP_MS });
     });
   }
 });
