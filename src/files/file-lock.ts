@@ -71,7 +71,9 @@ const MAX_RETRY_MS = 100;
  * by a sibling in this process must not look like debris to a waiter that read it a
  * moment earlier.
  */
-const PROCESS_NONCE = randomBytes(8).toString('hex');
+let processNonce: string | null = null;
+/** Drawn on first use, so importing this module makes no crypto request (a library import starts nothing). */
+const nonce = (): string => (processNonce ??= randomBytes(8).toString('hex'));
 let tokenCounter = 0;
 
 /** Run `work` while holding the lock file `lockPath`; the lock is released however `work` ends. */
@@ -86,7 +88,7 @@ export async function withFileLock<T>(lockPath: string, options: FileLockOptions
 }
 
 async function acquire(lockPath: string, options: FileLockOptions): Promise<string> {
-  const token = `${PROCESS_NONCE}.${tokenCounter++}.${randomBytes(6).toString('hex')}`;
+  const token = `${nonce()}.${tokenCounter++}.${randomBytes(6).toString('hex')}`;
   const content: LockContent = { pid: process.pid, hostname: hostname(), token, acquiredAt: new Date().toISOString() };
   const started = Date.now();
   let retryMs = FIRST_RETRY_MS;
@@ -207,7 +209,7 @@ function isStale(lock: ObservedLock, staleMs: number, emptyGraceMs: number): boo
   const holder = lock.content;
   if (holder === null) return age > emptyGraceMs;
   if (holder.hostname !== hostname()) return false;
-  if (holder.pid === process.pid) return !holder.token.startsWith(PROCESS_NONCE + '.');
+  if (holder.pid === process.pid) return !holder.token.startsWith(nonce() + '.');
   return !isProcessAlive(holder.pid);
 }
 

@@ -11,7 +11,9 @@ import { ConnectObservation, EMPTY_BODY, type UpstreamBody, type UpstreamRequest
 /** The statuses fetch's redirect: 'error' refuses (Fetch standard, "redirect status"). */
 const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
-const NO_HEADERS = new Headers();
+// Made on first use: the first Headers loads undici, which opens stderr, and
+// importing the package must start nothing.
+let noHeaders: Headers | null = null;
 
 export function createFetchTransport(): UpstreamTransport {
   return { name: 'fetch', send };
@@ -55,7 +57,7 @@ function send(request: UpstreamRequest): UpstreamSend {
        * reads as unreachable, still a 502. */
       const status = watch.responseStatus;
       if (signal.aborted || status === undefined || !REDIRECT_STATUSES.has(status)) throw error;
-      return { status, headers: NO_HEADERS, body: EMPTY_BODY };
+      return { status, headers: (noHeaders ??= new Headers()), body: EMPTY_BODY };
     },
   );
   const abort = (reason: Error): void => {

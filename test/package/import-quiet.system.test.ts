@@ -24,11 +24,15 @@ if (skip) console.log(`# import-quiet: skipped, ${skip}`);
 const HOST_EVENTS = ['exit', 'beforeExit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'uncaughtException', 'unhandledRejection'];
 
 // Run in the child: everything is measured before stdout is first touched (it
-// is a handle of its own), and the import is the only thing in between.
+// is a handle of its own), and the import is the only thing in between. The
+// modules named in argv[3] (comma-separated) are imported before measuring:
+// what the host has loaded already (node:test, for a test file that runs
+// contract suites; loading it opens stderr, a handle of Node's own).
 const PROBE = `
 import { createHook } from 'node:async_hooks';
 import diagnostics from 'node:diagnostics_channel';
 import net from 'node:net';
+for (const preload of (process.argv[3] ?? '').split(',').filter(Boolean)) await import(preload);
 // Promises, and the file reads the module loader makes of the package's own
 // files, are no resources of the library's; a file it writes shows in the
 // folders' snapshots, a watch (FSEVENTWRAP, STATWATCHER) here.
@@ -98,21 +102,23 @@ after(() => {
 });
 
 /** Imports `specifier` from the project in a child whose working directory is a new, empty folder. */
-async function probe(specifier: string): Promise<{ report: ProbeReport; cwdAfter: string[]; projectChanged: boolean }> {
+async function probe(specifier: string, preload: readonly string[] = []): Promise<{ report: ProbeReport; cwdAfter: string[]; projectChanged: boolean }> {
   const cwd = path.join(tmp, `empty-${readdirSync(tmp).length}`);
   mkdirSync(cwd);
   const projectBefore = treeOf(project);
-  const { stdout } = await run(process.execPath, [path.join(project, 'probe.mjs'), specifier], { cwd, env: baseEnv, timeout: STEP_MS });
+  const { stdout } = await run(process.execPath, [path.join(project, 'probe.mjs'), specifier, preload.join(',')], { cwd, env: baseEnv, timeout: STEP_MS });
   return { report: JSON.parse(stdout) as ProbeReport, cwdAfter: readdirSync(cwd), projectChanged: treeOf(project).join('\n') !== projectBefore.join('\n') };
 }
 
 describe('importing the package starts nothing', { skip }, () => {
-  for (const [specifier, anExport] of [
-    ['portcullis', 'checkConfig'],
-    ['portcullis/testing', 'checkConfig'],
+  for (const [specifier, anExport, preload] of [
+    ['portcullis', 'createGateway', []],
+    // The contract suites register node:test tests: a host imports them from a test file, which has node:test loaded.
+    ['portcullis/testing', 'runKeyStoreContract', ['node:test']],
   ] as const) {
-    test(`import "${specifier}": no handle, no listener on the host's process events, no socket, no file`, async () => {
-      const { report, cwdAfter, projectChanged } = await probe(specifier);
+    const preloaded = preload.length === 0 ? '' : ` (after ${preload.join(', ')})`;
+    test(`import "${specifier}"${preloaded}: no handle, no listener on the host's process events, no socket, no file`, async () => {
+      const { report, cwdAfter, projectChanged } = await probe(specifier, preload);
       assert.ok(report.exports.includes(anExport), `the import loaded the entry: ${report.exports.join(', ')}`);
       assert.deepEqual(report.resourcesAfter, report.resourcesBefore, 'active handles and requests');
       assert.deepEqual(report.created, [], 'async resources made during the import (timers, immediates, sockets, watches)');
