@@ -9,6 +9,7 @@ import type { AuditLog } from '../audit/audit-log.ts';
 import { createAuditTrail } from '../audit/audit-trail.ts';
 import type { Logger } from '../log/logger.ts';
 
+/** The sink to hold to the contract, and how to read back what it kept. */
 export interface AuditSinkUnderTest {
   sink: AuditSink;
   /** The records the sink kept, in order. */
@@ -75,6 +76,11 @@ async function storedAtLeast(stored: AuditSinkUnderTest['stored'], count: number
   return stored();
 }
 
+/**
+ * Registers the audit sink cases as node:test tests in a describe block named after `name`:
+ * records kept whole, unchanged and in order, as the gateway's audit trail hands
+ * them on. `make()` gives a fresh, empty sink per case.
+ */
 export function runAuditSinkContract(name: string, make: () => AuditSinkUnderTest | Promise<AuditSinkUnderTest>): void {
   describe(`audit sink contract: ${name}`, () => {
     test('append resolves and the record is kept whole', async () => {

@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import type { ApiDoor, AuthenticationRequest, Authenticator, KeyPolicy } from '../api/ports.ts';
 import { parseHostPolicy } from '../gateway/host-policy.ts';
 
+/** The authenticator to hold to the contract, with a key it knows and one it does not. */
 export interface AuthenticatorUnderTest {
   authenticate: Authenticator;
   /** A key it knows (sent as `Authorization: Bearer <key>`). */
@@ -23,6 +24,11 @@ function requestFor(apiKey: string | null, door: ApiDoor): AuthenticationRequest
   return Object.freeze({ apiKey, headers: Object.freeze(headers), clientAddress: '203.0.113.7', clientCertificate: null, door });
 }
 
+/**
+ * Registers the authenticator cases as node:test tests in a describe block named after `name`:
+ * the known key's policy passes the gateway's check the same on every door and
+ * ask; an unknown key and no key give null, never a throw; the request is only read.
+ */
 export function runAuthenticatorContract(name: string, make: () => AuthenticatorUnderTest | Promise<AuthenticatorUnderTest>): void {
   describe(`authenticator contract: ${name}`, () => {
     test('a known key: a policy the gateway accepts, the same on every door', async () => {

@@ -11,6 +11,7 @@ import { generateApiKey, hashApiKey } from '../keys/api-key.ts';
 import { NO_LIMITS } from '../limits/key-limits.ts';
 import type { KeyRecord, KeyStore } from '../api/ports.ts';
 
+/** A fresh, empty place for keys; `open` may be called more than once on it (two instances sharing it), with the clock the store must use. */
 export interface KeyStoreStorage {
   open(clock: () => Date): Promise<KeyStore>;
 }
@@ -52,6 +53,11 @@ const notFound = (id: string) => (err: unknown) =>
 const revokedRefusal = (id: string) => (err: unknown) =>
   isKeyStoreError(err, 'KeyRevokedError') && err.code === 'key_revoked' && err.keyId === id && err.message === `Key ${id} is revoked; create a new key instead.`;
 
+/**
+ * Registers the key store cases as node:test tests in a describe block named after `name`: what
+ * the CLI, the admin API and the gateway rely on whichever store holds the keys,
+ * errors told apart by name and `code`. `storage()` gives a fresh place per case.
+ */
 export function runKeyStoreContract(name: string, storage: () => Promise<KeyStoreStorage>): void {
   describe(`key store contract: ${name}`, () => {
     test('create returns the raw key once and stores its hash; list, get and authenticate see it', () =>

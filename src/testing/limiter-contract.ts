@@ -10,6 +10,10 @@ import { runLimiterScenarios } from './limiter-scenarios.ts';
 /** A fresh limiter for one scenario (closed by the scenario when it ends). */
 export type MakeLimiter = () => Limiter | Promise<Limiter>;
 
+/**
+ * Registers the limiter cases as node:test tests in describe blocks named after `name`: rate,
+ * concurrency and leases, budgets and cost, and the charge ceiling.
+ */
 export function runLimiterContract(name: string, makeLimiter: MakeLimiter): void {
   runLimiterScenarios(name, makeLimiter);
   runBudgetScenarios(name, makeLimiter);

@@ -15,6 +15,7 @@ export interface LoggedRecord {
   fields: Readonly<Record<string, unknown>>;
 }
 
+/** The logger to hold to the contract, and how to read back what it kept. */
 export interface LoggerUnderTest {
   /** Logs every level. */
   logger: Logger;
@@ -28,6 +29,11 @@ export const REQUEST_RECORD_FIELDS = [
   'completionTokens', 'charge', 'chargedTokens', 'costNanos', 'cost', 'ttfbMs', 'totalMs', 'completed', 'error',
 ] as const;
 
+/**
+ * Registers the logger cases as node:test tests in a describe block named after `name`: each
+ * record kept with its level, message and fields as given, and a request's
+ * record carrying every field of REQUEST_RECORD_FIELDS (null, never missing).
+ */
 export function runLoggerContract(name: string, make: () => LoggerUnderTest | Promise<LoggerUnderTest>): void {
   describe(`logger contract: ${name}`, () => {
     test("a request's record: every documented field, null where not known", async () => {

@@ -8,6 +8,7 @@ import type { ProviderKeySource } from '../api/ports.ts';
 import { hostKey } from '../gateway/provider-keys.ts';
 import type { Logger } from '../log/logger.ts';
 
+/** The provider key source to hold to the contract, a provider it knows, one it does not, and a rotation. */
 export interface ProviderKeySourceUnderTest {
   source: ProviderKeySource;
   /** A provider (its name in the config) the source has a key for. */
@@ -24,6 +25,11 @@ function strictLogger(): Logger {
   return { debug: () => {}, info: () => {}, warn: () => {}, error: fail };
 }
 
+/**
+ * Registers the provider key source cases as node:test tests in a
+ * describe block named after `name`: an answer at once (never a promise), a usable key for a known
+ * provider, undefined for an unknown one, the rotated key from the next ask on.
+ */
 export function runProviderKeySourceContract(name: string, make: () => ProviderKeySourceUnderTest | Promise<ProviderKeySourceUnderTest>): void {
   describe(`provider key source contract: ${name}`, () => {
     test('a known provider: a key at once (not a promise) that the gateway sends', async () => {

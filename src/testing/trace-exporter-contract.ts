@@ -10,6 +10,7 @@ import { DEFAULT_TELEMETRY } from '../config/telemetry-config.ts';
 import type { Logger } from '../log/logger.ts';
 import { createGatewayTracer } from '../telemetry/gateway-telemetry.ts';
 
+/** The exporter to hold to the contract, and how to read back the spans it took. */
 export interface TraceExporterUnderTest {
   exporter: TraceExporter;
   /** The spans it took, in order. */
@@ -36,6 +37,11 @@ function sampleSpan(name: string, spanId: string): SpanData {
   };
 }
 
+/**
+ * Registers the trace exporter cases as node:test tests in a describe block named after `name`:
+ * spans kept as given, every span of a request exported by shutdown behind the
+ * gateway's tracer, and shutdown (when there is one) called once, last.
+ */
 export function runTraceExporterContract(name: string, make: () => TraceExporterUnderTest | Promise<TraceExporterUnderTest>): void {
   describe(`trace exporter contract: ${name}`, () => {
     test('an export resolves and keeps the spans as given', async () => {

@@ -21,6 +21,7 @@ function pending(entries: [string, number, KeyUsage][]): PendingUsage {
   return out;
 }
 
+/** Registers the usage store cases as node:test tests in a describe block named after `name`; `makeStore()` gives a fresh, empty store per case. */
 export function runUsageStoreContract(name: string, makeStore: () => UsageStore | Promise<UsageStore>): void {
   describe(`usage store contract: ${name}`, () => {
     test('an empty store: no totals, and a series of zeros ending with the current bucket', async () => {
