@@ -1,7 +1,7 @@
 // The gateway inside an existing node:http server, next to the host's own
 // routes: everything under /llm goes to the gateway, the rest stays the host's.
-// API keys are the gateway's own (created with `portcullis keys create
-// --data-dir "$DATA_DIR"`), kept in DATA_DIR.
+// API keys are the gateway's own, kept in DATA_DIR (created with `portcullis
+// keys create --name NAME --data-dir "$DATA_DIR"`).
 import http from 'node:http';
 import { createGateway } from 'portcullis';
 
