@@ -3,7 +3,9 @@
 // exactOptionalPropertyTypes, NodeNext, skipLibCheck false, so every .d.ts the
 // entries reach is checked too), a consumer type-checked against the shipped
 // declarations and run with node; a wrong use fails the check with the
-// expected error; paths past package.json `exports` are refused; and each
+// expected error; a host's own ports pass the shipped contract suites under
+// node --test (and a broken one fails them); paths past package.json `exports`
+// are refused; and each
 // example in docs/library/ type-checks and runs the same way (docs/library.md
 // shows them): a host program is started as a user would (PORT=0, a fake
 // upstream at UPSTREAM_URL, its own DATA_DIR), served real requests, and
@@ -69,6 +71,35 @@ const TESTING_EXPORTS = [
   'startFakeUpstream',
 ];
 
+// A host's own ports held to the shipped contract suites, run with node --test: a
+// key table and a vault cache that pass, and a key table that throws for an
+// unknown key, which the authenticator suite must fail.
+const CONTRACTS = `import { createHash } from 'node:crypto';
+import type { Authenticator, KeyPolicy } from 'portcullis';
+import { runAuthenticatorContract, runProviderKeySourceContract } from 'portcullis/testing';
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+const table = new Map<string, KeyPolicy>([[sha256('k-known'), { id: 'team-a', limits: { requestsPerMinute: 60 } }]]);
+const authenticate: Authenticator = ({ apiKey }) => (apiKey === null ? null : (table.get(sha256(apiKey)) ?? null));
+runAuthenticatorContract('a key table', () => ({ authenticate, knownKey: 'k-known', unknownKey: 'k-unknown' }));
+
+const strict: Authenticator = ({ apiKey }) => {
+  const policy = apiKey === null ? undefined : table.get(sha256(apiKey));
+  if (policy === undefined) throw new Error('unknown key');
+  return policy;
+};
+if (process.env['WITH_BROKEN'] === '1') runAuthenticatorContract('a key table that throws', () => ({ authenticate: strict, knownKey: 'k-known', unknownKey: 'k-unknown' }));
+
+const vault = new Map([['upstream', 'sk-vault-1']]);
+let version = 1;
+runProviderKeySourceContract('a vault cache', () => ({
+  source: (provider) => vault.get(provider),
+  provider: 'upstream',
+  unknownProvider: 'other',
+  rotate: () => void vault.set('upstream', \`sk-vault-\${++version}\`),
+}));
+`;
+
 const WRONG = `import { checkConfig } from 'portcullis';
 
 const count: number = checkConfig({}, { baseDir: 42 });
@@ -109,7 +140,7 @@ before(async () => {
   linkTypeScript(root, project);
   mkdirSync(path.join(project, 'src'));
   mkdirSync(path.join(project, 'examples'));
-  for (const [name, text] of Object.entries({ 'consumer.ts': CONSUMER, 'wrong.ts': WRONG, 'deep.ts': DEEP })) writeFileSync(path.join(project, 'src', name), text);
+  for (const [name, text] of Object.entries({ 'consumer.ts': CONSUMER, 'wrong.ts': WRONG, 'deep.ts': DEEP, 'contracts.test.ts': CONTRACTS })) writeFileSync(path.join(project, 'src', name), text);
   writeFileSync(path.join(project, 'resolve.mjs'), RESOLVE);
   for (const example of examples) copyFileSync(path.join(EXAMPLES_DIR, example), path.join(project, 'examples', example));
 });
@@ -157,6 +188,24 @@ describe('a strict TypeScript project using the packed package', { skip }, () =>
       "src/wrong.ts(3,7): error TS2322: Type 'ConfigIssue[]' is not assignable to type 'number'.",
       "src/wrong.ts(3,41): error TS2322: Type 'number' is not assignable to type 'string'.",
     ]);
+  });
+
+  test("a host's ports pass the contract suites of portcullis/testing under node --test, and a broken one fails them", async () => {
+    const compiled = await compile('contracts', ['src/contracts.test.ts']);
+    assert.deepEqual(compiled, { code: 0, output: '' });
+    const args = ['--test', '--test-reporter=tap', path.join('out', 'src', 'contracts.test.js')];
+    // A run of its own, not a subtest of this one (node:test marks its children with NODE_TEST_CONTEXT).
+    const { NODE_TEST_CONTEXT: _, ...env } = baseEnv;
+    const passing = await run(process.execPath, args, { cwd: project, env, timeout: STEP_MS });
+    assert.match(passing.stdout, /^# suites 2$/m);
+    assert.match(passing.stdout, /^# pass [1-9][0-9]*$/m);
+    assert.match(passing.stdout, /^# fail 0$/m);
+    await assert.rejects(run(process.execPath, args, { cwd: project, env: { ...env, WITH_BROKEN: '1' }, timeout: STEP_MS }), (err: { code?: unknown; stdout?: string }) => {
+      assert.equal(err.code, 1);
+      assert.match(err.stdout ?? '', /^# suites 3$/m);
+      assert.match(err.stdout ?? '', /^# fail 2$/m, 'the unknown key and the keyless request');
+      return true;
+    });
   });
 
   test('a path past package.json exports is refused: by the type check, and at run time with ERR_PACKAGE_PATH_NOT_EXPORTED', async () => {
