@@ -5,9 +5,8 @@
 // declarations and run with node; a wrong use fails the check with the
 // expected error; a host's own ports pass the shipped contract suites under
 // node --test (and a broken one fails them); paths past package.json `exports`
-// are refused; and each
-// example in docs/library/ type-checks and runs the same way (docs/library.md
-// shows them): a host program is started as a user would (PORT=0, a fake
+// are refused; and each example in docs/library/ type-checks and runs the
+// same way (docs/library.md shows them): a host program is started as a user would (PORT=0, a fake
 // upstream at UPSTREAM_URL, its own DATA_DIR), served real requests, and
 // stopped with SIGTERM (library-examples.ts says what each must do).
 import assert from 'node:assert/strict';
