@@ -10,7 +10,7 @@
 // request (a host may change a record in place), and a bad one fails the request
 // with a generic 500 and an error log naming the field.
 import type { AuditSink, KeyStore as HostKeyStore, Limiter as HostLimiter, UsageStore as HostUsageStore } from '../api/ports.ts';
-import { createAuditTrail, type AuditTrail } from '../audit/audit-trail.ts';
+import { createAuditTrail, drainAuditSink, type AuditTrail, type AuditTrailOptions } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
 import { createFileAuditLog } from '../audit/file-audit-log.ts';
 import { ApiError } from '../errors/api-error.ts';
@@ -108,9 +108,17 @@ export function checkLeaseMs(limiter: HostLimiter): void {
  * The audit trail of an embedded gateway: the backend's chain, and a copy of each
  * record to the host's sink when one is given (see ../audit/audit-trail.ts).
  */
-export function createLibraryAuditTrail(backend: StateBackend, sink: AuditSink | undefined, logger: Logger, counters: { onAppendFailure?: (changeMade: boolean) => void; onSinkFailure?: () => void } = {}): AuditTrail {
-  return createAuditTrail({ logger, log: backend.audit, sink, ...counters });
+export function createLibraryAuditTrail(
+  backend: StateBackend,
+  sink: AuditSink | undefined,
+  logger: Logger,
+  options: Pick<AuditTrailOptions, 'onAppendFailure' | 'onSinkFailure' | 'scheduler' | 'sinkTimeoutMs' | 'sinkMaxQueued'> = {},
+): AuditTrail {
+  return createAuditTrail({ logger, log: backend.audit, sink, ...options });
 }
+
+/** For the gateway's close(): the host sink's last records, at most `deadlineMs` (see ../audit/audit-trail.ts). */
+export { drainAuditSink };
 
 /**
  * The host's key store as the gateway uses it: every call passed through, and the
