@@ -32,6 +32,11 @@ export interface KeyGuard {
  * What one request may do, as a host's Authenticator returns it. Checked when
  * returned: a field of the wrong shape fails the request with a generic 500 and an
  * error log naming the field; nothing is ever defaulted to wider access.
+ *
+ * A field left out is the widest setting, on purpose, as for a stored key without
+ * it: no `allowedAliases` means every alias, no `limits` (or a limit left out) means
+ * no limit, no `expiresAt` never expires. A host that means to restrict a key must
+ * say so in the policy it returns.
  */
 export interface KeyPolicy {
   /** The key's id: access lines, usage, limits and budgets are counted by it. 1 to 128 printable characters. */
@@ -238,6 +243,11 @@ export interface Limiter {
   /** Extends the lease to nowMs + leaseMs; false when the permit is no longer held. */
   renew(permit: Permit, nowMs: number): Promise<boolean>;
   budgetUsed(keyId: string, limits: KeyLimits, nowMs: number): Promise<{ tokens: number; costNanos: number }>;
+  /**
+   * How long a permit lives without renew(); the gateway renews every leaseMs / 3.
+   * A whole number of milliseconds, at least 1000: createGateway refuses a host
+   * limiter with another value (an error naming limiter.leaseMs).
+   */
   readonly leaseMs: number;
   close(): Promise<void>;
 }
@@ -263,8 +273,13 @@ export interface AuditRecord {
 }
 
 /**
- * A copy of each audit record, after the chain took it (a SIEM). A rejection is
- * logged and counted; it never blocks the change or loses the chain's record.
+ * A copy of each audit record, after the chain took it (a SIEM), one at a time in
+ * chain order. A rejection is logged and counted; it never blocks the change or
+ * loses the chain's record. An append gets 10 s: one unanswered by then is logged
+ * and counted, and the next record is handed over. At most 1000 records wait their
+ * turn; past that the oldest waiting one is dropped, with a warning naming its seq.
+ * At close the sink gets until the drain deadline for what is queued; what it never
+ * confirmed is logged by seq.
  */
 export interface AuditSink {
   append(record: AuditRecord): Promise<void>;

@@ -12,13 +12,16 @@
 // recorded: losing the record of a change would be worse than the redaction.
 //
 // A host's AuditSink gets a copy of each record once the chain took it, in chain
-// order, without anyone waiting for it: a sink that rejects is logged and counted,
-// and neither the change nor the chain's record depends on it.
+// order, without anyone waiting for it: a sink that rejects, hangs or falls behind
+// is logged and counted (./audit-sink-tee.ts), and neither the change nor the
+// chain's record depends on it. drainAuditSink() is the close's last call to it.
 import type { AuditSink } from '../api/ports.ts';
 import type { Logger } from '../log/logger.ts';
 import type { AuditEvent, AuditIntent, AuditTrail } from './audit-event.ts';
 import { AuditLogError, type AuditLog } from './audit-log.ts';
 import { AuditSecretError, assertNoSecrets, canonicalJson, redactSecrets, type AuditRecord } from './audit-record.ts';
+import { createAuditSinkTee, type AuditSinkDrain, type AuditSinkTee } from './audit-sink-tee.ts';
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 
 export interface AuditTrailOptions {
   logger: Logger;
@@ -33,15 +36,43 @@ export interface AuditTrailOptions {
   onAppendFailure?: (changeMade: boolean) => void;
   /** A host's copy of each chained record (a SIEM); see the file's head. */
   sink?: AuditSink | undefined;
-  /** Each record the sink rejected (or threw on). */
+  /** Each record the sink did not confirm: rejected, thrown on, unanswered in time, dropped or never handed. */
   onSinkFailure?: () => void;
+  /** The sink's timers (per-append timeout, drain deadline); default the system's. */
+  scheduler?: Scheduler;
+  /** Per-append timeout (default DEFAULT_AUDIT_SINK_TIMEOUT_MS). */
+  sinkTimeoutMs?: number;
+  /** Records waiting for the sink at most (default DEFAULT_AUDIT_SINK_MAX_QUEUED). */
+  sinkMaxQueued?: number;
+}
+
+/** The sink tee of each trail that has one, for drainAuditSink. */
+const tees = new WeakMap<AuditTrail, AuditSinkTee>();
+
+/**
+ * At close: waits until the trail's sink has every record handed to it, at most
+ * `deadlineMs` (on the trail's scheduler), then stops feeding it; what it never
+ * confirmed is logged by seq and counted. A trail without a sink resolves at once.
+ */
+export function drainAuditSink(trail: AuditTrail, deadlineMs: number): Promise<AuditSinkDrain> {
+  return tees.get(trail)?.drain(deadlineMs) ?? Promise.resolve({ undelivered: [] });
 }
 
 export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
   const { logger, log } = options;
   const clock = options.clock ?? Date.now;
   const failed = options.onAppendFailure ?? (() => {});
-  const tee = options.sink === undefined ? null : auditTee(options.sink, logger, options.onSinkFailure ?? (() => {}));
+  const tee =
+    options.sink === undefined
+      ? null
+      : createAuditSinkTee({
+          sink: options.sink,
+          logger,
+          scheduler: options.scheduler ?? systemScheduler,
+          onFailure: options.onSinkFailure ?? (() => {}),
+          ...(options.sinkTimeoutMs === undefined ? {} : { timeoutMs: options.sinkTimeoutMs }),
+          ...(options.sinkMaxQueued === undefined ? {} : { maxQueued: options.sinkMaxQueued }),
+        });
   /** The event with secret-like values replaced (a warning names the paths); null when it still holds one (logged, counted). */
   const prepare = (event: AuditEvent, ahead: boolean): AuditEvent | null => {
     // A secret-like value is replaced, not the record dropped: the action happened and
@@ -66,7 +97,7 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
     const body = { time, actor: event.actor, source: event.source, action: event.action, target: event.target, before: event.before, after: event.after };
     const record = await log.append(event.detail === undefined ? body : { ...body, detail: event.detail }, { open });
     logger.info('audit', recordFields(record));
-    tee?.(record);
+    tee?.take(record);
     return record;
   };
 
@@ -133,24 +164,10 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
     };
   };
 
+  if (tee !== null) tees.set(trail, tee);
   return trail;
 }
 
-/** Hands records to `sink` one after another, in the order given; returns at once. */
-function auditTee(sink: AuditSink, logger: Logger, onFailure: () => void): (record: AuditRecord) => void {
-  let last: Promise<void> = Promise.resolve();
-  const send = async (record: AuditRecord): Promise<void> => {
-    try {
-      await sink.append(record);
-    } catch (error) {
-      onFailure();
-      logger.error('the audit sink refused a record; the chain has it', { seq: record.seq, action: record.action, hash: record.hash, error: error instanceof Error ? `${error.name}: ${error.message}` : typeof error });
-    }
-  };
-  return (record) => {
-    last = last.then(() => send(record));
-  };
-}
 
 /** The record that says the change of write-ahead record `record` was not made, and why. */
 export function incompleteEvent(event: Pick<AuditEvent, 'actor' | 'source'>, record: Pick<AuditRecord, 'seq' | 'action' | 'target'>, reason: string): AuditEvent {
@@ -184,4 +201,4 @@ function safeJson(value: unknown): string {
   }
 }
 
-export type { AuditEvent, AuditIntent, AuditTrail };
+export type { AuditEvent, AuditIntent, AuditSinkDrain, AuditTrail };

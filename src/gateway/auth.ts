@@ -90,7 +90,8 @@ export function hostAuthenticator(authenticate: Authenticator, logger: Logger): 
     return checkHostPolicy(answer, logger);
   };
   const failed = (error: unknown): never => {
-    logger.error('the authenticator threw; the request failed with a 500', { error: error instanceof Error ? `${error.name}: ${error.message}` : typeof error });
+    // Only the error's name: a host's DB driver may quote the query, and the client's key in it.
+    logger.error('the authenticator threw; the request failed with a 500', { error: error instanceof Error ? error.name : typeof error });
     throw new ApiError('internal_error');
   };
   return {

@@ -1,11 +1,13 @@
 // Each provider's upstream key, from the config (apiKeyEnv, apiKeyFile) or, when
 // the host gives a ProviderKeySource, from the host on every exchange with the
 // config's key behind it. The host's answer is checked each time: a throw or a
-// value that cannot be a key fails that exchange with a generic 500 and an error
-// log naming the provider and the problem, never the value.
+// value that cannot be a key, or no key for a provider that needs one, fails that
+// exchange with a generic 500 and an error log naming the provider and the
+// problem, never the value: no request goes upstream without its credential.
 import type { ProviderKeySource } from '../api/ports.ts';
 import { resolveProviderKeys } from '../config/config-loader.ts';
-import { ConfigError, type GatewayConfig } from '../config/config.ts';
+import { ConfigError, type GatewayConfig, type ProviderConfig } from '../config/config.ts';
+import { providerCredentials } from '../config/provider-types.ts';
 import { ApiError } from '../errors/api-error.ts';
 import type { Logger } from '../log/logger.ts';
 import type { UpstreamKey } from '../upstream/exchange-settings.ts';
@@ -29,13 +31,18 @@ export function upstreamKeys(config: GatewayConfig, env: NodeJS.ProcessEnv, sour
       if (!(error instanceof ConfigError) || !hostHasKey(source, name)) throw error;
       configured = undefined;
     }
-    keys.set(name, hostKey(source, name, configured, logger));
+    keys.set(name, hostKey(source, name, configured, logger, needsKey(provider)));
   }
   return keys;
 }
 
-/** The key an exchange with provider `name` sends: the host's, else `configured`. */
-export function hostKey(source: ProviderKeySource, name: string, configured: string | undefined, logger: Logger): () => string | undefined {
+/**
+ * The key an exchange with provider `name` sends: the host's, else `configured`.
+ * `required`: the provider's type needs a key (the config's credentials rule); with
+ * neither the host's nor a configured one the exchange fails with a generic 500 and
+ * an error log naming the provider, so no request leaves without its credential.
+ */
+export function hostKey(source: ProviderKeySource, name: string, configured: string | undefined, logger: Logger, required = false): () => string | undefined {
   return () => {
     let given: unknown;
     try {
@@ -45,7 +52,11 @@ export function hostKey(source: ProviderKeySource, name: string, configured: str
       logger.error('the provider key source threw; the request failed with a 500', { provider: name, error: error instanceof Error ? error.name : typeof error });
       throw new ApiError('internal_error');
     }
-    if (given === undefined) return configured;
+    if (given === undefined) {
+      if (configured !== undefined || !required) return configured;
+      logger.error('the provider key source gave no key and the config has none; the request failed with a 500', { provider: name });
+      throw new ApiError('internal_error');
+    }
     const problem = keyProblem(given);
     if (problem === null) return given as string;
     logger.error('the provider key source gave an unusable key; the request failed with a 500', { provider: name, problem });
@@ -59,6 +70,12 @@ function keyProblem(given: unknown): string | null {
   if (given === '') return 'it returned an empty string; return undefined for the config\'s key';
   if (!KEY_TEXT.test(given)) return 'the key holds whitespace or characters outside visible ASCII, which a header cannot carry';
   return null;
+}
+
+/** Whether the config says where this provider's key comes from (apiKeyEnv or apiKeyFile): then it needs one. */
+function needsKey(provider: ProviderConfig): boolean {
+  const where = providerCredentials(provider);
+  return where !== null && (where.apiKeyEnv !== null || where.apiKeyFile !== null);
 }
 
 function hostHasKey(source: ProviderKeySource, name: string): boolean {

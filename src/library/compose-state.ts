@@ -10,7 +10,7 @@
 // request (a host may change a record in place), and a bad one fails the request
 // with a generic 500 and an error log naming the field.
 import type { AuditSink, KeyStore as HostKeyStore, Limiter as HostLimiter, UsageStore as HostUsageStore } from '../api/ports.ts';
-import { createAuditTrail, type AuditTrail } from '../audit/audit-trail.ts';
+import { createAuditTrail, drainAuditSink, type AuditTrail, type AuditTrailOptions } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
 import { createFileAuditLog } from '../audit/file-audit-log.ts';
 import { ApiError } from '../errors/api-error.ts';
@@ -45,6 +45,7 @@ export interface LibraryStateDeps {
 
 /** Rejects like openStateBackend for the parts it opens. */
 export async function openLibraryState(config: GatewayConfig, ports: LibraryStatePorts, deps: LibraryStateDeps): Promise<StateBackend> {
+  if (ports.limiter !== undefined) checkLeaseMs(ports.limiter);
   const keys = ports.keys === undefined ? undefined : checkedKeyStore(ports.keys, deps.logger);
   if (config.state.backend === 'redis' && config.state.redis !== null) {
     const backend = await openStateBackend(config, { logger: deps.logger, env: deps.env, ...countersOf(deps) });
@@ -53,37 +54,71 @@ export async function openLibraryState(config: GatewayConfig, ports: LibraryStat
   const { dataDir } = config;
   const opened: { close(): Promise<void> }[] = [];
   const own = <T extends { close(): Promise<void> }>(port: T): T => (opened.push(port), port);
-  const keyStore = keys ?? own(openKeyStore(dataDir, deps.onKeyStoreError === undefined ? {} : { onError: deps.onKeyStoreError }));
-  const limiter =
-    ports.limiter ?? own(openFileLimiter(dataDir, { logger: deps.logger, ...(deps.countBudgetJournalWriteFailure === undefined ? {} : { countJournalWriteFailure: deps.countBudgetJournalWriteFailure }) }));
+  const closeOpened = async (): Promise<void> => {
+    for (const port of opened.reverse()) await port.close();
+  };
+  let parts: Pick<StateBackend, 'keys' | 'usage' | 'limiter' | 'tokens' | 'audit'>;
+  try {
+    const keyStore = keys ?? own(openKeyStore(dataDir, deps.onKeyStoreError === undefined ? {} : { onError: deps.onKeyStoreError }));
+    const limiter =
+      ports.limiter ?? own(openFileLimiter(dataDir, { logger: deps.logger, ...(deps.countBudgetJournalWriteFailure === undefined ? {} : { countJournalWriteFailure: deps.countBudgetJournalWriteFailure }) }));
+    parts = {
+      keys: keyStore,
+      usage: ports.usage ?? createFileUsageStore(dataDir),
+      limiter,
+      tokens: openFileAdminTokenStore(dataDir),
+      audit: createFileAuditLog({ dataDir, rotateBytes: config.audit.rotateBytes, onProblem: (message) => deps.logger.warn(message) }),
+    };
+  } catch (error) {
+    // A start that fails leaves nothing running (the key store's watch on the data directory).
+    try {
+      await closeOpened();
+    } catch (closeError) {
+      deps.logger.warn('a state port opened for a failed start could not be closed', { error: closeError instanceof Error ? closeError.message : String(closeError) });
+    }
+    throw error;
+  }
   let closing: Promise<void> | null = null;
   return {
     kind: 'memory',
-    keys: keyStore,
-    usage: ports.usage ?? createFileUsageStore(dataDir),
-    limiter,
-    tokens: openFileAdminTokenStore(dataDir),
-    audit: createFileAuditLog({ dataDir, rotateBytes: config.audit.rotateBytes, onProblem: (message) => deps.logger.warn(message) }),
+    ...parts,
     openResponseStore: (limits, scheduler, onProblem) => openLocalResponseStore({ dir: join(dataDir, 'responses'), limits, scheduler, onProblem }),
     health: () => BackendHealth.Ok,
     checkWritable: () => checkDataDirWritable(dataDir),
     close() {
       // The limiter first, as the file backend closes them: its last budget counts are written before the keys close.
-      closing ??= (async () => {
-        for (const port of opened.reverse()) await port.close();
-      })();
+      closing ??= closeOpened();
       return closing;
     },
   };
+}
+
+/** The shortest lease a host's limiter may have: the gateway renews every leaseMs / 3, so this bounds renewals to about three a second per request. */
+export const MIN_HOST_LEASE_MS = 1000;
+
+/** Throws a TypeError naming `limiter.leaseMs` when a host's limiter's lease would make the permit keeper renew in a tight loop. */
+export function checkLeaseMs(limiter: HostLimiter): void {
+  const leaseMs: unknown = limiter.leaseMs;
+  if (typeof leaseMs === 'number' && Number.isSafeInteger(leaseMs) && leaseMs >= MIN_HOST_LEASE_MS) return;
+  const given = typeof leaseMs === 'number' ? String(leaseMs) : leaseMs === null ? 'null' : typeof leaseMs;
+  throw new TypeError(`the host's limiter.leaseMs must be a whole number of milliseconds, at least ${MIN_HOST_LEASE_MS} (the gateway renews permits every leaseMs / 3); it is ${given}`);
 }
 
 /**
  * The audit trail of an embedded gateway: the backend's chain, and a copy of each
  * record to the host's sink when one is given (see ../audit/audit-trail.ts).
  */
-export function createLibraryAuditTrail(backend: StateBackend, sink: AuditSink | undefined, logger: Logger, counters: { onAppendFailure?: (changeMade: boolean) => void; onSinkFailure?: () => void } = {}): AuditTrail {
-  return createAuditTrail({ logger, log: backend.audit, sink, ...counters });
+export function createLibraryAuditTrail(
+  backend: StateBackend,
+  sink: AuditSink | undefined,
+  logger: Logger,
+  options: Pick<AuditTrailOptions, 'onAppendFailure' | 'onSinkFailure' | 'scheduler' | 'sinkTimeoutMs' | 'sinkMaxQueued'> = {},
+): AuditTrail {
+  return createAuditTrail({ logger, log: backend.audit, sink, ...options });
 }
+
+/** For the gateway's close(): the host sink's last records, at most `deadlineMs` (see ../audit/audit-trail.ts). */
+export { drainAuditSink };
 
 /**
  * The host's key store as the gateway uses it: every call passed through, and the

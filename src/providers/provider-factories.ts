@@ -14,7 +14,7 @@ import type { AnthropicProviderConfig, HostProviderConfig, OpenAIProviderConfig,
 import { checkHostCodec, HostCodecAdapter } from './host-codec.ts';
 import { untranslatableRefusal } from './untranslatable-refusal.ts';
 import { translationNotes } from '../chat/door-origin.ts';
-import { exchangeSettings, upstreamHeaders } from '../upstream/exchange-settings.ts';
+import { exchangeSettings, upstreamCredential, upstreamHeaders } from '../upstream/exchange-settings.ts';
 import type { ProviderBinding } from '../routing/alias-targets.ts';
 import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { createNodeTransport } from '../upstream/node-transport.ts';
@@ -81,11 +81,14 @@ const FACTORIES: { readonly [T in ProviderConfig['type']]: Factory<Extract<Provi
     }
     const codec = new HostCodecAdapter(config.hostType, checkHostCodec(config.hostType, config.name, created));
     const keyHeader = config.apiKeyHeader;
-    const settings = exchangeSettings(config.baseUrl, upstreamHeaders(config.headers, apiKey, keyHeader, keyHeader === 'authorization' ? 'Bearer ' : ''), {
-      ...deadlines(config),
-      ...transportOf(config, connection),
-      scheduler,
-    });
+    const keyPrefix = keyHeader === 'authorization' ? 'Bearer ' : '';
+    // A host's ProviderKeySource is a function asked per exchange: it rides as the credential, as for openai.
+    const settings = exchangeSettings(
+      config.baseUrl,
+      upstreamHeaders(config.headers, apiKey, keyHeader, keyPrefix),
+      { ...deadlines(config), ...transportOf(config, connection), scheduler },
+      upstreamCredential(apiKey, keyHeader, keyPrefix),
+    );
     return {
       provider: {
         kind: ProviderKind.Http,

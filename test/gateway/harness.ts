@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import type { ProviderAdapter } from '../../src/api/providers.ts';
+import type { ProviderKeySource } from '../../src/api/ports.ts';
 import type { GatewayConfig } from '../../src/config/config.ts';
 import type { ListenerTlsMaterial } from '../../src/config/tls-files.ts';
 import { createGateway, type Gateway, type ReloadSummary } from '../../src/gateway/gateway.ts';
@@ -86,6 +87,8 @@ export interface StartGatewayOptions {
   limiter?: Limiter;
   /** Provider types a host registers, for the config's providers. */
   providerTypes?: readonly ProviderAdapter[];
+  /** A host's upstream key source, asked per exchange. */
+  providerKey?: ProviderKeySource;
 }
 
 /**
@@ -145,6 +148,7 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }),
     ...(options.tls === undefined ? {} : { tls: options.tls }),
+    ...(options.providerKey === undefined ? {} : { providerKey: options.providerKey }),
   });
   const address = await listenLocal(gateway);
   return {

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { AuditRecord, AuditSink } from '../../src/api/ports.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
-import { createLibraryAuditTrail, openLibraryState } from '../../src/library/compose-state.ts';
+import { createLibraryAuditTrail, drainAuditSink, openLibraryState } from '../../src/library/compose-state.ts';
+import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { runAuditSinkContract } from '../../src/testing/audit-sink-contract.ts';
 import { tempDir } from '../support/temp-dir.ts';
@@ -26,21 +27,56 @@ runAuditSinkContract('a host SIEM forwarder', () => {
 
 const root = tempDir('ports-audit-sink');
 
-async function trailWith(sink: AuditSink, name: string) {
+async function trailWith(sink: AuditSink, name: string, scheduler?: ManualScheduler) {
   const dataDir = path.join(root, name);
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
   const config = parseConfig({ dataDir, providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } }, auto: { default: 'service-chat' } }, null, dataDir);
   const state = await openLibraryState(config, {}, { logger, env: {} });
   let sinkFailures = 0;
-  const trail = createLibraryAuditTrail(state, sink, logger, { onSinkFailure: () => sinkFailures++ });
+  const trail = createLibraryAuditTrail(state, sink, logger, { onSinkFailure: () => sinkFailures++, ...(scheduler === undefined ? {} : { scheduler }) });
   const chained = (): Record<string, unknown>[] => readFileSync(path.join(dataDir, 'audit.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
   return { trail, lines, chained, failures: () => sinkFailures, close: () => state.close() };
 }
 
+/** The seqs of the log lines with message `msg`. */
+const logged = (lines: Record<string, unknown>[], msg: string): unknown[] => lines.filter((line) => line['msg'] === msg).map((line) => line['seq']);
+
 const reload = { actor: { kind: 'system', id: 'serve' }, source: 'signal', action: 'config.reload', target: null, before: null, after: null, detail: { aliases: 1 } } as const;
 
 describe('createLibraryAuditTrail with a host sink', () => {
+  test('a sink whose first append never settles: the records behind it reach it after the 10 s timeout; drainAuditSink names what it never confirmed', async () => {
+    const scheduler = new ManualScheduler();
+    const seen: number[] = [];
+    const t = await trailWith({ append: (record) => (seen.push(record.seq), seen.length === 1 ? new Promise<void>(() => {}) : Promise.resolve()) }, 'stuck-first', scheduler);
+    for (let i = 0; i < 3; i++) await t.trail.record(reload);
+    await scheduler.advance(10_000);
+    assert.deepEqual(seen, [1, 2, 3]);
+    assert.deepEqual(await drainAuditSink(t.trail, 5_000), { undelivered: [] });
+    assert.deepEqual(logged(t.lines, 'the audit sink did not answer a record in time; it is handed the next one (the chain has this one)'), [1]);
+    assert.equal(t.failures(), 1);
+    await t.close();
+  });
+
+  test('drainAuditSink with the sink stuck: at the deadline the records it never confirmed are logged by seq and counted', async () => {
+    const t = await trailWith({ append: () => new Promise<void>(() => {}) }, 'stuck-drain', new ManualScheduler());
+    for (let i = 0; i < 3; i++) await t.trail.record(reload);
+    assert.deepEqual(await drainAuditSink(t.trail, 0), { undelivered: [1, 2, 3] });
+    const line = t.lines.find((l) => l['msg'] === 'the audit sink did not take every record before the close deadline; these were not confirmed by it (the chain has them)');
+    assert.deepEqual([line?.['level'], line?.['seqs'], line?.['count']], ['warn', '1,2,3', 3]);
+    assert.equal(t.failures(), 3);
+    assert.deepEqual(t.chained().map((r) => r['seq']), [1, 2, 3]);
+    await t.close();
+  });
+
+  test('drainAuditSink on a trail without a sink: nothing undelivered', async () => {
+    const dataDir = path.join(root, 'no-sink');
+    const config = parseConfig({ dataDir, providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } } }, null, dataDir);
+    const state = await openLibraryState(config, {}, { logger: createLogger({ write: () => {} }), env: {} });
+    assert.deepEqual(await drainAuditSink(createLibraryAuditTrail(state, undefined, createLogger({ write: () => {} })), 0), { undelivered: [] });
+    await state.close();
+  });
+
   test('a sink that never answers does not hold up the trail; the chain has the record', async () => {
     const seen: AuditRecord[] = [];
     const t = await trailWith({ append: (record) => (seen.push(record), new Promise<void>(() => {})) }, 'silent');

@@ -35,7 +35,7 @@ describe('an embedded gateway with a host authenticator', () => {
   before(async () => {
     gw = await startPortsGateway({
       authenticate: (request) => {
-        if (request.apiKey === 'throws') throw new Error('database down');
+        if (request.apiKey === 'throws') throw new Error(`database down; query quoted key ${request.apiKey}`);
         return hostAuthenticator(table as ReadonlyMap<string, KeyPolicy>, seen)(request);
       },
     });
@@ -85,12 +85,12 @@ describe('an embedded gateway with a host authenticator', () => {
     });
   }
 
-  test('a throw: generic 500 and an error log with the error, never the key', async () => {
+  test("a throw: generic 500 and an error log with the error's name, never the key its message quotes", async () => {
     const answer = await postChat(gw, 'throws');
     assert.equal(answer.status, 500);
     const line = logged(gw, 'the authenticator threw; the request failed with a 500').at(-1);
-    assert.equal(line?.['error'], 'Error: database down');
-    assert.equal(JSON.stringify(gw.logs).includes('Bearer throws'), false);
+    assert.equal(line?.['error'], 'Error');
+    assert.equal(JSON.stringify(gw.logs).includes('quoted key throws'), false);
   });
 
   test('the key store is not asked: a key it holds is refused when the host says null', async () => {

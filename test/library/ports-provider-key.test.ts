@@ -104,6 +104,25 @@ describe('a provider key source at start', () => {
     }
   });
 
+  test('the host stops giving a key and the config has none: a generic 500, an error log naming the provider, no upstream call', async () => {
+    let vault: string | undefined = 'sk-vault-1';
+    const gw = await startPortsGateway({ env: {}, providerKey: () => vault, authenticate: () => ({ id: 'team-a' }) });
+    try {
+      assert.equal((await postChat(gw, 'any')).status, 200);
+      vault = undefined;
+      const calls = gw.upstream.count;
+      const answer = await postChat(gw, 'any');
+      assert.equal(answer.status, 500);
+      assert.equal((answer.body['error'] as Record<string, unknown>)['code'], 'internal_error');
+      assert.equal(gw.upstream.count, calls);
+      const lines = logged(gw, 'the provider key source gave no key and the config has none; the request failed with a 500');
+      assert.deepEqual(lines.map((line) => line['provider']), ['fake']);
+      assert.equal(JSON.stringify(gw.logs).includes('sk-vault-1'), false);
+    } finally {
+      await gw.close();
+    }
+  });
+
   test('no key from the host and none in the environment: the config problem as without a source', async () => {
     await assert.rejects(startPortsGateway({ env: {}, providerKey: () => undefined }), {
       name: 'ConfigError',

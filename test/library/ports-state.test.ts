@@ -4,11 +4,13 @@
 // leaves the host's ports open. The usage store contract runs against a host-written
 // store here too.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import fs, { existsSync, mkdirSync, writeFileSync, type FSWatcher } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { IssuedKey, KeyRecord, KeyStore, Limiter } from '../../src/api/ports.ts';
-import { checkedKeyStore } from '../../src/library/compose-state.ts';
+import { checkedKeyStore, openLibraryState } from '../../src/library/compose-state.ts';
+import { parseConfig } from '../../src/config/config-parser.ts';
 import { createMemoryLimiter } from '../../src/limits/memory-limiter.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { openKeyStore } from '../../src/state/file-key-store.ts';
@@ -106,4 +108,58 @@ describe('openLibraryState with host ports', () => {
 runKeyStoreContract('a host in-memory key store', async () => {
   const db = createHostKeyDatabase();
   return { open: async (clock) => openHostKeyStore(db, clock) };
+});
+
+describe('openLibraryState refusing to start', () => {
+  const demoConfig = (dataDir: string) =>
+    parseConfig({ dataDir, providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } } }, null, dataDir);
+  const quiet = { logger: createLogger({ write: () => {} }), env: {} };
+
+  test('an unreadable budgets.json: rejects, and the key store opened before it is closed (its fs.watch stopped)', async () => {
+    const dataDir = freshPath(root, 'broken-budgets');
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(path.join(dataDir, 'budgets.json'), '{ this is not json');
+    // fs.watch as every module sees it, counting the watchers still open.
+    const open = new Set<FSWatcher>();
+    let made = 0;
+    const realWatch = fs.watch;
+    fs.watch = ((...args: Parameters<typeof fs.watch>) => {
+      const watcher = realWatch(...args);
+      made++;
+      open.add(watcher);
+      // Counted when close() is called: the 'close' event comes a tick later.
+      const close = watcher.close.bind(watcher);
+      watcher.close = () => (open.delete(watcher), close());
+      return watcher;
+    }) as typeof fs.watch;
+    syncBuiltinESMExports();
+    try {
+      await assert.rejects(openLibraryState(demoConfig(dataDir), {}, quiet), { name: 'BudgetJournalError' });
+      assert.deepEqual([made, open.size], [1, 0]);
+    } finally {
+      for (const watcher of open) watcher.close();
+      fs.watch = realWatch;
+      syncBuiltinESMExports();
+    }
+  });
+
+  for (const [leaseMs, shown] of [[0, '0'], [Number.NaN, 'NaN'], [undefined, 'undefined'], [999, '999'], [1500.5, '1500.5'], ['60000', 'string']] as const) {
+    test(`a host limiter with leaseMs ${shown}: a TypeError naming limiter.leaseMs, nothing opened`, async () => {
+      const dataDir = freshPath(root, 'lease');
+      const limiter = { ...createMemoryLimiter(), leaseMs } as unknown as Limiter;
+      await assert.rejects(openLibraryState(demoConfig(dataDir), { limiter }, quiet), {
+        name: 'TypeError',
+        message: `the host's limiter.leaseMs must be a whole number of milliseconds, at least 1000 (the gateway renews permits every leaseMs / 3); it is ${shown}`,
+      });
+      assert.equal(existsSync(path.join(dataDir, 'keys.json')), false);
+    });
+  }
+
+  test('a host limiter with leaseMs 1000: taken', async () => {
+    const dataDir = freshPath(root, 'lease-ok');
+    const limiter = { ...createMemoryLimiter(), leaseMs: 1000 } as unknown as Limiter;
+    const state = await openLibraryState(demoConfig(dataDir), { limiter }, quiet);
+    assert.equal(state.limiter.leaseMs, 1000);
+    await state.close();
+  });
 });

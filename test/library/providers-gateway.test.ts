@@ -96,3 +96,37 @@ describe('a host provider type behind the gateway', () => {
     assert.equal(upstream.requests.length, 0);
   });
 });
+
+describe('a host provider type with a host provider key source', () => {
+  const answer = (res: ServerResponse): void => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(PARROT_DIALECT.answer(ANSWER));
+  };
+  const start = async (upstream: FakeUpstream, providerKey: (provider: string) => string | undefined): Promise<TestGateway> =>
+    startGateway({
+      providerTypes: [parrotAdapter],
+      providerKey,
+      configValue: {
+        providers: { parrot: { type: 'parrot', baseUrl: upstream.baseUrl, region: 'us', apiKeyEnv: 'FAKE_UPSTREAM_KEY', apiKeyHeader: 'x-parrot-key', retry: { maxAttempts: 1 } } },
+        aliases: { 'service-parrot': { provider: 'parrot', model: 'parrot-large' } },
+      },
+    });
+
+  for (const [what, vault, sent] of [
+    ["the vault's key", 'sk-from-vault', 'sk-from-vault'],
+    ["undefined: the config's apiKeyEnv key", undefined, UPSTREAM_KEY],
+  ] as const) {
+    test(`${what} reaches the upstream in the adapter's key header`, async () => {
+      const upstream = await startFakeUpstream((_req, res) => answer(res));
+      const gw = await start(upstream, (provider) => (provider === 'parrot' ? vault : undefined));
+      try {
+        const res = await postChat(gw, { model: 'service-parrot', messages: [{ role: 'user', content: 'hi' }] });
+        assert.equal(res.status, 200);
+        assert.deepEqual(upstream.requests.map((r) => [r.headers['x-parrot-key'], r.headers['authorization']]), [[sent, undefined]]);
+      } finally {
+        await gw.close();
+        await upstream.close();
+      }
+    });
+  }
+});
