@@ -61,7 +61,8 @@ function keyProblem(given: unknown): string | null {
   return null;
 }
 
-function hostHasKey(source: ProviderKeySource, name: string): boolean {
+/** True when the host's source, asked once now, gives a usable key for provider `name`. */
+export function hostHasKey(source: ProviderKeySource, name: string): boolean {
   try {
     return keyProblem(source(name)) === null;
   } catch {

@@ -9,6 +9,9 @@ import { resolveProviderKeys } from '../config/config-loader.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { formatIssue, type ConfigIssue as InternalConfigIssue } from '../config/config-issues.ts';
 import { parseConfig } from '../config/config-parser.ts';
+import type { ProviderKeySource } from '../api/ports.ts';
+import { hostHasKey } from '../gateway/provider-keys.ts';
+import { checkProviderTypes } from './provider-registry.ts';
 
 /** True when A and B are the same type; a compile-time check, nothing at run time. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -44,26 +47,30 @@ export class GatewayConfigError extends Error {
 /**
  * Every problem createGateway would refuse `config` for, [] when there is none:
  * the config file's checks (docs/config.md), then each provider's upstream key
- * (apiKeyEnv set, apiKeyFile readable). Starts nothing; reads only the key
- * files the config names.
+ * (apiKeyEnv set, apiKeyFile readable; a provider options.providerKey
+ * answers for needs neither). Starts nothing; reads only the key files the
+ * config names. Throws an Error naming a malformed providerTypes entry.
  */
 export function checkConfig(config: unknown, options: CheckConfigOptions = {}): ConfigIssue[] {
   const baseDir = path.resolve(options.baseDir ?? process.cwd());
   const env = options.env ?? process.env;
+  const providerTypes = checkProviderTypes(options.providerTypes);
   let checked: GatewayConfig;
   try {
-    checked = parseConfig(config, path.join(baseDir, SOURCE_IN_BASE_DIR), baseDir);
+    checked = parseConfig(config, path.join(baseDir, SOURCE_IN_BASE_DIR), baseDir, { providerTypes });
   } catch (err) {
     if (err instanceof ConfigError) return publicIssues(err.issues);
     throw err;
   }
-  return credentialIssues(checked, env);
+  return credentialIssues(checked, env, options.providerKey);
 }
 
 /** One issue per provider whose key cannot be found (the loader stops at the first; a host fixes them all at once). */
-function credentialIssues(config: GatewayConfig, env: Readonly<Record<string, string | undefined>>): ConfigIssue[] {
+function credentialIssues(config: GatewayConfig, env: Readonly<Record<string, string | undefined>>, providerKey: ProviderKeySource | undefined): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   for (const [name, provider] of Object.entries(config.providers)) {
+    // The gateway asks the host's source the same way at start (src/gateway/provider-keys.ts).
+    if (providerKey !== undefined && hostHasKey(providerKey, name)) continue;
     try {
       resolveProviderKeys({ ...config, providers: { [name]: provider } }, env);
     } catch (err) {

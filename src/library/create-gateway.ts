@@ -8,7 +8,7 @@
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { DrainReport, Gateway, GatewayOptions, ListenOptions, ListeningAddress, ReloadResult, RequestHandler } from '../api/gateway.ts';
-import { createAdminServer, SECURITY_HEADERS, type AdminServer } from '../admin/admin-server.ts';
+import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { parseConfig } from '../config/config-parser.ts';
 import type { ConfigIssue as InternalConfigIssue } from '../config/config-issues.ts';
@@ -72,11 +72,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const parse = (value: unknown): GatewayConfig => parseConfig(value, source, baseDir, { providerTypes });
 
   // Every problem at once, missing upstream keys included (what reload() and serve would refuse).
-  // checkConfig knows only the built-in provider types: with host types the parse below reports.
-  if (providerTypes.length === 0) {
-    const issues = checkConfig(options.config, { baseDir, env });
-    if (issues.length > 0) throw new GatewayConfigError(issues);
-  }
+  const issues = checkConfig(options.config, { baseDir, env, providerTypes, ...(options.providerKey === undefined ? {} : { providerKey: options.providerKey }) });
+  if (issues.length > 0) throw new GatewayConfigError(issues);
   let loaded: GatewayConfig;
   let tls: ListenerTlsMaterial | undefined;
   try {
@@ -222,13 +219,8 @@ function embeddedGateway(parts: Parts): Gateway {
       if (closing !== null) throw new Error('admin() after close(): make a new gateway');
       adminServer ??= makeAdmin(() => apiUrl);
       const shell = adminServer.shell;
-      // The headers the admin listener sets on every answer (no framing, sniffing, caching), set here as a host's server does not.
-      const headers = Object.entries(SECURITY_HEADERS);
       // The admin routes own every path they are mounted at (the dashboard answers the rest): next is not called.
-      return (req, res) => {
-        for (const [name, value] of headers) res.setHeader(name, value);
-        shell.handle(req, res, req.url ?? '/');
-      };
+      return (req, res) => shell.handle(req, res, req.url ?? '/');
     },
     listen,
     reload,
