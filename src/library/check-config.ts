@@ -27,20 +27,33 @@ void codesMatch;
  */
 const SOURCE_IN_BASE_DIR = 'gateway-options.config';
 
-/** The message of a GatewayConfigError: each problem on its own line, path first. */
-function configErrorMessage(issues: readonly ConfigIssue[]): string {
-  if (issues.length === 1) return `gateway config: ${formatIssue(issues[0] as ConfigIssue)}`;
-  return `gateway config: ${issues.length} problems\n${issues.map((issue) => `  ${formatIssue(issue)}`).join('\n')}`;
+/** The message of a GatewayConfigError: each problem on its own line, path first, after the config's source. */
+function configErrorMessage(issues: readonly ConfigIssue[], source: string): string {
+  return `${source}: ${issuesText(issues)}`;
 }
 
-/** A config the gateway cannot run with: every problem in `issues`, and listed in the message. */
+/** The problems without the source: one issue as "path: message", more as a count and one indented line each. */
+function issuesText(issues: readonly ConfigIssue[]): string {
+  if (issues.length === 1) return formatIssue(issues[0] as ConfigIssue);
+  return `${issues.length} problems\n${issues.map((issue) => `  ${formatIssue(issue)}`).join('\n')}`;
+}
+
+/**
+ * A config the gateway cannot run with: every problem in `issues`, and listed
+ * in the message after `source` (where the config came from, a file's path;
+ * default "gateway config"). A host's config reader may throw one from the
+ * function it gives reload(): the reload is then refused with these issues.
+ */
 export class GatewayConfigError extends Error {
   override readonly name = 'GatewayConfigError';
   readonly code = 'invalid_config';
   readonly issues: readonly ConfigIssue[];
-  constructor(issues: readonly ConfigIssue[]) {
-    super(configErrorMessage(issues));
+  /** The message without the source. */
+  readonly problem: string;
+  constructor(issues: readonly ConfigIssue[], source?: string) {
+    super(configErrorMessage(issues, source ?? 'gateway config'));
     this.issues = issues;
+    this.problem = issuesText(issues);
   }
 }
 
@@ -59,7 +72,7 @@ export function checkConfig(config: unknown, options: CheckConfigOptions = {}): 
   try {
     checked = parseConfig(config, path.join(baseDir, SOURCE_IN_BASE_DIR), baseDir, { providerTypes });
   } catch (err) {
-    if (err instanceof ConfigError) return publicIssues(err.issues);
+    if (err instanceof ConfigError) return plainIssues(err.issues);
     throw err;
   }
   return credentialIssues(checked, env, options.providerKey);
@@ -75,12 +88,13 @@ function credentialIssues(config: GatewayConfig, env: Readonly<Record<string, st
       resolveProviderKeys({ ...config, providers: { [name]: provider } }, env);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      issues.push(...publicIssues(err.issues));
+      issues.push(...plainIssues(err.issues));
     }
   }
   return issues;
 }
 
-function publicIssues(issues: readonly InternalConfigIssue[]): ConfigIssue[] {
+/** The issues as plain data a host can keep (no class, no getters). */
+export function plainIssues(issues: readonly InternalConfigIssue[]): ConfigIssue[] {
   return issues.map(({ code, path: at, message }) => ({ code, path: at, message }));
 }
