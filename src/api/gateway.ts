@@ -196,7 +196,7 @@ export interface Gateway {
   reload(config: unknown | (() => unknown), options?: ReloadOptions): Promise<ReloadResult>;
   /** Prometheus text exposition of the gateway's metrics (what /metrics answers on the admin and metrics listeners). */
   metrics(): string;
-  /** What the gateway runs with now (state backend, keys, connections). */
+  /** What the gateway runs with now (state backend, keys, connections); during close() too, rejects once it finished. */
   status(): Promise<GatewayStatus>;
   /** Client connections open now on each listener (as status(), without reading the key store). */
   readonly openConnections: GatewayStatus['openConnections'];

@@ -77,6 +77,8 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
   let metricsListener: { server: Server; address: string } | null = null;
   let descriptors: DescriptorWatch | null = null;
   let closing: Promise<DrainReport> | null = null;
+  /** True once close() closed the state backend: nothing left to report on. */
+  let closed = false;
   hooks.adminConnections = () => (adminServer === null ? null : adminServer.shell.openConnections);
   const reloads = createReloadSequence({
     gateway: internal,
@@ -241,6 +243,7 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
       if (adminServer !== null) await adminServer.tokenUses.close();
       descriptors?.stop();
       try {
+        closed = true;
         await backend.close();
       } finally {
         parts.lines?.flush();
@@ -277,6 +280,7 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
     },
     metrics: () => metrics.expose(),
     async status() {
+      if (closed) throw new Error('status() after close() finished: make a new gateway');
       const keys = (await backend.keys.list()).filter((k) => k.revokedAt === null).length;
       return { state: backend.kind, keys, openConnections: openConnections(), inFlight: internal.inFlight, draining: internal.draining };
     },
