@@ -12,6 +12,7 @@ import { parseConfig } from '../config/config-parser.ts';
 import type { ProviderKeySource } from '../api/ports.ts';
 import { hostHasKey } from '../gateway/provider-keys.ts';
 import { checkProviderTypes } from './provider-registry.ts';
+import { plainIssues } from './plain-issues.ts';
 
 /** True when A and B are the same type; a compile-time check, nothing at run time. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -92,9 +93,4 @@ function credentialIssues(config: GatewayConfig, env: Readonly<Record<string, st
     }
   }
   return issues;
-}
-
-/** The issues as plain data a host can keep (no class, no getters). */
-export function plainIssues(issues: readonly InternalConfigIssue[]): ConfigIssue[] {
-  return issues.map(({ code, path: at, message }) => ({ code, path: at, message }));
 }

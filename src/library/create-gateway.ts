@@ -13,7 +13,8 @@ import type { ConfigIssue as InternalConfigIssue } from '../config/config-issues
 import { batchLines, createLogger, type BatchedLines, type Logger } from '../log/logger.ts';
 import { createGatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { connectionsForDescriptors, readDescriptorLimit } from '../ops/descriptor-watch.ts';
-import { checkConfig, GatewayConfigError, plainIssues } from './check-config.ts';
+import { checkConfig, GatewayConfigError } from './check-config.ts';
+import { plainIssues } from './plain-issues.ts';
 import { checkProviderTypes } from './provider-registry.ts';
 import { describeStartError, GatewayStartError, openGatewayParts, type GatewayParts } from './gateway-parts.ts';
 import { embeddedGateway, type GatewayHooks } from './embedded-gateway.ts';
