@@ -1,5 +1,5 @@
-// A reload, all or nothing: the one sequence `portcullis serve`'s SIGHUP and
-// an embedded gateway's reload() share. The new config is read, checked and
+// A reload, all or nothing: the sequence behind the embedded gateway's
+// reload() (which `portcullis serve` calls on SIGHUP). The new config is read, checked and
 // built without serving it, extra material (the listeners' certificates) is
 // read and checked, the keys are read without serving them; only when all of
 // that succeeded is everything swapped in, in one synchronous step, so no
