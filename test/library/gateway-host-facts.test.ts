@@ -193,6 +193,34 @@ describe('the embedded gateway for a standalone host', () => {
     await gateway.close();
   });
 
+  test('providerKey: a provider the host answers for needs no apiKeyEnv, at start and on reload; one it does not, the config problem', async () => {
+    const dataDir = await dataDirWithKeys(0, 0);
+    const upstream = (name: string) => ({ type: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: `${name.toUpperCase()}_KEY` });
+    const config = (names: string[]) => ({
+      ...DEMO,
+      dataDir,
+      providers: Object.fromEntries(names.map((n) => [n, upstream(n)])),
+      aliases: Object.fromEntries(names.map((n) => [`service-${n}`, { provider: n, model: 'm' }])),
+      auto: { default: `service-${names[0]}` },
+    });
+    const providerKey = (provider: string): string | undefined => (provider === 'vault' || provider === 'later' ? `sk-${provider}` : undefined);
+    const refused = await createGateway({ config: config(['vault', 'plain']), providerKey, logger: recordingLogger().logger, env: {} }).then(
+      () => assert.fail('resolved'),
+      (err: unknown) => err,
+    );
+    assert.ok(refused instanceof GatewayConfigError);
+    assert.deepEqual(refused.issues, [{ code: 'missing_credential', path: 'providers.plain.apiKeyEnv', message: 'environment variable PLAIN_KEY is not set or empty' }]);
+    const gateway = await createGateway({ config: config(['vault']), providerKey, logger: recordingLogger().logger, env: {} });
+    try {
+      assert.deepEqual(await gateway.reload(config(['vault', 'later'])), { ok: true, aliases: 3, restartNeeded: [] });
+      const plain = await gateway.reload(config(['vault', 'plain']));
+      assert.equal(plain.ok, false);
+      assert.match(plain.ok ? '' : plain.problem, /^providers\.plain\.apiKeyEnv: environment variable PLAIN_KEY is not set or empty/);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   test('a library-made logger follows log.level on each accepted reload', async () => {
     const dataDir = await dataDirWithKeys(0, 0);
     const written: Array<Record<string, unknown>> = [];
