@@ -1,6 +1,8 @@
 // The public shape of a config problem and of checkConfig's options. Public
 // type declarations only: this file imports nothing from src/ but src/api/, so
 // the API report shows the whole contract and nothing internal leaks into it.
+import type { ProviderKeySource } from './ports.ts';
+import type { ProviderAdapter } from './providers.ts';
 
 /** The config value a host passes: the same JSON shape as the config file (docs/config.md). */
 export type GatewayConfigInput = unknown;
@@ -49,4 +51,12 @@ export interface CheckConfigOptions {
   readonly baseDir?: string;
   /** The environment apiKeyEnv and the other *Env settings read. Default: process.env. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Provider types the config's providers may name besides the built-in ones (as GatewayOptions.providerTypes). */
+  readonly providerTypes?: readonly ProviderAdapter[];
+  /**
+   * The host's upstream keys (as GatewayOptions.providerKey), asked once per
+   * provider: one it answers with a usable key needs no apiKeyEnv or apiKeyFile;
+   * undefined leaves the config's rules.
+   */
+  readonly providerKey?: ProviderKeySource;
 }

@@ -1,35 +1,25 @@
-// `portcullis serve`: load and check the config, open the state backend,
-// listen (API and admin listeners, or the sockets systemd passed), tell
-// systemd when ready; reload config and keys on SIGHUP; drain and stop on
-// SIGTERM/SIGINT.
+// `portcullis serve`: a host of the public API like any other. It loads and
+// checks the config file, makes the gateway with createGateway, listens (API,
+// admin and metrics listeners, or the sockets systemd passed), tells systemd
+// when ready; reloads on SIGHUP; drains and stops on SIGTERM/SIGINT. What is
+// the process's own stays here: flags, signals, socket activation, systemd.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Gateway, ListeningAddress } from '../api/gateway.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
-import { CONFIG_ENV, loadConfig } from '../config/config-loader.ts';
-import { adminHostNames } from '../config/operations-config.ts';
+import { CONFIG_ENV, DATA_DIR_ENV, loadConfig, readConfigValue } from '../config/config-loader.ts';
+import { parseConfig } from '../config/config-parser.ts';
 import { closeSync } from 'node:fs';
-import { readAdminCredentials } from '../admin/admin-credentials.ts';
-import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
-import { createBootstrapToken } from '../admin/bootstrap-token.ts';
-import type { Gateway } from '../gateway/gateway.ts';
-import type { AuditTrail } from '../audit/audit-event.ts';
-import { describeStartError, GatewayStartError, openGatewayParts } from '../library/gateway-parts.ts';
-import { trustedProxies } from '../http/client-address.ts';
-import { healthRoutes } from '../gateway/health.ts';
-import { batchLines, createLogger, isLogLevel, type LogLevel } from '../log/logger.ts';
-import { createGatewayMetrics } from '../metrics/gateway-metrics.ts';
-import { ADMIN_LISTENER, API_LISTENER, listenOn } from '../ops/listen.ts';
+import { GatewayConfigError } from '../library/check-config.ts';
+import { createGateway } from '../library/create-gateway.ts';
+import { batchLines, createLogger, isLogLevel } from '../log/logger.ts';
+import { ADMIN_LISTENER, API_LISTENER, listenFailureMessage, listenFailureOf } from '../ops/listen.ts';
 import { claimListenFds, SocketActivationError, type ListenFds } from '../ops/socket-activation.ts';
 import { createSystemdNotifier } from '../ops/systemd-notify.ts';
-import { connectionsForDescriptors, readDescriptorLimit, startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
-import type { StateBackend } from '../state/state-backend.ts';
 import type { CliIo } from './main.ts';
 import { describeArgumentProblem } from './argument-problem.ts';
-import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
 import { createReloader } from './serve-reloader.ts';
 import { serveBanner } from './serve-banner.ts';
-import { closeMetricsListener, metricsHandler, startMetricsListener } from './serve-metrics.ts';
-import type { Server } from 'node:http';
 
 const USAGE = `Usage: portcullis serve [--config FILE] [--host HOST] [--port PORT] [--admin-port PORT | --no-admin] [--log-level LEVEL]
 
@@ -57,9 +47,6 @@ Signals:
                      shutdown.drainTimeoutMs, end those left with an error, exit 0;
                      a second signal ends the open requests at once
 `;
-
-/** After the API drained: how long admin requests still open (a scrape, a page load) get. */
-const ADMIN_CLOSE_MS = 2000;
 
 const SERVE_OPTIONS = {
   host: { type: 'string' },
@@ -109,13 +96,6 @@ export async function runServeCommand(
     throw err;
   }
 
-  // As the file says, for the first reload to be compared with (docs/audit.md, config.reload).
-  const loaded = config;
-  // Unset, limits.maxConnections is what the descriptor limit allows (read once, at start).
-  const descriptorLimit = readDescriptorLimit();
-  const connectionsConfigured = config.limits.maxConnections !== null;
-  const maxConnections = config.limits.maxConnections ?? connectionsForDescriptors(descriptorLimit);
-  config = { ...config, limits: { ...config.limits, maxConnections } };
   const apiPort = port ?? config.listen.port;
   const apiHost = values.host ?? config.listen.host;
   // Same port on two different addresses is fine; a wildcard address overlaps every other.
@@ -126,16 +106,6 @@ export async function runServeCommand(
   }
 
   const adminRuns = config.admin.enabled && values['no-admin'] !== true;
-  let certificates: ListenerCertificates;
-  try {
-    certificates = loadListenerCertificates(config, io.env, adminRuns);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      io.stderr.write(`portcullis serve: invalid configuration: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
-  }
 
   // Lines of one event-loop turn leave in one write (see batchLines).
   const logger = createLogger({ level: flagLevel ?? config.log.level, write: batchLines((text) => io.stdout.write(text)) });
@@ -152,101 +122,55 @@ export async function runServeCommand(
     throw err;
   }
 
-  let gateway: Gateway | undefined;
-  let admin: AdminServer | null = null;
-  let descriptors: DescriptorWatch | undefined;
-  const metrics = createGatewayMetrics({
-    targets: () => gateway?.targets.health() ?? [],
-    isKnownAlias: (alias) => gateway !== undefined && Object.hasOwn(gateway.config.aliases, alias),
-    stateBackendUp: () => (state?.health() === 'ok' ? 1 : 0),
-    openConnections: () => ({ api: gateway?.openConnections ?? 0, ...(admin === null ? {} : { admin: admin.shell.openConnections }) }),
-    descriptorsExhausted: () => (descriptors?.exhausted === true ? 1 : 0),
-    keyLookups: () => state?.keys.lookupCounts?.() ?? {},
-  });
-  let state: StateBackend | undefined;
-  let audit: AuditTrail;
+  // The gateway is made as any host makes it: from the file's JSON value.
+  const file = configSource(io);
+  const readValue = (): unknown => {
+    const value = withDataDirFromEnv(readConfigValue({ configPath: io.configPath, env: io.env, cwd: io.cwd }).value, io);
+    // --no-admin overrides admin.enabled, at start and on each reload alike (admin.tls is then not read).
+    return values['no-admin'] === true ? withoutAdmin(value) : value;
+  };
+  let gateway: Gateway;
   try {
-    const parts = await openGatewayParts({
-      config,
-      logger,
+    gateway = await createGateway({
+      config: readValue(),
+      ...(file === null ? { baseDir: io.cwd } : { source: file }),
       env: io.env,
-      metrics,
-      ...(certificates.api === undefined ? {} : { tls: certificates.api }),
-      countUnavailable: (operation) => metrics.stateBackendUnavailable(operation),
-      countBudgetJournalWriteFailure: () => metrics.budgetJournalWriteFailure(),
-      onAuditAppendFailure: () => metrics.auditAppendFailure(),
+      logger,
     });
-    ({ backend: state, audit, gateway } = parts);
   } catch (err) {
-    if (!(err instanceof GatewayStartError)) throw err;
-    io.stderr.write(`portcullis serve: ${describeStartError(err, config)}\n`);
+    if (err instanceof GatewayConfigError || err instanceof ConfigError) {
+      io.stderr.write(`portcullis serve: invalid configuration: ${err.message}\n`);
+      return 1;
+    }
+    io.stderr.write(`portcullis serve: ${(err as Error).message}\n`);
     return 1;
   }
-  const backend = state;
-  const running = gateway;
 
-  let bootstrapToken: string | null = null;
-  let apiAddress: string;
-  let adminAddress: string | null = null;
-  let metricsListener: { server: Server; address: string } | null = null;
+  let listening: ListeningAddress;
   try {
-    apiAddress = await listenOn(running.server, fds.api, port ?? config.listen.port, values.host ?? config.listen.host, API_LISTENER);
-    if (adminRuns) {
-      const bootstrap = (await readAdminCredentials(config.dataDir)) === null ? createBootstrapToken() : null;
-      bootstrapToken = bootstrap?.token ?? null;
-      admin = createAdminServer({
-        view: () => ({ config: running.config, targets: running.targets }),
-        state: backend,
-        audit,
-        clock: Date.now,
-        apiAddress: () => apiAddress,
-        dataDir: config.dataDir,
-        limits: config.limits,
-        trustedProxies: trustedProxies(config.listen.trustedProxies),
-        logger,
-        bootstrap,
-        session: { ttlMs: config.admin.sessionTtlMs, idleMs: config.admin.sessionIdleMs, secureCookies: config.admin.secureCookies },
-        allowedHosts: adminHostNames(config.admin),
-        extraRoutes: [
-          ['GET', '/metrics', metricsHandler(metrics)],
-          ...healthRoutes({ targets: () => running.targets.health(), state: backend, draining: () => running.draining, failureDetail: true }),
-        ],
-        ...(certificates.admin === undefined ? {} : { tls: certificates.admin }),
-        onConnectionRefused: () => metrics.connectionRefused('admin'),
-        onConnectionReclaimed: () => metrics.connectionReclaimed('admin'),
-      });
-      adminAddress = await listenOn(admin.server, fds.admin, adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER);
-      if (!isLoopback(config.admin.host) && config.admin.tls === null && !config.admin.secureCookies) {
-        logger.warn('the admin listener is reachable from the network without TLS: passwords and session cookies cross it in clear text', { admin: adminAddress });
-      }
-    }
-    metricsListener = await startMetricsListener(config, io.env, () => metrics.expose(), {
-      logger,
-      onConnectionRefused: () => metrics.connectionRefused('metrics'),
-      onConnectionReclaimed: () => metrics.connectionReclaimed('metrics'),
+    listening = await gateway.listen({
+      ...(port === undefined ? {} : { port }),
+      ...(values.host === undefined ? {} : { host: values.host }),
+      ...(fds.api === undefined ? {} : { fd: fds.api }),
+      admin: adminRuns,
+      ...(adminPort === undefined ? {} : { adminPort }),
+      ...(fds.admin === undefined || !adminRuns ? {} : { adminFd: fds.admin }),
+      watchDescriptors: true,
     });
     if (!adminRuns && fds.admin !== undefined) {
       logger.warn(`an admin socket was passed but ${values['no-admin'] === true ? '--no-admin was given' : 'admin.enabled is false'}; closing it`, { fd: fds.admin });
       closeSync(fds.admin);
     }
   } catch (err) {
-    running.server.close();
-    admin?.server.close();
-    metricsListener?.server.close();
-    await backend.close();
-    io.stderr.write(`portcullis serve: ${err instanceof ConfigError ? 'invalid configuration' : 'cannot listen'}: ${(err as Error).message}\n`);
+    await gateway.close({ drainTimeoutMs: 0 });
+    io.stderr.write(`portcullis serve: ${err instanceof GatewayConfigError ? 'invalid configuration' : 'cannot listen'}: ${listenProblem(err)}\n`);
     return 1;
   }
+  const running = gateway;
+  const apiAddress = listening.url;
+  const adminAddress = listening.admin?.url ?? null;
 
   const notifier = createSystemdNotifier({ env: io.env, logger });
-  descriptors = startDescriptorWatch({
-    logger,
-    maxConnections,
-    configured: connectionsConfigured,
-    limit: descriptorLimit,
-    openConnections: () => ({ api: running.openConnections, ...(admin === null ? {} : { admin: admin.shell.openConnections }) }),
-    onExhausted: () => metrics.descriptorExhaustion(),
-  });
   // Signal handlers first, so a SIGTERM or SIGHUP that follows the banner at
   // once is handled, never the default kill.
   let resolveDone: (code: number) => void = () => {};
@@ -254,27 +178,39 @@ export async function runServeCommand(
     resolveDone = resolve;
   });
   let stopping = false;
+  /** The config serving now, as the file said (drain timeout, log level). */
+  let current = config;
   const readyStatus = `listening on ${apiAddress}/v1`;
   const reloader = createReloader({
-    gateway: running,
-    keys: backend.keys,
-    logger,
-    audit,
-    load: () => loadConfig({ configPath: io.configPath, env: io.env, cwd: io.cwd }),
-    loaded,
-    source: () => configSource(io),
-    // --log-level wins over the file for the life of the process.
-    levelFromFlag: flagLevel as LogLevel | undefined,
     stopping: () => stopping,
-    certificates: {
-      prepare: () => {
-        const next = certificates.prepareReload();
-        return { commit: () => next.commit((at, material) => (at === 'listen.tls' ? running.setTls(material) : admin?.shell.setTls(material)), logger) };
-      },
-    },
-    onOutcome: (outcome) => {
-      metrics.configReload(outcome.ok ? 'success' : 'failure');
-      void notifier.ready(outcome.ok ? `${readyStatus}; configuration reloaded` : `${readyStatus}; reload refused: ${outcome.problem}`);
+    reload: async () => {
+      let next: GatewayConfig | null = null;
+      const result = await running.reload(
+        () => {
+          let value: unknown;
+          try {
+            value = readValue();
+          } catch (err) {
+            // A file that cannot be read: the gateway refuses the reload with these issues and records it.
+            if (err instanceof ConfigError) throw new GatewayConfigError(err.issues, err.source ?? undefined);
+            throw err;
+          }
+          try {
+            next = parseConfig(value, file, file === null ? io.cwd : path.dirname(file));
+          } catch (err) {
+            // The gateway finds the same problems and refuses the reload.
+            if (!(err instanceof ConfigError)) throw err;
+          }
+          return value;
+        },
+        { actor: 'serve', trigger: 'signal', ...(file === null ? {} : { source: file }) },
+      );
+      if (result.ok && next !== null) {
+        current = next;
+        // --log-level wins over the file for the life of the process.
+        if (flagLevel === undefined) logger.setLevel(current.log.level);
+      }
+      void notifier.ready(result.ok ? `${readyStatus}; configuration reloaded` : `${readyStatus}; reload refused: ${result.problem}`);
     },
   });
   const onHup = (): void => {
@@ -290,15 +226,16 @@ export async function runServeCommand(
     if (stopping) {
       logger.warn('second signal; ending open requests now', { signal, inFlight: running.inFlight });
       if (running.inFlight > 0) io.stderr.write(`Ending ${plural(running.inFlight, 'open request')} now.\n`);
-      running.endShutdownNow();
-      admin?.shell.endDrainNow();
+      running.closeNow();
       return;
     }
     stopping = true;
-    const drainTimeoutMs = running.config.shutdown.drainTimeoutMs;
+    const drainTimeoutMs = current.shutdown.drainTimeoutMs;
     const inFlight = running.inFlight;
-    // shutdown() closes the listener at once: once this line is out, new connections are refused.
-    const drained = running.shutdown(drainTimeoutMs);
+    // close() stops the API listener at once: once this line is out, new connections are refused.
+    // The admin listener stays up while the API drains, so /readyz says
+    // "draining" and /metrics can be scraped to the end; then it closes too.
+    const drained = running.close({ drainTimeoutMs });
     void notifier.stopping(`draining ${inFlight} requests`);
     logger.info('shutting down', { signal, drainTimeoutMs, inFlight });
     // For a person at a terminal: the JSON lines above say nothing of the wait.
@@ -308,8 +245,6 @@ export async function runServeCommand(
         : `Shutting down: waiting up to ${Math.ceil(drainTimeoutMs / 1000)} s for ${plural(inFlight, 'open request')} to finish; ` +
             `${signal === 'SIGINT' ? 'press Ctrl-C again' : `send ${signal} again`} to end ${inFlight === 1 ? 'it' : 'them'} now.\n`,
     );
-    // The admin listener stays up while the API drains, so /readyz says
-    // "draining" and /metrics can be scraped to the end; then it closes too.
     void drained
       .then(async (report) => {
         logger.info('drained', { ...report });
@@ -318,12 +253,6 @@ export async function runServeCommand(
         }
         // The last status systemd shows for the unit, instead of "draining N requests".
         await notifier.status(`stopped: ${plural(report.finished, 'request')} finished, ${report.endedWithError} ended early`);
-        await admin?.shell.drain(ADMIN_CLOSE_MS);
-        await closeMetricsListener(metricsListener);
-        // The token uses counted this minute, appended while the chain is still open.
-        await admin?.tokenUses.close();
-        descriptors?.stop();
-        return backend.close();
       })
       .then(
         () => 0,
@@ -343,32 +272,57 @@ export async function runServeCommand(
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
 
-  const keyCount = (await backend.keys.list()).filter((k) => k.revokedAt === null).length;
+  const status = await running.status();
   io.stderr.write(
     serveBanner({
       config,
       apiAddress,
       adminAddress,
-      metricsAddress: metricsListener?.address ?? null,
+      metricsAddress: listening.metrics?.url ?? null,
       socketFromSystemd: fds.api !== undefined,
-      stateKind: backend.kind,
+      stateKind: status.state,
       dataDirOrigin: io.dataDirOrigin === undefined ? null : io.dataDirOrigin(config.source),
-      keyCount,
-      bootstrapToken,
+      keyCount: status.keys,
+      bootstrapToken: listening.admin?.bootstrapToken ?? null,
       cli: io.hintCommand ?? 'portcullis',
     }),
   );
   logger.info('listening', {
     api: apiAddress,
     admin: adminAddress,
-    ...(metricsListener === null ? {} : { metrics: metricsListener.address }),
+    ...(listening.metrics === null ? {} : { metrics: listening.metrics.url }),
     socketActivation: fds.api !== undefined || fds.admin !== undefined,
     config: config.source ?? 'embedded',
-    state: backend.kind,
+    state: status.state,
   });
-  certificates.logServed(logger);
   void notifier.ready(readyStatus);
   return done;
+}
+
+/** listen()'s rejection in serve's words: a taken address names the flags that move it. */
+function listenProblem(err: unknown): string {
+  const failure = listenFailureOf(err);
+  if (failure !== null && failure.listener !== 'metrics') return listenFailureMessage(failure.listener === 'api' ? API_LISTENER : ADMIN_LISTENER, failure);
+  return (err as Error).message;
+}
+
+/** The value with admin.enabled false (a value that is not an object is left for the checks to name). */
+function withoutAdmin(value: unknown): unknown {
+  if (!isObject(value)) return value;
+  const admin = value['admin'];
+  if (admin !== undefined && !isObject(admin)) return value;
+  return { ...value, admin: { ...admin, enabled: false } };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** PORTCULLIS_DATA_DIR, when set, in place of the config's dataDir (resolved against the working directory). */
+function withDataDirFromEnv(value: unknown, io: CliIo): unknown {
+  const dataDir = io.env[DATA_DIR_ENV];
+  if (dataDir === undefined || dataDir === '' || !isObject(value)) return value;
+  return { ...value, dataDir: path.resolve(io.cwd, dataDir) };
 }
 
 /** A port flag's value: undefined when absent, null (after saying why) when invalid. */

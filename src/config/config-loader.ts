@@ -44,12 +44,22 @@ interface LoadConfigOptions {
 export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
+  const { value, file } = readConfigValue(options);
+  const config = file === null ? parseConfig(value, null, cwd) : parseConfig(value, file, path.dirname(file));
+  const dataDir = nonEmpty(env[DATA_DIR_ENV]);
+  return dataDir === undefined ? config : { ...config, dataDir: path.resolve(cwd, dataDir) };
+}
+
+/**
+ * The config's JSON value, unchecked, and the file it came from (null: the
+ * embedded default), found as loadConfig finds it. Throws ConfigError for a
+ * file that cannot be read or is not JSON.
+ */
+export function readConfigValue(options: LoadConfigOptions = {}): { value: unknown; file: string | null } {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
   const given = options.configPath ?? nonEmpty(env[CONFIG_ENV]);
-  if (given === undefined) {
-    const config = parseConfig(embeddedConfigValue(), null, cwd);
-    const dataDir = nonEmpty(env[DATA_DIR_ENV]);
-    return dataDir === undefined ? config : { ...config, dataDir: path.resolve(cwd, dataDir) };
-  }
+  if (given === undefined) return { value: embeddedConfigValue(), file: null };
   const file = path.resolve(cwd, given);
   let bytes: Buffer;
   try {
@@ -74,9 +84,7 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
     }
     throw err;
   }
-  const config = parseConfig(value, file, path.dirname(file));
-  const dataDir = nonEmpty(env[DATA_DIR_ENV]);
-  return dataDir === undefined ? config : { ...config, dataDir: path.resolve(cwd, dataDir) };
+  return { value, file };
 }
 
 /**

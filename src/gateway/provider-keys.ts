@@ -78,7 +78,8 @@ function needsKey(provider: ProviderConfig): boolean {
   return where !== null && (where.apiKeyEnv !== null || where.apiKeyFile !== null);
 }
 
-function hostHasKey(source: ProviderKeySource, name: string): boolean {
+/** True when the host's source, asked once now, gives a usable key for provider `name`. */
+export function hostHasKey(source: ProviderKeySource, name: string): boolean {
   try {
     return keyProblem(source(name)) === null;
   } catch {

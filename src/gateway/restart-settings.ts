@@ -18,7 +18,7 @@ export interface RestartOnlyChange {
  * because node fixes it when the server is made; the other limits apply.
  * `listen.tls` and `admin.tls` are part of `listen` and `admin`: turning TLS
  * on or off, its paths, clientAuth and minVersion need a restart, while a
- * reload re-reads the files at the running paths (src/cli/listener-certificates.ts).
+ * reload re-reads the files at the running paths (src/library/listener-certificates.ts).
  */
 const RESTART_ONLY: ReadonlyArray<{ setting: string; of: (c: GatewayConfig) => unknown }> = [
   { setting: 'listen', of: (c) => c.listen },

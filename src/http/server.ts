@@ -216,6 +216,8 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   return {
     server,
     handle(req, res, url) {
+      // A host's server makes plain responses: they get the listener's headers here, as the listener's own get them when made.
+      if (!res.headersSent) for (const [name, value] of listenerHeaders) res.setHeader(name, value);
       void core.handle(req, res, url, null);
     },
     get draining() {

@@ -9,6 +9,10 @@ import { resolveProviderKeys } from '../config/config-loader.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { formatIssue, type ConfigIssue as InternalConfigIssue } from '../config/config-issues.ts';
 import { parseConfig } from '../config/config-parser.ts';
+import type { ProviderKeySource } from '../api/ports.ts';
+import { hostHasKey } from '../gateway/provider-keys.ts';
+import { checkProviderTypes } from './provider-registry.ts';
+import { plainIssues } from './plain-issues.ts';
 
 /** True when A and B are the same type; a compile-time check, nothing at run time. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -24,56 +28,69 @@ void codesMatch;
  */
 const SOURCE_IN_BASE_DIR = 'gateway-options.config';
 
-/** The message of a GatewayConfigError: each problem on its own line, path first. */
-function configErrorMessage(issues: readonly ConfigIssue[]): string {
-  if (issues.length === 1) return `gateway config: ${formatIssue(issues[0] as ConfigIssue)}`;
-  return `gateway config: ${issues.length} problems\n${issues.map((issue) => `  ${formatIssue(issue)}`).join('\n')}`;
+/** The message of a GatewayConfigError: each problem on its own line, path first, after the config's source. */
+function configErrorMessage(issues: readonly ConfigIssue[], source: string): string {
+  return `${source}: ${issuesText(issues)}`;
 }
 
-/** A config the gateway cannot run with: every problem in `issues`, and listed in the message. */
+/** The problems without the source: one issue as "path: message", more as a count and one indented line each. */
+function issuesText(issues: readonly ConfigIssue[]): string {
+  if (issues.length === 1) return formatIssue(issues[0] as ConfigIssue);
+  return `${issues.length} problems\n${issues.map((issue) => `  ${formatIssue(issue)}`).join('\n')}`;
+}
+
+/**
+ * A config the gateway cannot run with: every problem in `issues`, and listed
+ * in the message after `source` (where the config came from, a file's path;
+ * default "gateway config"). A host's config reader may throw one from the
+ * function it gives reload(): the reload is then refused with these issues.
+ */
 export class GatewayConfigError extends Error {
   override readonly name = 'GatewayConfigError';
   readonly code = 'invalid_config';
   readonly issues: readonly ConfigIssue[];
-  constructor(issues: readonly ConfigIssue[]) {
-    super(configErrorMessage(issues));
+  /** The message without the source. */
+  readonly problem: string;
+  constructor(issues: readonly ConfigIssue[], source?: string) {
+    super(configErrorMessage(issues, source ?? 'gateway config'));
     this.issues = issues;
+    this.problem = issuesText(issues);
   }
 }
 
 /**
  * Every problem createGateway would refuse `config` for, [] when there is none:
  * the config file's checks (docs/config.md), then each provider's upstream key
- * (apiKeyEnv set, apiKeyFile readable). Starts nothing; reads only the key
- * files the config names.
+ * (apiKeyEnv set, apiKeyFile readable; a provider options.providerKey
+ * answers for needs neither). Starts nothing; reads only the key files the
+ * config names. Throws an Error naming a malformed providerTypes entry.
  */
 export function checkConfig(config: unknown, options: CheckConfigOptions = {}): ConfigIssue[] {
   const baseDir = path.resolve(options.baseDir ?? process.cwd());
   const env = options.env ?? process.env;
+  const providerTypes = checkProviderTypes(options.providerTypes);
   let checked: GatewayConfig;
   try {
-    checked = parseConfig(config, path.join(baseDir, SOURCE_IN_BASE_DIR), baseDir);
+    checked = parseConfig(config, path.join(baseDir, SOURCE_IN_BASE_DIR), baseDir, { providerTypes });
   } catch (err) {
-    if (err instanceof ConfigError) return publicIssues(err.issues);
+    if (err instanceof ConfigError) return plainIssues(err.issues);
     throw err;
   }
-  return credentialIssues(checked, env);
+  return credentialIssues(checked, env, options.providerKey);
 }
 
 /** One issue per provider whose key cannot be found (the loader stops at the first; a host fixes them all at once). */
-function credentialIssues(config: GatewayConfig, env: Readonly<Record<string, string | undefined>>): ConfigIssue[] {
+function credentialIssues(config: GatewayConfig, env: Readonly<Record<string, string | undefined>>, providerKey: ProviderKeySource | undefined): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   for (const [name, provider] of Object.entries(config.providers)) {
+    // The gateway asks the host's source the same way at start (src/gateway/provider-keys.ts).
+    if (providerKey !== undefined && hostHasKey(providerKey, name)) continue;
     try {
       resolveProviderKeys({ ...config, providers: { [name]: provider } }, env);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      issues.push(...publicIssues(err.issues));
+      issues.push(...plainIssues(err.issues));
     }
   }
   return issues;
-}
-
-function publicIssues(issues: readonly InternalConfigIssue[]): ConfigIssue[] {
-  return issues.map(({ code, path: at, message }) => ({ code, path: at, message }));
 }

@@ -1,5 +1,5 @@
-// What a running gateway is made of, opened in the one order both hosts use
-// (createGateway and `portcullis serve`): the state backend the config names,
+// What a running gateway is made of, opened in the order createGateway uses
+// (and so `portcullis serve`, a host of it): the state backend the config names,
 // one audit trail over its chain (with what a crash left open recovered), the
 // response store when responses.store is on, then the gateway itself. A
 // failure closes what was opened and says at which step it happened, so each
@@ -31,7 +31,7 @@ export interface GatewayPartsOptions {
   tls?: ListenerTlsMaterial;
   /** The prefix Gateway.handle serves under (checked by the host). */
   basePath?: string;
-  /** The process's metrics (serve); none for an embedded gateway. */
+  /** The gateway's metrics (kept across reloads). */
   metrics?: GatewayMetrics;
   /** A host's keys, usage store and limiter, in place of the backend's own (only the rest is opened). */
   ports?: LibraryStatePorts;

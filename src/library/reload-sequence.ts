@@ -1,5 +1,5 @@
-// A reload, all or nothing: the one sequence `portcullis serve`'s SIGHUP and
-// an embedded gateway's reload() share. The new config is read, checked and
+// A reload, all or nothing: the sequence behind the embedded gateway's
+// reload() (which `portcullis serve` calls on SIGHUP). The new config is read, checked and
 // built without serving it, extra material (the listeners' certificates) is
 // read and checked, the keys are read without serving them; only when all of
 // that succeeded is everything swapped in, in one synchronous step, so no
@@ -42,11 +42,18 @@ export interface ReloadSequenceOptions {
   onOutcome?: (outcome: ReloadOutcome) => void;
 }
 
-/** One reload's input: `load` gives the checked config (throws ConfigError), `extra` reads what else swaps with it (throws ConfigError). */
+/**
+ * One reload's input: `load` gives the checked config (throws ConfigError),
+ * `extra` reads what else swaps with it (throws ConfigError); `who` names this
+ * run in its audit record and log lines in place of the sequence's defaults.
+ */
 export interface ReloadRequest {
   load: () => GatewayConfig;
   extra?: () => { commit(): void };
+  who?: { actor?: AuditActor; origin?: string; target?: string };
 }
+
+type Who = { actor: AuditActor; origin: string; target: string };
 
 export interface ReloadSequence {
   /** Runs one reload after those already asked for; resolves to its outcome (never rejects for a config or keys problem). */
@@ -59,29 +66,35 @@ export function createReloadSequence(options: ReloadSequenceOptions): ReloadSequ
   let last = options.loaded;
   let queue: Promise<unknown> = Promise.resolve();
 
-  const record = (detail: { problem: string; path: string | null } | (ReturnType<typeof configChange> & { restartNeeded: string[] })): Promise<void> =>
+  const whoOf = (request: ReloadRequest): Who => ({
+    actor: request.who?.actor ?? options.actor,
+    origin: request.who?.origin ?? options.origin,
+    target: request.who?.target ?? options.target(),
+  });
+
+  const record = (who: Who, detail: { problem: string; path: string | null } | (ReturnType<typeof configChange> & { restartNeeded: string[] })): Promise<void> =>
     options.audit.record({
-      actor: options.actor,
-      source: options.origin,
+      actor: who.actor,
+      source: who.origin,
       action: 'problem' in detail ? 'config.reload_refused' : 'config.reload',
-      target: options.target(),
+      target: who.target,
       before: null,
       after: null,
       detail: { ...detail },
     });
 
   /** `recordedPath`: what the record names (the keys' location for a keys problem). */
-  const refuse = async (source: string, issues: readonly ConfigIssue[], problem: string, recordedPath: string | null): Promise<ReloadOutcome> => {
+  const refuse = async (who: Who, source: string, issues: readonly ConfigIssue[], problem: string, recordedPath: string | null): Promise<ReloadOutcome> => {
     const path = issues[0]?.path ?? '';
     logger.error('reload refused; keeping the running configuration', { source, path: path === '' ? null : path, problem });
-    await record({ problem, path: recordedPath });
+    await record(who, { problem, path: recordedPath });
     const outcome: ReloadOutcome = { ok: false, issues, problem };
     options.onOutcome?.(outcome);
     return outcome;
   };
 
-  async function once(request: ReloadRequest): Promise<ReloadOutcome | null> {
-    const source = options.target();
+  async function once(request: ReloadRequest, who: Who): Promise<ReloadOutcome | null> {
+    const source = who.target;
     let next: GatewayConfig;
     let prepared: PreparedReload;
     let extra: { commit(): void } | undefined;
@@ -92,7 +105,7 @@ export function createReloadSequence(options: ReloadSequenceOptions): ReloadSequ
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       // The message starts with the source; the log line's source field carries it already.
-      return refuse(source, err.issues, err.problem, err.path === '' ? null : err.path);
+      return refuse(who, source, err.issues, err.problem, err.path === '' ? null : err.path);
     }
     let keysRead: { commit(): void };
     try {
@@ -100,7 +113,7 @@ export function createReloadSequence(options: ReloadSequenceOptions): ReloadSequ
     } catch (err) {
       if (!(err instanceof KeyStoreError || err instanceof FileError)) throw err;
       const issue: ConfigIssue = { code: ConfigIssueCode.InvalidValue, path: '', message: `${keys.location}: ${err.message}` };
-      return refuse(keys.location, [issue], err.message, keys.location);
+      return refuse(who, keys.location, [issue], err.message, keys.location);
     }
     // A shutdown that began meanwhile serves no new requests: nothing to swap.
     if (options.stopping()) return null;
@@ -112,20 +125,21 @@ export function createReloadSequence(options: ReloadSequenceOptions): ReloadSequ
     const change = configChange(last, next);
     last = next;
     const restartNeeded = prepared.summary.restartNeeded.map((c) => c.setting);
-    await record({ ...change, restartNeeded: restartNeeded.slice(0, MAX_CHANGED_PATHS) });
+    await record(who, { ...change, restartNeeded: restartNeeded.slice(0, MAX_CHANGED_PATHS) });
     const outcome: ReloadOutcome = { ok: true, aliases: prepared.summary.aliases, restartNeeded };
     options.onOutcome?.(outcome);
     return outcome;
   }
 
   async function guarded(request: ReloadRequest): Promise<ReloadOutcome> {
+    const who = whoOf(request);
     try {
-      const outcome = await once(request);
+      const outcome = await once(request, who);
       if (outcome !== null) return outcome;
       return { ok: false, issues: [{ code: ConfigIssueCode.InvalidValue, path: '', message: 'the gateway is shutting down' }], problem: 'the gateway is shutting down' };
     } catch (err) {
       logger.error('reload failed; keeping the running configuration', { error: err instanceof Error ? err.message : String(err) });
-      await record({ problem: 'unexpected error', path: null });
+      await record(who, { problem: 'unexpected error', path: null });
       const outcome: ReloadOutcome = { ok: false, issues: [{ code: ConfigIssueCode.InvalidValue, path: '', message: 'unexpected error (see the log)' }], problem: 'unexpected error' };
       options.onOutcome?.(outcome);
       return outcome;

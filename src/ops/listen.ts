@@ -1,17 +1,43 @@
 // Where a listener binds: a socket passed by systemd, or host:port. Used by
-// `portcullis serve` for both listeners, and by the tests that start a gateway.
+// the embedded gateway's listen() for its listeners, and by the tests that
+// start a gateway. A failure carries what went wrong as properties
+// (ListenFailure, src/api/gateway.ts) so a host can word it in its own terms.
 import type { Server } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { ListenFailure } from '../api/gateway.ts';
 import { listenOnFd } from './socket-activation.ts';
 
-interface Listener {
+export interface Listener {
+  id: ListenFailure['listener'];
   name: string;
   /** What to change when the address is taken. */
   settings: string;
 }
-export const API_LISTENER: Listener = { name: 'the API listener', settings: 'listen.port or --port' };
-export const ADMIN_LISTENER: Listener = { name: 'the admin listener', settings: 'admin.port or --admin-port, or turn it off with --no-admin' };
+export const API_LISTENER: Listener = { id: 'api', name: 'the API listener', settings: 'listen.port or --port' };
+export const ADMIN_LISTENER: Listener = { id: 'admin', name: 'the admin listener', settings: 'admin.port or --admin-port, or turn it off with --no-admin' };
+
+const REASONS: Readonly<Record<string, ListenFailure['reason']>> = { EADDRINUSE: 'in_use', EACCES: 'forbidden', EADDRNOTAVAIL: 'not_local' };
+
+/** The sentence for `failure`, naming `listener`'s settings. */
+export function listenFailureMessage(listener: Listener, failure: Pick<ListenFailure, 'reason' | 'address' | 'host'>): string {
+  switch (failure.reason) {
+    case 'in_use':
+      return `${listener.name}: ${failure.address} is already in use by another process; set ${listener.settings} (0 picks a free port)`;
+    case 'forbidden':
+      return `${listener.name}: permission denied for ${failure.address} (ports below 1024 need privileges); set ${listener.settings}`;
+    case 'not_local':
+      return `${listener.name}: ${failure.host} is not an address of this machine`;
+  }
+}
+
+/** The ListenFailure properties of an error listenOn rejected with, or null for any other error. */
+export function listenFailureOf(error: unknown): ListenFailure | null {
+  if (!(error instanceof Error)) return null;
+  const f = error as Error & Partial<ListenFailure>;
+  if (f.listener === undefined || f.reason === undefined || f.address === undefined || f.host === undefined || f.port === undefined) return null;
+  return { listener: f.listener, reason: f.reason, address: f.address, host: f.host, port: f.port };
+}
 
 /**
  * Listens on a socket passed by systemd when there is one, else on host:port;
@@ -26,14 +52,13 @@ export async function listenOn(server: Server, fd: number | undefined, port: num
   }
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException): void => {
-      const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-      if (err.code === 'EADDRINUSE') {
-        reject(new Error(`${listener.name}: ${where} is already in use by another process; set ${listener.settings} (0 picks a free port)`));
-      } else if (err.code === 'EACCES') {
-        reject(new Error(`${listener.name}: permission denied for ${where} (ports below 1024 need privileges); set ${listener.settings}`));
-      } else if (err.code === 'EADDRNOTAVAIL') {
-        reject(new Error(`${listener.name}: ${host} is not an address of this machine`));
-      } else reject(err);
+      const reason = REASONS[err.code ?? ''];
+      if (reason === undefined) {
+        reject(err);
+        return;
+      }
+      const failure: ListenFailure = { listener: listener.id, reason, address: `${host.includes(':') ? `[${host}]` : host}:${port}`, host, port };
+      reject(Object.assign(new Error(listenFailureMessage(listener, failure), { cause: err }), failure));
     };
     server.once('error', onError);
     server.listen(port, host, () => {

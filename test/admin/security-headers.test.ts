@@ -258,3 +258,24 @@ test('a listener\'s headers are checked when the shell is made: a CR/LF or a bad
   assert.throws(shellWith({ 'bad name': 'v' }), { code: 'ERR_INVALID_HTTP_TOKEN' });
   assert.doesNotThrow(shellWith({ 'x-a': 'one' }));
 });
+
+test("a request a host's server passes to shell.handle gets the listener's headers on the host's plain response", async () => {
+  const router = createRouter<RouteHandler>();
+  router.add('GET', '/x', async (ctx) => sendJson(ctx.res, 200, { ok: true }));
+  const shell = createHttpShell({ router, limits: DEFAULT_LIMITS, logger: createLogger({ write: () => {} }), responseHeaders: { 'x-a': 'one' } });
+  const { createServer } = await import('node:http');
+  const host = createServer((req, res) => shell.handle(req, res, req.url ?? '/'));
+  host.listen(0, '127.0.0.1');
+  await new Promise((resolve) => host.once('listening', resolve));
+  try {
+    const base = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
+    const routed = await fetch(`${base}/x`);
+    assert.equal(routed.status, 200);
+    assert.equal(routed.headers.get('x-a'), 'one');
+    const unknown = await fetch(`${base}/nope`);
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.headers.get('x-a'), 'one');
+  } finally {
+    host.close();
+  }
+});

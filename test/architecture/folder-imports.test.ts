@@ -41,7 +41,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   guard: ['json', 'log', 'schema'],
   config: ['api', 'guard', 'json'],
   redis: ['log', 'time'],
-  ops: ['log', 'time'],
+  ops: ['api', 'log', 'time'],
   telemetry: ['api', 'config', 'errors', 'log'],
   chat: ['config', 'errors', 'json', 'schema'],
   messages: ['chat', 'errors', 'json'],
@@ -60,7 +60,7 @@ const ALLOWED_EDGES: Readonly<Record<string, readonly string[]>> = {
   state: ['audit', 'config', 'errors', 'files', 'keys', 'limits', 'log', 'redis', 'time', 'usage'],
   admin: ['audit', 'config', 'errors', 'files', 'http', 'keys', 'limits', 'log', 'oidc', 'routing', 'state', 'time', 'usage'],
   gateway: ['api', 'chat', 'config', 'embeddings', 'errors', 'guard', 'http', 'json', 'keys', 'limits', 'log', 'messages', 'metrics', 'providers', 'responses', 'routing', 'sse', 'state', 'telemetry', 'time', 'upstream', 'usage'],
-  cli: ['admin', 'audit', 'config', 'files', 'gateway', 'guard', 'http', 'keys', 'library', 'limits', 'log', 'metrics', 'ops', 'providers', 'redis', 'state', 'usage'],
+  cli: ['admin', 'api', 'audit', 'config', 'files', 'guard', 'keys', 'library', 'limits', 'log', 'ops', 'providers', 'redis', 'state', 'usage'],
   // The library implementation: may use any folder below it; only LIBRARY_USERS import it.
   library: ['admin', 'api', 'audit', 'chat', 'config', 'errors', 'files', 'gateway', 'guard', 'http', 'keys', 'limits', 'log', 'metrics', 'ops', 'redis', 'sse', 'state', 'telemetry', 'time'],
   // The contract suites shipped for hosts (node:test and node:assert only).

@@ -88,3 +88,36 @@ test('GatewayConfigError carries the issues and lists them in its message', () =
   assert.equal(two.message, "gateway config: 2 problems\n  must be an object\n  lsiten: unknown setting; did you mean 'listen'?");
   assert.equal(two.issues.length, 2);
 });
+
+test("providerTypes: a host type's provider is checked by its adapter, its missing key reported as for a built-in type", async () => {
+  const { parrotAdapter } = await import('./providers-sample-adapter.ts');
+  const parrot = (settings: Record<string, unknown>): unknown => config({ p: { type: 'parrot', baseUrl: 'https://parrot.internal/v1', region: 'eu', ...settings } });
+  assert.deepEqual(checkConfig(parrot({ apiKeyEnv: 'PARROT_KEY' }), { baseDir: dir, env: { PARROT_KEY: 'pk' }, providerTypes: [parrotAdapter] }), []);
+  assert.deepEqual(checkConfig(parrot({ apiKeyEnv: 'PARROT_KEY' }), { baseDir: dir, env: {}, providerTypes: [parrotAdapter] }), [
+    { code: 'missing_credential', path: 'providers.p.apiKeyEnv', message: 'environment variable PARROT_KEY is not set or empty' },
+  ]);
+  assert.deepEqual(
+    checkConfig(parrot({}), { baseDir: dir, env: {} }).map((issue) => [issue.code, issue.path]),
+    [['not_one_of', 'providers.p.type']],
+  );
+  assert.throws(() => checkConfig(parrot({}), { baseDir: dir, env: {}, providerTypes: [{ type: 'openai' } as never] }), {
+    message: 'providerTypes[0] (type "openai") takes the name of a built-in provider type (openai, anthropic, demo), which cannot be replaced: give it another type name.',
+  });
+});
+
+test('providerKey: a provider the host source answers needs no apiKeyEnv; undefined or an unusable key leaves the config rules', () => {
+  const two = { a: { type: 'openai', baseUrl: 'https://a.internal/v1', apiKeyEnv: 'A_KEY' }, b: { type: 'openai', baseUrl: 'https://b.internal/v1', apiKeyEnv: 'B_KEY' } };
+  const asked: string[] = [];
+  const issues = checkConfig(config(two), {
+    baseDir: dir,
+    env: {},
+    providerKey: (provider) => {
+      asked.push(provider);
+      return provider === 'a' ? 'sk-vault' : provider === 'b' ? ' ' : undefined;
+    },
+  });
+  assert.deepEqual(asked, ['a', 'b']);
+  assert.deepEqual(issues, [{ code: 'missing_credential', path: 'providers.b.apiKeyEnv', message: 'environment variable B_KEY is not set or empty' }]);
+  assert.deepEqual(checkConfig(config(two), { baseDir: dir, env: {}, providerKey: () => undefined }).map((issue) => issue.path), ['providers.a.apiKeyEnv', 'providers.b.apiKeyEnv']);
+  assert.deepEqual(checkConfig(config(two), { baseDir: dir, env: {}, providerKey: () => 'sk-vault' }), []);
+});

@@ -107,7 +107,7 @@ describe('createGateway', () => {
     const gateway = await createGateway({ config: parrot('eu'), env, logger: recordingLogger().logger, providerTypes: [parrotAdapter] });
     try {
       assert.deepEqual(await gateway.reload(parrot('us')), { ok: true, aliases: 3, restartNeeded: [] });
-      assert.deepEqual(await gateway.reload(parrot('mars')), { ok: false, issues: [{ code: 'invalid_value', path: 'providers.p.region', message: 'must be "eu" or "us"' }] });
+      assert.deepEqual(await gateway.reload(parrot('mars')), { ok: false, issues: [{ code: 'invalid_value', path: 'providers.p.region', message: 'must be "eu" or "us"' }], problem: 'providers.p.region: must be "eu" or "us"' });
     } finally {
       await gateway.close();
     }
@@ -165,7 +165,9 @@ describe('createGateway', () => {
       assert.equal((await chat(url, key, 'service-two')).status, 200);
 
       const refused = await gateway.reload({ ...twoAliases, aliases: { ...DEMO.aliases, 'service-two': { provider: 'nowhere', model: 'm' } } });
-      assert.deepEqual(refused, { ok: false, issues: [{ code: 'unknown_reference', path: 'aliases.service-two.provider', message: `names provider 'nowhere', which is not defined under "providers"` }] });
+      assert.deepEqual(refused, { ok: false, issues: [{ code: 'unknown_reference', path: 'aliases.service-two.provider', message: `names provider 'nowhere', which is not defined under "providers"` }],
+        problem: `aliases.service-two.provider: names provider 'nowhere', which is not defined under "providers"`,
+      });
       // Nothing changed: both aliases still served.
       assert.equal((await chat(url, key, 'service-chat')).status, 200);
       assert.equal((await chat(url, key, 'service-two')).status, 200);

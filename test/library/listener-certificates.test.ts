@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { parseConfig } from '../../src/config/config-parser.ts';
-import { loadListenerCertificates } from '../../src/cli/listener-certificates.ts';
+import { loadListenerCertificates } from '../../src/library/listener-certificates.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { createInProcessPki } from '../tls/in-process-pki.ts';
 

@@ -1,6 +1,7 @@
-// `serve`'s metrics listener (config `metrics`): its token file and TLS files
-// read at start, the listener bound, and closed at shutdown after the admin
-// listener (so the last scrape sees the drain).
+// The gateway's metrics listener (config `metrics`): its token file and TLS
+// files read when listen() starts it, the listener bound, and closed after the
+// API drained (so the last scrape sees the drain); and /metrics on the admin
+// listener.
 import { readFileSync, statSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
@@ -10,9 +11,9 @@ import type { RouteHandler } from '../http/request-context.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { createMetricsListener, type MetricsListenerOptions } from '../metrics/metrics-listener.ts';
 import { PROMETHEUS_CONTENT_TYPE } from '../metrics/registry.ts';
-import { listenOn } from '../ops/listen.ts';
+import { listenOn, type Listener } from '../ops/listen.ts';
 
-const METRICS_LISTENER = { name: 'the metrics listener', settings: 'metrics.port (0 picks a free port)' };
+const METRICS_LISTENER: Listener = { id: 'metrics', name: 'the metrics listener', settings: 'metrics.port (0 picks a free port)' };
 
 /** The running listener, or null when `metrics` is not configured. Throws ConfigError for an unusable token or TLS file, Error when it cannot listen. */
 export async function startMetricsListener(

@@ -1,5 +1,5 @@
-// The certificates of `portcullis serve`'s TLS listeners (listen.tls,
-// admin.tls): read and checked at start, read again on every SIGHUP. The
+// The certificates of the gateway's TLS listeners (listen.tls, admin.tls):
+// read and checked at start, read again on every reload. The
 // paths, clientAuth and minVersion are fixed at start (restart-only, see
 // src/gateway/restart-settings.ts); what a reload takes is the files' new
 // content, so a renewed certificate written over the old one is served

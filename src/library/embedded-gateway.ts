@@ -1,0 +1,298 @@
+// The embedded gateway's life once its parts are open: the listeners (API,
+// admin, metrics) listen() starts, the reloads (config, certificates and keys,
+// all or nothing), the status a host shows, and close(), which drains the API
+// first and closes the rest after it.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { DrainReport, Gateway, GatewayStatus, ListenOptions, ListeningAddress, ReloadOptions, ReloadResult, RequestHandler } from '../api/gateway.ts';
+import { readAdminCredentials } from '../admin/admin-credentials.ts';
+import { createAdminServer, type AdminServer } from '../admin/admin-server.ts';
+import { createBootstrapToken, type BootstrapToken } from '../admin/bootstrap-token.ts';
+import type { AuditTrail } from '../audit/audit-event.ts';
+import { ConfigError, type GatewayConfig } from '../config/config.ts';
+import { adminHostNames } from '../config/operations-config.ts';
+import type { Gateway as InternalGateway } from '../gateway/gateway.ts';
+import { healthRoutes } from '../gateway/health.ts';
+import { trustedProxies } from '../http/client-address.ts';
+import type { BatchedLines, Logger, LogLevel } from '../log/logger.ts';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
+import { startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
+import { listenOn, type Listener } from '../ops/listen.ts';
+import type { StateBackend } from '../state/state-backend.ts';
+import { GatewayConfigError } from './check-config.ts';
+import { plainIssues } from './plain-issues.ts';
+import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
+import { closeMetricsListener, metricsHandler, startMetricsListener } from './metrics-endpoint.ts';
+import { createReloadSequence } from './reload-sequence.ts';
+
+/** After the API drained: how long admin requests still open (a scrape, a page load) get. */
+const ADMIN_CLOSE_MS = 2000;
+
+/** What a taken or forbidden address names: the listener, and the settings that move it for a host. */
+const API_LISTENER: Listener = { id: 'api', name: 'the API listener', settings: "listen.port or listen()'s port" };
+const ADMIN_LISTENER: Listener = { id: 'admin', name: 'the admin listener', settings: "admin.port or listen()'s adminPort, or listen({admin: false})" };
+
+/** Who a reload() is, in its audit record, unless the host names itself. */
+const LIBRARY_ACTOR = 'library';
+const LIBRARY_TRIGGER = 'reload()';
+
+/** What the metrics read of the running gateway, set as listen() starts what they count. */
+export interface GatewayHooks {
+  descriptors: { readonly exhausted: boolean };
+  /** Open admin connections; null while there is no admin listener. */
+  adminConnections: () => number | null;
+  /** The level of a logger the library made, following log.level on each accepted reload. */
+  setLevel?: (level: LogLevel) => void;
+}
+
+export interface EmbeddedParts {
+  gateway: InternalGateway;
+  backend: StateBackend;
+  audit: AuditTrail;
+  logger: Logger;
+  /** The stdout sink of a logger made here, flushed by close(). */
+  lines: BatchedLines | null;
+  /** The config as given (before the derived maxConnections): what the first reload is compared with. */
+  loaded: GatewayConfig;
+  config: GatewayConfig;
+  parse: (value: unknown, source?: string) => GatewayConfig;
+  env: NodeJS.ProcessEnv;
+  /** GatewayOptions.source, resolved. */
+  named: string | undefined;
+  metrics: GatewayMetrics;
+  certificates: ListenerCertificates;
+  descriptorLimit: number | null;
+  hooks: GatewayHooks;
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+export function embeddedGateway(parts: EmbeddedParts): Gateway {
+  const { gateway: internal, backend, audit, logger, config, env, metrics, hooks } = parts;
+  let certificates = parts.certificates;
+  let adminServer: AdminServer | null = null;
+  /** The admin listener's one-time token, made with the admin server by listen() when no password is set. */
+  let bootstrap: BootstrapToken | null = null;
+  let metricsListener: { server: Server; address: string } | null = null;
+  let descriptors: DescriptorWatch | null = null;
+  let closing: Promise<DrainReport> | null = null;
+  /** True once close() closed the state backend: nothing left to report on. */
+  let closed = false;
+  hooks.adminConnections = () => (adminServer === null ? null : adminServer.shell.openConnections);
+  const reloads = createReloadSequence({
+    gateway: internal,
+    keys: backend.keys,
+    logger,
+    audit,
+    actor: { kind: 'system', id: LIBRARY_ACTOR },
+    origin: LIBRARY_TRIGGER,
+    target: () => parts.named ?? 'embedded',
+    loaded: parts.loaded,
+    ...(hooks.setLevel === undefined ? {} : { setLevel: hooks.setLevel }),
+    stopping: () => closing !== null,
+    onOutcome: (outcome) => metrics.configReload(outcome.ok ? 'success' : 'failure'),
+  });
+
+  const makeAdmin = (apiAddress: () => string, bootstrap: BootstrapToken | null): AdminServer =>
+    createAdminServer({
+      view: () => ({ config: internal.config, targets: internal.targets }),
+      state: backend,
+      audit,
+      clock: Date.now,
+      apiAddress,
+      dataDir: config.dataDir,
+      limits: config.limits,
+      trustedProxies: trustedProxies(config.listen.trustedProxies),
+      logger,
+      bootstrap,
+      session: { ttlMs: config.admin.sessionTtlMs, idleMs: config.admin.sessionIdleMs, secureCookies: config.admin.secureCookies },
+      allowedHosts: adminHostNames(config.admin),
+      extraRoutes: [
+        ['GET', '/metrics', metricsHandler(metrics)],
+        ...healthRoutes({ targets: () => internal.targets.health(), state: backend, draining: () => internal.draining, failureDetail: true }),
+      ],
+      ...(certificates.admin === undefined ? {} : { tls: certificates.admin }),
+      onConnectionRefused: () => metrics.connectionRefused('admin'),
+      onConnectionReclaimed: () => metrics.connectionReclaimed('admin'),
+      env,
+    });
+
+  let apiUrl = '';
+  let listening = false;
+  const handle: RequestHandler = (req, res, next) => internal.handle(req, res, next);
+
+  /** A ConfigError found while listening, as the host sees it. */
+  const asConfigError = (err: unknown): unknown => (err instanceof ConfigError ? new GatewayConfigError(plainIssues(err.issues), parts.named) : err);
+
+  /** admin.tls's files, read once something makes the admin server (throws ConfigError). */
+  const readAdminCertificates = (): void => {
+    if (config.admin.tls !== null && certificates.admin === undefined) certificates = loadListenerCertificates(config, env, true);
+  };
+
+  async function listen(options: ListenOptions = {}): Promise<ListeningAddress> {
+    if (closing !== null) throw new Error('listen() after close(): make a new gateway');
+    if (listening) throw new Error('listen() was called already: a gateway has one API listener (serve more addresses from your own server with handle())');
+    listening = true;
+    const adminRuns = options.admin ?? config.admin.enabled;
+    const undo = (): void => {
+      // What was bound is let go, so the host may try again elsewhere.
+      listening = false;
+      internal.server.close();
+      adminServer?.server.close();
+      if (metricsListener !== null) void closeMetricsListener(metricsListener);
+      metricsListener = null;
+    };
+    let url: string;
+    let admin: ListeningAddress['admin'] = null;
+    try {
+      // admin.tls is read only for an admin listener that runs.
+      if (adminRuns) readAdminCertificates();
+      url = await listenOn(internal.server, options.fd, options.port ?? config.listen.port, options.host ?? config.listen.host, API_LISTENER);
+      apiUrl = url;
+      if (adminRuns) {
+        if (adminServer === null) {
+          // No admin password yet: a one-time token signs in once to set one (the host shows it; never logged).
+          bootstrap = (await readAdminCredentials(config.dataDir)) === null ? createBootstrapToken() : null;
+          adminServer = makeAdmin(() => apiUrl, bootstrap);
+        }
+        const adminUrl = await listenOn(adminServer.server, options.adminFd, options.adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER);
+        admin = { url: adminUrl, bootstrapToken: bootstrap?.token ?? null };
+        if (!isLoopback(config.admin.host) && config.admin.tls === null && !config.admin.secureCookies) {
+          logger.warn('the admin listener is reachable from the network without TLS: passwords and session cookies cross it in clear text', { admin: adminUrl });
+        }
+      }
+      metricsListener = await startMetricsListener(config, env, () => metrics.expose(), {
+        logger,
+        onConnectionRefused: () => metrics.connectionRefused('metrics'),
+        onConnectionReclaimed: () => metrics.connectionReclaimed('metrics'),
+      });
+    } catch (err) {
+      undo();
+      throw asConfigError(err);
+    }
+    if (options.watchDescriptors === true && descriptors === null) {
+      const watch = startDescriptorWatch({
+        logger,
+        maxConnections: config.limits.maxConnections ?? 0,
+        configured: parts.loaded.limits.maxConnections !== null,
+        limit: parts.descriptorLimit,
+        openConnections: () => {
+          const adminOpen = hooks.adminConnections();
+          return { api: internal.openConnections, ...(adminOpen === null ? {} : { admin: adminOpen }) };
+        },
+        onExhausted: () => metrics.descriptorExhaustion(),
+      });
+      descriptors = watch;
+      hooks.descriptors = watch;
+    }
+    certificates.logServed(logger);
+    const address = internal.server.address();
+    const bound = typeof address === 'object' && address !== null ? (address as AddressInfo) : null;
+    return {
+      host: bound?.address ?? (options.host ?? config.listen.host),
+      port: bound?.port ?? 0,
+      url,
+      admin,
+      metrics: metricsListener === null ? null : { url: metricsListener.address },
+    };
+  }
+
+  async function reload(value: unknown, options: ReloadOptions = {}): Promise<ReloadResult> {
+    const source = options.source ?? parts.named;
+    const outcome = await reloads.run({
+      load: () => {
+        let given = value;
+        if (typeof value === 'function') {
+          try {
+            given = (value as () => unknown)();
+          } catch (err) {
+            // The host's reader could not give a config: refused as a bad one is.
+            if (err instanceof GatewayConfigError) throw new ConfigError(source ?? null, [...err.issues]);
+            throw err;
+          }
+        }
+        return source === undefined ? parts.parse(given) : parts.parse(given, source);
+      },
+      // The running TLS listeners' files, read again and swapped in with the rest.
+      extra: () => {
+        const next = certificates.prepareReload();
+        return {
+          commit: () =>
+            next.commit((at, material) => (at === 'listen.tls' ? internal.setTls(material) : adminServer?.shell.setTls(material)), logger),
+        };
+      },
+      who: {
+        actor: { kind: 'system', id: options.actor ?? LIBRARY_ACTOR },
+        origin: options.trigger ?? LIBRARY_TRIGGER,
+        target: source ?? 'embedded',
+      },
+    });
+    return outcome.ok
+      ? { ok: true, aliases: outcome.aliases, restartNeeded: outcome.restartNeeded }
+      : { ok: false, issues: plainIssues(outcome.issues), problem: outcome.problem };
+  }
+
+  function close(options: { drainTimeoutMs?: number } = {}): Promise<DrainReport> {
+    closing ??= (async () => {
+      const report = await internal.shutdown(options.drainTimeoutMs ?? internal.config.shutdown.drainTimeoutMs);
+      // The admin and metrics listeners stay up while the API drains (/readyz says "draining", /metrics is scraped to the end).
+      if (adminServer !== null) await adminServer.shell.drain(ADMIN_CLOSE_MS);
+      await closeMetricsListener(metricsListener);
+      // The token uses counted this minute, appended while the chain is still open.
+      if (adminServer !== null) await adminServer.tokenUses.close();
+      descriptors?.stop();
+      try {
+        closed = true;
+        await backend.close();
+      } finally {
+        parts.lines?.flush();
+      }
+      return { finished: report.finished, endedWithError: report.endedWithError, refused: report.refused };
+    })();
+    return closing;
+  }
+
+  const openConnections = (): GatewayStatus['openConnections'] => ({ api: internal.openConnections, admin: hooks.adminConnections() ?? 0 });
+
+  return {
+    handle,
+    admin() {
+      if (closing !== null) throw new Error('admin() after close(): make a new gateway');
+      if (adminServer === null) {
+        try {
+          readAdminCertificates();
+        } catch (err) {
+          throw asConfigError(err);
+        }
+        adminServer = makeAdmin(() => apiUrl, null);
+      }
+      const shell = adminServer.shell;
+      // The admin routes own every path they are mounted at (the dashboard answers the rest): next is not called.
+      return (req, res) => shell.handle(req, res, req.url ?? '/');
+    },
+    listen,
+    reload,
+    close,
+    closeNow() {
+      internal.endShutdownNow();
+      adminServer?.shell.endDrainNow();
+    },
+    metrics: () => metrics.expose(),
+    async status() {
+      if (closed) throw new Error('status() after close() finished: make a new gateway');
+      const keys = (await backend.keys.list()).filter((k) => k.revokedAt === null).length;
+      return { state: backend.kind, keys, openConnections: openConnections(), inFlight: internal.inFlight, draining: internal.draining };
+    },
+    get openConnections() {
+      return openConnections();
+    },
+    get draining() {
+      return internal.draining;
+    },
+    get inFlight() {
+      return internal.inFlight;
+    },
+  };
+}
