@@ -13,7 +13,7 @@ import { createOpenAICompatibleProvider, type OpenAICompatibleOptions } from '..
 import { isClientAbort } from '../../src/upstream/upstream-errors.ts';
 import { collect } from '../support/collect.ts';
 import { eventually } from '../support/eventually.ts';
-import { startFakeUpstream } from '../../src/testing/fake-upstream.ts';
+import { startTestUpstream as startFakeUpstream } from '../../src/testing/fake-upstream-server.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { tracked } from '../support/settled.ts';
 import { refusedPort } from '../upstream/refused-port.ts';

@@ -14,7 +14,8 @@
 // in `violations`, for the test to assert empty.
 import http, { type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { startFakeUpstream, type ReceivedRequest } from '../../src/testing/fake-upstream.ts';
+import { startTestUpstream } from '../../src/testing/fake-upstream-server.ts';
+import type { ReceivedRequest } from '../../src/testing/fake-upstream.ts';
 import { responsesRequestViolation } from './openai-responses-constraints.ts';
 import { responsesEvents, writeResponsesAnswer, writeResponsesError, type ResponsesAnswer, type ResponsesAnswerItem } from './responses-answers.ts';
 import {
@@ -89,7 +90,7 @@ export async function startScriptedResponses(options: ScriptedResponsesOptions =
           const text = JSON.stringify({ error: { message: 'WebSocket is not served here; use HTTP.', type: 'invalid_request_error', param: null, code: null } });
           socket.end(`HTTP/1.1 ${refusal} ${http.STATUS_CODES[refusal] ?? 'Refused'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
         };
-  const fake = await startFakeUpstream((_req, res, received) => {
+  const fake = await startTestUpstream((_req, res, received) => {
     const n = received.n;
     if (received.method !== 'POST' || received.url !== '/v1/responses') return refuse(res, 404, `Unknown request URL: ${received.method} ${received.url}.`, 'unknown_url');
     if (received.headers['authorization'] !== `Bearer ${key}`) return refuse(res, 401, 'Incorrect API key provided.', 'invalid_api_key');

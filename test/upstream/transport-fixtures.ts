@@ -12,7 +12,8 @@ import { createFetchTransport } from '../../src/upstream/fetch-transport.ts';
 import { createNodeTransport, type NodeTransportOptions } from '../../src/upstream/node-transport.ts';
 import type { UpstreamCall } from '../../src/upstream/provider.ts';
 import type { UpstreamTransport } from '../../src/upstream/transport.ts';
-import { sendJson, startEventStream, startFakeUpstream, type FakeUpstream, type UpstreamHandler } from '../../src/testing/fake-upstream.ts';
+import { startTestUpstream, type TestUpstream } from '../../src/testing/fake-upstream-server.ts';
+import { sendJson, startEventStream, type UpstreamHandler } from '../../src/testing/fake-upstream.ts';
 import { drive, type DrivenProvider } from '../support/drive-provider.ts';
 
 export { collect } from '../support/collect.ts';
@@ -29,11 +30,11 @@ export const TRANSPORTS: readonly TransportCase[] = [
   { name: 'node', make: (options) => createNodeTransport(options) },
 ];
 
-export type TestUpstream = FakeUpstream;
+export type { TestUpstream };
 
 /** The shared fake upstream on 127.0.0.1:0; https when `tls` (server options) is given. */
 export function startUpstream(handle: UpstreamHandler, tls?: https.ServerOptions): Promise<TestUpstream> {
-  return startFakeUpstream(handle, tls === undefined ? {} : { tls });
+  return startTestUpstream(handle, tls === undefined ? {} : { tls });
 }
 
 /** `transport`, calling `onResponse` as each response's status and headers arrive. */
