@@ -4,7 +4,18 @@
 export { createGateway } from './library/create-gateway.ts';
 export { checkConfig, GatewayConfigError } from './library/check-config.ts';
 export type { CheckConfigOptions, ConfigIssue, ConfigIssueCode, GatewayConfigInput } from './api/config.ts';
-export type { DrainReport, Gateway, GatewayOptions, ListeningAddress, ListenOptions, ReloadResult, RequestHandler } from './api/gateway.ts';
+export type {
+  DrainReport,
+  Gateway,
+  GatewayOptions,
+  GatewayStatus,
+  ListenFailure,
+  ListeningAddress,
+  ListenOptions,
+  ReloadOptions,
+  ReloadResult,
+  RequestHandler,
+} from './api/gateway.ts';
 export type {
   AdmitDecision,
   ApiDoor,
@@ -35,6 +46,7 @@ export type {
   Permit,
   ProviderKeySource,
   RateLimitSnapshot,
+  RequestLogFields,
   SpanAttributes,
   SpanData,
   TraceExporter,

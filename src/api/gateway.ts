@@ -193,7 +193,7 @@ export interface Gateway {
    * (listen, TLS files' paths, state, telemetry) keep their running value and
    * are named in restartNeeded.
    */
-  reload(config: unknown | (() => unknown), options?: ReloadOptions): Promise<ReloadResult>;
+  reload(config: GatewayConfigInput | (() => GatewayConfigInput), options?: ReloadOptions): Promise<ReloadResult>;
   /** Prometheus text exposition of the gateway's metrics (what /metrics answers on the admin and metrics listeners). */
   metrics(): string;
   /** What the gateway runs with now (state backend, keys, connections); during close() too, rejects once it finished. */

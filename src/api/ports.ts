@@ -128,19 +128,36 @@ export type WriteAhead = (change: { before: KeyRecord | null; after: KeyRecord }
 export interface KeyStore {
   /** Where the keys live, for messages. */
   readonly location: string;
+  /**
+   * Issues a key named `name` with `settings` (checked: a bad name or setting
+   * rejects, naming it). The raw key is returned once and never stored.
+   */
   create(name: string, settings?: KeySettingsInput, ahead?: WriteAhead): Promise<IssuedKey>;
+  /** Every key (revoked and expired ones too) in creation order, read fresh, each with its last use. */
   list(): Promise<ListedKey[]>;
+  /** One key, read fresh; rejects when no key has this id. */
   get(id: string): Promise<ListedKey>;
+  /** Changes a key's name, allowed aliases, expiry, limits or guard (checked as create's); rejects for an unknown or revoked id. */
   update(id: string, patch: KeyPatch, ahead?: WriteAhead): Promise<KeyRecord>;
+  /** A new raw key for the same id, settings and history: the old one stops working. Rejects for an unknown or revoked id. */
   rotate(id: string, ahead?: WriteAhead): Promise<IssuedKey>;
+  /** Marks a key revoked (its raw key stops working); rejects for an unknown or already revoked id. */
   revoke(id: string, ahead?: WriteAhead): Promise<KeyRecord>;
+  /** Re-reads the keys now; when the source is broken the last good keys stay served and the call rejects. */
   reload(): Promise<void>;
   /** Reads the keys without serving them; commit() swaps them in (a reload does keys and config in one step). */
   prepareReload(): Promise<{ commit(): void }>;
-  /** Synchronous per-request lookup: the active key's record, or null. */
+  /**
+   * Synchronous per-request lookup: the record of the key whose raw key this is,
+   * or null when none or revoked. An expired key's record is returned: the gateway
+   * checks expiresAt itself, to answer "expired" rather than "unknown". Does not record use.
+   */
   authenticate(rawKey: string): KeyRecord | null;
+  /** Records that key `id` was used now: kept in memory, written later (flushLastUsed, close). */
   touch(id: string): void;
+  /** Writes the pending last-used times now. */
   flushLastUsed(): Promise<void>;
+  /** Stops watching and writes the pending last-used times; the gateway calls it only for a store it opened. */
   close(): Promise<void>;
 }
 
@@ -177,19 +194,30 @@ export interface UsageSeries {
   totals: KeyUsage;
 }
 
+/** Where per-key usage is counted, by the hour. Times are milliseconds since the epoch (UTC). */
 export interface UsageStore {
-  /** Adds drained counters; rejects (and keeps nothing) on failure: the gateway keeps them for the next flush. */
+  /**
+   * Adds drained counters (every 5 s and at close), all or nothing: on failure it
+   * rejects and keeps none of them, and the gateway adds them to the next flush.
+   */
   add(pending: PendingUsage, nowMs: number): Promise<void>;
+  /** One key's usage (admin API): the last 48 hours by hour or 30 days by UTC day, ending with the bucket holding nowMs. */
   series(keyId: string, granularity: UsageGranularity, nowMs: number): Promise<UsageSeries>;
+  /** Every key's all-time totals, by key id. */
   totals(): Promise<Map<string, KeyUsage>>;
+  /** Every key with stored usage, summed over the window series(id, granularity, nowMs) covers, by key id. */
   periodTotals(granularity: UsageGranularity, nowMs: number): Promise<Map<string, KeyUsage>>;
 }
 
 // ---------------------------------------------------------------- limits
 
+/** One per-minute limit's state, as the x-ratelimit-* headers give it. */
 export interface LimitWindowState {
+  /** The limit per minute (requests or tokens). */
   limit: number;
+  /** What is left now, a whole number, at least 0. */
   remaining: number;
+  /** A duration, not a time: milliseconds from now until the bucket is full again (0 when full). */
   resetMs: number;
 }
 
@@ -237,18 +265,27 @@ export type AdmitDecision =
     };
 
 export interface Limiter {
+  /** Admits a request of `keyId` reserving `reservation` at time nowMs (ms since the epoch), or refuses it and says why. */
   admit(input: { keyId: string; limits: KeyLimits; reservation: Charge; nowMs: number }): Promise<AdmitDecision>;
   /** Replaces the reservation with the charge and releases the slot. Idempotent. */
   settle(input: { permit: Permit; limits: KeyLimits; charge: Charge; nowMs: number; maxChargeMultiple?: number | null }): Promise<void>;
   /** Extends the lease to nowMs + leaseMs; false when the permit is no longer held. */
   renew(permit: Permit, nowMs: number): Promise<boolean>;
+  /**
+   * The key's use of its budgets in the current UTC day or month (the period of
+   * each budget in `limits`) at time nowMs (ms since the epoch), reservations of
+   * requests in flight included: tokens, and cost in integer nanos; 0 for a
+   * budget `limits` does not set. For the admin API.
+   */
   budgetUsed(keyId: string, limits: KeyLimits, nowMs: number): Promise<{ tokens: number; costNanos: number }>;
   /**
-   * How long a permit lives without renew(); the gateway renews every leaseMs / 3.
+   * A duration in milliseconds: how long a permit lives without renew(), after
+   * which its slot is given back; the gateway renews every leaseMs / 3.
    * A whole number of milliseconds, at least 1000: createGateway refuses a host
    * limiter with another value (an error naming limiter.leaseMs).
    */
   readonly leaseMs: number;
+  /** Called by the gateway only for a limiter it opened. */
   close(): Promise<void>;
 }
 
@@ -287,9 +324,58 @@ export interface AuditSink {
 
 // ---------------------------------------------------------------- logs
 
+/**
+ * A log record's fields, as the gateway passes them. A 'request' record's fields
+ * are never undefined (RequestLogFields); another record may carry a field whose
+ * value is undefined, meaning not known, which a JSON writer leaves out (the
+ * built-in logger does).
+ */
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
-/** The records the gateway writes; a 'request' record per request with the access line's fields. */
+/**
+ * The fields of the 'request' record (the access line), one per request: each
+ * of these always present, null where the gateway does not know it, never
+ * undefined; a route may add fields of its own (traceId, guard, ...).
+ */
+export interface RequestLogFields extends LogFields {
+  requestId: string;
+  /** null (with path and totalMs) for an answer to bytes that never became a request (400, 408, 431). */
+  method: string | null;
+  path: string | null;
+  /** The client's address, after the configured trusted proxies. */
+  client: string | null;
+  /** null when the client left before any answer was written. */
+  status: number | null;
+  keyId: string | null;
+  alias: string | null;
+  /** The upstream target that answered, `provider/model`. */
+  target: string | null;
+  /** Why the alias was chosen; the alias name when asked for directly. */
+  route: string | null;
+  stream: boolean | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  /** What the request was charged on: usage, reservation, prompt, partial or none. */
+  charge: string | null;
+  chargedTokens: number | null;
+  /** Integer nanos of the configured currency. */
+  costNanos: number | null;
+  /** The cost in currency units. */
+  cost: number | null;
+  /** Milliseconds to the status line and headers. */
+  ttfbMs: number | null;
+  totalMs: number | null;
+  /** The whole answer was handed to the socket. */
+  completed: boolean;
+  /** The error code of a failed request. */
+  error: string | null;
+}
+
+/**
+ * Where the gateway's log records go: the records it writes to stdout otherwise,
+ * at every level (a given logger filters by its own level). The 'request' record
+ * (info) carries RequestLogFields. A method must not change `fields` (the gateway may reuse the object).
+ */
 export interface Logger {
   debug(msg: string, fields?: LogFields): void;
   info(msg: string, fields?: LogFields): void;
@@ -314,7 +400,9 @@ export type SpanAttributes = Record<string, string | number | boolean>;
 export interface SpanData {
   traceId: string;
   spanId: string;
+  /** The parent's span id; undefined for a root span (no traceparent came in). */
   parentSpanId: string | undefined;
+  /** The W3C tracestate the request brought; undefined when none. */
   traceState: string | undefined;
   name: string;
   /** OTLP SpanKind: 1 internal, 2 server, 3 client. */
@@ -324,6 +412,7 @@ export interface SpanData {
   attributes: SpanAttributes;
   events: { name: string; timeNs: bigint; attributes: SpanAttributes }[];
   /** OTLP StatusCode: 0 unset, 1 ok, 2 error. */
+  /** message: undefined unless code is 2 and the gateway has words for it. */
   status: { code: 0 | 1 | 2; message: string | undefined };
   remoteParent: boolean;
   sampled: boolean;
