@@ -183,15 +183,15 @@ export interface Gateway {
   /**
    * Checks and builds `config` (or what a function given in its place
    * returns, called in this reload's turn; a GatewayConfigError it throws, for
-   * a file it cannot read, refuses the reload with its issues), re-reads the keys and the running TLS
-   * listeners' certificate files (listen.tls, admin.tls: a renewed certificate
-   * is served to new connections), then swaps all in at once; refused (a bad
-   * config, certificate or keys file), nothing changes. Never throws for a
-   * config problem. Calls never overlap: one made during another waits its
-   * turn. Each is audited (config.reload / config.reload_refused; who and
-   * where from: ReloadOptions) and counted in metrics(). Restart-only settings
-   * (listen, TLS files' paths, state, telemetry) keep their running value and
-   * are named in restartNeeded.
+   * a file it cannot read, refuses the reload with its issues), re-reads the
+   * keys and the running TLS listeners' certificate files (listen.tls,
+   * admin.tls: a renewed certificate is served to new connections), then swaps
+   * all in at once; refused (a bad config, certificate or keys file), nothing
+   * changes. Never throws for a config problem. Calls never overlap: one made
+   * during another waits its turn. Each is audited (config.reload /
+   * config.reload_refused; who and where from: ReloadOptions) and counted in
+   * metrics(). Restart-only settings (listen, TLS files' paths, state,
+   * telemetry) keep their running value and are named in restartNeeded.
    */
   reload(config: GatewayConfigInput | (() => GatewayConfigInput), options?: ReloadOptions): Promise<ReloadResult>;
   /** Prometheus text exposition of the gateway's metrics (what /metrics answers on the admin and metrics listeners). */
