@@ -23,7 +23,7 @@ export interface LoggerUnderTest {
   records(): readonly LoggedRecord[] | Promise<readonly LoggedRecord[]>;
 }
 
-/** The fields of a 'request' record (docs/library.md). */
+/** The fields of a 'request' record: RequestLogFields' (src/api/ports.ts), each always present, null when not known. */
 export const REQUEST_RECORD_FIELDS = [
   'requestId', 'method', 'path', 'client', 'status', 'keyId', 'alias', 'target', 'route', 'stream', 'promptTokens',
   'completionTokens', 'charge', 'chargedTokens', 'costNanos', 'cost', 'ttfbMs', 'totalMs', 'completed', 'error',

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { RequestLogFields } from '../../src/api/ports.ts';
 import type { AccessLine } from '../../src/log/access-line.ts';
+import { REQUEST_RECORD_FIELDS } from '../../src/testing/logger-contract.ts';
 import { repositoryRoot } from '../support/repository-root.ts';
 
 /** Compiles only when `From` is assignable to `To`. */
@@ -47,6 +48,16 @@ describe('the public exports', () => {
       }
     }
     assert.deepEqual(missing, [], 'add these to src/index.ts (export type { ... })');
+  });
+
+  test("REQUEST_RECORD_FIELDS names exactly RequestLogFields' fields", () => {
+    // Typed as RequestLogFields, the literal must name every field the type has.
+    const record: RequestLogFields = {
+      requestId: 'req_1', method: null, path: null, client: null, status: null, keyId: null, alias: null, target: null, route: null,
+      stream: null, promptTokens: null, completionTokens: null, charge: null, chargedTokens: null, costNanos: null, cost: null,
+      ttfbMs: null, totalMs: null, completed: false, error: null,
+    };
+    assert.deepEqual(Object.keys(record).sort(), [...REQUEST_RECORD_FIELDS].sort());
   });
 
   test('the readers see both declaration forms and multi-line export lists', () => {
