@@ -24,6 +24,8 @@ const gateway = await createGateway({
     dataDir: process.env['DATA_DIR'] ?? './data',
     providers: { upstream: { type: 'openai', baseUrl: process.env['UPSTREAM_URL'] } },
     aliases: { 'service-chat': { provider: 'upstream', model: 'gpt-4o-mini' } },
+    // Standalone listen() starts the admin listener too unless it is turned off.
+    admin: { enabled: false },
   },
   providerKey: (provider) => vaultCache.get(provider),
   // The clients' key: one, given to this process as its SHA-256 (own-keys.ts shows a key table).

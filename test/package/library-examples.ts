@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { sendJson, startFakeUpstream, type FakeUpstream } from '../../src/testing/fake-upstream.ts';
@@ -34,6 +35,19 @@ const UPSTREAM_ANSWER = {
 };
 
 const INVALID_KEY_BODY = { error: { message: 'Incorrect API key provided, or the key has been revoked.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } };
+
+/** The admin listener's port when the config does not set one. */
+const DEFAULT_ADMIN_PORT = 8081;
+
+/** Keeps 127.0.0.1:`port` bound for the rest of this process (unref'd), or leaves it to whoever holds it already. */
+async function holdPort(port: number): Promise<void> {
+  const server = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EADDRINUSE' ? resolve() : reject(err)));
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  server.unref();
+}
 
 export interface ExampleRun {
   /** What the program printed after `listening `. */
@@ -117,6 +131,8 @@ export const EXAMPLE_SCENARIOS: Readonly<Record<string, ExampleScenario>> = {
   'vault-keys.ts': {
     title: "the vault's key sent upstream",
     async prepare() {
+      // The admin listener's default port is taken: a program that started one anyway would fail to listen.
+      await holdPort(DEFAULT_ADMIN_PORT);
       return { CLIENT_KEY_SHA256: createHash('sha256').update('vault-example-client').digest('hex') };
     },
     async check(run) {
