@@ -210,8 +210,9 @@ export async function runServeCommand(
         // --log-level wins over the file for the life of the process.
         if (flagLevel === undefined) logger.setLevel(current.log.level);
       }
-      void notifier.ready(result.ok ? `${readyStatus}; configuration reloaded` : `${readyStatus}; reload refused: ${result.problem}`);
+      return result.ok ? `${readyStatus}; configuration reloaded` : `${readyStatus}; reload refused: ${result.problem}`;
     },
+    outcome: (status) => void notifier.ready(status),
   });
   const onHup = (): void => {
     if (stopping) return;

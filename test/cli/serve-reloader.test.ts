@@ -22,6 +22,7 @@ test('three signals during a reload run one more after it; a signal once stoppin
       runs += 1;
       await mine?.wait;
     },
+    outcome: () => undefined,
     stopping: () => stopping,
   });
   reloader.request();
@@ -39,4 +40,31 @@ test('three signals during a reload run one more after it; a signal once stoppin
   stopping = true;
   reloader.request();
   assert.equal(runs, 2);
+});
+
+test('each reload that ends before a shutdown tells its outcome; one that ends after the shutdown began tells none', async () => {
+  const gates = [gate(), gate()];
+  let runs = 0;
+  let stopping = false;
+  const outcomes: string[] = [];
+  const reloader = createReloader({
+    reload: async () => {
+      const mine = gates[runs];
+      runs += 1;
+      await mine?.wait;
+      return `reload ${runs}`;
+    },
+    outcome: (result) => void outcomes.push(result),
+    stopping: () => stopping,
+  });
+  reloader.request();
+  gates[0]?.open();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(outcomes, ['reload 1']);
+  reloader.request();
+  assert.equal(runs, 2);
+  stopping = true;
+  gates[1]?.open();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(outcomes, ['reload 1']);
 });
