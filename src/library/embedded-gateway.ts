@@ -14,6 +14,7 @@ import { adminHostNames } from '../config/operations-config.ts';
 import type { Gateway as InternalGateway } from '../gateway/gateway.ts';
 import { healthRoutes } from '../gateway/health.ts';
 import { trustedProxies } from '../http/client-address.ts';
+import type { GuardedLogger } from '../log/guarded-logger.ts';
 import type { BatchedLines, Logger, LogLevel } from '../log/logger.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
@@ -52,6 +53,8 @@ export interface EmbeddedParts {
   logger: Logger;
   /** The stdout sink of a logger made here, flushed by close(). */
   lines: BatchedLines | null;
+  /** The host's logger as guarded by createGateway (its failures counted), told at close(). */
+  guarded: GuardedLogger | null;
   /** The config as given (before the derived maxConnections): what the first reload is compared with. */
   loaded: GatewayConfig;
   config: GatewayConfig;
@@ -248,6 +251,7 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
         await backend.close();
       } finally {
         parts.lines?.flush();
+        parts.guarded?.reportFailures();
       }
       return { finished: report.finished, endedWithError: report.endedWithError, refused: report.refused };
     })();
