@@ -81,6 +81,8 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
   let metricsListener: { server: Server; address: string } | null = null;
   let descriptors: DescriptorWatch | null = null;
   let closing: Promise<DrainReport> | null = null;
+  /** The listen() still running: close() lets it settle first, so it never waits on a listener close() let go. */
+  let binding: Promise<unknown> | null = null;
   /** True once close() closed the state backend: nothing left to report on. */
   let closed = false;
   hooks.adminConnections = () => (adminServer === null ? null : adminServer.shell.openConnections);
@@ -134,10 +136,30 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
     if (config.admin.tls !== null && certificates.admin === undefined) certificates = loadListenerCertificates(config, env, true);
   };
 
-  async function listen(options: ListenOptions = {}): Promise<ListeningAddress> {
-    if (closing !== null) throw new Error('listen() after close(): make a new gateway');
-    if (listening) throw new Error('listen() was called already: a gateway has one API listener (serve more addresses from your own server with handle())');
+  function listen(options: ListenOptions = {}): Promise<ListeningAddress> {
+    if (closing !== null) return Promise.reject(new Error('listen() after close(): make a new gateway'));
+    if (listening) return Promise.reject(new Error('listen() was called already: a gateway has one API listener (serve more addresses from your own server with handle())'));
     listening = true;
+    let running = true;
+    // Cleared before the caller's await continues, so a close() right after listen() resolved drains at once.
+    const started = (async () => {
+      try {
+        return await bind(options);
+      } finally {
+        running = false;
+        binding = null;
+      }
+    })();
+    if (running) binding = started.then(() => undefined, () => undefined);
+    return started;
+  }
+
+  /** After each wait in listen(): a close() that began meanwhile gets what was bound let go, and listen() rejects. */
+  const stillOpen = (): void => {
+    if (closing !== null) throw new Error('the gateway was closed while listen() ran: nothing listens; make a new gateway to listen again');
+  };
+
+  async function bind(options: ListenOptions): Promise<ListeningAddress> {
     const adminRuns = options.admin ?? config.admin.enabled;
     const undo = (): void => {
       // What was bound is let go, so the host may try again elsewhere.
@@ -153,14 +175,17 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
       // admin.tls is read only for an admin listener that runs.
       if (adminRuns) readAdminCertificates();
       url = await listenOn(internal.server, options.fd, options.port ?? config.listen.port, options.host ?? config.listen.host, API_LISTENER);
+      stillOpen();
       apiUrl = url;
       if (adminRuns) {
         if (adminServer === null) {
           // No admin password yet: a one-time token signs in once to set one (the host shows it; never logged).
           bootstrap = (await readAdminCredentials(config.dataDir)) === null ? createBootstrapToken() : null;
+          stillOpen();
           adminServer = makeAdmin(() => apiUrl, bootstrap);
         }
         const adminUrl = await listenOn(adminServer.server, options.adminFd, options.adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER);
+        stillOpen();
         admin = { url: adminUrl, bootstrapToken: bootstrap?.token ?? null };
         if (!isLoopback(config.admin.host) && config.admin.tls === null && !config.admin.secureCookies) {
           logger.warn('the admin listener is reachable from the network without TLS: passwords and session cookies cross it in clear text', { admin: adminUrl });
@@ -171,6 +196,7 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
         onConnectionRefused: () => metrics.connectionRefused('metrics'),
         onConnectionReclaimed: () => metrics.connectionReclaimed('metrics'),
       });
+      stillOpen();
     } catch (err) {
       undo();
       throw asConfigError(err);
@@ -239,7 +265,11 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
 
   function close(options: { drainTimeoutMs?: number } = {}): Promise<DrainReport> {
     closing ??= (async () => {
-      const report = await internal.shutdown(options.drainTimeoutMs ?? internal.config.shutdown.drainTimeoutMs);
+      // A listen() under way settles first (it lets go of what it bound), so the drain below closes a server that is not binding.
+      // Without one, the drain begins in this call (draining is true when close() returns).
+      if (binding !== null) await binding;
+      const drainTimeoutMs = options.drainTimeoutMs ?? internal.config.shutdown.drainTimeoutMs;
+      const report = await internal.shutdown(drainTimeoutMs);
       // The admin and metrics listeners stay up while the API drains (/readyz says "draining", /metrics is scraped to the end).
       if (adminServer !== null) await adminServer.shell.drain(ADMIN_CLOSE_MS);
       await closeMetricsListener(metricsListener);

@@ -117,3 +117,31 @@ describe('a host logger that throws', () => {
     assert.match(stderr[0] ?? '', /^portcullis: the host's logger threw on a record at level (debug|info|warn|error) \("[^"]*"\): Error: log pipeline down; the gateway keeps serving/);
   });
 });
+
+describe('close() while listen() binds', () => {
+  test('listen() rejects naming the close, close() resolves, and nothing listens', async () => {
+    const dataDir = path.join(freshDir(root), 'data');
+    const gateway = await createGateway({ config: { ...DEMO, dataDir }, env: {}, logger: quietLogger() });
+    const listening = gateway.listen({ port: 0, host: '127.0.0.1' }).then(
+      (address) => `listening at ${address.url}`,
+      (error: unknown) => `refused: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    const report = await within(gateway.close({ drainTimeoutMs: 0 }), 'close() during listen()');
+    assert.deepEqual(report, { finished: 0, endedWithError: 0, refused: 0 });
+    // Settled already; the bound only turns a hang into a failure.
+    assert.equal(await within(listening, 'listen() settling after close()'), 'refused: the gateway was closed while listen() ran: nothing listens; make a new gateway to listen again');
+    await assert.rejects(gateway.listen({ port: 0, host: '127.0.0.1' }), { message: 'listen() after close(): make a new gateway' });
+  });
+});
+
+describe('close() right after listen() resolved', () => {
+  test('the drain begins in the close() call: draining is true when it returns, and the listener is closed', async () => {
+    const dataDir = path.join(freshDir(root), 'data');
+    const gateway = await createGateway({ config: { ...DEMO, dataDir }, env: {}, logger: quietLogger() });
+    const { url } = await gateway.listen({ port: 0, host: '127.0.0.1' });
+    const closing = gateway.close({ drainTimeoutMs: 0 });
+    assert.equal(gateway.draining, true);
+    assert.deepEqual(await within(closing, 'close()'), { finished: 0, endedWithError: 0, refused: 0 });
+    await assert.rejects(fetch(`${url}/healthz`));
+  });
+});
