@@ -20,6 +20,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
 import { listenOn, type Listener } from '../ops/listen.ts';
 import type { StateBackend } from '../state/state-backend.ts';
+import { ConfigIssueCode } from '../config/config-issues.ts';
 import { GatewayConfigError } from './check-config.ts';
 import { plainIssues } from './plain-issues.ts';
 import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
@@ -32,6 +33,9 @@ const ADMIN_CLOSE_MS = 2000;
 /** What a taken or forbidden address names: the listener, and the settings that move it for a host. */
 const API_LISTENER: Listener = { id: 'api', name: 'the API listener', settings: "listen.port or listen()'s port" };
 const ADMIN_LISTENER: Listener = { id: 'admin', name: 'the admin listener', settings: "admin.port or listen()'s adminPort, or listen({admin: false})" };
+
+/** Why a reload() after close() is refused. */
+const CLOSED = 'the gateway is closed: make a new gateway to reload';
 
 /** Who a reload() is, in its audit record, unless the host names itself. */
 const LIBRARY_ACTOR = 'library';
@@ -229,6 +233,8 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
   }
 
   async function reload(value: unknown, options: ReloadOptions = {}): Promise<ReloadResult> {
+    // Nothing is read, swapped or audited: the chain may be closed, or another gateway's by now.
+    if (closing !== null) return { ok: false, issues: [{ code: ConfigIssueCode.InvalidValue, path: '', message: CLOSED }], problem: CLOSED };
     const source = options.source ?? parts.named;
     const outcome = await reloads.run({
       load: () => {
@@ -276,6 +282,8 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
       // The token uses counted this minute, appended while the chain is still open.
       if (adminServer !== null) await adminServer.tokenUses.close();
       descriptors?.stop();
+      // A reload that began before close() leaves its record while the chain is open.
+      await reloads.settled();
       try {
         closed = true;
         await backend.close();

@@ -145,3 +145,34 @@ describe('close() right after listen() resolved', () => {
     await assert.rejects(fetch(`${url}/healthz`));
   });
 });
+
+describe('reload() after close()', () => {
+  test('refused as closed; nothing is read, swapped or appended to the audit chain', async () => {
+    const dataDir = path.join(freshDir(root), 'data');
+    const config = { ...DEMO, dataDir };
+    const gateway = await createGateway({ config, env: {}, logger: quietLogger() });
+    const chain = (): string => (existsSync(path.join(dataDir, 'audit.jsonl')) ? readFileSync(path.join(dataDir, 'audit.jsonl'), 'utf8') : '');
+    await gateway.close({ drainTimeoutMs: 0 });
+    const before = chain();
+    let read = 0;
+    const outcome = await gateway.reload(() => (read++, config));
+    assert.deepEqual(outcome, {
+      ok: false,
+      issues: [{ code: 'invalid_value', path: '', message: 'the gateway is closed: make a new gateway to reload' }],
+      problem: 'the gateway is closed: make a new gateway to reload',
+    });
+    assert.equal(read, 0);
+    assert.equal(chain(), before);
+  });
+
+  test('a reload() under way when close() begins leaves its record before the chain closes', async () => {
+    const dataDir = path.join(freshDir(root), 'data');
+    const config = { ...DEMO, dataDir };
+    const gateway = await createGateway({ config, env: {}, logger: quietLogger() });
+    const refused = gateway.reload({ ...config, colour: 'blue' });
+    await gateway.close({ drainTimeoutMs: 0 });
+    assert.equal((await refused).ok, false);
+    const actions = readFileSync(path.join(dataDir, 'audit.jsonl'), 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { action: string }).action);
+    assert.deepEqual(actions.slice(-1), ['config.reload_refused']);
+  });
+});
