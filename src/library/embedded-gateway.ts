@@ -22,6 +22,7 @@ import { listenOn, type Listener } from '../ops/listen.ts';
 import type { StateBackend } from '../state/state-backend.ts';
 import { ConfigIssueCode } from '../config/config-issues.ts';
 import { GatewayConfigError } from './check-config.ts';
+import { drainAuditSink } from './compose-state.ts';
 import { plainIssues } from './plain-issues.ts';
 import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
 import { closeMetricsListener, metricsHandler, startMetricsListener } from './metrics-endpoint.ts';
@@ -275,6 +276,7 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
       // Without one, the drain begins in this call (draining is true when close() returns).
       if (binding !== null) await binding;
       const drainTimeoutMs = options.drainTimeoutMs ?? internal.config.shutdown.drainTimeoutMs;
+      const began = Date.now();
       const report = await internal.shutdown(drainTimeoutMs);
       // The admin and metrics listeners stay up while the API drains (/readyz says "draining", /metrics is scraped to the end).
       if (adminServer !== null) await adminServer.shell.drain(ADMIN_CLOSE_MS);
@@ -284,6 +286,8 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
       descriptors?.stop();
       // A reload that began before close() leaves its record while the chain is open.
       await reloads.settled();
+      // The host's sink gets what is left of the drain time for the records it has not taken (what it never confirms is logged).
+      await drainAuditSink(audit, Math.max(0, drainTimeoutMs - (Date.now() - began)));
       try {
         closed = true;
         await backend.close();
