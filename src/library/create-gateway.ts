@@ -10,6 +10,7 @@ import type { Gateway, GatewayOptions } from '../api/gateway.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { parseConfig } from '../config/config-parser.ts';
 import type { ConfigIssue as InternalConfigIssue } from '../config/config-issues.ts';
+import { guardLogger, type GuardedLogger } from '../log/guarded-logger.ts';
 import { batchLines, createLogger, type BatchedLines, type Logger } from '../log/logger.ts';
 import { createGatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { connectionsForDescriptors, readDescriptorLimit } from '../ops/descriptor-watch.ts';
@@ -70,6 +71,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const config: GatewayConfig = { ...loaded, limits: { ...loaded.limits, maxConnections } };
 
   let lines: BatchedLines | null = null;
+  /** A host's logger, guarded: it is called where a throw would end the host's process. */
+  let guarded: GuardedLogger | null = null;
   let logger: Logger;
   let setLevel: GatewayHooks['setLevel'];
   if (options.logger === undefined) {
@@ -77,7 +80,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     const own = createLogger({ level: config.log.level, write: lines });
     logger = own;
     setLevel = (level) => own.setLevel(level);
-  } else logger = options.logger;
+  } else {
+    guarded = guardLogger(options.logger);
+    logger = guarded;
+  }
 
   // The hooks read the parts once they exist; nothing calls them before.
   let parts: GatewayParts | undefined;
@@ -116,6 +122,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     });
   } catch (err) {
     lines?.flush();
+    guarded?.reportFailures();
     if (!(err instanceof GatewayStartError)) throw err;
     const cause = err.cause as Error;
     if (err.step === 'config' && cause instanceof ConfigError) throw configError(cause.issues);
@@ -125,6 +132,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     ...parts,
     logger,
     lines,
+    guarded,
     loaded,
     config,
     parse,

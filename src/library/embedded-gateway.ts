@@ -14,12 +14,15 @@ import { adminHostNames } from '../config/operations-config.ts';
 import type { Gateway as InternalGateway } from '../gateway/gateway.ts';
 import { healthRoutes } from '../gateway/health.ts';
 import { trustedProxies } from '../http/client-address.ts';
+import type { GuardedLogger } from '../log/guarded-logger.ts';
 import type { BatchedLines, Logger, LogLevel } from '../log/logger.ts';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { startDescriptorWatch, type DescriptorWatch } from '../ops/descriptor-watch.ts';
 import { listenOn, type Listener } from '../ops/listen.ts';
 import type { StateBackend } from '../state/state-backend.ts';
+import { ConfigIssueCode } from '../config/config-issues.ts';
 import { GatewayConfigError } from './check-config.ts';
+import { drainAuditSink } from './compose-state.ts';
 import { plainIssues } from './plain-issues.ts';
 import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
 import { closeMetricsListener, metricsHandler, startMetricsListener } from './metrics-endpoint.ts';
@@ -31,6 +34,9 @@ const ADMIN_CLOSE_MS = 2000;
 /** What a taken or forbidden address names: the listener, and the settings that move it for a host. */
 const API_LISTENER: Listener = { id: 'api', name: 'the API listener', settings: "listen.port or listen()'s port" };
 const ADMIN_LISTENER: Listener = { id: 'admin', name: 'the admin listener', settings: "admin.port or listen()'s adminPort, or listen({admin: false})" };
+
+/** Why a reload() after close() is refused. */
+const CLOSED = 'the gateway is closed: make a new gateway to reload';
 
 /** Who a reload() is, in its audit record, unless the host names itself. */
 const LIBRARY_ACTOR = 'library';
@@ -52,6 +58,8 @@ export interface EmbeddedParts {
   logger: Logger;
   /** The stdout sink of a logger made here, flushed by close(). */
   lines: BatchedLines | null;
+  /** The host's logger as guarded by createGateway (its failures counted), told at close(). */
+  guarded: GuardedLogger | null;
   /** The config as given (before the derived maxConnections): what the first reload is compared with. */
   loaded: GatewayConfig;
   config: GatewayConfig;
@@ -78,6 +86,8 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
   let metricsListener: { server: Server; address: string } | null = null;
   let descriptors: DescriptorWatch | null = null;
   let closing: Promise<DrainReport> | null = null;
+  /** The listen() still running: close() lets it settle first, so it never waits on a listener close() let go. */
+  let binding: Promise<unknown> | null = null;
   /** True once close() closed the state backend: nothing left to report on. */
   let closed = false;
   hooks.adminConnections = () => (adminServer === null ? null : adminServer.shell.openConnections);
@@ -131,10 +141,30 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
     if (config.admin.tls !== null && certificates.admin === undefined) certificates = loadListenerCertificates(config, env, true);
   };
 
-  async function listen(options: ListenOptions = {}): Promise<ListeningAddress> {
-    if (closing !== null) throw new Error('listen() after close(): make a new gateway');
-    if (listening) throw new Error('listen() was called already: a gateway has one API listener (serve more addresses from your own server with handle())');
+  function listen(options: ListenOptions = {}): Promise<ListeningAddress> {
+    if (closing !== null) return Promise.reject(new Error('listen() after close(): make a new gateway'));
+    if (listening) return Promise.reject(new Error('listen() was called already: a gateway has one API listener (serve more addresses from your own server with handle())'));
     listening = true;
+    let running = true;
+    // Cleared before the caller's await continues, so a close() right after listen() resolved drains at once.
+    const started = (async () => {
+      try {
+        return await bind(options);
+      } finally {
+        running = false;
+        binding = null;
+      }
+    })();
+    if (running) binding = started.then(() => undefined, () => undefined);
+    return started;
+  }
+
+  /** After each wait in listen(): a close() that began meanwhile gets what was bound let go, and listen() rejects. */
+  const stillOpen = (): void => {
+    if (closing !== null) throw new Error('the gateway was closed while listen() ran: nothing listens; make a new gateway to listen again');
+  };
+
+  async function bind(options: ListenOptions): Promise<ListeningAddress> {
     const adminRuns = options.admin ?? config.admin.enabled;
     const undo = (): void => {
       // What was bound is let go, so the host may try again elsewhere.
@@ -150,14 +180,17 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
       // admin.tls is read only for an admin listener that runs.
       if (adminRuns) readAdminCertificates();
       url = await listenOn(internal.server, options.fd, options.port ?? config.listen.port, options.host ?? config.listen.host, API_LISTENER);
+      stillOpen();
       apiUrl = url;
       if (adminRuns) {
         if (adminServer === null) {
           // No admin password yet: a one-time token signs in once to set one (the host shows it; never logged).
           bootstrap = (await readAdminCredentials(config.dataDir)) === null ? createBootstrapToken() : null;
+          stillOpen();
           adminServer = makeAdmin(() => apiUrl, bootstrap);
         }
         const adminUrl = await listenOn(adminServer.server, options.adminFd, options.adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER);
+        stillOpen();
         admin = { url: adminUrl, bootstrapToken: bootstrap?.token ?? null };
         if (!isLoopback(config.admin.host) && config.admin.tls === null && !config.admin.secureCookies) {
           logger.warn('the admin listener is reachable from the network without TLS: passwords and session cookies cross it in clear text', { admin: adminUrl });
@@ -168,6 +201,7 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
         onConnectionRefused: () => metrics.connectionRefused('metrics'),
         onConnectionReclaimed: () => metrics.connectionReclaimed('metrics'),
       });
+      stillOpen();
     } catch (err) {
       undo();
       throw asConfigError(err);
@@ -200,6 +234,8 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
   }
 
   async function reload(value: unknown, options: ReloadOptions = {}): Promise<ReloadResult> {
+    // Nothing is read, swapped or audited: the chain may be closed, or another gateway's by now.
+    if (closing !== null) return { ok: false, issues: [{ code: ConfigIssueCode.InvalidValue, path: '', message: CLOSED }], problem: CLOSED };
     const source = options.source ?? parts.named;
     const outcome = await reloads.run({
       load: () => {
@@ -236,18 +272,28 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
 
   function close(options: { drainTimeoutMs?: number } = {}): Promise<DrainReport> {
     closing ??= (async () => {
-      const report = await internal.shutdown(options.drainTimeoutMs ?? internal.config.shutdown.drainTimeoutMs);
+      // A listen() under way settles first (it lets go of what it bound), so the drain below closes a server that is not binding.
+      // Without one, the drain begins in this call (draining is true when close() returns).
+      if (binding !== null) await binding;
+      const drainTimeoutMs = options.drainTimeoutMs ?? internal.config.shutdown.drainTimeoutMs;
+      const began = Date.now();
+      const report = await internal.shutdown(drainTimeoutMs);
       // The admin and metrics listeners stay up while the API drains (/readyz says "draining", /metrics is scraped to the end).
       if (adminServer !== null) await adminServer.shell.drain(ADMIN_CLOSE_MS);
       await closeMetricsListener(metricsListener);
       // The token uses counted this minute, appended while the chain is still open.
       if (adminServer !== null) await adminServer.tokenUses.close();
       descriptors?.stop();
+      // A reload that began before close() leaves its record while the chain is open.
+      await reloads.settled();
+      // The host's sink gets what is left of the drain time for the records it has not taken (what it never confirms is logged).
+      await drainAuditSink(audit, Math.max(0, drainTimeoutMs - (Date.now() - began)));
       try {
         closed = true;
         await backend.close();
       } finally {
         parts.lines?.flush();
+        parts.guarded?.reportFailures();
       }
       return { finished: report.finished, endedWithError: report.endedWithError, refused: report.refused };
     })();

@@ -20,7 +20,7 @@ import { recoverAuditChain } from '../state/change-recovery.ts';
 import type { StateOperation } from '../state/redis-backend.ts';
 import { responseStoreLimits } from '../state/response-store-port.ts';
 import type { StateBackend } from '../state/state-backend.ts';
-import { systemScheduler } from '../time/scheduler.ts';
+import { systemScheduler, type Scheduler } from '../time/scheduler.ts';
 import { createLibraryAuditTrail, openLibraryState, type LibraryStatePorts } from './compose-state.ts';
 
 export interface GatewayPartsOptions {
@@ -43,6 +43,8 @@ export interface GatewayPartsOptions {
   countUnavailable?: (operation: StateOperation) => void;
   countBudgetJournalWriteFailure?: () => void;
   onAuditAppendFailure?: () => void;
+  /** The timers of the gateway, its response store and the audit sink's timeout and drain; default the system's. */
+  scheduler?: Scheduler;
 }
 
 export interface GatewayParts {
@@ -102,7 +104,11 @@ export async function openGatewayParts(options: GatewayPartsOptions): Promise<Ga
     }
     throw err;
   }
-  const audit = createLibraryAuditTrail(backend, options.auditSink, logger, options.onAuditAppendFailure === undefined ? {} : { onAppendFailure: options.onAuditAppendFailure });
+  const scheduler = options.scheduler ?? systemScheduler;
+  const audit = createLibraryAuditTrail(backend, options.auditSink, logger, {
+    scheduler,
+    ...(options.onAuditAppendFailure === undefined ? {} : { onAppendFailure: options.onAuditAppendFailure }),
+  });
   try {
     await recoverAuditChain({ log: backend.audit, keys: backend.keys, tokens: backend.tokens, trail: audit, logger });
   } catch (err) {
@@ -114,12 +120,13 @@ export async function openGatewayParts(options: GatewayPartsOptions): Promise<Ga
   }
   try {
     const storeConfig = config.responses.store;
-    const responseStore = storeConfig.enabled ? await backend.openResponseStore(responseStoreLimits(storeConfig), systemScheduler, (message) => logger.warn('response store', { problem: message })) : undefined;
+    const responseStore = storeConfig.enabled ? await backend.openResponseStore(responseStoreLimits(storeConfig), scheduler, (message) => logger.warn('response store', { problem: message })) : undefined;
     const gateway = createGateway({
       config,
       state: backend,
       logger,
       env,
+      scheduler,
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
       ...(responseStore === undefined ? {} : { responseStore }),
       ...(options.tls === undefined ? {} : { tls: options.tls }),

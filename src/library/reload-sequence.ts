@@ -58,6 +58,8 @@ type Who = { actor: AuditActor; origin: string; target: string };
 export interface ReloadSequence {
   /** Runs one reload after those already asked for; resolves to its outcome (never rejects for a config or keys problem). */
   run(request: ReloadRequest): Promise<ReloadOutcome>;
+  /** Resolves once every run asked for so far has finished (a shutdown waits for it before closing the audit chain). */
+  settled(): Promise<void>;
 }
 
 export function createReloadSequence(options: ReloadSequenceOptions): ReloadSequence {
@@ -152,5 +154,6 @@ export function createReloadSequence(options: ReloadSequenceOptions): ReloadSequ
       queue = result.catch(() => undefined);
       return result;
     },
+    settled: () => queue.then(() => undefined),
   };
 }

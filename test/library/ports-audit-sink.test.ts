@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import type { AuditRecord, AuditSink } from '../../src/api/ports.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createLibraryAuditTrail, drainAuditSink, openLibraryState } from '../../src/library/compose-state.ts';
+import { createGateway } from '../../src/library/create-gateway.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { runAuditSinkContract } from '../../src/testing/audit-sink-contract.ts';
@@ -114,3 +115,29 @@ describe('createLibraryAuditTrail with a host sink', () => {
     await t.close();
   });
 });
+
+describe('an embedded gateway with a host sink', () => {
+  test('a sink whose first append never settles: close() drains it within the drain time and logs the records it never confirmed', async () => {
+    const dataDir = path.join(root, 'gateway-stuck-first');
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const handed: string[] = [];
+    const audit: AuditSink = {
+      append(record) {
+        handed.push(`${record.seq} ${record.action}`);
+        // A SIEM connection that never answers its first record; the rest would be taken at once.
+        return handed.length === 1 ? new Promise<void>(() => {}) : Promise.resolve();
+      },
+    };
+    const config = { dataDir, admin: { enabled: false }, providers: { demo: { type: 'demo' } }, aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } } };
+    const gateway = await createGateway({ config, env: {}, logger, audit });
+    for (let i = 0; i < 3; i++) assert.equal((await gateway.reload(config)).ok, true);
+    await gateway.close({ drainTimeoutMs: 0 });
+    assert.deepEqual(handed, ['1 config.reload']);
+    const line = lines.find((l) => l['msg'] === 'the audit sink did not take every record before the close deadline; these were not confirmed by it (the chain has them)');
+    assert.deepEqual([line?.['level'], line?.['seqs'], line?.['count']], ['warn', '1,2,3', 3]);
+    const chained = readFileSync(path.join(dataDir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { seq: number }).seq);
+    assert.deepEqual(chained, [1, 2, 3]);
+  });
+});
+
