@@ -182,8 +182,12 @@ export interface Gateway {
   listen(options?: ListenOptions): Promise<ListeningAddress>;
   /**
    * Checks and builds `config` (or what a function given in its place
-   * returns, called in this reload's turn; a GatewayConfigError it throws, for
-   * a file it cannot read, refuses the reload with its issues), re-reads the
+   * returns or resolves to, called in this reload's turn and awaited: the
+   * reload, those asked for after it and close() wait for it to settle; a
+   * GatewayConfigError it throws or rejects with, for a file it cannot read,
+   * refuses the reload with its issues; anything else it throws refuses it
+   * naming the thrown value's class and code, not its message, which may quote
+   * the file), re-reads the
    * keys and the running TLS listeners' certificate files (listen.tls,
    * admin.tls: a renewed certificate is served to new connections), then swaps
    * all in at once; refused (a bad config, certificate or keys file), nothing
@@ -193,7 +197,7 @@ export interface Gateway {
    * metrics(). Restart-only settings (listen, TLS files' paths, state,
    * telemetry) keep their running value and are named in restartNeeded.
    */
-  reload(config: GatewayConfigInput | (() => GatewayConfigInput), options?: ReloadOptions): Promise<ReloadResult>;
+  reload(config: GatewayConfigInput | (() => GatewayConfigInput | Promise<GatewayConfigInput>), options?: ReloadOptions): Promise<ReloadResult>;
   /** Prometheus text exposition of the gateway's metrics (what /metrics answers on the admin and metrics listeners). */
   metrics(): string;
   /** What the gateway runs with now (state backend, keys, connections); during close() too, rejects once it finished. */

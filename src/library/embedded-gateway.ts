@@ -73,6 +73,31 @@ export interface EmbeddedParts {
   hooks: GatewayHooks;
 }
 
+/**
+ * What the host's reader gives (awaited: a reader may read its file
+ * asynchronously). A reader that throws or rejects could not give a config:
+ * refused as a bad one is, with a GatewayConfigError's issues, or naming what
+ * else it threw by its class and code only (its message may quote the file,
+ * secrets included).
+ */
+async function readHostConfig(reader: () => unknown, source: string | undefined): Promise<unknown> {
+  try {
+    return await reader();
+  } catch (err) {
+    if (err instanceof GatewayConfigError) throw new ConfigError(source ?? null, [...err.issues]);
+    throw new ConfigError(source ?? null, '', `the config reader failed with ${thrownName(err)} (its message is not shown: it may quote the file); fix the reader or what it reads`);
+  }
+}
+
+/** A thrown value's class, with its code when it has a plain one ("Error (ENOENT)"). */
+function thrownName(err: unknown): string {
+  if (!(err instanceof Error)) return err === null ? 'null' : typeof err;
+  // A name or code that is not a plain identifier could carry anything: left out.
+  const name = /^[A-Za-z_$][\w$]{0,60}$/.test(err.name) ? err.name : 'Error';
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]{0,40}$/.test(code) ? `${name} (${code})` : name;
+}
+
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
@@ -238,17 +263,8 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
     if (closing !== null) return { ok: false, issues: [{ code: ConfigIssueCode.InvalidValue, path: '', message: CLOSED }], problem: CLOSED };
     const source = options.source ?? parts.named;
     const outcome = await reloads.run({
-      load: () => {
-        let given = value;
-        if (typeof value === 'function') {
-          try {
-            given = (value as () => unknown)();
-          } catch (err) {
-            // The host's reader could not give a config: refused as a bad one is.
-            if (err instanceof GatewayConfigError) throw new ConfigError(source ?? null, [...err.issues]);
-            throw err;
-          }
-        }
+      load: async () => {
+        const given = typeof value === 'function' ? await readHostConfig(value as () => unknown, source) : value;
         return source === undefined ? parts.parse(given) : parts.parse(given, source);
       },
       // The running TLS listeners' files, read again and swapped in with the rest.

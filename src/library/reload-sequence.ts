@@ -43,12 +43,12 @@ export interface ReloadSequenceOptions {
 }
 
 /**
- * One reload's input: `load` gives the checked config (throws ConfigError),
+ * One reload's input: `load` gives the checked config (throws or rejects with ConfigError),
  * `extra` reads what else swaps with it (throws ConfigError); `who` names this
  * run in its audit record and log lines in place of the sequence's defaults.
  */
 export interface ReloadRequest {
-  load: () => GatewayConfig;
+  load: () => GatewayConfig | Promise<GatewayConfig>;
   extra?: () => { commit(): void };
   who?: { actor?: AuditActor; origin?: string; target?: string };
 }
@@ -101,7 +101,7 @@ export function createReloadSequence(options: ReloadSequenceOptions): ReloadSequ
     let prepared: PreparedReload;
     let extra: { commit(): void } | undefined;
     try {
-      next = request.load();
+      next = await request.load();
       prepared = gateway.prepareReload(next);
       extra = request.extra?.();
     } catch (err) {
