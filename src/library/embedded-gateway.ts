@@ -106,8 +106,18 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
   const { gateway: internal, backend, audit, logger, config, env, metrics, hooks } = parts;
   let certificates = parts.certificates;
   let adminServer: AdminServer | null = null;
-  /** The admin listener's one-time token, made with the admin server by listen() when no password is set. */
+  /** The admin listener's one-time token, made by listen() as the admin listener starts when no password is set. */
   let bootstrap: BootstrapToken | null = null;
+  /** What the admin server checks: the token listen() makes, also for an admin server admin() made before it. */
+  const currentBootstrap: BootstrapToken = {
+    get token() {
+      return bootstrap?.token ?? '';
+    },
+    consume: (candidate) => bootstrap?.consume(candidate) ?? false,
+    get consumed() {
+      return bootstrap?.consumed ?? false;
+    },
+  };
   let metricsListener: { server: Server; address: string } | null = null;
   let descriptors: DescriptorWatch | null = null;
   let closing: Promise<DrainReport> | null = null;
@@ -130,7 +140,7 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
     onOutcome: (outcome) => metrics.configReload(outcome.ok ? 'success' : 'failure'),
   });
 
-  const makeAdmin = (apiAddress: () => string, bootstrap: BootstrapToken | null): AdminServer =>
+  const makeAdmin = (apiAddress: () => string): AdminServer =>
     createAdminServer({
       view: () => ({ config: internal.config, targets: internal.targets }),
       state: backend,
@@ -141,7 +151,7 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
       limits: config.limits,
       trustedProxies: trustedProxies(config.listen.trustedProxies),
       logger,
-      bootstrap,
+      bootstrap: currentBootstrap,
       session: { ttlMs: config.admin.sessionTtlMs, idleMs: config.admin.sessionIdleMs, secureCookies: config.admin.secureCookies },
       allowedHosts: adminHostNames(config.admin),
       extraRoutes: [
@@ -208,12 +218,12 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
       stillOpen();
       apiUrl = url;
       if (adminRuns) {
-        if (adminServer === null) {
+        if (bootstrap === null) {
           // No admin password yet: a one-time token signs in once to set one (the host shows it; never logged).
           bootstrap = (await readAdminCredentials(config.dataDir)) === null ? createBootstrapToken() : null;
           stillOpen();
-          adminServer = makeAdmin(() => apiUrl, bootstrap);
         }
+        adminServer ??= makeAdmin(() => apiUrl);
         const adminUrl = await listenOn(adminServer.server, options.adminFd, options.adminPort ?? config.admin.port, config.admin.host, ADMIN_LISTENER);
         stillOpen();
         admin = { url: adminUrl, bootstrapToken: bootstrap?.token ?? null };
@@ -328,7 +338,7 @@ export function embeddedGateway(parts: EmbeddedParts): Gateway {
         } catch (err) {
           throw asConfigError(err);
         }
-        adminServer = makeAdmin(() => apiUrl, null);
+        adminServer = makeAdmin(() => apiUrl);
       }
       const shell = adminServer.shell;
       // The admin routes own every path they are mounted at (the dashboard answers the rest): next is not called.

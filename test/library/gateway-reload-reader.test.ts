@@ -1,5 +1,6 @@
 // reload() given a reader in place of the config (sync or async, one that
-// fails, one that has not settled yet).
+// fails, one that has not settled yet), and the admin listener's bootstrap
+// token when admin() built the admin server before listen().
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -125,5 +126,24 @@ describe('reload() with a reader', () => {
       assert.deepEqual(await second, { ok: true, aliases: 2, restartNeeded: [] });
       assert.deepEqual(settled, ['first', 'second']);
     });
+  });
+});
+
+describe('admin() before listen()', () => {
+  test('listen() still makes the bootstrap token when no admin password is set, and it signs in once', async () => {
+    const dataDir = path.join(freshDir(root), 'data');
+    const gateway = await createGateway({ config: { ...DEMO, dataDir, admin: { enabled: true, port: 0 } }, env: {}, logger: quietLogger() });
+    try {
+      gateway.admin();
+      const address = await gateway.listen({ port: 0, host: '127.0.0.1' });
+      const token = address.admin?.bootstrapToken ?? assert.fail('no token');
+      assert.match(token, /^pcb_[0-9A-Za-z]{32}$/);
+      const login = (): Promise<Response> =>
+        fetch(`${address.admin?.url}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: token }) });
+      assert.equal((await login()).status, 200);
+      assert.equal((await login()).status, 401);
+    } finally {
+      await gateway.close({ drainTimeoutMs: 0 });
+    }
   });
 });
