@@ -325,12 +325,11 @@ export interface AuditSink {
 // ---------------------------------------------------------------- logs
 
 /**
- * A log record's fields, as the gateway passes them. A 'request' record's fields
- * are never undefined (RequestLogFields); another record may carry a field whose
- * value is undefined, meaning not known, which a JSON writer leaves out (the
- * built-in logger does).
+ * A log record's fields, as the gateway passes them: never undefined. A field
+ * the gateway does not know is left out, or null where the record always has it
+ * (RequestLogFields).
  */
-export type LogFields = Record<string, string | number | boolean | null | undefined>;
+export type LogFields = Record<string, string | number | boolean | null>;
 
 /**
  * The fields of the 'request' record (the access line), one per request: each

@@ -135,7 +135,7 @@ function describeOnLine(log: LogFields, findings: readonly GuardFinding[]): void
 }
 
 /** A `guard` field this module did not write: its entries counted by their commas (a path with a comma in a key counts twice: fewer shown, never more). */
-function readLine(field: LogFields[string]): LineFindings {
+function readLine(field: LogFields[string] | undefined): LineFindings {
   if (typeof field !== 'string' || field === '') return { listed: '', shown: 0, more: 0 };
   const count = /(?:^|,)\+(\d+) more$/.exec(field);
   const listed = count === null ? field : field.slice(0, count.index);

@@ -27,7 +27,8 @@ export function answerError(ctx: RequestContext, err: unknown, logger: Logger, d
       requestId: ctx.requestId,
       error: err instanceof Error ? err.name : typeof err,
       // Frames only: the first stack line repeats the message, which may quote request data.
-      stack: err instanceof Error && err.stack !== undefined ? stackFrames(err.stack) : undefined,
+      // No stack, no field: a host's logger is never given an undefined value.
+      ...(err instanceof Error && err.stack !== undefined ? { stack: stackFrames(err.stack) } : {}),
     });
   }
   if (res.headersSent) {

@@ -6,7 +6,8 @@
 import { redactSecretText } from './secret-kinds.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-export type LogFields = Record<string, string | number | boolean | null | undefined>;
+/** A log record's fields: never undefined (a field not known is left out, or null where the record always has it). */
+export type LogFields = Record<string, string | number | boolean | null>;
 
 const LEVEL_RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 

@@ -7,7 +7,7 @@ import { LINGER_MS, sendJson } from '../../src/http/respond.ts';
 import { createRouter } from '../../src/http/router.ts';
 import { createHttpShell } from '../../src/http/server.ts';
 import { type RouteHandler } from '../../src/http/request-context.ts';
-import { createLogger } from '../../src/log/logger.ts';
+import { createLogger, type Logger, type LogFields } from '../../src/log/logger.ts';
 import { request } from '../gateway/harness.ts';
 import { eventually } from '../support/eventually.ts';
 import { ManualScheduler } from '../support/manual-scheduler.ts';
@@ -67,6 +67,20 @@ test('an unexpected error is a generic 500 with no internals; the log names the 
   const entry = logs.find((l) => l['msg'] === 'unexpected error' && l['requestId'] === 'trace-500');
   assert.equal(entry?.['error'], 'Error');
   assert.equal(JSON.stringify(logs).includes('sk-live-123'), false);
+});
+
+test('the unexpected error line for a thrown non-Error has no stack field (a logger is never given undefined)', async () => {
+  const fields: LogFields[] = [];
+  const recording: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: (_msg, f) => void fields.push({ ...f }) };
+  const shell = createHttpShell({ router, limits: DEFAULT_LIMITS, logger: recording });
+  await new Promise<void>((r) => shell.server.listen(0, '127.0.0.1', r));
+  try {
+    const port = (shell.server.address() as AddressInfo).port;
+    assert.equal((await request(`http://127.0.0.1:${port}`, 'GET', '/boom-string', { headers: { 'x-request-id': 'no-stack' } })).status, 500);
+    assert.deepEqual(fields, [{ requestId: 'no-stack', error: 'string' }]);
+  } finally {
+    await new Promise<void>((r) => shell.server.close(() => r()));
+  }
 });
 
 test('a known error renders itself with status, param and code', async () => {
