@@ -80,7 +80,7 @@ export type Authenticator = (request: AuthenticationRequest) => KeyPolicy | null
 export interface KeyRecord {
   readonly id: string;
   readonly name: string;
-  /** Display prefix of the key, e.g. `pcl_AbC1x9Qz`. */
+  /** Display prefix of the key: its first 12 characters, e.g. `pcl_AbC1x9Qz`. */
   readonly prefix: string;
   /** SHA-256 of the raw key, lowercase hex. */
   readonly hash: string;
@@ -97,6 +97,7 @@ export type ListedKey = KeyRecord & { readonly lastUsedAt: string | null };
 
 /** A new key: the raw key, shown once, and what is stored. */
 export interface IssuedKey {
+  /** `pcl_` and 49 characters of [0-9A-Za-z]: the shape the gateway's logs recognise as an API key and redact. */
   key: string;
   record: KeyRecord;
 }
@@ -124,7 +125,19 @@ export interface KeyPatch {
 /** Called with a decided change before it is written; a rejection means the change is not made and the call rejects. */
 export type WriteAhead = (change: { before: KeyRecord | null; after: KeyRecord }) => Promise<void>;
 
-/** Where API keys live, when the gateway is to manage them (keys CLI, admin API). */
+/**
+ * Where API keys live, when the gateway is to manage them (keys CLI, admin API).
+ * runKeyStoreContract holds a store to these comments. The admin API and the CLI tell
+ * a store's errors apart by `name` and `code` (the message is the store's own words,
+ * shown to the operator; never a raw key in it):
+ *   - InvalidKeyNameError / invalid_key_name: a name that is not 1 to 64 printable characters after trimming;
+ *   - InvalidKeySettingError / invalid_key_setting, with `param` the setting's path (e.g.
+ *     `limits.requestsPerMinutes`, `guard.detectors.email`) and `problem`: a bad setting;
+ *   - KeyNotFoundError / key_not_found: no key has the id;
+ *   - KeyRevokedError / key_revoked, with `keyId`: update or rotate of a revoked key;
+ *   - KeyAlreadyRevokedError / key_already_revoked: revoke of a revoked key;
+ *   - KeyStoreClosedError / key_store_closed: any call but authenticate, touch and close after close().
+ */
 export interface KeyStore {
   /** Where the keys live, for messages. */
   readonly location: string;
