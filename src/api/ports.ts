@@ -80,7 +80,7 @@ export type Authenticator = (request: AuthenticationRequest) => KeyPolicy | null
 export interface KeyRecord {
   readonly id: string;
   readonly name: string;
-  /** Display prefix of the key, e.g. `pcl_AbC1x9Qz`. */
+  /** Display prefix of the key: its first 12 characters, e.g. `pcl_AbC1x9Qz`. */
   readonly prefix: string;
   /** SHA-256 of the raw key, lowercase hex. */
   readonly hash: string;
@@ -97,6 +97,7 @@ export type ListedKey = KeyRecord & { readonly lastUsedAt: string | null };
 
 /** A new key: the raw key, shown once, and what is stored. */
 export interface IssuedKey {
+  /** `pcl_` and 49 characters of [0-9A-Za-z]: the shape the gateway's logs recognise as an API key and redact. */
   key: string;
   record: KeyRecord;
 }
@@ -124,7 +125,19 @@ export interface KeyPatch {
 /** Called with a decided change before it is written; a rejection means the change is not made and the call rejects. */
 export type WriteAhead = (change: { before: KeyRecord | null; after: KeyRecord }) => Promise<void>;
 
-/** Where API keys live, when the gateway is to manage them (keys CLI, admin API). */
+/**
+ * Where API keys live, when the gateway is to manage them (keys CLI, admin API).
+ * runKeyStoreContract holds a store to these comments. The admin API and the CLI tell
+ * a store's errors apart by `name` and `code` (the message is the store's own words,
+ * shown to the operator; never a raw key in it):
+ *   - InvalidKeyNameError / invalid_key_name: a name that is not 1 to 64 printable characters after trimming;
+ *   - InvalidKeySettingError / invalid_key_setting, with `param` the setting's path (e.g.
+ *     `limits.requestsPerMinutes`, `guard.detectors.email`) and `problem`: a bad setting;
+ *   - KeyNotFoundError / key_not_found: no key has the id;
+ *   - KeyRevokedError / key_revoked, with `keyId`: update or rotate of a revoked key;
+ *   - KeyAlreadyRevokedError / key_already_revoked: revoke of a revoked key;
+ *   - KeyStoreClosedError / key_store_closed: any call but authenticate, touch and close after close().
+ */
 export interface KeyStore {
   /** Where the keys live, for messages. */
   readonly location: string;
@@ -242,6 +255,16 @@ export interface Permit {
   readonly costBudgetPeriod: string | null;
 }
 
+/**
+ * A budget's refusal. `limit`, `used` and `requested` are tokens, or integer nanos for a
+ * cost budget; `used` counts the period's settled charges and the reservations still
+ * held; `spent` is used >= limit; `resetsAt` is the period's end (ISO 8601, UTC). Why,
+ * and the refusal's retryAfterMs:
+ *   - exceeds_budget: the reservation is above the whole budget: never (null);
+ *   - spent: used >= limit: until resetsAt;
+ *   - held_in_flight: too little room while the key's requests in flight hold reservations: a short wait;
+ *   - too_little_left: too little room and nothing in flight: until resetsAt.
+ */
 export interface BudgetRefusal {
   kind: 'tokens' | 'cost';
   limit: number;
@@ -264,12 +287,41 @@ export type AdmitDecision =
       budget?: BudgetRefusal;
     };
 
+/**
+ * Per-key limits (KeyLimits) at injected times (nowMs, ms since the epoch, UTC), what
+ * runLimiterContract holds an implementation to:
+ *   - requestsPerMinute and tokensPerMinute are buckets holding the limit, full at first
+ *     and refilled continuously at the limit per 60 s, never above it; a request takes 1
+ *     request and its reservation's tokens. The admission's snapshot has a window for each
+ *     of the two set (none for a limit not set): `remaining` the whole units left.
+ *   - concurrentRequests counts the key's permits in flight (admitted, not settled, lease
+ *     not run out).
+ *   - tokenBudget and costBudget count per UTC day or month (the budget's period); a cost
+ *     budget in integer nanos (amount × 1e9). A reservation counts at admission, in the
+ *     period of the admission, and is replaced by the charge at settle, in that same period.
+ *     A refusal names the budget (BudgetRefusal) when one refuses, else the limit with the
+ *     longest wait; retryAfterMs is how long until the same request can pass.
+ *   - A refusal charges nothing. Keys never share anything.
+ *   - Every permit of a key with a limit set holds a lease of leaseMs from admit or renew;
+ *     a key without limits holds nothing (its permits' renew is false, their settle does
+ *     nothing). A lease that ran out frees its slot; its reservation stays charged and a
+ *     later settle changes nothing.
+ */
 export interface Limiter {
-  /** Admits a request of `keyId` reserving `reservation` at time nowMs (ms since the epoch), or refuses it and says why. */
+  /**
+   * Admits a request of `keyId` reserving `reservation` at time nowMs, or refuses it and says
+   * why. A permit is the admission as given (keyId, reservation, admittedAtMs), a new id, and
+   * the budget periods it counts in: 'YYYY-MM-DD' (day) or 'YYYY-MM' (month), UTC, of nowMs;
+   * null for a budget not set.
+   */
   admit(input: { keyId: string; limits: KeyLimits; reservation: Charge; nowMs: number }): Promise<AdmitDecision>;
-  /** Replaces the reservation with the charge and releases the slot. Idempotent. */
+  /**
+   * Replaces the reservation with the charge (in the tokens bucket, never above full, and
+   * in both budgets) and releases the slot. The charge counts at most maxChargeMultiple times
+   * the reservation, per field: 2 when absent, no ceiling when null. Idempotent.
+   */
   settle(input: { permit: Permit; limits: KeyLimits; charge: Charge; nowMs: number; maxChargeMultiple?: number | null }): Promise<void>;
-  /** Extends the lease to nowMs + leaseMs; false when the permit is no longer held. */
+  /** Extends the lease to nowMs + leaseMs; false when the permit holds none (settled, run out, or a key without limits). */
   renew(permit: Permit, nowMs: number): Promise<boolean>;
   /**
    * The key's use of its budgets in the current UTC day or month (the period of

@@ -1,6 +1,6 @@
-// The limiter contract, continued: budgets that count requests in flight (reservations),
-// settlement replacing a reservation, bad settlement input, cost budgets and leases.
-// Run against every implementation beside limiter-scenarios.ts.
+// The built-in limiters' scenarios, continued: budgets that count requests in flight
+// (reservations), settlement replacing a reservation, bad settlement input, cost budgets
+// and leases. Run for the memory and Redis limiters beside limiter-scenarios.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BUDGET_COUNT_CEILING, DEFAULT_LEASE_MS, MAX_CHARGE_NANOS, type Charge } from '../limits/limiter.ts';

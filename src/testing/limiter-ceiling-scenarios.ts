@@ -1,6 +1,6 @@
-// The limiter contract, continued: settlement counts a charge at most
+// The built-in limiters' scenarios, continued: settlement counts a charge at most
 // maxChargeMultiple times its reservation (src/limits/charge-ceiling.ts), in
-// the tokens bucket and both budgets alike. Run against every implementation
+// the tokens bucket and both budgets alike. Run for the built-in limiters
 // beside limiter-scenarios.ts: the Redis limiter's script must be handed the
 // counted charge, not the reported one.
 import assert from 'node:assert/strict';

@@ -1,21 +1,17 @@
-// The limiter port (Limiter in src/api/ports.ts) as one contract: the rate,
-// concurrency and lease scenarios, the budget and cost scenarios, and the charge
-// ceiling, run against one implementation. `makeLimiter()` gives a fresh limiter per
-// scenario; key ids are unique to the run, so one shared store may back them all.
+// The limiter port (Limiter in src/api/ports.ts) as one contract a host's limiter can
+// pass from the port's doc comments alone: rate, concurrency, leases, budgets, cost and
+// the charge ceiling. `makeLimiter()` gives a fresh limiter per scenario; key ids are
+// unique to the run, so one shared store may back them all.
 import type { Limiter } from '../api/ports.ts';
-import { runBudgetScenarios } from './limiter-budget-scenarios.ts';
-import { runChargeCeilingScenarios } from './limiter-ceiling-scenarios.ts';
-import { runLimiterScenarios } from './limiter-scenarios.ts';
+import { runLimiterPortScenarios } from './limiter-port-scenarios.ts';
 
 /** A fresh limiter for one scenario (closed by the scenario when it ends). */
 export type MakeLimiter = () => Limiter | Promise<Limiter>;
 
 /**
- * Registers the limiter cases as node:test tests in describe blocks named after `name`: rate,
- * concurrency and leases, budgets and cost, and the charge ceiling.
+ * Registers the limiter cases as node:test tests in a describe block named after `name`: rate,
+ * concurrency and leases, budgets and cost, and the charge ceiling, as the Limiter port documents them.
  */
 export function runLimiterContract(name: string, makeLimiter: MakeLimiter): void {
-  runLimiterScenarios(name, makeLimiter);
-  runBudgetScenarios(name, makeLimiter);
-  runChargeCeilingScenarios(name, makeLimiter);
+  runLimiterPortScenarios(name, makeLimiter);
 }

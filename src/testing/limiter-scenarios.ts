@@ -1,6 +1,6 @@
-// The limiter contract of src/limits/limiter.ts as one table of scenarios, run against
-// every implementation: `runLimiterScenarios('memory', () => createMemoryLimiter())`,
-// and the Redis limiter the same way. Time is always injected (nowMs), never read.
+// The built-in limiters' exact behaviour as one table of scenarios, run for the memory
+// and the Redis limiter (limiter-builtin.ts); a host's limiter is held to
+// limiter-port-scenarios.ts instead. Time is always injected (nowMs), never read.
 // The budget, reservation, cost and lease cases are limiter-budget-scenarios.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

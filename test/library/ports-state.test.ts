@@ -29,7 +29,7 @@ runKeyStoreContract('a key store as the library holds a host one (checkedKeyStor
   const dir = freshPath(root, 'data');
   const logger = createLogger({ write: () => {} });
   return { open: async (clock) => checkedKeyStore(openKeyStore(dir, { clock, watch: false }), logger) };
-});
+}, { exactMessages: true });
 
 const NO_LIMITS = { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null, tokenBudget: null, costBudget: null } as const;
 

@@ -3,9 +3,11 @@ import { test } from 'node:test';
 import { NO_LIMITS, type KeyLimits } from '../../src/limits/key-limits.ts';
 import { LimiterClosedError, type Charge } from '../../src/limits/limiter.ts';
 import { createMemoryLimiter } from '../../src/limits/memory-limiter.ts';
+import { runBuiltInLimiterScenarios } from '../../src/testing/limiter-builtin.ts';
 import { runLimiterContract } from '../../src/testing/limiter-contract.ts';
 
 runLimiterContract('memory', () => createMemoryLimiter());
+runBuiltInLimiterScenarios('memory', () => createMemoryLimiter());
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const limits = (set: Partial<KeyLimits>): KeyLimits => ({ ...NO_LIMITS, ...set });

@@ -8,6 +8,7 @@ import { LimiterClosedError, type Charge, type Limiter } from '../../src/limits/
 import { createRedisLimiter, redisLimiterKeys } from '../../src/limits/redis-limiter.ts';
 import type { RedisClient } from '../../src/redis/client.ts';
 import { useRedisPair } from '../support/redis-server.ts';
+import { runBuiltInLimiterScenarios } from '../../src/testing/limiter-builtin.ts';
 import { runLimiterContract } from '../../src/testing/limiter-contract.ts';
 
 const PREFIX = 'test:';
@@ -22,6 +23,7 @@ useRedisPair((pair) => ({ clientA, clientB } = pair));
 
 // The client is created in before(), after this registration runs; the factory is called per scenario.
 runLimiterContract('redis', () => createRedisLimiter(clientA, { keyPrefix: PREFIX }));
+runBuiltInLimiterScenarios('redis', () => createRedisLimiter(clientA, { keyPrefix: PREFIX }));
 
 describe('redis limiter', () => {
   const keyId = (): string => `key_${randomUUID().slice(0, 12)}`;

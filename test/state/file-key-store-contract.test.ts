@@ -8,4 +8,4 @@ const root = tempDir('key-contract');
 runKeyStoreContract('file', async () => {
   const dir = freshPath(root, 'data');
   return { open: async (clock) => openKeyStore(dir, { clock, watch: false }) };
-});
+}, { exactMessages: true });

@@ -38,7 +38,7 @@ runKeyStoreContract('redis', async () => {
   const prefix = `c${randomUUID().slice(0, 8)}:`;
   let opened = 0;
   return { open: (clock) => openRedisKeyStore(opened++ % 2 === 0 ? clientA : clientB, { keyPrefix: prefix, clock, reloadIntervalMs: 3_600_000 }) };
-});
+}, { exactMessages: true });
 
 /** Two stores (instances A and B) on one fresh prefix. The poll interval is long: tests refresh with reload(). */
 async function pair(options: Partial<RedisKeyStoreOptions> = {}): Promise<{ a: KeyStore; b: KeyStore; prefix: string }> {
