@@ -5,7 +5,7 @@
 // tests: call it at the top level of a test file.
 export { runAuditSinkContract, type AuditSinkUnderTest } from './testing/audit-sink-contract.ts';
 export { runAuthenticatorContract, type AuthenticatorUnderTest } from './testing/authenticator-contract.ts';
-export { runKeyStoreContract, type KeyStoreStorage } from './testing/key-store-contract.ts';
+export { runKeyStoreContract, type KeyStoreContractOptions, type KeyStoreStorage } from './testing/key-store-contract.ts';
 export { runLimiterContract, type MakeLimiter } from './testing/limiter-contract.ts';
 export { REQUEST_RECORD_FIELDS, runLoggerContract, type LoggedRecord, type LoggerUnderTest } from './testing/logger-contract.ts';
 export { runProviderAdapterContract, type ProviderContractSubject } from './testing/provider-adapter-contract.ts';

@@ -3,7 +3,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ConfigIssue, GatewayConfigInput } from './config.ts';
 import type { ProviderAdapter } from './providers.ts';
-import type { AuditSink, Authenticator, KeyStore, Limiter, Logger, ProviderKeySource, TraceExporter, UsageStore } from './ports.ts';
+import type { Authenticator, KeyStore } from './keys.ts';
+import type { Limiter, UsageStore } from './limits.ts';
+import type { AuditSink, Logger, ProviderKeySource, TraceExporter } from './ports.ts';
 
 /** A node:http request function; `next` (Express/Connect style) is called for a path the gateway does not serve. */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;

@@ -3,7 +3,7 @@
 // logged or echoed.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { ApiDoor, AuthenticationRequest, Authenticator } from '../api/ports.ts';
+import type { ApiDoor, AuthenticationRequest, Authenticator } from '../api/keys.ts';
 import { ApiError, AuthenticationError } from '../errors/api-error.ts';
 import { addressGroup } from '../http/address-group.ts';
 import type { Logger } from '../log/logger.ts';

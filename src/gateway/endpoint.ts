@@ -10,7 +10,7 @@ import type { ChatCompletion, ChatRequest } from '../chat/types.ts';
 import type { JsonObserver } from '../json/json-options.ts';
 import type { UpstreamStream } from '../upstream/provider.ts';
 import type { Call } from './call.ts';
-import type { ApiDoor } from '../api/ports.ts';
+import type { ApiDoor } from '../api/keys.ts';
 
 export interface Endpoint {
   /** The method and path it answers (the trace's server span and its http.route). */

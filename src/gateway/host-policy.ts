@@ -2,7 +2,7 @@
 // are (../keys/key-settings.ts), so a policy means here what it means in the key
 // store. A field of the wrong shape is never read as a default that widens
 // access: the request fails with a generic 500 and an error log naming the field.
-import type { KeyPolicy as HostKeyPolicy } from '../api/ports.ts';
+import type { KeyPolicy as HostKeyPolicy } from '../api/keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import type { KeyGuard } from '../guard/guard-policy.ts';
 import { InvalidKeySettingError } from '../keys/errors.ts';

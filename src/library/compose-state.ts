@@ -9,7 +9,9 @@
 // authenticate() returns is checked like an Authenticator's policy on every
 // request (a host may change a record in place), and a bad one fails the request
 // with a generic 500 and an error log naming the field.
-import type { AuditSink, KeyStore as HostKeyStore, Limiter as HostLimiter, UsageStore as HostUsageStore } from '../api/ports.ts';
+import type { KeyStore as HostKeyStore } from '../api/keys.ts';
+import type { Limiter as HostLimiter, UsageStore as HostUsageStore } from '../api/limits.ts';
+import type { AuditSink } from '../api/ports.ts';
 import { createAuditTrail, drainAuditSink, type AuditTrail, type AuditTrailOptions } from '../audit/audit-trail.ts';
 import type { GatewayConfig } from '../config/config.ts';
 import { createFileAuditLog } from '../audit/file-audit-log.ts';

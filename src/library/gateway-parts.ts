@@ -4,7 +4,8 @@
 // response store when responses.store is on, then the gateway itself. A
 // failure closes what was opened and says at which step it happened, so each
 // host words it for its reader.
-import type { AuditSink, Authenticator, ProviderKeySource, TraceExporter } from '../api/ports.ts';
+import type { Authenticator } from '../api/keys.ts';
+import type { AuditSink, ProviderKeySource, TraceExporter } from '../api/ports.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import { AuditLogError } from '../audit/audit-log.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';

@@ -1,8 +1,10 @@
-// The public port types (src/api/ports.ts) and the internal ones they stand for,
+// The public port types (src/api/keys.ts, limits.ts, ports.ts) and the internal ones they stand for,
 // held together at compile time in both directions: a built-in adapter is a valid
 // public port (so the contract suites run against it), and a host's port is
 // usable where the gateway takes the internal one. A change to either side that
 // breaks this fails the typecheck here, not in a host's build.
+import type * as Keys from '../api/keys.ts';
+import type * as Limits from '../api/limits.ts';
 import type * as Public from '../api/ports.ts';
 import type { AuditRecord } from '../audit/audit-record.ts';
 import type { KeyGuard } from '../guard/guard-policy.ts';
@@ -17,18 +19,18 @@ import type { SpanRecord } from '../telemetry/span.ts';
 type Assignable<From extends To, To> = [From, To];
 
 export type PortChecks = [
-  Assignable<KeyStore, Public.KeyStore>,
-  Assignable<Public.KeyStore, KeyStore>,
-  Assignable<KeyRecord, Public.KeyRecord>,
-  Assignable<Public.KeyRecord, KeyRecord>,
-  Assignable<KeyLimits, Public.KeyLimits>,
-  Assignable<Public.KeyLimits, KeyLimits>,
-  Assignable<KeyGuard, Public.KeyGuard>,
-  Assignable<Public.KeyGuard, KeyGuard>,
-  Assignable<UsageStore, Public.UsageStore>,
-  Assignable<Public.UsageStore, UsageStore>,
-  Assignable<Limiter, Public.Limiter>,
-  Assignable<Public.Limiter, Limiter>,
+  Assignable<KeyStore, Keys.KeyStore>,
+  Assignable<Keys.KeyStore, KeyStore>,
+  Assignable<KeyRecord, Keys.KeyRecord>,
+  Assignable<Keys.KeyRecord, KeyRecord>,
+  Assignable<KeyLimits, Keys.KeyLimits>,
+  Assignable<Keys.KeyLimits, KeyLimits>,
+  Assignable<KeyGuard, Keys.KeyGuard>,
+  Assignable<Keys.KeyGuard, KeyGuard>,
+  Assignable<UsageStore, Limits.UsageStore>,
+  Assignable<Limits.UsageStore, UsageStore>,
+  Assignable<Limiter, Limits.Limiter>,
+  Assignable<Limits.Limiter, Limiter>,
   Assignable<Logger, Public.Logger>,
   Assignable<Public.Logger, Logger>,
   Assignable<AuditRecord, Public.AuditRecord>,

@@ -1,11 +1,11 @@
-// The authenticator port (Authenticator in src/api/ports.ts): a host's decision
+// The authenticator port (Authenticator in src/api/keys.ts): a host's decision
 // of each API request's key. A known key gives a policy the gateway accepts as it
 // is (the gateway's own check, which fails a request with a 500 on a bad one), the
 // same on every door and every ask; an unknown key and a request without one give
 // null (a 401), never a throw; the request is only read.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { ApiDoor, AuthenticationRequest, Authenticator, KeyPolicy } from '../api/ports.ts';
+import type { ApiDoor, AuthenticationRequest, Authenticator, KeyPolicy } from '../api/keys.ts';
 import { parseHostPolicy } from '../gateway/host-policy.ts';
 
 /** The authenticator to hold to the contract, with a key it knows and one it does not. */

@@ -1,4 +1,4 @@
-// The key store port (KeyStore in src/api/ports.ts) as one set of cases, run against
+// The key store port (KeyStore in src/api/keys.ts) as one set of cases, run against
 // every store: the data directory's and Redis's, and a host's own. Only the port is
 // used, so what passes here is what the CLI, the admin API and the server may rely on
 // whichever store holds the keys. A store's errors are told apart by name and `code`
@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { generateApiKey, hashApiKey } from '../keys/api-key.ts';
 import { NO_LIMITS } from '../limits/key-limits.ts';
-import type { KeyRecord, KeyStore } from '../api/ports.ts';
+import type { KeyRecord, KeyStore } from '../api/keys.ts';
 
 /** How runKeyStoreContract checks a store beyond the port's behaviour. */
 export interface KeyStoreContractOptions {

@@ -1,5 +1,5 @@
 // The limiter port's cases a host's own limiter is held to: what the Limiter doc
-// comments in src/api/ports.ts state, and nothing of how the built-in limiters
+// comments in src/api/limits.ts state, and nothing of how the built-in limiters
 // count inside (their exact refill arithmetic, burst ordering and internal
 // ceilings are limiter-builtin.ts's, run for the memory and Redis limiters only).
 import assert from 'node:assert/strict';

@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { NO_LIMITS } from '../limits/key-limits.ts';
-import type { AdmitDecision, Charge, KeyLimits, Limiter, Permit } from '../api/ports.ts';
+import type { KeyLimits } from '../api/keys.ts';
+import type { AdmitDecision, Charge, Limiter, Permit } from '../api/limits.ts';
 import type { MakeLimiter } from './limiter-contract.ts';
 
 // Declared beside runLimiterContract, so the public declarations end there and

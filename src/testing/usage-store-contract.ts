@@ -1,9 +1,9 @@
-// The usage store port (UsageStore in src/api/ports.ts) as one set of cases, run
+// The usage store port (UsageStore in src/api/limits.ts) as one set of cases, run
 // against every store: the data directory's usage file, Redis, and a host's own.
 // `makeStore()` gives a fresh, empty store each time.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { KeyUsage, PendingUsage, UsageStore } from '../api/ports.ts';
+import type { KeyUsage, PendingUsage, UsageStore } from '../api/limits.ts';
 
 const HOUR = 3_600_000;
 const NOW = Date.UTC(2026, 10, 22, 12, 30);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { describe, test } from 'node:test';
-import type { AuthenticationRequest, Authenticator } from '../../src/api/ports.ts';
+import type { AuthenticationRequest, Authenticator } from '../../src/api/keys.ts';
 import { ApiError, AuthenticationError } from '../../src/errors/api-error.ts';
 import { authenticateRequest, hostAuthenticator } from '../../src/gateway/auth.ts';
 import { createLogger } from '../../src/log/logger.ts';

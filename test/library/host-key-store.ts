@@ -2,7 +2,7 @@
 // Map that several instances share (the host's database), settings checked as the
 // KeyStore doc comments say, errors told apart by name and code and worded its own way.
 import { createHash, randomBytes, randomInt } from 'node:crypto';
-import type { IssuedKey, KeyGuard, KeyLimits, KeyPatch, KeyRecord, KeySettingsInput, KeyStore, ListedKey, WriteAhead } from '../../src/api/ports.ts';
+import type { IssuedKey, KeyGuard, KeyLimits, KeyPatch, KeyRecord, KeySettingsInput, KeyStore, ListedKey, WriteAhead } from '../../src/api/keys.ts';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const LIMIT_FIELDS = ['requestsPerMinute', 'tokensPerMinute', 'concurrentRequests', 'tokenBudget', 'costBudget'] as const;

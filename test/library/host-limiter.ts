@@ -3,7 +3,8 @@
 // budget counts per UTC day or month, all in Maps of this process. Every permit of a
 // key with a limit holds a lease; those in flight hold slots and budget reservations.
 import { randomUUID } from 'node:crypto';
-import type { AdmitDecision, BudgetPeriod, BudgetRefusal, Charge, KeyLimits, Limiter, Permit, RateLimitSnapshot } from '../../src/api/ports.ts';
+import type { BudgetPeriod, KeyLimits } from '../../src/api/keys.ts';
+import type { AdmitDecision, BudgetRefusal, Charge, Limiter, Permit, RateLimitSnapshot } from '../../src/api/limits.ts';
 
 const MINUTE = 60_000;
 const NANOS = 1_000_000_000;

@@ -1,6 +1,6 @@
 // A usage store as a host writes one, from the public types alone: every
 // flushed hour kept in memory (its own database would do the same sums).
-import type { KeyUsage, PendingUsage, UsageBucket, UsageGranularity, UsageSeries, UsageStore } from '../../src/api/ports.ts';
+import type { KeyUsage, PendingUsage, UsageBucket, UsageGranularity, UsageSeries, UsageStore } from '../../src/api/limits.ts';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;

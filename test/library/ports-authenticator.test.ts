@@ -4,7 +4,7 @@
 // error log naming the field, and the key store is never asked.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { AuthenticationRequest, Authenticator, KeyPolicy } from '../../src/api/ports.ts';
+import type { AuthenticationRequest, Authenticator, KeyPolicy } from '../../src/api/keys.ts';
 import { runAuthenticatorContract } from '../../src/testing/authenticator-contract.ts';
 import { logged, postChat, startPortsGateway, type PortsGateway } from './ports-harness.ts';
 

@@ -8,7 +8,8 @@ import fs, { existsSync, mkdirSync, writeFileSync, type FSWatcher } from 'node:f
 import { syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import type { IssuedKey, KeyRecord, KeyStore, Limiter } from '../../src/api/ports.ts';
+import type { IssuedKey, KeyRecord, KeyStore } from '../../src/api/keys.ts';
+import type { Limiter } from '../../src/api/limits.ts';
 import { checkedKeyStore, openLibraryState } from '../../src/library/compose-state.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { createMemoryLimiter } from '../../src/limits/memory-limiter.ts';
