@@ -95,7 +95,9 @@ export interface Gateway {
    * header checks, client address (listen.trustedProxies) and certificate,
    * body limits, the error boundary, the write-stall watch and the access
    * line. A path under basePath is routed with the prefix taken off (an
-   * Express mount that takes it off req.url itself needs basePath ""); a path
+   * Express mount that takes it off req.url itself needs basePath ""), while
+   * the access line and error messages name the path the client sent
+   * (req.originalUrl ?? req.url, without the query); a path
    * outside it, or one no route knows: `next()` when given (the host's own
    * routes go on), else the gateway's 404. A request after shutdown() began
    * is answered 503; shutdown() waits for and ends these requests as for the

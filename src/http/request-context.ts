@@ -30,7 +30,14 @@ export class RequestContext implements AbortSource {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   requestId = '';
+  /** The path routed on (a host's base path taken off); handlers read their parameters from it. */
   readonly path: string;
+  /**
+   * The path as the client sent it, without the query (a host's base path and a
+   * framework's mount, Express's req.originalUrl, included): what the access
+   * line and the error messages name. `path` unless the request core sets it.
+   */
+  clientPath: string;
   /**
    * The client's address: the socket's peer, or behind a trusted proxy the
    * address X-Forwarded-For names (./client-address.ts). Throttles and logs
@@ -65,6 +72,7 @@ export class RequestContext implements AbortSource {
     this.req = req;
     this.res = res;
     this.path = path;
+    this.clientPath = path;
     this.clientAddress = clientAddress;
   }
 

@@ -74,7 +74,9 @@ export interface RequestCore {
    * taken off); null: a URL outside what is served here (a host's path
    * outside the base path), answered 404 with the request's own path.
    * `refusal`: an answer decided before routing (node's checks the listener
-   * took over: CONNECT, Expect).
+   * took over: CONNECT, Expect). The access line and the error messages name
+   * the path the client sent (req.originalUrl when a framework set it, else
+   * req.url), whatever `url` is routed.
    */
   handle(req: IncomingMessage, res: ServerResponse, url: string | null, refusal: ApiError | null): Promise<void>;
   /** Requests being handled now, through any server. */
@@ -144,10 +146,11 @@ export function createRequestCore(options: RequestCoreOptions): RequestCore {
       return;
     }
     startTiming(res, monotonic);
-    const url = routed ?? req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
+    const sent = (req as IncomingMessage & { originalUrl?: unknown }).originalUrl;
+    const clientPath = pathOf(typeof sent === 'string' ? sent : (req.url ?? '/'));
+    const path = routed === null ? clientPath : pathOf(routed);
     const ctx = new RequestContext(req, res, path, clientAddress(req, trusted));
+    ctx.clientPath = clientPath;
     const shape = errorShapeFor?.(path) ?? null;
     if (shape !== null) ctx.renderError = shape.render;
     inFlight.add(ctx);
@@ -198,8 +201,8 @@ export function createRequestCore(options: RequestCoreOptions): RequestCore {
       }
       const method = req.method ?? 'GET';
       const route = routed === null ? OUTSIDE : router.match(method, path);
-      if (route.kind === 'not_found') throw new RouteNotFoundError(method, shortPath(path));
-      if (route.kind === 'method_not_allowed') throw new MethodNotAllowedError(method, path, route.allow);
+      if (route.kind === 'not_found') throw new RouteNotFoundError(method, shortPath(clientPath));
+      if (route.kind === 'method_not_allowed') throw new MethodNotAllowedError(method, shortPath(clientPath), route.allow);
       await route.handler(ctx);
     } catch (err) {
       answerError(ctx, err, logger, state !== DrainState.Serving, scheduler);
@@ -228,7 +231,7 @@ export function createRequestCore(options: RequestCoreOptions): RequestCore {
     logAccess({
       requestId: ctx.requestId,
       method: ctx.req.method ?? 'GET',
-      path: shortPath(ctx.path),
+      path: shortPath(ctx.clientPath),
       client: ctx.clientAddress,
       status: res.headersSent ? res.statusCode : null,
       ttfbMs: headersAt < 0 ? null : roundMs(headersAt - started),
@@ -363,6 +366,11 @@ export function createRequestCore(options: RequestCoreOptions): RequestCore {
 function asksForClientCertificate(socket: Socket): boolean {
   const tls = socket as Partial<TLSSocket> & { server?: { requestCert?: unknown } };
   return tls.encrypted === true && tls.server?.requestCert === true;
+}
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
 }
 
 function shortPath(path: string): string {

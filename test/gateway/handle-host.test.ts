@@ -87,11 +87,11 @@ test('a path no route knows, without next(): the gateway 404 JSON naming the pat
   assert.equal(typeof res.headers['x-request-id'], 'string');
 });
 
-test('under basePath "/llm" on a raw server: routed with the prefix taken off; outside it, the 404 names the whole path', async () => {
+test('under basePath "/llm" on a raw server: routed with the prefix taken off; the access line and the 404s name the path the client sent', async () => {
   const { hosted } = await setup({ basePath: '/llm' });
   const res = await chat(hosted, '/llm/v1/chat/completions', 'bp-1');
   assert.equal(res.status, 200);
-  assert.equal((await lineOf(hosted, 'bp-1'))['path'], '/v1/chat/completions');
+  assert.equal((await lineOf(hosted, 'bp-1'))['path'], '/llm/v1/chat/completions');
   const models = await request(hosted.hostUrl, 'GET', '/llm/v1/models?limit=5', { headers: { authorization: `Bearer ${hosted.key}` } });
   assert.equal(models.status, 200);
   assert.deepEqual(
@@ -108,9 +108,10 @@ test('under basePath "/llm" on a raw server: routed with the prefix taken off; o
   const near = await request(hosted.hostUrl, 'GET', '/llmx/v1/models', { headers: { authorization: `Bearer ${hosted.key}` } });
   assert.equal(near.status, 404);
   assert.deepEqual(near.json(), unknownUrl('GET', '/llmx/v1/models'));
-  const inside = await request(hosted.hostUrl, 'GET', '/llm/v1/nothing-here');
+  const inside = await request(hosted.hostUrl, 'GET', '/llm/v1/nothing-here?q=1', { headers: { 'x-request-id': 'bp-404' } });
   assert.equal(inside.status, 404);
-  assert.deepEqual(inside.json(), unknownUrl('GET', '/v1/nothing-here'));
+  assert.deepEqual(inside.json(), unknownUrl('GET', '/llm/v1/nothing-here'));
+  assert.equal((await lineOf(hosted, 'bp-404'))['path'], '/llm/v1/nothing-here');
 });
 
 test('with next(): a path outside basePath or one no route knows goes on to the host; a known path with a wrong method is the gateway 405', async () => {
@@ -124,35 +125,54 @@ test('with next(): a path outside basePath or one no route knows goes on to the 
   assert.equal(bare.text, 'the host has no such page');
   const models = await request(hosted.hostUrl, 'GET', '/llm/v1/models', { headers: { authorization: `Bearer ${hosted.key}` } });
   assert.equal(models.status, 200);
-  const wrongMethod = await request(hosted.hostUrl, 'DELETE', '/llm/v1/models');
+  const wrongMethod = await request(hosted.hostUrl, 'DELETE', '/llm/v1/models?x=1');
   assert.equal(wrongMethod.status, 405);
   assert.equal(wrongMethod.headers['allow'], 'GET, HEAD');
+  assert.equal((wrongMethod.json() as { error: { message: string } }).error.message, 'Method DELETE is not allowed on /llm/v1/models; allowed: GET, HEAD.');
   assert.deepEqual(hosted.seen, ['next GET /elsewhere', 'next POST /llm/v1/unknown?q=1', 'next GET /v1/models']);
   // next() leaves no access line: only the two answers the gateway gave have one.
   await eventually(() => hosted.accessLines().length === 2, 'two access lines');
   assert.deepEqual(
     hosted.accessLines().map((l) => [l['method'], l['path'], l['status']]),
     [
-      ['GET', '/v1/models', 200],
-      ['DELETE', '/v1/models', 405],
+      ['GET', '/llm/v1/models', 200],
+      ['DELETE', '/llm/v1/models', 405],
     ],
   );
 });
 
-test('an Express-style mount that takes the prefix off req.url itself is served with basePath ""', async () => {
+test("OPTIONS on a gateway route under basePath is the gateway's 405, not next(): a host's CORS preflight goes before handle()", async () => {
+  const { hosted } = await setup({ basePath: '/llm', listener: hostWithNext });
+  const preflight = await request(hosted.hostUrl, 'OPTIONS', '/llm/v1/chat/completions', { headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
+  assert.equal(preflight.status, 405);
+  assert.equal(preflight.headers['allow'], 'POST');
+  assert.equal(preflight.headers['access-control-allow-origin'], undefined);
+  assert.equal((preflight.json() as { error: { message: string } }).error.message, 'Method OPTIONS is not allowed on /llm/v1/chat/completions; allowed: POST.');
+  assert.deepEqual(hosted.seen, []);
+});
+
+test('an Express mount that takes the prefix off req.url itself is served with basePath ""; the log and errors name req.originalUrl', async () => {
+  // What Express's app.use('/mounted', ...) does: req.url loses the prefix, req.originalUrl keeps what the client sent.
   const mounted: HostListener = (gateway) => (req, res) => {
     const url = req.url ?? '/';
     if (!url.startsWith('/mounted/')) {
       res.writeHead(404).end();
       return;
     }
+    Object.assign(req, { originalUrl: url });
     req.url = url.slice('/mounted'.length);
     gateway.handle(req, res);
   };
   const { hosted } = await setup({ listener: mounted });
   const res = await chat(hosted, '/mounted/v1/chat/completions', 'm-1');
   assert.equal(res.status, 200);
-  assert.equal((await lineOf(hosted, 'm-1'))['path'], '/v1/chat/completions');
+  assert.equal((await lineOf(hosted, 'm-1'))['path'], '/mounted/v1/chat/completions');
+  const wrongMethod = await request(hosted.hostUrl, 'PUT', '/mounted/v1/chat/completions?stream=1', { body: '{}', headers: { 'x-request-id': 'm-405' } });
+  assert.equal(wrongMethod.status, 405);
+  assert.equal((wrongMethod.json() as { error: { message: string } }).error.message, 'Method PUT is not allowed on /mounted/v1/chat/completions; allowed: POST.');
+  assert.equal((await lineOf(hosted, 'm-405'))['path'], '/mounted/v1/chat/completions');
+  const unknown = await request(hosted.hostUrl, 'GET', '/mounted/v1/nothing-here');
+  assert.deepEqual(unknown.json(), unknownUrl('GET', '/mounted/v1/nothing-here'));
 });
 
 test('a basePath that is not a path prefix is refused, naming what to write', async () => {
