@@ -63,8 +63,15 @@ export interface AuthenticationRequest {
   readonly headers: IncomingHttpHeaders;
   /** The client's address (after the configured trusted proxies). */
   readonly clientAddress: string;
-  /** The client's TLS certificate when the TLS layer verified it; null otherwise. */
-  readonly clientCertificate: { readonly subject: string; readonly fingerprint256: string } | null;
+  /**
+   * The TLS certificate the client presented, null without one. `verified`: it
+   * verified against the server's CAs (node's socket.authorized). The gateway's
+   * own listener refuses an unverified one (clientAuth "optional": 403) before
+   * asking; a host's https server with requestCert and rejectUnauthorized: false
+   * lets it through, and the Authenticator decides (pinning its fingerprint256,
+   * for instance). `subject` as node gives it ("CN=alice\nO=Example").
+   */
+  readonly clientCertificate: { readonly subject: string; readonly fingerprint256: string; readonly verified: boolean } | null;
   readonly door: ApiDoor;
 }
 

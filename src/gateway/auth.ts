@@ -68,15 +68,21 @@ function keyOf(req: IncomingMessage, headers: 'bearer' | 'anthropic'): string {
 /** What the host's Authenticator is given: the key as the door reads it (null without one; a malformed header is still the client's 401). */
 function authenticationRequest(req: IncomingMessage, clientAddress: string, headers: 'bearer' | 'anthropic', door: ApiDoor): AuthenticationRequest {
   const given = headers === 'anthropic' ? req.headers['x-api-key'] !== undefined || req.headers.authorization !== undefined : req.headers.authorization !== undefined;
-  return { apiKey: given ? keyOf(req, headers) : null, headers: req.headers, clientAddress, clientCertificate: verifiedCertificate(req), door };
+  return { apiKey: given ? keyOf(req, headers) : null, headers: req.headers, clientAddress, clientCertificate: presentedCertificate(req), door };
 }
 
-/** The client's certificate when the TLS layer verified it against the configured CAs. */
-function verifiedCertificate(req: IncomingMessage): AuthenticationRequest['clientCertificate'] {
+/**
+ * The certificate the client presented on a TLS connection whose server let it
+ * through, and whether it verified against that server's CAs. The gateway's
+ * listener refuses an unverified one before this is asked; a host's server
+ * that accepts one (requestCert without rejectUnauthorized) leaves the host to
+ * decide, by its fingerprint for instance.
+ */
+function presentedCertificate(req: IncomingMessage): AuthenticationRequest['clientCertificate'] {
   const socket = req.socket as Partial<TLSSocket>;
-  if (socket.encrypted !== true || socket.authorized !== true || socket.getPeerX509Certificate === undefined) return null;
+  if (socket.encrypted !== true || socket.getPeerX509Certificate === undefined) return null;
   const certificate = socket.getPeerX509Certificate();
-  return certificate === undefined ? null : { subject: certificate.subject, fingerprint256: certificate.fingerprint256 };
+  return certificate === undefined ? null : { subject: certificate.subject, fingerprint256: certificate.fingerprint256, verified: socket.authorized === true };
 }
 
 /**

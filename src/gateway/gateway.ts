@@ -101,7 +101,10 @@ export interface Gateway {
    * outside it, or one no route knows: `next()` when given (the host's own
    * routes go on), else the gateway's 404. A request after shutdown() began
    * is answered 503; shutdown() waits for and ends these requests as for the
-   * listener's, and never touches the host's server.
+   * listener's, and never touches the host's server. TLS is the host's
+   * server's: a client certificate it let through unverified is served, and
+   * the Authenticator sees it with verified: false (the listener's clientAuth
+   * refusal is the listener's alone).
    *
    * What the listener does at the connection, the host's server must do
    * itself: limits.maxHeaderBytes (maxHeaderSize), headersTimeoutMs,

@@ -1,5 +1,6 @@
-// Who a client is by its TLS certificate, on a listener that asks for one
-// (listen.tls or admin.tls with clientAuth "optional" or "required").
+// Who a client is by its TLS certificate, on a server that asks for one: the
+// listener's (listen.tls or admin.tls with clientAuth "optional" or
+// "required"), or a host's https server made with requestCert.
 //
 // "required": node:tls refuses a client without a valid certificate in the
 // handshake (rejectUnauthorized), so every request that arrives is verified.
@@ -10,6 +11,8 @@
 // connection, which then closes. Refusing, rather than serving it as if it had
 // sent none, keeps a broken or stolen-but-expired certificate from going
 // unnoticed: the operator sees it in the access log, the client in its error.
+// A host's server decides this itself (./request-core.ts Arrival): what its
+// handshake let through is served, the reason it did not verify logged.
 //
 // Looked up once per connection (a keep-alive connection carries one handshake).
 import type { TLSSocket } from 'node:tls';
@@ -20,7 +23,7 @@ export type ClientCertificate =
   /** `subject` as "CN=alice, O=Example"; `sha256` the fingerprint's first 8 bytes, as openssl prints it. */
   | { kind: 'verified'; subject: string; sha256: string }
   /** `reason` is OpenSSL's verification code, e.g. CERT_HAS_EXPIRED. */
-  | { kind: 'refused'; reason: string };
+  | { kind: 'unverified'; reason: string };
 
 /** Subjects are short in practice; a hostile one must not blow up a log line. */
 const MAX_SUBJECT_CHARS = 256;
@@ -45,7 +48,7 @@ function identify(socket: TLSSocket): ClientCertificate {
   if (!socket.authorized) {
     // Typed as an Error, but node sets OpenSSL's code, a string, on a server's socket.
     const reason: unknown = socket.authorizationError;
-    return { kind: 'refused', reason: typeof reason === 'string' ? reason : 'UNVERIFIED' };
+    return { kind: 'unverified', reason: typeof reason === 'string' ? reason : 'UNVERIFIED' };
   }
   const subject = peer.subject.replace(/\n/g, ', ');
   return {

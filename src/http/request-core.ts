@@ -42,6 +42,14 @@ export interface RequestCoreOptions {
   slots?: RequestSlots;
 }
 
+/**
+ * Whose server a request arrived on. The shell's own listener applies its
+ * clientAuth: a client certificate that does not verify is refused (403). A
+ * host's server owns its TLS policy: whatever it let through is served, and the
+ * host's Authenticator sees whether the certificate verified.
+ */
+export type Arrival = 'listener' | 'host';
+
 /** A connection cap's per-request side. */
 export interface RequestSlots {
   /** False: the connection lost its place while its request arrived; the request is not served. */
@@ -78,7 +86,7 @@ export interface RequestCore {
    * the path the client sent (req.originalUrl when a framework set it, else
    * req.url), whatever `url` is routed.
    */
-  handle(req: IncomingMessage, res: ServerResponse, url: string | null, refusal: ApiError | null): Promise<void>;
+  handle(req: IncomingMessage, res: ServerResponse, url: string | null, refusal: ApiError | null, arrival: Arrival): Promise<void>;
   /** Requests being handled now, through any server. */
   readonly inFlight: number;
   /** True once a drain began: every new request is answered 503. */
@@ -138,7 +146,7 @@ export function createRequestCore(options: RequestCoreOptions): RequestCore {
   let whenIdle: Array<() => void> = [];
   let refused = 0;
 
-  async function handle(req: IncomingMessage, res: ServerResponse, routed: string | null, refusal: ApiError | null): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, routed: string | null, refusal: ApiError | null, arrival: Arrival): Promise<void> {
     const socket = req.socket;
     if (slots !== undefined && !slots.requestStarted(socket)) {
       // The connection gave its place up while this request was arriving; its client was answered 503 then.
@@ -182,11 +190,13 @@ export function createRequestCore(options: RequestCoreOptions): RequestCore {
         const peer = clientCertificateOf(socket as TLSSocket);
         ctx.log['clientSubject'] = peer.kind === 'verified' ? peer.subject : null;
         ctx.log['clientCertSha256'] = peer.kind === 'verified' ? peer.sha256 : null;
-        if (peer.kind === 'refused') {
+        if (peer.kind === 'unverified') {
           ctx.log['clientCertError'] = peer.reason;
-          // Every request on this connection would be refused the same way: close it after the answer.
-          ctx.bodyAbandoned = true;
-          throw clientCertificateRefused(peer.reason);
+          if (arrival === 'listener') {
+            // Every request on this connection would be refused the same way: close it after the answer.
+            ctx.bodyAbandoned = true;
+            throw clientCertificateRefused(peer.reason);
+          }
         }
       }
       if (state !== DrainState.Serving) {
@@ -361,7 +371,8 @@ export function createRequestCore(options: RequestCoreOptions): RequestCore {
 /**
  * Whether `socket` is a TLS connection whose server asks clients for a
  * certificate (the listener's clientAuth, or a host's https server made with
- * requestCert): its requests' access lines then say who the client is.
+ * requestCert): its requests' access lines then say who the client is, and
+ * the listener refuses one that did not verify.
  */
 function asksForClientCertificate(socket: Socket): boolean {
   const tls = socket as Partial<TLSSocket> & { server?: { requestCert?: unknown } };

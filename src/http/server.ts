@@ -74,7 +74,9 @@ export interface HttpShell {
    * Handles a request another node:http(s) server received (a host's), with
    * the same request path as the listener's own requests: `url` is the URL to
    * route; null answers 404 (a path outside what the host mounted here). A
-   * drain covers these requests too (see drain).
+   * drain covers these requests too (see drain). The host's server keeps its
+   * own TLS policy: a client certificate it accepted unverified is served
+   * (the access line has clientCertError), never refused with a 403.
    */
   handle(req: IncomingMessage, res: ServerResponse, url: string | null): void;
   /** True once drain() began. */
@@ -181,12 +183,12 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
   });
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    void core.handle(req, res, req.url ?? '/', null);
+    void core.handle(req, res, req.url ?? '/', null, 'listener');
   });
-  answerConnect(server, serverOptions.ServerResponse, router, (req, res, refusal) => void core.handle(req, res, req.url ?? '/', refusal));
+  answerConnect(server, serverOptions.ServerResponse, router, (req, res, refusal) => void core.handle(req, res, req.url ?? '/', refusal, 'listener'));
   // Without this listener node answers an Expect other than 100-continue with a bare 417 no handler sees.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    void core.handle(req, res, req.url ?? '/', new ApiError('expectation_failed'));
+    void core.handle(req, res, req.url ?? '/', new ApiError('expectation_failed'), 'listener');
   });
 
   // Malformed HTTP, oversize headers, header and request timeouts: node's
@@ -218,7 +220,7 @@ export function createHttpShell(options: HttpServerOptions): HttpShell {
     handle(req, res, url) {
       // A host's server makes plain responses: they get the listener's headers here, as the listener's own get them when made.
       if (!res.headersSent) for (const [name, value] of listenerHeaders) res.setHeader(name, value);
-      void core.handle(req, res, url, null);
+      void core.handle(req, res, url, null, 'host');
     },
     get draining() {
       return core.draining;

@@ -58,14 +58,20 @@ describe('what a host authenticator is given', () => {
     assert.equal(seen.length, 0);
   });
 
-  test('the client certificate only when TLS verified it', () => {
+  test('the client certificate the server let through, with whether TLS verified it; null without one', () => {
     const { keys, seen } = capture(POLICY);
     const certificate = { subject: 'CN=batch-runner\nO=Example', fingerprint256: 'AA:BB' };
     const tls = (authorized: boolean): Socket => ({ encrypted: true, authorized, getPeerX509Certificate: () => certificate });
     authenticateRequest(requestWith({}, tls(true)), keys, '::1', 'bearer', 'chat');
     authenticateRequest(requestWith({}, tls(false)), keys, '::1', 'bearer', 'chat');
     authenticateRequest(requestWith({}, { encrypted: true, authorized: true, getPeerX509Certificate: () => undefined }), keys, '::1', 'bearer', 'chat');
-    assert.deepEqual(seen.map((r) => r.clientCertificate), [{ subject: 'CN=batch-runner\nO=Example', fingerprint256: 'AA:BB' }, null, null]);
+    authenticateRequest(requestWith({}, { encrypted: false, authorized: false, getPeerX509Certificate: () => certificate }), keys, '::1', 'bearer', 'chat');
+    assert.deepEqual(seen.map((r) => r.clientCertificate), [
+      { subject: 'CN=batch-runner\nO=Example', fingerprint256: 'AA:BB', verified: true },
+      { subject: 'CN=batch-runner\nO=Example', fingerprint256: 'AA:BB', verified: false },
+      null,
+      null,
+    ]);
   });
 });
 

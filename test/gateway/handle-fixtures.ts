@@ -7,7 +7,9 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type { Authenticator } from '../../src/api/keys.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
+import type { ListenerTlsMaterial } from '../../src/config/tls-files.ts';
 import { createGateway, type Gateway } from '../../src/gateway/gateway.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
@@ -65,6 +67,10 @@ export interface HostedOptions {
   scheduler?: Scheduler;
   /** An https host server with these options (certificates, requestCert). */
   https?: https.ServerOptions;
+  /** The host's Authenticator in place of the data directory's keys. */
+  authenticate?: Authenticator;
+  /** The gateway's own listener (gateway.server) serves HTTPS with this (listen.tls). */
+  tls?: ListenerTlsMaterial;
 }
 
 export async function startHostedGateway(options: HostedOptions): Promise<HostedGateway> {
@@ -92,6 +98,8 @@ export async function startHostedGateway(options: HostedOptions): Promise<Hosted
     loadedAt: 1_700_000_000,
     ...(options.basePath === undefined ? {} : { basePath: options.basePath }),
     ...(options.scheduler === undefined ? {} : { scheduler: options.scheduler }),
+    ...(options.authenticate === undefined ? {} : { authenticate: options.authenticate }),
+    ...(options.tls === undefined ? {} : { tls: options.tls }),
   });
   const seen: HostSeen = [];
   const listener = (options.listener ?? plainHost)(gateway, seen);

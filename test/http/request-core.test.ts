@@ -39,7 +39,7 @@ const host = http.createServer((req, res) => {
     res.end('host');
     return;
   }
-  void core.handle(req, res, req.url ?? '/', null);
+  void core.handle(req, res, req.url ?? '/', null, 'host');
 });
 let port = 0;
 before(async () => {
