@@ -32,6 +32,8 @@ export interface ChatMessage {
   readonly name?: string;
   readonly tool_call_id?: string;
   readonly tool_calls?: readonly ChatToolCall[];
+  /** An assistant message's refusal, as the client echoes it back. */
+  readonly refusal?: string | null;
 }
 
 export interface ChatToolDefinition {
@@ -45,26 +47,73 @@ export interface ChatToolDefinition {
   };
 }
 
+/** response_format's json_schema, as OpenAI defines it (only when the operator accepts "json_schema"). */
+export interface ChatJsonSchemaFormat {
+  readonly type: 'json_schema';
+  readonly json_schema: {
+    /** Letters, digits, underscores and hyphens, at most 64. */
+    readonly name: string;
+    readonly description?: string;
+    /** A JSON Schema object. */
+    readonly schema?: Readonly<Record<string, unknown>>;
+    /** true: the schema is inside OpenAI's strict subset, and the gateway holds the answer to it. */
+    readonly strict?: boolean;
+  };
+}
+
+export type ChatResponseFormat = { readonly type: 'text' | 'json_object' } | ChatJsonSchemaFormat;
+
+/** Predicted output: text the answer is expected to repeat. */
+export interface ChatPrediction {
+  readonly type: 'content';
+  readonly content: string | readonly ChatTextPart[];
+}
+
 /**
  * The validated request a codec encodes, as OpenAI's chat completions define
  * it, already rewritten for the upstream: `model` is the target's model name,
- * and at most one of max_tokens / max_completion_tokens is set. Fields a codec
- * does not translate should be refused (ProviderCodec.refusal), not dropped.
+ * and at most one of max_tokens / max_completion_tokens is set. It declares
+ * every field the gateway may hand a codec, no other: the contract's table
+ * always, and the fields from `seed` down only when the operator's
+ * requestFields accept them for the alias (docs/request-fields.md) and the
+ * client sent them, checked with OpenAI's types and bounds. A field a codec
+ * cannot translate must be refused (ProviderCodec.refusal), never dropped.
  */
 export interface ChatRequest {
   readonly model: string;
   readonly messages: readonly ChatMessage[];
   readonly tools?: readonly ChatToolDefinition[];
   readonly tool_choice?: 'none' | 'auto' | 'required' | { readonly type: 'function'; readonly function: { readonly name: string } };
-  readonly response_format?: { readonly type: string };
+  readonly response_format?: ChatResponseFormat;
   readonly temperature?: number;
   readonly top_p?: number;
   readonly max_tokens?: number;
   readonly max_completion_tokens?: number;
   readonly stop?: string | readonly string[];
+  /** What the client asked for; encode's `stream` argument says what to ask the upstream for. */
+  readonly stream?: boolean;
+  /** The client's; the gateway answers include_usage itself. */
+  readonly stream_options?: { readonly include_usage: boolean };
+  readonly n?: number;
   readonly seed?: number;
   readonly user?: string;
-  readonly n?: number;
+  readonly safety_identifier?: string;
+  readonly prompt_cache_key?: string;
+  /** At most 16 pairs; keys up to 64 characters, values up to 512. */
+  readonly metadata?: Readonly<Record<string, string>>;
+  readonly parallel_tool_calls?: boolean;
+  readonly logprobs?: boolean;
+  /** 0 to 20; only with logprobs true. */
+  readonly top_logprobs?: number;
+  readonly frequency_penalty?: number;
+  readonly presence_penalty?: number;
+  /** Token id (a decimal string) to a bias from -100 to 100. */
+  readonly logit_bias?: Readonly<Record<string, number>>;
+  readonly reasoning_effort?: 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+  readonly service_tier?: 'auto' | 'default' | 'flex' | 'scale' | 'priority';
+  readonly prediction?: ChatPrediction;
+  readonly verbosity?: 'low' | 'medium' | 'high';
+  readonly store?: boolean;
 }
 
 export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
@@ -153,8 +202,13 @@ export interface ParamRefusal {
 
 /** One provider type's wire format, pure: no I/O, no timers, no state between requests. */
 export interface ProviderCodec {
-  /** The upstream request body for `request`; `stream` says whether a
-   * streamed answer is wanted. */
+  /**
+   * The upstream request body for `request`; `stream` says whether a
+   * streamed answer is wanted. Every field of `request` must reach the
+   * upstream with its meaning: one the codec cannot translate (logprobs to an
+   * upstream without them, say) is refused by refusal(), which runs first and
+   * gives the client a 400 naming it; encode never drops a field silently.
+   */
   encode(request: ChatRequest, stream: boolean): string;
   /** A whole 2xx answer's body text as a completion. */
   decode(text: string, request: ChatRequest): ChatCompletion;
@@ -164,7 +218,8 @@ export interface ProviderCodec {
    * never content-type, accept, x-request-id or the key's header. */
   requestHeaders?(request: ChatRequest): Readonly<Record<string, string>> | undefined;
   /** Checked before any upstream call (another target may take the request
-   * instead); null when the request can be sent. */
+   * instead); null when the request can be sent: encode translates every
+   * field it carries. */
   refusal?(request: ChatRequest): ParamRefusal | null;
   /** The URL this request goes to; undefined (or absent): the provider's baseUrl as configured. */
   endpoint?(request: ChatRequest): string | undefined;

@@ -5,14 +5,9 @@
 // internal config model (GatewayConfig, ConfigError) becomes public.
 import path from 'node:path';
 import type { CheckConfigOptions, ConfigIssue } from '../api/config.ts';
-import { resolveProviderKeys } from '../config/config-loader.ts';
-import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { formatIssue, type ConfigIssue as InternalConfigIssue } from '../config/config-issues.ts';
-import { parseConfig } from '../config/config-parser.ts';
-import type { ProviderKeySource } from '../api/ports.ts';
-import { hostHasKey } from '../gateway/provider-keys.ts';
+import { checkGatewayConfig } from './config-check.ts';
 import { checkProviderTypes } from './provider-registry.ts';
-import { plainIssues } from './plain-issues.ts';
 
 /** True when A and B are the same type; a compile-time check, nothing at run time. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -60,37 +55,21 @@ export class GatewayConfigError extends Error {
 
 /**
  * Every problem createGateway would refuse `config` for, [] when there is none:
- * the config file's checks (docs/config.md), then each provider's upstream key
- * (apiKeyEnv set, apiKeyFile readable; a provider options.providerKey
- * answers for needs neither). Starts nothing; reads only the key files the
- * config names. Throws an Error naming a malformed providerTypes entry.
+ * the config file's checks (docs/config.md); once those pass, the certificate
+ * and key files of each TLS listener (listen.tls; admin.tls when the admin
+ * listener is enabled) and each provider's upstream key (apiKeyEnv set,
+ * apiKeyFile readable; a provider options.providerKey answers for needs
+ * neither), all in one list. Starts nothing; reads only the files the config
+ * names. Throws an Error naming a malformed providerTypes entry.
  */
 export function checkConfig(config: unknown, options: CheckConfigOptions = {}): ConfigIssue[] {
   const baseDir = path.resolve(options.baseDir ?? process.cwd());
-  const env = options.env ?? process.env;
-  const providerTypes = checkProviderTypes(options.providerTypes);
-  let checked: GatewayConfig;
-  try {
-    checked = parseConfig(config, path.join(baseDir, SOURCE_IN_BASE_DIR), baseDir, { providerTypes });
-  } catch (err) {
-    if (err instanceof ConfigError) return plainIssues(err.issues);
-    throw err;
-  }
-  return credentialIssues(checked, env, options.providerKey);
-}
-
-/** One issue per provider whose key cannot be found (the loader stops at the first; a host fixes them all at once). */
-function credentialIssues(config: GatewayConfig, env: Readonly<Record<string, string | undefined>>, providerKey: ProviderKeySource | undefined): ConfigIssue[] {
-  const issues: ConfigIssue[] = [];
-  for (const [name, provider] of Object.entries(config.providers)) {
-    // The gateway asks the host's source the same way at start (src/gateway/provider-keys.ts).
-    if (providerKey !== undefined && hostHasKey(providerKey, name)) continue;
-    try {
-      resolveProviderKeys({ ...config, providers: { [name]: provider } }, env);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      issues.push(...plainIssues(err.issues));
-    }
-  }
-  return issues;
+  const checked = checkGatewayConfig(config, {
+    source: path.join(baseDir, SOURCE_IN_BASE_DIR),
+    baseDir,
+    env: options.env ?? process.env,
+    providerTypes: checkProviderTypes(options.providerTypes),
+    providerKey: options.providerKey,
+  });
+  return checked.ok ? [] : checked.issues;
 }

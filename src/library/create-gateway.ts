@@ -14,12 +14,12 @@ import { guardLogger, type GuardedLogger } from '../log/guarded-logger.ts';
 import { batchLines, createLogger, type BatchedLines, type Logger } from '../log/logger.ts';
 import { createGatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { connectionsForDescriptors, readDescriptorLimit } from '../ops/descriptor-watch.ts';
-import { checkConfig, GatewayConfigError } from './check-config.ts';
+import { GatewayConfigError } from './check-config.ts';
+import { checkGatewayConfig } from './config-check.ts';
 import { plainIssues } from './plain-issues.ts';
 import { checkProviderTypes } from './provider-registry.ts';
 import { describeStartError, GatewayStartError, openGatewayParts, type GatewayParts } from './gateway-parts.ts';
 import { embeddedGateway, type GatewayHooks } from './embedded-gateway.ts';
-import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
 
 /**
  * A host's config has no file: the file paths it names (apiKeyFile,
@@ -52,19 +52,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const parse = (value: unknown, from = source): GatewayConfig => parseConfig(value, from, baseDir, { providerTypes });
   const configError = (issues: readonly InternalConfigIssue[]): GatewayConfigError => new GatewayConfigError(plainIssues(issues), named);
 
-  // Every problem at once, missing upstream keys included (what reload() and serve would refuse).
-  const issues = checkConfig(options.config, { baseDir, env, providerTypes, ...(options.providerKey === undefined ? {} : { providerKey: options.providerKey }) });
-  if (issues.length > 0) throw new GatewayConfigError(issues, named);
-  let loaded: GatewayConfig;
-  let certificates: ListenerCertificates;
-  try {
-    loaded = parse(options.config);
-    // Every TLS listener the config runs, so all their problems are told at once (admin.tls: when admin.enabled).
-    certificates = loadListenerCertificates(loaded, env, loaded.admin.enabled);
-  } catch (err) {
-    if (err instanceof ConfigError) throw configError(err.issues);
-    throw err;
-  }
+  // One pass, as checkConfig's: every problem at once (the TLS listeners' files and
+  // missing upstream keys included), or the checked config and its certificates.
+  const checked = checkGatewayConfig(options.config, { source, baseDir, env, providerTypes, providerKey: options.providerKey });
+  if (!checked.ok) throw new GatewayConfigError(checked.issues, named);
+  const { config: loaded, certificates } = checked;
   // Unset, limits.maxConnections is what the descriptor limit allows (read once, at start).
   const descriptorLimit = readDescriptorLimit();
   const maxConnections = loaded.limits.maxConnections ?? connectionsForDescriptors(descriptorLimit);

@@ -6,13 +6,25 @@
 // the gateway's own ApiError becomes a 502 with a generic message; its cause
 // names the provider type, the codec's step and the thrown value's class, but
 // never its text, which may quote the upstream's body.
-import type { ProviderCodec as HostCodec, ServerSentEvent, StreamDecoder as HostStreamDecoder, ChatCompletionChunk as HostChunk } from '../api/providers.ts';
+import type { ChatMessage as HostMessage, ChatRequest as HostRequest, ProviderCodec as HostCodec, ServerSentEvent, StreamDecoder as HostStreamDecoder, ChatCompletionChunk as HostChunk } from '../api/providers.ts';
 import { normalizeChunk, normalizeCompletion } from '../chat/completion-response.ts';
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types.ts';
+import type { ChatCompletion, ChatCompletionChunk, ChatMessage, ChatRequest } from '../chat/types.ts';
 import { ApiError, InvalidRequestError } from '../errors/api-error.ts';
 import type { ProviderCodec, StreamDecoder } from '../upstream/provider.ts';
 import { badUpstreamResponseError, upstreamStreamTruncatedError } from '../upstream/upstream-errors.ts';
 import { FailureKind, noteFailureCause } from '../upstream/failure-cause.ts';
+
+/** The named keys of T, without its index signature. */
+type NamedKeys<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// A host codec is written against the public request: every field the gateway
+// may hand it (a new optional request field included) must be declared there,
+// or a codec built from the declared fields would drop it unseen. A field
+// missing from the public type fails the build here.
+const requestFieldsDeclared: Same<Exclude<NamedKeys<ChatRequest>, keyof HostRequest>, never> = true;
+const messageFieldsDeclared: Same<Exclude<NamedKeys<ChatMessage>, keyof HostMessage>, never> = true;
+void requestFieldsDeclared;
+void messageFieldsDeclared;
 
 const CODEC_FAILED = "The upstream provider's answer could not be translated.";
 

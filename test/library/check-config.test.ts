@@ -1,12 +1,15 @@
 // checkConfig as a host calls it: the config file's checks on a value, every
 // problem as {code, path, message}, upstream keys looked up in the given env
-// and key files resolved against baseDir; GatewayConfigError lists them all.
+// and key and certificate files resolved against baseDir; GatewayConfigError
+// lists them all, and createGateway refuses a config with the same list.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, test } from 'node:test';
+import { after, describe, test } from 'node:test';
+import type { ConfigIssue } from '../../src/api/config.ts';
 import { checkConfig, GatewayConfigError } from '../../src/library/check-config.ts';
+import { createGateway } from '../../src/library/create-gateway.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-check-config-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -120,4 +123,44 @@ test('providerKey: a provider the host source answers needs no apiKeyEnv; undefi
   assert.deepEqual(issues, [{ code: 'missing_credential', path: 'providers.b.apiKeyEnv', message: 'environment variable B_KEY is not set or empty' }]);
   assert.deepEqual(checkConfig(config(two), { baseDir: dir, env: {}, providerKey: () => undefined }).map((issue) => issue.path), ['providers.a.apiKeyEnv', 'providers.b.apiKeyEnv']);
   assert.deepEqual(checkConfig(config(two), { baseDir: dir, env: {}, providerKey: () => 'sk-vault' }), []);
+});
+
+describe('TLS listener files: checkConfig and createGateway give the same one list', () => {
+  const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+  const tls = (name: string): Record<string, string> => ({ certFile: `${name}-cert.pem`, keyFile: `${name}-key.pem` });
+  const missing = (at: string, name: string, file: 'cert' | 'key'): ConfigIssue => ({
+    code: 'invalid_tls_file',
+    path: `${at}.${file}File`,
+    message: `${path.join(dir, `${name}-${file}.pem`)} does not exist`,
+  });
+  async function refusal(value: unknown): Promise<readonly ConfigIssue[]> {
+    const err: unknown = await createGateway({ config: value, baseDir: dir, env: {}, logger: quiet }).then(
+      async (gateway) => {
+        await gateway.close();
+        return null;
+      },
+      (error: unknown) => error,
+    );
+    assert.ok(err instanceof GatewayConfigError, `createGateway refuses the config (got ${String(err)})`);
+    return err.issues;
+  }
+
+  test("listen.tls's missing certificate and key are issues of checkConfig, as createGateway refuses them", async () => {
+    const value = { ...(config({ local: { type: 'demo' } }) as object), listen: { tls: tls('api') } };
+    const expected = [missing('listen.tls', 'api', 'cert'), missing('listen.tls', 'api', 'key')];
+    assert.deepEqual(checkConfig(value, { baseDir: dir, env: {} }), expected);
+    assert.deepEqual(await refusal(value), expected);
+  });
+
+  test('listener files and a missing upstream key come in one list from both; admin.tls counts only with the admin listener enabled', async () => {
+    const providers = { up: { type: 'openai', baseUrl: 'https://llm.internal/v1', apiKeyEnv: 'UP_KEY' } };
+    const value = (adminEnabled: boolean): unknown => ({ ...(config(providers) as object), listen: { tls: tls('api') }, admin: { enabled: adminEnabled, tls: tls('admin') } });
+    const key: ConfigIssue = { code: 'missing_credential', path: 'providers.up.apiKeyEnv', message: 'environment variable UP_KEY is not set or empty' };
+    const api = [missing('listen.tls', 'api', 'cert'), missing('listen.tls', 'api', 'key')];
+    const admin = [missing('admin.tls', 'admin', 'cert'), missing('admin.tls', 'admin', 'key')];
+    assert.deepEqual(checkConfig(value(true), { baseDir: dir, env: {} }), [...api, ...admin, key]);
+    assert.deepEqual(await refusal(value(true)), [...api, ...admin, key]);
+    assert.deepEqual(checkConfig(value(false), { baseDir: dir, env: {} }), [...api, key]);
+    assert.deepEqual(await refusal(value(false)), [...api, key]);
+  });
 });

@@ -1,0 +1,71 @@
+// The one pass that decides whether a host's config value can run: the config
+// file's checks, each TLS listener's certificate files (read with the loader
+// the listeners are served from), and each provider's upstream key. checkConfig
+// returns its problems; createGateway starts from what it read, so the two
+// never disagree and a host learns every problem at once. Internal: its types
+// name the config model, which stays out of the public API.
+import type { ConfigIssue } from '../api/config.ts';
+import type { ProviderAdapter } from '../api/providers.ts';
+import type { ProviderKeySource } from '../api/ports.ts';
+import { resolveProviderKeys } from '../config/config-loader.ts';
+import { ConfigError, type GatewayConfig } from '../config/config.ts';
+import { parseConfig } from '../config/config-parser.ts';
+import { hostHasKey } from '../gateway/provider-keys.ts';
+import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
+import { plainIssues } from './plain-issues.ts';
+
+export interface ConfigCheckInput {
+  /** Where the value is said to come from; relative file paths resolve against its folder. */
+  readonly source: string;
+  readonly baseDir: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Already checked (./provider-registry.ts). */
+  readonly providerTypes: readonly ProviderAdapter[];
+  readonly providerKey?: ProviderKeySource | undefined;
+}
+
+export type ConfigCheck =
+  | { readonly ok: true; readonly config: GatewayConfig; readonly certificates: ListenerCertificates }
+  | { readonly ok: false; readonly issues: ConfigIssue[] };
+
+/**
+ * The checked config and its TLS listeners' certificates (admin.tls when the
+ * admin listener is enabled), or every problem: the file checks' when the value
+ * does not parse, else the certificates' and the upstream keys' together.
+ */
+export function checkGatewayConfig(value: unknown, input: ConfigCheckInput): ConfigCheck {
+  let config: GatewayConfig;
+  try {
+    config = parseConfig(value, input.source, input.baseDir, { providerTypes: input.providerTypes });
+  } catch (err) {
+    if (err instanceof ConfigError) return { ok: false, issues: plainIssues(err.issues) };
+    throw err;
+  }
+  const issues: ConfigIssue[] = [];
+  let certificates: ListenerCertificates | undefined;
+  try {
+    certificates = loadListenerCertificates(config, input.env, config.admin.enabled);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    issues.push(...plainIssues(err.issues));
+  }
+  issues.push(...credentialIssues(config, input.env, input.providerKey));
+  if (certificates === undefined || issues.length > 0) return { ok: false, issues };
+  return { ok: true, config, certificates };
+}
+
+/** One issue per provider whose key cannot be found (the loader stops at the first; a host fixes them all at once). */
+function credentialIssues(config: GatewayConfig, env: Readonly<Record<string, string | undefined>>, providerKey: ProviderKeySource | undefined): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  for (const [name, provider] of Object.entries(config.providers)) {
+    // The gateway asks the host's source the same way at start (src/gateway/provider-keys.ts).
+    if (providerKey !== undefined && hostHasKey(providerKey, name)) continue;
+    try {
+      resolveProviderKeys({ ...config, providers: { [name]: provider } }, env);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      issues.push(...plainIssues(err.issues));
+    }
+  }
+  return issues;
+}
