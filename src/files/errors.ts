@@ -4,7 +4,7 @@
 // operators (CLI output, server logs) and map to a 503 on the admin API, never
 // to a gateway client. File paths are not secret.
 
-type FileErrorCode = 'file_io_error' | 'file_lock_timeout';
+type FileErrorCode = 'file_io_error' | 'file_lock_timeout' | 'data_dir_in_use';
 
 /** Base of the file helpers' errors; switch on `code`, not on the message. */
 export class FileError extends Error {

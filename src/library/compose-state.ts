@@ -24,6 +24,7 @@ import { openKeyStore, type KeyStoreOptions } from '../state/file-key-store.ts';
 import { createFileUsageStore } from '../state/file-usage-store.ts';
 import type { KeyRecord, KeyStore } from '../state/key-store-port.ts';
 import { openLocalResponseStore } from '../state/local-response-store.ts';
+import { holdDataDir } from '../state/data-dir-hold.ts';
 import { openStateBackend } from '../state/open-backend.ts';
 import type { StateOperation } from '../state/redis-backend.ts';
 import { BackendHealth, type StateBackend } from '../state/state-backend.ts';
@@ -54,6 +55,8 @@ export async function openLibraryState(config: GatewayConfig, ports: LibraryStat
     return { ...withoutClose(backend), keys: keys ?? backend.keys, usage: ports.usage ?? backend.usage, limiter: ports.limiter ?? backend.limiter, close: () => backend.close() };
   }
   const { dataDir } = config;
+  // One gateway per data directory (../state/data-dir-hold.ts): Redis needs no hold, its counts are shared.
+  const hold = holdDataDir(dataDir);
   const opened: { close(): Promise<void> }[] = [];
   const own = <T extends { close(): Promise<void> }>(port: T): T => (opened.push(port), port);
   const closeOpened = async (): Promise<void> => {
@@ -78,6 +81,7 @@ export async function openLibraryState(config: GatewayConfig, ports: LibraryStat
     } catch (closeError) {
       deps.logger.warn('a state port opened for a failed start could not be closed', { error: closeError instanceof Error ? closeError.message : String(closeError) });
     }
+    hold.release();
     throw error;
   }
   let closing: Promise<void> | null = null;
@@ -89,7 +93,8 @@ export async function openLibraryState(config: GatewayConfig, ports: LibraryStat
     checkWritable: () => checkDataDirWritable(dataDir),
     close() {
       // The limiter first, as the file backend closes them: its last budget counts are written before the keys close.
-      closing ??= closeOpened();
+      // The hold last: the next gateway on this directory reads the counts written above.
+      closing ??= closeOpened().finally(() => hold.release());
       return closing;
     },
   };

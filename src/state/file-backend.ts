@@ -1,7 +1,8 @@
 // The single-instance backend: keys and usage in files under the data
 // directory (several processes on one directory add up through file locks),
 // limits in this process's memory, budget counts also in budgets.json so they
-// outlive a restart (budget-file.ts; one serving process per data directory).
+// outlive a restart (budget-file.ts; one gateway per data directory, held by
+// data-dir-hold.ts).
 //
 // Its user-visible name stays "memory" (config `"state": {"backend": "memory"}`, the
 // startup banner's `state: memory`, the `listening` log line): only the code is
