@@ -117,8 +117,7 @@ describe('importing the package starts nothing', { skip }, () => {
     // The contract suites register node:test tests: a host imports them from a test file, which has node:test loaded.
     ['portcullis/testing', 'runKeyStoreContract', ['node:test']],
   ] as const) {
-    const preloaded = preload.length === 0 ? '' : ` (after ${preload.join(', ')})`;
-    test(`import "${specifier}"${preloaded}: no handle, no listener on the host's process events, no socket, no file`, async () => {
+    test(`import "${specifier}" (after ${preload.join(', ')}): no handle, no listener on the host's process events, no socket, no file`, async () => {
       const { report, cwdAfter, projectChanged } = await probe(specifier, preload);
       assert.ok(report.exports.includes(anExport), `the import loaded the entry: ${report.exports.join(', ')}`);
       assert.deepEqual(report.resourcesAfter, report.resourcesBefore, 'active handles and requests');
