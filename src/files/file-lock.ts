@@ -24,13 +24,12 @@
 // Breaking is itself serialised (see breakStaleLock). One race remains, accepted: a
 // holder alive but past `staleMs` may release at the instant its lock is broken.
 
-import { randomBytes } from 'node:crypto';
 import { link, open, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FileIoError, FileLockTimeoutError } from './errors.ts';
 import { PRIVATE_FILE_MODE } from './atomic-file.ts';
+import { holderIsGone, newLockToken, NO_HARD_LINKS, parseLockHolder, thisProcessHolder, type LockHolder } from './lock-holder.ts';
 
 export interface FileLockOptions {
   /** Age after which a lock is broken whoever holds it. */
@@ -44,15 +43,7 @@ export interface FileLockOptions {
 export const DEFAULT_LOCK_OPTIONS: FileLockOptions = { staleMs: 30_000, timeoutMs: 10_000, emptyGraceMs: 2_000 };
 const DEFAULT_EMPTY_GRACE_MS = 2_000;
 const CLAIM_SUFFIX = '.claim';
-/** link() errors that mean the file system has no hard links: the lock falls back to create-then-write. */
-const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
-
-interface LockContent {
-  pid: number;
-  hostname: string;
-  token: string;
-  acquiredAt: string;
-}
+type LockContent = LockHolder & { acquiredAt: string };
 
 interface ObservedLock {
   text: string;
@@ -64,17 +55,6 @@ interface ObservedLock {
 const FIRST_RETRY_MS = 5;
 const MAX_RETRY_MS = 100;
 
-/**
- * Every token this process writes starts with this nonce, so a lock carrying our pid
- * can be told apart from one left by an earlier process that had the same pid.
- * A lock of this process is never judged dead, only too old: a lock just released
- * by a sibling in this process must not look like debris to a waiter that read it a
- * moment earlier.
- */
-let processNonce: string | null = null;
-/** Drawn on first use, so importing this module makes no crypto request (a library import starts nothing). */
-const nonce = (): string => (processNonce ??= randomBytes(8).toString('hex'));
-let tokenCounter = 0;
 
 /** Run `work` while holding the lock file `lockPath`; the lock is released however `work` ends. */
 export async function withFileLock<T>(lockPath: string, options: FileLockOptions, work: () => Promise<T>): Promise<T> {
@@ -88,8 +68,8 @@ export async function withFileLock<T>(lockPath: string, options: FileLockOptions
 }
 
 async function acquire(lockPath: string, options: FileLockOptions): Promise<string> {
-  const token = `${nonce()}.${tokenCounter++}.${randomBytes(6).toString('hex')}`;
-  const content: LockContent = { pid: process.pid, hostname: hostname(), token, acquiredAt: new Date().toISOString() };
+  const token = newLockToken();
+  const content: LockContent = thisProcessHolder(token, 'acquiredAt', new Date());
   const started = Date.now();
   let retryMs = FIRST_RETRY_MS;
   let lastSeen: ObservedLock | null = null;
@@ -177,30 +157,11 @@ async function observe(lockPath: string): Promise<ObservedLock | null> {
   try {
     const stats = await stat(lockPath);
     const text = await readFile(lockPath, 'utf8');
-    return { text, content: parseLockContent(text), ino: stats.ino, mtimeMs: stats.mtimeMs };
+    return { text, content: parseLockHolder(text, 'acquiredAt'), ino: stats.ino, mtimeMs: stats.mtimeMs };
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new FileIoError('read the lock file', lockPath, cause);
   }
-}
-
-function parseLockContent(text: string): LockContent | null {
-  try {
-    const value = JSON.parse(text) as Partial<LockContent> | null;
-    if (
-      value !== null &&
-      typeof value === 'object' &&
-      Number.isSafeInteger(value.pid) &&
-      typeof value.hostname === 'string' &&
-      typeof value.token === 'string' &&
-      typeof value.acquiredAt === 'string'
-    ) {
-      return value as LockContent;
-    }
-  } catch {
-    // Empty or half-written: judged by age alone.
-  }
-  return null;
 }
 
 function isStale(lock: ObservedLock, staleMs: number, emptyGraceMs: number): boolean {
@@ -208,19 +169,7 @@ function isStale(lock: ObservedLock, staleMs: number, emptyGraceMs: number): boo
   if (age > staleMs) return true;
   const holder = lock.content;
   if (holder === null) return age > emptyGraceMs;
-  if (holder.hostname !== hostname()) return false;
-  if (holder.pid === process.pid) return !holder.token.startsWith(nonce() + '.');
-  return !isProcessAlive(holder.pid);
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
+  return holderIsGone(holder);
 }
 
 /**
@@ -259,7 +208,7 @@ async function breakStaleLock(lockPath: string, stale: ObservedLock, staleMs: nu
 async function release(lockPath: string, token: string): Promise<void> {
   const text = await readFile(lockPath, 'utf8').catch(() => null);
   // Only remove our own lock: if ours was broken as stale, the file now belongs to someone else.
-  if (text !== null && parseLockContent(text)?.token === token) await unlink(lockPath).catch(() => undefined);
+  if (text !== null && parseLockHolder(text, 'acquiredAt')?.token === token) await unlink(lockPath).catch(() => undefined);
 }
 
 function describeHolder(lock: ObservedLock | null): string {

@@ -17,11 +17,10 @@
 // is older than a few seconds (a process killed between the create and the write
 // where hard links are missing). A lock of another host is never judged: its
 // process cannot be seen from here, so the operator decides.
-import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FileError, FileIoError } from '../files/errors.ts';
+import { holderIsGone, isProcessAlive, newLockToken, NO_HARD_LINKS, parseLockHolder, thisProcessHolder, type LockHolder } from '../files/lock-holder.ts';
 
 export const DATA_DIR_LOCK_FILE = 'gateway.lock';
 const DATA_DIR_MODE = 0o700;
@@ -30,15 +29,7 @@ const LOCK_FILE_MODE = 0o600;
 const EMPTY_GRACE_MS = 5_000;
 /** A break file older than this is debris of a process killed while taking over a lock. */
 const BREAK_STALE_MS = 30_000;
-/** link() errors that mean the file system has no hard links: an exclusive create, then the write. */
-const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
-
-interface HoldContent {
-  pid: number;
-  hostname: string;
-  token: string;
-  startedAt: string;
-}
+type HoldContent = LockHolder & { startedAt: string };
 
 /** The data directory is held by another gateway, in this process or another. */
 export class DataDirInUseError extends FileError {
@@ -67,9 +58,6 @@ export interface DataDirHold {
 
 /** Real path -> the token of this process's hold on it. */
 const held = new Map<string, string>();
-let processNonce: string | null = null;
-const nonce = (): string => (processNonce ??= randomBytes(8).toString('hex'));
-let counter = 0;
 
 /**
  * Takes the data directory (made when missing) for one gateway's life; synchronous, so
@@ -94,7 +82,7 @@ export function holdDataDir(dataDir: string, options: { now?: () => number; isPr
   }
   if (held.has(dir)) throw new DataDirInUseError(dataDir, `another gateway in this process, pid ${process.pid}`, process.pid, null);
   const lockFile = join(dir, DATA_DIR_LOCK_FILE);
-  const content: HoldContent = { pid: process.pid, hostname: hostname(), token: `${nonce()}.${counter++}.${randomBytes(6).toString('hex')}`, startedAt: new Date(now()).toISOString() };
+  const content: HoldContent = thisProcessHolder(newLockToken(), 'startedAt', new Date(now()));
   for (let attempt = 0; ; attempt++) {
     if (tryCreate(lockFile, content)) break;
     const observed = observe(lockFile);
@@ -119,7 +107,7 @@ export function holdDataDir(dataDir: string, options: { now?: () => number; isPr
       if (held.get(dir) === content.token) held.delete(dir);
       const text = readOrNull(lockFile);
       // Only our own lock: a lock taken over as stale belongs to its new holder.
-      if (text !== null && parse(text)?.token === content.token) unlinkQuietly(lockFile);
+      if (text !== null && parseLockHolder(text, 'startedAt')?.token === content.token) unlinkQuietly(lockFile);
     },
   };
 }
@@ -176,41 +164,17 @@ function observe(lockFile: string): Observed | null {
   try {
     const stats = statSync(lockFile);
     const text = readFileSync(lockFile, 'utf8');
-    return { text, content: parse(text), ino: stats.ino, mtimeMs: stats.mtimeMs };
+    return { text, content: parseLockHolder(text, 'startedAt'), ino: stats.ino, mtimeMs: stats.mtimeMs };
   } catch (cause) {
     if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new FileIoError('read the lock file', lockFile, cause);
   }
 }
 
-function parse(text: string): HoldContent | null {
-  try {
-    const value = JSON.parse(text) as Partial<HoldContent> | null;
-    if (value !== null && typeof value === 'object' && Number.isSafeInteger(value.pid) && typeof value.hostname === 'string' && typeof value.token === 'string' && typeof value.startedAt === 'string') {
-      return value as HoldContent;
-    }
-  } catch {
-    // Empty or cut short: judged by age.
-  }
-  return null;
-}
-
 function isStale(lock: Observed, now: number, alive: (pid: number) => boolean): boolean {
   const holder = lock.content;
   if (holder === null) return now - lock.mtimeMs > EMPTY_GRACE_MS;
-  if (holder.hostname !== hostname()) return false;
-  if (holder.pid === process.pid) return !holder.token.startsWith(nonce() + '.');
-  return !alive(holder.pid);
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
+  return holderIsGone(holder, alive);
 }
 
 /**
