@@ -14,15 +14,9 @@ import { openFileBackend } from '../../src/state/file-backend.ts';
 import { eventually } from '../support/eventually.ts';
 import { parrotAdapter } from './providers-sample-adapter.ts';
 import { freshDir, memoryTempDir } from '../support/temp-dir.ts';
+import { DEMO } from './demo-config.ts';
 
 const root = memoryTempDir('library');
-
-const DEMO = {
-  admin: { enabled: false },
-  providers: { demo: { type: 'demo' } },
-  aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } },
-  auto: { default: 'service-chat' },
-};
 
 /** A data directory with one API key in it. */
 async function dataDirWithKey(): Promise<{ dataDir: string; key: string }> {

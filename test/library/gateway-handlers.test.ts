@@ -12,15 +12,9 @@ import { createGateway } from '../../src/library/create-gateway.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { openFileBackend } from '../../src/state/file-backend.ts';
 import { freshDir, memoryTempDir } from '../support/temp-dir.ts';
+import { DEMO } from './demo-config.ts';
 
 const root = memoryTempDir('library-handlers');
-
-const DEMO = {
-  admin: { enabled: false },
-  providers: { demo: { type: 'demo' } },
-  aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } },
-  auto: { default: 'service-chat' },
-};
 
 async function embedded(basePath: string): Promise<{ gateway: Gateway; key: string }> {
   const dataDir = path.join(freshDir(root), 'data');

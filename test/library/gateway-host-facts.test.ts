@@ -21,17 +21,11 @@ import { eventually } from '../support/eventually.ts';
 import { freshDir, memoryTempDir } from '../support/temp-dir.ts';
 import { tlsRequest } from '../tls/https-client.ts';
 import { createInProcessPki } from '../tls/in-process-pki.ts';
+import { DEMO } from './demo-config.ts';
 
 const root = memoryTempDir('library-host-facts');
 const pki = createInProcessPki();
 after(() => pki.cleanup());
-
-const DEMO = {
-  admin: { enabled: false },
-  providers: { demo: { type: 'demo' } },
-  aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } },
-  auto: { default: 'service-chat' },
-};
 
 function recordingLogger(level: 'debug' | 'info' = 'info'): { logger: ReturnType<typeof createLogger>; records: Array<Record<string, unknown>> } {
   const records: Array<Record<string, unknown>> = [];

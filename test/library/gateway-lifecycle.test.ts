@@ -9,20 +9,11 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { createGateway } from '../../src/library/create-gateway.ts';
 import { guardLogger } from '../../src/log/guarded-logger.ts';
-import { createLogger } from '../../src/log/logger.ts';
 import { within } from '../support/eventually.ts';
 import { freshDir, memoryTempDir } from '../support/temp-dir.ts';
+import { DEMO, quietLogger } from './demo-config.ts';
 
 const root = memoryTempDir('library-lifecycle');
-
-const DEMO = {
-  admin: { enabled: false },
-  providers: { demo: { type: 'demo' } },
-  aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } },
-  auto: { default: 'service-chat' },
-};
-
-const quietLogger = () => createLogger({ write: () => {} });
 
 /** What the process writes to stderr while `run` runs (the guard's reports), and every uncaught exception meanwhile. */
 async function watchingProcess<T>(run: () => Promise<T>): Promise<{ result: T; stderr: string[]; uncaught: unknown[] }> {

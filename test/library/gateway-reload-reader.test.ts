@@ -7,19 +7,10 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { GatewayConfigError } from '../../src/library/check-config.ts';
 import { createGateway } from '../../src/library/create-gateway.ts';
-import { createLogger } from '../../src/log/logger.ts';
 import { freshDir, memoryTempDir } from '../support/temp-dir.ts';
+import { DEMO, quietLogger } from './demo-config.ts';
 
 const root = memoryTempDir('library-reload-reader');
-
-const DEMO = {
-  admin: { enabled: false },
-  providers: { demo: { type: 'demo' } },
-  aliases: { 'service-chat': { provider: 'demo', model: 'portcullis-demo' } },
-  auto: { default: 'service-chat' },
-};
-
-const quietLogger = () => createLogger({ write: () => {} });
 
 const SECRET_MESSAGE = "ENOENT: no such file or directory, open '/etc/portcullis/sk-live-reader-secret.json'";
 
