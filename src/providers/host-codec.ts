@@ -51,6 +51,15 @@ function failure(type: string, step: string, thrown: unknown, expected?: string)
   return error;
 }
 
+/** What the host's `step` returned; what it threw becomes that step's 502. */
+function ask<T>(type: string, step: string, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw failure(type, step, error);
+  }
+}
+
 function wrongReturn(type: string, step: string, expected: string): ApiError {
   return failure(type, step, undefined, expected);
 }
@@ -79,33 +88,18 @@ export class HostCodecAdapter implements ProviderCodec {
   }
 
   encode(request: ChatRequest, stream: boolean): string {
-    let body: unknown;
-    try {
-      body = this.#codec.encode(request, stream);
-    } catch (error) {
-      throw failure(this.#type, 'encode', error);
-    }
+    const body: unknown = ask(this.#type, 'encode', () => this.#codec.encode(request, stream));
     if (typeof body !== 'string') throw wrongReturn(this.#type, 'encode', 'a string');
     return body;
   }
 
   decode(text: string, request: ChatRequest): ChatCompletion {
-    let answer: unknown;
-    try {
-      answer = this.#codec.decode(text, request);
-    } catch (error) {
-      throw failure(this.#type, 'decode', error);
-    }
+    const answer: unknown = ask(this.#type, 'decode', () => this.#codec.decode(text, request));
     return normalizeCompletion(answer);
   }
 
   streamDecoder(request: ChatRequest): StreamDecoder {
-    let decoder: HostStreamDecoder;
-    try {
-      decoder = this.#codec.streamDecoder(request);
-    } catch (error) {
-      throw failure(this.#type, 'streamDecoder', error);
-    }
+    const decoder: HostStreamDecoder = ask(this.#type, 'streamDecoder', () => this.#codec.streamDecoder(request));
     if (typeof decoder !== 'object' || decoder === null || typeof decoder.push !== 'function' || typeof decoder.end !== 'function') {
       throw wrongReturn(this.#type, 'streamDecoder', 'a decoder ({ push, end })');
     }
@@ -115,12 +109,7 @@ export class HostCodecAdapter implements ProviderCodec {
   requestHeaders(request: ChatRequest): Readonly<Record<string, string>> | undefined {
     const own = this.#codec.requestHeaders;
     if (own === undefined) return undefined;
-    let headers: unknown;
-    try {
-      headers = own.call(this.#codec, request);
-    } catch (error) {
-      throw failure(this.#type, 'requestHeaders', error);
-    }
+    const headers: unknown = ask(this.#type, 'requestHeaders', () => own.call(this.#codec, request));
     if (headers === undefined) return undefined;
     if (typeof headers !== 'object' || headers === null || !Object.values(headers).every((v) => typeof v === 'string')) {
       throw wrongReturn(this.#type, 'requestHeaders', 'an object of header strings');
@@ -131,12 +120,7 @@ export class HostCodecAdapter implements ProviderCodec {
   refusal(request: ChatRequest): InvalidRequestError | null {
     const own = this.#codec.refusal;
     if (own === undefined) return null;
-    let refusal: unknown;
-    try {
-      refusal = own.call(this.#codec, request);
-    } catch (error) {
-      throw failure(this.#type, 'refusal', error);
-    }
+    const refusal: unknown = ask(this.#type, 'refusal', () => own.call(this.#codec, request));
     if (refusal === null || refusal === undefined) return null;
     const r = refusal as { param?: unknown; message?: unknown };
     if (typeof r.param !== 'string' || typeof r.message !== 'string' || r.message === '') {
@@ -148,12 +132,7 @@ export class HostCodecAdapter implements ProviderCodec {
   endpoint(request: ChatRequest): string | undefined {
     const own = this.#codec.endpoint;
     if (own === undefined) return undefined;
-    let url: unknown;
-    try {
-      url = own.call(this.#codec, request);
-    } catch (error) {
-      throw failure(this.#type, 'endpoint', error);
-    }
+    const url: unknown = ask(this.#type, 'endpoint', () => own.call(this.#codec, request));
     if (url !== undefined && typeof url !== 'string') throw wrongReturn(this.#type, 'endpoint', 'a URL string or undefined');
     return url;
   }
