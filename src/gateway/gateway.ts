@@ -299,10 +299,18 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
 }
 
-/** `basePath` as given, when it is one: "" or a path that starts with "/" and has no trailing "/", "?" or "#". */
+/** Why a basePath cannot be used (it must be "" or a path that starts with "/" and has no trailing "/", "?" or "#"), or null. */
+export function basePathProblem(basePath: string): string | null {
+  if (basePath === '') return null;
+  if (!basePath.startsWith('/')) return `basePath must start with "/" (got ${JSON.stringify(basePath)})`;
+  if (basePath.endsWith('/')) return `basePath must not end with "/" (got ${JSON.stringify(basePath)}); "" serves at the root`;
+  if (/[?#]/.test(basePath)) return `basePath must be a path without "?" or "#" (got ${JSON.stringify(basePath)})`;
+  return null;
+}
+
+/** `basePath` as given, when it is one (basePathProblem). */
 function checkedBasePath(basePath: string): string {
-  if (basePath === '') return basePath;
-  if (!basePath.startsWith('/') || basePath.endsWith('/') || /[?#]/.test(basePath)) {
+  if (basePathProblem(basePath) !== null) {
     throw new Error(`basePath "${basePath}" must be "" or a path that starts with "/" and has no trailing "/", "?" or "#" (for example "/llm")`);
   }
   return basePath;

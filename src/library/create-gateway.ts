@@ -20,6 +20,7 @@ import { plainIssues } from './plain-issues.ts';
 import { checkProviderTypes } from './provider-registry.ts';
 import { describeStartError, GatewayStartError, openGatewayParts, type GatewayParts } from './gateway-parts.ts';
 import { embeddedGateway, type GatewayHooks } from './embedded-gateway.ts';
+import { basePathProblem } from '../gateway/gateway.ts';
 
 /**
  * A host's config has no file: the file paths it names (apiKeyFile,
@@ -27,15 +28,6 @@ import { embeddedGateway, type GatewayHooks } from './embedded-gateway.ts';
  * checkConfig judges them. The name shows in log lines as the config's source.
  */
 const SOURCE_IN_BASE_DIR = 'gateway-options.config';
-
-/** Why a basePath cannot be used, or null. */
-function basePathProblem(basePath: string): string | null {
-  if (basePath === '') return null;
-  if (!basePath.startsWith('/')) return `basePath must start with "/" (got ${JSON.stringify(basePath)})`;
-  if (basePath.endsWith('/')) return `basePath must not end with "/" (got ${JSON.stringify(basePath)}); "" serves at the root`;
-  if (/[?#]/.test(basePath)) return `basePath must be a path without "?" or "#" (got ${JSON.stringify(basePath)})`;
-  return null;
-}
 
 /** The embedded gateway of `options` (src/api/gateway.ts); rejects with GatewayConfigError for a config that cannot run. */
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
