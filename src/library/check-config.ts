@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { CheckConfigOptions, ConfigIssue } from '../api/config.ts';
 import { formatIssue, type ConfigIssue as InternalConfigIssue } from '../config/config-issues.ts';
-import { checkGatewayConfig } from './config-check.ts';
+import { checkGatewayConfig, sourceInBaseDir } from './config-check.ts';
 import { checkProviderTypes } from './provider-registry.ts';
 
 /** True when A and B are the same type; a compile-time check, nothing at run time. */
@@ -15,13 +15,6 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 // internal code fails the build here until the API (and its report) says so.
 const codesMatch: Same<InternalConfigIssue['code'], ConfigIssue['code']> = true;
 void codesMatch;
-
-/**
- * The file paths a config names (apiKeyFile, certificates) resolve against the
- * folder of the config's source; a host's value has no file, so its problems
- * are judged as if it were a file in baseDir. The name never shows in an issue.
- */
-const SOURCE_IN_BASE_DIR = 'gateway-options.config';
 
 /** The message of a GatewayConfigError: each problem on its own line, path first, after the config's source. */
 function configErrorMessage(issues: readonly ConfigIssue[], source: string): string {
@@ -65,7 +58,7 @@ export class GatewayConfigError extends Error {
 export function checkConfig(config: unknown, options: CheckConfigOptions = {}): ConfigIssue[] {
   const baseDir = path.resolve(options.baseDir ?? process.cwd());
   const checked = checkGatewayConfig(config, {
-    source: path.join(baseDir, SOURCE_IN_BASE_DIR),
+    source: sourceInBaseDir(baseDir),
     baseDir,
     env: options.env ?? process.env,
     providerTypes: checkProviderTypes(options.providerTypes),

@@ -4,6 +4,7 @@
 // returns its problems; createGateway starts from what it read, so the two
 // never disagree and a host learns every problem at once. Internal: its types
 // name the config model, which stays out of the public API.
+import path from 'node:path';
 import type { ConfigIssue } from '../api/config.ts';
 import type { ProviderAdapter } from '../api/providers.ts';
 import type { ProviderKeySource } from '../api/ports.ts';
@@ -13,6 +14,15 @@ import { parseConfig } from '../config/config-parser.ts';
 import { hostHasKey } from '../gateway/provider-keys.ts';
 import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
 import { plainIssues } from './plain-issues.ts';
+
+/**
+ * A host's config has no file: the file paths it names (apiKeyFile, certificates)
+ * resolve against baseDir as if it were a file there. The name shows in log lines
+ * as the config's source, never in an issue.
+ */
+export function sourceInBaseDir(baseDir: string): string {
+  return path.join(baseDir, 'gateway-options.config');
+}
 
 export interface ConfigCheckInput {
   /** Where the value is said to come from; relative file paths resolve against its folder. */

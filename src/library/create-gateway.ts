@@ -15,19 +15,13 @@ import { batchLines, createLogger, type BatchedLines, type Logger } from '../log
 import { createGatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { connectionsForDescriptors, readDescriptorLimit } from '../ops/descriptor-watch.ts';
 import { GatewayConfigError } from './check-config.ts';
-import { checkGatewayConfig } from './config-check.ts';
+import { checkGatewayConfig, sourceInBaseDir } from './config-check.ts';
 import { plainIssues } from './plain-issues.ts';
 import { checkProviderTypes } from './provider-registry.ts';
 import { describeStartError, GatewayStartError, openGatewayParts, type GatewayParts } from './gateway-parts.ts';
 import { embeddedGateway, type GatewayHooks } from './embedded-gateway.ts';
 import { basePathProblem } from '../gateway/gateway.ts';
 
-/**
- * A host's config has no file: the file paths it names (apiKeyFile,
- * certificates) resolve against baseDir as if it were a file there, as
- * checkConfig judges them. The name shows in log lines as the config's source.
- */
-const SOURCE_IN_BASE_DIR = 'gateway-options.config';
 
 /** The embedded gateway of `options` (src/api/gateway.ts); rejects with GatewayConfigError for a config that cannot run. */
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
@@ -38,7 +32,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const env = options.env ?? process.env;
   const named = options.source === undefined ? undefined : path.resolve(options.source);
   const baseDir = path.resolve(options.baseDir ?? (named === undefined ? process.cwd() : path.dirname(named)));
-  const source = named ?? path.join(baseDir, SOURCE_IN_BASE_DIR);
+  const source = named ?? sourceInBaseDir(baseDir);
   // Malformed registrations throw here, naming the adapter, before the config is looked at.
   const providerTypes = checkProviderTypes(options.providerTypes);
   const parse = (value: unknown, from = source): GatewayConfig => parseConfig(value, from, baseDir, { providerTypes });
