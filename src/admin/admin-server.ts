@@ -339,7 +339,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const password = await readPassword(ctx);
     let set: AdminCredentials;
     try {
-      set = await setAdminPassword(dataDir, password, () => new Date(clock()), { onlyIfUnset: true });
+      set = await setAdminPassword(dataDir, password, () => new Date(clock()), { onlyIfUnset: true, scheme: options.view().config.security.passwordHash });
     } catch (err) {
       if (err instanceof WeakAdminPasswordError) throw new InvalidRequestError(`Password too weak: ${err.problem}`, 'password', 'weak_password');
       if (err instanceof AdminPasswordAlreadySetError) throw passwordAlreadySet();
