@@ -4,6 +4,7 @@ import { ConfigError } from '../../src/config/config.ts';
 import { embeddedConfigValue } from '../../src/config/config-loader.ts';
 import { parseConfig } from '../../src/config/config-parser.ts';
 import { DEFAULT_SECURITY, fipsIssues } from '../../src/config/security-config.ts';
+import { keepRestartOnly, restartOnlyChanges } from '../../src/gateway/restart-settings.ts';
 
 const base = embeddedConfigValue() as Record<string, unknown>;
 const parse = (security: unknown) => parseConfig({ ...base, security }, '/etc/portcullis.json', '/tmp');
@@ -56,4 +57,14 @@ test('fipsIssues: fips_unavailable under requireFips unless getFips() is 1; noth
         'configuration that loads a validated FIPS provider (docs/crypto.md), or set security.requireFips to false',
     },
   ]);
+});
+
+test('security needs a restart: a reload names each change and keeps the running values', () => {
+  const running = parse({ requireFips: false });
+  const next = parse({ requireFips: true });
+  assert.deepEqual(restartOnlyChanges(running, next), [
+    { setting: 'security.requireFips', running: false, configured: true },
+    { setting: 'security.passwordHash', running: 'scrypt', configured: 'pbkdf2-sha256' },
+  ]);
+  assert.deepEqual(keepRestartOnly(running, next).security, { requireFips: false, passwordHash: 'scrypt' });
 });
