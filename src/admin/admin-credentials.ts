@@ -19,7 +19,17 @@ import { join, resolve } from 'node:path';
 import { removeStaleTempFiles, writeFileAtomic } from '../files/atomic-file.ts';
 import { FileError } from '../files/errors.ts';
 import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../files/file-lock.ts';
-import { assertWellFormedPasswordHash, checkPasswordStrength, hashPassword, PasswordHashFormatError, type ScryptParams } from './password-hash.ts';
+import {
+  assertWellFormedPasswordHash,
+  checkPasswordStrength,
+  DEFAULT_PBKDF2_PARAMS,
+  DEFAULT_SCRYPT_PARAMS,
+  hashPassword,
+  PasswordHashFormatError,
+  type PasswordHashScheme,
+  type Pbkdf2Params,
+  type ScryptParams,
+} from './password-hash.ts';
 
 export const ADMIN_FILE_NAME = 'admin.json';
 const ADMIN_FILE_VERSION = 1;
@@ -30,7 +40,7 @@ const FIELDS = ['version', 'passwordHash', 'updatedAt'] as const;
 const ADVICE = 'Set a new password with "portcullis admin set-password"; it replaces the file.';
 
 export interface AdminCredentials {
-  /** scrypt$N$r$p$salt$hash, see password-hash.ts. */
+  /** scrypt$N$r$p$salt$hash or pbkdf2-sha256$iterations$salt$hash, see password-hash.ts. */
   readonly passwordHash: string;
   /** When the password was last set, ISO 8601. */
   readonly updatedAt: string;
@@ -160,8 +170,11 @@ export class AdminPasswordAlreadySetError extends AdminCredentialsError {
 }
 
 interface SetAdminPasswordOptions {
-  /** Tests pass a low cost; production uses the default. */
+  /** The hash to write (security.passwordHash); default scrypt. */
+  scheme?: PasswordHashScheme;
+  /** Tests pass low costs; production uses the defaults. */
   scrypt?: ScryptParams;
+  pbkdf2?: Pbkdf2Params;
   /** Refuse (AdminPasswordAlreadySetError) when admin.json exists, checked under the lock. */
   onlyIfUnset?: boolean;
   /** Lock file timing (tests shorten it). */
@@ -182,7 +195,8 @@ export async function setAdminPassword(
   const problem = checkPasswordStrength(password);
   if (problem !== null) throw new WeakAdminPasswordError(problem);
   const path = adminFilePath(dataDir);
-  const passwordHash = await hashPassword(password, options.scrypt);
+  const params = options.scheme === 'pbkdf2-sha256' ? (options.pbkdf2 ?? DEFAULT_PBKDF2_PARAMS) : (options.scrypt ?? DEFAULT_SCRYPT_PARAMS);
+  const passwordHash = await hashPassword(password, params);
   const credentials: AdminCredentials = { passwordHash, updatedAt: clock().toISOString() };
   try {
     await mkdir(resolve(dataDir), { recursive: true, mode: DATA_DIR_MODE });

@@ -79,7 +79,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 // Room for the longest password the rules allow (PASSWORD_MAX_LENGTH code points, 4 UTF-8
 // bytes each), written with JSON escapes (up to 12 bytes for a \uXXXX\uXXXX pair).
 const LOGIN_BODY = { maxBytes: PASSWORD_MAX_LENGTH * 12 + 1024, limits: { maxDepth: 2, maxStringBytes: PASSWORD_MAX_LENGTH * 4, maxMembers: 4 } };
-/** Logins waiting for their turn (each holds a socket and runs scrypt): beyond this, 429 at once. */
+/** Logins waiting for their turn (each holds a socket and runs the password hash): beyond this, 429 at once. */
 const MAX_QUEUED_LOGINS = 32;
 /** Host names every admin listener answers for. */
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
@@ -339,7 +339,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     const password = await readPassword(ctx);
     let set: AdminCredentials;
     try {
-      set = await setAdminPassword(dataDir, password, () => new Date(clock()), { onlyIfUnset: true });
+      set = await setAdminPassword(dataDir, password, () => new Date(clock()), { onlyIfUnset: true, scheme: options.view().config.security.passwordHash });
     } catch (err) {
       if (err instanceof WeakAdminPasswordError) throw new InvalidRequestError(`Password too weak: ${err.problem}`, 'password', 'weak_password');
       if (err instanceof AdminPasswordAlreadySetError) throw passwordAlreadySet();

@@ -1,11 +1,21 @@
-// The admin password as a scrypt hash (RFC 7914), in a self-describing string:
+// The admin password as a scrypt hash (RFC 7914) or a PBKDF2-HMAC-SHA-256 hash
+// (RFC 8018 section 5.2), in a self-describing string:
 //
 //   scrypt$<N>$<r>$<p>$<salt, base64url>$<hash, base64url>
 //   scrypt$32768$8$1$3q2-7w...$Kx0f...
+//   pbkdf2-sha256$<iterations>$<salt, base64url>$<hash, base64url>
+//   pbkdf2-sha256$600000$3q2-7w...$Kx0f...
+//
+// Both verify; the operator picks which one new hashes use (security.passwordHash).
+// PBKDF2 exists for deployments that must use FIPS 140-3 approved algorithms
+// (NIST SP 800-132); scrypt is not one. docs/crypto.md.
 //
 // - N = 2^15, r = 8, p = 1: 32 MiB and roughly 50-100 ms per hash on a server core,
 //   the parameters OWASP lists for scrypt. Every parameter is stored, so a later
 //   version can raise them and still verify old hashes.
+// - PBKDF2: 600,000 iterations of HMAC-SHA-256, the count OWASP lists; it runs on
+//   libuv's thread pool (crypto.pbkdf2, not pbkdf2Sync), so a login does not block
+//   the event loop for its 200-500 ms.
 // - 16-byte random salt, 32-byte derived key, both base64url without padding.
 // - The password is NFC-normalised first (RFC 8265, OpaqueString), so the same
 //   password typed on systems that compose accents differently still matches.
@@ -14,7 +24,7 @@
 // absurd N or r (a tampered or corrupted admin.json) is refused as malformed instead
 // of making verification allocate gigabytes.
 
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { pbkdf2, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 export interface ScryptParams {
   /** CPU/memory cost, a power of two. */
@@ -23,9 +33,28 @@ export interface ScryptParams {
   readonly parallelization: number;
 }
 
-export const DEFAULT_SCRYPT_PARAMS: ScryptParams = { cost: 2 ** 15, blockSize: 8, parallelization: 1 };
+export interface Pbkdf2Params {
+  /** PBKDF2 iteration count (RFC 8018's c). */
+  readonly iterations: number;
+}
 
-const SCHEME = 'scrypt';
+export const PASSWORD_HASH_SCHEMES = ['scrypt', 'pbkdf2-sha256'] as const;
+export type PasswordHashScheme = (typeof PASSWORD_HASH_SCHEMES)[number];
+
+export const DEFAULT_SCRYPT_PARAMS: ScryptParams = { cost: 2 ** 15, blockSize: 8, parallelization: 1 };
+export const DEFAULT_PBKDF2_PARAMS: Pbkdf2Params = { iterations: 600_000 };
+
+const SCRYPT = 'scrypt';
+const PBKDF2 = 'pbkdf2-sha256';
+// The floor lets tests hash fast (and is SP 800-132's minimum); the ceiling keeps a
+// tampered admin.json from holding a login for minutes.
+const MIN_PBKDF2_ITERATIONS = 1_000;
+const MAX_PBKDF2_ITERATIONS = 10_000_000;
+// 4 so the RFC 7914 section 11 vector (salt "NaCl") verifies; SP 800-132 asks for
+// 16 (what this module writes) and fipsApprovalProblem holds a hash to that.
+const MIN_PBKDF2_SALT_BYTES = 4;
+const FIPS_MIN_SALT_BYTES = 16;
+const UNKNOWN_SCHEME = 'expected scrypt$<N>$<r>$<p>$<salt>$<hash> or pbkdf2-sha256$<iterations>$<salt>$<hash>';
 const SALT_BYTES = 16;
 const HASH_BYTES = 32;
 // Accepted ranges for stored strings. The floor of N = 2^10 lets tests hash fast; the
@@ -65,11 +94,9 @@ export class PasswordHashFormatError extends Error {
   }
 }
 
-interface ParsedHash {
-  params: ScryptParams;
-  salt: Buffer;
-  hash: Buffer;
-}
+type ParsedHash =
+  | { scheme: 'scrypt'; params: ScryptParams; salt: Buffer; hash: Buffer }
+  | { scheme: 'pbkdf2-sha256'; params: Pbkdf2Params; salt: Buffer; hash: Buffer };
 
 function isPowerOfTwo(n: number): boolean {
   return Number.isSafeInteger(n) && n > 0 && (n & (n - 1)) === 0;
@@ -86,6 +113,14 @@ function paramsProblem(params: ScryptParams): string | null {
     return `p must be an integer from 1 to ${MAX_PARALLELIZATION}`;
   }
   if (scryptMemoryBytes(params) > MAX_SCRYPT_MEMORY_BYTES) return `N * r needs more than ${MAX_SCRYPT_MEMORY_BYTES / 1024 / 1024} MiB`;
+  return null;
+}
+
+function pbkdf2ParamsProblem(params: Pbkdf2Params): string | null {
+  const { iterations } = params;
+  if (!Number.isSafeInteger(iterations) || iterations < MIN_PBKDF2_ITERATIONS || iterations > MAX_PBKDF2_ITERATIONS) {
+    return `the iteration count must be an integer from ${MIN_PBKDF2_ITERATIONS} to ${MAX_PBKDF2_ITERATIONS}`;
+  }
   return null;
 }
 
@@ -113,14 +148,21 @@ function parseStoredHash(stored: unknown): ParsedHash {
   if (typeof stored !== 'string') throw new PasswordHashFormatError('it is not a string');
   if (stored.length > MAX_STORED_LENGTH) throw new PasswordHashFormatError(`it is longer than ${MAX_STORED_LENGTH} characters`);
   const fields = stored.split('$');
-  if (fields.length !== 6 || fields[0] !== SCHEME) {
-    throw new PasswordHashFormatError('expected scrypt$<N>$<r>$<p>$<salt>$<hash>');
+  if (fields[0] === PBKDF2) {
+    if (fields.length !== 4) throw new PasswordHashFormatError('expected pbkdf2-sha256$<iterations>$<salt>$<hash>');
+    const [, c, salt, hash] = fields as [string, string, string, string];
+    const params: Pbkdf2Params = { iterations: parseDecimal(c, 'the iteration count') };
+    const problem = pbkdf2ParamsProblem(params);
+    if (problem !== null) throw new PasswordHashFormatError(problem);
+    return { scheme: PBKDF2, params, salt: decodeBase64url(salt, 'salt', MIN_PBKDF2_SALT_BYTES), hash: decodeBase64url(hash, 'hash', MIN_HASH_BYTES) };
   }
+  if (fields[0] !== SCRYPT) throw new PasswordHashFormatError(UNKNOWN_SCHEME);
+  if (fields.length !== 6) throw new PasswordHashFormatError('expected scrypt$<N>$<r>$<p>$<salt>$<hash>');
   const [, n, r, p, salt, hash] = fields as [string, string, string, string, string, string];
   const params: ScryptParams = { cost: parseDecimal(n, 'N'), blockSize: parseDecimal(r, 'r'), parallelization: parseDecimal(p, 'p') };
   const problem = paramsProblem(params);
   if (problem !== null) throw new PasswordHashFormatError(problem);
-  return { params, salt: decodeBase64url(salt, 'salt', MIN_SALT_BYTES), hash: decodeBase64url(hash, 'hash', MIN_HASH_BYTES) };
+  return { scheme: SCRYPT, params, salt: decodeBase64url(salt, 'salt', MIN_SALT_BYTES), hash: decodeBase64url(hash, 'hash', MIN_HASH_BYTES) };
 }
 
 /** Throws PasswordHashFormatError when `stored` could not be verified; for checking a file at load time. */
@@ -128,7 +170,31 @@ export function assertWellFormedPasswordHash(stored: unknown): asserts stored is
   parseStoredHash(stored);
 }
 
-function deriveKey(password: string, salt: Buffer, length: number, params: ScryptParams): Promise<Buffer> {
+/** The scheme of a stored hash; throws PasswordHashFormatError as verifyPassword does. */
+export function passwordHashScheme(stored: unknown): PasswordHashScheme {
+  return parseStoredHash(stored).scheme;
+}
+
+/**
+ * Null when `stored` uses an algorithm FIPS 140-3 approves for password-based key
+ * derivation (PBKDF2 with HMAC-SHA-256, NIST SP 800-132, with its 128-bit salt);
+ * otherwise the sentence saying why not. Throws PasswordHashFormatError for a
+ * malformed string.
+ */
+export function fipsApprovalProblem(stored: unknown): string | null {
+  const parsed = parseStoredHash(stored);
+  if (parsed.scheme === SCRYPT) return 'it is a scrypt hash, and scrypt is not a FIPS 140-3 approved algorithm';
+  if (parsed.salt.length < FIPS_MIN_SALT_BYTES) return `its salt has ${parsed.salt.length} bytes, and NIST SP 800-132 asks for at least ${FIPS_MIN_SALT_BYTES}`;
+  return null;
+}
+
+function derivePbkdf2(password: string, salt: Buffer, length: number, params: Pbkdf2Params): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    pbkdf2(password.normalize('NFC'), salt, params.iterations, length, 'sha256', (error, key) => (error === null ? resolve(key) : reject(error)));
+  });
+}
+
+function deriveScrypt(password: string, salt: Buffer, length: number, params: ScryptParams): Promise<Buffer> {
   const options: ScryptOptions = {
     N: params.cost,
     r: params.blockSize,
@@ -143,15 +209,22 @@ function deriveKey(password: string, salt: Buffer, length: number, params: Scryp
 }
 
 /**
- * Hash `password` for storage. `params` exists for tests (a low N keeps them fast);
- * production callers leave the default. Throws RangeError for out-of-bounds params.
+ * Hash `password` for storage: scrypt for ScryptParams, PBKDF2-HMAC-SHA-256 for
+ * Pbkdf2Params. Tests pass low costs to stay fast; production callers pass the
+ * defaults. Throws RangeError for out-of-bounds params.
  */
-export async function hashPassword(password: string, params: ScryptParams = DEFAULT_SCRYPT_PARAMS): Promise<string> {
+export async function hashPassword(password: string, params: ScryptParams | Pbkdf2Params = DEFAULT_SCRYPT_PARAMS): Promise<string> {
+  const salt = randomBytes(SALT_BYTES);
+  if ('iterations' in params) {
+    const problem = pbkdf2ParamsProblem(params);
+    if (problem !== null) throw new RangeError(`Invalid PBKDF2 parameters: ${problem}`);
+    const hash = await derivePbkdf2(password, salt, HASH_BYTES, params);
+    return [PBKDF2, params.iterations, salt.toString('base64url'), hash.toString('base64url')].join('$');
+  }
   const problem = paramsProblem(params);
   if (problem !== null) throw new RangeError(`Invalid scrypt parameters: ${problem}`);
-  const salt = randomBytes(SALT_BYTES);
-  const hash = await deriveKey(password, salt, HASH_BYTES, params);
-  return [SCHEME, params.cost, params.blockSize, params.parallelization, salt.toString('base64url'), hash.toString('base64url')].join('$');
+  const hash = await deriveScrypt(password, salt, HASH_BYTES, params);
+  return [SCRYPT, params.cost, params.blockSize, params.parallelization, salt.toString('base64url'), hash.toString('base64url')].join('$');
 }
 
 /**
@@ -163,7 +236,10 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const parsed = parseStoredHash(stored);
   // Bounds the work an over-long input causes; no valid password is longer.
   if (typeof password !== 'string' || password.length > PASSWORD_MAX_LENGTH * 2) return false;
-  const candidate = await deriveKey(password, parsed.salt, parsed.hash.length, parsed.params);
+  const candidate =
+    parsed.scheme === PBKDF2
+      ? await derivePbkdf2(password, parsed.salt, parsed.hash.length, parsed.params)
+      : await deriveScrypt(password, parsed.salt, parsed.hash.length, parsed.params);
   return timingSafeEqual(candidate, parsed.hash);
 }
 

@@ -177,7 +177,7 @@ export function createSsoRoutes(options: SsoRoutesOptions): Array<[method: strin
     const outcome =
       params === null
         ? ({ ok: false, error: 'sso_state_invalid', reason: 'repeated_parameter', user: null } as const)
-        : await flow.finish(oidc, params, binding, () => readClientSecret(config, oidc, env));
+        : await flow.finish(oidc, params, binding, () => readClientSecret(config, oidc, env), config.security.requireFips);
     if (!outcome.ok) {
       const detail = 'detail' in outcome ? outcome.detail : {};
       const record = callbackRecords.take(`${outcome.user?.subject ?? '-'}\n${clientAddress(ctx)}\n${outcome.reason}`);

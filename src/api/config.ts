@@ -15,7 +15,8 @@ export type GatewayConfigInput = unknown;
  * differ from another; `missing_credential`: an upstream key (apiKeyEnv,
  * apiKeyFile) or Redis password that cannot be found; `invalid_tls_file`: a
  * certificate, key or CA file that is missing, unreadable, not valid PEM,
- * mismatched or out of date.
+ * mismatched or out of date; `fips_unavailable`: security.requireFips is true
+ * and the process runs without a FIPS provider (crypto.getFips() is 0).
  */
 export type ConfigIssueCode =
   | 'unreadable'
@@ -34,7 +35,8 @@ export type ConfigIssueCode =
   | 'reserved'
   | 'invalid_value'
   | 'missing_credential'
-  | 'invalid_tls_file';
+  | 'invalid_tls_file'
+  | 'fips_unavailable';
 
 /** One problem in a config: every problem is reported, so a config is fixed in one pass. */
 export interface ConfigIssue {

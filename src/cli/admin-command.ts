@@ -10,7 +10,7 @@
 
 import { StringDecoder } from 'node:string_decoder';
 import { adminFilePath, AdminCredentialsError, readAdminCredentials, setAdminPassword } from '../admin/admin-credentials.ts';
-import { checkPasswordStrength, PASSWORD_MAX_LENGTH, type ScryptParams } from '../admin/password-hash.ts';
+import { checkPasswordStrength, PASSWORD_MAX_LENGTH, type PasswordHashScheme, type Pbkdf2Params, type ScryptParams } from '../admin/password-hash.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import type { AuditWho } from '../state/audited-key-store.ts';
 import { cliWho } from './cli-actor.ts';
@@ -27,8 +27,11 @@ interface AdminCommandContext {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   clock?: () => Date;
-  /** Tests pass a low cost; the default is the production strength. */
+  /** The hash new passwords get (security.passwordHash); default scrypt. */
+  passwordHash?: PasswordHashScheme;
+  /** Tests pass low costs; the defaults are the production strength. */
   scrypt?: ScryptParams;
+  pbkdf2?: Pbkdf2Params;
   /** Where a password set is recorded (docs/audit.md, "What each door records"). */
   audit: AuditTrail;
   /** Who acts, as the record names them; default: this process's OS user (cli-actor.ts). */
@@ -54,7 +57,8 @@ export const SET_PASSWORD_USAGE = `Usage: portcullis admin set-password
 Set the password for the dashboard. At a terminal it is asked for twice and
 not echoed; otherwise the first line of standard input is the password:
   printf '%s\\n' "$ADMIN_PASSWORD" | portcullis admin set-password
-At least 12 characters. Only a scrypt hash is stored, in <dataDir>/admin.json.
+At least 12 characters. Only a hash is stored, in <dataDir>/admin.json: scrypt,
+or pbkdf2-sha256 when security.passwordHash says so (docs/crypto.md).
 
 Running servers check the new password at the next login, without a restart,
 and end dashboard sessions opened before the change.
@@ -314,7 +318,12 @@ async function runSetPassword(args: readonly string[], ctx: AdminCommandContext)
     const password = ctx.stdin.isTTY === true ? await passwordFromTerminal(ctx.stdin, ctx.stderr) : await passwordFromPipe(ctx.stdin);
     // The time of the password it replaces, for the record; an unreadable admin.json is replaced all the same.
     const previous = await readAdminCredentials(ctx.dataDir).catch(() => null);
-    const credentials = await setAdminPassword(ctx.dataDir, password, ctx.clock, ctx.scrypt === undefined ? {} : { scrypt: ctx.scrypt });
+    const scheme = ctx.passwordHash ?? 'scrypt';
+    const credentials = await setAdminPassword(ctx.dataDir, password, ctx.clock, {
+      scheme,
+      ...(ctx.scrypt === undefined ? {} : { scrypt: ctx.scrypt }),
+      ...(ctx.pbkdf2 === undefined ? {} : { pbkdf2: ctx.pbkdf2 }),
+    });
     const who = ctx.who ?? cliWho(process.env);
     await ctx.audit.record({
       actor: who.actor,
@@ -325,7 +334,7 @@ async function runSetPassword(args: readonly string[], ctx: AdminCommandContext)
       after: { updatedAt: credentials.updatedAt },
       ...(who.detail === undefined ? {} : { detail: who.detail }),
     });
-    ctx.stdout.write(`Admin password set at ${credentials.updatedAt} (a scrypt hash in ${adminFilePath(ctx.dataDir)}).\n` + PASSWORD_SET_NOTE);
+    ctx.stdout.write(`Admin password set at ${credentials.updatedAt} (a ${scheme} hash in ${adminFilePath(ctx.dataDir)}).\n` + PASSWORD_SET_NOTE);
     return 0;
   } catch (error) {
     if (error instanceof PasswordInputProblem) {

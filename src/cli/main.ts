@@ -184,7 +184,7 @@ async function runCommandIn(io: CliIo, configPath: string | undefined, origin: (
         if (wantsHelp) return await withAudit(null, (audit) => runAdminCommand(args, { dataDir: '', stdin, stdout: io.stdout, stderr: io.stderr, audit }));
         const config = loadConfig({ configPath, env: io.env, cwd: io.cwd });
         io.stderr.write(stateLine('admin', config, origin(config.source)));
-        return await withAudit(config, (audit) => runAdminCommand(args, { dataDir: config.dataDir, stdin, stdout: io.stdout, stderr: io.stderr, audit, who, openTokens: () => openCliTokensBackend(config, io.env, io.stderr) }));
+        return await withAudit(config, (audit) => runAdminCommand(args, { dataDir: config.dataDir, passwordHash: config.security.passwordHash, stdin, stdout: io.stdout, stderr: io.stderr, audit, who, openTokens: () => openCliTokensBackend(config, io.env, io.stderr) }));
       }
       case 'audit': {
         const cli = { stdout: io.stdout, stderr: io.stderr };

@@ -28,6 +28,8 @@ export const ConfigIssueCode = {
   MissingCredential: 'missing_credential',
   /** A certificate, key or CA file that is missing, unreadable, not valid PEM, mismatched or out of date. */
   InvalidTlsFile: 'invalid_tls_file',
+  /** security.requireFips is true and OpenSSL runs without a FIPS provider. */
+  FipsUnavailable: 'fips_unavailable',
 } as const;
 export type ConfigIssueCode = (typeof ConfigIssueCode)[keyof typeof ConfigIssueCode];
 

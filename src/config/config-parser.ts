@@ -20,10 +20,11 @@ import { parseAudit } from './audit-config.ts';
 import { parseResponses } from './response-store-config.ts';
 import { parseEmbeddings } from './embeddings-config.ts';
 import { parseGuard } from './guard-config.ts';
+import { parseSecurity } from './security-config.ts';
 
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit', 'metrics', 'requestFields', 'responses', 'embeddings', 'guard'];
+const ROOT_SETTINGS = ['$schema', 'listen', 'admin', 'shutdown', 'log', 'state', 'dataDir', 'limits', 'providers', 'aliases', 'auto', 'currency', 'telemetry', 'audit', 'metrics', 'requestFields', 'responses', 'embeddings', 'guard', 'security'];
 
 export interface ParseConfigOptions {
   /** Provider types the host adds (../api/providers.ts); a provider whose
@@ -70,12 +71,13 @@ export function parseConfig(value: unknown, source: string | null, baseDir: stri
   const responses = parseResponses(c, root['responses']);
   const embeddings = parseEmbeddings(c, root['embeddings'], limits);
   const guard = parseGuard(c, root['guard']);
+  const security = parseSecurity(c, root['security']);
   const metrics = parseMetrics(c, root['metrics'], baseDir, [
     { setting: 'listen', host: listen.host, port: listen.port },
     ...(operations.admin.enabled ? [{ setting: 'admin', host: operations.admin.host, port: operations.admin.port }] : []),
   ]);
   if (c.issues.length > 0) throw new ConfigError(source, c.issues);
-  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, requestFields, currency, telemetry, audit, responses, metrics, embeddings, guard };
+  return { source, listen, ...operations, dataDir, limits, providers, aliases: aliases ?? {}, auto, requestFields, currency, telemetry, audit, responses, metrics, embeddings, guard, security };
 }
 
 function parseServerLimits(c: Checker, value: unknown): ServerLimits {

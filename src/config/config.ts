@@ -9,6 +9,7 @@ import { ConfigIssueCode, formatIssue, type ConfigIssue } from './config-issues.
 import type { TelemetryConfig } from './telemetry-config.ts';
 import type { OidcConfig } from './oidc-config.ts'; // single sign-on
 import type { AuditConfig } from './audit-config.ts';
+import type { SecurityConfig } from './security-config.ts';
 import type { ProviderAdapter } from '../api/providers.ts';
 import type { ResponsesConfig } from './response-store-config.ts';
 import type { ResponsesMode } from './provider-defaults.ts';
@@ -369,6 +370,8 @@ export interface GatewayConfig {
   embeddings: EmbeddingsConfig;
   /** The egress guard (./guard-config.ts); null: off everywhere unless an alias turns it on. */
   guard: GuardConfig | null;
+  /** FIPS mode and the admin password's hash: ./security-config.ts. */
+  security: SecurityConfig;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {

@@ -30,6 +30,7 @@ const RESTART_ONLY: ReadonlyArray<{ setting: string; of: (c: GatewayConfig) => u
   { setting: 'audit', of: (c) => c.audit }, // audit: the audit log is opened with the state backend
   { setting: 'responses.store', of: (c) => c.responses.store }, // the response store is opened with the state backend, its limits with it
   { setting: 'metrics', of: (c) => c.metrics }, // metrics: its listener is bound, its token and TLS files read, at start
+  { setting: 'security', of: (c) => c.security }, // the FIPS checks run at start; passwordHash goes with requireFips
 ];
 
 /** Nesting the restart-only settings never exceed; deeper values compare as text. */
@@ -55,6 +56,7 @@ export function keepRestartOnly(running: GatewayConfig, next: GatewayConfig): Ga
     audit: running.audit,
     responses: running.responses,
     metrics: running.metrics,
+    security: running.security,
   };
 }
 

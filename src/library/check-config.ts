@@ -52,7 +52,8 @@ export class GatewayConfigError extends Error {
  * and key files of each TLS listener (listen.tls; admin.tls when the admin
  * listener is enabled) and each provider's upstream key (apiKeyEnv set,
  * apiKeyFile readable; a provider options.providerKey answers for needs
- * neither), all in one list. Starts nothing; reads only the files the config
+ * neither) and, with security.requireFips, a FIPS provider in this process
+ * (fips_unavailable), all in one list. Starts nothing; reads only the files the config
  * names. Throws an Error naming a malformed providerTypes entry.
  */
 export function checkConfig(config: unknown, options: CheckConfigOptions = {}): ConfigIssue[] {

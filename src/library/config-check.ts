@@ -1,9 +1,11 @@
 // The one pass that decides whether a host's config value can run: the config
 // file's checks, each TLS listener's certificate files (read with the loader
-// the listeners are served from), and each provider's upstream key. checkConfig
+// the listeners are served from), each provider's upstream key, and the FIPS
+// mode security.requireFips asks for. checkConfig
 // returns its problems; createGateway starts from what it read, so the two
 // never disagree and a host learns every problem at once. Internal: its types
 // name the config model, which stays out of the public API.
+import { getFips } from 'node:crypto';
 import path from 'node:path';
 import type { ConfigIssue } from '../api/config.ts';
 import type { ProviderAdapter } from '../api/providers.ts';
@@ -11,6 +13,7 @@ import type { ProviderKeySource } from '../api/ports.ts';
 import { resolveProviderKeys } from '../config/config-loader.ts';
 import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { parseConfig } from '../config/config-parser.ts';
+import { fipsIssues } from '../config/security-config.ts';
 import { hostHasKey } from '../gateway/provider-keys.ts';
 import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
 import { plainIssues } from './plain-issues.ts';
@@ -32,6 +35,8 @@ export interface ConfigCheckInput {
   /** Already checked (./provider-registry.ts). */
   readonly providerTypes: readonly ProviderAdapter[];
   readonly providerKey?: ProviderKeySource | undefined;
+  /** crypto.getFips unless a test says otherwise: 1 when OpenSSL runs a FIPS provider. */
+  readonly getFips?: (() => number) | undefined;
 }
 
 export type ConfigCheck =
@@ -41,7 +46,8 @@ export type ConfigCheck =
 /**
  * The checked config and its TLS listeners' certificates (admin.tls when the
  * admin listener is enabled), or every problem: the file checks' when the value
- * does not parse, else the certificates' and the upstream keys' together.
+ * does not parse, else the certificates', the upstream keys' and the FIPS
+ * mode's (security.requireFips without a FIPS provider) together.
  */
 export function checkGatewayConfig(value: unknown, input: ConfigCheckInput): ConfigCheck {
   let config: GatewayConfig;
@@ -60,6 +66,7 @@ export function checkGatewayConfig(value: unknown, input: ConfigCheckInput): Con
     issues.push(...plainIssues(err.issues));
   }
   issues.push(...credentialIssues(config, input.env, input.providerKey));
+  issues.push(...plainIssues(fipsIssues(config.security, input.getFips ?? getFips)));
   if (certificates === undefined || issues.length > 0) return { ok: false, issues };
   return { ok: true, config, certificates };
 }

@@ -17,7 +17,7 @@ import { refusalHint, userAllowed } from './allowed-users.ts';
 import { createDiscovery, DiscoveryError, type Discovery, type ProviderMetadata } from './discovery.ts';
 import { verifyIdToken, type VerifiedIdToken } from './id-token.ts';
 import { createJwksCache, type JwksCache } from './jwks.ts';
-import { IdTokenError } from './jws.ts';
+import { FIPS_ID_TOKEN_ALGS, ID_TOKEN_ALGS, IdTokenError } from './jws.ts';
 import { newLoginSecrets } from './pkce.ts';
 import { fetchFromProvider, ProviderFetchError, type ProviderFetch } from './provider-fetch.ts';
 
@@ -95,8 +95,11 @@ export interface SsoFlow {
    * table is full the client holding the most loses its oldest, so a flood from some addresses evicts their own logins first.
    */
   start(config: OidcConfig, client?: string): Promise<{ location: string; binding: string }>;
-  /** `clientSecret` is read only when the code is exchanged (null: a public client). */
-  finish(config: OidcConfig, params: CallbackParams, binding: string | undefined, clientSecret: () => string | null): Promise<SsoOutcome>;
+  /**
+   * `clientSecret` is read only when the code is exchanged (null: a public client).
+   * `requireFips` (security.requireFips) refuses ID tokens signed with EdDSA.
+   */
+  finish(config: OidcConfig, params: CallbackParams, binding: string | undefined, clientSecret: () => string | null, requireFips?: boolean): Promise<SsoOutcome>;
 }
 
 interface Transaction {
@@ -287,7 +290,7 @@ export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
       return { location: url.toString(), binding: secrets.binding };
     },
 
-    async finish(config, params, binding, clientSecret) {
+    async finish(config, params, binding, clientSecret, requireFips = false) {
       const { state } = params;
       if (typeof state !== 'string' || state.length === 0 || state.length > MAX_PARAM_LENGTH) return fail('sso_state_invalid', 'state_missing');
       const nowMs = clock();
@@ -340,6 +343,7 @@ export function createSsoFlow(options: SsoFlowOptions): SsoFlow {
           audiences: config.audiences,
           nonce: tx.nonce,
           nowMs: clock(),
+          algs: requireFips ? FIPS_ID_TOKEN_ALGS : ID_TOKEN_ALGS,
           key: (kid, alg) => jwks.key(kid, alg),
         });
       } catch (err) {

@@ -17,6 +17,8 @@ export interface IdTokenExpectations {
   /** The nonce sent with this login's authorization request. */
   nonce: string;
   nowMs: number;
+  /** The header algs accepted (default ID_TOKEN_ALGS; FIPS_ID_TOKEN_ALGS under security.requireFips). */
+  algs?: readonly IdTokenAlg[];
   /** The key for the token's kid and alg, or null when the provider publishes none. */
   key(kid: string | undefined, alg: IdTokenAlg): Promise<KeyObject | null>;
 }
@@ -36,7 +38,7 @@ function numericDate(payload: Record<string, unknown>, name: string, required: b
 }
 
 /** Steps 2 to 11 on a token whose signature verified. */
-export function checkIdTokenClaims(payload: Record<string, unknown>, expect: Omit<IdTokenExpectations, 'key'>): VerifiedIdToken {
+export function checkIdTokenClaims(payload: Record<string, unknown>, expect: Omit<IdTokenExpectations, 'key' | 'algs'>): VerifiedIdToken {
   const { iss, sub, aud, azp, nonce } = payload;
   // 2. The Issuer Identifier MUST exactly match the value of the iss Claim.
   if (iss !== expect.issuer) throw new IdTokenError('wrong_issuer', `the ID token was issued by ${JSON.stringify(String(iss).slice(0, 200))}, not ${expect.issuer}`);
@@ -64,7 +66,7 @@ export function checkIdTokenClaims(payload: Record<string, unknown>, expect: Omi
 
 /** Parse, verify the signature with the provider's key, then the claims. Throws IdTokenError with the reason. */
 export async function verifyIdToken(token: string, expect: IdTokenExpectations): Promise<VerifiedIdToken> {
-  const jws = parseJws(token);
+  const jws = parseJws(token, expect.algs);
   const key = await expect.key(jws.header.kid, jws.header.alg);
   if (key === null) throw new IdTokenError('unknown_key', 'the provider publishes no key for the ID token\'s kid and alg');
   // 6 and 7. Validate the signature with the key of the alg the header names.

@@ -7,10 +7,15 @@
 // (RFC 8037). `none` and the HS* family are never accepted: an HMAC would
 // make the client secret the verification key, and a token whose header says
 // HS256 must not be checked against an RSA public key read as an HMAC secret.
+// Under security.requireFips EdDSA is left out (FIPS_ID_TOKEN_ALGS): FIPS 186-5
+// approves it, but the OpenSSL FIPS providers validated so far (3.0, 3.1) do not
+// include it among their approved services (docs/crypto.md).
 import { verify as cryptoVerify, constants, type KeyObject } from 'node:crypto';
 
 export const ID_TOKEN_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
 export type IdTokenAlg = (typeof ID_TOKEN_ALGS)[number];
+/** What security.requireFips accepts: RSA PKCS#1 v1.5, RSA-PSS and ECDSA on the NIST curves. */
+export const FIPS_ID_TOKEN_ALGS: readonly IdTokenAlg[] = ID_TOKEN_ALGS.filter((alg) => alg !== 'EdDSA');
 
 /** ID tokens of real providers are 1 to 4 KiB; a large groups claim can make them bigger. */
 export const MAX_JWS_LENGTH = 32 * 1024;
@@ -60,8 +65,8 @@ export function isIdTokenAlg(value: unknown): value is IdTokenAlg {
   return typeof value === 'string' && (ID_TOKEN_ALGS as readonly string[]).includes(value);
 }
 
-/** RFC 7515 section 5.2, steps 1 to 8 (signature checked separately). */
-export function parseJws(token: string): ParsedJws {
+/** RFC 7515 section 5.2, steps 1 to 8 (signature checked separately); a header alg outside `accepted` is refused. */
+export function parseJws(token: string, accepted: readonly IdTokenAlg[] = ID_TOKEN_ALGS): ParsedJws {
   if (typeof token !== 'string' || token.length === 0 || token.length > MAX_JWS_LENGTH) {
     throw new IdTokenError('malformed', `the ID token must be a JWS of 1 to ${MAX_JWS_LENGTH} characters`);
   }
@@ -78,9 +83,9 @@ export function parseJws(token: string): ParsedJws {
   const payload = decodeJsonPart(p, 'payload');
   // RFC 7515 section 4.1.11: a critical extension we do not understand makes the token invalid.
   if (header['crit'] !== undefined) throw new IdTokenError('malformed', 'the ID token names critical header extensions, which are not supported');
-  if (!isIdTokenAlg(header['alg'])) {
+  if (!isIdTokenAlg(header['alg']) || !accepted.includes(header['alg'])) {
     const alg = typeof header['alg'] === 'string' ? header['alg'].slice(0, 16) : String(header['alg']);
-    throw new IdTokenError('unsupported_alg', `the ID token is signed with ${JSON.stringify(alg)}; accepted: ${ID_TOKEN_ALGS.join(', ')}`);
+    throw new IdTokenError('unsupported_alg', `the ID token is signed with ${JSON.stringify(alg)}; accepted: ${accepted.join(', ')}`);
   }
   const kid = header['kid'];
   if (kid !== undefined && (typeof kid !== 'string' || kid.length > 256)) throw new IdTokenError('malformed', 'the ID token\'s kid is not a string of at most 256 characters');

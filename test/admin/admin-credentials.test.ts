@@ -41,7 +41,7 @@ test('parseAdminFile refuses every deviation with a message naming the file', ()
     [JSON.stringify({ ...good, version: 2 }), '"version" is 2, this version of portcullis reads version 1'],
     [JSON.stringify({ passwordHash: HASH, updatedAt: good.updatedAt }), '"version" is nothing, this version of portcullis reads version 1'],
     [JSON.stringify({ ...good, extra: true }), 'unknown field "extra"'],
-    [JSON.stringify({ ...good, passwordHash: 'hunter2' }), '"passwordHash" is malformed: expected scrypt$<N>$<r>$<p>$<salt>$<hash>'],
+    [JSON.stringify({ ...good, passwordHash: 'hunter2' }), '"passwordHash" is malformed: expected scrypt$<N>$<r>$<p>$<salt>$<hash> or pbkdf2-sha256$<iterations>$<salt>$<hash>'],
     [JSON.stringify({ ...good, passwordHash: HASH.replace('$1024$', '$1073741824$') }), '"passwordHash" is malformed: N must be a power of two from 2^10 to 2^20'],
     [JSON.stringify({ version: 1, updatedAt: good.updatedAt }), '"passwordHash" is malformed: it is not a string'],
     [JSON.stringify({ ...good, updatedAt: '2025-02-01' }), '"updatedAt" must be an ISO 8601 time like 2025-02-01T09:15:30.123Z'],

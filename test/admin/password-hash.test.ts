@@ -7,10 +7,16 @@ import {
   hashPassword,
   PasswordHashFormatError,
   verifyPassword,
+  DEFAULT_PBKDF2_PARAMS,
+  fipsApprovalProblem,
+  passwordHashScheme,
+  type Pbkdf2Params,
   type ScryptParams,
 } from '../../src/admin/password-hash.ts';
 
 const FAST: ScryptParams = { cost: 1024, blockSize: 8, parallelization: 1 };
+const FAST_PBKDF2: Pbkdf2Params = { iterations: 1000 };
+const UNKNOWN = 'expected scrypt$<N>$<r>$<p>$<salt>$<hash> or pbkdf2-sha256$<iterations>$<salt>$<hash>';
 
 function b64url(bytes: Buffer | string): string {
   return Buffer.from(bytes).toString('base64url');
@@ -77,8 +83,17 @@ test('malformed stored strings throw PasswordHashFormatError naming the problem,
   const hash = b64url(Buffer.alloc(32, 2));
   const cases: Array<[unknown, string]> = [
     [42, 'it is not a string'],
-    ['', 'expected scrypt$<N>$<r>$<p>$<salt>$<hash>'],
-    [`bcrypt$1024$8$1$${salt}$${hash}`, 'expected scrypt$<N>$<r>$<p>$<salt>$<hash>'],
+    ['', UNKNOWN],
+    [`bcrypt$1024$8$1$${salt}$${hash}`, UNKNOWN],
+    [`PBKDF2-SHA256$1000$${salt}$${hash}`, UNKNOWN],
+    [`pbkdf2-sha256$1000$${salt}`, 'expected pbkdf2-sha256$<iterations>$<salt>$<hash>'],
+    [`pbkdf2-sha256$1000$1$${salt}$${hash}`, 'expected pbkdf2-sha256$<iterations>$<salt>$<hash>'],
+    [`pbkdf2-sha256$01000$${salt}$${hash}`, 'the iteration count is not a positive decimal integer'],
+    [`pbkdf2-sha256$999$${salt}$${hash}`, 'the iteration count must be an integer from 1000 to 10000000'],
+    [`pbkdf2-sha256$10000001$${salt}$${hash}`, 'the iteration count must be an integer from 1000 to 10000000'],
+    [`pbkdf2-sha256$1000$${b64url(Buffer.alloc(3))}$${hash}`, 'the salt has 3 bytes, expected 4 to 64'],
+    [`pbkdf2-sha256$1000$${salt}$${b64url(Buffer.alloc(15))}`, 'the hash has 15 bytes, expected 16 to 64'],
+    [`pbkdf2-sha256$1000$${salt}=$${hash}`, 'the salt is not base64url'],
     [`scrypt$1024$8$1$${salt}`, 'expected scrypt$<N>$<r>$<p>$<salt>$<hash>'],
     [`scrypt$1024$8$1$${salt}$${hash}$`, 'expected scrypt$<N>$<r>$<p>$<salt>$<hash>'],
     [`scrypt$01024$8$1$${salt}$${hash}`, 'N is not a positive decimal integer'],
@@ -134,4 +149,58 @@ test('checkPasswordStrength: null for a good password, a sentence for each probl
     checkPasswordStrength('correct horse\nbattery'),
     'The password must not contain control characters (tabs, escapes, line breaks).',
   );
+});
+
+// RFC 7914 section 11, second vector: PBKDF2-HMAC-SHA256(P="Password", S="NaCl", c=80000, dkLen=64).
+const PBKDF2_RFC_HASH = Buffer.from(
+  '4ddcd8f60b98be21830cee5ef22701f9641a4418d04c0414aeff08876b34ab56' +
+    'a1d425a1225833549adb841b51c9b3176a272bdebba1d078478f62b397f33c8d',
+  'hex',
+);
+const PBKDF2_RFC_STORED = `pbkdf2-sha256$80000$${b64url('NaCl')}$${b64url(PBKDF2_RFC_HASH)}`;
+
+test('verifies the RFC 7914 PBKDF2-HMAC-SHA256 test vector written in the stored format', async () => {
+  assert.equal(await verifyPassword('Password', PBKDF2_RFC_STORED), true);
+  assert.equal(await verifyPassword('password', PBKDF2_RFC_STORED), false);
+  assert.equal(passwordHashScheme(PBKDF2_RFC_STORED), 'pbkdf2-sha256');
+  assert.equal(passwordHashScheme(RFC_STORED), 'scrypt');
+  // One iteration fewer gives another key: the count in the string is the one used.
+  assert.equal(await verifyPassword('Password', PBKDF2_RFC_STORED.replace('$80000$', '$79999$')), false);
+});
+
+test('hashPassword with Pbkdf2Params writes pbkdf2-sha256$c$salt$hash with a 16-byte salt and a 32-byte hash, fresh salt each time', async () => {
+  const stored = await hashPassword('correct horse battery', FAST_PBKDF2);
+  const fields = stored.split('$');
+  assert.equal(fields.length, 4);
+  assert.deepEqual(fields.slice(0, 2), ['pbkdf2-sha256', '1000']);
+  assert.equal(Buffer.from(fields[2] as string, 'base64url').length, 16);
+  assert.equal(Buffer.from(fields[3] as string, 'base64url').length, 32);
+  assert.equal(await verifyPassword('correct horse battery', stored), true);
+  assert.equal(await verifyPassword('correct horse batterY', stored), false);
+  assert.notEqual(await hashPassword('correct horse battery', FAST_PBKDF2), stored);
+});
+
+test('PBKDF2: the default is 600,000 iterations, and a default-cost hash verifies', async () => {
+  assert.deepEqual(DEFAULT_PBKDF2_PARAMS, { iterations: 600_000 });
+  const stored = await hashPassword('a long enough password', DEFAULT_PBKDF2_PARAMS);
+  assert.match(stored, /^pbkdf2-sha256\$600000\$/);
+  assert.equal(await verifyPassword('a long enough password', stored), true);
+});
+
+test('PBKDF2: the password is NFC-normalised, and out-of-bounds iterations are a RangeError', async () => {
+  const stored = await hashPassword('caf\u00e9 au lait, please', FAST_PBKDF2);
+  assert.equal(await verifyPassword('cafe\u0301 au lait, please', stored), true);
+  for (const iterations of [999, 10_000_001, 1000.5]) {
+    await assert.rejects(hashPassword('x', { iterations }), {
+      name: 'RangeError',
+      message: 'Invalid PBKDF2 parameters: the iteration count must be an integer from 1000 to 10000000',
+    });
+  }
+});
+
+test('fipsApprovalProblem: scrypt is refused, PBKDF2 with a 16-byte salt approved, a shorter salt refused', async () => {
+  assert.equal(fipsApprovalProblem(RFC_STORED), 'it is a scrypt hash, and scrypt is not a FIPS 140-3 approved algorithm');
+  assert.equal(fipsApprovalProblem(await hashPassword('correct horse battery', FAST_PBKDF2)), null);
+  assert.equal(fipsApprovalProblem(PBKDF2_RFC_STORED), 'its salt has 4 bytes, and NIST SP 800-132 asks for at least 16');
+  assert.throws(() => fipsApprovalProblem('md5$x'), PasswordHashFormatError);
 });

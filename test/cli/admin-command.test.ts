@@ -131,6 +131,30 @@ test('set-password reads the first line of a piped stdin and writes admin.json',
   if (process.platform !== 'win32') assert.equal(statSync(path.join(dir, 'admin.json')).mode & 0o777, 0o600);
 });
 
+test('set-password writes a pbkdf2-sha256 hash when security.passwordHash says so, and says which', async () => {
+  const dir = freshPath(root, 'data');
+  const stdout = sink();
+  const stderr = sink();
+  const code = await runAdminCommand(['set-password'], {
+    dataDir: dir,
+    passwordHash: 'pbkdf2-sha256',
+    stdin: pipe('correct horse battery\n'),
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    clock: CLOCK,
+    pbkdf2: { iterations: 1000 },
+    audit: recordingAuditTrail(),
+  });
+  assert.deepEqual({ code, stdout: stdout.text(), stderr: stderr.text() }, {
+    code: 0,
+    stdout: `Admin password set at 2025-02-01T09:15:30.123Z (a pbkdf2-sha256 hash in ${path.join(path.resolve(dir), 'admin.json')}).\n` + PASSWORD_SET_NOTE,
+    stderr: '',
+  });
+  const stored = await readAdminCredentials(dir);
+  assert.match(stored?.passwordHash ?? '', /^pbkdf2-sha256\$1000\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+  assert.equal(await verifyPassword('correct horse battery', stored?.passwordHash ?? ''), true);
+});
+
 test('a CR LF line end, a missing line end and spaces inside are handled exactly', async () => {
   const cases: Array<[string, string]> = [
     ['crlf password 1\r\n', 'crlf password 1'],

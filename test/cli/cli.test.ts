@@ -105,6 +105,18 @@ test('config errors exit 1 and name the file and setting', async () => {
   assert.match(viaEnv.stderr, /nope\.json: file not found/);
 });
 
+test('serve refuses security.requireFips without a FIPS provider: exit 1, the setting and both fixes named', async () => {
+  const file = path.join(tmp, 'fips.json');
+  writeFileSync(file, JSON.stringify({ providers: { local: { type: 'demo' } }, aliases: { a: { provider: 'local', model: 'm' } }, security: { requireFips: true } }));
+  assert.deepEqual(await run(['serve', '--config', file, '--port', '0', '--no-admin']), {
+    code: 1,
+    stdout: '',
+    stderr:
+      `portcullis serve: invalid configuration: ${file}: security.requireFips: is true, but OpenSSL runs without a FIPS provider (crypto.getFips() is 0): ` +
+      'start node with --enable-fips and an OpenSSL configuration that loads a validated FIPS provider (docs/crypto.md), or set security.requireFips to false\n',
+  });
+});
+
 test('the data directory: --data-dir, then PORTCULLIS_DATA_DIR, then the config, then ./data; every command says which; read-only commands never create it', async () => {
   const here = freshDir(tmp);
   const inHere = (args: string[], env: Record<string, string> = {}) => portcullis(args, { cwd: here, env: { ...baseEnv, ...env } });

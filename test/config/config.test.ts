@@ -78,6 +78,7 @@ test('a minimal config gets every default', () => {
     metrics: null,
     embeddings: { maxInputs: 2048, maxInputBytes: 65_536, maxInputTokens: 8192, maxTotalBytes: 4_194_304, maxConcurrentCalls: 4 },
     guard: null,
+    security: { requireFips: false, passwordHash: 'scrypt' },
   });
 });
 

@@ -12,7 +12,7 @@ import { parseConfig } from '../../src/config/config-parser.ts';
 import { repositoryRoot } from '../support/repository-root.ts';
 
 /** Sections with fixed settings (providers, aliases and auto hold names the operator chooses: docs/config.md documents those per entry). */
-const SECTIONS = ['listen', 'admin', 'limits', 'state', 'log', 'shutdown', 'telemetry', 'audit', 'responses', 'embeddings', 'guard'];
+const SECTIONS = ['listen', 'admin', 'limits', 'state', 'log', 'shutdown', 'telemetry', 'audit', 'responses', 'embeddings', 'guard', 'security'];
 /** What a section needs set before its own settings are read. */
 const CONTEXT: Record<string, Record<string, unknown>> = { 'state.redis': { state: { backend: 'redis', redis: { url: 'redis://127.0.0.1:6379' } } } };
 /** The settings table, and the single sign-on page's table of admin.oidc. */

@@ -51,13 +51,13 @@ describe('createGateway', () => {
     );
     assert.ok(rejection instanceof GatewayConfigError);
     assert.deepEqual(rejection.issues, [
-      { code: 'unknown_setting', path: 'colour', message: 'unknown setting (allowed here: $schema, listen, admin, shutdown, log, state, dataDir, limits, providers, aliases, auto, currency, telemetry, audit, metrics, requestFields, responses, embeddings, guard)' },
+      { code: 'unknown_setting', path: 'colour', message: 'unknown setting (allowed here: $schema, listen, admin, shutdown, log, state, dataDir, limits, providers, aliases, auto, currency, telemetry, audit, metrics, requestFields, responses, embeddings, guard, security)' },
       { code: 'not_integer', path: 'listen.port', message: 'must be an integer from 0 to 65535' },
     ]);
     assert.equal(
       rejection.message,
       'gateway config: 2 problems\n' +
-        '  colour: unknown setting (allowed here: $schema, listen, admin, shutdown, log, state, dataDir, limits, providers, aliases, auto, currency, telemetry, audit, metrics, requestFields, responses, embeddings, guard)\n' +
+        '  colour: unknown setting (allowed here: $schema, listen, admin, shutdown, log, state, dataDir, limits, providers, aliases, auto, currency, telemetry, audit, metrics, requestFields, responses, embeddings, guard, security)\n' +
         '  listen.port: must be an integer from 0 to 65535',
     );
   });

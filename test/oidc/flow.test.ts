@@ -28,15 +28,17 @@ const CONFIG: OidcConfig = {
   timeoutMs: 1000,
 };
 const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const ed = generateKeyPairSync('ed25519');
 
 interface Script {
   discovery: Record<string, unknown>;
   token: (form: URLSearchParams, request: ProviderRequest) => ProviderAnswer;
 }
 
-function idToken(payload: Record<string, unknown>): string {
-  const input = `${Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'e' })).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
-  return `${input}.${sign('sha256', Buffer.from(input), { key: ec.privateKey, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
+function idToken(payload: Record<string, unknown>, alg: 'ES256' | 'EdDSA' = 'ES256'): string {
+  const input = `${Buffer.from(JSON.stringify({ alg, kid: alg === 'ES256' ? 'e' : 'd' })).toString('base64url')}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+  const signature = alg === 'ES256' ? sign('sha256', Buffer.from(input), { key: ec.privateKey, dsaEncoding: 'ieee-p1363' }) : sign(null, Buffer.from(input), ed.privateKey);
+  return `${input}.${signature.toString('base64url')}`;
 }
 
 function setup(over: Partial<Script> = {}, maxTransactions?: number) {
@@ -51,7 +53,7 @@ function setup(over: Partial<Script> = {}, maxTransactions?: number) {
   const fetch: ProviderFetch = async (url, request) => {
     calls.push({ url, request });
     if (url.endsWith('/.well-known/openid-configuration')) return { status: 200, json: script.discovery };
-    if (url.endsWith('/jwks')) return { status: 200, json: { keys: [{ ...ec.publicKey.export({ format: 'jwk' }), kid: 'e' }] } };
+    if (url.endsWith('/jwks')) return { status: 200, json: { keys: [{ ...ec.publicKey.export({ format: 'jwk' }), kid: 'e' }, { ...ed.publicKey.export({ format: 'jwk' }), kid: 'd' }] } };
     return script.token(new URLSearchParams(request.body), request);
   };
   const flow: SsoFlow = createSsoFlow({ clock: () => nowMs, fetch, ...(maxTransactions === undefined ? {} : { maxTransactions }) });
@@ -61,7 +63,7 @@ function setup(over: Partial<Script> = {}, maxTransactions?: number) {
     nonce = url.searchParams.get('nonce') ?? '';
     return { ...begun, url, state: url.searchParams.get('state') ?? '' };
   };
-  return { flow, calls, start, advance: (ms: number) => (nowMs += ms), setNonce: (n: string) => (nonce = n) };
+  return { flow, calls, start, advance: (ms: number) => (nowMs += ms), setNonce: (n: string) => (nonce = n), nonce: () => nonce, nowMs: () => nowMs };
 }
 
 const SECRET = () => 'the secret';
@@ -187,6 +189,21 @@ describe('sso flow', () => {
     const a = await start();
     setNonce('another login');
     assert.deepEqual(await flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, SECRET), { ok: false, error: 'sso_id_token_invalid', reason: 'nonce_mismatch', user: null });
+  });
+
+  test('security.requireFips: an EdDSA ID token is sso_id_token_invalid unsupported_alg; the same token passes without it, and ES256 passes with it', async () => {
+    let alg: 'ES256' | 'EdDSA' = 'EdDSA';
+    const { flow, start, nonce, nowMs } = setup({
+      token: () => ({ status: 200, json: { id_token: idToken({ iss: ISSUER, sub: 'user-1', aud: 'portcullis', exp: nowMs() / 1000 + 60, iat: nowMs() / 1000, nonce: nonce() }, alg), token_type: 'Bearer' } }),
+    });
+    const finish = async (requireFips: boolean) => {
+      const a = await start();
+      return flow.finish(CONFIG, { state: a.state, code: 'c' }, a.binding, SECRET, requireFips);
+    };
+    assert.deepEqual(await finish(true), { ok: false, error: 'sso_id_token_invalid', reason: 'unsupported_alg', user: null });
+    assert.deepEqual(await finish(false), { ok: true, user: { subject: 'user-1', issuer: ISSUER } });
+    alg = 'ES256';
+    assert.deepEqual(await finish(true), { ok: true, user: { subject: 'user-1', issuer: ISSUER } });
   });
 
   test('a user in no allow-list is refused with the sso actor; groups admit', async () => {

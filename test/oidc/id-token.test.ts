@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHmac, generateKeyPairSync, sign, constants, type KeyObject } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { CLOCK_SKEW_MS, verifyIdToken, type IdTokenExpectations } from '../../src/oidc/id-token.ts';
-import { IdTokenError, MAX_JWS_LENGTH, parseJws, type IdTokenAlg } from '../../src/oidc/jws.ts';
+import { FIPS_ID_TOKEN_ALGS, IdTokenError, MAX_JWS_LENGTH, parseJws, type IdTokenAlg } from '../../src/oidc/jws.ts';
 
 const ISSUER = 'https://login.example.com/realms/main';
 const CLIENT = 'portcullis';
@@ -87,6 +87,22 @@ describe('signatures', () => {
       assert.equal(await refusal(`${h}.${p}.${sig.toString('base64url')}`, expect(pair.publicKey)), 'bad_signature');
     });
   }
+
+  test('with the FIPS algs (security.requireFips) EdDSA is unsupported_alg before any key is asked for; RSA, RSA-PSS and ECDSA verify', async () => {
+    assert.deepEqual(FIPS_ID_TOKEN_ALGS, ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512']);
+    let asked = 0;
+    const fips = (publicKey: KeyObject) => expect(publicKey, { algs: FIPS_ID_TOKEN_ALGS, key: async () => (asked++, publicKey) });
+    for (const pair of [keys.Ed25519!, keys.Ed448!]) {
+      assert.equal(await refusal(signToken('EdDSA', pair.privateKey, claims()), fips(pair.publicKey)), 'unsupported_alg');
+    }
+    assert.equal(asked, 0);
+    assert.throws(() => parseJws(signToken('EdDSA', keys.Ed25519!.privateKey, claims()), FIPS_ID_TOKEN_ALGS), {
+      message: 'the ID token is signed with "EdDSA"; accepted: RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512',
+    });
+    for (const [alg, pair] of CASES.filter(([a]) => a !== 'EdDSA')) {
+      assert.equal((await verifyIdToken(signToken(alg, pair.privateKey, claims()), fips(pair.publicKey))).sub, 'user-1', alg);
+    }
+  });
 
   test('a payload changed after signing is bad_signature', async () => {
     const token = signToken('RS256', rsa.privateKey, claims());
