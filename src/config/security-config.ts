@@ -2,7 +2,7 @@
 // provider, and which password hash new admin passwords get (docs/config.md,
 // "Security"; docs/crypto.md lists every cryptographic use and what
 // requireFips does with each). The start checks that need the process or the
-// data directory are in ../library/fips-check.ts; this file is the schema.
+// data directory are in ../library/fips-start.ts; this file is the schema.
 import type { Checker } from './config-checker.ts';
 import { ConfigIssueCode, type ConfigIssue } from './config-issues.ts';
 
