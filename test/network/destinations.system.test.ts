@@ -42,7 +42,7 @@
 //
 // Run: npm run build:test && node dist/test/support/suite/run-suite.js dist/test/network/destinations.system.test.js
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { portcullis } from '../cli/portcullis-in-process.ts';
@@ -57,7 +57,7 @@ import { tempDir } from '../support/temp-dir.ts';
 import { startTinyproxy, tinyproxyMissing } from '../support/tinyproxy.ts';
 import { ssoLogin } from './sso-login.ts';
 import { describeDestination, parseStrace, type TracedCall } from './strace-connects.ts';
-import { spawnTracedServe, tracingMissing, type TracedServe } from './traced-serve.ts';
+import { spawnTracedServe, tracingMissing, WAIT_MS, type TracedServe } from './traced-serve.ts';
 
 const skip = skipUnlessCompiled || tracingMissing() || tinyproxyMissing();
 const NAMES = { upstream: 'upstream.quiet.test', proxy: 'proxy.quiet.test', redis: 'redis.quiet.test', collector: 'collector.quiet.test' };
@@ -92,6 +92,23 @@ function chat(api: string, key: string, model: string, stream: boolean): Promise
   return request(api, 'POST', '/v1/chat/completions', { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
+/** `promise`, or after WAIT_MS a failure naming `what` with the server's output and the destinations traced so far. */
+async function bounded<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const so = parseStrace(readFileSync(server.traceFile, 'utf8'));
+      const destinations = [...new Set(so.calls.map((c) => describeDestination(c.destination)))];
+      reject(new Error(`${what}: not within ${WAIT_MS} ms; destinations traced so far: ${JSON.stringify(destinations)}${server.output()}`));
+    }, WAIT_MS);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * The spans the gateway counts as exported (/metrics on the admin listener),
  * read until it is `expected` (it moves once the collector's answer is read,
@@ -107,9 +124,9 @@ async function exportedCount(admin: string, expected: number): Promise<number> {
   return last;
 }
 
-describe('provably quiet: what serve connects to, phase by phase', { skip }, () => {
-  let server: TracedServe;
+let server: TracedServe;
 
+describe('provably quiet: what serve connects to, phase by phase', { skip }, () => {
   test('start, requests, reload, shutdown: each phase reaches exactly its configured destinations, and no name is looked up in DNS', async () => {
     const direct = await startScriptedOpenAI();
     cleanup.push(() => direct.close());
@@ -190,7 +207,7 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
     assert.ok(issuer.requests.includes('GET /.well-known/openid-configuration') && issuer.requests.includes('POST /token') && issuer.requests.includes('GET /jwks'), issuer.requests.join(', '));
     // The first batch (two chats' spans) has left; the third chat's spans wait for the schedule or the shutdown.
     // The three chats' spans left as one full batch; once the exporter counted it, nothing is queued.
-    await collector.waitForSpans(3 * SPANS_PER_CHAT);
+    await bounded(collector.waitForSpans(3 * SPANS_PER_CHAT), "the collector's first batch");
     assert.equal(await exportedCount(admin, 3 * SPANS_PER_CHAT), 3 * SPANS_PER_CHAT);
     // A fourth chat's spans stay queued (under a batch, 60 s to go): the shutdown's flush.
     const queued = await chat(api, key, 'direct-chat', false);

@@ -14,6 +14,8 @@ export interface SsoLoginResult {
 }
 
 const MAX_STEPS = 12;
+/** Each step's bound. */
+const STEP_MS = 15_000;
 
 type Jar = Map<string, string>;
 
@@ -55,7 +57,7 @@ export async function ssoLogin(adminUrl: string, login: string): Promise<SsoLogi
   const seen: string[] = [];
   for (let step = 0; step < MAX_STEPS; step += 1) {
     const jar = jarOf(url);
-    const response = await fetch(url, { ...init, redirect: 'manual', headers: { ...cookieHeader(jar), ...(init.headers as Record<string, string> | undefined) } });
+    const response = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(STEP_MS), headers: { ...cookieHeader(jar), ...(init.headers as Record<string, string> | undefined) } });
     keep(jar, response);
     const body = await response.text();
     seen.push(`${init.method ?? 'GET'} ${url.origin}${url.pathname} -> ${response.status}`);
