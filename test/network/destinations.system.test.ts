@@ -16,23 +16,30 @@
 //   issuer     admin.oidc.issuer, a real oidc-provider at 127.0.0.1 (http:// is
 //              accepted for a loopback address only)
 //
+//   NOTIFY_SOCKET  set as systemd sets it, a python3 stand-in for systemd's
+//              socket (../cli/notify-receiver.ts); /usr/bin/systemd-notify,
+//              spawned once per message, is the one child process
+//
 // The run goes through start, requests (chat streamed and not, through each
 // provider; the key checked on /v1/models and a wrong key refused; a single
 // sign-on at the admin listener, which makes the gateway fetch the issuer's
 // discovery document, redeem the code and read its keys), a reload (SIGHUP)
 // and a shutdown (SIGTERM, exit 0), and the set of destinations of each phase
-// is asserted whole. Phases are told apart by strace's clock, which is the
-// one Date.now() reads.
+// is asserted whole, with the programs that ran. Phases are told apart by
+// strace's clock, which is the one Date.now() reads; a phase ends once what it
+// started is over (the notification helper has exited, the spans have left).
 //
 // DNS only for the configured names: the namespace's /etc/hosts maps the four
 // names above to 127.0.0.1 and nothing else, and its /etc/resolv.conf names
 // 127.0.0.53, where nothing listens. A lookup of any other name would be a
 // datagram to port 53 in the trace (and fail at once); the test asserts there
 // is none at all, so every name the gateway resolved came from that file.
-// glibc asks the name service cache daemon first (a connect to
-// /var/run/nscd/socket, refused here where no nscd runs): that connect is how
-// a name lookup shows in the trace, and it appears only in the phases that
-// open a connection to a configured name.
+// Two local calls show where glibc's getaddrinfo resolves a name, and nowhere
+// else: a netlink request to the kernel (nl_pid=0: which address families the
+// host has, for AI_ADDRCONFIG) at each lookup, and, at the first lookup only,
+// a connect to the name service cache daemon's socket (refused where no nscd
+// runs; glibc then leaves it alone for its next 100 lookups). Neither leaves
+// the machine. The issuer is an address, so its requests look nothing up.
 //
 // The collector answers with `Connection: close`, so each export opens a
 // connection of its own and shows in the phase that sent it. A chat request
@@ -42,12 +49,14 @@
 //
 // Run: npm run build:test && node dist/test/support/suite/run-suite.js dist/test/network/destinations.system.test.js
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
+import { hasPython, startNotifyReceiver } from '../cli/notify-receiver.ts';
 import { portcullis } from '../cli/portcullis-in-process.ts';
 import { skipUnlessCompiled } from '../cli/serve-process.ts';
 import { request } from '../gateway/harness.ts';
+import { SYSTEMD_NOTIFY_COMMAND } from '../../src/ops/systemd-notify.ts';
 import { startProvider } from '../oidc/provider-harness.ts';
 import { startOtlpReceiver } from '../telemetry/otlp-receiver.ts';
 import { freePort } from '../support/processes.ts';
@@ -59,7 +68,7 @@ import { ssoLogin } from './sso-login.ts';
 import { describeDestination, parseStrace, type TracedCall } from './strace-connects.ts';
 import { spawnTracedServe, tracingMissing, WAIT_MS, type TracedServe } from './traced-serve.ts';
 
-const skip = skipUnlessCompiled || tracingMissing() || tinyproxyMissing();
+const skip = skipUnlessCompiled || tracingMissing() || tinyproxyMissing() || (existsSync(SYSTEMD_NOTIFY_COMMAND) && hasPython ? false : `needs ${SYSTEMD_NOTIFY_COMMAND} and python3`);
 const NAMES = { upstream: 'upstream.quiet.test', proxy: 'proxy.quiet.test', redis: 'redis.quiet.test', collector: 'collector.quiet.test' };
 const NSCD = 'AF_UNIX /var/run/nscd/socket';
 const NETLINK = 'AF_NETLINK nl_pid=0, nl_groups=00000000';
@@ -81,7 +90,8 @@ function destinationsByPhase(calls: TracedCall[], bounds: Record<Exclude<Phase, 
   for (const call of calls) {
     const phase: Phase = call.timeMs <= bounds.start ? 'start' : call.timeMs <= bounds.requests ? 'requests' : call.timeMs <= bounds.reload ? 'reload' : 'shutdown';
     const where = describeDestination(call.destination);
-    phases[phase].add(labels.get(where) ?? `UNEXPECTED ${where} (${call.call} on fd ${call.fd})`);
+    const by = call.program === process.execPath ? '' : `${path.basename(call.program)}: `;
+    phases[phase].add(`${by}${labels.get(where) ?? `UNEXPECTED ${where} (${call.call} on fd ${call.fd})`}`);
   }
   const sorted = (s: Set<string>): string[] => [...s].sort();
   return { start: sorted(phases.start), requests: sorted(phases.requests), reload: sorted(phases.reload), shutdown: sorted(phases.shutdown) };
@@ -139,6 +149,10 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
     const collector = await startOtlpReceiver();
     cleanup.push(() => collector.close());
     for (let i = 0; i < 8; i += 1) collector.answers.push({ status: 200, headers: { connection: 'close' } });
+    const notify = await startNotifyReceiver(dir, 'notify');
+    cleanup.push(() => {
+      notify.child.kill('SIGKILL');
+    });
     const adminPort = await freePort();
     const redirectUrl = `http://127.0.0.1:${adminPort}/sso/callback`;
     const issuer = await startProvider([{ clientId: CLIENT_ID, secret: CLIENT_SECRET, redirectUri: redirectUrl, idTokenAlg: 'RS256' }], { bob: { email: 'bob@example.com', email_verified: true } });
@@ -154,6 +168,8 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
       [`AF_INET 127.0.0.1:${port(issuer.issuer)}`, 'issuer'],
       [NSCD, 'nscd (the first name lookup)'],
       [NETLINK, 'kernel netlink (a name lookup)'],
+      [`AF_UNIX ${notify.socketPath}`, 'NOTIFY_SOCKET'],
+      [`AF_INET 127.0.0.1:${port(behindProxy.baseUrl)}`, 'the provider behind the proxy, reached directly'],
     ]);
 
     const secretFile = path.join(dir, 'oidc-client-secret');
@@ -186,9 +202,12 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
     const key = /pcl_\S+/.exec(created.stdout)?.[0] ?? assert.fail(`no key in: ${created.stdout}`);
 
     const bounds = { start: 0, requests: 0, reload: 0 };
-    server = spawnTracedServe({ dir, args: ['--config', configFile], hostNames: Object.values(NAMES), env: { DIRECT_KEY: SCRIPTED_UPSTREAM_KEY, PROXIED_KEY: SCRIPTED_UPSTREAM_KEY } });
+    server = spawnTracedServe({ dir, args: ['--config', configFile], hostNames: Object.values(NAMES), env: { DIRECT_KEY: SCRIPTED_UPSTREAM_KEY, PROXIED_KEY: SCRIPTED_UPSTREAM_KEY, NOTIFY_SOCKET: notify.socketPath } });
     cleanup.push(() => server.kill());
     const listening = await server.line((l) => l['msg'] === 'listening', 'listening');
+    // The start ends once systemd has been told too: READY=1 follows the listening line.
+    assert.match((await bounded(notify.next(1), 'READY=1'))[0] as string, /^READY=1\n/);
+    await server.childrenEnded(1);
     bounds.start = Date.now();
     const api = String(listening['api']);
     const admin = String(listening['admin']);
@@ -216,6 +235,9 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
 
     server.child.kill('SIGHUP');
     await server.line((l) => l['msg'] === 'configuration reloaded', 'configuration reloaded');
+    const reloadNotes = await bounded(notify.next(2), 'RELOADING=1 and READY=1');
+    assert.deepEqual(reloadNotes.map((n) => /(RELOADING|READY)=1/.exec(n)?.[0]), ['RELOADING=1', 'READY=1']);
+    await server.childrenEnded(3);
     bounds.reload = Date.now();
 
     server.child.kill('SIGTERM');
@@ -225,8 +247,9 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
 
     const parsed = parseStrace(trace);
     assert.deepEqual(parsed.unreadable, [], 'strace lines this test cannot read');
-    // One program ran: the server itself, no child process.
-    assert.deepEqual(parsed.execs, [process.execPath]);
+    // Programs run: the server, and systemd-notify once per notification (READY, RELOADING, READY, STOPPING, the final STATUS).
+    assert.deepEqual(notify.pending().map((n) => n.split('\n').find((f) => !f.startsWith('STATUS='))?.split('=')[0] ?? 'STATUS'), ['STOPPING', 'STATUS']);
+    assert.deepEqual(parsed.execs, [process.execPath, ...Array<string>(5).fill(SYSTEMD_NOTIFY_COMMAND)]);
     assert.deepEqual(
       parsed.calls.filter((c) => c.destination.port === 53).map((c) => describeDestination(c.destination)),
       [],
@@ -234,10 +257,10 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
     );
     const actual = destinationsByPhase(parsed.calls, bounds, labels);
     const expected: Record<Phase, string[]> = {
-      start: ['kernel netlink (a name lookup)', 'nscd (the first name lookup)', 'redis'],
+      start: ['kernel netlink (a name lookup)', 'nscd (the first name lookup)', 'redis', 'systemd-notify: NOTIFY_SOCKET'],
       requests: ['collector', 'issuer', 'kernel netlink (a name lookup)', 'proxy', 'upstream'],
-      reload: [],
-      shutdown: ['collector', 'kernel netlink (a name lookup)'],
+      reload: ['systemd-notify: NOTIFY_SOCKET'],
+      shutdown: ['collector', 'kernel netlink (a name lookup)', 'systemd-notify: NOTIFY_SOCKET'],
     };
     const differences = (Object.keys(expected) as Phase[]).flatMap((phase) => {
       const unexpected = actual[phase].filter((d) => !expected[phase].includes(d));

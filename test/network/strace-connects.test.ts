@@ -90,3 +90,25 @@ test('lines it cannot read are kept, not skipped: an unknown line, a sockaddr in
   assert.deepEqual(parsed.calls, []);
   assert.deepEqual(parsed.execs, []);
 });
+
+test("a child process's calls carry its program and are read against its own descriptors", () => {
+  const trace = [
+    EXEC,
+    '100 1.0 connect(3, {sa_family=AF_INET, sin_port=htons(6379), sin_addr=inet_addr("127.0.0.1")}, 16) = 0',
+    '300  1.1 execve("/usr/bin/systemd-notify", [...], 0x7ffccb985398 /* 1 var */) = 0',
+    '300  1.2 sendmsg(3, {msg_name={sa_family=AF_UNIX, sun_path="/run/notify.sock"}, msg_namelen=20, msg_iov=[...], msg_iovlen=1, msg_controllen=32, msg_flags=0}, MSG_NOSIGNAL) = 7',
+    '300  1.3 sendmsg(4, {msg_name=NULL, msg_namelen=0, msg_iov=[...], msg_iovlen=1, msg_controllen=0, msg_flags=0}, 0) = 1',
+    '101 1.4 sendto(3, ""..., 5, 0, NULL, 0) = 5',
+  ].join('\n');
+  const parsed = parseStrace(trace);
+  assert.deepEqual(parsed.execs, ['/usr/bin/node', '/usr/bin/systemd-notify']);
+  assert.deepEqual(
+    parsed.calls.map((c) => `${c.program} ${c.call} ${describeDestination(c.destination)}`),
+    [
+      '/usr/bin/node connect AF_INET 127.0.0.1:6379',
+      '/usr/bin/systemd-notify sendmsg AF_UNIX /run/notify.sock',
+      '/usr/bin/systemd-notify sendmsg unattributed sendmsg on descriptor 4, which no connect() in the trace named',
+      '/usr/bin/node sendto AF_INET 127.0.0.1:6379',
+    ],
+  );
+});

@@ -9,9 +9,10 @@
 // Every attempt counts, whatever the call returned (ECONNREFUSED, ENOENT,
 // EINPROGRESS): the question is whom the process tried to reach.
 //
-// Descriptor numbers are per process; the trace is read as one process's
-// (its threads share one descriptor table), which the caller checks by
-// counting execve() calls: only the traced command's own.
+// Descriptor numbers are per process. The traced command's threads share
+// one table; a child process shows as a thread id that calls execve() (the
+// child of a Node.js process runs no code of its own between fork and exec),
+// and its calls are read against a table of its own and named by its program.
 
 /** One destination: family and where, or the reason it is not known. */
 export interface Destination {
@@ -26,6 +27,8 @@ export interface Destination {
 export interface TracedCall {
   /** The thread's id as strace printed it. */
   tid: number;
+  /** The program that made the call: the traced command's, or a child's (what it execve'd). */
+  program: string;
   /** CLOCK_REALTIME in milliseconds (strace -ttt, microseconds kept as a fraction). */
   timeMs: number;
   call: 'connect' | 'sendto' | 'sendmsg' | 'sendmmsg';
@@ -76,8 +79,10 @@ export function parseStrace(text: string): ParsedTrace {
   const calls: TracedCall[] = [];
   const execs: string[] = [];
   const unreadable: string[] = [];
-  /** Where each descriptor was last connected. */
-  const connected = new Map<number, Destination>();
+  /** Per process (the traced command: 0, a child: its id), where each descriptor was last connected. */
+  const connected = new Map<number, Map<number, Destination>>();
+  /** The children: thread id to program. */
+  const children = new Map<number, string>();
   for (const line of text.split('\n')) {
     if (line === '' || EXITED.test(line)) continue;
     const m = LINE.exec(line);
@@ -91,8 +96,12 @@ export function parseStrace(text: string): ParsedTrace {
     const args = m[4] as string;
     if (call === 'execve') {
       const program = /^"((?:[^"\\]|\\.)*)"/.exec(args);
-      if (program === null) unreadable.push(line);
-      else execs.push(program[1] as string);
+      if (program === null) {
+        unreadable.push(line);
+        continue;
+      }
+      if (execs.length > 0) children.set(Number(m[1]), program[1] as string);
+      execs.push(program[1] as string);
       continue;
     }
     const fd = /^(\d+),/.exec(args);
@@ -108,15 +117,24 @@ export function parseStrace(text: string): ParsedTrace {
       continue;
     }
     const descriptor = Number(fd[1]);
-    if (call === 'connect') {
-      if (named === null) connected.delete(descriptor);
-      else connected.set(descriptor, named);
+    const tid = Number(m[1]);
+    const child = children.get(tid);
+    const process = child === undefined ? 0 : tid;
+    let table = connected.get(process);
+    if (table === undefined) {
+      table = new Map();
+      connected.set(process, table);
     }
-    const destination = named ?? connected.get(descriptor);
+    if (call === 'connect') {
+      if (named === null) table.delete(descriptor);
+      else table.set(descriptor, named);
+    }
+    const destination = named ?? table.get(descriptor);
     // A connect() with AF_UNSPEC names no one and needs no entry.
     if (call === 'connect' && named === null) continue;
     calls.push({
-      tid: Number(m[1]),
+      tid,
+      program: child ?? execs[0] ?? '(before any execve)',
       timeMs: Number(m[2]) * 1000,
       call: call as TracedCall['call'],
       fd: descriptor,

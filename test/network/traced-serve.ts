@@ -10,10 +10,11 @@
 //
 // Each step execs the next, and -D makes strace a detached grandchild, so the
 // process spawned here IS the server: its PID takes SIGHUP and SIGTERM, its
-// exit status is the server's. strace writes each line as the call is made,
-// but the test does not rely on that: it splits the trace into phases by
-// strace's -ttt clock (CLOCK_REALTIME, as Date.now()), and reads the file only
-// once strace has written the server's exit line.
+// exit status is the server's. strace writes each line as the call is made
+// (checked with strace 6.1), so the test can wait on the file for a helper
+// process to end; it splits the trace into phases by strace's -ttt clock
+// (CLOCK_REALTIME, as Date.now()), and parses it once strace has written the
+// server's exit line.
 //
 // Outside root, --user --map-root-user gives the namespace the right to mount.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -44,6 +45,12 @@ export interface TracedServe {
   traceFile: string;
   /** The first JSON log line `match` accepts, already written or still to come; bounded. */
   line(match: (l: LogLine) => boolean, what: string): Promise<LogLine>;
+  /**
+   * Once the trace shows `count` child processes started (execve) and every
+   * one of them ended: a phase that ran a helper (systemd-notify) is over
+   * only when the helper is. Bounded.
+   */
+  childrenEnded(count: number): Promise<void>;
   /** The exit status, and the trace once strace has written the server's end (bounded from the exit on). */
   finished(): Promise<{ code: number | null; signal: NodeJS.Signals | null; trace: string }>;
   output(): string;
@@ -136,6 +143,9 @@ export function spawnTracedServe(options: TracedServeOptions): TracedServe {
     child,
     traceFile,
     line,
+    childrenEnded: async (count) => {
+      await traceShows(traceFile, (text) => childrenEndedIn(text, child.pid ?? -1) >= count, `${count} child processes started and ended`, output);
+    },
     finished: () => exited.then(async (status) => ({ ...status, trace: await traceComplete(traceFile, child.pid ?? -1, output) })),
     output,
     kill() {
@@ -144,13 +154,27 @@ export function spawnTracedServe(options: TracedServeOptions): TracedServe {
   };
 }
 
+/** How many children the trace shows started, or -1 while one of them still runs. */
+function childrenEndedIn(text: string, serverPid: number): number {
+  const started = [...text.matchAll(/^(\d+) +\d+\.\d+ execve\(/gm)].map((m) => Number(m[1])).filter((tid) => tid !== serverPid);
+  const ended = new Set([...text.matchAll(/^(\d+) +\d+\.\d+ \+\+\+ (?:exited with|killed by)/gm)].map((m) => Number(m[1])));
+  return started.every((tid) => ended.has(tid)) ? started.length : -1;
+}
+
 /**
  * The trace once strace (a detached grandchild, outliving the server by a
- * moment) has written the line of the server's own exit; bounded, woken by
- * each write to the file.
+ * moment) has written the line of the server's own exit.
  */
 function traceComplete(traceFile: string, pid: number, output: () => string): Promise<string> {
   const end = new RegExp(`^${pid} +\\d+\\.\\d+ \\+\\+\\+ (?:exited with|killed by)`, 'm');
+  return traceShows(traceFile, (text) => end.test(text), `the end of process ${pid}`, output);
+}
+
+/**
+ * The trace once `done` accepts it; bounded, woken by each write to the file
+ * (strace writes each line as the call is made).
+ */
+function traceShows(traceFile: string, done: (text: string) => boolean, what: string, output: () => string): Promise<string> {
   return new Promise((resolve, reject) => {
     const watcher = watch(traceFile);
     const finish = (): void => {
@@ -159,14 +183,14 @@ function traceComplete(traceFile: string, pid: number, output: () => string): Pr
     };
     const check = (): void => {
       const text = readFileSync(traceFile, 'utf8');
-      if (end.test(text)) {
+      if (done(text)) {
         finish();
         resolve(text);
       }
     };
     const timer = setTimeout(() => {
       finish();
-      reject(new Error(`strace did not write the end of process ${pid} within ${WAIT_MS} ms${output()}`));
+      reject(new Error(`strace's trace did not show ${what} within ${WAIT_MS} ms${output()}`));
     }, WAIT_MS);
     watcher.on('change', check);
     watcher.on('error', (error) => {
