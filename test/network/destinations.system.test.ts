@@ -34,12 +34,14 @@
 // 127.0.0.53, where nothing listens. A lookup of any other name would be a
 // datagram to port 53 in the trace (and fail at once); the test asserts there
 // is none at all, so every name the gateway resolved came from that file.
-// Two local calls show where glibc's getaddrinfo resolves a name, and nowhere
-// else: a netlink request to the kernel (nl_pid=0: which address families the
-// host has, for AI_ADDRCONFIG) at each lookup, and, at the first lookup only,
-// a connect to the name service cache daemon's socket (refused where no nscd
-// runs; glibc then leaves it alone for its next 100 lookups). Neither leaves
-// the machine. The issuer is an address, so its requests look nothing up.
+// Two local calls show where glibc looks something up, and neither leaves the
+// machine: a netlink request to the kernel (nl_pid=0: which address families
+// the host has, for getaddrinfo's AI_ADDRCONFIG) at each name lookup, and a
+// connect to the name service cache daemon's socket at start, where the
+// first user lookup (the process's own user name, os.userInfo()) and the
+// first name lookup try it (refused where no nscd runs; glibc then leaves it
+// alone for its next 100 lookups of that kind). The issuer is an address, so
+// its requests look nothing up.
 //
 // The collector answers with `Connection: close`, so each export opens a
 // connection of its own and shows in the phase that sent it. A chat request
@@ -166,7 +168,7 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
       [`AF_INET 127.0.0.1:${redis.port}`, 'redis'],
       [`AF_INET 127.0.0.1:${collectorPort}`, 'collector'],
       [`AF_INET 127.0.0.1:${port(issuer.issuer)}`, 'issuer'],
-      [NSCD, 'nscd (the first name lookup)'],
+      [NSCD, 'nscd (glibc: first user and name lookups)'],
       [NETLINK, 'kernel netlink (a name lookup)'],
       [`AF_UNIX ${notify.socketPath}`, 'NOTIFY_SOCKET'],
       [`AF_INET 127.0.0.1:${port(behindProxy.baseUrl)}`, 'the provider behind the proxy, reached directly'],
@@ -257,7 +259,7 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
     );
     const actual = destinationsByPhase(parsed.calls, bounds, labels);
     const expected: Record<Phase, string[]> = {
-      start: ['kernel netlink (a name lookup)', 'nscd (the first name lookup)', 'redis', 'systemd-notify: NOTIFY_SOCKET'],
+      start: ['kernel netlink (a name lookup)', 'nscd (glibc: first user and name lookups)', 'redis', 'systemd-notify: NOTIFY_SOCKET'],
       requests: ['collector', 'issuer', 'kernel netlink (a name lookup)', 'proxy', 'upstream'],
       reload: ['systemd-notify: NOTIFY_SOCKET'],
       shutdown: ['collector', 'kernel netlink (a name lookup)', 'systemd-notify: NOTIFY_SOCKET'],
