@@ -226,7 +226,6 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
     assert.equal(login.landedAt, '/');
     assert.notEqual(login.sessionCookie, null);
     assert.ok(issuer.requests.includes('GET /.well-known/openid-configuration') && issuer.requests.includes('POST /token') && issuer.requests.includes('GET /jwks'), issuer.requests.join(', '));
-    // The first batch (two chats' spans) has left; the third chat's spans wait for the schedule or the shutdown.
     // The three chats' spans left as one full batch; once the exporter counted it, nothing is queued.
     await bounded(collector.waitForSpans(3 * SPANS_PER_CHAT), "the collector's first batch");
     assert.equal(await exportedCount(admin, 3 * SPANS_PER_CHAT), 3 * SPANS_PER_CHAT);
