@@ -125,9 +125,13 @@ export async function packageRelease(options: PackageOptions): Promise<PackageRe
     );
   }
   const files: CheckoutFile[] = listing.files.map((file) => ({ path: file, statMode: statSync(path.join(root, file)).mode, data: readFileSync(path.join(root, file)) }));
-  const holding = filesHolding(files, root);
+  // Only the build's output can pick up the checkout's path; the committed files are the same wherever they are cloned (and may well name a path like /opt/portcullis).
+  const holding = filesHolding(
+    files.filter((file) => file.path.startsWith('dist/')),
+    root,
+  );
   if (holding.length > 0) {
-    throw new ReleaseError(`packed files hold the build's absolute path ${root} (${holding.slice(0, 10).join(', ')}): a rebuild elsewhere would differ; make them refer to paths relative to the package`);
+    throw new ReleaseError(`built files hold the checkout's absolute path ${root} (${holding.slice(0, 10).join(', ')}): a rebuild elsewhere would differ; make the build refer to paths relative to the package`);
   }
   const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as Record<string, unknown>;
   const bytes = gzipFixed(ustarArchive(tarFiles(files, binPaths(manifest)), time.seconds));

@@ -8,7 +8,7 @@
 // SHA256SUMS and another key's signature fail; the tarball installs and runs.
 // Offline: node_modules is linked from the repository, npm runs --offline.
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { before, test } from 'node:test';
@@ -219,7 +219,7 @@ test('npm install of the release tarball into a prefix gives a portcullis that r
   assert.equal(ran.stdout, `portcullis ${version} (Node.js ${process.version})\n`);
 });
 
-test('the release refuses: no key, a missing key, an encrypted key with no agent, a malformed SOURCE_DATE_EPOCH, uncommitted changes, files not in the commit', async () => {
+test('the release refuses: no key, a missing key, an encrypted key with no agent, a malformed SOURCE_DATE_EPOCH, uncommitted changes, files not in the commit, a build holding its path', async () => {
   const releaseCli = (args: string, env: Record<string, string> = {}) => sh({ ...shellA, env: { ...shellA.env, ...env } }, `node dist/scripts/release/release.js --out ../refused ${args}`);
   const packageCli = (args: string, env: Record<string, string> = {}) => sh({ ...shellA, env: { ...shellA.env, ...env } }, `node dist/scripts/release/package.js --out ../refused ${args}`);
   assert.deepEqual(await releaseCli(''), {
@@ -256,5 +256,13 @@ test('the release refuses: no key, a missing key, an encrypted key with no agent
     code: 1,
     stdout: '',
     stderr: "package: npm would pack files that are not the commit's (docs/draft.md): commit or remove them (--allow-dirty packs anyway, for a local try only)\n",
+  });
+  rmSync(path.join(cloneA, 'docs', 'draft.md'));
+  const main = path.join(cloneA, 'dist', 'src', 'cli', 'main.js');
+  writeFileSync(main, `${readFileSync(main, 'utf8')}// built in ${cloneA}\n`);
+  assert.deepEqual(await packageCli(''), {
+    code: 1,
+    stdout: '',
+    stderr: `package: built files hold the checkout's absolute path ${cloneA} (dist/src/cli/main.js): a rebuild elsewhere would differ; make the build refer to paths relative to the package\n`,
   });
 });
