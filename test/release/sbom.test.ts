@@ -1,0 +1,88 @@
+// The SBOM as data: the exact document for a known tarball hash and time, the
+// serial number derived from the hash, the engines range in vers syntax.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { npmPurl, sbomDocument, sbomFileName, sbomText, serialNumberOf, versFromEngines } from '../../scripts/release/sbom.ts';
+
+const HASH = '792a6980f6759279f152f4ea91a078ebe0d65c59a6c33a0c0338ab2bf830a480';
+const input = {
+  name: 'portcullis',
+  version: '0.1.0',
+  description: 'An auditable gateway',
+  license: 'Apache-2.0',
+  nodeRange: '>=20.11',
+  tarballSha256: HASH,
+  seconds: 1767225600,
+};
+
+test('the document: the package with its hash and licence, Node.js as the one (platform) component, the dependency graph', () => {
+  assert.deepEqual(sbomDocument(input), {
+    bomFormat: 'CycloneDX',
+    specVersion: '1.6',
+    serialNumber: 'urn:uuid:792a6980-f675-8279-b152-f4ea91a078eb',
+    version: 1,
+    metadata: {
+      timestamp: '2026-01-01T00:00:00Z',
+      component: {
+        type: 'application',
+        'bom-ref': 'pkg:npm/portcullis@0.1.0',
+        name: 'portcullis',
+        version: '0.1.0',
+        description: 'An auditable gateway',
+        licenses: [{ license: { id: 'Apache-2.0' } }],
+        purl: 'pkg:npm/portcullis@0.1.0',
+        hashes: [{ alg: 'SHA-256', content: HASH }],
+      },
+    },
+    components: [
+      {
+        type: 'platform',
+        'bom-ref': 'platform:nodejs',
+        name: 'Node.js',
+        description: 'The runtime the package needs: Node.js >=20.11 (package.json engines.node)',
+        scope: 'required',
+        externalReferences: [{ type: 'website', url: 'https://nodejs.org/' }],
+        properties: [{ name: 'portcullis:node:versionRange', value: 'vers:npm/>=20.11' }],
+      },
+    ],
+    dependencies: [
+      { ref: 'pkg:npm/portcullis@0.1.0', dependsOn: ['platform:nodejs'] },
+      { ref: 'platform:nodejs', dependsOn: [] },
+    ],
+  });
+});
+
+test('every dependsOn names a bom-ref of the document, and every component has a dependencies entry', () => {
+  const doc = sbomDocument(input) as { metadata: { component: { 'bom-ref': string } }; components: Array<{ 'bom-ref': string }>; dependencies: Array<{ ref: string; dependsOn: string[] }> };
+  const refs = [doc.metadata.component['bom-ref'], ...doc.components.map((c) => c['bom-ref'])];
+  assert.deepEqual(doc.dependencies.map((d) => d.ref), refs);
+  for (const d of doc.dependencies) for (const on of d.dependsOn) assert.ok(refs.includes(on), on);
+});
+
+test('the file is two-space JSON with a final newline, the same bytes for the same input', () => {
+  const text = sbomText(input);
+  assert.equal(text, `${JSON.stringify(sbomDocument(input), null, 2)}\n`);
+  assert.equal(sbomText({ ...input }), text);
+  assert.notEqual(sbomText({ ...input, tarballSha256: 'f'.repeat(64) }), text);
+  assert.equal(sbomFileName('portcullis', '0.1.0'), 'portcullis-0.1.0.cdx.json');
+});
+
+test('the serial number is an RFC 4122 URN (version 8, variant 10) from the first 16 bytes of the hash', () => {
+  assert.equal(serialNumberOf('0'.repeat(64)), 'urn:uuid:00000000-0000-8000-8000-000000000000');
+  assert.equal(serialNumberOf('f'.repeat(64)), 'urn:uuid:ffffffff-ffff-8fff-bfff-ffffffffffff');
+  assert.throws(() => serialNumberOf('XYZ'), { message: 'not a lowercase hex SHA-256: "XYZ"' });
+});
+
+test('engines ranges become vers ranges, constraints sorted by version; other forms are refused with the fix', () => {
+  assert.equal(versFromEngines('>=20.11'), 'vers:npm/>=20.11');
+  assert.equal(versFromEngines('<27 >=20.11.0'), 'vers:npm/>=20.11.0|<27');
+  assert.equal(versFromEngines(' 22.1.0 '), 'vers:npm/22.1.0');
+  assert.throws(() => versFromEngines('^20 || >=22'), {
+    message: 'package.json engines.node "^20 || >=22": the SBOM states comparators like ">=20.11" or ">=20.11 <27"; "^20" is not one: write engines.node that way',
+  });
+});
+
+test('npm package URLs encode the scope', () => {
+  assert.equal(npmPurl('portcullis', '1.0.0-rc.1'), 'pkg:npm/portcullis@1.0.0-rc.1');
+  assert.equal(npmPurl('@acme/gate', '2.0.0'), 'pkg:npm/%40acme/gate@2.0.0');
+});
