@@ -1,4 +1,5 @@
-// The package as a user gets it: `npm pack` of the checkout, installed with
+// The package as a user gets it: the release tarball of the checkout
+// (scripts/release/, what `npm run package` writes), installed with
 // `npm install -g` into a temporary prefix, and the installed `portcullis` run
 // from another directory: --version, keys create, serve, a chat request to the
 // demo provider, the dashboard, SIGTERM. The tarball carries what docs/deploy.md
@@ -6,9 +7,9 @@
 // declarations (.d.ts), and nothing that is not the program (no source maps, no
 // sources, no tests).
 //
-// It packs the build the test run made (--ignore-scripts skips `prepack`, which
-// would rebuild dist/ under the other tests); `files` in package.json leaves
-// out the source maps and dist/test. No network: the package has no
+// It packs the build the test run made (a release builds first, which would
+// empty the dist/ under the other tests); `files` in package.json leaves out
+// the source maps and dist/test. No network: the package has no
 // dependencies, and npm runs --offline with a cache of its own.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
@@ -18,6 +19,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { repositoryRoot } from '../support/repository-root.ts';
+import { packRepository } from './packed-project.ts';
 
 const run = promisify(execFile);
 const root = repositoryRoot();
@@ -59,11 +61,8 @@ before(async () => {
   work = path.join(tmp, 'elsewhere');
   mkdirSync(work);
   const npmFlags = ['--cache', path.join(tmp, 'npm-cache'), '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error'];
-  const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp, ...npmFlags], { cwd: root, env: baseEnv, timeout: STEP_MS });
-  const [manifest] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  assert.ok(manifest, `npm pack printed no manifest: ${packed.stdout}`);
-  tarball = path.join(tmp, manifest.filename);
-  packedFiles = manifest.files.map((f) => f.path).sort();
+  ({ tarball, files: packedFiles } = await packRepository(root, tmp));
+  assert.equal(path.basename(tarball), `portcullis-${version}.tgz`);
   const prefix = path.join(tmp, 'prefix');
   await run('npm', ['install', '--global', '--prefix', prefix, '--offline', ...npmFlags, tarball], { cwd: work, env: baseEnv, timeout: STEP_MS });
   installed = path.join(prefix, 'bin', 'portcullis');

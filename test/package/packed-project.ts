@@ -1,5 +1,6 @@
-// A host's project with the package installed from its tarball: `npm pack` of
-// the checkout (the build the test run made: --ignore-scripts skips prepack),
+// A host's project with the package installed from its tarball: the release
+// packer's tarball (scripts/release/, what `npm run package` writes) of the
+// build the test run made (no rebuild, which would empty the suite's dist/),
 // installed offline with a private npm cache into a temporary "type": "module"
 // project, so what a test imports is what the registry would serve, resolved
 // through package.json `exports`. TypeScript and @types/node are linked from the
@@ -8,6 +9,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { packageRelease } from '../../scripts/release/package.ts';
 
 export const run = promisify(execFile);
 
@@ -39,12 +41,11 @@ function npmFlags(tmp: string): string[] {
   return ['--cache', path.join(tmp, 'npm-cache'), '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error'];
 }
 
-/** Packs the repository at `root` into `tmp`: the tarball's path and the files it holds, sorted. */
+/** Packs the repository at `root` into `tmp` as a release is packed: the tarball's path and the files it holds, sorted. */
 export async function packRepository(root: string, tmp: string): Promise<{ tarball: string; files: string[] }> {
-  const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp, ...npmFlags(tmp)], { cwd: root, env: baseEnv, timeout: STEP_MS });
-  const [manifest] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  if (manifest === undefined) throw new Error(`npm pack printed no manifest: ${packed.stdout}`);
-  return { tarball: path.join(tmp, manifest.filename), files: manifest.files.map((f) => f.path).sort() };
+  // allowDirty: the suite runs on work trees with changes in progress too; test/release holds the clean-tree rule.
+  const packed = await packageRelease({ root, out: tmp, build: false, allowDirty: true, env: { ...baseEnv, npm_config_offline: 'true', npm_config_cache: path.join(tmp, 'npm-cache') } });
+  return { tarball: packed.tarball, files: [...packed.files].sort() };
 }
 
 /** A "type": "module" project at tmp/`name` with the tarball installed offline as a dependency. */

@@ -1,8 +1,8 @@
-// The packed tarball under a real systemd: a Debian 12 root (debootstrap,
+// The release tarball under a real systemd: a Debian 12 root (debootstrap,
 // cached outside the clone: ./debian-root.ts) booted with
 // `systemd-nspawn -b --register=no --keep-unit --private-network`
-// (./nspawn-container.ts), the package installed into it the way
-// docs/deploy.md says, and then, in order: socket activation, readiness,
+// (./nspawn-container.ts), the release's signature and checksums verified and
+// the package installed into it the way docs/deploy.md says, and then, in order: socket activation, readiness,
 // credentials, key creation as the service user, a chat request, reload of a
 // good and of a bad config, the journal, the hardening score, and a stop with
 // a stream draining.
@@ -22,6 +22,7 @@ import { repositoryRoot } from '../support/repository-root.ts';
 import { cacheDirectory, cachedRoot, findDebootstrap, mirrorProblem, systemdTestUnsupported } from './debian-root.ts';
 import { NetworkAgent } from './network-agent.ts';
 import { BootFailure, Container, type RunResult } from './nspawn-container.ts';
+import { release } from '../../scripts/release/release.ts';
 
 const execFileAsync = promisify(execFile);
 const root = repositoryRoot();
@@ -56,17 +57,23 @@ const config = (extra: Record<string, unknown> = {}): string =>
     2,
   ) + '\n';
 
-/** npm pack of the build this test run made (as test/package/packed-install.system.test.ts does), into `dir`. */
-async function pack(dir: string): Promise<string> {
-  const npmEnv: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.toLowerCase().startsWith('npm_')) npmEnv[name] = value;
-  npmEnv['PATH'] = `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`;
-  // --offline: packing a folder needs no registry, and the test no network.
-  const npm = ['npm', 'pack', '--ignore-scripts', '--json', '--pack-destination', dir, '--cache', path.join(dir, 'npm-cache'), '--offline', '--no-update-notifier', '--loglevel=error'];
-  // npm dies with this process, so it cannot write into the folder after the reaper removed it.
-  const command = existsSync('/usr/bin/setpriv') ? ['/usr/bin/setpriv', '--pdeathsig', 'KILL', '--', ...npm] : npm;
-  const packed = await execFileAsync(command[0] as string, command.slice(1), { cwd: root, env: npmEnv, timeout: STEP_MS });
-  const tarball = (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]?.filename;
+/**
+ * The release of the build this test run made, into `dir`: the packer and signer
+ * `npm run release` runs (scripts/release/), on the dist/ this run built (no
+ * rebuild: that would empty the dist/ the suite runs from), signed with a
+ * throwaway key whose allowed_signers line is written beside it.
+ */
+async function releaseInto(dir: string): Promise<string> {
+  const key = path.join(dir, 'release-key');
+  await execFileAsync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', '', '-f', key], { timeout: STEP_MS });
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.toLowerCase().startsWith('npm_') && name !== 'SOURCE_DATE_EPOCH') env[name] = value;
+  env['PATH'] = `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`;
+  env['npm_config_offline'] = 'true';
+  // allowDirty: the suite runs on work trees with changes in progress too; the release test holds the clean-tree rule.
+  const released = await release({ root, out: dir, build: false, allowDirty: true, key, env });
+  writeFileSync(path.join(dir, 'allowed_signers'), `${released.allowedSigners}\n`);
+  const tarball = path.basename(released.tarball);
   assert.equal(tarball, `portcullis-${version}.tgz`);
   return tarball;
 }
@@ -100,10 +107,10 @@ test('the packed tarball under a real systemd: socket activation, readiness, cre
     assert.fail(`no cached Debian root in ${cacheDirectory()}: the suite's setup step makes it (npm test, or node dist/test/support/suite/run-suite.js ${path.relative(root, process.argv[1] ?? '')}); its output says why it did not`);
   }
 
-  // A fresh overlay of the cached root; the package is packed while it boots, then copied in as an operator would.
+  // A fresh overlay of the cached root; the release is made while it boots, then verified and copied in as an operator would.
   const made = Container.create({ lower, log });
   container = made;
-  const packing = pack(made.scratch).then((name) => (log(`packed after ${elapsed()}`), name));
+  const packing = releaseInto(made.scratch).then((name) => (log(`released after ${elapsed()}`), name));
   try {
     await made.boot(BOOT_MS);
     log(`booted after ${elapsed()}`);
@@ -112,7 +119,7 @@ test('the packed tarball under a real systemd: socket activation, readiness, cre
     if (err instanceof BootFailure) return skip(`systemd-nspawn cannot boot a container here: ${err.message}`);
     throw err;
   }
-  // Started while npm pack finishes: a Node process start is seconds on a loaded machine.
+  // Started while the release is made: a Node process start is seconds on a loaded machine.
   const agent = new NetworkAgent((script) => made.spawnInNetwork(script, []));
   t.after(() => agent.stop());
   const nodeInside = await made.run('node --version');
@@ -120,7 +127,6 @@ test('the packed tarball under a real systemd: socket activation, readiness, cre
     return skip(`the host's Node.js (${process.execPath}) does not run inside Debian 12: ${nodeInside.stdout}${nodeInside.stderr}`);
   }
   const tarball = await packing;
-  writeFileSync(path.join(made.root, 'root', tarball), readFileSync(path.join(made.scratch, tarball)));
   writeFileSync(path.join(made.root, 'root', 'config.json'), config());
 
   const journal = async (): Promise<string> => {
@@ -197,7 +203,14 @@ test('the packed tarball under a real systemd: socket activation, readiness, cre
     return command;
   };
 
-  await step('install from the tarball as docs/deploy.md says (no procps, so no /bin/kill)', async () => {
+  await step('verify the release and install from its tarball as docs/deploy.md says (no procps, so no /bin/kill)', async () => {
+    // 1. Signature and checksums, where the files were downloaded; only the tarball goes in.
+    const onHost = (command: string): Promise<{ stdout: string; stderr: string }> => execFileAsync('sh', ['-c', command], { cwd: made.scratch, timeout: STEP_MS });
+    const signature = await onHost(documented('ssh-keygen -Y verify -f allowed_signers -I release@portcullis -n portcullis-release -s SHA256SUMS.sig < SHA256SUMS'));
+    assert.match(signature.stdout, /^Good "portcullis-release" signature for release@portcullis with ED25519 key SHA256:[A-Za-z0-9+/]{43}\n$/);
+    const sums = await onHost(documented('sha256sum -c SHA256SUMS'));
+    assert.equal(sums.stdout, `portcullis-${version}.cdx.json: OK\n${tarball}: OK\n`);
+    writeFileSync(path.join(made.root, 'root', tarball), readFileSync(path.join(made.scratch, tarball)));
     await inside('! test -e /bin/kill && ! test -e /usr/bin/kill');
     // 2. User and directories.
     await inside(documented('install -d -o root -g root -m 0755 /opt/portcullis'));
