@@ -70,6 +70,14 @@ export function spawnServe(options: ServeOptions): ServeProcess {
           { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe', ...passed.fds] },
         );
 
+  return watchServe(child);
+}
+
+/**
+ * The waits and captured output of a `serve` child however it was started (a
+ * shell, a namespace, a tracer that execs it): what spawnServe returns.
+ */
+export function watchServe(child: ChildProcess, waitMs = WAIT_MS): ServeProcess {
   let out = '';
   let err = '';
   let closed = false;
@@ -134,7 +142,7 @@ export function spawnServe(options: ServeOptions): ServeProcess {
       };
       const timer = setTimeout(() => {
         finish();
-        reject(new Error(`${what}: not seen within ${WAIT_MS} ms${output()}`));
+        reject(new Error(`${what}: not seen within ${waitMs} ms${output()}`));
       }, WAIT_MS);
       waiters.add(check);
       check();
@@ -155,7 +163,7 @@ export function spawnServe(options: ServeOptions): ServeProcess {
     line: async (match, what) => (await linesCount(match, 1, what))[0] as LogLine,
     linesCount,
     until,
-    async bounded<T>(promise: Promise<T>, what: string, ms = WAIT_MS): Promise<T> {
+    async bounded<T>(promise: Promise<T>, what: string, ms = waitMs): Promise<T> {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_resolve, reject) => {
         timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}${output()}`)), ms);

@@ -21,11 +21,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, watch, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { killWithThisProcess } from '../support/child-watchdog.ts';
-import { SERVER_MAIN } from '../cli/serve-process.ts';
+import { SERVER_MAIN, watchServe, type LogLine } from '../cli/serve-process.ts';
 
 /** Any single wait on the server; the machine is shared and loaded. */
 export const WAIT_MS = 20_000;
-const MAX_OUTPUT_CHARS = 4 * 1024 * 1024;
 
 const STRACE_ARGS = ['-D', '-f', '-ttt', '-s', '0', '-e', 'trace=connect,sendto,sendmsg,sendmmsg,execve', '-e', 'signal=none'];
 
@@ -36,8 +35,6 @@ export function tracingMissing(): string | false {
   }
   return false;
 }
-
-export type LogLine = Record<string, unknown>;
 
 export interface TracedServe {
   child: ChildProcess;
@@ -84,73 +81,19 @@ export function spawnTracedServe(options: TracedServeOptions): TracedServe {
     { cwd: options.dir, env: { PATH: process.env['PATH'] ?? '', HOME: options.dir, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   killWithThisProcess(child);
+  const watched = watchServe(child, WAIT_MS);
 
-  let out = '';
-  let err = '';
-  let closed = false;
-  const waiters = new Set<() => void>();
-  const wake = (): void => {
-    for (const waiter of [...waiters]) waiter();
-  };
-  child.stdout?.setEncoding('utf8');
-  child.stdout?.on('data', (text: string) => {
-    if (out.length < MAX_OUTPUT_CHARS) out += text;
-    wake();
-  });
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (text: string) => {
-    if (err.length < MAX_OUTPUT_CHARS) err += text;
-    wake();
-  });
-  child.on('close', () => {
-    closed = true;
-    wake();
-  });
-  const output = (): string => `\nstdout:\n${out}\nstderr:\n${err}`;
-
-  const line = (match: (l: LogLine) => boolean, what: string): Promise<LogLine> =>
-    new Promise((resolve, reject) => {
-      const finish = (): void => {
-        clearTimeout(timer);
-        waiters.delete(check);
-      };
-      const check = (): void => {
-        const found = out
-          .split('\n')
-          .slice(0, -1)
-          .filter((text) => text.startsWith('{'))
-          .map((text) => JSON.parse(text) as LogLine)
-          .find(match);
-        if (found !== undefined) {
-          finish();
-          resolve(found);
-        } else if (closed) {
-          finish();
-          reject(new Error(`log line ${what}: not seen before the server's output ended${output()}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        finish();
-        reject(new Error(`log line ${what}: not seen within ${WAIT_MS} ms${output()}`));
-      }, WAIT_MS);
-      waiters.add(check);
-      check();
-    });
-
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-
+  const output = (): string => `\nstdout:\n${watched.stdout()}\nstderr:\n${watched.stderr()}`;
   return {
     child,
     traceFile,
-    line,
+    line: watched.line,
     childrenEnded: async (count) => {
       await traceShows(traceFile, (text) => childrenEndedIn(text, child.pid ?? -1) >= count, `${count} child processes started and ended`, output);
     },
-    finished: () => exited.then(async (status) => ({ ...status, trace: await traceComplete(traceFile, child.pid ?? -1, output) })),
+    finished: () => watched.exited.then(async (status) => ({ ...status, trace: await traceComplete(traceFile, child.pid ?? -1, output) })),
     output,
-    kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    },
+    kill: watched.kill,
   };
 }
 
