@@ -47,12 +47,14 @@ export const DEFAULT_PBKDF2_PARAMS: Pbkdf2Params = { iterations: 600_000 };
 const SCRYPT = 'scrypt';
 const PBKDF2 = 'pbkdf2-sha256';
 // The floor lets tests hash fast (and is SP 800-132's minimum); the ceiling keeps a
-// tampered admin.json from holding a login for minutes.
+// tampered admin.json from holding a login for minutes. PBKDF2 runs the iterations
+// once per 32-byte block of the key (RFC 8018 section 5.2), so the ceiling bounds
+// iterations x blocks, not the count alone.
 const MIN_PBKDF2_ITERATIONS = 1_000;
 const MAX_PBKDF2_ITERATIONS = 10_000_000;
-// 4 so the RFC 7914 section 11 vector (salt "NaCl") verifies; SP 800-132 asks for
-// 16 (what this module writes) and fipsApprovalProblem holds a hash to that.
-const MIN_PBKDF2_SALT_BYTES = 4;
+const SHA256_BYTES = 32;
+// SP 800-132 asks for a 16-byte salt (what this module writes); fipsApprovalProblem
+// holds a hash to that, while parsing accepts 8 (MIN_SALT_BYTES) as for scrypt.
 const FIPS_MIN_SALT_BYTES = 16;
 const UNKNOWN_SCHEME = 'expected scrypt$<N>$<r>$<p>$<salt>$<hash> or pbkdf2-sha256$<iterations>$<salt>$<hash>';
 const SALT_BYTES = 16;
@@ -66,7 +68,7 @@ const MAX_PARALLELIZATION = 16;
 /** scrypt needs 128 * N * r bytes; refuse anything above this before calling it. */
 const MAX_SCRYPT_MEMORY_BYTES = 256 * 1024 * 1024;
 // Salts this module writes have 16 bytes; 8 is accepted so hashes made elsewhere (and
-// the RFC 7914 test vectors) verify. Hashes have 32; 16 to 64 are accepted.
+// the RFC 7914 scrypt vectors) verify. Hashes have 32; 16 to 64 are accepted.
 const MIN_SALT_BYTES = 8;
 const MIN_HASH_BYTES = 16;
 const MAX_STORED_BYTES = 64;
@@ -154,7 +156,15 @@ function parseStoredHash(stored: unknown): ParsedHash {
     const params: Pbkdf2Params = { iterations: parseDecimal(c, 'the iteration count') };
     const problem = pbkdf2ParamsProblem(params);
     if (problem !== null) throw new PasswordHashFormatError(problem);
-    return { scheme: PBKDF2, params, salt: decodeBase64url(salt, 'salt', MIN_PBKDF2_SALT_BYTES), hash: decodeBase64url(hash, 'hash', MIN_HASH_BYTES) };
+    const saltBytes = decodeBase64url(salt, 'salt', MIN_SALT_BYTES);
+    const key = decodeBase64url(hash, 'hash', MIN_HASH_BYTES);
+    const work = params.iterations * Math.ceil(key.length / SHA256_BYTES);
+    if (work > MAX_PBKDF2_ITERATIONS) {
+      throw new PasswordHashFormatError(
+        `a ${key.length}-byte hash at ${params.iterations} iterations is ${work} iterations of work (one run per 32 bytes), more than ${MAX_PBKDF2_ITERATIONS}`,
+      );
+    }
+    return { scheme: PBKDF2, params, salt: saltBytes, hash: key };
   }
   if (fields[0] !== SCRYPT) throw new PasswordHashFormatError(UNKNOWN_SCHEME);
   if (fields.length !== 6) throw new PasswordHashFormatError('expected scrypt$<N>$<r>$<p>$<salt>$<hash>');
@@ -188,7 +198,8 @@ export function fipsApprovalProblem(stored: unknown): string | null {
   return null;
 }
 
-function derivePbkdf2(password: string, salt: Buffer, length: number, params: Pbkdf2Params): Promise<Buffer> {
+/** PBKDF2-HMAC-SHA-256 of the NFC form of `password`, unbounded: callers bound `params` and `length` first. */
+export function derivePbkdf2(password: string, salt: Buffer, length: number, params: Pbkdf2Params): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     pbkdf2(password.normalize('NFC'), salt, params.iterations, length, 'sha256', (error, key) => (error === null ? resolve(key) : reject(error)));
   });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { pbkdf2Sync } from 'node:crypto';
 import { test } from 'node:test';
 import {
   assertWellFormedPasswordHash,
@@ -8,6 +9,7 @@ import {
   PasswordHashFormatError,
   verifyPassword,
   DEFAULT_PBKDF2_PARAMS,
+  derivePbkdf2,
   fipsApprovalProblem,
   passwordHashScheme,
   type Pbkdf2Params,
@@ -91,7 +93,11 @@ test('malformed stored strings throw PasswordHashFormatError naming the problem,
     [`pbkdf2-sha256$01000$${salt}$${hash}`, 'the iteration count is not a positive decimal integer'],
     [`pbkdf2-sha256$999$${salt}$${hash}`, 'the iteration count must be an integer from 1000 to 10000000'],
     [`pbkdf2-sha256$10000001$${salt}$${hash}`, 'the iteration count must be an integer from 1000 to 10000000'],
-    [`pbkdf2-sha256$1000$${b64url(Buffer.alloc(3))}$${hash}`, 'the salt has 3 bytes, expected 4 to 64'],
+    [`pbkdf2-sha256$1000$${b64url('NaCl')}$${hash}`, 'the salt has 4 bytes, expected 8 to 64'],
+    [`pbkdf2-sha256$1000$${b64url(Buffer.alloc(7))}$${hash}`, 'the salt has 7 bytes, expected 8 to 64'],
+    // PBKDF2 runs its iterations once per 32-byte block of the key: the ceiling bounds both together.
+    [`pbkdf2-sha256$10000000$${salt}$${b64url(Buffer.alloc(64, 2))}`, 'a 64-byte hash at 10000000 iterations is 20000000 iterations of work (one run per 32 bytes), more than 10000000'],
+    [`pbkdf2-sha256$5000001$${salt}$${b64url(Buffer.alloc(33, 2))}`, 'a 33-byte hash at 5000001 iterations is 10000002 iterations of work (one run per 32 bytes), more than 10000000'],
     [`pbkdf2-sha256$1000$${salt}$${b64url(Buffer.alloc(15))}`, 'the hash has 15 bytes, expected 16 to 64'],
     [`pbkdf2-sha256$1000$${salt}=$${hash}`, 'the salt is not base64url'],
     [`scrypt$1024$8$1$${salt}`, 'expected scrypt$<N>$<r>$<p>$<salt>$<hash>'],
@@ -157,15 +163,29 @@ const PBKDF2_RFC_HASH = Buffer.from(
     'a1d425a1225833549adb841b51c9b3176a272bdebba1d078478f62b397f33c8d',
   'hex',
 );
-const PBKDF2_RFC_STORED = `pbkdf2-sha256$80000$${b64url('NaCl')}$${b64url(PBKDF2_RFC_HASH)}`;
 
-test('verifies the RFC 7914 PBKDF2-HMAC-SHA256 test vector written in the stored format', async () => {
-  assert.equal(await verifyPassword('Password', PBKDF2_RFC_STORED), true);
-  assert.equal(await verifyPassword('password', PBKDF2_RFC_STORED), false);
-  assert.equal(passwordHashScheme(PBKDF2_RFC_STORED), 'pbkdf2-sha256');
+test('the PBKDF2 derivation gives the RFC 7914 PBKDF2-HMAC-SHA256 test vector (its 4-byte salt is below what a stored hash may have)', async () => {
+  assert.deepEqual(await derivePbkdf2('Password', Buffer.from('NaCl'), 64, { iterations: 80_000 }), PBKDF2_RFC_HASH);
+  assert.notDeepEqual(await derivePbkdf2('Password', Buffer.from('NaCl'), 64, { iterations: 79_999 }), PBKDF2_RFC_HASH);
+});
+
+// The vector's parameters with an 8-byte salt, the key computed by node:crypto directly.
+const SALT8 = Buffer.from('NaClNaCl');
+const PBKDF2_STORED = `pbkdf2-sha256$80000$${b64url(SALT8)}$${b64url(pbkdf2Sync('Password', SALT8, 80_000, 64, 'sha256'))}`;
+
+test('verifies a PBKDF2-HMAC-SHA256 hash (64-byte key, 80,000 iterations, 8-byte salt) written in the stored format', async () => {
+  assert.equal(await verifyPassword('Password', PBKDF2_STORED), true);
+  assert.equal(await verifyPassword('password', PBKDF2_STORED), false);
+  assert.equal(passwordHashScheme(PBKDF2_STORED), 'pbkdf2-sha256');
   assert.equal(passwordHashScheme(RFC_STORED), 'scrypt');
   // One iteration fewer gives another key: the count in the string is the one used.
-  assert.equal(await verifyPassword('Password', PBKDF2_RFC_STORED.replace('$80000$', '$79999$')), false);
+  assert.equal(await verifyPassword('Password', PBKDF2_STORED.replace('$80000$', '$79999$')), false);
+});
+
+test('a 64-byte PBKDF2 hash at half the ceiling (5,000,000 iterations) is well formed: the bound is on iterations x blocks', () => {
+  const stored = `pbkdf2-sha256$5000000$${b64url(SALT8)}$${b64url(Buffer.alloc(64, 2))}`;
+  assert.doesNotThrow(() => assertWellFormedPasswordHash(stored));
+  assert.equal(passwordHashScheme(`pbkdf2-sha256$10000000$${b64url(SALT8)}$${b64url(Buffer.alloc(32, 2))}`), 'pbkdf2-sha256');
 });
 
 test('hashPassword with Pbkdf2Params writes pbkdf2-sha256$c$salt$hash with a 16-byte salt and a 32-byte hash, fresh salt each time', async () => {
@@ -201,6 +221,6 @@ test('PBKDF2: the password is NFC-normalised, and out-of-bounds iterations are a
 test('fipsApprovalProblem: scrypt is refused, PBKDF2 with a 16-byte salt approved, a shorter salt refused', async () => {
   assert.equal(fipsApprovalProblem(RFC_STORED), 'it is a scrypt hash, and scrypt is not a FIPS 140-3 approved algorithm');
   assert.equal(fipsApprovalProblem(await hashPassword('correct horse battery', FAST_PBKDF2)), null);
-  assert.equal(fipsApprovalProblem(PBKDF2_RFC_STORED), 'its salt has 4 bytes, and NIST SP 800-132 asks for at least 16');
+  assert.equal(fipsApprovalProblem(PBKDF2_STORED), 'its salt has 8 bytes, and NIST SP 800-132 asks for at least 16');
   assert.throws(() => fipsApprovalProblem('md5$x'), PasswordHashFormatError);
 });
