@@ -14,6 +14,7 @@
 // names the file: a broken file must stop logins with a clear message, not read as
 // "no password set" (which would re-open the bootstrap path).
 
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { removeStaleTempFiles, writeFileAtomic } from '../files/atomic-file.ts';
@@ -22,6 +23,7 @@ import { DEFAULT_LOCK_OPTIONS, withFileLock, type FileLockOptions } from '../fil
 import {
   assertWellFormedPasswordHash,
   checkPasswordStrength,
+  fipsApprovalProblem,
   DEFAULT_PBKDF2_PARAMS,
   DEFAULT_SCRYPT_PARAMS,
   hashPassword,
@@ -159,6 +161,44 @@ export async function readAdminCredentials(dataDir: string): Promise<AdminCreden
     throw new AdminFileIoError(path, `Could not read ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, cause);
   }
   return parseAdminFile(text, path);
+}
+
+/**
+ * readAdminCredentials for a check that runs before anything is served
+ * (checkConfig is synchronous): the same answers, read at once.
+ */
+export function readAdminCredentialsSync(dataDir: string): AdminCredentials | null {
+  const path = adminFilePath(dataDir);
+  let text: string;
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      const { size } = fstatSync(fd);
+      if (size > MAX_ADMIN_FILE_BYTES) throw new AdminFileInvalidError(path, `it has ${size} bytes, more than ${MAX_ADMIN_FILE_BYTES}`);
+      text = readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch (cause) {
+    if (cause instanceof AdminCredentialsError) throw cause;
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new AdminFileIoError(path, `Could not read ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, cause);
+  }
+  return parseAdminFile(text, path);
+}
+
+/**
+ * Why security.requireFips refuses the password stored in admin.json at `path`
+ * (a scrypt hash, a PBKDF2 salt under 16 bytes), with the fix; null when it may
+ * be verified. Start (checkConfig) and each login ask the same question.
+ */
+export function adminPasswordFipsProblem(path: string, credentials: AdminCredentials): string | null {
+  const problem = fipsApprovalProblem(credentials.passwordHash);
+  if (problem === null) return null;
+  return (
+    `refuses the admin password in ${path}: ${problem}. Set it again with ` +
+    '"portcullis admin set-password" (under security.requireFips it writes a pbkdf2-sha256 hash), or set security.requireFips to false'
+  );
 }
 
 /** setAdminPassword with `onlyIfUnset` found a password already set (by another session or the CLI). */

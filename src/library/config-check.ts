@@ -1,8 +1,8 @@
 // The one pass that decides whether a host's config value can run: the config
 // file's checks, each TLS listener's certificate files (read with the loader
 // the listeners are served from), each provider's upstream key, and the FIPS
-// mode security.requireFips asks for. checkConfig
-// returns its problems; createGateway starts from what it read, so the two
+// mode security.requireFips asks for (and the admin password it refuses).
+// checkConfig returns its problems; createGateway starts from what it read, so the two
 // never disagree and a host learns every problem at once. Internal: its types
 // name the config model, which stays out of the public API.
 import { getFips } from 'node:crypto';
@@ -15,6 +15,7 @@ import { ConfigError, type GatewayConfig } from '../config/config.ts';
 import { parseConfig } from '../config/config-parser.ts';
 import { fipsIssues } from '../config/security-config.ts';
 import { hostHasKey } from '../gateway/provider-keys.ts';
+import { adminPasswordFipsIssues } from './fips-start.ts';
 import { loadListenerCertificates, type ListenerCertificates } from './listener-certificates.ts';
 import { plainIssues } from './plain-issues.ts';
 
@@ -47,7 +48,8 @@ export type ConfigCheck =
  * The checked config and its TLS listeners' certificates (admin.tls when the
  * admin listener is enabled), or every problem: the file checks' when the value
  * does not parse, else the certificates', the upstream keys' and the FIPS
- * mode's (security.requireFips without a FIPS provider) together.
+ * mode's (security.requireFips without a FIPS provider, or with a stored admin
+ * password it refuses while the admin listener is enabled) together.
  */
 export function checkGatewayConfig(value: unknown, input: ConfigCheckInput): ConfigCheck {
   let config: GatewayConfig;
@@ -67,6 +69,7 @@ export function checkGatewayConfig(value: unknown, input: ConfigCheckInput): Con
   }
   issues.push(...credentialIssues(config, input.env, input.providerKey));
   issues.push(...plainIssues(fipsIssues(config.security, input.getFips ?? getFips)));
+  issues.push(...plainIssues(adminPasswordFipsIssues(config)));
   if (certificates === undefined || issues.length > 0) return { ok: false, issues };
   return { ok: true, config, certificates };
 }

@@ -21,7 +21,6 @@ import { checkProviderTypes } from './provider-registry.ts';
 import { describeStartError, GatewayStartError, openGatewayParts, type GatewayParts } from './gateway-parts.ts';
 import { embeddedGateway, type GatewayHooks } from './embedded-gateway.ts';
 import { basePathProblem } from '../gateway/gateway.ts';
-import { checkAdminPasswordFips } from './fips-start.ts';
 
 
 /** The embedded gateway of `options` (src/api/gateway.ts); rejects with GatewayConfigError for a config that cannot run. */
@@ -44,8 +43,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const checked = checkGatewayConfig(options.config, { source, baseDir, env, providerTypes, providerKey: options.providerKey });
   if (!checked.ok) throw new GatewayConfigError(checked.issues, named);
   const { config: loaded, certificates } = checked;
-  const fipsProblem = await checkAdminPasswordFips(loaded.security, loaded.dataDir);
-  if (fipsProblem !== null) throw new Error(fipsProblem);
   // Unset, limits.maxConnections is what the descriptor limit allows (read once, at start).
   const descriptorLimit = readDescriptorLimit();
   const maxConnections = loaded.limits.maxConnections ?? connectionsForDescriptors(descriptorLimit);
