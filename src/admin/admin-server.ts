@@ -32,11 +32,12 @@ import { createRouter, type Router } from '../http/router.ts';
 import { createHttpShell, type HttpShell } from '../http/server.ts';
 import { type RequestContext, type RouteHandler } from '../http/request-context.ts';
 import type { ServerLimits } from '../config/config.ts';
+import type { SecurityConfig } from '../config/security-config.ts';
 import type { ListenerTlsMaterial } from '../config/tls-files.ts';
 import type { Logger } from '../log/logger.ts';
 import type { AuditActor } from '../audit/audit-event.ts';
 import { createTokenUseCoalescer, type TokenUseCoalescer } from '../audit/token-use-coalescer.ts';
-import { AdminPasswordAlreadySetError, readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
+import { adminFilePath, AdminPasswordAlreadySetError, adminPasswordFipsProblem, readAdminCredentials, setAdminPassword, WeakAdminPasswordError, type AdminCredentials } from './admin-credentials.ts';
 import { createAdminApi, type AdminApiDeps } from './admin-api.ts';
 import { createAdminTokensApi } from './admin-tokens-api.ts';
 import { createAuditApi } from './audit-api.ts';
@@ -265,7 +266,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
   // takes 32 MiB).
   let loginQueue: Promise<unknown> = Promise.resolve();
   let queuedLogins = 0;
-  const checkLogin = (client: string, password: string): Promise<{ ok: boolean; credentials: AdminCredentials | null }> => {
+  const checkLogin = (client: string, password: string, security: SecurityConfig): Promise<{ ok: boolean; credentials: AdminCredentials | null }> => {
     if (queuedLogins >= MAX_QUEUED_LOGINS) {
       return Promise.reject(new ApiError('login_rate_limited', `Too many password logins at once (${MAX_QUEUED_LOGINS} waiting their turn); try again in 5 s.`, { headers: { 'retry-after': '5' } }));
     }
@@ -274,6 +275,13 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
       const decision = throttle.check(client);
       if (!decision.allowed) throw passwordLoginsRefused(throttle, decision);
       const credentials = await readAdminCredentials(dataDir);
+      // admin.json is read at each login and may have been replaced since start: a hash
+      // requireFips refuses is never run (OpenSSL's FIPS provider has no scrypt anyway).
+      const fipsProblem = security.requireFips && credentials !== null ? adminPasswordFipsProblem(adminFilePath(dataDir), credentials) : null;
+      if (fipsProblem !== null) {
+        logger.error('admin password login refused', { client, problem: `security.requireFips ${fipsProblem}` });
+        throw new ApiError('admin_password_not_approved');
+      }
       const ok = credentials !== null ? await verifyPassword(password, credentials.passwordHash) : (bootstrap?.consume(password) ?? false);
       if (ok) throttle.success(client);
       else throttle.failure(client);
@@ -290,7 +298,7 @@ export function createAdminServer(options: AdminServerOptions): AdminServer {
     if (!passwordLoginAllowed(options.view().config.admin.oidc)) throw new ApiError('password_login_disabled');
     const client = clientAddress(ctx);
     const password = await readPassword(ctx);
-    const { ok, credentials } = await checkLogin(client, password);
+    const { ok, credentials } = await checkLogin(client, password, options.view().config.security);
     if (!ok) {
       logger.warn('admin login failed', { requestId: ctx.requestId, client });
       // Only a password actually checked and found wrong is recorded: the throttle bounds

@@ -198,6 +198,14 @@ export const ERROR_CATALOGUE = {
     clientMayRetry: false,
     message: 'The change was not made: its audit record cannot be written. The gateway log says why; run portcullis audit verify on the server.',
   },
+  /** security.requireFips and a stored admin password hash it refuses (scrypt): no password login until the operator sets it again. */
+  admin_password_not_approved: {
+    status: 503,
+    type: 'server_error',
+    failure: Failure.Gateway,
+    clientMayRetry: false,
+    message: 'The stored admin password uses a hash security.requireFips refuses; set it again with `portcullis admin set-password` on the server. The gateway log names the file.',
+  },
   dashboard_not_built: {
     status: 503,
     type: 'server_error',
