@@ -10,7 +10,7 @@
 
 import { StringDecoder } from 'node:string_decoder';
 import { adminFilePath, AdminCredentialsError, readAdminCredentials, setAdminPassword } from '../admin/admin-credentials.ts';
-import { checkPasswordStrength, PASSWORD_MAX_LENGTH, type PasswordHashScheme, type Pbkdf2Params, type ScryptParams } from '../admin/password-hash.ts';
+import { checkPasswordStrength, PASSWORD_MAX_LENGTH, passwordHashScheme, type PasswordHashScheme, type Pbkdf2Params, type ScryptParams } from '../admin/password-hash.ts';
 import type { AuditTrail } from '../audit/audit-event.ts';
 import type { AuditWho } from '../state/audited-key-store.ts';
 import { cliWho } from './cli-actor.ts';
@@ -58,7 +58,8 @@ Set the password for the dashboard. At a terminal it is asked for twice and
 not echoed; otherwise the first line of standard input is the password:
   printf '%s\\n' "$ADMIN_PASSWORD" | portcullis admin set-password
 At least 12 characters. Only a hash is stored, in <dataDir>/admin.json: scrypt,
-or pbkdf2-sha256 when security.passwordHash says so (docs/crypto.md).
+or pbkdf2-sha256 when security.passwordHash says so (docs/crypto.md). A
+pbkdf2-sha256 password is replaced by a pbkdf2-sha256 one, whatever the setting.
 
 Running servers check the new password at the next login, without a restart,
 and end dashboard sessions opened before the change.
@@ -72,6 +73,11 @@ Options:
 export const PASSWORD_SET_NOTE =
   'Running servers check the new password at the next login; no restart is needed.\n' +
   'Dashboard sessions opened before the change end at their next request: log in again with the new password.\n';
+
+/** Why a pbkdf2-sha256 hash was written although security.passwordHash is "scrypt" (or unset). */
+export const PBKDF2_KEPT_NOTE =
+  'The password it replaces was a pbkdf2-sha256 hash, so the new one is too: set-password never turns PBKDF2 into scrypt, ' +
+  'whatever security.passwordHash says.\n';
 
 /** Bytes read from a non-terminal stdin before giving up on finding a line end: a password is at most 1024 characters. */
 const MAX_LINE_BYTES = PASSWORD_MAX_LENGTH * 4 + 2;
@@ -318,7 +324,11 @@ async function runSetPassword(args: readonly string[], ctx: AdminCommandContext)
     const password = ctx.stdin.isTTY === true ? await passwordFromTerminal(ctx.stdin, ctx.stderr) : await passwordFromPipe(ctx.stdin);
     // The time of the password it replaces, for the record; an unreadable admin.json is replaced all the same.
     const previous = await readAdminCredentials(ctx.dataDir).catch(() => null);
-    const scheme = ctx.passwordHash ?? 'scrypt';
+    const configured = ctx.passwordHash ?? 'scrypt';
+    // Never a downgrade: a config without the security section (or another data directory's)
+    // must not turn a FIPS deployment's PBKDF2 hash into scrypt, which requireFips then refuses.
+    const kept = configured === 'scrypt' && previous !== null && passwordHashScheme(previous.passwordHash) === 'pbkdf2-sha256';
+    const scheme: PasswordHashScheme = kept ? 'pbkdf2-sha256' : configured;
     const credentials = await setAdminPassword(ctx.dataDir, password, ctx.clock, {
       scheme,
       ...(ctx.scrypt === undefined ? {} : { scrypt: ctx.scrypt }),
@@ -334,7 +344,7 @@ async function runSetPassword(args: readonly string[], ctx: AdminCommandContext)
       after: { updatedAt: credentials.updatedAt },
       ...(who.detail === undefined ? {} : { detail: who.detail }),
     });
-    ctx.stdout.write(`Admin password set at ${credentials.updatedAt} (a ${scheme} hash in ${adminFilePath(ctx.dataDir)}).\n` + PASSWORD_SET_NOTE);
+    ctx.stdout.write(`Admin password set at ${credentials.updatedAt} (a ${scheme} hash in ${adminFilePath(ctx.dataDir)}).\n` + (kept ? PBKDF2_KEPT_NOTE : '') + PASSWORD_SET_NOTE);
     return 0;
   } catch (error) {
     if (error instanceof PasswordInputProblem) {

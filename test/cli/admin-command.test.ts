@@ -3,13 +3,14 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
-import { readAdminCredentials } from '../../src/admin/admin-credentials.ts';
+import { readAdminCredentials, setAdminPassword } from '../../src/admin/admin-credentials.ts';
 import { verifyPassword, type ScryptParams } from '../../src/admin/password-hash.ts';
 import {
   ADMIN_USAGE,
   feedHiddenLine,
   LineOutcome,
   PASSWORD_SET_NOTE,
+  PBKDF2_KEPT_NOTE,
   runAdminCommand,
   SET_PASSWORD_USAGE,
   type PasswordInput,
@@ -153,6 +154,53 @@ test('set-password writes a pbkdf2-sha256 hash when security.passwordHash says s
   const stored = await readAdminCredentials(dir);
   assert.match(stored?.passwordHash ?? '', /^pbkdf2-sha256\$1000\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
   assert.equal(await verifyPassword('correct horse battery', stored?.passwordHash ?? ''), true);
+});
+
+test('set-password never turns a pbkdf2-sha256 password into scrypt: with security.passwordHash "scrypt" or unset it writes pbkdf2-sha256 and says why', async () => {
+  for (const passwordHash of ['scrypt', undefined] as const) {
+    const dir = freshPath(root, 'data');
+    await setAdminPassword(dir, 'the password before', undefined, { scheme: 'pbkdf2-sha256', pbkdf2: { iterations: 1000 } });
+    const stdout = sink();
+    const stderr = sink();
+    const code = await runAdminCommand(['set-password'], {
+      dataDir: dir,
+      ...(passwordHash === undefined ? {} : { passwordHash }),
+      stdin: pipe('correct horse battery\n'),
+      stdout: stdout.stream,
+      stderr: stderr.stream,
+      clock: CLOCK,
+      scrypt: FAST,
+      pbkdf2: { iterations: 1000 },
+      audit: recordingAuditTrail(),
+    });
+    assert.deepEqual({ code, stdout: stdout.text(), stderr: stderr.text() }, {
+      code: 0,
+      stdout: `Admin password set at 2025-02-01T09:15:30.123Z (a pbkdf2-sha256 hash in ${path.join(path.resolve(dir), 'admin.json')}).\n` + PBKDF2_KEPT_NOTE + PASSWORD_SET_NOTE,
+      stderr: '',
+    }, `passwordHash ${passwordHash}`);
+    assert.equal(
+      PBKDF2_KEPT_NOTE,
+      'The password it replaces was a pbkdf2-sha256 hash, so the new one is too: set-password never turns PBKDF2 into scrypt, whatever security.passwordHash says.\n',
+    );
+    const stored = await readAdminCredentials(dir);
+    assert.match(stored?.passwordHash ?? '', /^pbkdf2-sha256\$1000\$/);
+    assert.equal(await verifyPassword('correct horse battery', stored?.passwordHash ?? ''), true);
+  }
+});
+
+test('set-password replaces scrypt with pbkdf2-sha256 when security.passwordHash says so, and scrypt with scrypt otherwise, with no note', async () => {
+  const dir = freshPath(root, 'data');
+  await setAdminPassword(dir, 'the password before', undefined, { scheme: 'scrypt', scrypt: FAST });
+  assert.deepEqual(await run(['set-password'], dir, pipe('correct horse battery\n')), { code: 0, stdout: doneOutput(dir), stderr: '' });
+  assert.match((await readAdminCredentials(dir))?.passwordHash ?? '', /^scrypt\$1024\$/);
+  const stdout = sink();
+  const code = await runAdminCommand(['set-password'], {
+    dataDir: dir, passwordHash: 'pbkdf2-sha256', stdin: pipe('correct horse battery\n'), stdout: stdout.stream, stderr: sink().stream, clock: CLOCK, pbkdf2: { iterations: 1000 }, audit: recordingAuditTrail(),
+  });
+  assert.deepEqual({ code, stdout: stdout.text() }, {
+    code: 0,
+    stdout: `Admin password set at 2025-02-01T09:15:30.123Z (a pbkdf2-sha256 hash in ${path.join(path.resolve(dir), 'admin.json')}).\n` + PASSWORD_SET_NOTE,
+  });
 });
 
 test('a CR LF line end, a missing line end and spaces inside are handled exactly', async () => {
@@ -325,4 +373,19 @@ test('runCli dispatches admin with the data directory from PORTCULLIS_DATA_DIR a
   const help = sink();
   assert.equal(await runCli(['admin', '--help'], { stdout: help.stream, stderr: sink().stream, env: {}, cwd: root }), 0);
   assert.equal(help.text(), ADMIN_USAGE);
+});
+
+test('runCli with the data directory from PORTCULLIS_DATA_DIR and no config keeps a pbkdf2-sha256 admin.json pbkdf2-sha256', async () => {
+  const { runCli } = await import('../../src/cli/main.ts');
+  const dir = freshPath(root, 'data');
+  await setAdminPassword(dir, 'the password before', undefined, { scheme: 'pbkdf2-sha256', pbkdf2: { iterations: 1000 } });
+  const stdout = sink();
+  const code = await runCli(['admin', 'set-password'], { stdout: stdout.stream, stderr: sink().stream, env: { PORTCULLIS_DATA_DIR: dir }, cwd: root, stdin: pipe('correct horse battery\n') });
+  assert.equal(code, 0);
+  assert.equal(
+    stdout.text().replace(/^Admin password set at \S+ /, 'Admin password set at T '),
+    `Admin password set at T (a pbkdf2-sha256 hash in ${path.join(dir, 'admin.json')}).\n` + PBKDF2_KEPT_NOTE + PASSWORD_SET_NOTE,
+  );
+  // The production count: the CLI's config (none) names no PBKDF2 parameters of its own.
+  assert.match((await readAdminCredentials(dir))?.passwordHash ?? '', /^pbkdf2-sha256\$600000\$/);
 });
