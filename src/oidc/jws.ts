@@ -8,8 +8,8 @@
 // make the client secret the verification key, and a token whose header says
 // HS256 must not be checked against an RSA public key read as an HMAC secret.
 // Under security.requireFips EdDSA is left out (FIPS_ID_TOKEN_ALGS): FIPS 186-5
-// approves it, but the OpenSSL FIPS providers validated so far (3.0, 3.1) do not
-// include it among their approved services (docs/crypto.md).
+// approves it, but the validated OpenSSL FIPS providers (3.0.8 under FIPS 140-2,
+// 3.1.2 under FIPS 140-3) do not list it as approved (docs/crypto.md).
 import { verify as cryptoVerify, constants, type KeyObject } from 'node:crypto';
 
 export const ID_TOKEN_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
