@@ -11,8 +11,9 @@ export type GatewayConfigInput = unknown;
  * What kind of problem a setting has; stable across releases (a new code is an
  * API change). `unreadable`: the config itself (missing, unreadable, too large,
  * not JSON); `unknown_reference`: names a provider or alias the config does not
- * define; `conflict`: two settings that exclude each other, or one that must
- * differ from another; `missing_credential`: an upstream key (apiKeyEnv,
+ * define; `conflict`: two settings that exclude each other, one that must
+ * differ from another, or a setting and a file it refuses (security.requireFips
+ * and an admin.json password stored with scrypt); `missing_credential`: an upstream key (apiKeyEnv,
  * apiKeyFile) or Redis password that cannot be found; `invalid_tls_file`: a
  * certificate, key or CA file that is missing, unreadable, not valid PEM,
  * mismatched or out of date; `fips_unavailable`: security.requireFips is true

@@ -19,7 +19,7 @@ export const ConfigIssueCode = {
   TooMany: 'too_many',
   /** Names a provider or alias that the file does not define. */
   UnknownReference: 'unknown_reference',
-  /** Two settings that exclude each other, or one that must differ from another. */
+  /** Two settings that exclude each other, one that must differ from another, or a setting and a file it refuses (security.requireFips and a scrypt admin.json). */
   Conflict: 'conflict',
   InvalidName: 'invalid_name',
   Reserved: 'reserved',

@@ -53,9 +53,9 @@ export class GatewayConfigError extends Error {
  * listener is enabled) and each provider's upstream key (apiKeyEnv set,
  * apiKeyFile readable; a provider options.providerKey answers for needs
  * neither) and, with security.requireFips, a FIPS provider in this process
- * (fips_unavailable) and, while the admin listener is enabled, no admin.json
- * password hash it refuses (conflict), all in one list. Starts nothing; reads only the files the config
- * names. Throws an Error naming a malformed providerTypes entry.
+ * (fips_unavailable) and, while the admin listener is enabled, an admin password
+ * in dataDir's admin.json stored with a hash it approves (conflict), all in one
+ * list. Starts nothing; reads only the files the config names and admin.json. Throws an Error naming a malformed providerTypes entry.
  */
 export function checkConfig(config: unknown, options: CheckConfigOptions = {}): ConfigIssue[] {
   const baseDir = path.resolve(options.baseDir ?? process.cwd());
