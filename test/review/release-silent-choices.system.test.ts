@@ -5,7 +5,7 @@
 // (--allow-dirty, "for a local try only") must not look like a clean one.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { symlinkSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -48,4 +48,16 @@ test('a signed release of a dirty work tree (--allow-dirty) says it is not the c
   const ran = await cli('release.js', ['--key', key, '--out', '../out-unclean', '--allow-dirty']);
   assert.equal(ran.code, 0, ran.out);
   assert.match(ran.out, /uncommitted|not the commit|allow-dirty|dirty (work )?tree/i, `a signed, unreproducible release with no warning:\n${ran.out}`);
+});
+
+test('in this repository, an untracked src/ file is compiled into dist/src/ and packed: npm run package does not refuse', async () => {
+  execFileSync('git', ['checkout', '-q', '--', 'README.md'], { cwd: clone });
+  writeFileSync(path.join(clone, 'src', 'scratch.ts'), "export const scratch = 'left over from a local try';\n");
+  const ran = await run('npm', ['run', '--silent', 'package', '--', '--out', '../out-untracked'], { cwd: clone, env, timeout: 300_000 }).then(
+    (r) => ({ code: 0, out: r.stdout + r.stderr }),
+    (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? -1, out: (e.stdout ?? '') + (e.stderr ?? '') }),
+  );
+  const tgz = path.join(tmp, 'out-untracked', 'portcullis-0.1.0.tgz');
+  const listed = existsSync(tgz) ? execFileSync('tar', ['-tzf', tgz], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('scratch')) : [];
+  assert.deepEqual({ code: ran.code, listed }, { code: 1, listed: [] }, ran.out);
 });
