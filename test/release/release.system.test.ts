@@ -275,29 +275,31 @@ test('release refuses: no key, a missing key, an encrypted key with no agent, --
   });
   writeFileSync(path.join(cloneA, 'README.md'), `${readFileSync(path.join(cloneA, 'README.md'), 'utf8')}\nchanged\n`);
   writeFileSync(path.join(cloneA, 'docs', 'draft.md'), 'not committed\n');
+  writeFileSync(path.join(cloneA, 'src', 'scratch.ts'), "export const scratch = 'left over from a local try';\n");
   assert.deepEqual(await releaseCli(`--key ${quote(key)}`), {
     code: 1,
     stdout: '',
-    stderr: "release: the work tree has changes or untracked files (README.md, docs/draft.md): a release packs HEAD's commit, and the releaser must see what is released; commit, discard or ignore them\n",
+    stderr: "release: the work tree has changes or untracked files (README.md, docs/draft.md, src/scratch.ts): a release packs HEAD's commit, and the releaser must see what is released; commit, discard or ignore them\n",
   });
 });
 
 test("npm run package of a work tree with changes packs HEAD's commit, says so, and says where the release time came from", async () => {
-  // After the refusals above: README.md changed and docs/draft.md untracked in clone A.
-  assert.equal((await shOk(shellA, 'git status --porcelain')).stdout, ' M README.md\n?? docs/draft.md\n');
+  // After the refusals above: README.md changed, docs/draft.md and src/scratch.ts untracked in clone A.
+  assert.equal((await shOk(shellA, 'git status --porcelain --untracked-files=all')).stdout, ' M README.md\n?? docs/draft.md\n?? src/scratch.ts\n');
   const dated = await sh({ ...shellA, env: { ...shellA.env, SOURCE_DATE_EPOCH: '1767225600' } }, 'node dist/scripts/release/package.js --out ../dated');
   assert.equal(dated.code, 0, dated.stderr);
   assert.equal(
     dated.stderr,
-    "package: the work tree's changes are NOT in the tarball (README.md, docs/draft.md): it packs HEAD's commit; commit them to pack them\n" +
+    "package: the work tree's changes are NOT in the tarball (README.md, docs/draft.md, src/scratch.ts): it packs HEAD's commit; commit them to pack them\n" +
       "package: release time 1767225600 from SOURCE_DATE_EPOCH, not the commit's: publish it with the release (the SBOM records it)\n",
   );
   const tarball = path.join(tmp, 'a', 'dated', TGZ);
   assert.match(dated.stdout, new RegExp(`^[0-9a-f]{64}  \\.\\./dated/${TGZ.replaceAll('.', '\\.')}\n[0-9a-f]{64}  \\.\\./dated/${SBOM.replaceAll('.', '\\.')}\n$`));
   const listing = (await shOk(tool, `TZ=UTC tar -tvzf ${quote(tarball)}`)).stdout;
   assert.match(listing.split('\n')[0] as string, / 2026-01-01 00:00 package\/LICENSE$/);
-  assert.ok(!listing.includes('draft.md'), 'the untracked file is not packed');
+  assert.ok(!listing.includes('draft.md') && !listing.includes('scratch'), 'the untracked files are not packed, nor built');
+  assert.ok(listing.includes(' package/dist/src/cli/main.js\n'), 'the program is packed');
   const readme = (await shOk(tool, `tar -xzOf ${quote(tarball)} package/README.md`)).stdout;
   assert.equal(readme, (await shOk({ ...tool, cwd: cloneA }, 'git show HEAD:README.md')).stdout, "the commit's README.md is packed");
-  await shOk(shellA, 'git checkout -- README.md && rm docs/draft.md');
+  await shOk(shellA, 'git checkout -- README.md && rm docs/draft.md src/scratch.ts');
 });
