@@ -113,7 +113,7 @@ async function npmFileList(root: string, env: Record<string, string>): Promise<{
   return { fileName: listing.filename, files: listing.files.map((f) => f.path) };
 }
 
-function readManifest(text: string, where: string): ReleaseManifest {
+function parseManifest(text: string, where: string): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -121,7 +121,7 @@ function readManifest(text: string, where: string): ReleaseManifest {
     throw new ReleaseError(`${where} is not JSON (${(error as Error).message}): fix it and commit`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ReleaseError(`${where} is not a JSON object: fix it and commit`);
-  return releaseManifest(parsed as Record<string, unknown>);
+  return parsed as Record<string, unknown>;
 }
 
 /**
@@ -134,7 +134,8 @@ export async function packCheckout(options: PackOptions): Promise<PackageResult>
   const root = path.resolve(options.root);
   const env = options.env ?? process.env;
   const children = childEnv(env);
-  const manifest = readManifest(readFileSync(path.join(root, 'package.json'), 'utf8'), `${root}/package.json`);
+  const raw = parseManifest(readFileSync(path.join(root, 'package.json'), 'utf8'), `${root}/package.json`);
+  const manifest = releaseManifest(raw);
   const head = await headOf(root, env);
   const listing = await npmFileList(root, children);
   const executable = executablePaths(await git(root, children, ['ls-files', '-s', '-z']));
@@ -147,7 +148,6 @@ export async function packCheckout(options: PackOptions): Promise<PackageResult>
       throw new ReleaseError(`built files hold the build's absolute path ${needle} (${holding.slice(0, 10).join(', ')}): a rebuild elsewhere would differ; make the build refer to paths relative to the package`);
     }
   }
-  const raw = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as Record<string, unknown>;
   const bytes = gzipFixed(ustarArchive(tarFiles(files, binPaths(raw)), head.seconds));
   const sha256 = sha256Hex(bytes);
   const sbomBytes = Buffer.from(sbomText({ ...manifest, tarballSha256: sha256, seconds: head.seconds, commit: head.commit }));
@@ -181,7 +181,7 @@ export async function packageRelease(options: PackageOptions): Promise<PackageRe
   const root = path.resolve(options.root);
   const env = options.env ?? process.env;
   const head = await headOf(root, env);
-  readManifest(await git(root, childEnv(env), ['show', `${head.commit}:package.json`]), `package.json of commit ${head.commit}`);
+  releaseManifest(parseManifest(await git(root, childEnv(env), ['show', `${head.commit}:package.json`]), `package.json of commit ${head.commit}`));
   const clone = await pristineClone(root, head.commit, childEnv(env), options.tmpParent);
   try {
     await buildClone(clone.dir, childEnv(env));
