@@ -5,16 +5,27 @@ import type { TarFile } from './tar.ts';
 /** The directory npm's tarballs hold everything under. */
 export const PACKAGE_DIR = 'package';
 
-/** A file as read from the checkout: its path relative to the root, its stat mode, its bytes. */
+/** A file as read from the checkout: its path relative to the root, whether git records it executable, its bytes. */
 export interface CheckoutFile {
   readonly path: string;
-  readonly statMode: number;
+  /** Mode 100755 in `git ls-files -s`: the commit's word, not the file system's (core.fileMode=false hides a chmod). */
+  readonly executable: boolean;
   readonly data: Uint8Array;
 }
 
-/** 0755 for a bin of package.json or a file with any execute bit, else 0644: no other mode of the checkout gets in. */
-export function packedMode(file: { path: string; statMode: number }, bins: ReadonlySet<string>): number {
-  return bins.has(file.path) || (file.statMode & 0o111) !== 0 ? 0o755 : 0o644;
+/** 0755 for a bin of package.json or a file git records as executable, else 0644 (the build's output is untracked: 0644 unless a bin). */
+export function packedMode(file: { path: string; executable: boolean }, bins: ReadonlySet<string>): number {
+  return bins.has(file.path) || file.executable ? 0o755 : 0o644;
+}
+
+/** The paths `git ls-files -s -z` lists with mode 100755. */
+export function executablePaths(lsFilesStage: string): Set<string> {
+  const out = new Set<string>();
+  for (const record of lsFilesStage.split('\0')) {
+    const tab = record.indexOf('\t');
+    if (tab > 0 && record.startsWith('100755 ')) out.add(record.slice(tab + 1));
+  }
+  return out;
 }
 
 /** The bin paths of package.json `bin` (a string or a map), normalised as npm lists files (no leading ./). */
@@ -27,16 +38,6 @@ export function binPaths(manifest: { name?: unknown; bin?: unknown }): Set<strin
 /** The tar entries of the checkout's files, under package/. */
 export function tarFiles(files: readonly CheckoutFile[], bins: ReadonlySet<string>): TarFile[] {
   return files.map((file) => ({ path: `${PACKAGE_DIR}/${file.path}`, mode: packedMode(file, bins), data: file.data }));
-}
-
-/**
- * The packed files (npm's list) that are not the commit's: outside dist/ (the
- * build's output, made from the commit's sources) every packed file must be
- * tracked by git and unchanged; `tracked` is `git ls-files`, `changed` the
- * paths `git status` reports.
- */
-export function filesNotFromCommit(packed: readonly string[], tracked: ReadonlySet<string>, changed: ReadonlySet<string>): string[] {
-  return packed.filter((file) => !file.startsWith('dist/') && (!tracked.has(file) || changed.has(file)));
 }
 
 /** The files whose bytes hold `needle` (an absolute path of the build machine), in the given order. */

@@ -13,6 +13,9 @@ export const SPEC_VERSION = '1.6';
 /** Name of the property holding the Node.js range; the prefix is this project's namespace. */
 export const NODE_RANGE_PROPERTY = 'portcullis:node:versionRange';
 export const NODE_REF = 'platform:nodejs';
+/** The release time (SOURCE_DATE_EPOCH of a rebuild) and the commit packed, as metadata properties. */
+export const SOURCE_DATE_PROPERTY = 'portcullis:build:sourceDateEpoch';
+export const COMMIT_PROPERTY = 'portcullis:build:commit';
 
 export interface SbomInput {
   readonly name: string;
@@ -26,6 +29,10 @@ export interface SbomInput {
   readonly tarballSha256: string;
   /** Release time, seconds since the epoch. */
   readonly seconds: number;
+  /** The commit id the tarball was built from. */
+  readonly commit: string;
+  /** package.json `repository` URL, when it names one: the vcs reference the commit belongs to. */
+  readonly repositoryUrl?: string | undefined;
 }
 
 /** The npm package URL of name@version (https://github.com/package-url/purl-spec, npm type). */
@@ -34,26 +41,51 @@ export function npmPurl(name: string, version: string): string {
   return `pkg:npm/${encoded}@${encodeURIComponent(version)}`;
 }
 
+/** A version as node-semver reads a comparator's: 1 to 3 numeric parts, the missing ones wildcards. */
+type Partial = [number, ...number[]];
+
+function full(parts: readonly number[]): string {
+  return [0, 1, 2].map((i) => parts[i] ?? 0).join('.');
+}
+
+/** The next version past every version the partial one covers: 20 -> 21.0.0, 20.11 -> 20.12.0. */
+function bumped(parts: Partial): string {
+  const next = [...parts];
+  next[next.length - 1] = (next[next.length - 1] as number) + 1;
+  return full(next);
+}
+
 /**
  * A node-semver range of space-separated comparators (`>=20.11`,
- * `>=20.11 <27`) as a vers range; alternatives (`||`), hyphen, caret and
- * tilde ranges are refused, naming the engines field to simplify.
+ * `>=20.11 <27`, `20`) as a vers range of full versions, partial versions
+ * expanded the node-semver way (`20` is >=20.0.0 <21.0.0, `>20` is >=21.0.0,
+ * `<=22` is <23.0.0). Anything vers cannot state exactly here (`||`, `^`,
+ * `~`, x ranges, hyphen ranges, prereleases) is refused, naming engines.node.
  */
 export function versFromEngines(range: string): string {
   const comparators = range.trim().split(/\s+/);
   const constraints: Array<{ op: string; version: string }> = [];
   for (const comparator of comparators) {
-    const match = /^(>=|<=|>|<|=)?v?(\d+(?:\.\d+){0,2})$/.exec(comparator);
+    const match = /^(>=|<=|>|<|=)?v?(0|[1-9]\d*)(?:\.(0|[1-9]\d*))?(?:\.(0|[1-9]\d*))?$/.exec(comparator);
     if (match === null) {
-      throw new Error(`package.json engines.node ${JSON.stringify(range)}: the SBOM states comparators like ">=20.11" or ">=20.11 <27"; ${JSON.stringify(comparator)} is not one: write engines.node that way`);
+      throw new Error(
+        `package.json engines.node ${JSON.stringify(range)}: the SBOM states only comparators >=, >, <, <=, = of versions (like ">=20.11" or ">=20.11 <27"); ${JSON.stringify(comparator)} is not one: write engines.node that way`,
+      );
     }
+    const parts = match.slice(2).filter((p) => p !== undefined).map(Number) as Partial;
+    const exact = parts.length === 3;
     const op = match[1] ?? '=';
-    constraints.push({ op: op === '=' ? '' : op, version: match[2] as string });
+    if (exact) constraints.push({ op: op === '=' ? '' : op, version: full(parts) });
+    else if (op === '>=') constraints.push({ op: '>=', version: full(parts) });
+    else if (op === '>') constraints.push({ op: '>=', version: bumped(parts) });
+    else if (op === '<') constraints.push({ op: '<', version: full(parts) });
+    else if (op === '<=') constraints.push({ op: '<', version: bumped(parts) });
+    else constraints.push({ op: '>=', version: full(parts) }, { op: '<', version: bumped(parts) });
   }
   const key = (v: string): number[] => v.split('.').map(Number);
   constraints.sort((a, b) => {
     const [x, y] = [key(a.version), key(b.version)];
-    for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+    for (let i = 0; i < 3; i++) if ((x[i] as number) !== (y[i] as number)) return (x[i] as number) - (y[i] as number);
     return 0;
   });
   return `vers:npm/${constraints.map((c) => `${c.op}${c.version}`).join('|')}`;
@@ -88,7 +120,13 @@ export function sbomDocument(input: SbomInput): Record<string, unknown> {
         licenses: [{ license: { id: input.license } }],
         purl,
         hashes: [{ alg: 'SHA-256', content: input.tarballSha256 }],
+        // From package.json, never the releaser's remote: a rebuild from another clone must give the same SBOM.
+        ...(input.repositoryUrl === undefined ? {} : { externalReferences: [{ type: 'vcs', url: input.repositoryUrl, comment: `commit ${input.commit}` }] }),
       },
+      properties: [
+        { name: SOURCE_DATE_PROPERTY, value: String(input.seconds) },
+        { name: COMMIT_PROPERTY, value: input.commit },
+      ],
     },
     components: [
       {

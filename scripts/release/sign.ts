@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ReleaseError } from './package.ts';
+import { ReleaseError } from './release-error.ts';
 
 const run = promisify(execFile);
 const STEP_MS = 60_000;
@@ -37,6 +37,13 @@ function publicKeyOf(line: string, keyPath: string): string {
   return `${type} ${base64}`;
 }
 
+/** The variables of `env` that are set: the environment ssh-keygen and ssh-add run in. */
+function definedEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) out[name] = value;
+  return out;
+}
+
 /**
  * The releaser's key: --key, else $PORTCULLIS_RELEASE_KEY; refused when
  * neither names one, when the file is missing or unreadable, or when it is
@@ -57,12 +64,16 @@ export async function signingKey(keyOption: string | undefined, env: Readonly<Re
   }
   try {
     // -P '' reads the key without a passphrase: it works for an unencrypted key only.
-    const { stdout } = await run('ssh-keygen', ['-y', '-P', '', '-f', keyPath], { env: { ...process.env, SSH_ASKPASS_REQUIRE: 'never' }, timeout: STEP_MS });
+    const { stdout } = await run('ssh-keygen', ['-y', '-P', '', '-f', keyPath], { env: { ...definedEnv(env), SSH_ASKPASS_REQUIRE: 'never' }, timeout: STEP_MS });
     return { path: keyPath, publicKey: publicKeyOf(stdout, keyPath) };
   } catch (error) {
     const stderr = (error as { stderr?: string }).stderr ?? '';
+    if (/UNPROTECTED PRIVATE KEY FILE|bad permissions/i.test(stderr)) {
+      throw new ReleaseError(`the signing key ${keyPath} is readable by other users and ssh-keygen refuses it: chmod 600 ${keyPath}`);
+    }
     if (!/passphrase/i.test(stderr)) {
-      throw new ReleaseError(`the signing key ${keyPath} is not an OpenSSH private key ssh-keygen can read (${stderr.trim().split('\n')[0] ?? 'no message'}): give the private key file`);
+      const last = stderr.split('\n').map((line) => line.trim()).filter((line) => line !== '').at(-1) ?? 'no message';
+      throw new ReleaseError(`the signing key ${keyPath} is not an OpenSSH private key ssh-keygen can read (${last}): give the private key file`);
     }
   }
   // Encrypted: ssh-keygen -Y sign can use ssh-agent when the agent holds the key and its .pub sits beside it.
@@ -71,7 +82,7 @@ export async function signingKey(keyOption: string | undefined, env: Readonly<Re
     throw new ReleaseError(`the signing key ${keyPath} is encrypted and no ssh-agent can sign with it: run ssh-agent, ssh-add ${keyPath}, and keep ${path.basename(publicPath)} beside it (or use an unencrypted key on an offline machine)`);
   }
   const publicKey = publicKeyOf(readFileSync(publicPath, 'utf8'), publicPath);
-  const listed = await run('ssh-add', ['-L'], { env: { ...process.env, ...env } as Record<string, string>, timeout: STEP_MS }).then(
+  const listed = await run('ssh-add', ['-L'], { env: definedEnv(env), timeout: STEP_MS }).then(
     (r) => r.stdout,
     () => '',
   );
@@ -87,7 +98,7 @@ export async function signFile(file: string, key: SigningKey, env: Readonly<Reco
   rmSync(signature, { force: true });
   try {
     await run('ssh-keygen', ['-q', '-Y', 'sign', '-n', SIGNATURE_NAMESPACE, '-f', key.path, file], {
-      env: { ...(env as Record<string, string>), SSH_ASKPASS_REQUIRE: 'never' },
+      env: { ...definedEnv(env), SSH_ASKPASS_REQUIRE: 'never' },
       timeout: STEP_MS,
     });
   } catch (error) {

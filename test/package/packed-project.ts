@@ -1,6 +1,8 @@
-// A host's project with the package installed from its tarball: the release
-// packer's tarball (scripts/release/, what `npm run package` writes) of the
-// build the test run made (no rebuild, which would empty the suite's dist/),
+// A host's project with the package installed from its tarball: packed by the
+// release packer's code (scripts/release/ packCheckout: the file list, modes,
+// tar and gzip of `npm run package`) from the work tree's own build this test
+// run made, not a release of a commit (no clone and rebuild, and the work
+// tree's uncommitted changes are in it),
 // installed offline with a private npm cache into a temporary "type": "module"
 // project, so what a test imports is what the registry would serve, resolved
 // through package.json `exports`. TypeScript and @types/node are linked from the
@@ -9,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { packageRelease } from '../../scripts/release/package.ts';
+import { packCheckout } from '../../scripts/release/package.ts';
 
 export const run = promisify(execFile);
 
@@ -41,10 +43,9 @@ function npmFlags(tmp: string): string[] {
   return ['--cache', path.join(tmp, 'npm-cache'), '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error'];
 }
 
-/** Packs the repository at `root` into `tmp` as a release is packed: the tarball's path and the files it holds, sorted. */
+/** Packs the work tree's build at `root` into `tmp` with the release packer's code (not a release: test/release covers those): the tarball's path and the files it holds, sorted. */
 export async function packRepository(root: string, tmp: string): Promise<{ tarball: string; files: string[] }> {
-  // allowDirty: the suite runs on work trees with changes in progress too; test/release holds the clean-tree rule.
-  const packed = await packageRelease({ root, out: tmp, build: false, allowDirty: true, env: { ...baseEnv, npm_config_offline: 'true', npm_config_cache: path.join(tmp, 'npm-cache') } });
+  const packed = await packCheckout({ root, out: tmp, env: { ...baseEnv, npm_config_offline: 'true', npm_config_cache: path.join(tmp, 'npm-cache') } });
   return { tarball: packed.tarball, files: [...packed.files].sort() };
 }
 

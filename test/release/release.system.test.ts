@@ -1,19 +1,22 @@
-// The release as a security team checks it. Two clean clones of the committed
-// HEAD, at different paths, built at different moments with a different time
-// zone, umask (0022, 0077) and locale: one by `npm run release` with a
-// throwaway key, one by the rebuild commands of docs/verify.md (git clone of a
-// published repository holding the release tag, npm ci, npm run package).
-// Their tarballs, SBOMs and SHA256SUMS are the same bytes; docs/verify.md's
+// The release as a security team checks it. Two clones of the committed HEAD,
+// at different paths, built one after the other with a different time zone,
+// umask (0022, 0077), locale and git settings (the user's clone has
+// core.autocrlf=true, core.fileMode=false and an execute bit git ignores): one
+// by `npm run release` with a throwaway key, one by the rebuild commands of
+// docs/verify.md (git clone of a published repository holding the release
+// tag, npm ci, npm run package). Their tarballs and SBOMs are the same bytes,
+// so SHA256SUMS checks the rebuild; docs/verify.md's
 // commands, run as written, print what the page says; a changed byte, a changed
 // SHA256SUMS and another key's signature fail; the tarball installs and runs.
 // Offline: node_modules is linked from the repository, npm runs --offline.
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { repositoryRoot } from '../support/repository-root.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { versFromEngines } from '../../scripts/release/sbom.ts';
 import { fencedBlocks, linkNodeModules, manifestOf, quote, sh, shOk, type Shell } from './release-checkout.ts';
 
 const root = repositoryRoot();
@@ -50,17 +53,21 @@ const outA = path.join(tmp, 'a', 'out-a');
 // The user's directory: deeper, with a space, under another parent.
 const user = path.join(tmp, 'user', 'security review', 'release');
 const cloneB = path.join(user, 'portcullis-rebuild');
-const outB = path.join(user, 'out-b');
+const rebuilt = path.join(user, 'rebuilt');
 
 const shellA: Shell = { cwd: cloneA, umask: '0022', env: { TZ: 'UTC', LANG: 'C' } };
-const shellUser: Shell = { cwd: user, umask: '0077', env: { TZ: 'Pacific/Kiritimati', LANG: 'de_DE.UTF-8', REPO: published } };
+// The user's git settings, as a global config would give them: CRLF work trees, execute bits ignored.
+const userGit = { GIT_CONFIG_COUNT: '2', GIT_CONFIG_KEY_0: 'core.autocrlf', GIT_CONFIG_VALUE_0: 'true', GIT_CONFIG_KEY_1: 'core.fileMode', GIT_CONFIG_VALUE_1: 'false' };
+const shellUser: Shell = { cwd: user, umask: '0077', env: { TZ: 'Pacific/Kiritimati', LANG: 'de_DE.UTF-8', REPO: published, ...userGit } };
 const shellB: Shell = { ...shellUser, cwd: cloneB };
 const tool: Shell = { cwd: tmp, umask: '0022', env: { TZ: 'UTC', LANG: 'C' } };
 
 const rebuild = documented('git clone ').split('\n').filter((line) => line !== '');
 let commitTime = 0;
 let released = '';
+let releasedErr = '';
 let rebuiltOut = '';
+let rebuiltErr = '';
 let tarballSha = '';
 
 before(async () => {
@@ -75,16 +82,21 @@ before(async () => {
   linkNodeModules(root, cloneA);
   mkdirSync(user, { recursive: true });
   assert.equal(rebuild.length, 3, `the rebuild is three lines: ${JSON.stringify(rebuild)}`);
-  // Both builds at once: the release in clone A, the documented rebuild (clone, npm ci, package) in clone B.
-  const [a, b] = await Promise.all([
-    shOk(shellA, `npm run --silent release -- --key ${quote(key)} --out ../out-a`),
-    shOk(shellUser, `${rebuild[0]}\n${rebuild[1]}`),
-  ]);
+  // One build after the other: the release in clone A, then the documented rebuild (clone, npm ci, package) in clone B.
+  const a = await shOk(shellA, `npm run --silent release -- --key ${quote(key)} --out ../out-a`);
   released = a.stdout;
+  releasedErr = a.stderr;
+  await shOk(shellUser, rebuild[0] as string);
+  // An execute bit the user's core.fileMode=false hides from git: the work tree looks clean.
+  chmodSync(path.join(cloneB, 'docs', 'verify.md'), 0o755);
+  assert.equal((await shOk(shellB, 'git status --porcelain')).stdout, '');
+  assert.ok(readFileSync(path.join(cloneB, 'README.md'), 'utf8').includes('\r\n'), 'the user\'s clone has CRLF line ends');
+  const b = await shOk(shellUser, rebuild[1] as string);
   rebuiltOut = b.stdout;
-  // B's release from its own fresh build, for its SBOM and SHA256SUMS.
-  await shOk(shellB, `node dist/scripts/release/release.js --key ${quote(key)} --out ../out-b`);
+  rebuiltErr = b.stderr;
   for (const file of RELEASE_FILES) copyFileSync(path.join(outA, file), path.join(user, file));
+  // Clone A's own build, for npm's file list of the checkout.
+  await shOk(shellA, 'npm run --silent build');
   tarballSha = (await shOk(tool, `sha256sum ${quote(path.join(outA, TGZ))}`)).stdout.split(' ')[0] as string;
 });
 
@@ -97,15 +109,18 @@ test('npm run release prints the tarball and its SHA-256, the files it wrote, an
       'the allowed_signers line to publish where users already trust you (not beside the tarball):\n' +
       `release@portcullis namespaces="portcullis-release" ${publicKey}\n`,
   );
+  assert.equal(releasedErr, `release: release time ${commitTime} (the commit's time)\n`);
   assert.ok(!released.includes('PRIVATE KEY') && !released.includes(readFileSync(key, 'utf8').split('\n')[1] as string), 'no key material');
 });
 
-test('two clean clones at different paths, times, time zones, umasks and locales give the same tarball, SBOM and SHA256SUMS', () => {
-  for (const file of [TGZ, SBOM, 'SHA256SUMS']) {
-    assert.ok(readFileSync(path.join(outA, file)).equals(readFileSync(path.join(outB, file))), `${file} differs between the clones`);
+test('two clones at different paths, times, time zones, umasks, locales and git settings give the same tarball and SBOM', async () => {
+  for (const file of [TGZ, SBOM]) {
+    assert.ok(readFileSync(path.join(outA, file)).equals(readFileSync(path.join(rebuilt, file))), `${file} differs between the release and the documented rebuild`);
   }
-  assert.ok(readFileSync(path.join(outA, TGZ)).equals(readFileSync(path.join(user, 'rebuilt', TGZ))), 'the documented rebuild gives the released tarball');
-  assert.match(rebuiltOut, new RegExp(`^${tarballSha}  \\.\\./rebuilt/${TGZ.replaceAll('.', '\\.')}$`, 'm'), 'npm run package prints the SHA-256 and the file');
+  const sbomSha = (await shOk(tool, `sha256sum ${quote(path.join(outA, SBOM))}`)).stdout.split(' ')[0] as string;
+  // npm ci's own lines come first; npm run package prints the two files and their SHA-256.
+  assert.ok(rebuiltOut.endsWith(`\n${tarballSha}  ../rebuilt/${TGZ}\n${sbomSha}  ../rebuilt/${SBOM}\n`), rebuiltOut);
+  assert.ok(rebuiltErr.endsWith(`package: release time ${commitTime} (the commit's time)\n`), rebuiltErr);
   assert.equal(readFileSync(path.join(outA, 'SHA256SUMS'), 'utf8').split('\n').filter((l) => l.endsWith(`  ${TGZ}`)).join(), `${tarballSha}  ${TGZ}`);
 });
 
@@ -147,11 +162,24 @@ test("docs/verify.md's commands, as written, verify the signature, the checksums
   assert.deepEqual([sums.code, sums.stdout], [0, `${SBOM}: OK\n${TGZ}: OK\n`]);
   assert.equal(promisedOutput('sha256sum -c SHA256SUMS'), sums.stdout);
   const compared = await sh(shellUser, rebuild[2] as string);
-  assert.deepEqual([compared.code, compared.stdout], [0, `${TGZ}: OK\n`]);
+  assert.deepEqual([compared.code, compared.stdout], [0, `${SBOM}: OK\n${TGZ}: OK\n`]);
+  // A rebuild that lacks a file fails: no --ignore-missing.
+  const partial = path.join(user, 'rebuilt-partial');
+  mkdirSync(partial);
+  copyFileSync(path.join(rebuilt, TGZ), path.join(partial, TGZ));
+  const missing = await sh({ ...shellUser, cwd: partial }, (rebuild[2] as string).replace('cd rebuilt && ', ''));
+  assert.deepEqual([missing.code, missing.stdout], [1, `${SBOM}: FAILED open or read\n${TGZ}: OK\n`]);
   const read = await sh(shellUser, documented('node -e'));
   assert.deepEqual([read.code, read.stderr], [0, '']);
-  assert.equal(read.stdout, promisedOutput('node -e').replace("<the tarball's SHA-256, as in SHA256SUMS>", tarballSha));
-  assert.ok(read.stdout.includes(`vers:npm/${engines.node}`), 'the Node.js range is the one in package.json');
+  const head = (await shOk({ ...tool, cwd: cloneA }, 'git rev-parse HEAD')).stdout.trim();
+  assert.equal(
+    read.stdout,
+    promisedOutput('node -e')
+      .replace("<the tarball's SHA-256, as in SHA256SUMS>", tarballSha)
+      .replace('<the commit id>', head)
+      .replace('<the release time>', String(commitTime)),
+  );
+  assert.ok(read.stdout.includes(versFromEngines(engines.node)), 'the Node.js range is the one in package.json');
   assert.equal(documented('npm run release'), 'npm run release -- --key ~/.ssh/portcullis-release\n');
   assert.ok(docs.includes(`\`${TGZ}\``) && docs.includes(`--branch v${version} `), `docs/verify.md names version ${version}`);
 });
@@ -219,9 +247,8 @@ test('npm install of the release tarball into a prefix gives a portcullis that r
   assert.equal(ran.stdout, `portcullis ${version} (Node.js ${process.version})\n`);
 });
 
-test('the release refuses: no key, a missing key, an encrypted key with no agent, a malformed SOURCE_DATE_EPOCH, uncommitted changes, files not in the commit, a build holding its path', async () => {
+test('release refuses: no key, a missing key, an encrypted key with no agent, --allow-dirty, a malformed SOURCE_DATE_EPOCH, a work tree with changes', async () => {
   const releaseCli = (args: string, env: Record<string, string> = {}) => sh({ ...shellA, env: { ...shellA.env, ...env } }, `node dist/scripts/release/release.js --out ../refused ${args}`);
-  const packageCli = (args: string, env: Record<string, string> = {}) => sh({ ...shellA, env: { ...shellA.env, ...env } }, `node dist/scripts/release/package.js --out ../refused ${args}`);
   assert.deepEqual(await releaseCli(''), {
     code: 1,
     stdout: '',
@@ -236,33 +263,43 @@ test('the release refuses: no key, a missing key, an encrypted key with no agent
     stdout: '',
     stderr: `release: the signing key ${locked} is encrypted and no ssh-agent can sign with it: run ssh-agent, ssh-add ${locked}, and keep locked.pub beside it (or use an unencrypted key on an offline machine)\n`,
   });
-  assert.deepEqual(await packageCli('', { SOURCE_DATE_EPOCH: '2026-01-01' }), {
+  assert.deepEqual(await releaseCli(`--key ${quote(key)} --allow-dirty`), {
     code: 1,
     stdout: '',
-    stderr: 'package: SOURCE_DATE_EPOCH must be whole seconds since 1970-01-01 UTC, digits only (like 1767225600); got "2026-01-01": fix or unset it\n',
+    stderr: "release: --allow-dirty is refused: a release is of a clean work tree; commit or discard the changes (npm run package packs HEAD's commit for a local try)\n",
   });
-  const dated = await shOk(shellA, `SOURCE_DATE_EPOCH=1767225600 node dist/scripts/release/package.js --out ../dated && TZ=UTC tar -tvzf ../dated/${TGZ} | head -1`);
-  assert.match(dated.stdout, / 2026-01-01 00:00 package\/LICENSE\n$/);
+  assert.deepEqual(await releaseCli(`--key ${quote(key)}`, { SOURCE_DATE_EPOCH: '2026-01-01' }), {
+    code: 1,
+    stdout: '',
+    stderr: 'release: SOURCE_DATE_EPOCH must be whole seconds since 1970-01-01 UTC, digits only (like 1767225600); got "2026-01-01": fix or unset it\n',
+  });
   writeFileSync(path.join(cloneA, 'README.md'), `${readFileSync(path.join(cloneA, 'README.md'), 'utf8')}\nchanged\n`);
-  assert.deepEqual(await packageCli(''), {
-    code: 1,
-    stdout: '',
-    stderr: "package: the work tree has uncommitted changes to tracked files (README.md): the tarball's bytes would not come from the commit; commit or discard them (--allow-dirty packs anyway, for a local try only)\n",
-  });
-  assert.equal((await packageCli('--allow-dirty')).code, 0, 'a local try may pack a dirty tree');
-  await shOk(shellA, 'git checkout -- README.md');
   writeFileSync(path.join(cloneA, 'docs', 'draft.md'), 'not committed\n');
-  assert.deepEqual(await packageCli(''), {
+  writeFileSync(path.join(cloneA, 'src', 'scratch.ts'), "export const scratch = 'left over from a local try';\n");
+  assert.deepEqual(await releaseCli(`--key ${quote(key)}`), {
     code: 1,
     stdout: '',
-    stderr: "package: npm would pack files that are not the commit's (docs/draft.md): commit or remove them (--allow-dirty packs anyway, for a local try only)\n",
+    stderr: "release: the work tree has changes or untracked files (README.md, docs/draft.md, src/scratch.ts): a release packs HEAD's commit, and the releaser must see what is released; commit, discard or ignore them\n",
   });
-  rmSync(path.join(cloneA, 'docs', 'draft.md'));
-  const main = path.join(cloneA, 'dist', 'src', 'cli', 'main.js');
-  writeFileSync(main, `${readFileSync(main, 'utf8')}// built in ${cloneA}\n`);
-  assert.deepEqual(await packageCli(''), {
-    code: 1,
-    stdout: '',
-    stderr: `package: built files hold the checkout's absolute path ${cloneA} (dist/src/cli/main.js): a rebuild elsewhere would differ; make the build refer to paths relative to the package\n`,
-  });
+});
+
+test("npm run package of a work tree with changes packs HEAD's commit, says so, and says where the release time came from", async () => {
+  // After the refusals above: README.md changed, docs/draft.md and src/scratch.ts untracked in clone A.
+  assert.equal((await shOk(shellA, 'git status --porcelain --untracked-files=all')).stdout, ' M README.md\n?? docs/draft.md\n?? src/scratch.ts\n');
+  const dated = await sh({ ...shellA, env: { ...shellA.env, SOURCE_DATE_EPOCH: '1767225600' } }, 'node dist/scripts/release/package.js --out ../dated');
+  assert.equal(dated.code, 0, dated.stderr);
+  assert.equal(
+    dated.stderr,
+    "package: the work tree's changes are NOT in the tarball (README.md, docs/draft.md, src/scratch.ts): it packs HEAD's commit; commit them to pack them\n" +
+      "package: release time 1767225600 from SOURCE_DATE_EPOCH, not the commit's: publish it with the release (the SBOM records it)\n",
+  );
+  const tarball = path.join(tmp, 'a', 'dated', TGZ);
+  assert.match(dated.stdout, new RegExp(`^[0-9a-f]{64}  \\.\\./dated/${TGZ.replaceAll('.', '\\.')}\n[0-9a-f]{64}  \\.\\./dated/${SBOM.replaceAll('.', '\\.')}\n$`));
+  const listing = (await shOk(tool, `TZ=UTC tar -tvzf ${quote(tarball)}`)).stdout;
+  assert.match(listing.split('\n')[0] as string, / 2026-01-01 00:00 package\/LICENSE$/);
+  assert.ok(!listing.includes('draft.md') && !listing.includes('scratch'), 'the untracked files are not packed, nor built');
+  assert.ok(listing.includes(' package/dist/src/cli/main.js\n'), 'the program is packed');
+  const readme = (await shOk(tool, `tar -xzOf ${quote(tarball)} package/README.md`)).stdout;
+  assert.equal(readme, (await shOk({ ...tool, cwd: cloneA }, 'git show HEAD:README.md')).stdout, "the commit's README.md is packed");
+  await shOk(shellA, 'git checkout -- README.md && rm docs/draft.md src/scratch.ts');
 });

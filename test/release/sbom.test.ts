@@ -1,8 +1,9 @@
 // The SBOM as data: the exact document for a known tarball hash and time, the
-// serial number derived from the hash, the engines range in vers syntax.
+// serial number derived from the hash, the release time and commit, the engines
+// range in vers syntax.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { npmPurl, sbomDocument, sbomFileName, sbomText, serialNumberOf, versFromEngines } from '../../scripts/release/sbom.ts';
+import { COMMIT_PROPERTY, npmPurl, SOURCE_DATE_PROPERTY, sbomDocument, sbomFileName, sbomText, serialNumberOf, versFromEngines } from '../../scripts/release/sbom.ts';
 
 const HASH = '792a6980f6759279f152f4ea91a078ebe0d65c59a6c33a0c0338ab2bf830a480';
 const input = {
@@ -13,6 +14,7 @@ const input = {
   nodeRange: '>=20.11',
   tarballSha256: HASH,
   seconds: 1767225600,
+  commit: '0123456789abcdef0123456789abcdef01234567',
 };
 
 test('the document: the package with its hash and licence, Node.js as the one (platform) component, the dependency graph', () => {
@@ -33,6 +35,10 @@ test('the document: the package with its hash and licence, Node.js as the one (p
         purl: 'pkg:npm/portcullis@0.1.0',
         hashes: [{ alg: 'SHA-256', content: HASH }],
       },
+      properties: [
+        { name: 'portcullis:build:sourceDateEpoch', value: '1767225600' },
+        { name: 'portcullis:build:commit', value: '0123456789abcdef0123456789abcdef01234567' },
+      ],
     },
     components: [
       {
@@ -42,7 +48,7 @@ test('the document: the package with its hash and licence, Node.js as the one (p
         description: 'The runtime the package needs: Node.js >=20.11 (package.json engines.node)',
         scope: 'required',
         externalReferences: [{ type: 'website', url: 'https://nodejs.org/' }],
-        properties: [{ name: 'portcullis:node:versionRange', value: 'vers:npm/>=20.11' }],
+        properties: [{ name: 'portcullis:node:versionRange', value: 'vers:npm/>=20.11.0' }],
       },
     ],
     dependencies: [
@@ -73,13 +79,48 @@ test('the serial number is an RFC 4122 URN (version 8, variant 10) from the firs
   assert.throws(() => serialNumberOf('XYZ'), { message: 'not a lowercase hex SHA-256: "XYZ"' });
 });
 
-test('engines ranges become vers ranges, constraints sorted by version; other forms are refused with the fix', () => {
-  assert.equal(versFromEngines('>=20.11'), 'vers:npm/>=20.11');
-  assert.equal(versFromEngines('<27 >=20.11.0'), 'vers:npm/>=20.11.0|<27');
+test('with package.json repository, the component names it as its vcs reference with the commit', () => {
+  const doc = sbomDocument({ ...input, repositoryUrl: 'https://git.example/portcullis.git' }) as { metadata: { component: { externalReferences?: unknown }; properties: unknown } };
+  assert.deepEqual(doc.metadata.component.externalReferences, [{ type: 'vcs', url: 'https://git.example/portcullis.git', comment: 'commit 0123456789abcdef0123456789abcdef01234567' }]);
+  assert.deepEqual(doc.metadata.properties, [
+    { name: SOURCE_DATE_PROPERTY, value: '1767225600' },
+    { name: COMMIT_PROPERTY, value: input.commit },
+  ]);
+  assert.equal((sbomDocument(input) as { metadata: { component: Record<string, unknown> } }).metadata.component['externalReferences'], undefined);
+});
+
+test('engines comparators become vers ranges of full versions, partial versions expanded as node-semver does, sorted by version', () => {
+  assert.equal(versFromEngines('>=20.11'), 'vers:npm/>=20.11.0');
+  assert.equal(versFromEngines('<27 >=20.11.0'), 'vers:npm/>=20.11.0|<27.0.0');
   assert.equal(versFromEngines(' 22.1.0 '), 'vers:npm/22.1.0');
-  assert.throws(() => versFromEngines('^20 || >=22'), {
-    message: 'package.json engines.node "^20 || >=22": the SBOM states comparators like ">=20.11" or ">=20.11 <27"; "^20" is not one: write engines.node that way',
-  });
+  assert.equal(versFromEngines('=v22.1.0'), 'vers:npm/22.1.0');
+  assert.equal(versFromEngines('20'), 'vers:npm/>=20.0.0|<21.0.0');
+  assert.equal(versFromEngines('=20.11'), 'vers:npm/>=20.11.0|<20.12.0');
+  assert.equal(versFromEngines('>20'), 'vers:npm/>=21.0.0');
+  assert.equal(versFromEngines('>20.11'), 'vers:npm/>=20.12.0');
+  assert.equal(versFromEngines('>20.11.1'), 'vers:npm/>20.11.1');
+  assert.equal(versFromEngines('<=22'), 'vers:npm/<23.0.0');
+  assert.equal(versFromEngines('<=22.4'), 'vers:npm/<22.5.0');
+  assert.equal(versFromEngines('<=22.4.1'), 'vers:npm/<=22.4.1');
+  assert.equal(versFromEngines('<22'), 'vers:npm/<22.0.0');
+});
+
+test('engines forms vers cannot state exactly are refused naming engines.node', () => {
+  for (const [range, comparator] of [
+    ['^20 || >=22', '^20'],
+    ['>=20 || >=22', '||'],
+    ['~20.11', '~20.11'],
+    ['20.x', '20.x'],
+    ['>=20.*', '>=20.*'],
+    ['20 - 22', '-'],
+    ['>=20.11.0-rc.1', '>=20.11.0-rc.1'],
+    ['>=020', '>=020'],
+    ['*', '*'],
+  ] as const) {
+    assert.throws(() => versFromEngines(range), {
+      message: `package.json engines.node ${JSON.stringify(range)}: the SBOM states only comparators >=, >, <, <=, = of versions (like ">=20.11" or ">=20.11 <27"); ${JSON.stringify(comparator)} is not one: write engines.node that way`,
+    });
+  }
 });
 
 test('npm package URLs encode the scope', () => {

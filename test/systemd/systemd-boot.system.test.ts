@@ -22,7 +22,9 @@ import { repositoryRoot } from '../support/repository-root.ts';
 import { cacheDirectory, cachedRoot, findDebootstrap, mirrorProblem, systemdTestUnsupported } from './debian-root.ts';
 import { NetworkAgent } from './network-agent.ts';
 import { BootFailure, Container, type RunResult } from './nspawn-container.ts';
-import { release } from '../../scripts/release/release.ts';
+import { packCheckout } from '../../scripts/release/package.ts';
+import { signRelease } from '../../scripts/release/release.ts';
+import { signingKey } from '../../scripts/release/sign.ts';
 
 const execFileAsync = promisify(execFile);
 const root = repositoryRoot();
@@ -58,10 +60,11 @@ const config = (extra: Record<string, unknown> = {}): string =>
   ) + '\n';
 
 /**
- * The release of the build this test run made, into `dir`: the packer and signer
- * `npm run release` runs (scripts/release/), on the dist/ this run built (no
- * rebuild: that would empty the dist/ the suite runs from), signed with a
- * throwaway key whose allowed_signers line is written beside it.
+ * A signed release-shaped set of files, into `dir`: the packer's code for a
+ * checkout as it is (packCheckout) and the signer of `npm run release`, on the
+ * work tree's own build this test run made (not a release of a commit: no
+ * clone and rebuild, which test/release covers), signed with a throwaway key
+ * whose allowed_signers line is written beside it.
  */
 async function releaseInto(dir: string): Promise<string> {
   const key = path.join(dir, 'release-key');
@@ -70,10 +73,9 @@ async function releaseInto(dir: string): Promise<string> {
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.toLowerCase().startsWith('npm_') && name !== 'SOURCE_DATE_EPOCH') env[name] = value;
   env['PATH'] = `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`;
   env['npm_config_offline'] = 'true';
-  // allowDirty: the suite runs on work trees with changes in progress too; the release test holds the clean-tree rule.
-  const released = await release({ root, out: dir, build: false, allowDirty: true, key, env });
+  const released = await signRelease(await packCheckout({ root, out: dir, env }), await signingKey(key, env), env);
   writeFileSync(path.join(dir, 'allowed_signers'), `${released.allowedSigners}\n`);
-  const tarball = path.basename(released.tarball);
+  const tarball = path.basename(released.packed.tarball);
   assert.equal(tarball, `portcullis-${version}.tgz`);
   return tarball;
 }
