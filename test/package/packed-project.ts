@@ -45,7 +45,7 @@ function npmFlags(tmp: string): string[] {
 
 /** Packs the work tree's build at `root` into `tmp` with the release packer's code (not a release: test/release covers those): the tarball's path and the files it holds, sorted. */
 export async function packRepository(root: string, tmp: string): Promise<{ tarball: string; files: string[] }> {
-  const packed = await packCheckout({ root, out: tmp, env: { ...baseEnv, npm_config_offline: 'true', npm_config_cache: path.join(tmp, 'npm-cache') } });
+  const packed = await packCheckout({ root, out: tmp, env: baseEnv });
   return { tarball: packed.tarball, files: [...packed.files].sort() };
 }
 

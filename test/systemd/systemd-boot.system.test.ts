@@ -72,7 +72,6 @@ async function releaseInto(dir: string): Promise<string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.toLowerCase().startsWith('npm_') && name !== 'SOURCE_DATE_EPOCH') env[name] = value;
   env['PATH'] = `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`;
-  env['npm_config_offline'] = 'true';
   const released = await signRelease(await packCheckout({ root, out: dir, env }), await signingKey(key, env), env);
   writeFileSync(path.join(dir, 'allowed_signers'), `${released.allowedSigners}\n`);
   const tarball = path.basename(released.packed.tarball);
