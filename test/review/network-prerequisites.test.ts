@@ -1,4 +1,4 @@
-// Review of issue 34: the quiet test (test/network/destinations.system.test.ts)
+// Review: the quiet test (test/network/destinations.system.test.ts)
 // skips, and the CI run counts a skip as no failure, unless /usr/bin/systemd-notify
 // and python3 are there; .ci/install-system-packages, which docs/network.md says
 // provides what it needs, installs neither. On a fresh Debian machine without

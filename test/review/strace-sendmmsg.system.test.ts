@@ -1,4 +1,4 @@
-// Review of issue 34: with the quiet test's own strace flags, a datagram that
+// Review: with the quiet test's own strace flags, a datagram that
 // sendmmsg() sends to one port over a UDP socket connected to another is
 // credited to the connected port; the port it really went to never shows.
 import assert from 'node:assert/strict';

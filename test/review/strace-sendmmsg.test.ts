@@ -1,4 +1,4 @@
-// Review of issue 34: the strace reader never sees a sendmmsg()'s addresses.
+// Review: the strace reader never sees a sendmmsg()'s addresses.
 // With `-s 0` (test/network/traced-serve.ts) strace 6.1 abbreviates every
 // array to `[...]`, so each message's msg_name is lost, and the reader then
 // credits the send to whatever the descriptor was last connect()ed to. On a
