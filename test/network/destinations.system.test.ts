@@ -28,6 +28,9 @@
 // is asserted whole, with the programs that ran. Phases are told apart by
 // strace's clock, which is the one Date.now() reads; a phase ends once what it
 // started is over (the notification helper has exited, the spans have left).
+// A second case runs serve with no config file at all (the embedded default,
+// the demo provider) through start, a chat and SIGTERM: no AF_INET or
+// AF_INET6 address may show.
 //
 // DNS only for the configured names: the namespace's /etc/hosts maps the four
 // names above to 127.0.0.1 and nothing else, and its /etc/resolv.conf names
@@ -36,7 +39,7 @@
 // to port 53 in the trace (and fail at once); the test asserts there is none
 // at all, so every name the gateway resolved came from that file.
 // Two local calls show where glibc looks something up, and neither leaves the
-// machine: a netlink request to the kernel (nl_pid=0: which address families
+// machine: a NETLINK_ROUTE request to the kernel (nl_pid=0: which address families
 // the host has, for getaddrinfo's AI_ADDRCONFIG) at each name lookup, and a
 // connect to the name service cache daemon's socket at start, where the
 // first user lookup (the process's own user name, os.userInfo()) and the
