@@ -35,7 +35,7 @@ function code(text: string): string {
 }
 
 /** Whether `text` can open a connection or start a program at run time. */
-export function reachesOut(text: string): boolean {
+function reachesOut(text: string): boolean {
   const body = code(text);
   if (DYNAMIC_IMPORT.test(body) || CALLS.test(body)) return true;
   for (const m of body.matchAll(STATIC_IMPORT)) {

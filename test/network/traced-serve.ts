@@ -63,7 +63,7 @@ export function tracingMissing(): string | false {
  * read from /proc/net/{udp,tcp,udp6,tcp6}: empty when nothing could answer
  * a lookup sent there.
  */
-export function nameserverListeners(): string[] {
+export function nameserverListeners(read: (table: string) => string = (table) => readFileSync(`/proc/net/${table}`, 'utf8')): string[] {
   // /proc/net/* prints an IPv4 address as its bytes in host order (little-endian here), then the port.
   const hex = (ip: string): string => Buffer.from(ip.split('.').map(Number)).readUInt32LE(0).toString(16).toUpperCase().padStart(8, '0');
   const wanted = new Map([
@@ -75,7 +75,7 @@ export function nameserverListeners(): string[] {
   for (const table of ['udp', 'tcp', 'udp6', 'tcp6']) {
     let text: string;
     try {
-      text = readFileSync(`/proc/net/${table}`, 'utf8');
+      text = read(table);
     } catch {
       continue;
     }
