@@ -28,14 +28,18 @@
 // is asserted whole, with the programs that ran. Phases are told apart by
 // strace's clock, which is the one Date.now() reads; a phase ends once what it
 // started is over (the notification helper has exited, the spans have left).
+// A second case runs serve with no config file at all (the embedded default,
+// the demo provider) through start, a chat and SIGTERM: no AF_INET or
+// AF_INET6 address may show.
 //
 // DNS only for the configured names: the namespace's /etc/hosts maps the four
 // names above to 127.0.0.1 and nothing else, and its /etc/resolv.conf names
-// 127.0.0.53, where nothing listens. A lookup of any other name would be a
-// datagram to port 53 in the trace (and fail at once); the test asserts there
-// is none at all, so every name the gateway resolved came from that file.
+// 127.53.0.1, a loopback address where nothing plausible listens (checked in
+// /proc/net before the run). A lookup of any other name would be a datagram
+// to port 53 in the trace (and fail at once); the test asserts there is none
+// at all, so every name the gateway resolved came from that file.
 // Two local calls show where glibc looks something up, and neither leaves the
-// machine: a netlink request to the kernel (nl_pid=0: which address families
+// machine: a NETLINK_ROUTE request to the kernel (nl_pid=0: which address families
 // the host has, for getaddrinfo's AI_ADDRCONFIG) at each name lookup, and a
 // connect to the name service cache daemon's socket at start, where the
 // first user lookup (the process's own user name, os.userInfo()) and the
@@ -51,10 +55,10 @@
 //
 // Run: npm run build:test && node dist/test/support/suite/run-suite.js dist/test/network/destinations.system.test.js
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { hasPython, startNotifyReceiver } from '../cli/notify-receiver.ts';
+import { startNotifyReceiver } from '../cli/notify-receiver.ts';
 import { portcullis } from '../cli/portcullis-in-process.ts';
 import { skipUnlessCompiled } from '../cli/serve-process.ts';
 import { request } from '../gateway/harness.ts';
@@ -66,14 +70,15 @@ import { startRedisServer } from '../support/redis-server.ts';
 import { SCRIPTED_UPSTREAM_KEY, startScriptedOpenAI } from '../support/scripted-upstreams.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { startTinyproxy, tinyproxyMissing } from '../support/tinyproxy.ts';
-import { ssoLogin } from './sso-login.ts';
+import { ssoLogin } from '../oidc/sso-login.ts';
+import { eventually, within } from '../support/eventually.ts';
 import { describeDestination, parseStrace, type TracedCall } from './strace-connects.ts';
-import { spawnTracedServe, tracingMissing, WAIT_MS, type TracedServe } from './traced-serve.ts';
+import { nameserverListeners, spawnTracedServe, tracingMissing, WAIT_MS, type TracedServe } from './traced-serve.ts';
 
-const skip = skipUnlessCompiled || tracingMissing() || tinyproxyMissing() || (existsSync(SYSTEMD_NOTIFY_COMMAND) && hasPython ? false : `needs ${SYSTEMD_NOTIFY_COMMAND} and python3`);
+const skip = skipUnlessCompiled || tracingMissing() || tinyproxyMissing();
 const NAMES = { upstream: 'upstream.quiet.test', proxy: 'proxy.quiet.test', redis: 'redis.quiet.test', collector: 'collector.quiet.test' };
 const NSCD = 'AF_UNIX /var/run/nscd/socket';
-const NETLINK = 'AF_NETLINK nl_pid=0, nl_groups=00000000';
+const NETLINK = 'AF_NETLINK NETLINK_ROUTE nl_pid=0, nl_groups=00000000';
 const CLIENT_ID = 'portcullis';
 const CLIENT_SECRET = 'the quiet test client secret, 32+ characters';
 const SPANS_PER_CHAT = 4;
@@ -104,36 +109,21 @@ function chat(api: string, key: string, model: string, stream: boolean): Promise
   return request(api, 'POST', '/v1/chat/completions', { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
-/** `promise`, or after WAIT_MS a failure naming `what` with the server's output and the destinations traced so far. */
-async function bounded<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      const so = parseStrace(readFileSync(server.traceFile, 'utf8'));
-      const destinations = [...new Set(so.calls.map((c) => describeDestination(c.destination)))];
-      reject(new Error(`${what}: not within ${WAIT_MS} ms; destinations traced so far: ${JSON.stringify(destinations)}${server.output()}`));
-    }, WAIT_MS);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
- * The spans the gateway counts as exported (/metrics on the admin listener),
- * read until it is `expected` (it moves once the collector's answer is read,
- * a moment after the collector has the spans), at most 50 reads.
+ * Once the spans the gateway counts as exported (/metrics on the admin
+ * listener) are `expected`: the count moves once the collector's answer is
+ * read, a moment after the collector has the spans.
  */
-async function exportedCount(admin: string, expected: number): Promise<number> {
+async function exported(admin: string, expected: number): Promise<void> {
   let last = -1;
-  for (let read = 0; read < 50; read += 1) {
+  const read = async (): Promise<boolean> => {
     const metrics = await request(admin, 'GET', '/metrics');
     last = Number(/^portcullis_trace_spans_exported_total (\d+)$/m.exec(metrics.text)?.[1] ?? -1);
-    if (last === expected) return last;
-  }
-  return last;
+    return last === expected;
+  };
+  await eventually(read, `${expected} spans counted as exported`, { boundMs: WAIT_MS, everyMs: 20 }).catch((error: Error) => {
+    throw new Error(`${error.message} (last read: ${last})`);
+  });
 }
 
 let server: TracedServe;
@@ -203,12 +193,13 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
     assert.equal(created.code, 0, created.stderr);
     const key = /pcl_\S+/.exec(created.stdout)?.[0] ?? assert.fail(`no key in: ${created.stdout}`);
 
+    const listeners = nameserverListeners();
     const bounds = { start: 0, requests: 0, reload: 0 };
     server = spawnTracedServe({ dir, args: ['--config', configFile], hostNames: Object.values(NAMES), env: { DIRECT_KEY: SCRIPTED_UPSTREAM_KEY, PROXIED_KEY: SCRIPTED_UPSTREAM_KEY, NOTIFY_SOCKET: notify.socketPath } });
     cleanup.push(() => server.kill());
     const listening = await server.line((l) => l['msg'] === 'listening', 'listening');
     // The start ends once systemd has been told too: READY=1 follows the listening line.
-    assert.match((await bounded(notify.next(1), 'READY=1'))[0] as string, /^READY=1\n/);
+    assert.match((await within(notify.next(1), 'READY=1', WAIT_MS))[0] as string, /^READY=1\n/);
     await server.childrenEnded(1);
     bounds.start = Date.now();
     const api = String(listening['api']);
@@ -227,8 +218,8 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
     assert.notEqual(login.sessionCookie, null);
     assert.ok(issuer.requests.includes('GET /.well-known/openid-configuration') && issuer.requests.includes('POST /token') && issuer.requests.includes('GET /jwks'), issuer.requests.join(', '));
     // The three chats' spans left as one full batch; once the exporter counted it, nothing is queued.
-    await bounded(collector.waitForSpans(3 * SPANS_PER_CHAT), "the collector's first batch");
-    assert.equal(await exportedCount(admin, 3 * SPANS_PER_CHAT), 3 * SPANS_PER_CHAT);
+    await within(collector.waitForSpans(3 * SPANS_PER_CHAT), "the collector's first batch", WAIT_MS);
+    await exported(admin, 3 * SPANS_PER_CHAT);
     // A fourth chat's spans stay queued (under a batch, 60 s to go): the shutdown's flush.
     const queued = await chat(api, key, 'direct-chat', false);
     assert.equal(queued.status, 200, queued.text);
@@ -236,7 +227,7 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
 
     server.child.kill('SIGHUP');
     await server.line((l) => l['msg'] === 'configuration reloaded', 'configuration reloaded');
-    const reloadNotes = await bounded(notify.next(2), 'RELOADING=1 and READY=1');
+    const reloadNotes = await within(notify.next(2), 'RELOADING=1 and READY=1', WAIT_MS);
     assert.deepEqual(reloadNotes.map((n) => /(RELOADING|READY)=1/.exec(n)?.[0]), ['RELOADING=1', 'READY=1']);
     await server.childrenEnded(3);
     bounds.reload = Date.now();
@@ -254,7 +245,7 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
     assert.deepEqual(
       parsed.calls.filter((c) => c.destination.port === 53).map((c) => describeDestination(c.destination)),
       [],
-      'DNS traffic: a name the private /etc/hosts does not hold was looked up',
+      `DNS traffic: a name the private /etc/hosts does not hold was looked up (before the run, bound to port 53 there: ${listeners.length === 0 ? 'nothing' : listeners.join(', ')})`,
     );
     const actual = destinationsByPhase(parsed.calls, bounds, labels);
     const expected: Record<Phase, string[]> = {
@@ -270,5 +261,36 @@ describe('provably quiet: what serve connects to, phase by phase', { skip }, () 
     });
     assert.deepEqual(differences, [], `destinations per phase differ from the configured ones:\n${differences.join('\n')}\n(addresses: ${JSON.stringify(Object.fromEntries([...labels].map(([a, l]) => [l, a])))})`);
     assert.deepEqual(actual, expected);
+  });
+});
+
+describe('provably quiet: serve on the embedded default config', { skip }, () => {
+  test('start, a chat request and SIGTERM on the demo provider: no AF_INET or AF_INET6 destination at all', async () => {
+    const home = path.join(dir, 'default-config');
+    mkdirSync(home);
+    // No config file anywhere: `keys create` and `serve` both take the embedded default and its ./data.
+    const created = await portcullis(['keys', 'create', '--name', 'quiet-default'], { cwd: home });
+    assert.equal(created.code, 0, created.stderr);
+    const key = /pcl_\S+/.exec(created.stdout)?.[0] ?? assert.fail(`no key in: ${created.stdout}`);
+    const listeners = nameserverListeners();
+    const demo = spawnTracedServe({ dir: home, args: ['--port', '0'], hostNames: [] });
+    cleanup.push(() => demo.kill());
+    const listening = await demo.line((l) => l['msg'] === 'listening', 'listening');
+    const answer = await chat(String(listening['api']), key, 'service-chat', false);
+    assert.equal(answer.status, 200, answer.text);
+    demo.child.kill('SIGTERM');
+    const { code, signal, trace } = await demo.finished();
+    assert.deepEqual({ code, signal }, { code: 0, signal: null }, demo.output());
+
+    const parsed = parseStrace(trace);
+    assert.deepEqual(parsed.unreadable, [], 'strace lines this test cannot read');
+    assert.deepEqual(parsed.execs, [process.execPath]);
+    const all = [...new Set(parsed.calls.map((c) => describeDestination(c.destination)))].sort();
+    assert.deepEqual(
+      all.filter((d) => d.startsWith('AF_INET')),
+      [],
+      `the embedded default reached the network (before the run, bound to port 53 on the nameserver: ${listeners.length === 0 ? 'nothing' : listeners.join(', ')})`,
+    );
+    assert.deepEqual(all, [NSCD]);
   });
 });

@@ -1,10 +1,22 @@
-// Reads what `strace -f -ttt -s 0 -e trace=connect,sendto,sendmsg,sendmmsg,execve
+// Reads what `strace -f -ttt -v -yy -s 0 -e trace=connect,sendto,sendmsg,sendmmsg,execve
 // -e signal=none` wrote and turns it into the destinations a process tree
-// addressed: one entry per connect(), and per send that names an address
-// (sendto's dest_addr, sendmsg's msg_name). A send without an address goes
-// where its socket was connected, which a connect() earlier in the trace
-// already named; one on a descriptor no connect() named is kept as an
-// "unattributed" entry, so nothing the kernel was asked to send is lost.
+// addressed: one entry per connect(), and per message a send names an
+// address for (sendto's dest_addr, sendmsg's msg_name, and each msg_name of
+// a sendmmsg's array). A message without an address (msg_name=NULL, a NULL
+// dest_addr) goes where its socket was connected, which a connect() earlier
+// in the trace already named; one on a descriptor no connect() named is kept
+// as an "unattributed" entry, so nothing the kernel was asked to send is lost.
+// A connected datagram socket still sends a message that names an address to
+// that address, so a send is credited to the connect only when it names none.
+//
+// -v keeps strace from abbreviating a sendmmsg's array to `[...]` (-s 0 still
+// empties every string, so lines stay short). A send whose messages show
+// abbreviated anyway is unreadable, never credited to the connect.
+//
+// -yy prints what each descriptor is (`3<NETLINK:[ROUTE:1234]>`): a netlink
+// address is named with its protocol (`NETLINK_ROUTE nl_pid=0, ...`), so a
+// reader can tell glibc's routing query from any other netlink socket; one
+// whose protocol strace did not print is named without it.
 //
 // Every attempt counts, whatever the call returned (ECONNREFUSED, ENOENT,
 // EINPROGRESS): the question is whom the process tried to reach.
@@ -13,6 +25,12 @@
 // one table; a child process shows as a thread id that calls execve() (the
 // child of a Node.js process runs no code of its own between fork and exec),
 // and its calls are read against a table of its own and named by its program.
+// Limit: clone and fork are not traced, so a thread of a child, or a process
+// a child forks, is read against the traced command's table; a connect()
+// always names its address itself, and only an address-less send on such a
+// thread could be misread (as the traced command's descriptor, or as
+// unattributed). The quiet test's only child, systemd-notify, is single-threaded
+// and forks nothing.
 
 /** One destination: family and where, or the reason it is not known. */
 export interface Destination {
@@ -74,6 +92,35 @@ export function sockaddrIn(text: string): Destination | null {
   return { family: name, address: (end < 0 ? rest : rest.slice(0, end)).replace(/^, /, ''), port: null };
 }
 
+/**
+ * Each message's msg_name in a sendmsg's or sendmmsg's arguments: the address,
+ * or null for msg_name=NULL (or AF_UNSPEC). Throws when strace abbreviated
+ * the messages (`[...]`, `{...}`, an array cut short) or printed a name in a
+ * form not read here: those addresses are unknown.
+ */
+export function messageNames(call: 'sendmsg' | 'sendmmsg', args: string): Array<Destination | null> {
+  const messages = args.replace(/^\d+(?:<.*?>)?, /, '');
+  if (call === 'sendmsg' && !messages.startsWith('{msg_name=')) throw new Error('sendmsg without a readable msghdr');
+  if (call === 'sendmmsg' && !messages.startsWith('[{msg_hdr={msg_name=')) throw new Error('sendmmsg without a readable array of messages');
+  if (/\[\.\.\.\]|\{\.\.\.\}|\}, \.\.\.\]/.test(messages)) throw new Error('messages abbreviated');
+  const names: Array<Destination | null> = [];
+  for (const at of messages.matchAll(/msg_name=/g)) {
+    const rest = messages.slice((at.index ?? 0) + 'msg_name='.length);
+    if (rest.startsWith('NULL')) names.push(null);
+    else if (rest.startsWith('{sa_family=')) names.push(sockaddrIn(rest));
+    else throw new Error('a msg_name in an unknown form');
+  }
+  if (call === 'sendmmsg' && names.length !== [...messages.matchAll(/\{msg_hdr=/g)].length) throw new Error('a message without msg_name');
+  return names;
+}
+
+/** A netlink address named with the protocol -yy printed for its descriptor (`NETLINK:[ROUTE:...]`: NETLINK_ROUTE). */
+function withProtocol(d: Destination | null, decoration: string | undefined): Destination | null {
+  if (d === null || d.family !== 'AF_NETLINK') return d;
+  const protocol = /^NETLINK:\[([A-Z0-9_]+):/.exec(decoration ?? '')?.[1];
+  return protocol === undefined ? d : { ...d, address: `NETLINK_${protocol} ${d.address}` };
+}
+
 /** The whole trace; a line of a traced call that cannot be read goes to `unreadable`, never away. */
 export function parseStrace(text: string): ParsedTrace {
   const calls: TracedCall[] = [];
@@ -104,14 +151,15 @@ export function parseStrace(text: string): ParsedTrace {
       execs.push(program[1] as string);
       continue;
     }
-    const fd = /^(\d+),/.exec(args);
+    // -yy's decoration can hold "->" (a connected socket's two ends): it ends at the first ">, ".
+    const fd = /^(\d+)(?:<(.*?)>)?, /.exec(args);
     if (fd === null) {
       unreadable.push(line);
       continue;
     }
-    let named: Destination | null;
+    let named: Array<Destination | null>;
     try {
-      named = sockaddrIn(args);
+      named = (call === 'sendmsg' || call === 'sendmmsg' ? messageNames(call, args) : [sockaddrIn(args)]).map((d) => withProtocol(d, fd[2]));
     } catch {
       unreadable.push(line);
       continue;
@@ -126,20 +174,24 @@ export function parseStrace(text: string): ParsedTrace {
       connected.set(process, table);
     }
     if (call === 'connect') {
-      if (named === null) table.delete(descriptor);
-      else table.set(descriptor, named);
+      const to = named[0] ?? null;
+      // A connect() with AF_UNSPEC names no one and needs no entry.
+      if (to === null) {
+        table.delete(descriptor);
+        continue;
+      }
+      table.set(descriptor, to);
     }
-    const destination = named ?? table.get(descriptor);
-    // A connect() with AF_UNSPEC names no one and needs no entry.
-    if (call === 'connect' && named === null) continue;
-    calls.push({
-      tid,
-      program: child ?? execs[0] ?? '(before any execve)',
-      timeMs: Number(m[2]) * 1000,
-      call: call as TracedCall['call'],
-      fd: descriptor,
-      destination: destination ?? { family: 'unattributed', address: `${call} on descriptor ${descriptor}, which no connect() in the trace named`, port: null },
-    });
+    for (const name of named) {
+      calls.push({
+        tid,
+        program: child ?? execs[0] ?? '(before any execve)',
+        timeMs: Number(m[2]) * 1000,
+        call: call as TracedCall['call'],
+        fd: descriptor,
+        destination: name ?? table.get(descriptor) ?? { family: 'unattributed', address: `${call} on descriptor ${descriptor}, which no connect() in the trace named`, port: null },
+      });
+    }
   }
   return { calls, execs, unreadable };
 }
