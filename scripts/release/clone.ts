@@ -27,10 +27,11 @@ export function gitCleanEnv(env: Readonly<Record<string, string>>): Record<strin
   return { ...out, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' };
 }
 
-async function step(file: string, args: string[], cwd: string, env: Record<string, string>, what: string): Promise<void> {
+async function step(file: string, args: string[], cwd: string, env: Record<string, string>, what: string, signal?: AbortSignal): Promise<void> {
   try {
-    await run(file, args, { cwd, env, timeout: STEP_MS, maxBuffer: 64 * 1024 * 1024 });
+    await run(file, args, { cwd, env, timeout: STEP_MS, maxBuffer: 64 * 1024 * 1024, ...(signal === undefined ? {} : { signal }) });
   } catch (error) {
+    if (signal?.aborted === true) throw signal.reason;
     const e = error as { stdout?: string; stderr?: string; message: string };
     throw new ReleaseError(`${what} failed:\n${`${e.stdout ?? ''}${e.stderr ?? ''}`.trim() || e.message}`);
   }
@@ -48,17 +49,18 @@ export interface Clone {
  * temporary folder by default) and links root's node_modules into it; the
  * caller removes it with `remove`, also when a later step fails.
  */
-export async function pristineClone(root: string, commit: string, env: Readonly<Record<string, string>>, parent = os.tmpdir()): Promise<Clone> {
+export async function pristineClone(root: string, commit: string, env: Readonly<Record<string, string>>, parent = os.tmpdir(), signal?: AbortSignal): Promise<Clone> {
   const modules = path.join(root, 'node_modules');
   if (!existsSync(modules)) throw new ReleaseError(`${root} has no node_modules: run npm ci there first (it installs the build's toolchain as package-lock.json pins it)`);
   const holder = realpathSync(mkdtempSync(path.join(parent, 'portcullis-release-')));
-  const remove = (): void => rmSync(holder, { recursive: true, force: true });
+  // Retried: a build stopped by a signal may still be closing files in it.
+  const remove = (): void => rmSync(holder, { recursive: true, force: true, maxRetries: 5 });
   const dir = path.join(holder, 'checkout');
   const gitEnv = gitCleanEnv(env);
   const settings = PRISTINE.flatMap((s) => ['-c', s]);
   try {
-    await step('git', [...settings, 'clone', '-q', '--no-local', '--no-hardlinks', '--no-checkout', ...settings, root, dir], holder, gitEnv, `git clone of ${root}`);
-    await step('git', [...settings, 'checkout', '-q', '--detach', commit], dir, gitEnv, `git checkout of ${commit} in a clone of ${root}`);
+    await step('git', [...settings, 'clone', '-q', '--no-local', '--no-hardlinks', '--no-checkout', ...settings, root, dir], holder, gitEnv, `git clone of ${root}`, signal);
+    await step('git', [...settings, 'checkout', '-q', '--detach', commit], dir, gitEnv, `git checkout of ${commit} in a clone of ${root}`, signal);
     symlinkSync(modules, path.join(dir, 'node_modules'), 'dir');
   } catch (error) {
     remove();
@@ -68,6 +70,6 @@ export async function pristineClone(root: string, commit: string, env: Readonly<
 }
 
 /** `npm run build` in the clone (the package's own build, from scratch). */
-export async function buildClone(dir: string, env: Readonly<Record<string, string>>): Promise<void> {
-  await step('npm', ['run', '--silent', 'build'], dir, { ...env }, `npm run build in a clean clone (${dir})`);
+export async function buildClone(dir: string, env: Readonly<Record<string, string>>, signal?: AbortSignal): Promise<void> {
+  await step('npm', ['run', '--silent', 'build'], dir, { ...env }, `npm run build in a clean clone (${dir})`, signal);
 }

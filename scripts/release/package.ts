@@ -13,7 +13,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { sha256Hex } from './checksums.ts';
-import { buildClone, pristineClone, STEP_MS } from './clone.ts';
+import { buildClone, pristineClone, STEP_MS, type Clone } from './clone.ts';
+import { interruptible } from './interrupt.ts';
 import { gzipFixed } from './gzip.ts';
 import { releaseManifest, type ReleaseManifest } from './manifest.ts';
 import { binPaths, executablePaths, filesHolding, tarFiles, type CheckoutFile } from './package-files.ts';
@@ -174,7 +175,7 @@ export async function packCheckout(options: PackOptions): Promise<PackageResult>
 /**
  * The release's tarball and SBOM of HEAD's commit: checks the release time
  * and package.json of the commit, clones the commit afresh, builds and packs
- * there, and removes the clone (also on failure). The work tree's changes
+ * there, and removes the clone (also on failure, and on Ctrl-C, SIGTERM or SIGHUP). The work tree's changes
  * are never packed.
  */
 export async function packageRelease(options: PackageOptions): Promise<PackageResult> {
@@ -182,12 +183,16 @@ export async function packageRelease(options: PackageOptions): Promise<PackageRe
   const env = options.env ?? process.env;
   const head = await headOf(root, env);
   releaseManifest(parseManifest(await git(root, childEnv(env), ['show', `${head.commit}:package.json`]), `package.json of commit ${head.commit}`));
-  const clone = await pristineClone(root, head.commit, childEnv(env), options.tmpParent);
+  const interrupt = interruptible();
+  let clone: Clone | undefined;
   try {
-    await buildClone(clone.dir, childEnv(env));
+    clone = await pristineClone(root, head.commit, childEnv(env), options.tmpParent, interrupt.signal);
+    await buildClone(clone.dir, childEnv(env), interrupt.signal);
+    if (interrupt.signal.aborted) throw interrupt.signal.reason;
     return await packCheckout({ root: clone.dir, out: path.resolve(options.out), env });
   } finally {
-    clone.remove();
+    clone?.remove();
+    interrupt.end();
   }
 }
 

@@ -82,13 +82,45 @@ export function versFromEngines(range: string): string {
     else if (op === '<=') constraints.push({ op: '<', version: bumped(parts) });
     else constraints.push({ op: '>=', version: full(parts) }, { op: '<', version: bumped(parts) });
   }
-  const key = (v: string): number[] => v.split('.').map(Number);
-  constraints.sort((a, b) => {
-    const [x, y] = [key(a.version), key(b.version)];
-    for (let i = 0; i < 3; i++) if ((x[i] as number) !== (y[i] as number)) return (x[i] as number) - (y[i] as number);
-    return 0;
-  });
-  return `vers:npm/${constraints.map((c) => `${c.op}${c.version}`).join('|')}`;
+  return `vers:npm/${intersection(range, constraints).map((c) => `${c.op}${c.version}`).join('|')}`;
+}
+
+function compareVersions(a: string, b: string): number {
+  const [x, y] = [a.split('.').map(Number), b.split('.').map(Number)];
+  for (let i = 0; i < 3; i++) if ((x[i] as number) !== (y[i] as number)) return (x[i] as number) - (y[i] as number);
+  return 0;
+}
+
+/**
+ * node-semver ANDs a range's comparators; a vers range is at most one lower
+ * and one upper bound here, or one exact version. The tightest bound of each
+ * side is kept; an empty intersection, or an exact version beside a bound, is
+ * refused rather than written as something else.
+ */
+function intersection(range: string, constraints: ReadonlyArray<{ op: string; version: string }>): Array<{ op: string; version: string }> {
+  const refuse = (why: string): never => {
+    throw new Error(`package.json engines.node ${JSON.stringify(range)}: ${why}; write engines.node as one lower bound and at most one upper bound (like ">=20.11" or ">=20.11 <27")`);
+  };
+  const exact = constraints.filter((c) => c.op === '');
+  if (exact.length > 0 && constraints.length > 1) refuse('an exact version beside other comparators');
+  if (exact.length === 1) return [...exact];
+  let lower: { op: string; version: string } | undefined;
+  let upper: { op: string; version: string } | undefined;
+  for (const c of constraints) {
+    if (c.op === '>=' || c.op === '>') {
+      const order = lower === undefined ? 1 : compareVersions(c.version, lower.version);
+      if (order > 0 || (order === 0 && c.op === '>')) lower = c;
+    } else {
+      const order = upper === undefined ? -1 : compareVersions(c.version, upper.version);
+      if (order < 0 || (order === 0 && c.op === '<')) upper = c;
+    }
+  }
+  if (lower !== undefined && upper !== undefined) {
+    const order = compareVersions(lower.version, upper.version);
+    if (order > 0 || (order === 0 && (lower.op === '>' || upper.op === '<'))) refuse('no version satisfies every comparator');
+    if (order === 0) return [{ op: '', version: lower.version }];
+  }
+  return [lower, upper].filter((c): c is { op: string; version: string } => c !== undefined);
 }
 
 /** An RFC 4122 URN from the tarball's hash: its first 16 bytes with the version (8, custom) and variant bits set. */

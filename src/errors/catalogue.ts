@@ -198,7 +198,7 @@ export const ERROR_CATALOGUE = {
     clientMayRetry: false,
     message: 'The change was not made: its audit record cannot be written. The gateway log says why; run portcullis audit verify on the server.',
   },
-  /** security.requireFips and a stored admin password hash it refuses (scrypt): no password login until the operator sets it again. */
+  /** security.requireFips and a stored admin password hash it refuses (scrypt, or PBKDF2 with a salt under 16 bytes): no password login until the operator sets it again. */
   admin_password_not_approved: {
     status: 503,
     type: 'server_error',

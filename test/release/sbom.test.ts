@@ -127,3 +127,25 @@ test('npm package URLs encode the scope', () => {
   assert.equal(npmPurl('portcullis', '1.0.0-rc.1'), 'pkg:npm/portcullis@1.0.0-rc.1');
   assert.equal(npmPurl('@acme/gate', '2.0.0'), 'pkg:npm/%40acme/gate@2.0.0');
 });
+
+test('engines comparators are ANDed as node-semver does: the tightest bound of each side is kept', () => {
+  assert.equal(versFromEngines('>=20.11 >=22'), 'vers:npm/>=22.0.0');
+  assert.equal(versFromEngines('>=22 >22.0.0'), 'vers:npm/>22.0.0');
+  assert.equal(versFromEngines('<27 <=26.1.0 >=20.11'), 'vers:npm/>=20.11.0|<=26.1.0');
+  assert.equal(versFromEngines('<=24.0.0 <24.0.0 >20.0.0'), 'vers:npm/>20.0.0|<24.0.0');
+  assert.equal(versFromEngines('>=22.1.0 <=22.1.0'), 'vers:npm/22.1.0');
+  assert.equal(versFromEngines('20 >=20.5'), 'vers:npm/>=20.5.0|<21.0.0');
+});
+
+test('an empty intersection, or an exact version beside a bound, is refused naming engines.node', () => {
+  const hint = 'write engines.node as one lower bound and at most one upper bound (like ">=20.11" or ">=20.11 <27")';
+  for (const [range, why] of [
+    ['>=24 <22', 'no version satisfies every comparator'],
+    ['>22.1.0 <=22.1.0', 'no version satisfies every comparator'],
+    ['>=22.1.0 <22.1.0', 'no version satisfies every comparator'],
+    ['22.1.0 >=20', 'an exact version beside other comparators'],
+    ['22.1.0 22.1.0', 'an exact version beside other comparators'],
+  ] as const) {
+    assert.throws(() => versFromEngines(range), { message: `package.json engines.node ${JSON.stringify(range)}: ${why}; ${hint}` });
+  }
+});
