@@ -36,7 +36,8 @@ for (const { signal, group, how } of cases) {
     process.kill(group ? -(child.pid as number) : (child.pid as number), signal);
     const status = await within(exited, `package to end after ${signal}`, 60_000);
     assert.deepEqual(status, { code: null, signal }, stderr);
-    assert.deepEqual(readdirSync(parent), [], `temporary clones left behind; stderr:\n${stderr}`);
+    // npm on Node 22 and later keeps its compile cache in the temporary folder too: only a release clone counts.
+    assert.deepEqual(readdirSync(parent).filter((name) => name.startsWith('portcullis-release-')), [], `temporary clones left behind; stderr:\n${stderr}`);
     assert.ok(!existsSync(path.join(out, 'portcullis-0.1.0.tgz')), 'a tarball was written');
   });
 }

@@ -63,5 +63,6 @@ test('npm run release with no key is refused before any build: dist/ is left as 
   assert.deepEqual(readdirSync(path.join(clone, 'dist')).sort(), ['marker', 'scripts']);
   assert.deepEqual(readdirSync(path.join(clone, 'dist', 'scripts')), ['release']);
   assert.ok(existsSync(path.join(clone, 'dist', 'scripts', 'release', 'release.js')));
-  assert.deepEqual(readdirSync(clones), [], 'no clone was made');
+  // npm on Node 22 and later keeps its compile cache in the temporary folder too: only a release clone counts.
+  assert.deepEqual(readdirSync(clones).filter((name) => name.startsWith('portcullis-release-')), [], 'no clone was made');
 });
