@@ -84,20 +84,37 @@ function resolve(config: GatewayConfig, env: NodeJS.ProcessEnv, readTls: boolean
     const transport = provider.transport ?? (fromEnvironment ? 'node' : 'fetch');
     connections.set(name, { transport, transportForProxy: provider.transport === null && transport === 'node', tls, proxy });
   }
-  if ([...connections.values()].some((c) => c.transport === 'fetch')) issues.push(...fetchOverrides(env, execArgv));
+  const users = defaultClientUsers(config, connections);
+  if (users.length > 0) issues.push(...fetchOverrides(env, execArgv, users));
   return { connections, issues };
 }
 
 /**
- * Process-wide switches that change the built-in fetch behind the gateway's
- * back, refused while a provider uses fetch (the node transport sets its own
- * options and is not affected): Node's own proxy handling (NODE_USE_ENV_PROXY,
- * --use-env-proxy), which bypasses "proxy": "none" and curl's NO_PROXY rules
- * and on Node 22 and 24 retries a refused CONNECT in a tight loop; and
- * NODE_TLS_REJECT_UNAUTHORIZED=0, which turns off certificate checks.
+ * What reaches its server through Node's own HTTP clients, the built-in fetch
+ * or node:http's default agent, whose behaviour process-wide switches change:
+ * providers on the fetch transport, the OIDC issuer (fetch) and the OTLP
+ * collector (node:http's default agent). The node transport sets its own
+ * agent and options and is not affected.
  */
-function fetchOverrides(env: NodeJS.ProcessEnv, execArgv: readonly string[]): ConfigIssue[] {
+function defaultClientUsers(config: GatewayConfig, connections: ReadonlyMap<string, ProviderConnection>): string[] {
+  const users = [...connections].filter(([, c]) => c.transport === 'fetch').map(([name]) => `providers.${name} (the fetch transport)`);
+  if (config.admin.oidc !== null) users.push('admin.oidc (the issuer)');
+  if (config.telemetry.otlp !== null) users.push('telemetry.otlp (the collector)');
+  return users;
+}
+
+/**
+ * Process-wide switches that change Node's own HTTP clients behind the
+ * gateway's back, refused while anything uses them (defaultClientUsers):
+ * Node's own proxy handling (NODE_USE_ENV_PROXY, --use-env-proxy), which
+ * bypasses "proxy": "none" and curl's NO_PROXY rules, sends the issuer's and
+ * the collector's requests through the proxy, and on Node 22 and 24 retries
+ * a refused CONNECT in a tight loop; and NODE_TLS_REJECT_UNAUTHORIZED=0,
+ * which turns off certificate checks.
+ */
+function fetchOverrides(env: NodeJS.ProcessEnv, execArgv: readonly string[], users: readonly string[]): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
+  const affected = `affects ${users.join(', ')}`;
   const flags = [...execArgv, ...(env['NODE_OPTIONS'] ?? '').split(/\s+/)];
   const envProxy = env[NODE_ENV_PROXY];
   const proxyBy =
@@ -107,7 +124,7 @@ function fetchOverrides(env: NodeJS.ProcessEnv, execArgv: readonly string[]): Co
       code: 'conflict',
       path: proxyBy,
       message:
-        'makes Node\'s built-in fetch apply the proxy variables by itself, process-wide, around the gateway\'s own rules ("proxy": "none", NO_PROXY as curl reads it; on Node 22 and 24 it also retries a refused CONNECT in a tight loop): remove it; the gateway applies HTTPS_PROXY, http_proxy and NO_PROXY itself',
+        `makes Node's built-in fetch and node:http's default agent apply the proxy variables by themselves, process-wide, around the gateway's own rules ("proxy": "none", NO_PROXY as curl reads it; on Node 22 and 24 it also retries a refused CONNECT in a tight loop; ${affected}): remove it; the gateway applies HTTPS_PROXY, http_proxy and NO_PROXY itself`,
     });
   }
   if (env['NODE_TLS_REJECT_UNAUTHORIZED'] === '0') {
@@ -115,7 +132,7 @@ function fetchOverrides(env: NodeJS.ProcessEnv, execArgv: readonly string[]): Co
       code: 'conflict',
       path: 'NODE_TLS_REJECT_UNAUTHORIZED (environment variable)',
       message:
-        'is "0", which turns off certificate checks for the built-in fetch: any server could pose as the upstream and read the prompts and the upstream key. Unset it; for a private CA give the provider "transport": "node" and "tls": {"caFile": ...}',
+        `is "0", which turns off certificate checks for the built-in fetch and node:http's default agent (${affected}): any server could pose as the upstream, the issuer or the collector and read what is sent to it. Unset it; for a private CA give a provider "transport": "node" and "tls": {"caFile": ...}, and start node with NODE_EXTRA_CA_CERTS for the issuer and the collector`,
     });
   }
   return issues;

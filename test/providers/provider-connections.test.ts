@@ -117,3 +117,31 @@ test('--use-env-proxy (NODE_OPTIONS or the process\'s own flags) and NODE_TLS_RE
   // The node transport sets its own options: neither changes it.
   assert.equal(resolveProviderConnections(config({ up: https({ transport: 'node' }) }), { NODE_TLS_REJECT_UNAUTHORIZED: '0', NODE_OPTIONS: '--use-env-proxy' }).get('up')?.transport, 'node');
 });
+
+test('NODE_USE_ENV_PROXY, --use-env-proxy and NODE_TLS_REJECT_UNAUTHORIZED=0 are refused while the issuer (fetch) or the collector (the default agent) is configured, even with every provider on node', () => {
+  const oidc = { issuer: 'https://login.example.com/realms/main', clientId: 'portcullis', redirectUrl: 'http://127.0.0.1:8081/sso/callback', allowedGroups: ['admins'] };
+  const otlp = { endpoint: 'https://otel.example/v1/traces' };
+  const withExtras = (extra: Record<string, unknown>) =>
+    parseConfig({ providers: { up: https({ transport: 'node' }) }, aliases: { 'service-up': { provider: 'up', model: 'm' } }, auto: { default: 'service-up' }, ...extra }, 'f.json', '/tmp');
+  const refusals = (extra: Record<string, unknown>, env: NodeJS.ProcessEnv) => {
+    try {
+      resolveProviderConnections(withExtras(extra), env);
+      return [];
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      return error.issues.map((i) => [i.path, i.message]);
+    }
+  };
+  const proxyMessage = (affected: string) =>
+    `makes Node's built-in fetch and node:http's default agent apply the proxy variables by themselves, process-wide, around the gateway's own rules ("proxy": "none", NO_PROXY as curl reads it; on Node 22 and 24 it also retries a refused CONNECT in a tight loop; affects ${affected}): remove it; the gateway applies HTTPS_PROXY, http_proxy and NO_PROXY itself`;
+  assert.deepEqual(refusals({ admin: { oidc } }, { NODE_USE_ENV_PROXY: '1' }), [['NODE_USE_ENV_PROXY (environment variable)', proxyMessage('admin.oidc (the issuer)')]]);
+  assert.deepEqual(refusals({ telemetry: { otlp } }, { NODE_OPTIONS: '--use-env-proxy' }), [['--use-env-proxy (node option)', proxyMessage('telemetry.otlp (the collector)')]]);
+  assert.deepEqual(refusals({ admin: { oidc }, telemetry: { otlp } }, { NODE_TLS_REJECT_UNAUTHORIZED: '0' }), [
+    [
+      'NODE_TLS_REJECT_UNAUTHORIZED (environment variable)',
+      'is "0", which turns off certificate checks for the built-in fetch and node:http\'s default agent (affects admin.oidc (the issuer), telemetry.otlp (the collector)): any server could pose as the upstream, the issuer or the collector and read what is sent to it. Unset it; for a private CA give a provider "transport": "node" and "tls": {"caFile": ...}, and start node with NODE_EXTRA_CA_CERTS for the issuer and the collector',
+    ],
+  ]);
+  // Nothing on Node's own clients: the switches change nothing the gateway uses.
+  assert.deepEqual(refusals({}, { NODE_USE_ENV_PROXY: '1', NODE_TLS_REJECT_UNAUTHORIZED: '0' }), []);
+});
