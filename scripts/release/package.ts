@@ -181,13 +181,14 @@ export async function packCheckout(options: PackOptions): Promise<PackageResult>
 export async function packageRelease(options: PackageOptions): Promise<PackageResult> {
   const root = path.resolve(options.root);
   const env = options.env ?? process.env;
+  const children = childEnv(env);
   const head = await headOf(root, env);
-  releaseManifest(parseManifest(await git(root, childEnv(env), ['show', `${head.commit}:package.json`]), `package.json of commit ${head.commit}`));
+  releaseManifest(parseManifest(await git(root, children, ['show', `${head.commit}:package.json`]), `package.json of commit ${head.commit}`));
   const interrupt = interruptible();
   let clone: Clone | undefined;
   try {
-    clone = await pristineClone(root, head.commit, childEnv(env), options.tmpParent, interrupt.signal);
-    await buildClone(clone.dir, childEnv(env), interrupt.signal);
+    clone = await pristineClone(root, head.commit, children, options.tmpParent, interrupt.signal);
+    await buildClone(clone.dir, children, interrupt.signal);
     if (interrupt.signal.aborted) throw interrupt.signal.reason;
     return await packCheckout({ root: clone.dir, out: path.resolve(options.out), env });
   } finally {

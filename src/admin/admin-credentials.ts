@@ -149,18 +149,26 @@ export async function readAdminCredentials(dataDir: string): Promise<AdminCreden
   try {
     const handle = await open(path, 'r');
     try {
-      const { size } = await handle.stat();
-      if (size > MAX_ADMIN_FILE_BYTES) throw new AdminFileInvalidError(path, `it has ${size} bytes, more than ${MAX_ADMIN_FILE_BYTES}`);
+      checkAdminFileSize(path, (await handle.stat()).size);
       text = await handle.readFile('utf8');
     } finally {
       await handle.close();
     }
   } catch (cause) {
-    if (cause instanceof AdminCredentialsError) throw cause;
-    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new AdminFileIoError(path, `Could not read ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, cause);
+    return unreadAdminFile(path, cause);
   }
   return parseAdminFile(text, path);
+}
+
+function checkAdminFileSize(path: string, size: number): void {
+  if (size > MAX_ADMIN_FILE_BYTES) throw new AdminFileInvalidError(path, `it has ${size} bytes, more than ${MAX_ADMIN_FILE_BYTES}`);
+}
+
+/** What a failed read of admin.json means: null when it does not exist (no password set), else the error naming the file. */
+function unreadAdminFile(path: string, cause: unknown): null {
+  if (cause instanceof AdminCredentialsError) throw cause;
+  if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
+  throw new AdminFileIoError(path, `Could not read ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, cause);
 }
 
 /**
@@ -173,16 +181,13 @@ export function readAdminCredentialsSync(dataDir: string): AdminCredentials | nu
   try {
     const fd = openSync(path, 'r');
     try {
-      const { size } = fstatSync(fd);
-      if (size > MAX_ADMIN_FILE_BYTES) throw new AdminFileInvalidError(path, `it has ${size} bytes, more than ${MAX_ADMIN_FILE_BYTES}`);
+      checkAdminFileSize(path, fstatSync(fd).size);
       text = readFileSync(fd, 'utf8');
     } finally {
       closeSync(fd);
     }
   } catch (cause) {
-    if (cause instanceof AdminCredentialsError) throw cause;
-    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new AdminFileIoError(path, `Could not read ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, cause);
+    return unreadAdminFile(path, cause);
   }
   return parseAdminFile(text, path);
 }
